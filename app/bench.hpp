@@ -1,0 +1,23 @@
+// `heatsim bench`: the stencil suite on every available backend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace heatsim::app {
+
+struct BenchOptions {
+  std::vector<std::string> shapes;    // empty: the whole suite
+  std::vector<std::string> backends;  // empty: every available backend
+  std::string precision = "fp64";
+  std::int64_t size = 0;   // points per axis; 0: the defaults (1D 2^26, 2D 8192, 3D 512)
+  std::int64_t steps = 0;  // 0: a default per shape
+  int repeats = 5;
+  std::string json_path = "bench.json";
+};
+
+// Prints the table on stdout, writes the JSON file; returns the process exit code.
+int run_bench(const BenchOptions& options);
+
+}  // namespace heatsim::app

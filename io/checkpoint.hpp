@@ -1,0 +1,30 @@
+// Checkpoints: everything a restart needs, crash-safe (temporary name + rename), checksummed
+// (HDF5 Fletcher32), and checked against the case on restart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "field_file.hpp"
+#include "solver/case.hpp"
+
+namespace heatsim::io {
+
+struct Checkpoint {
+  FieldMeta meta;
+  std::vector<double> field;  // values exactly as the backend held them
+};
+
+// <dir>/checkpoint_<step>.h5
+std::string checkpoint_path(const solver::Case& c, std::int64_t step);
+void write_checkpoint(const std::string& path, const FieldMeta& meta,
+                      const std::vector<double>& field);
+// Throws std::runtime_error naming the file when it is missing, truncated, fails its checksum
+// or is not a heatsim checkpoint.
+Checkpoint read_checkpoint(const std::string& path);
+// Empty when the checkpoint fits the case (grid, spacing, scheme, precision, dt); otherwise
+// what does not match, e.g. "grid.n: checkpoint 64x64, case 128x64".
+std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, double dt);
+
+}  // namespace heatsim::io

@@ -1,0 +1,116 @@
+// The stencil engine's one interface. A backend owns a copy of the field (on the host or a
+// device) and advances it by whole time steps u <- S u (+ dt*f), applying the boundary
+// conditions each step. Backends know nothing of YAML, HDF5 or the time loop.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace heatsim::kernels {
+
+enum class Precision { fp64, fp32 };
+enum class BoundaryKind { dirichlet, neumann, periodic };
+
+const char* to_string(Precision p);
+const char* to_string(BoundaryKind k);
+
+// Faces in the order x-, x+, y-, y+, z-, z+ (face = 2*axis + side).
+constexpr int kMaxDims = 3;
+constexpr int kFaces = 2 * kMaxDims;
+
+// One face's condition. Dirichlet: the boundary nodes hold
+//   g(t) = value + amplitude * sin(2*pi*frequency*t).
+// Neumann: `value` is the outward normal derivative du/dn (constant in time).
+// Periodic: both faces of the axis are periodic; value is unused.
+struct BoundaryFace {
+  BoundaryKind kind = BoundaryKind::dirichlet;
+  double value = 0.0;
+  double amplitude = 0.0;
+  double frequency = 0.0;
+  double at(double t) const;  // g(t) for Dirichlet, value otherwise
+};
+
+// The update operator S = I + alpha*dt*L_h as a dense (2r+1)^dims weight array, ordered
+// [dz][dy][dx] with dx fastest (offset -r..r on each active axis). Unused axes have extent 1.
+struct Stencil {
+  int dims = 1;
+  int radius = 1;
+  std::vector<double> weights;
+
+  int extent() const { return 2 * radius + 1; }
+  std::size_t size() const;
+  // Weight at offset (dx, dy, dz); offsets of inactive axes must be 0.
+  double at(int dx, int dy = 0, int dz = 0) const;
+  double& at(int dx, int dy = 0, int dz = 0);
+  // Star: every nonzero weight lies on an axis. Box otherwise.
+  bool is_star() const;
+  // Symmetric under reflection of each axis (x -> -x etc.): what the reflection-based
+  // boundary conditions require to be exact.
+  bool is_mirror_symmetric() const;
+  std::size_t nonzeros() const;
+};
+
+// Everything a backend needs to advance the field. Points per axis n[0]=x, n[1]=y, n[2]=z;
+// unused axes have n = 1. Fields are passed in memory order [z][y][x], x fastest.
+struct StencilProblem {
+  int dims = 1;
+  std::array<std::int64_t, kMaxDims> n{1, 1, 1};
+  std::array<double, kMaxDims> h{1.0, 1.0, 1.0};  // spacing, for Neumann ghost values
+  Stencil stencil;
+  std::array<BoundaryFace, kFaces> faces{};
+  double dt = 0.0;                // for time-dependent Dirichlet values
+  double source_increment = 0.0;  // dt * f, added to every updated node each step
+  Precision precision = Precision::fp64;
+
+  std::int64_t points() const { return n[0] * n[1] * n[2]; }
+  bool periodic(int axis) const { return faces[2 * axis].kind == BoundaryKind::periodic; }
+};
+
+// Reductions over the field. total_heat weighs every node by the trapezoidal rule on
+// non-periodic axes (half weight on the two boundary nodes) and 1 on periodic axes; multiply
+// by the cell volume to get the integral. non_finite counts NaN and Inf values.
+struct FieldStats {
+  double min = 0.0;
+  double max = 0.0;
+  double total_heat = 0.0;
+  std::int64_t non_finite = 0;
+};
+
+struct Capabilities {
+  int min_dims = 1;
+  int max_dims = 3;
+  int max_radius = 3;
+  bool star = true;
+  bool box = true;
+  bool fp64 = true;
+  bool fp32 = true;
+  bool gpu = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  // Empty when the problem is supported, else the reason.
+  virtual std::string unsupported_reason(const StencilProblem& problem) const;
+  // Allocates for `problem`; must be called before anything else. Throws on failure.
+  virtual void setup(const StencilProblem& problem) = 0;
+  // Field in memory order, problem.points() values. fp32 backends round on upload.
+  virtual void upload(const std::vector<double>& field) = 0;
+  virtual void download(std::vector<double>& field) = 0;
+  // Advances `steps` steps starting at time t0 = step0 * dt; Dirichlet nodes take
+  // g(t0 + (s+1)*dt) after step s.
+  virtual void advance(std::int64_t steps, std::int64_t step0) = 0;
+  virtual FieldStats stats() = 0;
+  // Waits for queued work (device backends); no-op on the host.
+  virtual void synchronize() {}
+};
+
+// Shared helper: checks a problem against capabilities; empty string when it fits.
+std::string check_capabilities(const Capabilities& caps, const StencilProblem& problem);
+
+}  // namespace heatsim::kernels

@@ -1,0 +1,55 @@
+#include "registry.hpp"
+
+#include <stdexcept>
+
+#include "cpu/cpu_backend.hpp"
+#ifdef HEATSIM_HAVE_CUDA
+#include "cuda/cuda_backends.hpp"
+#endif
+
+namespace heatsim::kernels {
+
+const std::vector<BackendEntry>& backend_registry() {
+  static const std::vector<BackendEntry> registry = [] {
+    std::vector<BackendEntry> r;
+#ifdef HEATSIM_HAVE_CUDA
+    for (auto& e : cuda_backend_entries()) r.push_back(e);
+#endif
+    r.push_back({"cpu", "CPU reference, OpenMP; every shape, boundary and precision", false,
+                 [](Precision p) { return make_cpu_backend(p); }});
+    return r;
+  }();
+  return registry;
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& e : backend_registry()) names.push_back(e.name);
+  return names;
+}
+
+const BackendEntry* find_backend(const std::string& name) {
+  for (const auto& e : backend_registry())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::unique_ptr<Backend> create_backend(const std::string& name, Precision precision) {
+  const BackendEntry* e = find_backend(name);
+  if (!e) {
+    std::string known;
+    for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::runtime_error("unknown backend '" + name + "' (compiled: " + known + ")");
+  }
+  if (e->needs_gpu && cuda_devices().empty())
+    throw std::runtime_error("backend '" + name + "' needs a CUDA GPU, and none is visible" +
+                             (cuda_compiled() ? "" : " (this build has no CUDA support)"));
+  return e->create(precision);
+}
+
+#ifndef HEATSIM_HAVE_CUDA
+std::vector<DeviceInfo> cuda_devices() { return {}; }
+bool cuda_compiled() { return false; }
+#endif
+
+}  // namespace heatsim::kernels

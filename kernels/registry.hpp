@@ -1,0 +1,44 @@
+// Backends by name. Each backend registers a factory; the solver asks for one by name and never
+// knows which implementation runs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace heatsim::kernels {
+
+struct BackendEntry {
+  std::string name;
+  std::string description;
+  bool needs_gpu = false;
+  std::function<std::unique_ptr<Backend>(Precision)> create;
+};
+
+// All compiled backends, in the order `auto` prefers them (fastest first).
+const std::vector<BackendEntry>& backend_registry();
+// Names of all compiled backends.
+std::vector<std::string> backend_names();
+// nullptr when `name` is unknown.
+const BackendEntry* find_backend(const std::string& name);
+// Creates the backend; throws std::runtime_error with a clear message when the name is
+// unknown or the backend needs a GPU and none is present.
+std::unique_ptr<Backend> create_backend(const std::string& name, Precision precision);
+
+// GPUs visible to the process (empty without CUDA or without a device).
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::size_t total_memory = 0;
+  std::size_t free_memory = 0;
+  int major = 0;
+  int minor = 0;
+  int multiprocessors = 0;
+};
+std::vector<DeviceInfo> cuda_devices();
+bool cuda_compiled();
+
+}  // namespace heatsim::kernels

@@ -1,0 +1,101 @@
+// The time loop. A Simulation owns the schedule: it advances the backend to the next step at
+// which something is due (an observer's interval, a progress report, a diagnostics check) and
+// fires what is due there. Output, checkpoints and progress are observers attached by name.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "case.hpp"
+#include "kernels/backend.hpp"
+#include "stencil.hpp"
+
+namespace heatsim::solver {
+
+// What an observer sees when it fires. field() downloads the field once per step, on demand.
+class StepState {
+ public:
+  StepState(kernels::Backend& backend, std::int64_t step, double time)
+      : backend_(backend), step_(step), time_(time) {}
+  std::int64_t step() const { return step_; }
+  double time() const { return time_; }
+  const std::vector<double>& field();
+  kernels::FieldStats stats();
+
+ private:
+  kernels::Backend& backend_;
+  std::int64_t step_;
+  double time_;
+  std::vector<double> field_;
+  bool have_field_ = false;
+};
+
+struct Observer {
+  std::string name;
+  std::int64_t every = 0;      // fire when step % every == 0 (0: never on schedule)
+  bool at_start = false;       // fire once before the first step
+  bool at_end = true;          // fire after the last step
+  std::function<void(StepState&)> fire;
+};
+
+// Summary of a finished (or stopped) run.
+struct RunResult {
+  enum class Status { completed, interrupted, diverged };
+  Status status = Status::completed;
+  std::int64_t first_step = 0;
+  std::int64_t last_step = 0;
+  double time = 0.0;
+  double wall_seconds = 0.0;
+  double gstencils_per_second = 0.0;
+  int signal = 0;  // interrupted: the signal number
+  std::string message;
+  kernels::FieldStats final_stats;
+};
+
+// Progress and diagnostics as they happen.
+struct ProgressReport {
+  std::int64_t step = 0;
+  std::int64_t total_steps = 0;
+  double time = 0.0;
+  double gstencils_per_second = 0.0;
+  double eta_seconds = 0.0;
+  kernels::FieldStats stats;
+};
+
+class Simulation {
+ public:
+  // The backend must be set up for make_problem(c, plan.dt) and hold the field at step0.
+  Simulation(const Case& c, const TimePlan& plan, kernels::Backend& backend, std::int64_t step0 = 0);
+
+  void add_observer(Observer observer);
+  // Called at most every `seconds` of wall time (and at the end).
+  void on_progress(std::function<void(const ProgressReport&)> report, double seconds = 2.0);
+  // Checked between chunks of steps; when it becomes nonzero the loop stops at the current
+  // step, fires observers marked at_end and returns status interrupted.
+  void stop_when(const std::atomic<int>* signal_flag) { stop_flag_ = signal_flag; }
+  // Largest number of steps between checks of the field for NaN/Inf (default 1000; the loop
+  // also checks at every observer firing and at the end).
+  void set_check_interval(std::int64_t steps) { check_every_ = steps; }
+
+  RunResult run();
+
+ private:
+  std::int64_t next_due(std::int64_t step) const;
+
+  const Case& case_;
+  TimePlan plan_;
+  kernels::Backend& backend_;
+  std::int64_t step0_;
+  std::vector<Observer> observers_;
+  std::function<void(const ProgressReport&)> progress_;
+  double progress_seconds_ = 2.0;
+  const std::atomic<int>* stop_flag_ = nullptr;
+  std::int64_t check_every_ = 1000;
+};
+
+}  // namespace heatsim::solver

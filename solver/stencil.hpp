@@ -1,0 +1,55 @@
+// Stencil construction and stability: the discrete Laplacian of each scheme, the update
+// operator S = I + alpha*dt*L_h, and the largest stable dt from the weights' symbol.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "case.hpp"
+#include "kernels/backend.hpp"
+
+namespace heatsim::solver {
+
+using kernels::Stencil;
+
+// Radius of the case's scheme (custom: as given).
+int scheme_radius(const SchemeSpec& scheme);
+// One-dimensional second-derivative weights times h^2 for order2/4/6, centre at index r.
+std::vector<double> second_derivative_weights(SchemeKind kind);
+
+// L_h for the case (weights already divided by h^2).
+Stencil laplacian(const Case& c);
+// S = I + alpha*dt*L.
+Stencil update_operator(const Stencil& laplacian, double alpha_dt);
+
+// Symbol of a stencil at frequencies theta (radians per grid step, per axis):
+// sum_w w * exp(i * offset . theta); returns the real and imaginary parts.
+std::array<double, 2> symbol(const Stencil& s, const std::array<double, 3>& theta);
+// max over frequencies of |symbol of S| (sampled on a grid that includes 0 and pi).
+double max_symbol_magnitude(const Stencil& s);
+// Largest dt with max |symbol of I + alpha*dt*L| <= 1; 0 when no positive dt is stable,
+// +inf when every dt is (L == 0).
+double max_stable_dt(const Stencil& laplacian, double alpha);
+
+// dt and steps after resolving `dt: auto` and `end`.
+struct TimePlan {
+  double dt = 0.0;
+  std::int64_t steps = 0;
+  double dt_limit = 0.0;  // the stability limit
+  bool dt_auto = false;
+};
+// Throws std::invalid_argument when the case's dt is unstable (message names the limit).
+TimePlan plan_time(const Case& c);
+
+// The backend's view of the case with time step dt.
+kernels::StencilProblem make_problem(const Case& c, double dt);
+
+// Node coordinate along an axis (origin 0).
+double coordinate(const Case& c, int axis, std::int64_t i);
+// Initial field in memory order [z][y][x]; Dirichlet boundary nodes take g(0).
+std::vector<double> initial_field(const Case& c);
+
+// Bytes of host memory a run needs (field copies on the host).
+std::int64_t host_bytes_needed(const Case& c);
+
+}  // namespace heatsim::solver

@@ -1,0 +1,7 @@
+#pragma once
+
+namespace heatsim {
+
+const char* version();
+
+}  // namespace heatsim
