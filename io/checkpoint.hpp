@@ -1,5 +1,6 @@
 // Checkpoints: everything a restart needs, crash-safe (temporary name + rename), checksummed
-// (HDF5 Fletcher32), and checked against the case on restart.
+// (HDF5 Fletcher32 on the field, checksummed metadata), and checked against the case on
+// restart. The field is stored in the run's precision, so a restart is bit-for-bit.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,16 @@ struct Checkpoint {
   std::vector<double> field;  // values exactly as the backend held them
 };
 
-// <dir>/checkpoint_<step>.h5
+// <dir>/checkpoint_<step, 8 digits>.h5
 std::string checkpoint_path(const solver::Case& c, std::int64_t step);
 void write_checkpoint(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field);
 // Throws std::runtime_error naming the file when it is missing, truncated, fails its checksum
 // or is not a heatsim checkpoint.
 Checkpoint read_checkpoint(const std::string& path);
-// Empty when the checkpoint fits the case (grid, spacing, scheme, precision, dt); otherwise
-// what does not match, e.g. "grid.n: checkpoint 64x64, case 128x64".
+// Empty when the checkpoint fits the case (dims, grid, spacing, scheme, precision, alpha, dt);
+// otherwise what does not match, e.g. "grid.n: checkpoint 64x64, case 128x64", several joined
+// by "; ".
 std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, double dt);
 
 }  // namespace heatsim::io

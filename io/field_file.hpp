@@ -1,4 +1,9 @@
-// HDF5 field files (output and checkpoints) and the XDMF index that ParaView opens.
+// HDF5 field files: the one layout shared by output files and checkpoints, and the crash-safe
+// replacement every writer in io/ goes through.
+//
+// Layout (docs/output.md): dataset `/u` of rank `dims`, dimensions listed z, y, x (x fastest),
+// stored in the run's precision (fp64 -> IEEE double, fp32 -> IEEE float). The root group holds
+// the attributes below; vectors (n, spacing, origin) are listed x, y, z with `dims` entries.
 #pragma once
 
 #include <array>
@@ -9,6 +14,9 @@
 #include "solver/case.hpp"
 
 namespace heatsim::io {
+
+// Name of the field dataset (and of the array ParaView shows).
+inline constexpr const char* kFieldDataset = "u";
 
 // What a field file says about itself (HDF5 attributes).
 struct FieldMeta {
@@ -25,14 +33,45 @@ struct FieldMeta {
   std::string precision;  // "fp64" | "fp32"
   std::string version;
   std::string case_yaml;
+
+  std::int64_t points() const { return n[0] * n[1] * n[2]; }
 };
 
 FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend,
                     std::int64_t step, double time);
 
-// Writes the field ([z][y][x], x fastest) stored in the case's precision. Crash-safe: writes
-// `path.tmp` in the same directory and renames. Throws std::runtime_error naming the file.
+// Output files are plain contiguous datasets any HDF5 reader opens; checkpoints are chunked
+// with the Fletcher32 checksum filter and use the 1.10 file format (checksummed metadata).
+enum class FieldFileKind { output, checkpoint };
+const char* to_string(FieldFileKind kind);
+
+// Writes the field ([z][y][x], x fastest; meta.points() values) stored in meta.precision.
+// Crash-safe: writes `path.tmp` in the same directory, fsyncs it and renames it over `path`;
+// on any failure the temporary is removed and a file already at `path` is left untouched.
+// Throws std::runtime_error naming the file.
 void write_field_file(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field);
+                      const std::vector<double>& field,
+                      FieldFileKind kind = FieldFileKind::output);
+
+struct FieldFile {
+  FieldFileKind kind = FieldFileKind::output;
+  FieldMeta meta;
+  std::vector<double> field;  // converted to double exactly (fp32 files hold floats)
+  bool checksummed = false;   // the dataset carries the Fletcher32 filter
+};
+
+// Reads a file written by write_field_file; the checksum (if any) is verified on read.
+// Throws std::runtime_error naming the file when it is missing, truncated, corrupt or not a
+// heatsim field file.
+FieldFile read_field_file(const std::string& path);
+// Attributes only, without reading the dataset.
+FieldFile read_field_header(const std::string& path);
+
+// Crash-safe replacement of a whole text file (used for the XDMF index): temporary + fsync +
+// rename + fsync of the directory. Throws std::runtime_error naming the file.
+void write_text_file_atomically(const std::string& path, const std::string& text);
+
+// Suffix of the temporaries the writers above create beside their target.
+inline constexpr const char* kTemporarySuffix = ".tmp";
 
 }  // namespace heatsim::io

@@ -8,31 +8,46 @@
 
 #include "field_file.hpp"
 #include "solver/case.hpp"
+#include "xdmf.hpp"
 
 namespace heatsim::io {
 
-// Throws std::runtime_error with a clear message when the directory cannot be created or
-// written, or already holds a run's files and `overwrite` is false. Called before any work.
-void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting);
+// The files a run leaves in its output directory: <name>_<step>.h5, <name>.xmf,
+// checkpoint_<step>.h5, and temporaries of these left by a crash.
+struct RunFile {
+  std::string path;
+  enum class Kind { field, index, checkpoint, temporary } kind;
+  std::int64_t step = -1;  // field and checkpoint files
+};
+std::vector<RunFile> find_run_files(const solver::Case& c);
+
+// Makes the output directory ready before any work. Throws std::runtime_error with a clear
+// message when it cannot be created or written, or when it already holds a run's files and
+// neither `overwrite` nor `restarting` is set. With `overwrite` the old run's files are
+// removed. When restarting, the run continues in the same directory: temporaries are removed,
+// and when `restart_step` >= 0 so are field files and checkpoints after that step (they belong
+// to the run being replaced); everything up to it is kept.
+void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
+                              std::int64_t restart_step = -1);
+
+// <dir>/<name>_<step, 8 digits>.h5
+std::string output_path(const solver::Case& c, std::int64_t step);
 
 class OutputSeries {
  public:
+  // Adopts field files already in the directory (a restarted run's earlier outputs) so the
+  // index covers the whole run.
   OutputSeries(const solver::Case& c, double dt, std::string backend_name);
-  // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf. On restart the index is
-  // rebuilt from the files already there up to the restart step.
+  // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf (both crash-safe).
   void write(std::int64_t step, double time, const std::vector<double>& field);
   std::string xdmf_path() const;
+  const std::vector<XdmfEntry>& entries() const { return entries_; }
 
  private:
-  struct Entry {
-    std::int64_t step;
-    double time;
-    std::string file;
-  };
   const solver::Case& case_;
   double dt_;
   std::string backend_;
-  std::vector<Entry> entries_;
+  std::vector<XdmfEntry> entries_;  // sorted by step
 };
 
 }  // namespace heatsim::io

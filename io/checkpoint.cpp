@@ -1,0 +1,93 @@
+#include "checkpoint.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+namespace heatsim::io {
+
+namespace {
+
+// dt and alpha are recomputed from the case on restart; `dt: auto` may differ in the last bit
+// between builds, which is no reason to refuse.
+bool close_enough(double a, double b) {
+  return a == b || std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b));
+}
+
+template <class T>
+std::string join_axes(const T& v, int dims) {
+  std::ostringstream s;
+  s.precision(17);
+  for (int a = 0; a < dims; ++a) s << (a ? "x" : "") << v[a];
+  return s.str();
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string checkpoint_path(const solver::Case& c, std::int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "checkpoint_%08lld.h5", static_cast<long long>(step));
+  return (std::filesystem::path(c.output.directory) / name).string();
+}
+
+void write_checkpoint(const std::string& path, const FieldMeta& meta,
+                      const std::vector<double>& field) {
+  write_field_file(path, meta, field, FieldFileKind::checkpoint);
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  FieldFile f = read_field_file(path);
+  if (f.kind != FieldFileKind::checkpoint)
+    throw std::runtime_error(path + ": not a checkpoint (an output file; restart from a "
+                                    "checkpoint_*.h5 file)");
+  if (!f.checksummed) throw std::runtime_error(path + ": checkpoint has no checksum");
+  return Checkpoint{std::move(f.meta), std::move(f.field)};
+}
+
+std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, double dt) {
+  const FieldMeta expected = make_meta(c, dt, "", 0, 0.0);
+  const FieldMeta& got = ckpt.meta;
+  std::vector<std::string> problems;
+  if (got.dims != expected.dims) {
+    problems.push_back("grid.dims: checkpoint " + std::to_string(got.dims) + ", case " +
+                       std::to_string(expected.dims));
+  } else {
+    if (got.n != expected.n)
+      problems.push_back("grid.n: checkpoint " + join_axes(got.n, got.dims) + ", case " +
+                         join_axes(expected.n, expected.dims));
+    bool spacing_ok = true;
+    for (int a = 0; a < got.dims; ++a)
+      spacing_ok = spacing_ok && close_enough(got.spacing[a], expected.spacing[a]);
+    if (!spacing_ok)
+      problems.push_back("grid spacing: checkpoint " + join_axes(got.spacing, got.dims) +
+                         ", case " + join_axes(expected.spacing, expected.dims));
+  }
+  if (got.scheme != expected.scheme)
+    problems.push_back("scheme: checkpoint " + got.scheme + ", case " + expected.scheme);
+  if (got.precision != expected.precision)
+    problems.push_back("precision: checkpoint " + got.precision + ", case " +
+                       expected.precision);
+  if (!close_enough(got.alpha, expected.alpha))
+    problems.push_back("physics.alpha: checkpoint " + number(got.alpha) + ", case " +
+                       number(expected.alpha));
+  if (!close_enough(got.dt, dt))
+    problems.push_back("time.dt: checkpoint " + number(got.dt) + ", case " + number(dt));
+  if (ckpt.field.size() != static_cast<std::size_t>(got.points()))
+    problems.push_back("field: " + std::to_string(ckpt.field.size()) + " values for " +
+                       std::to_string(got.points()) + " points");
+  std::string out;
+  for (const std::string& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+}  // namespace heatsim::io

@@ -1,0 +1,460 @@
+#include "field_file.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "solver/case.hpp"
+#include "solver/version.hpp"
+
+namespace heatsim::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---- HDF5 handles and errors -----------------------------------------------------------
+
+// HDF5 prints its error stack to stderr by default; we turn failures into exceptions instead.
+void silence_hdf5_errors() {
+  static const bool silenced = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)silenced;
+}
+
+// The most specific message on HDF5's error stack (e.g. "data error detected by Fletcher32
+// checksum"), then clears the stack.
+std::string hdf5_error_detail() {
+  std::string detail;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* err, void* data) -> herr_t {
+        auto* out = static_cast<std::string*>(data);
+        if (out->empty() && err->desc && *err->desc) *out = err->desc;
+        return 0;
+      },
+      &detail);
+  H5Eclear2(H5E_DEFAULT);
+  return detail;
+}
+
+[[noreturn]] void throw_hdf5(const std::string& what) {
+  const std::string detail = hdf5_error_detail();
+  throw std::runtime_error(detail.empty() ? what : what + " (" + detail + ")");
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw_hdf5(what);
+}
+
+// Owns an HDF5 identifier; close() reports the closing status (H5Fclose is where buffered
+// data reaches the file, so its failure matters).
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, -1)), closer_(other.closer_) {}
+  ~Handle() {
+    if (id_ >= 0) closer_(id_);
+  }
+  hid_t get() const { return id_; }
+  herr_t close() { return id_ >= 0 ? closer_(std::exchange(id_, -1)) : 0; }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+Handle check_id(hid_t id, Handle::Closer closer, const std::string& what) {
+  if (id < 0) throw_hdf5(what);
+  return Handle(id, closer);
+}
+
+constexpr const char* kFormat = "heatsim field";
+constexpr std::int64_t kFormatVersion = 1;
+// Chunks of checkpoints stay below this size (HDF5 caps a chunk at 4 GiB; smaller chunks
+// keep the checksum granularity and the read buffers reasonable).
+constexpr std::size_t kMaxChunkBytes = std::size_t{16} << 20;
+
+// ---- attributes ------------------------------------------------------------------------
+
+void write_attribute(hid_t loc, const char* name, hid_t file_type, hid_t mem_type,
+                     const void* data, hsize_t count) {
+  Handle space = count == 0 ? check_id(H5Screate(H5S_SCALAR), H5Sclose, "dataspace")
+                            : check_id(H5Screate_simple(1, &count, nullptr), H5Sclose,
+                                       "dataspace");
+  Handle attr = check_id(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                         H5Aclose, std::string("attribute ") + name);
+  check(H5Awrite(attr.get(), mem_type, data), std::string("attribute ") + name);
+}
+
+void write_double(hid_t loc, const char* name, double v) {
+  write_attribute(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v, 0);
+}
+void write_int64(hid_t loc, const char* name, std::int64_t v) {
+  write_attribute(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v, 0);
+}
+void write_doubles(hid_t loc, const char* name, const double* v, int count) {
+  write_attribute(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, static_cast<hsize_t>(count));
+}
+void write_int64s(hid_t loc, const char* name, const std::int64_t* v, int count) {
+  write_attribute(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, v, static_cast<hsize_t>(count));
+}
+// Variable-length UTF-8 strings: no size limit in the object header (the case text can be long).
+void write_string(hid_t loc, const char* name, const std::string& s) {
+  Handle type = check_id(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+  const char* p = s.c_str();
+  write_attribute(loc, name, type.get(), type.get(), &p, 0);
+}
+
+Handle open_attribute(hid_t loc, const char* name) {
+  const htri_t exists = H5Aexists(loc, name);
+  if (exists <= 0)
+    throw std::runtime_error(std::string("not a heatsim field file (attribute '") + name +
+                             "' is missing)");
+  return check_id(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+}
+
+std::vector<double> read_doubles(hid_t loc, const char* name) {
+  Handle attr = open_attribute(loc, name);
+  Handle space = check_id(H5Aget_space(attr.get()), H5Sclose, name);
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 1 || count > 3)
+    throw std::runtime_error(std::string("attribute '") + name + "' has " +
+                             std::to_string(count) + " values");
+  std::vector<double> v(static_cast<std::size_t>(count));
+  check(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, v.data()), std::string("attribute ") + name);
+  return v;
+}
+std::vector<std::int64_t> read_int64s(hid_t loc, const char* name) {
+  Handle attr = open_attribute(loc, name);
+  Handle space = check_id(H5Aget_space(attr.get()), H5Sclose, name);
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 1 || count > 3)
+    throw std::runtime_error(std::string("attribute '") + name + "' has " +
+                             std::to_string(count) + " values");
+  std::vector<std::int64_t> v(static_cast<std::size_t>(count));
+  check(H5Aread(attr.get(), H5T_NATIVE_INT64, v.data()), std::string("attribute ") + name);
+  return v;
+}
+double read_double(hid_t loc, const char* name) { return read_doubles(loc, name).at(0); }
+std::int64_t read_int64(hid_t loc, const char* name) { return read_int64s(loc, name).at(0); }
+
+std::string read_string(hid_t loc, const char* name) {
+  Handle attr = open_attribute(loc, name);
+  Handle type = check_id(H5Aget_type(attr.get()), H5Tclose, name);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    throw std::runtime_error(std::string("attribute '") + name + "' is not a string");
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle mem = check_id(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+    check(H5Tset_size(mem.get(), H5T_VARIABLE), "string type");
+    char* p = nullptr;
+    check(H5Aread(attr.get(), mem.get(), &p), std::string("attribute ") + name);
+    std::string s = p ? p : "";
+    H5free_memory(p);
+    return s;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::string s(size, '\0');
+  check(H5Aread(attr.get(), type.get(), s.data()), std::string("attribute ") + name);
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+// ---- files -----------------------------------------------------------------------------
+
+// Dataset dimensions, slowest first (z, y, x for 3D).
+std::vector<hsize_t> dataset_dims(const FieldMeta& m) {
+  std::vector<hsize_t> d;
+  for (int a = m.dims - 1; a >= 0; --a) d.push_back(static_cast<hsize_t>(m.n[a]));
+  return d;
+}
+
+std::vector<hsize_t> chunk_dims(std::vector<hsize_t> d, std::size_t element_bytes) {
+  auto bytes = [&] {
+    std::size_t b = element_bytes;
+    for (hsize_t v : d) b *= static_cast<std::size_t>(v);
+    return b;
+  };
+  // Halve the slowest axis that still can be halved until the chunk fits.
+  while (bytes() > kMaxChunkBytes) {
+    auto it = std::find_if(d.begin(), d.end(), [](hsize_t v) { return v > 1; });
+    if (it == d.end()) break;
+    *it = (*it + 1) / 2;
+  }
+  return d;
+}
+
+void validate_meta(const FieldMeta& m, std::size_t values) {
+  if (m.dims < 1 || m.dims > 3) throw std::runtime_error("dims must be 1, 2 or 3");
+  if (m.precision != "fp64" && m.precision != "fp32")
+    throw std::runtime_error("precision must be fp64 or fp32, not '" + m.precision + "'");
+  for (int a = 0; a < 3; ++a)
+    if (m.n[a] < 1 || (a >= m.dims && m.n[a] != 1))
+      throw std::runtime_error("invalid grid size on axis " + std::to_string(a));
+  if (static_cast<std::int64_t>(values) != m.points())
+    throw std::runtime_error("field holds " + std::to_string(values) + " values, grid has " +
+                             std::to_string(m.points()));
+}
+
+void write_hdf5(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
+                FieldFileKind kind) {
+  const bool fp32 = m.precision == "fp32";
+  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+  if (kind == FieldFileKind::checkpoint) {
+    // The 1.10 format checksums the file's metadata as well; readable by HDF5 >= 1.10.
+    check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
+          "file format version");
+  }
+  Handle file = check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                         H5Fclose, "cannot create the file");
+
+  const std::vector<hsize_t> dims = dataset_dims(m);
+  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                          H5Sclose, "dataspace");
+  Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
+  if (kind == FieldFileKind::checkpoint) {
+    const std::vector<hsize_t> chunk = chunk_dims(dims, fp32 ? 4 : 8);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+    check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
+  }
+  Handle dset =
+      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
+  if (fp32) {
+    // Values of an fp32 run are floats widened to double: the narrowing is exact.
+    std::vector<float> f(field.begin(), field.end());
+    check(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()),
+          "cannot write the field");
+  } else {
+    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field.data()),
+          "cannot write the field");
+  }
+  check(dset.close(), "cannot write the field");
+
+  const hid_t root = file.get();
+  write_string(root, "format", kFormat);
+  write_int64(root, "format_version", kFormatVersion);
+  write_string(root, "kind", to_string(kind));
+  write_int64(root, "step", m.step);
+  write_double(root, "time", m.time);
+  write_double(root, "dt", m.dt);
+  write_double(root, "alpha", m.alpha);
+  write_int64(root, "dims", m.dims);
+  write_int64s(root, "n", m.n.data(), m.dims);
+  write_doubles(root, "spacing", m.spacing.data(), m.dims);
+  write_doubles(root, "origin", m.origin.data(), m.dims);
+  write_string(root, "scheme", m.scheme);
+  write_string(root, "backend", m.backend);
+  write_string(root, "precision", m.precision);
+  write_string(root, "heatsim_version", m.version);
+  write_string(root, "case_yaml", m.case_yaml);
+
+  check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
+  check(file.close(), "cannot close the file");
+}
+
+void fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
+  if (fd < 0) throw std::runtime_error("cannot open for fsync: " + std::string(std::strerror(errno)));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems do not support fsync on directories (EINVAL); the rename still happened.
+  if (rc != 0 && !(directory && (err == EINVAL || err == EBADF)))
+    throw std::runtime_error("fsync failed: " + std::string(std::strerror(err)));
+}
+
+std::string parent_directory(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// Moves a finished temporary over the target: the file's data reaches the disk before the
+// rename, and the rename reaches the disk before we return.
+void commit_temporary(const std::string& tmp, const std::string& path) {
+  fsync_path(tmp, false);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
+  fsync_path(parent_directory(path), true);
+}
+
+template <class Write>
+void replace_atomically(const std::string& path, Write&& write) {
+  const std::string tmp = path + kTemporarySuffix;
+  try {
+    write(tmp);
+    commit_temporary(tmp, path);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error("cannot write " + path + ": " + e.what());
+  }
+}
+
+FieldFile read_file(const std::string& path, bool with_data) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": no such file");
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": not a regular file");
+  try {
+    const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+    if (is_hdf5 <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw std::runtime_error("not an HDF5 file (or its header is damaged)");
+    }
+    Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+    Handle file = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                           "cannot open (truncated or damaged file?)");
+    const hid_t root = file.get();
+    if (read_string(root, "format") != kFormat)
+      throw std::runtime_error("not a heatsim field file (unknown format)");
+    const std::int64_t version = read_int64(root, "format_version");
+    if (version != kFormatVersion)
+      throw std::runtime_error("unsupported heatsim file format version " +
+                               std::to_string(version));
+
+    FieldFile out;
+    const std::string kind = read_string(root, "kind");
+    if (kind == to_string(FieldFileKind::output))
+      out.kind = FieldFileKind::output;
+    else if (kind == to_string(FieldFileKind::checkpoint))
+      out.kind = FieldFileKind::checkpoint;
+    else
+      throw std::runtime_error("unknown file kind '" + kind + "'");
+
+    FieldMeta& m = out.meta;
+    m.step = read_int64(root, "step");
+    m.time = read_double(root, "time");
+    m.dt = read_double(root, "dt");
+    m.alpha = read_double(root, "alpha");
+    m.dims = static_cast<int>(read_int64(root, "dims"));
+    if (m.dims < 1 || m.dims > 3) throw std::runtime_error("invalid dims " + std::to_string(m.dims));
+    const auto n = read_int64s(root, "n");
+    const auto spacing = read_doubles(root, "spacing");
+    const auto origin = read_doubles(root, "origin");
+    const std::size_t dims = static_cast<std::size_t>(m.dims);
+    if (n.size() != dims || spacing.size() != dims || origin.size() != dims)
+      throw std::runtime_error("attributes n, spacing, origin must have dims entries");
+    for (std::size_t a = 0; a < dims; ++a) {
+      m.n[a] = n[a];
+      m.spacing[a] = spacing[a];
+      m.origin[a] = origin[a];
+    }
+    m.scheme = read_string(root, "scheme");
+    m.backend = read_string(root, "backend");
+    m.precision = read_string(root, "precision");
+    m.version = read_string(root, "heatsim_version");
+    m.case_yaml = read_string(root, "case_yaml");
+    if (m.precision != "fp64" && m.precision != "fp32")
+      throw std::runtime_error("unknown precision '" + m.precision + "'");
+
+    if (H5Lexists(root, kFieldDataset, H5P_DEFAULT) <= 0)
+      throw std::runtime_error(std::string("dataset /") + kFieldDataset + " is missing");
+    Handle dset = check_id(H5Dopen2(root, kFieldDataset, H5P_DEFAULT), H5Dclose,
+                           "cannot open the dataset");
+    Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
+    std::vector<hsize_t> actual(3);
+    const int rank = H5Sget_simple_extent_dims(space.get(), actual.data(), nullptr);
+    actual.resize(static_cast<std::size_t>(std::max(rank, 0)));
+    if (actual != dataset_dims(m))
+      throw std::runtime_error("dataset shape does not match the grid attributes");
+    Handle type = check_id(H5Dget_type(dset.get()), H5Tclose, "dataset type");
+    const std::size_t bytes = m.precision == "fp32" ? 4 : 8;
+    if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bytes)
+      throw std::runtime_error("dataset type does not match precision " + m.precision);
+    Handle dcpl = check_id(H5Dget_create_plist(dset.get()), H5Pclose, "dataset properties");
+    const int filters = H5Pget_nfilters(dcpl.get());
+    for (int i = 0; i < filters; ++i) {
+      unsigned flags = 0;
+      std::size_t nelem = 0;
+      unsigned config = 0;
+      if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr, 0,
+                         nullptr, &config) == H5Z_FILTER_FLETCHER32)
+        out.checksummed = true;
+    }
+    if (with_data) {
+      out.field.resize(static_cast<std::size_t>(m.points()));
+      check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                    out.field.data()),
+            "cannot read the field (checksum mismatch or damaged file)");
+    }
+    check(dset.close(), "cannot close the dataset");
+    check(file.close(), "cannot close the file");
+    return out;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* to_string(FieldFileKind kind) {
+  return kind == FieldFileKind::checkpoint ? "checkpoint" : "output";
+}
+
+FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend,
+                    std::int64_t step, double time) {
+  FieldMeta m;
+  m.step = step;
+  m.time = time;
+  m.dt = dt;
+  m.alpha = c.physics.alpha;
+  m.dims = c.grid.dims;
+  for (int a = 0; a < 3; ++a) {
+    const bool active = a < c.grid.dims;
+    m.n[a] = active ? c.grid.n[a] : 1;
+    m.spacing[a] = active ? solver::spacing(c, a) : 1.0;
+    m.origin[a] = 0.0;  // node i sits at i*h (solver::coordinate)
+  }
+  m.scheme = solver::to_string(c.scheme.kind);
+  m.backend = backend;
+  m.precision = kernels::to_string(c.precision);
+  m.version = heatsim::version();
+  m.case_yaml = c.source_text;
+  return m;
+}
+
+void write_field_file(const std::string& path, const FieldMeta& meta,
+                      const std::vector<double>& field, FieldFileKind kind) {
+  silence_hdf5_errors();
+  replace_atomically(path, [&](const std::string& tmp) {
+    validate_meta(meta, field.size());
+    write_hdf5(tmp, meta, field, kind);
+  });
+}
+
+FieldFile read_field_file(const std::string& path) { return read_file(path, true); }
+FieldFile read_field_header(const std::string& path) { return read_file(path, false); }
+
+void write_text_file_atomically(const std::string& path, const std::string& text) {
+  replace_atomically(path, [&](const std::string& tmp) {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error(std::strerror(errno));
+    const std::size_t written = std::fwrite(text.data(), 1, text.size(), f);
+    const int err = errno;
+    const bool ok = written == text.size() && std::fflush(f) == 0;
+    const int flush_err = errno;
+    if (std::fclose(f) != 0 || !ok)
+      throw std::runtime_error(std::strerror(ok ? errno : (written != text.size() ? err : flush_err)));
+  });
+}
+
+}  // namespace heatsim::io

@@ -1,0 +1,14 @@
+// `heatsim inspect FILE`: what an output or checkpoint file holds, for people.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace heatsim::io {
+
+// Prints kind, step, time, dt, grid, spacing, origin, min/max of the field, precision,
+// scheme, backend, alpha, heatsim version, checksum state and the case YAML (provenance).
+// Throws std::runtime_error naming the file when it cannot be read (or fails its checksum).
+void inspect_file(const std::string& path, std::ostream& out);
+
+}  // namespace heatsim::io
