@@ -32,6 +32,8 @@ class CpuBackend final : public Backend {
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error("cpu backend: " + why);
     p_ = problem;
+    // Threads only pay off beyond a few thousand points; small grids run many cheap steps.
+    parallel_ = problem.points() >= 32768;
     layout_ = PaddedLayout(problem, problem.stencil.radius);
     cur_.assign(static_cast<std::size_t>(layout_.total()), T(0));
     next_.assign(cur_.size(), T(0));
@@ -73,7 +75,7 @@ class CpuBackend final : public Backend {
     double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
     std::int64_t bad = 0;
     const auto& n = p_.n;
-#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad)
+#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (parallel_)
     for (std::int64_t z = 0; z < n[2]; ++z)
       for (std::int64_t y = 0; y < n[1]; ++y) {
         const double wzy = weight(2, z) * weight(1, y);
@@ -138,7 +140,7 @@ class CpuBackend final : public Backend {
       };
       const auto [a0, a1] = range(oa);
       const auto [b0, b1] = range(ob);
-#pragma omp parallel for collapse(2)
+#pragma omp parallel for collapse(2) if (parallel_)
       for (std::int64_t b = b0; b < b1; ++b)
         for (std::int64_t a = a0; a < a1; ++a) {
           std::array<std::int64_t, 3> c{0, 0, 0};
@@ -176,7 +178,7 @@ class CpuBackend final : public Backend {
     const std::size_t ntaps = taps_.size();
     const T* in = cur_.data();
     T* out = next_.data();
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
     for (std::int64_t z = 0; z < n[2]; ++z)
       for (std::int64_t y = 0; y < n[1]; ++y) {
         const std::int64_t row = layout_.index(0, y, z);
@@ -211,6 +213,7 @@ class CpuBackend final : public Backend {
   PaddedLayout layout_;
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
+  bool parallel_ = true;
 };
 
 }  // namespace

@@ -1,0 +1,100 @@
+// heatsim: command line. `heatsim case.yaml` is `heatsim run case.yaml`.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "commands.hpp"
+#include "solver/version.hpp"
+
+namespace {
+
+bool is_subcommand(const std::string& arg) {
+  for (const char* name : {"run", "validate", "info", "bench", "inspect"})
+    if (arg == name) return true;
+  return false;
+}
+
+void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
+  cmd->add_option("--backend,-b", o.backend, "Backend name (overrides the case's backend)");
+  cmd->add_option("--steps,-n", o.steps, "Number of steps (overrides time.steps/time.end)");
+  cmd->add_option("--output-dir,-o", o.output_dir, "Output directory (overrides output.directory)");
+  cmd->add_option("--precision", o.precision, "fp64 or fp32 (overrides precision)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace heatsim::app;
+  // `heatsim case.yaml ...` means `heatsim run case.yaml ...`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && !is_subcommand(args[0]) && args[0].rfind('-', 0) != 0)
+    args.insert(args.begin(), "run");
+
+  CLI::App cli{"heatsim: heat and diffusion simulator on CPUs and CUDA GPUs"};
+  cli.set_version_flag("--version,-V", std::string("heatsim ") + heatsim::version());
+  cli.require_subcommand(1);
+  cli.footer(
+      "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line,\n"
+      "3 the field became NaN/Inf, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written).\n"
+      "`heatsim CASE.yaml` is short for `heatsim run CASE.yaml`.");
+
+  RunOptions run;
+  auto* run_cmd = cli.add_subcommand("run", "Run a case");
+  run_cmd->add_option("case", run.case_path, "Case file (YAML)")->required();
+  add_overrides(run_cmd, run.overrides);
+  run_cmd->add_option("--restart", run.restart, "Continue from this checkpoint file");
+  run_cmd->add_flag("--overwrite", run.overwrite,
+                    "Replace the files of an earlier run in the output directory");
+  run_cmd->add_option("--progress-seconds", run.progress_seconds,
+                      "Seconds between progress lines (default 2)");
+  run_cmd->add_flag("--quiet,-q", run.quiet, "Only warnings, errors and the summary");
+
+  std::string validate_path;
+  RunOverrides validate_overrides;
+  auto* validate_cmd = cli.add_subcommand("validate", "Check a case and report every problem");
+  validate_cmd->add_option("case", validate_path, "Case file (YAML)")->required();
+  add_overrides(validate_cmd, validate_overrides);
+
+  cli.add_subcommand("info", "Version, compiled backends, visible GPUs");
+
+  std::string inspect_path;
+  auto* inspect_cmd = cli.add_subcommand("inspect", "Show what an output or checkpoint file holds");
+  inspect_cmd->add_option("file", inspect_path, "HDF5 file written by heatsim")->required();
+
+  BenchOptions bench;
+  auto* bench_cmd = cli.add_subcommand("bench", "Stencil suite on every available backend");
+  bench_cmd->add_option("--shape", bench.shapes, "Shapes to run (default: the whole suite)");
+  bench_cmd->add_option("--backend", bench.backends, "Backends to run (default: all available)");
+  bench_cmd->add_option("--precision", bench.precision, "fp64 or fp32")
+      ->check(CLI::IsMember({"fp64", "fp32"}));
+  bench_cmd->add_option("--size", bench.size, "Points per axis (default: 1D 2^26, 2D 8192, 3D 512)");
+  bench_cmd->add_option("--steps", bench.steps, "Steps per timed repeat");
+  bench_cmd->add_option("--repeats", bench.repeats, "Timed repeats (the median is reported)");
+  bench_cmd->add_option("--json", bench.json_path, "Where to write the JSON results");
+
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    cli.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    const int code = cli.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    if (run_cmd->parsed()) return run_case(run);
+    if (validate_cmd->parsed()) return validate_case_file(validate_path, validate_overrides);
+    if (cli.got_subcommand("info")) return print_info();
+    if (inspect_cmd->parsed()) return inspect_file_command(inspect_path);
+    if (bench_cmd->parsed()) return run_bench(bench);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return kExitFailure;
+  }
+  return kExitBadInput;
+}

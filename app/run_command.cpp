@@ -1,0 +1,170 @@
+// `heatsim run`: load and validate the case, check resources, pick the backend, run the time
+// loop with output, checkpoint and progress observers, and print a summary.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "io/case_loader.hpp"
+#include "io/checkpoint.hpp"
+#include "io/output.hpp"
+#include "kernels/registry.hpp"
+#include "run_setup.hpp"
+#include "solver/backend_choice.hpp"
+#include "solver/simulation.hpp"
+
+namespace heatsim::app {
+namespace {
+
+std::atomic<int> g_signal{0};
+
+// First SIGINT/SIGTERM: ask the loop to stop (it checkpoints and exits 128+signal). Second:
+// abort at once.
+extern "C" void on_signal(int sig) {
+  if (g_signal.load() != 0) _exit(128 + sig);
+  g_signal.store(sig);
+}
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string format_seconds(double s) {
+  char buf[64];
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
+                  (static_cast<int>(s) / 60) % 60);
+  return buf;
+}
+
+}  // namespace
+
+int run_case(const RunOptions& options) {
+  if (options.quiet) spdlog::set_level(spdlog::level::warn);
+  std::optional<PreparedRun> prepared = prepare_run(options.case_path, options.overrides);
+  if (!prepared) return kExitBadInput;
+  solver::Case& c = prepared->case_;
+  const solver::TimePlan& plan = prepared->plan;
+
+  // Restart: the checkpoint must match the case before anything is written.
+  io::Checkpoint restart;
+  std::int64_t step0 = 0;
+  if (!options.restart.empty()) {
+    restart = io::read_checkpoint(options.restart);
+    const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
+    if (!mismatch.empty()) {
+      spdlog::error("{}: does not match the case: {}", options.restart, mismatch);
+      return kExitBadInput;
+    }
+    step0 = restart.meta.step;
+    if (step0 > plan.steps) {
+      spdlog::error("{}: checkpoint is at step {}, past the case's last step {}", options.restart,
+                    step0, plan.steps);
+      return kExitBadInput;
+    }
+  }
+
+  const kernels::StencilProblem problem = solver::make_problem(c, plan.dt);
+  solver::BackendChoice choice;
+  try {
+    choice = solver::choose_backend(c.backend, problem);
+  } catch (const std::invalid_argument& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  if (!check_resources(c, plan, choice)) return kExitBadInput;
+  io::prepare_output_directory(c, options.overwrite, !options.restart.empty());
+
+  spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
+               c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
+               kernels::to_string(c.precision));
+  spdlog::info("backend {} ({})", choice.name, choice.reason);
+  spdlog::info("dt {:.6g} ({}; stability limit {:.6g}), {} steps to t = {:.6g}", plan.dt,
+               plan.dt_auto ? "auto, 0.9 of the limit" : "from the case", plan.dt_limit,
+               plan.steps, plan.dt * static_cast<double>(plan.steps));
+
+  kernels::Backend& backend = *choice.backend;
+  backend.setup(problem);
+  backend.upload(options.restart.empty() ? solver::initial_field(c) : restart.field);
+  if (!options.restart.empty())
+    spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
+                 restart.meta.time);
+
+  io::OutputSeries series(c, plan.dt, choice.name);
+  solver::Simulation sim(c, plan, backend, step0);
+  sim.add_observer({"output", c.output.every, options.restart.empty(), true,
+                    [&](solver::StepState& s) { series.write(s.step(), s.time(), s.field()); }});
+  std::string last_checkpoint;
+  sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
+                      last_checkpoint = io::checkpoint_path(c, s.step());
+                      io::write_checkpoint(last_checkpoint,
+                                           io::make_meta(c, plan.dt, choice.name, s.step(), s.time()),
+                                           s.field());
+                    }});
+  double cell = 1.0;
+  for (int a = 0; a < c.grid.dims; ++a) cell *= solver::spacing(c, a);
+  sim.on_progress(
+      [&](const solver::ProgressReport& r) {
+        spdlog::info("step {}/{} ({:.0f}%) t={:.6g} {:.3f} GStencil/s ETA {} | min {:.6g} max "
+                     "{:.6g} heat {:.10g}",
+                     r.step, r.total_steps,
+                     r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0,
+                     r.time, r.gstencils_per_second, format_seconds(r.eta_seconds), r.stats.min,
+                     r.stats.max, r.stats.total_heat * cell);
+      },
+      options.progress_seconds);
+  SignalGuard guard;
+  g_signal.store(0);
+  sim.stop_when(&g_signal);
+
+  const solver::RunResult result = sim.run();
+  const std::int64_t done = result.last_step - result.first_step;
+  switch (result.status) {
+    case solver::RunResult::Status::diverged:
+      spdlog::error("{}", result.message);
+      return kExitDiverged;
+    case solver::RunResult::Status::interrupted:
+      spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: heatsim run "
+                   "{} --restart {}",
+                   result.signal, result.last_step, last_checkpoint, c.source_path,
+                   last_checkpoint);
+      return 128 + result.signal;
+    case solver::RunResult::Status::completed: break;
+  }
+  fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}\n", done,
+             result.last_step, result.time, format_seconds(result.wall_seconds),
+             result.gstencils_per_second, choice.name);
+  fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
+             result.final_stats.min, result.final_stats.max,
+             result.final_stats.total_heat * cell, series.xdmf_path());
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace heatsim::app

@@ -1,0 +1,136 @@
+#include "run_setup.hpp"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "io/case_loader.hpp"
+#include "kernels/registry.hpp"
+
+namespace heatsim::app {
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+namespace {
+
+void print_errors(const std::string& path, const std::vector<io::CaseError>& errors) {
+  fmt::print(stderr, "{}: {} problem{}:\n", path, errors.size(), errors.size() == 1 ? "" : "s");
+  for (const auto& e : errors) fmt::print(stderr, "  {}\n", e.to_string());
+}
+
+// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
+double host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0.0;
+}
+
+}  // namespace
+
+std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& o) {
+  io::LoadResult loaded = io::load_case_file(path);
+  if (!loaded.ok()) {
+    print_errors(path, loaded.errors);
+    return std::nullopt;
+  }
+  solver::Case c = *loaded.value;
+  if (o.backend) c.backend = *o.backend;
+  if (o.steps) {
+    c.time.steps = *o.steps;
+    c.time.end_time.reset();
+  }
+  if (o.output_dir) c.output.directory = *o.output_dir;
+  if (o.precision) {
+    if (*o.precision == "fp64")
+      c.precision = solver::Precision::fp64;
+    else if (*o.precision == "fp32")
+      c.precision = solver::Precision::fp32;
+    else {
+      print_errors(path, {{"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"}});
+      return std::nullopt;
+    }
+  }
+  const std::vector<io::CaseError> errors = io::check_case(c);
+  if (!errors.empty()) {
+    print_errors(path, errors);
+    return std::nullopt;
+  }
+  PreparedRun run{c, {}};
+  try {
+    run.plan = solver::plan_time(c);
+  } catch (const std::invalid_argument& e) {
+    print_errors(path, {{"", 0, e.what()}});
+    return std::nullopt;
+  }
+  return run;
+}
+
+bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
+                     const solver::BackendChoice& choice) {
+  bool ok = true;
+  double points = 1.0;
+  for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
+  const double value = c.precision == solver::Precision::fp32 ? 4.0 : 8.0;
+
+  // Host: the fp64 copy for output/diagnostics, the initial field, and the CPU backend's two
+  // padded buffers when it runs there.
+  const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
+  const bool on_gpu = entry && entry->needs_gpu;
+  const double host_need = 2.0 * points * 8.0 + (on_gpu ? 0.0 : 2.0 * points * value * 1.1);
+  const double host_have = host_memory_available();
+  if (host_have > 0 && host_need > host_have) {
+    spdlog::error("not enough host memory: the run needs {} and {} is available",
+                  format_bytes(host_need), format_bytes(host_have));
+    ok = false;
+  }
+  if (on_gpu) {
+    const auto devices = kernels::cuda_devices();
+    // Two padded copies of the field plus reduction scratch (about 10% margin).
+    const double gpu_need = 2.0 * points * value * 1.1 + 64.0 * 1024 * 1024;
+    if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
+      spdlog::error("not enough GPU memory on {}: the run needs {} and {} is free of {}",
+                    devices[0].name, format_bytes(gpu_need),
+                    format_bytes(static_cast<double>(devices[0].free_memory)),
+                    format_bytes(static_cast<double>(devices[0].total_memory)));
+      ok = false;
+    }
+  }
+
+  // Disk: every output file plus two checkpoints (a new one is written beside the last).
+  const double file_bytes = points * value + 64.0 * 1024;
+  const std::int64_t outputs =
+      1 + (c.output.every > 0 ? plan.steps / c.output.every : 0);
+  const double disk_need = static_cast<double>(outputs) * file_bytes + 2.0 * file_bytes;
+  std::filesystem::path dir = std::filesystem::absolute(c.output.directory);
+  while (!dir.empty() && !std::filesystem::exists(dir) && dir != dir.root_path())
+    dir = dir.parent_path();
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) == 0) {
+    const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (disk_need > disk_have) {
+      spdlog::error("not enough disk space in {}: {} output files and checkpoints need {}, {} is "
+                    "free",
+                    dir.string(), outputs, format_bytes(disk_need), format_bytes(disk_have));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+}  // namespace heatsim::app

@@ -1,0 +1,31 @@
+// What `run` and `validate` share: the case loaded, overridden and checked; the time plan;
+// the resource checks.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+#include "solver/backend_choice.hpp"
+#include "solver/case.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatsim::app {
+
+struct PreparedRun {
+  solver::Case case_;
+  solver::TimePlan plan;
+};
+
+// Loads the case, applies the overrides and checks everything; prints every problem and
+// returns nothing when the case cannot run.
+std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& overrides);
+
+// Host memory, device memory and output disk space needed vs available; prints what is
+// short, with the numbers, and returns false.
+bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
+                     const solver::BackendChoice& choice);
+
+std::string format_bytes(double bytes);
+
+}  // namespace heatsim::app

@@ -1,0 +1,145 @@
+// Index helpers shared by every CUDA stencil kernel: the device's padded field layout, the
+// stencil weights as a kernel parameter, and the compile-time walk over a stencil's taps.
+// Kernels include this header; launchers build the structs on the host.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../backend.hpp"
+
+namespace heatsim::kernels::cuda {
+
+// The padded layout of layout.hpp (ghost layers of width `ghost` on every active axis) with
+// one change: rows are padded so that interior node x = 0 of every row starts on a 128-byte
+// boundary. A warp reading or writing 32 consecutive interior nodes then touches whole
+// sectors; the x ghosts sit in the alignment pad just before and after the row.
+struct DeviceGrid {
+  int dims = 1;
+  int ghost = 0;
+  std::int64_t n[3] = {1, 1, 1};  // interior nodes per axis (x, y, z)
+  std::int64_t pitch_y = 1;       // elements from row y to row y+1
+  std::int64_t pitch_z = 1;       // elements from plane z to plane z+1
+  std::int64_t origin = 0;        // element index of interior node (0, 0, 0)
+  std::int64_t total = 0;         // elements per buffer
+
+  __host__ __device__ std::int64_t index(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    return origin + z * pitch_z + y * pitch_y + x;
+  }
+  __host__ __device__ std::int64_t stride(int axis) const {
+    return axis == 0 ? 1 : axis == 1 ? pitch_y : pitch_z;
+  }
+};
+
+inline DeviceGrid make_device_grid(const StencilProblem& p, int ghost, int value_bytes) {
+  const std::int64_t align = 128 / value_bytes;  // elements per 128 bytes
+  auto round_up = [](std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; };
+  DeviceGrid g;
+  g.dims = p.dims;
+  g.ghost = ghost;
+  for (int a = 0; a < 3; ++a) g.n[a] = a < p.dims ? p.n[a] : 1;
+  const std::int64_t x_offset = round_up(ghost, align);
+  g.pitch_y = round_up(x_offset + g.n[0] + ghost, align);
+  const std::int64_t rows = g.n[1] + (p.dims > 1 ? 2 * ghost : 0);
+  const std::int64_t planes = g.n[2] + (p.dims > 2 ? 2 * ghost : 0);
+  g.pitch_z = g.pitch_y * rows;
+  g.origin = (p.dims > 2 ? ghost : 0) * g.pitch_z + (p.dims > 1 ? ghost : 0) * g.pitch_y + x_offset;
+  g.total = g.pitch_z * planes;
+  return g;
+}
+
+// The dense (2R+1)^dims weights of S, ordered like kernels::Stencil ([dz][dy][dx], dx
+// fastest). Passed by value as a kernel parameter, so a tap with a compile-time index reads
+// its weight straight from the constant bank (an FMA operand, no load). 343 fp64 weights are
+// 2744 bytes, inside the classic 4 KB parameter limit.
+constexpr int kMaxRadius = 3;
+constexpr int kMaxTaps = (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1);
+
+template <typename T>
+struct StencilWeights {
+  T w[kMaxTaps];
+};
+
+// What one sweep (out <- S in + dt*f over every interior node) needs.
+template <typename T>
+struct SweepArgs {
+  const T* in = nullptr;
+  T* out = nullptr;
+  DeviceGrid grid;
+  T source = T(0);  // dt * f
+  StencilWeights<T> weights;
+};
+
+// The host side of a sweep launch: stencil shape, stream and the device's size.
+struct SweepShape {
+  int dims = 1;
+  int radius = 1;
+  bool box = false;
+};
+struct LaunchContext {
+  cudaStream_t stream = nullptr;
+  int multiprocessors = 1;
+};
+
+// Index of the weight at offset (dx, dy, dz) in StencilWeights for a DIMS-dimensional
+// stencil of radius R (kernels::Stencil's order).
+template <int DIMS, int R>
+__host__ __device__ constexpr int weight_index(int dx, int dy, int dz) {
+  constexpr int E = 2 * R + 1;
+  return DIMS == 1 ? dx + R : DIMS == 2 ? (dy + R) * E + dx + R : ((dz + R) * E + dy + R) * E + dx + R;
+}
+
+// A star stencil has taps on the axes only; a box stencil the whole (2R+1)^DIMS cube.
+template <bool BOX>
+__host__ __device__ constexpr bool is_tap(int dx, int dy, int dz) {
+  return BOX || (dx != 0) + (dy != 0) + (dz != 0) <= 1;
+}
+
+// Calls f(dx, dy, dz, weight_index) for every tap, in kernels::Stencil's order. All loops
+// unroll, so the offsets and weight indices are compile-time constants in f.
+template <int DIMS, int R, bool BOX, typename F>
+__device__ __forceinline__ void for_each_tap(F&& f) {
+  constexpr int RY = DIMS > 1 ? R : 0;
+  constexpr int RZ = DIMS > 2 ? R : 0;
+#pragma unroll
+  for (int dz = -RZ; dz <= RZ; ++dz)
+#pragma unroll
+    for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+      for (int dx = -R; dx <= R; ++dx)
+        if (is_tap<BOX>(dx, dy, dz)) f(dx, dy, dz, weight_index<DIMS, R>(dx, dy, dz));
+}
+
+// Calls launch.template operator()<DIMS, R, BOX>() for the problem's shape: the one place
+// that turns run-time shapes into template instantiations (1D stencils are always stars).
+template <typename Launch>
+void dispatch_shape(const SweepShape& s, Launch&& launch) {
+  auto by_radius = [&](auto dims_tag, auto box_tag) {
+    constexpr int D = decltype(dims_tag)::value;
+    constexpr bool B = decltype(box_tag)::value;
+    switch (s.radius) {
+      case 1: launch.template operator()<D, 1, B>(); break;
+      case 2: launch.template operator()<D, 2, B>(); break;
+      case 3: launch.template operator()<D, 3, B>(); break;
+    }
+  };
+  auto by_box = [&](auto dims_tag) {
+    if constexpr (decltype(dims_tag)::value == 1) {
+      by_radius(dims_tag, std::false_type{});
+    } else {
+      if (s.box)
+        by_radius(dims_tag, std::true_type{});
+      else
+        by_radius(dims_tag, std::false_type{});
+    }
+  };
+  switch (s.dims) {
+    case 1: by_box(std::integral_constant<int, 1>{}); break;
+    case 2: by_box(std::integral_constant<int, 2>{}); break;
+    case 3: by_box(std::integral_constant<int, 3>{}); break;
+  }
+}
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,154 @@
+#include "simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace heatsim::solver {
+
+const std::vector<double>& StepState::field() {
+  if (!have_field_) {
+    backend_.download(field_);
+    have_field_ = true;
+  }
+  return field_;
+}
+
+kernels::FieldStats StepState::stats() { return backend_.stats(); }
+
+Simulation::Simulation(const Case& c, const TimePlan& plan, kernels::Backend& backend,
+                       std::int64_t step0)
+    : case_(c), plan_(plan), backend_(backend), step0_(step0) {}
+
+void Simulation::add_observer(Observer observer) { observers_.push_back(std::move(observer)); }
+
+void Simulation::on_progress(std::function<void(const ProgressReport&)> report, double seconds) {
+  progress_ = std::move(report);
+  progress_seconds_ = seconds;
+}
+
+std::int64_t Simulation::next_due(std::int64_t step) const {
+  std::int64_t due = plan_.steps;
+  for (const Observer& o : observers_)
+    if (o.every > 0) due = std::min(due, (step / o.every + 1) * o.every);
+  return due;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+RunResult Simulation::run() {
+  RunResult result;
+  result.first_step = step0_;
+  const std::int64_t total = plan_.steps;
+  const double points = static_cast<double>(make_problem(case_, plan_.dt).points());
+  std::int64_t step = step0_;
+  auto time_of = [&](std::int64_t s) { return static_cast<double>(s) * plan_.dt; };
+
+  // The step at which each observer last fired, so none fires twice for one step.
+  std::vector<std::int64_t> fired(observers_.size(), -1);
+  {
+    StepState state(backend_, step, time_of(step));
+    for (std::size_t i = 0; i < observers_.size(); ++i)
+      if (observers_[i].at_start) {
+        observers_[i].fire(state);
+        fired[i] = step;
+      }
+  }
+
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_report = start;
+  // Steps per chunk: grown until a chunk takes about a quarter of a second, so progress,
+  // signals and the NaN check are never far behind.
+  std::int64_t chunk = 1;
+  std::int64_t last_check = step;
+
+  auto report = [&](const kernels::FieldStats& stats) {
+    if (!progress_) return;
+    ProgressReport r;
+    r.step = step;
+    r.total_steps = total;
+    r.time = time_of(step);
+    const double wall = seconds_since(start);
+    const double done = static_cast<double>(step - step0_);
+    r.gstencils_per_second = wall > 0 ? points * done / wall / 1e9 : 0.0;
+    r.eta_seconds = done > 0 ? wall / done * static_cast<double>(total - step) : 0.0;
+    r.stats = stats;
+    progress_(r);
+  };
+
+  while (step < total) {
+    if (stop_flag_ && stop_flag_->load() != 0) {
+      result.status = RunResult::Status::interrupted;
+      result.signal = stop_flag_->load();
+      break;
+    }
+    const std::int64_t target = std::min({total, next_due(step), step + chunk});
+    const Clock::time_point t0 = Clock::now();
+    backend_.advance(target - step, step);
+    backend_.synchronize();
+    const double took = seconds_since(t0);
+    const std::int64_t advanced = target - step;
+    step = target;
+    if (took < 0.25 && advanced == chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
+
+    bool due = false;
+    for (const Observer& o : observers_) due = due || (o.every > 0 && step % o.every == 0);
+    const bool report_due = progress_ && seconds_since(last_report) >= progress_seconds_;
+    if (due || report_due || step - last_check >= check_every_ || step == total) {
+      const kernels::FieldStats stats = backend_.stats();
+      if (stats.non_finite > 0) {
+        std::ostringstream msg;
+        msg << "the field holds " << stats.non_finite << " NaN/Inf value"
+            << (stats.non_finite == 1 ? "" : "s") << " at step " << step << " (t = " << time_of(step)
+            << "; the last check, at step " << last_check
+            << ", was finite): the run is unstable or the input is not finite";
+        result.status = RunResult::Status::diverged;
+        result.message = msg.str();
+        result.final_stats = stats;
+        break;
+      }
+      last_check = step;
+      if (report_due && step < total) {
+        report(stats);
+        last_report = Clock::now();
+      }
+    }
+    if (due && step < total) {
+      StepState state(backend_, step, time_of(step));
+      for (std::size_t i = 0; i < observers_.size(); ++i)
+        if (observers_[i].every > 0 && step % observers_[i].every == 0) {
+          observers_[i].fire(state);
+          fired[i] = step;
+        }
+    }
+  }
+
+  result.last_step = step;
+  result.time = time_of(step);
+  result.wall_seconds = seconds_since(start);
+  result.gstencils_per_second =
+      result.wall_seconds > 0
+          ? points * static_cast<double>(step - step0_) / result.wall_seconds / 1e9
+          : 0.0;
+  if (result.status == RunResult::Status::diverged) return result;
+
+  result.final_stats = backend_.stats();
+  report(result.final_stats);
+  StepState state(backend_, step, time_of(step));
+  for (std::size_t i = 0; i < observers_.size(); ++i) {
+    const Observer& o = observers_[i];
+    const bool scheduled = o.every > 0 && step % o.every == 0;
+    if ((o.at_end || scheduled) && fired[i] != step) o.fire(state);
+  }
+  return result;
+}
+
+}  // namespace heatsim::solver

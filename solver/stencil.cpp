@@ -1,0 +1,301 @@
+#include "stencil.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace heatsim::solver {
+
+int scheme_radius(const SchemeSpec& scheme) {
+  switch (scheme.kind) {
+    case SchemeKind::order2: return 1;
+    case SchemeKind::order4: return 2;
+    case SchemeKind::order6: return 3;
+    case SchemeKind::isotropic: return 1;
+    case SchemeKind::custom: return scheme.radius;
+  }
+  return 1;
+}
+
+std::vector<double> second_derivative_weights(SchemeKind kind) {
+  switch (kind) {
+    case SchemeKind::order4: return {-1.0 / 12, 4.0 / 3, -5.0 / 2, 4.0 / 3, -1.0 / 12};
+    case SchemeKind::order6:
+      return {1.0 / 90, -3.0 / 20, 3.0 / 2, -49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90};
+    default: return {1.0, -2.0, 1.0};
+  }
+}
+
+namespace {
+
+Stencil empty_stencil(int dims, int radius) {
+  Stencil s;
+  s.dims = dims;
+  s.radius = radius;
+  s.weights.assign(s.size(), 0.0);
+  return s;
+}
+
+// The isotropic (box, radius 1) Laplacians, written as products of the 1D second difference
+// D = [1 -2 1]/h^2 so they hold for unequal spacing:
+//   2D: Dxx + Dyy + (hx^2 + hy^2)/12 Dxx Dyy                       (the 9-point [1 4 1; 4 -20 4; 1 4 1]/6h^2)
+//   3D: sum Dii + sum_{i<j} (hi^2 + hj^2)/12 Dii Djj
+//       + (hx^2 hy^2 + hy^2 hz^2 + hz^2 hx^2)/90 Dxx Dyy Dzz       (the 27-point of weights 1/30,
+//                                                                    1/10, 7/15, -64/15 for h=1)
+// Both are second order; for equal spacing they reduce to the classic isotropic stencils.
+Stencil isotropic_laplacian(int dims, const std::array<double, 3>& h) {
+  Stencil s = empty_stencil(dims, 1);
+  const double d[3] = {1.0, -2.0, 1.0};
+  auto D = [&](int axis, int o) { return d[o + 1] / (h[axis] * h[axis]); };
+  auto delta = [](int o) { return o == 0 ? 1.0 : 0.0; };
+  const int ry = dims > 1 ? 1 : 0, rz = dims > 2 ? 1 : 0;
+  for (int dz = -rz; dz <= rz; ++dz)
+    for (int dy = -ry; dy <= ry; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int o[3] = {dx, dy, dz};
+        double w = 0.0;
+        for (int a = 0; a < dims; ++a) {
+          double term = D(a, o[a]);
+          for (int b = 0; b < dims; ++b)
+            if (b != a) term *= delta(o[b]);
+          w += term;
+        }
+        for (int a = 0; a < dims; ++a)
+          for (int b = a + 1; b < dims; ++b) {
+            double term = (h[a] * h[a] + h[b] * h[b]) / 12.0 * D(a, o[a]) * D(b, o[b]);
+            for (int c = 0; c < dims; ++c)
+              if (c != a && c != b) term *= delta(o[c]);
+            w += term;
+          }
+        if (dims == 3) {
+          const double c3 = (h[0] * h[0] * h[1] * h[1] + h[1] * h[1] * h[2] * h[2] +
+                             h[2] * h[2] * h[0] * h[0]) / 90.0;
+          w += c3 * D(0, o[0]) * D(1, o[1]) * D(2, o[2]);
+        }
+        s.at(dx, dy, dz) = w;
+      }
+  return s;
+}
+
+}  // namespace
+
+Stencil laplacian(const Case& c) {
+  const int dims = c.grid.dims;
+  const std::array<double, 3> h{spacing(c, 0), spacing(c, 1), spacing(c, 2)};
+  switch (c.scheme.kind) {
+    case SchemeKind::isotropic: return isotropic_laplacian(dims, h);
+    case SchemeKind::custom: {
+      Stencil s = empty_stencil(dims, c.scheme.radius);
+      if (c.scheme.weights.size() != s.size())
+        throw std::invalid_argument("scheme.weights: expected " + std::to_string(s.size()) +
+                                    " weights, got " + std::to_string(c.scheme.weights.size()));
+      // Custom weights are given times h^2 for equal spacing on every axis.
+      for (std::size_t i = 0; i < s.size(); ++i) s.weights[i] = c.scheme.weights[i] / (h[0] * h[0]);
+      return s;
+    }
+    default: {
+      const std::vector<double> w1 = second_derivative_weights(c.scheme.kind);
+      const int r = static_cast<int>(w1.size() / 2);
+      Stencil s = empty_stencil(dims, r);
+      for (int a = 0; a < dims; ++a)
+        for (int o = -r; o <= r; ++o) {
+          int off[3] = {0, 0, 0};
+          off[a] = o;
+          s.at(off[0], off[1], off[2]) += w1[static_cast<std::size_t>(o + r)] / (h[a] * h[a]);
+        }
+      return s;
+    }
+  }
+}
+
+Stencil update_operator(const Stencil& lap, double alpha_dt) {
+  Stencil s = lap;
+  for (double& w : s.weights) w *= alpha_dt;
+  s.at(0, 0, 0) += 1.0;
+  return s;
+}
+
+std::array<double, 2> symbol(const Stencil& s, const std::array<double, 3>& theta) {
+  const int r = s.radius;
+  const int ry = s.dims > 1 ? r : 0, rz = s.dims > 2 ? r : 0;
+  double re = 0.0, im = 0.0;
+  for (int dz = -rz; dz <= rz; ++dz)
+    for (int dy = -ry; dy <= ry; ++dy)
+      for (int dx = -r; dx <= r; ++dx) {
+        const double w = s.at(dx, dy, dz);
+        if (w == 0.0) continue;
+        const double phase = dx * theta[0] + dy * theta[1] + dz * theta[2];
+        re += w * std::cos(phase);
+        im += w * std::sin(phase);
+      }
+  return {re, im};
+}
+
+namespace {
+
+// Calls f(theta) on a grid over [-pi, pi]^dims that contains 0 and +-pi on every axis: the
+// extremes of separable and symmetric stencils lie there, and a fine grid catches the rest.
+template <typename F>
+void for_each_frequency(int dims, F&& f) {
+  const int samples = dims == 1 ? 2048 : dims == 2 ? 128 : 32;  // even: includes 0 and pi
+  std::array<double, 3> th{0, 0, 0};
+  const int sy = dims > 1 ? samples : 0, sz = dims > 2 ? samples : 0;
+  for (int k = -sz; k <= sz; ++k)
+    for (int j = -sy; j <= sy; ++j)
+      for (int i = -samples; i <= samples; ++i) {
+        th[0] = M_PI * i / samples;
+        th[1] = M_PI * j / std::max(samples, 1);
+        th[2] = M_PI * k / std::max(samples, 1);
+        f(th);
+      }
+}
+
+}  // namespace
+
+double max_symbol_magnitude(const Stencil& s) {
+  double m = 0.0;
+  for_each_frequency(s.dims, [&](const std::array<double, 3>& th) {
+    const auto z = symbol(s, th);
+    m = std::max(m, std::hypot(z[0], z[1]));
+  });
+  return m;
+}
+
+// |1 + c*lambda| <= 1 with lambda = symbol of L and c = alpha*dt holds iff
+// c <= -2 Re(lambda) / |lambda|^2 (and needs Re(lambda) <= 0).
+double max_stable_dt(const Stencil& lap, double alpha) {
+  double c_max = std::numeric_limits<double>::infinity();
+  // Near theta = 0 the symbol is the weights' sum, zero up to rounding: skip those samples
+  // rather than read the rounding as amplification.
+  double scale = 0.0;
+  for (double w : lap.weights) scale += std::abs(w);
+  const double negligible = 1e-10 * scale;
+  for_each_frequency(lap.dims, [&](const std::array<double, 3>& th) {
+    const auto z = symbol(lap, th);
+    const double mag2 = z[0] * z[0] + z[1] * z[1];
+    if (mag2 <= negligible * negligible) return;
+    c_max = std::min(c_max, std::max(0.0, -2.0 * z[0] / mag2));
+  });
+  return c_max / alpha;
+}
+
+TimePlan plan_time(const Case& c) {
+  TimePlan plan;
+  const Stencil lap = laplacian(c);
+  plan.dt_limit = max_stable_dt(lap, c.physics.alpha);
+  if (!(plan.dt_limit > 0.0))
+    throw std::invalid_argument(
+        "scheme: the stencil amplifies some frequency for every dt > 0 (unstable operator)");
+  plan.dt_auto = !c.time.dt.has_value();
+  if (plan.dt_auto) {
+    if (!std::isfinite(plan.dt_limit))
+      throw std::invalid_argument("time.dt: auto needs a nonzero Laplacian");
+    plan.dt = 0.9 * plan.dt_limit;
+  } else {
+    plan.dt = *c.time.dt;
+    if (plan.dt > plan.dt_limit * (1.0 + 1e-12)) {
+      std::ostringstream msg;
+      msg.precision(6);
+      msg << "time.dt: " << plan.dt << " is unstable for this scheme and grid; the largest "
+          << "stable dt is " << plan.dt_limit;
+      throw std::invalid_argument(msg.str());
+    }
+  }
+  if (c.time.steps) {
+    plan.steps = *c.time.steps;
+  } else if (c.time.end_time) {
+    const double end = *c.time.end_time;
+    plan.steps = static_cast<std::int64_t>(std::ceil(end / plan.dt * (1.0 - 1e-12)));
+    if (plan.steps < 1) plan.steps = 1;
+    plan.dt = end / static_cast<double>(plan.steps);  // ends exactly at `end`, still stable
+  }
+  return plan;
+}
+
+kernels::StencilProblem make_problem(const Case& c, double dt) {
+  kernels::StencilProblem p;
+  p.dims = c.grid.dims;
+  for (int a = 0; a < 3; ++a) {
+    p.n[a] = a < c.grid.dims ? c.grid.n[a] : 1;
+    p.h[a] = spacing(c, a);
+  }
+  p.stencil = update_operator(laplacian(c), c.physics.alpha * dt);
+  p.faces = c.boundary;
+  p.dt = dt;
+  p.source_increment = dt * c.physics.source;
+  p.precision = c.precision;
+  return p;
+}
+
+double coordinate(const Case& c, int axis, std::int64_t i) {
+  return static_cast<double>(i) * spacing(c, axis);
+}
+
+namespace {
+
+double initial_value(const InitialSpec& ic, const Case& c, const std::array<double, 3>& x) {
+  const int dims = c.grid.dims;
+  switch (ic.kind) {
+    case InitialKind::constant: return ic.value;
+    case InitialKind::gaussian: {
+      double r2 = 0.0;
+      for (int a = 0; a < dims; ++a) r2 += (x[a] - ic.center[a]) * (x[a] - ic.center[a]);
+      return ic.background + ic.amplitude * std::exp(-0.5 * r2 / (ic.width * ic.width));
+    }
+    case InitialKind::box: {
+      for (int a = 0; a < dims; ++a)
+        if (x[a] < ic.lower[a] || x[a] > ic.upper[a]) return ic.background;
+      return ic.value;
+    }
+    case InitialKind::modes: {
+      double v = 0.0;
+      for (const ModeTerm& m : ic.modes) {
+        double term = m.amplitude;
+        for (int a = 0; a < dims; ++a) {
+          const double arg = M_PI * m.k[a] * x[a] / c.grid.length[a];
+          term *= m.cosine[a] ? std::cos(arg) : std::sin(arg);
+        }
+        v += term;
+      }
+      return v;
+    }
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+std::vector<double> initial_field(const Case& c) {
+  const auto& n = c.grid.n;
+  const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1, nz = c.grid.dims > 2 ? n[2] : 1;
+  std::vector<double> u(static_cast<std::size_t>(nx * ny * nz));
+#pragma omp parallel for collapse(2)
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) {
+        const std::array<double, 3> pos{coordinate(c, 0, x), coordinate(c, 1, y),
+                                        coordinate(c, 2, z)};
+        double v = initial_value(c.initial, c, pos);
+        const std::int64_t idx[3] = {x, y, z};
+        for (int a = 0; a < c.grid.dims; ++a)
+          for (int side = 0; side < 2; ++side) {
+            const BoundaryFace& f = c.boundary[2 * a + side];
+            const std::int64_t node = side == 0 ? 0 : n[a] - 1;
+            if (f.kind == BoundaryKind::dirichlet && idx[a] == node) v = f.at(0.0);
+          }
+        u[static_cast<std::size_t>((z * ny + y) * nx + x)] = v;
+      }
+  return u;
+}
+
+std::int64_t host_bytes_needed(const Case& c) {
+  std::int64_t points = 1;
+  for (int a = 0; a < c.grid.dims; ++a) points *= c.grid.n[a];
+  const std::int64_t value = c.precision == Precision::fp32 ? 4 : 8;
+  // The fp64 field the solver keeps for output, plus the CPU backend's two padded buffers.
+  return points * 8 + 2 * points * value + (points * 8) / 4;
+}
+
+}  // namespace heatsim::solver
