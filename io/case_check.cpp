@@ -1,0 +1,330 @@
+// Semantic checks of a filled Case: ranges, sizes, consistency between sections and the
+// stability of dt. They know nothing of YAML, so the CLI runs them again after overrides.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "case_loader.hpp"
+#include "kernels/registry.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatsim::io {
+
+using solver::BoundaryKind;
+using solver::Case;
+using solver::InitialKind;
+using solver::SchemeKind;
+using detail::format_number;
+using detail::format_number_down;
+using detail::nearest_suffix;
+using detail::quote;
+
+namespace {
+
+const char* const kAxisNames[3] = {"x", "y", "z"};
+const char* const kFaceNames[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+
+// The largest grid a case may ask for: 2^34 points (128 GiB of fp64 per field copy).
+constexpr double kMaxPoints = 17179869184.0;
+// More steps than this cannot be meant: the run would never finish.
+constexpr double kMaxSteps = 1e15;
+
+std::string indexed(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+class Checker {
+ public:
+  Checker(const Case& c, const std::map<std::string, int>& lines) : c_(c), lines_(lines) {}
+
+  std::vector<CaseError> run(bool check_stability) {
+    const bool dims_ok = c_.grid.dims >= 1 && c_.grid.dims <= 3;
+    if (!dims_ok) error("grid.dims", "must be 1, 2 or 3 (got " + std::to_string(c_.grid.dims) + ")");
+    check_physics();
+    check_scheme(dims_ok);
+    if (dims_ok) {
+      check_grid();
+      check_boundary();
+      check_initial();
+    }
+    check_time();
+    check_run_options();
+    if (check_stability && errors_.empty()) check_stable();
+    return std::move(errors_);
+  }
+
+ private:
+  int dims() const { return c_.grid.dims; }
+
+  void error(const std::string& path, const std::string& message) {
+    errors_.push_back(CaseError{path, line_of(path), message});
+  }
+
+  // The line of `path`, or of the nearest enclosing key that has one.
+  int line_of(std::string path) const {
+    while (!path.empty()) {
+      const auto it = lines_.find(path);
+      if (it != lines_.end()) return it->second;
+      const std::size_t cut = path.find_last_of(".[");
+      if (cut == std::string::npos) break;
+      path.resize(cut);
+    }
+    return 0;
+  }
+
+  bool finite(const std::string& path, double v) {
+    if (std::isfinite(v)) return true;
+    error(path, "must be a finite number (got " + format_number(v) + ")");
+    return false;
+  }
+
+  void positive(const std::string& path, double v) {
+    if (!finite(path, v)) return;
+    if (!(v > 0.0)) error(path, "must be > 0 (got " + format_number(v) + ")");
+  }
+
+  int radius() const {
+    const int r = solver::scheme_radius(c_.scheme);
+    return std::clamp(r, 1, 3);
+  }
+
+  void check_grid() {
+    const int r = radius();
+    const std::int64_t min_n = std::max(3, 2 * r + 1);
+    double points = 1.0;
+    for (int a = 0; a < dims(); ++a) {
+      const std::string p = indexed("grid.n", static_cast<std::size_t>(a));
+      const std::int64_t n = c_.grid.n[static_cast<std::size_t>(a)];
+      if (n < min_n) {
+        std::string why = "must be >= " + std::to_string(min_n);
+        if (min_n > 3)
+          why += std::string(" for scheme ") + solver::to_string(c_.scheme.kind) + " (radius " +
+                 std::to_string(r) + ")";
+        error(p, why + " (got " + std::to_string(n) + ")");
+      }
+      points *= static_cast<double>(std::max<std::int64_t>(n, 1));
+      positive(indexed("grid.length", static_cast<std::size_t>(a)),
+               c_.grid.length[static_cast<std::size_t>(a)]);
+    }
+    if (points > kMaxPoints) {
+      std::ostringstream msg;
+      msg << "the grid has " << format_number(points)
+          << " points, more than the limit of 2^34 (17179869184)";
+      error("grid.n", msg.str());
+    }
+  }
+
+  void check_physics() {
+    positive("physics.alpha", c_.physics.alpha);
+    finite("physics.source", c_.physics.source);
+  }
+
+  void check_scheme(bool dims_ok) {
+    const auto& s = c_.scheme;
+    if (s.kind == SchemeKind::isotropic && dims_ok && dims() == 1)
+      error("scheme", "isotropic is a box stencil for 2D and 3D grids; use order2 in 1D");
+    if (s.kind != SchemeKind::custom) return;
+    if (s.radius < 1 || s.radius > 3) {
+      error("scheme.radius", "must be between 1 and 3 (got " + std::to_string(s.radius) + ")");
+      return;
+    }
+    if (!dims_ok) return;
+    std::size_t expected = 1;
+    const std::size_t extent = static_cast<std::size_t>(2 * s.radius + 1);
+    for (int a = 0; a < dims(); ++a) expected *= extent;
+    if (s.weights.size() != expected) {
+      std::ostringstream msg;
+      msg << "expected " << expected << " weights ((2*" << s.radius << "+1)^" << dims()
+          << " for radius " << s.radius << " in " << dims() << "D), got " << s.weights.size();
+      error("scheme.weights", msg.str());
+      return;
+    }
+    bool all_finite = true;
+    double sum = 0.0, largest = 0.0;
+    for (std::size_t i = 0; i < s.weights.size(); ++i) {
+      all_finite = finite(indexed("scheme.weights", i), s.weights[i]) && all_finite;
+      sum += s.weights[i];
+      largest = std::max(largest, std::abs(s.weights[i]));
+    }
+    if (!all_finite) return;
+    // A Laplacian annihilates constants; weights that do not sum to zero add a reaction term.
+    if (std::abs(sum) > 1e-10 * largest)
+      error("scheme.weights",
+            "weights must sum to zero (consistency); they sum to " + format_number(sum));
+    // Custom weights are given times h^2 for one h: every axis must share it.
+    for (int a = 1; a < dims(); ++a) {
+      const double h0 = solver::spacing(c_, 0), ha = solver::spacing(c_, a);
+      if (std::isfinite(h0) && std::isfinite(ha) && h0 > 0 &&
+          std::abs(ha - h0) > 1e-12 * std::abs(h0)) {
+        std::ostringstream msg;
+        msg << "a custom scheme needs equal spacing on every axis; h_x = " << format_number(h0)
+            << " but h_" << kAxisNames[a] << " = " << format_number(ha)
+            << " (spacing is L/(n-1), or L/n on periodic axes)";
+        error("scheme", msg.str());
+        break;
+      }
+    }
+  }
+
+  void check_boundary() {
+    for (int a = 0; a < dims(); ++a) {
+      const auto& lo = c_.boundary[static_cast<std::size_t>(2 * a)];
+      const auto& hi = c_.boundary[static_cast<std::size_t>(2 * a + 1)];
+      const bool plo = lo.kind == BoundaryKind::periodic, phi = hi.kind == BoundaryKind::periodic;
+      if (plo != phi) {
+        const int bad = plo ? 2 * a + 1 : 2 * a;
+        const int good = plo ? 2 * a : 2 * a + 1;
+        error(std::string("boundary.") + kFaceNames[bad],
+              std::string("inconsistent periodic faces: ") + kFaceNames[good] +
+                  " is periodic but " + kFaceNames[bad] + " is " +
+                  kernels::to_string(c_.boundary[static_cast<std::size_t>(bad)].kind) +
+                  " (an axis is periodic on both faces or neither)");
+      }
+    }
+    for (int f = 0; f < 2 * dims(); ++f) {
+      const auto& face = c_.boundary[static_cast<std::size_t>(f)];
+      const std::string p = std::string("boundary.") + kFaceNames[f];
+      if (face.kind == BoundaryKind::dirichlet) {
+        finite(p + ".value", face.value);
+        finite(p + ".amplitude", face.amplitude);
+        finite(p + ".frequency", face.frequency);
+      } else if (face.kind == BoundaryKind::neumann) {
+        finite(p + ".flux", face.value);
+      }
+    }
+  }
+
+  bool periodic(int axis) const {
+    return c_.boundary[static_cast<std::size_t>(2 * axis)].kind == BoundaryKind::periodic;
+  }
+
+  void check_initial() {
+    const auto& ic = c_.initial;
+    switch (ic.kind) {
+      case InitialKind::constant: finite("initial.value", ic.value); break;
+      case InitialKind::gaussian:
+        finite("initial.amplitude", ic.amplitude);
+        finite("initial.background", ic.background);
+        positive("initial.width", ic.width);
+        for (int a = 0; a < dims(); ++a)
+          finite(indexed("initial.center", static_cast<std::size_t>(a)),
+                 ic.center[static_cast<std::size_t>(a)]);
+        break;
+      case InitialKind::box:
+        finite("initial.value", ic.value);
+        finite("initial.background", ic.background);
+        for (int a = 0; a < dims(); ++a) {
+          const auto i = static_cast<std::size_t>(a);
+          const bool ok = finite(indexed("initial.lower", i), ic.lower[i]) &
+                          finite(indexed("initial.upper", i), ic.upper[i]);
+          if (ok && !(ic.lower[i] < ic.upper[i]))
+            error(indexed("initial.upper", i),
+                  "must be greater than initial.lower[" + std::to_string(a) + "] (" +
+                      format_number(ic.lower[i]) + ")");
+        }
+        break;
+      case InitialKind::modes:
+        if (ic.modes.empty()) error("initial.terms", "needs at least one term");
+        for (std::size_t t = 0; t < ic.modes.size(); ++t) {
+          const std::string p = indexed("initial.terms", t);
+          finite(p + ".amplitude", ic.modes[t].amplitude);
+          for (int a = 0; a < dims(); ++a) {
+            const int k = ic.modes[t].k[static_cast<std::size_t>(a)];
+            const std::string pk = indexed(p + ".k", static_cast<std::size_t>(a));
+            if (k < 0) {
+              error(pk, "must be >= 0 (got " + std::to_string(k) + ")");
+            } else if (periodic(a) && k % 2 != 0) {
+              // sin/cos(pi k x / L) has period L only for even k.
+              error(pk, std::string("must be even on the periodic ") + kAxisNames[a] +
+                            " axis (got " + std::to_string(k) + ")");
+            }
+          }
+        }
+        break;
+    }
+  }
+
+  void check_time() {
+    const auto& t = c_.time;
+    if (t.dt) positive("time.dt", *t.dt);
+    if (t.steps && t.end_time) {
+      error("time", "give exactly one of 'steps' and 'end', not both");
+    } else if (!t.steps && !t.end_time) {
+      error("time", "give exactly one of 'steps' (a step count) or 'end' (a simulated time)");
+    }
+    if (t.steps && *t.steps < 0)
+      error("time.steps", "must be >= 0 (got " + std::to_string(*t.steps) + ")");
+    if (t.end_time) positive("time.end", *t.end_time);
+  }
+
+  void check_run_options() {
+    if (c_.backend != "auto") {
+      const std::vector<std::string> names = kernels::backend_names();
+      if (std::find(names.begin(), names.end(), c_.backend) == names.end()) {
+        std::vector<std::string> known{"auto"};
+        known.insert(known.end(), names.begin(), names.end());
+        std::string msg = "unknown backend " + quote(c_.backend) + nearest_suffix(c_.backend, known) +
+                          "; known: ";
+        for (std::size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : "") + known[i];
+        error("backend", msg);
+      }
+    }
+    if (c_.output.directory.empty()) error("output.directory", "must not be empty");
+    if (c_.output.every < 0)
+      error("output.every", "must be >= 0 (got " + std::to_string(c_.output.every) + ")");
+    if (c_.output.name.empty())
+      error("output.name", "must not be empty");
+    else if (c_.output.name.find('/') != std::string::npos)
+      error("output.name", "is a file name prefix and must not contain '/' (use output.directory)");
+    if (c_.checkpoint.every < 0)
+      error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
+  }
+
+  // Needs a case that is otherwise valid: the stencil is built from it.
+  void check_stable() {
+    double limit = 0.0;
+    try {
+      limit = solver::max_stable_dt(solver::laplacian(c_), c_.physics.alpha);
+    } catch (const std::exception& e) {
+      error("scheme", std::string("cannot build the stencil: ") + e.what());
+      return;
+    }
+    const char* where = c_.scheme.kind == SchemeKind::custom ? "scheme.weights" : "scheme";
+    if (!(limit > 0.0)) {
+      error(where, "the stencil amplifies some frequency for every dt > 0 (unstable operator; "
+                   "the centre weight must be negative and dominate)");
+      return;
+    }
+    if (!c_.time.dt && !std::isfinite(limit)) {
+      error(where, "all weights are zero, so dt: auto has no stability limit to follow");
+      return;
+    }
+    const double dt = c_.time.dt ? *c_.time.dt : 0.9 * limit;
+    if (c_.time.dt && dt > limit * (1.0 + 1e-12)) {
+      error("time.dt", format_number(dt) + " is unstable for this scheme; the largest stable dt is " +
+                           format_number_down(limit));
+      return;
+    }
+    if (c_.time.end_time && *c_.time.end_time / dt > kMaxSteps)
+      error("time.end", "needs more than 1e15 steps of dt = " + format_number(dt));
+  }
+
+  const Case& c_;
+  const std::map<std::string, int>& lines_;
+  std::vector<CaseError> errors_;
+};
+
+}  // namespace
+
+std::vector<CaseError> check_case(const Case& c, const std::map<std::string, int>& lines,
+                                  bool check_stability) {
+  return Checker(c, lines).run(check_stability);
+}
+
+std::vector<CaseError> check_case(const Case& c) {
+  static const std::map<std::string, int> no_lines;
+  return check_case(c, no_lines, true);
+}
+
+}  // namespace heatsim::io

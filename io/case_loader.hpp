@@ -1,0 +1,65 @@
+// Reading a case: YAML text -> validated solver::Case. Every problem in the file is reported at
+// once, each with its key path (`grid.n[2]`) and 1-based line. No YAML type appears here: the
+// parser stays inside io/.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "solver/case.hpp"
+
+namespace heatsim::io {
+
+struct CaseError {
+  std::string path;  // key path such as "grid.n[2]"; empty for problems of the whole file
+  int line = 0;      // 1-based; 0 when unknown (e.g. after command-line overrides)
+  std::string message;
+  // "grid.n[2]: must be >= 3 (line 7)"; the path and line parts are left out when empty.
+  std::string to_string() const;
+};
+
+struct LoadResult {
+  std::optional<solver::Case> value;  // set only when there are no errors
+  std::vector<CaseError> errors;
+  bool ok() const { return value.has_value() && errors.empty(); }
+};
+
+// Limits on the text itself, checked before it is parsed.
+constexpr std::size_t kMaxCaseBytes = 1u << 20;  // 1 MiB
+constexpr int kMaxCaseNesting = 64;              // collections inside collections
+constexpr std::size_t kMaxReportedErrors = 200;  // further errors are counted, not listed
+
+// Reads and validates a case file; sets Case::source_text and Case::source_path.
+LoadResult load_case_file(const std::string& path);
+// Validates YAML text; `origin` names it in messages and becomes Case::source_path.
+LoadResult load_case_text(const std::string& text, const std::string& origin = "<text>");
+
+// Semantic checks of a filled case (ranges, sizes, consistency, stability), run again after
+// command-line overrides. Errors carry no line numbers.
+std::vector<CaseError> check_case(const solver::Case& c);
+// The same, with lines looked up by key path (the nearest enclosing path that has one). The
+// stability check builds the stencil, so the loader skips it while other errors stand.
+std::vector<CaseError> check_case(const solver::Case& c, const std::map<std::string, int>& lines,
+                                  bool check_stability = true);
+
+// One error per line, as to_string() gives them.
+std::string format_errors(const std::vector<CaseError>& errors);
+
+// Message helpers shared by the loader's sources.
+namespace detail {
+// 'text' in single quotes, cut to a readable length, control characters replaced.
+std::string quote(const std::string& text);
+// Six significant digits; "nan", "inf", "-inf" for the non-finite values.
+std::string format_number(double v);
+// Six significant digits rounded toward zero, so that a printed limit is itself within it.
+std::string format_number_down(double v);
+// " (did you mean 'x'?)" for the candidate nearest to `word`, or "" when none is close.
+std::string nearest_suffix(const std::string& word, const std::vector<std::string>& candidates);
+// Problems of the raw text (size, NUL bytes, control characters, invalid UTF-8, nesting
+// deeper than kMaxCaseNesting), found before the text is parsed.
+std::vector<CaseError> check_text(const std::string& text);
+}  // namespace detail
+
+}  // namespace heatsim::io
