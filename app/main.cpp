@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--repeats", bench.repeats, "Timed repeats (the median is reported)");
   bench_cmd->add_option("--json", bench.json_path, "Where to write the JSON results");
 
+  spdlog::set_pattern("[%T] %^%l%$: %v");
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     cli.parse(reversed);

@@ -19,6 +19,7 @@
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
 #include "solver/simulation.hpp"
+#include "solver/version.hpp"
 
 namespace heatsim::app {
 namespace {
