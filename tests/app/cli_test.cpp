@@ -1,0 +1,188 @@
+// The heatsim executable end to end: run, validate, info, exit codes, progress and summary,
+// divergence, signals.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+// Runs `heatsim ARGS` with stdout and stderr captured together.
+Result heatsim(const std::string& args) {
+  const std::string cmd = std::string(HEATSIM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), pipe)) r.output += buf.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("heatsim_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_case(const std::string& name, const std::string& body) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << body;
+    return p.string();
+  }
+
+  std::string small_case(long steps, const std::string& extra = "", int every = 50) {
+    return "grid: {dims: 2, n: [40, 30], length: [1.0, 0.75]}\n"
+           "physics: {alpha: 1.0}\n"
+           "scheme: order2\n"
+           "boundary: {all: {type: dirichlet, value: 0}}\n"
+           "initial: {type: gaussian, center: [0.5, 0.4], width: 0.1}\n"
+           "time: {dt: auto, steps: " +
+           std::to_string(steps) + "}\n" + "output: {directory: " + (dir_ / "out").string() +
+           ", every: " + std::to_string(every) + "}\n" + extra;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, RunPrintsSettingsProgressAndSummary) {
+  const std::string c = write_case("c.yaml", small_case(200));
+  const Result r = heatsim(c + " --progress-seconds 0");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("backend cpu"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(step \d+/200 .*GStencil/s ETA)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(done: 200 steps .* GStencil/s on cpu)")))
+      << r.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
+}
+
+TEST_F(Cli, RunSubcommandAndOverrides) {
+  const std::string c = write_case("c.yaml", small_case(200));
+  const fs::path other = dir_ / "elsewhere";
+  const Result r = heatsim("run " + c + " --steps 30 --backend cpu --output-dir " + other.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("done: 30 steps"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(other / "field.xmf"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(Cli, ValidateReportsEveryProblemWithPathAndLine) {
+  const std::string c = write_case("bad.yaml",
+                                   "grid: {dims: 2, n: [40, 2], length: [1.0, 1.0]}\n"
+                                   "physics: {alpah: 1.0}\n"
+                                   "scheme: order2\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {dt: auto, steps: 10}\n");
+  const Result r = heatsim("validate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("grid.n[1]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("line 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("alpah"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("physics.alpha"), std::string::npos) << r.output;
+  // `run` refuses the same case before doing any work.
+  const Result run = heatsim(c);
+  EXPECT_EQ(run.code, 2);
+  EXPECT_EQ(run.output.find("step "), std::string::npos) << run.output;
+}
+
+TEST_F(Cli, ValidateGivesTheLargestStableDt) {
+  std::string body = small_case(10);
+  body.replace(body.find("dt: auto"), 8, "dt: 0.01");
+  const Result r = heatsim("validate " + write_case("c.yaml", body));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(time\.dt: .*largest stable dt is [0-9.e-]+)")))
+      << r.output;
+  const Result ok = heatsim("validate " + write_case("ok.yaml", small_case(10)));
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("largest stable dt"), std::string::npos) << ok.output;
+}
+
+TEST_F(Cli, NonFiniteFieldStopsTheRunNamingTheStep) {
+  // A boundary value so large that its ghost nodes (2g - u) overflow to Inf on the first step.
+  std::string body = small_case(100);
+  body.replace(body.find("value: 0}"), 9, "value: 1.5e308}");
+  body.replace(body.find("order2"), 6, "order4");  // radius 2: interior nodes read the ghosts
+  const Result r = heatsim(write_case("inf.yaml", body));
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(NaN/Inf value.* at step \d+)"))) << r.output;
+}
+
+TEST_F(Cli, UnknownBackendAndMissingFile) {
+  const std::string c = write_case("c.yaml", small_case(10));
+  Result r = heatsim(c + " --backend warp-drive");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("warp-drive"), std::string::npos) << r.output;
+  r = heatsim((dir_ / "missing.yaml").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, InfoVersionHelp) {
+  Result r = heatsim("info");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("cpu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GPU"), std::string::npos) << r.output;
+  r = heatsim("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(heatsim \d+\.\d+\.\d+)"))) << r.output;
+  r = heatsim("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("validate"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Exit codes"), std::string::npos) << r.output;
+  r = heatsim("run");
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
+TEST_F(Cli, SigintWritesACheckpointAndExits130) {
+  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
+  const std::string cmd = std::string(HEATSIM_BINARY) + " " + c;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the run has written its first output, then interrupt it.
+  for (int i = 0; i < 200 && !fs::exists(dir_ / "out" / "field.xmf"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  bool checkpoint = false;
+  for (const auto& e : fs::directory_iterator(dir_ / "out"))
+    checkpoint = checkpoint || e.path().filename().string().rfind("checkpoint_", 0) == 0;
+  EXPECT_TRUE(checkpoint);
+}
+
+}  // namespace
