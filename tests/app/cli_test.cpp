@@ -14,6 +14,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -158,31 +159,69 @@ TEST_F(Cli, InfoVersionHelp) {
   EXPECT_EQ(r.code, 2) << r.output;
 }
 
-TEST_F(Cli, SigintWritesACheckpointAndExits130) {
-  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
-  const std::string cmd = std::string(HEATSIM_BINARY) + " " + c;
+// Starts a long run, waits for its first output, sends `signals` (a second one right after
+// the first when two are given) and returns the exit status.
+int interrupt_run(const fs::path& dir, const std::string& case_path, std::vector<int> signals) {
   const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return -1;
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    execl(HEATSIM_BINARY, HEATSIM_BINARY, c.c_str(), static_cast<char*>(nullptr));
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, case_path.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the run has written its first output, then interrupt it.
-  for (int i = 0; i < 200 && !fs::exists(dir_ / "out" / "field.xmf"); ++i)
+  for (int i = 0; i < 200 && !fs::exists(dir / "out" / "field.xmf"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kill(pid, SIGINT);
+  for (int sig : signals) kill(pid, sig);
   int status = 0;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  bool checkpoint = false;
-  for (const auto& e : fs::directory_iterator(dir_ / "out"))
-    checkpoint = checkpoint || e.path().filename().string().rfind("checkpoint_", 0) == 0;
-  EXPECT_TRUE(checkpoint);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool has_checkpoint(const fs::path& out) {
+  for (const auto& e : fs::directory_iterator(out))
+    if (e.path().filename().string().rfind("checkpoint_", 0) == 0 &&
+        e.path().extension() == ".h5")
+      return true;
+  return false;
+}
+
+TEST_F(Cli, SigintWritesACheckpointAndExits130) {
+  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
+  EXPECT_EQ(interrupt_run(dir_, c, {SIGINT}), 130);
+  EXPECT_TRUE(has_checkpoint(dir_ / "out"));
+}
+
+TEST_F(Cli, SigtermWritesACheckpointAndExits143) {
+  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
+  EXPECT_EQ(interrupt_run(dir_, c, {SIGTERM}), 143);
+  EXPECT_TRUE(has_checkpoint(dir_ / "out"));
+}
+
+TEST_F(Cli, SecondSignalAbortsAtOnce) {
+  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int code = interrupt_run(dir_, c, {SIGTERM, SIGINT});
+  EXPECT_TRUE(code == 143 || code == 130) << code;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 15.0);
+}
+
+TEST_F(Cli, TooLargeForHostMemoryIsRefusedWithNumbers) {
+  const std::string c = write_case("huge.yaml",
+                                   "grid: {dims: 3, n: [2048, 2048, 2048], length: [1, 1, 1]}\n"
+                                   "physics: {alpha: 1.0}\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {dt: auto, steps: 1}\n"
+                                   "backend: cpu\n"
+                                   "output: {directory: " + (dir_ / "out").string() + "}\n");
+  const Result r = heatsim(c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(not enough host memory: the run needs [0-9.]+ GiB)")))
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
 }
 
 }  // namespace
