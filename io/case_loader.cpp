@@ -486,6 +486,7 @@ class Reader {
         if (read_face(it->second.value, p, bf)) c.boundary[static_cast<std::size_t>(face)] = bf;
       } else if (has_all) {
         given[static_cast<std::size_t>(face)] = true;
+        faces_from_all.push_back(kFaceNames[face]);
         if (all_ok) c.boundary[static_cast<std::size_t>(face)] = all_face;
         // Checks of this face point at the lines of `all`.
         for (const auto& [key, line] : std::map<std::string, int>(lines))
@@ -653,7 +654,25 @@ class Reader {
  public:
   // Paths whose semantic checks would only repeat or follow from an error already reported.
   std::vector<std::string> error_suppressed_;
+  // Faces that took their condition from boundary.all; their errors are reported there.
+  std::vector<std::string> faces_from_all;
 };
+
+// boundary.x-.value -> boundary.all.value when x- came from 'all'.
+void point_at_all(std::vector<CaseError>& errors, const std::vector<std::string>& faces) {
+  std::vector<CaseError> kept;
+  for (CaseError& e : errors) {
+    for (const std::string& face : faces) {
+      const std::string prefix = "boundary." + face + ".";
+      if (e.path.rfind(prefix, 0) == 0) e.path = "boundary.all." + e.path.substr(prefix.size());
+    }
+    const bool repeat = std::any_of(kept.begin(), kept.end(), [&](const CaseError& k) {
+      return k.path == e.path && k.message == e.message;
+    });
+    if (!repeat) kept.push_back(std::move(e));
+  }
+  errors = std::move(kept);
+}
 
 // `a` lies inside `b` or `b` inside `a` (whole path components).
 bool overlaps(const std::string& a, const std::string& b) {
@@ -726,6 +745,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   } catch (const std::exception& e) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
   }
+  point_at_all(semantic, reader.faces_from_all);
   // A value that failed to read keeps its default; checks on it would only add noise.
   std::vector<std::string> suppressed = reader.error_suppressed_;
   for (const CaseError& e : reader.errors) suppressed.push_back(e.path);

@@ -1,0 +1,395 @@
+// The case loader on valid input: every example in inputs/ loads, values land in the right
+// fields, defaults apply, and errors carry key paths, lines and useful messages.
+#include "io/case_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "solver/stencil.hpp"
+
+namespace heatsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+using solver::BoundaryKind;
+using solver::InitialKind;
+using solver::SchemeKind;
+
+const fs::path kSource = HEATSIM_SOURCE_DIR;
+
+solver::Case load_ok(const std::string& text) {
+  const LoadResult r = load_case_text(text);
+  EXPECT_TRUE(r.ok()) << format_errors(r.errors);
+  return r.value.value_or(solver::Case{});
+}
+
+solver::Case load_input(const std::string& relative) {
+  const LoadResult r = load_case_file((kSource / "inputs" / relative).string());
+  EXPECT_TRUE(r.ok()) << relative << ":\n" << format_errors(r.errors);
+  return r.value.value_or(solver::Case{});
+}
+
+std::string all_errors(const LoadResult& r) { return format_errors(r.errors); }
+
+const CaseError* find_error(const LoadResult& r, const std::string& path) {
+  for (const CaseError& e : r.errors)
+    if (e.path == path) return &e;
+  return nullptr;
+}
+
+// A small valid case; tests replace one line of it.
+const std::string kMinimal =
+    "grid:\n"                                          // 1
+    "  dims: 2\n"                                      // 2
+    "  n: [16, 12]\n"                                  // 3
+    "physics:\n"                                       // 4
+    "  alpha: 2.0\n"                                   // 5
+    "boundary:\n"                                      // 6
+    "  all: {type: dirichlet, value: 0}\n"             // 7
+    "initial:\n"                                       // 8
+    "  type: constant\n"                               // 9
+    "  value: 3.5\n"                                   // 10
+    "time:\n"                                          // 11
+    "  steps: 10\n";                                   // 12
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(CaseLoader, EveryExampleInputLoads) {
+  int count = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "inputs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++count;
+    const LoadResult r = load_case_file(entry.path().string());
+    EXPECT_TRUE(r.ok()) << entry.path() << ":\n" << all_errors(r);
+    if (r.ok()) {
+      EXPECT_EQ(r.value->source_path, entry.path().string());
+      EXPECT_FALSE(r.value->source_text.empty());
+      EXPECT_TRUE(check_case(*r.value).empty()) << entry.path();
+    }
+  }
+  EXPECT_GE(count, 8 + 8);  // 3 examples, 5 analytic cases, 8 benchmark shapes
+}
+
+TEST(CaseLoader, Heat2dExample) {
+  const solver::Case c = load_input("heat2d.yaml");
+  EXPECT_EQ(c.grid.dims, 2);
+  EXPECT_EQ(c.grid.n[0], 256);
+  EXPECT_EQ(c.grid.n[1], 256);
+  EXPECT_EQ(c.grid.n[2], 1);
+  EXPECT_DOUBLE_EQ(c.grid.length[0], 1.0);
+  EXPECT_DOUBLE_EQ(c.physics.alpha, 1.0);
+  EXPECT_EQ(c.scheme.kind, SchemeKind::order2);
+  for (int f = 0; f < 4; ++f) {
+    EXPECT_EQ(c.boundary[f].kind, BoundaryKind::dirichlet);
+    EXPECT_DOUBLE_EQ(c.boundary[f].value, 0.0);
+  }
+  EXPECT_EQ(c.initial.kind, InitialKind::gaussian);
+  EXPECT_DOUBLE_EQ(c.initial.center[0], 0.5);
+  EXPECT_DOUBLE_EQ(c.initial.center[1], 0.5);
+  EXPECT_DOUBLE_EQ(c.initial.width, 0.05);
+  EXPECT_FALSE(c.time.dt.has_value());  // auto
+  ASSERT_TRUE(c.time.steps.has_value());
+  EXPECT_EQ(*c.time.steps, 2000);
+  EXPECT_FALSE(c.time.end_time.has_value());
+  EXPECT_EQ(c.output.directory, "out/heat2d");
+  EXPECT_EQ(c.output.every, 200);
+  EXPECT_EQ(c.checkpoint.every, 1000);
+  EXPECT_NE(c.source_text.find("gaussian"), std::string::npos);
+  // dt: auto resolves to 0.9 of the limit h^2 / (4 alpha) of the 5-point Laplacian.
+  const solver::TimePlan plan = solver::plan_time(c);
+  const double h = 1.0 / 255.0;
+  EXPECT_NEAR(plan.dt, 0.9 * h * h / 4.0, 1e-6 * plan.dt);
+  EXPECT_EQ(plan.steps, 2000);
+}
+
+TEST(CaseLoader, Heat1dExampleWithScalarLengthAndMixedFaces) {
+  const solver::Case c = load_input("heat1d.yaml");
+  EXPECT_EQ(c.grid.dims, 1);
+  EXPECT_EQ(c.grid.n[0], 401);
+  EXPECT_DOUBLE_EQ(c.grid.length[0], 2.0);
+  EXPECT_DOUBLE_EQ(c.physics.alpha, 0.5);
+  EXPECT_EQ(c.scheme.kind, SchemeKind::order4);
+  EXPECT_EQ(c.boundary[0].kind, BoundaryKind::dirichlet);
+  EXPECT_DOUBLE_EQ(c.boundary[0].amplitude, 1.0);
+  EXPECT_DOUBLE_EQ(c.boundary[0].frequency, 5.0);
+  EXPECT_EQ(c.boundary[1].kind, BoundaryKind::neumann);
+  EXPECT_DOUBLE_EQ(c.boundary[1].value, 0.0);
+  EXPECT_EQ(c.initial.kind, InitialKind::box);
+  EXPECT_DOUBLE_EQ(c.initial.lower[0], 0.75);
+  EXPECT_DOUBLE_EQ(c.initial.upper[0], 1.25);
+  EXPECT_DOUBLE_EQ(c.initial.value, 1.0);
+  EXPECT_FALSE(c.time.steps.has_value());
+  ASSERT_TRUE(c.time.end_time.has_value());
+  EXPECT_DOUBLE_EQ(*c.time.end_time, 0.1);
+}
+
+TEST(CaseLoader, Heat3dExampleSpecificFacesOverrideAll) {
+  const solver::Case c = load_input("heat3d.yaml");
+  EXPECT_EQ(c.grid.dims, 3);
+  EXPECT_EQ(c.scheme.kind, SchemeKind::isotropic);
+  for (int f = 0; f < 4; ++f) EXPECT_EQ(c.boundary[f].kind, BoundaryKind::neumann) << f;
+  EXPECT_EQ(c.boundary[4].kind, BoundaryKind::dirichlet);
+  EXPECT_DOUBLE_EQ(c.boundary[4].value, 1.0);
+  EXPECT_EQ(c.boundary[5].kind, BoundaryKind::dirichlet);
+  EXPECT_DOUBLE_EQ(c.boundary[5].value, 0.0);
+}
+
+TEST(CaseLoader, PeriodicModesExample) {
+  const solver::Case c = load_input("analytic/periodic_fourier_2d.yaml");
+  for (int f = 0; f < 4; ++f) EXPECT_EQ(c.boundary[f].kind, BoundaryKind::periodic);
+  ASSERT_EQ(c.initial.modes.size(), 2u);
+  EXPECT_EQ(c.initial.modes[0].k[0], 2);
+  EXPECT_EQ(c.initial.modes[0].k[1], 4);
+  EXPECT_FALSE(c.initial.modes[0].cosine[0]);
+  EXPECT_TRUE(c.initial.modes[0].cosine[1]);
+  EXPECT_DOUBLE_EQ(c.initial.modes[1].amplitude, 0.5);
+  EXPECT_TRUE(c.initial.modes[1].cosine[0]);
+}
+
+TEST(CaseLoader, CustomBox49Weights) {
+  const solver::Case c = load_input("bench/box_2d49p.yaml");
+  EXPECT_EQ(c.scheme.kind, SchemeKind::custom);
+  EXPECT_EQ(c.scheme.radius, 3);
+  ASSERT_EQ(c.scheme.weights.size(), 49u);
+  EXPECT_NEAR(c.scheme.weights[24], -1.7013888888888888, 1e-15);  // the centre
+  double sum = 0.0;
+  for (double w : c.scheme.weights) sum += w;
+  EXPECT_NEAR(sum, 0.0, 1e-12);
+  EXPECT_GT(solver::plan_time(c).dt, 0.0);
+}
+
+TEST(CaseLoader, DefaultsApply) {
+  const solver::Case c = load_ok(kMinimal);
+  EXPECT_EQ(c.scheme.kind, SchemeKind::order2);
+  EXPECT_EQ(c.precision, solver::Precision::fp64);
+  EXPECT_EQ(c.backend, "auto");
+  EXPECT_DOUBLE_EQ(c.physics.source, 0.0);
+  EXPECT_DOUBLE_EQ(c.grid.length[0], 1.0);
+  EXPECT_DOUBLE_EQ(c.grid.length[1], 1.0);
+  EXPECT_FALSE(c.time.dt.has_value());
+  EXPECT_EQ(c.output.directory, "out");
+  EXPECT_EQ(c.output.every, 0);
+  EXPECT_EQ(c.output.name, "field");
+  EXPECT_EQ(c.checkpoint.every, 0);
+  EXPECT_DOUBLE_EQ(c.initial.value, 3.5);
+  EXPECT_EQ(c.source_path, "<text>");
+  EXPECT_EQ(c.source_text, kMinimal);
+}
+
+TEST(CaseLoader, GaussianCentreDefaultsToTheMiddleAndBoxValueToOne) {
+  const std::string gaussian = replace(replace(kMinimal, "type: constant", "type: gaussian"),
+                                       "value: 3.5", "width: 0.1");
+  const solver::Case g = load_ok(replace(gaussian, "  n: [16, 12]\n",
+                                         "  n: [16, 12]\n  length: [2.0, 4.0]\n"));
+  EXPECT_DOUBLE_EQ(g.initial.center[0], 1.0);
+  EXPECT_DOUBLE_EQ(g.initial.center[1], 2.0);
+  EXPECT_DOUBLE_EQ(g.initial.amplitude, 1.0);
+
+  const solver::Case b = load_ok(replace(replace(kMinimal, "type: constant", "type: box"),
+                                         "value: 3.5", "lower: [0.2, 0.2]\n  upper: [0.4, 0.5]"));
+  EXPECT_DOUBLE_EQ(b.initial.value, 1.0);
+  EXPECT_DOUBLE_EQ(b.initial.background, 0.0);
+  EXPECT_DOUBLE_EQ(b.initial.upper[1], 0.5);
+}
+
+TEST(CaseLoader, ExplicitOptions) {
+  const std::string text = kMinimal +
+                           "precision: fp32\n"
+                           "backend: cpu\n"
+                           "output: {directory: results, every: 5, name: temp}\n"
+                           "checkpoint: {every: 7}\n"
+                           "scheme: order6\n";
+  const solver::Case c = load_ok(replace(replace(text, "steps: 10", "steps: 10\n  dt: 1e-4"),
+                                         "n: [16, 12]", "n: [16, 12]\n  length: 2"));
+  EXPECT_EQ(c.precision, solver::Precision::fp32);
+  EXPECT_EQ(c.backend, "cpu");
+  EXPECT_EQ(c.output.directory, "results");
+  EXPECT_EQ(c.output.every, 5);
+  EXPECT_EQ(c.output.name, "temp");
+  EXPECT_EQ(c.checkpoint.every, 7);
+  EXPECT_EQ(c.scheme.kind, SchemeKind::order6);
+  ASSERT_TRUE(c.time.dt.has_value());
+  EXPECT_DOUBLE_EQ(*c.time.dt, 1e-4);
+  EXPECT_DOUBLE_EQ(c.grid.length[1], 2.0);
+}
+
+TEST(CaseLoader, DtAutoSpelledOutAndQuoted) {
+  EXPECT_FALSE(load_ok(replace(kMinimal, "steps: 10", "steps: 10\n  dt: auto")).time.dt);
+  EXPECT_FALSE(load_ok(replace(kMinimal, "steps: 10", "steps: 10\n  dt: \"auto\"")).time.dt);
+}
+
+TEST(CaseLoader, ErrorToString) {
+  EXPECT_EQ((CaseError{"grid.n[2]", 7, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3 (line 7)");
+  EXPECT_EQ((CaseError{"grid.n[2]", 0, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3");
+  EXPECT_EQ((CaseError{"", 3, "bad"}).to_string(), "bad (line 3)");
+}
+
+TEST(CaseLoader, EveryErrorAtOnceWithPathsAndLines) {
+  std::string text = replace(kMinimal, "n: [16, 12]", "n: [16, 2]");
+  text = replace(text, "alpha: 2.0", "alpha: -1");
+  text = replace(text, "value: 3.5", "value: .nan");
+  const LoadResult r = load_case_text(text);
+  ASSERT_FALSE(r.ok());
+  EXPECT_FALSE(r.value.has_value());
+  ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(), "grid.n[1]: must be >= 3 (got 2) (line 3)");
+  EXPECT_EQ(r.errors[1].path, "physics.alpha");
+  EXPECT_EQ(r.errors[1].line, 5);
+  EXPECT_EQ(r.errors[2].path, "initial.value");
+  EXPECT_EQ(r.errors[2].line, 10);
+  EXPECT_NE(r.errors[2].message.find("finite"), std::string::npos);
+}
+
+TEST(CaseLoader, TypoSuggestsNearestKey) {
+  const LoadResult r = load_case_text(replace(kMinimal, "alpha: 2.0", "alpah: 2.0"));
+  const CaseError* typo = find_error(r, "physics.alpah");
+  ASSERT_NE(typo, nullptr) << all_errors(r);
+  EXPECT_NE(typo->message.find("unknown key 'alpah' (did you mean 'alpha'?)"), std::string::npos)
+      << typo->message;
+  EXPECT_EQ(typo->line, 5);
+  const CaseError* missing = find_error(r, "physics.alpha");
+  ASSERT_NE(missing, nullptr);
+  EXPECT_NE(missing->message.find("missing"), std::string::npos);
+}
+
+TEST(CaseLoader, DuplicateKeyNamesTheFirstLine) {
+  const LoadResult r = load_case_text(kMinimal + "time:\n  steps: 3\n");
+  const CaseError* dup = find_error(r, "time");
+  ASSERT_NE(dup, nullptr) << all_errors(r);
+  EXPECT_NE(dup->message.find("duplicate key 'time' (first given on line 11)"), std::string::npos);
+  EXPECT_EQ(dup->line, 13);
+}
+
+TEST(CaseLoader, UnstableDtNamesTheLimitRoundedDown) {
+  // 1D order2, h = 0.01, alpha = 1: the limit is h^2 / 2 = 5e-5.
+  const std::string text =
+      "grid: {dims: 1, n: [101]}\nphysics: {alpha: 1}\nboundary: {all: {type: neumann}}\n"
+      "initial: {type: constant}\ntime:\n  dt: 1e-4\n  steps: 10\n";
+  const LoadResult r = load_case_text(text);
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  const CaseError& e = r.errors[0];
+  EXPECT_EQ(e.path, "time.dt");
+  EXPECT_EQ(e.line, 6);
+  const std::string prefix = "0.0001 is unstable for this scheme; the largest stable dt is ";
+  ASSERT_EQ(e.message.rfind(prefix, 0), 0u) << e.message;
+  const double printed = std::strtod(e.message.c_str() + prefix.size(), nullptr);
+  EXPECT_NEAR(printed, 5e-5, 1e-10);
+  // The printed limit is itself accepted.
+  EXPECT_TRUE(load_case_text(replace(text, "1e-4", e.message.substr(prefix.size()))).ok());
+}
+
+TEST(CaseLoader, StabilityNotCheckedWhileOtherErrorsStand) {
+  std::string text = replace(kMinimal, "steps: 10", "steps: 10\n  dt: 1.0");
+  text = replace(text, "value: 3.5", "value: [1]");
+  const LoadResult r = load_case_text(text);
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.value");
+}
+
+TEST(CaseLoader, CheckCaseAfterOverridesHasNoLines) {
+  solver::Case c = load_ok(kMinimal);
+  c.grid.n[1] = 2;
+  c.backend = "cdu";
+  const std::vector<CaseError> errors = check_case(c);
+  ASSERT_EQ(errors.size(), 2u) << format_errors(errors);
+  EXPECT_EQ(errors[0].to_string(), "grid.n[1]: must be >= 3 (got 2)");
+  EXPECT_EQ(errors[1].path, "backend");
+  EXPECT_NE(errors[1].message.find("unknown backend 'cdu' (did you mean 'cpu'?)"), std::string::npos)
+      << errors[1].message;
+  EXPECT_NE(errors[1].message.find("known: auto, cpu"), std::string::npos);
+
+  c = load_ok(kMinimal);
+  c.time.dt = 10.0;
+  const std::vector<CaseError> unstable = check_case(c);
+  ASSERT_EQ(unstable.size(), 1u);
+  EXPECT_EQ(unstable[0].path, "time.dt");
+  EXPECT_EQ(unstable[0].line, 0);
+}
+
+TEST(CaseLoader, RadiusRaisesTheMinimumPoints) {
+  const LoadResult r = load_case_text(kMinimal + "scheme: order6\n");
+  ASSERT_EQ(r.errors.size(), 0u) << all_errors(r);
+  const LoadResult small =
+      load_case_text(replace(kMinimal, "n: [16, 12]", "n: [16, 5]") + "scheme: order6\n");
+  const CaseError* e = find_error(small, "grid.n[1]");
+  ASSERT_NE(e, nullptr) << all_errors(small);
+  EXPECT_NE(e->message.find("must be >= 7"), std::string::npos);
+}
+
+TEST(CaseLoader, CustomSchemeNeedsEqualSpacing) {
+  const std::string scheme =
+      "scheme:\n  type: custom\n  radius: 1\n  weights: [0, 1, 0, 1, -4, 1, 0, 1, 0]\n";
+  EXPECT_TRUE(load_case_text(replace(kMinimal, "n: [16, 12]", "n: [16, 16]") + scheme).ok());
+  const LoadResult r = load_case_text(kMinimal + scheme);  // h_x = 1/15, h_y = 1/11
+  const CaseError* e = find_error(r, "scheme");
+  ASSERT_NE(e, nullptr) << all_errors(r);
+  EXPECT_NE(e->message.find("equal spacing"), std::string::npos);
+}
+
+TEST(CaseLoader, FacesFromAllPointAtTheLineOfAll) {
+  const LoadResult r =
+      load_case_text(replace(kMinimal, "{type: dirichlet, value: 0}", "{type: dirichlet, value: .inf}"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);  // reported once, for 'all'
+  EXPECT_EQ(r.errors[0].path, "boundary.all.value");
+  EXPECT_EQ(r.errors[0].line, 7);
+}
+
+TEST(CaseLoader, ManyErrorsAreCapped) {
+  std::string text = kMinimal + "output:\n";
+  for (int i = 0; i < 500; ++i) text += "  key" + std::to_string(i) + ": 1\n";
+  const LoadResult r = load_case_text(text);
+  ASSERT_EQ(r.errors.size(), kMaxReportedErrors + 1);
+  EXPECT_EQ(r.errors.back().message, "... and 300 more errors");
+}
+
+TEST(CaseLoader, MissingFileAndDirectory) {
+  const LoadResult missing = load_case_file((kSource / "inputs" / "no-such-case.yaml").string());
+  ASSERT_EQ(missing.errors.size(), 1u);
+  EXPECT_NE(missing.errors[0].message.find("cannot open"), std::string::npos);
+  const LoadResult dir = load_case_file((kSource / "inputs").string());
+  ASSERT_EQ(dir.errors.size(), 1u);
+  EXPECT_NE(dir.errors[0].message.find("directory"), std::string::npos);
+}
+
+TEST(CaseLoader, PathologicalTextFailsCleanly) {
+  const std::string deep_flow(100000, '[');
+  std::string deep_block;
+  for (int i = 0; i < 100000; ++i) deep_block += "- ";
+  std::string deep_indent;
+  for (int i = 0; i < 200; ++i) deep_indent += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
+  for (const std::string& text : {deep_flow, deep_block + "x\n", deep_indent}) {
+    const LoadResult r = load_case_text(text);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_NE(r.errors[0].message.find("nests"), std::string::npos) << r.errors[0].message;
+  }
+  // Billion laughs: aliases are never expanded, so this is quick and reports unknown keys.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c)
+    bomb += std::string(1, c) + ": &" + c + " [*" + static_cast<char>(c - 1) + ", *" +
+            static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) + ", *" +
+            static_cast<char>(c - 1) + ", *" + static_cast<char>(c - 1) + "]\n";
+  bomb += "grid: *j\nphysics: *j\n";
+  const LoadResult r = load_case_text(bomb);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(all_errors(r).find("unknown key 'a'"), std::string::npos) << all_errors(r);
+  EXPECT_NE(all_errors(r).find("grid: expected a map"), std::string::npos);
+}
+
+TEST(CaseLoader, QuotedNumbersAreStrings) {
+  const LoadResult r = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: \"2.0\""));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(), "physics.alpha: expected a number, got the string '2.0' (line 5)");
+}
+
+}  // namespace
+}  // namespace heatsim::io
