@@ -50,7 +50,7 @@ std::string hdf5_error_detail() {
 
 [[noreturn]] void throw_hdf5(const std::string& what) {
   const std::string detail = hdf5_error_detail();
-  throw std::runtime_error(detail.empty() ? what : what + " (" + detail + ")");
+  throw std::runtime_error(detail.empty() ? what : what + " (HDF5: " + detail + ")");
 }
 
 void check(herr_t status, const std::string& what) {
@@ -160,10 +160,9 @@ std::string read_string(hid_t loc, const char* name) {
   if (H5Tget_class(type.get()) != H5T_STRING)
     throw std::runtime_error(std::string("attribute '") + name + "' is not a string");
   if (H5Tis_variable_str(type.get()) > 0) {
-    Handle mem = check_id(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
-    check(H5Tset_size(mem.get(), H5T_VARIABLE), "string type");
+    // Read with the file's own string type: HDF5 converts no character sets.
     char* p = nullptr;
-    check(H5Aread(attr.get(), mem.get(), &p), std::string("attribute ") + name);
+    check(H5Aread(attr.get(), type.get(), &p), std::string("attribute ") + name);
     std::string s = p ? p : "";
     H5free_memory(p);
     return s;
@@ -322,7 +321,7 @@ FieldFile read_file(const std::string& path, bool with_data) {
     Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
     check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
     Handle file = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
-                           "cannot open (truncated or damaged file?)");
+                           "cannot open: the file is truncated or damaged");
     const hid_t root = file.get();
     if (read_string(root, "format") != kFormat)
       throw std::runtime_error("not a heatsim field file (unknown format)");
@@ -394,7 +393,7 @@ FieldFile read_file(const std::string& path, bool with_data) {
       out.field.resize(static_cast<std::size_t>(m.points()));
       check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                     out.field.data()),
-            "cannot read the field (checksum mismatch or damaged file)");
+            "the field fails its checksum or cannot be read; the file is corrupt");
     }
     check(dset.close(), "cannot close the dataset");
     check(file.close(), "cannot close the file");

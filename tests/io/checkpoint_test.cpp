@@ -1,0 +1,160 @@
+// Checkpoints: round trip in the run's precision, checksum and truncation detection, and the
+// checks against the case on restart.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <iterator>
+
+#include "io/checkpoint.hpp"
+#include "io/output.hpp"
+
+namespace heatsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+using solver::Precision;
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("heatsim_checkpoint_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    c_.grid.dims = 2;
+    c_.grid.n = {12, 9, 1};
+    c_.grid.length = {1.0, 2.0, 1.0};
+    c_.physics.alpha = 0.25;
+    c_.output.directory = dir_.string();
+    c_.source_text = "grid: {n: [12, 9]}\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<double> field(double value) const {
+    return std::vector<double>(static_cast<std::size_t>(c_.grid.n[0] * c_.grid.n[1]), value);
+  }
+  std::string write(std::int64_t step, const std::vector<double>& values) {
+    const std::string p = checkpoint_path(c_, step);
+    write_checkpoint(p, make_meta(c_, dt_, "cpu", step, static_cast<double>(step) * dt_), values);
+    return p;
+  }
+
+  fs::path dir_;
+  solver::Case c_;
+  double dt_ = 1e-3;
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST_F(CheckpointTest, PathSortsByStep) {
+  EXPECT_EQ(fs::path(checkpoint_path(c_, 500)).filename(), "checkpoint_00000500.h5");
+  EXPECT_EQ(fs::path(checkpoint_path(c_, 500)).parent_path(), dir_);
+}
+
+TEST_F(CheckpointTest, RoundTripIsExactInBothPrecisions) {
+  for (auto precision : {Precision::fp64, Precision::fp32}) {
+    c_.precision = precision;
+    std::vector<double> values = field(0.0);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = 1.0 / (3.0 + static_cast<double>(i));
+      if (precision == Precision::fp32) values[i] = static_cast<float>(values[i]);
+    }
+    const std::string p = write(40, values);
+    const Checkpoint ck = read_checkpoint(p);
+    EXPECT_EQ(ck.field, values);
+    EXPECT_EQ(ck.meta.step, 40);
+    EXPECT_EQ(ck.meta.dt, dt_);
+    EXPECT_EQ(ck.meta.precision, kernels::to_string(precision));
+    EXPECT_EQ(ck.meta.case_yaml, c_.source_text);
+    EXPECT_EQ(checkpoint_mismatch(ck, c_, dt_), "");
+    EXPECT_FALSE(fs::exists(p + ".tmp"));
+  }
+}
+
+TEST_F(CheckpointTest, CorruptDataFailsTheChecksum) {
+  // A value with a distinctive bit pattern, so the test finds the data bytes in the file.
+  const double marker = 1234.5678901234;
+  const std::string p = write(7, field(marker));
+  std::string bytes;
+  {
+    std::ifstream in(p, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  char pattern[8];
+  std::memcpy(pattern, &marker, 8);
+  const std::size_t at = bytes.find(std::string(pattern, 8));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 8 * 20 + 3] ^= 0x10;  // one bit of the 21st value
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  const std::string msg = message_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find(p), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
+}
+
+TEST_F(CheckpointTest, TruncatedFileIsRefused) {
+  const std::string p = write(7, field(1.0));
+  for (double fraction : {0.5, 0.9, 0.02}) {
+    const std::string q = (dir_ / "truncated.h5").string();
+    fs::copy_file(p, q, fs::copy_options::overwrite_existing);
+    fs::resize_file(q, static_cast<std::uintmax_t>(fs::file_size(p) * fraction));
+    const std::string msg = message_of([&] { read_checkpoint(q); });
+    EXPECT_NE(msg.find(q), std::string::npos) << msg;
+  }
+  fs::resize_file(p, 0);
+  EXPECT_NE(message_of([&] { read_checkpoint(p); }).find(p), std::string::npos);
+}
+
+TEST_F(CheckpointTest, OutputFileIsNotACheckpoint) {
+  OutputSeries series(c_, dt_, "cpu");
+  series.write(3, 0.003, field(2.0));
+  const std::string p = output_path(c_, 3);
+  const std::string msg = message_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find("not a checkpoint"), std::string::npos) << msg;
+}
+
+TEST_F(CheckpointTest, MismatchNamesWhatDiffers) {
+  const Checkpoint ck = read_checkpoint(write(10, field(0.5)));
+  solver::Case other = c_;
+  other.grid.n = {24, 9, 1};
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_), "grid.n: checkpoint 12x9, case 24x9");
+  other = c_;
+  other.grid.dims = 3;
+  other.grid.n = {12, 9, 5};
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_), "grid.dims: checkpoint 2, case 3");
+  other = c_;
+  other.grid.length = {2.0, 2.0, 1.0};
+  EXPECT_NE(checkpoint_mismatch(ck, other, dt_).find("grid spacing"), std::string::npos);
+  other = c_;
+  other.scheme.kind = solver::SchemeKind::order4;
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_), "scheme: checkpoint order2, case order4");
+  other = c_;
+  other.precision = Precision::fp32;
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_), "precision: checkpoint fp64, case fp32");
+  EXPECT_EQ(checkpoint_mismatch(ck, c_, 2e-3),
+            "time.dt: checkpoint 0.001, case 0.002");
+  other = c_;
+  other.physics.alpha = 1.0;
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_), "physics.alpha: checkpoint 0.25, case 1");
+  other.precision = Precision::fp32;
+  EXPECT_EQ(checkpoint_mismatch(ck, other, dt_),
+            "precision: checkpoint fp64, case fp32; physics.alpha: checkpoint 0.25, case 1");
+}
+
+}  // namespace
+}  // namespace heatsim::io

@@ -1,0 +1,163 @@
+// The output directory rules and the output series with its XDMF index.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "io/checkpoint.hpp"
+#include "io/inspect.hpp"
+#include "io/output.hpp"
+
+namespace heatsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+class OutputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("heatsim_output_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    c_.grid.dims = 1;
+    c_.grid.n = {8, 1, 1};
+    c_.output.directory = (root_ / "run" / "out").string();
+    c_.source_text = "# a case\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::vector<double> field(double v) const { return std::vector<double>(8, v); }
+  std::string read(const std::string& p) const {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  // A finished run: outputs at 0, 10, 20 and checkpoints at 10, 20.
+  void make_run() {
+    prepare_output_directory(c_, false, false);
+    OutputSeries s(c_, 0.1, "cpu");
+    for (int step : {0, 10, 20}) s.write(step, 0.1 * step, field(step));
+    for (int step : {10, 20})
+      write_checkpoint(checkpoint_path(c_, step), make_meta(c_, 0.1, "cpu", step, 0.1 * step),
+                       field(step));
+  }
+
+  fs::path root_;
+  solver::Case c_;
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no exception)";
+}
+
+TEST_F(OutputTest, CreatesTheDirectoryAndWritesAnIndexedSeries) {
+  make_run();
+  const std::string dir = c_.output.directory;
+  EXPECT_TRUE(fs::exists(dir + "/field_00000000.h5"));
+  EXPECT_TRUE(fs::exists(dir + "/field_00000010.h5"));
+  EXPECT_TRUE(fs::exists(dir + "/field_00000020.h5"));
+  const std::string xmf = read(dir + "/field.xmf");
+  EXPECT_NE(xmf.find(">field_00000000.h5:/u<"), std::string::npos);  // relative to the .xmf
+  EXPECT_NE(xmf.find(">field_00000020.h5:/u<"), std::string::npos);
+  EXPECT_NE(xmf.find("<Time Value=\"2\"/>"), std::string::npos);
+  EXPECT_EQ(xmf.find(root_.string()), std::string::npos) << "no absolute paths inside";
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().extension(), ".h5" == e.path().extension() ? ".h5" : ".xmf")
+        << e.path();
+}
+
+TEST_F(OutputTest, RewritingAStepReplacesItsEntry) {
+  prepare_output_directory(c_, false, false);
+  OutputSeries s(c_, 0.1, "cpu");
+  s.write(0, 0.0, field(0));
+  s.write(5, 0.5, field(1));
+  s.write(5, 0.5, field(2));
+  ASSERT_EQ(s.entries().size(), 2u);
+  EXPECT_EQ(read_field_file(output_path(c_, 5)).field, field(2));
+}
+
+TEST_F(OutputTest, RefusesAnEarlierRunUnlessOverwrite) {
+  make_run();
+  const std::string msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find(c_.output.directory), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--overwrite"), std::string::npos) << msg;
+
+  std::ofstream(c_.output.directory + "/notes.txt") << "mine";
+  prepare_output_directory(c_, true, false);
+  EXPECT_TRUE(find_run_files(c_).empty());
+  EXPECT_TRUE(fs::exists(c_.output.directory + "/notes.txt")) << "only run files are removed";
+}
+
+TEST_F(OutputTest, OtherFilesDoNotBlockARun) {
+  fs::create_directories(c_.output.directory);
+  std::ofstream(c_.output.directory + "/notes.txt") << "mine";
+  std::ofstream(c_.output.directory + "/other_00000001.h5") << "x";
+  EXPECT_NO_THROW(prepare_output_directory(c_, false, false));
+}
+
+TEST_F(OutputTest, RestartKeepsOutputsUpToTheRestartStep) {
+  make_run();
+  std::ofstream(c_.output.directory + "/field_00000030.h5.tmp") << "left by a crash";
+  prepare_output_directory(c_, false, true, 10);
+  const std::string dir = c_.output.directory;
+  EXPECT_TRUE(fs::exists(dir + "/field_00000000.h5"));
+  EXPECT_TRUE(fs::exists(dir + "/field_00000010.h5"));
+  EXPECT_TRUE(fs::exists(dir + "/checkpoint_00000010.h5"));
+  EXPECT_FALSE(fs::exists(dir + "/field_00000020.h5"));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoint_00000020.h5"));
+  EXPECT_FALSE(fs::exists(dir + "/field_00000030.h5.tmp"));
+
+  // The continued series indexes the earlier outputs as well as its own.
+  OutputSeries s(c_, 0.1, "cpu");
+  ASSERT_EQ(s.entries().size(), 2u);
+  s.write(15, 1.5, field(15));
+  const std::string xmf = read(s.xdmf_path());
+  EXPECT_NE(xmf.find("field_00000000.h5"), std::string::npos);
+  EXPECT_NE(xmf.find("field_00000010.h5"), std::string::npos);
+  EXPECT_NE(xmf.find("field_00000015.h5"), std::string::npos);
+  EXPECT_EQ(xmf.find("field_00000020.h5"), std::string::npos);
+}
+
+TEST_F(OutputTest, DirectoryThatCannotBeCreated) {
+  std::ofstream((root_ / "plain_file").string()) << "x";
+  c_.output.directory = (root_ / "plain_file" / "out").string();
+  std::string msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find("cannot be created"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(c_.output.directory), std::string::npos) << msg;
+
+  c_.output.directory = (root_ / "plain_file").string();
+  msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find("not a directory"), std::string::npos) << msg;
+}
+
+TEST_F(OutputTest, DirectoryThatIsNotWritable) {
+  // /proc refuses new files even to root.
+  c_.output.directory = "/proc/self";
+  const std::string msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find("not writable"), std::string::npos) << msg;
+}
+
+TEST_F(OutputTest, InspectShowsProvenance) {
+  c_.source_text = "grid:\n  n: [8]\n";
+  make_run();
+  std::ostringstream out;
+  inspect_file(checkpoint_path(c_, 20), out);
+  const std::string s = out.str();
+  for (const char* want : {"kind:       checkpoint (Fletcher32 checksum verified)",
+                           "step:       20", "time:       2", "grid:       1D, 8 (8 points)",
+                           "min/max:    20 / 20", "precision:  fp64", "scheme:     order2",
+                           "backend:    cpu", "  |   n: [8]"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+}
+
+}  // namespace
+}  // namespace heatsim::io
