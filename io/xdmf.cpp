@@ -31,19 +31,18 @@ std::string escape(const std::string& s) {
 }  // namespace
 
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries) {
-  // XDMF lists every per-axis value slowest axis first (z y x). A 1D grid becomes a 1 x n
-  // 2D image: ParaView draws it as a line along x.
-  const int mesh_dims = grid.dims == 3 ? 3 : 2;
+  // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
+  // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
+  // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.
+  // The HDF5 dataset keeps rank `dims`; the readers need only the element count to agree.
   std::string dims, origin, spacing;
-  for (int a = mesh_dims - 1; a >= 0; --a) {
+  for (int a = 2; a >= 0; --a) {
     const bool active = a < grid.dims;
-    const char* sep = a == mesh_dims - 1 ? "" : " ";
+    const char* sep = a == 2 ? "" : " ";
     dims += sep + std::to_string(active ? grid.n[a] : 1);
     origin += sep + number(active ? grid.origin[a] : 0.0);
     spacing += sep + number(active ? grid.spacing[a] : 1.0);
   }
-  const char* topology = mesh_dims == 3 ? "3DCoRectMesh" : "2DCoRectMesh";
-  const char* geometry = mesh_dims == 3 ? "ORIGIN_DXDYDZ" : "ORIGIN_DXDY";
   const char* precision = grid.precision == "fp32" ? "4" : "8";
 
   std::ostringstream x;
@@ -55,13 +54,14 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
   for (const XdmfEntry& e : entries) {
     x << "      <Grid Name=\"step " << e.step << "\" GridType=\"Uniform\">\n"
       << "        <Time Value=\"" << number(e.time) << "\"/>\n"
-      << "        <Topology TopologyType=\"" << topology << "\" Dimensions=\"" << dims
-      << "\"/>\n"
-      << "        <Geometry GeometryType=\"" << geometry << "\">\n"
-      << "          <DataItem Name=\"Origin\" Dimensions=\"" << mesh_dims
-      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << origin << "</DataItem>\n"
-      << "          <DataItem Name=\"Spacing\" Dimensions=\"" << mesh_dims
-      << "\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << spacing << "</DataItem>\n"
+      << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+      << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+      << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "
+         "Precision=\"8\" Format=\"XML\">"
+      << origin << "</DataItem>\n"
+      << "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" "
+         "Precision=\"8\" Format=\"XML\">"
+      << spacing << "</DataItem>\n"
       << "        </Geometry>\n"
       << "        <Attribute Name=\"" << kFieldDataset
       << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"

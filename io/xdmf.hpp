@@ -16,8 +16,10 @@ struct XdmfEntry {
   std::string file;  // HDF5 file name, relative to the .xmf (same directory)
 };
 
-// The document. Geometry: 3DCoRectMesh/ORIGIN_DXDYDZ (3D), 2DCoRectMesh/ORIGIN_DXDY (2D and
-// 1D; a 1D grid is a 1 x n image). Values are listed slowest axis first, as XDMF wants.
+// The document. Geometry: 3DCoRectMesh/ORIGIN_DXDYDZ for every dimension, with extent 1 on
+// the unused axes (a 2D grid is an nx x ny x 1 image in the z = 0 plane, a 1D grid a line
+// along x): ParaView 5.11 misplaces 2DCoRectMesh grids. Values are listed slowest axis first
+// (z y x), as XDMF wants. File names are relative to the .xmf, so a run directory can move.
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries);
 
 // Writes the document crash-safely (temporary + fsync + rename).

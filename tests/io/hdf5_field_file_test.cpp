@@ -250,13 +250,14 @@ TEST(Xdmf, GeometryPerDimension) {
 
   m = meta_for(2, {4, 3, 1}, "fp32");
   doc = xdmf_document(m, {{0, 0.0, "a.h5"}});
-  EXPECT_NE(doc.find("TopologyType=\"2DCoRectMesh\" Dimensions=\"3 4\""), std::string::npos);
-  EXPECT_NE(doc.find("GeometryType=\"ORIGIN_DXDY\""), std::string::npos);
+  EXPECT_NE(doc.find("TopologyType=\"3DCoRectMesh\" Dimensions=\"1 3 4\""), std::string::npos);
+  EXPECT_NE(doc.find(">1 0.20000000000000001 0.10000000000000001<"), std::string::npos) << doc;
   EXPECT_NE(doc.find("Precision=\"4\" Format=\"HDF\""), std::string::npos);
 
   m = meta_for(1, {4, 1, 1}, "fp64");
   doc = xdmf_document(m, {{0, 0.0, "a.h5"}});
-  EXPECT_NE(doc.find("TopologyType=\"2DCoRectMesh\" Dimensions=\"1 4\""), std::string::npos);
+  EXPECT_NE(doc.find("TopologyType=\"3DCoRectMesh\" Dimensions=\"1 1 4\""), std::string::npos);
+  EXPECT_NE(doc.find("<DataItem Dimensions=\"1 1 4\""), std::string::npos);
 }
 
 }  // namespace
