@@ -100,7 +100,10 @@ int run_case(const RunOptions& options) {
     return kExitBadInput;
   }
   if (!check_resources(c, plan, choice)) return kExitBadInput;
-  io::prepare_output_directory(c, options.overwrite, !options.restart.empty());
+  // A restart continues in the same directory: outputs and checkpoints after step0 belong to
+  // the run being replaced and are removed.
+  io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
+                               options.restart.empty() ? -1 : step0);
 
   spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
