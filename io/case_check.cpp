@@ -271,6 +271,12 @@ class Checker {
       }
     }
     if (c_.output.directory.empty()) error("output.directory", "must not be empty");
+    for (const auto& [path, value] : {std::pair<const char*, const std::string&>{
+                                          "output.directory", c_.output.directory},
+                                      {"output.name", c_.output.name}})
+      if (std::any_of(value.begin(), value.end(),
+                      [](char ch) { return static_cast<unsigned char>(ch) < 0x20; }))
+        error(path, "must not contain line breaks or control characters (an unclosed quote?)");
     if (c_.output.every < 0)
       error("output.every", "must be >= 0 (got " + std::to_string(c_.output.every) + ")");
     if (c_.output.name.empty())

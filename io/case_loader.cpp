@@ -118,6 +118,8 @@ using Fields = std::map<std::string, Field>;
 
 class Reader {
  public:
+  explicit Reader(const std::string& text) : text_(text) {}
+
   std::vector<CaseError> errors;
   std::map<std::string, int> lines;
 
@@ -251,14 +253,38 @@ class Reader {
   }
 
   bool read_string(const YAML::Node& n, const std::string& path, std::string& out) {
-    if (!scalar(n, path, "a string")) return false;
+    if (!scalar(n, path, "a string") || !quote_closed(n, path)) return false;
     out = n.Scalar();
     return true;
   }
 
+  // The parser lets a quoted scalar run to the end of the text when its closing quote is
+  // missing, swallowing the keys after it; find the closing quote ourselves.
+  bool quote_closed(const YAML::Node& n, const std::string& path) {
+    const YAML::Mark m = n.Mark();
+    if (!quoted(n) || m.is_null() || m.pos < 0) return true;
+    std::size_t i = static_cast<std::size_t>(m.pos);
+    if (i >= text_.size() || (text_[i] != '"' && text_[i] != '\'')) return true;
+    const char q = text_[i];
+    for (++i; i < text_.size(); ++i) {
+      if (q == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == q) {
+        if (q == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' is an escaped quote
+          continue;
+        }
+        return true;
+      }
+    }
+    error(path, n, "the quoted string that starts here is never closed");
+    return false;
+  }
+
   bool read_choice(const YAML::Node& n, const std::string& path, const Names& choices,
                    std::string& out) {
-    if (!scalar(n, path, ("one of " + list_names(choices)).c_str())) return false;
+    if (!scalar(n, path, ("one of " + list_names(choices)).c_str()) || !quote_closed(n, path))
+      return false;
     const std::string& s = n.Scalar();
     if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
       error(path, n,
@@ -308,6 +334,8 @@ class Reader {
       lines[indexed(path, i)] = line_of(item);
       ok = read_one(item, indexed(path, i), out[i]) && ok;
     }
+    // The list keeps its defaults, so checks of its other entries would only add noise.
+    if (!ok) error_suppressed_.push_back(path);
     return ok;
   }
 
@@ -622,7 +650,7 @@ class Reader {
     if (auto v = field(*f, "dt")) {
       double dt = 0.0;
       if (v->IsScalar() && v->Scalar() == "auto") {
-        c.time.dt.reset();
+        if (quote_closed(*v, "time.dt")) c.time.dt.reset();
       } else if (v->IsScalar() && (quoted(*v) || !parse_number(v->Scalar()))) {
         error("time.dt", *v, "expected a number or 'auto', got " + describe(*v) +
                                  detail::nearest_suffix(v->Scalar(), {"auto"}));
@@ -649,6 +677,7 @@ class Reader {
     if (auto v = field(*f, "name")) read_string(*v, "output.name", c.output.name);
   }
 
+  const std::string& text_;
   int dims_ = 0;
 
  public:
@@ -729,7 +758,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   }
 
   Case c;
-  Reader reader;
+  Reader reader(text);
   try {
     reader.read_case(root, c);
   } catch (const YAML::Exception& e) {

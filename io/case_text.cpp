@@ -85,8 +85,12 @@ std::string nearest_suffix(const std::string& word, const std::vector<std::strin
     }
   }
   const std::size_t allowed = std::min<std::size_t>(2, std::max<std::size_t>(1, w.size() / 3));
-  if (best > allowed || best >= w.size()) return "";
-  return " (did you mean '" + best_name + "'?)";
+  if (best <= allowed && best < w.size()) return " (did you mean '" + best_name + "'?)";
+  // A cut-short name: "gauss" for "gaussian".
+  if (w.size() >= 3)
+    for (const std::string& c : candidates)
+      if (lower(c).rfind(w, 0) == 0) return " (did you mean '" + c + "'?)";
+  return "";
 }
 
 namespace {

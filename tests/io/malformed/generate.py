@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Writes the malformed-case corpus next to this script: each case is a valid 2D case with one
+thing broken, or a file that is not a case at all. The first line of each file names a
+substring the error text must contain; binary files list theirs in expectations.txt.
+
+Run it again after changing the cases here; the files are committed.
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+BASE = """grid:
+  dims: 2
+  n: [32, 32]
+  length: [1.0, 1.0]
+physics:
+  alpha: 1.0
+  source: 0.0
+scheme: order2
+boundary:
+  all: {type: dirichlet, value: 0}
+initial:
+  type: gaussian
+  amplitude: 1.0
+  center: [0.5, 0.5]
+  width: 0.1
+time:
+  dt: auto
+  steps: 100
+precision: fp64
+backend: auto
+output:
+  directory: out
+  every: 10
+  name: field
+checkpoint:
+  every: 0
+"""
+
+BASE_1D = """grid: {dims: 1, n: [64], length: [1.0]}
+physics: {alpha: 1.0}
+boundary:
+  all: {type: dirichlet, value: 0}
+initial: {type: constant, value: 1.0}
+time: {steps: 10}
+"""
+
+BASE_3D = """grid: {dims: 3, n: [16, 16, 16], length: [1.0, 1.0, 1.0]}
+physics: {alpha: 1.0}
+boundary:
+  all: {type: neumann, flux: 0}
+initial: {type: gaussian, center: [0.5, 0.5, 0.5], width: 0.1}
+time: {steps: 10}
+"""
+
+cases = []  # (name, expected substring, text)
+
+
+def sub(text, old, new):
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def case(name, expect, text):
+    cases.append((name, expect, text))
+
+
+def mutate(name, expect, old, new, base=BASE):
+    case(name, expect, sub(base, old, new))
+
+
+# grid
+mutate("grid_dims_zero", "grid.dims: must be 1, 2 or 3", "dims: 2", "dims: 0")
+mutate("grid_dims_four", "grid.dims: must be 1, 2 or 3", "dims: 2", "dims: 4")
+mutate("grid_dims_word", "grid.dims: expected an integer", "dims: 2", "dims: two")
+mutate("grid_dims_fraction", "grid.dims: expected an integer", "dims: 2", "dims: 2.5")
+mutate("grid_dims_missing", "grid.dims: missing required key", "  dims: 2\n", "")
+mutate("grid_n_missing", "grid.n: missing required key", "  n: [32, 32]\n", "")
+mutate("grid_n_short", "grid.n: expected 2 values", "n: [32, 32]", "n: [32]")
+mutate("grid_n_long", "grid.n: expected 2 values", "n: [32, 32]", "n: [32, 32, 32]")
+mutate("grid_n_too_small", "grid.n[1]: must be >= 3", "n: [32, 32]", "n: [32, 2]")
+mutate("grid_n_negative", "grid.n[0]: must be >= 3", "n: [32, 32]", "n: [-5, 32]")
+mutate("grid_n_zero", "grid.n[1]: must be >= 3", "n: [32, 32]", "n: [32, 0]")
+mutate("grid_n_fraction", "grid.n[0]: expected an integer", "n: [32, 32]", "n: [32.5, 32]")
+mutate("grid_n_word", "grid.n[1]: expected an integer", "n: [32, 32]", "n: [32, many]")
+mutate("grid_n_huge", "more than the limit of 2^34", "n: [32, 32]", "n: [1000000, 1000000]")
+mutate("grid_n_overflow", "grid.n[0]: integer '99999999999999999999' is out of range",
+       "n: [32, 32]", "n: [99999999999999999999, 32]")
+mutate("grid_n_scalar", "grid.n: expected a list", "n: [32, 32]", "n: 32")
+mutate("grid_n_map", "grid.n: expected a list", "n: [32, 32]", "n: {x: 32, y: 32}")
+mutate("grid_n_null", "grid.n: expected a list", "n: [32, 32]", "n:")
+mutate("grid_length_negative", "grid.length[0]: must be > 0", "length: [1.0, 1.0]", "length: [-1.0, 1.0]")
+mutate("grid_length_zero", "grid.length[1]: must be > 0", "length: [1.0, 1.0]", "length: [1.0, 0]")
+mutate("grid_length_nan", "grid.length[0]: must be a finite number", "length: [1.0, 1.0]", "length: [.nan, 1.0]")
+mutate("grid_length_inf", "grid.length[1]: must be a finite number", "length: [1.0, 1.0]", "length: [1.0, .inf]")
+mutate("grid_length_scalar_negative", "grid.length[0]: must be > 0", "length: [1.0, 1.0]", "length: -2")
+mutate("grid_length_three", "grid.length: expected 2 values", "length: [1.0, 1.0]", "length: [1, 1, 1]")
+mutate("grid_not_map", "grid: expected a map", "grid:\n  dims: 2\n  n: [32, 32]\n  length: [1.0, 1.0]\n", "grid: 5\n")
+mutate("grid_typo_dims", "unknown key 'dimz' (did you mean 'dims'?)", "dims: 2", "dimz: 2")
+mutate("grid_typo_length", "did you mean 'length'?", "length:", "lenght:")
+case("grid_n_below_radius", "grid.n[0]: must be >= 7",
+     sub(sub(BASE, "n: [32, 32]", "n: [5, 32]"), "scheme: order2", "scheme: order6"))
+mutate("grid_3d_too_many_points", "more than the limit of 2^34", "n: [16, 16, 16]",
+       "n: [4096, 4096, 4096]", BASE_3D)
+mutate("grid_3d_n_two_values", "grid.n: expected 3 values", "n: [16, 16, 16]", "n: [16, 16]", BASE_3D)
+
+# physics
+mutate("physics_alpha_missing", "physics.alpha: missing required key", "  alpha: 1.0\n", "")
+mutate("physics_alpha_zero", "physics.alpha: must be > 0", "alpha: 1.0", "alpha: 0")
+mutate("physics_alpha_negative", "physics.alpha: must be > 0", "alpha: 1.0", "alpha: -0.5")
+mutate("physics_alpha_nan", "physics.alpha: must be a finite number", "alpha: 1.0", "alpha: .NaN")
+mutate("physics_alpha_inf", "physics.alpha: must be a finite number", "alpha: 1.0", "alpha: .inf")
+mutate("physics_alpha_overflow", "physics.alpha: must be a finite number", "alpha: 1.0", "alpha: 1e999")
+mutate("physics_alpha_word", "physics.alpha: expected a number, got 'fast'", "alpha: 1.0", "alpha: fast")
+mutate("physics_alpha_quoted", "physics.alpha: expected a number, got the string", "alpha: 1.0", "alpha: \"1.0\"")
+mutate("physics_alpha_list", "physics.alpha: expected a number, got a list", "alpha: 1.0", "alpha: [1.0]")
+mutate("physics_alpha_null", "physics.alpha: expected a number, got nothing", "alpha: 1.0", "alpha:")
+mutate("physics_alpha_typo", "unknown key 'alpah' (did you mean 'alpha'?)", "alpha: 1.0", "alpah: 1.0")
+mutate("physics_source_nan", "physics.source: must be a finite number", "source: 0.0", "source: nan")
+mutate("physics_source_word", "physics.source: expected a number", "source: 0.0", "source: hot")
+mutate("physics_not_map", "physics: expected a map", "physics:\n  alpha: 1.0\n  source: 0.0\n", "physics: [1.0]\n")
+mutate("physics_hex_alpha", "physics.alpha: expected a number", "alpha: 1.0", "alpha: 0x10")
+
+# scheme
+mutate("scheme_unknown", "scheme: unknown value 'order3' (did you mean 'order2'?)", "scheme: order2", "scheme: order3")
+mutate("scheme_isotropic_1d", "scheme: isotropic is a box stencil for 2D and 3D", "time: {steps: 10}",
+       "time: {steps: 10}\nscheme: isotropic", BASE_1D)
+mutate("scheme_custom_scalar", "scheme: custom needs a map", "scheme: order2", "scheme: custom")
+mutate("scheme_custom_wrong_size", "scheme.weights: expected 9 weights", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [0, 1, 0, 1, -4, 1, 0, 1]}")
+mutate("scheme_custom_wrong_size_radius2", "scheme.weights: expected 25 weights", "scheme: order2",
+       "scheme: {type: custom, radius: 2, weights: [0, 1, 0, 1, -4, 1, 0, 1, 0]}")
+mutate("scheme_custom_radius_zero", "scheme.radius: must be between 1 and 3", "scheme: order2",
+       "scheme: {type: custom, radius: 0, weights: [1]}")
+mutate("scheme_custom_radius_four", "scheme.radius: must be between 1 and 3", "scheme: order2",
+       "scheme: {type: custom, radius: 4, weights: [1]}")
+mutate("scheme_custom_sum_nonzero", "weights must sum to zero (consistency)", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [0, 1, 0, 1, -3, 1, 0, 1, 0]}")
+mutate("scheme_custom_nan_weight", "scheme.weights[4]: must be a finite number", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [0, 1, 0, 1, .nan, 1, 0, 1, 0]}")
+mutate("scheme_custom_nested_weights", "one flat list", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [[0, 1, 0], [1, -4, 1], [0, 1, 0]]}")
+mutate("scheme_custom_missing_weights", "scheme.weights: missing required key", "scheme: order2",
+       "scheme: {type: custom, radius: 1}")
+mutate("scheme_custom_missing_radius", "scheme.radius: missing required key", "scheme: order2",
+       "scheme: {type: custom, weights: [0, 1, 0, 1, -4, 1, 0, 1, 0]}")
+case("scheme_custom_unequal_spacing", "equal spacing",
+     sub(sub(BASE, "scheme: order2",
+             "scheme: {type: custom, radius: 1, weights: [0, 1, 0, 1, -4, 1, 0, 1, 0]}"),
+         "n: [32, 32]", "n: [32, 17]"))
+mutate("scheme_custom_unstable_operator", "amplifies some frequency for every dt > 0", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [0, -1, 0, -1, 4, -1, 0, -1, 0]}")
+mutate("scheme_custom_all_zero_auto", "all weights are zero", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: [0, 0, 0, 0, 0, 0, 0, 0, 0]}")
+mutate("scheme_order4_with_weights", "scheme.weights: only a custom scheme takes weights", "scheme: order2",
+       "scheme: {type: order4, weights: [1, -2, 1]}")
+mutate("scheme_type_missing", "scheme.type: missing required key", "scheme: order2", "scheme: {radius: 1}")
+mutate("scheme_too_many_weights", "expected at most 343 weights", "scheme: order2",
+       "scheme: {type: custom, radius: 3, weights: [" + ", ".join(["0"] * 400) + "]}")
+mutate("scheme_list", "scheme: expected a map", "scheme: order2", "scheme: [order2]")
+mutate("scheme_weights_scalar", "scheme.weights: expected a flat list", "scheme: order2",
+       "scheme: {type: custom, radius: 1, weights: 5}")
+mutate("scheme_typo_key", "did you mean 'weights'?", "scheme: order2",
+       "scheme: {type: custom, radius: 1, wieghts: [0, 1, 0, 1, -4, 1, 0, 1, 0]}")
+
+# boundary
+mutate("boundary_missing", "boundary: missing required section", "boundary:\n  all: {type: dirichlet, value: 0}\n", "")
+mutate("boundary_face_missing", "boundary.y+: missing",
+       "  all: {type: dirichlet, value: 0}\n",
+       "  x-: {type: dirichlet}\n  x+: {type: dirichlet}\n  y-: {type: dirichlet}\n")
+mutate("boundary_type_typo", "unknown value 'dirichet' (did you mean 'dirichlet'?)", "type: dirichlet", "type: dirichet")
+mutate("boundary_type_missing", "boundary.all.type: missing required key", "{type: dirichlet, value: 0}", "{value: 0}")
+mutate("boundary_periodic_one_face", "inconsistent periodic faces", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  x-: {type: periodic}\n")
+mutate("boundary_periodic_override", "inconsistent periodic faces", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: periodic}\n  y+: {type: neumann, flux: 0}\n")
+mutate("boundary_z_face_in_2d", "boundary.z-: the grid is 2D; it has no z- face", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  z-: {type: dirichlet}\n")
+mutate("boundary_dirichlet_flux", "unknown key 'flux' for a dirichlet face", "{type: dirichlet, value: 0}",
+       "{type: dirichlet, flux: 0}")
+mutate("boundary_neumann_value", "unknown key 'value' for a neumann face", "{type: dirichlet, value: 0}",
+       "{type: neumann, value: 0}")
+mutate("boundary_value_nan", "boundary.x-.value: must be a finite number", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  x-: {type: dirichlet, value: .nan}\n")
+mutate("boundary_value_word", "boundary.all.value: expected a number", "value: 0}", "value: warm}")
+mutate("boundary_amplitude_inf", "boundary.all.amplitude: must be a finite number", "value: 0}", "value: 0, amplitude: -.inf}")
+mutate("boundary_flux_list", "boundary.all.flux: expected a number", "{type: dirichlet, value: 0}", "{type: neumann, flux: [1]}")
+mutate("boundary_not_map", "boundary: expected a map", "boundary:\n  all: {type: dirichlet, value: 0}\n", "boundary: dirichlet\n")
+mutate("boundary_face_scalar", "boundary.x-: expected a map", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  x-: 0\n")
+mutate("boundary_unknown_face", "unknown key 'x'", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  x: {type: dirichlet}\n")
+mutate("boundary_periodic_odd_mode", "initial.terms[0].k[0]: must be even on the periodic x axis", "  all: {type: dirichlet, value: 0}\n"
+       "initial:\n  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  all: {type: periodic}\ninitial:\n  type: modes\n  terms:\n    - {k: [3, 2], functions: [sin, cos]}\n")
+mutate("boundary_periodic_1d_one_side", "inconsistent periodic faces", "  all: {type: dirichlet, value: 0}\n",
+       "  x-: {type: dirichlet, value: 0}\n  x+: {type: periodic}\n", BASE_1D)
+mutate("boundary_y_face_in_1d", "it has no y+ face", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  y+: {type: neumann}\n", BASE_1D)
+mutate("boundary_duplicate_face", "boundary.x-: duplicate key 'x-'", "  all: {type: dirichlet, value: 0}\n",
+       "  all: {type: dirichlet, value: 0}\n  x-: {type: neumann}\n  x-: {type: dirichlet}\n")
+
+# initial
+mutate("initial_missing", "initial: missing required section",
+       "initial:\n  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n", "")
+mutate("initial_type_typo", "unknown value 'gauss' (did you mean 'gaussian'?)", "type: gaussian", "type: gauss")
+mutate("initial_type_missing", "initial.type: missing required key", "  type: gaussian\n", "")
+mutate("initial_width_zero", "initial.width: must be > 0", "width: 0.1", "width: 0")
+mutate("initial_width_negative", "initial.width: must be > 0", "width: 0.1", "width: -0.1")
+mutate("initial_width_missing", "initial.width: missing required key", "  width: 0.1\n", "")
+mutate("initial_center_short", "initial.center: expected 2 values", "center: [0.5, 0.5]", "center: [0.5]")
+mutate("initial_center_nan", "initial.center[1]: must be a finite number", "center: [0.5, 0.5]", "center: [0.5, .nan]")
+mutate("initial_amplitude_word", "initial.amplitude: expected a number", "amplitude: 1.0", "amplitude: big")
+mutate("initial_gaussian_value_key", "unknown key 'value' for a gaussian initial condition", "width: 0.1", "width: 0.1\n  value: 1")
+mutate("initial_box_lower_missing", "initial.lower: missing required key",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: box\n  upper: [0.6, 0.6]\n")
+mutate("initial_box_upper_below_lower", "initial.upper[0]: must be greater than initial.lower[0]",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: box\n  lower: [0.6, 0.2]\n  upper: [0.4, 0.8]\n")
+mutate("initial_box_wrong_length", "initial.upper: expected 2 values",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: box\n  lower: [0.2, 0.2]\n  upper: [0.4, 0.8, 0.9]\n")
+mutate("initial_modes_no_terms", "initial.terms: needs at least one term",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n", "  type: modes\n  terms: []\n")
+mutate("initial_modes_terms_map", "initial.terms: expected a list",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n", "  type: modes\n  terms: {k: [1, 1]}\n")
+mutate("initial_modes_k_short", "initial.terms[0].k: expected 2 values",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n", "  type: modes\n  terms:\n    - {k: [1]}\n")
+mutate("initial_modes_k_fraction", "initial.terms[1].k[0]: expected an integer",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: modes\n  terms:\n    - {k: [1, 1]}\n    - {k: [1.5, 1]}\n")
+mutate("initial_modes_function_tan", "initial.terms[0].functions[1]: unknown value 'tan'",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: modes\n  terms:\n    - {k: [1, 1], functions: [sin, tan]}\n")
+mutate("initial_modes_k_missing", "initial.terms[0].k: missing required key",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: modes\n  terms:\n    - {amplitude: 2}\n")
+mutate("initial_modes_k_negative", "initial.terms[0].k[0]: must be >= 0",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: modes\n  terms:\n    - {k: [-1, 1]}\n")
+mutate("initial_modes_term_scalar", "initial.terms[0]: expected a map",
+       "  type: gaussian\n  amplitude: 1.0\n  center: [0.5, 0.5]\n  width: 0.1\n",
+       "  type: modes\n  terms: [sin]\n")
+mutate("initial_constant_inf", "initial.value: must be a finite number", "initial: {type: constant, value: 1.0}",
+       "initial: {type: constant, value: .inf}", BASE_1D)
+mutate("initial_not_map", "initial: expected a map", "initial: {type: constant, value: 1.0}", "initial: 1.0", BASE_1D)
+mutate("initial_3d_center_short", "initial.center: expected 3 values", "center: [0.5, 0.5, 0.5]",
+       "center: [0.5, 0.5]", BASE_3D)
+
+# time
+mutate("time_missing", "time: missing required section", "time:\n  dt: auto\n  steps: 100\n", "")
+mutate("time_steps_and_end", "time: give exactly one of 'steps' and 'end', not both", "steps: 100", "steps: 100\n  end: 0.1")
+mutate("time_neither_steps_nor_end", "time: give exactly one of", "  steps: 100\n", "")
+mutate("time_dt_zero", "time.dt: must be > 0", "dt: auto", "dt: 0")
+mutate("time_dt_negative", "time.dt: must be > 0", "dt: auto", "dt: -1e-5")
+mutate("time_dt_nan", "time.dt: must be a finite number", "dt: auto", "dt: .nan")
+mutate("time_dt_word", "time.dt: expected a number or 'auto'", "dt: auto", "dt: fast")
+mutate("time_dt_typo", "did you mean 'auto'?", "dt: auto", "dt: atuo")
+mutate("time_dt_unstable", "time.dt: 0.01 is unstable for this scheme; the largest stable dt is", "dt: auto", "dt: 0.01")
+mutate("time_dt_unstable_3d", "time.dt: 0.001 is unstable for this scheme", "time: {steps: 10}",
+       "time: {steps: 10, dt: 1e-3}", BASE_3D)
+mutate("time_steps_negative", "time.steps: must be >= 0", "steps: 100", "steps: -1")
+mutate("time_steps_fraction", "time.steps: expected an integer", "steps: 100", "steps: 10.5")
+mutate("time_end_zero", "time.end: must be > 0", "steps: 100", "end: 0")
+mutate("time_end_nan", "time.end: must be a finite number", "steps: 100", "end: .nan")
+mutate("time_end_too_far", "time.end: needs more than 1e15 steps", "steps: 100", "end: 1e300")
+mutate("time_typo_steps", "unknown key 'stpes' (did you mean 'steps'?)", "steps: 100", "stpes: 100")
+mutate("time_not_map", "time: expected a map", "time:\n  dt: auto\n  steps: 100\n", "time: 100\n")
+
+# run options
+mutate("precision_unknown", "precision: unknown value 'fp16'", "precision: fp64", "precision: fp16")
+mutate("precision_list", "precision: expected one of fp64 or fp32", "precision: fp64", "precision: [fp64]")
+mutate("backend_unknown", "backend: unknown backend 'cuda-magic'", "backend: auto", "backend: cuda-magic")
+mutate("backend_map", "backend: expected a string", "backend: auto", "backend: {name: cpu}")
+mutate("output_every_negative", "output.every: must be >= 0", "every: 10", "every: -10")
+mutate("output_name_with_slash", "output.name: is a file name prefix", "name: field", "name: a/b")
+mutate("output_directory_empty", "output.directory: must not be empty", "directory: out", "directory: ''")
+mutate("output_not_map", "output: expected a map", "output:\n  directory: out\n  every: 10\n  name: field\n", "output: out\n")
+mutate("checkpoint_every_negative", "checkpoint.every: must be >= 0", "checkpoint:\n  every: 0", "checkpoint:\n  every: -3")
+mutate("checkpoint_typo", "unknown key 'evry' (did you mean 'every'?)", "checkpoint:\n  every: 0", "checkpoint:\n  evry: 0")
+mutate("top_unknown_key", "unknown key 'solver'", "precision: fp64", "precision: fp64\nsolver: fast")
+mutate("top_typo_grid", "unknown key 'grdi' (did you mean 'grid'?)", "grid:", "grdi:")
+
+# not a case at all
+case("empty_file", "the case is empty", "")
+case("comments_only", "the case is empty", "# nothing here\n# at all\n")
+case("top_level_list", "the top level must be a map", "- grid\n- physics\n")
+case("top_level_scalar", "the top level must be a map", "heat\n")
+case("truncated_flow", "not valid YAML", BASE.split("  n: [32, 32]")[0] + "  n: [32, 3")
+case("truncated_inside_map", "not valid YAML", BASE.split("value: 0}")[0] + "value: 0")
+case("unclosed_quote", "output.directory: the quoted string that starts here is never closed", sub(BASE, "directory: out", "directory: \"out"))
+case("bad_indentation", "not valid YAML", sub(BASE, "  n: [32, 32]\n", "    n: [32, 32]\n   length: 1\n"))
+case("duplicate_top_key", "grid: duplicate key 'grid'", BASE + "grid:\n  dims: 1\n")
+case("duplicate_nested_key", "physics.alpha: duplicate key 'alpha' (first given on line", sub(BASE, "alpha: 1.0", "alpha: 1.0\n  alpha: 2.0"))
+case("two_documents", "more than one YAML document", BASE + "---\n" + BASE)
+case("deep_flow_100000", "nests lists and maps more than 64 levels", "[" * 100000 + "\n")
+case("deep_flow_closed", "nests lists and maps more than 64 levels", "[" * 5000 + "]" * 5000 + "\n")
+case("deep_block_sequence", "nests lists and maps more than 64 levels", "- " * 50000 + "x\n")
+case("deep_flow_maps", "nests lists and maps more than 64 levels", "{a: " * 2000 + "1" + "}" * 2000 + "\n")
+case("deep_indented_maps", "nests lists and maps more than 64 levels",
+     "".join(" " * i + "k%d:\n" % i for i in range(100)))
+case("deep_value_of_known_key", "nests lists and maps more than 64 levels", sub(BASE, "alpha: 1.0", "alpha: " + "[" * 100 + "]" * 100))
+bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+for prev, cur in zip("abcdefgh", "bcdefghi"):
+    bomb += "%s: &%s [%s]\n" % (cur, cur, ", ".join(["*" + prev] * 9))
+case("alias_bomb_top", "grid: expected a map", bomb + "grid: *i\n")
+case("alias_bomb_in_value", "physics.alpha: expected a number, got a list",
+     bomb + sub(BASE, "alpha: 1.0", "alpha: *i"))
+case("alias_as_key", "keys must be names", sub(BASE, "physics:\n", "physics:\n  ? [a, b]\n  : 1\n"))
+case("unclosed_single_quote", "backend: the quoted string that starts here is never closed",
+     sub(BASE, "backend: auto", "backend: 'it''s auto"))
+case("alias_undefined", "not valid YAML", sub(BASE, "alpha: 1.0", "alpha: *nowhere"))
+case("merge_key_unknown", "unknown key '<<'", sub(BASE, "physics:\n", "base: &b {alpha: 2}\nphysics:\n  <<: *b\n"))
+
+binary = {
+    "binary_nul_bytes.yaml": ("NUL bytes", b"grid:\n  dims: 2\x00\x00\x00\n"),
+    "binary_garbage.yaml": ("NUL bytes", bytes((i * 73 + 41) % 256 for i in range(512))),
+    "binary_invalid_utf8.yaml": ("not valid UTF-8", b"\xff\xfe\xfdgrid: 1\n"),
+    "binary_utf16.yaml": ("NUL bytes", "grid:\n  dims: 2\n".encode("utf-16")),
+    "binary_control_char.yaml": ("control character 0x01", b"grid:\n  dims: \x01\n"),
+    "binary_overlong_utf8.yaml": ("not valid UTF-8", b"physics:\n  alpha: \xc0\xaf\n"),
+    "binary_surrogate_utf8.yaml": ("not valid UTF-8", b"physics:\n  alpha: \xed\xa0\x80\n"),
+    "binary_truncated_utf8.yaml": ("not valid UTF-8", b"physics:\n  alpha: \xe2\x82"),
+}
+
+
+def main():
+    for name in os.listdir(HERE):
+        if name.endswith(".yaml"):
+            os.remove(os.path.join(HERE, name))
+    names = set()
+    for name, expect, text in cases:
+        assert name not in names, name
+        names.add(name)
+        with open(os.path.join(HERE, name + ".yaml"), "w", newline="\n") as f:
+            f.write("# expect: " + expect + "\n" + text)
+    with open(os.path.join(HERE, "expectations.txt"), "w") as f:
+        f.write("# Binary files of the corpus: file name, then the substring its error must contain.\n")
+        for name, (expect, data) in sorted(binary.items()):
+            with open(os.path.join(HERE, name), "wb") as out:
+                out.write(data)
+            f.write(name + " " + expect + "\n")
+    print(len(cases) + len(binary), "files")
+
+
+if __name__ == "__main__":
+    main()
