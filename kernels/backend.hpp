@@ -64,6 +64,11 @@ struct StencilProblem {
   double dt = 0.0;                // for time-dependent Dirichlet values
   double source_increment = 0.0;  // dt * f, added to every updated node each step
   Precision precision = Precision::fp64;
+  // Steps a backend may fuse into one pass (u <- S^k u, see DESIGN.md "Temporal fusion").
+  // A request: backends without fusion (Capabilities::max_fusion_depth == 1) step one at a
+  // time, and a fusing backend may fuse fewer where its limits require; results agree to
+  // rounding either way. advance(steps) takes any number of steps.
+  int fusion_depth = 1;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
   bool periodic(int axis) const { return faces[2 * axis].kind == BoundaryKind::periodic; }
@@ -88,6 +93,7 @@ struct Capabilities {
   bool fp64 = true;
   bool fp32 = true;
   bool gpu = false;
+  int max_fusion_depth = 1;  // largest StencilProblem::fusion_depth honoured
 };
 
 class Backend {
