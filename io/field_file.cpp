@@ -227,6 +227,8 @@ void write_hdf5(const std::string& path, const FieldMeta& m, const std::vector<d
   Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                           H5Sclose, "dataspace");
   Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
+  // No modification times in the object header: the same state gives the same bytes.
+  check(H5Pset_obj_track_times(dcpl.get(), false), "dataset properties");
   if (kind == FieldFileKind::checkpoint) {
     const std::vector<hsize_t> chunk = chunk_dims(dims, fp32 ? 4 : 8);
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");

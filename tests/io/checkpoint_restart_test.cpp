@@ -1,0 +1,314 @@
+// The heatsim executable end to end: restart from a checkpoint is bit-for-bit an uninterrupted
+// run (fp64 and fp32, 1D/2D/3D, also from a checkpoint written on SIGINT); damaged or
+// mismatched checkpoints are refused with the reason; output directory rules; inspect.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include "io/checkpoint.hpp"
+#include "io/field_file.hpp"
+
+namespace heatsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;
+};
+
+Result heatsim(const std::string& args) {
+  const std::string cmd = std::string(HEATSIM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), pipe)) r.output += buf.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct Shape {
+  int dims;
+  const char* precision;
+};
+
+std::string case_text(int dims, const std::string& precision, const fs::path& out, long steps,
+                      const std::string& n_override = "", long output_every = 20,
+                      long checkpoint_every = 25) {
+  std::string n = dims == 1 ? "[61]" : dims == 2 ? "[25, 19]" : "[13, 11, 9]";
+  if (!n_override.empty()) n = n_override;
+  const std::string center = dims == 1 ? "[0.3]" : dims == 2 ? "[0.3, 0.6]" : "[0.3, 0.6, 0.5]";
+  const std::string scheme = dims == 1 ? "order4" : dims == 2 ? "isotropic" : "order2";
+  // A time-dependent Dirichlet face: the continuation must also pick up the right time.
+  return "grid: {dims: " + std::to_string(dims) + ", n: " + n +
+         ", length: 1.0}\n"
+         "physics: {alpha: 1.0}\n"
+         "scheme: " +
+         scheme +
+         "\n"
+         "boundary:\n"
+         "  all: {type: dirichlet, value: 0.0}\n"
+         "  x-: {type: dirichlet, value: 0.5, amplitude: 0.5, frequency: 3.0}\n"
+         "initial: {type: gaussian, amplitude: 1.0, center: " +
+         center +
+         ", width: 0.15}\n"
+         "time: {dt: auto, steps: " +
+         std::to_string(steps) +
+         "}\n"
+         "precision: " +
+         precision +
+         "\n"
+         "output: {directory: " +
+         out.string() +
+         ", every: " + std::to_string(output_every) + "}\n" +
+         "checkpoint: {every: " + std::to_string(checkpoint_every) + "}\n";
+}
+
+class RestartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("heatsim_restart_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_case(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  static std::string field_at(const fs::path& out, long step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "field_%08ld.h5", step);
+    return (out / name).string();
+  }
+  static std::string checkpoint_at(const fs::path& out, long step) {
+    char name[40];
+    std::snprintf(name, sizeof name, "checkpoint_%08ld.h5", step);
+    return (out / name).string();
+  }
+
+  fs::path dir_;
+};
+
+// Stops after 37 steps (a checkpoint at the end, between scheduled ones), continues to 60, and
+// compares with 60 uninterrupted steps: the fields, and the files themselves, are identical.
+TEST_F(RestartTest, ContinuationIsBitForBitInEveryShape) {
+  for (const Shape shape : {Shape{1, "fp64"}, Shape{2, "fp64"}, Shape{3, "fp64"},
+                            Shape{1, "fp32"}, Shape{2, "fp32"}, Shape{3, "fp32"}}) {
+    SCOPED_TRACE(std::to_string(shape.dims) + "D " + shape.precision);
+    const std::string tag = std::to_string(shape.dims) + shape.precision;
+    const fs::path full_out = dir_ / ("full" + tag);
+    const fs::path split_out = dir_ / ("split" + tag);
+    const std::string full = write_case("full" + tag + ".yaml",
+                                        case_text(shape.dims, shape.precision, full_out, 60));
+    const std::string split = write_case("split" + tag + ".yaml",
+                                         case_text(shape.dims, shape.precision, split_out, 60));
+
+    Result r = heatsim("run -q " + full);
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = heatsim("run -q " + split + " --steps 37");
+    ASSERT_EQ(r.code, 0) << r.output;
+    ASSERT_TRUE(fs::exists(checkpoint_at(split_out, 37))) << r.output;
+    r = heatsim("run -q " + split + " --restart " + checkpoint_at(split_out, 37));
+    ASSERT_EQ(r.code, 0) << r.output;
+
+    const FieldFile a = read_field_file(field_at(full_out, 60));
+    const FieldFile b = read_field_file(field_at(split_out, 60));
+    EXPECT_EQ(a.meta.precision, shape.precision);
+    EXPECT_EQ(b.meta.step, 60);
+    EXPECT_EQ(a.meta.time, b.meta.time);
+    ASSERT_EQ(a.field.size(), b.field.size());
+    EXPECT_TRUE(a.field == b.field) << "final fields differ";
+    const Checkpoint ca = read_checkpoint(checkpoint_at(full_out, 60));
+    const Checkpoint cb = read_checkpoint(checkpoint_at(split_out, 60));
+    EXPECT_TRUE(ca.field == cb.field);
+    // The continued series indexes the outputs of both parts.
+    std::ifstream in((split_out / "field.xmf").string());
+    const std::string xmf{std::istreambuf_iterator<char>(in), {}};
+    for (const char* f : {"field_00000000.h5", "field_00000020.h5", "field_00000037.h5",
+                          "field_00000040.h5", "field_00000060.h5"})
+      EXPECT_NE(xmf.find(f), std::string::npos) << f;
+  }
+}
+
+// SIGINT mid-run writes a checkpoint at the step reached; continuing from it to a later step
+// gives exactly what an uninterrupted run to that step gives.
+TEST_F(RestartTest, ContinuationFromASignalCheckpoint) {
+  const fs::path out = dir_ / "out";
+  // Outputs only at the start and the end; a checkpoint only on the signal.
+  const std::string text = case_text(2, "fp64", out, 50000000, "[64, 48]", 100000000, 0);
+  const std::string c = write_case("long.yaml", text);
+
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the run has started stepping (the initial output exists), then interrupt.
+  for (int i = 0; i < 200 && !fs::exists(field_at(out, 0)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 130);
+
+  long step = -1;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("checkpoint_", 0) == 0) step = std::stol(name.substr(11, 8));
+  }
+  ASSERT_GT(step, 0) << "no checkpoint written on SIGINT";
+  EXPECT_FALSE(fs::exists(checkpoint_at(out, step) + ".tmp"));
+  const long end = step + 123;
+
+  Result r = heatsim("run -q " + c + " --steps " + std::to_string(end) + " --restart " +
+                     checkpoint_at(out, step));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string ref = write_case(
+      "ref.yaml", case_text(2, "fp64", dir_ / "ref", 50000000, "[64, 48]", 100000000, 0));
+  r = heatsim("run -q " + ref + " --steps " + std::to_string(end));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(read_field_file(field_at(out, end)).field ==
+              read_field_file(field_at(dir_ / "ref", end)).field);
+}
+
+TEST_F(RestartTest, MismatchedCheckpointIsRefusedNamingTheDifference) {
+  const fs::path out = dir_ / "out";
+  const std::string c = write_case("c.yaml", case_text(2, "fp64", out, 30));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  const std::string ckpt = checkpoint_at(out, 25);
+
+  struct Variant {
+    std::string text;
+    std::string expect;
+  };
+  const Variant variants[] = {
+      {case_text(2, "fp64", dir_ / "o1", 30, "[31, 19]"), "grid.n: checkpoint 25x19, case 31x19"},
+      {case_text(2, "fp32", dir_ / "o2", 30), "precision: checkpoint fp64, case fp32"},
+      {case_text(3, "fp64", dir_ / "o3", 30), "grid.dims: checkpoint 2, case 3"},
+      {[&] {
+         std::string t = case_text(2, "fp64", dir_ / "o4", 30);
+         t.replace(t.find("scheme: isotropic"), 17, "scheme: order4");
+         return t;
+       }(),
+       "scheme: checkpoint isotropic, case order4"},
+      {[&] {
+         std::string t = case_text(2, "fp64", dir_ / "o5", 30);
+         t.replace(t.find("dt: auto"), 8, "dt: 1e-5");
+         return t;
+       }(),
+       "time.dt: checkpoint"},
+  };
+  int i = 0;
+  for (const Variant& v : variants) {
+    const std::string other = write_case("v" + std::to_string(i++) + ".yaml", v.text);
+    const Result r = heatsim("run -q " + other + " --restart " + ckpt);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(ckpt), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(v.expect), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(RestartTest, DamagedCheckpointIsRefusedNamingTheFile) {
+  const fs::path out = dir_ / "out";
+  const std::string c = write_case("c.yaml", case_text(3, "fp64", out, 30));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  const std::string ckpt = checkpoint_at(out, 25);
+
+  // One flipped bit in the field data: the Fletcher32 checksum catches it.
+  const std::string corrupt = (dir_ / "corrupt.h5").string();
+  {
+    const Checkpoint good = read_checkpoint(ckpt);
+    std::ifstream in(ckpt, std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    // The field's bytes: find the largest value's bit pattern, which occurs once.
+    double peak = 0;
+    for (double v : good.field) peak = std::max(peak, v);
+    const std::string pattern(reinterpret_cast<const char*>(&peak), 8);
+    const std::size_t at = bytes.find(pattern);
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 2] ^= 0x04;
+    std::ofstream(corrupt, std::ios::binary) << bytes;
+  }
+  Result r = heatsim("run -q " + c + " --restart " + corrupt);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find(corrupt), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checksum"), std::string::npos) << r.output;
+
+  const std::string truncated = (dir_ / "truncated.h5").string();
+  fs::copy_file(ckpt, truncated);
+  fs::resize_file(truncated, fs::file_size(ckpt) / 2);
+  r = heatsim("run -q " + c + " --restart " + truncated);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find(truncated), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+
+  r = heatsim("run -q " + c + " --restart " + field_at(out, 20));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("not a checkpoint"), std::string::npos) << r.output;
+}
+
+TEST_F(RestartTest, EarlierRunIsKeptUnlessOverwrite) {
+  const fs::path out = dir_ / "out";
+  const std::string c = write_case("c.yaml", case_text(1, "fp64", out, 30));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  Result r = heatsim("run -q " + c);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("--overwrite"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(field_at(out, 30)));
+  r = heatsim("run -q " + c + " --overwrite --steps 10");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(field_at(out, 30))) << "old outputs removed";
+  EXPECT_TRUE(fs::exists(field_at(out, 10)));
+}
+
+TEST_F(RestartTest, UnusableOutputDirectoryFailsBeforeTheRun) {
+  std::ofstream((dir_ / "file").string()) << "x";
+  const std::string c = write_case("c.yaml", case_text(1, "fp64", dir_ / "file" / "out", 30));
+  const Result r = heatsim("run -q " + c);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("cannot be created"), std::string::npos) << r.output;
+}
+
+TEST_F(RestartTest, InspectPrintsTheProvenance) {
+  const fs::path out = dir_ / "out";
+  const std::string c = write_case("c.yaml", case_text(2, "fp32", out, 30));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  const Result r = heatsim("inspect " + checkpoint_at(out, 30));
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* want : {"step:       30", "grid:       2D, 25 x 19", "precision:  fp32",
+                           "scheme:     isotropic", "backend:    ", "min/max:",
+                           "version:    heatsim ", "  | boundary:"})
+    EXPECT_NE(r.output.find(want), std::string::npos) << want << "\n" << r.output;
+  const Result bad = heatsim("inspect " + (dir_ / "missing.h5").string());
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("missing.h5"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace heatsim::io
