@@ -1,0 +1,13 @@
+// The `convstencil` backend: stencils as fp64 tensor-core matrix multiplications after
+// ConvStencil, with exact temporal fusion (StencilProblem::fusion_depth). fp64 only.
+#pragma once
+
+#include <memory>
+
+#include "../../backend.hpp"
+
+namespace heatsim::kernels {
+
+std::unique_ptr<Backend> make_convstencil_backend(Precision precision);
+
+}  // namespace heatsim::kernels

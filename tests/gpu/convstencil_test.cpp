@@ -1,0 +1,351 @@
+// The convstencil backend against the CPU reference: every suite shape in 1D, 2D and 3D,
+// fusion depths 1 to 4, every boundary condition (Dirichlet constant and time-dependent,
+// Neumann with flux, periodic, mixed), with and without a source, on random data and on
+// grid sizes that are not multiples of the tile down to the smallest legal ones. Fused runs
+// must also equal the unfused run. Tolerance: 1e-12 relative to max |value|, every point.
+//
+// Without a GPU every test skips, unless HEATSIM_REQUIRE_GPU=1, when they fail.
+// HEATSIM_CONVSTENCIL_BENCH=1 also runs a throughput table (GStencil/s, every fused step
+// counted).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#ifdef HEATSIM_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/convstencil/convstencil_backend.hpp"
+#endif
+
+namespace heatsim::kernels {
+namespace {
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "1";
+}
+
+// Skips the test without a GPU, or fails it when HEATSIM_REQUIRE_GPU=1.
+#define HEATSIM_REQUIRE_GPU_OR_SKIP()                                                 \
+  do {                                                                                \
+    if (cuda_devices().empty()) {                                                     \
+      if (env_set("HEATSIM_REQUIRE_GPU")) FAIL() << "HEATSIM_REQUIRE_GPU=1, no GPU";  \
+      GTEST_SKIP() << "no CUDA GPU";                                                  \
+    }                                                                                 \
+  } while (0)
+
+// S = I + nu * L for a star of second-difference coefficients c[0..r] on every axis.
+Stencil star(int dims, const std::vector<double>& c, double nu) {
+  Stencil s;
+  s.dims = dims;
+  s.radius = static_cast<int>(c.size()) - 1;
+  s.weights.assign(s.size(), 0.0);
+  for (int a = 0; a < dims; ++a)
+    for (int d = -s.radius; d <= s.radius; ++d) {
+      int o[3] = {0, 0, 0};
+      o[a] = d;
+      s.at(o[0], o[1], o[2]) += nu * c[static_cast<std::size_t>(std::abs(d))];
+    }
+  s.at(0, 0, 0) += 1.0;
+  return s;
+}
+
+// A symmetric box of radius r: weight f(|dx|) f(|dy|) f(|dz|), normalised to sum 1.
+Stencil box(int dims, int r, std::vector<double> f) {
+  Stencil s;
+  s.dims = dims;
+  s.radius = r;
+  s.weights.assign(s.size(), 0.0);
+  const int ry = dims > 1 ? r : 0, rz = dims > 2 ? r : 0;
+  double sum = 0.0;
+  for (int z = -rz; z <= rz; ++z)
+    for (int y = -ry; y <= ry; ++y)
+      for (int x = -r; x <= r; ++x) {
+        const double w = f[std::abs(x)] * (dims > 1 ? f[std::abs(y)] : 1.0) * (dims > 2 ? f[std::abs(z)] : 1.0);
+        s.at(x, y, z) = w;
+        sum += w;
+      }
+  for (double& w : s.weights) w /= sum;
+  return s;
+}
+
+struct Shape {
+  std::string name;
+  Stencil stencil;
+};
+
+std::vector<Shape> suite_shapes() {
+  const std::vector<double> o2{-2.0, 1.0}, o4{-5.0 / 2, 4.0 / 3, -1.0 / 12},
+      o6{-49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90};
+  std::vector<Shape> s;
+  s.push_back({"Heat1D", star(1, o2, 0.4)});
+  s.push_back({"1D5P", star(1, o4, 0.3)});
+  s.push_back({"1D7P", star(1, o6, 0.25)});
+  s.push_back({"Heat2D", star(2, o2, 0.2)});
+  s.push_back({"Star2D9P", star(2, o4, 0.15)});
+  s.push_back({"Star2D13P", star(2, o6, 0.12)});
+  Stencil b9 = star(2, o2, 0.0);  // isotropic: (1/6)[1 4 1; 4 -20 4; 1 4 1]
+  const double nu = 0.15;
+  for (int y = -1; y <= 1; ++y)
+    for (int x = -1; x <= 1; ++x) {
+      const double l = (x == 0 && y == 0) ? -20.0 : (x == 0 || y == 0) ? 4.0 : 1.0;
+      b9.at(x, y) = (x == 0 && y == 0 ? 1.0 : 0.0) + nu * l / 6.0;
+    }
+  s.push_back({"Box2D9P", b9});
+  s.push_back({"Box2D49P", box(2, 3, {0.5, 0.3, 0.2, 0.1})});
+  s.push_back({"Heat3D", star(3, o2, 0.12)});
+  s.push_back({"Star3D13P", star(3, o4, 0.1)});
+  s.push_back({"Box3D27P", box(3, 1, {0.6, 0.25})});
+  // Not mirror-symmetric (diffusion plus upwind drift): no reflection rule is exact under
+  // fusion, so every non-periodic face takes the step-by-step band.
+  Stencil drift = star(2, o2, 0.15);
+  drift.at(-1, 0) += 0.05;
+  drift.at(0, 0) -= 0.05;
+  s.push_back({"Drift2D", drift});
+  return s;
+}
+
+struct Boundaries {
+  std::string name;
+  std::array<BoundaryFace, kFaces> faces;
+  double source = 0.0;
+};
+
+BoundaryFace face(BoundaryKind k, double value, double amplitude = 0.0) {
+  BoundaryFace f;
+  f.kind = k;
+  f.value = value;
+  f.amplitude = amplitude;
+  f.frequency = amplitude != 0.0 ? 3.0 : 0.0;
+  return f;
+}
+
+std::vector<Boundaries> boundary_sets() {
+  using K = BoundaryKind;
+  std::vector<Boundaries> b;
+  Boundaries d{"Dirichlet", {}, 0.0};
+  for (int f = 0; f < kFaces; ++f) d.faces[f] = face(K::dirichlet, 0.3 + 0.1 * f);
+  b.push_back(d);
+  Boundaries dt{"DirichletTimeSource", {}, 0.01};
+  for (int f = 0; f < kFaces; ++f) dt.faces[f] = face(K::dirichlet, 0.5 - 0.1 * f, f % 2 ? 0.2 : 0.0);
+  b.push_back(dt);
+  Boundaries n{"NeumannSource", {}, 0.004};
+  for (int f = 0; f < kFaces; ++f) n.faces[f] = face(K::neumann, f % 2 ? 0.7 : -0.4);
+  b.push_back(n);
+  Boundaries p{"PeriodicSource", {}, -0.003};
+  for (int f = 0; f < kFaces; ++f) p.faces[f] = face(K::periodic, 0.0);
+  b.push_back(p);
+  Boundaries m{"Mixed", {}, 0.0};
+  m.faces[0] = m.faces[1] = face(K::periodic, 0.0);
+  m.faces[2] = face(K::dirichlet, 1.0, 0.3);
+  m.faces[3] = face(K::neumann, 0.5);
+  m.faces[4] = face(K::neumann, -0.2);
+  m.faces[5] = face(K::dirichlet, -0.5);
+  b.push_back(m);
+  return b;
+}
+
+std::vector<double> random_field(std::int64_t points, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(0.25, 1.75);
+  std::vector<double> u(static_cast<std::size_t>(points));
+  for (double& v : u) v = dist(gen);
+  return u;
+}
+
+StencilProblem make_problem(const Shape& shape, const Boundaries& bc, std::array<std::int64_t, 3> n) {
+  StencilProblem p;
+  p.dims = shape.stencil.dims;
+  p.stencil = shape.stencil;
+  for (int a = 0; a < 3; ++a) p.n[a] = a < p.dims ? n[a] : 1;
+  for (int a = 0; a < p.dims; ++a) p.h[a] = 1.0 / static_cast<double>(p.n[a] - 1);
+  p.faces = bc.faces;
+  p.dt = 1e-3;
+  p.source_increment = bc.source;
+  return p;
+}
+
+std::vector<double> run(Backend& b, const StencilProblem& p, const std::vector<double>& u0,
+                        std::int64_t steps, std::int64_t step0) {
+  b.setup(p);
+  b.upload(u0);
+  b.advance(steps, step0);
+  std::vector<double> out(u0.size(), std::numeric_limits<double>::quiet_NaN());
+  b.download(out);
+  return out;
+}
+
+// Every point within tol * max|reference|; NaN anywhere fails.
+::testing::AssertionResult agrees(const std::vector<double>& got, const std::vector<double>& want) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size differs";
+  double scale = 0.0;
+  for (double v : want) scale = std::max(scale, std::abs(v));
+  const double tol = 1e-12 * scale;
+  std::size_t bad = 0, first = 0;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double e = std::abs(got[i] - want[i]);
+    if (!(e <= tol)) {
+      if (bad++ == 0) first = i;
+      if (!(e <= worst)) worst = e;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << got.size() << " points off (first at "
+                                       << first << ": " << got[first] << " vs " << want[first]
+                                       << "), worst error " << worst << ", tolerance " << tol;
+}
+
+struct Case {
+  Shape shape;
+  Boundaries bc;
+  std::array<std::int64_t, 3> n;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const Shape& s : suite_shapes()) {
+    const int r = s.stencil.radius, d = s.stencil.dims;
+    std::vector<std::array<std::int64_t, 3>> sizes;
+    if (d == 1) sizes = {{r + 1, 1, 1}, {7, 1, 1}, {2049 + 2 * r, 1, 1}, {5003, 1, 1}};
+    if (d == 2) sizes = {{r + 1, r + 2, 1}, {9, 7, 1}, {67, 45, 1}, {130, 97, 1}};
+    if (d == 3) sizes = {{r + 1, r + 2, r + 1}, {9, 7, 11}, {67, 19, 13}};
+    for (const Boundaries& bc : boundary_sets())
+      for (const auto& n : sizes) cases.push_back({s, bc, n});
+  }
+  return cases;
+}
+
+class ConvStencilAgainstCpu : public ::testing::TestWithParam<Case> {};
+
+#ifdef HEATSIM_HAVE_CUDA
+TEST_P(ConvStencilAgainstCpu, EveryFusionDepth) {
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  const Case& c = GetParam();
+  StencilProblem p = make_problem(c.shape, c.bc, c.n);
+  const std::vector<double> u0 = random_field(p.points(), 17u + static_cast<unsigned>(p.points()));
+  const std::int64_t steps = 13, step0 = 5;  // not a multiple of any depth > 1
+  auto cpu = make_cpu_backend(Precision::fp64);
+  const std::vector<double> want = run(*cpu, p, u0, steps, step0);
+  std::vector<double> unfused;
+  for (int k = 1; k <= 4; ++k) {
+    p.fusion_depth = k;
+    auto gpu = make_convstencil_backend(Precision::fp64);
+    const std::vector<double> got = run(*gpu, p, u0, steps, step0);
+    EXPECT_TRUE(agrees(got, want)) << "fusion depth " << k << " against the CPU";
+    if (k == 1)
+      unfused = got;
+    else
+      EXPECT_TRUE(agrees(got, unfused)) << "fusion depth " << k << " against unfused";
+    const FieldStats st = gpu->stats();
+    EXPECT_EQ(st.non_finite, 0);
+  }
+}
+#endif
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  std::string s = c.shape.name + "_" + c.bc.name;
+  for (int a = 0; a < c.shape.stencil.dims; ++a) s += "_" + std::to_string(c.n[a]);
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, ConvStencilAgainstCpu, ::testing::ValuesIn(all_cases()), case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ConvStencilAgainstCpu);
+
+TEST(ConvStencil, RefusesFp32AndLargeRadius) {
+#ifndef HEATSIM_HAVE_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  EXPECT_THROW(make_convstencil_backend(Precision::fp32), std::runtime_error);
+  auto gpu = make_convstencil_backend(Precision::fp64);
+  EXPECT_FALSE(gpu->capabilities().fp32);
+  StencilProblem p = make_problem({"r4", star(2, {-2.0, 1.0, 0.0, 0.0, 0.0}, 0.1)}, boundary_sets()[0], {20, 20, 1});
+  EXPECT_FALSE(gpu->unsupported_reason(p).empty());
+#endif
+}
+
+// Long runs: many fused passes must not drift from the unfused run.
+TEST(ConvStencil, LongRunFusedEqualsUnfused) {
+#ifndef HEATSIM_HAVE_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  const auto shapes = suite_shapes();
+  for (int i : {3, 6}) {  // Heat2D, Box2D9P
+    StencilProblem p = make_problem(shapes[i], boundary_sets()[1], {301, 257, 1});
+    const auto u0 = random_field(p.points(), 99);
+    auto a = make_convstencil_backend(Precision::fp64);
+    const auto unfused = run(*a, p, u0, 240, 0);
+    auto cpu = make_cpu_backend(Precision::fp64);
+    EXPECT_TRUE(agrees(unfused, run(*cpu, p, u0, 240, 0))) << shapes[i].name;
+    for (int k : {2, 3, 4}) {
+      p.fusion_depth = k;
+      auto b = make_convstencil_backend(Precision::fp64);
+      EXPECT_TRUE(agrees(run(*b, p, u0, 240, 0), unfused)) << shapes[i].name << " depth " << k;
+    }
+  }
+#endif
+}
+
+TEST(ConvStencilBench, Throughput) {
+#ifndef HEATSIM_HAVE_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  if (!env_set("HEATSIM_CONVSTENCIL_BENCH")) GTEST_SKIP() << "set HEATSIM_CONVSTENCIL_BENCH=1";
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  const char* only = std::getenv("HEATSIM_CONVSTENCIL_BENCH_ONLY");
+  for (const Shape& s : suite_shapes()) {
+    if (s.name == "Drift2D" || s.name == "1D7P" || s.name == "Star2D9P" || s.name == "Star3D13P") continue;
+    if (only && s.name.find(only) == std::string::npos) continue;
+    const int d = s.stencil.dims;
+    const std::array<std::int64_t, 3> n = d == 1 ? std::array<std::int64_t, 3>{1 << 26, 1, 1}
+                                          : d == 2 ? std::array<std::int64_t, 3>{8192, 8192, 1}
+                                                   : std::array<std::int64_t, 3>{512, 512, 512};
+    StencilProblem p = make_problem(s, boundary_sets()[3], n);
+    const auto u0 = random_field(p.points(), 5);
+    for (int k = 1; k <= 4; ++k) {
+      p.fusion_depth = k;
+      auto b = make_convstencil_backend(Precision::fp64);
+      b->setup(p);
+      b->upload(u0);
+      const std::int64_t steps = 48;  // a multiple of every depth
+      b->advance(12, 0);             // warm-up
+      b->synchronize();
+      std::vector<double> rates;
+      for (int rep = 0; rep < 5; ++rep) {
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        cudaEventRecord(e0, nullptr);
+        b->advance(steps, 12);
+        cudaEventRecord(e1, nullptr);
+        cudaEventSynchronize(e1);
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, e0, e1);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        rates.push_back(static_cast<double>(p.points()) * steps / (ms * 1e-3) / 1e9);
+      }
+      std::sort(rates.begin(), rates.end());
+      EXPECT_EQ(b->stats().non_finite, 0);
+      std::printf("convstencil %-10s fusion %d  %8.1f GStencil/s (median of 5, %lld points)\n",
+                  s.name.c_str(), k, rates[2], static_cast<long long>(p.points()));
+      std::fflush(stdout);
+    }
+  }
+#endif
+}
+
+}  // namespace
+}  // namespace heatsim::kernels
