@@ -3,6 +3,7 @@
 // and leaves ranges and cross-section consistency to check_case().
 #include "case_loader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -703,6 +704,51 @@ void point_at_all(std::vector<CaseError>& errors, const std::vector<std::string>
   errors = std::move(kept);
 }
 
+// Counts the documents without building them. YAML::LoadAll cannot be used: yaml-cpp 0.7 leaves
+// a ',' at the top level of a block document unconsumed and then returns empty documents
+// forever from the same place, so a document that starts where the previous one started
+// means the parser is stuck there.
+struct DocumentScan {
+  int documents = 0;
+  int second_line = 0;
+  int stuck_line = -1;
+};
+
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  YAML::Mark start;
+  void OnDocumentStart(const YAML::Mark& mark) override { start = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+DocumentScan scan_documents(const std::string& text) {
+  DocumentScan scan;
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  int previous_pos = -1;
+  // Two documents are enough to refuse the text; the third tells a stuck parser from them.
+  while (scan.documents < 3 && parser.HandleNextDocument(counter)) {
+    if (counter.start.pos == previous_pos) {
+      scan.stuck_line = counter.start.line + 1;
+      return scan;
+    }
+    previous_pos = counter.start.pos;
+    if (++scan.documents == 2) scan.second_line = counter.start.line + 1;
+  }
+  return scan;
+}
+
 // `a` lies inside `b` or `b` inside `a` (whole path components).
 bool overlaps(const std::string& a, const std::string& b) {
   const auto inside = [](const std::string& p, const std::string& q) {
@@ -726,9 +772,22 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   result.errors = detail::check_text(text);
   if (!result.errors.empty()) return result;
 
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    const DocumentScan scan = scan_documents(text);
+    if (scan.stuck_line >= 0) {
+      result.errors.push_back({"", scan.stuck_line,
+                               "the case is not valid YAML: a ',' outside [ ] or { } cannot "
+                               "start a value"});
+      return result;
+    }
+    if (scan.documents > 1) {
+      result.errors.push_back({"", scan.second_line,
+                               "the case holds more than one YAML document ('---'); a case is "
+                               "a single document"});
+      return result;
+    }
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg});
@@ -737,19 +796,12 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     result.errors.push_back({"", 0, std::string("the case could not be parsed: ") + e.what()});
     return result;
   }
-  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+  if (!root.IsDefined() || root.IsNull()) {
     result.errors.push_back(
         {"", 0, "the case is empty; expected a map with sections grid, physics, boundary, "
                 "initial and time"});
     return result;
   }
-  if (documents.size() > 1) {
-    result.errors.push_back({"", line_of(documents[1]),
-                             "the case holds more than one YAML document ('---'); a case is a "
-                             "single document"});
-    return result;
-  }
-  const YAML::Node& root = documents[0];
   if (!root.IsMap()) {
     result.errors.push_back({"", line_of(root),
                              "the top level must be a map of sections (grid, physics, boundary, "

@@ -310,6 +310,10 @@ case("alias_bomb_in_value", "physics.alpha: expected a number, got a list",
 case("alias_as_key", "keys must be names", sub(BASE, "physics:\n", "physics:\n  ? [a, b]\n  : 1\n"))
 case("unclosed_single_quote", "backend: the quoted string that starts here is never closed",
      sub(BASE, "backend: auto", "backend: 'it''s auto"))
+case("stray_comma_top", "a ',' outside [ ] or { } cannot start a value", ",\n")
+case("stray_comma_after_sequence", "a ',' outside [ ] or { } cannot start a value", "- a\n, b\n")
+case("stray_comma_after_case", "a ',' outside [ ] or { } cannot start a value",
+     "- " + BASE.replace("\n", "\n  ").rstrip() + "\n, x\n")
 case("alias_undefined", "not valid YAML", sub(BASE, "alpha: 1.0", "alpha: *nowhere"))
 case("merge_key_unknown", "unknown key '<<'", sub(BASE, "physics:\n", "base: &b {alpha: 2}\nphysics:\n  <<: *b\n"))
 
