@@ -216,8 +216,9 @@ class Checker {
         finite("initial.background", ic.background);
         for (int a = 0; a < dims(); ++a) {
           const auto i = static_cast<std::size_t>(a);
-          const bool ok = finite(indexed("initial.lower", i), ic.lower[i]) &
-                          finite(indexed("initial.upper", i), ic.upper[i]);
+          // Both corners are checked, so both are reported when both are bad.
+          const bool lower_ok = finite(indexed("initial.lower", i), ic.lower[i]);
+          const bool ok = finite(indexed("initial.upper", i), ic.upper[i]) && lower_ok;
           if (ok && !(ic.lower[i] < ic.upper[i]))
             error(indexed("initial.upper", i),
                   "must be greater than initial.lower[" + std::to_string(a) + "] (" +
