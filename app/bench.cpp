@@ -1,13 +1,389 @@
-// Placeholder until the benchmark suite lands: refuses to run.
-#include <spdlog/spdlog.h>
-
+// `heatsim bench`: the eight-shape stencil suite on every available backend. For each shape and
+// backend: GStencil/s (points x steps / seconds, median of repeats after a warm-up, device
+// time from CUDA events on GPUs), the fraction of the memory-bandwidth limit
+// bandwidth / (2 sizeof(T)) with the bandwidth measured in the same run (device-to-device
+// copy), and a correctness check against the CPU backend at a small size. Random data, one
+// step per pass (no fusion), Dirichlet-zero faces, S = I + 0.9 dt_max L.
 #include "bench.hpp"
 
-namespace heatsim::app {
+#include <spdlog/spdlog.h>
 
-int run_bench(const BenchOptions&) {
-  spdlog::error("bench: not built in this version");
-  return 1;
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#include "solver/stencil.hpp"
+#ifdef HEATSIM_HAVE_CUDA
+#include "kernels/cuda/timing.hpp"
+#endif
+
+namespace heatsim::app {
+namespace {
+
+using kernels::Precision;
+using kernels::Stencil;
+using kernels::StencilProblem;
+
+struct BenchShape {
+  std::string name;
+  int dims;
+  Stencil laplacian;  // h = 1
+};
+
+Stencil zero_stencil(int dims, int radius) {
+  Stencil s;
+  s.dims = dims;
+  s.radius = radius;
+  s.weights.assign(s.size(), 0.0);
+  return s;
+}
+
+// Star Laplacian from 1D second-derivative weights (centre at index r), on every axis.
+Stencil star_laplacian(int dims, const std::vector<double>& d) {
+  const int r = static_cast<int>(d.size() / 2);
+  Stencil s = zero_stencil(dims, r);
+  for (int a = 0; a < dims; ++a)
+    for (int o = -r; o <= r; ++o) {
+      int off[3] = {0, 0, 0};
+      off[a] = o;
+      s.at(off[0], off[1], off[2]) += d[static_cast<std::size_t>(o + r)];
+    }
+  return s;
+}
+
+// The isotropic 2D nine-point Laplacian [1 4 1; 4 -20 4; 1 4 1] / 6.
+Stencil box2d9() {
+  Stencil s = zero_stencil(2, 1);
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx)
+      s.at(dx, dy) = (dx == 0 && dy == 0) ? -20.0 / 6 : (dx == 0 || dy == 0) ? 4.0 / 6 : 1.0 / 6;
+  return s;
+}
+
+// The isotropic 3D 27-point Laplacian: corners 1/30, edges 1/10, faces 7/15, centre -64/15.
+Stencil box3d27() {
+  Stencil s = zero_stencil(3, 1);
+  const double w[4] = {-64.0 / 15, 7.0 / 15, 1.0 / 10, 1.0 / 30};
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) s.at(dx, dy, dz) = w[std::abs(dx) + std::abs(dy) + std::abs(dz)];
+  return s;
+}
+
+// A dense 7x7 box: the nine-point Laplacian smoothed by the 5x5 binomial filter
+// ([1 4 6 4 1]/16 on each axis). Every weight is nonzero and they sum to zero.
+Stencil box2d49() {
+  const Stencil lap = box2d9();
+  const double b[5] = {1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16};
+  Stencil s = zero_stencil(2, 3);
+  for (int ly = -1; ly <= 1; ++ly)
+    for (int lx = -1; lx <= 1; ++lx)
+      for (int by = -2; by <= 2; ++by)
+        for (int bx = -2; bx <= 2; ++bx) s.at(lx + bx, ly + by) += lap.at(lx, ly) * b[bx + 2] * b[by + 2];
+  return s;
+}
+
+std::vector<BenchShape> suite() {
+  const std::vector<double> o2{1.0, -2.0, 1.0};
+  const std::vector<double> o4{-1.0 / 12, 4.0 / 3, -5.0 / 2, 4.0 / 3, -1.0 / 12};
+  const std::vector<double> o6{1.0 / 90, -3.0 / 20, 3.0 / 2, -49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90};
+  return {{"Heat-1D", 1, star_laplacian(1, o2)},   {"1D5P", 1, star_laplacian(1, o4)},
+          {"Heat-2D", 2, star_laplacian(2, o2)},   {"Box-2D9P", 2, box2d9()},
+          {"Star-2D13P", 2, star_laplacian(2, o6)}, {"Box-2D49P", 2, box2d49()},
+          {"Heat-3D", 3, star_laplacian(3, o2)},   {"Box-3D27P", 3, box3d27()}};
+}
+
+std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
+
+// The correctness check's grid: small, not a multiple of any tile.
+std::array<std::int64_t, 3> check_size(int dims) {
+  if (dims == 1) return {4099, 1, 1};
+  if (dims == 2) return {131, 97, 1};
+  return {37, 29, 23};
+}
+
+StencilProblem make_bench_problem(const BenchShape& shape, const std::array<std::int64_t, 3>& n,
+                                  Precision precision) {
+  StencilProblem p;
+  p.dims = shape.dims;
+  p.n = n;
+  p.h = {1.0, 1.0, 1.0};
+  const double dt = 0.9 * solver::max_stable_dt(shape.laplacian, 1.0);
+  p.stencil = solver::update_operator(shape.laplacian, dt);
+  p.dt = dt;
+  for (auto& f : p.faces) {
+    f.kind = kernels::BoundaryKind::dirichlet;
+    f.value = 0.0;
+  }
+  p.precision = precision;
+  return p;
+}
+
+std::vector<double> random_field(std::int64_t points, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  std::vector<double> f(static_cast<std::size_t>(points));
+  for (double& v : f) v = u(rng);
+  return f;
+}
+
+// Milliseconds for backend.advance(steps, step0): CUDA events for GPU backends, the host
+// clock around advance + synchronize otherwise.
+double time_advance_ms(kernels::Backend& b, std::int64_t steps, std::int64_t step0) {
+#ifdef HEATSIM_HAVE_CUDA
+  if (b.capabilities().gpu) {
+    const double ms = kernels::cuda::time_advance_ms(b, steps, step0);
+    b.synchronize();
+    return ms;
+  }
+#endif
+  const auto t0 = std::chrono::steady_clock::now();
+  b.advance(steps, step0);
+  b.synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Row {
+  std::string shape, backend;
+  int dims = 1;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::int64_t steps = 0;
+  double median_ms = 0.0;
+  double gstencils = 0.0;
+  double fraction = -1.0;  // of the bandwidth limit; < 0 when not measured
+  std::string check;       // pass / FAIL / ref / -
+  double check_error = -1.0;
+  std::string note;        // why a row did not run
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options) {
+  const Precision precision = options.precision == "fp32" ? Precision::fp32 : Precision::fp64;
+  if (options.precision != "fp32" && options.precision != "fp64") {
+    spdlog::error("bench: precision must be fp64 or fp32, not '{}'", options.precision);
+    return kExitBadInput;
+  }
+  if (options.size < 0 || options.steps < 0 || options.repeats < 1) {
+    spdlog::error("bench: --size and --steps must be >= 0 and --repeats >= 1");
+    return kExitBadInput;
+  }
+
+  // Shapes: the whole suite, or the ones named (case-insensitive).
+  std::vector<BenchShape> shapes;
+  const std::vector<BenchShape> all = suite();
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const auto& want : options.shapes) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const BenchShape& s) { return lower(s.name) == lower(want); });
+    if (it == all.end()) {
+      std::string names;
+      for (const auto& s : all) names += (names.empty() ? "" : ", ") + s.name;
+      spdlog::error("bench: unknown shape '{}' (suite: {})", want, names);
+      return kExitBadInput;
+    }
+    shapes.push_back(*it);
+  }
+  if (shapes.empty()) shapes = all;
+
+  // Backends: the ones named, or every available one. cpu runs by default only where the
+  // grid is small (up to 2^22 points); name it to run it at any size.
+  const bool have_gpu = !kernels::cuda_devices().empty();
+  std::vector<std::string> backends = options.backends;
+  const bool cpu_asked = std::find(backends.begin(), backends.end(), "cpu") != backends.end();
+  for (const auto& b : backends) {
+    const kernels::BackendEntry* e = kernels::find_backend(b);
+    if (!e) {
+      spdlog::error("bench: unknown backend '{}'", b);
+      return kExitBadInput;
+    }
+    if (e->needs_gpu && !have_gpu) {
+      spdlog::error("bench: backend '{}' needs a CUDA GPU, and none is visible", b);
+      return kExitFailure;
+    }
+  }
+  if (backends.empty())
+    for (const auto& e : kernels::backend_registry())
+      if (!e.needs_gpu || have_gpu) backends.push_back(e.name);
+
+  std::string device = "cpu only";
+  double bandwidth = 0.0;  // bytes/s
+#ifdef HEATSIM_HAVE_CUDA
+  if (have_gpu) {
+    device = kernels::cuda_devices().front().name;
+    bandwidth = kernels::cuda::copy_bandwidth(std::size_t{1} << 30, 9);
+  }
+#endif
+  const std::size_t value_bytes = precision == Precision::fp64 ? 8 : 4;
+  const double limit_gst = bandwidth / (2.0 * static_cast<double>(value_bytes)) / 1e9;
+  std::printf("heatsim bench: %s, %s, device copy bandwidth %.0f GB/s -> limit %.1f GStencil/s\n",
+              device.c_str(), kernels::to_string(precision), bandwidth / 1e9, limit_gst);
+  std::fflush(stdout);
+
+  std::vector<Row> rows;
+  bool failed = false;
+  for (const BenchShape& shape : shapes) {
+    const std::int64_t size = options.size > 0 ? options.size : default_size(shape.dims);
+    std::array<std::int64_t, 3> n{1, 1, 1};
+    for (int a = 0; a < shape.dims; ++a) n[a] = std::max<std::int64_t>(size, 2 * shape.laplacian.radius + 1);
+    const StencilProblem problem = make_bench_problem(shape, n, precision);
+    const StencilProblem small = make_bench_problem(shape, check_size(shape.dims), precision);
+    const std::vector<double> small_u0 = random_field(small.points(), 7);
+    const std::int64_t check_steps = 5;
+    std::vector<double> reference;  // cpu result on the small grid
+    {
+      auto cpu = kernels::make_cpu_backend(precision);
+      cpu->setup(small);
+      cpu->upload(small_u0);
+      cpu->advance(check_steps, 0);
+      cpu->download(reference);
+    }
+    std::vector<double> u0;  // the big field, made once per shape when needed
+    for (const std::string& name : backends) {
+      Row row;
+      row.shape = shape.name;
+      row.backend = name;
+      row.dims = shape.dims;
+      row.n = n;
+      const bool is_cpu = name == "cpu";
+      if (is_cpu && !cpu_asked && problem.points() > (std::int64_t{1} << 22)) continue;
+      try {
+        auto backend = kernels::create_backend(name, precision);
+        const std::string why = backend->unsupported_reason(problem);
+        if (!why.empty()) {
+          row.note = why;
+          rows.push_back(row);
+          continue;
+        }
+        // Correctness at the small size.
+        if (is_cpu) {
+          row.check = "ref";
+        } else {
+          backend->setup(small);
+          backend->upload(small_u0);
+          backend->advance(check_steps, 0);
+          std::vector<double> got;
+          backend->download(got);
+          double scale = 0.0, err = 0.0;
+          for (double v : reference) scale = std::max(scale, std::abs(v));
+          for (std::size_t i = 0; i < got.size() && i < reference.size(); ++i)
+            err = std::max(err, std::isfinite(got[i]) ? std::abs(got[i] - reference[i]) : INFINITY);
+          row.check_error = err / std::max(scale, 1e-300);
+          const double tol = precision == Precision::fp64 ? 1e-12 : 1e-5;
+          const bool ok = got.size() == reference.size() && row.check_error <= tol;
+          row.check = ok ? "pass" : "FAIL";
+          failed = failed || !ok;
+        }
+        // Throughput at the bench size.
+        row.steps = options.steps > 0 ? options.steps : (is_cpu ? 3 : 20);
+        if (u0.empty()) u0 = random_field(problem.points(), 42);
+        backend->setup(problem);
+        backend->upload(u0);
+        std::int64_t step0 = 0;
+        time_advance_ms(*backend, row.steps, step0);  // warm-up
+        step0 += row.steps;
+        std::vector<double> ms;
+        for (int r = 0; r < options.repeats; ++r) {
+          ms.push_back(time_advance_ms(*backend, row.steps, step0));
+          step0 += row.steps;
+        }
+        std::sort(ms.begin(), ms.end());
+        row.median_ms = ms[ms.size() / 2];
+        row.gstencils = static_cast<double>(problem.points()) * static_cast<double>(row.steps) /
+                        (row.median_ms * 1e-3) / 1e9;
+        if (!is_cpu && limit_gst > 0.0) row.fraction = row.gstencils / limit_gst;
+      } catch (const std::exception& e) {
+        row.note = e.what();
+        row.check = row.check.empty() ? "FAIL" : row.check;
+        failed = true;
+      }
+      rows.push_back(row);
+      const Row& r = rows.back();
+      if (r.note.empty())
+        spdlog::info("{} {}: {:.2f} GStencil/s, check {}", r.shape, r.backend, r.gstencils, r.check);
+      else
+        spdlog::warn("{} {}: {}", r.shape, r.backend, r.note);
+    }
+  }
+
+  // Table.
+  std::printf("\n%-11s %-16s %-16s %6s %10s %11s %8s %7s\n", "shape", "backend", "grid", "steps",
+              "ms/step", "GStencil/s", "%limit", "check");
+  for (const Row& r : rows) {
+    std::string grid = std::to_string(r.n[0]);
+    if (r.dims > 1) grid += "x" + std::to_string(r.n[1]);
+    if (r.dims > 2) grid += "x" + std::to_string(r.n[2]);
+    if (!r.note.empty()) {
+      std::printf("%-11s %-16s %-16s %s\n", r.shape.c_str(), r.backend.c_str(), grid.c_str(),
+                  ("not run: " + r.note).substr(0, 60).c_str());
+      continue;
+    }
+    std::printf("%-11s %-16s %-16s %6lld %10s %11s %8s %7s\n", r.shape.c_str(), r.backend.c_str(),
+                grid.c_str(), static_cast<long long>(r.steps),
+                fmt("%.3f", r.median_ms / static_cast<double>(r.steps)).c_str(),
+                fmt("%.2f", r.gstencils).c_str(),
+                r.fraction >= 0 ? fmt("%.1f%%", 100.0 * r.fraction).c_str() : "-", r.check.c_str());
+  }
+  std::fflush(stdout);
+
+  // JSON.
+  std::ostringstream js;
+  js << "{\n  \"device\": \"" << json_escape(device) << "\",\n  \"precision\": \""
+     << kernels::to_string(precision) << "\",\n  \"copy_bandwidth_GBps\": " << bandwidth / 1e9
+     << ",\n  \"limit_gstencil_per_s\": " << limit_gst << ",\n  \"repeats\": " << options.repeats
+     << ",\n  \"results\": [";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    js << (i ? "," : "") << "\n    {\"shape\": \"" << r.shape << "\", \"backend\": \"" << r.backend
+       << "\", \"dims\": " << r.dims << ", \"n\": [" << r.n[0] << ", " << r.n[1] << ", " << r.n[2]
+       << "], \"steps\": " << r.steps << ", \"median_ms\": " << r.median_ms
+       << ", \"gstencil_per_s\": " << r.gstencils << ", \"bandwidth_fraction\": ";
+    if (r.fraction >= 0) js << r.fraction; else js << "null";
+    js << ", \"check\": \"" << (r.check.empty() ? "-" : r.check) << "\", \"check_error\": ";
+    if (r.check_error >= 0 && std::isfinite(r.check_error)) js << r.check_error; else js << "null";
+    js << ", \"note\": \"" << json_escape(r.note) << "\"}";
+  }
+  js << "\n  ]\n}\n";
+  if (!options.json_path.empty()) {
+    std::ofstream out(options.json_path);
+    out << js.str();
+    if (!out) {
+      spdlog::error("bench: cannot write {}", options.json_path);
+      return kExitFailure;
+    }
+    std::printf("results written to %s\n", options.json_path.c_str());
+  }
+  return failed ? kExitFailure : kExitOk;
 }
 
 }  // namespace heatsim::app

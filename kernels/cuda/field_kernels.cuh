@@ -1,0 +1,50 @@
+// Field operations every CUDA backend shares: the ghost fill of one axis, the Dirichlet
+// boundary nodes, and the statistics reduction. Same rules as the CPU reference
+// (layout.hpp, cpu_backend.cpp); launchers check every launch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stencil_common.cuh"
+
+namespace heatsim::kernels::cuda {
+
+// One face's ghost rule at the current time: kind, g(t) (Dirichlet) or the flux (Neumann).
+struct GhostFace {
+  int kind = 0;  // BoundaryKind
+  double value = 0.0;
+};
+
+// Fills the ghost layers of `axis` on both faces, over the padded extent of the earlier axes
+// and the interior of the later ones (so box-stencil corners compose the reflections).
+template <typename T>
+void launch_fill_ghosts(T* field, const DeviceGrid& grid, int axis, GhostFace lo, GhostFace hi,
+                        double spacing, cudaStream_t stream);
+
+// Sets every boundary node of the listed Dirichlet faces to its value.
+struct DirichletFaces {
+  int count = 0;
+  int axis[kFaces] = {};
+  int side[kFaces] = {};
+  double value[kFaces] = {};
+};
+template <typename T>
+void launch_set_dirichlet(T* field, const DeviceGrid& grid, const DirichletFaces& faces,
+                          cudaStream_t stream);
+
+// Per-block partial statistics; the host combines them in block order (deterministic).
+struct StatsPartial {
+  double min;
+  double max;
+  double total;
+  long long non_finite;
+};
+constexpr int kStatsMaxBlocks = 1024;
+// trapezoid[axis]: the axis is active and not periodic (half weight on its two end nodes).
+// Returns the number of partials written to `partials` (device, kStatsMaxBlocks entries).
+template <typename T>
+int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3],
+                 StatsPartial* partials, int multiprocessors, cudaStream_t stream);
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,12 @@
+// Launcher of the cuda-naive sweep (naive_sweep.cu).
+#pragma once
+
+#include "../stencil_common.cuh"
+
+namespace heatsim::kernels::cuda {
+
+template <typename T>
+void launch_naive_sweep(const SweepArgs<T>& args, const SweepShape& shape,
+                        const LaunchContext& context);
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,237 @@
+// The shared CUDA backend driver. One step is, as on the CPU: ghost fill axis by axis at
+// time t, the sweep cur -> next, swap, Dirichlet nodes set to g(t + dt). g(t) is evaluated
+// on the host per step (BoundaryFace::at, the same function the CPU uses) and passed by value.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "check.cuh"
+#include "field_kernels.cuh"
+#include "stencil_backend.hpp"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+// Owns one cudaMalloc'ed buffer.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { reset(); }
+  void allocate(std::size_t bytes) {
+    reset();
+    HEATSIM_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    bytes_ = bytes;
+  }
+  void reset() {
+    if (ptr_) cudaFree(ptr_);  // no throw from destructors; a failed free leaks at worst
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
+  template <typename U>
+  U* as() const {
+    return static_cast<U*>(ptr_);
+  }
+  void swap(DeviceBuffer& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(bytes_, other.bytes_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <typename T>
+class SweepBackend final : public Backend {
+ public:
+  SweepBackend(SweepBackendSpec spec, SweepLauncher<T> sweep)
+      : spec_(std::move(spec)), sweep_(sweep) {
+    spec_.capabilities.gpu = true;
+  }
+
+  std::string name() const override { return spec_.name; }
+  Capabilities capabilities() const override { return spec_.capabilities; }
+
+  void setup(const StencilProblem& problem) override {
+    const std::string why = unsupported_reason(problem);
+    if (!why.empty()) throw std::runtime_error(spec_.name + " backend: " + why);
+    if (problem.stencil.weights.size() != problem.stencil.size())
+      throw std::invalid_argument(spec_.name + " backend: stencil has " +
+                                  std::to_string(problem.stencil.weights.size()) +
+                                  " weights, expected " + std::to_string(problem.stencil.size()));
+    p_ = problem;
+    shape_.dims = problem.dims;
+    shape_.radius = problem.stencil.radius;
+    shape_.box = !problem.stencil.is_star();
+    grid_ = make_device_grid(problem, problem.stencil.radius, sizeof(T));
+
+    int device = 0;
+    HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&context_.multiprocessors,
+                                              cudaDevAttrMultiProcessorCount, device));
+    context_.stream = backend_stream();
+
+    const std::size_t bytes = static_cast<std::size_t>(grid_.total) * sizeof(T);
+    cur_.allocate(bytes);
+    next_.allocate(bytes);
+    partials_.allocate(kStatsMaxBlocks * sizeof(StatsPartial));
+    // All-ones bytes are NaN in fp32 and fp64: a node or ghost that no kernel writes shows up
+    // as non-finite instead of passing for a plausible value.
+    HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
+    HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
+
+    weights_ = StencilWeights<T>{};
+    for (std::size_t i = 0; i < problem.stencil.weights.size(); ++i)
+      weights_.w[i] = static_cast<T>(problem.stencil.weights[i]);
+
+    dirichlet_ = DirichletFaces{};
+    for (int a = 0; a < problem.dims; ++a)
+      for (int side = 0; side < 2; ++side)
+        if (problem.faces[2 * a + side].kind == BoundaryKind::dirichlet) {
+          dirichlet_.axis[dirichlet_.count] = a;
+          dirichlet_.side[dirichlet_.count] = side;
+          ++dirichlet_.count;
+        }
+    ready_ = true;
+  }
+
+  void upload(const std::vector<double>& field) override {
+    check_ready_and_size(field.size());
+    if constexpr (std::is_same_v<T, double>) {
+      copy_interior(const_cast<double*>(field.data()), cur_.as<T>(), cudaMemcpyHostToDevice);
+    } else {
+      std::vector<T> host(field.begin(), field.end());
+      copy_interior(host.data(), cur_.as<T>(), cudaMemcpyHostToDevice);
+    }
+  }
+
+  void download(std::vector<double>& field) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    field.resize(static_cast<std::size_t>(p_.points()));
+    if constexpr (std::is_same_v<T, double>) {
+      copy_interior(field.data(), cur_.as<T>(), cudaMemcpyDeviceToHost);
+    } else {
+      std::vector<T> host(field.size());
+      copy_interior(host.data(), cur_.as<T>(), cudaMemcpyDeviceToHost);
+      for (std::size_t i = 0; i < host.size(); ++i) field[i] = static_cast<double>(host[i]);
+    }
+  }
+
+  void advance(std::int64_t steps, std::int64_t step0) override {
+    if (!ready_) throw std::logic_error(spec_.name + " backend: advance() before setup()");
+    SweepArgs<T> args;
+    args.grid = grid_;
+    args.source = static_cast<T>(p_.source_increment);
+    args.weights = weights_;
+    for (std::int64_t s = 0; s < steps; ++s) {
+      const double t_now = static_cast<double>(step0 + s) * p_.dt;
+      for (int axis = 0; axis < p_.dims; ++axis) {
+        const BoundaryFace& lo = p_.faces[2 * axis];
+        const BoundaryFace& hi = p_.faces[2 * axis + 1];
+        launch_fill_ghosts<T>(cur_.as<T>(), grid_, axis,
+                              GhostFace{static_cast<int>(lo.kind), lo.at(t_now)},
+                              GhostFace{static_cast<int>(hi.kind), hi.at(t_now)}, p_.h[axis],
+                              context_.stream);
+      }
+      args.in = cur_.as<T>();
+      args.out = next_.as<T>();
+      sweep_(args, shape_, context_);
+      cur_.swap(next_);
+      if (dirichlet_.count > 0) {
+        const double t_next = static_cast<double>(step0 + s + 1) * p_.dt;
+        for (int f = 0; f < dirichlet_.count; ++f)
+          dirichlet_.value[f] = p_.faces[2 * dirichlet_.axis[f] + dirichlet_.side[f]].at(t_next);
+        launch_set_dirichlet<T>(cur_.as<T>(), grid_, dirichlet_, context_.stream);
+      }
+    }
+  }
+
+  FieldStats stats() override {
+    if (!ready_) throw std::logic_error(spec_.name + " backend: stats() before setup()");
+    bool trapezoid[3];
+    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
+    const int blocks = launch_stats<T>(cur_.as<T>(), grid_, trapezoid,
+                                       partials_.as<StatsPartial>(), context_.multiprocessors,
+                                       context_.stream);
+    std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
+                                       host.size() * sizeof(StatsPartial),
+                                       cudaMemcpyDeviceToHost, context_.stream));
+    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
+    FieldStats st;
+    st.min = std::numeric_limits<double>::infinity();
+    st.max = -st.min;
+    for (const StatsPartial& p : host) {
+      st.min = std::min(st.min, p.min);
+      st.max = std::max(st.max, p.max);
+      st.total_heat += p.total;
+      st.non_finite += p.non_finite;
+    }
+    return st;
+  }
+
+  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
+
+ private:
+  void check_ready_and_size(std::size_t size) const {
+    if (!ready_) throw std::logic_error(spec_.name + " backend: used before setup()");
+    if (size != static_cast<std::size_t>(p_.points()))
+      throw std::invalid_argument(spec_.name + " backend: field has " + std::to_string(size) +
+                                  " values, the grid " + std::to_string(p_.points()));
+  }
+
+  // Copies the interior between a compact host array [z][y][x] and the padded device buffer.
+  void copy_interior(T* host, T* device, cudaMemcpyKind kind) {
+    const std::size_t nx = static_cast<std::size_t>(grid_.n[0]);
+    const std::size_t ny = static_cast<std::size_t>(grid_.n[1]);
+    const std::size_t nz = static_cast<std::size_t>(grid_.n[2]);
+    T* interior = device + grid_.origin;
+    if (ny * nz == 1) {  // one row: a plain copy (no pitch limits)
+      if (kind == cudaMemcpyHostToDevice)
+        HEATSIM_CUDA_CHECK(cudaMemcpy(interior, host, nx * sizeof(T), kind));
+      else
+        HEATSIM_CUDA_CHECK(cudaMemcpy(host, interior, nx * sizeof(T), kind));
+      return;
+    }
+    const std::size_t rows = static_cast<std::size_t>(grid_.pitch_z / grid_.pitch_y);
+    cudaPitchedPtr dev = make_cudaPitchedPtr(interior, grid_.pitch_y * sizeof(T),
+                                             static_cast<std::size_t>(grid_.pitch_y), rows);
+    cudaPitchedPtr compact = make_cudaPitchedPtr(host, nx * sizeof(T), nx, ny);
+    cudaMemcpy3DParms m{};
+    m.srcPtr = kind == cudaMemcpyHostToDevice ? compact : dev;
+    m.dstPtr = kind == cudaMemcpyHostToDevice ? dev : compact;
+    m.extent = make_cudaExtent(nx * sizeof(T), ny, nz);
+    m.kind = kind;
+    HEATSIM_CUDA_CHECK(cudaMemcpy3D(&m));
+  }
+
+  SweepBackendSpec spec_;
+  SweepLauncher<T> sweep_;
+  StencilProblem p_;
+  SweepShape shape_;
+  DeviceGrid grid_;
+  LaunchContext context_;
+  DeviceBuffer cur_, next_, partials_;
+  StencilWeights<T> weights_{};
+  DirichletFaces dirichlet_;
+  bool ready_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision) {
+  if (precision == Precision::fp32) {
+    if (!spec.sweep_fp32) throw std::runtime_error(spec.name + " backend: no fp32 kernels");
+    return std::make_unique<SweepBackend<float>>(spec, spec.sweep_fp32);
+  }
+  if (!spec.sweep_fp64) throw std::runtime_error(spec.name + " backend: no fp64 kernels");
+  return std::make_unique<SweepBackend<double>>(spec, spec.sweep_fp64);
+}
+
+}  // namespace heatsim::kernels::cuda
