@@ -11,12 +11,12 @@ set -euo pipefail
 
 heatsim=$1
 png_dir=${2:-}
-here=$(cd "$(dirname "$0")" && pwd)
 pvpython=${PVPYTHON:-$(command -v pvpython || true)}
 if [[ -z "$pvpython" ]]; then
   echo "pvpython not found: install paraview and python3-paraview to run this test"
   exit 77
 fi
+here=$(cd "$(dirname "$0")" && pwd)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/heatsim_paraview.XXXXXX")
 xvfb_pid=""
@@ -27,7 +27,8 @@ cleanup() {
 trap cleanup EXIT
 
 # Reading needs no X server; rendering with Debian's ParaView (an X11 build) does: use the
-# display there is, else start a virtual one (Xvfb, Debian package xvfb) for this script.
+# display there is, else start a virtual one (Xvfb, Debian package xvfb) for this script;
+# -noreset: a server resetting after its last client refuses the next one for a moment.
 if [[ -z "${DISPLAY:-}" ]]; then
   if ! command -v Xvfb >/dev/null; then
     echo "rendering needs an X display or Xvfb: install xvfb (or set DISPLAY)"
@@ -35,7 +36,7 @@ if [[ -z "${DISPLAY:-}" ]]; then
   fi
   for n in $(seq 90 189); do
     [[ -e /tmp/.X$n-lock || -e /tmp/.X11-unix/X$n ]] && continue
-    Xvfb ":$n" -screen 0 1024x768x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+    Xvfb ":$n" -screen 0 1024x768x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
     xvfb_pid=$!
     for _ in $(seq 100); do
       [[ -S /tmp/.X11-unix/X$n ]] && break
