@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -210,17 +211,58 @@ void validate_meta(const FieldMeta& m, std::size_t values) {
                              std::to_string(m.points()));
 }
 
-void write_hdf5(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
-                FieldFileKind kind) {
+// FNV-1a (64 bit) over the attributes in a fixed order: Fletcher32 guards only the data, and
+// a checkpoint's step, time and dt matter as much as its field.
+std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto bytes = [&h](const void* p, std::size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  };
+  auto text = [&](const std::string& s) {
+    const std::uint64_t n = s.size();
+    bytes(&n, sizeof n);
+    bytes(s.data(), s.size());
+  };
+  const std::int64_t dims = m.dims;
+  text(to_string(kind));
+  bytes(&m.step, sizeof m.step);
+  bytes(&m.time, sizeof m.time);
+  bytes(&m.dt, sizeof m.dt);
+  bytes(&m.alpha, sizeof m.alpha);
+  bytes(&dims, sizeof dims);
+  for (int a = 0; a < m.dims; ++a) {
+    bytes(&m.n[a], sizeof m.n[a]);
+    bytes(&m.spacing[a], sizeof m.spacing[a]);
+    bytes(&m.origin[a], sizeof m.origin[a]);
+  }
+  for (const std::string* s : {&m.scheme, &m.backend, &m.precision, &m.version, &m.case_yaml})
+    text(*s);
+  return h;
+}
+
+// A file image: the bytes of a complete HDF5 file.
+struct FileImage {
+  std::unique_ptr<char[]> bytes;
+  std::size_t size = 0;
+};
+
+// Builds the whole file in memory (HDF5's core driver, no backing store) and returns its
+// bytes; the caller writes them. HDF5 1.10 does not survive a failed write to disk (a file
+// whose flush or close failed crashes the library at exit), so HDF5 never touches the disk
+// here: a full disk is an ordinary write(2) error that we report and recover from.
+FileImage build_image(const FieldMeta& m, const std::vector<double>& field, FieldFileKind kind) {
   const bool fp32 = m.precision == "fp32";
+  const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-  if (kind == FieldFileKind::checkpoint) {
-    // The 1.10 format checksums the file's metadata as well; readable by HDF5 >= 1.10.
-    check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
-          "file format version");
-  }
-  Handle file = check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+  // One allocation for data plus metadata (attributes, the case text, chunk index).
+  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
+  check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
+  // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
+  // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
+  // (attribute `meta_checksum`) and their data with Fletcher32.
+  Handle file = check_id(H5Fcreate("heatsim-field-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                          H5Fclose, "cannot create the file");
 
   const std::vector<hsize_t> dims = dataset_dims(m);
@@ -266,20 +308,55 @@ void write_hdf5(const std::string& path, const FieldMeta& m, const std::vector<d
   write_string(root, "precision", m.precision);
   write_string(root, "heatsim_version", m.version);
   write_string(root, "case_yaml", m.case_yaml);
+  if (kind == FieldFileKind::checkpoint) {
+    const std::uint64_t sum = meta_checksum(m, kind);
+    write_attribute(root, "meta_checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &sum, 0);
+  }
 
   check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
-  check(file.close(), "cannot close the file");
+  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+  if (size <= 0) throw_hdf5("cannot build the file image");
+  FileImage image{std::unique_ptr<char[]>(new char[static_cast<std::size_t>(size)]),
+                  static_cast<std::size_t>(size)};
+  if (H5Fget_file_image(file.get(), image.bytes.get(), image.size) != size)
+    throw_hdf5("cannot build the file image");
+  check(file.close(), "cannot close the in-memory file");
+  return image;
 }
 
-void fsync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) throw std::runtime_error("cannot open for fsync: " + std::string(std::strerror(errno)));
+// Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
+// on device").
+void write_bytes(const std::string& path, const char* data, std::size_t size) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(std::strerror(errno));
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw std::runtime_error(std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(std::strerror(err));
+  }
+  if (::close(fd) != 0) throw std::runtime_error(std::strerror(errno));
+}
+
+void fsync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open " + dir + ": " + std::strerror(errno));
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   // Some file systems do not support fsync on directories (EINVAL); the rename still happened.
-  if (rc != 0 && !(directory && (err == EINVAL || err == EBADF)))
-    throw std::runtime_error("fsync failed: " + std::string(std::strerror(err)));
+  if (rc != 0 && err != EINVAL && err != EBADF)
+    throw std::runtime_error("fsync of " + dir + " failed: " + std::strerror(err));
 }
 
 std::string parent_directory(const std::string& path) {
@@ -287,13 +364,12 @@ std::string parent_directory(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// Moves a finished temporary over the target: the file's data reaches the disk before the
-// rename, and the rename reaches the disk before we return.
+// Moves a finished (already fsynced) temporary over the target; the rename reaches the disk
+// before we return.
 void commit_temporary(const std::string& tmp, const std::string& path) {
-  fsync_path(tmp, false);
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
-  fsync_path(parent_directory(path), true);
+  fsync_directory(parent_directory(path));
 }
 
 template <class Write>
@@ -364,6 +440,13 @@ FieldFile read_file(const std::string& path, bool with_data) {
     m.precision = read_string(root, "precision");
     m.version = read_string(root, "heatsim_version");
     m.case_yaml = read_string(root, "case_yaml");
+    if (out.kind == FieldFileKind::checkpoint) {
+      Handle attr = open_attribute(root, "meta_checksum");
+      std::uint64_t sum = 0;
+      check(H5Aread(attr.get(), H5T_NATIVE_UINT64, &sum), "attribute meta_checksum");
+      if (sum != meta_checksum(m, out.kind))
+        throw std::runtime_error("the attributes fail their checksum; the file is corrupt");
+    }
     if (m.precision != "fp64" && m.precision != "fp32")
       throw std::runtime_error("unknown precision '" + m.precision + "'");
 
@@ -438,7 +521,8 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
     validate_meta(meta, field.size());
-    write_hdf5(tmp, meta, field, kind);
+    const FileImage image = build_image(meta, field, kind);
+    write_bytes(tmp, image.bytes.get(), image.size);
   });
 }
 
@@ -446,16 +530,8 @@ FieldFile read_field_file(const std::string& path) { return read_file(path, true
 FieldFile read_field_header(const std::string& path) { return read_file(path, false); }
 
 void write_text_file_atomically(const std::string& path, const std::string& text) {
-  replace_atomically(path, [&](const std::string& tmp) {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(std::strerror(errno));
-    const std::size_t written = std::fwrite(text.data(), 1, text.size(), f);
-    const int err = errno;
-    const bool ok = written == text.size() && std::fflush(f) == 0;
-    const int flush_err = errno;
-    if (std::fclose(f) != 0 || !ok)
-      throw std::runtime_error(std::strerror(ok ? errno : (written != text.size() ? err : flush_err)));
-  });
+  replace_atomically(
+      path, [&](const std::string& tmp) { write_bytes(tmp, text.data(), text.size()); });
 }
 
 }  // namespace heatsim::io

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -271,6 +274,74 @@ TEST_F(RestartTest, DamagedCheckpointIsRefusedNamingTheFile) {
   r = heatsim("run -q " + c + " --restart " + field_at(out, 20));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("not a checkpoint"), std::string::npos) << r.output;
+}
+
+// The disk fills up mid-run (a small tmpfs, filled while the run is stopped): the run fails
+// with a clear message, leaves no temporaries, and its last checkpoint is intact and restarts.
+TEST_F(RestartTest, DiskFullMidRunKeepsTheLastCheckpoint) {
+  const fs::path mnt = dir_ / "mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=32m") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root: " << std::strerror(errno);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+
+  const fs::path out = mnt / "out";
+  const std::string c = write_case(
+      "c.yaml", case_text(2, "fp64", out, 50000, "[64, 48]", 500, 1000));
+  const std::string log = (dir_ / "log.txt").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 5000 && !fs::exists(checkpoint_at(out, 1000)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  kill(pid, SIGSTOP);
+  {
+    // Fill the file system to the last byte.
+    std::FILE* filler = std::fopen((mnt / "filler").c_str(), "wb");
+    ASSERT_NE(filler, nullptr);
+    const std::string block(4096, 'x');
+    while (std::fwrite(block.data(), 1, block.size(), filler) == block.size() &&
+           std::fflush(filler) == 0) {
+    }
+    std::fclose(filler);
+  }
+  kill(pid, SIGCONT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::string output;
+  {
+    std::ifstream in(log);
+    output.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 1) << output;
+  EXPECT_NE(output.find("cannot write " + out.string()), std::string::npos) << output;
+
+  long last = -1;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << "temporary left behind: " << name;
+    if (name.rfind("checkpoint_", 0) == 0) last = std::max(last, std::stol(name.substr(11, 8)));
+  }
+  ASSERT_GE(last, 1000);
+  EXPECT_NO_THROW(read_checkpoint(checkpoint_at(out, last)));
+  std::ifstream xmf((out / "field.xmf").string());
+  const std::string index{std::istreambuf_iterator<char>(xmf), {}};
+  EXPECT_NE(index.find("</Xdmf>"), std::string::npos) << "the index is complete";
+
+  fs::remove(mnt / "filler");
+  const Result r = heatsim("run -q " + c + " --steps " + std::to_string(last + 10) +
+                           " --restart " + checkpoint_at(out, last));
+  EXPECT_EQ(r.code, 0) << r.output;
 }
 
 TEST_F(RestartTest, EarlierRunIsKeptUnlessOverwrite) {

@@ -1,6 +1,7 @@
 // Checkpoints: round trip in the run's precision, checksum and truncation detection, and the
 // checks against the case on restart.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,6 +103,22 @@ TEST_F(CheckpointTest, CorruptDataFailsTheChecksum) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out << bytes;
   }
+  const std::string msg = message_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find(p), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
+}
+
+// Fletcher32 covers the data; a changed attribute (here the step) fails the checkpoint's own
+// checksum over its attributes.
+TEST_F(CheckpointTest, ChangedAttributeFailsTheChecksum) {
+  const std::string p = write(7, field(1.0));
+  const hid_t file = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t attr = H5Aopen(file, "step", H5P_DEFAULT);
+  const std::int64_t step = 8;
+  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &step), 0);
+  H5Aclose(attr);
+  H5Fclose(file);
   const std::string msg = message_of([&] { read_checkpoint(p); });
   EXPECT_NE(msg.find(p), std::string::npos) << msg;
   EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
