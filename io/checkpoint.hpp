@@ -1,5 +1,5 @@
 // Checkpoints: everything a restart needs, crash-safe (temporary name + rename), checksummed
-// (HDF5 Fletcher32 on the field, checksummed metadata), and checked against the case on
+// (HDF5 Fletcher32 on the field, a checksum of the attributes), and checked against the case on
 // restart. The field is stored in the run's precision, so a restart is bit-for-bit.
 #pragma once
 

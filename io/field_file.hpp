@@ -41,13 +41,15 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
                     std::int64_t step, double time);
 
 // Output files are plain contiguous datasets any HDF5 reader opens; checkpoints are chunked
-// with the Fletcher32 checksum filter and use the 1.10 file format (checksummed metadata).
+// with the Fletcher32 checksum filter on the data and carry `meta_checksum`, a checksum of
+// their attributes. Both use the default (earliest) HDF5 file format.
 enum class FieldFileKind { output, checkpoint };
 const char* to_string(FieldFileKind kind);
 
 // Writes the field ([z][y][x], x fastest; meta.points() values) stored in meta.precision.
-// Crash-safe: writes `path.tmp` in the same directory, fsyncs it and renames it over `path`;
-// on any failure the temporary is removed and a file already at `path` is left untouched.
+// Crash-safe: the file is built in memory, written to `path.tmp` in the same directory,
+// fsynced and renamed over `path` (then the directory is fsynced); on any failure (a full
+// disk included) the temporary is removed and a file already at `path` is left untouched.
 // Throws std::runtime_error naming the file.
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field,
