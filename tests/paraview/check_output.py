@@ -110,6 +110,8 @@ def main():
             view.CameraViewUp = [0.0, 0.0, 1.0]
         else:
             view.InteractionMode = "2D"
+        if bounds[3] == bounds[2]:
+            display.LineWidth = 6.0  # a 1D run is a line along x
         view.ResetCamera()
         simple.Render(view)
         simple.SaveScreenshot(args.png, view, ImageResolution=[800, 600])
