@@ -72,7 +72,7 @@ struct UploadedPlan {
                                   plan.offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
     HEATSIM_CUDA_CHECK(cudaMemcpy(fragments.as<void>(), plan.fragments.data(),
                                   plan.fragments.size() * sizeof(double), cudaMemcpyHostToDevice));
-    convstencil::prepare_plan(plan);
+    device.blocks_per_multiprocessor = convstencil::prepare_plan(plan);
     device.plan = std::move(plan);
     device.offsets = offsets.as<int>();
     device.fragments = fragments.as<double>();
@@ -174,6 +174,9 @@ class ConvStencilBackend final : public Backend {
     partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
 
     bands_.clear();
+    has_dirichlet_ = false;
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
     if (depth_ > 1)
       for (int axis = 0; axis < problem.dims; ++axis)
         for (int side = 0; side < 2; ++side) {
@@ -203,6 +206,7 @@ class ConvStencilBackend final : public Backend {
   void upload(const std::vector<double>& field) override {
     check_ready_and_size(field.size());
     copy_interior(const_cast<double*>(field.data()), main_.cur.as<double>(), cudaMemcpyHostToDevice);
+    boundary_nodes_hold_g_ = false;
   }
 
   void download(std::vector<double>& field) override {
@@ -214,6 +218,10 @@ class ConvStencilBackend final : public Backend {
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error("convstencil backend: advance() before setup()");
     std::int64_t s = 0;
+    // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
+    // uploaded field need not, so the first step after an upload is a single one.
+    if (depth_ > 1 && !boundary_nodes_hold_g_ && steps > 0 && has_dirichlet_) single_step(main_, step0 + s++);
+    if (steps > 0) boundary_nodes_hold_g_ = true;
     if (depth_ > 1)
       for (; steps - s >= depth_; s += depth_) fused_pass(step0 + s);
     for (; s < steps; ++s) single_step(main_, step0 + s);
@@ -278,18 +286,20 @@ class ConvStencilBackend final : public Backend {
     }
   }
 
+  // One launch per face, in face order: where faces meet (edges, corners) the last face
+  // written wins, as in the CPU reference.
   void set_dirichlet(DeviceField& f, double t) {
-    cuda::DirichletFaces d;
     for (int axis = 0; axis < p_.dims; ++axis)
       for (int side = 0; side < 2; ++side) {
         const BoundaryFace& face = f.faces[2 * axis + side];
         if (face.kind != BoundaryKind::dirichlet) continue;
-        d.axis[d.count] = axis;
-        d.side[d.count] = side;
-        d.value[d.count] = face.at(t);
-        ++d.count;
+        cuda::DirichletFaces d;
+        d.count = 1;
+        d.axis[0] = axis;
+        d.side[0] = side;
+        d.value[0] = face.at(t);
+        cuda::launch_set_dirichlet<double>(f.cur.as<double>(), f.grid, d, stream_);
       }
-    cuda::launch_set_dirichlet<double>(f.cur.as<double>(), f.grid, d, stream_);
   }
 
   // One step of S, exactly as the CPU reference takes it.
@@ -375,6 +385,8 @@ class ConvStencilBackend final : public Backend {
   DeviceField main_;
   std::vector<std::unique_ptr<Band>> bands_;
   DeviceArray partials_;
+  bool has_dirichlet_ = false;
+  bool boundary_nodes_hold_g_ = false;
   bool ready_ = false;
 };
 

@@ -15,6 +15,7 @@ struct DevicePlan {
   TilePlan plan;
   const int* offsets = nullptr;       // [slots][chunks]
   const double* fragments = nullptr;  // [chunks][32]
+  int blocks_per_multiprocessor = 1;  // resident blocks of this plan's kernel
 };
 
 // Extra elements a field buffer needs past DeviceGrid::total: tiles load whole padded rows
@@ -22,9 +23,9 @@ struct DevicePlan {
 // the grid's end into this finite, zeroed slack.
 std::int64_t slack_elements(const TilePlan& plan);
 
-// Raises the kernel's dynamic shared-memory limit for this plan; throws when the device
-// cannot give it.
-void prepare_plan(const TilePlan& plan);
+// Raises the kernel's dynamic shared-memory limit for this plan and returns how many of its
+// blocks are resident per multiprocessor; throws when the device cannot give the memory.
+int prepare_plan(const TilePlan& plan);
 
 // Queues one sweep on `stream`.
 void launch_sweep(const DevicePlan& plan, const double* in, double* out, const cuda::DeviceGrid& grid,

@@ -59,12 +59,34 @@ double fused_source(const Stencil& s, double source_increment, int k) {
   return source_increment * factor;
 }
 
+namespace {
+
+// Whether the reflections of two faces on different axes compose at their common edge into
+// an extension that both reproduce. Fill order (x, then y over the x ghosts, then z) puts
+// 2 g_b - (2 g_a - u) = u + 2 (g_b - g_a) in a Dirichlet-Dirichlet corner, the odd
+// reflection of both only when g_a = g_b; a Dirichlet-Neumann corner carries the flux term
+// 2 j h q into the odd reflection, harmless only when q = 0. Even-plus-linear reflections
+// (Neumann-Neumann) and periods compose freely.
+bool corner_compatible(const BoundaryFace& a, const BoundaryFace& b) {
+  using K = BoundaryKind;
+  if (a.kind == K::periodic || b.kind == K::periodic) return true;
+  if (a.kind == K::neumann && b.kind == K::neumann) return true;
+  if (a.kind == K::dirichlet && b.kind == K::dirichlet)
+    return a.amplitude == 0.0 && b.amplitude == 0.0 && a.value == b.value;
+  return (a.kind == K::neumann ? a : b).value == 0.0;
+}
+
+}  // namespace
+
 bool face_is_exact_under_fusion(const StencilProblem& p, int face) {
   const BoundaryFace& f = p.faces[face];
   if (f.kind == BoundaryKind::periodic) return true;
   if (!p.stencil.is_mirror_symmetric() || !sums_to_one(p.stencil)) return false;
-  if (f.kind == BoundaryKind::neumann) return true;
-  return f.amplitude == 0.0 && p.source_increment == 0.0;
+  if (f.kind == BoundaryKind::dirichlet && (f.amplitude != 0.0 || p.source_increment != 0.0))
+    return false;
+  for (int other = 0; other < 2 * p.dims; ++other)
+    if (other / 2 != face / 2 && !corner_compatible(f, p.faces[other])) return false;
+  return true;
 }
 
 TilePlan make_tile_plan(const Stencil& s, int tile_x, int tile_y) {
@@ -76,9 +98,10 @@ TilePlan make_tile_plan(const Stencil& s, int tile_x, int tile_y) {
   t.tile_x = tile_x;
   t.tile_y = tile_y;
   t.rows = tile_y + 2 * t.ry;
-  t.slots = s.dims > 2 ? 2 * t.rz + 2 : 1;
+  t.slots = s.dims > 2 ? 2 * t.rz + 2 : 2;  // 1D, 2D: a tile in use and the next one
   t.warps = std::min(8, t.units() / 2);
-  if (t.units() % (2 * t.warps) != 0) throw std::logic_error("convstencil: tile does not split into unit pairs");
+  if ((tile_y / 8) % 2 != 0 || tile_x % 8 != 0 || (t.units() / 2) % t.warps != 0)
+    throw std::logic_error("convstencil: tile does not split into pairs of units");
 
   // One band per line (dz, dy) that has a nonzero tap.
   struct Band {
@@ -120,6 +143,14 @@ TilePlan make_tile_plan(const Stencil& s, int tile_x, int tile_y) {
       }
     }
   }
+  // Register-held fragments: pad to a multiple of 4 chunks (zero weights, a valid offset),
+  // so the kernel's chunk loop has a compile-time trip count and no branches.
+  if (in_plane.size() <= static_cast<std::size_t>(kMaxRegisterChunks))
+    while (in_plane.size() % 4 != 0) {
+      in_plane.push_back(in_plane.front());
+      dz_of.push_back(dz_of.front());
+      t.fragments.insert(t.fragments.end(), 32, 0.0);
+    }
   t.chunks = static_cast<int>(in_plane.size());
   // Ring phase: output plane z reads plane z+dz from slot (z + rz + dz) mod slots; the
   // phase is (z + rz) mod slots, so each row of the table is one rotation of the ring.

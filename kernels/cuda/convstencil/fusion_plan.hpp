@@ -30,7 +30,10 @@ double fused_source(const Stencil& s, double source_increment, int k);
 //   neumann:  S mirror-symmetric with weights summing to 1 (the even part stays even, the
 //             linear flux part is reproduced; a constant source is even);
 //   dirichlet: S mirror-symmetric, weights summing to 1, g constant in time and no source
-//             (the odd reflection about g is reproduced only without them).
+//             (the odd reflection about g is reproduced only without them);
+// and, for non-periodic faces, where the face meets a face of another axis the two
+// reflections must compose consistently (Dirichlet faces with the same constant g, Neumann
+// faces, or a Dirichlet face and a zero-flux Neumann face).
 bool face_is_exact_under_fusion(const StencilProblem& p, int face);
 
 // The tile geometry and lookup tables of one stencil for the MMA kernel.
@@ -60,8 +63,8 @@ struct TilePlan {
   int tile_y = 32;    // tile rows of outputs (multiple of 8); in 1D: segments of tile_x
   int rows = 0;       // shared rows per plane: tile_y + 2*ry
   int pitch = 0;      // doubles per shared row, = 4 (mod 16)
-  int slots = 1;      // planes in the shared ring (3D: 2*rz + 2, one being prefetched)
-  int warps = 8;      // each warp owns two units per plane
+  int slots = 2;      // planes in shared memory: 3D 2*rz + 2, 1D and 2D 2 (one prefetched)
+  int warps = 8;      // each warp owns pairs of units stacked along the rows
   int chunks = 0;
   std::vector<int> offsets;      // [slots][chunks]: shared offset of chunk c at ring phase
   std::vector<double> fragments; // [chunks][32]: B fragment of lane l for chunk c
