@@ -7,6 +7,7 @@
 // or above cuda-naive there), then cuda-naive. docs/backends.md holds the measurements.
 #include "cuda_backends.hpp"
 
+#include "convstencil/convstencil_backend.hpp"
 #include "naive/naive_sweep.hpp"
 #include "register_tiling/register_sweep.hpp"
 #include "shared_tiling/shared_sweep.hpp"
@@ -61,6 +62,10 @@ std::vector<BackendEntry> cuda_backend_entries() {
        "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
        "radius <= 3, fp64/fp32",
        true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); }},
+      {"convstencil",
+       "CUDA: fp64 tensor-core MMAs from a stencil2row tile, exact temporal fusion "
+       "(fusion_depth); 1D-3D, star and box, radius <= 3, fp64 only",
+       true, [](Precision p) { return make_convstencil_backend(p); }},
   };
 }
 

@@ -280,9 +280,12 @@ TEST(ConvStencil, RefusesFp32AndLargeRadius) {
   GTEST_SKIP() << "built without CUDA";
 #else
   HEATSIM_REQUIRE_GPU_OR_SKIP();
-  EXPECT_THROW(make_convstencil_backend(Precision::fp32), std::runtime_error);
   auto gpu = make_convstencil_backend(Precision::fp64);
   EXPECT_FALSE(gpu->capabilities().fp32);
+  StencilProblem single = make_problem(suite_shapes()[3], boundary_sets()[0], {20, 20, 1});
+  single.precision = Precision::fp32;
+  EXPECT_FALSE(gpu->unsupported_reason(single).empty());
+  EXPECT_THROW(gpu->setup(single), std::runtime_error);
   StencilProblem p = make_problem({"r4", star(2, {-2.0, 1.0, 0.0, 0.0, 0.0}, 0.1)}, boundary_sets()[0], {20, 20, 1});
   EXPECT_FALSE(gpu->unsupported_reason(p).empty());
 #endif
