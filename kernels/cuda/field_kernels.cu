@@ -62,7 +62,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Dirichlet nodes: blockIdx.y picks the face, threads stride over its nodes.
+// Dirichlet nodes: blockIdx.y picks the face (faces listed in the CPU's order x-, x+, y-, ...),
+// threads stride over its nodes.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     set_dirichlet_kernel(T* __restrict__ u, DeviceGrid g, DirichletFaces f) {
@@ -77,7 +78,12 @@ __global__ void __launch_bounds__(kThreads)
        i < nodes; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     c[o.first] = i % na;
     c[o.second] = i / na;
-    u[g.index(c[0], c[1], c[2])] = value;
+    // Edges and corners shared with a later face take that face's value, as on the CPU,
+    // which sets the faces one after another in this order.
+    bool later_face_owns = false;
+    for (int h = face + 1; h < f.count; ++h)
+      later_face_owns = later_face_owns || c[f.axis[h]] == (f.side[h] == 0 ? 0 : g.n[f.axis[h]] - 1);
+    if (!later_face_owns) u[g.index(c[0], c[1], c[2])] = value;
   }
 }
 

@@ -22,7 +22,8 @@ template <typename T>
 void launch_fill_ghosts(T* field, const DeviceGrid& grid, int axis, GhostFace lo, GhostFace hi,
                         double spacing, cudaStream_t stream);
 
-// Sets every boundary node of the listed Dirichlet faces to its value.
+// Sets every boundary node of the listed Dirichlet faces to its value. Faces are listed in
+// the order x-, x+, y-, y+, z-, z+; a node on several faces takes the last one's value.
 struct DirichletFaces {
   int count = 0;
   int axis[kFaces] = {};
