@@ -126,7 +126,8 @@ class Reader {
 
   void read_case(const YAML::Node& root, Case& c) {
     const auto top = read_map(root, "", {"grid", "physics", "scheme", "boundary", "initial",
-                                         "time", "precision", "backend", "output", "checkpoint"});
+                                         "time", "precision", "backend", "fusion", "output",
+                                         "checkpoint"});
     if (!top) return;
     const int root_line = line_of(root);
     for (const char* required : {"grid", "physics", "boundary", "initial", "time"})
@@ -144,6 +145,7 @@ class Reader {
         c.precision = s == "fp32" ? solver::Precision::fp32 : solver::Precision::fp64;
     }
     if (auto f = field(*top, "backend")) read_string(*f, "backend", c.backend);
+    if (auto f = field(*top, "fusion")) read_fusion(*f, c);
     if (auto f = field(*top, "output")) read_output(*f, c);
     if (auto f = field(*top, "checkpoint")) {
       if (const auto m = read_map(*f, "checkpoint", {"every"}))
@@ -668,6 +670,25 @@ class Reader {
       read_number(*v, "time.end", end);
       c.time.end_time = end;
     }
+  }
+
+  // `fusion: k` (steps per pass, 1..kMaxFusion) or `fusion: auto` (stored as 0).
+  void read_fusion(const YAML::Node& v, Case& c) {
+    if (v.IsScalar() && v.Scalar() == "auto") {
+      if (quote_closed(v, "fusion")) c.fusion = 0;
+      return;
+    }
+    if (v.IsScalar() && (quoted(v) || !parse_number(v.Scalar()))) {
+      error("fusion", v, "expected a step count or 'auto', got " + describe(v) +
+                             detail::nearest_suffix(v.Scalar(), {"auto"}));
+      return;
+    }
+    int k = 1;
+    if (!read_int(v, "fusion", k)) return;
+    if (k < 1 || k > 16)
+      error("fusion", v, "must be between 1 and 16, or auto (got " + std::to_string(k) + ")");
+    else
+      c.fusion = k;
   }
 
   void read_output(const YAML::Node& n, Case& c) {

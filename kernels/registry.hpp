@@ -16,6 +16,9 @@ struct BackendEntry {
   std::string description;
   bool needs_gpu = false;
   std::function<std::unique_ptr<Backend>(Precision)> create;
+  // Expected GStencil/s on the problem (a table measured by `heatsim bench`), which `auto`
+  // compares; empty: ranked by registry order after every backend that has one.
+  std::function<double(const StencilProblem&)> expected_rate;
 };
 
 // All compiled backends, in the order `auto` prefers them (fastest first).

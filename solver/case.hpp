@@ -83,6 +83,9 @@ struct Case {
   TimeSpec time;
   Precision precision = Precision::fp64;
   std::string backend = "auto";
+  // Time steps applied per pass (temporal fusion, exact at boundaries); 0 = auto (the
+  // backend picks from its measured table). Backends without fusion step one at a time.
+  int fusion = 1;
   OutputSpec output;
   CheckpointSpec checkpoint;
   std::string source_text;  // the YAML as given, for provenance

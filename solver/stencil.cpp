@@ -226,6 +226,7 @@ kernels::StencilProblem make_problem(const Case& c, double dt) {
   p.dt = dt;
   p.source_increment = dt * c.physics.source;
   p.precision = c.precision;
+  p.fusion_depth = c.fusion;
   return p;
 }
 

@@ -393,3 +393,20 @@ TEST(CaseLoader, QuotedNumbersAreStrings) {
 
 }  // namespace
 }  // namespace heatsim::io
+
+namespace heatsim::io {
+namespace {
+
+TEST(CaseLoader, FusionDepthOrAuto) {
+  EXPECT_EQ(load_ok(kMinimal).fusion, 1);
+  EXPECT_EQ(load_ok(kMinimal + "fusion: 3\n").fusion, 3);
+  EXPECT_EQ(load_ok(kMinimal + "fusion: auto\n").fusion, 0);
+  for (const char* bad : {"fusion: 0\n", "fusion: 17\n", "fusion: fast\n", "fusion: 2.5\n"}) {
+    const LoadResult r = load_case_text(kMinimal + bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(find_error(r, "fusion"), nullptr) << bad << all_errors(r);
+  }
+}
+
+}  // namespace
+}  // namespace heatsim::io
