@@ -2,8 +2,11 @@
 // backend: GStencil/s (points x steps / seconds, median of repeats after a warm-up, device
 // time from CUDA events on GPUs), the fraction of the memory-bandwidth limit
 // bandwidth / (2 sizeof(T)) with the bandwidth measured in the same run (device-to-device
-// copy), and a correctness check against the CPU backend at a small size. Random data, one
-// step per pass (no fusion), Dirichlet-zero faces, S = I + 0.9 dt_max L.
+// copy), and a correctness check against the CPU backend at a small size. Random data,
+// Dirichlet-zero faces, S = I + 0.9 dt_max L. Every backend runs one step per pass; backends
+// that fuse steps get a second row at the fusion depth asked for (--fusion, default auto),
+// with GStencil/s counting every step and the FP64 FLOP/s of the fused stencil they apply
+// (2 flops per nonzero weight of S^k per point and pass, divided by k per step).
 #include "bench.hpp"
 
 #include <spdlog/spdlog.h>
@@ -155,8 +158,32 @@ double time_advance_ms(kernels::Backend& b, std::int64_t steps, std::int64_t ste
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// S^k: the stencil convolved with itself k times (radius k*r), for counting flops.
+Stencil power(const Stencil& s, int k) {
+  Stencil p = s;
+  for (int i = 1; i < k; ++i) {
+    Stencil q = zero_stencil(s.dims, p.radius + s.radius);
+    const int ra = p.radius, rb = s.radius;
+    const int ay = s.dims > 1 ? ra : 0, az = s.dims > 2 ? ra : 0;
+    const int by = s.dims > 1 ? rb : 0, bz = s.dims > 2 ? rb : 0;
+    for (int z = -az; z <= az; ++z)
+      for (int y = -ay; y <= ay; ++y)
+        for (int x = -ra; x <= ra; ++x) {
+          const double a = p.at(x, y, z);
+          if (a == 0.0) continue;
+          for (int w = -bz; w <= bz; ++w)
+            for (int v = -by; v <= by; ++v)
+              for (int u = -rb; u <= rb; ++u) q.at(x + u, y + v, z + w) += a * s.at(u, v, w);
+        }
+    p = q;
+  }
+  return p;
+}
+
 struct Row {
   std::string shape, backend;
+  int fusion = 1;            // steps per pass the backend used
+  double gflops = -1.0;      // FP64/FP32 GFLOP/s of the applied stencil; < 0 when not counted
   int dims = 1;
   std::array<std::int64_t, 3> n{1, 1, 1};
   std::int64_t steps = 0;
@@ -195,6 +222,19 @@ int run_bench(const BenchOptions& options) {
   if (options.size < 0 || options.steps < 0 || options.repeats < 1) {
     spdlog::error("bench: --size and --steps must be >= 0 and --repeats >= 1");
     return kExitBadInput;
+  }
+
+  int fusion_request = 0;  // 0: auto
+  if (options.fusion != "auto") {
+    try {
+      fusion_request = std::stoi(options.fusion);
+    } catch (const std::exception&) {
+      fusion_request = -1;
+    }
+    if (fusion_request < 1 || fusion_request > 16) {
+      spdlog::error("bench: --fusion must be auto or 1..16, not '{}'", options.fusion);
+      return kExitBadInput;
+    }
   }
 
   // Shapes: the whole suite, or the ones named (case-insensitive).
@@ -259,7 +299,7 @@ int run_bench(const BenchOptions& options) {
     const StencilProblem problem = make_bench_problem(shape, n, precision);
     const StencilProblem small = make_bench_problem(shape, check_size(shape.dims), precision);
     const std::vector<double> small_u0 = random_field(small.points(), 7);
-    const std::int64_t check_steps = 5;
+    const std::int64_t check_steps = 12;  // covers fused passes of depth up to 4 after the first
     std::vector<double> reference;  // cpu result on the small grid
     {
       auto cpu = kernels::make_cpu_backend(precision);
@@ -268,8 +308,15 @@ int run_bench(const BenchOptions& options) {
       cpu->advance(check_steps, 0);
       cpu->download(reference);
     }
-    std::vector<double> u0;  // the big field, made once per shape when needed
+    // Each backend at one step per pass, and fusing backends once more at the asked depth.
+    std::vector<std::pair<std::string, int>> variants;
     for (const std::string& name : backends) {
+      variants.push_back({name, 1});
+      const auto caps = kernels::create_backend(name, precision)->capabilities();
+      if (caps.max_fusion_depth > 1 && fusion_request != 1) variants.push_back({name, fusion_request});
+    }
+    std::vector<double> u0;  // the big field, made once per shape when needed
+    for (const auto& [name, fusion] : variants) {
       Row row;
       row.shape = shape.name;
       row.backend = name;
@@ -277,6 +324,8 @@ int run_bench(const BenchOptions& options) {
       row.n = n;
       const bool is_cpu = name == "cpu";
       if (is_cpu && !cpu_asked && problem.points() > (std::int64_t{1} << 22)) continue;
+      StencilProblem fused_small = small, fused_problem = problem;
+      fused_small.fusion_depth = fused_problem.fusion_depth = fusion;
       try {
         auto backend = kernels::create_backend(name, precision);
         const std::string why = backend->unsupported_reason(problem);
@@ -289,7 +338,7 @@ int run_bench(const BenchOptions& options) {
         if (is_cpu) {
           row.check = "ref";
         } else {
-          backend->setup(small);
+          backend->setup(fused_small);
           backend->upload(small_u0);
           backend->advance(check_steps, 0);
           std::vector<double> got;
@@ -305,10 +354,14 @@ int run_bench(const BenchOptions& options) {
           failed = failed || !ok;
         }
         // Throughput at the bench size.
-        row.steps = options.steps > 0 ? options.steps : (is_cpu ? 3 : 20);
         if (u0.empty()) u0 = random_field(problem.points(), 42);
-        backend->setup(problem);
+        backend->setup(fused_problem);
         backend->upload(u0);
+        row.fusion = backend->fusion_depth();
+        // A whole number of passes per repeat (24 divides by 1, 2, 3, 4), so every timed
+        // repeat starts on a pass boundary.
+        row.steps = options.steps > 0 ? options.steps : (is_cpu ? 3 : 24);
+        if (row.fusion > 1) row.steps = (row.steps + row.fusion - 1) / row.fusion * row.fusion;
         std::int64_t step0 = 0;
         time_advance_ms(*backend, row.steps, step0);  // warm-up
         step0 += row.steps;
@@ -322,6 +375,8 @@ int run_bench(const BenchOptions& options) {
         row.gstencils = static_cast<double>(problem.points()) * static_cast<double>(row.steps) /
                         (row.median_ms * 1e-3) / 1e9;
         if (!is_cpu && limit_gst > 0.0) row.fraction = row.gstencils / limit_gst;
+        const double nnz = static_cast<double>(power(problem.stencil, row.fusion).nonzeros());
+        row.gflops = row.gstencils * 2.0 * nnz / row.fusion;
       } catch (const std::exception& e) {
         row.note = e.what();
         row.check = row.check.empty() ? "FAIL" : row.check;
@@ -330,29 +385,31 @@ int run_bench(const BenchOptions& options) {
       rows.push_back(row);
       const Row& r = rows.back();
       if (r.note.empty())
-        spdlog::info("{} {}: {:.2f} GStencil/s, check {}", r.shape, r.backend, r.gstencils, r.check);
+        spdlog::info("{} {} (fusion {}): {:.2f} GStencil/s, check {}", r.shape, r.backend, r.fusion,
+                     r.gstencils, r.check);
       else
         spdlog::warn("{} {}: {}", r.shape, r.backend, r.note);
     }
   }
 
   // Table.
-  std::printf("\n%-11s %-16s %-16s %6s %10s %11s %8s %7s\n", "shape", "backend", "grid", "steps",
-              "ms/step", "GStencil/s", "%limit", "check");
+  std::printf("\n%-11s %-16s %2s %-14s %6s %9s %11s %8s %9s %7s\n", "shape", "backend", "k",
+              "grid", "steps", "ms/step", "GStencil/s", "%limit", "GFLOP/s", "check");
   for (const Row& r : rows) {
     std::string grid = std::to_string(r.n[0]);
     if (r.dims > 1) grid += "x" + std::to_string(r.n[1]);
     if (r.dims > 2) grid += "x" + std::to_string(r.n[2]);
     if (!r.note.empty()) {
-      std::printf("%-11s %-16s %-16s %s\n", r.shape.c_str(), r.backend.c_str(), grid.c_str(),
-                  ("not run: " + r.note).substr(0, 60).c_str());
+      std::printf("%-11s %-16s %2s %-14s %s\n", r.shape.c_str(), r.backend.c_str(), "-",
+                  grid.c_str(), ("not run: " + r.note).substr(0, 60).c_str());
       continue;
     }
-    std::printf("%-11s %-16s %-16s %6lld %10s %11s %8s %7s\n", r.shape.c_str(), r.backend.c_str(),
-                grid.c_str(), static_cast<long long>(r.steps),
+    std::printf("%-11s %-16s %2d %-14s %6lld %9s %11s %8s %9s %7s\n", r.shape.c_str(),
+                r.backend.c_str(), r.fusion, grid.c_str(), static_cast<long long>(r.steps),
                 fmt("%.3f", r.median_ms / static_cast<double>(r.steps)).c_str(),
                 fmt("%.2f", r.gstencils).c_str(),
-                r.fraction >= 0 ? fmt("%.1f%%", 100.0 * r.fraction).c_str() : "-", r.check.c_str());
+                r.fraction >= 0 ? fmt("%.1f%%", 100.0 * r.fraction).c_str() : "-",
+                r.gflops >= 0 ? fmt("%.0f", r.gflops).c_str() : "-", r.check.c_str());
   }
   std::fflush(stdout);
 
@@ -365,7 +422,8 @@ int run_bench(const BenchOptions& options) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     js << (i ? "," : "") << "\n    {\"shape\": \"" << r.shape << "\", \"backend\": \"" << r.backend
-       << "\", \"dims\": " << r.dims << ", \"n\": [" << r.n[0] << ", " << r.n[1] << ", " << r.n[2]
+       << "\", \"fusion\": " << r.fusion << ", \"gflop_per_s\": " << r.gflops
+       << ", \"dims\": " << r.dims << ", \"n\": [" << r.n[0] << ", " << r.n[1] << ", " << r.n[2]
        << "], \"steps\": " << r.steps << ", \"median_ms\": " << r.median_ms
        << ", \"gstencil_per_s\": " << r.gstencils << ", \"bandwidth_fraction\": ";
     if (r.fraction >= 0) js << r.fraction; else js << "null";

@@ -14,6 +14,9 @@ struct BenchOptions {
   std::int64_t size = 0;   // points per axis; 0: the defaults (1D 2^26, 2D 8192, 3D 512)
   std::int64_t steps = 0;  // 0: a default per shape
   int repeats = 5;
+  // Fusion depth for backends that fuse time steps ("auto" or a number); they get a second
+  // row at this depth beside the one-step-per-pass row. "1": no fused rows.
+  std::string fusion = "auto";
   std::string json_path = "bench.json";
 };
 

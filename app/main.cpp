@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--steps", bench.steps, "Steps per timed repeat");
   bench_cmd->add_option("--repeats", bench.repeats, "Timed repeats (the median is reported)");
   bench_cmd->add_option("--json", bench.json_path, "Where to write the JSON results");
+  bench_cmd->add_option("--fusion", bench.fusion,
+                        "Fusion depth for backends that fuse steps: auto (default), or k; 1: none");
 
   spdlog::set_pattern("[%T] %^%l%$: %v");
   try {

@@ -115,6 +115,9 @@ int run_case(const RunOptions& options) {
 
   kernels::Backend& backend = *choice.backend;
   backend.setup(problem);
+  if (backend.fusion_depth() > 1 || c.fusion != 1)
+    spdlog::info("fusion: {} steps per pass (asked for {})", backend.fusion_depth(),
+                 c.fusion == 0 ? std::string("auto") : std::to_string(c.fusion));
   backend.upload(options.restart.empty() ? solver::initial_field(c) : restart.field);
   if (!options.restart.empty())
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,

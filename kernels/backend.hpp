@@ -114,6 +114,9 @@ class Backend {
   virtual FieldStats stats() = 0;
   // Waits for queued work (device backends); no-op on the host.
   virtual void synchronize() {}
+  // Steps per pass that advance() uses after setup(): the requested fusion depth as the
+  // backend could honour it (1 for backends without fusion).
+  virtual int fusion_depth() const { return 1; }
 };
 
 // Shared helper: checks a problem against capabilities; empty string when it fits.

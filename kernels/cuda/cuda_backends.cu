@@ -1,11 +1,16 @@
 // The CUDA backends' registry entries.
 //
-// Order = preference of `auto`: the registry's first entry whose unsupported_reason(problem)
-// is empty and which is available (a GPU is visible) runs the problem; cpu, appended by the
-// registry, is the fallback. register-tiling comes first (fastest on every 2D and 3D shape
-// measured on an H100, fp64 and fp32; it does not run 1D), then shared-tiling (covers 1D, at
-// or above cuda-naive there), then cuda-naive. docs/backends.md holds the measurements.
+// `auto` runs the available backend that supports the problem with the highest expected
+// GStencil/s, looked up in the table below: `heatsim bench` on an H100, fp64, default sizes
+// (docs/backends.md, docs/convstencil.md). A problem outside the suite takes the suite row of
+// the same dimension and shape (star/box) with the nearest radius, the larger on a tie. The
+// table ranks; fp32 runs use the same ranking (convstencil is fp64 only). cpu, appended by the
+// registry, has no row and is the fallback. Registry order is the tie-break.
 #include "cuda_backends.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
 
 #include "convstencil/convstencil_backend.hpp"
 #include "naive/naive_sweep.hpp"
@@ -46,6 +51,60 @@ SweepBackendSpec register_spec() {
   return s;
 }
 
+// One suite shape: GStencil/s per fusion depth 1..4 (sweep backends: depth 1 only).
+struct MeasuredRow {
+  int dims;
+  bool box;
+  int radius;
+  double rate[4];
+};
+
+// heatsim bench, NVIDIA H100 80GB HBM3, fp64, 2^26 / 8192^2 / 512^3 points.
+constexpr MeasuredRow kRegisterTiling[] = {
+    {2, false, 1, {164.7}}, {2, true, 1, {164.6}}, {2, false, 3, {154.2}},
+    {2, true, 3, {136.4}},  {3, false, 1, {118.7}}, {3, true, 1, {116.4}}};
+constexpr MeasuredRow kSharedTiling[] = {
+    {1, false, 1, {148.0}}, {1, false, 2, {146.5}}, {2, false, 1, {76.9}}, {2, true, 1, {61.0}},
+    {2, false, 3, {69.3}},  {2, true, 3, {38.7}},   {3, false, 1, {47.8}}, {3, true, 1, {43.6}}};
+constexpr MeasuredRow kNaive[] = {
+    {1, false, 1, {121.6}}, {1, false, 2, {101.0}}, {2, false, 1, {131.4}}, {2, true, 1, {141.6}},
+    {2, false, 3, {141.0}}, {2, true, 3, {58.4}},   {3, false, 1, {93.6}},  {3, true, 1, {65.9}}};
+constexpr MeasuredRow kConvStencil[] = {
+    {1, false, 1, {161.9, 329.1, 488.1, 653.8}}, {1, false, 2, {161.9, 327.4, 485.1, 645.7}},
+    {2, false, 1, {151.1, 290.0, 393.4, 415.9}}, {2, true, 1, {150.0, 293.2, 318.8, 378.5}},
+    {2, false, 3, {137.3, 130.4, 148.4, 100.8}}, {2, true, 3, {104.5, 113.2, 91.3, 67.0}},
+    {3, false, 1, {110.3, 169.1, 124.0, 54.6}},  {3, true, 1, {84.3, 89.6, 27.8, 24.8}}};
+
+template <std::size_t N>
+const MeasuredRow* nearest_row(const MeasuredRow (&table)[N], const StencilProblem& p) {
+  const bool box = !p.stencil.is_star();
+  const MeasuredRow* best = nullptr;
+  for (const MeasuredRow& row : table) {
+    if (row.dims != p.dims || row.box != box) continue;
+    const int d = std::abs(row.radius - p.stencil.radius);
+    if (!best || d < std::abs(best->radius - p.stencil.radius) ||
+        (d == std::abs(best->radius - p.stencil.radius) && row.radius > best->radius))
+      best = &row;
+  }
+  return best;
+}
+
+template <std::size_t N>
+std::function<double(const StencilProblem&)> sweep_rate(const MeasuredRow (&table)[N]) {
+  return [&table](const StencilProblem& p) {
+    const MeasuredRow* row = nearest_row(table, p);
+    return row ? row->rate[0] : 0.0;
+  };
+}
+
+// fusion_depth 0 is auto: the backend takes its best measured depth.
+double convstencil_rate(const StencilProblem& p) {
+  const MeasuredRow* row = nearest_row(kConvStencil, p);
+  if (!row) return 0.0;
+  if (p.fusion_depth == 0) return *std::max_element(row->rate, row->rate + 4);
+  return row->rate[std::min(std::max(p.fusion_depth, 1), 4) - 1];
+}
+
 }  // namespace
 
 std::vector<BackendEntry> cuda_backend_entries() {
@@ -53,19 +112,22 @@ std::vector<BackendEntry> cuda_backend_entries() {
       {"register-tiling",
        "CUDA: 2D blocks march along the slowest axis, plane in shared memory, neighbours in "
        "registers; 2D/3D, star and box, radius <= 3, fp64/fp32",
-       true, [](Precision p) { return cuda::make_sweep_backend(register_spec(), p); }},
+       true, [](Precision p) { return cuda::make_sweep_backend(register_spec(), p); },
+       sweep_rate(kRegisterTiling)},
       {"shared-tiling",
        "CUDA: input tile with halo in shared memory; 1D-3D, star and box, radius <= 3, "
        "fp64/fp32",
-       true, [](Precision p) { return cuda::make_sweep_backend(shared_spec(), p); }},
+       true, [](Precision p) { return cuda::make_sweep_backend(shared_spec(), p); },
+       sweep_rate(kSharedTiling)},
       {"cuda-naive",
        "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
        "radius <= 3, fp64/fp32",
-       true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); }},
+       true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); },
+       sweep_rate(kNaive)},
       {"convstencil",
        "CUDA: fp64 tensor-core MMAs from a stencil2row tile, exact temporal fusion "
        "(fusion_depth); 1D-3D, star and box, radius <= 3, fp64 only",
-       true, [](Precision p) { return make_convstencil_backend(p); }},
+       true, [](Precision p) { return make_convstencil_backend(p); }, convstencil_rate},
   };
 }
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -132,6 +133,8 @@ class ConvStencilBackend final : public Backend {
  public:
   std::string name() const override { return "convstencil"; }
 
+  int fusion_depth() const override { return depth_; }
+
   Capabilities capabilities() const override {
     Capabilities c;
     c.max_radius = 3;
@@ -207,6 +210,8 @@ class ConvStencilBackend final : public Backend {
     check_ready_and_size(field.size());
     copy_interior(const_cast<double*>(field.data()), main_.cur.as<double>(), cudaMemcpyHostToDevice);
     boundary_nodes_hold_g_ = false;
+    record_dirichlet_nodes(field);
+    check_nodes_at_next_advance_ = true;
   }
 
   void download(std::vector<double>& field) override {
@@ -219,11 +224,21 @@ class ConvStencilBackend final : public Backend {
     if (!ready_) throw std::logic_error("convstencil backend: advance() before setup()");
     std::int64_t s = 0;
     // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
-    // uploaded field need not, so the first step after an upload is a single one.
+    // uploaded field need not (an initial condition), so then the first step after the upload
+    // is a single one. A field that does (a checkpoint, or any field the solver set up) goes
+    // straight on, so a restarted run takes the same passes as an uninterrupted one.
+    if (check_nodes_at_next_advance_) {
+      boundary_nodes_hold_g_ = uploaded_nodes_hold_g(static_cast<double>(step0) * p_.dt);
+      check_nodes_at_next_advance_ = false;
+    }
     if (depth_ > 1 && !boundary_nodes_hold_g_ && steps > 0 && has_dirichlet_) single_step(main_, step0 + s++);
     if (steps > 0) boundary_nodes_hold_g_ = true;
-    if (depth_ > 1)
+    // Fused passes start on multiples of the depth (absolute step numbers), so the passes a
+    // run takes, and so its rounding, do not depend on how the caller splits it into calls.
+    if (depth_ > 1) {
+      for (; s < steps && (step0 + s) % depth_ != 0; ++s) single_step(main_, step0 + s);
       for (; steps - s >= depth_; s += depth_) fused_pass(step0 + s);
+    }
     for (; s < steps; ++s) single_step(main_, step0 + s);
   }
 
@@ -257,9 +272,19 @@ class ConvStencilBackend final : public Backend {
   // The fusion depth actually used: the requested one, lowered until the fused radius fits
   // the kernel, every axis is longer than the ghost width (the reflections must land on
   // interior nodes) and the tile fits the device's shared memory.
+  // fusion_depth 0 (`fusion: auto`): the depth measured fastest on an H100 for the shape
+  // class (docs/convstencil.md): deep fusion pays while the fused stencil stays small.
+  static int auto_depth(const StencilProblem& p) {
+    const int r = p.stencil.radius;
+    const bool star = p.stencil.is_star();
+    if (p.dims == 1) return r == 1 ? 4 : r == 2 ? 4 : 2;
+    if (p.dims == 2) return r == 1 ? 4 : r == 2 ? 2 : star ? 3 : 2;
+    return (r == 1 && star) ? 2 : 1;
+  }
+
   int effective_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
-    int k = std::max(1, p.fusion_depth);
+    int k = p.fusion_depth == 0 ? auto_depth(p) : std::max(1, p.fusion_depth);
     auto fits = [&](int depth) {
       const int radius = depth * r;
       if (radius > max_fused_radius(p.dims)) return false;
@@ -387,6 +412,44 @@ class ConvStencilBackend final : public Backend {
   DeviceArray partials_;
   bool has_dirichlet_ = false;
   bool boundary_nodes_hold_g_ = false;
+  bool check_nodes_at_next_advance_ = false;
+  // Per face: the value every node of a Dirichlet face held at the last upload, when they all
+  // held the same one.
+  std::array<std::optional<double>, kFaces> uploaded_face_value_{};
+
+  void record_dirichlet_nodes(const std::vector<double>& field) {
+    for (int axis = 0; axis < p_.dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        const int f = 2 * axis + side;
+        uploaded_face_value_[f].reset();
+        if (p_.faces[f].kind != BoundaryKind::dirichlet) continue;
+        const int oa = (axis + 1) % 3, ob = (axis + 2) % 3;
+        std::array<std::int64_t, 3> c{0, 0, 0};
+        c[axis] = side == 0 ? 0 : p_.n[axis] - 1;
+        bool uniform = true;
+        double v = 0.0;
+        for (std::int64_t b = 0; b < p_.n[ob] && uniform; ++b)
+          for (std::int64_t a = 0; a < p_.n[oa]; ++a) {
+            c[oa] = a;
+            c[ob] = b;
+            const double x = field[static_cast<std::size_t>((c[2] * p_.n[1] + c[1]) * p_.n[0] + c[0])];
+            if (a == 0 && b == 0) v = x;
+            if (x != v) {
+              uniform = false;
+              break;
+            }
+          }
+        if (uniform) uploaded_face_value_[f] = v;
+      }
+  }
+
+  bool uploaded_nodes_hold_g(double t) const {
+    for (int f = 0; f < 2 * p_.dims; ++f)
+      if (p_.faces[f].kind == BoundaryKind::dirichlet &&
+          (!uploaded_face_value_[f] || *uploaded_face_value_[f] != p_.faces[f].at(t)))
+        return false;
+    return true;
+  }
   bool ready_ = false;
 };
 
