@@ -90,14 +90,19 @@ RunResult Simulation::run() {
       result.signal = stop_flag_->load();
       break;
     }
-    const std::int64_t target = std::min({total, next_due(step), step + chunk});
+    // Chunk ends that are not due steps fall on multiples of the backend's fusion depth, so
+    // the passes a run takes depend only on its schedule, not on wall-clock chunking, and a
+    // restart from a checkpoint repeats the uninterrupted run bit for bit.
+    const std::int64_t k = std::max(1, backend_.fusion_depth());
+    const std::int64_t chunk_end = std::max((step + chunk) / k * k, (step / k + 1) * k);
+    const std::int64_t target = std::min({total, next_due(step), chunk_end});
     const Clock::time_point t0 = Clock::now();
     backend_.advance(target - step, step);
     backend_.synchronize();
     const double took = seconds_since(t0);
     const std::int64_t advanced = target - step;
     step = target;
-    if (took < 0.25 && advanced == chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
+    if (took < 0.25 && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
 
     bool due = false;
     for (const Observer& o : observers_) due = due || (o.every > 0 && step % o.every == 0);
