@@ -277,8 +277,8 @@ class ConvStencilBackend final : public Backend {
   static int auto_depth(const StencilProblem& p) {
     const int r = p.stencil.radius;
     const bool star = p.stencil.is_star();
-    if (p.dims == 1) return r == 1 ? 4 : r == 2 ? 4 : 2;
-    if (p.dims == 2) return r == 1 ? 4 : r == 2 ? 2 : star ? 3 : 2;
+    if (p.dims == 1) return 12 / r;  // deeper keeps paying in 1D: the fused radius is the limit
+    if (p.dims == 2) return r == 1 ? (star ? 5 : 4) : r == 2 ? 2 : star ? 3 : 2;
     return (r == 1 && star) ? 2 : 1;
   }
 
