@@ -2,6 +2,7 @@
 // divergence, signals.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -222,6 +223,32 @@ TEST_F(Cli, TooLargeForHostMemoryIsRefusedWithNumbers) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(not enough host memory: the run needs [0-9.]+ GiB)")))
       << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
+}
+
+TEST_F(Cli, OutputThatCannotFitOnTheDiskIsRefusedWithNumbers) {
+  const fs::path mnt = dir_ / "small_disk";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4m") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root";
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  // 21 outputs of 200x200 fp64 (320 KB each) plus checkpoints: about 7 MB for a 4 MB disk.
+  const std::string c = write_case("big.yaml",
+                                   "grid: {dims: 2, n: [200, 200], length: [1, 1]}\n"
+                                   "physics: {alpha: 1.0}\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {dt: auto, steps: 200}\n"
+                                   "output: {directory: " + (mnt / "out").string() +
+                                       ", every: 10}\n");
+  const Result r = heatsim(c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(not enough disk space in .*: 21 output files and checkpoints need [0-9.]+ MiB, [0-9.]+ MiB is free)")))
+      << r.output;
+  EXPECT_FALSE(fs::exists(mnt / "out")) << "refused before anything was written";
 }
 
 }  // namespace
