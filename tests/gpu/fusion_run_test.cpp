@@ -113,5 +113,21 @@ TEST_F(FusionRun, AutoNamesItsChoice) {
   EXPECT_NE(r.output.find("backend convstencil"), std::string::npos) << r.output;
 }
 
+TEST_F(FusionRun, GridTooLargeForTheGpuIsRefusedBeforeAllocation) {
+  const fs::path case_path = root_ / "huge.yaml";
+  std::ofstream(case_path) << "grid: {dims: 3, n: [2400, 2400, 2400], length: 1.0}\n"
+                              "physics: {alpha: 1.0}\n"
+                              "boundary: {all: {type: dirichlet, value: 0}}\n"
+                              "initial: {type: constant, value: 1}\n"
+                              "time: {dt: auto, steps: 1}\n"
+                              "backend: register-tiling\n"
+                              "output: {directory: " + (root_ / "huge_out").string() + "}\n";
+  const Result r = heatsim("run " + case_path.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not enough GPU memory on"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("GiB is free of"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(root_ / "huge_out"));
+}
+
 }  // namespace
 }  // namespace heatsim::test
