@@ -16,28 +16,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "tests/heatsim_process.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-// Runs `heatsim ARGS` with stdout and stderr captured together.
-Result heatsim(const std::string& args) {
-  const std::string cmd = std::string(HEATSIM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) r.output += buf.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = heatsim_tests::ProcessResult;
+const auto heatsim = heatsim_tests::run_heatsim;
 
 class Cli : public ::testing::Test {
  protected:

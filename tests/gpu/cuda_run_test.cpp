@@ -9,28 +9,15 @@
 
 #include "gpu_test_support.hpp"
 #include "io/field_file.hpp"
+#include "tests/heatsim_process.hpp"
 
 namespace heatsim::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-Result heatsim(const std::string& args) {
-  const std::string cmd = std::string(HEATSIM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), pipe)) r.output += buf.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = heatsim_tests::ProcessResult;
+const auto heatsim = heatsim_tests::run_heatsim;
 
 std::string case_text(int dims, const std::string& scheme, const std::string& precision) {
   const std::string n = dims == 1 ? "[301]" : dims == 2 ? "[67, 45]" : "[37, 21, 19]";
