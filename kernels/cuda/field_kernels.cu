@@ -2,6 +2,7 @@
 // field (ghosts, boundary nodes) or read it once (statistics); the sweeps are elsewhere.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "check.cuh"
 #include "field_kernels.cuh"
@@ -85,6 +86,139 @@ __global__ void __launch_bounds__(kThreads)
       later_face_owns = later_face_owns || c[f.axis[h]] == (f.side[h] == 0 ? 0 : g.n[f.axis[h]] - 1);
     if (!later_face_owns) u[g.index(c[0], c[1], c[2])] = value;
   }
+}
+
+// The boundary pass (launch_boundary_pass). Every node it writes is computed from one
+// interior node: the node's mirror m (per axis outside the interior: the periodic image, or
+// the reflection k -> k for ghost -k), whose value is g of the last Dirichlet face through m
+// when the pass sets Dirichlet nodes, else the field; then the ghost rule of each axis on
+// which the node lies outside, in the order x, y, z. That is exactly the arithmetic of the
+// CPU's fill (x ghosts from the interior, y ghosts from the x-padded rows, z ghosts from the
+// x,y-padded planes) after its Dirichlet nodes: no node depends on another written one, so
+// one launch does all faces without ordering.
+// The written nodes come in three lists, each a range of blocks of one launch:
+//   y rows:   whole rows x = -R .. n_x+R-1 (coalesced; x = 0 .. n_x-1 when the pass fills no
+//             ghosts) for y in `ys` (the y ghost rows and Dirichlet rows), z in [z0, z1);
+//   z planes: every row y = -R .. n_y+R-1 of the planes z in `zs` (z ghosts, Dirichlet planes);
+//   row ends: the other rows (y in [y0, y1), z in [z0, z1)), `lanes` threads per row, one per
+//             node x in `xs`: both ends' x ghosts and Dirichlet nodes, plus the alignment pad
+//             that completes the ghosts' 32-byte sectors (written as zeros, never read), so
+//             that no scattered sector is written in part. These nodes lie apart on every row
+//             (one sector per end): giving a row's nodes to neighbouring lanes lets one warp
+//             instruction write whole sectors of several rows.
+// Registers: a handful; no shared memory.
+struct NodeRanges {  // two ranges of coordinates, low end and high end of an axis
+  std::int64_t begin[2];
+  int count[2];
+  __host__ __device__ int total() const { return count[0] + count[1]; }
+  __host__ __device__ std::int64_t at(std::int64_t j) const {
+    return j < count[0] ? begin[0] + j : begin[1] + (j - count[0]);
+  }
+};
+
+struct BoundaryPlan {
+  int kind[kFaces];  // BoundaryKind, -1 on inactive axes
+  double value[kFaces];
+  double spacing[3];
+  bool dirichlet;  // set the Dirichlet nodes (and mirror them as g)
+  NodeRanges xs, ys, zs;
+  int lanes_log2;  // threads per row end: 1 << lanes_log2 >= xs.total()
+  std::int64_t y0, y1, z0, z1;
+  int ghosts;             // ghost layers written: R, or 0 when the pass fills none
+  std::int64_t row_len;   // n_x + 2 ghosts
+  std::int64_t nodes[3];  // y rows, z planes, row ends (row ends: threads)
+  unsigned blocks[2];     // blocks of the y rows and the z planes
+};
+
+template <typename T>
+__device__ __forceinline__ T boundary_node_value(const T* __restrict__ u, const DeviceGrid& g,
+                                                 const BoundaryPlan& b, const std::int64_t c[3]) {
+  constexpr int kPeriodic = static_cast<int>(BoundaryKind::periodic);
+  constexpr int kDirichlet = static_cast<int>(BoundaryKind::dirichlet);
+  std::int64_t m[3];
+  int k[3], kind[3];
+  double value[3];
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    const std::int64_t n = g.n[a];
+    m[a] = c[a];
+    k[a] = 0;
+    kind[a] = b.kind[2 * a];
+    value[a] = b.value[2 * a];
+    if (c[a] < 0) {
+      k[a] = static_cast<int>(-c[a]);
+      m[a] = kind[a] == kPeriodic ? n - k[a] : k[a];
+    } else if (c[a] >= n) {
+      k[a] = static_cast<int>(c[a] - n + 1);
+      kind[a] = b.kind[2 * a + 1];
+      value[a] = b.value[2 * a + 1];
+      m[a] = kind[a] == kPeriodic ? k[a] - 1 : n - 1 - k[a];
+    }
+  }
+  int owner = -1;  // the last Dirichlet face through m
+  if (b.dirichlet) {
+#pragma unroll
+    for (int f = kFaces - 1; f >= 0; --f)
+      if (owner < 0 && b.kind[f] == kDirichlet && m[f / 2] == (f % 2 == 0 ? 0 : g.n[f / 2] - 1))
+        owner = f;
+  }
+  T v;
+  if (owner >= 0) {
+    double gv = b.value[0];
+#pragma unroll
+    for (int f = 1; f < kFaces; ++f)
+      if (owner == f) gv = b.value[f];
+    v = static_cast<T>(gv);
+  } else {
+    v = u[g.index(m[0], m[1], m[2])];
+  }
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    if (k[a] == 0) continue;
+    if (kind[a] == kDirichlet)
+      v = static_cast<T>(2.0 * value[a]) - v;
+    else if (kind[a] != kPeriodic)
+      v = v + static_cast<T>(2.0 * k[a] * b.spacing[a] * value[a]);
+  }
+  return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    boundary_pass_kernel(T* __restrict__ u, DeviceGrid g, BoundaryPlan b) {
+  std::int64_t c[3];
+  if (blockIdx.x < b.blocks[0]) {
+    const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
+    if (i >= b.nodes[0]) return;
+    const std::int64_t row = i / b.row_len;
+    const std::int64_t rows_per_z = b.ys.total();
+    c[0] = i - row * b.row_len - b.ghosts;
+    c[1] = b.ys.at(row % rows_per_z);
+    c[2] = b.z0 + row / rows_per_z;
+  } else if (blockIdx.x < b.blocks[0] + b.blocks[1]) {
+    const std::int64_t i =
+        (blockIdx.x - b.blocks[0]) * static_cast<std::int64_t>(kThreads) + threadIdx.x;
+    if (i >= b.nodes[1]) return;
+    const std::int64_t row = i / b.row_len;
+    const std::int64_t rows_per_plane = g.n[1] + 2 * b.ghosts;
+    c[0] = i - row * b.row_len - b.ghosts;
+    c[1] = row % rows_per_plane - b.ghosts;
+    c[2] = b.zs.at(row / rows_per_plane);
+  } else {
+    const std::int64_t i =
+        (blockIdx.x - b.blocks[0] - b.blocks[1]) * static_cast<std::int64_t>(kThreads) +
+        threadIdx.x;
+    if (i >= b.nodes[2]) return;
+    const int lane = static_cast<int>(i & ((1 << b.lanes_log2) - 1));
+    if (lane >= b.xs.total()) return;
+    const std::int64_t row = i >> b.lanes_log2;
+    const std::int64_t rows_per_z = b.y1 - b.y0;
+    c[0] = b.xs.at(lane);
+    c[1] = b.y0 + row % rows_per_z;
+    c[2] = b.z0 + row / rows_per_z;
+  }
+  const bool pad = c[0] < -g.ghost || c[0] >= g.n[0] + g.ghost;
+  u[g.index(c[0], c[1], c[2])] = pad ? T(0) : boundary_node_value(u, g, b, c);
 }
 
 // Statistics: blocks stride over pieces of rows (kStatsChunk nodes each), reduce in double
@@ -189,6 +323,71 @@ void launch_set_dirichlet(T* field, const DeviceGrid& grid, const DirichletFaces
 }
 
 template <typename T>
+void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
+                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream) {
+  BoundaryPlan b{};
+  for (int f = 0; f < kFaces; ++f) {
+    b.kind[f] = f / 2 < grid.dims ? faces.kind[f] : -1;
+    b.value[f] = faces.value[f];
+  }
+  for (int a = 0; a < 3; ++a) b.spacing[a] = faces.spacing[a];
+  b.dirichlet = set_dirichlet;
+  const int ghosts = fill_ghosts ? grid.ghost : 0;
+  auto dirichlet = [&](int f) {
+    return set_dirichlet && b.kind[f] == static_cast<int>(BoundaryKind::dirichlet);
+  };
+  // The nodes of `axis` the pass writes on every line along it: ghosts and Dirichlet nodes
+  // of both ends, widened by `pad_lo` / `pad_hi` alignment-pad nodes.
+  auto line_ends = [&](int axis, int pad_lo, int pad_hi) {
+    NodeRanges r{};
+    if (axis >= grid.dims) return r;
+    const bool lo = dirichlet(2 * axis), hi = dirichlet(2 * axis + 1);
+    r.begin[0] = -(ghosts + pad_lo);
+    r.count[0] = ghosts + pad_lo + (lo ? 1 : 0);
+    r.begin[1] = hi ? grid.n[axis] - 1 : grid.n[axis];
+    r.count[1] = (hi ? 1 : 0) + ghosts + pad_hi;
+    return r;
+  };
+  // Whole 32-byte sectors around the x ghosts: x = 0 is 128-byte aligned (DeviceGrid), and
+  // the pad up to the next sector boundary lies inside the row's pitch.
+  const std::int64_t sector = 32 / static_cast<std::int64_t>(sizeof(T));
+  auto round_up = [](std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; };
+  const int pad_lo = fill_ghosts ? static_cast<int>(round_up(grid.ghost, sector) - grid.ghost) : 0;
+  const int pad_hi =
+      fill_ghosts
+          ? static_cast<int>(round_up(grid.n[0] + grid.ghost, sector) - grid.n[0] - grid.ghost)
+          : 0;
+  b.xs = line_ends(0, pad_lo, pad_hi);
+  b.ys = line_ends(1, 0, 0);
+  b.zs = line_ends(2, 0, 0);
+  b.lanes_log2 = 0;
+  while ((1 << b.lanes_log2) < b.xs.total()) ++b.lanes_log2;
+  if (b.lanes_log2 > 5) throw std::logic_error("boundary pass: too many nodes per row end");
+  // Rows of the row-end list: neither a y Dirichlet row nor on a z Dirichlet plane (those
+  // rows are written whole).
+  b.y0 = dirichlet(2) ? 1 : 0;
+  b.y1 = grid.n[1] - (dirichlet(3) ? 1 : 0);
+  b.z0 = dirichlet(4) ? 1 : 0;
+  b.z1 = grid.n[2] - (dirichlet(5) ? 1 : 0);
+  b.ghosts = ghosts;
+  b.row_len = grid.n[0] + 2 * ghosts;
+  const std::int64_t end_rows =
+      std::max<std::int64_t>(b.y1 - b.y0, 0) * std::max<std::int64_t>(b.z1 - b.z0, 0);
+  b.nodes[0] = b.ys.total() * std::max<std::int64_t>(b.z1 - b.z0, 0) * b.row_len;
+  b.nodes[1] = b.zs.total() * (grid.n[1] + 2 * ghosts) * b.row_len;
+  b.nodes[2] = b.xs.total() > 0 ? end_rows << b.lanes_log2 : 0;
+  std::int64_t blocks[3];
+  for (int l = 0; l < 3; ++l) blocks[l] = (b.nodes[l] + kThreads - 1) / kThreads;
+  const std::int64_t total = blocks[0] + blocks[1] + blocks[2];
+  if (total == 0) return;
+  if (total > 0x7fffffff) throw std::runtime_error("boundary pass: grid too large");
+  b.blocks[0] = static_cast<unsigned>(blocks[0]);
+  b.blocks[1] = static_cast<unsigned>(blocks[1]);
+  boundary_pass_kernel<T><<<static_cast<unsigned>(total), kThreads, 0, stream>>>(field, grid, b);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
 int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3],
                  StatsPartial* partials, int multiprocessors, cudaStream_t stream) {
   const std::int64_t chunks_per_row = (grid.n[0] + kStatsChunk - 1) / kStatsChunk;
@@ -207,6 +406,8 @@ int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3]
                                       double, cudaStream_t);                              \
   template void launch_set_dirichlet<T>(T*, const DeviceGrid&, const DirichletFaces&,     \
                                         cudaStream_t);                                    \
+  template void launch_boundary_pass<T>(T*, const DeviceGrid&, const BoundaryFaces&, bool, \
+                                        bool, cudaStream_t);                              \
   template int launch_stats<T>(const T*, const DeviceGrid&, const bool[3], StatsPartial*, \
                                int, cudaStream_t);
 HEATSIM_FIELD_KERNELS(float)

@@ -34,6 +34,22 @@ template <typename T>
 void launch_set_dirichlet(T* field, const DeviceGrid& grid, const DirichletFaces& faces,
                           cudaStream_t stream);
 
+// The boundary work between two sweeps, in one launch: optionally set every Dirichlet node
+// to g(t) (a node on several faces takes the last face's value in the order x-, x+, y-, ...),
+// then fill every ghost layer from the result (axis by axis, the earlier axes' ghosts
+// included, as launch_fill_ghosts does for x, y, z in turn). Each written node is computed
+// from one interior node: a Dirichlet node is g, a ghost node is the interior node it mirrors
+// (a Dirichlet node again if it lies on a face) with the ghost rules of its axes applied in
+// the order x, y, z, which is the arithmetic of the axis-by-axis fill.
+struct BoundaryFaces {
+  int kind[kFaces] = {};        // BoundaryKind; faces of inactive axes are ignored
+  double value[kFaces] = {};    // g(t) (Dirichlet) or the flux (Neumann) at this pass's time
+  double spacing[3] = {1.0, 1.0, 1.0};
+};
+template <typename T>
+void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
+                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream);
+
 // Per-block partial statistics; the host combines them in block order (deterministic).
 struct StatsPartial {
   double min;

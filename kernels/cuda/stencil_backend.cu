@@ -1,6 +1,9 @@
 // The shared CUDA backend driver. One step is, as on the CPU: ghost fill axis by axis at
 // time t, the sweep cur -> next, swap, Dirichlet nodes set to g(t + dt). g(t) is evaluated
 // on the host per step (BoundaryFace::at, the same function the CPU uses) and passed by value.
+// Between two sweeps, the Dirichlet nodes of one step and the ghost fill of the next are one
+// launch (launch_boundary_pass); advance() starts with a ghost fill alone and ends with the
+// Dirichlet nodes alone, so the field between calls is the CPU's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -90,14 +93,9 @@ class SweepBackend final : public Backend {
     for (std::size_t i = 0; i < problem.stencil.weights.size(); ++i)
       weights_.w[i] = static_cast<T>(problem.stencil.weights[i]);
 
-    dirichlet_ = DirichletFaces{};
-    for (int a = 0; a < problem.dims; ++a)
-      for (int side = 0; side < 2; ++side)
-        if (problem.faces[2 * a + side].kind == BoundaryKind::dirichlet) {
-          dirichlet_.axis[dirichlet_.count] = a;
-          dirichlet_.side[dirichlet_.count] = side;
-          ++dirichlet_.count;
-        }
+    has_dirichlet_ = false;
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
     ready_ = true;
   }
 
@@ -129,26 +127,19 @@ class SweepBackend final : public Backend {
     args.grid = grid_;
     args.source = static_cast<T>(p_.source_increment);
     args.weights = weights_;
+    if (steps <= 0) return;
+    launch_boundary_pass<T>(cur_.as<T>(), grid_, faces_at(step0), false, true, context_.stream);
     for (std::int64_t s = 0; s < steps; ++s) {
-      const double t_now = static_cast<double>(step0 + s) * p_.dt;
-      for (int axis = 0; axis < p_.dims; ++axis) {
-        const BoundaryFace& lo = p_.faces[2 * axis];
-        const BoundaryFace& hi = p_.faces[2 * axis + 1];
-        launch_fill_ghosts<T>(cur_.as<T>(), grid_, axis,
-                              GhostFace{static_cast<int>(lo.kind), lo.at(t_now)},
-                              GhostFace{static_cast<int>(hi.kind), hi.at(t_now)}, p_.h[axis],
-                              context_.stream);
-      }
       args.in = cur_.as<T>();
       args.out = next_.as<T>();
       sweep_(args, shape_, context_);
       cur_.swap(next_);
-      if (dirichlet_.count > 0) {
-        const double t_next = static_cast<double>(step0 + s + 1) * p_.dt;
-        for (int f = 0; f < dirichlet_.count; ++f)
-          dirichlet_.value[f] = p_.faces[2 * dirichlet_.axis[f] + dirichlet_.side[f]].at(t_next);
-        launch_set_dirichlet<T>(cur_.as<T>(), grid_, dirichlet_, context_.stream);
-      }
+      // Dirichlet nodes at t + dt, and the ghosts of the next step (at the same time) unless
+      // this was the last step.
+      const bool last = s + 1 == steps;
+      if (has_dirichlet_ || !last)
+        launch_boundary_pass<T>(cur_.as<T>(), grid_, faces_at(step0 + s + 1), has_dirichlet_, !last,
+                                context_.stream);
     }
   }
 
@@ -186,6 +177,18 @@ class SweepBackend final : public Backend {
                                   " values, the grid " + std::to_string(p_.points()));
   }
 
+  // Every face's rule at the time of step `step`.
+  BoundaryFaces faces_at(std::int64_t step) const {
+    const double t = static_cast<double>(step) * p_.dt;
+    BoundaryFaces f;
+    for (int i = 0; i < kFaces; ++i) {
+      f.kind[i] = static_cast<int>(p_.faces[i].kind);
+      f.value[i] = p_.faces[i].at(t);
+    }
+    for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
+    return f;
+  }
+
   // Copies the interior between a compact host array [z][y][x] and the padded device buffer.
   void copy_interior(T* host, T* device, cudaMemcpyKind kind) {
     const std::size_t nx = static_cast<std::size_t>(grid_.n[0]);
@@ -219,7 +222,7 @@ class SweepBackend final : public Backend {
   LaunchContext context_;
   DeviceBuffer cur_, next_, partials_;
   StencilWeights<T> weights_{};
-  DirichletFaces dirichlet_;
+  bool has_dirichlet_ = false;
   bool ready_ = false;
 };
 

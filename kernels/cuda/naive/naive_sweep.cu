@@ -9,8 +9,8 @@
 namespace heatsim::kernels::cuda {
 namespace {
 
-// out(x,y,z) = sum_taps w * in(x+dx, y+dy, z+dz) + dt*f for every interior node.
-// Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y and z when the
+// out(x,y,z) = sum_taps w * in(x+dx, y+dy, z+dz) + dt*f for every interior node (1D, 2D).
+// Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y when the
 // grid has more rows than a launch grid can hold. Shared memory: none. Registers: the
 // accumulator and the row base; weights are constant-bank operands.
 template <typename T, int DIMS, int R, bool BOX>
@@ -33,6 +33,73 @@ __global__ void __launch_bounds__(256) naive_sweep_kernel(const SweepArgs<T> a) 
     }
 }
 
+// 3D: the same sum, each thread computing C consecutive z nodes of one (x, y) column, so that
+// a tap input shared by several of them is loaded once (the centre column: C+2R loads instead
+// of C(2R+1); a box plane: (2R+1)^2 loads feed every output within R) and one thread has many
+// independent loads in flight. Planes are visited in increasing z and each plane's taps in
+// increasing y, x, so every output sums its taps in the order of for_each_tap, like the 1D/2D
+// kernel. Tile: 32 x 8 x C nodes per block of 256 threads; blocks stride over y and z.
+// Shared memory: none. Registers: C accumulators and the loads in flight (fp64: 38 for the
+// 7-point star, 48 for the 27-point box).
+// C (H100, 512^3 fp64): 4 for stars (Heat-3D 141.7 GStencil/s; 8: 133.1), 8 for the radius-1
+// box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C.
+template <int R, bool BOX>
+__host__ __device__ constexpr int column_length() {
+  return BOX && R == 1 ? 8 : 4;
+}
+
+// Whether plane q (relative to the column's first output) feeds any output through tap
+// (dx, dy, q - j) for j in [0, C).
+template <int R, bool BOX, int C>
+__host__ __device__ constexpr bool plane_tap_used(int dx, int dy, int q) {
+  for (int j = 0; j < C; ++j) {
+    const int dz = q - j;
+    if (dz >= -R && dz <= R && is_tap<BOX>(dx, dy, dz)) return true;
+  }
+  return false;
+}
+
+template <typename T, int R, bool BOX>
+__global__ void __launch_bounds__(256) naive_sweep_3d_kernel(const SweepArgs<T> a) {
+  constexpr int kColumn = column_length<R, BOX>();
+  const DeviceGrid& g = a.grid;
+  const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (x >= g.n[0]) return;
+  const T* __restrict__ in = a.in;
+  T* __restrict__ out = a.out;
+  for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * kColumn; z0 < g.n[2];
+       z0 += static_cast<std::int64_t>(gridDim.z) * kColumn)
+    for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
+         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+      const std::int64_t i = g.index(x, y, z0);
+      const int outputs = g.n[2] - z0 < kColumn ? static_cast<int>(g.n[2] - z0) : kColumn;
+      T acc[kColumn];
+#pragma unroll
+      for (int j = 0; j < kColumn; ++j) acc[j] = T(0);
+#pragma unroll
+      for (int q = -R; q < kColumn + R; ++q) {
+        if (q - R >= outputs) break;  // this plane feeds only nodes beyond the grid
+        const T* __restrict__ plane = in + i + q * g.pitch_z;
+#pragma unroll
+        for (int dy = -R; dy <= R; ++dy)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx) {
+            if (!plane_tap_used<R, BOX, kColumn>(dx, dy, q)) continue;
+            const T v = plane[dy * g.pitch_y + dx];
+#pragma unroll
+            for (int j = 0; j < kColumn; ++j) {
+              const int dz = q - j;
+              if (dz >= -R && dz <= R && is_tap<BOX>(dx, dy, dz))
+                acc[j] += a.weights.w[weight_index<3, R>(dx, dy, dz)] * v;
+            }
+          }
+      }
+#pragma unroll
+      for (int j = 0; j < kColumn; ++j)
+        if (j < outputs) out[i + j * g.pitch_z] = acc[j] + a.source;
+    }
+}
+
 template <typename T>
 struct NaiveLaunch {
   const SweepArgs<T>& args;
@@ -45,9 +112,14 @@ struct NaiveLaunch {
     const auto blocks = [](std::int64_t n, unsigned b, std::int64_t cap) {
       return static_cast<unsigned>(std::min<std::int64_t>((n + b - 1) / b, cap));
     };
-    const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
-                    blocks(g.n[2], block.z, 65535));
-    naive_sweep_kernel<T, DIMS, R, BOX><<<grid, block, 0, context.stream>>>(args);
+    if constexpr (DIMS == 3) {
+      const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
+                      blocks(g.n[2], column_length<R, BOX>(), 65535));
+      naive_sweep_3d_kernel<T, R, BOX><<<grid, block, 0, context.stream>>>(args);
+    } else {
+      const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535), 1);
+      naive_sweep_kernel<T, DIMS, R, BOX><<<grid, block, 0, context.stream>>>(args);
+    }
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 };

@@ -6,7 +6,11 @@
 // plane p adds w(., ., p - m) * u(p) to the pending outputs m = p-R .. p+R, and output p-R is
 // complete once plane p is in. That one scheme covers star stencils (planes p != m contribute
 // their centre node only) and box stencils (every node of the (2R+1)^2 in-plane window, read
-// once from shared memory and applied to all 2R+1 partial sums).
+// once from shared memory and applied to all 2R+1 partial sums). Two kernels share that
+// scheme and differ in how planes reach shared memory (through registers, or by asynchronous
+// copies); use_async_planes() picks one per shape, as measured.
+#include <cuda_pipeline.h>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -143,6 +147,131 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
   }
 }
 
+// The same sweep with the planes staged by asynchronous copies (cp.async, sm_80+) into a ring
+// of kStages shared-memory planes: plane p+kStages-1 is requested while plane p is computed,
+// so kStages-1 planes per block are in flight without holding registers (the register version
+// above holds two planes of values per thread). One barrier per plane: it publishes plane p
+// and frees the buffer of plane p-1, which the next request overwrites. Tap loops, order of
+// summation and stores are those of register_sweep_kernel. Nodes a thread does not load (beyond
+// the padded field, star corners) are zero-filled by the copy, as the register version stores
+// zeros there.
+// Shared memory: kStages x (TX+2R) x (TY+2R) x T (3D fp64 R=3: 4 x 38 x 14 x 8 = 17 KB).
+constexpr int kStages = 4;
+
+template <typename T, int DIMS, int R, bool BOX>
+__global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty)
+    register_sweep_async_kernel(const SweepArgs<T> a, std::int64_t tiles_y, std::int64_t chunk) {
+  constexpr int TX = RegisterTile<DIMS>::tx, TY = RegisterTile<DIMS>::ty;
+  constexpr int RY = DIMS == 3 ? R : 0;
+  constexpr int SX = TX + 2 * R, SY = TY + 2 * RY, NT = TX * TY;
+  constexpr int NSLOT = (SX * SY + NT - 1) / NT;
+  constexpr int Q = 2 * R + 1;
+  __shared__ T plane[kStages][SY][SX];
+
+  const DeviceGrid& g = a.grid;
+  const T* __restrict__ in = a.in;
+  T* __restrict__ out = a.out;
+  const std::int64_t march_n = DIMS == 3 ? g.n[2] : g.n[1];
+  const std::int64_t march_pitch = DIMS == 3 ? g.pitch_z : g.pitch_y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * TX + tx;
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(TX);
+  const std::int64_t m0 = (DIMS == 3 ? blockIdx.z : blockIdx.y) * chunk;
+  const std::int64_t m1 = min(m0 + chunk, march_n);
+  const std::int64_t p_begin = m0 - R, p_end = m1 + R;
+
+  auto w = [&](int dx, int dy, int dm) -> T {
+    return DIMS == 3 ? a.weights.w[weight_index<3, R>(dx, dy, dm)]
+                     : a.weights.w[weight_index<2, R>(dx, dm, 0)];
+  };
+
+  const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
+  for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
+    const std::int64_t y0 = by * TY;
+    const std::int64_t x = x0 + tx, y = y0 + ty;
+    const bool active = x < g.n[0] && (DIMS == 2 || y < g.n[1]);
+
+    const T* src[NSLOT];
+    bool load_slot[NSLOT];
+#pragma unroll
+    for (int s = 0; s < NSLOT; ++s) {
+      const int l = tid + s * NT;
+      const int sx = l % SX, sy = l / SX;
+      const std::int64_t gx = x0 - R + sx, gy = y0 - RY + sy;
+      bool ok = l < SX * SY && gx < g.n[0] + R;
+      if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
+      if (!BOX && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+      load_slot[s] = ok;
+      src[s] = ok ? in + g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx : in;
+    }
+    // Requests plane p into its ring buffer (nothing past the block's last plane); one commit
+    // group per plane, empty or not, so that "plane p is in" is always the same wait.
+    auto request = [&](std::int64_t p) {
+      if (p < p_end) {
+        T* tile = &plane[static_cast<int>((p - p_begin) % kStages)][0][0];
+#pragma unroll
+        for (int s = 0; s < NSLOT; ++s) {
+          const int l = tid + s * NT;
+          if (l < SX * SY)
+            __pipeline_memcpy_async(tile + l, src[s] + (load_slot[s] ? p * march_pitch : 0),
+                                    sizeof(T), load_slot[s] ? 0 : sizeof(T));
+        }
+      }
+      __pipeline_commit();
+    };
+
+    T acc[Q];
+#pragma unroll
+    for (int j = 0; j < Q; ++j) acc[j] = T(0);
+
+#pragma unroll
+    for (int k = 0; k + 1 < kStages; ++k) request(p_begin + k);
+    for (std::int64_t p = p_begin; p < p_end; ++p) {
+      __pipeline_wait_prior(kStages - 2);
+      __syncthreads();
+      request(p + kStages - 1);
+      const T(&tile)[SY][SX] = plane[static_cast<int>((p - p_begin) % kStages)];
+      if (BOX) {
+#pragma unroll
+        for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx) {
+            const T u = tile[ty + RY + dy][tx + R + dx];
+#pragma unroll
+            for (int j = 0; j < Q; ++j) acc[j] += w(dx, dy, R - j) * u;
+          }
+      } else {
+        const T centre = tile[ty + RY][tx + R];
+#pragma unroll
+        for (int j = 0; j < Q; ++j)
+          if (j != R) acc[j] += w(0, 0, R - j) * centre;
+#pragma unroll
+        for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx)
+            if (dx == 0 || dy == 0) acc[R] += w(dx, dy, 0) * tile[ty + RY + dy][tx + R + dx];
+      }
+      const std::int64_t m = p - R;
+      if (active && m >= m0)
+        out[DIMS == 3 ? g.index(x, y, m) : g.index(x, m, 0)] = acc[0] + a.source;
+#pragma unroll
+      for (int j = 0; j + 1 < Q; ++j) acc[j] = acc[j + 1];
+      acc[Q - 1] = T(0);
+    }
+    __pipeline_wait_prior(0);
+    __syncthreads();  // the next y tile overwrites shared memory
+  }
+}
+
+// Which of the two runs a shape, as measured (H100, fp64, one step per pass): the staged
+// copies pay in 2D at radius 3 (Star-2D13P 166.6 against 158.8 GStencil/s, Box-2D49P 148.4
+// against 139.7), are even at 2D radius 1 (Heat-2D 170.0 / 168.8, Box-2D9P 164.0 / 168.8) and
+// lose in 3D (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1).
+template <int DIMS, int R>
+constexpr bool use_async_planes() {
+  return DIMS == 2 && R == 3;
+}
+
 template <typename T>
 struct RegisterLaunch {
   const SweepArgs<T>& args;
@@ -154,7 +283,8 @@ struct RegisterLaunch {
       throw std::logic_error("register-tiling: 1D grids are not supported");
     } else {
       using Tile = RegisterTile<DIMS>;
-      const auto kernel = register_sweep_kernel<T, DIMS, R, BOX>;
+      const auto kernel = use_async_planes<DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, BOX>
+                                                      : register_sweep_kernel<T, DIMS, R, BOX>;
       static const int resident = [&] {
         int blocks = 0;
         HEATSIM_CUDA_CHECK(
