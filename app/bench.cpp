@@ -158,28 +158,6 @@ double time_advance_ms(kernels::Backend& b, std::int64_t steps, std::int64_t ste
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// S^k: the stencil convolved with itself k times (radius k*r), for counting flops.
-Stencil power(const Stencil& s, int k) {
-  Stencil p = s;
-  for (int i = 1; i < k; ++i) {
-    Stencil q = zero_stencil(s.dims, p.radius + s.radius);
-    const int ra = p.radius, rb = s.radius;
-    const int ay = s.dims > 1 ? ra : 0, az = s.dims > 2 ? ra : 0;
-    const int by = s.dims > 1 ? rb : 0, bz = s.dims > 2 ? rb : 0;
-    for (int z = -az; z <= az; ++z)
-      for (int y = -ay; y <= ay; ++y)
-        for (int x = -ra; x <= ra; ++x) {
-          const double a = p.at(x, y, z);
-          if (a == 0.0) continue;
-          for (int w = -bz; w <= bz; ++w)
-            for (int v = -by; v <= by; ++v)
-              for (int u = -rb; u <= rb; ++u) q.at(x + u, y + v, z + w) += a * s.at(u, v, w);
-        }
-    p = q;
-  }
-  return p;
-}
-
 struct Row {
   std::string shape, backend;
   int fusion = 1;            // steps per pass the backend used
@@ -375,7 +353,8 @@ int run_bench(const BenchOptions& options) {
         row.gstencils = static_cast<double>(problem.points()) * static_cast<double>(row.steps) /
                         (row.median_ms * 1e-3) / 1e9;
         if (!is_cpu && limit_gst > 0.0) row.fraction = row.gstencils / limit_gst;
-        const double nnz = static_cast<double>(power(problem.stencil, row.fusion).nonzeros());
+        const double nnz =
+            static_cast<double>(solver::stencil_power(problem.stencil, row.fusion).nonzeros());
         row.gflops = row.gstencils * 2.0 * nnz / row.fusion;
       } catch (const std::exception& e) {
         row.note = e.what();

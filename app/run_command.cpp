@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -15,11 +16,16 @@
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
 #include "io/output.hpp"
+#include "kernels/cpu/copy_bandwidth.hpp"
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
+#include "solver/roofline.hpp"
 #include "solver/simulation.hpp"
 #include "solver/version.hpp"
+#ifdef HEATSIM_HAVE_CUDA
+#include "kernels/cuda/timing.hpp"
+#endif
 
 namespace heatsim::app {
 namespace {
@@ -62,6 +68,46 @@ std::string format_seconds(double s) {
     std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
                   (static_cast<int>(s) / 60) % 60);
   return buf;
+}
+
+// What the summary says after the achieved rate: the fraction of the binding limit
+// (solver/roofline.hpp). The copy bandwidth is measured once, after the run, over two buffers
+// the size of the field: on the host clamped to 1-128 MiB, so a case whose fields fit in cache
+// is held to the cache's bandwidth and a large one to memory's; on a GPU clamped to 64-256 MiB
+// (a copy long enough to hide its launch, larger than the L2 cache). Either costs well under a
+// second. The compute bound needs a peak FLOP/s, known here for CUDA devices only.
+std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backend& backend,
+                          [[maybe_unused]] const std::string& backend_name,
+                          double achieved_gstencils) {
+  if (achieved_gstencils <= 0) return "bound not measured (no steps run)";
+  constexpr double kMiB = 1 << 20;
+  const double value_bytes = problem.precision == kernels::Precision::fp64 ? 8.0 : 4.0;
+  const double field_bytes = static_cast<double>(problem.points()) * value_bytes;
+  double bandwidth = 0.0, peak_flops = 0.0;
+  std::string peak_name;
+  try {
+    if (backend.capabilities().gpu) {
+#ifdef HEATSIM_HAVE_CUDA
+      const kernels::DeviceInfo device = kernels::cuda_devices().at(0);
+      const double bytes = std::min(std::clamp(field_bytes, 64 * kMiB, 256 * kMiB),
+                                    static_cast<double>(device.free_memory) / 4);
+      bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
+      const bool tensor_cores = backend_name == "convstencil";
+      peak_flops = solver::device_peak_flops(device, problem.precision, tensor_cores);
+      peak_name = std::string(problem.precision == kernels::Precision::fp64 ? "FP64" : "FP32") +
+                  (tensor_cores ? " tensor-core peak" : " CUDA-core peak");
+#endif
+    } else {
+      const double bytes = std::clamp(field_bytes, 1 * kMiB, 128 * kMiB);
+      bandwidth = kernels::cpu::copy_bandwidth(static_cast<std::size_t>(bytes), 3);
+    }
+  } catch (const std::exception& e) {
+    return std::string("bound not measured (") + e.what() + ")";
+  }
+  if (bandwidth <= 0) return "bound not measured (no copy bandwidth)";
+  const solver::Roofline r = solver::roofline(problem.stencil, problem.precision,
+                                              backend.fusion_depth(), bandwidth, peak_flops);
+  return solver::describe(r, achieved_gstencils, peak_name);
 }
 
 }  // namespace
@@ -164,9 +210,10 @@ int run_case(const RunOptions& options) {
       return 128 + result.signal;
     case solver::RunResult::Status::completed: break;
   }
-  fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}\n", done,
-             result.last_step, result.time, format_seconds(result.wall_seconds),
-             result.gstencils_per_second, choice.name);
+  fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}: {}\n",
+             done, result.last_step, result.time, format_seconds(result.wall_seconds),
+             result.gstencils_per_second, choice.name,
+             bound_summary(problem, backend, choice.name, result.gstencils_per_second));
   fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
              result.final_stats.min, result.final_stats.max,
              result.final_stats.total_heat * cell, series.xdmf_path());

@@ -40,6 +40,7 @@ struct DeviceInfo {
   int major = 0;
   int minor = 0;
   int multiprocessors = 0;
+  int clock_khz = 0;  // peak SM clock (cudaDevAttrClockRate)
 };
 std::vector<DeviceInfo> cuda_devices();
 bool cuda_compiled();

@@ -117,6 +117,28 @@ Stencil update_operator(const Stencil& lap, double alpha_dt) {
   return s;
 }
 
+Stencil stencil_power(const Stencil& s, int k) {
+  if (k < 1) throw std::invalid_argument("stencil power: k must be >= 1");
+  Stencil p = s;
+  for (int i = 1; i < k; ++i) {
+    Stencil q = empty_stencil(s.dims, p.radius + s.radius);
+    const int ra = p.radius, rb = s.radius;
+    const int ay = s.dims > 1 ? ra : 0, az = s.dims > 2 ? ra : 0;
+    const int by = s.dims > 1 ? rb : 0, bz = s.dims > 2 ? rb : 0;
+    for (int z = -az; z <= az; ++z)
+      for (int y = -ay; y <= ay; ++y)
+        for (int x = -ra; x <= ra; ++x) {
+          const double a = p.at(x, y, z);
+          if (a == 0.0) continue;
+          for (int w = -bz; w <= bz; ++w)
+            for (int v = -by; v <= by; ++v)
+              for (int u = -rb; u <= rb; ++u) q.at(x + u, y + v, z + w) += a * s.at(u, v, w);
+        }
+    p = q;
+  }
+  return p;
+}
+
 std::array<double, 2> symbol(const Stencil& s, const std::array<double, 3>& theta) {
   const int r = s.radius;
   const int ry = s.dims > 1 ? r : 0, rz = s.dims > 2 ? r : 0;

@@ -21,6 +21,9 @@ std::vector<double> second_derivative_weights(SchemeKind kind);
 Stencil laplacian(const Case& c);
 // S = I + alpha*dt*L.
 Stencil update_operator(const Stencil& laplacian, double alpha_dt);
+// S^k: the stencil convolved with itself k times (radius k*r), what k fused steps apply.
+// Throws std::invalid_argument when k < 1.
+Stencil stencil_power(const Stencil& s, int k);
 
 // Symbol of a stencil at frequencies theta (radians per grid step, per axis):
 // sum_w w * exp(i * offset . theta); returns the real and imaginary parts.

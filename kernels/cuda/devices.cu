@@ -23,6 +23,8 @@ std::vector<DeviceInfo> cuda_devices() {
     d.major = prop.major;
     d.minor = prop.minor;
     d.multiprocessors = prop.multiProcessorCount;
+    // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute stays.
+    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&d.clock_khz, cudaDevAttrClockRate, i));
     int current = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&current));
     HEATSIM_CUDA_CHECK(cudaSetDevice(i));

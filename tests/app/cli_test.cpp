@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,25 @@ TEST_F(Cli, RunPrintsSettingsProgressAndSummary) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(done: 200 steps .* GStencil/s on cpu)")))
       << r.output;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
+}
+
+TEST_F(Cli, RunSummaryStatesTheFractionOfTheBindingLimit) {
+  const std::string c = write_case("c.yaml", small_case(200));
+  const Result r = heatsim("run " + c + " --backend cpu");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(done: 200 steps .* GStencil/s on cpu: ([0-9.]+)% of the )"
+                 R"((memory-bandwidth|compute) bound ([0-9.]+) GStencil/s \(([0-9.]+) GB/s )"
+                 R"(measured copy bandwidth, 16 B per point and step)")))
+      << r.output;
+  const double percent = std::stod(m[1]), bound = std::stod(m[3]), bandwidth = std::stod(m[4]);
+  EXPECT_TRUE(std::isfinite(percent) && percent > 0) << m[0];
+  // On the CPU no peak FLOP/s is known: the memory-bandwidth bound is the one stated.
+  EXPECT_EQ(m[2], "memory-bandwidth") << m[0];
+  EXPECT_TRUE(std::isfinite(bound) && bound > 0) << m[0];
+  EXPECT_NEAR(bound, bandwidth / 16, 0.01 * bound + 0.01) << m[0];
 }
 
 TEST_F(Cli, RunSubcommandAndOverrides) {
