@@ -14,6 +14,7 @@
 
 #include "check.cuh"
 #include "field_kernels.cuh"
+#include "fusing_backend.cuh"
 #include "stencil_backend.hpp"
 
 namespace heatsim::kernels::cuda {
@@ -226,15 +227,116 @@ class SweepBackend final : public Backend {
   bool ready_ = false;
 };
 
+// The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a
+// dense stencil of radius k*r <= kMaxRadius (a box: S^k of a star has off-axis taps), through
+// the backend's own launcher. Temporal fusion on CUDA cores is then the sweep's streaming
+// (register-tiling: 2.5D, partial sums in registers) or tiling at the fused radius: one read
+// and one write of the field per k steps, at 2*nnz((2kr+1)^d) flops per pass.
+template <typename T>
+struct CoreKernel {
+  struct Plan {
+    StencilWeights<T> weights{};
+    SweepShape shape;
+  };
+
+  SweepBackendSpec spec;
+  SweepLauncher<T> launcher = nullptr;
+
+  std::string name() const { return spec.name; }
+
+  Capabilities capabilities() const {
+    Capabilities c = spec.capabilities;
+    c.gpu = true;
+    c.max_fusion_depth = kMaxRadius;  // and k*r <= kMaxRadius
+    return c;
+  }
+
+  void prepare(Plan& plan, const Stencil& s) const {
+    plan.weights = StencilWeights<T>{};
+    for (std::size_t i = 0; i < s.weights.size(); ++i)
+      plan.weights.w[i] = static_cast<T>(s.weights[i]);
+    plan.shape.dims = s.dims;
+    plan.shape.radius = s.radius;
+    plan.shape.box = !s.is_star();
+  }
+
+  std::int64_t slack(const Plan&) const { return 0; }
+
+  void sweep(const Plan& plan, const T* in, T* out, const DeviceGrid& grid, double source,
+             int multiprocessors, cudaStream_t stream) const {
+    SweepArgs<T> a;
+    a.in = in;
+    a.out = out;
+    a.grid = grid;
+    a.source = static_cast<T>(source);
+    a.weights = plan.weights;
+    LaunchContext context;
+    context.stream = stream;
+    context.multiprocessors = multiprocessors;
+    launcher(a, plan.shape, context);
+  }
+
+  // `fusion: auto`: the deepest fusion the sweeps take (k*r <= kMaxRadius).
+  int auto_depth(const StencilProblem& p) const { return kMaxRadius / p.stencil.radius; }
+
+  bool takes_radius(const StencilProblem&, int radius, int) const { return radius <= kMaxRadius; }
+};
+
+// A CUDA-core backend: fused passes (FusingBackend with CoreKernel) when the problem asks
+// for fusion and at least two steps fit a pass (k*r <= kMaxRadius), else one step per pass
+// (SweepBackend, whose boundary work is one launch per step).
+template <typename T>
+class CoreBackend final : public Backend {
+ public:
+  CoreBackend(SweepBackendSpec spec, SweepLauncher<T> sweep)
+      : spec_(std::move(spec)), sweep_(sweep) {}
+
+  std::string name() const override { return spec_.name; }
+  Capabilities capabilities() const override { return CoreKernel<T>{spec_, sweep_}.capabilities(); }
+
+  void setup(const StencilProblem& problem) override {
+    inner_.reset();
+    if (problem.fusion_depth != 1) {
+      auto fused =
+          std::make_unique<FusingBackend<T, CoreKernel<T>>>(CoreKernel<T>{spec_, sweep_});
+      fused->setup(problem);
+      if (fused->fusion_depth() > 1) {
+        inner_ = std::move(fused);
+        return;
+      }
+    }
+    auto single = std::make_unique<SweepBackend<T>>(spec_, sweep_);
+    single->setup(problem);
+    inner_ = std::move(single);
+  }
+
+  void upload(const std::vector<double>& field) override { ready().upload(field); }
+  void download(std::vector<double>& field) override { ready().download(field); }
+  void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
+  FieldStats stats() override { return ready().stats(); }
+  void synchronize() override { ready().synchronize(); }
+  int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
+
+ private:
+  Backend& ready() {
+    if (!inner_) throw std::logic_error(spec_.name + " backend: used before setup()");
+    return *inner_;
+  }
+
+  SweepBackendSpec spec_;
+  SweepLauncher<T> sweep_;
+  std::unique_ptr<Backend> inner_;
+};
+
 }  // namespace
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision) {
   if (precision == Precision::fp32) {
     if (!spec.sweep_fp32) throw std::runtime_error(spec.name + " backend: no fp32 kernels");
-    return std::make_unique<SweepBackend<float>>(spec, spec.sweep_fp32);
+    return std::make_unique<CoreBackend<float>>(spec, spec.sweep_fp32);
   }
   if (!spec.sweep_fp64) throw std::runtime_error(spec.name + " backend: no fp64 kernels");
-  return std::make_unique<SweepBackend<double>>(spec, spec.sweep_fp64);
+  return std::make_unique<CoreBackend<double>>(spec, spec.sweep_fp64);
 }
 
 }  // namespace heatsim::kernels::cuda

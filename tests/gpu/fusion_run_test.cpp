@@ -1,4 +1,4 @@
-// `heatsim run` with the convstencil backend and temporal fusion, end to end: the written
+// `heatsim run` with temporal fusion (convstencil and the CUDA-core backends), end to end: the written
 // fields equal the CPU run's to 1e-12 (time-dependent Dirichlet and Neumann faces, 1D-3D), a
 // restart from a checkpoint gives bit for bit the uninterrupted run's final field, and
 // `backend: auto` with `fusion: auto` says what it chose.
@@ -50,21 +50,27 @@ class FusionRun : public GpuTest {
 
 TEST_F(FusionRun, FusedRunMatchesCpuAndRestartsBitForBit) {
   struct Variant {
+    const char* backend;
     int dims;
     const char* scheme;
     const char* fusion;
   };
-  for (const Variant& v : std::vector<Variant>{{1, "order4", "3"},
-                                               {2, "order2", "auto"},
-                                               {2, "isotropic", "3"},
-                                               {3, "order2", "auto"}}) {
-    const std::string tag = std::to_string(v.dims) + "d_" + v.scheme + "_k" + v.fusion;
+  for (const Variant& v : std::vector<Variant>{{"convstencil", 1, "order4", "3"},
+                                               {"convstencil", 2, "order2", "auto"},
+                                               {"convstencil", 2, "isotropic", "3"},
+                                               {"convstencil", 3, "order2", "auto"},
+                                               {"register-tiling", 2, "order2", "3"},
+                                               {"register-tiling", 3, "isotropic", "2"},
+                                               {"shared-tiling", 1, "order2", "auto"},
+                                               {"cuda-naive", 3, "order2", "3"}}) {
+    const std::string tag = std::string(v.backend) + "_" + std::to_string(v.dims) + "d_" +
+                            v.scheme + "_k" + v.fusion;
     SCOPED_TRACE(tag);
     const fs::path case_path = root_ / (tag + ".yaml");
     const fs::path gpu_out = root_ / (tag + "_gpu");
     std::ofstream(case_path) << case_text(v.dims, v.scheme, v.fusion, gpu_out);
 
-    const Result gpu = heatsim("run " + case_path.string() + " --backend convstencil");
+    const Result gpu = heatsim("run " + case_path.string() + " --backend " + v.backend);
     ASSERT_EQ(gpu.code, 0) << gpu.output;
     const fs::path cpu_out = root_ / (tag + "_cpu");
     const Result cpu =
@@ -79,7 +85,7 @@ TEST_F(FusionRun, FusedRunMatchesCpuAndRestartsBitForBit) {
 
     // Continue from step 20 (not a multiple of 3): the final field is bit for bit the same.
     const io::FieldFile uninterrupted = io::read_field_file((gpu_out / "field_00000060.h5").string());
-    const Result restart = heatsim("run " + case_path.string() + " --backend convstencil --restart " +
+    const Result restart = heatsim("run " + case_path.string() + " --backend " + v.backend + " --restart " +
                                    (gpu_out / "checkpoint_00000020.h5").string());
     ASSERT_EQ(restart.code, 0) << restart.output;
     const io::FieldFile resumed = io::read_field_file((gpu_out / "field_00000060.h5").string());

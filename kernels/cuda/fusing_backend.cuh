@@ -1,0 +1,424 @@
+// The driver of a backend with exact temporal fusion: the field lives on the device in the
+// padded layout of stencil_common.cuh with ghost layers as wide as the fused stencil, k =
+// fusion depth steps are one pass of S^k, and the bands next to faces where a pass is not
+// exact are redone step by step. The sweep itself is the Kernel's (convstencil's tensor-core
+// MMAs, or a CUDA-core sweep at the fused radius; see the Kernel concept below).
+//
+// One fused pass from time t (k steps of dt):
+//   1. fill the ghosts of every axis (width k*r) by layout.hpp's rules at time t;
+//   2. sweep next <- S^k cur + c_k (c_k: fused_source);
+//   3. for each face where S^k is not exact (face_is_exact_under_fusion): copy a slab of
+//      2*k*r nodes along that face's axis out of cur, advance it k single steps with the real
+//      boundary conditions on every face of the slab except its inner one, and copy its k*r
+//      nodes next to the face into next. After k steps of radius r the inner face's made-up
+//      ghosts have reached k*r nodes into the slab, so the outer k*r nodes are exact;
+//   4. swap, then set the Dirichlet nodes to g(t + k*dt), as a single step does.
+// Nodes farther than k*r from a face read no ghost of that face in the pass, so step 2 is
+// exact for them whatever the face's rule. Steps that do not fill a whole pass (and grids
+// too small for k*r ghosts) run as single steps, the same kernel with S.
+//
+// Kernel concept (a value type, copied into the backend):
+//   using Plan;                                   the uploaded form of one stencil
+//   std::string name() const; Capabilities capabilities() const;
+//   void prepare(Plan&, const Stencil&) const;    plan and upload (S, or S^k)
+//   std::int64_t slack(const Plan&) const;        elements a buffer needs past DeviceGrid::total
+//   void sweep(const Plan&, const T* in, T* out, const DeviceGrid&, double source,
+//              int multiprocessors, cudaStream_t) const;
+//   int auto_depth(const StencilProblem&) const;  the depth `fusion: auto` asks for
+//   bool takes_radius(const StencilProblem&, int radius, int shared_limit) const;
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "check.cuh"
+#include "convstencil/fusion_plan.hpp"
+#include "field_kernels.cuh"
+
+namespace heatsim::kernels::cuda {
+
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() {
+    if (ptr_) cudaFree(ptr_);  // no throw from destructors
+  }
+  void allocate(std::size_t bytes) {
+    if (ptr_) HEATSIM_CUDA_CHECK(cudaFree(ptr_));
+    ptr_ = nullptr;
+    HEATSIM_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)));
+  }
+  template <typename U>
+  U* as() const {
+    return static_cast<U*>(ptr_);
+  }
+  void swap(DeviceArray& o) noexcept { std::swap(ptr_, o.ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+// A field on the device: its layout, faces and the two buffers of a step.
+template <typename T>
+struct DeviceField {
+  DeviceGrid grid;
+  std::array<BoundaryFace, kFaces> faces{};
+  std::array<double, kMaxDims> h{1.0, 1.0, 1.0};
+  DeviceArray cur, next;
+
+  void allocate(std::int64_t slack) {
+    const std::size_t bytes = static_cast<std::size_t>(grid.total + slack) * sizeof(T);
+    cur.allocate(bytes);
+    next.allocate(bytes);
+    // Zero, not NaN: convstencil tiles read the alignment pads and the slack as dirty bits,
+    // which meet only zero weights, and 0 * NaN would not be 0.
+    HEATSIM_CUDA_CHECK(cudaMemset(cur.as<void>(), 0, bytes));
+    HEATSIM_CUDA_CHECK(cudaMemset(next.as<void>(), 0, bytes));
+  }
+};
+
+// Copies a box of nodes between two padded fields (copy_box, fusing_backend.cu).
+template <typename T>
+void copy_box(const T* src, const DeviceGrid& gs, const std::array<std::int64_t, 3>& s0, T* dst,
+              const DeviceGrid& gd, const std::array<std::int64_t, 3>& d0,
+              const std::array<std::int64_t, 3>& extent, cudaStream_t stream);
+
+// A slab along one face where fused passes are not exact, redone step by step.
+template <typename T>
+struct Band {
+  int axis = 0;
+  int side = 0;
+  std::int64_t width = 0;  // slab nodes along the axis
+  DeviceField<T> slab;
+};
+
+template <typename T, typename Kernel>
+class FusingBackend final : public Backend {
+  using Field = DeviceField<T>;
+
+ public:
+  explicit FusingBackend(Kernel kernel) : kernel_(std::move(kernel)) {}
+
+  std::string name() const override { return kernel_.name(); }
+
+  int fusion_depth() const override { return depth_; }
+
+  Capabilities capabilities() const override { return kernel_.capabilities(); }
+
+  void setup(const StencilProblem& problem) override {
+    const std::string why = unsupported_reason(problem);
+    if (!why.empty()) throw std::runtime_error(name() + " backend: " + why);
+    if (problem.stencil.weights.size() != problem.stencil.size())
+      throw std::invalid_argument(name() + " backend: stencil has " +
+                                  std::to_string(problem.stencil.weights.size()) +
+                                  " weights, expected " + std::to_string(problem.stencil.size()));
+    ready_ = false;
+    p_ = problem;
+    int device = 0;
+    HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
+    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+
+    const int r = problem.stencil.radius;
+    kernel_.prepare(single_, problem.stencil);
+    depth_ = effective_depth(problem);
+    if (depth_ > 1) {
+      kernel_.prepare(fused_, convstencil::fuse_stencil(problem.stencil, depth_));
+      fused_source_ = convstencil::fused_source(problem.stencil, problem.source_increment, depth_);
+    }
+    const int ghost = depth_ * r;
+    std::int64_t slack = kernel_.slack(single_);
+    if (depth_ > 1) slack = std::max(slack, kernel_.slack(fused_));
+
+    main_.grid = cuda::make_device_grid(problem, ghost, sizeof(T));
+    main_.faces = problem.faces;
+    main_.h = problem.h;
+    main_.allocate(slack);
+    partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
+
+    bands_.clear();
+    has_dirichlet_ = false;
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
+    if (depth_ > 1)
+      for (int axis = 0; axis < problem.dims; ++axis)
+        for (int side = 0; side < 2; ++side) {
+          if (convstencil::face_is_exact_under_fusion(problem, 2 * axis + side)) continue;
+          auto band = std::make_unique<Band<T>>();
+          Band<T>& b = *band;
+          b.axis = axis;
+          b.side = side;
+          b.width = std::min<std::int64_t>(problem.n[axis], 2 * ghost);
+          StencilProblem slab = problem;
+          slab.n[axis] = b.width;
+          if (b.width < problem.n[axis]) {
+            // The inner face is made up; its ghosts only need to be finite.
+            BoundaryFace& inner = slab.faces[2 * axis + (1 - side)];
+            inner = BoundaryFace{};
+            inner.kind = BoundaryKind::neumann;
+          }
+          b.slab.grid = cuda::make_device_grid(slab, r, sizeof(T));
+          b.slab.faces = slab.faces;
+          b.slab.h = problem.h;
+          b.slab.allocate(kernel_.slack(single_));
+          bands_.push_back(std::move(band));
+        }
+    ready_ = true;
+  }
+
+  void upload(const std::vector<double>& field) override {
+    check_ready_and_size(field.size());
+    if constexpr (std::is_same_v<T, double>) {
+      copy_interior(const_cast<double*>(field.data()), main_.cur.template as<T>(), cudaMemcpyHostToDevice);
+    } else {
+      std::vector<T> host(field.begin(), field.end());
+      copy_interior(host.data(), main_.cur.template as<T>(), cudaMemcpyHostToDevice);
+    }
+    boundary_nodes_hold_g_ = false;
+    record_dirichlet_nodes(field);
+    check_nodes_at_next_advance_ = true;
+  }
+
+  void download(std::vector<double>& field) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    field.resize(static_cast<std::size_t>(p_.points()));
+    if constexpr (std::is_same_v<T, double>) {
+      copy_interior(field.data(), main_.cur.template as<T>(), cudaMemcpyDeviceToHost);
+    } else {
+      std::vector<T> host(field.size());
+      copy_interior(host.data(), main_.cur.template as<T>(), cudaMemcpyDeviceToHost);
+      for (std::size_t i = 0; i < host.size(); ++i) field[i] = static_cast<double>(host[i]);
+    }
+  }
+
+  void advance(std::int64_t steps, std::int64_t step0) override {
+    if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
+    std::int64_t s = 0;
+    // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
+    // uploaded field need not (an initial condition), so then the first step after the upload
+    // is a single one. A field that does (a checkpoint, or any field the solver set up) goes
+    // straight on, so a restarted run takes the same passes as an uninterrupted one.
+    if (check_nodes_at_next_advance_) {
+      boundary_nodes_hold_g_ = uploaded_nodes_hold_g(static_cast<double>(step0) * p_.dt);
+      check_nodes_at_next_advance_ = false;
+    }
+    if (depth_ > 1 && !boundary_nodes_hold_g_ && steps > 0 && has_dirichlet_) single_step(main_, step0 + s++);
+    if (steps > 0) boundary_nodes_hold_g_ = true;
+    // Fused passes start on multiples of the depth (absolute step numbers), so the passes a
+    // run takes, and so its rounding, do not depend on how the caller splits it into calls.
+    if (depth_ > 1) {
+      for (; s < steps && (step0 + s) % depth_ != 0; ++s) single_step(main_, step0 + s);
+      for (; steps - s >= depth_; s += depth_) fused_pass(step0 + s);
+    }
+    for (; s < steps; ++s) single_step(main_, step0 + s);
+  }
+
+  FieldStats stats() override {
+    if (!ready_) throw std::logic_error(name() + " backend: stats() before setup()");
+    bool trapezoid[3];
+    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
+    const int blocks = cuda::launch_stats<T>(main_.cur.template as<T>(), main_.grid, trapezoid,
+                                                  partials_.as<cuda::StatsPartial>(),
+                                                  multiprocessors_, stream_);
+    std::vector<cuda::StatsPartial> host(static_cast<std::size_t>(blocks));
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
+                                       host.size() * sizeof(cuda::StatsPartial),
+                                       cudaMemcpyDeviceToHost, stream_));
+    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    FieldStats st;
+    st.min = std::numeric_limits<double>::infinity();
+    st.max = -st.min;
+    for (const cuda::StatsPartial& q : host) {
+      st.min = std::min(st.min, q.min);
+      st.max = std::max(st.max, q.max);
+      st.total_heat += q.total;
+      st.non_finite += q.non_finite;
+    }
+    return st;
+  }
+
+  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  // The fusion depth actually used: the requested one (fusion_depth 0, `fusion: auto`: the
+  // kernel's choice for the shape), lowered until the kernel takes the fused radius and
+  // every axis is longer than the ghost width (the reflections must land on interior nodes).
+  int effective_depth(const StencilProblem& p) const {
+    const int r = p.stencil.radius;
+    int k = p.fusion_depth == 0 ? kernel_.auto_depth(p) : std::max(1, p.fusion_depth);
+    auto fits = [&](int depth) {
+      const int radius = depth * r;
+      for (int a = 0; a < p.dims; ++a)
+        if (radius > p.n[a] - 1) return false;
+      return kernel_.takes_radius(p, radius, shared_limit_);
+    };
+    while (k > 1 && !fits(k)) --k;
+    return k;
+  }
+
+  void fill_ghosts(Field& f, double t) {
+    for (int axis = 0; axis < p_.dims; ++axis) {
+      const BoundaryFace& lo = f.faces[2 * axis];
+      const BoundaryFace& hi = f.faces[2 * axis + 1];
+      cuda::launch_fill_ghosts<T>(f.cur.template as<T>(), f.grid, axis,
+                                       cuda::GhostFace{static_cast<int>(lo.kind), lo.at(t)},
+                                       cuda::GhostFace{static_cast<int>(hi.kind), hi.at(t)},
+                                       f.h[axis], stream_);
+    }
+  }
+
+  // One launch per face, in face order: where faces meet (edges, corners) the last face
+  // written wins, as in the CPU reference.
+  void set_dirichlet(Field& f, double t) {
+    for (int axis = 0; axis < p_.dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        const BoundaryFace& face = f.faces[2 * axis + side];
+        if (face.kind != BoundaryKind::dirichlet) continue;
+        cuda::DirichletFaces d;
+        d.count = 1;
+        d.axis[0] = axis;
+        d.side[0] = side;
+        d.value[0] = face.at(t);
+        cuda::launch_set_dirichlet<T>(f.cur.template as<T>(), f.grid, d, stream_);
+      }
+  }
+
+  // One step of S, exactly as the CPU reference takes it.
+  void single_step(Field& f, std::int64_t step) {
+    fill_ghosts(f, static_cast<double>(step) * p_.dt);
+    kernel_.sweep(single_, f.cur.template as<T>(), f.next.template as<T>(), f.grid, p_.source_increment,
+                  multiprocessors_, stream_);
+    f.cur.swap(f.next);
+    set_dirichlet(f, static_cast<double>(step + 1) * p_.dt);
+  }
+
+  void fused_pass(std::int64_t step) {
+    fill_ghosts(main_, static_cast<double>(step) * p_.dt);
+    kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), main_.grid,
+                  fused_source_, multiprocessors_, stream_);
+    const std::int64_t ghost = main_.grid.ghost;
+    for (auto& band : bands_) {
+      Band<T>& b = *band;
+      std::array<std::int64_t, 3> extent{main_.grid.n[0], main_.grid.n[1], main_.grid.n[2]};
+      std::array<std::int64_t, 3> origin{0, 0, 0}, zero{0, 0, 0};
+      const std::int64_t n = p_.n[b.axis];
+      origin[b.axis] = b.side == 0 ? 0 : n - b.width;
+      extent[b.axis] = b.width;
+      copy_box<T>(main_.cur.template as<T>(), main_.grid, origin, b.slab.cur.template as<T>(), b.slab.grid,
+               zero, extent, stream_);
+      for (int j = 0; j < depth_; ++j) single_step(b.slab, step + j);
+      std::array<std::int64_t, 3> from{0, 0, 0}, to{0, 0, 0};
+      from[b.axis] = b.side == 0 ? 0 : b.width - ghost;
+      to[b.axis] = b.side == 0 ? 0 : n - ghost;
+      extent[b.axis] = std::min(ghost, b.width);
+      if (b.width < 2 * ghost) {  // the slab is the whole axis: all of it is exact
+        from[b.axis] = to[b.axis] = 0;
+        extent[b.axis] = b.width;
+      }
+      copy_box<T>(b.slab.cur.template as<T>(), b.slab.grid, from, main_.next.template as<T>(), main_.grid, to,
+               extent, stream_);
+    }
+    main_.cur.swap(main_.next);
+    set_dirichlet(main_, static_cast<double>(step + depth_) * p_.dt);
+  }
+
+  void check_ready_and_size(std::size_t size) const {
+    if (!ready_) throw std::logic_error(name() + " backend: used before setup()");
+    if (size != static_cast<std::size_t>(p_.points()))
+      throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
+                                  " values, the grid " + std::to_string(p_.points()));
+  }
+
+  // Between a compact host array [z][y][x] and the padded device buffer.
+  void copy_interior(T* host, T* device, cudaMemcpyKind kind) {
+    const DeviceGrid& g = main_.grid;
+    const std::size_t nx = static_cast<std::size_t>(g.n[0]);
+    const std::size_t ny = static_cast<std::size_t>(g.n[1]);
+    const std::size_t nz = static_cast<std::size_t>(g.n[2]);
+    T* interior = device + g.origin;
+    if (ny * nz == 1) {
+      if (kind == cudaMemcpyHostToDevice)
+        HEATSIM_CUDA_CHECK(cudaMemcpy(interior, host, nx * sizeof(T), kind));
+      else
+        HEATSIM_CUDA_CHECK(cudaMemcpy(host, interior, nx * sizeof(T), kind));
+      return;
+    }
+    const std::size_t rows = static_cast<std::size_t>(g.pitch_z / g.pitch_y);
+    cudaPitchedPtr dev = make_cudaPitchedPtr(interior, g.pitch_y * sizeof(T),
+                                             static_cast<std::size_t>(g.pitch_y), rows);
+    cudaPitchedPtr compact = make_cudaPitchedPtr(host, nx * sizeof(T), nx, ny);
+    cudaMemcpy3DParms m{};
+    m.srcPtr = kind == cudaMemcpyHostToDevice ? compact : dev;
+    m.dstPtr = kind == cudaMemcpyHostToDevice ? dev : compact;
+    m.extent = make_cudaExtent(nx * sizeof(T), ny, nz);
+    m.kind = kind;
+    HEATSIM_CUDA_CHECK(cudaMemcpy3D(&m));
+  }
+
+  Kernel kernel_;
+  StencilProblem p_;
+  int depth_ = 1;
+  double fused_source_ = 0.0;
+  int multiprocessors_ = 1;
+  int shared_limit_ = 48 * 1024;
+  cudaStream_t stream_ = nullptr;  // the legacy default stream, like the other CUDA backends
+  typename Kernel::Plan single_, fused_;
+  Field main_;
+  std::vector<std::unique_ptr<Band<T>>> bands_;
+  DeviceArray partials_;
+  bool has_dirichlet_ = false;
+  bool boundary_nodes_hold_g_ = false;
+  bool check_nodes_at_next_advance_ = false;
+  // Per face: the value every node of a Dirichlet face held at the last upload, when they all
+  // held the same one.
+  std::array<std::optional<double>, kFaces> uploaded_face_value_{};
+
+  void record_dirichlet_nodes(const std::vector<double>& field) {
+    for (int axis = 0; axis < p_.dims; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        const int f = 2 * axis + side;
+        uploaded_face_value_[f].reset();
+        if (p_.faces[f].kind != BoundaryKind::dirichlet) continue;
+        const int oa = (axis + 1) % 3, ob = (axis + 2) % 3;
+        std::array<std::int64_t, 3> c{0, 0, 0};
+        c[axis] = side == 0 ? 0 : p_.n[axis] - 1;
+        bool uniform = true;
+        double v = 0.0;
+        for (std::int64_t b = 0; b < p_.n[ob] && uniform; ++b)
+          for (std::int64_t a = 0; a < p_.n[oa]; ++a) {
+            c[oa] = a;
+            c[ob] = b;
+            const double x = field[static_cast<std::size_t>((c[2] * p_.n[1] + c[1]) * p_.n[0] + c[0])];
+            if (a == 0 && b == 0) v = x;
+            if (x != v) {
+              uniform = false;
+              break;
+            }
+          }
+        if (uniform) uploaded_face_value_[f] = v;
+      }
+  }
+
+  bool uploaded_nodes_hold_g(double t) const {
+    for (int f = 0; f < 2 * p_.dims; ++f)
+      if (p_.faces[f].kind == BoundaryKind::dirichlet &&
+          (!uploaded_face_value_[f] || *uploaded_face_value_[f] != p_.faces[f].at(t)))
+        return false;
+    return true;
+  }
+  bool ready_ = false;
+};
+
+
+}  // namespace heatsim::kernels::cuda
