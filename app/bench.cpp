@@ -336,6 +336,7 @@ int run_bench(const BenchOptions& options) {
         backend->setup(fused_problem);
         backend->upload(u0);
         row.fusion = backend->fusion_depth();
+        if (fusion != 1 && row.fusion == 1) continue;  // takes no fusion here: the row above
         // A whole number of passes per repeat (24 divides by 1, 2, 3, 4), so every timed
         // repeat starts on a pass boundary.
         row.steps = options.steps > 0 ? options.steps : (is_cpu ? 3 : 24);
