@@ -24,6 +24,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bench_suite.hpp"
 #include "commands.hpp"
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/registry.hpp"
@@ -36,127 +37,7 @@ namespace heatsim::app {
 namespace {
 
 using kernels::Precision;
-using kernels::Stencil;
 using kernels::StencilProblem;
-
-struct BenchShape {
-  std::string name;
-  int dims;
-  Stencil laplacian;  // h = 1
-};
-
-Stencil zero_stencil(int dims, int radius) {
-  Stencil s;
-  s.dims = dims;
-  s.radius = radius;
-  s.weights.assign(s.size(), 0.0);
-  return s;
-}
-
-// Star Laplacian from 1D second-derivative weights (centre at index r), on every axis.
-Stencil star_laplacian(int dims, const std::vector<double>& d) {
-  const int r = static_cast<int>(d.size() / 2);
-  Stencil s = zero_stencil(dims, r);
-  for (int a = 0; a < dims; ++a)
-    for (int o = -r; o <= r; ++o) {
-      int off[3] = {0, 0, 0};
-      off[a] = o;
-      s.at(off[0], off[1], off[2]) += d[static_cast<std::size_t>(o + r)];
-    }
-  return s;
-}
-
-// The isotropic 2D nine-point Laplacian [1 4 1; 4 -20 4; 1 4 1] / 6.
-Stencil box2d9() {
-  Stencil s = zero_stencil(2, 1);
-  for (int dy = -1; dy <= 1; ++dy)
-    for (int dx = -1; dx <= 1; ++dx)
-      s.at(dx, dy) = (dx == 0 && dy == 0) ? -20.0 / 6 : (dx == 0 || dy == 0) ? 4.0 / 6 : 1.0 / 6;
-  return s;
-}
-
-// The isotropic 3D 27-point Laplacian: corners 1/30, edges 1/10, faces 7/15, centre -64/15.
-Stencil box3d27() {
-  Stencil s = zero_stencil(3, 1);
-  const double w[4] = {-64.0 / 15, 7.0 / 15, 1.0 / 10, 1.0 / 30};
-  for (int dz = -1; dz <= 1; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) s.at(dx, dy, dz) = w[std::abs(dx) + std::abs(dy) + std::abs(dz)];
-  return s;
-}
-
-// A dense 7x7 box: the nine-point Laplacian smoothed by the 5x5 binomial filter
-// ([1 4 6 4 1]/16 on each axis). Every weight is nonzero and they sum to zero.
-Stencil box2d49() {
-  const Stencil lap = box2d9();
-  const double b[5] = {1.0 / 16, 4.0 / 16, 6.0 / 16, 4.0 / 16, 1.0 / 16};
-  Stencil s = zero_stencil(2, 3);
-  for (int ly = -1; ly <= 1; ++ly)
-    for (int lx = -1; lx <= 1; ++lx)
-      for (int by = -2; by <= 2; ++by)
-        for (int bx = -2; bx <= 2; ++bx) s.at(lx + bx, ly + by) += lap.at(lx, ly) * b[bx + 2] * b[by + 2];
-  return s;
-}
-
-std::vector<BenchShape> suite() {
-  const std::vector<double> o2{1.0, -2.0, 1.0};
-  const std::vector<double> o4{-1.0 / 12, 4.0 / 3, -5.0 / 2, 4.0 / 3, -1.0 / 12};
-  const std::vector<double> o6{1.0 / 90, -3.0 / 20, 3.0 / 2, -49.0 / 18, 3.0 / 2, -3.0 / 20, 1.0 / 90};
-  return {{"Heat-1D", 1, star_laplacian(1, o2)},   {"1D5P", 1, star_laplacian(1, o4)},
-          {"Heat-2D", 2, star_laplacian(2, o2)},   {"Box-2D9P", 2, box2d9()},
-          {"Star-2D13P", 2, star_laplacian(2, o6)}, {"Box-2D49P", 2, box2d49()},
-          {"Heat-3D", 3, star_laplacian(3, o2)},   {"Box-3D27P", 3, box3d27()}};
-}
-
-std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
-
-// The correctness check's grid: small, not a multiple of any tile.
-std::array<std::int64_t, 3> check_size(int dims) {
-  if (dims == 1) return {4099, 1, 1};
-  if (dims == 2) return {131, 97, 1};
-  return {37, 29, 23};
-}
-
-StencilProblem make_bench_problem(const BenchShape& shape, const std::array<std::int64_t, 3>& n,
-                                  Precision precision) {
-  StencilProblem p;
-  p.dims = shape.dims;
-  p.n = n;
-  p.h = {1.0, 1.0, 1.0};
-  const double dt = 0.9 * solver::max_stable_dt(shape.laplacian, 1.0);
-  p.stencil = solver::update_operator(shape.laplacian, dt);
-  p.dt = dt;
-  for (auto& f : p.faces) {
-    f.kind = kernels::BoundaryKind::dirichlet;
-    f.value = 0.0;
-  }
-  p.precision = precision;
-  return p;
-}
-
-std::vector<double> random_field(std::int64_t points, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  std::vector<double> f(static_cast<std::size_t>(points));
-  for (double& v : f) v = u(rng);
-  return f;
-}
-
-// Milliseconds for backend.advance(steps, step0): CUDA events for GPU backends, the host
-// clock around advance + synchronize otherwise.
-double time_advance_ms(kernels::Backend& b, std::int64_t steps, std::int64_t step0) {
-#ifdef HEATSIM_HAVE_CUDA
-  if (b.capabilities().gpu) {
-    const double ms = kernels::cuda::time_advance_ms(b, steps, step0);
-    b.synchronize();
-    return ms;
-  }
-#endif
-  const auto t0 = std::chrono::steady_clock::now();
-  b.advance(steps, step0);
-  b.synchronize();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 struct Row {
   std::string shape, backend;
@@ -201,6 +82,7 @@ int run_bench(const BenchOptions& options) {
     spdlog::error("bench: --size and --steps must be >= 0 and --repeats >= 1");
     return kExitBadInput;
   }
+  if (options.tune) return run_tune(options);
 
   int fusion_request = 0;  // 0: auto
   if (options.fusion != "auto") {
@@ -217,22 +99,11 @@ int run_bench(const BenchOptions& options) {
 
   // Shapes: the whole suite, or the ones named (case-insensitive).
   std::vector<BenchShape> shapes;
-  const std::vector<BenchShape> all = suite();
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  for (const auto& want : options.shapes) {
-    auto it = std::find_if(all.begin(), all.end(), [&](const BenchShape& s) { return lower(s.name) == lower(want); });
-    if (it == all.end()) {
-      std::string names;
-      for (const auto& s : all) names += (names.empty() ? "" : ", ") + s.name;
-      spdlog::error("bench: unknown shape '{}' (suite: {})", want, names);
-      return kExitBadInput;
-    }
-    shapes.push_back(*it);
+  std::string shape_error;
+  if (!select_shapes(options.shapes, shapes, shape_error)) {
+    spdlog::error("bench: {}", shape_error);
+    return kExitBadInput;
   }
-  if (shapes.empty()) shapes = all;
 
   // Backends: the ones named, or every available one. cpu runs by default only where the
   // grid is small (up to 2^22 points); name it to run it at any size.

@@ -18,9 +18,16 @@ struct BenchOptions {
   // row at this depth beside the one-step-per-pass row. "1": no fused rows.
   std::string fusion = "auto";
   std::string json_path = "bench.json";
+  // Measure for the tuning cache instead (tune.cpp): smaller default sizes, every backend at
+  // every fusion depth it takes, results written to the device's cache, no JSON.
+  bool tune = false;
 };
 
 // Prints the table on stdout, writes the JSON file; returns the process exit code.
 int run_bench(const BenchOptions& options);
+
+// `heatsim bench --tune` (run_bench calls it once the options are checked). Without a CUDA
+// GPU it says there is nothing to tune, writes nothing and returns kExitFailure.
+int run_tune(const BenchOptions& options);
 
 }  // namespace heatsim::app

@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--json", bench.json_path, "Where to write the JSON results");
   bench_cmd->add_option("--fusion", bench.fusion,
                         "Fusion depth for backends that fuse steps: auto (default), or k; 1: none");
+  bench_cmd->add_flag("--tune", bench.tune,
+                      "Measure every backend at every fusion depth it takes (smaller sizes: 1D "
+                      "2^24, 2D 4096, 3D 256) and write the device's tuning cache for `auto`");
 
   spdlog::set_pattern("[%T] %^%l%$: %v");
   try {

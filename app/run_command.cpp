@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "auto_choice.hpp"
 #include "commands.hpp"
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
@@ -137,14 +138,17 @@ int run_case(const RunOptions& options) {
     }
   }
 
-  const kernels::StencilProblem problem = solver::make_problem(c, plan.dt);
+  kernels::StencilProblem problem = solver::make_problem(c, plan.dt);
   solver::BackendChoice choice;
   try {
-    choice = solver::choose_backend(c.backend, problem);
+    const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
+    choice = solver::choose_backend(c.backend, problem, inputs.context());
   } catch (const std::invalid_argument& e) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
+  // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
+  if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
   if (!check_resources(c, plan, choice)) return kExitBadInput;
   // A restart continues in the same directory: outputs and checkpoints after step0 belong to
   // the run being replaced and are removed.

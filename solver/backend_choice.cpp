@@ -1,68 +1,232 @@
 #include "backend_choice.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
-#include "kernels/registry.hpp"
-
 namespace heatsim::solver {
+namespace {
+
+enum class Source { cache, model, table, none };
+
+struct Candidate {
+  const kernels::BackendEntry* entry = nullptr;
+  std::size_t order = 0;  // registry position
+  int depth = 1;          // fusion depth rated (0: the backend's own `auto`)
+  double rate = -1.0;     // GStencil/s; < 0: not known
+  Source source = Source::none;
+};
+
+const char* source_word(Source s) {
+  switch (s) {
+    case Source::cache: return "measured";
+    case Source::model: return "model";
+    case Source::table: return "table";
+    case Source::none: break;
+  }
+  return "no rate";
+}
+
+std::string depth_text(int depth) { return depth == 0 ? "auto" : std::to_string(depth); }
+
+std::string rate_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, v < 100 ? "%.1f" : "%.0f", v);
+  return buf;
+}
+
+// The candidates of one backend (see backend_choice.hpp for the sources).
+std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::size_t order,
+                                    const kernels::Backend& backend,
+                                    const kernels::StencilProblem& p, const ChoiceContext& ctx) {
+  std::vector<Candidate> out;
+  const int asked = p.fusion_depth;  // 0: auto
+  Candidate c;
+  c.entry = &entry;
+  c.order = order;
+
+  if (ctx.cache) {
+    std::vector<const TuneEntry*> measured;
+    for (const TuneEntry* e : class_entries(*ctx.cache, p))
+      if (e->backend == entry.name) measured.push_back(e);
+    if (asked > 0) {
+      // The backend lowers k to a depth it takes; the deepest measured depth <= k is that one.
+      const TuneEntry* best = nullptr;
+      for (const TuneEntry* e : measured)
+        if (e->fusion_depth <= asked && (!best || e->fusion_depth > best->fusion_depth)) best = e;
+      measured.clear();
+      if (best) measured.push_back(best);
+    }
+    std::sort(measured.begin(), measured.end(), [](const TuneEntry* a, const TuneEntry* b) {
+      return a->fusion_depth < b->fusion_depth;
+    });
+    for (const TuneEntry* e : measured) {
+      c.depth = e->fusion_depth;
+      c.rate = e->gstencils;
+      c.source = Source::cache;
+      out.push_back(c);
+    }
+    if (!out.empty()) return out;
+  }
+
+  const auto model = backend_model(entry.name, backend.capabilities().gpu);
+  if (model && ctx.device.bandwidth > 0) {
+    const int limit = model_fusion_limit(backend.capabilities(), p);
+    const int first = asked > 0 ? std::min(asked, limit) : 1;
+    const int last = asked > 0 ? first : limit;
+    for (int k = first; k <= last; ++k) {
+      c.depth = k;
+      c.rate = predict(p, *model, k, ctx.device).gstencils;
+      c.source = Source::model;
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  c.depth = asked;
+  if (entry.expected_rate) {
+    c.rate = entry.expected_rate(p);
+    c.source = Source::table;
+  }
+  out.push_back(c);
+  return out;
+}
+
+// Highest rate first; unknown rates last; registry order, then the smaller depth, on ties.
+void rank(std::vector<Candidate>& cs) {
+  std::stable_sort(cs.begin(), cs.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.rate != b.rate) return a.rate > b.rate;
+    if (a.order != b.order) return a.order < b.order;
+    return a.depth < b.depth;
+  });
+}
+
+std::string where(const Candidate& c, const ChoiceContext& ctx) {
+  switch (c.source) {
+    case Source::cache: return "measured, tuning cache " + ctx.cache_path;
+    case Source::model: {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "performance model: %.0f GB/s copy bandwidth, %.3g/%.3g TFLOP/s CUDA-core/"
+                    "tensor-core peak",
+                    ctx.device.bandwidth / 1e9, ctx.device.core_peak_flops / 1e12,
+                    ctx.device.tensor_peak_flops / 1e12);
+      return buf;
+    }
+    case Source::table: return "built-in table measured on an H100";
+    case Source::none: break;
+  }
+  return "no rate";
+}
+
+// "register-tiling k=3 461 measured, convstencil k=4 450 model": each backend's best
+// candidate, best first, at most `limit` of them.
+std::string top_candidates(const std::vector<Candidate>& ranked, std::size_t limit) {
+  std::string s;
+  std::vector<const kernels::BackendEntry*> seen;
+  for (const Candidate& c : ranked) {
+    if (c.rate < 0 || std::find(seen.begin(), seen.end(), c.entry) != seen.end()) continue;
+    if (seen.size() == limit) break;
+    seen.push_back(c.entry);
+    s += (s.empty() ? "" : ", ") + c.entry->name + " k=" + depth_text(c.depth) + " " +
+         rate_text(c.rate) + " " + source_word(c.source);
+  }
+  return s;
+}
+
+}  // namespace
+
+ChoiceContext default_choice_context() {
+  ChoiceContext ctx;
+  ctx.have_gpu = !kernels::cuda_devices().empty();
+  return ctx;
+}
 
 BackendChoice choose_backend(const std::string& requested, const kernels::StencilProblem& problem) {
+  return choose_backend(requested, problem, default_choice_context());
+}
+
+BackendChoice choose_backend(const std::string& requested, const kernels::StencilProblem& problem,
+                             const ChoiceContext& ctx,
+                             const std::vector<kernels::BackendEntry>& registry) {
   BackendChoice choice;
+  choice.fusion_depth = problem.fusion_depth;
+
   if (requested != "auto") {
-    if (!kernels::find_backend(requested)) {
+    const kernels::BackendEntry* entry = nullptr;
+    std::size_t order = 0;
+    for (std::size_t i = 0; i < registry.size(); ++i)
+      if (registry[i].name == requested) {
+        entry = &registry[i];
+        order = i;
+      }
+    if (!entry) {
       std::string known;
-      for (const auto& n : kernels::backend_names()) known += (known.empty() ? "" : ", ") + n;
+      for (const auto& e : registry) known += (known.empty() ? "" : ", ") + e.name;
       throw std::invalid_argument("backend: unknown backend '" + requested + "' (compiled: " +
                                   known + ", or auto)");
     }
-    choice.backend = kernels::create_backend(requested, problem.precision);
+    if (entry->needs_gpu && !ctx.have_gpu)
+      throw std::runtime_error("backend '" + requested + "' needs a CUDA GPU, and none is visible" +
+                               (kernels::cuda_compiled() ? "" : " (this build has no CUDA support)"));
+    choice.backend = entry->create(problem.precision);
     const std::string why = choice.backend->unsupported_reason(problem);
     if (!why.empty())
       throw std::invalid_argument("backend: '" + requested + "' cannot run this case: " + why);
     choice.name = requested;
     choice.reason = "requested";
+    if (problem.fusion_depth == 0) {
+      // `fusion: auto` on a named backend: its best depth where a rate says which.
+      std::vector<Candidate> cs = rate_backend(*entry, order, *choice.backend, problem, ctx);
+      rank(cs);
+      const Candidate& best = cs.front();
+      if (best.rate >= 0 && (best.source == Source::cache || best.source == Source::model)) {
+        choice.fusion_depth = best.depth;
+        choice.reason += "; fusion depth " + std::to_string(best.depth) + " (" +
+                         rate_text(best.rate) + " GStencil/s, " + where(best, ctx) + ")";
+      }
+    }
     return choice;
   }
-  const bool have_gpu = !kernels::cuda_devices().empty();
+
   std::string skipped;
-  // Among the backends that are available and support the problem: the highest expected
-  // rate; those without a table follow in registry order.
-  const kernels::BackendEntry* best = nullptr;
-  double best_rate = -1.0;
-  std::string considered;
-  for (const auto& entry : kernels::backend_registry()) {
-    if (entry.needs_gpu && !have_gpu) {
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const kernels::BackendEntry& entry = registry[i];
+    if (entry.needs_gpu && !ctx.have_gpu) {
       skipped += " " + entry.name + " (no GPU);";
       continue;
     }
-    const std::string why = entry.create(problem.precision)->unsupported_reason(problem);
+    const auto backend = entry.create(problem.precision);
+    const std::string why = backend->unsupported_reason(problem);
     if (!why.empty()) {
       skipped += " " + entry.name + " (" + why + ");";
       continue;
     }
-    const double rate = entry.expected_rate ? entry.expected_rate(problem) : 0.0;
-    if (entry.expected_rate) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, " %s %.0f;", entry.name.c_str(), rate);
-      considered += buf;
-    }
-    if (rate > best_rate) {
-      best = &entry;
-      best_rate = rate;
-    }
+    for (const Candidate& c : rate_backend(entry, i, *backend, problem, ctx))
+      candidates.push_back(c);
   }
-  if (best) {
-    choice.backend = best->create(problem.precision);
-    choice.name = best->name;
-    choice.reason = considered.empty()
-                        ? "auto: the first available backend"
-                        : "auto: highest expected GStencil/s from the measured table:" +
-                              considered.substr(0, considered.size() - 1);
-    if (!skipped.empty()) choice.reason += "; not usable:" + skipped.substr(0, skipped.size() - 1);
-    return choice;
+  if (candidates.empty())
+    throw std::invalid_argument("backend: no compiled backend can run this case;" + skipped);
+
+  rank(candidates);
+  const Candidate& best = candidates.front();
+  choice.backend = best.entry->create(problem.precision);
+  choice.name = best.entry->name;
+  if (best.rate < 0) {
+    choice.reason = "auto: the first available backend";
+  } else if (best.source == Source::table) {
+    choice.reason = "auto: highest expected GStencil/s (" + where(best, ctx) +
+                    "): " + top_candidates(candidates, 4);
+  } else {
+    if (problem.fusion_depth == 0) choice.fusion_depth = best.depth;
+    choice.reason = "auto: " + best.entry->name + " at fusion depth " + std::to_string(best.depth) +
+                    ", " + rate_text(best.rate) + " GStencil/s (" + where(best, ctx) +
+                    "); best per backend: " + top_candidates(candidates, 4);
   }
-  throw std::invalid_argument("backend: no compiled backend can run this case;" + skipped);
+  if (!skipped.empty()) choice.reason += "; not usable:" + skipped.substr(0, skipped.size() - 1);
+  return choice;
 }
 
 }  // namespace heatsim::solver

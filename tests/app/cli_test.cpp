@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "kernels/registry.hpp"
 #include "tests/heatsim_process.hpp"
 
 namespace {
@@ -164,6 +165,28 @@ TEST_F(Cli, InfoVersionHelp) {
   EXPECT_NE(r.output.find("Exit codes"), std::string::npos) << r.output;
   r = heatsim("run");
   EXPECT_EQ(r.code, 2) << r.output;
+}
+
+// Without a GPU `bench --tune` has nothing to measure: it says so, exits 1 and writes no
+// cache; `auto` runs on cpu and never reads the cache (a corrupt one included).
+TEST_F(Cli, BenchTuneWithoutAGpuSaysThereIsNothingToTune) {
+  if (!heatsim::kernels::cuda_devices().empty()) GTEST_SKIP() << "a GPU is visible";
+  const fs::path cache = dir_ / "tune.json";
+  setenv("HEATSIM_TUNE_CACHE", cache.c_str(), 1);
+  Result r = heatsim("bench --tune --shape Heat-2D");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no CUDA GPU is visible"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing to tune"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(cache));
+
+  std::ofstream(cache) << "{ not json";
+  const std::string c = write_case("c.yaml", small_case(10, "fusion: auto\n"));
+  r = heatsim(c + " --overwrite");
+  unsetenv("HEATSIM_TUNE_CACHE");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("backend cpu (auto: the first available backend"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("tuning cache"), std::string::npos) << r.output;
 }
 
 // Starts a long run, waits for its first output, sends `signals` (a second one right after

@@ -1,0 +1,44 @@
+// The benchmark suite that `heatsim bench` and `heatsim bench --tune` share: the eight
+// shapes, the problem made of each (random data, Dirichlet-zero faces, S = I + 0.9 dt_max L)
+// and the timer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+namespace heatsim::app {
+
+struct BenchShape {
+  std::string name;
+  int dims;
+  kernels::Stencil laplacian;  // h = 1
+};
+
+// Heat-1D, 1D5P, Heat-2D, Box-2D9P, Star-2D13P, Box-2D49P, Heat-3D, Box-3D27P.
+std::vector<BenchShape> suite();
+
+// The shapes named (case-insensitive), or the whole suite when `names` is empty. Returns
+// false and names the unknown one in `error`.
+bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape>& shapes,
+                   std::string& error);
+
+// Points per axis of `heatsim bench`: 1D 2^26, 2D 8192, 3D 512.
+std::int64_t default_size(int dims);
+// The correctness check's grid: small, not a multiple of any tile.
+std::array<std::int64_t, 3> check_size(int dims);
+
+kernels::StencilProblem make_bench_problem(const BenchShape& shape,
+                                           const std::array<std::int64_t, 3>& n,
+                                           kernels::Precision precision);
+
+std::vector<double> random_field(std::int64_t points, std::uint64_t seed);
+
+// Milliseconds for backend.advance(steps, step0): CUDA events for GPU backends, the host
+// clock around advance + synchronize otherwise.
+double time_advance_ms(kernels::Backend& b, std::int64_t steps, std::int64_t step0);
+
+}  // namespace heatsim::app

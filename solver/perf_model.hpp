@@ -1,0 +1,74 @@
+// A performance model of the stencil backends on a GPU: for a problem and a candidate (backend,
+// fusion depth k) the GStencil/s it should reach, from the device's measured copy bandwidth and
+// peak FLOP/s (docs/performance.md, "The model behind `auto`").
+//
+//   bandwidth roof = B / (bytes(k) * halo(k*r))       bytes(k) = 2 sizeof(T) / k  (roofline.hpp)
+//   compute roof   = P / flops(k)                      flops(k) = 2 taps(S^k) / k
+//   prediction     = min(e_bw[d] * bandwidth roof, e_c[d] * compute roof)
+//
+// halo(R) = prod over the tiled axes of (t + 2R) / t: the input a tile of t nodes re-reads
+// from its neighbours at fused radius R = k*r, counted as extra DRAM traffic. taps(S^k) is
+// what the sweep multiplies: nnz(S^k) for a star-shaped S^k (the kernels take its axis taps
+// only) and the whole (2kr+1)^d window for a box-shaped one (box kernels multiply every
+// weight, zeros included; S^k of a star is box-shaped for k > 1 in 2D and 3D). P is the FP64
+// (fp32: FP32) CUDA-core peak, or the FP64 tensor-core peak for a tensor-core backend. e_bw and
+// e_c are the fractions of the two roofs each backend reaches, calibrated per dimension from
+// `heatsim bench` on an H100. The model ranks candidates where nothing was measured; a tuning
+// cache (`heatsim bench --tune`) replaces it where something was.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "kernels/backend.hpp"
+
+namespace heatsim::solver {
+
+// What the model knows of a backend. Per dimension d (index d-1).
+struct BackendModel {
+  // Output tile per axis (x, y, z); 0: the axis is not tiled (marched through, or the halo is
+  // left to the caches), so it adds no halo traffic.
+  std::array<std::array<int, 3>, 3> tile{};
+  std::array<double, 3> bandwidth_efficiency{0.5, 0.5, 0.5};
+  std::array<double, 3> compute_efficiency{0.1, 0.1, 0.1};
+  bool tensor_cores = false;  // the compute roof is the FP64 tensor-core peak
+};
+
+// The model of a registered backend: the calibrated one for a backend the model knows, the
+// default (no tiles, e_bw 0.5, e_c 0.1, CUDA cores) for any other GPU backend, none for a
+// host backend (its bandwidth and peak are not the device's).
+std::optional<BackendModel> backend_model(const std::string& name, bool gpu);
+
+// The device's numbers the model needs. 0: not known (the model then predicts nothing).
+struct DeviceRates {
+  double bandwidth = 0.0;          // measured copy bandwidth, bytes/s (read + write counted)
+  double core_peak_flops = 0.0;    // CUDA-core peak at the problem's precision
+  double tensor_peak_flops = 0.0;  // FP64 tensor-core peak; 0: none
+};
+
+// The deepest fusion the model assumes a backend takes for the problem: k <= max_fusion_depth
+// and a fused radius k*r <= max(max_radius, max_fusion_depth) (the CUDA-core sweeps take
+// k*r <= 3, convstencil k*r <= 12; its 3D limit of 4 is not in its capabilities), and every
+// axis longer than k*r nodes. At least 1.
+int model_fusion_limit(const kernels::Capabilities& caps, const kernels::StencilProblem& problem);
+
+// Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above).
+double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth);
+
+// Halo factor of a tile at fused radius R, for a problem of `dims` dimensions.
+double halo_factor(const BackendModel& m, int dims, int fused_radius);
+
+struct Prediction {
+  double gstencils = 0.0;       // the prediction
+  double bandwidth_roof = 0.0;  // B / (bytes(k) * halo), GStencil/s, before the efficiency
+  double compute_roof = 0.0;    // P / flops(k), GStencil/s, before the efficiency; 0: no peak
+  double halo = 1.0;
+  bool compute_binds = false;
+};
+
+// Zero prediction when the bandwidth is not known.
+Prediction predict(const kernels::StencilProblem& problem, const BackendModel& m, int fusion_depth,
+                   const DeviceRates& device);
+
+}  // namespace heatsim::solver

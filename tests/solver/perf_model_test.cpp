@@ -1,0 +1,163 @@
+// The performance model behind `auto` (solver/perf_model.hpp): fusion limits, executed flops,
+// halo factors and the predictions, with exact expectations.
+#include <gtest/gtest.h>
+
+#include "solver/perf_model.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatsim::solver {
+namespace {
+
+using kernels::Capabilities;
+using kernels::Precision;
+using kernels::Stencil;
+using kernels::StencilProblem;
+
+// Radius-r star or box with every weight of its shape nonzero.
+Stencil shape(int dims, int radius, bool box) {
+  Stencil s;
+  s.dims = dims;
+  s.radius = radius;
+  s.weights.assign(s.size(), 0.0);
+  const int ry = dims > 1 ? radius : 0, rz = dims > 2 ? radius : 0;
+  for (int z = -rz; z <= rz; ++z)
+    for (int y = -ry; y <= ry; ++y)
+      for (int x = -radius; x <= radius; ++x)
+        if (box || (x != 0) + (y != 0) + (z != 0) <= 1) s.at(x, y, z) = 0.1;
+  return s;
+}
+
+StencilProblem problem(int dims, int radius, bool box, std::int64_t n = 4096) {
+  StencilProblem p;
+  p.dims = dims;
+  for (int a = 0; a < dims; ++a) p.n[static_cast<std::size_t>(a)] = n;
+  p.stencil = shape(dims, radius, box);
+  p.precision = Precision::fp64;
+  return p;
+}
+
+Capabilities caps(int max_radius, int max_fusion) {
+  Capabilities c;
+  c.max_radius = max_radius;
+  c.max_fusion_depth = max_fusion;
+  c.gpu = true;
+  return c;
+}
+
+TEST(PerfModel, FusionLimitFollowsCapabilitiesRadiusAndGrid) {
+  // CUDA-core sweeps: k*r <= 3.
+  EXPECT_EQ(model_fusion_limit(caps(3, 3), problem(2, 1, false)), 3);
+  EXPECT_EQ(model_fusion_limit(caps(3, 3), problem(1, 2, false)), 1);
+  EXPECT_EQ(model_fusion_limit(caps(3, 3), problem(2, 3, true)), 1);
+  // Tensor cores: k <= 12 and k*r <= 12.
+  EXPECT_EQ(model_fusion_limit(caps(3, 12), problem(1, 1, false)), 12);
+  EXPECT_EQ(model_fusion_limit(caps(3, 12), problem(2, 3, false)), 4);
+  EXPECT_EQ(model_fusion_limit(caps(3, 12), problem(1, 2, false)), 6);
+  // No fusion.
+  EXPECT_EQ(model_fusion_limit(caps(3, 1), problem(2, 1, false)), 1);
+  // Every axis must be longer than k*r nodes: n = 5 takes k*r <= 4.
+  EXPECT_EQ(model_fusion_limit(caps(3, 12), problem(2, 1, false, 5)), 4);
+}
+
+TEST(PerfModel, ExecutedFlopsCountTheWholeWindowOfABoxShapedPower) {
+  const Stencil heat2d = shape(2, 1, false);
+  EXPECT_EQ(executed_flops_per_point_step(heat2d, 1), 10.0);  // the 5 star taps
+  // S^2 of the 2D star is box-shaped (off-axis taps): the 5x5 window, 2 * 25 / 2.
+  EXPECT_EQ(executed_flops_per_point_step(heat2d, 2), 25.0);
+  EXPECT_DOUBLE_EQ(executed_flops_per_point_step(heat2d, 3), 2.0 * 49 / 3);
+  // 1D stays a star: nnz(S^3) = 7.
+  EXPECT_DOUBLE_EQ(executed_flops_per_point_step(shape(1, 1, false), 3), 14.0 / 3);
+  EXPECT_EQ(executed_flops_per_point_step(shape(3, 1, true), 1), 54.0);
+  EXPECT_EQ(executed_flops_per_point_step(shape(3, 1, false), 2), 125.0);  // 5^3 window, / 2 * 2
+  EXPECT_THROW(executed_flops_per_point_step(heat2d, 0), std::invalid_argument);
+}
+
+TEST(PerfModel, HaloFactorOfTheTiledAxes) {
+  BackendModel m;
+  m.tile[1] = {64, 32, 0};
+  m.tile[2] = {32, 8, 0};  // marches along z: no z halo
+  EXPECT_DOUBLE_EQ(halo_factor(m, 2, 1), 66.0 * 34.0 / (64.0 * 32.0));
+  EXPECT_DOUBLE_EQ(halo_factor(m, 2, 4), 72.0 * 40.0 / (64.0 * 32.0));
+  EXPECT_DOUBLE_EQ(halo_factor(m, 3, 1), 34.0 * 10.0 / (32.0 * 8.0));
+  EXPECT_EQ(halo_factor(m, 1, 3), 1.0);  // no 1D tile: nothing re-read
+}
+
+TEST(PerfModel, PredictionIsTheSmallerScaledRoof) {
+  BackendModel m;
+  m.tile[1] = {64, 32, 0};
+  m.bandwidth_efficiency = {0.5, 0.5, 0.5};
+  m.compute_efficiency = {0.25, 0.25, 0.25};
+  DeviceRates d;
+  d.bandwidth = 3e12;
+  d.core_peak_flops = 32e12;
+  d.tensor_peak_flops = 64e12;
+
+  const StencilProblem heat2d = problem(2, 1, false);
+  const double halo1 = 66.0 * 34.0 / 2048.0;
+  Prediction p = predict(heat2d, m, 1, d);
+  EXPECT_DOUBLE_EQ(p.halo, halo1);
+  EXPECT_DOUBLE_EQ(p.bandwidth_roof, 3e12 / (16.0 * halo1) / 1e9);
+  EXPECT_DOUBLE_EQ(p.compute_roof, 3200.0);  // 32e12 / 10 flops
+  EXPECT_FALSE(p.compute_binds);
+  EXPECT_DOUBLE_EQ(p.gstencils, 0.5 * p.bandwidth_roof);
+
+  // Fused 3 times: 16/3 bytes, radius-3 halo, 2*49/3 flops per point and step.
+  const double halo3 = 70.0 * 38.0 / 2048.0;
+  p = predict(heat2d, m, 3, d);
+  EXPECT_DOUBLE_EQ(p.bandwidth_roof, 3e12 / (16.0 / 3 * halo3) / 1e9);
+  EXPECT_DOUBLE_EQ(p.compute_roof, 32e12 / (2.0 * 49 / 3) / 1e9);
+  EXPECT_DOUBLE_EQ(p.gstencils, std::min(0.5 * p.bandwidth_roof, 0.25 * p.compute_roof));
+
+  // A dense 7x7 box on a slow device: the compute roof binds.
+  DeviceRates slow = d;
+  slow.core_peak_flops = 1e12;
+  p = predict(problem(2, 3, true), m, 1, slow);
+  EXPECT_DOUBLE_EQ(p.compute_roof, 1e12 / 98.0 / 1e9);
+  EXPECT_TRUE(p.compute_binds);
+  EXPECT_DOUBLE_EQ(p.gstencils, 0.25 * 1e12 / 98.0 / 1e9);
+
+  // Tensor cores use their own peak; fp32 moves half the bytes.
+  m.tensor_cores = true;
+  EXPECT_DOUBLE_EQ(predict(problem(2, 3, true), m, 1, slow).compute_roof, 64e12 / 98.0 / 1e9);
+  m.tensor_cores = false;
+  StencilProblem fp32 = heat2d;
+  fp32.precision = Precision::fp32;
+  EXPECT_DOUBLE_EQ(predict(fp32, m, 1, d).bandwidth_roof, 3e12 / (8.0 * halo1) / 1e9);
+
+  // Without a bandwidth the model predicts nothing.
+  EXPECT_EQ(predict(heat2d, m, 1, DeviceRates{}).gstencils, 0.0);
+}
+
+TEST(PerfModel, CalibratedDefaultAndHostBackends) {
+  const auto reg = backend_model("register-tiling", true);
+  ASSERT_TRUE(reg.has_value());
+  EXPECT_EQ(reg->tile[2][0], 32);
+  EXPECT_FALSE(reg->tensor_cores);
+  const auto conv = backend_model("convstencil", true);
+  ASSERT_TRUE(conv.has_value());
+  EXPECT_TRUE(conv->tensor_cores);
+  const auto other = backend_model("some-new-gpu-backend", true);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->bandwidth_efficiency[1], 0.5);
+  EXPECT_EQ(halo_factor(*other, 3, 3), 1.0);
+  EXPECT_FALSE(backend_model("cpu", false).has_value());
+}
+
+// Numbers docs/performance.md quotes: Heat-2D on register-tiling, one step and fused three
+// times, on an H100 (2988 GB/s, 33.45 TFLOP/s FP64 CUDA cores).
+TEST(PerfModel, H100RegisterTilingHeat2D) {
+  DeviceRates h100;
+  h100.bandwidth = 2988e9;
+  h100.core_peak_flops = 33.45e12;
+  h100.tensor_peak_flops = 66.9e12;
+  const BackendModel m = *backend_model("register-tiling", true);
+  const StencilProblem heat2d = problem(2, 1, false);
+  EXPECT_DOUBLE_EQ(predict(heat2d, m, 1, h100).gstencils, 0.91 * 2988.0 / (16.0 * 258 / 256));
+  // Fused 3 times the sweep multiplies the whole 7x7 window: the compute roof binds.
+  const Prediction fused = predict(heat2d, m, 3, h100);
+  EXPECT_TRUE(fused.compute_binds);
+  EXPECT_DOUBLE_EQ(fused.gstencils, 0.44 * 33.45e12 / (2.0 * 49 / 3) / 1e9);
+}
+
+}  // namespace
+}  // namespace heatsim::solver
