@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -100,10 +101,27 @@ TEST_F(FusionRun, FusedRunMatchesCpuAndRestartsBitForBit) {
 TEST_F(FusionRun, AutoNamesItsChoice) {
   const fs::path case_path = root_ / "auto.yaml";
   std::ofstream(case_path) << case_text(2, "order2", "auto", root_ / "auto_out");
+  // No tuning cache (a missing file): the choice comes from the performance model.
+  setenv("HEATSIM_TUNE_CACHE", (root_ / "no-such-cache.json").c_str(), 1);
   const Result r = heatsim("run " + case_path.string() + " --backend auto");
+  unsetenv("HEATSIM_TUNE_CACHE");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("highest expected GStencil/s"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("backend convstencil"), std::string::npos) << r.output;
+  // "backend NAME (auto: NAME at fusion depth K, ... (performance model: ...); best per
+  // backend: ...)", then "fusion: K steps per pass (asked for auto)".
+  const std::size_t at = r.output.find("info: backend ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::size_t name_end = r.output.find(' ', at + 14);
+  const std::string name = r.output.substr(at + 14, name_end - (at + 14));
+  EXPECT_TRUE(name == "convstencil" || name == "register-tiling") << r.output;
+  const std::size_t depth_at = r.output.find("(auto: " + name + " at fusion depth ", at);
+  ASSERT_NE(depth_at, std::string::npos) << r.output;
+  const int depth = std::atoi(r.output.c_str() + depth_at + 24 + name.size());
+  EXPECT_GT(depth, 1) << r.output;
+  EXPECT_NE(r.output.find("performance model"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best per backend"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fusion: " + std::to_string(depth) + " steps per pass (asked for auto)"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(FusionRun, GridTooLargeForTheGpuIsRefusedBeforeAllocation) {
