@@ -139,6 +139,11 @@ int run_case(const RunOptions& options) {
   }
 
   kernels::StencilProblem problem = solver::make_problem(c, plan.dt);
+  // `fusion: auto` on a restart continues at the depth of the run that wrote the checkpoint:
+  // the choice may come out differently now (a new tuning cache, another measured bandwidth),
+  // and only the same depth continues the run bit for bit.
+  const bool resume_depth = !options.restart.empty() && c.fusion == 0 && restart.meta.fusion > 0;
+  if (resume_depth) problem.fusion_depth = restart.meta.fusion;
   solver::BackendChoice choice;
   try {
     const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
@@ -167,7 +172,10 @@ int run_case(const RunOptions& options) {
   backend.setup(problem);
   if (backend.fusion_depth() > 1 || c.fusion != 1)
     spdlog::info("fusion: {} steps per pass (asked for {})", backend.fusion_depth(),
-                 c.fusion == 0 ? std::string("auto") : std::to_string(c.fusion));
+                 c.fusion == 0 ? (resume_depth ? "auto: " + std::to_string(restart.meta.fusion) +
+                                                     ", the checkpoint's depth"
+                                               : std::string("auto"))
+                               : std::to_string(c.fusion));
   backend.upload(options.restart.empty() ? solver::initial_field(c) : restart.field);
   if (!options.restart.empty())
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
@@ -180,9 +188,9 @@ int run_case(const RunOptions& options) {
   std::string last_checkpoint;
   sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
                       last_checkpoint = io::checkpoint_path(c, s.step());
-                      io::write_checkpoint(last_checkpoint,
-                                           io::make_meta(c, plan.dt, choice.name, s.step(), s.time()),
-                                           s.field());
+                      io::FieldMeta meta = io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
+                      meta.fusion = backend.fusion_depth();
+                      io::write_checkpoint(last_checkpoint, meta, s.field());
                     }});
   double cell = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) cell *= solver::spacing(c, a);

@@ -238,6 +238,10 @@ std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
   }
   for (const std::string* s : {&m.scheme, &m.backend, &m.precision, &m.version, &m.case_yaml})
     text(*s);
+  if (m.fusion > 0) {  // files from before the attribute keep their checksum
+    const std::int64_t fusion = m.fusion;
+    bytes(&fusion, sizeof fusion);
+  }
   return h;
 }
 
@@ -308,6 +312,7 @@ FileImage build_image(const FieldMeta& m, const std::vector<double>& field, Fiel
   write_string(root, "precision", m.precision);
   write_string(root, "heatsim_version", m.version);
   write_string(root, "case_yaml", m.case_yaml);
+  if (m.fusion > 0) write_int64(root, "fusion", m.fusion);
   if (kind == FieldFileKind::checkpoint) {
     const std::uint64_t sum = meta_checksum(m, kind);
     write_attribute(root, "meta_checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &sum, 0);
@@ -440,6 +445,12 @@ FieldFile read_file(const std::string& path, bool with_data) {
     m.precision = read_string(root, "precision");
     m.version = read_string(root, "heatsim_version");
     m.case_yaml = read_string(root, "case_yaml");
+    if (H5Aexists(root, "fusion") > 0) {
+      const std::int64_t fusion = read_int64(root, "fusion");
+      if (fusion < 1 || fusion > 1024)
+        throw std::runtime_error("invalid fusion " + std::to_string(fusion));
+      m.fusion = static_cast<int>(fusion);
+    }
     if (out.kind == FieldFileKind::checkpoint) {
       Handle attr = open_attribute(root, "meta_checksum");
       std::uint64_t sum = 0;

@@ -33,6 +33,7 @@ struct FieldMeta {
   std::string precision;  // "fp64" | "fp32"
   std::string version;
   std::string case_yaml;
+  int fusion = 0;  // time steps per pass of the run that wrote it; 0: not recorded
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
 };

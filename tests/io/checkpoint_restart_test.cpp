@@ -140,6 +140,24 @@ TEST_F(RestartTest, ContinuationIsBitForBitInEveryShape) {
   }
 }
 
+// A checkpoint records the fusion depth of its run; a restart of a `fusion: auto` case takes
+// that depth instead of choosing again, and says so.
+TEST_F(RestartTest, FusionAutoContinuesAtTheCheckpointsDepth) {
+  const fs::path out = dir_ / "auto";
+  const std::string path =
+      write_case("auto.yaml", case_text(2, "fp64", out, 30) + "fusion: auto\n");
+  Result r = heatsim("run " + path + " --steps 25");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("(asked for auto)"), std::string::npos) << r.output;
+  const Checkpoint cp = read_checkpoint(checkpoint_at(out, 25));
+  EXPECT_EQ(cp.meta.fusion, 1);  // the CPU takes one step per pass
+  r = heatsim("run " + path + " --restart " + checkpoint_at(out, 25));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("(asked for auto: 1, the checkpoint's depth)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_field_file(field_at(out, 30)).meta.step, 30);
+}
+
 // SIGINT mid-run writes a checkpoint at the step reached; continuing from it to a later step
 // gives exactly what an uninterrupted run to that step gives.
 TEST_F(RestartTest, ContinuationFromASignalCheckpoint) {

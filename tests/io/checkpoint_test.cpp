@@ -124,6 +124,37 @@ TEST_F(CheckpointTest, ChangedAttributeFailsTheChecksum) {
   EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
 }
 
+// The fusion depth of the run that wrote a checkpoint travels with it (a restart under
+// `fusion: auto` continues at it); a checkpoint without it reads as 0, and one whose depth
+// was changed or removed fails the checksum.
+TEST_F(CheckpointTest, FusionDepthRoundTripsUnderTheChecksum) {
+  const std::string without = write(3, field(2.0));
+  EXPECT_EQ(read_checkpoint(without).meta.fusion, 0);
+
+  FieldMeta meta = make_meta(c_, dt_, "cpu", 4, 4 * dt_);
+  meta.fusion = 5;
+  const std::string p = checkpoint_path(c_, 4);
+  write_checkpoint(p, meta, field(3.0));
+  EXPECT_EQ(read_checkpoint(p).meta.fusion, 5);
+
+  const hid_t file = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const hid_t attr = H5Aopen(file, "fusion", H5P_DEFAULT);
+  ASSERT_GE(attr, 0);
+  const std::int64_t other = 2;
+  ASSERT_GE(H5Awrite(attr, H5T_NATIVE_INT64, &other), 0);
+  H5Aclose(attr);
+  H5Fclose(file);
+  EXPECT_NE(message_of([&] { read_checkpoint(p); }).find("checksum"), std::string::npos);
+
+  write_checkpoint(p, meta, field(3.0));
+  const hid_t again = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(again, 0);
+  ASSERT_GE(H5Adelete(again, "fusion"), 0);
+  H5Fclose(again);
+  EXPECT_NE(message_of([&] { read_checkpoint(p); }).find("checksum"), std::string::npos);
+}
+
 TEST_F(CheckpointTest, TruncatedFileIsRefused) {
   const std::string p = write(7, field(1.0));
   for (double fraction : {0.5, 0.9, 0.02}) {
