@@ -72,7 +72,7 @@ class SweepBackend final : public Backend {
     p_ = problem;
     shape_.dims = problem.dims;
     shape_.radius = problem.stencil.radius;
-    shape_.box = !problem.stencil.is_star();
+    shape_.taps = tap_set(problem.stencil);
     grid_ = make_device_grid(problem, problem.stencil.radius, sizeof(T));
 
     int device = 0;
@@ -228,10 +228,12 @@ class SweepBackend final : public Backend {
 };
 
 // The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a
-// dense stencil of radius k*r <= kMaxRadius (a box: S^k of a star has off-axis taps), through
-// the backend's own launcher. Temporal fusion on CUDA cores is then the sweep's streaming
-// (register-tiling: 2.5D, partial sums in registers) or tiling at the fused radius: one read
-// and one write of the field per k steps, at 2*nnz((2kr+1)^d) flops per pass.
+// dense stencil of radius k*r <= kMaxRadius, through the backend's own launcher. S^k of a star
+// has off-axis taps but all of them within the diamond |dx|+|dy|+|dz| <= k*r, the tap set
+// its sweep then multiplies (tap_set); of a box, the whole box. Temporal fusion on CUDA cores
+// is then the sweep's streaming (register-tiling: 2.5D, partial sums in registers) or tiling
+// at the fused radius: one read and one write of the field per k steps, at 2 x taps flops per
+// pass.
 template <typename T>
 struct CoreKernel {
   struct Plan {
@@ -257,7 +259,7 @@ struct CoreKernel {
       plan.weights.w[i] = static_cast<T>(s.weights[i]);
     plan.shape.dims = s.dims;
     plan.shape.radius = s.radius;
-    plan.shape.box = !s.is_star();
+    plan.shape.taps = tap_set(s);
   }
 
   std::int64_t slack(const Plan&) const { return 0; }

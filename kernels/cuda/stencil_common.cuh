@@ -72,12 +72,32 @@ struct SweepArgs {
   StencilWeights<T> weights;
 };
 
+// Which offsets of the (2R+1)^DIMS window a sweep multiplies (a template argument of every
+// sweep kernel): a star's axes; the whole box; or the diamond |dx| + |dy| + |dz| <= R, which
+// holds every nonzero of S^k for a star S of radius r and R = k*r (each step of a star moves
+// along one axis by at most r). A fused star is box-shaped but has (2R+1)^DIMS taps of which
+// the diamond keeps 2R^2+2R+1 in 2D (25 of 49 at R = 3) and 25 of 125 in 3D at R = 2.
+constexpr int kStarTaps = 0, kBoxTaps = 1, kDiamondTaps = 2;
+
 // The host side of a sweep launch: stencil shape, stream and the device's size.
 struct SweepShape {
   int dims = 1;
   int radius = 1;
-  bool box = false;
+  int taps = kStarTaps;
 };
+
+// The smallest tap set that holds every nonzero weight of s.
+inline int tap_set(const Stencil& s) {
+  if (s.dims == 1 || s.is_star()) return kStarTaps;
+  const int r = s.radius;
+  for (int dz = s.dims > 2 ? -r : 0; dz <= (s.dims > 2 ? r : 0); ++dz)
+    for (int dy = -r; dy <= r; ++dy)
+      for (int dx = -r; dx <= r; ++dx) {
+        const int l1 = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) + (dz < 0 ? -dz : dz);
+        if (l1 > r && s.at(dx, dy, dz) != 0.0) return kBoxTaps;
+      }
+  return kDiamondTaps;
+}
 struct LaunchContext {
   cudaStream_t stream = nullptr;
   int multiprocessors = 1;
@@ -91,15 +111,17 @@ __host__ __device__ constexpr int weight_index(int dx, int dy, int dz) {
   return DIMS == 1 ? dx + R : DIMS == 2 ? (dy + R) * E + dx + R : ((dz + R) * E + dy + R) * E + dx + R;
 }
 
-// A star stencil has taps on the axes only; a box stencil the whole (2R+1)^DIMS cube.
-template <bool BOX>
+// Whether offset (dx, dy, dz) is a tap of the tap set TAPS at radius R.
+template <int TAPS, int R>
 __host__ __device__ constexpr bool is_tap(int dx, int dy, int dz) {
-  return BOX || (dx != 0) + (dy != 0) + (dz != 0) <= 1;
+  return TAPS == kBoxTaps ||
+         (TAPS == kStarTaps ? (dx != 0) + (dy != 0) + (dz != 0) <= 1
+                            : (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) + (dz < 0 ? -dz : dz) <= R);
 }
 
 // Calls f(dx, dy, dz, weight_index) for every tap, in kernels::Stencil's order. All loops
 // unroll, so the offsets and weight indices are compile-time constants in f.
-template <int DIMS, int R, bool BOX, typename F>
+template <int DIMS, int R, int TAPS, typename F>
 __device__ __forceinline__ void for_each_tap(F&& f) {
   constexpr int RY = DIMS > 1 ? R : 0;
   constexpr int RZ = DIMS > 2 ? R : 0;
@@ -109,36 +131,38 @@ __device__ __forceinline__ void for_each_tap(F&& f) {
     for (int dy = -RY; dy <= RY; ++dy)
 #pragma unroll
       for (int dx = -R; dx <= R; ++dx)
-        if (is_tap<BOX>(dx, dy, dz)) f(dx, dy, dz, weight_index<DIMS, R>(dx, dy, dz));
+        if (is_tap<TAPS, R>(dx, dy, dz)) f(dx, dy, dz, weight_index<DIMS, R>(dx, dy, dz));
 }
 
-// Calls launch.template operator()<DIMS, R, BOX>() for the problem's shape: the one place
-// that turns run-time shapes into template instantiations (1D stencils are always stars).
+// Calls launch.template operator()<DIMS, R, TAPS>() for the problem's shape: the one place
+// that turns run-time shapes into template instantiations (1D stencils are always stars; a
+// diamond of radius 1 is the star).
 template <typename Launch>
 void dispatch_shape(const SweepShape& s, Launch&& launch) {
-  auto by_radius = [&](auto dims_tag, auto box_tag) {
+  auto by_radius = [&](auto dims_tag, auto taps_tag) {
     constexpr int D = decltype(dims_tag)::value;
-    constexpr bool B = decltype(box_tag)::value;
+    constexpr int T = decltype(taps_tag)::value;
     switch (s.radius) {
-      case 1: launch.template operator()<D, 1, B>(); break;
-      case 2: launch.template operator()<D, 2, B>(); break;
-      case 3: launch.template operator()<D, 3, B>(); break;
+      case 1: launch.template operator()<D, 1, T == kDiamondTaps ? kStarTaps : T>(); break;
+      case 2: launch.template operator()<D, 2, T>(); break;
+      case 3: launch.template operator()<D, 3, T>(); break;
     }
   };
-  auto by_box = [&](auto dims_tag) {
+  auto by_taps = [&](auto dims_tag) {
     if constexpr (decltype(dims_tag)::value == 1) {
-      by_radius(dims_tag, std::false_type{});
+      by_radius(dims_tag, std::integral_constant<int, kStarTaps>{});
     } else {
-      if (s.box)
-        by_radius(dims_tag, std::true_type{});
-      else
-        by_radius(dims_tag, std::false_type{});
+      switch (s.taps) {
+        case kStarTaps: by_radius(dims_tag, std::integral_constant<int, kStarTaps>{}); break;
+        case kBoxTaps: by_radius(dims_tag, std::integral_constant<int, kBoxTaps>{}); break;
+        case kDiamondTaps: by_radius(dims_tag, std::integral_constant<int, kDiamondTaps>{}); break;
+      }
     }
   };
   switch (s.dims) {
-    case 1: by_box(std::integral_constant<int, 1>{}); break;
-    case 2: by_box(std::integral_constant<int, 2>{}); break;
-    case 3: by_box(std::integral_constant<int, 3>{}); break;
+    case 1: by_taps(std::integral_constant<int, 1>{}); break;
+    case 2: by_taps(std::integral_constant<int, 2>{}); break;
+    case 3: by_taps(std::integral_constant<int, 3>{}); break;
   }
 }
 

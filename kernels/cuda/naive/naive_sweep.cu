@@ -13,7 +13,7 @@ namespace {
 // Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y when the
 // grid has more rows than a launch grid can hold. Shared memory: none. Registers: the
 // accumulator and the row base; weights are constant-bank operands.
-template <typename T, int DIMS, int R, bool BOX>
+template <typename T, int DIMS, int R, int TAPS>
 __global__ void __launch_bounds__(256) naive_sweep_kernel(const SweepArgs<T> a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(256) naive_sweep_kernel(const SweepArgs<T> a) 
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
       const std::int64_t i = g.index(x, y, z);
       T acc = T(0);
-      for_each_tap<DIMS, R, BOX>([&](int dx, int dy, int dz, int w) {
+      for_each_tap<DIMS, R, TAPS>([&](int dx, int dy, int dz, int w) {
         acc += a.weights.w[w] * in[i + dz * g.pitch_z + dy * g.pitch_y + dx];
       });
       out[i] = acc + a.source;
@@ -43,25 +43,25 @@ __global__ void __launch_bounds__(256) naive_sweep_kernel(const SweepArgs<T> a) 
 // 7-point star, 48 for the 27-point box).
 // C (H100, 512^3 fp64): 4 for stars (Heat-3D 141.7 GStencil/s; 8: 133.1), 8 for the radius-1
 // box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C.
-template <int R, bool BOX>
+template <int R, int TAPS>
 __host__ __device__ constexpr int column_length() {
-  return BOX && R == 1 ? 8 : 4;
+  return TAPS == kBoxTaps && R == 1 ? 8 : 4;
 }
 
 // Whether plane q (relative to the column's first output) feeds any output through tap
 // (dx, dy, q - j) for j in [0, C).
-template <int R, bool BOX, int C>
+template <int R, int TAPS, int C>
 __host__ __device__ constexpr bool plane_tap_used(int dx, int dy, int q) {
   for (int j = 0; j < C; ++j) {
     const int dz = q - j;
-    if (dz >= -R && dz <= R && is_tap<BOX>(dx, dy, dz)) return true;
+    if (dz >= -R && dz <= R && is_tap<TAPS, R>(dx, dy, dz)) return true;
   }
   return false;
 }
 
-template <typename T, int R, bool BOX>
+template <typename T, int R, int TAPS>
 __global__ void __launch_bounds__(256) naive_sweep_3d_kernel(const SweepArgs<T> a) {
-  constexpr int kColumn = column_length<R, BOX>();
+  constexpr int kColumn = column_length<R, TAPS>();
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0]) return;
@@ -84,12 +84,12 @@ __global__ void __launch_bounds__(256) naive_sweep_3d_kernel(const SweepArgs<T> 
         for (int dy = -R; dy <= R; ++dy)
 #pragma unroll
           for (int dx = -R; dx <= R; ++dx) {
-            if (!plane_tap_used<R, BOX, kColumn>(dx, dy, q)) continue;
+            if (!plane_tap_used<R, TAPS, kColumn>(dx, dy, q)) continue;
             const T v = plane[dy * g.pitch_y + dx];
 #pragma unroll
             for (int j = 0; j < kColumn; ++j) {
               const int dz = q - j;
-              if (dz >= -R && dz <= R && is_tap<BOX>(dx, dy, dz))
+              if (dz >= -R && dz <= R && is_tap<TAPS, R>(dx, dy, dz))
                 acc[j] += a.weights.w[weight_index<3, R>(dx, dy, dz)] * v;
             }
           }
@@ -105,7 +105,7 @@ struct NaiveLaunch {
   const SweepArgs<T>& args;
   const LaunchContext& context;
 
-  template <int DIMS, int R, bool BOX>
+  template <int DIMS, int R, int TAPS>
   void operator()() const {
     const DeviceGrid& g = args.grid;
     const dim3 block = DIMS == 1 ? dim3(256, 1, 1) : dim3(32, 8, 1);
@@ -114,11 +114,11 @@ struct NaiveLaunch {
     };
     if constexpr (DIMS == 3) {
       const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
-                      blocks(g.n[2], column_length<R, BOX>(), 65535));
-      naive_sweep_3d_kernel<T, R, BOX><<<grid, block, 0, context.stream>>>(args);
+                      blocks(g.n[2], column_length<R, TAPS>(), 65535));
+      naive_sweep_3d_kernel<T, R, TAPS><<<grid, block, 0, context.stream>>>(args);
     } else {
       const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535), 1);
-      naive_sweep_kernel<T, DIMS, R, BOX><<<grid, block, 0, context.stream>>>(args);
+      naive_sweep_kernel<T, DIMS, R, TAPS><<<grid, block, 0, context.stream>>>(args);
     }
     HEATSIM_CUDA_CHECK_LAUNCH();
   }

@@ -6,7 +6,8 @@
 // plane p adds w(., ., p - m) * u(p) to the pending outputs m = p-R .. p+R, and output p-R is
 // complete once plane p is in. That one scheme covers star stencils (planes p != m contribute
 // their centre node only) and box stencils (every node of the (2R+1)^2 in-plane window, read
-// once from shared memory and applied to all 2R+1 partial sums). Two kernels share that
+// once from shared memory and applied to all 2R+1 partial sums; for a diamond, the fused
+// star, only the partial sums whose offset is a tap). Two kernels share that
 // scheme and differ in how planes reach shared memory (through registers, or by asynchronous
 // copies); use_async_planes() picks one per shape, as measured.
 #include <cuda_pipeline.h>
@@ -38,7 +39,7 @@ struct RegisterTile<3> {
   static constexpr int tx = 32, ty = 8;
 };
 
-template <typename T, int DIMS, int R, bool BOX>
+template <typename T, int DIMS, int R, int TAPS>
 __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty)
     register_sweep_kernel(const SweepArgs<T> a, std::int64_t tiles_y, std::int64_t chunk) {
   constexpr int TX = RegisterTile<DIMS>::tx, TY = RegisterTile<DIMS>::ty;
@@ -83,7 +84,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       const std::int64_t gx = x0 - R + sx, gy = y0 - RY + sy;
       bool ok = l < SX * SY && gx < g.n[0] + R;
       if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
-      if (!BOX && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+      if (TAPS == kStarTaps && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
       load_slot[s] = ok;
       src[s] = in + g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
     }
@@ -106,14 +107,15 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       }
       if (p + 2 < p_end) load(v, p + 2);
       __syncthreads();
-      if (BOX) {
+      if (TAPS != kStarTaps) {
 #pragma unroll
         for (int dy = -RY; dy <= RY; ++dy)
 #pragma unroll
           for (int dx = -R; dx <= R; ++dx) {
             const T u = tile[ty + RY + dy][tx + R + dx];
 #pragma unroll
-            for (int j = 0; j < Q; ++j) acc[j] += w(dx, dy, R - j) * u;
+            for (int j = 0; j < Q; ++j)
+              if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
           }
       } else {
         const T centre = tile[ty + RY][tx + R];
@@ -158,7 +160,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
 // Shared memory: kStages x (TX+2R) x (TY+2R) x T (3D fp64 R=3: 4 x 38 x 14 x 8 = 17 KB).
 constexpr int kStages = 4;
 
-template <typename T, int DIMS, int R, bool BOX>
+template <typename T, int DIMS, int R, int TAPS>
 __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty)
     register_sweep_async_kernel(const SweepArgs<T> a, std::int64_t tiles_y, std::int64_t chunk) {
   constexpr int TX = RegisterTile<DIMS>::tx, TY = RegisterTile<DIMS>::ty;
@@ -200,7 +202,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       const std::int64_t gx = x0 - R + sx, gy = y0 - RY + sy;
       bool ok = l < SX * SY && gx < g.n[0] + R;
       if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
-      if (!BOX && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+      if (TAPS == kStarTaps && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
       load_slot[s] = ok;
       src[s] = ok ? in + g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx : in;
     }
@@ -231,14 +233,15 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       __syncthreads();
       request(p + kStages - 1);
       const T(&tile)[SY][SX] = plane[static_cast<int>((p - p_begin) % kStages)];
-      if (BOX) {
+      if (TAPS != kStarTaps) {
 #pragma unroll
         for (int dy = -RY; dy <= RY; ++dy)
 #pragma unroll
           for (int dx = -R; dx <= R; ++dx) {
             const T u = tile[ty + RY + dy][tx + R + dx];
 #pragma unroll
-            for (int j = 0; j < Q; ++j) acc[j] += w(dx, dy, R - j) * u;
+            for (int j = 0; j < Q; ++j)
+              if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
           }
       } else {
         const T centre = tile[ty + RY][tx + R];
@@ -277,14 +280,14 @@ struct RegisterLaunch {
   const SweepArgs<T>& args;
   const LaunchContext& context;
 
-  template <int DIMS, int R, bool BOX>
+  template <int DIMS, int R, int TAPS>
   void operator()() const {
     if constexpr (DIMS == 1) {
       throw std::logic_error("register-tiling: 1D grids are not supported");
     } else {
       using Tile = RegisterTile<DIMS>;
-      const auto kernel = use_async_planes<DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, BOX>
-                                                      : register_sweep_kernel<T, DIMS, R, BOX>;
+      const auto kernel = use_async_planes<DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, TAPS>
+                                                      : register_sweep_kernel<T, DIMS, R, TAPS>;
       static const int resident = [&] {
         int blocks = 0;
         HEATSIM_CUDA_CHECK(

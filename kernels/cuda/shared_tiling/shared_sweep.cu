@@ -33,7 +33,7 @@ struct SharedTile<3> {
   static constexpr int bx = 32, by = 4, bz = 4, cx = 1;
 };
 
-template <typename T, int DIMS, int R, bool BOX>
+template <typename T, int DIMS, int R, int TAPS>
 __global__ void __launch_bounds__(SharedTile<DIMS>::bx* SharedTile<DIMS>::by* SharedTile<DIMS>::bz)
     shared_sweep_kernel(const SweepArgs<T> a, std::int64_t tiles_y, std::int64_t tiles_z) {
   using Tile = SharedTile<DIMS>;
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(SharedTile<DIMS>::bx* SharedTile<DIMS>::by* Sh
       const T* src = in + g.index(x0 - R, y0 - RY, z0 - RZ);
       for (int l = tid; l < SX * SY * SZ; l += THREADS) {
         const int sx = l % SX, sy = (l / SX) % SY, sz = l / (SX * SY);
-        if (!BOX) {
+        if (TAPS == kStarTaps) {
           const int halo_axes = (sx < R || sx >= R + OX) + (sy < RY || sy >= RY + OY) +
                                 (sz < RZ || sz >= RZ + OZ);
           if (halo_axes > 1) continue;
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(SharedTile<DIMS>::bx* SharedTile<DIMS>::by* Sh
           const std::int64_t x = x0 + ox;
           if (x < g.n[0]) {
             T acc = T(0);
-            for_each_tap<DIMS, R, BOX>([&](int dx, int dy, int dz, int w) {
+            for_each_tap<DIMS, R, TAPS>([&](int dx, int dy, int dz, int w) {
               acc += a.weights.w[w] * tile[tz + RZ + dz][ty + RY + dy][ox + R + dx];
             });
             out[g.index(x, y, z)] = acc + a.source;
@@ -91,7 +91,7 @@ struct SharedLaunch {
   const SweepArgs<T>& args;
   const LaunchContext& context;
 
-  template <int DIMS, int R, bool BOX>
+  template <int DIMS, int R, int TAPS>
   void operator()() const {
     using Tile = SharedTile<DIMS>;
     const DeviceGrid& g = args.grid;
@@ -103,7 +103,7 @@ struct SharedLaunch {
     const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 0x7fffffff)),
                     static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
                     static_cast<unsigned>(std::min<std::int64_t>(tiles_z, 65535)));
-    shared_sweep_kernel<T, DIMS, R, BOX><<<grid, block, 0, context.stream>>>(args, tiles_y,
+    shared_sweep_kernel<T, DIMS, R, TAPS><<<grid, block, 0, context.stream>>>(args, tiles_y,
                                                                             tiles_z);
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
