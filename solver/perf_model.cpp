@@ -1,6 +1,7 @@
 #include "perf_model.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "roofline.hpp"
@@ -52,12 +53,25 @@ int model_fusion_limit(const kernels::Capabilities& caps, const kernels::Stencil
   return k;
 }
 
-double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth) {
+double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
+                                     bool diamond_taps) {
   if (fusion_depth < 1) throw std::invalid_argument("fusion depth must be >= 1");
   const kernels::Stencil fused = stencil_power(s, fusion_depth);
-  const double taps = fused.is_star() ? static_cast<double>(fused.nonzeros())
-                                      : static_cast<double>(fused.size());
-  return 2.0 * taps / fusion_depth;
+  if (fused.is_star()) return 2.0 * static_cast<double>(fused.nonzeros()) / fusion_depth;
+  double window = 0, diamond = 0;
+  bool fits_diamond = true;
+  const int r = fused.radius;
+  const int rz = fused.dims > 2 ? r : 0, ry = fused.dims > 1 ? r : 0;
+  for (int dz = -rz; dz <= rz; ++dz)
+    for (int dy = -ry; dy <= ry; ++dy)
+      for (int dx = -r; dx <= r; ++dx) {
+        window += 1;
+        if (std::abs(dx) + std::abs(dy) + std::abs(dz) <= r)
+          diamond += 1;
+        else if (fused.at(dx, dy, dz) != 0.0)
+          fits_diamond = false;
+      }
+  return 2.0 * (diamond_taps && fits_diamond ? diamond : window) / fusion_depth;
 }
 
 double halo_factor(const BackendModel& m, int dims, int fused_radius) {
@@ -78,7 +92,8 @@ Prediction predict(const kernels::StencilProblem& p, const BackendModel& m, int 
   out.halo = halo_factor(m, p.dims, k * p.stencil.radius);
   out.bandwidth_roof = device.bandwidth / (bytes_per_point_step(p.precision, k) * out.halo) / 1e9;
   const double peak = m.tensor_cores ? device.tensor_peak_flops : device.core_peak_flops;
-  if (peak > 0) out.compute_roof = peak / executed_flops_per_point_step(p.stencil, k) / 1e9;
+  if (peak > 0)
+    out.compute_roof = peak / executed_flops_per_point_step(p.stencil, k, !m.tensor_cores) / 1e9;
   const double bandwidth_rate = m.bandwidth_efficiency[d] * out.bandwidth_roof;
   const double compute_rate = m.compute_efficiency[d] * out.compute_roof;
   out.compute_binds = out.compute_roof > 0 && compute_rate < bandwidth_rate;

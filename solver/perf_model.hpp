@@ -9,8 +9,10 @@
 // halo(R) = prod over the tiled axes of (t + 2R) / t: the input a tile of t nodes re-reads
 // from its neighbours at fused radius R = k*r, counted as extra DRAM traffic. taps(S^k) is
 // what the sweep multiplies: nnz(S^k) for a star-shaped S^k (the kernels take its axis taps
-// only) and the whole (2kr+1)^d window for a box-shaped one (box kernels multiply every
-// weight, zeros included; S^k of a star is box-shaped for k > 1 in 2D and 3D). P is the FP64
+// only); for a box-shaped one the whole (2kr+1)^d window (box kernels multiply every weight,
+// zeros included; S^k of a star is box-shaped for k > 1 in 2D and 3D), except on the CUDA
+// cores, whose sweeps take the diamond |dx|+|dy|+|dz| <= kr where it holds every nonzero
+// (S^k of a star: 2R^2+2R+1 taps in 2D). P is the FP64
 // (fp32: FP32) CUDA-core peak, or the FP64 tensor-core peak for a tensor-core backend. e_bw and
 // e_c are the fractions of the two roofs each backend reaches, calibrated per dimension from
 // `heatsim bench` on an H100. The model ranks candidates where nothing was measured; a tuning
@@ -53,8 +55,10 @@ struct DeviceRates {
 // axis longer than k*r nodes. At least 1.
 int model_fusion_limit(const kernels::Capabilities& caps, const kernels::StencilProblem& problem);
 
-// Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above).
-double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth);
+// Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above);
+// diamond_taps: the sweep takes the diamond tap set where it holds S^k (the CUDA-core sweeps).
+double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
+                                     bool diamond_taps = false);
 
 // Halo factor of a tile at fused radius R, for a problem of `dims` dimensions.
 double halo_factor(const BackendModel& m, int dims, int fused_radius);

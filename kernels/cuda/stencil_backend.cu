@@ -279,11 +279,13 @@ struct CoreKernel {
   }
 
   // `fusion: auto`: in 1D and 2D the deepest fusion the sweeps take (k*r <= kMaxRadius); in
-  // 3D none: the dense fused stencil makes the pass compute-bound and slower than k single
-  // steps (H100, fp64, 512^3, register-tiling: Heat-3D 143.0 GStencil/s unfused, 96.3 at
-  // k = 2, 37.0 at k = 3).
+  // 3D the backend's depth for stars and none for boxes, whose fused stencil stays a dense
+  // box and makes the pass compute-bound (H100, fp64, 512^3, register-tiling: Heat-3D 143.0,
+  // 193.4, 208.5 GStencil/s at k = 1, 2, 3 on the diamond taps; Box-3D27P 139.7, 96.3, 37.0).
   int auto_depth(const StencilProblem& p) const {
-    return p.dims == 3 ? 1 : kMaxRadius / p.stencil.radius;
+    const int deepest = kMaxRadius / p.stencil.radius;
+    if (p.dims < 3) return deepest;
+    return p.stencil.is_star() ? std::max(1, std::min(spec.auto_depth_3d, deepest)) : 1;
   }
 
   bool takes_radius(const StencilProblem&, int radius, int) const { return radius <= kMaxRadius; }

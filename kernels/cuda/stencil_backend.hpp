@@ -19,6 +19,9 @@ struct SweepBackendSpec {
   Capabilities capabilities;  // gpu is set by the driver
   SweepLauncher<float> sweep_fp32 = nullptr;
   SweepLauncher<double> sweep_fp64 = nullptr;
+  // `fusion: auto` for a 3D star (k*r <= 3 still applies); 3D boxes run unfused, 1D and 2D
+  // stencils at the deepest depth.
+  int auto_depth_3d = 1;
 };
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision);

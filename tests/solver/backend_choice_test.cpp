@@ -143,13 +143,14 @@ TEST(BackendChoice, ModelWhereTheCacheHasNotMeasured) {
 
 TEST(BackendChoice, MeasuredAndPredictedBackendsCompete) {
   TuneCache c;
-  c.entries = {measured("gpu-a", 1, 150)};
-  // gpu-b has no row for Heat-2D: the model rates it. Default model, Heat-2D: k=2 gives
-  // min(0.5 * 3000 / 8, 0.1 * 30e12 / 25) = min(187.5, 120) = 120 < 150.
+  c.entries = {measured("gpu-a", 1, 200)};
+  // gpu-b has no row for Heat-2D: the model rates it. Default model, Heat-2D on the diamond
+  // taps of S^k: k=2 gives min(0.5 * 3000 / 8, 0.1 * 30e12 / 13) = min(187.5, 231) = 187.5,
+  // k=3 min(281, 0.1 * 30e12 / (50/3)) = 180; 187.5 < 200.
   const BackendChoice choice = choose_backend("auto", heat(2), gpu_context(&c), registry());
   EXPECT_EQ(choice.name, "gpu-a");
   EXPECT_EQ(choice.fusion_depth, 1);
-  EXPECT_NE(choice.reason.find("gpu-b k=2 120 model"), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("gpu-b k=2 188 model"), std::string::npos) << choice.reason;
 }
 
 TEST(BackendChoice, WithoutAGpuTheCpuAsBefore) {

@@ -72,6 +72,19 @@ TEST(PerfModel, ExecutedFlopsCountTheWholeWindowOfABoxShapedPower) {
   EXPECT_THROW(executed_flops_per_point_step(heat2d, 0), std::invalid_argument);
 }
 
+TEST(PerfModel, DiamondTapsCountOnlyTheL1BallOfAFusedStar) {
+  const Stencil heat2d = shape(2, 1, false);
+  // |dx| + |dy| <= 2: 13 taps; <= 3: 25 taps (of 25 and 49 in the window).
+  EXPECT_EQ(executed_flops_per_point_step(heat2d, 2, true), 13.0);
+  EXPECT_DOUBLE_EQ(executed_flops_per_point_step(heat2d, 3, true), 2.0 * 25 / 3);
+  // 3D at k = 2: 25 of the 125 window taps.
+  EXPECT_EQ(executed_flops_per_point_step(shape(3, 1, false), 2, true), 25.0);
+  // A box's power has nonzeros outside the diamond: the whole window stays.
+  EXPECT_EQ(executed_flops_per_point_step(shape(2, 1, true), 2, true), 25.0);
+  // One step of a star is the star either way.
+  EXPECT_EQ(executed_flops_per_point_step(heat2d, 1, true), 10.0);
+}
+
 TEST(PerfModel, HaloFactorOfTheTiledAxes) {
   BackendModel m;
   m.tile[1] = {64, 32, 0};
@@ -101,11 +114,12 @@ TEST(PerfModel, PredictionIsTheSmallerScaledRoof) {
   EXPECT_FALSE(p.compute_binds);
   EXPECT_DOUBLE_EQ(p.gstencils, 0.5 * p.bandwidth_roof);
 
-  // Fused 3 times: 16/3 bytes, radius-3 halo, 2*49/3 flops per point and step.
+  // Fused 3 times: 16/3 bytes, radius-3 halo, 2*25/3 flops per point and step (the diamond
+  // taps of S^3 on CUDA cores).
   const double halo3 = 70.0 * 38.0 / 2048.0;
   p = predict(heat2d, m, 3, d);
   EXPECT_DOUBLE_EQ(p.bandwidth_roof, 3e12 / (16.0 / 3 * halo3) / 1e9);
-  EXPECT_DOUBLE_EQ(p.compute_roof, 32e12 / (2.0 * 49 / 3) / 1e9);
+  EXPECT_DOUBLE_EQ(p.compute_roof, 32e12 / (2.0 * 25 / 3) / 1e9);
   EXPECT_DOUBLE_EQ(p.gstencils, std::min(0.5 * p.bandwidth_roof, 0.25 * p.compute_roof));
 
   // A dense 7x7 box on a slow device: the compute roof binds.
@@ -153,10 +167,16 @@ TEST(PerfModel, H100RegisterTilingHeat2D) {
   const BackendModel m = *backend_model("register-tiling", true);
   const StencilProblem heat2d = problem(2, 1, false);
   EXPECT_DOUBLE_EQ(predict(heat2d, m, 1, h100).gstencils, 0.91 * 2988.0 / (16.0 * 258 / 256));
-  // Fused 3 times the sweep multiplies the whole 7x7 window: the compute roof binds.
+  // Fused 3 times the sweep multiplies the diamond of 25 taps, not the 7x7 window: the
+  // bandwidth roof (16/3 bytes per point and step, halo 262/256) still binds.
   const Prediction fused = predict(heat2d, m, 3, h100);
-  EXPECT_TRUE(fused.compute_binds);
-  EXPECT_DOUBLE_EQ(fused.gstencils, 0.44 * 33.45e12 / (2.0 * 49 / 3) / 1e9);
+  EXPECT_FALSE(fused.compute_binds);
+  EXPECT_DOUBLE_EQ(fused.gstencils, 0.91 * 2988.0 / (16.0 / 3 * 262 / 256));
+  EXPECT_DOUBLE_EQ(fused.compute_roof, 33.45e12 / (2.0 * 25 / 3) / 1e9);
+  // A box's power keeps the whole window and binds on compute.
+  const Prediction box = predict(problem(2, 1, true), m, 3, h100);
+  EXPECT_TRUE(box.compute_binds);
+  EXPECT_DOUBLE_EQ(box.gstencils, 0.44 * 33.45e12 / (2.0 * 49 / 3) / 1e9);
 }
 
 }  // namespace
