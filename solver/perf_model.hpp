@@ -51,8 +51,9 @@ struct DeviceRates {
 
 // The deepest fusion the model assumes a backend takes for the problem: k <= max_fusion_depth
 // and a fused radius k*r <= max(max_radius, max_fusion_depth) (the CUDA-core sweeps take
-// k*r <= 3, convstencil k*r <= 12; its 3D limit of 4 is not in its capabilities), and every
-// axis longer than k*r nodes. At least 1.
+// k*r <= 6 for 2D stars and 3 otherwise, convstencil k*r <= 12 and 4 in 3D; the lower limits
+// are not in the capabilities, and the model's deeper candidates there are compute-bound and
+// do not win), and every axis longer than k*r nodes. At least 1.
 int model_fusion_limit(const kernels::Capabilities& caps, const kernels::StencilProblem& problem);
 
 // Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above);

@@ -29,6 +29,7 @@ SweepBackendSpec naive_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_naive_sweep<float>;
   s.sweep_fp64 = &cuda::launch_naive_sweep<double>;
+  s.auto_depth_2d = 2;  // Heat-2D: 133.4 / 230.7 / 215.9 / 175.9 / 208.5 / 211.2 at k = 1..6
   s.auto_depth_3d = 2;  // Heat-3D: 142.1 / 164.9 / 45.6 GStencil/s at k = 1 / 2 / 3
   return s;
 }
@@ -39,6 +40,7 @@ SweepBackendSpec shared_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_shared_sweep<float>;
   s.sweep_fp64 = &cuda::launch_shared_sweep<double>;
+  s.auto_depth_2d = 5;  // Heat-2D: 77.4 / 112.2 / 146.3 / 164.6 / 165.2 / 163.8
   s.auto_depth_3d = 2;  // Heat-3D: 51.0 / 70.0 / 63.2
   return s;
 }
@@ -50,6 +52,7 @@ SweepBackendSpec register_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_register_sweep<float>;
   s.sweep_fp64 = &cuda::launch_register_sweep<double>;
+  s.auto_depth_2d = 6;  // Heat-2D: 168.9 / 309.1 / 482.4 / 588.5 / 609.3 / 619.2
   s.auto_depth_3d = 3;  // Heat-3D: 143.0 / 193.4 / 208.5
   return s;
 }
@@ -60,26 +63,29 @@ struct MeasuredRow {
   int dims;
   bool box;
   int radius;
-  double rate[4];
+  double rate[6];  // k = 1 .. 6; 0: not measured
   double auto_rate = 0.0;
 };
 
 // heatsim bench, NVIDIA H100 80GB HBM3, fp64, 2^26 / 8192^2 / 512^3 points. The CUDA-core
-// backends fuse up to k*r <= 3 (fusing_backend.cuh), a fused star on the diamond tap set;
-// `fusion: auto` in 1D and 2D at the deepest, in 3D stars at SweepBackendSpec::auto_depth_3d
-// and boxes not at all.
+// backends fuse up to k*r <= 3 (2D stars k*r <= 6; fusing_backend.cuh), a fused star on the
+// diamond tap set; `fusion: auto` takes stars in 2D and 3D to SweepBackendSpec's depths, 1D
+// and 2D boxes to the deepest, 3D boxes not at all.
 constexpr MeasuredRow kRegisterTiling[] = {
-    {2, false, 1, {168.9, 309.1, 482.4}, 482.4}, {2, true, 1, {168.4, 288.9, 424.7}, 424.7},
+    {2, false, 1, {168.9, 309.1, 482.4, 588.5, 609.3, 619.2}, 619.2},
+    {2, true, 1, {168.4, 288.9, 424.7}, 424.7},
     {2, false, 3, {166.4}, 166.4},               {2, true, 3, {148.8}, 148.8},
     {3, false, 1, {143.0, 193.4, 208.5}, 208.5}, {3, true, 1, {139.7, 96.3, 37.0}, 139.7}};
 constexpr MeasuredRow kSharedTiling[] = {
     {1, false, 1, {149.6, 290.8, 429.6}, 429.6}, {1, false, 2, {147.6}, 147.6},
-    {2, false, 1, {77.4, 112.2, 146.3}, 146.3},  {2, true, 1, {61.2, 98.8, 114.7}, 114.7},
+    {2, false, 1, {77.4, 112.2, 146.3, 164.6, 165.2, 163.8}, 165.2},
+    {2, true, 1, {61.2, 98.8, 114.7}, 114.7},
     {2, false, 3, {69.7}, 69.7},                 {2, true, 3, {38.7}, 38.7},
     {3, false, 1, {51.0, 70.0, 63.2}, 70.0},     {3, true, 1, {46.5, 46.8, 32.8}, 46.5}};
 constexpr MeasuredRow kNaive[] = {
     {1, false, 1, {122.3, 201.2, 300.6}, 300.6}, {1, false, 2, {101.7}, 101.7},
-    {2, false, 1, {133.4, 230.7, 215.9}, 215.9}, {2, true, 1, {144.1, 182.4, 172.7}, 172.7},
+    {2, false, 1, {133.4, 230.7, 215.9, 175.9, 208.5, 211.2}, 230.7},
+    {2, true, 1, {144.1, 182.4, 172.7}, 172.7},
     {2, false, 3, {144.5}, 144.5},               {2, true, 3, {58.6}, 58.6},
     {3, false, 1, {142.1, 164.9, 45.6}, 164.9},  {3, true, 1, {121.6, 74.2, 48.0}, 121.6}};
 constexpr MeasuredRow kConvStencil[] = {
@@ -114,7 +120,7 @@ std::function<double(const StencilProblem&)> measured_rate(const MeasuredRow (&t
     const MeasuredRow* row = nearest_row(table, p);
     if (!row) return 0.0;
     if (p.fusion_depth == 0) return row->auto_rate;
-    for (int k = std::min(std::max(p.fusion_depth, 1), 4); k >= 1; --k)
+    for (int k = std::min(std::max(p.fusion_depth, 1), 6); k >= 1; --k)
       if (row->rate[k - 1] > 0.0) return row->rate[k - 1];
     return 0.0;
   };
@@ -126,17 +132,17 @@ std::vector<BackendEntry> cuda_backend_entries() {
   return {
       {"register-tiling",
        "CUDA: 2D blocks march along the slowest axis, plane in shared memory, neighbours in "
-       "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3",
+       "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(register_spec(), p); },
        measured_rate(kRegisterTiling)},
       {"shared-tiling",
        "CUDA: input tile with halo in shared memory; 1D-3D, star and box, radius <= 3, "
-       "fp64/fp32, fusion k*r <= 3",
+       "fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(shared_spec(), p); },
        measured_rate(kSharedTiling)},
       {"cuda-naive",
        "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
-       "radius <= 3, fp64/fp32, fusion k*r <= 3",
+       "radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); },
        measured_rate(kNaive)},
       {"convstencil",

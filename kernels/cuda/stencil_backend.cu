@@ -228,12 +228,12 @@ class SweepBackend final : public Backend {
 };
 
 // The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a
-// dense stencil of radius k*r <= kMaxRadius, through the backend's own launcher. S^k of a star
-// has off-axis taps but all of them within the diamond |dx|+|dy|+|dz| <= k*r, the tap set
-// its sweep then multiplies (tap_set); of a box, the whole box. Temporal fusion on CUDA cores
-// is then the sweep's streaming (register-tiling: 2.5D, partial sums in registers) or tiling
-// at the fused radius: one read and one write of the field per k steps, at 2 x taps flops per
-// pass.
+// dense stencil of radius k*r <= kMaxRadius (2D stars: kMaxFusedRadius2D), through the
+// backend's own launcher. S^k of a star has off-axis taps but all of them within the diamond
+// |dx|+|dy|+|dz| <= k*r, the tap set its sweep then multiplies (tap_set); of a box, the whole
+// box. Temporal fusion on CUDA cores is then the sweep's streaming (register-tiling: 2.5D,
+// partial sums in registers) or tiling at the fused radius: one read and one write of the
+// field per k steps, at 2 x taps flops per pass.
 template <typename T>
 struct CoreKernel {
   struct Plan {
@@ -249,7 +249,7 @@ struct CoreKernel {
   Capabilities capabilities() const {
     Capabilities c = spec.capabilities;
     c.gpu = true;
-    c.max_fusion_depth = kMaxRadius;  // and k*r <= kMaxRadius
+    c.max_fusion_depth = kMaxFusedRadius2D;  // and k*r <= max_fused_radius()
     return c;
   }
 
@@ -278,22 +278,31 @@ struct CoreKernel {
     launcher(a, plan.shape, context);
   }
 
-  // `fusion: auto`: in 1D and 2D the deepest fusion the sweeps take (k*r <= kMaxRadius); in
-  // 3D the backend's depth for stars and none for boxes, whose fused stencil stays a dense
-  // box and makes the pass compute-bound (H100, fp64, 512^3, register-tiling: Heat-3D 143.0,
-  // 193.4, 208.5 GStencil/s at k = 1, 2, 3 on the diamond taps; Box-3D27P 139.7, 96.3, 37.0).
-  int auto_depth(const StencilProblem& p) const {
-    const int deepest = kMaxRadius / p.stencil.radius;
-    if (p.dims < 3) return deepest;
-    return p.stencil.is_star() ? std::max(1, std::min(spec.auto_depth_3d, deepest)) : 1;
+  // The largest fused radius the sweeps take: kMaxRadius, and for a 2D star (whose S^k runs
+  // on the diamond taps) kMaxFusedRadius2D.
+  static int max_fused_radius(const StencilProblem& p) {
+    return p.dims == 2 && p.stencil.is_star() ? kMaxFusedRadius2D : kMaxRadius;
   }
 
-  bool takes_radius(const StencilProblem&, int radius, int) const { return radius <= kMaxRadius; }
+  // `fusion: auto`: 1D at the deepest depth; stars in 2D and 3D at the backend's depth; boxes
+  // in 2D at the deepest and in 3D not at all: their fused stencil stays a dense box and makes
+  // the pass compute-bound (H100, fp64, 512^3, register-tiling: Box-3D27P 139.7, 96.3, 37.0
+  // GStencil/s at k = 1, 2, 3; Heat-3D on the diamond taps 143.0, 193.4, 208.5).
+  int auto_depth(const StencilProblem& p) const {
+    const int deepest = max_fused_radius(p) / p.stencil.radius;
+    if (p.dims == 1) return deepest;
+    if (!p.stencil.is_star()) return p.dims == 2 ? deepest : 1;
+    return std::max(1, std::min(p.dims == 2 ? spec.auto_depth_2d : spec.auto_depth_3d, deepest));
+  }
+
+  bool takes_radius(const StencilProblem& p, int radius, int) const {
+    return radius <= max_fused_radius(p);
+  }
 };
 
 // A CUDA-core backend: fused passes (FusingBackend with CoreKernel) when the problem asks
-// for fusion and at least two steps fit a pass (k*r <= kMaxRadius), else one step per pass
-// (SweepBackend, whose boundary work is one launch per step).
+// for fusion and at least two steps fit a pass (k*r <= max_fused_radius()), else one step per
+// pass (SweepBackend, whose boundary work is one launch per step).
 template <typename T>
 class CoreBackend final : public Backend {
  public:

@@ -19,8 +19,9 @@ struct SweepBackendSpec {
   Capabilities capabilities;  // gpu is set by the driver
   SweepLauncher<float> sweep_fp32 = nullptr;
   SweepLauncher<double> sweep_fp64 = nullptr;
-  // `fusion: auto` for a 3D star (k*r <= 3 still applies); 3D boxes run unfused, 1D and 2D
-  // stencils at the deepest depth.
+  // `fusion: auto` for a star in 2D and 3D (the radius limits still apply); 1D and 2D boxes
+  // fuse at the deepest depth (k*r <= 3), 3D boxes not at all.
+  int auto_depth_2d = 3;
   int auto_depth_3d = 1;
 };
 

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "../backend.hpp"
@@ -55,6 +57,9 @@ inline DeviceGrid make_device_grid(const StencilProblem& p, int ghost, int value
 // its weight straight from the constant bank (an FMA operand, no load). 343 fp64 weights are
 // 2744 bytes, inside the classic 4 KB parameter limit.
 constexpr int kMaxRadius = 3;
+// The one exception: a fused 2D star (S^k on the diamond tap set) up to radius 6, whose 169
+// window weights still fit the array below; register-tiling's Heat-2D gains to k = 4-6.
+constexpr int kMaxFusedRadius2D = 6;
 constexpr int kMaxTaps = (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1);
 
 template <typename T>
@@ -136,17 +141,26 @@ __device__ __forceinline__ void for_each_tap(F&& f) {
 
 // Calls launch.template operator()<DIMS, R, TAPS>() for the problem's shape: the one place
 // that turns run-time shapes into template instantiations (1D stencils are always stars; a
-// diamond of radius 1 is the star).
+// diamond of radius 1 is the star; radius 4-6 only for the 2D diamond).
 template <typename Launch>
 void dispatch_shape(const SweepShape& s, Launch&& launch) {
   auto by_radius = [&](auto dims_tag, auto taps_tag) {
     constexpr int D = decltype(dims_tag)::value;
     constexpr int T = decltype(taps_tag)::value;
     switch (s.radius) {
-      case 1: launch.template operator()<D, 1, T == kDiamondTaps ? kStarTaps : T>(); break;
-      case 2: launch.template operator()<D, 2, T>(); break;
-      case 3: launch.template operator()<D, 3, T>(); break;
+      case 1: launch.template operator()<D, 1, T == kDiamondTaps ? kStarTaps : T>(); return;
+      case 2: launch.template operator()<D, 2, T>(); return;
+      case 3: launch.template operator()<D, 3, T>(); return;
     }
+    if constexpr (D == 2 && T == kDiamondTaps) {
+      switch (s.radius) {
+        case 4: launch.template operator()<D, 4, T>(); return;
+        case 5: launch.template operator()<D, 5, T>(); return;
+        case 6: launch.template operator()<D, 6, T>(); return;
+      }
+    }
+    throw std::logic_error("sweep: no kernel for radius " + std::to_string(s.radius) +
+                           " in " + std::to_string(D) + "D");
   };
   auto by_taps = [&](auto dims_tag) {
     if constexpr (decltype(dims_tag)::value == 1) {

@@ -269,10 +269,11 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
 // Which of the two runs a shape, as measured (H100, fp64, one step per pass): the staged
 // copies pay in 2D at radius 3 (Star-2D13P 166.6 against 158.8 GStencil/s, Box-2D49P 148.4
 // against 139.7), are even at 2D radius 1 (Heat-2D 170.0 / 168.8, Box-2D9P 164.0 / 168.8) and
-// lose in 3D (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1).
+// lose in 3D (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1). The fused 2D diamonds of
+// radius 4-6 take them as radius 3 does.
 template <int DIMS, int R>
 constexpr bool use_async_planes() {
-  return DIMS == 2 && R == 3;
+  return DIMS == 2 && R >= 3;
 }
 
 template <typename T>
