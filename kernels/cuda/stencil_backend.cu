@@ -284,15 +284,16 @@ struct CoreKernel {
     return p.dims == 2 && p.stencil.is_star() ? kMaxFusedRadius2D : kMaxRadius;
   }
 
-  // `fusion: auto`: 1D at the deepest depth; stars in 2D and 3D at the backend's depth; boxes
+  // `fusion: auto`: 1D at the deepest depth; stars in 2D and 3D to the backend's radius; boxes
   // in 2D at the deepest and in 3D not at all: their fused stencil stays a dense box and makes
   // the pass compute-bound (H100, fp64, 512^3, register-tiling: Box-3D27P 139.7, 96.3, 37.0
-  // GStencil/s at k = 1, 2, 3; Heat-3D on the diamond taps 143.0, 193.4, 208.5).
+  // GStencil/s at k = 1, 2, 3; Heat-3D on the diamond taps 143.0, 209.2, 236.8).
   int auto_depth(const StencilProblem& p) const {
     const int deepest = max_fused_radius(p) / p.stencil.radius;
     if (p.dims == 1) return deepest;
     if (!p.stencil.is_star()) return p.dims == 2 ? deepest : 1;
-    return std::max(1, std::min(p.dims == 2 ? spec.auto_depth_2d : spec.auto_depth_3d, deepest));
+    const int radius = p.dims == 2 ? spec.auto_radius_2d : spec.auto_radius_3d;
+    return std::max(1, std::min(radius / p.stencil.radius, deepest));
   }
 
   bool takes_radius(const StencilProblem& p, int radius, int) const {

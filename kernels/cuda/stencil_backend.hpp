@@ -19,10 +19,10 @@ struct SweepBackendSpec {
   Capabilities capabilities;  // gpu is set by the driver
   SweepLauncher<float> sweep_fp32 = nullptr;
   SweepLauncher<double> sweep_fp64 = nullptr;
-  // `fusion: auto` for a star in 2D and 3D (the radius limits still apply); 1D and 2D boxes
-  // fuse at the deepest depth (k*r <= 3), 3D boxes not at all.
-  int auto_depth_2d = 3;
-  int auto_depth_3d = 1;
+  // `fusion: auto` for a star in 2D and 3D: the fused radius k*r it fuses to (k = 1 where r is
+  // larger); 1D stencils and 2D boxes fuse at the deepest depth (k*r <= 3), 3D boxes not at all.
+  int auto_radius_2d = 3;
+  int auto_radius_3d = 1;
 };
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision);

@@ -269,11 +269,13 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
 // Which of the two runs a shape, as measured (H100, fp64, one step per pass): the staged
 // copies pay in 2D at radius 3 (Star-2D13P 166.6 against 158.8 GStencil/s, Box-2D49P 148.4
 // against 139.7), are even at 2D radius 1 (Heat-2D 170.0 / 168.8, Box-2D9P 164.0 / 168.8) and
-// lose in 3D (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1). The fused 2D diamonds of
-// radius 4-6 take them as radius 3 does.
-template <int DIMS, int R>
+// lose in 3D at radius 1 (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1). The fused 2D
+// diamonds of radius 4-6 take them as radius 3 does; so do the fused 3D stars in fp64 (Heat-3D
+// at k = 2 / 3: 209.2 / 236.8 against 193.4 / 208.5) but not in fp32 (282.0 / 300.7 against
+// 327.4 / 284.9).
+template <typename T, int DIMS, int R>
 constexpr bool use_async_planes() {
-  return DIMS == 2 && R >= 3;
+  return (DIMS == 2 && R >= 3) || (DIMS == 3 && R >= 2 && sizeof(T) == 8);
 }
 
 template <typename T>
@@ -287,7 +289,7 @@ struct RegisterLaunch {
       throw std::logic_error("register-tiling: 1D grids are not supported");
     } else {
       using Tile = RegisterTile<DIMS>;
-      const auto kernel = use_async_planes<DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, TAPS>
+      const auto kernel = use_async_planes<T, DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, TAPS>
                                                       : register_sweep_kernel<T, DIMS, R, TAPS>;
       static const int resident = [&] {
         int blocks = 0;
