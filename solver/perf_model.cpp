@@ -58,20 +58,17 @@ double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth
   if (fusion_depth < 1) throw std::invalid_argument("fusion depth must be >= 1");
   const kernels::Stencil fused = stencil_power(s, fusion_depth);
   if (fused.is_star()) return 2.0 * static_cast<double>(fused.nonzeros()) / fusion_depth;
-  double window = 0, diamond = 0;
-  bool fits_diamond = true;
-  const int r = fused.radius;
+  if (!diamond_taps || !s.is_star()) return 2.0 * static_cast<double>(fused.size()) / fusion_depth;
+  // The fused-star taps: offsets reached by k steps of at most q = r along one axis each.
+  const int q = s.radius, r = fused.radius;
   const int rz = fused.dims > 2 ? r : 0, ry = fused.dims > 1 ? r : 0;
+  auto steps = [q](int d) { return (std::abs(d) + q - 1) / q; };
+  double taps = 0;
   for (int dz = -rz; dz <= rz; ++dz)
     for (int dy = -ry; dy <= ry; ++dy)
-      for (int dx = -r; dx <= r; ++dx) {
-        window += 1;
-        if (std::abs(dx) + std::abs(dy) + std::abs(dz) <= r)
-          diamond += 1;
-        else if (fused.at(dx, dy, dz) != 0.0)
-          fits_diamond = false;
-      }
-  return 2.0 * (diamond_taps && fits_diamond ? diamond : window) / fusion_depth;
+      for (int dx = -r; dx <= r; ++dx)
+        if (steps(dx) + steps(dy) + steps(dz) <= fusion_depth) taps += 1;
+  return 2.0 * taps / fusion_depth;
 }
 
 double halo_factor(const BackendModel& m, int dims, int fused_radius) {

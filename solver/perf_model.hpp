@@ -11,8 +11,9 @@
 // what the sweep multiplies: nnz(S^k) for a star-shaped S^k (the kernels take its axis taps
 // only); for a box-shaped one the whole (2kr+1)^d window (box kernels multiply every weight,
 // zeros included; S^k of a star is box-shaped for k > 1 in 2D and 3D), except on the CUDA
-// cores, whose sweeps take the diamond |dx|+|dy|+|dz| <= kr where it holds every nonzero
-// (S^k of a star: 2R^2+2R+1 taps in 2D). P is the FP64
+// cores, whose sweeps take S^k of a star S of radius r on its fused-star taps, the offsets k
+// steps of at most r along one axis each reach (r = 1: the diamond |dx|+|dy|+|dz| <= k,
+// 2k^2+2k+1 taps in 2D). P is the FP64
 // (fp32: FP32) CUDA-core peak, or the FP64 tensor-core peak for a tensor-core backend. e_bw and
 // e_c are the fractions of the two roofs each backend reaches, calibrated per dimension from
 // `heatsim bench` on an H100. The model ranks candidates where nothing was measured; a tuning
@@ -57,7 +58,7 @@ struct DeviceRates {
 int model_fusion_limit(const kernels::Capabilities& caps, const kernels::StencilProblem& problem);
 
 // Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above);
-// diamond_taps: the sweep takes the diamond tap set where it holds S^k (the CUDA-core sweeps).
+// diamond_taps: the sweep takes S^k of a star on its fused-star taps (the CUDA-core sweeps).
 double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
                                      bool diamond_taps = false);
 

@@ -229,9 +229,9 @@ class SweepBackend final : public Backend {
 
 // The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a
 // dense stencil of radius k*r <= kMaxRadius (2D stars: kMaxFusedRadius2D), through the
-// backend's own launcher. S^k of a star has off-axis taps but all of them within the diamond
-// |dx|+|dy|+|dz| <= k*r, the tap set its sweep then multiplies (tap_set); of a box, the whole
-// box. Temporal fusion on CUDA cores is then the sweep's streaming (register-tiling: 2.5D,
+// backend's own launcher. S^k of a star has off-axis taps but all of them within its
+// fused-star tap set (k steps of at most r along one axis each; r = 1: the diamond
+// |dx|+|dy|+|dz| <= k), which its sweep then multiplies (tap_set); of a box, the whole box. Temporal fusion on CUDA cores is then the sweep's streaming (register-tiling: 2.5D,
 // partial sums in registers) or tiling at the fused radius: one read and one write of the
 // field per k steps, at 2 x taps flops per pass.
 template <typename T>
@@ -279,7 +279,7 @@ struct CoreKernel {
   }
 
   // The largest fused radius the sweeps take: kMaxRadius, and for a 2D star (whose S^k runs
-  // on the diamond taps) kMaxFusedRadius2D.
+  // on its fused-star taps) kMaxFusedRadius2D.
   static int max_fused_radius(const StencilProblem& p) {
     return p.dims == 2 && p.stencil.is_star() ? kMaxFusedRadius2D : kMaxRadius;
   }

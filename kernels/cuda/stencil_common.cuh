@@ -57,7 +57,7 @@ inline DeviceGrid make_device_grid(const StencilProblem& p, int ghost, int value
 // its weight straight from the constant bank (an FMA operand, no load). 343 fp64 weights are
 // 2744 bytes, inside the classic 4 KB parameter limit.
 constexpr int kMaxRadius = 3;
-// The one exception: a fused 2D star (S^k on the diamond tap set) up to radius 6, whose 169
+// The one exception: a fused 2D star (S^k on a fused-star tap set) up to radius 6, whose 169
 // window weights still fit the array below; register-tiling's Heat-2D gains to k = 4-6.
 constexpr int kMaxFusedRadius2D = 6;
 constexpr int kMaxTaps = (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1);
@@ -78,11 +78,21 @@ struct SweepArgs {
 };
 
 // Which offsets of the (2R+1)^DIMS window a sweep multiplies (a template argument of every
-// sweep kernel): a star's axes; the whole box; or the diamond |dx| + |dy| + |dz| <= R, which
-// holds every nonzero of S^k for a star S of radius r and R = k*r (each step of a star moves
-// along one axis by at most r). A fused star is box-shaped but has (2R+1)^DIMS taps of which
-// the diamond keeps 2R^2+2R+1 in 2D (25 of 49 at R = 3) and 25 of 125 in 3D at R = 2.
+// sweep kernel): a star's axes; the whole box; or a fused star. S^k of a star S of radius q has
+// off-axis weights, but each step moves along one axis by at most q, so they all lie in
+//   ceil(|dx|/q) + ceil(|dy|/q) + ceil(|dz|/q) <= k,   R = k*q,
+// the fused-star tap set of step radius q; for q = 1 the diamond |dx|+|dy|+|dz| <= R (25 of
+// the 49 window taps at R = 3 in 2D, 25 of 125 at R = 2 in 3D; for Star-2D13P fused twice,
+// q = 3, R = 6: 61 of 169).
 constexpr int kStarTaps = 0, kBoxTaps = 1, kDiamondTaps = 2;
+constexpr int fused_star_taps(int q) { return kDiamondTaps + q - 1; }  // q = 1, 2, 3
+
+// Whether a sweep kernel exists for the fused star of step radius q at radius R: the diamond
+// at R = 2, 3 (and 4-6 in 2D), q = 2 at R = 4, 6 and q = 3 at R = 6 in 2D.
+inline bool has_fused_star_kernel(int dims, int radius, int q) {
+  if (q == 1) return radius >= 2 && (radius <= 3 || (dims == 2 && radius <= 6));
+  return dims == 2 && radius <= 6 && radius % q == 0 && radius / q >= 2;
+}
 
 // The host side of a sweep launch: stencil shape, stream and the device's size.
 struct SweepShape {
@@ -91,17 +101,38 @@ struct SweepShape {
   int taps = kStarTaps;
 };
 
-// The smallest tap set that holds every nonzero weight of s.
+// Steps of at most q along one axis that reach offset d.
+__host__ __device__ constexpr int steps_to(int d, int q) {
+  return ((d < 0 ? -d : d) + q - 1) / q;
+}
+
+// Whether offset (dx, dy, dz) is a tap of the tap set TAPS at radius R.
+template <int TAPS, int R>
+__host__ __device__ constexpr bool is_tap(int dx, int dy, int dz) {
+  return TAPS == kBoxTaps ||
+         (TAPS == kStarTaps
+              ? (dx != 0) + (dy != 0) + (dz != 0) <= 1
+              : steps_to(dx, TAPS - kDiamondTaps + 1) + steps_to(dy, TAPS - kDiamondTaps + 1) +
+                        steps_to(dz, TAPS - kDiamondTaps + 1) <=
+                    R / (TAPS - kDiamondTaps + 1));
+}
+
+// The smallest tap set with a kernel that holds every nonzero weight of s.
 inline int tap_set(const Stencil& s) {
   if (s.dims == 1 || s.is_star()) return kStarTaps;
   const int r = s.radius;
-  for (int dz = s.dims > 2 ? -r : 0; dz <= (s.dims > 2 ? r : 0); ++dz)
-    for (int dy = -r; dy <= r; ++dy)
-      for (int dx = -r; dx <= r; ++dx) {
-        const int l1 = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) + (dz < 0 ? -dz : dz);
-        if (l1 > r && s.at(dx, dy, dz) != 0.0) return kBoxTaps;
-      }
-  return kDiamondTaps;
+  for (int q = 3; q >= 1; --q) {
+    if (!has_fused_star_kernel(s.dims, r, q)) continue;
+    bool holds = true;
+    for (int dz = s.dims > 2 ? -r : 0; dz <= (s.dims > 2 ? r : 0) && holds; ++dz)
+      for (int dy = -r; dy <= r && holds; ++dy)
+        for (int dx = -r; dx <= r && holds; ++dx)
+          if (steps_to(dx, q) + steps_to(dy, q) + steps_to(dz, q) > r / q &&
+              s.at(dx, dy, dz) != 0.0)
+            holds = false;
+    if (holds) return fused_star_taps(q);
+  }
+  return kBoxTaps;
 }
 struct LaunchContext {
   cudaStream_t stream = nullptr;
@@ -114,14 +145,6 @@ template <int DIMS, int R>
 __host__ __device__ constexpr int weight_index(int dx, int dy, int dz) {
   constexpr int E = 2 * R + 1;
   return DIMS == 1 ? dx + R : DIMS == 2 ? (dy + R) * E + dx + R : ((dz + R) * E + dy + R) * E + dx + R;
-}
-
-// Whether offset (dx, dy, dz) is a tap of the tap set TAPS at radius R.
-template <int TAPS, int R>
-__host__ __device__ constexpr bool is_tap(int dx, int dy, int dz) {
-  return TAPS == kBoxTaps ||
-         (TAPS == kStarTaps ? (dx != 0) + (dy != 0) + (dz != 0) <= 1
-                            : (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy) + (dz < 0 ? -dz : dz) <= R);
 }
 
 // Calls f(dx, dy, dz, weight_index) for every tap, in kernels::Stencil's order. All loops
@@ -141,26 +164,44 @@ __device__ __forceinline__ void for_each_tap(F&& f) {
 
 // Calls launch.template operator()<DIMS, R, TAPS>() for the problem's shape: the one place
 // that turns run-time shapes into template instantiations (1D stencils are always stars; a
-// diamond of radius 1 is the star; radius 4-6 only for the 2D diamond).
+// fused star of radius 1 is the star; radius 4-6 only for the 2D fused stars).
 template <typename Launch>
 void dispatch_shape(const SweepShape& s, Launch&& launch) {
   auto by_radius = [&](auto dims_tag, auto taps_tag) {
     constexpr int D = decltype(dims_tag)::value;
     constexpr int T = decltype(taps_tag)::value;
-    switch (s.radius) {
-      case 1: launch.template operator()<D, 1, T == kDiamondTaps ? kStarTaps : T>(); return;
-      case 2: launch.template operator()<D, 2, T>(); return;
-      case 3: launch.template operator()<D, 3, T>(); return;
-    }
-    if constexpr (D == 2 && T == kDiamondTaps) {
+    if constexpr (T < kDiamondTaps) {  // star or box
+      switch (s.radius) {
+        case 1: launch.template operator()<D, 1, T>(); return;
+        case 2: launch.template operator()<D, 2, T>(); return;
+        case 3: launch.template operator()<D, 3, T>(); return;
+      }
+    } else if constexpr (T == kDiamondTaps) {
+      switch (s.radius) {
+        case 1: launch.template operator()<D, 1, kStarTaps>(); return;
+        case 2: launch.template operator()<D, 2, T>(); return;
+        case 3: launch.template operator()<D, 3, T>(); return;
+      }
+      if constexpr (D == 2) {
+        switch (s.radius) {
+          case 4: launch.template operator()<D, 4, T>(); return;
+          case 5: launch.template operator()<D, 5, T>(); return;
+          case 6: launch.template operator()<D, 6, T>(); return;
+        }
+      }
+    } else if constexpr (D == 2 && T == fused_star_taps(2)) {
       switch (s.radius) {
         case 4: launch.template operator()<D, 4, T>(); return;
-        case 5: launch.template operator()<D, 5, T>(); return;
         case 6: launch.template operator()<D, 6, T>(); return;
       }
+    } else if constexpr (D == 2 && T == fused_star_taps(3)) {
+      if (s.radius == 6) {
+        launch.template operator()<D, 6, T>();
+        return;
+      }
     }
-    throw std::logic_error("sweep: no kernel for radius " + std::to_string(s.radius) +
-                           " in " + std::to_string(D) + "D");
+    throw std::logic_error("sweep: no kernel for radius " + std::to_string(s.radius) + " in " +
+                           std::to_string(D) + "D with tap set " + std::to_string(s.taps));
   };
   auto by_taps = [&](auto dims_tag) {
     if constexpr (decltype(dims_tag)::value == 1) {
@@ -170,6 +211,13 @@ void dispatch_shape(const SweepShape& s, Launch&& launch) {
         case kStarTaps: by_radius(dims_tag, std::integral_constant<int, kStarTaps>{}); break;
         case kBoxTaps: by_radius(dims_tag, std::integral_constant<int, kBoxTaps>{}); break;
         case kDiamondTaps: by_radius(dims_tag, std::integral_constant<int, kDiamondTaps>{}); break;
+        case fused_star_taps(2):
+          by_radius(dims_tag, std::integral_constant<int, fused_star_taps(2)>{});
+          break;
+        case fused_star_taps(3):
+          by_radius(dims_tag, std::integral_constant<int, fused_star_taps(3)>{});
+          break;
+        default: throw std::logic_error("sweep: unknown tap set " + std::to_string(s.taps));
       }
     }
   };

@@ -282,8 +282,9 @@ INSTANTIATE_TEST_SUITE_P(Suite, ConvStencilAgainstCpu, ::testing::ValuesIn(all_c
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ConvStencilAgainstCpu);
 
 // Temporal fusion on the CUDA-core backends (fusing_backend.cuh's driver with each backend's
-// own sweep at the fused radius, k*r <= 3, 2D stars k*r <= 6 on the diamond taps): the
-// radius-1 cases above, depths 1 to 3 (2D stars: to 6), in fp64
+// own sweep at the fused radius, k*r <= 3, 2D stars k*r <= 6 on their fused-star taps): the
+// radius-1 cases above and the 2D stars of radius 2 and 3, depths 1 to 3 (2D stars: to
+// 6 / r), in fp64
 // (1e-12) and fp32 (1e-5, against the CPU in fp32), fused against the CPU and against the
 // backend's own unfused run. register-tiling runs 2D and 3D.
 struct CoreCase {
@@ -297,7 +298,9 @@ std::vector<CoreCase> core_cases() {
   for (const char* backend : {"cuda-naive", "shared-tiling", "register-tiling"})
     for (Precision precision : {Precision::fp64, Precision::fp32})
       for (const Case& c : all_cases()) {
-        if (c.shape.stencil.radius != 1) continue;
+        // Radius 1, and the 2D stars of radius 2 and 3 (their fused-star tap sets).
+        const bool star_2d = c.shape.stencil.dims == 2 && c.shape.stencil.is_star();
+        if (c.shape.stencil.radius != 1 && !star_2d) continue;
         if (std::string(backend) == "register-tiling" && c.shape.stencil.dims == 1) continue;
         cases.push_back({backend, precision, c});
       }
@@ -318,7 +321,8 @@ TEST_P(CoreFusionAgainstCpu, EveryFusionDepth) {
   auto cpu = make_cpu_backend(cc.precision);
   const std::vector<double> want = run(*cpu, p, u0, steps, step0);
   std::vector<double> unfused;
-  const int deepest = p.dims == 2 && p.stencil.is_star() ? 6 : 3;
+  const int r = p.stencil.radius;
+  const int deepest = (p.dims == 2 && p.stencil.is_star() ? 6 : 3) / r;
   for (int k = 1; k <= deepest; ++k) {
     p.fusion_depth = k;
     auto gpu = create_backend(cc.backend, cc.precision);
@@ -334,7 +338,7 @@ TEST_P(CoreFusionAgainstCpu, EveryFusionDepth) {
     // The depth taken: k, lowered until every axis is longer than the fused radius.
     int depth = k;
     for (int a = 0; a < p.dims; ++a)
-      depth = std::min<int>(depth, static_cast<int>(p.n[a] - 1));
+      depth = std::min<int>(depth, static_cast<int>((p.n[a] - 1) / r));
     EXPECT_EQ(gpu->fusion_depth(), std::max(depth, 1)) << "depth taken";
     EXPECT_TRUE(agrees(got, want, p.n[0], p.n[1], rel)) << "fusion depth " << k << " against the CPU";
     if (k == 1)

@@ -83,6 +83,9 @@ TEST(PerfModel, DiamondTapsCountOnlyTheL1BallOfAFusedStar) {
   EXPECT_EQ(executed_flops_per_point_step(shape(2, 1, true), 2, true), 25.0);
   // One step of a star is the star either way.
   EXPECT_EQ(executed_flops_per_point_step(heat2d, 1, true), 10.0);
+  // A radius-3 star fused twice: 61 offsets two steps of at most 3 reach (axes to 6, and the
+  // 6 x 6 off-axis square), not the 85 of the diamond of radius 6.
+  EXPECT_EQ(executed_flops_per_point_step(shape(2, 3, false), 2, true), 61.0);
 }
 
 TEST(PerfModel, HaloFactorOfTheTiledAxes) {

@@ -6,8 +6,8 @@
 // plane p adds w(., ., p - m) * u(p) to the pending outputs m = p-R .. p+R, and output p-R is
 // complete once plane p is in. That one scheme covers star stencils (planes p != m contribute
 // their centre node only) and box stencils (every node of the (2R+1)^2 in-plane window, read
-// once from shared memory and applied to all 2R+1 partial sums; for a diamond, the fused
-// star, only the partial sums whose offset is a tap). Two kernels share that
+// once from shared memory and applied to all 2R+1 partial sums; for a fused star, only the
+// partial sums whose offset is a tap). Two kernels share that
 // scheme and differ in how planes reach shared memory (through registers, or by asynchronous
 // copies); use_async_planes() picks one per shape, as measured.
 #include <cuda_pipeline.h>
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
 // copies pay in 2D at radius 3 (Star-2D13P 166.6 against 158.8 GStencil/s, Box-2D49P 148.4
 // against 139.7), are even at 2D radius 1 (Heat-2D 170.0 / 168.8, Box-2D9P 164.0 / 168.8) and
 // lose in 3D at radius 1 (Heat-3D 128.1 / 142.5, Box-3D27P 136.9 / 139.1). The fused 2D
-// diamonds of radius 4-6 take them as radius 3 does; so do the fused 3D stars in fp64 (Heat-3D
+// stars of radius 4-6 take them as radius 3 does; so do the fused 3D stars in fp64 (Heat-3D
 // at k = 2 / 3: 209.2 / 236.8 against 193.4 / 208.5) but not in fp32 (282.0 / 300.7 against
 // 327.4 / 284.9).
 template <typename T, int DIMS, int R>
