@@ -109,12 +109,10 @@ __host__ __device__ constexpr int steps_to(int d, int q) {
 // Whether offset (dx, dy, dz) is a tap of the tap set TAPS at radius R.
 template <int TAPS, int R>
 __host__ __device__ constexpr bool is_tap(int dx, int dy, int dz) {
+  constexpr int q = TAPS >= kDiamondTaps ? TAPS - kDiamondTaps + 1 : 1;  // fused star's step
   return TAPS == kBoxTaps ||
-         (TAPS == kStarTaps
-              ? (dx != 0) + (dy != 0) + (dz != 0) <= 1
-              : steps_to(dx, TAPS - kDiamondTaps + 1) + steps_to(dy, TAPS - kDiamondTaps + 1) +
-                        steps_to(dz, TAPS - kDiamondTaps + 1) <=
-                    R / (TAPS - kDiamondTaps + 1));
+         (TAPS == kStarTaps ? (dx != 0) + (dy != 0) + (dz != 0) <= 1
+                            : steps_to(dx, q) + steps_to(dy, q) + steps_to(dz, q) <= R / q);
 }
 
 // The smallest tap set with a kernel that holds every nonzero weight of s.
