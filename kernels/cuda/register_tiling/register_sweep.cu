@@ -39,6 +39,42 @@ struct RegisterTile<3> {
   static constexpr int tx = 32, ty = 8;
 };
 
+// Adds plane p, in `tile` (shared memory, with its in-plane halo), to the 2R+1 pending
+// outputs of thread (tx, ty): acc[j] is output p - R + j, which plane p reaches at march
+// offset R - j. Both kernels below call it, so they sum in the same order.
+template <typename T, int DIMS, int R, int TAPS, int SY, int SX>
+__device__ __forceinline__ void add_plane(const SweepArgs<T>& a, const T (&tile)[SY][SX],
+                                          T (&acc)[2 * R + 1], int tx, int ty) {
+  constexpr int RY = DIMS == 3 ? R : 0;
+  constexpr int Q = 2 * R + 1;
+  // Weight of in-plane offset (dx, dy) and march offset dm.
+  auto w = [&](int dx, int dy, int dm) -> T {
+    return DIMS == 3 ? a.weights.w[weight_index<3, R>(dx, dy, dm)]
+                     : a.weights.w[weight_index<2, R>(dx, dm, 0)];
+  };
+  if (TAPS != kStarTaps) {
+#pragma unroll
+    for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+      for (int dx = -R; dx <= R; ++dx) {
+        const T u = tile[ty + RY + dy][tx + R + dx];
+#pragma unroll
+        for (int j = 0; j < Q; ++j)
+          if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
+      }
+  } else {
+    const T centre = tile[ty + RY][tx + R];
+#pragma unroll
+    for (int j = 0; j < Q; ++j)
+      if (j != R) acc[j] += w(0, 0, R - j) * centre;
+#pragma unroll
+    for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+      for (int dx = -R; dx <= R; ++dx)
+        if (dx == 0 || dy == 0) acc[R] += w(dx, dy, 0) * tile[ty + RY + dy][tx + R + dx];
+  }
+}
+
 template <typename T, int DIMS, int R, int TAPS>
 __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty)
     register_sweep_kernel(const SweepArgs<T> a, std::int64_t tiles_y, std::int64_t chunk) {
@@ -60,12 +96,6 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
   const std::int64_t m0 = (DIMS == 3 ? blockIdx.z : blockIdx.y) * chunk;
   const std::int64_t m1 = min(m0 + chunk, march_n);
   const std::int64_t p_begin = m0 - R, p_end = m1 + R;  // planes this block reads
-
-  // Weight of in-plane offset (dx, dy) and march offset dm.
-  auto w = [&](int dx, int dy, int dm) -> T {
-    return DIMS == 3 ? a.weights.w[weight_index<3, R>(dx, dy, dm)]
-                     : a.weights.w[weight_index<2, R>(dx, dm, 0)];
-  };
 
   const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
   for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
@@ -107,27 +137,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       }
       if (p + 2 < p_end) load(v, p + 2);
       __syncthreads();
-      if (TAPS != kStarTaps) {
-#pragma unroll
-        for (int dy = -RY; dy <= RY; ++dy)
-#pragma unroll
-          for (int dx = -R; dx <= R; ++dx) {
-            const T u = tile[ty + RY + dy][tx + R + dx];
-#pragma unroll
-            for (int j = 0; j < Q; ++j)
-              if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
-          }
-      } else {
-        const T centre = tile[ty + RY][tx + R];
-#pragma unroll
-        for (int j = 0; j < Q; ++j)
-          if (j != R) acc[j] += w(0, 0, R - j) * centre;
-#pragma unroll
-        for (int dy = -RY; dy <= RY; ++dy)
-#pragma unroll
-          for (int dx = -R; dx <= R; ++dx)
-            if (dx == 0 || dy == 0) acc[R] += w(dx, dy, 0) * tile[ty + RY + dy][tx + R + dx];
-      }
+      add_plane<T, DIMS, R, TAPS>(a, tile, acc, tx, ty);
       const std::int64_t m = p - R;
       if (active && m >= m0)
         out[DIMS == 3 ? g.index(x, y, m) : g.index(x, m, 0)] = acc[0] + a.source;
@@ -182,11 +192,6 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
   const std::int64_t m1 = min(m0 + chunk, march_n);
   const std::int64_t p_begin = m0 - R, p_end = m1 + R;
 
-  auto w = [&](int dx, int dy, int dm) -> T {
-    return DIMS == 3 ? a.weights.w[weight_index<3, R>(dx, dy, dm)]
-                     : a.weights.w[weight_index<2, R>(dx, dm, 0)];
-  };
-
   const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
   for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
     const std::int64_t y0 = by * TY;
@@ -233,27 +238,7 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       __syncthreads();
       request(p + kStages - 1);
       const T(&tile)[SY][SX] = plane[static_cast<int>((p - p_begin) % kStages)];
-      if (TAPS != kStarTaps) {
-#pragma unroll
-        for (int dy = -RY; dy <= RY; ++dy)
-#pragma unroll
-          for (int dx = -R; dx <= R; ++dx) {
-            const T u = tile[ty + RY + dy][tx + R + dx];
-#pragma unroll
-            for (int j = 0; j < Q; ++j)
-              if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
-          }
-      } else {
-        const T centre = tile[ty + RY][tx + R];
-#pragma unroll
-        for (int j = 0; j < Q; ++j)
-          if (j != R) acc[j] += w(0, 0, R - j) * centre;
-#pragma unroll
-        for (int dy = -RY; dy <= RY; ++dy)
-#pragma unroll
-          for (int dx = -R; dx <= R; ++dx)
-            if (dx == 0 || dy == 0) acc[R] += w(dx, dy, 0) * tile[ty + RY + dy][tx + R + dx];
-      }
+      add_plane<T, DIMS, R, TAPS>(a, tile, acc, tx, ty);
       const std::int64_t m = p - R;
       if (active && m >= m0)
         out[DIMS == 3 ? g.index(x, y, m) : g.index(x, m, 0)] = acc[0] + a.source;
