@@ -132,6 +132,7 @@ inline int tap_set(const Stencil& s) {
   }
   return kBoxTaps;
 }
+
 struct LaunchContext {
   cudaStream_t stream = nullptr;
   int multiprocessors = 1;
