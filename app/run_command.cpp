@@ -188,7 +188,8 @@ int run_case(const RunOptions& options) {
   std::string last_checkpoint;
   sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
                       last_checkpoint = io::checkpoint_path(c, s.step());
-                      io::FieldMeta meta = io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
+                      io::FieldMeta meta =
+                          io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
                       meta.fusion = backend.fusion_depth();
                       io::write_checkpoint(last_checkpoint, meta, s.field());
                     }});

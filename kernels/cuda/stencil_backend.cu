@@ -231,9 +231,10 @@ class SweepBackend final : public Backend {
 // dense stencil of radius k*r <= kMaxRadius (2D stars: kMaxFusedRadius2D), through the
 // backend's own launcher. S^k of a star has off-axis taps but all of them within its
 // fused-star tap set (k steps of at most r along one axis each; r = 1: the diamond
-// |dx|+|dy|+|dz| <= k), which its sweep then multiplies (tap_set); of a box, the whole box. Temporal fusion on CUDA cores is then the sweep's streaming (register-tiling: 2.5D,
-// partial sums in registers) or tiling at the fused radius: one read and one write of the
-// field per k steps, at 2 x taps flops per pass.
+// |dx|+|dy|+|dz| <= k), which its sweep then multiplies (tap_set); of a box, the whole box.
+// Temporal fusion on CUDA cores is then the sweep's streaming (register-tiling: 2.5D, partial
+// sums in registers) or tiling at the fused radius: one read and one write of the field per
+// k steps, at 2 x taps flops per pass.
 template <typename T>
 struct CoreKernel {
   struct Plan {

@@ -89,9 +89,19 @@ constexpr int fused_star_taps(int q) { return kDiamondTaps + q - 1; }  // q = 1,
 
 // Whether a sweep kernel exists for the fused star of step radius q at radius R: the diamond
 // at R = 2, 3 (and 4-6 in 2D), q = 2 at R = 4, 6 and q = 3 at R = 6 in 2D.
-inline bool has_fused_star_kernel(int dims, int radius, int q) {
-  if (q == 1) return radius >= 2 && (radius <= 3 || (dims == 2 && radius <= 6));
-  return dims == 2 && radius <= 6 && radius % q == 0 && radius / q >= 2;
+constexpr bool has_fused_star_kernel(int dims, int radius, int q) {
+  return q == 1 ? radius >= 2 && (radius <= 3 || (dims == 2 && radius <= kMaxFusedRadius2D))
+                : dims == 2 && radius <= kMaxFusedRadius2D && radius % q == 0 && radius / q >= 2;
+}
+
+// Whether the sweeps are instantiated for this shape: stars and boxes of radius 1 to 3 (1D:
+// stars only), fused stars where has_fused_star_kernel says. dispatch_shape instantiates
+// exactly these, and tap_set picks only among them.
+constexpr bool has_sweep_kernel(int dims, int radius, int taps) {
+  return taps == kStarTaps   ? radius >= 1 && radius <= kMaxRadius
+         : dims == 1         ? false
+         : taps == kBoxTaps  ? radius >= 1 && radius <= kMaxRadius
+                             : has_fused_star_kernel(dims, radius, taps - kDiamondTaps + 1);
 }
 
 // The host side of a sweep launch: stencil shape, stream and the device's size.
@@ -162,68 +172,40 @@ __device__ __forceinline__ void for_each_tap(F&& f) {
 }
 
 // Calls launch.template operator()<DIMS, R, TAPS>() for the problem's shape: the one place
-// that turns run-time shapes into template instantiations (1D stencils are always stars; a
-// fused star of radius 1 is the star; radius 4-6 only for the 2D fused stars).
-template <typename Launch>
-void dispatch_shape(const SweepShape& s, Launch&& launch) {
-  auto by_radius = [&](auto dims_tag, auto taps_tag) {
-    constexpr int D = decltype(dims_tag)::value;
-    constexpr int T = decltype(taps_tag)::value;
-    if constexpr (T < kDiamondTaps) {  // star or box
-      switch (s.radius) {
-        case 1: launch.template operator()<D, 1, T>(); return;
-        case 2: launch.template operator()<D, 2, T>(); return;
-        case 3: launch.template operator()<D, 3, T>(); return;
-      }
-    } else if constexpr (T == kDiamondTaps) {
-      switch (s.radius) {
-        case 1: launch.template operator()<D, 1, kStarTaps>(); return;
-        case 2: launch.template operator()<D, 2, T>(); return;
-        case 3: launch.template operator()<D, 3, T>(); return;
-      }
-      if constexpr (D == 2) {
-        switch (s.radius) {
-          case 4: launch.template operator()<D, 4, T>(); return;
-          case 5: launch.template operator()<D, 5, T>(); return;
-          case 6: launch.template operator()<D, 6, T>(); return;
-        }
-      }
-    } else if constexpr (D == 2 && T == fused_star_taps(2)) {
-      switch (s.radius) {
-        case 4: launch.template operator()<D, 4, T>(); return;
-        case 6: launch.template operator()<D, 6, T>(); return;
-      }
-    } else if constexpr (D == 2 && T == fused_star_taps(3)) {
-      if (s.radius == 6) {
-        launch.template operator()<D, 6, T>();
+// that turns run-time shapes into template instantiations, one per shape has_sweep_kernel
+// accepts (radius 1 to kMaxFusedRadius2D, tried in turn at compile time).
+template <int D, int T, int R = 1, typename Launch>
+void dispatch_radius(const SweepShape& s, Launch& launch) {
+  if constexpr (R <= kMaxFusedRadius2D) {
+    if constexpr (has_sweep_kernel(D, R, T)) {
+      if (s.radius == R) {
+        launch.template operator()<D, R, T>();
         return;
       }
     }
+    dispatch_radius<D, T, R + 1>(s, launch);
+  } else {
     throw std::logic_error("sweep: no kernel for radius " + std::to_string(s.radius) + " in " +
                            std::to_string(D) + "D with tap set " + std::to_string(s.taps));
-  };
-  auto by_taps = [&](auto dims_tag) {
-    if constexpr (decltype(dims_tag)::value == 1) {
-      by_radius(dims_tag, std::integral_constant<int, kStarTaps>{});
-    } else {
-      switch (s.taps) {
-        case kStarTaps: by_radius(dims_tag, std::integral_constant<int, kStarTaps>{}); break;
-        case kBoxTaps: by_radius(dims_tag, std::integral_constant<int, kBoxTaps>{}); break;
-        case kDiamondTaps: by_radius(dims_tag, std::integral_constant<int, kDiamondTaps>{}); break;
-        case fused_star_taps(2):
-          by_radius(dims_tag, std::integral_constant<int, fused_star_taps(2)>{});
-          break;
-        case fused_star_taps(3):
-          by_radius(dims_tag, std::integral_constant<int, fused_star_taps(3)>{});
-          break;
-        default: throw std::logic_error("sweep: unknown tap set " + std::to_string(s.taps));
-      }
-    }
-  };
+  }
+}
+
+template <int D, int T = kStarTaps, typename Launch>
+void dispatch_taps(const SweepShape& s, Launch& launch) {
+  if constexpr (T <= fused_star_taps(3)) {
+    if (s.taps == T) return dispatch_radius<D, T>(s, launch);
+    dispatch_taps<D, T + 1>(s, launch);
+  } else {
+    throw std::logic_error("sweep: unknown tap set " + std::to_string(s.taps));
+  }
+}
+
+template <typename Launch>
+void dispatch_shape(const SweepShape& s, Launch&& launch) {
   switch (s.dims) {
-    case 1: by_taps(std::integral_constant<int, 1>{}); break;
-    case 2: by_taps(std::integral_constant<int, 2>{}); break;
-    case 3: by_taps(std::integral_constant<int, 3>{}); break;
+    case 1: dispatch_taps<1>(s, launch); break;
+    case 2: dispatch_taps<2>(s, launch); break;
+    case 3: dispatch_taps<3>(s, launch); break;
   }
 }
 

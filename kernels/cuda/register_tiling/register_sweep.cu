@@ -114,7 +114,8 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       const std::int64_t gx = x0 - R + sx, gy = y0 - RY + sy;
       bool ok = l < SX * SY && gx < g.n[0] + R;
       if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
-      if (TAPS == kStarTaps && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+      if (TAPS == kStarTaps && DIMS == 3)
+        ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
       load_slot[s] = ok;
       src[s] = in + g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
     }
@@ -207,7 +208,8 @@ __global__ void __launch_bounds__(RegisterTile<DIMS>::tx* RegisterTile<DIMS>::ty
       const std::int64_t gx = x0 - R + sx, gy = y0 - RY + sy;
       bool ok = l < SX * SY && gx < g.n[0] + R;
       if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
-      if (TAPS == kStarTaps && DIMS == 3) ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+      if (TAPS == kStarTaps && DIMS == 3)
+        ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
       load_slot[s] = ok;
       src[s] = ok ? in + g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx : in;
     }
@@ -274,8 +276,9 @@ struct RegisterLaunch {
       throw std::logic_error("register-tiling: 1D grids are not supported");
     } else {
       using Tile = RegisterTile<DIMS>;
-      const auto kernel = use_async_planes<T, DIMS, R>() ? register_sweep_async_kernel<T, DIMS, R, TAPS>
-                                                      : register_sweep_kernel<T, DIMS, R, TAPS>;
+      const auto kernel = use_async_planes<T, DIMS, R>()
+                              ? register_sweep_async_kernel<T, DIMS, R, TAPS>
+                              : register_sweep_kernel<T, DIMS, R, TAPS>;
       static const int resident = [&] {
         int blocks = 0;
         HEATSIM_CUDA_CHECK(
