@@ -4,6 +4,7 @@
 //
 //   bandwidth roof = B / (bytes(k) * halo(k*r))       bytes(k) = 2 sizeof(T) / k  (roofline.hpp)
 //   compute roof   = P / flops(k)                      flops(k) = 2 taps(S^k) / k
+//                                                      (tensor cores: the MMAs' flops)
 //   prediction     = min(e_bw[d] * bandwidth roof, e_c[d] * compute roof)
 //
 // halo(R) = prod over the tiled axes of (t + 2R) / t: the input a tile of t nodes re-reads
@@ -61,6 +62,15 @@ int model_fusion_limit(const kernels::Capabilities& caps, const kernels::Stencil
 // diamond_taps: the sweep takes S^k of a star on its fused-star taps (the CUDA-core sweeps).
 double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
                                      bool diamond_taps = false);
+
+// The same for the tensor-core sweep: the MMAs of convstencil's tile plan
+// (kernels/cuda/convstencil/fusion_plan.hpp). Each line (dz, dy) of S^k with a nonzero tap,
+// dmin..dmax along x, is a band of ceil((dmax - dmin + 8) / 4) chunks; a chunk is one m8n8k4
+// MMA per 8 x 8 outputs (512 flops, 8 per output); up to kTensorCoreRegisterChunks chunks are
+// padded to a multiple of 4. Divided by k. Heat-2D at k = 4: 28 chunks, 56 flops per point and
+// step; Box-2D9P at k = 4: 36 chunks, 72 (2 taps(S^k) / k counts 40.5 for both).
+constexpr int kTensorCoreRegisterChunks = 64;
+double tensor_core_flops_per_point_step(const kernels::Stencil& s, int fusion_depth);
 
 // Halo factor of a tile at fused radius R, for a problem of `dims` dimensions.
 double halo_factor(const BackendModel& m, int dims, int fused_radius);

@@ -88,6 +88,24 @@ TEST(PerfModel, DiamondTapsCountOnlyTheL1BallOfAFusedStar) {
   EXPECT_EQ(executed_flops_per_point_step(shape(2, 3, false), 2, true), 61.0);
 }
 
+TEST(PerfModel, TensorCoreFlopsCountTheTilePlansChunks) {
+  // 8 flops per output per chunk; a band of extent w along x is ceil((w + 7) / 4) chunks; up to
+  // 64 chunks are padded to a multiple of 4.
+  const Stencil heat2d = shape(2, 1, false);
+  EXPECT_EQ(tensor_core_flops_per_point_step(heat2d, 1), 64.0);  // 2 + 3 + 2 -> 8 chunks
+  // k = 4: the diamond of radius 4, bands of 1, 3, 5, 7, 9, 7, 5, 3, 1: 28 chunks.
+  EXPECT_EQ(tensor_core_flops_per_point_step(heat2d, 4), 8.0 * 28 / 4);
+  // The 9x9 box of Box-2D9P at k = 4: 9 bands of 4 chunks.
+  EXPECT_EQ(tensor_core_flops_per_point_step(shape(2, 1, true), 4), 8.0 * 36 / 4);
+  // Heat-1D at k = 12: one band of 25 taps, 8 chunks.
+  EXPECT_DOUBLE_EQ(tensor_core_flops_per_point_step(shape(1, 1, false), 12), 8.0 * 8 / 12);
+  // Heat-3D at k = 2: 1 band of 5, 4 of 3 and 8 of 1: 3 + 12 + 16 = 31, padded to 32.
+  EXPECT_EQ(tensor_core_flops_per_point_step(shape(3, 1, false), 2), 8.0 * 32 / 2);
+  // Box-3D27P at k = 2: 25 bands of 3 chunks, 75: past 64, not padded.
+  EXPECT_EQ(tensor_core_flops_per_point_step(shape(3, 1, true), 2), 8.0 * 75 / 2);
+  EXPECT_THROW(tensor_core_flops_per_point_step(heat2d, 0), std::invalid_argument);
+}
+
 TEST(PerfModel, HaloFactorOfTheTiledAxes) {
   BackendModel m;
   m.tile[1] = {64, 32, 0};
@@ -135,7 +153,8 @@ TEST(PerfModel, PredictionIsTheSmallerScaledRoof) {
 
   // Tensor cores use their own peak; fp32 moves half the bytes.
   m.tensor_cores = true;
-  EXPECT_DOUBLE_EQ(predict(problem(2, 3, true), m, 1, slow).compute_roof, 64e12 / 98.0 / 1e9);
+  // (the 7x7 box: 7 bands of 4 chunks, 224 MMA flops per point)
+  EXPECT_DOUBLE_EQ(predict(problem(2, 3, true), m, 1, slow).compute_roof, 64e12 / 224.0 / 1e9);
   m.tensor_cores = false;
   StencilProblem fp32 = heat2d;
   fp32.precision = Precision::fp32;
@@ -180,6 +199,30 @@ TEST(PerfModel, H100RegisterTilingHeat2D) {
   const Prediction box = predict(problem(2, 1, true), m, 3, h100);
   EXPECT_TRUE(box.compute_binds);
   EXPECT_DOUBLE_EQ(box.gstencils, 0.44 * 33.45e12 / (2.0 * 49 / 3) / 1e9);
+}
+
+// What `fusion: auto` picks without a tuning cache on an H100 (the rates of the test above):
+// Box-2D9P on register-tiling at k = 3 (measured 426.7 GStencil/s) over convstencil at any
+// depth (best measured: 378.5 at k = 4), whose band MMAs grow with the 9x9 box.
+TEST(PerfModel, H100Box2D9PGoesToRegisterTilingFusedThreeTimes) {
+  DeviceRates h100;
+  h100.bandwidth = 2988e9;
+  h100.core_peak_flops = 33.45e12;
+  h100.tensor_peak_flops = 66.9e12;
+  const StencilProblem box = problem(2, 1, true, 8192);
+  const double reg3 = predict(box, *backend_model("register-tiling", true), 3, h100).gstencils;
+  const BackendModel conv = *backend_model("convstencil", true);
+  double conv_best = 0;
+  for (int k = 1; k <= model_fusion_limit(caps(3, 12), box); ++k)
+    conv_best = std::max(conv_best, predict(box, conv, k, h100).gstencils);
+  EXPECT_GT(conv_best, 0.0);
+  EXPECT_GT(reg3, conv_best);
+  // Heat-2D still fuses deepest on register-tiling: at k = 4 it beats convstencil's best.
+  const StencilProblem heat = problem(2, 1, false, 8192);
+  double conv_heat = 0;
+  for (int k = 1; k <= model_fusion_limit(caps(3, 12), heat); ++k)
+    conv_heat = std::max(conv_heat, predict(heat, conv, k, h100).gstencils);
+  EXPECT_GT(predict(heat, *backend_model("register-tiling", true), 4, h100).gstencils, conv_heat);
 }
 
 }  // namespace
