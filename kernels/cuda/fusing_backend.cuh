@@ -42,32 +42,10 @@
 
 #include "check.cuh"
 #include "convstencil/fusion_plan.hpp"
+#include "device_memory.cuh"
 #include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
-
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (ptr_) cudaFree(ptr_);  // no throw from destructors
-  }
-  void allocate(std::size_t bytes) {
-    if (ptr_) HEATSIM_CUDA_CHECK(cudaFree(ptr_));
-    ptr_ = nullptr;
-    HEATSIM_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)));
-  }
-  template <typename U>
-  U* as() const {
-    return static_cast<U*>(ptr_);
-  }
-  void swap(DeviceArray& o) noexcept { std::swap(ptr_, o.ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
 
 // A field on the device: its layout, faces and the two buffers of a step.
 template <typename T>
@@ -179,12 +157,7 @@ class FusingBackend final : public Backend {
 
   void upload(const std::vector<double>& field) override {
     check_ready_and_size(field.size());
-    if constexpr (std::is_same_v<T, double>) {
-      copy_interior(const_cast<double*>(field.data()), main_.cur.template as<T>(), cudaMemcpyHostToDevice);
-    } else {
-      std::vector<T> host(field.begin(), field.end());
-      copy_interior(host.data(), main_.cur.template as<T>(), cudaMemcpyHostToDevice);
-    }
+    upload_interior(field, main_.cur.template as<T>(), main_.grid);
     boundary_nodes_hold_g_ = false;
     record_dirichlet_nodes(field);
     check_nodes_at_next_advance_ = true;
@@ -193,13 +166,7 @@ class FusingBackend final : public Backend {
   void download(std::vector<double>& field) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     field.resize(static_cast<std::size_t>(p_.points()));
-    if constexpr (std::is_same_v<T, double>) {
-      copy_interior(field.data(), main_.cur.template as<T>(), cudaMemcpyDeviceToHost);
-    } else {
-      std::vector<T> host(field.size());
-      copy_interior(host.data(), main_.cur.template as<T>(), cudaMemcpyDeviceToHost);
-      for (std::size_t i = 0; i < host.size(); ++i) field[i] = static_cast<double>(host[i]);
-    }
+    download_interior(field, main_.cur.template as<T>(), main_.grid);
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
@@ -338,32 +305,6 @@ class FusingBackend final : public Backend {
     if (size != static_cast<std::size_t>(p_.points()))
       throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
                                   " values, the grid " + std::to_string(p_.points()));
-  }
-
-  // Between a compact host array [z][y][x] and the padded device buffer.
-  void copy_interior(T* host, T* device, cudaMemcpyKind kind) {
-    const DeviceGrid& g = main_.grid;
-    const std::size_t nx = static_cast<std::size_t>(g.n[0]);
-    const std::size_t ny = static_cast<std::size_t>(g.n[1]);
-    const std::size_t nz = static_cast<std::size_t>(g.n[2]);
-    T* interior = device + g.origin;
-    if (ny * nz == 1) {
-      if (kind == cudaMemcpyHostToDevice)
-        HEATSIM_CUDA_CHECK(cudaMemcpy(interior, host, nx * sizeof(T), kind));
-      else
-        HEATSIM_CUDA_CHECK(cudaMemcpy(host, interior, nx * sizeof(T), kind));
-      return;
-    }
-    const std::size_t rows = static_cast<std::size_t>(g.pitch_z / g.pitch_y);
-    cudaPitchedPtr dev = make_cudaPitchedPtr(interior, g.pitch_y * sizeof(T),
-                                             static_cast<std::size_t>(g.pitch_y), rows);
-    cudaPitchedPtr compact = make_cudaPitchedPtr(host, nx * sizeof(T), nx, ny);
-    cudaMemcpy3DParms m{};
-    m.srcPtr = kind == cudaMemcpyHostToDevice ? compact : dev;
-    m.dstPtr = kind == cudaMemcpyHostToDevice ? dev : compact;
-    m.extent = make_cudaExtent(nx * sizeof(T), ny, nz);
-    m.kind = kind;
-    HEATSIM_CUDA_CHECK(cudaMemcpy3D(&m));
   }
 
   Kernel kernel_;

@@ -13,43 +13,13 @@
 #include <vector>
 
 #include "check.cuh"
+#include "device_memory.cuh"
 #include "field_kernels.cuh"
 #include "fusing_backend.cuh"
 #include "stencil_backend.hpp"
 
 namespace heatsim::kernels::cuda {
 namespace {
-
-// Owns one cudaMalloc'ed buffer.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { reset(); }
-  void allocate(std::size_t bytes) {
-    reset();
-    HEATSIM_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-    bytes_ = bytes;
-  }
-  void reset() {
-    if (ptr_) cudaFree(ptr_);  // no throw from destructors; a failed free leaks at worst
-    ptr_ = nullptr;
-    bytes_ = 0;
-  }
-  template <typename U>
-  U* as() const {
-    return static_cast<U*>(ptr_);
-  }
-  void swap(DeviceBuffer& other) noexcept {
-    std::swap(ptr_, other.ptr_);
-    std::swap(bytes_, other.bytes_);
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 template <typename T>
 class SweepBackend final : public Backend {
@@ -102,24 +72,13 @@ class SweepBackend final : public Backend {
 
   void upload(const std::vector<double>& field) override {
     check_ready_and_size(field.size());
-    if constexpr (std::is_same_v<T, double>) {
-      copy_interior(const_cast<double*>(field.data()), cur_.as<T>(), cudaMemcpyHostToDevice);
-    } else {
-      std::vector<T> host(field.begin(), field.end());
-      copy_interior(host.data(), cur_.as<T>(), cudaMemcpyHostToDevice);
-    }
+    upload_interior(field, cur_.as<T>(), grid_);
   }
 
   void download(std::vector<double>& field) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     field.resize(static_cast<std::size_t>(p_.points()));
-    if constexpr (std::is_same_v<T, double>) {
-      copy_interior(field.data(), cur_.as<T>(), cudaMemcpyDeviceToHost);
-    } else {
-      std::vector<T> host(field.size());
-      copy_interior(host.data(), cur_.as<T>(), cudaMemcpyDeviceToHost);
-      for (std::size_t i = 0; i < host.size(); ++i) field[i] = static_cast<double>(host[i]);
-    }
+    download_interior(field, cur_.as<T>(), grid_);
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
@@ -190,38 +149,13 @@ class SweepBackend final : public Backend {
     return f;
   }
 
-  // Copies the interior between a compact host array [z][y][x] and the padded device buffer.
-  void copy_interior(T* host, T* device, cudaMemcpyKind kind) {
-    const std::size_t nx = static_cast<std::size_t>(grid_.n[0]);
-    const std::size_t ny = static_cast<std::size_t>(grid_.n[1]);
-    const std::size_t nz = static_cast<std::size_t>(grid_.n[2]);
-    T* interior = device + grid_.origin;
-    if (ny * nz == 1) {  // one row: a plain copy (no pitch limits)
-      if (kind == cudaMemcpyHostToDevice)
-        HEATSIM_CUDA_CHECK(cudaMemcpy(interior, host, nx * sizeof(T), kind));
-      else
-        HEATSIM_CUDA_CHECK(cudaMemcpy(host, interior, nx * sizeof(T), kind));
-      return;
-    }
-    const std::size_t rows = static_cast<std::size_t>(grid_.pitch_z / grid_.pitch_y);
-    cudaPitchedPtr dev = make_cudaPitchedPtr(interior, grid_.pitch_y * sizeof(T),
-                                             static_cast<std::size_t>(grid_.pitch_y), rows);
-    cudaPitchedPtr compact = make_cudaPitchedPtr(host, nx * sizeof(T), nx, ny);
-    cudaMemcpy3DParms m{};
-    m.srcPtr = kind == cudaMemcpyHostToDevice ? compact : dev;
-    m.dstPtr = kind == cudaMemcpyHostToDevice ? dev : compact;
-    m.extent = make_cudaExtent(nx * sizeof(T), ny, nz);
-    m.kind = kind;
-    HEATSIM_CUDA_CHECK(cudaMemcpy3D(&m));
-  }
-
   SweepBackendSpec spec_;
   SweepLauncher<T> sweep_;
   StencilProblem p_;
   SweepShape shape_;
   DeviceGrid grid_;
   LaunchContext context_;
-  DeviceBuffer cur_, next_, partials_;
+  DeviceArray cur_, next_, partials_;
   StencilWeights<T> weights_{};
   bool has_dirichlet_ = false;
   bool ready_ = false;
