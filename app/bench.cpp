@@ -143,8 +143,7 @@ int run_bench(const BenchOptions& options) {
   bool failed = false;
   for (const BenchShape& shape : shapes) {
     const std::int64_t size = options.size > 0 ? options.size : default_size(shape.dims);
-    std::array<std::int64_t, 3> n{1, 1, 1};
-    for (int a = 0; a < shape.dims; ++a) n[a] = std::max<std::int64_t>(size, 2 * shape.laplacian.radius + 1);
+    const std::array<std::int64_t, 3> n = bench_grid(shape, size);
     const StencilProblem problem = make_bench_problem(shape, n, precision);
     const StencilProblem small = make_bench_problem(shape, check_size(shape.dims), precision);
     const std::vector<double> small_u0 = random_field(small.points(), 7);
@@ -247,9 +246,7 @@ int run_bench(const BenchOptions& options) {
   std::printf("\n%-11s %-16s %2s %-14s %6s %9s %11s %8s %9s %7s\n", "shape", "backend", "k",
               "grid", "steps", "ms/step", "GStencil/s", "%limit", "GFLOP/s", "check");
   for (const Row& r : rows) {
-    std::string grid = std::to_string(r.n[0]);
-    if (r.dims > 1) grid += "x" + std::to_string(r.n[1]);
-    if (r.dims > 2) grid += "x" + std::to_string(r.n[2]);
+    const std::string grid = grid_label(r.dims, r.n);
     if (!r.note.empty()) {
       std::printf("%-11s %-16s %2s %-14s %s\n", r.shape.c_str(), r.backend.c_str(), "-",
                   grid.c_str(), ("not run: " + r.note).substr(0, 60).c_str());

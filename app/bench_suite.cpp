@@ -106,6 +106,19 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 
 std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
 
+std::array<std::int64_t, 3> bench_grid(const BenchShape& shape, std::int64_t size) {
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  for (int a = 0; a < shape.dims; ++a)
+    n[static_cast<std::size_t>(a)] = std::max<std::int64_t>(size, 2 * shape.laplacian.radius + 1);
+  return n;
+}
+
+std::string grid_label(int dims, const std::array<std::int64_t, 3>& n) {
+  std::string label = std::to_string(n[0]);
+  for (int a = 1; a < dims; ++a) label += "x" + std::to_string(n[static_cast<std::size_t>(a)]);
+  return label;
+}
+
 std::array<std::int64_t, 3> check_size(int dims) {
   if (dims == 1) return {4099, 1, 1};
   if (dims == 2) return {131, 97, 1};

@@ -28,6 +28,11 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 
 // Points per axis of `heatsim bench`: 1D 2^26, 2D 8192, 3D 512.
 std::int64_t default_size(int dims);
+// Points per axis of a shape's grid at `size` per axis (at least the stencil's width), 1 on the
+// inactive axes.
+std::array<std::int64_t, 3> bench_grid(const BenchShape& shape, std::int64_t size);
+// "8192x8192": the active axes' points.
+std::string grid_label(int dims, const std::array<std::int64_t, 3>& n);
 // The correctness check's grid: small, not a multiple of any tile.
 std::array<std::int64_t, 3> check_size(int dims);
 

@@ -120,12 +120,9 @@ int run_tune(const BenchOptions& options) {
   bool failed = false;
   for (const BenchShape& shape : shapes) {
     const std::int64_t size = options.size > 0 ? options.size : tune_size(shape.dims);
-    std::array<std::int64_t, 3> n{1, 1, 1};
-    for (int a = 0; a < shape.dims; ++a) n[a] = std::max<std::int64_t>(size, 2 * shape.laplacian.radius + 1);
+    const std::array<std::int64_t, 3> n = bench_grid(shape, size);
     kernels::StencilProblem problem = make_bench_problem(shape, n, precision);
-    std::string grid = std::to_string(n[0]);
-    if (shape.dims > 1) grid += "x" + std::to_string(n[1]);
-    if (shape.dims > 2) grid += "x" + std::to_string(n[2]);
+    const std::string grid = grid_label(shape.dims, n);
     std::vector<double> u0;
     for (const std::string& name : backends) {
       TuneRow row;
