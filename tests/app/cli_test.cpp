@@ -19,6 +19,7 @@
 #include <vector>
 #include "kernels/registry.hpp"
 #include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace {
 
@@ -30,11 +31,7 @@ const auto heatsim = heatsim_tests::run_heatsim;
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("heatsim_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = heatsim_tests::make_scratch_dir("cli");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -23,6 +23,7 @@
 #include "io/checkpoint.hpp"
 #include "io/field_file.hpp"
 #include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -72,11 +73,7 @@ std::string case_text(int dims, const std::string& precision, const fs::path& ou
 class RestartTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("heatsim_restart_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = heatsim_tests::make_scratch_dir("restart");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

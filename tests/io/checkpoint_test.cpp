@@ -2,7 +2,6 @@
 // checks against the case on restart.
 #include <gtest/gtest.h>
 #include <hdf5.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,6 +12,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/output.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -23,11 +23,7 @@ using solver::Precision;
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("heatsim_checkpoint_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = heatsim_tests::make_scratch_dir("checkpoint");
     c_.grid.dims = 2;
     c_.grid.n = {12, 9, 1};
     c_.grid.length = {1.0, 2.0, 1.0};

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "io/field_file.hpp"
 #include "io/xdmf.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -20,11 +20,7 @@ namespace fs = std::filesystem;
 class FieldFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("heatsim_field_file_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = heatsim_tests::make_scratch_dir("field_file");
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }

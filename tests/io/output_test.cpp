@@ -1,6 +1,5 @@
 // The output directory rules and the output series with its XDMF index.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include "io/checkpoint.hpp"
 #include "io/inspect.hpp"
 #include "io/output.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -19,11 +19,7 @@ namespace fs = std::filesystem;
 class OutputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("heatsim_output_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
+    root_ = heatsim_tests::make_scratch_dir("output");
     c_.grid.dims = 1;
     c_.grid.n = {8, 1, 1};
     c_.output.directory = (root_ / "run" / "out").string();

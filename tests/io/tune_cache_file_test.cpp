@@ -1,13 +1,13 @@
 // The tuning cache file (io/tune_cache_file.hpp): where it lives, a write/read round trip,
 // crash-safe writes, and files that are ignored with a warning instead of failing a run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "io/tune_cache_file.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -39,11 +39,7 @@ class ScopedEnv {
 class TuneCacheFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("heatsim_tune_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = heatsim_tests::make_scratch_dir("tune");
   }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
