@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "kernels/cuda/convstencil/fusion_plan.hpp"
 #include "roofline.hpp"
 #include "stencil.hpp"
 
@@ -74,22 +75,8 @@ double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth
 
 double tensor_core_flops_per_point_step(const kernels::Stencil& s, int fusion_depth) {
   if (fusion_depth < 1) throw std::invalid_argument("fusion depth must be >= 1");
-  const kernels::Stencil fused = stencil_power(s, fusion_depth);
-  const int r = fused.radius;
-  const int rz = fused.dims > 2 ? r : 0, ry = fused.dims > 1 ? r : 0;
-  int chunks = 0;
-  for (int dz = -rz; dz <= rz; ++dz)
-    for (int dy = -ry; dy <= ry; ++dy) {
-      int dmin = r + 1, dmax = -r - 1;
-      for (int dx = -r; dx <= r; ++dx)
-        if (fused.at(dx, dy, dz) != 0.0) {
-          dmin = std::min(dmin, dx);
-          dmax = std::max(dmax, dx);
-        }
-      if (dmin <= dmax) chunks += (dmax - dmin + 8 + 3) / 4;
-    }
-  if (chunks <= kTensorCoreRegisterChunks) chunks = (chunks + 3) / 4 * 4;
-  return 8.0 * chunks / fusion_depth;
+  const auto plan = kernels::convstencil::plan_for(kernels::convstencil::fuse_stencil(s, fusion_depth));
+  return 8.0 * plan.chunks / fusion_depth;
 }
 
 double halo_factor(const BackendModel& m, int dims, int fused_radius) {

@@ -63,13 +63,12 @@ int model_fusion_limit(const kernels::Capabilities& caps, const kernels::Stencil
 double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
                                      bool diamond_taps = false);
 
-// The same for the tensor-core sweep: the MMAs of convstencil's tile plan
-// (kernels/cuda/convstencil/fusion_plan.hpp). Each line (dz, dy) of S^k with a nonzero tap,
-// dmin..dmax along x, is a band of ceil((dmax - dmin + 8) / 4) chunks; a chunk is one m8n8k4
-// MMA per 8 x 8 outputs (512 flops, 8 per output); up to kTensorCoreRegisterChunks chunks are
-// padded to a multiple of 4. Divided by k. Heat-2D at k = 4: 28 chunks, 56 flops per point and
-// step; Box-2D9P at k = 4: 36 chunks, 72 (2 taps(S^k) / k counts 40.5 for both).
-constexpr int kTensorCoreRegisterChunks = 64;
+// The same for the tensor-core sweep: the MMAs of convstencil's tile plan for S^k
+// (kernels/cuda/convstencil/fusion_plan.hpp, plan_for). Each line (dz, dy) of S^k with a
+// nonzero tap, dmin..dmax along x, is a band of ceil((dmax - dmin + 8) / 4) chunks; a chunk is
+// one m8n8k4 MMA per 8 x 8 outputs (512 flops, 8 per output); up to 64 chunks are padded to a
+// multiple of 4. Divided by k. Heat-2D at k = 4: 28 chunks, 56 flops per point and step;
+// Box-2D9P at k = 4: 36 chunks, 72 (2 taps(S^k) / k counts 40.5 for both).
 double tensor_core_flops_per_point_step(const kernels::Stencil& s, int fusion_depth);
 
 // Halo factor of a tile at fused radius R, for a problem of `dims` dimensions.
