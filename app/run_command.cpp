@@ -155,6 +155,17 @@ int run_case(const RunOptions& options) {
   // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
   if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
   if (!check_resources(c, plan, choice)) return kExitBadInput;
+  // The initial field before anything is written: an expression that is not finite at some
+  // node refuses the case with nothing touched.
+  std::vector<double> u0;
+  if (options.restart.empty()) {
+    try {
+      u0 = solver::initial_field(c);
+    } catch (const std::invalid_argument& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
+    }
+  }
   // A restart continues in the same directory: outputs and checkpoints after step0 belong to
   // the run being replaced and are removed.
   io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
@@ -176,7 +187,8 @@ int run_case(const RunOptions& options) {
                                                      ", the checkpoint's depth"
                                                : std::string("auto"))
                                : std::to_string(c.fusion));
-  backend.upload(options.restart.empty() ? solver::initial_field(c) : restart.field);
+  backend.upload(options.restart.empty() ? u0 : restart.field);
+  u0 = std::vector<double>();  // the backend holds the field now
   if (!options.restart.empty())
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
                  restart.meta.time);

@@ -7,6 +7,7 @@
 
 #include "case_loader.hpp"
 #include "kernels/registry.hpp"
+#include "solver/expression.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::io {
@@ -223,6 +224,16 @@ class Checker {
             error(indexed("initial.upper", i),
                   "must be greater than initial.lower[" + std::to_string(a) + "] (" +
                       format_number(ic.lower[i]) + ")");
+        }
+        break;
+      case InitialKind::expression:
+        // Compiles over the active axes, and is finite at the domain's corners, face centres
+        // and centre (every node is checked when the run makes the field).
+        try {
+          const std::string problem = solver::expression_sample_problem(c_);
+          if (!problem.empty()) error("initial.value", "the expression is " + problem);
+        } catch (const solver::ExpressionError& e) {
+          error("initial.value", e.what());
         }
         break;
       case InitialKind::modes:

@@ -537,10 +537,11 @@ class Reader {
   }
 
   void read_initial(const YAML::Node& n, Case& c) {
-    const Names types{"constant", "gaussian", "modes", "box"};
+    const Names types{"constant", "gaussian", "modes", "box", "expression"};
     if (!n.IsMap()) {
-      error("initial", n, "expected a map {type: constant|gaussian|modes|box, ...}, got " +
-                              describe(n));
+      error("initial", n,
+            "expected a map {type: constant|gaussian|modes|box|expression, ...}, got " +
+                describe(n));
       return;
     }
     std::string kind;
@@ -555,7 +556,8 @@ class Reader {
         break;
       }
     if (!has_type) {
-      error("initial.type", n, "missing required key (constant, gaussian, modes or box)");
+      error("initial.type", n,
+            "missing required key (constant, gaussian, modes, box or expression)");
       error_suppressed_.push_back("initial");
       return;
     }
@@ -595,6 +597,12 @@ class Reader {
         error_suppressed_.push_back("initial.lower");
         error_suppressed_.push_back("initial.upper");
       }
+    } else if (kind == "expression") {
+      ic.kind = InitialKind::expression;
+      const auto f = read_map(n, "initial", {"type", "value"}, ctx);
+      if (!f) return;
+      require(*f, "initial", "value", n, " (u at t = 0 as a formula of x, y, z, e.g. \"sin(pi*x)\")");
+      if (auto v = field(*f, "value")) read_string(*v, "initial.value", ic.expression);
     } else {
       ic.kind = InitialKind::modes;
       const auto f = read_map(n, "initial", {"type", "terms"}, ctx);

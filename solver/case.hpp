@@ -37,7 +37,7 @@ struct SchemeSpec {
   std::vector<double> weights;
 };
 
-enum class InitialKind { constant, gaussian, modes, box };
+enum class InitialKind { constant, gaussian, modes, box, expression };
 
 // One term of a modes initial condition: amplitude * prod_axis f_a(pi * k_a * x_a / L_a),
 // f_a = sin or cos.
@@ -56,6 +56,7 @@ struct InitialSpec {
   double width = 0.1;                            // gaussian standard deviation
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};  // box corners
   std::vector<ModeTerm> modes;
+  std::string expression;  // u(x[, y[, z]]) at t = 0 (solver/expression.hpp)
 };
 
 struct TimeSpec {

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+
+#include "expression.hpp"
 
 namespace heatsim::solver {
 
@@ -272,6 +275,7 @@ double initial_value(const InitialSpec& ic, const Case& c, const std::array<doub
         if (x[a] < ic.lower[a] || x[a] > ic.upper[a]) return ic.background;
       return ic.value;
     }
+    case InitialKind::expression: return 0.0;  // compiled once, in initial_field
     case InitialKind::modes: {
       double v = 0.0;
       for (const ModeTerm& m : ic.modes) {
@@ -290,17 +294,76 @@ double initial_value(const InitialSpec& ic, const Case& c, const std::array<doub
 
 }  // namespace
 
+std::vector<std::string> expression_variables(int dims) {
+  const std::vector<std::string> xyz{"x", "y", "z"};
+  return {xyz.begin(), xyz.begin() + std::clamp(dims, 1, 3)};
+}
+
+namespace {
+
+bool on_dirichlet_face(const Case& c, const std::int64_t idx[3]) {
+  for (int a = 0; a < c.grid.dims; ++a)
+    for (int side = 0; side < 2; ++side)
+      if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
+          idx[a] == (side == 0 ? 0 : c.grid.n[a] - 1))
+        return true;
+  return false;
+}
+
+// "nan at node (0, 4): x = 0, y = 0.5": a value that is not finite, and where.
+std::string value_at(const Case& c, double v, const std::int64_t idx[3]) {
+  std::ostringstream s;
+  s << (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") << " at node (";
+  for (int a = 0; a < c.grid.dims; ++a) s << (a ? ", " : "") << idx[a];
+  s << "): ";
+  const char* names[3] = {"x", "y", "z"};
+  for (int a = 0; a < c.grid.dims; ++a)
+    s << (a ? ", " : "") << names[a] << " = " << coordinate(c, a, idx[a]);
+  return s.str();
+}
+
+}  // namespace
+
+std::string expression_sample_problem(const Case& c) {
+  const Expression e = Expression::compile(c.initial.expression, expression_variables(c.grid.dims));
+  const int dims = std::clamp(c.grid.dims, 1, 3);
+  int samples = 1;
+  for (int a = 0; a < dims; ++a) samples *= 3;
+  for (int s = 0; s < samples; ++s) {
+    int code = s;  // base 3: per axis node 0, n/2 or n-1
+    std::int64_t idx[3] = {0, 0, 0};
+    std::array<double, 3> pos{0, 0, 0};
+    for (int a = 0; a < dims; ++a, code /= 3) {
+      const std::int64_t n = c.grid.n[a];
+      idx[a] = code % 3 == 0 ? 0 : code % 3 == 1 ? n / 2 : n - 1;
+      pos[a] = coordinate(c, a, idx[a]);
+    }
+    if (on_dirichlet_face(c, idx)) continue;
+    const double v = e.eval(pos.data());
+    if (!std::isfinite(v)) return value_at(c, v, idx);
+  }
+  return "";
+}
+
 std::vector<double> initial_field(const Case& c) {
   const auto& n = c.grid.n;
   const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1, nz = c.grid.dims > 2 ? n[2] : 1;
   std::vector<double> u(static_cast<std::size_t>(nx * ny * nz));
+  std::optional<Expression> expression;
+  if (c.initial.kind == InitialKind::expression) {
+    try {
+      expression = Expression::compile(c.initial.expression, expression_variables(c.grid.dims));
+    } catch (const ExpressionError& e) {
+      throw std::invalid_argument(std::string("initial.value: ") + e.what());
+    }
+  }
 #pragma omp parallel for collapse(2)
   for (std::int64_t z = 0; z < nz; ++z)
     for (std::int64_t y = 0; y < ny; ++y)
       for (std::int64_t x = 0; x < nx; ++x) {
         const std::array<double, 3> pos{coordinate(c, 0, x), coordinate(c, 1, y),
                                         coordinate(c, 2, z)};
-        double v = initial_value(c.initial, c, pos);
+        double v = expression ? expression->eval(pos.data()) : initial_value(c.initial, c, pos);
         const std::int64_t idx[3] = {x, y, z};
         for (int a = 0; a < c.grid.dims; ++a)
           for (int side = 0; side < 2; ++side) {
@@ -310,6 +373,16 @@ std::vector<double> initial_field(const Case& c) {
           }
         u[static_cast<std::size_t>((z * ny + y) * nx + x)] = v;
       }
+  if (expression) {
+    // The first node, in memory order, where the formula is not finite.
+    const auto bad = std::find_if(u.begin(), u.end(), [](double v) { return !std::isfinite(v); });
+    if (bad != u.end()) {
+      const std::int64_t i = bad - u.begin();
+      const std::int64_t idx[3] = {i % nx, i / nx % ny, i / (nx * ny)};
+      throw std::invalid_argument("initial.value: the expression is " + value_at(c, *bad, idx) +
+                                  " (every node must be finite)");
+    }
+  }
   return u;
 }
 

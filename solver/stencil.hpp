@@ -49,8 +49,16 @@ kernels::StencilProblem make_problem(const Case& c, double dt);
 
 // Node coordinate along an axis (origin 0).
 double coordinate(const Case& c, int axis, std::int64_t i);
-// Initial field in memory order [z][y][x]; Dirichlet boundary nodes take g(0).
+// Initial field in memory order [z][y][x]; Dirichlet boundary nodes take g(0). Throws
+// std::invalid_argument, naming `initial.value`, when an expression does not compile or is
+// not finite at a node (Dirichlet nodes excepted: they take g(0)).
 std::vector<double> initial_field(const Case& c);
+// The variables of an expression initial condition: the coordinates of the active axes.
+std::vector<std::string> expression_variables(int dims);
+// Where an expression initial condition is not finite, among the nodes that are 0, n/2 or
+// n-1 on every axis and on no Dirichlet face: "nan at x = 0, y = 0.5", or "" (validation's
+// quick look; initial_field checks every node). Throws ExpressionError when it does not compile.
+std::string expression_sample_problem(const Case& c);
 
 // Bytes of host memory a run needs (field copies on the host).
 std::int64_t host_bytes_needed(const Case& c);

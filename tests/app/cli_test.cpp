@@ -67,6 +67,28 @@ TEST_F(Cli, RunPrintsSettingsProgressAndSummary) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
 }
 
+TEST_F(Cli, ExpressionThatIsNotFiniteAtANodeIsRefusedBeforeAnythingIsWritten) {
+  // sqrt(y - 0.3) is NaN below y = 0.3, away from the nodes validation samples (y = 0 is a
+  // Dirichlet face, y = 0.375 and 0.75 are fine): the run finds it before writing anything.
+  std::string text = small_case(20);
+  text.replace(text.find("{type: gaussian, center: [0.5, 0.4], width: 0.1}"),
+               std::string("{type: gaussian, center: [0.5, 0.4], width: 0.1}").size(),
+               "{type: expression, value: \"sqrt(y - 0.3)\"}");
+  const std::string c = write_case("c.yaml", text);
+  EXPECT_EQ(heatsim("validate " + c).code, 0);
+  const Result r = heatsim(c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("initial.value: the expression is nan at node (1, 1)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // Made finite, the same case runs.
+  const std::string ok = write_case(
+      "ok.yaml", text.replace(text.find("sqrt(y - 0.3)"), 13, "sqrt(abs(y - 0.3))"));
+  EXPECT_EQ(heatsim(ok).code, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
+}
+
 TEST_F(Cli, RunSummaryStatesTheFractionOfTheBindingLimit) {
   const std::string c = write_case("c.yaml", small_case(200));
   const Result r = heatsim("run " + c + " --backend cpu");

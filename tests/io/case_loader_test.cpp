@@ -202,6 +202,42 @@ TEST(CaseLoader, GaussianCentreDefaultsToTheMiddleAndBoxValueToOne) {
   EXPECT_DOUBLE_EQ(b.initial.upper[1], 0.5);
 }
 
+TEST(CaseLoader, ExpressionInitialCondition) {
+  const std::string expr = replace(kMinimal, "type: constant", "type: expression");
+  const solver::Case c =
+      load_ok(replace(expr, "value: 3.5", "value: \"exp(-((x - 0.5)^2 + y^2) / 0.01)\""));
+  EXPECT_EQ(c.initial.kind, InitialKind::expression);
+  EXPECT_EQ(c.initial.expression, "exp(-((x - 0.5)^2 + y^2) / 0.01)");
+  // Unquoted, and a bare number, are formulas too.
+  EXPECT_EQ(load_ok(replace(expr, "value: 3.5", "value: 2*x")).initial.expression, "2*x");
+  EXPECT_EQ(load_ok(expr).initial.expression, "3.5");
+
+  // What does not compile is reported with the column, on the value's line.
+  LoadResult r = load_case_text(replace(expr, "value: 3.5", "value: \"sin(pi*z)\""));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(),
+            "initial.value: unknown name 'z' (variables: x, y, constants: pi, e) at column 8 "
+            "(line 10)");
+  r = load_case_text(replace(expr, "value: 3.5", "value: \"1 +\""));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("unexpected end"), std::string::npos) << all_errors(r);
+
+  // Not finite where the samples look (here x = 0 off the Dirichlet faces: there are none).
+  const std::string neumann =
+      replace(expr, "all: {type: dirichlet, value: 0}", "all: {type: neumann, flux: 0}");
+  r = load_case_text(replace(neumann, "value: 3.5", "value: \"1 / x\""));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(),
+            "initial.value: the expression is inf at node (0, 0): x = 0, y = 0 (line 10)");
+  // On a Dirichlet face the node takes g(0): no error.
+  EXPECT_TRUE(load_case_text(replace(expr, "value: 3.5", "value: \"1 / x\"")).ok());
+
+  // The value is required, and nothing else is taken.
+  r = load_case_text(replace(expr, "  value: 3.5\n", "  width: 2\n"));
+  EXPECT_NE(find_error(r, "initial.value"), nullptr) << all_errors(r);
+  EXPECT_NE(find_error(r, "initial.width"), nullptr) << all_errors(r);
+}
+
 TEST(CaseLoader, ExplicitOptions) {
   const std::string text = kMinimal +
                            "precision: fp32\n"

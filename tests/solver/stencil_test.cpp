@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "solver/expression.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::solver {
@@ -115,6 +118,67 @@ TEST(InitialField, DirichletNodesTakeTheBoundaryValue) {
     EXPECT_EQ(u[y * 7 + 0], 1.0);
     EXPECT_EQ(u[y * 7 + 6], 3.0);
   }
+}
+
+TEST(InitialField, ExpressionAtEveryNodeAndDirichletNodesStillTakeG) {
+  Case c = unit_case(2, 9, SchemeKind::order2);
+  c.initial.kind = InitialKind::expression;
+  c.initial.expression = "sin(pi * x) * cos(2 * y) + (x > 0.5)";
+  c.boundary[0] = {BoundaryKind::dirichlet, -1.0, 0.0, 0.0};
+  for (int f = 1; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  const std::vector<double> u = initial_field(c);
+  ASSERT_EQ(u.size(), 81u);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 9; ++x) {
+      const double px = coordinate(c, 0, x), py = coordinate(c, 1, y);
+      const double expected =
+          x == 0 ? -1.0 : std::sin(M_PI * px) * std::cos(2 * py) + (px > 0.5 ? 1.0 : 0.0);
+      EXPECT_EQ(u[static_cast<std::size_t>(y * 9 + x)], expected) << x << ", " << y;
+    }
+}
+
+TEST(InitialField, ExpressionNotFiniteAtANodeIsRefusedWithTheNode) {
+  Case c = unit_case(2, 9, SchemeKind::order2);
+  c.initial.kind = InitialKind::expression;
+  for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  // log(x) is -inf on the x = 0 face: an error there, but not on a Dirichlet face.
+  c.initial.expression = "log(x) + y";
+  try {
+    initial_field(c);
+    FAIL() << "accepted -inf";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("initial.value: the expression is -inf at node (0, 0)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(expression_sample_problem(c), "-inf at node (0, 0): x = 0, y = 0");
+  c.boundary[0] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0};
+  EXPECT_EQ(initial_field(c)[1], std::log(coordinate(c, 0, 1)));
+  EXPECT_EQ(expression_sample_problem(c), "");
+  // NaN at an inner node the samples (0, n/2, n-1 per axis) miss: initial_field finds it.
+  c.initial.expression = "sqrt(y - 0.2)";
+  EXPECT_EQ(expression_sample_problem(c), "nan at node (4, 0): x = 0.5, y = 0");
+  c.boundary[2] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0};
+  EXPECT_EQ(expression_sample_problem(c), "");
+  try {
+    initial_field(c);
+    FAIL() << "accepted nan";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("nan at node (1, 1)"), std::string::npos) << e.what();
+  }
+  // A formula that does not compile.
+  c.initial.expression = "x +";
+  EXPECT_THROW(initial_field(c), std::invalid_argument);
+  EXPECT_THROW(expression_sample_problem(c), ExpressionError);
+}
+
+TEST(InitialField, ExpressionVariablesAreTheActiveAxes) {
+  EXPECT_EQ(expression_variables(1), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(expression_variables(3), (std::vector<std::string>{"x", "y", "z"}));
+  Case c = unit_case(1, 9, SchemeKind::order2);
+  c.initial.kind = InitialKind::expression;
+  c.initial.expression = "x + y";
+  EXPECT_THROW(initial_field(c), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,327 @@
+#include "expression.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace heatsim::solver {
+namespace {
+
+enum Code { kNumber, kVariable, kNegate, kAdd, kSub, kMul, kDiv, kPow,
+            kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual, kCall1, kCall2 };
+
+struct Function1 {
+  const char* name;
+  double (*f)(double);
+};
+struct Function2 {
+  const char* name;
+  double (*f)(double, double);
+};
+
+// Wrappers: the C library's names are overloaded in C++, so take them through one signature.
+const Function1 kFunctions1[] = {
+    {"sin", [](double a) { return std::sin(a); }},     {"cos", [](double a) { return std::cos(a); }},
+    {"tan", [](double a) { return std::tan(a); }},     {"asin", [](double a) { return std::asin(a); }},
+    {"acos", [](double a) { return std::acos(a); }},   {"atan", [](double a) { return std::atan(a); }},
+    {"sinh", [](double a) { return std::sinh(a); }},   {"cosh", [](double a) { return std::cosh(a); }},
+    {"tanh", [](double a) { return std::tanh(a); }},   {"exp", [](double a) { return std::exp(a); }},
+    {"log", [](double a) { return std::log(a); }},     {"log10", [](double a) { return std::log10(a); }},
+    {"sqrt", [](double a) { return std::sqrt(a); }},   {"abs", [](double a) { return std::fabs(a); }},
+    {"floor", [](double a) { return std::floor(a); }}, {"ceil", [](double a) { return std::ceil(a); }},
+};
+const Function2 kFunctions2[] = {
+    {"min", [](double a, double b) { return std::fmin(a, b); }},
+    {"max", [](double a, double b) { return std::fmax(a, b); }},
+    {"pow", [](double a, double b) { return std::pow(a, b); }},
+    {"atan2", [](double a, double b) { return std::atan2(a, b); }},
+    {"hypot", [](double a, double b) { return std::hypot(a, b); }},
+};
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Recursive descent over the grammar in expression.hpp, emitting postfix code.
+class Compiler {
+ public:
+  Compiler(const std::string& text, const std::vector<std::string>& variables)
+      : text_(text), variables_(variables) {}
+
+  void run(std::vector<Expression::Op>& program, int& stack_depth) {
+    skip_blanks();
+    if (pos_ == text_.size()) throw ExpressionError("the expression is empty", 0);
+    comparison(0);
+    skip_blanks();
+    if (pos_ != text_.size())
+      fail("unexpected " + quoted(std::string(1, text_[pos_])) + " (an operator or the end)");
+    program = std::move(program_);
+    stack_depth = max_depth_;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw ExpressionError(message + " at column " + std::to_string(pos_ + 1),
+                          static_cast<int>(pos_) + 1);
+  }
+
+  void skip_blanks() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+
+  // The next operator token if it is `op` (consumed), else false.
+  bool accept(const char* op) {
+    skip_blanks();
+    const std::size_t len = std::strlen(op);
+    if (text_.compare(pos_, len, op) != 0) return false;
+    pos_ += len;
+    return true;
+  }
+
+  void emit(Expression::Op op, int stack_change) {
+    program_.push_back(op);
+    depth_ += stack_change;
+    max_depth_ = std::max(max_depth_, depth_);
+  }
+  void emit_code(int code, int stack_change) {
+    Expression::Op op;
+    op.code = code;
+    emit(op, stack_change);
+  }
+
+  void comparison(int nesting) {
+    if (nesting > Expression::kMaxDepth)
+      fail("nested deeper than " + std::to_string(Expression::kMaxDepth) + " levels");
+    sum(nesting);
+    struct Cmp {
+      const char* op;
+      int code;
+    };
+    // Two-character operators first, so that "<=" is not read as "<".
+    static const Cmp kCmp[] = {{"<=", kLessEqual}, {">=", kGreaterEqual}, {"==", kEqual},
+                               {"!=", kNotEqual},  {"<", kLess},          {">", kGreater}};
+    for (const Cmp& c : kCmp)
+      if (accept(c.op)) {
+        sum(nesting);
+        emit_code(c.code, -1);
+        skip_blanks();
+        if (pos_ < text_.size() && std::strchr("<>=!", text_[pos_]))
+          fail("comparisons do not chain; use parentheses");
+        return;
+      }
+  }
+
+  void sum(int nesting) {
+    product(nesting);
+    for (;;) {
+      if (accept("+")) {
+        product(nesting);
+        emit_code(kAdd, -1);
+      } else if (accept("-")) {
+        product(nesting);
+        emit_code(kSub, -1);
+      } else {
+        return;
+      }
+    }
+  }
+
+  void product(int nesting) {
+    unary(nesting);
+    for (;;) {
+      if (accept("*")) {
+        unary(nesting);
+        emit_code(kMul, -1);
+      } else if (accept("/")) {
+        unary(nesting);
+        emit_code(kDiv, -1);
+      } else {
+        return;
+      }
+    }
+  }
+
+  void unary(int nesting) {
+    if (nesting > Expression::kMaxDepth)
+      fail("nested deeper than " + std::to_string(Expression::kMaxDepth) + " levels");
+    if (accept("-")) {
+      unary(nesting + 1);
+      emit_code(kNegate, 0);
+    } else if (accept("+")) {
+      unary(nesting + 1);
+    } else {
+      power(nesting);
+    }
+  }
+
+  void power(int nesting) {
+    primary(nesting);
+    if (accept("^")) {
+      unary(nesting + 1);
+      emit_code(kPow, -1);
+    }
+  }
+
+  void primary(int nesting) {
+    skip_blanks();
+    if (pos_ == text_.size()) fail("unexpected end: a number, name or '(' is missing");
+    const char ch = text_[pos_];
+    if (std::isdigit(static_cast<unsigned char>(ch)) || ch == '.') return number();
+    if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '_') return name(nesting);
+    if (ch == '(') {
+      ++pos_;
+      comparison(nesting + 1);
+      if (!accept(")")) fail("')' expected");
+      return;
+    }
+    fail("unexpected " + quoted(std::string(1, ch)) + " (a number, name or '(')");
+  }
+
+  void number() {
+    const char* begin = text_.data() + pos_;
+    const char* end = text_.data() + text_.size();
+    double v = 0.0;
+    const auto r = std::from_chars(begin, end, v, std::chars_format::general);
+    if (r.ec == std::errc::result_out_of_range) fail("number out of range");
+    if (r.ec != std::errc() || r.ptr == begin) fail("malformed number");
+    const std::size_t end_pos = pos_ + static_cast<std::size_t>(r.ptr - begin);
+    if (end_pos < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end_pos])) ||
+                                   text_[end_pos] == '_' || text_[end_pos] == '.'))
+      fail("malformed number");
+    pos_ = end_pos;
+    Expression::Op op;
+    op.code = kNumber;
+    op.value = v;
+    emit(op, 1);
+  }
+
+  void name(int nesting) {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+      ++pos_;
+    const std::string id = text_.substr(start, pos_ - start);
+    skip_blanks();
+    const bool call = pos_ < text_.size() && text_[pos_] == '(';
+    if (call) return function(id, start, nesting);
+    for (std::size_t i = 0; i < variables_.size(); ++i)
+      if (variables_[i] == id) {
+        Expression::Op op;
+        op.code = kVariable;
+        op.index = static_cast<int>(i);
+        emit(op, 1);
+        return;
+      }
+    if (id == "pi" || id == "e") {
+      Expression::Op op;
+      op.code = kNumber;
+      op.value = id == "pi" ? M_PI : M_E;
+      emit(op, 1);
+      return;
+    }
+    pos_ = start;
+    std::string known;
+    for (const std::string& v : variables_) known += v + ", ";
+    fail("unknown name " + quoted(id) + " (variables: " + known + "constants: pi, e)");
+  }
+
+  void function(const std::string& id, std::size_t start, int nesting) {
+    int arity = 0;
+    Expression::Op op;
+    for (const Function1& f : kFunctions1)
+      if (id == f.name) {
+        arity = 1;
+        op.code = kCall1;
+        op.f1 = f.f;
+      }
+    for (const Function2& f : kFunctions2)
+      if (id == f.name) {
+        arity = 2;
+        op.code = kCall2;
+        op.f2 = f.f;
+      }
+    if (arity == 0) {
+      pos_ = start;
+      fail("unknown function " + quoted(id));
+    }
+    ++pos_;  // '('
+    int args = 0;
+    skip_blanks();
+    if (pos_ < text_.size() && text_[pos_] == ')') {
+      ++pos_;
+    } else {
+      for (;;) {
+        comparison(nesting + 1);
+        ++args;
+        if (accept(",")) continue;
+        if (accept(")")) break;
+        fail("',' or ')' expected");
+      }
+    }
+    if (args != arity) {
+      pos_ = start;
+      fail(quoted(id) + " takes " + std::to_string(arity) + " argument" + (arity > 1 ? "s" : "") +
+           ", got " + std::to_string(args));
+    }
+    emit(op, 1 - arity);
+  }
+
+  const std::string& text_;
+  const std::vector<std::string>& variables_;
+  std::size_t pos_ = 0;
+  std::vector<Expression::Op> program_;
+  int depth_ = 0;
+  int max_depth_ = 0;
+};
+
+}  // namespace
+
+Expression Expression::compile(const std::string& text, const std::vector<std::string>& variables) {
+  if (text.size() > kMaxLength)
+    throw ExpressionError("longer than " + std::to_string(kMaxLength) + " characters", 0);
+  Expression e;
+  Compiler(text, variables).run(e.program_, e.stack_depth_);
+  return e;
+}
+
+double Expression::eval(const double* values) const {
+  constexpr int kLocal = 64;
+  double local[kLocal];
+  local[0] = 0.0;  // a compiled program leaves one value here; this only quiets -Wmaybe-uninitialized
+  std::vector<double> heap;
+  double* stack = local;
+  if (stack_depth_ > kLocal) {
+    heap.resize(static_cast<std::size_t>(stack_depth_));
+    stack = heap.data();
+  }
+  int top = -1;  // index of the top value
+  for (const Op& op : program_) {
+    switch (op.code) {
+      case kNumber: stack[++top] = op.value; break;
+      case kVariable: stack[++top] = values[op.index]; break;
+      case kNegate: stack[top] = -stack[top]; break;
+      case kCall1: stack[top] = op.f1(stack[top]); break;
+      default: {
+        const double b = stack[top--];
+        double& a = stack[top];
+        switch (op.code) {
+          case kAdd: a = a + b; break;
+          case kSub: a = a - b; break;
+          case kMul: a = a * b; break;
+          case kDiv: a = a / b; break;
+          case kPow: a = std::pow(a, b); break;
+          case kLess: a = a < b ? 1.0 : 0.0; break;
+          case kLessEqual: a = a <= b ? 1.0 : 0.0; break;
+          case kGreater: a = a > b ? 1.0 : 0.0; break;
+          case kGreaterEqual: a = a >= b ? 1.0 : 0.0; break;
+          case kEqual: a = a == b ? 1.0 : 0.0; break;
+          case kNotEqual: a = a != b ? 1.0 : 0.0; break;
+          case kCall2: a = op.f2(a, b); break;
+        }
+      }
+    }
+  }
+  return stack[0];
+}
+
+}  // namespace heatsim::solver

@@ -1,0 +1,61 @@
+// A real-valued expression of named variables, compiled once and evaluated at every node (the
+// `expression` initial condition: u(x, y, z) at t = 0).
+//
+//   expression := sum [ ("<" | "<=" | ">" | ">=" | "==" | "!=") sum ]     (1 if true, else 0)
+//   sum        := product { ("+" | "-") product }
+//   product    := unary { ("*" | "/") unary }
+//   unary      := ("-" | "+") unary | power
+//   power      := primary [ "^" unary ]                   (right-associative; -x^2 = -(x^2))
+//   primary    := number | name | name "(" expression { "," expression } ")" | "(" expression ")"
+//
+// Names are the variables given to compile(), the constants pi and e, and the functions
+//   sin cos tan asin acos atan sinh cosh tanh exp log log10 sqrt abs floor ceil   (one argument)
+//   min max pow atan2 hypot                                                        (two)
+// with the C library's meaning. Numbers are decimal (1, 0.5, .5, 2e-3). Blanks are ignored.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace heatsim::solver {
+
+// What is wrong with an expression, and where: column is 1-based, 0 for the whole text.
+class ExpressionError : public std::invalid_argument {
+ public:
+  ExpressionError(const std::string& message, int column)
+      : std::invalid_argument(message), column_(column) {}
+  int column() const { return column_; }
+
+ private:
+  int column_;
+};
+
+class Expression {
+ public:
+  // Longest text and deepest nesting compile() takes.
+  static constexpr std::size_t kMaxLength = 4096;
+  static constexpr int kMaxDepth = 64;
+
+  // Compiles `text`; `variables` name the values eval() takes, in that order. Throws
+  // ExpressionError.
+  static Expression compile(const std::string& text, const std::vector<std::string>& variables);
+
+  // The value for variables[i] = values[i]. Safe to call from several threads at once.
+  double eval(const double* values) const;
+
+  // One instruction of the postfix program (public for the compiler in expression.cpp).
+  struct Op {
+    int code = 0;
+    double value = 0.0;                 // a number
+    int index = 0;                      // a variable
+    double (*f1)(double) = nullptr;     // a one-argument function
+    double (*f2)(double, double) = nullptr;
+  };
+
+ private:
+  std::vector<Op> program_;
+  int stack_depth_ = 0;  // the most values on the stack at once
+};
+
+}  // namespace heatsim::solver

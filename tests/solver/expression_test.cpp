@@ -1,0 +1,147 @@
+// The expression compiler behind `initial: {type: expression}`: values against the same
+// arithmetic written in C++, precedence, and the errors with their columns.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "solver/expression.hpp"
+
+namespace heatsim::solver {
+namespace {
+
+const std::vector<std::string> kXyz{"x", "y", "z"};
+
+double eval(const std::string& text, double x = 0.3, double y = -1.25, double z = 2.0) {
+  const double v[3] = {x, y, z};
+  return Expression::compile(text, kXyz).eval(v);
+}
+
+// The 1-based column of the error compile() throws, or -1 when it compiles.
+int error_column(const std::string& text, std::string* message = nullptr) {
+  try {
+    Expression::compile(text, kXyz);
+  } catch (const ExpressionError& e) {
+    if (message) *message = e.what();
+    return e.column();
+  }
+  return -1;
+}
+
+TEST(Expression, EvaluatesLikeTheSameArithmeticInCpp) {
+  const double x = 0.3, y = -1.25, z = 2.0;
+  EXPECT_EQ(eval("x"), x);
+  EXPECT_EQ(eval("  42 "), 42.0);
+  EXPECT_EQ(eval(".5e1"), 5.0);
+  EXPECT_EQ(eval("x + y * z"), x + y * z);
+  EXPECT_EQ(eval("(x + y) * z"), (x + y) * z);
+  EXPECT_EQ(eval("x - y - z"), (x - y) - z);
+  EXPECT_EQ(eval("x / y / z"), (x / y) / z);
+  EXPECT_EQ(eval("sin(pi * x) * exp(-((y - 0.5)^2) / 0.01)"),
+            std::sin(M_PI * x) * std::exp(-std::pow(y - 0.5, 2.0) / 0.01));
+  EXPECT_EQ(eval("e"), M_E);
+  EXPECT_EQ(eval("min(x, y) + max(x, z) + pow(z, 3) + atan2(y, x) + hypot(x, y)"),
+            std::fmin(x, y) + std::fmax(x, z) + std::pow(z, 3.0) + std::atan2(y, x) +
+                std::hypot(x, y));
+  EXPECT_EQ(eval("abs(y) + sqrt(z) + log(z) + log10(z) + floor(y) + ceil(y)"),
+            std::fabs(y) + std::sqrt(z) + std::log(z) + std::log10(z) + std::floor(y) +
+                std::ceil(y));
+  EXPECT_EQ(eval("tanh(x) + cosh(x) + sinh(x) + tan(x) + asin(x) + acos(x) + atan(x) + cos(x)"),
+            std::tanh(x) + std::cosh(x) + std::sinh(x) + std::tan(x) + std::asin(x) +
+                std::acos(x) + std::atan(x) + std::cos(x));
+}
+
+TEST(Expression, PowerBindsTighterThanSignAndToTheRight) {
+  EXPECT_EQ(eval("-2^2"), -4.0);
+  EXPECT_EQ(eval("2^3^2"), 512.0);
+  EXPECT_EQ(eval("2^-1"), 0.5);
+  EXPECT_EQ(eval("- -3"), 3.0);
+  EXPECT_EQ(eval("+3 * -2"), -6.0);
+}
+
+TEST(Expression, ComparisonsGiveOneOrZero) {
+  EXPECT_EQ(eval("x < 0.5"), 1.0);
+  EXPECT_EQ(eval("x >= 0.5"), 0.0);
+  EXPECT_EQ(eval("(x <= 0.3) + (x == 0.3) + (x != 0.3) + (y > 0)"), 2.0);
+  // A hot square: 2 inside [0.25, 0.75]^2, 0 outside.
+  EXPECT_EQ(eval("2 * (x > 0.25) * (x < 0.75) * (y > 0.25) * (y < 0.75)", 0.5, 0.5), 2.0);
+  EXPECT_EQ(eval("2 * (x > 0.25) * (x < 0.75) * (y > 0.25) * (y < 0.75)", 0.5, 0.8), 0.0);
+}
+
+TEST(Expression, VariablesAreTheOnesGiven) {
+  const double v[1] = {3.0};
+  EXPECT_EQ(Expression::compile("2 * x", {"x"}).eval(v), 6.0);
+  std::string message;
+  try {
+    Expression::compile("x + y", {"x"});
+    FAIL() << "compiled an unknown variable";
+  } catch (const ExpressionError& e) {
+    EXPECT_EQ(e.column(), 5);
+    message = e.what();
+  }
+  EXPECT_NE(message.find("unknown name 'y'"), std::string::npos) << message;
+  EXPECT_NE(message.find("variables: x,"), std::string::npos) << message;
+}
+
+TEST(Expression, ErrorsSayWhatAndWhere) {
+  std::string m;
+  EXPECT_EQ(error_column("", &m), 0);
+  EXPECT_NE(m.find("empty"), std::string::npos) << m;
+  EXPECT_EQ(error_column("   "), 0);
+  EXPECT_EQ(error_column("x +", &m), 4);
+  EXPECT_NE(m.find("unexpected end"), std::string::npos) << m;
+  EXPECT_EQ(error_column("(x + 1", &m), 7);
+  EXPECT_NE(m.find("')' expected"), std::string::npos) << m;
+  EXPECT_EQ(error_column("x $ 2", &m), 3);
+  EXPECT_NE(m.find("unexpected '$'"), std::string::npos) << m;
+  EXPECT_EQ(error_column("sinx(x)", &m), 1);
+  EXPECT_NE(m.find("unknown function 'sinx'"), std::string::npos) << m;
+  EXPECT_EQ(error_column("  min(x)", &m), 3);
+  EXPECT_NE(m.find("'min' takes 2 arguments, got 1"), std::string::npos) << m;
+  EXPECT_EQ(error_column("sin(x, y)", &m), 1);
+  EXPECT_NE(m.find("takes 1 argument, got 2"), std::string::npos) << m;
+  EXPECT_EQ(error_column("2x", &m), 1);
+  EXPECT_NE(m.find("malformed number"), std::string::npos) << m;
+  EXPECT_EQ(error_column("1.2.3"), 1);
+  EXPECT_EQ(error_column("1e999", &m), 1);
+  EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+  EXPECT_EQ(error_column("x < y < z", &m), 7);
+  EXPECT_NE(m.find("do not chain"), std::string::npos) << m;
+  EXPECT_EQ(error_column("x = 1"), 3);
+  EXPECT_EQ(error_column("x y"), 3);
+}
+
+TEST(Expression, LimitsLengthAndNesting) {
+  std::string deep(Expression::kMaxDepth + 5, '(');
+  deep += "x" + std::string(Expression::kMaxDepth + 5, ')');
+  std::string m;
+  EXPECT_GT(error_column(deep, &m), 0);
+  EXPECT_NE(m.find("nested deeper"), std::string::npos) << m;
+  EXPECT_GT(error_column(std::string(1000, '-') + "x"), 0);
+  EXPECT_GT(error_column(std::string(1000, '(')), 0);
+  EXPECT_EQ(error_column(std::string(Expression::kMaxLength + 1, '1'), &m), 0);
+  EXPECT_NE(m.find("longer than"), std::string::npos) << m;
+  // Nesting within the limit compiles and evaluates.
+  std::string ok(20, '(');
+  ok += "x" + std::string(20, ')');
+  EXPECT_EQ(eval(ok), 0.3);
+  // A long flat sum needs a stack of two.
+  std::string sum = "1";
+  for (int i = 0; i < 500; ++i) sum += " + 1";
+  EXPECT_EQ(eval(sum), 501.0);
+  // Right-nested "1 + 2 * (...)" keeps two values pending per level: a stack of over 120,
+  // more than the 64 kept on the call's frame.
+  std::string right = "1";
+  double expected = 1.0;
+  for (int i = 0; i < 60; ++i) {
+    right = "1 + 2 * (" + right + ")";
+    expected = 1.0 + 2.0 * expected;
+  }
+  EXPECT_EQ(eval(right), expected);
+  std::string powers = "1";
+  for (int i = 0; i < 60; ++i) powers = "1 ^ " + powers;
+  EXPECT_EQ(eval(powers), 1.0);
+}
+
+}  // namespace
+}  // namespace heatsim::solver
