@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
+#include "io/initial_file.hpp"
 #include "io/output.hpp"
 #include "kernels/cpu/copy_bandwidth.hpp"
 #include "kernels/registry.hpp"
@@ -160,7 +161,8 @@ int run_case(const RunOptions& options) {
   std::vector<double> u0;
   if (options.restart.empty()) {
     try {
-      u0 = solver::initial_field(c);
+      u0 = c.initial.kind == solver::InitialKind::file ? io::read_initial_field(c)
+                                                      : solver::initial_field(c);
     } catch (const std::invalid_argument& e) {
       spdlog::error("{}", e.what());
       return kExitBadInput;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "case_loader.hpp"
+#include "initial_file.hpp"
 #include "kernels/registry.hpp"
 #include "solver/expression.hpp"
 #include "solver/stencil.hpp"
@@ -226,6 +227,13 @@ class Checker {
                       format_number(ic.lower[i]) + ")");
         }
         break;
+      case InitialKind::file: {
+        // The file's structure: it opens, holds the dataset, of the grid's dimensions. The
+        // values are read (and checked finite) when the run starts.
+        const InitialFileProblem problem = initial_file_problem(c_);
+        if (!problem.message.empty()) error(problem.key, problem.message);
+        break;
+      }
       case InitialKind::expression:
         // Compiles over the active axes, and is finite at the domain's corners, face centres
         // and centre (every node is checked when the run makes the field).

@@ -537,10 +537,10 @@ class Reader {
   }
 
   void read_initial(const YAML::Node& n, Case& c) {
-    const Names types{"constant", "gaussian", "modes", "box", "expression"};
+    const Names types{"constant", "gaussian", "modes", "box", "expression", "file"};
     if (!n.IsMap()) {
       error("initial", n,
-            "expected a map {type: constant|gaussian|modes|box|expression, ...}, got " +
+            "expected a map {type: constant|gaussian|modes|box|expression|file, ...}, got " +
                 describe(n));
       return;
     }
@@ -557,7 +557,7 @@ class Reader {
       }
     if (!has_type) {
       error("initial.type", n,
-            "missing required key (constant, gaussian, modes, box or expression)");
+            "missing required key (constant, gaussian, modes, box, expression or file)");
       error_suppressed_.push_back("initial");
       return;
     }
@@ -603,6 +603,13 @@ class Reader {
       if (!f) return;
       require(*f, "initial", "value", n, " (u at t = 0 as a formula of x, y, z, e.g. \"sin(pi*x)\")");
       if (auto v = field(*f, "value")) read_string(*v, "initial.value", ic.expression);
+    } else if (kind == "file") {
+      ic.kind = InitialKind::file;
+      const auto f = read_map(n, "initial", {"type", "path", "dataset"}, ctx);
+      if (!f) return;
+      require(*f, "initial", "path", n, " (an HDF5 file, e.g. out/run/field_00001000.h5)");
+      if (auto v = field(*f, "path")) read_string(*v, "initial.path", ic.path);
+      if (auto v = field(*f, "dataset")) read_string(*v, "initial.dataset", ic.dataset);
     } else {
       ic.kind = InitialKind::modes;
       const auto f = read_map(n, "initial", {"type", "terms"}, ctx);

@@ -501,6 +501,66 @@ FieldFile read_file(const std::string& path, bool with_data) {
 
 }  // namespace
 
+Dataset read_dataset(const std::string& path, const std::string& name, bool with_data) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": no such file");
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": not a regular file");
+  try {
+    if (H5Fis_hdf5(path.c_str()) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw std::runtime_error("not an HDF5 file (or its header is damaged)");
+    }
+    Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+    Handle file = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                           "cannot open: the file is truncated or damaged");
+    // H5Lexists fails (rather than says no) when a group on the way is missing.
+    if (name.empty() || H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw DatasetError("no dataset '" + name + "'");
+    }
+    const hid_t id = H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT);
+    if (id < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw DatasetError("'" + name + "' is not a dataset (a group?)");
+    }
+    Handle dset(id, H5Dclose);
+    Handle type = check_id(H5Dget_type(dset.get()), H5Tclose, "dataset type");
+    const H5T_class_t cls = H5Tget_class(type.get());
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+      throw DatasetError("dataset '" + name + "' holds neither integers nor floating-point numbers");
+    Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) throw_hdf5("dataset space");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+      throw_hdf5("dataset space");
+    Dataset out;
+    std::size_t count = 1;
+    for (hsize_t d : dims) {
+      out.dims.push_back(static_cast<std::int64_t>(d));
+      count *= static_cast<std::size_t>(d);
+    }
+    if (with_data) {
+      out.values.resize(count);
+      if (count > 0 && H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                               out.values.data()) < 0) {
+        const std::string detail = hdf5_error_detail();
+        throw DatasetError("dataset '" + name + "' cannot be read" +
+                           (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+      }
+    }
+    check(dset.close(), "cannot close the dataset");
+    check(file.close(), "cannot close the file");
+    return out;
+  } catch (const DatasetError& e) {
+    throw DatasetError(path + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
 const char* to_string(FieldFileKind kind) {
   return kind == FieldFileKind::checkpoint ? "checkpoint" : "output";
 }

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,21 @@ struct FieldFile {
 FieldFile read_field_file(const std::string& path);
 // Attributes only, without reading the dataset.
 FieldFile read_field_header(const std::string& path);
+
+// A numeric dataset of any HDF5 file (not only heatsim's): its dimensions as stored, slowest
+// first, and with `with_data` its values converted to double by HDF5. Throws
+// std::runtime_error naming the file when it is missing or unreadable, and DatasetError
+// (naming the file and the dataset) when the file opens but the dataset is missing, is not a
+// dataset of integers or floating-point numbers, or cannot be read.
+class DatasetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+struct Dataset {
+  std::vector<std::int64_t> dims;
+  std::vector<double> values;
+};
+Dataset read_dataset(const std::string& path, const std::string& name, bool with_data);
 
 // Crash-safe replacement of a whole text file (used for the XDMF index): temporary + fsync +
 // rename + fsync of the directory. Throws std::runtime_error naming the file.

@@ -37,7 +37,7 @@ struct SchemeSpec {
   std::vector<double> weights;
 };
 
-enum class InitialKind { constant, gaussian, modes, box, expression };
+enum class InitialKind { constant, gaussian, modes, box, expression, file };
 
 // One term of a modes initial condition: amplitude * prod_axis f_a(pi * k_a * x_a / L_a),
 // f_a = sin or cos.
@@ -57,6 +57,8 @@ struct InitialSpec {
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};  // box corners
   std::vector<ModeTerm> modes;
   std::string expression;  // u(x[, y[, z]]) at t = 0 (solver/expression.hpp)
+  std::string path;              // file: an HDF5 file (relative to the working directory)
+  std::string dataset = "u";     // file: the dataset in it, dimensions z, y, x
 };
 
 struct TimeSpec {

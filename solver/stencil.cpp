@@ -276,6 +276,7 @@ double initial_value(const InitialSpec& ic, const Case& c, const std::array<doub
       return ic.value;
     }
     case InitialKind::expression: return 0.0;  // compiled once, in initial_field
+    case InitialKind::file: return 0.0;        // read by io::read_initial_field
     case InitialKind::modes: {
       double v = 0.0;
       for (const ModeTerm& m : ic.modes) {
@@ -349,6 +350,8 @@ std::vector<double> initial_field(const Case& c) {
   const auto& n = c.grid.n;
   const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1, nz = c.grid.dims > 2 ? n[2] : 1;
   std::vector<double> u(static_cast<std::size_t>(nx * ny * nz));
+  if (c.initial.kind == InitialKind::file)
+    throw std::invalid_argument("initial: a file's field is read by io::read_initial_field");
   std::optional<Expression> expression;
   if (c.initial.kind == InitialKind::expression) {
     try {
@@ -364,26 +367,47 @@ std::vector<double> initial_field(const Case& c) {
         const std::array<double, 3> pos{coordinate(c, 0, x), coordinate(c, 1, y),
                                         coordinate(c, 2, z)};
         double v = expression ? expression->eval(pos.data()) : initial_value(c.initial, c, pos);
-        const std::int64_t idx[3] = {x, y, z};
-        for (int a = 0; a < c.grid.dims; ++a)
-          for (int side = 0; side < 2; ++side) {
-            const BoundaryFace& f = c.boundary[2 * a + side];
-            const std::int64_t node = side == 0 ? 0 : n[a] - 1;
-            if (f.kind == BoundaryKind::dirichlet && idx[a] == node) v = f.at(0.0);
-          }
         u[static_cast<std::size_t>((z * ny + y) * nx + x)] = v;
       }
+  set_dirichlet_nodes(c, u);
   if (expression) {
-    // The first node, in memory order, where the formula is not finite.
-    const auto bad = std::find_if(u.begin(), u.end(), [](double v) { return !std::isfinite(v); });
-    if (bad != u.end()) {
-      const std::int64_t i = bad - u.begin();
-      const std::int64_t idx[3] = {i % nx, i / nx % ny, i / (nx * ny)};
-      throw std::invalid_argument("initial.value: the expression is " + value_at(c, *bad, idx) +
+    const std::string bad = first_non_finite(c, u);
+    if (!bad.empty())
+      throw std::invalid_argument("initial.value: the expression is " + bad +
                                   " (every node must be finite)");
-    }
   }
   return u;
+}
+
+void set_dirichlet_nodes(const Case& c, std::vector<double>& u) {
+  const auto& n = c.grid.n;
+  const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1;
+  for (int a = 0; a < c.grid.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const BoundaryFace& f = c.boundary[2 * a + side];
+      if (f.kind != BoundaryKind::dirichlet) continue;
+      const double g = f.at(0.0);
+      // Every node whose coordinate on axis a is that face's: the other two axes run free.
+      const int oa = (a + 1) % 3, ob = (a + 2) % 3;
+      const std::int64_t na = oa < c.grid.dims ? n[oa] : 1, nb = ob < c.grid.dims ? n[ob] : 1;
+      std::int64_t idx[3] = {0, 0, 0};
+      idx[a] = side == 0 ? 0 : n[a] - 1;
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t i = 0; i < na; ++i) {
+          idx[oa] = i;
+          idx[ob] = j;
+          u[static_cast<std::size_t>((idx[2] * ny + idx[1]) * nx + idx[0])] = g;
+        }
+    }
+}
+
+std::string first_non_finite(const Case& c, const std::vector<double>& u) {
+  const auto bad = std::find_if(u.begin(), u.end(), [](double v) { return !std::isfinite(v); });
+  if (bad == u.end()) return "";
+  const std::int64_t nx = c.grid.n[0], ny = c.grid.dims > 1 ? c.grid.n[1] : 1;
+  const std::int64_t i = bad - u.begin();
+  const std::int64_t idx[3] = {i % nx, i / nx % ny, i / (nx * ny)};
+  return value_at(c, *bad, idx);
 }
 
 std::int64_t host_bytes_needed(const Case& c) {

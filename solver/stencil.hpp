@@ -49,10 +49,17 @@ kernels::StencilProblem make_problem(const Case& c, double dt);
 
 // Node coordinate along an axis (origin 0).
 double coordinate(const Case& c, int axis, std::int64_t i);
-// Initial field in memory order [z][y][x]; Dirichlet boundary nodes take g(0). Throws
+// Initial field in memory order [z][y][x]; Dirichlet boundary nodes take g(0). Not for a
+// `file` initial condition (io/initial_file.hpp reads it; this throws). Throws
 // std::invalid_argument, naming `initial.value`, when an expression does not compile or is
 // not finite at a node (Dirichlet nodes excepted: they take g(0)).
 std::vector<double> initial_field(const Case& c);
+// Sets every node on a Dirichlet face to g(0), in a field of the case's grid ([z][y][x]); a
+// node on several faces takes the last one's value in the order x-, x+, y-, y+, z-, z+.
+void set_dirichlet_nodes(const Case& c, std::vector<double>& u);
+// The first node, in memory order, whose value is not finite: "nan at node (1, 2): x = 0.1,
+// y = 0.2"; "" when there is none.
+std::string first_non_finite(const Case& c, const std::vector<double>& u);
 // The variables of an expression initial condition: the coordinates of the active axes.
 std::vector<std::string> expression_variables(int dims);
 // Where an expression initial condition is not finite, among the nodes that are 0, n/2 or

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "io/field_file.hpp"
 #include "kernels/registry.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
@@ -27,6 +28,11 @@ namespace fs = std::filesystem;
 
 using Result = heatsim_tests::ProcessResult;
 const auto heatsim = heatsim_tests::run_heatsim;
+
+// The field of a heatsim output file.
+std::vector<double> heatsim_io_field(const fs::path& file) {
+  return heatsim::io::read_field_file(file.string()).field;
+}
 
 class Cli : public ::testing::Test {
  protected:
@@ -87,6 +93,38 @@ TEST_F(Cli, ExpressionThatIsNotFiniteAtANodeIsRefusedBeforeAnythingIsWritten) {
       "ok.yaml", text.replace(text.find("sqrt(y - 0.3)"), 13, "sqrt(abs(y - 0.3))"));
   EXPECT_EQ(heatsim(ok).code, 0);
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
+}
+
+TEST_F(Cli, FileInitialConditionStartsFromAnotherRunsOutput) {
+  // Run A for 40 steps; run B starts from A's last output and writes it back unchanged as its
+  // step 0 (Dirichlet zero nodes are zero in both), then 40 more steps equal A run for 80.
+  const std::string a = write_case("a.yaml", small_case(40, "", 40));
+  ASSERT_EQ(heatsim(a).code, 0);
+  const fs::path a_out = dir_ / "a_out";
+  fs::rename(dir_ / "out", a_out);
+  std::string b_text = small_case(40, "", 40);
+  const std::string gauss = "{type: gaussian, center: [0.5, 0.4], width: 0.1}";
+  b_text.replace(b_text.find(gauss), gauss.size(),
+                 "{type: file, path: " + (a_out / "field_00000040.h5").string() + "}");
+  const std::string b = write_case("b.yaml", b_text);
+  const Result r = heatsim(b);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(heatsim_io_field(dir_ / "out" / "field_00000000.h5"),
+            heatsim_io_field(a_out / "field_00000040.h5"));
+  const std::string c80 = write_case("c.yaml", small_case(80, "", 80));
+  const fs::path b_out = dir_ / "b_out";
+  fs::rename(dir_ / "out", b_out);
+  ASSERT_EQ(heatsim(c80).code, 0);
+  EXPECT_EQ(heatsim_io_field(b_out / "field_00000040.h5"),
+            heatsim_io_field(dir_ / "out" / "field_00000080.h5"));
+  // A file that is not there: validation names the key, the run exits 2 with nothing written.
+  fs::remove_all(dir_ / "out");
+  const std::string missing = write_case(
+      "m.yaml", std::string(b_text).replace(b_text.find("field_00000040.h5"), 17, "nothing.h5"));
+  const Result m = heatsim(missing);
+  EXPECT_EQ(m.code, 2) << m.output;
+  EXPECT_NE(m.output.find("initial.path:"), std::string::npos) << m.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
 TEST_F(Cli, RunSummaryStatesTheFractionOfTheBindingLimit) {

@@ -3,6 +3,7 @@
 #include "io/case_loader.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "io/field_file.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::io {
@@ -236,6 +238,32 @@ TEST(CaseLoader, ExpressionInitialCondition) {
   r = load_case_text(replace(expr, "  value: 3.5\n", "  width: 2\n"));
   EXPECT_NE(find_error(r, "initial.value"), nullptr) << all_errors(r);
   EXPECT_NE(find_error(r, "initial.width"), nullptr) << all_errors(r);
+}
+
+TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
+  const std::string file = replace(kMinimal, "type: constant", "type: file");
+  LoadResult r = load_case_text(replace(file, "value: 3.5", "path: /nonexistent/u.h5"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(), "initial.path: /nonexistent/u.h5: no such file (line 10)");
+  r = load_case_text(file);
+  EXPECT_NE(find_error(r, "initial.path"), nullptr) << all_errors(r);   // required
+  EXPECT_NE(find_error(r, "initial.value"), nullptr) << all_errors(r);  // not a key of file
+  // A heatsim output of the grid's dimensions (16 x 12) loads; dataset defaults to u.
+  const fs::path dir = fs::temp_directory_path() / ("heatsim_loader_file_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  FieldMeta m;
+  m.dims = 2;
+  m.n = {16, 12, 1};
+  m.precision = "fp32";
+  write_field_file((dir / "u.h5").string(), m, std::vector<double>(192, 0.5));
+  const solver::Case c = load_ok(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string()));
+  EXPECT_EQ(c.initial.kind, InitialKind::file);
+  EXPECT_EQ(c.initial.dataset, "u");
+  r = load_case_text(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string() + "\n  dataset: w"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.dataset");
+  EXPECT_EQ(r.errors[0].line, 11);
+  fs::remove_all(dir);
 }
 
 TEST(CaseLoader, ExplicitOptions) {
