@@ -162,7 +162,7 @@ int run_case(const RunOptions& options) {
   if (options.restart.empty()) {
     try {
       u0 = c.initial.kind == solver::InitialKind::file ? io::read_initial_field(c)
-                                                      : solver::initial_field(c);
+                                                       : solver::initial_field(c);
     } catch (const std::invalid_argument& e) {
       spdlog::error("{}", e.what());
       return kExitBadInput;

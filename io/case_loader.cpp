@@ -601,7 +601,8 @@ class Reader {
       ic.kind = InitialKind::expression;
       const auto f = read_map(n, "initial", {"type", "value"}, ctx);
       if (!f) return;
-      require(*f, "initial", "value", n, " (u at t = 0 as a formula of x, y, z, e.g. \"sin(pi*x)\")");
+      require(*f, "initial", "value", n,
+              " (u at t = 0 as a formula of x, y, z, e.g. \"sin(pi*x)\")");
       if (auto v = field(*f, "value")) read_string(*v, "initial.value", ic.expression);
     } else if (kind == "file") {
       ic.kind = InitialKind::file;

@@ -529,7 +529,8 @@ Dataset read_dataset(const std::string& path, const std::string& name, bool with
     Handle type = check_id(H5Dget_type(dset.get()), H5Tclose, "dataset type");
     const H5T_class_t cls = H5Tget_class(type.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER)
-      throw DatasetError("dataset '" + name + "' holds neither integers nor floating-point numbers");
+      throw DatasetError("dataset '" + name +
+                         "' holds neither integers nor floating-point numbers");
     Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
     const int rank = H5Sget_simple_extent_ndims(space.get());
     if (rank < 0) throw_hdf5("dataset space");

@@ -61,7 +61,8 @@ std::vector<double> read_initial_field(const solver::Case& c) {
   if (!problem.message.empty()) throw std::invalid_argument(problem.key + ": " + problem.message);
   Dataset d = read_dataset(c.initial.path, c.initial.dataset, true);
   const std::string shape = shape_problem(c, d);  // the file may have changed since
-  if (!shape.empty()) throw std::invalid_argument("initial.dataset: " + c.initial.path + ": " + shape);
+  if (!shape.empty())
+    throw std::invalid_argument("initial.dataset: " + c.initial.path + ": " + shape);
   std::vector<double> u = std::move(d.values);
   solver::set_dirichlet_nodes(c, u);
   const std::string bad = solver::first_non_finite(c, u);

@@ -56,9 +56,9 @@ struct InitialSpec {
   double width = 0.1;                            // gaussian standard deviation
   std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};  // box corners
   std::vector<ModeTerm> modes;
-  std::string expression;  // u(x[, y[, z]]) at t = 0 (solver/expression.hpp)
-  std::string path;              // file: an HDF5 file (relative to the working directory)
-  std::string dataset = "u";     // file: the dataset in it, dimensions z, y, x
+  std::string expression;     // u(x[, y[, z]]) at t = 0 (solver/expression.hpp)
+  std::string path;           // file: an HDF5 file (relative to the working directory)
+  std::string dataset = "u";  // file: the dataset in it, dimensions z, y, x
 };
 
 struct TimeSpec {

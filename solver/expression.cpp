@@ -9,8 +9,24 @@
 namespace heatsim::solver {
 namespace {
 
-enum Code { kNumber, kVariable, kNegate, kAdd, kSub, kMul, kDiv, kPow,
-            kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual, kCall1, kCall2 };
+enum Code {
+  kNumber,
+  kVariable,
+  kNegate,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kLess,
+  kLessEqual,
+  kGreater,
+  kGreaterEqual,
+  kEqual,
+  kNotEqual,
+  kCall1,
+  kCall2
+};
 
 struct Function1 {
   const char* name;
@@ -23,14 +39,22 @@ struct Function2 {
 
 // Wrappers: the C library's names are overloaded in C++, so take them through one signature.
 const Function1 kFunctions1[] = {
-    {"sin", [](double a) { return std::sin(a); }},     {"cos", [](double a) { return std::cos(a); }},
-    {"tan", [](double a) { return std::tan(a); }},     {"asin", [](double a) { return std::asin(a); }},
-    {"acos", [](double a) { return std::acos(a); }},   {"atan", [](double a) { return std::atan(a); }},
-    {"sinh", [](double a) { return std::sinh(a); }},   {"cosh", [](double a) { return std::cosh(a); }},
-    {"tanh", [](double a) { return std::tanh(a); }},   {"exp", [](double a) { return std::exp(a); }},
-    {"log", [](double a) { return std::log(a); }},     {"log10", [](double a) { return std::log10(a); }},
-    {"sqrt", [](double a) { return std::sqrt(a); }},   {"abs", [](double a) { return std::fabs(a); }},
-    {"floor", [](double a) { return std::floor(a); }}, {"ceil", [](double a) { return std::ceil(a); }},
+    {"sin", [](double a) { return std::sin(a); }},
+    {"cos", [](double a) { return std::cos(a); }},
+    {"tan", [](double a) { return std::tan(a); }},
+    {"asin", [](double a) { return std::asin(a); }},
+    {"acos", [](double a) { return std::acos(a); }},
+    {"atan", [](double a) { return std::atan(a); }},
+    {"sinh", [](double a) { return std::sinh(a); }},
+    {"cosh", [](double a) { return std::cosh(a); }},
+    {"tanh", [](double a) { return std::tanh(a); }},
+    {"exp", [](double a) { return std::exp(a); }},
+    {"log", [](double a) { return std::log(a); }},
+    {"log10", [](double a) { return std::log10(a); }},
+    {"sqrt", [](double a) { return std::sqrt(a); }},
+    {"abs", [](double a) { return std::fabs(a); }},
+    {"floor", [](double a) { return std::floor(a); }},
+    {"ceil", [](double a) { return std::ceil(a); }},
 };
 const Function2 kFunctions2[] = {
     {"min", [](double a, double b) { return std::fmin(a, b); }},
@@ -287,7 +311,8 @@ Expression Expression::compile(const std::string& text, const std::vector<std::s
 double Expression::eval(const double* values) const {
   constexpr int kLocal = 64;
   double local[kLocal];
-  local[0] = 0.0;  // a compiled program leaves one value here; this only quiets -Wmaybe-uninitialized
+  local[0] =
+      0.0;  // a compiled program leaves one value here; this only quiets -Wmaybe-uninitialized
   std::vector<double> heap;
   double* stack = local;
   if (stack_depth_ > kLocal) {
@@ -297,26 +322,58 @@ double Expression::eval(const double* values) const {
   int top = -1;  // index of the top value
   for (const Op& op : program_) {
     switch (op.code) {
-      case kNumber: stack[++top] = op.value; break;
-      case kVariable: stack[++top] = values[op.index]; break;
-      case kNegate: stack[top] = -stack[top]; break;
-      case kCall1: stack[top] = op.f1(stack[top]); break;
+      case kNumber:
+        stack[++top] = op.value;
+        break;
+      case kVariable:
+        stack[++top] = values[op.index];
+        break;
+      case kNegate:
+        stack[top] = -stack[top];
+        break;
+      case kCall1:
+        stack[top] = op.f1(stack[top]);
+        break;
       default: {
         const double b = stack[top--];
         double& a = stack[top];
         switch (op.code) {
-          case kAdd: a = a + b; break;
-          case kSub: a = a - b; break;
-          case kMul: a = a * b; break;
-          case kDiv: a = a / b; break;
-          case kPow: a = std::pow(a, b); break;
-          case kLess: a = a < b ? 1.0 : 0.0; break;
-          case kLessEqual: a = a <= b ? 1.0 : 0.0; break;
-          case kGreater: a = a > b ? 1.0 : 0.0; break;
-          case kGreaterEqual: a = a >= b ? 1.0 : 0.0; break;
-          case kEqual: a = a == b ? 1.0 : 0.0; break;
-          case kNotEqual: a = a != b ? 1.0 : 0.0; break;
-          case kCall2: a = op.f2(a, b); break;
+          case kAdd:
+            a = a + b;
+            break;
+          case kSub:
+            a = a - b;
+            break;
+          case kMul:
+            a = a * b;
+            break;
+          case kDiv:
+            a = a / b;
+            break;
+          case kPow:
+            a = std::pow(a, b);
+            break;
+          case kLess:
+            a = a < b ? 1.0 : 0.0;
+            break;
+          case kLessEqual:
+            a = a <= b ? 1.0 : 0.0;
+            break;
+          case kGreater:
+            a = a > b ? 1.0 : 0.0;
+            break;
+          case kGreaterEqual:
+            a = a >= b ? 1.0 : 0.0;
+            break;
+          case kEqual:
+            a = a == b ? 1.0 : 0.0;
+            break;
+          case kNotEqual:
+            a = a != b ? 1.0 : 0.0;
+            break;
+          case kCall2:
+            a = op.f2(a, b);
+            break;
         }
       }
     }

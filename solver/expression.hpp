@@ -47,9 +47,9 @@ class Expression {
   // One instruction of the postfix program (public for the compiler in expression.cpp).
   struct Op {
     int code = 0;
-    double value = 0.0;                 // a number
-    int index = 0;                      // a variable
-    double (*f1)(double) = nullptr;     // a one-argument function
+    double value = 0.0;              // a number
+    int index = 0;                   // a variable
+    double (*f1)(double) = nullptr;  // a one-argument function
     double (*f2)(double, double) = nullptr;
   };
 

@@ -26,10 +26,14 @@ struct NamedModel {
 // are the kernels' output tiles (docs/backends.md, fusion_plan.cpp): register-tiling marches
 // along the slowest axis, cuda-naive leaves its halo to L1/L2.
 const NamedModel kModels[] = {
-    {"register-tiling", {{{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44}, false}},
-    {"shared-tiling", {{{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62}, {0.11, 0.11, 0.11}, false}},
-    {"cuda-naive", {{{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20}, false}},
-    {"convstencil", {{{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60}, {0.48, 0.48, 0.40}, true}},
+    {"register-tiling",
+     {{{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44}, false}},
+    {"shared-tiling",
+     {{{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62}, {0.11, 0.11, 0.11}, false}},
+    {"cuda-naive",
+     {{{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20}, false}},
+    {"convstencil",
+     {{{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60}, {0.48, 0.48, 0.40}, true}},
 };
 
 }  // namespace
@@ -75,7 +79,8 @@ double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth
 
 double tensor_core_flops_per_point_step(const kernels::Stencil& s, int fusion_depth) {
   if (fusion_depth < 1) throw std::invalid_argument("fusion depth must be >= 1");
-  const auto plan = kernels::convstencil::plan_for(kernels::convstencil::fuse_stencil(s, fusion_depth));
+  const auto plan =
+      kernels::convstencil::plan_for(kernels::convstencil::fuse_stencil(s, fusion_depth));
   return 8.0 * plan.chunks / fusion_depth;
 }
 

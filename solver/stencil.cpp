@@ -275,8 +275,10 @@ double initial_value(const InitialSpec& ic, const Case& c, const std::array<doub
         if (x[a] < ic.lower[a] || x[a] > ic.upper[a]) return ic.background;
       return ic.value;
     }
-    case InitialKind::expression: return 0.0;  // compiled once, in initial_field
-    case InitialKind::file: return 0.0;        // read by io::read_initial_field
+    case InitialKind::expression:
+      return 0.0;  // compiled once, in initial_field
+    case InitialKind::file:
+      return 0.0;  // read by io::read_initial_field
     case InitialKind::modes: {
       double v = 0.0;
       for (const ModeTerm& m : ic.modes) {

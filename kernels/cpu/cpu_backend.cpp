@@ -207,10 +207,17 @@ class CpuBackend final : public Backend {
     std::int64_t t = 0;
     for (; t + 4 <= ntaps; t += 4) accumulate<4>(acc, base, taps + t, w + t, len);
     switch (ntaps - t) {
-      case 3: accumulate<3>(acc, base, taps + t, w + t, len); break;
-      case 2: accumulate<2>(acc, base, taps + t, w + t, len); break;
-      case 1: accumulate<1>(acc, base, taps + t, w + t, len); break;
-      default: break;
+      case 3:
+        accumulate<3>(acc, base, taps + t, w + t, len);
+        break;
+      case 2:
+        accumulate<2>(acc, base, taps + t, w + t, len);
+        break;
+      case 1:
+        accumulate<1>(acc, base, taps + t, w + t, len);
+        break;
+      default:
+        break;
     }
     T* dst = next_.data() + at;
     for (std::int64_t x = 0; x < len; ++x) dst[x] = acc[x] + src;

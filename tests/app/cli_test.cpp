@@ -1,10 +1,10 @@
 // The heatsim executable end to end: run, validate, info, exit codes, progress and summary,
 // divergence, signals.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
 #include "tests/heatsim_process.hpp"
@@ -36,9 +37,7 @@ std::vector<double> heatsim_io_field(const fs::path& file) {
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = heatsim_tests::make_scratch_dir("cli");
-  }
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("cli"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string write_case(const std::string& name, const std::string& body) {
@@ -84,13 +83,12 @@ TEST_F(Cli, ExpressionThatIsNotFiniteAtANodeIsRefusedBeforeAnythingIsWritten) {
   EXPECT_EQ(heatsim("validate " + c).code, 0);
   const Result r = heatsim(c);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("initial.value: the expression is nan at node (1, 1)"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("initial.value: the expression is nan at node (1, 1)"), std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out"));
   // Made finite, the same case runs.
-  const std::string ok = write_case(
-      "ok.yaml", text.replace(text.find("sqrt(y - 0.3)"), 13, "sqrt(abs(y - 0.3))"));
+  const std::string ok =
+      write_case("ok.yaml", text.replace(text.find("sqrt(y - 0.3)"), 13, "sqrt(abs(y - 0.3))"));
   EXPECT_EQ(heatsim(ok).code, 0);
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
 }

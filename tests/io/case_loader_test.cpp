@@ -249,7 +249,8 @@ TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
   EXPECT_NE(find_error(r, "initial.path"), nullptr) << all_errors(r);   // required
   EXPECT_NE(find_error(r, "initial.value"), nullptr) << all_errors(r);  // not a key of file
   // A heatsim output of the grid's dimensions (16 x 12) loads; dataset defaults to u.
-  const fs::path dir = fs::temp_directory_path() / ("heatsim_loader_file_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("heatsim_loader_file_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   FieldMeta m;
   m.dims = 2;
@@ -259,7 +260,8 @@ TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
   const solver::Case c = load_ok(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string()));
   EXPECT_EQ(c.initial.kind, InitialKind::file);
   EXPECT_EQ(c.initial.dataset, "u");
-  r = load_case_text(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string() + "\n  dataset: w"));
+  r = load_case_text(
+      replace(file, "value: 3.5", "path: " + (dir / "u.h5").string() + "\n  dataset: w"));
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
   EXPECT_EQ(r.errors[0].path, "initial.dataset");
   EXPECT_EQ(r.errors[0].line, 11);

@@ -1,8 +1,8 @@
 // The heatsim executable end to end: restart from a checkpoint is bit-for-bit an uninterrupted
 // run (fp64 and fp32, 1D/2D/3D, also from a checkpoint written on SIGINT); damaged or
 // mismatched checkpoints are refused with the reason; output directory rules; inspect.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -72,9 +72,7 @@ std::string case_text(int dims, const std::string& precision, const fs::path& ou
 
 class RestartTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = heatsim_tests::make_scratch_dir("restart");
-  }
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("restart"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string write_case(const std::string& name, const std::string& text) {

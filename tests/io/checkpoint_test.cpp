@@ -1,16 +1,17 @@
 // Checkpoints: round trip in the run's precision, checksum and truncation detection, and the
 // checks against the case on restart.
+#include "io/checkpoint.hpp"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iterator>
 
-#include "io/checkpoint.hpp"
 #include "io/output.hpp"
 #include "tests/scratch_dir.hpp"
 

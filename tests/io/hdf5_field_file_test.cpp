@@ -19,9 +19,7 @@ namespace fs = std::filesystem;
 
 class FieldFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = heatsim_tests::make_scratch_dir("field_file");
-  }
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("field_file"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;

@@ -1,5 +1,7 @@
 // The `file` initial condition (io/initial_file.hpp): a heatsim field file or any HDF5 file with
 // a numeric dataset of the grid's dimensions; the problems validation reports, per key.
+#include "io/initial_file.hpp"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "io/field_file.hpp"
-#include "io/initial_file.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
@@ -45,7 +46,8 @@ class InitialFileTest : public ::testing::Test {
     ASSERT_GE(f, 0);
     const hid_t group = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-    const hid_t d = H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t d =
+        H5Dcreate2(group, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     ASSERT_GE(d, 0);
     ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
     H5Dclose(d);
@@ -83,7 +85,8 @@ TEST_F(InitialFileTest, AHeatsimFieldFileIsTheFieldAndDirichletNodesTakeG) {
   const std::vector<double> u = read_initial_field(c);
   for (int y = 0; y < 5; ++y)
     for (int x = 0; x < 7; ++x)
-      EXPECT_EQ(u[static_cast<std::size_t>(y * 7 + x)], x == 6 ? 2.5 : field[static_cast<std::size_t>(y * 7 + x)]);
+      EXPECT_EQ(u[static_cast<std::size_t>(y * 7 + x)],
+                x == 6 ? 2.5 : field[static_cast<std::size_t>(y * 7 + x)]);
 }
 
 TEST_F(InitialFileTest, AnyNumericDatasetOfTheGridsDimensionsConverted) {
@@ -94,7 +97,8 @@ TEST_F(InitialFileTest, AnyNumericDatasetOfTheGridsDimensionsConverted) {
   c.initial.dataset = "fields/t";
   const std::vector<double> u = read_initial_field(c);
   ASSERT_EQ(u.size(), 35u);
-  for (std::size_t i = 0; i < u.size(); ++i) EXPECT_EQ(u[i], static_cast<double>(static_cast<float>(values[i])));
+  for (std::size_t i = 0; i < u.size(); ++i)
+    EXPECT_EQ(u[i], static_cast<double>(static_cast<float>(values[i])));
   // Integers too.
   for (double& v : values) v = std::round(10 * v);
   write_plain(path("i.h5"), "t", {5, 7}, H5T_STD_I32LE, values);

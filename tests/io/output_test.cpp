@@ -1,4 +1,6 @@
 // The output directory rules and the output series with its XDMF index.
+#include "io/output.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,7 +10,6 @@
 
 #include "io/checkpoint.hpp"
 #include "io/inspect.hpp"
-#include "io/output.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {

@@ -1,12 +1,13 @@
 // The tuning cache file (io/tune_cache_file.hpp): where it lives, a write/read round trip,
 // crash-safe writes, and files that are ignored with a warning instead of failing a run.
+#include "io/tune_cache_file.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
-#include "io/tune_cache_file.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
@@ -38,9 +39,7 @@ class ScopedEnv {
 
 class TuneCacheFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = heatsim_tests::make_scratch_dir("tune");
-  }
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("tune"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };

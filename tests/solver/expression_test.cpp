@@ -1,11 +1,11 @@
 // The expression compiler behind `initial: {type: expression}`: values against the same
 // arithmetic written in C++, precedence, and the errors with their columns.
+#include "solver/expression.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
-
-#include "solver/expression.hpp"
 
 namespace heatsim::solver {
 namespace {
@@ -40,15 +40,15 @@ TEST(Expression, EvaluatesLikeTheSameArithmeticInCpp) {
   EXPECT_EQ(eval("sin(pi * x) * exp(-((y - 0.5)^2) / 0.01)"),
             std::sin(M_PI * x) * std::exp(-std::pow(y - 0.5, 2.0) / 0.01));
   EXPECT_EQ(eval("e"), M_E);
-  EXPECT_EQ(eval("min(x, y) + max(x, z) + pow(z, 3) + atan2(y, x) + hypot(x, y)"),
-            std::fmin(x, y) + std::fmax(x, z) + std::pow(z, 3.0) + std::atan2(y, x) +
-                std::hypot(x, y));
-  EXPECT_EQ(eval("abs(y) + sqrt(z) + log(z) + log10(z) + floor(y) + ceil(y)"),
-            std::fabs(y) + std::sqrt(z) + std::log(z) + std::log10(z) + std::floor(y) +
-                std::ceil(y));
+  EXPECT_EQ(
+      eval("min(x, y) + max(x, z) + pow(z, 3) + atan2(y, x) + hypot(x, y)"),
+      std::fmin(x, y) + std::fmax(x, z) + std::pow(z, 3.0) + std::atan2(y, x) + std::hypot(x, y));
+  EXPECT_EQ(
+      eval("abs(y) + sqrt(z) + log(z) + log10(z) + floor(y) + ceil(y)"),
+      std::fabs(y) + std::sqrt(z) + std::log(z) + std::log10(z) + std::floor(y) + std::ceil(y));
   EXPECT_EQ(eval("tanh(x) + cosh(x) + sinh(x) + tan(x) + asin(x) + acos(x) + atan(x) + cos(x)"),
-            std::tanh(x) + std::cosh(x) + std::sinh(x) + std::tan(x) + std::asin(x) +
-                std::acos(x) + std::atan(x) + std::cos(x));
+            std::tanh(x) + std::cosh(x) + std::sinh(x) + std::tan(x) + std::asin(x) + std::acos(x) +
+                std::atan(x) + std::cos(x));
 }
 
 TEST(Expression, PowerBindsTighterThanSignAndToTheRight) {

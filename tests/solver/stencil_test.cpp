@@ -1,3 +1,5 @@
+#include "solver/stencil.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -5,7 +7,6 @@
 #include <vector>
 
 #include "solver/expression.hpp"
-#include "solver/stencil.hpp"
 
 namespace heatsim::solver {
 namespace {
