@@ -19,6 +19,7 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   fmt::print("  grid: {}D, {} points\n", c.grid.dims, static_cast<std::int64_t>(points));
   fmt::print("  scheme: {} (radius {})\n", solver::to_string(c.scheme.kind),
              solver::scheme_radius(c.scheme));
+  fmt::print("  initial: {}\n", solver::describe_initial(c));
   fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt,
              run->plan.dt_auto ? "auto" : "given", run->plan.dt_limit);
   fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,

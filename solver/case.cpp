@@ -1,5 +1,7 @@
 #include "case.hpp"
 
+#include <sstream>
+
 #include "version.hpp"
 
 namespace heatsim {
@@ -24,6 +26,44 @@ std::optional<SchemeKind> scheme_from_string(const std::string& s) {
                        SchemeKind::isotropic, SchemeKind::custom})
     if (s == to_string(k)) return k;
   return std::nullopt;
+}
+
+std::string describe_initial(const Case& c) {
+  const InitialSpec& ic = c.initial;
+  std::ostringstream s;
+  s.precision(6);
+  auto point = [&](const std::array<double, 3>& p) {
+    s << "(";
+    for (int a = 0; a < c.grid.dims; ++a) s << (a ? ", " : "") << p[static_cast<std::size_t>(a)];
+    s << ")";
+  };
+  switch (ic.kind) {
+    case InitialKind::constant:
+      s << "constant " << ic.value;
+      break;
+    case InitialKind::gaussian:
+      s << "gaussian, amplitude " << ic.amplitude << " at ";
+      point(ic.center);
+      s << ", width " << ic.width << ", background " << ic.background;
+      break;
+    case InitialKind::box:
+      s << "box, " << ic.value << " on ";
+      point(ic.lower);
+      s << " - ";
+      point(ic.upper);
+      s << ", background " << ic.background;
+      break;
+    case InitialKind::modes:
+      s << "modes, " << ic.modes.size() << (ic.modes.size() == 1 ? " term" : " terms");
+      break;
+    case InitialKind::expression:
+      s << "expression " << ic.expression;
+      break;
+    case InitialKind::file:
+      s << "file " << ic.path << ", dataset " << ic.dataset;
+      break;
+  }
+  return s.str();
 }
 
 double spacing(const Case& c, int axis) {

@@ -96,6 +96,9 @@ struct Case {
 };
 
 const char* to_string(SchemeKind k);
+// One line on the initial condition, for `heatsim validate`: "gaussian, amplitude 1 at (0.5,
+// 0.5), width 0.05, background 0", "expression sin(pi*x)", "file out/u.h5, dataset u".
+std::string describe_initial(const Case& c);
 std::optional<SchemeKind> scheme_from_string(const std::string& s);
 
 // Node-centred spacing: L/(n-1), or L/n on periodic axes.

@@ -80,7 +80,9 @@ TEST_F(Cli, ExpressionThatIsNotFiniteAtANodeIsRefusedBeforeAnythingIsWritten) {
                std::string("{type: gaussian, center: [0.5, 0.4], width: 0.1}").size(),
                "{type: expression, value: \"sqrt(y - 0.3)\"}");
   const std::string c = write_case("c.yaml", text);
-  EXPECT_EQ(heatsim("validate " + c).code, 0);
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("  initial: expression sqrt(y - 0.3)\n"), std::string::npos) << v.output;
   const Result r = heatsim(c);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("initial.value: the expression is nan at node (1, 1)"), std::string::npos)

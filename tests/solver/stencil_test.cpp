@@ -173,6 +173,31 @@ TEST(InitialField, ExpressionNotFiniteAtANodeIsRefusedWithTheNode) {
   EXPECT_THROW(expression_sample_problem(c), ExpressionError);
 }
 
+TEST(InitialField, DescribedInOneLine) {
+  Case c = unit_case(2, 9, SchemeKind::order2);
+  c.initial.kind = InitialKind::gaussian;
+  c.initial.center = {0.5, 0.25, 0.0};
+  c.initial.width = 0.05;
+  EXPECT_EQ(describe_initial(c), "gaussian, amplitude 1 at (0.5, 0.25), width 0.05, background 0");
+  c.initial.kind = InitialKind::box;
+  c.initial.value = 2.0;
+  c.initial.lower = {0.1, 0.2, 0.0};
+  c.initial.upper = {0.3, 0.4, 0.0};
+  EXPECT_EQ(describe_initial(c), "box, 2 on (0.1, 0.2) - (0.3, 0.4), background 0");
+  c.initial.kind = InitialKind::expression;
+  c.initial.expression = "sin(pi*x)";
+  EXPECT_EQ(describe_initial(c), "expression sin(pi*x)");
+  c.initial.kind = InitialKind::file;
+  c.initial.path = "out/u.h5";
+  EXPECT_EQ(describe_initial(c), "file out/u.h5, dataset u");
+  c.initial.kind = InitialKind::modes;
+  c.initial.modes.resize(1);
+  EXPECT_EQ(describe_initial(c), "modes, 1 term");
+  c.initial.kind = InitialKind::constant;
+  c.initial.value = -0.5;
+  EXPECT_EQ(describe_initial(c), "constant -0.5");
+}
+
 TEST(InitialField, ExpressionVariablesAreTheActiveAxes) {
   EXPECT_EQ(expression_variables(1), (std::vector<std::string>{"x"}));
   EXPECT_EQ(expression_variables(3), (std::vector<std::string>{"x", "y", "z"}));
