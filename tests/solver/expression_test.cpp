@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <random>
 #include <string>
 
 namespace heatsim::solver {
@@ -141,6 +143,35 @@ TEST(Expression, LimitsLengthAndNesting) {
   std::string powers = "1";
   for (int i = 0; i < 60; ++i) powers = "1 ^ " + powers;
   EXPECT_EQ(eval(powers), 1.0);
+}
+
+// Random token soup: every text either compiles, and then evaluates, or is refused with an
+// ExpressionError whose column lies within the text; nothing else escapes.
+TEST(Expression, RandomTextCompilesOrIsRefusedCleanly) {
+  const char* const kTokens[] = {"x", "y", "z", "pi", "e", "1", "2.5", ".5", "1e-3", "3e",
+                                 "+", "-", "*", "/", "^", "<", "<=", ">", "==", "!=",
+                                 "(", ")", ",", "sin", "min", "pow", "sqrt", "q", " ", "$", "."};
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(std::size(kTokens)) - 1);
+  std::uniform_int_distribution<int> length(0, 24);
+  int compiled = 0, refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    for (int n = length(rng); n > 0; --n) text += kTokens[pick(rng)];
+    try {
+      const Expression e = Expression::compile(text, kXyz);
+      const double v[3] = {0.25, -0.5, 2.0};
+      (void)e.eval(v);
+      ++compiled;
+    } catch (const ExpressionError& err) {
+      EXPECT_GE(err.column(), 0) << text;
+      EXPECT_LE(err.column(), static_cast<int>(text.size()) + 1) << text;
+      ++refused;
+    }
+  }
+  // Both outcomes occur: the soup is neither all valid nor all rejected.
+  EXPECT_GT(compiled, 100);
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace
