@@ -390,21 +390,31 @@ void replace_atomically(const std::string& path, Write&& write) {
   }
 }
 
-FieldFile read_file(const std::string& path, bool with_data) {
+// Silences HDF5's own error printing and refuses a path that is not a regular file, naming it.
+void require_regular_file(const std::string& path) {
   silence_hdf5_errors();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw std::runtime_error(path + ": no such file");
   if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": not a regular file");
+}
+
+// Opens an HDF5 file read-only (closed strongly: no object outlives it). The messages do not
+// name the file; the callers prefix them with it.
+Handle open_read_only(const std::string& path) {
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw std::runtime_error("not an HDF5 file (or its header is damaged)");
+  }
+  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+  return check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
+                  "cannot open: the file is truncated or damaged");
+}
+
+FieldFile read_file(const std::string& path, bool with_data) {
+  require_regular_file(path);
   try {
-    const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-    if (is_hdf5 <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      throw std::runtime_error("not an HDF5 file (or its header is damaged)");
-    }
-    Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-    Handle file = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
-                           "cannot open: the file is truncated or damaged");
+    Handle file = open_read_only(path);
     const hid_t root = file.get();
     if (read_string(root, "format") != kFormat)
       throw std::runtime_error("not a heatsim field file (unknown format)");
@@ -502,19 +512,9 @@ FieldFile read_file(const std::string& path, bool with_data) {
 }  // namespace
 
 Dataset read_dataset(const std::string& path, const std::string& name, bool with_data) {
-  silence_hdf5_errors();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw std::runtime_error(path + ": no such file");
-  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": not a regular file");
+  require_regular_file(path);
   try {
-    if (H5Fis_hdf5(path.c_str()) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      throw std::runtime_error("not an HDF5 file (or its header is damaged)");
-    }
-    Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-    Handle file = check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose,
-                           "cannot open: the file is truncated or damaged");
+    Handle file = open_read_only(path);
     // H5Lexists fails (rather than says no) when a group on the way is missing.
     if (name.empty() || H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
       H5Eclear2(H5E_DEFAULT);
