@@ -12,13 +12,67 @@ const char* to_string(BoundaryKind k) {
     case BoundaryKind::dirichlet: return "dirichlet";
     case BoundaryKind::neumann: return "neumann";
     case BoundaryKind::periodic: return "periodic";
+    case BoundaryKind::convective: return "convective";
   }
   return "?";
 }
 
-double BoundaryFace::at(double t) const {
-  if (kind != BoundaryKind::dirichlet || amplitude == 0.0) return value;
+double Schedule::at(double t) const {
+  if (!table.empty()) {
+    if (t <= table.front()[0]) return table.front()[1];
+    if (t >= table.back()[0]) return table.back()[1];
+    // First pair with time > t; the one before it has time <= t.
+    std::size_t i = 1;
+    while (table[i][0] <= t) ++i;
+    const auto& a = table[i - 1];
+    const auto& b = table[i];
+    return a[1] + (b[1] - a[1]) * ((t - a[0]) / (b[0] - a[0]));
+  }
+  if (amplitude == 0.0) return value;
   return value + amplitude * std::sin(2.0 * M_PI * frequency * t);
+}
+
+double Schedule::mean(double t0, double t1) const {
+  if (!(t1 > t0)) return at(t0);
+  if (!table.empty()) {
+    // Integral of the piecewise-linear function: trapezoids between t0, the table times
+    // inside (t0, t1), and t1.
+    double integral = 0.0, ta = t0, va = at(t0);
+    for (const auto& p : table) {
+      if (p[0] <= t0) continue;
+      if (p[0] >= t1) break;
+      integral += 0.5 * (va + p[1]) * (p[0] - ta);
+      ta = p[0];
+      va = p[1];
+    }
+    integral += 0.5 * (va + at(t1)) * (t1 - ta);
+    return integral / (t1 - t0);
+  }
+  if (amplitude == 0.0 || frequency == 0.0) return at(t0);
+  const double w = 2.0 * M_PI * frequency;
+  return value + amplitude * (std::cos(w * t0) - std::cos(w * t1)) / (w * (t1 - t0));
+}
+
+double BoundaryFace::at(double t) const {
+  if (kind != BoundaryKind::dirichlet && kind != BoundaryKind::convective) return value;
+  if (table.empty() && amplitude == 0.0) return value;
+  return schedule().at(t);
+}
+
+Schedule BoundaryFace::schedule() const {
+  Schedule s;
+  s.value = value;
+  s.amplitude = amplitude;
+  s.frequency = frequency;
+  s.table = table;
+  return s;
+}
+
+void Backend::sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) {
+  std::vector<double> field;
+  download(field);
+  values.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) values[i] = field.at(static_cast<std::size_t>(nodes[i]));
 }
 
 std::size_t Stencil::size() const {

@@ -12,7 +12,7 @@
 namespace heatsim::kernels {
 
 enum class Precision { fp64, fp32 };
-enum class BoundaryKind { dirichlet, neumann, periodic };
+enum class BoundaryKind { dirichlet, neumann, periodic, convective };
 
 const char* to_string(Precision p);
 const char* to_string(BoundaryKind k);
@@ -21,16 +21,47 @@ const char* to_string(BoundaryKind k);
 constexpr int kMaxDims = 3;
 constexpr int kFaces = 2 * kMaxDims;
 
-// One face's condition. Dirichlet: the boundary nodes hold
-//   g(t) = value + amplitude * sin(2*pi*frequency*t).
-// Neumann: `value` is the outward normal derivative du/dn (constant in time).
+// A factor that varies in time: a piecewise-linear table of (time, value) pairs, sorted by
+// time and constant beyond its ends, when `table` is not empty; else
+//   value + amplitude * sin(2*pi*frequency*t).
+struct Schedule {
+  double value = 0.0;
+  double amplitude = 0.0;
+  double frequency = 0.0;
+  std::vector<std::array<double, 2>> table;
+
+  double at(double t) const;
+  // The mean of at() over [t0, t1], exact for both forms (the integral of the linear pieces,
+  // or of the sine); at(t0) when t1 <= t0. A source scaled by mean(t, t + dt) in the step
+  // from t adds exactly the integral of the scheduled power over the run.
+  double mean(double t0, double t1) const;
+  bool constant() const { return table.size() <= 1 && amplitude == 0.0; }
+};
+
+// One face's condition. Dirichlet: the boundary nodes hold g(t) = schedule.at(t).
+// Neumann: `value` is the outward normal derivative du/dn (constant in time); with
+// `heat_flux` set it is instead the heat flux into the body Q = k du/dn (W/m^2), k the face
+// conductance of the boundary node's first face (so exactly Q enters per unit area).
+// Convective: -k du/dn = transfer * (u - ambient(t)), ambient(t) = at(t) (table or sine
+// form), k the face conductance of the boundary node's first face (a ghost node, second
+// order, exact for linear profiles, and the heat leaving is exactly transfer*(u - ambient)).
 // Periodic: both faces of the axis are periodic; value is unused.
 struct BoundaryFace {
   BoundaryKind kind = BoundaryKind::dirichlet;
   double value = 0.0;
   double amplitude = 0.0;
   double frequency = 0.0;
-  double at(double t) const;  // g(t) for Dirichlet, value otherwise
+  std::vector<std::array<double, 2>> table;  // (time, value) pairs: overrides the sine form
+  double transfer = 0.0;                     // convective: heat transfer coefficient h
+  bool heat_flux = false;                    // neumann: value is W/m^2 into the body
+  // g(t) for Dirichlet, ambient(t) for convective, value otherwise.
+  double at(double t) const;
+  // The value's schedule (table or sine form).
+  Schedule schedule() const;
+  bool time_dependent() const {
+    return (kind == BoundaryKind::dirichlet || kind == BoundaryKind::convective) &&
+           (amplitude != 0.0 || table.size() > 1);
+  }
 };
 
 // The update operator S = I + alpha*dt*L_h as a dense (2r+1)^dims weight array, ordered
@@ -53,6 +84,21 @@ struct Stencil {
   std::size_t nonzeros() const;
 };
 
+// Per-node coefficient fields in memory order [z][y][x], points() values each. Ghost nodes
+// outside a face take the coefficients of their mirror node (periodic axes: of the node one
+// period away), so a boundary node's face conductance toward the ghost equals that of its first
+// interior face.
+constexpr int kMaxSourceFields = 4;
+struct CoefficientFields {
+  std::vector<double> conductivity;  // k (W/(m K)), > 0
+  std::vector<double> capacity;      // rho * c_p (J/(m^3 K)), > 0
+  struct Source {
+    std::vector<double> density;  // q (W/m^3) per node at factor 1
+    Schedule schedule;            // factor over time
+  };
+  std::vector<Source> sources;  // at most kMaxSourceFields
+};
+
 // Everything a backend needs to advance the field. Points per axis n[0]=x, n[1]=y, n[2]=z;
 // unused axes have n = 1. Fields are passed in memory order [z][y][x], x fastest.
 struct StencilProblem {
@@ -69,6 +115,20 @@ struct StencilProblem {
   // time, and a fusing backend may fuse fewer where its limits require; results agree to
   // rounding either way. advance(steps) takes any number of steps.
   int fusion_depth = 1;
+  // Varying coefficients (materials, source fields, convective and heat-flux faces); null for
+  // the constant-weight operator `stencil`. When set, the update is the conservative
+  // second-order form of DESIGN.md "Materials" and `stencil` only gives dims and radius 1:
+  //   u_i <- u_i + dt/C_i * ( sum_axis inv_h2[axis] * sum_{j = i-e, i+e} K_ij (u_j - u_i)
+  //                           + sum_s factor_s * q_s,i )
+  // with K_ij = 2 k_i k_j / (k_i + k_j), the neighbours summed in the order x-, x+, y-, y+, z-,
+  // z+, inv_h2 = 1 / h^2, and factor_s = sources[s].schedule.mean(t, t + dt) for the step
+  // from t. The neighbour beyond a face is a ghost node (radius 1) holding, for the mirror
+  // node m one inside the boundary node b and K_bm the conductance between them:
+  //   dirichlet: 2 g(t) - u_m (b itself is reset to g(t + dt) after the step);
+  //   neumann:   u_m + 2 h value, or with heat_flux u_m + 2 h value / K_bm;
+  //   convective: u_m - 2 h transfer (u_b - ambient(t)) / K_bm;
+  //   periodic:  the node one period away.
+  std::shared_ptr<const CoefficientFields> coefficients;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
   bool periodic(int axis) const { return faces[2 * axis].kind == BoundaryKind::periodic; }
@@ -76,7 +136,8 @@ struct StencilProblem {
 
 // Reductions over the field. total_heat weighs every node by the trapezoidal rule on
 // non-periodic axes (half weight on the two boundary nodes) and 1 on periodic axes; multiply
-// by the cell volume to get the integral. non_finite counts NaN and Inf values.
+// by the cell volume to get the integral; with coefficient fields each node also weighs by its
+// capacity rho*c_p (the heat content). non_finite counts NaN and Inf values.
 struct FieldStats {
   double min = 0.0;
   double max = 0.0;
@@ -112,6 +173,9 @@ class Backend {
   // g(t0 + (s+1)*dt) after step s.
   virtual void advance(std::int64_t steps, std::int64_t step0) = 0;
   virtual FieldStats stats() = 0;
+  // The values at the given nodes (indices in memory order [z][y][x]); the default downloads
+  // the whole field, device backends gather on the device.
+  virtual void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values);
   // Waits for queued work (device backends); no-op on the host.
   virtual void synchronize() {}
   // Steps per pass that advance() uses after setup(): the requested fusion depth as the

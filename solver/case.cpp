@@ -75,3 +75,15 @@ double spacing(const Case& c, int axis) {
 
 }  // namespace solver
 }  // namespace heatsim
+
+namespace heatsim::solver {
+
+bool Case::has_fields() const {
+  if (!materials.empty() || !sources.empty()) return true;
+  for (const auto& f : boundary)
+    if (f.kind == BoundaryKind::convective || (f.kind == BoundaryKind::neumann && f.heat_flux))
+      return true;
+  return false;
+}
+
+}  // namespace heatsim::solver

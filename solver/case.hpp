@@ -77,6 +77,59 @@ struct CheckpointSpec {
   std::int64_t every = 0;  // 0: only at the end and on a signal
 };
 
+// A material: conductivity k (W/(m K)) and heat capacity rho * c_p (J/(m^3 K)). `diffusivity:
+// a` alone in the case means k = a and rho = c_p = 1.
+struct MaterialSpec {
+  std::string name;
+  double conductivity = 1.0;
+  double density = 1.0;
+  double specific_heat = 1.0;
+  double capacity() const { return density * specific_heat; }
+};
+
+// Where a region or a source applies. A node is inside when its coordinates satisfy the shape:
+// box bounds inclusive on the active axes, ball distance <= radius, `where` formula nonzero.
+enum class ShapeKind { everywhere, box, ball, where, file };
+
+struct ShapeSpec {
+  ShapeKind kind = ShapeKind::everywhere;
+  std::array<double, 3> lower{0, 0, 0}, upper{0, 0, 0};  // box
+  std::array<double, 3> center{0, 0, 0};                 // ball
+  double radius = 0.0;                                   // ball
+  std::string where;    // formula of the active axes' coordinates (solver/expression.hpp)
+  std::string path;     // file: an HDF5 file (relative to the working directory)
+  std::string dataset;  // file: dataset of the grid's shape (z, y, x; leading 1s ignored)
+};
+
+// Regions are applied in order; a later one wins where they overlap. A `file` region is an
+// integer map: `ids` names the material of each id; nodes whose id is not listed keep what
+// earlier regions gave them.
+struct RegionSpec {
+  std::string material;  // not for file regions
+  ShapeSpec shape;
+  std::vector<std::pair<std::int64_t, std::string>> ids;  // file: id -> material name
+  // file: the map's values in memory order, read by io/ before the fields are built.
+  std::vector<std::int64_t> map;
+};
+
+// A heat source: `power_density` q (W/m^3) on the shape's nodes, or `power` (W) spread
+// uniformly over them (q = power / the shape's volume as the total heat weighs nodes); a file
+// shape gives q per node (W/m^3) and takes neither. Times `schedule` (factor 1 when absent).
+struct SourceSpec {
+  ShapeSpec shape;
+  std::optional<double> power;
+  std::optional<double> power_density;
+  kernels::Schedule schedule{1.0, 0.0, 0.0, {}};
+  std::vector<double> density;  // file: q per node, read by io/ before the fields are built
+};
+
+// Values at named points (multilinear interpolation of the surrounding nodes), every `every`
+// steps and at the end, into <output.directory>/probes.csv.
+struct ProbeSpec {
+  std::int64_t every = 0;  // 0: at the end only
+  std::vector<std::pair<std::string, std::array<double, 3>>> points;
+};
+
 struct Case {
   GridSpec grid;
   PhysicsSpec physics;
@@ -91,6 +144,15 @@ struct Case {
   int fusion = 1;
   OutputSpec output;
   CheckpointSpec checkpoint;
+  // Real problems (solver/materials.hpp). Empty materials: the homogeneous shorthand
+  // `physics` (k = alpha, rho*c_p = 1, q = source) on every node.
+  std::vector<MaterialSpec> materials;
+  std::vector<RegionSpec> regions;
+  std::vector<SourceSpec> sources;
+  ProbeSpec probes;
+  // True when the run needs per-node coefficient fields (kernels::CoefficientFields):
+  // materials, sources, or a convective or heat-flux face.
+  bool has_fields() const;
   std::string source_text;  // the YAML as given, for provenance
   std::string source_path;
 };

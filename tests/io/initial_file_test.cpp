@@ -33,7 +33,7 @@ class InitialFileTest : public ::testing::Test {
     c.grid.dims = 2;
     c.grid.n = {nx, ny, 1};
     c.grid.length = {1.0, 1.0, 1.0};
-    for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+    for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
     c.initial.kind = solver::InitialKind::file;
     c.initial.path = file;
     return c;
@@ -81,7 +81,7 @@ TEST_F(InitialFileTest, AHeatsimFieldFileIsTheFieldAndDirichletNodesTakeG) {
   EXPECT_TRUE(initial_file_problem(c).message.empty()) << initial_file_problem(c).message;
   EXPECT_EQ(read_initial_field(c), field);
 
-  c.boundary[1] = {BoundaryKind::dirichlet, 2.5, 0.0, 0.0};  // x+
+  c.boundary[1] = {BoundaryKind::dirichlet, 2.5, 0.0, 0.0, {}};  // x+
   const std::vector<double> u = read_initial_field(c);
   for (int y = 0; y < 5; ++y)
     for (int x = 0; x < 7; ++x)
@@ -158,7 +158,7 @@ TEST_F(InitialFileTest, AValueThatIsNotFiniteIsRefusedUnlessADirichletNodeHidesI
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("is nan at node (6, 2)"), std::string::npos) << e.what();
   }
-  c.boundary[1] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0};
+  c.boundary[1] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0, {}};
   EXPECT_EQ(read_initial_field(c)[2 * 7 + 6], 0.0);
 }
 

@@ -25,7 +25,7 @@ Case make_case(int dims, std::array<std::int64_t, 3> n, std::array<double, 3> le
   }
   c.physics.alpha = 0.7;
   c.scheme.kind = scheme;
-  for (auto& f : c.boundary) f = BoundaryFace{bc, 0.0, 0.0, 0.0};
+  for (auto& f : c.boundary) f = BoundaryFace{bc, 0.0, 0.0, 0.0, {}};
   return c;
 }
 

@@ -110,10 +110,10 @@ TEST(InitialField, DirichletNodesTakeTheBoundaryValue) {
   Case c = unit_case(2, 7, SchemeKind::order2);
   c.initial.kind = InitialKind::constant;
   c.initial.value = 3.0;
-  c.boundary[0] = {BoundaryKind::dirichlet, 1.0, 0.0, 0.0};
-  c.boundary[1] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
-  c.boundary[2] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
-  c.boundary[3] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  c.boundary[0] = {BoundaryKind::dirichlet, 1.0, 0.0, 0.0, {}};
+  c.boundary[1] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
+  c.boundary[2] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
+  c.boundary[3] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
   const std::vector<double> u = initial_field(c);
   for (int y = 0; y < 7; ++y) {
     EXPECT_EQ(u[y * 7 + 0], 1.0);
@@ -125,8 +125,8 @@ TEST(InitialField, ExpressionAtEveryNodeAndDirichletNodesStillTakeG) {
   Case c = unit_case(2, 9, SchemeKind::order2);
   c.initial.kind = InitialKind::expression;
   c.initial.expression = "sin(pi * x) * cos(2 * y) + (x > 0.5)";
-  c.boundary[0] = {BoundaryKind::dirichlet, -1.0, 0.0, 0.0};
-  for (int f = 1; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  c.boundary[0] = {BoundaryKind::dirichlet, -1.0, 0.0, 0.0, {}};
+  for (int f = 1; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
   const std::vector<double> u = initial_field(c);
   ASSERT_EQ(u.size(), 81u);
   for (int y = 0; y < 9; ++y)
@@ -141,7 +141,7 @@ TEST(InitialField, ExpressionAtEveryNodeAndDirichletNodesStillTakeG) {
 TEST(InitialField, ExpressionNotFiniteAtANodeIsRefusedWithTheNode) {
   Case c = unit_case(2, 9, SchemeKind::order2);
   c.initial.kind = InitialKind::expression;
-  for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
   // log(x) is -inf on the x = 0 face: an error there, but not on a Dirichlet face.
   c.initial.expression = "log(x) + y";
   try {
@@ -153,13 +153,13 @@ TEST(InitialField, ExpressionNotFiniteAtANodeIsRefusedWithTheNode) {
         << e.what();
   }
   EXPECT_EQ(expression_sample_problem(c), "-inf at node (0, 0): x = 0, y = 0");
-  c.boundary[0] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0};
+  c.boundary[0] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0, {}};
   EXPECT_EQ(initial_field(c)[1], std::log(coordinate(c, 0, 1)));
   EXPECT_EQ(expression_sample_problem(c), "");
   // NaN at an inner node the samples (0, n/2, n-1 per axis) miss: initial_field finds it.
   c.initial.expression = "sqrt(y - 0.2)";
   EXPECT_EQ(expression_sample_problem(c), "nan at node (4, 0): x = 0.5, y = 0");
-  c.boundary[2] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0};
+  c.boundary[2] = {BoundaryKind::dirichlet, 0.0, 0.0, 0.0, {}};
   EXPECT_EQ(expression_sample_problem(c), "");
   try {
     initial_field(c);
@@ -178,7 +178,7 @@ TEST(InitialField, ExpressionWrittenAsTheModesFormulaGivesTheModesField) {
   // does the same operations, so the two fields agree bit for bit.
   Case c = unit_case(2, 13, SchemeKind::order2);
   c.grid.length = {2.0, 0.5, 1.0};
-  for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0};
+  for (int f = 0; f < 4; ++f) c.boundary[f] = {BoundaryKind::neumann, 0.0, 0.0, 0.0, {}};
   c.initial.kind = InitialKind::modes;
   ModeTerm t;
   t.amplitude = 1.0;
