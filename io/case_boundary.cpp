@@ -1,0 +1,96 @@
+// boundary: a condition per face of the active axes, or `all` for the faces not named.
+#include "case_parse.hpp"
+
+namespace heatsim::io::parse {
+
+using solver::BoundaryKind;
+
+// One face's condition into `face`; path is boundary.<face> (or boundary.all).
+bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face) {
+  const Names types{"dirichlet", "neumann", "periodic"};
+  if (!n.IsMap()) {
+    error(path, n, "expected a map {type: dirichlet|neumann|periodic, ...}, got " + describe(n));
+    return false;
+  }
+  // The type decides which keys are allowed, so find it first.
+  std::string kind;
+  bool has_type = false;
+  for (auto it = n.begin(); it != n.end(); ++it)
+    if (it->first.IsScalar() && it->first.Scalar() == "type") {
+      has_type = true;
+      if (!read_choice(it->second, join(path, "type"), types, kind)) return false;
+      break;
+    }
+  if (!has_type) {
+    error(join(path, "type"), n, "missing required key (dirichlet, neumann or periodic)");
+    return false;
+  }
+  Names known{"type"};
+  if (kind == "dirichlet") known = {"type", "value", "amplitude", "frequency"};
+  if (kind == "neumann") known = {"type", "flux"};
+  const auto f = read_map(n, path, known, " for a " + kind + " face");
+  if (!f) return false;
+  bool ok = true;
+  face = solver::BoundaryFace{};
+  if (kind == "dirichlet") {
+    face.kind = BoundaryKind::dirichlet;
+    if (auto v = field(*f, "value")) ok = read_number(*v, join(path, "value"), face.value) && ok;
+    if (auto v = field(*f, "amplitude"))
+      ok = read_number(*v, join(path, "amplitude"), face.amplitude) && ok;
+    if (auto v = field(*f, "frequency"))
+      ok = read_number(*v, join(path, "frequency"), face.frequency) && ok;
+  } else if (kind == "neumann") {
+    face.kind = BoundaryKind::neumann;
+    if (auto v = field(*f, "flux")) ok = read_number(*v, join(path, "flux"), face.value) && ok;
+  } else {
+    face.kind = BoundaryKind::periodic;
+  }
+  return ok;
+}
+
+void Reader::read_boundary(const YAML::Node& n, Case& c) {
+  Names known{"all"};
+  for (const char* face : kFaceNames) known.push_back(face);
+  const auto f = read_map(n, "boundary", known);
+  if (!f) return;
+  // A face that fails to read still counts as given: one error per problem.
+  std::array<bool, 6> given{};
+  const bool has_all = f->count("all") > 0;
+  solver::BoundaryFace all_face;
+  bool all_ok = false;
+  if (has_all) all_ok = read_face(f->at("all").value, "boundary.all", all_face);
+  for (int face = 0; face < 6; ++face) {
+    const std::string p = std::string("boundary.") + kFaceNames[face];
+    const auto it = f->find(kFaceNames[face]);
+    if (it != f->end()) {
+      if (dims_ > 0 && face >= 2 * dims_) {
+        error(
+            p, it->second.key,
+            "the grid is " + std::to_string(dims_) + "D; it has no " + kFaceNames[face] + " face");
+        continue;
+      }
+      given[static_cast<std::size_t>(face)] = true;
+      solver::BoundaryFace bf;
+      if (read_face(it->second.value, p, bf)) c.boundary[static_cast<std::size_t>(face)] = bf;
+    } else if (has_all) {
+      given[static_cast<std::size_t>(face)] = true;
+      faces_from_all.push_back(kFaceNames[face]);
+      if (all_ok) c.boundary[static_cast<std::size_t>(face)] = all_face;
+      // Checks of this face point at the lines of `all`.
+      for (const auto& [key, line] : std::map<std::string, int>(lines))
+        if (key.rfind("boundary.all", 0) == 0) lines.emplace(p + key.substr(12), line);
+    }
+  }
+  for (int face = 0; face < 2 * std::max(dims_, 0); ++face)
+    if (!given[static_cast<std::size_t>(face)])
+      error(std::string("boundary.") + kFaceNames[face], n,
+            "missing: give a condition for every face of the active axes (or 'all')");
+  if (has_all && !all_ok) {
+    // Faces taken from a broken 'all' keep defaults; their checks must not add noise.
+    for (int face = 0; face < 6; ++face)
+      if (!f->count(kFaceNames[face]))
+        error_suppressed_.push_back(std::string("boundary.") + kFaceNames[face]);
+  }
+}
+
+}  // namespace heatsim::io::parse

@@ -1,0 +1,188 @@
+// The case reader's generic helpers: maps with known keys, numbers, integers, strings,
+// choices and per-axis lists, each reporting its problems with key path and line.
+#include "case_parse.hpp"
+
+#include <cctype>
+
+namespace heatsim::io::parse {
+
+using detail::quote;
+
+std::string join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string indexed(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::string list_names(const Names& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+int line_of(const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.is_null() ? 0 : m.line + 1;
+}
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return quote(n.Scalar());
+    default:
+      return "nothing";
+  }
+}
+
+// [-+]digits[.digits][e[-+]digits]; inf and nan as the header says.
+std::optional<double> parse_number(const std::string& s) {
+  std::string body = s;
+  bool negative = false;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    negative = body[0] == '-';
+    body.erase(0, 1);
+  }
+  std::string word = body;
+  if (!word.empty() && word[0] == '.') word.erase(0, 1);
+  for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (word == "inf" || word == "infinity")
+    return negative ? -std::numeric_limits<double>::infinity()
+                    : std::numeric_limits<double>::infinity();
+  if (word == "nan") return std::numeric_limits<double>::quiet_NaN();
+  std::size_t i = 0, digits = 0;
+  while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  if (i < body.size() && body[i] == '.') {
+    ++i;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < body.size() && (body[i] == 'e' || body[i] == 'E')) {
+    ++i;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++exp_digits;
+    if (exp_digits == 0) return std::nullopt;
+  }
+  if (i != body.size()) return std::nullopt;
+  // strtod gives +-HUGE_VAL on overflow, which the range checks then call non-finite.
+  return std::strtod(s.c_str(), nullptr);
+}
+
+std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& path,
+                                       const Names& known, const std::string& context) {
+  if (!n.IsMap()) {
+    error(path, n, "expected a map with keys " + list_names(known) + ", got " + describe(n));
+    return std::nullopt;
+  }
+  Fields fields;
+  std::map<std::string, int> first_line;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (!key.IsScalar()) {
+      error(path, key, "keys must be names, got " + describe(key) + " as a key");
+      continue;
+    }
+    const std::string& name = key.Scalar();
+    const std::string p = join(path, name);
+    const auto seen = first_line.find(name);
+    if (seen != first_line.end()) {
+      error(p, key,
+            "duplicate key " + quote(name) + " (first given on line " +
+                std::to_string(seen->second) + ")");
+      continue;
+    }
+    first_line.emplace(name, line_of(key));
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      error(p, key,
+            "unknown key " + quote(name) + context + detail::nearest_suffix(name, known) +
+                "; known keys: " + list_names(known));
+      continue;
+    }
+    lines[p] = line_of(key);
+    fields.emplace(name, Field{key, it->second});
+  }
+  return fields;
+}
+
+void Reader::require(const Fields& f, const std::string& path, const std::string& key,
+                     const YAML::Node& parent, const std::string& context) {
+  if (!f.count(key)) error(join(path, key), parent, "missing required key" + context);
+}
+
+bool Reader::scalar(const YAML::Node& n, const std::string& path, const char* what) {
+  if (n.IsScalar()) return true;
+  error(path, n, std::string("expected ") + what + ", got " + describe(n));
+  return false;
+}
+
+bool Reader::read_number(const YAML::Node& n, const std::string& path, double& out) {
+  if (!scalar(n, path, "a number")) return false;
+  const std::optional<double> v = quoted(n) ? std::nullopt : parse_number(n.Scalar());
+  if (!v) {
+    error(path, n,
+          std::string("expected a number, got ") + (quoted(n) ? "the string " : "") +
+              quote(n.Scalar()));
+    return false;
+  }
+  out = *v;
+  return true;
+}
+
+bool Reader::read_string(const YAML::Node& n, const std::string& path, std::string& out) {
+  if (!scalar(n, path, "a string") || !quote_closed(n, path)) return false;
+  out = n.Scalar();
+  return true;
+}
+
+bool Reader::quote_closed(const YAML::Node& n, const std::string& path) {
+  const YAML::Mark m = n.Mark();
+  if (!quoted(n) || m.is_null() || m.pos < 0) return true;
+  std::size_t i = static_cast<std::size_t>(m.pos);
+  if (i >= text_.size() || (text_[i] != '"' && text_[i] != '\'')) return true;
+  const char q = text_[i];
+  for (++i; i < text_.size(); ++i) {
+    if (q == '"' && text_[i] == '\\') {
+      ++i;
+    } else if (text_[i] == q) {
+      if (q == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+        ++i;  // '' is an escaped quote
+        continue;
+      }
+      return true;
+    }
+  }
+  error(path, n, "the quoted string that starts here is never closed");
+  return false;
+}
+
+bool Reader::read_choice(const YAML::Node& n, const std::string& path, const Names& choices,
+                         std::string& out) {
+  if (!scalar(n, path, ("one of " + list_names(choices)).c_str()) || !quote_closed(n, path))
+    return false;
+  const std::string& s = n.Scalar();
+  if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
+    error(path, n,
+          "unknown value " + quote(s) + detail::nearest_suffix(s, choices) + "; expected " +
+              list_names(choices));
+    return false;
+  }
+  out = s;
+  return true;
+}
+
+bool Reader::read_numbers(const YAML::Node& n, const std::string& path, bool broadcast,
+                          std::array<double, 3>& out) {
+  return read_axis_list(n, path, broadcast, out,
+                        [this](const YAML::Node& m, const std::string& p, double& v) {
+                          return read_number(m, p, v);
+                        });
+}
+
+}  // namespace heatsim::io::parse

@@ -1,0 +1,63 @@
+// time: {dt, steps | end}, fusion, output: {directory, every, name}.
+#include "case_parse.hpp"
+
+namespace heatsim::io::parse {
+
+void Reader::read_time(const YAML::Node& n, Case& c) {
+  const auto f = read_map(n, "time", {"dt", "steps", "end"});
+  if (!f) {
+    error_suppressed_.push_back("time");
+    return;
+  }
+  if (auto v = field(*f, "dt")) {
+    double dt = 0.0;
+    if (v->IsScalar() && v->Scalar() == "auto") {
+      if (quote_closed(*v, "time.dt")) c.time.dt.reset();
+    } else if (v->IsScalar() && (quoted(*v) || !parse_number(v->Scalar()))) {
+      error("time.dt", *v,
+            "expected a number or 'auto', got " + describe(*v) +
+                detail::nearest_suffix(v->Scalar(), {"auto"}));
+    } else if (read_number(*v, "time.dt", dt)) {
+      c.time.dt = dt;
+    }
+  }
+  if (auto v = field(*f, "steps")) {
+    std::int64_t steps = 0;
+    c.time.steps = read_int(*v, "time.steps", steps) ? steps : 0;
+  }
+  if (auto v = field(*f, "end")) {
+    double end = 1.0;
+    read_number(*v, "time.end", end);
+    c.time.end_time = end;
+  }
+}
+
+// `fusion: k` (steps per pass, 1..kMaxFusion) or `fusion: auto` (stored as 0).
+void Reader::read_fusion(const YAML::Node& v, Case& c) {
+  if (v.IsScalar() && v.Scalar() == "auto") {
+    if (quote_closed(v, "fusion")) c.fusion = 0;
+    return;
+  }
+  if (v.IsScalar() && (quoted(v) || !parse_number(v.Scalar()))) {
+    error("fusion", v,
+          "expected a step count or 'auto', got " + describe(v) +
+              detail::nearest_suffix(v.Scalar(), {"auto"}));
+    return;
+  }
+  int k = 1;
+  if (!read_int(v, "fusion", k)) return;
+  if (k < 1 || k > 16)
+    error("fusion", v, "must be between 1 and 16, or auto (got " + std::to_string(k) + ")");
+  else
+    c.fusion = k;
+}
+
+void Reader::read_output(const YAML::Node& n, Case& c) {
+  const auto f = read_map(n, "output", {"directory", "every", "name"});
+  if (!f) return;
+  if (auto v = field(*f, "directory")) read_string(*v, "output.directory", c.output.directory);
+  if (auto v = field(*f, "every")) read_int(*v, "output.every", c.output.every);
+  if (auto v = field(*f, "name")) read_string(*v, "output.name", c.output.name);
+}
+
+}  // namespace heatsim::io::parse
