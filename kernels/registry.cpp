@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "cpu/cpu_backend.hpp"
+#include "cpu/cpu_level_ops.hpp"
 #ifdef HEATSIM_HAVE_CUDA
 #include "cuda/cuda_backends.hpp"
 #endif
@@ -45,6 +46,12 @@ std::unique_ptr<Backend> create_backend(const std::string& name, Precision preci
     throw std::runtime_error("backend '" + name + "' needs a CUDA GPU, and none is visible" +
                              (cuda_compiled() ? "" : " (this build has no CUDA support)"));
   return e->create(precision);
+}
+
+std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision /*precision*/) {
+  if (name != "auto" && !find_backend(name))
+    throw std::runtime_error("unknown backend '" + name + "' for the multigrid level operations");
+  return make_cpu_level_ops();
 }
 
 #ifndef HEATSIM_HAVE_CUDA

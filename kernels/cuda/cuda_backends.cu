@@ -29,6 +29,8 @@ SweepBackendSpec naive_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_naive_sweep<float>;
   s.sweep_fp64 = &cuda::launch_naive_sweep<double>;
+  s.coefficient_fp32 = &cuda::launch_naive_coefficient_sweep<float>;
+  s.coefficient_fp64 = &cuda::launch_naive_coefficient_sweep<double>;
   // Heat-2D: 133.4 / 230.7 / 215.9 / 175.9 / 208.5 / 211.2 GStencil/s at k = 1..6;
   // Star-2D13P 144.5 / 92.4; Heat-3D: 142.1 / 164.9 / 45.6.
   s.auto_radius_2d = 2;
@@ -42,6 +44,8 @@ SweepBackendSpec shared_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_shared_sweep<float>;
   s.sweep_fp64 = &cuda::launch_shared_sweep<double>;
+  s.coefficient_fp32 = &cuda::launch_shared_coefficient_sweep<float>;
+  s.coefficient_fp64 = &cuda::launch_shared_coefficient_sweep<double>;
   // Heat-2D: 77.4 / 112.2 / 146.3 / 164.6 / 165.2 / 163.8; Heat-3D: 51.0 / 70.0 / 63.2.
   s.auto_radius_2d = 5;
   s.auto_radius_3d = 2;
@@ -55,6 +59,8 @@ SweepBackendSpec register_spec() {
   s.capabilities.max_radius = cuda::kMaxRadius;
   s.sweep_fp32 = &cuda::launch_register_sweep<float>;
   s.sweep_fp64 = &cuda::launch_register_sweep<double>;
+  s.coefficient_fp32 = &cuda::launch_register_coefficient_sweep<float>;
+  s.coefficient_fp64 = &cuda::launch_register_coefficient_sweep<double>;
   // Heat-2D: 168.9 / 309.1 / 482.4 / 588.5 / 609.3 / 619.2; Star-2D13P: 166.4 / 247.4;
   // Heat-3D: 143.0 / 209.2 / 236.8.
   s.auto_radius_2d = 6;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "check.cuh"
+#include "device_memory.cuh"
 #include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -277,7 +279,7 @@ __device__ inline void combine(StatsPartial& a, const StatsPartial& b) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     stats_kernel(const T* __restrict__ u, DeviceGrid g, bool trap_x, bool trap_y, bool trap_z,
-                 StatsPartial* __restrict__ partials) {
+                 const double* __restrict__ capacity, StatsPartial* __restrict__ partials) {
   StatsPartial s{INFINITY, -INFINITY, 0.0, 0};
   const std::int64_t chunks_per_row = (g.n[0] + kStatsChunk - 1) / kStatsChunk;
   const std::int64_t pieces = chunks_per_row * g.n[1] * g.n[2];
@@ -289,6 +291,7 @@ __global__ void __launch_bounds__(kThreads)
     const double wz = trap_z && (z == 0 || z == g.n[2] - 1) ? 0.5 : 1.0;
     const double wzy = wz * wy;
     const T* r = u + g.index(0, y, z);
+    const double* c = capacity ? capacity + row * g.n[0] : nullptr;
     const std::int64_t x1 = min(x0 + kStatsChunk, g.n[0]);
     for (std::int64_t x = x0 + threadIdx.x; x < x1; x += blockDim.x) {
       const double v = static_cast<double>(r[x]);
@@ -299,7 +302,7 @@ __global__ void __launch_bounds__(kThreads)
       const double wx = trap_x && (x == 0 || x == g.n[0] - 1) ? 0.5 : 1.0;
       s.min = fmin(s.min, v);
       s.max = fmax(s.max, v);
-      s.total += wzy * wx * v;
+      s.total += c ? wzy * wx * c[x] * v : wzy * wx * v;
     }
   }
   for (int off = 16; off > 0; off /= 2) {
@@ -320,7 +323,46 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Backend::sample: value j is the node with compact index nodes[j].
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const T* __restrict__ u, DeviceGrid g, const std::int64_t* __restrict__ nodes,
+                  double* __restrict__ values, std::int64_t count) {
+  const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= count) return;
+  const std::int64_t i = nodes[j];
+  const std::int64_t x = i % g.n[0], y = (i / g.n[0]) % g.n[1], z = i / (g.n[0] * g.n[1]);
+  values[j] = static_cast<double>(u[g.index(x, y, z)]);
+}
+
 }  // namespace
+
+template <typename T>
+void sample_nodes(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
+                  std::vector<double>& values, cudaStream_t stream) {
+  const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
+  for (const std::int64_t i : nodes)
+    if (i < 0 || i >= points)
+      throw std::out_of_range("sample: node " + std::to_string(i) + " is outside the grid of " +
+                              std::to_string(points) + " nodes");
+  values.resize(nodes.size());
+  if (nodes.empty()) return;
+  const std::int64_t count = static_cast<std::int64_t>(nodes.size());
+  // One allocation for the indices and the values (both 8-byte elements).
+  DeviceArray buffer;
+  buffer.allocate(2 * nodes.size() * sizeof(std::int64_t));
+  std::int64_t* d_nodes = buffer.as<std::int64_t>();
+  double* d_values = reinterpret_cast<double*>(d_nodes + count);
+  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(d_nodes, nodes.data(), nodes.size() * sizeof(std::int64_t),
+                                     cudaMemcpyHostToDevice, stream));
+  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
+  gather_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(field, grid, d_nodes,
+                                                                           d_values, count);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(values.data(), d_values, nodes.size() * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream));
+  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
 
 template <typename T>
 void launch_fill_ghosts(T* field, const DeviceGrid& grid, int axis, GhostFace lo, GhostFace hi,
@@ -436,14 +478,15 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
 
 template <typename T>
 int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3],
-                 StatsPartial* partials, int multiprocessors, cudaStream_t stream) {
+                 StatsPartial* partials, int multiprocessors, cudaStream_t stream,
+                 const double* capacity) {
   const std::int64_t chunks_per_row = (grid.n[0] + kStatsChunk - 1) / kStatsChunk;
   const std::int64_t pieces = chunks_per_row * grid.n[1] * grid.n[2];
   const int blocks = static_cast<int>(
       std::min<std::int64_t>({pieces, static_cast<std::int64_t>(8) * multiprocessors,
                               static_cast<std::int64_t>(kStatsMaxBlocks)}));
   stats_kernel<T><<<blocks, kThreads, 0, stream>>>(field, grid, trapezoid[0], trapezoid[1],
-                                                   trapezoid[2], partials);
+                                                   trapezoid[2], capacity, partials);
   HEATSIM_CUDA_CHECK_LAUNCH();
   return blocks;
 }
@@ -456,7 +499,9 @@ int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3]
   template void launch_boundary_pass<T>(T*, const DeviceGrid&, const BoundaryFaces&, bool, \
                                         bool, cudaStream_t);                              \
   template int launch_stats<T>(const T*, const DeviceGrid&, const bool[3], StatsPartial*, \
-                               int, cudaStream_t);
+                               int, cudaStream_t, const double*);                          \
+  template void sample_nodes<T>(const T*, const DeviceGrid&, const std::vector<std::int64_t>&, \
+                                std::vector<double>&, cudaStream_t);
 HEATSIM_FIELD_KERNELS(float)
 HEATSIM_FIELD_KERNELS(double)
 #undef HEATSIM_FIELD_KERNELS

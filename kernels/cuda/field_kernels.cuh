@@ -59,9 +59,19 @@ struct StatsPartial {
 };
 constexpr int kStatsMaxBlocks = 1024;
 // trapezoid[axis]: the axis is active and not periodic (half weight on its two end nodes).
+// `capacity`, when not null, weighs each node by its rho*c_p as well (device, compact
+// [z][y][x] doubles): the heat content of a problem with coefficient fields.
 // Returns the number of partials written to `partials` (device, kStatsMaxBlocks entries).
 template <typename T>
 int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3],
-                 StatsPartial* partials, int multiprocessors, cudaStream_t stream);
+                 StatsPartial* partials, int multiprocessors, cudaStream_t stream,
+                 const double* capacity = nullptr);
+
+// Backend::sample on the device: the values of the given nodes (compact indices in memory
+// order [z][y][x], checked against the grid) gathered by one small kernel and copied back,
+// instead of the whole field.
+template <typename T>
+void sample_nodes(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
+                  std::vector<double>& values, cudaStream_t stream);
 
 }  // namespace heatsim::kernels::cuda

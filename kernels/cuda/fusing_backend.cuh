@@ -94,6 +94,21 @@ class FusingBackend final : public Backend {
 
   Capabilities capabilities() const override { return kernel_.capabilities(); }
 
+  // S^k and its fused weights exist only for one constant stencil: varying coefficients (and
+  // the faces that need them) are refused, with the reason.
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    if (problem.coefficients)
+      return "varying coefficients (materials, source fields) have no constant weights, and " +
+             name() + " applies one constant stencil (its fused S^k) by construction";
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      if (problem.faces[f].kind == BoundaryKind::convective ||
+          (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux))
+        return std::string("a ") + (problem.faces[f].heat_flux ? "heat-flux" : "convective") +
+               " face needs the coefficient fields, which " + name() +
+               " cannot take (constant weights by construction)";
+    return Backend::unsupported_reason(problem);
+  }
+
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error(name() + " backend: " + why);
@@ -213,6 +228,11 @@ class FusingBackend final : public Backend {
       st.non_finite += q.non_finite;
     }
     return st;
+  }
+
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::sample_nodes<T>(main_.cur.template as<T>(), main_.grid, nodes, values, stream_);
   }
 
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }

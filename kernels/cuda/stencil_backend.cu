@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "check.cuh"
+#include "coefficient_backend.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
 #include "fusing_backend.cuh"
@@ -31,6 +32,10 @@ class SweepBackend final : public Backend {
 
   std::string name() const override { return spec_.name; }
   Capabilities capabilities() const override { return spec_.capabilities; }
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    const std::string why = constant_weights_reason(problem);
+    return why.empty() ? Backend::unsupported_reason(problem) : why;
+  }
 
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
@@ -125,6 +130,11 @@ class SweepBackend final : public Backend {
       st.non_finite += p.non_finite;
     }
     return st;
+  }
+
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
   }
 
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
@@ -247,9 +257,24 @@ class CoreBackend final : public Backend {
 
   std::string name() const override { return spec_.name; }
   Capabilities capabilities() const override { return CoreKernel<T>{spec_, sweep_}.capabilities(); }
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    if (problem.coefficients) {
+      if (!coefficient_sweep())
+        return "no varying-coefficient sweep";
+      return coefficient_unsupported_reason(spec_.capabilities, problem);
+    }
+    const std::string why = constant_weights_reason(problem);
+    return why.empty() ? Backend::unsupported_reason(problem) : why;
+  }
 
   void setup(const StencilProblem& problem) override {
     inner_.reset();
+    if (problem.coefficients) {  // one step per pass: no constant S to fuse
+      auto varying = make_coefficient_backend<T>(spec_.name, spec_.capabilities, coefficient_sweep());
+      varying->setup(problem);
+      inner_ = std::move(varying);
+      return;
+    }
     if (problem.fusion_depth != 1) {
       auto fused =
           std::make_unique<FusingBackend<T, CoreKernel<T>>>(CoreKernel<T>{spec_, sweep_});
@@ -268,10 +293,20 @@ class CoreBackend final : public Backend {
   void download(std::vector<double>& field) override { ready().download(field); }
   void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
   FieldStats stats() override { return ready().stats(); }
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    ready().sample(nodes, values);
+  }
   void synchronize() override { ready().synchronize(); }
   int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
 
  private:
+  CoefficientLauncher<T> coefficient_sweep() const {
+    if constexpr (std::is_same_v<T, float>)
+      return spec_.coefficient_fp32;
+    else
+      return spec_.coefficient_fp64;
+  }
+
   Backend& ready() {
     if (!inner_) throw std::logic_error(spec_.name + " backend: used before setup()");
     return *inner_;
@@ -283,6 +318,18 @@ class CoreBackend final : public Backend {
 };
 
 }  // namespace
+
+std::string constant_weights_reason(const StencilProblem& p) {
+  if (p.coefficients)
+    return "varying coefficients (materials, source fields) need per-node weights, and this "
+           "pass applies one constant stencil";
+  for (int f = 0; f < 2 * p.dims; ++f)
+    if (p.faces[f].kind == BoundaryKind::convective ||
+        (p.faces[f].kind == BoundaryKind::neumann && p.faces[f].heat_flux))
+      return std::string("a ") + (p.faces[f].heat_flux ? "heat-flux" : "convective") +
+             " face needs the coefficient fields (StencilProblem::coefficients)";
+  return "";
+}
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision) {
   if (precision == Precision::fp32) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "coefficient_sweep.cuh"
 #include "stencil_common.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -19,6 +20,9 @@ struct SweepBackendSpec {
   Capabilities capabilities;  // gpu is set by the driver
   SweepLauncher<float> sweep_fp32 = nullptr;
   SweepLauncher<double> sweep_fp64 = nullptr;
+  // The varying-coefficient step (StencilProblem::coefficients), one step per pass.
+  CoefficientLauncher<float> coefficient_fp32 = nullptr;
+  CoefficientLauncher<double> coefficient_fp64 = nullptr;
   // `fusion: auto` for a star in 2D and 3D: the fused radius k*r it fuses to (k = 1 where r is
   // larger); 1D stencils and 2D boxes fuse at the deepest depth (k*r <= 3), 3D boxes not at all.
   int auto_radius_2d = 3;
@@ -26,6 +30,11 @@ struct SweepBackendSpec {
 };
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision);
+
+// Why a constant-weight driver cannot run `problem` on account of its coefficients, empty when
+// it can: a problem with coefficient fields, or with a convective or heat-flux face (whose
+// ghost needs the conductances), is not one constant stencil.
+std::string constant_weights_reason(const StencilProblem& problem);
 
 // The stream every CUDA backend queues its work on (the legacy default stream), so that
 // events recorded around advance() time it.

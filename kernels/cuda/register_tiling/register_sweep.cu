@@ -290,8 +290,8 @@ struct RegisterLaunch {
       const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + Tile::ty - 1) / Tile::ty : 1;
       const std::int64_t march_n = DIMS == 3 ? g.n[2] : g.n[1];
       const std::int64_t chunk =
-          choose_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, R,
-                       static_cast<std::int64_t>(resident) * context.multiprocessors);
+          march_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, R,
+                      static_cast<std::int64_t>(resident) * context.multiprocessors);
       const std::int64_t chunks = (march_n + chunk - 1) / chunk;
       const dim3 block(Tile::tx, Tile::ty, 1);
       const dim3 grid =
@@ -304,27 +304,6 @@ struct RegisterLaunch {
     }
   }
 
-  // Planes per block along the march axis. Each block re-reads 2R halo planes, so chunks
-  // should be long; but the grid must fill the device without a ragged last wave. Cost model:
-  // waves * (chunk + 2R), waves = ceil(blocks / resident blocks); the cheapest chunk wins.
-  static std::int64_t choose_chunk(std::int64_t plane_tiles, std::int64_t march_n, int radius,
-                                   std::int64_t resident) {
-    std::int64_t best = march_n;
-    double best_cost = std::numeric_limits<double>::infinity();
-    const std::int64_t max_chunks = std::min<std::int64_t>(
-        std::max<std::int64_t>(1, march_n / std::max(4 * radius, 8)), 4096);
-    for (std::int64_t c = 1; c <= max_chunks; ++c) {
-      const std::int64_t chunk = (march_n + c - 1) / c;
-      const std::int64_t blocks = plane_tiles * ((march_n + chunk - 1) / chunk);
-      const double waves = static_cast<double>((blocks + resident - 1) / resident);
-      const double cost = waves * static_cast<double>(chunk + 2 * radius);
-      if (cost < best_cost) {
-        best_cost = cost;
-        best = chunk;
-      }
-    }
-    return best;
-  }
 };
 
 }  // namespace

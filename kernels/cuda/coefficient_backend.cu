@@ -1,0 +1,193 @@
+// The varying-coefficient driver of coefficient_backend.cuh.
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "check.cuh"
+#include "coefficient_backend.cuh"
+#include "coefficient_fields.cuh"
+#include "device_memory.cuh"
+#include "field_kernels.cuh"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+template <typename T>
+class CoefficientBackend final : public Backend {
+ public:
+  CoefficientBackend(std::string name, Capabilities caps, CoefficientLauncher<T> sweep)
+      : name_(std::move(name)), caps_(caps), sweep_(sweep) {
+    caps_.gpu = true;
+    caps_.max_fusion_depth = 1;
+  }
+
+  std::string name() const override { return name_; }
+  Capabilities capabilities() const override { return caps_; }
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    return coefficient_unsupported_reason(caps_, problem);
+  }
+
+  void setup(const StencilProblem& problem) override {
+    const std::string why = unsupported_reason(problem);
+    if (!why.empty()) throw std::runtime_error(name_ + " backend: " + why);
+    ready_ = false;
+    p_ = problem;
+    grid_ = make_device_grid(problem, 1, sizeof(T));
+    int device = 0;
+    HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+    HEATSIM_CUDA_CHECK(
+        cudaDeviceGetAttribute(&context_.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    context_.stream = nullptr;  // the legacy default stream, like the other CUDA backends
+
+    const std::size_t bytes = static_cast<std::size_t>(grid_.total) * sizeof(T);
+    cur_.allocate(bytes);
+    next_.allocate(bytes);
+    partials_.allocate(kStatsMaxBlocks * sizeof(StatsPartial));
+    // NaN everywhere (all-ones bytes): a node or ghost no kernel writes shows up.
+    HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
+    HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
+    fields_.upload(problem, grid_);
+
+    dirichlet_ = DirichletFaces{};
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      if (problem.faces[f].kind == BoundaryKind::dirichlet) {
+        dirichlet_.axis[dirichlet_.count] = f / 2;
+        dirichlet_.side[dirichlet_.count] = f % 2;
+        ++dirichlet_.count;
+      }
+    ready_ = true;
+  }
+
+  void upload(const std::vector<double>& field) override {
+    check_ready_and_size(field.size());
+    upload_interior(field, cur_.as<T>(), grid_);
+  }
+
+  void download(std::vector<double>& field) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    field.resize(static_cast<std::size_t>(p_.points()));
+    download_interior(field, cur_.as<T>(), grid_);
+  }
+
+  void advance(std::int64_t steps, std::int64_t step0) override {
+    if (!ready_) throw std::logic_error(name_ + " backend: advance() before setup()");
+    CoefficientArgs<T> a;
+    a.grid = grid_;
+    a.conductivity = fields_.conductivity.template as<T>();
+    a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
+    a.sources = fields_.sources;
+    for (int s = 0; s < fields_.sources; ++s) a.source[s] = fields_.source[s].template as<T>();
+    for (int axis = 0; axis < 3; ++axis)
+      a.inv_h2[axis] = static_cast<T>(1.0 / (p_.h[axis] * p_.h[axis]));
+    const auto& sources = p_.coefficients->sources;
+    for (std::int64_t s = 0; s < steps; ++s) {
+      const double t = static_cast<double>(step0 + s) * p_.dt;
+      launch_coefficient_ghosts<T>(cur_.as<T>(), a.conductivity, grid_, coefficient_faces_at(p_, t),
+                                   context_.stream);
+      for (int q = 0; q < a.sources; ++q)
+        a.factor[q] =
+            static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
+      a.in = cur_.as<T>();
+      a.out = next_.as<T>();
+      sweep_(a, p_.dims, context_);
+      cur_.swap(next_);
+      if (dirichlet_.count > 0) {
+        DirichletFaces d = dirichlet_;
+        const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
+        for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
+        launch_set_dirichlet<T>(cur_.as<T>(), grid_, d, context_.stream);
+      }
+    }
+  }
+
+  FieldStats stats() override {
+    if (!ready_) throw std::logic_error(name_ + " backend: stats() before setup()");
+    bool trapezoid[3];
+    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
+    const int blocks = launch_stats<T>(cur_.as<T>(), grid_, trapezoid, partials_.as<StatsPartial>(),
+                                       context_.multiprocessors, context_.stream,
+                                       fields_.capacity.template as<double>());
+    std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
+                                       host.size() * sizeof(StatsPartial), cudaMemcpyDeviceToHost,
+                                       context_.stream));
+    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
+    FieldStats st;
+    st.min = std::numeric_limits<double>::infinity();
+    st.max = -st.min;
+    for (const StatsPartial& q : host) {
+      st.min = std::min(st.min, q.min);
+      st.max = std::max(st.max, q.max);
+      st.total_heat += q.total;
+      st.non_finite += q.non_finite;
+    }
+    return st;
+  }
+
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    if (!ready_) throw std::logic_error(name_ + " backend: sample() before setup()");
+    sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
+  }
+
+  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
+
+ private:
+  void check_ready_and_size(std::size_t size) const {
+    if (!ready_) throw std::logic_error(name_ + " backend: used before setup()");
+    if (size != static_cast<std::size_t>(p_.points()))
+      throw std::invalid_argument(name_ + " backend: field has " + std::to_string(size) +
+                                  " values, the grid " + std::to_string(p_.points()));
+  }
+
+  std::string name_;
+  Capabilities caps_;
+  CoefficientLauncher<T> sweep_;
+  StencilProblem p_;
+  DeviceGrid grid_;
+  LaunchContext context_;
+  DeviceArray cur_, next_, partials_;
+  DeviceCoefficients<T> fields_;
+  DirichletFaces dirichlet_;
+  bool ready_ = false;
+};
+
+}  // namespace
+
+std::string coefficient_unsupported_reason(const Capabilities& caps, const StencilProblem& p) {
+  const std::string why = check_capabilities(caps, p);
+  if (!why.empty()) return why;
+  if (!p.coefficients) return "no coefficient fields";
+  if (p.stencil.radius != 1)
+    return "varying coefficients take the radius-1 conservative form, not radius " +
+           std::to_string(p.stencil.radius);
+  const std::size_t points = static_cast<std::size_t>(p.points());
+  const CoefficientFields& c = *p.coefficients;
+  if (c.conductivity.size() != points || c.capacity.size() != points)
+    return "the conductivity and capacity fields must have one value per node";
+  if (c.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
+    return "at most " + std::to_string(kMaxSourceFields) + " source fields, not " +
+           std::to_string(c.sources.size());
+  for (const auto& s : c.sources)
+    if (s.density.size() != points) return "a source field must have one value per node";
+  for (int a = 0; a < p.dims; ++a)
+    if (p.n[a] < 2) return "coefficient fields need at least 2 nodes per axis";
+  return "";
+}
+
+template <typename T>
+std::unique_ptr<Backend> make_coefficient_backend(const std::string& name, const Capabilities& caps,
+                                                  CoefficientLauncher<T> sweep) {
+  if (!sweep) throw std::runtime_error(name + " backend: no coefficient sweep");
+  return std::make_unique<CoefficientBackend<T>>(name, caps, sweep);
+}
+
+template std::unique_ptr<Backend> make_coefficient_backend<float>(const std::string&,
+                                                                  const Capabilities&,
+                                                                  CoefficientLauncher<float>);
+template std::unique_ptr<Backend> make_coefficient_backend<double>(const std::string&,
+                                                                   const Capabilities&,
+                                                                   CoefficientLauncher<double>);
+
+}  // namespace heatsim::kernels::cuda

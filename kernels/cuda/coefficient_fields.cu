@@ -1,0 +1,185 @@
+// Coefficient fields on the device and the ghost fill of u for the varying-coefficient step.
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "check.cuh"
+#include "coefficient_fields.cuh"
+#include "coefficient_sweep.cuh"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct GhostLines {
+  std::int64_t end[3];  // cumulative line counts: axis a owns lines [end[a-1], end[a])
+};
+
+// The ghost of one end of a line along an axis. b: the boundary node, m: its mirror one node
+// inside, K: their conductance. The arithmetic of the CPU reference: the value's offset
+// formed in double where it is a constant of the face, the rest in T.
+template <typename T>
+__device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
+                                         double h, T ub, T um, T periodic_image, T kb, T km) {
+  switch (kind) {
+    case static_cast<int>(BoundaryKind::periodic):
+      return periodic_image;
+    case static_cast<int>(BoundaryKind::dirichlet):
+      return static_cast<T>(2.0 * value) - um;
+    case static_cast<int>(BoundaryKind::convective):
+      return um - static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) /
+                      face_conductance(kb, km);
+    default:  // neumann
+      return heat_flux ? um + static_cast<T>(2.0 * h * value) / face_conductance(kb, km)
+                       : um + static_cast<T>(2.0 * h * value);
+  }
+}
+
+// One thread per grid line along an active axis (interior of the other axes), both ends.
+// Registers: a handful; no shared memory.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    coefficient_ghosts_kernel(T* __restrict__ u, const T* __restrict__ k, DeviceGrid g,
+                              CoefficientFaces f, GhostLines lines) {
+  const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= lines.end[g.dims - 1]) return;
+  int axis = 0;
+  while (j >= lines.end[axis]) ++axis;
+  const std::int64_t l = j - (axis == 0 ? 0 : lines.end[axis - 1]);
+  const int first = axis == 0 ? 1 : 0, second = axis == 2 ? 1 : 2;
+  std::int64_t c[3] = {0, 0, 0};
+  c[first] = l % g.n[first];
+  c[second] = l / g.n[first];
+  const std::int64_t n = g.n[axis], st = g.stride(axis);
+  const std::int64_t base = g.index(c[0], c[1], c[2]);  // node 0 of the line
+  const double h = f.spacing[axis];
+  {
+    const std::int64_t b = base, m = base + st;
+    u[base - st] =
+        ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
+                       f.heat_flux[2 * axis], h, u[b], u[m], u[base + (n - 1) * st], k[b], k[m]);
+  }
+  {
+    const std::int64_t b = base + (n - 1) * st, m = b - st;
+    u[base + n * st] =
+        ghost_value<T>(f.kind[2 * axis + 1], f.value[2 * axis + 1], f.transfer[2 * axis + 1],
+                       f.heat_flux[2 * axis + 1], h, u[b], u[m], u[base], k[b], k[m]);
+  }
+}
+
+// A field of the problem's nodes in the padded layout: interior values, every other element
+// zero, and (with_ghosts) the face ghosts taken from the mirror node, or on periodic axes from
+// the node one period away.
+template <typename T>
+std::vector<T> padded(const std::vector<double>& field, const StencilProblem& p,
+                      const DeviceGrid& g, bool with_ghosts) {
+  std::vector<T> out(static_cast<std::size_t>(g.total), T(0));
+  const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x)
+        out[static_cast<std::size_t>(g.index(x, y, z))] =
+            static_cast<T>(field[static_cast<std::size_t>((z * ny + y) * nx + x)]);
+  if (!with_ghosts) return out;
+  for (int axis = 0; axis < p.dims; ++axis) {
+    const int first = axis == 0 ? 1 : 0, second = axis == 2 ? 1 : 2;
+    const std::int64_t n = g.n[axis], st = g.stride(axis);
+    const bool periodic = p.periodic(axis);
+    std::int64_t c[3] = {0, 0, 0};
+    for (c[second] = 0; c[second] < g.n[second]; ++c[second])
+      for (c[first] = 0; c[first] < g.n[first]; ++c[first]) {
+        const std::int64_t base = g.index(c[0], c[1], c[2]);
+        const std::int64_t lo = periodic ? n - 1 : 1, hi = periodic ? 0 : n - 2;
+        out[static_cast<std::size_t>(base - st)] = out[static_cast<std::size_t>(base + lo * st)];
+        out[static_cast<std::size_t>(base + n * st)] =
+            out[static_cast<std::size_t>(base + hi * st)];
+      }
+  }
+  return out;
+}
+
+template <typename T>
+void upload_array(DeviceArray& array, const std::vector<T>& host) {
+  array.allocate(host.size() * sizeof(T));
+  HEATSIM_CUDA_CHECK(
+      cudaMemcpy(array.as<void>(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+CoefficientFaces coefficient_faces_at(const StencilProblem& p, double t) {
+  CoefficientFaces f;
+  for (int i = 0; i < kFaces; ++i) {
+    f.kind[i] = static_cast<int>(p.faces[i].kind);
+    f.value[i] = p.faces[i].at(t);
+    f.transfer[i] = p.faces[i].transfer;
+    f.heat_flux[i] = p.faces[i].heat_flux;
+  }
+  for (int a = 0; a < 3; ++a) f.spacing[a] = p.h[a];
+  return f;
+}
+
+template <typename T>
+void launch_coefficient_ghosts(T* u, const T* conductivity, const DeviceGrid& grid,
+                               const CoefficientFaces& faces, cudaStream_t stream) {
+  GhostLines lines{};
+  std::int64_t total = 0;
+  for (int a = 0; a < 3; ++a) {
+    if (a < grid.dims) {
+      const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
+      total += grid.n[first] * grid.n[second];
+    }
+    lines.end[a] = total;
+  }
+  if (total == 0) return;
+  const std::int64_t blocks = (total + kThreads - 1) / kThreads;
+  coefficient_ghosts_kernel<T>
+      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(u, conductivity, grid, faces, lines);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& grid) {
+  if (!p.coefficients) throw std::invalid_argument("coefficient fields: none in the problem");
+  const CoefficientFields& c = *p.coefficients;
+  const std::size_t points = static_cast<std::size_t>(p.points());
+  auto check = [&](const std::vector<double>& f, const std::string& what) {
+    if (f.size() != points)
+      throw std::invalid_argument("coefficient fields: " + what + " has " +
+                                  std::to_string(f.size()) + " values, the grid " +
+                                  std::to_string(points));
+  };
+  check(c.conductivity, "conductivity");
+  check(c.capacity, "capacity");
+  if (c.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
+    throw std::invalid_argument("coefficient fields: " + std::to_string(c.sources.size()) +
+                                " source fields, at most " + std::to_string(kMaxSourceFields));
+  for (std::size_t s = 0; s < c.sources.size(); ++s)
+    check(c.sources[s].density, "source " + std::to_string(s));
+
+  upload_array(conductivity, padded<T>(c.conductivity, p, grid, true));
+  // dt / C formed in T, as the CPU does: T(dt) / T(C).
+  std::vector<T> dtc = padded<T>(c.capacity, p, grid, false);
+  for (std::int64_t z = 0; z < grid.n[2]; ++z)
+    for (std::int64_t y = 0; y < grid.n[1]; ++y)
+      for (std::int64_t x = 0; x < grid.n[0]; ++x) {
+        T& v = dtc[static_cast<std::size_t>(grid.index(x, y, z))];
+        v = static_cast<T>(p.dt) / v;
+      }
+  upload_array(dt_over_capacity, dtc);
+  sources = static_cast<int>(c.sources.size());
+  for (int s = 0; s < sources; ++s)
+    upload_array(source[s],
+                 padded<T>(c.sources[static_cast<std::size_t>(s)].density, p, grid, false));
+  upload_array(capacity, c.capacity);
+}
+
+template void launch_coefficient_ghosts<float>(float*, const float*, const DeviceGrid&,
+                                               const CoefficientFaces&, cudaStream_t);
+template void launch_coefficient_ghosts<double>(double*, const double*, const DeviceGrid&,
+                                                const CoefficientFaces&, cudaStream_t);
+template struct DeviceCoefficients<float>;
+template struct DeviceCoefficients<double>;
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,49 @@
+// The coefficient fields of a varying-coefficient problem on the device (k, dt/C, the source
+// densities, C for the heat content), and the ghost fill of u that goes with them. The rules
+// are backend.hpp's (StencilProblem::coefficients): ghost layers one node wide, k's ghosts
+// filled once at setup from the mirror node (periodic axes: the node one period away), u's
+// ghosts each step from the face's condition with K_bm, the conductance between the boundary
+// node b and its mirror m.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "device_memory.cuh"
+#include "stencil_common.cuh"
+
+namespace heatsim::kernels::cuda {
+
+// One step's face conditions: kind, and g(t) (Dirichlet), ambient(t) (convective) or the
+// Neumann value, the transfer coefficient h and whether a Neumann value is a heat flux.
+struct CoefficientFaces {
+  int kind[kFaces] = {};
+  double value[kFaces] = {};
+  double transfer[kFaces] = {};
+  bool heat_flux[kFaces] = {};
+  double spacing[3] = {1.0, 1.0, 1.0};
+};
+
+// The faces of `problem` at time t.
+CoefficientFaces coefficient_faces_at(const StencilProblem& problem, double t);
+
+// Fills the one-node ghost layer of u on every face of the active axes (the faces only: the
+// radius-1 star never reads an edge or corner ghost), one launch.
+template <typename T>
+void launch_coefficient_ghosts(T* u, const T* conductivity, const DeviceGrid& grid,
+                               const CoefficientFaces& faces, cudaStream_t stream);
+
+// The device copies of StencilProblem::coefficients, in the padded layout `grid` (ghost 1).
+template <typename T>
+struct DeviceCoefficients {
+  DeviceArray conductivity;              // T, padded, ghosts filled
+  DeviceArray dt_over_capacity;          // T, padded, dt / (rho c_p) on the interior
+  DeviceArray source[kMaxSourceFields];  // T, padded, q on the interior
+  DeviceArray capacity;                  // double, compact [z][y][x]: the heat content's weights
+  int sources = 0;
+
+  // Checks the fields' sizes against the problem, then uploads them (synchronous).
+  void upload(const StencilProblem& problem, const DeviceGrid& grid);
+};
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,72 @@
+// The varying-coefficient step on the device (StencilProblem::coefficients, backend.hpp):
+//   u_i <- u_i + dt/C_i * ( sum_axis inv_h2[axis] * sum_{j = i-e, i+e} K_ij (u_j - u_i)
+//                           + sum_s factor_s * q_s,i ),   K_ij = 2 k_i k_j / (k_i + k_j),
+// with the CPU reference's grouping and order (cpu_backend.cpp, sweep_fields), in T:
+//   flow = 0; for each active axis x, y, z:
+//     flow += inv_h2 * (K(i, i-e) * (u[i-e] - u_i) + K(i, i+e) * (u[i+e] - u_i))
+//   src = 0; for each source s in order: src += factor_s * q_s[i]
+//   u_i <- u_i + (T(dt) / T(C_i)) * (flow + src)
+// What a sweep needs (the fields on the device, the step's source factors) and the per-node
+// arithmetic every CUDA-core sweep shares, so that naive, shared-tiling and register-tiling
+// round alike (up to the multiply-adds the compiler fuses).
+#pragma once
+
+#include "stencil_common.cuh"
+
+namespace heatsim::kernels::cuda {
+
+// One sweep of the coefficient operator, out <- step(in) over every interior node. All fields
+// share the padded layout `grid` (ghost width 1): `in` with its ghosts filled for this step
+// (coefficient_fields.cuh), `conductivity` with its ghosts filled once at setup (mirror node,
+// periodic image), `dt_over_capacity` = dt / (rho c_p) and the source densities on the
+// interior.
+template <typename T>
+struct CoefficientArgs {
+  const T* in = nullptr;
+  T* out = nullptr;
+  const T* conductivity = nullptr;
+  const T* dt_over_capacity = nullptr;
+  const T* source[kMaxSourceFields] = {};
+  T factor[kMaxSourceFields] = {};  // Schedule::mean(t, t + dt) of each source, this step
+  int sources = 0;
+  T inv_h2[3] = {T(1), T(1), T(1)};
+  DeviceGrid grid;
+};
+
+template <typename T>
+using CoefficientLauncher = void (*)(const CoefficientArgs<T>& args, int dims,
+                                     const LaunchContext& context);
+
+// The harmonic-mean face conductance 2 k_i k_j / (k_i + k_j). Exactly symmetric in i and j
+// (the factor 2 is exact and a product commutes), so a sweep may compute a face once for the
+// two nodes it joins and still round as the CPU does per node.
+template <typename T>
+__host__ __device__ __forceinline__ T face_conductance(T ki, T kj) {
+  return T(2) * ki * kj / (ki + kj);
+}
+
+// One axis's flow into node i, inv_h2 * (K_lo (u_lo - u_i) + K_hi (u_hi - u_i)), added to the
+// node's sum, from the two faces' conductances.
+template <typename T>
+__device__ __forceinline__ void add_axis(T& flow, T inv_h2, T ui, T k_lo, T u_lo, T k_hi, T u_hi) {
+  flow += inv_h2 * (k_lo * (u_lo - ui) + k_hi * (u_hi - ui));
+}
+
+// The node's sources in order, at this step's factors.
+template <typename T>
+__device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64_t i) {
+  T src = T(0);
+#pragma unroll
+  for (int s = 0; s < kMaxSourceFields; ++s)
+    if (s < a.sources) src += a.factor[s] * a.source[s][i];
+  return src;
+}
+
+// The node's new value from its flow: u + dt/C * (flow + src).
+template <typename T>
+__device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
+                                         T flow) {
+  return ui + a.dt_over_capacity[i] * (flow + node_source(a, i));
+}
+
+}  // namespace heatsim::kernels::cuda

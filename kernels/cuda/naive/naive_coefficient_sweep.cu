@@ -1,0 +1,68 @@
+// cuda-naive, varying coefficients: one thread per node, u and k of every neighbour read from
+// global memory (reuse left to the caches), in the CPU's neighbour order.
+#include <algorithm>
+
+#include "../check.cuh"
+#include "naive_sweep.hpp"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+// Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y and z when the
+// grid has more rows or planes than a launch grid holds. Shared memory: none. Registers: the
+// sum, the centre u and k, the row base; fp64 about 40.
+template <typename T, int DIMS>
+__global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
+  const DeviceGrid& g = a.grid;
+  const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (x >= g.n[0]) return;
+  const T* __restrict__ u = a.in;
+  const T* __restrict__ k = a.conductivity;
+  for (std::int64_t z = blockIdx.z; z < g.n[2]; z += gridDim.z)
+    for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
+         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+      const std::int64_t i = g.index(x, y, z);
+      const T ui = u[i], ki = k[i];
+      T flow = T(0);
+#pragma unroll
+      for (int axis = 0; axis < DIMS; ++axis) {
+        const std::int64_t st = g.stride(axis);
+        add_axis(flow, a.inv_h2[axis], ui, face_conductance(ki, k[i - st]), u[i - st],
+                 face_conductance(ki, k[i + st]), u[i + st]);
+      }
+      a.out[i] = finish_node(a, i, ui, flow);
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
+                                    const LaunchContext& context) {
+  const DeviceGrid& g = args.grid;
+  const dim3 block = dims == 1 ? dim3(256, 1, 1) : dim3(32, 8, 1);
+  const auto blocks = [](std::int64_t n, unsigned b, std::int64_t cap) {
+    return static_cast<unsigned>(std::min<std::int64_t>((n + b - 1) / b, cap));
+  };
+  const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
+                  blocks(g.n[2], 1, 65535));
+  switch (dims) {
+    case 1:
+      naive_coefficient_kernel<T, 1><<<grid, block, 0, context.stream>>>(args);
+      break;
+    case 2:
+      naive_coefficient_kernel<T, 2><<<grid, block, 0, context.stream>>>(args);
+      break;
+    default:
+      naive_coefficient_kernel<T, 3><<<grid, block, 0, context.stream>>>(args);
+      break;
+  }
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+template void launch_naive_coefficient_sweep<float>(const CoefficientArgs<float>&, int,
+                                                    const LaunchContext&);
+template void launch_naive_coefficient_sweep<double>(const CoefficientArgs<double>&, int,
+                                                     const LaunchContext&);
+
+}  // namespace heatsim::kernels::cuda

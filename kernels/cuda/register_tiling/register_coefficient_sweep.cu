@@ -1,0 +1,188 @@
+// register-tiling, varying coefficients: blocks tile the plane across the slowest axis (xy in
+// 3D, x in 2D) and march along it (z in 3D, y in 2D) through a chunk of planes, as the
+// constant-weight sweep does. Each plane's u and k are loaded once per block into shared
+// memory (with the in-plane halo; the star never reads the corners); the march-axis
+// neighbours stay in registers. Output m is finished one plane late: plane m gives the flow
+// of its in-plane axes and, with the previous plane's centre values held in registers, the
+// march axis's minus face; plane m+1 adds the plus face. That keeps the CPU's grouping and
+// order (coefficient_sweep.cuh: in-plane axes first, then the march axis, minus before plus). The
+// march-axis face between planes m and m+1 is one conductance for both of its nodes
+// (face_conductance is exactly symmetric), so a node costs five divisions instead of six in 3D.
+#include <algorithm>
+#include <stdexcept>
+
+#include "../check.cuh"
+#include "register_sweep.hpp"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+// Block shapes (threads = output columns per block):
+//   2D: 256 x 1, march along y; smem 2 buffers x 2 fields x 258 x T           (fp64 8.3 KB)
+//   3D: 32 x 8,  march along z; smem 2 buffers x 2 fields x 34 x 10 x T       (fp64 10.9 KB)
+// Registers per thread: the next plane's u and k values (two slots each), the previous
+// centre u and k, the pending output's flow, minus face, dt/C and sources.
+// Shared memory is double-buffered, so one barrier per plane suffices: a thread writing buffer
+// b for plane p+2 has passed the barrier of plane p+1, which every thread reaches only after
+// it finished reading buffer b for plane p.
+template <int DIMS>
+struct CoefficientTile;
+template <>
+struct CoefficientTile<2> {
+  static constexpr int tx = 256, ty = 1;
+};
+template <>
+struct CoefficientTile<3> {
+  static constexpr int tx = 32, ty = 8;
+};
+
+template <typename T, int DIMS>
+__global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIMS>::ty, 4)
+    register_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
+                                std::int64_t chunk) {
+  constexpr int TX = CoefficientTile<DIMS>::tx, TY = CoefficientTile<DIMS>::ty;
+  constexpr int RY = DIMS == 3 ? 1 : 0;  // in-plane y halo
+  constexpr int SX = TX + 2, SY = TY + 2 * RY, NT = TX * TY;
+  constexpr int NSLOT = (SX * SY + NT - 1) / NT;
+  constexpr int MARCH = DIMS - 1;  // the march axis
+  __shared__ T su[2][SY][SX];
+  __shared__ T sk[2][SY][SX];
+
+  const DeviceGrid& g = a.grid;
+  const T* __restrict__ in = a.in;
+  const T* __restrict__ cond = a.conductivity;
+  const std::int64_t march_n = g.n[MARCH];
+  const std::int64_t march_pitch = g.stride(MARCH);
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * TX + tx;
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(TX);
+  const std::int64_t m0 = (DIMS == 3 ? blockIdx.z : blockIdx.y) * chunk;
+  const std::int64_t m1 = min(m0 + chunk, march_n);
+  const std::int64_t p_begin = m0 - 1, p_end = m1 + 1;  // planes this block reads
+  const T inv_x = a.inv_h2[0], inv_y = a.inv_h2[1], inv_m = a.inv_h2[MARCH];
+
+  const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
+  for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
+    const std::int64_t y0 = by * TY;
+    const std::int64_t x = x0 + tx, y = y0 + ty;
+    const bool active = x < g.n[0] && (DIMS == 2 || y < g.n[1]);
+    // Element of this thread's node in plane 0 (planes are march_pitch apart).
+    const std::int64_t own = g.origin + (DIMS == 3 ? y * g.pitch_y : 0) + x;
+
+    // This thread's share of a plane tile: slot s is tile node tid + s*NT. Nodes beyond the
+    // padded field and the corners are not loaded (zeros; they feed no stored output).
+    std::int64_t slot_at[NSLOT];
+    bool load_slot[NSLOT];
+#pragma unroll
+    for (int s = 0; s < NSLOT; ++s) {
+      const int l = tid + s * NT;
+      const int sx = l % SX, sy = l / SX;
+      const std::int64_t gx = x0 - 1 + sx, gy = y0 - RY + sy;
+      bool ok = l < SX * SY && gx < g.n[0] + 1;
+      if (DIMS == 3) ok = ok && gy < g.n[1] + 1 && !((sx < 1 || sx > TX) && (sy < 1 || sy > TY));
+      load_slot[s] = ok;
+      slot_at[s] = g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
+    }
+    T vu[NSLOT], vk[NSLOT];
+    auto load = [&](std::int64_t p) {
+#pragma unroll
+      for (int s = 0; s < NSLOT; ++s) {
+        vu[s] = load_slot[s] ? in[slot_at[s] + p * march_pitch] : T(0);
+        vk[s] = load_slot[s] ? cond[slot_at[s] + p * march_pitch] : T(0);
+      }
+    };
+
+    T u_prev = T(0), k_prev = T(0);  // the previous plane's centre values
+    T flow = T(0);                   // output p-1: the flow of its in-plane axes
+    T minus = T(0);                  // output p-1: K_lo (u_lo - u_i) of the march axis
+    T dtc = T(0);                    // output p-1: dt / C
+    T src = T(0);                    // output p-1: its sources at this step's factors
+
+    load(p_begin);
+    int b = 0;
+    for (std::int64_t p = p_begin; p < p_end; ++p, b ^= 1) {
+#pragma unroll
+      for (int s = 0; s < NSLOT; ++s) {
+        const int l = tid + s * NT;
+        if (l < SX * SY) {
+          (&su[b][0][0])[l] = vu[s];
+          (&sk[b][0][0])[l] = vk[s];
+        }
+      }
+      if (p + 1 < p_end) load(p + 1);
+      __syncthreads();
+      const int cx = tx + 1, cy = ty + RY;
+      const T uc = su[b][cy][cx], kc = sk[b][cy][cx];
+      const T k_march = face_conductance(k_prev, kc);  // the face between planes p-1 and p
+      if (p > m0) {  // output p-1 is complete with its march-plus face
+        flow += inv_m * (minus + k_march * (uc - u_prev));
+        if (active) a.out[own + (p - 1) * march_pitch] = u_prev + dtc * (flow + src);
+      }
+      if (p >= m0 && p < m1) {
+        flow = T(0);
+        add_axis(flow, inv_x, uc, face_conductance(kc, sk[b][cy][cx - 1]), su[b][cy][cx - 1],
+                 face_conductance(kc, sk[b][cy][cx + 1]), su[b][cy][cx + 1]);
+        if (DIMS == 3)
+          add_axis(flow, inv_y, uc, face_conductance(kc, sk[b][cy - 1][cx]), su[b][cy - 1][cx],
+                   face_conductance(kc, sk[b][cy + 1][cx]), su[b][cy + 1][cx]);
+        minus = k_march * (u_prev - uc);
+        if (active) {
+          const std::int64_t i = own + p * march_pitch;
+          dtc = a.dt_over_capacity[i];
+          src = node_source(a, i);
+        }
+      }
+      u_prev = uc;
+      k_prev = kc;
+    }
+    __syncthreads();  // the next y tile overwrites shared memory
+  }
+}
+
+template <typename T, int DIMS>
+void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
+  using Tile = CoefficientTile<DIMS>;
+  const auto kernel = register_coefficient_kernel<T, DIMS>;
+  static const int resident = [&] {
+    int blocks = 0;
+    HEATSIM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::tx * Tile::ty, 0));
+    return std::max(blocks, 1);
+  }();
+  const DeviceGrid& g = args.grid;
+  const std::int64_t tiles_x = (g.n[0] + Tile::tx - 1) / Tile::tx;
+  const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + Tile::ty - 1) / Tile::ty : 1;
+  const std::int64_t march_n = g.n[DIMS - 1];
+  const std::int64_t chunk =
+      march_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, 1,
+                  static_cast<std::int64_t>(resident) * context.multiprocessors);
+  const std::int64_t chunks = (march_n + chunk - 1) / chunk;
+  const dim3 block(Tile::tx, Tile::ty, 1);
+  const dim3 grid = DIMS == 3
+                        ? dim3(static_cast<unsigned>(tiles_x),
+                               static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
+                               static_cast<unsigned>(chunks))
+                        : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
+  kernel<<<grid, block, 0, context.stream>>>(args, tiles_y, chunk);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <typename T>
+void launch_register_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
+                                       const LaunchContext& context) {
+  if (dims == 2)
+    launch<T, 2>(args, context);
+  else if (dims == 3)
+    launch<T, 3>(args, context);
+  else
+    throw std::logic_error("register-tiling: 1D grids are not supported");
+}
+
+template void launch_register_coefficient_sweep<float>(const CoefficientArgs<float>&, int,
+                                                       const LaunchContext&);
+template void launch_register_coefficient_sweep<double>(const CoefficientArgs<double>&, int,
+                                                        const LaunchContext&);
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,37 @@
+#include "level_ops.hpp"
+
+#include <stdexcept>
+
+namespace heatsim::kernels {
+
+AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
+                           const std::vector<std::int64_t>& fine_index) {
+  const std::int64_t nc = static_cast<std::int64_t>(fine_index.size());
+  if (nc == 0 || fine_index[0] != 0 || (!periodic && fine_index[nc - 1] != fine_n - 1))
+    throw std::invalid_argument(
+        "level transfer: coarse nodes must start at 0 and, on a "
+        "non-periodic axis, end on the last fine node");
+  AxisTransfer t;
+  t.from.resize(static_cast<std::size_t>(fine_n));
+  for (std::int64_t I = 0; I < nc; ++I) {
+    const std::int64_t at = fine_index[I];
+    // The next coarse node: one period on, past the last node of a periodic axis.
+    const bool last = I + 1 == nc;
+    if (last && !periodic) {
+      t.from[at][0] = {I, 1.0};
+      continue;
+    }
+    const std::int64_t next = last ? fine_n : fine_index[I + 1];
+    if (next <= at) throw std::invalid_argument("level transfer: coarse nodes not increasing");
+    const std::int64_t right = last ? 0 : I + 1;
+    const double gap = static_cast<double>(next - at);
+    t.from[at][0] = {I, 1.0};
+    for (std::int64_t f = at + 1; f < next; ++f) {
+      t.from[f][0] = {I, static_cast<double>(next - f) / gap};
+      t.from[f][1] = {right, static_cast<double>(f - at) / gap};
+    }
+  }
+  return t;
+}
+
+}  // namespace heatsim::kernels

@@ -1,0 +1,153 @@
+#include "conductance.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace heatsim::solver::multigrid {
+
+using kernels::BoundaryKind;
+using kernels::kMaxDims;
+
+namespace {
+
+double harmonic(double a, double b) { return 2.0 * a * b / (a + b); }
+
+}  // namespace
+
+HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
+                                   std::shared_ptr<const kernels::CoefficientFields> fields)
+    : problem_(problem), fields_(std::move(fields)) {
+  if (!fields_) throw std::invalid_argument("heat-flow operator: no coefficient fields");
+  const std::int64_t np = problem.points();
+  const auto& k = fields_->conductivity;
+  if (k.size() != static_cast<std::size_t>(np) ||
+      fields_->capacity.size() != static_cast<std::size_t>(np))
+    throw std::invalid_argument("heat-flow operator: coefficient fields do not match the grid");
+  for (const auto& s : fields_->sources)
+    if (s.density.size() != static_cast<std::size_t>(np))
+      throw std::invalid_argument("heat-flow operator: a source field does not match the grid");
+  const int dims = problem.dims;
+  const auto& n = problem.n;
+  for (int a = 0; a < dims; ++a)
+    if (n[a] < 2) throw std::invalid_argument("heat-flow operator: fewer than 2 nodes on an axis");
+
+  base_.dims = dims;
+  base_.n = problem.n;
+  for (int a = 0; a < kMaxDims; ++a) base_.periodic[a] = a < dims && problem.periodic(a);
+  base_.node_term.assign(static_cast<std::size_t>(np), 0.0);
+  base_.fixed.assign(static_cast<std::size_t>(np), 0);
+  weight_.assign(static_cast<std::size_t>(np), 1.0);
+  weighted_capacity_.assign(static_cast<std::size_t>(np), 0.0);
+
+  auto axis_weight = [&](int a, std::int64_t i) {
+    if (a >= dims || base_.periodic[a]) return 1.0;
+    return (i == 0 || i == n[a] - 1) ? 0.5 : 1.0;
+  };
+  std::array<std::int64_t, kMaxDims> stride{1, n[0], n[0] * n[1]};
+  for (int a = 0; a < dims; ++a) base_.conductance[a].assign(static_cast<std::size_t>(np), 0.0);
+
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = (z * n[1] + y) * n[0] + x;
+        const std::int64_t c[3] = {x, y, z};
+        const double w[3] = {axis_weight(0, x), axis_weight(1, y), axis_weight(2, z)};
+        weight_[i] = w[0] * w[1] * w[2];
+        weighted_capacity_[i] = weight_[i] * fields_->capacity[i];
+        for (int a = 0; a < dims; ++a) {
+          const bool last = c[a] == n[a] - 1;
+          if (last && !base_.periodic[a]) continue;
+          const std::int64_t j = last ? i - (n[a] - 1) * stride[a] : i + stride[a];
+          const double h = problem.h[a];
+          base_.conductance[a][i] = harmonic(k[i], k[j]) / (h * h) * weight_[i] / w[a];
+        }
+        // Faces this node lies on.
+        for (int a = 0; a < dims; ++a) {
+          if (base_.periodic[a]) continue;
+          for (int side = 0; side < 2; ++side) {
+            if (c[a] != (side == 0 ? 0 : n[a] - 1)) continue;
+            const int face = 2 * a + side;
+            const kernels::BoundaryFace& f = problem.faces[face];
+            const std::int64_t m = side == 0 ? i + stride[a] : i - stride[a];
+            const double h = problem.h[a];
+            switch (f.kind) {
+              case BoundaryKind::dirichlet:
+                base_.fixed[i] = 1;
+                break;
+              case BoundaryKind::neumann: {
+                const double inflow =
+                    f.heat_flux ? 2.0 * f.value / h : 2.0 * harmonic(k[i], k[m]) * f.value / h;
+                face_loads_.push_back({i, face, weight_[i] * inflow, 0.0});
+                break;
+              }
+              case BoundaryKind::convective: {
+                const double t = weight_[i] * 2.0 * f.transfer / h;
+                base_.node_term[i] += t;
+                face_loads_.push_back({i, face, 0.0, t});
+                break;
+              }
+              case BoundaryKind::periodic:
+                throw std::invalid_argument("heat-flow operator: face " + std::to_string(face) +
+                                            " is periodic but its opposite face is not");
+            }
+          }
+        }
+      }
+}
+
+kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const {
+  kernels::LevelOperator op = base_;
+  for (std::size_t i = 0; i < op.node_term.size(); ++i)
+    op.node_term[i] = alpha * weighted_capacity_[i] + beta * base_.node_term[i];
+  for (int a = 0; a < op.dims; ++a)
+    for (double& g : op.conductance[a]) g *= beta;
+  return op;
+}
+
+bool HeatFlowOperator::floating() const {
+  for (std::size_t i = 0; i < base_.fixed.size(); ++i)
+    if (base_.fixed[i] || base_.node_term[i] > 0.0) return false;
+  return true;
+}
+
+void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
+  out.resize(static_cast<std::size_t>(points()), 0.0);
+  for (const FaceLoad& f : face_loads_) {
+    if (base_.fixed[f.node]) continue;
+    out[f.node] += f.constant;
+    if (f.ambient_weight != 0.0) out[f.node] += f.ambient_weight * problem_.faces[f.face].at(t);
+  }
+  for (const auto& s : fields_->sources) {
+    const double factor = s.schedule.at(t);
+    if (factor == 0.0) continue;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (!base_.fixed[i]) out[i] += weight_[i] * factor * s.density[i];
+  }
+}
+
+void HeatFlowOperator::set_fixed(double t, std::vector<double>& u) const {
+  const auto& n = problem_.n;
+  for (int a = 0; a < problem_.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const kernels::BoundaryFace& f = problem_.faces[2 * a + side];
+      if (f.kind != BoundaryKind::dirichlet) continue;
+      const double g = f.at(t);
+      const std::int64_t fixed_at = side == 0 ? 0 : n[a] - 1;
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y)
+          for (std::int64_t x = 0; x < n[0]; ++x) {
+            const std::int64_t c[3] = {x, y, z};
+            if (c[a] == fixed_at) u[(z * n[1] + y) * n[0] + x] = g;
+          }
+    }
+}
+
+double HeatFlowOperator::net_inflow(double t) const {
+  std::vector<double> load(static_cast<std::size_t>(points()), 0.0);
+  add_load(t, load);
+  double sum = 0.0;
+  for (double v : load) sum += v;
+  return sum;
+}
+
+}  // namespace heatsim::solver::multigrid

@@ -1,0 +1,69 @@
+// The heat-flow operator of a case, D u = C L u (kernels/backend.hpp, StencilProblem::
+// coefficients: harmonic face conductances, the ghost rules of every face), written as the
+// symmetric system implicit steps and steady states solve. Rows are weighted by the trapezoid
+// node weights w_i (1/2 per non-periodic boundary axis), which turns the ghost's mirror doubling
+// into a symmetric matrix:
+//   w_i (D u)_i = -(A u)_i + load_i(t),
+//   (A u)_i = transfer_i u_i + sum_j G_ij (u_i - u_j),
+//   G_ij = K_ij / h_axis^2 * (product of the weights of i on the other axes),
+//   transfer_i = w_i * 2 h_c / h_axis per convective face of node i (h_c its coefficient),
+//   load_i(t) = w_i * (2 K_bm value / h_axis, or 2 value / h_axis for heat_flux) per Neumann
+//               face + w_i * 2 h_c ambient(t) / h_axis per convective face,
+// Dirichlet nodes fixed at g(t) (a node on several faces takes the last one's value in the
+// order x-, x+, y-, y+, z-, z+, as the backends reset them). Sources add w_i q_i(t).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/level_ops.hpp"
+
+namespace heatsim::solver::multigrid {
+
+class HeatFlowOperator {
+ public:
+  // Throws std::invalid_argument when the fields do not match the grid, or a face kind is not
+  // one of the four.
+  HeatFlowOperator(const kernels::StencilProblem& problem,
+                   std::shared_ptr<const kernels::CoefficientFields> fields);
+
+  std::int64_t points() const { return base_.points(); }
+  // The level operator alpha * w C + beta * A (node term alpha*w_i*C_i + beta*transfer_i,
+  // conductances beta*G): implicit steps use alpha = 1/dt, beta = 1 (backward Euler) or 1/2
+  // (Crank-Nicolson); steady states alpha = 0, beta = 1.
+  kernels::LevelOperator level(double alpha, double beta) const;
+  const std::vector<double>& weighted_capacity() const { return weighted_capacity_; }
+  const std::vector<std::uint8_t>& fixed() const { return base_.fixed; }
+  // True when A alone is singular: no Dirichlet node and no convective face, so temperatures
+  // are fixed only up to a constant.
+  bool floating() const;
+
+  // out_i += load_i(t) + w_i * sum_s factor_s(t) q_s,i on the free nodes, the sources'
+  // factors at(t).
+  void add_load(double t, std::vector<double>& out) const;
+  // u_i = g(t) on the Dirichlet nodes.
+  void set_fixed(double t, std::vector<double>& u) const;
+  // The total heat the sources put in at time t (per unit cell volume, weighed as the total
+  // heat weighs nodes), and what the Neumann faces let in: a steady state of a floating
+  // problem needs this to be 0.
+  double net_inflow(double t) const;
+
+ private:
+  kernels::StencilProblem problem_;
+  std::shared_ptr<const kernels::CoefficientFields> fields_;
+  kernels::LevelOperator base_;  // node term: transfer; conductances G; fixed: Dirichlet
+  std::vector<double> weight_;
+  std::vector<double> weighted_capacity_;
+  // Per boundary node and face: the constant Neumann load, and the convective weight
+  // w_i * 2 h_c / h_axis that multiplies ambient(t).
+  struct FaceLoad {
+    std::int64_t node;
+    int face;
+    double constant;
+    double ambient_weight;
+  };
+  std::vector<FaceLoad> face_loads_;
+};
+
+}  // namespace heatsim::solver::multigrid

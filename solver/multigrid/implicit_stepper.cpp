@@ -1,0 +1,121 @@
+#include "implicit_stepper.hpp"
+
+#include <cmath>
+
+#include "hierarchy.hpp"
+
+namespace heatsim::solver::multigrid {
+
+const char* to_string(TimeMethod m) {
+  switch (m) {
+    case TimeMethod::explicit_euler:
+      return "explicit";
+    case TimeMethod::backward_euler:
+      return "backward-euler";
+    case TimeMethod::crank_nicolson:
+      return "crank-nicolson";
+    case TimeMethod::steady:
+      return "steady";
+  }
+  return "?";
+}
+
+std::optional<TimeMethod> time_method_from_string(const std::string& s) {
+  for (TimeMethod m : {TimeMethod::explicit_euler, TimeMethod::backward_euler,
+                       TimeMethod::crank_nicolson, TimeMethod::steady})
+    if (s == to_string(m)) return m;
+  return std::nullopt;
+}
+
+namespace {
+
+// alpha and beta of the level operator alpha * wC + beta * A for the method.
+std::pair<double, double> scalars(TimeMethod m, double dt) {
+  switch (m) {
+    case TimeMethod::backward_euler:
+      return {1.0 / dt, 1.0};
+    case TimeMethod::crank_nicolson:
+      return {1.0 / dt, 0.5};
+    case TimeMethod::steady:
+      return {0.0, 1.0};
+    case TimeMethod::explicit_euler:
+      break;
+  }
+  throw std::invalid_argument("the explicit method takes no implicit solve");
+}
+
+}  // namespace
+
+ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
+                                 std::shared_ptr<const kernels::CoefficientFields> fields,
+                                 TimeMethod method, double dt,
+                                 std::unique_ptr<kernels::LevelOps> ops, SolveOptions options)
+    : method_(method),
+      dt_(dt),
+      flow_(problem, std::move(fields)),
+      ops_(std::move(ops)),
+      options_(std::move(options)) {
+  if (method != TimeMethod::steady && !(dt > 0.0 && std::isfinite(dt)))
+    throw std::invalid_argument(std::string(to_string(method)) + " needs a time step dt > 0");
+  if (method == TimeMethod::steady && flow_.floating())
+    throw std::invalid_argument(
+        "steady: the problem has no steady state to solve for: no face is Dirichlet or "
+        "convective, so the temperature is fixed only up to a constant (and a steady state "
+        "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
+        "or convective, or run the transient with backward-euler");
+  const auto [alpha, beta] = scalars(method, dt);
+  mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
+}
+
+SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) {
+  if (u.size() != static_cast<std::size_t>(flow_.points()))
+    throw std::invalid_argument("implicit step: the field has the wrong number of values");
+  const double t0 = static_cast<double>(step) * dt_;
+  const double t1 = static_cast<double>(step + 1) * dt_;
+  const std::vector<double>& wc = flow_.weighted_capacity();
+  const std::vector<std::uint8_t>& fixed = flow_.fixed();
+  std::vector<double> rhs(u.size(), 0.0);
+  switch (method_) {
+    case TimeMethod::steady:
+      flow_.add_load(t0, rhs);
+      break;
+    case TimeMethod::backward_euler:
+      for (std::size_t i = 0; i < u.size(); ++i)
+        if (!fixed[i]) rhs[i] = wc[i] / dt_ * u[i];
+      flow_.add_load(t1, rhs);
+      break;
+    case TimeMethod::crank_nicolson: {
+      // (wC/dt) u0 + (-A u0 + load(t0)) / 2 = 2 (wC/dt) u0 - M u0 + load(t0) / 2, with M =
+      // wC/dt + A/2 the level operator itself.
+      std::vector<double> mu0;
+      ops_->upload(mg_->solution(), u);
+      ops_->apply(0, mg_->solution(), mg_->rhs());
+      ops_->download(mg_->rhs(), mu0);
+      std::vector<double> load0(u.size(), 0.0), load1(u.size(), 0.0);
+      flow_.add_load(t0, load0);
+      flow_.add_load(t1, load1);
+      for (std::size_t i = 0; i < u.size(); ++i)
+        if (!fixed[i]) rhs[i] = 2.0 * wc[i] / dt_ * u[i] - mu0[i] + 0.5 * (load0[i] + load1[i]);
+      break;
+    }
+    case TimeMethod::explicit_euler:
+      break;
+  }
+  return solve(u, rhs, method_ == TimeMethod::steady ? t0 : t1);
+}
+
+SolveReport ImplicitStepper::solve(std::vector<double>& u, const std::vector<double>& rhs,
+                                   double t_fixed) {
+  std::vector<double> x = u;  // warm start: the previous step's field
+  flow_.set_fixed(t_fixed, x);
+  ops_->upload(mg_->rhs(), rhs);
+  ops_->upload(mg_->solution(), x);
+  SolveReport report = mg_->solve(options_);
+  if (report.reason != SolveReport::Reason::converged)
+    throw SolveFailure(
+        std::string(to_string(method_)) + ": the multigrid solve " + report.describe(), report);
+  ops_->download(mg_->solution(), u);
+  return report;
+}
+
+}  // namespace heatsim::solver::multigrid

@@ -1,0 +1,71 @@
+// Implicit time steps and steady states of the heat-flow operator (conductance.hpp), each one
+// multigrid solve:
+//   backward Euler:  C (u1 - u0) / dt = D u1 + q(t1)
+//   Crank-Nicolson:  C (u1 - u0) / dt = (D u0 + q(t0)) / 2 + (D u1 + q(t1)) / 2
+//   steady:          D u + q = 0
+// D the affine heat-flow operator with the faces' values at the same times as q (Dirichlet nodes
+// take g(t1)), every row weighted by the trapezoid node weights so that the system is
+// symmetric (HeatFlowOperator). Each step starts the solve from the previous step's field.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "conductance.hpp"
+#include "kernels/level_ops.hpp"
+#include "multigrid.hpp"
+
+namespace heatsim::solver::multigrid {
+
+enum class TimeMethod { explicit_euler, backward_euler, crank_nicolson, steady };
+const char* to_string(TimeMethod m);  // "explicit", "backward-euler", "crank-nicolson", "steady"
+std::optional<TimeMethod> time_method_from_string(const std::string& s);
+
+// A solve that did not converge: the message gives the reason and the numbers.
+class SolveFailure : public std::runtime_error {
+ public:
+  SolveFailure(const std::string& what, SolveReport report)
+      : std::runtime_error(what), report_(std::move(report)) {}
+  const SolveReport& report() const { return report_; }
+
+ private:
+  SolveReport report_;
+};
+
+class ImplicitStepper {
+ public:
+  // Builds the operator and its multigrid levels. Throws std::invalid_argument for the explicit
+  // method, a dt <= 0 for an implicit one, and a steady problem without a steady state (every
+  // face Neumann or periodic, none Dirichlet or convective).
+  ImplicitStepper(const kernels::StencilProblem& problem,
+                  std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method,
+                  double dt, std::unique_ptr<kernels::LevelOps> ops, SolveOptions options = {});
+
+  TimeMethod method() const { return method_; }
+  int levels() const { return mg_->levels(); }
+  const HeatFlowOperator& heat_flow() const { return flow_; }
+  // The options of every later solve (tolerance, logging callback, ...).
+  SolveOptions& options() { return options_; }
+
+  // One step from t0 = step * dt: u0 in, u1 out (memory order). steady: solves the steady state
+  // with the schedules at t0, u as the initial guess. Throws SolveFailure, u unchanged, when
+  // the solve stalls or reaches its iteration limit.
+  SolveReport advance(std::vector<double>& u, std::int64_t step);
+
+ private:
+  // Solves with the Dirichlet nodes at g(t_fixed), u as the initial guess.
+  SolveReport solve(std::vector<double>& u, const std::vector<double>& rhs, double t_fixed);
+
+  TimeMethod method_;
+  double dt_;
+  HeatFlowOperator flow_;
+  std::unique_ptr<kernels::LevelOps> ops_;
+  std::unique_ptr<Multigrid> mg_;
+  SolveOptions options_;
+};
+
+}  // namespace heatsim::solver::multigrid

@@ -1,0 +1,373 @@
+// Implicit steps and steady states through the geometric multigrid: steady profiles the
+// discretisation reproduces exactly (two-layer wall, convective rod, uniform-source parabola),
+// second order on a manufactured solution with smooth k, the exact per-step factors of
+// backward Euler and Crank-Nicolson on a discrete sine mode far beyond the explicit limit, and
+// the convergence of the cycles themselves (V-cycle reduction, PCG with a conductivity jump).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include "kernels/cpu/cpu_level_ops.hpp"
+#include "kernels/registry.hpp"
+#include "solver/multigrid/hierarchy.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+
+namespace heatsim::solver::multigrid {
+namespace {
+
+using kernels::BoundaryFace;
+using kernels::BoundaryKind;
+using kernels::CoefficientFields;
+using kernels::StencilProblem;
+
+// A node grid of the given points per axis on [0, length]^dims (h = L/(n-1), or L/n on a
+// periodic axis), every face of kind `kind`.
+StencilProblem grid(int dims, std::array<std::int64_t, 3> n, std::array<double, 3> length,
+                    BoundaryKind kind = BoundaryKind::dirichlet) {
+  StencilProblem p;
+  p.dims = dims;
+  p.n = {1, 1, 1};
+  for (auto& f : p.faces) f.kind = kind;
+  for (int a = 0; a < dims; ++a) p.n[a] = n[a];
+  for (int a = 0; a < dims; ++a) p.h[a] = length[a] / static_cast<double>(n[a] - 1);
+  return p;
+}
+
+void make_periodic(StencilProblem& p, int axis, double length) {
+  p.faces[2 * axis].kind = p.faces[2 * axis + 1].kind = BoundaryKind::periodic;
+  p.h[axis] = length / static_cast<double>(p.n[axis]);
+}
+
+struct Fields {
+  std::shared_ptr<CoefficientFields> f = std::make_shared<CoefficientFields>();
+  Fields(const StencilProblem& p, double k, double capacity) {
+    f->conductivity.assign(static_cast<std::size_t>(p.points()), k);
+    f->capacity.assign(static_cast<std::size_t>(p.points()), capacity);
+  }
+  void add_source(const std::vector<double>& q) {
+    CoefficientFields::Source s;
+    s.density = q;
+    s.schedule.value = 1.0;
+    f->sources.push_back(s);
+  }
+};
+
+std::array<double, 3> coords(const StencilProblem& p, std::int64_t i) {
+  const std::int64_t x = i % p.n[0], y = (i / p.n[0]) % p.n[1], z = i / (p.n[0] * p.n[1]);
+  return {x * p.h[0], y * p.h[1], z * p.h[2]};
+}
+
+SolveOptions tight(double tolerance = 1e-13) {
+  SolveOptions o;
+  o.tolerance = tolerance;
+  o.max_iterations = 100;
+  return o;
+}
+
+SolveReport steady(const StencilProblem& p, const Fields& f, std::vector<double>& u,
+                   SolveOptions o = tight()) {
+  ImplicitStepper s(p, f.f, TimeMethod::steady, 0.0,
+                    kernels::make_level_ops("cpu", kernels::Precision::fp64), o);
+  return s.advance(u, 0);
+}
+
+double max_error(const std::vector<double>& u, const std::vector<double>& exact) {
+  double e = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - exact[i]));
+  return e;
+}
+
+TEST(Multigrid, TransfersAreTransposesAndCoarseningKeepsTheBoundary) {
+  // n = 10 (even: the last coarse gap is one node), 7, and a periodic axis of 6.
+  kernels::LevelOperator fine;
+  fine.dims = 3;
+  fine.n = {10, 7, 6};
+  fine.periodic = {false, false, true};
+  const std::int64_t np = fine.points();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> g(0.5, 2.0);
+  fine.node_term.resize(np);
+  for (auto& v : fine.node_term) v = g(rng);
+  for (int a = 0; a < 3; ++a) {
+    fine.conductance[a].resize(np);
+    for (auto& v : fine.conductance[a]) v = g(rng);
+  }
+  fine.fixed.assign(np, 0);
+  const auto levels = build_hierarchy(fine, 8);
+  ASSERT_GE(levels.size(), 2u);
+  const kernels::LevelOperator& c = levels[1];
+  EXPECT_EQ(c.n[0], 6);  // 0 2 4 6 8 9
+  EXPECT_EQ(c.n[1], 4);  // 0 2 4 6
+  EXPECT_EQ(c.n[2], 3);  // 0 2 4, wrapping to 0
+  EXPECT_EQ(c.fine_index[0].back(), 9);
+  // The node terms are restricted with weights that sum to one per fine node: totals agree.
+  double fine_total = 0, coarse_total = 0;
+  for (double v : fine.node_term) fine_total += v;
+  for (double v : c.node_term) coarse_total += v;
+  EXPECT_NEAR(coarse_total, fine_total, 1e-12 * fine_total);
+
+  auto ops = kernels::make_cpu_level_ops();
+  ops->setup(levels);
+  const int xf = ops->create_vector(0), yf = ops->create_vector(0);
+  const int xc = ops->create_vector(1), yc = ops->create_vector(1);
+  std::vector<double> vf(np), vc(c.points());
+  for (auto& v : vf) v = g(rng) - 1.0;
+  for (auto& v : vc) v = g(rng) - 1.0;
+  ops->upload(yf, vf);
+  ops->upload(xc, vc);
+  ops->prolong_add(0, xc, xf);        // xf = P xc
+  ops->restrict_residual(0, yf, yc);  // yc = P^T yf
+  EXPECT_NEAR(ops->dot(xf, yf), ops->dot(xc, yc), 1e-12 * std::abs(ops->dot(xc, yc)) + 1e-14);
+}
+
+TEST(Multigrid, TwoLayerWallIsExact) {
+  // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
+  StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
+  p.faces[0].value = 300.0;
+  p.faces[1].value = 400.0;
+  Fields f(p, 1.0, 1.0);
+  const double k1 = 1.0, k2 = 25.0, h = p.h[0];
+  for (std::int64_t i = 21; i < 41; ++i) f.f->conductivity[i] = k2;
+  const double xi = 20.5 * h;  // the interface
+  const double flux = (400.0 - 300.0) / (xi / k1 + (1.0 - xi) / k2);
+  std::vector<double> u(41, 350.0), exact(41);
+  for (std::int64_t i = 0; i < 41; ++i) {
+    const double x = i * h;
+    exact[i] = x <= xi ? 300.0 + flux * x / k1 : 400.0 - flux * (1.0 - x) / k2;
+  }
+  const SolveReport r = steady(p, f, u);
+  EXPECT_EQ(r.reason, SolveReport::Reason::converged);
+  EXPECT_LT(max_error(u, exact), 1e-9);
+}
+
+TEST(Multigrid, ConvectiveRodIsExactIn3D) {
+  // A bar along x: Dirichlet 400 at x = 0, convective (h 25, ambient 300) at x = L, insulated
+  // sides; the steady profile is linear in x and the same across the bar.
+  StencilProblem p = grid(3, {33, 6, 5}, {0.1, 0.01, 0.01}, BoundaryKind::neumann);
+  p.faces[0] = BoundaryFace{BoundaryKind::dirichlet, 400.0, 0, 0, {}};
+  p.faces[1].kind = BoundaryKind::convective;
+  p.faces[1].transfer = 25.0;
+  p.faces[1].value = 300.0;
+  const double k = 2.0, L = 0.1;
+  Fields f(p, k, 3.0);
+  const double slope = -25.0 * (400.0 - 300.0) / (k + 25.0 * L);
+  std::vector<double> u(p.points(), 350.0), exact(p.points());
+  for (std::int64_t i = 0; i < p.points(); ++i) exact[i] = 400.0 + slope * coords(p, i)[0];
+  const SolveReport r = steady(p, f, u);
+  EXPECT_EQ(r.reason, SolveReport::Reason::converged);
+  EXPECT_LT(max_error(u, exact), 1e-9);
+}
+
+TEST(Multigrid, UniformSourceParabolaIsExactWithAPeriodicAxis) {
+  // -k u'' = q between u(0) = u(L) = 0 gives q x (L - x) / (2k); y is periodic.
+  StencilProblem p = grid(2, {37, 6, 1}, {2.0, 1.0, 1});
+  make_periodic(p, 1, 1.0);
+  const double k = 0.8, q = 3.0, L = 2.0;
+  Fields f(p, k, 1.0);
+  f.add_source(std::vector<double>(p.points(), q));
+  std::vector<double> u(p.points(), 0.0), exact(p.points());
+  for (std::int64_t i = 0; i < p.points(); ++i) {
+    const double x = coords(p, i)[0];
+    exact[i] = q * x * (L - x) / (2 * k);
+  }
+  steady(p, f, u);
+  EXPECT_LT(max_error(u, exact), 1e-9);
+}
+
+TEST(Multigrid, ManufacturedSolutionWithSmoothConductivityIsSecondOrder) {
+  // u = sin(pi x) sin(pi y) sin(pi z), k = 1 + x y z / 2 on the unit cube, q = -div(k grad u).
+  const double pi = M_PI;
+  auto solve_at = [&](std::int64_t n) {
+    StencilProblem p = grid(3, {n, n, n}, {1, 1, 1});
+    Fields f(p, 1.0, 1.0);
+    std::vector<double> q(p.points()), exact(p.points()), u(p.points(), 0.0);
+    for (std::int64_t i = 0; i < p.points(); ++i) {
+      const auto [x, y, z] = coords(p, i);
+      const double k = 1 + 0.5 * x * y * z;
+      const double sx = std::sin(pi * x), sy = std::sin(pi * y), sz = std::sin(pi * z);
+      const double cx = std::cos(pi * x), cy = std::cos(pi * y), cz = std::cos(pi * z);
+      f.f->conductivity[i] = k;
+      exact[i] = sx * sy * sz;
+      const double lap = -3 * pi * pi * sx * sy * sz;
+      const double grad_k_grad_u =
+          0.5 * pi * (y * z * cx * sy * sz + x * z * sx * cy * sz + x * y * sx * sy * cz);
+      q[i] = -(k * lap + grad_k_grad_u);
+    }
+    f.add_source(q);
+    steady(p, f, u);
+    return max_error(u, exact);
+  };
+  const double e1 = solve_at(9), e2 = solve_at(17), e3 = solve_at(33);
+  const double order12 = std::log2(e1 / e2), order23 = std::log2(e2 / e3);
+  EXPECT_NEAR(order23, 2.0, 0.1) << "errors " << e1 << " " << e2 << " " << e3;
+  EXPECT_NEAR(order12, 2.0, 0.2);
+}
+
+// The discrete eigenvalue of the Dirichlet sine mode k_a per axis: sum -4/h^2 sin^2(pi k h / 2L).
+double sine_eigenvalue(const StencilProblem& p, std::array<int, 3> mode, double alpha) {
+  double lambda = 0.0;
+  for (int a = 0; a < p.dims; ++a) {
+    const double L = p.h[a] * static_cast<double>(p.n[a] - 1);
+    const double s = std::sin(M_PI * mode[a] * p.h[a] / (2 * L));
+    lambda -= alpha * 4.0 / (p.h[a] * p.h[a]) * s * s;
+  }
+  return lambda;
+}
+
+void check_mode_factor(TimeMethod method, std::array<int, 3> mode) {
+  // 2D, 33 x 25 on the unit square (different spacings), k = 1.5, rho c_p = 0.5.
+  StencilProblem p = grid(2, {33, 25, 1}, {1, 1, 1});
+  const double k = 1.5, cap = 0.5, alpha = k / cap;
+  Fields f(p, k, cap);
+  const double explicit_limit = 1.0 / (2 * alpha * (1 / (p.h[0] * p.h[0]) + 1 / (p.h[1] * p.h[1])));
+  const double dt = 50 * explicit_limit;
+  const double lambda = sine_eigenvalue(p, mode, alpha);
+  const double factor = method == TimeMethod::crank_nicolson
+                            ? (1 + dt * lambda / 2) / (1 - dt * lambda / 2)
+                            : 1 / (1 - dt * lambda);
+  std::vector<double> u(p.points()), mode_shape(p.points());
+  for (std::int64_t i = 0; i < p.points(); ++i) {
+    const auto [x, y, z] = coords(p, i);
+    mode_shape[i] = std::sin(M_PI * mode[0] * x) * std::sin(M_PI * mode[1] * y);
+  }
+  u = mode_shape;
+  ImplicitStepper stepper(p, f.f, method, dt,
+                          kernels::make_level_ops("cpu", kernels::Precision::fp64), tight(1e-13));
+  double amplitude = 1.0;
+  for (int step = 0; step < 3; ++step) {
+    stepper.advance(u, step);
+    amplitude *= factor;
+    std::vector<double> expected(mode_shape);
+    for (double& v : expected) v *= amplitude;
+    EXPECT_LT(max_error(u, expected), 1e-9) << "step " << step << ", factor " << factor;
+  }
+  // A stiff mode: Crank-Nicolson's factor is negative there (the mode oscillates, decaying).
+  if (method == TimeMethod::crank_nicolson && mode[0] > 20) {
+    EXPECT_LT(factor, 0.0);
+  }
+}
+
+TEST(Multigrid, CrankNicolsonGivesTheDiscreteFactorAtFiftyExplicitLimits) {
+  check_mode_factor(TimeMethod::crank_nicolson, {1, 2, 1});
+  check_mode_factor(TimeMethod::crank_nicolson, {29, 21, 1});
+}
+
+TEST(Multigrid, BackwardEulerGivesTheDiscreteFactorAtFiftyExplicitLimits) {
+  check_mode_factor(TimeMethod::backward_euler, {1, 2, 1});
+  check_mode_factor(TimeMethod::backward_euler, {29, 21, 1});
+}
+
+// The residual reductions of a solve of Heat-3D with Dirichlet faces and a uniform source.
+SolveReport heat3d_solve(std::array<std::int64_t, 3> n, Krylov method) {
+  StencilProblem p = grid(3, n, {1, 1, 1});
+  Fields f(p, 1.0, 1.0);
+  f.add_source(std::vector<double>(p.points(), 1.0));
+  std::vector<double> u(p.points(), 0.0);
+  SolveOptions o;
+  o.method = method;
+  o.tolerance = 1e-8;
+  o.max_iterations = 30;
+  const SolveReport r = steady(p, f, u, o);
+  EXPECT_EQ(r.reason, SolveReport::Reason::converged) << r.describe();
+  return r;
+}
+
+double worst_ratio(const SolveReport& r) {
+  double worst = 0.0;
+  for (std::size_t i = 1; i < r.residuals.size(); ++i)
+    worst = std::max(worst, r.residuals[i] / r.residuals[i - 1]);
+  return worst;
+}
+
+TEST(Multigrid, EachVCycleOfPcgReducesTheResidualTenfoldOnHeat3D) {
+  // The default solver: conjugate gradients, one V(2,2)-cycle per iteration. A power-of-two
+  // grid and one whose sizes are not (odd and even, so coarse levels end on a gap of one).
+  for (const auto& n : {std::array<std::int64_t, 3>{33, 33, 33}, {30, 27, 35}}) {
+    const SolveReport pcg = heat3d_solve(n, Krylov::pcg);
+    EXPECT_LT(pcg.mean_reduction(), 0.1) << pcg.describe();
+    // CG's residual does not fall evenly; no single iteration gains less than 4x.
+    EXPECT_LT(worst_ratio(pcg), 0.25) << pcg.describe();
+    // V-cycles alone converge too, at about 0.19 per cycle (red-black smoothing in 3D).
+    const SolveReport v = heat3d_solve(n, Krylov::vcycle);
+    EXPECT_LT(v.mean_reduction(), 0.25) << v.describe();
+    EXPECT_LT(worst_ratio(v), 0.3) << v.describe();
+  }
+}
+
+TEST(Multigrid, ConductivityJumpOfFourHundredConvergesInThirtyPcgIterations) {
+  // A package: mold (k 0.9) everywhere, a copper slab (401) at the bottom, a silicon die (148)
+  // on it with a heat source; convective top, insulated elsewhere.
+  StencilProblem p = grid(3, {41, 41, 21}, {0.02, 0.02, 0.005}, BoundaryKind::neumann);
+  p.faces[5].kind = BoundaryKind::convective;
+  p.faces[5].transfer = 25.0;
+  p.faces[5].value = 300.0;
+  Fields f(p, 0.9, 1.7e6);
+  std::vector<double> q(p.points(), 0.0);
+  for (std::int64_t i = 0; i < p.points(); ++i) {
+    const auto [x, y, z] = coords(p, i);
+    if (z <= 0.001) f.f->conductivity[i] = 401.0;
+    if (std::abs(x - 0.01) <= 0.004 && std::abs(y - 0.01) <= 0.004 && z > 0.001 && z <= 0.002) {
+      f.f->conductivity[i] = 148.0;
+      q[i] = 1e7;
+    }
+  }
+  f.add_source(q);
+  std::vector<double> u(p.points(), 300.0);
+  const SolveReport r = steady(p, f, u, tight(1e-10));
+  EXPECT_EQ(r.reason, SolveReport::Reason::converged) << r.describe();
+  EXPECT_LE(r.iterations, 30) << r.describe();
+  std::printf("chip-like package, k 0.9 to 401: %s\n", r.describe().c_str());
+  // The heat balance of the steady state: what the sources put in leaves through the top.
+  double in = 0.0, out = 0.0;
+  for (std::int64_t i = 0; i < p.points(); ++i) {
+    const auto c = coords(p, i);
+    const std::int64_t x = i % p.n[0], y = (i / p.n[0]) % p.n[1], z = i / (p.n[0] * p.n[1]);
+    const double w = (x == 0 || x == p.n[0] - 1 ? 0.5 : 1) * (y == 0 || y == p.n[1] - 1 ? 0.5 : 1) *
+                     (z == 0 || z == p.n[2] - 1 ? 0.5 : 1);
+    in += w * q[i] * p.h[0] * p.h[1] * p.h[2];
+    if (z == p.n[2] - 1)
+      out += 25.0 * (u[i] - 300.0) * p.h[0] * p.h[1] * (x == 0 || x == p.n[0] - 1 ? 0.5 : 1) *
+             (y == 0 || y == p.n[1] - 1 ? 0.5 : 1);
+    (void)c;
+  }
+  EXPECT_NEAR(out, in, 1e-7 * in);
+}
+
+TEST(Multigrid, SteadyRefusesAProblemWithoutASteadyState) {
+  StencilProblem p = grid(2, {9, 9, 1}, {1, 1, 1}, BoundaryKind::neumann);
+  Fields f(p, 1.0, 1.0);
+  try {
+    ImplicitStepper s(p, f.f, TimeMethod::steady, 0.0,
+                      kernels::make_level_ops("cpu", kernels::Precision::fp64));
+    FAIL() << "accepted an all-Neumann steady problem";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no face is Dirichlet or convective"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Multigrid, AStalledSolveEndsWithTheReasonAndTheNumbers) {
+  // One sweep-free cycle cannot reach 1e-30: the residual stops falling at rounding.
+  StencilProblem p = grid(2, {17, 17, 1}, {1, 1, 1});
+  Fields f(p, 1.0, 1.0);
+  f.add_source(std::vector<double>(p.points(), 1.0));
+  std::vector<double> u(p.points(), 0.0);
+  SolveOptions o;
+  o.method = Krylov::vcycle;
+  o.tolerance = 1e-30;
+  o.max_iterations = 200;
+  try {
+    steady(p, f, u, o);
+    FAIL() << "a tolerance below rounding converged";
+  } catch (const SolveFailure& e) {
+    EXPECT_EQ(e.report().reason, SolveReport::Reason::stalled);
+    EXPECT_NE(std::string(e.what()).find("stalled"), std::string::npos) << e.what();
+    EXPECT_LT(e.report().iterations, 200);
+  }
+}
+
+}  // namespace
+}  // namespace heatsim::solver::multigrid
