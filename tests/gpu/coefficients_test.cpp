@@ -1,0 +1,383 @@
+// The CUDA-core backends on varying-coefficient problems (StencilProblem::coefficients)
+// against the CPU reference: random material maps (k in [0.5, 50], rho*c_p in [0.5, 4], per
+// node and in blocks), up to three source fields with schedules (tables and sine forms), every
+// face kind at random per face (Dirichlet constant, sine and table in time, Neumann flux and
+// heat flux, convective with a constant and a scheduled ambient, periodic axes), 1D to 3D at
+// sizes that are not multiples of any tile, fp64 and fp32. The backend's buffers are poisoned
+// with NaN first; the data are random and never zero. fp64 within 1e-12, fp32 within 1e-5,
+// relative to max |value|; stats() (the capacity-weighted heat) as the CPU's; sample() equal to
+// the downloaded field at the sampled nodes. And: convstencil refuses such problems with the
+// reason, `auto` passes it over, and fusion requests step one at a time.
+#include <array>
+#include <memory>
+#include <sstream>
+
+#include "gpu_test_support.hpp"
+#include "kernels/cpu/cpu_backend.hpp"
+#include "solver/backend_choice.hpp"
+
+namespace heatsim::test {
+namespace {
+
+using kernels::BoundaryFace;
+using kernels::BoundaryKind;
+using kernels::CoefficientFields;
+using kernels::Precision;
+using kernels::Schedule;
+using kernels::StencilProblem;
+
+double uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+
+// A schedule whose changes fall inside the few steps a test runs (times are multiples of dt).
+Schedule random_schedule(double dt, std::mt19937_64& rng) {
+  Schedule s;
+  switch (std::uniform_int_distribution<int>(0, 2)(rng)) {
+    case 0:
+      s.value = uniform(rng, 0.5, 1.5);
+      break;
+    case 1:
+      s.value = uniform(rng, 0.5, 1.5);
+      s.amplitude = uniform(rng, 0.2, 0.8);
+      s.frequency = 1.0 / (uniform(rng, 3.0, 9.0) * dt);
+      break;
+    default: {
+      double t = uniform(rng, 0.0, 2.0) * dt;
+      for (int i = 0; i < 4; ++i) {
+        s.table.push_back({t, uniform(rng, 0.0, 2.0)});
+        t += uniform(rng, 0.3, 2.5) * dt;
+      }
+      break;
+    }
+  }
+  return s;
+}
+
+void set_schedule(BoundaryFace& f, const Schedule& s) {
+  f.value = s.value;
+  f.amplitude = s.amplitude;
+  f.frequency = s.frequency;
+  f.table = s.table;
+}
+
+// A face condition of a non-periodic axis; values keep u of order 1..3.
+BoundaryFace random_face(double dt, std::mt19937_64& rng) {
+  BoundaryFace f;
+  switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
+    case 0:  // Dirichlet, constant
+      f.kind = BoundaryKind::dirichlet;
+      f.value = uniform(rng, 1.0, 3.0);
+      break;
+    case 1: {  // Dirichlet in time (sine or table)
+      f.kind = BoundaryKind::dirichlet;
+      Schedule s = random_schedule(dt, rng);
+      if (s.constant()) {
+        s.amplitude = 0.5;
+        s.frequency = 1.0 / (5.0 * dt);
+      }
+      s.value += 1.0;
+      for (auto& p : s.table) p[1] += 1.0;
+      set_schedule(f, s);
+      break;
+    }
+    case 2:  // Neumann: du/dn, or a heat flux
+      f.kind = BoundaryKind::neumann;
+      f.heat_flux = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+      f.value = uniform(rng, -2.0, 2.0);
+      break;
+    default: {  // convective, ambient constant or scheduled
+      f.kind = BoundaryKind::convective;
+      f.transfer = uniform(rng, 0.5, 40.0);
+      Schedule s = random_schedule(dt, rng);
+      s.value += 1.0;
+      for (auto& p : s.table) p[1] += 1.0;
+      set_schedule(f, s);
+      break;
+    }
+  }
+  return f;
+}
+
+struct Built {
+  StencilProblem problem;
+  std::string faces;  // for messages
+};
+
+// A random problem on grid n: material map, sources, faces; dt at 0.4 of the Gershgorin limit.
+Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision precision,
+                     std::mt19937_64& rng) {
+  Built b;
+  StencilProblem& p = b.problem;
+  p.dims = dims;
+  for (int a = 0; a < 3; ++a) p.n[a] = a < dims ? n[a] : 1;
+  p.h = {0.1, 0.07, 0.13};
+  p.stencil.dims = dims;
+  p.stencil.radius = 1;
+  p.stencil.weights.assign(p.stencil.size(), 0.0);  // unused with coefficients
+  p.precision = precision;
+  const std::int64_t points = p.points();
+
+  auto fields = std::make_shared<CoefficientFields>();
+  fields->conductivity.resize(static_cast<std::size_t>(points));
+  fields->capacity.resize(static_cast<std::size_t>(points));
+  // Half the cases: k and C per node; the other half: three materials in random slabs.
+  const bool per_node = std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+  std::array<double, 3> mk{}, mc{};
+  for (int m = 0; m < 3; ++m) {
+    mk[m] = std::exp(uniform(rng, std::log(0.5), std::log(50.0)));
+    mc[m] = uniform(rng, 0.5, 4.0);
+  }
+  const int split_axis = std::uniform_int_distribution<int>(0, dims - 1)(rng);
+  const std::int64_t cut1 =
+      std::uniform_int_distribution<std::int64_t>(0, p.n[split_axis] - 1)(rng);
+  const std::int64_t cut2 =
+      std::uniform_int_distribution<std::int64_t>(0, p.n[split_axis] - 1)(rng);
+  for (std::int64_t z = 0; z < p.n[2]; ++z)
+    for (std::int64_t y = 0; y < p.n[1]; ++y)
+      for (std::int64_t x = 0; x < p.n[0]; ++x) {
+        const std::size_t i = static_cast<std::size_t>((z * p.n[1] + y) * p.n[0] + x);
+        if (per_node) {
+          fields->conductivity[i] = std::exp(uniform(rng, std::log(0.5), std::log(50.0)));
+          fields->capacity[i] = uniform(rng, 0.5, 4.0);
+        } else {
+          const std::int64_t c[3] = {x, y, z};
+          const int m = (c[split_axis] >= cut1) + (c[split_axis] >= cut2);
+          fields->conductivity[i] = mk[m];
+          fields->capacity[i] = mc[m];
+        }
+      }
+
+  // Faces: each axis periodic with probability 1/4, else a random condition per face.
+  double convective = 0.0;  // sum of 2 H / h over convective faces, for the stability limit
+  std::ostringstream faces;
+  double k_max = 0.0, c_min = 1e300;
+  for (std::size_t i = 0; i < fields->conductivity.size(); ++i) {
+    k_max = std::max(k_max, fields->conductivity[i]);
+    c_min = std::min(c_min, fields->capacity[i]);
+  }
+  double diag = 0.0;
+  for (int a = 0; a < dims; ++a) diag += 4.0 * k_max / (p.h[a] * p.h[a]);
+  // dt first from the conduction alone; the faces' schedules are set relative to it.
+  double dt = 0.4 * c_min / diag;
+  for (int a = 0; a < dims; ++a) {
+    if (std::uniform_int_distribution<int>(0, 3)(rng) == 0) {
+      p.faces[2 * a].kind = p.faces[2 * a + 1].kind = BoundaryKind::periodic;
+    } else {
+      for (int s = 0; s < 2; ++s) {
+        p.faces[2 * a + s] = random_face(dt, rng);
+        if (p.faces[2 * a + s].kind == BoundaryKind::convective)
+          convective += 2.0 * p.faces[2 * a + s].transfer / p.h[a];
+      }
+    }
+    for (int s = 0; s < 2; ++s) {
+      const BoundaryFace& f = p.faces[2 * a + s];
+      faces << (a || s ? "," : "") << kernels::to_string(f.kind) << (f.heat_flux ? "(flux)" : "")
+            << (f.time_dependent() ? "(t)" : "");
+    }
+  }
+  p.dt = 0.4 * c_min / (diag + convective);
+  // Keep the schedules' times on the steps: rescale them to the final dt.
+  for (auto& f : p.faces) {
+    for (auto& q : f.table) q[0] *= p.dt / dt;
+    f.frequency *= dt / p.dt;
+  }
+  dt = p.dt;
+
+  // Up to three sources, each over a random box of the grid, with a schedule.
+  const int sources = std::uniform_int_distribution<int>(0, 3)(rng);
+  for (int s = 0; s < sources; ++s) {
+    CoefficientFields::Source src;
+    src.density.assign(static_cast<std::size_t>(points), 0.0);
+    std::array<std::int64_t, 3> lo{0, 0, 0}, hi{1, 1, 1};
+    for (int a = 0; a < dims; ++a) {
+      lo[a] = std::uniform_int_distribution<std::int64_t>(0, p.n[a] - 1)(rng);
+      hi[a] = std::uniform_int_distribution<std::int64_t>(lo[a] + 1, p.n[a])(rng);
+    }
+    for (std::int64_t z = lo[2]; z < hi[2]; ++z)
+      for (std::int64_t y = lo[1]; y < hi[1]; ++y)
+        for (std::int64_t x = lo[0]; x < hi[0]; ++x)
+          src.density[static_cast<std::size_t>((z * p.n[1] + y) * p.n[0] + x)] =
+              uniform(rng, 1.0, 400.0);
+    src.schedule = random_schedule(dt, rng);
+    fields->sources.push_back(std::move(src));
+  }
+  faces << " sources=" << sources << (per_node ? " k per node" : " 3 materials");
+  p.coefficients = fields;
+  b.faces = faces.str();
+  return b;
+}
+
+std::vector<std::array<std::int64_t, 3>> sizes(int dims) {
+  switch (dims) {
+    case 1:
+      return {{2, 1, 1}, {1237, 1, 1}, {3001, 1, 1}};
+    case 2:
+      return {{2, 2, 1}, {300, 37, 1}, {45, 7, 1}, {33, 130, 1}};
+    default:
+      return {{2, 2, 2}, {37, 19, 13}, {33, 9, 70}, {70, 11, 5}};
+  }
+}
+
+struct Case {
+  std::string backend;
+  Precision precision;
+  int dims;
+};
+
+class CoefficientAgreement : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { skip_without_gpu(); }
+};
+
+TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
+  const Case c = GetParam();
+  std::mt19937_64 rng(4321 + 31 * c.dims + (c.precision == Precision::fp32 ? 7 : 0) +
+                      static_cast<std::uint64_t>(c.backend.size()));
+  const double tol = c.precision == Precision::fp64 ? 1e-12 : 1e-5;
+  int runs = 0;
+  for (int repeat = 0; repeat < 4; ++repeat)
+    for (const auto& n : sizes(c.dims)) {
+      const Built built = random_problem(c.dims, n, c.precision, rng);
+      const StencilProblem& p = built.problem;
+      std::ostringstream what;
+      what << c.backend << " " << kernels::to_string(c.precision) << " " << c.dims << "D n=" << n[0]
+           << "x" << n[1] << "x" << n[2] << " faces " << built.faces;
+      SCOPED_TRACE(what.str());
+      auto gpu = kernels::create_backend(c.backend, c.precision);
+      const std::string why = gpu->unsupported_reason(p);
+      if (c.backend == "register-tiling" && c.dims == 1) {
+        EXPECT_FALSE(why.empty());
+        continue;
+      }
+      ASSERT_TRUE(why.empty()) << why;
+      const std::vector<double> u0 = random_field(p.points(), rng);
+
+      auto cpu = kernels::make_cpu_backend(c.precision);
+      cpu->setup(p);
+      cpu->upload(u0);
+      cpu->advance(7, 0);
+      std::vector<double> want;
+      cpu->download(want);
+      const kernels::FieldStats cs = cpu->stats();
+
+      gpu->setup(p);
+      EXPECT_EQ(gpu->fusion_depth(), 1);
+      // Poison: NaN in the interior of both buffers (two steps of a NaN field).
+      gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
+      gpu->advance(2, 0);
+      gpu->upload(u0);
+      gpu->advance(3, 0);
+      gpu->advance(4, 3);
+      std::vector<double> got;
+      gpu->download(got);
+      std::int64_t bad = -1;
+      const double diff = relative_difference(got, want, &bad);
+      EXPECT_LE(diff, tol) << "worst node " << bad;
+      // The run changed the field (the comparison is not of two copies of u0).
+      EXPECT_GT(relative_difference(want, u0), 100 * tol);
+
+      const kernels::FieldStats gs = gpu->stats();
+      EXPECT_EQ(gs.non_finite, 0);
+      EXPECT_NEAR(gs.min, cs.min, tol * std::abs(cs.max));
+      EXPECT_NEAR(gs.max, cs.max, tol * std::abs(cs.max));
+      EXPECT_NEAR(gs.total_heat, cs.total_heat, 10 * tol * std::abs(cs.total_heat));
+
+      // sample(): the downloaded values at random nodes (and the first and last), repeats
+      // allowed, in the order asked.
+      std::vector<std::int64_t> nodes{0, p.points() - 1};
+      std::uniform_int_distribution<std::int64_t> node(0, p.points() - 1);
+      for (int j = 0; j < 40; ++j) nodes.push_back(node(rng));
+      nodes.push_back(nodes[2]);
+      std::vector<double> sampled;
+      gpu->sample(nodes, sampled);
+      ASSERT_EQ(sampled.size(), nodes.size());
+      for (std::size_t j = 0; j < nodes.size(); ++j)
+        EXPECT_EQ(sampled[j], got[static_cast<std::size_t>(nodes[j])]) << "node " << nodes[j];
+      EXPECT_THROW(gpu->sample({p.points()}, sampled), std::out_of_range);
+      ++runs;
+    }
+  if (!(c.backend == "register-tiling" && c.dims == 1)) {
+    EXPECT_GT(runs, 0);
+  }
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const auto& b : cuda_backend_names())
+    for (Precision p : {Precision::fp64, Precision::fp32})
+      for (int d = 1; d <= 3; ++d) cases.push_back({b, p, d});
+  return cases;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string s = info.param.backend + "_" + kernels::to_string(info.param.precision) + "_" +
+                  std::to_string(info.param.dims) + "D";
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(all_cases()), case_name);
+
+class CoefficientBasics : public GpuTest {};
+
+// A fusion request (a depth, or auto) on a coefficient problem steps one at a time, with the
+// same result as fusion 1, on every CUDA-core backend.
+TEST_F(CoefficientBasics, FusionRequestsStepOneAtATime) {
+  std::mt19937_64 rng(99);
+  const Built built = random_problem(3, {29, 17, 23}, Precision::fp64, rng);
+  const std::vector<double> u0 = random_field(built.problem.points(), rng);
+  for (const auto& name : cuda_backend_names()) {
+    SCOPED_TRACE(name);
+    std::vector<double> one, fused;
+    for (int depth : {1, 3, 0}) {
+      StencilProblem p = built.problem;
+      p.fusion_depth = depth;
+      auto b = kernels::create_backend(name, Precision::fp64);
+      ASSERT_TRUE(b->unsupported_reason(p).empty()) << b->unsupported_reason(p);
+      b->setup(p);
+      EXPECT_EQ(b->fusion_depth(), 1) << "requested " << depth;
+      b->upload(u0);
+      b->advance(6, 0);
+      b->download(depth == 1 ? one : fused);
+      if (depth != 1) {
+        EXPECT_EQ(fused, one) << "requested " << depth;
+      }
+    }
+  }
+}
+
+// convstencil multiplies one constant stencil (its fused S^k): it refuses coefficient problems
+// and faces that need the fields, saying why, and setup() throws; `auto` passes it over.
+TEST_F(CoefficientBasics, ConvstencilRefusesAndAutoSkipsIt) {
+  if (!kernels::find_backend("convstencil")) GTEST_SKIP() << "no convstencil in this build";
+  std::mt19937_64 rng(5);
+  const Built built = random_problem(3, {40, 40, 40}, Precision::fp64, rng);
+  auto conv = kernels::create_backend("convstencil", Precision::fp64);
+  const std::string why = conv->unsupported_reason(built.problem);
+  EXPECT_NE(why.find("constant"), std::string::npos) << why;
+  EXPECT_THROW(conv->setup(built.problem), std::runtime_error);
+
+  // A convective face on a constant-weight problem needs the fields too.
+  StencilProblem plain = built.problem;
+  plain.coefficients.reset();
+  plain.stencil.weights.assign(plain.stencil.size(), 0.0);
+  plain.stencil.at(0, 0, 0) = 1.0;
+  for (auto& f : plain.faces) f = BoundaryFace{};
+  plain.faces[5].kind = BoundaryKind::convective;
+  plain.faces[5].transfer = 3.0;
+  EXPECT_FALSE(conv->unsupported_reason(plain).empty());
+  for (const auto& name : cuda_backend_names())
+    EXPECT_FALSE(kernels::create_backend(name, Precision::fp64)->unsupported_reason(plain).empty())
+        << name;
+
+  const solver::BackendChoice choice = solver::choose_backend("auto", built.problem);
+  EXPECT_NE(choice.name, "convstencil");
+  EXPECT_NE(choice.name, "cpu") << choice.reason;
+  EXPECT_NE(choice.reason.find("convstencil ("), std::string::npos) << choice.reason;
+  EXPECT_THROW(solver::choose_backend("convstencil", built.problem), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace heatsim::test
