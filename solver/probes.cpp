@@ -1,0 +1,137 @@
+#include "probes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "stencil.hpp"
+
+namespace heatsim::solver {
+
+namespace {
+
+std::string describe_point(const Case& c, const std::array<double, 3>& p) {
+  std::ostringstream s;
+  s.precision(10);
+  s << "(";
+  for (int a = 0; a < c.grid.dims; ++a) s << (a ? ", " : "") << p[static_cast<std::size_t>(a)];
+  s << ")";
+  return s.str();
+}
+
+std::string describe_domain(const Case& c) {
+  std::ostringstream s;
+  s.precision(10);
+  for (int a = 0; a < c.grid.dims; ++a)
+    s << (a ? " x " : "") << "[0, " << c.grid.length[static_cast<std::size_t>(a)] << "]";
+  return s.str();
+}
+
+// The cell of a coordinate on one axis: its lower node and the fraction t in [0, 1] of the
+// way to the upper node (which is node 0 again past the last node of a periodic axis).
+struct AxisCell {
+  std::int64_t lower = 0;
+  std::int64_t upper = 0;
+  double t = 0.0;
+};
+
+}  // namespace
+
+ProbeStencil probe_stencil(const Case& c, const std::string& name,
+                           const std::array<double, 3>& point) {
+  const int dims = c.grid.dims;
+  std::array<AxisCell, 3> cells{};
+  for (int a = 0; a < dims; ++a) {
+    const auto ua = static_cast<std::size_t>(a);
+    const double length = c.grid.length[ua];
+    const double x = point[ua];
+    // A rounding's worth beyond a face (a point typed as the face's coordinate) is the face.
+    const double slack = 1e-12 * length;
+    if (!std::isfinite(x) || x < -slack || x > length + slack)
+      throw std::invalid_argument("probes.points." + name + ": " + describe_point(c, point) +
+                                  " is outside the domain " + describe_domain(c));
+    const std::int64_t n = c.grid.n[ua];
+    const bool periodic = c.boundary[2 * ua].kind == BoundaryKind::periodic;
+    const double s = std::clamp(x, 0.0, length) / spacing(c, a);
+    // Cells run from node i to i + 1: n - 1 of them, or n on a periodic axis (the last one
+    // closes the period).
+    const std::int64_t last_cell = periodic ? n - 1 : n - 2;
+    const std::int64_t i =
+        std::clamp(static_cast<std::int64_t>(std::floor(s)), std::int64_t{0}, last_cell);
+    AxisCell& cell = cells[ua];
+    cell.lower = i;
+    cell.upper = periodic ? (i + 1) % n : i + 1;
+    cell.t = std::clamp(s - static_cast<double>(i), 0.0, 1.0);
+  }
+
+  ProbeStencil out;
+  out.name = name;
+  out.point = point;
+  const std::int64_t nx = c.grid.n[0];
+  const std::int64_t ny = dims > 1 ? c.grid.n[1] : 1;
+  const int corners = 1 << dims;
+  for (int corner = 0; corner < corners; ++corner) {
+    std::array<std::int64_t, 3> idx{0, 0, 0};
+    double w = 1.0;
+    for (int a = 0; a < dims; ++a) {
+      const AxisCell& cell = cells[static_cast<std::size_t>(a)];
+      const bool upper = (corner >> a) & 1;
+      idx[static_cast<std::size_t>(a)] = upper ? cell.upper : cell.lower;
+      w *= upper ? cell.t : 1.0 - cell.t;
+    }
+    out.nodes.push_back(idx[0] + nx * (idx[1] + ny * idx[2]));
+    out.weights.push_back(w);
+  }
+  return out;
+}
+
+std::vector<ProbeStencil> probe_stencils(const Case& c) {
+  std::vector<ProbeStencil> out;
+  out.reserve(c.probes.points.size());
+  for (const auto& [name, point] : c.probes.points) out.push_back(probe_stencil(c, name, point));
+  return out;
+}
+
+double interpolate(const ProbeStencil& stencil, const std::vector<double>& field) {
+  double v = 0.0;
+  for (std::size_t k = 0; k < stencil.nodes.size(); ++k)
+    v += stencil.weights[k] * field.at(static_cast<std::size_t>(stencil.nodes[k]));
+  return v;
+}
+
+ProbeSampler::ProbeSampler(std::vector<ProbeStencil> stencils) : stencils_(std::move(stencils)) {
+  for (const ProbeStencil& s : stencils_) nodes_.insert(nodes_.end(), s.nodes.begin(), s.nodes.end());
+  std::sort(nodes_.begin(), nodes_.end());
+  nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
+  for (const ProbeStencil& s : stencils_) {
+    std::vector<std::size_t> slots;
+    for (std::int64_t node : s.nodes)
+      slots.push_back(static_cast<std::size_t>(
+          std::lower_bound(nodes_.begin(), nodes_.end(), node) - nodes_.begin()));
+    slots_.push_back(std::move(slots));
+  }
+}
+
+std::vector<std::string> ProbeSampler::names() const {
+  std::vector<std::string> out;
+  for (const ProbeStencil& s : stencils_) out.push_back(s.name);
+  return out;
+}
+
+std::vector<double> ProbeSampler::values(const std::vector<double>& node_values) const {
+  if (node_values.size() != nodes_.size())
+    throw std::invalid_argument("probe sampling: " + std::to_string(node_values.size()) +
+                                " values for " + std::to_string(nodes_.size()) + " nodes");
+  std::vector<double> out;
+  out.reserve(stencils_.size());
+  for (std::size_t p = 0; p < stencils_.size(); ++p) {
+    double v = 0.0;
+    for (std::size_t k = 0; k < slots_[p].size(); ++k)
+      v += stencils_[p].weights[k] * node_values[slots_[p][k]];
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace heatsim::solver

@@ -1,0 +1,57 @@
+// Probes: the temperature at named points between the nodes, as the multilinear interpolation
+// of the 2^dims nodes of the grid cell that holds each point (exact for fields linear in each
+// coordinate). The stencils are computed once from the case's grid; a run gathers only their
+// nodes from the backend (kernels::Backend::sample) and combines them here.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "case.hpp"
+
+namespace heatsim::solver {
+
+// One point's interpolation: the memory-order indices ([z][y][x]) of the corner nodes of its
+// cell and their weights (products of (1 - t) and t per active axis; they sum to 1). Corner c
+// takes the upper node on axis a when bit a of c is set.
+struct ProbeStencil {
+  std::string name;
+  std::array<double, 3> point{0, 0, 0};
+  std::vector<std::int64_t> nodes;  // 2^dims entries
+  std::vector<double> weights;      // same order
+};
+
+// The stencil of one point. Coordinates of the active axes must lie in [0, length] (a
+// rounding's worth beyond is taken as the face); on a periodic axis a point in the last
+// cell [length - h, length] interpolates between the last node and node 0 (the axis wraps).
+// Throws std::invalid_argument naming `probes.points.<name>` when the point is outside the
+// domain or not finite.
+ProbeStencil probe_stencil(const Case& c, const std::string& name,
+                           const std::array<double, 3>& point);
+// The stencils of every point in c.probes, in the case's order.
+std::vector<ProbeStencil> probe_stencils(const Case& c);
+
+// The interpolated value of a full field (memory order, c's grid).
+double interpolate(const ProbeStencil& stencil, const std::vector<double>& field);
+
+// The probes of a run: the distinct nodes every stencil needs, in ascending order (what
+// Backend::sample gathers), and the values combined from what was gathered.
+class ProbeSampler {
+ public:
+  explicit ProbeSampler(std::vector<ProbeStencil> stencils);
+  const std::vector<ProbeStencil>& stencils() const { return stencils_; }
+  std::vector<std::string> names() const;
+  const std::vector<std::int64_t>& nodes() const { return nodes_; }
+  // node_values[i] is the value at nodes()[i]; returns one value per probe, summed in the
+  // stencil's corner order (the same as interpolate() on the full field, bit for bit).
+  std::vector<double> values(const std::vector<double>& node_values) const;
+
+ private:
+  std::vector<ProbeStencil> stencils_;
+  std::vector<std::int64_t> nodes_;
+  std::vector<std::vector<std::size_t>> slots_;  // per probe: positions in nodes_
+};
+
+}  // namespace heatsim::solver

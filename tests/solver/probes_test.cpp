@@ -1,0 +1,139 @@
+// Probes: multilinear interpolation is exact for fields linear in each coordinate, points at
+// nodes and faces take the node values, periodic axes wrap, points outside are refused by name.
+#include "solver/probes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "solver/stencil.hpp"
+
+namespace {
+
+using heatsim::solver::BoundaryKind;
+using heatsim::solver::Case;
+using heatsim::solver::ProbeSampler;
+using heatsim::solver::ProbeStencil;
+
+Case grid_case(int dims, std::array<std::int64_t, 3> n, std::array<double, 3> length) {
+  Case c;
+  c.grid.dims = dims;
+  for (int a = 0; a < 3; ++a) {
+    c.grid.n[a] = a < dims ? n[a] : 1;
+    c.grid.length[a] = length[a];
+  }
+  return c;
+}
+
+// f(x, y, z) sampled at every node, memory order [z][y][x].
+template <class F>
+std::vector<double> sample(const Case& c, F f) {
+  std::vector<double> u;
+  for (std::int64_t z = 0; z < c.grid.n[2]; ++z)
+    for (std::int64_t y = 0; y < c.grid.n[1]; ++y)
+      for (std::int64_t x = 0; x < c.grid.n[0]; ++x)
+        u.push_back(f(heatsim::solver::coordinate(c, 0, x), heatsim::solver::coordinate(c, 1, y),
+                      heatsim::solver::coordinate(c, 2, z)));
+  return u;
+}
+
+class ProbesLinear : public ::testing::TestWithParam<int> {};
+
+TEST_P(ProbesLinear, InterpolationIsExactForMultilinearFields) {
+  const int dims = GetParam();
+  const Case c = grid_case(dims, {13, 9, 7}, {1.3, 0.7, 0.45});
+  // Linear in each coordinate, with the cross terms multilinear interpolation also reproduces.
+  auto f = [dims](double x, double y, double z) {
+    double v = 2.0 + 3.5 * x;
+    if (dims > 1) v += -1.25 * y + 0.5 * x * y;
+    if (dims > 2) v += 4.0 * z - 0.75 * y * z + 0.3 * x * y * z;
+    return v;
+  };
+  const std::vector<double> u = sample(c, f);
+  std::mt19937 rng(7);
+  std::vector<ProbeStencil> stencils;
+  for (int i = 0; i < 200; ++i) {
+    std::array<double, 3> p{0, 0, 0};
+    for (int a = 0; a < dims; ++a)
+      p[a] = std::uniform_real_distribution<double>(0.0, c.grid.length[a])(rng);
+    const ProbeStencil s = heatsim::solver::probe_stencil(c, "p" + std::to_string(i), p);
+    ASSERT_EQ(s.nodes.size(), std::size_t{1} << dims);
+    double sum = 0.0;
+    for (double w : s.weights) {
+      EXPECT_GE(w, 0.0);
+      sum += w;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-15);
+    const double exact = f(p[0], p[1], p[2]);
+    EXPECT_NEAR(heatsim::solver::interpolate(s, u), exact, 1e-13 * std::abs(exact) + 1e-14)
+        << "point " << p[0] << " " << p[1] << " " << p[2];
+    stencils.push_back(s);
+  }
+  // What a run does: gather the distinct nodes, then combine; bit for bit the same.
+  const ProbeSampler sampler(stencils);
+  std::vector<double> gathered;
+  for (std::int64_t node : sampler.nodes()) gathered.push_back(u[static_cast<std::size_t>(node)]);
+  const std::vector<double> values = sampler.values(gathered);
+  ASSERT_EQ(values.size(), stencils.size());
+  for (std::size_t i = 0; i < stencils.size(); ++i)
+    EXPECT_EQ(values[i], heatsim::solver::interpolate(stencils[i], u));
+  EXPECT_TRUE(std::is_sorted(sampler.nodes().begin(), sampler.nodes().end()));
+  EXPECT_LE(sampler.nodes().size(), stencils.size() << dims);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, ProbesLinear, ::testing::Values(1, 2, 3));
+
+TEST(Probes, PointsOnNodesCornersAndFacesTakeTheNodeValues) {
+  const Case c = grid_case(3, {5, 4, 3}, {1.0, 0.6, 0.2});
+  std::vector<double> u(5 * 4 * 3);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = std::sin(1.0 + static_cast<double>(i));
+  // The far corner (x = L on every axis) is the last node; an interior node is itself.
+  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
+                       heatsim::solver::probe_stencil(c, "corner", {1.0, 0.6, 0.2}), u),
+                   u.back());
+  const double hx = 0.25, hy = 0.2, hz = 0.1;
+  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
+                       heatsim::solver::probe_stencil(c, "node", {2 * hx, 1 * hy, 1 * hz}), u),
+                   u[2 + 5 * (1 + 4 * 1)]);
+  // Halfway between two nodes along x on the y = L face: their mean.
+  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
+                       heatsim::solver::probe_stencil(c, "face", {1.5 * hx, 0.6, 0.0}), u),
+                   0.5 * (u[1 + 5 * 3] + u[2 + 5 * 3]));
+}
+
+TEST(Probes, PeriodicAxisWrapsToTheFirstNode) {
+  Case c = grid_case(2, {8, 5, 1}, {1.0, 1.0, 1.0});
+  c.boundary[0].kind = BoundaryKind::periodic;
+  c.boundary[1].kind = BoundaryKind::periodic;
+  // h = L/8 on the periodic x axis: node 7 sits at 0.875, the next one is node 0 again.
+  std::vector<double> u(8 * 5);
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<double>(i * i % 17);
+  const ProbeStencil s = heatsim::solver::probe_stencil(c, "wrap", {0.9375, 0.0, 0.0});
+  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(s, u), 0.5 * (u[7] + u[0]));
+  EXPECT_EQ(s.nodes[1], 0);  // the upper x corner of the first row
+  // x = L is node 0 itself.
+  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
+                       heatsim::solver::probe_stencil(c, "end", {1.0, 0.5, 0.0}), u),
+                   u[0 + 8 * 2]);
+}
+
+TEST(Probes, PointOutsideTheDomainIsRefusedByName) {
+  Case c = grid_case(2, {11, 11, 1}, {0.02, 0.01, 1.0});
+  c.probes.points = {{"inside", {0.01, 0.005, 0}}, {"beyond_y", {0.01, 0.0101, 0}}};
+  try {
+    heatsim::solver::probe_stencils(c);
+    FAIL() << "a point outside the domain was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("probes.points.beyond_y"), std::string::npos) << what;
+    EXPECT_NE(what.find("outside the domain"), std::string::npos) << what;
+  }
+  EXPECT_THROW(heatsim::solver::probe_stencil(c, "neg", {-1e-6, 0.0, 0}), std::invalid_argument);
+  EXPECT_THROW(heatsim::solver::probe_stencil(c, "nan", {NAN, 0.0, 0}), std::invalid_argument);
+  // A rounding's worth beyond the face is the face.
+  EXPECT_NO_THROW(heatsim::solver::probe_stencil(c, "face", {0.02 * (1 + 1e-15), 0.0, 0}));
+}
+
+}  // namespace
