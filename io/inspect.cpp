@@ -5,7 +5,11 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <filesystem>
+#include <map>
+
 #include "field_file.hpp"
+#include "material_output.hpp"
 
 namespace heatsim::io {
 
@@ -24,9 +28,63 @@ std::string axes(const T& v, int dims, Format format, const char* sep) {
   return s;
 }
 
+void print_case_text(const std::string& text, std::ostream& out) {
+  // The case text as given, indented so it stands apart from the fields above.
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out << "  | " << text.substr(start, end - start) << "\n";
+    start = end + 1;
+  }
+  if (text.empty()) out << "  (not recorded)\n";
+}
+
+template <class T>
+std::string range(const std::vector<T>& v) {
+  if (v.empty()) return "(empty)";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return number(static_cast<double>(*lo)) + " / " + number(static_cast<double>(*hi));
+}
+
+// materials.h5: the materials with their properties and node counts, the coefficient ranges.
+void inspect_materials(const std::string& path, std::ostream& out) {
+  const MaterialFile f = read_material_file(path);
+  const FieldMeta& m = f.grid;
+  const auto integer = [](std::int64_t v) { return std::to_string(v); };
+  std::map<std::int32_t, std::int64_t> count;
+  for (std::int32_t id : f.material) ++count[id];
+  out << "file:       " << path << "\n"
+      << "kind:       materials (material ids and coefficient fields of the run)\n"
+      << "grid:       " << m.dims << "D, " << axes(m.n, m.dims, integer, " x ") << " ("
+      << m.points() << " points)\n"
+      << "spacing:    " << axes(m.spacing, m.dims, number, " ") << "\n"
+      << "origin:     " << axes(m.origin, m.dims, number, " ") << "\n"
+      << "materials:  " << f.names.size() << "\n";
+  for (std::size_t id = 0; id < f.names.size(); ++id) {
+    const auto it = count.find(static_cast<std::int32_t>(id));
+    out << "  " << id << " " << f.names[id] << ": conductivity "
+        << number(f.material_conductivity[id]) << ", capacity " << number(f.material_capacity[id])
+        << ", " << (it == count.end() ? 0 : it->second) << " nodes\n";
+  }
+  for (const auto& [id, nodes] : count)
+    if (id < 0 || static_cast<std::size_t>(id) >= f.names.size())
+      out << "  " << id << " (no name): " << nodes << " nodes\n";
+  out << "conductivity min/max:   " << range(f.conductivity) << "\n"
+      << "capacity min/max:       " << range(f.capacity) << "\n"
+      << "source_density min/max: " << range(f.source_density) << "\n"
+      << "version:    heatsim " << m.version << "\n"
+      << "case:\n";
+  print_case_text(m.case_yaml, out);
+}
+
 }  // namespace
 
 void inspect_file(const std::string& path, std::ostream& out) {
+  if (is_material_file(path)) {
+    inspect_materials(path, out);
+    return;
+  }
   const FieldFile f = read_field_file(path);
   const FieldMeta& m = f.meta;
 
@@ -61,17 +119,23 @@ void inspect_file(const std::string& path, std::ostream& out) {
       << "scheme:     " << m.scheme << "\n"
       << "alpha:      " << number(m.alpha) << "\n"
       << "backend:    " << m.backend << "\n"
-      << "version:    heatsim " << m.version << "\n"
-      << "case:\n";
-  // The case text as given, indented so it stands apart from the fields above.
-  std::size_t start = 0;
-  while (start < m.case_yaml.size()) {
-    std::size_t end = m.case_yaml.find('\n', start);
-    if (end == std::string::npos) end = m.case_yaml.size();
-    out << "  | " << m.case_yaml.substr(start, end - start) << "\n";
-    start = end + 1;
+      << "version:    heatsim " << m.version << "\n";
+  // The run's materials file beside it: what the XDMF index shows with every step.
+  const std::filesystem::path beside =
+      std::filesystem::path(path).parent_path() / kMaterialFileName;
+  if (is_material_file(beside.string())) {
+    try {
+      const MaterialFile materials = read_material_file(beside.string());
+      out << "materials:  " << beside.string() << " (";
+      for (std::size_t i = 0; i < materials.names.size(); ++i)
+        out << (i ? ", " : "") << materials.names[i];
+      out << "; datasets material, conductivity, capacity, source_density)\n";
+    } catch (const std::exception& e) {
+      out << "materials:  " << e.what() << "\n";
+    }
   }
-  if (m.case_yaml.empty()) out << "  (not recorded)\n";
+  out << "case:\n";
+  print_case_text(m.case_yaml, out);
 }
 
 }  // namespace heatsim::io

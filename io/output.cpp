@@ -78,7 +78,7 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
       f.kind = RunFile::Kind::field;
     } else if ((f.step = step_in_name(name, "checkpoint_", ".h5")) >= 0) {
       f.kind = RunFile::Kind::checkpoint;
-    } else if (name == index_name) {
+    } else if (name == index_name || name == "materials.h5" || name == "probes.csv") {
       f.kind = RunFile::Kind::index;
     } else {
       continue;
@@ -164,7 +164,7 @@ void OutputSeries::write(std::int64_t step, double time, const std::vector<doubl
     *it = entry;
   else
     entries_.insert(it, entry);
-  write_xdmf(xdmf_path(), meta, entries_);
+  write_xdmf(xdmf_path(), meta, entries_, materials_file_);
 }
 
 std::string OutputSeries::xdmf_path() const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "field_file.hpp"
@@ -13,7 +14,8 @@
 namespace heatsim::io {
 
 // The files a run leaves in its output directory: <name>_<step>.h5, <name>.xmf,
-// checkpoint_<step>.h5, and temporaries of these left by a crash.
+// checkpoint_<step>.h5, and temporaries of these left by a crash. The run-wide files
+// materials.h5 and probes.csv count as the index does (kind index).
 struct RunFile {
   std::string path;
   enum class Kind { field, index, checkpoint, temporary } kind;
@@ -42,12 +44,16 @@ class OutputSeries {
   void write(std::int64_t step, double time, const std::vector<double>& field);
   std::string xdmf_path() const;
   const std::vector<XdmfEntry>& entries() const { return entries_; }
+  // The run's materials file (io/material_output.hpp), relative to the index: every step of
+  // the index lists its datasets from the next write on.
+  void set_materials_file(std::string file) { materials_file_ = std::move(file); }
 
  private:
   const solver::Case& case_;
   double dt_;
   std::string backend_;
   std::vector<XdmfEntry> entries_;  // sorted by step
+  std::string materials_file_;
 };
 
 }  // namespace heatsim::io

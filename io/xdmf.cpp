@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <sstream>
+#include <string>
+
+#include "material_output.hpp"
 
 namespace heatsim::io {
 
@@ -30,7 +33,8 @@ std::string escape(const std::string& s) {
 
 }  // namespace
 
-std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries) {
+std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
+                          const std::string& materials_file) {
   // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
   // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
   // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.
@@ -68,8 +72,21 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
       << "          <DataItem Dimensions=\"" << dims << "\" NumberType=\"Float\" Precision=\""
       << precision << "\" Format=\"HDF\">" << escape(e.file) << ":/" << kFieldDataset
       << "</DataItem>\n"
-      << "        </Attribute>\n"
-      << "      </Grid>\n";
+      << "        </Attribute>\n";
+    if (!materials_file.empty()) {
+      // The material id is an integer (ParaView thresholds it by id); the coefficients are
+      // stored as doubles whatever the run's precision.
+      for (const char* name : kMaterialDatasets) {
+        const bool id = std::string(name) == "material";
+        x << "        <Attribute Name=\"" << name
+          << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+          << "          <DataItem Dimensions=\"" << dims << "\" NumberType=\""
+          << (id ? "Int" : "Float") << "\" Precision=\"" << (id ? "4" : "8")
+          << "\" Format=\"HDF\">" << escape(materials_file) << ":/" << name << "</DataItem>\n"
+          << "        </Attribute>\n";
+      }
+    }
+    x << "      </Grid>\n";
   }
   x << "    </Grid>\n"
     << "  </Domain>\n"
@@ -78,8 +95,8 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
 }
 
 void write_xdmf(const std::string& path, const FieldMeta& grid,
-                const std::vector<XdmfEntry>& entries) {
-  write_text_file_atomically(path, xdmf_document(grid, entries));
+                const std::vector<XdmfEntry>& entries, const std::string& materials_file) {
+  write_text_file_atomically(path, xdmf_document(grid, entries, materials_file));
 }
 
 }  // namespace heatsim::io

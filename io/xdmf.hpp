@@ -20,10 +20,14 @@ struct XdmfEntry {
 // the unused axes (a 2D grid is an nx x ny x 1 image in the z = 0 plane, a 1D grid a line
 // along x): ParaView 5.11 misplaces 2DCoRectMesh grids. Values are listed slowest axis first
 // (z y x), as XDMF wants. File names are relative to the .xmf, so a run directory can move.
-std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries);
+// With `materials_file` (an HDF5 file of io/material_output.hpp, relative to the .xmf) every
+// step also lists its datasets material, conductivity, capacity and source_density as node
+// attributes: they do not change in time, so each step points at the same file.
+std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
+                          const std::string& materials_file = "");
 
 // Writes the document crash-safely (temporary + fsync + rename).
 void write_xdmf(const std::string& path, const FieldMeta& grid,
-                const std::vector<XdmfEntry>& entries);
+                const std::vector<XdmfEntry>& entries, const std::string& materials_file = "");
 
 }  // namespace heatsim::io
