@@ -1,10 +1,11 @@
-// time: {dt, steps | end}, fusion, output: {directory, every, name}.
+// time: {method, dt, steps | end, tolerance}, fusion, output: {directory, every, name}.
 #include "case_parse.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
 
 namespace heatsim::io::parse {
 
 void Reader::read_time(const YAML::Node& n, Case& c) {
-  const auto f = read_map(n, "time", {"dt", "steps", "end"});
+  const auto f = read_map(n, "time", {"method", "dt", "steps", "end", "tolerance"});
   if (!f) {
     error_suppressed_.push_back("time");
     return;
@@ -29,6 +30,27 @@ void Reader::read_time(const YAML::Node& n, Case& c) {
     double end = 1.0;
     read_number(*v, "time.end", end);
     c.time.end_time = end;
+  }
+  if (auto v = field(*f, "method")) {
+    std::string name;
+    if (read_string(*v, "time.method", name)) {
+      if (auto m = solver::multigrid::time_method_from_string(name))
+        c.time.method = *m;
+      else
+        error("time.method", *v,
+              "expected explicit, backward-euler, crank-nicolson or steady, got '" + name + "'" +
+                  detail::nearest_suffix(
+                      name, {"explicit", "backward-euler", "crank-nicolson", "steady"}));
+    }
+  }
+  if (auto v = field(*f, "tolerance")) {
+    double tol = 0.0;
+    if (read_number(*v, "time.tolerance", tol)) {
+      if (!(tol > 0.0 && tol < 1.0))
+        error("time.tolerance", *v, "must be between 0 and 1 (a relative residual)");
+      else
+        c.time.tolerance = tol;
+    }
   }
 }
 

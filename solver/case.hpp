@@ -61,10 +61,17 @@ struct InitialSpec {
   std::string dataset = "u";  // file: the dataset in it, dimensions z, y, x
 };
 
+// How time advances: forward Euler steps (the default), one multigrid solve per step
+// (backward Euler, Crank-Nicolson: any dt), or the steady state in one solve
+// (solver/multigrid/implicit_stepper.hpp).
+enum class TimeMethod { explicit_euler, backward_euler, crank_nicolson, steady };
+
 struct TimeSpec {
   std::optional<double> dt;        // empty: auto (0.9 of the stability limit)
   std::optional<std::int64_t> steps;
   std::optional<double> end_time;  // exactly one of steps / end_time
+  TimeMethod method = TimeMethod::explicit_euler;
+  double tolerance = 1e-10;  // implicit solves: relative residual at which a solve stops
 };
 
 struct OutputSpec {

@@ -97,7 +97,10 @@ RunResult Simulation::run() {
     const std::int64_t chunk_end = std::max((step + chunk) / k * k, (step / k + 1) * k);
     const std::int64_t target = std::min({total, next_due(step), chunk_end});
     const Clock::time_point t0 = Clock::now();
-    backend_.advance(target - step, step);
+    if (advance_)
+      advance_(target - step, step);
+    else
+      backend_.advance(target - step, step);
     backend_.synchronize();
     const double took = seconds_since(t0);
     const std::int64_t advanced = target - step;

@@ -81,6 +81,12 @@ class Simulation {
   // Largest number of steps between checks of the field for NaN/Inf (default 1000; the loop
   // also checks at every observer firing and at the end).
   void set_check_interval(std::int64_t steps) { check_every_ = steps; }
+  // Replaces backend.advance(steps, step0) as the way the loop advances (implicit steps: the
+  // field is solved for, step by step, and handed back to the backend). Exceptions it throws
+  // leave run().
+  void advance_with(std::function<void(std::int64_t steps, std::int64_t step0)> advance) {
+    advance_ = std::move(advance);
+  }
 
   RunResult run();
 
@@ -96,6 +102,7 @@ class Simulation {
   double progress_seconds_ = 2.0;
   const std::atomic<int>* stop_flag_ = nullptr;
   std::int64_t check_every_ = 1000;
+  std::function<void(std::int64_t, std::int64_t)> advance_;
 };
 
 }  // namespace heatsim::solver

@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "conductance.hpp"
+#include "solver/case.hpp"
 #include "kernels/level_ops.hpp"
 #include "multigrid.hpp"
 
 namespace heatsim::solver::multigrid {
 
-enum class TimeMethod { explicit_euler, backward_euler, crank_nicolson, steady };
+using solver::TimeMethod;
 const char* to_string(TimeMethod m);  // "explicit", "backward-euler", "crank-nicolson", "steady"
 std::optional<TimeMethod> time_method_from_string(const std::string& s);
 
