@@ -1,7 +1,9 @@
-// `heatsim bench`: the eight-shape stencil suite on every available backend. For each shape and
+// `heatsim bench`: the eight-shape stencil suite, and the varying-coefficient Heat-3D-mat row
+// (two materials), on every available backend. For each shape and
 // backend: GStencil/s (points x steps / seconds, median of repeats after a warm-up, device
 // time from CUDA events on GPUs), the fraction of the memory-bandwidth limit
-// bandwidth / (2 sizeof(T)) with the bandwidth measured in the same run (device-to-device
+// bandwidth / (2 sizeof(T)) (a material row: bandwidth / (4 sizeof(T)), k and dt/C read as well)
+// with the bandwidth measured in the same run (device-to-device
 // copy), and a correctness check against the CPU backend at a small size. Random data,
 // Dirichlet-zero faces, S = I + 0.9 dt_max L. Every backend runs one step per pass; backends
 // that fuse steps get a second row at the fusion depth asked for (--fusion, default auto),
@@ -49,6 +51,7 @@ struct Row {
   double median_ms = 0.0;
   double gstencils = 0.0;
   double fraction = -1.0;  // of the bandwidth limit; < 0 when not measured
+  std::size_t bytes = 0;   // per point and step: the row's bandwidth limit is bandwidth / bytes
   std::string check;       // pass / FAIL / ref / -
   double check_error = -1.0;
   std::string note;        // why a row did not run
@@ -100,7 +103,7 @@ int run_bench(const BenchOptions& options) {
   // Shapes: the whole suite, or the ones named (case-insensitive).
   std::vector<BenchShape> shapes;
   std::string shape_error;
-  if (!select_shapes(options.shapes, shapes, shape_error)) {
+  if (!select_shapes(options.shapes, shapes, shape_error, true)) {
     spdlog::error("bench: {}", shape_error);
     return kExitBadInput;
   }
@@ -139,9 +142,21 @@ int run_bench(const BenchOptions& options) {
               device.c_str(), kernels::to_string(precision), bandwidth / 1e9, limit_gst);
   std::fflush(stdout);
 
+  // The material rows move more than u per point (k and dt/C are read too): their own limit.
+  for (const BenchShape& shape : shapes)
+    if (shape.materials && bandwidth > 0.0) {
+      const std::size_t bytes = bytes_per_point(shape, precision);
+      std::printf("heatsim bench: %s reads k and dt/C too, %zu bytes per point -> limit %.1f "
+                  "GStencil/s\n",
+                  shape.name.c_str(), bytes, bandwidth / static_cast<double>(bytes) / 1e9);
+    }
+  std::fflush(stdout);
+
   std::vector<Row> rows;
   bool failed = false;
   for (const BenchShape& shape : shapes) {
+    const std::size_t shape_bytes = bytes_per_point(shape, precision);
+    const double shape_limit = bandwidth / static_cast<double>(shape_bytes) / 1e9;
     const std::int64_t size = options.size > 0 ? options.size : default_size(shape.dims);
     const std::array<std::int64_t, 3> n = bench_grid(shape, size);
     const StencilProblem problem = make_bench_problem(shape, n, precision);
@@ -161,7 +176,9 @@ int run_bench(const BenchOptions& options) {
     for (const std::string& name : backends) {
       variants.push_back({name, 1});
       const auto caps = kernels::create_backend(name, precision)->capabilities();
-      if (caps.max_fusion_depth > 1 && fusion_request != 1) variants.push_back({name, fusion_request});
+      // A material row steps one at a time on every backend: no fused variant.
+      if (caps.max_fusion_depth > 1 && fusion_request != 1 && !shape.materials)
+        variants.push_back({name, fusion_request});
     }
     std::vector<double> u0;  // the big field, made once per shape when needed
     for (const auto& [name, fusion] : variants) {
@@ -170,6 +187,7 @@ int run_bench(const BenchOptions& options) {
       row.backend = name;
       row.dims = shape.dims;
       row.n = n;
+      row.bytes = shape_bytes;
       const bool is_cpu = name == "cpu";
       if (is_cpu && !cpu_asked && problem.points() > (std::int64_t{1} << 22)) continue;
       StencilProblem fused_small = small, fused_problem = problem;
@@ -223,10 +241,12 @@ int run_bench(const BenchOptions& options) {
         row.median_ms = ms[ms.size() / 2];
         row.gstencils = static_cast<double>(problem.points()) * static_cast<double>(row.steps) /
                         (row.median_ms * 1e-3) / 1e9;
-        if (!is_cpu && limit_gst > 0.0) row.fraction = row.gstencils / limit_gst;
-        const double nnz =
-            static_cast<double>(solver::stencil_power(problem.stencil, row.fusion).nonzeros());
-        row.gflops = row.gstencils * 2.0 * nnz / row.fusion;
+        if (!is_cpu && shape_limit > 0.0) row.fraction = row.gstencils / shape_limit;
+        if (!shape.materials) {  // the flops of a constant stencil; a material row: not counted
+          const double nnz =
+              static_cast<double>(solver::stencil_power(problem.stencil, row.fusion).nonzeros());
+          row.gflops = row.gstencils * 2.0 * nnz / row.fusion;
+        }
       } catch (const std::exception& e) {
         row.note = e.what();
         row.check = row.check.empty() ? "FAIL" : row.check;
@@ -273,7 +293,8 @@ int run_bench(const BenchOptions& options) {
        << "\", \"fusion\": " << r.fusion << ", \"gflop_per_s\": " << r.gflops
        << ", \"dims\": " << r.dims << ", \"n\": [" << r.n[0] << ", " << r.n[1] << ", " << r.n[2]
        << "], \"steps\": " << r.steps << ", \"median_ms\": " << r.median_ms
-       << ", \"gstencil_per_s\": " << r.gstencils << ", \"bandwidth_fraction\": ";
+       << ", \"gstencil_per_s\": " << r.gstencils << ", \"bytes_per_point\": " << r.bytes
+       << ", \"bandwidth_fraction\": ";
     if (r.fraction >= 0) js << r.fraction; else js << "null";
     js << ", \"check\": \"" << (r.check.empty() ? "-" : r.check) << "\", \"check_error\": ";
     if (r.check_error >= 0 && std::isfinite(r.check_error)) js << r.check_error; else js << "null";

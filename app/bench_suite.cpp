@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "solver/stencil.hpp"
@@ -69,6 +70,41 @@ Stencil box2d49() {
   return s;
 }
 
+// The material rows' two materials: x < n_x / 2 and the rest.
+constexpr double kConductivity[2] = {1.0, 10.0};
+constexpr double kCapacity[2] = {1.0, 2.0};
+
+// Coefficient fields for a material row (h = 1, no sources), and dt = 0.9 of the Gershgorin
+// limit min_i C_i / sum_j K_ij. The map varies along x only, so one line along x holds every
+// node's sum; the faces' ghosts repeat the mirror node's coefficients, so a boundary node
+// sums like an interior one.
+void add_materials(kernels::StencilProblem& p) {
+  auto fields = std::make_shared<kernels::CoefficientFields>();
+  const std::int64_t nx = p.n[0], split = nx / 2;
+  auto material = [&](std::int64_t x) { return x < split ? 0 : 1; };
+  const std::size_t points = static_cast<std::size_t>(p.points());
+  fields->conductivity.resize(points);
+  fields->capacity.resize(points);
+  for (std::size_t i = 0; i < points; ++i) {
+    const int m = material(static_cast<std::int64_t>(i) % nx);
+    fields->conductivity[i] = kConductivity[m];
+    fields->capacity[i] = kCapacity[m];
+  }
+  auto k = [&](std::int64_t x) { return kConductivity[material(x)]; };
+  double rate = 0.0;  // max_i sum_j K_ij / C_i
+  for (std::int64_t x = 0; x < nx; ++x) {
+    const double ki = k(x);
+    double sum = 2.0 * (p.dims - 1) * ki;  // the other axes: same material
+    for (std::int64_t j : {x - 1, x + 1}) {
+      const double kj = k(j < 0 ? 1 : j >= nx ? nx - 2 : j);
+      sum += 2.0 * ki * kj / (ki + kj);
+    }
+    rate = std::max(rate, sum / kCapacity[material(x)]);
+  }
+  p.dt = 0.9 / rate;
+  p.coefficients = fields;
+}
+
 }  // namespace
 
 std::vector<BenchShape> suite() {
@@ -81,9 +117,17 @@ std::vector<BenchShape> suite() {
           {"Heat-3D", 3, star_laplacian(3, o2)},   {"Box-3D27P", 3, box3d27()}};
 }
 
+std::vector<BenchShape> material_suite() {
+  BenchShape heat3d{"Heat-3D-mat", 3, star_laplacian(3, {1.0, -2.0, 1.0})};
+  heat3d.materials = true;
+  return {heat3d};
+}
+
 bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape>& shapes,
-                   std::string& error) {
-  const std::vector<BenchShape> all = suite();
+                   std::string& error, bool materials) {
+  std::vector<BenchShape> all = suite();
+  if (materials)
+    for (BenchShape& s : material_suite()) all.push_back(s);
   auto lower = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -102,6 +146,11 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
   }
   if (shapes.empty()) shapes = all;
   return true;
+}
+
+std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision) {
+  const std::size_t value = precision == kernels::Precision::fp64 ? 8 : 4;
+  return (shape.materials ? 4 : 2) * value;
 }
 
 std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
@@ -139,6 +188,7 @@ kernels::StencilProblem make_bench_problem(const BenchShape& shape, const std::a
     f.value = 0.0;
   }
   p.precision = precision;
+  if (shape.materials) add_materials(p);
   return p;
 }
 

@@ -1,9 +1,12 @@
 // The benchmark suite that `heatsim bench` and `heatsim bench --tune` share: the eight
 // shapes, the problem made of each (random data, Dirichlet-zero faces, S = I + 0.9 dt_max L)
-// and the timer.
+// and the timer; and the varying-coefficient rows that `heatsim bench` adds (two materials,
+// dt = 0.9 of the Gershgorin limit), which tuning leaves out: their rate is not a constant
+// stencil's.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,15 +19,25 @@ struct BenchShape {
   std::string name;
   int dims;
   kernels::Stencil laplacian;  // h = 1
+  // Varying coefficients: two materials split at x = n_x / 2 (kMaterials), the conservative
+  // form of StencilProblem::coefficients instead of the constant stencil.
+  bool materials = false;
 };
 
 // Heat-1D, 1D5P, Heat-2D, Box-2D9P, Star-2D13P, Box-2D49P, Heat-3D, Box-3D27P.
 std::vector<BenchShape> suite();
+// The varying-coefficient rows: Heat-3D-mat (Heat-3D's grid and star, two materials).
+std::vector<BenchShape> material_suite();
 
-// The shapes named (case-insensitive), or the whole suite when `names` is empty. Returns
-// false and names the unknown one in `error`.
+// The shapes named (case-insensitive), or the whole suite when `names` is empty; with
+// `materials` the material rows are part of the suite too. Returns false and names the unknown
+// one in `error`.
 bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape>& shapes,
-                   std::string& error);
+                   std::string& error, bool materials = false);
+
+// Bytes a step moves per point at one step per pass: u read and written (2 values), and for a
+// material row also k and dt/C read (4 values).
+std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision);
 
 // Points per axis of `heatsim bench`: 1D 2^26, 2D 8192, 3D 512.
 std::int64_t default_size(int dims);

@@ -268,6 +268,10 @@ class Checker {
   void check_time() {
     const auto& t = c_.time;
     if (t.dt) positive("time.dt", *t.dt);
+    if (!(t.tolerance > 0.0 && t.tolerance < 1.0))
+      error("time.tolerance", "must be between 0 and 1 (a relative residual)");
+    // A steady state is one solve: no step count or end time.
+    if (t.method == solver::TimeMethod::steady) return;
     if (t.steps && t.end_time) {
       error("time", "give exactly one of 'steps' and 'end', not both");
     } else if (!t.steps && !t.end_time) {
@@ -309,6 +313,8 @@ class Checker {
 
   // Needs a case that is otherwise valid: the stencil is built from it.
   void check_stable() {
+    // Implicit methods take any dt; a steady run takes none.
+    if (c_.time.method != solver::TimeMethod::explicit_euler) return;
     double limit = 0.0;
     try {
       limit = solver::max_stable_dt(solver::laplacian(c_), c_.physics.alpha);

@@ -27,6 +27,20 @@ std::optional<TimeMethod> time_method_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t points, double alpha,
+                                                                 double source) {
+  auto f = std::make_shared<kernels::CoefficientFields>();
+  f->conductivity.assign(static_cast<std::size_t>(points), alpha);
+  f->capacity.assign(static_cast<std::size_t>(points), 1.0);
+  if (source != 0.0) {
+    kernels::CoefficientFields::Source s;
+    s.density.assign(static_cast<std::size_t>(points), source);
+    s.schedule.value = 1.0;
+    f->sources.push_back(std::move(s));
+  }
+  return f;
+}
+
 namespace {
 
 // alpha and beta of the level operator alpha * wC + beta * A for the method.

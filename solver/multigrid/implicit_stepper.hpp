@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "conductance.hpp"
-#include "solver/case.hpp"
 #include "kernels/level_ops.hpp"
 #include "multigrid.hpp"
+#include "solver/case.hpp"
 
 namespace heatsim::solver::multigrid {
 
@@ -36,6 +36,11 @@ class SolveFailure : public std::runtime_error {
  private:
   SolveReport report_;
 };
+
+// The fields of the homogeneous shorthand (k = alpha, rho*c_p = 1, a constant source q on
+// every node), for a problem that carries no coefficient fields.
+std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t points, double alpha,
+                                                                 double source);
 
 class ImplicitStepper {
  public:
