@@ -24,6 +24,9 @@ enum Code {
   kGreaterEqual,
   kEqual,
   kNotEqual,
+  kAnd,
+  kOr,
+  kNot,
   kCall1,
   kCall2
 };
@@ -75,7 +78,7 @@ class Compiler {
   void run(std::vector<Expression::Op>& program, int& stack_depth) {
     skip_blanks();
     if (pos_ == text_.size()) throw ExpressionError("the expression is empty", 0);
-    comparison(0);
+    logical_or(0);
     skip_blanks();
     if (pos_ != text_.size())
       fail("unexpected " + quoted(std::string(1, text_[pos_])) + " (an operator or the end)");
@@ -113,9 +116,27 @@ class Compiler {
     emit(op, stack_change);
   }
 
-  void comparison(int nesting) {
+  // C's logical operators: operands are true when nonzero, the result is 1 or 0, and `&&`
+  // binds tighter than `||`. Both sides are always evaluated (nothing has side effects).
+  void logical_or(int nesting) {
     if (nesting > Expression::kMaxDepth)
       fail("nested deeper than " + std::to_string(Expression::kMaxDepth) + " levels");
+    logical_and(nesting);
+    while (accept("||")) {
+      logical_and(nesting);
+      emit_code(kOr, -1);
+    }
+  }
+
+  void logical_and(int nesting) {
+    comparison(nesting);
+    while (accept("&&")) {
+      comparison(nesting);
+      emit_code(kAnd, -1);
+    }
+  }
+
+  void comparison(int nesting) {
     sum(nesting);
     struct Cmp {
       const char* op;
@@ -171,6 +192,9 @@ class Compiler {
     if (accept("-")) {
       unary(nesting + 1);
       emit_code(kNegate, 0);
+    } else if (accept("!")) {
+      unary(nesting + 1);
+      emit_code(kNot, 0);
     } else if (accept("+")) {
       unary(nesting + 1);
     } else {
@@ -194,7 +218,7 @@ class Compiler {
     if (std::isalpha(static_cast<unsigned char>(ch)) || ch == '_') return name(nesting);
     if (ch == '(') {
       ++pos_;
-      comparison(nesting + 1);
+      logical_or(nesting + 1);
       if (!accept(")")) fail("')' expected");
       return;
     }
@@ -275,7 +299,7 @@ class Compiler {
       ++pos_;
     } else {
       for (;;) {
-        comparison(nesting + 1);
+        logical_or(nesting + 1);
         ++args;
         if (accept(",")) continue;
         if (accept(")")) break;
@@ -331,6 +355,9 @@ double Expression::eval(const double* values) const {
       case kNegate:
         stack[top] = -stack[top];
         break;
+      case kNot:
+        stack[top] = stack[top] == 0.0 ? 1.0 : 0.0;
+        break;
       case kCall1:
         stack[top] = op.f1(stack[top]);
         break;
@@ -370,6 +397,12 @@ double Expression::eval(const double* values) const {
             break;
           case kNotEqual:
             a = a != b ? 1.0 : 0.0;
+            break;
+          case kAnd:
+            a = (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
+            break;
+          case kOr:
+            a = (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
             break;
           case kCall2:
             a = op.f2(a, b);

@@ -1,17 +1,21 @@
 // A real-valued expression of named variables, compiled once and evaluated at every node (the
-// `expression` initial condition: u(x, y, z) at t = 0).
+// `expression` initial condition: u(x, y, z) at t = 0; `where` regions and sources).
 //
-//   expression := sum [ ("<" | "<=" | ">" | ">=" | "==" | "!=") sum ]     (1 if true, else 0)
+//   expression := conjunction { "||" conjunction }                        (1 if true, else 0)
+//   conjunction:= comparison { "&&" comparison }                          (1 if true, else 0)
+//   comparison := sum [ ("<" | "<=" | ">" | ">=" | "==" | "!=") sum ]     (1 if true, else 0)
 //   sum        := product { ("+" | "-") product }
 //   product    := unary { ("*" | "/") unary }
-//   unary      := ("-" | "+") unary | power
+//   unary      := ("-" | "+" | "!") unary | power             (!a is 1 if a == 0, else 0)
 //   power      := primary [ "^" unary ]                   (right-associative; -x^2 = -(x^2))
 //   primary    := number | name | name "(" expression { "," expression } ")" | "(" expression ")"
 //
 // Names are the variables given to compile(), the constants pi and e, and the functions
 //   sin cos tan asin acos atan sinh cosh tanh exp log log10 sqrt abs floor ceil   (one argument)
 //   min max pow atan2 hypot                                                        (two)
-// with the C library's meaning. Numbers are decimal (1, 0.5, .5, 2e-3). Blanks are ignored.
+// with the C library's meaning. `&&`, `||` and `!` have C's meaning and precedence: a value is
+// true when nonzero (NaN included), the result is 1 or 0. Numbers are decimal (1, 0.5, .5,
+// 2e-3). Blanks are ignored.
 #pragma once
 
 #include <stdexcept>

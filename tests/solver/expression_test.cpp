@@ -70,6 +70,52 @@ TEST(Expression, ComparisonsGiveOneOrZero) {
   EXPECT_EQ(eval("2 * (x > 0.25) * (x < 0.75) * (y > 0.25) * (y < 0.75)", 0.5, 0.8), 0.0);
 }
 
+TEST(Expression, LogicalOperatorsHaveCMeaningAndPrecedence) {
+  const double x = 0.3, y = -1.25, z = 2.0;
+  EXPECT_EQ(eval("x > 0 && y < 0"), 1.0);
+  EXPECT_EQ(eval("x > 0 && y > 0"), 0.0);
+  EXPECT_EQ(eval("x < 0 || y < 0"), 1.0);
+  EXPECT_EQ(eval("x < 0 || y > 0"), 0.0);
+  // Operands are true when nonzero; the result is 1 or 0 (C: 2 && -3 is 1).
+  EXPECT_EQ(eval("2 && -3"), 1.0);
+  EXPECT_EQ(eval("0 || 0.5"), 1.0);
+  EXPECT_EQ(eval("!0"), 1.0);
+  EXPECT_EQ(eval("!2.5"), 0.0);
+  EXPECT_EQ(eval("!!z"), 1.0);
+  // && binds tighter than ||, both looser than comparisons and arithmetic, as in C.
+  EXPECT_EQ(eval("1 || 0 && 0"), double(1 || (0 && 0)));
+  EXPECT_EQ(eval("0 && 0 || 1"), double((0 && 0) || 1));
+  EXPECT_EQ(eval("x + 1 > 1 && z - 2 == 0"), double((x + 1 > 1) && (z - 2 == 0)));
+  // ! is a unary operator as in C: !x < 1 is (!x) < 1, and !x^2 is !(x^2) like -x^2.
+  EXPECT_EQ(eval("!x < 1"), double((!x) < 1));
+  EXPECT_EQ(eval("!y^2"), 0.0);
+  EXPECT_EQ(eval("!(x > 0) || y < 0"), 1.0);
+  // The region formula: inside a slab of half width 0.004 around 0.01, above z = 0.002.
+  const auto slab = [](double px, double pz) {
+    return eval("abs(x - 0.01) < 0.004 && z > 0.002", px, 0.0, pz);
+  };
+  EXPECT_EQ(slab(0.012, 0.003), 1.0);
+  EXPECT_EQ(slab(0.016, 0.003), 0.0);
+  EXPECT_EQ(slab(0.012, 0.001), 0.0);
+  EXPECT_EQ(eval("min(x > 0 && y > 0, 1) + (x || 0)"), 1.0);
+  // NaN is nonzero in C, so it counts as true; !NaN is 0.
+  EXPECT_EQ(eval("sqrt(y) && 1"), 1.0);
+  EXPECT_EQ(eval("!sqrt(y)"), 0.0);
+  (void)y;
+}
+
+TEST(Expression, LogicalOperatorErrorsSayWhere) {
+  std::string m;
+  EXPECT_EQ(error_column("x & y", &m), 3);
+  EXPECT_NE(m.find("unexpected '&'"), std::string::npos) << m;
+  EXPECT_EQ(error_column("x | y"), 3);
+  EXPECT_EQ(error_column("x &&", &m), 5);
+  EXPECT_NE(m.find("unexpected end"), std::string::npos) << m;
+  EXPECT_EQ(error_column("|| x"), 1);
+  EXPECT_GT(error_column(std::string(1000, '!') + "x", &m), 0);
+  EXPECT_NE(m.find("nested deeper"), std::string::npos) << m;
+}
+
 TEST(Expression, VariablesAreTheOnesGiven) {
   const double v[1] = {3.0};
   EXPECT_EQ(Expression::compile("2 * x", {"x"}).eval(v), 6.0);
@@ -149,7 +195,7 @@ TEST(Expression, LimitsLengthAndNesting) {
 // ExpressionError whose column lies within the text; nothing else escapes.
 TEST(Expression, RandomTextCompilesOrIsRefusedCleanly) {
   const char* const kTokens[] = {"x", "y", "z", "pi", "e", "1", "2.5", ".5", "1e-3", "3e",
-                                 "+", "-", "*", "/", "^", "<", "<=", ">", "==", "!=",
+                                 "+", "-", "*", "/", "^", "<", "<=", ">", "==", "!=", "&&", "||", "!",
                                  "(", ")", ",", "sin", "min", "pow", "sqrt", "q", " ", "$", "."};
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> pick(0, static_cast<int>(std::size(kTokens)) - 1);
