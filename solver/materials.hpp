@@ -19,6 +19,9 @@ namespace heatsim::solver {
 // in memory order. Throws std::invalid_argument when a node is left without a material ("1200
 // nodes have no material, e.g. the node at x = 0.1, y = 0.2"), when a region names an unknown
 // material, or when a `where` formula does not compile (the message names regions[i]).
+// A node is inside a box or ball when it lies within 1e-9 of a spacing of the bounds (so a
+// bound written as a node's decimal coordinate takes that node in), inside a `where` when the
+// formula is nonzero and not NaN. No materials and no regions: every node is 0.
 std::vector<std::int32_t> material_ids(const Case& c);
 
 // The fields of kernels::CoefficientFields for the case: k and rho*c_p per node from the
@@ -26,6 +29,9 @@ std::vector<std::int32_t> material_ids(const Case& c);
 // (sources with equal schedules share one field; a constant physics.source is a field too).
 // Throws std::invalid_argument as material_ids does, and when more than
 // kernels::kMaxSourceFields distinct schedules remain.
+// physics.source f keeps its meaning u_t = ... + f: it becomes the constant source
+// q = f * rho*c_p (q = f in the shorthand). `power` P over a shape gives q = P / (sum of the
+// shape's node weights * cell_volume(c)), the node weights those of FieldStats::total_heat.
 std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(const Case& c);
 std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const Case& c, const std::vector<std::int32_t>& ids);
@@ -40,7 +46,8 @@ struct FieldStability {
 FieldStability field_stability(const Case& c, const kernels::CoefficientFields& fields);
 
 // min / max / mean temperature per material over a field in memory order (mean weighted as
-// the total heat weighs nodes, without the capacity).
+// the total heat weighs nodes, without the capacity). One entry per material in case order
+// (one named "physics" for the shorthand); a material with no node has nodes = 0 and zeros.
 struct MaterialSummary {
   std::string name;
   std::int64_t nodes = 0;
@@ -49,5 +56,13 @@ struct MaterialSummary {
 std::vector<MaterialSummary> summarize_materials(const Case& c,
                                                  const std::vector<std::int32_t>& ids,
                                                  const std::vector<double>& u);
+
+// "x = 0.1, y = 0.2": where the node of memory-order index `node` lies (active axes only).
+std::string node_location(const Case& c, std::int64_t node);
+// The volume one node stands for away from the faces: the product of the active axes' spacings.
+double cell_volume(const Case& c);
+// The node's trapezoidal weight, as FieldStats::total_heat weighs it: 1/2 per non-periodic
+// axis on which it is an end node.
+double node_weight(const Case& c, std::int64_t node);
 
 }  // namespace heatsim::solver

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "expression.hpp"
+#include "materials.hpp"
 
 namespace heatsim::solver {
 
@@ -206,13 +207,18 @@ double max_stable_dt(const Stencil& lap, double alpha) {
   return c_max / alpha;
 }
 
-TimePlan plan_time(const Case& c) {
-  TimePlan plan;
-  const Stencil lap = laplacian(c);
-  plan.dt_limit = max_stable_dt(lap, c.physics.alpha);
-  if (!(plan.dt_limit > 0.0))
-    throw std::invalid_argument(
-        "scheme: the stencil amplifies some frequency for every dt > 0 (unstable operator)");
+namespace {
+
+// Materials, sources and convective or heat-flux faces use the conservative radius-1 form.
+void require_order2(const Case& c) {
+  if (c.scheme.kind != SchemeKind::order2)
+    throw std::invalid_argument(std::string("scheme: materials, sources, convective and "
+                                            "heat-flux faces need scheme order2, not ") +
+                                to_string(c.scheme.kind));
+}
+
+// Resolves dt (auto, or checked against the limit) and the step count, plan.dt_limit set.
+TimePlan finish_plan(const Case& c, TimePlan plan) {
   if (c.time.method == TimeMethod::steady) {
     // One solve of the steady state, written as step 1 (t = 1): dt only numbers the output.
     plan.dt = 1.0;
@@ -230,8 +236,13 @@ TimePlan plan_time(const Case& c) {
     if (c.time.method == TimeMethod::explicit_euler && plan.dt > plan.dt_limit * (1.0 + 1e-12)) {
       std::ostringstream msg;
       msg.precision(6);
-      msg << "time.dt: " << plan.dt << " is unstable for this scheme and grid; the largest "
-          << "stable dt is " << plan.dt_limit;
+      if (plan.limit_node >= 0)
+        msg << "time.dt: " << plan.dt << " is unstable for these materials and grid; the "
+            << "largest stable dt is " << plan.dt_limit << ", set by the node at "
+            << node_location(c, plan.limit_node);
+      else
+        msg << "time.dt: " << plan.dt << " is unstable for this scheme and grid; the largest "
+            << "stable dt is " << plan.dt_limit;
       throw std::invalid_argument(msg.str());
     }
   }
@@ -246,7 +257,42 @@ TimePlan plan_time(const Case& c) {
   return plan;
 }
 
+}  // namespace
+
+TimePlan plan_time(const Case& c) {
+  if (c.has_fields()) {
+    require_order2(c);
+    return plan_time(c, *coefficient_fields(c));
+  }
+  TimePlan plan;
+  const Stencil lap = laplacian(c);
+  plan.dt_limit = max_stable_dt(lap, c.physics.alpha);
+  if (!(plan.dt_limit > 0.0))
+    throw std::invalid_argument(
+        "scheme: the stencil amplifies some frequency for every dt > 0 (unstable operator)");
+  return finish_plan(c, plan);
+}
+
+TimePlan plan_time(const Case& c, const kernels::CoefficientFields& fields) {
+  require_order2(c);
+  const FieldStability stability = field_stability(c, fields);
+  TimePlan plan;
+  plan.dt_limit = stability.dt_limit;
+  plan.limit_node = stability.node;
+  return finish_plan(c, plan);
+}
+
 kernels::StencilProblem make_problem(const Case& c, double dt) {
+  if (c.has_fields()) {
+    require_order2(c);
+    return make_problem(c, dt, coefficient_fields(c));
+  }
+  return make_problem(c, dt, nullptr);
+}
+
+kernels::StencilProblem make_problem(const Case& c, double dt,
+                                     std::shared_ptr<const kernels::CoefficientFields> fields) {
+  if (fields) require_order2(c);
   kernels::StencilProblem p;
   p.dims = c.grid.dims;
   for (int a = 0; a < 3; ++a) {
@@ -259,6 +305,13 @@ kernels::StencilProblem make_problem(const Case& c, double dt) {
   p.source_increment = dt * c.physics.source;
   p.precision = c.precision;
   p.fusion_depth = c.fusion;
+  if (fields) {
+    // The fields carry every source (physics.source included); S^k fusion needs constant
+    // weights, so a varying-coefficient problem steps one at a time.
+    p.coefficients = std::move(fields);
+    p.source_increment = 0.0;
+    p.fusion_depth = 1;
+  }
   return p;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 
 #include "case.hpp"
@@ -40,12 +41,23 @@ struct TimePlan {
   std::int64_t steps = 0;
   double dt_limit = 0.0;  // the stability limit
   bool dt_auto = false;
+  // With coefficient fields: the memory-order index of the node that sets dt_limit
+  // (solver::field_stability); -1 when the limit comes from the stencil's symbol.
+  std::int64_t limit_node = -1;
 };
-// Throws std::invalid_argument when the case's dt is unstable (message names the limit).
+// Throws std::invalid_argument when the case's dt is unstable (message names the limit, and
+// with coefficient fields the node that sets it). With Case::has_fields() the limit is
+// field_stability's; the overload takes fields already built by coefficient_fields(c).
 TimePlan plan_time(const Case& c);
+TimePlan plan_time(const Case& c, const kernels::CoefficientFields& fields);
 
-// The backend's view of the case with time step dt.
+// The backend's view of the case with time step dt. With Case::has_fields() it carries the
+// coefficient fields (built here, or the ones given), source_increment 0 (physics.source is
+// one of the fields' sources) and fusion depth 1; such a case needs scheme order2
+// (std::invalid_argument otherwise).
 kernels::StencilProblem make_problem(const Case& c, double dt);
+kernels::StencilProblem make_problem(const Case& c, double dt,
+                                     std::shared_ptr<const kernels::CoefficientFields> fields);
 
 // Node coordinate along an axis (origin 0).
 double coordinate(const Case& c, int axis, std::int64_t i);

@@ -1,0 +1,349 @@
+#include "materials.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "expression.hpp"
+#include "stencil.hpp"
+
+namespace heatsim::solver {
+namespace {
+
+// The grid as the node loops here see it: points per axis (1 on unused axes).
+struct NodeGrid {
+  int dims = 1;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::array<double, 3> h{1.0, 1.0, 1.0};
+
+  explicit NodeGrid(const Case& c) : dims(c.grid.dims) {
+    for (int a = 0; a < 3; ++a) {
+      n[a] = a < dims ? c.grid.n[a] : 1;
+      h[a] = spacing(c, a);
+    }
+  }
+  std::int64_t points() const { return n[0] * n[1] * n[2]; }
+  std::array<std::int64_t, 3> index(std::int64_t i) const {
+    return {i % n[0], i / n[0] % n[1], i / (n[0] * n[1])};
+  }
+  // Node coordinates (origin 0), 0 on unused axes.
+  std::array<double, 3> position(std::int64_t i) const {
+    const auto idx = index(i);
+    std::array<double, 3> x{0, 0, 0};
+    for (int a = 0; a < dims; ++a) x[a] = static_cast<double>(idx[a]) * h[a];
+    return x;
+  }
+};
+
+// Trapezoidal weight of node i on an axis: 1/2 on the two end nodes of a non-periodic active
+// axis, else 1 (the weights of FieldStats::total_heat).
+double trapezoid_weight(const Case& c, int axis, std::int64_t i) {
+  if (axis >= c.grid.dims || c.boundary[2 * axis].kind == BoundaryKind::periodic) return 1.0;
+  return (i == 0 || i == c.grid.n[axis] - 1) ? 0.5 : 1.0;
+}
+
+double node_weight(const Case& c, const NodeGrid& g, std::int64_t i) {
+  const auto idx = g.index(i);
+  return trapezoid_weight(c, 0, idx[0]) * trapezoid_weight(c, 1, idx[1]) *
+         trapezoid_weight(c, 2, idx[2]);
+}
+
+double cell_volume(const NodeGrid& g) {
+  double v = 1.0;
+  for (int a = 0; a < g.dims; ++a) v *= g.h[a];
+  return v;
+}
+
+std::string location(const NodeGrid& g, std::int64_t i) {
+  const auto x = g.position(i);
+  const char* names[3] = {"x", "y", "z"};
+  std::ostringstream s;
+  for (int a = 0; a < g.dims; ++a) s << (a ? ", " : "") << names[a] << " = " << x[a];
+  return s.str();
+}
+
+// Which nodes lie inside a box, ball or `where` shape (`key` names the shape in messages).
+// Bounds are inclusive, and a node within 1e-9 of a spacing of a bound counts as on it, so a
+// bound written as a node's decimal coordinate (0.3 for 3 * 0.1) takes that node in.
+std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std::string& key) {
+  const NodeGrid g(c);
+  std::vector<char> inside(static_cast<std::size_t>(g.points()), 0);
+  std::optional<Expression> formula;
+  if (shape.kind == ShapeKind::where) {
+    try {
+      formula = Expression::compile(shape.where, expression_variables(g.dims));
+    } catch (const ExpressionError& e) {
+      throw std::invalid_argument(key + ".where: " + e.what());
+    }
+  }
+  if (shape.kind == ShapeKind::file)
+    throw std::invalid_argument(key + ": a file shape has no node test");
+  double h_min = g.h[0];
+  for (int a = 1; a < g.dims; ++a) h_min = std::min(h_min, g.h[a]);
+#pragma omp parallel for if (g.points() >= 32768)
+  for (std::int64_t i = 0; i < g.points(); ++i) {
+    const auto x = g.position(i);
+    bool in = true;
+    switch (shape.kind) {
+      case ShapeKind::everywhere: break;
+      case ShapeKind::box:
+        for (int a = 0; a < g.dims; ++a) {
+          const double tol = 1e-9 * g.h[a];
+          if (x[a] < shape.lower[a] - tol || x[a] > shape.upper[a] + tol) in = false;
+        }
+        break;
+      case ShapeKind::ball: {
+        double r2 = 0.0;
+        for (int a = 0; a < g.dims; ++a) r2 += (x[a] - shape.center[a]) * (x[a] - shape.center[a]);
+        in = std::sqrt(r2) <= shape.radius + 1e-9 * h_min;
+        break;
+      }
+      case ShapeKind::where: {
+        const double v = formula->eval(x.data());
+        in = v != 0.0 && !std::isnan(v);  // nonzero = inside; NaN is no answer, so outside
+        break;
+      }
+      case ShapeKind::file: break;
+    }
+    inside[static_cast<std::size_t>(i)] = in ? 1 : 0;
+  }
+  return inside;
+}
+
+std::int32_t material_index(const Case& c, const std::string& name, const std::string& key) {
+  for (std::size_t m = 0; m < c.materials.size(); ++m)
+    if (c.materials[m].name == name) return static_cast<std::int32_t>(m);
+  throw std::invalid_argument(key + ": unknown material '" + name + "'");
+}
+
+bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
+  return a.value == b.value && a.amplitude == b.amplitude && a.frequency == b.frequency &&
+         a.table == b.table;
+}
+
+// The density field of one source at factor 1 (W/m^3 per node).
+std::vector<double> source_density(const Case& c, const SourceSpec& s, const std::string& key) {
+  const NodeGrid g(c);
+  const std::size_t points = static_cast<std::size_t>(g.points());
+  if (s.shape.kind == ShapeKind::file) {
+    if (s.density.size() != points)
+      throw std::invalid_argument(key + ".file: " + std::to_string(s.density.size()) +
+                                  " values for a grid of " + std::to_string(points) + " nodes");
+    return s.density;
+  }
+  if (s.power.has_value() == s.power_density.has_value())
+    throw std::invalid_argument(key + ": give exactly one of power and power_density");
+  const std::vector<char> inside = inside_shape(c, s.shape, key);
+  double q = 0.0;
+  if (s.power_density) {
+    q = *s.power_density;
+  } else {
+    // Spread `power` so that the heat the total integrates, sum_i w_i q_i * cell volume (the
+    // capacity cancels: C_i du_i/dt = q_i), grows by exactly power per unit time.
+    double weighted = 0.0;
+    for (std::size_t i = 0; i < points; ++i)
+      if (inside[i]) weighted += node_weight(c, g, static_cast<std::int64_t>(i));
+    if (weighted == 0.0) throw std::invalid_argument(key + ": the shape holds no node");
+    q = *s.power / (weighted * cell_volume(g));
+  }
+  std::vector<double> density(points, 0.0);
+  for (std::size_t i = 0; i < points; ++i)
+    if (inside[i]) density[i] = q;
+  return density;
+}
+
+// The conductance between nodes with conductivities a and b: the harmonic mean, the series
+// conductance of two half cells (what makes a layered wall exact). The backends compute the
+// same expression in the same order.
+double face_conductance(double a, double b) { return 2.0 * a * b / (a + b); }
+
+}  // namespace
+
+std::string node_location(const Case& c, std::int64_t node) { return location(NodeGrid(c), node); }
+double cell_volume(const Case& c) { return cell_volume(NodeGrid(c)); }
+double node_weight(const Case& c, std::int64_t node) { return node_weight(c, NodeGrid(c), node); }
+
+std::vector<std::int32_t> material_ids(const Case& c) {
+  const NodeGrid g(c);
+  const std::size_t points = static_cast<std::size_t>(g.points());
+  if (c.materials.empty() && c.regions.empty()) return std::vector<std::int32_t>(points, 0);
+  std::vector<std::int32_t> ids(points, -1);
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const RegionSpec& region = c.regions[r];
+    const std::string key = "regions[" + std::to_string(r) + "]";
+    if (region.shape.kind == ShapeKind::file) {
+      if (region.map.size() != points)
+        throw std::invalid_argument(key + ".file: " + std::to_string(region.map.size()) +
+                                    " values for a grid of " + std::to_string(points) + " nodes");
+      std::vector<std::pair<std::int64_t, std::int32_t>> table;
+      for (const auto& [id, name] : region.ids)
+        table.emplace_back(id, material_index(c, name, key + ".file.ids"));
+      for (std::size_t i = 0; i < points; ++i)
+        for (const auto& [id, m] : table)
+          if (region.map[i] == id) {
+            ids[i] = m;
+            break;
+          }
+      continue;
+    }
+    const std::int32_t m = material_index(c, region.material, key + ".material");
+    const std::vector<char> inside = inside_shape(c, region.shape, key);
+    for (std::size_t i = 0; i < points; ++i)
+      if (inside[i]) ids[i] = m;
+  }
+  const auto unassigned = std::count(ids.begin(), ids.end(), -1);
+  if (unassigned > 0) {
+    const auto first = std::find(ids.begin(), ids.end(), -1) - ids.begin();
+    std::ostringstream msg;
+    msg << unassigned << (unassigned == 1 ? " node has" : " nodes have")
+        << " no material, e.g. the node at " << location(g, first)
+        << " (add a region, e.g. {material: name} with no shape for the whole domain)";
+    throw std::invalid_argument(msg.str());
+  }
+  return ids;
+}
+
+std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(const Case& c) {
+  return coefficient_fields(c, material_ids(c));
+}
+
+std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
+    const Case& c, const std::vector<std::int32_t>& ids) {
+  const NodeGrid g(c);
+  const std::size_t points = static_cast<std::size_t>(g.points());
+  if (ids.size() != points)
+    throw std::invalid_argument("material ids: " + std::to_string(ids.size()) +
+                                " values for a grid of " + std::to_string(points) + " nodes");
+  auto fields = std::make_shared<kernels::CoefficientFields>();
+  fields->conductivity.resize(points);
+  fields->capacity.resize(points);
+  for (std::size_t i = 0; i < points; ++i) {
+    if (c.materials.empty()) {
+      fields->conductivity[i] = c.physics.alpha;  // the shorthand: k = alpha, rho*c_p = 1
+      fields->capacity[i] = 1.0;
+    } else {
+      const MaterialSpec& m = c.materials.at(static_cast<std::size_t>(ids[i]));
+      fields->conductivity[i] = m.conductivity;
+      fields->capacity[i] = m.capacity();
+    }
+  }
+
+  // Sources with equal schedules share one field (their densities add up, in case order).
+  auto add = [&](const std::vector<double>& density, const kernels::Schedule& schedule,
+                 const std::string& key) {
+    for (auto& s : fields->sources)
+      if (same_schedule(s.schedule, schedule)) {
+        for (std::size_t i = 0; i < points; ++i) s.density[i] += density[i];
+        return;
+      }
+    if (static_cast<int>(fields->sources.size()) == kernels::kMaxSourceFields)
+      throw std::invalid_argument(key + ": more than " +
+                                  std::to_string(kernels::kMaxSourceFields) +
+                                  " different source schedules (sources with the same schedule "
+                                  "share one field)");
+    fields->sources.push_back({density, schedule});
+  };
+  // physics.source f keeps its meaning u_t = ... + f in every material: q = f * rho*c_p
+  // (q = f in the shorthand, where rho*c_p = 1), with a constant factor 1.
+  if (c.physics.source != 0.0) {
+    std::vector<double> q(points);
+    for (std::size_t i = 0; i < points; ++i) q[i] = c.physics.source * fields->capacity[i];
+    add(q, kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source");
+  }
+  for (std::size_t s = 0; s < c.sources.size(); ++s) {
+    const std::string key = "sources[" + std::to_string(s) + "]";
+    add(source_density(c, c.sources[s], key), c.sources[s].schedule, key);
+  }
+  return fields;
+}
+
+FieldStability field_stability(const Case& c, const kernels::CoefficientFields& fields) {
+  const NodeGrid g(c);
+  FieldStability best;
+  best.dt_limit = std::numeric_limits<double>::infinity();
+  const auto& k = fields.conductivity;
+  const auto stride = [&](int axis) {
+    return axis == 0 ? std::int64_t{1} : axis == 1 ? g.n[0] : g.n[0] * g.n[1];
+  };
+  for (std::int64_t i = 0; i < g.points(); ++i) {
+    const auto idx = g.index(i);
+    // Dirichlet nodes are reset after every step: they set no limit.
+    bool fixed = false;
+    for (int a = 0; a < g.dims; ++a)
+      for (int side = 0; side < 2; ++side)
+        if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
+            idx[a] == (side == 0 ? 0 : g.n[a] - 1))
+          fixed = true;
+    if (fixed) continue;
+    // Gershgorin: the update u_i += dt/C_i * (sum_j K_ij (u_j - u_i) / h^2 + ...) keeps every
+    // eigenvalue of the step in [-1, 1] when dt * D_i / C_i <= 1, D_i the node's diagonal:
+    // the sum of its conductances over h^2. A ghost neighbour (Neumann, heat-flux, convective
+    // face) is the mirror node again, so its conductance counts twice; a convective face adds
+    // 2 h_c / h through the ghost's -2 h h_c u_b / K term (counted in full, which is safe).
+    const double ki = k[static_cast<std::size_t>(i)];
+    double diagonal = 0.0;
+    for (int a = 0; a < g.dims; ++a) {
+      const double inv_h2 = 1.0 / (g.h[a] * g.h[a]);
+      const std::int64_t st = stride(a);
+      for (int side = 0; side < 2; ++side) {
+        const BoundaryFace& f = c.boundary[2 * a + side];
+        const bool at_face = idx[a] == (side == 0 ? 0 : g.n[a] - 1);
+        std::int64_t j = side == 0 ? i - st : i + st;
+        if (at_face) {
+          if (f.kind == BoundaryKind::periodic)
+            j = side == 0 ? i + (g.n[a] - 1) * st : i - (g.n[a] - 1) * st;
+          else
+            j = side == 0 ? i + st : i - st;  // the mirror node
+          if (f.kind == BoundaryKind::convective) diagonal += 2.0 * f.transfer / g.h[a];
+        }
+        diagonal += face_conductance(ki, k[static_cast<std::size_t>(j)]) * inv_h2;
+      }
+    }
+    if (!(diagonal > 0.0)) continue;
+    const double limit = fields.capacity[static_cast<std::size_t>(i)] / diagonal;
+    if (limit < best.dt_limit) {
+      best.dt_limit = limit;
+      best.node = i;
+    }
+  }
+  return best;
+}
+
+std::vector<MaterialSummary> summarize_materials(const Case& c,
+                                                 const std::vector<std::int32_t>& ids,
+                                                 const std::vector<double>& u) {
+  const NodeGrid g(c);
+  std::vector<MaterialSummary> out;
+  if (c.materials.empty()) {
+    out.push_back({"physics", 0, 0.0, 0.0, 0.0});
+  } else {
+    for (const MaterialSpec& m : c.materials) out.push_back({m.name, 0, 0.0, 0.0, 0.0});
+  }
+  std::vector<double> weights(out.size(), 0.0), sums(out.size(), 0.0);
+  const std::size_t points = std::min(ids.size(), u.size());
+  for (std::size_t i = 0; i < points; ++i) {
+    const std::size_t m = static_cast<std::size_t>(ids[i]);
+    if (m >= out.size()) continue;
+    MaterialSummary& s = out[m];
+    const double v = u[i];
+    if (s.nodes == 0) {
+      s.min = v;
+      s.max = v;
+    } else {
+      s.min = std::min(s.min, v);
+      s.max = std::max(s.max, v);
+    }
+    ++s.nodes;
+    const double w = node_weight(c, g, static_cast<std::int64_t>(i));
+    weights[m] += w;
+    sums[m] += w * v;
+  }
+  for (std::size_t m = 0; m < out.size(); ++m)
+    if (out[m].nodes > 0) out[m].mean = sums[m] / weights[m];
+  return out;
+}
+
+}  // namespace heatsim::solver
