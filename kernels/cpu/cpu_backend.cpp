@@ -3,6 +3,10 @@
 // ghost fill from the boundary conditions, then one sweep of the nonzero stencil taps, each
 // node summing them in one fixed order (the sweep's loops are arranged to vectorise, the
 // arithmetic per node is the plain loop's).
+//
+// With StencilProblem::coefficients (materials, source fields, convective and heat-flux faces)
+// the backend runs the conservative varying-coefficient update instead, one step per pass; see
+// sweep_fields() for the exact arithmetic per node, which the CUDA backends follow.
 #include "cpu_backend.hpp"
 
 #include <algorithm>
@@ -30,6 +34,16 @@ class CpuBackend final : public Backend {
     return c;
   }
 
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    std::string why = check_capabilities(capabilities(), problem);
+    if (!why.empty()) return why;
+    if (problem.coefficients) return fields_unsupported_reason(problem);
+    for (const BoundaryFace& f : problem.faces)
+      if (f.kind == BoundaryKind::convective || (f.kind == BoundaryKind::neumann && f.heat_flux))
+        return "a convective or heat-flux face needs coefficient fields";
+    return "";
+  }
+
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error("cpu backend: " + why);
@@ -40,6 +54,7 @@ class CpuBackend final : public Backend {
     cur_.assign(static_cast<std::size_t>(layout_.total()), T(0));
     next_.assign(cur_.size(), T(0));
     taps_.clear();
+    if (problem.coefficients) return setup_fields(*problem.coefficients);
     const int r = problem.stencil.radius;
     const int ry = problem.dims > 1 ? r : 0, rz = problem.dims > 2 ? r : 0;
     for (int dz = -rz; dz <= rz; ++dz)
@@ -61,6 +76,7 @@ class CpuBackend final : public Backend {
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
+    if (p_.coefficients) return advance_fields(steps, step0);
     std::vector<T> w(taps_.size());
     for (std::size_t t = 0; t < taps_.size(); ++t) w[t] = static_cast<T>(taps_[t].weight);
     const T src = static_cast<T>(p_.source_increment);
@@ -77,6 +93,7 @@ class CpuBackend final : public Backend {
     double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
     std::int64_t bad = 0;
     const auto& n = p_.n;
+    const double* capacity = p_.coefficients ? p_.coefficients->capacity.data() : nullptr;
 #pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (parallel_)
     for (std::int64_t z = 0; z < n[2]; ++z)
       for (std::int64_t y = 0; y < n[1]; ++y) {
@@ -90,7 +107,9 @@ class CpuBackend final : public Backend {
           }
           mn = std::min(mn, v);
           mx = std::max(mx, v);
-          total += wzy * weight(0, x) * v;
+          // With fields, the heat content: each node also weighs by its rho*c_p.
+          const double c = capacity ? capacity[(z * n[1] + y) * n[0] + x] : 1.0;
+          total += wzy * weight(0, x) * c * v;
         }
       }
     FieldStats st;
@@ -159,6 +178,7 @@ class CpuBackend final : public Backend {
               case BoundaryKind::neumann:
                 *left = base[k * st] + static_cast<T>(2.0 * k * h * glo);
                 break;
+              case BoundaryKind::convective: break;  // refused: needs coefficient fields
             }
             switch (hi.kind) {
               case BoundaryKind::periodic: *right = base[(k - 1) * st]; break;
@@ -168,6 +188,7 @@ class CpuBackend final : public Backend {
               case BoundaryKind::neumann:
                 *right = base[(n - 1 - k) * st] + static_cast<T>(2.0 * k * h * ghi);
                 break;
+              case BoundaryKind::convective: break;  // refused: needs coefficient fields
             }
           }
         }
@@ -259,10 +280,191 @@ class CpuBackend final : public Backend {
       }
   }
 
+  // ---- Varying coefficients ------------------------------------------------------------
+
+  std::string fields_unsupported_reason(const StencilProblem& problem) const {
+    const CoefficientFields& f = *problem.coefficients;
+    const std::size_t points = static_cast<std::size_t>(problem.points());
+    if (problem.stencil.radius != 1) return "coefficient fields need a radius-1 (order2) stencil";
+    if (f.conductivity.size() != points || f.capacity.size() != points)
+      return "coefficient fields do not match the grid";
+    if (f.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
+      return "more than " + std::to_string(kMaxSourceFields) + " source fields";
+    for (const auto& src : f.sources)
+      if (src.density.size() != points) return "a source field does not match the grid";
+    for (int a = 0; a < problem.dims; ++a)
+      if (problem.n[a] < 2) return "coefficient fields need at least 2 nodes per axis";
+    return "";
+  }
+
+  // k, rho*c_p and the source densities in the padded layout, as T. The ghosts of k hold the
+  // mirror node's value (periodic axes: the node one period away), so the conductance toward
+  // a ghost equals the boundary node's first interior one; they never change.
+  void setup_fields(const CoefficientFields& f) {
+    auto padded = [&](const std::vector<double>& field) {
+      std::vector<T> out(cur_.size(), T(0));
+      for_each_node([&](std::int64_t i, std::int64_t k) { out[k] = static_cast<T>(field[i]); });
+      return out;
+    };
+    k_ = padded(f.conductivity);
+    capacity_ = padded(f.capacity);
+    q_.clear();
+    for (const auto& src : f.sources) q_.push_back(padded(src.density));
+    for (int axis = 0; axis < p_.dims; ++axis) {
+      const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
+      const bool periodic = p_.periodic(axis);
+      for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
+        T* k = &k_[at];
+        k[-st] = periodic ? k[(n - 1) * st] : k[st];
+        k[n * st] = periodic ? k[0] : k[(n - 2) * st];
+      });
+    }
+  }
+
+  // Calls f(u, at) for every grid line along `axis` (the other axes over their interior), u
+  // pointing at the line's node 0 in cur_ and `at` its layout index.
+  template <typename F>
+  void for_each_line(int axis, F&& f) {
+    const int oa = (axis + 1) % 3, ob = (axis + 2) % 3;
+#pragma omp parallel for collapse(2) if (parallel_)
+    for (std::int64_t b = 0; b < p_.n[ob]; ++b)
+      for (std::int64_t a = 0; a < p_.n[oa]; ++a) {
+        std::array<std::int64_t, 3> c{0, 0, 0};
+        c[oa] = a;
+        c[ob] = b;
+        const std::int64_t at = layout_.index(c[0], c[1], c[2]);
+        f(&cur_[at], at);
+      }
+  }
+
+  // The ghost node beyond one face at time t (StencilProblem::coefficients), for boundary
+  // node b, mirror node m (one inside b), and K_bm = 2 k_b k_m / (k_b + k_m):
+  //   dirichlet:  2 g(t) - u_m
+  //   neumann:    u_m + 2 h value                 (heat_flux: u_m + (2 h value) / K_bm)
+  //   convective: u_m - (2 h transfer) * (u_b - ambient(t)) / K_bm
+  // Constants in parentheses are formed in double and rounded to T once.
+  struct GhostRule {
+    BoundaryKind kind;
+    bool heat_flux;
+    T c;        // 2 g, 2 h value or 2 h transfer
+    T ambient;  // convective
+  };
+  GhostRule ghost_rule(const BoundaryFace& f, double h, double t) const {
+    GhostRule r{f.kind, f.kind == BoundaryKind::neumann && f.heat_flux, T(0), T(0)};
+    switch (f.kind) {
+      case BoundaryKind::dirichlet: r.c = static_cast<T>(2.0 * f.at(t)); break;
+      case BoundaryKind::neumann: r.c = static_cast<T>(2.0 * h * f.value); break;
+      case BoundaryKind::convective:
+        r.c = static_cast<T>(2.0 * h * f.transfer);
+        r.ambient = static_cast<T>(f.at(t));
+        break;
+      case BoundaryKind::periodic: break;
+    }
+    return r;
+  }
+  static T ghost_value(const GhostRule& r, T ub, T um, T kb, T km) {
+    switch (r.kind) {
+      case BoundaryKind::dirichlet: return r.c - um;
+      case BoundaryKind::neumann: return r.heat_flux ? um + r.c / conductance(kb, km) : um + r.c;
+      case BoundaryKind::convective: return um - r.c * (ub - r.ambient) / conductance(kb, km);
+      case BoundaryKind::periodic: break;
+    }
+    return um;
+  }
+
+  // K_ij = 2 k_i k_j / (k_i + k_j), evaluated as ((2 * k_i) * k_j) / (k_i + k_j): the harmonic
+  // mean, the series conductance of the two half cells between the nodes. Symmetric bit for
+  // bit (doubling is exact), so the flow i -> j is exactly minus the flow j -> i.
+  static T conductance(T ki, T kj) { return T(2) * ki * kj / (ki + kj); }
+
+  void fill_ghosts_fields(double t) {
+    for (int axis = 0; axis < p_.dims; ++axis) {
+      const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
+      if (p_.periodic(axis)) {
+        for_each_line(axis, [&](T* u, std::int64_t) {
+          u[-st] = u[(n - 1) * st];
+          u[n * st] = u[0];
+        });
+        continue;
+      }
+      const GhostRule lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
+      const GhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
+      for_each_line(axis, [&](T* u, std::int64_t at) {
+        const T* k = &k_[at];
+        u[-st] = ghost_value(lo, u[0], u[st], k[0], k[st]);
+        const std::int64_t b = (n - 1) * st, m = (n - 2) * st;
+        u[n * st] = ghost_value(hi, u[b], u[m], k[b], k[m]);
+      });
+    }
+  }
+
+  // One step of the conservative form (StencilProblem::coefficients), per node i, in T:
+  //   flow = 0
+  //   for axis = x, y, z (active ones):
+  //     flow += inv_h2[axis] * (K(i, i-e) * (u[i-e] - u_i) + K(i, i+e) * (u[i+e] - u_i))
+  //   src = 0
+  //   for s in sources order: src += factor_s * q_s[i]
+  //   u_i <- u_i + (dt / C_i) * (flow + src)
+  // with K from conductance(k_i, k_j) (node first), inv_h2[axis] = T(1 / h^2) and
+  // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
+  // g(t + dt) afterwards.
+  void sweep_fields(const std::array<T, kMaxSourceFields>& factor) {
+    const auto& n = p_.n;
+    const int dims = p_.dims;
+    const int sources = static_cast<int>(q_.size());
+    const T dt = static_cast<T>(p_.dt);
+    std::array<T, kMaxDims> inv_h2{};
+    std::array<std::int64_t, kMaxDims> st{};
+    for (int a = 0; a < dims; ++a) {
+      inv_h2[a] = static_cast<T>(1.0 / (p_.h[a] * p_.h[a]));
+      st[a] = layout_.stride(a);
+    }
+    const T* u = cur_.data();
+    const T* k = k_.data();
+    const T* cap = capacity_.data();
+    std::array<const T*, kMaxSourceFields> q{};
+    for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
+    T* out = next_.data();
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
+    for (std::int64_t z = 0; z < n[2]; ++z)
+      for (std::int64_t y = 0; y < n[1]; ++y) {
+        const std::int64_t row = layout_.index(0, y, z);
+        for (std::int64_t i = row; i < row + n[0]; ++i) {
+          const T ui = u[i], ki = k[i];
+          T flow = T(0);
+          for (int a = 0; a < dims; ++a) {
+            const std::int64_t lo = i - st[a], hi = i + st[a];
+            flow += inv_h2[a] *
+                    (conductance(ki, k[lo]) * (u[lo] - ui) + conductance(ki, k[hi]) * (u[hi] - ui));
+          }
+          T src = T(0);
+          for (int s = 0; s < sources; ++s) src += factor[s] * q[s][i];
+          out[i] = ui + (dt / cap[i]) * (flow + src);
+        }
+      }
+  }
+
+  void advance_fields(std::int64_t steps, std::int64_t step0) {
+    const auto& sources = p_.coefficients->sources;
+    for (std::int64_t s = 0; s < steps; ++s) {
+      const double t_now = static_cast<double>(step0 + s) * p_.dt;
+      // The mean factor over the step: the source adds exactly the scheduled integral.
+      std::array<T, kMaxSourceFields> factor{};
+      for (std::size_t j = 0; j < sources.size(); ++j)
+        factor[j] = static_cast<T>(sources[j].schedule.mean(t_now, t_now + p_.dt));
+      fill_ghosts_fields(t_now);
+      sweep_fields(factor);
+      std::swap(cur_, next_);
+      set_dirichlet_nodes(static_cast<double>(step0 + s + 1) * p_.dt);
+    }
+  }
+
   StencilProblem p_;
   PaddedLayout layout_;
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
+  std::vector<T> k_, capacity_;     // coefficient fields, padded like the field
+  std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
   bool parallel_ = true;
 };
 
