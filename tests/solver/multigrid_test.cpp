@@ -349,8 +349,23 @@ TEST(Multigrid, SteadyRefusesAProblemWithoutASteadyState) {
   }
 }
 
+TEST(Multigrid, PcgBelowRoundingStallsOnTheTrueResidual) {
+  // CG's recurrence residual keeps falling past rounding; the true one does not.
+  StencilProblem p = grid(3, {17, 17, 17}, {1, 1, 1});
+  Fields f(p, 1.0, 1.0);
+  f.add_source(std::vector<double>(p.points(), 1.0));
+  std::vector<double> u(p.points(), 0.0);
+  try {
+    steady(p, f, u, tight(1e-18));
+    FAIL() << "a tolerance below rounding converged";
+  } catch (const SolveFailure& e) {
+    EXPECT_EQ(e.report().reason, SolveReport::Reason::stalled) << e.what();
+    EXPECT_GT(e.report().final_residual(), 1e-18);
+  }
+}
+
 TEST(Multigrid, AStalledSolveEndsWithTheReasonAndTheNumbers) {
-  // One sweep-free cycle cannot reach 1e-30: the residual stops falling at rounding.
+  // V-cycles cannot reach 1e-30: the residual stops falling at rounding.
   StencilProblem p = grid(2, {17, 17, 1}, {1, 1, 1});
   Fields f(p, 1.0, 1.0);
   f.add_source(std::vector<double>(p.points(), 1.0));
