@@ -7,9 +7,10 @@ using solver::BoundaryKind;
 
 // One face's condition into `face`; path is boundary.<face> (or boundary.all).
 bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face) {
-  const Names types{"dirichlet", "neumann", "periodic"};
+  const Names types{"dirichlet", "neumann", "periodic", "convective"};
   if (!n.IsMap()) {
-    error(path, n, "expected a map {type: dirichlet|neumann|periodic, ...}, got " + describe(n));
+    error(path, n,
+          "expected a map {type: dirichlet|neumann|periodic|convective, ...}, got " + describe(n));
     return false;
   }
   // The type decides which keys are allowed, so find it first.
@@ -22,26 +23,67 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
       break;
     }
   if (!has_type) {
-    error(join(path, "type"), n, "missing required key (dirichlet, neumann or periodic)");
+    error(join(path, "type"), n,
+          "missing required key (dirichlet, neumann, periodic or convective)");
     return false;
   }
   Names known{"type"};
   if (kind == "dirichlet") known = {"type", "value", "amplitude", "frequency"};
-  if (kind == "neumann") known = {"type", "flux"};
+  if (kind == "neumann") known = {"type", "flux", "heat_flux"};
+  if (kind == "convective") known = {"type", "h", "ambient"};
   const auto f = read_map(n, path, known, " for a " + kind + " face");
   if (!f) return false;
   bool ok = true;
   face = solver::BoundaryFace{};
   if (kind == "dirichlet") {
     face.kind = BoundaryKind::dirichlet;
-    if (auto v = field(*f, "value")) ok = read_number(*v, join(path, "value"), face.value) && ok;
+    if (auto v = field(*f, "value"); v && v->IsSequence()) {
+      // A [[t, g], ...] table: g(t) piecewise linear, constant beyond its ends.
+      kernels::Schedule s;
+      ok = read_schedule(*v, join(path, "value"), 0.0, s) && ok;
+      face.value = s.value;
+      face.table = s.table;
+      for (const char* key : {"amplitude", "frequency"})
+        if (f->count(key)) {
+          error(join(path, key), f->at(key).key,
+                "a table value takes no " + std::string(key) +
+                    " (give the table or value + amplitude * sin(2 pi frequency t))");
+          ok = false;
+        }
+    } else if (v) {
+      ok = read_number(*v, join(path, "value"), face.value) && ok;
+    }
     if (auto v = field(*f, "amplitude"))
       ok = read_number(*v, join(path, "amplitude"), face.amplitude) && ok;
     if (auto v = field(*f, "frequency"))
       ok = read_number(*v, join(path, "frequency"), face.frequency) && ok;
   } else if (kind == "neumann") {
     face.kind = BoundaryKind::neumann;
+    if (f->count("flux") && f->count("heat_flux")) {
+      error(join(path, "heat_flux"), f->at("heat_flux").key,
+            "give one of flux (du/dn) and heat_flux (W/m^2 into the body), not both");
+      return false;
+    }
     if (auto v = field(*f, "flux")) ok = read_number(*v, join(path, "flux"), face.value) && ok;
+    if (auto v = field(*f, "heat_flux")) {
+      face.heat_flux = true;
+      ok = read_number(*v, join(path, "heat_flux"), face.value) && ok;
+    }
+  } else if (kind == "convective") {
+    // -k du/dn = h (u - ambient(t)).
+    face.kind = BoundaryKind::convective;
+    require(*f, path, "h", n, " (the heat transfer coefficient, W/(m^2 K), >= 0)");
+    require(*f, path, "ambient", n, " (the temperature outside: a number, table or sine form)");
+    if (!f->count("h") || !f->count("ambient")) ok = false;
+    if (auto v = field(*f, "h")) ok = read_number(*v, join(path, "h"), face.transfer) && ok;
+    if (auto v = field(*f, "ambient")) {
+      kernels::Schedule s;
+      ok = read_schedule(*v, join(path, "ambient"), 0.0, s) && ok;
+      face.value = s.value;
+      face.amplitude = s.amplitude;
+      face.frequency = s.frequency;
+      face.table = s.table;
+    }
   } else {
     face.kind = BoundaryKind::periodic;
   }

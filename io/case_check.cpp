@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "case_check.hpp"
 #include "case_loader.hpp"
 #include "initial_file.hpp"
 #include "kernels/registry.hpp"
@@ -42,6 +43,7 @@ class Checker {
 
   std::vector<CaseError> run(bool check_stability) {
     const bool dims_ok = c_.grid.dims >= 1 && c_.grid.dims <= 3;
+    check::Report fields(lines_);
     if (!dims_ok) error("grid.dims", "must be 1, 2 or 3 (got " + std::to_string(c_.grid.dims) + ")");
     check_physics();
     check_scheme(dims_ok);
@@ -49,12 +51,26 @@ class Checker {
       check_grid();
       check_boundary();
       check_initial();
+      check::check_fields(c_, fields);
     }
     check_time();
     check_run_options();
-    if (check_stability && errors_.empty()) check_stable();
+    errors_.insert(errors_.end(), fields.errors.begin(), fields.errors.end());
+    warnings_ = std::move(fields.warnings);
+    if (check_stability && errors_.empty()) {
+      if (c_.has_fields() && c_.time.method == solver::TimeMethod::explicit_euler) {
+        check::Report stable(lines_);
+        check::check_fields_stable(c_, stable);
+        errors_ = std::move(stable.errors);
+      } else {
+        check_stable();
+      }
+    }
     return std::move(errors_);
   }
+
+  // Set by run().
+  std::vector<CaseError> warnings_;
 
  private:
   int dims() const { return c_.grid.dims; }
@@ -187,12 +203,12 @@ class Checker {
     for (int f = 0; f < 2 * dims(); ++f) {
       const auto& face = c_.boundary[static_cast<std::size_t>(f)];
       const std::string p = std::string("boundary.") + kFaceNames[f];
-      if (face.kind == BoundaryKind::dirichlet) {
+      if (face.kind == BoundaryKind::dirichlet && face.table.empty()) {
         finite(p + ".value", face.value);
         finite(p + ".amplitude", face.amplitude);
         finite(p + ".frequency", face.frequency);
       } else if (face.kind == BoundaryKind::neumann) {
-        finite(p + ".flux", face.value);
+        finite(p + (face.heat_flux ? ".heat_flux" : ".flux"), face.value);
       }
     }
   }
@@ -349,14 +365,37 @@ class Checker {
 
 }  // namespace
 
+namespace check {
+
+std::vector<CaseError> run_checks(const Case& c, const std::map<std::string, int>& lines,
+                                  bool check_stability, std::vector<CaseError>* warnings) {
+  Checker checker(c, lines);
+  std::vector<CaseError> errors = checker.run(check_stability);
+  if (warnings) *warnings = std::move(checker.warnings_);
+  return errors;
+}
+
+}  // namespace check
+
 std::vector<CaseError> check_case(const Case& c, const std::map<std::string, int>& lines,
                                   bool check_stability) {
-  return Checker(c, lines).run(check_stability);
+  return check::run_checks(c, lines, check_stability, nullptr);
 }
 
 std::vector<CaseError> check_case(const Case& c) {
   static const std::map<std::string, int> no_lines;
   return check_case(c, no_lines, true);
+}
+
+std::vector<CaseError> case_warnings(const Case& c, const std::map<std::string, int>& lines) {
+  std::vector<CaseError> warnings;
+  if (!check::run_checks(c, lines, false, &warnings).empty()) return {};
+  return warnings;
+}
+
+std::vector<CaseError> case_warnings(const Case& c) {
+  static const std::map<std::string, int> no_lines;
+  return case_warnings(c, no_lines);
 }
 
 }  // namespace heatsim::io

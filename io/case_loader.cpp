@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "case_check.hpp"
 #include "case_parse.hpp"
 
 namespace heatsim::io {
@@ -36,15 +37,29 @@ namespace parse {
 
 // The top level: which sections there are, each read by its own file.
 void Reader::read_case(const YAML::Node& root, Case& c) {
-  const auto top = read_map(root, "",
-                            {"grid", "physics", "scheme", "boundary", "initial", "time",
-                             "precision", "backend", "fusion", "output", "checkpoint"});
+  const auto top = read_map(
+      root, "",
+      {"grid", "physics", "materials", "regions", "scheme", "boundary", "initial", "sources",
+       "time", "probes", "precision", "backend", "fusion", "output", "checkpoint"});
   if (!top) return;
   const int root_line = line_of(root);
+  // With materials, physics is optional: each material gives its own coefficients.
+  has_materials_ = top->count("materials") > 0;
   for (const char* required : {"grid", "physics", "boundary", "initial", "time"})
-    if (!top->count(required)) error_at(required, root_line, "missing required section");
+    if (!top->count(required) && !(has_materials_ && std::string(required) == "physics"))
+      error_at(required, root_line, "missing required section");
+  if (top->count("regions") && !has_materials_)
+    error("regions", top->at("regions").key, "regions name materials; give a materials section");
+  if (has_materials_ && !top->count("regions"))
+    error("materials", top->at("materials").key,
+          "give regions too: every node needs a material ({material: name} alone covers the "
+          "whole domain)");
   if (!top->count("grid")) c.grid.dims = 0;  // unknown: checks that need it are skipped
   if (auto f = field(*top, "grid")) read_grid(*f, c);
+  if (auto f = field(*top, "materials")) read_materials(*f, c);
+  if (auto f = field(*top, "regions")) read_regions(*f, c);
+  if (auto f = field(*top, "sources")) read_sources(*f, c);
+  if (auto f = field(*top, "probes")) read_probes(*f, c);
   if (auto f = field(*top, "physics")) read_physics(*f, c);
   if (auto f = field(*top, "scheme")) read_scheme(*f, c);
   if (auto f = field(*top, "boundary")) read_boundary(*f, c);
@@ -206,8 +221,9 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   }
   const bool structure_ok = reader.errors.empty();
   std::vector<CaseError> semantic;
+  std::vector<CaseError> warnings;
   try {
-    semantic = check_case(c, reader.lines, structure_ok);
+    semantic = check::run_checks(c, reader.lines, structure_ok, &warnings);
   } catch (const std::exception& e) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
   }
@@ -229,6 +245,11 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
                      return la < lb;
                    });
   cap_errors(result.errors);
+  if (structure_ok) {
+    result.warnings = std::move(warnings);
+    std::stable_sort(result.warnings.begin(), result.warnings.end(),
+                     [](const CaseError& a, const CaseError& b) { return a.line < b.line; });
+  }
   if (result.errors.empty()) {
     c.source_text = text;
     c.source_path = origin;

@@ -23,6 +23,9 @@ struct CaseError {
 struct LoadResult {
   std::optional<solver::Case> value;  // set only when there are no errors
   std::vector<CaseError> errors;
+  // Things that run but are likely mistakes (a material no region uses, a region that holds
+  // no node); they never stop a run. Empty while the structure has errors.
+  std::vector<CaseError> warnings;
   bool ok() const { return value.has_value() && errors.empty(); }
 };
 
@@ -43,6 +46,11 @@ std::vector<CaseError> check_case(const solver::Case& c);
 // stability check builds the stencil, so the loader skips it while other errors stand.
 std::vector<CaseError> check_case(const solver::Case& c, const std::map<std::string, int>& lines,
                                   bool check_stability = true);
+
+// The warnings of a filled case (LoadResult::warnings), with lines looked up as check_case does.
+std::vector<CaseError> case_warnings(const solver::Case& c);
+std::vector<CaseError> case_warnings(const solver::Case& c,
+                                     const std::map<std::string, int>& lines);
 
 // One error per line, as to_string() gives them.
 std::string format_errors(const std::vector<CaseError>& errors);

@@ -76,6 +76,11 @@ class Reader {
   void read_time(const YAML::Node& n, solver::Case& c);  // case_run.cpp
   void read_fusion(const YAML::Node& v, solver::Case& c);
   void read_output(const YAML::Node& n, solver::Case& c);
+  void read_materials(const YAML::Node& n, solver::Case& c);  // case_materials.cpp
+  void read_regions(const YAML::Node& n, solver::Case& c);
+  void read_region_file(const YAML::Node& n, const std::string& path, solver::RegionSpec& r);
+  void read_sources(const YAML::Node& n, solver::Case& c);  // case_sources.cpp
+  void read_probes(const YAML::Node& n, solver::Case& c);   // case_probes.cpp
 
  public:
   // Generic helpers (case_parse.cpp), shared by the sections.
@@ -186,9 +191,28 @@ class Reader {
   bool read_numbers(const YAML::Node& n, const std::string& path, bool broadcast,
                     std::array<double, 3>& out);
 
+  // The entries of a map whose keys are names the case chooses (materials, probe points), in
+  // the order written. Reports a value that is not a map, keys that are not names (or empty)
+  // and duplicate keys; `what` says what the map holds ("materials").
+  std::optional<std::vector<std::pair<std::string, Field>>> read_entries(const YAML::Node& n,
+                                                                         const std::string& path,
+                                                                         const std::string& what);
+
+  // Where a region or source applies (case_shape.cpp): at most one of `box`, `ball`, `where`
+  // among `f` (none: the whole domain). `file` shapes are read by their owners. False when
+  // a shape was given but could not be read.
+  bool read_shape(const Fields& f, const std::string& path, solver::ShapeSpec& shape);
+
+  // A value over time (case_shape.cpp): a number (constant), a list of [time, value] pairs
+  // (a piecewise-linear table) or {value, amplitude, frequency} (value + amplitude *
+  // sin(2 pi frequency t)); `value` defaults to `default_value` in the map form.
+  bool read_schedule(const YAML::Node& n, const std::string& path, double default_value,
+                     kernels::Schedule& out);
+
  private:
   const std::string& text_;
   int dims_ = 0;
+  bool has_materials_ = false;  // physics.alpha is then not used
 };
 
 }  // namespace heatsim::io::parse

@@ -1,4 +1,5 @@
-// physics: {alpha, source} and scheme: a name or {type, radius, weights}.
+// physics: {alpha, source} (source only, with materials) and scheme: a name or {type,
+// radius, weights}.
 #include "case_parse.hpp"
 
 namespace heatsim::io::parse {
@@ -6,8 +7,15 @@ namespace heatsim::io::parse {
 void Reader::read_physics(const YAML::Node& n, Case& c) {
   const auto f = read_map(n, "physics", {"alpha", "source"});
   if (!f) return;
-  require(*f, "physics", "alpha", n, " (the diffusivity, > 0)");
-  if (auto v = field(*f, "alpha")) read_number(*v, "physics.alpha", c.physics.alpha);
+  if (has_materials_) {
+    if (f->count("alpha"))
+      error("physics.alpha", f->at("alpha").key,
+            "is not used with materials (each material gives its conductivity, density and "
+            "specific_heat); remove it");
+  } else {
+    require(*f, "physics", "alpha", n, " (the diffusivity, > 0)");
+    if (auto v = field(*f, "alpha")) read_number(*v, "physics.alpha", c.physics.alpha);
+  }
   if (auto v = field(*f, "source")) read_number(*v, "physics.source", c.physics.source);
 }
 

@@ -538,6 +538,7 @@ Dataset read_dataset(const std::string& path, const std::string& name, bool with
     if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
       throw_hdf5("dataset space");
     Dataset out;
+    out.integer = cls == H5T_INTEGER;
     std::size_t count = 1;
     for (hsize_t d : dims) {
       out.dims.push_back(static_cast<std::int64_t>(d));

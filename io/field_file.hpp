@@ -83,6 +83,7 @@ class DatasetError : public std::runtime_error {
 struct Dataset {
   std::vector<std::int64_t> dims;
   std::vector<double> values;
+  bool integer = false;  // stored as integers (a material map), else as floating point
 };
 Dataset read_dataset(const std::string& path, const std::string& name, bool with_data);
 

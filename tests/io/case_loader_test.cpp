@@ -478,3 +478,164 @@ TEST(CaseLoader, FusionDepthOrAuto) {
 
 }  // namespace
 }  // namespace heatsim::io
+
+// Real problems: materials, regions, sources, schedules, convective and heat-flux faces,
+// probes (tests/io/real_case_test.cpp checks their validation).
+namespace heatsim::io {
+namespace {
+
+const std::string kReal =
+    "grid: {dims: 2, n: [11, 6], length: [1.0, 0.5]}\n"                   // 1
+    "materials:\n"                                                        // 2
+    "  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n"  // 3
+    "  mold: {diffusivity: 0.5}\n"                                        // 4
+    "regions:\n"                                                          // 5
+    "  - {material: mold}\n"                                              // 6
+    "  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"   // 7
+    "  - {material: copper, ball: {center: [0.8, 0.25], radius: 0.1}}\n"  // 8
+    "  - {material: mold, where: \"x > 0.9 && y < 0.2\"}\n"               // 9
+    "sources:\n"                                                          // 10
+    "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"     // 11
+    "  - {where: \"y > 0.4\", power_density: 1.0e3, schedule: [[0, 0], [0.1, 1], [2, 1]]}\n"
+    "  - {power_density: 5, schedule: {value: 1, amplitude: 0.5, frequency: 2}}\n"  // 13
+    "boundary:\n"                                                                   // 14
+    "  x-: {type: dirichlet, value: [[0, 300], [1, 310]]}\n"                        // 15
+    "  x+: {type: convective, h: 25.0, ambient: 300.0}\n"                           // 16
+    "  y-: {type: neumann, heat_flux: 100}\n"                                       // 17
+    "  y+: {type: convective, h: 5, ambient: {value: 290, amplitude: 5, frequency: 0.1}}\n"
+    "initial: {type: constant, value: 300}\n"             // 19
+    "time: {steps: 10}\n"                                 // 20
+    "probes:\n"                                           // 21
+    "  every: 5\n"                                        // 22
+    "  points: {center: [0.5, 0.25], corner: [0, 0]}\n";  // 23
+
+TEST(CaseLoaderReal, MaterialsInTheOrderWritten) {
+  const solver::Case c = load_ok(kReal);
+  ASSERT_EQ(c.materials.size(), 2u);
+  EXPECT_EQ(c.materials[0].name, "copper");
+  EXPECT_EQ(c.materials[0].conductivity, 401.0);
+  EXPECT_EQ(c.materials[0].density, 8960.0);
+  EXPECT_EQ(c.materials[0].specific_heat, 385.0);
+  EXPECT_EQ(c.materials[0].capacity(), 8960.0 * 385.0);
+  // diffusivity alone: k = a, rho = c_p = 1.
+  EXPECT_EQ(c.materials[1].name, "mold");
+  EXPECT_EQ(c.materials[1].conductivity, 0.5);
+  EXPECT_EQ(c.materials[1].density, 1.0);
+  EXPECT_EQ(c.materials[1].specific_heat, 1.0);
+  EXPECT_TRUE(c.has_fields());
+  // physics is optional with materials.
+  EXPECT_EQ(c.physics.source, 0.0);
+}
+
+TEST(CaseLoaderReal, RegionShapes) {
+  const solver::Case c = load_ok(kReal);
+  ASSERT_EQ(c.regions.size(), 4u);
+  EXPECT_EQ(c.regions[0].material, "mold");
+  EXPECT_EQ(c.regions[0].shape.kind, solver::ShapeKind::everywhere);
+  EXPECT_EQ(c.regions[1].material, "copper");
+  EXPECT_EQ(c.regions[1].shape.kind, solver::ShapeKind::box);
+  EXPECT_EQ(c.regions[1].shape.lower[0], 0.0);
+  EXPECT_EQ(c.regions[1].shape.upper[0], 0.5);
+  EXPECT_EQ(c.regions[1].shape.upper[1], 0.5);
+  EXPECT_EQ(c.regions[2].shape.kind, solver::ShapeKind::ball);
+  EXPECT_EQ(c.regions[2].shape.center[0], 0.8);
+  EXPECT_EQ(c.regions[2].shape.center[1], 0.25);
+  EXPECT_EQ(c.regions[2].shape.radius, 0.1);
+  EXPECT_EQ(c.regions[3].shape.kind, solver::ShapeKind::where);
+  EXPECT_EQ(c.regions[3].shape.where, "x > 0.9 && y < 0.2");
+  EXPECT_EQ(c.regions[3].material, "mold");
+}
+
+TEST(CaseLoaderReal, SourcesAndSchedules) {
+  const solver::Case c = load_ok(kReal);
+  ASSERT_EQ(c.sources.size(), 3u);
+  const auto& box = c.sources[0];
+  EXPECT_EQ(box.shape.kind, solver::ShapeKind::box);
+  ASSERT_TRUE(box.power.has_value());
+  EXPECT_EQ(*box.power, 2.5);
+  EXPECT_FALSE(box.power_density.has_value());
+  EXPECT_TRUE(box.schedule.constant());  // no schedule: factor 1
+  EXPECT_EQ(box.schedule.at(7.0), 1.0);
+  const auto& where = c.sources[1];
+  EXPECT_EQ(where.shape.kind, solver::ShapeKind::where);
+  EXPECT_EQ(where.shape.where, "y > 0.4");
+  ASSERT_TRUE(where.power_density.has_value());
+  EXPECT_EQ(*where.power_density, 1.0e3);
+  ASSERT_EQ(where.schedule.table.size(), 3u);
+  EXPECT_EQ(where.schedule.table[1][0], 0.1);
+  EXPECT_EQ(where.schedule.table[1][1], 1.0);
+  EXPECT_DOUBLE_EQ(where.schedule.at(0.05), 0.5);
+  const auto& everywhere = c.sources[2];
+  EXPECT_EQ(everywhere.shape.kind, solver::ShapeKind::everywhere);
+  EXPECT_TRUE(everywhere.schedule.table.empty());
+  EXPECT_EQ(everywhere.schedule.value, 1.0);
+  EXPECT_EQ(everywhere.schedule.amplitude, 0.5);
+  EXPECT_EQ(everywhere.schedule.frequency, 2.0);
+  // A number is a constant factor.
+  const solver::Case half = load_ok(replace(kReal, "power: 2.5}", "power: 2.5, schedule: 0.5}"));
+  EXPECT_EQ(half.sources[0].schedule.at(3.0), 0.5);
+}
+
+TEST(CaseLoaderReal, ConvectiveHeatFluxAndTableFaces) {
+  const solver::Case c = load_ok(kReal);
+  const auto& dirichlet = c.boundary[0];
+  EXPECT_EQ(dirichlet.kind, BoundaryKind::dirichlet);
+  ASSERT_EQ(dirichlet.table.size(), 2u);
+  EXPECT_DOUBLE_EQ(dirichlet.at(0.5), 305.0);
+  EXPECT_TRUE(dirichlet.time_dependent());
+  const auto& conv = c.boundary[1];
+  EXPECT_EQ(conv.kind, BoundaryKind::convective);
+  EXPECT_EQ(conv.transfer, 25.0);
+  EXPECT_EQ(conv.value, 300.0);
+  EXPECT_FALSE(conv.time_dependent());
+  const auto& flux = c.boundary[2];
+  EXPECT_EQ(flux.kind, BoundaryKind::neumann);
+  EXPECT_TRUE(flux.heat_flux);
+  EXPECT_EQ(flux.value, 100.0);
+  const auto& sine = c.boundary[3];
+  EXPECT_EQ(sine.kind, BoundaryKind::convective);
+  EXPECT_EQ(sine.transfer, 5.0);
+  EXPECT_EQ(sine.value, 290.0);
+  EXPECT_EQ(sine.amplitude, 5.0);
+  EXPECT_EQ(sine.frequency, 0.1);
+  // A convective ambient may be a table too; plain flux stays du/dn.
+  const solver::Case t =
+      load_ok(replace(replace(kReal, "ambient: 300.0", "ambient: [[0, 280], [10, 300]]"),
+                      "heat_flux: 100", "flux: 2"));
+  ASSERT_EQ(t.boundary[1].table.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.boundary[1].at(5.0), 290.0);
+  EXPECT_FALSE(t.boundary[2].heat_flux);
+  EXPECT_EQ(t.boundary[2].value, 2.0);
+}
+
+TEST(CaseLoaderReal, Probes) {
+  const solver::Case c = load_ok(kReal);
+  EXPECT_EQ(c.probes.every, 5);
+  ASSERT_EQ(c.probes.points.size(), 2u);
+  EXPECT_EQ(c.probes.points[0].first, "center");
+  EXPECT_EQ(c.probes.points[0].second[0], 0.5);
+  EXPECT_EQ(c.probes.points[0].second[1], 0.25);
+  EXPECT_EQ(c.probes.points[1].first, "corner");
+  // every defaults to 0 (the end only).
+  EXPECT_EQ(load_ok(replace(kReal, "  every: 5\n", "")).probes.every, 0);
+}
+
+TEST(CaseLoaderReal, ShorthandCasesHaveNoFields) {
+  const solver::Case c = load_ok(kMinimal);
+  EXPECT_TRUE(c.materials.empty());
+  EXPECT_TRUE(c.regions.empty());
+  EXPECT_TRUE(c.sources.empty());
+  EXPECT_TRUE(c.probes.points.empty());
+  EXPECT_FALSE(c.has_fields());
+  // A convective face alone needs the fields (k = physics.alpha).
+  EXPECT_TRUE(load_ok(replace(kMinimal, "all: {type: dirichlet, value: 0}",
+                              "all: {type: convective, h: 1, ambient: 0}"))
+                  .has_fields());
+  // A source with the shorthand physics.
+  const solver::Case s = load_ok(kMinimal + "sources:\n  - {power: 1}\n");
+  ASSERT_EQ(s.sources.size(), 1u);
+  EXPECT_TRUE(s.has_fields());
+}
+
+}  // namespace
+}  // namespace heatsim::io

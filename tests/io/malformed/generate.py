@@ -282,6 +282,159 @@ mutate("checkpoint_typo", "unknown key 'evry' (did you mean 'every'?)", "checkpo
 mutate("top_unknown_key", "unknown key 'solver'", "precision: fp64", "precision: fp64\nsolver: fast")
 mutate("top_typo_grid", "unknown key 'grdi' (did you mean 'grid'?)", "grid:", "grdi:")
 
+# real problems: materials, regions, sources, schedules, convective and heat-flux faces, probes
+BASE_REAL = """grid: {dims: 2, n: [11, 6], length: [1.0, 0.5]}
+materials:
+  copper: {conductivity: 401, density: 8960, specific_heat: 385}
+  mold: {diffusivity: 0.5}
+regions:
+  - {material: mold}
+  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}
+  - {material: copper, where: "x > 0.7 && y < 0.2"}
+sources:
+  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}
+  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}
+boundary:
+  all: {type: neumann, flux: 0}
+  x+: {type: convective, h: 25.0, ambient: 300.0}
+initial: {type: constant, value: 300}
+time: {steps: 10}
+probes:
+  every: 5
+  points: {center: [0.5, 0.25], corner: [1, 0.5]}
+"""
+
+
+def real(name, expect, old, new):
+    mutate(name, expect, old, new, BASE_REAL)
+
+
+real("materials_not_map", "materials: expected a map of materials by name",
+     "  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n  mold: {diffusivity: 0.5}\n",
+     "  - copper\n")
+real("materials_empty", "materials: needs at least one material",
+     "materials:\n  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n  mold: {diffusivity: 0.5}\n",
+     "materials: {}\n")
+real("materials_conductivity_negative", "materials.copper.conductivity: must be > 0",
+     "conductivity: 401", "conductivity: -401")
+real("materials_density_zero", "materials.copper.density: must be > 0", "density: 8960", "density: 0")
+real("materials_specific_heat_nan", "materials.copper.specific_heat: must be a finite number",
+     "specific_heat: 385", "specific_heat: .nan")
+real("materials_specific_heat_missing", "materials.copper.specific_heat: missing required key",
+     ", specific_heat: 385", "")
+real("materials_diffusivity_mixed", "materials.mold.conductivity: a material gives either diffusivity alone",
+     "{diffusivity: 0.5}", "{diffusivity: 0.5, conductivity: 2}")
+real("materials_diffusivity_zero", "materials.mold.diffusivity: must be > 0", "diffusivity: 0.5", "diffusivity: 0")
+real("materials_typo", "unknown key 'conductivty' (did you mean 'conductivity'?)", "conductivity: 401",
+     "conductivty: 401")
+real("materials_duplicate", "materials.mold: duplicate key 'mold'", "  mold: {diffusivity: 0.5}\n",
+     "  mold: {diffusivity: 0.5}\n  mold: {diffusivity: 0.7}\n")
+real("materials_with_physics_alpha", "physics.alpha: is not used with materials", "materials:\n",
+     "physics: {alpha: 1}\nmaterials:\n")
+real("materials_need_order2", "scheme: materials need the order2 scheme", "time: {steps: 10}",
+     "time: {steps: 10}\nscheme: order4")
+real("materials_without_regions", "materials: give regions too",
+     "regions:\n  - {material: mold}\n  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
+     "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n", "")
+real("materials_nodes_without_material", "nodes have no material", "  - {material: mold}\n", "")
+real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
+     "{material: copper, box", "{material: coper, box")
+real("regions_not_list", "regions: expected a list of regions",
+     "regions:\n  - {material: mold}\n  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
+     "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n", "regions: {material: mold}\n")
+real("regions_material_missing", "regions[0].material: missing required key", "{material: mold}", "{}")
+real("regions_two_shapes", "regions[1].where: give at most one shape",
+     "upper: [0.5, 0.5]}}", "upper: [0.5, 0.5]}, where: \"x > 0\"}")
+real("regions_box_upper_below_lower", "regions[1].box.upper[0]: must be >= box.lower[0]",
+     "upper: [0.5, 0.5]}}", "upper: [-0.5, 0.5]}}")
+real("regions_box_short", "regions[1].box.upper: expected 2 values", "upper: [0.5, 0.5]}}", "upper: [0.5]}}")
+real("regions_ball_radius_negative", "regions[1].ball.radius: must be > 0",
+     "box: {lower: [0, 0], upper: [0.5, 0.5]}", "ball: {center: [0.5, 0.25], radius: -0.1}")
+real("regions_where_bad_column", "regions[2].where: unknown name 'q'", "y < 0.2", "q < 0.2")
+real("regions_where_z_in_2d", "regions[2].where: unknown name 'z'", "y < 0.2", "z < 0.2")
+real("regions_where_unclosed", "regions[2].where: ')' expected", "x > 0.7 && y < 0.2", "(x > 0.7")
+real("regions_file_with_material", "regions[1].material: a file region takes its materials from file.ids",
+     "box: {lower: [0, 0], upper: [0.5, 0.5]}", "file: {path: m.h5, dataset: m, ids: {1: copper}}")
+real("regions_file_missing", "regions[1].file.path: /nonexistent/map.h5: no such file",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{file: {path: /nonexistent/map.h5, dataset: material, ids: {1: copper, 2: mold}}}")
+real("regions_file_ids_unknown_material", "regions[1].file.ids.2: unknown material 'mould'",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{file: {path: /nonexistent/map.h5, dataset: material, ids: {1: copper, 2: mould}}}")
+real("regions_file_ids_word", "regions[1].file.ids.one: expected an integer",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{file: {path: map.h5, dataset: material, ids: {one: copper}}}")
+real("regions_file_ids_missing", "regions[1].file.ids: missing required key",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{file: {path: map.h5, dataset: material}}")
+real("regions_without_materials", "regions: regions name materials; give a materials section",
+     "materials:\n  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n  mold: {diffusivity: 0.5}\n",
+     "physics: {alpha: 1}\n")
+real("sources_power_and_density", "sources[0].power_density: give exactly one of power (W) and power_density",
+     "power: 2.5}", "power: 2.5, power_density: 1}")
+real("sources_neither_power", "sources[0]: give one of power", ", power: 2.5}", "}")
+real("sources_power_nan", "sources[0].power: must be a finite number", "power: 2.5", "power: .nan")
+real("sources_power_no_node", "sources[0].box: holds no node of the grid",
+     "{lower: [0.1, 0.1], upper: [0.3, 0.3]}", "{lower: [0.11, 0.11], upper: [0.15, 0.15]}")
+real("sources_not_list", "sources: expected a list of sources",
+     "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"
+     "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n", "  power: 2\n")
+real("sources_typo", "unknown key 'pwoer' (did you mean 'power'?)", "power: 2.5", "pwoer: 2.5")
+real("sources_file_with_power", "sources[0].power: a file source gives the density",
+     "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}", "file: {path: q.h5, dataset: q}")
+real("sources_file_missing", "sources[0].file.path: /nonexistent/q.h5: no such file",
+     "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5", "file: {path: /nonexistent/q.h5, dataset: q}")
+real("sources_five_schedules", "at most 4 different source schedules",
+     "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n",
+     "".join("  - {power_density: 1, schedule: %d}\n" % k for k in range(2, 7)))
+real("schedule_not_sorted", "sources[1].schedule[3][0]: the table is not sorted by time: t = 2 follows t = 2.1",
+     "[2, 1], [2.1, 0]", "[2.1, 1], [2, 0]")
+real("schedule_equal_times", "sources[1].schedule[2][0]: the table is not sorted by time",
+     "[0.1, 1], [2, 1]", "[0.1, 1], [0.1, 1]")
+real("schedule_pair_of_three", "sources[1].schedule[1]: expected a [time, value] pair",
+     "[0.1, 1],", "[0.1, 1, 3],")
+real("schedule_empty", "sources[1].schedule: needs at least one [time, value] pair",
+     "[[0, 0], [0.1, 1], [2, 1], [2.1, 0]]", "[]")
+real("schedule_time_nan", "sources[1].schedule[0][0]: must be a finite number", "[[0, 0]", "[[.nan, 0]")
+real("schedule_sine_typo", "unknown key 'amplitde' (did you mean 'amplitude'?)",
+     "[[0, 0], [0.1, 1], [2, 1], [2.1, 0]]", "{value: 1, amplitde: 2}")
+real("convective_h_negative", "boundary.x+.h: must be >= 0", "h: 25.0", "h: -25.0")
+real("convective_h_missing", "boundary.x+.h: missing required key", "h: 25.0, ", "")
+real("convective_ambient_missing", "boundary.x+.ambient: missing required key", ", ambient: 300.0", "")
+real("convective_ambient_inf", "boundary.x+.ambient: must be a finite number", "ambient: 300.0", "ambient: .inf")
+real("convective_ambient_unsorted", "boundary.x+.ambient[1][0]: the table is not sorted by time",
+     "ambient: 300.0", "ambient: [[1, 300], [0.5, 310]]")
+real("convective_flux_key", "unknown key 'flux' for a convective face", "h: 25.0", "h: 25.0, flux: 1")
+real("convective_type_typo", "unknown value 'convecitve' (did you mean 'convective'?)",
+     "type: convective", "type: convecitve")
+real("neumann_flux_and_heat_flux", "boundary.all.heat_flux: give one of flux (du/dn) and heat_flux",
+     "{type: neumann, flux: 0}", "{type: neumann, flux: 0, heat_flux: 2}")
+real("neumann_heat_flux_nan", "boundary.all.heat_flux: must be a finite number",
+     "{type: neumann, flux: 0}", "{type: neumann, heat_flux: .nan}")
+real("dirichlet_table_with_amplitude", "boundary.all.amplitude: a table value takes no amplitude",
+     "{type: neumann, flux: 0}", "{type: dirichlet, value: [[0, 1], [1, 2]], amplitude: 1}")
+real("dirichlet_table_unsorted", "boundary.all.value[1][0]: the table is not sorted by time",
+     "{type: neumann, flux: 0}", "{type: dirichlet, value: [[1, 1], [0, 2]]}")
+real("probes_outside", "probes.points.corner[0]: lies outside the domain: x = 1.5", "corner: [1, 0.5]",
+     "corner: [1.5, 0.5]")
+real("probes_negative", "probes.points.center[1]: lies outside the domain", "center: [0.5, 0.25]",
+     "center: [0.5, -0.25]")
+real("probes_short", "probes.points.corner: expected 2 values", "corner: [1, 0.5]", "corner: [1]")
+real("probes_every_negative", "probes.every: must be >= 0", "every: 5", "every: -5")
+real("probes_points_missing", "probes.points: missing required key",
+     "  points: {center: [0.5, 0.25], corner: [1, 0.5]}\n", "")
+real("probes_points_list", "probes.points: expected a map of probe points by name",
+     "{center: [0.5, 0.25], corner: [1, 0.5]}", "[[0.5, 0.25]]")
+real("probes_name_comma", "must not hold commas", "corner: [1, 0.5]", "\"a,b\": [1, 0.5]")
+real("probes_typo", "unknown key 'evrey' (did you mean 'every'?)", "every: 5", "evrey: 5")
+real("dt_unstable_for_materials", "time.dt: 1 is unstable for these materials and faces",
+     "time: {steps: 10}", "time: {steps: 10, dt: 1}")
+mutate("sources_need_order2", "scheme: sources need the order2 scheme", "scheme: order2",
+       "scheme: order4\nsources:\n  - {power: 1}")
+case("convective_needs_order2", "scheme: convective and heat_flux faces need the order2 scheme",
+     sub(sub(BASE, "all: {type: dirichlet, value: 0}", "all: {type: convective, h: 1, ambient: 0}"),
+         "scheme: order2", "scheme: order6"))
+
 # not a case at all
 case("empty_file", "the case is empty", "")
 case("comments_only", "the case is empty", "# nothing here\n# at all\n")

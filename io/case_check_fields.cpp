@@ -1,0 +1,443 @@
+// The semantic checks of real problems: materials and the regions that place them, heat
+// sources and their schedules, probes, convective and heat-flux faces, the order2 scheme they
+// need, and dt against the stability limit of the coefficient fields.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "case_check.hpp"
+#include "field_inputs.hpp"
+#include "solver/expression.hpp"
+#include "solver/materials.hpp"
+#include "solver/stencil.hpp"
+
+namespace heatsim::io::check {
+
+using detail::format_number;
+using detail::format_number_down;
+using detail::nearest_suffix;
+using detail::quote;
+using solver::BoundaryKind;
+using solver::Case;
+using solver::ShapeKind;
+
+int Report::line_of(std::string path) const {
+  while (!path.empty()) {
+    const auto it = lines_.find(path);
+    if (it != lines_.end()) return it->second;
+    const std::size_t cut = path.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    path.resize(cut);
+  }
+  return 0;
+}
+
+bool Report::finite(const std::string& path, double v) {
+  if (std::isfinite(v)) return true;
+  error(path, "must be a finite number (got " + format_number(v) + ")");
+  return false;
+}
+
+bool Report::positive(const std::string& path, double v) {
+  if (!finite(path, v)) return false;
+  if (v > 0.0) return true;
+  error(path, "must be > 0 (got " + format_number(v) + ")");
+  return false;
+}
+
+namespace {
+
+const char* const kAxisNames[3] = {"x", "y", "z"};
+const char* const kFaceNames[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+
+// Grids up to this many nodes have their `where` shapes evaluated at every node to find one
+// that holds none (a warning); larger ones are left to the run.
+constexpr double kMaxWhereScan = 1 << 22;
+// More steps than this cannot be meant (as case_check.cpp).
+constexpr double kMaxSteps = 1e15;
+
+std::string indexed(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+std::string names_of(const Case& c) {
+  std::string out;
+  for (std::size_t m = 0; m < c.materials.size(); ++m) out += (m ? ", " : "") + c.materials[m].name;
+  return out;
+}
+
+bool known_material(const Case& c, const std::string& name) {
+  return std::any_of(c.materials.begin(), c.materials.end(),
+                     [&](const solver::MaterialSpec& m) { return m.name == name; });
+}
+
+// "[0, 1] x [0, 0.5]": the domain of the active axes.
+std::string domain(const Case& c) {
+  std::string out;
+  for (int a = 0; a < c.grid.dims; ++a)
+    out +=
+        (a ? " x [0, " : "[0, ") + format_number(c.grid.length[static_cast<std::size_t>(a)]) + "]";
+  return out;
+}
+
+class FieldChecks {
+ public:
+  FieldChecks(const Case& c, Report& r) : c_(c), r_(r) {}
+
+  void run() {
+    check_scheme();
+    check_materials();
+    check_regions();
+    check_sources();
+    check_faces();
+    check_probes();
+    for (const FieldInputProblem& p : field_input_problems(c_)) r_.error(p.key, p.message);
+  }
+
+ private:
+  int dims() const { return c_.grid.dims; }
+  double h(int a) const { return solver::spacing(c_, a); }
+
+  // The coefficient fields come with the conservative second-order form only.
+  void check_scheme() {
+    if (!c_.has_fields() || c_.scheme.kind == solver::SchemeKind::order2) return;
+    std::string what = "convective and heat_flux faces";
+    if (!c_.materials.empty())
+      what = "materials";
+    else if (!c_.sources.empty())
+      what = "sources";
+    r_.error("scheme", what +
+                           " need the order2 scheme (the variable-coefficient update is the "
+                           "conservative second-order form); scheme is " +
+                           solver::to_string(c_.scheme.kind));
+  }
+
+  void check_materials() {
+    for (const solver::MaterialSpec& m : c_.materials) {
+      const std::string p = "materials." + m.name;
+      if (r_.given(p + ".diffusivity")) {
+        r_.positive(p + ".diffusivity", m.conductivity);
+        continue;
+      }
+      r_.positive(p + ".conductivity", m.conductivity);
+      r_.positive(p + ".density", m.density);
+      r_.positive(p + ".specific_heat", m.specific_heat);
+    }
+    for (const solver::MaterialSpec& m : c_.materials) {
+      bool used = false;
+      for (const solver::RegionSpec& region : c_.regions) {
+        used = used || region.material == m.name;
+        for (const auto& [id, name] : region.ids) used = used || name == m.name;
+      }
+      if (!used) r_.warning("materials." + m.name, "is not used by any region");
+    }
+  }
+
+  void material_name(const std::string& path, const std::string& name) {
+    if (known_material(c_, name)) return;
+    std::vector<std::string> names;
+    for (const auto& m : c_.materials) names.push_back(m.name);
+    r_.error(path, "unknown material " + quote(name) + nearest_suffix(name, names) +
+                       (names.empty() ? "; the case has no materials section"
+                                      : "; materials: " + names_of(c_)));
+  }
+
+  // Whether any node lies inside the shape (box and ball bounds with the solver's tolerance of
+  // 1e-9 of a spacing); nullopt when that is not looked at (a `where` on a large grid).
+  std::optional<bool> holds_a_node(const solver::ShapeSpec& s) const {
+    switch (s.kind) {
+      case ShapeKind::everywhere:
+        return true;
+      case ShapeKind::file:
+        return std::nullopt;
+      case ShapeKind::box:
+        // Axes are independent: a node inside on every axis exists when each axis has one.
+        for (int a = 0; a < dims(); ++a) {
+          const auto i = static_cast<std::size_t>(a);
+          const double tol = 1e-9 * h(a);
+          const double first = std::max(0.0, std::ceil((s.lower[i] - tol) / h(a)));
+          const double last = std::min(static_cast<double>(c_.grid.n[i] - 1),
+                                       std::floor((s.upper[i] + tol) / h(a)));
+          if (first > last) return false;
+        }
+        return true;
+      case ShapeKind::ball: {
+        // The nearest node is nearest on every axis at once (the distance adds up by axis).
+        double r2 = 0.0, h_min = h(0);
+        for (int a = 0; a < dims(); ++a) {
+          const auto i = static_cast<std::size_t>(a);
+          const double k = std::clamp(std::round(s.center[i] / h(a)), 0.0,
+                                      static_cast<double>(c_.grid.n[i] - 1));
+          r2 += (k * h(a) - s.center[i]) * (k * h(a) - s.center[i]);
+          h_min = std::min(h_min, h(a));
+        }
+        return std::sqrt(r2) <= s.radius + 1e-9 * h_min;
+      }
+      case ShapeKind::where: {
+        double points = 1.0;
+        for (int a = 0; a < dims(); ++a)
+          points *= static_cast<double>(c_.grid.n[static_cast<std::size_t>(a)]);
+        if (points > kMaxWhereScan) return std::nullopt;
+        const solver::Expression e =
+            solver::Expression::compile(s.where, solver::expression_variables(dims()));
+        const auto n = c_.grid.n;
+        for (std::int64_t k = 0; k < (dims() > 2 ? n[2] : 1); ++k)
+          for (std::int64_t j = 0; j < (dims() > 1 ? n[1] : 1); ++j)
+            for (std::int64_t i = 0; i < n[0]; ++i) {
+              const double x[3] = {static_cast<double>(i) * h(0),
+                                   dims() > 1 ? static_cast<double>(j) * h(1) : 0.0,
+                                   dims() > 2 ? static_cast<double>(k) * h(2) : 0.0};
+              const double v = e.eval(x);
+              if (v != 0.0 && !std::isnan(v)) return true;
+            }
+        return false;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The shape's numbers and formula; true when it is well formed.
+  bool check_shape(const std::string& path, const solver::ShapeSpec& s) {
+    bool ok = true;
+    switch (s.kind) {
+      case ShapeKind::everywhere:
+      case ShapeKind::file:
+        break;
+      case ShapeKind::box:
+        for (int a = 0; a < dims(); ++a) {
+          const auto i = static_cast<std::size_t>(a);
+          const bool lower_ok = r_.finite(indexed(path + ".box.lower", i), s.lower[i]);
+          const bool upper_ok = r_.finite(indexed(path + ".box.upper", i), s.upper[i]);
+          ok = ok && lower_ok && upper_ok;
+          if (lower_ok && upper_ok && s.lower[i] > s.upper[i]) {
+            r_.error(indexed(path + ".box.upper", i), "must be >= box.lower[" + std::to_string(a) +
+                                                          "] (" + format_number(s.lower[i]) + ")");
+            ok = false;
+          }
+        }
+        break;
+      case ShapeKind::ball:
+        for (int a = 0; a < dims(); ++a)
+          ok = r_.finite(indexed(path + ".ball.center", static_cast<std::size_t>(a)),
+                         s.center[static_cast<std::size_t>(a)]) &&
+               ok;
+        ok = r_.positive(path + ".ball.radius", s.radius) && ok;
+        break;
+      case ShapeKind::where:
+        // The column is where the formula goes wrong (as initial.value reports it).
+        try {
+          solver::Expression::compile(s.where, solver::expression_variables(dims()));
+        } catch (const solver::ExpressionError& e) {
+          r_.error(path + ".where", e.what());
+          ok = false;
+        }
+        break;
+    }
+    return ok;
+  }
+
+  static const char* shape_key(ShapeKind k) {
+    switch (k) {
+      case ShapeKind::box:
+        return ".box";
+      case ShapeKind::ball:
+        return ".ball";
+      case ShapeKind::where:
+        return ".where";
+      default:
+        return "";
+    }
+  }
+
+  void check_regions() {
+    if (c_.materials.empty() && !c_.regions.empty())
+      r_.error("regions", "regions name materials; give a materials section");
+    for (std::size_t i = 0; i < c_.regions.size(); ++i) {
+      const solver::RegionSpec& region = c_.regions[i];
+      const std::string p = indexed("regions", i);
+      if (region.shape.kind == ShapeKind::file) {
+        for (const auto& [id, name] : region.ids)
+          material_name(p + ".file.ids." + std::to_string(id), name);
+        continue;
+      }
+      material_name(p + ".material", region.material);
+      if (check_shape(p, region.shape) && holds_a_node(region.shape) == false)
+        r_.warning(p + shape_key(region.shape.kind), "holds no node of the grid (the domain is " +
+                                                         domain(c_) +
+                                                         "); the region has no effect");
+    }
+  }
+
+  void check_schedule(const std::string& path, const kernels::Schedule& s) {
+    if (s.table.empty()) {
+      if (s.amplitude == 0.0 && s.frequency == 0.0) {
+        r_.finite(path, s.value);
+      } else {
+        r_.finite(path + ".value", s.value);
+        r_.finite(path + ".amplitude", s.amplitude);
+        r_.finite(path + ".frequency", s.frequency);
+      }
+      return;
+    }
+    bool sorted = true;
+    for (std::size_t k = 0; k < s.table.size(); ++k) {
+      const std::string p = indexed(path, k);
+      const bool time_ok = r_.finite(indexed(p, 0), s.table[k][0]);
+      r_.finite(indexed(p, 1), s.table[k][1]);
+      if (sorted && time_ok && k > 0 && std::isfinite(s.table[k - 1][0]) &&
+          !(s.table[k][0] > s.table[k - 1][0])) {
+        r_.error(indexed(p, 0),
+                 "the table is not sorted by time: t = " + format_number(s.table[k][0]) +
+                     " follows t = " + format_number(s.table[k - 1][0]) + " (times must increase)");
+        sorted = false;
+      }
+    }
+  }
+
+  void check_sources() {
+    std::vector<const kernels::Schedule*> distinct;
+    const kernels::Schedule constant{1.0, 0.0, 0.0, {}};
+    const auto same = [](const kernels::Schedule& a, const kernels::Schedule& b) {
+      return a.value == b.value && a.amplitude == b.amplitude && a.frequency == b.frequency &&
+             a.table == b.table;
+    };
+    // physics.source is a source field of factor 1 too.
+    if (c_.physics.source != 0.0 && c_.has_fields()) distinct.push_back(&constant);
+    for (std::size_t i = 0; i < c_.sources.size(); ++i) {
+      const solver::SourceSpec& s = c_.sources[i];
+      const std::string p = indexed("sources", i);
+      bool shape_ok = true;
+      if (s.shape.kind == ShapeKind::file) {
+        for (const char* key : {"power", "power_density"})
+          if (key == std::string("power") ? s.power.has_value() : s.power_density.has_value())
+            r_.error(p + "." + key,
+                     "a file source gives the density (W/m^3) of every node; "
+                     "it takes neither power nor power_density");
+      } else {
+        if (s.power && s.power_density)
+          r_.error(p + ".power_density",
+                   "give exactly one of power (W) and power_density (W/m^3), not both");
+        else if (!s.power && !s.power_density)
+          r_.error(p,
+                   "give one of power (W, spread over the shape's nodes) and power_density "
+                   "(W/m^3)");
+        if (s.power) r_.finite(p + ".power", *s.power);
+        if (s.power_density) r_.finite(p + ".power_density", *s.power_density);
+        shape_ok = check_shape(p, s.shape);
+      }
+      check_schedule(p + ".schedule", s.schedule);
+      if (shape_ok && holds_a_node(s.shape) == false) {
+        const std::string at = p + shape_key(s.shape.kind);
+        const std::string why = "holds no node of the grid (the domain is " + domain(c_) + ")";
+        if (s.power)
+          r_.error(at, why + "; its power cannot be spread over no node");
+        else
+          r_.warning(at, why + "; the source has no effect");
+      }
+      const bool seen = std::any_of(distinct.begin(), distinct.end(),
+                                    [&](const auto* d) { return same(*d, s.schedule); });
+      if (!seen) {
+        distinct.push_back(&s.schedule);
+        if (static_cast<int>(distinct.size()) == kernels::kMaxSourceFields + 1)
+          r_.error(p + ".schedule",
+                   "at most " + std::to_string(kernels::kMaxSourceFields) +
+                       " different source schedules are supported (sources with the same "
+                       "schedule share one field" +
+                       (c_.physics.source != 0.0 ? "; physics.source counts as one" : "") +
+                       "); this source brings the " +
+                       std::to_string(kernels::kMaxSourceFields + 1) + "th");
+      }
+    }
+  }
+
+  void check_faces() {
+    for (int f = 0; f < 2 * dims(); ++f) {
+      const solver::BoundaryFace& face = c_.boundary[static_cast<std::size_t>(f)];
+      const std::string p = std::string("boundary.") + kFaceNames[f];
+      if (face.kind == BoundaryKind::dirichlet && !face.table.empty()) {
+        check_schedule(p + ".value", face.schedule());
+      } else if (face.kind == BoundaryKind::convective) {
+        if (r_.finite(p + ".h", face.transfer) && face.transfer < 0.0)
+          r_.error(p + ".h", "must be >= 0 (got " + format_number(face.transfer) +
+                                 "); h is the heat transfer coefficient, W/(m^2 K)");
+        check_schedule(p + ".ambient", face.schedule());
+      }
+    }
+  }
+
+  void check_probes() {
+    const solver::ProbeSpec& pr = c_.probes;
+    if (pr.every < 0)
+      r_.error("probes.every", "must be >= 0 (got " + std::to_string(pr.every) + ")");
+    for (const auto& [name, x] : pr.points) {
+      const std::string p = "probes.points." + name;
+      // The name is a column of probes.csv.
+      if (name.find_first_of(",\"") != std::string::npos ||
+          std::any_of(name.begin(), name.end(),
+                      [](char ch) { return static_cast<unsigned char>(ch) < 0x20; }))
+        r_.error(p,
+                 "a probe name is a column of probes.csv and must not hold commas, quotes or "
+                 "control characters");
+      for (int a = 0; a < dims(); ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        const std::string pa = indexed(p, i);
+        if (!r_.finite(pa, x[i])) continue;
+        const double tol = 1e-9 * h(a);
+        if (x[i] < -tol || x[i] > c_.grid.length[i] + tol)
+          r_.error(pa, std::string("lies outside the domain: ") + kAxisNames[a] + " = " +
+                           format_number(x[i]) + " but the domain is [0, " +
+                           format_number(c_.grid.length[i]) + "] on " + kAxisNames[a]);
+      }
+    }
+  }
+
+  const Case& c_;
+  Report& r_;
+};
+
+}  // namespace
+
+void check_fields(const Case& c, Report& r) { FieldChecks(c, r).run(); }
+
+void check_fields_stable(const Case& c, Report& r) {
+  solver::FieldStability limit;
+  try {
+    Case filled = c;
+    read_field_inputs(filled);
+    const auto fields = solver::coefficient_fields(filled);
+    limit = solver::field_stability(filled, *fields);
+  } catch (const std::exception& e) {
+    // Nodes without a material, a file that changed since it was checked, ...: the message
+    // starts with its key path when it has one.
+    const std::string what = e.what();
+    const std::size_t colon = what.find(": ");
+    const bool keyed = colon != std::string::npos &&
+                       (what.rfind("regions", 0) == 0 || what.rfind("sources", 0) == 0 ||
+                        what.rfind("physics", 0) == 0 || what.rfind("materials", 0) == 0);
+    if (keyed)
+      r.error(what.substr(0, colon), what.substr(colon + 2));
+    else
+      r.error("regions", what);
+    return;
+  }
+  if (!c.time.dt && !std::isfinite(limit.dt_limit)) {
+    r.error("time.dt",
+            "no node sets a stability limit (every node is a Dirichlet node), so "
+            "dt: auto has nothing to follow; give dt");
+    return;
+  }
+  const double dt = c.time.dt ? *c.time.dt : 0.9 * limit.dt_limit;
+  if (c.time.dt && dt > limit.dt_limit * (1.0 + 1e-12)) {
+    r.error("time.dt", format_number(dt) +
+                           " is unstable for these materials and faces; the largest stable dt "
+                           "is " +
+                           format_number_down(limit.dt_limit) + ", set by the node at " +
+                           solver::node_location(c, limit.node));
+    return;
+  }
+  if (c.time.end_time && *c.time.end_time / dt > kMaxSteps)
+    r.error("time.end", "needs more than 1e15 steps of dt = " + format_number(dt));
+}
+
+}  // namespace heatsim::io::check

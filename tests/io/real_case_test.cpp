@@ -1,0 +1,462 @@
+// Validation of real problems: every new key's problems are reported with key path and line
+// (materials, regions, sources, schedules, convective and heat-flux faces, probes), warnings
+// are kept apart from errors, and the files a case names (material maps, source densities) are
+// checked and read by io/field_inputs.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "io/case_loader.hpp"
+#include "io/field_inputs.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace heatsim::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A valid 2D case of real problems; tests replace one piece of it. Nodes sit at x = 0, 0.1,
+// ..., 1 and y = 0, 0.1, ..., 0.5.
+const std::string kBase =
+    "grid: {dims: 2, n: [11, 6], length: [1.0, 0.5]}\n"                          // 1
+    "materials:\n"                                                               // 2
+    "  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n"         // 3
+    "  mold: {diffusivity: 0.5}\n"                                               // 4
+    "regions:\n"                                                                 // 5
+    "  - {material: mold}\n"                                                     // 6
+    "  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"          // 7
+    "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n"                    // 8
+    "sources:\n"                                                                 // 9
+    "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"            // 10
+    "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n"  // 11
+    "boundary:\n"                                                                // 12
+    "  all: {type: neumann, flux: 0}\n"                                          // 13
+    "  x+: {type: convective, h: 25.0, ambient: 300.0}\n"                        // 14
+    "initial: {type: constant, value: 300}\n"                                    // 15
+    "time: {steps: 10}\n"                                                        // 16
+    "probes:\n"                                                                  // 17
+    "  every: 5\n"                                                               // 18
+    "  points: {center: [0.5, 0.25], corner: [1, 0.5]}\n";                       // 19
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+const CaseError* find(const std::vector<CaseError>& errors, const std::string& path) {
+  for (const CaseError& e : errors)
+    if (e.path == path) return &e;
+  return nullptr;
+}
+
+// The one error at `path`: its line and that its message holds `text`.
+void expect_error(const std::string& text_of_case, const std::string& path, int line,
+                  const std::string& text) {
+  const LoadResult r = load_case_text(text_of_case);
+  EXPECT_FALSE(r.ok());
+  const CaseError* e = find(r.errors, path);
+  ASSERT_NE(e, nullptr) << "no error at " << path << " in:\n" << format_errors(r.errors);
+  EXPECT_EQ(e->line, line) << e->to_string();
+  EXPECT_NE(e->message.find(text), std::string::npos) << e->to_string();
+}
+
+TEST(RealCase, BaseLoadsWithoutWarnings) {
+  const LoadResult r = load_case_text(kBase);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  EXPECT_TRUE(r.warnings.empty()) << format_errors(r.warnings);
+  EXPECT_TRUE(check_case(*r.value).empty());
+}
+
+TEST(RealCase, UnknownMaterialSuggestsTheNearest) {
+  expect_error(replace(kBase, "{material: copper, box", "{material: coper, box"),
+               "regions[1].material", 7, "unknown material 'coper' (did you mean 'copper'?)");
+}
+
+TEST(RealCase, UnusedMaterialIsAWarning) {
+  const std::string text =
+      replace(kBase, "  mold: {diffusivity: 0.5}\n",
+              "  mold: {diffusivity: 0.5}\n  silicon: {conductivity: 148, density: 2329, "
+              "specific_heat: 700}\n");
+  const LoadResult r = load_case_text(text);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+  EXPECT_EQ(r.warnings[0].to_string(), "materials.silicon: is not used by any region (line 5)");
+  EXPECT_EQ(case_warnings(*r.value).size(), 1u);
+}
+
+TEST(RealCase, PropertiesMustBePositiveAndFinite) {
+  expect_error(replace(kBase, "conductivity: 401", "conductivity: -1"),
+               "materials.copper.conductivity", 3, "must be > 0");
+  expect_error(replace(kBase, "density: 8960", "density: 0"), "materials.copper.density", 3,
+               "must be > 0");
+  expect_error(replace(kBase, "specific_heat: 385", "specific_heat: .nan"),
+               "materials.copper.specific_heat", 3, "must be a finite number");
+  expect_error(replace(kBase, "diffusivity: 0.5", "diffusivity: 0"), "materials.mold.diffusivity",
+               4, "must be > 0");
+}
+
+TEST(RealCase, DiffusivityStandsAlone) {
+  expect_error(replace(kBase, "{diffusivity: 0.5}", "{diffusivity: 0.5, density: 2}"),
+               "materials.mold.density", 4, "either diffusivity alone");
+  expect_error(replace(kBase, "specific_heat: 385}", "}"), "materials.copper.specific_heat", 3,
+               "missing required key");
+  expect_error(replace(kBase, "conductivity: 401,", "conductivty: 401,"),
+               "materials.copper.conductivty", 3, "did you mean 'conductivity'?");
+}
+
+TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
+  const LoadResult r = load_case_text(
+      replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, "regions[1].box");
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_EQ(w->line, 7);
+  EXPECT_NE(w->message.find("holds no node"), std::string::npos);
+  // A box between two nodes holds none either; a ball around no node too.
+  EXPECT_NE(find(load_case_text(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}",
+                                        "{lower: [0.11, 0], upper: [0.19, 0.5]}"))
+                     .warnings,
+                 "regions[1].box"),
+            nullptr);
+  const LoadResult ball = load_case_text(replace(kBase, "box: {lower: [0, 0], upper: [0.5, 0.5]}",
+                                                 "ball: {center: [0.55, 0.25], "
+                                                 "radius: 0.04}"));
+  ASSERT_TRUE(ball.ok()) << format_errors(ball.errors);
+  EXPECT_NE(find(ball.warnings, "regions[1].ball"), nullptr) << format_errors(ball.warnings);
+  // A `where` true at no node.
+  const LoadResult where = load_case_text(replace(kBase, "x > 0.7 && y < 0.2", "x > 2"));
+  ASSERT_TRUE(where.ok()) << format_errors(where.errors);
+  EXPECT_NE(find(where.warnings, "regions[2].where"), nullptr) << format_errors(where.warnings);
+  // Touching a node by its decimal coordinate counts (0.3 is 3 * 0.1 to rounding).
+  EXPECT_TRUE(load_case_text(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}",
+                                     "{lower: [0.3, 0.3], upper: [0.3, 0.3]}"))
+                  .warnings.empty());
+}
+
+TEST(RealCase, ShapeNumbersAndFormulas) {
+  expect_error(replace(kBase, "upper: [0.5, 0.5]}}", "upper: [0.5, -0.1]}}"),
+               "regions[1].box.upper[1]", 7, "must be >= box.lower[1]");
+  expect_error(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [0, 0]}"),
+               "regions[1].box.upper", 7, "missing required key");
+  expect_error(replace(kBase, "box: {lower: [0, 0], upper: [0.5, 0.5]}",
+                       "ball: {center: [0.5, 0.2], radius: -1}"),
+               "regions[1].ball.radius", 7, "must be > 0");
+  expect_error(replace(kBase, "box: {lower: [0, 0], upper: [0.5, 0.5]}",
+                       "box: {lower: [0, 0], upper: [0.5, 0.5]}, where: \"x > 0\""),
+               "regions[1].where", 7, "give at most one shape");
+  expect_error(replace(kBase, "upper: [0.5, 0.5]}}", "upper: [0.5]}}"), "regions[1].box.upper", 7,
+               "expected 2 values");
+  // The column of a formula's mistake, as initial.value reports it.
+  expect_error(replace(kBase, "x > 0.7 && y < 0.2", "x > 0.7 && q < 0.2"), "regions[2].where", 8,
+               "column 12");
+  expect_error(replace(kBase, "x > 0.7 && y < 0.2", "x > 0.7 && z < 0.2"), "regions[2].where", 8,
+               "'z'");
+}
+
+TEST(RealCase, RegionsNeedMaterialsAndMaterialsRegions) {
+  expect_error(replace(kBase, "regions:\n  - {material: mold}\n",
+                       "regions:\n  - {box: {lower: "
+                       "[0, 0], upper: [1, 1]}}\n"),
+               "regions[0].material", 6, "missing required key");
+  const std::string no_regions =
+      kBase.substr(0, kBase.find("regions:")) + kBase.substr(kBase.find("sources:"));
+  expect_error(no_regions, "materials", 2, "give regions too");
+  const std::string no_materials = "physics: {alpha: 1}\n" +
+                                   kBase.substr(0, kBase.find("materials:")) +
+                                   kBase.substr(kBase.find("regions:"));
+  expect_error(no_materials, "regions", 3, "give a materials section");
+  expect_error(replace(kBase, "materials:\n", "physics: {alpha: 2}\nmaterials:\n"), "physics.alpha",
+               2, "is not used with materials");
+  expect_error(kBase.substr(0, kBase.find("regions:")) + "regions: {material: mold}\n" +
+                   kBase.substr(kBase.find("sources:")),
+               "regions", 5, "expected a list of regions");
+}
+
+TEST(RealCase, MaterialsNeedOrder2) {
+  expect_error(kBase + "scheme: order4\n", "scheme", 20, "materials need the order2 scheme");
+  // Sources and convective faces alone need it too.
+  const std::string shorthand =
+      "grid: {dims: 1, n: [9]}\nphysics: {alpha: 1}\nscheme: isotropic\n"
+      "boundary: {all: {type: convective, h: 1, ambient: 0}}\n"
+      "initial: {type: constant, value: 0}\ntime: {steps: 1}\n";
+  const LoadResult r = load_case_text(replace(shorthand, "isotropic", "order6"));
+  const CaseError* e = find(r.errors, "scheme");
+  ASSERT_NE(e, nullptr) << format_errors(r.errors);
+  EXPECT_NE(e->message.find("convective and heat_flux faces need the order2 scheme"),
+            std::string::npos);
+}
+
+TEST(RealCase, PowerOrPowerDensityExactlyOne) {
+  expect_error(replace(kBase, "power: 2.5}", "power: 2.5, power_density: 3}"),
+               "sources[0].power_density", 10, "give exactly one of power");
+  expect_error(replace(kBase, ", power: 2.5}", "}"), "sources[0]", 10, "give one of power");
+  expect_error(replace(kBase, "power: 2.5}", "power: .inf}"), "sources[0].power", 10,
+               "must be a finite number");
+  expect_error(replace(kBase, "power_density: 10,", "power_density: hot,"),
+               "sources[1].power_density", 11, "expected a number");
+  // A power spread over no node cannot be; a density on none is a warning.
+  expect_error(
+      replace(kBase, "{lower: [0.1, 0.1], upper: [0.3, 0.3]}", "{lower: [5, 5], upper: [6, 6]}"),
+      "sources[0].box", 10, "cannot be spread over no node");
+  const LoadResult density =
+      load_case_text(replace(kBase, "{lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5",
+                             "{lower: [5, 5], upper: [6, 6]}, power_density: 2.5"));
+  ASSERT_TRUE(density.ok()) << format_errors(density.errors);
+  EXPECT_NE(find(density.warnings, "sources[0].box"), nullptr);
+}
+
+TEST(RealCase, SchedulesSortedAndWellFormed) {
+  expect_error(replace(kBase, "[2, 1], [2.1, 0]", "[2.1, 1], [2, 0]"), "sources[1].schedule[3][0]",
+               11, "not sorted by time: t = 2 follows t = 2.1");
+  expect_error(replace(kBase, "[0.1, 1], [2, 1]", "[0.1, 1], [0.1, 1]"),
+               "sources[1].schedule[2][0]", 11, "times must increase");
+  expect_error(replace(kBase, "[0.1, 1],", "[0.1, 1, 2],"), "sources[1].schedule[1]", 11,
+               "expected a [time, value] pair");
+  expect_error(replace(kBase, "[[0, 0], [0.1, 1], [2, 1], [2.1, 0]]", "[]"), "sources[1].schedule",
+               11, "needs at least one [time, value] pair");
+  expect_error(replace(kBase, "[[0, 0], [0.1, 1], [2, 1], [2.1, 0]]", "{value: 1, amplitde: 2}"),
+               "sources[1].schedule.amplitde", 11, "did you mean 'amplitude'?");
+  expect_error(replace(kBase, "[2.1, 0]", "[.nan, 0]"), "sources[1].schedule[3][0]", 11,
+               "must be a finite number");
+}
+
+TEST(RealCase, AtMostFourSourceSchedules) {
+  std::string sources;
+  for (int k = 1; k <= 5; ++k)
+    sources += "  - {power_density: 1, schedule: " + std::to_string(k) + "}\n";
+  const std::string text = replace(
+      kBase, "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n", sources);
+  // sources[0] (no schedule) + factors 1 (the same as none), 2, 3, 4, 5: five distinct.
+  expect_error(text, "sources[5].schedule", 15, "at most 4 different source schedules");
+  // Equal schedules share a field: four distinct load.
+  EXPECT_TRUE(load_case_text(replace(text, "schedule: 5}", "schedule: 4}")).ok());
+}
+
+TEST(RealCase, ConvectiveAndHeatFluxFaces) {
+  expect_error(replace(kBase, "h: 25.0", "h: -1"), "boundary.x+.h", 14, "must be >= 0");
+  expect_error(replace(kBase, ", h: 25.0", ""), "boundary.x+.h", 14, "missing required key");
+  expect_error(replace(kBase, ", ambient: 300.0", ""), "boundary.x+.ambient", 14,
+               "missing required key");
+  expect_error(replace(kBase, "ambient: 300.0", "ambient: [[1, 300], [0, 310]]"),
+               "boundary.x+.ambient[1][0]", 14, "not sorted by time");
+  expect_error(replace(kBase, "ambient: 300.0", "ambient: .nan"), "boundary.x+.ambient", 14,
+               "must be a finite number");
+  expect_error(replace(kBase, "h: 25.0", "h: 25.0, flux: 1"), "boundary.x+.flux", 14,
+               "unknown key 'flux' for a convective face");
+  expect_error(replace(kBase, "{type: neumann, flux: 0}", "{type: neumann, flux: 0, heat_flux: 3}"),
+               "boundary.all.heat_flux", 13, "not both");
+  expect_error(replace(kBase, "{type: neumann, flux: 0}", "{type: neumann, heat_flux: .inf}"),
+               "boundary.all.heat_flux", 13, "must be a finite number");
+  expect_error(replace(kBase, "{type: neumann, flux: 0}",
+                       "{type: dirichlet, value: [[0, 1]], amplitude: 2}"),
+               "boundary.all.amplitude", 13, "a table value takes no amplitude");
+  expect_error(replace(kBase, "{type: neumann, flux: 0}", "{type: convecitve, h: 1}"),
+               "boundary.all.type", 13, "did you mean 'convective'?");
+}
+
+TEST(RealCase, ProbesInsideTheDomain) {
+  expect_error(replace(kBase, "corner: [1, 0.5]", "corner: [1.2, 0.5]"), "probes.points.corner[0]",
+               19, "lies outside the domain: x = 1.2");
+  expect_error(replace(kBase, "corner: [1, 0.5]", "corner: [1, -0.01]"), "probes.points.corner[1]",
+               19, "lies outside the domain");
+  expect_error(replace(kBase, "corner: [1, 0.5]", "corner: [1]"), "probes.points.corner", 19,
+               "expected 2 values");
+  expect_error(replace(kBase, "every: 5", "every: -1"), "probes.every", 18, "must be >= 0");
+  expect_error(replace(kBase, "corner: [1, 0.5]", "center: [1, 0.5]"), "probes.points.center", 19,
+               "duplicate key 'center'");
+  expect_error(replace(kBase, "corner: [1, 0.5]", "\"a,b\": [1, 0.5]"), "probes.points.a,b", 19,
+               "column of probes.csv");
+  expect_error(replace(kBase, "  every: 5\n", "  evrey: 5\n"), "probes.evrey", 18,
+               "did you mean 'every'?");
+  expect_error(replace(kBase, "  points: {center: [0.5, 0.25], corner: [1, 0.5]}\n", ""),
+               "probes.points", 18, "missing required key");
+}
+
+TEST(RealCase, UnknownKeysNameTheNearest) {
+  expect_error(replace(kBase, "{material: mold}", "{materal: mold}"), "regions[0].materal", 6,
+               "did you mean 'material'?");
+  expect_error(replace(kBase, "power: 2.5}", "pwoer: 2.5}"), "sources[0].pwoer", 10,
+               "did you mean 'power'?");
+  expect_error(replace(kBase, "probes:", "probe:"), "probe", 17, "did you mean 'probes'?");
+}
+
+TEST(RealCase, DtAgainstTheFieldsLimitNamesTheNode) {
+  // mold (k = 0.5, rho c_p = 1) with h = 0.1 sets the limit near 1/(4 * 0.5 / 0.01) = 0.005.
+  const LoadResult r = load_case_text(replace(kBase, "steps: 10}", "steps: 10, dt: 1}"));
+  const CaseError* e = find(r.errors, "time.dt");
+  ASSERT_NE(e, nullptr) << format_errors(r.errors);
+  EXPECT_EQ(e->line, 16);
+  EXPECT_NE(e->message.find("unstable for these materials and faces"), std::string::npos);
+  EXPECT_NE(e->message.find("set by the node at x = "), std::string::npos) << e->message;
+  EXPECT_TRUE(load_case_text(replace(kBase, "steps: 10}", "steps: 10, dt: 1e-4}")).ok());
+}
+
+TEST(RealCase, NodesWithoutAMaterialAreAnError) {
+  const LoadResult r = load_case_text(replace(kBase, "  - {material: mold}\n", ""));
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(format_errors(r.errors).find("no material"), std::string::npos)
+      << format_errors(r.errors);
+}
+
+// ---- files named by the case ----------------------------------------------------------------
+
+class RealCaseFiles : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("real_case"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A plain dataset `name` at the root of `file` (dimensions slowest first).
+  static void write(const std::string& file, const char* name, std::vector<hsize_t> dims,
+                    hid_t file_type, const std::vector<double>& values) {
+    const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    const hid_t d = H5Dcreate2(f, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(f);
+  }
+
+  // The base case with a file region (line 9) after the others, and a file source (line 12).
+  std::string with_files(const std::string& map_path, const std::string& source_path) const {
+    std::string text = replace(kBase, "sources:\n",
+                               "  - {file: {path: " + map_path +
+                                   ", dataset: material, ids: {1: copper, 2: mold}}}\nsources:\n");
+    return replace(text, "boundary:\n",
+                   "  - {file: {path: " + source_path + ", dataset: q}}\nboundary:\n");
+  }
+
+  // A 6 x 11 map (y, x) of ids 1 and 2, and a density of the same shape.
+  void write_good(std::vector<double>& ids, std::vector<double>& q) const {
+    ids.assign(66, 1.0);
+    q.assign(66, 0.0);
+    for (int i = 0; i < 66; ++i) {
+      if (i % 11 > 5) ids[static_cast<std::size_t>(i)] = 2.0;
+      q[static_cast<std::size_t>(i)] = 0.5 * i;
+    }
+    write(path("map.h5"), "material", {6, 11}, H5T_STD_I32LE, ids);
+    write(path("q.h5"), "q", {1, 6, 11}, H5T_IEEE_F64LE, q);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(RealCaseFiles, FileRegionAndSourceAreParsedCheckedAndRead) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  const LoadResult r = load_case_text(with_files(path("map.h5"), path("q.h5")));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  solver::Case c = *r.value;
+  ASSERT_EQ(c.regions.size(), 4u);
+  const solver::RegionSpec& region = c.regions[3];
+  EXPECT_EQ(region.shape.kind, solver::ShapeKind::file);
+  EXPECT_EQ(region.shape.path, path("map.h5"));
+  EXPECT_EQ(region.shape.dataset, "material");
+  ASSERT_EQ(region.ids.size(), 2u);
+  EXPECT_EQ(region.ids[0], (std::pair<std::int64_t, std::string>{1, "copper"}));
+  EXPECT_EQ(region.ids[1], (std::pair<std::int64_t, std::string>{2, "mold"}));
+  EXPECT_TRUE(region.map.empty());  // read by read_field_inputs
+  ASSERT_EQ(c.sources.size(), 3u);
+  EXPECT_EQ(c.sources[2].shape.kind, solver::ShapeKind::file);
+  EXPECT_EQ(c.sources[2].shape.dataset, "q");
+  EXPECT_FALSE(c.sources[2].power || c.sources[2].power_density);
+
+  read_field_inputs(c);
+  ASSERT_EQ(c.regions[3].map.size(), 66u);
+  for (std::size_t i = 0; i < 66; ++i)
+    EXPECT_EQ(c.regions[3].map[i], static_cast<std::int64_t>(ids[i])) << i;
+  EXPECT_EQ(c.sources[2].density, q);  // the leading 1 is ignored
+}
+
+TEST_F(RealCaseFiles, MissingFileAndDatasetNameTheirKeys) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  expect_error(with_files(path("none.h5"), path("q.h5")), "regions[3].file.path", 9,
+               "no such file");
+  expect_error(replace(with_files(path("map.h5"), path("q.h5")), "dataset: q}", "dataset: w}"),
+               "sources[2].file.dataset", 13, "no dataset 'w'");
+  solver::Case c = load_case_text(with_files(path("map.h5"), path("q.h5"))).value.value();
+  c.sources[2].shape.path = path("gone.h5");
+  try {
+    read_field_inputs(c);
+    FAIL() << "a missing file must throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sources[2].file.path: "), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RealCaseFiles, WrongShapeAndWrongType) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  write(path("t.h5"), "material", {11, 6}, H5T_STD_I32LE, ids);
+  expect_error(with_files(path("t.h5"), path("q.h5")), "regions[3].file.dataset", 9,
+               "has dimensions [11, 6]; the grid needs [6, 11] (y, x)");
+  write(path("f.h5"), "material", {6, 11}, H5T_IEEE_F64LE, ids);
+  expect_error(with_files(path("f.h5"), path("q.h5")), "regions[3].file.dataset", 9,
+               "holds floating-point numbers; a material map holds integers");
+  write(path("q3.h5"), "q", {2, 3, 11}, H5T_IEEE_F64LE, q);
+  expect_error(with_files(path("map.h5"), path("q3.h5")), "sources[2].file.dataset", 13,
+               "has dimensions [2, 3, 11]");
+}
+
+TEST_F(RealCaseFiles, AnIdWithoutANameIsNamed) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  ids[14] = 7.0;  // x = 0.3, y = 0.1
+  ids[20] = 9.0;
+  write(path("map.h5"), "material", {6, 11}, H5T_STD_I32LE, ids);
+  expect_error(with_files(path("map.h5"), path("q.h5")), "regions[3].file.ids", 9,
+               "the map holds id 7 (first at x = 0.3, y = 0.1) that ids does not name (and 1 "
+               "more unnamed id: 9)");
+}
+
+TEST_F(RealCaseFiles, IdsAreIntegersNamingMaterials) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  const std::string text = with_files(path("map.h5"), path("q.h5"));
+  expect_error(replace(text, "2: mold}", "2: mould}"), "regions[3].file.ids.2", 9,
+               "unknown material 'mould' (did you mean 'mold'?)");
+  expect_error(replace(text, "2: mold}", "two: mold}"), "regions[3].file.ids.two", 9,
+               "expected an integer");
+  expect_error(replace(text, "2: mold}", "01: mold}"), "regions[3].file.ids.1", 9,
+               "duplicate id 1");
+  expect_error(replace(text, ", ids: {1: copper, 2: mold}", ""), "regions[3].file.ids", 9,
+               "missing required key");
+  expect_error(replace(text, "{file: {path", "{material: mold, file: {path"), "regions[3].material",
+               9, "a file region takes its materials from file.ids");
+  expect_error(replace(text, "dataset: q}}", "dataset: q}, power: 1}"), "sources[2].power", 13,
+               "a file source gives the density");
+}
+
+TEST_F(RealCaseFiles, NonFiniteDensityIsRefused) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  const LoadResult good = load_case_text(with_files(path("map.h5"), path("q.h5")));
+  ASSERT_TRUE(good.ok()) << format_errors(good.errors);
+  q[12] = std::numeric_limits<double>::quiet_NaN();  // x = 0.1, y = 0.1
+  write(path("q.h5"), "q", {6, 11}, H5T_IEEE_F64LE, q);
+  // Validation reads the densities when it builds the fields for the stability limit.
+  expect_error(with_files(path("map.h5"), path("q.h5")), "sources[2].file.dataset", 13,
+               "is not finite at x = 0.1, y = 0.1");
+  solver::Case c = *good.value;
+  try {
+    read_field_inputs(c);
+    FAIL() << "a NaN density must throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sources[2].file.dataset: "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("x = 0.1, y = 0.1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace heatsim::io
