@@ -117,5 +117,24 @@ TEST(MalformedCases, TruncatedValidCasesNeverCrash) {
   }
 }
 
+TEST(MalformedCases, TruncatedRealCasesNeverCrash) {
+  // The same for a case with materials, regions, convective faces and probes.
+  const std::string text =
+      read_bytes(fs::path(HEATSIM_SOURCE_DIR) / "inputs" / "composite_wall_1d.yaml");
+  ASSERT_FALSE(text.empty());
+  int loaded = 0;
+  for (std::size_t n = 0; n <= text.size(); n += 5) {
+    const LoadResult r = load_case_text(text.substr(0, n));
+    if (r.ok()) {
+      ++loaded;
+    } else {
+      ASSERT_FALSE(r.errors.empty()) << n;
+      for (const CaseError& e : r.errors) EXPECT_FALSE(e.message.empty()) << n;
+    }
+  }
+  EXPECT_TRUE(load_case_text(text).ok());
+  EXPECT_GT(loaded, 0);
+}
+
 }  // namespace
 }  // namespace heatsim::io
