@@ -50,6 +50,11 @@ class CoefficientBackend final : public Backend {
     HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
     fields_.upload(problem, grid_);
 
+    faces_need_k_ = false;
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      faces_need_k_ =
+          faces_need_k_ || problem.faces[f].kind == BoundaryKind::convective ||
+          (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux);
     dirichlet_ = DirichletFaces{};
     for (int f = 0; f < 2 * problem.dims; ++f)
       if (problem.faces[f].kind == BoundaryKind::dirichlet) {
@@ -82,10 +87,13 @@ class CoefficientBackend final : public Backend {
     for (int axis = 0; axis < 3; ++axis)
       a.inv_h2[axis] = static_cast<T>(1.0 / (p_.h[axis] * p_.h[axis]));
     const auto& sources = p_.coefficients->sources;
+    if (steps <= 0) return;
+    if (!faces_need_k_) boundary_pass(step0, false, true);
     for (std::int64_t s = 0; s < steps; ++s) {
       const double t = static_cast<double>(step0 + s) * p_.dt;
-      launch_coefficient_ghosts<T>(cur_.as<T>(), a.conductivity, grid_, coefficient_faces_at(p_, t),
-                                   context_.stream);
+      if (faces_need_k_)
+        launch_coefficient_ghosts<T>(cur_.as<T>(), a.conductivity, grid_,
+                                     coefficient_faces_at(p_, t), context_.stream);
       for (int q = 0; q < a.sources; ++q)
         a.factor[q] =
             static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
@@ -93,7 +101,12 @@ class CoefficientBackend final : public Backend {
       a.out = next_.as<T>();
       sweep_(a, p_.dims, context_);
       cur_.swap(next_);
-      if (dirichlet_.count > 0) {
+      if (!faces_need_k_) {
+        // Dirichlet nodes at t + dt and, unless this was the last step, the next step's ghosts.
+        const bool last = s + 1 == steps;
+        if (dirichlet_.count > 0 || !last)
+          boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last);
+      } else if (dirichlet_.count > 0) {
         DirichletFaces d = dirichlet_;
         const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
         for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
@@ -141,6 +154,20 @@ class CoefficientBackend final : public Backend {
                                   " values, the grid " + std::to_string(p_.points()));
   }
 
+  // Faces without K_bm (Dirichlet, Neumann du/dn, periodic) have the constant-weight ghost
+  // rules at width 1, so the driver's one boundary pass between sweeps does them: the Dirichlet
+  // nodes of one step and the ghosts of the next in one launch (field_kernels.cuh).
+  void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts) {
+    const double t = static_cast<double>(step) * p_.dt;
+    BoundaryFaces f;
+    for (int i = 0; i < kFaces; ++i) {
+      f.kind[i] = static_cast<int>(p_.faces[i].kind);
+      f.value[i] = p_.faces[i].at(t);
+    }
+    for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
+    launch_boundary_pass<T>(cur_.as<T>(), grid_, f, set_dirichlet, fill_ghosts, context_.stream);
+  }
+
   std::string name_;
   Capabilities caps_;
   CoefficientLauncher<T> sweep_;
@@ -150,6 +177,7 @@ class CoefficientBackend final : public Backend {
   DeviceArray cur_, next_, partials_;
   DeviceCoefficients<T> fields_;
   DirichletFaces dirichlet_;
+  bool faces_need_k_ = false;  // a convective or heat-flux face: the coefficient ghost fill
   bool ready_ = false;
 };
 

@@ -16,23 +16,25 @@ struct GhostLines {
   std::int64_t end[3];  // cumulative line counts: axis a owns lines [end[a-1], end[a])
 };
 
-// The ghost of one end of a line along an axis. b: the boundary node, m: its mirror one node
-// inside, K: their conductance. The arithmetic of the CPU reference: the value's offset
-// formed in double where it is a constant of the face, the rest in T.
+// The ghost of one end of a line along an axis, from the elements b (the boundary node), m (its
+// mirror one node inside) and the periodic image; k is read only by the rules that need K_bm.
+// The arithmetic of the CPU reference: the face's constant formed in double and rounded once,
+// the rest in T.
 template <typename T>
 __device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
-                                         double h, T ub, T um, T periodic_image, T kb, T km) {
+                                         double h, const T* u, const T* k, std::int64_t b,
+                                         std::int64_t m, std::int64_t image) {
   switch (kind) {
     case static_cast<int>(BoundaryKind::periodic):
-      return periodic_image;
+      return u[image];
     case static_cast<int>(BoundaryKind::dirichlet):
-      return static_cast<T>(2.0 * value) - um;
+      return static_cast<T>(2.0 * value) - u[m];
     case static_cast<int>(BoundaryKind::convective):
-      return um - static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) /
-                      face_conductance(kb, km);
+      return u[m] - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) /
+                        face_conductance(k[b], k[m]);
     default:  // neumann
-      return heat_flux ? um + static_cast<T>(2.0 * h * value) / face_conductance(kb, km)
-                       : um + static_cast<T>(2.0 * h * value);
+      return heat_flux ? u[m] + static_cast<T>(2.0 * h * value) / face_conductance(k[b], k[m])
+                       : u[m] + static_cast<T>(2.0 * h * value);
   }
 }
 
@@ -40,8 +42,8 @@ __device__ __forceinline__ T ghost_value(int kind, double value, double transfer
 // Registers: a handful; no shared memory.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    coefficient_ghosts_kernel(T* __restrict__ u, const T* __restrict__ k, DeviceGrid g,
-                              CoefficientFaces f, GhostLines lines) {
+    coefficient_ghosts_kernel(T* u, const T* __restrict__ k, DeviceGrid g, CoefficientFaces f,
+                              GhostLines lines) {
   const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (j >= lines.end[g.dims - 1]) return;
   int axis = 0;
@@ -54,18 +56,12 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t n = g.n[axis], st = g.stride(axis);
   const std::int64_t base = g.index(c[0], c[1], c[2]);  // node 0 of the line
   const double h = f.spacing[axis];
-  {
-    const std::int64_t b = base, m = base + st;
-    u[base - st] =
-        ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
-                       f.heat_flux[2 * axis], h, u[b], u[m], u[base + (n - 1) * st], k[b], k[m]);
-  }
-  {
-    const std::int64_t b = base + (n - 1) * st, m = b - st;
-    u[base + n * st] =
-        ghost_value<T>(f.kind[2 * axis + 1], f.value[2 * axis + 1], f.transfer[2 * axis + 1],
-                       f.heat_flux[2 * axis + 1], h, u[b], u[m], u[base], k[b], k[m]);
-  }
+  u[base - st] =
+      ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
+                     f.heat_flux[2 * axis], h, u, k, base, base + st, base + (n - 1) * st);
+  u[base + n * st] = ghost_value<T>(f.kind[2 * axis + 1], f.value[2 * axis + 1],
+                                    f.transfer[2 * axis + 1], f.heat_flux[2 * axis + 1], h, u, k,
+                                    base + (n - 1) * st, base + (n - 2) * st, base);
 }
 
 // A field of the problem's nodes in the padded layout: interior values, every other element
