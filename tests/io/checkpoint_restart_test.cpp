@@ -28,6 +28,21 @@
 namespace heatsim::io {
 namespace {
 
+// Polls `ready` every millisecond while the child `pid` runs, for at most two minutes: true
+// once it holds, false when the child exited first (or the time ran out), so a slow machine
+// only makes the wait longer, never the outcome different.
+template <typename Ready>
+bool wait_while_running(pid_t pid, Ready ready) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (ready()) return true;
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 namespace fs = std::filesystem;
 
 using Result = heatsim_tests::ProcessResult;
@@ -170,9 +185,10 @@ TEST_F(RestartTest, ContinuationFromASignalCheckpoint) {
     execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", c.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait until the run has started stepping (the initial output exists), then interrupt.
-  for (int i = 0; i < 200 && !fs::exists(field_at(out, 0)); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Wait until the run has started stepping (the initial output exists, written after the
+  // signal handlers are installed) however slow the machine, then interrupt.
+  ASSERT_TRUE(wait_while_running(pid, [&] { return fs::exists(field_at(out, 0)); }))
+      << "the run ended or never wrote its initial output";
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);
   int status = 0;
@@ -301,8 +317,8 @@ TEST_F(RestartTest, DiskFullMidRunKeepsTheLastCheckpoint) {
     execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", c.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  for (int i = 0; i < 5000 && !fs::exists(checkpoint_at(out, 1000)); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(wait_while_running(pid, [&] { return fs::exists(checkpoint_at(out, 1000)); }))
+      << "the run ended before its checkpoint at step 1000";
   kill(pid, SIGSTOP);
   {
     // Fill the file system to the last byte.
