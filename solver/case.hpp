@@ -109,8 +109,8 @@ struct ShapeSpec {
 };
 
 // Regions are applied in order; a later one wins where they overlap. A `file` region is an
-// integer map: `ids` names the material of each id; nodes whose id is not listed keep what
-// earlier regions gave them.
+// integer map: `ids` names the material of every id the map holds (validation refuses an id
+// without a name, so a file region assigns every node).
 struct RegionSpec {
   std::string material;  // not for file regions
   ShapeSpec shape;
@@ -137,6 +137,13 @@ struct ProbeSpec {
   std::vector<std::pair<std::string, std::array<double, 3>>> points;
 };
 
+// A run under mpirun (solver/parallel): ranks per axis (0: balanced over the free axes) and
+// the steps between overlap exchanges (0: the fusion depth). Ignored on one rank.
+struct ParallelSpec {
+  std::array<int, 3> decomposition{0, 0, 0};
+  int exchange_every = 0;
+};
+
 struct Case {
   GridSpec grid;
   PhysicsSpec physics;
@@ -157,6 +164,7 @@ struct Case {
   std::vector<RegionSpec> regions;
   std::vector<SourceSpec> sources;
   ProbeSpec probes;
+  ParallelSpec parallel;
   // True when the run needs per-node coefficient fields (kernels::CoefficientFields):
   // materials, sources, or a convective or heat-flux face.
   bool has_fields() const;
