@@ -21,6 +21,13 @@ std::string number(double v) {
   return buf;
 }
 
+// A material property as the case gave it (0.72, not 0.71999999999999997).
+std::string property(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return buf;
+}
+
 template <class T, class Format>
 std::string axes(const T& v, int dims, Format format, const char* sep) {
   std::string s;
@@ -64,7 +71,8 @@ void inspect_materials(const std::string& path, std::ostream& out) {
   for (std::size_t id = 0; id < f.names.size(); ++id) {
     const auto it = count.find(static_cast<std::int32_t>(id));
     out << "  " << id << " " << f.names[id] << ": conductivity "
-        << number(f.material_conductivity[id]) << ", capacity " << number(f.material_capacity[id])
+        << property(f.material_conductivity[id]) << ", capacity "
+        << property(f.material_capacity[id])
         << ", " << (it == count.end() ? 0 : it->second) << " nodes\n";
   }
   for (const auto& [id, nodes] : count)

@@ -196,8 +196,8 @@ void write_material_file(const std::string& path, const solver::Case& c,
     check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
     check(H5Pset_fapl_core(fapl.get(), points * 32 + c.source_text.size() + (1 << 16), false),
           "in-memory file");
-    Id file(H5Fcreate("heatsim-materials-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-            H5Fclose, "cannot create the file");
+    Id file(H5Fcreate("heatsim-materials-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+            "cannot create the file");
     const std::vector<hsize_t> dims = grid_dims(meta);
     dataset(file.get(), "material", dims, H5T_STD_I32LE, H5T_NATIVE_INT32, ids);
     dataset(file.get(), "conductivity", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
@@ -215,10 +215,8 @@ void write_material_file(const std::string& path, const solver::Case& c,
     attribute(root, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.spacing.data(), count);
     attribute(root, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.origin.data(), count);
     strings(root, "materials", names, false);
-    attribute(root, "material_conductivity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, k.data(),
-              k.size());
-    attribute(root, "material_capacity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cap.data(),
-              cap.size());
+    attribute(root, "material_conductivity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, k.data(), k.size());
+    attribute(root, "material_capacity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cap.data(), cap.size());
     strings(root, "heatsim_version", {meta.version}, true);
     strings(root, "case_yaml", {meta.case_yaml}, true);
 
@@ -274,8 +272,8 @@ MaterialFile read_material_file(const std::string& path) {
     m.version = read_strings(root, "heatsim_version").at(0);
     m.case_yaml = read_strings(root, "case_yaml").at(0);
     out.names = read_strings(root, "materials");
-    out.material_conductivity = read_values<double>(root, "material_conductivity",
-                                                    H5T_NATIVE_DOUBLE);
+    out.material_conductivity =
+        read_values<double>(root, "material_conductivity", H5T_NATIVE_DOUBLE);
     out.material_capacity = read_values<double>(root, "material_capacity", H5T_NATIVE_DOUBLE);
     if (out.material_conductivity.size() != out.names.size() ||
         out.material_capacity.size() != out.names.size())

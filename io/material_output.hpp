@@ -31,7 +31,7 @@ std::vector<std::string> material_names(const solver::Case& c);
 
 struct MaterialFile {
   FieldMeta grid;  // dims, n, spacing, origin, version and case text (step, time: 0)
-  std::vector<std::string> names;            // attribute `materials`, index = id
+  std::vector<std::string> names;             // attribute `materials`, index = id
   std::vector<double> material_conductivity;  // per name (attribute)
   std::vector<double> material_capacity;      // per name (attribute)
   std::vector<std::int32_t> material;         // per node, memory order

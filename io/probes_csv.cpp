@@ -77,8 +77,8 @@ ProbesCsv::ProbesCsv(std::string path, const std::vector<std::string>& names,
     std::size_t pos = text.find('\n');
     const std::string old_header = text.substr(0, pos);
     if (old_header != header)
-      throw std::runtime_error(path_ + ": its header '" + old_header +
-                               "' is not this run's '" + header +
+      throw std::runtime_error(path_ + ": its header '" + old_header + "' is not this run's '" +
+                               header +
                                "' (the case's probes changed); move the file away to restart");
     // Complete lines only: the text after the last line break is a row cut short.
     while (pos != std::string::npos && pos + 1 < text.size()) {

@@ -68,6 +68,7 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
   ProbeStencil out;
   out.name = name;
   out.point = point;
+  for (int a = 0; a < dims; ++a) out.fraction[a] = cells[a].t;
   const std::int64_t nx = c.grid.n[0];
   const std::int64_t ny = dims > 1 ? c.grid.n[1] : 1;
   const int corners = 1 << dims;
@@ -93,15 +94,32 @@ std::vector<ProbeStencil> probe_stencils(const Case& c) {
   return out;
 }
 
+namespace {
+
+// Multilinear interpolation of the corner values (corner order of ProbeStencil) by linear
+// interpolation along x between corner pairs, then along y, then z.
+double combine(const ProbeStencil& s, std::array<double, 8> v) {
+  std::size_t count = s.nodes.size();
+  for (int a = 0; count > 1; ++a) {
+    const double t = s.fraction[static_cast<std::size_t>(a)];
+    count /= 2;
+    for (std::size_t k = 0; k < count; ++k) v[k] = v[2 * k] + t * (v[2 * k + 1] - v[2 * k]);
+  }
+  return v[0];
+}
+
+}  // namespace
+
 double interpolate(const ProbeStencil& stencil, const std::vector<double>& field) {
-  double v = 0.0;
+  std::array<double, 8> v{};
   for (std::size_t k = 0; k < stencil.nodes.size(); ++k)
-    v += stencil.weights[k] * field.at(static_cast<std::size_t>(stencil.nodes[k]));
-  return v;
+    v[k] = field.at(static_cast<std::size_t>(stencil.nodes[k]));
+  return combine(stencil, v);
 }
 
 ProbeSampler::ProbeSampler(std::vector<ProbeStencil> stencils) : stencils_(std::move(stencils)) {
-  for (const ProbeStencil& s : stencils_) nodes_.insert(nodes_.end(), s.nodes.begin(), s.nodes.end());
+  for (const ProbeStencil& s : stencils_)
+    nodes_.insert(nodes_.end(), s.nodes.begin(), s.nodes.end());
   std::sort(nodes_.begin(), nodes_.end());
   nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
   for (const ProbeStencil& s : stencils_) {
@@ -126,10 +144,9 @@ std::vector<double> ProbeSampler::values(const std::vector<double>& node_values)
   std::vector<double> out;
   out.reserve(stencils_.size());
   for (std::size_t p = 0; p < stencils_.size(); ++p) {
-    double v = 0.0;
-    for (std::size_t k = 0; k < slots_[p].size(); ++k)
-      v += stencils_[p].weights[k] * node_values[slots_[p][k]];
-    out.push_back(v);
+    std::array<double, 8> v{};
+    for (std::size_t k = 0; k < slots_[p].size(); ++k) v[k] = node_values[slots_[p][k]];
+    out.push_back(combine(stencils_[p], v));
   }
   return out;
 }

@@ -14,13 +14,17 @@
 namespace heatsim::solver {
 
 // One point's interpolation: the memory-order indices ([z][y][x]) of the corner nodes of its
-// cell and their weights (products of (1 - t) and t per active axis; they sum to 1). Corner c
-// takes the upper node on axis a when bit a of c is set.
+// cell, the fraction t in [0, 1] of the way across the cell on each active axis, and the
+// corners' weights (products of (1 - t) and t; they sum to 1). Corner c takes the upper node
+// on axis a when bit a of c is set. The value is computed as successive linear interpolations
+// u0 + t (u1 - u0), axis by axis, which equal the weighted sum and give a constant field back
+// exactly.
 struct ProbeStencil {
   std::string name;
   std::array<double, 3> point{0, 0, 0};
   std::vector<std::int64_t> nodes;  // 2^dims entries
   std::vector<double> weights;      // same order
+  std::array<double, 3> fraction{0, 0, 0};
 };
 
 // The stencil of one point. Coordinates of the active axes must lie in [0, length] (a
@@ -44,8 +48,8 @@ class ProbeSampler {
   const std::vector<ProbeStencil>& stencils() const { return stencils_; }
   std::vector<std::string> names() const;
   const std::vector<std::int64_t>& nodes() const { return nodes_; }
-  // node_values[i] is the value at nodes()[i]; returns one value per probe, summed in the
-  // stencil's corner order (the same as interpolate() on the full field, bit for bit).
+  // node_values[i] is the value at nodes()[i]; returns one value per probe (the same as
+  // interpolate() on the full field, bit for bit).
   std::vector<double> values(const std::vector<double>& node_values) const;
 
  private:

@@ -90,9 +90,9 @@ TEST(Probes, PointsOnNodesCornersAndFacesTakeTheNodeValues) {
   std::vector<double> u(5 * 4 * 3);
   for (std::size_t i = 0; i < u.size(); ++i) u[i] = std::sin(1.0 + static_cast<double>(i));
   // The far corner (x = L on every axis) is the last node; an interior node is itself.
-  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
-                       heatsim::solver::probe_stencil(c, "corner", {1.0, 0.6, 0.2}), u),
-                   u.back());
+  EXPECT_DOUBLE_EQ(
+      heatsim::solver::interpolate(heatsim::solver::probe_stencil(c, "corner", {1.0, 0.6, 0.2}), u),
+      u.back());
   const double hx = 0.25, hy = 0.2, hz = 0.1;
   EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
                        heatsim::solver::probe_stencil(c, "node", {2 * hx, 1 * hy, 1 * hz}), u),
@@ -114,9 +114,9 @@ TEST(Probes, PeriodicAxisWrapsToTheFirstNode) {
   EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(s, u), 0.5 * (u[7] + u[0]));
   EXPECT_EQ(s.nodes[1], 0);  // the upper x corner of the first row
   // x = L is node 0 itself.
-  EXPECT_DOUBLE_EQ(heatsim::solver::interpolate(
-                       heatsim::solver::probe_stencil(c, "end", {1.0, 0.5, 0.0}), u),
-                   u[0 + 8 * 2]);
+  EXPECT_DOUBLE_EQ(
+      heatsim::solver::interpolate(heatsim::solver::probe_stencil(c, "end", {1.0, 0.5, 0.0}), u),
+      u[0 + 8 * 2]);
 }
 
 TEST(Probes, PointOutsideTheDomainIsRefusedByName) {
