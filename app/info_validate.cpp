@@ -1,12 +1,121 @@
 // `heatsim validate` and `heatsim info`.
 #include <spdlog/fmt/fmt.h>
 
+#include <map>
+
 #include "commands.hpp"
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
+#include "solver/materials.hpp"
+#include "solver/probes.hpp"
 #include "solver/version.hpp"
 
 namespace heatsim::app {
+
+namespace {
+
+std::string point_text(const solver::Case& c, const std::array<double, 3>& p) {
+  std::string s = "(";
+  for (int a = 0; a < c.grid.dims; ++a) s += fmt::format("{}{:.6g}", a ? ", " : "", p[a]);
+  return s + ")";
+}
+
+const char* shape_name(solver::ShapeKind k) {
+  switch (k) {
+    case solver::ShapeKind::everywhere:
+      return "everywhere";
+    case solver::ShapeKind::box:
+      return "box";
+    case solver::ShapeKind::ball:
+      return "ball";
+    case solver::ShapeKind::where:
+      return "where";
+    case solver::ShapeKind::file:
+      return "file";
+  }
+  return "?";
+}
+
+std::string schedule_text(const kernels::Schedule& s) {
+  if (!s.table.empty()) return fmt::format("schedule table of {} points", s.table.size());
+  if (s.amplitude != 0.0)
+    return fmt::format("schedule {:.6g} + {:.6g} sin(2 pi {:.6g} t)", s.value, s.amplitude,
+                       s.frequency);
+  return s.value == 1.0 ? "constant" : fmt::format("factor {:.6g}", s.value);
+}
+
+// The real-problem lines of `validate`: materials with their node counts, sources with the
+// power they put in at factor 1, the faces with heat transfer, and the probes.
+void print_real_problem(const PreparedRun& run) {
+  const solver::Case& c = run.case_;
+  if (run.fields) {
+    std::map<std::int32_t, std::int64_t> count;
+    for (std::int32_t id : run.material_ids) ++count[id];
+    if (c.materials.empty()) {
+      fmt::print("  materials: none (physics.alpha = {:.6g} everywhere)\n", c.physics.alpha);
+    } else {
+      fmt::print("  materials: {}\n", c.materials.size());
+      for (std::size_t i = 0; i < c.materials.size(); ++i) {
+        const solver::MaterialSpec& m = c.materials[i];
+        fmt::print("    {}: conductivity {:.6g}, capacity {:.6g} (diffusivity {:.6g}), {} nodes\n",
+                   m.name, m.conductivity, m.capacity(), m.conductivity / m.capacity(),
+                   count[static_cast<std::int32_t>(i)]);
+      }
+    }
+    // The power each source field puts in at factor 1, with the total heat's node weights.
+    const double cell = solver::cell_volume(c);
+    if (!run.fields->sources.empty())
+      fmt::print("  sources: {} in the case, {} field{}\n", c.sources.size(),
+                 run.fields->sources.size(), run.fields->sources.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < c.sources.size(); ++i) {
+      const solver::SourceSpec& s = c.sources[i];
+      std::string amount = s.power ? fmt::format("power {:.6g} W", *s.power)
+                           : s.power_density
+                               ? fmt::format("power density {:.6g} W/m^3", *s.power_density)
+                               : std::string("density from ") + s.shape.path;
+      fmt::print("    sources[{}]: {}, {}, {}\n", i, shape_name(s.shape.kind), amount,
+                 schedule_text(s.schedule));
+    }
+    for (std::size_t f = 0; f < run.fields->sources.size(); ++f) {
+      const auto& field = run.fields->sources[f];
+      double power = 0.0;
+      for (std::size_t n = 0; n < field.density.size(); ++n)
+        power += field.density[n] * solver::node_weight(c, static_cast<std::int64_t>(n));
+      fmt::print("    field {}: {:.6g} W at factor 1, {}\n", f, power * cell,
+                 schedule_text(field.schedule));
+    }
+  }
+  static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[f];
+    if (b.kind == kernels::BoundaryKind::convective)
+      fmt::print("  face {}: convective, h {:.6g}, ambient {}\n", face_names[f], b.transfer,
+                 b.time_dependent() ? schedule_text(b.schedule()) : fmt::format("{:.6g}", b.value));
+    else if (b.kind == kernels::BoundaryKind::neumann && b.heat_flux)
+      fmt::print("  face {}: heat flux {:.6g} W/m^2 into the body\n", face_names[f], b.value);
+  }
+  if (!c.probes.points.empty()) {
+    fmt::print("  probes: {} ({}) into {}/probes.csv\n", c.probes.points.size(),
+               c.probes.every > 0 ? fmt::format("every {} steps and at the end", c.probes.every)
+                                  : std::string("at the end"),
+               c.output.directory);
+    for (const solver::ProbeStencil& p : solver::probe_stencils(c)) {
+      std::string where;
+      if (!run.material_ids.empty()) {
+        // The material of the nearest corner node (the largest weight).
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < p.weights.size(); ++k)
+          if (p.weights[k] > p.weights[best]) best = k;
+        const std::int32_t id = run.material_ids[static_cast<std::size_t>(p.nodes[best])];
+        if (id >= 0 && static_cast<std::size_t>(id) < c.materials.size())
+          where = ", nearest node in " + c.materials[static_cast<std::size_t>(id)].name;
+      }
+      fmt::print("    {} at {}{}\n", p.name, point_text(c, p.point), where);
+    }
+  }
+}
+
+}  // namespace
 
 int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   const std::optional<PreparedRun> run = prepare_run(path, overrides);
@@ -22,11 +131,23 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   fmt::print("  initial: {}\n", solver::describe_initial(c));
   fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt,
              run->plan.dt_auto ? "auto" : "given", run->plan.dt_limit);
+  if (run->plan.limit_node >= 0) {
+    // The coefficient fields' limit (Gershgorin): the node whose conductances over its
+    // capacity are largest.
+    const auto node = static_cast<std::size_t>(run->plan.limit_node);
+    const std::int32_t id = node < run->material_ids.size() ? run->material_ids[node] : -1;
+    fmt::print("  stability limit set by the node at {}{}\n",
+               solver::node_location(c, run->plan.limit_node),
+               id >= 0 && static_cast<std::size_t>(id) < c.materials.size()
+                   ? " (" + c.materials[static_cast<std::size_t>(id)].name + ")"
+                   : std::string());
+  }
   fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,
              run->plan.dt * static_cast<double>(run->plan.steps));
   fmt::print("  memory: {} per field copy ({}), about {} on the device or host running it\n",
              format_bytes(points * value), kernels::to_string(c.precision),
              format_bytes(2.0 * points * value));
+  print_real_problem(*run);
   return kExitOk;
 }
 

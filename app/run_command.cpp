@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "auto_choice.hpp"
@@ -17,13 +18,19 @@
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
 #include "io/initial_file.hpp"
+#include "io/material_output.hpp"
 #include "io/output.hpp"
+#include "io/probes_csv.hpp"
 #include "kernels/cpu/copy_bandwidth.hpp"
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
+#include "solver/materials.hpp"
+#include "solver/probes.hpp"
 #include "solver/roofline.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/decomposed_backend.hpp"
 #include "solver/simulation.hpp"
 #include "solver/version.hpp"
 #ifdef HEATSIM_HAVE_CUDA
@@ -140,7 +147,11 @@ int run_case(const RunOptions& options) {
     }
   }
 
-  kernels::StencilProblem problem = solver::make_problem(c, plan.dt);
+  // A case with materials, sources or convective faces steps with the coefficient fields
+  // prepare_run built (once: the time plan, the backend and materials.h5 share them).
+  kernels::StencilProblem problem = prepared->fields
+                                        ? solver::make_problem(c, plan.dt, prepared->fields)
+                                        : solver::make_problem(c, plan.dt);
   // `fusion: auto` on a restart continues at the depth of the run that wrote the checkpoint:
   // the choice may come out differently now (a new tuning cache, another measured bandwidth),
   // and only the same depth continues the run bit for bit.
@@ -157,6 +168,24 @@ int run_case(const RunOptions& options) {
   // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
   if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
   if (!check_resources(c, plan, choice)) return kExitBadInput;
+  // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
+  // 0 alone writes files and prints.
+  namespace parallel = solver::parallel;
+  const bool root = parallel::rank() == 0;
+  parallel::DecomposedBackend* decomposed = nullptr;
+  if (parallel::size() > 1) {
+    if (c.time.method != solver::TimeMethod::explicit_euler) {
+      spdlog::error("time.method: {} runs on one rank; run it without mpirun",
+                    solver::multigrid::to_string(c.time.method));
+      return kExitBadInput;
+    }
+    parallel::DecomposedOptions po;
+    po.procs = c.parallel.decomposition;
+    po.exchange_every = c.parallel.exchange_every;
+    auto wrapped = std::make_unique<parallel::DecomposedBackend>(std::move(choice.backend), po);
+    decomposed = wrapped.get();
+    choice.backend = std::move(wrapped);
+  }
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
   std::vector<double> u0;
@@ -171,8 +200,35 @@ int run_case(const RunOptions& options) {
   }
   // A restart continues in the same directory: outputs and checkpoints after step0 belong to
   // the run being replaced and are removed.
-  io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
-                               options.restart.empty() ? -1 : step0);
+  std::optional<io::OutputSeries> series;
+  if (root) {
+    io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
+                                 options.restart.empty() ? -1 : step0);
+    series.emplace(c, plan.dt, choice.name);
+  }
+  if (prepared->fields && root) {
+    // Once per run (again on a restart: the same case gives the same file), before the first
+    // output so the index lists it from the first step on.
+    io::write_material_file(io::material_file_path(c), c, prepared->material_ids,
+                            *prepared->fields);
+    series->set_materials_file(io::kMaterialFileName);
+  }
+  // Probes: the nodes around each point, gathered from the backend; probes.csv continues on a
+  // restart from the rows up to the checkpoint's step.
+  std::optional<solver::ProbeSampler> probes;
+  std::optional<io::ProbesCsv> probes_csv;
+  if (!c.probes.points.empty()) {
+    probes.emplace(solver::probe_stencils(c));
+    if (root)
+      probes_csv.emplace(io::probes_csv_path(c), probes->names(),
+                       options.restart.empty() ? -1 : step0);
+    const std::int64_t every = c.probes.every;
+    const std::int64_t expected = every > 0 ? step0 / every * every : -1;
+    if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
+      spdlog::warn("{} ends at step {}, before the restart step's last row {}: rows in between "
+                   "are missing",
+                   probes_csv->path(), probes_csv->last_step(), expected);
+  }
 
   spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
@@ -183,7 +239,13 @@ int run_case(const RunOptions& options) {
                plan.steps, plan.dt * static_cast<double>(plan.steps));
 
   kernels::Backend& backend = *choice.backend;
-  backend.setup(problem);
+  try {
+    backend.setup(problem);
+  } catch (const std::invalid_argument& e) {  // a grid the ranks cannot split
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
+  }
+  if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
   if (backend.fusion_depth() > 1 || c.fusion != 1)
     spdlog::info("fusion: {} steps per pass (asked for {})", backend.fusion_depth(),
                  c.fusion == 0 ? (resume_depth ? "auto: " + std::to_string(restart.meta.fusion) +
@@ -196,17 +258,43 @@ int run_case(const RunOptions& options) {
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
                  restart.meta.time);
 
-  io::OutputSeries series(c, plan.dt, choice.name);
   solver::Simulation sim(c, plan, backend, step0);
   sim.add_observer({"output", c.output.every, options.restart.empty(), true,
-                    [&](solver::StepState& s) { series.write(s.step(), s.time(), s.field()); }});
+                    [&](solver::StepState& s) {
+                      const std::vector<double>& u = s.field();  // gathered on rank 0
+                      if (series) series->write(s.step(), s.time(), u);
+                    }});
+  std::vector<double> probe_values;  // the last row written
+  double probe_time = 0.0;
+  if (probes) {
+    // Rows at step 0, every probes.every steps and at the last step; not at a step where a
+    // signal stopped the run, so that a restart from there writes the rows the uninterrupted
+    // run would have. Added before the checkpoint observer: a due row is in the file before
+    // the checkpoint flushes it.
+    const std::int64_t every = c.probes.every;
+    sim.add_observer(
+        {"probes", every, options.restart.empty() && every > 0, true,
+         [&, every](solver::StepState& s) {
+           const bool due = (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+           if (!due) return;
+           std::vector<double> gathered;
+           backend.sample(probes->nodes(), gathered);
+           probe_values = probes->values(gathered);
+           probe_time = s.time();
+           if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+         }});
+  }
   std::string last_checkpoint;
   sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
+                      // The probe rows up to this step reach the disk before the checkpoint
+                      // that a restart would continue them from.
+                      if (probes_csv) probes_csv->flush();
                       last_checkpoint = io::checkpoint_path(c, s.step());
                       io::FieldMeta meta =
                           io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
                       meta.fusion = backend.fusion_depth();
-                      io::write_checkpoint(last_checkpoint, meta, s.field());
+                      const std::vector<double>& u = s.field();  // gathered on rank 0
+                      if (root) io::write_checkpoint(last_checkpoint, meta, u);
                     }});
   double cell = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) cell *= solver::spacing(c, a);
@@ -223,6 +311,7 @@ int run_case(const RunOptions& options) {
   SignalGuard guard;
   g_signal.store(0);
   sim.stop_when(&g_signal);
+  if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
 
   // Implicit methods: each step is a multigrid solve on a host copy of the field, handed back
   // to the backend, so output, checkpoints and statistics stay the loop's.
@@ -288,13 +377,41 @@ int run_case(const RunOptions& options) {
       return 128 + result.signal;
     case solver::RunResult::Status::completed: break;
   }
-  fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}: {}\n",
-             done, result.last_step, result.time, format_seconds(result.wall_seconds),
-             result.gstencils_per_second, choice.name,
-             bound_summary(problem, backend, choice.name, result.gstencils_per_second));
+  std::vector<double> final_u;  // for the material summaries
+  if (decomposed) {
+    // Collective: every rank takes part in the gather; rank 0 prints.
+    if (prepared->fields) backend.download(final_u);
+    if (!root) return kExitOk;
+    fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {} x {}\n",
+               done, result.last_step, result.time, format_seconds(result.wall_seconds),
+               result.gstencils_per_second, parallel::size(), choice.name);
+  } else {
+    fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}: {}\n",
+               done, result.last_step, result.time, format_seconds(result.wall_seconds),
+               result.gstencils_per_second, choice.name,
+               bound_summary(problem, backend, choice.name, result.gstencils_per_second));
+  }
   fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
              result.final_stats.min, result.final_stats.max,
-             result.final_stats.total_heat * cell, series.xdmf_path());
+             result.final_stats.total_heat * cell, series->xdmf_path());
+  if (prepared->fields) {
+    if (!decomposed) backend.download(final_u);
+    for (const solver::MaterialSummary& m :
+         solver::summarize_materials(c, prepared->material_ids, final_u))
+      if (m.nodes > 0)
+        fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name, m.nodes,
+                   m.min, m.max, m.mean);
+    fmt::print("materials: {}\n", io::material_file_path(c));
+  }
+  if (probes) {
+    probes_csv->flush();
+    std::string values;
+    const std::vector<std::string> names = probes->names();
+    for (std::size_t i = 0; i < names.size() && i < probe_values.size(); ++i)
+      values += fmt::format("{}{} {:.6g}", i ? ", " : "", names[i], probe_values[i]);
+    if (!values.empty()) fmt::print("probes at t = {:.6g}: {}\n", probe_time, values);
+    fmt::print("probes: {}\n", probes_csv->path());
+  }
   std::fflush(stdout);
   return kExitOk;
 }

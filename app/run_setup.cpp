@@ -4,12 +4,16 @@
 #include <spdlog/spdlog.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include "io/case_loader.hpp"
+#include "io/field_inputs.hpp"
 #include "kernels/registry.hpp"
+#include "solver/materials.hpp"
+#include "solver/probes.hpp"
 
 namespace heatsim::app {
 
@@ -71,10 +75,19 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     print_errors(path, errors);
     return std::nullopt;
   }
-  PreparedRun run{c, {}};
+  PreparedRun run{c, {}, {}, {}};
   try {
-    run.plan = solver::plan_time(c);
-  } catch (const std::invalid_argument& e) {
+    if (run.case_.has_fields()) {
+      // Material maps and source fields from HDF5 files, before the fields are built.
+      io::read_field_inputs(run.case_);
+      run.material_ids = solver::material_ids(run.case_);
+      run.fields = solver::coefficient_fields(run.case_, run.material_ids);
+      run.plan = solver::plan_time(run.case_, *run.fields);
+    } else {
+      run.plan = solver::plan_time(run.case_);
+    }
+    solver::probe_stencils(run.case_);  // a point outside the domain, named
+  } catch (const std::exception& e) {
     print_errors(path, {{"", 0, e.what()}});
     return std::nullopt;
   }
@@ -92,7 +105,14 @@ bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
   // padded buffers when it runs there.
   const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
   const bool on_gpu = entry && entry->needs_gpu;
-  const double host_need = 2.0 * points * 8.0 + (on_gpu ? 0.0 : 2.0 * points * value * 1.1);
+  // Coefficient fields (k, rho*c_p and one per source schedule, fp64 on the host, and again
+  // on the device or in the CPU backend's own copies).
+  const double coefficient_fields =
+      c.has_fields() ? (2.0 + static_cast<double>(std::max<std::size_t>(c.sources.size(), 1))) *
+                           points * 8.0
+                     : 0.0;
+  const double host_need = 2.0 * points * 8.0 + (on_gpu ? 0.0 : 2.0 * points * value * 1.1) +
+                           (on_gpu ? 1.0 : 2.0) * coefficient_fields + 4.0 * points;
   const double host_have = host_memory_available();
   if (host_have > 0 && host_need > host_have) {
     spdlog::error("not enough host memory: the run needs {} and {} is available",
@@ -102,7 +122,7 @@ bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
   if (on_gpu) {
     const auto devices = kernels::cuda_devices();
     // Two padded copies of the field plus reduction scratch (about 10% margin).
-    const double gpu_need = 2.0 * points * value * 1.1 + 64.0 * 1024 * 1024;
+    const double gpu_need = 2.0 * points * value * 1.1 + coefficient_fields + 64.0 * 1024 * 1024;
     if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
       spdlog::error("not enough GPU memory on {}: the run needs {} and {} is free of {}",
                     devices[0].name, format_bytes(gpu_need),

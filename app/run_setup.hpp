@@ -2,8 +2,11 @@
 // the resource checks.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "solver/backend_choice.hpp"
@@ -15,10 +18,15 @@ namespace heatsim::app {
 struct PreparedRun {
   solver::Case case_;
   solver::TimePlan plan;
+  // Real problems (Case::has_fields()): the material index of every node and the coefficient
+  // fields, built once here and shared by the time plan, the backend and the outputs; empty
+  // and null for a case without fields.
+  std::vector<std::int32_t> material_ids;
+  std::shared_ptr<const kernels::CoefficientFields> fields;
 };
 
-// Loads the case, applies the overrides and checks everything; prints every problem and
-// returns nothing when the case cannot run.
+// Loads the case, applies the overrides and checks everything (the files regions and sources
+// name are read here); prints every problem and returns nothing when the case cannot run.
 std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& overrides);
 
 // Host memory, device memory and output disk space needed vs available; prints what is
