@@ -10,6 +10,7 @@
 
 #include "bench.hpp"
 #include "commands.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/version.hpp"
 
 namespace {
@@ -29,7 +30,30 @@ void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
 
 }  // namespace
 
+namespace {
+
+int run_command(int argc, char** argv);
+
+}  // namespace
+
+// Under mpirun every rank runs the command; rank 0 prints the log (the others only warnings
+// and errors). A rank that fails alone must not leave the others waiting in an exchange: a
+// nonzero exit on one rank of several ends them all (MPI_Abort, with that exit code), except
+// the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
+  namespace parallel = heatsim::solver::parallel;
+  parallel::Environment mpi(argc, argv);
+  if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
+  const int code = run_command(argc, argv);
+  if (parallel::size() > 1 && code != heatsim::app::kExitOk &&
+      code != heatsim::app::kExitDiverged && code < 128)
+    parallel::abort_all(code);
+  return code;
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   using namespace heatsim::app;
   // `heatsim case.yaml ...` means `heatsim run case.yaml ...`.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -104,3 +128,5 @@ int main(int argc, char** argv) {
   }
   return kExitBadInput;
 }
+
+}  // namespace

@@ -35,12 +35,14 @@ std::string format_errors(const std::vector<CaseError>& errors) {
 
 namespace parse {
 
+void read_parallel(Reader& r, const YAML::Node& n, Case& c);  // case_parallel.cpp
+
 // The top level: which sections there are, each read by its own file.
 void Reader::read_case(const YAML::Node& root, Case& c) {
   const auto top = read_map(
       root, "",
       {"grid", "physics", "materials", "regions", "scheme", "boundary", "initial", "sources",
-       "time", "probes", "precision", "backend", "fusion", "output", "checkpoint"});
+       "time", "probes", "precision", "backend", "fusion", "output", "checkpoint", "parallel"});
   if (!top) return;
   const int root_line = line_of(root);
   // With materials, physics is optional: each material gives its own coefficients.
@@ -73,6 +75,7 @@ void Reader::read_case(const YAML::Node& root, Case& c) {
   if (auto f = field(*top, "backend")) read_string(*f, "backend", c.backend);
   if (auto f = field(*top, "fusion")) read_fusion(*f, c);
   if (auto f = field(*top, "output")) read_output(*f, c);
+  if (auto f = field(*top, "parallel")) read_parallel(*this, *f, c);
   if (auto f = field(*top, "checkpoint")) {
     if (const auto m = read_map(*f, "checkpoint", {"every"}))
       if (auto e = field(*m, "every")) read_int(*e, "checkpoint.every", c.checkpoint.every);

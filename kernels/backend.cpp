@@ -75,6 +75,35 @@ void Backend::sample(const std::vector<std::int64_t>& nodes, std::vector<double>
   for (std::size_t i = 0; i < nodes.size(); ++i) values[i] = field.at(static_cast<std::size_t>(nodes[i]));
 }
 
+namespace {
+
+// Calls f(index in the field, index in the box) for every node of the box.
+template <typename F>
+void for_box(const FieldBox& b, F&& f) {
+  std::size_t k = 0;
+  for (std::int64_t z = 0; z < b.extent[2]; ++z)
+    for (std::int64_t y = 0; y < b.extent[1]; ++y) {
+      const std::int64_t row = ((b.lo[2] + z) * b.grid[1] + b.lo[1] + y) * b.grid[0] + b.lo[0];
+      for (std::int64_t x = 0; x < b.extent[0]; ++x) f(static_cast<std::size_t>(row + x), k++);
+    }
+}
+
+}  // namespace
+
+void Backend::read_box(const FieldBox& box, std::vector<double>& values) {
+  std::vector<double> field;
+  download(field);
+  values.resize(static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]));
+  for_box(box, [&](std::size_t i, std::size_t k) { values[k] = field.at(i); });
+}
+
+void Backend::write_box(const FieldBox& box, const std::vector<double>& values) {
+  std::vector<double> field;
+  download(field);
+  for_box(box, [&](std::size_t i, std::size_t k) { field.at(i) = values.at(k); });
+  upload(field);
+}
+
 std::size_t Stencil::size() const {
   std::size_t s = 1;
   for (int d = 0; d < dims; ++d) s *= static_cast<std::size_t>(extent());

@@ -157,6 +157,14 @@ struct Capabilities {
   int max_fusion_depth = 1;  // largest StencilProblem::fusion_depth honoured
 };
 
+// A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;
+// 0 and 1 on unused axes), and `grid`, the whole field's points per axis (the problem's n).
+struct FieldBox {
+  std::array<std::int64_t, kMaxDims> grid{1, 1, 1};
+  std::array<std::int64_t, kMaxDims> lo{0, 0, 0};
+  std::array<std::int64_t, kMaxDims> extent{1, 1, 1};
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -176,6 +184,11 @@ class Backend {
   // The values at the given nodes (indices in memory order [z][y][x]); the default downloads
   // the whole field, device backends gather on the device.
   virtual void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values);
+  // A sub-box of the field (FieldBox), values in the box's own memory order (x fastest): what
+  // a decomposed run exchanges between ranks (solver/parallel). The defaults download (and
+  // upload) the whole field; a device backend may copy just the box.
+  virtual void read_box(const FieldBox& box, std::vector<double>& values);
+  virtual void write_box(const FieldBox& box, const std::vector<double>& values);
   // Waits for queued work (device backends); no-op on the host.
   virtual void synchronize() {}
   // Steps per pass that advance() uses after setup(): the requested fusion depth as the

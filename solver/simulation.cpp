@@ -85,9 +85,15 @@ RunResult Simulation::run() {
   };
 
   while (step < total) {
-    if (stop_flag_ && stop_flag_->load() != 0) {
+    int signal = stop_flag_ ? stop_flag_->load() : 0;
+    if (agree_) {
+      std::vector<std::int64_t> v{signal};
+      agree_(v);
+      signal = static_cast<int>(v[0]);
+    }
+    if (signal != 0) {
       result.status = RunResult::Status::interrupted;
-      result.signal = stop_flag_->load();
+      result.signal = signal;
       break;
     }
     // Chunk ends that are not due steps fall on multiples of the backend's fusion depth, so
@@ -105,11 +111,18 @@ RunResult Simulation::run() {
     const double took = seconds_since(t0);
     const std::int64_t advanced = target - step;
     step = target;
-    if (took < 0.25 && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
+    bool slow = took >= 0.25;
+    bool report_due = progress_ && seconds_since(last_report) >= progress_seconds_;
+    if (agree_) {
+      std::vector<std::int64_t> v{slow, report_due};
+      agree_(v);
+      slow = v[0] != 0;
+      report_due = v[1] != 0;
+    }
+    if (!slow && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
 
     bool due = false;
     for (const Observer& o : observers_) due = due || (o.every > 0 && step % o.every == 0);
-    const bool report_due = progress_ && seconds_since(last_report) >= progress_seconds_;
     if (due || report_due || step - last_check >= check_every_ || step == total) {
       const kernels::FieldStats stats = backend_.stats();
       if (stats.non_finite > 0) {

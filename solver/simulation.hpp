@@ -88,6 +88,14 @@ class Simulation {
     advance_ = std::move(advance);
   }
 
+  // Several processes stepping one decomposed field (solver/parallel): the loop's wall-clock
+  // decisions (stop on a signal, report progress, grow the chunk) must come out the same on
+  // every process, because they decide which collective calls follow. `agree` replaces each
+  // value with its maximum over the processes; the loop calls it on every process alike.
+  void agree_with(std::function<void(std::vector<std::int64_t>& values)> agree) {
+    agree_ = std::move(agree);
+  }
+
   RunResult run();
 
  private:
@@ -103,6 +111,7 @@ class Simulation {
   const std::atomic<int>* stop_flag_ = nullptr;
   std::int64_t check_every_ = 1000;
   std::function<void(std::int64_t, std::int64_t)> advance_;
+  std::function<void(std::vector<std::int64_t>&)> agree_;
 };
 
 }  // namespace heatsim::solver

@@ -1,0 +1,46 @@
+// The few collective operations a decomposed run needs, over all processes of the run
+// (MPI_COMM_WORLD). comm_mpi.cpp implements them with MPI; comm_serial.cpp, built when MPI is
+// off, for a single process (rank 0 of 1). Nothing else in heatsim calls MPI.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace heatsim::solver::parallel {
+
+// Starts MPI for the life of the object (threads funneled to the main one: OpenMP regions
+// never call MPI) and finalizes it at the end. A process not started by mpirun is one rank.
+class Environment {
+ public:
+  Environment(int& argc, char**& argv);
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+};
+
+// True when heatsim was built with MPI.
+bool mpi_built();
+int rank();
+int size();
+// Ends every process of the run with exit status `code` (MPI_Abort); the caller prints why
+// first. Without MPI, std::exit(code).
+[[noreturn]] void abort_all(int code);
+void barrier();
+
+// Element-wise maximum / minimum / sum over every process, in place.
+void max_all(std::vector<std::int64_t>& values);
+void max_all(std::vector<double>& values);
+void min_all(std::vector<double>& values);
+void sum_all(std::vector<double>& values);
+// Every process's value, in rank order, on every process.
+std::vector<double> gather_all(double value);
+// Sends `send` to `dest` and receives `recv.size()` values from `source` (either -1: none).
+void send_receive(const std::vector<double>& send, int dest, std::vector<double>& recv, int source,
+                  int tag);
+// Rank 0 receives every process's values in rank order (`counts[r]` from rank r); other
+// ranks get an empty result.
+std::vector<double> gather_to_root(const std::vector<double>& mine,
+                                   const std::vector<std::int64_t>& counts);
+
+}  // namespace heatsim::solver::parallel

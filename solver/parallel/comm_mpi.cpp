@@ -1,0 +1,123 @@
+// The MPI implementation of comm.hpp: the only file of heatsim that includes mpi.h.
+#include <mpi.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "comm.hpp"
+
+namespace heatsim::solver::parallel {
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw std::runtime_error(std::string(what) + ": " + std::string(text, len));
+}
+
+int as_int(std::size_t n) {
+  if (n > static_cast<std::size_t>(2147483647))
+    throw std::runtime_error("MPI message of more than 2^31 values");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+Environment::Environment(int& argc, char**& argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+}
+
+Environment::~Environment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+bool mpi_built() { return true; }
+
+int rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+void abort_all(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // not reached
+}
+
+void barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+void max_all(std::vector<std::int64_t>& values) {
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_int(values.size()), MPI_INT64_T, MPI_MAX,
+                      MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+void max_all(std::vector<double>& values) {
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_int(values.size()), MPI_DOUBLE, MPI_MAX,
+                      MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+void min_all(std::vector<double>& values) {
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_int(values.size()), MPI_DOUBLE, MPI_MIN,
+                      MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+void sum_all(std::vector<double>& values) {
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), as_int(values.size()), MPI_DOUBLE, MPI_SUM,
+                      MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+std::vector<double> gather_all(double value) {
+  std::vector<double> all(static_cast<std::size_t>(size()));
+  check(MPI_Allgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD),
+        "MPI_Allgather");
+  return all;
+}
+
+void send_receive(const std::vector<double>& send, int dest, std::vector<double>& recv, int source,
+                  int tag) {
+  check(MPI_Sendrecv(send.data(), dest < 0 ? 0 : as_int(send.size()), MPI_DOUBLE,
+                     dest < 0 ? MPI_PROC_NULL : dest, tag, recv.data(),
+                     source < 0 ? 0 : as_int(recv.size()), MPI_DOUBLE,
+                     source < 0 ? MPI_PROC_NULL : source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+}
+
+std::vector<double> gather_to_root(const std::vector<double>& mine,
+                                   const std::vector<std::int64_t>& counts) {
+  const bool root = rank() == 0;
+  std::vector<int> sizes, offsets;
+  std::vector<double> all;
+  if (root) {
+    std::int64_t total = 0;
+    for (std::int64_t c : counts) {
+      sizes.push_back(as_int(static_cast<std::size_t>(c)));
+      offsets.push_back(as_int(static_cast<std::size_t>(total)));
+      total += c;
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  check(MPI_Gatherv(mine.data(), as_int(mine.size()), MPI_DOUBLE, all.data(), sizes.data(),
+                    offsets.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  return all;
+}
+
+}  // namespace heatsim::solver::parallel

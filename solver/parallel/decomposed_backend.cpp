@@ -1,0 +1,202 @@
+#include "decomposed_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "comm.hpp"
+
+namespace heatsim::solver::parallel {
+
+DecomposedBackend::DecomposedBackend(std::unique_ptr<kernels::Backend> local,
+                                     DecomposedOptions options)
+    : local_(std::move(local)), options_(options) {}
+
+void DecomposedBackend::setup(const kernels::StencilProblem& problem) {
+  global_ = problem;
+  const int radius = std::max(1, problem.stencil.radius);
+  // Steps per exchange: a multiple of the fusion depth the local backend runs at. That depth
+  // is known after setup; when it differs from the request the overlap is set up again.
+  int depth = std::max(1, problem.fusion_depth);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int want = std::max(options_.exchange_every, depth);
+    exchange_every_ = (want + depth - 1) / depth * depth;
+    decomposition_ =
+        Decomposition(problem, size(), rank(), exchange_every_ * radius, options_.procs);
+    local_->setup(local_problem(problem, decomposition_));
+    const int got = std::max(1, local_->fusion_depth());
+    if (exchange_every_ % got == 0) break;
+    depth = got;
+  }
+  if (exchange_every_ % std::max(1, local_->fusion_depth()) != 0)
+    throw std::runtime_error("decomposed run: the backend's fusion depth does not settle");
+  // Every rank must run the same passes as the serial run: the same fusion depth everywhere.
+  std::vector<std::int64_t> depths{local_->fusion_depth(), -local_->fusion_depth()};
+  max_all(depths);
+  if (depths[0] != -depths[1])
+    throw std::runtime_error("decomposed run: the ranks' backends fuse " +
+                             std::to_string(-depths[1]) + " to " + std::to_string(depths[0]) +
+                             " steps per pass; a decomposed run needs one depth");
+
+  // The owned nodes' weights in the total heat, as the serial backends weigh them.
+  const Box owned = decomposition_.owned();
+  weights_.assign(static_cast<std::size_t>(owned.points()), 1.0);
+  const double* capacity = problem.coefficients ? problem.coefficients->capacity.data() : nullptr;
+  std::size_t k = 0;
+  for (std::int64_t z = 0; z < owned.extent[2]; ++z)
+    for (std::int64_t y = 0; y < owned.extent[1]; ++y)
+      for (std::int64_t x = 0; x < owned.extent[0]; ++x, ++k) {
+        const std::array<std::int64_t, 3> g{owned.lo[0] + x, owned.lo[1] + y, owned.lo[2] + z};
+        double w = 1.0;
+        for (int a = 0; a < problem.dims; ++a)
+          if (!problem.periodic(a) && (g[a] == 0 || g[a] == problem.n[a] - 1)) w *= 0.5;
+        if (capacity)
+          w *= capacity[static_cast<std::size_t>((g[2] * problem.n[1] + g[1]) * problem.n[0] +
+                                                 g[0])];
+        weights_[k] = w;
+      }
+}
+
+kernels::FieldBox DecomposedBackend::field_box(const Box& global_box) const {
+  const Box local = decomposition_.local();
+  kernels::FieldBox b;
+  b.grid = local.extent;
+  b.extent = global_box.extent;
+  for (int a = 0; a < 3; ++a) b.lo[a] = global_box.lo[a] - local.lo[a];
+  return b;
+}
+
+void DecomposedBackend::upload(const std::vector<double>& field) {
+  if (field.size() != static_cast<std::size_t>(global_.points()))
+    throw std::invalid_argument("decomposed run: field has " + std::to_string(field.size()) +
+                                " values, the grid " + std::to_string(global_.points()));
+  local_->upload(extract_box(field, global_.n, decomposition_.local()));
+}
+
+void DecomposedBackend::download(std::vector<double>& field) {
+  std::vector<double> mine;
+  local_->read_box(field_box(decomposition_.owned()), mine);
+  std::vector<std::int64_t> counts;
+  for (int r = 0; r < decomposition_.ranks(); ++r)
+    counts.push_back(decomposition_.owned(r).points());
+  const std::vector<double> all = gather_to_root(mine, counts);
+  field.clear();
+  if (decomposition_.rank() != 0) return;
+  field.resize(static_cast<std::size_t>(global_.points()));
+  std::size_t offset = 0;
+  for (int r = 0; r < decomposition_.ranks(); ++r) {
+    const Box box = decomposition_.owned(r);
+    const std::vector<double> part(all.begin() + static_cast<std::ptrdiff_t>(offset),
+                                   all.begin() + static_cast<std::ptrdiff_t>(offset) +
+                                       static_cast<std::ptrdiff_t>(box.points()));
+    insert_box(field, global_.n, box, part);
+    offset += static_cast<std::size_t>(box.points());
+  }
+}
+
+void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
+  // Pieces of exchange_every steps: a multiple of the fusion depth, so the local backend makes
+  // the passes the serial one makes for advance(steps) (whole passes, then the remainder).
+  for (std::int64_t done = 0; done < steps;) {
+    const std::int64_t m = std::min<std::int64_t>(exchange_every_, steps - done);
+    local_->advance(m, step0 + done);
+    exchange();
+    done += m;
+  }
+}
+
+// Axis by axis: the owned layers next to each neighbour go into its overlap. Along axis a the
+// boxes span the whole local extent of the axes before a (their overlaps are right already, so
+// edges and corners travel on) and the owned range of the axes after it.
+void DecomposedBackend::exchange() {
+  const Decomposition& d = decomposition_;
+  const Box local = d.local(), owned = d.owned();
+  const std::int64_t w = d.halo();
+  for (int a = 0; a < global_.dims; ++a) {
+    if (d.procs()[a] == 1) continue;
+    Box slab;
+    for (int b = 0; b < 3; ++b) {
+      slab.lo[b] = b < a ? local.lo[b] : owned.lo[b];
+      slab.extent[b] = b < a ? local.extent[b] : owned.extent[b];
+    }
+    slab.extent[a] = w;
+    const int low = d.neighbour(a, 0), high = d.neighbour(a, 1);
+    for (int side = 0; side < 2; ++side) {
+      // side 0: my first owned layers to the low neighbour, the high neighbour's into my high
+      // overlap; side 1 the mirror image.
+      const int dest = side == 0 ? low : high;
+      const int source = side == 0 ? high : low;
+      Box send = slab, recv = slab;
+      send.lo[a] = side == 0 ? owned.lo[a] : owned.lo[a] + owned.extent[a] - w;
+      recv.lo[a] = side == 0 ? owned.lo[a] + owned.extent[a] : owned.lo[a] - w;
+      std::vector<double> out, in(static_cast<std::size_t>(recv.points()));
+      if (dest >= 0) local_->read_box(field_box(send), out);
+      send_receive(out, dest, in, source, 2 * a + side);
+      if (source >= 0) local_->write_box(field_box(recv), in);
+    }
+  }
+}
+
+kernels::FieldStats DecomposedBackend::stats() {
+  std::vector<double> mine;
+  local_->read_box(field_box(decomposition_.owned()), mine);
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0, bad = 0.0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const double v = mine[i];
+    if (!std::isfinite(v)) {
+      bad += 1.0;
+      continue;
+    }
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    total += weights_[i] * v;
+  }
+  std::vector<double> lows{mn}, highs{mx}, counts{bad};
+  min_all(lows);
+  max_all(highs);
+  sum_all(counts);
+  // The partial sums in rank order: the same total on every rank and in every run.
+  double heat = 0.0;
+  for (double part : gather_all(total)) heat += part;
+  kernels::FieldStats st;
+  st.min = lows[0];
+  st.max = highs[0];
+  st.total_heat = heat;
+  st.non_finite = static_cast<std::int64_t>(counts[0]);
+  return st;
+}
+
+void DecomposedBackend::sample(const std::vector<std::int64_t>& nodes,
+                               std::vector<double>& values) {
+  const Box owned = decomposition_.owned();
+  std::vector<double> mine;
+  local_->read_box(field_box(owned), mine);
+  const auto& n = global_.n;
+  // -0.0 is the exact identity of addition (x + -0.0 == x for every x, -0.0 and NaN
+  // included), so the sum over ranks hands every node its owner's value bit for bit.
+  values.assign(nodes.size(), -0.0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::int64_t g = nodes[i];
+    const std::array<std::int64_t, 3> c{g % n[0], (g / n[0]) % n[1], g / (n[0] * n[1])};
+    bool inside = true;
+    for (int a = 0; a < 3; ++a)
+      inside = inside && c[a] >= owned.lo[a] && c[a] < owned.lo[a] + owned.extent[a];
+    if (!inside) continue;
+    const std::int64_t k =
+        ((c[2] - owned.lo[2]) * owned.extent[1] + c[1] - owned.lo[1]) * owned.extent[0] + c[0] -
+        owned.lo[0];
+    values[i] = mine[static_cast<std::size_t>(k)];
+  }
+  sum_all(values);
+}
+
+std::string DecomposedBackend::describe() const {
+  const auto& p = decomposition_.procs();
+  return std::to_string(decomposition_.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
+         std::to_string(p[1]) + " x " + std::to_string(p[2]) + ", overlap " +
+         std::to_string(decomposition_.halo()) + " layers, exchange every " +
+         std::to_string(exchange_every_) + " steps";
+}
+
+}  // namespace heatsim::solver::parallel

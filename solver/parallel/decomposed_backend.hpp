@@ -1,0 +1,71 @@
+// A backend that steps one global field split over the ranks of an MPI run
+// (decomposition.hpp): each rank holds a normal backend (cpu, cuda-..., whatever the run chose)
+// set up for its local problem, and this class presents the global field to the time loop.
+//
+// Every method is collective (every rank calls it, in the same order) except name(),
+// capabilities(), unsupported_reason() and fusion_depth():
+//   upload(global field)  each rank takes its local box from the global field it holds;
+//   download(field)       rank 0 receives the global field (gathered owned boxes); the other
+//                         ranks get an empty vector;
+//   advance(steps, step0) steps per exchange at a time, exchanging the overlaps after each;
+//   stats()               over the owned nodes, reduced: min, max, non-finite count; the total
+//                         heat sums the ranks' partial sums in rank order (the same on every
+//                         rank and every run with this decomposition);
+//   sample(nodes)         every rank gets every value (the owner's, bit for bit).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "decomposition.hpp"
+#include "kernels/backend.hpp"
+
+namespace heatsim::solver::parallel {
+
+struct DecomposedOptions {
+  std::array<int, 3> procs{0, 0, 0};  // ranks per axis; 0: balanced
+  // Steps between exchanges: a multiple of the local backend's fusion depth, so the passes are
+  // the serial run's; 0: the fusion depth. A deeper overlap trades more redundant work for
+  // fewer messages (communication avoiding).
+  int exchange_every = 0;
+};
+
+class DecomposedBackend final : public kernels::Backend {
+ public:
+  DecomposedBackend(std::unique_ptr<kernels::Backend> local, DecomposedOptions options = {});
+
+  std::string name() const override { return local_->name(); }
+  kernels::Capabilities capabilities() const override { return local_->capabilities(); }
+  std::string unsupported_reason(const kernels::StencilProblem& problem) const override {
+    return local_->unsupported_reason(problem);
+  }
+  // `problem` is the global one. Throws std::invalid_argument when the grid cannot be split
+  // this way (blocks thinner than the overlap).
+  void setup(const kernels::StencilProblem& problem) override;
+  void upload(const std::vector<double>& field) override;
+  void download(std::vector<double>& field) override;
+  void advance(std::int64_t steps, std::int64_t step0) override;
+  kernels::FieldStats stats() override;
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override;
+  void synchronize() override { local_->synchronize(); }
+  int fusion_depth() const override { return local_->fusion_depth(); }
+
+  const Decomposition& decomposition() const { return decomposition_; }
+  int exchange_every() const { return exchange_every_; }
+  // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".
+  std::string describe() const;
+
+ private:
+  void exchange();
+  kernels::FieldBox field_box(const Box& global_box) const;  // in the local field
+
+  std::unique_ptr<kernels::Backend> local_;
+  DecomposedOptions options_;
+  kernels::StencilProblem global_;
+  Decomposition decomposition_;
+  int exchange_every_ = 1;
+  std::vector<double> weights_;  // per owned node: trapezoid weight (x capacity with fields)
+};
+
+}  // namespace heatsim::solver::parallel

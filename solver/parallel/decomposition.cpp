@@ -1,0 +1,190 @@
+#include "decomposition.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace heatsim::solver::parallel {
+namespace {
+
+const char* kAxis[] = {"x", "y", "z"};
+
+std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }
+
+// Prime factors of n, largest first.
+std::vector<int> prime_factors(int n) {
+  std::vector<int> f;
+  for (int p = 2; p * p <= n; ++p)
+    while (n % p == 0) {
+      f.push_back(p);
+      n /= p;
+    }
+  if (n > 1) f.push_back(n);
+  std::sort(f.rbegin(), f.rend());
+  return f;
+}
+
+}  // namespace
+
+Decomposition::Decomposition(const kernels::StencilProblem& global, int ranks, int rank, int halo,
+                             std::array<int, 3> procs)
+    : dims_(global.dims), ranks_(ranks), rank_(rank), halo_(halo), n_(global.n) {
+  if (ranks < 1 || rank < 0 || rank >= ranks)
+    throw std::invalid_argument("rank " + std::to_string(rank) + " of " + std::to_string(ranks));
+  for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && global.periodic(a);
+  int fixed = 1;
+  for (int a = 0; a < 3; ++a) {
+    if (procs[a] < 0) throw std::invalid_argument("parallel.decomposition: negative count");
+    if (a >= dims_ && procs[a] > 1)
+      throw std::invalid_argument(std::string("parallel.decomposition: the grid has no ") +
+                                  kAxis[a] + " axis to split");
+    if (a >= dims_) procs[a] = 1;
+    if (procs[a] > 0) fixed *= procs[a];
+  }
+  if (ranks % fixed != 0)
+    throw std::invalid_argument("parallel.decomposition: " + std::to_string(fixed) +
+                                " blocks for " + std::to_string(ranks) + " ranks");
+  // The free axes share the remaining factor: each prime, largest first, goes to the free axis
+  // whose blocks are longest (the slower axis on a tie), like MPI_Dims_create but grid-aware.
+  std::array<int, 3> p = procs;
+  bool any_free = false;
+  for (int a = 0; a < 3; ++a)
+    if (p[a] == 0) {
+      p[a] = 1;
+      any_free = true;
+    }
+  if (any_free) {
+    for (int f : prime_factors(ranks / fixed)) {
+      int best = -1;
+      for (int a = dims_ - 1; a >= 0; --a)
+        if (procs[a] == 0 && (best < 0 || n_[a] / p[a] > n_[best] / p[best])) best = a;
+      p[best] *= f;
+    }
+  } else if (fixed != ranks) {
+    throw std::invalid_argument("parallel.decomposition: " + std::to_string(fixed) +
+                                " blocks for " + std::to_string(ranks) + " ranks");
+  }
+  procs_ = p;
+  for (int a = 0; a < dims_; ++a) {
+    if (procs_[a] == 1) continue;
+    const std::int64_t thinnest = n_[a] / procs_[a];
+    if (thinnest < halo_)
+      throw std::invalid_argument(
+          std::string("grid.n along ") + kAxis[a] + " (" + std::to_string(n_[a]) + ") split over " +
+          std::to_string(procs_[a]) + " ranks gives blocks of " + std::to_string(thinnest) +
+          " nodes, thinner than the overlap of " + std::to_string(halo_) +
+          " layers (steps per exchange x stencil radius): use fewer "
+          "ranks along this axis");
+  }
+}
+
+std::array<int, 3> Decomposition::coords(int r) const {
+  return {r % procs_[0], (r / procs_[0]) % procs_[1], r / (procs_[0] * procs_[1])};
+}
+
+int Decomposition::rank_at(std::array<int, 3> c) const {
+  return c[0] + procs_[0] * (c[1] + procs_[1] * c[2]);
+}
+
+int Decomposition::neighbour(int axis, int side, int r) const {
+  if (procs_[axis] == 1) return -1;
+  std::array<int, 3> c = coords(r);
+  c[axis] += side == 0 ? -1 : 1;
+  if (c[axis] < 0 || c[axis] >= procs_[axis]) {
+    if (!periodic_[axis]) return -1;
+    c[axis] = (c[axis] + procs_[axis]) % procs_[axis];
+  }
+  return rank_at(c);
+}
+
+std::array<std::int64_t, 3> Decomposition::owned_range(int axis, int c) const {
+  const std::int64_t p = procs_[axis];
+  return {n_[axis] * c / p, n_[axis] * (c + 1) / p, 0};
+}
+
+Box Decomposition::owned(int r) const {
+  Box b;
+  const std::array<int, 3> c = coords(r);
+  for (int a = 0; a < 3; ++a) {
+    const auto range = owned_range(a, c[a]);
+    b.lo[a] = range[0];
+    b.extent[a] = range[1] - range[0];
+  }
+  return b;
+}
+
+Box Decomposition::local(int r) const {
+  Box b = owned(r);
+  for (int a = 0; a < 3; ++a) {
+    const std::int64_t below = neighbour(a, 0, r) >= 0 ? halo_ : 0;
+    const std::int64_t above = neighbour(a, 1, r) >= 0 ? halo_ : 0;
+    b.lo[a] -= below;
+    b.extent[a] += below + above;
+  }
+  return b;
+}
+
+std::int64_t Decomposition::overlap(int axis, int side) const {
+  return neighbour(axis, side) >= 0 ? halo_ : 0;
+}
+
+kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
+                                      const Decomposition& d) {
+  kernels::StencilProblem p = global;
+  const Box box = d.local();
+  p.n = box.extent;
+  for (int a = 0; a < global.dims; ++a)
+    for (int side = 0; side < 2; ++side)
+      if (d.neighbour(a, side) >= 0) {
+        // The placeholder: any face would do, its wrong values stay in the overlap.
+        kernels::BoundaryFace placeholder;
+        placeholder.kind = kernels::BoundaryKind::dirichlet;
+        placeholder.value = 0.0;
+        p.faces[2 * a + side] = placeholder;
+      }
+  // A split periodic axis has neighbours on both sides: both faces are placeholders now.
+  if (global.coefficients) {
+    const kernels::CoefficientFields& g = *global.coefficients;
+    auto fields = std::make_shared<kernels::CoefficientFields>();
+    fields->conductivity = extract_box(g.conductivity, global.n, box);
+    fields->capacity = extract_box(g.capacity, global.n, box);
+    for (const auto& s : g.sources)
+      fields->sources.push_back({extract_box(s.density, global.n, box), s.schedule});
+    p.coefficients = fields;
+  }
+  return p;
+}
+
+std::vector<double> extract_box(const std::vector<double>& field,
+                                const std::array<std::int64_t, 3>& n, const Box& box) {
+  std::vector<double> out(static_cast<std::size_t>(box.points()));
+  std::size_t k = 0;
+  for (std::int64_t z = 0; z < box.extent[2]; ++z)
+    for (std::int64_t y = 0; y < box.extent[1]; ++y) {
+      const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
+      const std::int64_t row = (gz * n[1] + gy) * n[0];
+      for (std::int64_t x = 0; x < box.extent[0]; ++x)
+        out[k++] = field[static_cast<std::size_t>(row + wrap(box.lo[0] + x, n[0]))];
+    }
+  return out;
+}
+
+void insert_box(std::vector<double>& field, const std::array<std::int64_t, 3>& n, const Box& box,
+                const std::vector<double>& values) {
+  std::size_t k = 0;
+  for (std::int64_t z = 0; z < box.extent[2]; ++z)
+    for (std::int64_t y = 0; y < box.extent[1]; ++y) {
+      const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
+      const std::int64_t row = (gz * n[1] + gy) * n[0];
+      for (std::int64_t x = 0; x < box.extent[0]; ++x)
+        field[static_cast<std::size_t>(row + wrap(box.lo[0] + x, n[0]))] = values[k++];
+    }
+}
+
+Box relative(const Box& box, const Box& origin) {
+  Box b = box;
+  for (int a = 0; a < 3; ++a) b.lo[a] -= origin.lo[a];
+  return b;
+}
+
+}  // namespace heatsim::solver::parallel
