@@ -1,0 +1,210 @@
+// `mpirun -np N heatsim case.yaml` against the serial run: every output file, checkpoint and
+// probe row bit for bit identical for N = 1..4, every face kind, materials and sources, a deep
+// overlap; a restart on another number of ranks; a rank that fails ends all of them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/field_file.hpp"
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace fs = std::filesystem;
+namespace io = heatsim::io;
+
+namespace {
+
+// Every rank run is bounded, so a hang fails the test instead of blocking the suite.
+heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args) {
+  const std::string cmd = std::string("timeout 120 ") + HEATSIM_MPIEXEC +
+                          " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
+                          " " + HEATSIM_BINARY + " " + args + " 2>&1";
+  heatsim_tests::ProcessResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe)) r.output += buf;
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The field outputs and checkpoints of a run directory, by name.
+std::vector<std::string> h5_files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".h5" && name != "materials.h5") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+struct Case {
+  const char* name;
+  std::string yaml;  // without output
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> list = {
+      {"dirichlet_2d_order4",
+       "grid: {dims: 2, n: [25, 19], length: 1.0}\nphysics: {alpha: 1.0, source: 0.5}\n"
+       "scheme: order4\nboundary:\n  all: {type: dirichlet, value: 0.0}\n"
+       "  x-: {type: dirichlet, value: 0.5, amplitude: 0.5, frequency: 3.0}\n"
+       "initial: {type: gaussian, amplitude: 1.0, center: [0.3, 0.6], width: 0.15}\n"
+       "time: {dt: auto, steps: 40}\n"},
+      {"neumann_3d_order2",
+       "grid: {dims: 3, n: [13, 11, 9], length: 1.0}\nphysics: {alpha: 1.0, source: 1.0}\n"
+       "boundary:\n  all: {type: neumann, flux: 0.0}\n  z+: {type: neumann, flux: -0.5}\n"
+       "initial: {type: gaussian, amplitude: 1.0, center: [0.3, 0.6, 0.5], width: 0.2}\n"
+       "time: {dt: auto, steps: 30}\n"},
+      {"periodic_2d_box",
+       "grid: {dims: 2, n: [24, 18], length: 1.0}\nphysics: {alpha: 1.0}\nscheme: isotropic\n"
+       "boundary:\n  all: {type: periodic}\n"
+       "initial: {type: expression, value: \"sin(2*pi*x) * cos(2*pi*y) + x\"}\n"
+       "time: {dt: auto, steps: 35}\n"},
+      {"mixed_1d_order6_deep_overlap",
+       "grid: {dims: 1, n: [61], length: 1.0}\nphysics: {alpha: 1.0}\nscheme: order6\n"
+       "boundary:\n  x-: {type: dirichlet, value: 1.0}\n  x+: {type: neumann, flux: 0.25}\n"
+       "initial: {type: gaussian, amplitude: 1.0, center: [0.4], width: 0.1}\n"
+       "time: {dt: auto, steps: 41}\nparallel: {exchange_every: 3}\n"},
+      {"materials_sources_convective_2d",
+       "grid: {dims: 2, n: [23, 17], length: [0.22, 0.16]}\n"
+       "materials:\n  copper: {conductivity: 400, density: 8960, specific_heat: 385}\n"
+       "  epoxy: {conductivity: 0.3, density: 1200, specific_heat: 1100}\n"
+       "regions:\n  - {material: epoxy}\n  - {material: copper, box: {lower: [0.05, 0.0], upper: "
+       "[0.12, 0.1]}}\n"
+       "sources:\n  - {ball: {center: [0.08, 0.05], radius: 0.03}, power_density: 2.0e6, "
+       "schedule: [[0, 0], [5, 1], [20, 0.5]]}\n"
+       "boundary:\n  all: {type: neumann, flux: 0.0}\n"
+       "  x-: {type: convective, h: 50, ambient: {value: 290, amplitude: 5, frequency: 0.05}}\n"
+       "  y+: {type: dirichlet, value: 300}\n  x+: {type: neumann, heat_flux: 1000}\n"
+       "initial: {type: constant, value: 295}\ntime: {dt: auto, steps: 60}\n"
+       "probes:\n  every: 5\n  points:\n    hot: [0.08, 0.05]\n    edge: [0.0, 0.101]\n"},
+  };
+  return list;
+}
+
+class DecomposedRunTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("mpi"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_case(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // Every .h5 of `got` equals the one of the same name in `want`, and so does probes.csv.
+  static void expect_same_run(const fs::path& want, const fs::path& got, const std::string& what) {
+    const std::vector<std::string> names = h5_files(want);
+    ASSERT_FALSE(names.empty()) << what;
+    EXPECT_EQ(names, h5_files(got)) << what;
+    for (const std::string& name : names) {
+      const io::FieldFile a = io::read_field_file((want / name).string());
+      const io::FieldFile b = io::read_field_file((got / name).string());
+      EXPECT_TRUE(same_bits(a.field, b.field)) << what << ": " << name << " differs";
+      EXPECT_EQ(a.meta.step, b.meta.step) << what << ": " << name;
+    }
+    if (fs::exists(want / "probes.csv")) {
+      EXPECT_EQ(read_text(want / "probes.csv"), read_text(got / "probes.csv")) << what;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
+  const int ranks = GetParam();
+  for (const Case& c : cases()) {
+    const std::string out = "output: {every: 10}\ncheckpoint: {every: 20}\n";
+    const std::string path = write_case(std::string(c.name) + ".yaml", c.yaml + out);
+    const fs::path serial = dir_ / (std::string(c.name) + "_serial");
+    const fs::path split = dir_ / (std::string(c.name) + "_np" + std::to_string(ranks));
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + serial.string());
+    ASSERT_EQ(s.code, 0) << c.name << "\n" << s.output;
+    const auto p = run_ranks(ranks, "run " + path + " -q -o " + split.string());
+    ASSERT_EQ(p.code, 0) << c.name << " on " << ranks << " ranks\n" << p.output;
+    expect_same_run(serial, split, std::string(c.name) + " on " + std::to_string(ranks) + " ranks");
+    // The summary's totals are the global ones (min and max exactly; the heat's sum order
+    // differs from the serial backend's, so to rounding).
+    const auto line = [](const std::string& text) {
+      const auto at = text.find("final field: min ");
+      return at == std::string::npos ? std::string()
+                                     : text.substr(at, text.find(" total", at) - at);
+    };
+    EXPECT_EQ(line(s.output), line(p.output)) << c.name << "\n" << p.output;
+    EXPECT_FALSE(line(p.output).empty()) << p.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DecomposedRunTest, ::testing::Values(1, 2, 3, 4));
+
+class DecomposedRestartTest : public DecomposedRunTest {};
+
+// A checkpoint written by 4 ranks continues on 2 exactly as the uninterrupted serial run goes.
+TEST_F(DecomposedRestartTest, FourRanksRestartOnTwo) {
+  const Case& c = cases()[4];  // materials, sources, convective faces, probes
+  const std::string out = "output: {every: 10}\ncheckpoint: {every: 20}\n";
+  const std::string path = write_case("c.yaml", c.yaml + out);
+  const fs::path whole = dir_ / "whole", split = dir_ / "split";
+  const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + whole.string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  const auto first = run_ranks(4, "run " + path + " -q -n 20 -o " + split.string());
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto rest = run_ranks(2, "run " + path + " -q -o " + split.string() + " --restart " +
+                                     (split / "checkpoint_00000020.h5").string());
+  ASSERT_EQ(rest.code, 0) << rest.output;
+  expect_same_run(whole, split, "4 ranks to step 20, then 2 ranks");
+}
+
+class DecomposedFailureTest : public DecomposedRunTest {};
+
+// Every rank fails alike (a missing initial file): a clear message, a nonzero exit, no hang.
+TEST_F(DecomposedFailureTest, BadInitialFileStopsEveryRank) {
+  const std::string path =
+      write_case("c.yaml",
+                 "grid: {dims: 2, n: [16, 16], length: 1.0}\nphysics: {alpha: 1.0}\n"
+                 "boundary:\n  all: {type: dirichlet, value: 0.0}\n"
+                 "initial: {type: file, path: " +
+                     (dir_ / "missing.h5").string() +
+                     "}\n"
+                     "time: {dt: auto, steps: 10}\noutput: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  const auto r = run_ranks(3, "run " + path);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.code, 124) << "timed out: a rank hung\n" << r.output;
+  EXPECT_NE(r.output.find("missing.h5"), std::string::npos) << r.output;
+}
+
+// Only rank 0 writes, so only rank 0 finds the output directory unusable; the others are
+// already waiting to exchange and must be ended too.
+TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
+  std::ofstream(dir_ / "file") << "not a directory";
+  const std::string path = write_case("c.yaml", cases()[0].yaml + "output: {directory: " +
+                                                    (dir_ / "file" / "out").string() + "}\n");
+  const auto r = run_ranks(4, "run " + path);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.code, 124) << "timed out: a rank hung\n" << r.output;
+  EXPECT_NE(r.output.find("file/out"), std::string::npos) << r.output;
+}
+
+}  // namespace
