@@ -88,7 +88,8 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
     const auto x = g.position(i);
     bool in = true;
     switch (shape.kind) {
-      case ShapeKind::everywhere: break;
+      case ShapeKind::everywhere:
+        break;
       case ShapeKind::box:
         for (int a = 0; a < g.dims; ++a) {
           const double tol = 1e-9 * g.h[a];
@@ -106,7 +107,8 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
         in = v != 0.0 && !std::isnan(v);  // nonzero = inside; NaN is no answer, so outside
         break;
       }
-      case ShapeKind::file: break;
+      case ShapeKind::file:
+        break;
     }
     inside[static_cast<std::size_t>(i)] = in ? 1 : 0;
   }
@@ -240,8 +242,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
         return;
       }
     if (static_cast<int>(fields->sources.size()) == kernels::kMaxSourceFields)
-      throw std::invalid_argument(key + ": more than " +
-                                  std::to_string(kernels::kMaxSourceFields) +
+      throw std::invalid_argument(key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
                                   " different source schedules (sources with the same schedule "
                                   "share one field)");
     fields->sources.push_back({density, schedule});

@@ -463,7 +463,7 @@ class CpuBackend final : public Backend {
   PaddedLayout layout_;
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
-  std::vector<T> k_, capacity_;     // coefficient fields, padded like the field
+  std::vector<T> k_, capacity_;    // coefficient fields, padded like the field
   std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
   bool parallel_ = true;
 };

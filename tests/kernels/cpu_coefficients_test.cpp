@@ -50,8 +50,12 @@ std::vector<double> naive_step(const StencilProblem& p, const std::vector<double
               const double kbm = harmonic(f.conductivity[i], kj);
               const double h = p.h[a];
               switch (face.kind) {
-                case BoundaryKind::periodic: uj = um; break;
-                case BoundaryKind::dirichlet: uj = 2.0 * face.at(t) - um; break;
+                case BoundaryKind::periodic:
+                  uj = um;
+                  break;
+                case BoundaryKind::dirichlet:
+                  uj = 2.0 * face.at(t) - um;
+                  break;
                 case BoundaryKind::neumann:
                   uj = face.heat_flux ? um + 2.0 * h * face.value / kbm : um + 2.0 * h * face.value;
                   break;

@@ -195,8 +195,9 @@ TEST(Expression, LimitsLengthAndNesting) {
 // ExpressionError whose column lies within the text; nothing else escapes.
 TEST(Expression, RandomTextCompilesOrIsRefusedCleanly) {
   const char* const kTokens[] = {"x", "y", "z", "pi", "e", "1", "2.5", ".5", "1e-3", "3e",
-                                 "+", "-", "*", "/", "^", "<", "<=", ">", "==", "!=", "&&", "||", "!",
-                                 "(", ")", ",", "sin", "min", "pow", "sqrt", "q", " ", "$", "."};
+                                 "+", "-", "*", "/", "^", "<", "<=", ">", "==", "!=",
+                                 "&&", "||", "!", "(", ")", ",", "sin", "min", "pow", "sqrt",
+                                 "q", " ", "$", "."};
   std::mt19937 rng(2026);
   std::uniform_int_distribution<int> pick(0, static_cast<int>(std::size(kTokens)) - 1);
   std::uniform_int_distribution<int> length(0, 24);

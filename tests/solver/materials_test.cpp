@@ -95,7 +95,7 @@ TEST(Schedule, TableIsPiecewiseLinearAndConstantBeyondItsEnds) {
 
 TEST(Schedule, SineFormMeanIsItsIntegral) {
   kernels::Schedule s{1.0, 0.5, 2.0, {}};
-  EXPECT_DOUBLE_EQ(s.at(0.125), 1.5);  // sin(pi/2)
+  EXPECT_DOUBLE_EQ(s.at(0.125), 1.5);         // sin(pi/2)
   EXPECT_NEAR(s.mean(0.0, 0.5), 1.0, 1e-15);  // one whole period
   EXPECT_DOUBLE_EQ(s.mean(0.0, 0.25), 1.0 + 0.5 * 2.0 / M_PI);
   for (const auto& [t0, t1] : {std::pair{0.0, 0.01}, {0.3, 0.41}, {1.0, 2.7}})
@@ -192,7 +192,7 @@ TEST(CoefficientFields, ShorthandAndMaterialsGiveKAndCapacity) {
 }
 
 TEST(CoefficientFields, PowerIsSpreadWithTheTotalHeatsNodeWeights) {
-  Case c = grid_case(2, {9, 7, 1}, {0.8, 0.3, 1});  // hx = 0.1, hy = 0.05
+  Case c = grid_case(2, {9, 7, 1}, {0.8, 0.3, 1});                   // hx = 0.1, hy = 0.05
   c.boundary[2].kind = c.boundary[3].kind = BoundaryKind::periodic;  // y periodic: hy = 0.3/7
   SourceSpec heater;
   heater.shape = box({0.0, 0.0, 0}, {0.3, 1.0, 0});  // x = 0 (weight 1/2) .. 0.3

@@ -175,8 +175,8 @@ TEST(RealProblems, UniformPowerDensityGivesTheParabola) {
 // heat leaving through convective faces, transfer * (u_b - ambient(t)) per unit area with
 // the face nodes' trapezoid weights, plus the heat flux entering through heat-flux faces.
 struct Balance {
-  double gained = 0.0;  // integral of the source power so far
-  double lost = 0.0;    // heat out through convective faces so far
+  double gained = 0.0;   // integral of the source power so far
+  double lost = 0.0;     // heat out through convective faces so far
   double entered = 0.0;  // heat in through heat-flux faces so far
 };
 
@@ -226,7 +226,8 @@ void check_heat_balance(const Case& c, double power, const kernels::Schedule& sc
       for (std::int64_t i = 0; i < static_cast<std::int64_t>(u.size()); ++i) {
         if (!on_face(c, f, i)) continue;
         const double area = face_area(c, f, i);
-        if (conv) b.lost += plan.dt * face.transfer * (u[static_cast<std::size_t>(i)] - face.at(t)) * area;
+        if (conv)
+          b.lost += plan.dt * face.transfer * (u[static_cast<std::size_t>(i)] - face.at(t)) * area;
         if (flux) b.entered += plan.dt * face.value * area;
       }
     }
@@ -237,7 +238,8 @@ void check_heat_balance(const Case& c, double power, const kernels::Schedule& sc
       b.gained = power * schedule.mean(0.0, t1) * t1;
       const double heat = backend->stats().total_heat * volume;
       const double expected = h0 + b.gained - b.lost + b.entered;
-      const double scale = std::abs(h0) + std::abs(b.gained) + std::abs(b.lost) + std::abs(b.entered);
+      const double scale =
+          std::abs(h0) + std::abs(b.gained) + std::abs(b.lost) + std::abs(b.entered);
       EXPECT_NEAR(heat, expected, 1e-12 * scale) << "step " << s + 1;
       ++checks;
     }
@@ -295,7 +297,7 @@ TEST(RealProblems, ConvectiveAndHeatFluxFacesEnterTheBalance) {
   BoundaryFace cool = convective(3.0, 0.1);
   cool.amplitude = 0.05;
   cool.frequency = 1.0 / (100 * dt);
-  c.boundary[3] = cool;  // y+: ambient on a sine
+  c.boundary[3] = cool;            // y+: ambient on a sine
   c.boundary[0].heat_flux = true;  // x-: 0.7 W/m^2 into the body
   c.boundary[0].value = 0.7;
   c.sources = {scheduled_heater(1.5, heater_schedule(dt))};
