@@ -75,6 +75,28 @@ class CpuBackend final : public Backend {
     for_each_node([&](std::int64_t i, std::int64_t k) { field[i] = static_cast<double>(cur_[k]); });
   }
 
+  // Just the box's rows, straight from the padded field (a decomposed run's halo exchange).
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    check_box(box);
+    values.resize(static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]));
+    for_box_row(box, [&](std::int64_t at, std::size_t k) {
+      for (std::int64_t x = 0; x < box.extent[0]; ++x)
+        values[k + static_cast<std::size_t>(x)] = static_cast<double>(cur_[at + x]);
+    });
+  }
+
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    check_box(box);
+    if (values.size() != static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]))
+      throw std::invalid_argument("cpu backend: write_box got " + std::to_string(values.size()) +
+                                  " values for a box of " +
+                                  std::to_string(box.extent[0] * box.extent[1] * box.extent[2]));
+    for_box_row(box, [&](std::int64_t at, std::size_t k) {
+      for (std::int64_t x = 0; x < box.extent[0]; ++x)
+        cur_[at + x] = static_cast<T>(values[k + static_cast<std::size_t>(x)]);
+    });
+  }
+
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (p_.coefficients) return advance_fields(steps, step0);
     std::vector<T> w(taps_.size());
@@ -125,6 +147,23 @@ class CpuBackend final : public Backend {
     if (size != static_cast<std::size_t>(p_.points()))
       throw std::invalid_argument("cpu backend: field has " + std::to_string(size) +
                                   " values, the grid " + std::to_string(p_.points()));
+  }
+
+  void check_box(const FieldBox& box) const {
+    for (int a = 0; a < kMaxDims; ++a)
+      if (box.grid[a] != p_.n[a] || box.lo[a] < 0 || box.extent[a] < 0 ||
+          box.lo[a] + box.extent[a] > p_.n[a])
+        throw std::invalid_argument("cpu backend: box outside the field along axis " +
+                                    std::to_string(a));
+  }
+
+  // Calls f(layout index of the row's first node, index of that node in the box) per x row.
+  template <typename F>
+  void for_box_row(const FieldBox& box, F&& f) const {
+    std::size_t k = 0;
+    for (std::int64_t z = 0; z < box.extent[2]; ++z)
+      for (std::int64_t y = 0; y < box.extent[1]; ++y, k += static_cast<std::size_t>(box.extent[0]))
+        f(layout_.index(box.lo[0], box.lo[1] + y, box.lo[2] + z), k);
   }
 
   template <typename F>

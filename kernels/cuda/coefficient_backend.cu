@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
 #include "coefficient_fields.cuh"
@@ -144,6 +145,16 @@ class CoefficientBackend final : public Backend {
     sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
   }
 
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    read_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+  }
+
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    write_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+  }
+
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
 
  private:
@@ -175,6 +186,7 @@ class CoefficientBackend final : public Backend {
   DeviceGrid grid_;
   LaunchContext context_;
   DeviceArray cur_, next_, partials_;
+  BoxStaging staging_;  // read_box / write_box
   DeviceCoefficients<T> fields_;
   DirichletFaces dirichlet_;
   bool faces_need_k_ = false;  // a convective or heat-flux face: the coefficient ghost fill

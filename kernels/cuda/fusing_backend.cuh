@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "box_transfer.cuh"
 #include "check.cuh"
 #include "convstencil/fusion_plan.hpp"
 #include "device_memory.cuh"
@@ -235,6 +236,18 @@ class FusingBackend final : public Backend {
     cuda::sample_nodes<T>(main_.cur.template as<T>(), main_.grid, nodes, values, stream_);
   }
 
+  // Unlike upload(), a box write leaves the record of the Dirichlet nodes alone: a decomposed
+  // run writes its overlaps between passes, and the passes must stay the serial run's.
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::read_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
+  }
+
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::write_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
+  }
+
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
@@ -338,6 +351,7 @@ class FusingBackend final : public Backend {
   Field main_;
   std::vector<std::unique_ptr<Band<T>>> bands_;
   DeviceArray partials_;
+  BoxStaging staging_;  // read_box / write_box
   bool has_dirichlet_ = false;
   bool boundary_nodes_hold_g_ = false;
   bool check_nodes_at_next_advance_ = false;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
 #include "device_memory.cuh"
@@ -137,6 +138,16 @@ class SweepBackend final : public Backend {
     sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
   }
 
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    read_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+  }
+
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    write_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+  }
+
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
 
  private:
@@ -166,6 +177,7 @@ class SweepBackend final : public Backend {
   DeviceGrid grid_;
   LaunchContext context_;
   DeviceArray cur_, next_, partials_;
+  BoxStaging staging_;  // read_box / write_box
   StencilWeights<T> weights_{};
   bool has_dirichlet_ = false;
   bool ready_ = false;
@@ -295,6 +307,12 @@ class CoreBackend final : public Backend {
   FieldStats stats() override { return ready().stats(); }
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     ready().sample(nodes, values);
+  }
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    ready().read_box(box, values);
+  }
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    ready().write_box(box, values);
   }
   void synchronize() override { ready().synchronize(); }
   int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }

@@ -38,6 +38,18 @@ std::vector<double> gather_all(double value);
 // Sends `send` to `dest` and receives `recv.size()` values from `source` (either -1: none).
 void send_receive(const std::vector<double>& send, int dest, std::vector<double>& recv, int source,
                   int tag);
+// One message of an exchange: `send` goes to `dest`, `recv` (sized by the caller) comes from
+// `source` (either -1: none), both under `tag`.
+struct Transfer {
+  const std::vector<double>* send = nullptr;
+  int dest = -1;
+  std::vector<double>* recv = nullptr;
+  int source = -1;
+  int tag = 0;
+};
+// Every transfer at once (all receives and sends posted, then one wait for all of them), so
+// the messages of one exchange travel together instead of one round trip after the other.
+void send_receive_all(const std::vector<Transfer>& transfers);
 // Rank 0 receives every process's values in rank order (`counts[r]` from rank r); other
 // ranks get an empty result.
 std::vector<double> gather_to_root(const std::vector<double>& mine,

@@ -100,6 +100,28 @@ void send_receive(const std::vector<double>& send, int dest, std::vector<double>
         "MPI_Sendrecv");
 }
 
+void send_receive_all(const std::vector<Transfer>& transfers) {
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * transfers.size());
+  // Receives first, so every message finds its buffer posted.
+  for (const Transfer& t : transfers) {
+    if (t.source < 0) continue;
+    requests.emplace_back();
+    check(MPI_Irecv(t.recv->data(), as_int(t.recv->size()), MPI_DOUBLE, t.source, t.tag,
+                    MPI_COMM_WORLD, &requests.back()),
+          "MPI_Irecv");
+  }
+  for (const Transfer& t : transfers) {
+    if (t.dest < 0) continue;
+    requests.emplace_back();
+    check(MPI_Isend(t.send->data(), as_int(t.send->size()), MPI_DOUBLE, t.dest, t.tag,
+                    MPI_COMM_WORLD, &requests.back()),
+          "MPI_Isend");
+  }
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+}
+
 std::vector<double> gather_to_root(const std::vector<double>& mine,
                                    const std::vector<std::int64_t>& counts) {
   const bool root = rank() == 0;

@@ -108,7 +108,9 @@ void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
 
 // Axis by axis: the owned layers next to each neighbour go into its overlap. Along axis a the
 // boxes span the whole local extent of the axes before a (their overlaps are right already, so
-// edges and corners travel on) and the owned range of the axes after it.
+// edges and corners travel on) and the owned range of the axes after it. Both directions of an
+// axis travel at once (send_receive_all): one round trip per split axis. The backend copies
+// just the boxes (read_box / write_box: on a GPU, packed on the device).
 void DecomposedBackend::exchange() {
   const Decomposition& d = decomposition_;
   const Box local = d.local(), owned = d.owned();
@@ -122,19 +124,29 @@ void DecomposedBackend::exchange() {
     }
     slab.extent[a] = w;
     const int low = d.neighbour(a, 0), high = d.neighbour(a, 1);
+    std::array<std::vector<double>, 2> out, in;
+    std::array<Box, 2> recv_box{slab, slab};
+    std::vector<Transfer> transfers(2);
     for (int side = 0; side < 2; ++side) {
       // side 0: my first owned layers to the low neighbour, the high neighbour's into my high
-      // overlap; side 1 the mirror image.
-      const int dest = side == 0 ? low : high;
-      const int source = side == 0 ? high : low;
-      Box send = slab, recv = slab;
+      // overlap; side 1 the mirror image. The tag tells the two apart when both neighbours
+      // are one rank (two ranks on a periodic axis).
+      Box send = slab;
       send.lo[a] = side == 0 ? owned.lo[a] : owned.lo[a] + owned.extent[a] - w;
-      recv.lo[a] = side == 0 ? owned.lo[a] + owned.extent[a] : owned.lo[a] - w;
-      std::vector<double> out, in(static_cast<std::size_t>(recv.points()));
-      if (dest >= 0) local_->read_box(field_box(send), out);
-      send_receive(out, dest, in, source, 2 * a + side);
-      if (source >= 0) local_->write_box(field_box(recv), in);
+      recv_box[side].lo[a] = side == 0 ? owned.lo[a] + owned.extent[a] : owned.lo[a] - w;
+      Transfer& t = transfers[static_cast<std::size_t>(side)];
+      t.dest = side == 0 ? low : high;
+      t.source = side == 0 ? high : low;
+      t.tag = 2 * a + side;
+      if (t.dest >= 0) local_->read_box(field_box(send), out[side]);
+      in[side].resize(static_cast<std::size_t>(recv_box[side].points()));
+      t.send = &out[side];
+      t.recv = &in[side];
     }
+    send_receive_all(transfers);
+    for (int side = 0; side < 2; ++side)
+      if (transfers[static_cast<std::size_t>(side)].source >= 0)
+        local_->write_box(field_box(recv_box[side]), in[side]);
   }
 }
 
