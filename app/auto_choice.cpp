@@ -37,7 +37,9 @@ AutoInputs gather_auto_inputs([[maybe_unused]] const kernels::StencilProblem& pr
   const std::vector<kernels::DeviceInfo> devices = kernels::cuda_devices();
   in.have_gpu = !devices.empty();
   if (!choosing || !in.have_gpu) return in;
-  const kernels::DeviceInfo& device = devices.front();  // the one the CUDA backends run on
+  // The one the CUDA backends run on (a decomposed run's rank: its own).
+  const kernels::DeviceInfo& device =
+      devices.at(static_cast<std::size_t>(std::max(0, kernels::current_cuda_device())));
   try {
     in.cache_path = io::tune_cache_path(device);
     io::LoadedTuneCache loaded = io::load_tune_cache(in.cache_path);

@@ -98,7 +98,8 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
   try {
     if (backend.capabilities().gpu) {
 #ifdef HEATSIM_HAVE_CUDA
-      const kernels::DeviceInfo device = kernels::cuda_devices().at(0);
+      const kernels::DeviceInfo device =
+          kernels::cuda_devices().at(static_cast<std::size_t>(kernels::current_cuda_device()));
       const double bytes = std::min(std::clamp(field_bytes, 64 * kMiB, 256 * kMiB),
                                     static_cast<double>(device.free_memory) / 4);
       bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
@@ -157,6 +158,21 @@ int run_case(const RunOptions& options) {
   // and only the same depth continues the run bit for bit.
   const bool resume_depth = !options.restart.empty() && c.fusion == 0 && restart.meta.fusion > 0;
   if (resume_depth) problem.fusion_depth = restart.meta.fusion;
+  namespace parallel = solver::parallel;
+  // One rank per GPU: the ranks of a node take its visible devices in turn (node-local rank
+  // modulo the count), before any backend exists. A node without GPUs runs the CPU backend
+  // under `backend: auto`.
+  if (parallel::size() > 1) {
+    const int gpus = kernels::cuda_device_count();
+    if (gpus > 0) {
+      try {
+        kernels::use_cuda_device(parallel::node_rank() % gpus);
+      } catch (const std::exception& e) {
+        spdlog::error("rank {}: {}", parallel::rank(), e.what());
+        return kExitBadInput;
+      }
+    }
+  }
   solver::BackendChoice choice;
   try {
     const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
@@ -170,7 +186,6 @@ int run_case(const RunOptions& options) {
   if (!check_resources(c, plan, choice)) return kExitBadInput;
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
   // 0 alone writes files and prints.
-  namespace parallel = solver::parallel;
   const bool root = parallel::rank() == 0;
   parallel::DecomposedBackend* decomposed = nullptr;
   if (parallel::size() > 1) {
@@ -234,6 +249,21 @@ int run_case(const RunOptions& options) {
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
                kernels::to_string(c.precision));
   spdlog::info("backend {} ({})", choice.name, choice.reason);
+  if (decomposed) {
+    // Where each rank runs, gathered to rank 0: "rank 1: host node-a, GPU 1 (NVIDIA H100
+    // ...), backend register-tiling".
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
+    std::string where = "CPU";
+    const int device = kernels::current_cuda_device();
+    if (entry && entry->needs_gpu && device >= 0)
+      where = fmt::format("GPU {} ({})", device,
+                          kernels::cuda_devices().at(static_cast<std::size_t>(device)).name);
+    const std::vector<std::string> all = parallel::gather_text_to_root(
+        fmt::format("host {}, {}, backend {}", host, where, choice.name));
+    for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
+  }
   spdlog::info("dt {:.6g} ({}; stability limit {:.6g}), {} steps to t = {:.6g}", plan.dt,
                plan.dt_auto ? "auto, 0.9 of the limit" : "from the case", plan.dt_limit,
                plan.steps, plan.dt * static_cast<double>(plan.steps));

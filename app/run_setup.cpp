@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "io/case_loader.hpp"
 #include "io/field_inputs.hpp"
@@ -120,7 +121,11 @@ bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
     ok = false;
   }
   if (on_gpu) {
-    const auto devices = kernels::cuda_devices();
+    auto devices = kernels::cuda_devices();
+    // The device the backend runs on (a decomposed run's rank: its own) first.
+    const int current = kernels::current_cuda_device();
+    if (current > 0 && current < static_cast<int>(devices.size()))
+      std::swap(devices[0], devices[static_cast<std::size_t>(current)]);
     // Two padded copies of the field plus reduction scratch (about 10% margin).
     const double gpu_need = 2.0 * points * value * 1.1 + coefficient_fields + 64.0 * 1024 * 1024;
     if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {

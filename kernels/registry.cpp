@@ -57,6 +57,9 @@ std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision /*pr
 #ifndef HEATSIM_HAVE_CUDA
 std::vector<DeviceInfo> cuda_devices() { return {}; }
 bool cuda_compiled() { return false; }
+int cuda_device_count() { return 0; }
+void use_cuda_device(int) {}
+int current_cuda_device() { return -1; }
 #endif
 
 }  // namespace heatsim::kernels

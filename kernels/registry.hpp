@@ -50,5 +50,13 @@ struct DeviceInfo {
 };
 std::vector<DeviceInfo> cuda_devices();
 bool cuda_compiled();
+// Visible GPUs, counted without touching any of them (no context is created); 0 without CUDA.
+int cuda_device_count();
+// Sends this process's CUDA work (every backend created afterwards) to visible device
+// `index` (cudaSetDevice; a decomposed run gives each rank of a node its own). Throws
+// std::runtime_error when it fails; without CUDA it does nothing.
+void use_cuda_device(int index);
+// The index of the device the CUDA backends run on; -1 without CUDA or without a device.
+int current_cuda_device();
 
 }  // namespace heatsim::kernels

@@ -5,6 +5,24 @@ namespace heatsim::kernels {
 
 bool cuda_compiled() { return true; }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void use_cuda_device(int index) { HEATSIM_CUDA_CHECK(cudaSetDevice(index)); }
+
+int current_cuda_device() {
+  if (cuda_device_count() == 0) return -1;
+  int device = 0;
+  HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
 std::vector<DeviceInfo> cuda_devices() {
   int count = 0;
   // No driver or no device is an answer here ("no GPU"), not an error.

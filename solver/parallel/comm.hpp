@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace heatsim::solver::parallel {
@@ -23,6 +24,10 @@ class Environment {
 bool mpi_built();
 int rank();
 int size();
+// This process's rank among the processes of its node (those that share its memory:
+// MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), and how many there are; 0 and 1 alone.
+int node_rank();
+int node_size();
 // Ends every process of the run with exit status `code` (MPI_Abort); the caller prints why
 // first. Without MPI, std::exit(code).
 [[noreturn]] void abort_all(int code);
@@ -50,6 +55,8 @@ struct Transfer {
 // Every transfer at once (all receives and sends posted, then one wait for all of them), so
 // the messages of one exchange travel together instead of one round trip after the other.
 void send_receive_all(const std::vector<Transfer>& transfers);
+// Rank 0 receives every process's text in rank order; other ranks get an empty result.
+std::vector<std::string> gather_text_to_root(const std::string& mine);
 // Rank 0 receives every process's values in rank order (`counts[r]` from rank r); other
 // ranks get an empty result.
 std::vector<double> gather_to_root(const std::vector<double>& mine,

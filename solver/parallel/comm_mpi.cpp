@@ -51,6 +51,31 @@ int size() {
   return s;
 }
 
+namespace {
+
+// The processes of this node, split once and kept for the run.
+MPI_Comm node_comm() {
+  static MPI_Comm node = MPI_COMM_NULL;
+  if (node == MPI_COMM_NULL)
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+  return node;
+}
+
+}  // namespace
+
+int node_rank() {
+  int r = 0;
+  check(MPI_Comm_rank(node_comm(), &r), "MPI_Comm_rank");
+  return r;
+}
+
+int node_size() {
+  int s = 1;
+  check(MPI_Comm_size(node_comm(), &s), "MPI_Comm_size");
+  return s;
+}
+
 void abort_all(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -120,6 +145,31 @@ void send_receive_all(const std::vector<Transfer>& transfers) {
   }
   check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
         "MPI_Waitall");
+}
+
+std::vector<std::string> gather_text_to_root(const std::string& mine) {
+  const bool root = rank() == 0;
+  const int length = as_int(mine.size());
+  std::vector<int> lengths(root ? static_cast<std::size_t>(size()) : 0), offsets;
+  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+        "MPI_Gather");
+  std::string all;
+  if (root) {
+    int total = 0;
+    for (int l : lengths) {
+      offsets.push_back(total);
+      total += l;
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  check(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                    MPI_CHAR, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  std::vector<std::string> texts;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    texts.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+  return texts;
 }
 
 std::vector<double> gather_to_root(const std::vector<double>& mine,

@@ -12,6 +12,8 @@ Environment::~Environment() = default;
 bool mpi_built() { return false; }
 int rank() { return 0; }
 int size() { return 1; }
+int node_rank() { return 0; }
+int node_size() { return 1; }
 void abort_all(int code) { std::exit(code); }
 void barrier() {}
 
@@ -35,6 +37,8 @@ void send_receive_all(const std::vector<Transfer>& transfers) {
         std::copy_n(s.send->begin(), std::min(s.send->size(), t.recv->size()), t.recv->begin());
   }
 }
+
+std::vector<std::string> gather_text_to_root(const std::string& mine) { return {mine}; }
 
 std::vector<double> gather_to_root(const std::vector<double>& mine,
                                    const std::vector<std::int64_t>&) {

@@ -208,3 +208,24 @@ TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
 }
 
 }  // namespace
+
+class DecomposedHeaderTest : public DecomposedRunTest {};
+
+// The run header lists where every rank runs (gathered to rank 0, which alone prints it).
+TEST_F(DecomposedHeaderTest, NamesEveryRanksDevice) {
+  const std::string path = write_case(
+      "c.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "out").string() + "}\n");
+  const auto r = run_ranks(3, "run " + path);
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string line = "rank " + std::to_string(rank) + ": host ";
+    const auto at = r.output.find(line);
+    ASSERT_NE(at, std::string::npos) << line << "\n" << r.output;
+    EXPECT_EQ(r.output.find(line, at + 1), std::string::npos) << "printed twice\n" << r.output;
+    const std::string rest = r.output.substr(at, r.output.find('\n', at) - at);
+    // A CPU build runs the cpu backend; a GPU machine's ranks name their device.
+    EXPECT_TRUE(rest.find(", CPU, backend cpu") != std::string::npos ||
+                rest.find(", GPU ") != std::string::npos)
+        << rest;
+  }
+}
