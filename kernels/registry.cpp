@@ -6,6 +6,7 @@
 #include "cpu/cpu_level_ops.hpp"
 #ifdef HEATSIM_HAVE_CUDA
 #include "cuda/cuda_backends.hpp"
+#include "cuda/level_ops.cuh"
 #endif
 
 namespace heatsim::kernels {
@@ -51,6 +52,12 @@ std::unique_ptr<Backend> create_backend(const std::string& name, Precision preci
 std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision /*precision*/) {
   if (name != "auto" && !find_backend(name))
     throw std::runtime_error("unknown backend '" + name + "' for the multigrid level operations");
+#ifdef HEATSIM_HAVE_CUDA
+  // The CUDA-core backends solve on the device they step on.
+  if ((name == "cuda-naive" || name == "shared-tiling" || name == "register-tiling") &&
+      !cuda_devices().empty())
+    return make_cuda_level_ops();
+#endif
   return make_cpu_level_ops();
 }
 
