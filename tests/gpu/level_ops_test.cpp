@@ -304,8 +304,12 @@ void compare_solves(const LevelCase& c, mg::Krylov method) {
     const double d = relative_difference(gpu.iterates[k], cpu.iterates[k]);
     worst = std::max(worst, d);
     EXPECT_LE(d, 1e-10) << c.name << " " << what << ": iterate " << k + 1;
+    // The residuals are relative to ||b0||; near convergence they are differences of nearly
+    // equal numbers, so they agree to what the iterates' agreement allows, not to their own
+    // few digits (on the H100: 1.8e-16 apart at 4.8e-11, 8.7e-17 at 2.9e-15).
     const double rc = cpu.report.residuals[k + 1], rg = gpu.report.residuals[k + 1];
-    EXPECT_LE(std::abs(rg - rc), 1e-6 * rc) << c.name << " " << what << ": residual " << k + 1;
+    EXPECT_LE(std::abs(rg - rc), std::max(1e-12, 1e-6 * rc))
+        << c.name << " " << what << ": residual " << k + 1;
   }
   std::printf("%s %s: %s on both; iterates differ by at most %.3g relative\n", c.name.c_str(),
               what, gpu.report.describe().c_str(), worst);
