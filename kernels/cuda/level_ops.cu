@@ -12,8 +12,6 @@
 //
 // Every vector stays in device memory from create_vector to the next setup; a solve moves
 // nothing but one double per dot product to the host.
-#include "level_ops.cuh"
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,12 +23,13 @@
 
 #include "check.cuh"
 #include "device_memory.cuh"
+#include "level_ops.cuh"
 
 namespace heatsim::kernels {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 128;        // threads per block of the node kernels (along x)
+constexpr int kThreads = 128;         // threads per block of the node kernels (along x)
 constexpr int kMaxRowBlocks = 65535;  // gridDim.y limit; rows beyond it are strided
 constexpr int kDotThreads = 256;
 constexpr int kDotMaxBlocks = 1024;  // also the threads of the final dot block
@@ -121,8 +120,7 @@ __global__ void __launch_bounds__(kThreads)
       out[i] = 0.0;
       continue;
     }
-    const double ax =
-        __dsub_rn(__dmul_rn(L.diagonal[i], x[i]), neighbour_sum(L, x, xi, y, z, i));
+    const double ax = __dsub_rn(__dmul_rn(L.diagonal[i], x[i]), neighbour_sum(L, x, xi, y, z, i));
     out[i] = b ? __dsub_rn(b[i], ax) : ax;
   }
 }
@@ -142,8 +140,7 @@ __global__ void __launch_bounds__(kThreads)
     const long long i = row * L.n[0] + xi;
     if (L.fixed[i]) continue;
     const double xo = old[i];
-    const double gs =
-        __ddiv_rn(__dadd_rn(b[i], neighbour_sum(L, old, xi, y, z, i)), L.diagonal[i]);
+    const double gs = __ddiv_rn(__dadd_rn(b[i], neighbour_sum(L, old, xi, y, z, i)), L.diagonal[i]);
     x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
   }
 }
@@ -151,9 +148,8 @@ __global__ void __launch_bounds__(kThreads)
 // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones). One thread per coarse
 // node gathers its fine nodes, z then y then x, as the CPU does.
 __global__ void __launch_bounds__(kThreads)
-    restrict_kernel(LevelView C, long long fine_nx, long long fine_ny,
-                    const double* __restrict__ r, double* __restrict__ b, Gather gx, Gather gy,
-                    Gather gz) {
+    restrict_kernel(LevelView C, long long fine_nx, long long fine_ny, const double* __restrict__ r,
+                    double* __restrict__ b, Gather gx, Gather gy, Gather gz) {
   const long long X = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (X >= C.n[0]) return;
   for (long long row = blockIdx.y; row < C.n[1] * C.n[2]; row += gridDim.y) {
@@ -206,8 +202,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    zero_free_kernel(const std::uint8_t* __restrict__ fixed, double* __restrict__ v,
-                     long long n) {
+    zero_free_kernel(const std::uint8_t* __restrict__ fixed, double* __restrict__ v, long long n) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x)
     if (!fixed[i]) v[i] = 0.0;
@@ -446,9 +441,8 @@ class CudaLevelOps final : public LevelOps {
     const long long per_block = kDotThreads * kDotPerThread;
     const int blocks =
         static_cast<int>(std::clamp<long long>((n + per_block - 1) / per_block, 1, kDotMaxBlocks));
-    dot_partial_kernel<<<blocks, kDotThreads, 0, stream_>>>(a.data->as<double>(),
-                                                            b.data->as<double>(), n,
-                                                            partials_.as<double>());
+    dot_partial_kernel<<<blocks, kDotThreads, 0, stream_>>>(
+        a.data->as<double>(), b.data->as<double>(), n, partials_.as<double>());
     HEATSIM_CUDA_CHECK_LAUNCH();
     dot_final_kernel<<<1, kDotMaxBlocks, 0, stream_>>>(partials_.as<double>(), blocks,
                                                        result_.as<double>());
@@ -546,8 +540,8 @@ class CudaLevelOps final : public LevelOps {
     if (x.size != at(level).points)
       throw std::invalid_argument("level ops: vector " + std::to_string(v) + " has " +
                                   std::to_string(x.size) + " values, level " +
-                                  std::to_string(level) + " " +
-                                  std::to_string(at(level).points) + " points");
+                                  std::to_string(level) + " " + std::to_string(at(level).points) +
+                                  " points");
     return x.data->as<double>();
   }
   void sync() { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
@@ -562,8 +556,6 @@ class CudaLevelOps final : public LevelOps {
 }  // namespace
 }  // namespace cuda
 
-std::unique_ptr<LevelOps> make_cuda_level_ops() {
-  return std::make_unique<cuda::CudaLevelOps>();
-}
+std::unique_ptr<LevelOps> make_cuda_level_ops() { return std::make_unique<cuda::CudaLevelOps>(); }
 
 }  // namespace heatsim::kernels

@@ -48,17 +48,33 @@ std::vector<LevelCase> cases() {
   using K = BoundaryKind;
   return {
       // Steady, x faces Dirichlet, a convective top, insulated and heat-flux sides.
-      {"steady3d", 3, {37, 29, 23}, {K::dirichlet, K::dirichlet, K::neumann, K::neumann,
-                                     K::neumann, K::convective}, 0.0, 1.0},
+      {"steady3d",
+       3,
+       {37, 29, 23},
+       {K::dirichlet, K::dirichlet, K::neumann, K::neumann, K::neumann, K::convective},
+       0.0,
+       1.0},
       // Backward Euler on a box periodic in z with an odd length (colours meet across it).
-      {"euler3d_periodic_z", 3, {20, 17, 9}, {K::convective, K::dirichlet, K::neumann,
-                                              K::convective, K::periodic, K::periodic}, 3.0, 1.0},
+      {"euler3d_periodic_z",
+       3,
+       {20, 17, 9},
+       {K::convective, K::dirichlet, K::neumann, K::convective, K::periodic, K::periodic},
+       3.0,
+       1.0},
       // Crank-Nicolson in 2D, periodic in x with an odd length.
-      {"cn2d_periodic_x", 2, {45, 31, 1}, {K::periodic, K::periodic, K::dirichlet,
-                                           K::convective, K::dirichlet, K::dirichlet}, 0.7, 0.5},
+      {"cn2d_periodic_x",
+       2,
+       {45, 31, 1},
+       {K::periodic, K::periodic, K::dirichlet, K::convective, K::dirichlet, K::dirichlet},
+       0.7,
+       0.5},
       // 1D steady, Dirichlet both ends.
-      {"steady1d", 1, {101, 1, 1}, {K::dirichlet, K::dirichlet, K::dirichlet, K::dirichlet,
-                                    K::dirichlet, K::dirichlet}, 0.0, 1.0},
+      {"steady1d",
+       1,
+       {101, 1, 1},
+       {K::dirichlet, K::dirichlet, K::dirichlet, K::dirichlet, K::dirichlet, K::dirichlet},
+       0.0,
+       1.0},
   };
 }
 
@@ -200,8 +216,10 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
         x.set(random_vector(np, rng));
         cpu->smooth(l, b.c, x.c, 2, reverse, omega);
         gpu->smooth(l, b.g, x.g, 2, reverse, omega);
-        check(x, std::string("smooth ") + (reverse ? "reverse" : "forward") + " omega " +
-                     std::to_string(omega), l);
+        check(x,
+              std::string("smooth ") + (reverse ? "reverse" : "forward") + " omega " +
+                  std::to_string(omega),
+              l);
       }
 
     // Dot products: against the CPU to rounding, and the same bits every time.
@@ -311,8 +329,8 @@ void compare_solves(const LevelCase& c, mg::Krylov method) {
     EXPECT_LE(std::abs(rg - rc), std::max(1e-12, 1e-6 * rc))
         << c.name << " " << what << ": residual " << k + 1;
   }
-  std::printf("%s %s: %s on both; iterates differ by at most %.3g relative\n", c.name.c_str(),
-              what, gpu.report.describe().c_str(), worst);
+  std::printf("%s %s: %s on both; iterates differ by at most %.3g relative\n", c.name.c_str(), what,
+              gpu.report.describe().c_str(), worst);
 }
 
 TEST_P(LevelOpsTest, PcgIteratesAgreeWithTheCpu) { compare_solves(GetParam(), mg::Krylov::pcg); }
@@ -347,10 +365,9 @@ TEST_F(GpuTest, MultigridStepperOnTheDeviceMatchesTheCpu) {
   for (const LevelCase& c : cases()) {
     std::mt19937_64 rng(std::hash<std::string>{}(c.name) + 11);
     const RandomProblem r = random_problem(c, rng);
-    const mg::TimeMethod method =
-        c.alpha == 0.0 ? mg::TimeMethod::steady
-                       : (c.beta == 0.5 ? mg::TimeMethod::crank_nicolson
-                                        : mg::TimeMethod::backward_euler);
+    const mg::TimeMethod method = c.alpha == 0.0 ? mg::TimeMethod::steady
+                                                 : (c.beta == 0.5 ? mg::TimeMethod::crank_nicolson
+                                                                  : mg::TimeMethod::backward_euler);
     mg::SolveOptions o;
     o.tolerance = 1e-11;
     mg::ImplicitStepper cpu(r.problem, r.fields, method, 0.25,
