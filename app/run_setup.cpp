@@ -54,6 +54,9 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     print_errors(path, loaded.errors);
     return std::nullopt;
   }
+  // Warnings (a material no region uses, a region or source holding no node) do not stop the
+  // run, but are said before anything else.
+  for (const auto& w : loaded.warnings) spdlog::warn("{}: {}", path, w.to_string());
   solver::Case c = *loaded.value;
   if (o.backend) c.backend = *o.backend;
   if (o.steps) {

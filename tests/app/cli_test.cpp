@@ -72,6 +72,27 @@ TEST_F(Cli, RunPrintsSettingsProgressAndSummary) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
 }
 
+// A case's warnings (here a material no region uses) are printed by validate and by run,
+// and stop neither.
+TEST_F(Cli, CaseWarningsArePrintedAndDoNotStopTheRun) {
+  const std::string c = write_case(
+      "w.yaml",
+      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+      "materials: {a: {diffusivity: 1.0}, spare: {diffusivity: 2.0}}\n"
+      "regions: [{material: a}]\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "time: {dt: auto, steps: 10}\n"
+      "output: {directory: " + (dir_ / "out").string() + "}\n");
+  for (const std::string command : {"validate ", "run -q "}) {
+    const Result r = heatsim(command + c);
+    EXPECT_EQ(r.code, 0) << command << r.output;
+    EXPECT_NE(r.output.find("materials.spare: is not used by any region (line 2)"),
+              std::string::npos)
+        << command << r.output;
+  }
+}
+
 TEST_F(Cli, ExpressionThatIsNotFiniteAtANodeIsRefusedBeforeAnythingIsWritten) {
   // sqrt(y - 0.3) is NaN below y = 0.3, away from the nodes validation samples (y = 0 is a
   // Dirichlet face, y = 0.375 and 0.75 are fine): the run finds it before writing anything.
