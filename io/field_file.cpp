@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "solver/case.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/version.hpp"
 
 namespace heatsim::io {
@@ -251,51 +253,22 @@ struct FileImage {
   std::size_t size = 0;
 };
 
-// Builds the whole file in memory (HDF5's core driver, no backing store) and returns its
-// bytes; the caller writes them. HDF5 1.10 does not survive a failed write to disk (a file
-// whose flush or close failed crashes the library at exit), so HDF5 never touches the disk
-// here: a full disk is an ordinary write(2) error that we report and recover from.
-FileImage build_image(const FieldMeta& m, const std::vector<double>& field, FieldFileKind kind) {
+// The dataset's creation properties: no modification times in the object header (the same
+// state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter.
+Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
   const bool fp32 = m.precision == "fp32";
-  const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
-  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-  // One allocation for data plus metadata (attributes, the case text, chunk index).
-  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
-  check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
-  // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
-  // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
-  // (attribute `meta_checksum`) and their data with Fletcher32.
-  Handle file = check_id(H5Fcreate("heatsim-field-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                         H5Fclose, "cannot create the file");
-
-  const std::vector<hsize_t> dims = dataset_dims(m);
-  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                          H5Sclose, "dataspace");
   Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
-  // No modification times in the object header: the same state gives the same bytes.
   check(H5Pset_obj_track_times(dcpl.get(), false), "dataset properties");
   if (kind == FieldFileKind::checkpoint) {
-    const std::vector<hsize_t> chunk = chunk_dims(dims, fp32 ? 4 : 8);
+    const std::vector<hsize_t> chunk = chunk_dims(dataset_dims(m), fp32 ? 4 : 8);
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
     check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
   }
-  Handle dset =
-      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-               H5Dclose, "cannot create the dataset");
-  if (fp32) {
-    // Values of an fp32 run are floats widened to double: the narrowing is exact.
-    std::vector<float> f(field.begin(), field.end());
-    check(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()),
-          "cannot write the field");
-  } else {
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field.data()),
-          "cannot write the field");
-  }
-  check(dset.close(), "cannot write the field");
+  return dcpl;
+}
 
-  const hid_t root = file.get();
+// The root group's attributes, in the order every writer uses.
+void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) {
   write_string(root, "format", kFormat);
   write_int64(root, "format_version", kFormatVersion);
   write_string(root, "kind", to_string(kind));
@@ -317,6 +290,46 @@ FileImage build_image(const FieldMeta& m, const std::vector<double>& field, Fiel
     const std::uint64_t sum = meta_checksum(m, kind);
     write_attribute(root, "meta_checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &sum, 0);
   }
+}
+
+// Builds the whole file in memory (HDF5's core driver, no backing store) and returns its
+// bytes; the caller writes them. HDF5 1.10 does not survive a failed write to disk (a file
+// whose flush or close failed crashes the library at exit), so HDF5 never touches the disk
+// here: a full disk is an ordinary write(2) error that we report and recover from.
+FileImage build_image(const FieldMeta& m, const std::vector<double>& field, FieldFileKind kind) {
+  const bool fp32 = m.precision == "fp32";
+  const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
+  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+  // One allocation for data plus metadata (attributes, the case text, chunk index).
+  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
+  check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
+  // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
+  // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
+  // (attribute `meta_checksum`) and their data with Fletcher32.
+  Handle file = check_id(H5Fcreate("heatsim-field-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                         H5Fclose, "cannot create the file");
+
+  const std::vector<hsize_t> dims = dataset_dims(m);
+  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                          H5Sclose, "dataspace");
+  Handle dcpl = field_dataset_properties(m, kind);
+  Handle dset =
+      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
+  if (fp32) {
+    // Values of an fp32 run are floats widened to double: the narrowing is exact.
+    std::vector<float> f(field.begin(), field.end());
+    check(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()),
+          "cannot write the field");
+  } else {
+    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field.data()),
+          "cannot write the field");
+  }
+  check(dset.close(), "cannot write the field");
+
+  write_field_attributes(file.get(), m, kind);
 
   check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
   const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
@@ -598,6 +611,118 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
     write_bytes(tmp, image.bytes.get(), image.size);
   });
 }
+
+#if defined(HEATSIM_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
+
+bool collective_field_files() { return true; }
+
+// Every process opens `path.tmp` through MPI-IO, writes its part into its hyperslab in one
+// collective transfer (HDF5 1.10 needs it collective for the checkpoints' filtered chunks),
+// and closes the file with the others; metadata (the dataset, the attributes) is created by
+// all with the same values, as parallel HDF5 requires. Then rank 0, after a barrier (every
+// process has closed the file), fsyncs the temporary and renames it over `path`.
+void write_field_file_collective(const std::string& path, const FieldMeta& meta,
+                                 const FieldPart& part, FieldFileKind kind) {
+  namespace parallel = solver::parallel;
+  silence_hdf5_errors();
+  const std::string tmp = path + kTemporarySuffix;
+  // Declared outside the try: a process that fails must not close the file (a collective
+  // call) on its way out while the others wait in another collective call.
+  std::optional<Handle> fapl, file, space, dcpl, dset, file_space, memory_space, dxpl;
+  try {
+    validate_meta(meta, static_cast<std::size_t>(meta.points()));
+    std::int64_t points = 1;
+    for (int a = 0; a < 3; ++a) {
+      if (part.lo[a] < 0 || part.extent[a] < 0 || part.lo[a] + part.extent[a] > meta.n[a])
+        throw std::runtime_error("part outside the grid along axis " + std::to_string(a));
+      points *= part.extent[a];
+    }
+    if (part.values.size() != static_cast<std::size_t>(points))
+      throw std::runtime_error("part holds " + std::to_string(part.values.size()) +
+                               " values, its box " + std::to_string(points));
+    const bool fp32 = meta.precision == "fp32";
+    fapl.emplace(check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties"));
+    check(H5Pset_fapl_mpio(fapl->get(), MPI_COMM_WORLD, MPI_INFO_NULL), "MPI-IO file access");
+    file.emplace(check_id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl->get()),
+                          H5Fclose, "cannot create the file"));
+    const std::vector<hsize_t> dims = dataset_dims(meta);
+    space.emplace(check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                           H5Sclose, "dataspace"));
+    dcpl.emplace(field_dataset_properties(meta, kind));
+    // Every value is written below: no fill pass over the file first.
+    check(H5Pset_fill_time(dcpl->get(), H5D_FILL_TIME_NEVER), "dataset properties");
+    dset.emplace(
+        check_id(H5Dcreate2(file->get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                            space->get(), H5P_DEFAULT, dcpl->get(), H5P_DEFAULT),
+                 H5Dclose, "cannot create the dataset"));
+    // The part's hyperslab, slowest axis first like the dataset.
+    std::vector<hsize_t> start, count;
+    for (int a = meta.dims - 1; a >= 0; --a) {
+      start.push_back(static_cast<hsize_t>(part.lo[a]));
+      count.push_back(static_cast<hsize_t>(part.extent[a]));
+    }
+    file_space.emplace(check_id(H5Dget_space(dset->get()), H5Sclose, "dataspace"));
+    memory_space.emplace(
+        check_id(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
+                 H5Sclose, "dataspace"));
+    if (points > 0) {
+      check(H5Sselect_hyperslab(file_space->get(), H5S_SELECT_SET, start.data(), nullptr,
+                                count.data(), nullptr),
+            "hyperslab");
+    } else {
+      check(H5Sselect_none(file_space->get()), "hyperslab");
+      check(H5Sselect_none(memory_space->get()), "hyperslab");
+    }
+    dxpl.emplace(check_id(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "transfer properties"));
+    check(H5Pset_dxpl_mpio(dxpl->get(), H5FD_MPIO_COLLECTIVE), "collective transfer");
+    if (fp32) {
+      const std::vector<float> f(part.values.begin(), part.values.end());
+      check(H5Dwrite(dset->get(), H5T_NATIVE_FLOAT, memory_space->get(), file_space->get(),
+                     dxpl->get(), f.data()),
+            "cannot write the field");
+    } else {
+      check(H5Dwrite(dset->get(), H5T_NATIVE_DOUBLE, memory_space->get(), file_space->get(),
+                     dxpl->get(), part.values.data()),
+            "cannot write the field");
+    }
+    check(dset->close(), "cannot write the field");
+    write_field_attributes(file->get(), meta, kind);
+    check(file->close(), "cannot close the file");
+    parallel::barrier();
+    if (parallel::rank() == 0) {
+      const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 || ::fsync(fd) != 0) {
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        throw std::runtime_error(std::strerror(err));
+      }
+      ::close(fd);
+      commit_temporary(tmp, path);
+    }
+  } catch (const std::exception& e) {
+    const std::string what = "cannot write " + path + ": " + e.what();
+    if (parallel::size() > 1) {
+      // The temporary stays; a restart removes it (prepare_output_directory).
+      std::fprintf(stderr, "error (rank %d): %s\n", parallel::rank(), what.c_str());
+      parallel::abort_all(1);
+    }
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error(what);
+  }
+}
+
+#else
+
+bool collective_field_files() { return false; }
+
+void write_field_file_collective(const std::string& path, const FieldMeta&, const FieldPart&,
+                                 FieldFileKind) {
+  throw std::logic_error("cannot write " + path +
+                         " collectively: this build has no parallel HDF5 (use the gather)");
+}
+
+#endif
 
 FieldFile read_field_file(const std::string& path) { return read_file(path, true); }
 FieldFile read_field_header(const std::string& path) { return read_file(path, false); }

@@ -57,6 +57,27 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field,
                       FieldFileKind kind = FieldFileKind::output);
 
+// The part of a field one process of a decomposed run holds: the box of grid nodes (lower
+// corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.
+struct FieldPart {
+  std::array<std::int64_t, 3> lo{0, 0, 0};
+  std::array<std::int64_t, 3> extent{1, 1, 1};
+  std::vector<double> values;
+};
+
+// True when this build writes field files collectively (parallel HDF5 under MPI).
+bool collective_field_files();
+// Collective: every process of the run calls it with the same path, meta and kind, each with
+// its own part (the parts tile the grid). The file is write_field_file's (the same dataset,
+// chunking, filter and attributes), written through MPI-IO by all processes at once: each its
+// hyperslab in one collective transfer. Crash-safe: written to `path.tmp`, closed by all,
+// then rank 0 fsyncs it and renames it over `path` after a barrier. Throws
+// std::runtime_error naming the file on the process that failed (the others may be left
+// waiting in a collective call: the caller ends the run); std::logic_error without
+// collective_field_files().
+void write_field_file_collective(const std::string& path, const FieldMeta& meta,
+                                 const FieldPart& part, FieldFileKind kind);
+
 struct FieldFile {
   FieldFileKind kind = FieldFileKind::output;
   FieldMeta meta;

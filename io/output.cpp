@@ -152,11 +152,17 @@ OutputSeries::OutputSeries(const solver::Case& c, double dt, std::string backend
             [](const XdmfEntry& a, const XdmfEntry& b) { return a.step < b.step; });
 }
 
-void OutputSeries::write(std::int64_t step, double time, const std::vector<double>& field) {
-  const FieldMeta meta = make_meta(case_, dt_, backend_, step, time);
-  const std::string path = output_path(case_, step);
-  write_field_file(path, meta, field, FieldFileKind::output);
+FieldMeta OutputSeries::meta(std::int64_t step, double time) const {
+  return make_meta(case_, dt_, backend_, step, time);
+}
 
+void OutputSeries::write(std::int64_t step, double time, const std::vector<double>& field) {
+  write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output);
+  add_to_index(step, time);
+}
+
+void OutputSeries::add_to_index(std::int64_t step, double time) {
+  const std::string path = output_path(case_, step);
   const XdmfEntry entry{step, time, fs::path(path).filename().string()};
   auto it = std::lower_bound(entries_.begin(), entries_.end(), step,
                              [](const XdmfEntry& e, std::int64_t s) { return e.step < s; });
@@ -164,7 +170,7 @@ void OutputSeries::write(std::int64_t step, double time, const std::vector<doubl
     *it = entry;
   else
     entries_.insert(it, entry);
-  write_xdmf(xdmf_path(), meta, entries_, materials_file_);
+  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_);
 }
 
 std::string OutputSeries::xdmf_path() const {

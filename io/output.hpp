@@ -42,6 +42,10 @@ class OutputSeries {
   OutputSeries(const solver::Case& c, double dt, std::string backend_name);
   // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf (both crash-safe).
   void write(std::int64_t step, double time, const std::vector<double>& field);
+  // Rewrites the index to list <dir>/<name>_<step>.h5, a file already written (collectively:
+  // write_field_file_collective at output_path(step) with meta(step, time)).
+  void add_to_index(std::int64_t step, double time);
+  FieldMeta meta(std::int64_t step, double time) const;
   std::string xdmf_path() const;
   const std::vector<XdmfEntry>& entries() const { return entries_; }
   // The run's materials file (io/material_output.hpp), relative to the index: every step of

@@ -74,6 +74,10 @@ void DecomposedBackend::upload(const std::vector<double>& field) {
   local_->upload(extract_box(field, global_.n, decomposition_.local()));
 }
 
+void DecomposedBackend::download_owned(std::vector<double>& values) {
+  local_->read_box(field_box(decomposition_.owned()), values);
+}
+
 void DecomposedBackend::download(std::vector<double>& field) {
   std::vector<double> mine;
   local_->read_box(field_box(decomposition_.owned()), mine);

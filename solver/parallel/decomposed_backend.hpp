@@ -51,6 +51,9 @@ class DecomposedBackend final : public kernels::Backend {
   void synchronize() override { local_->synchronize(); }
   int fusion_depth() const override { return local_->fusion_depth(); }
 
+  // This rank's owned nodes (decomposition().owned(), x fastest), no communication: what a
+  // collective file write takes from each rank.
+  void download_owned(std::vector<double>& values);
   const Decomposition& decomposition() const { return decomposition_; }
   int exchange_every() const { return exchange_every_; }
   // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".
