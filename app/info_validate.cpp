@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
 #include "solver/version.hpp"
 
@@ -115,6 +116,48 @@ void print_real_problem(const PreparedRun& run) {
   }
 }
 
+// The time method, and for the implicit ones how each step or the steady state is solved.
+void print_time_method(const solver::Case& c, const solver::TimePlan& plan) {
+  const char* name = solver::multigrid::to_string(c.time.method);
+  switch (c.time.method) {
+    case solver::TimeMethod::explicit_euler:
+      fmt::print("  time: {} (forward Euler, dt within the stability limit)\n", name);
+      break;
+    case solver::TimeMethod::backward_euler:
+    case solver::TimeMethod::crank_nicolson:
+      fmt::print(
+          "  time: {} ({} order), one multigrid solve per step to relative residual {:.3g}\n", name,
+          c.time.method == solver::TimeMethod::backward_euler ? "first" : "second",
+          c.time.tolerance);
+      break;
+    case solver::TimeMethod::steady:
+      fmt::print(
+          "  time: steady, one multigrid solve of div(k grad T) + q = 0 to relative "
+          "residual {:.3g}, written as step {}\n",
+          c.time.tolerance, plan.steps);
+      break;
+  }
+}
+
+// What `run` refuses before its first implicit solve, said here too (empty: nothing).
+std::string implicit_refusal(const solver::Case& c) {
+  if (c.time.method == solver::TimeMethod::explicit_euler) return {};
+  if (c.scheme.kind != solver::SchemeKind::order2)
+    return std::string(solver::multigrid::to_string(c.time.method)) + " needs scheme order2, not " +
+           solver::to_string(c.scheme.kind);
+  if (c.time.method != solver::TimeMethod::steady) return {};
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[f];
+    if (b.kind == kernels::BoundaryKind::dirichlet ||
+        (b.kind == kernels::BoundaryKind::convective && b.transfer > 0.0))
+      return {};
+  }
+  return "steady: no face is Dirichlet or convective, so the temperature is fixed only up to a "
+         "constant (a steady state exists only if the sources and boundary fluxes balance "
+         "exactly); make a face dirichlet or convective, or run the transient with "
+         "backward-euler";
+}
+
 }  // namespace
 
 int validate_case_file(const std::string& path, const RunOverrides& overrides) {
@@ -124,14 +167,30 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
   const double value = c.precision == solver::Precision::fp32 ? 4.0 : 8.0;
+  if (const std::string refused = implicit_refusal(c); !refused.empty()) {
+    fmt::print(stderr, "{}: 1 problem:\n  time.method: {}\n", path, refused);
+    return kExitBadInput;
+  }
   fmt::print("{}: valid\n", path);
   fmt::print("  grid: {}D, {} points\n", c.grid.dims, static_cast<std::int64_t>(points));
   fmt::print("  scheme: {} (radius {})\n", solver::to_string(c.scheme.kind),
              solver::scheme_radius(c.scheme));
   fmt::print("  initial: {}\n", solver::describe_initial(c));
-  fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt,
-             run->plan.dt_auto ? "auto" : "given", run->plan.dt_limit);
-  if (run->plan.limit_node >= 0) {
+  print_time_method(c, run->plan);
+  if (c.time.method == solver::TimeMethod::steady) {
+    // One solve: no dt, no stability limit, no step count.
+  } else if (c.time.method == solver::TimeMethod::explicit_euler) {
+    fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt,
+               run->plan.dt_auto ? "auto" : "given", run->plan.dt_limit);
+  } else {
+    // Implicit steps take any dt; how far past the explicit limit it is says how much work
+    // one solve per step saves (and, far past it, how fast modes Crank-Nicolson damps only
+    // slowly are resolved in time).
+    fmt::print("  dt: {:.6g} ({}) = {:.3g}x the explicit limit {:.6g}\n", run->plan.dt,
+               run->plan.dt_auto ? "auto" : "given", run->plan.dt / run->plan.dt_limit,
+               run->plan.dt_limit);
+  }
+  if (run->plan.limit_node >= 0 && c.time.method != solver::TimeMethod::steady) {
     // The coefficient fields' limit (Gershgorin): the node whose conductances over its
     // capacity are largest.
     const auto node = static_cast<std::size_t>(run->plan.limit_node);
@@ -142,8 +201,9 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
                    ? " (" + c.materials[static_cast<std::size_t>(id)].name + ")"
                    : std::string());
   }
-  fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,
-             run->plan.dt * static_cast<double>(run->plan.steps));
+  if (c.time.method != solver::TimeMethod::steady)
+    fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,
+               run->plan.dt * static_cast<double>(run->plan.steps));
   fmt::print("  memory: {} per field copy ({}), about {} on the device or host running it\n",
              format_bytes(points * value), kernels::to_string(c.precision),
              format_bytes(2.0 * points * value));

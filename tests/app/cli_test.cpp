@@ -380,4 +380,75 @@ TEST_F(Cli, OutputThatCannotFitOnTheDiskIsRefusedWithNumbers) {
   EXPECT_FALSE(fs::exists(mnt / "out")) << "refused before anything was written";
 }
 
+// validate states the time method; for implicit steps how dt compares with the explicit
+// limit (the same limit validate gives an explicit run of the grid), for steady the tolerance
+// and no dt or step count. A steady problem without a steady state, and an implicit method
+// with another scheme than order2, are refused as `run` refuses them.
+TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
+  const std::string explicit_case = small_case(10);
+  const Result ex = heatsim("validate " + write_case("explicit.yaml", explicit_case));
+  ASSERT_EQ(ex.code, 0) << ex.output;
+  EXPECT_NE(ex.output.find("time: explicit"), std::string::npos) << ex.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ex.output, m, std::regex(R"(largest stable dt ([0-9.e+-]+))")))
+      << ex.output;
+  const double limit = std::stod(m[1]);
+
+  std::string be = explicit_case;
+  be.replace(be.find("dt: auto"), 8, "method: backward-euler, dt: 0.05");
+  const Result b = heatsim("validate " + write_case("be.yaml", be));
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_TRUE(std::regex_search(
+      b.output,
+      std::regex(
+          R"(time: backward-euler \(first order\), one multigrid solve per step to relative residual 1e-10)")))
+      << b.output;
+  ASSERT_TRUE(std::regex_search(
+      b.output, m,
+      std::regex(R"(dt: 0\.05 \(given\) = ([0-9.]+)x the explicit limit ([0-9.e+-]+))")))
+      << b.output;
+  EXPECT_NEAR(std::stod(m[2]), limit, 1e-5 * limit);
+  EXPECT_NEAR(std::stod(m[1]), 0.05 / limit, 0.005 * 0.05 / limit) << b.output;
+  EXPECT_GT(std::stod(m[1]), 100.0);
+  EXPECT_NE(b.output.find("steps: 10 to t = 0.5"), std::string::npos) << b.output;
+
+  std::string cn = explicit_case;
+  cn.replace(cn.find("dt: auto"), 8, "method: crank-nicolson, tolerance: 1.0e-8, dt: 0.05");
+  const Result c = heatsim("validate " + write_case("cn.yaml", cn));
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("time: crank-nicolson (second order), one multigrid solve per step to "
+                          "relative residual 1e-08"),
+            std::string::npos)
+      << c.output;
+  EXPECT_TRUE(std::regex_search(c.output,
+                                std::regex(R"(dt: 0\.05 \(given\) = [0-9.]+x the explicit limit)")))
+      << c.output;
+
+  std::string steady = explicit_case;
+  steady.replace(steady.find("{dt: auto, steps: 10}"), 21, "{method: steady, tolerance: 1.0e-9}");
+  const Result s = heatsim("validate " + write_case("steady.yaml", steady));
+  ASSERT_EQ(s.code, 0) << s.output;
+  EXPECT_TRUE(std::regex_search(
+      s.output,
+      std::regex(
+          R"(time: steady, one multigrid solve .* to relative residual 1e-09, written as step 1)")))
+      << s.output;
+  EXPECT_EQ(s.output.find("dt:"), std::string::npos) << s.output;
+  EXPECT_EQ(s.output.find("steps:"), std::string::npos) << s.output;
+
+  std::string floating = steady;
+  floating.replace(floating.find("{type: dirichlet, value: 0}"), 27, "{type: neumann, flux: 0}");
+  const Result f = heatsim("validate " + write_case("floating.yaml", floating));
+  EXPECT_EQ(f.code, 2) << f.output;
+  EXPECT_NE(f.output.find("no face is Dirichlet or convective"), std::string::npos) << f.output;
+  EXPECT_EQ(f.output.find("valid\n"), std::string::npos) << f.output;
+
+  std::string order4 = be;
+  order4.replace(order4.find("scheme: order2"), 14, "scheme: order4");
+  const Result o = heatsim("validate " + write_case("order4.yaml", order4));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("backward-euler needs scheme order2, not order4"), std::string::npos)
+      << o.output;
+}
+
 }  // namespace
