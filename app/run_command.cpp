@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -78,6 +79,13 @@ std::string format_seconds(double s) {
     std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
                   (static_cast<int>(s) / 60) % 60);
   return buf;
+}
+
+// A solve's time: milliseconds below a second, three digits.
+std::string format_solve_seconds(double s) {
+  return s < 1.0    ? fmt::format("{:.3g} ms", 1e3 * s)
+         : s < 60.0 ? fmt::format("{:.3g} s", s)
+                    : format_seconds(s);
 }
 
 // What the summary says after the achieved rate: the fraction of the binding limit
@@ -370,6 +378,7 @@ int run_case(const RunOptions& options) {
   // Implicit methods: each step is a multigrid solve on a host copy of the field, handed back
   // to the backend, so output, checkpoints and statistics stay the loop's.
   std::unique_ptr<solver::multigrid::ImplicitStepper> implicit;
+  double implicit_loop_seconds = 0.0;  // the implicit steps with the backend's transfers
   if (c.time.method != solver::TimeMethod::explicit_euler) {
     namespace mg = solver::multigrid;
     try {
@@ -400,14 +409,37 @@ int run_case(const RunOptions& options) {
                    mg::to_string(c.time.method), implicit->levels(), c.time.tolerance,
                    plan.dt / plan.dt_limit);
     }
-    sim.advance_with([&](std::int64_t steps, std::int64_t first) {
+    // Each step's solve time, at most every progress_seconds (every step with 0); the whole
+    // loop's time too, so the summary can tell the solves from the host work around them.
+    sim.advance_with([&, last_line = std::chrono::steady_clock::time_point(),
+                      unlogged = std::int64_t{0},
+                      unlogged_seconds = 0.0](std::int64_t steps, std::int64_t first) mutable {
+      const auto start = std::chrono::steady_clock::now();
       std::vector<double> u;
       backend.download(u);
       for (std::int64_t s = 0; s < steps; ++s) {
         const mg::SolveReport r = implicit->advance(u, first + s);
-        spdlog::debug("step {}: {}", first + s + 1, r.describe());
+        const double solve = implicit->timing().last_solve_seconds;
+        ++unlogged;
+        unlogged_seconds += solve;
+        const auto now = std::chrono::steady_clock::now();
+        if (c.time.method != solver::TimeMethod::steady &&
+            std::chrono::duration<double>(now - last_line).count() >= options.progress_seconds) {
+          spdlog::info(
+              "step {}: {}; solve {}{}", first + s + 1, r.describe(), format_solve_seconds(solve),
+              unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",
+                                         format_solve_seconds(unlogged_seconds /
+                                                              static_cast<double>(unlogged)),
+                                         unlogged)
+                           : std::string());
+          last_line = now;
+          unlogged = 0;
+          unlogged_seconds = 0.0;
+        }
       }
       backend.upload(u);
+      implicit_loop_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
   }
 
@@ -419,6 +451,17 @@ int run_case(const RunOptions& options) {
     return kExitDiverged;
   }
   const std::int64_t done = result.last_step - result.first_step;
+  if (implicit && implicit->timing().solves > 0) {
+    const auto& t = implicit->timing();
+    spdlog::info(
+        "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} "
+        "per solve; host work (right-hand sides, transfers) {}",
+        t.solves, t.solves == 1 ? "" : "s", t.iterations,
+        static_cast<double>(t.iterations) / static_cast<double>(t.solves),
+        format_solve_seconds(t.solve_seconds),
+        format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
+        format_solve_seconds(std::max(0.0, implicit_loop_seconds - t.solve_seconds)));
+  }
   switch (result.status) {
     case solver::RunResult::Status::diverged:
       spdlog::error("{}", result.message);

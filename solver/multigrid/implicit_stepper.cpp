@@ -1,5 +1,6 @@
 #include "implicit_stepper.hpp"
 
+#include <chrono>
 #include <cmath>
 
 #include "hierarchy.hpp"
@@ -81,9 +82,25 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
   mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
 SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) {
   if (u.size() != static_cast<std::size_t>(flow_.points()))
     throw std::invalid_argument("implicit step: the field has the wrong number of values");
+  const Clock::time_point start = Clock::now();
+  struct AddStepTime {  // also when the solve throws
+    Timing& t;
+    Clock::time_point start;
+    ~AddStepTime() { t.step_seconds += seconds_since(start); }
+  } add_step_time{timing_, start};
   const double t0 = static_cast<double>(step) * dt_;
   const double t1 = static_cast<double>(step + 1) * dt_;
   const std::vector<double>& wc = flow_.weighted_capacity();
@@ -124,7 +141,12 @@ SolveReport ImplicitStepper::solve(std::vector<double>& u, const std::vector<dou
   flow_.set_fixed(t_fixed, x);
   ops_->upload(mg_->rhs(), rhs);
   ops_->upload(mg_->solution(), x);
+  const Clock::time_point start = Clock::now();
   SolveReport report = mg_->solve(options_);
+  timing_.last_solve_seconds = seconds_since(start);
+  timing_.solve_seconds += timing_.last_solve_seconds;
+  ++timing_.solves;
+  timing_.iterations += report.iterations;
   if (report.reason != SolveReport::Reason::converged)
     throw SolveFailure(
         std::string(to_string(method_)) + ": the multigrid solve " + report.describe(), report);

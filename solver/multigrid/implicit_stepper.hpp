@@ -62,6 +62,19 @@ class ImplicitStepper {
   // the solve stalls or reaches its iteration limit.
   SolveReport advance(std::vector<double>& u, std::int64_t step);
 
+  // Wall time of the advance() calls so far: the multigrid solves alone (on the level
+  // operations' backend, from the right-hand side and initial guess in place to the last
+  // residual known), and whole steps (also the right-hand side built on the host and the
+  // transfers to and from the level operations).
+  struct Timing {
+    std::int64_t solves = 0;
+    std::int64_t iterations = 0;
+    double solve_seconds = 0.0;
+    double step_seconds = 0.0;
+    double last_solve_seconds = 0.0;
+  };
+  const Timing& timing() const { return timing_; }
+
  private:
   // Solves with the Dirichlet nodes at g(t_fixed), u as the initial guess.
   SolveReport solve(std::vector<double>& u, const std::vector<double>& rhs, double t_fixed);
@@ -72,6 +85,7 @@ class ImplicitStepper {
   std::unique_ptr<kernels::LevelOps> ops_;
   std::unique_ptr<Multigrid> mg_;
   SolveOptions options_;
+  Timing timing_;
 };
 
 }  // namespace heatsim::solver::multigrid

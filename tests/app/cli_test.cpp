@@ -451,4 +451,28 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
       << o.output;
 }
 
+// An implicit run logs each step's multigrid solve with its wall time (every step with
+// --progress-seconds 0), and at the end the solves' time in total and per solve apart from the
+// host work around them.
+TEST_F(Cli, ImplicitRunLogsTheSolveTimePerStepAndInTotal) {
+  std::string body = small_case(4, "", 2);
+  body.replace(body.find("dt: auto"), 8, "method: backward-euler, dt: 0.02");
+  const Result r = heatsim(write_case("be.yaml", body) + " --progress-seconds 0");
+  ASSERT_EQ(r.code, 0) << r.output;
+  for (int step = 1; step <= 4; ++step)
+    EXPECT_TRUE(std::regex_search(
+        r.output,
+        std::regex("step " + std::to_string(step) +
+                   R"(: converged in \d+ iterations? to [0-9.e+-]+ .*; solve [0-9.]+ m?s)")))
+        << "step " << step << "\n"
+        << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(
+          R"(multigrid: 4 solves, (\d+) iterations \(.* per solve\); solve [0-9.]+ m?s in total, [0-9.]+ m?s per solve; host work \(right-hand sides, transfers\) [0-9.]+ m?s)")))
+      << r.output;
+  EXPECT_GE(std::stoi(m[1]), 4);
+}
+
 }  // namespace
