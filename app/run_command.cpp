@@ -124,8 +124,13 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
     return std::string("bound not measured (") + e.what() + ")";
   }
   if (bandwidth <= 0) return "bound not measured (no copy bandwidth)";
-  const solver::Roofline r = solver::roofline(problem.stencil, problem.precision,
-                                              backend.fusion_depth(), bandwidth, peak_flops);
+  const solver::Roofline r =
+      problem.coefficients
+          ? solver::coefficient_roofline(
+                problem.precision, static_cast<int>(problem.coefficients->sources.size()),
+                bandwidth)
+          : solver::roofline(problem.stencil, problem.precision, backend.fusion_depth(),
+                             bandwidth, peak_flops);
   return solver::describe(r, achieved_gstencils, peak_name);
 }
 

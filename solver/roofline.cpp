@@ -98,6 +98,16 @@ Roofline roofline(const kernels::Stencil& s, kernels::Precision precision, int f
   return r;
 }
 
+Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth) {
+  Roofline r;
+  const double value_bytes = precision == kernels::Precision::fp64 ? 8.0 : 4.0;
+  r.bandwidth = bandwidth;
+  r.bytes_per_point_step = (4.0 + source_fields) * value_bytes;
+  r.bandwidth_gstencils = bandwidth / r.bytes_per_point_step / 1e9;
+  r.no_compute_reason = "not modelled for varying coefficients";
+  return r;
+}
+
 std::string describe(const Roofline& r, double achieved_gstencils, const std::string& peak_name) {
   const std::string memory = rate(r.bandwidth / 1e9) + " GB/s measured copy bandwidth, " +
                              number(r.bytes_per_point_step) + " B per point and step";
@@ -112,7 +122,7 @@ std::string describe(const Roofline& r, double achieved_gstencils, const std::st
   if (r.compute_gstencils > 0)
     s += "; compute bound " + rate(r.compute_gstencils) + " GStencil/s from " + compute;
   else
-    s += "; no compute bound: peak FLOP/s not known";
+    s += "; no compute bound: " + r.no_compute_reason;
   return s + ")";
 }
 

@@ -36,6 +36,8 @@ struct Roofline {
   double bandwidth_gstencils = 0.0;
   double compute_gstencils = 0.0;
   Binding binding = Binding::bandwidth;
+  // Why there is no compute bound, when compute_gstencils is 0.
+  std::string no_compute_reason = "peak FLOP/s not known";
 
   double bound_gstencils() const {
     return binding == Binding::compute ? compute_gstencils : bandwidth_gstencils;
@@ -46,6 +48,12 @@ struct Roofline {
 
 Roofline roofline(const kernels::Stencil& s, kernels::Precision precision, int fusion_depth,
                   double bandwidth, double peak_flops);
+
+// A varying-coefficient step (kernels::CoefficientFields, one step per pass): it reads u, k, the
+// heat capacity (or dt / rho*c_p) and each of `source_fields` densities, and writes u, so
+// (4 + source_fields) * sizeof(T) bytes per point and step. Its arithmetic (harmonic means,
+// their divisions) is not modelled: the bandwidth bound is the only one.
+Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth);
 
 // "41% of the memory-bandwidth bound 0.80 GStencil/s (12.8 GB/s measured copy bandwidth,
 // 16 B per point and step; ...)": what the run summary prints after the achieved rate.

@@ -136,3 +136,24 @@ TEST(Roofline, DevicePeaks) {
 
 }  // namespace
 }  // namespace heatsim::solver
+
+namespace heatsim::solver {
+namespace {
+
+// A varying-coefficient step moves u twice, k, the capacity and each source field once; its
+// arithmetic is not modelled, so the bandwidth binds and the summary says why no compute bound.
+TEST(Roofline, VaryingCoefficientsMoveTheFieldsBytes) {
+  const Roofline r = coefficient_roofline(kernels::Precision::fp64, 1, 2.0e12);
+  EXPECT_DOUBLE_EQ(r.bytes_per_point_step, 40.0);
+  EXPECT_DOUBLE_EQ(r.bandwidth_gstencils, 50.0);
+  EXPECT_EQ(r.binding, Roofline::Binding::bandwidth);
+  EXPECT_DOUBLE_EQ(coefficient_roofline(kernels::Precision::fp32, 0, 2.0e12).bytes_per_point_step,
+                   16.0);
+  const std::string text = describe(r, 25.0, "");
+  EXPECT_NE(text.find("50% of the memory-bandwidth bound 50"), std::string::npos) << text;
+  EXPECT_NE(text.find("40 B per point and step"), std::string::npos) << text;
+  EXPECT_NE(text.find("not modelled for varying coefficients"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace heatsim::solver
