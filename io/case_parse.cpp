@@ -82,32 +82,16 @@ std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& p
     return std::nullopt;
   }
   Fields fields;
-  std::map<std::string, int> first_line;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar()) {
-      error(path, key, "keys must be names, got " + describe(key) + " as a key");
-      continue;
-    }
-    const std::string& name = key.Scalar();
-    const std::string p = join(path, name);
-    const auto seen = first_line.find(name);
-    if (seen != first_line.end()) {
-      error(p, key,
-            "duplicate key " + quote(name) + " (first given on line " +
-                std::to_string(seen->second) + ")");
-      continue;
-    }
-    first_line.emplace(name, line_of(key));
+  for_each_key(n, path, true, [&](const std::string& name, const std::string& p, Field f) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      error(p, key,
+      error(p, f.key,
             "unknown key " + quote(name) + context + detail::nearest_suffix(name, known) +
                 "; known keys: " + list_names(known));
-      continue;
+      return;
     }
-    lines[p] = line_of(key);
-    fields.emplace(name, Field{key, it->second});
-  }
+    lines[p] = line_of(f.key);
+    fields.emplace(name, std::move(f));
+  });
   return fields;
 }
 

@@ -198,6 +198,32 @@ class Reader {
                                                                          const std::string& path,
                                                                          const std::string& what);
 
+  // The keys of map `n` in the order written: a key that is not a name (not a scalar, or empty
+  // when `allow_empty` is false) or that repeats an earlier one is reported with its line; every
+  // other one is handed to take(name, its key path, its Field).
+  template <typename Take>
+  void for_each_key(const YAML::Node& n, const std::string& path, bool allow_empty, Take take) {
+    std::map<std::string, int> first_line;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (!key.IsScalar() || (!allow_empty && key.Scalar().empty())) {
+        error(path, key, "keys must be names, got " + describe(key) + " as a key");
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      const std::string p = join(path, name);
+      const auto seen = first_line.find(name);
+      if (seen != first_line.end()) {
+        error(p, key,
+              "duplicate key " + detail::quote(name) + " (first given on line " +
+                  std::to_string(seen->second) + ")");
+        continue;
+      }
+      first_line.emplace(name, line_of(key));
+      take(name, p, Field{key, it->second});
+    }
+  }
+
   // Where a region or source applies (case_shape.cpp): at most one of `box`, `ball`, `where`
   // among `f` (none: the whole domain). `file` shapes are read by their owners. False when
   // a shape was given but could not be read.

@@ -24,26 +24,10 @@ std::optional<std::vector<std::pair<std::string, Field>>> Reader::read_entries(
     return std::nullopt;
   }
   std::vector<std::pair<std::string, Field>> out;
-  std::map<std::string, int> first_line;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar() || key.Scalar().empty()) {
-      error(path, key, "keys must be names, got " + describe(key) + " as a key");
-      continue;
-    }
-    const std::string& name = key.Scalar();
-    const std::string p = join(path, name);
-    const auto seen = first_line.find(name);
-    if (seen != first_line.end()) {
-      error(p, key,
-            "duplicate key " + quote(name) + " (first given on line " +
-                std::to_string(seen->second) + ")");
-      continue;
-    }
-    first_line.emplace(name, line_of(key));
-    lines[p] = line_of(key);
-    out.emplace_back(name, Field{key, it->second});
-  }
+  for_each_key(n, path, false, [&](const std::string& name, const std::string& p, Field f) {
+    lines[p] = line_of(f.key);
+    out.emplace_back(name, std::move(f));
+  });
   return out;
 }
 
