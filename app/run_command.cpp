@@ -277,9 +277,14 @@ int run_case(const RunOptions& options) {
         fmt::format("host {}, {}, backend {}", host, where, choice.name));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
   }
-  spdlog::info("dt {:.6g} ({}; stability limit {:.6g}), {} steps to t = {:.6g}", plan.dt,
-               plan.dt_auto ? "auto, 0.9 of the limit" : "from the case", plan.dt_limit,
-               plan.steps, plan.dt * static_cast<double>(plan.steps));
+  if (c.time.method == solver::TimeMethod::steady)
+    // One solve, written as step 1 at t = 1; no time step to speak of.
+    spdlog::info("steady state to relative residual {:.3g}, written as step 1",
+                 c.time.tolerance);
+  else
+    spdlog::info("dt {:.6g} ({}; explicit stability limit {:.6g}), {} steps to t = {:.6g}",
+                 plan.dt, plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
+                 plan.dt_limit, plan.steps, plan.dt * static_cast<double>(plan.steps));
 
   kernels::Backend& backend = *choice.backend;
   try {

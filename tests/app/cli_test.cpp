@@ -476,3 +476,26 @@ TEST_F(Cli, ImplicitRunLogsTheSolveTimePerStepAndInTotal) {
 }
 
 }  // namespace
+
+namespace {
+
+// A steady run's header names the tolerance, not a time step it does not take.
+TEST(CliSteady, HeaderStatesTheToleranceNotATimeStep) {
+  const fs::path dir = heatsim_tests::make_scratch_dir("cli_steady");
+  const fs::path c = dir / "s.yaml";
+  std::ofstream(c) << "grid: {dims: 2, n: [17, 13], length: [1.0, 0.75]}\n"
+                      "physics: {alpha: 1.0, source: 1.0}\n"
+                      "boundary: {all: {type: dirichlet, value: 0}}\n"
+                      "initial: {type: constant, value: 0}\n"
+                      "time: {method: steady, tolerance: 1.0e-9}\n"
+                      "output: {directory: " + (dir / "out").string() + "}\n";
+  const Result r = heatsim("run " + c.string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("steady state to relative residual 1e-09, written as step 1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("stability limit"), std::string::npos) << r.output;
+  fs::remove_all(dir);
+}
+
+}  // namespace
