@@ -225,6 +225,11 @@ struct Case {
   int dims;
 };
 
+// How ctest and a failure name a case: "register-tiling fp64 3D".
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.backend << ' ' << kernels::to_string(c.precision) << ' ' << c.dims << 'D';
+}
+
 class CoefficientAgreement : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override { skip_without_gpu(); }

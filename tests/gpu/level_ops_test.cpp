@@ -168,6 +168,12 @@ struct Pair {
 // Rounding is done as the CPU does it; the bound leaves room for nothing but a last bit.
 constexpr double kOpTolerance = 1e-14;
 
+// How ctest and a failure name a case: its name and grid.
+void PrintTo(const LevelCase& c, std::ostream* os) {
+  *os << c.name << ' ' << c.n[0];
+  for (int a = 1; a < c.dims; ++a) *os << 'x' << c.n[a];
+}
+
 class LevelOpsTest : public GpuTest, public ::testing::WithParamInterface<LevelCase> {};
 
 TEST_F(GpuTest, LevelOpsOfEveryCudaCoreBackendRunOnTheDevice) {
