@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "solver/stencil.hpp"
+#include "tests/case_builders.hpp"
 
 namespace heatsim::solver {
 namespace {
@@ -24,29 +25,9 @@ Case grid_case(int dims, std::array<std::int64_t, 3> n, std::array<double, 3> le
   return c;
 }
 
-MaterialSpec material(const std::string& name, double k, double rho, double cp) {
-  MaterialSpec m;
-  m.name = name;
-  m.conductivity = k;
-  m.density = rho;
-  m.specific_heat = cp;
-  return m;
-}
-
-RegionSpec region(const std::string& material, ShapeSpec shape = {}) {
-  RegionSpec r;
-  r.material = material;
-  r.shape = shape;
-  return r;
-}
-
-ShapeSpec box(std::array<double, 3> lower, std::array<double, 3> upper) {
-  ShapeSpec s;
-  s.kind = ShapeKind::box;
-  s.lower = lower;
-  s.upper = upper;
-  return s;
-}
+using heatsim_tests::box;
+using heatsim_tests::material;
+using heatsim_tests::region;
 
 ShapeSpec where(const std::string& formula) {
   ShapeSpec s;

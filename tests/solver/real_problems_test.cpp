@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu_backend.hpp"
 #include "solver/materials.hpp"
 #include "solver/stencil.hpp"
+#include "tests/case_builders.hpp"
 
 namespace heatsim::solver {
 namespace {
@@ -26,29 +27,13 @@ Case grid_case(int dims, std::int64_t n, double length) {
   return c;
 }
 
+// k and rho*c_p (density = capacity, specific heat 1).
 MaterialSpec material(const std::string& name, double k, double capacity) {
-  MaterialSpec m;
-  m.name = name;
-  m.conductivity = k;
-  m.density = capacity;
-  m.specific_heat = 1.0;
-  return m;
+  return heatsim_tests::material(name, k, capacity, 1.0);
 }
 
-RegionSpec region(const std::string& name, ShapeSpec shape = {}) {
-  RegionSpec r;
-  r.material = name;
-  r.shape = shape;
-  return r;
-}
-
-ShapeSpec box(std::array<double, 3> lower, std::array<double, 3> upper) {
-  ShapeSpec s;
-  s.kind = ShapeKind::box;
-  s.lower = lower;
-  s.upper = upper;
-  return s;
-}
+using heatsim_tests::box;
+using heatsim_tests::region;
 
 BoundaryFace dirichlet(double g) {
   BoundaryFace f;
