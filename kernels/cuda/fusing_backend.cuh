@@ -26,6 +26,13 @@
 //              int multiprocessors, cudaStream_t) const;
 //   int auto_depth(const StencilProblem&) const;  the depth `fusion: auto` asks for
 //   bool takes_radius(const StencilProblem&, int radius, int shared_limit) const;
+// A Kernel that takes the k steps of a pass one by one inside its sweep (temporal blocking)
+// also declares
+//   static constexpr bool kBlocksSteps = true;
+//   void prepare_steps(Plan&, const Stencil& S, int k) const;  its fused plan: S, k steps
+// and its fused sweep is given the source of one step: the pass reads and writes the same
+// ghost layers (width k*r, filled once) and bands as a sweep of S^k, so it is exact where
+// S^k is.
 #pragma once
 
 #include <algorithm>
@@ -47,6 +54,16 @@
 #include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
+
+template <typename Kernel, typename = void>
+struct BlocksSteps : std::false_type {};
+template <typename Kernel>
+struct BlocksSteps<Kernel, std::void_t<decltype(Kernel::kBlocksSteps)>>
+    : std::bool_constant<Kernel::kBlocksSteps> {};
+template <typename Kernel>
+constexpr bool blocks_steps() {
+  return BlocksSteps<Kernel>::value;
+}
 
 // A field on the device: its layout, faces and the two buffers of a step.
 template <typename T>
@@ -128,8 +145,13 @@ class FusingBackend final : public Backend {
     kernel_.prepare(single_, problem.stencil);
     depth_ = effective_depth(problem);
     if (depth_ > 1) {
-      kernel_.prepare(fused_, convstencil::fuse_stencil(problem.stencil, depth_));
-      fused_source_ = convstencil::fused_source(problem.stencil, problem.source_increment, depth_);
+      if constexpr (blocks_steps<Kernel>()) {  // k single steps per sweep: S and k, c per step
+        kernel_.prepare_steps(fused_, problem.stencil, depth_);
+        fused_source_ = problem.source_increment;
+      } else {
+        kernel_.prepare(fused_, convstencil::fuse_stencil(problem.stencil, depth_));
+        fused_source_ = convstencil::fused_source(problem.stencil, problem.source_increment, depth_);
+      }
     }
     const int ghost = depth_ * r;
     std::int64_t slack = kernel_.slack(single_);

@@ -1,4 +1,5 @@
-// The convstencil backend against the CPU reference: every suite shape in 1D, 2D and 3D,
+// Fused passes against the CPU reference (convstencil, the CUDA-core backends' S^k sweeps and
+// temporal-blocking's k single steps per pass). The convstencil backend: every suite shape in 1D, 2D and 3D,
 // fusion depths 1 to 4, every boundary condition (Dirichlet constant and time-dependent,
 // Neumann with flux, periodic, mixed), with and without a source, on random data and on
 // grid sizes that are not multiples of the tile down to the smallest legal ones. Fused runs
@@ -361,6 +362,102 @@ std::string core_case_name(const ::testing::TestParamInfo<CoreCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Suite, CoreFusionAgainstCpu, ::testing::ValuesIn(core_cases()),
                          core_case_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoreFusionAgainstCpu);
+
+// temporal-blocking (fusing_backend.cuh's driver, k single steps per pass inside each block):
+// every suite shape above, radius 1 to 3, star and box, 1D-3D, with sizes past one tile
+// (1D 2048, 2D 1024 nodes along x, 3D 64 x 32 in xy, less the halos) and not multiples of it,
+// depths 1 to 16, fp64 (1e-12) and fp32 (1e-5), against the CPU and the backend's own
+// one-step-per-pass run; the step count leaves single steps before and after the passes.
+struct BlockedCase {
+  Precision precision;
+  Case c;
+};
+
+std::vector<BlockedCase> blocked_cases() {
+  std::vector<BlockedCase> cases;
+  for (Precision precision : {Precision::fp64, Precision::fp32}) {
+    for (const Case& c : all_cases()) cases.push_back({precision, c});
+    // Several tiles along every axis, with ragged last tiles.
+    for (const Shape& s : suite_shapes()) {
+      const int d = s.stencil.dims;
+      const std::array<std::int64_t, 3> n = d == 1   ? std::array<std::int64_t, 3>{9001, 1, 1}
+                                            : d == 2 ? std::array<std::int64_t, 3>{2100, 41, 1}
+                                                     : std::array<std::int64_t, 3>{131, 71, 29};
+      for (const Boundaries& bc : boundary_sets()) cases.push_back({precision, {s, bc, n}});
+    }
+  }
+  return cases;
+}
+
+class BlockedAgainstCpu : public ::testing::TestWithParam<BlockedCase> {};
+
+#ifdef HEATSIM_HAVE_CUDA
+TEST_P(BlockedAgainstCpu, EveryDepth) {
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  const BlockedCase& bc = GetParam();
+  StencilProblem p = make_problem(bc.c.shape, bc.c.bc, bc.c.n);
+  p.precision = bc.precision;
+  const double rel = bc.precision == Precision::fp64 ? 1e-12 : 1e-5;
+  const std::vector<double> u0 = random_field(p.points(), 31u + static_cast<unsigned>(p.points()));
+  std::vector<double> single;
+  for (int k : {1, 2, 3, 4, 6, 9, 16}) {
+    const std::int64_t steps = 2 * k + 9, step0 = 5;  // single steps, passes, single steps
+    auto cpu = make_cpu_backend(bc.precision);
+    const std::vector<double> want = run(*cpu, p, u0, steps, step0);
+    p.fusion_depth = k;
+    auto gpu = create_backend("temporal-blocking", bc.precision);
+    ASSERT_GE(gpu->capabilities().max_fusion_depth, 16);
+    // Poison: a NaN field advanced through both buffers, then the real start.
+    gpu->setup(p);
+    gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
+    gpu->advance(2 * k, 0);
+    gpu->upload(u0);
+    gpu->advance(steps, step0);
+    std::vector<double> got(u0.size(), std::numeric_limits<double>::quiet_NaN());
+    gpu->download(got);
+    EXPECT_GE(gpu->fusion_depth(), 1);
+    EXPECT_LE(gpu->fusion_depth(), k);
+    EXPECT_TRUE(agrees(got, want, p.n[0], p.n[1], rel))
+        << "depth " << k << " (taken " << gpu->fusion_depth() << ") against the CPU";
+    EXPECT_EQ(gpu->stats().non_finite, 0);
+  }
+}
+
+// The depths a bench-sized tile takes: radius 1 reaches 4 steps in 3D fp64 and 8 in 2D, so a
+// pass is not quietly lowered to single steps where the tests above expect blocking.
+TEST(TemporalBlocking, TakesTheDepthAsked) {
+  HEATSIM_REQUIRE_GPU_OR_SKIP();
+  const std::vector<Shape> shapes = suite_shapes();
+  auto depth_taken = [](const Stencil& s, std::array<std::int64_t, 3> n, int k, Precision precision) {
+    StencilProblem p;
+    p.dims = s.dims;
+    p.stencil = s;
+    p.n = n;
+    p.dt = 1e-3;
+    for (auto& f : p.faces) f.kind = BoundaryKind::periodic;
+    p.fusion_depth = k;
+    p.precision = precision;
+    auto b = create_backend("temporal-blocking", precision);
+    b->setup(p);
+    return b->fusion_depth();
+  };
+  EXPECT_EQ(depth_taken(shapes[0].stencil, {5000, 1, 1}, 16, Precision::fp64), 16);   // Heat1D
+  EXPECT_EQ(depth_taken(shapes[3].stencil, {300, 200, 1}, 8, Precision::fp64), 8);    // Heat2D
+  EXPECT_EQ(depth_taken(shapes[5].stencil, {300, 200, 1}, 4, Precision::fp64), 4);    // Star2D13P
+  EXPECT_EQ(depth_taken(shapes[8].stencil, {100, 80, 60}, 4, Precision::fp64), 4);    // Heat3D
+  EXPECT_EQ(depth_taken(shapes[8].stencil, {100, 80, 60}, 6, Precision::fp32), 6);    // Heat3D fp32
+  EXPECT_EQ(depth_taken(shapes[8].stencil, {4, 80, 60}, 6, Precision::fp64), 3);      // (n - 1) / r
+}
+#endif
+
+std::string blocked_case_name(const ::testing::TestParamInfo<BlockedCase>& info) {
+  return std::string(info.param.precision == Precision::fp64 ? "fp64_" : "fp32_") +
+         case_label(info.param.c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Suite, BlockedAgainstCpu, ::testing::ValuesIn(blocked_cases()),
+                         blocked_case_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BlockedAgainstCpu);
 
 TEST(ConvStencil, RefusesFp32AndLargeRadius) {
 #ifndef HEATSIM_HAVE_CUDA

@@ -1,0 +1,329 @@
+// temporal-blocking: `depth` steps of S per pass, each block advancing its tile through all of
+// them in shared memory (DESIGN.md "Temporal blocking"; after EBISU's deep temporal blocking,
+// Zhang et al., ICS 2023, written for heatsim's padded layout and stencil set).
+//
+// 2D and 3D: a block owns a tile of the plane across the slowest axis (3D: 64 x 32 nodes in xy,
+// 2D: a row of 1024 nodes in x) with a halo of depth*R on each side, and streams along the
+// slowest axis (z in 3D, y in 2D) through a chunk of planes. Level 0 is the input; level j is
+// the field after j steps. Each level keeps a circular queue of the last 2R+1 planes in shared
+// memory; when input plane m arrives, level j computes plane m - j*R from level j-1's planes
+// m - j*R - R .. m - j*R + R, so level `depth` leaves the block as plane m - depth*R of the
+// output, depth*R planes behind the input. A level's valid region shrinks by R per step on
+// each in-plane side, so the block computes only it, and stores the tile's centre.
+//
+// 1D: a block loads 2048 nodes with their halo once and takes the steps in two buffers.
+//
+// Exactness: a level adds its taps in kernels::Stencil's order and then the source, as the
+// single-step sweeps do, so a node whose depth*R neighbourhood lies inside the padded field
+// gets k single steps' values to the rounding of those steps (S^k's, in exact arithmetic).
+// Nodes read outside the padded field are zeros; they reach no stored node.
+//
+// Budgets: threads 512 (3D: 32 x 16, 2 x 2 nodes each; 2D: 512, 2 nodes each; 1D: 256, 8
+// each); shared memory depth * (2R+1) planes of the tile (3D fp64, R = 1, depth 4: 192 KiB; one
+// block per SM at depth >= 3, by design: large tiles waste less on the halo); registers: the
+// prefetched next input plane (4 values) and one accumulator.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "../check.cuh"
+#include "../register_tiling/register_sweep.hpp"
+#include "temporal_sweep.hpp"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+template <int DIMS>
+struct BlockedTile;
+template <>
+struct BlockedTile<1> {
+  static constexpr int bx = 256, by = 1, cx = 8;
+};
+template <>
+struct BlockedTile<2> {
+  static constexpr int bx = 512, by = 1, cx = 2, cy = 1;
+};
+template <>
+struct BlockedTile<3> {
+  static constexpr int bx = 32, by = 16, cx = 2, cy = 2;
+};
+
+template <int DIMS>
+__host__ __device__ constexpr int tile_x() {
+  return BlockedTile<DIMS>::bx * BlockedTile<DIMS>::cx;
+}
+template <int DIMS>
+__host__ __device__ constexpr int tile_y() {
+  return BlockedTile<DIMS>::by * BlockedTile<DIMS>::cy;
+}
+template <int DIMS>
+__host__ __device__ constexpr int threads() {
+  return BlockedTile<DIMS>::bx * BlockedTile<DIMS>::by;
+}
+
+// The smallest output a tile must keep after its halos (nodes along x, and along y in 3D).
+constexpr int kMinOutputX = 8, kMinOutputY = 4;
+
+std::size_t shared_bytes(int dims, int radius, int depth, std::size_t value_bytes) {
+  const int halo = depth * radius;
+  const int hx = dims == 1 ? tile_x<1>() : dims == 2 ? tile_x<2>() : tile_x<3>();
+  if (hx - 2 * halo < kMinOutputX) return 0;
+  if (dims == 1) return 2 * static_cast<std::size_t>(hx) * value_bytes;
+  const int hy = dims == 3 ? tile_y<3>() : 1;
+  if (dims == 3 && hy - 2 * halo < kMinOutputY) return 0;
+  return static_cast<std::size_t>(depth) * (2 * radius + 1) * hx * hy * value_bytes;
+}
+
+// 1D: the whole haloed tile in shared memory, `depth` steps between two buffers.
+template <typename T, int R>
+__global__ void __launch_bounds__(threads<1>()) temporal_1d_kernel(const SweepArgs<T> a, int depth) {
+  constexpr int HX = tile_x<1>(), BX = BlockedTile<1>::bx, CX = BlockedTile<1>::cx;
+  extern __shared__ unsigned char shared_raw[];
+  T* buffer = reinterpret_cast<T*>(shared_raw);
+  const DeviceGrid& g = a.grid;
+  const int halo = depth * R;
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(HX - 2 * halo);
+  const std::int64_t first = x0 - halo;  // node of tile position 0
+#pragma unroll
+  for (int c = 0; c < CX; ++c) {
+    const int lx = threadIdx.x + c * BX;
+    const std::int64_t x = first + lx;
+    buffer[lx] = x >= -g.ghost && x < g.n[0] + g.ghost ? a.in[g.origin + x] : T(0);
+  }
+  __syncthreads();
+  for (int j = 1; j <= depth; ++j) {
+    const T* src = buffer + ((j - 1) & 1) * HX;
+    T* dst = buffer + (j & 1) * HX;
+    const int lo = j * R;
+#pragma unroll
+    for (int c = 0; c < CX; ++c) {
+      const int lx = threadIdx.x + c * BX;
+      if (lx < lo || lx >= HX - lo) continue;
+      T acc = T(0);
+#pragma unroll
+      for (int dx = -R; dx <= R; ++dx) acc += a.weights.w[dx + R] * src[lx + dx];
+      acc = acc + a.source;
+      if (j < depth) {
+        dst[lx] = acc;
+      } else {
+        const std::int64_t x = first + lx;
+        if (lx >= halo && lx < HX - halo && x < g.n[0]) a.out[g.origin + x] = acc;
+      }
+    }
+    if (j < depth) __syncthreads();
+  }
+}
+
+// 2D and 3D: the streaming kernel of the header comment. `chunk` planes of output per block
+// along the march axis; 3D blocks stride over y tiles past the launch grid's limit.
+template <typename T, int DIMS, int R, int TAPS>
+__global__ void __launch_bounds__(threads<DIMS>())
+    temporal_stream_kernel(const SweepArgs<T> a, int depth, std::int64_t chunk,
+                           std::int64_t tiles_y) {
+  using Tile = BlockedTile<DIMS>;
+  constexpr int HX = tile_x<DIMS>(), HY = tile_y<DIMS>();
+  constexpr int BX = Tile::bx, BY = Tile::by, CX = Tile::cx, CY = Tile::cy;
+  constexpr int Q = 2 * R + 1;  // planes a level keeps
+  constexpr int PLANE = HX * HY;
+  constexpr int MARCH = DIMS - 1;
+  extern __shared__ unsigned char shared_raw[];
+  T* queue = reinterpret_cast<T*>(shared_raw);  // [level][slot][y][x]
+
+  const DeviceGrid& g = a.grid;
+  const int halo = depth * R;
+  const int out_x = HX - 2 * halo, out_y = DIMS == 3 ? HY - 2 * halo : 1;
+  const std::int64_t march_pitch = g.stride(MARCH);
+  const std::int64_t march_n = g.n[MARCH];
+  const std::int64_t m0 = (DIMS == 3 ? blockIdx.z : blockIdx.y) * chunk;
+  const std::int64_t m1 = min(m0 + chunk, march_n);
+  const std::int64_t base = m0 - halo;  // plane of iteration 0
+  const std::int64_t planes = (m1 - m0) + 2 * halo;
+  const std::int64_t x_first = blockIdx.x * static_cast<std::int64_t>(out_x) - halo;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+
+  const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
+  for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
+    const std::int64_t y_first = DIMS == 3 ? by * out_y - halo : 0;
+    // This thread's nodes: (tx + a*BX, ty + b*BY) of the tile, their element in plane 0 and
+    // whether they lie in the padded field.
+    std::int64_t offset[CX * CY];
+    bool inside[CX * CY];
+#pragma unroll
+    for (int b = 0; b < CY; ++b)
+#pragma unroll
+      for (int c = 0; c < CX; ++c) {
+        const std::int64_t x = x_first + tx + c * BX, y = y_first + ty + b * BY;
+        bool ok = x >= -g.ghost && x < g.n[0] + g.ghost;
+        if (DIMS == 3) ok = ok && y >= -g.ghost && y < g.n[1] + g.ghost;
+        inside[b * CX + c] = ok;
+        offset[b * CX + c] = g.origin + (DIMS == 3 ? y * g.pitch_y : 0) + x;
+      }
+    T next[CX * CY];
+    auto load = [&](std::int64_t m) {
+      const bool plane_ok = m >= -g.ghost && m < march_n + g.ghost;
+#pragma unroll
+      for (int p = 0; p < CX * CY; ++p)
+        next[p] = plane_ok && inside[p] ? a.in[offset[p] + m * march_pitch] : T(0);
+    };
+
+    load(base);
+    for (std::int64_t it = 0; it < planes; ++it) {
+      {
+        T* level0 = queue + static_cast<int>(it % Q) * PLANE;
+#pragma unroll
+        for (int b = 0; b < CY; ++b)
+#pragma unroll
+          for (int c = 0; c < CX; ++c) level0[(ty + b * BY) * HX + tx + c * BX] = next[b * CX + c];
+      }
+      if (it + 1 < planes) load(base + it + 1);
+      __syncthreads();
+      for (int j = 1; j <= depth; ++j) {
+        if (it < 2 * j * R) break;  // level j-1 does not yet hold 2R+1 planes
+        const std::int64_t rel = it - j * R;  // the plane level j computes, relative to base
+        const T* src[Q];
+#pragma unroll
+        for (int d = 0; d < Q; ++d)
+          src[d] = queue + ((j - 1) * Q + static_cast<int>((rel - R + d) % Q)) * PLANE;
+        const int lo = j * R;
+        const bool last = j == depth;
+        T* dst = last ? nullptr : queue + (j * Q + static_cast<int>(rel % Q)) * PLANE;
+        const std::int64_t m = base + rel;
+#pragma unroll
+        for (int b = 0; b < CY; ++b)
+#pragma unroll
+          for (int c = 0; c < CX; ++c) {
+            const int lx = tx + c * BX, ly = ty + b * BY;
+            if (lx < lo || lx >= HX - lo) continue;
+            if (DIMS == 3 && (ly < lo || ly >= HY - lo)) continue;
+            const int at = ly * HX + lx;
+            T acc = T(0);
+            for_each_tap<DIMS, R, TAPS>([&](int dx, int dy, int dz, int w) {
+              const int dm = DIMS == 3 ? dz : dy;  // offset along the march axis
+              const int dp = DIMS == 3 ? dy : 0;   // in-plane y offset
+              acc += a.weights.w[w] * src[dm + R][at + dp * HX + dx];
+            });
+            acc = acc + a.source;
+            if (!last) {
+              dst[at] = acc;
+            } else if (m >= m0 && m < m1) {
+              const std::int64_t x = x_first + lx, y = y_first + ly;
+              if (x < g.n[0] && (DIMS == 2 || y < g.n[1]))
+                a.out[offset[b * CX + c] + m * march_pitch] = acc;
+            }
+          }
+        // Level j+1 reads what level j wrote; at depth 1 the next input plane overwrites a
+        // slot this level read.
+        if (!last || depth == 1) __syncthreads();
+      }
+    }
+    __syncthreads();  // the next y tile refills the queues
+  }
+}
+
+template <typename Kernel>
+void allow_shared(Kernel kernel, std::size_t bytes) {
+  if (bytes > 48 * 1024)
+    HEATSIM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(bytes)));
+}
+
+template <typename T>
+struct TemporalLaunch {
+  const SweepArgs<T>& args;
+  int depth;
+  const LaunchContext& context;
+
+  template <int DIMS, int R, int TAPS>
+  void operator()() const {
+    const std::size_t bytes = shared_bytes(DIMS, R, depth, sizeof(T));
+    if (bytes == 0)
+      throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
+                             " leaves no output in the tile at radius " + std::to_string(R));
+    const DeviceGrid& g = args.grid;
+    if (g.ghost < depth * R)
+      throw std::logic_error("temporal-blocking: ghost layers narrower than depth * radius");
+    const int halo = depth * R;
+    if constexpr (DIMS == 1) {
+      const auto kernel = temporal_1d_kernel<T, R>;
+      allow_shared(kernel, bytes);
+      const std::int64_t out_x = tile_x<1>() - 2 * halo;
+      const std::int64_t blocks = (g.n[0] + out_x - 1) / out_x;
+      kernel<<<static_cast<unsigned>(blocks), threads<1>(), bytes, context.stream>>>(args, depth);
+    } else {
+      const auto kernel = temporal_stream_kernel<T, DIMS, R, TAPS>;
+      allow_shared(kernel, bytes);
+      int resident = 0;
+      HEATSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
+                                                                       threads<DIMS>(), bytes));
+      resident = std::max(resident, 1);
+      const std::int64_t out_x = tile_x<DIMS>() - 2 * halo;
+      const std::int64_t out_y = DIMS == 3 ? tile_y<DIMS>() - 2 * halo : 1;
+      const std::int64_t tiles_x = (g.n[0] + out_x - 1) / out_x;
+      const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + out_y - 1) / out_y : 1;
+      const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
+      const std::int64_t march_n = g.n[DIMS - 1];
+      const std::int64_t chunk =
+          march_chunk(tiles_x * launch_y, march_n, halo,
+                      static_cast<std::int64_t>(resident) * context.multiprocessors);
+      const std::int64_t chunks = (march_n + chunk - 1) / chunk;
+      if (tiles_x > 0x7fffffff || chunks > 65535)
+        throw std::runtime_error("temporal-blocking: grid too large for one launch");
+      const dim3 block(BlockedTile<DIMS>::bx, BlockedTile<DIMS>::by, 1);
+      const dim3 grid = DIMS == 3 ? dim3(static_cast<unsigned>(tiles_x),
+                                         static_cast<unsigned>(launch_y),
+                                         static_cast<unsigned>(chunks))
+                                  : dim3(static_cast<unsigned>(tiles_x),
+                                         static_cast<unsigned>(chunks), 1);
+      kernel<<<grid, block, bytes, context.stream>>>(args, depth, chunk, tiles_y);
+    }
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+};
+
+// The shapes this backend instantiates: stars of radius 1-3 in 1D-3D, boxes of radius 1-3 in
+// 2D and 3D (other tap sets run as boxes: their zero weights are multiplied like any other).
+template <int DIMS, int TAPS, int R = 1, typename Launch>
+void dispatch_blocked_radius(int radius, const Launch& launch) {
+  if constexpr (R <= kMaxRadius) {
+    if (radius == R) return launch.template operator()<DIMS, R, TAPS>();
+    dispatch_blocked_radius<DIMS, TAPS, R + 1>(radius, launch);
+  } else {
+    throw std::logic_error("temporal-blocking: no kernel for radius " + std::to_string(radius));
+  }
+}
+
+template <typename Launch>
+void dispatch_blocked(const SweepShape& s, const Launch& launch) {
+  const bool box = s.taps != kStarTaps;
+  switch (s.dims) {
+    case 1: return dispatch_blocked_radius<1, kStarTaps>(s.radius, launch);
+    case 2:
+      return box ? dispatch_blocked_radius<2, kBoxTaps>(s.radius, launch)
+                 : dispatch_blocked_radius<2, kStarTaps>(s.radius, launch);
+    case 3:
+      return box ? dispatch_blocked_radius<3, kBoxTaps>(s.radius, launch)
+                 : dispatch_blocked_radius<3, kStarTaps>(s.radius, launch);
+  }
+  throw std::logic_error("temporal-blocking: no kernel for " + std::to_string(s.dims) + "D");
+}
+
+}  // namespace
+
+std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool /*box*/, int depth,
+                                        std::size_t value_bytes) {
+  if (dims < 1 || dims > 3 || radius < 1 || radius > kMaxRadius || depth < 1) return 0;
+  return shared_bytes(dims, radius, depth, value_bytes);
+}
+
+template <typename T>
+void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, int depth,
+                           const LaunchContext& context) {
+  dispatch_blocked(shape, TemporalLaunch<T>{args, depth, context});
+}
+
+template void launch_temporal_sweep<float>(const SweepArgs<float>&, const SweepShape&, int,
+                                           const LaunchContext&);
+template void launch_temporal_sweep<double>(const SweepArgs<double>&, const SweepShape&, int,
+                                            const LaunchContext&);
+
+}  // namespace heatsim::kernels::cuda
