@@ -176,8 +176,9 @@ int run_bench(const BenchOptions& options) {
     for (const std::string& name : backends) {
       variants.push_back({name, 1});
       const auto caps = kernels::create_backend(name, precision)->capabilities();
-      // A material row steps one at a time on every backend: no fused variant.
-      if (caps.max_fusion_depth > 1 && fusion_request != 1 && !shape.materials)
+      // A material row is fused only by a backend that fuses coefficient fields.
+      if (caps.max_fusion_depth > 1 && fusion_request != 1 &&
+          (!shape.materials || caps.fuses_coefficients))
         variants.push_back({name, fusion_request});
     }
     std::vector<double> u0;  // the big field, made once per shape when needed

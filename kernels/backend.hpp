@@ -155,6 +155,7 @@ struct Capabilities {
   bool fp32 = true;
   bool gpu = false;
   int max_fusion_depth = 1;  // largest StencilProblem::fusion_depth honoured
+  bool fuses_coefficients = false;  // takes fusion_depth > 1 with coefficient fields too
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;

@@ -13,6 +13,128 @@
 #include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
+
+template <typename T>
+void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLauncher<T> sweep,
+                                  int ghost, const LaunchContext& context) {
+  p_ = problem;
+  sweep_ = sweep;
+  context_ = context;
+  grid_ = make_device_grid(problem, ghost, sizeof(T));
+  const std::size_t bytes = static_cast<std::size_t>(grid_.total) * sizeof(T);
+  cur_.allocate(bytes);
+  next_.allocate(bytes);
+  // NaN everywhere (all-ones bytes): a node or ghost no kernel writes shows up.
+  HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
+  HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
+  fields_.upload(problem, grid_);
+
+  // The boundary pass fills every ghost layer, and takes only a few; wider layouts (a blocked
+  // backend's) take the coefficient ghost fill, which writes the first layer, all a step reads.
+  faces_need_k_ = ghost > 1;
+  for (int f = 0; f < 2 * problem.dims; ++f)
+    faces_need_k_ = faces_need_k_ || problem.faces[f].kind == BoundaryKind::convective ||
+                    (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux);
+  dirichlet_ = DirichletFaces{};
+  for (int f = 0; f < 2 * problem.dims; ++f)
+    if (problem.faces[f].kind == BoundaryKind::dirichlet) {
+      dirichlet_.axis[dirichlet_.count] = f / 2;
+      dirichlet_.side[dirichlet_.count] = f % 2;
+      ++dirichlet_.count;
+    }
+}
+
+template <typename T>
+CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
+  CoefficientArgs<T> a;
+  a.grid = grid_;
+  a.conductivity = fields_.conductivity.template as<T>();
+  a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
+  a.sources = fields_.sources;
+  for (int s = 0; s < fields_.sources; ++s) a.source[s] = fields_.source[s].template as<T>();
+  for (int axis = 0; axis < 3; ++axis)
+    a.inv_h2[axis] = static_cast<T>(1.0 / (p_.h[axis] * p_.h[axis]));
+  return a;
+}
+
+template <typename T>
+void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
+  if (steps <= 0) return;
+  CoefficientArgs<T> a = sweep_args();
+  const auto& sources = p_.coefficients->sources;
+  if (!faces_need_k_) boundary_pass(step0, false, true);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const double t = static_cast<double>(step0 + s) * p_.dt;
+    if (faces_need_k_)
+      launch_coefficient_ghosts<T>(cur(), a.conductivity, grid_, coefficient_faces_at(p_, t),
+                                   context_.stream);
+    for (int q = 0; q < a.sources; ++q)
+      a.factor[q] = static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
+    a.in = cur();
+    a.out = next();
+    sweep_(a, p_.dims, context_);
+    swap();
+    if (!faces_need_k_) {
+      // Dirichlet nodes at t + dt and, unless this was the last step, the next step's ghosts.
+      const bool last = s + 1 == steps;
+      if (dirichlet_.count > 0 || !last) boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last);
+    } else if (dirichlet_.count > 0) {
+      DirichletFaces d = dirichlet_;
+      const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
+      for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
+      launch_set_dirichlet<T>(cur(), grid_, d, context_.stream);
+    }
+  }
+}
+
+// Faces without K_bm (Dirichlet, Neumann du/dn, periodic) have the constant-weight ghost rules
+// at width 1, so the driver's one boundary pass between sweeps does them: the Dirichlet nodes of
+// one step and the ghosts of the next in one launch (field_kernels.cuh).
+template <typename T>
+void CoefficientStepper<T>::boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts) {
+  const double t = static_cast<double>(step) * p_.dt;
+  BoundaryFaces f;
+  for (int i = 0; i < kFaces; ++i) {
+    f.kind[i] = static_cast<int>(p_.faces[i].kind);
+    f.value[i] = p_.faces[i].at(t);
+  }
+  for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
+  launch_boundary_pass<T>(cur(), grid_, f, set_dirichlet, fill_ghosts, context_.stream);
+}
+
+template <typename T>
+FieldStats coefficient_field_stats(CoefficientStepper<T>& field, DeviceArray& partials,
+                                   const LaunchContext& context) {
+  const StencilProblem& p = field.problem();
+  bool trapezoid[3];
+  for (int a = 0; a < 3; ++a) trapezoid[a] = a < p.dims && !p.periodic(a);
+  const int blocks = launch_stats<T>(field.cur(), field.grid(), trapezoid,
+                                     partials.as<StatsPartial>(), context.multiprocessors,
+                                     context.stream, field.fields().capacity.template as<double>());
+  std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
+  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials.as<void>(),
+                                     host.size() * sizeof(StatsPartial), cudaMemcpyDeviceToHost,
+                                     context.stream));
+  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context.stream));
+  FieldStats st;
+  st.min = std::numeric_limits<double>::infinity();
+  st.max = -st.min;
+  for (const StatsPartial& q : host) {
+    st.min = std::min(st.min, q.min);
+    st.max = std::max(st.max, q.max);
+    st.total_heat += q.total;
+    st.non_finite += q.non_finite;
+  }
+  return st;
+}
+
+template class CoefficientStepper<float>;
+template class CoefficientStepper<double>;
+template FieldStats coefficient_field_stats<float>(CoefficientStepper<float>&, DeviceArray&,
+                                                   const LaunchContext&);
+template FieldStats coefficient_field_stats<double>(CoefficientStepper<double>&, DeviceArray&,
+                                                    const LaunchContext&);
+
 namespace {
 
 template <typename T>
@@ -34,125 +156,50 @@ class CoefficientBackend final : public Backend {
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error(name_ + " backend: " + why);
     ready_ = false;
-    p_ = problem;
-    grid_ = make_device_grid(problem, 1, sizeof(T));
     int device = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
     HEATSIM_CUDA_CHECK(
         cudaDeviceGetAttribute(&context_.multiprocessors, cudaDevAttrMultiProcessorCount, device));
     context_.stream = nullptr;  // the legacy default stream, like the other CUDA backends
-
-    const std::size_t bytes = static_cast<std::size_t>(grid_.total) * sizeof(T);
-    cur_.allocate(bytes);
-    next_.allocate(bytes);
+    field_.setup(problem, sweep_, 1, context_);
     partials_.allocate(kStatsMaxBlocks * sizeof(StatsPartial));
-    // NaN everywhere (all-ones bytes): a node or ghost no kernel writes shows up.
-    HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
-    HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
-    fields_.upload(problem, grid_);
-
-    faces_need_k_ = false;
-    for (int f = 0; f < 2 * problem.dims; ++f)
-      faces_need_k_ =
-          faces_need_k_ || problem.faces[f].kind == BoundaryKind::convective ||
-          (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux);
-    dirichlet_ = DirichletFaces{};
-    for (int f = 0; f < 2 * problem.dims; ++f)
-      if (problem.faces[f].kind == BoundaryKind::dirichlet) {
-        dirichlet_.axis[dirichlet_.count] = f / 2;
-        dirichlet_.side[dirichlet_.count] = f % 2;
-        ++dirichlet_.count;
-      }
     ready_ = true;
   }
 
   void upload(const std::vector<double>& field) override {
     check_ready_and_size(field.size());
-    upload_interior(field, cur_.as<T>(), grid_);
+    upload_interior(field, field_.cur(), field_.grid());
   }
 
   void download(std::vector<double>& field) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    field.resize(static_cast<std::size_t>(p_.points()));
-    download_interior(field, cur_.as<T>(), grid_);
+    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
+    field.resize(static_cast<std::size_t>(field_.problem().points()));
+    download_interior(field, field_.cur(), field_.grid());
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error(name_ + " backend: advance() before setup()");
-    CoefficientArgs<T> a;
-    a.grid = grid_;
-    a.conductivity = fields_.conductivity.template as<T>();
-    a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
-    a.sources = fields_.sources;
-    for (int s = 0; s < fields_.sources; ++s) a.source[s] = fields_.source[s].template as<T>();
-    for (int axis = 0; axis < 3; ++axis)
-      a.inv_h2[axis] = static_cast<T>(1.0 / (p_.h[axis] * p_.h[axis]));
-    const auto& sources = p_.coefficients->sources;
-    if (steps <= 0) return;
-    if (!faces_need_k_) boundary_pass(step0, false, true);
-    for (std::int64_t s = 0; s < steps; ++s) {
-      const double t = static_cast<double>(step0 + s) * p_.dt;
-      if (faces_need_k_)
-        launch_coefficient_ghosts<T>(cur_.as<T>(), a.conductivity, grid_,
-                                     coefficient_faces_at(p_, t), context_.stream);
-      for (int q = 0; q < a.sources; ++q)
-        a.factor[q] =
-            static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
-      a.in = cur_.as<T>();
-      a.out = next_.as<T>();
-      sweep_(a, p_.dims, context_);
-      cur_.swap(next_);
-      if (!faces_need_k_) {
-        // Dirichlet nodes at t + dt and, unless this was the last step, the next step's ghosts.
-        const bool last = s + 1 == steps;
-        if (dirichlet_.count > 0 || !last)
-          boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last);
-      } else if (dirichlet_.count > 0) {
-        DirichletFaces d = dirichlet_;
-        const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
-        for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
-        launch_set_dirichlet<T>(cur_.as<T>(), grid_, d, context_.stream);
-      }
-    }
+    field_.advance(steps, step0);
   }
 
   FieldStats stats() override {
     if (!ready_) throw std::logic_error(name_ + " backend: stats() before setup()");
-    bool trapezoid[3];
-    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
-    const int blocks = launch_stats<T>(cur_.as<T>(), grid_, trapezoid, partials_.as<StatsPartial>(),
-                                       context_.multiprocessors, context_.stream,
-                                       fields_.capacity.template as<double>());
-    std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
-    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
-                                       host.size() * sizeof(StatsPartial), cudaMemcpyDeviceToHost,
-                                       context_.stream));
-    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-    FieldStats st;
-    st.min = std::numeric_limits<double>::infinity();
-    st.max = -st.min;
-    for (const StatsPartial& q : host) {
-      st.min = std::min(st.min, q.min);
-      st.max = std::max(st.max, q.max);
-      st.total_heat += q.total;
-      st.non_finite += q.non_finite;
-    }
-    return st;
+    return coefficient_field_stats(field_, partials_, context_);
   }
 
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     if (!ready_) throw std::logic_error(name_ + " backend: sample() before setup()");
-    sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
+    sample_nodes<T>(field_.cur(), field_.grid(), nodes, values, context_.stream);
   }
 
   void read_box(const FieldBox& box, std::vector<double>& values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    read_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
+    read_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
   }
 
   void write_box(const FieldBox& box, const std::vector<double>& values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    write_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
+    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
+    write_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
   }
 
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
@@ -160,36 +207,18 @@ class CoefficientBackend final : public Backend {
  private:
   void check_ready_and_size(std::size_t size) const {
     if (!ready_) throw std::logic_error(name_ + " backend: used before setup()");
-    if (size != static_cast<std::size_t>(p_.points()))
+    if (size != static_cast<std::size_t>(field_.problem().points()))
       throw std::invalid_argument(name_ + " backend: field has " + std::to_string(size) +
-                                  " values, the grid " + std::to_string(p_.points()));
-  }
-
-  // Faces without K_bm (Dirichlet, Neumann du/dn, periodic) have the constant-weight ghost
-  // rules at width 1, so the driver's one boundary pass between sweeps does them: the Dirichlet
-  // nodes of one step and the ghosts of the next in one launch (field_kernels.cuh).
-  void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts) {
-    const double t = static_cast<double>(step) * p_.dt;
-    BoundaryFaces f;
-    for (int i = 0; i < kFaces; ++i) {
-      f.kind[i] = static_cast<int>(p_.faces[i].kind);
-      f.value[i] = p_.faces[i].at(t);
-    }
-    for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
-    launch_boundary_pass<T>(cur_.as<T>(), grid_, f, set_dirichlet, fill_ghosts, context_.stream);
+                                  " values, the grid " + std::to_string(field_.problem().points()));
   }
 
   std::string name_;
   Capabilities caps_;
   CoefficientLauncher<T> sweep_;
-  StencilProblem p_;
-  DeviceGrid grid_;
   LaunchContext context_;
-  DeviceArray cur_, next_, partials_;
+  CoefficientStepper<T> field_;
+  DeviceArray partials_;
   BoxStaging staging_;  // read_box / write_box
-  DeviceCoefficients<T> fields_;
-  DirichletFaces dirichlet_;
-  bool faces_need_k_ = false;  // a convective or heat-flux face: the coefficient ghost fill
   bool ready_ = false;
 };
 

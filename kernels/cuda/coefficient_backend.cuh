@@ -12,9 +12,55 @@
 #include <memory>
 #include <string>
 
+#include "coefficient_fields.cuh"
 #include "coefficient_sweep.cuh"
+#include "device_memory.cuh"
+#include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
+
+// The field, its coefficients and the single step of the header comment, on one padded layout
+// (ghost layers `ghost` wide; the step reads and fills only the first). The CUDA-core
+// backends' coefficient driver is one of these; temporal-blocking keeps one for its whole
+// field (steps outside a pass) and one per band slab.
+template <typename T>
+class CoefficientStepper {
+ public:
+  // Allocates for `problem` (NaN everywhere, so that a node no kernel writes shows up) and
+  // uploads its coefficient fields.
+  void setup(const StencilProblem& problem, CoefficientLauncher<T> sweep, int ghost,
+             const LaunchContext& context);
+  // Steps step0 .. step0 + steps - 1 of the problem: u in cur() advances in place.
+  void advance(std::int64_t steps, std::int64_t step0);
+
+  const DeviceGrid& grid() const { return grid_; }
+  const StencilProblem& problem() const { return p_; }
+  T* cur() { return cur_.as<T>(); }
+  T* next() { return next_.as<T>(); }
+  void swap() { cur_.swap(next_); }
+  DeviceCoefficients<T>& fields() { return fields_; }
+  // The fields and spacing of a sweep (in, out and the factors left for the caller).
+  CoefficientArgs<T> sweep_args();
+
+ private:
+  // Dirichlet nodes at `step`'s time and, optionally, the next step's ghosts (one launch).
+  void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts);
+
+  StencilProblem p_;
+  DeviceGrid grid_;
+  LaunchContext context_;
+  CoefficientLauncher<T> sweep_ = nullptr;
+  DeviceArray cur_, next_;
+  DeviceCoefficients<T> fields_;
+  DirichletFaces dirichlet_;
+  bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
+};
+
+// The statistics of the stepper's field (FieldStats, heat weighed by the capacity), reduced in
+// block order through `partials` (kStatsMaxBlocks StatsPartial).
+template <typename T>
+FieldStats coefficient_field_stats(CoefficientStepper<T>& field, DeviceArray& partials,
+                                   const LaunchContext& context);
 
 // Why a CUDA-core backend with `caps` cannot run a coefficient problem, empty when it can:
 // the capability checks, then radius 1 and the sizes of the fields.

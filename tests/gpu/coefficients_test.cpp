@@ -325,6 +325,93 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(all_cases()), case_name);
 
+// temporal-blocking on the same random problems: passes of 2 to 16 coefficient steps (lowered
+// where the tile or the grid is too small), with sizes past one tile (1D 2048, 2D 1024 along x,
+// 3D 64 x 32 in xy) and steps before and after the passes, against the CPU; the stats and
+// samples as above, and the depth taken never deeper than asked.
+struct BlockedCase {
+  Precision precision;
+  int dims;
+};
+
+class BlockedCoefficientAgreement : public ::testing::TestWithParam<BlockedCase> {
+ protected:
+  void SetUp() override { skip_without_gpu(); }
+};
+
+TEST_P(BlockedCoefficientAgreement, MatchesCpuAtEveryDepth) {
+  const BlockedCase c = GetParam();
+  std::mt19937_64 rng(777 + 13 * c.dims + (c.precision == Precision::fp32 ? 5 : 0));
+  const double tol = c.precision == Precision::fp64 ? 1e-12 : 1e-5;
+  std::vector<std::array<std::int64_t, 3>> grids = sizes(c.dims);
+  grids.push_back(c.dims == 1 ? std::array<std::int64_t, 3>{5001, 1, 1}
+                  : c.dims == 2 ? std::array<std::int64_t, 3>{1100, 23, 1}
+                                : std::array<std::int64_t, 3>{131, 67, 19});
+  int deepest_taken = 1;
+  for (int repeat = 0; repeat < 2; ++repeat)
+    for (const auto& n : grids)
+      for (int k : {2, 3, 5, 16}) {
+        const Built built = random_problem(c.dims, n, c.precision, rng);
+        StencilProblem p = built.problem;
+        p.fusion_depth = k;
+        std::ostringstream what;
+        what << kernels::to_string(c.precision) << " " << c.dims << "D n=" << n[0] << "x" << n[1]
+             << "x" << n[2] << " depth " << k << " faces " << built.faces;
+        SCOPED_TRACE(what.str());
+        const std::vector<double> u0 = random_field(p.points(), rng);
+        const std::int64_t steps = 2 * k + 9, step0 = 5;
+
+        auto cpu = kernels::make_cpu_backend(c.precision);
+        cpu->setup(p);
+        cpu->upload(u0);
+        cpu->advance(steps, step0);
+        std::vector<double> want;
+        cpu->download(want);
+        const kernels::FieldStats cs = cpu->stats();
+
+        auto gpu = kernels::create_backend("temporal-blocking", c.precision);
+        ASSERT_TRUE(gpu->unsupported_reason(p).empty()) << gpu->unsupported_reason(p);
+        gpu->setup(p);
+        EXPECT_GE(gpu->fusion_depth(), 1);
+        EXPECT_LE(gpu->fusion_depth(), k);
+        deepest_taken = std::max(deepest_taken, gpu->fusion_depth());
+        gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
+        gpu->advance(2 * k, 0);
+        gpu->upload(u0);
+        gpu->advance(steps - 4, step0);  // split: passes must not depend on how a run is cut
+        gpu->advance(4, step0 + steps - 4);
+        std::vector<double> got;
+        gpu->download(got);
+        std::int64_t bad = -1;
+        EXPECT_LE(relative_difference(got, want, &bad), tol) << "worst node " << bad;
+        EXPECT_GT(relative_difference(want, u0), 100 * tol);
+        const kernels::FieldStats gs = gpu->stats();
+        EXPECT_EQ(gs.non_finite, 0);
+        EXPECT_NEAR(gs.total_heat, cs.total_heat, 10 * tol * std::abs(cs.total_heat));
+        std::vector<std::int64_t> nodes{0, p.points() / 2, p.points() - 1};
+        std::vector<double> sampled;
+        gpu->sample(nodes, sampled);
+        for (std::size_t j = 0; j < nodes.size(); ++j)
+          EXPECT_EQ(sampled[j], got[static_cast<std::size_t>(nodes[j])]);
+      }
+  EXPECT_GE(deepest_taken, 2) << "no pass was blocked";
+}
+
+std::vector<BlockedCase> blocked_cases() {
+  std::vector<BlockedCase> cases;
+  for (Precision p : {Precision::fp64, Precision::fp32})
+    for (int d = 1; d <= 3; ++d) cases.push_back({p, d});
+  return cases;
+}
+
+std::string blocked_case_name(const ::testing::TestParamInfo<BlockedCase>& info) {
+  return std::string(kernels::to_string(info.param.precision)) + "_" +
+         std::to_string(info.param.dims) + "D";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BlockedCoefficientAgreement, ::testing::ValuesIn(blocked_cases()),
+                         blocked_case_name);
+
 class CoefficientBasics : public GpuTest {};
 
 // A fusion request (a depth, or auto) on a coefficient problem steps one at a time, with the

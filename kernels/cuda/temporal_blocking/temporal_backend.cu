@@ -1,14 +1,19 @@
-// The temporal-blocking backend: fusing_backend.cuh's driver with the blocked sweep of
-// temporal_sweep.cu as its Kernel. A pass of depth k fills ghost layers k*r wide once, and
-// each block advances its tile k steps in shared memory; faces where that is not exact
+// The temporal-blocking backend. Constant weights: fusing_backend.cuh's driver with the blocked
+// sweep of temporal_sweep.cu as its Kernel. A pass of depth k fills ghost layers k*r wide once,
+// and each block advances its tile k steps in shared memory; faces where that is not exact
 // (fusion_plan.hpp, face_is_exact_under_fusion) get their bands redone step by step, as for
-// any fused pass.
+// any fused pass. Varying coefficients: BlockedCoefficientBackend below, the same scheme on the
+// coefficient step.
 #include "temporal_backend.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "../box_transfer.cuh"
+#include "../coefficient_backend.cuh"
 #include "../fusing_backend.cuh"
+#include "../naive/naive_sweep.hpp"
+#include "../register_tiling/register_sweep.hpp"
 #include "temporal_sweep.hpp"
 
 namespace heatsim::kernels {
@@ -32,6 +37,7 @@ struct BlockedKernel {
     c.max_radius = cuda::kMaxRadius;
     c.gpu = true;
     c.max_fusion_depth = kMaxDepth;  // and the tile must keep an output; see takes_radius
+    c.fuses_coefficients = true;
     return c;
   }
 
@@ -84,12 +90,314 @@ struct BlockedKernel {
   }
 };
 
+// The nodes of `fields` in the slab [origin, origin + width) along `axis` of a grid of n nodes,
+// in the slab's own memory order.
+CoefficientFields slice_fields(const CoefficientFields& fields, const std::array<std::int64_t, 3>& n,
+                               int axis, std::int64_t origin, std::int64_t width) {
+  std::array<std::int64_t, 3> m = n;
+  m[static_cast<std::size_t>(axis)] = width;
+  auto slice = [&](const std::vector<double>& f) {
+    std::vector<double> out(static_cast<std::size_t>(m[0] * m[1] * m[2]));
+    std::size_t i = 0;
+    for (std::int64_t z = 0; z < m[2]; ++z)
+      for (std::int64_t y = 0; y < m[1]; ++y)
+        for (std::int64_t x = 0; x < m[0]; ++x) {
+          std::array<std::int64_t, 3> c{x, y, z};
+          c[static_cast<std::size_t>(axis)] += origin;
+          out[i++] = f[static_cast<std::size_t>((c[2] * n[1] + c[1]) * n[0] + c[0])];
+        }
+    return out;
+  };
+  CoefficientFields s;
+  s.conductivity = slice(fields.conductivity);
+  s.capacity = slice(fields.capacity);
+  for (const auto& src : fields.sources) s.sources.push_back({slice(src.density), src.schedule});
+  return s;
+}
+
+// Varying coefficients (radius 1): passes of `depth` coefficient steps, each block taking its
+// tile through all of them (temporal_sweep.cu), on a field whose ghost layers are `depth` wide.
+// The coefficient step has no exact reflection at a face (its ghosts depend on the conductances
+// and, for convective faces, on the node itself), so every non-periodic face gets a band: a slab
+// of 2*depth nodes along the face's axis, copied out before the pass, advanced `depth` single
+// steps with the real faces (its inner face a made-up Neumann face), whose outer `depth` nodes
+// replace the pass's. Periodic axes are exact: the ghosts hold the period's image, of u at the
+// pass's start and of k, dt/C and the sources once. Steps outside whole passes are single
+// steps (the CUDA-core coefficient sweep), and passes start on multiples of the depth.
+template <typename T>
+class BlockedCoefficientBackend final : public Backend {
+ public:
+  explicit BlockedCoefficientBackend(Capabilities caps) : caps_(caps) {}
+
+  std::string name() const override { return "temporal-blocking"; }
+  Capabilities capabilities() const override { return caps_; }
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    return cuda::coefficient_unsupported_reason(caps_, problem);
+  }
+  int fusion_depth() const override { return depth_; }
+
+  void setup(const StencilProblem& problem) override {
+    const std::string why = unsupported_reason(problem);
+    if (!why.empty()) throw std::runtime_error(name() + " backend: " + why);
+    ready_ = false;
+    p_ = problem;
+    int device = 0, shared_limit = 0;
+    HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+    HEATSIM_CUDA_CHECK(
+        cudaDeviceGetAttribute(&context_.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    HEATSIM_CUDA_CHECK(
+        cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    context_.stream = nullptr;  // the legacy default stream, like the other CUDA backends
+    depth_ = problem.fusion_depth == 0 ? auto_depth(problem) : std::max(1, problem.fusion_depth);
+    depth_ = std::min(depth_, cuda::kMaxBlockedDepth);
+    auto fits = [&](int k) {
+      for (int a = 0; a < problem.dims; ++a)
+        if (k > problem.n[a] - 1) return false;
+      const std::size_t bytes = cuda::temporal_coefficient_shared_bytes(problem.dims, k, sizeof(T));
+      return bytes > 0 && bytes <= static_cast<std::size_t>(shared_limit);
+    };
+    while (depth_ > 1 && !fits(depth_)) --depth_;
+
+    const cuda::CoefficientLauncher<T> single =
+        problem.dims == 1 ? &cuda::launch_naive_coefficient_sweep<T>
+                          : &cuda::launch_register_coefficient_sweep<T>;
+    main_.setup(problem, single, depth_, context_);
+    partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
+    bands_.clear();
+    if (depth_ > 1) {
+      // k, dt/C and the sources across every face, `depth` deep (see the class comment).
+      cuda::DeviceCoefficients<T>& f = main_.fields();
+      fill_wide_ghosts(f.conductivity.template as<T>());
+      fill_wide_ghosts(f.dt_over_capacity.template as<T>());
+      for (int s = 0; s < f.sources; ++s) fill_wide_ghosts(f.source[s].template as<T>());
+      for (int axis = 0; axis < problem.dims; ++axis) {
+        if (problem.periodic(axis)) continue;
+        for (int side = 0; side < 2; ++side) {
+          auto band = std::make_unique<Band>();
+          band->axis = axis;
+          band->side = side;
+          const std::int64_t n = problem.n[axis];
+          band->width = std::min<std::int64_t>(n, 2 * depth_);
+          band->origin = side == 0 ? 0 : n - band->width;
+          StencilProblem slab = problem;
+          slab.n[axis] = band->width;
+          slab.coefficients = std::make_shared<CoefficientFields>(
+              slice_fields(*problem.coefficients, problem.n, axis, band->origin, band->width));
+          if (band->width < n) {  // the inner face is made up; its ghosts only need to be finite
+            BoundaryFace& inner = slab.faces[2 * axis + (1 - side)];
+            inner = BoundaryFace{};
+            inner.kind = BoundaryKind::neumann;
+          }
+          band->slab.setup(slab, single, 1, context_);
+          bands_.push_back(std::move(band));
+        }
+      }
+    }
+    dirichlet_ = cuda::DirichletFaces{};
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      if (problem.faces[f].kind == BoundaryKind::dirichlet) {
+        dirichlet_.axis[dirichlet_.count] = f / 2;
+        dirichlet_.side[dirichlet_.count] = f % 2;
+        ++dirichlet_.count;
+      }
+    ready_ = true;
+  }
+
+  void upload(const std::vector<double>& field) override {
+    check_ready_and_size(field.size());
+    cuda::upload_interior(field, main_.cur(), main_.grid());
+  }
+
+  void download(std::vector<double>& field) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    field.resize(static_cast<std::size_t>(p_.points()));
+    cuda::download_interior(field, main_.cur(), main_.grid());
+  }
+
+  void advance(std::int64_t steps, std::int64_t step0) override {
+    if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
+    if (steps <= 0) return;
+    std::int64_t s = 0;
+    if (depth_ > 1) {
+      // Passes start on multiples of the depth (absolute step numbers), so the passes a run
+      // takes do not depend on how the caller splits it into calls.
+      const std::int64_t lead = std::min<std::int64_t>(steps, (depth_ - step0 % depth_) % depth_);
+      main_.advance(lead, step0);
+      for (s = lead; steps - s >= depth_; s += depth_) blocked_pass(step0 + s);
+    }
+    main_.advance(steps - s, step0 + s);
+  }
+
+  FieldStats stats() override {
+    if (!ready_) throw std::logic_error(name() + " backend: stats() before setup()");
+    return cuda::coefficient_field_stats(main_, partials_, context_);
+  }
+
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::sample_nodes<T>(main_.cur(), main_.grid(), nodes, values, context_.stream);
+  }
+
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::read_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
+  }
+
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::write_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
+  }
+
+  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
+
+  // `fusion: auto`: the deepest pass the tile takes (measured on the H100, docs/performance.md).
+  static int auto_depth(const StencilProblem&) { return cuda::kMaxBlockedDepth; }
+
+ private:
+  struct Band {
+    int axis = 0;
+    int side = 0;
+    std::int64_t width = 0, origin = 0;
+    cuda::CoefficientStepper<T> slab;
+  };
+
+  // Every ghost layer of a main-field array: the periodic image on periodic axes, the mirror
+  // node elsewhere (even reflection; any finite value would do there, the bands replace what
+  // it reaches).
+  void fill_wide_ghosts(T* array) {
+    for (int axis = 0; axis < p_.dims; ++axis) {
+      const int kind = static_cast<int>(p_.periodic(axis) ? BoundaryKind::periodic : BoundaryKind::neumann);
+      cuda::launch_fill_ghosts<T>(array, main_.grid(), axis, cuda::GhostFace{kind, 0.0},
+                                  cuda::GhostFace{kind, 0.0}, p_.h[axis], context_.stream);
+    }
+  }
+
+  void blocked_pass(std::int64_t step) {
+    fill_wide_ghosts(main_.cur());
+    const cuda::CoefficientArgs<T> single = main_.sweep_args();
+    cuda::BlockedCoefficientArgs<T> a;
+    a.in = main_.cur();
+    a.out = main_.next();
+    a.conductivity = single.conductivity;
+    a.dt_over_capacity = single.dt_over_capacity;
+    a.sources = single.sources;
+    for (int q = 0; q < a.sources; ++q) a.source[q] = single.source[q];
+    for (int axis = 0; axis < 3; ++axis) a.inv_h2[axis] = single.inv_h2[axis];
+    a.grid = main_.grid();
+    const auto& sources = p_.coefficients->sources;
+    for (int j = 0; j < depth_; ++j) {
+      const double tj = static_cast<double>(step + j) * p_.dt;
+      for (int q = 0; q < a.sources; ++q)
+        a.factor[j][q] = static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
+    }
+    cuda::launch_temporal_coefficient_sweep<T>(a, depth_, context_);
+    const std::array<std::int64_t, 3> zero{0, 0, 0};
+    for (auto& band : bands_) {
+      Band& b = *band;
+      const cuda::DeviceGrid& g = main_.grid();
+      std::array<std::int64_t, 3> extent{g.n[0], g.n[1], g.n[2]}, origin{0, 0, 0};
+      origin[b.axis] = b.origin;
+      extent[b.axis] = b.width;
+      cuda::copy_box<T>(main_.cur(), g, origin, b.slab.cur(), b.slab.grid(), zero, extent,
+                        context_.stream);
+      b.slab.advance(depth_, step);
+      // The outer `depth` nodes are exact (all of them when the slab is the whole axis).
+      std::array<std::int64_t, 3> from{0, 0, 0}, to = origin;
+      if (b.width == 2 * depth_ && b.width < p_.n[b.axis]) {
+        extent[b.axis] = depth_;
+        if (b.side == 1) {
+          from[b.axis] = depth_;
+          to[b.axis] = b.origin + depth_;
+        }
+      }
+      cuda::copy_box<T>(b.slab.cur(), b.slab.grid(), from, main_.next(), g, to, extent,
+                        context_.stream);
+    }
+    main_.swap();
+    if (dirichlet_.count > 0) {
+      cuda::DirichletFaces d = dirichlet_;
+      const double t1 = static_cast<double>(step + depth_) * p_.dt;
+      for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
+      cuda::launch_set_dirichlet<T>(main_.cur(), main_.grid(), d, context_.stream);
+    }
+  }
+
+  void check_ready_and_size(std::size_t size) const {
+    if (!ready_) throw std::logic_error(name() + " backend: used before setup()");
+    if (size != static_cast<std::size_t>(p_.points()))
+      throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
+                                  " values, the grid " + std::to_string(p_.points()));
+  }
+
+  Capabilities caps_;
+  StencilProblem p_;
+  int depth_ = 1;
+  cuda::LaunchContext context_;
+  cuda::CoefficientStepper<T> main_;
+  std::vector<std::unique_ptr<Band>> bands_;
+  cuda::DeviceArray partials_;
+  cuda::BoxStaging staging_;
+  cuda::DirichletFaces dirichlet_;
+  bool ready_ = false;
+};
+
+// The backend `temporal-blocking` names: the constant-weight driver or the coefficient one,
+// chosen by the problem at setup().
+template <typename T>
+class TemporalBlockingBackend final : public Backend {
+ public:
+  std::string name() const override { return "temporal-blocking"; }
+  Capabilities capabilities() const override { return BlockedKernel<T>{}.capabilities(); }
+  std::string unsupported_reason(const StencilProblem& problem) const override {
+    if (problem.coefficients) return BlockedCoefficientBackend<T>(coefficient_caps()).unsupported_reason(problem);
+    return cuda::FusingBackend<T, BlockedKernel<T>>(BlockedKernel<T>{}).unsupported_reason(problem);
+  }
+
+  void setup(const StencilProblem& problem) override {
+    inner_.reset();
+    if (problem.coefficients)
+      inner_ = std::make_unique<BlockedCoefficientBackend<T>>(coefficient_caps());
+    else
+      inner_ = std::make_unique<cuda::FusingBackend<T, BlockedKernel<T>>>(BlockedKernel<T>{});
+    inner_->setup(problem);
+  }
+
+  void upload(const std::vector<double>& field) override { ready().upload(field); }
+  void download(std::vector<double>& field) override { ready().download(field); }
+  void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
+  FieldStats stats() override { return ready().stats(); }
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    ready().sample(nodes, values);
+  }
+  void read_box(const FieldBox& box, std::vector<double>& values) override {
+    ready().read_box(box, values);
+  }
+  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+    ready().write_box(box, values);
+  }
+  void synchronize() override { ready().synchronize(); }
+  int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
+
+ private:
+  static Capabilities coefficient_caps() {
+    Capabilities c = BlockedKernel<T>{}.capabilities();
+    c.max_radius = 1;  // the conservative form's radius
+    return c;
+  }
+
+  Backend& ready() {
+    if (!inner_) throw std::logic_error("temporal-blocking backend: used before setup()");
+    return *inner_;
+  }
+
+  std::unique_ptr<Backend> inner_;
+};
+
 }  // namespace
 
 std::unique_ptr<Backend> make_temporal_blocking_backend(Precision precision) {
-  if (precision == Precision::fp32)
-    return std::make_unique<cuda::FusingBackend<float, BlockedKernel<float>>>(BlockedKernel<float>{});
-  return std::make_unique<cuda::FusingBackend<double, BlockedKernel<double>>>(BlockedKernel<double>{});
+  if (precision == Precision::fp32) return std::make_unique<TemporalBlockingBackend<float>>();
+  return std::make_unique<TemporalBlockingBackend<double>>();
 }
 
 }  // namespace heatsim::kernels

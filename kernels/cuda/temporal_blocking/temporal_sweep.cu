@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(threads<DIMS>())
     load(base);
     for (std::int64_t it = 0; it < planes; ++it) {
       {
-        T* level0 = queue + static_cast<int>(it % Q) * PLANE;
+        T* level0 = queue + static_cast<int>(it) % Q * PLANE;
 #pragma unroll
         for (int b = 0; b < CY; ++b)
 #pragma unroll
@@ -179,14 +179,13 @@ __global__ void __launch_bounds__(threads<DIMS>())
       __syncthreads();
       for (int j = 1; j <= depth; ++j) {
         if (it < 2 * j * R) break;  // level j-1 does not yet hold 2R+1 planes
-        const std::int64_t rel = it - j * R;  // the plane level j computes, relative to base
+        const int rel = static_cast<int>(it) - j * R;  // the plane level j computes, from base
         const T* src[Q];
 #pragma unroll
-        for (int d = 0; d < Q; ++d)
-          src[d] = queue + ((j - 1) * Q + static_cast<int>((rel - R + d) % Q)) * PLANE;
+        for (int d = 0; d < Q; ++d) src[d] = queue + ((j - 1) * Q + (rel - R + d) % Q) * PLANE;
         const int lo = j * R;
         const bool last = j == depth;
-        T* dst = last ? nullptr : queue + (j * Q + static_cast<int>(rel % Q)) * PLANE;
+        T* dst = last ? nullptr : queue + (j * Q + rel % Q) * PLANE;
         const std::int64_t m = base + rel;
 #pragma unroll
         for (int b = 0; b < CY; ++b)
@@ -217,6 +216,199 @@ __global__ void __launch_bounds__(threads<DIMS>())
       }
     }
     __syncthreads();  // the next y tile refills the queues
+  }
+}
+
+// ---- Varying coefficients (StencilProblem::coefficients), radius 1 -------------------------
+// The same tiles and streaming as above, for the step of coefficient_sweep.cuh: each level keeps
+// its queue of 3 planes of u, and one ring of depth+3 planes of k serves every level (level j
+// computes plane m - j of input plane m and reads k at planes m - j - 1 .. m - j + 1; three
+// planes more than the depth keep a slot from being rewritten before the last level's read
+// two iterations later). dt/C and the sources are read from global memory at the node.
+// Shared memory: (4 * depth + 3) planes of the tile (3D fp64, depth 3: 240 KiB is too much;
+// depth 2: 176 KiB; fp32 depth 4: 152 KiB). 1D: u in two buffers, k and dt/C, 2048 nodes each.
+
+std::size_t coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes) {
+  const int hx = dims == 1 ? tile_x<1>() : dims == 2 ? tile_x<2>() : tile_x<3>();
+  if (hx - 2 * depth < kMinOutputX) return 0;
+  if (dims == 1) return 4 * static_cast<std::size_t>(hx) * value_bytes;
+  const int hy = dims == 3 ? tile_y<3>() : 1;
+  if (dims == 3 && hy - 2 * depth < kMinOutputY) return 0;
+  return static_cast<std::size_t>(4 * depth + 3) * hx * hy * value_bytes;
+}
+
+// The node's sources at step j's factors, in order (node_source's sum).
+template <typename T>
+__device__ __forceinline__ T blocked_source(const BlockedCoefficientArgs<T>& a, int j,
+                                            std::int64_t i) {
+  T src = T(0);
+#pragma unroll
+  for (int s = 0; s < kMaxSourceFields; ++s)
+    if (s < a.sources) src += a.factor[j][s] * a.source[s][i];
+  return src;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(threads<1>())
+    temporal_coefficient_1d_kernel(const BlockedCoefficientArgs<T> a, int depth) {
+  constexpr int HX = tile_x<1>(), BX = BlockedTile<1>::bx, CX = BlockedTile<1>::cx;
+  extern __shared__ unsigned char shared_raw[];
+  T* buffer = reinterpret_cast<T*>(shared_raw);  // u, u, k, dt/C
+  T* sk = buffer + 2 * HX;
+  T* sdtc = buffer + 3 * HX;
+  const DeviceGrid& g = a.grid;
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(HX - 2 * depth);
+  const std::int64_t first = x0 - depth;
+#pragma unroll
+  for (int c = 0; c < CX; ++c) {
+    const int lx = threadIdx.x + c * BX;
+    const std::int64_t x = first + lx;
+    const bool ok = x >= -g.ghost && x < g.n[0] + g.ghost;
+    buffer[lx] = ok ? a.in[g.origin + x] : T(0);
+    sk[lx] = ok ? a.conductivity[g.origin + x] : T(1);
+    sdtc[lx] = ok ? a.dt_over_capacity[g.origin + x] : T(0);
+  }
+  __syncthreads();
+  const T inv_x = a.inv_h2[0];
+  for (int j = 1; j <= depth; ++j) {
+    const T* src = buffer + ((j - 1) & 1) * HX;
+    T* dst = buffer + (j & 1) * HX;
+#pragma unroll
+    for (int c = 0; c < CX; ++c) {
+      const int lx = threadIdx.x + c * BX;
+      if (lx < j || lx >= HX - j) continue;
+      const std::int64_t x = first + lx;
+      if (x < -g.ghost || x >= g.n[0] + g.ghost) continue;  // outside the padded field
+      const T uc = src[lx], kc = sk[lx];
+      T flow = T(0);
+      add_axis(flow, inv_x, uc, face_conductance(kc, sk[lx - 1]), src[lx - 1],
+               face_conductance(kc, sk[lx + 1]), src[lx + 1]);
+      const T v = uc + sdtc[lx] * (flow + blocked_source(a, j - 1, g.origin + x));
+      if (j < depth)
+        dst[lx] = v;
+      else if (lx >= depth && lx < HX - depth && x < g.n[0])
+        a.out[g.origin + x] = v;
+    }
+    if (j < depth) __syncthreads();
+  }
+}
+
+template <typename T, int DIMS>
+__global__ void __launch_bounds__(threads<DIMS>())
+    temporal_coefficient_kernel(const BlockedCoefficientArgs<T> a, int depth, std::int64_t chunk,
+                                std::int64_t tiles_y) {
+  using Tile = BlockedTile<DIMS>;
+  constexpr int HX = tile_x<DIMS>(), HY = tile_y<DIMS>();
+  constexpr int BX = Tile::bx, BY = Tile::by, CX = Tile::cx, CY = Tile::cy;
+  constexpr int PLANE = HX * HY;
+  constexpr int MARCH = DIMS - 1;
+  extern __shared__ unsigned char shared_raw[];
+  T* queue = reinterpret_cast<T*>(shared_raw);  // u: [level][3][y][x]
+  T* ring = queue + 3 * depth * PLANE;          // k: [depth + 3][y][x]
+  const int KQ = depth + 3;
+
+  const DeviceGrid& g = a.grid;
+  const int out_x = HX - 2 * depth, out_y = DIMS == 3 ? HY - 2 * depth : 1;
+  const std::int64_t march_pitch = g.stride(MARCH);
+  const std::int64_t march_n = g.n[MARCH];
+  const std::int64_t m0 = (DIMS == 3 ? blockIdx.z : blockIdx.y) * chunk;
+  const std::int64_t m1 = min(m0 + chunk, march_n);
+  const std::int64_t base = m0 - depth;
+  const std::int64_t planes = (m1 - m0) + 2 * depth;
+  const std::int64_t x_first = blockIdx.x * static_cast<std::int64_t>(out_x) - depth;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const T inv_x = a.inv_h2[0], inv_y = a.inv_h2[1], inv_m = a.inv_h2[MARCH];
+
+  const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
+  for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
+    const std::int64_t y_first = DIMS == 3 ? by * out_y - depth : 0;
+    std::int64_t offset[CX * CY];
+    bool inside[CX * CY];
+#pragma unroll
+    for (int b = 0; b < CY; ++b)
+#pragma unroll
+      for (int c = 0; c < CX; ++c) {
+        const std::int64_t x = x_first + tx + c * BX, y = y_first + ty + b * BY;
+        bool ok = x >= -g.ghost && x < g.n[0] + g.ghost;
+        if (DIMS == 3) ok = ok && y >= -g.ghost && y < g.n[1] + g.ghost;
+        inside[b * CX + c] = ok;
+        offset[b * CX + c] = g.origin + (DIMS == 3 ? y * g.pitch_y : 0) + x;
+      }
+    T next_u[CX * CY], next_k[CX * CY];
+    auto load = [&](std::int64_t m) {
+      const bool plane_ok = m >= -g.ghost && m < march_n + g.ghost;
+#pragma unroll
+      for (int p = 0; p < CX * CY; ++p) {
+        const bool ok = plane_ok && inside[p];
+        next_u[p] = ok ? a.in[offset[p] + m * march_pitch] : T(0);
+        next_k[p] = ok ? a.conductivity[offset[p] + m * march_pitch] : T(1);
+      }
+    };
+
+    load(base);
+    for (std::int64_t it = 0; it < planes; ++it) {
+      {
+        T* level0 = queue + static_cast<int>(it) % 3 * PLANE;
+        T* k_in = ring + static_cast<int>(it) % KQ * PLANE;
+#pragma unroll
+        for (int b = 0; b < CY; ++b)
+#pragma unroll
+          for (int c = 0; c < CX; ++c) {
+            const int at = (ty + b * BY) * HX + tx + c * BX;
+            level0[at] = next_u[b * CX + c];
+            k_in[at] = next_k[b * CX + c];
+          }
+      }
+      if (it + 1 < planes) load(base + it + 1);
+      __syncthreads();
+      for (int j = 1; j <= depth; ++j) {
+        if (it < 2 * j) break;
+        const int rel = static_cast<int>(it) - j;
+        const T* su[3];
+        const T* sk[3];
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+          su[d] = queue + ((j - 1) * 3 + (rel - 1 + d) % 3) * PLANE;
+          sk[d] = ring + (rel - 1 + d) % KQ * PLANE;
+        }
+        const bool last = j == depth;
+        T* dst = last ? nullptr : queue + (j * 3 + rel % 3) * PLANE;
+        const std::int64_t m = base + rel;
+        const bool plane_ok = m >= -g.ghost && m < march_n + g.ghost;
+#pragma unroll
+        for (int b = 0; b < CY; ++b)
+#pragma unroll
+          for (int c = 0; c < CX; ++c) {
+            const int lx = tx + c * BX, ly = ty + b * BY;
+            if (lx < j || lx >= HX - j) continue;
+            if (DIMS == 3 && (ly < j || ly >= HY - j)) continue;
+            const int p = b * CX + c;
+            const int at = ly * HX + lx;
+            T v = T(0);  // nodes outside the padded field feed no stored node
+            if (plane_ok && inside[p]) {
+              const T uc = su[1][at], kc = sk[1][at];
+              T flow = T(0);
+              add_axis(flow, inv_x, uc, face_conductance(kc, sk[1][at - 1]), su[1][at - 1],
+                       face_conductance(kc, sk[1][at + 1]), su[1][at + 1]);
+              if (DIMS == 3)
+                add_axis(flow, inv_y, uc, face_conductance(kc, sk[1][at - HX]), su[1][at - HX],
+                         face_conductance(kc, sk[1][at + HX]), su[1][at + HX]);
+              add_axis(flow, inv_m, uc, face_conductance(kc, sk[0][at]), su[0][at],
+                       face_conductance(kc, sk[2][at]), su[2][at]);
+              const std::int64_t i = offset[p] + m * march_pitch;
+              v = uc + a.dt_over_capacity[i] * (flow + blocked_source(a, j - 1, i));
+            }
+            if (!last) {
+              dst[at] = v;
+            } else if (m >= m0 && m < m1) {
+              const std::int64_t x = x_first + lx, y = y_first + ly;
+              if (x < g.n[0] && (DIMS == 2 || y < g.n[1])) a.out[offset[p] + m * march_pitch] = v;
+            }
+          }
+        if (!last || depth == 1) __syncthreads();
+      }
+    }
+    __syncthreads();
   }
 }
 
@@ -307,6 +499,57 @@ void dispatch_blocked(const SweepShape& s, const Launch& launch) {
   throw std::logic_error("temporal-blocking: no kernel for " + std::to_string(s.dims) + "D");
 }
 
+template <typename T>
+void launch_coefficient(const BlockedCoefficientArgs<T>& args, int depth,
+                        const LaunchContext& context) {
+  const DeviceGrid& g = args.grid;
+  const int dims = g.dims;
+  const std::size_t bytes = coefficient_shared_bytes(dims, depth, sizeof(T));
+  if (bytes == 0 || depth > kMaxBlockedDepth)
+    throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
+                           " leaves no output in the tile");
+  if (g.ghost < depth)
+    throw std::logic_error("temporal-blocking: ghost layers narrower than the depth");
+  if (dims == 1) {
+    const auto kernel = temporal_coefficient_1d_kernel<T>;
+    allow_shared(kernel, bytes);
+    const std::int64_t out_x = tile_x<1>() - 2 * depth;
+    const std::int64_t blocks = (g.n[0] + out_x - 1) / out_x;
+    kernel<<<static_cast<unsigned>(blocks), threads<1>(), bytes, context.stream>>>(args, depth);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  auto stream_launch = [&](auto kernel, int dims_, int tx, int ty, int nthreads, dim3 block) {
+    allow_shared(kernel, bytes);
+    int resident = 0;
+    HEATSIM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, nthreads, bytes));
+    resident = std::max(resident, 1);
+    const std::int64_t out_x = tx - 2 * depth;
+    const std::int64_t out_y = dims_ == 3 ? ty - 2 * depth : 1;
+    const std::int64_t tiles_x = (g.n[0] + out_x - 1) / out_x;
+    const std::int64_t tiles_y = dims_ == 3 ? (g.n[1] + out_y - 1) / out_y : 1;
+    const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
+    const std::int64_t march_n = g.n[dims_ - 1];
+    const std::int64_t chunk = march_chunk(tiles_x * launch_y, march_n, depth,
+                                           static_cast<std::int64_t>(resident) * context.multiprocessors);
+    const std::int64_t chunks = (march_n + chunk - 1) / chunk;
+    if (tiles_x > 0x7fffffff || chunks > 65535)
+      throw std::runtime_error("temporal-blocking: grid too large for one launch");
+    const dim3 grid = dims_ == 3 ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                                        static_cast<unsigned>(chunks))
+                                 : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
+    kernel<<<grid, block, bytes, context.stream>>>(args, depth, chunk, tiles_y);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  };
+  if (dims == 2)
+    stream_launch(temporal_coefficient_kernel<T, 2>, 2, tile_x<2>(), tile_y<2>(), threads<2>(),
+                  dim3(BlockedTile<2>::bx, BlockedTile<2>::by, 1));
+  else
+    stream_launch(temporal_coefficient_kernel<T, 3>, 3, tile_x<3>(), tile_y<3>(), threads<3>(),
+                  dim3(BlockedTile<3>::bx, BlockedTile<3>::by, 1));
+}
+
 }  // namespace
 
 std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool /*box*/, int depth,
@@ -321,6 +564,21 @@ void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, in
   dispatch_blocked(shape, TemporalLaunch<T>{args, depth, context});
 }
 
+std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes) {
+  if (dims < 1 || dims > 3 || depth < 1 || depth > kMaxBlockedDepth) return 0;
+  return coefficient_shared_bytes(dims, depth, value_bytes);
+}
+
+template <typename T>
+void launch_temporal_coefficient_sweep(const BlockedCoefficientArgs<T>& args, int depth,
+                                       const LaunchContext& context) {
+  launch_coefficient(args, depth, context);
+}
+
+template void launch_temporal_coefficient_sweep<float>(const BlockedCoefficientArgs<float>&, int,
+                                                       const LaunchContext&);
+template void launch_temporal_coefficient_sweep<double>(const BlockedCoefficientArgs<double>&, int,
+                                                        const LaunchContext&);
 template void launch_temporal_sweep<float>(const SweepArgs<float>&, const SweepShape&, int,
                                            const LaunchContext&);
 template void launch_temporal_sweep<double>(const SweepArgs<double>&, const SweepShape&, int,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 
+#include "../coefficient_sweep.cuh"
 #include "../stencil_common.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -21,5 +22,36 @@ void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, in
 // against the device's limit; 0 when the shape has no kernel or the tile leaves no output.
 std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int depth,
                                         std::size_t value_bytes);
+
+// The deepest pass either sweep takes.
+constexpr int kMaxBlockedDepth = 16;
+
+// A pass of the varying-coefficient step (coefficient_sweep.cuh) `depth` steps deep: the
+// fields of CoefficientArgs with ghost layers `depth` wide on every array (u filled for the
+// pass; k, dt/C and the sources filled once: the periodic image on periodic axes, anything
+// finite elsewhere), and each step's source factors.
+template <typename T>
+struct BlockedCoefficientArgs {
+  const T* in = nullptr;
+  T* out = nullptr;
+  const T* conductivity = nullptr;
+  const T* dt_over_capacity = nullptr;
+  const T* source[kMaxSourceFields] = {};
+  int sources = 0;
+  T inv_h2[3] = {T(1), T(1), T(1)};
+  DeviceGrid grid;
+  T factor[kMaxBlockedDepth][kMaxSourceFields] = {};  // step j of the pass, source s
+};
+
+// out <- `depth` coefficient steps of in, each block taking its tile through all of them in
+// shared memory, with the single-step sweeps' arithmetic (coefficient_sweep.cuh). As for
+// launch_temporal_sweep, nodes within `depth` of a non-periodic face are left to the caller.
+template <typename T>
+void launch_temporal_coefficient_sweep(const BlockedCoefficientArgs<T>& args, int depth,
+                                       const LaunchContext& context);
+
+// Shared memory one block of the coefficient sweep needs (bytes); 0 when the tile leaves no
+// output at this depth.
+std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes);
 
 }  // namespace heatsim::kernels::cuda
