@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -27,11 +28,11 @@
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
 #include "solver/materials.hpp"
-#include "solver/probes.hpp"
-#include "solver/roofline.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposed_backend.hpp"
+#include "solver/probes.hpp"
+#include "solver/roofline.hpp"
 #include "solver/simulation.hpp"
 #include "solver/version.hpp"
 #ifdef HEATSIM_HAVE_CUDA
@@ -134,9 +135,45 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
   return solver::describe(r, achieved_gstencils, peak_name);
 }
 
+// Where the run's wall time went, the summary's `time:` line. Output and checkpoints carry
+// what they wrote (the files' sizes, in GB of 1e9 bytes as dd counts them) and the rate, so a
+// run's writing can be held against the disk's sequential speed (scripts/io-speed).
+struct WallTime {
+  double setup = 0.0;        // case, fields, initial field, backend, materials file
+  double stepping = 0.0;     // advancing the backend
+  double output = 0.0;       // output files and the index, with the field's download
+  double checkpoints = 0.0;  // checkpoint files
+  double output_bytes = 0.0;
+  double checkpoint_bytes = 0.0;
+};
+
+std::string describe_writes(const char* what, double seconds, double bytes) {
+  return fmt::format("{} {:.3f} s ({:.3f} GB, {:.3g} GB/s)", what, seconds, bytes / 1e9,
+                     seconds > 0 ? bytes / 1e9 / seconds : 0.0);
+}
+
+// "time: setup 1.204 s, stepping 0.200 s, output 3.114 s (17.180 GB, 5.52 GB/s), checkpoints
+// ..., other 0.310 s; total 6.0 s": the parts add up to the total, `other` being the rest
+// (NaN checks, progress, probes, the bound's copy measurement, the summary).
+std::string describe_wall_time(const WallTime& t, double total) {
+  const double other = std::max(0.0, total - t.setup - t.stepping - t.output - t.checkpoints);
+  return fmt::format(
+      "time: setup {:.3f} s, stepping {:.3f} s, {}, {}, other {:.3f} s; total "
+      "{:.3f} s",
+      t.setup, t.stepping, describe_writes("output", t.output, t.output_bytes),
+      describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), other, total);
+}
+
+double file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0.0 : static_cast<double>(size);
+}
+
 }  // namespace
 
 int run_case(const RunOptions& options) {
+  const auto run_start = std::chrono::steady_clock::now();
   if (options.quiet) spdlog::set_level(spdlog::level::warn);
   std::optional<PreparedRun> prepared = prepare_run(options.case_path, options.overrides);
   if (!prepared) return kExitBadInput;
@@ -318,6 +355,7 @@ int run_case(const RunOptions& options) {
     decomposed->download_owned(part.values);
     return part;
   };
+  WallTime wall;
   sim.add_observer({"output", c.output.every, options.restart.empty(), true,
                     [&](solver::StepState& s) {
                       if (collective) {
@@ -326,10 +364,11 @@ int run_case(const RunOptions& options) {
                             io::make_meta(c, plan.dt, choice.name, s.step(), s.time()),
                             owned_part(), io::FieldFileKind::output);
                         if (series) series->add_to_index(s.step(), s.time());
-                        return;
+                      } else {
+                        const std::vector<double>& u = s.field();  // gathered on rank 0
+                        if (series) series->write(s.step(), s.time(), u);
                       }
-                      const std::vector<double>& u = s.field();  // gathered on rank 0
-                      if (series) series->write(s.step(), s.time(), u);
+                      if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
                     }});
   std::vector<double> probe_values;  // the last row written
   double probe_time = 0.0;
@@ -363,10 +402,11 @@ int run_case(const RunOptions& options) {
                       if (collective) {
                         io::write_field_file_collective(last_checkpoint, meta, owned_part(),
                                                         io::FieldFileKind::checkpoint);
-                        return;
+                      } else {
+                        const std::vector<double>& u = s.field();  // gathered on rank 0
+                        if (root) io::write_checkpoint(last_checkpoint, meta, u);
                       }
-                      const std::vector<double>& u = s.field();  // gathered on rank 0
-                      if (root) io::write_checkpoint(last_checkpoint, meta, u);
+                      if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
                     }});
   double cell = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) cell *= solver::spacing(c, a);
@@ -454,6 +494,7 @@ int run_case(const RunOptions& options) {
   }
 
   solver::RunResult result;
+  wall.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
   try {
     result = sim.run();
   } catch (const solver::multigrid::SolveFailure& e) {
@@ -484,6 +525,14 @@ int run_case(const RunOptions& options) {
       return 128 + result.signal;
     case solver::RunResult::Status::completed: break;
   }
+  wall.stepping = result.stepping_seconds;
+  for (const auto& [name, seconds] : result.observer_seconds) {
+    if (name == "output") wall.output += seconds;
+    if (name == "checkpoint") wall.checkpoints += seconds;
+  }
+  const auto total_seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  };
   std::vector<double> final_u;  // for the material summaries
   if (decomposed) {
     // Collective: every rank takes part in the gather; rank 0 prints.
@@ -493,11 +542,13 @@ int run_case(const RunOptions& options) {
                done, result.last_step, result.time, format_seconds(result.wall_seconds),
                result.gstencils_per_second, parallel::size(), choice.name);
   } else {
+    const std::string bound =
+        bound_summary(problem, backend, choice.name, result.gstencils_per_second);
     fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}: {}\n",
                done, result.last_step, result.time, format_seconds(result.wall_seconds),
-               result.gstencils_per_second, choice.name,
-               bound_summary(problem, backend, choice.name, result.gstencils_per_second));
+               result.gstencils_per_second, choice.name, bound);
   }
+  fmt::print("{}\n", describe_wall_time(wall, total_seconds()));
   fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
              result.final_stats.min, result.final_stats.max,
              result.final_stats.total_heat * cell, series->xdmf_path());

@@ -2,15 +2,18 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <memory>
-#include <optional>
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -247,12 +250,6 @@ std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
   return h;
 }
 
-// A file image: the bytes of a complete HDF5 file.
-struct FileImage {
-  std::unique_ptr<char[]> bytes;
-  std::size_t size = 0;
-};
-
 // The dataset's creation properties: no modification times in the object header (the same
 // state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter.
 Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
@@ -292,56 +289,6 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
   }
 }
 
-// Builds the whole file in memory (HDF5's core driver, no backing store) and returns its
-// bytes; the caller writes them. HDF5 1.10 does not survive a failed write to disk (a file
-// whose flush or close failed crashes the library at exit), so HDF5 never touches the disk
-// here: a full disk is an ordinary write(2) error that we report and recover from.
-FileImage build_image(const FieldMeta& m, const std::vector<double>& field, FieldFileKind kind) {
-  const bool fp32 = m.precision == "fp32";
-  const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
-  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-  // One allocation for data plus metadata (attributes, the case text, chunk index).
-  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
-  check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
-  // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
-  // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
-  // (attribute `meta_checksum`) and their data with Fletcher32.
-  Handle file = check_id(H5Fcreate("heatsim-field-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                         H5Fclose, "cannot create the file");
-
-  const std::vector<hsize_t> dims = dataset_dims(m);
-  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                          H5Sclose, "dataspace");
-  Handle dcpl = field_dataset_properties(m, kind);
-  Handle dset =
-      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-               H5Dclose, "cannot create the dataset");
-  if (fp32) {
-    // Values of an fp32 run are floats widened to double: the narrowing is exact.
-    std::vector<float> f(field.begin(), field.end());
-    check(H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()),
-          "cannot write the field");
-  } else {
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, field.data()),
-          "cannot write the field");
-  }
-  check(dset.close(), "cannot write the field");
-
-  write_field_attributes(file.get(), m, kind);
-
-  check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
-  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-  if (size <= 0) throw_hdf5("cannot build the file image");
-  FileImage image{std::unique_ptr<char[]>(new char[static_cast<std::size_t>(size)]),
-                  static_cast<std::size_t>(size)};
-  if (H5Fget_file_image(file.get(), image.bytes.get(), image.size) != size)
-    throw_hdf5("cannot build the file image");
-  check(file.close(), "cannot close the in-memory file");
-  return image;
-}
-
 // Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
 // on device").
 void write_bytes(const std::string& path, const char* data, std::size_t size) {
@@ -364,6 +311,206 @@ void write_bytes(const std::string& path, const char* data, std::size_t size) {
     throw std::runtime_error(std::strerror(err));
   }
   if (::close(fd) != 0) throw std::runtime_error(std::strerror(errno));
+}
+
+// ---- the field's bytes -----------------------------------------------------------------
+
+// The files store little-endian IEEE values (H5T_IEEE_F32LE / F64LE); the fast paths below
+// lay out the file's bytes themselves, which is a plain copy only on a little-endian host.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "field files are written as little-endian bytes");
+
+// Values [first, first + count) of the field in the file's type, at `out` (any alignment).
+// An fp32 run's values are floats widened to double: the narrowing is exact.
+void store_values(const std::vector<double>& field, std::size_t first, std::size_t count, bool fp32,
+                  unsigned char* out) {
+  if (fp32) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const float v = static_cast<float>(field[first + i]);
+      std::memcpy(out + 4 * i, &v, 4);
+    }
+  } else {
+    std::memcpy(out, field.data() + first, 8 * count);
+  }
+}
+
+// The same over the whole field on every thread, in pieces of 1 MiB or so: each value is
+// converted on its own, so the bytes are those of one thread.
+void store_field(const std::vector<double>& field, bool fp32, unsigned char* out) {
+  const std::int64_t piece = 1 << 17;
+  const std::int64_t values = static_cast<std::int64_t>(field.size());
+  const std::size_t size = fp32 ? 4 : 8;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t first = 0; first < values; first += piece)
+    store_values(field, static_cast<std::size_t>(first),
+                 static_cast<std::size_t>(std::min(piece, values - first)), fp32,
+                 out + static_cast<std::size_t>(first) * size);
+}
+
+// HDF5's Fletcher32 (H5_checksum_fletcher32, the filter H5Pset_fletcher32 adds): 16-bit
+// words taken big-end first, sums folded every 360 words; stored after the chunk's bytes,
+// little-endian. Computed here so that chunks are checksummed on every thread.
+std::uint32_t fletcher32(const unsigned char* data, std::size_t bytes) {
+  std::size_t words = bytes / 2;
+  std::uint32_t sum1 = 0, sum2 = 0;
+  while (words > 0) {
+    std::size_t run = std::min<std::size_t>(words, 360);
+    words -= run;
+    for (; run > 0; --run, data += 2) {
+      sum1 += (static_cast<std::uint32_t>(data[0]) << 8) | data[1];
+      sum2 += sum1;
+    }
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  if (bytes % 2) {
+    sum1 += static_cast<std::uint32_t>(*data) << 8;
+    sum2 += sum1;
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+  sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  return (sum2 << 16) | sum1;
+}
+
+// A checkpoint's chunks, filtered as HDF5 would (the chunk's values in C order, zeros beyond
+// the grid's edge as in a chunk HDF5 fills, then the Fletcher32 sum), handed to
+// H5Dwrite_chunk in the order H5Dwrite takes them (chunk index ascending), so the file is
+// the one H5Dwrite makes; but a batch of chunks is built and checksummed on every thread,
+// where H5Dwrite filters one chunk after another on one.
+void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& field,
+                  const std::vector<hsize_t>& chunk) {
+  const bool fp32 = m.precision == "fp32";
+  const std::size_t value_bytes = fp32 ? 4 : 8;
+  // Dataset and chunk extents as z, y, x (1 on unused axes).
+  std::array<std::int64_t, 3> n{1, 1, 1}, c{1, 1, 1}, count{1, 1, 1};
+  const std::size_t rank = chunk.size();
+  for (std::size_t a = 0; a < rank; ++a) {
+    n[3 - rank + a] = m.n[rank - 1 - a];
+    c[3 - rank + a] = static_cast<std::int64_t>(chunk[a]);
+  }
+  for (int a = 0; a < 3; ++a) count[a] = (n[a] + c[a] - 1) / c[a];
+  const std::int64_t chunks = count[0] * count[1] * count[2];
+  const std::size_t data_bytes = static_cast<std::size_t>(c[0] * c[1] * c[2]) * value_bytes;
+  const std::size_t chunk_bytes = data_bytes + 4;
+  const int threads = std::max(1, omp_get_max_threads());
+  const std::int64_t batch = std::min<std::int64_t>(chunks, 2 * threads);
+  std::vector<unsigned char> buffers(static_cast<std::size_t>(batch) * chunk_bytes);
+  for (std::int64_t first = 0; first < chunks; first += batch) {
+    const std::int64_t in_batch = std::min(batch, chunks - first);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < in_batch; ++b) {
+      const std::int64_t k = first + b;
+      const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
+                                           k / count[2] % count[1] * c[1], k % count[2] * c[2]};
+      unsigned char* out = buffers.data() + static_cast<std::size_t>(b) * chunk_bytes;
+      std::memset(out, 0, data_bytes);
+      const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
+      const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
+      const std::int64_t row = std::min(c[2], n[2] - at[2]);
+      for (std::int64_t z = 0; z < rows_z; ++z)
+        for (std::int64_t y = 0; y < rows_y; ++y) {
+          const std::int64_t from = ((at[0] + z) * n[1] + at[1] + y) * n[2] + at[2];
+          const std::int64_t to = (z * c[1] + y) * c[2];
+          store_values(field, static_cast<std::size_t>(from), static_cast<std::size_t>(row), fp32,
+                       out + static_cast<std::size_t>(to) * value_bytes);
+        }
+      const std::uint32_t sum = fletcher32(out, data_bytes);
+      for (int i = 0; i < 4; ++i) out[data_bytes + i] = static_cast<unsigned char>(sum >> 8 * i);
+    }
+    for (std::int64_t b = 0; b < in_batch; ++b) {
+      const std::int64_t k = first + b;
+      const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
+                                           k / count[2] % count[1] * c[1], k % count[2] * c[2]};
+      std::vector<hsize_t> offset(rank);
+      for (std::size_t a = 0; a < rank; ++a) offset[a] = static_cast<hsize_t>(at[3 - rank + a]);
+      check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(), chunk_bytes,
+                           buffers.data() + static_cast<std::size_t>(b) * chunk_bytes),
+            "cannot write the field");
+    }
+  }
+}
+
+// Builds the whole file in memory (HDF5's core driver, no backing store) and writes its bytes
+// to `path` with write(2). HDF5 1.10 does not survive a failed write to disk (a file whose
+// flush or close failed crashes the library at exit), so HDF5 never touches the disk here: a
+// full disk is an ordinary write(2) error that we report and recover from.
+// The field's bytes go into the image on every thread: an output file's contiguous dataset is
+// allocated by writing its first value through HDF5 and then filled in place, at the offset
+// HDF5 gives it (H5Dget_offset), in the core driver's own buffer (H5Fget_vfd_handle); a
+// checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
+// on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
+void write_file_image(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
+                      FieldFileKind kind) {
+  const bool fp32 = m.precision == "fp32";
+  const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
+  Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+  // One allocation for data plus metadata (attributes, the case text, chunk index).
+  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
+  check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
+  // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
+  // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
+  // (attribute `meta_checksum`) and their data with Fletcher32.
+  Handle file = check_id(H5Fcreate("heatsim-field-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                         H5Fclose, "cannot create the file");
+
+  const std::vector<hsize_t> dims = dataset_dims(m);
+  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                          H5Sclose, "dataspace");
+  Handle dcpl = field_dataset_properties(m, kind);
+  Handle dset =
+      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
+  haddr_t data_offset = HADDR_UNDEF;
+  if (kind == FieldFileKind::checkpoint) {
+    std::vector<hsize_t> chunk(dims.size());
+    check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+    write_chunks(dset.get(), m, field, chunk);
+  } else {
+    // The first value through HDF5 allocates the storage as a whole write would.
+    const hsize_t one = 1;
+    const std::vector<hsize_t> origin(dims.size(), 0), ones(dims.size(), 1);
+    Handle memory = check_id(H5Screate_simple(1, &one, nullptr), H5Sclose, "dataspace");
+    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
+                              nullptr),
+          "hyperslab");
+    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
+                   field.data()),
+          "cannot write the field");
+    data_offset = H5Dget_offset(dset.get());
+    if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
+  }
+  check(dset.close(), "cannot write the field");
+
+  write_field_attributes(file.get(), m, kind);
+
+  check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
+  // The image is the file's first `size` bytes (its end of allocation), held by the core
+  // driver; nothing changes them until the file is closed.
+  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+  if (size <= 0) throw_hdf5("cannot build the file image");
+  void* handle = nullptr;
+  check(H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle), "the in-memory file");
+  unsigned char* image = handle ? *static_cast<unsigned char**>(handle) : nullptr;
+  if (!image) throw std::runtime_error("the in-memory file has no buffer");
+  // The superblock in memory says "open for writing" (file consistency flags); the image of a
+  // closed file, which H5Fget_file_image hands out, has them clear. Superblock versions 0 and 1
+  // (the earliest format, ours) keep the flags in bytes 20-23, later ones in byte 11.
+  if (size < 24) throw std::runtime_error("the file image is too short");
+  if (image[8] <= 1)
+    std::memset(image + 20, 0, 4);
+  else
+    image[11] = 0;
+  if (data_offset != HADDR_UNDEF) {
+    if (data_offset + data_bytes > static_cast<std::size_t>(size))
+      throw std::runtime_error("the dataset lies outside the file image");
+    store_field(field, fp32, image + data_offset);
+  }
+  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size));
+  check(file.close(), "cannot close the in-memory file");
 }
 
 void fsync_directory(const std::string& dir) {
@@ -607,8 +754,7 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
     validate_meta(meta, field.size());
-    const FileImage image = build_image(meta, field, kind);
-    write_bytes(tmp, image.bytes.get(), image.size);
+    write_file_image(tmp, meta, field, kind);
   });
 }
 

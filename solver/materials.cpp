@@ -145,15 +145,19 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
   } else {
     // Spread `power` so that the heat the total integrates, sum_i w_i q_i * cell volume (the
     // capacity cancels: C_i du_i/dt = q_i), grows by exactly power per unit time.
+    // Node weights are products of 1 and 1/2, so every partial sum is a multiple of 1/8 far
+    // below 2^53: exact in any order, and the threads' split cannot change the total.
     double weighted = 0.0;
-    for (std::size_t i = 0; i < points; ++i)
-      if (inside[i]) weighted += node_weight(c, g, static_cast<std::int64_t>(i));
+#pragma omp parallel for reduction(+ : weighted) schedule(static)
+    for (std::int64_t i = 0; i < g.points(); ++i)
+      if (inside[static_cast<std::size_t>(i)]) weighted += node_weight(c, g, i);
     if (weighted == 0.0) throw std::invalid_argument(key + ": the shape holds no node");
     q = *s.power / (weighted * cell_volume(g));
   }
   std::vector<double> density(points, 0.0);
-  for (std::size_t i = 0; i < points; ++i)
-    if (inside[i]) density[i] = q;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < g.points(); ++i)
+    if (inside[static_cast<std::size_t>(i)]) density[static_cast<std::size_t>(i)] = q;
   return density;
 }
 
@@ -183,22 +187,34 @@ std::vector<std::int32_t> material_ids(const Case& c) {
       std::vector<std::pair<std::int64_t, std::int32_t>> table;
       for (const auto& [id, name] : region.ids)
         table.emplace_back(id, material_index(c, name, key + ".file.ids"));
-      for (std::size_t i = 0; i < points; ++i)
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < g.points(); ++i) {
+        const std::size_t at = static_cast<std::size_t>(i);
         for (const auto& [id, m] : table)
-          if (region.map[i] == id) {
-            ids[i] = m;
+          if (region.map[at] == id) {
+            ids[at] = m;
             break;
           }
+      }
       continue;
     }
     const std::int32_t m = material_index(c, region.material, key + ".material");
     const std::vector<char> inside = inside_shape(c, region.shape, key);
-    for (std::size_t i = 0; i < points; ++i)
-      if (inside[i]) ids[i] = m;
+    // Regions are applied one after the other (a later one wins); within one, nodes are
+    // independent.
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < g.points(); ++i)
+      if (inside[static_cast<std::size_t>(i)]) ids[static_cast<std::size_t>(i)] = m;
   }
-  const auto unassigned = std::count(ids.begin(), ids.end(), -1);
+  // An integer count, and the smallest index: the same whatever the threads' split.
+  std::int64_t unassigned = 0, first = g.points();
+#pragma omp parallel for reduction(+ : unassigned) reduction(min : first) schedule(static)
+  for (std::int64_t i = 0; i < g.points(); ++i)
+    if (ids[static_cast<std::size_t>(i)] == -1) {
+      ++unassigned;
+      first = std::min(first, i);
+    }
   if (unassigned > 0) {
-    const auto first = std::find(ids.begin(), ids.end(), -1) - ids.begin();
     std::ostringstream msg;
     msg << unassigned << (unassigned == 1 ? " node has" : " nodes have")
         << " no material, e.g. the node at " << location(g, first)
@@ -222,6 +238,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   auto fields = std::make_shared<kernels::CoefficientFields>();
   fields->conductivity.resize(points);
   fields->capacity.resize(points);
+#pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < points; ++i) {
     if (c.materials.empty()) {
       fields->conductivity[i] = c.physics.alpha;  // the shorthand: k = alpha, rho*c_p = 1
@@ -238,6 +255,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
                  const std::string& key) {
     for (auto& s : fields->sources)
       if (same_schedule(s.schedule, schedule)) {
+#pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) s.density[i] += density[i];
         return;
       }
@@ -251,6 +269,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   // (q = f in the shorthand, where rho*c_p = 1), with a constant factor 1.
   if (c.physics.source != 0.0) {
     std::vector<double> q(points);
+#pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < points; ++i) q[i] = c.physics.source * fields->capacity[i];
     add(q, kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source");
   }
@@ -269,46 +288,57 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
   const auto stride = [&](int axis) {
     return axis == 0 ? std::int64_t{1} : axis == 1 ? g.n[0] : g.n[0] * g.n[1];
   };
-  for (std::int64_t i = 0; i < g.points(); ++i) {
-    const auto idx = g.index(i);
-    // Dirichlet nodes are reset after every step: they set no limit.
-    bool fixed = false;
-    for (int a = 0; a < g.dims; ++a)
-      for (int side = 0; side < 2; ++side)
-        if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
-            idx[a] == (side == 0 ? 0 : g.n[a] - 1))
-          fixed = true;
-    if (fixed) continue;
-    // Gershgorin: the update u_i += dt/C_i * (sum_j K_ij (u_j - u_i) / h^2 + ...) keeps every
-    // eigenvalue of the step in [-1, 1] when dt * D_i / C_i <= 1, D_i the node's diagonal:
-    // the sum of its conductances over h^2. A ghost neighbour (Neumann, heat-flux, convective
-    // face) is the mirror node again, so its conductance counts twice; a convective face adds
-    // 2 h_c / h through the ghost's -2 h h_c u_b / K term (counted in full, which is safe).
-    const double ki = k[static_cast<std::size_t>(i)];
-    double diagonal = 0.0;
-    for (int a = 0; a < g.dims; ++a) {
-      const double inv_h2 = 1.0 / (g.h[a] * g.h[a]);
-      const std::int64_t st = stride(a);
-      for (int side = 0; side < 2; ++side) {
-        const BoundaryFace& f = c.boundary[2 * a + side];
-        const bool at_face = idx[a] == (side == 0 ? 0 : g.n[a] - 1);
-        std::int64_t j = side == 0 ? i - st : i + st;
-        if (at_face) {
-          if (f.kind == BoundaryKind::periodic)
-            j = side == 0 ? i + (g.n[a] - 1) * st : i - (g.n[a] - 1) * st;
-          else
-            j = side == 0 ? i + st : i - st;  // the mirror node
-          if (f.kind == BoundaryKind::convective) diagonal += 2.0 * f.transfer / g.h[a];
+  // Each thread keeps the first node of its share with the smallest limit; the shares are
+  // merged by (limit, node), so the node is the serial loop's: the first with the minimum.
+#pragma omp parallel
+  {
+    FieldStability mine;
+    mine.dt_limit = std::numeric_limits<double>::infinity();
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < g.points(); ++i) {
+      const auto idx = g.index(i);
+      // Dirichlet nodes are reset after every step: they set no limit.
+      bool fixed = false;
+      for (int a = 0; a < g.dims; ++a)
+        for (int side = 0; side < 2; ++side)
+          if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
+              idx[a] == (side == 0 ? 0 : g.n[a] - 1))
+            fixed = true;
+      if (fixed) continue;
+      // Gershgorin: the update u_i += dt/C_i * (sum_j K_ij (u_j - u_i) / h^2 + ...) keeps every
+      // eigenvalue of the step in [-1, 1] when dt * D_i / C_i <= 1, D_i the node's diagonal:
+      // the sum of its conductances over h^2. A ghost neighbour (Neumann, heat-flux, convective
+      // face) is the mirror node again, so its conductance counts twice; a convective face adds
+      // 2 h_c / h through the ghost's -2 h h_c u_b / K term (counted in full, which is safe).
+      const double ki = k[static_cast<std::size_t>(i)];
+      double diagonal = 0.0;
+      for (int a = 0; a < g.dims; ++a) {
+        const double inv_h2 = 1.0 / (g.h[a] * g.h[a]);
+        const std::int64_t st = stride(a);
+        for (int side = 0; side < 2; ++side) {
+          const BoundaryFace& f = c.boundary[2 * a + side];
+          const bool at_face = idx[a] == (side == 0 ? 0 : g.n[a] - 1);
+          std::int64_t j = side == 0 ? i - st : i + st;
+          if (at_face) {
+            if (f.kind == BoundaryKind::periodic)
+              j = side == 0 ? i + (g.n[a] - 1) * st : i - (g.n[a] - 1) * st;
+            else
+              j = side == 0 ? i + st : i - st;  // the mirror node
+            if (f.kind == BoundaryKind::convective) diagonal += 2.0 * f.transfer / g.h[a];
+          }
+          diagonal += face_conductance(ki, k[static_cast<std::size_t>(j)]) * inv_h2;
         }
-        diagonal += face_conductance(ki, k[static_cast<std::size_t>(j)]) * inv_h2;
+      }
+      if (!(diagonal > 0.0)) continue;
+      const double limit = fields.capacity[static_cast<std::size_t>(i)] / diagonal;
+      if (limit < mine.dt_limit) {
+        mine.dt_limit = limit;
+        mine.node = i;
       }
     }
-    if (!(diagonal > 0.0)) continue;
-    const double limit = fields.capacity[static_cast<std::size_t>(i)] / diagonal;
-    if (limit < best.dt_limit) {
-      best.dt_limit = limit;
-      best.node = i;
-    }
+#pragma omp critical(heatsim_field_stability)
+    if (mine.dt_limit < best.dt_limit || (mine.dt_limit == best.dt_limit && mine.node < best.node))
+      best = mine;
   }
   return best;
 }

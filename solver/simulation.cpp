@@ -55,11 +55,17 @@ RunResult Simulation::run() {
 
   // The step at which each observer last fired, so none fires twice for one step.
   std::vector<std::int64_t> fired(observers_.size(), -1);
+  for (const Observer& o : observers_) result.observer_seconds.emplace_back(o.name, 0.0);
+  auto fire = [&](std::size_t i, StepState& state) {
+    const Clock::time_point t0 = Clock::now();
+    observers_[i].fire(state);
+    result.observer_seconds[i].second += seconds_since(t0);
+  };
   {
     StepState state(backend_, step, time_of(step));
     for (std::size_t i = 0; i < observers_.size(); ++i)
       if (observers_[i].at_start) {
-        observers_[i].fire(state);
+        fire(i, state);
         fired[i] = step;
       }
   }
@@ -110,6 +116,7 @@ RunResult Simulation::run() {
       backend_.advance(target - step, step);
     backend_.synchronize();
     const double took = seconds_since(t0);
+    result.stepping_seconds += took;
     const std::int64_t advanced = target - step;
     step = target;
     bool slow = took >= 0.25;
@@ -147,7 +154,7 @@ RunResult Simulation::run() {
       StepState state(backend_, step, time_of(step));
       for (std::size_t i = 0; i < observers_.size(); ++i)
         if (observers_[i].every > 0 && step % observers_[i].every == 0) {
-          observers_[i].fire(state);
+          fire(i, state);
           fired[i] = step;
         }
     }
@@ -168,7 +175,7 @@ RunResult Simulation::run() {
   for (std::size_t i = 0; i < observers_.size(); ++i) {
     const Observer& o = observers_[i];
     const bool scheduled = o.every > 0 && step % o.every == 0;
-    if ((o.at_end || scheduled) && fired[i] != step) o.fire(state);
+    if ((o.at_end || scheduled) && fired[i] != step) fire(i, state);
   }
   return result;
 }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "case.hpp"
@@ -55,6 +56,12 @@ struct RunResult {
   int signal = 0;  // interrupted: the signal number
   std::string message;
   kernels::FieldStats final_stats;
+  // Where run()'s time went, so a caller can say what the run spent besides stepping:
+  // advancing the backend (advance and synchronize), and each observer's firings (at the
+  // start, on schedule and at the end; the first to ask for the field pays its download), in
+  // the order the observers were added.
+  double stepping_seconds = 0.0;
+  std::vector<std::pair<std::string, double>> observer_seconds;
 };
 
 // Progress and diagnostics as they happen.

@@ -167,6 +167,45 @@ TEST_F(Cli, RunSummaryStatesTheFractionOfTheBindingLimit) {
   EXPECT_NEAR(bound, bandwidth / 16, 0.01 * bound + 0.01) << m[0];
 }
 
+// The `time:` line after `done:`: where the wall time went. The parts add up to the total,
+// which is no more than the process's own wall time; output and checkpoints state the bytes
+// of the files they wrote.
+TEST_F(Cli, RunSummaryBreaksTheWallTimeDown) {
+  const std::string c = write_case("c.yaml", small_case(200, "checkpoint: {every: 100}\n"));
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = heatsim("run " + c + " --backend cpu");
+  const double process_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  const std::string number = R"(([0-9]+\.[0-9]{3}))";
+  const std::string rate = R"( \(([0-9]+\.[0-9]{3}) GB, ([0-9.e+-]+) GB/s\))";
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(done: 200 steps [^\n]*\ntime: setup )" + number + " s, stepping " + number +
+                 " s, output " + number + " s" + rate + ", checkpoints " + number + " s" + rate +
+                 ", other " + number + " s; total " + number + " s\n")))
+      << r.output;
+  const double setup = std::stod(m[1]), stepping = std::stod(m[2]), output = std::stod(m[3]);
+  const double output_gb = std::stod(m[4]), checkpoints = std::stod(m[6]);
+  const double checkpoint_gb = std::stod(m[7]), other = std::stod(m[9]), total = std::stod(m[10]);
+  for (double part : {setup, stepping, output, checkpoints, other}) EXPECT_GE(part, 0.0);
+  // Each printed part is rounded to a millisecond: the sum may exceed the total by 2.5 ms.
+  EXPECT_LE(setup + stepping + output + checkpoints + other, total + 0.0025) << m[0];
+  EXPECT_LE(total, process_seconds) << m[0];
+  // Outputs at steps 0, 50, 100, 150, 200 and checkpoints at 100 and 200, as on the disk.
+  double written = 0.0, checkpointed = 0.0;
+  for (const auto& entry : fs::directory_iterator(dir_ / "out")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("field_", 0) == 0) written += static_cast<double>(fs::file_size(entry));
+    if (name.rfind("checkpoint_", 0) == 0)
+      checkpointed += static_cast<double>(fs::file_size(entry));
+  }
+  EXPECT_GT(written, 5 * 40 * 30 * 8.0);
+  EXPECT_NEAR(output_gb, written / 1e9, 0.0005) << m[0];
+  EXPECT_NEAR(checkpoint_gb, checkpointed / 1e9, 0.0005) << m[0];
+}
+
 TEST_F(Cli, RunSubcommandAndOverrides) {
   const std::string c = write_case("c.yaml", small_case(200));
   const fs::path other = dir_ / "elsewhere";
