@@ -110,8 +110,16 @@ constexpr MeasuredRow kConvStencil[] = {
     {3, false, 1, {110.3, 169.1, 124.0, 54.6}, 169.1},
     {3, true, 1, {84.3, 89.6, 27.8, 24.8}, 84.3}};
 
-// Not yet measured: ranked after the measured backends until its table is filled.
-constexpr MeasuredRow kTemporalBlocking[] = {{0, false, 0, {0.0}, 0.0}};
+// temporal-blocking at depths 1-6 (and at its `fusion: auto` depth: 1D 16): heatsim bench on
+// the H100, fp64 (docs/performance.md, "Temporal blocking"). Single steps in 2D and 3D are
+// register-tiling's sweep, so they take its rates.
+constexpr MeasuredRow kTemporalBlocking[] = {
+    {1, false, 1, {179.4, 0, 0, 0, 0, 0}, 945.1},
+    {2, false, 1, {168.9, 181.7, 0, 203.5, 0, 179.3}, 203.5},
+    {2, true, 1, {168.4, 167.4, 0, 180.9, 0, 152.3}, 180.9},
+    {2, false, 3, {166.4, 101.8, 0, 0, 0, 0}, 166.4},
+    {3, false, 1, {143.0, 160.3, 146.2, 136.8, 0, 0}, 160.3},
+    {3, true, 1, {139.7, 87.0, 78.4, 70.7, 0, 0}, 139.7}};
 
 template <std::size_t N>
 const MeasuredRow* nearest_row(const MeasuredRow (&table)[N], const StencilProblem& p) {

@@ -66,17 +66,28 @@ struct BlockedKernel {
     cuda::LaunchContext context;
     context.stream = stream;
     context.multiprocessors = multiprocessors;
-    cuda::launch_temporal_sweep(a, plan.shape, plan.depth, context);
+    // A single step (steps outside whole passes, and the bands) in 2D and 3D is register-tiling's
+    // sweep, faster at one step than a pass of depth 1 (H100, Heat-3D fp64: 143 against 117
+    // GStencil/s), and the same arithmetic; 1D has no register-tiling sweep.
+    if (plan.depth == 1 && plan.shape.dims > 1)
+      cuda::launch_register_sweep(a, plan.shape, context);
+    else
+      cuda::launch_temporal_sweep(a, plan.shape, plan.depth, context);
   }
 
   // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest on an
-  // H100 at the bench sizes (docs/performance.md, "Temporal blocking").
+  // H100 at the bench sizes, fp64 (docs/performance.md, "Temporal blocking"): Heat-1D 16
+  // (945 GStencil/s; 8: 887), Heat-2D 4 (204; 2: 182, 6: 179), Box-2D9P 4 (181), Star-2D13P 2
+  // (102), Heat-3D 2 (160; 3: 146, 4: 137), Box-3D27P 2 (87). Past those the shared-memory
+  // traffic of the deeper queues costs more than the DRAM traffic saved. Where one step of
+  // register-tiling's sweep (this backend's single step in 2D and 3D) is faster than the best
+  // pass, auto takes single steps: Star-2D13P (166 against 102), Box-3D27P (140 against 87).
   int auto_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
-    const bool star = p.dims == 1 || p.stencil.is_star();
+    const bool star = p.stencil.is_star();
     if (p.dims == 1) return kMaxDepth;
-    if (p.dims == 2) return star ? std::max(1, 8 / r) : std::max(1, 6 / r);
-    return r == 1 ? (star ? 4 : 3) : 1;
+    if (p.dims == 2) return r == 1 ? 4 : 1;
+    return r == 1 && star ? 2 : 1;
   }
 
   // Depth k = radius / r fits when a tile keeps an output after its halos and its queues fit
@@ -250,8 +261,11 @@ class BlockedCoefficientBackend final : public Backend {
 
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
 
-  // `fusion: auto`: the deepest pass the tile takes (measured on the H100, docs/performance.md).
-  static int auto_depth(const StencilProblem&) { return cuda::kMaxBlockedDepth; }
+  // `fusion: auto`: one step per pass. Measured on the H100 (docs/performance.md, Heat-3D-mat
+  // 512^3): fp64 63.4 GStencil/s at depth 1 against 35.2 at 2, fp32 83.4 against 35.6 at 4;
+  // the blocked coefficient sweep is issue-bound (ncu: 25% occupancy, 9.6 cycles per issued
+  // instruction), so deeper passes are taken only when asked for.
+  static int auto_depth(const StencilProblem&) { return 1; }
 
  private:
   struct Band {
