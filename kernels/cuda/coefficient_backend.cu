@@ -69,7 +69,8 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
       launch_coefficient_ghosts<T>(cur(), a.conductivity, grid_, coefficient_faces_at(p_, t),
                                    context_.stream);
     for (int q = 0; q < a.sources; ++q)
-      a.factor[q] = static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
+      a.factor[q] =
+          static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
     a.in = cur();
     a.out = next();
     sweep_(a, p_.dims, context_);

@@ -344,7 +344,7 @@ TEST_P(BlockedCoefficientAgreement, MatchesCpuAtEveryDepth) {
   std::mt19937_64 rng(777 + 13 * c.dims + (c.precision == Precision::fp32 ? 5 : 0));
   const double tol = c.precision == Precision::fp64 ? 1e-12 : 1e-5;
   std::vector<std::array<std::int64_t, 3>> grids = sizes(c.dims);
-  grids.push_back(c.dims == 1 ? std::array<std::int64_t, 3>{5001, 1, 1}
+  grids.push_back(c.dims == 1   ? std::array<std::int64_t, 3>{5001, 1, 1}
                   : c.dims == 2 ? std::array<std::int64_t, 3>{1100, 23, 1}
                                 : std::array<std::int64_t, 3>{131, 67, 19});
   int deepest_taken = 1;

@@ -4,8 +4,6 @@
 // (fusion_plan.hpp, face_is_exact_under_fusion) get their bands redone step by step, as for
 // any fused pass. Varying coefficients: BlockedCoefficientBackend below, the same scheme on the
 // coefficient step.
-#include "temporal_backend.hpp"
-
 #include <algorithm>
 #include <string>
 
@@ -14,6 +12,7 @@
 #include "../fusing_backend.cuh"
 #include "../naive/naive_sweep.hpp"
 #include "../register_tiling/register_sweep.hpp"
+#include "temporal_backend.hpp"
 #include "temporal_sweep.hpp"
 
 namespace heatsim::kernels {
@@ -95,16 +94,17 @@ struct BlockedKernel {
   bool takes_radius(const StencilProblem& p, int radius, int shared_limit) const {
     const int r = p.stencil.radius;
     if (radius % r != 0) return false;
-    const std::size_t bytes = cuda::temporal_sweep_shared_bytes(
-        p.dims, r, !p.stencil.is_star(), radius / r, sizeof(T));
+    const std::size_t bytes =
+        cuda::temporal_sweep_shared_bytes(p.dims, r, !p.stencil.is_star(), radius / r, sizeof(T));
     return bytes > 0 && bytes <= static_cast<std::size_t>(shared_limit);
   }
 };
 
 // The nodes of `fields` in the slab [origin, origin + width) along `axis` of a grid of n nodes,
 // in the slab's own memory order.
-CoefficientFields slice_fields(const CoefficientFields& fields, const std::array<std::int64_t, 3>& n,
-                               int axis, std::int64_t origin, std::int64_t width) {
+CoefficientFields slice_fields(const CoefficientFields& fields,
+                               const std::array<std::int64_t, 3>& n, int axis, std::int64_t origin,
+                               std::int64_t width) {
   std::array<std::int64_t, 3> m = n;
   m[static_cast<std::size_t>(axis)] = width;
   auto slice = [&](const std::vector<double>& f) {
@@ -169,9 +169,9 @@ class BlockedCoefficientBackend final : public Backend {
     };
     while (depth_ > 1 && !fits(depth_)) --depth_;
 
-    const cuda::CoefficientLauncher<T> single =
-        problem.dims == 1 ? &cuda::launch_naive_coefficient_sweep<T>
-                          : &cuda::launch_register_coefficient_sweep<T>;
+    const cuda::CoefficientLauncher<T> single = problem.dims == 1
+                                                    ? &cuda::launch_naive_coefficient_sweep<T>
+                                                    : &cuda::launch_register_coefficient_sweep<T>;
     main_.setup(problem, single, depth_, context_);
     partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
     bands_.clear();
@@ -280,7 +280,8 @@ class BlockedCoefficientBackend final : public Backend {
   // it reaches).
   void fill_wide_ghosts(T* array) {
     for (int axis = 0; axis < p_.dims; ++axis) {
-      const int kind = static_cast<int>(p_.periodic(axis) ? BoundaryKind::periodic : BoundaryKind::neumann);
+      const int kind =
+          static_cast<int>(p_.periodic(axis) ? BoundaryKind::periodic : BoundaryKind::neumann);
       cuda::launch_fill_ghosts<T>(array, main_.grid(), axis, cuda::GhostFace{kind, 0.0},
                                   cuda::GhostFace{kind, 0.0}, p_.h[axis], context_.stream);
     }
@@ -302,7 +303,8 @@ class BlockedCoefficientBackend final : public Backend {
     for (int j = 0; j < depth_; ++j) {
       const double tj = static_cast<double>(step + j) * p_.dt;
       for (int q = 0; q < a.sources; ++q)
-        a.factor[j][q] = static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
+        a.factor[j][q] =
+            static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
     }
     cuda::launch_temporal_coefficient_sweep<T>(a, depth_, context_);
     const std::array<std::int64_t, 3> zero{0, 0, 0};
@@ -363,7 +365,8 @@ class TemporalBlockingBackend final : public Backend {
   std::string name() const override { return "temporal-blocking"; }
   Capabilities capabilities() const override { return BlockedKernel<T>{}.capabilities(); }
   std::string unsupported_reason(const StencilProblem& problem) const override {
-    if (problem.coefficients) return BlockedCoefficientBackend<T>(coefficient_caps()).unsupported_reason(problem);
+    if (problem.coefficients)
+      return BlockedCoefficientBackend<T>(coefficient_caps()).unsupported_reason(problem);
     return cuda::FusingBackend<T, BlockedKernel<T>>(BlockedKernel<T>{}).unsupported_reason(problem);
   }
 

@@ -76,7 +76,8 @@ std::size_t shared_bytes(int dims, int radius, int depth, std::size_t value_byte
 
 // 1D: the whole haloed tile in shared memory, `depth` steps between two buffers.
 template <typename T, int R>
-__global__ void __launch_bounds__(threads<1>()) temporal_1d_kernel(const SweepArgs<T> a, int depth) {
+__global__ void __launch_bounds__(threads<1>())
+    temporal_1d_kernel(const SweepArgs<T> a, int depth) {
   constexpr int HX = tile_x<1>(), BX = BlockedTile<1>::bx, CX = BlockedTile<1>::cx;
   extern __shared__ unsigned char shared_raw[];
   T* buffer = reinterpret_cast<T*>(shared_raw);
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(threads<DIMS>())
       if (it + 1 < planes) load(base + it + 1);
       __syncthreads();
       for (int j = 1; j <= depth; ++j) {
-        if (it < 2 * j * R) break;  // level j-1 does not yet hold 2R+1 planes
+        if (it < 2 * j * R) break;                     // level j-1 does not yet hold 2R+1 planes
         const int rel = static_cast<int>(it) - j * R;  // the plane level j computes, from base
         const T* src[Q];
 #pragma unroll
@@ -445,8 +446,8 @@ struct TemporalLaunch {
       const auto kernel = temporal_stream_kernel<T, DIMS, R, TAPS>;
       allow_shared(kernel, bytes);
       int resident = 0;
-      HEATSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
-                                                                       threads<DIMS>(), bytes));
+      HEATSIM_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, threads<DIMS>(), bytes));
       resident = std::max(resident, 1);
       const std::int64_t out_x = tile_x<DIMS>() - 2 * halo;
       const std::int64_t out_y = DIMS == 3 ? tile_y<DIMS>() - 2 * halo : 1;
@@ -461,11 +462,10 @@ struct TemporalLaunch {
       if (tiles_x > 0x7fffffff || chunks > 65535)
         throw std::runtime_error("temporal-blocking: grid too large for one launch");
       const dim3 block(BlockedTile<DIMS>::bx, BlockedTile<DIMS>::by, 1);
-      const dim3 grid = DIMS == 3 ? dim3(static_cast<unsigned>(tiles_x),
-                                         static_cast<unsigned>(launch_y),
-                                         static_cast<unsigned>(chunks))
-                                  : dim3(static_cast<unsigned>(tiles_x),
-                                         static_cast<unsigned>(chunks), 1);
+      const dim3 grid =
+          DIMS == 3 ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                           static_cast<unsigned>(chunks))
+                    : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
       kernel<<<grid, block, bytes, context.stream>>>(args, depth, chunk, tiles_y);
     }
     HEATSIM_CUDA_CHECK_LAUNCH();
@@ -488,7 +488,8 @@ template <typename Launch>
 void dispatch_blocked(const SweepShape& s, const Launch& launch) {
   const bool box = s.taps != kStarTaps;
   switch (s.dims) {
-    case 1: return dispatch_blocked_radius<1, kStarTaps>(s.radius, launch);
+    case 1:
+      return dispatch_blocked_radius<1, kStarTaps>(s.radius, launch);
     case 2:
       return box ? dispatch_blocked_radius<2, kBoxTaps>(s.radius, launch)
                  : dispatch_blocked_radius<2, kStarTaps>(s.radius, launch);
@@ -531,14 +532,16 @@ void launch_coefficient(const BlockedCoefficientArgs<T>& args, int depth,
     const std::int64_t tiles_y = dims_ == 3 ? (g.n[1] + out_y - 1) / out_y : 1;
     const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
     const std::int64_t march_n = g.n[dims_ - 1];
-    const std::int64_t chunk = march_chunk(tiles_x * launch_y, march_n, depth,
-                                           static_cast<std::int64_t>(resident) * context.multiprocessors);
+    const std::int64_t chunk =
+        march_chunk(tiles_x * launch_y, march_n, depth,
+                    static_cast<std::int64_t>(resident) * context.multiprocessors);
     const std::int64_t chunks = (march_n + chunk - 1) / chunk;
     if (tiles_x > 0x7fffffff || chunks > 65535)
       throw std::runtime_error("temporal-blocking: grid too large for one launch");
-    const dim3 grid = dims_ == 3 ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
-                                        static_cast<unsigned>(chunks))
-                                 : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
+    const dim3 grid = dims_ == 3
+                          ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                                 static_cast<unsigned>(chunks))
+                          : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
     kernel<<<grid, block, bytes, context.stream>>>(args, depth, chunk, tiles_y);
     HEATSIM_CUDA_CHECK_LAUNCH();
   };
