@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -394,7 +396,11 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
   const std::int64_t chunks = count[0] * count[1] * count[2];
   const std::size_t data_bytes = static_cast<std::size_t>(c[0] * c[1] * c[2]) * value_bytes;
   const std::size_t chunk_bytes = data_bytes + 4;
+#ifdef _OPENMP
   const int threads = std::max(1, omp_get_max_threads());
+#else
+  const int threads = 1;  // a build without OpenMP (the case fuzzer's)
+#endif
   const std::int64_t batch = std::min<std::int64_t>(chunks, 2 * threads);
   std::vector<unsigned char> buffers(static_cast<std::size_t>(batch) * chunk_bytes);
   for (std::int64_t first = 0; first < chunks; first += batch) {

@@ -371,8 +371,8 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoreFusionAgainstCpu);
 // temporal-blocking (fusing_backend.cuh's driver, k single steps per pass inside each block):
 // every suite shape above, radius 1 to 3, star and box, 1D-3D, with sizes past one tile
 // (1D 2048, 2D 1024 nodes along x, 3D 64 x 32 in xy, less the halos) and not multiples of it,
-// depths 1 to 16, fp64 (1e-12) and fp32 (1e-5), against the CPU and the backend's own
-// one-step-per-pass run; the step count leaves single steps before and after the passes.
+// depths 1 to 16, fp64 (1e-12) and fp32 (1e-5), against the CPU; the step count leaves
+// single steps before and after the passes.
 struct BlockedCase {
   Precision precision;
   Shape shape;
