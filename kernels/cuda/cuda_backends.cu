@@ -111,15 +111,16 @@ constexpr MeasuredRow kConvStencil[] = {
     {3, true, 1, {84.3, 89.6, 27.8, 24.8}, 84.3}};
 
 // temporal-blocking at depths 1-6 (and at its `fusion: auto` depth: 1D 16): heatsim bench on
-// the H100, fp64 (docs/performance.md, "Temporal blocking"). Single steps in 2D and 3D are
-// register-tiling's sweep, so they take its rates.
+// the H100, fp64 (docs/performance.md, "Temporal blocking"): depth 1 and the auto depth from
+// scripts/gpu-check at 2fdbf71 (single steps through the fused-pass driver), the other depths
+// from the first version's sweep (d15c4cb).
 constexpr MeasuredRow kTemporalBlocking[] = {
-    {1, false, 1, {179.4, 0, 0, 0, 0, 0}, 945.1},
-    {2, false, 1, {168.9, 181.7, 0, 203.5, 0, 179.3}, 203.5},
-    {2, true, 1, {168.4, 167.4, 0, 180.9, 0, 152.3}, 180.9},
-    {2, false, 3, {166.4, 101.8, 0, 0, 0, 0}, 166.4},
-    {3, false, 1, {143.0, 160.3, 146.2, 136.8, 0, 0}, 160.3},
-    {3, true, 1, {139.7, 87.0, 78.4, 70.7, 0, 0}, 139.7}};
+    {1, false, 1, {179.1, 0, 0, 0, 0, 0}, 942.7},
+    {2, false, 1, {161.1, 181.7, 0, 311.4, 0, 179.3}, 311.4},
+    {2, true, 1, {160.7, 167.4, 0, 235.5, 0, 152.3}, 235.5},
+    {2, false, 3, {158.3, 101.8, 0, 0, 0, 0}, 158.3},
+    {3, false, 1, {116.7, 178.0, 146.2, 136.8, 0, 0}, 178.0},
+    {3, true, 1, {114.2, 87.0, 78.4, 70.7, 0, 0}, 114.2}};
 
 template <std::size_t N>
 const MeasuredRow* nearest_row(const MeasuredRow (&table)[N], const StencilProblem& p) {

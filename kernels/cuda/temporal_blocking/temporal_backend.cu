@@ -76,11 +76,11 @@ struct BlockedKernel {
 
   // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest on an
   // H100 at the bench sizes, fp64 (docs/performance.md, "Temporal blocking"): Heat-1D 16
-  // (945 GStencil/s; 8: 887), Heat-2D 4 (204; 2: 182, 6: 179), Box-2D9P 4 (181), Star-2D13P 2
-  // (102), Heat-3D 2 (160; 3: 146, 4: 137), Box-3D27P 2 (87). Past those the shared-memory
-  // traffic of the deeper queues costs more than the DRAM traffic saved. Where one step of
-  // register-tiling's sweep (this backend's single step in 2D and 3D) is faster than the best
-  // pass, auto takes single steps: Star-2D13P (166 against 102), Box-3D27P (140 against 87).
+  // (943 GStencil/s; 8: 887), Heat-2D 4 (311; 2: 182, 6: 179), Box-2D9P 4 (236), Heat-3D 2
+  // (178; 3: 146, 4: 137). Past those the shared-memory traffic of the deeper queues and one
+  // block per SM cost more than the DRAM traffic saved. Where single steps (register-tiling's
+  // sweep in 2D and 3D) beat every pass, auto takes them: Star-2D13P (158 against 102 at
+  // k = 2), Box-3D27P (114 against 87).
   int auto_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
     const bool star = p.stencil.is_star();
