@@ -66,8 +66,10 @@ struct BlockedKernel {
     context.stream = stream;
     context.multiprocessors = multiprocessors;
     // A single step (steps outside whole passes, and the bands) in 2D and 3D is register-tiling's
-    // sweep, faster at one step than a pass of depth 1 (H100, Heat-3D fp64: 143 against 117
-    // GStencil/s), and the same arithmetic; 1D has no register-tiling sweep.
+    // sweep, which agrees with a pass of depth 1 to rounding and is faster in 2D (H100, fp64,
+    // one step per pass in this driver: Heat-2D 161 against 139 GStencil/s, Box-2D9P 161
+    // against 129; Heat-3D 117 either way, where the per-step ghost and Dirichlet launches
+    // weigh more); 1D has no register-tiling sweep.
     if (plan.depth == 1 && plan.shape.dims > 1)
       cuda::launch_register_sweep(a, plan.shape, context);
     else
