@@ -15,20 +15,17 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
   t.from.resize(static_cast<std::size_t>(fine_n));
   for (std::int64_t I = 0; I < nc; ++I) {
     const std::int64_t at = fine_index[I];
+    t.from[at][0] = {I, 0};
     // The next coarse node: one period on, past the last node of a periodic axis.
     const bool last = I + 1 == nc;
-    if (last && !periodic) {
-      t.from[at][0] = {I, 1.0};
-      continue;
-    }
+    if (last && !periodic) continue;
     const std::int64_t next = last ? fine_n : fine_index[I + 1];
-    if (next <= at) throw std::invalid_argument("level transfer: coarse nodes not increasing");
-    const std::int64_t right = last ? 0 : I + 1;
-    const double gap = static_cast<double>(next - at);
-    t.from[at][0] = {I, 1.0};
-    for (std::int64_t f = at + 1; f < next; ++f) {
-      t.from[f][0] = {I, static_cast<double>(next - f) / gap};
-      t.from[f][1] = {right, static_cast<double>(f - at) / gap};
+    if (next <= at || next - at > 2)
+      throw std::invalid_argument(
+          "level transfer: coarse nodes must be one or two finer nodes apart");
+    if (next - at == 2) {
+      t.from[at + 1][0] = {I, +1};
+      t.from[at + 1][1] = {last ? 0 : I + 1, -1};
     }
   }
   return t;

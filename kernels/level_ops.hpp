@@ -1,15 +1,17 @@
 // The operations a multigrid solver runs on one grid level, declared once and implemented per
-// backend (kernels/cpu/cpu_level_ops.cpp; a CUDA implementation can follow). The solver in
+// backend (kernels/cpu/cpu_level_ops.cpp, kernels/cuda/level_ops.cu). The solver in
 // solver/multigrid/ builds the levels and runs the cycles; it never knows which backend does
 // the arithmetic.
 //
-// A level holds a symmetric seven-point (five in 2D, three in 1D) operator on a node grid:
+// The finest level holds a symmetric seven-point (five in 2D, three in 1D) operator on a node
+// grid, in compact form:
 //   (A x)_i = a_i x_i + sum_axis sum_{j = i-e, i+e} G_ij (x_i - x_j)
 // with a node term a_i >= 0 and face conductances G_ij = G_ji > 0 between neighbours (faces
-// beyond a non-periodic boundary do not exist; a periodic axis wraps). Nodes marked `fixed` hold
-// given values (Dirichlet nodes): A acts on the free nodes only, a fixed neighbour's value enters
-// the free node's row, and the residual, smoother and corrections leave fixed nodes alone (the
-// residual is 0 there).
+// beyond a non-periodic boundary do not exist; a periodic axis wraps). The levels below it are
+// Galerkin products R A P (solver/multigrid/hierarchy.hpp) and hold a general 3^dims-point
+// stencil (27 points in 3D) instead. Nodes marked `fixed` hold given values (Dirichlet nodes): A
+// acts on the free nodes only, a fixed neighbour's value enters the free node's row, and the
+// residual, smoother and corrections leave fixed nodes alone (the residual is 0 there).
 #pragma once
 
 #include <array>
@@ -22,34 +24,53 @@
 
 namespace heatsim::kernels {
 
+// The 3^dims neighbour offsets of a stencil-form level, numbered k = sum_a (o_a + 1) 3^a (x
+// fastest), o_a in {-1, 0, +1} on the first `dims` axes; k = stencil_centre(dims) is (0, 0, 0).
+constexpr int stencil_points(int dims) { return dims == 1 ? 3 : dims == 2 ? 9 : 27; }
+constexpr int stencil_centre(int dims) { return stencil_points(dims) / 2; }
+inline int stencil_offset(int k, int axis) {
+  for (int a = 0; a < axis; ++a) k /= 3;
+  return k % 3 - 1;
+}
+
 struct LevelOperator {
   int dims = 1;
   std::array<std::int64_t, kMaxDims> n{1, 1, 1};  // nodes per axis; 1 on unused axes
   std::array<bool, kMaxDims> periodic{false, false, false};
-  std::vector<double> node_term;  // a_i, memory order [z][y][x]
-  // conductance[axis][i]: G between node i and its upper neighbour along the axis (the node
-  // one period away for the last node of a periodic axis; unused, 0, for the last node of a
-  // non-periodic axis).
+  // Compact form (the finest level): a_i, memory order [z][y][x], and conductance[axis][i]: G
+  // between node i and its upper neighbour along the axis (the node one period away for the
+  // last node of a periodic axis; unused, 0, for the last node of a non-periodic axis).
+  std::vector<double> node_term;
   std::array<std::vector<double>, kMaxDims> conductance;
+  // Stencil form (levels below the finest), used when not empty: stencil[k * points() + i] is the
+  // matrix entry A(i, i + offset_k) (stencil_offset), 0 where the offset leaves a non-periodic
+  // axis; (A x)_i = sum_k stencil[k][i] x[i + offset_k]. node_term and conductance are unused.
+  std::vector<double> stencil;
   std::vector<std::uint8_t> fixed;  // 1: the node holds its value
   // Levels below the finest: fine_index[axis][I] is the index, in the next finer level, of this
   // level's node I (increasing, first 0; a non-periodic axis ends on the finer level's last
-  // node). Prolongation is linear in the finer level's index between the two coarse nodes
-  // around a fine node, restriction its transpose.
+  // node; neighbouring coarse nodes are one or two finer nodes apart).
   std::array<std::vector<std::int64_t>, kMaxDims> fine_index;
+  // Levels below the finest: the prolongation to the next finer level, operator-dependent
+  // (solver/multigrid/hierarchy.hpp): prolongation[k * points() + I] is the weight with which
+  // the finer node at fine_index(I) + offset_k takes this node's value (0 where there is none).
+  // Restriction is its transpose.
+  std::vector<double> prolongation;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
+  bool stencil_form() const { return !stencil.empty(); }
 };
 
-// The interpolation weights of one axis: for each fine index, the coarse nodes (one or two) it
-// takes a value from and their weights. Shared by the backends and by the solver, which combines
-// conductances over the same dual cells, so both follow the one rule of LevelOperator.
+// The nodes of one axis of a finer level and the coarse nodes each takes a value from: one
+// (a coarse node itself, offset 0) or two (between coarse nodes: offset +1 from the lower, -1
+// from the upper, across the wrap on a periodic axis). Shared by the backends and by the solver,
+// so both read the prolongation weights the same way.
 struct AxisTransfer {
   struct Term {
-    std::int64_t coarse = 0;
-    double weight = 0.0;
+    std::int64_t coarse = -1;  // -1: unused
+    int offset = 0;            // the finer node's index minus the coarse node's, wrapped
   };
-  std::vector<std::array<Term, 2>> from;  // per fine node; weight 0 where unused
+  std::vector<std::array<Term, 2>> from;  // per finer node
 };
 AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
                            const std::vector<std::int64_t>& fine_index);
@@ -72,15 +93,22 @@ class LevelOps {
   virtual void residual(int level, int b, int x, int r) = 0;
   // y = A x on the free nodes, 0 on the fixed ones.
   virtual void apply(int level, int x, int y) = 0;
-  // Red-black Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the
-  // Gauss-Seidel value - x_i)): `sweeps` times red (x + y + z even) then black; `reverse` runs
-  // black then red, the adjoint order, so that a cycle with the same number of sweeps before
-  // (forward) and after (reverse) is a symmetric preconditioner (for 0 < omega < 2).
+  // Multicolour Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the
+  // Gauss-Seidel value - x_i)). Compact levels: red (x + y + z even) then black; stencil levels:
+  // the 2^dims colours of the coordinates' parities (x fastest), which no 27-point stencil
+  // joins. `sweeps` times; `reverse` runs the colours in the opposite order, the adjoint, so
+  // that a cycle with the same number of sweeps before (forward) and after (reverse) is a
+  // symmetric preconditioner (for 0 < omega < 2).
   virtual void smooth(int level, int b, int x, int sweeps, bool reverse, double omega) = 0;
   // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones); coarse level = fine+1.
   virtual void restrict_residual(int fine_level, int r_fine, int b_coarse) = 0;
   // x_fine += P x_coarse on the free fine nodes.
   virtual void prolong_add(int fine_level, int x_coarse, int x_fine) = 0;
+
+  // out_i = |b_i| + sum_j |A_ij x_j| on the free nodes (0 on the fixed ones), j over the
+  // node's row with i itself: the size of the terms whose rounding the residual b - A x
+  // carries. Its norm sets the attainable floor of a solve (solver/multigrid/multigrid.hpp).
+  virtual void magnitude(int level, int b, int x, int out) = 0;
 
   // v = 0 on the free nodes of `level`; the fixed nodes keep their values.
   virtual void zero_free(int level, int v) = 0;

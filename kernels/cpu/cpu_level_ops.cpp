@@ -1,8 +1,11 @@
 // CPU level operations for the multigrid solver (kernels/level_ops.hpp): OpenMP across z-y
-// rows, fp64. Every result is independent of the thread count (the dot product sums per-row
+// rows, fp64. Compact levels (the finest) sum a node's neighbours in the order x-, x+, y-, y+,
+// z-, z+; stencil levels over the offsets in their numbering (x fastest); the CUDA level
+// operations repeat both orders. Every result is independent of the thread count (the dot product sums per-row
 // partial sums in row order), so an implicit run repeats itself bit for bit on a restart.
 #include "cpu_level_ops.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace heatsim::kernels {
@@ -21,15 +24,22 @@ class CpuLevelOps final : public LevelOps {
       L.op = levels[l];
       const std::int64_t np = L.op.points();
       const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
-      if (!size_ok(L.op.node_term.size()) || !size_ok(L.op.fixed.size()))
+      if (!size_ok(L.op.fixed.size()))
         throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
                                     "the grid's " + std::to_string(np) + " points");
+      const std::size_t kp = static_cast<std::size_t>(stencil_points(L.op.dims));
       for (int a = 0; a < kMaxDims; ++a) {
-        if (a < L.op.dims && !size_ok(L.op.conductance[a].size()))
+        if (a < L.op.dims && !L.op.stencil_form() && !size_ok(L.op.conductance[a].size()))
           throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
                                       std::to_string(a) + "] has the wrong size");
         if (a >= L.op.dims) L.op.periodic[a] = false;
       }
+      if (L.op.stencil_form() ? L.op.stencil.size() != kp * np : !size_ok(L.op.node_term.size()))
+        throw std::invalid_argument("level " + std::to_string(l) + ": the operator has the " +
+                                   "wrong size");
+      if (l > 0 && L.op.prolongation.size() != kp * np)
+        throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
+                                    "the wrong size");
       L.parallel = np >= 32768;
       // A periodic axis of odd length joins two nodes of the same colour; those colour sweeps
       // update from the old values (a Jacobi step within the colour) so that rows shared out to
@@ -37,15 +47,22 @@ class CpuLevelOps final : public LevelOps {
       L.colour_conflict = false;
       for (int a = 0; a < L.op.dims; ++a)
         L.colour_conflict = L.colour_conflict || (L.op.periodic[a] && L.op.n[a] % 2 == 1);
-      L.diagonal.assign(static_cast<std::size_t>(np), 0.0);
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
-          const std::int64_t i = index(L, x, y, z);
-          double d = L.op.node_term[i];
-          visit_neighbours(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
-          L.diagonal[i] = d;
-        }
-      });
+      for (int a = 0; a < kMaxDims; ++a) {
+        L.neighbour[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
+        for (std::int64_t c = 0; c < L.op.n[a]; ++c)
+          for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
+      }
+      if (!L.op.stencil_form()) {
+        L.diagonal.assign(static_cast<std::size_t>(np), 0.0);
+        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+          for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
+            const std::int64_t i = index(L, x, y, z);
+            double d = L.op.node_term[i];
+            visit_neighbours(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
+            L.diagonal[i] = d;
+          }
+        });
+      }
       if (l > 0) {
         const Level& F = levels_[l - 1];
         for (int a = 0; a < kMaxDims; ++a) {
@@ -55,11 +72,11 @@ class CpuLevelOps final : public LevelOps {
             throw std::invalid_argument("level " + std::to_string(l) + ": fine_index[" +
                                         std::to_string(a) + "] has the wrong size");
           L.transfer[a] = axis_transfer(F.op.n[a], F.op.periodic[a], idx);
-          // Restriction gathers, per coarse node, the fine nodes that interpolate from it.
-          L.gather[a].assign(static_cast<std::size_t>(L.op.n[a]), {});
-          for (std::int64_t f = 0; f < F.op.n[a]; ++f)
-            for (const AxisTransfer::Term& t : L.transfer[a].from[f])
-              if (t.weight != 0.0) L.gather[a][t.coarse].push_back({f, t.weight});
+          // Restriction gathers, per coarse node, the finer nodes at offsets -1, 0, +1.
+          L.gather[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
+          for (std::int64_t I = 0; I < L.op.n[a]; ++I)
+            for (int o = -1; o <= 1; ++o)
+              L.gather[a][3 * I + o + 1] = step(F.op, a, idx[I], o);
         }
       }
       levels_.push_back(std::move(L));
@@ -89,8 +106,7 @@ class CpuLevelOps final : public LevelOps {
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
         const std::int64_t i = index(L, xi, y, z);
-        rp[i] = L.op.fixed[i] ? 0.0
-                              : bp[i] - (L.diagonal[i] * xp[i] - neighbour_sum(L, xp, xi, y, z, i));
+        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product(L, xp, xi, y, z, i);
       }
     });
   }
@@ -102,7 +118,32 @@ class CpuLevelOps final : public LevelOps {
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
         const std::int64_t i = index(L, xi, y, z);
-        yp[i] = L.op.fixed[i] ? 0.0 : L.diagonal[i] * xp[i] - neighbour_sum(L, xp, xi, y, z, i);
+        yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
+      }
+    });
+  }
+
+  void magnitude(int level, int b, int x, int out) override {
+    const Level& L = at(level);
+    const double* bp = vec(b).data();
+    const double* xp = vec(x).data();
+    double* mp = vec(out).data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+        const std::int64_t i = index(L, xi, y, z);
+        if (L.op.fixed[i]) {
+          mp[i] = 0.0;
+          continue;
+        }
+        double s = std::abs(bp[i]);
+        if (L.op.stencil_form()) {
+          visit_stencil(L, xi, y, z, i,
+                        [&](int, std::int64_t j, double a) { s += std::abs(a * xp[j]); });
+        } else {
+          s += std::abs(L.diagonal[i] * xp[i]);
+          visit_neighbours(L, xi, y, z, i, [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
+        }
+        mp[i] = s;
       }
     });
   }
@@ -111,8 +152,10 @@ class CpuLevelOps final : public LevelOps {
     const Level& L = at(level);
     const double* bp = vec(b).data();
     double* xp = vec(x).data();
+    const int colours = L.op.stencil_form() ? 1 << L.op.dims : 2;
     for (int s = 0; s < sweeps; ++s)
-      for (int c = 0; c < 2; ++c) colour_sweep(L, bp, xp, reverse ? 1 - c : c, omega);
+      for (int c = 0; c < colours; ++c)
+        colour_sweep(L, bp, xp, reverse ? colours - 1 - c : c, omega);
   }
 
   void restrict_residual(int fine_level, int r_fine, int b_coarse) override {
@@ -120,6 +163,8 @@ class CpuLevelOps final : public LevelOps {
     const Level& C = at(fine_level + 1);
     const double* rp = vec(r_fine).data();
     double* bp = vec(b_coarse).data();
+    const std::int64_t nc = C.op.points();
+    const int kp = stencil_points(C.op.dims);
     for_rows(C, [&](std::int64_t Y, std::int64_t Z) {
       for (std::int64_t X = 0; X < C.op.n[0]; ++X) {
         const std::int64_t I = index(C, X, Y, Z);
@@ -127,13 +172,16 @@ class CpuLevelOps final : public LevelOps {
           bp[I] = 0.0;
           continue;
         }
+        const std::int64_t at[3] = {X, Y, Z};
         double sum = 0.0;
-        for (const Gather& gz : C.gather[2][Z])
-          for (const Gather& gy : C.gather[1][Y]) {
-            const double wzy = gz.weight * gy.weight;
-            const double* row = rp + (gz.fine * F.op.n[1] + gy.fine) * F.op.n[0];
-            for (const Gather& gx : C.gather[0][X]) sum += wzy * gx.weight * row[gx.fine];
-          }
+        for (int k = 0; k < kp; ++k) {
+          const double w = C.op.prolongation[k * nc + I];
+          if (w == 0.0) continue;
+          std::int64_t f[3] = {0, 0, 0};
+          for (int a = 0; a < C.op.dims; ++a)
+            f[a] = C.gather[a][3 * at[a] + stencil_offset(k, a) + 1];
+          sum += w * rp[index(F, f[0], f[1], f[2])];
+        }
         bp[I] = sum;
       }
     });
@@ -144,6 +192,8 @@ class CpuLevelOps final : public LevelOps {
     const Level& C = at(fine_level + 1);
     const double* cp = vec(x_coarse).data();
     double* fp = vec(x_fine).data();
+    const std::int64_t nc = C.op.points();
+    const int dims = C.op.dims;
     for_rows(F, [&](std::int64_t y, std::int64_t z) {
       const auto& tz = C.transfer[2].from[z];
       const auto& ty = C.transfer[1].from[y];
@@ -153,12 +203,17 @@ class CpuLevelOps final : public LevelOps {
         const auto& tx = C.transfer[0].from[x];
         double sum = 0.0;
         for (const auto& a : tz) {
-          if (a.weight == 0.0) continue;
+          if (a.coarse < 0) continue;
           for (const auto& b : ty) {
-            if (b.weight == 0.0) continue;
-            const double* row = cp + (a.coarse * C.op.n[1] + b.coarse) * C.op.n[0];
-            for (const auto& c : tx)
-              if (c.weight != 0.0) sum += a.weight * b.weight * c.weight * row[c.coarse];
+            if (b.coarse < 0) continue;
+            for (const auto& c : tx) {
+              if (c.coarse < 0) continue;
+              const int o[3] = {c.offset, b.offset, a.offset};
+              int k = 0;
+              for (int ax = dims - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
+              const std::int64_t J = index(C, c.coarse, b.coarse, a.coarse);
+              sum += C.op.prolongation[k * nc + J] * cp[J];
+            }
           }
         }
         fp[i] += sum;
@@ -211,15 +266,15 @@ class CpuLevelOps final : public LevelOps {
   }
 
  private:
-  struct Gather {
-    std::int64_t fine;
-    double weight;
-  };
   struct Level {
     LevelOperator op;
-    std::vector<double> diagonal;                 // a_i + sum of the node's conductances
-    std::array<AxisTransfer, kMaxDims> transfer;  // from the next finer level (levels > 0)
-    std::array<std::vector<std::vector<Gather>>, kMaxDims> gather;
+    std::vector<double> diagonal;  // compact form: a_i + sum of the node's conductances
+    // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
+    std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
+    // Levels > 0: the coarse nodes each finer node takes values from, and per coarse
+    // coordinate the finer coordinates at offsets -1, 0, +1 (as `neighbour`).
+    std::array<AxisTransfer, kMaxDims> transfer;
+    std::array<std::vector<std::int64_t>, kMaxDims> gather;
     bool parallel = false;
     bool colour_conflict = false;
   };
@@ -272,29 +327,77 @@ class CpuLevelOps final : public LevelOps {
     return s;
   }
 
+  // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing.
+  template <typename F>
+  static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
+                            std::int64_t i, F&& f) {
+    const std::int64_t np = L.op.points();
+    const int kp = stencil_points(L.op.dims);
+    const std::int64_t c[3] = {x, y, z};
+    for (int k = 0; k < kp; ++k) {
+      std::int64_t j[3] = {0, 0, 0};
+      bool exists = true;
+      for (int a = 0; a < L.op.dims; ++a) {
+        j[a] = L.neighbour[a][3 * c[a] + stencil_offset(k, a) + 1];
+        exists = exists && j[a] >= 0;
+      }
+      if (exists) f(k, index(L, j[0], j[1], j[2]), L.op.stencil[k * np + i]);
+    }
+  }
+
+  // (A v)_i.
+  static double row_product(const Level& L, const double* v, std::int64_t x, std::int64_t y,
+                            std::int64_t z, std::int64_t i) {
+    if (!L.op.stencil_form()) return L.diagonal[i] * v[i] - neighbour_sum(L, v, x, y, z, i);
+    double s = 0.0;
+    visit_stencil(L, x, y, z, i, [&](int, std::int64_t j, double a) { s += a * v[j]; });
+    return s;
+  }
+
+  // The Gauss-Seidel value of node i from the values v of its neighbours.
+  static double gauss_seidel(const Level& L, const double* bp, const double* v, std::int64_t x,
+                             std::int64_t y, std::int64_t z, std::int64_t i) {
+    if (!L.op.stencil_form()) return (bp[i] + neighbour_sum(L, v, x, y, z, i)) / L.diagonal[i];
+    const int centre = stencil_centre(L.op.dims);
+    double s = 0.0;
+    visit_stencil(L, x, y, z, i, [&](int k, std::int64_t j, double a) {
+      if (k != centre) s += a * v[j];
+    });
+    return (bp[i] - s) / L.op.stencil[centre * L.op.points() + i];
+  }
+
+  // Compact levels: colour (x + y + z) % 2; stencil levels: colour x%2 + 2 (y%2) + 4 (z%2).
   void colour_sweep(const Level& L, const double* bp, double* xp, int colour, double omega) {
+    const bool parities = L.op.stencil_form();
+    const double* old = xp;
     if (L.colour_conflict) {
       // Update from a copy of the old values (see setup).
       scratch_.assign(xp, xp + L.op.points());
-      const double* old = scratch_.data();
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        for (std::int64_t x = (colour + y + z) & 1; x < L.op.n[0]; x += 2) {
-          const std::int64_t i = index(L, x, y, z);
-          if (L.op.fixed[i]) continue;
-          const double gs = (bp[i] + neighbour_sum(L, old, x, y, z, i)) / L.diagonal[i];
-          xp[i] = old[i] + omega * (gs - old[i]);
-        }
-      });
-      return;
+      old = scratch_.data();
     }
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t x = (colour + y + z) & 1; x < L.op.n[0]; x += 2) {
+      std::int64_t first = (colour + y + z) & 1;
+      if (parities) {
+        if (((colour >> 1) & 1) != (y & 1) || ((colour >> 2) & 1) != (z & 1)) return;
+        first = colour & 1;
+      }
+      for (std::int64_t x = first; x < L.op.n[0]; x += 2) {
         const std::int64_t i = index(L, x, y, z);
         if (L.op.fixed[i]) continue;
-        const double gs = (bp[i] + neighbour_sum(L, xp, x, y, z, i)) / L.diagonal[i];
-        xp[i] += omega * (gs - xp[i]);
+        const double xo = old[i];
+        xp[i] = xo + omega * (gauss_seidel(L, bp, old, x, y, z, i) - xo);
       }
     });
+  }
+
+  // Coordinate c + o on axis a of op's grid, or -1 beyond a non-periodic end (or an unused axis).
+  static std::int64_t step(const LevelOperator& op, int a, std::int64_t c, int o) {
+    const std::int64_t n = op.n[a];
+    const bool periodic = a < op.dims && op.periodic[a];
+    c += o;
+    if (c < 0) return periodic ? c + n : -1;
+    if (c >= n) return periodic ? c - n : -1;
+    return c;
   }
 
   std::vector<Level> levels_;

@@ -1,8 +1,9 @@
 // CUDA level operations for the multigrid solver (kernels/level_ops.hpp), fp64.
 //
 // The arithmetic is the CPU reference's (kernels/cpu/cpu_level_ops.cpp) operation for
-// operation: neighbour sums in the order x-, x+, y-, y+, z-, z+, restriction and prolongation
-// terms in the same loop order, and every product and sum rounded on its own (__dmul_rn,
+// operation: neighbour sums in the order x-, x+, y-, y+, z-, z+ on compact levels and over the
+// stencil offsets in their numbering on stencil levels, restriction and prolongation terms in
+// the same loop order, and every product and sum rounded on its own (__dmul_rn,
 // __dadd_rn: never contracted into FMAs, which the host build does not use either). residual,
 // apply, smooth, restrict_residual, prolong_add, zero_free and axpby therefore give the CPU's
 // values bit for bit. dot sums in another order, fixed all the same: each block over a fixed
@@ -35,29 +36,59 @@ constexpr int kDotThreads = 256;
 constexpr int kDotMaxBlocks = 1024;  // also the threads of the final dot block
 constexpr long long kDotPerThread = 8;
 
-// One level's operator as the kernels see it (device pointers, passed by value).
+// One level's operator as the kernels see it (device pointers, passed by value). Compact
+// levels: diagonal and conductance; stencil levels: stencil (LevelOperator's layout).
 struct LevelView {
   int dims = 1;
   long long n[3] = {1, 1, 1};
   int periodic[3] = {0, 0, 0};
   const double* diagonal = nullptr;
   const double* conductance[3] = {nullptr, nullptr, nullptr};
+  const double* stencil = nullptr;
   const std::uint8_t* fixed = nullptr;
 };
 
-// Per fine index of one axis: the coarse nodes it interpolates from (AxisTransfer::from).
+// Per fine index of one axis: the coarse nodes it takes values from (AxisTransfer::from).
 struct Interp {
   long long coarse[2];
-  double weight[2];
+  int offset[2];
 };
 
-// Per coarse index of one axis: the fine nodes that interpolate from it, in increasing fine
-// order (compressed rows: offset[I] .. offset[I + 1]).
-struct Gather {
-  const long long* offset;
-  const long long* fine;
-  const double* weight;
+// A coarse level's prolongation: its weights (LevelOperator::prolongation) and, per axis, the
+// finer index of each of its nodes.
+struct Prolongation {
+  const double* weight = nullptr;
+  const long long* fine_index[3] = {nullptr, nullptr, nullptr};
 };
+
+// Coordinate c + o on axis a, or -1 beyond a non-periodic end.
+__device__ inline long long step(long long n, int periodic, long long c, int o) {
+  c += o;
+  if (c < 0) return periodic ? c + n : -1;
+  if (c >= n) return periodic ? c - n : -1;
+  return c;
+}
+
+// Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing (the
+// CPU's visit_stencil).
+template <typename F>
+__device__ inline void visit_stencil(const LevelView& L, long long x, long long y, long long z,
+                                     long long i, F&& f) {
+  const long long np = L.n[0] * L.n[1] * L.n[2];
+  const int kp = L.dims == 1 ? 3 : L.dims == 2 ? 9 : 27;
+  const long long c[3] = {x, y, z};
+  for (int k = 0; k < kp; ++k) {
+    long long j[3] = {0, 0, 0};
+    bool exists = true;
+    int rest = k;
+    for (int a = 0; a < L.dims; ++a) {
+      j[a] = step(L.n[a], L.periodic[a], c[a], rest % 3 - 1);
+      rest /= 3;
+      exists = exists && j[a] >= 0;
+    }
+    if (exists) f(k, (j[2] * L.n[1] + j[1]) * L.n[0] + j[0], L.stencil[k * np + i]);
+  }
+}
 
 // Calls f(j, G_ij) for each neighbour j of node i = (x, y, z) in the order x-, x+, y-, y+, z-, z+
 // (the CPU's visit_neighbours).
@@ -87,6 +118,28 @@ __device__ inline double neighbour_sum(const LevelView& L, const double* v, long
   visit_neighbours(L, x, y, z, i,
                    [&](long long j, double g) { s = __dadd_rn(s, __dmul_rn(g, v[j])); });
   return s;
+}
+
+// (A v)_i (the CPU's row_product).
+__device__ inline double row_product(const LevelView& L, const double* v, long long x,
+                                     long long y, long long z, long long i) {
+  if (!L.stencil) return __dsub_rn(__dmul_rn(L.diagonal[i], v[i]), neighbour_sum(L, v, x, y, z, i));
+  double s = 0.0;
+  visit_stencil(L, x, y, z, i,
+                [&](int, long long j, double a) { s = __dadd_rn(s, __dmul_rn(a, v[j])); });
+  return s;
+}
+
+// The Gauss-Seidel value of node i from the values v of its neighbours (the CPU's gauss_seidel).
+__device__ inline double gauss_seidel(const LevelView& L, const double* b, const double* v,
+                                      long long x, long long y, long long z, long long i) {
+  if (!L.stencil) return __ddiv_rn(__dadd_rn(b[i], neighbour_sum(L, v, x, y, z, i)), L.diagonal[i]);
+  const int centre = L.dims == 1 ? 1 : L.dims == 2 ? 4 : 13;
+  double s = 0.0;
+  visit_stencil(L, x, y, z, i, [&](int k, long long j, double a) {
+    if (k != centre) s = __dadd_rn(s, __dmul_rn(a, v[j]));
+  });
+  return __ddiv_rn(__dsub_rn(b[i], s), L.stencil[centre * L.n[0] * L.n[1] * L.n[2] + i]);
 }
 
 // The node kernels: threadIdx.x + blockIdx.x * blockDim.x walks x (every node, or every second
@@ -120,65 +173,106 @@ __global__ void __launch_bounds__(kThreads)
       out[i] = 0.0;
       continue;
     }
-    const double ax = __dsub_rn(__dmul_rn(L.diagonal[i], x[i]), neighbour_sum(L, x, xi, y, z, i));
+    const double ax = row_product(L, x, xi, y, z, i);
     out[i] = b ? __dsub_rn(b[i], ax) : ax;
   }
 }
 
-// One colour of red-black Gauss-Seidel: the free nodes with (x + y + z) % 2 == colour take
-// old_i + omega * ((b_i + sum G_ij old_j) / diagonal_i - old_i). `old` is x itself, except
-// where a periodic axis of odd length joins nodes of one colour (then a copy of x from before
-// the sweep, as the CPU does). Threads walk every second x.
+// out_i = |b_i| + sum_j |A_ij x_j| on the free nodes, 0 on the fixed ones (the CPU's magnitude).
+__global__ void __launch_bounds__(kThreads)
+    magnitude_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
+                     double* __restrict__ out) {
+  const long long xi = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (xi >= L.n[0]) return;
+  for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
+    const long long y = row % L.n[1], z = row / L.n[1];
+    const long long i = row * L.n[0] + xi;
+    if (L.fixed[i]) {
+      out[i] = 0.0;
+      continue;
+    }
+    double s = fabs(b[i]);
+    if (L.stencil) {
+      visit_stencil(L, xi, y, z, i, [&](int, long long j, double a) {
+        s = __dadd_rn(s, fabs(__dmul_rn(a, x[j])));
+      });
+    } else {
+      s = __dadd_rn(s, fabs(__dmul_rn(L.diagonal[i], x[i])));
+      visit_neighbours(L, xi, y, z, i,
+                       [&](long long j, double g) { s = __dadd_rn(s, fabs(__dmul_rn(g, x[j]))); });
+    }
+    out[i] = s;
+  }
+}
+
+// One colour of the Gauss-Seidel sweep: on compact levels the free nodes with (x + y + z) % 2
+// == colour, on stencil levels those whose parities (x%2 + 2 (y%2) + 4 (z%2)) are the colour;
+// each takes old_i + omega * (the Gauss-Seidel value - old_i). `old` is x itself, except where a
+// periodic axis of odd length joins nodes of one colour (then a copy of x from before the sweep,
+// as the CPU does). Threads walk every second x.
 __global__ void __launch_bounds__(kThreads)
     colour_kernel(LevelView L, const double* __restrict__ b, double* x, const double* old,
                   int colour, double omega) {
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
     const long long y = row % L.n[1], z = row / L.n[1];
-    const long long xi = 2 * t + ((colour + y + z) & 1);
+    long long first = (colour + y + z) & 1;
+    if (L.stencil) {
+      if (((colour >> 1) & 1) != (y & 1) || ((colour >> 2) & 1) != (z & 1)) continue;
+      first = colour & 1;
+    }
+    const long long xi = 2 * t + first;
     if (xi >= L.n[0]) continue;
     const long long i = row * L.n[0] + xi;
     if (L.fixed[i]) continue;
     const double xo = old[i];
-    const double gs = __ddiv_rn(__dadd_rn(b[i], neighbour_sum(L, old, xi, y, z, i)), L.diagonal[i]);
+    const double gs = gauss_seidel(L, b, old, xi, y, z, i);
     x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
   }
 }
 
 // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones). One thread per coarse
-// node gathers its fine nodes, z then y then x, as the CPU does.
+// node gathers its finer nodes over the offsets in their numbering, as the CPU does.
 __global__ void __launch_bounds__(kThreads)
-    restrict_kernel(LevelView C, long long fine_nx, long long fine_ny, const double* __restrict__ r,
-                    double* __restrict__ b, Gather gx, Gather gy, Gather gz) {
+    restrict_kernel(LevelView C, LevelView F, Prolongation P, const double* __restrict__ r,
+                    double* __restrict__ b) {
   const long long X = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (X >= C.n[0]) return;
+  const long long nc = C.n[0] * C.n[1] * C.n[2];
+  const int kp = C.dims == 1 ? 3 : C.dims == 2 ? 9 : 27;
   for (long long row = blockIdx.y; row < C.n[1] * C.n[2]; row += gridDim.y) {
-    const long long Y = row % C.n[1], Z = row / C.n[1];
+    const long long at[3] = {X, row % C.n[1], row / C.n[1]};
     const long long I = row * C.n[0] + X;
     if (C.fixed[I]) {
       b[I] = 0.0;
       continue;
     }
     double sum = 0.0;
-    for (long long kz = gz.offset[Z]; kz < gz.offset[Z + 1]; ++kz)
-      for (long long ky = gy.offset[Y]; ky < gy.offset[Y + 1]; ++ky) {
-        const double wzy = __dmul_rn(gz.weight[kz], gy.weight[ky]);
-        const double* fine_row = r + (gz.fine[kz] * fine_ny + gy.fine[ky]) * fine_nx;
-        for (long long kx = gx.offset[X]; kx < gx.offset[X + 1]; ++kx)
-          sum = __dadd_rn(sum, __dmul_rn(__dmul_rn(wzy, gx.weight[kx]), fine_row[gx.fine[kx]]));
+    for (int k = 0; k < kp; ++k) {
+      const double w = P.weight[k * nc + I];
+      if (w == 0.0) continue;
+      long long f[3] = {0, 0, 0};
+      int rest = k;
+      for (int a = 0; a < C.dims; ++a) {
+        f[a] = step(F.n[a], F.periodic[a], P.fine_index[a][at[a]], rest % 3 - 1);
+        rest /= 3;
       }
+      sum = __dadd_rn(sum, __dmul_rn(w, r[(f[2] * F.n[1] + f[1]) * F.n[0] + f[0]]));
+    }
     b[I] = sum;
   }
 }
 
-// x_fine += P x_coarse on the free fine nodes; terms of weight 0 are skipped, as on the CPU.
+// x_fine += P x_coarse on the free fine nodes, over the coarse nodes z, then y, then x, as the
+// CPU does.
 __global__ void __launch_bounds__(kThreads)
-    prolong_kernel(LevelView F, long long coarse_nx, long long coarse_ny,
-                   const double* __restrict__ xc, double* __restrict__ xf,
-                   const Interp* __restrict__ tx, const Interp* __restrict__ ty,
-                   const Interp* __restrict__ tz) {
+    prolong_kernel(LevelView F, LevelView C, Prolongation P, const double* __restrict__ xc,
+                   double* __restrict__ xf, const Interp* __restrict__ tx,
+                   const Interp* __restrict__ ty, const Interp* __restrict__ tz) {
   const long long x = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (x >= F.n[0]) return;
+  const long long nc = C.n[0] * C.n[1] * C.n[2];
+  const int dims = C.dims;
   const Interp ix = tx[x];
   for (long long row = blockIdx.y; row < F.n[1] * F.n[2]; row += gridDim.y) {
     const long long y = row % F.n[1], z = row / F.n[1];
@@ -187,14 +281,17 @@ __global__ void __launch_bounds__(kThreads)
     const Interp iz = tz[z], iy = ty[y];
     double sum = 0.0;
     for (int a = 0; a < 2; ++a) {
-      if (iz.weight[a] == 0.0) continue;
+      if (iz.coarse[a] < 0) continue;
       for (int bb = 0; bb < 2; ++bb) {
-        if (iy.weight[bb] == 0.0) continue;
-        const double* crow = xc + (iz.coarse[a] * coarse_ny + iy.coarse[bb]) * coarse_nx;
-        const double wzy = __dmul_rn(iz.weight[a], iy.weight[bb]);
-        for (int c = 0; c < 2; ++c)
-          if (ix.weight[c] != 0.0)
-            sum = __dadd_rn(sum, __dmul_rn(__dmul_rn(wzy, ix.weight[c]), crow[ix.coarse[c]]));
+        if (iy.coarse[bb] < 0) continue;
+        for (int c = 0; c < 2; ++c) {
+          if (ix.coarse[c] < 0) continue;
+          const int o[3] = {ix.offset[c], iy.offset[bb], iz.offset[a]};
+          int k = 0;
+          for (int ax = dims - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
+          const long long J = (iz.coarse[a] * C.n[1] + iy.coarse[bb]) * C.n[0] + ix.coarse[c];
+          sum = __dadd_rn(sum, __dmul_rn(P.weight[k * nc + J], xc[J]));
+        }
       }
     }
     xf[i] = __dadd_rn(xf[i], sum);
@@ -299,40 +396,52 @@ class CudaLevelOps final : public LevelOps {
       auto L = std::make_unique<Level>();
       const std::int64_t np = op.points();
       const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
-      if (!size_ok(op.node_term.size()) || !size_ok(op.fixed.size()))
+      const std::size_t kp = static_cast<std::size_t>(stencil_points(op.dims));
+      if (!size_ok(op.fixed.size()) ||
+          (op.stencil_form() ? op.stencil.size() != kp * np : !size_ok(op.node_term.size())))
         throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
                                     "the grid's " + std::to_string(np) + " points");
+      if (l > 0 && op.prolongation.size() != kp * np)
+        throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
+                                    "the wrong size");
       LevelView& v = L->view;
       v.dims = op.dims;
       for (int a = 0; a < kMaxDims; ++a) {
         v.n[a] = op.n[a];
         v.periodic[a] = a < op.dims && op.periodic[a];
-        if (a < op.dims && !size_ok(op.conductance[a].size()))
+        if (a < op.dims && !op.stencil_form() && !size_ok(op.conductance[a].size()))
           throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
                                       std::to_string(a) + "] has the wrong size");
       }
       L->points = np;
+      L->colours = op.stencil_form() ? 1 << op.dims : 2;
       for (int a = 0; a < op.dims; ++a)
         L->colour_conflict = L->colour_conflict || (v.periodic[a] && op.n[a] % 2 == 1);
       if (L->colour_conflict) largest_conflict = std::max(largest_conflict, np);
 
       copy_to_device(L->fixed, op.fixed.data(), op.fixed.size(), stream_);
-      for (int a = 0; a < kMaxDims; ++a) {
-        if (a < op.dims)
-          copy_to_device(L->conductance[a], op.conductance[a].data(), op.conductance[a].size(),
-                         stream_);
-        else
-          L->conductance[a].allocate(0);
-        v.conductance[a] = L->conductance[a].as<double>();
-      }
       v.fixed = L->fixed.as<std::uint8_t>();
-      DeviceArray node_term;
-      copy_to_device(node_term, op.node_term.data(), op.node_term.size(), stream_);
-      L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
-      v.diagonal = L->diagonal.as<double>();
-      diagonal_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-          v, node_term.as<double>(), L->diagonal.as<double>());
-      HEATSIM_CUDA_CHECK_LAUNCH();
+      if (op.stencil_form()) {
+        copy_to_device(L->stencil, op.stencil.data(), op.stencil.size(), stream_);
+        v.stencil = L->stencil.as<double>();
+      } else {
+        for (int a = 0; a < kMaxDims; ++a) {
+          if (a < op.dims)
+            copy_to_device(L->conductance[a], op.conductance[a].data(),
+                           op.conductance[a].size(), stream_);
+          else
+            L->conductance[a].allocate(0);
+          v.conductance[a] = L->conductance[a].as<double>();
+        }
+        DeviceArray node_term;
+        copy_to_device(node_term, op.node_term.data(), op.node_term.size(), stream_);
+        L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
+        v.diagonal = L->diagonal.as<double>();
+        diagonal_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
+            v, node_term.as<double>(), L->diagonal.as<double>());
+        HEATSIM_CUDA_CHECK_LAUNCH();
+        sync();  // node_term's staging goes out of scope
+      }
 
       if (l > 0) set_transfers(*L, *levels_.back(), op, static_cast<int>(l));
       // The staging arrays (node_term, the transfer tables' host copies) go out of scope here.
@@ -392,7 +501,7 @@ class CudaLevelOps final : public LevelOps {
     const LevelView& v = L.view;
     const dim3 grid = node_grid((v.n[0] + 1) / 2, v.n[1] * v.n[2]);
     for (int s = 0; s < sweeps; ++s)
-      for (int c = 0; c < 2; ++c) {
+      for (int c = 0; c < L.colours; ++c) {
         const double* old = xp;
         if (L.colour_conflict) {
           HEATSIM_CUDA_CHECK(cudaMemcpyAsync(scratch_.as<double>(), xp,
@@ -400,7 +509,8 @@ class CudaLevelOps final : public LevelOps {
                                              cudaMemcpyDeviceToDevice, stream_));
           old = scratch_.as<double>();
         }
-        colour_kernel<<<grid, kThreads, 0, stream_>>>(v, bp, xp, old, reverse ? 1 - c : c, omega);
+        colour_kernel<<<grid, kThreads, 0, stream_>>>(
+            v, bp, xp, old, reverse ? L.colours - 1 - c : c, omega);
         HEATSIM_CUDA_CHECK_LAUNCH();
       }
   }
@@ -410,8 +520,7 @@ class CudaLevelOps final : public LevelOps {
     const Level& C = at(fine_level + 1);
     const LevelView& v = C.view;
     restrict_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-        v, F.view.n[0], F.view.n[1], ptr(r_fine, fine_level), ptr(b_coarse, fine_level + 1),
-        C.gather_view(0), C.gather_view(1), C.gather_view(2));
+        v, F.view, C.prolongation_view(), ptr(r_fine, fine_level), ptr(b_coarse, fine_level + 1));
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -420,8 +529,16 @@ class CudaLevelOps final : public LevelOps {
     const Level& C = at(fine_level + 1);
     const LevelView& v = F.view;
     prolong_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-        v, C.view.n[0], C.view.n[1], ptr(x_coarse, fine_level + 1), ptr(x_fine, fine_level),
+        v, C.view, C.prolongation_view(), ptr(x_coarse, fine_level + 1), ptr(x_fine, fine_level),
         C.interp[0].as<Interp>(), C.interp[1].as<Interp>(), C.interp[2].as<Interp>());
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void magnitude(int level, int b, int x, int out) override {
+    const Level& L = at(level);
+    const LevelView& v = L.view;
+    magnitude_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
+        v, ptr(b, level), ptr(x, level), ptr(out, level));
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -466,16 +583,20 @@ class CudaLevelOps final : public LevelOps {
   struct Level {
     LevelView view;
     std::int64_t points = 0;
+    int colours = 2;
     bool colour_conflict = false;
-    DeviceArray diagonal, fixed;
+    DeviceArray diagonal, fixed, stencil;
     std::array<DeviceArray, kMaxDims> conductance;
-    // Levels > 0: the transfers from the next finer level, per axis.
-    std::array<DeviceArray, kMaxDims> interp;  // Interp per fine index
-    std::array<DeviceArray, kMaxDims> gather_offset, gather_fine, gather_weight;
+    // Levels > 0: the transfers from the next finer level: per axis the coarse nodes of each
+    // finer index, and this level's nodes' finer indices; the prolongation weights.
+    std::array<DeviceArray, kMaxDims> interp, fine_index;
+    DeviceArray prolongation;
 
-    Gather gather_view(int a) const {
-      return {gather_offset[a].as<long long>(), gather_fine[a].as<long long>(),
-              gather_weight[a].as<double>()};
+    Prolongation prolongation_view() const {
+      Prolongation p;
+      p.weight = prolongation.as<double>();
+      for (int a = 0; a < kMaxDims; ++a) p.fine_index[a] = fine_index[a].as<long long>();
+      return p;
     }
   };
   struct Vector {
@@ -484,8 +605,8 @@ class CudaLevelOps final : public LevelOps {
     int level = 0;
   };
 
-  // The interpolation and restriction tables of coarse level C from fine level F (the CPU's
-  // axis_transfer and gather lists, laid out flat).
+  // The transfer tables of coarse level C from fine level F (the CPU's axis_transfer), and the
+  // prolongation weights.
   void set_transfers(Level& C, const Level& F, const LevelOperator& op, int l) {
     for (int a = 0; a < kMaxDims; ++a) {
       std::vector<std::int64_t> idx = op.fine_index[a];
@@ -496,30 +617,17 @@ class CudaLevelOps final : public LevelOps {
       const std::int64_t fine_n = F.view.n[a];
       const AxisTransfer t = axis_transfer(fine_n, F.view.periodic[a] != 0, idx);
       std::vector<Interp> interp(static_cast<std::size_t>(fine_n));
-      std::vector<std::vector<std::pair<long long, double>>> gather(
-          static_cast<std::size_t>(op.n[a]));
       for (std::int64_t f = 0; f < fine_n; ++f)
         for (int k = 0; k < 2; ++k) {
-          const AxisTransfer::Term& term = t.from[f][k];
-          interp[f].coarse[k] = term.coarse;
-          interp[f].weight[k] = term.weight;
-          if (term.weight != 0.0) gather[term.coarse].push_back({f, term.weight});
+          interp[f].coarse[k] = t.from[f][k].coarse;
+          interp[f].offset[k] = t.from[f][k].offset;
         }
-      std::vector<long long> offset{0}, fine;
-      std::vector<double> weight;
-      for (const auto& g : gather) {
-        for (const auto& [f, w] : g) {
-          fine.push_back(f);
-          weight.push_back(w);
-        }
-        offset.push_back(static_cast<long long>(fine.size()));
-      }
+      const std::vector<long long> index(idx.begin(), idx.end());
       copy_to_device(C.interp[a], interp.data(), interp.size(), stream_);
-      copy_to_device(C.gather_offset[a], offset.data(), offset.size(), stream_);
-      copy_to_device(C.gather_fine[a], fine.data(), fine.size(), stream_);
-      copy_to_device(C.gather_weight[a], weight.data(), weight.size(), stream_);
+      copy_to_device(C.fine_index[a], index.data(), index.size(), stream_);
       sync();  // the host tables die at the end of this iteration
     }
+    copy_to_device(C.prolongation, op.prolongation.data(), op.prolongation.size(), stream_);
   }
 
   void launch_operator(const Level& L, const double* b, const double* x, double* out) {

@@ -1,106 +1,320 @@
 #include "hierarchy.hpp"
 
+#include <array>
+#include <cmath>
 #include <stdexcept>
 
 namespace heatsim::solver::multigrid {
 
+using kernels::AxisTransfer;
 using kernels::kMaxDims;
+using kernels::stencil_centre;
+using kernels::stencil_offset;
+using kernels::stencil_points;
 
-std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic) {
-  std::vector<std::int64_t> kept;
-  const bool coarsen = periodic ? n >= 4 : n > 3;
-  for (std::int64_t i = 0; i < n; i += coarsen ? 2 : 1) kept.push_back(i);
+std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
+                                       const std::vector<std::uint8_t>& strong) {
+  std::vector<std::int64_t> kept{0};
+  if (periodic ? n < 6 : n <= 3) {
+    for (std::int64_t i = 1; i < n; ++i) kept.push_back(i);
+    return kept;
+  }
+  const auto is_strong = [&](std::int64_t i) {
+    return i < static_cast<std::int64_t>(strong.size()) && strong[i];
+  };
+  // The end node: the last one, or node 0 again one period on.
+  const std::int64_t end = periodic ? n : n - 1;
+  std::int64_t i = 0;
+  while (i + 1 < end) {
+    if (is_strong(i + 1) || i + 2 > end) {
+      kept.push_back(++i);
+      continue;
+    }
+    if (i + 2 == end) break;
+    i += 2;
+    kept.push_back(i);
+  }
   if (!periodic && kept.back() != n - 1) kept.push_back(n - 1);
   return kept;
 }
 
 namespace {
 
-struct Share {
-  std::int64_t fine;
-  double weight;
+constexpr int kMaxStencil = 27;
+// A plane is strong, and stays on the coarse level, when its couplings within it outweigh those
+// across it kStrongPlane times more than in the planes beside it, or 2 kStrongPlane times more
+// than isotropic couplings do.
+constexpr double kStrongPlane = 8.0;
+
+// The coordinates and neighbours of a level's grid.
+struct Grid {
+  int dims = 1;
+  std::array<std::int64_t, kMaxDims> n{1, 1, 1};
+  std::array<bool, kMaxDims> periodic{false, false, false};
+
+  explicit Grid(const LevelOperator& op) : dims(op.dims), n(op.n) {
+    for (int a = 0; a < dims; ++a) periodic[a] = op.periodic[a];
+  }
+  std::int64_t index(const std::int64_t c[3]) const { return (c[2] * n[1] + c[1]) * n[0] + c[0]; }
+  // Coordinate c + o on axis a, or -1 beyond a non-periodic end.
+  std::int64_t step(int a, std::int64_t c, int o) const {
+    c += o;
+    if (c < 0) return periodic[a] ? c + n[a] : -1;
+    if (c >= n[a]) return periodic[a] ? c - n[a] : -1;
+    return c;
+  }
+  // The neighbour of c at stencil offset k; false when it does not exist.
+  bool neighbour(const std::int64_t c[3], int k, std::int64_t out[3]) const {
+    out[0] = out[1] = out[2] = 0;
+    for (int a = 0; a < dims; ++a) {
+      out[a] = step(a, c[a], stencil_offset(k, a));
+      if (out[a] < 0) return false;
+    }
+    return true;
+  }
 };
 
-// Per coarse node of one axis, the fine nodes of its dual cell with their restriction weights.
-std::vector<std::vector<Share>> dual_cells(const kernels::AxisTransfer& t, std::int64_t coarse_n) {
-  std::vector<std::vector<Share>> cells(static_cast<std::size_t>(coarse_n));
-  for (std::size_t f = 0; f < t.from.size(); ++f)
-    for (const auto& term : t.from[f])
-      if (term.weight != 0.0)
-        cells[term.coarse].push_back({static_cast<std::int64_t>(f), term.weight});
-  return cells;
+int offset_index(const int o[3], int dims) {
+  int k = 0;
+  for (int a = dims - 1; a >= 0; --a) k = 3 * k + (o[a] + 1);
+  return k;
+}
+
+// Row i of a level's matrix over the free nodes: row[k] = A(i, i + offset_k), 0 where the
+// neighbour does not exist or is fixed (the centre always kept).
+void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], std::int64_t i,
+              double row[kMaxStencil]) {
+  const int kp = stencil_points(op.dims), centre = stencil_centre(op.dims);
+  const std::int64_t np = op.points();
+  for (int k = 0; k < kp; ++k) row[k] = 0.0;
+  if (op.stencil_form()) {
+    std::int64_t j[3];
+    for (int k = 0; k < kp; ++k)
+      if (k == centre || (g.neighbour(c, k, j) && !op.fixed[g.index(j)]))
+        row[k] = op.stencil[k * np + i];
+    return;
+  }
+  double diagonal = op.node_term[i];
+  std::int64_t stride = 1;
+  for (int a = 0; a < op.dims; ++a) {
+    const std::int64_t n = op.n[a];
+    const double* G = op.conductance[a].data();
+    int o[3] = {0, 0, 0};
+    if (c[a] > 0 || op.periodic[a]) {
+      const std::int64_t j = c[a] > 0 ? i - stride : i + (n - 1) * stride;
+      diagonal += G[j];
+      o[a] = -1;
+      if (!op.fixed[j]) row[offset_index(o, op.dims)] = -G[j];
+    }
+    if (c[a] < n - 1 || op.periodic[a]) {
+      const std::int64_t j = c[a] < n - 1 ? i + stride : i - (n - 1) * stride;
+      diagonal += G[i];
+      o[a] = +1;
+      if (!op.fixed[j]) row[offset_index(o, op.dims)] = -G[i];
+    }
+    stride *= n;
+  }
+  row[centre] = diagonal;
+}
+
+template <typename F>
+void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (n[0] * n[1] * n[2] >= 4096)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t c[3] = {x, y, z};
+        f(c, (z * n[1] + y) * n[0] + x);
+      }
+}
+
+// The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
+std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator& c,
+                                 const std::array<AxisTransfer, kMaxDims>& t) {
+  const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
+  const std::int64_t nc = c.points();
+  const Grid fg(fine), cg(c);
+  std::vector<double> P(static_cast<std::size_t>(kp * nc), 0.0);
+  for (std::int64_t I = 0; I < nc; ++I)
+    if (!c.fixed[I]) P[centre * nc + I] = 1.0;
+  // Finer nodes between coarse ones along `type` axes, after those along fewer.
+  for (int type = 1; type <= dims; ++type)
+    for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
+      int between[3] = {0, 0, 0}, count = 0;
+      for (int a = 0; a < dims; ++a) count += between[a] = t[a].from[f[a]][1].coarse >= 0;
+      if (count != type || fine.fixed[i]) return;
+      double row[kMaxStencil];
+      free_row(fine, fg, f, i, row);
+      // Summed over the offsets along the axes where the node is a coarse coordinate.
+      double collapsed[kMaxStencil] = {};
+      for (int k = 0; k < kp; ++k) {
+        int o[3] = {0, 0, 0};
+        for (int a = 0; a < dims; ++a) o[a] = between[a] ? stencil_offset(k, a) : 0;
+        collapsed[offset_index(o, dims)] += row[k];
+      }
+      const double denominator = collapsed[centre];
+      if (!(denominator > 1e-12 * row[centre])) return;  // no path along the axes: no value
+      // Each corner of the coarse cell around the node: bit a picks the lower (0) or upper (1)
+      // coarse node on an axis where the node lies between two.
+      for (int corner = 0; corner < (1 << dims); ++corner) {
+        bool used = true;
+        std::int64_t C[3] = {0, 0, 0};
+        int offset_from_corner[3] = {0, 0, 0};
+        for (int a = 0; a < dims; ++a) {
+          const int bit = (corner >> a) & 1;
+          if (!between[a] && bit) used = false;
+          const AxisTransfer::Term& term = t[a].from[f[a]][between[a] ? bit : 0];
+          C[a] = term.coarse;
+          offset_from_corner[a] = term.offset;
+        }
+        if (!used) continue;
+        const std::int64_t I = cg.index(C);
+        if (c.fixed[I]) continue;
+        double sum = 0.0;
+        for (int k = 0; k < kp; ++k) {
+          if (k == centre || collapsed[k] == 0.0) continue;
+          // The neighbour at offset k (non-zero only along `between` axes) is coarse along
+          // each axis it moves on: it counts toward this corner only where it moves toward it.
+          int o_neighbour[3] = {0, 0, 0};
+          bool toward = true;
+          for (int a = 0; a < dims; ++a) {
+            const int o = stencil_offset(k, a);
+            if (o != 0 && (o < 0) != (((corner >> a) & 1) == 0)) toward = false;
+            o_neighbour[a] = o != 0 ? 0 : offset_from_corner[a];
+          }
+          if (!toward) continue;
+          sum -= collapsed[k] * P[offset_index(o_neighbour, dims) * nc + I];
+        }
+        P[offset_index(offset_from_corner, dims) * nc + I] = sum / denominator;
+      }
+    });
+  return P;
+}
+
+// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes.
+std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
+                             const std::array<AxisTransfer, kMaxDims>& t) {
+  const int dims = fine.dims, kp = stencil_points(dims);
+  const std::int64_t nc = c.points();
+  const Grid fg(fine), cg(c);
+  const std::vector<double>& P = c.prolongation;
+  std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
+  for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
+    if (c.fixed[I]) return;
+    double acc[kMaxStencil] = {};
+    const std::int64_t at[3] = {c.fine_index[0][C[0]], dims > 1 ? c.fine_index[1][C[1]] : 0,
+                                dims > 2 ? c.fine_index[2][C[2]] : 0};
+    for (int kf = 0; kf < kp; ++kf) {
+      const double wf = P[kf * nc + I];
+      std::int64_t f[3];
+      if (wf == 0.0 || !fg.neighbour(at, kf, f)) continue;
+      double row[kMaxStencil];
+      free_row(fine, fg, f, fg.index(f), row);
+      for (int k = 0; k < kp; ++k) {
+        std::int64_t g[3];
+        if (row[k] == 0.0 || !fg.neighbour(f, k, g)) continue;
+        const double a = wf * row[k];
+        // The coarse nodes g takes values from: per axis one or two terms.
+        const AxisTransfer::Term* terms[3];
+        int counts[3] = {1, 1, 1};
+        for (int ax = 0; ax < dims; ++ax) {
+          terms[ax] = t[ax].from[g[ax]].data();
+          counts[ax] = terms[ax][1].coarse >= 0 ? 2 : 1;
+        }
+        for (int tz = 0; tz < (dims > 2 ? counts[2] : 1); ++tz)
+          for (int ty = 0; ty < (dims > 1 ? counts[1] : 1); ++ty)
+            for (int tx = 0; tx < counts[0]; ++tx) {
+              const int pick[3] = {tx, ty, tz};
+              std::int64_t J[3] = {0, 0, 0};
+              int og[3] = {0, 0, 0}, K[3] = {0, 0, 0};
+              for (int ax = 0; ax < dims; ++ax) {
+                const AxisTransfer::Term& term = terms[ax][pick[ax]];
+                J[ax] = term.coarse;
+                og[ax] = term.offset;
+                std::int64_t d = J[ax] - C[ax];
+                if (c.periodic[ax]) {
+                  if (d > 1) d -= c.n[ax];
+                  if (d < -1) d += c.n[ax];
+                }
+                if (d < -1 || d > 1)
+                  throw std::logic_error("galerkin: a coarse coupling beyond one node");
+                K[ax] = static_cast<int>(d);
+              }
+              const double wg = P[offset_index(og, dims) * nc + cg.index(J)];
+              if (wg != 0.0) acc[offset_index(K, dims)] += a * wg;
+            }
+      }
+    }
+    for (int k = 0; k < kp; ++k) S[k * nc + I] = acc[k];
+  });
+  // Symmetric to the last bit: each pair of entries takes their mean.
+  std::vector<double> sym(S.size(), 0.0);
+  for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
+    if (c.fixed[I]) return;
+    for (int k = 0; k < kp; ++k) {
+      std::int64_t J[3];
+      if (!cg.neighbour(C, k, J)) continue;
+      const double mirror = S[(kp - 1 - k) * nc + cg.index(J)];
+      sym[k * nc + I] = 0.5 * (S[k * nc + I] + mirror);
+    }
+  });
+  return sym;
 }
 
 }  // namespace
+
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op) {
+  const int dims = op.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
+  const Grid g(op);
+  std::array<std::vector<std::uint8_t>, kMaxDims> strong;
+  for (int a = 0; a < dims; ++a) {
+    // Per plane across axis a: the couplings within it and those across it, summed.
+    std::vector<double> within(static_cast<std::size_t>(op.n[a]), 0.0), across(within);
+    for (std::int64_t z = 0; z < op.n[2]; ++z)
+      for (std::int64_t y = 0; y < op.n[1]; ++y)
+        for (std::int64_t x = 0; x < op.n[0]; ++x) {
+          const std::int64_t c[3] = {x, y, z}, i = g.index(c);
+          if (op.fixed[i]) continue;
+          double row[kMaxStencil];
+          free_row(op, g, c, i, row);
+          for (int k = 0; k < kp; ++k)
+            if (k != centre) (stencil_offset(k, a) == 0 ? within : across)[c[a]] += std::abs(row[k]);
+        }
+    const auto ratio = [&](std::int64_t p) {
+      return across[p] > 0.0 ? within[p] / across[p] : (within[p] > 0.0 ? 1e300 : 0.0);
+    };
+    strong[a].assign(static_cast<std::size_t>(op.n[a]), 0);
+    // Isotropic seven-point couplings give a ratio of dims - 1.
+    const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
+    for (std::int64_t p = 1; p + 1 < op.n[a]; ++p)
+      strong[a][p] = ratio(p) > anisotropic ||
+                     ratio(p) > kStrongPlane * std::max(ratio(p - 1), ratio(p + 1));
+  }
+  return strong;
+}
 
 LevelOperator coarsen(const LevelOperator& fine) {
   LevelOperator c;
   c.dims = fine.dims;
   c.periodic = fine.periodic;
-  std::array<std::vector<std::vector<Share>>, kMaxDims> cells;
+  std::array<AxisTransfer, kMaxDims> t;
+  const auto strong = strong_planes(fine);
   for (int a = 0; a < kMaxDims; ++a) {
     const bool active = a < fine.dims;
-    c.fine_index[a] =
-        active ? coarse_nodes(fine.n[a], fine.periodic[a]) : std::vector<std::int64_t>{0};
+    c.fine_index[a] = active ? coarse_nodes(fine.n[a], fine.periodic[a], strong[a])
+                             : std::vector<std::int64_t>{0};
     c.n[a] = static_cast<std::int64_t>(c.fine_index[a].size());
-    const kernels::AxisTransfer t =
-        kernels::axis_transfer(fine.n[a], active && fine.periodic[a], c.fine_index[a]);
-    cells[a] = dual_cells(t, c.n[a]);
+    t[a] = kernels::axis_transfer(fine.n[a], active && fine.periodic[a], c.fine_index[a]);
   }
   const std::int64_t np = c.points();
-  const auto& fn = fine.n;
-  auto fine_at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    return (z * fn[1] + y) * fn[0] + x;
-  };
-  c.node_term.assign(static_cast<std::size_t>(np), 0.0);
   c.fixed.assign(static_cast<std::size_t>(np), 0);
-  for (int a = 0; a < c.dims; ++a) c.conductance[a].assign(static_cast<std::size_t>(np), 0.0);
-
-  for (std::int64_t Z = 0; Z < c.n[2]; ++Z)
-    for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
-      for (std::int64_t X = 0; X < c.n[0]; ++X) {
-        const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
-        const std::int64_t C[3] = {X, Y, Z};
-        c.fixed[I] =
-            fine.fixed[fine_at(c.fine_index[0][X], c.fine_index[1][Y], c.fine_index[2][Z])];
-        double term = 0.0;
-        for (const Share& sz : cells[2][Z])
-          for (const Share& sy : cells[1][Y])
-            for (const Share& sx : cells[0][X])
-              term += sz.weight * sy.weight * sx.weight *
-                      fine.node_term[fine_at(sx.fine, sy.fine, sz.fine)];
-        c.node_term[I] = term;
-
-        for (int a = 0; a < c.dims; ++a) {
-          const std::int64_t last = c.n[a] - 1;
-          if (C[a] == last && !c.periodic[a]) continue;  // no face beyond a boundary
-          const std::int64_t from = c.fine_index[a][C[a]];
-          const std::int64_t to = C[a] == last ? fn[a] : c.fine_index[a][C[a] + 1];
-          // Across the face: the dual cell on the two other axes (a single node on axis a).
-          std::array<std::vector<Share>, kMaxDims> across;
-          for (int b = 0; b < kMaxDims; ++b)
-            across[b] = b == a ? std::vector<Share>{{0, 1.0}} : cells[b][C[b]];
-          double g = 0.0;
-          for (const Share& sz : across[2])
-            for (const Share& sy : across[1])
-              for (const Share& sx : across[0]) {
-                std::int64_t f[3] = {sx.fine, sy.fine, sz.fine};
-                double resistance = 0.0;
-                bool open = true;
-                for (std::int64_t s = from; s < to; ++s) {
-                  f[a] = s % fn[a];
-                  const double gf = fine.conductance[a][fine_at(f[0], f[1], f[2])];
-                  if (gf <= 0.0) {
-                    open = false;
-                    break;
-                  }
-                  resistance += 1.0 / gf;
-                }
-                if (open) g += sz.weight * sy.weight * sx.weight / resistance;
-              }
-          c.conductance[a][I] = g;
-        }
-      }
+  for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
+    const std::int64_t f[3] = {c.fine_index[0][C[0]], c.fine_index[1][C[1]],
+                               c.fine_index[2][C[2]]};
+    c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
+  });
+  c.prolongation = prolongation(fine, c, t);
+  c.stencil = galerkin(fine, c, t);
   return c;
 }
 
@@ -108,13 +322,9 @@ std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t co
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
   while (levels.back().points() > coarsest_points) {
-    const LevelOperator& f = levels.back();
-    bool shrinks = false;
-    for (int a = 0; a < f.dims; ++a)
-      shrinks =
-          shrinks || static_cast<std::int64_t>(coarse_nodes(f.n[a], f.periodic[a]).size()) < f.n[a];
-    if (!shrinks) break;
-    levels.push_back(coarsen(f));
+    LevelOperator c = coarsen(levels.back());
+    if (c.points() == levels.back().points()) break;  // no axis can be halved
+    levels.push_back(std::move(c));
   }
   return levels;
 }

@@ -1,11 +1,15 @@
-// The levels of the geometric multigrid: coarsening by two per axis, and coarse operators from
-// the fine face conductances combined as heat flows through them, in series along the coarse
-// face's direction and in parallel across it. That keeps the coarse levels faithful where the
-// conductivity jumps (a layer of copper beside plastic), which plain re-discretisation of k
-// would smear. The transfers follow kernels/level_ops.hpp: prolongation linear in the finer
-// index, restriction its transpose, the same weights the parallel combination uses.
+// The levels of the geometric multigrid: coarsening by two per axis, operator-dependent
+// prolongation and Galerkin coarse operators R A P with R = P^T (the black-box multigrid of
+// Dendy, 1982). Interpolation follows the heat flow rather than the grid: a finer node between
+// coarse nodes takes their values weighted by its own conductances, summed over the planes
+// across the interpolation direction (copper beside epoxy takes the copper side's value), and
+// the coarse operator is what A does to interpolated corrections, so a coarse level sees the
+// same inclusions, layers and contrasts as the finest; iteration counts then stay the same
+// across grid sizes and conductivity jumps. Coarse levels hold 3^dims-point stencils
+// (kernels/level_ops.hpp).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,14 +19,31 @@ namespace heatsim::solver::multigrid {
 
 using kernels::LevelOperator;
 
-// The fine indices a coarse level keeps on one axis: every second node from 0; a non-periodic
-// axis also keeps its last node (so an even n ends with a coarse gap of one). Axes too short to
-// coarsen (n <= 3, or n < 4 periodic) keep every node.
-std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic);
+// The fine indices a coarse level keeps on one axis: every second node from 0, and every node
+// marked strong with the next but one after it; a non-periodic axis also keeps its last node
+// (so an even n ends with a coarse gap of one). Axes too short to coarsen (n <= 3, or n < 6
+// periodic, so that a periodic coarse axis keeps three nodes) keep every node.
+std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
+                                       const std::vector<std::uint8_t>& strong = {});
 
-// The coarse operator of `fine` on the kept nodes (fine_index set on the result): node terms
-// summed over each coarse node's dual cell with the restriction weights, face conductances in
-// series along the axis and in parallel (same weights) across it, fixed where the fine node is.
+// Per axis, the planes across it that stay coarse: planes whose couplings within them outweigh
+// those across them far more than in their neighbours' (a copper sheet one node thick in
+// epoxy, layers alternating k = 1 and 1e6), or far more than isotropic couplings do (a grid
+// much finer across the planes than along them). A point smoother cannot smooth along such a
+// plane and interpolation across it cannot represent it, so it is kept rather than
+// interpolated: the semi-coarsening of hypre's PFMG, decided plane by plane.
+std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const LevelOperator& op);
+
+// The coarse level of `fine` (either form) on the kept nodes: fine_index, fixed (where the fine
+// node is), the prolongation to `fine` and the Galerkin stencil P^T A P over the free nodes,
+// symmetric to the last bit. Interpolation, per finer node of the types below in turn (a
+// coarse node takes its own value, weight 1):
+//   between two coarse nodes along one axis: A's row summed over each plane across that axis;
+//     the two outer planes' sums over the centre plane's give the two weights;
+//   between coarse nodes along two axes: the row summed along the third axis, a 3 x 3 stencil
+//     whose neighbours (of the first type, or coarse) are interpolated already;
+//   along three axes: the whole row, every neighbour interpolated already.
+// Fixed neighbours hold no correction and are left out; fixed coarse nodes give no value.
 LevelOperator coarsen(const LevelOperator& fine);
 
 // The finest level and its coarse versions, coarsening while a level has more than

@@ -13,6 +13,8 @@ const char* to_string(SolveReport::Reason r) {
       return "converged";
     case SolveReport::Reason::stalled:
       return "stalled";
+    case SolveReport::Reason::diverged:
+      return "diverged";
     case SolveReport::Reason::max_iterations:
       return "reached the iteration limit";
   }
@@ -25,10 +27,45 @@ double SolveReport::mean_reduction() const {
 }
 
 std::string SolveReport::describe() const {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
-                to_string(reason), iterations, iterations == 1 ? "" : "s", final_residual(),
-                residuals.empty() ? 0.0 : residuals.front(), mean_reduction());
+  char buf[700];
+  const double first = residuals.empty() ? 0.0 : residuals.front();
+  int n = std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
+                        to_string(reason), iterations, iterations == 1 ? "" : "s",
+                        final_residual(), first, mean_reduction());
+  const std::size_t used = static_cast<std::size_t>(std::max(0, n));
+  char* rest = buf + std::min(used, sizeof buf - 1);
+  const std::size_t room = sizeof buf - std::min(used, sizeof buf - 1);
+  const double best = residuals.empty() ? 0.0 : *std::min_element(residuals.begin(), residuals.end());
+  switch (reason) {
+    case Reason::converged:
+      if (at_floor)
+        std::snprintf(rest, room,
+                      ": within the rounding floor of fp64 for these values (%.3g), above the "
+                      "tolerance %.3g; no solve can get closer",
+                      floor, tolerance);
+      break;
+    case Reason::stalled:
+      std::snprintf(rest, room,
+                    ": the residual stopped falling at %.3g, above the tolerance %.3g and the "
+                    "rounding floor %.3g; check the case for conductivities, capacities or "
+                    "transfer coefficients many orders of magnitude apart (or in mixed units), "
+                    "or loosen time.tolerance to about %.1g",
+                    best, tolerance, floor, std::max(tolerance, 10.0 * best));
+      break;
+    case Reason::diverged:
+      std::snprintf(rest, room,
+                    ": the residual grew to %.3g from a best of %.3g; the operator is not "
+                    "positive definite or not finite: check the case for negative, zero or "
+                    "non-finite conductivities, capacities or transfer coefficients",
+                    final_residual(), best);
+      break;
+    case Reason::max_iterations:
+      std::snprintf(rest, room,
+                    ": still falling (best %.3g, tolerance %.3g); loosen time.tolerance, or check "
+                    "the case for extreme contrasts",
+                    best, tolerance);
+      break;
+  }
   return buf;
 }
 
@@ -48,6 +85,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOpe
   bottom_q_ = ops_.create_vector(last);
   bottom_r_ = ops_.create_vector(last);
   z0_ = ops_.create_vector(0);
+  magnitude_ = ops_.create_vector(0);
   p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
   pr_ = ops_.create_vector(0);
@@ -91,6 +129,11 @@ void Multigrid::bottom_solve(int b, int x) {
   }
 }
 
+double Multigrid::relative_floor(int b, int x, double reference) {
+  ops_.magnitude(0, b, x, magnitude_);
+  return kFloorFactor * std::numeric_limits<double>::epsilon() * norm(magnitude_) / reference;
+}
+
 SolveReport Multigrid::solve(const SolveOptions& options) {
   // The reference ||b0||, b0 = b - A x_lift (z0_ holds x_lift).
   const int x = x_[0], b = b_[0];
@@ -102,6 +145,7 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
     // No load on the free unknowns: the solution is 0 there.
     ops_.axpby(1.0, z0_, 0.0, x);
     SolveReport report;
+    report.tolerance = options.tolerance;
     report.residuals = {0.0};
     return report;
   }
@@ -111,27 +155,43 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
 
 namespace {
 
-// Records the residual and decides whether to go on; returns false when the solve is done.
-bool keep_going(SolveReport& report, const SolveOptions& options, double relative,
-                int& slow_in_a_row) {
-  const double previous = report.residuals.back();
+enum class Verdict { go_on, below_tolerance, stalled, diverged, max_iterations };
+
+// Records the relative residual of one more iteration and judges it.
+Verdict record(SolveReport& report, const SolveOptions& options, double relative) {
+  const double best_before =
+      *std::min_element(report.residuals.begin(), report.residuals.end());
   report.residuals.push_back(relative);
   ++report.iterations;
-  if (options.on_iteration) options.on_iteration(report.iterations, relative);
-  if (relative <= options.tolerance) {
-    report.reason = SolveReport::Reason::converged;
-    return false;
+  if (!std::isfinite(relative) || relative > options.divergence_factor * best_before)
+    return Verdict::diverged;
+  if (relative <= options.tolerance) return Verdict::below_tolerance;
+  const int window = options.stall_window;
+  if (report.iterations >= window) {
+    const auto end = report.residuals.end();
+    const double best_now = *std::min_element(report.residuals.begin(), end);
+    const double best_then = *std::min_element(report.residuals.begin(), end - window);
+    if (best_now > options.stall_reduction * best_then) return Verdict::stalled;
   }
-  slow_in_a_row = relative > options.stall_reduction * previous ? slow_in_a_row + 1 : 0;
-  if (slow_in_a_row >= options.stall_iterations) {
-    report.reason = SolveReport::Reason::stalled;
-    return false;
+  if (report.iterations >= options.max_iterations) return Verdict::max_iterations;
+  return Verdict::go_on;
+}
+
+SolveReport::Reason reason_of(Verdict v) {
+  switch (v) {
+    case Verdict::stalled:
+      return SolveReport::Reason::stalled;
+    case Verdict::diverged:
+      return SolveReport::Reason::diverged;
+    case Verdict::max_iterations:
+      return SolveReport::Reason::max_iterations;
+    default:
+      return SolveReport::Reason::converged;
   }
-  if (report.iterations >= options.max_iterations) {
-    report.reason = SolveReport::Reason::max_iterations;
-    return false;
-  }
-  return true;
+}
+
+void report_iteration(const SolveReport& report, const SolveOptions& options) {
+  if (options.on_iteration) options.on_iteration(report.iterations, report.final_residual());
 }
 
 }  // namespace
@@ -140,16 +200,27 @@ SolveReport Multigrid::solve_vcycle(const SolveOptions& options, double referenc
   const int x = x_[0], b = b_[0];
   SolveReport report;
   report.reference = reference;
+  report.tolerance = options.tolerance;
   ops_.residual(0, b, x, r_[0]);
-  double relative = norm(r_[0]) / reference;
-  report.residuals.push_back(relative);
-  if (relative <= options.tolerance) return report;
-  int slow = 0;
-  do {
+  report.residuals.push_back(norm(r_[0]) / reference);
+  report.floor = relative_floor(b, x, reference);
+  if (report.final_residual() <= options.tolerance) return report;
+  if (report.final_residual() <= report.floor) {
+    report.at_floor = true;
+    return report;
+  }
+  for (;;) {
     vcycle(b, x);
     ops_.residual(0, b, x, r_[0]);
-    relative = norm(r_[0]) / reference;
-  } while (keep_going(report, options, relative, slow));
+    const Verdict v = record(report, options, norm(r_[0]) / reference);
+    if (v != Verdict::go_on && v != Verdict::below_tolerance) {
+      report.floor = relative_floor(b, x, reference);
+      report.at_floor = report.final_residual() <= report.floor;
+    }
+    report.reason = report.at_floor ? SolveReport::Reason::converged : reason_of(v);
+    report_iteration(report, options);
+    if (v != Verdict::go_on) break;
+  }
   return report;
 }
 
@@ -159,61 +230,78 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   const int x = x_[0], b = b_[0], r = pr_, z = z0_, p = p0_, q = q0_;
   SolveReport report;
   report.reference = reference;
+  report.tolerance = options.tolerance;
   ops_.residual(0, b, x, r);
-  double relative = norm(r) / reference;
-  report.residuals.push_back(relative);
-  if (relative <= options.tolerance) return report;
-  auto precondition = [&] {
+  report.residuals.push_back(norm(r) / reference);
+  report.floor = relative_floor(b, x, reference);
+  if (report.final_residual() <= options.tolerance) return report;
+  if (report.final_residual() <= report.floor) {
+    report.at_floor = true;
+    return report;
+  }
+  double rz = 0.0;
+  // Starts (or restarts) the directions from the residual in r.
+  auto restart = [&] {
     ops_.axpby(0.0, z, 0.0, z);
     vcycle(r, z);
+    ops_.axpby(1.0, z, 0.0, p);
+    rz = ops_.dot(r, z);
   };
-  precondition();
-  ops_.axpby(1.0, z, 0.0, p);
-  double rz = ops_.dot(r, z);
-  int slow = 0, stuck = 0;
-  double last_true = std::numeric_limits<double>::infinity();
+  restart();
   for (;;) {
     ops_.apply(0, p, q);
     const double pq = ops_.dot(p, q);
+    Verdict v = Verdict::go_on;
     if (!(pq > 0.0) || !(rz > 0.0)) {
-      // Breakdown (rounding at the solution, or an operator that is not positive): stop with
-      // what the residual says.
-      report.reason = relative <= options.tolerance ? SolveReport::Reason::converged
-                                                    : SolveReport::Reason::stalled;
-      break;
+      // Breakdown: rounding at the solution, or an operator that is not positive. Judged on
+      // the true residual below like any ending.
+      report.residuals.push_back(report.final_residual());
+      ++report.iterations;
+      v = Verdict::stalled;
+    } else {
+      const double alpha = rz / pq;
+      ops_.axpby(alpha, p, 1.0, x);
+      ops_.axpby(-alpha, q, 1.0, r);
+      v = record(report, options, norm(r) / reference);
     }
-    const double alpha = rz / pq;
-    ops_.axpby(alpha, p, 1.0, x);
-    ops_.axpby(-alpha, q, 1.0, r);
-    relative = norm(r) / reference;
-    if (!keep_going(report, options, relative, slow)) {
-      if (report.reason != SolveReport::Reason::converged) break;
-      // The recurrence's residual drifts from b - A x near rounding: converged only when the
-      // true residual agrees; else restart from it.
-      ops_.residual(0, b, x, r);
-      relative = norm(r) / reference;
-      report.residuals.back() = relative;
-      if (relative <= options.tolerance) break;
-      // Stalled when two restarts in a row gain less than half on the previous one.
-      stuck = relative > options.stall_reduction * last_true ? stuck + 1 : 0;
-      last_true = relative;
-      if (stuck >= 2) {
-        report.reason = SolveReport::Reason::stalled;
-        break;
-      }
-      if (report.iterations >= options.max_iterations) {
-        report.reason = SolveReport::Reason::max_iterations;
-        break;
-      }
-      precondition();
-      ops_.axpby(1.0, z, 0.0, p);
-      rz = ops_.dot(r, z);
+    if (v == Verdict::go_on) {
+      report_iteration(report, options);
+      ops_.axpby(0.0, z, 0.0, z);
+      vcycle(r, z);
+      const double rz_next = ops_.dot(r, z);
+      ops_.axpby(1.0, z, rz_next / rz, p);
+      rz = rz_next;
       continue;
     }
-    precondition();
-    const double rz_next = ops_.dot(r, z);
-    ops_.axpby(1.0, z, rz_next / rz, p);
-    rz = rz_next;
+    // An ending: judged on the true residual b - A x, which replaces the recurrence's (they
+    // part near rounding).
+    ops_.residual(0, b, x, r);
+    report.residuals.back() = norm(r) / reference;
+    report.floor = relative_floor(b, x, reference);
+    const double true_relative = report.final_residual();
+    report.at_floor = false;
+    if (true_relative <= options.tolerance) {
+      report.reason = SolveReport::Reason::converged;
+    } else if (true_relative <= report.floor) {
+      report.reason = SolveReport::Reason::converged;
+      report.at_floor = true;
+    } else if (v == Verdict::below_tolerance || v == Verdict::stalled) {
+      // The recurrence ran ahead of the true residual, or CG broke down: judge the true one,
+      // and go on from it while it is not stalled either.
+      report.residuals.pop_back();
+      --report.iterations;
+      const Verdict again = record(report, options, true_relative);
+      if (again == Verdict::go_on || again == Verdict::below_tolerance) {
+        report_iteration(report, options);
+        restart();
+        continue;
+      }
+      report.reason = reason_of(again);
+    } else {
+      report.reason = reason_of(v);
+    }
+    report_iteration(report, options);
+    break;
   }
   return report;
 }

@@ -4,9 +4,16 @@
 // knows which backend does it.
 //
 // Solves A x = b on level 0 (kernels/level_ops.hpp), x holding the fixed nodes' values and the
-// initial guess on the free ones. Convergence is relative: ||b - A x|| <= tolerance * ||b0||,
+// initial guess on the free ones. The measure is the relative residual ||b - A x|| / ||b0||,
 // b0 = b - A x_lift the right-hand side of the free unknowns (x_lift: x with its free nodes set
-// to 0, so the fixed values' pull counts as load), 2-norms over the free nodes.
+// to 0, so the fixed values' pull counts as load), 2-norms over the free nodes. A solve has
+// converged when that is at most the tolerance, or when the true residual is down to the
+// rounding floor of fp64 for this x: floor = kFloorFactor * eps * || |b| + |A| |x| || (the
+// terms whose rounding b - A x carries, LevelOps::magnitude), the attainable limit whatever the
+// temperature offset; the report says which. The residual each iteration reports is the one
+// the rule judges; CG's recurrence residual is checked against b - A x before the solve ends.
+// Stalled: the best residual has not fallen to stall_reduction times the best of stall_window
+// iterations before. Diverged: a residual above divergence_factor times the best, or not finite.
 #pragma once
 
 #include <algorithm>
@@ -34,24 +41,34 @@ struct SolveOptions {
   Krylov method = Krylov::pcg;  // CG preconditioned by one V-cycle, or V-cycles alone
   double tolerance = 1e-10;
   int max_iterations = 200;
-  // Stalled: the residual shrank by less than stall_reduction (ratio above it) in each of
-  // stall_iterations iterations in a row.
-  int stall_iterations = 5;
+  // Stalled: over the last stall_window iterations the best residual did not fall below
+  // stall_reduction times the best before them (CG's residual need not fall every step).
+  int stall_window = 10;
   double stall_reduction = 0.5;
+  // Diverged: a residual above divergence_factor times the best so far.
+  double divergence_factor = 1e6;
   // Called after every iteration with its number (1, 2, ...) and the relative residual.
   std::function<void(int, double)> on_iteration;
 };
 
+// The floor's factor: measured residuals at rounding sit at 0.3-0.7 eps || |b| + |A||x| ||
+// (layers of k 1 and 1e6, a checkerboard of 1 and 1e4, at 300 K), so twice that is reached.
+constexpr double kFloorFactor = 2.0;
+
 struct SolveReport {
-  enum class Reason { converged, stalled, max_iterations };
+  enum class Reason { converged, stalled, diverged, max_iterations };
   Reason reason = Reason::converged;
   int iterations = 0;
   double reference = 0.0;         // ||b0||
+  double tolerance = 0.0;         // the relative residual asked for
+  double floor = 0.0;             // the rounding floor, relative to ||b0|| (0: not computed)
+  bool at_floor = false;          // converged on the floor, not below the tolerance
   std::vector<double> residuals;  // relative residual before the first and after each iteration
   double final_residual() const { return residuals.empty() ? 0.0 : residuals.back(); }
   // Mean reduction per iteration: (final / initial)^(1 / iterations).
   double mean_reduction() const;
-  // "converged in 7 iterations to 3.1e-11 (from 1, 0.031 per iteration)".
+  // "converged in 7 iterations to 3.1e-11 (from 1, 0.031 per iteration)", and for a solve that
+  // did not converge, or did on the floor, what that means and what to try.
   std::string describe() const;
 };
 
@@ -78,6 +95,8 @@ class Multigrid {
   void cycle(int level, int b, int x);
   void bottom_solve(int b, int x);
   double norm(int v) { return std::sqrt(std::max(0.0, ops_.dot(v, v))); }
+  // The rounding floor of b - A x on level 0, relative to `reference`.
+  double relative_floor(int b, int x, double reference);
   SolveReport solve_pcg(const SolveOptions& options, double reference);
   SolveReport solve_vcycle(const SolveOptions& options, double reference);
 
@@ -87,6 +106,7 @@ class Multigrid {
   std::vector<int> b_, x_, r_;  // per level
   int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
+  int magnitude_ = -1;                          // level 0: for relative_floor
 };
 
 }  // namespace heatsim::solver::multigrid

@@ -2,7 +2,7 @@
 // the same random input (Ginkgo's pattern: every device kernel against `reference`). The
 // operators are real ones: random materials (k in [0.5, 50], rho*c_p in [0.5, 4]) through the
 // heat-flow operator with Dirichlet, Neumann, heat-flux, convective and periodic faces (odd
-// periodic lengths too, whose red-black colours meet), 1D to 3D at sizes that are multiples of
+// periodic lengths too, whose colours meet), 1D to 3D at sizes that are multiples of
 // no tile, and their whole multigrid hierarchy. Data are random and never zero; outputs are
 // poisoned with NaN first, so a node the device never writes shows. Every operation agrees to
 // rounding (the kernels round as the CPU does, so in practice bit for bit), dot products repeat
@@ -258,6 +258,11 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
     cpu->zero_free(l, y.c);
     gpu->zero_free(l, y.g);
     check(y, "zero_free", l);
+
+    y.set(poison(np));
+    cpu->magnitude(l, b.c, x.c, y.c);
+    gpu->magnitude(l, b.g, x.g, y.g);
+    check(y, "magnitude", l);
 
     if (l + 1 < static_cast<int>(levels.size())) {
       const std::int64_t nc = levels[l + 1].points();
