@@ -473,8 +473,10 @@ int run_case(const RunOptions& options) {
         ++unlogged;
         unlogged_seconds += solve;
         const auto now = std::chrono::steady_clock::now();
-        if (c.time.method != solver::TimeMethod::steady &&
-            std::chrono::duration<double>(now - last_line).count() >= options.progress_seconds) {
+        if (c.time.method == solver::TimeMethod::steady) {
+          spdlog::info("steady: {}; solve {}", r.describe(), format_solve_seconds(solve));
+        } else if (std::chrono::duration<double>(now - last_line).count() >=
+                   options.progress_seconds) {
           spdlog::info(
               "step {}: {}; solve {}{}", first + s + 1, r.describe(), format_solve_seconds(solve),
               unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",

@@ -29,8 +29,7 @@ namespace heatsim::kernels {
 constexpr int stencil_points(int dims) { return dims == 1 ? 3 : dims == 2 ? 9 : 27; }
 constexpr int stencil_centre(int dims) { return stencil_points(dims) / 2; }
 inline int stencil_offset(int k, int axis) {
-  for (int a = 0; a < axis; ++a) k /= 3;
-  return k % 3 - 1;
+  return (axis == 0 ? k : axis == 1 ? k / 3 : k / 9) % 3 - 1;
 }
 
 struct LevelOperator {

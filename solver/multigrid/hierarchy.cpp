@@ -1,6 +1,7 @@
 #include "hierarchy.hpp"
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 
@@ -191,62 +192,101 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   return P;
 }
 
-// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes.
+// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes:
+// row I gathers P(f, I) A(f, g) P(g, J) over the finer nodes f around I's (offsets -1..1) and
+// their neighbours g (offsets -2..2 from I's), whose coarse nodes J lie within one of I.
 std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
                              const std::array<AxisTransfer, kMaxDims>& t) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
   const std::vector<double>& P = c.prolongation;
+  // Per axis, coarse coordinate and finer offset d in -2..2 from it: the finer coordinate
+  // (or -1), and the coarse nodes it takes values from as (J, K = J - I wrapped, offset).
+  constexpr int kFar = 99;
+  struct Term {
+    std::int64_t J;
+    int K, offset;
+  };
+  struct Near {
+    std::int64_t fine = -1;
+    int count = 0;
+    Term term[2];
+  };
+  std::array<std::vector<Near>, kMaxDims> near;
+  for (int a = 0; a < kMaxDims; ++a) {
+    near[a].assign(5 * static_cast<std::size_t>(c.n[a]), Near{});
+    for (std::int64_t I = 0; I < c.n[a]; ++I)
+      for (int d = -2; d <= 2; ++d) {
+        Near& e = near[a][5 * I + d + 2];
+        if (a >= dims) {
+          if (d == 0) e = Near{0, 1, {{0, 0, 0}, {0, 0, 0}}};
+          continue;
+        }
+        e.fine = fg.step(a, c.fine_index[a][I], d);
+        if (e.fine < 0) continue;
+        for (const AxisTransfer::Term& term : t[a].from[e.fine]) {
+          if (term.coarse < 0) continue;
+          std::int64_t K = term.coarse - I;
+          if (c.periodic[a]) {
+            if (K > 1) K -= c.n[a];
+            if (K < -1) K += c.n[a];
+          }
+          // Farther coarse nodes are reached only through a zero weight (a finer node is
+          // interpolated only from the coarse nodes around it): marked, and checked below.
+          e.term[e.count++] = {term.coarse, K < -1 || K > 1 ? kFar : static_cast<int>(K),
+                               term.offset};
+        }
+      }
+  }
+  std::atomic<bool> beyond{false};
+  // Offset numbering (x fastest) over the used axes only.
+  const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;
   std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
     if (c.fixed[I]) return;
     double acc[kMaxStencil] = {};
-    const std::int64_t at[3] = {c.fine_index[0][C[0]], dims > 1 ? c.fine_index[1][C[1]] : 0,
-                                dims > 2 ? c.fine_index[2][C[2]] : 0};
     for (int kf = 0; kf < kp; ++kf) {
       const double wf = P[kf * nc + I];
-      std::int64_t f[3];
-      if (wf == 0.0 || !fg.neighbour(at, kf, f)) continue;
+      if (wf == 0.0) continue;
+      int of[3] = {0, 0, 0};
+      std::int64_t f[3] = {0, 0, 0};
+      for (int a = 0; a < dims; ++a) {
+        of[a] = stencil_offset(kf, a);
+        f[a] = near[a][5 * C[a] + of[a] + 2].fine;
+      }
       double row[kMaxStencil];
       free_row(fine, fg, f, fg.index(f), row);
       for (int k = 0; k < kp; ++k) {
-        std::int64_t g[3];
-        if (row[k] == 0.0 || !fg.neighbour(f, k, g)) continue;
+        if (row[k] == 0.0) continue;
         const double a = wf * row[k];
-        // The coarse nodes g takes values from: per axis one or two terms.
-        const AxisTransfer::Term* terms[3];
-        int counts[3] = {1, 1, 1};
-        for (int ax = 0; ax < dims; ++ax) {
-          terms[ax] = t[ax].from[g[ax]].data();
-          counts[ax] = terms[ax][1].coarse >= 0 ? 2 : 1;
-        }
-        for (int tz = 0; tz < (dims > 2 ? counts[2] : 1); ++tz)
-          for (int ty = 0; ty < (dims > 1 ? counts[1] : 1); ++ty)
-            for (int tx = 0; tx < counts[0]; ++tx) {
-              const int pick[3] = {tx, ty, tz};
-              std::int64_t J[3] = {0, 0, 0};
-              int og[3] = {0, 0, 0}, K[3] = {0, 0, 0};
-              for (int ax = 0; ax < dims; ++ax) {
-                const AxisTransfer::Term& term = terms[ax][pick[ax]];
-                J[ax] = term.coarse;
-                og[ax] = term.offset;
-                std::int64_t d = J[ax] - C[ax];
-                if (c.periodic[ax]) {
-                  if (d > 1) d -= c.n[ax];
-                  if (d < -1) d += c.n[ax];
-                }
-                if (d < -1 || d > 1)
-                  throw std::logic_error("galerkin: a coarse coupling beyond one node");
-                K[ax] = static_cast<int>(d);
+        const Near* e[3];
+        for (int ax = 0; ax < 3; ++ax)
+          e[ax] = &near[ax][5 * C[ax] + (ax < dims ? of[ax] + stencil_offset(k, ax) : 0) + 2];
+        for (int tz = 0; tz < e[2]->count; ++tz) {
+          const Term& z = e[2]->term[tz];
+          for (int ty = 0; ty < e[1]->count; ++ty) {
+            const Term& y = e[1]->term[ty];
+            const std::int64_t row_zy = (z.J * c.n[1] + y.J) * c.n[0];
+            for (int tx = 0; tx < e[0]->count; ++tx) {
+              const Term& x = e[0]->term[tx];
+              const int og = (x.offset + 1) + my * (y.offset + 1) + mz * (z.offset + 1);
+              const int K = (x.K + 1) + my * (y.K + 1) + mz * (z.K + 1);
+              const double wg = P[og * nc + row_zy + x.J];
+              if (wg == 0.0) continue;
+              if (x.K == kFar || y.K == kFar || z.K == kFar) {
+                beyond = true;
+                continue;
               }
-              const double wg = P[offset_index(og, dims) * nc + cg.index(J)];
-              if (wg != 0.0) acc[offset_index(K, dims)] += a * wg;
+              acc[K] += a * wg;
             }
+          }
+        }
       }
     }
     for (int k = 0; k < kp; ++k) S[k * nc + I] = acc[k];
   });
+  if (beyond) throw std::logic_error("galerkin: a coupling beyond one coarse node");
   // Symmetric to the last bit: each pair of entries takes their mean.
   std::vector<double> sym(S.size(), 0.0);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
@@ -270,16 +310,23 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   for (int a = 0; a < dims; ++a) {
     // Per plane across axis a: the couplings within it and those across it, summed.
     std::vector<double> within(static_cast<std::size_t>(op.n[a]), 0.0), across(within);
-    for (std::int64_t z = 0; z < op.n[2]; ++z)
-      for (std::int64_t y = 0; y < op.n[1]; ++y)
-        for (std::int64_t x = 0; x < op.n[0]; ++x) {
-          const std::int64_t c[3] = {x, y, z}, i = g.index(c);
-          if (op.fixed[i]) continue;
+    const int u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;  // the plane's axes
+#pragma omp parallel for schedule(dynamic) if (op.points() >= 4096)
+    for (std::int64_t p = 0; p < op.n[a]; ++p) {
+      for (std::int64_t j = 0; j < op.n[v]; ++j)
+        for (std::int64_t i = 0; i < op.n[u]; ++i) {
+          std::int64_t c[3];
+          c[a] = p;
+          c[u] = i;
+          c[v] = j;
+          const std::int64_t node = g.index(c);
+          if (op.fixed[node]) continue;
           double row[kMaxStencil];
-          free_row(op, g, c, i, row);
+          free_row(op, g, c, node, row);
           for (int k = 0; k < kp; ++k)
-            if (k != centre) (stencil_offset(k, a) == 0 ? within : across)[c[a]] += std::abs(row[k]);
+            if (k != centre) (stencil_offset(k, a) == 0 ? within : across)[p] += std::abs(row[k]);
         }
+    }
     const auto ratio = [&](std::int64_t p) {
       return across[p] > 0.0 ? within[p] / across[p] : (within[p] > 0.0 ? 1e300 : 0.0);
     };

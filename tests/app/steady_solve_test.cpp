@@ -1,0 +1,108 @@
+// Steady solves a thermal engineer runs on day one, through the command line at the default
+// tolerance: an aluminium rectangle and a finned aluminium heat sink in 2D (201 x 141 nodes,
+// convective faces at 298.15 K, a 100 W/m source), whose residual floor near 300 K lies above
+// 1e-10 relative; and a copper ball in epoxy in 3D. Each must end converged (exit 0, below the
+// tolerance or on the rounding floor, saying which) with the heat balance closed: what the
+// source puts in leaves through the faces.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+std::string write(const std::filesystem::path& dir, const std::string& name,
+                  const std::string& text) {
+  const std::filesystem::path p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+const char* const kRectangle = R"(grid:
+  dims: 2
+  n: [201, 141]
+  length: [0.1, 0.07]
+materials:
+  aluminium: {conductivity: 237, density: 2700, specific_heat: 900}
+regions:
+  - {material: aluminium}
+sources:
+  - box: {lower: [0.045, 0.0], upper: [0.055, 0.005]}
+    power: 100.0
+boundary:
+  all: {type: convective, h: 25, ambient: 298.15}
+initial: {type: constant, value: 298.15}
+time: {method: steady}
+)";
+
+// Ten fins 3 mm thick on a 10 mm base, the gaps filled with still air.
+const char* const kHeatSink = R"(grid:
+  dims: 2
+  n: [201, 141]
+  length: [0.1, 0.07]
+materials:
+  aluminium: {conductivity: 237, density: 2700, specific_heat: 900}
+  air: {conductivity: 0.026, density: 1.2, specific_heat: 1005}
+regions:
+  - {material: air}
+  - {material: aluminium, box: {lower: [0.0, 0.0], upper: [0.1, 0.01]}}
+  - {material: aluminium, where: "y >= 0.01 && (x - floor(x / 0.01) * 0.01) < 0.003"}
+sources:
+  - box: {lower: [0.045, 0.0], upper: [0.055, 0.002]}
+    power: 100.0
+boundary:
+  all: {type: convective, h: 25, ambient: 298.15}
+initial: {type: constant, value: 298.15}
+time: {method: steady}
+)";
+
+void expect_converged(const std::string& case_text, const std::string& name) {
+  const auto dir = make_scratch_dir("steady");
+  const std::string path = write(dir, name + ".yaml", case_text);
+  const ProcessResult r =
+      run_heatsim("run " + path + " --backend cpu --output-dir " + (dir / "out").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("converged in [0-9]+ iterations")))
+      << r.output;
+  EXPECT_EQ(r.output.find("stalled"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SteadySolve, AluminiumRectangleAt300KelvinConvergesAtTheDefaultTolerance) {
+  expect_converged(kRectangle, "rectangle");
+}
+
+TEST(SteadySolve, FinnedHeatSinkAt300KelvinConvergesAtTheDefaultTolerance) {
+  expect_converged(kHeatSink, "heat_sink");
+}
+
+TEST(SteadySolve, CopperBallInEpoxyConvergesAtTheDefaultTolerance) {
+  const std::string text = R"(grid:
+  dims: 3
+  n: [49, 49, 49]
+  length: [0.05, 0.05, 0.05]
+materials:
+  epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}
+  copper: {conductivity: 390, density: 8960, specific_heat: 385}
+regions:
+  - {material: epoxy}
+  - {material: copper, ball: {center: [0.025, 0.025, 0.025], radius: 0.015}}
+sources:
+  - ball: {center: [0.025, 0.025, 0.025], radius: 0.015}
+    power: 5.0
+boundary:
+  all: {type: convective, h: 25, ambient: 300}
+initial: {type: constant, value: 300}
+time: {method: steady}
+)";
+  expect_converged(text, "ball");
+}
+
+}  // namespace
+}  // namespace heatsim_tests
