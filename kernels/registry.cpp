@@ -50,14 +50,15 @@ std::unique_ptr<Backend> create_backend(const std::string& name, Precision preci
 }
 
 std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision /*precision*/) {
-  if (name != "auto" && !find_backend(name))
+  const BackendEntry* e = name == "auto" ? nullptr : find_backend(name);
+  if (name != "auto" && !e)
     throw std::runtime_error("unknown backend '" + name + "' for the multigrid level operations");
 #ifdef HEATSIM_HAVE_CUDA
-  // The CUDA-core backends solve on the device they step on.
-  if ((name == "cuda-naive" || name == "shared-tiling" || name == "register-tiling") &&
-      !cuda_devices().empty())
-    return make_cuda_level_ops();
+  // Every GPU backend solves on the device it steps on (the level operations are fp64 CUDA
+  // cores whatever the backend's own kernels are).
+  if (e && e->needs_gpu && !cuda_devices().empty()) return make_cuda_level_ops();
 #endif
+  (void)e;
   return make_cpu_level_ops();
 }
 

@@ -32,9 +32,8 @@ const BackendEntry* find_backend(const std::string& name);
 // unknown or the backend needs a GPU and none is present.
 std::unique_ptr<Backend> create_backend(const std::string& name, Precision precision);
 // The multigrid level operations (level_ops.hpp) that run beside backend `name`: the CUDA
-// ones (cuda/level_ops.cuh, device-resident vectors) for the CUDA-core backends cuda-naive,
-// shared-tiling and register-tiling when a device is visible, else the CPU's, which work on
-// host copies; the arithmetic is fp64 whatever `precision` says. Throws std::runtime_error, as
+// ones (cuda/level_ops.cuh, device-resident vectors) for every backend that needs a GPU when a
+// device is visible, else the CPU's, which work on host copies; the arithmetic is fp64 whatever `precision` says. Throws std::runtime_error, as
 // create_backend does, for an unknown name.
 std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision precision);
 

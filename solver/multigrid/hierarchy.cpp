@@ -321,6 +321,20 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
           c[v] = j;
           const std::int64_t node = g.index(c);
           if (op.fixed[node]) continue;
+          if (!op.stencil_form()) {
+            // Compact: the node's faces per axis (fixed neighbours count too; the ratio only
+            // compares planes).
+            std::int64_t stride = 1;
+            for (int b = 0; b < dims; ++b) {
+              const std::vector<double>& G = op.conductance[b];
+              double faces = c[b] < op.n[b] - 1 || op.periodic[b] ? G[node] : 0.0;
+              if (c[b] > 0) faces += G[node - stride];
+              else if (op.periodic[b]) faces += G[node + (op.n[b] - 1) * stride];
+              (b == a ? across : within)[p] += faces;
+              stride *= op.n[b];
+            }
+            continue;
+          }
           double row[kMaxStencil];
           free_row(op, g, c, node, row);
           for (int k = 0; k < kp; ++k)

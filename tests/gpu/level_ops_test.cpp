@@ -176,8 +176,10 @@ void PrintTo(const LevelCase& c, std::ostream* os) {
 
 class LevelOpsTest : public GpuTest, public ::testing::WithParamInterface<LevelCase> {};
 
-TEST_F(GpuTest, LevelOpsOfEveryCudaCoreBackendRunOnTheDevice) {
-  for (const std::string& name : cuda_backend_names()) {
+TEST_F(GpuTest, LevelOpsOfEveryGpuBackendRunOnTheDevice) {
+  for (const std::string& name : kernels::backend_names()) {
+    const kernels::BackendEntry* e = kernels::find_backend(name);
+    if (!e || !e->needs_gpu) continue;
     auto ops = kernels::make_level_ops(name, kernels::Precision::fp64);
     EXPECT_EQ(ops->name(), "cuda") << name;
   }
