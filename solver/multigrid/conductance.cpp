@@ -117,11 +117,14 @@ void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
     out[f.node] += f.constant;
     if (f.ambient_weight != 0.0) out[f.node] += f.ambient_weight * problem_.faces[f.face].at(t);
   }
+  const std::int64_t np = points();
   for (const auto& s : fields_->sources) {
     const double factor = s.schedule.at(t);
     if (factor == 0.0) continue;
-    for (std::size_t i = 0; i < out.size(); ++i)
-      if (!base_.fixed[i]) out[i] += weight_[i] * factor * s.density[i];
+    const double* q = s.density.data();
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t i = 0; i < np; ++i)
+      if (!base_.fixed[i]) out[i] += weight_[i] * factor * q[i];
   }
 }
 
@@ -132,13 +135,14 @@ void HeatFlowOperator::set_fixed(double t, std::vector<double>& u) const {
       const kernels::BoundaryFace& f = problem_.faces[2 * a + side];
       if (f.kind != BoundaryKind::dirichlet) continue;
       const double g = f.at(t);
-      const std::int64_t fixed_at = side == 0 ? 0 : n[a] - 1;
-      for (std::int64_t z = 0; z < n[2]; ++z)
-        for (std::int64_t y = 0; y < n[1]; ++y)
-          for (std::int64_t x = 0; x < n[0]; ++x) {
-            const std::int64_t c[3] = {x, y, z};
-            if (c[a] == fixed_at) u[(z * n[1] + y) * n[0] + x] = g;
-          }
+      // The face's plane only: the other two axes run over their whole range.
+      std::int64_t lo[3] = {0, 0, 0}, hi[3] = {n[0], n[1], n[2]};
+      lo[a] = side == 0 ? 0 : n[a] - 1;
+      hi[a] = lo[a] + 1;
+#pragma omp parallel for collapse(2) schedule(static) if (n[0] * n[1] * n[2] >= 32768)
+      for (std::int64_t z = lo[2]; z < hi[2]; ++z)
+        for (std::int64_t y = lo[1]; y < hi[1]; ++y)
+          for (std::int64_t x = lo[0]; x < hi[0]; ++x) u[(z * n[1] + y) * n[0] + x] = g;
     }
 }
 
