@@ -138,155 +138,226 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   std::vector<double> P(static_cast<std::size_t>(kp * nc), 0.0);
   for (std::int64_t I = 0; I < nc; ++I)
     if (!c.fixed[I]) P[centre * nc + I] = 1.0;
+  // Per offset k: the axes it moves along (bit a) and those it moves up along.
+  int moves[kMaxStencil] = {}, up[kMaxStencil] = {};
+  for (int k = 0; k < kp; ++k)
+    for (int a = 0; a < dims; ++a) {
+      moves[k] |= (stencil_offset(k, a) != 0) << a;
+      up[k] |= (stencil_offset(k, a) > 0) << a;
+    }
+  const int power[3] = {1, 3, 9};
   // Finer nodes between coarse ones along `type` axes, after those along fewer.
   for (int type = 1; type <= dims; ++type)
     for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
-      int between[3] = {0, 0, 0}, count = 0;
-      for (int a = 0; a < dims; ++a) count += between[a] = t[a].from[f[a]][1].coarse >= 0;
+      int between = 0, count = 0;
+      for (int a = 0; a < dims; ++a)
+        if (t[a].from[f[a]][1].coarse >= 0) {
+          between |= 1 << a;
+          ++count;
+        }
       if (count != type || fine.fixed[i]) return;
       double row[kMaxStencil];
       free_row(fine, fg, f, i, row);
       // Summed over the offsets along the axes where the node is a coarse coordinate.
       double collapsed[kMaxStencil] = {};
       for (int k = 0; k < kp; ++k) {
-        int o[3] = {0, 0, 0};
-        for (int a = 0; a < dims; ++a) o[a] = between[a] ? stencil_offset(k, a) : 0;
-        collapsed[offset_index(o, dims)] += row[k];
+        if (row[k] == 0.0) continue;
+        int to = centre;
+        for (int a = 0; a < dims; ++a)
+          if ((between >> a) & 1) to += stencil_offset(k, a) * power[a];
+        collapsed[to] += row[k];
       }
       const double denominator = collapsed[centre];
       if (!(denominator > 1e-12 * row[centre])) return;  // no path along the axes: no value
+      int nonzero[kMaxStencil], nnz = 0;
+      for (int k = 0; k < kp; ++k)
+        if (k != centre && collapsed[k] != 0.0) nonzero[nnz++] = k;
       // Each corner of the coarse cell around the node: bit a picks the lower (0) or upper (1)
       // coarse node on an axis where the node lies between two.
       for (int corner = 0; corner < (1 << dims); ++corner) {
-        bool used = true;
+        if (corner & ~between) continue;
         std::int64_t C[3] = {0, 0, 0};
-        int offset_from_corner[3] = {0, 0, 0};
+        int offset[3] = {0, 0, 0}, from_corner = 0;
         for (int a = 0; a < dims; ++a) {
-          const int bit = (corner >> a) & 1;
-          if (!between[a] && bit) used = false;
-          const AxisTransfer::Term& term = t[a].from[f[a]][between[a] ? bit : 0];
+          const AxisTransfer::Term& term = t[a].from[f[a]][(corner >> a) & 1];
           C[a] = term.coarse;
-          offset_from_corner[a] = term.offset;
+          offset[a] = term.offset;
+          from_corner += (term.offset + 1) * power[a];
         }
-        if (!used) continue;
         const std::int64_t I = cg.index(C);
         if (c.fixed[I]) continue;
         double sum = 0.0;
-        for (int k = 0; k < kp; ++k) {
-          if (k == centre || collapsed[k] == 0.0) continue;
+        for (int e = 0; e < nnz; ++e) {
+          const int k = nonzero[e];
           // The neighbour at offset k (non-zero only along `between` axes) is coarse along
-          // each axis it moves on: it counts toward this corner only where it moves toward it.
-          int o_neighbour[3] = {0, 0, 0};
-          bool toward = true;
-          for (int a = 0; a < dims; ++a) {
-            const int o = stencil_offset(k, a);
-            if (o != 0 && (o < 0) != (((corner >> a) & 1) == 0)) toward = false;
-            o_neighbour[a] = o != 0 ? 0 : offset_from_corner[a];
-          }
-          if (!toward) continue;
-          sum -= collapsed[k] * P[offset_index(o_neighbour, dims) * nc + I];
+          // each axis it moves on: it counts toward this corner only where it moves toward
+          // it, and sits at the corner's coordinate there.
+          if ((corner ^ up[k]) & moves[k]) continue;
+          int at = from_corner;
+          for (int a = 0; a < dims; ++a)
+            if ((moves[k] >> a) & 1) at -= offset[a] * power[a];
+          sum -= collapsed[k] * P[at * nc + I];
         }
-        P[offset_index(offset_from_corner, dims) * nc + I] = sum / denominator;
+        P[from_corner * nc + I] = sum / denominator;
       }
     });
   return P;
 }
 
-// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes:
-// row I gathers P(f, I) A(f, g) P(g, J) over the finer nodes f around I's (offsets -1..1) and
-// their neighbours g (offsets -2..2 from I's), whose coarse nodes J lie within one of I.
+// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes,
+// in two steps per coarse plane across z: the rows of A P on the finer planes around it (each
+// finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
+// nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
+// serves the two coarse planes beside it.
 std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
                              const std::array<AxisTransfer, kMaxDims>& t) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
   const std::vector<double>& P = c.prolongation;
-  // Per axis, coarse coordinate and finer offset d in -2..2 from it: the finer coordinate
-  // (or -1), and the coarse nodes it takes values from as (J, K = J - I wrapped, offset).
+  const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;  // offset numbering, used axes only
   constexpr int kFar = 99;
+  // Per axis and finer coordinate f: its lowest coarse node (base) and, per offset o in -1..1,
+  // the coarse nodes J of the finer node f + o as (slot = J - base + 1, offset from J, J).
   struct Term {
+    int slot, offset;
     std::int64_t J;
-    int K, offset;
   };
   struct Near {
-    std::int64_t fine = -1;
     int count = 0;
     Term term[2];
   };
+  std::array<std::vector<std::int64_t>, kMaxDims> base;
   std::array<std::vector<Near>, kMaxDims> near;
   for (int a = 0; a < kMaxDims; ++a) {
-    near[a].assign(5 * static_cast<std::size_t>(c.n[a]), Near{});
-    for (std::int64_t I = 0; I < c.n[a]; ++I)
-      for (int d = -2; d <= 2; ++d) {
-        Near& e = near[a][5 * I + d + 2];
-        if (a >= dims) {
-          if (d == 0) e = Near{0, 1, {{0, 0, 0}, {0, 0, 0}}};
-          continue;
-        }
-        e.fine = fg.step(a, c.fine_index[a][I], d);
-        if (e.fine < 0) continue;
-        for (const AxisTransfer::Term& term : t[a].from[e.fine]) {
+    const std::int64_t n = fine.n[a];
+    base[a].assign(static_cast<std::size_t>(n), 0);
+    near[a].assign(3 * static_cast<std::size_t>(n), Near{});
+    for (std::int64_t f = 0; f < n; ++f) {
+      if (a >= dims) {
+        near[a][3 * f + 1] = Near{1, {{1, 0, 0}, {1, 0, 0}}};
+        continue;
+      }
+      base[a][f] = t[a].from[f][0].coarse;
+      for (int o = -1; o <= 1; ++o) {
+        const std::int64_t g = fg.step(a, f, o);
+        if (g < 0) continue;
+        Near& e = near[a][3 * f + o + 1];
+        for (const AxisTransfer::Term& term : t[a].from[g]) {
           if (term.coarse < 0) continue;
-          std::int64_t K = term.coarse - I;
+          std::int64_t slot = term.coarse - base[a][f];
           if (c.periodic[a]) {
-            if (K > 1) K -= c.n[a];
-            if (K < -1) K += c.n[a];
+            if (slot > 1) slot -= c.n[a];
+            if (slot < -1) slot += c.n[a];
           }
-          // Farther coarse nodes are reached only through a zero weight (a finer node is
-          // interpolated only from the coarse nodes around it): marked, and checked below.
-          e.term[e.count++] = {term.coarse, K < -1 || K > 1 ? kFar : static_cast<int>(K),
-                               term.offset};
-        }
-      }
-  }
-  std::atomic<bool> beyond{false};
-  // Offset numbering (x fastest) over the used axes only.
-  const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;
-  std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
-  for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
-    if (c.fixed[I]) return;
-    double acc[kMaxStencil] = {};
-    for (int kf = 0; kf < kp; ++kf) {
-      const double wf = P[kf * nc + I];
-      if (wf == 0.0) continue;
-      int of[3] = {0, 0, 0};
-      std::int64_t f[3] = {0, 0, 0};
-      for (int a = 0; a < dims; ++a) {
-        of[a] = stencil_offset(kf, a);
-        f[a] = near[a][5 * C[a] + of[a] + 2].fine;
-      }
-      double row[kMaxStencil];
-      free_row(fine, fg, f, fg.index(f), row);
-      for (int k = 0; k < kp; ++k) {
-        if (row[k] == 0.0) continue;
-        const double a = wf * row[k];
-        const Near* e[3];
-        for (int ax = 0; ax < 3; ++ax)
-          e[ax] = &near[ax][5 * C[ax] + (ax < dims ? of[ax] + stencil_offset(k, ax) : 0) + 2];
-        for (int tz = 0; tz < e[2]->count; ++tz) {
-          const Term& z = e[2]->term[tz];
-          for (int ty = 0; ty < e[1]->count; ++ty) {
-            const Term& y = e[1]->term[ty];
-            const std::int64_t row_zy = (z.J * c.n[1] + y.J) * c.n[0];
-            for (int tx = 0; tx < e[0]->count; ++tx) {
-              const Term& x = e[0]->term[tx];
-              const int og = (x.offset + 1) + my * (y.offset + 1) + mz * (z.offset + 1);
-              const int K = (x.K + 1) + my * (y.K + 1) + mz * (z.K + 1);
-              const double wg = P[og * nc + row_zy + x.J];
-              if (wg == 0.0) continue;
-              if (x.K == kFar || y.K == kFar || z.K == kFar) {
-                beyond = true;
-                continue;
-              }
-              acc[K] += a * wg;
-            }
-          }
+          e.term[e.count++] = {slot < -1 || slot > 1 ? kFar : static_cast<int>(slot + 1),
+                               term.offset, term.coarse};
         }
       }
     }
-    for (int k = 0; k < kp; ++k) S[k * nc + I] = acc[k];
-  });
-  if (beyond) throw std::logic_error("galerkin: a coupling beyond one coarse node");
+  }
+  const std::int64_t plane = fine.n[0] * fine.n[1];
+  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot].
+  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, std::atomic<bool>& far) {
+    ap.assign(static_cast<std::size_t>(plane * kMaxStencil), 0.0);
+#pragma omp parallel for schedule(static) if (plane >= 4096)
+    for (std::int64_t y = 0; y < fine.n[1]; ++y)
+      for (std::int64_t x = 0; x < fine.n[0]; ++x) {
+        const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
+        if (fine.fixed[i]) continue;
+        double row[kMaxStencil];
+        free_row(fine, fg, f, i, row);
+        double* out = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
+        for (int k = 0; k < kp; ++k) {
+          if (row[k] == 0.0) continue;
+          const Near& ex = near[0][3 * x + stencil_offset(k, 0) + 1];
+          const Near& ey = near[1][3 * y + (dims > 1 ? stencil_offset(k, 1) : 0) + 1];
+          const Near& ez = near[2][3 * z + (dims > 2 ? stencil_offset(k, 2) : 0) + 1];
+          for (int tz = 0; tz < ez.count; ++tz)
+            for (int ty = 0; ty < ey.count; ++ty) {
+              const std::int64_t row_zy = (ez.term[tz].J * c.n[1] + ey.term[ty].J) * c.n[0];
+              for (int tx = 0; tx < ex.count; ++tx) {
+                const Term &X = ex.term[tx], &Y = ey.term[ty], &Z = ez.term[tz];
+                const int og = (X.offset + 1) + my * (Y.offset + 1) + mz * (Z.offset + 1);
+                const double w = P[og * nc + row_zy + X.J];
+                if (w == 0.0) continue;
+                if (X.slot == kFar || Y.slot == kFar || Z.slot == kFar) {
+                  far = true;
+                  continue;
+                }
+                out[X.slot + 3 * Y.slot + 9 * Z.slot] += row[k] * w;
+              }
+            }
+        }
+      }
+  };
+  std::atomic<bool> far{false};
+  // The finer planes in hand: their z and A P.
+  std::array<std::int64_t, 3> held{-1, -1, -1};
+  std::array<std::vector<double>, 3> ap;
+  std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
+  for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
+    // The finer planes around this coarse plane's (-1 where none), each computed once and
+    // kept while a later coarse plane needs it.
+    const std::int64_t zf = c.fine_index[2][Z];
+    std::array<std::int64_t, 3> need{-1, -1, -1};
+    for (int o = -1; o <= 1; ++o)
+      need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
+    const auto needed = [&](std::int64_t z) {
+      return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
+    };
+    std::array<const double*, 3> around{nullptr, nullptr, nullptr};
+    for (int o = 0; o < 3; ++o) {
+      if (need[o] < 0) continue;
+      int b = 0;
+      while (b < 3 && held[b] != need[o]) ++b;
+      if (b == 3) {
+        b = 0;
+        while (needed(held[b])) ++b;  // three buffers, at most three planes needed
+        compute_plane(need[o], ap[b], far);
+        held[b] = need[o];
+      }
+      around[o] = ap[b].data();
+    }
+#pragma omp parallel for schedule(static) if (c.n[0] * c.n[1] >= 1024)
+    for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
+      for (std::int64_t X = 0; X < c.n[0]; ++X) {
+        const std::int64_t C[3] = {X, Y, Z}, I = cg.index(C);
+        if (c.fixed[I]) continue;
+        double acc[kMaxStencil] = {};
+        for (int kf = 0; kf < kp; ++kf) {
+          const double wf = P[kf * nc + I];
+          if (wf == 0.0) continue;
+          std::int64_t f[3] = {0, 0, 0};
+          int shift[3] = {0, 0, 0};  // base(f) - I per axis: -1 or 0
+          for (int a = 0; a < dims; ++a) {
+            f[a] = fg.step(a, c.fine_index[a][C[a]], stencil_offset(kf, a));
+            std::int64_t d = base[a][f[a]] - C[a];
+            if (c.periodic[a] && d > 1) d -= c.n[a];
+            if (c.periodic[a] && d < -1) d += c.n[a];
+            shift[a] = static_cast<int>(d);
+          }
+          const double* apf =
+              around[dims > 2 ? stencil_offset(kf, 2) + 1 : 1] +
+              (f[1] * fine.n[0] + f[0]) * kMaxStencil;
+          for (int sz = 0; sz < (dims > 2 ? 3 : 1); ++sz)
+            for (int sy = 0; sy < (dims > 1 ? 3 : 1); ++sy)
+              for (int sx = 0; sx < 3; ++sx) {
+                const int sxi = sx, syi = dims > 1 ? sy : 1, szi = dims > 2 ? sz : 1;
+                const double v = apf[sxi + 3 * syi + 9 * szi];
+                if (v == 0.0) continue;
+                const int K[3] = {shift[0] + sxi - 1, shift[1] + syi - 1, shift[2] + szi - 1};
+                if (K[0] < -1 || K[0] > 1 || K[1] < -1 || K[1] > 1 || K[2] < -1 || K[2] > 1) {
+                  far = true;
+                  continue;
+                }
+                acc[(K[0] + 1) + my * (K[1] + 1) + mz * (K[2] + 1)] += wf * v;
+              }
+        }
+        for (int k = 0; k < kp; ++k) S[k * nc + I] = acc[k];
+      }
+  }
+  if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
   // Symmetric to the last bit: each pair of entries takes their mean.
   std::vector<double> sym(S.size(), 0.0);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
