@@ -165,7 +165,9 @@ Verdict record(SolveReport& report, const SolveOptions& options, double relative
   ++report.iterations;
   if (!std::isfinite(relative) || relative > options.divergence_factor * best_before)
     return Verdict::diverged;
-  if (relative <= options.tolerance) return Verdict::below_tolerance;
+  // Below the tolerance, or down to the rounding floor known so far: an ending to confirm on
+  // the true residual (a floor-bound solve stops there instead of iterating on rounding).
+  if (relative <= std::max(options.tolerance, report.floor)) return Verdict::below_tolerance;
   const int window = options.stall_window;
   if (report.iterations >= window) {
     const auto end = report.residuals.end();
@@ -212,10 +214,13 @@ SolveReport Multigrid::solve_vcycle(const SolveOptions& options, double referenc
   for (;;) {
     vcycle(b, x);
     ops_.residual(0, b, x, r_[0]);
-    const Verdict v = record(report, options, norm(r_[0]) / reference);
-    if (v != Verdict::go_on && v != Verdict::below_tolerance) {
+    Verdict v = record(report, options, norm(r_[0]) / reference);
+    if (v != Verdict::go_on && report.final_residual() > options.tolerance) {
+      // Judged against the floor of this x (the one known came from an earlier x).
       report.floor = relative_floor(b, x, reference);
       report.at_floor = report.final_residual() <= report.floor;
+      if (v == Verdict::below_tolerance && !report.at_floor)
+        v = report.iterations >= options.max_iterations ? Verdict::max_iterations : Verdict::go_on;
     }
     report.reason = report.at_floor ? SolveReport::Reason::converged : reason_of(v);
     report_iteration(report, options);

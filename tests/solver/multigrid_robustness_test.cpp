@@ -122,8 +122,8 @@ TEST_P(MultigridRobustness, ConvergesAtTheDefaultToleranceInFewIterationsAtEvery
     smallest = std::min(smallest, r.iterations);
     largest = std::max(largest, r.iterations);
   }
-  // Nearly the same work at every size (the checkerboard with convective faces grows from 11
-  // to 14 iterations between 33^3 and 65^3; the others by at most one).
+  // Nearly the same work at every size (the checkerboard with convective faces takes 10 to 11
+  // iterations between 33^3 and 65^3; the others vary by at most one).
   EXPECT_LE(largest, smallest + 3) << name(m) << ": " << smallest << " to " << largest
                                    << " iterations";
 }
