@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "hierarchy.hpp"
 
@@ -28,6 +29,28 @@ std::optional<TimeMethod> time_method_from_string(const std::string& s) {
                        TimeMethod::crank_nicolson, TimeMethod::bdf2, TimeMethod::steady})
     if (s == to_string(m)) return m;
   return std::nullopt;
+}
+
+double crank_nicolson_stiffest_factor(double dt, double dt_limit) {
+  const double r = dt / dt_limit;
+  return (1.0 - r) / (1.0 + r);
+}
+
+std::string large_step_warning(TimeMethod m, double dt, double dt_limit) {
+  if (m != TimeMethod::crank_nicolson || !(dt > 0.0 && dt_limit > 0.0)) return {};
+  const double factor = crank_nicolson_stiffest_factor(dt, dt_limit);
+  if (!(factor < kRingingFactor)) return {};
+  // r = 3 gives the factor -0.5: the largest step that keeps the stiffest mode's decay.
+  const double r_max = (1.0 - kRingingFactor) / (1.0 + kRingingFactor);
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "crank-nicolson at dt = %.6g, %.3g times the explicit limit %.6g, multiplies the "
+                "stiffest mode by %.6f per step: it flips sign every step and hardly decays, so "
+                "a heated node, a sharp initial edge or a sudden boundary change rings for many "
+                "steps; use bdf2 (second order, damps it) or backward-euler, or a dt of at most "
+                "%.6g (%g explicit limits, factor %g)",
+                dt, dt / dt_limit, dt_limit, factor, r_max * dt_limit, r_max, kRingingFactor);
+  return text;
 }
 
 std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t points, double alpha,

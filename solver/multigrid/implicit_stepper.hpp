@@ -28,6 +28,21 @@ using solver::TimeMethod;
 const char* to_string(TimeMethod m);
 std::optional<TimeMethod> time_method_from_string(const std::string& s);
 
+// Crank-Nicolson's amplification factor for the stiffest mode of a step dt, (1 - r) / (1 + r)
+// with r = dt / dt_limit: the explicit limit is 2 / lambda_max (lambda the eigenvalues of
+// C^-1 A), so dt lambda_max / 2 = r. It tends to -1 as dt grows: that mode then flips its sign
+// every step and hardly decays, and any disturbance at the grid scale (a heated node, a sharp
+// initial edge, a sudden change of a face value) rings for many steps. With coefficient
+// fields dt_limit is a lower bound (Gershgorin), so the factor is at most this much negative.
+double crank_nicolson_stiffest_factor(double dt, double dt_limit);
+// Below this factor the stiffest mode keeps more than half its amplitude from one step to the
+// next while flipping sign (r > 3, dt more than 3 explicit limits): a grid-scale disturbance
+// no longer dies within a step or two as it does under the L-stable methods.
+inline constexpr double kRingingFactor = -0.5;
+// Empty, or the warning (what, why, what to do) for a Crank-Nicolson step whose stiffest-mode
+// factor is below kRingingFactor; the other methods damp every mode and get none.
+std::string large_step_warning(TimeMethod m, double dt, double dt_limit);
+
 // A solve that did not converge: the message gives the reason and the numbers.
 class SolveFailure : public std::runtime_error {
  public:
