@@ -454,10 +454,11 @@ int run_case(const RunOptions& options) {
     }
     if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0) {
       if (restart.previous.empty())
-        spdlog::warn("{} holds no field of step {} (written by a run of another method): bdf2 "
-                     "starts again with a backward Euler step, so this is not the "
-                     "uninterrupted bdf2 run bit for bit",
-                     options.restart, step0 - 1);
+        spdlog::warn(
+            "{} holds no field of step {} (written by a run of another method): bdf2 "
+            "starts again with a backward Euler step, so this is not the "
+            "uninterrupted bdf2 run bit for bit",
+            options.restart, step0 - 1);
       else
         implicit->set_previous_field(step0, std::move(restart.previous));
     }

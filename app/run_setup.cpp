@@ -97,8 +97,8 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     return std::nullopt;
   }
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
-  const std::string ringing = solver::multigrid::large_step_warning(
-      run.case_.time.method, run.plan.dt, run.plan.dt_limit);
+  const std::string ringing =
+      solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
   if (!ringing.empty()) spdlog::warn("{}: time.dt: {}", path, ringing);
   return run;
 }

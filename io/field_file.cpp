@@ -443,10 +443,10 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
 void write_checkpoint_dataset(hid_t file, const char* name, const FieldMeta& m, hid_t space,
                               const std::vector<double>& values) {
   Handle dcpl = field_dataset_properties(m, FieldFileKind::checkpoint);
-  Handle dset = check_id(H5Dcreate2(file, name,
-                                    m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                                    space, H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                         H5Dclose, "cannot create the dataset");
+  Handle dset =
+      check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space, H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
   std::vector<hsize_t> chunk(dataset_dims(m).size());
   check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
   write_chunks(dset.get(), m, values, chunk);
@@ -696,8 +696,8 @@ FieldFile read_file(const std::string& path, bool with_data) {
 
     if (H5Lexists(root, kFieldDataset, H5P_DEFAULT) <= 0)
       throw std::runtime_error(std::string("dataset /") + kFieldDataset + " is missing");
-    out.checksummed = read_field_dataset(root, kFieldDataset, m, m.precision,
-                                         with_data ? &out.field : nullptr);
+    out.checksummed =
+        read_field_dataset(root, kFieldDataset, m, m.precision, with_data ? &out.field : nullptr);
     if (out.kind == FieldFileKind::checkpoint &&
         H5Lexists(root, kPreviousFieldDataset, H5P_DEFAULT) > 0 &&
         !read_field_dataset(root, kPreviousFieldDataset, m, "fp64",

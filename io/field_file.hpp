@@ -57,8 +57,7 @@ const char* to_string(FieldFileKind kind);
 // disk included) the temporary is removed and a file already at `path` is left untouched.
 // Throws std::runtime_error naming the file.
 void write_field_file(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field,
-                      FieldFileKind kind = FieldFileKind::output,
+                      const std::vector<double>& field, FieldFileKind kind = FieldFileKind::output,
                       const std::vector<double>& previous = {});
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower

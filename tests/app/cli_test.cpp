@@ -508,11 +508,13 @@ TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
   };
   const std::string ringing = "multiplies the stiffest mode by";
 
-  const Result far = heatsim("validate " + with_time("far.yaml", "method: crank-nicolson, dt: 0.05"));
+  const Result far =
+      heatsim("validate " + with_time("far.yaml", "method: crank-nicolson, dt: 0.05"));
   ASSERT_EQ(far.code, 0) << far.output;
   ASSERT_TRUE(std::regex_search(
       far.output, m,
-      std::regex(R"(time\.dt: crank-nicolson at dt = 0\.05, ([0-9.]+) times the explicit limit [0-9.e+-]+, multiplies the stiffest mode by (-0\.[0-9]+) per step)")))
+      std::regex(
+          R"(time\.dt: crank-nicolson at dt = 0\.05, ([0-9.]+) times the explicit limit [0-9.e+-]+, multiplies the stiffest mode by (-0\.[0-9]+) per step)")))
       << far.output;
   const double r = 0.05 / limit;
   EXPECT_NEAR(std::stod(m[1]), r, 0.01 * r);
@@ -523,8 +525,8 @@ TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
       << far.output;
 
   const std::string modest_dt = std::to_string(2.5 * limit);
-  const Result modest = heatsim(
-      "validate " + with_time("modest.yaml", "method: crank-nicolson, dt: " + modest_dt));
+  const Result modest =
+      heatsim("validate " + with_time("modest.yaml", "method: crank-nicolson, dt: " + modest_dt));
   ASSERT_EQ(modest.code, 0) << modest.output;
   EXPECT_EQ(modest.output.find(ringing), std::string::npos) << modest.output;
   for (const std::string method : {"bdf2", "backward-euler"}) {

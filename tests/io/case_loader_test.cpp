@@ -294,8 +294,8 @@ TEST(CaseLoader, DtAutoSpelledOutAndQuoted) {
   EXPECT_FALSE(load_ok(replace(kMinimal, "steps: 10", "steps: 10\n  dt: \"auto\"")).time.dt);
 }
 
-// The implicit time methods by name; a misspelt one names every method. The implicit ones (multigrid on the
-// second-order flux form) refuse another scheme at time.method's line.
+// The implicit time methods by name; a misspelt one names every method. The implicit ones
+// (multigrid on the second-order flux form) refuse another scheme at time.method's line.
 TEST(CaseLoader, TimeMethodsAndTheSchemeTheImplicitOnesNeed) {
   const std::string implicit = replace(kMinimal, "steps: 10", "steps: 10\n  dt: 0.5\n  method: M");
   for (const auto& [name, method] :
@@ -305,14 +305,13 @@ TEST(CaseLoader, TimeMethodsAndTheSchemeTheImplicitOnesNeed) {
     EXPECT_EQ(load_ok(replace(implicit, "method: M", std::string("method: ") + name)).time.method,
               method)
         << name;
-    const LoadResult r = load_case_text(replace(implicit, "method: M", std::string("method: ") +
-                                                                           name) +
-                                        "scheme: order4\n");
+    const LoadResult r = load_case_text(
+        replace(implicit, "method: M", std::string("method: ") + name) + "scheme: order4\n");
     ASSERT_FALSE(r.ok()) << name;
     const CaseError* e = find_error(r, "time.method");
     ASSERT_NE(e, nullptr) << all_errors(r);
-    EXPECT_EQ(e->to_string(), std::string("time.method: ") + name +
-                                  " needs scheme order2, not order4 (line 14)");
+    EXPECT_EQ(e->to_string(),
+              std::string("time.method: ") + name + " needs scheme order2, not order4 (line 14)");
   }
   const LoadResult typo = load_case_text(replace(implicit, "method: M", "method: bdf-2"));
   ASSERT_FALSE(typo.ok());

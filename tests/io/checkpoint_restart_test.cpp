@@ -166,8 +166,7 @@ TEST_F(RestartTest, Bdf2ContinuationIsBitForBit) {
     SCOPED_TRACE(precision);
     const fs::path full_out = dir_ / ("bdf2_full_" + precision);
     const fs::path split_out = dir_ / ("bdf2_split_" + precision);
-    const std::string full =
-        write_case("bdf2_full.yaml", bdf2_case(precision, full_out, "bdf2"));
+    const std::string full = write_case("bdf2_full.yaml", bdf2_case(precision, full_out, "bdf2"));
     const std::string split =
         write_case("bdf2_split.yaml", bdf2_case(precision, split_out, "bdf2"));
     Result r = heatsim("run -q " + full);

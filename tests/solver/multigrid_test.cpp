@@ -281,8 +281,7 @@ TEST(Multigrid, Bdf2DampsTheStiffestModeWhereCrankNicolsonRings) {
   }
   const auto amplitudes = [&](TimeMethod method) {
     ImplicitStepper stepper(p, f.f, method, dt,
-                            kernels::make_level_ops("cpu", kernels::Precision::fp64),
-                            tight(1e-13));
+                            kernels::make_level_ops("cpu", kernels::Precision::fp64), tight(1e-13));
     std::vector<double> u = shape, a;
     for (int step = 0; step < 4; ++step) {
       stepper.advance(u, step);
@@ -311,9 +310,10 @@ TEST(Multigrid, Bdf2DampsTheStiffestModeWhereCrankNicolsonRings) {
     EXPECT_NEAR(bdf2[step], a, 1e-6 * std::abs(a)) << "step " << step;
   }
   EXPECT_LT(std::abs(bdf2[3]), 1e-10);
-  std::printf("stiffest mode at 5e4 explicit limits: crank-nicolson %.4f %.4f %.4f %.4f, bdf2 "
-              "%.2e %.2e %.2e %.2e\n",
-              cn[0], cn[1], cn[2], cn[3], bdf2[0], bdf2[1], bdf2[2], bdf2[3]);
+  std::printf(
+      "stiffest mode at 5e4 explicit limits: crank-nicolson %.4f %.4f %.4f %.4f, bdf2 "
+      "%.2e %.2e %.2e %.2e\n",
+      cn[0], cn[1], cn[2], cn[3], bdf2[0], bdf2[1], bdf2[2], bdf2[3]);
 }
 
 // The residual reductions of a solve of Heat-3D with Dirichlet faces and a uniform source.
@@ -619,8 +619,8 @@ TEST(Multigrid, TimeDependentDirichletFaceKeepsTheOrderInTime) {
       errors.push_back(max_error(c.run(method, f, u0, steps), reference));
     const std::vector<double> o = observed_orders(errors);
     for (double v : o)
-      EXPECT_NEAR(v, order, tolerance) << to_string(method) << ": errors " << errors[0] << " "
-                                       << errors[1] << " " << errors[2];
+      EXPECT_NEAR(v, order, tolerance)
+          << to_string(method) << ": errors " << errors[0] << " " << errors[1] << " " << errors[2];
     std::printf(
         "%s with a sine-scheduled Dirichlet face: errors %.3e %.3e %.3e, orders %.3f "
         "%.3f\n",
