@@ -125,10 +125,14 @@ void print_time_method(const solver::Case& c, const solver::TimePlan& plan) {
       break;
     case solver::TimeMethod::backward_euler:
     case solver::TimeMethod::crank_nicolson:
-      fmt::print(
-          "  time: {} ({} order), one multigrid solve per step to relative residual {:.3g}\n", name,
-          c.time.method == solver::TimeMethod::backward_euler ? "first" : "second",
-          c.time.tolerance);
+    case solver::TimeMethod::bdf2:
+      fmt::print("  time: {} ({}), one multigrid solve per step to relative residual {:.3g}\n",
+                 name,
+                 c.time.method == solver::TimeMethod::backward_euler ? "first order"
+                 : c.time.method == solver::TimeMethod::crank_nicolson
+                     ? "second order"
+                     : "second order, L-stable; the first step backward Euler",
+                 c.time.tolerance);
       break;
     case solver::TimeMethod::steady:
       fmt::print(

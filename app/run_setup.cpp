@@ -14,6 +14,7 @@
 #include "io/field_inputs.hpp"
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
 
 namespace heatsim::app {
@@ -95,6 +96,10 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     print_errors(path, {{"", 0, e.what()}});
     return std::nullopt;
   }
+  // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
+  const std::string ringing =
+      solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
+  if (!ringing.empty()) spdlog::warn("{}: time.dt: {}", path, ringing);
   return run;
 }
 

@@ -10,6 +10,7 @@
 #include "initial_file.hpp"
 #include "kernels/registry.hpp"
 #include "solver/expression.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::io {
@@ -286,6 +287,11 @@ class Checker {
     if (t.dt) positive("time.dt", *t.dt);
     if (!(t.tolerance > 0.0 && t.tolerance < 1.0))
       error("time.tolerance", "must be between 0 and 1 (a relative residual)");
+    // The implicit solves discretise the second-order flux form (solver/multigrid), whatever
+    // the scheme says.
+    if (t.method != solver::TimeMethod::explicit_euler && c_.scheme.kind != SchemeKind::order2)
+      error("time.method", std::string(solver::multigrid::to_string(t.method)) +
+                               " needs scheme order2, not " + solver::to_string(c_.scheme.kind));
     // A steady state is one solve: no step count or end time.
     if (t.method == solver::TimeMethod::steady) return;
     if (t.steps && t.end_time) {

@@ -38,9 +38,10 @@ void Reader::read_time(const YAML::Node& n, Case& c) {
         c.time.method = *m;
       else
         error("time.method", *v,
-              "expected explicit, backward-euler, crank-nicolson or steady, got '" + name + "'" +
+              "expected explicit, backward-euler, crank-nicolson, bdf2 or steady, got '" + name +
+                  "'" +
                   detail::nearest_suffix(
-                      name, {"explicit", "backward-euler", "crank-nicolson", "steady"}));
+                      name, {"explicit", "backward-euler", "crank-nicolson", "bdf2", "steady"}));
     }
   }
   if (auto v = field(*f, "tolerance")) {

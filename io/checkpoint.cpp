@@ -41,8 +41,8 @@ std::string checkpoint_path(const solver::Case& c, std::int64_t step) {
 }
 
 void write_checkpoint(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field) {
-  write_field_file(path, meta, field, FieldFileKind::checkpoint);
+                      const std::vector<double>& field, const std::vector<double>& previous) {
+  write_field_file(path, meta, field, FieldFileKind::checkpoint, previous);
 }
 
 Checkpoint read_checkpoint(const std::string& path) {
@@ -51,7 +51,7 @@ Checkpoint read_checkpoint(const std::string& path) {
     throw std::runtime_error(path + ": not a checkpoint (an output file; restart from a "
                                     "checkpoint_*.h5 file)");
   if (!f.checksummed) throw std::runtime_error(path + ": checkpoint has no checksum");
-  return Checkpoint{std::move(f.meta), std::move(f.field)};
+  return Checkpoint{std::move(f.meta), std::move(f.field), std::move(f.previous)};
 }
 
 std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, double dt) {

@@ -15,12 +15,15 @@ namespace heatsim::io {
 struct Checkpoint {
   FieldMeta meta;
   std::vector<double> field;  // values exactly as the backend held them
+  // bdf2: the field of step - 1 exactly as the implicit stepper held it (fp64); empty for the
+  // other methods and for a checkpoint at step 0.
+  std::vector<double> previous;
 };
 
 // <dir>/checkpoint_<step, 8 digits>.h5
 std::string checkpoint_path(const solver::Case& c, std::int64_t step);
 void write_checkpoint(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field);
+                      const std::vector<double>& field, const std::vector<double>& previous = {});
 // Throws std::runtime_error naming the file when it is missing, truncated, fails its checksum
 // or is not a heatsim checkpoint.
 Checkpoint read_checkpoint(const std::string& path);

@@ -438,6 +438,21 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
   }
 }
 
+// A checkpoint's dataset `name` ([z][y][x] in m.precision, chunked with the Fletcher32 filter),
+// its chunks built by write_chunks.
+void write_checkpoint_dataset(hid_t file, const char* name, const FieldMeta& m, hid_t space,
+                              const std::vector<double>& values) {
+  Handle dcpl = field_dataset_properties(m, FieldFileKind::checkpoint);
+  Handle dset =
+      check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space, H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
+  std::vector<hsize_t> chunk(dataset_dims(m).size());
+  check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+  write_chunks(dset.get(), m, values, chunk);
+  check(dset.close(), "cannot write the field");
+}
+
 // Builds the whole file in memory (HDF5's core driver, no backing store) and writes its bytes
 // to `path` with write(2). HDF5 1.10 does not survive a failed write to disk (a file whose
 // flush or close failed crashes the library at exit), so HDF5 never touches the disk here: a
@@ -448,13 +463,14 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
 // checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
 void write_file_image(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
-                      FieldFileKind kind) {
+                      FieldFileKind kind, const std::vector<double>& previous) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
   // One allocation for data plus metadata (attributes, the case text, chunk index).
-  const std::size_t increment = data_bytes + m.case_yaml.size() + (std::size_t{1} << 16);
+  const std::size_t increment =
+      data_bytes + previous.size() * 8 + m.case_yaml.size() + (std::size_t{1} << 16);
   check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
   // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
   // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
@@ -465,17 +481,22 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   const std::vector<hsize_t> dims = dataset_dims(m);
   Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                           H5Sclose, "dataspace");
-  Handle dcpl = field_dataset_properties(m, kind);
-  Handle dset =
-      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-               H5Dclose, "cannot create the dataset");
   haddr_t data_offset = HADDR_UNDEF;
   if (kind == FieldFileKind::checkpoint) {
-    std::vector<hsize_t> chunk(dims.size());
-    check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
-    write_chunks(dset.get(), m, field, chunk);
+    write_checkpoint_dataset(file.get(), kFieldDataset, m, space.get(), field);
+    if (!previous.empty()) {
+      // Always fp64: within a call of several implicit steps the field of step - 1 is never
+      // rounded to the run's precision, and a restart must see it as the run did.
+      FieldMeta exact = m;
+      exact.precision = "fp64";
+      write_checkpoint_dataset(file.get(), kPreviousFieldDataset, exact, space.get(), previous);
+    }
   } else {
+    Handle dcpl = field_dataset_properties(m, kind);
+    Handle dset =
+        check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                            space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                 H5Dclose, "cannot create the dataset");
     // The first value through HDF5 allocates the storage as a whole write would.
     const hsize_t one = 1;
     const std::vector<hsize_t> origin(dims.size(), 0), ones(dims.size(), 1);
@@ -488,8 +509,8 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
           "cannot write the field");
     data_offset = H5Dget_offset(dset.get());
     if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
+    check(dset.close(), "cannot write the field");
   }
-  check(dset.close(), "cannot write the field");
 
   write_field_attributes(file.get(), m, kind);
 
@@ -577,6 +598,42 @@ Handle open_read_only(const std::string& path) {
                   "cannot open: the file is truncated or damaged");
 }
 
+// Checks the dataset `name` against the grid of m and the precision it is stored in, and reads
+// it into `values` when not null. True when it carries the Fletcher32 filter (verified on read).
+bool read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
+                        const std::string& precision, std::vector<double>* values) {
+  const std::string what = std::string("dataset /") + name;
+  Handle dset = check_id(H5Dopen2(root, name, H5P_DEFAULT), H5Dclose, "cannot open the " + what);
+  Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
+  std::vector<hsize_t> actual(3);
+  const int rank = H5Sget_simple_extent_dims(space.get(), actual.data(), nullptr);
+  actual.resize(static_cast<std::size_t>(std::max(rank, 0)));
+  if (actual != dataset_dims(m))
+    throw std::runtime_error(what + ": shape does not match the grid attributes");
+  Handle type = check_id(H5Dget_type(dset.get()), H5Tclose, "dataset type");
+  const std::size_t bytes = precision == "fp32" ? 4 : 8;
+  if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bytes)
+    throw std::runtime_error(what + ": type does not match precision " + precision);
+  Handle dcpl = check_id(H5Dget_create_plist(dset.get()), H5Pclose, "dataset properties");
+  bool checksummed = false;
+  const int filters = H5Pget_nfilters(dcpl.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0;
+    std::size_t nelem = 0;
+    unsigned config = 0;
+    if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr, 0, nullptr,
+                       &config) == H5Z_FILTER_FLETCHER32)
+      checksummed = true;
+  }
+  if (values) {
+    values->resize(static_cast<std::size_t>(m.points()));
+    check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()),
+          what + " fails its checksum or cannot be read; the file is corrupt");
+  }
+  check(dset.close(), "cannot close the " + what);
+  return checksummed;
+}
+
 FieldFile read_file(const std::string& path, bool with_data) {
   require_regular_file(path);
   try {
@@ -639,35 +696,14 @@ FieldFile read_file(const std::string& path, bool with_data) {
 
     if (H5Lexists(root, kFieldDataset, H5P_DEFAULT) <= 0)
       throw std::runtime_error(std::string("dataset /") + kFieldDataset + " is missing");
-    Handle dset = check_id(H5Dopen2(root, kFieldDataset, H5P_DEFAULT), H5Dclose,
-                           "cannot open the dataset");
-    Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
-    std::vector<hsize_t> actual(3);
-    const int rank = H5Sget_simple_extent_dims(space.get(), actual.data(), nullptr);
-    actual.resize(static_cast<std::size_t>(std::max(rank, 0)));
-    if (actual != dataset_dims(m))
-      throw std::runtime_error("dataset shape does not match the grid attributes");
-    Handle type = check_id(H5Dget_type(dset.get()), H5Tclose, "dataset type");
-    const std::size_t bytes = m.precision == "fp32" ? 4 : 8;
-    if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bytes)
-      throw std::runtime_error("dataset type does not match precision " + m.precision);
-    Handle dcpl = check_id(H5Dget_create_plist(dset.get()), H5Pclose, "dataset properties");
-    const int filters = H5Pget_nfilters(dcpl.get());
-    for (int i = 0; i < filters; ++i) {
-      unsigned flags = 0;
-      std::size_t nelem = 0;
-      unsigned config = 0;
-      if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr, 0,
-                         nullptr, &config) == H5Z_FILTER_FLETCHER32)
-        out.checksummed = true;
-    }
-    if (with_data) {
-      out.field.resize(static_cast<std::size_t>(m.points()));
-      check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                    out.field.data()),
-            "the field fails its checksum or cannot be read; the file is corrupt");
-    }
-    check(dset.close(), "cannot close the dataset");
+    out.checksummed =
+        read_field_dataset(root, kFieldDataset, m, m.precision, with_data ? &out.field : nullptr);
+    if (out.kind == FieldFileKind::checkpoint &&
+        H5Lexists(root, kPreviousFieldDataset, H5P_DEFAULT) > 0 &&
+        !read_field_dataset(root, kPreviousFieldDataset, m, "fp64",
+                            with_data ? &out.previous : nullptr))
+      throw std::runtime_error(std::string("dataset /") + kPreviousFieldDataset +
+                               " has no checksum");
     check(file.close(), "cannot close the file");
     return out;
   } catch (const std::exception& e) {
@@ -756,11 +792,14 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
 }
 
 void write_field_file(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field, FieldFileKind kind) {
+                      const std::vector<double>& field, FieldFileKind kind,
+                      const std::vector<double>& previous) {
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
     validate_meta(meta, field.size());
-    write_file_image(tmp, meta, field, kind);
+    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.size()))
+      throw std::runtime_error("a previous field goes only into a checkpoint, one value a point");
+    write_file_image(tmp, meta, field, kind, previous);
   });
 }
 

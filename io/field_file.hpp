@@ -18,6 +18,8 @@ namespace heatsim::io {
 
 // Name of the field dataset (and of the array ParaView shows).
 inline constexpr const char* kFieldDataset = "u";
+// A checkpoint of a bdf2 run also holds the field of the step before, always in fp64.
+inline constexpr const char* kPreviousFieldDataset = "u_previous";
 
 // What a field file says about itself (HDF5 attributes).
 struct FieldMeta {
@@ -48,14 +50,15 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
 enum class FieldFileKind { output, checkpoint };
 const char* to_string(FieldFileKind kind);
 
-// Writes the field ([z][y][x], x fastest; meta.points() values) stored in meta.precision.
+// Writes the field ([z][y][x], x fastest; meta.points() values) stored in meta.precision, and
+// for a checkpoint a non-empty `previous` (as many values) as kPreviousFieldDataset.
 // Crash-safe: the file is built in memory, written to `path.tmp` in the same directory,
 // fsynced and renamed over `path` (then the directory is fsynced); on any failure (a full
 // disk included) the temporary is removed and a file already at `path` is left untouched.
 // Throws std::runtime_error naming the file.
 void write_field_file(const std::string& path, const FieldMeta& meta,
-                      const std::vector<double>& field,
-                      FieldFileKind kind = FieldFileKind::output);
+                      const std::vector<double>& field, FieldFileKind kind = FieldFileKind::output,
+                      const std::vector<double>& previous = {});
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.
@@ -83,6 +86,7 @@ struct FieldFile {
   FieldMeta meta;
   std::vector<double> field;  // converted to double exactly (fp32 files hold floats)
   bool checksummed = false;   // the dataset carries the Fletcher32 filter
+  std::vector<double> previous;  // a checkpoint's kPreviousFieldDataset; empty when it has none
 };
 
 // Reads a file written by write_field_file; the checksum (if any) is verified on read.

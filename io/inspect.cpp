@@ -123,6 +123,9 @@ void inspect_file(const std::string& path, std::ostream& out) {
   else
     out << "min/max:    (no finite values)\n";
   if (non_finite > 0) out << "non-finite: " << non_finite << " values (NaN/Inf)\n";
+  if (!f.previous.empty())
+    out << "previous:   the field of step " << m.step - 1 << " (dataset " << kPreviousFieldDataset
+        << ", fp64), which bdf2 continues from\n";
   out << "precision:  " << m.precision << "\n"
       << "scheme:     " << m.scheme << "\n"
       << "alpha:      " << number(m.alpha) << "\n"

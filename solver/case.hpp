@@ -62,9 +62,9 @@ struct InitialSpec {
 };
 
 // How time advances: forward Euler steps (the default), one multigrid solve per step
-// (backward Euler, Crank-Nicolson: any dt), or the steady state in one solve
+// (backward Euler, Crank-Nicolson, BDF2: any dt), or the steady state in one solve
 // (solver/multigrid/implicit_stepper.hpp).
-enum class TimeMethod { explicit_euler, backward_euler, crank_nicolson, steady };
+enum class TimeMethod { explicit_euler, backward_euler, crank_nicolson, bdf2, steady };
 
 struct TimeSpec {
   std::optional<double> dt;        // empty: auto (0.9 of the stability limit)

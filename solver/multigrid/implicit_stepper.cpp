@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "hierarchy.hpp"
 
@@ -15,6 +16,8 @@ const char* to_string(TimeMethod m) {
       return "backward-euler";
     case TimeMethod::crank_nicolson:
       return "crank-nicolson";
+    case TimeMethod::bdf2:
+      return "bdf2";
     case TimeMethod::steady:
       return "steady";
   }
@@ -23,9 +26,31 @@ const char* to_string(TimeMethod m) {
 
 std::optional<TimeMethod> time_method_from_string(const std::string& s) {
   for (TimeMethod m : {TimeMethod::explicit_euler, TimeMethod::backward_euler,
-                       TimeMethod::crank_nicolson, TimeMethod::steady})
+                       TimeMethod::crank_nicolson, TimeMethod::bdf2, TimeMethod::steady})
     if (s == to_string(m)) return m;
   return std::nullopt;
+}
+
+double crank_nicolson_stiffest_factor(double dt, double dt_limit) {
+  const double r = dt / dt_limit;
+  return (1.0 - r) / (1.0 + r);
+}
+
+std::string large_step_warning(TimeMethod m, double dt, double dt_limit) {
+  if (m != TimeMethod::crank_nicolson || !(dt > 0.0 && dt_limit > 0.0)) return {};
+  const double factor = crank_nicolson_stiffest_factor(dt, dt_limit);
+  if (!(factor < kRingingFactor)) return {};
+  // r = 3 gives the factor -0.5: the largest step that keeps the stiffest mode's decay.
+  const double r_max = (1.0 - kRingingFactor) / (1.0 + kRingingFactor);
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "crank-nicolson at dt = %.6g, %.3g times the explicit limit %.6g, multiplies the "
+                "stiffest mode by %.6f per step: it flips sign every step and hardly decays, so "
+                "a heated node, a sharp initial edge or a sudden boundary change rings for many "
+                "steps; use bdf2 (second order, damps it) or backward-euler, or a dt of at most "
+                "%.6g (%g explicit limits, factor %g)",
+                dt, dt / dt_limit, dt_limit, factor, r_max * dt_limit, r_max, kRingingFactor);
+  return text;
 }
 
 std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t points, double alpha,
@@ -51,6 +76,8 @@ std::pair<double, double> scalars(TimeMethod m, double dt) {
       return {1.0 / dt, 1.0};
     case TimeMethod::crank_nicolson:
       return {1.0 / dt, 0.5};
+    case TimeMethod::bdf2:
+      return {1.5 / dt, 1.0};
     case TimeMethod::steady:
       return {0.0, 1.0};
     case TimeMethod::explicit_euler:
@@ -78,8 +105,28 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
         "convective, so the temperature is fixed only up to a constant (and a steady state "
         "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
         "or convective, or run the transient with backward-euler");
-  const auto [alpha, beta] = scalars(method, dt);
+  build_levels(method);
+}
+
+void ImplicitStepper::build_levels(TimeMethod m) {
+  const auto [alpha, beta] = scalars(m, dt_);
+  // The new driver sets the level operations up (dropping the old one's vectors) before the
+  // old driver goes.
   mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
+}
+
+const std::vector<double>* ImplicitStepper::previous_field(std::int64_t step) const {
+  if (method_ != TimeMethod::bdf2 || previous_.empty() || previous_step_ != step - 1)
+    return nullptr;
+  return &previous_;
+}
+
+void ImplicitStepper::set_previous_field(std::int64_t step, std::vector<double> u) {
+  if (method_ != TimeMethod::bdf2) return;
+  if (u.size() != static_cast<std::size_t>(flow_.points()))
+    throw std::invalid_argument("bdf2: the previous field has the wrong number of values");
+  previous_ = std::move(u);
+  previous_step_ = step - 1;
 }
 
 namespace {
@@ -106,7 +153,9 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
   const std::vector<double>& wc = flow_.weighted_capacity();
   const std::vector<std::uint8_t>& fixed = flow_.fixed();
   std::vector<double> rhs(u.size(), 0.0);
-  switch (method_) {
+  // BDF2 without the field of step - 1 starts with a backward Euler step.
+  const bool bdf2_start = method_ == TimeMethod::bdf2 && !previous_field(step);
+  switch (bdf2_start ? TimeMethod::backward_euler : method_) {
     case TimeMethod::steady:
       flow_.add_load(t0, rhs);
       break;
@@ -129,10 +178,37 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
         if (!fixed[i]) rhs[i] = 2.0 * wc[i] / dt_ * u[i] - mu0[i] + 0.5 * (load0[i] + load1[i]);
       break;
     }
+    case TimeMethod::bdf2:
+      for (std::size_t i = 0; i < u.size(); ++i)
+        if (!fixed[i]) rhs[i] = wc[i] * (4.0 * u[i] - previous_[i]) / (2.0 * dt_);
+      flow_.add_load(t1, rhs);
+      break;
     case TimeMethod::explicit_euler:
       break;
   }
-  return solve(u, rhs, method_ == TimeMethod::steady ? t0 : t1);
+  if (method_ != TimeMethod::bdf2) return solve(u, rhs, method_ == TimeMethod::steady ? t0 : t1);
+  std::vector<double> u_step = u;  // u_{n-1} of the next step, kept once this one converged
+  const SolveReport report = bdf2_start ? start_bdf2(u, rhs, t1) : solve(u, rhs, t1);
+  previous_ = std::move(u_step);
+  previous_step_ = step;
+  return report;
+}
+
+SolveReport ImplicitStepper::start_bdf2(std::vector<double>& u, const std::vector<double>& rhs,
+                                        double t1) {
+  // The backward Euler operator differs from BDF2's (alpha = 1/dt against 3/(2 dt)), and one
+  // set of level operations holds one hierarchy: build backward Euler's for this step and
+  // BDF2's again afterwards (also when the solve throws), rather than keep both for the run.
+  build_levels(TimeMethod::backward_euler);
+  SolveReport report;
+  try {
+    report = solve(u, rhs, t1);
+  } catch (...) {
+    build_levels(TimeMethod::bdf2);
+    throw;
+  }
+  build_levels(TimeMethod::bdf2);
+  return report;
 }
 
 SolveReport ImplicitStepper::solve(std::vector<double>& u, const std::vector<double>& rhs,

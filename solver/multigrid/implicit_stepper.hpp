@@ -2,6 +2,7 @@
 // multigrid solve:
 //   backward Euler:  C (u1 - u0) / dt = D u1 + q(t1)
 //   Crank-Nicolson:  C (u1 - u0) / dt = (D u0 + q(t0)) / 2 + (D u1 + q(t1)) / 2
+//   BDF2:            C (3 u2 - 4 u1 + u0) / (2 dt) = D u2 + q(t2), the first step backward Euler
 //   steady:          D u + q = 0
 // D the affine heat-flow operator with the faces' values at the same times as q (Dirichlet nodes
 // take g(t1)), every row weighted by the trapezoid node weights so that the system is
@@ -23,8 +24,24 @@
 namespace heatsim::solver::multigrid {
 
 using solver::TimeMethod;
-const char* to_string(TimeMethod m);  // "explicit", "backward-euler", "crank-nicolson", "steady"
+// "explicit", "backward-euler", "crank-nicolson", "bdf2", "steady"
+const char* to_string(TimeMethod m);
 std::optional<TimeMethod> time_method_from_string(const std::string& s);
+
+// Crank-Nicolson's amplification factor for the stiffest mode of a step dt, (1 - r) / (1 + r)
+// with r = dt / dt_limit: the explicit limit is 2 / lambda_max (lambda the eigenvalues of
+// C^-1 A), so dt lambda_max / 2 = r. It tends to -1 as dt grows: that mode then flips its sign
+// every step and hardly decays, and any disturbance at the grid scale (a heated node, a sharp
+// initial edge, a sudden change of a face value) rings for many steps. With coefficient
+// fields dt_limit is a lower bound (Gershgorin), so the factor is at most this much negative.
+double crank_nicolson_stiffest_factor(double dt, double dt_limit);
+// Below this factor the stiffest mode keeps more than half its amplitude from one step to the
+// next while flipping sign (r > 3, dt more than 3 explicit limits): a grid-scale disturbance
+// no longer dies within a step or two as it does under the L-stable methods.
+inline constexpr double kRingingFactor = -0.5;
+// Empty, or the warning (what, why, what to do) for a Crank-Nicolson step whose stiffest-mode
+// factor is below kRingingFactor; the other methods damp every mode and get none.
+std::string large_step_warning(TimeMethod m, double dt, double dt_limit);
 
 // A solve that did not converge: the message gives the reason and the numbers.
 class SolveFailure : public std::runtime_error {
@@ -59,8 +76,16 @@ class ImplicitStepper {
 
   // One step from t0 = step * dt: u0 in, u1 out (memory order). steady: solves the steady state
   // with the schedules at t0, u as the initial guess. Throws SolveFailure, u unchanged, when
-  // the solve stalls or reaches its iteration limit.
+  // the solve stalls or reaches its iteration limit. BDF2 takes a BDF2 step when it holds the
+  // field of step - 1 (kept by the advance() before, or given by set_previous_field), and
+  // otherwise a backward Euler step (the start; second order overall all the same).
   SolveReport advance(std::vector<double>& u, std::int64_t step);
+
+  // BDF2: the field at step - 1 when the stepper holds it, which a checkpoint at `step` carries
+  // so that a restart continues bit for bit; null otherwise (and for the one-step methods).
+  const std::vector<double>* previous_field(std::int64_t step) const;
+  // BDF2: the field at step - 1 (exactly as previous_field gave it), for the step from `step`.
+  void set_previous_field(std::int64_t step, std::vector<double> u);
 
   // Wall time of the advance() calls so far: the multigrid solves alone (on the level
   // operations' backend, from the right-hand side and initial guess in place to the last
@@ -78,6 +103,10 @@ class ImplicitStepper {
  private:
   // Solves with the Dirichlet nodes at g(t_fixed), u as the initial guess.
   SolveReport solve(std::vector<double>& u, const std::vector<double>& rhs, double t_fixed);
+  // Sets the level operations up with the hierarchy of the method's level operator.
+  void build_levels(TimeMethod m);
+  // BDF2's backward Euler start: on its own hierarchy for this one step, then BDF2's again.
+  SolveReport start_bdf2(std::vector<double>& u, const std::vector<double>& rhs, double t1);
 
   TimeMethod method_;
   double dt_;
@@ -86,6 +115,9 @@ class ImplicitStepper {
   std::unique_ptr<Multigrid> mg_;
   SolveOptions options_;
   Timing timing_;
+  // BDF2: the field at previous_step_ (u_{n-1}), empty before the first step.
+  std::vector<double> previous_;
+  std::int64_t previous_step_ = -1;
 };
 
 }  // namespace heatsim::solver::multigrid

@@ -490,6 +490,62 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
       << o.output;
 }
 
+// Crank-Nicolson multiplies the stiffest mode by (1 - r) / (1 + r) per step, r = dt over the
+// explicit limit; below -0.5 (r > 3) a grid-scale disturbance rings for many steps. validate
+// and run warn then, with the numbers and what to do; Crank-Nicolson within 3 limits, and
+// bdf2 and backward-euler at any dt, get no warning.
+TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
+  const std::string base = small_case(3);
+  const Result ex = heatsim("validate " + write_case("explicit.yaml", base));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ex.output, m, std::regex(R"(largest stable dt ([0-9.e+-]+))")))
+      << ex.output;
+  const double limit = std::stod(m[1]);
+  const auto with_time = [&](const std::string& name, const std::string& time) {
+    std::string text = base;
+    text.replace(text.find("dt: auto"), 8, time);
+    return write_case(name, text);
+  };
+  const std::string ringing = "multiplies the stiffest mode by";
+
+  const Result far =
+      heatsim("validate " + with_time("far.yaml", "method: crank-nicolson, dt: 0.05"));
+  ASSERT_EQ(far.code, 0) << far.output;
+  ASSERT_TRUE(std::regex_search(
+      far.output, m,
+      std::regex(
+          R"(time\.dt: crank-nicolson at dt = 0\.05, ([0-9.]+) times the explicit limit [0-9.e+-]+, multiplies the stiffest mode by (-0\.[0-9]+) per step)")))
+      << far.output;
+  const double r = 0.05 / limit;
+  EXPECT_NEAR(std::stod(m[1]), r, 0.01 * r);
+  EXPECT_NEAR(std::stod(m[2]), (1 - r) / (1 + r), 1e-5);
+  EXPECT_NE(far.output.find("use bdf2 (second order, damps it) or backward-euler, or a dt of at "
+                            "most"),
+            std::string::npos)
+      << far.output;
+
+  const std::string modest_dt = std::to_string(2.5 * limit);
+  const Result modest =
+      heatsim("validate " + with_time("modest.yaml", "method: crank-nicolson, dt: " + modest_dt));
+  ASSERT_EQ(modest.code, 0) << modest.output;
+  EXPECT_EQ(modest.output.find(ringing), std::string::npos) << modest.output;
+  for (const std::string method : {"bdf2", "backward-euler"}) {
+    const Result other =
+        heatsim("validate " + with_time(method + ".yaml", "method: " + method + ", dt: 0.05"));
+    ASSERT_EQ(other.code, 0) << other.output;
+    EXPECT_EQ(other.output.find(ringing), std::string::npos) << other.output;
+  }
+  const Result bdf2 = heatsim("validate " + with_time("bdf2.yaml", "method: bdf2, dt: 0.05"));
+  EXPECT_NE(bdf2.output.find("time: bdf2 (second order, L-stable; the first step backward "
+                             "Euler), one multigrid solve per step"),
+            std::string::npos)
+      << bdf2.output;
+
+  const Result run = heatsim("run " + with_time("run.yaml", "method: crank-nicolson, dt: 0.05"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find(ringing), std::string::npos) << run.output;
+}
+
 // An implicit run logs each step's multigrid solve with its wall time (every step with
 // --progress-seconds 0), and at the end the solves' time in total and per solve apart from the
 // host work around them.

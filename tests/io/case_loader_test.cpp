@@ -294,6 +294,33 @@ TEST(CaseLoader, DtAutoSpelledOutAndQuoted) {
   EXPECT_FALSE(load_ok(replace(kMinimal, "steps: 10", "steps: 10\n  dt: \"auto\"")).time.dt);
 }
 
+// The implicit time methods by name; a misspelt one names every method. The implicit ones
+// (multigrid on the second-order flux form) refuse another scheme at time.method's line.
+TEST(CaseLoader, TimeMethodsAndTheSchemeTheImplicitOnesNeed) {
+  const std::string implicit = replace(kMinimal, "steps: 10", "steps: 10\n  dt: 0.5\n  method: M");
+  for (const auto& [name, method] :
+       {std::pair{"backward-euler", solver::TimeMethod::backward_euler},
+        std::pair{"crank-nicolson", solver::TimeMethod::crank_nicolson},
+        std::pair{"bdf2", solver::TimeMethod::bdf2}}) {
+    EXPECT_EQ(load_ok(replace(implicit, "method: M", std::string("method: ") + name)).time.method,
+              method)
+        << name;
+    const LoadResult r = load_case_text(
+        replace(implicit, "method: M", std::string("method: ") + name) + "scheme: order4\n");
+    ASSERT_FALSE(r.ok()) << name;
+    const CaseError* e = find_error(r, "time.method");
+    ASSERT_NE(e, nullptr) << all_errors(r);
+    EXPECT_EQ(e->to_string(),
+              std::string("time.method: ") + name + " needs scheme order2, not order4 (line 14)");
+  }
+  const LoadResult typo = load_case_text(replace(implicit, "method: M", "method: bdf-2"));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(all_errors(typo).find("expected explicit, backward-euler, crank-nicolson, bdf2 or "
+                                  "steady, got 'bdf-2' (did you mean 'bdf2'?) (line 14)"),
+            std::string::npos)
+      << all_errors(typo);
+}
+
 TEST(CaseLoader, ErrorToString) {
   EXPECT_EQ((CaseError{"grid.n[2]", 7, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3 (line 7)");
   EXPECT_EQ((CaseError{"grid.n[2]", 0, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3");

@@ -150,6 +150,60 @@ TEST_F(RestartTest, ContinuationIsBitForBitInEveryShape) {
   }
 }
 
+// bdf2 steps from the fields of two steps: its checkpoints carry the one before (in fp64, also
+// in an fp32 run), and a run stopped after 37 steps (between the outputs at 20 and 40, after
+// the checkpoint at 25) continues to 60 exactly as the uninterrupted run. A checkpoint without
+// it (here one of a Crank-Nicolson run) restarts bdf2 with a backward Euler step, said so.
+TEST_F(RestartTest, Bdf2ContinuationIsBitForBit) {
+  const auto bdf2_case = [&](const std::string& precision, const fs::path& out,
+                             const std::string& method) {
+    std::string text = case_text(2, precision, out, 60);
+    text.replace(text.find("scheme: isotropic"), 17, "scheme: order2");
+    text.replace(text.find("dt: auto"), 8, "method: " + method + ", dt: 0.01");
+    return text;
+  };
+  for (const std::string precision : {"fp64", "fp32"}) {
+    SCOPED_TRACE(precision);
+    const fs::path full_out = dir_ / ("bdf2_full_" + precision);
+    const fs::path split_out = dir_ / ("bdf2_split_" + precision);
+    const std::string full = write_case("bdf2_full.yaml", bdf2_case(precision, full_out, "bdf2"));
+    const std::string split =
+        write_case("bdf2_split.yaml", bdf2_case(precision, split_out, "bdf2"));
+    Result r = heatsim("run -q " + full);
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = heatsim("run -q " + split + " --steps 37");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const Checkpoint at37 = read_checkpoint(checkpoint_at(split_out, 37));
+    ASSERT_EQ(at37.previous.size(), at37.field.size());
+    EXPECT_FALSE(at37.previous == at37.field);
+    r = heatsim("run " + split + " --restart " + checkpoint_at(split_out, 37));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output.find("backward Euler"), std::string::npos) << r.output;
+    for (const long step : {40L, 60L}) {
+      const FieldFile a = read_field_file(field_at(full_out, step));
+      const FieldFile b = read_field_file(field_at(split_out, step));
+      EXPECT_TRUE(a.field == b.field) << "fields at step " << step << " differ";
+    }
+    const Checkpoint ca = read_checkpoint(checkpoint_at(full_out, 60));
+    const Checkpoint cb = read_checkpoint(checkpoint_at(split_out, 60));
+    EXPECT_TRUE(ca.field == cb.field);
+    EXPECT_TRUE(ca.previous == cb.previous);
+    EXPECT_EQ(ca.previous.size(), ca.field.size());
+  }
+  const fs::path cn_out = dir_ / "cn";
+  const std::string cn = write_case("cn.yaml", bdf2_case("fp64", cn_out, "crank-nicolson"));
+  Result r = heatsim("run -q " + cn + " --steps 37");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(read_checkpoint(checkpoint_at(cn_out, 37)).previous.empty());
+  const std::string to_bdf2 = write_case("to_bdf2.yaml", bdf2_case("fp64", cn_out, "bdf2"));
+  r = heatsim("run " + to_bdf2 + " --restart " + checkpoint_at(cn_out, 37));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("holds no field of step 36 (written by a run of another method): "
+                          "bdf2 starts again with a backward Euler step"),
+            std::string::npos)
+      << r.output;
+}
+
 // A checkpoint records the fusion depth of its run; a restart of a `fusion: auto` case takes
 // that depth instead of choosing again, and says so.
 TEST_F(RestartTest, FusionAutoContinuesAtTheCheckpointsDepth) {

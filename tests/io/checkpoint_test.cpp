@@ -57,6 +57,25 @@ std::string message_of(const std::function<void()>& f) {
   return "(no exception)";
 }
 
+// Flips `mask` in byte `byte` of the value `index` places after the first fp64 `marker` in the
+// file (a field written with the marker everywhere); false when the marker is not there.
+bool flip_bit(const std::string& path, double marker, std::size_t index, std::size_t byte,
+              char mask) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  char pattern[8];
+  std::memcpy(pattern, &marker, 8);
+  const std::size_t at = bytes.find(std::string(pattern, 8));
+  if (at == std::string::npos) return false;
+  bytes[at + 8 * index + byte] ^= mask;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  return true;
+}
+
 TEST_F(CheckpointTest, PathSortsByStep) {
   EXPECT_EQ(fs::path(checkpoint_path(c_, 500)).filename(), "checkpoint_00000500.h5");
   EXPECT_EQ(fs::path(checkpoint_path(c_, 500)).parent_path(), dir_);
@@ -82,24 +101,31 @@ TEST_F(CheckpointTest, RoundTripIsExactInBothPrecisions) {
   }
 }
 
+// A bdf2 checkpoint's field of the step before is stored in fp64 whatever the run's precision
+// (the implicit stepper holds it so), checksummed as the field is; other checkpoints have none.
+TEST_F(CheckpointTest, PreviousFieldRoundTripsInFp64AndFailsItsChecksumWhenCorrupt) {
+  const double marker = 9876.54321012345;  // not a float: fp64 storage keeps every bit
+  for (auto precision : {Precision::fp64, Precision::fp32}) {
+    c_.precision = precision;
+    const std::string p = checkpoint_path(c_, 6);
+    write_checkpoint(p, make_meta(c_, dt_, "cpu", 6, 6 * dt_), field(0.5), field(marker));
+    const Checkpoint ck = read_checkpoint(p);
+    EXPECT_EQ(ck.field, field(0.5));
+    EXPECT_EQ(ck.previous, field(marker));
+    EXPECT_TRUE(read_checkpoint(write(7, field(0.5))).previous.empty());
+  }
+  const std::string p = checkpoint_path(c_, 6);
+  ASSERT_TRUE(flip_bit(p, marker, 5, 2, 0x01));
+  const std::string msg = message_of([&] { read_checkpoint(p); });
+  EXPECT_NE(msg.find("u_previous"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
+}
+
 TEST_F(CheckpointTest, CorruptDataFailsTheChecksum) {
   // A value with a distinctive bit pattern, so the test finds the data bytes in the file.
   const double marker = 1234.5678901234;
   const std::string p = write(7, field(marker));
-  std::string bytes;
-  {
-    std::ifstream in(p, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  char pattern[8];
-  std::memcpy(pattern, &marker, 8);
-  const std::size_t at = bytes.find(std::string(pattern, 8));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 8 * 20 + 3] ^= 0x10;  // one bit of the 21st value
-  {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << bytes;
-  }
+  ASSERT_TRUE(flip_bit(p, marker, 20, 3, 0x10));  // one bit of the 21st value
   const std::string msg = message_of([&] { read_checkpoint(p); });
   EXPECT_NE(msg.find(p), std::string::npos) << msg;
   EXPECT_NE(msg.find("checksum"), std::string::npos) << msg;
