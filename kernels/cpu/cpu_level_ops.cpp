@@ -327,21 +327,27 @@ class CpuLevelOps final : public LevelOps {
     return s;
   }
 
-  // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing.
+  // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing
+  // (z, then y, then x offsets: the numbering's order).
   template <typename F>
   static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                             std::int64_t i, F&& f) {
-    const std::int64_t np = L.op.points();
-    const int kp = stencil_points(L.op.dims);
-    const std::int64_t c[3] = {x, y, z};
-    for (int k = 0; k < kp; ++k) {
-      std::int64_t j[3] = {0, 0, 0};
-      bool exists = true;
-      for (int a = 0; a < L.op.dims; ++a) {
-        j[a] = L.neighbour[a][3 * c[a] + stencil_offset(k, a) + 1];
-        exists = exists && j[a] >= 0;
+    const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1];
+    const int dims = L.op.dims;
+    const std::int64_t* xn = &L.neighbour[0][3 * x];
+    const std::int64_t* yn = &L.neighbour[1][3 * y];
+    const std::int64_t* zn = &L.neighbour[2][3 * z];
+    const double* S = L.op.stencil.data() + i;
+    int k = 0;
+    for (int dz = 0; dz < (dims > 2 ? 3 : 1); ++dz) {
+      const std::int64_t zj = dims > 2 ? zn[dz] : 0;
+      for (int dy = 0; dy < (dims > 1 ? 3 : 1); ++dy, k += 3) {
+        const std::int64_t yj = dims > 1 ? yn[dy] : 0;
+        if (zj < 0 || yj < 0) continue;
+        const std::int64_t base = (zj * ny + yj) * nx;
+        for (int dx = 0; dx < 3; ++dx)
+          if (xn[dx] >= 0) f(k + dx, base + xn[dx], S[(k + dx) * np]);
       }
-      if (exists) f(k, index(L, j[0], j[1], j[2]), L.op.stencil[k * np + i]);
     }
   }
 

@@ -160,37 +160,32 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// out_i = f(x, y, z, i) at the thread's x on every row of the free nodes, 0 on the fixed ones.
+template <typename F>
+__device__ inline void each_free_node(const LevelView& L, double* out, F&& f) {
+  const long long xi = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (xi >= L.n[0]) return;
+  for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
+    const long long i = row * L.n[0] + xi;
+    out[i] = L.fixed[i] ? 0.0 : f(xi, row % L.n[1], row / L.n[1], i);
+  }
+}
+
 // out = b - A x (b given) or A x (b null) on the free nodes, 0 on the fixed ones.
 __global__ void __launch_bounds__(kThreads)
     operator_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                     double* __restrict__ out) {
-  const long long xi = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (xi >= L.n[0]) return;
-  for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
-    const long long y = row % L.n[1], z = row / L.n[1];
-    const long long i = row * L.n[0] + xi;
-    if (L.fixed[i]) {
-      out[i] = 0.0;
-      continue;
-    }
+  each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
     const double ax = row_product(L, x, xi, y, z, i);
-    out[i] = b ? __dsub_rn(b[i], ax) : ax;
-  }
+    return b ? __dsub_rn(b[i], ax) : ax;
+  });
 }
 
 // out_i = |b_i| + sum_j |A_ij x_j| on the free nodes, 0 on the fixed ones (the CPU's magnitude).
 __global__ void __launch_bounds__(kThreads)
     magnitude_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                      double* __restrict__ out) {
-  const long long xi = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (xi >= L.n[0]) return;
-  for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
-    const long long y = row % L.n[1], z = row / L.n[1];
-    const long long i = row * L.n[0] + xi;
-    if (L.fixed[i]) {
-      out[i] = 0.0;
-      continue;
-    }
+  each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
     double s = fabs(b[i]);
     if (L.stencil) {
       visit_stencil(L, xi, y, z, i, [&](int, long long j, double a) {
@@ -201,8 +196,8 @@ __global__ void __launch_bounds__(kThreads)
       visit_neighbours(L, xi, y, z, i,
                        [&](long long j, double g) { s = __dadd_rn(s, fabs(__dmul_rn(g, x[j]))); });
     }
-    out[i] = s;
-  }
+    return s;
+  });
 }
 
 // One colour of the Gauss-Seidel sweep: on compact levels the free nodes with (x + y + z) % 2
