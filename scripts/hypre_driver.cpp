@@ -149,11 +149,12 @@ int main(int argc, char** argv) {
   HYPRE_StructGridAssemble(grid);
 
   // Entry 0 the node itself, then x-, x+, y-, y+, z-, z+.
-  const int offsets[7][3] = {{0, 0, 0},  {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
-                             {0, 1, 0},  {0, 0, -1}, {0, 0, 1}};
+  const int offsets[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0},
+                             {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
   HYPRE_StructStencil stencil;
   HYPRE_StructStencilCreate(3, 7, &stencil);
-  for (int e = 0; e < 7; ++e) HYPRE_StructStencilSetElement(stencil, e, const_cast<int*>(offsets[e]));
+  for (int e = 0; e < 7; ++e)
+    HYPRE_StructStencilSetElement(stencil, e, const_cast<int*>(offsets[e]));
 
   HYPRE_StructMatrix A;
   HYPRE_StructMatrixCreate(MPI_COMM_WORLD, grid, stencil, &A);
@@ -256,13 +257,15 @@ int main(int argc, char** argv) {
   double relres = 0.0, at_centre = 0.0;
   judge(x, relres, at_centre);
   if (rank == 0) {
-    std::printf("# %s n %d: %d ranks, %lld free nodes, h %.6g m, PFMG max_levels %d, skip_relax %d, "
-                "assembly %.3f s\n",
-                opt.material.c_str(), n, ranks, static_cast<long long>(m) * m * m, c.h, max_levels,
-                skip, assemble_s);
-    std::printf("hypre iterations %d setup_s %.6f solve_s %.6f own_relres %.6e true_relres %.6e "
-                "centre %.15g\n",
-                iterations, t_solve - t_setup, t_end - t_solve, own, relres, at_centre);
+    std::printf(
+        "# %s n %d: %d rank%s, %lld free nodes, h %.6g m, PFMG max_levels %d, "
+        "skip_relax %d, assembly %.3f s\n",
+        opt.material.c_str(), n, ranks, ranks == 1 ? "" : "s", static_cast<long long>(m) * m * m,
+        c.h, max_levels, skip, assemble_s);
+    std::printf(
+        "hypre iterations %d setup_s %.6f solve_s %.6f own_relres %.6e true_relres %.6e "
+        "centre %.15g\n",
+        iterations, t_solve - t_setup, t_end - t_solve, own, relres, at_centre);
   }
 
   if (!opt.field.empty()) {
@@ -276,7 +279,8 @@ int main(int argc, char** argv) {
     std::size_t p = 0;
     for (int k = z0; k <= z1; ++k) {
       std::fseek(f, static_cast<long>(static_cast<long long>(k) * n * n * 8), SEEK_SET);
-      if (std::fread(plane.data(), 8, plane.size(), f) != plane.size()) usage("--field: short read");
+      if (std::fread(plane.data(), 8, plane.size(), f) != plane.size())
+        usage("--field: short read");
       for (int j = 1; j <= n - 2; ++j)
         for (int i = 1; i <= n - 2; ++i) given[p++] = plane[static_cast<std::size_t>(j) * n + i];
     }
@@ -288,8 +292,7 @@ int main(int argc, char** argv) {
     HYPRE_StructVectorAssemble(v);
     double field_relres = 0.0, field_centre = 0.0;
     judge(v, field_relres, field_centre);
-    if (rank == 0)
-      std::printf("field true_relres %.6e centre %.15g\n", field_relres, field_centre);
+    if (rank == 0) std::printf("field true_relres %.6e centre %.15g\n", field_relres, field_centre);
     HYPRE_StructVectorDestroy(v);
   }
 
