@@ -42,6 +42,9 @@ int run_command(int argc, char** argv);
 // the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
   namespace parallel = heatsim::solver::parallel;
+  if (argc > 1 && (std::strcmp(argv[1], "run") == 0 ||
+                   (!is_subcommand(argv[1]) && argv[1][0] != '-')))
+    heatsim::app::catch_stop_signals();
   parallel::Environment mpi(argc, argv);
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
   const int code = run_command(argc, argv);
@@ -69,6 +72,7 @@ int run_command(int argc, char** argv) {
       "`heatsim CASE.yaml` is short for `heatsim run CASE.yaml`.");
 
   RunOptions run;
+  run.program = argv[0];
   auto* run_cmd = cli.add_subcommand("run", "Run a case");
   run_cmd->add_option("case", run.case_path, "Case file (YAML)")->required();
   add_overrides(run_cmd, run.overrides);

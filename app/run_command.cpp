@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,32 +44,54 @@ namespace heatsim::app {
 namespace {
 
 std::atomic<int> g_signal{0};
+// CLOCK_MONOTONIC nanoseconds (plus one, so never 0) of the first signal; 0: none yet.
+std::atomic<std::int64_t> g_first_signal_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the handler needs a lock-free clock");
 
-// First SIGINT/SIGTERM: ask the loop to stop (it checkpoints and exits 128+signal). Second:
-// abort at once.
+// Signals within this many seconds of the first are the same request: `timeout` and a shell's
+// Ctrl-C signal the process and its group, mpirun forwards what it receives, a scheduler sends
+// TERM to every process of a job, so one request often arrives two or three times at once.
+constexpr std::int64_t kSameRequestNs = 2'000'000'000;
+
+// First SIGINT/SIGTERM (and any within kSameRequestNs of it): ask the loop to stop (it
+// checkpoints and exits 128+signal). A later one: abort at once. Only atomics, clock_gettime
+// and _exit, all async-signal-safe.
 extern "C" void on_signal(int sig) {
-  if (g_signal.load() != 0) _exit(128 + sig);
-  g_signal.store(sig);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec + 1;
+  std::int64_t first = 0;
+  if (g_first_signal_ns.compare_exchange_strong(first, ns)) {
+    g_signal.store(sig);
+    return;
+  }
+  if (ns - first > kSameRequestNs) _exit(128 + sig);
 }
 
-class SignalGuard {
- public:
-  SignalGuard() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
+// A word for a POSIX shell: as it is when it holds only characters no shell treats
+// specially, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                                       "qrstuvwxyz0123456789_-+=.,:/@%") ==
+                                       std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
 
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
+// The command that continues this run from `checkpoint`: the program as it was called, the
+// case, and every override the run was given, so that it continues exactly this run.
+std::string continue_command(const RunOptions& o, const std::string& checkpoint) {
+  std::string cmd = shell_word(o.program.empty() ? "heatsim" : o.program) + " run " +
+                    shell_word(o.case_path);
+  const RunOverrides& v = o.overrides;
+  if (v.output_dir) cmd += " -o " + shell_word(*v.output_dir);
+  if (v.backend) cmd += " --backend " + shell_word(*v.backend);
+  if (v.precision) cmd += " --precision " + shell_word(*v.precision);
+  if (v.steps) cmd += " --steps " + std::to_string(*v.steps);
+  return cmd + " --restart " + shell_word(checkpoint);
+}
 
 std::string format_seconds(double s) {
   char buf[64];
@@ -172,9 +195,23 @@ double file_bytes(const std::string& path) {
 
 }  // namespace
 
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  // Interrupted system calls resume: a file being written when the signal comes is finished.
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
 int run_case(const RunOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
   if (options.quiet) spdlog::set_level(spdlog::level::warn);
+  // main installed them before MPI's start-up; again for a caller that did not. A signal
+  // during the setup stops the run before its first step, with a checkpoint of the initial
+  // field, as one during the steps does.
+  catch_stop_signals();
   std::optional<PreparedRun> prepared = prepare_run(options.case_path, options.overrides);
   if (!prepared) return kExitBadInput;
   solver::Case& c = prepared->case_;
@@ -184,18 +221,46 @@ int run_case(const RunOptions& options) {
   io::Checkpoint restart;
   std::int64_t step0 = 0;
   if (!options.restart.empty()) {
-    restart = io::read_checkpoint(options.restart);
+    // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
+    // line: exit code 2, nothing run.
+    try {
+      restart = io::read_checkpoint(options.restart);
+    } catch (const std::runtime_error& e) {
+      spdlog::error("--restart: {}", e.what());
+      return kExitBadInput;
+    }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty()) {
       spdlog::error("{}: does not match the case: {}", options.restart, mismatch);
       return kExitBadInput;
     }
     step0 = restart.meta.step;
+    // A restart continues in the directory that holds its checkpoint, unless -o says where.
+    if (!options.overrides.output_dir) {
+      const std::filesystem::path dir = std::filesystem::path(options.restart).parent_path();
+      c.output.directory = dir.empty() ? "." : dir.string();
+    }
     if (step0 > plan.steps) {
       spdlog::error("{}: checkpoint is at step {}, past the case's last step {}", options.restart,
                     step0, plan.steps);
       return kExitBadInput;
     }
+  }
+
+  io::DirectoryUse directory_use{options.overwrite, false, -1};
+  if (!options.restart.empty()) {
+    std::filesystem::path checkpoint_dir = std::filesystem::path(options.restart).parent_path();
+    if (checkpoint_dir.empty()) checkpoint_dir = ".";
+    std::error_code ec;
+    directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
+    directory_use.restart_step = step0;
+  }
+  // The directory's rules before any work: a run that would be refused there is refused now.
+  try {
+    io::check_output_directory(c, directory_use);
+  } catch (const std::runtime_error& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
   }
 
   // A case with materials, sources or convective faces steps with the coefficient fields
@@ -263,12 +328,13 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
   }
-  // A restart continues in the same directory: outputs and checkpoints after step0 belong to
-  // the run being replaced and are removed.
+  // A restart in the directory of its checkpoint continues that run there: outputs and
+  // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else it
+  // is a new run as far as the directory goes: another run's files there stay unless
+  // --overwrite.
   std::optional<io::OutputSeries> series;
   if (root) {
-    io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
-                                 options.restart.empty() ? -1 : step0);
+    io::prepare_output_directory(c, directory_use);
     series.emplace(c, plan.dt, choice.name);
   }
   if (prepared->fields && root) {
@@ -420,8 +486,6 @@ int run_case(const RunOptions& options) {
                      r.stats.max, r.stats.total_heat * cell);
       },
       options.progress_seconds);
-  SignalGuard guard;
-  g_signal.store(0);
   sim.stop_when(&g_signal);
   if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
 
@@ -518,10 +582,10 @@ int run_case(const RunOptions& options) {
       spdlog::error("{}", result.message);
       return kExitDiverged;
     case solver::RunResult::Status::interrupted:
-      spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: heatsim run "
-                   "{} --restart {}",
-                   result.signal, result.last_step, last_checkpoint, c.source_path,
-                   last_checkpoint);
+      spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: "
+                   "{}",
+                   result.signal, result.last_step, last_checkpoint,
+                   continue_command(options, last_checkpoint));
       return 128 + result.signal;
     case solver::RunResult::Status::completed: break;
   }

@@ -369,14 +369,6 @@ TEST_F(Cli, SigtermWritesACheckpointAndExits143) {
   EXPECT_TRUE(has_checkpoint(dir_ / "out"));
 }
 
-TEST_F(Cli, SecondSignalAbortsAtOnce) {
-  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
-  const Interrupted r = interrupt_run(dir_, c, {SIGTERM, SIGINT});
-  EXPECT_TRUE(r.code == 143 || r.code == 130) << r.code;
-  // Timed from the signals, not from the start: a slow start says nothing about the abort.
-  EXPECT_LT(r.seconds_after, 15.0);
-}
-
 TEST_F(Cli, TooLargeForHostMemoryIsRefusedWithNumbers) {
   const std::string c = write_case("huge.yaml",
                                    "grid: {dims: 3, n: [2048, 2048, 2048], length: [1, 1, 1]}\n"
