@@ -67,8 +67,9 @@ int run_command(int argc, char** argv) {
   cli.set_version_flag("--version,-V", std::string("heatsim ") + heatsim::version());
   cli.require_subcommand(1);
   cli.footer(
-      "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line,\n"
-      "3 the field became NaN/Inf, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written).\n"
+      "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line\n"
+      "(nothing run), 3 the field became NaN/Inf or an implicit or steady solve stopped\n"
+      "converging, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written).\n"
       "`heatsim CASE.yaml` is short for `heatsim run CASE.yaml`.");
 
   RunOptions run;

@@ -14,6 +14,7 @@
 #include "io/field_inputs.hpp"
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
 
 namespace heatsim::app {
@@ -46,6 +47,34 @@ double host_memory_available() {
   return 0.0;
 }
 
+// What the implicit and steady solvers refuse, found before anything is built or written
+// (empty: nothing). The multigrid stepper refuses the same cases (solver/multigrid), but only
+// once the run has been set up.
+std::string implicit_refusal(const solver::Case& c) {
+  if (c.time.method == solver::TimeMethod::explicit_euler) return {};
+  if (c.scheme.kind != solver::SchemeKind::order2)
+    return std::string(solver::multigrid::to_string(c.time.method)) + " needs scheme order2, not " +
+           solver::to_string(c.scheme.kind);
+  if (c.time.method != solver::TimeMethod::steady) return {};
+  static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+  std::string insulated;  // convective faces with h = 0
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[f];
+    if (b.kind == kernels::BoundaryKind::dirichlet ||
+        (b.kind == kernels::BoundaryKind::convective && b.transfer > 0.0))
+      return {};
+    if (b.kind == kernels::BoundaryKind::convective)
+      insulated += std::string(insulated.empty() ? "" : ", ") + face_names[f];
+  }
+  return std::string("steady: no face is Dirichlet or convective with h > 0") +
+         (insulated.empty() ? std::string()
+                            : " (" + insulated + (insulated.size() > 2 ? " are" : " is") +
+                                  " convective with h = 0, which is insulated)") +
+         ", so the temperature is fixed only up to a constant (a steady state exists only if "
+         "the sources and boundary fluxes balance exactly); make a face dirichlet or "
+         "convective with h > 0, or run the transient with backward-euler";
+}
+
 }  // namespace
 
 std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& o) {
@@ -74,7 +103,10 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
       return std::nullopt;
     }
   }
-  const std::vector<io::CaseError> errors = io::check_case(c);
+  std::vector<io::CaseError> errors = io::check_case(c);
+  if (errors.empty())
+    if (std::string refused = implicit_refusal(c); !refused.empty())
+      errors.push_back({"time.method", 0, std::move(refused)});
   if (!errors.empty()) {
     print_errors(path, errors);
     return std::nullopt;
@@ -152,9 +184,10 @@ bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
   if (statvfs(dir.c_str(), &fs) == 0) {
     const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (disk_need > disk_have) {
-      spdlog::error("not enough disk space in {}: {} output files and checkpoints need {}, {} is "
-                    "free",
-                    dir.string(), outputs, format_bytes(disk_need), format_bytes(disk_have));
+      spdlog::error("not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
+                    "is free",
+                    dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
+                    format_bytes(disk_have));
       ok = false;
     }
   }

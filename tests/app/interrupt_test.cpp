@@ -254,7 +254,8 @@ TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
 // random moments of an uninterrupted run's length, beside a thread that keeps a core busy: each run either finished first or
 // was stopped with exit code 130 and a checkpoint, whose printed command, run verbatim,
 // continues to the uninterrupted run's field bit for bit. A signal before heatsim's main
-// installed its handler ends it with nothing written (counted, and there must be few).
+// installed its handler, or one that ends OpenMPI's start-up daemon, ends it with nothing
+// written (counted, and there must be few).
 TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
   constexpr int kTrials = 50;
   const fs::path ref_out = dir_ / "reference";
@@ -267,14 +268,22 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
   const double run_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::vector<double> reference = field_of(ref_out / "field_00006000.h5");
 
-  std::atomic<bool> busy{true};
-  std::thread load([&] {
-    volatile double x = 0;
-    while (busy.load(std::memory_order_relaxed)) x = x + 1.0;
-  });
+  // Stopped and joined however the test ends (an ASSERT returns early).
+  struct Load {
+    std::atomic<bool> busy{true};
+    std::thread thread{[this] {
+      volatile double x = 0;
+      while (busy.load(std::memory_order_relaxed)) x = x + 1.0;
+    }};
+    ~Load() {
+      busy = false;
+      thread.join();
+      unsetenv("OMP_NUM_THREADS");
+    }
+  } load;
   std::mt19937 rng(22);
   std::uniform_real_distribution<double> moment(0.0, run_seconds);
-  int stopped = 0, finished = 0, before_main = 0;
+  int stopped = 0, finished = 0, before_main = 0, mpi_startup = 0;
   for (int t = 0; t < kTrials; ++t) {
     const fs::path out = dir_ / ("t" + std::to_string(t));
     const fs::path log = dir_ / ("t" + std::to_string(t) + ".log");
@@ -294,6 +303,13 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
       ++before_main;
       continue;
     }
+    // Built with OpenMPI, a process not started by mpirun starts a helper daemon in its own
+    // process group during MPI_Init: a signal to the group in that time ends the daemon, and
+    // MPI_Init fails (exit code 1) before anything is written.
+    if (code == 1 && text.find("MPI_INIT failed") != std::string::npos && !fs::exists(out)) {
+      ++mpi_startup;
+      continue;
+    }
     ASSERT_EQ(code, 130);
     const std::string line = continue_line(text);
     ASSERT_FALSE(line.empty());
@@ -302,14 +318,11 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
     ++stopped;
     fs::remove_all(out);
   }
-  busy = false;
-  load.join();
-  unsetenv("OMP_NUM_THREADS");
-  std::printf("  %d stopped and continued, %d finished first, %d signalled before main "
-              "(run %.2f s alone)\n",
-              stopped, finished, before_main, run_seconds);
+  std::printf("  %d stopped and continued, %d finished first, %d signalled before main, %d "
+              "during MPI's start-up (run %.2f s alone)\n",
+              stopped, finished, before_main, mpi_startup, run_seconds);
   EXPECT_GE(stopped, 30);
-  EXPECT_LE(before_main, 5);
+  EXPECT_LE(before_main + mpi_startup, 10);
 }
 
 }  // namespace
