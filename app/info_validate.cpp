@@ -123,6 +123,33 @@ void print_real_problem(const PreparedRun& run) {
   }
 }
 
+// What the run needs in memory on the backend it would take (auto: a GPU's when one is
+// visible), host and device apart, each part on a line.
+void print_memory(const PreparedRun& run) {
+  const solver::Case& c = run.case_;
+  std::string backend = c.backend;
+  if (backend == "auto") {
+    backend = "cpu";
+    for (const auto& e : kernels::backend_registry())
+      if (e.needs_gpu && !kernels::cuda_devices().empty()) {
+        backend = e.name;
+        break;
+      }
+  }
+  const solver::MemoryEstimate m = estimate_run_memory(run, backend);
+  const bool gpu = !m.device.empty();
+  fmt::print("  memory on the host: {} ({}; the largest parts that come and go count once)\n",
+             format_bytes(m.host_bytes()), gpu ? "a GPU backend" : "the cpu backend");
+  for (const solver::MemoryPart& p : m.host)
+    fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
+  fmt::print("    at most at once, {}: {}\n", m.host_transient.what,
+             format_bytes(m.host_transient.bytes));
+  if (!gpu) return;
+  fmt::print("  memory on the device: {}\n", format_bytes(m.device_bytes()));
+  for (const solver::MemoryPart& p : m.device)
+    fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
+}
+
 // The time method, and for the implicit ones how each step or the steady state is solved.
 void print_time_method(const solver::Case& c) {
   const char* name = solver::multigrid::to_string(c.time.method);
@@ -154,7 +181,6 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   const solver::Case& c = run->case_;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
-  const double value = c.precision == solver::Precision::fp32 ? 4.0 : 8.0;
   fmt::print("{}: valid\n", path);
   fmt::print("  grid: {}D, {} points\n", c.grid.dims, static_cast<std::int64_t>(points));
   fmt::print("  scheme: {} (radius {})\n", solver::to_string(c.scheme.kind),
@@ -188,9 +214,7 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   if (c.time.method != solver::TimeMethod::steady)
     fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,
                run->plan.dt * static_cast<double>(run->plan.steps));
-  fmt::print("  memory: {} per field copy ({}), about {} on the device or host running it\n",
-             format_bytes(points * value), kernels::to_string(c.precision),
-             format_bytes(2.0 * points * value));
+  print_memory(*run);
   print_real_problem(*run);
   return kExitOk;
 }

@@ -379,7 +379,9 @@ int run_case(const RunOptions& options) {
   }
   // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
   if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
-  if (!check_resources(c, plan, choice)) return kExitBadInput;
+  if (!check_resources(*prepared, choice,
+                       solver::scheme_radius(c.scheme) * std::max(1, problem.fusion_depth)))
+    return kExitBadInput;
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
   // 0 alone writes files and prints.
   const bool root = parallel::rank() == 0;
