@@ -16,15 +16,11 @@ namespace fs = std::filesystem;
 using Result = heatsim_tests::ProcessResult;
 const auto heatsim = heatsim_tests::run_heatsim;
 
-class FailedRun : public ::testing::Test {
+class FailedRun : public heatsim_tests::ScratchTest {
  protected:
-  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("failed_run"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
+  // The case with output into dir_/out.
   std::string write_case(const std::string& name, const std::string& body) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << body << "output: {directory: " << (dir_ / "out").string() << "}\n";
-    return p.string();
+    return write_file(name, body + "output: {directory: " + (dir_ / "out").string() + "}\n");
   }
 
   // A 2D steady case with a source, a probe, and the given faces.
@@ -39,8 +35,6 @@ class FailedRun : public ::testing::Test {
                             "time: {method: steady, tolerance: " + tolerance + "}\n"
                             "probes: {points: {centre: [0.5, 0.5]}}\n");
   }
-
-  fs::path dir_;
 };
 
 // The case: every face insulated. validate refuses it, and run refuses it the same way

@@ -63,27 +63,21 @@ std::vector<double> field_of(const fs::path& file) {
   return heatsim::io::read_field_file(file.string()).field;
 }
 
-class Interrupt : public ::testing::Test {
+class Interrupt : public heatsim_tests::ScratchTest {
  protected:
-  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("interrupt"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A 2D case writing into `out` (the case's own output.directory).
   std::string write_case(const std::string& name, const fs::path& out, long steps, long n = 64,
                          const std::string& extra = "") {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << "grid: {dims: 2, n: [" << n << ", " << n << "], length: [1.0, 1.0]}\n"
-                     << "physics: {alpha: 1.0}\n"
-                     << "boundary: {all: {type: dirichlet, value: 0}}\n"
-                     << "initial: {type: gaussian, center: [0.4, 0.6], width: 0.1}\n"
-                     << "time: {dt: auto, steps: " << steps << "}\n"
-                     << "backend: cpu\n"
-                     << "output: {directory: " << out.string() << ", every: 0}\n"
-                     << extra;
-    return p.string();
+    const std::string side = std::to_string(n);
+    return write_file(name, "grid: {dims: 2, n: [" + side + ", " + side +
+                                "], length: [1.0, 1.0]}\n"
+                                "physics: {alpha: 1.0}\n"
+                                "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                "initial: {type: gaussian, center: [0.4, 0.6], width: 0.1}\n"
+                                "time: {dt: auto, steps: " + std::to_string(steps) + "}\n"
+                                "backend: cpu\n"
+                                "output: {directory: " + out.string() + ", every: 0}\n" + extra);
   }
-
-  fs::path dir_;
 };
 
 // Starts heatsim with `args` (stdout and stderr into `log`); its pid.

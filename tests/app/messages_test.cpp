@@ -16,19 +16,7 @@ namespace fs = std::filesystem;
 using Result = heatsim_tests::ProcessResult;
 const auto heatsim = heatsim_tests::run_heatsim;
 
-class Messages : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("messages"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write_case(const std::string& name, const std::string& body) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << body;
-    return p.string();
-  }
-
-  fs::path dir_;
-};
+using Messages = heatsim_tests::ScratchTest;
 
 TEST_F(Messages, HelpSaysExitCode3CoversASolveThatStoppedConverging) {
   const Result r = heatsim("--help");
@@ -40,7 +28,7 @@ TEST_F(Messages, HelpSaysExitCode3CoversASolveThatStoppedConverging) {
 }
 
 TEST_F(Messages, ATabInTheIndentationIsNamed) {
-  const std::string c = write_case("tab.yaml",
+  const std::string c = write_file("tab.yaml",
                                    "grid:\n"
                                    "  dims: 1\n"
                                    "\tn: [10]\n");
@@ -55,7 +43,7 @@ TEST_F(Messages, ATabInTheIndentationIsNamed) {
 // spacing reads as the case gave it (0.00025, not 0.00025000000000000001).
 TEST_F(Messages, InspectShowsNoAlphaForMaterialsAndTheShortestSpacing) {
   const std::string c =
-      write_case("m.yaml", "grid: {dims: 1, n: [4001], length: [1.0]}\n"
+      write_file("m.yaml", "grid: {dims: 1, n: [4001], length: [1.0]}\n"
                            "materials: {a: {conductivity: 2, density: 3, specific_heat: 4}}\n"
                            "regions: [{material: a}]\n"
                            "boundary: {all: {type: dirichlet, value: 0}}\n"
@@ -79,7 +67,7 @@ TEST_F(Messages, APowerStatesItsUnitForTheDimension) {
                          "grid: {dims: 3, n: [9, 9, 9], length: [1.0, 1.0, 1.0]}\n"};
   const char* units[] = {"W/m^2 (per m^2 of cross-section)", "W/m (per metre of depth)", "W"};
   for (int d = 0; d < 3; ++d) {
-    const std::string c = write_case(
+    const std::string c = write_file(
         "p.yaml", std::string(grids[d]) +
                       "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}}\n"
                       "regions: [{material: a}]\n"
@@ -103,7 +91,7 @@ TEST_F(Messages, APowerStatesItsUnitForTheDimension) {
 // One output file is "1 output file" (a grid of 2^34 points, refused for the disk here unless
 // this disk has 384 GiB free).
 TEST_F(Messages, OneOutputFileIsSingular) {
-  const std::string c = write_case("big.yaml",
+  const std::string c = write_file("big.yaml",
                                    "grid: {dims: 3, n: [4096, 2048, 2048], length: [1, 1, 1]}\n"
                                    "physics: {alpha: 1.0}\n"
                                    "boundary: {all: {type: dirichlet, value: 0}}\n"
