@@ -10,10 +10,10 @@ namespace heatsim::app {
 // Exit codes (documented in README.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,      // I/O, device or other runtime failure
-  kExitBadInput = 2,     // invalid command line or case (nothing was run)
-  kExitDiverged = 3,     // the field became NaN/Inf, or a solve stopped converging
-  kExitInterrupted = 130 // 128 + signal: 130 for SIGINT, 143 for SIGTERM
+  kExitFailure = 1,       // I/O, device or other runtime failure
+  kExitBadInput = 2,      // invalid command line or case (nothing was run)
+  kExitDiverged = 3,      // the field became NaN/Inf, or a solve stopped converging
+  kExitInterrupted = 130  // 128 + signal: 130 for SIGINT, 143 for SIGTERM
 };
 
 // Command-line overrides of case keys.

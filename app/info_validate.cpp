@@ -48,7 +48,9 @@ std::string schedule_text(const kernels::Schedule& s) {
 // The unit of a power (a heat rate) on a grid of `dims` dimensions: a 2D grid is a slice of a
 // body one metre deep, a 1D grid a bar of one square metre of cross-section.
 const char* power_unit(int dims) {
-  return dims == 3 ? "W" : dims == 2 ? "W/m (per metre of depth)" : "W/m^2 (per m^2 of cross-section)";
+  return dims == 3   ? "W"
+         : dims == 2 ? "W/m (per metre of depth)"
+                     : "W/m^2 (per m^2 of cross-section)";
 }
 
 // The real-problem lines of `validate`: materials with their node counts, sources with the
@@ -76,11 +78,10 @@ void print_real_problem(const PreparedRun& run) {
                  run.fields->sources.size(), run.fields->sources.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < c.sources.size(); ++i) {
       const solver::SourceSpec& s = c.sources[i];
-      std::string amount = s.power ? fmt::format("power {:.6g} {}", *s.power,
-                                                 power_unit(c.grid.dims))
-                           : s.power_density
-                               ? fmt::format("power density {:.6g} W/m^3", *s.power_density)
-                               : std::string("density from ") + s.shape.path;
+      std::string amount =
+          s.power           ? fmt::format("power {:.6g} {}", *s.power, power_unit(c.grid.dims))
+          : s.power_density ? fmt::format("power density {:.6g} W/m^3", *s.power_density)
+                            : std::string("density from ") + s.shape.path;
       fmt::print("    sources[{}]: {}, {}, {}\n", i, shape_name(s.shape.kind), amount,
                  schedule_text(s.schedule));
     }

@@ -42,8 +42,8 @@ int run_command(int argc, char** argv);
 // the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
   namespace parallel = heatsim::solver::parallel;
-  if (argc > 1 && (std::strcmp(argv[1], "run") == 0 ||
-                   (!is_subcommand(argv[1]) && argv[1][0] != '-')))
+  if (argc > 1 &&
+      (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))
     heatsim::app::catch_stop_signals();
   parallel::Environment mpi(argc, argv);
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);

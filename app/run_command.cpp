@@ -9,8 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -47,7 +47,8 @@ namespace {
 std::atomic<int> g_signal{0};
 // CLOCK_MONOTONIC nanoseconds (plus one, so never 0) of the first signal; 0: none yet.
 std::atomic<std::int64_t> g_first_signal_ns{0};
-static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the handler needs a lock-free clock");
+static_assert(std::atomic<std::int64_t>::is_always_lock_free,
+              "the handler needs a lock-free clock");
 
 // Signals within this many seconds of the first are the same request: `timeout` and a shell's
 // Ctrl-C signal the process and its group, mpirun forwards what it receives, a scheduler sends
@@ -72,9 +73,9 @@ extern "C" void on_signal(int sig) {
 // A word for a POSIX shell: as it is when it holds only characters no shell treats
 // specially, else in single quotes.
 std::string shell_word(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-                                                       "qrstuvwxyz0123456789_-+=.,:/@%") ==
-                                       std::string::npos;
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                       "qrstuvwxyz0123456789_-+=.,:/@%") == std::string::npos;
   if (plain) return s;
   std::string out = "'";
   for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -84,8 +85,8 @@ std::string shell_word(const std::string& s) {
 // The command that continues this run from `checkpoint`: the program as it was called, the
 // case, and every override the run was given, so that it continues exactly this run.
 std::string continue_command(const RunOptions& o, const std::string& checkpoint) {
-  std::string cmd = shell_word(o.program.empty() ? "heatsim" : o.program) + " run " +
-                    shell_word(o.case_path);
+  std::string cmd =
+      shell_word(o.program.empty() ? "heatsim" : o.program) + " run " + shell_word(o.case_path);
   const RunOverrides& v = o.overrides;
   if (v.output_dir) cmd += " -o " + shell_word(*v.output_dir);
   if (v.backend) cmd += " --backend " + shell_word(*v.backend);
@@ -210,13 +211,13 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
       problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),
       options);
   if (c.time.method == solver::TimeMethod::steady)
-    spdlog::info("steady: multigrid ({} levels), CG to relative residual {:.3g}",
-                 stepper->levels(), c.time.tolerance);
+    spdlog::info("steady: multigrid ({} levels), CG to relative residual {:.3g}", stepper->levels(),
+                 c.time.tolerance);
   else
-    spdlog::info("{}: multigrid ({} levels), CG to relative residual {:.3g} per step; dt is "
-                 "{:.3g} times the explicit limit",
-                 mg::to_string(c.time.method), stepper->levels(), c.time.tolerance,
-                 plan.dt / plan.dt_limit);
+    spdlog::info(
+        "{}: multigrid ({} levels), CG to relative residual {:.3g} per step; dt is "
+        "{:.3g} times the explicit limit",
+        mg::to_string(c.time.method), stepper->levels(), c.time.tolerance, plan.dt / plan.dt_limit);
   return stepper;
 }
 
@@ -239,13 +240,13 @@ std::function<void(std::int64_t, std::int64_t)> implicit_advance(
       unlogged_seconds += solve;
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - last_line).count() >= progress_seconds) {
-        spdlog::info(
-            "step {}: {}; solve {}{}", first + s + 1, r.describe(), format_solve_seconds(solve),
-            unlogged > 1
-                ? fmt::format(" (mean {} over the last {} steps)",
-                              format_solve_seconds(unlogged_seconds / static_cast<double>(unlogged)),
-                              unlogged)
-                : std::string());
+        spdlog::info("step {}: {}; solve {}{}", first + s + 1, r.describe(),
+                     format_solve_seconds(solve),
+                     unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",
+                                                format_solve_seconds(unlogged_seconds /
+                                                                     static_cast<double>(unlogged)),
+                                                unlogged)
+                                  : std::string());
         last_line = now;
         unlogged = 0;
         unlogged_seconds = 0.0;
@@ -267,6 +268,32 @@ std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t,
       format_solve_seconds(t.solve_seconds),
       format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
       format_solve_seconds(std::max(0.0, loop_seconds - t.solve_seconds)));
+}
+
+// The summary's first line. Explicit steps: the steps, the time reached, the rate and
+// `bound()` (what bound_summary says); implicit steps: their multigrid iterations and solve
+// time; a steady state (`steady`): its iterations, residuals and solve time. No GStencil/s for
+// a solve: it is not a stencil sweep.
+std::string done_line(const solver::RunResult& result, const std::string& where,
+                      const solver::multigrid::ImplicitStepper* implicit,
+                      const solver::multigrid::SolveReport* steady,
+                      const std::function<std::string()>& bound) {
+  if (steady)
+    return fmt::format(
+        "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), solve "
+        "{} on {}",
+        steady->iterations, steady->iterations == 1 ? "" : "s", steady->final_residual(),
+        steady->residuals.empty() ? 0.0 : steady->residuals.front(),
+        format_solve_seconds(implicit->timing().solve_seconds), where);
+  const std::string steps = fmt::format("done: {} steps to step {} (t = {:.6g}) in {} wall",
+                                        result.last_step - result.first_step, result.last_step,
+                                        result.time, format_seconds(result.wall_seconds));
+  if (implicit)
+    return fmt::format("{} on {}: {} multigrid iterations, {} solving", steps, where,
+                       implicit->timing().iterations,
+                       format_solve_seconds(implicit->timing().solve_seconds));
+  return fmt::format("{}, {:.3f} GStencil/s on {}{}", steps, result.gstencils_per_second, where,
+                     bound());
 }
 
 }  // namespace
@@ -298,8 +325,9 @@ int run_case(const RunOptions& options) {
   std::int64_t step0 = 0;
   if (!options.restart.empty()) {
     if (c.time.method == solver::TimeMethod::steady) {
-      spdlog::error("--restart: a steady state is one solve with nothing to continue; run the "
-                    "case without --restart");
+      spdlog::error(
+          "--restart: a steady state is one solve with nothing to continue; run the "
+          "case without --restart");
       return kExitBadInput;
     }
     // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
@@ -432,9 +460,10 @@ int run_case(const RunOptions& options) {
   }
   const bool steady = c.time.method == solver::TimeMethod::steady;
   if (steady)
-    spdlog::info("steady state to relative residual {:.3g}, written as step 0 with attribute "
-                 "steady = 1 (no time)",
-                 c.time.tolerance);
+    spdlog::info(
+        "steady state to relative residual {:.3g}, written as step 0 with attribute "
+        "steady = 1 (no time)",
+        c.time.tolerance);
   else
     spdlog::info("dt {:.6g} ({}; explicit stability limit {:.6g}), {} steps to t = {:.6g}",
                  plan.dt, plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
@@ -524,9 +553,10 @@ int run_case(const RunOptions& options) {
       const std::int64_t every = c.probes.every;
       const std::int64_t expected = every > 0 ? step0 / every * every : -1;
       if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
-        spdlog::warn("{} ends at step {}, before the restart step's last row {}: rows in "
-                     "between are missing",
-                     probes_csv->path(), probes_csv->last_step(), expected);
+        spdlog::warn(
+            "{} ends at step {}, before the restart step's last row {}: rows in "
+            "between are missing",
+            probes_csv->path(), probes_csv->last_step(), expected);
     }
 
     solver::Simulation sim(c, plan, backend, step0);
@@ -543,20 +573,20 @@ int run_case(const RunOptions& options) {
       return part;
     };
     WallTime wall;
-    sim.add_observer({"output", c.output.every, options.restart.empty(), true,
-                      [&](solver::StepState& s) {
-                        if (collective) {
-                          io::write_field_file_collective(
-                              io::output_path(c, s.step()),
-                              io::make_meta(c, plan.dt, choice.name, s.step(), s.time()),
-                              owned_part(), io::FieldFileKind::output);
-                          if (series) series->add_to_index(s.step(), s.time());
-                        } else {
-                          const std::vector<double>& u = s.field();  // gathered on rank 0
-                          if (series) series->write(s.step(), s.time(), u);
-                        }
-                        if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
-                      }});
+    sim.add_observer(
+        {"output", c.output.every, options.restart.empty(), true, [&](solver::StepState& s) {
+           if (collective) {
+             io::write_field_file_collective(
+                 io::output_path(c, s.step()),
+                 io::make_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
+                 io::FieldFileKind::output);
+             if (series) series->add_to_index(s.step(), s.time());
+           } else {
+             const std::vector<double>& u = s.field();  // gathered on rank 0
+             if (series) series->write(s.step(), s.time(), u);
+           }
+           if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
+         }});
     std::vector<double> probe_values;  // the last row written
     double probe_time = 0.0;
     if (probes) {
@@ -565,23 +595,22 @@ int run_case(const RunOptions& options) {
       // uninterrupted run would have. Added before the checkpoint observer: a due row is in
       // the file before the checkpoint flushes it.
       const std::int64_t every = c.probes.every;
-      sim.add_observer(
-          {"probes", every, options.restart.empty() && every > 0, true,
-           [&, every](solver::StepState& s) {
-             const bool due = (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
-             if (!due) return;
-             std::vector<double> gathered;
-             backend.sample(probes->nodes(), gathered);
-             probe_values = probes->values(gathered);
-             probe_time = s.time();
-             if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
-           }});
+      sim.add_observer({"probes", every, options.restart.empty() && every > 0, true,
+                        [&, every](solver::StepState& s) {
+                          const bool due =
+                              (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+                          if (!due) return;
+                          std::vector<double> gathered;
+                          backend.sample(probes->nodes(), gathered);
+                          probe_values = probes->values(gathered);
+                          probe_time = s.time();
+                          if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+                        }});
     }
     // A steady state has nothing to continue: its output is the whole result.
     std::string last_checkpoint;
     if (!steady)
-      sim.add_observer({"checkpoint", c.checkpoint.every, false, true,
-                        [&](solver::StepState& s) {
+      sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
                           // The probe rows up to this step reach the disk before the checkpoint
                           // that a restart would continue them from.
                           if (probes_csv) probes_csv->flush();
@@ -606,9 +635,9 @@ int run_case(const RunOptions& options) {
             spdlog::info(
                 "step {}/{} ({:.0f}%) t={:.6g} {}ETA {} | min {:.6g} max {:.6g} heat {:.10g}",
                 r.step, r.total_steps,
-                r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0,
-                r.time,
-                implicit ? std::string() : fmt::format("{:.3f} GStencil/s ", r.gstencils_per_second),
+                r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0, r.time,
+                implicit ? std::string()
+                         : fmt::format("{:.3f} GStencil/s ", r.gstencils_per_second),
                 format_seconds(r.eta_seconds), r.stats.min, r.stats.max, r.stats.total_heat * cell);
           },
           options.progress_seconds);
@@ -619,8 +648,8 @@ int run_case(const RunOptions& options) {
     // the backend, so output, checkpoints and statistics stay the loop's.
     double implicit_loop_seconds = 0.0;  // the implicit steps with the backend's transfers
     if (implicit && !steady)
-      sim.advance_with(implicit_advance(*implicit, backend, options.progress_seconds,
-                                        implicit_loop_seconds));
+      sim.advance_with(
+          implicit_advance(*implicit, backend, options.progress_seconds, implicit_loop_seconds));
 
     solver::RunResult result;
     wall.setup =
@@ -630,7 +659,6 @@ int run_case(const RunOptions& options) {
     } catch (const solver::multigrid::SolveFailure& e) {
       return failed(kExitDiverged, e.what());
     }
-    const std::int64_t done = result.last_step - result.first_step;
     if (implicit && implicit->timing().solves > 0 && !steady)
       spdlog::info("{}", describe_solves(implicit->timing(), implicit_loop_seconds));
     switch (result.status) {
@@ -641,7 +669,8 @@ int run_case(const RunOptions& options) {
                      result.signal, result.last_step, last_checkpoint,
                      continue_command(options, last_checkpoint));
         return 128 + result.signal;
-      case solver::RunResult::Status::completed: break;
+      case solver::RunResult::Status::completed:
+        break;
     }
     wall.stepping = result.stepping_seconds;
     if (steady) {
@@ -661,40 +690,26 @@ int run_case(const RunOptions& options) {
       // Collective: every rank takes part in the gather; rank 0 prints.
       if (prepared->fields) backend.download(final_u);
       if (!root) return kExitOk;
-      fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {} x {}\n",
-                 done, result.last_step, result.time, format_seconds(result.wall_seconds),
-                 result.gstencils_per_second, parallel::size(), choice.name);
-    } else if (steady) {
-      const auto& t = implicit->timing();
-      fmt::print("done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), "
-                 "solve {} on {}\n",
-                 steady_report.iterations, steady_report.iterations == 1 ? "" : "s",
-                 steady_report.final_residual(),
-                 steady_report.residuals.empty() ? 0.0 : steady_report.residuals.front(),
-                 format_solve_seconds(t.solve_seconds), choice.name);
-    } else if (implicit) {
-      fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall on {}: {} multigrid "
-                 "iterations, {} solving\n",
-                 done, result.last_step, result.time, format_seconds(result.wall_seconds),
-                 choice.name, implicit->timing().iterations,
-                 format_solve_seconds(implicit->timing().solve_seconds));
+      fmt::print("{}\n", done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
+                                   nullptr, nullptr, [] { return std::string(); }));
     } else {
-      fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}{}\n",
-                 done, result.last_step, result.time, format_seconds(result.wall_seconds),
-                 result.gstencils_per_second, choice.name,
-                 bound_summary(problem, backend, choice.name, result.gstencils_per_second));
+      fmt::print(
+          "{}\n",
+          done_line(result, choice.name, implicit.get(), steady ? &steady_report : nullptr, [&] {
+            return bound_summary(problem, backend, choice.name, result.gstencils_per_second);
+          }));
     }
     fmt::print("{}\n", describe_wall_time(wall, total_seconds()));
     fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
-               result.final_stats.min, result.final_stats.max,
-               result.final_stats.total_heat * cell, series->xdmf_path());
+               result.final_stats.min, result.final_stats.max, result.final_stats.total_heat * cell,
+               series->xdmf_path());
     if (prepared->fields) {
       if (!decomposed) backend.download(final_u);
       for (const solver::MaterialSummary& m :
            solver::summarize_materials(c, prepared->material_ids, final_u))
         if (m.nodes > 0)
-          fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name,
-                     m.nodes, m.min, m.max, m.mean);
+          fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name, m.nodes,
+                     m.min, m.max, m.mean);
       fmt::print("materials: {}\n", io::material_file_path(c));
     }
     if (probes) {
@@ -704,10 +719,10 @@ int run_case(const RunOptions& options) {
       for (std::size_t i = 0; i < names.size() && i < probe_values.size(); ++i)
         values += fmt::format("{}{} {:.6g}", i ? ", " : "", names[i], probe_values[i]);
       if (!values.empty())
-        fmt::print("probes {}: {}\n",
-                   steady ? std::string("at the steady state")
-                          : fmt::format("at t = {:.6g}", probe_time),
-                   values);
+        fmt::print(
+            "probes {}: {}\n",
+            steady ? std::string("at the steady state") : fmt::format("at t = {:.6g}", probe_time),
+            values);
       fmt::print("probes: {}\n", probes_csv->path());
     }
     std::fflush(stdout);

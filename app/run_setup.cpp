@@ -183,10 +183,11 @@ bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice
   if (statvfs(dir.c_str(), &fs) == 0) {
     const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (disk_need > disk_have) {
-      spdlog::error("not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
-                    "is free",
-                    dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
-                    format_bytes(disk_have));
+      spdlog::error(
+          "not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
+          "is free",
+          dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
+          format_bytes(disk_have));
       ok = false;
     }
   }

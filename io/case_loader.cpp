@@ -210,11 +210,10 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     // yaml-cpp says "illegal map value" or the like for a tab in the indentation: name it.
     const int tab = first_tab_indented_line(text);
-    const std::string hint =
-        tab > 0 && (line == 0 || tab <= line)
-            ? "; line " + std::to_string(tab) +
-                  " is indented with a tab, and YAML indents with spaces only"
-            : std::string();
+    const std::string hint = tab > 0 && (line == 0 || tab <= line)
+                                 ? "; line " + std::to_string(tab) +
+                                       " is indented with a tab, and YAML indents with spaces only"
+                                 : std::string();
     result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg + hint});
     return result;
   } catch (const std::exception& e) {

@@ -1,15 +1,14 @@
 #include "inspect.hpp"
 
+#include <spdlog/fmt/fmt.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-
 #include <filesystem>
 #include <map>
-
-#include <spdlog/fmt/fmt.h>
-#include <yaml-cpp/yaml.h>
 
 #include "field_file.hpp"
 #include "material_output.hpp"
@@ -123,9 +122,8 @@ void inspect_file(const std::string& path, std::ostream& out) {
       << "kind:       " << to_string(f.kind)
       << (f.checksummed ? " (Fletcher32 checksum verified)" : "") << "\n"
       << (m.steady ? "state:      steady (no time: step, time and dt are 0)\n"
-                   : "step:       " + std::to_string(m.step) + "\n" +
-                         "time:       " + number(m.time) + "\n" +
-                         "dt:         " + number(m.dt) + "\n")
+                   : "step:       " + std::to_string(m.step) + "\n" + "time:       " +
+                         number(m.time) + "\n" + "dt:         " + number(m.dt) + "\n")
       << "grid:       " << m.dims << "D, " << axes(m.n, m.dims, integer, " x ") << " ("
       << m.points() << " points)\n"
       << "spacing:    " << axes(m.spacing, m.dims, number, " ") << "\n"

@@ -107,9 +107,8 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::vector<RunFile> files = find_run_files(c);
   DirectoryPlan plan;
   if (files.empty()) return plan;
-  const bool failed = std::any_of(files.begin(), files.end(), [](const RunFile& f) {
-    return f.kind == RunFile::Kind::failed;
-  });
+  const bool failed = std::any_of(files.begin(), files.end(),
+                                  [](const RunFile& f) { return f.kind == RunFile::Kind::failed; });
   if (use.restarting) {
     for (const RunFile& f : files) {
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
@@ -156,8 +155,7 @@ void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec)
-      throw std::runtime_error("output directory '" + dir + "' cannot be created: " +
-                               ec.message());
+      throw std::runtime_error("output directory '" + dir + "' cannot be created: " + ec.message());
   }
   check_writable(dir);
   const DirectoryPlan plan = plan_directory(c, use);

@@ -43,8 +43,8 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   e.host.push_back({"executable and libraries", kProcessBytes});
   const std::string backend = on_gpu ? "device" : "cpu backend";
   std::vector<MemoryPart>& runs_there = on_gpu ? e.device : e.host;
-  runs_there.push_back({"field in the " + backend + " (two padded copies)",
-                        2.0 * value * padded(ghost)});
+  runs_there.push_back(
+      {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
   if (c.has_fields()) {
     e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
@@ -58,9 +58,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   double setup = 8.0 * points;  // the initial field, until the backend holds it
   double step = 0.0;
   if (implicit) {
-    const MultigridBytes mg = multigrid_bytes(dims, n, periodic,
-                                              c.time.method == TimeMethod::crank_nicolson,
-                                              !on_gpu, multigrid_layout(dims));
+    const MultigridBytes mg =
+        multigrid_bytes(dims, n, periodic, c.time.method == TimeMethod::crank_nicolson, !on_gpu,
+                        multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
     runs_there.push_back({"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
                           static_cast<double>(mg.level_ops)});
@@ -74,15 +74,14 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
   const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
   const std::vector<MemoryPart> transients{
-      {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") +
-           ")",
+      {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
        setup},
       {"a step's solve on the host", step},
       {"an output or checkpoint being written", output},
       {"materials.h5 being written", materials}};
-  e.host_transient = *std::max_element(
-      transients.begin(), transients.end(),
-      [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
+  e.host_transient =
+      *std::max_element(transients.begin(), transients.end(),
+                        [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
   if (on_gpu) e.device.push_back({"reductions and scratch", 64.0 * 1024 * 1024});
   return e;
 }

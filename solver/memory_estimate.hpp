@@ -20,9 +20,9 @@ struct MemoryPart {
 };
 
 struct MemoryEstimate {
-  std::vector<MemoryPart> host;        // for the whole run
-  MemoryPart host_transient;           // the largest of the parts that come and go
-  std::vector<MemoryPart> device;      // empty on the CPU
+  std::vector<MemoryPart> host;    // for the whole run
+  MemoryPart host_transient;       // the largest of the parts that come and go
+  std::vector<MemoryPart> device;  // empty on the CPU
   double host_bytes() const;
   double device_bytes() const;
 };

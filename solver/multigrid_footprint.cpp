@@ -35,9 +35,7 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
   }
   const std::int64_t run_copy = on_cpu ? layout.cpu_copy_extra_doubles : 0;
   const auto level_bytes = [&](int operator_doubles) {
-    return (operator_doubles + run_copy + layout.vectors_per_level) *
-               kDouble +
-           layout.fixed_bytes;
+    return (operator_doubles + run_copy + layout.vectors_per_level) * kDouble + layout.fixed_bytes;
   };
   b.level_ops = finest * (level_bytes(layout.finest_operator_doubles) +
                           layout.finest_extra_vectors * kDouble) +
@@ -47,9 +45,8 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
                      layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
                  coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
-  b.host_step =
-      finest * kDouble *
-      (layout.step_vectors + (crank_nicolson ? layout.crank_nicolson_extra_vectors : 0));
+  b.host_step = finest * kDouble *
+                (layout.step_vectors + (crank_nicolson ? layout.crank_nicolson_extra_vectors : 0));
   return b;
 }
 

@@ -40,11 +40,11 @@ struct MultigridLayout {
 MultigridLayout multigrid_layout(int dims);
 
 struct MultigridBytes {
-  std::int64_t levels = 0;        // how many
-  std::int64_t level_ops = 0;     // where the level operations run (host for cpu, else device)
-  std::int64_t host = 0;          // on the host for the whole run: the heat-flow operator
-  std::int64_t host_setup = 0;    // on the host while the solver is set up (the hierarchy)
-  std::int64_t host_step = 0;     // on the host during each step
+  std::int64_t levels = 0;      // how many
+  std::int64_t level_ops = 0;   // where the level operations run (host for cpu, else device)
+  std::int64_t host = 0;        // on the host for the whole run: the heat-flow operator
+  std::int64_t host_setup = 0;  // on the host while the solver is set up (the hierarchy)
+  std::int64_t host_step = 0;   // on the host during each step
 };
 
 // The solver of a grid of n[axis] nodes (1 on unused axes), periodic per axis, coarsened as

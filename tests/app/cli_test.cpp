@@ -156,8 +156,8 @@ TEST_F(Cli, RunSummaryStatesNoBoundFromAnUnreliableMeasurement) {
   const std::string c = write_case("c.yaml", small_case(200));
   const Result r = heatsim("run " + c + " --backend cpu");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output,
-                                std::regex(R"(done: 200 steps .* [0-9.]+ GStencil/s on cpu\n)")))
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex(R"(done: 200 steps .* [0-9.]+ GStencil/s on cpu\n)")))
       << r.output;
   EXPECT_EQ(r.output.find("% of the"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("GB/s measured"), std::string::npos) << r.output;
@@ -526,7 +526,8 @@ TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
                       "initial: {type: constant, value: 0}\n"
                       "time: {method: steady, tolerance: 1.0e-9}\n"
                       "probes: {points: {mid: [0.5, 0.375]}}\n"
-                      "output: {directory: " + (dir / "out").string() + "}\n";
+                      "output: {directory: " +
+                          (dir / "out").string() + "}\n";
   const Result r = heatsim("run " + c.string());
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("steady state to relative residual 1e-09, written as step 0 with "
@@ -535,8 +536,9 @@ TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
       << r.output;
   EXPECT_EQ(r.output.find("stability limit"), std::string::npos) << r.output;
   EXPECT_TRUE(std::regex_search(
-      r.output, std::regex(R"(done: steady state in \d+ iterations to relative residual [0-9.e+-]+ )"
-                           R"(\(from [0-9.e+-]+\), solve [0-9.]+ m?s on cpu\n)")))
+      r.output,
+      std::regex(R"(done: steady state in \d+ iterations to relative residual [0-9.e+-]+ )"
+                 R"(\(from [0-9.e+-]+\), solve [0-9.]+ m?s on cpu\n)")))
       << r.output;
   EXPECT_EQ(r.output.find("GStencil/s"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("probes at the steady state: mid "), std::string::npos) << r.output;

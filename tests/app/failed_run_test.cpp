@@ -26,14 +26,19 @@ class FailedRun : public heatsim_tests::ScratchTest {
   // A 2D steady case with a source, a probe, and the given faces.
   std::string steady_case(const std::string& name, const std::string& boundary,
                           const std::string& tolerance = "1.0e-10") {
-    return write_case(name, "grid: {dims: 2, n: [33, 33], length: [1.0, 1.0]}\n"
-                            "materials: {m: {conductivity: 2, density: 1, specific_heat: 1}}\n"
-                            "regions: [{material: m}]\n"
-                            "sources: [{power_density: 10}]\n"
-                            "boundary: " + boundary + "\n"
-                            "initial: {type: constant, value: 0}\n"
-                            "time: {method: steady, tolerance: " + tolerance + "}\n"
-                            "probes: {points: {centre: [0.5, 0.5]}}\n");
+    return write_case(name,
+                      "grid: {dims: 2, n: [33, 33], length: [1.0, 1.0]}\n"
+                      "materials: {m: {conductivity: 2, density: 1, specific_heat: 1}}\n"
+                      "regions: [{material: m}]\n"
+                      "sources: [{power_density: 10}]\n"
+                      "boundary: " +
+                          boundary +
+                          "\n"
+                          "initial: {type: constant, value: 0}\n"
+                          "time: {method: steady, tolerance: " +
+                          tolerance +
+                          "}\n"
+                          "probes: {points: {centre: [0.5, 0.5]}}\n");
   }
 };
 
@@ -49,8 +54,8 @@ TEST_F(FailedRun, SteadyWithoutAFixedFaceIsRefusedWithNothingWritten) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
-  const std::string fixed = steady_case(
-      "ins.yaml", "{all: {type: neumann, flux: 0}, x-: {type: dirichlet, value: 300}}");
+  const std::string fixed =
+      steady_case("ins.yaml", "{all: {type: neumann, flux: 0}, x-: {type: dirichlet, value: 300}}");
   const Result ok = heatsim("run " + fixed);
   EXPECT_EQ(ok.code, 0) << ok.output;
 }
@@ -81,11 +86,12 @@ TEST_F(FailedRun, StalledSteadySolveLeavesNothing) {
 // says why, and the same command runs again (here it fails the same way); the corrected case
 // then replaces everything, the mark included.
 TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
-  const std::string grid = "grid: {dims: 2, n: [30, 30], length: [1.0, 1.0]}\n"
-                           "physics: {alpha: 1.0}\n"
-                           "scheme: order4\n"
-                           "initial: {type: constant, value: 0}\n"
-                           "time: {dt: auto, steps: 100}\n";
+  const std::string grid =
+      "grid: {dims: 2, n: [30, 30], length: [1.0, 1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "scheme: order4\n"
+      "initial: {type: constant, value: 0}\n"
+      "time: {dt: auto, steps: 100}\n";
   const std::string bad =
       write_case("c.yaml", grid + "boundary: {all: {type: dirichlet, value: 1.5e308}}\n");
   Result r = heatsim("run " + bad);

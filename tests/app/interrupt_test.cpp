@@ -47,7 +47,7 @@ int shell(const std::string& command, const fs::path& log) {
 std::string continue_line(const std::string& log) {
   std::smatch m;
   return std::regex_search(log, m, std::regex("continue with: ([^\n]*)")) ? m[1].str()
-                                                                         : std::string();
+                                                                          : std::string();
 }
 
 // Every file of a directory with its size and modification time: what "unchanged" means.
@@ -74,9 +74,12 @@ class Interrupt : public heatsim_tests::ScratchTest {
                                 "physics: {alpha: 1.0}\n"
                                 "boundary: {all: {type: dirichlet, value: 0}}\n"
                                 "initial: {type: gaussian, center: [0.4, 0.6], width: 0.1}\n"
-                                "time: {dt: auto, steps: " + std::to_string(steps) + "}\n"
+                                "time: {dt: auto, steps: " +
+                                std::to_string(steps) +
+                                "}\n"
                                 "backend: cpu\n"
-                                "output: {directory: " + out.string() + ", every: 0}\n" + extra);
+                                "output: {directory: " +
+                                out.string() + ", every: 0}\n" + extra);
   }
 };
 
@@ -162,8 +165,8 @@ TEST_F(Interrupt, RestartIntoAnotherRunsDirectoryIsRefusedWithoutOverwrite) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(field_of(b / "field_00000040.h5"), field_of(a / "field_00000040.h5"));
   // Without -o: beside the checkpoint, whatever output.directory says.
-  const std::string elsewhere = write_case("e.yaml", dir_ / "never", 40, 32,
-                                           "checkpoint: {every: 20}\n");
+  const std::string elsewhere =
+      write_case("e.yaml", dir_ / "never", 40, 32, "checkpoint: {every: 20}\n");
   r = heatsim("run -q " + elsewhere + " --restart " + ckpt);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "never"));
@@ -183,8 +186,8 @@ TEST_F(Interrupt, MissingOrBrokenCheckpointIsACommandLineMistake) {
 // SIGINT and SIGTERM back to back (a shell's Ctrl-C reaching a group, mpirun forwarding,
 // `timeout` signalling the process and its group): one request, a checkpoint, 143 or 130.
 TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
-  for (const auto& [first, second] : {std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGINT},
-                                      std::pair{SIGTERM, SIGTERM}}) {
+  for (const auto& [first, second] :
+       {std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGINT}, std::pair{SIGTERM, SIGTERM}}) {
     const fs::path out = dir_ / ("out" + std::to_string(first) + std::to_string(second));
     const std::string c = write_case("long.yaml", out, 100000000, 64, "checkpoint: {every: 200}\n");
     const fs::path log = dir_ / "two.log";
@@ -245,10 +248,10 @@ TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
 }
 
 // 50 runs stopped by `timeout -s INT` (the signal to heatsim and to its group, so twice) at
-// random moments of an uninterrupted run's length, beside a thread that keeps a core busy: each run either finished first or
-// was stopped with exit code 130 and a checkpoint, whose printed command, run verbatim,
-// continues to the uninterrupted run's field bit for bit. A signal before heatsim's main
-// installed its handler, or one that ends OpenMPI's start-up daemon, ends it with nothing
+// random moments of an uninterrupted run's length, beside a thread that keeps a core busy: each run
+// either finished first or was stopped with exit code 130 and a checkpoint, whose printed command,
+// run verbatim, continues to the uninterrupted run's field bit for bit. A signal before heatsim's
+// main installed its handler, or one that ends OpenMPI's start-up daemon, ends it with nothing
 // written (counted, and there must be few).
 TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
   constexpr int kTrials = 50;
@@ -312,9 +315,10 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
     ++stopped;
     fs::remove_all(out);
   }
-  std::printf("  %d stopped and continued, %d finished first, %d signalled before main, %d "
-              "during MPI's start-up (run %.2f s alone)\n",
-              stopped, finished, before_main, mpi_startup, run_seconds);
+  std::printf(
+      "  %d stopped and continued, %d finished first, %d signalled before main, %d "
+      "during MPI's start-up (run %.2f s alone)\n",
+      stopped, finished, before_main, mpi_startup, run_seconds);
   EXPECT_GE(stopped, 30);
   EXPECT_LE(before_main + mpi_startup, 10);
 }

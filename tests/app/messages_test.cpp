@@ -43,13 +43,15 @@ TEST_F(Messages, ATabInTheIndentationIsNamed) {
 // spacing reads as the case gave it (0.00025, not 0.00025000000000000001).
 TEST_F(Messages, InspectShowsNoAlphaForMaterialsAndTheShortestSpacing) {
   const std::string c =
-      write_file("m.yaml", "grid: {dims: 1, n: [4001], length: [1.0]}\n"
-                           "materials: {a: {conductivity: 2, density: 3, specific_heat: 4}}\n"
-                           "regions: [{material: a}]\n"
-                           "boundary: {all: {type: dirichlet, value: 0}}\n"
-                           "initial: {type: constant, value: 1}\n"
-                           "time: {dt: auto, steps: 2}\n"
-                           "output: {directory: " + (dir_ / "out").string() + "}\n");
+      write_file("m.yaml",
+                 "grid: {dims: 1, n: [4001], length: [1.0]}\n"
+                 "materials: {a: {conductivity: 2, density: 3, specific_heat: 4}}\n"
+                 "regions: [{material: a}]\n"
+                 "boundary: {all: {type: dirichlet, value: 0}}\n"
+                 "initial: {type: constant, value: 1}\n"
+                 "time: {dt: auto, steps: 2}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
   ASSERT_EQ(heatsim("run -q " + c).code, 0);
   const Result r = heatsim("inspect " + (dir_ / "out" / "field_00000002.h5").string());
   EXPECT_EQ(r.code, 0) << r.output;
@@ -67,18 +69,17 @@ TEST_F(Messages, APowerStatesItsUnitForTheDimension) {
                          "grid: {dims: 3, n: [9, 9, 9], length: [1.0, 1.0, 1.0]}\n"};
   const char* units[] = {"W/m^2 (per m^2 of cross-section)", "W/m (per metre of depth)", "W"};
   for (int d = 0; d < 3; ++d) {
-    const std::string c = write_file(
-        "p.yaml", std::string(grids[d]) +
-                      "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}}\n"
-                      "regions: [{material: a}]\n"
-                      "sources: [{power: 100}]\n"
-                      "boundary: {all: {type: dirichlet, value: 0}}\n"
-                      "initial: {type: constant, value: 0}\n"
-                      "time: {dt: auto, steps: 2}\n");
+    const std::string c =
+        write_file("p.yaml", std::string(grids[d]) +
+                                 "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}}\n"
+                                 "regions: [{material: a}]\n"
+                                 "sources: [{power: 100}]\n"
+                                 "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                 "initial: {type: constant, value: 0}\n"
+                                 "time: {dt: auto, steps: 2}\n");
     const Result r = heatsim("validate " + c);
     EXPECT_EQ(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find(std::string("power 100 ") + units[d] + ", constant"),
-              std::string::npos)
+    EXPECT_NE(r.output.find(std::string("power 100 ") + units[d] + ", constant"), std::string::npos)
         << r.output;
     EXPECT_TRUE(std::regex_search(
         r.output, std::regex(std::string(R"(field 0: 100 )") +
@@ -98,7 +99,8 @@ TEST_F(Messages, OneOutputFileIsSingular) {
                                    "initial: {type: constant, value: 1}\n"
                                    "time: {dt: auto, steps: 1}\n"
                                    "backend: cpu\n"
-                                   "output: {directory: " + (dir_ / "out").string() + "}\n");
+                                   "output: {directory: " +
+                                       (dir_ / "out").string() + "}\n");
   const Result r = heatsim("run " + c);
   EXPECT_EQ(r.code, 2) << r.output;
   if (r.output.find("not enough disk space") == std::string::npos)

@@ -1,12 +1,13 @@
 // The multigrid footprint counts the levels and nodes build_hierarchy makes, so that the memory
 // estimate follows the solver's coarsening (any dims, odd and even sizes, periodic axes).
+#include "solver/multigrid_footprint.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
 
 #include "solver/multigrid/hierarchy.hpp"
-#include "solver/multigrid_footprint.hpp"
 
 namespace {
 
@@ -19,11 +20,10 @@ TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
     std::array<std::int64_t, 3> n;
     std::array<bool, 3> periodic;
   };
-  for (const Grid& g : {Grid{1, {101, 1, 1}, {false, false, false}},
-                        Grid{2, {45, 31, 1}, {true, false, false}},
-                        Grid{2, {64, 64, 1}, {false, false, false}},
-                        Grid{3, {37, 29, 23}, {false, false, true}},
-                        Grid{3, {20, 17, 9}, {false, false, false}}}) {
+  for (const Grid& g :
+       {Grid{1, {101, 1, 1}, {false, false, false}}, Grid{2, {45, 31, 1}, {true, false, false}},
+        Grid{2, {64, 64, 1}, {false, false, false}}, Grid{3, {37, 29, 23}, {false, false, true}},
+        Grid{3, {20, 17, 9}, {false, false, false}}}) {
     LevelOperator finest;
     finest.dims = g.dims;
     finest.n = g.n;
