@@ -184,7 +184,7 @@ TEST_F(Interrupt, MissingOrBrokenCheckpointIsACommandLineMistake) {
 }
 
 // SIGINT and SIGTERM back to back (a shell's Ctrl-C reaching a group, mpirun forwarding,
-// `timeout` signalling the process and its group): one request, a checkpoint, 143 or 130.
+// `timeout` signalling the process and its group): one request, a checkpoint, 130 or 143.
 TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
   for (const auto& [first, second] :
        {std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGINT}, std::pair{SIGTERM, SIGTERM}}) {
@@ -195,7 +195,10 @@ TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
     ASSERT_TRUE(wait_for(pid, out / "checkpoint_00000200.h5")) << read_text(log);
     kill(pid, first);
     kill(pid, second);
-    EXPECT_EQ(wait_exit(pid), 128 + first) << read_text(log);
+    // Two different signals pending at once are handled in the kernel's order (the lower
+    // number first), so either may be the request's.
+    const int code = wait_exit(pid);
+    EXPECT_TRUE(code == 128 + first || code == 128 + second) << code << "\n" << read_text(log);
     const std::string line = continue_line(read_text(log));
     EXPECT_FALSE(line.empty()) << read_text(log);
     std::smatch m;
@@ -248,22 +251,23 @@ TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
 }
 
 // 50 runs stopped by `timeout -s INT` (the signal to heatsim and to its group, so twice) at
-// random moments of an uninterrupted run's length, beside a thread that keeps a core busy: each run
-// either finished first or was stopped with exit code 130 and a checkpoint, whose printed command,
-// run verbatim, continues to the uninterrupted run's field bit for bit. A signal before heatsim's
-// main installed its handler, or one that ends OpenMPI's start-up daemon, ends it with nothing
-// written (counted, and there must be few).
+// random moments within 80% of an uninterrupted run's length, beside a thread that keeps a
+// core busy: each run either finished first or was stopped with exit code 130 and a
+// checkpoint, whose printed command, run verbatim, continues to the uninterrupted run's field
+// bit for bit. A signal before heatsim's main installed its handler ends it with nothing
+// written (counted, and there must be few). A process started alone starts no MPI: OpenMPI's
+// singleton start-up daemon, which such a signal killed, made MPI_Init fail (exit code 1).
 TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
   constexpr int kTrials = 50;
   const fs::path ref_out = dir_ / "reference";
-  const std::string c = write_case("c.yaml", ref_out, 6000, 48, "checkpoint: {every: 700}\n");
+  const std::string c = write_case("c.yaml", ref_out, 40000, 48, "checkpoint: {every: 5000}\n");
   // One thread per run (the busy thread below takes the other core of a 2-core machine): a
   // 48 x 48 grid is too small to gain from more, and the trials' length stays predictable.
   setenv("OMP_NUM_THREADS", "1", 1);
   const Clock::time_point t0 = Clock::now();
   ASSERT_EQ(heatsim("run -q " + c).code, 0);
   const double run_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  const std::vector<double> reference = field_of(ref_out / "field_00006000.h5");
+  const std::vector<double> reference = field_of(ref_out / "field_00040000.h5");
 
   // Stopped and joined however the test ends (an ASSERT returns early).
   struct Load {
@@ -279,8 +283,8 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
     }
   } load;
   std::mt19937 rng(22);
-  std::uniform_real_distribution<double> moment(0.0, run_seconds);
-  int stopped = 0, finished = 0, before_main = 0, mpi_startup = 0;
+  std::uniform_real_distribution<double> moment(0.0, 0.8 * run_seconds);
+  int stopped = 0, finished = 0, before_main = 0;
   for (int t = 0; t < kTrials; ++t) {
     const fs::path out = dir_ / ("t" + std::to_string(t));
     const fs::path log = dir_ / ("t" + std::to_string(t) + ".log");
@@ -293,34 +297,26 @@ TEST_F(Interrupt, FiftyRunsStoppedAtRandomMomentsEachRestartBitExactly) {
     SCOPED_TRACE("trial " + std::to_string(t) + " at " + delay + " s:\n" + text);
     if (code == 0) {
       ++finished;
-      EXPECT_EQ(field_of(out / "field_00006000.h5"), reference);
+      EXPECT_EQ(field_of(out / "field_00040000.h5"), reference);
       continue;
     }
     if (code == 130 && text.empty() && !fs::exists(out)) {
       ++before_main;
       continue;
     }
-    // Built with OpenMPI, a process not started by mpirun starts a helper daemon in its own
-    // process group during MPI_Init: a signal to the group in that time ends the daemon, and
-    // MPI_Init fails (exit code 1) before anything is written.
-    if (code == 1 && text.find("MPI_INIT failed") != std::string::npos && !fs::exists(out)) {
-      ++mpi_startup;
-      continue;
-    }
     ASSERT_EQ(code, 130);
     const std::string line = continue_line(text);
     ASSERT_FALSE(line.empty());
     ASSERT_EQ(shell(line + " -q", dir_ / "continue.log"), 0) << read_text(dir_ / "continue.log");
-    EXPECT_EQ(field_of(out / "field_00006000.h5"), reference);
+    EXPECT_EQ(field_of(out / "field_00040000.h5"), reference);
     ++stopped;
     fs::remove_all(out);
   }
-  std::printf(
-      "  %d stopped and continued, %d finished first, %d signalled before main, %d "
-      "during MPI's start-up (run %.2f s alone)\n",
-      stopped, finished, before_main, mpi_startup, run_seconds);
+  std::printf("  %d stopped and continued, %d finished first, %d signalled before main "
+              "(run %.2f s alone)\n",
+              stopped, finished, before_main, run_seconds);
   EXPECT_GE(stopped, 30);
-  EXPECT_LE(before_main + mpi_startup, 10);
+  EXPECT_LE(before_main, 5);
 }
 
 }  // namespace
