@@ -56,6 +56,9 @@ struct Row {
 };
 
 TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine are in the resident set";
+#endif
   const fs::path dir = heatsim_tests::make_scratch_dir("memory");
   const std::string materials =
       "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}, "
