@@ -344,11 +344,6 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
     step0 = restart.meta.step;
-    // A restart continues in the directory that holds its checkpoint, unless -o says where.
-    if (!options.overrides.output_dir) {
-      const std::filesystem::path dir = std::filesystem::path(options.restart).parent_path();
-      c.output.directory = dir.empty() ? "." : dir.string();
-    }
     if (step0 > plan.steps) {
       spdlog::error("{}: checkpoint is at step {}, past the case's last step {}", options.restart,
                     step0, plan.steps);
@@ -358,8 +353,10 @@ int run_case(const RunOptions& options) {
 
   io::DirectoryUse directory_use{options.overwrite, false, -1};
   if (!options.restart.empty()) {
+    // A restart continues in the directory that holds its checkpoint, unless -o says where.
     std::filesystem::path checkpoint_dir = std::filesystem::path(options.restart).parent_path();
     if (checkpoint_dir.empty()) checkpoint_dir = ".";
+    if (!options.overrides.output_dir) c.output.directory = checkpoint_dir.string();
     std::error_code ec;
     directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
     directory_use.restart_step = step0;
