@@ -10,10 +10,10 @@ namespace heatsim::app {
 // Exit codes (documented in README.md).
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,      // I/O, device or other runtime failure
-  kExitBadInput = 2,     // invalid command line or case (nothing was run)
-  kExitDiverged = 3,     // the field became NaN/Inf; the run stopped
-  kExitInterrupted = 130 // 128 + signal: 130 for SIGINT, 143 for SIGTERM
+  kExitFailure = 1,       // I/O, device or other runtime failure
+  kExitBadInput = 2,      // invalid command line or case (nothing was run)
+  kExitDiverged = 3,      // the field became NaN/Inf, or a solve stopped converging
+  kExitInterrupted = 130  // 128 + signal: 130 for SIGINT, 143 for SIGTERM
 };
 
 // Command-line overrides of case keys.
@@ -25,6 +25,7 @@ struct RunOverrides {
 };
 
 struct RunOptions {
+  std::string program;  // argv[0], for the command a stopped run prints to continue it
   std::string case_path;
   RunOverrides overrides;
   std::string restart;  // checkpoint file; empty: start from the initial condition
@@ -33,6 +34,11 @@ struct RunOptions {
   bool quiet = false;
 };
 
+// SIGINT and SIGTERM from now on ask a run to stop at its next step with a checkpoint (exit
+// code 128 + signal); several within two seconds are one request, a later one aborts at once.
+// Installed by main before anything else when the command is `run`, so that a signal during
+// the start-up (MPI's included) is not lost.
+void catch_stop_signals();
 int run_case(const RunOptions& options);
 int validate_case_file(const std::string& path, const RunOverrides& overrides);
 int print_info();

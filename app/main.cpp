@@ -42,6 +42,9 @@ int run_command(int argc, char** argv);
 // the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
   namespace parallel = heatsim::solver::parallel;
+  if (argc > 1 &&
+      (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))
+    heatsim::app::catch_stop_signals();
   parallel::Environment mpi(argc, argv);
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
   const int code = run_command(argc, argv);
@@ -64,15 +67,19 @@ int run_command(int argc, char** argv) {
   cli.set_version_flag("--version,-V", std::string("heatsim ") + heatsim::version());
   cli.require_subcommand(1);
   cli.footer(
-      "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line,\n"
-      "3 the field became NaN/Inf, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written).\n"
+      "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line\n"
+      "(nothing run), 3 the field became NaN/Inf or an implicit or steady solve stopped\n"
+      "converging, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written).\n"
       "`heatsim CASE.yaml` is short for `heatsim run CASE.yaml`.");
 
   RunOptions run;
+  run.program = argv[0];
   auto* run_cmd = cli.add_subcommand("run", "Run a case");
   run_cmd->add_option("case", run.case_path, "Case file (YAML)")->required();
   add_overrides(run_cmd, run.overrides);
-  run_cmd->add_option("--restart", run.restart, "Continue from this checkpoint file");
+  run_cmd->add_option("--restart", run.restart,
+                      "Continue from this checkpoint file, in its directory unless -o says "
+                      "another");
   run_cmd->add_flag("--overwrite", run.overwrite,
                     "Replace the files of an earlier run in the output directory");
   run_cmd->add_option("--progress-seconds", run.progress_seconds,

@@ -10,8 +10,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -23,7 +26,6 @@
 #include "io/material_output.hpp"
 #include "io/output.hpp"
 #include "io/probes_csv.hpp"
-#include "kernels/cpu/copy_bandwidth.hpp"
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
@@ -43,32 +45,55 @@ namespace heatsim::app {
 namespace {
 
 std::atomic<int> g_signal{0};
+// CLOCK_MONOTONIC nanoseconds (plus one, so never 0) of the first signal; 0: none yet.
+std::atomic<std::int64_t> g_first_signal_ns{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free,
+              "the handler needs a lock-free clock");
 
-// First SIGINT/SIGTERM: ask the loop to stop (it checkpoints and exits 128+signal). Second:
-// abort at once.
+// Signals within this many seconds of the first are the same request: `timeout` and a shell's
+// Ctrl-C signal the process and its group, mpirun forwards what it receives, a scheduler sends
+// TERM to every process of a job, so one request often arrives two or three times at once.
+constexpr std::int64_t kSameRequestNs = 2'000'000'000;
+
+// First SIGINT/SIGTERM (and any within kSameRequestNs of it): ask the loop to stop (it
+// checkpoints and exits 128+signal). A later one: abort at once. Only atomics, clock_gettime
+// and _exit, all async-signal-safe.
 extern "C" void on_signal(int sig) {
-  if (g_signal.load() != 0) _exit(128 + sig);
-  g_signal.store(sig);
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec + 1;
+  std::int64_t first = 0;
+  if (g_first_signal_ns.compare_exchange_strong(first, ns)) {
+    g_signal.store(sig);
+    return;
+  }
+  if (ns - first > kSameRequestNs) _exit(128 + sig);
 }
 
-class SignalGuard {
- public:
-  SignalGuard() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
+// A word for a POSIX shell: as it is when it holds only characters no shell treats
+// specially, else in single quotes.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                       "qrstuvwxyz0123456789_-+=.,:/@%") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
 
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
+// The command that continues this run from `checkpoint`: the program as it was called, the
+// case, and every override the run was given, so that it continues exactly this run.
+std::string continue_command(const RunOptions& o, const std::string& checkpoint) {
+  std::string cmd =
+      shell_word(o.program.empty() ? "heatsim" : o.program) + " run " + shell_word(o.case_path);
+  const RunOverrides& v = o.overrides;
+  if (v.output_dir) cmd += " -o " + shell_word(*v.output_dir);
+  if (v.backend) cmd += " --backend " + shell_word(*v.backend);
+  if (v.precision) cmd += " --precision " + shell_word(*v.precision);
+  if (v.steps) cmd += " --steps " + std::to_string(*v.steps);
+  return cmd + " --restart " + shell_word(checkpoint);
+}
 
 std::string format_seconds(double s) {
   char buf[64];
@@ -89,42 +114,37 @@ std::string format_solve_seconds(double s) {
                     : format_seconds(s);
 }
 
-// What the summary says after the achieved rate: the fraction of the binding limit
-// (solver/roofline.hpp). The copy bandwidth is measured once, after the run, over two buffers
-// the size of the field: on the host clamped to 1-128 MiB, so a case whose fields fit in cache
-// is held to the cache's bandwidth and a large one to memory's; on a GPU clamped to 64-256 MiB
-// (a copy long enough to hide its launch, larger than the L2 cache). Either costs well under a
-// second. The compute bound needs a peak FLOP/s, known here for CUDA devices only.
+// What the summary says after the achieved rate on a GPU: the fraction of the binding limit
+// (solver/roofline.hpp), ": 41% of the memory-bandwidth bound ...". The copy bandwidth is
+// measured after the run with CUDA events, the median of 5 copies of 64-256 MiB (longer than a
+// launch, larger than the L2 cache). Nothing is said on the CPU: a copy timed on the host beside
+// other work is not a measurement (one 2-core machine gave 0.72 to 166 GB/s from run to run),
+// and `heatsim bench` is the place for bounds. Nor is anything said when the measured bound is
+// below what the run reached: a fraction above 100% would only show the measurement was off.
 std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backend& backend,
                           [[maybe_unused]] const std::string& backend_name,
                           double achieved_gstencils) {
-  if (achieved_gstencils <= 0) return "bound not measured (no steps run)";
+  if (achieved_gstencils <= 0 || !backend.capabilities().gpu) return "";
+#ifdef HEATSIM_HAVE_CUDA
   constexpr double kMiB = 1 << 20;
   const double value_bytes = problem.precision == kernels::Precision::fp64 ? 8.0 : 4.0;
   const double field_bytes = static_cast<double>(problem.points()) * value_bytes;
   double bandwidth = 0.0, peak_flops = 0.0;
   std::string peak_name;
   try {
-    if (backend.capabilities().gpu) {
-#ifdef HEATSIM_HAVE_CUDA
-      const kernels::DeviceInfo device =
-          kernels::cuda_devices().at(static_cast<std::size_t>(kernels::current_cuda_device()));
-      const double bytes = std::min(std::clamp(field_bytes, 64 * kMiB, 256 * kMiB),
-                                    static_cast<double>(device.free_memory) / 4);
-      bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
-      const bool tensor_cores = backend_name == "convstencil";
-      peak_flops = solver::device_peak_flops(device, problem.precision, tensor_cores);
-      peak_name = std::string(problem.precision == kernels::Precision::fp64 ? "FP64" : "FP32") +
-                  (tensor_cores ? " tensor-core peak" : " CUDA-core peak");
-#endif
-    } else {
-      const double bytes = std::clamp(field_bytes, 1 * kMiB, 128 * kMiB);
-      bandwidth = kernels::cpu::copy_bandwidth(static_cast<std::size_t>(bytes), 3);
-    }
+    const kernels::DeviceInfo device =
+        kernels::cuda_devices().at(static_cast<std::size_t>(kernels::current_cuda_device()));
+    const double bytes = std::min(std::clamp(field_bytes, 64 * kMiB, 256 * kMiB),
+                                  static_cast<double>(device.free_memory) / 4);
+    bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
+    const bool tensor_cores = backend_name == "convstencil";
+    peak_flops = solver::device_peak_flops(device, problem.precision, tensor_cores);
+    peak_name = std::string(problem.precision == kernels::Precision::fp64 ? "FP64" : "FP32") +
+                (tensor_cores ? " tensor-core peak" : " CUDA-core peak");
   } catch (const std::exception& e) {
-    return std::string("bound not measured (") + e.what() + ")";
+    return std::string(" (bound not measured: ") + e.what() + ")";
   }
-  if (bandwidth <= 0) return "bound not measured (no copy bandwidth)";
+  if (bandwidth <= 0) return "";
   const solver::Roofline r =
       problem.coefficients
           ? solver::coefficient_roofline(
@@ -132,15 +152,21 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
                 bandwidth)
           : solver::roofline(problem.stencil, problem.precision, backend.fusion_depth(),
                              bandwidth, peak_flops);
-  return solver::describe(r, achieved_gstencils, peak_name);
+  if (r.fraction(achieved_gstencils) > 1.0) return "";
+  return ": " + solver::describe(r, achieved_gstencils, peak_name);
+#else
+  (void)problem;
+  return "";
+#endif
 }
 
 // Where the run's wall time went, the summary's `time:` line. Output and checkpoints carry
 // what they wrote (the files' sizes, in GB of 1e9 bytes as dd counts them) and the rate, so a
 // run's writing can be held against the disk's sequential speed (scripts/io-speed).
 struct WallTime {
+  const char* stepping_name = "stepping";  // "solve" for a steady state
   double setup = 0.0;        // case, fields, initial field, backend, materials file
-  double stepping = 0.0;     // advancing the backend
+  double stepping = 0.0;     // advancing the backend (a steady state: its solve)
   double output = 0.0;       // output files and the index, with the field's download
   double checkpoints = 0.0;  // checkpoint files
   double output_bytes = 0.0;
@@ -158,9 +184,9 @@ std::string describe_writes(const char* what, double seconds, double bytes) {
 std::string describe_wall_time(const WallTime& t, double total) {
   const double other = std::max(0.0, total - t.setup - t.stepping - t.output - t.checkpoints);
   return fmt::format(
-      "time: setup {:.3f} s, stepping {:.3f} s, {}, {}, other {:.3f} s; total "
+      "time: setup {:.3f} s, {} {:.3f} s, {}, {}, other {:.3f} s; total "
       "{:.3f} s",
-      t.setup, t.stepping, describe_writes("output", t.output, t.output_bytes),
+      t.setup, t.stepping_name, t.stepping, describe_writes("output", t.output, t.output_bytes),
       describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), other, total);
 }
 
@@ -170,11 +196,125 @@ double file_bytes(const std::string& path) {
   return ec ? 0.0 : static_cast<double>(size);
 }
 
+// The multigrid stepper of an implicit or steady case. Throws std::invalid_argument for a
+// case it cannot solve (prepare_run refuses those already; this is the solver's own word).
+std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
+    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
+    const std::string& backend_name) {
+  namespace mg = solver::multigrid;
+  auto fields = problem.coefficients
+                    ? problem.coefficients
+                    : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
+  mg::SolveOptions options;
+  options.tolerance = c.time.tolerance;
+  auto stepper = std::make_unique<mg::ImplicitStepper>(
+      problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),
+      options);
+  if (c.time.method == solver::TimeMethod::steady)
+    spdlog::info("steady: multigrid ({} levels), CG to relative residual {:.3g}", stepper->levels(),
+                 c.time.tolerance);
+  else
+    spdlog::info(
+        "{}: multigrid ({} levels), CG to relative residual {:.3g} per step; dt is "
+        "{:.3g} times the explicit limit",
+        mg::to_string(c.time.method), stepper->levels(), c.time.tolerance, plan.dt / plan.dt_limit);
+  return stepper;
+}
+
+// The time loop's advance for implicit steps: each step's solve time logged at most every
+// `progress_seconds` (every step with 0), the whole loop's time added to `loop_seconds` so the
+// summary can tell the solves from the host work around them.
+std::function<void(std::int64_t, std::int64_t)> implicit_advance(
+    solver::multigrid::ImplicitStepper& implicit, kernels::Backend& backend,
+    double progress_seconds, double& loop_seconds) {
+  return [&implicit, &backend, progress_seconds, &loop_seconds,
+          last_line = std::chrono::steady_clock::time_point(), unlogged = std::int64_t{0},
+          unlogged_seconds = 0.0](std::int64_t steps, std::int64_t first) mutable {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<double> u;
+    backend.download(u);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      const solver::multigrid::SolveReport r = implicit.advance(u, first + s);
+      const double solve = implicit.timing().last_solve_seconds;
+      ++unlogged;
+      unlogged_seconds += solve;
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last_line).count() >= progress_seconds) {
+        spdlog::info("step {}: {}; solve {}{}", first + s + 1, r.describe(),
+                     format_solve_seconds(solve),
+                     unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",
+                                                format_solve_seconds(unlogged_seconds /
+                                                                     static_cast<double>(unlogged)),
+                                                unlogged)
+                                  : std::string());
+        last_line = now;
+        unlogged = 0;
+        unlogged_seconds = 0.0;
+      }
+    }
+    backend.upload(u);
+    loop_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+}
+
+// "multigrid: 20 solves, 104 iterations (5.2 per solve); solve 278 ms in total, ...".
+std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t,
+                            double loop_seconds) {
+  return fmt::format(
+      "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} per solve; "
+      "host work (right-hand sides, transfers) {}",
+      t.solves, t.solves == 1 ? "" : "s", t.iterations,
+      static_cast<double>(t.iterations) / static_cast<double>(t.solves),
+      format_solve_seconds(t.solve_seconds),
+      format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
+      format_solve_seconds(std::max(0.0, loop_seconds - t.solve_seconds)));
+}
+
+// The summary's first line. Explicit steps: the steps, the time reached, the rate and
+// `bound()` (what bound_summary says); implicit steps: their multigrid iterations and solve
+// time; a steady state (`steady`): its iterations, residuals and solve time. No GStencil/s for
+// a solve: it is not a stencil sweep.
+std::string done_line(const solver::RunResult& result, const std::string& where,
+                      const solver::multigrid::ImplicitStepper* implicit,
+                      const solver::multigrid::SolveReport* steady,
+                      const std::function<std::string()>& bound) {
+  if (steady)
+    return fmt::format(
+        "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), solve "
+        "{} on {}",
+        steady->iterations, steady->iterations == 1 ? "" : "s", steady->final_residual(),
+        steady->residuals.empty() ? 0.0 : steady->residuals.front(),
+        format_solve_seconds(implicit->timing().solve_seconds), where);
+  const std::string steps = fmt::format("done: {} steps to step {} (t = {:.6g}) in {} wall",
+                                        result.last_step - result.first_step, result.last_step,
+                                        result.time, format_seconds(result.wall_seconds));
+  if (implicit)
+    return fmt::format("{} on {}: {} multigrid iterations, {} solving", steps, where,
+                       implicit->timing().iterations,
+                       format_solve_seconds(implicit->timing().solve_seconds));
+  return fmt::format("{}, {:.3f} GStencil/s on {}{}", steps, result.gstencils_per_second, where,
+                     bound());
+}
+
 }  // namespace
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  // Interrupted system calls resume: a file being written when the signal comes is finished.
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 int run_case(const RunOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
   if (options.quiet) spdlog::set_level(spdlog::level::warn);
+  // main installed them before MPI's start-up; again for a caller that did not. A signal
+  // during the setup stops the run before its first step, with a checkpoint of the initial
+  // field, as one during the steps does.
+  catch_stop_signals();
   std::optional<PreparedRun> prepared = prepare_run(options.case_path, options.overrides);
   if (!prepared) return kExitBadInput;
   solver::Case& c = prepared->case_;
@@ -184,7 +324,20 @@ int run_case(const RunOptions& options) {
   io::Checkpoint restart;
   std::int64_t step0 = 0;
   if (!options.restart.empty()) {
-    restart = io::read_checkpoint(options.restart);
+    if (c.time.method == solver::TimeMethod::steady) {
+      spdlog::error(
+          "--restart: a steady state is one solve with nothing to continue; run the "
+          "case without --restart");
+      return kExitBadInput;
+    }
+    // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
+    // line: exit code 2, nothing run.
+    try {
+      restart = io::read_checkpoint(options.restart);
+    } catch (const std::runtime_error& e) {
+      spdlog::error("--restart: {}", e.what());
+      return kExitBadInput;
+    }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty()) {
       spdlog::error("{}: does not match the case: {}", options.restart, mismatch);
@@ -196,6 +349,24 @@ int run_case(const RunOptions& options) {
                     step0, plan.steps);
       return kExitBadInput;
     }
+  }
+
+  io::DirectoryUse directory_use{options.overwrite, false, -1};
+  if (!options.restart.empty()) {
+    // A restart continues in the directory that holds its checkpoint, unless -o says where.
+    std::filesystem::path checkpoint_dir = std::filesystem::path(options.restart).parent_path();
+    if (checkpoint_dir.empty()) checkpoint_dir = ".";
+    if (!options.overrides.output_dir) c.output.directory = checkpoint_dir.string();
+    std::error_code ec;
+    directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
+    directory_use.restart_step = step0;
+  }
+  // The directory's rules before any work: a run that would be refused there is refused now.
+  try {
+    io::check_output_directory(c, directory_use);
+  } catch (const std::runtime_error& e) {
+    spdlog::error("{}", e.what());
+    return kExitBadInput;
   }
 
   // A case with materials, sources or convective faces steps with the coefficient fields
@@ -233,7 +404,9 @@ int run_case(const RunOptions& options) {
   }
   // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
   if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
-  if (!check_resources(c, plan, choice)) return kExitBadInput;
+  if (!check_resources(*prepared, choice,
+                       solver::scheme_radius(c.scheme) * std::max(1, problem.fusion_depth)))
+    return kExitBadInput;
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
   // 0 alone writes files and prints.
   const bool root = parallel::rank() == 0;
@@ -263,38 +436,6 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
   }
-  // A restart continues in the same directory: outputs and checkpoints after step0 belong to
-  // the run being replaced and are removed.
-  std::optional<io::OutputSeries> series;
-  if (root) {
-    io::prepare_output_directory(c, options.overwrite, !options.restart.empty(),
-                                 options.restart.empty() ? -1 : step0);
-    series.emplace(c, plan.dt, choice.name);
-  }
-  if (prepared->fields && root) {
-    // Once per run (again on a restart: the same case gives the same file), before the first
-    // output so the index lists it from the first step on.
-    io::write_material_file(io::material_file_path(c), c, prepared->material_ids,
-                            *prepared->fields);
-    series->set_materials_file(io::kMaterialFileName);
-  }
-  // Probes: the nodes around each point, gathered from the backend; probes.csv continues on a
-  // restart from the rows up to the checkpoint's step.
-  std::optional<solver::ProbeSampler> probes;
-  std::optional<io::ProbesCsv> probes_csv;
-  if (!c.probes.points.empty()) {
-    probes.emplace(solver::probe_stencils(c));
-    if (root)
-      probes_csv.emplace(io::probes_csv_path(c), probes->names(),
-                       options.restart.empty() ? -1 : step0);
-    const std::int64_t every = c.probes.every;
-    const std::int64_t expected = every > 0 ? step0 / every * every : -1;
-    if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
-      spdlog::warn("{} ends at step {}, before the restart step's last row {}: rows in between "
-                   "are missing",
-                   probes_csv->path(), probes_csv->last_step(), expected);
-  }
-
   spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
                kernels::to_string(c.precision));
@@ -314,10 +455,12 @@ int run_case(const RunOptions& options) {
         fmt::format("host {}, {}, backend {}", host, where, choice.name));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
   }
-  if (c.time.method == solver::TimeMethod::steady)
-    // One solve, written as step 1 at t = 1; no time step to speak of.
-    spdlog::info("steady state to relative residual {:.3g}, written as step 1",
-                 c.time.tolerance);
+  const bool steady = c.time.method == solver::TimeMethod::steady;
+  if (steady)
+    spdlog::info(
+        "steady state to relative residual {:.3g}, written as step 0 with attribute "
+        "steady = 1 (no time)",
+        c.time.tolerance);
   else
     spdlog::info("dt {:.6g} ({}; explicit stability limit {:.6g}), {} steps to t = {:.6g}",
                  plan.dt, plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
@@ -337,117 +480,13 @@ int run_case(const RunOptions& options) {
                                                      ", the checkpoint's depth"
                                                : std::string("auto"))
                                : std::to_string(c.fusion));
-  backend.upload(options.restart.empty() ? u0 : restart.field);
-  u0 = std::vector<double>();  // the backend holds the field now
-  if (!options.restart.empty())
-    spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
-                 restart.meta.time);
 
-  solver::Simulation sim(c, plan, backend, step0);
-  // A decomposed run with parallel HDF5 writes every output file and checkpoint collectively,
-  // each rank its owned block (no gather); with a serial HDF5 the field is gathered to rank 0.
-  const bool collective = decomposed && io::collective_field_files();
-  const auto owned_part = [&] {
-    io::FieldPart part;
-    const parallel::Box owned = decomposed->decomposition().owned();
-    part.lo = owned.lo;
-    part.extent = owned.extent;
-    decomposed->download_owned(part.values);
-    return part;
-  };
-  WallTime wall;
-  sim.add_observer({"output", c.output.every, options.restart.empty(), true,
-                    [&](solver::StepState& s) {
-                      if (collective) {
-                        io::write_field_file_collective(
-                            io::output_path(c, s.step()),
-                            io::make_meta(c, plan.dt, choice.name, s.step(), s.time()),
-                            owned_part(), io::FieldFileKind::output);
-                        if (series) series->add_to_index(s.step(), s.time());
-                      } else {
-                        const std::vector<double>& u = s.field();  // gathered on rank 0
-                        if (series) series->write(s.step(), s.time(), u);
-                      }
-                      if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
-                    }});
-  std::vector<double> probe_values;  // the last row written
-  double probe_time = 0.0;
-  if (probes) {
-    // Rows at step 0, every probes.every steps and at the last step; not at a step where a
-    // signal stopped the run, so that a restart from there writes the rows the uninterrupted
-    // run would have. Added before the checkpoint observer: a due row is in the file before
-    // the checkpoint flushes it.
-    const std::int64_t every = c.probes.every;
-    sim.add_observer(
-        {"probes", every, options.restart.empty() && every > 0, true,
-         [&, every](solver::StepState& s) {
-           const bool due = (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
-           if (!due) return;
-           std::vector<double> gathered;
-           backend.sample(probes->nodes(), gathered);
-           probe_values = probes->values(gathered);
-           probe_time = s.time();
-           if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
-         }});
-  }
-  // Implicit methods: each step is a multigrid solve on a host copy of the field, handed back
-  // to the backend, so output, checkpoints and statistics stay the loop's.
+  // Implicit methods: the multigrid solver is built before any file, so one that cannot start
+  // refuses the run with nothing written.
   std::unique_ptr<solver::multigrid::ImplicitStepper> implicit;
-  std::string last_checkpoint;
-  sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
-                      // The probe rows up to this step reach the disk before the checkpoint
-                      // that a restart would continue them from.
-                      if (probes_csv) probes_csv->flush();
-                      last_checkpoint = io::checkpoint_path(c, s.step());
-                      io::FieldMeta meta =
-                          io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
-                      meta.fusion = backend.fusion_depth();
-                      if (collective) {
-                        io::write_field_file_collective(last_checkpoint, meta, owned_part(),
-                                                        io::FieldFileKind::checkpoint);
-                      } else {
-                        const std::vector<double>& u = s.field();  // gathered on rank 0
-                        // bdf2 continues from the field of the step before as well.
-                        const std::vector<double>* previous =
-                            implicit ? implicit->previous_field(s.step()) : nullptr;
-                        if (root)
-                          io::write_checkpoint(last_checkpoint, meta, u,
-                                               previous ? *previous : std::vector<double>());
-                      }
-                      if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
-                    }});
-  double cell = 1.0;
-  for (int a = 0; a < c.grid.dims; ++a) cell *= solver::spacing(c, a);
-  sim.on_progress(
-      [&](const solver::ProgressReport& r) {
-        spdlog::info("step {}/{} ({:.0f}%) t={:.6g} {:.3f} GStencil/s ETA {} | min {:.6g} max "
-                     "{:.6g} heat {:.10g}",
-                     r.step, r.total_steps,
-                     r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0,
-                     r.time, r.gstencils_per_second, format_seconds(r.eta_seconds), r.stats.min,
-                     r.stats.max, r.stats.total_heat * cell);
-      },
-      options.progress_seconds);
-  SignalGuard guard;
-  g_signal.store(0);
-  sim.stop_when(&g_signal);
-  if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
-
-  double implicit_loop_seconds = 0.0;  // the implicit steps with the backend's transfers
   if (c.time.method != solver::TimeMethod::explicit_euler) {
-    namespace mg = solver::multigrid;
     try {
-      if (c.scheme.kind != solver::SchemeKind::order2)
-        throw std::invalid_argument(std::string("time.method: ") + mg::to_string(c.time.method) +
-                                    " needs scheme order2, not " + solver::to_string(c.scheme.kind));
-      auto fields = problem.coefficients
-                        ? problem.coefficients
-                        : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
-      mg::SolveOptions options;
-      options.tolerance = c.time.tolerance;
-      implicit = std::make_unique<mg::ImplicitStepper>(
-          problem, fields, c.time.method, plan.dt, kernels::make_level_ops(choice.name, c.precision),
-          options);
+      implicit = make_implicit_stepper(c, problem, plan, choice.name);
     } catch (const std::invalid_argument& e) {
       spdlog::error("{}", e.what());
       return kExitBadInput;
@@ -462,137 +501,249 @@ int run_case(const RunOptions& options) {
       else
         implicit->set_previous_field(step0, std::move(restart.previous));
     }
-    if (c.time.method == solver::TimeMethod::steady) {
-      spdlog::info("steady: multigrid ({} levels), CG to relative residual {:.3g}",
-                   implicit->levels(), c.time.tolerance);
-      implicit->options().on_iteration = [](int it, double r) {
-        spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
-      };
-    } else {
-      spdlog::info("{}: multigrid ({} levels), CG to relative residual {:.3g} per step; dt is "
-                   "{:.3g} times the explicit limit",
-                   mg::to_string(c.time.method), implicit->levels(), c.time.tolerance,
-                   plan.dt / plan.dt_limit);
-    }
-    // Each step's solve time, at most every progress_seconds (every step with 0); the whole
-    // loop's time too, so the summary can tell the solves from the host work around them.
-    sim.advance_with([&, last_line = std::chrono::steady_clock::time_point(),
-                      unlogged = std::int64_t{0},
-                      unlogged_seconds = 0.0](std::int64_t steps, std::int64_t first) mutable {
-      const auto start = std::chrono::steady_clock::now();
-      std::vector<double> u;
-      backend.download(u);
-      for (std::int64_t s = 0; s < steps; ++s) {
-        const mg::SolveReport r = implicit->advance(u, first + s);
-        // Each step's field as the backend holds it (fp32: rounded), so that neither where
-        // the loop's wall-clock chunks end nor a restart from a checkpoint changes a bit.
-        if (c.precision == solver::Precision::fp32)
-          for (double& v : u) v = static_cast<float>(v);
-        const double solve = implicit->timing().last_solve_seconds;
-        ++unlogged;
-        unlogged_seconds += solve;
-        const auto now = std::chrono::steady_clock::now();
-        if (c.time.method == solver::TimeMethod::steady) {
-          spdlog::info("steady: {}; solve {}", r.describe(), format_solve_seconds(solve));
-        } else if (std::chrono::duration<double>(now - last_line).count() >=
-                   options.progress_seconds) {
-          spdlog::info(
-              "step {}: {}; solve {}{}", first + s + 1, r.describe(), format_solve_seconds(solve),
-              unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",
-                                         format_solve_seconds(unlogged_seconds /
-                                                              static_cast<double>(unlogged)),
-                                         unlogged)
-                           : std::string());
-          last_line = now;
-          unlogged = 0;
-          unlogged_seconds = 0.0;
-        }
-      }
-      backend.upload(u);
-      implicit_loop_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    });
   }
-
-  solver::RunResult result;
-  wall.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-  try {
-    result = sim.run();
-  } catch (const solver::multigrid::SolveFailure& e) {
-    spdlog::error("{}", e.what());
-    return kExitDiverged;
-  }
-  const std::int64_t done = result.last_step - result.first_step;
-  if (implicit && implicit->timing().solves > 0) {
-    const auto& t = implicit->timing();
-    spdlog::info(
-        "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} "
-        "per solve; host work (right-hand sides, transfers) {}",
-        t.solves, t.solves == 1 ? "" : "s", t.iterations,
-        static_cast<double>(t.iterations) / static_cast<double>(t.solves),
-        format_solve_seconds(t.solve_seconds),
-        format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
-        format_solve_seconds(std::max(0.0, implicit_loop_seconds - t.solve_seconds)));
-  }
-  switch (result.status) {
-    case solver::RunResult::Status::diverged:
-      spdlog::error("{}", result.message);
+  // The steady state is one solve, made before any file is written: a solve that stalls
+  // leaves nothing behind (exit code 3), and the output holds the solution alone.
+  solver::multigrid::SolveReport steady_report;
+  if (steady) {
+    implicit->options().on_iteration = [](int it, double r) {
+      spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
+    };
+    try {
+      steady_report = implicit->advance(u0, 0);
+      spdlog::info("steady: {}; solve {}", steady_report.describe(),
+                   format_solve_seconds(implicit->timing().last_solve_seconds));
+    } catch (const solver::multigrid::SolveFailure& e) {
+      spdlog::error("{}", e.what());
       return kExitDiverged;
-    case solver::RunResult::Status::interrupted:
-      spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: heatsim run "
-                   "{} --restart {}",
-                   result.signal, result.last_step, last_checkpoint, c.source_path,
-                   last_checkpoint);
-      return 128 + result.signal;
-    case solver::RunResult::Status::completed: break;
+    }
   }
-  wall.stepping = result.stepping_seconds;
-  for (const auto& [name, seconds] : result.observer_seconds) {
-    if (name == "output") wall.output += seconds;
-    if (name == "checkpoint") wall.checkpoints += seconds;
-  }
-  const auto total_seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+  backend.upload(options.restart.empty() ? u0 : restart.field);
+  u0 = std::vector<double>();  // the backend holds the field now
+  if (!options.restart.empty())
+    spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
+                 restart.meta.time);
+
+  // Files from here on. A run that fails now marks its directory (failed_run.txt), so the
+  // same command replaces what it left instead of being refused.
+  bool writing = false;
+  const auto failed = [&](int code, const std::string& message) {
+    spdlog::error("{}", message);
+    if (root && writing) io::mark_failed_run(c, code, message);
+    return code;
   };
-  std::vector<double> final_u;  // for the material summaries
-  if (decomposed) {
-    // Collective: every rank takes part in the gather; rank 0 prints.
-    if (prepared->fields) backend.download(final_u);
-    if (!root) return kExitOk;
-    fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {} x {}\n",
-               done, result.last_step, result.time, format_seconds(result.wall_seconds),
-               result.gstencils_per_second, parallel::size(), choice.name);
-  } else {
-    const std::string bound =
-        bound_summary(problem, backend, choice.name, result.gstencils_per_second);
-    fmt::print("done: {} steps to step {} (t = {:.6g}) in {} wall, {:.3f} GStencil/s on {}: {}\n",
-               done, result.last_step, result.time, format_seconds(result.wall_seconds),
-               result.gstencils_per_second, choice.name, bound);
+  try {
+    // A restart in the directory of its checkpoint continues that run there: outputs and
+    // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
+    // it is a new run as far as the directory goes: another run's files there stay unless
+    // --overwrite.
+    std::optional<io::OutputSeries> series;
+    if (root) {
+      io::prepare_output_directory(c, directory_use);
+      writing = true;
+      series.emplace(c, plan.dt, choice.name);
+    }
+    if (prepared->fields && root) {
+      // Once per run (again on a restart: the same case gives the same file), before the first
+      // output so the index lists it from the first step on.
+      io::write_material_file(io::material_file_path(c), c, prepared->material_ids,
+                              *prepared->fields);
+      series->set_materials_file(io::kMaterialFileName);
+    }
+    // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
+    // a restart from the rows up to the checkpoint's step.
+    std::optional<solver::ProbeSampler> probes;
+    std::optional<io::ProbesCsv> probes_csv;
+    if (!c.probes.points.empty()) {
+      probes.emplace(solver::probe_stencils(c));
+      if (root)
+        probes_csv.emplace(io::probes_csv_path(c), probes->names(),
+                           options.restart.empty() ? -1 : step0, steady);
+      const std::int64_t every = c.probes.every;
+      const std::int64_t expected = every > 0 ? step0 / every * every : -1;
+      if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
+        spdlog::warn(
+            "{} ends at step {}, before the restart step's last row {}: rows in "
+            "between are missing",
+            probes_csv->path(), probes_csv->last_step(), expected);
+    }
+
+    solver::Simulation sim(c, plan, backend, step0);
+    // A decomposed run with parallel HDF5 writes every output file and checkpoint
+    // collectively, each rank its owned block (no gather); with a serial HDF5 the field is
+    // gathered to rank 0.
+    const bool collective = decomposed && io::collective_field_files();
+    const auto owned_part = [&] {
+      io::FieldPart part;
+      const parallel::Box owned = decomposed->decomposition().owned();
+      part.lo = owned.lo;
+      part.extent = owned.extent;
+      decomposed->download_owned(part.values);
+      return part;
+    };
+    WallTime wall;
+    sim.add_observer(
+        {"output", c.output.every, options.restart.empty(), true, [&](solver::StepState& s) {
+           if (collective) {
+             io::write_field_file_collective(
+                 io::output_path(c, s.step()),
+                 io::make_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
+                 io::FieldFileKind::output);
+             if (series) series->add_to_index(s.step(), s.time());
+           } else {
+             const std::vector<double>& u = s.field();  // gathered on rank 0
+             if (series) series->write(s.step(), s.time(), u);
+           }
+           if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
+         }});
+    std::vector<double> probe_values;  // the last row written
+    double probe_time = 0.0;
+    if (probes) {
+      // Rows at step 0, every probes.every steps and at the last step; not at a step where a
+      // signal stopped the run, so that a restart from there writes the rows the
+      // uninterrupted run would have. Added before the checkpoint observer: a due row is in
+      // the file before the checkpoint flushes it.
+      const std::int64_t every = c.probes.every;
+      sim.add_observer({"probes", every, options.restart.empty() && every > 0, true,
+                        [&, every](solver::StepState& s) {
+                          const bool due =
+                              (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+                          if (!due) return;
+                          std::vector<double> gathered;
+                          backend.sample(probes->nodes(), gathered);
+                          probe_values = probes->values(gathered);
+                          probe_time = s.time();
+                          if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+                        }});
+    }
+    // A steady state has nothing to continue: its output is the whole result.
+    std::string last_checkpoint;
+    if (!steady)
+      sim.add_observer({"checkpoint", c.checkpoint.every, false, true, [&](solver::StepState& s) {
+                          // The probe rows up to this step reach the disk before the checkpoint
+                          // that a restart would continue them from.
+                          if (probes_csv) probes_csv->flush();
+                          last_checkpoint = io::checkpoint_path(c, s.step());
+                          io::FieldMeta meta =
+                              io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
+                          meta.fusion = backend.fusion_depth();
+                          if (collective) {
+                            io::write_field_file_collective(last_checkpoint, meta, owned_part(),
+                                                            io::FieldFileKind::checkpoint);
+                          } else {
+                            const std::vector<double>& u = s.field();  // gathered on rank 0
+                            // bdf2 continues from the field of the step before as well.
+                            const std::vector<double>* previous =
+                                implicit ? implicit->previous_field(s.step()) : nullptr;
+                            if (root)
+                              io::write_checkpoint(last_checkpoint, meta, u,
+                                                   previous ? *previous : std::vector<double>());
+                          }
+                          if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
+                        }});
+    const double cell = solver::cell_volume(c);
+    if (!steady)  // no steps to report on
+      sim.on_progress(
+          [&](const solver::ProgressReport& r) {
+            // GStencil/s measures stencil sweeps: an implicit step is a solve, not one sweep.
+            spdlog::info(
+                "step {}/{} ({:.0f}%) t={:.6g} {}ETA {} | min {:.6g} max {:.6g} heat {:.10g}",
+                r.step, r.total_steps,
+                r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0, r.time,
+                implicit ? std::string()
+                         : fmt::format("{:.3f} GStencil/s ", r.gstencils_per_second),
+                format_seconds(r.eta_seconds), r.stats.min, r.stats.max, r.stats.total_heat * cell);
+          },
+          options.progress_seconds);
+    sim.stop_when(&g_signal);
+    if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
+
+    // Implicit steps: each is a multigrid solve on a host copy of the field, handed back to
+    // the backend, so output, checkpoints and statistics stay the loop's.
+    double implicit_loop_seconds = 0.0;  // the implicit steps with the backend's transfers
+    if (implicit && !steady)
+      sim.advance_with(
+          implicit_advance(*implicit, backend, options.progress_seconds, implicit_loop_seconds));
+
+    solver::RunResult result;
+    wall.setup =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    try {
+      result = sim.run();
+    } catch (const solver::multigrid::SolveFailure& e) {
+      return failed(kExitDiverged, e.what());
+    }
+    if (implicit && implicit->timing().solves > 0 && !steady)
+      spdlog::info("{}", describe_solves(implicit->timing(), implicit_loop_seconds));
+    switch (result.status) {
+      case solver::RunResult::Status::diverged:
+        return failed(kExitDiverged, result.message);
+      case solver::RunResult::Status::interrupted:
+        spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: {}",
+                     result.signal, result.last_step, last_checkpoint,
+                     continue_command(options, last_checkpoint));
+        return 128 + result.signal;
+      case solver::RunResult::Status::completed:
+        break;
+    }
+    wall.stepping = result.stepping_seconds;
+    if (steady) {
+      wall.stepping_name = "solve";
+      wall.stepping = implicit->timing().step_seconds;
+      wall.setup = std::max(0.0, wall.setup - wall.stepping);
+    }
+    for (const auto& [name, seconds] : result.observer_seconds) {
+      if (name == "output") wall.output += seconds;
+      if (name == "checkpoint") wall.checkpoints += seconds;
+    }
+    const auto total_seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    };
+    std::vector<double> final_u;  // for the material summaries
+    if (decomposed) {
+      // Collective: every rank takes part in the gather; rank 0 prints.
+      if (prepared->fields) backend.download(final_u);
+      if (!root) return kExitOk;
+      fmt::print("{}\n", done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
+                                   nullptr, nullptr, [] { return std::string(); }));
+    } else {
+      fmt::print(
+          "{}\n",
+          done_line(result, choice.name, implicit.get(), steady ? &steady_report : nullptr, [&] {
+            return bound_summary(problem, backend, choice.name, result.gstencils_per_second);
+          }));
+    }
+    fmt::print("{}\n", describe_wall_time(wall, total_seconds()));
+    fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
+               result.final_stats.min, result.final_stats.max, result.final_stats.total_heat * cell,
+               series->xdmf_path());
+    if (prepared->fields) {
+      if (!decomposed) backend.download(final_u);
+      for (const solver::MaterialSummary& m :
+           solver::summarize_materials(c, prepared->material_ids, final_u))
+        if (m.nodes > 0)
+          fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name, m.nodes,
+                     m.min, m.max, m.mean);
+      fmt::print("materials: {}\n", io::material_file_path(c));
+    }
+    if (probes) {
+      probes_csv->flush();
+      std::string values;
+      const std::vector<std::string> names = probes->names();
+      for (std::size_t i = 0; i < names.size() && i < probe_values.size(); ++i)
+        values += fmt::format("{}{} {:.6g}", i ? ", " : "", names[i], probe_values[i]);
+      if (!values.empty())
+        fmt::print(
+            "probes {}: {}\n",
+            steady ? std::string("at the steady state") : fmt::format("at t = {:.6g}", probe_time),
+            values);
+      fmt::print("probes: {}\n", probes_csv->path());
+    }
+    std::fflush(stdout);
+    return kExitOk;
+  } catch (const std::exception& e) {
+    return failed(kExitFailure, e.what());
   }
-  fmt::print("{}\n", describe_wall_time(wall, total_seconds()));
-  fmt::print("final field: min {:.6g} max {:.6g} total heat {:.10g}\noutput: {}\n",
-             result.final_stats.min, result.final_stats.max,
-             result.final_stats.total_heat * cell, series->xdmf_path());
-  if (prepared->fields) {
-    if (!decomposed) backend.download(final_u);
-    for (const solver::MaterialSummary& m :
-         solver::summarize_materials(c, prepared->material_ids, final_u))
-      if (m.nodes > 0)
-        fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name, m.nodes,
-                   m.min, m.max, m.mean);
-    fmt::print("materials: {}\n", io::material_file_path(c));
-  }
-  if (probes) {
-    probes_csv->flush();
-    std::string values;
-    const std::vector<std::string> names = probes->names();
-    for (std::size_t i = 0; i < names.size() && i < probe_values.size(); ++i)
-      values += fmt::format("{}{} {:.6g}", i ? ", " : "", names[i], probe_values[i]);
-    if (!values.empty()) fmt::print("probes at t = {:.6g}: {}\n", probe_time, values);
-    fmt::print("probes: {}\n", probes_csv->path());
-  }
-  std::fflush(stdout);
-  return kExitOk;
 }
 
 }  // namespace heatsim::app

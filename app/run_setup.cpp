@@ -47,6 +47,34 @@ double host_memory_available() {
   return 0.0;
 }
 
+// What the implicit and steady solvers refuse, found before anything is built or written
+// (empty: nothing). The multigrid stepper refuses the same cases (solver/multigrid), but only
+// once the run has been set up.
+std::string implicit_refusal(const solver::Case& c) {
+  if (c.time.method == solver::TimeMethod::explicit_euler) return {};
+  if (c.scheme.kind != solver::SchemeKind::order2)
+    return std::string(solver::multigrid::to_string(c.time.method)) + " needs scheme order2, not " +
+           solver::to_string(c.scheme.kind);
+  if (c.time.method != solver::TimeMethod::steady) return {};
+  static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+  std::string insulated;  // convective faces with h = 0
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[f];
+    if (b.kind == kernels::BoundaryKind::dirichlet ||
+        (b.kind == kernels::BoundaryKind::convective && b.transfer > 0.0))
+      return {};
+    if (b.kind == kernels::BoundaryKind::convective)
+      insulated += std::string(insulated.empty() ? "" : ", ") + face_names[f];
+  }
+  return std::string("steady: no face is Dirichlet or convective with h > 0") +
+         (insulated.empty() ? std::string()
+                            : " (" + insulated + (insulated.size() > 2 ? " are" : " is") +
+                                  " convective with h = 0, which is insulated)") +
+         ", so the temperature is fixed only up to a constant (a steady state exists only if "
+         "the sources and boundary fluxes balance exactly); make a face dirichlet or "
+         "convective with h > 0, or run the transient with backward-euler";
+}
+
 }  // namespace
 
 std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& o) {
@@ -75,7 +103,10 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
       return std::nullopt;
     }
   }
-  const std::vector<io::CaseError> errors = io::check_case(c);
+  std::vector<io::CaseError> errors = io::check_case(c);
+  if (errors.empty())
+    if (std::string refused = implicit_refusal(c); !refused.empty())
+      errors.push_back({"time.method", 0, std::move(refused)});
   if (!errors.empty()) {
     print_errors(path, errors);
     return std::nullopt;
@@ -103,39 +134,38 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
   return run;
 }
 
-bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
-                     const solver::BackendChoice& choice) {
+solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::string& backend_name,
+                                           int ghost) {
+  const solver::Case& c = run.case_;
+  const kernels::BackendEntry* entry = kernels::find_backend(backend_name);
+  const bool on_gpu = entry && entry->needs_gpu;
+  const int source_fields = run.fields ? static_cast<int>(run.fields->sources.size()) : 0;
+  return solver::estimate_memory(c, source_fields, on_gpu,
+                                 ghost > 0 ? ghost : solver::scheme_radius(c.scheme));
+}
+
+bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice, int ghost) {
+  const solver::Case& c = run.case_;
+  const solver::TimePlan& plan = run.plan;
   bool ok = true;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
   const double value = c.precision == solver::Precision::fp32 ? 4.0 : 8.0;
-
-  // Host: the fp64 copy for output/diagnostics, the initial field, and the CPU backend's two
-  // padded buffers when it runs there.
-  const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
-  const bool on_gpu = entry && entry->needs_gpu;
-  // Coefficient fields (k, rho*c_p and one per source schedule, fp64 on the host, and again
-  // on the device or in the CPU backend's own copies).
-  const double coefficient_fields =
-      c.has_fields() ? (2.0 + static_cast<double>(std::max<std::size_t>(c.sources.size(), 1))) *
-                           points * 8.0
-                     : 0.0;
-  const double host_need = 2.0 * points * 8.0 + (on_gpu ? 0.0 : 2.0 * points * value * 1.1) +
-                           (on_gpu ? 1.0 : 2.0) * coefficient_fields + 4.0 * points;
+  const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
+  const double host_need = need.host_bytes();
   const double host_have = host_memory_available();
   if (host_have > 0 && host_need > host_have) {
     spdlog::error("not enough host memory: the run needs {} and {} is available",
                   format_bytes(host_need), format_bytes(host_have));
     ok = false;
   }
-  if (on_gpu) {
+  if (!need.device.empty()) {
     auto devices = kernels::cuda_devices();
     // The device the backend runs on (a decomposed run's rank: its own) first.
     const int current = kernels::current_cuda_device();
     if (current > 0 && current < static_cast<int>(devices.size()))
       std::swap(devices[0], devices[static_cast<std::size_t>(current)]);
-    // Two padded copies of the field plus reduction scratch (about 10% margin).
-    const double gpu_need = 2.0 * points * value * 1.1 + coefficient_fields + 64.0 * 1024 * 1024;
+    const double gpu_need = need.device_bytes();
     if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
       spdlog::error("not enough GPU memory on {}: the run needs {} and {} is free of {}",
                     devices[0].name, format_bytes(gpu_need),
@@ -157,9 +187,11 @@ bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
   if (statvfs(dir.c_str(), &fs) == 0) {
     const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (disk_need > disk_have) {
-      spdlog::error("not enough disk space in {}: {} output files and checkpoints need {}, {} is "
-                    "free",
-                    dir.string(), outputs, format_bytes(disk_need), format_bytes(disk_have));
+      spdlog::error(
+          "not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
+          "is free",
+          dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
+          format_bytes(disk_have));
       ok = false;
     }
   }

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "solver/backend_choice.hpp"
 #include "solver/case.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::app {
@@ -29,10 +30,14 @@ struct PreparedRun {
 // name are read here); prints every problem and returns nothing when the case cannot run.
 std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& overrides);
 
+// What the run needs in memory on the backend `backend_name` (solver/memory_estimate.hpp), with
+// the backend's ghost width `ghost` (0: the scheme's radius).
+solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::string& backend_name,
+                                           int ghost = 0);
+
 // Host memory, device memory and output disk space needed vs available; prints what is
 // short, with the numbers, and returns false.
-bool check_resources(const solver::Case& c, const solver::TimePlan& plan,
-                     const solver::BackendChoice& choice);
+bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice, int ghost);
 
 std::string format_bytes(double bytes);
 

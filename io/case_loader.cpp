@@ -86,6 +86,23 @@ void Reader::read_case(const YAML::Node& root, Case& c) {
 
 namespace {
 
+// The first line (1-based) whose indentation holds a tab; 0 when none does.
+int first_tab_indented_line(const std::string& text) {
+  int line = 1;
+  bool indent = true;
+  for (char ch : text) {
+    if (ch == '\n') {
+      ++line;
+      indent = true;
+    } else if (indent && ch == '\t') {
+      return line;
+    } else if (ch != ' ') {
+      indent = false;
+    }
+  }
+  return 0;
+}
+
 using parse::describe;
 using parse::line_of;
 
@@ -191,7 +208,13 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
-    result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg});
+    // yaml-cpp says "illegal map value" or the like for a tab in the indentation: name it.
+    const int tab = first_tab_indented_line(text);
+    const std::string hint = tab > 0 && (line == 0 || tab <= line)
+                                 ? "; line " + std::to_string(tab) +
+                                       " is indented with a tab, and YAML indents with spaces only"
+                                 : std::string();
+    result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg + hint});
     return result;
   } catch (const std::exception& e) {
     result.errors.push_back({"", 0, std::string("the case could not be parsed: ") + e.what()});

@@ -285,6 +285,7 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
   write_string(root, "heatsim_version", m.version);
   write_string(root, "case_yaml", m.case_yaml);
   if (m.fusion > 0) write_int64(root, "fusion", m.fusion);
+  if (m.steady) write_int64(root, "steady", 1);
   if (kind == FieldFileKind::checkpoint) {
     const std::uint64_t sum = meta_checksum(m, kind);
     write_attribute(root, "meta_checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &sum, 0);
@@ -684,6 +685,7 @@ FieldFile read_file(const std::string& path, bool with_data) {
         throw std::runtime_error("invalid fusion " + std::to_string(fusion));
       m.fusion = static_cast<int>(fusion);
     }
+    m.steady = H5Aexists(root, "steady") > 0 && read_int64(root, "steady") != 0;
     if (out.kind == FieldFileKind::checkpoint) {
       Handle attr = open_attribute(root, "meta_checksum");
       std::uint64_t sum = 0;
@@ -788,6 +790,7 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
   m.precision = kernels::to_string(c.precision);
   m.version = heatsim::version();
   m.case_yaml = c.source_text;
+  m.steady = c.time.method == solver::TimeMethod::steady;
   return m;
 }
 

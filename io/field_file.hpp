@@ -37,6 +37,9 @@ struct FieldMeta {
   std::string version;
   std::string case_yaml;
   int fusion = 0;  // time steps per pass of the run that wrote it; 0: not recorded
+  // A steady state (time.method steady): no time stands for it; step, time and dt are 0.
+  // Written as attribute `steady` = 1, absent otherwise.
+  bool steady = false;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
 };

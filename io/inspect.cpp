@@ -1,10 +1,12 @@
 #include "inspect.hpp"
 
+#include <spdlog/fmt/fmt.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-
 #include <filesystem>
 #include <map>
 
@@ -15,10 +17,18 @@ namespace heatsim::io {
 
 namespace {
 
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+// The shortest text that reads back to the same double (0.00025, not 0.00025000000000000001).
+std::string number(double v) { return fmt::format("{}", v); }
+
+// Whether the case text names materials: then physics.alpha (the file's `alpha`) is not what
+// the run used; conductivity and capacity per node are in materials.h5.
+bool case_has_materials(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    return root.IsMap() && root["materials"];
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 // A material property as the case gave it (0.72, not 0.71999999999999997).
@@ -111,9 +121,9 @@ void inspect_file(const std::string& path, std::ostream& out) {
   out << "file:       " << path << "\n"
       << "kind:       " << to_string(f.kind)
       << (f.checksummed ? " (Fletcher32 checksum verified)" : "") << "\n"
-      << "step:       " << m.step << "\n"
-      << "time:       " << number(m.time) << "\n"
-      << "dt:         " << number(m.dt) << "\n"
+      << (m.steady ? "state:      steady (no time: step, time and dt are 0)\n"
+                   : "step:       " + std::to_string(m.step) + "\n" + "time:       " +
+                         number(m.time) + "\n" + "dt:         " + number(m.dt) + "\n")
       << "grid:       " << m.dims << "D, " << axes(m.n, m.dims, integer, " x ") << " ("
       << m.points() << " points)\n"
       << "spacing:    " << axes(m.spacing, m.dims, number, " ") << "\n"
@@ -128,7 +138,12 @@ void inspect_file(const std::string& path, std::ostream& out) {
         << ", fp64), which bdf2 continues from\n";
   out << "precision:  " << m.precision << "\n"
       << "scheme:     " << m.scheme << "\n"
-      << "alpha:      " << number(m.alpha) << "\n"
+      << "alpha:      "
+      << (case_has_materials(m.case_yaml)
+              ? std::string("not used: the case has materials (k and rho c_p per node in "
+                            "materials.h5)")
+              : number(m.alpha))
+      << "\n"
       << "backend:    " << m.backend << "\n"
       << "version:    heatsim " << m.version << "\n";
   // The run's materials file beside it: what the XDMF index shows with every step.

@@ -80,6 +80,8 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
       f.kind = RunFile::Kind::checkpoint;
     } else if (name == index_name || name == "materials.h5" || name == "probes.csv") {
       f.kind = RunFile::Kind::index;
+    } else if (name == kFailedRunFile) {
+      f.kind = RunFile::Kind::failed;
     } else {
       continue;
     }
@@ -91,44 +93,87 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
   return files;
 }
 
-void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
-                              std::int64_t restart_step) {
-  const std::string& dir = c.output.directory;
-  if (dir.empty()) throw std::runtime_error("output.directory is empty");
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec))
-      throw std::runtime_error("output directory '" + dir + "' exists and is not a directory");
-  } else {
-    fs::create_directories(dir, ec);
-    if (ec)
-      throw std::runtime_error("output directory '" + dir + "' cannot be created: " +
-                               ec.message());
-  }
-  check_writable(dir);
+namespace {
 
+// The run files `use` removes from the directory, with the log line that says why; throws
+// std::runtime_error when the directory holds another run's files the run may not remove.
+struct DirectoryPlan {
+  std::vector<RunFile> remove;
+  std::string note;
+};
+
+DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
+  const std::string& dir = c.output.directory;
   const std::vector<RunFile> files = find_run_files(c);
-  if (files.empty()) return;
-  if (restarting) {
-    std::vector<RunFile> stale;
+  DirectoryPlan plan;
+  if (files.empty()) return plan;
+  const bool failed = std::any_of(files.begin(), files.end(),
+                                  [](const RunFile& f) { return f.kind == RunFile::Kind::failed; });
+  if (use.restarting) {
     for (const RunFile& f : files) {
-      const bool later = restart_step >= 0 && f.step > restart_step &&
+      const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);
-      if (f.kind == RunFile::Kind::temporary || later) stale.push_back(f);
+      if (f.kind == RunFile::Kind::temporary || f.kind == RunFile::Kind::failed || later)
+        plan.remove.push_back(f);
     }
-    if (!stale.empty())
-      spdlog::info("{}: removing {} file(s) after the restart step {} or left by a crash: {}", dir,
-                   stale.size(), restart_step, describe(stale));
-    remove_files(stale);
-    return;
+    if (!plan.remove.empty())
+      plan.note = dir + ": removing " + std::to_string(plan.remove.size()) +
+                  " file(s) after the restart step " + std::to_string(use.restart_step) +
+                  " or left by a crash or a failed run: " + describe(plan.remove);
+    return plan;
   }
-  if (!overwrite)
+  if (!use.overwrite && !failed)
     throw std::runtime_error("output directory '" + dir + "' already holds a run's files (" +
                              describe(files) +
                              "); pass --overwrite to replace them, --restart CHECKPOINT to "
                              "continue that run, or choose another output directory");
-  spdlog::info("{}: removing {} file(s) of an earlier run (--overwrite)", dir, files.size());
-  remove_files(files);
+  plan.remove = files;
+  plan.note = dir + ": removing " + std::to_string(files.size()) + " file(s) of an earlier run" +
+              (use.overwrite ? std::string(" (--overwrite)")
+                             : std::string(" that failed (") + kFailedRunFile + ")");
+  return plan;
+}
+
+void require_directory_or_nothing(const std::string& dir) {
+  if (dir.empty()) throw std::runtime_error("output.directory is empty");
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw std::runtime_error("output directory '" + dir + "' exists and is not a directory");
+}
+
+}  // namespace
+
+void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
+  require_directory_or_nothing(c.output.directory);
+  plan_directory(c, use);
+}
+
+void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
+  const std::string& dir = c.output.directory;
+  require_directory_or_nothing(dir);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec)
+      throw std::runtime_error("output directory '" + dir + "' cannot be created: " + ec.message());
+  }
+  check_writable(dir);
+  const DirectoryPlan plan = plan_directory(c, use);
+  if (!plan.note.empty()) spdlog::info("{}", plan.note);
+  remove_files(plan.remove);
+}
+
+void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
+                              std::int64_t restart_step) {
+  prepare_output_directory(c, DirectoryUse{overwrite, restarting, restart_step});
+}
+
+void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message) {
+  const std::string path = (fs::path(c.output.directory) / kFailedRunFile).string();
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return;
+  std::fprintf(f, "heatsim run failed with exit code %d: %s\n", exit_code, message.c_str());
+  std::fclose(f);
 }
 
 std::string output_path(const solver::Case& c, std::int64_t step) {

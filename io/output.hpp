@@ -13,24 +13,52 @@
 
 namespace heatsim::io {
 
+// Written into the output directory by a run that stopped with an error after it had begun
+// writing there (exit code 1 or 3): the exit code and the message. It marks the directory's
+// run files as a failed run's, which the next run into the directory replaces without
+// --overwrite (a restart from one of its checkpoints continues it and removes the mark).
+inline constexpr const char* kFailedRunFile = "failed_run.txt";
+
 // The files a run leaves in its output directory: <name>_<step>.h5, <name>.xmf,
 // checkpoint_<step>.h5, and temporaries of these left by a crash. The run-wide files
-// materials.h5 and probes.csv count as the index does (kind index).
+// materials.h5 and probes.csv count as the index does (kind index); failed_run.txt is kind
+// failed.
 struct RunFile {
   std::string path;
-  enum class Kind { field, index, checkpoint, temporary } kind;
+  enum class Kind { field, index, checkpoint, temporary, failed } kind;
   std::int64_t step = -1;  // field and checkpoint files
 };
 std::vector<RunFile> find_run_files(const solver::Case& c);
 
-// Makes the output directory ready before any work. Throws std::runtime_error with a clear
+// How a run uses its output directory. `restarting`: it continues, in this directory, the run
+// whose files are there (the directory holds the checkpoint it restarts from); a restart into
+// another directory is a new run there as far as the directory is concerned.
+struct DirectoryUse {
+  bool overwrite = false;
+  bool restarting = false;
+  std::int64_t restart_step = -1;
+};
+
+// Throws std::runtime_error with what prepare_output_directory would refuse (a path that is
+// not a directory; another run's files without --overwrite), changing nothing: the run checks
+// this before its setup's long work and before it writes anything.
+void check_output_directory(const solver::Case& c, const DirectoryUse& use);
+
+// Makes the output directory ready for the first file. Throws std::runtime_error with a clear
 // message when it cannot be created or written, or when it already holds a run's files and
-// neither `overwrite` nor `restarting` is set. With `overwrite` the old run's files are
-// removed. When restarting, the run continues in the same directory: temporaries are removed,
-// and when `restart_step` >= 0 so are field files and checkpoints after that step (they belong
-// to the run being replaced); everything up to it is kept.
+// neither `overwrite` nor `restarting` is set, unless they are a failed run's (failed_run.txt
+// among them): those are replaced. With `overwrite` the old run's files are removed. When
+// restarting, temporaries and the failed mark are removed, and when `restart_step` >= 0 so are
+// field files and checkpoints after that step (they belong to the run being replaced);
+// everything up to it is kept.
+void prepare_output_directory(const solver::Case& c, const DirectoryUse& use);
 void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
                               std::int64_t restart_step = -1);
+
+// Writes <dir>/failed_run.txt (exit code, message) for a run that stopped with an error after
+// writing into its directory. Never throws: on a full disk the file may stay empty, and its
+// name alone is the mark.
+void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message);
 
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);

@@ -59,16 +59,16 @@ std::string probes_csv_path(const solver::Case& c) {
   return (fs::path(c.output.directory) / "probes.csv").string();
 }
 
-std::string probes_csv_header(const std::vector<std::string>& names) {
-  std::string h = "step,time";
+std::string probes_csv_header(const std::vector<std::string>& names, bool steady) {
+  std::string h = steady ? "state" : "step,time";
   for (const std::string& n : names) h += "," + csv_field(n);
   return h;
 }
 
 ProbesCsv::ProbesCsv(std::string path, const std::vector<std::string>& names,
-                     std::int64_t restart_step)
-    : path_(std::move(path)), columns_(names.size() + 2) {
-  const std::string header = probes_csv_header(names);
+                     std::int64_t restart_step, bool steady)
+    : path_(std::move(path)), columns_(names.size() + (steady ? 1 : 2)), steady_(steady) {
+  const std::string header = probes_csv_header(names, steady);
   std::string kept = header + "\n";
   std::error_code ec;
   if (restart_step >= 0 && fs::exists(path_, ec)) {
@@ -109,13 +109,16 @@ ProbesCsv::~ProbesCsv() {
 
 void ProbesCsv::write(std::int64_t step, double time, const std::vector<double>& values) {
   if (step <= last_step_) return;
-  if (values.size() + 2 != columns_)
+  const std::size_t leading = steady_ ? 1 : 2;
+  if (values.size() + leading != columns_)
     throw std::invalid_argument(path_ + ": " + std::to_string(values.size()) + " values for " +
-                                std::to_string(columns_ - 2) + " probes");
-  std::string row = std::to_string(step);
+                                std::to_string(columns_ - leading) + " probes");
   char buf[40];
-  std::snprintf(buf, sizeof buf, ",%.17g", time);
-  row += buf;
+  std::string row = "steady";
+  if (!steady_) {
+    std::snprintf(buf, sizeof buf, ",%.17g", time);
+    row = std::to_string(step) + buf;
+  }
   for (double v : values) {
     std::snprintf(buf, sizeof buf, ",%.17g", v);
     row += buf;

@@ -19,8 +19,9 @@ namespace heatsim::io {
 std::string probes_csv_path(const solver::Case& c);
 
 // The header line (without the newline): "step,time,<names...>", a name quoted as CSV quotes
-// fields when it holds a comma, a quote or a line break.
-std::string probes_csv_header(const std::vector<std::string>& names);
+// fields when it holds a comma, a quote or a line break. A steady state has no step or time:
+// "state,<names...>", and its one row starts with the word steady.
+std::string probes_csv_header(const std::vector<std::string>& names, bool steady = false);
 
 class ProbesCsv {
  public:
@@ -29,7 +30,9 @@ class ProbesCsv {
   // after them, a line cut short by a crash included, is dropped) and writing continues after
   // them; a missing file starts anew. Throws std::runtime_error naming the file when it cannot
   // be written, or when the existing file's header is not this run's (other probes).
-  ProbesCsv(std::string path, const std::vector<std::string>& names, std::int64_t restart_step);
+  // steady: the file of a steady state (header "state,...", one row "steady,...").
+  ProbesCsv(std::string path, const std::vector<std::string>& names, std::int64_t restart_step,
+            bool steady = false);
   ~ProbesCsv();
   ProbesCsv(const ProbesCsv&) = delete;
   ProbesCsv& operator=(const ProbesCsv&) = delete;
@@ -49,6 +52,7 @@ class ProbesCsv {
  private:
   std::string path_;
   std::size_t columns_ = 0;
+  bool steady_ = false;
   std::FILE* file_ = nullptr;
   std::int64_t last_step_ = -1;
   std::int64_t kept_rows_ = 0;

@@ -56,8 +56,14 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
     << "  <Domain>\n"
     << "    <Grid Name=\"heatsim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
   for (const XdmfEntry& e : entries) {
-    x << "      <Grid Name=\"step " << e.step << "\" GridType=\"Uniform\">\n"
-      << "        <Time Value=\"" << number(e.time) << "\"/>\n"
+    // A steady state has no time: its one grid says so by name and in an Information element,
+    // with Time 0 for the readers that want one.
+    if (grid.steady)
+      x << "      <Grid Name=\"steady state\" GridType=\"Uniform\">\n"
+        << "        <Information Name=\"steady\" Value=\"1\"/>\n";
+    else
+      x << "      <Grid Name=\"step " << e.step << "\" GridType=\"Uniform\">\n";
+    x << "        <Time Value=\"" << number(e.time) << "\"/>\n"
       << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
       << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
       << "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" "

@@ -22,7 +22,9 @@ struct XdmfEntry {
 // (z y x), as XDMF wants. File names are relative to the .xmf, so a run directory can move.
 // With `materials_file` (an HDF5 file of io/material_output.hpp, relative to the .xmf) every
 // step also lists its datasets material, conductivity, capacity and source_density as node
-// attributes: they do not change in time, so each step points at the same file.
+// attributes: they do not change in time, so each step points at the same file. A steady
+// state (grid.steady) is one grid named "steady state" with <Information Name="steady"
+// Value="1"/> and Time 0.
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
                           const std::string& materials_file = "");
 

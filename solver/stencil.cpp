@@ -220,9 +220,10 @@ void require_order2(const Case& c) {
 // Resolves dt (auto, or checked against the limit) and the step count, plan.dt_limit set.
 TimePlan finish_plan(const Case& c, TimePlan plan) {
   if (c.time.method == TimeMethod::steady) {
-    // One solve of the steady state, written as step 1 (t = 1): dt only numbers the output.
-    plan.dt = 1.0;
-    plan.steps = 1;
+    // One solve of the steady state, made before the time loop, which then takes no step: the
+    // result is step 0, and no time passes (dt 0).
+    plan.dt = 0.0;
+    plan.steps = 0;
     return plan;
   }
   plan.dt_auto = !c.time.dt.has_value();

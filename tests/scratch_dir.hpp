@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace heatsim_tests {
@@ -22,5 +23,21 @@ inline std::filesystem::path make_scratch_dir(const std::string& prefix) {
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+// A test with its own scratch directory dir_ (removed after), and files written into it.
+class ScratchTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = make_scratch_dir("app"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes `text` to dir_/name; its path.
+  std::string write_file(const std::string& name, const std::string& text) {
+    const std::filesystem::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  std::filesystem::path dir_;
+};
 
 }  // namespace heatsim_tests

@@ -11,7 +11,9 @@
 namespace heatsim::solver::parallel {
 
 // Starts MPI for the life of the object (threads funneled to the main one: OpenMP regions
-// never call MPI) and finalizes it at the end. A process not started by mpirun is one rank.
+// never call MPI) and finalizes it at the end. A process not started by a launcher (mpirun,
+// mpiexec, srun) is one rank and starts no MPI; the collectives below are then never called
+// (a run of one rank calls none).
 class Environment {
  public:
   Environment(int& argc, char**& argv);

@@ -2,6 +2,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -24,14 +25,31 @@ int as_int(std::size_t n) {
   return static_cast<int>(n);
 }
 
+// Whether a launcher (mpirun or mpiexec of OpenMPI, MPICH or Intel MPI, srun with PMI or PMIx)
+// started this process: each leaves its variables in the environment.
+bool started_by_a_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+// MPI runs only under a launcher. A process started alone is rank 0 of 1 without it: OpenMPI's
+// singleton start-up spawns a helper daemon in the process's group (0.4 s on a 2-core machine),
+// and a Ctrl-C or `timeout -s INT` reaching the group then kills the daemon and fails MPI_Init,
+// so that a run stopped in its first moments wrote nothing and exited 1.
+bool g_mpi = false;
+
 }  // namespace
 
 Environment::Environment(int& argc, char**& argv) {
+  if (!started_by_a_launcher()) return;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  g_mpi = true;
 }
 
 Environment::~Environment() {
+  if (!g_mpi) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
@@ -41,13 +59,13 @@ bool mpi_built() { return true; }
 
 int rank() {
   int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  if (g_mpi) MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
 }
 
 int size() {
   int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  if (g_mpi) MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
 }
 
@@ -66,12 +84,14 @@ MPI_Comm node_comm() {
 
 int node_rank() {
   int r = 0;
+  if (!g_mpi) return r;
   check(MPI_Comm_rank(node_comm(), &r), "MPI_Comm_rank");
   return r;
 }
 
 int node_size() {
   int s = 1;
+  if (!g_mpi) return s;
   check(MPI_Comm_size(node_comm(), &s), "MPI_Comm_size");
   return s;
 }
@@ -79,6 +99,7 @@ int node_size() {
 void abort_all(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
+  if (!g_mpi) std::exit(code);
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // not reached
 }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -148,23 +149,18 @@ TEST_F(Cli, FileInitialConditionStartsFromAnotherRunsOutput) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
-TEST_F(Cli, RunSummaryStatesTheFractionOfTheBindingLimit) {
+// On the CPU the summary states no bound: a copy timed after the run, beside whatever else the
+// machine does, is no measurement (one 2-core machine gave 0.72 to 166 GB/s), and a fraction
+// of it once came out at 243%. `heatsim bench` is the place for bounds.
+TEST_F(Cli, RunSummaryStatesNoBoundFromAnUnreliableMeasurement) {
   const std::string c = write_case("c.yaml", small_case(200));
   const Result r = heatsim("run " + c + " --backend cpu");
   ASSERT_EQ(r.code, 0) << r.output;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      r.output, m,
-      std::regex(R"(done: 200 steps .* GStencil/s on cpu: ([0-9.]+)% of the )"
-                 R"((memory-bandwidth|compute) bound ([0-9.]+) GStencil/s \(([0-9.]+) GB/s )"
-                 R"(measured copy bandwidth, 16 B per point and step)")))
+  EXPECT_TRUE(
+      std::regex_search(r.output, std::regex(R"(done: 200 steps .* [0-9.]+ GStencil/s on cpu\n)")))
       << r.output;
-  const double percent = std::stod(m[1]), bound = std::stod(m[3]), bandwidth = std::stod(m[4]);
-  EXPECT_TRUE(std::isfinite(percent) && percent > 0) << m[0];
-  // On the CPU no peak FLOP/s is known: the memory-bandwidth bound is the one stated.
-  EXPECT_EQ(m[2], "memory-bandwidth") << m[0];
-  EXPECT_TRUE(std::isfinite(bound) && bound > 0) << m[0];
-  EXPECT_NEAR(bound, bandwidth / 16, 0.01 * bound + 0.01) << m[0];
+  EXPECT_EQ(r.output.find("% of the"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("GB/s measured"), std::string::npos) << r.output;
 }
 
 // The `time:` line after `done:`: where the wall time went. The parts add up to the total,
@@ -369,14 +365,6 @@ TEST_F(Cli, SigtermWritesACheckpointAndExits143) {
   EXPECT_TRUE(has_checkpoint(dir_ / "out"));
 }
 
-TEST_F(Cli, SecondSignalAbortsAtOnce) {
-  const std::string c = write_case("long.yaml", small_case(100000000, "", 0));
-  const Interrupted r = interrupt_run(dir_, c, {SIGTERM, SIGINT});
-  EXPECT_TRUE(r.code == 143 || r.code == 130) << r.code;
-  // Timed from the signals, not from the start: a slow start says nothing about the abort.
-  EXPECT_LT(r.seconds_after, 15.0);
-}
-
 TEST_F(Cli, TooLargeForHostMemoryIsRefusedWithNumbers) {
   const std::string c = write_case("huge.yaml",
                                    "grid: {dims: 3, n: [2048, 2048, 2048], length: [1, 1, 1]}\n"
@@ -470,7 +458,7 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
   EXPECT_TRUE(std::regex_search(
       s.output,
       std::regex(
-          R"(time: steady, one multigrid solve .* to relative residual 1e-09, written as step 1)")))
+          R"(time: steady, one multigrid solve .* to relative residual 1e-09, written as step 0 with attribute steady = 1 \(no time\))")))
       << s.output;
   EXPECT_EQ(s.output.find("dt:"), std::string::npos) << s.output;
   EXPECT_EQ(s.output.find("steps:"), std::string::npos) << s.output;
@@ -479,7 +467,8 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
   floating.replace(floating.find("{type: dirichlet, value: 0}"), 27, "{type: neumann, flux: 0}");
   const Result f = heatsim("validate " + write_case("floating.yaml", floating));
   EXPECT_EQ(f.code, 2) << f.output;
-  EXPECT_NE(f.output.find("no face is Dirichlet or convective"), std::string::npos) << f.output;
+  EXPECT_NE(f.output.find("no face is Dirichlet or convective with h > 0"), std::string::npos)
+      << f.output;
   EXPECT_EQ(f.output.find("valid\n"), std::string::npos) << f.output;
 
   std::string order4 = be;
@@ -562,6 +551,11 @@ TEST_F(Cli, ImplicitRunLogsTheSolveTimePerStepAndInTotal) {
         << "step " << step << "\n"
         << r.output;
   std::smatch m;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(done: 4 steps to step 4 \(t = 0\.08\) in [0-9.]+s wall on cpu: \d+ )"
+                           R"(multigrid iterations, [0-9.]+ m?s solving\n)")))
+      << r.output;
+  EXPECT_EQ(r.output.find("GStencil/s"), std::string::npos) << r.output;
   ASSERT_TRUE(std::regex_search(
       r.output, m,
       std::regex(
@@ -574,8 +568,12 @@ TEST_F(Cli, ImplicitRunLogsTheSolveTimePerStepAndInTotal) {
 
 namespace {
 
-// A steady run's header names the tolerance, not a time step it does not take.
-TEST(CliSteady, HeaderStatesTheToleranceNotATimeStep) {
+// A steady run's header names the tolerance, not a time step it does not take; its result
+// says steady wherever a time would stand: the file (attribute steady = 1, step, time and dt
+// 0), the XDMF index, probes.csv (header "state", row "steady"), the summary (iterations,
+// residual and solve time, no GStencil/s) and inspect. It writes no checkpoint, and a restart
+// is refused.
+TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
   const fs::path dir = heatsim_tests::make_scratch_dir("cli_steady");
   const fs::path c = dir / "s.yaml";
   std::ofstream(c) << "grid: {dims: 2, n: [17, 13], length: [1.0, 0.75]}\n"
@@ -583,13 +581,56 @@ TEST(CliSteady, HeaderStatesTheToleranceNotATimeStep) {
                       "boundary: {all: {type: dirichlet, value: 0}}\n"
                       "initial: {type: constant, value: 0}\n"
                       "time: {method: steady, tolerance: 1.0e-9}\n"
-                      "output: {directory: " + (dir / "out").string() + "}\n";
+                      "probes: {points: {mid: [0.5, 0.375]}}\n"
+                      "output: {directory: " +
+                          (dir / "out").string() + "}\n";
   const Result r = heatsim("run " + c.string());
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("steady state to relative residual 1e-09, written as step 1"),
+  EXPECT_NE(r.output.find("steady state to relative residual 1e-09, written as step 0 with "
+                          "attribute steady = 1 (no time)"),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("stability limit"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output,
+      std::regex(R"(done: steady state in \d+ iterations to relative residual [0-9.e+-]+ )"
+                 R"(\(from [0-9.e+-]+\), solve [0-9.]+ m?s on cpu\n)")))
+      << r.output;
+  EXPECT_EQ(r.output.find("GStencil/s"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("probes at the steady state: mid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("time: setup "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", solve "), std::string::npos) << r.output;
+
+  const fs::path out = dir / "out";
+  const auto file = heatsim::io::read_field_file((out / "field_00000000.h5").string());
+  EXPECT_TRUE(file.meta.steady);
+  EXPECT_EQ(file.meta.step, 0);
+  EXPECT_EQ(file.meta.time, 0.0);
+  EXPECT_EQ(file.meta.dt, 0.0);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"field.xmf", "field_00000000.h5", "probes.csv"}));
+  std::ifstream xmf(out / "field.xmf");
+  const std::string index{std::istreambuf_iterator<char>(xmf), {}};
+  EXPECT_NE(index.find("<Grid Name=\"steady state\""), std::string::npos) << index;
+  EXPECT_NE(index.find("<Information Name=\"steady\" Value=\"1\"/>"), std::string::npos) << index;
+  std::ifstream csv(out / "probes.csv");
+  std::string header, row, more;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_EQ(header, "state,mid");
+  EXPECT_EQ(row.rfind("steady,", 0), 0u) << row;
+  EXPECT_FALSE(std::getline(csv, more)) << more;
+
+  const Result inspect = heatsim("inspect " + (out / "field_00000000.h5").string());
+  EXPECT_NE(inspect.output.find("state:      steady"), std::string::npos) << inspect.output;
+  EXPECT_EQ(inspect.output.find("time:  "), std::string::npos) << inspect.output;
+
+  const Result restart =
+      heatsim("run " + c.string() + " --restart " + (out / "field_00000000.h5").string());
+  EXPECT_EQ(restart.code, 2) << restart.output;
+  EXPECT_NE(restart.output.find("nothing to continue"), std::string::npos) << restart.output;
   fs::remove_all(dir);
 }
 

@@ -265,7 +265,8 @@ TEST_F(RealRun, ValidateNamesTheLimitingNodeAndListsMaterialsSourcesAndProbes) {
   EXPECT_NE(r.output.find("steel: conductivity 45, capacity 3.666e+06"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("374 nodes"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("field 0: 2000 W at factor 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("field 0: 2000 W/m (per metre of depth) at factor 1"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("face y+: convective, h 100, ambient 290"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("interface at (0.0165, 0.01)"), std::string::npos) << r.output;

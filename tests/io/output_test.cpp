@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <sstream>
 
 #include "io/checkpoint.hpp"
 #include "io/inspect.hpp"
@@ -154,6 +155,53 @@ TEST_F(OutputTest, InspectShowsProvenance) {
                            "min/max:    20 / 20", "precision:  fp64", "scheme:     order2",
                            "backend:    cpu", "  |   n: [8]"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+}
+
+// check_output_directory says what prepare_output_directory would refuse and changes nothing.
+TEST_F(OutputTest, CheckingTheDirectoryChangesNothing) {
+  EXPECT_NO_THROW(check_output_directory(c_, {}));
+  EXPECT_FALSE(fs::exists(c_.output.directory)) << "not created by a check";
+  make_run();
+  const std::size_t files = find_run_files(c_).size();
+  const std::string msg = message_of([&] { check_output_directory(c_, {}); });
+  EXPECT_NE(msg.find("already holds a run's files"), std::string::npos) << msg;
+  EXPECT_NO_THROW(check_output_directory(c_, {true, false, -1}));  // --overwrite
+  EXPECT_NO_THROW(check_output_directory(c_, {false, true, 10}));  // a restart here
+  EXPECT_EQ(find_run_files(c_).size(), files);
+}
+
+// A failed run's files (failed_run.txt among them) are replaced by the next run without
+// --overwrite; a restart keeps them up to its step and removes the mark.
+TEST_F(OutputTest, AFailedRunsFilesAreReplacedAndARestartRemovesTheMark) {
+  make_run();
+  mark_failed_run(c_, 3, "the field holds 1 NaN/Inf value at step 20");
+  const std::string mark = c_.output.directory + "/" + kFailedRunFile;
+  EXPECT_NE(read(mark).find("exit code 3: the field holds 1 NaN/Inf"), std::string::npos);
+  prepare_output_directory(c_, false, true, 10);
+  EXPECT_FALSE(fs::exists(mark));
+  EXPECT_TRUE(fs::exists(c_.output.directory + "/field_00000010.h5"));
+
+  mark_failed_run(c_, 1, "cannot write");
+  EXPECT_NO_THROW(prepare_output_directory(c_, false, false));
+  EXPECT_TRUE(find_run_files(c_).empty());
+}
+
+// A steady state's index: one grid named so, with an Information element, at Time 0.
+TEST_F(OutputTest, ASteadyStatesIndexSaysSteady) {
+  c_.time.method = solver::TimeMethod::steady;
+  prepare_output_directory(c_, false, false);
+  OutputSeries s(c_, 0.0, "cpu");
+  s.write(0, 0.0, field(1));
+  const std::string xmf = read(s.xdmf_path());
+  EXPECT_NE(xmf.find("<Grid Name=\"steady state\" GridType=\"Uniform\">"), std::string::npos)
+      << xmf;
+  EXPECT_NE(xmf.find("<Information Name=\"steady\" Value=\"1\"/>"), std::string::npos) << xmf;
+  EXPECT_NE(xmf.find("<Time Value=\"0\"/>"), std::string::npos) << xmf;
+  const FieldFile f = read_field_file(output_path(c_, 0));
+  EXPECT_TRUE(f.meta.steady);
+  std::ostringstream out;
+  inspect_file(output_path(c_, 0), out);
+  EXPECT_NE(out.str().find("state:      steady"), std::string::npos) << out.str();
 }
 
 }  // namespace

@@ -73,6 +73,16 @@ TEST_F(ProbesCsvTest, RowsHoldTheValuesAtFullPrecision) {
   EXPECT_EQ(steps, (std::vector<std::int64_t>{0, 10, 20, 25}));
 }
 
+// A steady state's file: no step or time, the header "state" and one row "steady".
+TEST_F(ProbesCsvTest, ASteadyStateHasAStateColumnAndOneRow) {
+  const fs::path path = dir_ / "probes.csv";
+  {
+    ProbesCsv csv(path.string(), names_, -1, true);
+    csv.write(0, 0.0, {1.5, 2.5, 3.5});
+  }
+  EXPECT_EQ(read_text(path), "state,die_center,spreader corner,\"a,b\"\nsteady,1.5,2.5,3.5\n");
+}
+
 TEST_F(ProbesCsvTest, RestartKeepsTheRowsUpToItsStepAndContinuesExactly) {
   const fs::path whole = dir_ / "whole.csv";
   {

@@ -1,0 +1,89 @@
+#include "memory_estimate.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "multigrid_footprint.hpp"
+
+namespace heatsim::solver {
+
+double MemoryEstimate::host_bytes() const {
+  double sum = host_transient.bytes;
+  for (const MemoryPart& p : host) sum += p.bytes;
+  return sum;
+}
+
+double MemoryEstimate::device_bytes() const {
+  double sum = 0.0;
+  for (const MemoryPart& p : device) sum += p.bytes;
+  return sum;
+}
+
+MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost) {
+  const int dims = c.grid.dims;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::array<bool, 3> periodic{false, false, false};
+  double points = 1.0;
+  for (int a = 0; a < dims; ++a) {
+    n[static_cast<std::size_t>(a)] = c.grid.n[a];
+    periodic[static_cast<std::size_t>(a)] = c.boundary[2 * a].kind == BoundaryKind::periodic;
+    points *= static_cast<double>(c.grid.n[a]);
+  }
+  // The backends' padded layout: `g` ghost nodes each side of every active axis.
+  const auto padded = [&](int g) {
+    double p = 1.0;
+    for (int a = 0; a < dims; ++a) p *= static_cast<double>(c.grid.n[a] + 2 * g);
+    return p;
+  };
+  const double value = c.precision == Precision::fp32 ? 4.0 : 8.0;
+  const double coefficient_arrays = 2.0 + source_fields;  // k, rho c_p (or dt / rho c_p), q_s
+  const bool implicit = c.time.method != TimeMethod::explicit_euler;
+
+  MemoryEstimate e;
+  e.host.push_back({"executable and libraries", kProcessBytes});
+  const std::string backend = on_gpu ? "device" : "cpu backend";
+  std::vector<MemoryPart>& runs_there = on_gpu ? e.device : e.host;
+  runs_there.push_back(
+      {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
+  if (c.has_fields()) {
+    e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
+                      (8.0 * coefficient_arrays + 4.0) * points});
+    runs_there.push_back({"coefficient fields in the " + backend,
+                          value * coefficient_arrays * padded(1) + (on_gpu ? 8.0 * points : 0.0)});
+  } else if (implicit) {
+    // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
+    e.host.push_back({"uniform coefficient fields of the solver",
+                      8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
+  }
+  double setup = 8.0 * points;  // the initial field, until the backend holds it
+  double step = 0.0;
+  if (implicit) {
+    const MultigridBytes mg =
+        multigrid_bytes(dims, n, periodic, c.time.method == TimeMethod::crank_nicolson, !on_gpu,
+                        multigrid_layout(dims));
+    e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
+    runs_there.push_back({"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
+                          static_cast<double>(mg.level_ops)});
+    setup += static_cast<double>(mg.host_setup);
+    if (c.time.method != TimeMethod::steady)
+      step = 8.0 * points + static_cast<double>(mg.host_step);  // the field on the host too
+  }
+  // An output or checkpoint: the field downloaded as doubles and the file built in memory in
+  // the run's precision, whose buffer grows once (twice its size for a moment).
+  const double output = 8.0 * points + 2.0 * value * points;
+  // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
+  const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
+  const std::vector<MemoryPart> transients{
+      {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
+       setup},
+      {"a step's solve on the host", step},
+      {"an output or checkpoint being written", output},
+      {"materials.h5 being written", materials}};
+  e.host_transient =
+      *std::max_element(transients.begin(), transients.end(),
+                        [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
+  if (on_gpu) e.device.push_back({"reductions and scratch", 64.0 * 1024 * 1024});
+  return e;
+}
+
+}  // namespace heatsim::solver

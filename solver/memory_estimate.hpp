@@ -1,0 +1,39 @@
+// What a run needs in memory, on the host and on the device apart, counted from what it
+// allocates: the field in the backend, the coefficient fields, the multigrid solver
+// (solver/multigrid_footprint.hpp), the copies on the host for output and checkpoints, the
+// files built in memory before they are written. `validate` prints it; `run` refuses a case
+// that does not fit. The parts that live for the whole run add up; of the ones that come and go
+// (the set-up, each output, materials.h5), the largest counts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "case.hpp"
+
+namespace heatsim::solver {
+
+struct MemoryPart {
+  std::string what;
+  double bytes = 0.0;
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryPart> host;    // for the whole run
+  MemoryPart host_transient;       // the largest of the parts that come and go
+  std::vector<MemoryPart> device;  // empty on the CPU
+  double host_bytes() const;
+  double device_bytes() const;
+};
+
+// The executable, its libraries and their start-up, measured as the peak resident set of a run
+// of a 9^3 grid on Debian 12 (an MPI build, started without mpirun): about 19 MiB.
+inline constexpr double kProcessBytes = 19.0 * 1024 * 1024;
+
+// `source_fields`: the coefficient fields' sources (kernels::CoefficientFields); `on_gpu`: the
+// backend runs on a CUDA device; `ghost`: the backend's ghost width (radius times the fusion
+// depth for a fusing backend, the radius otherwise).
+MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost);
+
+}  // namespace heatsim::solver

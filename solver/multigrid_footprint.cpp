@@ -1,0 +1,57 @@
+#include "multigrid_footprint.hpp"
+
+#include "multigrid/hierarchy.hpp"
+
+namespace heatsim::solver {
+
+MultigridLayout multigrid_layout(int dims) {
+  MultigridLayout m;
+  m.finest_operator_doubles = 1 + dims;
+  // Galerkin coarse levels: a 3^dims-point stencil and as many prolongation weights per node.
+  int points = 1;
+  for (int a = 0; a < dims; ++a) points *= 3;
+  m.coarse_operator_doubles = 2 * points;
+  m.finest_extra_vectors = 5;  // CG's z, p, q, r and the rounding-floor magnitude
+  return m;
+}
+
+MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
+                               const std::array<bool, 3>& periodic, bool crank_nicolson,
+                               bool on_cpu, const MultigridLayout& layout) {
+  constexpr std::int64_t kDouble = 8;
+  // Nodes per level, as build_hierarchy coarsens.
+  std::array<std::int64_t, 3> m = n;
+  std::int64_t finest = m[0] * m[1] * m[2], coarse = 0, coarsest = finest;
+  MultigridBytes b;
+  b.levels = 1;
+  while (m[0] * m[1] * m[2] > 64) {
+    std::array<std::int64_t, 3> next = m;
+    bool shrinks = false;
+    for (int a = 0; a < dims; ++a) {
+      next[a] = static_cast<std::int64_t>(multigrid::coarse_nodes(m[a], periodic[a]).size());
+      shrinks = shrinks || next[a] < m[a];
+    }
+    if (!shrinks) break;
+    m = next;
+    coarsest = m[0] * m[1] * m[2];
+    coarse += coarsest;
+    ++b.levels;
+  }
+  const std::int64_t run_copy = on_cpu ? layout.cpu_copy_extra_doubles : 0;
+  const auto level_bytes = [&](int operator_doubles) {
+    return (operator_doubles + run_copy + layout.vectors_per_level) * kDouble + layout.fixed_bytes;
+  };
+  b.level_ops = finest * (level_bytes(layout.finest_operator_doubles) +
+                          layout.finest_extra_vectors * kDouble) +
+                coarse * level_bytes(layout.coarse_operator_doubles) +
+                coarsest * layout.coarsest_extra_vectors * kDouble;
+  b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
+                     layout.fixed_bytes);
+  b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
+                 coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
+  b.host_step = finest * kDouble *
+                (layout.step_vectors + (crank_nicolson ? layout.crank_nicolson_extra_vectors : 0));
+  return b;
+}
+
+}  // namespace heatsim::solver

@@ -1,0 +1,125 @@
+// Runs that fail: one that fails before its first step (whatever validate catches, a solver
+// that cannot start) creates no file; one that fails later leaves complete files and a
+// failed_run.txt, and the same command then runs again instead of being refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Result = heatsim_tests::ProcessResult;
+const auto heatsim = heatsim_tests::run_heatsim;
+
+class FailedRun : public heatsim_tests::ScratchTest {
+ protected:
+  // The case with output into dir_/out.
+  std::string write_case(const std::string& name, const std::string& body) {
+    return write_file(name, body + "output: {directory: " + (dir_ / "out").string() + "}\n");
+  }
+
+  // A 2D steady case with a source, a probe, and the given faces.
+  std::string steady_case(const std::string& name, const std::string& boundary,
+                          const std::string& tolerance = "1.0e-10") {
+    return write_case(name,
+                      "grid: {dims: 2, n: [33, 33], length: [1.0, 1.0]}\n"
+                      "materials: {m: {conductivity: 2, density: 1, specific_heat: 1}}\n"
+                      "regions: [{material: m}]\n"
+                      "sources: [{power_density: 10}]\n"
+                      "boundary: " +
+                          boundary +
+                          "\n"
+                          "initial: {type: constant, value: 0}\n"
+                          "time: {method: steady, tolerance: " +
+                          tolerance +
+                          "}\n"
+                          "probes: {points: {centre: [0.5, 0.5]}}\n");
+  }
+};
+
+// The case: every face insulated. validate refuses it, and run refuses it the same way
+// before creating the directory, materials.h5 or probes.csv; corrected, the same command runs.
+TEST_F(FailedRun, SteadyWithoutAFixedFaceIsRefusedWithNothingWritten) {
+  const std::string c = steady_case("ins.yaml", "{all: {type: neumann, flux: 0}}");
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 2) << v.output;
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("time.method: steady: no face is Dirichlet or convective with h > 0"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
+  const std::string fixed =
+      steady_case("ins.yaml", "{all: {type: neumann, flux: 0}, x-: {type: dirichlet, value: 300}}");
+  const Result ok = heatsim("run " + fixed);
+  EXPECT_EQ(ok.code, 0) << ok.output;
+}
+
+// Every face convective with h = 0 is insulated too: the message says so, naming the faces.
+TEST_F(FailedRun, ConvectiveFacesWithHZeroAreNamedAsInsulated) {
+  const std::string c = steady_case("h0.yaml", "{all: {type: convective, h: 0, ambient: 300}}");
+  const Result r = heatsim("validate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no face is Dirichlet or convective with h > 0 (x-, x+, y-, y+ are "
+                          "convective with h = 0, which is insulated)"),
+            std::string::npos)
+      << r.output;
+}
+
+// A steady solve that stalls (a tolerance below rounding) ends with exit code 3 and no file:
+// the solve comes before the first write.
+TEST_F(FailedRun, StalledSteadySolveLeavesNothing) {
+  const std::string c =
+      steady_case("stall.yaml", "{all: {type: dirichlet, value: 300}}", "1.0e-30");
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("stalled"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// An explicit run that becomes NaN after writing: its files stay (complete), failed_run.txt
+// says why, and the same command runs again (here it fails the same way); the corrected case
+// then replaces everything, the mark included.
+TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
+  const std::string grid =
+      "grid: {dims: 2, n: [30, 30], length: [1.0, 1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "scheme: order4\n"
+      "initial: {type: constant, value: 0}\n"
+      "time: {dt: auto, steps: 100}\n";
+  const std::string bad =
+      write_case("c.yaml", grid + "boundary: {all: {type: dirichlet, value: 1.5e308}}\n");
+  Result r = heatsim("run " + bad);
+  ASSERT_EQ(r.code, 3) << r.output;
+  ASSERT_TRUE(fs::exists(dir_ / "out" / "failed_run.txt"));
+  std::ifstream in(dir_ / "out" / "failed_run.txt");
+  const std::string mark{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(mark.find("exit code 3"), std::string::npos) << mark;
+  EXPECT_NE(mark.find("NaN/Inf"), std::string::npos) << mark;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "field_00000000.h5"));
+  for (const auto& e : fs::directory_iterator(dir_ / "out"))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+
+  r = heatsim("run " + bad);
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_EQ(r.output.find("already holds"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("that failed (failed_run.txt)"), std::string::npos) << r.output;
+
+  const std::string good =
+      write_case("c.yaml", grid + "boundary: {all: {type: dirichlet, value: 1}}\n");
+  r = heatsim("run " + good);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "failed_run.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "field_00000100.h5"));
+  // A finished run is protected again.
+  r = heatsim("run " + good);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("already holds"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,106 @@
+// `validate`'s memory estimate against the peak resident set of the run it describes (the
+// run's getrusage maximum), for a table of 3D cases: explicit steps in fp64 and fp32, materials
+// with a source, backward Euler, Crank-Nicolson, steady states with and without materials. Each
+// must be within 25%; the table is printed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The peak resident set of `heatsim run -q case`, in bytes (-1 when the run failed).
+double peak_rss_of_run(const std::string& case_path) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", case_path.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1.0;
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // KiB on Linux
+}
+
+// "memory on the host: 943.0 MiB" in validate's output, in bytes (-1 when absent).
+double host_estimate(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex(R"(memory on the host: ([0-9.]+) (B|KiB|MiB|GiB))")))
+    return -1.0;
+  const double scale = m[2] == "GiB" ? 1 << 30 : m[2] == "MiB" ? 1 << 20 : m[2] == "KiB" ? 1024 : 1;
+  return std::stod(m[1]) * scale;
+}
+
+struct Row {
+  const char* name;
+  int n;
+  const char* body;  // the case between grid and output
+};
+
+TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine are in the resident set";
+#endif
+  const fs::path dir = heatsim_tests::make_scratch_dir("memory");
+  const std::string materials =
+      "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}, "
+      "b: {conductivity: 5, density: 2, specific_heat: 1}}\n"
+      "regions: [{material: a}, {material: b, box: {lower: [0.2, 0.2, 0.2], "
+      "upper: [0.6, 0.6, 0.6]}}]\n"
+      "sources: [{power: 10, box: {lower: [0.3, 0.3, 0.3], upper: [0.5, 0.5, 0.5]}}]\n";
+  const std::string physics = "physics: {alpha: 1.0, source: 1.0}\n";
+  const Row rows[] = {
+      {"explicit fp64", 128, "time: {dt: auto, steps: 4}\n"},
+      {"explicit fp32", 128, "time: {dt: auto, steps: 4}\nprecision: fp32\n"},
+      {"explicit, materials", 128, "time: {dt: auto, steps: 4}\n"},
+      {"backward-euler", 112, "time: {method: backward-euler, dt: 0.001, steps: 2}\n"},
+      {"crank-nicolson", 96, "time: {method: crank-nicolson, dt: 0.001, steps: 2}\n"},
+      {"steady", 128, "time: {method: steady}\n"},
+      {"steady, materials", 112, "time: {method: steady}\n"},
+  };
+  std::printf("  %-22s %8s %12s %12s %8s\n", "case", "n", "estimate", "peak RSS", "ratio");
+  for (const Row& row : rows) {
+    const bool with_materials = std::string(row.name).find("materials") != std::string::npos;
+    const fs::path c = dir / "c.yaml";
+    const std::string n = std::to_string(row.n);
+    std::ofstream(c) << "grid: {dims: 3, n: [" << n << ", " << n << ", " << n
+                     << "], length: [1.0, 1.0, 1.0]}\n"
+                     << (with_materials ? materials : physics)
+                     << "boundary: {all: {type: dirichlet, value: 0}}\n"
+                        "initial: {type: constant, value: 1}\n"
+                     << row.body << "backend: cpu\n"
+                     << "output: {directory: " << (dir / "out").string() << "}\n";
+    fs::remove_all(dir / "out");
+    const heatsim_tests::ProcessResult v = heatsim_tests::run_heatsim("validate " + c.string());
+    ASSERT_EQ(v.code, 0) << v.output;
+    const double estimate = host_estimate(v.output);
+    ASSERT_GT(estimate, 0) << v.output;
+    const double rss = peak_rss_of_run(c.string());
+    ASSERT_GT(rss, 0) << row.name << ": the run failed";
+    const double ratio = estimate / rss;
+    std::printf("  %-22s %8d %9.1f MiB %9.1f MiB %8.3f\n", row.name, row.n, estimate / (1 << 20),
+                rss / (1 << 20), ratio);
+    EXPECT_NEAR(ratio, 1.0, 0.25) << row.name << "\n" << v.output;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// What heatsim says, checked where a new user found it wrong: the exit codes in --help, a tab
+// in the indentation named, inspect's alpha and spacing, a power's unit per dimension, plurals.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Result = heatsim_tests::ProcessResult;
+const auto heatsim = heatsim_tests::run_heatsim;
+
+using Messages = heatsim_tests::ScratchTest;
+
+TEST_F(Messages, HelpSaysExitCode3CoversASolveThatStoppedConverging) {
+  const Result r = heatsim("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("3 the field became NaN/Inf or an implicit or steady solve stopped\n"
+                          "converging"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(Messages, ATabInTheIndentationIsNamed) {
+  const std::string c = write_file("tab.yaml",
+                                   "grid:\n"
+                                   "  dims: 1\n"
+                                   "\tn: [10]\n");
+  const Result r = heatsim("validate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("line 3 is indented with a tab, and YAML indents with spaces only"),
+            std::string::npos)
+      << r.output;
+}
+
+// A case with materials: inspect does not show physics.alpha as if the run used it, and the
+// spacing reads as the case gave it (0.00025, not 0.00025000000000000001).
+TEST_F(Messages, InspectShowsNoAlphaForMaterialsAndTheShortestSpacing) {
+  const std::string c =
+      write_file("m.yaml",
+                 "grid: {dims: 1, n: [4001], length: [1.0]}\n"
+                 "materials: {a: {conductivity: 2, density: 3, specific_heat: 4}}\n"
+                 "regions: [{material: a}]\n"
+                 "boundary: {all: {type: dirichlet, value: 0}}\n"
+                 "initial: {type: constant, value: 1}\n"
+                 "time: {dt: auto, steps: 2}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  const Result r = heatsim("inspect " + (dir_ / "out" / "field_00000002.h5").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("spacing:    0.00025\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("alpha:      not used: the case has materials"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("alpha:      1\n"), std::string::npos) << r.output;
+}
+
+// A power is W in 3D, W/m in 2D (per metre of depth), W/m^2 in 1D, in the source's line and
+// in its field's.
+TEST_F(Messages, APowerStatesItsUnitForTheDimension) {
+  const char* grids[] = {"grid: {dims: 1, n: [41], length: [1.0]}\n",
+                         "grid: {dims: 2, n: [21, 21], length: [1.0, 1.0]}\n",
+                         "grid: {dims: 3, n: [9, 9, 9], length: [1.0, 1.0, 1.0]}\n"};
+  const char* units[] = {"W/m^2 (per m^2 of cross-section)", "W/m (per metre of depth)", "W"};
+  for (int d = 0; d < 3; ++d) {
+    const std::string c =
+        write_file("p.yaml", std::string(grids[d]) +
+                                 "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}}\n"
+                                 "regions: [{material: a}]\n"
+                                 "sources: [{power: 100}]\n"
+                                 "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                 "initial: {type: constant, value: 0}\n"
+                                 "time: {dt: auto, steps: 2}\n");
+    const Result r = heatsim("validate " + c);
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("power 100 ") + units[d] + ", constant"), std::string::npos)
+        << r.output;
+    EXPECT_TRUE(std::regex_search(
+        r.output, std::regex(std::string(R"(field 0: 100 )") +
+                             std::regex_replace(units[d], std::regex(R"([()^])"), R"(\$&)") +
+                             " at factor 1")))
+        << r.output;
+  }
+}
+
+// One output file is "1 output file" (a grid of 2^34 points, refused for the disk here unless
+// this disk has 384 GiB free).
+TEST_F(Messages, OneOutputFileIsSingular) {
+  const std::string c = write_file("big.yaml",
+                                   "grid: {dims: 3, n: [4096, 2048, 2048], length: [1, 1, 1]}\n"
+                                   "physics: {alpha: 1.0}\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {dt: auto, steps: 1}\n"
+                                   "backend: cpu\n"
+                                   "output: {directory: " +
+                                       (dir_ / "out").string() + "}\n");
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  if (r.output.find("not enough disk space") == std::string::npos)
+    GTEST_SKIP() << "this disk holds 384 GiB";
+  EXPECT_NE(r.output.find(": 1 output file and checkpoints need"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+}  // namespace

@@ -1,0 +1,53 @@
+// The multigrid footprint counts the levels and nodes build_hierarchy makes, so that the memory
+// estimate follows the solver's coarsening (any dims, odd and even sizes, periodic axes).
+#include "solver/multigrid_footprint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+
+#include "solver/multigrid/hierarchy.hpp"
+
+namespace {
+
+using heatsim::solver::multigrid::build_hierarchy;
+using heatsim::solver::multigrid::LevelOperator;
+
+TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
+  struct Grid {
+    int dims;
+    std::array<std::int64_t, 3> n;
+    std::array<bool, 3> periodic;
+  };
+  for (const Grid& g :
+       {Grid{1, {101, 1, 1}, {false, false, false}}, Grid{2, {45, 31, 1}, {true, false, false}},
+        Grid{2, {64, 64, 1}, {false, false, false}}, Grid{3, {37, 29, 23}, {false, false, true}},
+        Grid{3, {20, 17, 9}, {false, false, false}}}) {
+    LevelOperator finest;
+    finest.dims = g.dims;
+    finest.n = g.n;
+    finest.periodic = g.periodic;
+    const auto points = static_cast<std::size_t>(finest.points());
+    finest.node_term.assign(points, 1.0);
+    finest.fixed.assign(points, 0);
+    for (int a = 0; a < g.dims; ++a) finest.conductance[a].assign(points, 1.0);
+    const auto levels = build_hierarchy(finest);
+    std::int64_t coarse = 0;
+    for (std::size_t l = 1; l < levels.size(); ++l) coarse += levels[l].points();
+
+    heatsim::solver::MultigridLayout layout = heatsim::solver::multigrid_layout(g.dims);
+    const auto b = heatsim::solver::multigrid_bytes(g.dims, g.n, g.periodic, false, false, layout);
+    EXPECT_EQ(b.levels, static_cast<std::int64_t>(levels.size())) << g.dims << "D " << g.n[0];
+    // The set-up's hierarchy: operator and fixed flag on every node of every level.
+    EXPECT_EQ(b.host_setup, (finest.points() + coarse) * (8 * (1 + g.dims) + 1));
+    // A coarse operator of 3^dims doubles (Galerkin) shows in the level operations' bytes.
+    layout.coarse_operator_doubles = g.dims == 3 ? 27 : g.dims == 2 ? 9 : 3;
+    const auto galerkin =
+        heatsim::solver::multigrid_bytes(g.dims, g.n, g.periodic, false, false, layout);
+    EXPECT_EQ(galerkin.level_ops - b.level_ops,
+              coarse * 8 * (layout.coarse_operator_doubles - (1 + g.dims)));
+  }
+}
+
+}  // namespace
