@@ -39,14 +39,18 @@ TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
     heatsim::solver::MultigridLayout layout = heatsim::solver::multigrid_layout(g.dims);
     const auto b = heatsim::solver::multigrid_bytes(g.dims, g.n, g.periodic, false, false, layout);
     EXPECT_EQ(b.levels, static_cast<std::int64_t>(levels.size())) << g.dims << "D " << g.n[0];
-    // The set-up's hierarchy: operator and fixed flag on every node of every level.
-    EXPECT_EQ(b.host_setup, (finest.points() + coarse) * (8 * (1 + g.dims) + 1));
-    // A coarse operator of 3^dims doubles (Galerkin) shows in the level operations' bytes.
-    layout.coarse_operator_doubles = g.dims == 3 ? 27 : g.dims == 2 ? 9 : 3;
-    const auto galerkin =
+    // The set-up's hierarchy: the finest level's compact operator (diagonal and a conductance
+    // per axis) and the coarse levels' Galerkin stencil and prolongation (2 x 3^dims doubles),
+    // a fixed flag on every node.
+    const int stencil = g.dims == 3 ? 27 : g.dims == 2 ? 9 : 3;
+    EXPECT_EQ(layout.coarse_operator_doubles, 2 * stencil);
+    EXPECT_EQ(b.host_setup,
+              finest.points() * (8 * (1 + g.dims) + 1) + coarse * (8 * 2 * stencil + 1));
+    // The coarse operator's size shows in the level operations' bytes.
+    layout.coarse_operator_doubles = 1 + g.dims;
+    const auto compact =
         heatsim::solver::multigrid_bytes(g.dims, g.n, g.periodic, false, false, layout);
-    EXPECT_EQ(galerkin.level_ops - b.level_ops,
-              coarse * 8 * (layout.coarse_operator_doubles - (1 + g.dims)));
+    EXPECT_EQ(b.level_ops - compact.level_ops, coarse * 8 * (2 * stencil - (1 + g.dims)));
   }
 }
 
