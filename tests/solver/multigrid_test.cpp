@@ -436,13 +436,26 @@ TEST(Multigrid, SteadyRefusesAProblemWithoutASteadyState) {
   }
 }
 
+// A unit box of 17 nodes per axis, k = 1, a unit source, Dirichlet faces at 0, u from 0.
+struct UnitSourceBox {
+  StencilProblem p;
+  Fields f;
+  std::vector<double> u;
+  explicit UnitSourceBox(int dims)
+      : p(grid(dims, {17, dims > 1 ? 17 : 1, dims > 2 ? 17 : 1}, {1, 1, 1})),
+        f(p, 1.0, 1.0),
+        u(static_cast<std::size_t>(p.points()), 0.0) {
+    f.add_source(std::vector<double>(p.points(), 1.0));
+  }
+};
+
 TEST(Multigrid, PcgBelowRoundingConvergesOnTheFloorOfTheTrueResidual) {
   // CG's recurrence residual keeps falling past rounding; the true one does not. A tolerance
   // below rounding ends on the floor, converged, saying so.
-  StencilProblem p = grid(3, {17, 17, 17}, {1, 1, 1});
-  Fields f(p, 1.0, 1.0);
-  f.add_source(std::vector<double>(p.points(), 1.0));
-  std::vector<double> u(p.points(), 0.0);
+  UnitSourceBox box(3);
+  StencilProblem& p = box.p;
+  const Fields& f = box.f;
+  std::vector<double>& u = box.u;
   const SolveReport r = steady(p, f, u, tight(1e-18));
   EXPECT_EQ(r.reason, SolveReport::Reason::converged) << r.describe();
   EXPECT_TRUE(r.at_floor);
@@ -453,10 +466,10 @@ TEST(Multigrid, PcgBelowRoundingConvergesOnTheFloorOfTheTrueResidual) {
 }
 
 TEST(Multigrid, VCyclesBelowRoundingEndOnTheFloorTooAndTheLogShowsTheJudgedResidual) {
-  StencilProblem p = grid(2, {17, 17, 1}, {1, 1, 1});
-  Fields f(p, 1.0, 1.0);
-  f.add_source(std::vector<double>(p.points(), 1.0));
-  std::vector<double> u(p.points(), 0.0);
+  UnitSourceBox box(2);
+  StencilProblem& p = box.p;
+  const Fields& f = box.f;
+  std::vector<double>& u = box.u;
   SolveOptions o;
   o.method = Krylov::vcycle;
   o.tolerance = 1e-30;
@@ -473,10 +486,10 @@ TEST(Multigrid, VCyclesBelowRoundingEndOnTheFloorTooAndTheLogShowsTheJudgedResid
 
 TEST(Multigrid, ASolveCutShortEndsWithTheReasonAndWhatToTry) {
   // Two V-cycles at most: the iteration limit, with the numbers and what to try.
-  StencilProblem p = grid(3, {17, 17, 17}, {1, 1, 1});
-  Fields f(p, 1.0, 1.0);
-  f.add_source(std::vector<double>(p.points(), 1.0));
-  std::vector<double> u(p.points(), 0.0);
+  UnitSourceBox box(3);
+  StencilProblem& p = box.p;
+  const Fields& f = box.f;
+  std::vector<double>& u = box.u;
   SolveOptions o;
   o.method = Krylov::vcycle;
   o.tolerance = 1e-14;
