@@ -30,6 +30,7 @@
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
 #include "solver/materials.hpp"
+#include "solver/multigrid/implicit_backend.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposed_backend.hpp"
@@ -221,57 +222,41 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   return stepper;
 }
 
-// The time loop's advance for implicit steps: each step's solve time logged at most every
-// `progress_seconds` (every step with 0), the whole loop's time added to `loop_seconds` so the
-// summary can tell the solves from the host work around them.
-std::function<void(std::int64_t, std::int64_t)> implicit_advance(
-    solver::multigrid::ImplicitStepper& implicit, kernels::Backend& backend,
-    double progress_seconds, double& loop_seconds, bool fp32) {
-  return [&implicit, &backend, progress_seconds, &loop_seconds, fp32,
-          last_line = std::chrono::steady_clock::time_point(), unlogged = std::int64_t{0},
-          unlogged_seconds = 0.0](std::int64_t steps, std::int64_t first) mutable {
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<double> u;
-    backend.download(u);
-    for (std::int64_t s = 0; s < steps; ++s) {
-      const solver::multigrid::SolveReport r = implicit.advance(u, first + s);
-      // Each step's field as the backend holds it (fp32: rounded), so that neither where the
-      // loop's wall-clock chunks end nor a restart from a checkpoint changes a bit.
-      if (fp32)
-        for (double& v : u) v = static_cast<float>(v);
-      const double solve = implicit.timing().last_solve_seconds;
-      ++unlogged;
-      unlogged_seconds += solve;
-      const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - last_line).count() >= progress_seconds) {
-        spdlog::info("step {}: {}; solve {}{}", first + s + 1, r.describe(),
-                     format_solve_seconds(solve),
-                     unlogged > 1 ? fmt::format(" (mean {} over the last {} steps)",
-                                                format_solve_seconds(unlogged_seconds /
-                                                                     static_cast<double>(unlogged)),
-                                                unlogged)
-                                  : std::string());
-        last_line = now;
-        unlogged = 0;
-        unlogged_seconds = 0.0;
-      }
-    }
-    backend.upload(u);
-    loop_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
+// Logs each implicit step's solve, at most every `progress_seconds` (every step with 0), with
+// the mean over the steps since the last line.
+void log_implicit_steps(solver::multigrid::ImplicitBackend& implicit, double progress_seconds) {
+  implicit.on_step([&stepper = implicit.stepper(), progress_seconds,
+                    last_line = std::chrono::steady_clock::time_point(), unlogged = std::int64_t{0},
+                    unlogged_seconds = 0.0](std::int64_t step,
+                                            const solver::multigrid::SolveReport& r) mutable {
+    const double solve = stepper.timing().last_solve_seconds;
+    ++unlogged;
+    unlogged_seconds += solve;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_line).count() < progress_seconds) return;
+    spdlog::info("step {}: {}; solve {}{}", step, r.describe(), format_solve_seconds(solve),
+                 unlogged > 1
+                     ? fmt::format(" (mean {} over the last {} steps)",
+                                   format_solve_seconds(unlogged_seconds /
+                                                        static_cast<double>(unlogged)),
+                                   unlogged)
+                     : std::string());
+    last_line = now;
+    unlogged = 0;
+    unlogged_seconds = 0.0;
+  });
 }
 
 // "multigrid: 20 solves, 104 iterations (5.2 per solve); solve 278 ms in total, ...".
-std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t,
-                            double loop_seconds) {
+std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t) {
   return fmt::format(
       "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} per solve; "
-      "host work (right-hand sides, transfers) {}",
+      "right-hand sides and the rest of the steps {}",
       t.solves, t.solves == 1 ? "" : "s", t.iterations,
       static_cast<double>(t.iterations) / static_cast<double>(t.solves),
       format_solve_seconds(t.solve_seconds),
       format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
-      format_solve_seconds(std::max(0.0, loop_seconds - t.solve_seconds)));
+      format_solve_seconds(std::max(0.0, t.step_seconds - t.solve_seconds)));
 }
 
 // The summary's first line. Explicit steps: the steps, the time reached, the rate and
@@ -470,6 +455,23 @@ int run_case(const RunOptions& options) {
                  plan.dt, plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
                  plan.dt_limit, plan.steps, plan.dt * static_cast<double>(plan.steps));
 
+  // Implicit methods: the multigrid solver is built before any file, so one that cannot start
+  // refuses the run with nothing written. Its field holder takes the explicit backend's place
+  // (the backend chose the level operations it solves on).
+  solver::multigrid::ImplicitStepper* implicit = nullptr;
+  if (c.time.method != solver::TimeMethod::explicit_euler) {
+    std::unique_ptr<solver::multigrid::ImplicitStepper> stepper;
+    try {
+      stepper = make_implicit_stepper(c, problem, plan, choice.name);
+    } catch (const std::invalid_argument& e) {
+      spdlog::error("{}", e.what());
+      return kExitBadInput;
+    }
+    auto held = std::make_unique<solver::multigrid::ImplicitBackend>(choice.name, std::move(stepper));
+    implicit = &held->stepper();
+    if (!steady) log_implicit_steps(*held, options.progress_seconds);
+    choice.backend = std::move(held);
+  }
   kernels::Backend& backend = *choice.backend;
   try {
     backend.setup(problem);
@@ -485,16 +487,7 @@ int run_case(const RunOptions& options) {
                                                : std::string("auto"))
                                : std::to_string(c.fusion));
 
-  // Implicit methods: the multigrid solver is built before any file, so one that cannot start
-  // refuses the run with nothing written.
-  std::unique_ptr<solver::multigrid::ImplicitStepper> implicit;
-  if (c.time.method != solver::TimeMethod::explicit_euler) {
-    try {
-      implicit = make_implicit_stepper(c, problem, plan, choice.name);
-    } catch (const std::invalid_argument& e) {
-      spdlog::error("{}", e.what());
-      return kExitBadInput;
-    }
+  if (implicit) {
     if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0) {
       if (restart.previous.empty())
         spdlog::warn(
@@ -503,7 +496,7 @@ int run_case(const RunOptions& options) {
             "uninterrupted bdf2 run bit for bit",
             options.restart, step0 - 1);
       else
-        implicit->set_previous_field(step0, std::move(restart.previous));
+        implicit->set_previous_field(step0, restart.previous);
     }
   }
   // The steady state is one solve, made before any file is written: a solve that stalls
@@ -514,7 +507,8 @@ int run_case(const RunOptions& options) {
       spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
     };
     try {
-      steady_report = implicit->advance(u0, 0);
+      backend.upload(u0);
+      steady_report = implicit->advance(0);
       spdlog::info("steady: {}; solve {}", steady_report.describe(),
                    format_solve_seconds(implicit->timing().last_solve_seconds));
     } catch (const solver::multigrid::SolveFailure& e) {
@@ -522,7 +516,7 @@ int run_case(const RunOptions& options) {
       return kExitDiverged;
     }
   }
-  backend.upload(options.restart.empty() ? u0 : restart.field);
+  if (!steady) backend.upload(options.restart.empty() ? u0 : restart.field);
   u0 = std::vector<double>();  // the backend holds the field now
   if (!options.restart.empty())
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
@@ -637,8 +631,8 @@ int run_case(const RunOptions& options) {
                           } else {
                             const std::vector<double>& u = s.field();  // gathered on rank 0
                             // bdf2 continues from the field of the step before as well.
-                            const std::vector<double>* previous =
-                                implicit ? implicit->previous_field(s.step()) : nullptr;
+                            const std::optional<std::vector<double>> previous =
+                                implicit ? implicit->previous_field(s.step()) : std::nullopt;
                             if (root)
                               io::write_checkpoint(last_checkpoint, meta, u,
                                                    previous ? *previous : std::vector<double>());
@@ -662,14 +656,6 @@ int run_case(const RunOptions& options) {
     sim.stop_when(&g_signal);
     if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
 
-    // Implicit steps: each is a multigrid solve on a host copy of the field, handed back to
-    // the backend, so output, checkpoints and statistics stay the loop's.
-    double implicit_loop_seconds = 0.0;  // the implicit steps with the backend's transfers
-    if (implicit && !steady)
-      sim.advance_with(
-          implicit_advance(*implicit, backend, options.progress_seconds, implicit_loop_seconds,
-                           c.precision == solver::Precision::fp32));
-
     solver::RunResult result;
     wall.setup =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
@@ -679,7 +665,7 @@ int run_case(const RunOptions& options) {
       return failed(kExitDiverged, e.what());
     }
     if (implicit && implicit->timing().solves > 0 && !steady)
-      spdlog::info("{}", describe_solves(implicit->timing(), implicit_loop_seconds));
+      spdlog::info("{}", describe_solves(implicit->timing()));
     switch (result.status) {
       case solver::RunResult::Status::diverged:
         return failed(kExitDiverged, result.message);
@@ -714,7 +700,7 @@ int run_case(const RunOptions& options) {
     } else {
       fmt::print(
           "{}\n",
-          done_line(result, choice.name, implicit.get(), steady ? &steady_report : nullptr, [&] {
+          done_line(result, choice.name, implicit, steady ? &steady_report : nullptr, [&] {
             return bound_summary(problem, backend, choice.name, result.gstencils_per_second);
           }));
     }

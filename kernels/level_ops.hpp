@@ -83,10 +83,21 @@ class LevelOps {
   // Takes the hierarchy, finest first; drops the vectors of an earlier setup. Throws
   // std::invalid_argument on inconsistent sizes.
   virtual void setup(const std::vector<LevelOperator>& levels) = 0;
+  // As setup, but the vectors of level 0 stay, ids and values (a time stepper's field and
+  // loads across a change of the operator, BDF2's start); the sparse vectors stay too. The
+  // finest level must keep its number of points (std::invalid_argument otherwise).
+  virtual void replace_hierarchy(const std::vector<LevelOperator>& levels) = 0;
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
   virtual void upload(int v, const std::vector<double>& values) = 0;
   virtual void download(int v, std::vector<double>& values) = 0;
+  // A sparse vector of level 0: `values` at the distinct node indices `nodes` (memory order),
+  // kept until the next setup (replace_hierarchy keeps it). Its id is its own: scatter takes it.
+  virtual int create_sparse(const std::vector<std::int64_t>& nodes,
+                            const std::vector<double>& values) = 0;
+  // y[node] = a * value (assign) or y[node] += a * value, over the sparse vector s's entries; y
+  // a level-0 vector.
+  virtual void scatter(double a, int s, int y, bool assign) = 0;
 
   // r = b - A x on the free nodes, 0 on the fixed ones.
   virtual void residual(int level, int b, int x, int r) = 0;
@@ -114,6 +125,10 @@ class LevelOps {
   virtual double dot(int x, int y) = 0;
   // y = a x + b y (b == 0 assigns, whatever y held).
   virtual void axpby(double a, int x, double b, int y) = 0;
+  // y = a (w x) + b y, the product taken node by node (b == 0 assigns).
+  virtual void multiply_add(double a, int w, int x, double b, int y) = 0;
+  // v = v rounded to fp32 and back: the field of an fp32 run as its backend would hold it.
+  virtual void round_to_fp32(int v) = 0;
 };
 
 }  // namespace heatsim::kernels

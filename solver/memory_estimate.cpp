@@ -43,13 +43,17 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   e.host.push_back({"executable and libraries", kProcessBytes});
   const std::string backend = on_gpu ? "device" : "cpu backend";
   std::vector<MemoryPart>& runs_there = on_gpu ? e.device : e.host;
-  runs_there.push_back(
-      {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
+  // An implicit run's field is the multigrid's solution vector (counted with its vectors):
+  // the explicit backend is not set up.
+  if (!implicit)
+    runs_there.push_back(
+        {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
   if (c.has_fields()) {
     e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
-    runs_there.push_back({"coefficient fields in the " + backend,
-                          value * coefficient_arrays * padded(1) + (on_gpu ? 8.0 * points : 0.0)});
+    if (!implicit)
+      runs_there.push_back({"coefficient fields in the " + backend,
+                            value * coefficient_arrays * padded(1) + (on_gpu ? 8.0 * points : 0.0)});
   } else if (implicit) {
     // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
     e.host.push_back({"uniform coefficient fields of the solver",
@@ -58,15 +62,19 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   double setup = 8.0 * points;  // the initial field, until the backend holds it
   double step = 0.0;
   if (implicit) {
+    StepperVectors stepper;
+    stepper.transient = c.time.method != TimeMethod::steady;
+    stepper.bdf2 = c.time.method == TimeMethod::bdf2;
+    stepper.sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
     const MultigridBytes mg =
-        multigrid_bytes(dims, n, periodic, c.time.method == TimeMethod::crank_nicolson, !on_gpu,
-                        multigrid_layout(dims));
+        multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
     runs_there.push_back({"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
                           static_cast<double>(mg.level_ops)});
-    setup += static_cast<double>(mg.host_setup);
-    if (c.time.method != TimeMethod::steady)
-      step = 8.0 * points + static_cast<double>(mg.host_step);  // the field on the host too
+    // The hierarchy, and the stepper's parts (capacity, sources) on their way to the levels.
+    setup += static_cast<double>(mg.host_setup) + 8.0 * points * (1.0 + stepper.sources);
+    // Statistics at a progress line download the field.
+    step = 8.0 * points;
   }
   // An output or checkpoint: the field downloaded as doubles and the file built in memory in
   // the run's precision, whose buffer grows once (twice its size for a moment).
@@ -76,7 +84,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   const std::vector<MemoryPart> transients{
       {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
        setup},
-      {"a step's solve on the host", step},
+      {"the field downloaded for statistics", step},
       {"an output or checkpoint being written", output},
       {"materials.h5 being written", materials}};
   e.host_transient =

@@ -16,7 +16,7 @@ MultigridLayout multigrid_layout(int dims) {
 }
 
 MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
-                               const std::array<bool, 3>& periodic, bool crank_nicolson,
+                               const std::array<bool, 3>& periodic, const StepperVectors& stepper,
                                bool on_cpu, const MultigridLayout& layout) {
   constexpr std::int64_t kDouble = 8;
   // Nodes per level, as build_hierarchy coarsens.
@@ -41,16 +41,17 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
   const auto level_bytes = [&](int operator_doubles) {
     return (operator_doubles + run_copy + layout.vectors_per_level) * kDouble + layout.fixed_bytes;
   };
+  const int stepper_vectors =
+      stepper.sources + (stepper.transient ? layout.transient_vectors : 0) +
+      (stepper.bdf2 ? layout.bdf2_extra_vectors : 0);
   b.level_ops = finest * (level_bytes(layout.finest_operator_doubles) +
-                          layout.finest_extra_vectors * kDouble) +
+                          (layout.finest_extra_vectors + stepper_vectors) * kDouble) +
                 coarse * level_bytes(layout.coarse_operator_doubles) +
                 coarsest * layout.coarsest_extra_vectors * kDouble;
   b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
                      layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
                  coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
-  b.host_step = finest * kDouble *
-                (layout.step_vectors + (crank_nicolson ? layout.crank_nicolson_extra_vectors : 0));
   return b;
 }
 

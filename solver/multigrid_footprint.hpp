@@ -31,10 +31,18 @@ struct MultigridLayout {
   // fixed flags, plus the node weights and the weighted capacities) and, while the solver is
   // set up, the hierarchy built there before the level operations take it.
   int heat_flow_extra_doubles = 2;
-  // Each step on the host: the right-hand side and the solution's working copy (Crank-Nicolson
-  // also keeps the previous field's operator image and two loads).
-  int step_vectors = 2;
-  int crank_nicolson_extra_vectors = 3;
+  // The time stepper's own level-0 vectors where the levels run (solver/multigrid/
+  // implicit_stepper.hpp): transient methods the weighted capacity and the field the step
+  // started from, BDF2 also the field of the step before; every method one per source field.
+  int transient_vectors = 2;
+  int bdf2_extra_vectors = 1;
+};
+
+// What the stepper keeps besides the hierarchy: its method and its number of source fields.
+struct StepperVectors {
+  bool transient = true;  // false: a steady solve
+  bool bdf2 = false;
+  int sources = 0;
 };
 
 MultigridLayout multigrid_layout(int dims);
@@ -44,14 +52,13 @@ struct MultigridBytes {
   std::int64_t level_ops = 0;   // where the level operations run (host for cpu, else device)
   std::int64_t host = 0;        // on the host for the whole run: the heat-flow operator
   std::int64_t host_setup = 0;  // on the host while the solver is set up (the hierarchy)
-  std::int64_t host_step = 0;   // on the host during each step
 };
 
 // The solver of a grid of n[axis] nodes (1 on unused axes), periodic per axis, coarsened as
 // solver/multigrid/hierarchy.cpp does (build_hierarchy's rule, coarsest_points 64).
 // `on_cpu`: the level operations run on the host (cpu backend), which copies every level.
 MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
-                               const std::array<bool, 3>& periodic, bool crank_nicolson,
+                               const std::array<bool, 3>& periodic, const StepperVectors& stepper,
                                bool on_cpu, const MultigridLayout& layout);
 
 }  // namespace heatsim::solver

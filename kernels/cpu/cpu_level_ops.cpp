@@ -16,9 +16,63 @@ class CpuLevelOps final : public LevelOps {
   std::string name() const override { return "cpu"; }
 
   void setup(const std::vector<LevelOperator>& levels) override {
-    levels_.clear();
     vectors_.clear();
     vector_level_.clear();
+    sparse_.clear();
+    build(levels);
+  }
+
+  void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
+    if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0].op.points())
+      throw std::invalid_argument("level ops: the new finest level has another number of points");
+    for (std::size_t v = 0; v < vectors_.size(); ++v)
+      if (vector_level_[v] != 0) {
+        vectors_[v] = std::vector<double>();  // released; the id is no longer valid
+        vector_level_[v] = -1;
+      }
+    build(levels);
+  }
+
+  int create_sparse(const std::vector<std::int64_t>& nodes,
+                    const std::vector<double>& values) override {
+    const std::int64_t np = at(0).op.points();
+    if (nodes.size() != values.size())
+      throw std::invalid_argument("level ops: a sparse vector's nodes and values differ in number");
+    for (std::int64_t i : nodes)
+      if (i < 0 || i >= np) throw std::invalid_argument("level ops: a sparse node off the grid");
+    sparse_.push_back({nodes, values});
+    return static_cast<int>(sparse_.size()) - 1;
+  }
+
+  void scatter(double a, int s, int y, bool assign) override {
+    const Sparse& sv = sparse_.at(static_cast<std::size_t>(s));
+    double* yp = level0(y).data();
+    for (std::size_t k = 0; k < sv.nodes.size(); ++k)
+      yp[sv.nodes[k]] = assign ? a * sv.values[k] : yp[sv.nodes[k]] + a * sv.values[k];
+  }
+
+  void multiply_add(double a, int w, int x, double b, int y) override {
+    const std::vector<double>& wv = vec(w);
+    const std::vector<double>& xv = vec(x);
+    std::vector<double>& yv = vec(y);
+    if (wv.size() != yv.size() || xv.size() != yv.size())
+      throw std::invalid_argument("level ops: multiply_add of unequal sizes");
+    const std::int64_t n = static_cast<std::int64_t>(yv.size());
+    const double *wp = wv.data(), *xp = xv.data();
+    double* yp = yv.data();
+#pragma omp parallel for schedule(static) if (n >= 32768)
+    for (std::int64_t i = 0; i < n; ++i)
+      yp[i] = b == 0.0 ? a * (wp[i] * xp[i]) : a * (wp[i] * xp[i]) + b * yp[i];
+  }
+
+  void round_to_fp32(int v) override {
+    for (double& value : vec(v)) value = static_cast<float>(value);
+  }
+
+ private:
+  // The levels of `levels`, checked, with their neighbour and transfer tables.
+  void build(const std::vector<LevelOperator>& levels) {
+    levels_.clear();
     for (std::size_t l = 0; l < levels.size(); ++l) {
       Level L;
       L.op = levels[l];
@@ -83,6 +137,7 @@ class CpuLevelOps final : public LevelOps {
     }
   }
 
+ public:
   int create_vector(int level) override {
     vectors_.emplace_back(static_cast<std::size_t>(at(level).op.points()), 0.0);
     vector_level_.push_back(level);
@@ -284,7 +339,17 @@ class CpuLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no level " + std::to_string(level));
     return levels_[static_cast<std::size_t>(level)];
   }
-  std::vector<double>& vec(int v) { return vectors_.at(static_cast<std::size_t>(v)); }
+  std::vector<double>& vec(int v) {
+    if (v < 0 || v >= static_cast<int>(vectors_.size()) || vector_level_[v] < 0)
+      throw std::out_of_range("level ops: no vector " + std::to_string(v));
+    return vectors_[static_cast<std::size_t>(v)];
+  }
+  // Vector v, which must be of level 0.
+  std::vector<double>& level0(int v) {
+    std::vector<double>& x = vec(v);
+    if (vector_level_[v] != 0) throw std::invalid_argument("level ops: not a level-0 vector");
+    return x;
+  }
 
   static std::int64_t index(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z) {
     return (z * L.op.n[1] + y) * L.op.n[0] + x;
@@ -408,6 +473,11 @@ class CpuLevelOps final : public LevelOps {
 
   std::vector<Level> levels_;
   std::vector<std::vector<double>> vectors_;
+  struct Sparse {
+    std::vector<std::int64_t> nodes;
+    std::vector<double> values;
+  };
+  std::vector<Sparse> sparse_;
   std::vector<int> vector_level_;
   std::vector<double> scratch_;
 };

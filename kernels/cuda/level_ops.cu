@@ -308,6 +308,34 @@ __global__ void __launch_bounds__(kThreads)
     y[i] = assign ? __dmul_rn(a, x[i]) : __dadd_rn(__dmul_rn(a, x[i]), __dmul_rn(b, y[i]));
 }
 
+// y = a (w x) + b y node by node, or y = a (w x) when `assign`.
+__global__ void __launch_bounds__(kThreads)
+    multiply_add_kernel(double a, const double* w, const double* x, double b, double* y,
+                        long long n, bool assign) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const double p = __dmul_rn(a, __dmul_rn(w[i], x[i]));
+    y[i] = assign ? p : __dadd_rn(p, __dmul_rn(b, y[i]));
+  }
+}
+
+// y[node_k] = a value_k (assign) or += a value_k; the nodes are distinct.
+__global__ void __launch_bounds__(kThreads)
+    scatter_kernel(double a, const long long* nodes, const double* values, long long count,
+                   double* y, bool assign) {
+  for (long long k = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; k < count;
+       k += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const double p = __dmul_rn(a, values[k]);
+    y[nodes[k]] = assign ? p : __dadd_rn(y[nodes[k]], p);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) round_to_fp32_kernel(double* v, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    v[i] = static_cast<double>(__double2float_rn(v[i]));
+}
+
 // Block-wide sum of s[0 .. kN) in a fixed tree; the result lands in s[0].
 template <int kN>
 __device__ inline void tree_sum(double* s) {
@@ -383,8 +411,71 @@ class CudaLevelOps final : public LevelOps {
 
   void setup(const std::vector<LevelOperator>& levels) override {
     sync();
-    levels_.clear();
     vectors_.clear();
+    sparse_.clear();
+    build(levels);
+  }
+
+  void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
+    if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0]->points)
+      throw std::invalid_argument("level ops: the new finest level has another number of points");
+    sync();
+    for (Vector& v : vectors_)
+      if (v.level != 0) {
+        v.data.reset();  // released; the id is no longer valid
+        v.level = -1;
+      }
+    build(levels);
+  }
+
+  int create_sparse(const std::vector<std::int64_t>& nodes,
+                    const std::vector<double>& values) override {
+    const std::int64_t np = at(0).points;
+    if (nodes.size() != values.size())
+      throw std::invalid_argument("level ops: a sparse vector's nodes and values differ in number");
+    for (std::int64_t i : nodes)
+      if (i < 0 || i >= np) throw std::invalid_argument("level ops: a sparse node off the grid");
+    auto sv = std::make_unique<Sparse>();
+    sv->count = static_cast<long long>(nodes.size());
+    const std::vector<long long> index(nodes.begin(), nodes.end());
+    copy_to_device(sv->nodes, index.data(), index.size(), stream_);
+    copy_to_device(sv->values, values.data(), values.size(), stream_);
+    sync();  // the host copies go out of scope
+    sparse_.push_back(std::move(sv));
+    return static_cast<int>(sparse_.size()) - 1;
+  }
+
+  void scatter(double a, int s, int y, bool assign) override {
+    const Sparse& sv = *sparse_.at(static_cast<std::size_t>(s));
+    if (sv.count == 0) return;
+    scatter_kernel<<<flat_blocks(sv.count), kThreads, 0, stream_>>>(
+        a, sv.nodes.as<long long>(), sv.values.as<double>(), sv.count, ptr(y, 0), assign);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void multiply_add(double a, int w, int x, double b, int y) override {
+    const Vector& wv = vec(w);
+    const Vector& xv = vec(x);
+    Vector& yv = vec(y);
+    if (wv.size != yv.size || xv.size != yv.size)
+      throw std::invalid_argument("level ops: multiply_add of unequal sizes");
+    multiply_add_kernel<<<flat_blocks(yv.size), kThreads, 0, stream_>>>(
+        a, wv.data->as<double>(), xv.data->as<double>(), b, yv.data->as<double>(), yv.size,
+        b == 0.0);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  void round_to_fp32(int v) override {
+    Vector& x = vec(v);
+    round_to_fp32_kernel<<<flat_blocks(x.size), kThreads, 0, stream_>>>(x.data->as<double>(),
+                                                                         x.size);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  // The levels of `levels`, checked and copied to the device with their transfer tables.
+  void build(const std::vector<LevelOperator>& levels) {
+    levels_.clear();
     std::int64_t largest_conflict = 0;
     for (std::size_t l = 0; l < levels.size(); ++l) {
       const LevelOperator& op = levels[l];
@@ -446,6 +537,7 @@ class CudaLevelOps final : public LevelOps {
     scratch_.allocate(static_cast<std::size_t>(largest_conflict) * sizeof(double));
   }
 
+ public:
   int create_vector(int level) override {
     const Level& L = at(level);
     Vector v;
@@ -636,7 +728,11 @@ class CudaLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no level " + std::to_string(level));
     return *levels_[static_cast<std::size_t>(level)];
   }
-  Vector& vec(int v) { return vectors_.at(static_cast<std::size_t>(v)); }
+  Vector& vec(int v) {
+    if (v < 0 || v >= static_cast<int>(vectors_.size()) || vectors_[v].level < 0)
+      throw std::out_of_range("level ops: no vector " + std::to_string(v));
+    return vectors_[static_cast<std::size_t>(v)];
+  }
   // The device data of vector v, which must have the points of `level`.
   double* ptr(int v, int level) {
     Vector& x = vec(v);
@@ -654,6 +750,11 @@ class CudaLevelOps final : public LevelOps {
   DeviceArray partials_, result_, scratch_;
   std::vector<std::unique_ptr<Level>> levels_;
   std::vector<Vector> vectors_;
+  struct Sparse {
+    DeviceArray nodes, values;
+    long long count = 0;
+  };
+  std::vector<std::unique_ptr<Sparse>> sparse_;
 };
 
 }  // namespace

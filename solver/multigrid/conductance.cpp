@@ -146,6 +146,55 @@ void HeatFlowOperator::set_fixed(double t, std::vector<double>& u) const {
     }
 }
 
+std::vector<HeatFlowOperator::SourcePart> HeatFlowOperator::source_parts() const {
+  std::vector<SourcePart> parts;
+  const std::int64_t np = points();
+  for (const auto& s : fields_->sources) {
+    SourcePart p;
+    p.schedule = s.schedule;
+    p.weighted.assign(static_cast<std::size_t>(np), 0.0);
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t i = 0; i < np; ++i)
+      if (!base_.fixed[i]) p.weighted[i] = weight_[i] * s.density[i];
+    parts.push_back(std::move(p));
+  }
+  return parts;
+}
+
+std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts() const {
+  std::array<FacePart, kernels::kFaces> per_face;
+  for (const FaceLoad& f : face_loads_) {
+    if (base_.fixed[f.node]) continue;
+    FacePart& p = per_face[f.face];
+    p.face = f.face;
+    p.nodes.push_back(f.node);
+    p.constant.push_back(f.constant);
+    p.ambient_weight.push_back(f.ambient_weight);
+  }
+  std::vector<FacePart> parts;
+  for (FacePart& p : per_face)
+    if (!p.nodes.empty()) parts.push_back(std::move(p));
+  return parts;
+}
+
+std::vector<std::pair<int, std::vector<std::int64_t>>> HeatFlowOperator::dirichlet_faces() const {
+  std::vector<std::pair<int, std::vector<std::int64_t>>> faces;
+  const auto& n = problem_.n;
+  for (int a = 0; a < problem_.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      if (problem_.faces[2 * a + side].kind != BoundaryKind::dirichlet) continue;
+      std::vector<std::int64_t> nodes;
+      std::int64_t lo[3] = {0, 0, 0}, hi[3] = {n[0], n[1], n[2]};
+      lo[a] = side == 0 ? 0 : n[a] - 1;
+      hi[a] = lo[a] + 1;
+      for (std::int64_t z = lo[2]; z < hi[2]; ++z)
+        for (std::int64_t y = lo[1]; y < hi[1]; ++y)
+          for (std::int64_t x = lo[0]; x < hi[0]; ++x) nodes.push_back((z * n[1] + y) * n[0] + x);
+      faces.emplace_back(2 * a + side, std::move(nodes));
+    }
+  return faces;
+}
+
 double HeatFlowOperator::net_inflow(double t) const {
   std::vector<double> load(static_cast<std::size_t>(points()), 0.0);
   add_load(t, load);

@@ -44,6 +44,26 @@ class HeatFlowOperator {
   void add_load(double t, std::vector<double>& out) const;
   // u_i = g(t) on the Dirichlet nodes.
   void set_fixed(double t, std::vector<double>& u) const;
+
+  // The parts of add_load and set_fixed, for assembling them where the field lives
+  // (ImplicitStepper, on the level operations' device): load_i(t) = sum over the sources of
+  // factor_s(t) * weighted_s,i + sum over the faces of (constant_i + ambient_weight_i *
+  // ambient(t)); the Dirichlet faces' nodes take g(t), face after face in the order x-, x+, y-,
+  // y+, z-, z+ (a node on several faces keeps the last one's).
+  struct SourcePart {
+    std::vector<double> weighted;  // w_i q_i on the free nodes, 0 on the fixed ones
+    kernels::Schedule schedule;
+  };
+  struct FacePart {
+    int face = 0;
+    std::vector<std::int64_t> nodes;  // the face's free nodes
+    std::vector<double> constant, ambient_weight;
+  };
+  std::vector<SourcePart> source_parts() const;
+  std::vector<FacePart> face_parts() const;
+  // Per Dirichlet face, in the order above: the face and its nodes.
+  std::vector<std::pair<int, std::vector<std::int64_t>>> dirichlet_faces() const;
+  const kernels::BoundaryFace& face(int f) const { return problem_.faces[f]; }
   // The total heat the sources put in at time t (per unit cell volume, weighed as the total
   // heat weighs nodes), and what the Neumann faces let in: a steady state of a floating
   // problem needs this to be 0.

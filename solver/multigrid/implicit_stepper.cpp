@@ -106,26 +106,66 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
         "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
         "or convective, or run the transient with backward-euler");
   build_levels(method);
+  // The loads' parts, uploaded once; each step combines them with its times' factors.
+  if (method != TimeMethod::steady) {
+    std::vector<double> wc = flow_.weighted_capacity();
+    const std::vector<std::uint8_t>& fixed = flow_.fixed();
+    for (std::size_t i = 0; i < wc.size(); ++i)
+      if (fixed[i]) wc[i] = 0.0;
+    capacity_ = ops_->create_vector(0);
+    ops_->upload(capacity_, wc);
+    saved_ = ops_->create_vector(0);
+    if (method == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
+  }
+  for (HeatFlowOperator::SourcePart& part : flow_.source_parts()) {
+    const int v = ops_->create_vector(0);
+    ops_->upload(v, part.weighted);
+    sources_.push_back({v, std::move(part.schedule)});
+  }
+  for (const HeatFlowOperator::FacePart& part : flow_.face_parts()) {
+    const auto any = [](const std::vector<double>& v) {
+      for (double x : v)
+        if (x != 0.0) return true;
+      return false;
+    };
+    faces_.push_back({part.face, any(part.constant) ? ops_->create_sparse(part.nodes, part.constant) : -1,
+                      any(part.ambient_weight) ? ops_->create_sparse(part.nodes, part.ambient_weight)
+                                               : -1});
+  }
+  for (const auto& [face, nodes] : flow_.dirichlet_faces())
+    dirichlet_.emplace_back(face,
+                            ops_->create_sparse(nodes, std::vector<double>(nodes.size(), 1.0)));
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {
   const auto [alpha, beta] = scalars(m, dt_);
-  // The new driver sets the level operations up (dropping the old one's vectors) before the
-  // old driver goes.
-  mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
+  if (mg_)
+    mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
+  else
+    mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
 }
 
-const std::vector<double>* ImplicitStepper::previous_field(std::int64_t step) const {
-  if (method_ != TimeMethod::bdf2 || previous_.empty() || previous_step_ != step - 1)
-    return nullptr;
-  return &previous_;
+void ImplicitStepper::set_field(const std::vector<double>& u) {
+  if (u.size() != static_cast<std::size_t>(flow_.points()))
+    throw std::invalid_argument("implicit step: the field has the wrong number of values");
+  ops_->upload(mg_->solution(), u);
 }
 
-void ImplicitStepper::set_previous_field(std::int64_t step, std::vector<double> u) {
+void ImplicitStepper::field(std::vector<double>& u) { ops_->download(mg_->solution(), u); }
+
+std::optional<std::vector<double>> ImplicitStepper::previous_field(std::int64_t step) {
+  if (method_ != TimeMethod::bdf2 || previous_step_ < 0 || previous_step_ != step - 1)
+    return std::nullopt;
+  std::vector<double> u;
+  ops_->download(previous_, u);
+  return u;
+}
+
+void ImplicitStepper::set_previous_field(std::int64_t step, const std::vector<double>& u) {
   if (method_ != TimeMethod::bdf2) return;
   if (u.size() != static_cast<std::size_t>(flow_.points()))
     throw std::invalid_argument("bdf2: the previous field has the wrong number of values");
-  previous_ = std::move(u);
+  ops_->upload(previous_, u);
   previous_step_ = step - 1;
 }
 
@@ -139,9 +179,32 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
+void ImplicitStepper::assemble_load(double t, double scale, bool add) {
+  const int rhs = mg_->rhs();
+  if (!add) ops_->zero_free(0, rhs);  // the fixed nodes' entries are 0 already
+  for (const Source& s : sources_) {
+    const double factor = s.schedule.at(t);
+    if (factor != 0.0) ops_->axpby(scale * factor, s.vector, 1.0, rhs);
+  }
+  for (const Face& f : faces_) {
+    if (f.constant >= 0) ops_->scatter(scale, f.constant, rhs, false);
+    if (f.ambient >= 0) ops_->scatter(scale * flow_.face(f.face).at(t), f.ambient, rhs, false);
+  }
+}
+
+void ImplicitStepper::set_fixed(double t) {
+  for (const auto& [face, nodes] : dirichlet_)
+    ops_->scatter(flow_.face(face).at(t), nodes, mg_->solution(), true);
+}
+
 SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) {
-  if (u.size() != static_cast<std::size_t>(flow_.points()))
-    throw std::invalid_argument("implicit step: the field has the wrong number of values");
+  set_field(u);
+  const SolveReport report = advance(step);
+  field(u);
+  return report;
+}
+
+SolveReport ImplicitStepper::advance(std::int64_t step) {
   const Clock::time_point start = Clock::now();
   struct AddStepTime {  // also when the solve throws
     Timing& t;
@@ -150,59 +213,58 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
   } add_step_time{timing_, start};
   const double t0 = static_cast<double>(step) * dt_;
   const double t1 = static_cast<double>(step + 1) * dt_;
-  const std::vector<double>& wc = flow_.weighted_capacity();
-  const std::vector<std::uint8_t>& fixed = flow_.fixed();
-  std::vector<double> rhs(u.size(), 0.0);
+  const int u = mg_->solution(), rhs = mg_->rhs();
+  if (method_ == TimeMethod::steady) {
+    assemble_load(t0, 1.0, false);
+    const SolveReport report = solve(t0);
+    if (round_to_fp32_) ops_->round_to_fp32(u);
+    return report;
+  }
   // BDF2 without the field of step - 1 starts with a backward Euler step.
-  const bool bdf2_start = method_ == TimeMethod::bdf2 && !previous_field(step);
+  const bool bdf2_start =
+      method_ == TimeMethod::bdf2 && (previous_step_ < 0 || previous_step_ != step - 1);
+  ops_->axpby(1.0, u, 0.0, saved_);
   switch (bdf2_start ? TimeMethod::backward_euler : method_) {
-    case TimeMethod::steady:
-      flow_.add_load(t0, rhs);
-      break;
     case TimeMethod::backward_euler:
-      for (std::size_t i = 0; i < u.size(); ++i)
-        if (!fixed[i]) rhs[i] = wc[i] / dt_ * u[i];
-      flow_.add_load(t1, rhs);
+      assemble_load(t1, 1.0, false);
+      ops_->multiply_add(1.0 / dt_, capacity_, u, 1.0, rhs);
       break;
-    case TimeMethod::crank_nicolson: {
+    case TimeMethod::crank_nicolson:
       // (wC/dt) u0 + (-A u0 + load(t0)) / 2 = 2 (wC/dt) u0 - M u0 + load(t0) / 2, with M =
       // wC/dt + A/2 the level operator itself.
-      std::vector<double> mu0;
-      ops_->upload(mg_->solution(), u);
-      ops_->apply(0, mg_->solution(), mg_->rhs());
-      ops_->download(mg_->rhs(), mu0);
-      std::vector<double> load0(u.size(), 0.0), load1(u.size(), 0.0);
-      flow_.add_load(t0, load0);
-      flow_.add_load(t1, load1);
-      for (std::size_t i = 0; i < u.size(); ++i)
-        if (!fixed[i]) rhs[i] = 2.0 * wc[i] / dt_ * u[i] - mu0[i] + 0.5 * (load0[i] + load1[i]);
+      ops_->apply(0, u, rhs);
+      ops_->multiply_add(2.0 / dt_, capacity_, u, -1.0, rhs);
+      assemble_load(t0, 0.5, true);
+      assemble_load(t1, 0.5, true);
       break;
-    }
     case TimeMethod::bdf2:
-      for (std::size_t i = 0; i < u.size(); ++i)
-        if (!fixed[i]) rhs[i] = wc[i] * (4.0 * u[i] - previous_[i]) / (2.0 * dt_);
-      flow_.add_load(t1, rhs);
+      // wC (4 u_n - u_{n-1}) / (2 dt)
+      assemble_load(t1, 1.0, false);
+      ops_->multiply_add(2.0 / dt_, capacity_, u, 1.0, rhs);
+      ops_->multiply_add(-0.5 / dt_, capacity_, previous_, 1.0, rhs);
       break;
+    case TimeMethod::steady:
     case TimeMethod::explicit_euler:
       break;
   }
-  if (method_ != TimeMethod::bdf2) return solve(u, rhs, method_ == TimeMethod::steady ? t0 : t1);
-  std::vector<double> u_step = u;  // u_{n-1} of the next step, kept once this one converged
-  const SolveReport report = bdf2_start ? start_bdf2(u, rhs, t1) : solve(u, rhs, t1);
-  previous_ = std::move(u_step);
-  previous_step_ = step;
+  const SolveReport report = bdf2_start ? start_bdf2(t1) : solve(t1);
+  if (method_ == TimeMethod::bdf2) {
+    ops_->axpby(1.0, saved_, 0.0, previous_);  // u_{n-1} of the next step
+    previous_step_ = step;
+  }
+  if (round_to_fp32_) ops_->round_to_fp32(u);
   return report;
 }
 
-SolveReport ImplicitStepper::start_bdf2(std::vector<double>& u, const std::vector<double>& rhs,
-                                        double t1) {
+SolveReport ImplicitStepper::start_bdf2(double t1) {
   // The backward Euler operator differs from BDF2's (alpha = 1/dt against 3/(2 dt)), and one
   // set of level operations holds one hierarchy: build backward Euler's for this step and
   // BDF2's again afterwards (also when the solve throws), rather than keep both for the run.
+  // The field, the right-hand side and the loads are level-0 vectors and stay.
   build_levels(TimeMethod::backward_euler);
   SolveReport report;
   try {
-    report = solve(u, rhs, t1);
+    report = solve(t1);
   } catch (...) {
     build_levels(TimeMethod::bdf2);
     throw;
@@ -211,22 +273,19 @@ SolveReport ImplicitStepper::start_bdf2(std::vector<double>& u, const std::vecto
   return report;
 }
 
-SolveReport ImplicitStepper::solve(std::vector<double>& u, const std::vector<double>& rhs,
-                                   double t_fixed) {
-  std::vector<double> x = u;  // warm start: the previous step's field
-  flow_.set_fixed(t_fixed, x);
-  ops_->upload(mg_->rhs(), rhs);
-  ops_->upload(mg_->solution(), x);
+SolveReport ImplicitStepper::solve(double t_fixed) {
+  set_fixed(t_fixed);  // the warm start is the field itself
   const Clock::time_point start = Clock::now();
   SolveReport report = mg_->solve(options_);
   timing_.last_solve_seconds = seconds_since(start);
   timing_.solve_seconds += timing_.last_solve_seconds;
   ++timing_.solves;
   timing_.iterations += report.iterations;
-  if (report.reason != SolveReport::Reason::converged)
+  if (report.reason != SolveReport::Reason::converged) {
+    if (saved_ >= 0) ops_->axpby(1.0, saved_, 0.0, mg_->solution());
     throw SolveFailure(
         std::string(to_string(method_)) + ": the multigrid solve " + report.describe(), report);
-  ops_->download(mg_->solution(), u);
+  }
   return report;
 }
 

@@ -74,23 +74,34 @@ class ImplicitStepper {
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }
 
-  // One step from t0 = step * dt: u0 in, u1 out (memory order). steady: solves the steady state
-  // with the schedules at t0, u as the initial guess. Throws SolveFailure, u unchanged, when
-  // the solve stalls or reaches its iteration limit. BDF2 takes a BDF2 step when it holds the
-  // field of step - 1 (kept by the advance() before, or given by set_previous_field), and
-  // otherwise a backward Euler step (the start; second order overall all the same).
+  // The field the steps advance, held where the level operations live (a device's memory
+  // for a GPU backend): set it before the first step (and to restart), read it after any.
+  // Memory order [z][y][x].
+  void set_field(const std::vector<double>& u);
+  void field(std::vector<double>& u);
+  // fp32 runs: the field is rounded to fp32 after every step, as an fp32 backend holds it.
+  void set_round_to_fp32(bool round) { round_to_fp32_ = round; }
+
+  // One step from t0 = step * dt on the field held, without it leaving the level operations:
+  // the right-hand side is assembled there from the loads' parts (HeatFlowOperator), the solve
+  // runs there. steady: solves the steady state with the schedules at t0, the field as the
+  // initial guess. Throws SolveFailure, the field unchanged, when the solve stalls or reaches
+  // its iteration limit. BDF2 takes a BDF2 step when it holds the field of step - 1 (kept by
+  // the advance() before, or given by set_previous_field), and otherwise a backward Euler step
+  // (the start; second order overall all the same).
+  SolveReport advance(std::int64_t step);
+  // The same on a field in host memory: u0 in, u1 out (u unchanged when it throws).
   SolveReport advance(std::vector<double>& u, std::int64_t step);
 
   // BDF2: the field at step - 1 when the stepper holds it, which a checkpoint at `step` carries
-  // so that a restart continues bit for bit; null otherwise (and for the one-step methods).
-  const std::vector<double>* previous_field(std::int64_t step) const;
+  // so that a restart continues bit for bit; nothing otherwise (and for the one-step methods).
+  std::optional<std::vector<double>> previous_field(std::int64_t step);
   // BDF2: the field at step - 1 (exactly as previous_field gave it), for the step from `step`.
-  void set_previous_field(std::int64_t step, std::vector<double> u);
+  void set_previous_field(std::int64_t step, const std::vector<double>& u);
 
-  // Wall time of the advance() calls so far: the multigrid solves alone (on the level
-  // operations' backend, from the right-hand side and initial guess in place to the last
-  // residual known), and whole steps (also the right-hand side built on the host and the
-  // transfers to and from the level operations).
+  // Wall time of the advance() calls so far: the multigrid solves alone (from the right-hand
+  // side and initial guess in place to the last residual known), and whole steps (also the
+  // right-hand side's assembly).
   struct Timing {
     std::int64_t solves = 0;
     std::int64_t iterations = 0;
@@ -101,12 +112,18 @@ class ImplicitStepper {
   const Timing& timing() const { return timing_; }
 
  private:
-  // Solves with the Dirichlet nodes at g(t_fixed), u as the initial guess.
-  SolveReport solve(std::vector<double>& u, const std::vector<double>& rhs, double t_fixed);
-  // Sets the level operations up with the hierarchy of the method's level operator.
+  // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
+  void assemble_load(double t, double scale, bool add);
+  // The Dirichlet nodes of the solution take g(t).
+  void set_fixed(double t);
+  // Solves with the Dirichlet nodes at g(t_fixed), the field as the initial guess; restores
+  // the field from `saved_` (when it holds a copy) if the solve fails.
+  SolveReport solve(double t_fixed);
+  // Sets the level operations up with the hierarchy of the method's level operator (the first
+  // time), or replaces it keeping the level-0 vectors.
   void build_levels(TimeMethod m);
   // BDF2's backward Euler start: on its own hierarchy for this one step, then BDF2's again.
-  SolveReport start_bdf2(std::vector<double>& u, const std::vector<double>& rhs, double t1);
+  SolveReport start_bdf2(double t1);
 
   TimeMethod method_;
   double dt_;
@@ -115,9 +132,24 @@ class ImplicitStepper {
   std::unique_ptr<Multigrid> mg_;
   SolveOptions options_;
   Timing timing_;
-  // BDF2: the field at previous_step_ (u_{n-1}), empty before the first step.
-  std::vector<double> previous_;
-  std::int64_t previous_step_ = -1;
+  bool round_to_fp32_ = false;
+  // Level-0 vectors and sparse vectors of the level operations: the weighted capacity (0 on
+  // the fixed nodes), the sources' weighted densities, the faces' constant loads and ambient
+  // weights, the Dirichlet faces' nodes, a copy of the field the step started from (restored
+  // when a solve fails; not kept for steady solves) and BDF2's field of step - 1.
+  int capacity_ = -1, saved_ = -1, previous_ = -1;
+  struct Source {
+    int vector;
+    kernels::Schedule schedule;
+  };
+  std::vector<Source> sources_;
+  struct Face {
+    int face;
+    int constant, ambient;  // sparse vectors; -1: none
+  };
+  std::vector<Face> faces_;
+  std::vector<std::pair<int, int>> dirichlet_;  // (face, sparse vector of ones)
+  std::int64_t previous_step_ = -1;             // BDF2: the step previous_ holds, -1: none
 };
 
 }  // namespace heatsim::solver::multigrid

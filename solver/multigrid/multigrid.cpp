@@ -73,22 +73,42 @@ Multigrid::Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOpe
                      CycleOptions options)
     : ops_(ops), options_(options) {
   ops_.setup(levels);
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    const int level = static_cast<int>(l);
-    n_.push_back(levels[l].points());
-    b_.push_back(ops_.create_vector(level));
-    x_.push_back(ops_.create_vector(level));
-    r_.push_back(ops_.create_vector(level));
-  }
-  const int last = static_cast<int>(levels.size()) - 1;
-  bottom_p_ = ops_.create_vector(last);
-  bottom_q_ = ops_.create_vector(last);
-  bottom_r_ = ops_.create_vector(last);
+  b_.push_back(ops_.create_vector(0));
+  x_.push_back(ops_.create_vector(0));
+  r_.push_back(ops_.create_vector(0));
   z0_ = ops_.create_vector(0);
   magnitude_ = ops_.create_vector(0);
   p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
   pr_ = ops_.create_vector(0);
+  create_coarse_vectors(levels);
+}
+
+void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels) {
+  ops_.replace_hierarchy(levels);
+  b_.resize(1);
+  x_.resize(1);
+  r_.resize(1);
+  create_coarse_vectors(levels);
+}
+
+void Multigrid::create_coarse_vectors(const std::vector<kernels::LevelOperator>& levels) {
+  n_.clear();
+  for (const kernels::LevelOperator& op : levels) n_.push_back(op.points());
+  for (std::size_t l = 1; l < levels.size(); ++l) {
+    const int level = static_cast<int>(l);
+    b_.push_back(ops_.create_vector(level));
+    x_.push_back(ops_.create_vector(level));
+    r_.push_back(ops_.create_vector(level));
+  }
+  // The bottom solver's vectors; on a one-level hierarchy they are level 0's and kept.
+  const int last = static_cast<int>(levels.size()) - 1;
+  if (last > 0 || bottom_level_ != 0) {
+    bottom_p_ = ops_.create_vector(last);
+    bottom_q_ = ops_.create_vector(last);
+    bottom_r_ = ops_.create_vector(last);
+    bottom_level_ = last;
+  }
 }
 
 void Multigrid::cycle(int level, int b, int x) {

@@ -80,6 +80,10 @@ class Multigrid {
   Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOperator>& levels,
             CycleOptions options = {});
 
+  // Replaces the hierarchy (LevelOps::replace_hierarchy): the level-0 vectors, rhs() and
+  // solution() among them, keep their ids and values. The finest level keeps its points.
+  void replace_levels(const std::vector<kernels::LevelOperator>& levels);
+
   int levels() const { return static_cast<int>(n_.size()); }
   std::int64_t points(int level) const { return n_.at(static_cast<std::size_t>(level)); }
   // The level-0 vectors the caller fills: the right-hand side and the solution.
@@ -92,6 +96,8 @@ class Multigrid {
   void vcycle(int b, int x) { cycle(0, b, x); }
 
  private:
+  // The vectors of the levels below the finest, and the bottom solver's.
+  void create_coarse_vectors(const std::vector<kernels::LevelOperator>& levels);
   void cycle(int level, int b, int x);
   void bottom_solve(int b, int x);
   double norm(int v) { return std::sqrt(std::max(0.0, ops_.dot(v, v))); }
@@ -104,7 +110,7 @@ class Multigrid {
   CycleOptions options_;
   std::vector<std::int64_t> n_;
   std::vector<int> b_, x_, r_;  // per level
-  int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1;
+  int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1, bottom_level_ = -1;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
   int magnitude_ = -1;                          // level 0: for relative_floor
 };

@@ -266,6 +266,35 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
     gpu->magnitude(l, b.g, x.g, y.g);
     check(y, "magnitude", l);
 
+    if (l == 0) {
+      // The time stepper's operations on the finest level: node-wise products, rounding to
+      // fp32, and sparse vectors scattered into a field (assigned and added).
+      Pair w(*cpu, *gpu, 0);
+      w.set(random_vector(np, rng));
+      y.set(poison(np));
+      cpu->multiply_add(0.7, w.c, x.c, 0.0, y.c);
+      gpu->multiply_add(0.7, w.g, x.g, 0.0, y.g);
+      check(y, "multiply_add assign", l);
+      y.set(random_vector(np, rng));
+      cpu->multiply_add(-1.3, w.c, x.c, 2.5, y.c);
+      gpu->multiply_add(-1.3, w.g, x.g, 2.5, y.g);
+      check(y, "multiply_add", l);
+      y.set(random_vector(np, rng));
+      cpu->round_to_fp32(y.c);
+      gpu->round_to_fp32(y.g);
+      EXPECT_EQ(y.difference(), 0.0) << c.name << ": round_to_fp32";
+      std::vector<std::int64_t> nodes;
+      for (std::int64_t i = np - 1; i >= 0; i -= 3) nodes.push_back(i);  // descending, distinct
+      const std::vector<double> values = random_vector(static_cast<std::int64_t>(nodes.size()), rng);
+      const int sc = cpu->create_sparse(nodes, values), sg = gpu->create_sparse(nodes, values);
+      for (const bool assign : {true, false}) {
+        y.set(random_vector(np, rng));
+        cpu->scatter(1.9, sc, y.c, assign);
+        gpu->scatter(1.9, sg, y.g, assign);
+        check(y, assign ? "scatter assign" : "scatter add", l);
+      }
+    }
+
     if (l + 1 < static_cast<int>(levels.size())) {
       const std::int64_t nc = levels[l + 1].points();
       Pair coarse(*cpu, *gpu, l + 1);
@@ -283,6 +312,48 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
   }
   std::printf("%s: %zu levels, finest %lld points; largest difference from the CPU %.3g\n",
               c.name.c_str(), levels.size(), static_cast<long long>(levels[0].points()), worst);
+}
+
+// A new hierarchy on the same finest grid keeps the level-0 vectors and sparse vectors, values
+// included, drops the coarse ones, and runs the new levels as the CPU does.
+TEST_P(LevelOpsTest, ReplacingTheHierarchyKeepsTheFinestVectors) {
+  const LevelCase& c = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(c.name) + 3);
+  const RandomProblem r = random_problem(c, rng);
+  const mg::HeatFlowOperator flow(r.problem, r.fields);
+  const std::vector<LevelOperator> first = mg::build_hierarchy(flow.level(c.alpha, c.beta), 8);
+  const std::vector<LevelOperator> second =
+      mg::build_hierarchy(flow.level(c.alpha * 1.5 + 0.25, c.beta), 8);
+  auto cpu = kernels::make_cpu_level_ops();
+  auto gpu = kernels::make_level_ops("register-tiling", kernels::Precision::fp64);
+  const std::int64_t np = first[0].points();
+  for (LevelOps* ops : {cpu.get(), gpu.get()}) {
+    ops->setup(first);
+    const int kept = ops->create_vector(0), coarse = ops->create_vector(1);
+    const std::vector<double> values = random_vector(np, rng);
+    ops->upload(kept, values);
+    const int sparse = ops->create_sparse({0, np - 1}, {2.0, 3.0});
+    ops->replace_hierarchy(second);
+    std::vector<double> back;
+    ops->download(kept, back);
+    EXPECT_EQ(back, values) << ops->name();
+    ops->scatter(1.0, sparse, kept, true);
+    ops->download(kept, back);
+    EXPECT_EQ(back.front(), 2.0) << ops->name();
+    EXPECT_EQ(back.back(), 3.0) << ops->name();
+    EXPECT_THROW(ops->download(coarse, back), std::out_of_range) << ops->name();
+    EXPECT_THROW(ops->replace_hierarchy(std::vector<LevelOperator>(first.begin() + 1, first.end())),
+                 std::invalid_argument)
+        << ops->name();
+  }
+  // The new coarse level computes as the CPU's.
+  Pair b(*cpu, *gpu, 1), x(*cpu, *gpu, 1), y(*cpu, *gpu, 1);
+  b.set(random_vector(second[1].points(), rng));
+  x.set(random_vector(second[1].points(), rng));
+  y.set(poison(second[1].points()));
+  cpu->residual(1, b.c, x.c, y.c);
+  gpu->residual(1, b.g, x.g, y.g);
+  EXPECT_LE(y.difference(), kOpTolerance) << c.name;
 }
 
 // A whole solve on both: the iterate after every iteration agrees to 1e-10 relative, the

@@ -532,6 +532,35 @@ struct TimeOrderCase {
 // A BDF2 run stopped after some steps continues in a new stepper, given the field of the step
 // before (what a checkpoint carries), bit for bit as the uninterrupted run; without it, the
 // new stepper takes a backward Euler step and differs. The one-step methods keep no field.
+// The level operations keep the finest level's vectors and sparse vectors across a new
+// hierarchy (BDF2's start), drop the coarse levels' and refuse another finest grid.
+TEST(Multigrid, ReplacingTheHierarchyKeepsTheFinestVectors) {
+  const TimeOrderCase c;
+  Fields f(c.p, c.k, c.cap);
+  const HeatFlowOperator flow(c.p, f.f);
+  const auto first = build_hierarchy(flow.level(1.0, 1.0), 8);
+  const auto second = build_hierarchy(flow.level(1.5, 1.0), 8);
+  ASSERT_GE(first.size(), 2u);
+  auto ops = kernels::make_level_ops("cpu", kernels::Precision::fp64);
+  ops->setup(first);
+  const std::int64_t np = first[0].points();
+  const int kept = ops->create_vector(0), coarse = ops->create_vector(1);
+  std::vector<double> values(static_cast<std::size_t>(np));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 1.0 + 0.5 * std::sin(double(i));
+  ops->upload(kept, values);
+  const int sparse = ops->create_sparse({0, np - 1}, {2.0, 3.0});
+  ops->replace_hierarchy(second);
+  std::vector<double> back;
+  ops->download(kept, back);
+  EXPECT_EQ(back, values);
+  ops->scatter(2.0, sparse, kept, false);
+  ops->download(kept, back);
+  EXPECT_EQ(back.front(), values.front() + 4.0);
+  EXPECT_EQ(back.back(), values.back() + 6.0);
+  EXPECT_THROW(ops->download(coarse, back), std::out_of_range);
+  EXPECT_THROW(ops->replace_hierarchy({first.begin() + 1, first.end()}), std::invalid_argument);
+}
+
 TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
   const TimeOrderCase c;
   Fields f(c.p, c.k, c.cap);
@@ -547,10 +576,10 @@ TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
 
   ImplicitStepper first = stepper(TimeMethod::bdf2);
   std::vector<double> v = c.mode;
-  EXPECT_EQ(first.previous_field(0), nullptr);
+  EXPECT_FALSE(first.previous_field(0).has_value());
   for (int step = 0; step < 3; ++step) first.advance(v, step);
-  ASSERT_NE(first.previous_field(3), nullptr);
-  EXPECT_EQ(first.previous_field(4), nullptr);
+  ASSERT_TRUE(first.previous_field(3).has_value());
+  EXPECT_FALSE(first.previous_field(4).has_value());
   std::vector<double> w = v;
   ImplicitStepper rest = stepper(TimeMethod::bdf2);
   rest.set_previous_field(3, *first.previous_field(3));
@@ -564,7 +593,7 @@ TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
   ImplicitStepper cn = stepper(TimeMethod::crank_nicolson);
   std::vector<double> x = c.mode;
   cn.advance(x, 0);
-  EXPECT_EQ(cn.previous_field(1), nullptr);
+  EXPECT_FALSE(cn.previous_field(1).has_value());
 }
 
 // log2 of the error ratios of successive halvings of dt.

@@ -1,0 +1,80 @@
+#include "implicit_backend.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace heatsim::solver::multigrid {
+
+ImplicitBackend::ImplicitBackend(std::string name, std::unique_ptr<ImplicitStepper> stepper)
+    : name_(std::move(name)), stepper_(std::move(stepper)) {
+  if (!stepper_) throw std::invalid_argument("implicit backend: no stepper");
+}
+
+kernels::Capabilities ImplicitBackend::capabilities() const {
+  kernels::Capabilities caps;
+  caps.max_radius = 1;
+  caps.box = false;
+  return caps;
+}
+
+void ImplicitBackend::setup(const kernels::StencilProblem& problem) {
+  if (problem.points() != stepper_->heat_flow().points())
+    throw std::invalid_argument("implicit backend: the problem's grid is not the stepper's");
+  problem_ = problem;
+  stepper_->set_round_to_fp32(problem.precision == kernels::Precision::fp32);
+}
+
+void ImplicitBackend::upload(const std::vector<double>& field) {
+  if (problem_.precision != kernels::Precision::fp32) return stepper_->set_field(field);
+  std::vector<double> rounded(field.size());
+  for (std::size_t i = 0; i < field.size(); ++i) rounded[i] = static_cast<float>(field[i]);
+  stepper_->set_field(rounded);
+}
+
+void ImplicitBackend::download(std::vector<double>& field) { stepper_->field(field); }
+
+void ImplicitBackend::advance(std::int64_t steps, std::int64_t step0) {
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const SolveReport report = stepper_->advance(step0 + s);
+    if (on_step_) on_step_(step0 + s + 1, report);
+  }
+}
+
+kernels::FieldStats ImplicitBackend::stats() {
+  std::vector<double> u;
+  stepper_->field(u);
+  const auto& n = problem_.n;
+  const auto weight = [&](int a, std::int64_t i) {
+    if (a >= problem_.dims || problem_.periodic(a)) return 1.0;
+    return (i == 0 || i == n[a] - 1) ? 0.5 : 1.0;
+  };
+  const double* capacity =
+      problem_.coefficients ? problem_.coefficients->capacity.data() : nullptr;
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
+  std::int64_t bad = 0;
+#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (u.size() >= 32768)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      const double wzy = weight(2, z) * weight(1, y);
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = (z * n[1] + y) * n[0] + x;
+        const double v = u[i];
+        if (!std::isfinite(v)) {
+          ++bad;
+          continue;
+        }
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+        total += wzy * weight(0, x) * (capacity ? capacity[i] : 1.0) * v;
+      }
+    }
+  kernels::FieldStats st;
+  st.min = mn;
+  st.max = mx;
+  st.total_heat = total;
+  st.non_finite = bad;
+  return st;
+}
+
+}  // namespace heatsim::solver::multigrid
