@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "check.cuh"
@@ -69,35 +70,59 @@ __device__ inline long long step(long long n, int periodic, long long c, int o) 
   return c;
 }
 
+// The device functions and node kernels take the level's dimensions as a template parameter
+// D (launches dispatch on LevelView::dims, with_dims below): their loops over axes and stencil
+// offsets unroll, so a thread issues its loads together rather than one after another, which
+// is what the small coarse levels (latency, not bandwidth) are bound by.
+
+// Per axis a < D, the coordinates at offsets -1, 0, +1 of c (step's -1 where none); 0 on the
+// unused axes.
+template <int D>
+struct Around {
+  long long at[3][3];
+  __device__ Around(const LevelView& L, const long long c[3]) {
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+      for (int o = 0; o < 3; ++o) at[a][o] = a < D ? step(L.n[a], L.periodic[a], c[a], o - 1) : 0;
+  }
+};
+
+// The row and column of a thread's row index: y = row % ny, z = row / ny (32-bit: rows < 2^31).
+__device__ inline void split_row(long long row, long long ny, long long& y, long long& z) {
+  const unsigned r = static_cast<unsigned>(row), n = static_cast<unsigned>(ny);
+  y = r % n;
+  z = r / n;
+}
+
 // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing (the
 // CPU's visit_stencil).
-template <typename F>
+template <int D, typename F>
 __device__ inline void visit_stencil(const LevelView& L, long long x, long long y, long long z,
                                      long long i, F&& f) {
+  constexpr int kp = D == 1 ? 3 : D == 2 ? 9 : 27;
   const long long np = L.n[0] * L.n[1] * L.n[2];
-  const int kp = L.dims == 1 ? 3 : L.dims == 2 ? 9 : 27;
   const long long c[3] = {x, y, z};
+  const Around<D> near(L, c);
+#pragma unroll
   for (int k = 0; k < kp; ++k) {
-    long long j[3] = {0, 0, 0};
-    bool exists = true;
-    int rest = k;
-    for (int a = 0; a < L.dims; ++a) {
-      j[a] = step(L.n[a], L.periodic[a], c[a], rest % 3 - 1);
-      rest /= 3;
-      exists = exists && j[a] >= 0;
-    }
-    if (exists) f(k, (j[2] * L.n[1] + j[1]) * L.n[0] + j[0], L.stencil[k * np + i]);
+    const double a = L.stencil[k * np + i];
+    const long long jx = near.at[0][k % 3];
+    const long long jy = D > 1 ? near.at[1][(k / 3) % 3] : 0;
+    const long long jz = D > 2 ? near.at[2][k / 9] : 0;
+    if (jx >= 0 && jy >= 0 && jz >= 0) f(k, (jz * L.n[1] + jy) * L.n[0] + jx, a);
   }
 }
 
 // Calls f(j, G_ij) for each neighbour j of node i = (x, y, z) in the order x-, x+, y-, y+, z-, z+
 // (the CPU's visit_neighbours).
-template <typename F>
+template <int D, typename F>
 __device__ inline void visit_neighbours(const LevelView& L, long long x, long long y, long long z,
                                         long long i, F&& f) {
   const long long c[3] = {x, y, z};
   long long stride = 1;
-  for (int a = 0; a < 3 && a < L.dims; ++a) {
+#pragma unroll
+  for (int a = 0; a < D; ++a) {
     const long long n = L.n[a];
     const double* G = L.conductance[a];
     if (c[a] > 0)
@@ -112,31 +137,36 @@ __device__ inline void visit_neighbours(const LevelView& L, long long x, long lo
   }
 }
 
+template <int D>
 __device__ inline double neighbour_sum(const LevelView& L, const double* v, long long x,
                                        long long y, long long z, long long i) {
   double s = 0.0;
-  visit_neighbours(L, x, y, z, i,
-                   [&](long long j, double g) { s = __dadd_rn(s, __dmul_rn(g, v[j])); });
+  visit_neighbours<D>(L, x, y, z, i,
+                      [&](long long j, double g) { s = __dadd_rn(s, __dmul_rn(g, v[j])); });
   return s;
 }
 
 // (A v)_i (the CPU's row_product).
+template <int D>
 __device__ inline double row_product(const LevelView& L, const double* v, long long x,
                                      long long y, long long z, long long i) {
-  if (!L.stencil) return __dsub_rn(__dmul_rn(L.diagonal[i], v[i]), neighbour_sum(L, v, x, y, z, i));
+  if (!L.stencil)
+    return __dsub_rn(__dmul_rn(L.diagonal[i], v[i]), neighbour_sum<D>(L, v, x, y, z, i));
   double s = 0.0;
-  visit_stencil(L, x, y, z, i,
-                [&](int, long long j, double a) { s = __dadd_rn(s, __dmul_rn(a, v[j])); });
+  visit_stencil<D>(L, x, y, z, i,
+                   [&](int, long long j, double a) { s = __dadd_rn(s, __dmul_rn(a, v[j])); });
   return s;
 }
 
 // The Gauss-Seidel value of node i from the values v of its neighbours (the CPU's gauss_seidel).
+template <int D>
 __device__ inline double gauss_seidel(const LevelView& L, const double* b, const double* v,
                                       long long x, long long y, long long z, long long i) {
-  if (!L.stencil) return __ddiv_rn(__dadd_rn(b[i], neighbour_sum(L, v, x, y, z, i)), L.diagonal[i]);
-  const int centre = L.dims == 1 ? 1 : L.dims == 2 ? 4 : 13;
+  if (!L.stencil)
+    return __ddiv_rn(__dadd_rn(b[i], neighbour_sum<D>(L, v, x, y, z, i)), L.diagonal[i]);
+  constexpr int centre = D == 1 ? 1 : D == 2 ? 4 : 13;
   double s = 0.0;
-  visit_stencil(L, x, y, z, i, [&](int k, long long j, double a) {
+  visit_stencil<D>(L, x, y, z, i, [&](int k, long long j, double a) {
     if (k != centre) s = __dadd_rn(s, __dmul_rn(a, v[j]));
   });
   return __ddiv_rn(__dsub_rn(b[i], s), L.stencil[centre * L.n[0] * L.n[1] * L.n[2] + i]);
@@ -147,15 +177,17 @@ __device__ inline double gauss_seidel(const LevelView& L, const double* b, const
 // shared memory, a few dozen registers.
 
 // diagonal_i = a_i + sum of the node's conductances, summed in the neighbour order.
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     diagonal_kernel(LevelView L, const double* __restrict__ node_term, double* __restrict__ d) {
   const long long x = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (x >= L.n[0]) return;
   for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
-    const long long y = row % L.n[1], z = row / L.n[1];
+    long long y, z;
+    split_row(row, L.n[1], y, z);
     const long long i = row * L.n[0] + x;
     double s = node_term[i];
-    visit_neighbours(L, x, y, z, i, [&](long long, double g) { s = __dadd_rn(s, g); });
+    visit_neighbours<D>(L, x, y, z, i, [&](long long, double g) { s = __dadd_rn(s, g); });
     d[i] = s;
   }
 }
@@ -167,34 +199,39 @@ __device__ inline void each_free_node(const LevelView& L, double* out, F&& f) {
   if (xi >= L.n[0]) return;
   for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
     const long long i = row * L.n[0] + xi;
-    out[i] = L.fixed[i] ? 0.0 : f(xi, row % L.n[1], row / L.n[1], i);
+    long long y, z;
+    split_row(row, L.n[1], y, z);
+    out[i] = L.fixed[i] ? 0.0 : f(xi, y, z, i);
   }
 }
 
 // out = b - A x (b given) or A x (b null) on the free nodes, 0 on the fixed ones.
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     operator_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                     double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
-    const double ax = row_product(L, x, xi, y, z, i);
+    const double ax = row_product<D>(L, x, xi, y, z, i);
     return b ? __dsub_rn(b[i], ax) : ax;
   });
 }
 
 // out_i = |b_i| + sum_j |A_ij x_j| on the free nodes, 0 on the fixed ones (the CPU's magnitude).
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     magnitude_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                      double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
     double s = fabs(b[i]);
     if (L.stencil) {
-      visit_stencil(L, xi, y, z, i, [&](int, long long j, double a) {
+      visit_stencil<D>(L, xi, y, z, i, [&](int, long long j, double a) {
         s = __dadd_rn(s, fabs(__dmul_rn(a, x[j])));
       });
     } else {
       s = __dadd_rn(s, fabs(__dmul_rn(L.diagonal[i], x[i])));
-      visit_neighbours(L, xi, y, z, i,
-                       [&](long long j, double g) { s = __dadd_rn(s, fabs(__dmul_rn(g, x[j]))); });
+      visit_neighbours<D>(L, xi, y, z, i, [&](long long j, double g) {
+        s = __dadd_rn(s, fabs(__dmul_rn(g, x[j])));
+      });
     }
     return s;
   });
@@ -204,55 +241,69 @@ __global__ void __launch_bounds__(kThreads)
 // == colour, on stencil levels those whose parities (x%2 + 2 (y%2) + 4 (z%2)) are the colour;
 // each takes old_i + omega * (the Gauss-Seidel value - old_i). `old` is x itself, except where a
 // periodic axis of odd length joins nodes of one colour (then a copy of x from before the sweep,
-// as the CPU does). Threads walk every second x.
+// as the CPU does). Threads walk every second x; on stencil levels blockIdx.y strides over the
+// colour's rows alone (y and z of its parities), on compact levels over every row.
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     colour_kernel(LevelView L, const double* __restrict__ b, double* x, const double* old,
                   int colour, double omega) {
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
-    const long long y = row % L.n[1], z = row / L.n[1];
-    long long first = (colour + y + z) & 1;
+  const long long cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
+  // Stencil levels: the colour's rows, (ny - cy + 1) / 2 per plane of its z parity.
+  const long long colour_ny = (L.n[1] - cy + 1) / 2, colour_nz = (L.n[2] - cz + 1) / 2;
+  const long long rows = L.stencil ? colour_ny * colour_nz : L.n[1] * L.n[2];
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+    long long y, z, first;
     if (L.stencil) {
-      if (((colour >> 1) & 1) != (y & 1) || ((colour >> 2) & 1) != (z & 1)) continue;
+      split_row(row, colour_ny, y, z);
+      y = cy + 2 * y;
+      z = cz + 2 * z;
       first = colour & 1;
+    } else {
+      split_row(row, L.n[1], y, z);
+      first = (colour + y + z) & 1;
     }
     const long long xi = 2 * t + first;
     if (xi >= L.n[0]) continue;
-    const long long i = row * L.n[0] + xi;
+    const long long i = (z * L.n[1] + y) * L.n[0] + xi;
     if (L.fixed[i]) continue;
     const double xo = old[i];
-    const double gs = gauss_seidel(L, b, old, xi, y, z, i);
+    const double gs = gauss_seidel<D>(L, b, old, xi, y, z, i);
     x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
   }
 }
 
 // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones). One thread per coarse
 // node gathers its finer nodes over the offsets in their numbering, as the CPU does.
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     restrict_kernel(LevelView C, LevelView F, Prolongation P, const double* __restrict__ r,
                     double* __restrict__ b) {
   const long long X = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (X >= C.n[0]) return;
   const long long nc = C.n[0] * C.n[1] * C.n[2];
-  const int kp = C.dims == 1 ? 3 : C.dims == 2 ? 9 : 27;
+  constexpr int kp = D == 1 ? 3 : D == 2 ? 9 : 27;
   for (long long row = blockIdx.y; row < C.n[1] * C.n[2]; row += gridDim.y) {
-    const long long at[3] = {X, row % C.n[1], row / C.n[1]};
+    long long Y, Z;
+    split_row(row, C.n[1], Y, Z);
     const long long I = row * C.n[0] + X;
     if (C.fixed[I]) {
       b[I] = 0.0;
       continue;
     }
+    // The finer node of this one, and its neighbours' coordinates per axis.
+    const long long f[3] = {P.fine_index[0][X], D > 1 ? P.fine_index[1][Y] : 0,
+                            D > 2 ? P.fine_index[2][Z] : 0};
+    const Around<D> near(F, f);
     double sum = 0.0;
+#pragma unroll
     for (int k = 0; k < kp; ++k) {
       const double w = P.weight[k * nc + I];
       if (w == 0.0) continue;
-      long long f[3] = {0, 0, 0};
-      int rest = k;
-      for (int a = 0; a < C.dims; ++a) {
-        f[a] = step(F.n[a], F.periodic[a], P.fine_index[a][at[a]], rest % 3 - 1);
-        rest /= 3;
-      }
-      sum = __dadd_rn(sum, __dmul_rn(w, r[(f[2] * F.n[1] + f[1]) * F.n[0] + f[0]]));
+      const long long jx = near.at[0][k % 3];
+      const long long jy = D > 1 ? near.at[1][(k / 3) % 3] : 0;
+      const long long jz = D > 2 ? near.at[2][k / 9] : 0;
+      sum = __dadd_rn(sum, __dmul_rn(w, r[(jz * F.n[1] + jy) * F.n[0] + jx]));
     }
     b[I] = sum;
   }
@@ -260,6 +311,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // x_fine += P x_coarse on the free fine nodes, over the coarse nodes z, then y, then x, as the
 // CPU does.
+template <int D>
 __global__ void __launch_bounds__(kThreads)
     prolong_kernel(LevelView F, LevelView C, Prolongation P, const double* __restrict__ xc,
                    double* __restrict__ xf, const Interp* __restrict__ tx,
@@ -267,23 +319,27 @@ __global__ void __launch_bounds__(kThreads)
   const long long x = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (x >= F.n[0]) return;
   const long long nc = C.n[0] * C.n[1] * C.n[2];
-  const int dims = C.dims;
   const Interp ix = tx[x];
   for (long long row = blockIdx.y; row < F.n[1] * F.n[2]; row += gridDim.y) {
-    const long long y = row % F.n[1], z = row / F.n[1];
+    long long y, z;
+    split_row(row, F.n[1], y, z);
     const long long i = row * F.n[0] + x;
     if (F.fixed[i]) continue;
     const Interp iz = tz[z], iy = ty[y];
     double sum = 0.0;
+#pragma unroll
     for (int a = 0; a < 2; ++a) {
       if (iz.coarse[a] < 0) continue;
+#pragma unroll
       for (int bb = 0; bb < 2; ++bb) {
         if (iy.coarse[bb] < 0) continue;
+#pragma unroll
         for (int c = 0; c < 2; ++c) {
           if (ix.coarse[c] < 0) continue;
           const int o[3] = {ix.offset[c], iy.offset[bb], iz.offset[a]};
           int k = 0;
-          for (int ax = dims - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
+#pragma unroll
+          for (int ax = D - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
           const long long J = (iz.coarse[a] * C.n[1] + iy.coarse[bb]) * C.n[0] + ix.coarse[c];
           sum = __dadd_rn(sum, __dmul_rn(P.weight[k * nc + J], xc[J]));
         }
@@ -365,6 +421,22 @@ __global__ void __launch_bounds__(kDotMaxBlocks)
   s[threadIdx.x] = static_cast<int>(threadIdx.x) < count ? partial[threadIdx.x] : 0.0;
   tree_sum<kDotMaxBlocks>(s);
   if (threadIdx.x == 0) *result = s[0];
+}
+
+// Calls f(std::integral_constant<int, D>) with D = dims (1, 2 or 3): the node kernels' template
+// argument.
+template <typename F>
+void with_dims(int dims, F&& f) {
+  switch (dims) {
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      break;
+    default:
+      f(std::integral_constant<int, 3>{});
+  }
 }
 
 dim3 node_grid(long long threads_x, long long rows) {
@@ -523,8 +595,11 @@ class CudaLevelOps final : public LevelOps {
         copy_to_device(node_term, op.node_term.data(), op.node_term.size(), stream_);
         L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
         v.diagonal = L->diagonal.as<double>();
-        diagonal_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-            v, node_term.as<double>(), L->diagonal.as<double>());
+        with_dims(v.dims, [&](auto d) {
+          diagonal_kernel<decltype(d)::value>
+              <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
+                  v, node_term.as<double>(), L->diagonal.as<double>());
+        });
         HEATSIM_CUDA_CHECK_LAUNCH();
         sync();  // node_term's staging goes out of scope
       }
@@ -586,7 +661,10 @@ class CudaLevelOps final : public LevelOps {
     const double* bp = ptr(b, level);
     double* xp = ptr(x, level);
     const LevelView& v = L.view;
-    const dim3 grid = node_grid((v.n[0] + 1) / 2, v.n[1] * v.n[2]);
+    // Stencil levels launch the rows of one colour's y and z parities (at most a quarter).
+    const dim3 grid = node_grid((v.n[0] + 1) / 2, L.colours > 2 ? ((v.n[1] + 1) / 2) *
+                                                                      ((v.n[2] + 1) / 2)
+                                                                : v.n[1] * v.n[2]);
     for (int s = 0; s < sweeps; ++s)
       for (int c = 0; c < L.colours; ++c) {
         const double* old = xp;
@@ -596,8 +674,11 @@ class CudaLevelOps final : public LevelOps {
                                              cudaMemcpyDeviceToDevice, stream_));
           old = scratch_.as<double>();
         }
-        colour_kernel<<<grid, kThreads, 0, stream_>>>(
-            v, bp, xp, old, reverse ? L.colours - 1 - c : c, omega);
+        const int colour = reverse ? L.colours - 1 - c : c;
+        with_dims(v.dims, [&](auto d) {
+          colour_kernel<decltype(d)::value>
+              <<<grid, kThreads, 0, stream_>>>(v, bp, xp, old, colour, omega);
+        });
         HEATSIM_CUDA_CHECK_LAUNCH();
       }
   }
@@ -606,8 +687,13 @@ class CudaLevelOps final : public LevelOps {
     const Level& F = at(fine_level);
     const Level& C = at(fine_level + 1);
     const LevelView& v = C.view;
-    restrict_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-        v, F.view, C.prolongation_view(), ptr(r_fine, fine_level), ptr(b_coarse, fine_level + 1));
+    const double* r = ptr(r_fine, fine_level);
+    double* b = ptr(b_coarse, fine_level + 1);
+    with_dims(v.dims, [&](auto d) {
+      restrict_kernel<decltype(d)::value>
+          <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
+              v, F.view, C.prolongation_view(), r, b);
+    });
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -615,17 +701,27 @@ class CudaLevelOps final : public LevelOps {
     const Level& F = at(fine_level);
     const Level& C = at(fine_level + 1);
     const LevelView& v = F.view;
-    prolong_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-        v, C.view, C.prolongation_view(), ptr(x_coarse, fine_level + 1), ptr(x_fine, fine_level),
-        C.interp[0].as<Interp>(), C.interp[1].as<Interp>(), C.interp[2].as<Interp>());
+    const double* xc = ptr(x_coarse, fine_level + 1);
+    double* xf = ptr(x_fine, fine_level);
+    with_dims(v.dims, [&](auto d) {
+      prolong_kernel<decltype(d)::value>
+          <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
+              v, C.view, C.prolongation_view(), xc, xf, C.interp[0].as<Interp>(),
+              C.interp[1].as<Interp>(), C.interp[2].as<Interp>());
+    });
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
   void magnitude(int level, int b, int x, int out) override {
     const Level& L = at(level);
     const LevelView& v = L.view;
-    magnitude_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-        v, ptr(b, level), ptr(x, level), ptr(out, level));
+    const double* bp = ptr(b, level);
+    const double* xp = ptr(x, level);
+    double* op = ptr(out, level);
+    with_dims(v.dims, [&](auto d) {
+      magnitude_kernel<decltype(d)::value>
+          <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, bp, xp, op);
+    });
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
@@ -719,7 +815,10 @@ class CudaLevelOps final : public LevelOps {
 
   void launch_operator(const Level& L, const double* b, const double* x, double* out) {
     const LevelView& v = L.view;
-    operator_kernel<<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, b, x, out);
+    with_dims(v.dims, [&](auto d) {
+      operator_kernel<decltype(d)::value>
+          <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, b, x, out);
+    });
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
