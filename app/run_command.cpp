@@ -208,17 +208,23 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
                     : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
   mg::SolveOptions options;
   options.tolerance = c.time.tolerance;
+  const auto start = std::chrono::steady_clock::now();
   auto stepper = std::make_unique<mg::ImplicitStepper>(
       problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),
       options);
+  // The heat-flow operator, the hierarchy and the level operations' copy of it.
+  const std::string levels = fmt::format(
+      "{} levels, set up in {}", stepper->levels(),
+      format_solve_seconds(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   if (c.time.method == solver::TimeMethod::steady)
-    spdlog::info("steady: multigrid ({} levels), CG to relative residual {:.3g}", stepper->levels(),
+    spdlog::info("steady: multigrid ({}), CG to relative residual {:.3g}", levels,
                  c.time.tolerance);
   else
     spdlog::info(
-        "{}: multigrid ({} levels), CG to relative residual {:.3g} per step; dt is "
+        "{}: multigrid ({}), CG to relative residual {:.3g} per step; dt is "
         "{:.3g} times the explicit limit",
-        mg::to_string(c.time.method), stepper->levels(), c.time.tolerance, plan.dt / plan.dt_limit);
+        mg::to_string(c.time.method), levels, c.time.tolerance, plan.dt / plan.dt_limit);
   return stepper;
 }
 

@@ -36,6 +36,12 @@ constexpr int kMaxRowBlocks = 65535;  // gridDim.y limit; rows beyond it are str
 constexpr int kDotThreads = 256;
 constexpr int kDotMaxBlocks = 1024;  // also the threads of the final dot block
 constexpr long long kDotPerThread = 8;
+// Levels of at most kSmallLevel nodes smooth in one block of kSmallThreads (small_smooth_kernel).
+constexpr long long kSmallLevel = 8192;
+constexpr int kSmallThreads = 512;
+// Stencil levels' node kernels keep to 64 registers, 8 blocks of kThreads per SM: level 1 is
+// bound by bandwidth, which wants the loads of many threads in flight.
+constexpr int kStencilBlocksPerSm = 8;
 
 // One level's operator as the kernels see it (device pointers, passed by value). Compact
 // levels: diagonal and conductance; stencil levels: stencil (LevelOperator's layout).
@@ -95,23 +101,32 @@ __device__ inline void split_row(long long row, long long ny, long long& y, long
   z = r / n;
 }
 
-// Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing (the
-// CPU's visit_stencil).
-template <int D, typename F>
-__device__ inline void visit_stencil(const LevelView& L, long long x, long long y, long long z,
-                                     long long i, F&& f) {
+// start + sum_k A(i, j_k) v[j_k] over the stencil offsets k whose neighbour j_k exists, k
+// increasing (the CPU's visit_stencil order), leaving out the offset `skip` (-1: none); with
+// kAbs the terms' magnitudes |A(i, j_k) v[j_k]| (start >= 0). Every offset loads (a missing neighbour reads node i
+// and adds 0): a branch per offset would make each load wait for the sum before it, 27
+// round trips to memory per node, which is what bound the coarse levels. The sum starts at
+// +0 (or a magnitude) and never becomes -0, so adding +0 where the CPU skips changes no bit.
+template <int D, bool kAbs = false>
+__device__ inline double stencil_sum(const LevelView& L, const double* v, long long x,
+                                     long long y, long long z, long long i, int skip = -1,
+                                     double start = 0.0) {
   constexpr int kp = D == 1 ? 3 : D == 2 ? 9 : 27;
   const long long np = L.n[0] * L.n[1] * L.n[2];
   const long long c[3] = {x, y, z};
   const Around<D> near(L, c);
+  double s = start;
 #pragma unroll
   for (int k = 0; k < kp; ++k) {
-    const double a = L.stencil[k * np + i];
     const long long jx = near.at[0][k % 3];
     const long long jy = D > 1 ? near.at[1][(k / 3) % 3] : 0;
     const long long jz = D > 2 ? near.at[2][k / 9] : 0;
-    if (jx >= 0 && jy >= 0 && jz >= 0) f(k, (jz * L.n[1] + jy) * L.n[0] + jx, a);
+    const bool exists = k != skip && jx >= 0 && jy >= 0 && jz >= 0;
+    const long long j = exists ? (jz * L.n[1] + jy) * L.n[0] + jx : i;
+    const double product = __dmul_rn(L.stencil[k * np + i], v[j]);
+    s = __dadd_rn(s, exists ? (kAbs ? fabs(product) : product) : 0.0);
   }
+  return s;
 }
 
 // Calls f(j, G_ij) for each neighbour j of node i = (x, y, z) in the order x-, x+, y-, y+, z-, z+
@@ -146,29 +161,23 @@ __device__ inline double neighbour_sum(const LevelView& L, const double* v, long
   return s;
 }
 
-// (A v)_i (the CPU's row_product).
-template <int D>
+// (A v)_i (the CPU's row_product); S: a stencil level, else compact.
+template <int D, bool S>
 __device__ inline double row_product(const LevelView& L, const double* v, long long x,
                                      long long y, long long z, long long i) {
-  if (!L.stencil)
+  if constexpr (!S)
     return __dsub_rn(__dmul_rn(L.diagonal[i], v[i]), neighbour_sum<D>(L, v, x, y, z, i));
-  double s = 0.0;
-  visit_stencil<D>(L, x, y, z, i,
-                   [&](int, long long j, double a) { s = __dadd_rn(s, __dmul_rn(a, v[j])); });
-  return s;
+  return stencil_sum<D>(L, v, x, y, z, i);
 }
 
 // The Gauss-Seidel value of node i from the values v of its neighbours (the CPU's gauss_seidel).
-template <int D>
+template <int D, bool S>
 __device__ inline double gauss_seidel(const LevelView& L, const double* b, const double* v,
                                       long long x, long long y, long long z, long long i) {
-  if (!L.stencil)
+  if constexpr (!S)
     return __ddiv_rn(__dadd_rn(b[i], neighbour_sum<D>(L, v, x, y, z, i)), L.diagonal[i]);
   constexpr int centre = D == 1 ? 1 : D == 2 ? 4 : 13;
-  double s = 0.0;
-  visit_stencil<D>(L, x, y, z, i, [&](int k, long long j, double a) {
-    if (k != centre) s = __dadd_rn(s, __dmul_rn(a, v[j]));
-  });
+  const double s = stencil_sum<D>(L, v, x, y, z, i, centre);
   return __ddiv_rn(__dsub_rn(b[i], s), L.stencil[centre * L.n[0] * L.n[1] * L.n[2] + i]);
 }
 
@@ -206,27 +215,25 @@ __device__ inline void each_free_node(const LevelView& L, double* out, F&& f) {
 }
 
 // out = b - A x (b given) or A x (b null) on the free nodes, 0 on the fixed ones.
-template <int D>
-__global__ void __launch_bounds__(kThreads)
+template <int D, bool S>
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
     operator_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                     double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
-    const double ax = row_product<D>(L, x, xi, y, z, i);
+    const double ax = row_product<D, S>(L, x, xi, y, z, i);
     return b ? __dsub_rn(b[i], ax) : ax;
   });
 }
 
 // out_i = |b_i| + sum_j |A_ij x_j| on the free nodes, 0 on the fixed ones (the CPU's magnitude).
-template <int D>
-__global__ void __launch_bounds__(kThreads)
+template <int D, bool S>
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
     magnitude_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                      double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
     double s = fabs(b[i]);
-    if (L.stencil) {
-      visit_stencil<D>(L, xi, y, z, i, [&](int, long long j, double a) {
-        s = __dadd_rn(s, fabs(__dmul_rn(a, x[j])));
-      });
+    if constexpr (S) {
+      s = stencil_sum<D, true>(L, x, xi, y, z, i, -1, s);
     } else {
       s = __dadd_rn(s, fabs(__dmul_rn(L.diagonal[i], x[i])));
       visit_neighbours<D>(L, xi, y, z, i, [&](long long j, double g) {
@@ -243,18 +250,18 @@ __global__ void __launch_bounds__(kThreads)
 // periodic axis of odd length joins nodes of one colour (then a copy of x from before the sweep,
 // as the CPU does). Threads walk every second x; on stencil levels blockIdx.y strides over the
 // colour's rows alone (y and z of its parities), on compact levels over every row.
-template <int D>
-__global__ void __launch_bounds__(kThreads)
+template <int D, bool S>
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
     colour_kernel(LevelView L, const double* __restrict__ b, double* x, const double* old,
                   int colour, double omega) {
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   const long long cy = (colour >> 1) & 1, cz = (colour >> 2) & 1;
   // Stencil levels: the colour's rows, (ny - cy + 1) / 2 per plane of its z parity.
   const long long colour_ny = (L.n[1] - cy + 1) / 2, colour_nz = (L.n[2] - cz + 1) / 2;
-  const long long rows = L.stencil ? colour_ny * colour_nz : L.n[1] * L.n[2];
+  const long long rows = S ? colour_ny * colour_nz : L.n[1] * L.n[2];
   for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
     long long y, z, first;
-    if (L.stencil) {
+    if constexpr (S) {
       split_row(row, colour_ny, y, z);
       y = cy + 2 * y;
       z = cz + 2 * z;
@@ -268,9 +275,42 @@ __global__ void __launch_bounds__(kThreads)
     const long long i = (z * L.n[1] + y) * L.n[0] + xi;
     if (L.fixed[i]) continue;
     const double xo = old[i];
-    const double gs = gauss_seidel<D>(L, b, old, xi, y, z, i);
+    const double gs = gauss_seidel<D, S>(L, b, old, xi, y, z, i);
     x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
   }
+}
+
+// The whole smoothing of a small level (Gauss-Seidel colours as colour_kernel, `sweeps` times,
+// `reverse` as LevelOps::smooth) in one block: a barrier between colours instead of a launch
+// per colour, since on the coarse levels a launch costs more than its work. Not for levels
+// whose colours conflict across a periodic wrap (those copy x before each colour).
+template <int D, bool S>
+__global__ void __launch_bounds__(kSmallThreads)
+    small_smooth_kernel(LevelView L, const double* __restrict__ b, double* x, int sweeps,
+                        bool reverse, int colours, double omega) {
+  const unsigned nx = static_cast<unsigned>(L.n[0]), ny = static_cast<unsigned>(L.n[1]);
+  const unsigned nz = static_cast<unsigned>(L.n[2]);
+  for (int s = 0; s < sweeps; ++s)
+    for (int c = 0; c < colours; ++c) {
+      const unsigned colour = static_cast<unsigned>(reverse ? colours - 1 - c : c);
+      // Stencil levels: the colour's own nodes, (x, y, z) = its parities + 2 (u, v, w); compact
+      // levels: every node, those of the colour's parity taken.
+      const unsigned px = S ? colour & 1 : 0, py = S ? (colour >> 1) & 1 : 0;
+      const unsigned pz = S ? (colour >> 2) & 1 : 0, step = S ? 2 : 1;
+      const unsigned cx = (nx - px + step - 1) / step, cy = (ny - py + step - 1) / step;
+      const unsigned count = cx * cy * ((nz - pz + step - 1) / step);
+      for (unsigned k = threadIdx.x; k < count; k += blockDim.x) {
+        const unsigned xi = px + step * (k % cx), y = py + step * ((k / cx) % cy);
+        const unsigned z = pz + step * (k / (cx * cy));
+        if (!S && ((xi + y + z) & 1) != colour) continue;
+        const long long i = (static_cast<long long>(z) * ny + y) * nx + xi;
+        if (L.fixed[i]) continue;
+        const double xo = x[i];
+        const double gs = gauss_seidel<D, S>(L, b, x, xi, y, z, i);
+        x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
+      }
+      __syncthreads();
+    }
 }
 
 // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones). One thread per coarse
@@ -295,16 +335,23 @@ __global__ void __launch_bounds__(kThreads)
     const long long f[3] = {P.fine_index[0][X], D > 1 ? P.fine_index[1][Y] : 0,
                             D > 2 ? P.fine_index[2][Z] : 0};
     const Around<D> near(F, f);
-    double sum = 0.0;
+    // Every offset loads (stencil_sum's reasoning): a zero weight reads the node's own finer
+    // node and adds +0, where the CPU skips it.
+    const long long own = (f[2] * F.n[1] + f[1]) * F.n[0] + f[0];
+    double term[kp];
 #pragma unroll
     for (int k = 0; k < kp; ++k) {
       const double w = P.weight[k * nc + I];
-      if (w == 0.0) continue;
       const long long jx = near.at[0][k % 3];
       const long long jy = D > 1 ? near.at[1][(k / 3) % 3] : 0;
       const long long jz = D > 2 ? near.at[2][k / 9] : 0;
-      sum = __dadd_rn(sum, __dmul_rn(w, r[(jz * F.n[1] + jy) * F.n[0] + jx]));
+      const bool used = w != 0.0 && jx >= 0 && jy >= 0 && jz >= 0;
+      const double rj = r[used ? (jz * F.n[1] + jy) * F.n[0] + jx : own];
+      term[k] = used ? __dmul_rn(w, rj) : 0.0;
     }
+    double sum = 0.0;
+#pragma unroll
+    for (int k = 0; k < kp; ++k) sum = __dadd_rn(sum, term[k]);
     b[I] = sum;
   }
 }
@@ -326,25 +373,28 @@ __global__ void __launch_bounds__(kThreads)
     const long long i = row * F.n[0] + x;
     if (F.fixed[i]) continue;
     const Interp iz = tz[z], iy = ty[y];
-    double sum = 0.0;
+    // The up to 8 terms, each loaded whether used or not (stencil_sum's reasoning; an unused one
+    // reads coarse node 0 and adds +0).
+    double term[8];
 #pragma unroll
-    for (int a = 0; a < 2; ++a) {
-      if (iz.coarse[a] < 0) continue;
+    for (int a = 0; a < 2; ++a)
 #pragma unroll
-      for (int bb = 0; bb < 2; ++bb) {
-        if (iy.coarse[bb] < 0) continue;
+      for (int bb = 0; bb < 2; ++bb)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          if (ix.coarse[c] < 0) continue;
+          const bool used = iz.coarse[a] >= 0 && iy.coarse[bb] >= 0 && ix.coarse[c] >= 0;
           const int o[3] = {ix.offset[c], iy.offset[bb], iz.offset[a]};
           int k = 0;
 #pragma unroll
           for (int ax = D - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
-          const long long J = (iz.coarse[a] * C.n[1] + iy.coarse[bb]) * C.n[0] + ix.coarse[c];
-          sum = __dadd_rn(sum, __dmul_rn(P.weight[k * nc + J], xc[J]));
+          const long long J =
+              used ? (iz.coarse[a] * C.n[1] + iy.coarse[bb]) * C.n[0] + ix.coarse[c] : 0;
+          const double product = __dmul_rn(P.weight[(used ? k : 0) * nc + J], xc[J]);
+          term[4 * a + 2 * bb + c] = used ? product : 0.0;
         }
-      }
-    }
+    double sum = 0.0;
+#pragma unroll
+    for (int t = 0; t < 8; ++t) sum = __dadd_rn(sum, term[t]);
     xf[i] = __dadd_rn(xf[i], sum);
   }
 }
@@ -437,6 +487,19 @@ void with_dims(int dims, F&& f) {
     default:
       f(std::integral_constant<int, 3>{});
   }
+}
+
+// Calls f(std::integral_constant<int, D>, std::integral_constant<bool, S>) with D = dims and S
+// = stencil: a stencil level's kernels and a compact level's are compiled apart, so that the
+// compact ones (the finest level, bound by bandwidth) keep their few registers.
+template <typename F>
+void with_form(int dims, bool stencil, F&& f) {
+  with_dims(dims, [&](auto d) {
+    if (stencil)
+      f(d, std::true_type{});
+    else
+      f(d, std::false_type{});
+  });
 }
 
 dim3 node_grid(long long threads_x, long long rows) {
@@ -661,6 +724,14 @@ class CudaLevelOps final : public LevelOps {
     const double* bp = ptr(b, level);
     double* xp = ptr(x, level);
     const LevelView& v = L.view;
+    if (L.points <= kSmallLevel && !L.colour_conflict) {
+      with_form(v.dims, v.stencil, [&](auto d, auto form) {
+        small_smooth_kernel<decltype(d)::value, decltype(form)::value>
+            <<<1, kSmallThreads, 0, stream_>>>(v, bp, xp, sweeps, reverse, L.colours, omega);
+      });
+      HEATSIM_CUDA_CHECK_LAUNCH();
+      return;
+    }
     // Stencil levels launch the rows of one colour's y and z parities (at most a quarter).
     const dim3 grid = node_grid((v.n[0] + 1) / 2, L.colours > 2 ? ((v.n[1] + 1) / 2) *
                                                                       ((v.n[2] + 1) / 2)
@@ -675,8 +746,8 @@ class CudaLevelOps final : public LevelOps {
           old = scratch_.as<double>();
         }
         const int colour = reverse ? L.colours - 1 - c : c;
-        with_dims(v.dims, [&](auto d) {
-          colour_kernel<decltype(d)::value>
+        with_form(v.dims, v.stencil, [&](auto d, auto form) {
+          colour_kernel<decltype(d)::value, decltype(form)::value>
               <<<grid, kThreads, 0, stream_>>>(v, bp, xp, old, colour, omega);
         });
         HEATSIM_CUDA_CHECK_LAUNCH();
@@ -718,8 +789,8 @@ class CudaLevelOps final : public LevelOps {
     const double* bp = ptr(b, level);
     const double* xp = ptr(x, level);
     double* op = ptr(out, level);
-    with_dims(v.dims, [&](auto d) {
-      magnitude_kernel<decltype(d)::value>
+    with_form(v.dims, v.stencil, [&](auto d, auto form) {
+      magnitude_kernel<decltype(d)::value, decltype(form)::value>
           <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, bp, xp, op);
     });
     HEATSIM_CUDA_CHECK_LAUNCH();
@@ -815,8 +886,8 @@ class CudaLevelOps final : public LevelOps {
 
   void launch_operator(const Level& L, const double* b, const double* x, double* out) {
     const LevelView& v = L.view;
-    with_dims(v.dims, [&](auto d) {
-      operator_kernel<decltype(d)::value>
+    with_form(v.dims, v.stencil, [&](auto d, auto form) {
+      operator_kernel<decltype(d)::value, decltype(form)::value>
           <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, b, x, out);
     });
     HEATSIM_CUDA_CHECK_LAUNCH();
