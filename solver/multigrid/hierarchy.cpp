@@ -173,10 +173,7 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
       }
 }
 
-// The prolongation weights P from coarse level c to `fine`, node by node: P[I * 3^dims + k] is
-// kernels/level_ops.hpp's prolongation[k * points + I]. A finer node's row reads the weights of
-// a few coarse nodes, all 27 of each at hand in this order (the level's order puts them 27
-// arrays apart, a cache miss per weight in the Galerkin product).
+// The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
 std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator& c,
                                  const std::array<AxisTransfer, kMaxDims>& t) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
@@ -184,7 +181,7 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   const Grid fg(fine), cg(c);
   std::vector<double> P(static_cast<std::size_t>(kp * nc), 0.0);
   for (std::int64_t I = 0; I < nc; ++I)
-    if (!c.fixed[I]) P[I * kp + centre] = 1.0;
+    if (!c.fixed[I]) P[centre * nc + I] = 1.0;
   // Per offset k: the axes it moves along (bit a) and those it moves up along.
   int moves[kMaxStencil] = {}, up[kMaxStencil] = {};
   for (int k = 0; k < kp; ++k)
@@ -242,26 +239,25 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
           int at = from_corner;
           for (int a = 0; a < dims; ++a)
             if ((moves[k] >> a) & 1) at -= offset[a] * power[a];
-          sum -= collapsed[k] * P[I * kp + at];
+          sum -= collapsed[k] * P[at * nc + I];
         }
-        P[I * kp + from_corner] = sum / denominator;
+        P[from_corner * nc + I] = sum / denominator;
       }
     });
   return P;
 }
 
-// The Galerkin stencil P^T A P of coarse level c, P node by node as prolongation() gives it,
-// over the free nodes,
+// The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes,
 // in two steps per coarse plane across z: the rows of A P on the finer planes around it (each
 // finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
 std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
-                             const std::array<AxisTransfer, kMaxDims>& t,
-                             const std::vector<double>& P) {
+                             const std::array<AxisTransfer, kMaxDims>& t) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
+  const std::vector<double>& P = c.prolongation;
   const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;  // offset numbering, used axes only
   constexpr int kFar = 99;
   // Per axis and finer coordinate f: its lowest coarse node (base) and, per offset o in -1..1,
@@ -327,7 +323,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
                 for (int tx = 0; tx < ex.count; ++tx) {
                   const Term &X = ex.term[tx], &Y = ey.term[ty], &Z = ez.term[tz];
                   const int og = (X.offset + 1) + my * (Y.offset + 1) + mz * (Z.offset + 1);
-                  const double w = P[(row_zy + X.J) * kp + og];
+                  const double w = P[og * nc + row_zy + X.J];
                   if (w == 0.0) continue;
                   if (X.slot == kFar || Y.slot == kFar || Z.slot == kFar) {
                     far = true;
@@ -408,7 +404,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
           for (int dy = 0; dy < hy; ++dy)
             for (int dx = 0; dx < 3; ++dx) {
               const int kf = dx + 3 * dy + 9 * dz;
-              const double wf = P[I * kp + kf];
+              const double wf = P[kf * nc + I];
               if (wf == 0.0) continue;
               const int ax = dx, ay = dy + ly, az = dz + lz;
               const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
@@ -557,13 +553,8 @@ LevelOperator coarsen(const LevelOperator& fine) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  const std::vector<double> P = prolongation(fine, c, t);
-  c.stencil = galerkin(fine, c, t, P);
-  const int kp = stencil_points(c.dims);
-  c.prolongation.resize(P.size());
-#pragma omp parallel for schedule(static) if (np >= 4096)
-  for (std::int64_t I = 0; I < np; ++I)
-    for (int k = 0; k < kp; ++k) c.prolongation[k * np + I] = P[I * kp + k];
+  c.prolongation = prolongation(fine, c, t);
+  c.stencil = galerkin(fine, c, t);
   return c;
 }
 
