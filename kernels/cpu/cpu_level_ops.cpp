@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace heatsim::kernels {
 namespace {
@@ -15,13 +16,15 @@ class CpuLevelOps final : public LevelOps {
  public:
   std::string name() const override { return "cpu"; }
 
-  void setup(const std::vector<LevelOperator>& levels) override {
+  void setup(const std::vector<LevelOperator>& levels) override { adopt(levels); }
+
+  void adopt(std::vector<LevelOperator> levels) override {
     levels_.clear();
     vectors_.clear();
     vector_level_.clear();
     for (std::size_t l = 0; l < levels.size(); ++l) {
       Level L;
-      L.op = levels[l];
+      L.op = std::move(levels[l]);
       const std::int64_t np = L.op.points();
       const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
       if (!size_ok(L.op.fixed.size()))

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace heatsim::solver::multigrid {
 
@@ -69,18 +70,18 @@ std::string SolveReport::describe() const {
   return buf;
 }
 
-Multigrid::Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOperator>& levels,
+Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
                      CycleOptions options)
     : ops_(ops), options_(options) {
-  ops_.setup(levels);
-  for (std::size_t l = 0; l < levels.size(); ++l) {
+  for (const kernels::LevelOperator& op : levels) n_.push_back(op.points());
+  ops_.adopt(std::move(levels));
+  for (std::size_t l = 0; l < n_.size(); ++l) {
     const int level = static_cast<int>(l);
-    n_.push_back(levels[l].points());
     b_.push_back(ops_.create_vector(level));
     x_.push_back(ops_.create_vector(level));
     r_.push_back(ops_.create_vector(level));
   }
-  const int last = static_cast<int>(levels.size()) - 1;
+  const int last = static_cast<int>(n_.size()) - 1;
   bottom_p_ = ops_.create_vector(last);
   bottom_q_ = ops_.create_vector(last);
   bottom_r_ = ops_.create_vector(last);

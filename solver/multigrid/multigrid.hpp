@@ -76,8 +76,9 @@ const char* to_string(SolveReport::Reason r);
 
 class Multigrid {
  public:
-  // Sets `ops` up with the hierarchy (finest first) and allocates its work vectors.
-  Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOperator>& levels,
+  // Sets `ops` up with the hierarchy (finest first; LevelOps::adopt, so a hierarchy passed as
+  // a temporary is moved, not copied) and allocates its work vectors.
+  Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
             CycleOptions options = {});
 
   int levels() const { return static_cast<int>(n_.size()); }
