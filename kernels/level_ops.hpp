@@ -87,6 +87,10 @@ class LevelOps {
   // loads across a change of the operator, BDF2's start); the sparse vectors stay too. The
   // finest level must keep its number of points (std::invalid_argument otherwise).
   virtual void replace_hierarchy(const std::vector<LevelOperator>& levels) = 0;
+  // setup() from levels the caller gives up: a backend that keeps them in host memory takes
+  // their arrays instead of copying them (at 257^3 the copy is 1.6 GB of new pages); the
+  // others copy them to the device as setup() does.
+  virtual void adopt(std::vector<LevelOperator> levels) { setup(levels); }
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
   virtual void upload(int v, const std::vector<double>& values) = 0;

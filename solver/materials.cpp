@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "expression.hpp"
 #include "stencil.hpp"
@@ -251,7 +252,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   }
 
   // Sources with equal schedules share one field (their densities add up, in case order).
-  auto add = [&](const std::vector<double>& density, const kernels::Schedule& schedule,
+  auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
                  const std::string& key) {
     for (auto& s : fields->sources)
       if (same_schedule(s.schedule, schedule)) {
@@ -263,7 +264,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       throw std::invalid_argument(key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
                                   " different source schedules (sources with the same schedule "
                                   "share one field)");
-    fields->sources.push_back({density, schedule});
+    fields->sources.push_back({std::move(density), schedule});
   };
   // physics.source f keeps its meaning u_t = ... + f in every material: q = f * rho*c_p
   // (q = f in the shorthand, where rho*c_p = 1), with a constant factor 1.
@@ -271,7 +272,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     std::vector<double> q(points);
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < points; ++i) q[i] = c.physics.source * fields->capacity[i];
-    add(q, kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source");
+    add(std::move(q), kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source");
   }
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
     const std::string key = "sources[" + std::to_string(s) + "]";

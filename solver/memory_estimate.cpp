@@ -71,8 +71,11 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
     runs_there.push_back({"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
                           static_cast<double>(mg.level_ops)});
-    // The hierarchy, and the stepper's parts (capacity, sources) on their way to the levels.
-    setup += static_cast<double>(mg.host_setup) + 8.0 * points * (1.0 + stepper.sources);
+    // The stepper's parts (capacity, sources) on their way to the levels, and on a GPU the
+    // hierarchy built on the host before the device takes it (the CPU's level operations take
+    // the hierarchy's arrays over, so there it is counted once, with the levels).
+    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
+             8.0 * points * (1.0 + stepper.sources);
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }

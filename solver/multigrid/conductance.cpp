@@ -46,6 +46,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   std::array<std::int64_t, kMaxDims> stride{1, n[0], n[0] * n[1]};
   for (int a = 0; a < dims; ++a) base_.conductance[a].assign(static_cast<std::size_t>(np), 0.0);
 
+  // Weights and conductances: each node writes its own.
+#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y)
       for (std::int64_t x = 0; x < n[0]; ++x) {
@@ -61,7 +63,19 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
           const double h = problem.h[a];
           base_.conductance[a][i] = harmonic(k[i], k[j]) / (h * h) * weight_[i] / w[a];
         }
-        // Faces this node lies on.
+      }
+  // The faces of the boundary nodes, in node order (face_loads_ keeps it): a row of x is on a
+  // face along y or z, or only its two end nodes can be.
+  const auto on_face = [&](int a, std::int64_t c) {
+    return a < dims && !base_.periodic[a] && (c == 0 || c == n[a] - 1);
+  };
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      const bool whole_row = on_face(1, y) || on_face(2, z);
+      const std::int64_t step_x = whole_row || n[0] < 2 ? 1 : n[0] - 1;
+      for (std::int64_t x = 0; x < n[0]; x += step_x) {
+        const std::int64_t i = (z * n[1] + y) * n[0] + x;
+        const std::int64_t c[3] = {x, y, z};
         for (int a = 0; a < dims; ++a) {
           if (base_.periodic[a]) continue;
           for (int side = 0; side < 2; ++side) {
@@ -93,14 +107,17 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
           }
         }
       }
+    }
 }
 
 kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const {
   kernels::LevelOperator op = base_;
-  for (std::size_t i = 0; i < op.node_term.size(); ++i)
+  const std::int64_t np = points();
+#pragma omp parallel for schedule(static) if (np >= 32768)
+  for (std::int64_t i = 0; i < np; ++i) {
     op.node_term[i] = alpha * weighted_capacity_[i] + beta * base_.node_term[i];
-  for (int a = 0; a < op.dims; ++a)
-    for (double& g : op.conductance[a]) g *= beta;
+    for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
+  }
   return op;
 }
 

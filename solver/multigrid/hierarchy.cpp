@@ -52,9 +52,18 @@ struct Grid {
   int dims = 1;
   std::array<std::int64_t, kMaxDims> n{1, 1, 1};
   std::array<bool, kMaxDims> periodic{false, false, false};
+  // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none,
+  // and 0 for offset 0 alone on an unused axis).
+  std::array<std::vector<std::int64_t>, kMaxDims> steps;
 
   explicit Grid(const LevelOperator& op) : dims(op.dims), n(op.n) {
     for (int a = 0; a < dims; ++a) periodic[a] = op.periodic[a];
+    for (int a = 0; a < kMaxDims; ++a) {
+      steps[a].assign(3 * static_cast<std::size_t>(n[a]), -1);
+      for (std::int64_t c = 0; c < n[a]; ++c)
+        for (int o = -1; o <= 1; ++o)
+          steps[a][3 * c + o + 1] = a < dims ? step(a, c, o) : (o == 0 ? c : -1);
+    }
   }
   std::int64_t index(const std::int64_t c[3]) const { return (c[2] * n[1] + c[1]) * n[0] + c[0]; }
   // Coordinate c + o on axis a, or -1 beyond a non-periodic end.
@@ -81,18 +90,47 @@ int offset_index(const int o[3], int dims) {
   return k;
 }
 
-// Row i of a level's matrix over the free nodes: row[k] = A(i, i + offset_k), 0 where the
-// neighbour does not exist or is fixed (the centre always kept).
+// Row i of a level's matrix over the free nodes, as its non-zero entries: A(i, i + offset_k)
+// for the neighbours that exist and are not fixed, and the centre A(i, i) always (first).
+// Seven entries at most on a compact level, so the Galerkin product and the prolongation,
+// which visit every row once or twice, never scan the 27 offsets of a full stencil there.
+struct Row {
+  int count = 0;
+  int k[kMaxStencil];
+  double a[kMaxStencil];
+  double centre() const { return a[0]; }
+};
+
 void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], std::int64_t i,
-              double row[kMaxStencil]) {
-  const int kp = stencil_points(op.dims), centre = stencil_centre(op.dims);
-  const std::int64_t np = op.points();
-  for (int k = 0; k < kp; ++k) row[k] = 0.0;
+              Row& row) {
+  const int centre = stencil_centre(op.dims);
+  row.count = 1;
+  row.k[0] = centre;
   if (op.stencil_form()) {
-    std::int64_t j[3];
-    for (int k = 0; k < kp; ++k)
-      if (k == centre || (g.neighbour(c, k, j) && !op.fixed[g.index(j)]))
-        row[k] = op.stencil[k * np + i];
+    const std::int64_t np = op.points(), nx = g.n[0], ny = g.n[1];
+    row.a[0] = op.stencil[centre * np + i];
+    const std::int64_t* xn = &g.steps[0][3 * c[0]];
+    const std::int64_t* yn = &g.steps[1][3 * c[1]];
+    const std::int64_t* zn = &g.steps[2][3 * c[2]];
+    // Offsets numbered k = dx + 3 dy + 9 dz over the used axes (an unused one keeps d = 0).
+    const int hy = op.dims > 1 ? 3 : 1, hz = op.dims > 2 ? 3 : 1;
+    for (int dz = 0; dz < hz; ++dz) {
+      const std::int64_t zj = zn[hz == 3 ? dz : 1];
+      if (zj < 0) continue;
+      for (int dy = 0; dy < hy; ++dy) {
+        const std::int64_t yj = yn[hy == 3 ? dy : 1];
+        if (yj < 0) continue;
+        const std::int64_t base = (zj * ny + yj) * nx;
+        for (int dx = 0; dx < 3; ++dx) {
+          const int k = dx + 3 * dy + 9 * dz;
+          if (xn[dx] < 0 || k == centre || op.fixed[base + xn[dx]]) continue;
+          const double v = op.stencil[k * np + i];
+          if (v == 0.0) continue;
+          row.k[row.count] = k;
+          row.a[row.count++] = v;
+        }
+      }
+    }
     return;
   }
   double diagonal = op.node_term[i];
@@ -105,17 +143,23 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
       const std::int64_t j = c[a] > 0 ? i - stride : i + (n - 1) * stride;
       diagonal += G[j];
       o[a] = -1;
-      if (!op.fixed[j]) row[offset_index(o, op.dims)] = -G[j];
+      if (!op.fixed[j] && G[j] != 0.0) {
+        row.k[row.count] = offset_index(o, op.dims);
+        row.a[row.count++] = -G[j];
+      }
     }
     if (c[a] < n - 1 || op.periodic[a]) {
       const std::int64_t j = c[a] < n - 1 ? i + stride : i - (n - 1) * stride;
       diagonal += G[i];
       o[a] = +1;
-      if (!op.fixed[j]) row[offset_index(o, op.dims)] = -G[i];
+      if (!op.fixed[j] && G[i] != 0.0) {
+        row.k[row.count] = offset_index(o, op.dims);
+        row.a[row.count++] = -G[i];
+      }
     }
     stride *= n;
   }
-  row[centre] = diagonal;
+  row.a[0] = diagonal;
 }
 
 template <typename F>
@@ -156,19 +200,18 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
           ++count;
         }
       if (count != type || fine.fixed[i]) return;
-      double row[kMaxStencil];
+      Row row;
       free_row(fine, fg, f, i, row);
       // Summed over the offsets along the axes where the node is a coarse coordinate.
       double collapsed[kMaxStencil] = {};
-      for (int k = 0; k < kp; ++k) {
-        if (row[k] == 0.0) continue;
+      for (int e = 0; e < row.count; ++e) {
         int to = centre;
         for (int a = 0; a < dims; ++a)
-          if ((between >> a) & 1) to += stencil_offset(k, a) * power[a];
-        collapsed[to] += row[k];
+          if ((between >> a) & 1) to += stencil_offset(row.k[e], a) * power[a];
+        collapsed[to] += row.a[e];
       }
       const double denominator = collapsed[centre];
-      if (!(denominator > 1e-12 * row[centre])) return;  // no path along the axes: no value
+      if (!(denominator > 1e-12 * row.centre())) return;  // no path along the axes: no value
       int nonzero[kMaxStencil], nnz = 0;
       for (int k = 0; k < kp; ++k)
         if (k != centre && collapsed[k] != 0.0) nonzero[nnz++] = k;
@@ -257,40 +300,72 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
     }
   }
   const std::int64_t plane = fine.n[0] * fine.n[1];
-  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot].
+  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot written, so the
+  // three buffers are sized once and never cleared).
   auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, std::atomic<bool>& far) {
-    ap.assign(static_cast<std::size_t>(plane * kMaxStencil), 0.0);
+    ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
 #pragma omp parallel for schedule(static) if (plane >= 4096)
     for (std::int64_t y = 0; y < fine.n[1]; ++y)
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
-        if (fine.fixed[i]) continue;
-        double row[kMaxStencil];
-        free_row(fine, fg, f, i, row);
-        double* out = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
-        for (int k = 0; k < kp; ++k) {
-          if (row[k] == 0.0) continue;
-          const Near& ex = near[0][3 * x + stencil_offset(k, 0) + 1];
-          const Near& ey = near[1][3 * y + (dims > 1 ? stencil_offset(k, 1) : 0) + 1];
-          const Near& ez = near[2][3 * z + (dims > 2 ? stencil_offset(k, 2) : 0) + 1];
-          for (int tz = 0; tz < ez.count; ++tz)
-            for (int ty = 0; ty < ey.count; ++ty) {
-              const std::int64_t row_zy = (ez.term[tz].J * c.n[1] + ey.term[ty].J) * c.n[0];
-              for (int tx = 0; tx < ex.count; ++tx) {
-                const Term &X = ex.term[tx], &Y = ey.term[ty], &Z = ez.term[tz];
-                const int og = (X.offset + 1) + my * (Y.offset + 1) + mz * (Z.offset + 1);
-                const double w = P[og * nc + row_zy + X.J];
-                if (w == 0.0) continue;
-                if (X.slot == kFar || Y.slot == kFar || Z.slot == kFar) {
-                  far = true;
-                  continue;
+        double out[kMaxStencil] = {};
+        if (!fine.fixed[i]) {
+          Row row;
+          free_row(fine, fg, f, i, row);
+          for (int e = 0; e < row.count; ++e) {
+            const int k = row.k[e];
+            const Near& ex = near[0][3 * x + stencil_offset(k, 0) + 1];
+            const Near& ey = near[1][3 * y + (dims > 1 ? stencil_offset(k, 1) : 0) + 1];
+            const Near& ez = near[2][3 * z + (dims > 2 ? stencil_offset(k, 2) : 0) + 1];
+            for (int tz = 0; tz < ez.count; ++tz)
+              for (int ty = 0; ty < ey.count; ++ty) {
+                const std::int64_t row_zy = (ez.term[tz].J * c.n[1] + ey.term[ty].J) * c.n[0];
+                for (int tx = 0; tx < ex.count; ++tx) {
+                  const Term &X = ex.term[tx], &Y = ey.term[ty], &Z = ez.term[tz];
+                  const int og = (X.offset + 1) + my * (Y.offset + 1) + mz * (Z.offset + 1);
+                  const double w = P[og * nc + row_zy + X.J];
+                  if (w == 0.0) continue;
+                  if (X.slot == kFar || Y.slot == kFar || Z.slot == kFar) {
+                    far = true;
+                    continue;
+                  }
+                  out[X.slot + 3 * Y.slot + 9 * Z.slot] += row.a[e] * w;
                 }
-                out[X.slot + 3 * Y.slot + 9 * Z.slot] += row[k] * w;
               }
-            }
+          }
         }
+        std::copy(out, out + kMaxStencil,
+                  &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)]);
       }
   };
+  // Per axis, coarse coordinate C and offset o ([3 C + o + 1]): the finer coordinate
+  // fine_index(C) + o (-1: none, or a coarse node itself), its base minus C (-1 or 0), and its
+  // first slot in A P: 1 for a finer node between two coarse ones (its row reaches base and
+  // the next coarse node only), else 0.
+  std::array<std::vector<std::int64_t>, kMaxDims> child;
+  std::array<std::vector<int>, kMaxDims> shift, first;
+  for (int a = 0; a < kMaxDims; ++a) {
+    child[a].assign(3 * static_cast<std::size_t>(c.n[a]), -1);
+    shift[a].assign(3 * static_cast<std::size_t>(c.n[a]), 0);
+    first[a].assign(3 * static_cast<std::size_t>(c.n[a]), 0);
+    for (std::int64_t C = 0; C < c.n[a]; ++C)
+      for (int o = -1; o <= 1; ++o) {
+        const std::int64_t f = a < dims ? fg.step(a, c.fine_index[a][C], o) : (o == 0 ? 0 : -1);
+        if (f < 0) continue;
+        std::int64_t d = base[a][f] - C;
+        if (c.periodic[a] && d > 1) d -= c.n[a];
+        if (c.periodic[a] && d < -1) d += c.n[a];
+        if (d < -1 || d > 0) continue;  // another coarse node, which takes no weight from C
+        child[a][3 * C + o + 1] = f;
+        shift[a][3 * C + o + 1] = static_cast<int>(d);
+        first[a][3 * C + o + 1] = a < dims && t[a].from[f][1].coarse >= 0 ? 1 : 0;
+      }
+  }
+  // The coarse offsets K of a row, accumulated at [(K_z + 2) 16 + (K_y + 2) 4 + K_x + 2]: a
+  // child's A P lands at K = shift + slot - 1 in -2..1, so the sums need no bounds test, and
+  // an entry at K = -2 (index 0 on some axis) is a coupling beyond one coarse node.
+  const int hy = dims > 1 ? 3 : 1, hz = dims > 2 ? 3 : 1;  // offsets per axis, used axes only
+  const int ly = dims > 1 ? 0 : 1, lz = dims > 2 ? 0 : 1;  // an unused axis keeps slot 1
   std::atomic<bool> far{false};
   // The finer planes in hand: their z and A P.
   std::array<std::int64_t, 3> held{-1, -1, -1};
@@ -322,95 +397,128 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
 #pragma omp parallel for schedule(static) if (c.n[0] * c.n[1] >= 1024)
     for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
       for (std::int64_t X = 0; X < c.n[0]; ++X) {
-        const std::int64_t C[3] = {X, Y, Z}, I = cg.index(C);
+        const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
         if (c.fixed[I]) continue;
-        double acc[kMaxStencil] = {};
-        for (int kf = 0; kf < kp; ++kf) {
-          const double wf = P[kf * nc + I];
-          if (wf == 0.0) continue;
-          std::int64_t f[3] = {0, 0, 0};
-          int shift[3] = {0, 0, 0};  // base(f) - I per axis: -1 or 0
-          for (int a = 0; a < dims; ++a) {
-            f[a] = fg.step(a, c.fine_index[a][C[a]], stencil_offset(kf, a));
-            std::int64_t d = base[a][f[a]] - C[a];
-            if (c.periodic[a] && d > 1) d -= c.n[a];
-            if (c.periodic[a] && d < -1) d += c.n[a];
-            shift[a] = static_cast<int>(d);
-          }
-          const double* apf =
-              around[dims > 2 ? stencil_offset(kf, 2) + 1 : 1] +
-              (f[1] * fine.n[0] + f[0]) * kMaxStencil;
-          for (int sz = 0; sz < (dims > 2 ? 3 : 1); ++sz)
-            for (int sy = 0; sy < (dims > 1 ? 3 : 1); ++sy)
-              for (int sx = 0; sx < 3; ++sx) {
-                const int sxi = sx, syi = dims > 1 ? sy : 1, szi = dims > 2 ? sz : 1;
-                const double v = apf[sxi + 3 * syi + 9 * szi];
-                if (v == 0.0) continue;
-                const int K[3] = {shift[0] + sxi - 1, shift[1] + syi - 1, shift[2] + szi - 1};
-                if (K[0] < -1 || K[0] > 1 || K[1] < -1 || K[1] > 1 || K[2] < -1 || K[2] > 1) {
-                  far = true;
-                  continue;
-                }
-                acc[(K[0] + 1) + my * (K[1] + 1) + mz * (K[2] + 1)] += wf * v;
+        double acc[64] = {};
+        for (int dz = 0; dz < hz; ++dz)
+          for (int dy = 0; dy < hy; ++dy)
+            for (int dx = 0; dx < 3; ++dx) {
+              const int kf = dx + 3 * dy + 9 * dz;
+              const double wf = P[kf * nc + I];
+              if (wf == 0.0) continue;
+              const int ax = dx, ay = dy + ly, az = dz + lz;
+              const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
+              if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
+                far = true;  // a weight toward a node that takes none
+                continue;
               }
-        }
-        for (int k = 0; k < kp; ++k) S[k * nc + I] = acc[k];
+              const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
+              double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
+                           (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
+              const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
+              for (int sz = sz0; sz < lz + hz; ++sz)
+                for (int sy = sy0; sy < ly + hy; ++sy)
+                  for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
+                    a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
+            }
+        for (int s = 0; s < 64; ++s)
+          if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
+        for (int dz = 0; dz < hz; ++dz)
+          for (int dy = 0; dy < hy; ++dy)
+            for (int dx = 0; dx < 3; ++dx)
+              S[(dx + 3 * dy + 9 * dz) * nc + I] =
+                  acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
       }
   }
   if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
-  // Symmetric to the last bit: each pair of entries takes their mean.
-  std::vector<double> sym(S.size(), 0.0);
+  // Symmetric to the last bit, in place: each pair of entries takes their mean, set by the
+  // free node whose offset comes first (an entry toward a fixed node, whose row is empty,
+  // takes half its own value, and one toward no node is 0).
+  const int centre = stencil_centre(dims);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
     if (c.fixed[I]) return;
     for (int k = 0; k < kp; ++k) {
       std::int64_t J[3];
-      if (!cg.neighbour(C, k, J)) continue;
-      const double mirror = S[(kp - 1 - k) * nc + cg.index(J)];
-      sym[k * nc + I] = 0.5 * (S[k * nc + I] + mirror);
+      if (!cg.neighbour(C, k, J)) {
+        S[k * nc + I] = 0.0;
+        continue;
+      }
+      const std::int64_t j = cg.index(J);
+      if (c.fixed[j]) {
+        S[k * nc + I] *= 0.5;
+      } else if (k < centre) {
+        const double mean = 0.5 * (S[k * nc + I] + S[(kp - 1 - k) * nc + j]);
+        S[k * nc + I] = mean;
+        S[(kp - 1 - k) * nc + j] = mean;
+      }
     }
   });
-  return sym;
+  return S;
 }
 
 }  // namespace
 
 std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op) {
-  const int dims = op.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
+  const int dims = op.dims, centre = stencil_centre(dims);
   const Grid g(op);
+  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
+  // Per plane across each axis: the couplings within it and those across it, summed in one
+  // pass over the nodes. Each z plane sums into its own part (the planes across x and y get
+  // nx and ny sums from it, the one across z one), and the parts are added in z order, so
+  // the sums do not depend on the threads.
+  const std::int64_t part = 2 * (nx + ny + 1);
+  std::vector<double> parts(static_cast<std::size_t>(nz * part), 0.0);
+#pragma omp parallel for schedule(static) if (op.points() >= 4096)
+  for (std::int64_t z = 0; z < nz; ++z) {
+    double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
+    double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) {
+        const std::int64_t c[3] = {x, y, z}, node = (z * ny + y) * nx + x;
+        if (op.fixed[node]) continue;
+        const std::int64_t p[3] = {x, y, 0};  // the plane's slot per axis in the z part
+        if (!op.stencil_form()) {
+          // Compact: the node's faces per axis (fixed neighbours count too; the ratio only
+          // compares planes).
+          double faces[3] = {0.0, 0.0, 0.0};
+          std::int64_t stride = 1;
+          for (int b = 0; b < dims; ++b) {
+            const std::vector<double>& G = op.conductance[b];
+            faces[b] = c[b] < op.n[b] - 1 || op.periodic[b] ? G[node] : 0.0;
+            if (c[b] > 0) faces[b] += G[node - stride];
+            else if (op.periodic[b]) faces[b] += G[node + (op.n[b] - 1) * stride];
+            stride *= op.n[b];
+          }
+          for (int a = 0; a < dims; ++a)
+            for (int b = 0; b < dims; ++b) (b == a ? across : within)[a][p[a]] += faces[b];
+          continue;
+        }
+        Row row;
+        free_row(op, g, c, node, row);
+        for (int e = 0; e < row.count; ++e) {
+          if (row.k[e] == centre) continue;
+          const double v = std::abs(row.a[e]);
+          for (int a = 0; a < dims; ++a)
+            (stencil_offset(row.k[e], a) == 0 ? within : across)[a][p[a]] += v;
+        }
+      }
+  }
   std::array<std::vector<std::uint8_t>, kMaxDims> strong;
   for (int a = 0; a < dims; ++a) {
-    // Per plane across axis a: the couplings within it and those across it, summed.
     std::vector<double> within(static_cast<std::size_t>(op.n[a]), 0.0), across(within);
-    const int u = a == 0 ? 1 : 0, v = a == 2 ? 1 : 2;  // the plane's axes
-#pragma omp parallel for schedule(dynamic) if (op.points() >= 4096)
-    for (std::int64_t p = 0; p < op.n[a]; ++p) {
-      for (std::int64_t j = 0; j < op.n[v]; ++j)
-        for (std::int64_t i = 0; i < op.n[u]; ++i) {
-          std::int64_t c[3];
-          c[a] = p;
-          c[u] = i;
-          c[v] = j;
-          const std::int64_t node = g.index(c);
-          if (op.fixed[node]) continue;
-          if (!op.stencil_form()) {
-            // Compact: the node's faces per axis (fixed neighbours count too; the ratio only
-            // compares planes).
-            std::int64_t stride = 1;
-            for (int b = 0; b < dims; ++b) {
-              const std::vector<double>& G = op.conductance[b];
-              double faces = c[b] < op.n[b] - 1 || op.periodic[b] ? G[node] : 0.0;
-              if (c[b] > 0) faces += G[node - stride];
-              else if (op.periodic[b]) faces += G[node + (op.n[b] - 1) * stride];
-              (b == a ? across : within)[p] += faces;
-              stride *= op.n[b];
-            }
-            continue;
-          }
-          double row[kMaxStencil];
-          free_row(op, g, c, node, row);
-          for (int k = 0; k < kp; ++k)
-            if (k != centre) (stencil_offset(k, a) == 0 ? within : across)[p] += std::abs(row[k]);
-        }
+    const std::int64_t at = a == 0 ? 0 : a == 1 ? nx : nx + ny;
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const double* w = &parts[z * part + at];
+      const double* x = w + nx + ny + 1;
+      if (a == 2) {
+        within[z] += w[0];
+        across[z] += x[0];
+        continue;
+      }
+      for (std::int64_t q = 0; q < op.n[a]; ++q) {
+        within[q] += w[q];
+        across[q] += x[q];
+      }
     }
     const auto ratio = [&](std::int64_t p) {
       return across[p] > 0.0 ? within[p] / across[p] : (within[p] > 0.0 ? 1e300 : 0.0);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace heatsim::solver::multigrid {
 
@@ -69,10 +70,12 @@ std::string SolveReport::describe() const {
   return buf;
 }
 
-Multigrid::Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOperator>& levels,
+Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
                      CycleOptions options)
     : ops_(ops), options_(options) {
-  ops_.setup(levels);
+  std::vector<std::int64_t> points;
+  for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
+  ops_.adopt(std::move(levels));
   b_.push_back(ops_.create_vector(0));
   x_.push_back(ops_.create_vector(0));
   r_.push_back(ops_.create_vector(0));
@@ -81,7 +84,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOpe
   p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
   pr_ = ops_.create_vector(0);
-  create_coarse_vectors(levels);
+  create_coarse_vectors(points);
 }
 
 void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels) {
@@ -89,20 +92,21 @@ void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels
   b_.resize(1);
   x_.resize(1);
   r_.resize(1);
-  create_coarse_vectors(levels);
+  std::vector<std::int64_t> points;
+  for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
+  create_coarse_vectors(points);
 }
 
-void Multigrid::create_coarse_vectors(const std::vector<kernels::LevelOperator>& levels) {
-  n_.clear();
-  for (const kernels::LevelOperator& op : levels) n_.push_back(op.points());
-  for (std::size_t l = 1; l < levels.size(); ++l) {
+void Multigrid::create_coarse_vectors(const std::vector<std::int64_t>& points) {
+  n_ = points;
+  for (std::size_t l = 1; l < points.size(); ++l) {
     const int level = static_cast<int>(l);
     b_.push_back(ops_.create_vector(level));
     x_.push_back(ops_.create_vector(level));
     r_.push_back(ops_.create_vector(level));
   }
   // The bottom solver's vectors; on a one-level hierarchy they are level 0's and kept.
-  const int last = static_cast<int>(levels.size()) - 1;
+  const int last = static_cast<int>(points.size()) - 1;
   if (last > 0 || bottom_level_ != 0) {
     bottom_p_ = ops_.create_vector(last);
     bottom_q_ = ops_.create_vector(last);

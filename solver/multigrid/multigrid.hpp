@@ -76,8 +76,9 @@ const char* to_string(SolveReport::Reason r);
 
 class Multigrid {
  public:
-  // Sets `ops` up with the hierarchy (finest first) and allocates its work vectors.
-  Multigrid(kernels::LevelOps& ops, const std::vector<kernels::LevelOperator>& levels,
+  // Sets `ops` up with the hierarchy (finest first; LevelOps::adopt, so a hierarchy passed as
+  // a temporary is moved, not copied) and allocates its work vectors.
+  Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
             CycleOptions options = {});
 
   // Replaces the hierarchy (LevelOps::replace_hierarchy): the level-0 vectors, rhs() and
@@ -97,7 +98,7 @@ class Multigrid {
 
  private:
   // The vectors of the levels below the finest, and the bottom solver's.
-  void create_coarse_vectors(const std::vector<kernels::LevelOperator>& levels);
+  void create_coarse_vectors(const std::vector<std::int64_t>& points);
   void cycle(int level, int b, int x);
   void bottom_solve(int b, int x);
   double norm(int v) { return std::sqrt(std::max(0.0, ops_.dot(v, v))); }
