@@ -76,6 +76,15 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
 
 // Vectors live with the backend (host or device memory) and are named by the id create_vector
 // returns. The arithmetic is fp64.
+//
+// The V-cycle runs on the smoother's operator, the coefficients rounded to fp32 (a
+// mixed-precision preconditioner inside fp64 CG: it halves the bytes the cycle reads, and CG
+// corrects for it): on a compact finest level the conductances rounded and the diagonal summed
+// from them; on stencil levels the entries off the centre rounded and the centre moved by what
+// their rounding took from the row, so that row sums, and with them positive definiteness, stay.
+// smooth and cycle_residual use it on every level. residual, apply and magnitude use the exact
+// operator on a compact level and the smoother's on stencil levels below the finest (the only
+// one kept there), so that the coarse levels' operations are one fixed symmetric operator.
 class LevelOps {
  public:
   virtual ~LevelOps() = default;
@@ -105,6 +114,8 @@ class LevelOps {
 
   // r = b - A x on the free nodes, 0 on the fixed ones.
   virtual void residual(int level, int b, int x, int r) = 0;
+  // r = b - A~ x with the smoother's operator A~ (the V-cycle's residual).
+  virtual void cycle_residual(int level, int b, int x, int r) = 0;
   // y = A x on the free nodes, 0 on the fixed ones.
   virtual void apply(int level, int x, int y) = 0;
   // Multicolour Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the

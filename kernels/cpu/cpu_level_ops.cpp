@@ -110,15 +110,24 @@ class CpuLevelOps final : public LevelOps {
           for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
       }
       if (!L.op.stencil_form()) {
+        // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
+        // the node's conductances, exact and rounded, summed in the neighbour order.
+        for (int a = 0; a < L.op.dims; ++a)
+          L.conductance32[a].assign(L.op.conductance[a].begin(), L.op.conductance[a].end());
         L.diagonal.assign(static_cast<std::size_t>(np), 0.0);
+        L.diagonal32.assign(static_cast<std::size_t>(np), 0.0);
         for_rows(L, [&](std::int64_t y, std::int64_t z) {
           for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
             const std::int64_t i = index(L, x, y, z);
-            double d = L.op.node_term[i];
-            visit_neighbours(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
+            double d = L.op.node_term[i], d32 = d;
+            visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
+            visit_neighbours<true>(L, x, y, z, i, [&](std::int64_t, double g) { d32 += g; });
             L.diagonal[i] = d;
+            L.diagonal32[i] = d32;
           }
         });
+      } else {
+        round_stencil(L);
       }
       if (l > 0) {
         const Level& F = levels_[l - 1];
@@ -165,6 +174,19 @@ class CpuLevelOps final : public LevelOps {
       for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
         const std::int64_t i = index(L, xi, y, z);
         rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product(L, xp, xi, y, z, i);
+      }
+    });
+  }
+
+  void cycle_residual(int level, int b, int x, int r) override {
+    const Level& L = at(level);
+    const double* bp = vec(b).data();
+    const double* xp = vec(x).data();
+    double* rp = vec(r).data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+        const std::int64_t i = index(L, xi, y, z);
+        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product<true>(L, xp, xi, y, z, i);
       }
     });
   }
@@ -337,6 +359,10 @@ class CpuLevelOps final : public LevelOps {
   struct Level {
     LevelOperator op;
     std::vector<double> diagonal;  // compact form: a_i + sum of the node's conductances
+    // Compact form, the smoother's operator: the conductances rounded to fp32 and the diagonal
+    // from them.
+    std::array<std::vector<float>, kMaxDims> conductance32;
+    std::vector<double> diagonal32;
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
     // Levels > 0: the coarse nodes each finer node takes values from, and per coarse
@@ -378,14 +404,15 @@ class CpuLevelOps final : public LevelOps {
 
   // Calls f(j, G_ij) for each neighbour j of node i = (x, y, z), in the order x-, x+, y-, y+,
   // z-, z+.
-  template <typename F>
+  // kSmoother: the conductances rounded to fp32 (the smoother's operator).
+  template <bool kSmoother = false, typename F>
   static void visit_neighbours(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                                std::int64_t i, F&& f) {
     const std::int64_t c[3] = {x, y, z};
     std::int64_t stride = 1;
     for (int a = 0; a < L.op.dims; ++a) {
       const std::int64_t n = L.op.n[a];
-      const double* G = L.op.conductance[a].data();
+      const auto* G = conductances<kSmoother>(L, a);
       if (c[a] > 0)
         f(i - stride, G[i - stride]);
       else if (L.op.periodic[a])
@@ -398,11 +425,42 @@ class CpuLevelOps final : public LevelOps {
     }
   }
 
+  template <bool kSmoother>
+  static auto conductances(const Level& L, int a) {
+    if constexpr (kSmoother)
+      return L.conductance32[a].data();
+    else
+      return L.op.conductance[a].data();
+  }
+
+  template <bool kSmoother>
   static double neighbour_sum(const Level& L, const double* v, std::int64_t x, std::int64_t y,
                               std::int64_t z, std::int64_t i) {
     double s = 0.0;
-    visit_neighbours(L, x, y, z, i, [&](std::int64_t j, double g) { s += g * v[j]; });
+    visit_neighbours<kSmoother>(L, x, y, z, i, [&](std::int64_t j, double g) { s += g * v[j]; });
     return s;
+  }
+
+  // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the centre
+  // rounded to fp32 and the centre moved by what their rounding took from the row, so the row
+  // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
+  // couplings are), summed in the offsets' order. The CUDA level operations keep the rounded
+  // entries in fp32 and the centres in fp64: the same values.
+  static void round_stencil(Level& L) {
+    const std::int64_t np = L.op.points();
+    const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
+    double* S = L.op.stencil.data();
+#pragma omp parallel for schedule(static) if (L.parallel)
+    for (std::int64_t i = 0; i < np; ++i) {
+      double moved = 0.0;
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;
+        const double rounded = static_cast<float>(S[k * np + i]);
+        moved += S[k * np + i] - rounded;
+        S[k * np + i] = rounded;
+      }
+      S[centre * np + i] += moved;
+    }
   }
 
   // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing
@@ -429,19 +487,25 @@ class CpuLevelOps final : public LevelOps {
     }
   }
 
-  // (A v)_i.
+  // (A v)_i; kSmoother: with the smoother's operator (compact levels: the rounded
+  // conductances; stencil levels below the finest hold only that one).
+  template <bool kSmoother = false>
   static double row_product(const Level& L, const double* v, std::int64_t x, std::int64_t y,
                             std::int64_t z, std::int64_t i) {
-    if (!L.op.stencil_form()) return L.diagonal[i] * v[i] - neighbour_sum(L, v, x, y, z, i);
+    if (!L.op.stencil_form())
+      return (kSmoother ? L.diagonal32[i] : L.diagonal[i]) * v[i] -
+             neighbour_sum<kSmoother>(L, v, x, y, z, i);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int, std::int64_t j, double a) { s += a * v[j]; });
     return s;
   }
 
-  // The Gauss-Seidel value of node i from the values v of its neighbours.
+  // The Gauss-Seidel value of node i from the values v of its neighbours, with the smoother's
+  // operator.
   static double gauss_seidel(const Level& L, const double* bp, const double* v, std::int64_t x,
                              std::int64_t y, std::int64_t z, std::int64_t i) {
-    if (!L.op.stencil_form()) return (bp[i] + neighbour_sum(L, v, x, y, z, i)) / L.diagonal[i];
+    if (!L.op.stencil_form())
+      return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / L.diagonal32[i];
     const int centre = stencil_centre(L.op.dims);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int k, std::int64_t j, double a) {

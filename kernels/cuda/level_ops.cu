@@ -39,19 +39,25 @@ constexpr long long kDotPerThread = 8;
 // Levels of at most kSmallLevel nodes smooth in one block of kSmallThreads (small_smooth_kernel).
 constexpr long long kSmallLevel = 8192;
 constexpr int kSmallThreads = 512;
-// Stencil levels' node kernels keep to 64 registers, 8 blocks of kThreads per SM: level 1 is
-// bound by bandwidth, which wants the loads of many threads in flight.
-constexpr int kStencilBlocksPerSm = 8;
+// Blocks of kThreads per SM the node kernels are compiled for (so their registers): stencil
+// levels' and compact levels' kernels apart, chosen by measurement (docs/performance.md).
+constexpr int kStencilBlocksPerSm = 4;
+constexpr int kCompactBlocksPerSm = 16;
 
 // One level's operator as the kernels see it (device pointers, passed by value). Compact
-// levels: diagonal and conductance; stencil levels: stencil (LevelOperator's layout).
+// levels: diagonal and conductance, exact, and the smoother's (kernels/level_ops.hpp):
+// conductance32 and diagonal32; stencil levels: the smoother's operator alone, the entries off
+// the centre in fp32 (LevelOperator's layout; the centre slot unused) and the centres in fp64.
 struct LevelView {
   int dims = 1;
   long long n[3] = {1, 1, 1};
   int periodic[3] = {0, 0, 0};
   const double* diagonal = nullptr;
   const double* conductance[3] = {nullptr, nullptr, nullptr};
-  const double* stencil = nullptr;
+  const double* diagonal32 = nullptr;
+  const float* conductance32[3] = {nullptr, nullptr, nullptr};
+  const float* stencil = nullptr;
+  const double* centre = nullptr;
   const std::uint8_t* fixed = nullptr;
 };
 
@@ -123,7 +129,9 @@ __device__ inline double stencil_sum(const LevelView& L, const double* v, long l
     const long long jz = D > 2 ? near.at[2][k / 9] : 0;
     const bool exists = k != skip && jx >= 0 && jy >= 0 && jz >= 0;
     const long long j = exists ? (jz * L.n[1] + jy) * L.n[0] + jx : i;
-    const double product = __dmul_rn(L.stencil[k * np + i], v[j]);
+    constexpr int centre = kp / 2;
+    const double a = k == centre ? L.centre[i] : static_cast<double>(L.stencil[k * np + i]);
+    const double product = __dmul_rn(a, v[j]);
     s = __dadd_rn(s, exists ? (kAbs ? fabs(product) : product) : 0.0);
   }
   return s;
@@ -131,7 +139,8 @@ __device__ inline double stencil_sum(const LevelView& L, const double* v, long l
 
 // Calls f(j, G_ij) for each neighbour j of node i = (x, y, z) in the order x-, x+, y-, y+, z-, z+
 // (the CPU's visit_neighbours).
-template <int D, typename F>
+// kSmoother: the conductances rounded to fp32.
+template <int D, bool kSmoother, typename F>
 __device__ inline void visit_neighbours(const LevelView& L, long long x, long long y, long long z,
                                         long long i, F&& f) {
   const long long c[3] = {x, y, z};
@@ -139,46 +148,54 @@ __device__ inline void visit_neighbours(const LevelView& L, long long x, long lo
 #pragma unroll
   for (int a = 0; a < D; ++a) {
     const long long n = L.n[a];
-    const double* G = L.conductance[a];
+    const auto* G = kSmoother ? nullptr : L.conductance[a];
+    const auto* G32 = kSmoother ? L.conductance32[a] : nullptr;
+    const auto g = [&](long long j) -> double {
+      if constexpr (kSmoother) return G32[j];
+      return G[j];
+    };
     if (c[a] > 0)
-      f(i - stride, G[i - stride]);
+      f(i - stride, g(i - stride));
     else if (L.periodic[a])
-      f(i + (n - 1) * stride, G[i + (n - 1) * stride]);
+      f(i + (n - 1) * stride, g(i + (n - 1) * stride));
     if (c[a] < n - 1)
-      f(i + stride, G[i]);
+      f(i + stride, g(i));
     else if (L.periodic[a])
-      f(i - (n - 1) * stride, G[i]);
+      f(i - (n - 1) * stride, g(i));
     stride *= n;
   }
 }
 
-template <int D>
+template <int D, bool kSmoother>
 __device__ inline double neighbour_sum(const LevelView& L, const double* v, long long x,
                                        long long y, long long z, long long i) {
   double s = 0.0;
-  visit_neighbours<D>(L, x, y, z, i,
-                      [&](long long j, double g) { s = __dadd_rn(s, __dmul_rn(g, v[j])); });
+  visit_neighbours<D, kSmoother>(
+      L, x, y, z, i, [&](long long j, double g) { s = __dadd_rn(s, __dmul_rn(g, v[j])); });
   return s;
 }
 
-// (A v)_i (the CPU's row_product); S: a stencil level, else compact.
-template <int D, bool S>
+// (A v)_i (the CPU's row_product); S: a stencil level, else compact; kSmoother: the smoother's
+// operator (stencil levels hold only that one).
+template <int D, bool S, bool kSmoother>
 __device__ inline double row_product(const LevelView& L, const double* v, long long x,
                                      long long y, long long z, long long i) {
   if constexpr (!S)
-    return __dsub_rn(__dmul_rn(L.diagonal[i], v[i]), neighbour_sum<D>(L, v, x, y, z, i));
+    return __dsub_rn(__dmul_rn(kSmoother ? L.diagonal32[i] : L.diagonal[i], v[i]),
+                     neighbour_sum<D, kSmoother>(L, v, x, y, z, i));
   return stencil_sum<D>(L, v, x, y, z, i);
 }
 
-// The Gauss-Seidel value of node i from the values v of its neighbours (the CPU's gauss_seidel).
+// The Gauss-Seidel value of node i from the values v of its neighbours, with the smoother's
+// operator (the CPU's gauss_seidel).
 template <int D, bool S>
 __device__ inline double gauss_seidel(const LevelView& L, const double* b, const double* v,
                                       long long x, long long y, long long z, long long i) {
   if constexpr (!S)
-    return __ddiv_rn(__dadd_rn(b[i], neighbour_sum<D>(L, v, x, y, z, i)), L.diagonal[i]);
+    return __ddiv_rn(__dadd_rn(b[i], neighbour_sum<D, true>(L, v, x, y, z, i)), L.diagonal32[i]);
   constexpr int centre = D == 1 ? 1 : D == 2 ? 4 : 13;
   const double s = stencil_sum<D>(L, v, x, y, z, i, centre);
-  return __ddiv_rn(__dsub_rn(b[i], s), L.stencil[centre * L.n[0] * L.n[1] * L.n[2] + i]);
+  return __ddiv_rn(__dsub_rn(b[i], s), L.centre[i]);
 }
 
 // The node kernels: threadIdx.x + blockIdx.x * blockDim.x walks x (every node, or every second
@@ -186,7 +203,7 @@ __device__ inline double gauss_seidel(const LevelView& L, const double* b, const
 // shared memory, a few dozen registers.
 
 // diagonal_i = a_i + sum of the node's conductances, summed in the neighbour order.
-template <int D>
+template <int D, bool kSmoother>
 __global__ void __launch_bounds__(kThreads)
     diagonal_kernel(LevelView L, const double* __restrict__ node_term, double* __restrict__ d) {
   const long long x = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -196,7 +213,8 @@ __global__ void __launch_bounds__(kThreads)
     split_row(row, L.n[1], y, z);
     const long long i = row * L.n[0] + x;
     double s = node_term[i];
-    visit_neighbours<D>(L, x, y, z, i, [&](long long, double g) { s = __dadd_rn(s, g); });
+    visit_neighbours<D, kSmoother>(L, x, y, z, i,
+                                   [&](long long, double g) { s = __dadd_rn(s, g); });
     d[i] = s;
   }
 }
@@ -214,20 +232,21 @@ __device__ inline void each_free_node(const LevelView& L, double* out, F&& f) {
   }
 }
 
-// out = b - A x (b given) or A x (b null) on the free nodes, 0 on the fixed ones.
-template <int D, bool S>
-__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
+// out = b - A x (b given) or A x (b null) on the free nodes, 0 on the fixed ones; kSmoother:
+// with the smoother's operator.
+template <int D, bool S, bool kSmoother>
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : kCompactBlocksPerSm)
     operator_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                     double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
-    const double ax = row_product<D, S>(L, x, xi, y, z, i);
+    const double ax = row_product<D, S, kSmoother>(L, x, xi, y, z, i);
     return b ? __dsub_rn(b[i], ax) : ax;
   });
 }
 
 // out_i = |b_i| + sum_j |A_ij x_j| on the free nodes, 0 on the fixed ones (the CPU's magnitude).
 template <int D, bool S>
-__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : kCompactBlocksPerSm)
     magnitude_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ x,
                      double* __restrict__ out) {
   each_free_node(L, out, [&](long long xi, long long y, long long z, long long i) {
@@ -236,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
       s = stencil_sum<D, true>(L, x, xi, y, z, i, -1, s);
     } else {
       s = __dadd_rn(s, fabs(__dmul_rn(L.diagonal[i], x[i])));
-      visit_neighbours<D>(L, xi, y, z, i, [&](long long j, double g) {
+      visit_neighbours<D, false>(L, xi, y, z, i, [&](long long j, double g) {
         s = __dadd_rn(s, fabs(__dmul_rn(g, x[j])));
       });
     }
@@ -251,7 +270,7 @@ __global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
 // as the CPU does). Threads walk every second x; on stencil levels blockIdx.y strides over the
 // colour's rows alone (y and z of its parities), on compact levels over every row.
 template <int D, bool S>
-__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : 1)
+__global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : kCompactBlocksPerSm)
     colour_kernel(LevelView L, const double* __restrict__ b, double* x, const double* old,
                   int colour, double omega) {
   const long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -404,6 +423,35 @@ __global__ void __launch_bounds__(kThreads)
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x)
     if (!fixed[i]) v[i] = 0.0;
+}
+
+// to[i] = from[i] rounded to fp32.
+__global__ void __launch_bounds__(kThreads)
+    round_kernel(const double* __restrict__ from, float* __restrict__ to, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    to[i] = __double2float_rn(from[i]);
+}
+
+// A stencil level's smoother operator from its exact stencil (kp offsets, centre `centre_k`):
+// the entries off the centre rounded to fp32, the centre moved by what their rounding took from
+// the row, summed in the offsets' order (the CPU's round_stencil). The rounded centre slot is 0.
+__global__ void __launch_bounds__(kThreads)
+    round_stencil_kernel(const double* __restrict__ exact, float* __restrict__ rounded,
+                         double* __restrict__ centre, long long np, int kp, int centre_k) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < np;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    double moved = 0.0;
+    for (int k = 0; k < kp; ++k) {
+      if (k == centre_k) continue;
+      const double a = exact[k * np + i];
+      const float r = __double2float_rn(a);
+      moved = __dadd_rn(moved, __dsub_rn(a, static_cast<double>(r)));
+      rounded[k * np + i] = r;
+    }
+    rounded[centre_k * np + i] = 0.0f;
+    centre[i] = __dadd_rn(exact[centre_k * np + i], moved);
+  }
 }
 
 // y = a x + b y, or y = a x when `assign` (b == 0: y's old values, NaN included, are dropped).
@@ -643,8 +691,18 @@ class CudaLevelOps final : public LevelOps {
       copy_to_device(L->fixed, op.fixed.data(), op.fixed.size(), stream_);
       v.fixed = L->fixed.as<std::uint8_t>();
       if (op.stencil_form()) {
-        copy_to_device(L->stencil, op.stencil.data(), op.stencil.size(), stream_);
-        v.stencil = L->stencil.as<double>();
+        // Only the smoother's operator is kept: fp32 entries and fp64 centres.
+        DeviceArray exact;
+        copy_to_device(exact, op.stencil.data(), op.stencil.size(), stream_);
+        L->stencil.allocate(op.stencil.size() * sizeof(float));
+        L->centre.allocate(static_cast<std::size_t>(np) * sizeof(double));
+        round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
+            exact.as<double>(), L->stencil.as<float>(), L->centre.as<double>(), np,
+            static_cast<int>(kp), stencil_centre(op.dims));
+        HEATSIM_CUDA_CHECK_LAUNCH();
+        v.stencil = L->stencil.as<float>();
+        v.centre = L->centre.as<double>();
+        sync();  // the exact stencil's staging goes out of scope
       } else {
         for (int a = 0; a < kMaxDims; ++a) {
           if (a < op.dims)
@@ -653,15 +711,29 @@ class CudaLevelOps final : public LevelOps {
           else
             L->conductance[a].allocate(0);
           v.conductance[a] = L->conductance[a].as<double>();
+          // The smoother's conductances, rounded to fp32.
+          const std::size_t count = a < op.dims ? op.conductance[a].size() : 0;
+          L->conductance32[a].allocate(count * sizeof(float));
+          if (count > 0) {
+            round_kernel<<<flat_blocks(static_cast<long long>(count)), kThreads, 0, stream_>>>(
+                L->conductance[a].as<double>(), L->conductance32[a].as<float>(),
+                static_cast<long long>(count));
+            HEATSIM_CUDA_CHECK_LAUNCH();
+          }
+          v.conductance32[a] = L->conductance32[a].as<float>();
         }
         DeviceArray node_term;
         copy_to_device(node_term, op.node_term.data(), op.node_term.size(), stream_);
         L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
+        L->diagonal32.allocate(static_cast<std::size_t>(np) * sizeof(double));
         v.diagonal = L->diagonal.as<double>();
+        v.diagonal32 = L->diagonal32.as<double>();
         with_dims(v.dims, [&](auto d) {
-          diagonal_kernel<decltype(d)::value>
-              <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(
-                  v, node_term.as<double>(), L->diagonal.as<double>());
+          const dim3 grid = node_grid(v.n[0], v.n[1] * v.n[2]);
+          diagonal_kernel<decltype(d)::value, false>
+              <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal.as<double>());
+          diagonal_kernel<decltype(d)::value, true><<<grid, kThreads, 0, stream_>>>(
+              v, node_term.as<double>(), L->diagonal32.as<double>());
         });
         HEATSIM_CUDA_CHECK_LAUNCH();
         sync();  // node_term's staging goes out of scope
@@ -711,12 +783,17 @@ class CudaLevelOps final : public LevelOps {
 
   void residual(int level, int b, int x, int r) override {
     const Level& L = at(level);
-    launch_operator(L, ptr(b, level), ptr(x, level), ptr(r, level));
+    launch_operator(L, ptr(b, level), ptr(x, level), ptr(r, level), false);
+  }
+
+  void cycle_residual(int level, int b, int x, int r) override {
+    const Level& L = at(level);
+    launch_operator(L, ptr(b, level), ptr(x, level), ptr(r, level), true);
   }
 
   void apply(int level, int x, int y) override {
     const Level& L = at(level);
-    launch_operator(L, nullptr, ptr(x, level), ptr(y, level));
+    launch_operator(L, nullptr, ptr(x, level), ptr(y, level), false);
   }
 
   void smooth(int level, int b, int x, int sweeps, bool reverse, double omega) override {
@@ -725,7 +802,7 @@ class CudaLevelOps final : public LevelOps {
     double* xp = ptr(x, level);
     const LevelView& v = L.view;
     if (L.points <= kSmallLevel && !L.colour_conflict) {
-      with_form(v.dims, v.stencil, [&](auto d, auto form) {
+      with_form(v.dims, v.stencil != nullptr, [&](auto d, auto form) {
         small_smooth_kernel<decltype(d)::value, decltype(form)::value>
             <<<1, kSmallThreads, 0, stream_>>>(v, bp, xp, sweeps, reverse, L.colours, omega);
       });
@@ -746,7 +823,7 @@ class CudaLevelOps final : public LevelOps {
           old = scratch_.as<double>();
         }
         const int colour = reverse ? L.colours - 1 - c : c;
-        with_form(v.dims, v.stencil, [&](auto d, auto form) {
+        with_form(v.dims, v.stencil != nullptr, [&](auto d, auto form) {
           colour_kernel<decltype(d)::value, decltype(form)::value>
               <<<grid, kThreads, 0, stream_>>>(v, bp, xp, old, colour, omega);
         });
@@ -789,7 +866,7 @@ class CudaLevelOps final : public LevelOps {
     const double* bp = ptr(b, level);
     const double* xp = ptr(x, level);
     double* op = ptr(out, level);
-    with_form(v.dims, v.stencil, [&](auto d, auto form) {
+    with_form(v.dims, v.stencil != nullptr, [&](auto d, auto form) {
       magnitude_kernel<decltype(d)::value, decltype(form)::value>
           <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, bp, xp, op);
     });
@@ -839,8 +916,8 @@ class CudaLevelOps final : public LevelOps {
     std::int64_t points = 0;
     int colours = 2;
     bool colour_conflict = false;
-    DeviceArray diagonal, fixed, stencil;
-    std::array<DeviceArray, kMaxDims> conductance;
+    DeviceArray diagonal, diagonal32, fixed, stencil, centre;
+    std::array<DeviceArray, kMaxDims> conductance, conductance32;
     // Levels > 0: the transfers from the next finer level: per axis the coarse nodes of each
     // finer index, and this level's nodes' finer indices; the prolongation weights.
     std::array<DeviceArray, kMaxDims> interp, fine_index;
@@ -884,11 +961,18 @@ class CudaLevelOps final : public LevelOps {
     copy_to_device(C.prolongation, op.prolongation.data(), op.prolongation.size(), stream_);
   }
 
-  void launch_operator(const Level& L, const double* b, const double* x, double* out) {
+  // out = b - A x or A x; `smoother`: with the smoother's operator.
+  void launch_operator(const Level& L, const double* b, const double* x, double* out,
+                       bool smoother) {
     const LevelView& v = L.view;
-    with_form(v.dims, v.stencil, [&](auto d, auto form) {
-      operator_kernel<decltype(d)::value, decltype(form)::value>
-          <<<node_grid(v.n[0], v.n[1] * v.n[2]), kThreads, 0, stream_>>>(v, b, x, out);
+    const dim3 grid = node_grid(v.n[0], v.n[1] * v.n[2]);
+    with_form(v.dims, v.stencil != nullptr, [&](auto d, auto form) {
+      if (smoother)
+        operator_kernel<decltype(d)::value, decltype(form)::value, true>
+            <<<grid, kThreads, 0, stream_>>>(v, b, x, out);
+      else
+        operator_kernel<decltype(d)::value, decltype(form)::value, false>
+            <<<grid, kThreads, 0, stream_>>>(v, b, x, out);
     });
     HEATSIM_CUDA_CHECK_LAUNCH();
   }

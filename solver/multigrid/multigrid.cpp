@@ -121,7 +121,7 @@ void Multigrid::cycle(int level, int b, int x) {
     return;
   }
   ops_.smooth(level, b, x, options_.pre_sweeps, false, options_.omega);
-  ops_.residual(level, b, x, r_[level]);
+  ops_.cycle_residual(level, b, x, r_[level]);
   const int cb = b_[level + 1], cx = x_[level + 1];
   ops_.restrict_residual(level, r_[level], cb);
   ops_.axpby(0.0, cx, 0.0, cx);
