@@ -84,12 +84,6 @@ struct Grid {
   }
 };
 
-int offset_index(const int o[3], int dims) {
-  int k = 0;
-  for (int a = dims - 1; a >= 0; --a) k = 3 * k + (o[a] + 1);
-  return k;
-}
-
 // Row i of a level's matrix over the free nodes, as its non-zero entries: A(i, i + offset_k)
 // for the neighbours that exist and are not fixed, and the centre A(i, i) always (first).
 // Seven entries at most on a compact level, so the Galerkin product and the prolongation,
@@ -135,25 +129,23 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
   }
   double diagonal = op.node_term[i];
   std::int64_t stride = 1;
-  for (int a = 0; a < op.dims; ++a) {
+  int place = 1;  // offset -1 or +1 along axis a alone is k = centre -+ 3^a
+  for (int a = 0; a < op.dims; ++a, place *= 3) {
     const std::int64_t n = op.n[a];
     const double* G = op.conductance[a].data();
-    int o[3] = {0, 0, 0};
     if (c[a] > 0 || op.periodic[a]) {
       const std::int64_t j = c[a] > 0 ? i - stride : i + (n - 1) * stride;
       diagonal += G[j];
-      o[a] = -1;
       if (!op.fixed[j] && G[j] != 0.0) {
-        row.k[row.count] = offset_index(o, op.dims);
+        row.k[row.count] = centre - place;
         row.a[row.count++] = -G[j];
       }
     }
     if (c[a] < n - 1 || op.periodic[a]) {
       const std::int64_t j = c[a] < n - 1 ? i + stride : i - (n - 1) * stride;
       diagonal += G[i];
-      o[a] = +1;
       if (!op.fixed[j] && G[i] != 0.0) {
-        row.k[row.count] = offset_index(o, op.dims);
+        row.k[row.count] = centre + place;
         row.a[row.count++] = -G[i];
       }
     }
@@ -259,12 +251,16 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   const Grid fg(fine), cg(c);
   const std::vector<double>& P = c.prolongation;
   const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;  // offset numbering, used axes only
-  constexpr int kFar = 99;
+  // A slot sum this large marks a coupling beyond one coarse node.
+  constexpr int kFar = 1000;
   // Per axis and finer coordinate f: its lowest coarse node (base) and, per offset o in -1..1,
-  // the coarse nodes J of the finer node f + o as (slot = J - base + 1, offset from J, J).
+  // the coarse nodes J of the finer node f + o, each premultiplied by its axis's place so that
+  // a term of A P sums its three axes' parts: slot (J - base + 1) in A P's 3 x 3 x 3 layout
+  // (kFar when J is beyond one coarse node), and weight, the index in P of the weight of J
+  // at the finer node's offset from it.
   struct Term {
-    int slot, offset;
-    std::int64_t J;
+    int slot;
+    std::int64_t weight;
   };
   struct Near {
     int count = 0;
@@ -278,7 +274,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
     near[a].assign(3 * static_cast<std::size_t>(n), Near{});
     for (std::int64_t f = 0; f < n; ++f) {
       if (a >= dims) {
-        near[a][3 * f + 1] = Near{1, {{1, 0, 0}, {1, 0, 0}}};
+        near[a][3 * f + 1] = Near{1, {{a == 1 ? 3 : 9, 0}, {0, 0}}};
         continue;
       }
       base[a][f] = t[a].from[f][0].coarse;
@@ -293,8 +289,12 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
             if (slot > 1) slot -= c.n[a];
             if (slot < -1) slot += c.n[a];
           }
-          e.term[e.count++] = {slot < -1 || slot > 1 ? kFar : static_cast<int>(slot + 1),
-                               term.offset, term.coarse};
+          const int slot_place = a == 0 ? 1 : a == 1 ? 3 : 9;
+          const std::int64_t og_place = a == 0 ? 1 : a == 1 ? my : mz;
+          const std::int64_t place = a == 0 ? 1 : a == 1 ? c.n[0] : c.n[0] * c.n[1];
+          e.term[e.count++] = {
+              slot < -1 || slot > 1 ? kFar : static_cast<int>(slot + 1) * slot_place,
+              (term.offset + 1) * og_place * nc + term.coarse * place};
         }
       }
     }
@@ -304,6 +304,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   // three buffers are sized once and never cleared).
   auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, std::atomic<bool>& far) {
     ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
+    const double* Pw = P.data();
 #pragma omp parallel for schedule(static) if (plane >= 4096)
     for (std::int64_t y = 0; y < fine.n[1]; ++y)
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
@@ -319,17 +320,18 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
             const Near& ez = near[2][3 * z + (dims > 2 ? stencil_offset(k, 2) : 0) + 1];
             for (int tz = 0; tz < ez.count; ++tz)
               for (int ty = 0; ty < ey.count; ++ty) {
-                const std::int64_t row_zy = (ez.term[tz].J * c.n[1] + ey.term[ty].J) * c.n[0];
+                const Term &Y = ey.term[ty], &Z = ez.term[tz];
+                const int slot_zy = Y.slot + Z.slot;
+                const double* P_zy = Pw + Y.weight + Z.weight;
                 for (int tx = 0; tx < ex.count; ++tx) {
-                  const Term &X = ex.term[tx], &Y = ey.term[ty], &Z = ez.term[tz];
-                  const int og = (X.offset + 1) + my * (Y.offset + 1) + mz * (Z.offset + 1);
-                  const double w = P[og * nc + row_zy + X.J];
+                  const double w = P_zy[ex.term[tx].weight];
                   if (w == 0.0) continue;
-                  if (X.slot == kFar || Y.slot == kFar || Z.slot == kFar) {
+                  const int slot = slot_zy + ex.term[tx].slot;
+                  if (slot >= kFar) {
                     far = true;
                     continue;
                   }
-                  out[X.slot + 3 * Y.slot + 9 * Z.slot] += row.a[e] * w;
+                  out[slot] += row.a[e] * w;
                 }
               }
           }
