@@ -11,6 +11,8 @@ MultigridLayout multigrid_layout(int dims) {
   int points = 1;
   for (int a = 0; a < dims; ++a) points *= 3;
   m.coarse_operator_doubles = 2 * points;
+  m.finest_smoother_doubles = 1.0 + 0.5 * dims;
+  m.device_coarse_operator_doubles = 0.5 * points + 1.0 + points;
   m.finest_extra_vectors = 5;  // CG's z, p, q, r and the rounding-floor magnitude
   return m;
 }
@@ -38,15 +40,20 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
     ++b.levels;
   }
   const std::int64_t run_copy = on_cpu ? layout.cpu_copy_extra_doubles : 0;
-  const auto level_bytes = [&](int operator_doubles) {
-    return (operator_doubles + run_copy + layout.vectors_per_level) * kDouble + layout.fixed_bytes;
+  const auto level_bytes = [&](double operator_doubles) {
+    return static_cast<std::int64_t>(
+               (operator_doubles + static_cast<double>(run_copy + layout.vectors_per_level)) *
+               kDouble) +
+           layout.fixed_bytes;
   };
   const int stepper_vectors =
       stepper.sources + (stepper.transient ? layout.transient_vectors : 0) +
       (stepper.bdf2 ? layout.bdf2_extra_vectors : 0);
-  b.level_ops = finest * (level_bytes(layout.finest_operator_doubles) +
-                          (layout.finest_extra_vectors + stepper_vectors) * kDouble) +
-                coarse * level_bytes(layout.coarse_operator_doubles) +
+  b.level_ops =
+      finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) +
+                (layout.finest_extra_vectors + stepper_vectors) * kDouble) +
+      coarse * level_bytes(on_cpu ? layout.coarse_operator_doubles
+                                  : layout.device_coarse_operator_doubles) +
                 coarsest * layout.coarsest_extra_vectors * kDouble;
   b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
                      layout.fixed_bytes);

@@ -10,15 +10,17 @@
 
 namespace heatsim::solver {
 
-// Per node, what each level of the hierarchy holds. The operator of a level is counted in
-// doubles per node as the level operations keep it: the diagonal (the node term folded in) and
-// one conductance per axis, the symmetric half of a star of 2 dims + 1 points. Levels below
-// the finest keep the same today; once coarse levels are Galerkin (R A P) they hold an operator
-// of 3^dims entries per node (27 in 3D, 9 in 2D, one double each): change
-// `coarse_operator_doubles` then.
+// Per node, what each level of the hierarchy holds, in doubles. The finest level: the diagonal
+// (the node term folded in) and one conductance per axis, the symmetric half of a star of
+// 2 dims + 1 points, and the smoother's copy (kernels/level_ops.hpp: a diagonal in fp64 and the
+// conductances in fp32). Levels below it are Galerkin (R A P): a 3^dims-point stencil and as
+// many prolongation weights per node; on the device the stencil is kept as the smoother's
+// operator only (3^dims fp32 entries and an fp64 centre).
 struct MultigridLayout {
   int finest_operator_doubles = 0;  // diagonal + conductance per axis: 1 + dims
-  int coarse_operator_doubles = 0;  // today the same as the finest
+  double finest_smoother_doubles = 0.0;  // 1 + dims / 2
+  int coarse_operator_doubles = 0;  // stencil and prolongation: 2 x 3^dims
+  double device_coarse_operator_doubles = 0.0;  // 3^dims / 2 + 1 + 3^dims
   int fixed_bytes = 1;              // the Dirichlet flag of every node
   // The CPU's level operations copy the whole level (its node term too) beside the diagonal.
   int cpu_copy_extra_doubles = 1;
