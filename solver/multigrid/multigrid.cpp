@@ -75,7 +75,11 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
     : ops_(ops), options_(options) {
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
+  std::vector<double> free(levels.at(0).fixed.size());
+  for (std::size_t i = 0; i < free.size(); ++i) free[i] = levels[0].fixed[i] ? 0.0 : 1.0;
   ops_.adopt(std::move(levels));
+  free_ = ops_.create_vector(0);
+  ops_.upload(free_, free);
   b_.push_back(ops_.create_vector(0));
   x_.push_back(ops_.create_vector(0));
   r_.push_back(ops_.create_vector(0));
@@ -159,13 +163,13 @@ double Multigrid::relative_floor(int b, int x, double reference) {
 }
 
 SolveReport Multigrid::solve(const SolveOptions& options) {
-  // The reference ||b0||, b0 = b - A x_lift (z0_ holds x_lift).
+  // b - A x_lift (z0_ holds x_lift).
   const int x = x_[0], b = b_[0];
   ops_.axpby(1.0, x, 0.0, z0_);
   ops_.zero_free(0, z0_);
   ops_.residual(0, b, z0_, r_[0]);
-  const double reference = norm(r_[0]);
-  if (reference == 0.0) {
+  const double lift_reference = norm(r_[0]);
+  if (lift_reference == 0.0) {
     // No load on the free unknowns: the solution is 0 there.
     ops_.axpby(1.0, z0_, 0.0, x);
     SolveReport report;
@@ -173,6 +177,13 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
     report.residuals = {0.0};
     return report;
   }
+  // The reference ||b - A x_level|| (z0_ becomes x_level: the free nodes at their mean).
+  const double free_count = ops_.dot(free_, free_);
+  const double level = free_count > 0.0 ? ops_.dot(x, free_) / free_count : 0.0;
+  ops_.axpby(level, free_, 1.0, z0_);
+  ops_.residual(0, b, z0_, r_[0]);
+  double reference = norm(r_[0]);
+  if (!(reference > 0.0)) reference = lift_reference;  // x_level solves it, or not finite
   return options.method == Krylov::pcg ? solve_pcg(options, reference)
                                        : solve_vcycle(options, reference);
 }

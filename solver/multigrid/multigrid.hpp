@@ -5,8 +5,13 @@
 //
 // Solves A x = b on level 0 (kernels/level_ops.hpp), x holding the fixed nodes' values and the
 // initial guess on the free ones. The measure is the relative residual ||b - A x|| / ||b0||,
-// b0 = b - A x_lift the right-hand side of the free unknowns (x_lift: x with its free nodes set
-// to 0, so the fixed values' pull counts as load), 2-norms over the free nodes. A solve has
+// b0 = b - A x_level, x_level the initial x with its free nodes at their mean (the fixed nodes
+// at their values), 2-norms over the free nodes: the load as seen from the temperature level
+// the problem sits at, so that neither a uniform offset (300 K on every face, in the ambient
+// and inside) nor the faces' pull on it counts as load that the solve has already met. (Against
+// b - A x_lift, x_lift the free nodes at 0, layers of k = 1e6 touching 300 K faces pulled so
+// hard that a 256^3 start at 300 K read as converged before the first iteration.) Where
+// x_level solves the system already, b - A x_lift is the reference. A solve has
 // converged when that is at most the tolerance, or when the true residual is down to the
 // rounding floor of fp64 for this x: floor = kFloorFactor * eps * || |b| + |A| |x| || (the
 // terms whose rounding b - A x carries, LevelOps::magnitude), the attainable limit whatever the
@@ -114,6 +119,7 @@ class Multigrid {
   int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1, bottom_level_ = -1;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
   int magnitude_ = -1;                          // level 0: for relative_floor
+  int free_ = -1;                               // level 0: 1 on the free nodes, 0 on the fixed
 };
 
 }  // namespace heatsim::solver::multigrid
