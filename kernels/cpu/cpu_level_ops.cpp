@@ -165,30 +165,10 @@ class CpuLevelOps final : public LevelOps {
   }
   void download(int v, std::vector<double>& values) override { values = vec(v); }
 
-  void residual(int level, int b, int x, int r) override {
-    const Level& L = at(level);
-    const double* bp = vec(b).data();
-    const double* xp = vec(x).data();
-    double* rp = vec(r).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
-        const std::int64_t i = index(L, xi, y, z);
-        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product(L, xp, xi, y, z, i);
-      }
-    });
-  }
+  void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
 
   void cycle_residual(int level, int b, int x, int r) override {
-    const Level& L = at(level);
-    const double* bp = vec(b).data();
-    const double* xp = vec(x).data();
-    double* rp = vec(r).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
-        const std::int64_t i = index(L, xi, y, z);
-        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product<true>(L, xp, xi, y, z, i);
-      }
-    });
+    residual_with<true>(level, b, x, r);
   }
 
   void apply(int level, int x, int y_out) override {
@@ -383,6 +363,21 @@ class CpuLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no vector " + std::to_string(v));
     return vectors_[static_cast<std::size_t>(v)];
   }
+  // r = b - A x on the free nodes, 0 on the fixed ones; kSmoother: the smoother's operator.
+  template <bool kSmoother>
+  void residual_with(int level, int b, int x, int r) {
+    const Level& L = at(level);
+    const double* bp = vec(b).data();
+    const double* xp = vec(x).data();
+    double* rp = vec(r).data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+        const std::int64_t i = index(L, xi, y, z);
+        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+      }
+    });
+  }
+
   // Vector v, which must be of level 0.
   std::vector<double>& level0(int v) {
     std::vector<double>& x = vec(v);
