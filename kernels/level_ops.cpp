@@ -31,4 +31,24 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
   return t;
 }
 
+void LevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
+                                   double tolerance, std::int64_t limit) {
+  residual(level, b, x, r);
+  double rr = dot(r, r);
+  if (rr == 0.0) return;
+  const double stop = rr * tolerance * tolerance;
+  axpby(1.0, r, 0.0, p);
+  for (std::int64_t it = 0; it < limit && rr > stop; ++it) {
+    apply(level, p, q);
+    const double pq = dot(p, q);
+    if (pq <= 0.0) break;
+    const double alpha = rr / pq;
+    axpby(alpha, p, 1.0, x);
+    axpby(-alpha, q, 1.0, r);
+    const double rr_next = dot(r, r);
+    axpby(1.0, r, rr_next / rr, p);
+    rr = rr_next;
+  }
+}
+
 }  // namespace heatsim::kernels

@@ -135,6 +135,13 @@ class LevelOps {
   // carries. Its norm sets the attainable floor of a solve (solver/multigrid/multigrid.hpp).
   virtual void magnitude(int level, int b, int x, int out) = 0;
 
+  // Conjugate gradients on `level` (its operator as apply() uses it): x += A^-1 (b - A x),
+  // iterating while ||r||^2 > tolerance^2 ||r0||^2, at most `limit` iterations, stopping where
+  // p.Ap <= 0; r, p and q are work vectors of the level. The default runs on the operations
+  // above (a host round trip per dot product on a device); a backend may run it whole.
+  virtual void conjugate_gradients(int level, int b, int x, int r, int p, int q,
+                                   double tolerance, std::int64_t limit);
+
   // v = 0 on the free nodes of `level`; the fixed nodes keep their values.
   virtual void zero_free(int level, int v) = 0;
   virtual double dot(int x, int y) = 0;

@@ -332,6 +332,73 @@ __global__ void __launch_bounds__(kSmallThreads)
     }
 }
 
+// The block-wide sum of each thread's `value` in a fixed tree over s[kSmallThreads], the same
+// for every thread on return.
+__device__ inline double block_sum(double value, double* s) {
+  s[threadIdx.x] = value;
+  for (int w = kSmallThreads / 2; w > 0; w /= 2) {
+    __syncthreads();
+    if (static_cast<int>(threadIdx.x) < w) s[threadIdx.x] += s[threadIdx.x + w];
+  }
+  __syncthreads();
+  const double sum = s[0];
+  __syncthreads();  // s is free again
+  return sum;
+}
+
+// LevelOps::conjugate_gradients on a small level, whole, in one block: the default's steps and
+// stopping rule, a barrier between them instead of a launch and a host round trip per dot
+// product. The operator is apply()'s (exact on a compact level, the smoother's on a stencil
+// one). Dot products sum in block_sum's fixed order.
+template <int D, bool S>
+__global__ void __launch_bounds__(kSmallThreads)
+    small_cg_kernel(LevelView L, const double* __restrict__ b, double* x, double* r, double* p,
+                    double* q, double tolerance, long long limit) {
+  __shared__ double s[kSmallThreads];
+  const unsigned nx = static_cast<unsigned>(L.n[0]), ny = static_cast<unsigned>(L.n[1]);
+  const unsigned np = nx * ny * static_cast<unsigned>(L.n[2]);
+  // out = v_b - A v on the free nodes (A v where v_b is null), 0 on the fixed ones.
+  const auto product = [&](const double* vb, const double* v, double* out) {
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x) {
+      if (L.fixed[i]) {
+        out[i] = 0.0;
+        continue;
+      }
+      const double av = row_product<D, S, false>(L, v, i % nx, (i / nx) % ny, i / (nx * ny), i);
+      out[i] = vb ? __dsub_rn(vb[i], av) : av;
+    }
+    __syncthreads();
+  };
+  const auto dot = [&](const double* u, const double* v) {
+    double part = 0.0;
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x) part += u[i] * v[i];
+    return block_sum(part, s);
+  };
+  product(b, x, r);
+  double rr = dot(r, r);
+  if (rr == 0.0) return;
+  const double stop = rr * tolerance * tolerance;
+  for (unsigned i = threadIdx.x; i < np; i += blockDim.x) p[i] = r[i];
+  __syncthreads();
+  for (long long it = 0; it < limit && rr > stop; ++it) {
+    product(nullptr, p, q);
+    const double pq = dot(p, q);
+    if (pq <= 0.0) break;
+    const double alpha = rr / pq;
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x) {
+      x[i] = __dadd_rn(__dmul_rn(alpha, p[i]), x[i]);
+      r[i] = __dadd_rn(__dmul_rn(-alpha, q[i]), r[i]);
+    }
+    __syncthreads();
+    const double rr_next = dot(r, r);
+    const double beta = rr_next / rr;
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x)
+      p[i] = __dadd_rn(r[i], __dmul_rn(beta, p[i]));
+    __syncthreads();
+    rr = rr_next;
+  }
+}
+
 // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones). One thread per coarse
 // node gathers its finer nodes over the offsets in their numbering, as the CPU does.
 template <int D>
@@ -829,6 +896,21 @@ class CudaLevelOps final : public LevelOps {
         });
         HEATSIM_CUDA_CHECK_LAUNCH();
       }
+  }
+
+  void conjugate_gradients(int level, int b, int x, int r, int p, int q, double tolerance,
+                           std::int64_t limit) override {
+    const Level& L = at(level);
+    if (L.points > kSmallLevel)
+      return LevelOps::conjugate_gradients(level, b, x, r, p, q, tolerance, limit);
+    const LevelView& v = L.view;
+    const double* bp = ptr(b, level);
+    double *xp = ptr(x, level), *rp = ptr(r, level), *pp = ptr(p, level), *qp = ptr(q, level);
+    with_form(v.dims, v.stencil != nullptr, [&](auto d, auto form) {
+      small_cg_kernel<decltype(d)::value, decltype(form)::value>
+          <<<1, kSmallThreads, 0, stream_>>>(v, bp, xp, rp, pp, qp, tolerance, limit);
+    });
+    HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
   void restrict_residual(int fine_level, int r_fine, int b_coarse) override {

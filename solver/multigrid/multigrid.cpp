@@ -136,25 +136,8 @@ void Multigrid::cycle(int level, int b, int x) {
 
 // Plain conjugate gradients on the coarsest level, x += A^-1 (b - A x) to bottom_tolerance.
 void Multigrid::bottom_solve(int b, int x) {
-  const int level = levels() - 1;
-  const int r = bottom_r_, p = bottom_p_, q = bottom_q_;
-  ops_.residual(level, b, x, r);
-  double rr = ops_.dot(r, r);
-  const double stop = rr * options_.bottom_tolerance * options_.bottom_tolerance;
-  if (rr == 0.0) return;
-  ops_.axpby(1.0, r, 0.0, p);
-  const std::int64_t limit = 4 * n_.back() + 20;
-  for (std::int64_t it = 0; it < limit && rr > stop; ++it) {
-    ops_.apply(level, p, q);
-    const double pq = ops_.dot(p, q);
-    if (pq <= 0.0) break;
-    const double alpha = rr / pq;
-    ops_.axpby(alpha, p, 1.0, x);
-    ops_.axpby(-alpha, q, 1.0, r);
-    const double rr_next = ops_.dot(r, r);
-    ops_.axpby(1.0, r, rr_next / rr, p);
-    rr = rr_next;
-  }
+  ops_.conjugate_gradients(levels() - 1, b, x, bottom_r_, bottom_p_, bottom_q_,
+                           options_.bottom_tolerance, 4 * n_.back() + 20);
 }
 
 double Multigrid::relative_floor(int b, int x, double reference) {

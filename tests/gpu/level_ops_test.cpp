@@ -266,6 +266,17 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
     gpu->magnitude(l, b.g, x.g, y.g);
     check(y, "magnitude", l);
 
+    // Conjugate gradients on the level (in one block on the device where it is small): the
+    // same solution to what the dot products' order leaves.
+    {
+      Pair xs(*cpu, *gpu, l), r(*cpu, *gpu, l), p(*cpu, *gpu, l), q(*cpu, *gpu, l);
+      xs.set(random_vector(np, rng));
+      for (Pair* w : {&r, &p, &q}) w->set(poison(np));
+      cpu->conjugate_gradients(l, b.c, xs.c, r.c, p.c, q.c, 1e-12, 4 * np + 20);
+      gpu->conjugate_gradients(l, b.g, xs.g, r.g, p.g, q.g, 1e-12, 4 * np + 20);
+      EXPECT_LE(xs.difference(), 1e-9) << c.name << ": conjugate_gradients on level " << l;
+    }
+
     if (l == 0) {
       // The time stepper's operations on the finest level: node-wise products, rounding to
       // fp32, and sparse vectors scattered into a field (assigned and added).
