@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "kernels/face_conductance.hpp"
 #include "solver/stencil.hpp"
 #ifdef HEATSIM_HAVE_CUDA
 #include "kernels/cuda/timing.hpp"
@@ -97,7 +98,7 @@ void add_materials(kernels::StencilProblem& p) {
     double sum = 2.0 * (p.dims - 1) * ki;  // the other axes: same material
     for (std::int64_t j : {x - 1, x + 1}) {
       const double kj = k(j < 0 ? 1 : j >= nx ? nx - 2 : j);
-      sum += 2.0 * ki * kj / (ki + kj);
+      sum += kernels::face_conductance(ki, kj);
     }
     rate = std::max(rate, sum / kCapacity[material(x)]);
   }

@@ -9,9 +9,13 @@
 #include <utility>
 
 #include "expression.hpp"
+#include "kernels/face_conductance.hpp"
 #include "stencil.hpp"
 
 namespace heatsim::solver {
+
+using kernels::face_conductance;
+
 namespace {
 
 // The grid as the node loops here see it: points per axis (1 on unused axes).
@@ -161,11 +165,6 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
     if (inside[static_cast<std::size_t>(i)]) density[static_cast<std::size_t>(i)] = q;
   return density;
 }
-
-// The conductance between nodes with conductivities a and b: the harmonic mean, the series
-// conductance of two half cells (what makes a layered wall exact). The backends compute the
-// same expression in the same order.
-double face_conductance(double a, double b) { return 2.0 * a * b / (a + b); }
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "../face_conductance.hpp"
 #include "../layout.hpp"
 
 namespace heatsim::kernels {
@@ -411,10 +412,8 @@ class CpuBackend final : public Backend {
     return um;
   }
 
-  // K_ij = 2 k_i k_j / (k_i + k_j), evaluated as ((2 * k_i) * k_j) / (k_i + k_j): the harmonic
-  // mean, the series conductance of the two half cells between the nodes. Symmetric bit for
-  // bit (doubling is exact), so the flow i -> j is exactly minus the flow j -> i.
-  static T conductance(T ki, T kj) { return T(2) * ki * kj / (ki + kj); }
+  // K_ij (face_conductance.hpp).
+  static T conductance(T ki, T kj) { return face_conductance(ki, kj); }
 
   void fill_ghosts_fields(double t) {
     for (int axis = 0; axis < p_.dims; ++axis) {

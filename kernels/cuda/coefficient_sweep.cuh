@@ -8,10 +8,11 @@
 //   u_i <- u_i + (T(dt) / T(C_i)) * (flow + src)
 // What a sweep needs (the fields on the device, the step's source factors) and the per-node
 // arithmetic every CUDA-core sweep shares, so that naive, shared-tiling and register-tiling
-// round alike. They differ from the CPU by the multiply-adds the compiler fuses and the
-// equal-k shortcut of face_conductance: an ulp here and there, ~1e-16 per step.
+// round alike. They differ from the CPU by the multiply-adds the compiler fuses: an ulp here
+// and there, ~1e-16 per step.
 #pragma once
 
+#include "../face_conductance.hpp"
 #include "stencil_common.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -38,17 +39,7 @@ template <typename T>
 using CoefficientLauncher = void (*)(const CoefficientArgs<T>& args, int dims,
                                      const LaunchContext& context);
 
-// The harmonic-mean face conductance 2 k_i k_j / (k_i + k_j), or k_i itself when k_j equals
-// it: the harmonic mean of two equal values, which the formula reproduces to within an ulp
-// (2 k^2 rounds once, the quotient once). Faces inside one material, nearly all of a material
-// map's, so skip the division (a fp64 division is a long sequence on the FP64 pipe, five per
-// node in 3D made the sweep compute-bound). Exactly symmetric in i and j either way (the
-// factor 2 is exact and a product commutes), so a sweep may compute a face once for the two
-// nodes it joins.
-template <typename T>
-__host__ __device__ __forceinline__ T face_conductance(T ki, T kj) {
-  return ki == kj ? ki : T(2) * ki * kj / (ki + kj);
-}
+using kernels::face_conductance;
 
 // One axis's flow into node i, inv_h2 * (K_lo (u_lo - u_i) + K_hi (u_hi - u_i)), added to the
 // node's sum, from the two faces' conductances.
