@@ -13,7 +13,6 @@ MultigridLayout multigrid_layout(int dims) {
   m.coarse_operator_doubles = 2 * points;
   m.finest_smoother_doubles = 1.0 + 0.5 * dims;
   m.device_coarse_operator_doubles = 0.5 * points + 1.0 + points;
-  m.finest_extra_vectors = 6;  // CG's z, p, q, r, the rounding-floor magnitude, the free nodes
   return m;
 }
 

@@ -22,12 +22,13 @@ struct MultigridLayout {
   int coarse_operator_doubles = 0;  // stencil and prolongation: 2 x 3^dims
   double device_coarse_operator_doubles = 0.0;  // 3^dims / 2 + 1 + 3^dims
   int fixed_bytes = 1;              // the Dirichlet flag of every node
-  // The CPU's level operations copy the whole level (its node term too) beside the diagonal.
+  // The CPU's level operations keep the level's node term beside the diagonal.
   int cpu_copy_extra_doubles = 1;
-  // Work vectors of doubles: b, x, r per level; CG's z, p, q and the preconditioned residual
-  // on the finest; the bottom solve's three on the coarsest (counted with the coarsest level).
+  // Work vectors of doubles: b, x, r per level; on the finest CG's z, p, q and r, the rounding
+  // floor's magnitude and the free nodes' indicator; the bottom solve's
+  // three on the coarsest (counted with the coarsest level).
   int vectors_per_level = 3;
-  int finest_extra_vectors = 4;
+  int finest_extra_vectors = 6;
   int coarsest_extra_vectors = 3;
   // On the host whatever runs the levels: the heat-flow operator (its level: operator and
   // fixed flags, plus the node weights and the weighted capacities) and, while the solver is
