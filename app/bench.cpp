@@ -146,9 +146,10 @@ int run_bench(const BenchOptions& options) {
   for (const BenchShape& shape : shapes)
     if (shape.materials && bandwidth > 0.0) {
       const std::size_t bytes = bytes_per_point(shape, precision);
-      std::printf("heatsim bench: %s reads k and dt/C too, %zu bytes per point -> limit %.1f "
+      std::printf("heatsim bench: %s reads %s too, %zu bytes per point -> limit %.1f "
                   "GStencil/s\n",
-                  shape.name.c_str(), bytes, bandwidth / static_cast<double>(bytes) / 1e9);
+                  shape.name.c_str(), shape.faces ? "dt/C and the faces' conductances" : "k and dt/C",
+                  bytes, bandwidth / static_cast<double>(bytes) / 1e9);
     }
   std::fflush(stdout);
 

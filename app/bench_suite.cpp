@@ -79,7 +79,7 @@ constexpr double kCapacity[2] = {1.0, 2.0};
 // limit min_i C_i / sum_j K_ij. The map varies along x only, so one line along x holds every
 // node's sum; the faces' ghosts repeat the mirror node's coefficients, so a boundary node
 // sums like an interior one.
-void add_materials(kernels::StencilProblem& p) {
+void add_materials(kernels::StencilProblem& p, bool faces) {
   auto fields = std::make_shared<kernels::CoefficientFields>();
   const std::int64_t nx = p.n[0], split = nx / 2;
   auto material = [&](std::int64_t x) { return x < split ? 0 : 1; };
@@ -103,6 +103,17 @@ void add_materials(kernels::StencilProblem& p) {
     rate = std::max(rate, sum / kCapacity[material(x)]);
   }
   p.dt = 0.9 / rate;
+  // Faces along y and z lie inside one material; along x, between x and x + 1 (the last
+  // node's entry is unused).
+  if (faces)
+    for (int a = 0; a < p.dims; ++a) {
+      std::vector<double>& K = fields->faces[static_cast<std::size_t>(a)];
+      K.resize(points);
+      for (std::size_t i = 0; i < points; ++i) {
+        const std::int64_t x = static_cast<std::int64_t>(i) % nx;
+        K[i] = a == 0 && x + 1 < nx ? kernels::face_conductance(k(x), k(x + 1)) : k(x);
+      }
+    }
   p.coefficients = fields;
 }
 
@@ -121,7 +132,10 @@ std::vector<BenchShape> suite() {
 std::vector<BenchShape> material_suite() {
   BenchShape heat3d{"Heat-3D-mat", 3, star_laplacian(3, {1.0, -2.0, 1.0})};
   heat3d.materials = true;
-  return {heat3d};
+  BenchShape given = heat3d;
+  given.name = "Heat-3D-faces";
+  given.faces = true;
+  return {heat3d, given};
 }
 
 bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape>& shapes,
@@ -151,7 +165,8 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 
 std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision) {
   const std::size_t value = precision == kernels::Precision::fp64 ? 8 : 4;
-  return (shape.materials ? 4 : 2) * value;
+  // u in and out, then k and dt/C, or dt/C and one face array per axis.
+  return (shape.materials ? (shape.faces ? 3 + shape.dims : 4) : 2) * value;
 }
 
 std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
@@ -189,7 +204,7 @@ kernels::StencilProblem make_bench_problem(const BenchShape& shape, const std::a
     f.value = 0.0;
   }
   p.precision = precision;
-  if (shape.materials) add_materials(p);
+  if (shape.materials) add_materials(p, shape.faces);
   return p;
 }
 

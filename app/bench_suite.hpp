@@ -22,11 +22,15 @@ struct BenchShape {
   // Varying coefficients: two materials split at x = n_x / 2 (kMaterials), the conservative
   // form of StencilProblem::coefficients instead of the constant stencil.
   bool materials = false;
+  // With `materials`: the faces' conductances given per face (CoefficientFields::faces, as
+  // geometry below the grid gives them), the same values as the harmonic mean's.
+  bool faces = false;
 };
 
 // Heat-1D, 1D5P, Heat-2D, Box-2D9P, Star-2D13P, Box-2D49P, Heat-3D, Box-3D27P.
 std::vector<BenchShape> suite();
-// The varying-coefficient rows: Heat-3D-mat (Heat-3D's grid and star, two materials).
+// The varying-coefficient rows: Heat-3D-mat (Heat-3D's grid and star, two materials) and
+// Heat-3D-faces (the same with the faces' conductances given).
 std::vector<BenchShape> material_suite();
 
 // The shapes named (case-insensitive), or the whole suite when `names` is empty; with

@@ -1,5 +1,7 @@
 #include "backend.hpp"
 
+#include "face_conductance.hpp"
+
 #include <cmath>
 #include <sstream>
 
@@ -15,6 +17,12 @@ const char* to_string(BoundaryKind k) {
     case BoundaryKind::convective: return "convective";
   }
   return "?";
+}
+
+double CoefficientFields::face(int axis, std::int64_t i, std::int64_t j) const {
+  if (has_faces()) return faces[static_cast<std::size_t>(axis)][static_cast<std::size_t>(i)];
+  return face_conductance(conductivity[static_cast<std::size_t>(i)],
+                          conductivity[static_cast<std::size_t>(j)]);
 }
 
 double Schedule::at(double t) const {

@@ -97,6 +97,19 @@ struct CoefficientFields {
     Schedule schedule;            // factor over time
   };
   std::vector<Source> sources;  // at most kMaxSourceFields
+  // Sub-grid geometry (solver/materials.hpp): per active axis a, the conductance K (W/(m K)) of
+  // the face between node i and node i + e_a, at index i; on a periodic axis the last node's
+  // entry is the face to node 0 one period on, on a non-periodic one it is unused (a boundary
+  // node's face toward its ghost is the mirror face, as with k). Empty: every face takes the
+  // harmonic mean of its two nodes' k (face_conductance.hpp), which is what these hold where
+  // an interface lies halfway between nodes or nowhere near. `conductivity` stays the nodes'
+  // own k (output, summaries); the step reads only the faces when they are given.
+  std::array<std::vector<double>, kMaxDims> faces;
+
+  bool has_faces() const { return !faces[0].empty(); }
+  // K between node i and its neighbour j = i + e_axis (or the periodic wrap; `i` the lower
+  // node in that sense), from the faces or the harmonic mean.
+  double face(int axis, std::int64_t i, std::int64_t j) const;
 };
 
 // Everything a backend needs to advance the field. Points per axis n[0]=x, n[1]=y, n[2]=z;
@@ -156,6 +169,7 @@ struct Capabilities {
   bool gpu = false;
   int max_fusion_depth = 1;  // largest StencilProblem::fusion_depth honoured
   bool fuses_coefficients = false;  // takes fusion_depth > 1 with coefficient fields too
+  bool face_conductances = true;    // steps with CoefficientFields::faces (sub-grid geometry)
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;

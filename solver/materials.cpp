@@ -11,6 +11,7 @@
 #include "expression.hpp"
 #include "kernels/face_conductance.hpp"
 #include "stencil.hpp"
+#include "subgrid.hpp"
 
 namespace heatsim::solver {
 
@@ -143,26 +144,34 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
   }
   if (s.power.has_value() == s.power_density.has_value())
     throw std::invalid_argument(key + ": give exactly one of power and power_density");
-  const std::vector<char> inside = inside_shape(c, s.shape, key);
+  // The share of each node's control volume the shape holds: below the grid where the
+  // materials are (subgrid.hpp), else 1 at the nodes inside.
+  std::vector<double> share;
+  if (samples_subgrid(c) && s.shape.kind != ShapeKind::everywhere) {
+    share = subgrid_fractions(c, s.shape);
+  } else {
+    const std::vector<char> inside = inside_shape(c, s.shape, key);
+    share.assign(inside.begin(), inside.end());
+  }
   double q = 0.0;
   if (s.power_density) {
     q = *s.power_density;
   } else {
     // Spread `power` so that the heat the total integrates, sum_i w_i q_i * cell volume (the
     // capacity cancels: C_i du_i/dt = q_i), grows by exactly power per unit time.
-    // Node weights are products of 1 and 1/2, so every partial sum is a multiple of 1/8 far
-    // below 2^53: exact in any order, and the threads' split cannot change the total.
+    // Node weights are products of 1 and 1/2, so with whole shares every partial sum is a
+    // multiple of 1/8 far below 2^53: exact in any order. Sampled shares are summed in node
+    // order, so the threads' split cannot change the total either.
     double weighted = 0.0;
-#pragma omp parallel for reduction(+ : weighted) schedule(static)
     for (std::int64_t i = 0; i < g.points(); ++i)
-      if (inside[static_cast<std::size_t>(i)]) weighted += node_weight(c, g, i);
+      weighted += share[static_cast<std::size_t>(i)] * node_weight(c, g, i);
     if (weighted == 0.0) throw std::invalid_argument(key + ": the shape holds no node");
     q = *s.power / (weighted * cell_volume(g));
   }
   std::vector<double> density(points, 0.0);
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < g.points(); ++i)
-    if (inside[static_cast<std::size_t>(i)]) density[static_cast<std::size_t>(i)] = q;
+    density[static_cast<std::size_t>(i)] = q * share[static_cast<std::size_t>(i)];
   return density;
 }
 
@@ -249,6 +258,12 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       fields->capacity[i] = m.capacity();
     }
   }
+  // Interfaces between nodes: the faces' conductances and the capacities from the geometry.
+  if (samples_subgrid(c)) {
+    SubgridMaterials sub = subgrid_materials(c, ids);
+    fields->capacity = std::move(sub.capacity);
+    fields->faces = std::move(sub.faces);
+  }
 
   // Sources with equal schedules share one field (their densities add up, in case order).
   auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
@@ -284,7 +299,6 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
   const NodeGrid g(c);
   FieldStability best;
   best.dt_limit = std::numeric_limits<double>::infinity();
-  const auto& k = fields.conductivity;
   const auto stride = [&](int axis) {
     return axis == 0 ? std::int64_t{1} : axis == 1 ? g.n[0] : g.n[0] * g.n[1];
   };
@@ -310,7 +324,6 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
       // the sum of its conductances over h^2. A ghost neighbour (Neumann, heat-flux, convective
       // face) is the mirror node again, so its conductance counts twice; a convective face adds
       // 2 h_c / h through the ghost's -2 h h_c u_b / K term (counted in full, which is safe).
-      const double ki = k[static_cast<std::size_t>(i)];
       double diagonal = 0.0;
       for (int a = 0; a < g.dims; ++a) {
         const double inv_h2 = 1.0 / (g.h[a] * g.h[a]);
@@ -319,14 +332,19 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
           const BoundaryFace& f = c.boundary[2 * a + side];
           const bool at_face = idx[a] == (side == 0 ? 0 : g.n[a] - 1);
           std::int64_t j = side == 0 ? i - st : i + st;
+          bool mirror = false;
           if (at_face) {
-            if (f.kind == BoundaryKind::periodic)
+            if (f.kind == BoundaryKind::periodic) {
               j = side == 0 ? i + (g.n[a] - 1) * st : i - (g.n[a] - 1) * st;
-            else
+            } else {
               j = side == 0 ? i + st : i - st;  // the mirror node
+              mirror = true;
+            }
             if (f.kind == BoundaryKind::convective) diagonal += 2.0 * f.transfer / g.h[a];
           }
-          diagonal += face_conductance(ki, k[static_cast<std::size_t>(j)]) * inv_h2;
+          // The face's lower node (the one whose entry in fields.faces holds it).
+          const bool j_lower = (side == 0) != mirror;
+          diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2;
         }
       }
       if (!(diagonal > 0.0)) continue;

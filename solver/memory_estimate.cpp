@@ -4,6 +4,7 @@
 #include <array>
 
 #include "multigrid_footprint.hpp"
+#include "subgrid.hpp"
 
 namespace heatsim::solver {
 
@@ -37,6 +38,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   };
   const double value = c.precision == Precision::fp32 ? 4.0 : 8.0;
   const double coefficient_arrays = 2.0 + source_fields;  // k, rho c_p (or dt / rho c_p), q_s
+  // The faces' conductances: given by sub-grid geometry (one array per axis), and on the CPU
+  // backend always (it forms them from k once).
+  const bool sub_grid = c.has_fields() && samples_subgrid(c);
+  const double face_arrays = on_gpu ? (sub_grid ? dims : 0.0) : static_cast<double>(dims);
   const bool implicit = c.time.method != TimeMethod::explicit_euler;
 
   MemoryEstimate e;
@@ -51,9 +56,12 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   if (c.has_fields()) {
     e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
+    if (sub_grid)
+      e.host.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
     if (!implicit)
       runs_there.push_back({"coefficient fields in the " + backend,
-                            value * coefficient_arrays * padded(1) + (on_gpu ? 8.0 * points : 0.0)});
+                            value * (coefficient_arrays + face_arrays) * padded(1) +
+                                (on_gpu ? 8.0 * points : 0.0)});
   } else if (implicit) {
     // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
     e.host.push_back({"uniform coefficient fields of the solver",

@@ -51,9 +51,11 @@ Roofline roofline(const kernels::Stencil& s, kernels::Precision precision, int f
 
 // A varying-coefficient step (kernels::CoefficientFields, one step per pass): it reads u, k, the
 // heat capacity (or dt / rho*c_p) and each of `source_fields` densities, and writes u, so
-// (4 + source_fields) * sizeof(T) bytes per point and step. Its arithmetic (harmonic means,
-// their divisions) is not modelled: the bandwidth bound is the only one.
-Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth);
+// (4 + source_fields) * sizeof(T) bytes per point and step; with the faces' conductances given
+// (`face_axes` arrays, geometry below the grid) it reads those instead of k. Its arithmetic
+// (harmonic means, their divisions) is not modelled: the bandwidth bound is the only one.
+Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth,
+                              int face_axes = 0);
 
 // "41% of the memory-bandwidth bound 0.80 GStencil/s (12.8 GB/s measured copy bandwidth,
 // 16 B per point and step; ...)": what the run summary prints after the achieved rate.

@@ -328,6 +328,9 @@ class CpuBackend final : public Backend {
     if (problem.stencil.radius != 1) return "coefficient fields need a radius-1 (order2) stencil";
     if (f.conductivity.size() != points || f.capacity.size() != points)
       return "coefficient fields do not match the grid";
+    if (f.has_faces())
+      for (int a = 0; a < problem.dims; ++a)
+        if (f.faces[a].size() != points) return "face conductances do not match the grid";
     if (f.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
       return "more than " + std::to_string(kMaxSourceFields) + " source fields";
     for (const auto& src : f.sources)
@@ -339,7 +342,10 @@ class CpuBackend final : public Backend {
 
   // k, rho*c_p and the source densities in the padded layout, as T. The ghosts of k hold the
   // mirror node's value (periodic axes: the node one period away), so the conductance toward
-  // a ghost equals the boundary node's first interior one; they never change.
+  // a ghost equals the boundary node's first interior one; they never change. The faces'
+  // conductances K(i, i + e) go to kf_[axis][i] (the given ones rounded to T, else the
+  // harmonic mean of the two nodes' k in T), with the face toward each ghost the mirror face
+  // (periodic: the wrap face), so the step and the ghost rules read one array either way.
   void setup_fields(const CoefficientFields& f) {
     auto padded = [&](const std::vector<double>& field) {
       std::vector<T> out(cur_.size(), T(0));
@@ -357,6 +363,24 @@ class CpuBackend final : public Backend {
         T* k = &k_[at];
         k[-st] = periodic ? k[(n - 1) * st] : k[st];
         k[n * st] = periodic ? k[0] : k[(n - 2) * st];
+      });
+    }
+    for (int axis = 0; axis < p_.dims; ++axis) {
+      const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
+      const bool periodic = p_.periodic(axis);
+      std::vector<T>& kf = kf_[axis];
+      if (f.has_faces()) {
+        kf = padded(f.faces[axis]);
+      } else {
+        kf.assign(cur_.size(), T(0));
+        for_each_node([&](std::int64_t, std::int64_t i) {
+          kf[i] = conductance(k_[i], k_[i + st]);  // the last node's: toward its ghost
+        });
+      }
+      for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
+        T* K = &kf[at];
+        if (!periodic) K[(n - 1) * st] = K[(n - 2) * st];
+        K[-st] = periodic ? K[(n - 1) * st] : K[0];
       });
     }
   }
@@ -402,11 +426,11 @@ class CpuBackend final : public Backend {
     }
     return r;
   }
-  static T ghost_value(const GhostRule& r, T ub, T um, T kb, T km) {
+  static T ghost_value(const GhostRule& r, T ub, T um, T K_bm) {
     switch (r.kind) {
       case BoundaryKind::dirichlet: return r.c - um;
-      case BoundaryKind::neumann: return r.heat_flux ? um + r.c / conductance(kb, km) : um + r.c;
-      case BoundaryKind::convective: return um - r.c * (ub - r.ambient) / conductance(kb, km);
+      case BoundaryKind::neumann: return r.heat_flux ? um + r.c / K_bm : um + r.c;
+      case BoundaryKind::convective: return um - r.c * (ub - r.ambient) / K_bm;
       case BoundaryKind::periodic: break;
     }
     return um;
@@ -428,10 +452,10 @@ class CpuBackend final : public Backend {
       const GhostRule lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
       const GhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
       for_each_line(axis, [&](T* u, std::int64_t at) {
-        const T* k = &k_[at];
-        u[-st] = ghost_value(lo, u[0], u[st], k[0], k[st]);
+        const T* K = &kf_[axis][at];
+        u[-st] = ghost_value(lo, u[0], u[st], K[0]);
         const std::int64_t b = (n - 1) * st, m = (n - 2) * st;
-        u[n * st] = ghost_value(hi, u[b], u[m], k[b], k[m]);
+        u[n * st] = ghost_value(hi, u[b], u[m], K[m]);
       });
     }
   }
@@ -443,7 +467,8 @@ class CpuBackend final : public Backend {
   //   src = 0
   //   for s in sources order: src += factor_s * q_s[i]
   //   u_i <- u_i + (dt / C_i) * (flow + src)
-  // with K from conductance(k_i, k_j) (node first), inv_h2[axis] = T(1 / h^2) and
+  // with K the face's kf_ entry (conductance(k_i, k_j) unless the faces are given),
+  // inv_h2[axis] = T(1 / h^2) and
   // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
   // g(t + dt) afterwards.
   void sweep_fields(const std::array<T, kMaxSourceFields>& factor) {
@@ -458,7 +483,8 @@ class CpuBackend final : public Backend {
       st[a] = layout_.stride(a);
     }
     const T* u = cur_.data();
-    const T* k = k_.data();
+    std::array<const T*, kMaxDims> kf{};
+    for (int a = 0; a < dims; ++a) kf[a] = kf_[a].data();
     const T* cap = capacity_.data();
     std::array<const T*, kMaxSourceFields> q{};
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
@@ -468,12 +494,11 @@ class CpuBackend final : public Backend {
       for (std::int64_t y = 0; y < n[1]; ++y) {
         const std::int64_t row = layout_.index(0, y, z);
         for (std::int64_t i = row; i < row + n[0]; ++i) {
-          const T ui = u[i], ki = k[i];
+          const T ui = u[i];
           T flow = T(0);
           for (int a = 0; a < dims; ++a) {
             const std::int64_t lo = i - st[a], hi = i + st[a];
-            flow += inv_h2[a] *
-                    (conductance(ki, k[lo]) * (u[lo] - ui) + conductance(ki, k[hi]) * (u[hi] - ui));
+            flow += inv_h2[a] * (kf[a][lo] * (u[lo] - ui) + kf[a][i] * (u[hi] - ui));
           }
           T src = T(0);
           for (int s = 0; s < sources; ++s) src += factor[s] * q[s][i];
@@ -502,6 +527,7 @@ class CpuBackend final : public Backend {
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
   std::vector<T> k_, capacity_;    // coefficient fields, padded like the field
+  std::array<std::vector<T>, kMaxDims> kf_;  // face conductances K(i, i + e_axis), padded
   std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
   bool parallel_ = true;
 };

@@ -49,6 +49,7 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
   CoefficientArgs<T> a;
   a.grid = grid_;
   a.conductivity = fields_.conductivity.template as<T>();
+  fields_.face_pointers(a.faces);
   a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
   a.sources = fields_.sources;
   for (int s = 0; s < fields_.sources; ++s) a.source[s] = fields_.source[s].template as<T>();
@@ -66,8 +67,8 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
   for (std::int64_t s = 0; s < steps; ++s) {
     const double t = static_cast<double>(step0 + s) * p_.dt;
     if (faces_need_k_)
-      launch_coefficient_ghosts<T>(cur(), a.conductivity, grid_, coefficient_faces_at(p_, t),
-                                   context_.stream);
+      launch_coefficient_ghosts<T>(cur(), a.conductivity, fields_.has_faces ? a.faces : nullptr,
+                                   grid_, coefficient_faces_at(p_, t), context_.stream);
     for (int q = 0; q < a.sources; ++q)
       a.factor[q] =
           static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
@@ -243,6 +244,14 @@ std::string coefficient_unsupported_reason(const Capabilities& caps, const Stenc
     if (s.density.size() != points) return "a source field must have one value per node";
   for (int a = 0; a < p.dims; ++a)
     if (p.n[a] < 2) return "coefficient fields need at least 2 nodes per axis";
+  if (c.has_faces()) {
+    for (int a = 0; a < p.dims; ++a)
+      if (c.faces[static_cast<std::size_t>(a)].size() != points)
+        return "the face conductances must have one value per node and axis";
+    if (!caps.face_conductances)
+      return "sub-grid face conductances (regions sampled below the grid) are not supported by "
+             "this backend";
+  }
   return "";
 }
 

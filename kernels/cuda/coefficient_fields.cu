@@ -17,33 +17,40 @@ struct GhostLines {
 };
 
 // The ghost of one end of a line along an axis, from the elements b (the boundary node), m (its
-// mirror one node inside) and the periodic image; k is read only by the rules that need K_bm.
-// The arithmetic of the CPU reference: the face's constant formed in double and rounded once,
-// the rest in T.
+// mirror one node inside) and the periodic image; K_bm (the face's entry `face` of the faces'
+// array, else the harmonic mean of k) is read only by the rules that need it. The arithmetic
+// of the CPU reference: the face's constant formed in double and rounded once, the rest in T.
 template <typename T>
 __device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
-                                         double h, const T* u, const T* k, std::int64_t b,
-                                         std::int64_t m, std::int64_t image) {
+                                         double h, const T* u, const T* k, const T* face_k,
+                                         std::int64_t b, std::int64_t m, std::int64_t face,
+                                         std::int64_t image) {
+  const auto k_bm = [&] { return face_k ? face_k[face] : face_conductance(k[b], k[m]); };
   switch (kind) {
     case static_cast<int>(BoundaryKind::periodic):
       return u[image];
     case static_cast<int>(BoundaryKind::dirichlet):
       return static_cast<T>(2.0 * value) - u[m];
     case static_cast<int>(BoundaryKind::convective):
-      return u[m] - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) /
-                        face_conductance(k[b], k[m]);
+      return u[m] - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) / k_bm();
     default:  // neumann
-      return heat_flux ? u[m] + static_cast<T>(2.0 * h * value) / face_conductance(k[b], k[m])
+      return heat_flux ? u[m] + static_cast<T>(2.0 * h * value) / k_bm()
                        : u[m] + static_cast<T>(2.0 * h * value);
   }
 }
+
+// Per axis, the faces' array (null: the harmonic mean of k).
+template <typename T>
+struct FacePointers {
+  const T* axis[3] = {nullptr, nullptr, nullptr};
+};
 
 // One thread per grid line along an active axis (interior of the other axes), both ends.
 // Registers: a handful; no shared memory.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    coefficient_ghosts_kernel(T* u, const T* __restrict__ k, DeviceGrid g, CoefficientFaces f,
-                              GhostLines lines) {
+    coefficient_ghosts_kernel(T* u, const T* __restrict__ k, FacePointers<T> K, DeviceGrid g,
+                              CoefficientFaces f, GhostLines lines) {
   const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (j >= lines.end[g.dims - 1]) return;
   int axis = 0;
@@ -56,12 +63,14 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t n = g.n[axis], st = g.stride(axis);
   const std::int64_t base = g.index(c[0], c[1], c[2]);  // node 0 of the line
   const double h = f.spacing[axis];
-  u[base - st] =
-      ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
-                     f.heat_flux[2 * axis], h, u, k, base, base + st, base + (n - 1) * st);
+  const T* face_k = K.axis[axis];
+  u[base - st] = ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
+                                f.heat_flux[2 * axis], h, u, k, face_k, base, base + st, base,
+                                base + (n - 1) * st);
   u[base + n * st] = ghost_value<T>(f.kind[2 * axis + 1], f.value[2 * axis + 1],
                                     f.transfer[2 * axis + 1], f.heat_flux[2 * axis + 1], h, u, k,
-                                    base + (n - 1) * st, base + (n - 2) * st, base);
+                                    face_k, base + (n - 1) * st, base + (n - 2) * st,
+                                    base + (n - 2) * st, base);
 }
 
 // A field of the problem's nodes in the padded layout: interior values, every other element
@@ -117,8 +126,12 @@ CoefficientFaces coefficient_faces_at(const StencilProblem& p, double t) {
 }
 
 template <typename T>
-void launch_coefficient_ghosts(T* u, const T* conductivity, const DeviceGrid& grid,
-                               const CoefficientFaces& faces, cudaStream_t stream) {
+void launch_coefficient_ghosts(T* u, const T* conductivity, const T* const* face_k,
+                               const DeviceGrid& grid, const CoefficientFaces& faces,
+                               cudaStream_t stream) {
+  FacePointers<T> K;
+  if (face_k)
+    for (int a = 0; a < 3; ++a) K.axis[a] = face_k[a];
   GhostLines lines{};
   std::int64_t total = 0;
   for (int a = 0; a < 3; ++a) {
@@ -131,7 +144,8 @@ void launch_coefficient_ghosts(T* u, const T* conductivity, const DeviceGrid& gr
   if (total == 0) return;
   const std::int64_t blocks = (total + kThreads - 1) / kThreads;
   coefficient_ghosts_kernel<T>
-      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(u, conductivity, grid, faces, lines);
+      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(u, conductivity, K, grid, faces,
+                                                                lines);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -169,12 +183,37 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     upload_array(source[s],
                  padded<T>(c.sources[static_cast<std::size_t>(s)].density, p, grid, false));
   upload_array(capacity, c.capacity);
+  has_faces = c.has_faces();
+  for (int a = 0; a < 3; ++a) {
+    DeviceArray none;
+    faces[a].swap(none);
+  }
+  if (!has_faces) return;
+  for (int a = 0; a < p.dims; ++a) {
+    check(c.faces[static_cast<std::size_t>(a)], "the faces of axis " + std::to_string(a));
+    // The interior's faces, then the face toward each ghost: the mirror face (periodic: the
+    // wrap face, which the last node holds).
+    std::vector<T> K = padded<T>(c.faces[static_cast<std::size_t>(a)], p, grid, false);
+    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
+    const std::int64_t n = grid.n[a], st = grid.stride(a);
+    const bool periodic = p.periodic(a);
+    std::int64_t at[3] = {0, 0, 0};
+    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
+      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
+        T* line = &K[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
+        if (!periodic) line[(n - 1) * st] = line[(n - 2) * st];
+        line[-st] = periodic ? line[(n - 1) * st] : line[0];
+      }
+    upload_array(faces[a], K);
+  }
 }
 
-template void launch_coefficient_ghosts<float>(float*, const float*, const DeviceGrid&,
-                                               const CoefficientFaces&, cudaStream_t);
-template void launch_coefficient_ghosts<double>(double*, const double*, const DeviceGrid&,
-                                                const CoefficientFaces&, cudaStream_t);
+template void launch_coefficient_ghosts<float>(float*, const float*, const float* const*,
+                                               const DeviceGrid&, const CoefficientFaces&,
+                                               cudaStream_t);
+template void launch_coefficient_ghosts<double>(double*, const double*, const double* const*,
+                                                const DeviceGrid&, const CoefficientFaces&,
+                                                cudaStream_t);
 template struct DeviceCoefficients<float>;
 template struct DeviceCoefficients<double>;
 

@@ -29,9 +29,12 @@ CoefficientFaces coefficient_faces_at(const StencilProblem& problem, double t);
 
 // Fills the one-node ghost layer of u on every face of the active axes (the faces only: the
 // radius-1 star never reads an edge or corner ghost), one launch.
+// K_bm comes from `face_k` (K(i, i + e_a) per axis, as CoefficientArgs::faces) when given,
+// else from the harmonic mean of `conductivity`.
 template <typename T>
-void launch_coefficient_ghosts(T* u, const T* conductivity, const DeviceGrid& grid,
-                               const CoefficientFaces& faces, cudaStream_t stream);
+void launch_coefficient_ghosts(T* u, const T* conductivity, const T* const* face_k,
+                               const DeviceGrid& grid, const CoefficientFaces& faces,
+                               cudaStream_t stream);
 
 // The device copies of StencilProblem::coefficients, in the padded layout `grid` (ghost 1).
 template <typename T>
@@ -40,7 +43,14 @@ struct DeviceCoefficients {
   DeviceArray dt_over_capacity;          // T, padded, dt / (rho c_p) on the interior
   DeviceArray source[kMaxSourceFields];  // T, padded, q on the interior
   DeviceArray capacity;                  // double, compact [z][y][x]: the heat content's weights
+  DeviceArray faces[3];                  // T, padded, K(i, i + e_a), ghost faces filled
   int sources = 0;
+  bool has_faces = false;
+
+  // The faces' pointers (CoefficientArgs::faces): null unless the problem gives the faces.
+  void face_pointers(const T* (&out)[3]) const {
+    for (int a = 0; a < 3; ++a) out[a] = has_faces ? faces[a].template as<T>() : nullptr;
+  }
 
   // Checks the fields' sizes against the problem, then uploads them (synchronous).
   void upload(const StencilProblem& problem, const DeviceGrid& grid);

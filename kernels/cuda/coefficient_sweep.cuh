@@ -27,6 +27,9 @@ struct CoefficientArgs {
   const T* in = nullptr;
   T* out = nullptr;
   const T* conductivity = nullptr;
+  // The faces' conductances (CoefficientFields::faces), padded, ghost faces filled: faces[a][i]
+  // is K(i, i + e_a). Null when the faces take the harmonic mean of k; a sweep then reads k.
+  const T* faces[3] = {nullptr, nullptr, nullptr};
   const T* dt_over_capacity = nullptr;
   const T* source[kMaxSourceFields] = {};
   T factor[kMaxSourceFields] = {};  // Schedule::mean(t, t + dt) of each source, this step
@@ -40,6 +43,15 @@ using CoefficientLauncher = void (*)(const CoefficientArgs<T>& args, int dims,
                                      const LaunchContext& context);
 
 using kernels::face_conductance;
+
+// K(i, i - e_axis) and K(i, i + e_axis) of node i (element index) from the faces' array, for
+// sweeps that read the faces from global memory (FACES true) rather than staging k.
+template <typename T>
+__device__ __forceinline__ void face_pair(const CoefficientArgs<T>& a, int axis, std::int64_t i,
+                                          std::int64_t stride, T& k_lo, T& k_hi) {
+  k_lo = a.faces[axis][i - stride];
+  k_hi = a.faces[axis][i];
+}
 
 // One axis's flow into node i, inv_h2 * (K_lo (u_lo - u_i) + K_hi (u_hi - u_i)), added to the
 // node's sum, from the two faces' conductances.

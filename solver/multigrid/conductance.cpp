@@ -1,14 +1,13 @@
 #include "conductance.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "kernels/face_conductance.hpp"
 
 namespace heatsim::solver::multigrid {
 
 using kernels::BoundaryKind;
-using kernels::face_conductance;
 using kernels::kMaxDims;
 
 HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
@@ -58,7 +57,7 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
           if (last && !base_.periodic[a]) continue;
           const std::int64_t j = last ? i - (n[a] - 1) * stride[a] : i + stride[a];
           const double h = problem.h[a];
-          base_.conductance[a][i] = face_conductance(k[i], k[j]) / (h * h) * weight_[i] / w[a];
+          base_.conductance[a][i] = fields_->face(a, i, j) / (h * h) * weight_[i] / w[a];
         }
       }
   // The faces of the boundary nodes, in node order (face_loads_ keeps it): a row of x is on a
@@ -87,7 +86,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
                 break;
               case BoundaryKind::neumann: {
                 const double inflow =
-                    f.heat_flux ? 2.0 * f.value / h : 2.0 * face_conductance(k[i], k[m]) * f.value / h;
+                    f.heat_flux ? 2.0 * f.value / h
+                                : 2.0 * fields_->face(a, std::min(i, m), std::max(i, m)) * f.value / h;
                 face_loads_.push_back({i, face, weight_[i] * inflow, 0.0});
                 break;
               }

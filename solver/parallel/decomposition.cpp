@@ -150,6 +150,12 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
     fields->capacity = extract_box(g.capacity, global.n, box);
     for (const auto& s : g.sources)
       fields->sources.push_back({extract_box(s.density, global.n, box), s.schedule});
+    // A face's entry sits at its lower node, so the box's faces are the box's entries; the
+    // last node's toward a neighbour's box lies in the overlap, whose values are discarded.
+    if (g.has_faces())
+      for (int a = 0; a < global.dims; ++a)
+        fields->faces[static_cast<std::size_t>(a)] =
+            extract_box(g.faces[static_cast<std::size_t>(a)], global.n, box);
     p.coefficients = fields;
   }
   return p;

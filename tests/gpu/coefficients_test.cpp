@@ -105,8 +105,10 @@ struct Built {
 };
 
 // A random problem on grid n: material map, sources, faces; dt at 0.4 of the Gershgorin limit.
+// With `sub_grid`, every face also gets its own conductance (CoefficientFields::faces, random
+// in the range of k, unrelated to the nodes' k), as sub-grid geometry gives.
 Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision precision,
-                     std::mt19937_64& rng) {
+                     std::mt19937_64& rng, bool sub_grid = false) {
   Built b;
   StencilProblem& p = b.problem;
   p.dims = dims;
@@ -147,6 +149,13 @@ Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision p
           fields->capacity[i] = mc[m];
         }
       }
+
+  if (sub_grid)
+    for (int a = 0; a < dims; ++a) {
+      fields->faces[static_cast<std::size_t>(a)].resize(static_cast<std::size_t>(points));
+      for (double& K : fields->faces[static_cast<std::size_t>(a)])
+        K = std::exp(uniform(rng, std::log(0.5), std::log(50.0)));
+    }
 
   // Faces: each axis periodic with probability 1/4, else a random condition per face.
   double convective = 0.0;  // sum of 2 H / h over convective faces, for the stability limit
@@ -202,7 +211,8 @@ Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision p
     src.schedule = random_schedule(dt, rng);
     fields->sources.push_back(std::move(src));
   }
-  faces << " sources=" << sources << (per_node ? " k per node" : " 3 materials");
+  faces << " sources=" << sources << (per_node ? " k per node" : " 3 materials")
+        << (sub_grid ? " face conductances" : "");
   p.coefficients = fields;
   b.faces = faces.str();
   return b;
@@ -243,7 +253,10 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
   int runs = 0;
   for (int repeat = 0; repeat < 4; ++repeat)
     for (const auto& n : sizes(c.dims)) {
-      const Built built = random_problem(c.dims, n, c.precision, rng);
+      // Odd repeats: sub-grid face conductances, which a backend steps with or refuses by
+      // its capabilities.
+      const bool sub_grid = repeat % 2 == 1;
+      const Built built = random_problem(c.dims, n, c.precision, rng, sub_grid);
       const StencilProblem& p = built.problem;
       std::ostringstream what;
       what << c.backend << " " << kernels::to_string(c.precision) << " " << c.dims << "D n=" << n[0]
@@ -253,6 +266,10 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
       const std::string why = gpu->unsupported_reason(p);
       if (c.backend == "register-tiling" && c.dims == 1) {
         EXPECT_FALSE(why.empty());
+        continue;
+      }
+      if (sub_grid && !gpu->capabilities().face_conductances) {
+        EXPECT_NE(why.find("face conductances"), std::string::npos) << why;
         continue;
       }
       ASSERT_TRUE(why.empty()) << why;
@@ -469,6 +486,21 @@ TEST_F(CoefficientBasics, ConvstencilRefusesAndAutoSkipsIt) {
   EXPECT_NE(choice.name, "cpu") << choice.reason;
   EXPECT_NE(choice.reason.find("convstencil ("), std::string::npos) << choice.reason;
   EXPECT_THROW(solver::choose_backend("convstencil", built.problem), std::invalid_argument);
+}
+
+// temporal-blocking stages k and slices the fields into bands: it refuses sub-grid face
+// conductances, saying so, and `auto` takes a GPU backend that steps with them.
+TEST_F(CoefficientBasics, TemporalBlockingRefusesFaceConductancesAndAutoSkipsIt) {
+  if (!kernels::find_backend("temporal-blocking")) GTEST_SKIP() << "no temporal-blocking";
+  std::mt19937_64 rng(17);
+  const Built built = random_problem(3, {40, 33, 21}, Precision::fp64, rng, true);
+  auto blocked = kernels::create_backend("temporal-blocking", Precision::fp64);
+  const std::string why = blocked->unsupported_reason(built.problem);
+  EXPECT_NE(why.find("face conductances"), std::string::npos) << why;
+  EXPECT_THROW(blocked->setup(built.problem), std::runtime_error);
+  const solver::BackendChoice choice = solver::choose_backend("auto", built.problem);
+  EXPECT_NE(choice.name, "temporal-blocking");
+  EXPECT_NE(choice.name, "cpu") << choice.reason;
 }
 
 }  // namespace

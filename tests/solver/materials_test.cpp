@@ -167,9 +167,11 @@ TEST(CoefficientFields, ShorthandAndMaterialsGiveKAndCapacity) {
   c.regions = {region("a"), region("b", box({0.5, 0, 0}, {1, 0, 0}))};
   f = coefficient_fields(c);
   EXPECT_EQ(f->conductivity, (std::vector<double>{4, 4, 1, 1, 1}));
-  EXPECT_EQ(f->capacity, (std::vector<double>{6, 6, 35, 35, 35}));
+  // Node 2 sits on the interface at x = 0.5: its control volume is half a, half b
+  // (solver/subgrid.hpp), and so is its capacity.
+  EXPECT_EQ(f->capacity, (std::vector<double>{6, 6, 20.5, 35, 35}));
   // physics.source keeps u_t gaining f in each material: q = f * rho*c_p.
-  EXPECT_EQ(f->sources[0].density, (std::vector<double>{12, 12, 70, 70, 70}));
+  EXPECT_EQ(f->sources[0].density, (std::vector<double>{12, 12, 41, 70, 70}));
 }
 
 TEST(CoefficientFields, PowerIsSpreadWithTheTotalHeatsNodeWeights) {

@@ -10,8 +10,9 @@ namespace {
 
 // Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y and z when the
 // grid has more rows or planes than a launch grid holds. Shared memory: none. Registers: the
-// sum, the centre u and k, the row base; fp64 about 40.
-template <typename T, int DIMS>
+// sum, the centre u and k, the row base; fp64 about 40. FACES: the faces' conductances are
+// read from their arrays (CoefficientArgs::faces) instead of formed from k.
+template <typename T, int DIMS, bool FACES>
 __global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -22,13 +23,19 @@ __global__ void __launch_bounds__(256) naive_coefficient_kernel(const Coefficien
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
       const std::int64_t i = g.index(x, y, z);
-      const T ui = u[i], ki = k[i];
+      const T ui = u[i], ki = FACES ? T(0) : k[i];
       T flow = T(0);
 #pragma unroll
       for (int axis = 0; axis < DIMS; ++axis) {
         const std::int64_t st = g.stride(axis);
-        add_axis(flow, a.inv_h2[axis], ui, face_conductance(ki, k[i - st]), u[i - st],
-                 face_conductance(ki, k[i + st]), u[i + st]);
+        T k_lo, k_hi;
+        if constexpr (FACES) {
+          face_pair(a, axis, i, st, k_lo, k_hi);
+        } else {
+          k_lo = face_conductance(ki, k[i - st]);
+          k_hi = face_conductance(ki, k[i + st]);
+        }
+        add_axis(flow, a.inv_h2[axis], ui, k_lo, u[i - st], k_hi, u[i + st]);
       }
       a.out[i] = finish_node(a, i, ui, flow);
     }
@@ -46,15 +53,20 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
   };
   const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
                   blocks(g.n[2], 1, 65535));
+  const auto launch = [&](auto kernel) { kernel<<<grid, block, 0, context.stream>>>(args); };
+  const bool faces = args.faces[0] != nullptr;
   switch (dims) {
     case 1:
-      naive_coefficient_kernel<T, 1><<<grid, block, 0, context.stream>>>(args);
+      faces ? launch(naive_coefficient_kernel<T, 1, true>)
+            : launch(naive_coefficient_kernel<T, 1, false>);
       break;
     case 2:
-      naive_coefficient_kernel<T, 2><<<grid, block, 0, context.stream>>>(args);
+      faces ? launch(naive_coefficient_kernel<T, 2, true>)
+            : launch(naive_coefficient_kernel<T, 2, false>);
       break;
     default:
-      naive_coefficient_kernel<T, 3><<<grid, block, 0, context.stream>>>(args);
+      faces ? launch(naive_coefficient_kernel<T, 3, true>)
+            : launch(naive_coefficient_kernel<T, 3, false>);
       break;
   }
   HEATSIM_CUDA_CHECK_LAUNCH();

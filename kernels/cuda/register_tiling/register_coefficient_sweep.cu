@@ -36,7 +36,10 @@ struct CoefficientTile<3> {
   static constexpr int tx = 32, ty = 8;
 };
 
-template <typename T, int DIMS>
+// FACES: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
+// staged, each node reads its in-plane faces from global memory (its own and its lower
+// neighbour's, cached lines) and the march face below it once for both of its nodes.
+template <typename T, int DIMS, bool FACES>
 __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIMS>::ty, 4)
     register_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
                                 std::int64_t chunk) {
@@ -88,7 +91,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
 #pragma unroll
       for (int s = 0; s < NSLOT; ++s) {
         vu[s] = load_slot[s] ? in[slot_at[s] + p * march_pitch] : T(0);
-        vk[s] = load_slot[s] ? cond[slot_at[s] + p * march_pitch] : T(0);
+        if (!FACES) vk[s] = load_slot[s] ? cond[slot_at[s] + p * march_pitch] : T(0);
       }
     };
 
@@ -106,28 +109,45 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         const int l = tid + s * NT;
         if (l < SX * SY) {
           (&su[b][0][0])[l] = vu[s];
-          (&sk[b][0][0])[l] = vk[s];
+          if (!FACES) (&sk[b][0][0])[l] = vk[s];
         }
       }
       if (p + 1 < p_end) load(p + 1);
       __syncthreads();
       const int cx = tx + 1, cy = ty + RY;
-      const T uc = su[b][cy][cx], kc = sk[b][cy][cx];
-      const T k_march = face_conductance(k_prev, kc);  // the face between planes p-1 and p
+      const T uc = su[b][cy][cx], kc = FACES ? T(0) : sk[b][cy][cx];
+      const std::int64_t i = own + p * march_pitch;
+      // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
+      T k_march;
+      if constexpr (FACES)
+        k_march = active && p >= m0 ? a.faces[MARCH][i - march_pitch] : T(0);
+      else
+        k_march = face_conductance(k_prev, kc);
       if (p > m0) {  // output p-1 is complete with its march-plus face
         flow += inv_m * (minus + k_march * (uc - u_prev));
         if (active) a.out[own + (p - 1) * march_pitch] = u_prev + dtc * (flow + src);
       }
       if (p >= m0 && p < m1) {
         flow = T(0);
-        add_axis(flow, inv_x, uc, face_conductance(kc, sk[b][cy][cx - 1]), su[b][cy][cx - 1],
-                 face_conductance(kc, sk[b][cy][cx + 1]), su[b][cy][cx + 1]);
-        if (DIMS == 3)
-          add_axis(flow, inv_y, uc, face_conductance(kc, sk[b][cy - 1][cx]), su[b][cy - 1][cx],
-                   face_conductance(kc, sk[b][cy + 1][cx]), su[b][cy + 1][cx]);
+        T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
+        if constexpr (FACES) {
+          kx_lo = kx_hi = T(0);
+          if (active) {
+            face_pair(a, 0, i, 1, kx_lo, kx_hi);
+            if (DIMS == 3) face_pair(a, 1, i, g.pitch_y, ky_lo, ky_hi);
+          }
+        } else {
+          kx_lo = face_conductance(kc, sk[b][cy][cx - 1]);
+          kx_hi = face_conductance(kc, sk[b][cy][cx + 1]);
+          if (DIMS == 3) {
+            ky_lo = face_conductance(kc, sk[b][cy - 1][cx]);
+            ky_hi = face_conductance(kc, sk[b][cy + 1][cx]);
+          }
+        }
+        add_axis(flow, inv_x, uc, kx_lo, su[b][cy][cx - 1], kx_hi, su[b][cy][cx + 1]);
+        if (DIMS == 3) add_axis(flow, inv_y, uc, ky_lo, su[b][cy - 1][cx], ky_hi, su[b][cy + 1][cx]);
         minus = k_march * (u_prev - uc);
         if (active) {
-          const std::int64_t i = own + p * march_pitch;
           dtc = a.dt_over_capacity[i];
           src = node_source(a, i);
         }
@@ -139,10 +159,10 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
   }
 }
 
-template <typename T, int DIMS>
+template <typename T, int DIMS, bool FACES>
 void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
   using Tile = CoefficientTile<DIMS>;
-  const auto kernel = register_coefficient_kernel<T, DIMS>;
+  const auto kernel = register_coefficient_kernel<T, DIMS, FACES>;
   static const int resident = [&] {
     int blocks = 0;
     HEATSIM_CUDA_CHECK(
@@ -172,10 +192,11 @@ void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
 template <typename T>
 void launch_register_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                        const LaunchContext& context) {
+  const bool faces = args.faces[0] != nullptr;
   if (dims == 2)
-    launch<T, 2>(args, context);
+    faces ? launch<T, 2, true>(args, context) : launch<T, 2, false>(args, context);
   else if (dims == 3)
-    launch<T, 3>(args, context);
+    faces ? launch<T, 3, true>(args, context) : launch<T, 3, false>(args, context);
   else
     throw std::logic_error("register-tiling: 1D grids are not supported");
 }

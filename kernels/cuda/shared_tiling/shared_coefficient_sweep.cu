@@ -31,7 +31,9 @@ struct CoefficientTile<3> {
   static constexpr int bx = 32, by = 4, bz = 4, cx = 1;
 };
 
-template <typename T, int DIMS>
+// FACES: the faces' conductances come from their arrays (CoefficientArgs::faces, read per
+// node from global memory) and k is not staged.
+template <typename T, int DIMS, bool FACES>
 __global__ void __launch_bounds__(
     CoefficientTile<DIMS>::bx* CoefficientTile<DIMS>::by* CoefficientTile<DIMS>::bz)
     shared_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
@@ -63,7 +65,7 @@ __global__ void __launch_bounds__(
         if (x0 + sx < g.n[0] + 2 && y0 + sy < g.n[1] + 2 * RY && z0 + sz < g.n[2] + 2 * RZ) {
           const std::int64_t at = origin + sz * g.pitch_z + sy * g.pitch_y + sx;
           su[sz][sy][sx] = a.in[at];
-          sk[sz][sy][sx] = a.conductivity[at];
+          if (!FACES) sk[sz][sy][sx] = a.conductivity[at];
         }
       }
       __syncthreads();
@@ -75,20 +77,24 @@ __global__ void __launch_bounds__(
           const std::int64_t x = x0 + ox;
           if (x < g.n[0]) {
             const int cx = ox + 1, cy = ty + RY, cz = tz + RZ;
-            const T ui = su[cz][cy][cx], ki = sk[cz][cy][cx];
-            T flow = T(0);
-            add_axis(flow, a.inv_h2[0], ui, face_conductance(ki, sk[cz][cy][cx - 1]),
-                     su[cz][cy][cx - 1], face_conductance(ki, sk[cz][cy][cx + 1]),
-                     su[cz][cy][cx + 1]);
-            if (DIMS > 1)
-              add_axis(flow, a.inv_h2[1], ui, face_conductance(ki, sk[cz][cy - 1][cx]),
-                       su[cz][cy - 1][cx], face_conductance(ki, sk[cz][cy + 1][cx]),
-                       su[cz][cy + 1][cx]);
-            if (DIMS > 2)
-              add_axis(flow, a.inv_h2[2], ui, face_conductance(ki, sk[cz - 1][cy][cx]),
-                       su[cz - 1][cy][cx], face_conductance(ki, sk[cz + 1][cy][cx]),
-                       su[cz + 1][cy][cx]);
+            const T ui = su[cz][cy][cx], ki = FACES ? T(0) : sk[cz][cy][cx];
             const std::int64_t i = g.index(x, y, z);
+            // K toward the neighbour at offset -1 or +1 along `axis`, tile node (nz, ny, nx).
+            const auto K = [&](int axis, int side, int nz, int ny, int nx) -> T {
+              if constexpr (FACES)
+                return a.faces[axis][side < 0 ? i - g.stride(axis) : i];
+              else
+                return face_conductance(ki, sk[nz][ny][nx]);
+            };
+            T flow = T(0);
+            add_axis(flow, a.inv_h2[0], ui, K(0, -1, cz, cy, cx - 1), su[cz][cy][cx - 1],
+                     K(0, 1, cz, cy, cx + 1), su[cz][cy][cx + 1]);
+            if (DIMS > 1)
+              add_axis(flow, a.inv_h2[1], ui, K(1, -1, cz, cy - 1, cx), su[cz][cy - 1][cx],
+                       K(1, 1, cz, cy + 1, cx), su[cz][cy + 1][cx]);
+            if (DIMS > 2)
+              add_axis(flow, a.inv_h2[2], ui, K(2, -1, cz - 1, cy, cx), su[cz - 1][cy][cx],
+                       K(2, 1, cz + 1, cy, cx), su[cz + 1][cy][cx]);
             a.out[i] = finish_node(a, i, ui, flow);
           }
         }
@@ -109,7 +115,12 @@ void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
   const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 0x7fffffff)),
                   static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
                   static_cast<unsigned>(std::min<std::int64_t>(tiles_z, 65535)));
-  shared_coefficient_kernel<T, DIMS><<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
+  if (args.faces[0])
+    shared_coefficient_kernel<T, DIMS, true>
+        <<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
+  else
+    shared_coefficient_kernel<T, DIMS, false>
+        <<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 

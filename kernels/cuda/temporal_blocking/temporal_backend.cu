@@ -401,6 +401,7 @@ class TemporalBlockingBackend final : public Backend {
   static Capabilities coefficient_caps() {
     Capabilities c = BlockedKernel<T>{}.capabilities();
     c.max_radius = 1;  // the conservative form's radius
+    c.face_conductances = false;  // its passes stage k; the faces' arrays are not sliced
     return c;
   }
 

@@ -1,0 +1,411 @@
+#include "subgrid.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "expression.hpp"
+#include "stencil.hpp"
+
+namespace heatsim::solver {
+namespace {
+
+// Sample lines across a face and sub-cells per axis of a control volume, before box bounds
+// refine them; pieces per spacing along a segment through a `where` shape.
+constexpr int kSplit = 4;
+constexpr int kWhereSteps = 8;
+
+// A shape ready for point and neighbourhood tests.
+struct Shape {
+  const ShapeSpec* spec = nullptr;
+  std::optional<Expression> formula;
+  std::vector<char> node_inside;  // where: the node test, for the neighbourhood rule
+
+  bool contains(const double* x, int dims) const {
+    const ShapeSpec& s = *spec;
+    switch (s.kind) {
+      case ShapeKind::everywhere:
+        return true;
+      case ShapeKind::box:
+        for (int a = 0; a < dims; ++a)
+          if (x[a] < s.lower[a] || x[a] > s.upper[a]) return false;
+        return true;
+      case ShapeKind::ball: {
+        double r2 = 0.0;
+        for (int a = 0; a < dims; ++a) r2 += (x[a] - s.center[a]) * (x[a] - s.center[a]);
+        return r2 <= s.radius * s.radius;
+      }
+      case ShapeKind::where: {
+        const double v = formula->eval(x);
+        return v != 0.0 && !std::isnan(v);
+      }
+      case ShapeKind::file:
+        break;
+    }
+    return false;
+  }
+};
+
+struct Sampler {
+  const Case& c;
+  int dims = 1;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  std::array<double, 3> h{1, 1, 1};
+  std::array<bool, 3> periodic{false, false, false};
+  bool any_where = false;
+
+  explicit Sampler(const Case& cs) : c(cs), dims(cs.grid.dims) {
+    for (int a = 0; a < 3; ++a) {
+      n[a] = a < dims ? cs.grid.n[a] : 1;
+      h[a] = spacing(cs, a);
+      periodic[a] = a < dims && cs.boundary[2 * a].kind == BoundaryKind::periodic;
+    }
+  }
+  std::int64_t points() const { return n[0] * n[1] * n[2]; }
+  std::array<std::int64_t, 3> coords(std::int64_t i) const {
+    return {i % n[0], i / n[0] % n[1], i / (n[0] * n[1])};
+  }
+
+  Shape prepare(const ShapeSpec& s, const std::string& key) {
+    Shape out;
+    out.spec = &s;
+    if (s.kind == ShapeKind::where) {
+      any_where = true;
+      try {
+        out.formula = Expression::compile(s.where, expression_variables(dims));
+      } catch (const ExpressionError& e) {
+        throw std::invalid_argument(key + ".where: " + e.what());
+      }
+      // The node test material_ids uses (1e-9 spacing tolerance does not apply to where).
+      out.node_inside.assign(static_cast<std::size_t>(points()), 0);
+#pragma omp parallel for schedule(static) if (points() >= 32768)
+      for (std::int64_t i = 0; i < points(); ++i) {
+        const auto ic = coords(i);
+        double x[3] = {0, 0, 0};
+        for (int a = 0; a < dims; ++a) x[a] = static_cast<double>(ic[a]) * h[a];
+        out.node_inside[static_cast<std::size_t>(i)] = out.contains(x, dims) ? 1 : 0;
+      }
+    }
+    return out;
+  }
+
+  // A coordinate on a periodic axis brought into [0, n h).
+  double wrap(int a, double x) const {
+    if (!periodic[a]) return x;
+    const double period = static_cast<double>(n[a]) * h[a];
+    if (x < 0.0) return x + period;
+    if (x >= period) return x - period;
+    return x;
+  }
+
+  // Whether the surface of `s` may cross node i's neighbourhood (one spacing each way).
+  bool crosses(const Shape& s, std::int64_t i) const {
+    const auto ic = coords(i);
+    for (int a = 0; a < dims; ++a)
+      if (periodic[a] && (ic[a] == 0 || ic[a] == n[a] - 1)) return true;  // the seam: sample
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int a = 0; a < dims; ++a) {
+      const double x = static_cast<double>(ic[a]) * h[a];
+      lo[a] = x - h[a];
+      hi[a] = x + h[a];
+    }
+    const ShapeSpec& sp = *s.spec;
+    switch (sp.kind) {
+      case ShapeKind::everywhere:
+      case ShapeKind::file:
+        return false;
+      case ShapeKind::box: {
+        bool meets = true, within = true;
+        for (int a = 0; a < dims; ++a) {
+          if (hi[a] < sp.lower[a] || lo[a] > sp.upper[a]) meets = false;
+          if (lo[a] < sp.lower[a] || hi[a] > sp.upper[a]) within = false;
+        }
+        return meets && !within;
+      }
+      case ShapeKind::ball: {
+        double near = 0.0, far = 0.0;
+        for (int a = 0; a < dims; ++a) {
+          const double d_lo = sp.center[a] - lo[a], d_hi = hi[a] - sp.center[a];
+          const double gap = std::max({0.0, -d_lo, -d_hi});  // outside the box on this axis
+          near += gap * gap;
+          const double reach = std::max(std::abs(d_lo), std::abs(d_hi));
+          far += reach * reach;
+        }
+        const double r2 = sp.radius * sp.radius;
+        return near <= r2 && r2 <= far;
+      }
+      case ShapeKind::where: {
+        const char inside = s.node_inside[static_cast<std::size_t>(i)];
+        const std::int64_t st[3] = {1, n[0], n[0] * n[1]};
+        for (int dz = dims > 2 ? -1 : 0; dz <= (dims > 2 ? 1 : 0); ++dz)
+          for (int dy = dims > 1 ? -1 : 0; dy <= (dims > 1 ? 1 : 0); ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+              const std::int64_t d[3] = {dx, dy, dz};
+              std::int64_t j = 0;
+              for (int a = 0; a < 3; ++a) {
+                std::int64_t q = ic[a] + d[a];
+                if (q < 0 || q >= n[a]) q = ic[a];  // beyond a face: the node itself
+                j += q * st[a];
+              }
+              if (s.node_inside[static_cast<std::size_t>(j)] != inside) return true;
+            }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Cut points of [lo, hi] on axis a: kSplit equal parts, refined at the box bounds inside.
+  std::vector<double> cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes,
+                           int parts) const {
+    std::vector<double> at;
+    for (int k = 0; k <= parts; ++k)
+      at.push_back(k == parts ? hi : lo + (hi - lo) * static_cast<double>(k) / parts);
+    for (const Shape* s : shapes)
+      if (s->spec->kind == ShapeKind::box)
+        for (double b : {s->spec->lower[a], s->spec->upper[a]})
+          if (b > lo && b < hi) at.push_back(b);
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+    return at;
+  }
+
+  // The control volume of node i on axis a: half a spacing each way, clipped to the domain
+  // on a non-periodic axis.
+  std::pair<double, double> cell(int a, std::int64_t c) const {
+    const double x = static_cast<double>(c) * h[a];
+    double lo = x - 0.5 * h[a], hi = x + 0.5 * h[a];
+    if (!periodic[a]) {
+      lo = std::max(lo, 0.0);
+      hi = std::min(hi, static_cast<double>(n[a] - 1) * h[a]);
+    }
+    return {lo, hi};
+  }
+};
+
+// The materials' geometry: regions as shapes, their materials' k and rho c_p.
+struct Materials {
+  Sampler& s;
+  const std::vector<std::int32_t>& ids;
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> shape_list;
+  std::vector<std::int32_t> material;  // per shape
+
+  Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
+      : s(sampler), ids(node_ids) {
+    const Case& c = s.c;
+    shapes.reserve(c.regions.size());
+    for (std::size_t r = 0; r < c.regions.size(); ++r) {
+      const RegionSpec& region = c.regions[r];
+      shapes.push_back(s.prepare(region.shape, "regions[" + std::to_string(r) + "]"));
+      std::int32_t m = -1;
+      for (std::size_t k = 0; k < c.materials.size(); ++k)
+        if (c.materials[k].name == region.material) m = static_cast<std::int32_t>(k);
+      if (m < 0) throw std::invalid_argument("regions[" + std::to_string(r) + "].material: unknown");
+      material.push_back(m);
+    }
+    for (const Shape& sh : shapes) shape_list.push_back(&sh);
+  }
+
+  // The material at point x (coordinates wrapped on periodic axes), else node `fallback`'s.
+  std::int32_t at(const double* x, std::int64_t fallback) const {
+    std::int32_t m = -1;
+    for (std::size_t r = 0; r < shapes.size(); ++r)
+      if (shapes[r].contains(x, s.dims)) m = material[r];
+    return m >= 0 ? m : ids[static_cast<std::size_t>(fallback)];
+  }
+  double k(std::int32_t m) const { return s.c.materials[static_cast<std::size_t>(m)].conductivity; }
+  double capacity(std::int32_t m) const {
+    return s.c.materials[static_cast<std::size_t>(m)].capacity();
+  }
+
+  bool near_surface(std::int64_t i) const {
+    for (const Shape& sh : shapes)
+      if (s.crosses(sh, i)) return true;
+    return false;
+  }
+
+  // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
+  double line_conductance(int a, double* x, std::int64_t node) const {
+    const double x0 = x[a], x1 = x0 + s.h[a];
+    std::vector<double> at = s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1);
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind != ShapeKind::ball) continue;
+      double d2 = sh.spec->radius * sh.spec->radius;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a) d2 -= (x[b] - sh.spec->center[b]) * (x[b] - sh.spec->center[b]);
+      if (d2 <= 0.0) continue;
+      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
+        if (t > x0 && t < x1) at.push_back(t);
+    }
+    std::sort(at.begin(), at.end());
+    double resistance = 0.0;
+    std::int32_t first = -1;
+    bool one = true;  // one material along the whole segment: its k exactly
+    for (std::size_t p = 0; p + 1 < at.size(); ++p) {
+      const double len = at[p + 1] - at[p];
+      if (len <= 0.0) continue;
+      double y[3] = {x[0], x[1], x[2]};
+      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+      y[a] = s.wrap(a, 0.5 * (at[p] + at[p + 1]));
+      const std::int32_t m = this->at(y, node);
+      if (first < 0) first = m;
+      one = one && m == first;
+      resistance += len / k(m);
+    }
+    return one ? k(first) : s.h[a] / resistance;
+  }
+
+  // The face between node i and i + e_a (or the wrap), sampled.
+  double face(int a, std::int64_t i) const {
+    const auto ic = s.coords(i);
+    // The cross-section's cuts per other active axis.
+    std::array<std::vector<double>, 3> across;
+    for (int b = 0; b < 3; ++b) {
+      if (b == a || b >= s.dims) {
+        across[b] = {0.0, 0.0};  // one "piece" of zero width: weight 1 below
+        continue;
+      }
+      const auto [lo, hi] = s.cell(b, ic[b]);
+      across[b] = s.cuts(b, lo, hi, shape_list, kSplit);
+    }
+    double sum = 0.0, weight = 0.0, first = -1.0;
+    bool one = true;  // every line alike (one material throughout): that value exactly
+    const auto pieces = [&](int b) { return std::max<std::size_t>(across[b].size() - 1, 1); };
+    for (std::size_t pz = 0; pz < pieces(2); ++pz)
+      for (std::size_t py = 0; py < pieces(1); ++py)
+        for (std::size_t px = 0; px < pieces(0); ++px) {
+          const std::size_t p[3] = {px, py, pz};
+          double x[3] = {0, 0, 0}, w = 1.0;
+          for (int b = 0; b < 3; ++b) {
+            if (b == a) {
+              x[b] = static_cast<double>(ic[b]) * s.h[b];
+            } else if (b < s.dims) {
+              x[b] = 0.5 * (across[b][p[b]] + across[b][p[b] + 1]);
+              w *= across[b][p[b] + 1] - across[b][p[b]];
+            }
+          }
+          if (w <= 0.0) continue;
+          const double K = line_conductance(a, x, i);
+          if (first < 0.0) first = K;
+          one = one && K == first;
+          sum += w * K;
+          weight += w;
+        }
+    return one ? first : sum / weight;
+  }
+};
+
+// Calls f(x, volume) for the sub-cells of node i's control volume.
+template <typename F>
+void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, std::int64_t i,
+                   F&& f) {
+  const auto ic = s.coords(i);
+  std::array<std::vector<double>, 3> at;
+  for (int a = 0; a < 3; ++a) {
+    if (a >= s.dims) {
+      at[a] = {0.0, 1.0};
+      continue;
+    }
+    const auto [lo, hi] = s.cell(a, ic[a]);
+    at[a] = s.cuts(a, lo, hi, shapes, kSplit);
+  }
+  for (std::size_t pz = 0; pz + 1 < at[2].size(); ++pz)
+    for (std::size_t py = 0; py + 1 < at[1].size(); ++py)
+      for (std::size_t px = 0; px + 1 < at[0].size(); ++px) {
+        const std::size_t p[3] = {px, py, pz};
+        double x[3] = {0, 0, 0}, v = 1.0;
+        for (int a = 0; a < 3; ++a) {
+          const double lo = at[a][p[a]], hi = at[a][p[a] + 1];
+          if (a < s.dims) {
+            x[a] = s.wrap(a, 0.5 * (lo + hi));
+            v *= hi - lo;
+          }
+        }
+        if (v > 0.0) f(x, v);
+      }
+}
+
+}  // namespace
+
+bool samples_subgrid(const Case& c) {
+  if (c.materials.empty()) return false;
+  bool shaped = false;
+  for (const RegionSpec& r : c.regions) {
+    if (r.shape.kind == ShapeKind::file) return false;
+    if (r.shape.kind != ShapeKind::everywhere) shaped = true;
+  }
+  return shaped;
+}
+
+SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids) {
+  Sampler s(c);
+  const Materials m(s, ids);
+  const std::int64_t np = s.points();
+  SubgridMaterials out;
+  out.capacity.resize(static_cast<std::size_t>(np));
+  std::vector<char> near(static_cast<std::size_t>(np), 0);
+  std::int64_t near_count = 0;
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : near_count) if (np >= 4096)
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i);
+    if (!m.near_surface(i)) {
+      out.capacity[at] = m.capacity(ids[at]);
+      continue;
+    }
+    near[at] = 1;
+    ++near_count;
+    double sum = 0.0, volume = 0.0;
+    std::int32_t first = -1;
+    bool one = true;  // one material throughout: its capacity exactly
+    for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
+      const std::int32_t mat = m.at(x, i);
+      if (first < 0) first = mat;
+      one = one && mat == first;
+      sum += v * m.capacity(mat);
+      volume += v;
+    });
+    out.capacity[at] = one ? m.capacity(first) : sum / volume;
+  }
+  if (near_count == 0) return out;
+  for (int a = 0; a < s.dims; ++a) {
+    std::vector<double>& K = out.faces[static_cast<std::size_t>(a)];
+    K.assign(static_cast<std::size_t>(np), 0.0);
+#pragma omp parallel for schedule(dynamic, 256) if (np >= 4096)
+    for (std::int64_t i = 0; i < np; ++i) {
+      const auto ic = s.coords(i);
+      if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
+      const std::size_t at = static_cast<std::size_t>(i);
+      K[at] = near[at] ? m.face(a, i) : m.k(ids[at]);
+    }
+  }
+  return out;
+}
+
+std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape) {
+  Sampler s(c);
+  const Shape sh = s.prepare(shape, "sources");
+  const std::vector<const Shape*> list{&sh};
+  const std::int64_t np = s.points();
+  std::vector<double> out(static_cast<std::size_t>(np), 0.0);
+#pragma omp parallel for schedule(dynamic, 256) if (np >= 4096)
+  for (std::int64_t i = 0; i < np; ++i) {
+    const auto ic = s.coords(i);
+    if (!s.crosses(sh, i)) {
+      double x[3] = {0, 0, 0};
+      for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
+      out[static_cast<std::size_t>(i)] = sh.contains(x, s.dims) ? 1.0 : 0.0;
+      continue;
+    }
+    double inside = 0.0, volume = 0.0;
+    for_sub_cells(s, list, i, [&](const double* x, double v) {
+      if (sh.contains(x, s.dims)) inside += v;
+      volume += v;
+    });
+    out[static_cast<std::size_t>(i)] = inside / volume;
+  }
+  return out;
+}
+
+}  // namespace heatsim::solver

@@ -1,0 +1,53 @@
+// Geometry below the grid: the regions' boxes, balls and `where` shapes sampled inside each
+// node's control volume and along each face's segment, so that an interface anywhere between
+// two nodes counts where it lies, not where the nearer node is (DESIGN.md "Materials").
+//
+// The rules (docs/case-format.md states them for users):
+// - The material at a point is that of the last region containing it (boxes and balls closed;
+//   `where` nonzero and not NaN); a point no region holds takes its nearest node's material.
+// - The conductance of the face between node i and i + e_a is the series combination along the
+//   segment (h_a / integral of dx / k) averaged in parallel over the face of the control volume
+//   (the cross-section h_b x h_c around the segment, clipped to the domain). Along a segment the
+//   material changes only at box bounds and ball surfaces, which are found exactly, and inside
+//   `where` shapes, sampled at 8 points per spacing; across the face the sample lines sit at
+//   the centres of a 4 x 4 split, refined at every box bound. So layers of boxes are exact (a
+//   layered wall's steady profile is exact at the nodes), and a ball's faces are within the
+//   cross-section sampling's error.
+// - A node's heat capacity, and the share of a source shape's density it takes, are averages
+//   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
+//   a 4-per-axis split refined at box bounds.
+// - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
+//   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
+//   of, takes its node material throughout. `where` features thinner than a spacing between
+//   nodes can be missed.
+// - Cases with a file region (a per-node material map) keep per-node materials: the map is the
+//   geometry at the grid's resolution.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "case.hpp"
+#include "kernels/backend.hpp"
+
+namespace heatsim::solver {
+
+// Whether the case's materials are sampled below the grid: materials with a box, ball or
+// `where` region, and no file region.
+bool samples_subgrid(const Case& c);
+
+// The sampled fields for `ids` (material_ids(c)): the faces' conductances and the nodes'
+// capacities. `faces` stays empty when no node lies near a surface (every face then is inside
+// one material, the harmonic mean's value).
+struct SubgridMaterials {
+  std::array<std::vector<double>, 3> faces;
+  std::vector<double> capacity;
+};
+SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids);
+
+// The fraction of each node's control volume that `shape` (box, ball or where) holds, sampled
+// as the capacities are: 0 or 1 away from its surface.
+std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape);
+
+}  // namespace heatsim::solver

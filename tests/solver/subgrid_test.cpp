@@ -1,0 +1,201 @@
+// Geometry below the grid (solver/subgrid.hpp): faces' conductances from the series and
+// parallel combination of the materials the geometry puts between nodes, capacities and
+// sources averaged over control volumes. Checked against closed forms: a layered wall with its
+// interfaces anywhere is exact at the nodes in steady state (the series resistance of each
+// segment is exact), including interfaces on nodes and between them; a face inside one
+// material keeps k; a face an interface cuts in half takes the harmonic mean; a layer parallel
+// to a face's cross-section combines in parallel; capacities and a source's share are volume
+// fractions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::kernels::BoundaryKind;
+using heatsim::solver::Case;
+using heatsim::solver::ShapeKind;
+using heatsim::solver::ShapeSpec;
+
+// Three layers across x (gypsum 12.5 mm, mineral wool 80 mm, concrete 150 mm), 293.15 K inside,
+// h = 25 W/m^2K to 263.15 K outside, n nodes.
+Case wall(int n) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {n, 1, 1};
+  c.grid.length = {0.2425, 1.0, 1.0};
+  c.materials = {material("gypsum", 0.25, 900, 1000), material("wool", 0.035, 30, 840),
+                 material("concrete", 1.4, 2300, 880)};
+  c.regions = {region("gypsum"), region("wool", box({0.0125, 0, 0}, {0.0925, 0, 0})),
+               region("concrete", box({0.0925, 0, 0}, {0.2425, 0, 0}))};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 293.15;
+  c.boundary[1].kind = BoundaryKind::convective;
+  c.boundary[1].transfer = 25.0;
+  c.boundary[1].value = 263.15;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  c.time.tolerance = 1e-13;
+  return c;
+}
+
+// The wall's exact steady temperature at x.
+double wall_exact(double x) {
+  const double k[3] = {0.25, 0.035, 1.4}, edge[4] = {0.0, 0.0125, 0.0925, 0.2425};
+  const double R = 0.0125 / k[0] + 0.08 / k[1] + 0.15 / k[2] + 1.0 / 25.0;
+  const double q = 30.0 / R;
+  double T = 293.15;
+  for (int l = 0; l < 3; ++l) {
+    const double end = std::min(x, edge[l + 1]);
+    if (end > edge[l]) T -= q * (end - edge[l]) / k[l];
+  }
+  return T;
+}
+
+// The steady field of case c on the CPU's multigrid.
+std::vector<double> steady_field(const Case& c) {
+  namespace mg = heatsim::solver::multigrid;
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::SolveOptions options;
+  options.tolerance = c.time.tolerance;
+  mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  std::vector<double> u(static_cast<std::size_t>(p.points()), 280.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.set_field(u);
+  stepper.advance(0);
+  stepper.field(u);
+  return u;
+}
+
+TEST(Subgrid, LayeredWallIsExactAtTheNodesWhereverTheInterfacesLie) {
+  // 98 nodes: both interfaces on nodes; 100, 37, 1001: between nodes at arbitrary fractions.
+  for (int n : {98, 100, 37, 1001}) {
+    const Case c = wall(n);
+    ASSERT_TRUE(heatsim::solver::samples_subgrid(c));
+    const std::vector<double> u = steady_field(c);
+    const double h = 0.2425 / (n - 1);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(u[i] - wall_exact(i * h)));
+    EXPECT_LT(worst, 1e-9 * 30.0) << "n = " << n;  // of the 30 K across the wall
+    // The heat leaving equals the wall's U-value times the difference.
+    const double R = 0.0125 / 0.25 + 0.08 / 0.035 + 0.15 / 1.4 + 1.0 / 25.0;
+    EXPECT_NEAR(25.0 * (u[n - 1] - 263.15), 30.0 / R, 1e-9 * 30.0 / R) << "n = " << n;
+  }
+}
+
+TEST(Subgrid, AFaceAnInterfaceCutsTakesTheSeriesConductance) {
+  Case c = wall(100);
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  auto fields = heatsim::solver::coefficient_fields(c, ids);
+  ASSERT_TRUE(fields->has_faces());
+  heatsim::kernels::CoefficientFields node_only = *fields;
+  for (auto& f : node_only.faces) f.clear();
+  EXPECT_FALSE(node_only.has_faces());
+  // The face that holds the gypsum-wool interface (x = 0.0125 between nodes 5 and 6 at
+  // h = 2.449 mm) differs from the nodes' harmonic mean; a face inside wool does not.
+  const double h = 0.2425 / 99;
+  const int cut = static_cast<int>(0.0125 / h);
+  EXPECT_NE(fields->faces[0][cut], node_only.face(0, cut, cut + 1));
+  const double series = h / ((0.0125 - cut * h) / 0.25 + ((cut + 1) * h - 0.0125) / 0.035);
+  EXPECT_NEAR(fields->faces[0][cut], series, 1e-14 * series);
+  EXPECT_DOUBLE_EQ(fields->faces[0][20], 0.035);
+}
+
+// A 2D plate of two materials split by the line y = y_cut: faces along x at a node row
+// straddling the cut combine in parallel over the cross-section; faces along y in series.
+TEST(Subgrid, FacesCombineInSeriesAlongAndInParallelAcross) {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {11, 11, 1};
+  c.grid.length = {1.0, 1.0, 1.0};
+  c.materials = {material("a", 2.0, 1, 1), material("b", 10.0, 3, 1)};
+  const double y_cut = 0.43;  // between node rows 4 (0.4) and 5 (0.5)
+  c.regions = {region("a"), region("b", box({0.0, y_cut, 0}, {1.0, 1.0, 0}))};
+  for (auto& f : c.boundary) {
+    f.kind = BoundaryKind::dirichlet;
+    f.value = 1.0;
+  }
+  auto fields = heatsim::solver::coefficient_fields(c);
+  ASSERT_TRUE(fields->has_faces());
+  const auto at = [](int x, int y) { return static_cast<std::size_t>(y * 11 + x); };
+  // Along x on row 4 (y in [0.35, 0.45]): 0.08 of a and 0.02 of b across, in parallel.
+  EXPECT_NEAR(fields->faces[0][at(3, 4)], (0.08 * 2.0 + 0.02 * 10.0) / 0.1, 1e-12);
+  // Along y between rows 4 and 5: 0.03 of a then 0.07 of b, in series.
+  EXPECT_NEAR(fields->faces[1][at(3, 4)], 0.1 / (0.03 / 2.0 + 0.07 / 10.0), 1e-12);
+  // Far from the cut: the material's own k.
+  EXPECT_EQ(fields->faces[0][at(3, 1)], 2.0);
+  EXPECT_EQ(fields->faces[1][at(3, 8)], 10.0);
+  // Capacities: row 4's control volume holds 0.08 of a (C = 1) and 0.02 of b (C = 3).
+  EXPECT_NEAR(fields->capacity[at(3, 4)], (0.08 * 1.0 + 0.02 * 3.0) / 0.1, 1e-12);
+  EXPECT_EQ(fields->capacity[at(3, 1)], 1.0);
+  // A boundary row's control volume is half a cell: row 0 is all a.
+  EXPECT_EQ(fields->capacity[at(3, 0)], 1.0);
+}
+
+TEST(Subgrid, SourceSharesAreVolumeFractionsAndKeepThePower) {
+  Case c = wall(100);
+  heatsim::solver::SourceSpec s;
+  s.shape = box({0.05, 0, 0}, {0.0601, 0, 0});
+  s.power = 7.0;
+  c.sources = {s};
+  auto fields = heatsim::solver::coefficient_fields(c);
+  ASSERT_EQ(fields->sources.size(), 1u);
+  const auto& q = fields->sources[0].density;
+  const double h = 0.2425 / 99;
+  double total = 0.0;
+  for (int i = 0; i < 100; ++i) total += q[i] * heatsim::solver::node_weight(c, i) * h;
+  EXPECT_NEAR(total, 7.0, 1e-12);
+  // The nodes the box covers in part take part of the density.
+  const double density = 7.0 / 0.0101;
+  for (int i = 0; i < 100; ++i) {
+    const double lo = std::max(i * h - 0.5 * h, 0.05), hi = std::min(i * h + 0.5 * h, 0.0601);
+    const double share = std::max(0.0, hi - lo) / h;
+    EXPECT_NEAR(q[i], density * share, 1e-9 * density) << "node " << i;
+  }
+}
+
+// Sub-grid sampling of a box whose bounds fall on node planes reproduces the cut exactly: a
+// region of k_b over x >= 0.5 on 11 nodes (0.1 apart) gives faces of a below node 5 and b from
+// it on, and node 5's capacity the mean of the two halves.
+TEST(Subgrid, InterfaceOnANodePlane) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {11, 1, 1};
+  c.grid.length = {1.0, 1.0, 1.0};
+  c.materials = {material("a", 2.0, 1, 1), material("b", 10.0, 3, 1)};
+  c.regions = {region("a"), region("b", box({0.5, 0, 0}, {1.0, 0, 0}))};
+  c.boundary[0].kind = c.boundary[1].kind = BoundaryKind::dirichlet;
+  auto fields = heatsim::solver::coefficient_fields(c);
+  ASSERT_TRUE(fields->has_faces());
+  EXPECT_NEAR(fields->faces[0][4], 2.0, 1e-14);
+  EXPECT_NEAR(fields->faces[0][5], 10.0, 1e-14);
+  EXPECT_NEAR(fields->capacity[5], 2.0, 1e-14);
+  EXPECT_EQ(fields->capacity[4], 1.0);
+  EXPECT_EQ(fields->capacity[6], 3.0);
+}
+
+TEST(Subgrid, FileMapsAndSingleMaterialsStayPerNode) {
+  Case c = wall(50);
+  c.regions = {region("gypsum")};
+  EXPECT_FALSE(heatsim::solver::samples_subgrid(c));
+  EXPECT_FALSE(heatsim::solver::coefficient_fields(c)->has_faces());
+  c.regions.push_back(region("wool", box({0.0125, 0, 0}, {0.0925, 0, 0})));
+  EXPECT_TRUE(heatsim::solver::samples_subgrid(c));
+  heatsim::solver::RegionSpec map;
+  map.shape.kind = ShapeKind::file;
+  c.regions.insert(c.regions.begin(), map);
+  EXPECT_FALSE(heatsim::solver::samples_subgrid(c));
+}
+
+}  // namespace
+}  // namespace heatsim_tests
