@@ -11,8 +11,8 @@
 namespace heatsim::solver {
 namespace {
 
-// Sample lines across a face and sub-cells per axis of a control volume, before box bounds
-// refine them; pieces per spacing along a segment through a `where` shape.
+// Sub-cells per axis of a control volume, before box bounds refine them; pieces per spacing
+// along a segment through a `where` shape.
 constexpr int kSplit = 4;
 constexpr int kWhereSteps = 8;
 
@@ -156,7 +156,7 @@ struct Sampler {
     return true;
   }
 
-  // Cut points of [lo, hi] on axis a: kSplit equal parts, refined at the box bounds inside.
+  // Cut points of [lo, hi] on axis a: `parts` equal parts, refined at the box bounds inside.
   std::vector<double> cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes,
                            int parts) const {
     std::vector<double> at;
@@ -268,7 +268,13 @@ struct Materials {
         continue;
       }
       const auto [lo, hi] = s.cell(b, ic[b]);
-      across[b] = s.cuts(b, lo, hi, shape_list, kSplit);
+      across[b] = s.cuts(b, lo, hi, shape_list, 1);
+      // Unsplit: the segment between the nodes itself (the line through the node even where
+      // a face clips the cell).
+      if (across[b].size() == 2) {
+        const double x = static_cast<double>(ic[b]) * s.h[b];
+        across[b] = {x - 0.5 * s.h[b], x + 0.5 * s.h[b]};
+      }
     }
     double sum = 0.0, weight = 0.0, first = -1.0;
     bool one = true;  // every line alike (one material throughout): that value exactly

@@ -5,14 +5,17 @@
 // The rules (docs/case-format.md states them for users):
 // - The material at a point is that of the last region containing it (boxes and balls closed;
 //   `where` nonzero and not NaN); a point no region holds takes its nearest node's material.
-// - The conductance of the face between node i and i + e_a is the series combination along the
-//   segment (h_a / integral of dx / k) averaged in parallel over the face of the control volume
-//   (the cross-section h_b x h_c around the segment, clipped to the domain). Along a segment the
-//   material changes only at box bounds and ball surfaces, which are found exactly, and inside
-//   `where` shapes, sampled at 8 points per spacing; across the face the sample lines sit at
-//   the centres of a 4 x 4 split, refined at every box bound. So layers of boxes are exact (a
-//   layered wall's steady profile is exact at the nodes), and a ball's faces are within the
-//   cross-section sampling's error.
+// - The conductance of the face between node i and i + e_a is the series combination along a
+//   line (h_a / integral of dx / k over the segment's length), combined in parallel across the
+//   face of the control volume (the cross-section h_b x h_c around the segment, clipped to the
+//   domain) where box bounds split that face: one line per piece, at its centre, weighted by
+//   its area. A face no box bound splits takes the segment between the two nodes itself. Along
+//   a line the material changes only at box bounds and ball surfaces, which are found exactly,
+//   and inside `where` shapes, sampled at 8 points per spacing. So layers of boxes are exact
+//   both across and along the axis (a layered wall's steady profile is exact at the nodes), and
+//   a curved surface enters as the distance from each node to it along the grid lines (the
+//   Shortley-Weller distances): a ball's steady field converges at second order. (Averaging
+//   lines across a face a curved surface cuts, 4 x 4 of them, was measured first order.)
 // - A node's heat capacity, and the share of a source shape's density it takes, are averages
 //   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
 //   a 4-per-axis split refined at box bounds.
