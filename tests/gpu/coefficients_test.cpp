@@ -181,6 +181,8 @@ Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision p
     k_max = std::max(k_max, fields->conductivity[i]);
     c_min = std::min(c_min, fields->capacity[i]);
   }
+  for (const auto& K : fields->faces)  // the faces given set the limit too
+    for (double v : K) k_max = std::max(k_max, v);
   double diag = 0.0;
   for (int a = 0; a < dims; ++a) diag += 4.0 * k_max / (p.h[a] * p.h[a]);
   // dt first from the conduction alone; the faces' schedules are set relative to it.
