@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/materials.hpp"
+#include "solver/subgrid.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
 #include "solver/version.hpp"
@@ -71,8 +72,37 @@ void print_real_problem(const PreparedRun& run) {
                    count[static_cast<std::int32_t>(i)]);
       }
     }
-    // The power each source field puts in at factor 1, with the total heat's node weights.
+    // Voids: nodes removed, and each surface's condition and area (from the geometry).
     const double cell = solver::cell_volume(c);
+    if (count.count(solver::kVoid))
+      fmt::print("  voids: {} nodes inside them, no part of the body\n", count[solver::kVoid]);
+    for (std::size_t r = 0; r < c.regions.size(); ++r) {
+      const solver::RegionSpec& region = c.regions[r];
+      if (!region.is_void) continue;
+      const kernels::BoundaryFace& s = region.surface;
+      std::string condition = "insulated";
+      if (s.kind == kernels::BoundaryKind::convective)
+        condition = fmt::format("convective, h {:.6g}, ambient {}", s.transfer,
+                                s.time_dependent() ? schedule_text(s.schedule())
+                                                   : fmt::format("{:.6g}", s.value));
+      else if (s.heat_flux)
+        condition = fmt::format("heat flux {:.6g} W/m^2 into the body", s.value);
+      std::string area;
+      if (region.shape.kind == solver::ShapeKind::box || region.shape.kind == solver::ShapeKind::ball) {
+        const std::vector<double> per_volume = solver::surface_per_volume(c, run.material_ids, r);
+        double sum = 0.0;
+        for (std::size_t n = 0; n < per_volume.size(); ++n)
+          sum += per_volume[n] * solver::node_weight(c, static_cast<std::int64_t>(n));
+        area = fmt::format(", surface {:.6g} {} facing the body", sum * cell,
+                           c.grid.dims == 3 ? "m^2" : c.grid.dims == 2 ? "m (per metre of depth)"
+                                                                       : "(per m^2 of section)");
+      }
+      fmt::print("  void regions[{}]{}: {}, {}{}\n", r,
+                 region.name.empty() ? "" : " (" + region.name + ")", shape_name(region.shape.kind),
+                 condition, area);
+    }
+    // The power each source field puts in at factor 1, with the total heat's node weights (a
+    // convective surface's h A ambient(t) is a field too, with the ambient as its schedule).
     if (!run.fields->sources.empty())
       fmt::print("  sources: {} in the case, {} field{}\n", c.sources.size(),
                  run.fields->sources.size(), run.fields->sources.size() == 1 ? "" : "s");

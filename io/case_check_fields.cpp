@@ -261,11 +261,61 @@ class FieldChecks {
           material_name(p + ".file.ids." + std::to_string(id), name);
         continue;
       }
+      if (region.is_void) {
+        check_void(p, region);
+        continue;
+      }
       material_name(p + ".material", region.material);
       if (check_shape(p, region.shape) && holds_a_node(region.shape) == false)
         r_.warning(p + shape_key(region.shape.kind), "holds no node of the grid (the domain is " +
                                                          domain(c_) +
                                                          "); the region has no effect");
+    }
+  }
+
+  // A void region: a shape that removes part of the body, and its surface's condition, whose
+  // area comes from the geometry (boxes and balls).
+  void check_void(const std::string& p, const solver::RegionSpec& region) {
+    if (region.shape.kind == ShapeKind::everywhere) {
+      r_.error(p, "a void needs a shape (box, ball or where); as it stands it removes every node");
+      return;
+    }
+    check_shape(p, region.shape);
+    // A void reaching a Dirichlet face: the face would fix nodes that are no part of the body.
+    const solver::ShapeSpec& sh = region.shape;
+    const char* face_names[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+    for (int a = 0; a < c_.grid.dims; ++a)
+      for (int side = 0; side < 2; ++side) {
+        if (c_.boundary[2 * a + side].kind != BoundaryKind::dirichlet) continue;
+        const double plane = side == 0 ? 0.0 : c_.grid.length[a];
+        bool touches = false;
+        if (sh.kind == ShapeKind::box) {
+          touches = side == 0 ? sh.lower[a] <= plane : sh.upper[a] >= plane;
+          for (int b = 0; b < c_.grid.dims; ++b)
+            if (b != a && (sh.upper[b] < 0.0 || sh.lower[b] > c_.grid.length[b])) touches = false;
+        } else if (sh.kind == ShapeKind::ball) {
+          touches = std::abs(sh.center[a] - plane) <= sh.radius;
+        }
+        if (touches)
+          r_.error(p + shape_key(sh.kind),
+                   std::string("the void reaches the Dirichlet face ") + face_names[2 * a + side] +
+                       ", whose nodes would hold a temperature in no body; end the void inside "
+                       "the domain, or make that face neumann or convective");
+      }
+    const kernels::BoundaryFace& s = region.surface;
+    const bool conditioned =
+        s.kind == BoundaryKind::convective || (s.kind == BoundaryKind::neumann && s.heat_flux);
+    if (conditioned && region.shape.kind == ShapeKind::where)
+      r_.error(p + ".surface",
+               "a surface condition needs the void's surface area, which boxes and balls give; "
+               "a where shape's void is insulated (remove surface, or give the void as boxes "
+               "and balls)");
+    if (s.kind == BoundaryKind::convective) {
+      r_.finite(p + ".surface.h", s.transfer);
+      if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
+      check_schedule(p + ".surface.ambient", s.schedule());
+    } else if (s.heat_flux) {
+      r_.finite(p + ".surface.heat_flux", s.value);
     }
   }
 

@@ -111,12 +111,45 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
     const std::string p = indexed("regions", i);
     const YAML::Node item = n[i];
     lines[p] = line_of(item);
-    const auto f = read_map(item, p, {"material", "box", "ball", "where", "file"});
+    const auto f =
+        read_map(item, p, {"material", "box", "ball", "where", "file", "void", "surface", "name"});
     if (!f) {
       error_suppressed_.push_back(p);
       continue;
     }
     solver::RegionSpec r;
+    if (auto v = field(*f, "name")) read_string(*v, join(p, "name"), r.name);
+    if (auto v = field(*f, "void")) {
+      if (!v->IsScalar() || (v->Scalar() != "true" && v->Scalar() != "false")) {
+        error(join(p, "void"), *v, "expected true or false, got " + describe(*v));
+      } else {
+        r.is_void = v->Scalar() == "true";
+      }
+    }
+    if (auto v = field(*f, "surface")) {
+      if (!r.is_void) {
+        error(join(p, "surface"), f->at("surface").key,
+              "only a void region ({void: true, ...}) has a surface condition");
+      } else if (read_face(*v, join(p, "surface"), r.surface)) {
+        const bool flux = r.surface.kind == solver::BoundaryKind::neumann && !r.surface.heat_flux;
+        if (r.surface.kind == solver::BoundaryKind::dirichlet ||
+            r.surface.kind == solver::BoundaryKind::periodic ||
+            (flux && r.surface.value != 0.0))
+          error(join(p, "surface.type"), *v,
+                "a void's surface is convective ({type: convective, h, ambient}), a heat flux "
+                "({type: neumann, heat_flux: W/m^2 into the body}) or insulated (no surface "
+                "key)");
+      }
+    }
+    if (r.is_void) {
+      for (const char* key : {"material", "file"})
+        if (f->count(key))
+          error(join(p, key), f->at(key).key,
+                std::string("a void region holds no material; remove ") + quote(key));
+      read_shape(*f, p, r.shape);
+      c.regions.push_back(std::move(r));
+      continue;
+    }
     if (auto file = field(*f, "file")) {
       bool alone = true;
       for (const char* key : {"material", "box", "ball", "where"})

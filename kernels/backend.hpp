@@ -105,6 +105,11 @@ struct CoefficientFields {
   // an interface lies halfway between nodes or nowhere near. `conductivity` stays the nodes'
   // own k (output, summaries); the step reads only the faces when they are given.
   std::array<std::vector<double>, kMaxDims> faces;
+  // Surfaces inside the body (void regions with a convective surface): per node H (W/(m^3 K)),
+  // the node loses H u_i per unit volume (the H ambient(t) it gains is one of `sources`).
+  // Empty: none. A node of capacity 0 lies inside a void: it is not stepped (its value stays)
+  // and not counted in the field's statistics.
+  std::vector<double> transfer;
 
   bool has_faces() const { return !faces[0].empty(); }
   // K between node i and its neighbour j = i + e_axis (or the periodic wrap; `i` the lower

@@ -111,9 +111,21 @@ struct ShapeSpec {
 // Regions are applied in order; a later one wins where they overlap. A `file` region is an
 // integer map: `ids` names the material of every id the map holds (validation refuses an id
 // without a name, so a file region assigns every node).
+// A void region (`is_void`) removes its shape from the body instead of giving it a material:
+// the surfaces between the body and the void take `surface` (convective: transfer h and
+// `ambient` as the face's schedule; neumann with heat_flux: W/m^2 into the body; insulated, the
+// default: neumann with no flux), named `name` in reports.
 struct RegionSpec {
-  std::string material;  // not for file regions
+  static BoundaryFace insulated() {
+    BoundaryFace f;
+    f.kind = BoundaryKind::neumann;
+    return f;
+  }
+  std::string material;  // not for file or void regions
   ShapeSpec shape;
+  bool is_void = false;
+  BoundaryFace surface = insulated();
+  std::string name;
   std::vector<std::pair<std::int64_t, std::string>> ids;  // file: id -> material name
   // file: the map's values in memory order, read by io/ before the fields are built.
   std::vector<std::int64_t> map;

@@ -74,7 +74,11 @@ std::string location(const NodeGrid& g, std::int64_t i) {
 // Which nodes lie inside a box, ball or `where` shape (`key` names the shape in messages).
 // Bounds are inclusive, and a node within 1e-9 of a spacing of a bound counts as on it, so a
 // bound written as a node's decimal coordinate (0.3 for 3 * 0.1) takes that node in.
-std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std::string& key) {
+// `strict` (voids): a node on a box's or ball's surface (within the same 1e-9 of a spacing) is
+// outside, so a node a void's surface passes through stays the body's, as its control volume
+// is in part.
+std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std::string& key,
+                               bool strict = false) {
   const NodeGrid g(c);
   std::vector<char> inside(static_cast<std::size_t>(g.points()), 0);
   std::optional<Expression> formula;
@@ -98,14 +102,15 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
         break;
       case ShapeKind::box:
         for (int a = 0; a < g.dims; ++a) {
-          const double tol = 1e-9 * g.h[a];
+          const double tol = (strict ? -1e-9 : 1e-9) * g.h[a];
           if (x[a] < shape.lower[a] - tol || x[a] > shape.upper[a] + tol) in = false;
         }
         break;
       case ShapeKind::ball: {
         double r2 = 0.0;
         for (int a = 0; a < g.dims; ++a) r2 += (x[a] - shape.center[a]) * (x[a] - shape.center[a]);
-        in = std::sqrt(r2) <= shape.radius + 1e-9 * h_min;
+        in = strict ? std::sqrt(r2) < shape.radius - 1e-9 * h_min
+                    : std::sqrt(r2) <= shape.radius + 1e-9 * h_min;
         break;
       }
       case ShapeKind::where: {
@@ -133,7 +138,8 @@ bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
 }
 
 // The density field of one source at factor 1 (W/m^3 per node).
-std::vector<double> source_density(const Case& c, const SourceSpec& s, const std::string& key) {
+std::vector<double> source_density(const Case& c, const SourceSpec& s, const std::string& key,
+                                   const std::vector<std::int32_t>& ids) {
   const NodeGrid g(c);
   const std::size_t points = static_cast<std::size_t>(g.points());
   if (s.shape.kind == ShapeKind::file) {
@@ -147,8 +153,8 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
   // The share of each node's control volume the shape holds: below the grid where the
   // materials are (subgrid.hpp), else 1 at the nodes inside.
   std::vector<double> share;
-  if (samples_subgrid(c) && s.shape.kind != ShapeKind::everywhere) {
-    share = subgrid_fractions(c, s.shape);
+  if (samples_subgrid(c)) {
+    share = subgrid_fractions(c, s.shape, ids);
   } else {
     const std::vector<char> inside = inside_shape(c, s.shape, key);
     share.assign(inside.begin(), inside.end());
@@ -207,8 +213,9 @@ std::vector<std::int32_t> material_ids(const Case& c) {
       }
       continue;
     }
-    const std::int32_t m = material_index(c, region.material, key + ".material");
-    const std::vector<char> inside = inside_shape(c, region.shape, key);
+    const std::int32_t m =
+        region.is_void ? kVoid : material_index(c, region.material, key + ".material");
+    const std::vector<char> inside = inside_shape(c, region.shape, key, region.is_void);
     // Regions are applied one after the other (a later one wins); within one, nodes are
     // independent.
 #pragma omp parallel for schedule(static)
@@ -253,6 +260,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       fields->conductivity[i] = c.physics.alpha;  // the shorthand: k = alpha, rho*c_p = 1
       fields->capacity[i] = 1.0;
     } else {
+      if (ids[i] == kVoid) {
+        fields->conductivity[i] = 0.0;
+        fields->capacity[i] = 0.0;
+        continue;
+      }
       const MaterialSpec& m = c.materials.at(static_cast<std::size_t>(ids[i]));
       fields->conductivity[i] = m.conductivity;
       fields->capacity[i] = m.capacity();
@@ -263,6 +275,9 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     SubgridMaterials sub = subgrid_materials(c, ids);
     fields->capacity = std::move(sub.capacity);
     fields->faces = std::move(sub.faces);
+    if (std::all_of(fields->capacity.begin(), fields->capacity.end(),
+                    [](double C) { return C == 0.0; }))
+      throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
   }
 
   // Sources with equal schedules share one field (their densities add up, in case order).
@@ -290,7 +305,31 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   }
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
     const std::string key = "sources[" + std::to_string(s) + "]";
-    add(source_density(c, c.sources[s], key), c.sources[s].schedule, key);
+    add(source_density(c, c.sources[s], key, ids), c.sources[s].schedule, key);
+  }
+  // Void surfaces: a convective one loses H (u - ambient(t)) per unit volume, H = h A / V of
+  // each node's share of the surface: H u joins the nodes' transfer and H ambient(t) is a
+  // source with the ambient's schedule; a heat flux q enters as the source q A / V.
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const RegionSpec& region = c.regions[r];
+    const kernels::BoundaryFace& f = region.surface;
+    const bool convective = f.kind == BoundaryKind::convective && f.transfer != 0.0;
+    const bool flux = f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
+    if (!region.is_void || (!convective && !flux)) continue;
+    const std::string key = "regions[" + std::to_string(r) + "].surface";
+    const std::vector<double> per_volume = surface_per_volume(c, ids, r);
+    std::vector<double> density(points, 0.0);
+    if (convective) {
+      if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
+      for (std::size_t i = 0; i < points; ++i) {
+        density[i] = f.transfer * per_volume[i];
+        fields->transfer[i] += density[i];
+      }
+      add(std::move(density), f.schedule(), key);
+    } else {
+      for (std::size_t i = 0; i < points; ++i) density[i] = f.value * per_volume[i];
+      add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
+    }
   }
   return fields;
 }
@@ -347,6 +386,8 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
           diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2;
         }
       }
+      // A surface inside the body adds its H (the H u it loses per unit volume).
+      if (!fields.transfer.empty()) diagonal += fields.transfer[static_cast<std::size_t>(i)];
       if (!(diagonal > 0.0)) continue;
       const double limit = fields.capacity[static_cast<std::size_t>(i)] / diagonal;
       if (limit < mine.dt_limit) {

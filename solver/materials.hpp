@@ -23,6 +23,8 @@ namespace heatsim::solver {
 // bound written as a node's decimal coordinate takes that node in), inside a `where` when the
 // formula is nonzero and not NaN. No materials and no regions: every node is 0.
 std::vector<std::int32_t> material_ids(const Case& c);
+// The id of a node a void region holds (no material: k = rho c_p = 0 there).
+constexpr std::int32_t kVoid = -2;
 
 // The fields of kernels::CoefficientFields for the case: k and rho*c_p per node from the
 // materials (or k = physics.alpha, rho*c_p = 1), the sources' densities grouped by schedule

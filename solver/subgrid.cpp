@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "expression.hpp"
+#include "materials.hpp"
 #include "stencil.hpp"
 
 namespace heatsim::solver {
@@ -202,7 +203,9 @@ struct Materials {
       std::int32_t m = -1;
       for (std::size_t k = 0; k < c.materials.size(); ++k)
         if (c.materials[k].name == region.material) m = static_cast<std::int32_t>(k);
-      if (m < 0) throw std::invalid_argument("regions[" + std::to_string(r) + "].material: unknown");
+      if (region.is_void) m = kVoid;
+      if (m == -1)
+        throw std::invalid_argument("regions[" + std::to_string(r) + "].material: unknown");
       material.push_back(m);
     }
     for (const Shape& sh : shapes) shape_list.push_back(&sh);
@@ -213,11 +216,15 @@ struct Materials {
     std::int32_t m = -1;
     for (std::size_t r = 0; r < shapes.size(); ++r)
       if (shapes[r].contains(x, s.dims)) m = material[r];
-    return m >= 0 ? m : ids[static_cast<std::size_t>(fallback)];
+    return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
   }
-  double k(std::int32_t m) const { return s.c.materials[static_cast<std::size_t>(m)].conductivity; }
+  // A void conducts nothing and holds no heat: a line through it has no conductance (its
+  // resistance is infinite), and its share of a control volume no capacity.
+  double k(std::int32_t m) const {
+    return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].conductivity;
+  }
   double capacity(std::int32_t m) const {
-    return s.c.materials[static_cast<std::size_t>(m)].capacity();
+    return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].capacity();
   }
 
   bool near_surface(std::int64_t i) const {
@@ -242,6 +249,7 @@ struct Materials {
     std::sort(at.begin(), at.end());
     double resistance = 0.0;
     std::int32_t first = -1;
+    bool have = false;
     bool one = true;  // one material along the whole segment: its k exactly
     for (std::size_t p = 0; p + 1 < at.size(); ++p) {
       const double len = at[p + 1] - at[p];
@@ -250,7 +258,10 @@ struct Materials {
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       y[a] = s.wrap(a, 0.5 * (at[p] + at[p + 1]));
       const std::int32_t m = this->at(y, node);
-      if (first < 0) first = m;
+      if (!have) {
+        first = m;
+        have = true;
+      }
       one = one && m == first;
       resistance += len / k(m);
     }
@@ -364,10 +375,14 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     ++near_count;
     double sum = 0.0, volume = 0.0;
     std::int32_t first = -1;
+    bool have = false;
     bool one = true;  // one material throughout: its capacity exactly
     for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
       const std::int32_t mat = m.at(x, i);
-      if (first < 0) first = mat;
+      if (!have) {
+        first = mat;
+        have = true;
+      }
       one = one && mat == first;
       sum += v * m.capacity(mat);
       volume += v;
@@ -389,24 +404,161 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   return out;
 }
 
-std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape) {
+std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
+                                       std::size_t region) {
   Sampler s(c);
+  const Materials m(s, ids);
+  const RegionSpec& r = c.regions.at(region);
+  const ShapeSpec& shape = r.shape;
+  const std::string key = "regions[" + std::to_string(region) + "]";
+  if (shape.kind != ShapeKind::box && shape.kind != ShapeKind::ball)
+    throw std::invalid_argument(key + ".surface: a surface condition needs a box or ball void");
+  const std::int64_t np = s.points();
+  std::vector<double> area(static_cast<std::size_t>(np), 0.0);
+  double domain[3] = {0, 0, 0};
+  for (int a = 0; a < s.dims; ++a)
+    domain[a] = static_cast<double>(s.periodic[a] ? s.n[a] : s.n[a] - 1) * s.h[a];
+  // The node whose control volume holds point x (the nearest), or -1 outside the domain.
+  const auto node_of = [&](const double* x) -> std::int64_t {
+    std::int64_t i = 0, stride = 1;
+    for (int a = 0; a < s.dims; ++a) {
+      const double xa = s.wrap(a, x[a]);
+      if (xa < 0.0 || xa > domain[a]) return -1;
+      std::int64_t q = static_cast<std::int64_t>(std::floor(xa / s.h[a] + 0.5));
+      if (q >= s.n[a]) q = s.periodic[a] ? 0 : s.n[a] - 1;
+      i += q * stride;
+      stride *= s.n[a];
+    }
+    return i;
+  };
+  // Whether the point just outside the surface at x (outward direction `out`) is body: inside
+  // the domain and of a material, not of this or another void.
+  const auto body_beyond = [&](const double* x, const double* out) {
+    double y[3] = {x[0], x[1], x[2]};
+    double hmin = s.h[0];
+    for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
+    for (int a = 0; a < s.dims; ++a) y[a] += 1e-7 * hmin * out[a];
+    const std::int64_t node = node_of(y);
+    if (node < 0) return false;
+    for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
+    return m.at(y, node) != kVoid;
+  };
+  const auto add = [&](const double* x, const double* out, double dA) {
+    if (!body_beyond(x, out)) return;
+    const std::int64_t node = node_of(x);
+    if (node >= 0) area[static_cast<std::size_t>(node)] += dA;
+  };
+  // Surface elements about an eighth of the smallest spacing across.
+  double hmin = s.h[0];
+  for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
+  const double step = hmin / 8.0;
+  if (shape.kind == ShapeKind::box) {
+    // Each face of the box: a grid of elements over its rectangle (active axes).
+    for (int a = 0; a < s.dims; ++a)
+      for (int side = 0; side < 2; ++side) {
+        double out[3] = {0, 0, 0};
+        out[a] = side == 0 ? -1.0 : 1.0;
+        int other[2] = {-1, -1}, count = 0;
+        for (int b = 0; b < s.dims; ++b)
+          if (b != a) other[count++] = b;
+        std::int64_t cells[2] = {1, 1};
+        double lo[2] = {0, 0}, width[2] = {1, 1};
+        for (int o = 0; o < count; ++o) {
+          const int b = other[o];
+          lo[o] = std::max(shape.lower[b], 0.0);
+          const double hi = std::min(shape.upper[b], domain[b]);
+          width[o] = hi - lo[o];
+          cells[o] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(width[o] / step)));
+        }
+        if (width[0] <= 0.0 || width[1] <= 0.0) continue;
+        for (std::int64_t p = 0; p < cells[0]; ++p)
+          for (std::int64_t q = 0; q < cells[1]; ++q) {
+            double x[3] = {0, 0, 0};
+            x[a] = side == 0 ? shape.lower[a] : shape.upper[a];
+            double dA = 1.0;
+            const std::int64_t pq[2] = {p, q};
+            for (int o = 0; o < count; ++o) {
+              const double d = width[o] / static_cast<double>(cells[o]);
+              x[other[o]] = lo[o] + (static_cast<double>(pq[o]) + 0.5) * d;
+              dA *= d;
+            }
+            add(x, out, dA);
+          }
+      }
+  } else {
+    const double r0 = shape.radius;
+    const double* c0 = shape.center.data();
+    if (s.dims == 1) {
+      for (double sign : {-1.0, 1.0}) {
+        double x[3] = {c0[0] + sign * r0, 0, 0}, out[3] = {sign, 0, 0};
+        add(x, out, 1.0);
+      }
+    } else if (s.dims == 2) {
+      const std::int64_t k = std::max<std::int64_t>(16, static_cast<std::int64_t>(
+                                                          std::ceil(2.0 * M_PI * r0 / step)));
+      for (std::int64_t j = 0; j < k; ++j) {
+        const double t = 2.0 * M_PI * (static_cast<double>(j) + 0.5) / static_cast<double>(k);
+        double out[3] = {std::cos(t), std::sin(t), 0};
+        double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], 0};
+        add(x, out, 2.0 * M_PI * r0 / static_cast<double>(k));
+      }
+    } else {
+      // Rings of equal height in z (each of area 2 pi r^2 (cos t1 - cos t2)), split into
+      // elements about `step` long: the sum is 4 pi r^2 exactly.
+      const std::int64_t rings =
+          std::max<std::int64_t>(8, static_cast<std::int64_t>(std::ceil(M_PI * r0 / step)));
+      for (std::int64_t j = 0; j < rings; ++j) {
+        const double z1 = -1.0 + 2.0 * static_cast<double>(j) / static_cast<double>(rings);
+        const double z2 = -1.0 + 2.0 * static_cast<double>(j + 1) / static_cast<double>(rings);
+        const double zc = 0.5 * (z1 + z2), rho = std::sqrt(std::max(0.0, 1.0 - zc * zc));
+        const double ring_area = 2.0 * M_PI * r0 * r0 * (z2 - z1);
+        const std::int64_t k = std::max<std::int64_t>(
+            8, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 * rho / step)));
+        for (std::int64_t q = 0; q < k; ++q) {
+          const double t = 2.0 * M_PI * (static_cast<double>(q) + 0.5) / static_cast<double>(k);
+          double out[3] = {rho * std::cos(t), rho * std::sin(t), zc};
+          double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], c0[2] + r0 * out[2]};
+          add(x, out, ring_area / static_cast<double>(k));
+        }
+      }
+    }
+  }
+  // Per unit of each control volume's volume.
+  for (std::int64_t i = 0; i < np; ++i) {
+    if (area[static_cast<std::size_t>(i)] == 0.0) continue;
+    const auto ic = s.coords(i);
+    double volume = 1.0;
+    for (int a = 0; a < s.dims; ++a) {
+      const auto [lo, hi] = s.cell(a, ic[a]);
+      volume *= hi - lo;
+    }
+    area[static_cast<std::size_t>(i)] /= volume;
+  }
+  return area;
+}
+
+std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
+                                      const std::vector<std::int32_t>& ids) {
+  Sampler s(c);
+  const Materials m(s, ids);
   const Shape sh = s.prepare(shape, "sources");
-  const std::vector<const Shape*> list{&sh};
+  std::vector<const Shape*> list = m.shape_list;
+  list.push_back(&sh);
   const std::int64_t np = s.points();
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
 #pragma omp parallel for schedule(dynamic, 256) if (np >= 4096)
   for (std::int64_t i = 0; i < np; ++i) {
     const auto ic = s.coords(i);
-    if (!s.crosses(sh, i)) {
+    if (!s.crosses(sh, i) && !m.near_surface(i)) {
       double x[3] = {0, 0, 0};
       for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
-      out[static_cast<std::size_t>(i)] = sh.contains(x, s.dims) ? 1.0 : 0.0;
+      const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
+      out[static_cast<std::size_t>(i)] = body && sh.contains(x, s.dims) ? 1.0 : 0.0;
       continue;
     }
     double inside = 0.0, volume = 0.0;
     for_sub_cells(s, list, i, [&](const double* x, double v) {
-      if (sh.contains(x, s.dims)) inside += v;
+      if (sh.contains(x, s.dims) && m.at(x, i) != kVoid) inside += v;
       volume += v;
     });
     out[static_cast<std::size_t>(i)] = inside / volume;

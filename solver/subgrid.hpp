@@ -49,8 +49,18 @@ struct SubgridMaterials {
 };
 SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids);
 
-// The fraction of each node's control volume that `shape` (box, ball or where) holds, sampled
-// as the capacities are: 0 or 1 away from its surface.
-std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape);
+// Per node, the area of void region `region`'s surface that faces the body inside the node's
+// control volume, over the control volume's volume (1/m; a 2D grid's surfaces are lines of
+// 1 m depth, a 1D grid's points of 1 m^2): a box's faces and a ball's sphere, cut in elements
+// an eighth of a spacing across, each going to the node nearest it where the point just
+// outside it is body (not a void, inside the domain). Throws std::invalid_argument for a
+// `where` void.
+std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
+                                       std::size_t region);
+
+// The fraction of each node's control volume that `shape` holds and no void does, sampled as
+// the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c)).
+std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
+                                      const std::vector<std::int32_t>& ids);
 
 }  // namespace heatsim::solver

@@ -124,14 +124,16 @@ class CpuBackend final : public Backend {
         const T* row = &cur_[layout_.index(0, y, z)];
         for (std::int64_t x = 0; x < n[0]; ++x) {
           const double v = static_cast<double>(row[x]);
+          // With fields, the heat content: each node also weighs by its rho*c_p; a node of
+          // capacity 0 lies inside a void and is no part of the body.
+          const double c = capacity ? capacity[(z * n[1] + y) * n[0] + x] : 1.0;
+          if (c == 0.0) continue;
           if (!std::isfinite(v)) {
             ++bad;
             continue;
           }
           mn = std::min(mn, v);
           mx = std::max(mx, v);
-          // With fields, the heat content: each node also weighs by its rho*c_p.
-          const double c = capacity ? capacity[(z * n[1] + y) * n[0] + x] : 1.0;
           total += wzy * weight(0, x) * c * v;
         }
       }
@@ -353,7 +355,12 @@ class CpuBackend final : public Backend {
       return out;
     };
     k_ = padded(f.conductivity);
-    capacity_ = padded(f.capacity);
+    // dt / C in T as the step forms it (T(dt) / T(C)); 0 inside a void (C = 0): not stepped.
+    dtc_ = padded(f.capacity);
+    for (T& v : dtc_)
+      if (v != T(0)) v = static_cast<T>(p_.dt) / v;
+    transfer_.clear();
+    if (!f.transfer.empty()) transfer_ = padded(f.transfer);
     q_.clear();
     for (const auto& src : f.sources) q_.push_back(padded(src.density));
     for (int axis = 0; axis < p_.dims; ++axis) {
@@ -466,7 +473,7 @@ class CpuBackend final : public Backend {
   //     flow += inv_h2[axis] * (K(i, i-e) * (u[i-e] - u_i) + K(i, i+e) * (u[i+e] - u_i))
   //   src = 0
   //   for s in sources order: src += factor_s * q_s[i]
-  //   u_i <- u_i + (dt / C_i) * (flow + src)
+  //   u_i <- u_i + (dt / C_i) * (flow + src)           ((flow + src) - H_i u_i with surfaces)
   // with K the face's kf_ entry (conductance(k_i, k_j) unless the faces are given),
   // inv_h2[axis] = T(1 / h^2) and
   // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
@@ -475,7 +482,6 @@ class CpuBackend final : public Backend {
     const auto& n = p_.n;
     const int dims = p_.dims;
     const int sources = static_cast<int>(q_.size());
-    const T dt = static_cast<T>(p_.dt);
     std::array<T, kMaxDims> inv_h2{};
     std::array<std::int64_t, kMaxDims> st{};
     for (int a = 0; a < dims; ++a) {
@@ -485,7 +491,8 @@ class CpuBackend final : public Backend {
     const T* u = cur_.data();
     std::array<const T*, kMaxDims> kf{};
     for (int a = 0; a < dims; ++a) kf[a] = kf_[a].data();
-    const T* cap = capacity_.data();
+    const T* dtc = dtc_.data();
+    const T* H = transfer_.empty() ? nullptr : transfer_.data();
     std::array<const T*, kMaxSourceFields> q{};
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
     T* out = next_.data();
@@ -502,7 +509,7 @@ class CpuBackend final : public Backend {
           }
           T src = T(0);
           for (int s = 0; s < sources; ++s) src += factor[s] * q[s][i];
-          out[i] = ui + (dt / cap[i]) * (flow + src);
+          out[i] = H ? ui + dtc[i] * ((flow + src) - H[i] * ui) : ui + dtc[i] * (flow + src);
         }
       }
   }
@@ -526,7 +533,8 @@ class CpuBackend final : public Backend {
   PaddedLayout layout_;
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
-  std::vector<T> k_, capacity_;    // coefficient fields, padded like the field
+  std::vector<T> k_, dtc_;         // k and dt / rho c_p (0 in a void), padded like the field
+  std::vector<T> transfer_;        // H of surfaces inside the body, padded; empty: none
   std::array<std::vector<T>, kMaxDims> kf_;  // face conductances K(i, i + e_axis), padded
   std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
   bool parallel_ = true;

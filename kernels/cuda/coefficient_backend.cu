@@ -50,6 +50,7 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
   a.grid = grid_;
   a.conductivity = fields_.conductivity.template as<T>();
   fields_.face_pointers(a.faces);
+  a.transfer = fields_.has_transfer ? fields_.transfer.template as<T>() : nullptr;
   a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
   a.sources = fields_.sources;
   for (int s = 0; s < fields_.sources; ++s) a.source[s] = fields_.source[s].template as<T>();
@@ -251,6 +252,11 @@ std::string coefficient_unsupported_reason(const Capabilities& caps, const Stenc
     if (!caps.face_conductances)
       return "sub-grid face conductances (regions sampled below the grid) are not supported by "
              "this backend";
+  }
+  if (!c.transfer.empty()) {
+    if (c.transfer.size() != points) return "the surfaces' transfer must have one value per node";
+    if (!caps.face_conductances)
+      return "surfaces inside the body (void regions) are not supported by this backend";
   }
   return "";
 }

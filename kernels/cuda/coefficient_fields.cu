@@ -175,7 +175,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     for (std::int64_t y = 0; y < grid.n[1]; ++y)
       for (std::int64_t x = 0; x < grid.n[0]; ++x) {
         T& v = dtc[static_cast<std::size_t>(grid.index(x, y, z))];
-        v = static_cast<T>(p.dt) / v;
+        if (v != T(0)) v = static_cast<T>(p.dt) / v;  // 0 inside a void: not stepped
       }
   upload_array(dt_over_capacity, dtc);
   sources = static_cast<int>(c.sources.size());
@@ -183,6 +183,11 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     upload_array(source[s],
                  padded<T>(c.sources[static_cast<std::size_t>(s)].density, p, grid, false));
   upload_array(capacity, c.capacity);
+  has_transfer = !c.transfer.empty();
+  if (has_transfer) {
+    check(c.transfer, "transfer");
+    upload_array(transfer, padded<T>(c.transfer, p, grid, false));
+  }
   has_faces = c.has_faces();
   for (int a = 0; a < 3; ++a) {
     DeviceArray none;

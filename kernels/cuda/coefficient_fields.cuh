@@ -44,6 +44,8 @@ struct DeviceCoefficients {
   DeviceArray source[kMaxSourceFields];  // T, padded, q on the interior
   DeviceArray capacity;                  // double, compact [z][y][x]: the heat content's weights
   DeviceArray faces[3];                  // T, padded, K(i, i + e_a), ghost faces filled
+  DeviceArray transfer;                  // T, padded: H of surfaces inside the body
+  bool has_transfer = false;
   int sources = 0;
   bool has_faces = false;
 

@@ -31,6 +31,7 @@ struct CoefficientArgs {
   // is K(i, i + e_a). Null when the faces take the harmonic mean of k; a sweep then reads k.
   const T* faces[3] = {nullptr, nullptr, nullptr};
   const T* dt_over_capacity = nullptr;
+  const T* transfer = nullptr;  // H of surfaces inside the body (CoefficientFields::transfer)
   const T* source[kMaxSourceFields] = {};
   T factor[kMaxSourceFields] = {};  // Schedule::mean(t, t + dt) of each source, this step
   int sources = 0;
@@ -70,11 +71,14 @@ __device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64
   return src;
 }
 
-// The node's new value from its flow: u + dt/C * (flow + src).
+// The node's new value from its flow: u + dt/C * (flow + src), or with surfaces inside the body
+// u + dt/C * ((flow + src) - H u) (a warp-uniform test: one problem has them or not).
 template <typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
                                          T flow) {
-  return ui + a.dt_over_capacity[i] * (flow + node_source(a, i));
+  const T sum = flow + node_source(a, i);
+  return a.transfer ? ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui)
+                    : ui + a.dt_over_capacity[i] * sum;
 }
 
 }  // namespace heatsim::kernels::cuda

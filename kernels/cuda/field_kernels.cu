@@ -295,6 +295,7 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t x1 = min(x0 + kStatsChunk, g.n[0]);
     for (std::int64_t x = x0 + threadIdx.x; x < x1; x += blockDim.x) {
       const double v = static_cast<double>(r[x]);
+      if (c && c[x] == 0.0) continue;  // inside a void: no part of the body
       if (!isfinite(v)) {
         ++s.non_finite;
         continue;

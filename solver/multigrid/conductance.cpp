@@ -34,6 +34,7 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   base_.fixed.assign(static_cast<std::size_t>(np), 0);
   weight_.assign(static_cast<std::size_t>(np), 1.0);
   weighted_capacity_.assign(static_cast<std::size_t>(np), 0.0);
+  removed_.assign(static_cast<std::size_t>(np), 0);
 
   auto axis_weight = [&](int a, std::int64_t i) {
     if (a >= dims || base_.periodic[a]) return 1.0;
@@ -52,6 +53,13 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
         const double w[3] = {axis_weight(0, x), axis_weight(1, y), axis_weight(2, z)};
         weight_[i] = w[0] * w[1] * w[2];
         weighted_capacity_[i] = weight_[i] * fields_->capacity[i];
+        // A node inside a void (no capacity) is no part of the body: fixed, its value kept.
+        if (fields_->capacity[i] == 0.0) {
+          base_.fixed[i] = 1;
+          removed_[i] = 1;
+        }
+        // A surface inside the body: H u lost per unit volume, on the diagonal.
+        if (!fields_->transfer.empty()) base_.node_term[i] += weight_[i] * fields_->transfer[i];
         for (int a = 0; a < dims; ++a) {
           const bool last = c[a] == n[a] - 1;
           if (last && !base_.periodic[a]) continue;
@@ -120,7 +128,7 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
 
 bool HeatFlowOperator::floating() const {
   for (std::size_t i = 0; i < base_.fixed.size(); ++i)
-    if (base_.fixed[i] || base_.node_term[i] > 0.0) return false;
+    if ((base_.fixed[i] && !removed_[i]) || base_.node_term[i] > 0.0) return false;
   return true;
 }
 

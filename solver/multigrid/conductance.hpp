@@ -75,6 +75,7 @@ class HeatFlowOperator {
   kernels::LevelOperator base_;  // node term: transfer; conductances G; fixed: Dirichlet
   std::vector<double> weight_;
   std::vector<double> weighted_capacity_;
+  std::vector<char> removed_;  // nodes inside a void (capacity 0), fixed
   // Per boundary node and face: the constant Neumann load, and the convective weight
   // w_i * 2 h_c / h_axis that multiplies ambient(t).
   struct FaceLoad {

@@ -60,6 +60,7 @@ kernels::FieldStats ImplicitBackend::stats() {
       for (std::int64_t x = 0; x < n[0]; ++x) {
         const std::int64_t i = (z * n[1] + y) * n[0] + x;
         const double v = u[i];
+        if (capacity && capacity[i] == 0.0) continue;  // inside a void: no part of the body
         if (!std::isfinite(v)) {
           ++bad;
           continue;

@@ -152,6 +152,7 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
       fields->sources.push_back({extract_box(s.density, global.n, box), s.schedule});
     // A face's entry sits at its lower node, so the box's faces are the box's entries; the
     // last node's toward a neighbour's box lies in the overlap, whose values are discarded.
+    if (!g.transfer.empty()) fields->transfer = extract_box(g.transfer, global.n, box);
     if (g.has_faces())
       for (int a = 0; a < global.dims; ++a)
         fields->faces[static_cast<std::size_t>(a)] =

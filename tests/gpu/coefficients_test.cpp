@@ -122,7 +122,9 @@ struct Built {
 
 // A random problem on grid n: material map, sources, faces; dt at 0.4 of the Gershgorin limit.
 // With `sub_grid`, every face also gets its own conductance (CoefficientFields::faces, random
-// in the range of k, unrelated to the nodes' k), as sub-grid geometry gives.
+// in the range of k, unrelated to the nodes' k), as sub-grid geometry gives, a third of the
+// nodes a surface's transfer H (CoefficientFields::transfer), and about one node in 30 lies
+// inside a void (capacity 0: not stepped, not counted).
 Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision precision,
                      std::mt19937_64& rng, bool sub_grid = false) {
   Built b;
@@ -203,7 +205,18 @@ Built random_problem(int dims, const std::array<std::int64_t, 3>& n, Precision p
             << (f.time_dependent() ? "(t)" : "");
     }
   }
-  p.dt = 0.4 * c_min / (diag + convective);
+  // Surfaces inside the body: H up to a tenth of the conduction's diagonal (per capacity 1).
+  double h_max = 0.0;
+  if (sub_grid) {
+    fields->transfer.assign(static_cast<std::size_t>(points), 0.0);
+    for (std::size_t i = 0; i < fields->transfer.size(); ++i) {
+      if (std::uniform_int_distribution<int>(0, 2)(rng) == 0)
+        fields->transfer[i] = uniform(rng, 0.0, 0.1 * diag);
+      h_max = std::max(h_max, fields->transfer[i]);
+      if (std::uniform_int_distribution<int>(0, 29)(rng) == 0) fields->capacity[i] = 0.0;
+    }
+  }
+  p.dt = 0.4 * c_min / (diag + convective + h_max);
   // Keep the schedules' times on the steps: rescale them to the final dt.
   for (auto& f : p.faces) {
     for (auto& q : f.table) q[0] *= p.dt / dt;

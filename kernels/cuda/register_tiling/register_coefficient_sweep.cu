@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
     T minus = T(0);                  // output p-1: K_lo (u_lo - u_i) of the march axis
     T dtc = T(0);                    // output p-1: dt / C
     T src = T(0);                    // output p-1: its sources at this step's factors
+    T hold = T(0);                   // output p-1: H of a surface inside the body
 
     load(p_begin);
     int b = 0;
@@ -125,7 +126,9 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         k_march = face_conductance(k_prev, kc);
       if (p > m0) {  // output p-1 is complete with its march-plus face
         flow += inv_m * (minus + k_march * (uc - u_prev));
-        if (active) a.out[own + (p - 1) * march_pitch] = u_prev + dtc * (flow + src);
+        if (active)
+          a.out[own + (p - 1) * march_pitch] =
+              a.transfer ? u_prev + dtc * ((flow + src) - hold * u_prev) : u_prev + dtc * (flow + src);
       }
       if (p >= m0 && p < m1) {
         flow = T(0);
@@ -150,6 +153,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         if (active) {
           dtc = a.dt_over_capacity[i];
           src = node_source(a, i);
+          if (a.transfer) hold = a.transfer[i];
         }
       }
       u_prev = uc;

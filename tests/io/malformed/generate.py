@@ -342,6 +342,26 @@ real("regions_unknown_material", "regions[1].material: unknown material 'coper' 
 real("regions_not_list", "regions: expected a list of regions",
      "regions:\n  - {material: mold}\n  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
      "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n", "regions: {material: mold}\n")
+real("void_with_material", "regions[1].material: a void region holds no material",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}")
+real("void_without_shape", "regions[1]: a void needs a shape",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}", "{void: true}")
+real("void_surface_dirichlet", "regions[1].surface.type: a void's surface is convective",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, box: {lower: [0, 0], upper: [0.5, 0.5]}, surface: {type: dirichlet, value: 3}}")
+real("void_surface_on_where", "regions[2].surface: a surface condition needs the void's surface area",
+     "{material: copper, where: \"x > 0.7 && y < 0.2\"}",
+     "{void: true, where: \"x > 0.7 && y < 0.2\", surface: {type: convective, h: 5, ambient: 300}}")
+real("void_surface_h_negative", "regions[1].surface.h: must be >= 0",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, box: {lower: [0, 0], upper: [0.5, 0.5]}, surface: {type: convective, h: -5, ambient: 300}}")
+real("surface_without_void", "regions[1].surface: only a void region",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}, surface: {type: convective, h: 5, ambient: 300}}")
+real("void_not_boolean", "regions[1].void: expected true or false",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: yes please, box: {lower: [0, 0], upper: [0.5, 0.5]}}")
 real("regions_material_missing", "regions[0].material: missing required key", "{material: mold}", "{}")
 real("regions_two_shapes", "regions[1].where: give at most one shape",
      "upper: [0.5, 0.5]}}", "upper: [0.5, 0.5]}, where: \"x > 0\"}")
