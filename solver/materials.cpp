@@ -74,9 +74,10 @@ std::string location(const NodeGrid& g, std::int64_t i) {
 // Which nodes lie inside a box, ball or `where` shape (`key` names the shape in messages).
 // Bounds are inclusive, and a node within 1e-9 of a spacing of a bound counts as on it, so a
 // bound written as a node's decimal coordinate (0.3 for 3 * 0.1) takes that node in.
-// `strict` (voids): a node on a box's or ball's surface (within the same 1e-9 of a spacing) is
-// outside, so a node a void's surface passes through stays the body's, as its control volume
-// is in part.
+// `strict` (voids): a box holds a node when it holds the node's whole control volume (half a
+// spacing each way, clipped to the domain), a ball when the node lies inside its surface by more
+// than 1e-9 of a spacing; so a node whose control volume the body shares stays the body's (its
+// capacity is not 0).
 std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std::string& key,
                                bool strict = false) {
   const NodeGrid g(c);
@@ -102,8 +103,15 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
         break;
       case ShapeKind::box:
         for (int a = 0; a < g.dims; ++a) {
-          const double tol = (strict ? -1e-9 : 1e-9) * g.h[a];
-          if (x[a] < shape.lower[a] - tol || x[a] > shape.upper[a] + tol) in = false;
+          const double tol = 1e-9 * g.h[a];
+          double lo = x[a], hi = x[a];
+          if (strict) {
+            const bool periodic = c.boundary[2 * a].kind == BoundaryKind::periodic;
+            const double end = static_cast<double>(g.n[a] - 1) * g.h[a];
+            lo = periodic ? x[a] - 0.5 * g.h[a] : std::max(x[a] - 0.5 * g.h[a], 0.0);
+            hi = periodic ? x[a] + 0.5 * g.h[a] : std::min(x[a] + 0.5 * g.h[a], end);
+          }
+          if (lo < shape.lower[a] - tol || hi > shape.upper[a] + tol) in = false;
         }
         break;
       case ShapeKind::ball: {
