@@ -591,7 +591,7 @@ int run_case(const RunOptions& options) {
            if (collective) {
              io::write_field_file_collective(
                  io::output_path(c, s.step()),
-                 io::make_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
+                 io::output_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
                  io::FieldFileKind::output);
              if (series) series->add_to_index(s.step(), s.time());
            } else {

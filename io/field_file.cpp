@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <zlib.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -95,6 +96,9 @@ constexpr std::int64_t kFormatVersion = 1;
 // Chunks of checkpoints stay below this size (HDF5 caps a chunk at 4 GiB; smaller chunks
 // keep the checksum granularity and the read buffers reasonable).
 constexpr std::size_t kMaxChunkBytes = std::size_t{16} << 20;
+// Chunks of compressed output files: large enough for deflate to find what repeats, small
+// enough that every thread has chunks to compress and a reader inflates little it does not need.
+constexpr std::size_t kCompressedChunkBytes = std::size_t{1} << 20;
 
 // ---- attributes ------------------------------------------------------------------------
 
@@ -191,14 +195,15 @@ std::vector<hsize_t> dataset_dims(const FieldMeta& m) {
   return d;
 }
 
-std::vector<hsize_t> chunk_dims(std::vector<hsize_t> d, std::size_t element_bytes) {
+std::vector<hsize_t> chunk_dims(std::vector<hsize_t> d, std::size_t element_bytes,
+                                std::size_t max_bytes = kMaxChunkBytes) {
   auto bytes = [&] {
     std::size_t b = element_bytes;
     for (hsize_t v : d) b *= static_cast<std::size_t>(v);
     return b;
   };
   // Halve the slowest axis that still can be halved until the chunk fits.
-  while (bytes() > kMaxChunkBytes) {
+  while (bytes() > max_bytes) {
     auto it = std::find_if(d.begin(), d.end(), [](hsize_t v) { return v > 1; });
     if (it == d.end()) break;
     *it = (*it + 1) / 2;
@@ -216,6 +221,9 @@ void validate_meta(const FieldMeta& m, std::size_t values) {
   if (static_cast<std::int64_t>(values) != m.points())
     throw std::runtime_error("field holds " + std::to_string(values) + " values, grid has " +
                              std::to_string(m.points()));
+  if (m.compression < 0 || m.compression > 9)
+    throw std::runtime_error("compression must be a deflate level 0-9, not " +
+                             std::to_string(m.compression));
 }
 
 // FNV-1a (64 bit) over the attributes in a fixed order: Fletcher32 guards only the data, and
@@ -252,8 +260,14 @@ std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
   return h;
 }
 
+bool compressed(const FieldMeta& m, FieldFileKind kind) {
+  return kind == FieldFileKind::output && m.compression > 0;
+}
+
 // The dataset's creation properties: no modification times in the object header (the same
-// state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter.
+// state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter;
+// compressed outputs chunked with shuffle (the values' bytes grouped by significance, which
+// deflate finds far more repetition in) and deflate.
 Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
   const bool fp32 = m.precision == "fp32";
   Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
@@ -262,6 +276,12 @@ Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
     const std::vector<hsize_t> chunk = chunk_dims(dataset_dims(m), fp32 ? 4 : 8);
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
     check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
+  } else if (compressed(m, kind)) {
+    const std::vector<hsize_t> chunk =
+        chunk_dims(dataset_dims(m), fp32 ? 4 : 8, kCompressedChunkBytes);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+    check(H5Pset_shuffle(dcpl.get()), "shuffle filter");
+    check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(m.compression)), "deflate filter");
   }
   return dcpl;
 }
@@ -377,13 +397,34 @@ std::uint32_t fletcher32(const unsigned char* data, std::size_t bytes) {
   return (sum2 << 16) | sum1;
 }
 
-// A checkpoint's chunks, filtered as HDF5 would (the chunk's values in C order, zeros beyond
-// the grid's edge as in a chunk HDF5 fills, then the Fletcher32 sum), handed to
-// H5Dwrite_chunk in the order H5Dwrite takes them (chunk index ascending), so the file is
-// the one H5Dwrite makes; but a batch of chunks is built and checksummed on every thread,
-// where H5Dwrite filters one chunk after another on one.
+// HDF5's shuffle filter (H5Z_FILTER_SHUFFLE): byte j of value i goes to j * values + i, so
+// the values' sign and exponent bytes lie together.
+void shuffle_bytes(const unsigned char* in, std::size_t bytes, std::size_t value_bytes,
+                   unsigned char* out) {
+  const std::size_t values = bytes / value_bytes;
+  for (std::size_t j = 0; j < value_bytes; ++j) {
+    unsigned char* to = out + j * values;
+    const unsigned char* from = in + j;
+    for (std::size_t i = 0; i < values; ++i) to[i] = from[i * value_bytes];
+  }
+  std::memcpy(out + values * value_bytes, in + values * value_bytes, bytes % value_bytes);
+}
+
+// How a dataset's chunks are filtered, as its pipeline (field_dataset_properties) would:
+// a checkpoint's with the Fletcher32 sum, a compressed output's by shuffle then deflate.
+struct ChunkFilters {
+  bool fletcher32 = false;
+  int deflate = 0;  // level; 0: no shuffle, no deflate
+};
+
+// A dataset's chunks, filtered as HDF5 would (the chunk's values in C order, zeros beyond the
+// grid's edge as in a chunk HDF5 fills, then the filters), handed to H5Dwrite_chunk in the
+// order H5Dwrite takes them (chunk index ascending), so the file is the one H5Dwrite makes;
+// but a batch of chunks is built, checksummed or compressed on every thread, where H5Dwrite
+// filters one chunk after another on one. Deflate is zlib's compress2 at the level, as
+// HDF5's filter calls it.
 void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& field,
-                  const std::vector<hsize_t>& chunk) {
+                  const std::vector<hsize_t>& chunk, ChunkFilters filters) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t value_bytes = fp32 ? 4 : 8;
   // Dataset and chunk extents as z, y, x (1 on unused axes).
@@ -396,7 +437,11 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
   for (int a = 0; a < 3; ++a) count[a] = (n[a] + c[a] - 1) / c[a];
   const std::int64_t chunks = count[0] * count[1] * count[2];
   const std::size_t data_bytes = static_cast<std::size_t>(c[0] * c[1] * c[2]) * value_bytes;
-  const std::size_t chunk_bytes = data_bytes + 4;
+  const bool deflate = filters.deflate > 0;
+  // Room for one filtered chunk: the values and the checksum, or deflate's worst case.
+  const std::size_t chunk_bytes =
+      deflate ? static_cast<std::size_t>(compressBound(static_cast<uLong>(data_bytes)))
+              : data_bytes + (filters.fletcher32 ? 4 : 0);
 #ifdef _OPENMP
   const int threads = std::max(1, omp_get_max_threads());
 #else
@@ -404,53 +449,78 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
 #endif
   const std::int64_t batch = std::min<std::int64_t>(chunks, 2 * threads);
   std::vector<unsigned char> buffers(static_cast<std::size_t>(batch) * chunk_bytes);
+  std::vector<std::size_t> filtered_bytes(static_cast<std::size_t>(batch), chunk_bytes);
   for (std::int64_t first = 0; first < chunks; first += batch) {
     const std::int64_t in_batch = std::min(batch, chunks - first);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t b = 0; b < in_batch; ++b) {
-      const std::int64_t k = first + b;
-      const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
-                                           k / count[2] % count[1] * c[1], k % count[2] * c[2]};
-      unsigned char* out = buffers.data() + static_cast<std::size_t>(b) * chunk_bytes;
-      std::memset(out, 0, data_bytes);
-      const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
-      const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
-      const std::int64_t row = std::min(c[2], n[2] - at[2]);
-      for (std::int64_t z = 0; z < rows_z; ++z)
-        for (std::int64_t y = 0; y < rows_y; ++y) {
-          const std::int64_t from = ((at[0] + z) * n[1] + at[1] + y) * n[2] + at[2];
-          const std::int64_t to = (z * c[1] + y) * c[2];
-          store_values(field, static_cast<std::size_t>(from), static_cast<std::size_t>(row), fp32,
-                       out + static_cast<std::size_t>(to) * value_bytes);
+    bool deflate_failed = false;
+#pragma omp parallel
+    {
+      // A compressed chunk is laid out and shuffled here, then deflated into the batch.
+      std::vector<unsigned char> raw(deflate ? data_bytes : 0), shuffled(raw.size());
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t b = 0; b < in_batch; ++b) {
+        const std::int64_t k = first + b;
+        const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
+                                             k / count[2] % count[1] * c[1], k % count[2] * c[2]};
+        unsigned char* slot = buffers.data() + static_cast<std::size_t>(b) * chunk_bytes;
+        unsigned char* out = deflate ? raw.data() : slot;
+        const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
+        const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
+        const std::int64_t row = std::min(c[2], n[2] - at[2]);
+        // Only an edge chunk has bytes no value lands on.
+        if (rows_z < c[0] || rows_y < c[1] || row < c[2]) std::memset(out, 0, data_bytes);
+        for (std::int64_t z = 0; z < rows_z; ++z)
+          for (std::int64_t y = 0; y < rows_y; ++y) {
+            const std::int64_t from = ((at[0] + z) * n[1] + at[1] + y) * n[2] + at[2];
+            const std::int64_t to = (z * c[1] + y) * c[2];
+            store_values(field, static_cast<std::size_t>(from), static_cast<std::size_t>(row),
+                         fp32, out + static_cast<std::size_t>(to) * value_bytes);
+          }
+        if (deflate) {
+          shuffle_bytes(raw.data(), data_bytes, value_bytes, shuffled.data());
+          uLongf size = static_cast<uLongf>(chunk_bytes);
+          if (compress2(slot, &size, shuffled.data(), static_cast<uLong>(data_bytes),
+                        filters.deflate) != Z_OK) {
+#pragma omp atomic write
+            deflate_failed = true;
+          }
+          filtered_bytes[static_cast<std::size_t>(b)] = size;
+        } else if (filters.fletcher32) {
+          const std::uint32_t sum = fletcher32(out, data_bytes);
+          for (int i = 0; i < 4; ++i) out[data_bytes + i] = static_cast<unsigned char>(sum >> 8 * i);
         }
-      const std::uint32_t sum = fletcher32(out, data_bytes);
-      for (int i = 0; i < 4; ++i) out[data_bytes + i] = static_cast<unsigned char>(sum >> 8 * i);
+      }
     }
+    if (deflate_failed) throw std::runtime_error("cannot compress the field (zlib)");
     for (std::int64_t b = 0; b < in_batch; ++b) {
       const std::int64_t k = first + b;
       const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
                                            k / count[2] % count[1] * c[1], k % count[2] * c[2]};
       std::vector<hsize_t> offset(rank);
       for (std::size_t a = 0; a < rank; ++a) offset[a] = static_cast<hsize_t>(at[3 - rank + a]);
-      check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(), chunk_bytes,
+      check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(),
+                           filtered_bytes[static_cast<std::size_t>(b)],
                            buffers.data() + static_cast<std::size_t>(b) * chunk_bytes),
             "cannot write the field");
     }
   }
 }
 
-// A checkpoint's dataset `name` ([z][y][x] in m.precision, chunked with the Fletcher32 filter),
-// its chunks built by write_chunks.
-void write_checkpoint_dataset(hid_t file, const char* name, const FieldMeta& m, hid_t space,
-                              const std::vector<double>& values) {
-  Handle dcpl = field_dataset_properties(m, FieldFileKind::checkpoint);
+// A chunked dataset `name` ([z][y][x] in m.precision; a checkpoint's with the Fletcher32
+// filter, a compressed output's with shuffle and deflate), its chunks built by write_chunks.
+void write_chunked_dataset(hid_t file, const char* name, const FieldMeta& m, FieldFileKind kind,
+                           hid_t space, const std::vector<double>& values) {
+  Handle dcpl = field_dataset_properties(m, kind);
   Handle dset =
       check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
                           space, H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                H5Dclose, "cannot create the dataset");
   std::vector<hsize_t> chunk(dataset_dims(m).size());
   check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
-  write_chunks(dset.get(), m, values, chunk);
+  ChunkFilters filters;
+  filters.fletcher32 = kind == FieldFileKind::checkpoint;
+  filters.deflate = compressed(m, kind) ? m.compression : 0;
+  write_chunks(dset.get(), m, values, chunk, filters);
   check(dset.close(), "cannot write the field");
 }
 
@@ -483,14 +553,15 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                           H5Sclose, "dataspace");
   haddr_t data_offset = HADDR_UNDEF;
-  if (kind == FieldFileKind::checkpoint) {
-    write_checkpoint_dataset(file.get(), kFieldDataset, m, space.get(), field);
+  if (kind == FieldFileKind::checkpoint || compressed(m, kind)) {
+    write_chunked_dataset(file.get(), kFieldDataset, m, kind, space.get(), field);
     if (!previous.empty()) {
       // Always fp64: within a call of several implicit steps the field of step - 1 is never
       // rounded to the run's precision, and a restart must see it as the run did.
       FieldMeta exact = m;
       exact.precision = "fp64";
-      write_checkpoint_dataset(file.get(), kPreviousFieldDataset, exact, space.get(), previous);
+      write_chunked_dataset(file.get(), kPreviousFieldDataset, exact, kind, space.get(),
+                            previous);
     }
   } else {
     Handle dcpl = field_dataset_properties(m, kind);
@@ -599,10 +670,17 @@ Handle open_read_only(const std::string& path) {
                   "cannot open: the file is truncated or damaged");
 }
 
+// How a field dataset is stored: its filters and its size in the file.
+struct DatasetStorage {
+  bool checksummed = false;  // the Fletcher32 filter (verified on read)
+  int deflate = 0;           // the deflate filter's level; 0: none
+  std::uint64_t bytes = 0;   // H5Dget_storage_size
+};
+
 // Checks the dataset `name` against the grid of m and the precision it is stored in, and reads
-// it into `values` when not null. True when it carries the Fletcher32 filter (verified on read).
-bool read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
-                        const std::string& precision, std::vector<double>* values) {
+// it into `values` when not null.
+DatasetStorage read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
+                                  const std::string& precision, std::vector<double>* values) {
   const std::string what = std::string("dataset /") + name;
   Handle dset = check_id(H5Dopen2(root, name, H5P_DEFAULT), H5Dclose, "cannot open the " + what);
   Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
@@ -616,23 +694,26 @@ bool read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
   if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bytes)
     throw std::runtime_error(what + ": type does not match precision " + precision);
   Handle dcpl = check_id(H5Dget_create_plist(dset.get()), H5Pclose, "dataset properties");
-  bool checksummed = false;
+  DatasetStorage storage;
   const int filters = H5Pget_nfilters(dcpl.get());
   for (int i = 0; i < filters; ++i) {
     unsigned flags = 0;
-    std::size_t nelem = 0;
+    unsigned values_of_filter[1] = {0};
+    std::size_t nelem = 1;
     unsigned config = 0;
-    if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr, 0, nullptr,
-                       &config) == H5Z_FILTER_FLETCHER32)
-      checksummed = true;
+    const H5Z_filter_t filter = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags,
+                                               &nelem, values_of_filter, 0, nullptr, &config);
+    if (filter == H5Z_FILTER_FLETCHER32) storage.checksummed = true;
+    if (filter == H5Z_FILTER_DEFLATE) storage.deflate = nelem > 0 ? int(values_of_filter[0]) : 1;
   }
+  storage.bytes = H5Dget_storage_size(dset.get());
   if (values) {
     values->resize(static_cast<std::size_t>(m.points()));
     check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()),
           what + " fails its checksum or cannot be read; the file is corrupt");
   }
   check(dset.close(), "cannot close the " + what);
-  return checksummed;
+  return storage;
 }
 
 FieldFile read_file(const std::string& path, bool with_data) {
@@ -698,12 +779,17 @@ FieldFile read_file(const std::string& path, bool with_data) {
 
     if (H5Lexists(root, kFieldDataset, H5P_DEFAULT) <= 0)
       throw std::runtime_error(std::string("dataset /") + kFieldDataset + " is missing");
-    out.checksummed =
+    const DatasetStorage storage =
         read_field_dataset(root, kFieldDataset, m, m.precision, with_data ? &out.field : nullptr);
+    out.checksummed = storage.checksummed;
+    out.deflate = storage.deflate;
+    out.stored_bytes = storage.bytes;
+    if (out.kind == FieldFileKind::output) m.compression = storage.deflate;
     if (out.kind == FieldFileKind::checkpoint &&
         H5Lexists(root, kPreviousFieldDataset, H5P_DEFAULT) > 0 &&
         !read_field_dataset(root, kPreviousFieldDataset, m, "fp64",
-                            with_data ? &out.previous : nullptr))
+                            with_data ? &out.previous : nullptr)
+             .checksummed)
       throw std::runtime_error(std::string("dataset /") + kPreviousFieldDataset +
                                " has no checksum");
     check(file.close(), "cannot close the file");

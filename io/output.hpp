@@ -63,6 +63,11 @@ void mark_failed_run(const solver::Case& c, int exit_code, const std::string& me
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);
 
+// An output file's meta: make_meta's, stored in output.precision where the case gives one
+// (fp32 for an fp64 run) and compressed at output.compression.
+FieldMeta output_meta(const solver::Case& c, double dt, const std::string& backend,
+                      std::int64_t step, double time);
+
 class OutputSeries {
  public:
   // Adopts field files already in the directory (a restarted run's earlier outputs) so the
