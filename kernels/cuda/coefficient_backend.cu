@@ -178,6 +178,12 @@ class CoefficientBackend final : public Backend {
     download_interior(field, field_.cur(), field_.grid());
   }
 
+  void download_to(double* out) override {
+    const std::size_t points = static_cast<std::size_t>(field_.problem().points());
+    check_ready_and_size(points);
+    download_interior(out, points, field_.cur(), field_.grid());
+  }
+
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error(name_ + " backend: advance() before setup()");
     field_.advance(steps, step0);
