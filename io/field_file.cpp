@@ -314,12 +314,17 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
 
 // Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
 // on device").
-void write_bytes(const std::string& path, const char* data, std::size_t size) {
+// With `progress`, its counts follow the write (in pieces of 64 MiB, so a progress line on
+// another thread sees the bytes move).
+void write_bytes(const std::string& path, const char* data, std::size_t size,
+                 WriteProgress* progress = nullptr) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(std::strerror(errno));
+  if (progress) progress->bytes = size;
+  constexpr std::size_t kPiece = std::size_t{64} << 20;
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
+    const ssize_t n = ::write(fd, data + done, std::min(kPiece, size - done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
@@ -327,6 +332,7 @@ void write_bytes(const std::string& path, const char* data, std::size_t size) {
       throw std::runtime_error(std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
+    if (progress) progress->written = done;
   }
   if (::fsync(fd) != 0) {
     const int err = errno;
@@ -345,7 +351,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 // Values [first, first + count) of the field in the file's type, at `out` (any alignment).
 // An fp32 run's values are floats widened to double: the narrowing is exact.
-void store_values(const std::vector<double>& field, std::size_t first, std::size_t count, bool fp32,
+void store_values(const double* field, std::size_t first, std::size_t count, bool fp32,
                   unsigned char* out) {
   if (fp32) {
     for (std::size_t i = 0; i < count; ++i) {
@@ -353,15 +359,15 @@ void store_values(const std::vector<double>& field, std::size_t first, std::size
       std::memcpy(out + 4 * i, &v, 4);
     }
   } else {
-    std::memcpy(out, field.data() + first, 8 * count);
+    std::memcpy(out, field + first, 8 * count);
   }
 }
 
 // The same over the whole field on every thread, in pieces of 1 MiB or so: each value is
 // converted on its own, so the bytes are those of one thread.
-void store_field(const std::vector<double>& field, bool fp32, unsigned char* out) {
+void store_field(const double* field, std::size_t count, bool fp32, unsigned char* out) {
   const std::int64_t piece = 1 << 17;
-  const std::int64_t values = static_cast<std::int64_t>(field.size());
+  const std::int64_t values = static_cast<std::int64_t>(count);
   const std::size_t size = fp32 ? 4 : 8;
 #pragma omp parallel for schedule(static)
   for (std::int64_t first = 0; first < values; first += piece)
@@ -423,7 +429,7 @@ struct ChunkFilters {
 // but a batch of chunks is built, checksummed or compressed on every thread, where H5Dwrite
 // filters one chunk after another on one. Deflate is zlib's compress2 at the level, as
 // HDF5's filter calls it.
-void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& field,
+void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
                   const std::vector<hsize_t>& chunk, ChunkFilters filters) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t value_bytes = fp32 ? 4 : 8;
@@ -509,7 +515,7 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
 // A chunked dataset `name` ([z][y][x] in m.precision; a checkpoint's with the Fletcher32
 // filter, a compressed output's with shuffle and deflate), its chunks built by write_chunks.
 void write_chunked_dataset(hid_t file, const char* name, const FieldMeta& m, FieldFileKind kind,
-                           hid_t space, const std::vector<double>& values) {
+                           hid_t space, const double* values) {
   Handle dcpl = field_dataset_properties(m, kind);
   Handle dset =
       check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
@@ -533,8 +539,9 @@ void write_chunked_dataset(hid_t file, const char* name, const FieldMeta& m, Fie
 // HDF5 gives it (H5Dget_offset), in the core driver's own buffer (H5Fget_vfd_handle); a
 // checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
-void write_file_image(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
-                      FieldFileKind kind, const std::vector<double>& previous) {
+void write_file_image(const std::string& path, const FieldMeta& m, const double* field,
+                      FieldFileKind kind, const std::vector<double>& previous,
+                      WriteProgress* progress) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
@@ -561,7 +568,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
       FieldMeta exact = m;
       exact.precision = "fp64";
       write_chunked_dataset(file.get(), kPreviousFieldDataset, exact, kind, space.get(),
-                            previous);
+                            previous.data());
     }
   } else {
     Handle dcpl = field_dataset_properties(m, kind);
@@ -576,8 +583,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
     check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
                               nullptr),
           "hyperslab");
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
-                   field.data()),
+    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, field),
           "cannot write the field");
     data_offset = H5Dget_offset(dset.get());
     if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
@@ -606,9 +612,10 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   if (data_offset != HADDR_UNDEF) {
     if (data_offset + data_bytes > static_cast<std::size_t>(size))
       throw std::runtime_error("the dataset lies outside the file image");
-    store_field(field, fp32, image + data_offset);
+    store_field(field, static_cast<std::size_t>(m.points()), fp32, image + data_offset);
   }
-  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size));
+  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size),
+              progress);
   check(file.close(), "cannot close the in-memory file");
 }
 
@@ -883,12 +890,18 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind,
                       const std::vector<double>& previous) {
+  write_field_file(path, meta, field.data(), field.size(), kind, previous);
+}
+
+void write_field_file(const std::string& path, const FieldMeta& meta, const double* field,
+                      std::size_t values, FieldFileKind kind,
+                      const std::vector<double>& previous, WriteProgress* progress) {
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
-    validate_meta(meta, field.size());
-    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.size()))
+    validate_meta(meta, values);
+    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != values))
       throw std::runtime_error("a previous field goes only into a checkpoint, one value a point");
-    write_file_image(tmp, meta, field, kind, previous);
+    write_file_image(tmp, meta, field, kind, previous, progress);
   });
 }
 

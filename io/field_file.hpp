@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -67,6 +68,18 @@ const char* to_string(FieldFileKind kind);
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind = FieldFileKind::output,
                       const std::vector<double>& previous = {});
+
+// How far a file's write has got, read by a progress line on another thread: the file's size
+// once its image is built, and the bytes of it on the disk so far.
+struct WriteProgress {
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> written{0};
+};
+
+// The same from `values` doubles at `field` (a writer's staging buffer), reporting progress.
+void write_field_file(const std::string& path, const FieldMeta& meta, const double* field,
+                      std::size_t values, FieldFileKind kind,
+                      const std::vector<double>& previous = {}, WriteProgress* progress = nullptr);
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.

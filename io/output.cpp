@@ -210,7 +210,13 @@ FieldMeta OutputSeries::meta(std::int64_t step, double time) const {
 }
 
 void OutputSeries::write(std::int64_t step, double time, const std::vector<double>& field) {
-  write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output);
+  write(step, time, field.data(), field.size());
+}
+
+void OutputSeries::write(std::int64_t step, double time, const double* field, std::size_t values,
+                         WriteProgress* progress) {
+  write_field_file(output_path(case_, step), meta(step, time), field, values,
+                   FieldFileKind::output, {}, progress);
   add_to_index(step, time);
 }
 
