@@ -185,17 +185,17 @@ std::string describe_writes(const char* what, double seconds, double bytes) {
 }
 
 // "time: setup 1.204 s, stepping 0.200 s, files 0.402 s, other 0.310 s; total 2.1 s; output
-// 3.114 s (17.180 GB, 5.52 GB/s), checkpoints ...; 3.7 of 4.1 s of writing hidden behind
-// stepping (90%)": the parts before `total` add up to it, `other` being the rest (NaN checks,
-// progress, probes, the bound's copy measurement, the summary); the writing after it ran on
-// the writer thread, and what of it the run did not wait for was hidden.
+// 3.114 s (17.180 GB, 5.52 GB/s), checkpoints ...; 3.7 of 4.1 s of writing hidden (90%)": the
+// parts before `total` add up to it, `other` being the rest (NaN checks, progress, probes, the
+// bound's copy measurement, the summary); the writing after it ran on the writer thread, and
+// what of it the run did not wait for (it stepped or did other work meanwhile) was hidden.
 std::string describe_wall_time(const WallTime& t, double total) {
   const double other = std::max(0.0, total - t.setup - t.stepping - t.files);
   const double writing = t.output + t.checkpoints;
   const double hidden = std::max(0.0, writing - t.waited);
   return fmt::format(
       "time: setup {:.3f} s, {} {:.3f} s, files {:.3f} s, other {:.3f} s; total {:.3f} s; {}, "
-      "{}; {:.3f} of {:.3f} s of writing hidden behind stepping ({:.0f}%)",
+      "{}; {:.3f} of {:.3f} s of writing hidden ({:.0f}%)",
       t.setup, t.stepping_name, t.stepping, t.files, other, total,
       describe_writes("output", t.output, t.output_bytes),
       describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), hidden, writing,
@@ -626,9 +626,11 @@ int run_case(const RunOptions& options) {
       writer.emplace(
           static_cast<std::size_t>(problem.points()),
           [&backend](std::size_t values) { return backend.allocate_host_staging(values); }, 2,
-          options.progress_seconds, [](const io::WriterActivity& a) {
+          options.progress_seconds,
+          [](const io::WriterActivity& a) {
             spdlog::info("waiting for the writer: {}", describe_writer(a));
-          });
+          },
+          backend.capabilities().gpu ? 0 : 1);
     sim.add_observer(
         {"output", c.output.every, options.restart.empty(), true, [&](solver::StepState& s) {
            if (writer) {

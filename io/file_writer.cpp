@@ -1,5 +1,9 @@
 #include "file_writer.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -17,12 +21,13 @@ double seconds_since(Clock::time_point t0) {
 }  // namespace
 
 FileWriter::FileWriter(std::size_t values, Allocate allocate, int buffers,
-                       double wait_report_seconds, OnWait on_wait)
+                       double wait_report_seconds, OnWait on_wait, int threads)
     : values_(values),
       allocate_(std::move(allocate)),
       max_buffers_(std::max(1, buffers)),
       wait_report_seconds_(wait_report_seconds > 0 ? wait_report_seconds : 2.0),
-      on_wait_(std::move(on_wait)) {
+      on_wait_(std::move(on_wait)),
+      threads_(threads) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -149,6 +154,10 @@ void FileWriter::finish() {
 }
 
 void FileWriter::run() {
+#ifdef _OPENMP
+  // The thread count is this thread's own setting: the run's thread keeps its own.
+  if (threads_ > 0) omp_set_num_threads(threads_);
+#endif
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] { return !queue_.empty() || stopping_; });

@@ -53,8 +53,11 @@ class FileWriter {
   // Called every `wait_report_seconds` while the run waits for the writer, with what it does.
   using OnWait = std::function<void(const WriterActivity&)>;
 
+  // `threads`: the OpenMP threads the writer builds its files on (0: as many as the run has).
+  // A run stepping on the CPU gives it 1, so that the writer does not take the cores from the
+  // stepping; a run on a GPU leaves it every core.
   FileWriter(std::size_t values, Allocate allocate, int buffers = 2,
-             double wait_report_seconds = 2.0, OnWait on_wait = {});
+             double wait_report_seconds = 2.0, OnWait on_wait = {}, int threads = 0);
   // Writes what is queued (unless a job failed), then ends the thread. Errors are not
   // thrown here: finish() reports them.
   ~FileWriter();
@@ -103,6 +106,7 @@ class FileWriter {
   const int max_buffers_;
   const double wait_report_seconds_;
   OnWait on_wait_;
+  const int threads_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -183,7 +183,7 @@ TEST_F(Cli, RunSummaryBreaksTheWallTimeDown) {
                  " s, files " + number + " s, other " + number + " s; total " + number +
                  " s; output " + number + " s" + rate + ", checkpoints " + number + " s" + rate +
                  "; " + number + " of " + number +
-                 R"( s of writing hidden behind stepping \(([0-9]+)%\)\n)")))
+                 R"( s of writing hidden \(([0-9]+)%\)\n)")))
       << r.output;
   const double setup = std::stod(m[1]), stepping = std::stod(m[2]), files = std::stod(m[3]);
   const double other = std::stod(m[4]), total = std::stod(m[5]);
