@@ -454,7 +454,10 @@ void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
   const int threads = 1;  // a build without OpenMP (the case fuzzer's)
 #endif
   const std::int64_t batch = std::min<std::int64_t>(chunks, 2 * threads);
-  std::vector<unsigned char> buffers(static_cast<std::size_t>(batch) * chunk_bytes);
+  // Not zero-filled: every byte a chunk hands to HDF5 is written first (2 x threads x 16 MiB
+  // for a checkpoint, which a vector would clear on one thread).
+  const std::unique_ptr<unsigned char[]> buffers(
+      new unsigned char[static_cast<std::size_t>(batch) * chunk_bytes]);
   std::vector<std::size_t> filtered_bytes(static_cast<std::size_t>(batch), chunk_bytes);
   for (std::int64_t first = 0; first < chunks; first += batch) {
     const std::int64_t in_batch = std::min(batch, chunks - first);
@@ -462,14 +465,16 @@ void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
 #pragma omp parallel
     {
       // A compressed chunk is laid out and shuffled here, then deflated into the batch.
-      std::vector<unsigned char> raw(deflate ? data_bytes : 0), shuffled(raw.size());
+      const std::size_t scratch = deflate ? data_bytes : 0;
+      const std::unique_ptr<unsigned char[]> raw(new unsigned char[scratch]),
+          shuffled(new unsigned char[scratch]);
 #pragma omp for schedule(dynamic, 1)
       for (std::int64_t b = 0; b < in_batch; ++b) {
         const std::int64_t k = first + b;
         const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
                                              k / count[2] % count[1] * c[1], k % count[2] * c[2]};
-        unsigned char* slot = buffers.data() + static_cast<std::size_t>(b) * chunk_bytes;
-        unsigned char* out = deflate ? raw.data() : slot;
+        unsigned char* slot = buffers.get() + static_cast<std::size_t>(b) * chunk_bytes;
+        unsigned char* out = deflate ? raw.get() : slot;
         const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
         const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
         const std::int64_t row = std::min(c[2], n[2] - at[2]);
@@ -483,9 +488,9 @@ void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
                          fp32, out + static_cast<std::size_t>(to) * value_bytes);
           }
         if (deflate) {
-          shuffle_bytes(raw.data(), data_bytes, value_bytes, shuffled.data());
+          shuffle_bytes(raw.get(), data_bytes, value_bytes, shuffled.get());
           uLongf size = static_cast<uLongf>(chunk_bytes);
-          if (compress2(slot, &size, shuffled.data(), static_cast<uLong>(data_bytes),
+          if (compress2(slot, &size, shuffled.get(), static_cast<uLong>(data_bytes),
                         filters.deflate) != Z_OK) {
 #pragma omp atomic write
             deflate_failed = true;
@@ -506,7 +511,7 @@ void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
       for (std::size_t a = 0; a < rank; ++a) offset[a] = static_cast<hsize_t>(at[3 - rank + a]);
       check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(),
                            filtered_bytes[static_cast<std::size_t>(b)],
-                           buffers.data() + static_cast<std::size_t>(b) * chunk_bytes),
+                           buffers.get() + static_cast<std::size_t>(b) * chunk_bytes),
             "cannot write the field");
     }
   }
