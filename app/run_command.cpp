@@ -209,6 +209,8 @@ std::string describe_writer(const io::WriterActivity& a) {
   const std::string file = std::filesystem::path(a.file).filename().string();
   const std::string queued = a.queued > 0 ? fmt::format(", {} more queued", a.queued) : "";
   if (a.bytes <= 0) return fmt::format("building {} ({}){}", file, format_seconds(a.seconds), queued);
+  if (a.bytes_done <= 0) return fmt::format("writing {} ({:.2f} GB){}", file, a.bytes / 1e9, queued);
+  // The rate over the job so far, its building included: what the file costs the run.
   return fmt::format("writing {} ({:.2f} of {:.2f} GB, {:.3g} GB/s){}", file, a.bytes_done / 1e9,
                      a.bytes / 1e9, a.seconds > 0 ? a.bytes_done / 1e9 / a.seconds : 0.0, queued);
 }
