@@ -615,19 +615,26 @@ int run_case(const RunOptions& options) {
     // staged once per step for both. A decomposed run writes on its own thread as before.
     // Declared after everything its jobs use, so it finishes them first.
     std::optional<io::FileWriter> writer;
+    // An fp32 run stages its floats (half the bytes, nothing widened); an fp64 run its doubles.
+    const bool fp32_staging = c.precision == solver::Precision::fp32;
     std::weak_ptr<const io::StagedField> last_staged;
     const auto staged = [&](solver::StepState& s) {
       std::shared_ptr<const io::StagedField> f = last_staged.lock();
       if (!f || f->step != s.step()) {
-        f = writer->stage(s.step(), [&](double* out) { backend.download_to(out); });
+        f = writer->stage(s.step(), [&](void* out) {
+          if (fp32_staging)
+            backend.download_to(static_cast<float*>(out));
+          else
+            backend.download_to(static_cast<double*>(out));
+        });
         last_staged = f;
       }
       return f;
     };
     if (!decomposed)
       writer.emplace(
-          static_cast<std::size_t>(problem.points()),
-          [&backend](std::size_t values) { return backend.allocate_host_staging(values); }, 2,
+          static_cast<std::size_t>(problem.points()), fp32_staging,
+          [&backend](std::size_t bytes) { return backend.allocate_host_staging(bytes); }, 2,
           options.progress_seconds,
           [](const io::WriterActivity& a) {
             spdlog::info("waiting for the writer: {}", describe_writer(a));
@@ -640,7 +647,7 @@ int run_case(const RunOptions& options) {
              writer->submit(io::FileWriter::Kind::output, path,
                             [&series, f = staged(s), step = s.step(), time = s.time(),
                              path](io::WriteProgress& progress) {
-                              series->write(step, time, f->values, f->size, &progress);
+                              series->write(step, time, f->values, &progress);
                               return file_bytes(path);
                             });
              return;
@@ -698,8 +705,7 @@ int run_case(const RunOptions& options) {
                                  previous = previous ? std::move(*previous)
                                                      : std::vector<double>()](
                                     io::WriteProgress& progress) {
-                                  io::write_checkpoint(path, meta, f->values, f->size, previous,
-                                                       &progress);
+                                  io::write_checkpoint(path, meta, f->values, previous, &progress);
                                   return file_bytes(path);
                                 });
                             return;

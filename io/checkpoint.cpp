@@ -45,10 +45,9 @@ void write_checkpoint(const std::string& path, const FieldMeta& meta,
   write_field_file(path, meta, field, FieldFileKind::checkpoint, previous);
 }
 
-void write_checkpoint(const std::string& path, const FieldMeta& meta, const double* field,
-                      std::size_t values, const std::vector<double>& previous,
-                      WriteProgress* progress) {
-  write_field_file(path, meta, field, values, FieldFileKind::checkpoint, previous, progress);
+void write_checkpoint(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      const std::vector<double>& previous, WriteProgress* progress) {
+  write_field_file(path, meta, field, FieldFileKind::checkpoint, previous, progress);
 }
 
 Checkpoint read_checkpoint(const std::string& path) {

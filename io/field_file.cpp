@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <utility>
 
@@ -351,23 +352,40 @@ void write_bytes(const std::string& path, const char* data, std::size_t size,
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "field files are written as little-endian bytes");
 
-// Values [first, first + count) of the field in the file's type, at `out` (any alignment).
-// An fp32 run's values are floats widened to double: the narrowing is exact.
-void store_values(const double* field, std::size_t first, std::size_t count, bool fp32,
-                  unsigned char* out) {
-  if (fp32) {
+// `count` values from `in` in the file's type (float when fp32), at `out` (any alignment).
+template <typename In>
+void store_from(const In* in, std::size_t count, bool fp32, unsigned char* out) {
+  if (fp32 && std::is_same_v<In, float>) {
+    std::memcpy(out, in, 4 * count);
+  } else if (!fp32 && std::is_same_v<In, double>) {
+    std::memcpy(out, in, 8 * count);
+  } else if (fp32) {
     for (std::size_t i = 0; i < count; ++i) {
-      const float v = static_cast<float>(field[first + i]);
+      const float v = static_cast<float>(in[i]);
       std::memcpy(out + 4 * i, &v, 4);
     }
   } else {
-    std::memcpy(out, field + first, 8 * count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double v = static_cast<double>(in[i]);
+      std::memcpy(out + 8 * i, &v, 8);
+    }
   }
+}
+
+// Values [first, first + count) of the field in the file's type, at `out` (any alignment).
+// An fp32 run's values are floats, whether held as floats or widened to double: the
+// narrowing is exact.
+void store_values(const FieldValues& field, std::size_t first, std::size_t count, bool fp32,
+                  unsigned char* out) {
+  if (field.floats)
+    store_from(field.floats + first, count, fp32, out);
+  else
+    store_from(field.doubles + first, count, fp32, out);
 }
 
 // The same over the whole field on every thread, in pieces of 1 MiB or so: each value is
 // converted on its own, so the bytes are those of one thread.
-void store_field(const double* field, std::size_t count, bool fp32, unsigned char* out) {
+void store_field(const FieldValues& field, std::size_t count, bool fp32, unsigned char* out) {
   const std::int64_t piece = 1 << 17;
   const std::int64_t values = static_cast<std::int64_t>(count);
   const std::size_t size = fp32 ? 4 : 8;
@@ -431,7 +449,7 @@ struct ChunkFilters {
 // but a batch of chunks is built, checksummed or compressed on every thread, where H5Dwrite
 // filters one chunk after another on one. Deflate is zlib's compress2 at the level, as
 // HDF5's filter calls it.
-void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
+void write_chunks(hid_t dset, const FieldMeta& m, const FieldValues& field,
                   const std::vector<hsize_t>& chunk, ChunkFilters filters) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t value_bytes = fp32 ? 4 : 8;
@@ -522,7 +540,7 @@ void write_chunks(hid_t dset, const FieldMeta& m, const double* field,
 // A chunked dataset `name` ([z][y][x] in m.precision; a checkpoint's with the Fletcher32
 // filter, a compressed output's with shuffle and deflate), its chunks built by write_chunks.
 void write_chunked_dataset(hid_t file, const char* name, const FieldMeta& m, FieldFileKind kind,
-                           hid_t space, const double* values) {
+                           hid_t space, const FieldValues& values) {
   Handle dcpl = field_dataset_properties(m, kind);
   Handle dset =
       check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
@@ -627,7 +645,7 @@ void set_image_buffers(hid_t fapl) {
 // HDF5 gives it (H5Dget_offset), in the core driver's own buffer (H5Fget_vfd_handle); a
 // checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
-void write_file_image(const std::string& path, const FieldMeta& m, const double* field,
+void write_file_image(const std::string& path, const FieldMeta& m, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous,
                       WriteProgress* progress) {
   const bool fp32 = m.precision == "fp32";
@@ -657,7 +675,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const double*
       FieldMeta exact = m;
       exact.precision = "fp64";
       write_chunked_dataset(file.get(), kPreviousFieldDataset, exact, kind, space.get(),
-                            previous.data());
+                            FieldValues{previous.data(), nullptr, previous.size()});
     }
   } else {
     Handle dcpl = field_dataset_properties(m, kind);
@@ -672,7 +690,10 @@ void write_file_image(const std::string& path, const FieldMeta& m, const double*
     check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
                               nullptr),
           "hyperslab");
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, field),
+    check(field.floats ? H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(),
+                                  H5P_DEFAULT, field.floats)
+                       : H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(),
+                                  H5P_DEFAULT, field.doubles),
           "cannot write the field");
     data_offset = H5Dget_offset(dset.get());
     if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
@@ -979,16 +1000,18 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind,
                       const std::vector<double>& previous) {
-  write_field_file(path, meta, field.data(), field.size(), kind, previous);
+  write_field_file(path, meta, FieldValues{field.data(), nullptr, field.size()}, kind, previous);
 }
 
-void write_field_file(const std::string& path, const FieldMeta& meta, const double* field,
-                      std::size_t values, FieldFileKind kind,
-                      const std::vector<double>& previous, WriteProgress* progress) {
+void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      FieldFileKind kind, const std::vector<double>& previous,
+                      WriteProgress* progress) {
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
-    validate_meta(meta, values);
-    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != values))
+    validate_meta(meta, field.count);
+    if (field.floats && meta.precision != "fp32")
+      throw std::runtime_error("an fp32 field's floats go only into an fp32 file");
+    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.count))
       throw std::runtime_error("a previous field goes only into a checkpoint, one value a point");
     write_file_image(tmp, meta, field, kind, previous, progress);
   });

@@ -76,10 +76,19 @@ struct WriteProgress {
   std::atomic<std::uint64_t> written{0};
 };
 
-// The same from `values` doubles at `field` (a writer's staging buffer), reporting progress.
-void write_field_file(const std::string& path, const FieldMeta& meta, const double* field,
-                      std::size_t values, FieldFileKind kind,
-                      const std::vector<double>& previous = {}, WriteProgress* progress = nullptr);
+// A field's values as a writer holds them: `count` doubles, or for an fp32 run `count` floats
+// (its staging at half the bytes); one of the two pointers is set.
+struct FieldValues {
+  const double* doubles = nullptr;
+  const float* floats = nullptr;
+  std::size_t count = 0;
+};
+
+// The same from `field` (a writer's staging buffer), reporting progress. Floats go only into
+// an fp32 file (meta.precision).
+void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      FieldFileKind kind, const std::vector<double>& previous = {},
+                      WriteProgress* progress = nullptr);
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.

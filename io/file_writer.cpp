@@ -20,9 +20,10 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
-FileWriter::FileWriter(std::size_t values, Allocate allocate, int buffers,
+FileWriter::FileWriter(std::size_t values, bool floats, Allocate allocate, int buffers,
                        double wait_report_seconds, OnWait on_wait, int threads)
     : values_(values),
+      floats_(floats),
       allocate_(std::move(allocate)),
       max_buffers_(std::max(1, buffers)),
       wait_report_seconds_(wait_report_seconds > 0 ? wait_report_seconds : 2.0),
@@ -84,7 +85,7 @@ void FileWriter::wait_for_writer(std::unique_lock<std::mutex>& lock, Ready ready
 }
 
 std::shared_ptr<const StagedField> FileWriter::stage(std::int64_t step,
-                                                     const std::function<void(double*)>& fill) {
+                                                     const std::function<void(void*)>& fill) {
   std::size_t slot = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -101,7 +102,7 @@ std::shared_ptr<const StagedField> FileWriter::stage(std::int64_t step,
       buffer_busy_.push_back(true);
       slot = buffers_.size() - 1;
       lock.unlock();
-      kernels::HostStaging buffer = allocate_(values_);
+      kernels::HostStaging buffer = allocate_(values_ * (floats_ ? sizeof(float) : sizeof(double)));
       lock.lock();
       buffers_[slot] = std::move(buffer);
       ++stats_.buffers;
@@ -112,7 +113,7 @@ std::shared_ptr<const StagedField> FileWriter::stage(std::int64_t step,
       buffer_busy_[slot] = true;
     }
   }
-  double* values = buffers_[slot].data();
+  void* data = buffers_[slot].data();
   // The slot is free again when the last holder lets go, on whichever thread that is.
   const auto release = [this, slot](StagedField* f) {
     delete f;
@@ -125,9 +126,15 @@ std::shared_ptr<const StagedField> FileWriter::stage(std::int64_t step,
   std::shared_ptr<const StagedField> staged;
   try {
     const Clock::time_point t0 = Clock::now();
-    fill(values);
+    fill(data);
     const double took = seconds_since(t0);
-    staged = std::shared_ptr<const StagedField>(new StagedField{step, values, values_}, release);
+    FieldValues values;
+    values.count = values_;
+    if (floats_)
+      values.floats = static_cast<const float*>(data);
+    else
+      values.doubles = static_cast<const double*>(data);
+    staged = std::shared_ptr<const StagedField>(new StagedField{step, values}, release);
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.staging_seconds += took;
   } catch (...) {

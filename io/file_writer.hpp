@@ -27,12 +27,12 @@
 
 namespace heatsim::io {
 
-// A field in a staging buffer: the values at `step`. The buffer returns to the writer when the
-// last holder (the run's cache, the jobs writing it) lets go.
+// A field in a staging buffer: the values at `step` (doubles, or an fp32 run's floats). The
+// buffer returns to the writer when the last holder (the run's cache, the jobs writing it)
+// lets go.
 struct StagedField {
   std::int64_t step = 0;
-  const double* values = nullptr;
-  std::size_t size = 0;
+  FieldValues values;
 };
 
 // What the writer is doing now, for the progress line.
@@ -48,15 +48,17 @@ struct WriterActivity {
 class FileWriter {
  public:
   enum class Kind { output, checkpoint };
-  // Allocates one staging buffer of `values` doubles (never zero-filled).
-  using Allocate = std::function<kernels::HostStaging(std::size_t values)>;
+  // Allocates one staging buffer of `bytes` (never zero-filled).
+  using Allocate = std::function<kernels::HostStaging(std::size_t bytes)>;
   // Called every `wait_report_seconds` while the run waits for the writer, with what it does.
   using OnWait = std::function<void(const WriterActivity&)>;
 
   // `threads`: the OpenMP threads the writer builds its files on (0: as many as the run has).
   // A run stepping on the CPU gives it 1, so that the writer does not take the cores from the
   // stepping; a run on a GPU leaves it every core.
-  FileWriter(std::size_t values, Allocate allocate, int buffers = 2,
+  // Staging buffers hold `values` values, floats when `floats` is set (an fp32 run's field),
+  // else doubles.
+  FileWriter(std::size_t values, bool floats, Allocate allocate, int buffers = 2,
              double wait_report_seconds = 2.0, OnWait on_wait = {}, int threads = 0);
   // Writes what is queued (unless a job failed), then ends the thread. Errors are not
   // thrown here: finish() reports them.
@@ -65,10 +67,10 @@ class FileWriter {
   FileWriter& operator=(const FileWriter&) = delete;
 
   // The field at `step` in a staging buffer: waits for a free one (allocated on first use),
-  // then `fill` writes its `values` doubles on the calling thread (the backend's download).
-  // Throws the error of a failed job.
+  // then `fill` writes its values (floats or doubles, as constructed) on the calling thread
+  // (the backend's download). Throws the error of a failed job.
   std::shared_ptr<const StagedField> stage(std::int64_t step,
-                                           const std::function<void(double*)>& fill);
+                                           const std::function<void(void*)>& fill);
   // Queues `write` (on the writer thread, after every job before it). It returns the bytes it
   // wrote and reports its progress through the WriteProgress it is given. Throws the error of
   // a failed job.
@@ -102,6 +104,7 @@ class FileWriter {
   WriterActivity activity_locked() const;
 
   const std::size_t values_;
+  const bool floats_;
   Allocate allocate_;
   const int max_buffers_;
   const double wait_report_seconds_;

@@ -210,13 +210,13 @@ FieldMeta OutputSeries::meta(std::int64_t step, double time) const {
 }
 
 void OutputSeries::write(std::int64_t step, double time, const std::vector<double>& field) {
-  write(step, time, field.data(), field.size());
+  write(step, time, FieldValues{field.data(), nullptr, field.size()});
 }
 
-void OutputSeries::write(std::int64_t step, double time, const double* field, std::size_t values,
+void OutputSeries::write(std::int64_t step, double time, const FieldValues& field,
                          WriteProgress* progress) {
-  write_field_file(output_path(case_, step), meta(step, time), field, values,
-                   FieldFileKind::output, {}, progress);
+  write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output, {},
+                   progress);
   add_to_index(step, time);
 }
 

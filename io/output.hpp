@@ -75,8 +75,8 @@ class OutputSeries {
   OutputSeries(const solver::Case& c, double dt, std::string backend_name);
   // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf (both crash-safe).
   void write(std::int64_t step, double time, const std::vector<double>& field);
-  // The same from `values` doubles at `field` (a writer's staging), reporting progress.
-  void write(std::int64_t step, double time, const double* field, std::size_t values,
+  // The same from `field` (a writer's staging), reporting progress.
+  void write(std::int64_t step, double time, const FieldValues& field,
              WriteProgress* progress = nullptr);
   // Rewrites the index to list <dir>/<name>_<step>.h5, a file already written (collectively:
   // write_field_file_collective at output_path(step) with meta(step, time)).

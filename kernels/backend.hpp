@@ -184,10 +184,13 @@ class Backend {
   // stages. The default downloads into a vector and copies; the CPU backend copies on every
   // thread and device backends copy straight from the device into `out`.
   virtual void download_to(double* out);
-  // Staging for `values` doubles of this backend's field on the host (host_staging.hpp):
-  // pinned on a GPU backend (capabilities().gpu), plain memory otherwise.
-  virtual HostStaging allocate_host_staging(std::size_t values) {
-    return kernels::allocate_host_staging(values, capabilities().gpu);
+  // The same as floats, for an fp32 field (exact: its values are floats), staged at half the
+  // bytes; device fp32 backends copy straight into `out`, nothing widened or narrowed.
+  virtual void download_to(float* out);
+  // Staging of `bytes` on the host for this backend's field (host_staging.hpp): pinned on a
+  // GPU backend (capabilities().gpu), plain memory otherwise.
+  virtual HostStaging allocate_host_staging(std::size_t bytes) {
+    return kernels::allocate_host_staging(bytes, capabilities().gpu);
   }
   // Advances `steps` steps starting at time t0 = step0 * dt; Dirichlet nodes take
   // g(t0 + (s+1)*dt) after step s.

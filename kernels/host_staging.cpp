@@ -11,21 +11,21 @@ namespace heatsim::kernels {
 
 namespace {
 
-void release_plain(double* p) { std::free(p); }
+void release_plain(void* p) { std::free(p); }
 
 }  // namespace
 
-HostStaging allocate_host_staging(std::size_t values, bool pinned) {
-  if (values == 0) return HostStaging();
+HostStaging allocate_host_staging(std::size_t bytes, bool pinned) {
+  if (bytes == 0) return HostStaging();
 #ifdef HEATSIM_HAVE_CUDA
-  if (pinned) return cuda::allocate_pinned_staging(values);
+  if (pinned) return cuda::allocate_pinned_staging(bytes);
 #else
   (void)pinned;
 #endif
   // malloc, not a vector: the pages are touched first by whoever fills them, on their threads.
-  auto* p = static_cast<double*>(std::malloc(values * sizeof(double)));
+  void* p = std::malloc(bytes);
   if (!p) throw std::bad_alloc();
-  return HostStaging(p, values, release_plain);
+  return HostStaging(p, bytes, release_plain);
 }
 
 }  // namespace heatsim::kernels

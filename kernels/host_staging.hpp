@@ -11,44 +11,44 @@ namespace heatsim::kernels {
 
 class HostStaging {
  public:
-  using Release = void (*)(double*);
+  using Release = void (*)(void*);
   HostStaging() = default;
-  HostStaging(double* data, std::size_t values, Release release)
-      : data_(data), values_(values), release_(release) {}
+  HostStaging(void* data, std::size_t bytes, Release release)
+      : data_(data), bytes_(bytes), release_(release) {}
   HostStaging(const HostStaging&) = delete;
   HostStaging& operator=(const HostStaging&) = delete;
   HostStaging(HostStaging&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)),
-        values_(std::exchange(o.values_, 0)),
+        bytes_(std::exchange(o.bytes_, 0)),
         release_(o.release_) {}
   HostStaging& operator=(HostStaging&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
-      values_ = std::exchange(o.values_, 0);
+      bytes_ = std::exchange(o.bytes_, 0);
       release_ = o.release_;
     }
     return *this;
   }
   ~HostStaging() { reset(); }
 
-  double* data() const { return data_; }
-  std::size_t size() const { return values_; }
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
 
  private:
   void reset() {
     if (data_ && release_) release_(data_);
     data_ = nullptr;
-    values_ = 0;
+    bytes_ = 0;
   }
-  double* data_ = nullptr;
-  std::size_t values_ = 0;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
   Release release_ = nullptr;
 };
 
-// `values` doubles of staging, never zero-filled: pinned when `pinned` is set and this build
-// has CUDA, plain malloc otherwise. Throws std::bad_alloc (or the CUDA error) when the memory
-// cannot be had.
-HostStaging allocate_host_staging(std::size_t values, bool pinned);
+// `bytes` of staging, never zero-filled, aligned for doubles: pinned when `pinned` is set and
+// this build has CUDA, plain malloc otherwise. Throws std::bad_alloc (or the CUDA error) when
+// the memory cannot be had.
+HostStaging allocate_host_staging(std::size_t bytes, bool pinned);
 
 }  // namespace heatsim::kernels

@@ -79,14 +79,14 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }
-  // Output and checkpoints: the writer thread's staging, two fields of doubles (pinned on a
-  // GPU) kept from the first file on, and the file it builds in memory in the run's precision
-  // (the in-memory driver's buffer is allocated once at the file's size: io/field_file.cpp
-  // sets its increment so). The writer runs beside everything else, so both count for the
-  // whole run.
-  e.host.push_back({"writer thread: two staging buffers (doubles" +
-                        std::string(on_gpu ? ", pinned" : "") + ") and the file being built",
-                    16.0 * points + value * points});
+  // Output and checkpoints: the writer thread's staging, two fields in the run's precision
+  // (pinned on a GPU) kept from the first file on, and the file it builds in memory in the
+  // run's precision (the in-memory driver's buffer is allocated once at the file's size:
+  // io/field_file.cpp sets its increment so, and keeps it for the next file). The writer runs
+  // beside everything else, so both count for the whole run.
+  e.host.push_back({"writer thread: two staging buffers" +
+                        std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
+                    2.0 * value * points + value * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
   const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
   const std::vector<MemoryPart> transients{

@@ -178,7 +178,10 @@ class CoefficientBackend final : public Backend {
     download_interior(field, field_.cur(), field_.grid());
   }
 
-  void download_to(double* out) override {
+  void download_to(double* out) override { download_staged(out); }
+  void download_to(float* out) override { download_staged(out); }
+  template <typename Out>
+  void download_staged(Out* out) {
     const std::size_t points = static_cast<std::size_t>(field_.problem().points());
     check_ready_and_size(points);
     download_interior(out, points, field_.cur(), field_.grid());

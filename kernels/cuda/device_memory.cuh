@@ -80,21 +80,22 @@ void upload_interior(const std::vector<double>& field, T* device, const DeviceGr
   }
 }
 
-// The interior of `device` into `field`, `count` = grid.n[0] * n[1] * n[2] values (a writer's
-// pinned staging: fp64 copies straight into it at the bus's speed).
-template <typename T>
-void download_interior(double* field, std::size_t count, T* device, const DeviceGrid& g) {
-  if constexpr (std::is_same_v<T, double>) {
+// The interior of `device` into `field`, `count` = grid.n[0] * n[1] * n[2] values of type Out
+// (a writer's pinned staging: the backend's own type copies straight into it at the bus's
+// speed).
+template <typename T, typename Out>
+void download_interior(Out* field, std::size_t count, T* device, const DeviceGrid& g) {
+  if constexpr (std::is_same_v<T, Out>) {
     (void)count;
     copy_interior(field, device, g, cudaMemcpyDeviceToHost);
   } else {
-    // Not zero-filled (the copy writes every value), widened on every core.
+    // Not zero-filled (the copy writes every value); an fp32 field widened on every core.
     const std::unique_ptr<T[]> host(new T[count]);
     copy_interior(host.get(), device, g, cudaMemcpyDeviceToHost);
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, double>) {
       widen_to_double(host.get(), count, field);
     } else {
-      for (std::size_t i = 0; i < count; ++i) field[i] = static_cast<double>(host[i]);
+      for (std::size_t i = 0; i < count; ++i) field[i] = static_cast<Out>(host[i]);
     }
   }
 }

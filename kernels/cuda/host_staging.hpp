@@ -7,8 +7,8 @@
 
 namespace heatsim::kernels::cuda {
 
-// cudaMallocHost of `values` doubles, released by cudaFreeHost; throws std::runtime_error
-// naming the call when CUDA refuses.
-HostStaging allocate_pinned_staging(std::size_t values);
+// cudaMallocHost of `bytes`, released by cudaFreeHost; throws std::runtime_error naming the
+// call when CUDA refuses.
+HostStaging allocate_pinned_staging(std::size_t bytes);
 
 }  // namespace heatsim::kernels::cuda

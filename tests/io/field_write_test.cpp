@@ -132,6 +132,30 @@ TEST_P(FieldWrite, CompressedOutputsAreHdf5sOwnAndAlikeOnAnyNumberOfThreads) {
   fs::remove_all(dir);
 }
 
+// An fp32 run's staging holds floats: its files are byte for byte those written from the same
+// values as doubles (output, compressed output, checkpoint).
+TEST(FieldWriteFromFloats, SameFilesAsFromDoubles) {
+  const fs::path dir = heatsim_tests::make_scratch_dir("field_write_floats");
+  FieldMeta m = meta_of(Shape{3, {211, 97, 130}, "fp32"});
+  const std::vector<double> u = values_of(m);
+  const std::vector<float> f(u.begin(), u.end());
+  for (const auto& [kind, level] : {std::pair{FieldFileKind::output, 0},
+                                    std::pair{FieldFileKind::output, 2},
+                                    std::pair{FieldFileKind::checkpoint, 0}}) {
+    SCOPED_TRACE(std::string(to_string(kind)) + " level " + std::to_string(level));
+    m.compression = level;
+    write_field_file((dir / "d.h5").string(), m, u, kind);
+    write_field_file((dir / "f.h5").string(), m, FieldValues{nullptr, f.data(), f.size()}, kind);
+    EXPECT_TRUE(file_bytes(dir / "d.h5") == file_bytes(dir / "f.h5"));
+  }
+  m.precision = "fp64";
+  m.compression = 0;
+  EXPECT_THROW(write_field_file((dir / "x.h5").string(), m,
+                                FieldValues{nullptr, f.data(), f.size()}, FieldFileKind::output),
+               std::runtime_error);
+  fs::remove_all(dir);
+}
+
 // An fp64 field stored as fp32 (output.precision: fp32): every value rounded to the nearest
 // float, as HDF5's conversion rounds it.
 TEST(FieldWriteNarrowed, Fp64FieldStoredAsFloats) {

@@ -32,18 +32,19 @@ struct Gate {
 };
 
 TEST(FileWriter, JobsRunInOrderFromTheirOwnStagedValues) {
-  FileWriter writer(4, plain);
+  FileWriter writer(4, false, plain);
   std::mutex m;
   std::vector<std::int64_t> seen;
   for (std::int64_t step = 0; step < 6; ++step) {
-    auto f = writer.stage(step, [&](double* out) {
+    auto f = writer.stage(step, [&](void* data) {
+      auto* out = static_cast<double*>(data);
       for (int i = 0; i < 4; ++i) out[i] = static_cast<double>(10 * step + i);
     });
     writer.submit(FileWriter::Kind::output, "f" + std::to_string(step),
                   [&, f](WriteProgress& p) {
                     std::this_thread::sleep_for(2ms);
                     std::lock_guard<std::mutex> lock(m);
-                    EXPECT_EQ(f->values[3], static_cast<double>(10 * f->step + 3));
+                    EXPECT_EQ(f->values.doubles[3], static_cast<double>(10 * f->step + 3));
                     seen.push_back(f->step);
                     p.bytes = 100;
                     return 100.0;
@@ -57,14 +58,29 @@ TEST(FileWriter, JobsRunInOrderFromTheirOwnStagedValues) {
   EXPECT_GT(s.seconds[0], 0.0);
 }
 
+// An fp32 run stages floats: half the bytes.
+TEST(FileWriter, Fp32FieldsAreStagedAsFloats) {
+  std::size_t bytes = 0;
+  FileWriter writer(5, true, [&](std::size_t b) {
+    bytes = b;
+    return plain(b);
+  });
+  auto f = writer.stage(3, [](void* out) { static_cast<float*>(out)[4] = 2.5f; });
+  EXPECT_EQ(bytes, 5 * sizeof(float));
+  ASSERT_NE(f->values.floats, nullptr);
+  EXPECT_EQ(f->values.doubles, nullptr);
+  EXPECT_EQ(f->values.count, 5u);
+  EXPECT_EQ(f->values.floats[4], 2.5f);
+}
+
 TEST(FileWriter, TheRunWaitsOnlyWhenBothBuffersAreBusy) {
   std::atomic<int> allocated{0};
-  FileWriter writer(8, [&](std::size_t v) {
+  FileWriter writer(8, false, [&](std::size_t v) {
     ++allocated;
     return plain(v);
   });
   Gate gate;
-  const auto fill = [](double* out) { out[0] = 1.0; };
+  const auto fill = [](void* out) { static_cast<double*>(out)[0] = 1.0; };
   // Two files held back by the gate: each holds its buffer.
   for (int step = 0; step < 2; ++step)
     writer.submit(FileWriter::Kind::output, "held", [f = writer.stage(step, fill), &gate](WriteProgress&) {
@@ -84,9 +100,9 @@ TEST(FileWriter, TheRunWaitsOnlyWhenBothBuffersAreBusy) {
 }
 
 TEST(FileWriter, AFailedJobStopsTheWritingAndIsThrownToTheRun) {
-  FileWriter writer(8, plain);
+  FileWriter writer(8, false, plain);
   std::atomic<int> written{0};
-  const auto fill = [](double* out) { out[0] = 1.0; };
+  const auto fill = [](void* out) { static_cast<double*>(out)[0] = 1.0; };
   Gate gate;
   writer.submit(FileWriter::Kind::checkpoint, "a", [&, f = writer.stage(0, fill)](WriteProgress&) {
     gate.opened.wait();
@@ -112,17 +128,17 @@ TEST(FileWriter, AFailedJobStopsTheWritingAndIsThrownToTheRun) {
 }
 
 TEST(FileWriter, AStagedFieldIsSharedUntilItsLastJobIsDone) {
-  FileWriter writer(4, plain);
+  FileWriter writer(4, false, plain);
   std::atomic<int> fills{0};
-  auto f = writer.stage(7, [&](double* out) {
+  auto f = writer.stage(7, [&](void* out) {
     ++fills;
-    out[0] = 7.0;
+    static_cast<double*>(out)[0] = 7.0;
   });
   std::weak_ptr<const StagedField> cache = f;
   for (auto kind : {FileWriter::Kind::output, FileWriter::Kind::checkpoint})
     writer.submit(kind, "x", [f](WriteProgress&) {
       std::this_thread::sleep_for(5ms);
-      return f->values[0];
+      return f->values.doubles[0];
     });
   f.reset();
   writer.finish();
@@ -136,7 +152,7 @@ TEST(FileWriter, AStagedFieldIsSharedUntilItsLastJobIsDone) {
 TEST(FileWriter, WaitsAreReportedWithWhatTheWriterDoes) {
   std::mutex m;
   std::vector<WriterActivity> reports;
-  FileWriter writer(4, plain, 2, 0.02, [&](const WriterActivity& a) {
+  FileWriter writer(4, false, plain, 2, 0.02, [&](const WriterActivity& a) {
     std::lock_guard<std::mutex> lock(m);
     reports.push_back(a);
   });
