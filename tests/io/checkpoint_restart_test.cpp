@@ -151,6 +151,42 @@ TEST_F(RestartTest, ContinuationIsBitForBitInEveryShape) {
   }
 }
 
+// Smaller output files (fp32, deflate) of an fp64 run: the checkpoints stay fp64 and
+// uncompressed, and the continuation is still bit for bit, its outputs the same files' values.
+TEST_F(RestartTest, SmallerOutputsLeaveCheckpointsFullAndRestartsExact) {
+  const auto text = [&](const fs::path& out) {
+    std::string t = case_text(2, "fp64", out, 60);
+    const std::string every = "every: 20}";
+    t.replace(t.find(every), every.size(), "every: 20, precision: fp32, compression: 3}");
+    return t;
+  };
+  const fs::path full_out = dir_ / "full_small";
+  const fs::path split_out = dir_ / "split_small";
+  const std::string full = write_case("full_small.yaml", text(full_out));
+  const std::string split = write_case("split_small.yaml", text(split_out));
+  ASSERT_EQ(heatsim("run -q " + full).code, 0);
+  Result r = heatsim("run -q " + split + " --steps 37");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Checkpoint at37 = read_checkpoint(checkpoint_at(split_out, 37));
+  EXPECT_EQ(at37.meta.precision, "fp64");
+  r = heatsim("run -q " + split + " --restart " + checkpoint_at(split_out, 37));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const FieldFile a = read_field_file(field_at(full_out, 60));
+  const FieldFile b = read_field_file(field_at(split_out, 60));
+  EXPECT_EQ(a.meta.precision, "fp32");
+  EXPECT_EQ(a.deflate, 3);
+  EXPECT_TRUE(a.field == b.field) << "final outputs differ";
+  const FieldFile ca = read_field_file(checkpoint_at(full_out, 60));
+  const FieldFile cb = read_field_file(checkpoint_at(split_out, 60));
+  EXPECT_EQ(ca.meta.precision, "fp64");
+  EXPECT_EQ(ca.deflate, 0);
+  EXPECT_TRUE(ca.field == cb.field) << "final checkpoints differ";
+  // The fp32 output holds the checkpoint's doubles rounded to floats.
+  ASSERT_EQ(a.field.size(), ca.field.size());
+  for (std::size_t i = 0; i < a.field.size(); ++i)
+    ASSERT_EQ(a.field[i], static_cast<double>(static_cast<float>(ca.field[i]))) << i;
+}
+
 // bdf2 steps from the fields of two steps: its checkpoints carry the one before (in fp64, also
 // in an fp32 run), and a run stopped after 37 steps (between the outputs at 20 and 40, after
 // the checkpoint at 25) continues to 60 exactly as the uninterrupted run. A checkpoint without
