@@ -22,6 +22,7 @@
 #include "commands.hpp"
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
+#include "io/file_writer.hpp"
 #include "io/initial_file.hpp"
 #include "io/material_output.hpp"
 #include "io/output.hpp"
@@ -168,8 +169,12 @@ struct WallTime {
   const char* stepping_name = "stepping";  // "solve" for a steady state
   double setup = 0.0;        // case, fields, initial field, backend, materials file
   double stepping = 0.0;     // advancing the backend (a steady state: its solve)
-  double output = 0.0;       // output files and the index, with the field's download
-  double checkpoints = 0.0;  // checkpoint files
+  // The run's own thread on files: staging fields and waiting for the writer thread (a
+  // decomposed run, which writes on its own thread: all of its writing).
+  double files = 0.0;
+  double waited = 0.0;       // of `files`, waiting for the writing to finish
+  double output = 0.0;       // writing output files and the index (the writer's time)
+  double checkpoints = 0.0;  // writing checkpoint files
   double output_bytes = 0.0;
   double checkpoint_bytes = 0.0;
 };
@@ -179,16 +184,35 @@ std::string describe_writes(const char* what, double seconds, double bytes) {
                      seconds > 0 ? bytes / 1e9 / seconds : 0.0);
 }
 
-// "time: setup 1.204 s, stepping 0.200 s, output 3.114 s (17.180 GB, 5.52 GB/s), checkpoints
-// ..., other 0.310 s; total 6.0 s": the parts add up to the total, `other` being the rest
-// (NaN checks, progress, probes, the bound's copy measurement, the summary).
+// "time: setup 1.204 s, stepping 0.200 s, files 0.402 s, other 0.310 s; total 2.1 s; output
+// 3.114 s (17.180 GB, 5.52 GB/s), checkpoints ...; 3.7 of 4.1 s of writing hidden (90%)": the
+// parts before `total` add up to it, `other` being the rest (NaN checks, progress, probes, the
+// bound's copy measurement, the summary); the writing after it ran on the writer thread, and
+// what of it the run did not wait for (it stepped or did other work meanwhile) was hidden.
 std::string describe_wall_time(const WallTime& t, double total) {
-  const double other = std::max(0.0, total - t.setup - t.stepping - t.output - t.checkpoints);
+  const double other = std::max(0.0, total - t.setup - t.stepping - t.files);
+  const double writing = t.output + t.checkpoints;
+  const double hidden = std::max(0.0, writing - t.waited);
   return fmt::format(
-      "time: setup {:.3f} s, {} {:.3f} s, {}, {}, other {:.3f} s; total "
-      "{:.3f} s",
-      t.setup, t.stepping_name, t.stepping, describe_writes("output", t.output, t.output_bytes),
-      describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), other, total);
+      "time: setup {:.3f} s, {} {:.3f} s, files {:.3f} s, other {:.3f} s; total {:.3f} s; {}, "
+      "{}; {:.3f} of {:.3f} s of writing hidden ({:.0f}%)",
+      t.setup, t.stepping_name, t.stepping, t.files, other, total,
+      describe_writes("output", t.output, t.output_bytes),
+      describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), hidden, writing,
+      writing > 0 ? 100.0 * hidden / writing : 0.0);
+}
+
+// What the writer thread does, for the progress line: "writing field_00000100.h5 (0.53 of
+// 1.07 GB, 0.45 GB/s)", or "building ..." before the file's bytes go out.
+std::string describe_writer(const io::WriterActivity& a) {
+  if (!a.busy) return "";
+  const std::string file = std::filesystem::path(a.file).filename().string();
+  const std::string queued = a.queued > 0 ? fmt::format(", {} more queued", a.queued) : "";
+  if (a.bytes <= 0) return fmt::format("building {} ({}){}", file, format_seconds(a.seconds), queued);
+  if (a.bytes_done <= 0) return fmt::format("writing {} ({:.2f} GB){}", file, a.bytes / 1e9, queued);
+  // The rate over the job so far, its building included: what the file costs the run.
+  return fmt::format("writing {} ({:.2f} of {:.2f} GB, {:.3g} GB/s){}", file, a.bytes_done / 1e9,
+                     a.bytes / 1e9, a.seconds > 0 ? a.bytes_done / 1e9 / a.seconds : 0.0, queued);
 }
 
 double file_bytes(const std::string& path) {
@@ -586,12 +610,52 @@ int run_case(const RunOptions& options) {
       return part;
     };
     WallTime wall;
+    // A run on one process writes its output and checkpoints on a writer thread, from two
+    // staging buffers the backend allocates (pinned on a GPU), while it steps on; the field is
+    // staged once per step for both. A decomposed run writes on its own thread as before.
+    // Declared after everything its jobs use, so it finishes them first.
+    std::optional<io::FileWriter> writer;
+    // An fp32 run stages its floats (half the bytes, nothing widened); an fp64 run its doubles.
+    const bool fp32_staging = c.precision == solver::Precision::fp32;
+    std::weak_ptr<const io::StagedField> last_staged;
+    const auto staged = [&](solver::StepState& s) {
+      std::shared_ptr<const io::StagedField> f = last_staged.lock();
+      if (!f || f->step != s.step()) {
+        f = writer->stage(s.step(), [&](void* out) {
+          if (fp32_staging)
+            backend.download_to(static_cast<float*>(out));
+          else
+            backend.download_to(static_cast<double*>(out));
+        });
+        last_staged = f;
+      }
+      return f;
+    };
+    if (!decomposed)
+      writer.emplace(
+          static_cast<std::size_t>(problem.points()), fp32_staging,
+          [&backend](std::size_t bytes) { return backend.allocate_host_staging(bytes); }, 2,
+          options.progress_seconds,
+          [](const io::WriterActivity& a) {
+            spdlog::info("waiting for the writer: {}", describe_writer(a));
+          },
+          backend.capabilities().gpu ? 0 : 1);
     sim.add_observer(
         {"output", c.output.every, options.restart.empty(), true, [&](solver::StepState& s) {
+           if (writer) {
+             const std::string path = io::output_path(c, s.step());
+             writer->submit(io::FileWriter::Kind::output, path,
+                            [&series, f = staged(s), step = s.step(), time = s.time(),
+                             path](io::WriteProgress& progress) {
+                              series->write(step, time, f->values, &progress);
+                              return file_bytes(path);
+                            });
+             return;
+           }
            if (collective) {
              io::write_field_file_collective(
                  io::output_path(c, s.step()),
-                 io::make_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
+                 io::output_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
                  io::FieldFileKind::output);
              if (series) series->add_to_index(s.step(), s.time());
            } else {
@@ -631,6 +695,21 @@ int run_case(const RunOptions& options) {
                           io::FieldMeta meta =
                               io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
                           meta.fusion = backend.fusion_depth();
+                          if (writer) {
+                            // bdf2 continues from the field of the step before as well.
+                            std::optional<std::vector<double>> previous =
+                                implicit ? implicit->previous_field(s.step()) : std::nullopt;
+                            writer->submit(
+                                io::FileWriter::Kind::checkpoint, last_checkpoint,
+                                [f = staged(s), meta, path = last_checkpoint,
+                                 previous = previous ? std::move(*previous)
+                                                     : std::vector<double>()](
+                                    io::WriteProgress& progress) {
+                                  io::write_checkpoint(path, meta, f->values, previous, &progress);
+                                  return file_bytes(path);
+                                });
+                            return;
+                          }
                           if (collective) {
                             io::write_field_file_collective(last_checkpoint, meta, owned_part(),
                                                             io::FieldFileKind::checkpoint);
@@ -650,13 +729,15 @@ int run_case(const RunOptions& options) {
       sim.on_progress(
           [&](const solver::ProgressReport& r) {
             // GStencil/s measures stencil sweeps: an implicit step is a solve, not one sweep.
+            const std::string writing = writer ? describe_writer(writer->activity()) : "";
             spdlog::info(
-                "step {}/{} ({:.0f}%) t={:.6g} {}ETA {} | min {:.6g} max {:.6g} heat {:.10g}",
+                "step {}/{} ({:.0f}%) t={:.6g} {}ETA {} | min {:.6g} max {:.6g} heat {:.10g}{}",
                 r.step, r.total_steps,
                 r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0, r.time,
                 implicit ? std::string()
                          : fmt::format("{:.3f} GStencil/s ", r.gstencils_per_second),
-                format_seconds(r.eta_seconds), r.stats.min, r.stats.max, r.stats.total_heat * cell);
+                format_seconds(r.eta_seconds), r.stats.min, r.stats.max, r.stats.total_heat * cell,
+                writing.empty() ? writing : " | " + writing);
           },
           options.progress_seconds);
     sim.stop_when(&g_signal);
@@ -669,6 +750,14 @@ int run_case(const RunOptions& options) {
       result = sim.run();
     } catch (const solver::multigrid::SolveFailure& e) {
       return failed(kExitDiverged, e.what());
+    }
+    // Every file the run queued is on the disk before it says anything about them (a signal's
+    // checkpoint, the output directory); a write that failed fails the run here.
+    double finishing = 0.0;
+    if (writer) {
+      const auto t0 = std::chrono::steady_clock::now();
+      writer->finish();
+      finishing = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     if (implicit && implicit->timing().solves > 0 && !steady)
       spdlog::info("{}", describe_solves(implicit->timing()));
@@ -692,6 +781,16 @@ int run_case(const RunOptions& options) {
     for (const auto& [name, seconds] : result.observer_seconds) {
       if (name == "output") wall.output += seconds;
       if (name == "checkpoint") wall.checkpoints += seconds;
+    }
+    wall.files = wall.output + wall.checkpoints + finishing;
+    wall.waited = wall.files;
+    if (writer) {
+      const io::FileWriter::Stats w = writer->stats();
+      wall.waited = w.waiting_seconds;
+      wall.output = w.seconds[0];
+      wall.checkpoints = w.seconds[1];
+      wall.output_bytes = w.bytes[0];
+      wall.checkpoint_bytes = w.bytes[1];
     }
     const auto total_seconds = [&] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();

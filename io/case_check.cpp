@@ -329,6 +329,11 @@ class Checker {
       error("output.name", "must not be empty");
     else if (c_.output.name.find('/') != std::string::npos)
       error("output.name", "is a file name prefix and must not contain '/' (use output.directory)");
+    // A float widened to double holds nothing more: an fp32 run's files stay fp32.
+    if (c_.output.precision == solver::Precision::fp64 && c_.precision == solver::Precision::fp32)
+      error("output.precision",
+            "fp64 output of an fp32 run would only widen its floats; leave it out (the output "
+            "is fp32 like the run) or run with precision: fp64");
     if (c_.checkpoint.every < 0)
       error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
   }

@@ -1,4 +1,5 @@
-// time: {method, dt, steps | end, tolerance}, fusion, output: {directory, every, name}.
+// time: {method, dt, steps | end, tolerance}, fusion, output: {directory, every, name,
+// precision, compression}.
 #include "case_parse.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 
@@ -76,11 +77,28 @@ void Reader::read_fusion(const YAML::Node& v, Case& c) {
 }
 
 void Reader::read_output(const YAML::Node& n, Case& c) {
-  const auto f = read_map(n, "output", {"directory", "every", "name"});
+  const auto f =
+      read_map(n, "output", {"directory", "every", "name", "precision", "compression"});
   if (!f) return;
   if (auto v = field(*f, "directory")) read_string(*v, "output.directory", c.output.directory);
   if (auto v = field(*f, "every")) read_int(*v, "output.every", c.output.every);
   if (auto v = field(*f, "name")) read_string(*v, "output.name", c.output.name);
+  if (auto v = field(*f, "precision")) {
+    std::string s;
+    if (read_choice(*v, "output.precision", {"fp64", "fp32"}, s))
+      c.output.precision = s == "fp32" ? solver::Precision::fp32 : solver::Precision::fp64;
+  }
+  if (auto v = field(*f, "compression")) {
+    int level = 0;
+    if (read_int(*v, "output.compression", level)) {
+      if (level < 0 || level > 9)
+        error("output.compression", *v,
+              "must be a deflate level from 1 (fastest) to 9 (smallest), or 0 for none (got " +
+                  std::to_string(level) + ")");
+      else
+        c.output.compression = level;
+    }
+  }
 }
 
 }  // namespace heatsim::io::parse

@@ -45,6 +45,11 @@ void write_checkpoint(const std::string& path, const FieldMeta& meta,
   write_field_file(path, meta, field, FieldFileKind::checkpoint, previous);
 }
 
+void write_checkpoint(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      const std::vector<double>& previous, WriteProgress* progress) {
+  write_field_file(path, meta, field, FieldFileKind::checkpoint, previous, progress);
+}
+
 Checkpoint read_checkpoint(const std::string& path) {
   FieldFile f = read_field_file(path);
   if (f.kind != FieldFileKind::checkpoint)

@@ -24,6 +24,9 @@ struct Checkpoint {
 std::string checkpoint_path(const solver::Case& c, std::int64_t step);
 void write_checkpoint(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, const std::vector<double>& previous = {});
+// The same from `field` (a writer's staging), reporting progress.
+void write_checkpoint(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      const std::vector<double>& previous = {}, WriteProgress* progress = nullptr);
 // Throws std::runtime_error naming the file when it is missing, truncated, fails its checksum
 // or is not a heatsim checkpoint.
 Checkpoint read_checkpoint(const std::string& path);

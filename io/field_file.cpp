@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <zlib.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -14,8 +15,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <type_traits>
 #include <stdexcept>
 #include <utility>
 
@@ -95,6 +99,9 @@ constexpr std::int64_t kFormatVersion = 1;
 // Chunks of checkpoints stay below this size (HDF5 caps a chunk at 4 GiB; smaller chunks
 // keep the checksum granularity and the read buffers reasonable).
 constexpr std::size_t kMaxChunkBytes = std::size_t{16} << 20;
+// Chunks of compressed output files: large enough for deflate to find what repeats, small
+// enough that every thread has chunks to compress and a reader inflates little it does not need.
+constexpr std::size_t kCompressedChunkBytes = std::size_t{1} << 20;
 
 // ---- attributes ------------------------------------------------------------------------
 
@@ -191,14 +198,15 @@ std::vector<hsize_t> dataset_dims(const FieldMeta& m) {
   return d;
 }
 
-std::vector<hsize_t> chunk_dims(std::vector<hsize_t> d, std::size_t element_bytes) {
+std::vector<hsize_t> chunk_dims(std::vector<hsize_t> d, std::size_t element_bytes,
+                                std::size_t max_bytes = kMaxChunkBytes) {
   auto bytes = [&] {
     std::size_t b = element_bytes;
     for (hsize_t v : d) b *= static_cast<std::size_t>(v);
     return b;
   };
   // Halve the slowest axis that still can be halved until the chunk fits.
-  while (bytes() > kMaxChunkBytes) {
+  while (bytes() > max_bytes) {
     auto it = std::find_if(d.begin(), d.end(), [](hsize_t v) { return v > 1; });
     if (it == d.end()) break;
     *it = (*it + 1) / 2;
@@ -216,6 +224,9 @@ void validate_meta(const FieldMeta& m, std::size_t values) {
   if (static_cast<std::int64_t>(values) != m.points())
     throw std::runtime_error("field holds " + std::to_string(values) + " values, grid has " +
                              std::to_string(m.points()));
+  if (m.compression < 0 || m.compression > 9)
+    throw std::runtime_error("compression must be a deflate level 0-9, not " +
+                             std::to_string(m.compression));
 }
 
 // FNV-1a (64 bit) over the attributes in a fixed order: Fletcher32 guards only the data, and
@@ -252,8 +263,14 @@ std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
   return h;
 }
 
+bool compressed(const FieldMeta& m, FieldFileKind kind) {
+  return kind == FieldFileKind::output && m.compression > 0;
+}
+
 // The dataset's creation properties: no modification times in the object header (the same
-// state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter.
+// state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter;
+// compressed outputs chunked with shuffle (the values' bytes grouped by significance, which
+// deflate finds far more repetition in) and deflate.
 Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
   const bool fp32 = m.precision == "fp32";
   Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
@@ -262,6 +279,12 @@ Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
     const std::vector<hsize_t> chunk = chunk_dims(dataset_dims(m), fp32 ? 4 : 8);
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
     check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
+  } else if (compressed(m, kind)) {
+    const std::vector<hsize_t> chunk =
+        chunk_dims(dataset_dims(m), fp32 ? 4 : 8, kCompressedChunkBytes);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+    check(H5Pset_shuffle(dcpl.get()), "shuffle filter");
+    check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(m.compression)), "deflate filter");
   }
   return dcpl;
 }
@@ -294,12 +317,17 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
 
 // Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
 // on device").
-void write_bytes(const std::string& path, const char* data, std::size_t size) {
+// With `progress`, its counts follow the write (in pieces of 64 MiB, so a progress line on
+// another thread sees the bytes move).
+void write_bytes(const std::string& path, const char* data, std::size_t size,
+                 WriteProgress* progress = nullptr) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(std::strerror(errno));
+  if (progress) progress->bytes = size;
+  constexpr std::size_t kPiece = std::size_t{64} << 20;
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::write(fd, data + done, size - done);
+    const ssize_t n = ::write(fd, data + done, std::min(kPiece, size - done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
@@ -307,6 +335,7 @@ void write_bytes(const std::string& path, const char* data, std::size_t size) {
       throw std::runtime_error(std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
+    if (progress) progress->written = done;
   }
   if (::fsync(fd) != 0) {
     const int err = errno;
@@ -323,25 +352,42 @@ void write_bytes(const std::string& path, const char* data, std::size_t size) {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "field files are written as little-endian bytes");
 
-// Values [first, first + count) of the field in the file's type, at `out` (any alignment).
-// An fp32 run's values are floats widened to double: the narrowing is exact.
-void store_values(const std::vector<double>& field, std::size_t first, std::size_t count, bool fp32,
-                  unsigned char* out) {
-  if (fp32) {
+// `count` values from `in` in the file's type (float when fp32), at `out` (any alignment).
+template <typename In>
+void store_from(const In* in, std::size_t count, bool fp32, unsigned char* out) {
+  if (fp32 && std::is_same_v<In, float>) {
+    std::memcpy(out, in, 4 * count);
+  } else if (!fp32 && std::is_same_v<In, double>) {
+    std::memcpy(out, in, 8 * count);
+  } else if (fp32) {
     for (std::size_t i = 0; i < count; ++i) {
-      const float v = static_cast<float>(field[first + i]);
+      const float v = static_cast<float>(in[i]);
       std::memcpy(out + 4 * i, &v, 4);
     }
   } else {
-    std::memcpy(out, field.data() + first, 8 * count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double v = static_cast<double>(in[i]);
+      std::memcpy(out + 8 * i, &v, 8);
+    }
   }
+}
+
+// Values [first, first + count) of the field in the file's type, at `out` (any alignment).
+// An fp32 run's values are floats, whether held as floats or widened to double: the
+// narrowing is exact.
+void store_values(const FieldValues& field, std::size_t first, std::size_t count, bool fp32,
+                  unsigned char* out) {
+  if (field.floats)
+    store_from(field.floats + first, count, fp32, out);
+  else
+    store_from(field.doubles + first, count, fp32, out);
 }
 
 // The same over the whole field on every thread, in pieces of 1 MiB or so: each value is
 // converted on its own, so the bytes are those of one thread.
-void store_field(const std::vector<double>& field, bool fp32, unsigned char* out) {
+void store_field(const FieldValues& field, std::size_t count, bool fp32, unsigned char* out) {
   const std::int64_t piece = 1 << 17;
-  const std::int64_t values = static_cast<std::int64_t>(field.size());
+  const std::int64_t values = static_cast<std::int64_t>(count);
   const std::size_t size = fp32 ? 4 : 8;
 #pragma omp parallel for schedule(static)
   for (std::int64_t first = 0; first < values; first += piece)
@@ -377,13 +423,34 @@ std::uint32_t fletcher32(const unsigned char* data, std::size_t bytes) {
   return (sum2 << 16) | sum1;
 }
 
-// A checkpoint's chunks, filtered as HDF5 would (the chunk's values in C order, zeros beyond
-// the grid's edge as in a chunk HDF5 fills, then the Fletcher32 sum), handed to
-// H5Dwrite_chunk in the order H5Dwrite takes them (chunk index ascending), so the file is
-// the one H5Dwrite makes; but a batch of chunks is built and checksummed on every thread,
-// where H5Dwrite filters one chunk after another on one.
-void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& field,
-                  const std::vector<hsize_t>& chunk) {
+// HDF5's shuffle filter (H5Z_FILTER_SHUFFLE): byte j of value i goes to j * values + i, so
+// the values' sign and exponent bytes lie together.
+void shuffle_bytes(const unsigned char* in, std::size_t bytes, std::size_t value_bytes,
+                   unsigned char* out) {
+  const std::size_t values = bytes / value_bytes;
+  for (std::size_t j = 0; j < value_bytes; ++j) {
+    unsigned char* to = out + j * values;
+    const unsigned char* from = in + j;
+    for (std::size_t i = 0; i < values; ++i) to[i] = from[i * value_bytes];
+  }
+  std::memcpy(out + values * value_bytes, in + values * value_bytes, bytes % value_bytes);
+}
+
+// How a dataset's chunks are filtered, as its pipeline (field_dataset_properties) would:
+// a checkpoint's with the Fletcher32 sum, a compressed output's by shuffle then deflate.
+struct ChunkFilters {
+  bool fletcher32 = false;
+  int deflate = 0;  // level; 0: no shuffle, no deflate
+};
+
+// A dataset's chunks, filtered as HDF5 would (the chunk's values in C order, zeros beyond the
+// grid's edge as in a chunk HDF5 fills, then the filters), handed to H5Dwrite_chunk in the
+// order H5Dwrite takes them (chunk index ascending), so the file is the one H5Dwrite makes;
+// but a batch of chunks is built, checksummed or compressed on every thread, where H5Dwrite
+// filters one chunk after another on one. Deflate is zlib's compress2 at the level, as
+// HDF5's filter calls it.
+void write_chunks(hid_t dset, const FieldMeta& m, const FieldValues& field,
+                  const std::vector<hsize_t>& chunk, ChunkFilters filters) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t value_bytes = fp32 ? 4 : 8;
   // Dataset and chunk extents as z, y, x (1 on unused axes).
@@ -396,62 +463,177 @@ void write_chunks(hid_t dset, const FieldMeta& m, const std::vector<double>& fie
   for (int a = 0; a < 3; ++a) count[a] = (n[a] + c[a] - 1) / c[a];
   const std::int64_t chunks = count[0] * count[1] * count[2];
   const std::size_t data_bytes = static_cast<std::size_t>(c[0] * c[1] * c[2]) * value_bytes;
-  const std::size_t chunk_bytes = data_bytes + 4;
+  const bool deflate = filters.deflate > 0;
+  // Room for one filtered chunk: the values and the checksum, or deflate's worst case.
+  const std::size_t chunk_bytes =
+      deflate ? static_cast<std::size_t>(compressBound(static_cast<uLong>(data_bytes)))
+              : data_bytes + (filters.fletcher32 ? 4 : 0);
 #ifdef _OPENMP
   const int threads = std::max(1, omp_get_max_threads());
 #else
   const int threads = 1;  // a build without OpenMP (the case fuzzer's)
 #endif
   const std::int64_t batch = std::min<std::int64_t>(chunks, 2 * threads);
-  std::vector<unsigned char> buffers(static_cast<std::size_t>(batch) * chunk_bytes);
+  // Not zero-filled: every byte a chunk hands to HDF5 is written first (2 x threads x 16 MiB
+  // for a checkpoint, which a vector would clear on one thread).
+  const std::unique_ptr<unsigned char[]> buffers(
+      new unsigned char[static_cast<std::size_t>(batch) * chunk_bytes]);
+  std::vector<std::size_t> filtered_bytes(static_cast<std::size_t>(batch), chunk_bytes);
   for (std::int64_t first = 0; first < chunks; first += batch) {
     const std::int64_t in_batch = std::min(batch, chunks - first);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (std::int64_t b = 0; b < in_batch; ++b) {
-      const std::int64_t k = first + b;
-      const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
-                                           k / count[2] % count[1] * c[1], k % count[2] * c[2]};
-      unsigned char* out = buffers.data() + static_cast<std::size_t>(b) * chunk_bytes;
-      std::memset(out, 0, data_bytes);
-      const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
-      const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
-      const std::int64_t row = std::min(c[2], n[2] - at[2]);
-      for (std::int64_t z = 0; z < rows_z; ++z)
-        for (std::int64_t y = 0; y < rows_y; ++y) {
-          const std::int64_t from = ((at[0] + z) * n[1] + at[1] + y) * n[2] + at[2];
-          const std::int64_t to = (z * c[1] + y) * c[2];
-          store_values(field, static_cast<std::size_t>(from), static_cast<std::size_t>(row), fp32,
-                       out + static_cast<std::size_t>(to) * value_bytes);
+    bool deflate_failed = false;
+#pragma omp parallel
+    {
+      // A compressed chunk is laid out and shuffled here, then deflated into the batch.
+      const std::size_t scratch = deflate ? data_bytes : 0;
+      const std::unique_ptr<unsigned char[]> raw(new unsigned char[scratch]),
+          shuffled(new unsigned char[scratch]);
+#pragma omp for schedule(dynamic, 1)
+      for (std::int64_t b = 0; b < in_batch; ++b) {
+        const std::int64_t k = first + b;
+        const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
+                                             k / count[2] % count[1] * c[1], k % count[2] * c[2]};
+        unsigned char* slot = buffers.get() + static_cast<std::size_t>(b) * chunk_bytes;
+        unsigned char* out = deflate ? raw.get() : slot;
+        const std::int64_t rows_z = std::min(c[0], n[0] - at[0]);
+        const std::int64_t rows_y = std::min(c[1], n[1] - at[1]);
+        const std::int64_t row = std::min(c[2], n[2] - at[2]);
+        // Only an edge chunk has bytes no value lands on.
+        if (rows_z < c[0] || rows_y < c[1] || row < c[2]) std::memset(out, 0, data_bytes);
+        for (std::int64_t z = 0; z < rows_z; ++z)
+          for (std::int64_t y = 0; y < rows_y; ++y) {
+            const std::int64_t from = ((at[0] + z) * n[1] + at[1] + y) * n[2] + at[2];
+            const std::int64_t to = (z * c[1] + y) * c[2];
+            store_values(field, static_cast<std::size_t>(from), static_cast<std::size_t>(row),
+                         fp32, out + static_cast<std::size_t>(to) * value_bytes);
+          }
+        if (deflate) {
+          shuffle_bytes(raw.get(), data_bytes, value_bytes, shuffled.get());
+          uLongf size = static_cast<uLongf>(chunk_bytes);
+          if (compress2(slot, &size, shuffled.get(), static_cast<uLong>(data_bytes),
+                        filters.deflate) != Z_OK) {
+#pragma omp atomic write
+            deflate_failed = true;
+          }
+          filtered_bytes[static_cast<std::size_t>(b)] = size;
+        } else if (filters.fletcher32) {
+          const std::uint32_t sum = fletcher32(out, data_bytes);
+          for (int i = 0; i < 4; ++i) out[data_bytes + i] = static_cast<unsigned char>(sum >> 8 * i);
         }
-      const std::uint32_t sum = fletcher32(out, data_bytes);
-      for (int i = 0; i < 4; ++i) out[data_bytes + i] = static_cast<unsigned char>(sum >> 8 * i);
+      }
     }
+    if (deflate_failed) throw std::runtime_error("cannot compress the field (zlib)");
     for (std::int64_t b = 0; b < in_batch; ++b) {
       const std::int64_t k = first + b;
       const std::array<std::int64_t, 3> at{k / (count[1] * count[2]) * c[0],
                                            k / count[2] % count[1] * c[1], k % count[2] * c[2]};
       std::vector<hsize_t> offset(rank);
       for (std::size_t a = 0; a < rank; ++a) offset[a] = static_cast<hsize_t>(at[3 - rank + a]);
-      check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(), chunk_bytes,
-                           buffers.data() + static_cast<std::size_t>(b) * chunk_bytes),
+      check(H5Dwrite_chunk(dset, H5P_DEFAULT, 0, offset.data(),
+                           filtered_bytes[static_cast<std::size_t>(b)],
+                           buffers.get() + static_cast<std::size_t>(b) * chunk_bytes),
             "cannot write the field");
     }
   }
 }
 
-// A checkpoint's dataset `name` ([z][y][x] in m.precision, chunked with the Fletcher32 filter),
-// its chunks built by write_chunks.
-void write_checkpoint_dataset(hid_t file, const char* name, const FieldMeta& m, hid_t space,
-                              const std::vector<double>& values) {
-  Handle dcpl = field_dataset_properties(m, FieldFileKind::checkpoint);
+// A chunked dataset `name` ([z][y][x] in m.precision; a checkpoint's with the Fletcher32
+// filter, a compressed output's with shuffle and deflate), its chunks built by write_chunks.
+void write_chunked_dataset(hid_t file, const char* name, const FieldMeta& m, FieldFileKind kind,
+                           hid_t space, const FieldValues& values) {
+  Handle dcpl = field_dataset_properties(m, kind);
   Handle dset =
       check_id(H5Dcreate2(file, name, m.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
                           space, H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                H5Dclose, "cannot create the dataset");
   std::vector<hsize_t> chunk(dataset_dims(m).size());
   check(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
-  write_chunks(dset.get(), m, values, chunk);
+  ChunkFilters filters;
+  filters.fletcher32 = kind == FieldFileKind::checkpoint;
+  filters.deflate = compressed(m, kind) ? m.compression : 0;
+  write_chunks(dset.get(), m, values, chunk, filters);
   check(dset.close(), "cannot write the field");
+}
+
+// The in-memory file's buffer. HDF5's core driver grows it by realloc and clears what it adds
+// on one thread; a fresh buffer of a large file's size then costs a page fault per 4 KiB on
+// that thread (with write(2)'s copy, most of an output's time in perf on the development VM).
+// HDF5's file image callbacks hand it the buffer of the last file instead, kept here, so a
+// run touches its pages once; a new buffer has its pages touched on every thread first.
+class ImageBuffers {
+ public:
+  static ImageBuffers& instance() {
+    static ImageBuffers pool;
+    return pool;
+  }
+  ImageBuffers(const ImageBuffers&) = delete;
+  ImageBuffers& operator=(const ImageBuffers&) = delete;
+  ~ImageBuffers() { std::free(kept_); }
+
+  // realloc's contract (null: a new buffer), with the kept buffer taken when it is large enough.
+  void* resize(void* ptr, std::size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ptr) {
+      const auto it = in_use_.find(ptr);
+      if (it != in_use_.end() && it->second >= size) return ptr;
+      const std::size_t had = it != in_use_.end() ? it->second : 0;
+      if (it != in_use_.end()) in_use_.erase(it);
+      void* grown = std::realloc(ptr, size);
+      in_use_[grown ? grown : ptr] = grown ? size : had;  // a failed realloc keeps `ptr`
+      return grown;
+    }
+    if (kept_ && kept_size_ >= size) {
+      void* p = std::exchange(kept_, nullptr);
+      in_use_[p] = std::exchange(kept_size_, 0);
+      return p;
+    }
+    auto* p = static_cast<unsigned char*>(std::malloc(size));
+    if (!p) return nullptr;
+    const std::int64_t pages = static_cast<std::int64_t>(size / 4096);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < pages; ++i) p[i * 4096] = 0;
+    in_use_[p] = size;
+    return p;
+  }
+
+  // Keeps the larger of `ptr` and the kept buffer, frees the other.
+  void release(void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = in_use_.find(ptr);
+    const std::size_t size = it != in_use_.end() ? it->second : 0;
+    if (it != in_use_.end()) in_use_.erase(it);
+    if (size > kept_size_) {
+      std::free(kept_);
+      kept_ = ptr;
+      kept_size_ = size;
+    } else {
+      std::free(ptr);
+    }
+  }
+
+ private:
+  ImageBuffers() = default;
+  std::mutex mutex_;
+  std::map<void*, std::size_t> in_use_;  // each buffer HDF5 holds, with its capacity
+  void* kept_ = nullptr;
+  std::size_t kept_size_ = 0;
+};
+
+void set_image_buffers(hid_t fapl) {
+  H5FD_file_image_callbacks_t callbacks{};
+  callbacks.image_malloc = [](std::size_t size, H5FD_file_image_op_t, void*) {
+    return ImageBuffers::instance().resize(nullptr, size);
+  };
+  callbacks.image_memcpy = [](void* to, const void* from, std::size_t size, H5FD_file_image_op_t,
+                              void*) { return std::memcpy(to, from, size); };
+  callbacks.image_realloc = [](void* ptr, std::size_t size, H5FD_file_image_op_t, void*) {
+    return ImageBuffers::instance().resize(ptr, size);
+  };
+  callbacks.image_free = [](void* ptr, H5FD_file_image_op_t, void*) -> herr_t {
+    if (ptr) ImageBuffers::instance().release(ptr);
+    return 0;
+  };
+  check(H5Pset_file_image_callbacks(fapl, &callbacks), "in-memory file");
 }
 
 // Builds the whole file in memory (HDF5's core driver, no backing store) and writes its bytes
@@ -463,8 +645,9 @@ void write_checkpoint_dataset(hid_t file, const char* name, const FieldMeta& m, 
 // HDF5 gives it (H5Dget_offset), in the core driver's own buffer (H5Fget_vfd_handle); a
 // checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
-void write_file_image(const std::string& path, const FieldMeta& m, const std::vector<double>& field,
-                      FieldFileKind kind, const std::vector<double>& previous) {
+void write_file_image(const std::string& path, const FieldMeta& m, const FieldValues& field,
+                      FieldFileKind kind, const std::vector<double>& previous,
+                      WriteProgress* progress) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
@@ -473,6 +656,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   const std::size_t increment =
       data_bytes + previous.size() * 8 + m.case_yaml.size() + (std::size_t{1} << 16);
   check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
+  set_image_buffers(fapl.get());
   // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
   // metadata checksums) does not open again. Checkpoints checksum their attributes themselves
   // (attribute `meta_checksum`) and their data with Fletcher32.
@@ -483,14 +667,15 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                           H5Sclose, "dataspace");
   haddr_t data_offset = HADDR_UNDEF;
-  if (kind == FieldFileKind::checkpoint) {
-    write_checkpoint_dataset(file.get(), kFieldDataset, m, space.get(), field);
+  if (kind == FieldFileKind::checkpoint || compressed(m, kind)) {
+    write_chunked_dataset(file.get(), kFieldDataset, m, kind, space.get(), field);
     if (!previous.empty()) {
       // Always fp64: within a call of several implicit steps the field of step - 1 is never
       // rounded to the run's precision, and a restart must see it as the run did.
       FieldMeta exact = m;
       exact.precision = "fp64";
-      write_checkpoint_dataset(file.get(), kPreviousFieldDataset, exact, space.get(), previous);
+      write_chunked_dataset(file.get(), kPreviousFieldDataset, exact, kind, space.get(),
+                            FieldValues{previous.data(), nullptr, previous.size()});
     }
   } else {
     Handle dcpl = field_dataset_properties(m, kind);
@@ -505,8 +690,10 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
     check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
                               nullptr),
           "hyperslab");
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT,
-                   field.data()),
+    check(field.floats ? H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(),
+                                  H5P_DEFAULT, field.floats)
+                       : H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(),
+                                  H5P_DEFAULT, field.doubles),
           "cannot write the field");
     data_offset = H5Dget_offset(dset.get());
     if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
@@ -535,9 +722,10 @@ void write_file_image(const std::string& path, const FieldMeta& m, const std::ve
   if (data_offset != HADDR_UNDEF) {
     if (data_offset + data_bytes > static_cast<std::size_t>(size))
       throw std::runtime_error("the dataset lies outside the file image");
-    store_field(field, fp32, image + data_offset);
+    store_field(field, static_cast<std::size_t>(m.points()), fp32, image + data_offset);
   }
-  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size));
+  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size),
+              progress);
   check(file.close(), "cannot close the in-memory file");
 }
 
@@ -599,10 +787,17 @@ Handle open_read_only(const std::string& path) {
                   "cannot open: the file is truncated or damaged");
 }
 
+// How a field dataset is stored: its filters and its size in the file.
+struct DatasetStorage {
+  bool checksummed = false;  // the Fletcher32 filter (verified on read)
+  int deflate = 0;           // the deflate filter's level; 0: none
+  std::uint64_t bytes = 0;   // H5Dget_storage_size
+};
+
 // Checks the dataset `name` against the grid of m and the precision it is stored in, and reads
-// it into `values` when not null. True when it carries the Fletcher32 filter (verified on read).
-bool read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
-                        const std::string& precision, std::vector<double>* values) {
+// it into `values` when not null.
+DatasetStorage read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
+                                  const std::string& precision, std::vector<double>* values) {
   const std::string what = std::string("dataset /") + name;
   Handle dset = check_id(H5Dopen2(root, name, H5P_DEFAULT), H5Dclose, "cannot open the " + what);
   Handle space = check_id(H5Dget_space(dset.get()), H5Sclose, "dataset space");
@@ -616,23 +811,26 @@ bool read_field_dataset(hid_t root, const char* name, const FieldMeta& m,
   if (H5Tget_class(type.get()) != H5T_FLOAT || H5Tget_size(type.get()) != bytes)
     throw std::runtime_error(what + ": type does not match precision " + precision);
   Handle dcpl = check_id(H5Dget_create_plist(dset.get()), H5Pclose, "dataset properties");
-  bool checksummed = false;
+  DatasetStorage storage;
   const int filters = H5Pget_nfilters(dcpl.get());
   for (int i = 0; i < filters; ++i) {
     unsigned flags = 0;
-    std::size_t nelem = 0;
+    unsigned values_of_filter[1] = {0};
+    std::size_t nelem = 1;
     unsigned config = 0;
-    if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nelem, nullptr, 0, nullptr,
-                       &config) == H5Z_FILTER_FLETCHER32)
-      checksummed = true;
+    const H5Z_filter_t filter = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags,
+                                               &nelem, values_of_filter, 0, nullptr, &config);
+    if (filter == H5Z_FILTER_FLETCHER32) storage.checksummed = true;
+    if (filter == H5Z_FILTER_DEFLATE) storage.deflate = nelem > 0 ? int(values_of_filter[0]) : 1;
   }
+  storage.bytes = H5Dget_storage_size(dset.get());
   if (values) {
     values->resize(static_cast<std::size_t>(m.points()));
     check(H5Dread(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()),
           what + " fails its checksum or cannot be read; the file is corrupt");
   }
   check(dset.close(), "cannot close the " + what);
-  return checksummed;
+  return storage;
 }
 
 FieldFile read_file(const std::string& path, bool with_data) {
@@ -698,12 +896,17 @@ FieldFile read_file(const std::string& path, bool with_data) {
 
     if (H5Lexists(root, kFieldDataset, H5P_DEFAULT) <= 0)
       throw std::runtime_error(std::string("dataset /") + kFieldDataset + " is missing");
-    out.checksummed =
+    const DatasetStorage storage =
         read_field_dataset(root, kFieldDataset, m, m.precision, with_data ? &out.field : nullptr);
+    out.checksummed = storage.checksummed;
+    out.deflate = storage.deflate;
+    out.stored_bytes = storage.bytes;
+    if (out.kind == FieldFileKind::output) m.compression = storage.deflate;
     if (out.kind == FieldFileKind::checkpoint &&
         H5Lexists(root, kPreviousFieldDataset, H5P_DEFAULT) > 0 &&
         !read_field_dataset(root, kPreviousFieldDataset, m, "fp64",
-                            with_data ? &out.previous : nullptr))
+                            with_data ? &out.previous : nullptr)
+             .checksummed)
       throw std::runtime_error(std::string("dataset /") + kPreviousFieldDataset +
                                " has no checksum");
     check(file.close(), "cannot close the file");
@@ -797,12 +1000,20 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind,
                       const std::vector<double>& previous) {
+  write_field_file(path, meta, FieldValues{field.data(), nullptr, field.size()}, kind, previous);
+}
+
+void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      FieldFileKind kind, const std::vector<double>& previous,
+                      WriteProgress* progress) {
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
-    validate_meta(meta, field.size());
-    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.size()))
+    validate_meta(meta, field.count);
+    if (field.floats && meta.precision != "fp32")
+      throw std::runtime_error("an fp32 field's floats go only into an fp32 file");
+    if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.count))
       throw std::runtime_error("a previous field goes only into a checkpoint, one value a point");
-    write_file_image(tmp, meta, field, kind, previous);
+    write_file_image(tmp, meta, field, kind, previous, progress);
   });
 }
 

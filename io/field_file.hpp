@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,10 @@ struct FieldMeta {
   // A steady state (time.method steady): no time stands for it; step, time and dt are 0.
   // Written as attribute `steady` = 1, absent otherwise.
   bool steady = false;
+  // Output files only: the deflate level of the dataset (byte shuffle, then deflate, in chunks
+  // of about 1 MiB), 0 for a plain contiguous dataset. Not an attribute: the dataset's filters
+  // say it, and any HDF5 reader undoes them.
+  int compression = 0;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
 };
@@ -47,9 +52,10 @@ struct FieldMeta {
 FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend,
                     std::int64_t step, double time);
 
-// Output files are plain contiguous datasets any HDF5 reader opens; checkpoints are chunked
-// with the Fletcher32 checksum filter on the data and carry `meta_checksum`, a checksum of
-// their attributes. Both use the default (earliest) HDF5 file format.
+// Output files are plain contiguous datasets any HDF5 reader opens (chunked and compressed with
+// shuffle + deflate when meta.compression > 0); checkpoints are chunked with the Fletcher32
+// checksum filter on the data and carry `meta_checksum`, a checksum of their attributes. Both
+// use the default (earliest) HDF5 file format.
 enum class FieldFileKind { output, checkpoint };
 const char* to_string(FieldFileKind kind);
 
@@ -62,6 +68,27 @@ const char* to_string(FieldFileKind kind);
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind = FieldFileKind::output,
                       const std::vector<double>& previous = {});
+
+// How far a file's write has got, read by a progress line on another thread: the file's size
+// once its image is built, and the bytes of it on the disk so far.
+struct WriteProgress {
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<std::uint64_t> written{0};
+};
+
+// A field's values as a writer holds them: `count` doubles, or for an fp32 run `count` floats
+// (its staging at half the bytes); one of the two pointers is set.
+struct FieldValues {
+  const double* doubles = nullptr;
+  const float* floats = nullptr;
+  std::size_t count = 0;
+};
+
+// The same from `field` (a writer's staging buffer), reporting progress. Floats go only into
+// an fp32 file (meta.precision).
+void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
+                      FieldFileKind kind, const std::vector<double>& previous = {},
+                      WriteProgress* progress = nullptr);
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.
@@ -89,6 +116,8 @@ struct FieldFile {
   FieldMeta meta;
   std::vector<double> field;  // converted to double exactly (fp32 files hold floats)
   bool checksummed = false;   // the dataset carries the Fletcher32 filter
+  int deflate = 0;            // the dataset's deflate level; 0: not compressed
+  std::uint64_t stored_bytes = 0;  // the dataset's bytes in the file (after its filters)
   std::vector<double> previous;  // a checkpoint's kPreviousFieldDataset; empty when it has none
 };
 

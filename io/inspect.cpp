@@ -136,8 +136,15 @@ void inspect_file(const std::string& path, std::ostream& out) {
   if (!f.previous.empty())
     out << "previous:   the field of step " << m.step - 1 << " (dataset " << kPreviousFieldDataset
         << ", fp64), which bdf2 continues from\n";
-  out << "precision:  " << m.precision << "\n"
-      << "scheme:     " << m.scheme << "\n"
+  const double raw_bytes =
+      static_cast<double>(m.points()) * (m.precision == "fp32" ? 4.0 : 8.0);
+  out << "precision:  " << m.precision << "\n";
+  if (f.deflate > 0)
+    out << "storage:    deflate level " << f.deflate << " with shuffle, chunked; "
+        << f.stored_bytes << " bytes, "
+        << fmt::format("{:.1f}", 100.0 * static_cast<double>(f.stored_bytes) / raw_bytes)
+        << "% of " << static_cast<std::uint64_t>(raw_bytes) << "\n";
+  out << "scheme:     " << m.scheme << "\n"
       << "alpha:      "
       << (case_has_materials(m.case_yaml)
               ? std::string("not used: the case has materials (k and rho c_p per node in "

@@ -197,12 +197,26 @@ OutputSeries::OutputSeries(const solver::Case& c, double dt, std::string backend
             [](const XdmfEntry& a, const XdmfEntry& b) { return a.step < b.step; });
 }
 
+FieldMeta output_meta(const solver::Case& c, double dt, const std::string& backend,
+                      std::int64_t step, double time) {
+  FieldMeta m = make_meta(c, dt, backend, step, time);
+  if (c.output.precision) m.precision = kernels::to_string(*c.output.precision);
+  m.compression = c.output.compression;
+  return m;
+}
+
 FieldMeta OutputSeries::meta(std::int64_t step, double time) const {
-  return make_meta(case_, dt_, backend_, step, time);
+  return output_meta(case_, dt_, backend_, step, time);
 }
 
 void OutputSeries::write(std::int64_t step, double time, const std::vector<double>& field) {
-  write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output);
+  write(step, time, FieldValues{field.data(), nullptr, field.size()});
+}
+
+void OutputSeries::write(std::int64_t step, double time, const FieldValues& field,
+                         WriteProgress* progress) {
+  write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output, {},
+                   progress);
   add_to_index(step, time);
 }
 

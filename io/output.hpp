@@ -63,6 +63,11 @@ void mark_failed_run(const solver::Case& c, int exit_code, const std::string& me
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);
 
+// An output file's meta: make_meta's, stored in output.precision where the case gives one
+// (fp32 for an fp64 run) and compressed at output.compression.
+FieldMeta output_meta(const solver::Case& c, double dt, const std::string& backend,
+                      std::int64_t step, double time);
+
 class OutputSeries {
  public:
   // Adopts field files already in the directory (a restarted run's earlier outputs) so the
@@ -70,6 +75,9 @@ class OutputSeries {
   OutputSeries(const solver::Case& c, double dt, std::string backend_name);
   // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf (both crash-safe).
   void write(std::int64_t step, double time, const std::vector<double>& field);
+  // The same from `field` (a writer's staging), reporting progress.
+  void write(std::int64_t step, double time, const FieldValues& field,
+             WriteProgress* progress = nullptr);
   // Rewrites the index to list <dir>/<name>_<step>.h5, a file already written (collectively:
   // write_field_file_collective at output_path(step) with meta(step, time)).
   void add_to_index(std::int64_t step, double time);

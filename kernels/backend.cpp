@@ -76,6 +76,22 @@ Schedule BoundaryFace::schedule() const {
   return s;
 }
 
+void Backend::download_to(double* out) {
+  std::vector<double> field;
+  download(field);
+  const std::int64_t n = static_cast<std::int64_t>(field.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = field[static_cast<std::size_t>(i)];
+}
+
+void Backend::download_to(float* out) {
+  std::vector<double> field;
+  download(field);
+  const std::int64_t n = static_cast<std::int64_t>(field.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(field[static_cast<std::size_t>(i)]);
+}
+
 void Backend::sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) {
   std::vector<double> field;
   download(field);

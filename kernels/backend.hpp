@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "host_staging.hpp"
+
 namespace heatsim::kernels {
 
 enum class Precision { fp64, fp32 };
@@ -197,6 +199,18 @@ class Backend {
   // Field in memory order, problem.points() values. fp32 backends round on upload.
   virtual void upload(const std::vector<double>& field) = 0;
   virtual void download(std::vector<double>& field) = 0;
+  // The field into `out`, problem.points() values, as download() gives them: what a writer
+  // stages. The default downloads into a vector and copies; the CPU backend copies on every
+  // thread and device backends copy straight from the device into `out`.
+  virtual void download_to(double* out);
+  // The same as floats, for an fp32 field (exact: its values are floats), staged at half the
+  // bytes; device fp32 backends copy straight into `out`, nothing widened or narrowed.
+  virtual void download_to(float* out);
+  // Staging of `bytes` on the host for this backend's field (host_staging.hpp): pinned on a
+  // GPU backend (capabilities().gpu), plain memory otherwise.
+  virtual HostStaging allocate_host_staging(std::size_t bytes) {
+    return kernels::allocate_host_staging(bytes, capabilities().gpu);
+  }
   // Advances `steps` steps starting at time t0 = step0 * dt; Dirichlet nodes take
   // g(t0 + (s+1)*dt) after step s.
   virtual void advance(std::int64_t steps, std::int64_t step0) = 0;

@@ -78,6 +78,11 @@ struct OutputSpec {
   std::string directory = "out";
   std::int64_t every = 0;  // 0: only the final state
   std::string name = "field";
+  // What the output files store the field in: the run's precision when empty; fp32 halves an
+  // fp64 run's files (checkpoints keep the run's precision, so restarts stay bit-exact).
+  std::optional<Precision> precision;
+  // HDF5 deflate level 1-9 of the output files (byte shuffle, then deflate, chunked); 0: off.
+  int compression = 0;
 };
 
 struct CheckpointSpec {

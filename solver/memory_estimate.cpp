@@ -87,16 +87,20 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }
-  // An output or checkpoint: the field downloaded as doubles and the file built in memory in
-  // the run's precision, whose buffer grows once (twice its size for a moment).
-  const double output = 8.0 * points + 2.0 * value * points;
+  // Output and checkpoints: the writer thread's staging, two fields in the run's precision
+  // (pinned on a GPU) kept from the first file on, and the file it builds in memory in the
+  // run's precision (the in-memory driver's buffer is allocated once at the file's size:
+  // io/field_file.cpp sets its increment so, and keeps it for the next file). The writer runs
+  // beside everything else, so both count for the whole run.
+  e.host.push_back({"writer thread: two staging buffers" +
+                        std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
+                    2.0 * value * points + value * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
   const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
   const std::vector<MemoryPart> transients{
       {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
        setup},
       {"the field downloaded for statistics", step},
-      {"an output or checkpoint being written", output},
       {"materials.h5 being written", materials}};
   e.host_transient =
       *std::max_element(transients.begin(), transients.end(),

@@ -180,6 +180,15 @@ class CoefficientBackend final : public Backend {
     download_interior(field, field_.cur(), field_.grid());
   }
 
+  void download_to(double* out) override { download_staged(out); }
+  void download_to(float* out) override { download_staged(out); }
+  template <typename Out>
+  void download_staged(Out* out) {
+    const std::size_t points = static_cast<std::size_t>(field_.problem().points());
+    check_ready_and_size(points);
+    download_interior(out, points, field_.cur(), field_.grid());
+  }
+
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error(name_ + " backend: advance() before setup()");
     field_.advance(steps, step0);

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "check.cuh"
+#include "kernels/host_copy.hpp"
 #include "stencil_common.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -78,16 +80,30 @@ void upload_interior(const std::vector<double>& field, T* device, const DeviceGr
   }
 }
 
-// The interior of `device` into `field`, which must hold grid.n[0] * n[1] * n[2] values.
+// The interior of `device` into `field`, `count` = grid.n[0] * n[1] * n[2] values of type Out
+// (a writer's pinned staging: the backend's own type copies straight into it at the bus's
+// speed).
+template <typename T, typename Out>
+void download_interior(Out* field, std::size_t count, T* device, const DeviceGrid& g) {
+  if constexpr (std::is_same_v<T, Out>) {
+    (void)count;
+    copy_interior(field, device, g, cudaMemcpyDeviceToHost);
+  } else {
+    // Not zero-filled (the copy writes every value); an fp32 field widened on every core.
+    const std::unique_ptr<T[]> host(new T[count]);
+    copy_interior(host.get(), device, g, cudaMemcpyDeviceToHost);
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, double>) {
+      widen_to_double(host.get(), count, field);
+    } else {
+      for (std::size_t i = 0; i < count; ++i) field[i] = static_cast<Out>(host[i]);
+    }
+  }
+}
+
+// The same into `field`, which must hold grid.n[0] * n[1] * n[2] values.
 template <typename T>
 void download_interior(std::vector<double>& field, T* device, const DeviceGrid& g) {
-  if constexpr (std::is_same_v<T, double>) {
-    copy_interior(field.data(), device, g, cudaMemcpyDeviceToHost);
-  } else {
-    std::vector<T> host(field.size());
-    copy_interior(host.data(), device, g, cudaMemcpyDeviceToHost);
-    for (std::size_t i = 0; i < host.size(); ++i) field[i] = static_cast<double>(host[i]);
-  }
+  download_interior(field.data(), field.size(), device, g);
 }
 
 }  // namespace heatsim::kernels::cuda

@@ -207,6 +207,15 @@ class FusingBackend final : public Backend {
     download_interior(field, main_.cur.template as<T>(), main_.grid);
   }
 
+  void download_to(double* out) override { download_staged(out); }
+  void download_to(float* out) override { download_staged(out); }
+  template <typename Out>
+  void download_staged(Out* out) {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    download_interior(out, static_cast<std::size_t>(p_.points()), main_.cur.template as<T>(),
+                      main_.grid);
+  }
+
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
     std::int64_t s = 0;

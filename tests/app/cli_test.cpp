@@ -163,9 +163,10 @@ TEST_F(Cli, RunSummaryStatesNoBoundFromAnUnreliableMeasurement) {
   EXPECT_EQ(r.output.find("GB/s measured"), std::string::npos) << r.output;
 }
 
-// The `time:` line after `done:`: where the wall time went. The parts add up to the total,
-// which is no more than the process's own wall time; output and checkpoints state the bytes
-// of the files they wrote.
+// The `time:` line after `done:`: where the wall time went. The parts before `total` add up to
+// it, which is no more than the process's own wall time; output and checkpoints, written by
+// the writer thread, state the bytes of the files they wrote and how much of the writing the
+// run did not wait for.
 TEST_F(Cli, RunSummaryBreaksTheWallTimeDown) {
   const std::string c = write_case("c.yaml", small_case(200, "checkpoint: {every: 100}\n"));
   const auto start = std::chrono::steady_clock::now();
@@ -179,16 +180,23 @@ TEST_F(Cli, RunSummaryBreaksTheWallTimeDown) {
   ASSERT_TRUE(std::regex_search(
       r.output, m,
       std::regex(R"(done: 200 steps [^\n]*\ntime: setup )" + number + " s, stepping " + number +
-                 " s, output " + number + " s" + rate + ", checkpoints " + number + " s" + rate +
-                 ", other " + number + " s; total " + number + " s\n")))
+                 " s, files " + number + " s, other " + number + " s; total " + number +
+                 " s; output " + number + " s" + rate + ", checkpoints " + number + " s" + rate +
+                 "; " + number + " of " + number +
+                 R"( s of writing hidden \(([0-9]+)%\)\n)")))
       << r.output;
-  const double setup = std::stod(m[1]), stepping = std::stod(m[2]), output = std::stod(m[3]);
-  const double output_gb = std::stod(m[4]), checkpoints = std::stod(m[6]);
-  const double checkpoint_gb = std::stod(m[7]), other = std::stod(m[9]), total = std::stod(m[10]);
-  for (double part : {setup, stepping, output, checkpoints, other}) EXPECT_GE(part, 0.0);
+  const double setup = std::stod(m[1]), stepping = std::stod(m[2]), files = std::stod(m[3]);
+  const double other = std::stod(m[4]), total = std::stod(m[5]);
+  const double output = std::stod(m[6]), output_gb = std::stod(m[7]);
+  const double checkpoints = std::stod(m[9]), checkpoint_gb = std::stod(m[10]);
+  const double hidden = std::stod(m[12]), writing = std::stod(m[13]);
+  for (double part : {setup, stepping, files, other, output, checkpoints, hidden})
+    EXPECT_GE(part, 0.0);
   // Each printed part is rounded to a millisecond: the sum may exceed the total by 2.5 ms.
-  EXPECT_LE(setup + stepping + output + checkpoints + other, total + 0.0025) << m[0];
+  EXPECT_LE(setup + stepping + files + other, total + 0.0025) << m[0];
   EXPECT_LE(total, process_seconds) << m[0];
+  EXPECT_NEAR(writing, output + checkpoints, 0.0015) << m[0];
+  EXPECT_LE(hidden, writing + 0.0005) << m[0];
   // Outputs at steps 0, 50, 100, 150, 200 and checkpoints at 100 and 200, as on the disk.
   double written = 0.0, checkpointed = 0.0;
   for (const auto& entry : fs::directory_iterator(dir_ / "out")) {

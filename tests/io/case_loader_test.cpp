@@ -666,3 +666,42 @@ TEST(CaseLoaderReal, ShorthandCasesHaveNoFields) {
 
 }  // namespace
 }  // namespace heatsim::io
+
+namespace heatsim::io {
+namespace {
+
+TEST(CaseLoader, OutputPrecisionAndCompression) {
+  const solver::Case c =
+      load_ok(kMinimal + "output: {directory: o, precision: fp32, compression: 4}\n");
+  ASSERT_TRUE(c.output.precision.has_value());
+  EXPECT_EQ(*c.output.precision, solver::Precision::fp32);
+  EXPECT_EQ(c.output.compression, 4);
+  const solver::Case d = load_ok(kMinimal);
+  EXPECT_FALSE(d.output.precision.has_value());
+  EXPECT_EQ(d.output.compression, 0);
+}
+
+TEST(CaseLoader, OutputPrecisionAndCompressionErrorsNameKeyAndLine) {
+  const LoadResult r =
+      load_case_text(kMinimal + "output:\n  precision: fp16\n  compression: 12\n");
+  const CaseError* precision = find_error(r, "output.precision");
+  ASSERT_NE(precision, nullptr) << all_errors(r);
+  EXPECT_EQ(precision->line, 14);
+  const CaseError* level = find_error(r, "output.compression");
+  ASSERT_NE(level, nullptr) << all_errors(r);
+  EXPECT_EQ(level->line, 15);
+  EXPECT_NE(level->message.find("from 1 (fastest) to 9 (smallest), or 0 for none (got 12)"),
+            std::string::npos)
+      << level->message;
+  // An fp32 run's output cannot be finer than the run.
+  const LoadResult widened =
+      load_case_text(kMinimal + "precision: fp32\noutput:\n  precision: fp64\n");
+  const CaseError* wide = find_error(widened, "output.precision");
+  ASSERT_NE(wide, nullptr) << all_errors(widened);
+  EXPECT_EQ(wide->line, 15);
+  EXPECT_NE(wide->message.find("would only widen its floats"), std::string::npos)
+      << wide->message;
+}
+
+}  // namespace
+}  // namespace heatsim::io

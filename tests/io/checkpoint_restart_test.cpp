@@ -19,6 +19,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "io/checkpoint.hpp"
 #include "io/field_file.hpp"
@@ -148,6 +149,42 @@ TEST_F(RestartTest, ContinuationIsBitForBitInEveryShape) {
                           "field_00000040.h5", "field_00000060.h5"})
       EXPECT_NE(xmf.find(f), std::string::npos) << f;
   }
+}
+
+// Smaller output files (fp32, deflate) of an fp64 run: the checkpoints stay fp64 and
+// uncompressed, and the continuation is still bit for bit, its outputs the same files' values.
+TEST_F(RestartTest, SmallerOutputsLeaveCheckpointsFullAndRestartsExact) {
+  const auto text = [&](const fs::path& out) {
+    std::string t = case_text(2, "fp64", out, 60);
+    const std::string every = "every: 20}";
+    t.replace(t.find(every), every.size(), "every: 20, precision: fp32, compression: 3}");
+    return t;
+  };
+  const fs::path full_out = dir_ / "full_small";
+  const fs::path split_out = dir_ / "split_small";
+  const std::string full = write_case("full_small.yaml", text(full_out));
+  const std::string split = write_case("split_small.yaml", text(split_out));
+  ASSERT_EQ(heatsim("run -q " + full).code, 0);
+  Result r = heatsim("run -q " + split + " --steps 37");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const Checkpoint at37 = read_checkpoint(checkpoint_at(split_out, 37));
+  EXPECT_EQ(at37.meta.precision, "fp64");
+  r = heatsim("run -q " + split + " --restart " + checkpoint_at(split_out, 37));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const FieldFile a = read_field_file(field_at(full_out, 60));
+  const FieldFile b = read_field_file(field_at(split_out, 60));
+  EXPECT_EQ(a.meta.precision, "fp32");
+  EXPECT_EQ(a.deflate, 3);
+  EXPECT_TRUE(a.field == b.field) << "final outputs differ";
+  const FieldFile ca = read_field_file(checkpoint_at(full_out, 60));
+  const FieldFile cb = read_field_file(checkpoint_at(split_out, 60));
+  EXPECT_EQ(ca.meta.precision, "fp64");
+  EXPECT_EQ(ca.deflate, 0);
+  EXPECT_TRUE(ca.field == cb.field) << "final checkpoints differ";
+  // The fp32 output holds the checkpoint's doubles rounded to floats.
+  ASSERT_EQ(a.field.size(), ca.field.size());
+  for (std::size_t i = 0; i < a.field.size(); ++i)
+    ASSERT_EQ(a.field[i], static_cast<double>(static_cast<float>(ca.field[i]))) << i;
 }
 
 // bdf2 steps from the fields of two steps: its checkpoints carry the one before (in fp64, also
@@ -412,6 +449,52 @@ TEST_F(RestartTest, DiskFullMidRunKeepsTheLastCheckpoint) {
   const Result r = heatsim("run -q " + c + " --steps " + std::to_string(last + 10) +
                            " --restart " + checkpoint_at(out, last));
   EXPECT_EQ(r.code, 0) << r.output;
+}
+
+// The disk fills up while the writer thread writes a checkpoint: a tmpfs with room for three
+// of the run's files (the output at step 0, the checkpoints at steps 10 and 20: what the run's
+// check of the free space asks for), so the checkpoint at step 30 fails a tenth of the way in
+// while the run steps on. The run reports it and fails;
+// the checkpoint it could not finish is under no name (nor left as a temporary), nothing after
+// it was written, and the last complete checkpoint continues the run bit for bit.
+TEST_F(RestartTest, DiskFullUnderTheWriterThreadKeepsTheLastCompleteCheckpoint) {
+  const fs::path mnt = dir_ / "mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=25m") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root: " << std::strerror(errno);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  // 1024 x 1024 fp64: 8.4 MB a file.
+  const fs::path out = mnt / "out";
+  const std::string c =
+      write_case("c.yaml", case_text(2, "fp64", out, 40, "[1024, 1024]", 0, 10));
+  const Result r = heatsim("run " + c + " --backend cpu");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write " + checkpoint_at(out, 30)), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  const std::vector<std::string> expected{"checkpoint_00000010.h5", "checkpoint_00000020.h5",
+                                          "failed_run.txt", "field.xmf", "field_00000000.h5"};
+  EXPECT_EQ(names, expected);
+  EXPECT_NO_THROW(read_checkpoint(checkpoint_at(out, 20)));
+
+  // The uninterrupted run, and the continuation from step 20 elsewhere: the same field.
+  const fs::path full_out = dir_ / "full";
+  const std::string full =
+      write_case("full.yaml", case_text(2, "fp64", full_out, 40, "[1024, 1024]", 0, 10));
+  ASSERT_EQ(heatsim("run -q " + full + " --backend cpu").code, 0);
+  const fs::path continued = dir_ / "continued";
+  const Result again = heatsim("run -q " + c + " --backend cpu -o " + continued.string() +
+                               " --restart " + checkpoint_at(out, 20));
+  ASSERT_EQ(again.code, 0) << again.output;
+  const FieldFile a = read_field_file(field_at(full_out, 40));
+  const FieldFile b = read_field_file(field_at(continued, 40));
+  EXPECT_TRUE(a.field == b.field) << "the continuation differs from the uninterrupted run";
 }
 
 TEST_F(RestartTest, EarlierRunIsKeptUnlessOverwrite) {

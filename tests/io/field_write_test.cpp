@@ -104,6 +104,80 @@ TEST_P(FieldWrite, FilesAreHdf5sOwnAndAlikeOnAnyNumberOfThreads) {
   fs::remove_all(dir);
 }
 
+// A compressed output (shuffle + deflate, chunks of about 1 MiB built and compressed on the
+// threads) is the file HDF5's own filters make, reads back exactly, and is smaller.
+TEST_P(FieldWrite, CompressedOutputsAreHdf5sOwnAndAlikeOnAnyNumberOfThreads) {
+  const fs::path dir = heatsim_tests::make_scratch_dir("field_write_deflate");
+  FieldMeta m = meta_of(GetParam());
+  m.compression = 3;
+  const std::vector<double> u = values_of(m);
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(1);
+  write_field_file((dir / "one.h5").string(), m, u, FieldFileKind::output);
+  omp_set_num_threads(3);
+  write_field_file((dir / "three.h5").string(), m, u, FieldFileKind::output);
+  omp_set_num_threads(before);
+  const std::string one = file_bytes(dir / "one.h5");
+  EXPECT_TRUE(one == file_bytes(dir / "three.h5"));
+  const FieldFile back = read_field_file((dir / "one.h5").string());
+  EXPECT_EQ(back.deflate, 3);
+  EXPECT_EQ(back.meta.compression, 3);
+  EXPECT_FALSE(back.checksummed);
+  EXPECT_TRUE(back.field == u);
+  const double raw = static_cast<double>(m.points()) * (m.precision == std::string("fp32") ? 4 : 8);
+  EXPECT_LT(static_cast<double>(back.stored_bytes), raw);
+  fs::copy_file(dir / "one.h5", dir / "hdf5.h5", fs::copy_options::overwrite_existing);
+  rewrite_with_hdf5(dir / "hdf5.h5", u);
+  EXPECT_TRUE(one == file_bytes(dir / "hdf5.h5"));
+  fs::remove_all(dir);
+}
+
+// An fp32 run's staging holds floats: its files are byte for byte those written from the same
+// values as doubles (output, compressed output, checkpoint).
+TEST(FieldWriteFromFloats, SameFilesAsFromDoubles) {
+  const fs::path dir = heatsim_tests::make_scratch_dir("field_write_floats");
+  FieldMeta m = meta_of(Shape{3, {211, 97, 130}, "fp32"});
+  const std::vector<double> u = values_of(m);
+  const std::vector<float> f(u.begin(), u.end());
+  for (const auto& [kind, level] : {std::pair{FieldFileKind::output, 0},
+                                    std::pair{FieldFileKind::output, 2},
+                                    std::pair{FieldFileKind::checkpoint, 0}}) {
+    SCOPED_TRACE(std::string(to_string(kind)) + " level " + std::to_string(level));
+    m.compression = level;
+    write_field_file((dir / "d.h5").string(), m, u, kind);
+    write_field_file((dir / "f.h5").string(), m, FieldValues{nullptr, f.data(), f.size()}, kind);
+    EXPECT_TRUE(file_bytes(dir / "d.h5") == file_bytes(dir / "f.h5"));
+  }
+  m.precision = "fp64";
+  m.compression = 0;
+  EXPECT_THROW(write_field_file((dir / "x.h5").string(), m,
+                                FieldValues{nullptr, f.data(), f.size()}, FieldFileKind::output),
+               std::runtime_error);
+  fs::remove_all(dir);
+}
+
+// An fp64 field stored as fp32 (output.precision: fp32): every value rounded to the nearest
+// float, as HDF5's conversion rounds it.
+TEST(FieldWriteNarrowed, Fp64FieldStoredAsFloats) {
+  const fs::path dir = heatsim_tests::make_scratch_dir("field_write_fp32");
+  FieldMeta m = meta_of(Shape{2, {301, 203, 1}, "fp64"});
+  const std::vector<double> u = values_of(m);
+  m.precision = "fp32";
+  for (int level : {0, 5}) {
+    m.compression = level;
+    write_field_file((dir / "f.h5").string(), m, u, FieldFileKind::output);
+    const FieldFile back = read_field_file((dir / "f.h5").string());
+    EXPECT_EQ(back.meta.precision, "fp32");
+    ASSERT_EQ(back.field.size(), u.size());
+    for (std::size_t i = 0; i < u.size(); ++i)
+      ASSERT_EQ(back.field[i], static_cast<double>(static_cast<float>(u[i]))) << i;
+    const std::string ours = file_bytes(dir / "f.h5");
+    rewrite_with_hdf5(dir / "f.h5", u);
+    EXPECT_TRUE(ours == file_bytes(dir / "f.h5")) << "level " << level;
+  }
+  fs::remove_all(dir);
+}
+
 // Checkpoint chunks stay below 16 MiB: the larger shapes have several, the last ones cut by
 // the grid's edge (1D: along x; 2D and 3D: along the slowest axis, then the next).
 INSTANTIATE_TEST_SUITE_P(

@@ -92,7 +92,7 @@ expectations() {
 }
 
 check() {
-  local name=$1 dims=$2 n=$3 precision=$4 center=$5
+  local name=$1 dims=$2 n=$3 precision=$4 center=$5 output=${6:-}
   local dir=$work/$name
   mkdir -p "$dir"
   cat >"$dir/case.yaml" <<YAML
@@ -104,9 +104,18 @@ boundary:
 initial: {type: gaussian, amplitude: 1.0, center: $center, width: 0.1}
 time: {dt: auto, steps: 100}
 precision: $precision
-output: {directory: out, every: 25}
+output: {directory: out, every: 25$output}
 YAML
   (cd "$dir" && "$heatsim" run -q case.yaml >/dev/null)
+  # The files are what the case asked for.
+  local first_info
+  first_info=$("$heatsim" inspect "$(ls "$dir"/out/field_*.h5 | head -n 1)")
+  if [[ $output == *"precision: fp32"* ]] && ! grep -q '^precision: *fp32' <<<"$first_info"; then
+    echo "$name: output not stored as fp32"; failures=$((failures + 1))
+  fi
+  if [[ $output == *compression* ]] && ! grep -q '^storage: *deflate level' <<<"$first_info"; then
+    echo "$name: output not compressed"; failures=$((failures + 1))
+  fi
   local expected
   expected=$(expectations "$dir/out")
   # Absolute path with the default (Xdmf3) reader, rendering; the legacy reader and the
@@ -127,6 +136,10 @@ check heat1d 1 "[201]" fp64 "[0.3]"
 check heat2d 2 "[96, 64]" fp64 "[0.3, 0.6]"
 check heat2d-fp32 2 "[40, 30]" fp32 "[0.5, 0.5]"
 check heat3d 3 "[24, 20, 16]" fp64 "[0.3, 0.6, 0.5]"
+# Smaller files: an fp64 run's output as floats, and deflate-compressed (shuffle + deflate).
+check heat2d-out-fp32 2 "[96, 64]" fp64 "[0.3, 0.6]" ", precision: fp32"
+check heat3d-deflate 3 "[24, 20, 16]" fp64 "[0.3, 0.6, 0.5]" ", compression: 6"
+check heat2d-fp32-deflate 2 "[40, 30]" fp64 "[0.5, 0.5]" ", precision: fp32, compression: 1"
 
 if ((failures > 0)); then
   echo "$failures ParaView check(s) failed"

@@ -227,6 +227,15 @@ class BlockedCoefficientBackend final : public Backend {
     cuda::download_interior(field, main_.cur(), main_.grid());
   }
 
+  void download_to(double* out) override { download_staged(out); }
+  void download_to(float* out) override { download_staged(out); }
+  template <typename Out>
+  void download_staged(Out* out) {
+    check_ready_and_size(static_cast<std::size_t>(p_.points()));
+    cuda::download_interior(out, static_cast<std::size_t>(p_.points()), main_.cur(),
+                            main_.grid());
+  }
+
   void advance(std::int64_t steps, std::int64_t step0) override {
     if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
     if (steps <= 0) return;
@@ -383,6 +392,8 @@ class TemporalBlockingBackend final : public Backend {
 
   void upload(const std::vector<double>& field) override { ready().upload(field); }
   void download(std::vector<double>& field) override { ready().download(field); }
+  void download_to(double* out) override { ready().download_to(out); }
+  void download_to(float* out) override { ready().download_to(out); }
   void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
   FieldStats stats() override { return ready().stats(); }
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
