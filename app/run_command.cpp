@@ -30,6 +30,7 @@
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/backend_choice.hpp"
+#include "solver/heat_flows.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_backend.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
@@ -821,6 +822,19 @@ int run_case(const RunOptions& options) {
           fmt::print("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}\n", m.name, m.nodes,
                      m.min, m.max, m.mean);
       fmt::print("materials: {}\n", io::material_file_path(c));
+      // Where the heat goes (steady states: the stored heat does not change).
+      if (steady && !decomposed) {
+        const solver::HeatFlowReport flows = solver::heat_flows(
+            c, problem, prepared->fields, prepared->material_ids, final_u, 0.0);
+        fmt::print("heat flows into the body at the steady state ({}):\n",
+                   c.grid.dims == 3   ? "W"
+                   : c.grid.dims == 2 ? "W per metre of depth"
+                                      : "W/m^2");
+        for (const solver::HeatFlow& f : flows.flows)
+          fmt::print("  {}: {:.6g}\n", f.what, f.rate);
+        fmt::print("  imbalance: {:.3g} ({:.2g} of the largest flow)\n", flows.imbalance,
+                   flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0);
+      }
     }
     if (probes) {
       probes_csv->flush();

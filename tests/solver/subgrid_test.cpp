@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/registry.hpp"
+#include "solver/heat_flows.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
@@ -354,6 +355,48 @@ TEST(Void, ABallsSurfaceAreaIsTheSpheres) {
               heatsim::solver::cell_volume(c);
     const double exact = dims > 2 ? 4.0 * M_PI * 1e-4 : 2.0 * M_PI * 0.01;
     EXPECT_NEAR(area, exact, 0.02 * exact) << dims << "D";
+  }
+}
+
+// The heat-flow report of steady states: the wall passes its U-value times the difference in
+// through the Dirichlet face and out through the convective one; the void plate's surface takes
+// what its source puts in less what its x- face lets out; both balances close to the solve.
+TEST(HeatFlows, SteadyBalancesCloseAndMatchTheClosedForms) {
+  {
+    const Case c = wall(100);
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+    const std::vector<double> u = steady_field(c);
+    const auto report = heatsim::solver::heat_flows(
+        c, p, fields, heatsim::solver::material_ids(c), u, 0.0);
+    const double R = 0.0125 / 0.25 + 0.08 / 0.035 + 0.15 / 1.4 + 1.0 / 25.0, q = 30.0 / R;
+    ASSERT_EQ(report.flows.size(), 2u);
+    for (const auto& f : report.flows) {
+      if (f.what == "face x- (dirichlet)") EXPECT_NEAR(f.rate, q, 1e-9 * q);
+      else if (f.what == "face x+ (convective)") EXPECT_NEAR(f.rate, -q, 1e-9 * q);
+      else ADD_FAILURE() << f.what;
+    }
+    EXPECT_LT(std::abs(report.imbalance), 1e-9 * report.largest);
+  }
+  {
+    Case c = plate(2, false, surfaces()[0]);
+    heatsim::solver::SourceSpec s;
+    s.shape = box({0.1, 0.1, 0}, {0.3, 0.4, 0});
+    s.power = 50.0;
+    c.sources = {s};
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+    const std::vector<double> u = steady_field(c);
+    const auto report = heatsim::solver::heat_flows(
+        c, p, fields, heatsim::solver::material_ids(c), u, 0.0);
+    double sources = 0.0, surface = 0.0;
+    for (const auto& f : report.flows) {
+      if (f.what == "sources") sources = f.rate;
+      if (f.what == "void regions[1]") surface = f.rate;
+    }
+    EXPECT_NEAR(sources, 50.0, 1e-9);
+    EXPECT_LT(surface, 0.0);  // the surface at 280 K cools the plate
+    EXPECT_LT(std::abs(report.imbalance), 1e-9 * report.largest);
   }
 }
 
