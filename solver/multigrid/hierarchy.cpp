@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
@@ -560,11 +561,16 @@ LevelOperator coarsen(const LevelOperator& fine) {
   return c;
 }
 
-std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points) {
+std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
+                                           std::vector<double>* seconds) {
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
   while (levels.back().points() > coarsest_points) {
+    const auto start = std::chrono::steady_clock::now();
     LevelOperator c = coarsen(levels.back());
+    if (seconds)
+      seconds->push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));
   }

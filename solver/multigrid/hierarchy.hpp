@@ -47,7 +47,9 @@ std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const Lev
 LevelOperator coarsen(const LevelOperator& fine);
 
 // The finest level and its coarse versions, coarsening while a level has more than
-// `coarsest_points` nodes and some axis can still be halved.
-std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64);
+// `coarsest_points` nodes and some axis can still be halved. `seconds`, when given, receives
+// the wall time of each coarse level's construction (level 1 first).
+std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
+                                           std::vector<double>* seconds = nullptr);
 
 }  // namespace heatsim::solver::multigrid
