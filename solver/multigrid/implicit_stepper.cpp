@@ -152,7 +152,8 @@ void ImplicitStepper::build_levels(TimeMethod m) {
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
     return;
   }
-  LevelOperator finest = flow_.level(alpha, beta);
+  // A steady solve builds its levels once: the operator's arrays become the finest level's.
+  LevelOperator finest = m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
   end_phase("finest level");
   std::vector<double> seconds;
   std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &seconds);
