@@ -184,6 +184,34 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       up[k] |= (stencil_offset(k, a) > 0) << a;
     }
   const int power[3] = {1, 3, 9};
+  // Per axis and finer coordinate of a compact 3D level: whether the node and its two
+  // neighbours there follow standard coarsening (a coarse coordinate C between finer nodes
+  // whose terms are C - 1 and C below it, C and C + 1 above it; a finer node between C and
+  // C + 1 beside the coarse coordinates C and C + 1), away from the grid's ends. Nodes standard
+  // on every axis take the short form below.
+  std::array<std::vector<std::uint8_t>, kMaxDims> standard;
+  for (int a = 0; a < kMaxDims; ++a) {
+    const std::int64_t n = fine.n[a];
+    standard[a].assign(static_cast<std::size_t>(n), 0);
+    if (dims != 3 || fine.stencil_form()) continue;
+    const auto& from = t[a].from;
+    const auto is = [&](std::int64_t g, int term, std::int64_t coarse, int offset) {
+      return from[g][term].coarse == coarse && from[g][term].offset == offset;
+    };
+    for (std::int64_t f = 1; f + 1 < n; ++f) {
+      const std::int64_t C = from[f][0].coarse;
+      if (from[f][1].coarse < 0)
+        standard[a][f] = is(f, 0, C, 0) && is(f - 1, 0, C - 1, 1) && is(f - 1, 1, C, -1) &&
+                         is(f + 1, 0, C, 1) && is(f + 1, 1, C + 1, -1);
+      else
+        standard[a][f] = is(f, 0, C, 1) && is(f, 1, C + 1, -1) && is(f - 1, 0, C, 0) &&
+                         from[f - 1][1].coarse < 0 && is(f + 1, 0, C + 1, 0) &&
+                         from[f + 1][1].coarse < 0;
+    }
+  }
+  // The compact row's entries in numbering order (z-, y-, x-, x+, y+, z+): the order in which
+  // the general form sums a corner's terms.
+  constexpr int kSides[6] = {4, 10, 12, 14, 16, 22};
   // Finer nodes between coarse ones along `type` axes, after those along fewer.
   for (int type = 1; type <= dims; ++type)
     for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
@@ -196,6 +224,41 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       if (count != type || fine.fixed[i]) return;
       Row row;
       free_row(fine, fg, f, i, row);
+      if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
+        // The general form's sums in its order, a missing entry adding 0: the denominator
+        // the centre plus the entries across the between axes in row order, and each
+        // corner's weight from the neighbours toward it, one per between axis.
+        double a[kMaxStencil] = {};
+        for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
+        double denominator = row.centre();
+        for (int e = 1; e < row.count; ++e) {
+          const int k = row.k[e];
+          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+          if (!((between >> axis) & 1)) denominator += row.a[e];
+        }
+        if (!(denominator > 1e-12 * row.centre())) return;
+        for (int corner = 0; corner < 8; ++corner) {
+          if (corner & ~between) continue;
+          std::int64_t I = 0;
+          int from_corner = 0, offset[3];
+          for (int b = 2; b >= 0; --b) {
+            const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
+            I = I * c.n[b] + term.coarse;
+            offset[b] = term.offset;
+            from_corner += (term.offset + 1) * power[b];
+          }
+          if (c.fixed[I]) continue;
+          double sum = 0.0;
+          for (const int k : kSides) {
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            const int toward = k > 13;  // the side's direction: 1 up
+            if (!((between >> axis) & 1) || ((corner >> axis) & 1) != toward) continue;
+            sum -= a[k] * P[(from_corner - offset[axis] * power[axis]) * nc + I];
+          }
+          P[from_corner * nc + I] = sum / denominator;
+        }
+        return;
+      }
       // Summed over the offsets along the axes where the node is a coarse coordinate.
       double collapsed[kMaxStencil] = {};
       for (int e = 0; e < row.count; ++e) {
