@@ -1,5 +1,6 @@
 #include "hierarchy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -228,7 +229,8 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
         // The general form's sums in its order, a missing entry adding 0: the denominator
         // the centre plus the entries across the between axes in row order, and each
         // corner's weight from the neighbours toward it, one per between axis.
-        double a[kMaxStencil] = {};
+        double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
+        for (const int k : kSides) a[k] = 0.0;
         for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
         double denominator = row.centre();
         for (int e = 1; e < row.count; ++e) {
@@ -545,7 +547,12 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
         if (!fine.fixed[i] && standard[0][x] && standard[1][y] && standard[2][z]) {
           Row row;
           free_row(fine, fg, f, i, row);
-          double a[kMaxStencil] = {};
+          // The row's entries by offset, 0 where it has none (a compact row: its seven only).
+          double a[kMaxStencil];
+          if (fine.stencil_form())
+            std::fill_n(a, kMaxStencil, 0.0);
+          else
+            for (const int k : {4, 10, 12, 13, 14, 16, 22}) a[k] = 0.0;
           const double* w[kMaxStencil];
           for (int k = 0; k < kMaxStencil; ++k) {
             // Every neighbour exists away from the grid's ends; one without an entry adds 0.
