@@ -310,13 +310,18 @@ int run_case(const RunOptions& options) {
     spdlog::set_level(spdlog::level::debug);
     spdlog::set_pattern("[%T.%e] %^%l%$: %v");
   }
-  // The set-up's phases at debug level, each with the time since the one before.
+  // The set-up's phases at debug level, each with the wall and process CPU time (all threads)
+  // since the one before: on a shared machine the CPU time is the steadier figure.
   auto phase_start = run_start;
-  const auto end_phase = [&phase_start](const char* what) {
+  std::clock_t phase_cpu_start = std::clock();
+  const auto end_phase = [&phase_start, &phase_cpu_start](const char* what) {
     const auto now = std::chrono::steady_clock::now();
-    spdlog::debug("set-up: {} {:.3f} s", what,
-                  std::chrono::duration<double>(now - phase_start).count());
+    const std::clock_t cpu_now = std::clock();
+    spdlog::debug("set-up: {} {:.3f} s (CPU {:.3f} s)", what,
+                  std::chrono::duration<double>(now - phase_start).count(),
+                  static_cast<double>(cpu_now - phase_cpu_start) / CLOCKS_PER_SEC);
     phase_start = now;
+    phase_cpu_start = cpu_now;
   };
   // main installed them before MPI's start-up; again for a caller that did not. A signal
   // during the setup stops the run before its first step, with a checkpoint of the initial
@@ -490,7 +495,8 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
     for (const auto& p : stepper->setup_phases())
-      spdlog::debug("set-up: multigrid: {} {:.3f} s", p.name, p.seconds);
+      spdlog::debug("set-up: multigrid: {} {:.3f} s (CPU {:.3f} s)", p.name, p.time.seconds,
+                    p.time.cpu_seconds);
     end_phase("multigrid solver");
     auto held = std::make_unique<solver::multigrid::ImplicitBackend>(choice.name, std::move(stepper));
     implicit = &held->stepper();

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
 #include <utility>
 
@@ -864,15 +865,17 @@ LevelOperator coarsen(const LevelOperator& fine) {
 }
 
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
-                                           std::vector<double>* seconds) {
+                                           std::vector<SetupTime>* times) {
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
   while (levels.back().points() > coarsest_points) {
     const auto start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     LevelOperator c = coarsen(levels.back());
-    if (seconds)
-      seconds->push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (times)
+      times->push_back(
+          {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+           static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC});
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));
   }

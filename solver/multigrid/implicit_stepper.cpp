@@ -93,6 +93,7 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
                                  TimeMethod method, double dt,
                                  std::unique_ptr<kernels::LevelOps> ops, SolveOptions options)
     : phase_start_(std::chrono::steady_clock::now()),
+      phase_cpu_start_(std::clock()),
       method_(method),
       dt_(dt),
       flow_(problem, std::move(fields)),
@@ -142,8 +143,13 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
 
 void ImplicitStepper::end_phase(std::string name) {
   const auto now = std::chrono::steady_clock::now();
-  setup_phases_.push_back({std::move(name), std::chrono::duration<double>(now - phase_start_).count()});
+  const std::clock_t cpu_now = std::clock();
+  setup_phases_.push_back(
+      {std::move(name),
+       {std::chrono::duration<double>(now - phase_start_).count(),
+        static_cast<double>(cpu_now - phase_cpu_start_) / CLOCKS_PER_SEC}});
   phase_start_ = now;
+  phase_cpu_start_ = cpu_now;
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {
@@ -155,11 +161,12 @@ void ImplicitStepper::build_levels(TimeMethod m) {
   // A steady solve builds its levels once: the operator's arrays become the finest level's.
   LevelOperator finest = m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
   end_phase("finest level");
-  std::vector<double> seconds;
-  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &seconds);
-  for (std::size_t l = 0; l < seconds.size(); ++l)
-    setup_phases_.push_back({"level " + std::to_string(l + 1), seconds[l]});
+  std::vector<SetupTime> times;
+  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
+  for (std::size_t l = 0; l < times.size(); ++l)
+    setup_phases_.push_back({"level " + std::to_string(l + 1), times[l]});
   phase_start_ = std::chrono::steady_clock::now();
+  phase_cpu_start_ = std::clock();
   mg_ = std::make_unique<Multigrid>(*ops_, std::move(levels));
   end_phase("level operations and multigrid vectors");
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "conductance.hpp"
+#include "hierarchy.hpp"
 #include "kernels/level_ops.hpp"
 #include "multigrid.hpp"
 #include "solver/case.hpp"
@@ -117,7 +119,7 @@ class ImplicitStepper {
   // loads' parts (for a log at debug level).
   struct SetupPhase {
     std::string name;
-    double seconds = 0.0;
+    SetupTime time;
   };
   const std::vector<SetupPhase>& setup_phases() const { return setup_phases_; }
 
@@ -140,6 +142,7 @@ class ImplicitStepper {
 
   // Before flow_: the set-up's first phase starts when the constructor does.
   std::chrono::steady_clock::time_point phase_start_;
+  std::clock_t phase_cpu_start_;
   std::vector<SetupPhase> setup_phases_;
   TimeMethod method_;
   double dt_;
