@@ -581,7 +581,8 @@ int run_case(const RunOptions& options) {
                               *prepared->fields);
       series->set_materials_file(io::kMaterialFileName);
     }
-    end_phase(steady ? "output directory, materials file" : "field upload, output directory, materials file");
+    end_phase(steady ? "output directory, materials file"
+                     : "field upload, output directory, materials file");
     // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
     // a restart from the rows up to the checkpoint's step.
     std::optional<solver::ProbeSampler> probes;

@@ -36,6 +36,7 @@ struct UninitialisedAllocator : std::allocator<T> {
   }
 };
 using Values = std::vector<double, UninitialisedAllocator<double>>;
+using Floats = std::vector<float, UninitialisedAllocator<float>>;
 
 class CpuLevelOps final : public LevelOps {
  public:
@@ -137,10 +138,18 @@ class CpuLevelOps final : public LevelOps {
       if (!L.op.stencil_form()) {
         // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
         // the node's conductances, exact and rounded, summed in the neighbour order.
+        // Every value is written below, row by row by the threads that sweep the rows (the
+        // rounded conductances first: the diagonals read those of the rows beside).
         for (int a = 0; a < L.op.dims; ++a)
-          L.conductance32[a].assign(L.op.conductance[a].begin(), L.op.conductance[a].end());
-        L.diagonal.assign(static_cast<std::size_t>(np), 0.0);
-        L.diagonal32.assign(static_cast<std::size_t>(np), 0.0);
+          L.conductance32[a] = Floats(static_cast<std::size_t>(np));
+        L.diagonal = Values(static_cast<std::size_t>(np));
+        L.diagonal32 = Values(static_cast<std::size_t>(np));
+        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+          const std::int64_t row = index(L, 0, y, z);
+          for (int a = 0; a < L.op.dims; ++a)
+            std::copy_n(L.op.conductance[a].data() + row, L.op.n[0],
+                        L.conductance32[a].data() + row);
+        });
         for_rows(L, [&](std::int64_t y, std::int64_t z) {
           for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
             const std::int64_t i = index(L, x, y, z);
@@ -372,11 +381,11 @@ class CpuLevelOps final : public LevelOps {
  private:
   struct Level {
     LevelOperator op;
-    std::vector<double> diagonal;  // compact form: a_i + sum of the node's conductances
+    Values diagonal;  // compact form: a_i + sum of the node's conductances
     // Compact form, the smoother's operator: the conductances rounded to fp32 and the diagonal
     // from them.
-    std::array<std::vector<float>, kMaxDims> conductance32;
-    std::vector<double> diagonal32;
+    std::array<Floats, kMaxDims> conductance32;
+    Values diagonal32;
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
     // Levels > 0: the coarse nodes each finer node takes values from, and per coarse

@@ -356,17 +356,24 @@ void standard_ap_row(const double* a, const double* const* w, double* out) {
 }
 
 template <bool kStencil>
-void standard_ap_row(int cx, int cy, int cz, const double* a, const double* const* w,
-                     double* out) {
+void standard_ap_row(int cx, int cy, int cz, const double* a, const double* const* w, double* out) {
   switch ((cx - 1) + 2 * (cy - 1) + 4 * (cz - 1)) {
-    case 0: return standard_ap_row<1, 1, 1, kStencil>(a, w, out);
-    case 1: return standard_ap_row<2, 1, 1, kStencil>(a, w, out);
-    case 2: return standard_ap_row<1, 2, 1, kStencil>(a, w, out);
-    case 3: return standard_ap_row<2, 2, 1, kStencil>(a, w, out);
-    case 4: return standard_ap_row<1, 1, 2, kStencil>(a, w, out);
-    case 5: return standard_ap_row<2, 1, 2, kStencil>(a, w, out);
-    case 6: return standard_ap_row<1, 2, 2, kStencil>(a, w, out);
-    default: return standard_ap_row<2, 2, 2, kStencil>(a, w, out);
+    case 0:
+      return standard_ap_row<1, 1, 1, kStencil>(a, w, out);
+    case 1:
+      return standard_ap_row<2, 1, 1, kStencil>(a, w, out);
+    case 2:
+      return standard_ap_row<1, 2, 1, kStencil>(a, w, out);
+    case 3:
+      return standard_ap_row<2, 2, 1, kStencil>(a, w, out);
+    case 4:
+      return standard_ap_row<1, 1, 2, kStencil>(a, w, out);
+    case 5:
+      return standard_ap_row<2, 1, 2, kStencil>(a, w, out);
+    case 6:
+      return standard_ap_row<1, 2, 2, kStencil>(a, w, out);
+    default:
+      return standard_ap_row<2, 2, 2, kStencil>(a, w, out);
   }
 }
 
@@ -381,9 +388,8 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
     int count;
     int d[3], slot[3];
   };
-  static constexpr Reach kReach[3] = {{2, {0, 1, 0}, {1, 0, 0}},
-                                      {3, {0, 1, 2}, {2, 1, 1}},
-                                      {2, {1, 2, 0}, {2, 2, 0}}};
+  static constexpr Reach kReach[3] = {
+      {2, {0, 1, 0}, {1, 0, 0}}, {3, {0, 1, 2}, {2, 1, 1}}, {2, {1, 2, 0}, {2, 2, 0}}};
   for (int kz = 0; kz < 3; ++kz)
     for (int ky = 0; ky < 3; ++ky)
       for (int kx = 0; kx < 3; ++kx) {
@@ -698,8 +704,8 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
           for (int kf = 0; kf < kMaxStencil; ++kf) {
             const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
             wf[kf] = P[kf * nc + I];
-            apc[kf] = around[dz] + (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) *
-                                       kMaxStencil;
+            apc[kf] = around[dz] +
+                      (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * kMaxStencil;
           }
           standard_coarse_row(wf, apc, row);
           for (int k = 0; k < kMaxStencil; ++k) S[k * nc + I] = row[k];

@@ -144,10 +144,9 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
 void ImplicitStepper::end_phase(std::string name) {
   const auto now = std::chrono::steady_clock::now();
   const std::clock_t cpu_now = std::clock();
-  setup_phases_.push_back(
-      {std::move(name),
-       {std::chrono::duration<double>(now - phase_start_).count(),
-        static_cast<double>(cpu_now - phase_cpu_start_) / CLOCKS_PER_SEC}});
+  setup_phases_.push_back({std::move(name),
+                           {std::chrono::duration<double>(now - phase_start_).count(),
+                            static_cast<double>(cpu_now - phase_cpu_start_) / CLOCKS_PER_SEC}});
   phase_start_ = now;
   phase_cpu_start_ = cpu_now;
 }
@@ -159,7 +158,8 @@ void ImplicitStepper::build_levels(TimeMethod m) {
     return;
   }
   // A steady solve builds its levels once: the operator's arrays become the finest level's.
-  LevelOperator finest = m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
+  LevelOperator finest =
+      m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
   end_phase("finest level");
   std::vector<SetupTime> times;
   std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
