@@ -501,10 +501,15 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   // 2 ty + 4 tz] over its own terms per axis (near[a][3 f + 1]), 0 for a term it lacks. A P
   // reads a neighbour's weights there, eight contiguous values, rather than gathering them
   // from P's 27 arrays (59 MB at 129^3) once per row entry.
+  // Threads: a 3D level's coarse planes shared out in blocks, each thread computing the finer
+  // planes its block needs (one plane twice where two blocks meet), so that a level takes one
+  // parallel region and no barrier per plane; a 2D level's rows within its one plane.
+  const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
+  const bool by_rows = !by_planes && plane >= 4096;
   auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
-#pragma omp parallel for schedule(static) if (plane >= 4096)
+#pragma omp parallel for schedule(static) if (by_rows)
     for (std::int64_t y = 0; y < fine.n[1]; ++y) {
       const Near& ey = near[1][3 * y + 1];
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
@@ -520,12 +525,19 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
       }
     }
   };
-  // The weights of the finer planes in hand (a plane's A P needs those of z - 1, z and z + 1).
-  std::array<std::int64_t, 4> weights_z{-1, -1, -1, -1};
-  std::array<std::vector<double>, 4> weights;
+  // A thread's finer planes in hand: the weights of four (a plane's A P needs those of z - 1,
+  // z and z + 1) and A P of three (a coarse plane needs those around it).
+  struct Planes {
+    std::array<std::int64_t, 4> weights_z{-1, -1, -1, -1};
+    std::array<std::vector<double>, 4> weights;
+    std::array<std::int64_t, 3> held{-1, -1, -1};
+    std::array<std::vector<double>, 3> ap;
+  };
   // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot written, so the
   // three buffers are sized once and never cleared).
-  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, std::atomic<bool>& far) {
+  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, Planes& in_hand,
+                           std::atomic<bool>& far) {
+    std::array<std::int64_t, 4>& weights_z = in_hand.weights_z;
     ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
     // The weights of planes z - 1, z, z + 1 (wrapped on a periodic axis; none beyond an end).
     std::array<std::int64_t, 3> around_z{-1, dims > 2 ? -1 : 0, -1};
@@ -541,12 +553,12 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
         while (weights_z[b] >= 0 && (weights_z[b] == around_z[0] || weights_z[b] == around_z[1] ||
                                      weights_z[b] == around_z[2]))
           ++b;
-        weights_plane(around_z[o], weights[b]);
+        weights_plane(around_z[o], in_hand.weights[b]);
         weights_z[b] = around_z[o];
       }
-      pw[o] = weights[b].data();
+      pw[o] = in_hand.weights[b].data();
     }
-#pragma omp parallel for schedule(static) if (plane >= 4096)
+#pragma omp parallel for schedule(static) if (by_rows)
     for (std::int64_t y = 0; y < fine.n[1]; ++y)
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
@@ -666,81 +678,83 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   const int hy = dims > 1 ? 3 : 1, hz = dims > 2 ? 3 : 1;  // offsets per axis, used axes only
   const int ly = dims > 1 ? 0 : 1, lz = dims > 2 ? 0 : 1;  // an unused axis keeps slot 1
   std::atomic<bool> far{false};
-  // The finer planes in hand: their z and A P.
-  std::array<std::int64_t, 3> held{-1, -1, -1};
-  std::array<std::vector<double>, 3> ap;
   std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
-  for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
-    // The finer planes around this coarse plane's (-1 where none), each computed once and
-    // kept while a later coarse plane needs it.
-    const std::int64_t zf = c.fine_index[2][Z];
-    std::array<std::int64_t, 3> need{-1, -1, -1};
-    for (int o = -1; o <= 1; ++o)
-      need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
-    const auto needed = [&](std::int64_t z) {
-      return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
-    };
-    std::array<const double*, 3> around{nullptr, nullptr, nullptr};
-    for (int o = 0; o < 3; ++o) {
-      if (need[o] < 0) continue;
-      int b = 0;
-      while (b < 3 && held[b] != need[o]) ++b;
-      if (b == 3) {
-        b = 0;
-        while (needed(held[b])) ++b;  // three buffers, at most three planes needed
-        compute_plane(need[o], ap[b], far);
-        held[b] = need[o];
-      }
-      around[o] = ap[b].data();
-    }
-#pragma omp parallel for schedule(static) if (c.n[0] * c.n[1] >= 1024)
-    for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
-      for (std::int64_t X = 0; X < c.n[0]; ++X) {
-        const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
-        if (c.fixed[I]) continue;
-        if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
-          double wf[kMaxStencil], row[kMaxStencil];
-          const double* apc[kMaxStencil];
-          for (int kf = 0; kf < kMaxStencil; ++kf) {
-            const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
-            wf[kf] = P[kf * nc + I];
-            apc[kf] = around[dz] +
-                      (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * kMaxStencil;
-          }
-          standard_coarse_row(wf, apc, row);
-          for (int k = 0; k < kMaxStencil; ++k) S[k * nc + I] = row[k];
-          continue;
+#pragma omp parallel if (by_planes)
+  {
+    Planes in_hand;
+    std::array<std::int64_t, 3>& held = in_hand.held;
+#pragma omp for schedule(static)
+    for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
+      // The finer planes around this coarse plane's (-1 where none), each computed once and
+      // kept while a later coarse plane needs it.
+      const std::int64_t zf = c.fine_index[2][Z];
+      std::array<std::int64_t, 3> need{-1, -1, -1};
+      for (int o = -1; o <= 1; ++o) need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
+      const auto needed = [&](std::int64_t z) {
+        return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
+      };
+      std::array<const double*, 3> around{nullptr, nullptr, nullptr};
+      for (int o = 0; o < 3; ++o) {
+        if (need[o] < 0) continue;
+        int b = 0;
+        while (b < 3 && held[b] != need[o]) ++b;
+        if (b == 3) {
+          b = 0;
+          while (needed(held[b])) ++b;  // three buffers, at most three planes needed
+          compute_plane(need[o], in_hand.ap[b], in_hand, far);
+          held[b] = need[o];
         }
-        double acc[64] = {};
-        for (int dz = 0; dz < hz; ++dz)
-          for (int dy = 0; dy < hy; ++dy)
-            for (int dx = 0; dx < 3; ++dx) {
-              const int kf = dx + 3 * dy + 9 * dz;
-              const double wf = P[kf * nc + I];
-              if (wf == 0.0) continue;
-              const int ax = dx, ay = dy + ly, az = dz + lz;
-              const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
-              if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
-                far = true;  // a weight toward a node that takes none
-                continue;
-              }
-              const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
-              double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
-                           (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
-              const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
-              for (int sz = sz0; sz < lz + hz; ++sz)
-                for (int sy = sy0; sy < ly + hy; ++sy)
-                  for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
-                    a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
-            }
-        for (int s = 0; s < 64; ++s)
-          if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
-        for (int dz = 0; dz < hz; ++dz)
-          for (int dy = 0; dy < hy; ++dy)
-            for (int dx = 0; dx < 3; ++dx)
-              S[(dx + 3 * dy + 9 * dz) * nc + I] =
-                  acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
+        around[o] = in_hand.ap[b].data();
       }
+#pragma omp parallel for schedule(static) if (!by_planes && c.n[0] * c.n[1] >= 1024)
+      for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
+        for (std::int64_t X = 0; X < c.n[0]; ++X) {
+          const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
+          if (c.fixed[I]) continue;
+          if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
+            double wf[kMaxStencil], row[kMaxStencil];
+            const double* apc[kMaxStencil];
+            for (int kf = 0; kf < kMaxStencil; ++kf) {
+              const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
+              wf[kf] = P[kf * nc + I];
+              apc[kf] = around[dz] +
+                        (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * kMaxStencil;
+            }
+            standard_coarse_row(wf, apc, row);
+            for (int k = 0; k < kMaxStencil; ++k) S[k * nc + I] = row[k];
+            continue;
+          }
+          double acc[64] = {};
+          for (int dz = 0; dz < hz; ++dz)
+            for (int dy = 0; dy < hy; ++dy)
+              for (int dx = 0; dx < 3; ++dx) {
+                const int kf = dx + 3 * dy + 9 * dz;
+                const double wf = P[kf * nc + I];
+                if (wf == 0.0) continue;
+                const int ax = dx, ay = dy + ly, az = dz + lz;
+                const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
+                if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
+                  far = true;  // a weight toward a node that takes none
+                  continue;
+                }
+                const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
+                double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
+                             (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
+                const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
+                for (int sz = sz0; sz < lz + hz; ++sz)
+                  for (int sy = sy0; sy < ly + hy; ++sy)
+                    for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
+                      a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
+              }
+          for (int s = 0; s < 64; ++s)
+            if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
+          for (int dz = 0; dz < hz; ++dz)
+            for (int dy = 0; dy < hy; ++dy)
+              for (int dx = 0; dx < 3; ++dx)
+                S[(dx + 3 * dy + 9 * dz) * nc + I] =
+                    acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
+        }
+    }
   }
   if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
   // Symmetric to the last bit, in place: each pair of entries takes their mean, set by the
