@@ -32,6 +32,7 @@ struct RunOptions {
   bool overwrite = false;
   double progress_seconds = 2.0;
   bool quiet = false;
+  bool verbose = false;  // debug lines too: the set-up's phases with their times
 };
 
 // SIGINT and SIGTERM from now on ask a run to stop at its next step with a checkpoint (exit

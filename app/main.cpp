@@ -85,6 +85,10 @@ int run_command(int argc, char** argv) {
   run_cmd->add_option("--progress-seconds", run.progress_seconds,
                       "Seconds between progress lines (default 2)");
   run_cmd->add_flag("--quiet,-q", run.quiet, "Only warnings, errors and the summary");
+  run_cmd
+      ->add_flag("--verbose,-v", run.verbose,
+                 "Also debug lines: the set-up's phases timed, with milliseconds")
+      ->excludes("--quiet");
 
   std::string validate_path;
   RunOverrides validate_overrides;

@@ -331,12 +331,30 @@ void catch_stop_signals() {
 int run_case(const RunOptions& options) {
   const auto run_start = std::chrono::steady_clock::now();
   if (options.quiet) spdlog::set_level(spdlog::level::warn);
+  if (options.verbose) {
+    spdlog::set_level(spdlog::level::debug);
+    spdlog::set_pattern("[%T.%e] %^%l%$: %v");
+  }
+  // The set-up's phases at debug level, each with the wall and process CPU time (all threads)
+  // since the one before: on a shared machine the CPU time is the steadier figure.
+  auto phase_start = run_start;
+  std::clock_t phase_cpu_start = std::clock();
+  const auto end_phase = [&phase_start, &phase_cpu_start](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    const std::clock_t cpu_now = std::clock();
+    spdlog::debug("set-up: {} {:.3f} s (CPU {:.3f} s)", what,
+                  std::chrono::duration<double>(now - phase_start).count(),
+                  static_cast<double>(cpu_now - phase_cpu_start) / CLOCKS_PER_SEC);
+    phase_start = now;
+    phase_cpu_start = cpu_now;
+  };
   // main installed them before MPI's start-up; again for a caller that did not. A signal
   // during the setup stops the run before its first step, with a checkpoint of the initial
   // field, as one during the steps does.
   catch_stop_signals();
   std::optional<PreparedRun> prepared = prepare_run(options.case_path, options.overrides);
   if (!prepared) return kExitBadInput;
+  end_phase("case, materials and coefficient fields");
   solver::Case& c = prepared->case_;
   const solver::TimePlan& plan = prepared->plan;
 
@@ -414,6 +432,7 @@ int run_case(const RunOptions& options) {
       }
     }
   }
+  end_phase("checkpoint, output directory and problem");
   solver::BackendChoice choice;
   try {
     const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
@@ -444,6 +463,7 @@ int run_case(const RunOptions& options) {
     decomposed = wrapped.get();
     choice.backend = std::move(wrapped);
   }
+  end_phase("backend choice and resources");
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
   std::vector<double> u0;
@@ -456,6 +476,7 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
   }
+  end_phase("initial field");
   spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
                kernels::to_string(c.precision));
@@ -498,6 +519,10 @@ int run_case(const RunOptions& options) {
       spdlog::error("{}", e.what());
       return kExitBadInput;
     }
+    for (const auto& p : stepper->setup_phases())
+      spdlog::debug("set-up: multigrid: {} {:.3f} s (CPU {:.3f} s)", p.name, p.time.seconds,
+                    p.time.cpu_seconds);
+    end_phase("multigrid solver");
     auto held = std::make_unique<solver::multigrid::ImplicitBackend>(choice.name, std::move(stepper));
     implicit = &held->stepper();
     if (!steady) log_implicit_steps(*held, options.progress_seconds);
@@ -510,6 +535,7 @@ int run_case(const RunOptions& options) {
     spdlog::error("{}", e.what());
     return kExitBadInput;
   }
+  end_phase("backend set-up");
   if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
   if (backend.fusion_depth() > 1 || c.fusion != 1)
     spdlog::info("fusion: {} steps per pass (asked for {})", backend.fusion_depth(),
@@ -546,6 +572,7 @@ int run_case(const RunOptions& options) {
       spdlog::error("{}", e.what());
       return kExitDiverged;
     }
+    end_phase("the steady solve, not set-up");
   }
   if (!steady) backend.upload(options.restart.empty() ? u0 : restart.field);
   u0 = std::vector<double>();  // the backend holds the field now
@@ -579,6 +606,8 @@ int run_case(const RunOptions& options) {
                               *prepared->fields);
       series->set_materials_file(io::kMaterialFileName);
     }
+    end_phase(steady ? "output directory, materials file"
+                     : "field upload, output directory, materials file");
     // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
     // a restart from the rows up to the checkpoint's step.
     std::optional<solver::ProbeSampler> probes;
@@ -744,6 +773,7 @@ int run_case(const RunOptions& options) {
     sim.stop_when(&g_signal);
     if (decomposed) sim.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
 
+    end_phase("probes and observers");
     solver::RunResult result;
     wall.setup =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();

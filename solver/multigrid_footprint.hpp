@@ -24,16 +24,17 @@ struct MultigridLayout {
   int fixed_bytes = 1;              // the Dirichlet flag of every node
   // The CPU's level operations keep the level's node term beside the diagonal.
   int cpu_copy_extra_doubles = 1;
-  // Work vectors of doubles: b, x, r per level; on the finest CG's z, p, q and r, the rounding
-  // floor's magnitude and the free nodes' indicator; the bottom solve's
+  // Work vectors of doubles: b, x, r per level; on the finest CG's z, p, q (which also holds
+  // the rounding floor's magnitude) and r, and the free nodes' indicator; the bottom solve's
   // three on the coarsest (counted with the coarsest level).
   int vectors_per_level = 3;
-  int finest_extra_vectors = 6;
+  int finest_extra_vectors = 5;
   int coarsest_extra_vectors = 3;
   // On the host whatever runs the levels: the heat-flow operator (its level: operator and
-  // fixed flags, plus the node weights and the weighted capacities) and, while the solver is
-  // set up, the hierarchy built there before the level operations take it.
-  int heat_flow_extra_doubles = 2;
+  // fixed flags, plus the node weights) and, while the solver is set up, the hierarchy built
+  // there before the level operations take it (a steady run's finest level is the operator's
+  // own arrays, taken, but counted here all the same).
+  int heat_flow_extra_doubles = 1;
   // The time stepper's own level-0 vectors where the levels run (solver/multigrid/
   // implicit_stepper.hpp): transient methods the weighted capacity and the field the step
   // started from, BDF2 also the field of the step before; every method one per source field.

@@ -5,12 +5,38 @@
 // partial sums in row order), so an implicit run repeats itself bit for bit on a restart.
 #include "cpu_level_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
 namespace heatsim::kernels {
 namespace {
+
+// An allocator whose elements start uninitialised, so that a new vector's pages are first
+// touched where its values are first written (create_vector: by the threads that later sweep
+// them) and not zeroed once more by the vector.
+template <typename T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <typename U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Values = std::vector<double, UninitialisedAllocator<double>>;
+using Floats = std::vector<float, UninitialisedAllocator<float>>;
 
 class CpuLevelOps final : public LevelOps {
  public:
@@ -30,7 +56,7 @@ class CpuLevelOps final : public LevelOps {
       throw std::invalid_argument("level ops: the new finest level has another number of points");
     for (std::size_t v = 0; v < vectors_.size(); ++v)
       if (vector_level_[v] != 0) {
-        vectors_[v] = std::vector<double>();  // released; the id is no longer valid
+        vectors_[v] = Values();  // released; the id is no longer valid
         vector_level_[v] = -1;
       }
     build(levels);
@@ -55,9 +81,9 @@ class CpuLevelOps final : public LevelOps {
   }
 
   void multiply_add(double a, int w, int x, double b, int y) override {
-    const std::vector<double>& wv = vec(w);
-    const std::vector<double>& xv = vec(x);
-    std::vector<double>& yv = vec(y);
+    const Values& wv = vec(w);
+    const Values& xv = vec(x);
+    Values& yv = vec(y);
     if (wv.size() != yv.size() || xv.size() != yv.size())
       throw std::invalid_argument("level ops: multiply_add of unequal sizes");
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
@@ -112,10 +138,18 @@ class CpuLevelOps final : public LevelOps {
       if (!L.op.stencil_form()) {
         // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
         // the node's conductances, exact and rounded, summed in the neighbour order.
+        // Every value is written below, row by row by the threads that sweep the rows (the
+        // rounded conductances first: the diagonals read those of the rows beside).
         for (int a = 0; a < L.op.dims; ++a)
-          L.conductance32[a].assign(L.op.conductance[a].begin(), L.op.conductance[a].end());
-        L.diagonal.assign(static_cast<std::size_t>(np), 0.0);
-        L.diagonal32.assign(static_cast<std::size_t>(np), 0.0);
+          L.conductance32[a] = Floats(static_cast<std::size_t>(np));
+        L.diagonal = Values(static_cast<std::size_t>(np));
+        L.diagonal32 = Values(static_cast<std::size_t>(np));
+        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+          const std::int64_t row = index(L, 0, y, z);
+          for (int a = 0; a < L.op.dims; ++a)
+            std::copy_n(L.op.conductance[a].data() + row, L.op.n[0],
+                        L.conductance32[a].data() + row);
+        });
         for_rows(L, [&](std::int64_t y, std::int64_t z) {
           for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
             const std::int64_t i = index(L, x, y, z);
@@ -151,19 +185,28 @@ class CpuLevelOps final : public LevelOps {
 
  public:
   int create_vector(int level) override {
-    vectors_.emplace_back(static_cast<std::size_t>(at(level).op.points()), 0.0);
+    // Zeroed in parallel, row by row as the sweeps go, so each thread touches its rows first.
+    const Level& L = at(level);
+    vectors_.emplace_back(static_cast<std::size_t>(L.op.points()));
+    double* p = vectors_.back().data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      std::fill_n(p + index(L, 0, y, z), L.op.n[0], 0.0);
+    });
     vector_level_.push_back(level);
     return static_cast<int>(vectors_.size()) - 1;
   }
 
   void upload(int v, const std::vector<double>& values) override {
-    std::vector<double>& dst = vec(v);
+    Values& dst = vec(v);
     if (values.size() != dst.size())
       throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
                                   " values into a vector of " + std::to_string(dst.size()));
-    dst = values;
+    std::copy(values.begin(), values.end(), dst.begin());
   }
-  void download(int v, std::vector<double>& values) override { values = vec(v); }
+  void download(int v, std::vector<double>& values) override {
+    const Values& x = vec(v);
+    values.assign(x.begin(), x.end());
+  }
 
   void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
 
@@ -293,7 +336,7 @@ class CpuLevelOps final : public LevelOps {
 
   void zero_free(int level, int v) override {
     const Level& L = at(level);
-    std::vector<double>& vv = vec(v);
+    Values& vv = vec(v);
     if (vv.size() != L.op.fixed.size())
       throw std::invalid_argument("level ops: vector not of level");
     for (std::size_t i = 0; i < vv.size(); ++i)
@@ -320,8 +363,8 @@ class CpuLevelOps final : public LevelOps {
   }
 
   void axpby(double a, int x, double b, int y) override {
-    const std::vector<double>& xv = vec(x);
-    std::vector<double>& yv = vec(y);
+    const Values& xv = vec(x);
+    Values& yv = vec(y);
     if (xv.size() != yv.size()) throw std::invalid_argument("level ops: axpby of unequal sizes");
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
     const double* xp = xv.data();
@@ -338,11 +381,11 @@ class CpuLevelOps final : public LevelOps {
  private:
   struct Level {
     LevelOperator op;
-    std::vector<double> diagonal;  // compact form: a_i + sum of the node's conductances
+    Values diagonal;  // compact form: a_i + sum of the node's conductances
     // Compact form, the smoother's operator: the conductances rounded to fp32 and the diagonal
     // from them.
-    std::array<std::vector<float>, kMaxDims> conductance32;
-    std::vector<double> diagonal32;
+    std::array<Floats, kMaxDims> conductance32;
+    Values diagonal32;
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
     // Levels > 0: the coarse nodes each finer node takes values from, and per coarse
@@ -358,7 +401,7 @@ class CpuLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no level " + std::to_string(level));
     return levels_[static_cast<std::size_t>(level)];
   }
-  std::vector<double>& vec(int v) {
+  Values& vec(int v) {
     if (v < 0 || v >= static_cast<int>(vectors_.size()) || vector_level_[v] < 0)
       throw std::out_of_range("level ops: no vector " + std::to_string(v));
     return vectors_[static_cast<std::size_t>(v)];
@@ -379,8 +422,8 @@ class CpuLevelOps final : public LevelOps {
   }
 
   // Vector v, which must be of level 0.
-  std::vector<double>& level0(int v) {
-    std::vector<double>& x = vec(v);
+  Values& level0(int v) {
+    Values& x = vec(v);
     if (vector_level_[v] != 0) throw std::invalid_argument("level ops: not a level-0 vector");
     return x;
   }
@@ -560,7 +603,7 @@ class CpuLevelOps final : public LevelOps {
   }
 
   std::vector<Level> levels_;
-  std::vector<std::vector<double>> vectors_;
+  std::vector<Values> vectors_;
   struct Sparse {
     std::vector<std::int64_t> nodes;
     std::vector<double> values;

@@ -33,7 +33,6 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   base_.node_term.assign(static_cast<std::size_t>(np), 0.0);
   base_.fixed.assign(static_cast<std::size_t>(np), 0);
   weight_.assign(static_cast<std::size_t>(np), 1.0);
-  weighted_capacity_.assign(static_cast<std::size_t>(np), 0.0);
   removed_.assign(static_cast<std::size_t>(np), 0);
 
   auto axis_weight = [&](int a, std::int64_t i) {
@@ -52,7 +51,6 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
         const std::int64_t c[3] = {x, y, z};
         const double w[3] = {axis_weight(0, x), axis_weight(1, y), axis_weight(2, z)};
         weight_[i] = w[0] * w[1] * w[2];
-        weighted_capacity_[i] = weight_[i] * fields_->capacity[i];
         // A node inside a void (no capacity) is no part of the body: fixed, its value kept.
         if (fields_->capacity[i] == 0.0) {
           base_.fixed[i] = 1;
@@ -116,17 +114,47 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
 }
 
 kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const {
+  if (level_taken_)
+    throw std::logic_error("heat-flow operator: the steady level was taken; no level is left");
   kernels::LevelOperator op = base_;
   const std::int64_t np = points();
+  const double* capacity = fields_->capacity.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
   for (std::int64_t i = 0; i < np; ++i) {
-    op.node_term[i] = alpha * weighted_capacity_[i] + beta * base_.node_term[i];
+    op.node_term[i] = alpha * (weight_[i] * capacity[i]) + beta * base_.node_term[i];
     for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
   }
   return op;
 }
 
+kernels::LevelOperator HeatFlowOperator::take_steady_level() {
+  if (level_taken_)
+    throw std::logic_error("heat-flow operator: the steady level was taken already");
+  floating_ = floating();
+  level_taken_ = true;
+  // level(0, 1) computes 0 * w C + 1 * transfer and 1 * G: the values themselves, w C being
+  // finite and non-negative.
+  kernels::LevelOperator op;
+  op.dims = base_.dims;
+  op.n = base_.n;
+  op.periodic = base_.periodic;
+  op.fixed = base_.fixed;
+  op.node_term = std::move(base_.node_term);
+  for (int a = 0; a < kMaxDims; ++a) op.conductance[a] = std::move(base_.conductance[a]);
+  return op;
+}
+
+std::vector<double> HeatFlowOperator::weighted_capacity() const {
+  const std::int64_t np = points();
+  std::vector<double> wc(static_cast<std::size_t>(np));
+  const double* capacity = fields_->capacity.data();
+#pragma omp parallel for schedule(static) if (np >= 32768)
+  for (std::int64_t i = 0; i < np; ++i) wc[i] = weight_[i] * capacity[i];
+  return wc;
+}
+
 bool HeatFlowOperator::floating() const {
+  if (level_taken_) return floating_;
   for (std::size_t i = 0; i < base_.fixed.size(); ++i)
     if ((base_.fixed[i] && !removed_[i]) || base_.node_term[i] > 0.0) return false;
   return true;

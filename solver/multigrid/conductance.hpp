@@ -33,7 +33,13 @@ class HeatFlowOperator {
   // conductances beta*G): implicit steps use alpha = 1/dt, beta = 1 (backward Euler) or 1/2
   // (Crank-Nicolson); steady states alpha = 0, beta = 1.
   kernels::LevelOperator level(double alpha, double beta) const;
-  const std::vector<double>& weighted_capacity() const { return weighted_capacity_; }
+  // The steady state's level (alpha = 0, beta = 1: level(0, 1) to the bit), its node terms and
+  // conductances moved out of the operator rather than copied (hundreds of MB of new pages on
+  // a large grid): for a solver that builds its levels once. level() and take_steady_level()
+  // throw std::logic_error afterwards; the loads, fixed nodes and faces stay.
+  kernels::LevelOperator take_steady_level();
+  // w_i C_i, computed on each call (an implicit stepper's set-up alone asks for it).
+  std::vector<double> weighted_capacity() const;
   const std::vector<std::uint8_t>& fixed() const { return base_.fixed; }
   // True when A alone is singular: no Dirichlet node and no convective face, so temperatures
   // are fixed only up to a constant.
@@ -74,8 +80,9 @@ class HeatFlowOperator {
   std::shared_ptr<const kernels::CoefficientFields> fields_;
   kernels::LevelOperator base_;  // node term: transfer; conductances G; fixed: Dirichlet
   std::vector<double> weight_;
-  std::vector<double> weighted_capacity_;
   std::vector<char> removed_;  // nodes inside a void (capacity 0), fixed
+  bool level_taken_ = false;
+  bool floating_ = false;  // floating() when the steady level was taken
   // Per boundary node and face: the constant Neumann load, and the convective weight
   // w_i * 2 h_c / h_axis that multiplies ambient(t).
   struct FaceLoad {

@@ -1,9 +1,13 @@
 #include "hierarchy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <stdexcept>
+#include <utility>
 
 namespace heatsim::solver::multigrid {
 
@@ -182,6 +186,34 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       up[k] |= (stencil_offset(k, a) > 0) << a;
     }
   const int power[3] = {1, 3, 9};
+  // Per axis and finer coordinate of a compact 3D level: whether the node and its two
+  // neighbours there follow standard coarsening (a coarse coordinate C between finer nodes
+  // whose terms are C - 1 and C below it, C and C + 1 above it; a finer node between C and
+  // C + 1 beside the coarse coordinates C and C + 1), away from the grid's ends. Nodes standard
+  // on every axis take the short form below.
+  std::array<std::vector<std::uint8_t>, kMaxDims> standard;
+  for (int a = 0; a < kMaxDims; ++a) {
+    const std::int64_t n = fine.n[a];
+    standard[a].assign(static_cast<std::size_t>(n), 0);
+    if (dims != 3 || fine.stencil_form()) continue;
+    const auto& from = t[a].from;
+    const auto is = [&](std::int64_t g, int term, std::int64_t coarse, int offset) {
+      return from[g][term].coarse == coarse && from[g][term].offset == offset;
+    };
+    for (std::int64_t f = 1; f + 1 < n; ++f) {
+      const std::int64_t C = from[f][0].coarse;
+      if (from[f][1].coarse < 0)
+        standard[a][f] = is(f, 0, C, 0) && is(f - 1, 0, C - 1, 1) && is(f - 1, 1, C, -1) &&
+                         is(f + 1, 0, C, 1) && is(f + 1, 1, C + 1, -1);
+      else
+        standard[a][f] = is(f, 0, C, 1) && is(f, 1, C + 1, -1) && is(f - 1, 0, C, 0) &&
+                         from[f - 1][1].coarse < 0 && is(f + 1, 0, C + 1, 0) &&
+                         from[f + 1][1].coarse < 0;
+    }
+  }
+  // The compact row's entries in numbering order (z-, y-, x-, x+, y+, z+): the order in which
+  // the general form sums a corner's terms.
+  constexpr int kSides[6] = {4, 10, 12, 14, 16, 22};
   // Finer nodes between coarse ones along `type` axes, after those along fewer.
   for (int type = 1; type <= dims; ++type)
     for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
@@ -194,6 +226,42 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       if (count != type || fine.fixed[i]) return;
       Row row;
       free_row(fine, fg, f, i, row);
+      if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
+        // The general form's sums in its order, a missing entry adding 0: the denominator
+        // the centre plus the entries across the between axes in row order, and each
+        // corner's weight from the neighbours toward it, one per between axis.
+        double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
+        for (const int k : kSides) a[k] = 0.0;
+        for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
+        double denominator = row.centre();
+        for (int e = 1; e < row.count; ++e) {
+          const int k = row.k[e];
+          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+          if (!((between >> axis) & 1)) denominator += row.a[e];
+        }
+        if (!(denominator > 1e-12 * row.centre())) return;
+        for (int corner = 0; corner < 8; ++corner) {
+          if (corner & ~between) continue;
+          std::int64_t I = 0;
+          int from_corner = 0, offset[3];
+          for (int b = 2; b >= 0; --b) {
+            const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
+            I = I * c.n[b] + term.coarse;
+            offset[b] = term.offset;
+            from_corner += (term.offset + 1) * power[b];
+          }
+          if (c.fixed[I]) continue;
+          double sum = 0.0;
+          for (const int k : kSides) {
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            const int toward = k > 13;  // the side's direction: 1 up
+            if (!((between >> axis) & 1) || ((corner >> axis) & 1) != toward) continue;
+            sum -= a[k] * P[(from_corner - offset[axis] * power[axis]) * nc + I];
+          }
+          P[from_corner * nc + I] = sum / denominator;
+        }
+        return;
+      }
       // Summed over the offsets along the axes where the node is a coarse coordinate.
       double collapsed[kMaxStencil] = {};
       for (int e = 0; e < row.count; ++e) {
@@ -239,6 +307,104 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   return P;
 }
 
+// Standard coarsening seen from a finer node inside a 3D grid: per axis, a node on a coarse
+// coordinate (C = 1 own term, slot 1) has neighbours between two coarse nodes (2 terms: slots
+// 0, 1 below it, 1, 2 above), and a node between two (C = 2, slots 1, 2) has coarse
+// neighbours (slot 1 below, 2 above). The counts and slots of a term of A P, by the axis's C
+// and the row entry's offset o there.
+constexpr int standard_count(int C, int o) { return o == 0 ? C : 3 - C; }
+constexpr int standard_slot(int C, int o, int t) {
+  return o == 0 ? 1 + t : o < 0 ? (C == 1 ? t : 1) : (C == 1 ? 1 + t : 2);
+}
+
+// A P's row of a finer node under standard coarsening on all three axes, own term counts CX,
+// CY, CZ: the sums of the general loop (entries in row order, terms z, y, x), with every count
+// and slot known, so that the loops unroll and the 27 sums stay in registers. a: the row's
+// entries by offset (0 where there is none), w: each neighbour's eight staged weights.
+template <int CX, int CY, int CZ, int K>
+inline void standard_ap_entry(const double* a, const double* const* w, double* sum) {
+  constexpr int ox = K % 3 - 1, oy = K / 3 % 3 - 1, oz = K / 9 - 1;
+  const double ak = a[K];
+  const double* wk = w[K];
+  for (int tz = 0; tz < standard_count(CZ, oz); ++tz)
+    for (int ty = 0; ty < standard_count(CY, oy); ++ty)
+      for (int tx = 0; tx < standard_count(CX, ox); ++tx)
+        sum[standard_slot(CX, ox, tx) + 3 * standard_slot(CY, oy, ty) +
+            9 * standard_slot(CZ, oz, tz)] += ak * wk[tx + 2 * ty + 4 * tz];
+}
+
+template <int CX, int CY, int CZ, int... K>
+inline void standard_ap_entries(const double* a, const double* const* w, double* out,
+                                std::integer_sequence<int, K...>) {
+  double sum[kMaxStencil] = {};
+  (standard_ap_entry<CX, CY, CZ, K>(a, w, sum), ...);
+  for (int s = 0; s < kMaxStencil; ++s) out[s] = sum[s];
+}
+
+// Row order: the centre, then (compact) x-, x+, y-, y+, z-, z+, or (stencil) every other
+// offset in numbering order.
+using CompactOrder = std::integer_sequence<int, 13, 12, 14, 10, 16, 4, 22>;
+using StencilOrder = std::integer_sequence<int, 13, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14,
+                                           15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26>;
+
+template <int CX, int CY, int CZ, bool kStencil>
+void standard_ap_row(const double* a, const double* const* w, double* out) {
+  if constexpr (kStencil)
+    standard_ap_entries<CX, CY, CZ>(a, w, out, StencilOrder{});
+  else
+    standard_ap_entries<CX, CY, CZ>(a, w, out, CompactOrder{});
+}
+
+template <bool kStencil>
+void standard_ap_row(int cx, int cy, int cz, const double* a, const double* const* w, double* out) {
+  switch ((cx - 1) + 2 * (cy - 1) + 4 * (cz - 1)) {
+    case 0:
+      return standard_ap_row<1, 1, 1, kStencil>(a, w, out);
+    case 1:
+      return standard_ap_row<2, 1, 1, kStencil>(a, w, out);
+    case 2:
+      return standard_ap_row<1, 2, 1, kStencil>(a, w, out);
+    case 3:
+      return standard_ap_row<2, 2, 1, kStencil>(a, w, out);
+    case 4:
+      return standard_ap_row<1, 1, 2, kStencil>(a, w, out);
+    case 5:
+      return standard_ap_row<2, 1, 2, kStencil>(a, w, out);
+    case 6:
+      return standard_ap_row<1, 2, 2, kStencil>(a, w, out);
+    default:
+      return standard_ap_row<2, 2, 2, kStencil>(a, w, out);
+  }
+}
+
+// The coarse row of a coarse node whose children follow standard coarsening on all three axes
+// (child d = o + 1 at fine offset o: base shift -1, 0, 0 and first slot 1, 0, 1), in gather
+// form: each entry K sums, over the children that reach it in the general loop's order (z, y,
+// x), weight times A P at the child's slot, so that each sum is one register and no
+// accumulator array is read back. wf: the children's weights, ap: their rows of A P.
+void standard_coarse_row(const double* wf, const double* const* ap, double* row) {
+  // Per axis and K + 1: the children d reaching K and the slot there (K = shift + slot - 1).
+  struct Reach {
+    int count;
+    int d[3], slot[3];
+  };
+  static constexpr Reach kReach[3] = {
+      {2, {0, 1, 0}, {1, 0, 0}}, {3, {0, 1, 2}, {2, 1, 1}}, {2, {1, 2, 0}, {2, 2, 0}}};
+  for (int kz = 0; kz < 3; ++kz)
+    for (int ky = 0; ky < 3; ++ky)
+      for (int kx = 0; kx < 3; ++kx) {
+        const Reach &rz = kReach[kz], &ry = kReach[ky], &rx = kReach[kx];
+        double sum = 0.0;
+        for (int iz = 0; iz < rz.count; ++iz)
+          for (int iy = 0; iy < ry.count; ++iy)
+            for (int ix = 0; ix < rx.count; ++ix) {
+              const int child = rx.d[ix] + 3 * ry.d[iy] + 9 * rz.d[iz];
+              sum += wf[child] * ap[child][rx.slot[ix] + 3 * ry.slot[iy] + 9 * rz.slot[iz]];
+            }
+        row[kx + 3 * ky + 9 * kz] = sum;
+      }
+}
+
 // The Galerkin stencil P^T A P of coarse level c (its prolongation set) over the free nodes,
 // in two steps per coarse plane across z: the rows of A P on the finer planes around it (each
 // finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
@@ -262,9 +428,13 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
     int slot;
     std::int64_t weight;
   };
+  // `whole`: one or two terms, none beyond one coarse node, a second term (weight 0 in the
+  // staged weights) repeating the first's slot when there is one: A P can add all 2 x 2 x 2
+  // products of a neighbour's terms without a test, the missing ones adding zeros.
   struct Near {
     int count = 0;
     Term term[2];
+    bool whole = false;
   };
   std::array<std::vector<std::int64_t>, kMaxDims> base;
   std::array<std::vector<Near>, kMaxDims> near;
@@ -299,32 +469,157 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
       }
     }
   }
+  for (auto& axis : near)
+    for (Near& e : axis) {
+      e.whole = e.count >= 1 && e.term[0].slot < kFar && (e.count == 1 || e.term[1].slot < kFar);
+      if (e.count == 1) e.term[1].slot = e.term[0].slot;
+    }
+  // Per axis and finer coordinate: whether the node and its two neighbours there follow
+  // standard coarsening (standard_slot), in a 3D grid away from its ends; such nodes take
+  // standard_ap_row.
+  std::array<std::vector<std::uint8_t>, kMaxDims> standard;
+  for (int a = 0; a < kMaxDims; ++a) {
+    const std::int64_t n = fine.n[a];
+    standard[a].assign(static_cast<std::size_t>(n), 0);
+    if (dims != 3) continue;
+    const int slot_place = a == 0 ? 1 : a == 1 ? 3 : 9;
+    for (std::int64_t f = 1; f + 1 < n; ++f) {
+      const int C = near[a][3 * f + 1].count;
+      bool ok = C == 1 || C == 2;
+      for (int o = -1; o <= 1 && ok; ++o) {
+        const Near& e = near[a][3 * f + o + 1];
+        ok = e.whole && e.count == standard_count(C, o);
+        for (int t = 0; t < e.count && ok; ++t)
+          ok = e.term[t].slot == standard_slot(C, o, t) * slot_place;
+      }
+      standard[a][f] = ok;
+    }
+  }
   const std::int64_t plane = fine.n[0] * fine.n[1];
+  const double* Pw = P.data();
+  // The prolongation's row of each finer node of plane z, its weights at [(y nx + x) 8 + tx +
+  // 2 ty + 4 tz] over its own terms per axis (near[a][3 f + 1]), 0 for a term it lacks. A P
+  // reads a neighbour's weights there, eight contiguous values, rather than gathering them
+  // from P's 27 arrays (59 MB at 129^3) once per row entry.
+  // Threads: a 3D level's coarse planes shared out in blocks, each thread computing the finer
+  // planes its block needs (one plane twice where two blocks meet), so that a level takes one
+  // parallel region and no barrier per plane; a 2D level's rows within its one plane.
+  const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
+  const bool by_rows = !by_planes && plane >= 4096;
+  auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
+    pw.resize(static_cast<std::size_t>(plane * 8));
+    const Near& ez = near[2][3 * z + 1];
+#pragma omp parallel for schedule(static) if (by_rows)
+    for (std::int64_t y = 0; y < fine.n[1]; ++y) {
+      const Near& ey = near[1][3 * y + 1];
+      for (std::int64_t x = 0; x < fine.n[0]; ++x) {
+        const Near& ex = near[0][3 * x + 1];
+        double* out = &pw[static_cast<std::size_t>((y * fine.n[0] + x) * 8)];
+        for (int tz = 0; tz < 2; ++tz)
+          for (int ty = 0; ty < 2; ++ty)
+            for (int tx = 0; tx < 2; ++tx)
+              out[tx + 2 * ty + 4 * tz] =
+                  tx < ex.count && ty < ey.count && tz < ez.count
+                      ? Pw[ex.term[tx].weight + ey.term[ty].weight + ez.term[tz].weight]
+                      : 0.0;
+      }
+    }
+  };
+  // A thread's finer planes in hand: the weights of four (a plane's A P needs those of z - 1,
+  // z and z + 1) and A P of three (a coarse plane needs those around it).
+  struct Planes {
+    std::array<std::int64_t, 4> weights_z{-1, -1, -1, -1};
+    std::array<std::vector<double>, 4> weights;
+    std::array<std::int64_t, 3> held{-1, -1, -1};
+    std::array<std::vector<double>, 3> ap;
+  };
   // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot written, so the
   // three buffers are sized once and never cleared).
-  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, std::atomic<bool>& far) {
+  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, Planes& in_hand,
+                           std::atomic<bool>& far) {
+    std::array<std::int64_t, 4>& weights_z = in_hand.weights_z;
     ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
-    const double* Pw = P.data();
-#pragma omp parallel for schedule(static) if (plane >= 4096)
+    // The weights of planes z - 1, z, z + 1 (wrapped on a periodic axis; none beyond an end).
+    std::array<std::int64_t, 3> around_z{-1, dims > 2 ? -1 : 0, -1};
+    if (dims > 2)
+      for (int o = -1; o <= 1; ++o) around_z[o + 1] = fg.step(2, z, o);
+    std::array<const double*, 3> pw{nullptr, nullptr, nullptr};
+    for (int o = 0; o < 3; ++o) {
+      if (around_z[o] < 0) continue;
+      int b = 0;
+      while (b < 4 && weights_z[b] != around_z[o]) ++b;
+      if (b == 4) {
+        b = 0;  // a slot whose plane this one does not need (four slots, three needed)
+        while (weights_z[b] >= 0 && (weights_z[b] == around_z[0] || weights_z[b] == around_z[1] ||
+                                     weights_z[b] == around_z[2]))
+          ++b;
+        weights_plane(around_z[o], in_hand.weights[b]);
+        weights_z[b] = around_z[o];
+      }
+      pw[o] = in_hand.weights[b].data();
+    }
+#pragma omp parallel for schedule(static) if (by_rows)
     for (std::int64_t y = 0; y < fine.n[1]; ++y)
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
+        double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
+        if (!fine.fixed[i] && standard[0][x] && standard[1][y] && standard[2][z]) {
+          Row row;
+          free_row(fine, fg, f, i, row);
+          // The row's entries by offset, 0 where it has none (a compact row: its seven only).
+          double a[kMaxStencil];
+          if (fine.stencil_form())
+            std::fill_n(a, kMaxStencil, 0.0);
+          else
+            for (const int k : {4, 10, 12, 13, 14, 16, 22}) a[k] = 0.0;
+          const double* w[kMaxStencil];
+          for (int k = 0; k < kMaxStencil; ++k) {
+            // Every neighbour exists away from the grid's ends; one without an entry adds 0.
+            const int ox = k % 3, oy = k / 3 % 3, oz = k / 9;
+            w[k] = pw[oz] + ((y + oy - 1) * fine.n[0] + x + ox - 1) * 8;
+          }
+          for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
+          const int cx = near[0][3 * x + 1].count, cy = near[1][3 * y + 1].count,
+                    cz = near[2][3 * z + 1].count;
+          if (fine.stencil_form())
+            standard_ap_row<true>(cx, cy, cz, a, w, ap_row);
+          else
+            standard_ap_row<false>(cx, cy, cz, a, w, ap_row);
+          continue;
+        }
         double out[kMaxStencil] = {};
         if (!fine.fixed[i]) {
           Row row;
           free_row(fine, fg, f, i, row);
           for (int e = 0; e < row.count; ++e) {
             const int k = row.k[e];
-            const Near& ex = near[0][3 * x + stencil_offset(k, 0) + 1];
-            const Near& ey = near[1][3 * y + (dims > 1 ? stencil_offset(k, 1) : 0) + 1];
-            const Near& ez = near[2][3 * z + (dims > 2 ? stencil_offset(k, 2) : 0) + 1];
+            const int ox = stencil_offset(k, 0) + 1, oy = (dims > 1 ? stencil_offset(k, 1) : 0) + 1,
+                      oz = (dims > 2 ? stencil_offset(k, 2) : 0) + 1;
+            const Near& ex = near[0][3 * x + ox];
+            const Near& ey = near[1][3 * y + oy];
+            const Near& ez = near[2][3 * z + oz];
+            // The neighbour's weights (it exists: the row holds no entry toward none).
+            const double* pj =
+                pw[oz] + (fg.steps[1][3 * y + oy] * fine.n[0] + fg.steps[0][3 * x + ox]) * 8;
+            const double a = row.a[e];
+            if (ex.whole && ey.whole && ez.whole) {
+              // The same sums in the same order as below, with zeros added where a term or
+              // its weight is missing (which leaves every sum as it was).
+              for (int tz = 0; tz < 2; ++tz)
+                for (int ty = 0; ty < 2; ++ty) {
+                  const int slot_zy = ey.term[ty].slot + ez.term[tz].slot;
+                  const double* p_zy = pj + 2 * ty + 4 * tz;
+                  out[slot_zy + ex.term[0].slot] += a * p_zy[0];
+                  out[slot_zy + ex.term[1].slot] += a * p_zy[1];
+                }
+              continue;
+            }
             for (int tz = 0; tz < ez.count; ++tz)
               for (int ty = 0; ty < ey.count; ++ty) {
-                const Term &Y = ey.term[ty], &Z = ez.term[tz];
-                const int slot_zy = Y.slot + Z.slot;
-                const double* P_zy = Pw + Y.weight + Z.weight;
+                const int slot_zy = ey.term[ty].slot + ez.term[tz].slot;
+                const double* p_zy = pj + 2 * ty + 4 * tz;
                 for (int tx = 0; tx < ex.count; ++tx) {
-                  const double w = P_zy[ex.term[tx].weight];
+                  const double w = p_zy[tx];
                   if (w == 0.0) continue;
                   const int slot = slot_zy + ex.term[tx].slot;
                   if (slot >= kFar) {
@@ -336,8 +631,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
               }
           }
         }
-        std::copy(out, out + kMaxStencil,
-                  &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)]);
+        std::copy(out, out + kMaxStencil, ap_row);
       }
   };
   // Per axis, coarse coordinate C and offset o ([3 C + o + 1]): the finer coordinate
@@ -363,74 +657,104 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
         first[a][3 * C + o + 1] = a < dims && t[a].from[f][1].coarse >= 0 ? 1 : 0;
       }
   }
+  // Per axis and coarse coordinate: whether its children are those of standard coarsening
+  // (standard_coarse_row).
+  std::array<std::vector<std::uint8_t>, kMaxDims> coarse_standard;
+  for (int a = 0; a < kMaxDims; ++a) {
+    coarse_standard[a].assign(static_cast<std::size_t>(c.n[a]), 0);
+    if (dims != 3) continue;
+    for (std::int64_t C = 0; C < c.n[a]; ++C) {
+      bool ok = true;
+      for (int o = -1; o <= 1 && ok; ++o) {
+        const std::size_t at = 3 * static_cast<std::size_t>(C) + o + 1;
+        ok = child[a][at] >= 0 && shift[a][at] == (o < 0 ? -1 : 0) && first[a][at] == (o != 0);
+      }
+      coarse_standard[a][C] = ok;
+    }
+  }
   // The coarse offsets K of a row, accumulated at [(K_z + 2) 16 + (K_y + 2) 4 + K_x + 2]: a
   // child's A P lands at K = shift + slot - 1 in -2..1, so the sums need no bounds test, and
   // an entry at K = -2 (index 0 on some axis) is a coupling beyond one coarse node.
   const int hy = dims > 1 ? 3 : 1, hz = dims > 2 ? 3 : 1;  // offsets per axis, used axes only
   const int ly = dims > 1 ? 0 : 1, lz = dims > 2 ? 0 : 1;  // an unused axis keeps slot 1
   std::atomic<bool> far{false};
-  // The finer planes in hand: their z and A P.
-  std::array<std::int64_t, 3> held{-1, -1, -1};
-  std::array<std::vector<double>, 3> ap;
   std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
-  for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
-    // The finer planes around this coarse plane's (-1 where none), each computed once and
-    // kept while a later coarse plane needs it.
-    const std::int64_t zf = c.fine_index[2][Z];
-    std::array<std::int64_t, 3> need{-1, -1, -1};
-    for (int o = -1; o <= 1; ++o)
-      need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
-    const auto needed = [&](std::int64_t z) {
-      return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
-    };
-    std::array<const double*, 3> around{nullptr, nullptr, nullptr};
-    for (int o = 0; o < 3; ++o) {
-      if (need[o] < 0) continue;
-      int b = 0;
-      while (b < 3 && held[b] != need[o]) ++b;
-      if (b == 3) {
-        b = 0;
-        while (needed(held[b])) ++b;  // three buffers, at most three planes needed
-        compute_plane(need[o], ap[b], far);
-        held[b] = need[o];
+#pragma omp parallel if (by_planes)
+  {
+    Planes in_hand;
+    std::array<std::int64_t, 3>& held = in_hand.held;
+#pragma omp for schedule(static)
+    for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
+      // The finer planes around this coarse plane's (-1 where none), each computed once and
+      // kept while a later coarse plane needs it.
+      const std::int64_t zf = c.fine_index[2][Z];
+      std::array<std::int64_t, 3> need{-1, -1, -1};
+      for (int o = -1; o <= 1; ++o) need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
+      const auto needed = [&](std::int64_t z) {
+        return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
+      };
+      std::array<const double*, 3> around{nullptr, nullptr, nullptr};
+      for (int o = 0; o < 3; ++o) {
+        if (need[o] < 0) continue;
+        int b = 0;
+        while (b < 3 && held[b] != need[o]) ++b;
+        if (b == 3) {
+          b = 0;
+          while (needed(held[b])) ++b;  // three buffers, at most three planes needed
+          compute_plane(need[o], in_hand.ap[b], in_hand, far);
+          held[b] = need[o];
+        }
+        around[o] = in_hand.ap[b].data();
       }
-      around[o] = ap[b].data();
-    }
-#pragma omp parallel for schedule(static) if (c.n[0] * c.n[1] >= 1024)
-    for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
-      for (std::int64_t X = 0; X < c.n[0]; ++X) {
-        const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
-        if (c.fixed[I]) continue;
-        double acc[64] = {};
-        for (int dz = 0; dz < hz; ++dz)
-          for (int dy = 0; dy < hy; ++dy)
-            for (int dx = 0; dx < 3; ++dx) {
-              const int kf = dx + 3 * dy + 9 * dz;
-              const double wf = P[kf * nc + I];
-              if (wf == 0.0) continue;
-              const int ax = dx, ay = dy + ly, az = dz + lz;
-              const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
-              if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
-                far = true;  // a weight toward a node that takes none
-                continue;
-              }
-              const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
-              double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
-                           (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
-              const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
-              for (int sz = sz0; sz < lz + hz; ++sz)
-                for (int sy = sy0; sy < ly + hy; ++sy)
-                  for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
-                    a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
+#pragma omp parallel for schedule(static) if (!by_planes && c.n[0] * c.n[1] >= 1024)
+      for (std::int64_t Y = 0; Y < c.n[1]; ++Y)
+        for (std::int64_t X = 0; X < c.n[0]; ++X) {
+          const std::int64_t I = (Z * c.n[1] + Y) * c.n[0] + X;
+          if (c.fixed[I]) continue;
+          if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
+            double wf[kMaxStencil], row[kMaxStencil];
+            const double* apc[kMaxStencil];
+            for (int kf = 0; kf < kMaxStencil; ++kf) {
+              const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
+              wf[kf] = P[kf * nc + I];
+              apc[kf] = around[dz] +
+                        (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * kMaxStencil;
             }
-        for (int s = 0; s < 64; ++s)
-          if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
-        for (int dz = 0; dz < hz; ++dz)
-          for (int dy = 0; dy < hy; ++dy)
-            for (int dx = 0; dx < 3; ++dx)
-              S[(dx + 3 * dy + 9 * dz) * nc + I] =
-                  acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
-      }
+            standard_coarse_row(wf, apc, row);
+            for (int k = 0; k < kMaxStencil; ++k) S[k * nc + I] = row[k];
+            continue;
+          }
+          double acc[64] = {};
+          for (int dz = 0; dz < hz; ++dz)
+            for (int dy = 0; dy < hy; ++dy)
+              for (int dx = 0; dx < 3; ++dx) {
+                const int kf = dx + 3 * dy + 9 * dz;
+                const double wf = P[kf * nc + I];
+                if (wf == 0.0) continue;
+                const int ax = dx, ay = dy + ly, az = dz + lz;
+                const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
+                if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
+                  far = true;  // a weight toward a node that takes none
+                  continue;
+                }
+                const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
+                double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
+                             (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
+                const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
+                for (int sz = sz0; sz < lz + hz; ++sz)
+                  for (int sy = sy0; sy < ly + hy; ++sy)
+                    for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
+                      a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
+              }
+          for (int s = 0; s < 64; ++s)
+            if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
+          for (int dz = 0; dz < hz; ++dz)
+            for (int dy = 0; dy < hy; ++dy)
+              for (int dx = 0; dx < 3; ++dx)
+                S[(dx + 3 * dy + 9 * dz) * nc + I] =
+                    acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
+        }
+    }
   }
   if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
   // Symmetric to the last bit, in place: each pair of entries takes their mean, set by the
@@ -560,11 +884,18 @@ LevelOperator coarsen(const LevelOperator& fine) {
   return c;
 }
 
-std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points) {
+std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
+                                           std::vector<SetupTime>* times) {
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
   while (levels.back().points() > coarsest_points) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     LevelOperator c = coarsen(levels.back());
+    if (times)
+      times->push_back(
+          {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+           static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC});
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));
   }

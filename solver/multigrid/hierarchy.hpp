@@ -46,8 +46,16 @@ std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const Lev
 // Fixed neighbours hold no correction and are left out; fixed coarse nodes give no value.
 LevelOperator coarsen(const LevelOperator& fine);
 
+// Wall and process CPU time (all threads) of a piece of the set-up.
+struct SetupTime {
+  double seconds = 0.0;
+  double cpu_seconds = 0.0;
+};
+
 // The finest level and its coarse versions, coarsening while a level has more than
-// `coarsest_points` nodes and some axis can still be halved.
-std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64);
+// `coarsest_points` nodes and some axis can still be halved. `times`, when given, receives
+// the time of each coarse level's construction (level 1 first).
+std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
+                                           std::vector<SetupTime>* times = nullptr);
 
 }  // namespace heatsim::solver::multigrid

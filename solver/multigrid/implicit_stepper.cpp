@@ -92,7 +92,9 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
                                  std::shared_ptr<const kernels::CoefficientFields> fields,
                                  TimeMethod method, double dt,
                                  std::unique_ptr<kernels::LevelOps> ops, SolveOptions options)
-    : method_(method),
+    : phase_start_(std::chrono::steady_clock::now()),
+      phase_cpu_start_(std::clock()),
+      method_(method),
       dt_(dt),
       flow_(problem, std::move(fields)),
       ops_(std::move(ops)),
@@ -105,6 +107,7 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
         "convective, so the temperature is fixed only up to a constant (and a steady state "
         "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
         "or convective, or run the transient with backward-euler");
+  end_phase("heat-flow operator");
   build_levels(method);
   // The loads' parts, uploaded once; each step combines them with its times' factors.
   if (method != TimeMethod::steady) {
@@ -135,14 +138,37 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
   for (const auto& [face, nodes] : flow_.dirichlet_faces())
     dirichlet_.emplace_back(face,
                             ops_->create_sparse(nodes, std::vector<double>(nodes.size(), 1.0)));
+  end_phase("loads");
+}
+
+void ImplicitStepper::end_phase(std::string name) {
+  const auto now = std::chrono::steady_clock::now();
+  const std::clock_t cpu_now = std::clock();
+  setup_phases_.push_back({std::move(name),
+                           {std::chrono::duration<double>(now - phase_start_).count(),
+                            static_cast<double>(cpu_now - phase_cpu_start_) / CLOCKS_PER_SEC}});
+  phase_start_ = now;
+  phase_cpu_start_ = cpu_now;
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {
   const auto [alpha, beta] = scalars(m, dt_);
-  if (mg_)
+  if (mg_) {
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
-  else
-    mg_ = std::make_unique<Multigrid>(*ops_, build_hierarchy(flow_.level(alpha, beta)));
+    return;
+  }
+  // A steady solve builds its levels once: the operator's arrays become the finest level's.
+  LevelOperator finest =
+      m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
+  end_phase("finest level");
+  std::vector<SetupTime> times;
+  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
+  for (std::size_t l = 0; l < times.size(); ++l)
+    setup_phases_.push_back({"level " + std::to_string(l + 1), times[l]});
+  phase_start_ = std::chrono::steady_clock::now();
+  phase_cpu_start_ = std::clock();
+  mg_ = std::make_unique<Multigrid>(*ops_, std::move(levels));
+  end_phase("level operations and multigrid vectors");
 }
 
 void ImplicitStepper::set_field(const std::vector<double>& u) {

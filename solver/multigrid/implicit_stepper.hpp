@@ -9,7 +9,9 @@
 // symmetric (HeatFlowOperator). Each step starts the solve from the previous step's field.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "conductance.hpp"
+#include "hierarchy.hpp"
 #include "kernels/level_ops.hpp"
 #include "multigrid.hpp"
 #include "solver/case.hpp"
@@ -111,6 +114,15 @@ class ImplicitStepper {
   };
   const Timing& timing() const { return timing_; }
 
+  // Wall time of the set-up's parts, in order: the heat-flow operator, the finest level, each
+  // coarse level of the hierarchy, the level operations with the multigrid's vectors, and the
+  // loads' parts (for a log at debug level).
+  struct SetupPhase {
+    std::string name;
+    SetupTime time;
+  };
+  const std::vector<SetupPhase>& setup_phases() const { return setup_phases_; }
+
  private:
   // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
   void assemble_load(double t, double scale, bool add);
@@ -125,6 +137,13 @@ class ImplicitStepper {
   // BDF2's backward Euler start: on its own hierarchy for this one step, then BDF2's again.
   SolveReport start_bdf2(double t1);
 
+  // Records the time since the last phase ended under `name`.
+  void end_phase(std::string name);
+
+  // Before flow_: the set-up's first phase starts when the constructor does.
+  std::chrono::steady_clock::time_point phase_start_;
+  std::clock_t phase_cpu_start_;
+  std::vector<SetupPhase> setup_phases_;
   TimeMethod method_;
   double dt_;
   HeatFlowOperator flow_;

@@ -84,9 +84,12 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   x_.push_back(ops_.create_vector(0));
   r_.push_back(ops_.create_vector(0));
   z0_ = ops_.create_vector(0);
-  magnitude_ = ops_.create_vector(0);
   p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
+  // The rounding floor's magnitude shares q's vector: PCG takes the floor before its first
+  // A p and at an ending, when q's values are spent (A p overwrites all of them), and the
+  // V-cycle solve does not use q.
+  magnitude_ = q0_;
   pr_ = ops_.create_vector(0);
   create_coarse_vectors(points);
 }

@@ -118,8 +118,8 @@ class Multigrid {
   std::vector<int> b_, x_, r_;  // per level
   int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1, bottom_level_ = -1;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
-  int magnitude_ = -1;                          // level 0: for relative_floor
-  int free_ = -1;                               // level 0: 1 on the free nodes, 0 on the fixed
+  int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
+  int free_ = -1;       // level 0: 1 on the free nodes, 0 on the fixed
 };
 
 }  // namespace heatsim::solver::multigrid
