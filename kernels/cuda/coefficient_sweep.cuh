@@ -72,13 +72,13 @@ __device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64
 }
 
 // The node's new value from its flow: u + dt/C * (flow + src), or with surfaces inside the body
-// u + dt/C * ((flow + src) - H u) (a warp-uniform test: one problem has them or not).
-template <typename T>
+// (TRANSFER, CoefficientArgs::transfer set) u + dt/C * ((flow + src) - H u).
+template <bool TRANSFER, typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
                                          T flow) {
   const T sum = flow + node_source(a, i);
-  return a.transfer ? ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui)
-                    : ui + a.dt_over_capacity[i] * sum;
+  if constexpr (TRANSFER) return ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui);
+  else return ui + a.dt_over_capacity[i] * sum;
 }
 
 }  // namespace heatsim::kernels::cuda

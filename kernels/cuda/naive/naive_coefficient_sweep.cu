@@ -1,6 +1,7 @@
 // cuda-naive, varying coefficients: one thread per node, u and k of every neighbour read from
 // global memory (reuse left to the caches), in the CPU's neighbour order.
 #include <algorithm>
+#include <type_traits>
 
 #include "../check.cuh"
 #include "naive_sweep.hpp"
@@ -12,7 +13,7 @@ namespace {
 // grid has more rows or planes than a launch grid holds. Shared memory: none. Registers: the
 // sum, the centre u and k, the row base; fp64 about 40. FACES: the faces' conductances are
 // read from their arrays (CoefficientArgs::faces) instead of formed from k.
-template <typename T, int DIMS, bool FACES>
+template <typename T, int DIMS, bool FACES, bool TRANSFER>
 __global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -37,7 +38,7 @@ __global__ void __launch_bounds__(256) naive_coefficient_kernel(const Coefficien
         }
         add_axis(flow, a.inv_h2[axis], ui, k_lo, u[i - st], k_hi, u[i + st]);
       }
-      a.out[i] = finish_node(a, i, ui, flow);
+      a.out[i] = finish_node<TRANSFER>(a, i, ui, flow);
     }
 }
 
@@ -53,20 +54,26 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
   };
   const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
                   blocks(g.n[2], 1, 65535));
-  const auto launch = [&](auto kernel) { kernel<<<grid, block, 0, context.stream>>>(args); };
-  const bool faces = args.faces[0] != nullptr;
+  // The kernel for the problem's dims, faces and surfaces (template arguments, so that the
+  // plain harmonic step carries none of the others' code).
+  const auto launch = [&](auto dims_tag) {
+    constexpr int D = decltype(dims_tag)::value;
+    const bool faces = args.faces[0] != nullptr, transfer = args.transfer != nullptr;
+    const auto kernel = faces ? (transfer ? naive_coefficient_kernel<T, D, true, true>
+                                          : naive_coefficient_kernel<T, D, true, false>)
+                              : (transfer ? naive_coefficient_kernel<T, D, false, true>
+                                          : naive_coefficient_kernel<T, D, false, false>);
+    kernel<<<grid, block, 0, context.stream>>>(args);
+  };
   switch (dims) {
     case 1:
-      faces ? launch(naive_coefficient_kernel<T, 1, true>)
-            : launch(naive_coefficient_kernel<T, 1, false>);
+      launch(std::integral_constant<int, 1>{});
       break;
     case 2:
-      faces ? launch(naive_coefficient_kernel<T, 2, true>)
-            : launch(naive_coefficient_kernel<T, 2, false>);
+      launch(std::integral_constant<int, 2>{});
       break;
     default:
-      faces ? launch(naive_coefficient_kernel<T, 3, true>)
-            : launch(naive_coefficient_kernel<T, 3, false>);
+      launch(std::integral_constant<int, 3>{});
       break;
   }
   HEATSIM_CUDA_CHECK_LAUNCH();

@@ -95,7 +95,8 @@ __global__ void __launch_bounds__(
             if (DIMS > 2)
               add_axis(flow, a.inv_h2[2], ui, K(2, -1, cz - 1, cy, cx), su[cz - 1][cy][cx],
                        K(2, 1, cz + 1, cy, cx), su[cz + 1][cy][cx]);
-            a.out[i] = finish_node(a, i, ui, flow);
+            a.out[i] = a.transfer ? finish_node<true>(a, i, ui, flow)
+                                  : finish_node<false>(a, i, ui, flow);
           }
         }
       }
