@@ -505,7 +505,7 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   // planes its block needs (one plane twice where two blocks meet), so that a level takes one
   // parallel region and no barrier per plane; a 2D level's rows within its one plane.
   const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
-  const bool by_rows = !by_planes && plane >= 4096;
+  [[maybe_unused]] const bool by_rows = !by_planes && plane >= 4096;
   auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
