@@ -88,15 +88,10 @@ void print_real_problem(const PreparedRun& run) {
       else if (s.heat_flux)
         condition = fmt::format("heat flux {:.6g} W/m^2 into the body", s.value);
       std::string area;
-      if (region.shape.kind == solver::ShapeKind::box || region.shape.kind == solver::ShapeKind::ball) {
-        const std::vector<double> per_volume = solver::surface_per_volume(c, run.material_ids, r);
-        double sum = 0.0;
-        for (std::size_t n = 0; n < per_volume.size(); ++n)
-          sum += per_volume[n] * solver::node_weight(c, static_cast<std::int64_t>(n));
-        area = fmt::format(", surface {:.6g} {} facing the body", sum * cell,
+      if (const solver::VoidSurface* surface = run.surfaces.find(r))
+        area = fmt::format(", surface {:.6g} {} facing the body", surface->area,
                            c.grid.dims == 3 ? "m^2" : c.grid.dims == 2 ? "m (per metre of depth)"
                                                                        : "(per m^2 of section)");
-      }
       fmt::print("  void regions[{}]{}: {}, {}{}\n", r,
                  region.name.empty() ? "" : " (" + region.name + ")", shape_name(region.shape.kind),
                  condition, area);

@@ -111,13 +111,14 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     print_errors(path, errors);
     return std::nullopt;
   }
-  PreparedRun run{c, {}, {}, {}};
+  PreparedRun run{c, {}, {}, {}, {}};
   try {
     if (run.case_.has_fields()) {
       // Material maps and source fields from HDF5 files, before the fields are built.
       io::read_field_inputs(run.case_);
       run.material_ids = solver::material_ids(run.case_);
-      run.fields = solver::coefficient_fields(run.case_, run.material_ids);
+      run.surfaces = solver::void_surfaces(run.case_, run.material_ids);
+      run.fields = solver::coefficient_fields(run.case_, run.material_ids, run.surfaces);
       run.plan = solver::plan_time(run.case_, *run.fields);
     } else {
       run.plan = solver::plan_time(run.case_);

@@ -13,6 +13,7 @@
 #include "solver/case.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
 
 namespace heatsim::app {
 
@@ -23,6 +24,9 @@ struct PreparedRun {
   // fields, built once here and shared by the time plan, the backend and the outputs; empty
   // and null for a case without fields.
   std::vector<std::int32_t> material_ids;
+  // The surfaces of the box and ball voids, found once (the fields, `validate` and the
+  // heat-flow reports read them).
+  solver::VoidSurfaces surfaces;
   std::shared_ptr<const kernels::CoefficientFields> fields;
 };
 

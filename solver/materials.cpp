@@ -254,6 +254,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(const Case&
 
 std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const Case& c, const std::vector<std::int32_t>& ids) {
+  return coefficient_fields(c, ids, void_surfaces(c, ids));
+}
+
+std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
+    const Case& c, const std::vector<std::int32_t>& ids, const VoidSurfaces& surfaces) {
   const NodeGrid g(c);
   const std::size_t points = static_cast<std::size_t>(g.points());
   if (ids.size() != points)
@@ -325,17 +330,21 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const bool flux = f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
     if (!region.is_void || (!convective && !flux)) continue;
     const std::string key = "regions[" + std::to_string(r) + "].surface";
-    const std::vector<double> per_volume = surface_per_volume(c, ids, r);
+    const VoidSurface* surface = surfaces.find(r);
+    if (!surface)
+      throw std::invalid_argument(key + ": a surface condition needs a box or ball void");
     std::vector<double> density(points, 0.0);
     if (convective) {
       if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
-      for (std::size_t i = 0; i < points; ++i) {
-        density[i] = f.transfer * per_volume[i];
+      for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
+        const std::size_t i = static_cast<std::size_t>(surface->nodes[k]);
+        density[i] = f.transfer * surface->per_volume[k];
         fields->transfer[i] += density[i];
       }
       add(std::move(density), f.schedule(), key);
     } else {
-      for (std::size_t i = 0; i < points; ++i) density[i] = f.value * per_volume[i];
+      for (std::size_t k = 0; k < surface->nodes.size(); ++k)
+        density[static_cast<std::size_t>(surface->nodes[k])] = f.value * surface->per_volume[k];
       add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
     }
   }

@@ -537,6 +537,34 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   return area;
 }
 
+const VoidSurface* VoidSurfaces::find(std::size_t region) const {
+  for (const VoidSurface& v : voids)
+    if (v.region == region) return &v;
+  return nullptr;
+}
+
+VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) {
+  VoidSurfaces out;
+  const double cell = cell_volume(c);
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const RegionSpec& region = c.regions[r];
+    if (!region.is_void ||
+        (region.shape.kind != ShapeKind::box && region.shape.kind != ShapeKind::ball))
+      continue;
+    const std::vector<double> per_volume = surface_per_volume(c, ids, r);
+    VoidSurface v;
+    v.region = r;
+    for (std::size_t i = 0; i < per_volume.size(); ++i) {
+      if (per_volume[i] == 0.0) continue;
+      v.nodes.push_back(static_cast<std::int64_t>(i));
+      v.per_volume.push_back(per_volume[i]);
+      v.area += per_volume[i] * node_weight(c, static_cast<std::int64_t>(i)) * cell;
+    }
+    out.voids.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                       const std::vector<std::int32_t>& ids) {
   Sampler s(c);

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "case.hpp"
@@ -57,6 +58,30 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 // `where` void.
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region);
+
+// The surfaces of a case's box and ball voids, found once per run and shared by everything
+// that needs them (the coefficient fields, `validate`, the heat-flow reports, the checks of the
+// geometry): per void, surface_per_volume's nonzero values with their nodes.
+struct VoidSurface {
+  std::size_t region = 0;           // index into Case::regions
+  std::vector<std::int64_t> nodes;  // ascending
+  std::vector<double> per_volume;   // 1/m, one per node
+  // The area facing the body (m^2; m per metre of depth in 2D; 1 per m^2 of section in 1D):
+  // per_volume times the nodes' weights and the cell volume, as the total heat weighs nodes.
+  double area = 0.0;
+};
+struct VoidSurfaces {
+  std::vector<VoidSurface> voids;  // in region order; `where` voids have none
+  // The surface of region `region`, or null (not a box or ball void).
+  const VoidSurface* find(std::size_t region) const;
+};
+// `ids`: material_ids(c).
+VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids);
+
+// coefficient_fields(c, ids) of materials.hpp with the voids' surfaces given (the form without
+// them finds them itself), so that a run finds them once. Defined in materials.cpp.
+std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
+    const Case& c, const std::vector<std::int32_t>& ids, const VoidSurfaces& surfaces);
 
 // The fraction of each node's control volume that `shape` holds and no void does, sampled as
 // the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c)).
