@@ -854,8 +854,9 @@ int run_case(const RunOptions& options) {
       fmt::print("materials: {}\n", io::material_file_path(c));
       // Where the heat goes (steady states: the stored heat does not change).
       if (steady && !decomposed) {
-        const solver::HeatFlowReport flows = solver::heat_flows(
-            c, problem, prepared->fields, prepared->material_ids, final_u, 0.0);
+        const solver::HeatFlowMeter meter(c, problem, prepared->fields, prepared->surfaces,
+                                          &implicit->heat_flow());
+        const solver::HeatFlowReport flows = meter.report(final_u, 0.0);
         fmt::print("heat flows into the body at the steady state ({}):\n",
                    c.grid.dims == 3   ? "W"
                    : c.grid.dims == 2 ? "W per metre of depth"

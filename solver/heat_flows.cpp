@@ -1,111 +1,342 @@
 #include "heat_flows.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
 
 #include "materials.hpp"
 #include "multigrid/conductance.hpp"
-#include "subgrid.hpp"
 
 namespace heatsim::solver {
 
-HeatFlowReport heat_flows(const Case& c, const kernels::StencilProblem& problem,
-                          std::shared_ptr<const kernels::CoefficientFields> fields,
-                          const std::vector<std::int32_t>& ids, const std::vector<double>& u,
-                          double t) {
-  static const char* names[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
-  const multigrid::HeatFlowOperator flow(problem, fields);
-  const kernels::LevelOperator A = flow.level(0.0, 1.0);
-  const double volume = cell_volume(c);
-  const int dims = problem.dims;
-  const auto& n = problem.n;
-  const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
-  HeatFlowReport report;
+namespace {
 
-  // Faces with a load: Neumann loads, and h_c (ambient - u) on convective faces.
-  for (const auto& part : flow.face_parts()) {
-    const kernels::BoundaryFace& f = problem.faces[part.face];
-    const double ambient = f.kind == kernels::BoundaryKind::convective ? f.at(t) : 0.0;
-    double rate = 0.0;
-    for (std::size_t k = 0; k < part.nodes.size(); ++k) {
-      const std::size_t i = static_cast<std::size_t>(part.nodes[k]);
-      rate += part.constant[k] + part.ambient_weight[k] * (ambient - u[i]);
-    }
-    report.flows.push_back({std::string("face ") + names[part.face] + " (" +
-                                kernels::to_string(f.kind) + (f.heat_flux ? ", heat flux" : "") +
-                                ")",
-                            rate * volume});
+const char* const kFaceNames[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+
+bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
+  return a.value == b.value && a.amplitude == b.amplitude && a.frequency == b.frequency &&
+         a.table == b.table;
+}
+
+const kernels::Schedule kConstant{1.0, 0.0, 0.0, {}};
+
+// A sum over nodes in fixed blocks, the blocks' sums added in order: the same bits whatever
+// the threads.
+template <typename Term>
+double block_sum(std::int64_t count, Term term) {
+  constexpr std::int64_t kBlock = 1 << 14;
+  const std::int64_t blocks = (count + kBlock - 1) / kBlock;
+  std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
+#pragma omp parallel for schedule(static) if (count >= 4 * kBlock)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double s = 0.0;
+    const std::int64_t end = std::min(count, (b + 1) * kBlock);
+    for (std::int64_t i = b * kBlock; i < end; ++i) s += term(i);
+    partial[static_cast<std::size_t>(b)] = s;
   }
-  // Dirichlet faces: what their nodes pass to the free nodes next to them.
-  std::vector<char> counted(static_cast<std::size_t>(problem.points()), 0);
-  for (const auto& [face, nodes] : flow.dirichlet_faces()) {
-    double rate = 0.0;
+  double sum = 0.0;
+  for (double p : partial) sum += p;
+  return sum;
+}
+
+}  // namespace
+
+const char* heat_rate_unit(int dims) { return dims == 3 ? "W" : dims == 2 ? "W/m" : "W/m^2"; }
+
+double HeatFlowMeter::weight(std::int64_t i) const {
+  const std::int64_t c[3] = {i % n_[0], i / n_[0] % n_[1], i / (n_[0] * n_[1])};
+  double w = 1.0;
+  for (int a = 0; a < dims_; ++a)
+    if (!periodic_[a] && (c[a] == 0 || c[a] == n_[a] - 1)) w *= 0.5;
+  return w;
+}
+
+HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& problem,
+                             std::shared_ptr<const kernels::CoefficientFields> fields,
+                             const VoidSurfaces& surfaces, const multigrid::HeatFlowOperator* op)
+    : fields_(std::move(fields)), dims_(problem.dims), n_(problem.n), volume_(cell_volume(c)) {
+  if (!fields_) throw std::invalid_argument("heat flows: no coefficient fields");
+  for (int a = 0; a < dims_; ++a) periodic_[a] = problem.periodic(a);
+  std::optional<multigrid::HeatFlowOperator> own;
+  if (!op) op = &own.emplace(problem, fields_);
+  fixed_ = op->fixed();
+  const std::int64_t np = problem.points();
+  const std::int64_t stride[3] = {1, n_[0], n_[0] * n_[1]};
+
+  // Outer faces: their loads (Neumann, convective), or what their fixed nodes pass on.
+  std::array<int, kernels::kFaces> slot;
+  slot.fill(-1);
+  for (int f = 0; f < 2 * dims_; ++f) {
+    if (periodic_[f / 2]) continue;
+    slot[f] = static_cast<int>(faces_.size());
+    faces_.push_back(FaceFlow{});
+    const kernels::BoundaryFace& b = problem.faces[f];
+    faces_.back().boundary = b;
+    names_.push_back(std::string("face ") + kFaceNames[f] + " (" + kernels::to_string(b.kind) +
+                     (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") +
+                     ")");
+  }
+  for (const auto& part : op->face_parts()) {
+    FaceFlow& f = faces_[static_cast<std::size_t>(slot[part.face])];
+    f.nodes = part.nodes;
+    f.constant = part.constant;
+    f.ambient_weight = part.ambient_weight;
+  }
+  std::vector<char> counted(static_cast<std::size_t>(np), 0);
+  for (const auto& [face, nodes] : op->dirichlet_faces()) {
+    FaceFlow& f = faces_[static_cast<std::size_t>(slot[face])];
     for (std::int64_t b : nodes) {
       if (counted[static_cast<std::size_t>(b)]) continue;
       counted[static_cast<std::size_t>(b)] = 1;
-      std::int64_t cb[3] = {b % n[0], b / n[0] % n[1], b / (n[0] * n[1])};
-      for (int a = 0; a < dims; ++a)
+      const std::int64_t cb[3] = {b % n_[0], b / n_[0] % n_[1], b / (n_[0] * n_[1])};
+      for (int a = 0; a < dims_; ++a)
         for (int side = 0; side < 2; ++side) {
+          // The neighbour j, and the face's lower node (CoefficientFields::face).
           std::int64_t j = -1, lower = -1;
-          if (side == 0 && cb[a] > 0) j = lower = b - stride[a];
-          if (side == 0 && cb[a] == 0 && A.periodic[a]) j = lower = b + (n[a] - 1) * stride[a];
-          if (side == 1 && cb[a] < n[a] - 1) {
-            j = b + stride[a];
-            lower = b;
-          }
-          if (side == 1 && cb[a] == n[a] - 1 && A.periodic[a]) {
-            j = b - (n[a] - 1) * stride[a];
-            lower = b;
-          }
-          if (j < 0 || A.fixed[static_cast<std::size_t>(j)]) continue;
-          const double G = A.conductance[a][static_cast<std::size_t>(lower)];
-          rate += G * (u[static_cast<std::size_t>(b)] - u[static_cast<std::size_t>(j)]);
+          const bool first = cb[a] == 0, last = cb[a] == n_[a] - 1;
+          if (side == 0 && !first) j = lower = b - stride[a];
+          if (side == 0 && first && periodic_[a]) j = lower = b + (n_[a] - 1) * stride[a];
+          if (side == 1 && !last) j = b + stride[a], lower = b;
+          if (side == 1 && last && periodic_[a]) j = b - (n_[a] - 1) * stride[a], lower = b;
+          if (j < 0 || fixed_[static_cast<std::size_t>(j)]) continue;
+          const std::int64_t upper = lower == b ? j : b;
+          // G as the operator weighs it: K / h^2 times the weights on the other axes.
+          double across = 1.0;
+          const std::int64_t cl[3] = {lower % n_[0], lower / n_[0] % n_[1],
+                                      lower / (n_[0] * n_[1])};
+          for (int o = 0; o < dims_; ++o)
+            if (o != a && !periodic_[o] && (cl[o] == 0 || cl[o] == n_[o] - 1)) across *= 0.5;
+          const double h = problem.h[a];
+          f.fixed_node.push_back(b);
+          f.free_node.push_back(j);
+          f.conductance.push_back(fields_->face(a, lower, upper) / (h * h) * across);
         }
     }
-    report.flows.push_back({std::string("face ") + names[face] + " (dirichlet)", rate * volume});
   }
-  // Void surfaces: h (ambient - u) or the heat flux over each node's share of the area; the
-  // ambient part is among the fields' sources, so it is taken out of them below.
-  double surface_loads = 0.0;
+
+  // Void surfaces with a condition: h (ambient - u) or the heat flux over each node's share.
+  std::vector<double> surface_loads(fields_->sources.size(), 0.0);
+  const auto field_of = [&](const kernels::Schedule& s) -> int {
+    for (std::size_t f = 0; f < fields_->sources.size(); ++f)
+      if (same_schedule(fields_->sources[f].schedule, s)) return static_cast<int>(f);
+    return -1;
+  };
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     const kernels::BoundaryFace& f = region.surface;
     const bool convective = f.kind == kernels::BoundaryKind::convective && f.transfer != 0.0;
     const bool flux = f.kind == kernels::BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
-    if (!region.is_void || (!convective && !flux)) continue;
-    const std::vector<double> per_volume = surface_per_volume(c, ids, r);
-    double rate = 0.0, load = 0.0;
-    for (std::size_t i = 0; i < per_volume.size(); ++i) {
-      if (per_volume[i] == 0.0 || A.fixed[i]) continue;
-      const double w = node_weight(c, static_cast<std::int64_t>(i));
-      if (convective) {
-        rate += w * f.transfer * per_volume[i] * (f.at(t) - u[i]);
-        load += w * f.transfer * per_volume[i] * f.schedule().at(t);
-      } else {
-        rate += w * f.value * per_volume[i];
-        load += w * f.value * per_volume[i];
-      }
+    const VoidSurface* surface = surfaces.find(r);
+    if (!region.is_void || (!convective && !flux) || !surface) continue;
+    SurfaceFlow s;
+    s.face = &f;
+    double load = 0.0;
+    for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
+      const std::int64_t i = surface->nodes[k];
+      if (fixed_[static_cast<std::size_t>(i)]) continue;
+      s.nodes.push_back(i);
+      s.weighted.push_back(weight(i) * surface->per_volume[k]);
+      load += s.weighted.back() * (convective ? f.transfer : f.value);
     }
-    surface_loads += load;
-    report.flows.push_back(
-        {"void regions[" + std::to_string(r) + "]" + (region.name.empty() ? "" : " (" + region.name + ")"),
-         rate * volume});
+    // Its load is among the source fields (the ambient's schedule, or factor 1): taken out
+    // of the sources' columns below.
+    const int field = field_of(convective ? f.schedule() : kConstant);
+    if (field >= 0) surface_loads[static_cast<std::size_t>(field)] += load;
+    surfaces_.push_back(std::move(s));
+    names_.push_back("void regions[" + std::to_string(r) + "]" +
+                     (region.name.empty() ? "" : " (" + region.name + ")"));
   }
-  // The sources at time t, less the surfaces' parts.
-  double sources = 0.0;
-  for (const auto& s : fields->sources) {
-    const double factor = s.schedule.at(t);
-    double sum = 0.0;
-    for (std::size_t i = 0; i < s.density.size(); ++i)
-      if (!A.fixed[i]) sum += node_weight(c, static_cast<std::int64_t>(i)) * s.density[i];
-    sources += factor * sum;
+
+  // Source fields, named by the case's sources they hold (materials.cpp groups them by
+  // schedule in this order: physics.source, then sources[i]).
+  std::vector<std::string> held(fields_->sources.size());
+  const auto hold = [&](int field, const std::string& name) {
+    if (field < 0) return;
+    std::string& h = held[static_cast<std::size_t>(field)];
+    h += (h.empty() ? "" : " + ") + name;
+  };
+  if (c.physics.source != 0.0) hold(field_of(kConstant), "physics.source");
+  for (std::size_t s = 0; s < c.sources.size(); ++s)
+    hold(field_of(c.sources[s].schedule), "sources[" + std::to_string(s) + "]");
+  for (std::size_t f = 0; f < fields_->sources.size(); ++f) {
+    if (held[f].empty()) continue;  // surfaces' loads alone
+    const std::vector<double>& q = fields_->sources[f].density;
+    const double total = block_sum(np, [&](std::int64_t i) {
+      return fixed_[static_cast<std::size_t>(i)] ? 0.0 : weight(i) * q[static_cast<std::size_t>(i)];
+    });
+    sources_.push_back({&fields_->sources[f].schedule, total - surface_loads[f]});
+    names_.push_back(held[f]);
   }
-  if (!fields->sources.empty() || surface_loads != 0.0)
-    report.flows.push_back({"sources", (sources - surface_loads) * volume});
-  for (const HeatFlow& f : report.flows) {
-    report.imbalance += f.rate;
-    report.largest = std::max(report.largest, std::abs(f.rate));
+}
+
+std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
+                                         double dt) const {
+  if (u.size() != fixed_.size())
+    throw std::invalid_argument("heat flows: the field does not match the grid");
+  const auto factor = [&](const kernels::Schedule& s) {
+    return dt > 0.0 ? s.mean(t, t + dt) : s.at(t);
+  };
+  std::vector<double> out;
+  out.reserve(names_.size());
+  for (const FaceFlow& f : faces_) {
+    const double ambient =
+        f.boundary.kind == kernels::BoundaryKind::convective ? f.boundary.at(t) : 0.0;
+    double rate = 0.0;
+    for (std::size_t k = 0; k < f.nodes.size(); ++k)
+      rate += f.constant[k] +
+              f.ambient_weight[k] * (ambient - u[static_cast<std::size_t>(f.nodes[k])]);
+    for (std::size_t k = 0; k < f.fixed_node.size(); ++k)
+      rate += f.conductance[k] * (u[static_cast<std::size_t>(f.fixed_node[k])] -
+                                  u[static_cast<std::size_t>(f.free_node[k])]);
+    out.push_back(rate * volume_);
   }
-  return report;
+  for (const SurfaceFlow& s : surfaces_) {
+    const kernels::BoundaryFace& f = *s.face;
+    double rate = 0.0;
+    if (f.kind == kernels::BoundaryKind::convective) {
+      const double ambient = factor(f.schedule());
+      for (std::size_t k = 0; k < s.nodes.size(); ++k)
+        rate += s.weighted[k] * f.transfer * (ambient - u[static_cast<std::size_t>(s.nodes[k])]);
+    } else {
+      for (std::size_t k = 0; k < s.nodes.size(); ++k) rate += s.weighted[k] * f.value;
+    }
+    out.push_back(rate * volume_);
+  }
+  for (const SourceFlow& s : sources_) out.push_back(factor(*s.schedule) * s.total * volume_);
+  return out;
+}
+
+double HeatFlowMeter::stored_change(const std::vector<double>& u,
+                                    const std::vector<double>& before) const {
+  if (u.size() != fixed_.size() || before.size() != fixed_.size())
+    throw std::invalid_argument("heat flows: the field does not match the grid");
+  const std::vector<double>& C = fields_->capacity;
+  const double sum = block_sum(static_cast<std::int64_t>(u.size()), [&](std::int64_t i) {
+    const std::size_t at = static_cast<std::size_t>(i);
+    return fixed_[at] ? 0.0 : weight(i) * C[at] * (u[at] - before[at]);
+  });
+  return sum * volume_;
+}
+
+HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) const {
+  HeatFlowReport r;
+  const std::vector<double> rates = flows(u, t);
+  for (std::size_t k = 0; k < rates.size(); ++k) {
+    r.flows.push_back({names_[k], rates[k]});
+    r.imbalance += rates[k];
+    r.largest = std::max(r.largest, std::abs(rates[k]));
+  }
+  return r;
+}
+
+HeatFlowRows::HeatFlowRows(const HeatFlowMeter& meter, TimeMethod method, double dt)
+    : meter_(meter), method_(method), dt_(dt) {}
+
+int HeatFlowRows::lead() const {
+  return method_ == TimeMethod::steady ? 0 : method_ == TimeMethod::bdf2 ? 2 : 1;
+}
+
+std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vector<double>& u,
+                                              bool row) {
+  const double t = static_cast<double>(step) * dt_;
+  const bool follows = have_last_ && last_step_ == step - 1;
+  const double change = follows ? meter_.stored_change(u, last_u_) : 0.0;
+  std::optional<HeatFlowRow> out;
+  const auto sum = [](const std::vector<double>& v) {
+    double s = 0.0;
+    for (double x : v) s += x;
+    return s;
+  };
+  if (row && method_ == TimeMethod::steady) {
+    out.emplace();
+    out->flows = meter_.flows(u, 0.0);
+    out->storage = 0.0;
+  } else if (row && follows) {
+    out.emplace();
+    const double t0 = t - dt_;
+    switch (method_) {
+      case TimeMethod::explicit_euler:
+        out->flows = meter_.flows(last_u_, t0, dt_);
+        break;
+      case TimeMethod::crank_nicolson: {
+        out->flows = meter_.flows(last_u_, t0);
+        const std::vector<double> end = meter_.flows(u, t);
+        for (std::size_t k = 0; k < end.size(); ++k)
+          out->flows[k] = 0.5 * (out->flows[k] + end[k]);
+        break;
+      }
+      default:
+        out->flows = meter_.flows(u, t);
+        break;
+    }
+    // bdf2 steps as BDF2 once two fields lie behind it, as the stepper does.
+    const bool bdf2 = method_ == TimeMethod::bdf2 && have_last_change_;
+    out->storage = bdf2 ? (3.0 * change - last_change_) / (2.0 * dt_) : change / dt_;
+  } else if (row && step == 0) {
+    out.emplace();
+    out->flows = meter_.flows(u, t);
+    out->storage = sum(out->flows);
+  }
+  if (out) out->imbalance = sum(out->flows) - out->storage;
+  last_change_ = change;
+  have_last_change_ = follows;
+  last_step_ = step;
+  last_u_ = u;
+  have_last_ = true;
+  return out;
+}
+
+namespace {
+
+template <typename T>
+std::vector<double> heat_flux(const kernels::StencilProblem& p,
+                              const kernels::CoefficientFields* fields, double alpha, const T* u) {
+  const std::int64_t np = p.points();
+  const auto& n = p.n;
+  const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
+  std::vector<double> q(static_cast<std::size_t>(3 * np), 0.0);
+#pragma omp parallel for schedule(static) if (np >= 32768)
+  for (std::int64_t i = 0; i < np; ++i) {
+    if (fields && fields->capacity[static_cast<std::size_t>(i)] == 0.0) continue;  // a void
+    const std::int64_t c[3] = {i % n[0], i / n[0] % n[1], i / (n[0] * n[1])};
+    for (int a = 0; a < p.dims; ++a) {
+      const bool periodic = p.periodic(a);
+      // The flux through the face to the neighbour below and above (W/m^2 along +axis), and
+      // whether that face lies in the body.
+      double sum = 0.0;
+      int faces = 0;
+      for (int side = 0; side < 2; ++side) {
+        std::int64_t j = -1;
+        if (side == 0 && c[a] > 0) j = i - stride[a];
+        if (side == 0 && c[a] == 0 && periodic) j = i + (n[a] - 1) * stride[a];
+        if (side == 1 && c[a] < n[a] - 1) j = i + stride[a];
+        if (side == 1 && c[a] == n[a] - 1 && periodic) j = i - (n[a] - 1) * stride[a];
+        if (j < 0) continue;
+        const std::int64_t lower = side == 0 ? j : i, upper = side == 0 ? i : j;
+        const double K = fields ? fields->face(a, lower, upper) : alpha;
+        if (!(K > 0.0)) continue;
+        sum += -K * (static_cast<double>(u[upper]) - static_cast<double>(u[lower])) / p.h[a];
+        ++faces;
+      }
+      if (faces > 0) q[static_cast<std::size_t>(3 * i + a)] = sum / faces;
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
+std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
+                                   const kernels::CoefficientFields* fields, double alpha,
+                                   const double* u) {
+  return heat_flux(problem, fields, alpha, u);
+}
+
+std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
+                                   const kernels::CoefficientFields* fields, double alpha,
+                                   const float* u) {
+  return heat_flux(problem, fields, alpha, u);
 }
 
 }  // namespace heatsim::solver

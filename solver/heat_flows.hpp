@@ -1,21 +1,30 @@
-// Where the heat goes in a steady state: the rate through every outer face and every void
-// surface with a condition, what the sources put in, and the imbalance, all from the discrete
-// operator the solve used (multigrid/conductance.hpp), so a converged solve closes the balance
-// to its tolerance. Rates are into the body, in W (3D), W per metre of depth (2D) or W/m^2
-// (1D).
+// Where the heat goes: the rate into the body through every outer face and every void surface
+// with a condition, what each source puts in, and how fast the stored heat changes, all from the
+// discrete operator the steps and solves use (multigrid/conductance.hpp). So the balance closes
+// to rounding for explicit steps, and to the solve's tolerance for implicit steps and steady
+// states. Rates are into the body, in W (3D), W per metre of depth (2D) or W per m^2 of
+// cross-section (1D).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "case.hpp"
 #include "kernels/backend.hpp"
+#include "subgrid.hpp"
 
 namespace heatsim::solver {
 
+namespace multigrid {
+class HeatFlowOperator;
+}
+
 struct HeatFlow {
-  std::string what;  // "face x- (convective)", "void regions[2] (gap2)", "sources"
+  std::string what;  // "face x- (convective)", "void regions[2] (gap2)", "sources[0]"
   double rate = 0.0;
 };
 
@@ -25,13 +34,129 @@ struct HeatFlowReport {
   double largest = 0.0;    // the largest |rate|, the imbalance's scale
 };
 
-// The flows of the field u (memory order, problem.points() values) at time t, for a case with
-// coefficient fields (`ids` its material ids). A Dirichlet face's rate is what its nodes pass
-// to their free neighbours; a node on two Dirichlet faces counts with the first (x-, x+, y-,
-// ...).
-HeatFlowReport heat_flows(const Case& c, const kernels::StencilProblem& problem,
-                          std::shared_ptr<const kernels::CoefficientFields> fields,
-                          const std::vector<std::int32_t>& ids, const std::vector<double>& u,
-                          double t);
+// "W", "W/m" or "W/m^2": the unit of a heat rate on a grid of `dims` dimensions.
+const char* heat_rate_unit(int dims);
+
+class HeatFlowMeter {
+ public:
+  // For a case with coefficient fields (or the shorthand's, multigrid::uniform_fields), its
+  // voids' surfaces, and the heat-flow operator of the run's implicit stepper when it has one:
+  // its face loads, Dirichlet faces and fixed nodes are read here (also after its steady level
+  // was taken), so no second operator is built; with `op` null one is built for the while.
+  HeatFlowMeter(const Case& c, const kernels::StencilProblem& problem,
+                std::shared_ptr<const kernels::CoefficientFields> fields,
+                const VoidSurfaces& surfaces, const multigrid::HeatFlowOperator* op = nullptr);
+
+  // One name per rate of flows(), in this order: every outer face that is not periodic ("face
+  // x- (convective)", "face y+ (dirichlet)"), every void with a convective or heat-flux surface
+  // ("void regions[2] (gap2)"), every source field ("sources[0]", "physics.source +
+  // sources[1]": sources with the same schedule share a field, and a column).
+  const std::vector<std::string>& names() const { return names_; }
+
+  // The rates into the body at field u (memory order). Face values and sources' factors at t;
+  // with dt > 0 the sources' factors (a convective surface's ambient among them) are their
+  // means over [t, t + dt], as an explicit step from t takes them. A Dirichlet face's rate is
+  // what its nodes pass to the free nodes next to them (a node on two Dirichlet faces counts
+  // with the first of x-, x+, y-, ...); a surface's and a source's leave out the fixed nodes.
+  std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0) const;
+
+  // How much the stored heat grew from field `before` to field `u`: the sum over the body's
+  // free nodes of w_i C_i (u_i - before_i), times the cell volume (J, J/m, J/m^2). The nodes'
+  // differences are exact in floating point where the fields are close, and the sum is taken in
+  // fixed blocks: the same bits on any number of threads.
+  double stored_change(const std::vector<double>& u, const std::vector<double>& before) const;
+
+  // flows(u, t) named, with their sum as the imbalance (the summary of a steady state).
+  HeatFlowReport report(const std::vector<double>& u, double t) const;
+
+ private:
+  struct FaceFlow {
+    kernels::BoundaryFace boundary;
+    // Neumann and convective faces: rate = sum of constant + ambient_weight (ambient(t) - u).
+    std::vector<std::int64_t> nodes;
+    std::vector<double> constant, ambient_weight;
+    // Dirichlet faces: rate = sum of G (u_b - u_j) over (b, j) pairs.
+    std::vector<std::int64_t> fixed_node, free_node;
+    std::vector<double> conductance;
+  };
+  struct SurfaceFlow {
+    const kernels::BoundaryFace* face = nullptr;
+    std::vector<std::int64_t> nodes;  // free nodes only
+    std::vector<double> weighted;     // w_i times the area per volume
+  };
+  struct SourceFlow {
+    const kernels::Schedule* schedule = nullptr;
+    double total = 0.0;  // sum over the free nodes of w_i q_i, less the surfaces' loads
+  };
+
+  std::shared_ptr<const kernels::CoefficientFields> fields_;
+  int dims_ = 1;
+  std::array<std::int64_t, 3> n_{1, 1, 1};
+  std::array<bool, 3> periodic_{false, false, false};
+  double volume_ = 1.0;  // the cell volume
+  std::vector<std::uint8_t> fixed_;
+  std::vector<FaceFlow> faces_;
+  std::vector<SurfaceFlow> surfaces_;
+  std::vector<SourceFlow> sources_;
+  std::vector<std::string> names_;
+
+  double weight(std::int64_t i) const;
+};
+
+// One row of heat_flows.csv: the balance of the step that ends at the row's step, as the run's
+// time method takes it.
+struct HeatFlowRow {
+  std::vector<double> flows;  // as HeatFlowMeter::names()
+  double storage = 0.0;       // the rate at which the stored heat grows
+  double imbalance = 0.0;     // the flows' sum less the storage
+};
+
+// Makes the rows from the fields of the steps a row needs. The row at step n (t_n = n dt):
+//   storage = stored_change(u_n, u_n-1) / dt; bdf2: (3 that - the step before's) / 2 once the
+//             stepper has two fields behind it (its first step is backward Euler);
+//   flows   = explicit: at u_n-1, faces at t_n-1, sources' means over the step;
+//             backward Euler and bdf2: at u_n and t_n; Crank-Nicolson: the mean of both ends;
+// exactly the terms each method's step balances, so the imbalance is the step's rounding (the
+// solve's residual for the implicit methods). The row at step 0 has no step behind it: its
+// flows are at u_0 and t = 0, its storage their sum (the rate the operator gives), its
+// imbalance 0. A steady state's one row: flows at the solution, storage 0, the imbalance the
+// flows' sum.
+class HeatFlowRows {
+ public:
+  HeatFlowRows(const HeatFlowMeter& meter, TimeMethod method, double dt);
+
+  // How many steps before a row's step the row needs the field of: 1 (2 for bdf2; 0 steady).
+  int lead() const;
+
+  // Takes the field of `step` (fields are given in step order: a row's lead steps, then the
+  // row's own). Returns the row at `step` when `row` is set and it can be made: the field of
+  // the step before was the last one given, or `step` is 0, or the run is steady.
+  std::optional<HeatFlowRow> take(std::int64_t step, const std::vector<double>& u, bool row);
+
+ private:
+  const HeatFlowMeter& meter_;
+  TimeMethod method_;
+  double dt_;
+  std::int64_t last_step_ = -1;
+  std::vector<double> last_u_;
+  bool have_last_ = false;
+  // stored_change from the step before last_step_ to last_step_, when both were given.
+  double last_change_ = 0.0;
+  bool have_last_change_ = false;
+};
+
+// The heat flux -k grad T at the nodes (output.fields: heat_flux), three components per node
+// (x, y, z; 0 on the unused axes), node after node in memory order, in W/m^2. Along each axis
+// a node takes the mean of the fluxes -K (u_j - u_i) / h through its two faces, K the face's
+// conductance as the step uses it (CoefficientFields::face); at a boundary node, and beside a
+// void (a face of conductance 0), the one face inside the body; nodes inside a void take 0.
+// Exact for a field linear along the axis in one material. `fields` null: the shorthand's
+// k = physics.alpha.
+std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
+                                   const kernels::CoefficientFields* fields, double alpha,
+                                   const double* u);
+std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
+                                   const kernels::CoefficientFields* fields, double alpha,
+                                   const float* u);
 
 }  // namespace heatsim::solver

@@ -367,10 +367,12 @@ TEST(HeatFlows, SteadyBalancesCloseAndMatchTheClosedForms) {
     auto fields = heatsim::solver::coefficient_fields(c);
     const auto p = heatsim::solver::make_problem(c, 1.0, fields);
     const std::vector<double> u = steady_field(c);
-    const auto report = heatsim::solver::heat_flows(
-        c, p, fields, heatsim::solver::material_ids(c), u, 0.0);
+    const auto ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
+                                               heatsim::solver::void_surfaces(c, ids));
+    const auto report = meter.report(u, 0.0);
     const double R = 0.0125 / 0.25 + 0.08 / 0.035 + 0.15 / 1.4 + 1.0 / 25.0, q = 30.0 / R;
-    ASSERT_EQ(report.flows.size(), 2u);
+    ASSERT_EQ(report.flows.size(), 2u);  // the two faces of the 1D wall
     for (const auto& f : report.flows) {
       if (f.what == "face x- (dirichlet)") EXPECT_NEAR(f.rate, q, 1e-9 * q);
       else if (f.what == "face x+ (convective)") EXPECT_NEAR(f.rate, -q, 1e-9 * q);
@@ -387,11 +389,13 @@ TEST(HeatFlows, SteadyBalancesCloseAndMatchTheClosedForms) {
     auto fields = heatsim::solver::coefficient_fields(c);
     const auto p = heatsim::solver::make_problem(c, 1.0, fields);
     const std::vector<double> u = steady_field(c);
-    const auto report = heatsim::solver::heat_flows(
-        c, p, fields, heatsim::solver::material_ids(c), u, 0.0);
+    const auto ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
+                                               heatsim::solver::void_surfaces(c, ids));
+    const auto report = meter.report(u, 0.0);
     double sources = 0.0, surface = 0.0;
     for (const auto& f : report.flows) {
-      if (f.what == "sources") sources = f.rate;
+      if (f.what == "sources[0]") sources = f.rate;
       if (f.what == "void regions[1]") surface = f.rate;
     }
     EXPECT_NEAR(sources, 50.0, 1e-9);
