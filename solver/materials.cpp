@@ -374,7 +374,9 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
           if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
               idx[a] == (side == 0 ? 0 : g.n[a] - 1))
             fixed = true;
-      if (fixed) continue;
+      // Nor do nodes inside a void (no capacity), which are not stepped: a convective face
+      // beside one would otherwise give it a limit of 0.
+      if (fixed || fields.capacity[static_cast<std::size_t>(i)] == 0.0) continue;
       // Gershgorin: the update u_i += dt/C_i * (sum_j K_ij (u_j - u_i) / h^2 + ...) keeps every
       // eigenvalue of the step in [-1, 1] when dt * D_i / C_i <= 1, D_i the node's diagonal:
       // the sum of its conductances over h^2. A ghost neighbour (Neumann, heat-flux, convective
