@@ -23,6 +23,7 @@
 #include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_writer.hpp"
+#include "io/heat_flows_csv.hpp"
 #include "io/initial_file.hpp"
 #include "io/material_output.hpp"
 #include "io/output.hpp"
@@ -316,6 +317,19 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
                      bound());
 }
 
+// "heat flows into the body at the steady state (W per metre of depth):", a line per flow,
+// and the imbalance against the largest flow.
+void print_heat_flows(const solver::Case& c, const std::string& when,
+                      const solver::HeatFlowReport& flows) {
+  fmt::print("heat flows into the body {} ({}):\n", when,
+             c.grid.dims == 3   ? "W"
+             : c.grid.dims == 2 ? "W per metre of depth"
+                                : "W/m^2");
+  for (const solver::HeatFlow& f : flows.flows) fmt::print("  {}: {:.6g}\n", f.what, f.rate);
+  fmt::print("  imbalance: {:.3g} ({:.2g} of the largest flow)\n", flows.imbalance,
+             flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0);
+}
+
 }  // namespace
 
 void catch_stop_signals() {
@@ -454,6 +468,13 @@ int run_case(const RunOptions& options) {
     if (c.time.method != solver::TimeMethod::explicit_euler) {
       spdlog::error("time.method: {} runs on one rank; run it without mpirun",
                     solver::multigrid::to_string(c.time.method));
+      return kExitBadInput;
+    }
+    if (c.output.heat_flows || c.output.heat_flux || c.output.conductivity) {
+      spdlog::error(
+          "output.{}: written by runs on one process; run the case without mpirun, or leave "
+          "it out",
+          c.output.heat_flows ? "heat_flows" : "fields");
       return kExitBadInput;
     }
     parallel::DecomposedOptions po;
@@ -670,14 +691,32 @@ int run_case(const RunOptions& options) {
             spdlog::info("waiting for the writer: {}", describe_writer(a));
           },
           backend.capabilities().gpu ? 0 : 1);
+    // output.fields: the heat flux and the conductivity beside u, computed from the staged
+    // field on the writer thread (the coefficient fields do not change).
+    // The shorthand's fields (k = alpha, rho c_p = 1) stand in for a case without fields.
+    std::shared_ptr<const kernels::CoefficientFields> flow_fields = problem.coefficients;
+    if (!flow_fields && (c.output.heat_flux || c.output.conductivity || c.output.heat_flows))
+      flow_fields = solver::multigrid::uniform_fields(problem.points(), c.physics.alpha,
+                                                      c.physics.source);
+    const auto extras = [&c, &problem, flow_fields](const io::FieldValues& u) {
+      std::vector<io::NodeField> out;
+      if (c.output.heat_flux)
+        out.push_back({"heat_flux", 3,
+                       u.floats ? solver::node_heat_flux(problem, flow_fields.get(),
+                                                         c.physics.alpha, u.floats)
+                                : solver::node_heat_flux(problem, flow_fields.get(),
+                                                         c.physics.alpha, u.doubles)});
+      if (c.output.conductivity) out.push_back({"conductivity", 1, flow_fields->conductivity});
+      return out;
+    };
     sim.add_observer(
         {"output", c.output.every, options.restart.empty(), true, [&](solver::StepState& s) {
            if (writer) {
              const std::string path = io::output_path(c, s.step());
              writer->submit(io::FileWriter::Kind::output, path,
-                            [&series, f = staged(s), step = s.step(), time = s.time(),
+                            [&series, extras, f = staged(s), step = s.step(), time = s.time(),
                              path](io::WriteProgress& progress) {
-                              series->write(step, time, f->values, &progress);
+                              series->write(step, time, f->values, &progress, extras(f->values));
                               return file_bytes(path);
                             });
              return;
@@ -690,7 +729,10 @@ int run_case(const RunOptions& options) {
              if (series) series->add_to_index(s.step(), s.time());
            } else {
              const std::vector<double>& u = s.field();  // gathered on rank 0
-             if (series) series->write(s.step(), s.time(), u);
+             if (series) {
+               const io::FieldValues values{u.data(), nullptr, u.size()};
+               series->write(s.step(), s.time(), values, nullptr, extras(values));
+             }
            }
            if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
          }});
@@ -714,6 +756,48 @@ int run_case(const RunOptions& options) {
                           if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
                         }});
     }
+    // Heat flows: for the summary of a steady state, and with output.heat_flows a row into
+    // heat_flows.csv at every output (steady: its one row), each the balance of the step that
+    // ends there (solver/heat_flows.hpp), so the observer takes the field of the step or two
+    // before each output as well. The file continues on a restart as probes.csv does; a bdf2
+    // restart knows the step before its own from the checkpoint. Added before the checkpoint
+    // observer, which flushes the rows.
+    std::optional<solver::HeatFlowMeter> meter;
+    std::optional<solver::HeatFlowRows> flow_rows;
+    std::optional<io::HeatFlowsCsv> flows_csv;
+    std::optional<solver::HeatFlowRow> last_flow_row;
+    double last_flow_time = 0.0;
+    if (!decomposed && flow_fields && (c.output.heat_flows || steady))
+      meter.emplace(c, problem, flow_fields, prepared->surfaces,
+                    implicit ? &implicit->heat_flow() : nullptr);
+    if (c.output.heat_flows && meter) {
+      flow_rows.emplace(*meter, c.time.method, plan.dt);
+      if (root)
+        flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,
+                          options.restart.empty() ? -1 : step0, steady);
+      if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0 && !restart.previous.empty())
+        flow_rows->take(step0 - 1, restart.previous, false);
+      const std::int64_t every = c.output.every;
+      solver::Observer rows{
+          "heat flows", every, true, true, [&, every](solver::StepState& s) {
+            // Rows where outputs are due (step 0, every output.every steps, the last step),
+            // not where a signal stopped the run, so that its restart writes what the
+            // uninterrupted run would have.
+            const bool due = s.step() == 0 || (every > 0 && s.step() % every == 0) ||
+                             s.step() == plan.steps;
+            const std::optional<solver::HeatFlowRow> row =
+                flow_rows->take(s.step(), s.field(), due);
+            if (!row) return;
+            last_flow_row = row;
+            last_flow_time = s.time();
+            std::vector<double> values = row->flows;
+            values.push_back(row->storage);
+            values.push_back(row->imbalance);
+            if (flows_csv) flows_csv->write(s.step(), s.time(), values);
+          }};
+      rows.lead = flow_rows->lead();
+      sim.add_observer(std::move(rows));
+    }
     // A steady state has nothing to continue: its output is the whole result.
     std::string last_checkpoint;
     if (!steady)
@@ -721,6 +805,7 @@ int run_case(const RunOptions& options) {
                           // The probe rows up to this step reach the disk before the checkpoint
                           // that a restart would continue them from.
                           if (probes_csv) probes_csv->flush();
+                          if (flows_csv) flows_csv->flush();
                           last_checkpoint = io::checkpoint_path(c, s.step());
                           io::FieldMeta meta =
                               io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
@@ -853,19 +938,22 @@ int run_case(const RunOptions& options) {
                      m.min, m.max, m.mean);
       fmt::print("materials: {}\n", io::material_file_path(c));
       // Where the heat goes (steady states: the stored heat does not change).
-      if (steady && !decomposed) {
-        const solver::HeatFlowMeter meter(c, problem, prepared->fields, prepared->surfaces,
-                                          &implicit->heat_flow());
-        const solver::HeatFlowReport flows = meter.report(final_u, 0.0);
-        fmt::print("heat flows into the body at the steady state ({}):\n",
-                   c.grid.dims == 3   ? "W"
-                   : c.grid.dims == 2 ? "W per metre of depth"
-                                      : "W/m^2");
-        for (const solver::HeatFlow& f : flows.flows)
-          fmt::print("  {}: {:.6g}\n", f.what, f.rate);
-        fmt::print("  imbalance: {:.3g} ({:.2g} of the largest flow)\n", flows.imbalance,
-                   flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0);
+      if (steady && meter) print_heat_flows(c, "at the steady state", meter->report(final_u, 0.0));
+    }
+    if (last_flow_row && !steady) {
+      // The last row of heat_flows.csv: the last step's balance.
+      solver::HeatFlowReport flows;
+      for (std::size_t k = 0; k < last_flow_row->flows.size(); ++k) {
+        flows.flows.push_back({meter->names()[k], last_flow_row->flows[k]});
+        flows.largest = std::max(flows.largest, std::abs(last_flow_row->flows[k]));
       }
+      flows.flows.push_back({"storage (the stored heat's growth)", last_flow_row->storage});
+      flows.imbalance = last_flow_row->imbalance;
+      print_heat_flows(c, fmt::format("over the last step, to t = {:.6g}", last_flow_time), flows);
+    }
+    if (flows_csv) {
+      flows_csv->flush();
+      fmt::print("heat flows: {}\n", flows_csv->path());
     }
     if (probes) {
       probes_csv->flush();

@@ -336,6 +336,11 @@ class Checker {
             "is fp32 like the run) or run with precision: fp64");
     if (c_.checkpoint.every < 0)
       error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
+    // The heat flows are those of the conservative second-order form the steps take.
+    if (c_.output.heat_flows && c_.scheme.kind != SchemeKind::order2)
+      error("output.heat_flows",
+            std::string("the heat flows are those of the order2 scheme's flux form; scheme is ") +
+                solver::to_string(c_.scheme.kind));
   }
 
   // Needs a case that is otherwise valid: the stencil is built from it.

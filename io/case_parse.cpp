@@ -125,6 +125,15 @@ bool Reader::read_string(const YAML::Node& n, const std::string& path, std::stri
   return true;
 }
 
+bool Reader::read_bool(const YAML::Node& n, const std::string& path, bool& out) {
+  if (!n.IsScalar() || quoted(n) || (n.Scalar() != "true" && n.Scalar() != "false")) {
+    error(path, n, "expected true or false, got " + describe(n));
+    return false;
+  }
+  out = n.Scalar() == "true";
+  return true;
+}
+
 bool Reader::quote_closed(const YAML::Node& n, const std::string& path) {
   const YAML::Mark m = n.Mark();
   if (!quoted(n) || m.is_null() || m.pos < 0) return true;

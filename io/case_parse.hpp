@@ -76,6 +76,7 @@ class Reader {
   void read_time(const YAML::Node& n, solver::Case& c);  // case_run.cpp
   void read_fusion(const YAML::Node& v, solver::Case& c);
   void read_output(const YAML::Node& n, solver::Case& c);
+  void read_output_fields(const YAML::Node& n, solver::Case& c);
   void read_materials(const YAML::Node& n, solver::Case& c);  // case_materials.cpp
   void read_regions(const YAML::Node& n, solver::Case& c);
   void read_region_file(const YAML::Node& n, const std::string& path, solver::RegionSpec& r);
@@ -137,6 +138,9 @@ class Reader {
   }
 
   bool read_string(const YAML::Node& n, const std::string& path, std::string& out);
+
+  // true or false, written so (YAML's yes/no/on/off are refused as ambiguous).
+  bool read_bool(const YAML::Node& n, const std::string& path, bool& out);
 
   // The parser lets a quoted scalar run to the end of the text when its closing quote is
   // missing, swallowing the keys after it; find the closing quote ourselves.

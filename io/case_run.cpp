@@ -1,5 +1,5 @@
 // time: {method, dt, steps | end, tolerance}, fusion, output: {directory, every, name,
-// precision, compression}.
+// precision, compression, heat_flows, fields}.
 #include "case_parse.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 
@@ -77,9 +77,12 @@ void Reader::read_fusion(const YAML::Node& v, Case& c) {
 }
 
 void Reader::read_output(const YAML::Node& n, Case& c) {
-  const auto f =
-      read_map(n, "output", {"directory", "every", "name", "precision", "compression"});
+  const auto f = read_map(n, "output",
+                          {"directory", "every", "name", "precision", "compression", "heat_flows",
+                           "fields"});
   if (!f) return;
+  if (auto v = field(*f, "heat_flows")) read_bool(*v, "output.heat_flows", c.output.heat_flows);
+  if (auto v = field(*f, "fields")) read_output_fields(*v, c);
   if (auto v = field(*f, "directory")) read_string(*v, "output.directory", c.output.directory);
   if (auto v = field(*f, "every")) read_int(*v, "output.every", c.output.every);
   if (auto v = field(*f, "name")) read_string(*v, "output.name", c.output.name);
@@ -98,6 +101,35 @@ void Reader::read_output(const YAML::Node& n, Case& c) {
       else
         c.output.compression = level;
     }
+  }
+}
+
+// `fields: [temperature, heat_flux, conductivity]`: what the output files hold. The
+// temperature is always written; the list may name it or not.
+void Reader::read_output_fields(const YAML::Node& n, Case& c) {
+  const Names known{"temperature", "heat_flux", "conductivity"};
+  if (!n.IsSequence()) {
+    error("output.fields", n,
+          "expected a list of fields (" + list_names(known) + "), got " + describe(n));
+    return;
+  }
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node item = n[i];
+    const std::string p = indexed("output.fields", i);
+    lines[p] = line_of(item);
+    std::string name;
+    if (!read_choice(item, p, known, name)) continue;
+    const auto first = seen.find(name);
+    if (first != seen.end()) {
+      error(p, item,
+            detail::quote(name) + " is listed twice (first on line " +
+                std::to_string(first->second) + ")");
+      continue;
+    }
+    seen.emplace(name, line_of(item));
+    if (name == "heat_flux") c.output.heat_flux = true;
+    if (name == "conductivity") c.output.conductivity = true;
   }
 }
 

@@ -645,16 +645,47 @@ void set_image_buffers(hid_t fapl) {
 // HDF5 gives it (H5Dget_offset), in the core driver's own buffer (H5Fget_vfd_handle); a
 // checkpoint's chunks are built by write_chunks. HDF5's own H5Dwrite converts and checksums
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
+// An output file's further node field (NodeField), written through HDF5 (converted on one
+// thread: these are written only when a case asks for them).
+void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const NodeField& f) {
+  if (f.components < 1 ||
+      f.values.size() != static_cast<std::size_t>(m.points() * f.components))
+    throw std::runtime_error("dataset /" + f.name + " holds " + std::to_string(f.values.size()) +
+                             " values for " + std::to_string(m.points()) + " nodes of " +
+                             std::to_string(f.components) + " components");
+  const bool fp32 = m.precision == "fp32";
+  std::vector<hsize_t> dims = dataset_dims(m);
+  if (f.components > 1) dims.push_back(static_cast<hsize_t>(f.components));
+  Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                          H5Sclose, "dataspace");
+  Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
+  check(H5Pset_obj_track_times(dcpl.get(), false), "dataset properties");
+  if (compressed(m, kind)) {
+    const std::vector<hsize_t> chunk = chunk_dims(dims, fp32 ? 4 : 8, kCompressedChunkBytes);
+    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+    check(H5Pset_shuffle(dcpl.get()), "shuffle filter");
+    check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(m.compression)), "deflate filter");
+  }
+  Handle dset = check_id(H5Dcreate2(file, f.name.c_str(), fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                                    space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                         H5Dclose, "cannot create the dataset /" + f.name);
+  check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.values.data()),
+        "cannot write the dataset /" + f.name);
+  check(dset.close(), "cannot write the dataset /" + f.name);
+}
+
 void write_file_image(const std::string& path, const FieldMeta& m, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous,
-                      WriteProgress* progress) {
+                      WriteProgress* progress, const std::vector<NodeField>& extras) {
   const bool fp32 = m.precision == "fp32";
   const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
+  std::size_t extra_bytes = 0;
+  for (const NodeField& f : extras) extra_bytes += f.values.size() * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
   // One allocation for data plus metadata (attributes, the case text, chunk index).
-  const std::size_t increment =
-      data_bytes + previous.size() * 8 + m.case_yaml.size() + (std::size_t{1} << 16);
+  const std::size_t increment = data_bytes + extra_bytes + previous.size() * 8 +
+                                m.case_yaml.size() + (std::size_t{1} << 16);
   check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
   set_image_buffers(fapl.get());
   // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
@@ -699,6 +730,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
     if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
     check(dset.close(), "cannot write the field");
   }
+  for (const NodeField& f : extras) write_node_field(file.get(), m, kind, f);
 
   write_field_attributes(file.get(), m, kind);
 
@@ -1005,7 +1037,7 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
 
 void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous,
-                      WriteProgress* progress) {
+                      WriteProgress* progress, const std::vector<NodeField>& extras) {
   silence_hdf5_errors();
   replace_atomically(path, [&](const std::string& tmp) {
     validate_meta(meta, field.count);
@@ -1013,7 +1045,9 @@ void write_field_file(const std::string& path, const FieldMeta& meta, const Fiel
       throw std::runtime_error("an fp32 field's floats go only into an fp32 file");
     if (!previous.empty() && (kind != FieldFileKind::checkpoint || previous.size() != field.count))
       throw std::runtime_error("a previous field goes only into a checkpoint, one value a point");
-    write_file_image(tmp, meta, field, kind, previous, progress);
+    if (!extras.empty() && kind != FieldFileKind::output)
+      throw std::runtime_error("further node fields go only into an output file");
+    write_file_image(tmp, meta, field, kind, previous, progress, extras);
   });
 }
 

@@ -84,11 +84,22 @@ struct FieldValues {
   std::size_t count = 0;
 };
 
+// A further node field of an output file (output.fields): `components` values per node (1, or
+// 3 for a vector: x, y, z), node after node in memory order. Stored in the file's precision as
+// dataset `name`, of rank dims listed z, y, x like /u, a vector's with one more extent last
+// (its components), with /u's filters (none, or shuffle and deflate).
+struct NodeField {
+  std::string name;
+  int components = 1;
+  std::vector<double> values;
+};
+
 // The same from `field` (a writer's staging buffer), reporting progress. Floats go only into
-// an fp32 file (meta.precision).
+// an fp32 file (meta.precision). An output file holds `extras` too.
 void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous = {},
-                      WriteProgress* progress = nullptr);
+                      WriteProgress* progress = nullptr,
+                      const std::vector<NodeField>& extras = {});
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.

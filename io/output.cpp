@@ -78,7 +78,8 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
       f.kind = RunFile::Kind::field;
     } else if ((f.step = step_in_name(name, "checkpoint_", ".h5")) >= 0) {
       f.kind = RunFile::Kind::checkpoint;
-    } else if (name == index_name || name == "materials.h5" || name == "probes.csv") {
+    } else if (name == index_name || name == "materials.h5" || name == "probes.csv" ||
+               name == "heat_flows.csv") {
       f.kind = RunFile::Kind::index;
     } else if (name == kFailedRunFile) {
       f.kind = RunFile::Kind::failed;
@@ -182,6 +183,13 @@ std::string output_path(const solver::Case& c, std::int64_t step) {
   return (fs::path(c.output.directory) / (c.output.name + suffix)).string();
 }
 
+std::vector<XdmfField> output_fields(const solver::Case& c) {
+  std::vector<XdmfField> fields;
+  if (c.output.heat_flux) fields.push_back({"heat_flux", 3});
+  if (c.output.conductivity) fields.push_back({"conductivity", 1});
+  return fields;
+}
+
 OutputSeries::OutputSeries(const solver::Case& c, double dt, std::string backend_name)
     : case_(c), dt_(dt), backend_(std::move(backend_name)) {
   for (const RunFile& f : find_run_files(c)) {
@@ -214,9 +222,9 @@ void OutputSeries::write(std::int64_t step, double time, const std::vector<doubl
 }
 
 void OutputSeries::write(std::int64_t step, double time, const FieldValues& field,
-                         WriteProgress* progress) {
+                         WriteProgress* progress, const std::vector<NodeField>& extras) {
   write_field_file(output_path(case_, step), meta(step, time), field, FieldFileKind::output, {},
-                   progress);
+                   progress, extras);
   add_to_index(step, time);
 }
 
@@ -229,7 +237,7 @@ void OutputSeries::add_to_index(std::int64_t step, double time) {
     *it = entry;
   else
     entries_.insert(it, entry);
-  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_);
+  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_, output_fields(case_));
 }
 
 std::string OutputSeries::xdmf_path() const {

@@ -21,8 +21,8 @@ inline constexpr const char* kFailedRunFile = "failed_run.txt";
 
 // The files a run leaves in its output directory: <name>_<step>.h5, <name>.xmf,
 // checkpoint_<step>.h5, and temporaries of these left by a crash. The run-wide files
-// materials.h5 and probes.csv count as the index does (kind index); failed_run.txt is kind
-// failed.
+// materials.h5, probes.csv and heat_flows.csv count as the index does (kind index);
+// failed_run.txt is kind failed.
 struct RunFile {
   std::string path;
   enum class Kind { field, index, checkpoint, temporary, failed } kind;
@@ -63,6 +63,10 @@ void mark_failed_run(const solver::Case& c, int exit_code, const std::string& me
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);
 
+// The fields the output files hold besides u (output.fields): heat_flux (3 components), then
+// conductivity, as the case asks.
+std::vector<XdmfField> output_fields(const solver::Case& c);
+
 // An output file's meta: make_meta's, stored in output.precision where the case gives one
 // (fp32 for an fp64 run) and compressed at output.compression.
 FieldMeta output_meta(const solver::Case& c, double dt, const std::string& backend,
@@ -75,9 +79,10 @@ class OutputSeries {
   OutputSeries(const solver::Case& c, double dt, std::string backend_name);
   // Writes <dir>/<name>_<step>.h5 and rewrites <dir>/<name>.xmf (both crash-safe).
   void write(std::int64_t step, double time, const std::vector<double>& field);
-  // The same from `field` (a writer's staging), reporting progress.
+  // The same from `field` (a writer's staging), reporting progress, with the further fields
+  // the case asks for (output.fields: output_fields(), in that order).
   void write(std::int64_t step, double time, const FieldValues& field,
-             WriteProgress* progress = nullptr);
+             WriteProgress* progress = nullptr, const std::vector<NodeField>& extras = {});
   // Rewrites the index to list <dir>/<name>_<step>.h5, a file already written (collectively:
   // write_field_file_collective at output_path(step) with meta(step, time)).
   void add_to_index(std::int64_t step, double time);

@@ -1,137 +1,15 @@
 #include "probes_csv.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
-
-#include "field_file.hpp"
 
 namespace heatsim::io {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
-}
-
-// The step of a complete row with `columns` fields ("12,0.5,1.25,..."), or -1 when the line
-// is not one (a row cut short by a crash, or text that is not ours).
-std::int64_t row_step(const std::string& line, std::size_t columns) {
-  std::size_t commas = 0;
-  for (char ch : line) commas += ch == ',';
-  if (commas + 1 != columns) return -1;
-  const std::string first = line.substr(0, line.find(','));
-  if (first.empty() || first.size() > 18 ||
-      first.find_first_not_of("0123456789") != std::string::npos)
-    return -1;
-  // Every field must be a whole number: a cut inside the last value still has all commas.
-  std::size_t start = 0;
-  while (start <= line.size()) {
-    std::size_t end = line.find(',', start);
-    if (end == std::string::npos) end = line.size();
-    const std::string field = line.substr(start, end - start);
-    char* stop = nullptr;
-    errno = 0;
-    std::strtod(field.c_str(), &stop);
-    if (field.empty() || *stop != '\0') return -1;
-    start = end + 1;
-  }
-  return std::stoll(first);
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::runtime_error("cannot write " + path + ": " + what);
-}
-
-}  // namespace
-
 std::string probes_csv_path(const solver::Case& c) {
-  return (fs::path(c.output.directory) / "probes.csv").string();
+  return (std::filesystem::path(c.output.directory) / "probes.csv").string();
 }
 
 std::string probes_csv_header(const std::vector<std::string>& names, bool steady) {
-  std::string h = steady ? "state" : "step,time";
-  for (const std::string& n : names) h += "," + csv_field(n);
-  return h;
-}
-
-ProbesCsv::ProbesCsv(std::string path, const std::vector<std::string>& names,
-                     std::int64_t restart_step, bool steady)
-    : path_(std::move(path)), columns_(names.size() + (steady ? 1 : 2)), steady_(steady) {
-  const std::string header = probes_csv_header(names, steady);
-  std::string kept = header + "\n";
-  std::error_code ec;
-  if (restart_step >= 0 && fs::exists(path_, ec)) {
-    std::ifstream in(path_, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::size_t pos = text.find('\n');
-    const std::string old_header = text.substr(0, pos);
-    if (old_header != header)
-      throw std::runtime_error(path_ + ": its header '" + old_header + "' is not this run's '" +
-                               header +
-                               "' (the case's probes changed); move the file away to restart");
-    // Complete lines only: the text after the last line break is a row cut short.
-    while (pos != std::string::npos && pos + 1 < text.size()) {
-      const std::size_t end = text.find('\n', pos + 1);
-      if (end == std::string::npos) break;
-      const std::string line = text.substr(pos + 1, end - pos - 1);
-      const std::int64_t step = row_step(line, columns_);
-      if (step < 0 || step <= last_step_ || step > restart_step) break;
-      kept += line + "\n";
-      last_step_ = step;
-      ++kept_rows_;
-      pos = end;
-    }
-  }
-  // The kept part replaces the file as a whole (temporary + rename), so a crash now leaves
-  // either the old file or the new one; then rows are appended.
-  write_text_file_atomically(path_, kept);
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (!file_) fail(path_, std::strerror(errno));
-}
-
-ProbesCsv::~ProbesCsv() {
-  if (!file_) return;
-  std::fflush(file_);
-  ::fsync(fileno(file_));
-  std::fclose(file_);
-}
-
-void ProbesCsv::write(std::int64_t step, double time, const std::vector<double>& values) {
-  if (step <= last_step_) return;
-  const std::size_t leading = steady_ ? 1 : 2;
-  if (values.size() + leading != columns_)
-    throw std::invalid_argument(path_ + ": " + std::to_string(values.size()) + " values for " +
-                                std::to_string(columns_ - leading) + " probes");
-  char buf[40];
-  std::string row = "steady";
-  if (!steady_) {
-    std::snprintf(buf, sizeof buf, ",%.17g", time);
-    row = std::to_string(step) + buf;
-  }
-  for (double v : values) {
-    std::snprintf(buf, sizeof buf, ",%.17g", v);
-    row += buf;
-  }
-  row += "\n";
-  if (std::fwrite(row.data(), 1, row.size(), file_) != row.size())
-    fail(path_, std::strerror(errno));
-  last_step_ = step;
-}
-
-void ProbesCsv::flush() {
-  if (std::fflush(file_) != 0) fail(path_, std::strerror(errno));
-  if (::fsync(fileno(file_)) != 0 && errno != EINVAL) fail(path_, std::strerror(errno));
+  return step_csv_header(names, steady);
 }
 
 }  // namespace heatsim::io

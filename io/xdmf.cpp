@@ -1,5 +1,6 @@
 #include "xdmf.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -34,7 +35,8 @@ std::string escape(const std::string& s) {
 }  // namespace
 
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
-                          const std::string& materials_file) {
+                          const std::string& materials_file,
+                          const std::vector<XdmfField>& fields) {
   // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
   // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
   // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.
@@ -79,10 +81,23 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
       << precision << "\" Format=\"HDF\">" << escape(e.file) << ":/" << kFieldDataset
       << "</DataItem>\n"
       << "        </Attribute>\n";
+    for (const XdmfField& f : fields) {
+      const bool vector = f.components == 3;
+      x << "        <Attribute Name=\"" << escape(f.name) << "\" AttributeType=\""
+        << (vector ? "Vector" : "Scalar") << "\" Center=\"Node\">\n"
+        << "          <DataItem Dimensions=\"" << dims
+        << (f.components > 1 ? " " + std::to_string(f.components) : std::string())
+        << "\" NumberType=\"Float\" Precision=\"" << precision << "\" Format=\"HDF\">"
+        << escape(e.file) << ":/" << escape(f.name) << "</DataItem>\n"
+        << "        </Attribute>\n";
+    }
     if (!materials_file.empty()) {
       // The material id is an integer (ParaView thresholds it by id); the coefficients are
       // stored as doubles whatever the run's precision.
       for (const char* name : kMaterialDatasets) {
+        const bool listed = std::any_of(fields.begin(), fields.end(),
+                                        [&](const XdmfField& f) { return f.name == name; });
+        if (listed) continue;  // the step's own file has it
         const bool id = std::string(name) == "material";
         x << "        <Attribute Name=\"" << name
           << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
@@ -101,8 +116,9 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
 }
 
 void write_xdmf(const std::string& path, const FieldMeta& grid,
-                const std::vector<XdmfEntry>& entries, const std::string& materials_file) {
-  write_text_file_atomically(path, xdmf_document(grid, entries, materials_file));
+                const std::vector<XdmfEntry>& entries, const std::string& materials_file,
+                const std::vector<XdmfField>& fields) {
+  write_text_file_atomically(path, xdmf_document(grid, entries, materials_file, fields));
 }
 
 }  // namespace heatsim::io

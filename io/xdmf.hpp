@@ -16,20 +16,32 @@ struct XdmfEntry {
   std::string file;  // HDF5 file name, relative to the .xmf (same directory)
 };
 
+// A further node field every field file holds (output.fields, io/field_file.hpp NodeField):
+// listed as a Scalar attribute, or with 3 components as a Vector (ParaView draws it as arrows
+// with the Glyph filter).
+struct XdmfField {
+  std::string name;
+  int components = 1;
+};
+
 // The document. Geometry: 3DCoRectMesh/ORIGIN_DXDYDZ for every dimension, with extent 1 on
 // the unused axes (a 2D grid is an nx x ny x 1 image in the z = 0 plane, a 1D grid a line
 // along x): ParaView 5.11 misplaces 2DCoRectMesh grids. Values are listed slowest axis first
 // (z y x), as XDMF wants. File names are relative to the .xmf, so a run directory can move.
 // With `materials_file` (an HDF5 file of io/material_output.hpp, relative to the .xmf) every
 // step also lists its datasets material, conductivity, capacity and source_density as node
-// attributes: they do not change in time, so each step points at the same file. A steady
-// state (grid.steady) is one grid named "steady state" with <Information Name="steady"
-// Value="1"/> and Time 0.
+// attributes: they do not change in time, so each step points at the same file. `fields`
+// (after u, in the field files' precision) are listed from each step's own file; one named like
+// a dataset of the materials file (conductivity) takes that one's place. A steady state
+// (grid.steady) is one grid named "steady state" with <Information Name="steady" Value="1"/>
+// and Time 0.
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
-                          const std::string& materials_file = "");
+                          const std::string& materials_file = "",
+                          const std::vector<XdmfField>& fields = {});
 
 // Writes the document crash-safely (temporary + fsync + rename).
 void write_xdmf(const std::string& path, const FieldMeta& grid,
-                const std::vector<XdmfEntry>& entries, const std::string& materials_file = "");
+                const std::vector<XdmfEntry>& entries, const std::string& materials_file = "",
+                const std::vector<XdmfField>& fields = {});
 
 }  // namespace heatsim::io

@@ -83,6 +83,12 @@ struct OutputSpec {
   std::optional<Precision> precision;
   // HDF5 deflate level 1-9 of the output files (byte shuffle, then deflate, chunked); 0: off.
   int compression = 0;
+  // heat_flows.csv: a row of heat flows (solver/heat_flows.hpp) at every output.
+  bool heat_flows = false;
+  // output.fields besides the temperature (always written): the heat-flux vector -k grad T and
+  // the nodes' conductivity, as datasets of every output file.
+  bool heat_flux = false;
+  bool conductivity = false;
 };
 
 struct CheckpointSpec {

@@ -29,9 +29,25 @@ void Simulation::on_progress(std::function<void(const ProgressReport&)> report, 
 
 std::int64_t Simulation::next_due(std::int64_t step) const {
   std::int64_t due = plan_.steps;
-  for (const Observer& o : observers_)
+  for (const Observer& o : observers_) {
     if (o.every > 0) due = std::min(due, (step / o.every + 1) * o.every);
+    // The first step after `step` that lies j steps before a due one.
+    for (std::int64_t j = 1; j <= o.lead; ++j) {
+      if (o.every > 0) {
+        const std::int64_t s = ((step + j) / o.every + 1) * o.every - j;
+        if (s > step) due = std::min(due, s);
+      }
+      if (o.at_end && plan_.steps - j > step) due = std::min(due, plan_.steps - j);
+    }
+  }
   return due;
+}
+
+bool Simulation::lead_due(const Observer& o, std::int64_t step) const {
+  for (std::int64_t j = 1; j <= o.lead; ++j)
+    if ((o.every > 0 && (step + j) % o.every == 0) || (o.at_end && step + j == plan_.steps))
+      return true;
+  return false;
 }
 
 namespace {
@@ -130,7 +146,8 @@ RunResult Simulation::run() {
     if (!slow && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
 
     bool due = false;
-    for (const Observer& o : observers_) due = due || (o.every > 0 && step % o.every == 0);
+    for (const Observer& o : observers_)
+      due = due || (o.every > 0 && step % o.every == 0) || lead_due(o, step);
     if (due || report_due || step - last_check >= check_every_ || step == total) {
       const kernels::FieldStats stats = backend_.stats();
       if (stats.non_finite > 0) {
@@ -153,7 +170,8 @@ RunResult Simulation::run() {
     if (due && step < total) {
       StepState state(backend_, step, time_of(step));
       for (std::size_t i = 0; i < observers_.size(); ++i)
-        if (observers_[i].every > 0 && step % observers_[i].every == 0) {
+        if ((observers_[i].every > 0 && step % observers_[i].every == 0) ||
+            lead_due(observers_[i], step)) {
           fire(i, state);
           fired[i] = step;
         }

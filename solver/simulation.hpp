@@ -42,6 +42,10 @@ struct Observer {
   bool at_start = false;       // fire once before the first step
   bool at_end = true;          // fire after the last step
   std::function<void(StepState&)> fire;
+  // Also fire at the `lead` steps before each step due on schedule (and before the last step
+  // when at_end): for an observer that needs the fields leading up to its step, as the
+  // heat-flow rows do. The loop stops at those steps too.
+  int lead = 0;
 };
 
 // Summary of a finished (or stopped) run.
@@ -107,6 +111,8 @@ class Simulation {
 
  private:
   std::int64_t next_due(std::int64_t step) const;
+  // Whether `step` (before the last) is one of an observer's lead steps.
+  bool lead_due(const Observer& o, std::int64_t step) const;
 
   const Case& case_;
   TimePlan plan_;
