@@ -1,0 +1,275 @@
+// Heat-flow reports (solver/heat_flows.hpp): each row's flows and stored heat balance to the
+// rounding of explicit steps and to the solve of implicit ones, on a plate with two materials,
+// void surfaces of both kinds, every kind of face, and sources and ambients on schedules; the
+// heat flux at the nodes is -k times the slope of a linear field, and a layered wall's steady
+// flux at every node; observers with lead steps fire before each due step and the last.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#include "solver/heat_flows.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/simulation.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::kernels::BoundaryKind;
+using heatsim::solver::Case;
+using heatsim::solver::HeatFlowMeter;
+using heatsim::solver::HeatFlowRows;
+using heatsim::solver::TimeMethod;
+
+// A 0.1 x 0.05 m plate: steel with a copper strip whose edges fall between nodes, a convective
+// box void (its ambient on a sine) and a ball void taking 3 kW/m^2; x- Dirichlet on a sine, x+
+// convective with an ambient table, y- a heat flux in, y+ insulated; a heater on a sine and a
+// constant one.
+Case plate() {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {41, 21, 1};
+  c.grid.length = {0.1, 0.05, 1.0};
+  c.materials = {material("steel", 45.0, 7800, 470), material("copper", 390, 8960, 385)};
+  heatsim::solver::RegionSpec gap;
+  gap.is_void = true;
+  gap.name = "gap";
+  gap.shape = box({0.0411, 0.0213, 0}, {0.0607, 0.0388, 0});
+  gap.surface.kind = BoundaryKind::convective;
+  gap.surface.transfer = 80.0;
+  gap.surface.value = 295.0;
+  gap.surface.amplitude = 4.0;
+  gap.surface.frequency = 0.5;
+  heatsim::solver::RegionSpec hole;
+  hole.is_void = true;
+  hole.shape.kind = heatsim::solver::ShapeKind::ball;
+  hole.shape.center = {0.0803, 0.0251, 0};
+  hole.shape.radius = 0.0071;
+  hole.surface = heatsim::solver::RegionSpec::insulated();
+  hole.surface.heat_flux = true;
+  hole.surface.value = 3000.0;
+  c.regions = {region("steel"), region("copper", box({0.0137, 0, 0}, {0.0261, 0.05, 0})), gap,
+               hole};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 310.0;
+  c.boundary[0].amplitude = 5.0;
+  c.boundary[0].frequency = 0.25;
+  c.boundary[1].kind = BoundaryKind::convective;
+  c.boundary[1].transfer = 40.0;
+  c.boundary[1].table = {{0.0, 290.0}, {1.0, 300.0}, {4.0, 285.0}};
+  c.boundary[2] = heatsim::solver::RegionSpec::insulated();
+  c.boundary[2].heat_flux = true;
+  c.boundary[2].value = 1500.0;
+  c.boundary[3] = heatsim::solver::RegionSpec::insulated();
+  heatsim::solver::SourceSpec heater;
+  heater.shape = box({0.0152, 0.0101, 0}, {0.0243, 0.0197, 0});
+  heater.power = 400.0;
+  heater.schedule = {0.6, 0.4, 1.5, {}};
+  heatsim::solver::SourceSpec steady_heater;
+  steady_heater.shape = box({0.065, 0.005, 0}, {0.09, 0.012, 0});
+  steady_heater.power_density = 2e6;
+  c.sources = {heater, steady_heater};
+  return c;
+}
+
+struct Prepared {
+  Case c;
+  std::vector<std::int32_t> ids;
+  heatsim::solver::VoidSurfaces surfaces;
+  std::shared_ptr<const heatsim::kernels::CoefficientFields> fields;
+};
+
+Prepared prepare(Case c) {
+  Prepared p{c, heatsim::solver::material_ids(c), {}, nullptr};
+  p.surfaces = heatsim::solver::void_surfaces(p.c, p.ids);
+  p.fields = heatsim::solver::coefficient_fields(p.c, p.ids, p.surfaces);
+  return p;
+}
+
+double largest(const heatsim::solver::HeatFlowRow& row) {
+  double m = std::abs(row.storage);
+  for (double f : row.flows) m = std::max(m, std::abs(f));
+  return m;
+}
+
+TEST(HeatFlowRows, ExplicitStepsBalanceToRounding) {
+  const Prepared p = prepare(plate());
+  const double dt = 0.9 * heatsim::solver::field_stability(p.c, *p.fields).dt_limit;
+  const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+  const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces);
+  // Four faces, two voids, two source fields.
+  ASSERT_EQ(meter.names().size(), 8u);
+  EXPECT_EQ(meter.names()[0], "face x- (dirichlet)");
+  EXPECT_EQ(meter.names()[2], "face y- (neumann, heat flux)");
+  EXPECT_EQ(meter.names()[4], "void regions[2] (gap)");
+  EXPECT_EQ(meter.names()[5], "void regions[3]");
+  EXPECT_EQ(meter.names()[6], "sources[0]");
+  EXPECT_EQ(meter.names()[7], "sources[1]");
+  HeatFlowRows rows(meter, TimeMethod::explicit_euler, dt);
+  EXPECT_EQ(rows.lead(), 1);
+
+  auto backend = heatsim::kernels::make_cpu_backend(problem.precision);
+  backend->setup(problem);
+  std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+  heatsim::solver::set_dirichlet_nodes(p.c, u);
+  backend->upload(u);
+  int made = 0;
+  for (std::int64_t step = 0; step <= 200; ++step) {
+    if (step > 0) backend->advance(1, step - 1);
+    backend->download(u);
+    const auto row = rows.take(step, u, step % 20 == 0);
+    if (step % 20 != 0) continue;
+    ASSERT_TRUE(row.has_value()) << step;
+    ++made;
+    // The explicit step is exactly these flows times dt: what is left is rounding (measured
+    // 4e-13 of the largest flow at most).
+    EXPECT_LT(std::abs(row->imbalance), 1e-11 * largest(*row)) << "step " << step;
+    if (step > 0) {
+      EXPECT_GT(std::abs(row->flows[4]), 0.1) << "the gap's surface passes heat";
+    }
+  }
+  EXPECT_EQ(made, 11);
+}
+
+TEST(HeatFlowRows, ImplicitStepsBalanceToTheSolve) {
+  namespace mg = heatsim::solver::multigrid;
+  for (TimeMethod method :
+       {TimeMethod::backward_euler, TimeMethod::crank_nicolson, TimeMethod::bdf2}) {
+    SCOPED_TRACE(mg::to_string(method));
+    const Prepared p = prepare(plate());
+    const double dt = 0.05;  // hundreds of explicit limits
+    const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+    mg::SolveOptions options;
+    options.tolerance = 1e-12;
+    mg::ImplicitStepper stepper(problem, p.fields, method, dt,
+                                heatsim::kernels::make_level_ops("cpu", problem.precision),
+                                options);
+    // The stepper's own operator: no second one.
+    const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces, &stepper.heat_flow());
+    HeatFlowRows rows(meter, method, dt);
+    EXPECT_EQ(rows.lead(), method == TimeMethod::bdf2 ? 2 : 1);
+    std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+    heatsim::solver::set_dirichlet_nodes(p.c, u);
+    for (std::int64_t step = 0; step <= 30; ++step) {
+      if (step > 0) stepper.advance(u, step - 1);
+      const auto row = rows.take(step, u, true);
+      ASSERT_TRUE(row.has_value()) << step;
+      // Measured 5e-12 of the largest flow at most, at relative residual 1e-12.
+      EXPECT_LT(std::abs(row->imbalance), 1e-10 * largest(*row)) << "step " << step;
+    }
+  }
+}
+
+TEST(HeatFlowRows, ASteadyStateStoresNothing) {
+  Prepared p = prepare(plate());
+  p.c.time.method = TimeMethod::steady;
+  const auto problem = heatsim::solver::make_problem(p.c, 1.0, p.fields);
+  const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces);
+  HeatFlowRows rows(meter, TimeMethod::steady, 1.0);
+  EXPECT_EQ(rows.lead(), 0);
+  const std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+  const auto row = rows.take(0, u, true);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->storage, 0.0);
+  double sum = 0.0;
+  for (double f : row->flows) sum += f;
+  EXPECT_EQ(row->imbalance, sum);
+}
+
+// A field linear along every axis in one material: every node's flux is -k times the slope,
+// boundary nodes included.
+TEST(NodeHeatFlux, ALinearFieldGivesMinusKTimesTheSlope) {
+  for (int dims : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = {9, dims > 1 ? 7 : 1, dims > 2 ? 5 : 1};
+    c.grid.length = {0.8, 0.3, 0.2};
+    c.materials = {material("steel", 45.0, 7800, 470)};
+    c.regions = {region("steel")};
+    const auto fields = heatsim::solver::coefficient_fields(c);
+    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+    const double slope[3] = {120.0, -35.0, 7.5};
+    std::vector<double> u(static_cast<std::size_t>(problem.points()));
+    for (std::int64_t i = 0; i < problem.points(); ++i) {
+      const std::int64_t at[3] = {i % problem.n[0], i / problem.n[0] % problem.n[1],
+                                  i / (problem.n[0] * problem.n[1])};
+      u[static_cast<std::size_t>(i)] = 300.0;
+      for (int a = 0; a < dims; ++a) u[static_cast<std::size_t>(i)] += slope[a] * at[a] * problem.h[a];
+    }
+    const std::vector<double> q =
+        heatsim::solver::node_heat_flux(problem, fields.get(), 0.0, u.data());
+    ASSERT_EQ(q.size(), static_cast<std::size_t>(3 * problem.points()));
+    for (std::int64_t i = 0; i < problem.points(); ++i)
+      for (int a = 0; a < 3; ++a) {
+        const double expected = a < dims ? -45.0 * slope[a] : 0.0;
+        EXPECT_NEAR(q[static_cast<std::size_t>(3 * i + a)], expected, 1e-9 * 45.0 * 120.0)
+            << "node " << i << " axis " << a;
+      }
+    // The shorthand: k = physics.alpha, no fields.
+    const std::vector<float> uf(u.begin(), u.end());
+    const std::vector<double> qs = heatsim::solver::node_heat_flux(problem, nullptr, 2.0, uf.data());
+    EXPECT_NEAR(qs[0], -2.0 * slope[0], 1e-3);
+  }
+}
+
+// Three layers with their interfaces between nodes, steady: the same heat flux through every
+// node, the wall's U-value times the difference, from the faces' series conductances.
+TEST(NodeHeatFlux, ALayeredWallCarriesOneFluxThroughEveryNode) {
+  namespace mg = heatsim::solver::multigrid;
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {100, 1, 1};
+  c.grid.length = {0.2425, 1.0, 1.0};
+  c.materials = {material("gypsum", 0.25, 900, 1000), material("wool", 0.035, 30, 840),
+                 material("concrete", 1.4, 2300, 880)};
+  c.regions = {region("gypsum"), region("wool", box({0.0125, 0, 0}, {0.0925, 0, 0})),
+               region("concrete", box({0.0925, 0, 0}, {0.2425, 0, 0}))};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 293.15;
+  c.boundary[1].kind = BoundaryKind::convective;
+  c.boundary[1].transfer = 25.0;
+  c.boundary[1].value = 263.15;
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
+                              heatsim::kernels::make_level_ops("cpu", problem.precision), options);
+  std::vector<double> u(100, 280.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.advance(u, 0);
+  const double R = 0.0125 / 0.25 + 0.08 / 0.035 + 0.15 / 1.4 + 1.0 / 25.0, flux = 30.0 / R;
+  const std::vector<double> q = heatsim::solver::node_heat_flux(problem, fields.get(), 0.0, u.data());
+  for (int i = 0; i < 100; ++i) EXPECT_NEAR(q[3 * i], flux, 1e-9 * flux) << "node " << i;
+}
+
+// An observer with lead steps fires at the steps before each due one and before the last.
+TEST(Simulation, LeadStepsFireBeforeEachDueStepAndTheLast) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {11, 1, 1};
+  c.time.steps = 25;
+  const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
+  const auto problem = heatsim::solver::make_problem(c, plan.dt);
+  auto backend = heatsim::kernels::make_cpu_backend(problem.precision);
+  backend->setup(problem);
+  backend->upload(std::vector<double>(11, 1.0));
+  heatsim::solver::Simulation sim(c, plan, *backend);
+  std::vector<std::int64_t> fired;
+  heatsim::solver::Observer o{"rows", 10, true, true,
+                              [&](heatsim::solver::StepState& s) { fired.push_back(s.step()); }};
+  o.lead = 2;
+  sim.add_observer(o);
+  sim.run();
+  EXPECT_EQ(fired, (std::vector<std::int64_t>{0, 8, 9, 10, 18, 19, 20, 23, 24, 25}));
+}
+
+}  // namespace
+}  // namespace heatsim_tests
