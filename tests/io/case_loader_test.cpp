@@ -703,5 +703,66 @@ TEST(CaseLoader, OutputPrecisionAndCompressionErrorsNameKeyAndLine) {
       << wide->message;
 }
 
+TEST(CaseLoader, OutputHeatFlowsAndFields) {
+  const solver::Case c = load_ok(
+      kMinimal + "output: {heat_flows: true, fields: [temperature, heat_flux, conductivity]}\n");
+  EXPECT_TRUE(c.output.heat_flows);
+  EXPECT_TRUE(c.output.heat_flux);
+  EXPECT_TRUE(c.output.conductivity);
+  // The temperature is always written: the list may leave it out.
+  const solver::Case d = load_ok(kMinimal + "output: {fields: [conductivity]}\n");
+  EXPECT_FALSE(d.output.heat_flux);
+  EXPECT_TRUE(d.output.conductivity);
+  const solver::Case e = load_ok(kMinimal);
+  EXPECT_FALSE(e.output.heat_flows);
+  EXPECT_FALSE(e.output.heat_flux);
+  EXPECT_FALSE(e.output.conductivity);
+}
+
+TEST(CaseLoader, OutputHeatFlowsAndFieldsErrorsNameKeyAndLine) {
+  const LoadResult r = load_case_text(kMinimal +
+                                      "output:\n"
+                                      "  heat_flows: yes\n"
+                                      "  fields:\n"
+                                      "    - temperature\n"
+                                      "    - heat_flx\n"
+                                      "    - temperature\n"
+                                      "  field: [u]\n");
+  const CaseError* flows = find_error(r, "output.heat_flows");
+  ASSERT_NE(flows, nullptr) << all_errors(r);
+  EXPECT_EQ(flows->line, 14);
+  EXPECT_NE(flows->message.find("expected true or false"), std::string::npos) << flows->message;
+  const CaseError* name = find_error(r, "output.fields[1]");
+  ASSERT_NE(name, nullptr) << all_errors(r);
+  EXPECT_EQ(name->line, 17);
+  EXPECT_NE(name->message.find("unknown value 'heat_flx' (did you mean 'heat_flux'?)"),
+            std::string::npos)
+      << name->message;
+  const CaseError* twice = find_error(r, "output.fields[2]");
+  ASSERT_NE(twice, nullptr) << all_errors(r);
+  EXPECT_EQ(twice->line, 18);
+  EXPECT_NE(twice->message.find("listed twice (first on line 16)"), std::string::npos)
+      << twice->message;
+  // An unknown key under output still names the known ones, the new ones among them.
+  const CaseError* unknown = find_error(r, "output.field");
+  ASSERT_NE(unknown, nullptr) << all_errors(r);
+  EXPECT_EQ(unknown->line, 19);
+  EXPECT_NE(unknown->message.find("did you mean 'fields'?"), std::string::npos)
+      << unknown->message;
+  EXPECT_NE(unknown->message.find("heat_flows or fields"), std::string::npos) << unknown->message;
+  // Not a list.
+  const LoadResult scalar = load_case_text(kMinimal + "output: {fields: heat_flux}\n");
+  const CaseError* list = find_error(scalar, "output.fields");
+  ASSERT_NE(list, nullptr) << all_errors(scalar);
+  EXPECT_NE(list->message.find("expected a list of fields"), std::string::npos) << list->message;
+  // The heat flows are the order2 flux form's.
+  const LoadResult order4 =
+      load_case_text(kMinimal + "scheme: order4\noutput: {heat_flows: true}\n");
+  const CaseError* scheme = find_error(order4, "output.heat_flows");
+  ASSERT_NE(scheme, nullptr) << all_errors(order4);
+  EXPECT_EQ(scheme->line, 14);
+  EXPECT_NE(scheme->message.find("scheme is order4"), std::string::npos) << scheme->message;
+}
+
 }  // namespace
 }  // namespace heatsim::io

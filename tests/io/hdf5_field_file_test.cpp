@@ -254,5 +254,55 @@ TEST(Xdmf, GeometryPerDimension) {
   EXPECT_NE(doc.find("<DataItem Dimensions=\"1 1 4\""), std::string::npos);
 }
 
+// output.fields: a vector listed as a Vector attribute with its components last, a scalar as a
+// Scalar, both from the step's own file in its precision; the materials file's conductivity
+// gives way to the step's own.
+TEST(Xdmf, FurtherFieldsAreListedFromEachStepsFile) {
+  const FieldMeta m = meta_for(2, {4, 3, 1}, "fp32");
+  const std::string doc = xdmf_document(m, {{0, 0.0, "a.h5"}, {5, 0.5, "b.h5"}}, "materials.h5",
+                                        {{"heat_flux", 3}, {"conductivity", 1}});
+  EXPECT_NE(doc.find("<Attribute Name=\"heat_flux\" AttributeType=\"Vector\" Center=\"Node\">\n"
+                     "          <DataItem Dimensions=\"1 3 4 3\" NumberType=\"Float\" "
+                     "Precision=\"4\" Format=\"HDF\">b.h5:/heat_flux</DataItem>"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("<Attribute Name=\"conductivity\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+                     "          <DataItem Dimensions=\"1 3 4\" NumberType=\"Float\" "
+                     "Precision=\"4\" Format=\"HDF\">a.h5:/conductivity</DataItem>"),
+            std::string::npos)
+      << doc;
+  EXPECT_EQ(doc.find("materials.h5:/conductivity"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("materials.h5:/capacity"), std::string::npos) << doc;
+}
+
+// Further node fields go into an output file in its precision and filters: a vector of rank
+// dims + 1 (components last), a scalar of rank dims; the field reads back as before.
+TEST(FieldFile, OutputsHoldFurtherNodeFields) {
+  const std::string dir = heatsim_tests::make_scratch_dir("node_fields").string();
+  for (int compression : {0, 4}) {
+    FieldMeta m = meta_for(3, {4, 3, 2}, "fp32");
+    m.compression = compression;
+    const std::vector<double> u(24, 1.5);
+    NodeField q{"heat_flux", 3, std::vector<double>(72)};
+    for (std::size_t i = 0; i < q.values.size(); ++i) q.values[i] = 0.25 * static_cast<double>(i);
+    const NodeField k{"conductivity", 1, std::vector<double>(24, 45.0)};
+    const std::string file = dir + "/f" + std::to_string(compression) + ".h5";
+    write_field_file(file, m, FieldValues{u.data(), nullptr, u.size()}, FieldFileKind::output, {},
+                     nullptr, {q, k});
+    const Dataset back = read_dataset(file, "heat_flux", true);
+    EXPECT_EQ(back.dims, (std::vector<std::int64_t>{2, 3, 4, 3}));
+    EXPECT_EQ(back.values, q.values);  // quarters are exact in fp32
+    EXPECT_EQ(read_dataset(file, "conductivity", true).dims, (std::vector<std::int64_t>{2, 3, 4}));
+    EXPECT_EQ(read_field_file(file).field, u);
+    // The wrong number of values is refused, naming the dataset.
+    NodeField short_field = k;
+    short_field.values.pop_back();
+    EXPECT_THROW(write_field_file(file, m, FieldValues{u.data(), nullptr, u.size()},
+                                  FieldFileKind::output, {}, nullptr, {short_field}),
+                 std::runtime_error);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace heatsim::io

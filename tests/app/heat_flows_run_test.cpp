@@ -1,0 +1,244 @@
+// Heat-flow reports and output fields through the heatsim executable: heat_flows.csv has a row
+// at every output with its units in the header and balances to rounding; a run interrupted
+// (by a crash after a checkpoint, or by a signal) and restarted gives the file of the run that
+// was never interrupted, byte for byte, for explicit and bdf2 steps; a steady state has one
+// row. output.fields adds heat_flux and conductivity to the output files and the index.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "io/field_file.hpp"
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+const auto heatsim = heatsim_tests::run_heatsim;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<double> numbers(const std::string& line) {
+  std::vector<double> out;
+  std::istringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) out.push_back(std::stod(cell));
+  return out;
+}
+
+// Steel with a slot whose walls lose heat to air, a heater on a table schedule, a convective
+// face; `time` the time section's body.
+std::string slot_case(const fs::path& out, const std::string& time, int output_every,
+                      int checkpoint_every, int n = 33) {
+  return "grid: {dims: 2, n: [" + std::to_string(n) + ", " + std::to_string((n * 2) / 3) +
+         "], length: [0.032, 0.02]}\n"
+         "materials:\n"
+         "  steel: {conductivity: 45, density: 7800, specific_heat: 470}\n"
+         "regions:\n"
+         "  - {material: steel}\n"
+         "  - {void: true, name: slot, box: {lower: [0.0151, 0.0043], upper: [0.0203, 0.0157]},\n"
+         "     surface: {type: convective, h: 60, ambient: 293}}\n"
+         "sources:\n"
+         "  - {ball: {center: [0.008, 0.01], radius: 0.003}, power: 2000.0,\n"
+         "     schedule: [[0, 0], [0.5, 1], [2, 1], [2.5, 0]]}\n"
+         "boundary:\n"
+         "  all: {type: neumann, flux: 0}\n"
+         "  y+: {type: convective, h: 100, ambient: 290}\n"
+         "initial: {type: constant, value: 290}\n"
+         "time: {" +
+         time +
+         "}\n"
+         "backend: cpu\n"
+         "output: {directory: " +
+         out.string() + ", every: " + std::to_string(output_every) +
+         ", heat_flows: true}\n"
+         "checkpoint: {every: " +
+         std::to_string(checkpoint_every) + "}\n";
+}
+
+class HeatFlowsRun : public heatsim_tests::ScratchTest {
+ protected:
+  fs::path write_case(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+};
+
+TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
+  const fs::path out = dir_ / "out";
+  const heatsim_tests::ProcessResult r =
+      heatsim("run " + write_case("a.yaml", slot_case(out, "dt: auto, steps: 130", 20, 0)).string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("heat flows into the body over the last step, to t = "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("heat flows: " + (out / "heat_flows.csv").string()), std::string::npos);
+  const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
+  ASSERT_EQ(rows.size(), 9u);  // the header; steps 0, 20, ..., 120 and the last, 130
+  EXPECT_EQ(rows[0],
+            "step,time,face x- (neumann) [W/m],face x+ (neumann) [W/m],face y- (neumann) [W/m],"
+            "face y+ (convective) [W/m],void regions[1] (slot) [W/m],sources[0] [W/m],"
+            "storage [W/m],imbalance [W/m]");
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::vector<double> v = numbers(rows[k]);
+    ASSERT_EQ(v.size(), 10u) << rows[k];
+    EXPECT_EQ(v[0], k < 8 ? 20.0 * static_cast<double>(k - 1) : 130.0);
+    double largest = 0.0, sum = 0.0;
+    for (std::size_t c = 2; c < 8; ++c) {
+      largest = std::max(largest, std::abs(v[c]));
+      sum += v[c];
+    }
+    EXPECT_EQ(v[9], sum - v[8]) << rows[k];
+    EXPECT_LT(std::abs(v[9]), 1e-10 * largest) << rows[k];
+  }
+}
+
+TEST_F(HeatFlowsRun, RestartAfterACrashGivesTheUninterruptedFile) {
+  for (const std::string time : {"dt: auto, steps: 150", "method: bdf2, dt: 0.05, steps: 40"}) {
+    SCOPED_TRACE(time);
+    const bool bdf2 = time.find("bdf2") != std::string::npos;
+    const int every = bdf2 ? 6 : 20, checkpoints = bdf2 ? 13 : 45;
+    const fs::path whole = dir_ / "whole", out = dir_ / "out";
+    fs::remove_all(whole);
+    fs::remove_all(out);
+    ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", slot_case(whole, time, every, checkpoints))
+                                      .string())
+                  .code,
+              0);
+    // The same run, then a crash after a checkpoint: rows past it and half a row at the end.
+    // Restarting from the checkpoint (between two outputs) must give the same file.
+    const fs::path c = write_case("b.yaml", slot_case(out, time, every, checkpoints));
+    ASSERT_EQ(heatsim("run -q " + c.string()).code, 0);
+    std::ofstream(out / "heat_flows.csv", std::ios::app) << "157,3.1,290.5";
+    for (const char* at : {bdf2 ? "checkpoint_00000013.h5" : "checkpoint_00000045.h5",
+                           bdf2 ? "checkpoint_00000026.h5" : "checkpoint_00000090.h5"}) {
+      const heatsim_tests::ProcessResult r =
+          heatsim("run -q " + c.string() + " --restart " + (out / at).string());
+      ASSERT_EQ(r.code, 0) << r.output;
+      EXPECT_EQ(read_text(out / "heat_flows.csv"), read_text(whole / "heat_flows.csv")) << at;
+    }
+  }
+}
+
+TEST_F(HeatFlowsRun, RestartFromASignalsCheckpointGivesTheUninterruptedFile) {
+  // Long enough that SIGINT lands mid-run, mostly between two rows, where none is written.
+  const std::string time = "dt: auto, steps: 20000";
+  const fs::path whole = dir_ / "whole", out = dir_ / "out";
+  ASSERT_EQ(
+      heatsim("run -q " + write_case("a.yaml", slot_case(whole, time, 1000, 300, 65)).string())
+          .code,
+      0);
+  const fs::path c = write_case("b.yaml", slot_case(out, time, 1000, 300, 65));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", c.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(out / "checkpoint_00000300.h5") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run finished before the signal arrived";
+  ASSERT_EQ(WEXITSTATUS(status), 130);
+  fs::path newest;
+  for (const auto& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("checkpoint_", 0) == 0 && e.path().extension() == ".h5" &&
+        (newest.empty() || name > newest.filename().string()))
+      newest = e.path();
+  }
+  ASSERT_FALSE(newest.empty());
+  const heatsim_tests::ProcessResult r =
+      heatsim("run -q " + c.string() + " --restart " + newest.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(read_text(out / "heat_flows.csv"), read_text(whole / "heat_flows.csv"))
+      << "restarted from " << newest;
+}
+
+TEST_F(HeatFlowsRun, ASteadyStateHasOneRowThatBalances) {
+  const fs::path out = dir_ / "out";
+  const heatsim_tests::ProcessResult r = heatsim(
+      "run " + write_case("a.yaml", slot_case(out, "method: steady, tolerance: 1e-12", 0, 0))
+                   .string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("heat flows into the body at the steady state"), std::string::npos);
+  const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].rfind("state,face x- (neumann) [W/m],", 0), 0u) << rows[0];
+  ASSERT_EQ(rows[1].rfind("steady,", 0), 0u) << rows[1];
+  const std::vector<double> v = numbers(rows[1].substr(7));
+  ASSERT_EQ(v.size(), 8u);
+  EXPECT_EQ(v[5], 0.0);  // the source's schedule at t = 0
+  EXPECT_EQ(v[6], 0.0);  // nothing stored
+}
+
+// A 1D bar between two Dirichlet faces, steady: the linear profile's flux at every node, and
+// the material's conductivity, in every output file, listed by the index (heat_flux as a
+// Vector, the materials file's conductivity left out for the step's own).
+TEST_F(HeatFlowsRun, OutputFieldsHoldTheHeatFluxAndTheConductivity) {
+  const fs::path out = dir_ / "out";
+  const std::string text =
+      "grid: {dims: 1, n: [21], length: [0.4]}\n"
+      "materials:\n"
+      "  steel: {conductivity: 45, density: 7800, specific_heat: 470}\n"
+      "regions: [{material: steel}]\n"
+      "boundary:\n"
+      "  x-: {type: dirichlet, value: 350}\n"
+      "  x+: {type: dirichlet, value: 300}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: steady, tolerance: 1e-13}\n"
+      "output: {directory: " +
+      out.string() + ", fields: [temperature, heat_flux, conductivity]}\n";
+  const heatsim_tests::ProcessResult r = heatsim("run " + write_case("bar.yaml", text).string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path file = out / "field_00000000.h5";
+  const heatsim::io::Dataset q = heatsim::io::read_dataset(file.string(), "heat_flux", true);
+  EXPECT_EQ(q.dims, (std::vector<std::int64_t>{21, 3}));
+  for (int i = 0; i < 21; ++i) {
+    EXPECT_NEAR(q.values[3 * i], -45.0 * (300.0 - 350.0) / 0.4, 1e-8) << "node " << i;
+    EXPECT_EQ(q.values[3 * i + 1], 0.0);
+    EXPECT_EQ(q.values[3 * i + 2], 0.0);
+  }
+  const heatsim::io::Dataset k = heatsim::io::read_dataset(file.string(), "conductivity", true);
+  EXPECT_EQ(k.dims, (std::vector<std::int64_t>{21}));
+  EXPECT_EQ(k.values.front(), 45.0);
+  const std::string xmf = read_text(out / "field.xmf");
+  EXPECT_NE(xmf.find("<Attribute Name=\"heat_flux\" AttributeType=\"Vector\" Center=\"Node\">\n"
+                     "          <DataItem Dimensions=\"1 1 21 3\" NumberType=\"Float\" "
+                     "Precision=\"8\" Format=\"HDF\">field_00000000.h5:/heat_flux</DataItem>"),
+            std::string::npos)
+      << xmf;
+  EXPECT_NE(xmf.find("field_00000000.h5:/conductivity"), std::string::npos) << xmf;
+  EXPECT_EQ(xmf.find("materials.h5:/conductivity"), std::string::npos) << xmf;
+  EXPECT_NE(xmf.find("materials.h5:/capacity"), std::string::npos) << xmf;
+  // The field itself is still readable as before.
+  EXPECT_EQ(heatsim::io::read_field_file(file.string()).field.size(), 21u);
+}
+
+}  // namespace
