@@ -56,6 +56,11 @@ std::string implicit_refusal(const solver::Case& c) {
     return std::string(solver::multigrid::to_string(c.time.method)) + " needs scheme order2, not " +
            solver::to_string(c.scheme.kind);
   if (c.time.method != solver::TimeMethod::steady) return {};
+  // A void surface that loses heat by convection ties the temperature as a face does; which
+  // pieces of the body it reaches, io::resolve_body checks.
+  for (const solver::RegionSpec& r : c.regions)
+    if (r.is_void && r.surface.kind == kernels::BoundaryKind::convective && r.surface.transfer > 0.0)
+      return {};
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   std::string insulated;  // convective faces with h = 0
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
@@ -114,11 +119,18 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
   PreparedRun run{c, {}, {}, {}, {}};
   try {
     if (run.case_.has_fields()) {
-      // Material maps and source fields from HDF5 files, before the fields are built.
+      // Material maps and source fields from HDF5 files, before the fields are built; then the
+      // body on the grid and the checks that need it (voids, surfaces, pieces), with lines.
       io::read_field_inputs(run.case_);
-      run.material_ids = solver::material_ids(run.case_);
-      run.surfaces = solver::void_surfaces(run.case_, run.material_ids);
-      run.fields = solver::coefficient_fields(run.case_, run.material_ids, run.surfaces);
+      io::ResolvedBody body = io::resolve_body(run.case_, loaded.lines);
+      for (const auto& w : body.warnings) spdlog::warn("{}: {}", path, w.to_string());
+      if (!body.errors.empty()) {
+        print_errors(path, body.errors);
+        return std::nullopt;
+      }
+      run.material_ids = std::move(body.material_ids);
+      run.surfaces = std::move(body.surfaces);
+      run.fields = std::move(body.fields);
       run.plan = solver::plan_time(run.case_, *run.fields);
     } else {
       run.plan = solver::plan_time(run.case_);

@@ -28,6 +28,7 @@ class Report {
   bool given(const std::string& path) const { return lines_.count(path) > 0; }
   // The line of `path`, or of the nearest enclosing key that has one.
   int line_of(std::string path) const;
+  const std::map<std::string, int>& lines() const { return lines_; }
   // False (and an error) when v is NaN or infinite.
   bool finite(const std::string& path, double v);
   // False (and an error) unless v is finite and > 0.
@@ -45,7 +46,8 @@ std::vector<CaseError> run_checks(const solver::Case& c, const std::map<std::str
 // scheme those need. Needs grid.dims 1..3.
 void check_fields(const solver::Case& c, Report& r);
 // dt against the coefficient fields' stability limit (cases with has_fields()); needs a case
-// that is otherwise valid: the files are read and the fields built.
+// that is otherwise valid: the files are read and the body laid on the grid (resolve_body,
+// whose errors come first).
 void check_fields_stable(const solver::Case& c, Report& r);
 
 }  // namespace heatsim::io::check

@@ -455,8 +455,14 @@ void check_fields_stable(const Case& c, Report& r) {
   try {
     Case filled = c;
     read_field_inputs(filled);
-    const auto fields = solver::coefficient_fields(filled);
-    limit = solver::field_stability(filled, *fields);
+    // The fields, and what laying the body on the grid finds wrong (its warnings are said when
+    // the run resolves the body again).
+    const ResolvedBody body = resolve_body(filled, r.lines());
+    if (!body.errors.empty()) {
+      r.errors.insert(r.errors.end(), body.errors.begin(), body.errors.end());
+      return;
+    }
+    limit = solver::field_stability(filled, *body.fields);
   } catch (const std::exception& e) {
     // Nodes without a material, a file that changed since it was checked, ...: the message
     // starts with its key path when it has one.

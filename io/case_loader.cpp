@@ -276,6 +276,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     std::stable_sort(result.warnings.begin(), result.warnings.end(),
                      [](const CaseError& a, const CaseError& b) { return a.line < b.line; });
   }
+  result.lines = reader.lines;
   if (result.errors.empty()) {
     c.source_text = text;
     c.source_path = origin;

@@ -3,12 +3,15 @@
 // parser stays inside io/.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "solver/case.hpp"
+#include "solver/subgrid.hpp"
 
 namespace heatsim::io {
 
@@ -26,6 +29,8 @@ struct LoadResult {
   // Things that run but are likely mistakes (a material no region uses, a region that holds
   // no node); they never stop a run. Empty while the structure has errors.
   std::vector<CaseError> warnings;
+  // The 1-based line of every key path the text gave, for checks made later (resolve_body).
+  std::map<std::string, int> lines;
   bool ok() const { return value.has_value() && errors.empty(); }
 };
 
@@ -51,6 +56,28 @@ std::vector<CaseError> check_case(const solver::Case& c, const std::map<std::str
 std::vector<CaseError> case_warnings(const solver::Case& c);
 std::vector<CaseError> case_warnings(const solver::Case& c,
                                      const std::map<std::string, int>& lines);
+
+// The body of a case with coefficient fields (Case::has_fields()) laid on the grid, with the
+// checks that need it, for a case whose field inputs were read (read_field_inputs): the material
+// of every node, the voids' surfaces, the coefficient fields, and as errors or warnings with key
+// paths and `lines` (LoadResult::lines; lines of a parent key path when the path has none):
+// - errors: a void with a convective or heat-flux surface that faces no node of the body (it
+//   lies outside the domain, or inside other voids); a source that lies wholly inside voids; a
+//   steady state with a piece of the body the voids cut off that has no Dirichlet node and no
+//   convection (its temperature is not determined); and what building the fields refuses
+//   (nodes without a material, the voids removing every node, ...);
+// - warnings: a void without a surface condition that changes nothing; a source part of whose
+//   shape lies in a void (the source heats the body's part alone); a transient run with pieces
+//   the voids cut off from the rest of the body.
+// `fields` is null when there are errors.
+struct ResolvedBody {
+  std::vector<std::int32_t> material_ids;
+  solver::VoidSurfaces surfaces;
+  std::shared_ptr<const kernels::CoefficientFields> fields;
+  std::vector<CaseError> errors;
+  std::vector<CaseError> warnings;
+};
+ResolvedBody resolve_body(const solver::Case& c, const std::map<std::string, int>& lines);
 
 // One error per line, as to_string() gives them.
 std::string format_errors(const std::vector<CaseError>& errors);

@@ -241,4 +241,36 @@ TEST_F(HeatFlowsRun, OutputFieldsHoldTheHeatFluxAndTheConductivity) {
   EXPECT_EQ(heatsim::io::read_field_file(file.string()).field.size(), 21u);
 }
 
+// A case the body's checks refuse (a steady piece the voids cut off, determined by nothing)
+// runs nothing and writes nothing; validate says the same with the key path and line, and
+// every warning of a sound case first.
+TEST_F(HeatFlowsRun, GeometryErrorsWriteNothing) {
+  const fs::path out = dir_ / "out";
+  std::string text = slot_case(out, "method: steady", 0, 0);
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  };
+  // The slot across the plate, insulated; the heater's side held at 290 K, the other side by
+  // nothing.
+  replace("box: {lower: [0.0151, 0.0043], upper: [0.0203, 0.0157]},\n"
+          "     surface: {type: convective, h: 60, ambient: 293}}",
+          "box: {lower: [0.015, -1], upper: [0.02, 1]}}");
+  replace("y+: {type: convective, h: 100, ambient: 290}", "x-: {type: dirichlet, value: 290}");
+  const fs::path c = write_case("cut.yaml", text);
+  const heatsim_tests::ProcessResult v = heatsim("validate " + c.string());
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("regions[1].box: the voids cut the body into 2 pieces that exchange no "
+                          "heat; the piece of "),
+            std::string::npos)
+      << v.output;
+  EXPECT_NE(v.output.find("so its steady temperature is not determined; join it to the rest, or "
+                          "give it a condition (line 6)"),
+            std::string::npos)
+      << v.output;
+  const heatsim_tests::ProcessResult r = heatsim("run " + c.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(out)) << "refused before anything was written";
+}
+
 }  // namespace

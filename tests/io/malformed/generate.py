@@ -362,6 +362,21 @@ real("surface_without_void", "regions[1].surface: only a void region",
 real("void_not_boolean", "regions[1].void: expected true or false",
      "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
      "{void: yes please, box: {lower: [0, 0], upper: [0.5, 0.5]}}")
+# The body on the grid (io::resolve_body, as validate and run check it after loading).
+real("void_surface_faces_no_body", "regions[1].surface: the void faces no node of the body",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, box: {lower: [2, 0], upper: [3, 0.5]}, surface: {type: convective, h: 5, ambient: 300}}")
+real("source_inside_void", "sources[0].box: lies wholly inside the void regions[1] (gap, line 8)",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, name: gap, box: {lower: [0, 0], upper: [0.5, 0.5]}}")
+case("void_cuts_off_steady_piece", "regions[1].box: the voids cut the body into 2 pieces",
+     sub(sub(BASE_REAL, "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+             "{void: true, box: {lower: [0.45, -1], upper: [0.55, 1]}}"),
+         "time: {steps: 10}", "time: {method: steady}"))
+real("void_removes_every_node", "regions: the voids remove every node",
+     "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+     "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n"
+     "  - {void: true, box: {lower: [-1, -1], upper: [2, 2]}}\n")
 real("regions_material_missing", "regions[0].material: missing required key", "{material: mold}", "{}")
 real("regions_two_shapes", "regions[1].where: give at most one shape",
      "upper: [0.5, 0.5]}}", "upper: [0.5, 0.5]}, where: \"x > 0\"}")

@@ -1,0 +1,233 @@
+// The checks that need the body laid on the grid (resolve_body in case_loader.hpp): surface
+// conditions on voids that face no body, sources inside voids, and pieces of the body the voids
+// cut off. The solver finds the geometry (solver/subgrid.hpp, solver/body_geometry.hpp); this
+// file words what it finds, with key paths and lines.
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "case_check.hpp"
+#include "case_loader.hpp"
+#include "solver/body_geometry.hpp"
+#include "solver/materials.hpp"
+#include "solver/subgrid.hpp"
+
+namespace heatsim::io {
+
+namespace {
+
+using solver::Case;
+using solver::ShapeKind;
+
+std::string indexed(const std::string& path, std::size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+const char* shape_key(ShapeKind k) {
+  switch (k) {
+    case ShapeKind::box:
+      return ".box";
+    case ShapeKind::ball:
+      return ".ball";
+    case ShapeKind::where:
+      return ".where";
+    case ShapeKind::file:
+      return ".file";
+    default:
+      return "";
+  }
+}
+
+// "regions[2] (gap2)".
+std::string region_name(const Case& c, std::size_t r) {
+  const std::string& name = c.regions[r].name;
+  return indexed("regions", r) + (name.empty() ? "" : " (" + name + ")");
+}
+
+// "regions[2] (gap2, line 14)": a region named in a message about another key.
+std::string region_reference(const Case& c, std::size_t r, const check::Report& report) {
+  const std::string& name = c.regions[r].name;
+  const int line = report.line_of(indexed("regions", r));
+  std::string inside = name;
+  if (line > 0) inside += (inside.empty() ? "" : ", ") + std::string("line ") + std::to_string(line);
+  return indexed("regions", r) + (inside.empty() ? "" : " (" + inside + ")");
+}
+
+bool conditioned(const solver::RegionSpec& r) {
+  const kernels::BoundaryFace& s = r.surface;
+  return s.kind == kernels::BoundaryKind::convective ||
+         (s.kind == kernels::BoundaryKind::neumann && s.heat_flux);
+}
+
+// Void surfaces: a condition on a surface that faces no body applies nowhere.
+void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::Report& r) {
+  for (std::size_t k = 0; k < c.regions.size(); ++k) {
+    const solver::RegionSpec& region = c.regions[k];
+    const solver::VoidSurface* surface = surfaces.find(k);
+    if (!region.is_void || !surface || surface->area > 0.0) continue;
+    const std::string p = indexed("regions", k);
+    if (conditioned(region))
+      r.error(p + ".surface",
+              "the void faces no node of the body (it lies outside the domain, or inside other "
+              "voids), so its surface condition applies nowhere; move the void, or remove "
+              "surface");
+    else
+      r.warning(p + shape_key(region.shape.kind),
+                "the void faces no node of the body (it lies outside the domain, or inside other "
+                "voids): it changes nothing");
+  }
+}
+
+// Sources and voids: heat put where there is no body.
+void check_sources(const Case& c, const std::vector<std::int32_t>& ids, check::Report& r) {
+  for (std::size_t s = 0; s < c.sources.size(); ++s) {
+    const solver::SourceSpec& source = c.sources[s];
+    const std::string p = indexed("sources", s) + shape_key(source.shape.kind);
+    std::vector<std::size_t> voids;
+    if (source.shape.kind == ShapeKind::file) {
+      // A density per node: any on a node a void removed.
+      for (std::size_t i = 0; i < source.density.size() && i < ids.size(); ++i)
+        if (source.density[i] != 0.0 && ids[i] == solver::kVoid) {
+          r.warning(indexed("sources", s) + ".file",
+                    "gives heat to nodes inside voids (e.g. the node at " +
+                        solver::node_location(c, static_cast<std::int64_t>(i)) +
+                        "), which are no part of the body: that heat is left out");
+          break;
+        }
+      continue;
+    }
+    // A source over the whole domain heats the body wherever it is.
+    if (source.shape.kind == ShapeKind::everywhere) continue;
+    for (std::size_t k = 0; k < c.regions.size(); ++k)
+      if (c.regions[k].is_void && solver::shapes_overlap(c, source.shape, c.regions[k].shape))
+        voids.push_back(k);
+    if (voids.empty()) continue;
+    std::string names;
+    for (std::size_t k : voids) names += (names.empty() ? "" : ", ") + region_reference(c, k, r);
+    // How much of the shape the body keeps.
+    const std::vector<double> share = solver::subgrid_fractions(c, source.shape, ids);
+    double kept = 0.0;
+    for (std::size_t i = 0; i < share.size(); ++i)
+      kept += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
+    if (kept == 0.0)
+      r.error(p, "lies wholly inside the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
+                     ": it heats no part of the body; move the source, or the void");
+    else
+      r.warning(p, "overlaps the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
+                       ": the source heats only the body's part of its shape" +
+                       (source.power ? " (its power is spread over that part)" : ""));
+  }
+}
+
+// Pieces of the body the voids cut off, and slivers of it they leave joined to nothing.
+void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
+                  const std::vector<std::int32_t>& ids, check::Report& r) {
+  const std::vector<solver::BodyPiece> all = solver::body_pieces(c, fields, ids);
+  if (all.size() < 2) return;
+  const bool steady = c.time.method == solver::TimeMethod::steady;
+  std::vector<const solver::BodyPiece*> pieces, slivers;
+  for (const solver::BodyPiece& p : all) (p.slivers ? slivers : pieces).push_back(&p);
+  // Keyed at the first void beside a piece (its shape's key), naming all of them.
+  const auto beside = [&](const solver::BodyPiece& p, std::string& names) {
+    std::string path = "regions";
+    for (std::size_t v : p.voids) {
+      if (names.empty()) path = indexed("regions", v) + shape_key(c.regions[v].shape.kind);
+      names += (names.empty() ? "" : ", ") + region_name(c, v);
+    }
+    return path;
+  };
+  const std::string undetermined =
+      " has no Dirichlet node and no convective face or surface, so its steady temperature is "
+      "not determined";
+
+  // Parts of the body: in a steady state the ones nothing determines (errors), otherwise every
+  // one but the largest (warnings).
+  if (pieces.size() >= 2) {
+    const bool any_undetermined =
+        steady && std::any_of(pieces.begin(), pieces.end(),
+                              [](const solver::BodyPiece* p) { return !p->anchored; });
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < pieces.size(); ++k)
+      if (pieces[k]->nodes > pieces[largest]->nodes) largest = k;
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      const solver::BodyPiece& piece = *pieces[k];
+      const bool error = steady && !piece.anchored;
+      if (any_undetermined ? !error : k == largest) continue;
+      std::string names;
+      const std::string path = beside(piece, names);
+      std::ostringstream msg;
+      msg << "the voids cut the body into " << pieces.size()
+          << " pieces that exchange no heat; the piece of " << piece.nodes << " node"
+          << (piece.nodes == 1 ? "" : "s") << " at " << solver::node_location(c, piece.first)
+          << (names.empty() ? std::string() : " (beside " + names + ")");
+      if (error) {
+        msg << undetermined << "; join it to the rest, or give it a condition";
+        r.error(path, msg.str());
+      } else {
+        msg << " is cut off from the rest";
+        r.warning(path, msg.str());
+      }
+    }
+  }
+  // Slivers: a warning, or in a steady state an error where nothing determines them.
+  for (const solver::BodyPiece* piece : slivers) {
+    const bool error = steady && !piece->anchored;
+    std::string names;
+    const std::string path = beside(*piece, names);
+    std::ostringstream msg;
+    msg << piece->nodes << " node" << (piece->nodes == 1 ? "" : "s") << " at "
+        << solver::node_location(c, piece->first)
+        << (names.empty() ? std::string() : " (beside " + names + ")")
+        << " hold slivers of the body whose faces all cross a void, so they conduct to no other "
+           "node (a void's bound less than half a spacing past a node, on the void's side)";
+    if (error)
+      msg << ", and nothing fixes their steady temperature";
+    else
+      msg << ": their heat and any surface condition there stay in them";
+    msg << "; put the void's bounds on node planes or halfway between nodes";
+    if (error)
+      r.error(path, msg.str());
+    else
+      r.warning(path, msg.str());
+  }
+}
+
+// "regions[1].where: ..." -> the key path and the rest; a message without one is the regions'.
+std::pair<std::string, std::string> keyed(const std::string& what) {
+  const std::size_t colon = what.find(": ");
+  const bool key = colon != std::string::npos &&
+                   (what.rfind("regions", 0) == 0 || what.rfind("sources", 0) == 0 ||
+                    what.rfind("physics", 0) == 0 || what.rfind("materials", 0) == 0) &&
+                   what.find(' ') > colon;
+  if (key) return {what.substr(0, colon), what.substr(colon + 2)};
+  return {"regions", what};
+}
+
+}  // namespace
+
+ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines) {
+  ResolvedBody body;
+  check::Report report(lines);
+  try {
+    body.material_ids = solver::material_ids(c);
+    if (std::all_of(body.material_ids.begin(), body.material_ids.end(),
+                    [](std::int32_t id) { return id == solver::kVoid; }))
+      throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
+    body.surfaces = solver::void_surfaces(c, body.material_ids);
+    check_surfaces(c, body.surfaces, report);
+    check_sources(c, body.material_ids, report);
+    if (report.errors.empty()) {
+      body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);
+      check_pieces(c, *body.fields, body.material_ids, report);
+    }
+  } catch (const std::exception& e) {
+    const auto [path, message] = keyed(e.what());
+    report.error(path, message);
+  }
+  body.errors = std::move(report.errors);
+  body.warnings = std::move(report.warnings);
+  if (!body.errors.empty()) body.fields.reset();
+  return body;
+}
+
+}  // namespace heatsim::io

@@ -1,0 +1,155 @@
+// The body on the grid (io::resolve_body): what the voids do, said with key paths and lines.
+// Errors: a surface condition on a void that faces no body, a source wholly inside a void, a
+// steady piece nothing determines. Warnings: a void that changes nothing, a source partly in a
+// void, a transient piece cut off from the rest; none for a sound case.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/case_loader.hpp"
+
+namespace heatsim::io {
+namespace {
+
+// A steel plate 0.1 x 0.05 m, x- at 300 K, and `regions` / `sources` / `time` lines added.
+std::string plate(const std::string& regions, const std::string& sources,
+                  const std::string& time = "{steps: 10}") {
+  return "grid: {dims: 2, n: [41, 21], length: [0.1, 0.05]}\n"          // 1
+         "materials:\n"                                                 // 2
+         "  steel: {conductivity: 45, density: 7800, specific_heat: 470}\n"  // 3
+         "regions:\n"                                                   // 4
+         "  - {material: steel}\n" +                                    // 5
+         regions +                                                      // 6...
+         (sources.empty() ? "" : "sources:\n" + sources) +
+         "boundary:\n"
+         "  all: {type: neumann, flux: 0}\n"
+         "  x-: {type: dirichlet, value: 300}\n"
+         "initial: {type: constant, value: 300}\n"
+         "time: " +
+         time + "\n";
+}
+
+// The body of the case in `text`; an explicit case's errors come when it loads (the stability
+// check lays the body on the grid first).
+ResolvedBody resolve(const std::string& text) {
+  const LoadResult r = load_case_text(text);
+  if (!r.ok()) {
+    ResolvedBody refused;
+    refused.errors = r.errors;
+    return refused;
+  }
+  return resolve_body(*r.value, r.lines);
+}
+
+const CaseError* find(const std::vector<CaseError>& list, const std::string& path) {
+  for (const CaseError& e : list)
+    if (e.path == path) return &e;
+  return nullptr;
+}
+
+TEST(ResolveBody, ASoundCaseHasNothingToSay) {
+  const ResolvedBody b =
+      resolve(plate("  - {void: true, name: slot, box: {lower: [0.04, 0.01], upper: [0.06, 0.04]},\n"
+                    "     surface: {type: convective, h: 25, ambient: 290}}\n",
+                    "  - {box: {lower: [0.01, 0.01], upper: [0.02, 0.02]}, power: 10}\n",
+                    "{method: steady}"));
+  EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+  EXPECT_TRUE(b.warnings.empty()) << format_errors(b.warnings);
+  ASSERT_NE(b.fields, nullptr);
+  ASSERT_EQ(b.surfaces.voids.size(), 1u);
+  EXPECT_NEAR(b.surfaces.voids[0].area, 2 * 0.02 + 2 * 0.03, 1e-12);  // the slot's four walls
+}
+
+TEST(ResolveBody, WarningsNameTheVoidWithKeyPathAndLine) {
+  const ResolvedBody b = resolve(plate(
+      "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n"     // 6
+      "  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]}}\n",             // 7
+      "  - {box: {lower: [0.04, 0.01], upper: [0.055, 0.02]}, power: 10}\n"));      // 9
+  EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+  const CaseError* cut = find(b.warnings, "regions[1].box");
+  ASSERT_NE(cut, nullptr) << format_errors(b.warnings);
+  EXPECT_EQ(cut->line, 6);
+  EXPECT_NE(cut->message.find("the voids cut the body into 2 pieces that exchange no heat; the "
+                              "piece of 357 nodes at x = 0.06, y = 0 (beside regions[1] (cut)) "
+                              "is cut off from the rest"),
+            std::string::npos)
+      << cut->message;
+  const CaseError* outside = find(b.warnings, "regions[2].box");
+  ASSERT_NE(outside, nullptr) << format_errors(b.warnings);
+  EXPECT_EQ(outside->line, 7);
+  EXPECT_NE(outside->message.find("faces no node of the body"), std::string::npos);
+  const CaseError* source = find(b.warnings, "sources[0].box");
+  ASSERT_NE(source, nullptr) << format_errors(b.warnings);
+  EXPECT_EQ(source->line, 9);
+  EXPECT_NE(source->message.find("overlaps the void regions[1] (cut, line 6): the source heats "
+                                 "only the body's part of its shape (its power is spread over "
+                                 "that part)"),
+            std::string::npos)
+      << source->message;
+}
+
+TEST(ResolveBody, ErrorsNameTheKeyAndLineAndLeaveNoFields) {
+  // A steady state whose cut-off piece nothing determines.
+  const ResolvedBody cut = resolve(
+      plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n", "",
+            "{method: steady}"));
+  const CaseError* e = find(cut.errors, "regions[1].box");
+  ASSERT_NE(e, nullptr) << format_errors(cut.errors);
+  EXPECT_EQ(e->line, 6);
+  EXPECT_NE(e->message.find("its steady temperature is not determined"), std::string::npos);
+  EXPECT_EQ(cut.fields, nullptr);
+  // Convection on the far piece determines it: a warning, no error.
+  std::string text = plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n",
+                           "", "{method: steady}");
+  text.replace(text.find("  x-: {type: dirichlet, value: 300}\n"), 0,
+               "  x+: {type: convective, h: 5, ambient: 290}\n");
+  const ResolvedBody anchored = resolve(text);
+  EXPECT_TRUE(anchored.errors.empty()) << format_errors(anchored.errors);
+  EXPECT_NE(find(anchored.warnings, "regions[1].box"), nullptr);
+  // A surface condition on a void beyond the domain.
+  const ResolvedBody far = resolve(
+      plate("  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]},\n"
+            "     surface: {type: neumann, heat_flux: 100}}\n",
+            ""));
+  e = find(far.errors, "regions[1].surface");
+  ASSERT_NE(e, nullptr) << format_errors(far.errors);
+  EXPECT_EQ(e->line, 7);
+  EXPECT_NE(e->message.find("its surface condition applies nowhere"), std::string::npos);
+  // A source wholly inside a void.
+  const ResolvedBody buried = resolve(
+      plate("  - {void: true, name: hole, ball: {center: [0.05, 0.025], radius: 0.01}}\n",
+            "  - {ball: {center: [0.05, 0.025], radius: 0.004}, power_density: 1e6}\n"));
+  e = find(buried.errors, "sources[0].ball");
+  ASSERT_NE(e, nullptr) << format_errors(buried.errors);
+  EXPECT_EQ(e->line, 8);
+  EXPECT_NE(e->message.find("lies wholly inside the void regions[1] (hole, line 6)"), std::string::npos)
+      << e->message;
+}
+
+// A void across the plate whose bound lies less than half a spacing past a node column: the
+// column keeps slivers of steel joined to nothing, said apart from the pieces the void cuts.
+TEST(ResolveBody, SliversAVoidLeavesAreSaidApart) {
+  const std::string cut = "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.0585, 1]}}\n";
+  const ResolvedBody b = resolve(plate(cut, ""));
+  EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+  ASSERT_EQ(b.warnings.size(), 2u) << format_errors(b.warnings);
+  EXPECT_NE(b.warnings[0].message.find("the voids cut the body into 2 pieces"), std::string::npos)
+      << b.warnings[0].message;
+  EXPECT_EQ(b.warnings[1].path, "regions[1].box");
+  EXPECT_EQ(b.warnings[1].line, 6);
+  EXPECT_NE(b.warnings[1].message.find(
+                "21 nodes at x = 0.0575, y = 0 (beside regions[1] (cut)) hold slivers of the body "
+                "whose faces all cross a void, so they conduct to no other node"),
+            std::string::npos)
+      << b.warnings[1].message;
+  // Steady, with nothing to fix the slivers' temperature: an error.
+  const ResolvedBody steady = resolve(plate(cut, "", "{method: steady}"));
+  ASSERT_FALSE(steady.errors.empty());
+  bool slivers = false;
+  for (const CaseError& e : steady.errors)
+    slivers = slivers || e.message.find("nothing fixes their steady temperature") != std::string::npos;
+  EXPECT_TRUE(slivers) << format_errors(steady.errors);
+}
+
+}  // namespace
+}  // namespace heatsim::io
