@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/field_file.hpp"
@@ -271,6 +272,26 @@ TEST_F(HeatFlowsRun, GeometryErrorsWriteNothing) {
   const heatsim_tests::ProcessResult r = heatsim("run " + c.string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_FALSE(fs::exists(out)) << "refused before anything was written";
+}
+
+// A steady state whose only cooling is a void's surface: every face insulated, the slot's walls
+// take out what the heater puts in.
+TEST_F(HeatFlowsRun, ASteadyStateCooledOnlyThroughAVoidRuns) {
+  const fs::path out = dir_ / "out";
+  std::string text = slot_case(out, "method: steady, tolerance: 1e-12", 0, 0);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"  y+: {type: convective, h: 100, ambient: 290}\n", ""},
+        {",\n     schedule: [[0, 0], [0.5, 1], [2, 1], [2.5, 0]]", ""}}) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  }
+  const heatsim_tests::ProcessResult r = heatsim("run " + write_case("a.yaml", text).string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  const std::vector<double> v = numbers(rows[1].substr(7));
+  EXPECT_NEAR(v[4], -2000.0, 1e-6) << rows[1];  // the slot's walls
+  EXPECT_NEAR(v[5], 2000.0, 1e-9) << rows[1];   // the heater
 }
 
 }  // namespace
