@@ -431,21 +431,22 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     }
     return i;
   };
-  // Whether the point just outside the surface at x (outward direction `out`) is body: inside
-  // the domain and of a material, not of this or another void.
-  const auto body_beyond = [&](const double* x, const double* out) {
+  // The node whose control volume holds the point just outside the surface at x (outward
+  // direction `out`) when that point is body: inside the domain and of a material, not of this
+  // or another void; else -1. The body's side decides, so that a surface on the boundary
+  // between two control volumes goes to the body's node, not to the void's.
+  const auto body_beyond = [&](const double* x, const double* out) -> std::int64_t {
     double y[3] = {x[0], x[1], x[2]};
     double hmin = s.h[0];
     for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
     for (int a = 0; a < s.dims; ++a) y[a] += 1e-7 * hmin * out[a];
     const std::int64_t node = node_of(y);
-    if (node < 0) return false;
+    if (node < 0) return -1;
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
-    return m.at(y, node) != kVoid;
+    return m.at(y, node) != kVoid ? node : -1;
   };
   const auto add = [&](const double* x, const double* out, double dA) {
-    if (!body_beyond(x, out)) return;
-    const std::int64_t node = node_of(x);
+    const std::int64_t node = body_beyond(x, out);
     if (node >= 0) area[static_cast<std::size_t>(node)] += dA;
   };
   // Surface elements about an eighth of the smallest spacing across.

@@ -53,9 +53,10 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 // Per node, the area of void region `region`'s surface that faces the body inside the node's
 // control volume, over the control volume's volume (1/m; a 2D grid's surfaces are lines of
 // 1 m depth, a 1D grid's points of 1 m^2): a box's faces and a ball's sphere, cut in elements
-// an eighth of a spacing across, each going to the node nearest it where the point just
-// outside it is body (not a void, inside the domain). Throws std::invalid_argument for a
-// `where` void.
+// an eighth of a spacing across, each going, where the point just outside it is body (not a
+// void, inside the domain), to the node whose control volume holds that point: a surface
+// halfway between two nodes goes to the body's one. Throws std::invalid_argument for a `where`
+// void.
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region);
 

@@ -358,6 +358,31 @@ TEST(Void, ABallsSurfaceAreaIsTheSpheres) {
   }
 }
 
+// A box void whose faces all lie halfway between nodes (on the boundaries of control volumes):
+// each face's area goes to the body's nodes beside it, none to the void's, so no surface
+// condition is lost.
+TEST(Void, ASurfaceHalfwayBetweenNodesGoesToTheBodysNodes) {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {21, 13, 1};
+  c.grid.length = {0.01, 0.006, 1.0};  // h = 0.5 mm
+  c.materials = {material("aluminium", 200, 2700, 900)};
+  heatsim::solver::RegionSpec v;
+  v.is_void = true;
+  v.shape = box({0.00225, 0.00125, 0}, {0.00775, 0.00475, 0});
+  c.regions = {region("aluminium"), v};
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const std::vector<double> per_volume = heatsim::solver::surface_per_volume(c, ids, 1);
+  double on_body = 0.0;
+  for (std::size_t i = 0; i < per_volume.size(); ++i) {
+    if (per_volume[i] == 0.0) continue;
+    EXPECT_NE(ids[i], heatsim::solver::kVoid) << "node " << i;
+    on_body += per_volume[i] * heatsim::solver::node_weight(c, static_cast<std::int64_t>(i)) *
+               heatsim::solver::cell_volume(c);
+  }
+  EXPECT_NEAR(on_body, 2 * (0.0055 + 0.0035), 1e-12);
+}
+
 // The heat-flow report of steady states: the wall passes its U-value times the difference in
 // through the Dirichlet face and out through the convective one; the void plate's surface takes
 // what its source puts in less what its x- face lets out; both balances close to the solve.
