@@ -1,0 +1,94 @@
+// A thin fin against the classical fin with tip convection: a body with voids around it whose
+// surfaces convect, solved steady, its root's heat rate from the heat-flow report.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "solver/heat_flows.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::kernels::BoundaryKind;
+using heatsim::solver::Case;
+using heatsim::solver::TimeMethod;
+
+// An aluminium fin (k = 200, 2 mm thick) in air (h = 20 W/m^2K at 300 K), its root held at
+// 400 K by a face of very large h, drawn as a body with voids above, below and beyond its tip
+// whose surfaces convect: the heat its root takes in against the classical fin with tip
+// convection, q = sqrt(h P k A) theta_b (sinh mL + (h/mk) cosh mL) / (cosh mL + (h/mk) sinh mL),
+// m = sqrt(h P / k A), P = 2 and A = t per metre of depth (mL = 1; Biot h t / 2k = 1e-4, so the
+// one-dimensional theory holds to about that). With the fin's surfaces on node planes, and
+// halfway between nodes (its tip too).
+TEST(Fin, AThinFinTakesTheClassicalRateWithTipConvection) {
+  namespace mg = heatsim::solver::multigrid;
+  const double k = 200.0, h = 20.0, t = 0.002, T_air = 300.0, T_root = 400.0;
+  for (const auto& [y0, L] : {std::pair{0.002, 0.1}, std::pair{0.00175, 0.1005}}) {
+    SCOPED_TRACE("fin from y = " + std::to_string(y0) + ", length " + std::to_string(L));
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {111, 13, 1};
+    c.grid.length = {0.11, 0.006, 1.0};  // spacing 1 mm along the fin, 0.5 mm across
+    c.materials = {material("aluminium", k, 2700, 900)};
+    heatsim::solver::RegionSpec air;
+    air.is_void = true;
+    air.surface.kind = BoundaryKind::convective;
+    air.surface.transfer = h;
+    air.surface.value = T_air;
+    heatsim::solver::RegionSpec above = air, below = air, beyond = air;
+    above.name = "above";
+    above.shape = box({-1.0, y0 + t, 0}, {1.0, 1.0, 0});
+    below.name = "below";
+    below.shape = box({-1.0, -1.0, 0}, {1.0, y0, 0});
+    beyond.name = "tip";
+    beyond.shape = box({L, y0, 0}, {1.0, y0 + t, 0});
+    c.regions = {region("aluminium"), above, below, beyond};
+    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+    c.boundary[0].kind = BoundaryKind::convective;  // the root: 400 K to within 1e-5 K
+    c.boundary[0].transfer = 1e9;
+    c.boundary[0].value = T_root;
+    c.time.method = TimeMethod::steady;
+
+    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
+    const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
+    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+    mg::SolveOptions options;
+    options.tolerance = 1e-12;
+    mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
+                                heatsim::kernels::make_level_ops("cpu", problem.precision),
+                                options);
+    std::vector<double> u(static_cast<std::size_t>(problem.points()), T_air);
+    stepper.advance(u, 0);
+    const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces, &stepper.heat_flow());
+    const heatsim::solver::HeatFlowReport report = meter.report(u, 0.0);
+    double root = 0.0, air_side = 0.0;
+    for (const auto& f : report.flows) {
+      if (f.what == "face x- (convective)") root = f.rate;
+      if (f.what.rfind("void ", 0) == 0) air_side += f.rate;
+    }
+    const double m = std::sqrt(2.0 * h / (k * t)), ratio = h / (m * k);
+    const double exact = std::sqrt(h * 2.0 * k * t) * (T_root - T_air) *
+                         (std::sinh(m * L) + ratio * std::cosh(m * L)) /
+                         (std::cosh(m * L) + ratio * std::sinh(m * L));
+    // Measured 1.5e-5 (surfaces on node planes) and 4e-7 (halfway) of the 306 W/m; asked
+    // within 1%, held to 0.1%.
+    EXPECT_NEAR(root, exact, 1e-3 * exact);
+    // The air takes what the root gives, to the solve (the root's h of 1e9 against k / h^2 of
+    // 2e8 makes it a stiff one: 2.4e-9 measured).
+    EXPECT_NEAR(air_side, -root, 1e-8 * root);
+    EXPECT_LT(std::abs(report.imbalance), 1e-8 * report.largest);
+  }
+}
+
+}  // namespace
+}  // namespace heatsim_tests
