@@ -90,8 +90,9 @@ void print_real_problem(const PreparedRun& run) {
       std::string area;
       if (const solver::VoidSurface* surface = run.surfaces.find(r))
         area = fmt::format(", surface {:.6g} {} facing the body", surface->area,
-                           c.grid.dims == 3 ? "m^2" : c.grid.dims == 2 ? "m (per metre of depth)"
-                                                                       : "(per m^2 of section)");
+                           c.grid.dims == 3   ? "m^2"
+                           : c.grid.dims == 2 ? "m (per metre of depth)"
+                                              : "(per m^2 of section)");
       fmt::print("  void regions[{}]{}: {}, {}{}\n", r,
                  region.name.empty() ? "" : " (" + region.name + ")", shape_name(region.shape.kind),
                  condition, area);

@@ -696,16 +696,16 @@ int run_case(const RunOptions& options) {
     // The shorthand's fields (k = alpha, rho c_p = 1) stand in for a case without fields.
     std::shared_ptr<const kernels::CoefficientFields> flow_fields = problem.coefficients;
     if (!flow_fields && (c.output.heat_flux || c.output.conductivity || c.output.heat_flows))
-      flow_fields = solver::multigrid::uniform_fields(problem.points(), c.physics.alpha,
-                                                      c.physics.source);
+      flow_fields =
+          solver::multigrid::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
     const auto extras = [&c, &problem, flow_fields](const io::FieldValues& u) {
       std::vector<io::NodeField> out;
       if (c.output.heat_flux)
-        out.push_back({"heat_flux", 3,
-                       u.floats ? solver::node_heat_flux(problem, flow_fields.get(),
-                                                         c.physics.alpha, u.floats)
-                                : solver::node_heat_flux(problem, flow_fields.get(),
-                                                         c.physics.alpha, u.doubles)});
+        out.push_back(
+            {"heat_flux", 3,
+             u.floats
+                 ? solver::node_heat_flux(problem, flow_fields.get(), c.physics.alpha, u.floats)
+                 : solver::node_heat_flux(problem, flow_fields.get(), c.physics.alpha, u.doubles)});
       if (c.output.conductivity) out.push_back({"conductivity", 1, flow_fields->conductivity});
       return out;
     };
@@ -778,23 +778,23 @@ int run_case(const RunOptions& options) {
       if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0 && !restart.previous.empty())
         flow_rows->take(step0 - 1, restart.previous, false);
       const std::int64_t every = c.output.every;
-      solver::Observer rows{
-          "heat flows", every, true, true, [&, every](solver::StepState& s) {
-            // Rows where outputs are due (step 0, every output.every steps, the last step),
-            // not where a signal stopped the run, so that its restart writes what the
-            // uninterrupted run would have.
-            const bool due = s.step() == 0 || (every > 0 && s.step() % every == 0) ||
-                             s.step() == plan.steps;
-            const std::optional<solver::HeatFlowRow> row =
-                flow_rows->take(s.step(), s.field(), due);
-            if (!row) return;
-            last_flow_row = row;
-            last_flow_time = s.time();
-            std::vector<double> values = row->flows;
-            values.push_back(row->storage);
-            values.push_back(row->imbalance);
-            if (flows_csv) flows_csv->write(s.step(), s.time(), values);
-          }};
+      solver::Observer rows{"heat flows", every, true, true, [&, every](solver::StepState& s) {
+                              // Rows where outputs are due (step 0, every output.every steps, the
+                              // last step), not where a signal stopped the run, so that its restart
+                              // writes what the uninterrupted run would have.
+                              const bool due = s.step() == 0 ||
+                                               (every > 0 && s.step() % every == 0) ||
+                                               s.step() == plan.steps;
+                              const std::optional<solver::HeatFlowRow> row =
+                                  flow_rows->take(s.step(), s.field(), due);
+                              if (!row) return;
+                              last_flow_row = row;
+                              last_flow_time = s.time();
+                              std::vector<double> values = row->flows;
+                              values.push_back(row->storage);
+                              values.push_back(row->imbalance);
+                              if (flows_csv) flows_csv->write(s.step(), s.time(), values);
+                            }};
       rows.lead = flow_rows->lead();
       sim.add_observer(std::move(rows));
     }

@@ -59,7 +59,8 @@ std::string implicit_refusal(const solver::Case& c) {
   // A void surface that loses heat by convection ties the temperature as a face does; which
   // pieces of the body it reaches, io::resolve_body checks.
   for (const solver::RegionSpec& r : c.regions)
-    if (r.is_void && r.surface.kind == kernels::BoundaryKind::convective && r.surface.transfer > 0.0)
+    if (r.is_void && r.surface.kind == kernels::BoundaryKind::convective &&
+        r.surface.transfer > 0.0)
       return {};
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   std::string insulated;  // convective faces with h = 0

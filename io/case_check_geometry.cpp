@@ -49,7 +49,8 @@ std::string region_reference(const Case& c, std::size_t r, const check::Report& 
   const std::string& name = c.regions[r].name;
   const int line = report.line_of(indexed("regions", r));
   std::string inside = name;
-  if (line > 0) inside += (inside.empty() ? "" : ", ") + std::string("line ") + std::to_string(line);
+  if (line > 0)
+    inside += (inside.empty() ? "" : ", ") + std::string("line ") + std::to_string(line);
   return indexed("regions", r) + (inside.empty() ? "" : " (" + inside + ")");
 }
 
@@ -110,8 +111,8 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids, check::R
     for (std::size_t i = 0; i < share.size(); ++i)
       kept += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
     if (kept == 0.0)
-      r.error(p, "lies wholly inside the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
-                     ": it heats no part of the body; move the source, or the void");
+      r.error(p, "lies wholly inside the void" + std::string(voids.size() > 1 ? "s " : " ") +
+                     names + ": it heats no part of the body; move the source, or the void");
     else
       r.warning(p, "overlaps the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
                        ": the source heats only the body's part of its shape" +

@@ -77,9 +77,9 @@ void Reader::read_fusion(const YAML::Node& v, Case& c) {
 }
 
 void Reader::read_output(const YAML::Node& n, Case& c) {
-  const auto f = read_map(n, "output",
-                          {"directory", "every", "name", "precision", "compression", "heat_flows",
-                           "fields"});
+  const auto f =
+      read_map(n, "output",
+               {"directory", "every", "name", "precision", "compression", "heat_flows", "fields"});
   if (!f) return;
   if (auto v = field(*f, "heat_flows")) read_bool(*v, "output.heat_flows", c.output.heat_flows);
   if (auto v = field(*f, "fields")) read_output_fields(*v, c);

@@ -648,8 +648,7 @@ void set_image_buffers(hid_t fapl) {
 // An output file's further node field (NodeField), written through HDF5 (converted on one
 // thread: these are written only when a case asks for them).
 void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const NodeField& f) {
-  if (f.components < 1 ||
-      f.values.size() != static_cast<std::size_t>(m.points() * f.components))
+  if (f.components < 1 || f.values.size() != static_cast<std::size_t>(m.points() * f.components))
     throw std::runtime_error("dataset /" + f.name + " holds " + std::to_string(f.values.size()) +
                              " values for " + std::to_string(m.points()) + " nodes of " +
                              std::to_string(f.components) + " components");
@@ -684,8 +683,8 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
   // One allocation for data plus metadata (attributes, the case text, chunk index).
-  const std::size_t increment = data_bytes + extra_bytes + previous.size() * 8 +
-                                m.case_yaml.size() + (std::size_t{1} << 16);
+  const std::size_t increment =
+      data_bytes + extra_bytes + previous.size() * 8 + m.case_yaml.size() + (std::size_t{1} << 16);
   check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
   set_image_buffers(fapl.get());
   // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with

@@ -98,8 +98,7 @@ struct NodeField {
 // an fp32 file (meta.precision). An output file holds `extras` too.
 void write_field_file(const std::string& path, const FieldMeta& meta, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous = {},
-                      WriteProgress* progress = nullptr,
-                      const std::vector<NodeField>& extras = {});
+                      WriteProgress* progress = nullptr, const std::vector<NodeField>& extras = {});
 
 // The part of a field one process of a decomposed run holds: the box of grid nodes (lower
 // corner and extent, x, y, z; 0 and 1 on unused axes) and its values, x fastest.

@@ -74,8 +74,7 @@ StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
     const std::string old_header = text.substr(0, pos);
     if (old_header != header)
       throw std::runtime_error(path_ + ": its header '" + old_header + "' is not this run's '" +
-                               header +
-                               "' (the case's " + what +
+                               header + "' (the case's " + what +
                                " changed); move the file away to restart");
     // Complete lines only: the text after the last line break is a row cut short.
     while (pos != std::string::npos && pos + 1 < text.size()) {

@@ -35,8 +35,7 @@ std::string escape(const std::string& s) {
 }  // namespace
 
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
-                          const std::string& materials_file,
-                          const std::vector<XdmfField>& fields) {
+                          const std::string& materials_file, const std::vector<XdmfField>& fields) {
   // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
   // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
   // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.

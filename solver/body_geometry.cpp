@@ -84,7 +84,9 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
   const Grid g(c);
   const std::int64_t np = g.points();
   const std::int64_t stride[3] = {1, g.n[0], g.n[0] * g.n[1]};
-  const auto body = [&](std::int64_t i) { return fields.capacity[static_cast<std::size_t>(i)] > 0.0; };
+  const auto body = [&](std::int64_t i) {
+    return fields.capacity[static_cast<std::size_t>(i)] > 0.0;
+  };
 
   // The void region of a void node, found when first asked for.
   std::vector<PointTest> tests;
@@ -154,8 +156,10 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
         for (int side = 0; side < 2; ++side) {
           std::int64_t j = -1;
           const bool first = ic[a] == 0, last = ic[a] == g.n[a] - 1;
-          if (side == 0) j = !first ? i - stride[a] : g.periodic[a] ? i + (g.n[a] - 1) * stride[a] : -1;
-          if (side == 1) j = !last ? i + stride[a] : g.periodic[a] ? i - (g.n[a] - 1) * stride[a] : -1;
+          if (side == 0)
+            j = !first ? i - stride[a] : g.periodic[a] ? i + (g.n[a] - 1) * stride[a] : -1;
+          if (side == 1)
+            j = !last ? i + stride[a] : g.periodic[a] ? i - (g.n[a] - 1) * stride[a] : -1;
           if (j < 0 || j == i) continue;
           if (!body(j)) {
             const std::int32_t r = void_region(j);
@@ -188,7 +192,9 @@ bool shapes_overlap(const Case& c, const ShapeSpec& a, const ShapeSpec& b) {
     domain.lower[k] = 0.0;
     domain.upper[k] = static_cast<double>(g.periodic[k] ? g.n[k] : g.n[k] - 1) * g.h[k];
   }
-  const auto as_shape = [&](const ShapeSpec& s) { return s.kind == ShapeKind::everywhere ? domain : s; };
+  const auto as_shape = [&](const ShapeSpec& s) {
+    return s.kind == ShapeKind::everywhere ? domain : s;
+  };
   const ShapeSpec A = as_shape(a), B = as_shape(b);
   if (A.kind == ShapeKind::where || B.kind == ShapeKind::where) {
     const PointTest ta(c, A), tb(c, B);
@@ -225,7 +231,8 @@ bool shapes_overlap(const Case& c, const ShapeSpec& a, const ShapeSpec& b) {
   if (A.kind == ShapeKind::ball && B.kind == ShapeKind::ball) {
     double d2 = 0.0;
     for (int k = 0; k < dims; ++k) d2 += (A.center[k] - B.center[k]) * (A.center[k] - B.center[k]);
-    return std::sqrt(d2) < A.radius + B.radius && distance2(domain, A.center) < A.radius * A.radius &&
+    return std::sqrt(d2) < A.radius + B.radius &&
+           distance2(domain, A.center) < A.radius * A.radius &&
            distance2(domain, B.center) < B.radius * B.radius;
   }
   const ShapeSpec& box = A.kind == ShapeKind::box ? A : B;

@@ -73,9 +73,9 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     faces_.push_back(FaceFlow{});
     const kernels::BoundaryFace& b = problem.faces[f];
     faces_.back().boundary = b;
-    names_.push_back(std::string("face ") + kFaceNames[f] + " (" + kernels::to_string(b.kind) +
-                     (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") +
-                     ")");
+    names_.push_back(
+        std::string("face ") + kFaceNames[f] + " (" + kernels::to_string(b.kind) +
+        (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") + ")");
   }
   for (const auto& part : op->face_parts()) {
     FaceFlow& f = faces_[static_cast<std::size_t>(slot[part.face])];
@@ -170,8 +170,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
   }
 }
 
-std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
-                                         double dt) const {
+std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t, double dt) const {
   if (u.size() != fixed_.size())
     throw std::invalid_argument("heat flows: the field does not match the grid");
   const auto factor = [&](const kernels::Schedule& s) {
@@ -184,8 +183,8 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
         f.boundary.kind == kernels::BoundaryKind::convective ? f.boundary.at(t) : 0.0;
     double rate = 0.0;
     for (std::size_t k = 0; k < f.nodes.size(); ++k)
-      rate += f.constant[k] +
-              f.ambient_weight[k] * (ambient - u[static_cast<std::size_t>(f.nodes[k])]);
+      rate +=
+          f.constant[k] + f.ambient_weight[k] * (ambient - u[static_cast<std::size_t>(f.nodes[k])]);
     for (std::size_t k = 0; k < f.fixed_node.size(); ++k)
       rate += f.conductance[k] * (u[static_cast<std::size_t>(f.fixed_node[k])] -
                                   u[static_cast<std::size_t>(f.free_node[k])]);
@@ -262,8 +261,7 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
       case TimeMethod::crank_nicolson: {
         out->flows = meter_.flows(last_u_, t0);
         const std::vector<double> end = meter_.flows(u, t);
-        for (std::size_t k = 0; k < end.size(); ++k)
-          out->flows[k] = 0.5 * (out->flows[k] + end[k]);
+        for (std::size_t k = 0; k < end.size(); ++k) out->flows[k] = 0.5 * (out->flows[k] + end[k]);
         break;
       }
       default:

@@ -87,8 +87,8 @@ class HeatFlowsRun : public heatsim_tests::ScratchTest {
 
 TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
   const fs::path out = dir_ / "out";
-  const heatsim_tests::ProcessResult r =
-      heatsim("run " + write_case("a.yaml", slot_case(out, "dt: auto, steps: 130", 20, 0)).string());
+  const heatsim_tests::ProcessResult r = heatsim(
+      "run " + write_case("a.yaml", slot_case(out, "dt: auto, steps: 130", 20, 0)).string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("heat flows into the body over the last step, to t = "),
             std::string::npos)
@@ -122,8 +122,8 @@ TEST_F(HeatFlowsRun, RestartAfterACrashGivesTheUninterruptedFile) {
     const fs::path whole = dir_ / "whole", out = dir_ / "out";
     fs::remove_all(whole);
     fs::remove_all(out);
-    ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", slot_case(whole, time, every, checkpoints))
-                                      .string())
+    ASSERT_EQ(heatsim("run -q " +
+                      write_case("a.yaml", slot_case(whole, time, every, checkpoints)).string())
                   .code,
               0);
     // The same run, then a crash after a checkpoint: rows past it and half a row at the end.
@@ -185,8 +185,8 @@ TEST_F(HeatFlowsRun, RestartFromASignalsCheckpointGivesTheUninterruptedFile) {
 TEST_F(HeatFlowsRun, ASteadyStateHasOneRowThatBalances) {
   const fs::path out = dir_ / "out";
   const heatsim_tests::ProcessResult r = heatsim(
-      "run " + write_case("a.yaml", slot_case(out, "method: steady, tolerance: 1e-12", 0, 0))
-                   .string());
+      "run " +
+      write_case("a.yaml", slot_case(out, "method: steady, tolerance: 1e-12", 0, 0)).string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("heat flows into the body at the steady state"), std::string::npos);
   const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
@@ -254,9 +254,10 @@ TEST_F(HeatFlowsRun, GeometryErrorsWriteNothing) {
   };
   // The slot across the plate, insulated; the heater's side held at 290 K, the other side by
   // nothing.
-  replace("box: {lower: [0.0151, 0.0043], upper: [0.0203, 0.0157]},\n"
-          "     surface: {type: convective, h: 60, ambient: 293}}",
-          "box: {lower: [0.015, -1], upper: [0.02, 1]}}");
+  replace(
+      "box: {lower: [0.0151, 0.0043], upper: [0.0203, 0.0157]},\n"
+      "     surface: {type: convective, h: 60, ambient: 293}}",
+      "box: {lower: [0.015, -1], upper: [0.02, 1]}}");
   replace("y+: {type: convective, h: 100, ambient: 290}", "x-: {type: dirichlet, value: 290}");
   const fs::path c = write_case("cut.yaml", text);
   const heatsim_tests::ProcessResult v = heatsim("validate " + c.string());

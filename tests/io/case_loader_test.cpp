@@ -747,8 +747,7 @@ TEST(CaseLoader, OutputHeatFlowsAndFieldsErrorsNameKeyAndLine) {
   const CaseError* unknown = find_error(r, "output.field");
   ASSERT_NE(unknown, nullptr) << all_errors(r);
   EXPECT_EQ(unknown->line, 19);
-  EXPECT_NE(unknown->message.find("did you mean 'fields'?"), std::string::npos)
-      << unknown->message;
+  EXPECT_NE(unknown->message.find("did you mean 'fields'?"), std::string::npos) << unknown->message;
   EXPECT_NE(unknown->message.find("heat_flows or fields"), std::string::npos) << unknown->message;
   // Not a list.
   const LoadResult scalar = load_case_text(kMinimal + "output: {fields: heat_flux}\n");

@@ -14,12 +14,12 @@ namespace {
 // A steel plate 0.1 x 0.05 m, x- at 300 K, and `regions` / `sources` / `time` lines added.
 std::string plate(const std::string& regions, const std::string& sources,
                   const std::string& time = "{steps: 10}") {
-  return "grid: {dims: 2, n: [41, 21], length: [0.1, 0.05]}\n"          // 1
-         "materials:\n"                                                 // 2
+  return "grid: {dims: 2, n: [41, 21], length: [0.1, 0.05]}\n"               // 1
+         "materials:\n"                                                      // 2
          "  steel: {conductivity: 45, density: 7800, specific_heat: 470}\n"  // 3
-         "regions:\n"                                                   // 4
-         "  - {material: steel}\n" +                                    // 5
-         regions +                                                      // 6...
+         "regions:\n"                                                        // 4
+         "  - {material: steel}\n" +                                         // 5
+         regions +                                                           // 6...
          (sources.empty() ? "" : "sources:\n" + sources) +
          "boundary:\n"
          "  all: {type: neumann, flux: 0}\n"
@@ -48,11 +48,10 @@ const CaseError* find(const std::vector<CaseError>& list, const std::string& pat
 }
 
 TEST(ResolveBody, ASoundCaseHasNothingToSay) {
-  const ResolvedBody b =
-      resolve(plate("  - {void: true, name: slot, box: {lower: [0.04, 0.01], upper: [0.06, 0.04]},\n"
-                    "     surface: {type: convective, h: 25, ambient: 290}}\n",
-                    "  - {box: {lower: [0.01, 0.01], upper: [0.02, 0.02]}, power: 10}\n",
-                    "{method: steady}"));
+  const ResolvedBody b = resolve(plate(
+      "  - {void: true, name: slot, box: {lower: [0.04, 0.01], upper: [0.06, 0.04]},\n"
+      "     surface: {type: convective, h: 25, ambient: 290}}\n",
+      "  - {box: {lower: [0.01, 0.01], upper: [0.02, 0.02]}, power: 10}\n", "{method: steady}"));
   EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
   EXPECT_TRUE(b.warnings.empty()) << format_errors(b.warnings);
   ASSERT_NE(b.fields, nullptr);
@@ -61,10 +60,10 @@ TEST(ResolveBody, ASoundCaseHasNothingToSay) {
 }
 
 TEST(ResolveBody, WarningsNameTheVoidWithKeyPathAndLine) {
-  const ResolvedBody b = resolve(plate(
-      "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n"     // 6
-      "  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]}}\n",             // 7
-      "  - {box: {lower: [0.04, 0.01], upper: [0.055, 0.02]}, power: 10}\n"));      // 9
+  const ResolvedBody b = resolve(
+      plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n"  // 6
+            "  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]}}\n",            // 7
+            "  - {box: {lower: [0.04, 0.01], upper: [0.055, 0.02]}, power: 10}\n"));     // 9
   EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
   const CaseError* cut = find(b.warnings, "regions[1].box");
   ASSERT_NE(cut, nullptr) << format_errors(b.warnings);
@@ -90,46 +89,49 @@ TEST(ResolveBody, WarningsNameTheVoidWithKeyPathAndLine) {
 
 TEST(ResolveBody, ErrorsNameTheKeyAndLineAndLeaveNoFields) {
   // A steady state whose cut-off piece nothing determines.
-  const ResolvedBody cut = resolve(
-      plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n", "",
-            "{method: steady}"));
+  const ResolvedBody cut =
+      resolve(plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n", "",
+                    "{method: steady}"));
   const CaseError* e = find(cut.errors, "regions[1].box");
   ASSERT_NE(e, nullptr) << format_errors(cut.errors);
   EXPECT_EQ(e->line, 6);
   EXPECT_NE(e->message.find("its steady temperature is not determined"), std::string::npos);
   EXPECT_EQ(cut.fields, nullptr);
   // Convection on the far piece determines it: a warning, no error.
-  std::string text = plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n",
-                           "", "{method: steady}");
+  std::string text =
+      plate("  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n", "",
+            "{method: steady}");
   text.replace(text.find("  x-: {type: dirichlet, value: 300}\n"), 0,
                "  x+: {type: convective, h: 5, ambient: 290}\n");
   const ResolvedBody anchored = resolve(text);
   EXPECT_TRUE(anchored.errors.empty()) << format_errors(anchored.errors);
   EXPECT_NE(find(anchored.warnings, "regions[1].box"), nullptr);
   // A surface condition on a void beyond the domain.
-  const ResolvedBody far = resolve(
-      plate("  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]},\n"
-            "     surface: {type: neumann, heat_flux: 100}}\n",
-            ""));
+  const ResolvedBody far =
+      resolve(plate("  - {void: true, box: {lower: [0.2, 0], upper: [0.3, 0.05]},\n"
+                    "     surface: {type: neumann, heat_flux: 100}}\n",
+                    ""));
   e = find(far.errors, "regions[1].surface");
   ASSERT_NE(e, nullptr) << format_errors(far.errors);
   EXPECT_EQ(e->line, 7);
   EXPECT_NE(e->message.find("its surface condition applies nowhere"), std::string::npos);
   // A source wholly inside a void.
-  const ResolvedBody buried = resolve(
-      plate("  - {void: true, name: hole, ball: {center: [0.05, 0.025], radius: 0.01}}\n",
-            "  - {ball: {center: [0.05, 0.025], radius: 0.004}, power_density: 1e6}\n"));
+  const ResolvedBody buried =
+      resolve(plate("  - {void: true, name: hole, ball: {center: [0.05, 0.025], radius: 0.01}}\n",
+                    "  - {ball: {center: [0.05, 0.025], radius: 0.004}, power_density: 1e6}\n"));
   e = find(buried.errors, "sources[0].ball");
   ASSERT_NE(e, nullptr) << format_errors(buried.errors);
   EXPECT_EQ(e->line, 8);
-  EXPECT_NE(e->message.find("lies wholly inside the void regions[1] (hole, line 6)"), std::string::npos)
+  EXPECT_NE(e->message.find("lies wholly inside the void regions[1] (hole, line 6)"),
+            std::string::npos)
       << e->message;
 }
 
 // A void across the plate whose bound lies less than half a spacing past a node column: the
 // column keeps slivers of steel joined to nothing, said apart from the pieces the void cuts.
 TEST(ResolveBody, SliversAVoidLeavesAreSaidApart) {
-  const std::string cut = "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.0585, 1]}}\n";
+  const std::string cut =
+      "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.0585, 1]}}\n";
   const ResolvedBody b = resolve(plate(cut, ""));
   EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
   ASSERT_EQ(b.warnings.size(), 2u) << format_errors(b.warnings);
@@ -147,7 +149,8 @@ TEST(ResolveBody, SliversAVoidLeavesAreSaidApart) {
   ASSERT_FALSE(steady.errors.empty());
   bool slivers = false;
   for (const CaseError& e : steady.errors)
-    slivers = slivers || e.message.find("nothing fixes their steady temperature") != std::string::npos;
+    slivers =
+        slivers || e.message.find("nothing fixes their steady temperature") != std::string::npos;
   EXPECT_TRUE(slivers) << format_errors(steady.errors);
 }
 

@@ -3,6 +3,8 @@
 // void surfaces of both kinds, every kind of face, and sources and ambients on schedules; the
 // heat flux at the nodes is -k times the slope of a linear field, and a layered wall's steady
 // flux at every node; observers with lead steps fire before each due step and the last.
+#include "solver/heat_flows.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 
 #include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/registry.hpp"
-#include "solver/heat_flows.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/simulation.hpp"
@@ -201,7 +202,8 @@ TEST(NodeHeatFlux, ALinearFieldGivesMinusKTimesTheSlope) {
       const std::int64_t at[3] = {i % problem.n[0], i / problem.n[0] % problem.n[1],
                                   i / (problem.n[0] * problem.n[1])};
       u[static_cast<std::size_t>(i)] = 300.0;
-      for (int a = 0; a < dims; ++a) u[static_cast<std::size_t>(i)] += slope[a] * at[a] * problem.h[a];
+      for (int a = 0; a < dims; ++a)
+        u[static_cast<std::size_t>(i)] += slope[a] * at[a] * problem.h[a];
     }
     const std::vector<double> q =
         heatsim::solver::node_heat_flux(problem, fields.get(), 0.0, u.data());
@@ -214,7 +216,8 @@ TEST(NodeHeatFlux, ALinearFieldGivesMinusKTimesTheSlope) {
       }
     // The shorthand: k = physics.alpha, no fields.
     const std::vector<float> uf(u.begin(), u.end());
-    const std::vector<double> qs = heatsim::solver::node_heat_flux(problem, nullptr, 2.0, uf.data());
+    const std::vector<double> qs =
+        heatsim::solver::node_heat_flux(problem, nullptr, 2.0, uf.data());
     EXPECT_NEAR(qs[0], -2.0 * slope[0], 1e-3);
   }
 }
@@ -246,7 +249,8 @@ TEST(NodeHeatFlux, ALayeredWallCarriesOneFluxThroughEveryNode) {
   heatsim::solver::set_dirichlet_nodes(c, u);
   stepper.advance(u, 0);
   const double R = 0.0125 / 0.25 + 0.08 / 0.035 + 0.15 / 1.4 + 1.0 / 25.0, flux = 30.0 / R;
-  const std::vector<double> q = heatsim::solver::node_heat_flux(problem, fields.get(), 0.0, u.data());
+  const std::vector<double> q =
+      heatsim::solver::node_heat_flux(problem, fields.get(), 0.0, u.data());
   for (int i = 0; i < 100; ++i) EXPECT_NEAR(q[3 * i], flux, 1e-9 * flux) << "node " << i;
 }
 
