@@ -244,12 +244,23 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
   const double t = static_cast<double>(steady ? step : step + 1) * dt_;
   const auto [alpha, beta] = scalars(method_, dt_);
-  std::vector<double> u0, u, rhs;
+  const kernels::TemperatureDependence* laws = base_fields_->temperature.get();
+  // The law of node i when its capacity varies, else null.
+  const auto varying = [&](std::size_t i) -> const kernels::TemperatureLaw* {
+    if (!laws || laws->law[i] < 0) return nullptr;
+    const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(laws->law[i])];
+    return law.varying_capacity() ? &law : nullptr;
+  };
+  std::vector<double> u0, u, rhs, v;
   field(u0);
   u = u0;
   flow_.set_fixed(t, u);
-  // The heat content per unit volume at the step's start, C_ref h(u0).
+  // Backward Euler is Newton on the enthalpy h (Nedjar's form, which a melting range does not
+  // throw into cycles as Newton on u does): linearised about u_k = T(h_k) with the tangent
+  // capacity c_k, the solve gives v, and h_k+1 = h_k + c_k (v - u_k), u_k+1 = T(h_k+1). At a
+  // fixed point C_ref (h - h0) / dt = -A u + load: the heat content changes by what flows in.
   const std::vector<double> h0 = enthalpies(*base_fields_, u0);
+  std::vector<double> h = enthalpies(*base_fields_, u);
   SolveReport report;
   double change = 0.0;
   for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
@@ -257,21 +268,13 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
     rhs.assign(u.size(), 0.0);
     flow_.add_load(t, rhs);
+    const std::vector<std::uint8_t>& fixed = flow_.fixed();
     if (!steady) {
-      // (wC_k/dt) u1 - (wC_k/dt) u' with u' = u_k + (h(u0) - h(u_k)) / c(u_k): at a fixed point
-      // u_k = u1 this is C_ref (h(u1) - h(u0)) / dt, the enthalpy's change.
       const std::vector<double> wc = flow_.weighted_capacity();
-      const std::vector<double> hk = enthalpies(*base_fields_, u);
-      const std::vector<std::uint8_t>& fixed = flow_.fixed();
-      const kernels::TemperatureDependence* laws = base_fields_->temperature.get();
       for (std::size_t i = 0; i < u.size(); ++i) {
-        if (fixed[i] || wc[i] == 0.0) continue;
-        double start = u0[i];
-        if (laws && laws->law[i] >= 0) {
-          const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(laws->law[i])];
-          start = u[i] + (h0[i] - hk[i]) / law.capacity_ratio(u[i]);
-        }
-        rhs[i] += alpha * wc[i] * start;
+        if (fixed[i]) continue;
+        const kernels::TemperatureLaw* law = varying(i);
+        rhs[i] += alpha * wc[i] * (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : u0[i]);
       }
     }
     ops_->upload(mg_->rhs(), rhs);
@@ -288,17 +291,27 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                              std::to_string(outer) + ": the multigrid solve " + report.describe(),
                          report);
     }
-    std::vector<double> next;
-    field(next);
+    field(v);
     change = 0.0;
     double scale = 0.0;
+    bool projected = false;
     for (std::size_t i = 0; i < u.size(); ++i) {
-      change = std::max(change, std::abs(next[i] - u[i]));
-      scale = std::max(scale, std::abs(next[i]));
+      double next = v[i];
+      const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
+      if (law) {
+        h[i] += law->capacity_ratio(u[i]) * (v[i] - u[i]);
+        next = law->temperature(h[i]);
+        projected = true;
+      } else {
+        h[i] = next;
+      }
+      change = std::max(change, std::abs(next - u[i]));
+      scale = std::max(scale, std::abs(next));
+      u[i] = next;
     }
-    u = std::move(next);
     if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
     if (change <= options_.outer_tolerance * scale) {
+      if (projected) ops_->upload(mg_->solution(), u);
       if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
       return report;
     }

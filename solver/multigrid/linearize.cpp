@@ -56,10 +56,11 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
       }
     }
     for (std::int64_t i = 0; i < points; ++i) {
-      const std::int32_t l = laws.law[static_cast<std::size_t>(i)];
-      if (l >= 0)
-        out->capacity[static_cast<std::size_t>(i)] *=
-            laws.laws[static_cast<std::size_t>(l)].capacity_ratio(u[static_cast<std::size_t>(i)]);
+      const std::size_t si = static_cast<std::size_t>(i);
+      const std::int32_t l = laws.law[si];
+      if (l < 0) continue;
+      const kernels::TemperatureLaw& law = laws.laws[static_cast<std::size_t>(l)];
+      out->capacity[si] *= law.capacity_ratio(u[si]);
     }
   }
   // Radiating faces: node terms on the face's plane.
