@@ -7,15 +7,11 @@
 namespace heatsim::kernels {
 
 double piecewise_linear(const std::vector<std::array<double, 2>>& table, double x) {
-  if (x <= table.front()[0]) return table.front()[1];
-  if (x >= table.back()[0]) return table.back()[1];
-  // First pair with x' > x; the one before it has x' <= x.
-  std::size_t i = 1;
-  while (table[i][0] <= x) ++i;
-  const auto& a = table[i - 1];
-  const auto& b = table[i];
-  return a[1] + (b[1] - a[1]) * ((x - a[0]) / (b[0] - a[0]));
+  return table_at(table.front().data(), static_cast<int>(table.size()), x);
 }
+
+static_assert(sizeof(std::array<double, 2>) == 2 * sizeof(double),
+              "a table's pairs are read as flat doubles");
 
 namespace {
 double table_or_one(const std::vector<std::array<double, 2>>& table, double x) {
@@ -23,15 +19,26 @@ double table_or_one(const std::vector<std::array<double, 2>>& table, double x) {
 }
 }  // namespace
 
-double TemperatureLaw::conductivity_ratio(double T) const {
-  return table_or_one(conductivity, T);
+LawTables TemperatureLaw::tables() const {
+  LawTables l;
+  // std::array<double, 2> is two contiguous doubles: a vector of them is the flat pairs.
+  l.conductivity = conductivity.empty() ? nullptr : conductivity.front().data();
+  l.conductivity_pairs = static_cast<int>(conductivity.size());
+  l.capacity = capacity.empty() ? nullptr : capacity.front().data();
+  l.capacity_pairs = static_cast<int>(capacity.size());
+  l.pieces = pieces.data();
+  l.piece_count = static_cast<int>(pieces.size());
+  l.solidus = solidus;
+  l.liquidus = liquidus;
+  l.latent = latent;
+  return l;
 }
 
-double TemperatureLaw::capacity_ratio(double T) const {
-  double c = table_or_one(capacity, T);
-  if (latent > 0.0 && T > solidus && T < liquidus) c += latent / (liquidus - solidus);
-  return c;
+double TemperatureLaw::conductivity_ratio(double T) const {
+  return law_conductivity(tables(), T);
 }
+
+double TemperatureLaw::capacity_ratio(double T) const { return law_capacity(tables(), T); }
 
 double TemperatureLaw::liquid_fraction(double T) const {
   if (latent <= 0.0 || T <= solidus) return 0.0;
@@ -77,32 +84,9 @@ void TemperatureLaw::prepare() {
   }
 }
 
-double TemperatureLaw::enthalpy(double T) const {
-  const EnthalpyPiece& first = pieces.front();
-  if (pieces.size() == 1 && first.slope == 0.0 && first.h == first.c * first.t)
-    return first.c * T;
-  if (T <= first.t) return table_or_one(capacity, first.t) * T;
-  std::size_t k = pieces.size() - 1;
-  while (pieces[k].t > T) --k;
-  const EnthalpyPiece& p = pieces[k];
-  const double d = T - p.t;
-  return p.h + p.c * d + 0.5 * p.slope * d * d;
-}
+double TemperatureLaw::enthalpy(double T) const { return law_enthalpy(tables(), T); }
 
-double TemperatureLaw::temperature(double h) const {
-  const EnthalpyPiece& first = pieces.front();
-  if (pieces.size() == 1 && first.slope == 0.0 && first.h == first.c * first.t)
-    return h / first.c;
-  if (h <= first.h) return h / table_or_one(capacity, first.t);
-  std::size_t k = pieces.size() - 1;
-  while (pieces[k].h > h) --k;
-  const EnthalpyPiece& p = pieces[k];
-  const double dh = h - p.h;
-  if (p.slope == 0.0) return p.t + dh / p.c;
-  // The root of slope/2 d^2 + c d - dh = 0 near 0, in the form without cancellation.
-  const double disc = std::max(p.c * p.c + 2.0 * p.slope * dh, 0.0);
-  return p.t + 2.0 * dh / (p.c + std::sqrt(disc));
-}
+double TemperatureLaw::temperature(double h) const { return law_temperature(tables(), h); }
 
 std::array<double, 2> TemperatureLaw::largest_conductivity() const {
   if (conductivity.empty()) return {0.0, 1.0};

@@ -11,13 +11,29 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "face_conductance.hpp"  // HEATSIM_HOST_DEVICE
+
 namespace heatsim::kernels {
 
-// y(x) of a table of (x, y) pairs sorted by x: linear between the pairs, constant beyond the
-// ends. The table must not be empty.
+// y(x) of `n` (x, y) pairs stored flat (x0, y0, x1, y1, ...) and sorted by x: linear between
+// the pairs, constant beyond the ends; 1 when n is 0. One evaluation for host and device.
+HEATSIM_HOST_DEVICE inline double table_at(const double* xy, int n, double x) {
+  if (n == 0) return 1.0;
+  if (x <= xy[0]) return xy[1];
+  if (x >= xy[2 * (n - 1)]) return xy[2 * (n - 1) + 1];
+  // First pair with x' > x; the one before it has x' <= x.
+  int i = 1;
+  while (xy[2 * i] <= x) ++i;
+  const double* a = xy + 2 * (i - 1);
+  const double* b = xy + 2 * i;
+  return a[1] + (b[1] - a[1]) * ((x - a[0]) / (b[0] - a[0]));
+}
+
+// The same on a table of pairs, which must not be empty.
 double piecewise_linear(const std::vector<std::array<double, 2>>& table, double x);
 
 // The Stefan-Boltzmann constant sigma (W/(m^2 K^4)), CODATA 2018 (exact in SI since 2019).
@@ -29,6 +45,55 @@ struct EnthalpyPiece {
   double t = 0.0, h = 0.0, c = 1.0, slope = 0.0;
 };
 
+// A law's tables as flat arrays (host or device pointers): what the evaluations below read, so
+// that the CPU backend, the multigrid and the CUDA kernels evaluate a law alike.
+struct LawTables {
+  const double* conductivity = nullptr;  // (T, ratio) pairs, flat
+  int conductivity_pairs = 0;
+  const double* capacity = nullptr;
+  int capacity_pairs = 0;
+  const EnthalpyPiece* pieces = nullptr;
+  int piece_count = 0;
+  double solidus = 0.0, liquidus = 0.0, latent = 0.0;
+};
+
+HEATSIM_HOST_DEVICE inline double law_conductivity(const LawTables& l, double T) {
+  return table_at(l.conductivity, l.conductivity_pairs, T);
+}
+
+HEATSIM_HOST_DEVICE inline double law_capacity(const LawTables& l, double T) {
+  double c = table_at(l.capacity, l.capacity_pairs, T);
+  if (l.latent > 0.0 && T > l.solidus && T < l.liquidus) c += l.latent / (l.liquidus - l.solidus);
+  return c;
+}
+
+// h(T): below the first piece c T with c the capacity table's value there; in piece k
+// h_k + c_k d + slope_k d^2 / 2, d = T - t_k.
+HEATSIM_HOST_DEVICE inline double law_enthalpy(const LawTables& l, double T) {
+  const EnthalpyPiece& first = l.pieces[0];
+  if (T <= first.t) return table_at(l.capacity, l.capacity_pairs, first.t) * T;
+  int k = l.piece_count - 1;
+  while (l.pieces[k].t > T) --k;
+  const EnthalpyPiece& p = l.pieces[k];
+  const double d = T - p.t;
+  return p.h + p.c * d + 0.5 * p.slope * d * d;
+}
+
+// The inverse of law_enthalpy (strictly increasing).
+HEATSIM_HOST_DEVICE inline double law_temperature(const LawTables& l, double h) {
+  const EnthalpyPiece& first = l.pieces[0];
+  if (h <= first.h) return h / table_at(l.capacity, l.capacity_pairs, first.t);
+  int k = l.piece_count - 1;
+  while (l.pieces[k].h > h) --k;
+  const EnthalpyPiece& p = l.pieces[k];
+  const double dh = h - p.h;
+  if (p.slope == 0.0) return p.t + dh / p.c;
+  // The root of slope/2 d^2 + c d - dh = 0 near 0, in the form without cancellation.
+  double disc = p.c * p.c + 2.0 * p.slope * dh;
+  if (disc < 0.0) disc = 0.0;
+  return p.t + 2.0 * dh / (p.c + std::sqrt(disc));
+}
+
 struct TemperatureLaw {
   std::vector<std::array<double, 2>> conductivity;  // (T, k(T)/k_ref); empty: 1
   std::vector<std::array<double, 2>> capacity;      // (T, C(T)/C_ref); empty: 1
@@ -39,6 +104,8 @@ struct TemperatureLaw {
 
   // Builds `pieces`; call after setting the tables (the evaluations below read them).
   void prepare();
+  // The tables as flat arrays, pointing into this law (valid while it lives unchanged).
+  LawTables tables() const;
   bool varying_conductivity() const { return conductivity.size() > 1; }
   bool varying_capacity() const { return capacity.size() > 1 || latent > 0.0; }
 
