@@ -151,7 +151,7 @@ struct TemperatureDependence {
 
 // K_ij = K_ref / (share / r_i + (1 - share) / r_j): the face's reference resistance split
 // between the two nodes' materials, each part scaled by its material's ratio.
-inline double scaled_face(double reference, double share, double ri, double rj) {
+HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj) {
   return reference / (share / ri + (1.0 - share) / rj);
 }
 
