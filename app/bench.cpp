@@ -148,7 +148,11 @@ int run_bench(const BenchOptions& options) {
       const std::size_t bytes = bytes_per_point(shape, precision);
       std::printf("heatsim bench: %s reads %s too, %zu bytes per point -> limit %.1f "
                   "GStencil/s\n",
-                  shape.name.c_str(), shape.faces ? "dt/C and the faces' conductances" : "k and dt/C",
+                  shape.name.c_str(),
+                  shape.temperature ? "dt/C and the faces, and re-evaluates the faces and the "
+                                      "enthalpy"
+                  : shape.faces     ? "dt/C and the faces' conductances"
+                                    : "k and dt/C",
                   bytes, bandwidth / static_cast<double>(bytes) / 1e9);
     }
   std::fflush(stdout);

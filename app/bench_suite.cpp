@@ -79,7 +79,7 @@ constexpr double kCapacity[2] = {1.0, 2.0};
 // limit min_i C_i / sum_j K_ij. The map varies along x only, so one line along x holds every
 // node's sum; the faces' ghosts repeat the mirror node's coefficients, so a boundary node
 // sums like an interior one.
-void add_materials(kernels::StencilProblem& p, bool faces) {
+void add_materials(kernels::StencilProblem& p, bool faces, bool temperature) {
   auto fields = std::make_shared<kernels::CoefficientFields>();
   const std::int64_t nx = p.n[0], split = nx / 2;
   auto material = [&](std::int64_t x) { return x < split ? 0 : 1; };
@@ -114,6 +114,31 @@ void add_materials(kernels::StencilProblem& p, bool faces) {
         K[i] = a == 0 && x + 1 < nx ? kernels::face_conductance(k(x), k(x + 1)) : k(x);
       }
     }
+  if (temperature) {
+    // The field lies in [0.5, 1.5] (random_field): k doubles across it, C_ref grows by half,
+    // and a latent heat of 0.2 C_ref K is taken up between 0.9 and 1.1.
+    auto laws = std::make_shared<kernels::TemperatureDependence>();
+    kernels::TemperatureLaw law;
+    law.conductivity = {{0.5, 1.0}, {1.5, 2.0}};
+    law.capacity = {{0.5, 1.0}, {1.5, 1.5}};
+    law.solidus = 0.9;
+    law.liquidus = 1.1;
+    law.latent = 0.2;
+    law.prepare();
+    laws->laws = {law};
+    laws->law.assign(points, 0);
+    for (int a = 0; a < p.dims; ++a) {
+      std::vector<double>& share = laws->share[static_cast<std::size_t>(a)];
+      share.resize(points);
+      for (std::size_t i = 0; i < points; ++i) {
+        const std::int64_t x = static_cast<std::int64_t>(i) % nx;
+        // The series split of the harmonic mean: k_j / (k_i + k_j) of the resistance in i.
+        share[i] = a == 0 && x + 1 < nx ? k(x + 1) / (k(x) + k(x + 1)) : 0.5;
+      }
+    }
+    fields->temperature = laws;
+    p.dt /= 2.0;  // the largest conductivity ratio; capacity ratios are >= 1
+  }
   p.coefficients = fields;
 }
 
@@ -135,7 +160,10 @@ std::vector<BenchShape> material_suite() {
   BenchShape given = heat3d;
   given.name = "Heat-3D-faces";
   given.faces = true;
-  return {heat3d, given};
+  BenchShape laws = given;
+  laws.name = "Heat-3D-kT";
+  laws.temperature = true;
+  return {heat3d, given, laws};
 }
 
 bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape>& shapes,
@@ -166,7 +194,13 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision) {
   const std::size_t value = precision == kernels::Precision::fp64 ? 8 : 4;
   // u in and out, then k and dt/C, or dt/C and one face array per axis.
-  return (shape.materials ? (shape.faces ? 3 + shape.dims : 4) : 2) * value;
+  const std::size_t sweep = (shape.materials ? (shape.faces ? 3 + shape.dims : 4) : 2) * value;
+  if (!shape.temperature) return sweep;
+  // The faces' update (u, the law's index, a share and a reference conductance per axis in
+  // double, the faces written) and the enthalpy step (u, the sweep's result read and written,
+  // the law's index): what the design moves today, not the least a fused step would.
+  const std::size_t dims = static_cast<std::size_t>(shape.dims);
+  return sweep + (value + 4 + 16 * dims + dims * value) + (3 * value + 4);
 }
 
 std::int64_t default_size(int dims) { return dims == 1 ? (std::int64_t{1} << 26) : dims == 2 ? 8192 : 512; }
@@ -204,7 +238,7 @@ kernels::StencilProblem make_bench_problem(const BenchShape& shape, const std::a
     f.value = 0.0;
   }
   p.precision = precision;
-  if (shape.materials) add_materials(p, shape.faces);
+  if (shape.materials) add_materials(p, shape.faces, shape.temperature);
   return p;
 }
 

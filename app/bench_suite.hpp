@@ -25,6 +25,10 @@ struct BenchShape {
   // With `materials`: the faces' conductances given per face (CoefficientFields::faces, as
   // geometry below the grid gives them), the same values as the harmonic mean's.
   bool faces = false;
+  // With `faces`: every node of one temperature law (kernels/temperature_laws.hpp) whose
+  // conductivity doubles over the field's range and which melts over part of it, so each step
+  // also re-evaluates the faces and advances the enthalpy.
+  bool temperature = false;
 };
 
 // Heat-1D, 1D5P, Heat-2D, Box-2D9P, Star-2D13P, Box-2D49P, Heat-3D, Box-3D27P.

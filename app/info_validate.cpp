@@ -236,11 +236,30 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
     // capacity are largest.
     const auto node = static_cast<std::size_t>(run->plan.limit_node);
     const std::int32_t id = node < run->material_ids.size() ? run->material_ids[node] : -1;
+    std::string what;
+    if (id >= 0 && static_cast<std::size_t>(id) < c.materials.size()) {
+      const solver::MaterialSpec& m = c.materials[static_cast<std::size_t>(id)];
+      what = " (" + m.name;
+      // A table's worst case: where its conductivity peaks and its specific heat dips.
+      std::vector<std::string> worst;
+      if (m.conductivity_table.size() > 1) {
+        auto peak = m.conductivity_table.front();
+        for (const auto& e : m.conductivity_table)
+          if (e[1] > peak[1]) peak = e;
+        worst.push_back(fmt::format("conductivity {:.6g} at {:.6g} K", peak[1], peak[0]));
+      }
+      if (m.specific_heat_table.size() > 1) {
+        auto dip = m.specific_heat_table.front();
+        for (const auto& e : m.specific_heat_table)
+          if (e[1] < dip[1]) dip = e;
+        worst.push_back(fmt::format("specific heat {:.6g} at {:.6g} K", dip[1], dip[0]));
+      }
+      for (std::size_t w = 0; w < worst.size(); ++w)
+        what += (w == 0 ? ", its worst case: " : " and ") + worst[w];
+      what += ")";
+    }
     fmt::print("  stability limit set by the node at {}{}\n",
-               solver::node_location(c, run->plan.limit_node),
-               id >= 0 && static_cast<std::size_t>(id) < c.materials.size()
-                   ? " (" + c.materials[static_cast<std::size_t>(id)].name + ")"
-                   : std::string());
+               solver::node_location(c, run->plan.limit_node), what);
   }
   if (c.time.method != solver::TimeMethod::steady)
     fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,

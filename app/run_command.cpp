@@ -234,6 +234,14 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
                     : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
   mg::SolveOptions options;
   options.tolerance = c.time.tolerance;
+  // Temperature-dependent materials and radiation: each outer iteration of a steady solve is
+  // worth a line; a transient's, at debug level.
+  const bool steady = c.time.method == solver::TimeMethod::steady;
+  options.on_outer_iteration = [steady](int outer, double change, const mg::SolveReport& r) {
+    spdlog::log(steady ? spdlog::level::info : spdlog::level::debug,
+                "nonlinear iteration {}: largest change {:.3g} K ({} multigrid iterations)",
+                outer, change, r.iterations);
+  };
   const auto start = std::chrono::steady_clock::now();
   auto stepper = std::make_unique<mg::ImplicitStepper>(
       problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),

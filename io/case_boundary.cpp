@@ -7,10 +7,11 @@ using solver::BoundaryKind;
 
 // One face's condition into `face`; path is boundary.<face> (or boundary.all).
 bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face) {
-  const Names types{"dirichlet", "neumann", "periodic", "convective"};
+  const Names types{"dirichlet", "neumann", "periodic", "convective", "radiative"};
   if (!n.IsMap()) {
     error(path, n,
-          "expected a map {type: dirichlet|neumann|periodic|convective, ...}, got " + describe(n));
+          "expected a map {type: dirichlet|neumann|periodic|convective|radiative, ...}, got " +
+              describe(n));
     return false;
   }
   // The type decides which keys are allowed, so find it first.
@@ -24,13 +25,14 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
     }
   if (!has_type) {
     error(join(path, "type"), n,
-          "missing required key (dirichlet, neumann, periodic or convective)");
+          "missing required key (dirichlet, neumann, periodic, convective or radiative)");
     return false;
   }
   Names known{"type"};
   if (kind == "dirichlet") known = {"type", "value", "amplitude", "frequency"};
   if (kind == "neumann") known = {"type", "flux", "heat_flux"};
-  if (kind == "convective") known = {"type", "h", "ambient"};
+  if (kind == "convective") known = {"type", "h", "ambient", "emissivity"};
+  if (kind == "radiative") known = {"type", "emissivity", "ambient"};
   const auto f = read_map(n, path, known, " for a " + kind + " face");
   if (!f) return false;
   bool ok = true;
@@ -69,13 +71,28 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
       face.heat_flux = true;
       ok = read_number(*v, join(path, "heat_flux"), face.value) && ok;
     }
-  } else if (kind == "convective") {
-    // -k du/dn = h (u - ambient(t)).
+  } else if (kind == "convective" || kind == "radiative") {
+    // -k du/dn = h (u - ambient(t)) + eps sigma (u^4 - ambient(t)^4); radiative: h = 0.
     face.kind = BoundaryKind::convective;
-    require(*f, path, "h", n, " (the heat transfer coefficient, W/(m^2 K), >= 0)");
-    require(*f, path, "ambient", n, " (the temperature outside: a number, table or sine form)");
-    if (!f->count("h") || !f->count("ambient")) ok = false;
+    if (kind == "convective")
+      require(*f, path, "h", n, " (the heat transfer coefficient, W/(m^2 K), >= 0)");
+    else
+      require(*f, path, "emissivity", n, " (the surface's emissivity, in (0, 1])");
+    require(*f, path, "ambient", n,
+            " (the temperature outside, K: a number, table or sine form)");
+    if ((kind == "convective" && !f->count("h")) || !f->count("ambient")) ok = false;
     if (auto v = field(*f, "h")) ok = read_number(*v, join(path, "h"), face.transfer) && ok;
+    if (auto v = field(*f, "emissivity")) {
+      if (read_number(*v, join(path, "emissivity"), face.emissivity) &&
+          !(face.emissivity > 0.0 && face.emissivity <= 1.0)) {
+        error(join(path, "emissivity"), *v,
+              "must lie in (0, 1] (got " + v->Scalar() +
+                  "): the fraction of a black body's radiation the surface emits");
+        ok = false;
+      }
+    } else if (kind == "radiative") {
+      ok = false;
+    }
     if (auto v = field(*f, "ambient")) {
       kernels::Schedule s;
       ok = read_schedule(*v, join(path, "ambient"), 0.0, s) && ok;

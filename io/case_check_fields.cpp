@@ -412,8 +412,23 @@ class FieldChecks {
           r_.error(p + ".h", "must be >= 0 (got " + format_number(face.transfer) +
                                  "); h is the heat transfer coefficient, W/(m^2 K)");
         check_schedule(p + ".ambient", face.schedule());
+        if (face.radiates()) radiating_ambient(p + ".ambient", face.schedule());
       }
     }
+  }
+
+  // eps sigma (u^4 - ambient^4) needs absolute temperatures.
+  void radiating_ambient(const std::string& path, const kernels::Schedule& s) {
+    double low = s.value - std::abs(s.amplitude);
+    for (const auto& e : s.table) low = std::min(low, e[1]);
+    if (!std::isfinite(low)) return;
+    if (low < 0.0)
+      r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
+                         " K, below absolute zero)");
+    else if (low < 150.0)
+      r_.warning(path, "a radiating face's ambient of " + format_number(low) +
+                           " K looks like degrees Celsius; radiation uses absolute temperatures "
+                           "(K = degrees C + 273.15)");
   }
 
   void check_probes() {

@@ -1,5 +1,8 @@
 // materials: name -> {conductivity, density, specific_heat} or {diffusivity}, and regions: the
 // list that gives every node its material (a shape or a file's integer map each).
+#include <algorithm>
+#include <cmath>
+
 #include "case_parse.hpp"
 
 namespace heatsim::io::parse {
@@ -9,6 +12,8 @@ using detail::quote;
 namespace {
 // More regions than this are a generated file gone wrong; refused without being walked.
 constexpr std::size_t kMaxRegions = 10000;
+// A property table longer than this is a generated file gone wrong.
+constexpr std::size_t kMaxEntries = 100000;
 }  // namespace
 
 void Reader::read_materials(const YAML::Node& n, Case& c) {
@@ -17,8 +22,9 @@ void Reader::read_materials(const YAML::Node& n, Case& c) {
   if (entries->empty()) error("materials", n, "needs at least one material");
   for (const auto& [name, entry] : *entries) {
     const std::string p = join("materials", name);
-    const auto f =
-        read_map(entry.value, p, {"conductivity", "density", "specific_heat", "diffusivity"});
+    const auto f = read_map(entry.value, p,
+                            {"conductivity", "density", "specific_heat", "diffusivity",
+                             "phase_change"});
     solver::MaterialSpec m;
     m.name = name;
     if (f && f->count("diffusivity")) {
@@ -37,13 +43,158 @@ void Reader::read_materials(const YAML::Node& n, Case& c) {
       require(*f, p, "density", entry.value, " (rho, kg/m^3, > 0)");
       require(*f, p, "specific_heat", entry.value, " (c_p, J/(kg K), > 0)");
       if (auto v = field(*f, "conductivity"))
-        read_number(*v, join(p, "conductivity"), m.conductivity);
+        read_property(*v, join(p, "conductivity"), "conductivity", m.conductivity,
+                      m.conductivity_table, &m.axes);
       if (auto v = field(*f, "density")) read_number(*v, join(p, "density"), m.density);
       if (auto v = field(*f, "specific_heat"))
-        read_number(*v, join(p, "specific_heat"), m.specific_heat);
+        read_property(*v, join(p, "specific_heat"), "specific heat", m.specific_heat,
+                      m.specific_heat_table, nullptr);
+      if (auto v = field(*f, "phase_change")) read_phase_change(*v, join(p, "phase_change"), m);
     }
+    if (f && f->count("diffusivity") && f->count("phase_change"))
+      error(join(p, "phase_change"), f->at("phase_change").key,
+            "a phase change needs conductivity, density and specific_heat (J/(kg K)), not "
+            "diffusivity");
     c.materials.push_back(m);
   }
+}
+
+bool Reader::read_property(const YAML::Node& n, const std::string& path, const char* what,
+                           double& value, std::vector<std::array<double, 2>>& table,
+                           std::array<double, 3>* axes) {
+  if (!n.IsSequence()) {
+    if (!read_number(n, path, value)) return false;
+    if (std::isfinite(value) && value <= 0.0) {
+      error(path, n, "must be > 0 (got " + n.Scalar() + ")");
+      return false;
+    }
+    return true;
+  }
+  const std::string table_form = std::string("[[T, ") + what + "], ...] (T in K)";
+  if (n.size() == 0) {
+    error(path, n, "expected a number or a table " + table_form + ", got an empty list");
+    return false;
+  }
+  if (n.size() > kMaxEntries) {
+    error(path, n, "expected at most " + std::to_string(kMaxEntries) + " pairs, got " +
+                       std::to_string(n.size()));
+    return false;
+  }
+  if (!n[0].IsSequence()) {
+    // A list of numbers: one conductivity per axis.
+    // dims_ is 0 when the grid's dimension is unknown (its own error is reported).
+    const int dims = dims_ > 0 ? dims_ : static_cast<int>(n.size());
+    if (!axes) {
+      error(path, n, "expected a number or a table " + table_form + ", got a list of numbers");
+      return false;
+    }
+    if (dims < 2 || dims > 3 || static_cast<int>(n.size()) != dims) {
+      error(path, n,
+            "an anisotropic conductivity lists one value per axis of the " +
+                std::to_string(dims) + "D grid (" +
+                (dims == 3 ? "[kx, ky, kz]" : dims == 2 ? "[kx, ky]" : "a 1D grid takes one number") +
+                "), got " + std::to_string(n.size()) + " values");
+      return false;
+    }
+    bool ok = true;
+    std::array<double, 3> k{0.0, 0.0, 0.0};
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string p = indexed(path, i);
+      lines[p] = line_of(n[i]);
+      if (!read_number(n[i], p, k[i])) {
+        ok = false;
+      } else if (std::isfinite(k[i]) && k[i] <= 0.0) {
+        error(p, n[i], "must be > 0 (got " + n[i].Scalar() + ")");
+        ok = false;
+      }
+    }
+    if (!ok) return false;
+    // A 2D grid's z entry is never read; kx stands for the material in summaries.
+    if (dims == 2) k[2] = k[0];
+    *axes = k;
+    value = k[0];
+    return true;
+  }
+  bool ok = true;
+  table.clear();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node item = n[i];
+    const std::string p = indexed(path, i);
+    lines[p] = line_of(item);
+    if (!item.IsSequence() || item.size() != 2) {
+      error(p, item,
+            std::string("expected a [T, ") + what + "] pair, got " +
+                (item.IsSequence() ? "a list of " + std::to_string(item.size()) + " values"
+                                   : describe(item)));
+      ok = false;
+      continue;
+    }
+    std::array<double, 2> e{0.0, 0.0};
+    if (!read_number(item[0], indexed(p, 0), e[0]) || !read_number(item[1], indexed(p, 1), e[1])) {
+      ok = false;
+      continue;
+    }
+    if (std::isfinite(e[0]) && e[0] <= 0.0) {
+      error(indexed(p, 0), item[0],
+            "a table's temperatures are absolute (K) and must be > 0 (got " + item[0].Scalar() +
+                ")");
+      ok = false;
+    } else if (!table.empty() && !(e[0] > table.back()[0])) {
+      error(indexed(p, 0), item[0],
+            "the temperatures must increase strictly (got " + item[0].Scalar() + " after " +
+                n[i - 1][0].Scalar() + ")");
+      ok = false;
+    }
+    if (std::isfinite(e[1]) && e[1] <= 0.0) {
+      error(indexed(p, 1), item[1],
+            std::string("the ") + what + " must be > 0 at every temperature (got " +
+                item[1].Scalar() + ")");
+      ok = false;
+    }
+    table.push_back(e);
+  }
+  if (!ok) {
+    error_suppressed_.push_back(path);
+    table.clear();
+    return false;
+  }
+  value = table.front()[1];
+  if (table.size() == 1) table.clear();  // one pair: a constant
+  return true;
+}
+
+void Reader::read_phase_change(const YAML::Node& n, const std::string& path,
+                               solver::MaterialSpec& m) {
+  const auto f = read_map(n, path, {"solidus", "liquidus", "latent_heat"});
+  if (!f) return;
+  require(*f, path, "solidus", n, " (K: where melting starts)");
+  require(*f, path, "liquidus", n, " (K: where melting ends, > solidus)");
+  require(*f, path, "latent_heat", n, " (J/kg, > 0)");
+  solver::PhaseChangeSpec pc;
+  bool ok = f->count("solidus") && f->count("liquidus") && f->count("latent_heat");
+  if (auto v = field(*f, "solidus")) ok = read_number(*v, join(path, "solidus"), pc.solidus) && ok;
+  if (auto v = field(*f, "liquidus"))
+    ok = read_number(*v, join(path, "liquidus"), pc.liquidus) && ok;
+  if (auto v = field(*f, "latent_heat"))
+    ok = read_number(*v, join(path, "latent_heat"), pc.latent_heat) && ok;
+  if (!ok) return;
+  if (!(pc.latent_heat > 0.0)) {
+    error(join(path, "latent_heat"), f->at("latent_heat").value,
+          "must be > 0 (J/kg; got " + f->at("latent_heat").value.Scalar() + ")");
+    ok = false;
+  }
+  if (!(pc.solidus > 0.0)) {
+    error(join(path, "solidus"), f->at("solidus").value,
+          "must be > 0 (an absolute temperature, K; got " + f->at("solidus").value.Scalar() + ")");
+    ok = false;
+  } else if (!(pc.solidus < pc.liquidus)) {
+    error(join(path, "liquidus"), f->at("liquidus").value,
+          "must be above the solidus (got solidus " + f->at("solidus").value.Scalar() +
+              ", liquidus " + f->at("liquidus").value.Scalar() +
+              "); a pure substance melting at Tm takes a narrow range, e.g. Tm - 0.5 to Tm + 0.5");
+    ok = false;
+  }
+  if (ok) m.phase_change = pc;
 }
 
 void Reader::read_region_file(const YAML::Node& n, const std::string& path, solver::RegionSpec& r) {

@@ -78,6 +78,12 @@ class Reader {
   void read_output(const YAML::Node& n, solver::Case& c);
   void read_output_fields(const YAML::Node& n, solver::Case& c);
   void read_materials(const YAML::Node& n, solver::Case& c);  // case_materials.cpp
+  // A material property: a number, a [[T, value], ...] table, or (with `axes`) a list of one
+  // value per active axis.
+  bool read_property(const YAML::Node& n, const std::string& path, const char* what,
+                     double& value, std::vector<std::array<double, 2>>& table,
+                     std::array<double, 3>* axes);
+  void read_phase_change(const YAML::Node& n, const std::string& path, solver::MaterialSpec& m);
   void read_regions(const YAML::Node& n, solver::Case& c);
   void read_region_file(const YAML::Node& n, const std::string& path, solver::RegionSpec& r);
   void read_sources(const YAML::Node& n, solver::Case& c);  // case_sources.cpp

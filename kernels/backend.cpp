@@ -26,16 +26,7 @@ double CoefficientFields::face(int axis, std::int64_t i, std::int64_t j) const {
 }
 
 double Schedule::at(double t) const {
-  if (!table.empty()) {
-    if (t <= table.front()[0]) return table.front()[1];
-    if (t >= table.back()[0]) return table.back()[1];
-    // First pair with time > t; the one before it has time <= t.
-    std::size_t i = 1;
-    while (table[i][0] <= t) ++i;
-    const auto& a = table[i - 1];
-    const auto& b = table[i];
-    return a[1] + (b[1] - a[1]) * ((t - a[0]) / (b[0] - a[0]));
-  }
+  if (!table.empty()) return piecewise_linear(table, t);
   if (amplitude == 0.0) return value;
   return value + amplitude * std::sin(2.0 * M_PI * frequency * t);
 }
@@ -193,6 +184,16 @@ std::string check_capabilities(const Capabilities& caps, const StencilProblem& p
     why << "does not support fp64";
   else if (problem.precision == Precision::fp32 && !caps.fp32)
     why << "does not support fp32";
+  if (!why.str().empty() || caps.temperature_dependence) return why.str();
+  if (problem.coefficients && problem.coefficients->temperature)
+    why << "does not re-evaluate temperature-dependent materials (tables, phase change) each "
+           "step";
+  else
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      if (problem.faces[f].radiates()) {
+        why << "does not radiate from faces (emissivity)";
+        break;
+      }
   return why.str();
 }
 

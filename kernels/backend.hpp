@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host_staging.hpp"
+#include "temperature_laws.hpp"
 
 namespace heatsim::kernels {
 
@@ -55,11 +56,16 @@ struct BoundaryFace {
   double frequency = 0.0;
   std::vector<std::array<double, 2>> table;  // (time, value) pairs: overrides the sine form
   double transfer = 0.0;                     // convective: heat transfer coefficient h
+  // convective: the grey-body emissivity eps of a face that also radiates to the ambient:
+  // -k du/dn = transfer (u - ambient) + eps sigma (u^4 - ambient^4), temperatures in kelvin;
+  // 0: none. A radiative face is a convective one with transfer 0.
+  double emissivity = 0.0;
   bool heat_flux = false;                    // neumann: value is W/m^2 into the body
   // g(t) for Dirichlet, ambient(t) for convective, value otherwise.
   double at(double t) const;
   // The value's schedule (table or sine form).
   Schedule schedule() const;
+  bool radiates() const { return kind == BoundaryKind::convective && emissivity > 0.0; }
   bool time_dependent() const {
     return (kind == BoundaryKind::dirichlet || kind == BoundaryKind::convective) &&
            (amplitude != 0.0 || table.size() > 1);
@@ -112,6 +118,9 @@ struct CoefficientFields {
   // Empty: none. A node of capacity 0 lies inside a void: it is not stepped (its value stays)
   // and not counted in the field's statistics.
   std::vector<double> transfer;
+  // Materials whose conductivity or capacity varies with temperature (temperature_laws.hpp):
+  // the faces must then be given (they are the reference conductances); null: none.
+  std::shared_ptr<const TemperatureDependence> temperature;
 
   bool has_faces() const { return !faces[0].empty(); }
   // K between node i and its neighbour j = i + e_axis (or the periodic wrap; `i` the lower
@@ -146,7 +155,7 @@ struct StencilProblem {
   // node m one inside the boundary node b and K_bm the conductance between them:
   //   dirichlet: 2 g(t) - u_m (b itself is reset to g(t + dt) after the step);
   //   neumann:   u_m + 2 h value, or with heat_flux u_m + 2 h value / K_bm;
-  //   convective: u_m - 2 h transfer (u_b - ambient(t)) / K_bm;
+  //   convective: u_m - 2 h (transfer (u_b - ambient(t)) + eps sigma (u_b^4 - ambient(t)^4)) / K_bm;
   //   periodic:  the node one period away.
   std::shared_ptr<const CoefficientFields> coefficients;
 
@@ -177,6 +186,9 @@ struct Capabilities {
   int max_fusion_depth = 1;  // largest StencilProblem::fusion_depth honoured
   bool fuses_coefficients = false;  // takes fusion_depth > 1 with coefficient fields too
   bool face_conductances = true;    // steps with CoefficientFields::faces (sub-grid geometry)
+  // Re-evaluates CoefficientFields::temperature each step and radiates from faces with an
+  // emissivity.
+  bool temperature_dependence = false;
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;

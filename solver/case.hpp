@@ -97,12 +97,35 @@ struct CheckpointSpec {
 
 // A material: conductivity k (W/(m K)) and heat capacity rho * c_p (J/(m^3 K)). `diffusivity:
 // a` alone in the case means k = a and rho = c_p = 1.
+// Properties may vary (kernels/temperature_laws.hpp): `conductivity_table` and
+// `specific_heat_table` are (T in K, value) pairs, sorted, piecewise linear and constant beyond
+// their ends, and then `conductivity` and `specific_heat` hold their first values (the
+// reference the static fields are built with); `axes` gives an anisotropic conductivity
+// (kx, ky, kz; `conductivity` is kx); `phase_change` adds the latent heat (J/kg) over
+// [solidus, liquidus].
+struct PhaseChangeSpec {
+  double solidus = 0.0, liquidus = 0.0;
+  double latent_heat = 0.0;
+};
 struct MaterialSpec {
   std::string name;
   double conductivity = 1.0;
   double density = 1.0;
   double specific_heat = 1.0;
+  std::vector<std::array<double, 2>> conductivity_table, specific_heat_table;
+  std::array<double, 3> axes{0.0, 0.0, 0.0};  // anisotropic: all given > 0
+  std::optional<PhaseChangeSpec> phase_change;
+
   double capacity() const { return density * specific_heat; }
+  bool anisotropic() const { return axes[0] > 0.0; }
+  // k along `axis` at the reference temperature.
+  double conductivity_along(int axis) const {
+    return anisotropic() ? axes[static_cast<std::size_t>(axis)] : conductivity;
+  }
+  bool temperature_dependent() const {
+    return conductivity_table.size() > 1 || specific_heat_table.size() > 1 ||
+           phase_change.has_value();
+  }
 };
 
 // Where a region or a source applies. A node is inside when its coordinates satisfy the shape:

@@ -248,6 +248,101 @@ std::vector<std::int32_t> material_ids(const Case& c) {
   return ids;
 }
 
+namespace {
+
+// The index of node i's neighbour one step up `axis` (the wrap on a periodic axis), or -1 past
+// the last node of a non-periodic one.
+std::int64_t upper_neighbour(const Case& c, const NodeGrid& g, int axis, std::int64_t i) {
+  const auto idx = g.index(i);
+  std::int64_t stride = 1;
+  for (int b = 0; b < axis; ++b) stride *= g.n[b];
+  if (idx[axis] + 1 < g.n[axis]) return i + stride;
+  if (c.boundary[2 * axis].kind != BoundaryKind::periodic) return -1;
+  return i - (g.n[axis] - 1) * stride;
+}
+
+// Faces from the nodes' own materials: the harmonic mean of the two nodes' conductivities
+// along the axis (face_conductance.hpp), what the backends form from k alone.
+std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
+                                              const std::vector<std::int32_t>& ids,
+                                              const std::vector<double>& k) {
+  const auto along = [&](std::int64_t i, int axis) {
+    const std::int32_t m = ids[static_cast<std::size_t>(i)];
+    if (m < 0 || c.materials.empty()) return k[static_cast<std::size_t>(i)];
+    return c.materials[static_cast<std::size_t>(m)].conductivity_along(axis);
+  };
+  std::array<std::vector<double>, 3> faces;
+  const std::int64_t points = g.points();
+  for (int a = 0; a < g.dims; ++a) {
+    std::vector<double>& K = faces[static_cast<std::size_t>(a)];
+    K.assign(static_cast<std::size_t>(points), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t j = upper_neighbour(c, g, a, i);
+      if (j >= 0) K[static_cast<std::size_t>(i)] = kernels::face_conductance(along(i, a), along(j, a));
+    }
+  }
+  return faces;
+}
+
+// The laws of the case's temperature-dependent materials as ratios to their reference values
+// (kernels/temperature_laws.hpp), each node's law, and each face's share of its reference
+// resistance in the lower node's material: for materials m_i, m_j with reference k_i != k_j
+// along the axis and a face of reference K, the segment's parts a_i + a_j = 1 with
+// a_i/k_i + a_j/k_j = 1/K (exact where the faces are a series of the two), share = a_i K/k_i;
+// 1/2 within one material.
+std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
+    const Case& c, const NodeGrid& g, const std::vector<std::int32_t>& ids,
+    const kernels::CoefficientFields& fields) {
+  auto out = std::make_shared<kernels::TemperatureDependence>();
+  std::vector<std::int32_t> law_of(c.materials.size(), -1);
+  for (std::size_t m = 0; m < c.materials.size(); ++m) {
+    const MaterialSpec& spec = c.materials[m];
+    if (!spec.temperature_dependent()) continue;
+    kernels::TemperatureLaw law;
+    for (const auto& e : spec.conductivity_table)
+      law.conductivity.push_back({e[0], e[1] / spec.conductivity});
+    for (const auto& e : spec.specific_heat_table)
+      law.capacity.push_back({e[0], e[1] / spec.specific_heat});
+    if (spec.phase_change) {
+      law.solidus = spec.phase_change->solidus;
+      law.liquidus = spec.phase_change->liquidus;
+      law.latent = spec.phase_change->latent_heat / spec.specific_heat;  // (rho L) / (rho c_ref)
+    }
+    law.prepare();
+    law_of[m] = static_cast<std::int32_t>(out->laws.size());
+    out->laws.push_back(std::move(law));
+  }
+  const std::int64_t points = g.points();
+  out->law.assign(static_cast<std::size_t>(points), -1);
+  for (std::int64_t i = 0; i < points; ++i) {
+    const std::int32_t m = ids[static_cast<std::size_t>(i)];
+    if (m >= 0 && fields.capacity[static_cast<std::size_t>(i)] > 0.0)
+      out->law[static_cast<std::size_t>(i)] = law_of[static_cast<std::size_t>(m)];
+  }
+  for (int a = 0; a < g.dims; ++a) {
+    std::vector<double>& share = out->share[static_cast<std::size_t>(a)];
+    share.assign(static_cast<std::size_t>(points), 0.5);
+    const std::vector<double>& K = fields.faces[static_cast<std::size_t>(a)];
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t j = upper_neighbour(c, g, a, i);
+      if (j < 0) continue;
+      const std::int32_t mi = ids[static_cast<std::size_t>(i)], mj = ids[static_cast<std::size_t>(j)];
+      const double Kij = K[static_cast<std::size_t>(i)];
+      if (mi < 0 || mj < 0 || mi == mj || !(Kij > 0.0)) continue;
+      const double ki = c.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
+      const double kj = c.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
+      if (ki == kj) continue;
+      const double ai = std::clamp((1.0 / Kij - 1.0 / kj) / (1.0 / ki - 1.0 / kj), 0.0, 1.0);
+      share[static_cast<std::size_t>(i)] = std::clamp(ai * Kij / ki, 0.0, 1.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(const Case& c) {
   return coefficient_fields(c, material_ids(c));
 }
@@ -292,6 +387,15 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
                     [](double C) { return C == 0.0; }))
       throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
   }
+  bool anisotropic = false, temperature = false;
+  for (const MaterialSpec& m : c.materials) {
+    anisotropic = anisotropic || m.anisotropic();
+    temperature = temperature || m.temperature_dependent();
+  }
+  // An anisotropic conductivity, or laws that scale the faces, need the faces written out.
+  if (!fields->has_faces() && (anisotropic || temperature))
+    fields->faces = node_faces(c, g, ids, fields->conductivity);
+  if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields);
 
   // Sources with equal schedules share one field (their densities add up, in case order).
   auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
@@ -351,8 +455,35 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   return fields;
 }
 
+double hottest_named_temperature(const Case& c) {
+  double hot = 0.0;
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const BoundaryFace& face = c.boundary[static_cast<std::size_t>(f)];
+    if (face.kind != BoundaryKind::dirichlet && face.kind != BoundaryKind::convective) continue;
+    hot = std::max(hot, face.value + std::abs(face.amplitude));
+    for (const auto& e : face.table) hot = std::max(hot, e[1]);
+  }
+  for (const MaterialSpec& m : c.materials) {
+    for (const auto& e : m.conductivity_table) hot = std::max(hot, e[0]);
+    for (const auto& e : m.specific_heat_table) hot = std::max(hot, e[0]);
+    if (m.phase_change) hot = std::max(hot, m.phase_change->liquidus);
+  }
+  return hot;
+}
+
 FieldStability field_stability(const Case& c, const kernels::CoefficientFields& fields) {
   const NodeGrid g(c);
+  // Temperature-dependent laws: their worst case over the tables, the largest conductivity
+  // ratio on each face (max of the two nodes', an upper bound of the face's series form) and
+  // the smallest capacity ratio (latent heat only adds). Radiating faces: the linearised
+  // coefficient 4 eps sigma T^3 at the hottest temperature the case names.
+  const kernels::TemperatureDependence* laws = fields.temperature.get();
+  const auto k_ratio = [&](std::int64_t i) {
+    if (!laws) return 1.0;
+    const std::int32_t l = laws->law[static_cast<std::size_t>(i)];
+    return l < 0 ? 1.0 : laws->laws[static_cast<std::size_t>(l)].largest_conductivity()[1];
+  };
+  const double hot = hottest_named_temperature(c);
   FieldStability best;
   best.dt_limit = std::numeric_limits<double>::infinity();
   const auto stride = [&](int axis) {
@@ -398,17 +529,25 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
               j = side == 0 ? i + st : i - st;  // the mirror node
               mirror = true;
             }
-            if (f.kind == BoundaryKind::convective) diagonal += 2.0 * f.transfer / g.h[a];
+            if (f.kind == BoundaryKind::convective)
+              diagonal += 2.0 *
+                          (f.transfer + 4.0 * f.emissivity * kernels::kStefanBoltzmann * hot * hot * hot) /
+                          g.h[a];
           }
           // The face's lower node (the one whose entry in fields.faces holds it).
           const bool j_lower = (side == 0) != mirror;
-          diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2;
+          diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2 *
+                      std::max(k_ratio(i), k_ratio(j));
         }
       }
       // A surface inside the body adds its H (the H u it loses per unit volume).
       if (!fields.transfer.empty()) diagonal += fields.transfer[static_cast<std::size_t>(i)];
       if (!(diagonal > 0.0)) continue;
-      const double limit = fields.capacity[static_cast<std::size_t>(i)] / diagonal;
+      double capacity = fields.capacity[static_cast<std::size_t>(i)];
+      if (laws && laws->law[static_cast<std::size_t>(i)] >= 0)
+        capacity *= laws->laws[static_cast<std::size_t>(laws->law[static_cast<std::size_t>(i)])]
+                        .smallest_capacity()[1];
+      const double limit = capacity / diagonal;
       if (limit < mine.dt_limit) {
         mine.dt_limit = limit;
         mine.node = i;

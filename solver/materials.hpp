@@ -45,7 +45,13 @@ struct FieldStability {
   double dt_limit = 0.0;
   std::int64_t node = 0;
 };
+// Temperature-dependent materials count at their tables' worst case (the largest
+// conductivity, the smallest capacity), radiating faces with 4 eps sigma T^3 at
+// hottest_named_temperature(c).
 FieldStability field_stability(const Case& c, const kernels::CoefficientFields& fields);
+// The highest temperature the case names: Dirichlet values, ambients (with their amplitude),
+// the materials' table temperatures and liquidus.
+double hottest_named_temperature(const Case& c);
 
 // min / max / mean temperature per material over a field in memory order (mean weighted as
 // the total heat weighs nodes, without the capacity). One entry per material in case order

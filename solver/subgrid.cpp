@@ -220,8 +220,8 @@ struct Materials {
   }
   // A void conducts nothing and holds no heat: a line through it has no conductance (its
   // resistance is infinite), and its share of a control volume no capacity.
-  double k(std::int32_t m) const {
-    return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].conductivity;
+  double k(std::int32_t m, int axis) const {
+    return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].conductivity_along(axis);
   }
   double capacity(std::int32_t m) const {
     return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].capacity();
@@ -263,9 +263,9 @@ struct Materials {
         have = true;
       }
       one = one && m == first;
-      resistance += len / k(m);
+      resistance += len / k(m, a);
     }
-    return one ? k(first) : s.h[a] / resistance;
+    return one ? k(first, a) : s.h[a] / resistance;
   }
 
   // The face between node i and i + e_a (or the wrap), sampled.
@@ -389,7 +389,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     });
     out.capacity[at] = one ? m.capacity(first) : sum / volume;
   }
-  if (near_count == 0) return out;
+  bool anisotropic = false;
+  for (const MaterialSpec& mat : c.materials) anisotropic = anisotropic || mat.anisotropic();
+  if (near_count == 0 && !anisotropic) return out;
   for (int a = 0; a < s.dims; ++a) {
     std::vector<double>& K = out.faces[static_cast<std::size_t>(a)];
     K.assign(static_cast<std::size_t>(np), 0.0);
@@ -398,7 +400,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       const auto ic = s.coords(i);
       if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
       const std::size_t at = static_cast<std::size_t>(i);
-      K[at] = near[at] ? m.face(a, i) : m.k(ids[at]);
+      K[at] = near[at] ? m.face(a, i) : m.k(ids[at], a);
     }
   }
   return out;

@@ -32,6 +32,7 @@ class CpuBackend final : public Backend {
   Capabilities capabilities() const override {
     Capabilities c;
     c.max_radius = 16;
+    c.temperature_dependence = true;
     return c;
   }
 
@@ -148,7 +149,8 @@ class CpuBackend final : public Backend {
           const double v = static_cast<double>(row[x]);
           // With fields, the heat content: each node also weighs by its rho*c_p; a node of
           // capacity 0 lies inside a void and is no part of the body.
-          const double c = capacity ? capacity[(z * n[1] + y) * n[0] + x] : 1.0;
+          const std::int64_t i = (z * n[1] + y) * n[0] + x;
+          const double c = capacity ? capacity[i] : 1.0;
           if (c == 0.0) continue;
           if (!std::isfinite(v)) {
             ++bad;
@@ -156,7 +158,9 @@ class CpuBackend final : public Backend {
           }
           mn = std::min(mn, v);
           mx = std::max(mx, v);
-          total += wzy * weight(0, x) * c * v;
+          // A law of varying capacity holds C_ref h(u) (temperature_laws.hpp).
+          const TemperatureLaw* law = law_of(i);
+          total += wzy * weight(0, x) * c * (law ? law->enthalpy(v) : v);
         }
       }
     FieldStats st;
@@ -357,6 +361,16 @@ class CpuBackend final : public Backend {
         if (f.faces[a].size() != points) return "face conductances do not match the grid";
     if (f.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
       return "more than " + std::to_string(kMaxSourceFields) + " source fields";
+    if (f.temperature) {
+      if (!f.has_faces()) return "temperature-dependent materials need the face conductances";
+      if (f.temperature->law.size() != points) return "the material laws do not match the grid";
+      for (int a = 0; a < problem.dims; ++a)
+        if (f.temperature->share[a].size() != points)
+          return "the faces' material shares do not match the grid";
+      for (std::int32_t l : f.temperature->law)
+        if (l >= static_cast<std::int32_t>(f.temperature->laws.size()))
+          return "a node names a material law that does not exist";
+    }
     for (const auto& src : f.sources)
       if (src.density.size() != points) return "a source field does not match the grid";
     for (int a = 0; a < problem.dims; ++a)
@@ -395,8 +409,7 @@ class CpuBackend final : public Backend {
       });
     }
     for (int axis = 0; axis < p_.dims; ++axis) {
-      const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
-      const bool periodic = p_.periodic(axis);
+      const std::int64_t st = layout_.stride(axis);
       std::vector<T>& kf = kf_[axis];
       if (f.has_faces()) {
         kf = padded(f.faces[axis]);
@@ -406,11 +419,95 @@ class CpuBackend final : public Backend {
           kf[i] = conductance(k_[i], k_[i + st]);  // the last node's: toward its ghost
         });
       }
-      for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
-        T* K = &kf[at];
-        if (!periodic) K[(n - 1) * st] = K[(n - 2) * st];
-        K[-st] = periodic ? K[(n - 1) * st] : K[0];
+      mirror_faces(axis);
+    }
+    setup_laws(f);
+  }
+
+  // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face).
+  void mirror_faces(int axis) {
+    const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
+    const bool periodic = p_.periodic(axis);
+    std::vector<T>& kf = kf_[axis];
+    for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
+      T* K = &kf[at];
+      if (!periodic) K[(n - 1) * st] = K[(n - 2) * st];
+      K[-st] = periodic ? K[(n - 1) * st] : K[0];
+    });
+  }
+
+  // ---- Temperature-dependent materials (temperature_laws.hpp) -----------------------------
+
+  void setup_laws(const CoefficientFields& f) {
+    laws_ = f.temperature;
+    law_.clear();
+    varying_k_ = false;
+    if (!laws_) return;
+    law_.assign(cur_.size(), -1);
+    for_each_node([&](std::int64_t i, std::int64_t k) {
+      law_[static_cast<std::size_t>(k)] = laws_->law[static_cast<std::size_t>(i)];
+    });
+    for (const TemperatureLaw& l : laws_->laws) varying_k_ = varying_k_ || l.varying_conductivity();
+    if (!varying_k_) return;
+    for (int a = 0; a < p_.dims; ++a) {
+      kref_[a].assign(cur_.size(), 0.0);
+      share_[a].assign(cur_.size(), 0.5);
+      for_each_node([&](std::int64_t i, std::int64_t k) {
+        kref_[a][k] = f.faces[a][i];
+        share_[a][k] = laws_->share[a][i];
       });
+    }
+    ratio_.assign(cur_.size(), 1.0);
+  }
+
+  // The law of node `i` (memory order) when its capacity varies, else null.
+  const TemperatureLaw* law_of(std::int64_t i) const {
+    if (!laws_) return nullptr;
+    const std::int32_t l = laws_->law[static_cast<std::size_t>(i)];
+    if (l < 0) return nullptr;
+    const TemperatureLaw& law = laws_->laws[static_cast<std::size_t>(l)];
+    return law.varying_capacity() ? &law : nullptr;
+  }
+
+  // K_ij = K_ref / (share / r_i + (1 - share) / r_j) from the field at the step's start, in
+  // double, rounded to T once; then the mirror faces.
+  void update_faces() {
+    const auto& n = p_.n;
+    const std::int32_t* law = law_.data();
+    double* r = ratio_.data();
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
+    for (std::int64_t z = 0; z < n[2]; ++z)
+      for (std::int64_t y = 0; y < n[1]; ++y) {
+        const std::int64_t row = layout_.index(0, y, z);
+        for (std::int64_t i = row; i < row + n[0]; ++i)
+          r[i] = law[i] < 0 ? 1.0
+                            : laws_->laws[static_cast<std::size_t>(law[i])].conductivity_ratio(
+                                  static_cast<double>(cur_[i]));
+      }
+    for (int a = 0; a < p_.dims; ++a) {
+      const std::int64_t st = layout_.stride(a), last = p_.n[a] - 1;
+      const bool periodic = p_.periodic(a);
+      const double* kref = kref_[a].data();
+      const double* share = share_[a].data();
+      T* K = kf_[a].data();
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y) {
+          const std::int64_t row = layout_.index(0, y, z);
+          const std::int64_t c[3] = {0, y, z};
+          for (std::int64_t x = 0; x < n[0]; ++x) {
+            const std::int64_t i = row + x;
+            const std::int64_t ia = a == 0 ? x : c[a];
+            std::int64_t j = i + st;
+            if (ia == last) {
+              if (!periodic) continue;  // the mirror face, below
+              j = i - last * st;
+            }
+            if (law[i] < 0 && law[j] < 0) continue;
+            K[i] = static_cast<T>(scaled_face(kref[i], share[i], r[i], r[j]));
+          }
+        }
+      mirror_faces(a);
     }
   }
 
@@ -436,14 +533,23 @@ class CpuBackend final : public Backend {
   //   neumann:    u_m + 2 h value                 (heat_flux: u_m + (2 h value) / K_bm)
   //   convective: u_m - (2 h transfer) * (u_b - ambient(t)) / K_bm
   // Constants in parentheses are formed in double and rounded to T once.
+  //   radiating:  u_m - ((2 h transfer) * (u_b - ambient(t))
+  //                      + (2 h eps sigma) * (u_b^4 - ambient(t)^4)) / K_bm
   struct GhostRule {
     BoundaryKind kind;
     bool heat_flux;
     T c;        // 2 g, 2 h value or 2 h transfer
     T ambient;  // convective
+    T e = T(0);         // 2 h eps sigma: radiating
+    T ambient4 = T(0);  // ambient(t)^4, formed in double
   };
   GhostRule ghost_rule(const BoundaryFace& f, double h, double t) const {
     GhostRule r{f.kind, f.kind == BoundaryKind::neumann && f.heat_flux, T(0), T(0)};
+    if (f.radiates()) {
+      const double a = f.at(t);
+      r.e = static_cast<T>(2.0 * h * f.emissivity * kStefanBoltzmann);
+      r.ambient4 = static_cast<T>(a * a * a * a);
+    }
     switch (f.kind) {
       case BoundaryKind::dirichlet: r.c = static_cast<T>(2.0 * f.at(t)); break;
       case BoundaryKind::neumann: r.c = static_cast<T>(2.0 * h * f.value); break;
@@ -459,7 +565,12 @@ class CpuBackend final : public Backend {
     switch (r.kind) {
       case BoundaryKind::dirichlet: return r.c - um;
       case BoundaryKind::neumann: return r.heat_flux ? um + r.c / K_bm : um + r.c;
-      case BoundaryKind::convective: return um - r.c * (ub - r.ambient) / K_bm;
+      case BoundaryKind::convective:
+        if (r.e != T(0)) {
+          const T ub2 = ub * ub;
+          return um - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_bm;
+        }
+        return um - r.c * (ub - r.ambient) / K_bm;
       case BoundaryKind::periodic: break;
     }
     return um;
@@ -515,6 +626,7 @@ class CpuBackend final : public Backend {
     for (int a = 0; a < dims; ++a) kf[a] = kf_[a].data();
     const T* dtc = dtc_.data();
     const T* H = transfer_.empty() ? nullptr : transfer_.data();
+    const std::int32_t* law = law_.empty() ? nullptr : law_.data();
     std::array<const T*, kMaxSourceFields> q{};
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
     T* out = next_.data();
@@ -531,7 +643,17 @@ class CpuBackend final : public Backend {
           }
           T src = T(0);
           for (int s = 0; s < sources; ++s) src += factor[s] * q[s][i];
-          out[i] = H ? ui + dtc[i] * ((flow + src) - H[i] * ui) : ui + dtc[i] * (flow + src);
+          const T gain = H ? (flow + src) - H[i] * ui : flow + src;
+          if (law && law[i] >= 0) {
+            // A varying capacity: the enthalpy advances (temperature_laws.hpp), in double.
+            const TemperatureLaw& l = laws_->laws[static_cast<std::size_t>(law[i])];
+            if (l.varying_capacity()) {
+              out[i] = static_cast<T>(l.temperature(l.enthalpy(static_cast<double>(ui)) +
+                                                    static_cast<double>(dtc[i] * gain)));
+              continue;
+            }
+          }
+          out[i] = ui + dtc[i] * gain;
         }
       }
   }
@@ -544,6 +666,7 @@ class CpuBackend final : public Backend {
       std::array<T, kMaxSourceFields> factor{};
       for (std::size_t j = 0; j < sources.size(); ++j)
         factor[j] = static_cast<T>(sources[j].schedule.mean(t_now, t_now + p_.dt));
+      if (varying_k_) update_faces();
       fill_ghosts_fields(t_now);
       sweep_fields(factor);
       std::swap(cur_, next_);
@@ -559,6 +682,14 @@ class CpuBackend final : public Backend {
   std::vector<T> transfer_;        // H of surfaces inside the body, padded; empty: none
   std::array<std::vector<T>, kMaxDims> kf_;  // face conductances K(i, i + e_axis), padded
   std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
+  // Temperature-dependent materials: the laws, each node's law (padded, -1 outside and for
+  // constant properties), and with a varying conductivity the faces' reference conductances
+  // and shares and the nodes' conductivity ratios at the step's start.
+  std::shared_ptr<const TemperatureDependence> laws_;
+  std::vector<std::int32_t> law_;
+  bool varying_k_ = false;
+  std::array<std::vector<double>, kMaxDims> kref_, share_;
+  std::vector<double> ratio_;
   bool parallel_ = true;
 };
 

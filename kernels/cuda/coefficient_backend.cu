@@ -28,6 +28,7 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
   HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
   HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
   fields_.upload(problem, grid_);
+  temperature_.upload(problem, grid_);
 
   // The boundary pass fills every ghost layer, and takes only a few; wider layouts (a blocked
   // backend's) take the coefficient ghost fill, which writes the first layer, all a step reads.
@@ -65,8 +66,17 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
   CoefficientArgs<T> a = sweep_args();
   const auto& sources = p_.coefficients->sources;
   if (!faces_need_k_) boundary_pass(step0, false, true);
+  T* faces[3] = {nullptr, nullptr, nullptr};
+  bool periodic[3] = {false, false, false};
+  for (int a = 0; a < p_.dims; ++a) {
+    faces[a] = fields_.has_faces ? fields_.faces[a].template as<T>() : nullptr;
+    periodic[a] = p_.periodic(a);
+  }
   for (std::int64_t s = 0; s < steps; ++s) {
     const double t = static_cast<double>(step0 + s) * p_.dt;
+    // Temperature-dependent conductivities: the faces from the field at the step's start.
+    if (temperature_.varying_k)
+      launch_update_faces<T>(cur(), faces, temperature_, grid_, periodic, context_.stream);
     if (faces_need_k_)
       launch_coefficient_ghosts<T>(cur(), a.conductivity, fields_.has_faces ? a.faces : nullptr,
                                    grid_, coefficient_faces_at(p_, t), context_.stream);
@@ -76,6 +86,8 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
     a.in = cur();
     a.out = next();
     sweep_(a, p_.dims, context_);
+    if (temperature_.varying_c)
+      launch_enthalpy_step<T>(cur(), next(), temperature_, grid_, context_.stream);
     swap();
     if (!faces_need_k_) {
       // Dirichlet nodes at t + dt and, unless this was the last step, the next step's ghosts.
@@ -128,6 +140,8 @@ FieldStats coefficient_field_stats(CoefficientStepper<T>& field, DeviceArray& pa
     st.total_heat += q.total;
     st.non_finite += q.non_finite;
   }
+  // Laws of varying capacity hold C_ref h(u): their heat content on the host.
+  if (field.temperature().varying_c) st.total_heat = enthalpy_content(field.cur(), p, field.grid());
   return st;
 }
 
@@ -267,7 +281,7 @@ std::string coefficient_unsupported_reason(const Capabilities& caps, const Stenc
     if (!caps.face_conductances)
       return "surfaces inside the body (void regions) are not supported by this backend";
   }
-  return "";
+  return temperature_unsupported_reason(p);
 }
 
 template <typename T>

@@ -16,6 +16,7 @@
 #include "coefficient_sweep.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
+#include "temperature_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
 
@@ -39,6 +40,7 @@ class CoefficientStepper {
   T* next() { return next_.as<T>(); }
   void swap() { cur_.swap(next_); }
   DeviceCoefficients<T>& fields() { return fields_; }
+  const DeviceTemperature<T>& temperature() const { return temperature_; }
   // The fields and spacing of a sweep (in, out and the factors left for the caller).
   CoefficientArgs<T> sweep_args();
 
@@ -52,6 +54,7 @@ class CoefficientStepper {
   CoefficientLauncher<T> sweep_ = nullptr;
   DeviceArray cur_, next_;
   DeviceCoefficients<T> fields_;
+  DeviceTemperature<T> temperature_;  // temperature-dependent materials, when the problem has them
   DirichletFaces dirichlet_;
   bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
 };

@@ -20,11 +20,13 @@ struct GhostLines {
 // mirror one node inside) and the periodic image; K_bm (the face's entry `face` of the faces'
 // array, else the harmonic mean of k) is read only by the rules that need it. The arithmetic
 // of the CPU reference: the face's constant formed in double and rounded once, the rest in T.
+// A radiating face adds (2 h eps sigma) (u_b^4 - ambient^4) to the convective loss, as the CPU
+// forms it (u_b^2 squared in T).
 template <typename T>
 __device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
-                                         double h, const T* u, const T* k, const T* face_k,
-                                         std::int64_t b, std::int64_t m, std::int64_t face,
-                                         std::int64_t image) {
+                                         double radiation, double ambient4, double h, const T* u,
+                                         const T* k, const T* face_k, std::int64_t b,
+                                         std::int64_t m, std::int64_t face, std::int64_t image) {
   const auto k_bm = [&] { return face_k ? face_k[face] : face_conductance(k[b], k[m]); };
   switch (kind) {
     case static_cast<int>(BoundaryKind::periodic):
@@ -32,6 +34,12 @@ __device__ __forceinline__ T ghost_value(int kind, double value, double transfer
     case static_cast<int>(BoundaryKind::dirichlet):
       return static_cast<T>(2.0 * value) - u[m];
     case static_cast<int>(BoundaryKind::convective):
+      if (radiation != 0.0) {
+        const T ub = u[b], ub2 = ub * ub;
+        return u[m] - (static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) +
+                       static_cast<T>(radiation) * (ub2 * ub2 - static_cast<T>(ambient4))) /
+                          k_bm();
+      }
       return u[m] - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) / k_bm();
     default:  // neumann
       return heat_flux ? u[m] + static_cast<T>(2.0 * h * value) / k_bm()
@@ -64,12 +72,13 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t base = g.index(c[0], c[1], c[2]);  // node 0 of the line
   const double h = f.spacing[axis];
   const T* face_k = K.axis[axis];
-  u[base - st] = ghost_value<T>(f.kind[2 * axis], f.value[2 * axis], f.transfer[2 * axis],
-                                f.heat_flux[2 * axis], h, u, k, face_k, base, base + st, base,
-                                base + (n - 1) * st);
-  u[base + n * st] = ghost_value<T>(f.kind[2 * axis + 1], f.value[2 * axis + 1],
-                                    f.transfer[2 * axis + 1], f.heat_flux[2 * axis + 1], h, u, k,
-                                    face_k, base + (n - 1) * st, base + (n - 2) * st,
+  const int lo = 2 * axis, hi = 2 * axis + 1;
+  u[base - st] = ghost_value<T>(f.kind[lo], f.value[lo], f.transfer[lo], f.heat_flux[lo],
+                                f.radiation[lo], f.ambient4[lo], h, u, k, face_k, base, base + st,
+                                base, base + (n - 1) * st);
+  u[base + n * st] = ghost_value<T>(f.kind[hi], f.value[hi], f.transfer[hi], f.heat_flux[hi],
+                                    f.radiation[hi], f.ambient4[hi], h, u, k, face_k,
+                                    base + (n - 1) * st, base + (n - 2) * st,
                                     base + (n - 2) * st, base);
 }
 
@@ -120,6 +129,11 @@ CoefficientFaces coefficient_faces_at(const StencilProblem& p, double t) {
     f.value[i] = p.faces[i].at(t);
     f.transfer[i] = p.faces[i].transfer;
     f.heat_flux[i] = p.faces[i].heat_flux;
+    if (p.faces[i].radiates()) {
+      const double a = f.value[i];
+      f.radiation[i] = 2.0 * p.h[i / 2] * p.faces[i].emissivity * kStefanBoltzmann;
+      f.ambient4[i] = a * a * a * a;
+    }
   }
   for (int a = 0; a < 3; ++a) f.spacing[a] = p.h[a];
   return f;

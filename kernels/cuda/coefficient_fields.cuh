@@ -21,6 +21,9 @@ struct CoefficientFaces {
   double value[kFaces] = {};
   double transfer[kFaces] = {};
   bool heat_flux[kFaces] = {};
+  // Radiating faces: 2 h eps sigma (0: none) and ambient(t)^4, in double.
+  double radiation[kFaces] = {};
+  double ambient4[kFaces] = {};
   double spacing[3] = {1.0, 1.0, 1.0};
 };
 

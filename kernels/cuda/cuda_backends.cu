@@ -28,6 +28,7 @@ SweepBackendSpec naive_spec() {
   SweepBackendSpec s;
   s.name = "cuda-naive";
   s.capabilities.max_radius = cuda::kMaxRadius;
+  s.capabilities.temperature_dependence = true;
   s.sweep_fp32 = &cuda::launch_naive_sweep<float>;
   s.sweep_fp64 = &cuda::launch_naive_sweep<double>;
   s.coefficient_fp32 = &cuda::launch_naive_coefficient_sweep<float>;
@@ -43,6 +44,7 @@ SweepBackendSpec shared_spec() {
   SweepBackendSpec s;
   s.name = "shared-tiling";
   s.capabilities.max_radius = cuda::kMaxRadius;
+  s.capabilities.temperature_dependence = true;
   s.sweep_fp32 = &cuda::launch_shared_sweep<float>;
   s.sweep_fp64 = &cuda::launch_shared_sweep<double>;
   s.coefficient_fp32 = &cuda::launch_shared_coefficient_sweep<float>;
@@ -58,6 +60,7 @@ SweepBackendSpec register_spec() {
   s.name = "register-tiling";
   s.capabilities.min_dims = 2;
   s.capabilities.max_radius = cuda::kMaxRadius;
+  s.capabilities.temperature_dependence = true;
   s.sweep_fp32 = &cuda::launch_register_sweep<float>;
   s.sweep_fp64 = &cuda::launch_register_sweep<double>;
   s.coefficient_fp32 = &cuda::launch_register_coefficient_sweep<float>;

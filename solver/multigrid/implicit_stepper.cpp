@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "hierarchy.hpp"
+#include "linearize.hpp"
 
 namespace heatsim::solver::multigrid {
 
@@ -96,6 +97,9 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
       phase_cpu_start_(std::clock()),
       method_(method),
       dt_(dt),
+      problem_(problem),
+      base_fields_(fields),
+      nonlinear_(fields && is_nonlinear(problem, *fields)),
       flow_(problem, std::move(fields)),
       ops_(std::move(ops)),
       options_(std::move(options)) {
@@ -107,6 +111,11 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
         "convective, so the temperature is fixed only up to a constant (and a steady state "
         "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
         "or convective, or run the transient with backward-euler");
+  if (nonlinear_ && method != TimeMethod::steady && method != TimeMethod::backward_euler)
+    throw std::invalid_argument(
+        std::string(to_string(method)) +
+        ": temperature-dependent materials and radiating faces take backward-euler or steady "
+        "(or the explicit method)");
   end_phase("heat-flow operator");
   build_levels(method);
   // The loads' parts, uploaded once; each step combines them with its times' factors.
@@ -157,9 +166,10 @@ void ImplicitStepper::build_levels(TimeMethod m) {
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
     return;
   }
-  // A steady solve builds its levels once: the operator's arrays become the finest level's.
-  LevelOperator finest =
-      m == TimeMethod::steady ? flow_.take_steady_level() : flow_.level(alpha, beta);
+  // A steady solve builds its levels once: the operator's arrays become the finest level's
+  // (a nonlinear one replaces them each outer iteration).
+  LevelOperator finest = m == TimeMethod::steady && !nonlinear_ ? flow_.take_steady_level()
+                                                                : flow_.level(alpha, beta);
   end_phase("finest level");
   std::vector<SetupTime> times;
   std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
@@ -230,6 +240,92 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
   return report;
 }
 
+SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
+  const bool steady = method_ == TimeMethod::steady;
+  const double t = static_cast<double>(steady ? step : step + 1) * dt_;
+  const auto [alpha, beta] = scalars(method_, dt_);
+  const kernels::TemperatureDependence* laws = base_fields_->temperature.get();
+  // The law of node i when its capacity varies, else null.
+  const auto varying = [&](std::size_t i) -> const kernels::TemperatureLaw* {
+    if (!laws || laws->law[i] < 0) return nullptr;
+    const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(laws->law[i])];
+    return law.varying_capacity() ? &law : nullptr;
+  };
+  std::vector<double> u0, u, rhs, v;
+  field(u0);
+  u = u0;
+  flow_.set_fixed(t, u);
+  // Backward Euler is Newton on the enthalpy h (Nedjar's form, which a melting range does not
+  // throw into cycles as Newton on u does): linearised about u_k = T(h_k) with the tangent
+  // capacity c_k, the solve gives v, and h_k+1 = h_k + c_k (v - u_k), u_k+1 = T(h_k+1). At a
+  // fixed point C_ref (h - h0) / dt = -A u + load: the heat content changes by what flows in.
+  const std::vector<double> h0 = enthalpies(*base_fields_, u0);
+  std::vector<double> h = enthalpies(*base_fields_, u);
+  SolveReport report;
+  double change = 0.0;
+  for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
+    flow_ = HeatFlowOperator(problem_, linearize(problem_, *base_fields_, u, t));
+    mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
+    rhs.assign(u.size(), 0.0);
+    flow_.add_load(t, rhs);
+    const std::vector<std::uint8_t>& fixed = flow_.fixed();
+    if (!steady) {
+      const std::vector<double> wc = flow_.weighted_capacity();
+      for (std::size_t i = 0; i < u.size(); ++i) {
+        if (fixed[i]) continue;
+        const kernels::TemperatureLaw* law = varying(i);
+        rhs[i] += alpha * wc[i] * (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : u0[i]);
+      }
+    }
+    ops_->upload(mg_->rhs(), rhs);
+    ops_->upload(mg_->solution(), u);
+    const Clock::time_point start = Clock::now();
+    report = mg_->solve(options_);
+    timing_.last_solve_seconds = seconds_since(start);
+    timing_.solve_seconds += timing_.last_solve_seconds;
+    ++timing_.solves;
+    timing_.iterations += report.iterations;
+    if (report.reason != SolveReport::Reason::converged) {
+      ops_->upload(mg_->solution(), u0);
+      throw SolveFailure(std::string(to_string(method_)) + ": outer iteration " +
+                             std::to_string(outer) + ": the multigrid solve " + report.describe(),
+                         report);
+    }
+    field(v);
+    change = 0.0;
+    double scale = 0.0;
+    bool projected = false;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      double next = v[i];
+      const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
+      if (law) {
+        h[i] += law->capacity_ratio(u[i]) * (v[i] - u[i]);
+        next = law->temperature(h[i]);
+        projected = true;
+      } else {
+        h[i] = next;
+      }
+      change = std::max(change, std::abs(next - u[i]));
+      scale = std::max(scale, std::abs(next));
+      u[i] = next;
+    }
+    if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
+    if (change <= options_.outer_tolerance * scale) {
+      if (projected) ops_->upload(mg_->solution(), u);
+      if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
+      return report;
+    }
+  }
+  ops_->upload(mg_->solution(), u0);
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer,
+                "%s: the nonlinear iteration did not converge in %d outer iterations (the last "
+                "changed the field by %.3g K); try a smaller dt",
+                to_string(method_), options_.max_outer_iterations, change);
+  report.reason = SolveReport::Reason::max_iterations;
+  throw SolveFailure(buffer, report);
+}
+
 SolveReport ImplicitStepper::advance(std::int64_t step) {
   const Clock::time_point start = Clock::now();
   struct AddStepTime {  // also when the solve throws
@@ -237,6 +333,7 @@ SolveReport ImplicitStepper::advance(std::int64_t step) {
     Clock::time_point start;
     ~AddStepTime() { t.step_seconds += seconds_since(start); }
   } add_step_time{timing_, start};
+  if (nonlinear_) return advance_nonlinear(step);
   const double t0 = static_cast<double>(step) * dt_;
   const double t1 = static_cast<double>(step + 1) * dt_;
   const int u = mg_->solution(), rhs = mg_->rhs();

@@ -137,6 +137,12 @@ class ImplicitStepper {
   // BDF2's backward Euler start: on its own hierarchy for this one step, then BDF2's again.
   SolveReport start_bdf2(double t1);
 
+  // Temperature laws or radiating faces (linearize.hpp): backward Euler and steady only. Each
+  // step is a sequence of linear solves, the fields linearised about the last iterate, until
+  // the iterate moves less than the tolerance below; backward Euler advances the enthalpy
+  // (C_ref (h(u1) - h(u0)) / dt = -A u1 + load), so heat is conserved to the solve's tolerance.
+  SolveReport advance_nonlinear(std::int64_t step);
+
   // Records the time since the last phase ended under `name`.
   void end_phase(std::string name);
 
@@ -146,6 +152,10 @@ class ImplicitStepper {
   std::vector<SetupPhase> setup_phases_;
   TimeMethod method_;
   double dt_;
+  // The problem and its fields as given (the nonlinear steps linearise them).
+  kernels::StencilProblem problem_;
+  std::shared_ptr<const kernels::CoefficientFields> base_fields_;
+  bool nonlinear_ = false;
   HeatFlowOperator flow_;
   std::unique_ptr<kernels::LevelOps> ops_;
   std::unique_ptr<Multigrid> mg_;

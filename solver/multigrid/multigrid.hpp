@@ -42,6 +42,8 @@ struct CycleOptions {
 
 enum class Krylov { pcg, vcycle };
 
+struct SolveReport;
+
 struct SolveOptions {
   Krylov method = Krylov::pcg;  // CG preconditioned by one V-cycle, or V-cycles alone
   double tolerance = 1e-10;
@@ -54,6 +56,14 @@ struct SolveOptions {
   double divergence_factor = 1e6;
   // Called after every iteration with its number (1, 2, ...) and the relative residual.
   std::function<void(int, double)> on_iteration;
+  // Nonlinear problems (temperature-dependent materials, radiation): the outer iterations
+  // around the solves. Converged when the largest change of the field in one outer iteration
+  // is at most outer_tolerance times the largest |u| (and the solve's own tolerance met).
+  int max_outer_iterations = 50;
+  double outer_tolerance = 1e-10;
+  // Called after every outer iteration with its number, the largest change (K) and the
+  // solve's report.
+  std::function<void(int, double, const SolveReport&)> on_outer_iteration;
 };
 
 // The floor's factor: measured residuals at rounding sit at 0.3-0.7 eps || |b| + |A||x| ||

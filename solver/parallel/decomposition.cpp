@@ -157,6 +157,19 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
       for (int a = 0; a < global.dims; ++a)
         fields->faces[static_cast<std::size_t>(a)] =
             extract_box(g.faces[static_cast<std::size_t>(a)], global.n, box);
+    if (g.temperature) {
+      const kernels::TemperatureDependence& laws = *g.temperature;
+      auto part = std::make_shared<kernels::TemperatureDependence>();
+      part->laws = laws.laws;
+      // The laws' indices through a double box and back (small integers, exact).
+      const std::vector<double> law =
+          extract_box(std::vector<double>(laws.law.begin(), laws.law.end()), global.n, box);
+      part->law.assign(law.begin(), law.end());
+      for (int a = 0; a < global.dims; ++a)
+        part->share[static_cast<std::size_t>(a)] =
+            extract_box(laws.share[static_cast<std::size_t>(a)], global.n, box);
+      fields->temperature = part;
+    }
     p.coefficients = fields;
   }
   return p;

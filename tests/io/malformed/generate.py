@@ -337,6 +337,48 @@ real("materials_without_regions", "materials: give regions too",
      "regions:\n  - {material: mold}\n  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
      "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n", "")
 real("materials_nodes_without_material", "nodes have no material", "  - {material: mold}\n", "")
+# materials that depend on temperature
+COPPER = "  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n"
+real("table_unsorted", "materials.copper.conductivity[1][0]: the temperatures must increase strictly (got 300 after 400)",
+     COPPER, "  copper: {conductivity: [[400, 390], [300, 401]], density: 8960, specific_heat: 385}\n")
+real("table_duplicate_temperature", "materials.copper.specific_heat[1][0]: the temperatures must increase strictly (got 300 after 300)",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: [[300, 385], [300, 390]]}\n")
+real("table_negative_value", "materials.copper.conductivity[1][1]: the conductivity must be > 0 at every temperature (got -1)",
+     COPPER, "  copper: {conductivity: [[300, 401], [900, -1]], density: 8960, specific_heat: 385}\n")
+real("table_zero_value", "materials.copper.specific_heat[0][1]: the specific heat must be > 0 at every temperature (got 0)",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: [[300, 0], [900, 400]]}\n")
+real("table_celsius_temperature", "materials.copper.conductivity[0][0]: a table's temperatures are absolute (K) and must be > 0",
+     COPPER, "  copper: {conductivity: [[-20, 401], [100, 390]], density: 8960, specific_heat: 385}\n")
+real("table_not_pairs", "materials.copper.conductivity[1]: expected a [T, conductivity] pair, got a list of 3 values",
+     COPPER, "  copper: {conductivity: [[300, 401], [400, 390, 2]], density: 8960, specific_heat: 385}\n")
+real("anisotropic_wrong_length", "materials.copper.conductivity: an anisotropic conductivity lists one value per axis of the 2D grid ([kx, ky]), got 3 values",
+     COPPER, "  copper: {conductivity: [401, 401, 20], density: 8960, specific_heat: 385}\n")
+real("anisotropic_specific_heat", "materials.copper.specific_heat: expected a number or a table [[T, specific heat], ...] (T in K), got a list of numbers",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: [385, 390]}\n")
+real("anisotropic_negative", "materials.copper.conductivity[1]: must be > 0 (got -3)",
+     COPPER, "  copper: {conductivity: [401, -3], density: 8960, specific_heat: 385}\n")
+real("phase_change_reversed", "materials.copper.phase_change.liquidus: must be above the solidus (got solidus 1358, liquidus 1357)",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1358, liquidus: 1357, latent_heat: 2.05e5}}\n")
+real("phase_change_equal", "materials.copper.phase_change.liquidus: must be above the solidus",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1358, liquidus: 1358, latent_heat: 2.05e5}}\n")
+real("phase_change_without_range", "materials.copper.phase_change.solidus: missing required key",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {latent_heat: 2.05e5}}\n")
+real("phase_change_without_latent", "materials.copper.phase_change.latent_heat: missing required key",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1356, liquidus: 1358}}\n")
+real("phase_change_negative_latent", "materials.copper.phase_change.latent_heat: must be > 0",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1356, liquidus: 1358, latent_heat: -5}}\n")
+real("phase_change_with_diffusivity", "materials.mold.phase_change: a phase change needs conductivity, density and specific_heat",
+     "  mold: {diffusivity: 0.5}\n", "  mold: {diffusivity: 0.5, phase_change: {solidus: 300, liquidus: 301, latent_heat: 10}}\n")
+real("emissivity_above_one", "boundary.x+.emissivity: must lie in (0, 1]",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: convective, h: 25.0, ambient: 300.0, emissivity: 1.2}")
+real("emissivity_zero", "boundary.x+.emissivity: must lie in (0, 1]",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0, ambient: 300.0}")
+real("radiative_without_emissivity", "boundary.x+.emissivity: missing required key",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, ambient: 300.0}")
+real("radiative_with_h", "boundary.x+.h: unknown key",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, h: 5, emissivity: 0.8, ambient: 300.0}")
+real("radiative_ambient_below_zero", "boundary.x+.ambient: a radiating face needs its ambient in kelvin",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: -20}")
 real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
      "{material: copper, box", "{material: coper, box")
 real("regions_not_list", "regions: expected a list of regions",

@@ -1,0 +1,57 @@
+// Temperature-dependent materials on the device (kernels/temperature_laws.hpp): each step of a
+// CUDA-core backend's coefficient driver re-evaluates the faces' conductances from the field
+// before its sweep, and advances the enthalpy of the nodes whose capacity varies after it, with
+// the same law evaluations as the CPU reference (LawTables).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "device_memory.cuh"
+#include "stencil_common.cuh"
+
+namespace heatsim::kernels::cuda {
+
+// Laws passed by value to the kernels (a few hundred bytes of parameters).
+constexpr int kMaxDeviceLaws = 16;
+struct DeviceLawSet {
+  int count = 0;
+  LawTables law[kMaxDeviceLaws];  // pointers into DeviceTemperature's tables
+};
+
+// Why the device cannot take the problem's laws, empty when it can.
+std::string temperature_unsupported_reason(const StencilProblem& problem);
+
+template <typename T>
+struct DeviceTemperature {
+  bool present = false;
+  bool varying_k = false;  // a law's conductivity varies: the faces are re-evaluated each step
+  bool varying_c = false;  // a law's capacity varies: the enthalpy step after the sweep
+  DeviceArray law;         // int32, padded; -1 outside the interior and for constant nodes
+  DeviceArray share[3];    // double, padded like the faces
+  DeviceArray reference[3];  // double, padded: the faces' reference conductances
+  DeviceArray tables;        // the laws' pairs, flat
+  DeviceArray pieces;        // the laws' enthalpy pieces
+  DeviceLawSet set;
+
+  // From the problem's CoefficientFields::temperature (nothing when it has none).
+  void upload(const StencilProblem& problem, const DeviceGrid& grid);
+};
+
+// faces[a][i] = scaled_face(reference, share, r_i, r_j) for every face touching a node with a
+// law, from u at the step's start, then the faces toward the ghosts (mirror; periodic: wrap).
+template <typename T>
+void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>& t,
+                         const DeviceGrid& grid, const bool* periodic, cudaStream_t stream);
+
+// next_i = T(h(u_i) + (next_i - u_i)) on the nodes whose law's capacity varies: the sweep's
+// increment dt/C_ref (flow + sources) taken as a change of enthalpy.
+template <typename T>
+void launch_enthalpy_step(const T* u, T* next, const DeviceTemperature<T>& t,
+                          const DeviceGrid& grid, cudaStream_t stream);
+
+// The heat content sum w_i C_ref,i h(u_i) of a padded field (host arithmetic on a download).
+template <typename T>
+double enthalpy_content(const T* u, const StencilProblem& problem, const DeviceGrid& grid);
+
+}  // namespace heatsim::kernels::cuda

@@ -1,0 +1,158 @@
+// Materials whose properties vary with temperature: conductivity and heat capacity as
+// piecewise-linear tables of T, and latent heat released over a melting range. The backends
+// re-evaluate them from the field each step (CoefficientFields::temperature); the multigrid
+// solver iterates on them (solver/multigrid/nonlinear.hpp).
+//
+// A law is written relative to the reference values the node's static coefficient fields
+// hold (k_ref, C_ref): the tables are ratios k(T)/k_ref and C(T)/C_ref, and the latent heat is
+// L/C_ref (kelvin). So a node near an interface, whose capacity is a volume average of several
+// materials, scales its own material's curve, and a face between two materials combines the
+// two nodes' ratios in series with the weights its reference conductance had.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "face_conductance.hpp"  // HEATSIM_HOST_DEVICE
+
+namespace heatsim::kernels {
+
+// y(x) of `n` (x, y) pairs stored flat (x0, y0, x1, y1, ...) and sorted by x: linear between
+// the pairs, constant beyond the ends; 1 when n is 0. One evaluation for host and device.
+HEATSIM_HOST_DEVICE inline double table_at(const double* xy, int n, double x) {
+  if (n == 0) return 1.0;
+  if (x <= xy[0]) return xy[1];
+  if (x >= xy[2 * (n - 1)]) return xy[2 * (n - 1) + 1];
+  // First pair with x' > x; the one before it has x' <= x.
+  int i = 1;
+  while (xy[2 * i] <= x) ++i;
+  const double* a = xy + 2 * (i - 1);
+  const double* b = xy + 2 * i;
+  return a[1] + (b[1] - a[1]) * ((x - a[0]) / (b[0] - a[0]));
+}
+
+// The same on a table of pairs, which must not be empty.
+double piecewise_linear(const std::vector<std::array<double, 2>>& table, double x);
+
+// The Stefan-Boltzmann constant sigma (W/(m^2 K^4)), CODATA 2018 (exact in SI since 2019).
+constexpr double kStefanBoltzmann = 5.670374419e-8;
+
+// One piece of a law's enthalpy, from temperature `t` up to the next piece's: the capacity
+// ratio is c + slope (T - t) there and the enthalpy h + c (T - t) + slope (T - t)^2 / 2.
+struct EnthalpyPiece {
+  double t = 0.0, h = 0.0, c = 1.0, slope = 0.0;
+};
+
+// A law's tables as flat arrays (host or device pointers): what the evaluations below read, so
+// that the CPU backend, the multigrid and the CUDA kernels evaluate a law alike.
+struct LawTables {
+  const double* conductivity = nullptr;  // (T, ratio) pairs, flat
+  int conductivity_pairs = 0;
+  const double* capacity = nullptr;
+  int capacity_pairs = 0;
+  const EnthalpyPiece* pieces = nullptr;
+  int piece_count = 0;
+  double solidus = 0.0, liquidus = 0.0, latent = 0.0;
+};
+
+HEATSIM_HOST_DEVICE inline double law_conductivity(const LawTables& l, double T) {
+  return table_at(l.conductivity, l.conductivity_pairs, T);
+}
+
+HEATSIM_HOST_DEVICE inline double law_capacity(const LawTables& l, double T) {
+  double c = table_at(l.capacity, l.capacity_pairs, T);
+  if (l.latent > 0.0 && T > l.solidus && T < l.liquidus) c += l.latent / (l.liquidus - l.solidus);
+  return c;
+}
+
+// h(T): below the first piece c T with c the capacity table's value there; in piece k
+// h_k + c_k d + slope_k d^2 / 2, d = T - t_k.
+HEATSIM_HOST_DEVICE inline double law_enthalpy(const LawTables& l, double T) {
+  const EnthalpyPiece& first = l.pieces[0];
+  if (T <= first.t) return table_at(l.capacity, l.capacity_pairs, first.t) * T;
+  int k = l.piece_count - 1;
+  while (l.pieces[k].t > T) --k;
+  const EnthalpyPiece& p = l.pieces[k];
+  const double d = T - p.t;
+  return p.h + p.c * d + 0.5 * p.slope * d * d;
+}
+
+// The inverse of law_enthalpy (strictly increasing).
+HEATSIM_HOST_DEVICE inline double law_temperature(const LawTables& l, double h) {
+  const EnthalpyPiece& first = l.pieces[0];
+  if (h <= first.h) return h / table_at(l.capacity, l.capacity_pairs, first.t);
+  int k = l.piece_count - 1;
+  while (l.pieces[k].h > h) --k;
+  const EnthalpyPiece& p = l.pieces[k];
+  const double dh = h - p.h;
+  if (p.slope == 0.0) return p.t + dh / p.c;
+  // The root of slope/2 d^2 + c d - dh = 0 near 0, in the form without cancellation.
+  double disc = p.c * p.c + 2.0 * p.slope * dh;
+  if (disc < 0.0) disc = 0.0;
+  return p.t + 2.0 * dh / (p.c + std::sqrt(disc));
+}
+
+struct TemperatureLaw {
+  std::vector<std::array<double, 2>> conductivity;  // (T, k(T)/k_ref); empty: 1
+  std::vector<std::array<double, 2>> capacity;      // (T, C(T)/C_ref); empty: 1
+  // Phase change: latent heat L/C_ref (K) released uniformly over [solidus, liquidus]; 0: none.
+  double solidus = 0.0, liquidus = 0.0, latent = 0.0;
+  // The enthalpy's pieces, sorted by t: built by prepare() from the tables above.
+  std::vector<EnthalpyPiece> pieces;
+
+  // Builds `pieces`; call after setting the tables (the evaluations below read them).
+  void prepare();
+  // The tables as flat arrays, pointing into this law (valid while it lives unchanged).
+  LawTables tables() const;
+  bool varying_conductivity() const { return conductivity.size() > 1; }
+  bool varying_capacity() const { return capacity.size() > 1 || latent > 0.0; }
+
+  double conductivity_ratio(double T) const;
+  // The apparent capacity dh/dT: the table's value plus latent/(liquidus - solidus) inside the
+  // melting range.
+  double capacity_ratio(double T) const;
+  // h(T) in kelvin (the heat per unit volume over C_ref): the integral of capacity_ratio, equal
+  // to c T below the first break point (c the capacity ratio there), so that a constant law
+  // gives h = T and the heat content C_ref h(T) = C T of a constant material.
+  double enthalpy(double T) const;
+  // The inverse of enthalpy(): strictly increasing, so one T for every h.
+  double temperature(double h) const;
+  // 0 below the solidus, 1 above the liquidus, linear between; 0 without a phase change.
+  double liquid_fraction(double T) const;
+  // The largest conductivity ratio and the smallest capacity ratio over all temperatures (the
+  // explicit stability limit's worst case), and the temperatures where they occur.
+  std::array<double, 2> largest_conductivity() const;  // (T, ratio)
+  std::array<double, 2> smallest_capacity() const;     // (T, ratio)
+};
+
+// The temperature-dependent part of a problem's coefficient fields (CoefficientFields::
+// temperature). Each step, node i of law l = law[i] >= 0 has
+//   r_i = laws[l].conductivity_ratio(u_i)                  (1 for a node of law -1),
+// every face i -> j = i + e_a (or the periodic wrap) touching such a node conducts
+//   K_ij = K_ref / (share_ij / r_i + (1 - share_ij) / r_j),
+// K_ref the face's reference conductance (CoefficientFields::faces, which must be given) and
+// share_ij = share[a][i] the part of its reference resistance in node i's material, and a node
+// whose law has a varying capacity advances its enthalpy rather than its temperature:
+//   u_i <- temperature(enthalpy(u_i) + dt/C_ref * (flow + sources)),
+// which conserves C_ref h summed over the nodes to rounding (the flows between nodes cancel).
+struct TemperatureDependence {
+  std::vector<TemperatureLaw> laws;
+  std::vector<std::int32_t> law;                    // per node; -1: constant properties
+  std::array<std::vector<double>, 3> share;         // per axis and face, as `faces`
+
+  // r_i at temperature u (1 for a node of constant properties).
+  double conductivity_ratio(std::int64_t node, double u) const {
+    const std::int32_t l = law[static_cast<std::size_t>(node)];
+    return l < 0 ? 1.0 : laws[static_cast<std::size_t>(l)].conductivity_ratio(u);
+  }
+};
+
+// K_ij = K_ref / (share / r_i + (1 - share) / r_j): the face's reference resistance split
+// between the two nodes' materials, each part scaled by its material's ratio.
+HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj) {
+  return reference / (share / ri + (1.0 - share) / rj);
+}
+
+}  // namespace heatsim::kernels

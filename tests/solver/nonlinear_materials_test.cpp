@@ -1,0 +1,298 @@
+// Materials beyond constants (kernels/temperature_laws.hpp): conductivity and heat capacity
+// as tables of T, latent heat over a melting range, anisotropic conductivity and radiating
+// faces, on the CPU backend's explicit steps and the multigrid's outer iterations. Checked
+// against closed forms: the Kirchhoff transform of k linear in T (second order), the energy
+// balance of a radiating face, Neumann's similarity solution of the one-phase Stefan problem
+// with the heat content conserved to rounding, and the discrete decay factor of an anisotropic
+// mode.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/temperature_laws.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/stencil.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+namespace mg = heatsim::solver::multigrid;
+using heatsim::kernels::BoundaryKind;
+using heatsim::kernels::kStefanBoltzmann;
+using heatsim::solver::Case;
+
+Case rod(int n, double length) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {n, 1, 1};
+  c.grid.length = {length, 1.0, 1.0};
+  return c;
+}
+
+// The steady field (or one backward Euler step of dt) of case c on the CPU's multigrid, from u.
+std::vector<double> solve(const Case& c, std::vector<double> u, mg::TimeMethod method,
+                          double dt = 0.0, mg::SolveOptions options = {}) {
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, dt > 0 ? dt : 1.0, fields);
+  options.tolerance = 1e-13;
+  options.outer_tolerance = 1e-13;
+  mg::ImplicitStepper stepper(p, fields, method, dt,
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.set_field(u);
+  stepper.advance(0);
+  stepper.field(u);
+  return u;
+}
+
+// `steps` explicit steps of case c at dt on the CPU backend from u.
+std::vector<double> explicit_steps(const Case& c, std::vector<double> u, double dt,
+                                   std::int64_t steps) {
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, dt, fields);
+  auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+  backend->setup(p);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  backend->upload(u);
+  backend->advance(steps, 0);
+  backend->download(u);
+  return u;
+}
+
+// k = k0 (1 + beta (T - T0)) between Dirichlet faces at T0 and T1: the Kirchhoff transform
+// phi(T) = k0 ((T - T0) + beta (T - T0)^2 / 2) is linear in x, so
+// T(x) = T0 + (sqrt(1 + 2 beta phi(x) / k0) - 1) / beta.
+Case kirchhoff_rod(int n) {
+  Case c = rod(n, 0.1);
+  heatsim::solver::MaterialSpec steel = material("steel", 10.0, 7900, 500);
+  steel.conductivity_table = {{300.0, 10.0}, {900.0, 30.0}};  // beta = 1/300 per K
+  c.materials = {steel};
+  c.regions = {region("steel")};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 300.0;
+  c.boundary[1].kind = BoundaryKind::dirichlet;
+  c.boundary[1].value = 900.0;
+  return c;
+}
+
+double kirchhoff_exact(double x) {
+  const double k0 = 10.0, beta = 1.0 / 300.0, dT = 600.0, L = 0.1;
+  const double phi_end = k0 * (dT + beta * dT * dT / 2.0);
+  const double phi = phi_end * x / L;
+  return 300.0 + (std::sqrt(1.0 + 2.0 * beta * phi / k0) - 1.0) / beta;
+}
+
+TEST(Nonlinear, ConductivityLinearInTFollowsTheKirchhoffProfileAtSecondOrder) {
+  std::vector<double> errors;
+  for (int n : {21, 41, 81}) {
+    const Case c = kirchhoff_rod(n);
+    const std::vector<double> u = solve(c, std::vector<double>(n, 300.0), mg::TimeMethod::steady);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i)
+      worst = std::max(worst, std::abs(u[i] - kirchhoff_exact(0.1 * i / (n - 1))));
+    errors.push_back(worst);
+  }
+  EXPECT_LT(errors[0], 0.5);  // K, of 600 across the rod
+  EXPECT_GT(errors[0] / errors[1], 3.6);
+  EXPECT_GT(errors[1] / errors[2], 3.6);
+  // The explicit steps reach the same discrete steady state.
+  const Case c = kirchhoff_rod(21);
+  const std::vector<double> steady = solve(c, std::vector<double>(21, 300.0), mg::TimeMethod::steady);
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double dt = 0.9 * heatsim::solver::field_stability(c, *fields).dt_limit;
+  const std::vector<double> late = explicit_steps(c, std::vector<double>(21, 300.0), dt, 40000);
+  for (int i = 0; i < 21; ++i) EXPECT_NEAR(late[i], steady[i], 1e-7) << "node " << i;
+}
+
+TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
+  Case c = kirchhoff_rod(21);
+  const auto with_table = heatsim::solver::coefficient_fields(c);
+  const double limit = heatsim::solver::field_stability(c, *with_table).dt_limit;
+  // k at its largest (30, three times the reference) sets the limit.
+  c.materials[0].conductivity_table.clear();
+  c.materials[0].conductivity = 30.0;
+  const auto hot = heatsim::solver::coefficient_fields(c);
+  EXPECT_NEAR(limit, heatsim::solver::field_stability(c, *hot).dt_limit, 1e-12 * limit);
+}
+
+// A slab at T1 on x- that radiates from x+ (emissivity eps, ambient Ta, optionally also
+// convecting with h): the steady profile is linear, so the face temperature T2 solves
+// k (T1 - T2) / L = h (T2 - Ta) + eps sigma (T2^4 - Ta^4) exactly.
+TEST(Nonlinear, ARadiatingFaceBalancesConductionAtTheSteadyState) {
+  for (double h : {0.0, 10.0}) {
+    const int n = 31;
+    const double k = 2.0, L = 0.05, T1 = 700.0, Ta = 300.0, eps = 0.8;
+    Case c = rod(n, L);
+    c.materials = {material("ceramic", k, 3000, 800)};
+    c.regions = {region("ceramic")};
+    c.boundary[0].kind = BoundaryKind::dirichlet;
+    c.boundary[0].value = T1;
+    c.boundary[1].kind = BoundaryKind::convective;
+    c.boundary[1].transfer = h;
+    c.boundary[1].emissivity = eps;
+    c.boundary[1].value = Ta;
+    double T2 = 500.0;  // Newton on the scalar balance
+    for (int it = 0; it < 50; ++it) {
+      const double f = k * (T1 - T2) / L - h * (T2 - Ta) - eps * kStefanBoltzmann * (std::pow(T2, 4) - std::pow(Ta, 4));
+      const double df = -k / L - h - 4.0 * eps * kStefanBoltzmann * std::pow(T2, 3);
+      T2 -= f / df;
+    }
+    const std::vector<double> u = solve(c, std::vector<double>(n, 400.0), mg::TimeMethod::steady);
+    EXPECT_NEAR(u[n - 1], T2, 1e-9 * T1) << "h = " << h;
+    for (int i = 0; i < n; ++i)
+      EXPECT_NEAR(u[i], T1 + (T2 - T1) * i / (n - 1.0), 1e-9 * T1) << "node " << i;
+    // Explicit steps to the same state.
+    const auto fields = heatsim::solver::coefficient_fields(c);
+    const double dt = 0.9 * heatsim::solver::field_stability(c, *fields).dt_limit;
+    const std::vector<double> late = explicit_steps(c, std::vector<double>(n, 400.0), dt, 60000);
+    EXPECT_NEAR(late[n - 1], T2, 1e-6 * T1) << "h = " << h;
+  }
+}
+
+// lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
+double neumann_lambda(double stefan) {
+  double lo = 1e-6, hi = 3.0;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (mid * std::exp(mid * mid) * std::erf(mid) < stefan / std::sqrt(M_PI) ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// One-phase melting: a bar of wax at its melting point, its x- face raised to Tm + dT: the front
+// lies at s(t) = 2 lambda sqrt(alpha t). The melted length is measured as the liquid fractions'
+// integral.
+Case stefan_bar(int n) {
+  Case c = rod(n, 1.0);
+  heatsim::solver::MaterialSpec wax = material("wax", 1.0, 1.0, 1.0);
+  wax.phase_change = heatsim::solver::PhaseChangeSpec{319.9995, 320.0005, 2.0};  // St = 1 / 2
+  c.materials = {wax};
+  c.regions = {region("wax")};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 321.0;
+  c.boundary[1].kind = BoundaryKind::neumann;
+  return c;
+}
+
+double melted_length(const Case& c, const std::vector<double>& u) {
+  heatsim::kernels::TemperatureLaw law;
+  law.solidus = c.materials[0].phase_change->solidus;
+  law.liquidus = c.materials[0].phase_change->liquidus;
+  law.latent = 1.0;
+  law.prepare();
+  const double h = c.grid.length[0] / (c.grid.n[0] - 1);
+  double s = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    s += (i == 0 || i + 1 == u.size() ? 0.5 : 1.0) * h * law.liquid_fraction(u[i]);
+  return s;
+}
+
+TEST(Nonlinear, TheStefanFrontFollowsNeumannsSolution) {
+  const double lambda = neumann_lambda(0.5), t_end = 0.25;
+  const double exact = 2.0 * lambda * std::sqrt(t_end);
+  std::vector<double> errors;
+  for (int n : {101, 201}) {
+    const Case c = stefan_bar(n);
+    const double h = 1.0 / (n - 1), dt = 0.4 * h * h;
+    const std::int64_t steps = static_cast<std::int64_t>(std::llround(t_end / dt));
+    const std::vector<double> u = explicit_steps(c, std::vector<double>(n, 319.9995), t_end / steps, steps);
+    errors.push_back(std::abs(melted_length(c, u) - exact));
+  }
+  EXPECT_LT(errors[1], 0.02 * exact);
+  EXPECT_GT(errors[0] / errors[1], 1.8);  // first order or better
+}
+
+// Melting and freezing inside an insulated bar: the heat content sum w C_ref h(u) stays to
+// rounding on the explicit steps (the flows between nodes cancel) and to the solve's tolerance
+// on backward Euler's.
+TEST(Nonlinear, PhaseChangeConservesTheHeatContent) {
+  const int n = 64;
+  Case c = stefan_bar(n);
+  c.boundary[0].kind = BoundaryKind::neumann;
+  c.boundary[0].value = 0.0;
+  std::vector<double> u0(n);
+  for (int i = 0; i < n; ++i) u0[i] = i < n / 2 ? 325.0 : 310.0;  // liquid against solid
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double dt = 0.9 * heatsim::solver::field_stability(c, *fields).dt_limit;
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+  backend->setup(p);
+  backend->upload(u0);
+  const double before = backend->stats().total_heat;
+  backend->advance(5000, 0);
+  const auto after = backend->stats();
+  EXPECT_NEAR(after.total_heat, before, 1e-12 * before);
+  std::vector<double> u;
+  backend->download(u);
+  EXPECT_LT(u[n / 2 - 1], 324.0);  // something melted and froze
+  EXPECT_GT(u[n / 2], 311.0);
+
+  // Backward Euler, 20 steps of 50 explicit limits.
+  auto be_fields = heatsim::solver::coefficient_fields(c);
+  const auto q = heatsim::solver::make_problem(c, 50 * dt, be_fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  options.outer_tolerance = 1e-13;
+  mg::ImplicitStepper stepper(q, be_fields, mg::TimeMethod::backward_euler, 50 * dt,
+                              heatsim::kernels::make_level_ops("cpu", q.precision), options);
+  stepper.set_field(u0);
+  const auto content = [&](const std::vector<double>& v) {
+    heatsim::kernels::TemperatureLaw law = be_fields->temperature->laws[0];
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) sum += (i == 0 || i == n - 1 ? 0.5 : 1.0) * law.enthalpy(v[i]);
+    return sum;
+  };
+  for (std::int64_t s = 0; s < 20; ++s) stepper.advance(s);
+  stepper.field(u);
+  EXPECT_NEAR(content(u), content(u0), 1e-9 * content(u0));
+  EXPECT_LT(u[n / 2 - 1], 324.0);
+}
+
+// The mode sin(pi x / Lx) sin(pi y / Ly) (sin(pi z / Lz)) with Dirichlet faces: one explicit
+// step multiplies it by 1 - dt / (rho c) sum_a k_a 4 / h_a^2 sin^2(pi h_a / (2 L_a)).
+TEST(Nonlinear, AnAnisotropicModeDecaysByTheDiscreteFactor) {
+  for (int dims : {2, 3}) {
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = {21, 13, dims == 3 ? 9 : 1};
+    c.grid.length = {1.0, 0.5, dims == 3 ? 0.3 : 1.0};
+    heatsim::solver::MaterialSpec pcb = material("pcb", 20.0, 1850, 1100);
+    pcb.axes = {20.0, 7.0, dims == 3 ? 0.3 : 20.0};
+    c.materials = {pcb};
+    c.regions = {region("pcb")};
+    for (auto& f : c.boundary) {
+      f.kind = BoundaryKind::dirichlet;
+      f.value = 0.0;
+    }
+    const auto fields = heatsim::solver::coefficient_fields(c);
+    const double dt = 0.9 * heatsim::solver::field_stability(c, *fields).dt_limit;
+    double rate = 0.0;
+    std::vector<double> u0(static_cast<std::size_t>(c.grid.n[0] * c.grid.n[1] * c.grid.n[2]));
+    for (int a = 0; a < dims; ++a) {
+      const double h = c.grid.length[a] / (c.grid.n[a] - 1);
+      const double s = std::sin(M_PI * h / (2.0 * c.grid.length[a]));
+      rate += pcb.axes[a] * 4.0 / (h * h) * s * s;
+    }
+    const double factor = 1.0 - dt / (1850.0 * 1100.0) * rate;
+    std::size_t i = 0;
+    for (int z = 0; z < c.grid.n[2]; ++z)
+      for (int y = 0; y < c.grid.n[1]; ++y)
+        for (int x = 0; x < c.grid.n[0]; ++x, ++i) {
+          double v = std::sin(M_PI * x / (c.grid.n[0] - 1)) * std::sin(M_PI * y / (c.grid.n[1] - 1));
+          if (dims == 3) v *= std::sin(M_PI * z / (c.grid.n[2] - 1));
+          u0[i] = v;
+        }
+    const std::vector<double> u1 = explicit_steps(c, u0, dt, 1);
+    for (std::size_t k = 0; k < u0.size(); ++k)
+      EXPECT_NEAR(u1[k], factor * u0[k], 1e-12) << dims << "D node " << k;
+    EXPECT_LT(factor, 0.99);  // the step did decay the mode
+  }
+}
+
+}  // namespace
+}  // namespace heatsim_tests
