@@ -946,7 +946,14 @@ int run_case(const RunOptions& options) {
                      m.min, m.max, m.mean);
       fmt::print("materials: {}\n", io::material_file_path(c));
       // Where the heat goes (steady states: the stored heat does not change).
-      if (steady && meter) print_heat_flows(c, "at the steady state", meter->report(final_u, 0.0));
+      if (steady && meter) {
+        const std::string varies = solver::heat_flows_unsupported(c);
+        if (varies.empty())
+          print_heat_flows(c, "at the steady state", meter->report(final_u, 0.0));
+        else
+          fmt::print("heat flows: not reported ({}; the report is for constant properties)\n",
+                     varies);
+      }
     }
     if (last_flow_row && !steady) {
       // The last row of heat_flows.csv: the last step's balance.

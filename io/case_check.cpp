@@ -10,6 +10,7 @@
 #include "initial_file.hpp"
 #include "kernels/registry.hpp"
 #include "solver/expression.hpp"
+#include "solver/heat_flows.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
 
@@ -336,11 +337,23 @@ class Checker {
             "is fp32 like the run) or run with precision: fp64");
     if (c_.checkpoint.every < 0)
       error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
-    // The heat flows are those of the conservative second-order form the steps take.
+    // The heat flows are those of the conservative second-order form the steps take, with
+    // constant properties.
     if (c_.output.heat_flows && c_.scheme.kind != SchemeKind::order2)
       error("output.heat_flows",
             std::string("the heat flows are those of the order2 scheme's flux form; scheme is ") +
                 solver::to_string(c_.scheme.kind));
+    const std::string varies = solver::heat_flows_unsupported(c_);
+    if (!varies.empty()) {
+      if (c_.output.heat_flows)
+        error("output.heat_flows",
+              "the heat flows are reported for constant properties, and " + varies +
+                  " (leave output.heat_flows out)");
+      if (c_.output.heat_flux || c_.output.conductivity)
+        error("output.fields",
+              "heat_flux and conductivity are written for constant properties, and " + varies +
+                  " (leave them out)");
+    }
   }
 
   // Needs a case that is otherwise valid: the stencil is built from it.

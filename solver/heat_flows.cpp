@@ -44,6 +44,17 @@ double block_sum(std::int64_t count, Term term) {
 
 const char* heat_rate_unit(int dims) { return dims == 3 ? "W" : dims == 2 ? "W/m" : "W/m^2"; }
 
+std::string heat_flows_unsupported(const Case& c) {
+  for (const MaterialSpec& m : c.materials)
+    if (m.temperature_dependent()) return "materials." + m.name + " varies with temperature";
+  for (int f = 0; f < 2 * c.grid.dims && f < kernels::kFaces; ++f)
+    if (c.boundary[f].radiates()) return std::string("boundary.") + kFaceNames[f] + " radiates";
+  for (std::size_t r = 0; r < c.regions.size(); ++r)
+    if (c.regions[r].is_void && c.regions[r].surface.radiates())
+      return "regions[" + std::to_string(r) + "].surface radiates";
+  return "";
+}
+
 double HeatFlowMeter::weight(std::int64_t i) const {
   const std::int64_t c[3] = {i % n_[0], i / n_[0] % n_[1], i / (n_[0] * n_[1])};
   double w = 1.0;

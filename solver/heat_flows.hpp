@@ -37,6 +37,12 @@ struct HeatFlowReport {
 // "W", "W/m" or "W/m^2": the unit of a heat rate on a grid of `dims` dimensions.
 const char* heat_rate_unit(int dims);
 
+// Empty when the heat flows (and the heat flux at the nodes) can be reported for case c: its
+// properties are constants. Otherwise what keeps them from it, with its key path: "materials.
+// copper varies with temperature", "boundary.x+ radiates", "regions[2].surface radiates" (the
+// report would take the reference conductances, and no radiation).
+std::string heat_flows_unsupported(const Case& c);
+
 class HeatFlowMeter {
  public:
   // For a case with coefficient fields (or the shorthand's, multigrid::uniform_fields), its

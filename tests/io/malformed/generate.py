@@ -419,6 +419,17 @@ real("void_removes_every_node", "regions: the voids remove every node",
      "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
      "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n"
      "  - {void: true, box: {lower: [-1, -1], upper: [2, 2]}}\n")
+case("heat_flows_with_a_table",
+     "output.heat_flows: the heat flows are reported for constant properties, and "
+     "materials.copper varies with temperature",
+     sub(sub(BASE_REAL, "conductivity: 401", "conductivity: [[280, 401], [600, 370]]"),
+         "time: {steps: 10}", "time: {steps: 10}\noutput: {heat_flows: true}"))
+case("heat_flux_with_radiation",
+     "output.fields: heat_flux and conductivity are written for constant properties, and "
+     "boundary.x+ radiates",
+     sub(sub(BASE_REAL, "x+: {type: convective, h: 25.0, ambient: 300.0}",
+             "x+: {type: convective, h: 25.0, ambient: 300.0, emissivity: 0.8}"),
+         "time: {steps: 10}", "time: {steps: 10}\noutput: {fields: [temperature, heat_flux]}"))
 real("regions_material_missing", "regions[0].material: missing required key", "{material: mold}", "{}")
 real("regions_two_shapes", "regions[1].where: give at most one shape",
      "upper: [0.5, 0.5]}}", "upper: [0.5, 0.5]}, where: \"x > 0\"}")
