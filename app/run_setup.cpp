@@ -109,7 +109,9 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
       return std::nullopt;
     }
   }
-  std::vector<io::CaseError> errors = io::check_case(c);
+  // Again after the overrides, which change nothing the stability depends on (the steps, the
+  // backend, the output, the precision): plan_time below holds dt to the limit as well.
+  std::vector<io::CaseError> errors = io::check_case(c, loaded.lines, false);
   if (errors.empty())
     if (std::string refused = implicit_refusal(c); !refused.empty())
       errors.push_back({"time.method", 0, std::move(refused)});
@@ -123,7 +125,8 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
       // Material maps and source fields from HDF5 files, before the fields are built; then the
       // body on the grid and the checks that need it (voids, surfaces, pieces), with lines.
       io::read_field_inputs(run.case_);
-      io::ResolvedBody body = io::resolve_body(run.case_, loaded.lines);
+      io::ResolvedBody body = loaded.body.fields ? std::move(loaded.body)
+                                                 : io::resolve_body(run.case_, loaded.lines);
       for (const auto& w : body.warnings) spdlog::warn("{}: {}", path, w.to_string());
       if (!body.errors.empty()) {
         print_errors(path, body.errors);

@@ -43,7 +43,7 @@ class Checker {
  public:
   Checker(const Case& c, const std::map<std::string, int>& lines) : c_(c), lines_(lines) {}
 
-  std::vector<CaseError> run(bool check_stability) {
+  std::vector<CaseError> run(bool check_stability, ResolvedBody* body = nullptr) {
     const bool dims_ok = c_.grid.dims >= 1 && c_.grid.dims <= 3;
     check::Report fields(lines_);
     if (!dims_ok) error("grid.dims", "must be 1, 2 or 3 (got " + std::to_string(c_.grid.dims) + ")");
@@ -62,7 +62,7 @@ class Checker {
     if (check_stability && errors_.empty()) {
       if (c_.has_fields() && c_.time.method == solver::TimeMethod::explicit_euler) {
         check::Report stable(lines_);
-        check::check_fields_stable(c_, stable);
+        check::check_fields_stable(c_, stable, body);
         errors_ = std::move(stable.errors);
       } else {
         check_stable();
@@ -397,9 +397,10 @@ class Checker {
 namespace check {
 
 std::vector<CaseError> run_checks(const Case& c, const std::map<std::string, int>& lines,
-                                  bool check_stability, std::vector<CaseError>* warnings) {
+                                  bool check_stability, std::vector<CaseError>* warnings,
+                                  ResolvedBody* body) {
   Checker checker(c, lines);
-  std::vector<CaseError> errors = checker.run(check_stability);
+  std::vector<CaseError> errors = checker.run(check_stability, body);
   if (warnings) *warnings = std::move(checker.warnings_);
   return errors;
 }

@@ -39,8 +39,11 @@ class Report {
 };
 
 // check_case, with the warnings into `warnings` when it is not null.
+// With `body` not null, the body the stability check laid on the grid goes there (fields null
+// when it did not).
 std::vector<CaseError> run_checks(const solver::Case& c, const std::map<std::string, int>& lines,
-                                  bool check_stability, std::vector<CaseError>* warnings);
+                                  bool check_stability, std::vector<CaseError>* warnings,
+                                  ResolvedBody* body = nullptr);
 
 // Materials, regions, sources, probes, the faces that need coefficient fields, and the
 // scheme those need. Needs grid.dims 1..3.
@@ -48,6 +51,6 @@ void check_fields(const solver::Case& c, Report& r);
 // dt against the coefficient fields' stability limit (cases with has_fields()); needs a case
 // that is otherwise valid: the files are read and the body laid on the grid (resolve_body,
 // whose errors come first).
-void check_fields_stable(const solver::Case& c, Report& r);
+void check_fields_stable(const solver::Case& c, Report& r, ResolvedBody* body = nullptr);
 
 }  // namespace heatsim::io::check

@@ -465,19 +465,20 @@ class FieldChecks {
 
 void check_fields(const Case& c, Report& r) { FieldChecks(c, r).run(); }
 
-void check_fields_stable(const Case& c, Report& r) {
+void check_fields_stable(const Case& c, Report& r, ResolvedBody* kept) {
   solver::FieldStability limit;
   try {
     Case filled = c;
     read_field_inputs(filled);
-    // The fields, and what laying the body on the grid finds wrong (its warnings are said when
-    // the run resolves the body again).
-    const ResolvedBody body = resolve_body(filled, r.lines());
+    // The fields, and what laying the body on the grid finds wrong (its warnings go with the
+    // body to the run, which says them).
+    ResolvedBody body = resolve_body(filled, r.lines());
     if (!body.errors.empty()) {
       r.errors.insert(r.errors.end(), body.errors.begin(), body.errors.end());
       return;
     }
     limit = solver::field_stability(filled, *body.fields);
+    if (kept) *kept = std::move(body);
   } catch (const std::exception& e) {
     // Nodes without a material, a file that changed since it was checked, ...: the message
     // starts with its key path when it has one.

@@ -249,7 +249,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   std::vector<CaseError> semantic;
   std::vector<CaseError> warnings;
   try {
-    semantic = check::run_checks(c, reader.lines, structure_ok, &warnings);
+    semantic = check::run_checks(c, reader.lines, structure_ok, &warnings, &result.body);
   } catch (const std::exception& e) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
   }
@@ -277,6 +277,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
                      [](const CaseError& a, const CaseError& b) { return a.line < b.line; });
   }
   result.lines = reader.lines;
+  if (!result.errors.empty()) result.body = ResolvedBody();
   if (result.errors.empty()) {
     c.source_text = text;
     c.source_path = origin;

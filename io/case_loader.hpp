@@ -23,6 +23,16 @@ struct CaseError {
   std::string to_string() const;
 };
 
+// A case's body laid on the grid (resolve_body below): the material of every node, the voids'
+// surfaces, the coefficient fields (null when there are errors), and what the checks found.
+struct ResolvedBody {
+  std::vector<std::int32_t> material_ids;
+  solver::VoidSurfaces surfaces;
+  std::shared_ptr<const kernels::CoefficientFields> fields;
+  std::vector<CaseError> errors;
+  std::vector<CaseError> warnings;
+};
+
 struct LoadResult {
   std::optional<solver::Case> value;  // set only when there are no errors
   std::vector<CaseError> errors;
@@ -31,6 +41,9 @@ struct LoadResult {
   std::vector<CaseError> warnings;
   // The 1-based line of every key path the text gave, for checks made later (resolve_body).
   std::map<std::string, int> lines;
+  // An explicit case with coefficient fields: the body its stability check laid on the grid,
+  // so that the run need not lay it again (its fields null otherwise).
+  ResolvedBody body;
   bool ok() const { return value.has_value() && errors.empty(); }
 };
 
@@ -68,15 +81,8 @@ std::vector<CaseError> case_warnings(const solver::Case& c,
 //   (nodes without a material, the voids removing every node, ...);
 // - warnings: a void without a surface condition that changes nothing; a source part of whose
 //   shape lies in a void (the source heats the body's part alone); a transient run with pieces
-//   the voids cut off from the rest of the body.
-// `fields` is null when there are errors.
-struct ResolvedBody {
-  std::vector<std::int32_t> material_ids;
-  solver::VoidSurfaces surfaces;
-  std::shared_ptr<const kernels::CoefficientFields> fields;
-  std::vector<CaseError> errors;
-  std::vector<CaseError> warnings;
-};
+//   the voids cut off from the rest of the body; slivers of the body a void's bound leaves in
+//   nodes whose faces all cross it (errors in a steady state when nothing fixes them).
 ResolvedBody resolve_body(const solver::Case& c, const std::map<std::string, int>& lines);
 
 // One error per line, as to_string() gives them.
