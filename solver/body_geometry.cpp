@@ -206,7 +206,8 @@ std::vector<std::size_t> voids_on_face(const Case& c, const std::vector<std::int
         std::int64_t found = -1;
         for (std::size_t k = 0; k < tests.size(); ++k)
           if (tests[k](p.data())) found = static_cast<std::int64_t>(regions[k]);
-        if (found >= 0 && std::find(out.begin(), out.end(), static_cast<std::size_t>(found)) == out.end())
+        if (found >= 0 &&
+            std::find(out.begin(), out.end(), static_cast<std::size_t>(found)) == out.end())
           out.push_back(static_cast<std::size_t>(found));
       }
   std::sort(out.begin(), out.end());
