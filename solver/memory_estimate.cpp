@@ -95,6 +95,16 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   e.host.push_back({"writer thread: two staging buffers" +
                         std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
                     2.0 * value * points + value * points});
+  // output.heat_flows: the field of a row's step and of the step before it, and the nodes'
+  // fixed flags; output.fields: per output file, the heat flux's three values and the
+  // conductivity per node, and their place in the file being built (the writer's, beside the
+  // staging).
+  if (c.output.heat_flows)
+    e.host.push_back({"heat flows: the fields of an output step and the step before", 17.0 * points});
+  const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0);
+  if (further > 0.0)
+    e.host.push_back({"output fields (heat flux, conductivity) and their place in the file",
+                      (8.0 + value) * further * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
   const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
   const std::vector<MemoryPart> transients{
