@@ -27,7 +27,7 @@ struct Wraps {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     update_faces_kernel(const T* __restrict__ u, FaceArrays<T> K, const std::int32_t* __restrict__ law,
-                        DeviceLawSet set, const double* __restrict__ share0,
+                        const LawTables* __restrict__ laws, const double* __restrict__ share0,
                         const double* __restrict__ share1, const double* __restrict__ share2,
                         const double* __restrict__ ref0, const double* __restrict__ ref1,
                         const double* __restrict__ ref2, DeviceGrid g, Wraps periodic) {
@@ -38,12 +38,16 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t i = g.index(c[0], c[1], c[2]);
   const auto ratio = [&](std::int64_t at) {
     const std::int32_t l = law[at];
-    return l < 0 ? 1.0 : law_conductivity(set.law[l], static_cast<double>(u[at]));
+    return l < 0 ? 1.0 : law_conductivity(laws[l], static_cast<double>(u[at]));
   };
   const double ri = ratio(i);
   const double* shares[3] = {share0, share1, share2};
   const double* refs[3] = {ref0, ref1, ref2};
-  for (int a = 0; a < g.dims; ++a) {
+  // Unrolled: the per-axis arrays above are then indexed by constants and stay in registers
+  // (indexed at run time they went to local memory, 140 bytes a node of stores).
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    if (a >= g.dims) break;
     const std::int64_t st = g.stride(a);
     std::int64_t j = i + st;
     if (c[a] == g.n[a] - 1) {
@@ -77,14 +81,15 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     enthalpy_step_kernel(const T* __restrict__ u, T* __restrict__ next,
-                         const std::int32_t* __restrict__ law, DeviceLawSet set, DeviceGrid g) {
+                         const std::int32_t* __restrict__ law, const LawTables* __restrict__ laws,
+                         DeviceGrid g) {
   const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
   if (k >= points) return;
   const std::int64_t i = g.index(k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1]));
   const std::int32_t l = law[i];
   if (l < 0) return;
-  const LawTables& tables = set.law[l];
+  const LawTables& tables = laws[l];
   if (tables.capacity_pairs < 2 && !(tables.latent > 0.0)) return;
   const double ui = static_cast<double>(u[i]);
   const double gained = static_cast<double>(next[i] - u[i]);
@@ -162,6 +167,7 @@ void DeviceTemperature<T>::upload(const StencilProblem& p, const DeviceGrid& gri
     d.capacity = tables.as<double>() + at[static_cast<std::size_t>(l)][1];
     d.pieces = pieces.as<EnthalpyPiece>() + at[static_cast<std::size_t>(l)][2];
   }
+  upload_array(laws, std::vector<LawTables>(set.law, set.law + set.count));
   upload_array(law, padded<std::int32_t>(t.law, grid, -1));
   for (int a = 0; a < 3; ++a) {
     DeviceArray none_s, none_r;
@@ -191,7 +197,8 @@ void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>
     ref[a] = t.reference[a].template as<double>();
   }
   update_faces_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, K, t.law.template as<std::int32_t>(), t.set, share[0], share[1], share[2], ref[0],
+      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), share[0],
+      share[1], share[2], ref[0],
       ref[1], ref[2], grid, wraps);
   HEATSIM_CUDA_CHECK_LAUNCH();
   for (int a = 0; a < grid.dims; ++a) {
@@ -209,7 +216,7 @@ void launch_enthalpy_step(const T* u, T* next, const DeviceTemperature<T>& t,
   if (!t.varying_c) return;
   const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
   enthalpy_step_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, next, t.law.template as<std::int32_t>(), t.set, grid);
+      u, next, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), grid);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 

@@ -12,7 +12,8 @@
 
 namespace heatsim::kernels::cuda {
 
-// Laws passed by value to the kernels (a few hundred bytes of parameters).
+// The laws the kernels read, from global memory (uniform across a warp, so cached): a copy
+// passed by value and indexed by a node's law would sit in each thread's local memory.
 constexpr int kMaxDeviceLaws = 16;
 struct DeviceLawSet {
   int count = 0;
@@ -32,6 +33,7 @@ struct DeviceTemperature {
   DeviceArray reference[3];  // double, padded: the faces' reference conductances
   DeviceArray tables;        // the laws' pairs, flat
   DeviceArray pieces;        // the laws' enthalpy pieces
+  DeviceArray laws;          // set.law[0 .. count) on the device
   DeviceLawSet set;
 
   // From the problem's CoefficientFields::temperature (nothing when it has none).
