@@ -127,9 +127,16 @@ void print_real_problem(const PreparedRun& run) {
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
     const kernels::BoundaryFace& b = c.boundary[f];
-    if (b.kind == kernels::BoundaryKind::convective)
-      fmt::print("  face {}: convective, h {:.6g}, ambient {}\n", face_names[f], b.transfer,
-                 b.time_dependent() ? schedule_text(b.schedule()) : fmt::format("{:.6g}", b.value));
+    const std::string ambient =
+        b.time_dependent() ? schedule_text(b.schedule()) : fmt::format("{:.6g}", b.value);
+    if (b.kind == kernels::BoundaryKind::convective && b.radiates() && b.transfer == 0.0)
+      fmt::print("  face {}: radiative, emissivity {:.6g}, ambient {}\n", face_names[f],
+                 b.emissivity, ambient);
+    else if (b.kind == kernels::BoundaryKind::convective)
+      fmt::print("  face {}: convective, h {:.6g}, ambient {}{}\n", face_names[f], b.transfer,
+                 ambient,
+                 b.radiates() ? fmt::format(", radiating with emissivity {:.6g}", b.emissivity)
+                              : std::string());
     else if (b.kind == kernels::BoundaryKind::neumann && b.heat_flux)
       fmt::print("  face {}: heat flux {:.6g} W/m^2 into the body\n", face_names[f], b.value);
   }
