@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/materials.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/subgrid.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
@@ -286,6 +287,11 @@ int print_info() {
   for (const auto& e : kernels::backend_registry())
     fmt::print("  {:<16} {}{}\n", e.name, e.description, e.needs_gpu ? " [GPU]" : "");
   fmt::print("CUDA support: {}\n", kernels::cuda_compiled() ? "compiled" : "not compiled");
+  if (solver::parallel::mpi_built())
+    fmt::print("MPI: {} (decomposed runs under its mpirun; parallel HDF5 writes the files)\n",
+               solver::parallel::mpi_library());
+  else
+    fmt::print("MPI: not built (one process; under mpirun heatsim refuses to start)\n");
   const auto devices = kernels::cuda_devices();
   if (devices.empty()) fmt::print("GPUs: none visible\n");
   for (const auto& d : devices)
