@@ -160,15 +160,7 @@ std::vector<std::array<std::int64_t, 3>> sizes(int dims) {
   }
 }
 
-struct Case {
-  std::string backend;
-  Precision precision;
-  int dims;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.backend << ' ' << kernels::to_string(c.precision) << ' ' << c.dims << 'D';
-}
+using Case = BackendCase;
 
 class TemperatureLawAgreement : public ::testing::TestWithParam<Case> {
  protected:
@@ -199,26 +191,12 @@ TEST_P(TemperatureLawAgreement, MatchesCpuOnRandomLawsAndRadiatingFaces) {
       std::vector<double> u0(static_cast<std::size_t>(p.points()));
       for (double& v : u0) v = uniform(rng, 300.0, 400.0);
 
-      auto cpu = kernels::make_cpu_backend(c.precision);
-      cpu->setup(p);
-      cpu->upload(u0);
-      cpu->advance(9, 0);
-      std::vector<double> want;
-      cpu->download(want);
-      const kernels::FieldStats cs = cpu->stats();
-
-      gpu->setup(p);
-      gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
-      gpu->advance(2, 0);
-      gpu->upload(u0);
-      gpu->advance(4, 0);
-      gpu->advance(5, 4);
-      std::vector<double> got;
-      gpu->download(got);
+      const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 9, 4);
       std::int64_t bad = -1;
-      EXPECT_LE(relative_difference(got, want, &bad), tol) << "worst node " << bad;
-      EXPECT_GT(relative_difference(want, u0), 1e-4);  // the steps did change the field
-      const kernels::FieldStats gs = gpu->stats();
+      EXPECT_LE(relative_difference(both.gpu, both.cpu, &bad), tol) << "worst node " << bad;
+      EXPECT_GT(relative_difference(both.cpu, u0), 1e-4);  // the steps did change the field
+      const kernels::FieldStats& gs = both.gpu_stats;
+      const kernels::FieldStats& cs = both.cpu_stats;
       EXPECT_EQ(gs.non_finite, 0);
       EXPECT_NEAR(gs.total_heat, cs.total_heat, 10 * tol * std::abs(cs.total_heat));
       EXPECT_NEAR(gs.max, cs.max, tol * std::abs(cs.max));
@@ -229,24 +207,8 @@ TEST_P(TemperatureLawAgreement, MatchesCpuOnRandomLawsAndRadiatingFaces) {
   }
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (const auto& b : cuda_backend_names())
-    for (Precision p : {Precision::fp64, Precision::fp32})
-      for (int d = 1; d <= 3; ++d) cases.push_back({b, p, d});
-  return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string s = info.param.backend + "_" + kernels::to_string(info.param.precision) + "_" +
-                  std::to_string(info.param.dims) + "D";
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(All, TemperatureLawAgreement, ::testing::ValuesIn(all_cases()),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(All, TemperatureLawAgreement, ::testing::ValuesIn(backend_cases()),
+                         backend_case_name);
 
 class TemperatureLawBasics : public ::testing::Test {
  protected:
