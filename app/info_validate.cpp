@@ -82,10 +82,14 @@ void print_real_problem(const PreparedRun& run) {
       if (!region.is_void) continue;
       const kernels::BoundaryFace& s = region.surface;
       std::string condition = "insulated";
-      if (s.kind == kernels::BoundaryKind::convective)
-        condition = fmt::format("convective, h {:.6g}, ambient {}", s.transfer,
-                                s.time_dependent() ? schedule_text(s.schedule())
-                                                   : fmt::format("{:.6g}", s.value));
+      const std::string ambient =
+          s.time_dependent() ? schedule_text(s.schedule()) : fmt::format("{:.6g}", s.value);
+      if (s.radiates() && s.transfer == 0.0)
+        condition = fmt::format("radiative, emissivity {:.6g}, ambient {}", s.emissivity, ambient);
+      else if (s.kind == kernels::BoundaryKind::convective)
+        condition = fmt::format("convective, h {:.6g}, ambient {}{}", s.transfer, ambient,
+                                s.radiates() ? fmt::format(", emissivity {:.6g}", s.emissivity)
+                                             : std::string());
       else if (s.heat_flux)
         condition = fmt::format("heat flux {:.6g} W/m^2 into the body", s.value);
       std::string area;

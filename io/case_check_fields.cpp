@@ -333,6 +333,7 @@ class FieldChecks {
       r_.finite(p + ".surface.h", s.transfer);
       if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
       check_schedule(p + ".surface.ambient", s.schedule());
+      if (s.radiates()) radiating_ambient(p + ".surface.ambient", s.schedule());
     } else if (s.heat_flux) {
       r_.finite(p + ".surface.heat_flux", s.value);
     }

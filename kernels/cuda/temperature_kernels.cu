@@ -97,6 +97,30 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
+struct RadiationArgs {
+  const T* R[kMaxRadiationGroups] = {};
+  T ambient4[kMaxRadiationGroups] = {};
+  int groups = 0;
+};
+
+// One thread per interior node. The CPU's arithmetic for the loss (u^2 squared, in T).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    surface_radiation_kernel(const T* __restrict__ u, T* __restrict__ next,
+                             const T* __restrict__ dtc, RadiationArgs<T> r, DeviceGrid g) {
+  const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
+  if (k >= points) return;
+  const std::int64_t i = g.index(k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1]));
+  const T ui = u[i], u2 = ui * ui;
+  T loss = T(0);
+#pragma unroll
+  for (int q = 0; q < kMaxRadiationGroups; ++q)
+    if (q < r.groups) loss += r.R[q][i] * (u2 * u2 - r.ambient4[q]);
+  if (loss != T(0)) next[i] -= dtc[i] * loss;
+}
+
+template <typename T>
 void upload_array(DeviceArray& array, const std::vector<T>& host) {
   array.allocate(host.size() * sizeof(T));
   HEATSIM_CUDA_CHECK(
@@ -120,6 +144,11 @@ std::int64_t blocks_for(std::int64_t items) { return (items + kThreads - 1) / kT
 }  // namespace
 
 std::string temperature_unsupported_reason(const StencilProblem& p) {
+  if (p.coefficients &&
+      p.coefficients->radiation.size() > static_cast<std::size_t>(kMaxRadiationGroups))
+    return "at most " + std::to_string(kMaxRadiationGroups) +
+           " ambients of radiating surfaces inside the body on the device, not " +
+           std::to_string(p.coefficients->radiation.size());
   if (!p.coefficients || !p.coefficients->temperature) return "";
   const TemperatureDependence& t = *p.coefficients->temperature;
   if (t.laws.size() > static_cast<std::size_t>(kMaxDeviceLaws))
@@ -136,6 +165,13 @@ std::string temperature_unsupported_reason(const StencilProblem& p) {
 
 template <typename T>
 void DeviceTemperature<T>::upload(const StencilProblem& p, const DeviceGrid& grid) {
+  radiation_groups = 0;
+  if (p.coefficients) {
+    const std::string why = temperature_unsupported_reason(p);
+    if (!why.empty()) throw std::invalid_argument(why);
+    for (const auto& r : p.coefficients->radiation)
+      upload_array(radiation[radiation_groups++], padded<T>(r.coefficient, grid, T(0)));
+  }
   present = p.coefficients && p.coefficients->temperature;
   varying_k = varying_c = false;
   set = DeviceLawSet{};
@@ -221,6 +257,23 @@ void launch_enthalpy_step(const T* u, T* next, const DeviceTemperature<T>& t,
 }
 
 template <typename T>
+void launch_surface_radiation(const T* u, T* next, const T* dt_over_capacity,
+                              const DeviceTemperature<T>& t, const double* ambient4,
+                              const DeviceGrid& grid, cudaStream_t stream) {
+  if (t.radiation_groups == 0) return;
+  RadiationArgs<T> r;
+  r.groups = t.radiation_groups;
+  for (int q = 0; q < r.groups; ++q) {
+    r.R[q] = t.radiation[q].template as<T>();
+    r.ambient4[q] = static_cast<T>(ambient4[q]);
+  }
+  const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
+  surface_radiation_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
+      u, next, dt_over_capacity, r, grid);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
 double enthalpy_content(const T* u, const StencilProblem& p, const DeviceGrid& grid) {
   std::vector<T> host(static_cast<std::size_t>(grid.total));
   HEATSIM_CUDA_CHECK(cudaMemcpy(host.data(), u, host.size() * sizeof(T), cudaMemcpyDeviceToHost));
@@ -259,6 +312,12 @@ template void launch_enthalpy_step<float>(const float*, float*, const DeviceTemp
                                           const DeviceGrid&, cudaStream_t);
 template void launch_enthalpy_step<double>(const double*, double*, const DeviceTemperature<double>&,
                                            const DeviceGrid&, cudaStream_t);
+template void launch_surface_radiation<float>(const float*, float*, const float*,
+                                              const DeviceTemperature<float>&, const double*,
+                                              const DeviceGrid&, cudaStream_t);
+template void launch_surface_radiation<double>(const double*, double*, const double*,
+                                               const DeviceTemperature<double>&, const double*,
+                                               const DeviceGrid&, cudaStream_t);
 template double enthalpy_content<float>(const float*, const StencilProblem&, const DeviceGrid&);
 template double enthalpy_content<double>(const double*, const StencilProblem&, const DeviceGrid&);
 

@@ -5,7 +5,8 @@
 // including convective faces that also radiate and radiative ones, 1D to 3D at sizes that are
 // not tile multiples, fp64 and fp32, temperatures of 300 to 400 K across the tables' break
 // points. The buffers are poisoned with NaN first. fp64 within 1e-11, fp32 within 1e-5 of max
-// |u|; stats() (the heat content with the enthalpy) as the CPU's. And: temporal-blocking
+// |u|; stats() (the heat content with the enthalpy) as the CPU's. Up to two groups of radiating
+// surfaces inside the body (CoefficientFields::radiation) come with them. And: temporal-blocking
 // refuses such problems with the reason, and `auto` takes a CUDA-core backend.
 #include <array>
 #include <memory>
@@ -95,7 +96,28 @@ Built nonlinear_problem(int dims, const std::array<std::int64_t, 3>& n, Precisio
       share[i] = uniform(rng, 0.05, 0.95);
     }
   }
-  fields->temperature = laws;
+  // A quarter of the problems without laws: radiation alone.
+  if (std::uniform_int_distribution<int>(0, 3)(rng) != 0) fields->temperature = laws;
+  // Radiating surfaces inside the body: up to two ambients, R on a third of the nodes.
+  const int groups = std::uniform_int_distribution<int>(0, 2)(rng);
+  double radiating = 0.0;  // the largest sum of 4 R T^3 at 450 K
+  std::vector<double> per_node(points, 0.0);
+  for (int g = 0; g < groups; ++g) {
+    CoefficientFields::Radiation r;
+    r.coefficient.assign(points, 0.0);
+    for (std::size_t i = 0; i < points; ++i)
+      if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+        r.coefficient[i] = uniform(rng, 1e-5, 1e-3);
+        per_node[i] += 4.0 * r.coefficient[i] * 450.0 * 450.0 * 450.0;
+        radiating = std::max(radiating, per_node[i]);
+      }
+    r.ambient.value = uniform(rng, 250.0, 320.0);
+    if (g == 1) {
+      r.ambient.amplitude = 15.0;
+      r.ambient.frequency = 2.0;
+    }
+    fields->radiation.push_back(std::move(r));
+  }
   CoefficientFields::Source q;
   q.density.resize(points);
   for (double& v : q.density) v = uniform(rng, 0.0, 5e7);
@@ -143,7 +165,8 @@ Built nonlinear_problem(int dims, const std::array<std::int64_t, 3>& n, Precisio
       diag += 2.0 * (f.transfer + rad) / p.h[a];
     }
   }
-  p.dt = 0.3 * 0.7 * c_min / diag;
+  p.dt = 0.3 * 0.7 * c_min / (diag + radiating);
+  what << " radiating surfaces " << groups << (fields->temperature ? " laws" : " no laws");
   p.coefficients = fields;
   b.what = what.str();
   return b;
