@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/materials.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/subgrid.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
@@ -81,10 +82,14 @@ void print_real_problem(const PreparedRun& run) {
       if (!region.is_void) continue;
       const kernels::BoundaryFace& s = region.surface;
       std::string condition = "insulated";
-      if (s.kind == kernels::BoundaryKind::convective)
-        condition = fmt::format("convective, h {:.6g}, ambient {}", s.transfer,
-                                s.time_dependent() ? schedule_text(s.schedule())
-                                                   : fmt::format("{:.6g}", s.value));
+      const std::string ambient =
+          s.time_dependent() ? schedule_text(s.schedule()) : fmt::format("{:.6g}", s.value);
+      if (s.radiates() && s.transfer == 0.0)
+        condition = fmt::format("radiative, emissivity {:.6g}, ambient {}", s.emissivity, ambient);
+      else if (s.kind == kernels::BoundaryKind::convective)
+        condition = fmt::format("convective, h {:.6g}, ambient {}{}", s.transfer, ambient,
+                                s.radiates() ? fmt::format(", emissivity {:.6g}", s.emissivity)
+                                             : std::string());
       else if (s.heat_flux)
         condition = fmt::format("heat flux {:.6g} W/m^2 into the body", s.value);
       std::string area;
@@ -123,9 +128,16 @@ void print_real_problem(const PreparedRun& run) {
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
     const kernels::BoundaryFace& b = c.boundary[f];
-    if (b.kind == kernels::BoundaryKind::convective)
-      fmt::print("  face {}: convective, h {:.6g}, ambient {}\n", face_names[f], b.transfer,
-                 b.time_dependent() ? schedule_text(b.schedule()) : fmt::format("{:.6g}", b.value));
+    const std::string ambient =
+        b.time_dependent() ? schedule_text(b.schedule()) : fmt::format("{:.6g}", b.value);
+    if (b.kind == kernels::BoundaryKind::convective && b.radiates() && b.transfer == 0.0)
+      fmt::print("  face {}: radiative, emissivity {:.6g}, ambient {}\n", face_names[f],
+                 b.emissivity, ambient);
+    else if (b.kind == kernels::BoundaryKind::convective)
+      fmt::print("  face {}: convective, h {:.6g}, ambient {}{}\n", face_names[f], b.transfer,
+                 ambient,
+                 b.radiates() ? fmt::format(", radiating with emissivity {:.6g}", b.emissivity)
+                              : std::string());
     else if (b.kind == kernels::BoundaryKind::neumann && b.heat_flux)
       fmt::print("  face {}: heat flux {:.6g} W/m^2 into the body\n", face_names[f], b.value);
   }
@@ -275,6 +287,11 @@ int print_info() {
   for (const auto& e : kernels::backend_registry())
     fmt::print("  {:<16} {}{}\n", e.name, e.description, e.needs_gpu ? " [GPU]" : "");
   fmt::print("CUDA support: {}\n", kernels::cuda_compiled() ? "compiled" : "not compiled");
+  if (solver::parallel::mpi_built())
+    fmt::print("MPI: {} (decomposed runs under its mpirun; parallel HDF5 writes the files)\n",
+               solver::parallel::mpi_library());
+  else
+    fmt::print("MPI: not built (one process; under mpirun heatsim refuses to start)\n");
   const auto devices = kernels::cuda_devices();
   if (devices.empty()) fmt::print("GPUs: none visible\n");
   for (const auto& d : devices)

@@ -2,10 +2,12 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench.hpp"
@@ -28,6 +30,19 @@ void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
   cmd->add_option("--precision", o.precision, "fp64 or fp32 (overrides precision)");
 }
 
+// How many processes an MPI launcher started this one among, from the variables launchers
+// set (Open MPI, MPICH/Hydra and PMI-1/2, PMIx), and the variable that said so; 0 and empty
+// when no launcher started it.
+std::pair<int, std::string> launcher_processes() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(name)) {
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (end != v && n > 0) return {static_cast<int>(n), name};
+    }
+  return {0, ""};
+}
+
 }  // namespace
 
 namespace {
@@ -46,6 +61,21 @@ int main(int argc, char** argv) {
       (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))
     heatsim::app::catch_stop_signals();
   parallel::Environment mpi(argc, argv);
+  // Started as one of several processes but alone in its world: a build without MPI (or with
+  // another MPI than the launcher's) would run the whole case once per process, all writing
+  // the same files. Refused before anything is read or written.
+  if (const auto [launched, variable] = launcher_processes(); launched > 1 && parallel::size() == 1) {
+    std::cerr << "heatsim: started as one of " << launched << " processes by an MPI launcher ("
+              << variable << "=" << launched << "), but "
+              << (parallel::mpi_built() ? "its MPI world holds this process alone (the launcher "
+                                          "belongs to another MPI than heatsim's)"
+                                        : "this heatsim was built without MPI")
+              << ": each process would run the whole case and write the same files; run it "
+                 "without mpirun, or with the mpirun of the MPI heatsim was built with ("
+              << (parallel::mpi_built() ? "heatsim info names it" : "see docs/parallel.md")
+              << ")\n";
+    return heatsim::app::kExitBadInput;
+  }
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
   const int code = run_command(argc, argv);
   if (parallel::size() > 1 && code != heatsim::app::kExitOk &&

@@ -307,6 +307,12 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
                       const solver::multigrid::ImplicitStepper* implicit,
                       const solver::multigrid::SolveReport* steady,
                       const std::function<std::string()>& bound) {
+  if (steady && implicit->timing().solves > 1)
+    return fmt::format(
+        "done: steady state in {} outer iterations ({} multigrid iterations), the last to "
+        "relative residual {:.3g}, solves {} on {}",
+        implicit->timing().solves, implicit->timing().iterations, steady->final_residual(),
+        format_solve_seconds(implicit->timing().solve_seconds), where);
   if (steady)
     return fmt::format(
         "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), solve "
@@ -595,8 +601,15 @@ int run_case(const RunOptions& options) {
     try {
       backend.upload(u0);
       steady_report = implicit->advance(0);
-      spdlog::info("steady: {}; solve {}", steady_report.describe(),
-                   format_solve_seconds(implicit->timing().last_solve_seconds));
+      const auto& t = implicit->timing();
+      if (t.solves > 1)  // temperature-dependent materials or radiation: outer iterations
+        spdlog::info("steady: converged in {} outer iterations, {} multigrid iterations in all, "
+                     "solves {}; the last solve {}",
+                     t.solves, t.iterations, format_solve_seconds(t.solve_seconds),
+                     steady_report.describe());
+      else
+        spdlog::info("steady: {}; solve {}", steady_report.describe(),
+                     format_solve_seconds(t.last_solve_seconds));
     } catch (const solver::multigrid::SolveFailure& e) {
       spdlog::error("{}", e.what());
       return kExitDiverged;

@@ -87,6 +87,7 @@ class FieldChecks {
 
   void run() {
     check_scheme();
+    check_nonlinear_method();
     check_materials();
     check_regions();
     check_sources();
@@ -98,6 +99,24 @@ class FieldChecks {
  private:
   int dims() const { return c_.grid.dims; }
   double h(int a) const { return solver::spacing(c_, a); }
+
+  // Temperature-dependent materials and radiation iterate around backward Euler's or the
+  // steady state's solve; the two-step and trapezoidal methods do not.
+  void check_nonlinear_method() {
+    const solver::TimeMethod m = c_.time.method;
+    if (m != solver::TimeMethod::crank_nicolson && m != solver::TimeMethod::bdf2) return;
+    std::string what;
+    for (const solver::MaterialSpec& mat : c_.materials)
+      if (what.empty() && mat.temperature_dependent())
+        what = "materials." + mat.name + " depends on temperature";
+    for (int f = 0; f < 2 * dims() && what.empty(); ++f)
+      if (c_.boundary[static_cast<std::size_t>(f)].radiates())
+        what = std::string("boundary.") + kFaceNames[f] + " radiates";
+    if (!what.empty())
+      r_.error("time.method", what + ": such cases run explicit, backward-euler or steady, not " +
+                                  std::string(m == solver::TimeMethod::bdf2 ? "bdf2"
+                                                                            : "crank-nicolson"));
+  }
 
   // The coefficient fields come with the conservative second-order form only.
   void check_scheme() {
@@ -314,6 +333,7 @@ class FieldChecks {
       r_.finite(p + ".surface.h", s.transfer);
       if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
       check_schedule(p + ".surface.ambient", s.schedule());
+      if (s.radiates()) radiating_ambient(p + ".surface.ambient", s.schedule());
     } else if (s.heat_flux) {
       r_.finite(p + ".surface.heat_flux", s.value);
     }

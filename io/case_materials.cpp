@@ -287,7 +287,8 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
             r.surface.kind == solver::BoundaryKind::periodic ||
             (flux && r.surface.value != 0.0))
           error(join(p, "surface.type"), *v,
-                "a void's surface is convective ({type: convective, h, ambient}), a heat flux "
+                "a void's surface is convective ({type: convective, h, ambient}, optionally with "
+                "emissivity), radiative ({type: radiative, emissivity, ambient}), a heat flux "
                 "({type: neumann, heat_flux: W/m^2 into the body}) or insulated (no surface "
                 "key)");
       }

@@ -188,6 +188,8 @@ std::string check_capabilities(const Capabilities& caps, const StencilProblem& p
   if (problem.coefficients && problem.coefficients->temperature)
     why << "does not re-evaluate temperature-dependent materials (tables, phase change) each "
            "step";
+  else if (problem.coefficients && !problem.coefficients->radiation.empty())
+    why << "does not radiate from surfaces inside the body";
   else
     for (int f = 0; f < 2 * problem.dims; ++f)
       if (problem.faces[f].radiates()) {

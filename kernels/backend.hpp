@@ -118,6 +118,14 @@ struct CoefficientFields {
   // Empty: none. A node of capacity 0 lies inside a void: it is not stepped (its value stays)
   // and not counted in the field's statistics.
   std::vector<double> transfer;
+  // Surfaces inside the body that radiate (void regions with an emissivity), grouped by their
+  // ambient's schedule: per node R = eps sigma A / V (W/(m^3 K^4)); the node loses
+  // R (u^4 - ambient(t)^4) per unit volume, u at the step's start. Empty: none.
+  struct Radiation {
+    std::vector<double> coefficient;
+    Schedule ambient;
+  };
+  std::vector<Radiation> radiation;
   // Materials whose conductivity or capacity varies with temperature (temperature_laws.hpp):
   // the faces must then be given (they are the reference conductances); null: none.
   std::shared_ptr<const TemperatureDependence> temperature;

@@ -432,11 +432,25 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const kernels::BoundaryFace& f = region.surface;
     const bool convective = f.kind == BoundaryKind::convective && f.transfer != 0.0;
     const bool flux = f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
-    if (!region.is_void || (!convective && !flux)) continue;
+    if (!region.is_void || (!convective && !flux && !f.radiates())) continue;
     const std::string key = "regions[" + std::to_string(r) + "].surface";
     const VoidSurface* surface = surfaces.find(r);
     if (!surface)
       throw std::invalid_argument(key + ": a surface condition needs a box or ball void");
+    // A radiating surface: R = eps sigma A / V, grouped with others of the same ambient.
+    if (f.radiates()) {
+      const kernels::Schedule ambient = f.schedule();
+      auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
+                                [&](const auto& g) { return same_schedule(g.ambient, ambient); });
+      if (group == fields->radiation.end()) {
+        fields->radiation.push_back({std::vector<double>(points, 0.0), ambient});
+        group = fields->radiation.end() - 1;
+      }
+      for (std::size_t k = 0; k < surface->nodes.size(); ++k)
+        group->coefficient[static_cast<std::size_t>(surface->nodes[k])] +=
+            f.emissivity * kernels::kStefanBoltzmann * surface->per_volume[k];
+      if (!convective) continue;
+    }
     std::vector<double> density(points, 0.0);
     if (convective) {
       if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
@@ -540,8 +554,11 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
                       std::max(k_ratio(i), k_ratio(j));
         }
       }
-      // A surface inside the body adds its H (the H u it loses per unit volume).
+      // A surface inside the body adds its H (the H u it loses per unit volume), a radiating
+      // one 4 R T^3.
       if (!fields.transfer.empty()) diagonal += fields.transfer[static_cast<std::size_t>(i)];
+      for (const auto& r : fields.radiation)
+        diagonal += 4.0 * r.coefficient[static_cast<std::size_t>(i)] * hot * hot * hot;
       if (!(diagonal > 0.0)) continue;
       double capacity = fields.capacity[static_cast<std::size_t>(i)];
       if (laws && laws->law[static_cast<std::size_t>(i)] >= 0)

@@ -15,8 +15,11 @@ struct ProcessResult {
   std::string output;
 };
 
-inline ProcessResult run_heatsim(const std::string& args) {
-  const std::string cmd = std::string(HEATSIM_BINARY) + " " + args + " 2>&1";
+// Runs heatsim with `args` under `environment`, assignments (NAME=value ...) added to this
+// process's environment ("" for none).
+inline ProcessResult run_heatsim_with(const std::string& environment, const std::string& args) {
+  const std::string cmd = "env " + environment + " " + std::string(HEATSIM_BINARY) + " " + args +
+                          " 2>&1";
   ProcessResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;
@@ -26,5 +29,7 @@ inline ProcessResult run_heatsim(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+inline ProcessResult run_heatsim(const std::string& args) { return run_heatsim_with("", args); }
 
 }  // namespace heatsim_tests

@@ -361,6 +361,8 @@ class CpuBackend final : public Backend {
         if (f.faces[a].size() != points) return "face conductances do not match the grid";
     if (f.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
       return "more than " + std::to_string(kMaxSourceFields) + " source fields";
+    for (const auto& r : f.radiation)
+      if (r.coefficient.size() != points) return "a radiating surface does not match the grid";
     if (f.temperature) {
       if (!f.has_faces()) return "temperature-dependent materials need the face conductances";
       if (f.temperature->law.size() != points) return "the material laws do not match the grid";
@@ -399,6 +401,8 @@ class CpuBackend final : public Backend {
     if (!f.transfer.empty()) transfer_ = padded(f.transfer);
     q_.clear();
     for (const auto& src : f.sources) q_.push_back(padded(src.density));
+    radiation_.clear();
+    for (const auto& r : f.radiation) radiation_.push_back(padded(r.coefficient));
     for (int axis = 0; axis < p_.dims; ++axis) {
       const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
       const bool periodic = p_.periodic(axis);
@@ -611,7 +615,9 @@ class CpuBackend final : public Backend {
   // inv_h2[axis] = T(1 / h^2) and
   // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
   // g(t + dt) afterwards.
-  void sweep_fields(const std::array<T, kMaxSourceFields>& factor) {
+  // ambient4[g]: the g-th radiating surface group's ambient(t)^4 (in double, rounded to T).
+  void sweep_fields(const std::array<T, kMaxSourceFields>& factor,
+                    const std::vector<T>& ambient4) {
     const auto& n = p_.n;
     const int dims = p_.dims;
     const int sources = static_cast<int>(q_.size());
@@ -627,6 +633,9 @@ class CpuBackend final : public Backend {
     const T* dtc = dtc_.data();
     const T* H = transfer_.empty() ? nullptr : transfer_.data();
     const std::int32_t* law = law_.empty() ? nullptr : law_.data();
+    const int groups = static_cast<int>(radiation_.size());
+    std::vector<const T*> R(radiation_.size());
+    for (int g = 0; g < groups; ++g) R[static_cast<std::size_t>(g)] = radiation_[static_cast<std::size_t>(g)].data();
     std::array<const T*, kMaxSourceFields> q{};
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
     T* out = next_.data();
@@ -643,7 +652,13 @@ class CpuBackend final : public Backend {
           }
           T src = T(0);
           for (int s = 0; s < sources; ++s) src += factor[s] * q[s][i];
-          const T gain = H ? (flow + src) - H[i] * ui : flow + src;
+          T gain = H ? (flow + src) - H[i] * ui : flow + src;
+          if (groups > 0) {
+            // Radiating surfaces inside the body: - R (u^4 - ambient^4) per group.
+            const T u2 = ui * ui;
+            for (int g = 0; g < groups; ++g)
+              gain -= R[static_cast<std::size_t>(g)][i] * (u2 * u2 - ambient4[static_cast<std::size_t>(g)]);
+          }
           if (law && law[i] >= 0) {
             // A varying capacity: the enthalpy advances (temperature_laws.hpp), in double.
             const TemperatureLaw& l = laws_->laws[static_cast<std::size_t>(law[i])];
@@ -666,9 +681,15 @@ class CpuBackend final : public Backend {
       std::array<T, kMaxSourceFields> factor{};
       for (std::size_t j = 0; j < sources.size(); ++j)
         factor[j] = static_cast<T>(sources[j].schedule.mean(t_now, t_now + p_.dt));
+      const auto& radiation = p_.coefficients->radiation;
+      std::vector<T> ambient4(radiation.size());
+      for (std::size_t g = 0; g < radiation.size(); ++g) {
+        const double a = radiation[g].ambient.at(t_now);
+        ambient4[g] = static_cast<T>(a * a * a * a);
+      }
       if (varying_k_) update_faces();
       fill_ghosts_fields(t_now);
-      sweep_fields(factor);
+      sweep_fields(factor, ambient4);
       std::swap(cur_, next_);
       set_dirichlet_nodes(static_cast<double>(step0 + s + 1) * p_.dt);
     }
@@ -682,6 +703,7 @@ class CpuBackend final : public Backend {
   std::vector<T> transfer_;        // H of surfaces inside the body, padded; empty: none
   std::array<std::vector<T>, kMaxDims> kf_;  // face conductances K(i, i + e_axis), padded
   std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
+  std::vector<std::vector<T>> radiation_;  // radiating surfaces' R per group, padded
   // Temperature-dependent materials: the laws, each node's law (padded, -1 outside and for
   // constant properties), and with a varying conductivity the faces' reference conductances
   // and shares and the nodes' conductivity ratios at the step's start.

@@ -86,6 +86,15 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
     a.in = cur();
     a.out = next();
     sweep_(a, p_.dims, context_);
+    if (temperature_.radiation_groups > 0) {
+      double ambient4[kMaxRadiationGroups] = {};
+      for (int q = 0; q < temperature_.radiation_groups; ++q) {
+        const double amb = p_.coefficients->radiation[static_cast<std::size_t>(q)].ambient.at(t);
+        ambient4[q] = amb * amb * amb * amb;
+      }
+      launch_surface_radiation<T>(cur(), next(), a.dt_over_capacity, temperature_, ambient4,
+                                  grid_, context_.stream);
+    }
     if (temperature_.varying_c)
       launch_enthalpy_step<T>(cur(), next(), temperature_, grid_, context_.stream);
     swap();

@@ -27,7 +27,7 @@ struct Wraps {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     update_faces_kernel(const T* __restrict__ u, FaceArrays<T> K, const std::int32_t* __restrict__ law,
-                        DeviceLawSet set, const double* __restrict__ share0,
+                        const LawTables* __restrict__ laws, const double* __restrict__ share0,
                         const double* __restrict__ share1, const double* __restrict__ share2,
                         const double* __restrict__ ref0, const double* __restrict__ ref1,
                         const double* __restrict__ ref2, DeviceGrid g, Wraps periodic) {
@@ -38,12 +38,16 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t i = g.index(c[0], c[1], c[2]);
   const auto ratio = [&](std::int64_t at) {
     const std::int32_t l = law[at];
-    return l < 0 ? 1.0 : law_conductivity(set.law[l], static_cast<double>(u[at]));
+    return l < 0 ? 1.0 : law_conductivity(laws[l], static_cast<double>(u[at]));
   };
   const double ri = ratio(i);
   const double* shares[3] = {share0, share1, share2};
   const double* refs[3] = {ref0, ref1, ref2};
-  for (int a = 0; a < g.dims; ++a) {
+  // Unrolled: the per-axis arrays above are then indexed by constants and stay in registers
+  // (indexed at run time they went to local memory, 140 bytes a node of stores).
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    if (a >= g.dims) break;
     const std::int64_t st = g.stride(a);
     std::int64_t j = i + st;
     if (c[a] == g.n[a] - 1) {
@@ -77,18 +81,43 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     enthalpy_step_kernel(const T* __restrict__ u, T* __restrict__ next,
-                         const std::int32_t* __restrict__ law, DeviceLawSet set, DeviceGrid g) {
+                         const std::int32_t* __restrict__ law, const LawTables* __restrict__ laws,
+                         DeviceGrid g) {
   const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
   if (k >= points) return;
   const std::int64_t i = g.index(k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1]));
   const std::int32_t l = law[i];
   if (l < 0) return;
-  const LawTables& tables = set.law[l];
+  const LawTables& tables = laws[l];
   if (tables.capacity_pairs < 2 && !(tables.latent > 0.0)) return;
   const double ui = static_cast<double>(u[i]);
   const double gained = static_cast<double>(next[i] - u[i]);
   next[i] = static_cast<T>(law_temperature(tables, law_enthalpy(tables, ui) + gained));
+}
+
+template <typename T>
+struct RadiationArgs {
+  const T* R[kMaxRadiationGroups] = {};
+  T ambient4[kMaxRadiationGroups] = {};
+  int groups = 0;
+};
+
+// One thread per interior node. The CPU's arithmetic for the loss (u^2 squared, in T).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    surface_radiation_kernel(const T* __restrict__ u, T* __restrict__ next,
+                             const T* __restrict__ dtc, RadiationArgs<T> r, DeviceGrid g) {
+  const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
+  if (k >= points) return;
+  const std::int64_t i = g.index(k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1]));
+  const T ui = u[i], u2 = ui * ui;
+  T loss = T(0);
+#pragma unroll
+  for (int q = 0; q < kMaxRadiationGroups; ++q)
+    if (q < r.groups) loss += r.R[q][i] * (u2 * u2 - r.ambient4[q]);
+  if (loss != T(0)) next[i] -= dtc[i] * loss;
 }
 
 template <typename T>
@@ -115,6 +144,11 @@ std::int64_t blocks_for(std::int64_t items) { return (items + kThreads - 1) / kT
 }  // namespace
 
 std::string temperature_unsupported_reason(const StencilProblem& p) {
+  if (p.coefficients &&
+      p.coefficients->radiation.size() > static_cast<std::size_t>(kMaxRadiationGroups))
+    return "at most " + std::to_string(kMaxRadiationGroups) +
+           " ambients of radiating surfaces inside the body on the device, not " +
+           std::to_string(p.coefficients->radiation.size());
   if (!p.coefficients || !p.coefficients->temperature) return "";
   const TemperatureDependence& t = *p.coefficients->temperature;
   if (t.laws.size() > static_cast<std::size_t>(kMaxDeviceLaws))
@@ -131,6 +165,13 @@ std::string temperature_unsupported_reason(const StencilProblem& p) {
 
 template <typename T>
 void DeviceTemperature<T>::upload(const StencilProblem& p, const DeviceGrid& grid) {
+  radiation_groups = 0;
+  if (p.coefficients) {
+    const std::string why = temperature_unsupported_reason(p);
+    if (!why.empty()) throw std::invalid_argument(why);
+    for (const auto& r : p.coefficients->radiation)
+      upload_array(radiation[radiation_groups++], padded<T>(r.coefficient, grid, T(0)));
+  }
   present = p.coefficients && p.coefficients->temperature;
   varying_k = varying_c = false;
   set = DeviceLawSet{};
@@ -162,6 +203,7 @@ void DeviceTemperature<T>::upload(const StencilProblem& p, const DeviceGrid& gri
     d.capacity = tables.as<double>() + at[static_cast<std::size_t>(l)][1];
     d.pieces = pieces.as<EnthalpyPiece>() + at[static_cast<std::size_t>(l)][2];
   }
+  upload_array(laws, std::vector<LawTables>(set.law, set.law + set.count));
   upload_array(law, padded<std::int32_t>(t.law, grid, -1));
   for (int a = 0; a < 3; ++a) {
     DeviceArray none_s, none_r;
@@ -191,7 +233,8 @@ void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>
     ref[a] = t.reference[a].template as<double>();
   }
   update_faces_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, K, t.law.template as<std::int32_t>(), t.set, share[0], share[1], share[2], ref[0],
+      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), share[0],
+      share[1], share[2], ref[0],
       ref[1], ref[2], grid, wraps);
   HEATSIM_CUDA_CHECK_LAUNCH();
   for (int a = 0; a < grid.dims; ++a) {
@@ -209,7 +252,24 @@ void launch_enthalpy_step(const T* u, T* next, const DeviceTemperature<T>& t,
   if (!t.varying_c) return;
   const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
   enthalpy_step_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, next, t.law.template as<std::int32_t>(), t.set, grid);
+      u, next, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), grid);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_surface_radiation(const T* u, T* next, const T* dt_over_capacity,
+                              const DeviceTemperature<T>& t, const double* ambient4,
+                              const DeviceGrid& grid, cudaStream_t stream) {
+  if (t.radiation_groups == 0) return;
+  RadiationArgs<T> r;
+  r.groups = t.radiation_groups;
+  for (int q = 0; q < r.groups; ++q) {
+    r.R[q] = t.radiation[q].template as<T>();
+    r.ambient4[q] = static_cast<T>(ambient4[q]);
+  }
+  const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
+  surface_radiation_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
+      u, next, dt_over_capacity, r, grid);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -252,6 +312,12 @@ template void launch_enthalpy_step<float>(const float*, float*, const DeviceTemp
                                           const DeviceGrid&, cudaStream_t);
 template void launch_enthalpy_step<double>(const double*, double*, const DeviceTemperature<double>&,
                                            const DeviceGrid&, cudaStream_t);
+template void launch_surface_radiation<float>(const float*, float*, const float*,
+                                              const DeviceTemperature<float>&, const double*,
+                                              const DeviceGrid&, cudaStream_t);
+template void launch_surface_radiation<double>(const double*, double*, const double*,
+                                               const DeviceTemperature<double>&, const double*,
+                                               const DeviceGrid&, cudaStream_t);
 template double enthalpy_content<float>(const float*, const StencilProblem&, const DeviceGrid&);
 template double enthalpy_content<double>(const double*, const StencilProblem&, const DeviceGrid&);
 

@@ -12,7 +12,8 @@
 
 namespace heatsim::kernels::cuda {
 
-// Laws passed by value to the kernels (a few hundred bytes of parameters).
+// The laws the kernels read, from global memory (uniform across a warp, so cached): a copy
+// passed by value and indexed by a node's law would sit in each thread's local memory.
 constexpr int kMaxDeviceLaws = 16;
 struct DeviceLawSet {
   int count = 0;
@@ -22,9 +23,15 @@ struct DeviceLawSet {
 // Why the device cannot take the problem's laws, empty when it can.
 std::string temperature_unsupported_reason(const StencilProblem& problem);
 
+// Radiating surfaces inside the body (CoefficientFields::radiation), at most this many
+// ambients on the device.
+constexpr int kMaxRadiationGroups = 4;
+
 template <typename T>
 struct DeviceTemperature {
   bool present = false;
+  int radiation_groups = 0;
+  DeviceArray radiation[kMaxRadiationGroups];  // T, padded: R per node
   bool varying_k = false;  // a law's conductivity varies: the faces are re-evaluated each step
   bool varying_c = false;  // a law's capacity varies: the enthalpy step after the sweep
   DeviceArray law;         // int32, padded; -1 outside the interior and for constant nodes
@@ -32,6 +39,7 @@ struct DeviceTemperature {
   DeviceArray reference[3];  // double, padded: the faces' reference conductances
   DeviceArray tables;        // the laws' pairs, flat
   DeviceArray pieces;        // the laws' enthalpy pieces
+  DeviceArray laws;          // set.law[0 .. count) on the device
   DeviceLawSet set;
 
   // From the problem's CoefficientFields::temperature (nothing when it has none).
@@ -49,6 +57,13 @@ void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>
 template <typename T>
 void launch_enthalpy_step(const T* u, T* next, const DeviceTemperature<T>& t,
                           const DeviceGrid& grid, cudaStream_t stream);
+
+// next_i -= dt/C_i sum_g R_g,i (u_i^4 - ambient4[g]) (u the step's start, as the CPU adds it
+// to the node's gain): the radiating surfaces inside the body.
+template <typename T>
+void launch_surface_radiation(const T* u, T* next, const T* dt_over_capacity,
+                              const DeviceTemperature<T>& t, const double* ambient4,
+                              const DeviceGrid& grid, cudaStream_t stream);
 
 // The heat content sum w_i C_ref,i h(u_i) of a padded field (host arithmetic on a download).
 template <typename T>

@@ -9,7 +9,7 @@ using kernels::CoefficientFields;
 using kernels::StencilProblem;
 
 bool is_nonlinear(const StencilProblem& problem, const CoefficientFields& fields) {
-  if (fields.temperature) return true;
+  if (fields.temperature || !fields.radiation.empty()) return true;
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].radiates()) return true;
   return false;
@@ -84,6 +84,20 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
         source[si] += es * (3.0 * ub3 * ub + amb4);
       }
     }
+  // Radiating surfaces inside the body, linearised alike (R in place of 2 eps sigma / h).
+  for (const auto& r : base.radiation) {
+    if (out->transfer.empty()) out->transfer.assign(static_cast<std::size_t>(points), 0.0);
+    if (source.empty()) source.assign(static_cast<std::size_t>(points), 0.0);
+    const double amb = r.ambient.at(t), amb4 = amb * amb * amb * amb;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(points); ++i) {
+      const double R = r.coefficient[i];
+      if (R == 0.0) continue;
+      const double ub3 = u[i] * u[i] * u[i];
+      out->transfer[i] += 4.0 * R * ub3;
+      source[i] += R * (3.0 * ub3 * u[i] + amb4);
+    }
+  }
+  out->radiation.clear();
   if (!source.empty()) out->sources.push_back({std::move(source), kernels::Schedule{1.0, 0.0, 0.0, {}}});
   return out;
 }

@@ -24,6 +24,8 @@ class Environment {
 
 // True when heatsim was built with MPI.
 bool mpi_built();
+// The MPI library's own description (MPI_Get_library_version's first line); empty without MPI.
+std::string mpi_library();
 int rank();
 int size();
 // This process's rank among the processes of its node (those that share its memory:

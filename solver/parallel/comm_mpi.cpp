@@ -1,6 +1,7 @@
 // The MPI implementation of comm.hpp: the only file of heatsim that includes mpi.h.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -56,6 +57,14 @@ Environment::~Environment() {
 }
 
 bool mpi_built() { return true; }
+std::string mpi_library() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string s(text, static_cast<std::size_t>(std::max(length, 0)));
+  const std::size_t end = s.find_first_of("\n,");
+  return s.substr(0, end);
+}
 
 int rank() {
   int r = 0;

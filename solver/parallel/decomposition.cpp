@@ -157,6 +157,8 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
       for (int a = 0; a < global.dims; ++a)
         fields->faces[static_cast<std::size_t>(a)] =
             extract_box(g.faces[static_cast<std::size_t>(a)], global.n, box);
+    for (const auto& r : g.radiation)
+      fields->radiation.push_back({extract_box(r.coefficient, global.n, box), r.ambient});
     if (g.temperature) {
       const kernels::TemperatureDependence& laws = *g.temperature;
       auto part = std::make_shared<kernels::TemperatureDependence>();

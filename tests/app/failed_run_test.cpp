@@ -125,3 +125,23 @@ TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
 }
 
 }  // namespace
+
+namespace {
+
+// Started by an MPI launcher as one of several processes but alone in its world (a build
+// without MPI, or another MPI's launcher): refused with exit 2 before any file is written.
+// PMI_SIZE is the variable of MPICH's and PMI launchers; Open MPI's own MPI_Init ignores it.
+TEST_F(FailedRun, OneOfSeveralProcessesAloneInItsWorldIsRefused) {
+  const std::string path = steady_case("launched.yaml", "{all: {type: dirichlet, value: 0}}");
+  const Result r = heatsim_tests::run_heatsim_with("PMI_SIZE=2", "run " + path);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("one of 2 processes by an MPI launcher (PMI_SIZE=2)"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // One process of one runs.
+  const Result one = heatsim_tests::run_heatsim_with("PMI_SIZE=1", "run " + path);
+  EXPECT_EQ(one.code, 0) << one.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out"));
+}
+
+}  // namespace

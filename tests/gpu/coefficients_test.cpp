@@ -260,16 +260,7 @@ std::vector<std::array<std::int64_t, 3>> sizes(int dims) {
   }
 }
 
-struct Case {
-  std::string backend;
-  Precision precision;
-  int dims;
-};
-
-// How ctest and a failure name a case: "register-tiling fp64 3D".
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.backend << ' ' << kernels::to_string(c.precision) << ' ' << c.dims << 'D';
-}
+using Case = BackendCase;
 
 class CoefficientAgreement : public ::testing::TestWithParam<Case> {
  protected:
@@ -306,31 +297,18 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
       ASSERT_TRUE(why.empty()) << why;
       const std::vector<double> u0 = random_field(p.points(), rng);
 
-      auto cpu = kernels::make_cpu_backend(c.precision);
-      cpu->setup(p);
-      cpu->upload(u0);
-      cpu->advance(7, 0);
-      std::vector<double> want;
-      cpu->download(want);
-      const kernels::FieldStats cs = cpu->stats();
-
-      gpu->setup(p);
+      const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 7, 3);
       EXPECT_EQ(gpu->fusion_depth(), 1);
-      // Poison: NaN in the interior of both buffers (two steps of a NaN field).
-      gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
-      gpu->advance(2, 0);
-      gpu->upload(u0);
-      gpu->advance(3, 0);
-      gpu->advance(4, 3);
-      std::vector<double> got;
-      gpu->download(got);
+      const std::vector<double>& want = both.cpu;
+      const std::vector<double>& got = both.gpu;
+      const kernels::FieldStats& cs = both.cpu_stats;
       std::int64_t bad = -1;
       const double diff = relative_difference(got, want, &bad);
       EXPECT_LE(diff, tol) << "worst node " << bad;
       // The run changed the field (the comparison is not of two copies of u0).
       EXPECT_GT(relative_difference(want, u0), 100 * tol);
 
-      const kernels::FieldStats gs = gpu->stats();
+      const kernels::FieldStats& gs = both.gpu_stats;
       EXPECT_EQ(gs.non_finite, 0);
       EXPECT_NEAR(gs.min, cs.min, tol * std::abs(cs.max));
       EXPECT_NEAR(gs.max, cs.max, tol * std::abs(cs.max));
@@ -357,23 +335,8 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
   }
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (const auto& b : cuda_backend_names())
-    for (Precision p : {Precision::fp64, Precision::fp32})
-      for (int d = 1; d <= 3; ++d) cases.push_back({b, p, d});
-  return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string s = info.param.backend + "_" + kernels::to_string(info.param.precision) + "_" +
-                  std::to_string(info.param.dims) + "D";
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(backend_cases()),
+                         backend_case_name);
 
 // temporal-blocking on the same random problems: passes of 2 to 16 coefficient steps (lowered
 // where the tile or the grid is too small), with sizes past one tile (1D 2048, 2D 1024 along x,

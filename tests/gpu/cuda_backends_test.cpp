@@ -116,16 +116,7 @@ double run_against_cpu(const std::string& name, const StencilProblem& p,
   return relative_difference(got, want, first_bad);
 }
 
-struct Case {
-  std::string backend;
-  Precision precision;
-  int dims;
-};
-
-// How ctest and a failure name a case: "register-tiling fp64 3D".
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.backend << ' ' << kernels::to_string(c.precision) << ' ' << c.dims << 'D';
-}
+using Case = BackendCase;
 
 class CudaBackendAgreement : public ::testing::TestWithParam<Case> {
  protected:
@@ -173,23 +164,8 @@ TEST_P(CudaBackendAgreement, MatchesCpuEveryShapeBoundaryAndSize) {
   }
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (const auto& b : cuda_backend_names())
-    for (Precision p : {Precision::fp64, Precision::fp32})
-      for (int d = 1; d <= 3; ++d) cases.push_back({b, p, d});
-  return cases;
-}
-
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string s = info.param.backend + "_" + kernels::to_string(info.param.precision) + "_" +
-                  std::to_string(info.param.dims) + "D";
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(All, CudaBackendAgreement, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(All, CudaBackendAgreement, ::testing::ValuesIn(backend_cases()),
+                         backend_case_name);
 
 class CudaBackendBasics : public GpuTest {};
 

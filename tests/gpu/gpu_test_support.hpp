@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/cpu/cpu_backend.hpp"
 #include "kernels/registry.hpp"
 
 namespace heatsim::test {
@@ -96,6 +97,64 @@ inline double relative_difference(const std::vector<double>& a, const std::vecto
 
 inline double tolerance(kernels::Precision p) {
   return p == kernels::Precision::fp64 ? 1e-13 : 1e-5;
+}
+
+// `steps` steps of `p` from u0 on the CPU reference and on `gpu` (set up here, its buffers
+// poisoned with NaN first by two steps of a NaN field, then the steps in two calls, `split` and
+// the rest, continuing the step count): the fields after and their statistics.
+struct StepsOnBoth {
+  std::vector<double> cpu, gpu;
+  kernels::FieldStats cpu_stats, gpu_stats;
+};
+inline StepsOnBoth step_on_cpu_and(kernels::Backend& gpu, const kernels::StencilProblem& p,
+                                   const std::vector<double>& u0, std::int64_t steps,
+                                   std::int64_t split) {
+  StepsOnBoth out;
+  auto cpu = kernels::make_cpu_backend(p.precision);
+  cpu->setup(p);
+  cpu->upload(u0);
+  cpu->advance(steps, 0);
+  cpu->download(out.cpu);
+  out.cpu_stats = cpu->stats();
+  gpu.setup(p);
+  gpu.upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
+  gpu.advance(2, 0);
+  gpu.upload(u0);
+  gpu.advance(split, 0);
+  gpu.advance(steps - split, split);
+  gpu.download(out.gpu);
+  out.gpu_stats = gpu.stats();
+  return out;
+}
+
+// One agreement case of a parameterised suite: a CUDA-core backend, a precision, a dimension.
+struct BackendCase {
+  std::string backend;
+  kernels::Precision precision;
+  int dims;
+};
+
+// How ctest and a failure name a case: "register-tiling fp64 3D".
+inline void PrintTo(const BackendCase& c, std::ostream* os) {
+  *os << c.backend << ' ' << kernels::to_string(c.precision) << ' ' << c.dims << 'D';
+}
+
+// Every CUDA-core backend in fp64 and fp32, 1D to 3D.
+inline std::vector<BackendCase> backend_cases() {
+  std::vector<BackendCase> cases;
+  for (const auto& b : cuda_backend_names())
+    for (kernels::Precision p : {kernels::Precision::fp64, kernels::Precision::fp32})
+      for (int d = 1; d <= 3; ++d) cases.push_back({b, p, d});
+  return cases;
+}
+
+// The test name's suffix: "register_tiling_fp64_3D".
+inline std::string backend_case_name(const ::testing::TestParamInfo<BackendCase>& info) {
+  std::string s = info.param.backend + "_" + kernels::to_string(info.param.precision) + "_" +
+                  std::to_string(info.param.dims) + "D";
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
 }
 
 }  // namespace heatsim::test

@@ -285,7 +285,13 @@ std::vector<heatsim::kernels::BoundaryFace> surfaces() {
   heatsim::kernels::BoundaryFace flux = heatsim::solver::RegionSpec::insulated();
   flux.heat_flux = true;
   flux.value = -4000.0;  // W/m^2 into the body: 4 kW/m^2 leave
-  return {convective, flux, heat_flux_insulated()};
+  heatsim::kernels::BoundaryFace radiative;  // radiation alone
+  radiative.kind = BoundaryKind::convective;
+  radiative.emissivity = 0.9;
+  radiative.value = 250.0;
+  heatsim::kernels::BoundaryFace both = convective;  // convection and radiation
+  both.emissivity = 0.6;
+  return {convective, flux, heat_flux_insulated(), radiative, both};
 }
 
 TEST(Void, ASurfaceOnANodePlaneEqualsCuttingTheGridThere) {
@@ -293,7 +299,8 @@ TEST(Void, ASurfaceOnANodePlaneEqualsCuttingTheGridThere) {
     for (const auto& surface : surfaces()) {
       SCOPED_TRACE(std::to_string(dims) + "D, surface kind " +
                    std::string(heatsim::kernels::to_string(surface.kind)) +
-                   (surface.heat_flux ? " (heat flux)" : ""));
+                   (surface.heat_flux ? " (heat flux)" : "") +
+                   (surface.radiates() ? " (radiating)" : ""));
       Case with_void = plate(dims, false, surface), cut = plate(dims, true, surface);
       if (surface.kind == BoundaryKind::neumann && surface.value == 0.0) {
         // Insulated throughout: give both a convective x- instead of the Dirichlet, so that a

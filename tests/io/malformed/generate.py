@@ -377,6 +377,10 @@ real("radiative_without_emissivity", "boundary.x+.emissivity: missing required k
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, ambient: 300.0}")
 real("radiative_with_h", "boundary.x+.h: unknown key",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, h: 5, emissivity: 0.8, ambient: 300.0}")
+case("nonlinear_with_bdf2",
+     "time.method: materials.copper depends on temperature: such cases run explicit, backward-euler or steady, not bdf2",
+     sub(sub(BASE_REAL, COPPER, "  copper: {conductivity: [[300, 401], [600, 380]], density: 8960, specific_heat: 385}\n"),
+         "time: {steps: 10}", "time: {method: bdf2, dt: 0.1, steps: 10}"))
 real("radiative_ambient_below_zero", "boundary.x+.ambient: a radiating face needs its ambient in kelvin",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: -20}")
 real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
