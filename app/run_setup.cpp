@@ -60,7 +60,7 @@ std::string implicit_refusal(const solver::Case& c) {
   // pieces of the body it reaches, io::resolve_body checks.
   for (const solver::RegionSpec& r : c.regions)
     if (r.is_void && r.surface.kind == kernels::BoundaryKind::convective &&
-        r.surface.transfer > 0.0)
+        (r.surface.transfer > 0.0 || r.surface.radiates()))
       return {};
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   std::string insulated;  // convective faces with h = 0

@@ -159,8 +159,8 @@ void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
     return path;
   };
   const std::string undetermined =
-      " has no Dirichlet node and no convective face or surface, so its steady temperature is "
-      "not determined";
+      " has no Dirichlet node and no convective or radiating face or surface, so its steady "
+      "temperature is not determined";
 
   // Parts of the body: in a steady state the ones nothing determines (errors), otherwise every
   // one but the largest (warnings).

@@ -119,7 +119,7 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
         if (ic[a] != (side == 0 ? 0 : g.n[a] - 1)) continue;
         const BoundaryFace& f = c.boundary[2 * a + side];
         if (f.kind == BoundaryKind::dirichlet) return true;
-        if (f.kind == BoundaryKind::convective && f.transfer > 0.0) return true;
+        if (f.kind == BoundaryKind::convective && (f.transfer > 0.0 || f.radiates())) return true;
       }
     }
     return false;
@@ -149,7 +149,10 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
         partial = false;
       if (!p.anchored &&
           (on_anchoring_face(i) ||
-           (!fields.transfer.empty() && fields.transfer[static_cast<std::size_t>(i)] > 0.0)))
+           (!fields.transfer.empty() && fields.transfer[static_cast<std::size_t>(i)] > 0.0) ||
+           std::any_of(fields.radiation.begin(), fields.radiation.end(), [&](const auto& r) {
+             return r.coefficient[static_cast<std::size_t>(i)] > 0.0;
+           })))
         p.anchored = true;
       const auto ic = g.coords(i);
       for (int a = 0; a < g.dims; ++a)

@@ -16,7 +16,7 @@ struct BodyPiece {
   std::int64_t nodes = 0;
   std::int64_t first = 0;  // its first node in memory order
   // Its temperature is tied to something outside it: it holds a Dirichlet node, or loses heat
-  // by convection (a convective face with h > 0, or a void surface's transfer).
+  // by convection or radiation (a face or a void surface with h > 0 or an emissivity).
   bool anchored = false;
   // Every node's control volume is partly void: the piece is slivers of the body that a void's
   // bound leaves in nodes whose faces all cross a void (a bound less than half a spacing past a
