@@ -241,6 +241,12 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
     check_sources(c, body.material_ids, report);
     if (report.errors.empty()) {
       body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);
+      // A node whose control volume several voids cover together (none alone) keeps its
+      // material's id from the regions but has no capacity: it is void too, for the
+      // summaries, the material map and the probes.
+      for (std::size_t i = 0; i < body.material_ids.size(); ++i)
+        if (body.fields->capacity[i] == 0.0 && body.material_ids[i] >= 0)
+          body.material_ids[i] = solver::kVoid;
       check_pieces(c, *body.fields, body.material_ids, report);
     }
   } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/case_loader.hpp"
+#include "solver/materials.hpp"
 
 namespace heatsim::io {
 namespace {
@@ -45,6 +46,24 @@ const CaseError* find(const std::vector<CaseError>& list, const std::string& pat
   for (const CaseError& e : list)
     if (e.path == path) return &e;
   return nullptr;
+}
+
+// Two void boxes meeting on a node plane (x = 0.05): the nodes on it lie in both, in neither
+// alone, and are no part of the body; their material id says so (the summaries, the material
+// map and the probes read it), as the nodes inside either box.
+TEST(ResolveBody, NodesSeveralVoidsCoverTogetherAreVoid) {
+  const ResolvedBody b = resolve(plate(
+      "  - {void: true, box: {lower: [0.04, 0.02], upper: [0.05, 1]}}\n"
+      "  - {void: true, box: {lower: [0.05, 0.02], upper: [0.06, 1]}}\n",
+      "", "{method: steady}"));
+  ASSERT_NE(b.fields, nullptr) << format_errors(b.errors);
+  int seam = 0;
+  for (std::size_t i = 0; i < b.material_ids.size(); ++i) {
+    EXPECT_EQ(b.fields->capacity[i] == 0.0, b.material_ids[i] == solver::kVoid) << "node " << i;
+    const std::int64_t x = static_cast<std::int64_t>(i) % 41, y = static_cast<std::int64_t>(i) / 41;
+    if (x == 20 && y >= 10) seam += b.material_ids[i] == solver::kVoid;  // x = 0.05, y >= 0.025
+  }
+  EXPECT_EQ(seam, 11);
 }
 
 TEST(ResolveBody, ASoundCaseHasNothingToSay) {
