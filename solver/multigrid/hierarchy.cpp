@@ -52,6 +52,9 @@ constexpr int kMaxStencil = 27;
 constexpr double kStrongPlane = 8.0;
 // Couplings this small beside the others of a row are none but rounding's.
 constexpr double kDecoupled = 1e-12;
+// A row whose sum (node term, couplings to held nodes) is above this fraction of its centre
+// holds its node: its interpolation weights keep the row sum in their denominator.
+constexpr double kHeldRow = 0.1;
 
 // The coordinates and neighbours of a level's grid.
 struct Grid {
@@ -218,6 +221,31 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   constexpr int kSides[6] = {4, 10, 12, 14, 16, 22};
   const bool any_removed = std::find(fine.fixed.begin(), fine.fixed.end(),
                                      kernels::kRemovedNode) != fine.fixed.end();
+  // Whose row sums stay in the denominators. A node beside a held (Dirichlet) node, or one
+  // whose row sum (node term, couplings to held nodes) is a good part of its centre, is held:
+  // a correction fades toward the held value, and its weights sum to less than 1. Elsewhere
+  // the row sum is a floating body's small losses, or what Galerkin products left of them
+  // and of rounding, which in a direction of weak couplings (an FR4 board across its layers,
+  // a filler layer between metals) can outweigh the couplings the weights divide by and
+  // scatter the sums of the weights between 0.4 and 1.8: a near-constant error (every face
+  // convective, Biot numbers far below 1) then escapes the coarse levels, and V-cycles took
+  // 0.4 % off it per cycle on a power module. There the weights are each side's pulls over
+  // the sum of the pulls, and sum to 1.
+  const bool any_held = std::find(fine.fixed.begin(), fine.fixed.end(), 1) != fine.fixed.end();
+  std::vector<std::uint8_t> beside_held(fine.fixed.size(), 0);
+  if (any_held)
+    for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
+      for (int k = 0; k < kp; ++k) {
+        std::int64_t j[3];
+        if (fg.neighbour(f, k, j) && fine.fixed[fg.index(j)] == 1) beside_held[i] = 1;
+      }
+    });
+  const auto held_row = [&](const Row& row, std::int64_t i) {
+    if (beside_held[i]) return true;
+    double sum = 0.0;
+    for (int e = 0; e < row.count; ++e) sum += row.a[e];
+    return std::abs(sum) > kHeldRow * row.centre();
+  };
   // Finer nodes between coarse ones along `type` axes, after those along fewer.
   for (int type = 1; type <= dims; ++type)
     for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
@@ -232,16 +260,25 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       free_row(fine, fg, f, i, row);
       if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
         // The general form's sums in its order, a missing entry adding 0: the denominator
-        // the centre plus the entries across the between axes in row order, and each
-        // corner's weight from the neighbours toward it, one per between axis.
+        // (a held row) the centre plus the entries along the other axes in row order, or
+        // (any other) minus the entries along the between axes, and each corner's weight
+        // from the neighbours toward it, one per between axis.
         double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
         for (const int k : kSides) a[k] = 0.0;
         for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
         double denominator = row.centre();
-        for (int e = 1; e < row.count; ++e) {
-          const int k = row.k[e];
-          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
-          if (!((between >> axis) & 1)) denominator += row.a[e];
+        if (held_row(row, i)) {
+          for (int e = 1; e < row.count; ++e) {
+            const int k = row.k[e];
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            if (!((between >> axis) & 1)) denominator += row.a[e];
+          }
+        } else {
+          denominator = 0.0;
+          for (const int k : kSides) {
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            if ((between >> axis) & 1) denominator -= a[k];
+          }
         }
         if (!(denominator > 1e-12 * row.centre())) return;
         for (int corner = 0; corner < 8; ++corner) {
@@ -266,9 +303,16 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
         }
         return;
       }
-      // Summed over the offsets along the axes where the node is a coarse coordinate.
+      // Summed over the offsets along the axes where the node is a coarse coordinate. Away
+      // from held nodes, without the positive entries off the centre (a Galerkin level's
+      // 27-point rows have many, some larger than the centre): they would push a neighbour's
+      // error away rather than pull it, and with the row sum out of the denominator could
+      // leave it near 0 or below; as AMG does, the weights come from the pulls alone, and
+      // are then positive.
+      const bool held = held_row(row, i);
       double collapsed[kMaxStencil] = {};
       for (int e = 0; e < row.count; ++e) {
+        if (!held && e > 0 && row.a[e] > 0.0) continue;
         int to = centre;
         for (int a = 0; a < dims; ++a)
           if ((between >> a) & 1) to += stencil_offset(row.k[e], a) * power[a];
@@ -287,6 +331,11 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
           denominator += collapsed[k];
           collapsed[k] = 0.0;
         }
+      if (!held) {
+        denominator = 0.0;
+        for (int k = 0; k < kp; ++k)
+          if (k != centre) denominator -= collapsed[k];
+      }
       if (!(denominator > 1e-12 * row.centre())) return;  // no path along the axes: no value
       int nonzero[kMaxStencil], nnz = 0;
       for (int k = 0; k < kp; ++k)
