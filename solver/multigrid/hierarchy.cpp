@@ -219,8 +219,8 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   // The compact row's entries in numbering order (z-, y-, x-, x+, y+, z+): the order in which
   // the general form sums a corner's terms.
   constexpr int kSides[6] = {4, 10, 12, 14, 16, 22};
-  const bool any_removed = std::find(fine.fixed.begin(), fine.fixed.end(),
-                                     kernels::kRemovedNode) != fine.fixed.end();
+  const bool any_removed =
+      std::find(fine.fixed.begin(), fine.fixed.end(), kernels::kRemovedNode) != fine.fixed.end();
   // Whose row sums stay in the denominators. A node beside a held (Dirichlet) node, or one
   // whose row sum (node term, couplings to held nodes) is a good part of its centre, is held:
   // a correction fades toward the held value, and its weights sum to less than 1. Elsewhere
@@ -872,8 +872,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   // surface as the node's own). Elsewhere the plane sums alone decide: a node-by-node rule
   // would keep most planes of a random medium whose conductivities span decades.
   std::vector<std::uint8_t> sheet_parts(static_cast<std::size_t>(nz * (nx + ny + 1)), 0);
-  const bool any_removed = std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) !=
-                           op.fixed.end();
+  const bool any_removed =
+      std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
   // Isotropic seven-point couplings give a ratio of dims - 1.
   const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
@@ -881,8 +881,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   for (std::int64_t z = 0; z < nz; ++z) {
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
-    std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)],
-                              &sheet_parts[z * (nx + ny + 1) + nx],
+    std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
                               &sheet_parts[z * (nx + ny + 1) + nx + ny]};
     for (std::int64_t y = 0; y < ny; ++y)
       for (std::int64_t x = 0; x < nx; ++x) {
@@ -913,9 +912,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
             bool beside_void = false;
             for (int o = -1; o <= 1 && any_removed; o += 2) {
               const std::int64_t j = g.step(a, c[a], o);
-              beside_void = beside_void ||
-                            (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
-                                           kernels::kRemovedNode);
+              beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
+                                                          kernels::kRemovedNode);
             }
             if (node_within[a] > 0.0 &&
                 (node_across[a] <= kDecoupled * node_within[a] ||

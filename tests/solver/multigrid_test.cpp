@@ -546,8 +546,8 @@ TEST(Multigrid, ASolveCutShortEndsWithTheReasonAndWhatToTry) {
 TEST(Multigrid, TheStallRuleWaitsOutARisingResidualButNotAHover) {
   const SolveOptions o;  // a window of 10, halving
   // The preconditioner missing a few modes of a body with a void: up for 12 iterations.
-  const std::vector<double> rising = {1.0, 2.07, 4.62, 3.0, 2.9, 8.9, 4.4, 6.1, 7.3, 5.2,
-                                      9.8, 10.2, 8.8, 5.14, 1.58, 0.241, 0.0783, 0.0174, 1e-3};
+  const std::vector<double> rising = {1.0, 2.07, 4.62, 3.0,  2.9,  8.9,   4.4,    6.1,    7.3, 5.2,
+                                      9.8, 10.2, 8.8,  5.14, 1.58, 0.241, 0.0783, 0.0174, 1e-3};
   for (std::size_t k = 1; k <= rising.size(); ++k) {
     const std::vector<double> history(rising.begin(), rising.begin() + k);
     EXPECT_FALSE(stalled(history, o)) << "after " << k - 1 << " iterations";

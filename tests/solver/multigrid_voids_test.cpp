@@ -80,8 +80,7 @@ Case power_module(std::array<std::int64_t, 3> n) {
   MaterialSpec fr4 = material("fr4", 20.0, 1850.0, 1100.0);
   fr4.axes = {20.0, 20.0, 0.3};
   c.materials = {fr4, material("alumina", 30.0, 3900.0, 775.0),
-                 material("silicon", 148.0, 2329.0, 705.0),
-                 material("filler", 3.0, 2500.0, 1000.0),
+                 material("silicon", 148.0, 2329.0, 705.0), material("filler", 3.0, 2500.0, 1000.0),
                  material("aluminium", 205.0, 2700.0, 900.0)};
   c.regions = {region("fr4"),
                region("alumina", box({0.005, 0.005, 0.0016}, {0.035, 0.035, 0.0026})),
@@ -127,23 +126,22 @@ void expect_few_iterations_at_every_size(const std::string& name,
     smallest = std::min(smallest, r.iterations);
     largest = std::max(largest, r.iterations);
   }
-  EXPECT_LE(largest, smallest + 3) << name << ": " << smallest << " to " << largest
-                                   << " iterations";
+  EXPECT_LE(largest, smallest + 3)
+      << name << ": " << smallest << " to " << largest << " iterations";
 }
 
 TEST(MultigridVoids, ABlockWithASlotConvergesInFewIterationsWhereverTheSlotsFacesFall) {
   // 33 x 33 x 17: the slot's faces on node planes (8 iterations); 41 x 41 x 21 and
   // 45 x 45 x 23: a sliver of body beside the slot's far face (9 and 9); 41 x 5 x 21: the
   // same, 5 nodes deep (10).
-  expect_few_iterations_at_every_size("slot", {{33, 33, 17}, {41, 41, 21}, {45, 45, 23},
-                                               {41, 5, 21}},
-                                      block_with_slot, 12);
+  expect_few_iterations_at_every_size(
+      "slot", {{33, 33, 17}, {41, 41, 21}, {45, 45, 23}, {41, 5, 21}}, block_with_slot, 12);
 }
 
 TEST(MultigridVoids, APowerModuleConvergesInFewIterationsAtEverySize) {
   // 11 and 13 iterations (81 x 81 x 49: 12).
-  expect_few_iterations_at_every_size("power module", {{41, 41, 25}, {61, 61, 37}},
-                                      power_module, 15);
+  expect_few_iterations_at_every_size("power module", {{41, 41, 25}, {61, 61, 37}}, power_module,
+                                      15);
 }
 
 }  // namespace
