@@ -32,6 +32,8 @@ inline int stencil_offset(int k, int axis) {
   return (axis == 0 ? k : axis == 1 ? k / 3 : k / 9) % 3 - 1;
 }
 
+constexpr std::uint8_t kRemovedNode = 2;
+
 struct LevelOperator {
   int dims = 1;
   std::array<std::int64_t, kMaxDims> n{1, 1, 1};  // nodes per axis; 1 on unused axes
@@ -45,7 +47,10 @@ struct LevelOperator {
   // matrix entry A(i, i + offset_k) (stencil_offset), 0 where the offset leaves a non-periodic
   // axis; (A x)_i = sum_k stencil[k][i] x[i + offset_k]. node_term and conductance are unused.
   std::vector<double> stencil;
-  std::vector<std::uint8_t> fixed;  // 1: the node holds its value
+  // Non-zero: the node holds its value (1: a Dirichlet node; kRemovedNode: a node inside a void,
+  // no part of the body, which the operations treat alike and only the hierarchy's
+  // interpolation tells apart).
+  std::vector<std::uint8_t> fixed;
   // Levels below the finest: fine_index[axis][I] is the index, in the next finer level, of this
   // level's node I (increasing, first 0; a non-periodic axis ends on the finer level's last
   // node; neighbouring coarse nodes are one or two finer nodes apart).

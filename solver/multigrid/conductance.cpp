@@ -53,7 +53,7 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
         weight_[i] = w[0] * w[1] * w[2];
         // A node inside a void (no capacity) is no part of the body: fixed, its value kept.
         if (fields_->capacity[i] == 0.0) {
-          base_.fixed[i] = 1;
+          base_.fixed[i] = kernels::kRemovedNode;
           removed_[i] = 1;
         }
         // A surface inside the body: H u lost per unit volume, on the diagonal.

@@ -78,7 +78,8 @@ class HeatFlowOperator {
  private:
   kernels::StencilProblem problem_;
   std::shared_ptr<const kernels::CoefficientFields> fields_;
-  kernels::LevelOperator base_;  // node term: transfer; conductances G; fixed: Dirichlet
+  // node term: transfer; conductances G; fixed: Dirichlet (1) and removed (kRemovedNode)
+  kernels::LevelOperator base_;
   std::vector<double> weight_;
   std::vector<char> removed_;  // nodes inside a void (capacity 0), fixed
   bool level_taken_ = false;

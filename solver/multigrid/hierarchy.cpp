@@ -50,6 +50,11 @@ constexpr int kMaxStencil = 27;
 // across it kStrongPlane times more than in the planes beside it, or 2 kStrongPlane times more
 // than isotropic couplings do.
 constexpr double kStrongPlane = 8.0;
+// Couplings this small beside the others of a row are none but rounding's.
+constexpr double kDecoupled = 1e-12;
+// A row whose sum (node term, couplings to held nodes) is above this fraction of its centre
+// holds its node: its interpolation weights keep the row sum in their denominator.
+constexpr double kHeldRow = 0.1;
 
 // The coordinates and neighbours of a level's grid.
 struct Grid {
@@ -214,6 +219,33 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   // The compact row's entries in numbering order (z-, y-, x-, x+, y+, z+): the order in which
   // the general form sums a corner's terms.
   constexpr int kSides[6] = {4, 10, 12, 14, 16, 22};
+  const bool any_removed =
+      std::find(fine.fixed.begin(), fine.fixed.end(), kernels::kRemovedNode) != fine.fixed.end();
+  // Whose row sums stay in the denominators. A node beside a held (Dirichlet) node, or one
+  // whose row sum (node term, couplings to held nodes) is a good part of its centre, is held:
+  // a correction fades toward the held value, and its weights sum to less than 1. Elsewhere
+  // the row sum is a floating body's small losses, or what Galerkin products left of them
+  // and of rounding, which in a direction of weak couplings (an FR4 board across its layers,
+  // a filler layer between metals) can outweigh the couplings the weights divide by and
+  // scatter the sums of the weights between 0.4 and 1.8: a near-constant error (every face
+  // convective, Biot numbers far below 1) then escapes the coarse levels, and V-cycles took
+  // 0.4 % off it per cycle on a power module. There the weights are each side's pulls over
+  // the sum of the pulls, and sum to 1.
+  const bool any_held = std::find(fine.fixed.begin(), fine.fixed.end(), 1) != fine.fixed.end();
+  std::vector<std::uint8_t> beside_held(fine.fixed.size(), 0);
+  if (any_held)
+    for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
+      for (int k = 0; k < kp; ++k) {
+        std::int64_t j[3];
+        if (fg.neighbour(f, k, j) && fine.fixed[fg.index(j)] == 1) beside_held[i] = 1;
+      }
+    });
+  const auto held_row = [&](const Row& row, std::int64_t i) {
+    if (beside_held[i]) return true;
+    double sum = 0.0;
+    for (int e = 0; e < row.count; ++e) sum += row.a[e];
+    return std::abs(sum) > kHeldRow * row.centre();
+  };
   // Finer nodes between coarse ones along `type` axes, after those along fewer.
   for (int type = 1; type <= dims; ++type)
     for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
@@ -228,16 +260,25 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
       free_row(fine, fg, f, i, row);
       if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
         // The general form's sums in its order, a missing entry adding 0: the denominator
-        // the centre plus the entries across the between axes in row order, and each
-        // corner's weight from the neighbours toward it, one per between axis.
+        // (a held row) the centre plus the entries along the other axes in row order, or
+        // (any other) minus the entries along the between axes, and each corner's weight
+        // from the neighbours toward it, one per between axis.
         double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
         for (const int k : kSides) a[k] = 0.0;
         for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
         double denominator = row.centre();
-        for (int e = 1; e < row.count; ++e) {
-          const int k = row.k[e];
-          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
-          if (!((between >> axis) & 1)) denominator += row.a[e];
+        if (held_row(row, i)) {
+          for (int e = 1; e < row.count; ++e) {
+            const int k = row.k[e];
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            if (!((between >> axis) & 1)) denominator += row.a[e];
+          }
+        } else {
+          denominator = 0.0;
+          for (const int k : kSides) {
+            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+            if ((between >> axis) & 1) denominator -= a[k];
+          }
         }
         if (!(denominator > 1e-12 * row.centre())) return;
         for (int corner = 0; corner < 8; ++corner) {
@@ -262,15 +303,39 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
         }
         return;
       }
-      // Summed over the offsets along the axes where the node is a coarse coordinate.
+      // Summed over the offsets along the axes where the node is a coarse coordinate. Away
+      // from held nodes, without the positive entries off the centre (a Galerkin level's
+      // 27-point rows have many, some larger than the centre): they would push a neighbour's
+      // error away rather than pull it, and with the row sum out of the denominator could
+      // leave it near 0 or below; as AMG does, the weights come from the pulls alone, and
+      // are then positive.
+      const bool held = held_row(row, i);
       double collapsed[kMaxStencil] = {};
       for (int e = 0; e < row.count; ++e) {
+        if (!held && e > 0 && row.a[e] > 0.0) continue;
         int to = centre;
         for (int a = 0; a < dims; ++a)
           if ((between >> a) & 1) to += stencil_offset(row.k[e], a) * power[a];
         collapsed[to] += row.a[e];
       }
-      const double denominator = collapsed[centre];
+      // A neighbour in line that is removed (inside a void) gathers the couplings of the
+      // free nodes beside it, which are no coarse nodes: their error is taken as the node's
+      // own (insulated, as at a void's surface), not as 0 (held, as at a Dirichlet node),
+      // so that interpolation beside a void keeps constants.
+      double denominator = collapsed[centre];
+      if (any_removed)
+        for (int k = 0; k < kp; ++k) {
+          std::int64_t j[3];
+          if (k == centre || collapsed[k] == 0.0 || !fg.neighbour(f, k, j)) continue;
+          if (fine.fixed[fg.index(j)] != kernels::kRemovedNode) continue;
+          denominator += collapsed[k];
+          collapsed[k] = 0.0;
+        }
+      if (!held) {
+        denominator = 0.0;
+        for (int k = 0; k < kp; ++k)
+          if (k != centre) denominator -= collapsed[k];
+      }
       if (!(denominator > 1e-12 * row.centre())) return;  // no path along the axes: no value
       int nonzero[kMaxStencil], nnz = 0;
       for (int k = 0; k < kp; ++k)
@@ -794,15 +859,68 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   // the sums do not depend on the threads.
   const std::int64_t part = 2 * (nx + ny + 1);
   std::vector<double> parts(static_cast<std::size_t>(nz * part), 0.0);
+  // Per z part as above, a flag per plane: it holds a node coupled across it by nothing
+  // (to rounding), or a node beside a void across it whose own couplings within the plane
+  // outweigh those across it as an anisotropic plane's do (`anisotropic` below). Plane sums
+  // miss such nodes where the rest of the plane is ordinary: a sheet of body beside a void
+  // (a void's face within half a spacing of a node plane leaves the nodes beyond it a sliver
+  // of body, coupled within their plane and to nothing across it, since every segment across
+  // crosses the void), a fin one coarse node wide between two voids, an FR4 board's top layer
+  // under a void. Interpolation across the plane has next to no weight to give them, and a
+  // point smoother does not smooth along them: their plane is kept. A coupling whose node in
+  // line across is removed counts as none (the interpolation takes the error beyond a void's
+  // surface as the node's own). Elsewhere the plane sums alone decide: a node-by-node rule
+  // would keep most planes of a random medium whose conductivities span decades.
+  std::vector<std::uint8_t> sheet_parts(static_cast<std::size_t>(nz * (nx + ny + 1)), 0);
+  const bool any_removed =
+      std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
+  const std::int64_t stride[3] = {1, nx, nx * ny};
+  // Isotropic seven-point couplings give a ratio of dims - 1.
+  const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
 #pragma omp parallel for schedule(static) if (op.points() >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
+    std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
+                              &sheet_parts[z * (nx + ny + 1) + nx + ny]};
     for (std::int64_t y = 0; y < ny; ++y)
       for (std::int64_t x = 0; x < nx; ++x) {
         const std::int64_t c[3] = {x, y, z}, node = (z * ny + y) * nx + x;
         if (op.fixed[node]) continue;
         const std::int64_t p[3] = {x, y, 0};  // the plane's slot per axis in the z part
+        Row row;
+        free_row(op, g, c, node, row);
+        {
+          double node_within[3] = {0.0, 0.0, 0.0}, node_across[3] = {0.0, 0.0, 0.0};
+          for (int e = 1; e < row.count; ++e) {
+            const double v = std::abs(row.a[e]);
+            for (int a = 0; a < dims; ++a) {
+              const int o = stencil_offset(row.k[e], a);
+              if (o == 0) {
+                node_within[a] += v;
+                continue;
+              }
+              if (any_removed) {
+                const std::int64_t j = g.step(a, c[a], o);
+                const std::int64_t in_line = node + (j - c[a]) * stride[a];
+                if (op.fixed[in_line] == kernels::kRemovedNode) continue;
+              }
+              node_across[a] += v;
+            }
+          }
+          for (int a = 0; a < dims; ++a) {
+            bool beside_void = false;
+            for (int o = -1; o <= 1 && any_removed; o += 2) {
+              const std::int64_t j = g.step(a, c[a], o);
+              beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
+                                                          kernels::kRemovedNode);
+            }
+            if (node_within[a] > 0.0 &&
+                (node_across[a] <= kDecoupled * node_within[a] ||
+                 (beside_void && node_across[a] * anisotropic < node_within[a])))
+              sheet[a][p[a]] = 1;
+          }
+        }
         if (!op.stencil_form()) {
           // Compact: the node's faces per axis (fixed neighbours count too; the ratio only
           // compares planes).
@@ -819,8 +937,6 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
             for (int b = 0; b < dims; ++b) (b == a ? across : within)[a][p[a]] += faces[b];
           continue;
         }
-        Row row;
-        free_row(op, g, c, node, row);
         for (int e = 0; e < row.count; ++e) {
           if (row.k[e] == centre) continue;
           const double v = std::abs(row.a[e]);
@@ -849,11 +965,17 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
     const auto ratio = [&](std::int64_t p) {
       return across[p] > 0.0 ? within[p] / across[p] : (within[p] > 0.0 ? 1e300 : 0.0);
     };
+    std::vector<std::uint8_t> sheet(static_cast<std::size_t>(op.n[a]), 0);
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const std::uint8_t* f = &sheet_parts[z * (nx + ny + 1) + at];
+      if (a == 2)
+        sheet[z] = sheet[z] | f[0];
+      else
+        for (std::int64_t q = 0; q < op.n[a]; ++q) sheet[q] = sheet[q] | f[q];
+    }
     strong[a].assign(static_cast<std::size_t>(op.n[a]), 0);
-    // Isotropic seven-point couplings give a ratio of dims - 1.
-    const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
     for (std::int64_t p = 1; p + 1 < op.n[a]; ++p)
-      strong[a][p] = ratio(p) > anisotropic ||
+      strong[a][p] = sheet[p] || ratio(p) > anisotropic ||
                      ratio(p) > kStrongPlane * std::max(ratio(p - 1), ratio(p + 1));
   }
   return strong;

@@ -31,7 +31,11 @@ std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
 // epoxy, layers alternating k = 1 and 1e6), or far more than isotropic couplings do (a grid
 // much finer across the planes than along them). A point smoother cannot smooth along such a
 // plane and interpolation across it cannot represent it, so it is kept rather than
-// interpolated: the semi-coarsening of hypre's PFMG, decided plane by plane.
+// interpolated: the semi-coarsening of hypre's PFMG, decided plane by plane. Beside voids the
+// same holds node by node: a plane holding a node coupled across it by nothing (a sliver of
+// body that a void's face leaves beyond its surface, a fin one coarse node wide between two
+// voids), or a node beside a void whose couplings within outweigh those across it as an
+// anisotropic plane's do, is kept too.
 std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const LevelOperator& op);
 
 // The coarse level of `fine` (either form) on the kept nodes: fine_index, fixed (where the fine
@@ -43,7 +47,14 @@ std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const Lev
 //   between coarse nodes along two axes: the row summed along the third axis, a 3 x 3 stencil
 //     whose neighbours (of the first type, or coarse) are interpolated already;
 //   along three axes: the whole row, every neighbour interpolated already.
-// Fixed neighbours hold no correction and are left out; fixed coarse nodes give no value.
+// The denominators (the centre plane's sum, the row's centre) keep the row sum only where it
+// holds the node (beside a Dirichlet node, or a node term a good part of the centre);
+// elsewhere they are the sums of the neighbours' pulls, the positive entries off the centre
+// left out, so that weights are positive and sum to 1 and a floating body's near-constant
+// error keeps its coarse representation. Fixed neighbours hold no correction and are left
+// out; fixed coarse nodes give no value. A removed neighbour (kernels::kRemovedNode, inside a
+// void) is no part of the body: what a row gathers on it is taken as the node's own value
+// (an insulated surface), so that interpolation beside a void keeps constants.
 LevelOperator coarsen(const LevelOperator& fine);
 
 // Wall and process CPU time (all threads) of a piece of the set-up.

@@ -174,6 +174,26 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
                                        : solve_vcycle(options, reference);
 }
 
+bool stalled(const std::vector<double>& residuals, const SolveOptions& options) {
+  if (residuals.empty() || options.stall_window < 1) return false;
+  // Walking the history: `reference` is the residual the next halving is measured from, and
+  // `near` counts the iterations since then whose residual came within 1 / stall_reduction of
+  // the best so far; those far above it (CG's rising phase) do not count.
+  double best = residuals.front(), reference = best;
+  int near = 0;
+  for (std::size_t k = 1; k < residuals.size(); ++k) {
+    const double r = residuals[k];
+    best = std::min(best, r);
+    if (r < options.stall_reduction * reference) {
+      reference = r;
+      near = 0;
+    } else if (options.stall_reduction * r <= best) {
+      ++near;
+    }
+  }
+  return near >= options.stall_window;
+}
+
 namespace {
 
 enum class Verdict { go_on, below_tolerance, stalled, diverged, max_iterations };
@@ -189,13 +209,7 @@ Verdict record(SolveReport& report, const SolveOptions& options, double relative
   // Below the tolerance, or down to the rounding floor known so far: an ending to confirm on
   // the true residual (a floor-bound solve stops there instead of iterating on rounding).
   if (relative <= std::max(options.tolerance, report.floor)) return Verdict::below_tolerance;
-  const int window = options.stall_window;
-  if (report.iterations >= window) {
-    const auto end = report.residuals.end();
-    const double best_now = *std::min_element(report.residuals.begin(), end);
-    const double best_then = *std::min_element(report.residuals.begin(), end - window);
-    if (best_now > options.stall_reduction * best_then) return Verdict::stalled;
-  }
+  if (stalled(report.residuals, options)) return Verdict::stalled;
   if (report.iterations >= options.max_iterations) return Verdict::max_iterations;
   return Verdict::go_on;
 }

@@ -17,8 +17,12 @@
 // terms whose rounding b - A x carries, LevelOps::magnitude), the attainable limit whatever the
 // temperature offset; the report says which. The residual each iteration reports is the one
 // the rule judges; CG's recurrence residual is checked against b - A x before the solve ends.
-// Stalled: the best residual has not fallen to stall_reduction times the best of stall_window
-// iterations before. Diverged: a residual above divergence_factor times the best, or not finite.
+// Stalled: over stall_window iterations with a residual near the best so far (within
+// 1 / stall_reduction of it) the residual has not fallen to stall_reduction times where they
+// started. Iterations far above the best do not count: CG's residual may rise for a while,
+// its error's energy falling all the same, and fall fast after (a preconditioner that misses
+// a few modes: 1, 2.1, 4.6, ... for a dozen iterations), which is no stall. Diverged: a
+// residual above divergence_factor times the best, or not finite.
 #pragma once
 
 #include <algorithm>
@@ -48,8 +52,9 @@ struct SolveOptions {
   Krylov method = Krylov::pcg;  // CG preconditioned by one V-cycle, or V-cycles alone
   double tolerance = 1e-10;
   int max_iterations = 200;
-  // Stalled: over the last stall_window iterations the best residual did not fall below
-  // stall_reduction times the best before them (CG's residual need not fall every step).
+  // Stalled: over stall_window iterations near the best residual (within 1 /
+  // stall_reduction of it; a rise far above it does not count) the residual did not fall
+  // below stall_reduction times where they started (CG's residual need not fall every step).
   int stall_window = 10;
   double stall_reduction = 0.5;
   // Diverged: a residual above divergence_factor times the best so far.
@@ -88,6 +93,10 @@ struct SolveReport {
 };
 
 const char* to_string(SolveReport::Reason r);
+
+// The stall rule above on a history of relative residuals (the first from before any
+// iteration, one per iteration after it).
+bool stalled(const std::vector<double>& residuals, const SolveOptions& options);
 
 class Multigrid {
  public:
