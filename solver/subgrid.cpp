@@ -252,8 +252,11 @@ struct Materials {
     bool have = false;
     bool one = true;  // one material along the whole segment: its k exactly
     for (std::size_t p = 0; p + 1 < at.size(); ++p) {
+      // A piece shorter than the tolerance that puts a node on a bound (1e-9 of a spacing) is
+      // the rounding of a bound written as a node's coordinate (26 * h = 0.013000000000000001
+      // against a box from 0.013): a void there would cut the face off entirely.
       const double len = at[p + 1] - at[p];
-      if (len <= 0.0) continue;
+      if (len <= 1e-9 * s.h[a]) continue;
       double y[3] = {x[0], x[1], x[2]};
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       y[a] = s.wrap(a, 0.5 * (at[p] + at[p + 1]));
