@@ -438,3 +438,33 @@ TEST(HeatFlows, SteadyBalancesCloseAndMatchTheClosedForms) {
 
 }  // namespace
 }  // namespace heatsim_tests
+
+namespace heatsim_tests {
+namespace {
+
+// A void box whose bound is written as a node's coordinate that the grid rounds a little
+// past it (26 h = 0.013000000000000001 for h = 0.0005 against a box from 0.013): the face from
+// the node before to the node on the bound lies in the body, its conductance k, not cut off
+// by a void piece of rounding length.
+TEST(Subgrid, ABoundOnANodeRoundedPastItCutsNoFace) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {81, 1, 1};
+  c.grid.length = {0.04, 1.0, 1.0};
+  c.materials = {material("aluminium", 205.0, 2700, 900)};
+  c.regions = {region("aluminium")};
+  heatsim::solver::RegionSpec v;
+  v.is_void = true;
+  v.shape = box({0.013, 0, 0}, {0.02, 0, 0});
+  c.regions.push_back(v);
+  for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+  const double h = 0.04 / 80;
+  ASSERT_GT(26 * h, 0.013);  // the rounding this is about
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  ASSERT_TRUE(fields->has_faces());
+  EXPECT_NEAR(fields->faces[0][25], 205.0, 1e-9 * 205.0);
+  EXPECT_EQ(fields->faces[0][26], 0.0);  // into the void
+}
+
+}  // namespace
+}  // namespace heatsim_tests
