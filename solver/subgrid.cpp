@@ -347,6 +347,65 @@ void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, st
       }
 }
 
+// A node that lies inside a void and whose control volume reaches into the body holds part of
+// the body's volume (its capacity, a source's share, a surface's elements), but every segment
+// from it crosses the void, so no face conducts to it: left there, that part would be cut off
+// (a steady solve singular, an explicit step heating it without end). Its share, times its
+// weight, goes in equal parts to its body neighbours along the axes (or, when it has none, to
+// the body nodes among its 3^d neighbours), so that every total stays as sampled. A node with
+// no body neighbour at all keeps nothing: the body there is thinner than a spacing.
+void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
+                     std::vector<double>& per_volume) {
+  const std::array<std::int64_t, 3> n = c.grid.n;
+  const std::int64_t np = n[0] * n[1] * n[2];
+  std::array<bool, 3> periodic{};
+  for (int a = 0; a < c.grid.dims; ++a)
+    periodic[a] = c.boundary[2 * a].kind == kernels::BoundaryKind::periodic;
+  const auto body = [&](std::int64_t j) { return ids[static_cast<std::size_t>(j)] != kVoid; };
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i);
+    if (body(i) || per_volume[at] == 0.0) continue;
+    const std::int64_t ic[3] = {i % n[0], i / n[0] % n[1], i / (n[0] * n[1])};
+    // The neighbour at offset d (-1, 0, 1 per axis), or -1 beyond a non-periodic face.
+    const auto neighbour = [&](const int* d) -> std::int64_t {
+      std::int64_t j = 0, stride = 1;
+      for (int a = 0; a < 3; ++a) {
+        std::int64_t q = ic[a] + d[a];
+        if (q < 0 || q >= n[a]) {
+          if (!periodic[a]) return -1;
+          q = (q + n[a]) % n[a];
+        }
+        j += q * stride;
+        stride *= n[a];
+      }
+      return j;
+    };
+    std::vector<std::int64_t> takers;
+    for (int a = 0; a < c.grid.dims; ++a)
+      for (int side = -1; side <= 1; side += 2) {
+        int d[3] = {0, 0, 0};
+        d[a] = side;
+        const std::int64_t j = neighbour(d);
+        if (j >= 0 && body(j)) takers.push_back(j);
+      }
+    if (takers.empty()) {
+      const int reach[3] = {1, c.grid.dims > 1 ? 1 : 0, c.grid.dims > 2 ? 1 : 0};
+      for (int dz = -reach[2]; dz <= reach[2]; ++dz)
+        for (int dy = -reach[1]; dy <= reach[1]; ++dy)
+          for (int dx = -reach[0]; dx <= reach[0]; ++dx) {
+            const int d[3] = {dx, dy, dz};
+            const std::int64_t j = neighbour(d);
+            if (j >= 0 && j != i && body(j)) takers.push_back(j);
+          }
+    }
+    const double held = per_volume[at] * node_weight(c, i);
+    per_volume[at] = 0.0;
+    for (std::int64_t j : takers)
+      per_volume[static_cast<std::size_t>(j)] +=
+          held / static_cast<double>(takers.size()) / node_weight(c, j);
+  }
+}
+
 }  // namespace
 
 bool samples_subgrid(const Case& c) {
@@ -392,6 +451,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     });
     out.capacity[at] = one ? m.capacity(first) : sum / volume;
   }
+  fold_void_nodes(c, ids, out.capacity);
   bool anisotropic = false;
   for (const MaterialSpec& mat : c.materials) anisotropic = anisotropic || mat.anisotropic();
   if (near_count == 0 && !anisotropic) return out;
@@ -540,6 +600,7 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     }
     area[static_cast<std::size_t>(i)] /= volume;
   }
+  fold_void_nodes(c, ids, area);
   return area;
 }
 
@@ -597,6 +658,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     });
     out[static_cast<std::size_t>(i)] = inside / volume;
   }
+  fold_void_nodes(c, ids, out);
   return out;
 }
 

@@ -390,6 +390,81 @@ TEST(Void, ASurfaceHalfwayBetweenNodesGoesToTheBodysNodes) {
   EXPECT_NEAR(on_body, 2 * (0.0055 + 0.0035), 1e-12);
 }
 
+// Nodes inside a ball void whose control volumes reach into the body: their part of the body
+// (capacity, surface) goes to body nodes, so every node that holds heat conducts to a
+// neighbour, the totals stay, and a steady state with a heat flux through the ball's surface
+// solves and balances (the stranded nodes had made it singular: no progress from residual 1).
+TEST(Void, NoBodyVolumeIsStrandedInsideABall) {
+  namespace mg = heatsim::solver::multigrid;
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = {25, 21, dims > 2 ? 19 : 1};
+    c.grid.length = {0.06, 0.05, 0.045};  // h = 2.5 mm; r = 7.1 mm, under 3 spacings
+    c.materials = {material("steel", 45.0, 7800, 470)};
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.shape.kind = ShapeKind::ball;
+    v.shape.center = {0.0303, 0.0251, 0.0219};
+    v.shape.radius = 0.0071;
+    v.surface = heatsim::solver::RegionSpec::insulated();
+    v.surface.heat_flux = true;
+    v.surface.value = 3000.0;
+    c.regions = {region("steel"), v};
+    c.boundary[0].kind = BoundaryKind::dirichlet;
+    c.boundary[0].value = 300.0;
+    c.boundary[1].kind = BoundaryKind::convective;
+    c.boundary[1].transfer = 40.0;
+    c.boundary[1].value = 290.0;
+    c.time.method = heatsim::solver::TimeMethod::steady;
+    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
+    const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
+    const std::int64_t np = static_cast<std::int64_t>(ids.size());
+    const std::int64_t stride[3] = {1, c.grid.n[0], c.grid.n[0] * c.grid.n[1]};
+    double heat_capacity = 0.0;
+    int holding = 0;
+    for (std::int64_t i = 0; i < np; ++i) {
+      const double C = fields->capacity[static_cast<std::size_t>(i)];
+      heat_capacity += C * heatsim::solver::node_weight(c, i) * heatsim::solver::cell_volume(c);
+      if (C == 0.0) continue;
+      ++holding;
+      bool conducts = false;
+      for (int a = 0; a < dims; ++a) {
+        const std::int64_t ia = i / stride[a] % c.grid.n[a];
+        if (ia > 0) conducts = conducts || fields->face(a, i - stride[a], i) > 0.0;
+        if (ia < c.grid.n[a] - 1) conducts = conducts || fields->face(a, i, i + stride[a]) > 0.0;
+      }
+      EXPECT_TRUE(conducts) << "node " << i << " holds heat but conducts to no neighbour";
+      EXPECT_NE(ids[static_cast<std::size_t>(i)], heatsim::solver::kVoid) << "node " << i;
+    }
+    double box = 1.0;
+    for (int a = 0; a < dims; ++a) box *= c.grid.length[a];
+    const double r = v.shape.radius;
+    const double ball = dims > 2 ? 4.0 / 3.0 * M_PI * r * r * r : M_PI * r * r;
+    EXPECT_NEAR(heat_capacity, 7800.0 * 470.0 * (box - ball), 0.01 * 7800.0 * 470.0 * ball);
+    const double area = surfaces.voids.at(0).area;
+    const double exact = dims > 2 ? 4.0 * M_PI * r * r : 2.0 * M_PI * r;
+    EXPECT_NEAR(area, exact, 0.03 * exact);
+    EXPECT_GT(holding, 0);
+
+    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+    mg::ImplicitStepper steady(problem, fields, heatsim::solver::TimeMethod::steady, 1.0,
+                               heatsim::kernels::make_level_ops("cpu", problem.precision));
+    std::vector<double> u(static_cast<std::size_t>(np), 300.0);
+    heatsim::solver::set_dirichlet_nodes(c, u);
+    const mg::SolveReport report = steady.advance(u, 0);
+    EXPECT_LT(report.iterations, 30);
+    const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces);
+    const heatsim::solver::HeatFlowReport flows = meter.report(u, 0.0);
+    // The surface lets 3 kW/m^2 times its area in, and the faces take it out.
+    ASSERT_EQ(flows.flows.size(), 2u * dims + 1u);
+    EXPECT_NEAR(flows.flows[2 * dims].rate, 3000.0 * area, 1e-9 * 3000.0 * area);
+    EXPECT_LT(std::abs(flows.imbalance), 1e-7 * flows.largest);
+  }
+}
+
 // The heat-flow report of steady states: the wall passes its U-value times the difference in
 // through the Dirichlet face and out through the convective one; the void plate's surface takes
 // what its source puts in less what its x- face lets out; both balances close to the solve.
