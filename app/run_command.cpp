@@ -484,7 +484,7 @@ int run_case(const RunOptions& options) {
                     solver::multigrid::to_string(c.time.method));
       return kExitBadInput;
     }
-    if (c.output.heat_flows || c.output.heat_flux || c.output.conductivity) {
+    if (c.output.heat_flows || c.output.any_field()) {
       spdlog::error(
           "output.{}: written by runs on one process; run the case without mpirun, or leave "
           "it out",
@@ -712,11 +712,12 @@ int run_case(const RunOptions& options) {
             spdlog::info("waiting for the writer: {}", describe_writer(a));
           },
           backend.capabilities().gpu ? 0 : 1);
-    // output.fields: the heat flux and the conductivity beside u, computed from the staged
-    // field on the writer thread (the coefficient fields do not change).
+    // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed
+    // from the staged field on the writer thread (the coefficient fields do not change; where
+    // properties vary with temperature they are evaluated at u).
     // The shorthand's fields (k = alpha, rho c_p = 1) stand in for a case without fields.
     std::shared_ptr<const kernels::CoefficientFields> flow_fields = problem.coefficients;
-    if (!flow_fields && (c.output.heat_flux || c.output.conductivity || c.output.heat_flows))
+    if (!flow_fields && (c.output.any_field() || c.output.heat_flows))
       flow_fields =
           solver::multigrid::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
     const auto extras = [&c, &problem, flow_fields](const io::FieldValues& u) {
@@ -727,7 +728,15 @@ int run_case(const RunOptions& options) {
              u.floats
                  ? solver::node_heat_flux(problem, flow_fields.get(), c.physics.alpha, u.floats)
                  : solver::node_heat_flux(problem, flow_fields.get(), c.physics.alpha, u.doubles)});
-      if (c.output.conductivity) out.push_back({"conductivity", 1, flow_fields->conductivity});
+      const auto at_u = [&u](auto of) { return u.floats ? of(u.floats) : of(u.doubles); };
+      if (c.output.conductivity)
+        out.push_back({"conductivity", 1, at_u([&](const auto* v) {
+                         return solver::node_conductivity(*flow_fields, v);
+                       })});
+      if (c.output.liquid_fraction)
+        out.push_back({"liquid_fraction", 1, at_u([&](const auto* v) {
+                         return solver::node_liquid_fraction(*flow_fields, v);
+                       })});
       return out;
     };
     sim.add_observer(
@@ -959,14 +968,7 @@ int run_case(const RunOptions& options) {
                      m.min, m.max, m.mean);
       fmt::print("materials: {}\n", io::material_file_path(c));
       // Where the heat goes (steady states: the stored heat does not change).
-      if (steady && meter) {
-        const std::string varies = solver::heat_flows_unsupported(c);
-        if (varies.empty())
-          print_heat_flows(c, "at the steady state", meter->report(final_u, 0.0));
-        else
-          fmt::print("heat flows: not reported ({}; the report is for constant properties)\n",
-                     varies);
-      }
+      if (steady && meter) print_heat_flows(c, "at the steady state", meter->report(final_u, 0.0));
     }
     if (last_flow_row && !steady) {
       // The last row of heat_flows.csv: the last step's balance.

@@ -337,23 +337,17 @@ class Checker {
             "is fp32 like the run) or run with precision: fp64");
     if (c_.checkpoint.every < 0)
       error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
-    // The heat flows are those of the conservative second-order form the steps take, with
-    // constant properties.
+    // The heat flows are those of the conservative second-order form the steps take.
     if (c_.output.heat_flows && c_.scheme.kind != SchemeKind::order2)
       error("output.heat_flows",
             std::string("the heat flows are those of the order2 scheme's flux form; scheme is ") +
                 solver::to_string(c_.scheme.kind));
-    const std::string varies = solver::heat_flows_unsupported(c_);
-    if (!varies.empty()) {
-      if (c_.output.heat_flows)
-        error("output.heat_flows",
-              "the heat flows are reported for constant properties, and " + varies +
-                  " (leave output.heat_flows out)");
-      if (c_.output.heat_flux || c_.output.conductivity)
-        error("output.fields",
-              "heat_flux and conductivity are written for constant properties, and " + varies +
-                  " (leave them out)");
-    }
+    if (c_.output.liquid_fraction &&
+        std::none_of(c_.materials.begin(), c_.materials.end(),
+                     [](const solver::MaterialSpec& m) { return m.phase_change.has_value(); }))
+      error("output.fields",
+            "liquid_fraction is written for materials with a phase_change, and none has one "
+            "(leave it out)");
   }
 
   // Needs a case that is otherwise valid: the stencil is built from it.

@@ -104,10 +104,10 @@ void Reader::read_output(const YAML::Node& n, Case& c) {
   }
 }
 
-// `fields: [temperature, heat_flux, conductivity]`: what the output files hold. The
-// temperature is always written; the list may name it or not.
+// `fields: [temperature, heat_flux, conductivity, liquid_fraction]`: what the output files
+// hold. The temperature is always written; the list may name it or not.
 void Reader::read_output_fields(const YAML::Node& n, Case& c) {
-  const Names known{"temperature", "heat_flux", "conductivity"};
+  const Names known{"temperature", "heat_flux", "conductivity", "liquid_fraction"};
   if (!n.IsSequence()) {
     error("output.fields", n,
           "expected a list of fields (" + list_names(known) + "), got " + describe(n));
@@ -130,6 +130,7 @@ void Reader::read_output_fields(const YAML::Node& n, Case& c) {
     seen.emplace(name, line_of(item));
     if (name == "heat_flux") c.output.heat_flux = true;
     if (name == "conductivity") c.output.conductivity = true;
+    if (name == "liquid_fraction") c.output.liquid_fraction = true;
   }
 }
 

@@ -187,6 +187,7 @@ std::vector<XdmfField> output_fields(const solver::Case& c) {
   std::vector<XdmfField> fields;
   if (c.output.heat_flux) fields.push_back({"heat_flux", 3});
   if (c.output.conductivity) fields.push_back({"conductivity", 1});
+  if (c.output.liquid_fraction) fields.push_back({"liquid_fraction", 1});
   return fields;
 }
 

@@ -85,10 +85,13 @@ struct OutputSpec {
   int compression = 0;
   // heat_flows.csv: a row of heat flows (solver/heat_flows.hpp) at every output.
   bool heat_flows = false;
-  // output.fields besides the temperature (always written): the heat-flux vector -k grad T and
-  // the nodes' conductivity, as datasets of every output file.
+  // output.fields besides the temperature (always written): the heat-flux vector -k grad T,
+  // the nodes' conductivity (at their temperature where it varies) and, for materials with a
+  // phase change, the liquid fraction, as datasets of every output file.
   bool heat_flux = false;
   bool conductivity = false;
+  bool liquid_fraction = false;
+  bool any_field() const { return heat_flux || conductivity || liquid_fraction; }
 };
 
 struct CheckpointSpec {

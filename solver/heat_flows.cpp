@@ -5,8 +5,10 @@
 #include <optional>
 #include <stdexcept>
 
+#include "kernels/temperature_laws.hpp"
 #include "materials.hpp"
 #include "multigrid/conductance.hpp"
+#include "multigrid/linearize.hpp"
 
 namespace heatsim::solver {
 
@@ -44,17 +46,6 @@ double block_sum(std::int64_t count, Term term) {
 
 const char* heat_rate_unit(int dims) { return dims == 3 ? "W" : dims == 2 ? "W/m" : "W/m^2"; }
 
-std::string heat_flows_unsupported(const Case& c) {
-  for (const MaterialSpec& m : c.materials)
-    if (m.temperature_dependent()) return "materials." + m.name + " varies with temperature";
-  for (int f = 0; f < 2 * c.grid.dims && f < kernels::kFaces; ++f)
-    if (c.boundary[f].radiates()) return std::string("boundary.") + kFaceNames[f] + " radiates";
-  for (std::size_t r = 0; r < c.regions.size(); ++r)
-    if (c.regions[r].is_void && c.regions[r].surface.radiates())
-      return "regions[" + std::to_string(r) + "].surface radiates";
-  return "";
-}
-
 double HeatFlowMeter::weight(std::int64_t i) const {
   const std::int64_t c[3] = {i % n_[0], i / n_[0] % n_[1], i / (n_[0] * n_[1])};
   double w = 1.0;
@@ -69,6 +60,9 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     : fields_(std::move(fields)), dims_(problem.dims), n_(problem.n), volume_(cell_volume(c)) {
   if (!fields_) throw std::invalid_argument("heat flows: no coefficient fields");
   for (int a = 0; a < dims_; ++a) periodic_[a] = problem.periodic(a);
+  // A nonlinear case's stepper holds the operator linearised at its last field: the meter
+  // builds its own from the reference fields and evaluates the laws at each field it is given.
+  if (op && multigrid::is_nonlinear(problem, *fields_)) op = nullptr;
   std::optional<multigrid::HeatFlowOperator> own;
   if (!op) op = &own.emplace(problem, fields_);
   fixed_ = op->fixed();
@@ -84,9 +78,12 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     faces_.push_back(FaceFlow{});
     const kernels::BoundaryFace& b = problem.faces[f];
     faces_.back().boundary = b;
-    names_.push_back(
-        std::string("face ") + kFaceNames[f] + " (" + kernels::to_string(b.kind) +
-        (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") + ")");
+    const std::string kind = !b.radiates()        ? kernels::to_string(b.kind)
+                             : b.transfer == 0.0 ? "radiative"
+                                                 : "convective, radiating";
+    names_.push_back(std::string("face ") + kFaceNames[f] + " (" + kind +
+                     (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") +
+                     ")");
   }
   for (const auto& part : op->face_parts()) {
     FaceFlow& f = faces_[static_cast<std::size_t>(slot[part.face])];
@@ -121,12 +118,31 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
           const double h = problem.h[a];
           f.fixed_node.push_back(b);
           f.free_node.push_back(j);
+          f.lower.push_back(lower);
+          f.axis.push_back(a);
           f.conductance.push_back(fields_->face(a, lower, upper) / (h * h) * across);
         }
     }
   }
 
-  // Void surfaces with a condition: h (ambient - u) or the heat flux over each node's share.
+  // Radiating faces: their free nodes in the body, weighed as the convective ghost's term.
+  for (int f = 0; f < 2 * dims_; ++f) {
+    const kernels::BoundaryFace& b = problem.faces[f];
+    if (slot[f] < 0 || !b.radiates()) continue;
+    FaceFlow& flow = faces_[static_cast<std::size_t>(slot[f])];
+    const int a = f / 2;
+    const std::int64_t plane = f % 2 == 0 ? 0 : n_[a] - 1;
+    const double coefficient = 2.0 * b.emissivity * kernels::kStefanBoltzmann / problem.h[a];
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i);
+      if (i / stride[a] % n_[a] != plane || fixed_[at] || fields_->capacity[at] == 0.0) continue;
+      flow.radiating_nodes.push_back(i);
+      flow.radiating_weight.push_back(weight(i) * coefficient);
+    }
+  }
+
+  // Void surfaces with a condition: h (ambient - u), eps sigma (ambient^4 - u^4) or the heat
+  // flux over each node's share.
   std::vector<double> surface_loads(fields_->sources.size(), 0.0);
   const auto field_of = [&](const kernels::Schedule& s) -> int {
     for (std::size_t f = 0; f < fields_->sources.size(); ++f)
@@ -139,7 +155,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     const bool convective = f.kind == kernels::BoundaryKind::convective && f.transfer != 0.0;
     const bool flux = f.kind == kernels::BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
     const VoidSurface* surface = surfaces.find(r);
-    if (!region.is_void || (!convective && !flux) || !surface) continue;
+    if (!region.is_void || (!convective && !flux && !f.radiates()) || !surface) continue;
     SurfaceFlow s;
     s.face = &f;
     double load = 0.0;
@@ -153,7 +169,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     // Its load is among the source fields (the ambient's schedule, or factor 1): taken out
     // of the sources' columns below.
     const int field = field_of(convective ? f.schedule() : kConstant);
-    if (field >= 0) surface_loads[static_cast<std::size_t>(field)] += load;
+    if (field >= 0 && (convective || flux)) surface_loads[static_cast<std::size_t>(field)] += load;
     surfaces_.push_back(std::move(s));
     names_.push_back("void regions[" + std::to_string(r) + "]" +
                      (region.name.empty() ? "" : " (" + region.name + ")"));
@@ -197,8 +213,15 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
       rate +=
           f.constant[k] + f.ambient_weight[k] * (ambient - u[static_cast<std::size_t>(f.nodes[k])]);
     for (std::size_t k = 0; k < f.fixed_node.size(); ++k)
-      rate += f.conductance[k] * (u[static_cast<std::size_t>(f.fixed_node[k])] -
-                                  u[static_cast<std::size_t>(f.free_node[k])]);
+      rate += scaled(f, k, u) * (u[static_cast<std::size_t>(f.fixed_node[k])] -
+                                 u[static_cast<std::size_t>(f.free_node[k])]);
+    if (!f.radiating_nodes.empty()) {
+      const double a = f.boundary.at(t), a4 = a * a * a * a;
+      for (std::size_t k = 0; k < f.radiating_nodes.size(); ++k) {
+        const double ub = u[static_cast<std::size_t>(f.radiating_nodes[k])], ub2 = ub * ub;
+        rate += f.radiating_weight[k] * (a4 - ub2 * ub2);
+      }
+    }
     out.push_back(rate * volume_);
   }
   for (const SurfaceFlow& s : surfaces_) {
@@ -208,6 +231,15 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
       const double ambient = factor(f.schedule());
       for (std::size_t k = 0; k < s.nodes.size(); ++k)
         rate += s.weighted[k] * f.transfer * (ambient - u[static_cast<std::size_t>(s.nodes[k])]);
+      if (f.radiates()) {
+        // The steps take a radiating surface's ambient at the step's start (no mean).
+        const double a = f.at(t), a4 = a * a * a * a;
+        const double es = f.emissivity * kernels::kStefanBoltzmann;
+        for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+          const double ub = u[static_cast<std::size_t>(s.nodes[k])], ub2 = ub * ub;
+          rate += s.weighted[k] * es * (a4 - ub2 * ub2);
+        }
+      }
     } else {
       for (std::size_t k = 0; k < s.nodes.size(); ++k) rate += s.weighted[k] * f.value;
     }
@@ -222,11 +254,32 @@ double HeatFlowMeter::stored_change(const std::vector<double>& u,
   if (u.size() != fixed_.size() || before.size() != fixed_.size())
     throw std::invalid_argument("heat flows: the field does not match the grid");
   const std::vector<double>& C = fields_->capacity;
+  const kernels::TemperatureDependence* laws = fields_->temperature.get();
   const double sum = block_sum(static_cast<std::int64_t>(u.size()), [&](std::int64_t i) {
     const std::size_t at = static_cast<std::size_t>(i);
-    return fixed_[at] ? 0.0 : weight(i) * C[at] * (u[at] - before[at]);
+    if (fixed_[at]) return 0.0;
+    const std::int32_t l = laws ? laws->law[at] : -1;
+    if (l >= 0) {
+      const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(l)];
+      if (law.varying_capacity())
+        return weight(i) * C[at] * (law.enthalpy(u[at]) - law.enthalpy(before[at]));
+    }
+    return weight(i) * C[at] * (u[at] - before[at]);
   });
   return sum * volume_;
+}
+
+double HeatFlowMeter::scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const {
+  const kernels::TemperatureDependence* laws = fields_->temperature.get();
+  if (!laws) return f.conductance[k];
+  const int a = f.axis[k];
+  const std::int64_t lower = f.lower[k];
+  const std::int64_t upper = f.fixed_node[k] == lower ? f.free_node[k] : f.fixed_node[k];
+  const std::size_t lo = static_cast<std::size_t>(lower), up = static_cast<std::size_t>(upper);
+  if (laws->law[lo] < 0 && laws->law[up] < 0) return f.conductance[k];
+  return kernels::scaled_face(f.conductance[k], laws->share[static_cast<std::size_t>(a)][lo],
+                              laws->conductivity_ratio(lower, u[lo]),
+                              laws->conductivity_ratio(upper, u[up]));
 }
 
 HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) const {
@@ -305,6 +358,7 @@ std::vector<double> heat_flux(const kernels::StencilProblem& p,
   const auto& n = p.n;
   const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
   std::vector<double> q(static_cast<std::size_t>(3 * np), 0.0);
+  const kernels::TemperatureDependence* laws = fields ? fields->temperature.get() : nullptr;
 #pragma omp parallel for schedule(static) if (np >= 32768)
   for (std::int64_t i = 0; i < np; ++i) {
     if (fields && fields->capacity[static_cast<std::size_t>(i)] == 0.0) continue;  // a void
@@ -323,7 +377,12 @@ std::vector<double> heat_flux(const kernels::StencilProblem& p,
         if (side == 1 && c[a] == n[a] - 1 && periodic) j = i - (n[a] - 1) * stride[a];
         if (j < 0) continue;
         const std::int64_t lower = side == 0 ? j : i, upper = side == 0 ? i : j;
-        const double K = fields ? fields->face(a, lower, upper) : alpha;
+        double K = fields ? fields->face(a, lower, upper) : alpha;
+        if (laws && (laws->law[static_cast<std::size_t>(lower)] >= 0 ||
+                     laws->law[static_cast<std::size_t>(upper)] >= 0))
+          K = kernels::scaled_face(K, laws->share[static_cast<std::size_t>(a)][static_cast<std::size_t>(lower)],
+                                   laws->conductivity_ratio(lower, static_cast<double>(u[lower])),
+                                   laws->conductivity_ratio(upper, static_cast<double>(u[upper])));
         if (!(K > 0.0)) continue;
         sum += -K * (static_cast<double>(u[upper]) - static_cast<double>(u[lower])) / p.h[a];
         ++faces;
@@ -334,7 +393,55 @@ std::vector<double> heat_flux(const kernels::StencilProblem& p,
   return q;
 }
 
+// Per node: law(l, T) for a node of law l >= 0 at T = u_i, `otherwise(i)` for the others.
+template <typename T, typename Law, typename Otherwise>
+std::vector<double> per_node_law(const kernels::CoefficientFields& fields, const T* u, Law law,
+                                 Otherwise otherwise) {
+  const std::size_t np = fields.capacity.size();
+  const kernels::TemperatureDependence* laws = fields.temperature.get();
+  std::vector<double> out(np);
+  for (std::size_t i = 0; i < np; ++i) {
+    const std::int32_t l = laws ? laws->law[i] : -1;
+    out[i] = l >= 0 ? law(laws->laws[static_cast<std::size_t>(l)], static_cast<double>(u[i]), i)
+                    : otherwise(i);
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<double> conductivity_at(const kernels::CoefficientFields& fields, const T* u) {
+  return per_node_law(
+      fields, u,
+      [&](const kernels::TemperatureLaw& l, double t, std::size_t i) {
+        return fields.conductivity[i] * l.conductivity_ratio(t);
+      },
+      [&](std::size_t i) { return fields.conductivity[i]; });
+}
+
+template <typename T>
+std::vector<double> liquid_fraction_at(const kernels::CoefficientFields& fields, const T* u) {
+  return per_node_law(
+      fields, u,
+      [](const kernels::TemperatureLaw& l, double t, std::size_t) { return l.liquid_fraction(t); },
+      [](std::size_t) { return 0.0; });
+}
+
 }  // namespace
+
+std::vector<double> node_conductivity(const kernels::CoefficientFields& fields, const double* u) {
+  return conductivity_at(fields, u);
+}
+std::vector<double> node_conductivity(const kernels::CoefficientFields& fields, const float* u) {
+  return conductivity_at(fields, u);
+}
+std::vector<double> node_liquid_fraction(const kernels::CoefficientFields& fields,
+                                         const double* u) {
+  return liquid_fraction_at(fields, u);
+}
+std::vector<double> node_liquid_fraction(const kernels::CoefficientFields& fields,
+                                         const float* u) {
+  return liquid_fraction_at(fields, u);
+}
 
 std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
                                    const kernels::CoefficientFields* fields, double alpha,

@@ -37,12 +37,6 @@ struct HeatFlowReport {
 // "W", "W/m" or "W/m^2": the unit of a heat rate on a grid of `dims` dimensions.
 const char* heat_rate_unit(int dims);
 
-// Empty when the heat flows (and the heat flux at the nodes) can be reported for case c: its
-// properties are constants. Otherwise what keeps them from it, with its key path: "materials.
-// copper varies with temperature", "boundary.x+ radiates", "regions[2].surface radiates" (the
-// report would take the reference conductances, and no radiation).
-std::string heat_flows_unsupported(const Case& c);
-
 class HeatFlowMeter {
  public:
   // For a case with coefficient fields (or the shorthand's, multigrid::uniform_fields), its
@@ -54,20 +48,24 @@ class HeatFlowMeter {
                 const VoidSurfaces& surfaces, const multigrid::HeatFlowOperator* op = nullptr);
 
   // One name per rate of flows(), in this order: every outer face that is not periodic ("face
-  // x- (convective)", "face y+ (dirichlet)"), every void with a convective or heat-flux surface
-  // ("void regions[2] (gap2)"), every source field ("sources[0]", "physics.source +
+  // x- (convective)", "face y+ (dirichlet)"), every void with a convective, radiating or
+  // heat-flux surface ("void regions[2] (gap2)"), every source field ("sources[0]", "physics.source +
   // sources[1]": sources with the same schedule share a field, and a column).
   const std::vector<std::string>& names() const { return names_; }
 
   // The rates into the body at field u (memory order). Face values and sources' factors at t;
   // with dt > 0 the sources' factors (a convective surface's ambient among them) are their
-  // means over [t, t + dt], as an explicit step from t takes them. A Dirichlet face's rate is
+  // means over [t, t + dt], as an explicit step from t takes them. Where properties vary with
+  // temperature they are taken at u (the conductances of TemperatureDependence), and radiating
+  // faces and surfaces add eps sigma (ambient(t)^4 - u^4) per unit area, as the steps do. A Dirichlet face's rate is
   // what its nodes pass to the free nodes next to them (a node on two Dirichlet faces counts
   // with the first of x-, x+, y-, ...); a surface's and a source's leave out the fixed nodes.
   std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0) const;
 
   // How much the stored heat grew from field `before` to field `u`: the sum over the body's
-  // free nodes of w_i C_i (u_i - before_i), times the cell volume (J, J/m, J/m^2). The nodes'
+  // free nodes of w_i C_i (u_i - before_i), times the cell volume (J, J/m, J/m^2); a node whose
+  // capacity varies with temperature (or that melts) counts C_ref (h(u_i) - h(before_i)), its
+  // enthalpy's change (kernels/temperature_laws.hpp). The nodes'
   // differences are exact in floating point where the fields are close, and the sum is taken in
   // fixed blocks: the same bits on any number of threads.
   double stored_change(const std::vector<double>& u, const std::vector<double>& before) const;
@@ -81,15 +79,22 @@ class HeatFlowMeter {
     // Neumann and convective faces: rate = sum of constant + ambient_weight (ambient(t) - u).
     std::vector<std::int64_t> nodes;
     std::vector<double> constant, ambient_weight;
-    // Dirichlet faces: rate = sum of G (u_b - u_j) over (b, j) pairs.
-    std::vector<std::int64_t> fixed_node, free_node;
+    // Dirichlet faces: rate = sum of G (u_b - u_j) over (b, j) pairs, G at the reference
+    // conductance, scaled at u along `axis` from node `lower` where properties vary.
+    std::vector<std::int64_t> fixed_node, free_node, lower;
+    std::vector<int> axis;
     std::vector<double> conductance;
+    // Radiating faces: rate = sum of radiating_weight (ambient(t)^4 - u^4) over their free
+    // nodes, the weight w_i 2 eps sigma / h_axis as the convective ghost takes it.
+    std::vector<std::int64_t> radiating_nodes;
+    std::vector<double> radiating_weight;
   };
   struct SurfaceFlow {
     const kernels::BoundaryFace* face = nullptr;
     std::vector<std::int64_t> nodes;  // free nodes only
     std::vector<double> weighted;     // w_i times the area per volume
   };
+  double scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const;
   struct SourceFlow {
     const kernels::Schedule* schedule = nullptr;
     double total = 0.0;  // sum over the free nodes of w_i q_i, less the surfaces' loads
@@ -157,12 +162,22 @@ class HeatFlowRows {
 // conductance as the step uses it (CoefficientFields::face); at a boundary node, and beside a
 // void (a face of conductance 0), the one face inside the body; nodes inside a void take 0.
 // Exact for a field linear along the axis in one material. `fields` null: the shorthand's
-// k = physics.alpha.
+// k = physics.alpha. Conductivities that vary with temperature are taken at u.
 std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
                                    const kernels::CoefficientFields* fields, double alpha,
                                    const double* u);
 std::vector<double> node_heat_flux(const kernels::StencilProblem& problem,
                                    const kernels::CoefficientFields* fields, double alpha,
                                    const float* u);
+
+// The conductivity at the nodes at field u (output.fields: conductivity), W/(m K): the fields'
+// per-node value times its material's k(T)/k_ref at u_i (kernels/temperature_laws.hpp).
+std::vector<double> node_conductivity(const kernels::CoefficientFields& fields, const double* u);
+std::vector<double> node_conductivity(const kernels::CoefficientFields& fields, const float* u);
+
+// The liquid fraction at the nodes at field u (output.fields: liquid_fraction): 0 below a
+// phase change's solidus, 1 above its liquidus, linear between; 0 where no material melts.
+std::vector<double> node_liquid_fraction(const kernels::CoefficientFields& fields, const double* u);
+std::vector<double> node_liquid_fraction(const kernels::CoefficientFields& fields, const float* u);
 
 }  // namespace heatsim::solver

@@ -101,9 +101,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // staging).
   if (c.output.heat_flows)
     e.host.push_back({"heat flows: the fields of an output step and the step before", 17.0 * points});
-  const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0);
+  const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0) +
+                         (c.output.liquid_fraction ? 1.0 : 0.0);
   if (further > 0.0)
-    e.host.push_back({"output fields (heat flux, conductivity) and their place in the file",
+    e.host.push_back({"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
                       (8.0 + value) * further * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
   const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;

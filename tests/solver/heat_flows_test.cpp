@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -181,6 +182,146 @@ TEST(HeatFlowRows, ASteadyStateStoresNothing) {
   double sum = 0.0;
   for (double f : row->flows) sum += f;
   EXPECT_EQ(row->imbalance, sum);
+}
+
+// The plate with properties that vary with temperature: steel's conductivity a table, the
+// copper strip melting over [305, 309] K with its capacity a table, x+ convective and radiating,
+// y+ radiative alone, the gap's surface convective and radiating; the ball void's heat flux
+// keeps it warm.
+Case nonlinear_plate() {
+  Case c = plate();
+  c.materials[0].conductivity_table = {{280.0, 45.0}, {320.0, 60.0}, {400.0, 30.0}};
+  c.materials[1].specific_heat_table = {{280.0, 385.0}, {330.0, 420.0}};
+  c.materials[1].phase_change = heatsim::solver::PhaseChangeSpec{305.0, 309.0, 2.0e5};
+  c.boundary[1].emissivity = 0.8;
+  c.boundary[3].kind = BoundaryKind::convective;
+  c.boundary[3].transfer = 0.0;
+  c.boundary[3].value = 250.0;
+  c.boundary[3].emissivity = 0.9;
+  c.regions[2].surface.emissivity = 0.7;
+  c.sources[1].power_density = 2e7;  // enough to melt the copper beside it
+  return c;
+}
+
+// The names of its columns say which faces radiate.
+TEST(HeatFlowRows, NamesTheRadiatingFaces) {
+  const Prepared p = prepare(nonlinear_plate());
+  const auto problem = heatsim::solver::make_problem(p.c, 1e-3, p.fields);
+  const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces);
+  ASSERT_EQ(meter.names().size(), 8u);
+  EXPECT_EQ(meter.names()[1], "face x+ (convective, radiating)");
+  EXPECT_EQ(meter.names()[3], "face y+ (radiative)");
+  EXPECT_EQ(meter.names()[4], "void regions[2] (gap)");
+}
+
+// Explicit steps evaluate k(T) and the radiation at the step's start and advance the enthalpy
+// where the capacity varies: the flows at the field before the step and the enthalpy's change
+// balance to rounding, through melting.
+TEST(HeatFlowRows, ExplicitStepsBalanceWithVaryingPropertiesAndRadiation) {
+  const Prepared p = prepare(nonlinear_plate());
+  const double dt = 0.9 * heatsim::solver::field_stability(p.c, *p.fields).dt_limit;
+  const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+  const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces);
+  HeatFlowRows rows(meter, TimeMethod::explicit_euler, dt);
+  auto backend = heatsim::kernels::make_cpu_backend(problem.precision);
+  backend->setup(problem);
+  std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+  heatsim::solver::set_dirichlet_nodes(p.c, u);
+  backend->upload(u);
+  const heatsim::kernels::TemperatureDependence& laws = *p.fields->temperature;
+  bool melting = false;
+  for (std::int64_t step = 0; step <= 3000; ++step) {
+    if (step > 0) backend->advance(1, step - 1);
+    backend->download(u);
+    const bool due = step % 300 == 0;
+    const auto row = rows.take(step, u, due);
+    if (!due) continue;
+    ASSERT_TRUE(row.has_value()) << step;
+    EXPECT_LT(std::abs(row->imbalance), 1e-11 * largest(*row)) << "step " << step;
+    if (step > 0) {
+      EXPECT_GT(std::abs(row->flows[3]), 1.0) << "y+ radiates";
+      EXPECT_GT(std::abs(row->flows[4]), 0.1) << "the gap's surface passes heat";
+    }
+    for (std::size_t i = 0; i < u.size(); ++i)
+      if (laws.law[i] >= 0 && u[i] > 305.0 && u[i] < 309.0 && p.fields->capacity[i] > 0.0 &&
+          laws.laws[static_cast<std::size_t>(laws.law[i])].latent > 0.0)
+        melting = true;
+  }
+  EXPECT_TRUE(melting) << "some copper node passed through its melting range";
+}
+
+// Backward Euler iterates to the nonlinear step's solution: the balance holds to the outer
+// iteration's tolerance; a steady state's flows sum to that of its last outer iteration.
+TEST(HeatFlowRows, NonlinearImplicitStepsAndSteadyStatesBalance) {
+  namespace mg = heatsim::solver::multigrid;
+  const Prepared p = prepare(nonlinear_plate());
+  const double dt = 0.05;
+  const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-12;
+  mg::ImplicitStepper stepper(problem, p.fields, TimeMethod::backward_euler, dt,
+                              heatsim::kernels::make_level_ops("cpu", problem.precision), options);
+  // The stepper's operator is linearised at its last field: the meter takes its own.
+  const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces, &stepper.heat_flow());
+  HeatFlowRows rows(meter, TimeMethod::backward_euler, dt);
+  std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+  heatsim::solver::set_dirichlet_nodes(p.c, u);
+  for (std::int64_t step = 0; step <= 20; ++step) {
+    if (step > 0) stepper.advance(u, step - 1);
+    const auto row = rows.take(step, u, true);
+    ASSERT_TRUE(row.has_value()) << step;
+    EXPECT_LT(std::abs(row->imbalance), 1e-8 * largest(*row)) << "step " << step;
+  }
+
+  Case steady_case = p.c;
+  steady_case.time.method = TimeMethod::steady;
+  const auto steady_problem = heatsim::solver::make_problem(steady_case, 1.0, p.fields);
+  mg::ImplicitStepper steady(steady_problem, p.fields, TimeMethod::steady, 1.0,
+                             heatsim::kernels::make_level_ops("cpu", problem.precision), options);
+  const HeatFlowMeter steady_meter(steady_case, steady_problem, p.fields, p.surfaces);
+  std::vector<double> s(static_cast<std::size_t>(problem.points()), 300.0);
+  heatsim::solver::set_dirichlet_nodes(steady_case, s);
+  steady.advance(s, 0);
+  const auto report = steady_meter.report(s, 0.0);
+  EXPECT_LT(std::abs(report.imbalance), 1e-8 * report.largest);
+  EXPECT_GT(report.largest, 100.0);
+}
+
+// The conductivity written at the nodes is k(T) at their temperature; the liquid fraction
+// runs from 0 to 1 over the melting range.
+TEST(NodeFields, ConductivityAndLiquidFractionFollowTheField) {
+  const Prepared p = prepare(nonlinear_plate());
+  const heatsim::kernels::TemperatureDependence& laws = *p.fields->temperature;
+  std::vector<double> u(p.fields->capacity.size());
+  // 295 to 315 K, scattered over the nodes.
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const double x = 0.6180339887 * static_cast<double>(i);
+    u[i] = 295.0 + 20.0 * (x - std::floor(x));
+  }
+  const std::vector<double> k = heatsim::solver::node_conductivity(*p.fields, u.data());
+  const std::vector<double> phi = heatsim::solver::node_liquid_fraction(*p.fields, u.data());
+  int steel = 0, melting = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    if (p.ids[i] == 0) {
+      // 45 at 280 K rising to 60 at 320 K.
+      EXPECT_NEAR(k[i], 45.0 + 15.0 * (u[i] - 280.0) / 40.0, 1e-9) << i;
+      EXPECT_EQ(phi[i], 0.0);
+      ++steel;
+    }
+    if (p.ids[i] == 1) {
+      EXPECT_DOUBLE_EQ(k[i], 390.0);
+      EXPECT_NEAR(phi[i], std::clamp((u[i] - 305.0) / 4.0, 0.0, 1.0), 1e-12) << i;
+      if (phi[i] > 0.0 && phi[i] < 1.0) ++melting;
+    }
+    if (laws.law[i] < 0) {
+      EXPECT_EQ(phi[i], 0.0);
+    }
+  }
+  EXPECT_GT(steel, 100);
+  EXPECT_GT(melting, 5);
+  const std::vector<float> f(u.begin(), u.end());
+  const std::vector<double> kf = heatsim::solver::node_conductivity(*p.fields, f.data());
+  for (std::size_t i = 0; i < u.size(); ++i) EXPECT_NEAR(kf[i], k[i], 1e-4 * k[i]);
 }
 
 // A field linear along every axis in one material: every node's flux is -k times the slope,
