@@ -79,27 +79,6 @@ void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::
   }
 }
 
-// Explicit steps and voids reaching a convective or heat-flux face: the step's ghost rule there
-// divides by the conductance into the face's node, which is 0 for a node of the void, and the
-// NaN it makes spreads into the body (the implicit and steady solvers leave such nodes out).
-void check_faces(const Case& c, const std::vector<std::int32_t>& ids, check::Report& r) {
-  if (c.time.method != solver::TimeMethod::explicit_euler) return;
-  static const char* const names[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
-  for (int f = 0; f < 2 * c.grid.dims; ++f) {
-    const kernels::BoundaryFace& face = c.boundary[f];
-    const bool divides = face.kind == kernels::BoundaryKind::convective ||
-                         (face.kind == kernels::BoundaryKind::neumann && face.heat_flux);
-    if (!divides) continue;
-    for (std::size_t k : solver::voids_on_face(c, ids, f))
-      r.error(indexed("regions", k) + shape_key(c.regions[k].shape.kind),
-              std::string("the void reaches the ") + names[f] + " face (" +
-                  kernels::to_string(face.kind) + (face.heat_flux ? ", heat flux" : "") +
-                  "), which explicit steps cannot take yet: its nodes there are no part of the "
-                  "body, and the face's rule divides by their conductance of 0; end the void "
-                  "inside the domain, or use time.method backward-euler, bdf2 or steady");
-  }
-}
-
 // Sources and voids: heat put where there is no body.
 void check_sources(const Case& c, const std::vector<std::int32_t>& ids, check::Report& r) {
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
@@ -236,7 +215,6 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
                     [](std::int32_t id) { return id == solver::kVoid; }))
       throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
     body.surfaces = solver::void_surfaces(c, body.material_ids);
-    check_faces(c, body.material_ids, report);
     check_surfaces(c, body.surfaces, report);
     check_sources(c, body.material_ids, report);
     if (report.errors.empty()) {

@@ -184,39 +184,6 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
   return pieces;
 }
 
-std::vector<std::size_t> voids_on_face(const Case& c, const std::vector<std::int32_t>& ids,
-                                       int face) {
-  const Grid g(c);
-  const int axis = face / 2;
-  std::vector<std::size_t> out;
-  if (axis >= g.dims) return out;
-  std::vector<PointTest> tests;
-  std::vector<std::size_t> regions;
-  for (std::size_t r = 0; r < c.regions.size(); ++r)
-    if (c.regions[r].is_void && c.regions[r].shape.kind != ShapeKind::file) {
-      tests.emplace_back(c, c.regions[r].shape);
-      regions.push_back(r);
-    }
-  std::int64_t lo[3] = {0, 0, 0}, hi[3] = {g.n[0], g.n[1], g.n[2]};
-  lo[axis] = face % 2 == 0 ? 0 : g.n[axis] - 1;
-  hi[axis] = lo[axis] + 1;
-  for (std::int64_t z = lo[2]; z < hi[2]; ++z)
-    for (std::int64_t y = lo[1]; y < hi[1]; ++y)
-      for (std::int64_t x = lo[0]; x < hi[0]; ++x) {
-        const std::int64_t i = (z * g.n[1] + y) * g.n[0] + x;
-        if (ids[static_cast<std::size_t>(i)] != kVoid) continue;
-        const auto p = g.position(i);
-        std::int64_t found = -1;
-        for (std::size_t k = 0; k < tests.size(); ++k)
-          if (tests[k](p.data())) found = static_cast<std::int64_t>(regions[k]);
-        if (found >= 0 &&
-            std::find(out.begin(), out.end(), static_cast<std::size_t>(found)) == out.end())
-          out.push_back(static_cast<std::size_t>(found));
-      }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 bool shapes_overlap(const Case& c, const ShapeSpec& a, const ShapeSpec& b) {
   if (a.kind == ShapeKind::file || b.kind == ShapeKind::file) return false;
   const Grid g(c);

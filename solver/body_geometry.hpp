@@ -32,12 +32,6 @@ struct BodyPiece {
 std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFields& fields,
                                    const std::vector<std::int32_t>& ids);
 
-// The void regions (indices into Case::regions, ascending) that hold a node of face `face`
-// (x-, x+, y-, y+, z-, z+ as 0..5) which is no part of the body (material_ids gives it kVoid):
-// for each such node, the last void region whose shape holds it.
-std::vector<std::size_t> voids_on_face(const Case& c, const std::vector<std::int32_t>& ids,
-                                       int face);
-
 // Whether shapes `a` and `b` share some volume inside the domain: boxes and balls exactly (a
 // box clipped to the domain; touching is not overlapping), a `where` shape at the nodes (a
 // node both hold). File shapes are not looked at (false).

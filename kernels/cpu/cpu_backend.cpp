@@ -428,15 +428,23 @@ class CpuBackend final : public Backend {
     setup_laws(f);
   }
 
-  // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face).
+  // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face). Where
+  // the mirror face conducts nothing (a void beside the boundary node b), b's own k: the ghost
+  // then carries the face's condition alone (ghost_value); 0 when b is in the void itself.
   void mirror_faces(int axis) {
     const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
     const bool periodic = p_.periodic(axis);
     std::vector<T>& kf = kf_[axis];
     for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
       T* K = &kf[at];
-      if (!periodic) K[(n - 1) * st] = K[(n - 2) * st];
-      K[-st] = periodic ? K[(n - 1) * st] : K[0];
+      const T* k = &k_[at];
+      if (periodic) {
+        K[-st] = K[(n - 1) * st];
+        return;
+      }
+      const T hi = K[(n - 2) * st], lo = K[0];
+      K[(n - 1) * st] = hi > T(0) ? hi : k[(n - 1) * st];
+      K[-st] = lo > T(0) ? lo : k[0];
     });
   }
 
@@ -532,7 +540,11 @@ class CpuBackend final : public Backend {
   }
 
   // The ghost node beyond one face at time t (StencilProblem::coefficients), for boundary
-  // node b, mirror node m (one inside b), and K_bm = 2 k_b k_m / (k_b + k_m):
+  // node b, mirror node m (one inside b), and K_bm = 2 k_b k_m / (k_b + k_m), the face toward
+  // the ghost conducting K_bm too (mirror_faces). Where K_bm is 0 (a void between b and m)
+  // that face conducts k_b instead and u_b stands for u_m below, so that the ghost face passes
+  // the condition's flux alone, as the implicit operator's face terms do (0 in a void: the
+  // ghost is u_b, or 2 g(t) - u_b). A du/dn face passes K_bm du/dn, so nothing there.
   //   dirichlet:  2 g(t) - u_m
   //   neumann:    u_m + 2 h value                 (heat_flux: u_m + (2 h value) / K_bm)
   //   convective: u_m - (2 h transfer) * (u_b - ambient(t)) / K_bm
@@ -565,19 +577,26 @@ class CpuBackend final : public Backend {
     }
     return r;
   }
-  static T ghost_value(const GhostRule& r, T ub, T um, T K_bm) {
+  // K_g: the ghost face's conductance (K_bm, or k_b where K_bm is 0).
+  static T ghost_value(const GhostRule& r, T ub, T um, T K_bm, T K_g) {
+    const T m = K_bm > T(0) ? um : ub;
+    const bool carries = K_g > T(0);
     switch (r.kind) {
-      case BoundaryKind::dirichlet: return r.c - um;
-      case BoundaryKind::neumann: return r.heat_flux ? um + r.c / K_bm : um + r.c;
+      case BoundaryKind::dirichlet: return r.c - m;
+      case BoundaryKind::neumann:
+        // du/dn = value passes K_bm value: nothing where K_bm is 0 (conductance.hpp).
+        if (!r.heat_flux) return K_bm > T(0) ? m + r.c : m;
+        return carries ? m + r.c / K_g : m;
       case BoundaryKind::convective:
+        if (!carries) return m;
         if (r.e != T(0)) {
           const T ub2 = ub * ub;
-          return um - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_bm;
+          return m - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_g;
         }
-        return um - r.c * (ub - r.ambient) / K_bm;
+        return m - r.c * (ub - r.ambient) / K_g;
       case BoundaryKind::periodic: break;
     }
-    return um;
+    return m;
   }
 
   // K_ij (face_conductance.hpp).
@@ -597,9 +616,9 @@ class CpuBackend final : public Backend {
       const GhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
       for_each_line(axis, [&](T* u, std::int64_t at) {
         const T* K = &kf_[axis][at];
-        u[-st] = ghost_value(lo, u[0], u[st], K[0]);
+        u[-st] = ghost_value(lo, u[0], u[st], K[0], K[-st]);
         const std::int64_t b = (n - 1) * st, m = (n - 2) * st;
-        u[n * st] = ghost_value(hi, u[b], u[m], K[m]);
+        u[n * st] = ghost_value(hi, u[b], u[m], K[m], K[b]);
       });
     }
   }

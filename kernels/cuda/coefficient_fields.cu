@@ -21,29 +21,37 @@ struct GhostLines {
 // array, else the harmonic mean of k) is read only by the rules that need it. The arithmetic
 // of the CPU reference: the face's constant formed in double and rounded once, the rest in T.
 // A radiating face adds (2 h eps sigma) (u_b^4 - ambient^4) to the convective loss, as the CPU
-// forms it (u_b^2 squared in T).
+// forms it (u_b^2 squared in T). The face toward the ghost conducts K_g (the faces' entry
+// `ghost_face`, else the harmonic mean of k_b and the ghost's k at `ghost`): K_bm, or k_b where
+// K_bm is 0 (a void between b and m; CPU: mirror_faces), and then u_b stands for u_m, so that
+// the ghost face passes the condition's flux alone (nothing where K_g is 0, in a void; a du/dn
+// face passes K_bm du/dn, so nothing either).
 template <typename T>
 __device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
                                          double radiation, double ambient4, double h, const T* u,
                                          const T* k, const T* face_k, std::int64_t b,
-                                         std::int64_t m, std::int64_t face, std::int64_t image) {
-  const auto k_bm = [&] { return face_k ? face_k[face] : face_conductance(k[b], k[m]); };
+                                         std::int64_t m, std::int64_t face, std::int64_t ghost_face,
+                                         std::int64_t ghost, std::int64_t image) {
+  if (kind == static_cast<int>(BoundaryKind::periodic)) return u[image];
+  const T k_bm = face_k ? face_k[face] : face_conductance(k[b], k[m]);
+  const T k_g = face_k ? face_k[ghost_face] : face_conductance(k[b], k[ghost]);
+  const T mirror = k_bm > T(0) ? u[m] : u[b];
+  const bool carries = k_g > T(0);
   switch (kind) {
-    case static_cast<int>(BoundaryKind::periodic):
-      return u[image];
     case static_cast<int>(BoundaryKind::dirichlet):
-      return static_cast<T>(2.0 * value) - u[m];
+      return static_cast<T>(2.0 * value) - mirror;
     case static_cast<int>(BoundaryKind::convective):
+      if (!carries) return mirror;
       if (radiation != 0.0) {
         const T ub = u[b], ub2 = ub * ub;
-        return u[m] - (static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) +
-                       static_cast<T>(radiation) * (ub2 * ub2 - static_cast<T>(ambient4))) /
-                          k_bm();
+        return mirror - (static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) +
+                         static_cast<T>(radiation) * (ub2 * ub2 - static_cast<T>(ambient4))) /
+                            k_g;
       }
-      return u[m] - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) / k_bm();
+      return mirror - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) / k_g;
     default:  // neumann
-      return heat_flux ? u[m] + static_cast<T>(2.0 * h * value) / k_bm()
-                       : u[m] + static_cast<T>(2.0 * h * value);
+      if (heat_flux) return carries ? mirror + static_cast<T>(2.0 * h * value) / k_g : mirror;
+      return k_bm > T(0) ? mirror + static_cast<T>(2.0 * h * value) : mirror;
   }
 }
 
@@ -75,11 +83,11 @@ __global__ void __launch_bounds__(kThreads)
   const int lo = 2 * axis, hi = 2 * axis + 1;
   u[base - st] = ghost_value<T>(f.kind[lo], f.value[lo], f.transfer[lo], f.heat_flux[lo],
                                 f.radiation[lo], f.ambient4[lo], h, u, k, face_k, base, base + st,
-                                base, base + (n - 1) * st);
+                                base, base - st, base - st, base + (n - 1) * st);
   u[base + n * st] = ghost_value<T>(f.kind[hi], f.value[hi], f.transfer[hi], f.heat_flux[hi],
                                     f.radiation[hi], f.ambient4[hi], h, u, k, face_k,
                                     base + (n - 1) * st, base + (n - 2) * st,
-                                    base + (n - 2) * st, base);
+                                    base + (n - 2) * st, base + (n - 1) * st, base + n * st, base);
 }
 
 // A field of the problem's nodes in the padded layout: interior values, every other element
@@ -182,7 +190,23 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
   for (std::size_t s = 0; s < c.sources.size(); ++s)
     check(c.sources[s].density, "source " + std::to_string(s));
 
-  upload_array(conductivity, padded<T>(c.conductivity, p, grid, true));
+  // k's ghosts: the mirror node's, or b's own where the face between b and m conducts nothing
+  // (ghost_value), so that the face toward the ghost conducts k_b there.
+  std::vector<T> k = padded<T>(c.conductivity, p, grid, true);
+  for (int a = 0; a < p.dims; ++a) {
+    if (p.periodic(a)) continue;
+    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
+    const std::int64_t n = grid.n[a], st = grid.stride(a);
+    std::int64_t at[3] = {0, 0, 0};
+    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
+      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
+        T* line = &k[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
+        if (!(face_conductance(line[0], line[st]) > T(0))) line[-st] = line[0];
+        if (!(face_conductance(line[(n - 1) * st], line[(n - 2) * st]) > T(0)))
+          line[n * st] = line[(n - 1) * st];
+      }
+  }
+  upload_array(conductivity, k);
   // dt / C formed in T, as the CPU does: T(dt) / T(C).
   std::vector<T> dtc = padded<T>(c.capacity, p, grid, false);
   for (std::int64_t z = 0; z < grid.n[2]; ++z)
@@ -211,7 +235,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
   for (int a = 0; a < p.dims; ++a) {
     check(c.faces[static_cast<std::size_t>(a)], "the faces of axis " + std::to_string(a));
     // The interior's faces, then the face toward each ghost: the mirror face (periodic: the
-    // wrap face, which the last node holds).
+    // wrap face, which the last node holds), or k_b where the mirror face conducts nothing.
     std::vector<T> K = padded<T>(c.faces[static_cast<std::size_t>(a)], p, grid, false);
     const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
     const std::int64_t n = grid.n[a], st = grid.stride(a);
@@ -219,9 +243,15 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     std::int64_t at[3] = {0, 0, 0};
     for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
       for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
-        T* line = &K[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
-        if (!periodic) line[(n - 1) * st] = line[(n - 2) * st];
-        line[-st] = periodic ? line[(n - 1) * st] : line[0];
+        const std::size_t start = static_cast<std::size_t>(grid.index(at[0], at[1], at[2]));
+        T* line = &K[start];
+        const T* kb = &k[start];
+        if (periodic) {
+          line[-st] = line[(n - 1) * st];
+          continue;
+        }
+        line[(n - 1) * st] = line[(n - 2) * st] > T(0) ? line[(n - 2) * st] : kb[(n - 1) * st];
+        line[-st] = line[0] > T(0) ? line[0] : kb[0];
       }
     upload_array(faces[a], K);
   }

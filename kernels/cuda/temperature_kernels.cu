@@ -60,7 +60,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // One thread per grid line along an active axis: the faces toward its two ghosts, as
-// DeviceCoefficients::upload sets them (mirror face; periodic: the wrap face).
+// DeviceCoefficients::upload sets them (mirror face; periodic: the wrap face). A mirror face of
+// reference 0 (a void beside the boundary node) stays 0, and its ghost face keeps the k_b the
+// upload gave it.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     mirror_faces_kernel(FaceArrays<T> K, DeviceGrid g, Wraps periodic, int axis) {
@@ -73,8 +75,12 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t n = g.n[axis], st = g.stride(axis);
   const bool wraps = periodic.axis[axis];
   T* line = K.axis[axis] + g.index(c[0], c[1], c[2]);
-  if (!wraps) line[(n - 1) * st] = line[(n - 2) * st];
-  line[-st] = wraps ? line[(n - 1) * st] : line[0];
+  if (wraps) {
+    line[-st] = line[(n - 1) * st];
+    return;
+  }
+  if (line[(n - 2) * st] > T(0)) line[(n - 1) * st] = line[(n - 2) * st];
+  if (line[0] > T(0)) line[-st] = line[0];
 }
 
 // One thread per interior node.

@@ -428,9 +428,6 @@ case("liquid_fraction_without_phase_change",
      "has one (leave it out)",
      sub(BASE_REAL, "time: {steps: 10}",
          "time: {steps: 10}\noutput: {fields: [temperature, liquid_fraction]}"))
-real("void_on_convective_face_explicit", "regions[1].box: the void reaches the x+ face (convective), which explicit steps cannot take yet",
-     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
-     "{void: true, box: {lower: [0.8, 0.2], upper: [1.5, 0.4]}}")
 real("regions_material_missing", "regions[0].material: missing required key", "{material: mold}", "{}")
 real("regions_two_shapes", "regions[1].where: give at most one shape",
      "upper: [0.5, 0.5]}}", "upper: [0.5, 0.5]}, where: \"x > 0\"}")
