@@ -39,6 +39,19 @@ same() {
   echo "same files: $got ($count HDF5 files)"
 }
 
+# Case $1 on one process into $2_one; on $3 ranks to step $4 and on $5 ranks from that
+# checkpoint on into $2_split, in slabs of $6 bytes; then the two directories compared.
+one_and_split() {
+  local yaml=$1 out=$2 first=$3 step=$4 rest=$5
+  export HEATSIM_FILE_SLAB_BYTES=$6
+  "$heatsim" run "$yaml" -q -o "${out}_one"
+  ranks "$first" "$heatsim" run "$yaml" -q -n "$step" -o "${out}_split"
+  ranks "$rest" "$heatsim" run "$yaml" -q -o "${out}_split" \
+    --restart "${out}_split/$(printf 'checkpoint_%08d.h5' "$step")"
+  unset HEATSIM_FILE_SLAB_BYTES
+  same "${out}_one" "${out}_split"
+}
+
 "$heatsim" info | grep '^MPI: '
 
 cat >"$dir/big.yaml" <<'YAML'
@@ -56,11 +69,7 @@ probes:
   points:
     a: [0.3, 0.6, 0.5]
 YAML
-"$heatsim" run "$dir/big.yaml" -q -o "$dir/big_one"
-HEATSIM_FILE_SLAB_BYTES=200000 ranks 3 "$heatsim" run "$dir/big.yaml" -q -n 2 -o "$dir/big_np3"
-HEATSIM_FILE_SLAB_BYTES=200000 ranks 2 "$heatsim" run "$dir/big.yaml" -q -o "$dir/big_np3" \
-  --restart "$dir/big_np3/checkpoint_00000002.h5"
-same "$dir/big_one" "$dir/big_np3"
+one_and_split "$dir/big.yaml" "$dir/big" 3 2 2 200000
 
 cat >"$dir/small.yaml" <<'YAML'
 grid: {dims: 2, n: [37, 29], length: 1.0}
@@ -74,14 +83,10 @@ time: {dt: auto, steps: 40}
 output: {every: 10, precision: fp32, compression: 4}
 checkpoint: {every: 20}
 YAML
-"$heatsim" run "$dir/small.yaml" -q -o "$dir/small_one"
-HEATSIM_FILE_SLAB_BYTES=300 ranks 4 "$heatsim" run "$dir/small.yaml" -q -n 20 -o "$dir/small_split"
-HEATSIM_FILE_SLAB_BYTES=300 ranks 3 "$heatsim" run "$dir/small.yaml" -q -o "$dir/small_split" \
-  --restart "$dir/small_split/checkpoint_00000020.h5"
-same "$dir/small_one" "$dir/small_split"
+one_and_split "$dir/small.yaml" "$dir/small" 4 20 3 300
 
 if [[ -n $peer ]]; then
   "$peer" info | grep '^MPI: '
   ranks 3 "$peer" run "$dir/big.yaml" -q -o "$dir/big_peer"
-  same "$dir/big_np3" "$dir/big_peer"
+  same "$dir/big_split" "$dir/big_peer"
 fi
