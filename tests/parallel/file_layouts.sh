@@ -3,9 +3,9 @@
 # has (parallel HDF5: collective writes; serial HDF5: gathered to rank 0 in slabs), compared
 # with h5diff (datasets and attributes):
 #   1. 3D fp64 on 3 ranks to step 2, restarted on 2 from that checkpoint (read by rank 0 in
-#      slabs and scattered), output cut into many slabs (HEATSIM_FILE_SLAB_BYTES), checkpoints
-#      of two chunks, against the uninterrupted run on one process;
-#   2. the same for 2D, fp32 compressed output, 4 ranks then 3;
+#      slabs and scattered), against the uninterrupted run on one process: compressed output
+#      of many chunks, a slab each (HEATSIM_FILE_SLAB_BYTES), checkpoints of two chunks;
+#   2. the same for 2D with fp32 output, 4 ranks then 3, slabs shorter than a row;
 #   3. with a PEER heatsim (built with the other layout), its files of run 1 against these.
 # usage: file_layouts.sh HEATSIM MPIEXEC H5DIFF [PEER]
 set -euo pipefail
@@ -62,7 +62,7 @@ boundary:
   z+: {type: dirichlet, value: 0.5}
 initial: {type: gaussian, amplitude: 1.0, center: [0.3, 0.6, 0.5], width: 0.2}
 time: {dt: auto, steps: 4}
-output: {every: 2}
+output: {every: 2, compression: 4}
 checkpoint: {every: 2}
 probes:
   every: 1
@@ -80,10 +80,10 @@ boundary:
   y+: {type: neumann, flux: 0.5}
 initial: {type: expression, value: "sin(2*pi*x) * y + x"}
 time: {dt: auto, steps: 40}
-output: {every: 10, precision: fp32, compression: 4}
+output: {every: 10, precision: fp32}
 checkpoint: {every: 20}
 YAML
-one_and_split "$dir/small.yaml" "$dir/small" 4 20 3 300
+one_and_split "$dir/small.yaml" "$dir/small" 4 20 3 100
 
 if [[ -n $peer ]]; then
   "$peer" info | grep '^MPI: '
