@@ -122,7 +122,7 @@ std::string field_file_layout();
 //   - with a serial HDF5, by rank 0 alone: the dataset is cut into slabs along its slowest
 //     axes (whole chunks, at most kSlabBytes each unless one chunk is larger), and for each
 //     slab every process sends rank 0 the piece of its part inside (MPI point to point), so
-//     that no process holds more than its part and one slab.
+//     that beside its part no process holds more than a slab and its pieces.
 // Crash-safe: written to `path.tmp`, fsynced by rank 0 and renamed over `path` once complete.
 // A process that fails prints why and ends the run (MPI_Abort, exit status 1) when there are
 // several; alone, it throws std::runtime_error naming the file.
