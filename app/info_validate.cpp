@@ -4,6 +4,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "io/field_file.hpp"
 #include "kernels/registry.hpp"
 #include "run_setup.hpp"
 #include "solver/materials.hpp"
@@ -288,8 +289,8 @@ int print_info() {
     fmt::print("  {:<16} {}{}\n", e.name, e.description, e.needs_gpu ? " [GPU]" : "");
   fmt::print("CUDA support: {}\n", kernels::cuda_compiled() ? "compiled" : "not compiled");
   if (solver::parallel::mpi_built())
-    fmt::print("MPI: {} (decomposed runs under its mpirun; parallel HDF5 writes the files)\n",
-               solver::parallel::mpi_library());
+    fmt::print("MPI: {} (decomposed runs under its mpirun; files: {})\n",
+               solver::parallel::mpi_library(), io::field_file_layout());
   else
     fmt::print("MPI: not built (one process; under mpirun heatsim refuses to start)\n");
   const auto devices = kernels::cuda_devices();

@@ -397,9 +397,10 @@ int run_case(const RunOptions& options) {
       return kExitBadInput;
     }
     // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
-    // line: exit code 2, nothing run.
+    // line: exit code 2, nothing run. Ranks of a decomposed run read the attributes here and
+    // their parts of the field at the upload.
     try {
-      restart = io::read_checkpoint(options.restart);
+      restart = io::read_checkpoint(options.restart, solver::parallel::size() == 1);
     } catch (const std::runtime_error& e) {
       spdlog::error("--restart: {}", e.what());
       return kExitBadInput;
@@ -616,7 +617,20 @@ int run_case(const RunOptions& options) {
     }
     end_phase("the steady solve, not set-up");
   }
-  if (!steady) backend.upload(options.restart.empty() ? u0 : restart.field);
+  if (decomposed && !options.restart.empty()) {
+    try {
+      io::FieldPart part;
+      part.lo = decomposed->decomposition().owned().lo;
+      part.extent = decomposed->decomposition().owned().extent;
+      io::read_field_file_collective(options.restart, restart.meta, part);
+      decomposed->upload_owned(part.values);
+    } catch (const std::runtime_error& e) {
+      spdlog::error("--restart: {}", e.what());
+      return kExitBadInput;
+    }
+  } else if (!steady) {
+    backend.upload(options.restart.empty() ? u0 : restart.field);
+  }
   u0 = std::vector<double>();  // the backend holds the field now
   if (!options.restart.empty())
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
@@ -669,10 +683,9 @@ int run_case(const RunOptions& options) {
     }
 
     solver::Simulation sim(c, plan, backend, step0);
-    // A decomposed run with parallel HDF5 writes every output file and checkpoint
-    // collectively, each rank its owned block (no gather); with a serial HDF5 the field is
-    // gathered to rank 0.
-    const bool collective = decomposed && io::collective_field_files();
+    // A decomposed run writes every output file and checkpoint with all ranks, each giving its
+    // owned block (write_field_file_collective): collectively with a parallel HDF5, gathered
+    // to rank 0 in slabs with a serial one. No rank holds the whole field.
     const auto owned_part = [&] {
       io::FieldPart part;
       const parallel::Box owned = decomposed->decomposition().owned();
@@ -751,19 +764,11 @@ int run_case(const RunOptions& options) {
                             });
              return;
            }
-           if (collective) {
-             io::write_field_file_collective(
-                 io::output_path(c, s.step()),
-                 io::output_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
-                 io::FieldFileKind::output);
-             if (series) series->add_to_index(s.step(), s.time());
-           } else {
-             const std::vector<double>& u = s.field();  // gathered on rank 0
-             if (series) {
-               const io::FieldValues values{u.data(), nullptr, u.size()};
-               series->write(s.step(), s.time(), values, nullptr, extras(values));
-             }
-           }
+           io::write_field_file_collective(
+               io::output_path(c, s.step()),
+               io::output_meta(c, plan.dt, choice.name, s.step(), s.time()), owned_part(),
+               io::FieldFileKind::output);
+           if (series) series->add_to_index(s.step(), s.time());
            if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
          }});
     std::vector<double> probe_values;  // the last row written
@@ -855,18 +860,8 @@ int run_case(const RunOptions& options) {
                                 });
                             return;
                           }
-                          if (collective) {
-                            io::write_field_file_collective(last_checkpoint, meta, owned_part(),
-                                                            io::FieldFileKind::checkpoint);
-                          } else {
-                            const std::vector<double>& u = s.field();  // gathered on rank 0
-                            // bdf2 continues from the field of the step before as well.
-                            const std::optional<std::vector<double>> previous =
-                                implicit ? implicit->previous_field(s.step()) : std::nullopt;
-                            if (root)
-                              io::write_checkpoint(last_checkpoint, meta, u,
-                                                   previous ? *previous : std::vector<double>());
-                          }
+                          io::write_field_file_collective(last_checkpoint, meta, owned_part(),
+                                                          io::FieldFileKind::checkpoint);
                           if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
                         }});
     const double cell = solver::cell_volume(c);

@@ -28,8 +28,9 @@ void write_checkpoint(const std::string& path, const FieldMeta& meta,
 void write_checkpoint(const std::string& path, const FieldMeta& meta, const FieldValues& field,
                       const std::vector<double>& previous = {}, WriteProgress* progress = nullptr);
 // Throws std::runtime_error naming the file when it is missing, truncated, fails its checksum
-// or is not a heatsim checkpoint.
-Checkpoint read_checkpoint(const std::string& path);
+// or is not a heatsim checkpoint. Without `with_field`, the attributes only (field and
+// previous empty): a decomposed restart reads its parts with read_field_file_collective.
+Checkpoint read_checkpoint(const std::string& path, bool with_field = true);
 // Empty when the checkpoint fits the case (dims, grid, spacing, scheme, precision, alpha, dt);
 // otherwise what does not match, e.g. "grid.n: checkpoint 64x64, case 128x64", several joined
 // by "; ".

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -25,6 +26,7 @@
 
 #include "solver/case.hpp"
 #include "solver/parallel/comm.hpp"
+#include "solver/parallel/decomposition.hpp"
 #include "solver/version.hpp"
 
 namespace heatsim::io {
@@ -267,22 +269,27 @@ bool compressed(const FieldMeta& m, FieldFileKind kind) {
   return kind == FieldFileKind::output && m.compression > 0;
 }
 
+// The field dataset's chunk (slowest axis first); empty for a contiguous dataset.
+std::vector<hsize_t> field_chunk(const FieldMeta& m, FieldFileKind kind) {
+  const std::size_t value_bytes = m.precision == "fp32" ? 4 : 8;
+  if (kind == FieldFileKind::checkpoint) return chunk_dims(dataset_dims(m), value_bytes);
+  if (compressed(m, kind)) return chunk_dims(dataset_dims(m), value_bytes, kCompressedChunkBytes);
+  return {};
+}
+
 // The dataset's creation properties: no modification times in the object header (the same
 // state gives the same bytes); checkpoints chunked with the Fletcher32 checksum filter;
 // compressed outputs chunked with shuffle (the values' bytes grouped by significance, which
 // deflate finds far more repetition in) and deflate.
 Handle field_dataset_properties(const FieldMeta& m, FieldFileKind kind) {
-  const bool fp32 = m.precision == "fp32";
   Handle dcpl = check_id(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset properties");
   check(H5Pset_obj_track_times(dcpl.get(), false), "dataset properties");
-  if (kind == FieldFileKind::checkpoint) {
-    const std::vector<hsize_t> chunk = chunk_dims(dataset_dims(m), fp32 ? 4 : 8);
+  const std::vector<hsize_t> chunk = field_chunk(m, kind);
+  if (!chunk.empty())
     check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
+  if (kind == FieldFileKind::checkpoint) {
     check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
   } else if (compressed(m, kind)) {
-    const std::vector<hsize_t> chunk =
-        chunk_dims(dataset_dims(m), fp32 ? 4 : 8, kCompressedChunkBytes);
-    check(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), "chunking");
     check(H5Pset_shuffle(dcpl.get()), "shuffle filter");
     check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(m.compression)), "deflate filter");
   }
@@ -1050,35 +1057,277 @@ void write_field_file(const std::string& path, const FieldMeta& meta, const Fiel
   });
 }
 
+// ---- files of a decomposed run ---------------------------------------------------------
+
+// A parallel HDF5 under MPI writes them collectively; a serial one gathers them to rank 0.
 #if defined(HEATSIM_HAVE_MPI) && defined(H5_HAVE_PARALLEL)
+#define HEATSIM_COLLECTIVE_FILES 1
+#endif
+
+namespace {
+
+namespace parallel = solver::parallel;
+
+// Message tags of the slabs' pieces (the halo exchange uses 0-5).
+constexpr int kGatherTag = 64;
+constexpr int kScatterTag = 65;
+
+parallel::Box box_of(const FieldPart& part) {
+  parallel::Box b;
+  b.lo = part.lo;
+  b.extent = part.extent;
+  return b;
+}
+
+// The nodes two boxes share (extent 0 along some axis when none).
+parallel::Box intersection(const parallel::Box& a, const parallel::Box& b) {
+  parallel::Box out;
+  for (int k = 0; k < 3; ++k) {
+    out.lo[k] = std::max(a.lo[k], b.lo[k]);
+    const std::int64_t end = std::min(a.lo[k] + a.extent[k], b.lo[k] + b.extent[k]);
+    out.extent[k] = std::max<std::int64_t>(0, end - out.lo[k]);
+  }
+  return out;
+}
+
+// The values of `box` (inside `from`) out of values laid over `from`, x fastest.
+std::vector<double> take(const std::vector<double>& values, const parallel::Box& from,
+                         const parallel::Box& box) {
+  return parallel::extract_box(values, from.extent, parallel::relative(box, from));
+}
+
+// The same into values laid over `into`.
+void put(std::vector<double>& values, const parallel::Box& into, const parallel::Box& box,
+         const std::vector<double>& piece) {
+  parallel::insert_box(values, into.extent, parallel::relative(box, into), piece);
+}
+
+// Every process's box, in rank order, on rank 0 (the others get none).
+std::vector<parallel::Box> gather_boxes(const parallel::Box& mine) {
+  if (parallel::size() == 1) return {mine};
+  std::vector<double> corners;
+  for (int k = 0; k < 3; ++k) corners.push_back(static_cast<double>(mine.lo[k]));
+  for (int k = 0; k < 3; ++k) corners.push_back(static_cast<double>(mine.extent[k]));
+  const std::vector<double> all = parallel::gather_to_root(
+      corners, std::vector<std::int64_t>(static_cast<std::size_t>(parallel::size()), 6));
+  std::vector<parallel::Box> boxes(all.size() / 6);
+  for (std::size_t r = 0; r < boxes.size(); ++r)
+    for (int k = 0; k < 3; ++k) {
+      boxes[r].lo[k] = static_cast<std::int64_t>(all[6 * r + k]);
+      boxes[r].extent[k] = static_cast<std::int64_t>(all[6 * r + 3 + k]);
+    }
+  return boxes;
+}
+
+// kSlabBytes, or HEATSIM_FILE_SLAB_BYTES when set (tests cut small files into many slabs).
+std::size_t slab_bytes() {
+  static const std::size_t bytes = [] {
+    const char* v = std::getenv("HEATSIM_FILE_SLAB_BYTES");
+    const long long n = v ? std::atoll(v) : 0;
+    return n > 0 ? static_cast<std::size_t>(n) : kSlabBytes;
+  }();
+  return bytes;
+}
+
+// The slabs a decomposed file moves in, in the order of the dataset (x, y, z boxes): whole
+// chunks along the slowest axes (for a contiguous dataset, any nodes), so that each chunk is
+// filtered once. The dataset is cut along its slowest axis into pieces of as many chunk
+// layers as slab_bytes() holds; where one layer is more than that, each layer along the next
+// axis, and so on; a single chunk is never cut.
+std::vector<parallel::Box> field_slabs(const FieldMeta& m, FieldFileKind kind) {
+  const std::size_t value_bytes = m.precision == "fp32" ? 4 : 8;
+  const std::vector<hsize_t> chunked = field_chunk(m, kind);
+  // Axes slowest first (index 0 is the dataset's slowest), their extents and chunk extents.
+  std::vector<int> axis;
+  for (int a = m.dims - 1; a >= 0; --a) axis.push_back(a);
+  const std::size_t rank = axis.size();
+  std::vector<std::int64_t> n(rank), c(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    n[i] = m.n[axis[i]];
+    if (!chunked.empty()) c[i] = static_cast<std::int64_t>(chunked[i]);
+  }
+  // The axis cut into runs of several units: the first whose unit (chunk layers of the axes
+  // before it, the whole extent of those after) fits; the last axis when none does.
+  std::size_t cut = 0;
+  double unit = 0.0;
+  for (;; ++cut) {
+    unit = static_cast<double>(value_bytes);
+    for (std::size_t i = 0; i < rank; ++i)
+      unit *= static_cast<double>(i <= cut ? std::min(c[i], n[i]) : n[i]);
+    if (unit <= static_cast<double>(slab_bytes()) || cut + 1 == rank) break;
+  }
+  std::vector<std::int64_t> step(rank);
+  for (std::size_t i = 0; i < rank; ++i) step[i] = i < cut ? c[i] : n[i];
+  step[cut] = c[cut] * std::max<std::int64_t>(
+                           1, static_cast<std::int64_t>(static_cast<double>(slab_bytes()) / unit));
+  std::vector<parallel::Box> slabs;
+  std::vector<std::int64_t> at(rank, 0);
+  for (;;) {
+    parallel::Box b;
+    for (std::size_t i = 0; i < rank; ++i) {
+      b.lo[axis[i]] = at[i];
+      b.extent[axis[i]] = std::min(step[i], n[i] - at[i]);
+    }
+    slabs.push_back(b);
+    // The next slab: the fastest axis that is cut moves on first.
+    std::size_t i = cut + 1;
+    while (i > 0) {
+      --i;
+      at[i] += step[i];
+      if (at[i] < n[i]) break;
+      at[i] = 0;
+      if (i == 0) return slabs;
+    }
+  }
+}
+
+// The hyperslab of `box` (x, y, z) in the dataset's order, slowest axis first.
+void select_box(hid_t file_space, const FieldMeta& m, const parallel::Box& box) {
+  std::vector<hsize_t> start, count;
+  for (int a = m.dims - 1; a >= 0; --a) {
+    start.push_back(static_cast<hsize_t>(box.lo[a]));
+    count.push_back(static_cast<hsize_t>(box.extent[a]));
+  }
+  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                            nullptr),
+        "hyperslab");
+}
+
+Handle memory_space(const parallel::Box& box) {
+  const hsize_t count = static_cast<hsize_t>(box.points());
+  return check_id(H5Screate_simple(1, &count, nullptr), H5Sclose, "dataspace");
+}
+
+// Values into the file's type: an fp32 file's are floats (exactly: the run held floats).
+herr_t write_values(hid_t dset, const FieldMeta& m, hid_t memory, hid_t file_space, hid_t dxpl,
+                    const std::vector<double>& values) {
+  if (m.precision != "fp32")
+    return H5Dwrite(dset, H5T_NATIVE_DOUBLE, memory, file_space, dxpl, values.data());
+  const std::vector<float> f(values.begin(), values.end());
+  return H5Dwrite(dset, H5T_NATIVE_FLOAT, memory, file_space, dxpl, f.data());
+}
+
+void check_part(const FieldMeta& meta, const FieldPart& part) {
+  validate_meta(meta, static_cast<std::size_t>(meta.points()));
+  for (int a = 0; a < 3; ++a)
+    if (part.lo[a] < 0 || part.extent[a] < 0 || part.lo[a] + part.extent[a] > meta.n[a])
+      throw std::runtime_error("part outside the grid along axis " + std::to_string(a));
+  if (part.values.size() != static_cast<std::size_t>(box_of(part).points()))
+    throw std::runtime_error("part holds " + std::to_string(part.values.size()) +
+                             " values, its box " + std::to_string(box_of(part).points()));
+}
+
+// Rank 0, once every process is done with it: the finished temporary reaches the disk and
+// takes the real name.
+void commit_part_file(const std::string& tmp, const std::string& path) {
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(std::strerror(err));
+  }
+  ::close(fd);
+  commit_temporary(tmp, path);
+}
+
+// A process that failed to write its part: one of several prints why and ends every process
+// (the others may wait for it); alone it removes the temporary and throws.
+[[noreturn]] void part_file_failed(const std::string& path, const std::exception& e) {
+  const std::string what = "cannot write " + path + ": " + e.what();
+  if (parallel::size() > 1) {
+    // The temporary stays; a restart removes it (prepare_output_directory).
+    std::fprintf(stderr, "error (rank %d): %s\n", parallel::rank(), what.c_str());
+    parallel::abort_all(1);
+  }
+  std::error_code ignored;
+  fs::remove(path + kTemporarySuffix, ignored);
+  throw std::runtime_error(what);
+}
+
+#ifndef HEATSIM_COLLECTIVE_FILES
+// A serial HDF5: rank 0 creates the file and writes it slab by slab, each slab's pieces sent
+// by the processes whose parts it crosses (the slabs are in the same order on every process).
+void write_gathered(const std::string& path, const FieldMeta& meta, const FieldPart& part,
+                    FieldFileKind kind) {
+  const std::string tmp = path + kTemporarySuffix;
+  const bool root = parallel::rank() == 0;
+  const parallel::Box mine = box_of(part);
+  const std::vector<parallel::Box> boxes = gather_boxes(mine);
+  std::optional<Handle> file, dset, file_space;
+  if (root) {
+    Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+    file.emplace(check_id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                          H5Fclose, "cannot create the file"));
+    const std::vector<hsize_t> dims = dataset_dims(meta);
+    Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                            H5Sclose, "dataspace");
+    Handle dcpl = field_dataset_properties(meta, kind);
+    // Every value is written below: no fill pass over the file first.
+    check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "dataset properties");
+    dset.emplace(check_id(H5Dcreate2(file->get(), kFieldDataset,
+                                     meta.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                                     space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                          H5Dclose, "cannot create the dataset"));
+    file_space.emplace(check_id(H5Dget_space(dset->get()), H5Sclose, "dataspace"));
+  }
+  for (const parallel::Box& slab : field_slabs(meta, kind)) {
+    std::vector<std::vector<double>> pieces(root ? boxes.size() : 1);
+    std::vector<parallel::Transfer> transfers;
+    if (root) {
+      for (std::size_t r = 1; r < boxes.size(); ++r) {
+        const parallel::Box in = intersection(boxes[r], slab);
+        if (in.points() == 0) continue;
+        pieces[r].resize(static_cast<std::size_t>(in.points()));
+        transfers.push_back({nullptr, -1, &pieces[r], static_cast<int>(r), kGatherTag});
+      }
+    } else {
+      const parallel::Box in = intersection(mine, slab);
+      if (in.points() > 0) {
+        pieces[0] = take(part.values, mine, in);
+        transfers.push_back({&pieces[0], 0, nullptr, -1, kGatherTag});
+      }
+    }
+    if (!transfers.empty()) parallel::send_receive_all(transfers);
+    if (!root) continue;
+    std::vector<double> values(static_cast<std::size_t>(slab.points()));
+    const parallel::Box own = intersection(mine, slab);
+    if (own.points() > 0) put(values, slab, own, take(part.values, mine, own));
+    for (std::size_t r = 1; r < boxes.size(); ++r)
+      if (!pieces[r].empty()) put(values, slab, intersection(boxes[r], slab), pieces[r]);
+    select_box(file_space->get(), meta, slab);
+    Handle memory = memory_space(slab);
+    check(write_values(dset->get(), meta, memory.get(), file_space->get(), H5P_DEFAULT, values),
+          "cannot write the field");
+  }
+  if (!root) return;
+  check(dset->close(), "cannot write the field");
+  write_field_attributes(file->get(), meta, kind);
+  check(file->close(), "cannot close the file");
+  commit_part_file(tmp, path);
+}
+#endif
+
+}  // namespace
+
+#ifdef HEATSIM_COLLECTIVE_FILES
 
 bool collective_field_files() { return true; }
 
-// Every process opens `path.tmp` through MPI-IO, writes its part into its hyperslab in one
-// collective transfer (HDF5 1.10 needs it collective for the checkpoints' filtered chunks),
-// and closes the file with the others; metadata (the dataset, the attributes) is created by
-// all with the same values, as parallel HDF5 requires. Then rank 0, after a barrier (every
-// process has closed the file), fsyncs the temporary and renames it over `path`.
-void write_field_file_collective(const std::string& path, const FieldMeta& meta,
-                                 const FieldPart& part, FieldFileKind kind) {
-  namespace parallel = solver::parallel;
-  silence_hdf5_errors();
+namespace {
+
+// A parallel HDF5: every process opens `path.tmp` through MPI-IO, writes its part into its
+// hyperslab in one collective transfer (HDF5 1.10 needs it collective for the checkpoints'
+// filtered chunks), and closes the file with the others; metadata (the dataset, the
+// attributes) is created by all with the same values, as parallel HDF5 requires. Then rank 0,
+// after a barrier (every process has closed the file), fsyncs the temporary and renames it.
+void write_collectively(const std::string& path, const FieldMeta& meta, const FieldPart& part,
+                        FieldFileKind kind) {
   const std::string tmp = path + kTemporarySuffix;
   // Declared outside the try: a process that fails must not close the file (a collective
   // call) on its way out while the others wait in another collective call.
-  std::optional<Handle> fapl, file, space, dcpl, dset, file_space, memory_space, dxpl;
+  std::optional<Handle> fapl, file, space, dcpl, dset, file_space, memory, dxpl;
   try {
-    validate_meta(meta, static_cast<std::size_t>(meta.points()));
-    std::int64_t points = 1;
-    for (int a = 0; a < 3; ++a) {
-      if (part.lo[a] < 0 || part.extent[a] < 0 || part.lo[a] + part.extent[a] > meta.n[a])
-        throw std::runtime_error("part outside the grid along axis " + std::to_string(a));
-      points *= part.extent[a];
-    }
-    if (part.values.size() != static_cast<std::size_t>(points))
-      throw std::runtime_error("part holds " + std::to_string(part.values.size()) +
-                               " values, its box " + std::to_string(points));
-    const bool fp32 = meta.precision == "fp32";
     fapl.emplace(check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties"));
     check(H5Pset_fapl_mpio(fapl->get(), MPI_COMM_WORLD, MPI_INFO_NULL), "MPI-IO file access");
     file.emplace(check_id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl->get()),
@@ -1089,78 +1338,119 @@ void write_field_file_collective(const std::string& path, const FieldMeta& meta,
     dcpl.emplace(field_dataset_properties(meta, kind));
     // Every value is written below: no fill pass over the file first.
     check(H5Pset_fill_time(dcpl->get(), H5D_FILL_TIME_NEVER), "dataset properties");
-    dset.emplace(
-        check_id(H5Dcreate2(file->get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                            space->get(), H5P_DEFAULT, dcpl->get(), H5P_DEFAULT),
-                 H5Dclose, "cannot create the dataset"));
-    // The part's hyperslab, slowest axis first like the dataset.
-    std::vector<hsize_t> start, count;
-    for (int a = meta.dims - 1; a >= 0; --a) {
-      start.push_back(static_cast<hsize_t>(part.lo[a]));
-      count.push_back(static_cast<hsize_t>(part.extent[a]));
-    }
+    dset.emplace(check_id(H5Dcreate2(file->get(), kFieldDataset,
+                                     meta.precision == "fp32" ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                                     space->get(), H5P_DEFAULT, dcpl->get(), H5P_DEFAULT),
+                          H5Dclose, "cannot create the dataset"));
+    const parallel::Box mine = box_of(part);
     file_space.emplace(check_id(H5Dget_space(dset->get()), H5Sclose, "dataspace"));
-    memory_space.emplace(
-        check_id(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                 H5Sclose, "dataspace"));
-    if (points > 0) {
-      check(H5Sselect_hyperslab(file_space->get(), H5S_SELECT_SET, start.data(), nullptr,
-                                count.data(), nullptr),
-            "hyperslab");
+    memory.emplace(memory_space(mine));
+    if (mine.points() > 0) {
+      select_box(file_space->get(), meta, mine);
     } else {
       check(H5Sselect_none(file_space->get()), "hyperslab");
-      check(H5Sselect_none(memory_space->get()), "hyperslab");
+      check(H5Sselect_none(memory->get()), "hyperslab");
     }
     dxpl.emplace(check_id(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "transfer properties"));
     check(H5Pset_dxpl_mpio(dxpl->get(), H5FD_MPIO_COLLECTIVE), "collective transfer");
-    if (fp32) {
-      const std::vector<float> f(part.values.begin(), part.values.end());
-      check(H5Dwrite(dset->get(), H5T_NATIVE_FLOAT, memory_space->get(), file_space->get(),
-                     dxpl->get(), f.data()),
-            "cannot write the field");
-    } else {
-      check(H5Dwrite(dset->get(), H5T_NATIVE_DOUBLE, memory_space->get(), file_space->get(),
-                     dxpl->get(), part.values.data()),
-            "cannot write the field");
-    }
+    check(write_values(dset->get(), meta, memory->get(), file_space->get(), dxpl->get(),
+                       part.values),
+          "cannot write the field");
     check(dset->close(), "cannot write the field");
     write_field_attributes(file->get(), meta, kind);
     check(file->close(), "cannot close the file");
     parallel::barrier();
-    if (parallel::rank() == 0) {
-      const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0 || ::fsync(fd) != 0) {
-        const int err = errno;
-        if (fd >= 0) ::close(fd);
-        throw std::runtime_error(std::strerror(err));
-      }
-      ::close(fd);
-      commit_temporary(tmp, path);
-    }
+    if (parallel::rank() == 0) commit_part_file(tmp, path);
   } catch (const std::exception& e) {
-    const std::string what = "cannot write " + path + ": " + e.what();
-    if (parallel::size() > 1) {
-      // The temporary stays; a restart removes it (prepare_output_directory).
-      std::fprintf(stderr, "error (rank %d): %s\n", parallel::rank(), what.c_str());
-      parallel::abort_all(1);
-    }
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw std::runtime_error(what);
+    part_file_failed(path, e);
   }
 }
+
+}  // namespace
+
+std::string field_file_layout() { return "parallel HDF5, collective writes"; }
 
 #else
 
 bool collective_field_files() { return false; }
 
-void write_field_file_collective(const std::string& path, const FieldMeta&, const FieldPart&,
-                                 FieldFileKind) {
-  throw std::logic_error("cannot write " + path +
-                         " collectively: this build has no parallel HDF5 (use the gather)");
-}
+std::string field_file_layout() { return "serial HDF5, gathered to rank 0 in slabs"; }
 
 #endif
+
+void write_field_file_collective(const std::string& path, const FieldMeta& meta,
+                                 const FieldPart& part, FieldFileKind kind) {
+  silence_hdf5_errors();
+  try {
+    check_part(meta, part);
+  } catch (const std::exception& e) {
+    part_file_failed(path, e);
+  }
+#ifdef HEATSIM_COLLECTIVE_FILES
+  write_collectively(path, meta, part, kind);
+#else
+  try {
+    write_gathered(path, meta, part, kind);
+  } catch (const std::exception& e) {
+    part_file_failed(path, e);
+  }
+#endif
+}
+
+// Rank 0 reads each slab, the slabs in the same order on every process, and sends every
+// process the piece of its box inside.
+void read_field_file_collective(const std::string& path, const FieldMeta& meta, FieldPart& part) {
+  const bool root = parallel::rank() == 0;
+  const parallel::Box mine = box_of(part);
+  part.values.assign(static_cast<std::size_t>(mine.points()), 0.0);
+  const std::vector<parallel::Box> boxes = gather_boxes(mine);
+  std::optional<Handle> file, dset, file_space;
+  if (root) {
+    require_regular_file(path);
+    try {
+      file.emplace(open_read_only(path));
+      read_field_dataset(file->get(), kFieldDataset, meta, meta.precision, nullptr);
+      dset.emplace(check_id(H5Dopen2(file->get(), kFieldDataset, H5P_DEFAULT), H5Dclose,
+                            "cannot open the field dataset"));
+      file_space.emplace(check_id(H5Dget_space(dset->get()), H5Sclose, "dataspace"));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path + ": " + e.what());
+    }
+  }
+  for (const parallel::Box& slab : field_slabs(meta, FieldFileKind::checkpoint)) {
+    std::vector<double> values;
+    std::vector<std::vector<double>> pieces(root ? boxes.size() : 1);
+    std::vector<parallel::Transfer> transfers;
+    if (root) {
+      values.resize(static_cast<std::size_t>(slab.points()));
+      select_box(file_space->get(), meta, slab);
+      Handle memory = memory_space(slab);
+      if (H5Dread(dset->get(), H5T_NATIVE_DOUBLE, memory.get(), file_space->get(), H5P_DEFAULT,
+                  values.data()) < 0) {
+        const std::string detail = hdf5_error_detail();
+        throw std::runtime_error(path + ": dataset /" + kFieldDataset +
+                                 " fails its checksum or cannot be read; the file is corrupt" +
+                                 (detail.empty() ? "" : " (HDF5: " + detail + ")"));
+      }
+      for (std::size_t r = 1; r < boxes.size(); ++r) {
+        const parallel::Box in = intersection(boxes[r], slab);
+        if (in.points() == 0) continue;
+        pieces[r] = take(values, slab, in);
+        transfers.push_back({&pieces[r], static_cast<int>(r), nullptr, -1, kScatterTag});
+      }
+    } else {
+      const parallel::Box in = intersection(mine, slab);
+      if (in.points() > 0) {
+        pieces[0].resize(static_cast<std::size_t>(in.points()));
+        transfers.push_back({nullptr, -1, &pieces[0], 0, kScatterTag});
+      }
+    }
+    if (!transfers.empty()) parallel::send_receive_all(transfers);
+    const parallel::Box own = intersection(mine, slab);
+    if (own.points() == 0) continue;
+    put(part.values, mine, own, root ? take(values, slab, own) : pieces[0]);
+  }
+}
 
 FieldFile read_field_file(const std::string& path) { return read_file(path, true); }
 FieldFile read_field_header(const std::string& path) { return read_file(path, false); }

@@ -108,18 +108,35 @@ struct FieldPart {
   std::vector<double> values;
 };
 
-// True when this build writes field files collectively (parallel HDF5 under MPI).
+// True when this build writes field files collectively (parallel HDF5 under MPI); false with
+// a serial HDF5, whose decomposed runs gather each file to rank 0.
 bool collective_field_files();
+// How this build's decomposed runs write their files, for `heatsim info`: "parallel HDF5,
+// collective writes" or "serial HDF5, gathered to rank 0 in slabs".
+std::string field_file_layout();
 // Collective: every process of the run calls it with the same path, meta and kind, each with
 // its own part (the parts tile the grid). The file is write_field_file's (the same dataset,
-// chunking, filter and attributes), written through MPI-IO by all processes at once: each its
-// hyperslab in one collective transfer. Crash-safe: written to `path.tmp`, closed by all,
-// then rank 0 fsyncs it and renames it over `path` after a barrier. Throws
-// std::runtime_error naming the file on the process that failed (the others may be left
-// waiting in a collective call: the caller ends the run); std::logic_error without
-// collective_field_files().
+// chunking, filters and attributes; h5diff finds no difference), written
+//   - with a parallel HDF5 (collective_field_files()), through MPI-IO by all processes at
+//     once: each its hyperslab in one collective transfer;
+//   - with a serial HDF5, by rank 0 alone: the dataset is cut into slabs along its slowest
+//     axes (whole chunks, at most kSlabBytes each unless one chunk is larger), and for each
+//     slab every process sends rank 0 the piece of its part inside (MPI point to point), so
+//     that beside its part no process holds more than a slab and its pieces.
+// Crash-safe: written to `path.tmp`, fsynced by rank 0 and renamed over `path` once complete.
+// A process that fails prints why and ends the run (MPI_Abort, exit status 1) when there are
+// several; alone, it throws std::runtime_error naming the file.
 void write_field_file_collective(const std::string& path, const FieldMeta& meta,
                                  const FieldPart& part, FieldFileKind kind);
+// Collective, the reverse for a restart: every process calls it with the file's `meta` (its
+// header, read_field_header) and the box of its part (part.lo, part.extent); rank 0 reads the
+// field dataset slab by slab (checksums verified) and sends every process the piece of its box
+// inside, so that each ends with its part.values. Throws std::runtime_error naming the file on
+// rank 0 when the dataset cannot be read; the others are then left waiting (the caller ends
+// the run, as app/main.cpp does for any rank failing alone).
+void read_field_file_collective(const std::string& path, const FieldMeta& meta, FieldPart& part);
+// The most bytes of field a slab of the two calls above holds (a single chunk may be larger).
+inline constexpr std::size_t kSlabBytes = std::size_t{32} << 20;
 
 struct FieldFile {
   FieldFileKind kind = FieldFileKind::output;

@@ -74,6 +74,18 @@ void DecomposedBackend::upload(const std::vector<double>& field) {
   local_->upload(extract_box(field, global_.n, decomposition_.local()));
 }
 
+void DecomposedBackend::upload_owned(const std::vector<double>& values) {
+  const Box local = decomposition_.local(), owned = decomposition_.owned();
+  if (values.size() != static_cast<std::size_t>(owned.points()))
+    throw std::invalid_argument("decomposed run: owned part has " + std::to_string(values.size()) +
+                                " values, the box " + std::to_string(owned.points()));
+  // The overlaps hold zeros until the exchange brings the neighbours' nodes.
+  std::vector<double> field(static_cast<std::size_t>(local.points()), 0.0);
+  insert_box(field, local.extent, relative(owned, local), values);
+  local_->upload(field);
+  exchange();
+}
+
 void DecomposedBackend::download_owned(std::vector<double>& values) {
   local_->read_box(field_box(decomposition_.owned()), values);
 }

@@ -5,6 +5,7 @@
 // Every method is collective (every rank calls it, in the same order) except name(),
 // capabilities(), unsupported_reason() and fusion_depth():
 //   upload(global field)  each rank takes its local box from the global field it holds;
+//   upload_owned(values)  each rank gives only its owned nodes; the overlaps are exchanged;
 //   download(field)       rank 0 receives the global field (gathered owned boxes); the other
 //                         ranks get an empty vector;
 //   advance(steps, step0) steps per exchange at a time, exchanging the overlaps after each;
@@ -54,6 +55,10 @@ class DecomposedBackend final : public kernels::Backend {
   // This rank's owned nodes (decomposition().owned(), x fastest), no communication: what a
   // collective file write takes from each rank.
   void download_owned(std::vector<double>& values);
+  // The reverse, collective: each rank's owned nodes (a part of a file read by
+  // read_field_file_collective), then one exchange fills the overlaps. The same local fields
+  // as upload() of the global field, which no rank needs to hold.
+  void upload_owned(const std::vector<double>& values);
   const Decomposition& decomposition() const { return decomposition_; }
   int exchange_every() const { return exchange_every_; }
   // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".

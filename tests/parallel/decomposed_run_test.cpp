@@ -297,3 +297,27 @@ TEST_F(DecomposedFilesTest, ThreeRankCheckpointRestartsOnFourAndOnOne) {
     expect_same_run(whole, split, "3 ranks to step 20, then " + std::to_string(ranks));
   }
 }
+
+// A checkpoint whose data fails its checksum is found by rank 0 as it reads the slabs of a
+// decomposed restart (the other ranks read only the attributes): every rank stops, none hangs.
+TEST_F(DecomposedFilesTest, CorruptCheckpointStopsEveryRankOfARestart) {
+  const std::string path =
+      write_case("c.yaml", cases()[1].yaml + "output: {every: 10}\ncheckpoint: {every: 20}\n");
+  const fs::path split = dir_ / "split";
+  const auto first = run_ranks(2, "run " + path + " -q -n 20 -o " + split.string());
+  ASSERT_EQ(first.code, 0) << first.output;
+  const std::string checkpoint = (split / "checkpoint_00000020.h5").string();
+  // One bit of a value in the middle of the field, found by its bytes in the file.
+  const io::FieldFile f = io::read_field_file(checkpoint);
+  const double value = f.field[f.field.size() / 2];
+  std::string bytes = read_text(checkpoint);
+  const auto at = bytes.find(std::string(reinterpret_cast<const char*>(&value), sizeof value));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] = static_cast<char>(bytes[at + 3] ^ 0x10);
+  std::ofstream(checkpoint, std::ios::binary) << bytes;
+  const auto r = run_ranks(3, "run " + path + " -q -o " + split.string() + " --restart " +
+                                  checkpoint);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.code, 124) << "timed out: a rank hung\n" << r.output;
+  EXPECT_NE(r.output.find("checksum"), std::string::npos) << r.output;
+}
