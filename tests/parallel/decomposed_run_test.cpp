@@ -13,6 +13,7 @@
 
 #include "io/field_file.hpp"
 #include "tests/heatsim_process.hpp"
+#include "tests/parallel/decomposed_support.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -20,42 +21,7 @@ namespace io = heatsim::io;
 
 namespace {
 
-// Every rank run is bounded, so a hang fails the test instead of blocking the suite.
-heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args) {
-  const std::string cmd = std::string("timeout 120 ") + HEATSIM_MPIEXEC +
-                          " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
-                          " " + HEATSIM_BINARY + " " + args + " 2>&1";
-  heatsim_tests::ProcessResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe)) r.output += buf;
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The field outputs and checkpoints of a run directory, by name.
-std::vector<std::string> h5_files(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.path().extension() == ".h5" && name != "materials.h5") names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using namespace heatsim_tests::decomposed;
 
 struct Case {
   const char* name;
@@ -111,43 +77,6 @@ class DecomposedRunTest : public ::testing::TestWithParam<int> {
     const fs::path p = dir_ / name;
     std::ofstream(p) << text;
     return p.string();
-  }
-
-  // Every attribute the file carries (collective writes produce today's files).
-  static void expect_same_meta(const io::FieldFile& a, const io::FieldFile& b,
-                               const std::string& what) {
-    EXPECT_EQ(a.kind, b.kind) << what;
-    EXPECT_EQ(a.checksummed, b.checksummed) << what;
-    EXPECT_EQ(a.meta.step, b.meta.step) << what;
-    EXPECT_EQ(a.meta.time, b.meta.time) << what;
-    EXPECT_EQ(a.meta.dt, b.meta.dt) << what;
-    EXPECT_EQ(a.meta.alpha, b.meta.alpha) << what;
-    EXPECT_EQ(a.meta.dims, b.meta.dims) << what;
-    EXPECT_EQ(a.meta.n, b.meta.n) << what;
-    EXPECT_EQ(a.meta.spacing, b.meta.spacing) << what;
-    EXPECT_EQ(a.meta.origin, b.meta.origin) << what;
-    EXPECT_EQ(a.meta.scheme, b.meta.scheme) << what;
-    EXPECT_EQ(a.meta.backend, b.meta.backend) << what;
-    EXPECT_EQ(a.meta.precision, b.meta.precision) << what;
-    EXPECT_EQ(a.meta.version, b.meta.version) << what;
-    EXPECT_EQ(a.meta.case_yaml, b.meta.case_yaml) << what;
-    EXPECT_EQ(a.meta.fusion, b.meta.fusion) << what;
-  }
-
-  // Every .h5 of `got` equals the one of the same name in `want`, and so does probes.csv.
-  static void expect_same_run(const fs::path& want, const fs::path& got, const std::string& what) {
-    const std::vector<std::string> names = h5_files(want);
-    ASSERT_FALSE(names.empty()) << what;
-    EXPECT_EQ(names, h5_files(got)) << what;
-    for (const std::string& name : names) {
-      const io::FieldFile a = io::read_field_file((want / name).string());
-      const io::FieldFile b = io::read_field_file((got / name).string());
-      EXPECT_TRUE(same_bits(a.field, b.field)) << what << ": " << name << " differs";
-      expect_same_meta(a, b, what + ": " + name);
-    }
-    if (fs::exists(want / "probes.csv")) {
-      EXPECT_EQ(read_text(want / "probes.csv"), read_text(got / "probes.csv")) << what;
-    }
   }
 
   fs::path dir_;

@@ -1,0 +1,123 @@
+// Decomposed runs under mpirun against one process's: starting them with a bound on their time,
+// and comparing every field file, its attributes and probes.csv bit for bit.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/field_file.hpp"
+#include "tests/heatsim_process.hpp"
+
+namespace heatsim_tests::decomposed {
+
+namespace fs = std::filesystem;
+namespace io = heatsim::io;
+
+// Every rank run is bounded, so a hang fails the test instead of blocking the suite.
+inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args) {
+  const std::string cmd = std::string("timeout 120 ") + HEATSIM_MPIEXEC +
+                          " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
+                          " " + HEATSIM_BINARY + " " + args + " 2>&1";
+  heatsim_tests::ProcessResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe)) r.output += buf;
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The field outputs and checkpoints of a run directory, by name.
+inline std::vector<std::string> h5_files(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() == ".h5" && name != "materials.h5") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Every attribute the file carries (collective writes produce today's files).
+inline void expect_same_meta(const io::FieldFile& a, const io::FieldFile& b,
+                             const std::string& what) {
+  EXPECT_EQ(a.kind, b.kind) << what;
+  EXPECT_EQ(a.checksummed, b.checksummed) << what;
+  EXPECT_EQ(a.meta.step, b.meta.step) << what;
+  EXPECT_EQ(a.meta.time, b.meta.time) << what;
+  EXPECT_EQ(a.meta.dt, b.meta.dt) << what;
+  EXPECT_EQ(a.meta.alpha, b.meta.alpha) << what;
+  EXPECT_EQ(a.meta.dims, b.meta.dims) << what;
+  EXPECT_EQ(a.meta.n, b.meta.n) << what;
+  EXPECT_EQ(a.meta.spacing, b.meta.spacing) << what;
+  EXPECT_EQ(a.meta.origin, b.meta.origin) << what;
+  EXPECT_EQ(a.meta.scheme, b.meta.scheme) << what;
+  EXPECT_EQ(a.meta.backend, b.meta.backend) << what;
+  EXPECT_EQ(a.meta.precision, b.meta.precision) << what;
+  EXPECT_EQ(a.meta.version, b.meta.version) << what;
+  EXPECT_EQ(a.meta.case_yaml, b.meta.case_yaml) << what;
+  EXPECT_EQ(a.meta.fusion, b.meta.fusion) << what;
+}
+
+// Where two fields of the same grid differ: how many nodes, the largest difference and the
+// first node that differs ("3 nodes, at most 1.1e-16; first at (12, 3, 0)").
+inline std::string describe_difference(const io::FieldFile& a, const std::vector<double>& b) {
+  if (a.field.size() != b.size()) return "sizes " + std::to_string(a.field.size()) + " and " +
+                                         std::to_string(b.size());
+  std::int64_t count = 0, first = -1;
+  double largest = 0.0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (std::memcmp(&a.field[i], &b[i], sizeof(double)) == 0) continue;
+    ++count;
+    if (first < 0) first = static_cast<std::int64_t>(i);
+    largest = std::max(largest, std::abs(a.field[i] - b[i]));
+  }
+  const auto& n = a.meta.n;
+  std::ostringstream s;
+  s << count << " nodes, at most " << largest;
+  if (first >= 0)
+    s << "; first at (" << first % n[0] << ", " << first / n[0] % n[1] << ", "
+      << first / (n[0] * n[1]) << ")";
+  return s.str();
+}
+
+// Every .h5 of `got` equals the one of the same name in `want`, and so does probes.csv.
+inline void expect_same_run(const fs::path& want, const fs::path& got, const std::string& what) {
+  const std::vector<std::string> names = h5_files(want);
+  ASSERT_FALSE(names.empty()) << what;
+  EXPECT_EQ(names, h5_files(got)) << what;
+  for (const std::string& name : names) {
+    const io::FieldFile a = io::read_field_file((want / name).string());
+    const io::FieldFile b = io::read_field_file((got / name).string());
+    EXPECT_TRUE(same_bits(a.field, b.field))
+        << what << ": " << name << " differs: " << describe_difference(a, b.field);
+    expect_same_meta(a, b, what + ": " + name);
+  }
+  if (fs::exists(want / "probes.csv")) {
+    EXPECT_EQ(read_text(want / "probes.csv"), read_text(got / "probes.csv")) << what;
+  }
+}
+
+}  // namespace heatsim_tests::decomposed
