@@ -13,6 +13,7 @@
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
+#include "tests/case_builders.hpp"
 
 namespace heatsim::test {
 namespace {
@@ -25,32 +26,17 @@ solver::Case melting_block(solver::TimeMethod method) {
   c.grid.dims = 3;
   c.grid.n = {37, 21, 13};
   c.grid.length = {0.09, 0.05, 0.03};
-  solver::MaterialSpec steel;
-  steel.name = "steel";
-  steel.conductivity = 16.2;
-  steel.density = 7900.0;
-  steel.specific_heat = 500.0;
+  solver::MaterialSpec steel = heatsim_tests::material("steel", 16.2, 7900.0, 500.0);
   steel.conductivity_table = {{300.0, 16.2}, {900.0, 23.0}};
   steel.specific_heat_table = {{300.0, 500.0}, {900.0, 650.0}};
-  solver::MaterialSpec wax;
-  wax.name = "wax";
-  wax.conductivity = 0.2;
-  wax.density = 800.0;
-  wax.specific_heat = 2000.0;
+  solver::MaterialSpec wax = heatsim_tests::material("wax", 0.2, 800.0, 2000.0);
   wax.phase_change = solver::PhaseChangeSpec{318.0, 320.0, 2.0e5};
   c.materials = {steel, wax};
-  solver::RegionSpec body;
-  body.material = "steel";
-  solver::RegionSpec strip;
-  strip.material = "wax";
-  strip.shape.kind = solver::ShapeKind::box;
-  strip.shape.lower = {0.0313, -1.0, 0.0071};
-  strip.shape.upper = {0.0521, 1.0, 0.0219};
-  c.regions = {body, strip};
+  c.regions = {heatsim_tests::region("steel"),
+               heatsim_tests::region("wax", heatsim_tests::box({0.0313, -1.0, 0.0071},
+                                                               {0.0521, 1.0, 0.0219}))};
   solver::SourceSpec heater;
-  heater.shape.kind = solver::ShapeKind::box;
-  heater.shape.lower = {0.0, 0.0, 0.0};
-  heater.shape.upper = {0.012, 0.05, 0.03};
+  heater.shape = heatsim_tests::box({0.0, 0.0, 0.0}, {0.012, 0.05, 0.03});
   heater.power_density = 4e5;
   c.sources = {heater};
   c.boundary[0].kind = BoundaryKind::dirichlet;

@@ -15,6 +15,7 @@
 #include "solver/materials.hpp"
 #include "solver/stencil.hpp"
 #include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
 
 namespace heatsim::test {
 namespace {
@@ -27,28 +28,19 @@ solver::Case voids_at_faces(int dims, const std::array<std::int64_t, 3>& n, bool
   c.grid.dims = dims;
   c.grid.n = {n[0], n[1], dims > 2 ? n[2] : 1};
   c.grid.length = {0.1, 0.05, 0.04};
-  solver::MaterialSpec steel;
-  steel.name = "steel";
-  steel.conductivity = 45.0;
-  steel.density = 7800.0;
-  steel.specific_heat = 470.0;
+  solver::MaterialSpec steel = heatsim_tests::material("steel", 45.0, 7800.0, 470.0);
   if (laws) steel.conductivity_table = {{280.0, 45.0}, {340.0, 60.0}, {400.0, 35.0}};
   c.materials = {steel};
-  solver::RegionSpec body;
-  body.material = "steel";
   solver::RegionSpec on_face;
   on_face.is_void = true;
-  on_face.shape.kind = solver::ShapeKind::box;
-  on_face.shape.lower = {0.0803, 0.0149, -1.0};
-  on_face.shape.upper = {0.2, 0.0301, 0.0251};
+  on_face.shape = heatsim_tests::box({0.0803, 0.0149, -1.0}, {0.2, 0.0301, 0.0251});
   // Ends between the y+ face's nodes and the ones below them, whatever the spacing.
   const double hy = 0.05 / static_cast<double>(n[1] - 1);
   solver::RegionSpec under_face;
   under_face.is_void = true;
-  under_face.shape.kind = solver::ShapeKind::box;
-  under_face.shape.lower = {0.0201, 0.05 - 3.3 * hy, 0.0103};
-  under_face.shape.upper = {0.0502, 0.05 - 0.5 * hy, 1.0};
-  c.regions = {body, on_face, under_face};
+  under_face.shape =
+      heatsim_tests::box({0.0201, 0.05 - 3.3 * hy, 0.0103}, {0.0502, 0.05 - 0.5 * hy, 1.0});
+  c.regions = {heatsim_tests::region("steel"), on_face, under_face};
   c.boundary[0].kind = BoundaryKind::dirichlet;
   c.boundary[0].value = 350.0;
   c.boundary[1].kind = BoundaryKind::convective;
