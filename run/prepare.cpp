@@ -96,27 +96,14 @@ io::LoadResult load(const CaseSource& source) {
 
 }  // namespace
 
-CaseSource CaseSource::file(std::string path) {
-  CaseSource s;
-  s.kind = Kind::file;
-  s.path = std::move(path);
-  return s;
-}
+CaseSource CaseSource::file(std::string path) { return {Kind::file, std::move(path), {}, {}}; }
 
 CaseSource CaseSource::yaml(std::string text, std::string origin) {
-  CaseSource s;
-  s.kind = Kind::text;
-  s.path = std::move(origin);
-  s.text = std::move(text);
-  return s;
+  return {Kind::text, std::move(origin), std::move(text), {}};
 }
 
 CaseSource CaseSource::in_memory(solver::Case c, std::string origin) {
-  CaseSource s;
-  s.kind = Kind::value;
-  s.path = std::move(origin);
-  s.value = std::make_shared<const solver::Case>(std::move(c));
-  return s;
+  return {Kind::value, std::move(origin), {}, std::make_shared<const solver::Case>(std::move(c))};
 }
 
 PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {

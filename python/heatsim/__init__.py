@@ -60,6 +60,10 @@ def _overrides(backend, steps, precision):
     return {"backend": backend, "steps": steps, "precision": precision}
 
 
+def _forward(name, doc):
+    return property(lambda self: getattr(self._session, name), doc=doc)
+
+
 class Simulation:
     """A case set up and ready to step; nothing is stepped until asked.
 
@@ -109,33 +113,13 @@ class Simulation:
     def set_field(self, values):
         self._session.set_field(np.asarray(values, dtype=np.float64))
 
-    @property
-    def time(self):
-        return self._session.time
-
-    @property
-    def step(self):
-        return self._session.step
-
-    @property
-    def last_step(self):
-        return self._session.last_step
-
-    @property
-    def dt(self):
-        return self._session.dt
-
-    @property
-    def backend(self):
-        return self._session.backend
-
-    @property
-    def precision(self):
-        return self._session.precision
-
-    @property
-    def finished(self):
-        return self._session.finished
+    time = _forward("time", "The simulated time now.")
+    step = _forward("step", "The step now.")
+    last_step = _forward("last_step", "The case's last step (time.steps, time.end, steps=).")
+    dt = _forward("dt", "The time step.")
+    backend = _forward("backend", "The backend stepping the case.")
+    precision = _forward("precision", "fp64 or fp32.")
+    finished = _forward("finished", "Whether the run has ended (last step, Ctrl-C, an error).")
 
     @property
     def probes(self):
