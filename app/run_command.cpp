@@ -102,20 +102,20 @@ int run_case(const RunOptions& options) {
   // during the setup stops the run before its first step, with a checkpoint of the initial
   // field, as one during the steps does.
   catch_stop_signals();
-  run::SessionOptions session;
-  session.source = run::CaseSource::file(options.case_path);
-  session.overrides = options.overrides;
-  session.restart = options.restart;
-  session.overwrite = options.overwrite;
-  session.progress_seconds = options.progress_seconds;
-  session.stop_flag = &g_signal;
+  run::SessionOptions setup;
+  setup.source = run::CaseSource::file(options.case_path);
+  setup.overrides = options.overrides;
+  setup.restart = options.restart;
+  setup.overwrite = options.overwrite;
+  setup.progress_seconds = options.progress_seconds;
+  setup.stop_flag = &g_signal;
   try {
-    run::Session run(std::move(session));
-    const run::Summary& summary = run.run();
+    run::Session session(std::move(setup));
+    const run::Summary& summary = session.run();
     if (summary.interrupted) {
       spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: {}",
-                   summary.signal, summary.last_step, run.last_checkpoint(),
-                   continue_command(options, run.last_checkpoint()));
+                   summary.signal, summary.last_step, session.last_checkpoint(),
+                   continue_command(options, session.last_checkpoint()));
       return 128 + summary.signal;
     }
     for (const std::string& line : summary.lines) fmt::print("{}\n", line);

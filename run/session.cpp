@@ -527,7 +527,7 @@ void Session::State::add_observers() {
   const solver::TimePlan& plan = prepared.plan;
   const bool restarting = !options.restart.empty();
   sim = std::make_unique<solver::Simulation>(c, plan, *backend, step0);
-  solver::Simulation& s_ = *sim;
+  solver::Simulation& loop = *sim;
   const auto extras = [&c, this, fields = flow_fields](const io::FieldValues& u) {
     std::vector<io::NodeField> out;
     if (c.output.heat_flux)
@@ -539,56 +539,56 @@ void Session::State::add_observers() {
     return out;
   };
   if (options.write_files)
-    s_.add_observer({"output", c.output.every, !restarting, true,
-                     [this, &c, extras, &plan](solver::StepState& s) {
-                       if (writer) {
-                         const std::string path = io::output_path(c, s.step());
-                         writer->submit(io::FileWriter::Kind::output, path,
-                                        [series = &series, extras, f = staged(s), step = s.step(),
-                                         time = s.time(), path](io::WriteProgress& progress) {
-                                          (*series)->write(step, time, f->values, &progress,
-                                                           extras(f->values));
-                                          return file_bytes(path);
-                                        });
-                         return;
-                       }
-                       if (collective) {
-                         io::write_field_file_collective(
-                             io::output_path(c, s.step()),
-                             io::output_meta(c, plan.dt, choice.name, s.step(), s.time()),
-                             owned_part(), io::FieldFileKind::output);
-                         if (series) series->add_to_index(s.step(), s.time());
-                       } else {
-                         const std::vector<double>& u = s.field();  // gathered on rank 0
-                         if (series) {
-                           const io::FieldValues values{u.data(), nullptr, u.size()};
-                           series->write(s.step(), s.time(), values, nullptr, extras(values));
+    loop.add_observer({"output", c.output.every, !restarting, true,
+                       [this, &c, extras, &plan](solver::StepState& s) {
+                         if (writer) {
+                           const std::string path = io::output_path(c, s.step());
+                           writer->submit(io::FileWriter::Kind::output, path,
+                                          [series = &series, extras, f = staged(s), step = s.step(),
+                                           time = s.time(), path](io::WriteProgress& progress) {
+                                            (*series)->write(step, time, f->values, &progress,
+                                                             extras(f->values));
+                                            return file_bytes(path);
+                                          });
+                           return;
                          }
-                       }
-                       if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
-                     }});
+                         if (collective) {
+                           io::write_field_file_collective(
+                               io::output_path(c, s.step()),
+                               io::output_meta(c, plan.dt, choice.name, s.step(), s.time()),
+                               owned_part(), io::FieldFileKind::output);
+                           if (series) series->add_to_index(s.step(), s.time());
+                         } else {
+                           const std::vector<double>& u = s.field();  // gathered on rank 0
+                           if (series) {
+                             const io::FieldValues values{u.data(), nullptr, u.size()};
+                             series->write(s.step(), s.time(), values, nullptr, extras(values));
+                           }
+                         }
+                         if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
+                       }});
   if (probes) {
     // Rows at step 0, every probes.every steps and at the last step; not at a step where a
     // signal stopped the run, so that a restart from there writes the rows the
     // uninterrupted run would have. Added before the checkpoint observer: a due row is in
     // the file before the checkpoint flushes it.
     const std::int64_t every = c.probes.every;
-    s_.add_observer({"probes", every, !restarting && every > 0, true,
-                     [this, every, &plan](solver::StepState& s) {
-                       const bool due =
-                           (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
-                       if (!due) return;
-                       std::vector<double> gathered;
-                       backend->sample(probes->nodes(), gathered);
-                       probe_values = probes->values(gathered);
-                       probe_time = s.time();
-                       if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
-                       if (options.keep_rows) {
-                         probe_rows.steps.push_back(s.step());
-                         probe_rows.times.push_back(s.time());
-                         probe_rows.values.push_back(probe_values);
-                       }
-                     }});
+    loop.add_observer({"probes", every, !restarting && every > 0, true,
+                       [this, every, &plan](solver::StepState& s) {
+                         const bool due =
+                             (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+                         if (!due) return;
+                         std::vector<double> gathered;
+                         backend->sample(probes->nodes(), gathered);
+                         probe_values = probes->values(gathered);
+                         probe_time = s.time();
+                         if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+                         if (options.keep_rows) {
+                           probe_rows.steps.push_back(s.step());
+                           probe_rows.times.push_back(s.time());
+                           probe_rows.values.push_back(probe_values);
+                         }
+                       }});
   }
   // Heat flows: for the summary of a steady state, and with output.heat_flows a row into
   // heat_flows.csv at every output (steady: its one row), each the balance of the step that
@@ -632,11 +632,11 @@ void Session::State::add_observers() {
           }
         }};
     rows.lead = flow_rows->lead();
-    s_.add_observer(std::move(rows));
+    loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.
   if (!steady && options.write_files)
-    s_.add_observer(
+    loop.add_observer(
         {"checkpoint", c.checkpoint.every, false, true, [this, &c, &plan](solver::StepState& s) {
            // The probe rows up to this step reach the disk before the checkpoint
            // that a restart would continue them from.
@@ -674,7 +674,7 @@ void Session::State::add_observers() {
          }});
   const double cell = solver::cell_volume(c);
   if (!steady)  // no steps to report on
-    s_.on_progress(
+    loop.on_progress(
         [this, cell](const solver::ProgressReport& r) {
           // GStencil/s measures stencil sweeps: an implicit step is a solve, not one sweep.
           const std::string activity = writer ? describe_writer(writer->activity()) : "";
@@ -687,8 +687,8 @@ void Session::State::add_observers() {
               activity.empty() ? activity : " | " + activity);
         },
         options.progress_seconds);
-  s_.stop_when(options.stop_flag);
-  if (decomposed) s_.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
+  loop.stop_when(options.stop_flag);
+  if (decomposed) loop.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
 }
 
 void Session::State::advance_to(std::int64_t target) {
