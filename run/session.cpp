@@ -692,7 +692,12 @@ void Session::State::add_observers() {
 }
 
 void Session::State::advance_to(std::int64_t target) {
-  if (finished) return;
+  if (finished) {
+    if (target > sim->step())
+      throw std::logic_error(fmt::format("the run has ended, at step {}{}", sim->step(),
+                                         summary.interrupted ? " (interrupted)" : ""));
+    return;
+  }
   if (target > prepared.plan.steps)
     throw std::invalid_argument(fmt::format(
         "step {} is past the case's last step {} (time.steps or time.end; the steps override "

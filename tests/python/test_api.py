@@ -117,6 +117,8 @@ def test_ctrl_c_stops_the_run_cleanly_and_other_threads_run_meanwhile():
     counter.join()
     assert time.monotonic() - started < 30
     assert 0 < sim.step < 10_000_000 and sim.finished
+    with pytest.raises(RuntimeError, match="the run has ended, at step .* \\(interrupted\\)"):
+        sim.advance(1)
     assert len(ticks) > 10  # the GIL was released while stepping
     # Python's own handler is back: a later SIGINT raises KeyboardInterrupt as usual.
     with pytest.raises(KeyboardInterrupt):
