@@ -11,6 +11,8 @@ and plots both against h.
 
     PYTHONPATH=build/python python3 examples/heat_sink_sweep.py [--png docs/heat-sink-sweep.png]
         [--coarse]   # 48 x 48 x 16 nodes instead of 96 x 96 x 32, for a quick look
+
+Needs matplotlib and PyYAML (Debian: python3-matplotlib python3-yaml).
 """
 import argparse
 import copy
