@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "run/prepare.hpp"
+
 namespace heatsim::app {
 
 // Exit codes (documented in README.md).
@@ -17,12 +19,7 @@ enum ExitCode : int {
 };
 
 // Command-line overrides of case keys.
-struct RunOverrides {
-  std::optional<std::string> backend;
-  std::optional<std::int64_t> steps;
-  std::optional<std::string> output_dir;
-  std::optional<std::string> precision;
-};
+using RunOverrides = run::Overrides;
 
 struct RunOptions {
   std::string program;  // argv[0], for the command a stopped run prints to continue it

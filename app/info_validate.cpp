@@ -6,15 +6,18 @@
 #include "commands.hpp"
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
-#include "run_setup.hpp"
+#include "run/prepare.hpp"
 #include "solver/materials.hpp"
-#include "solver/parallel/comm.hpp"
-#include "solver/subgrid.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/probes.hpp"
+#include "solver/subgrid.hpp"
 #include "solver/version.hpp"
 
 namespace heatsim::app {
+
+using run::format_bytes;
+using run::PreparedRun;
 
 namespace {
 
@@ -176,7 +179,7 @@ void print_memory(const PreparedRun& run) {
         break;
       }
   }
-  const solver::MemoryEstimate m = estimate_run_memory(run, backend);
+  const solver::MemoryEstimate m = run::estimate_run_memory(run, backend);
   const bool gpu = !m.device.empty();
   fmt::print("  memory on the host: {} ({}; the largest parts that come and go count once)\n",
              format_bytes(m.host_bytes()), gpu ? "a GPU backend" : "the cpu backend");
@@ -220,8 +223,13 @@ void print_time_method(const solver::Case& c) {
 }  // namespace
 
 int validate_case_file(const std::string& path, const RunOverrides& overrides) {
-  const std::optional<PreparedRun> run = prepare_run(path, overrides);
-  if (!run) return kExitBadInput;
+  std::optional<PreparedRun> run;
+  try {
+    run = run::prepare_run(run::CaseSource::file(path), overrides);
+  } catch (const run::InvalidCase& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kExitBadInput;
+  }
   const solver::Case& c = run->case_;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);

@@ -20,9 +20,9 @@
 #include "commands.hpp"
 #include "kernels/registry.hpp"
 #ifdef HEATSIM_HAVE_CUDA
-#include "auto_choice.hpp"
 #include "io/tune_cache_file.hpp"
 #include "kernels/cuda/timing.hpp"
+#include "run/auto_choice.hpp"
 #include "solver/perf_model.hpp"
 #endif
 
@@ -108,7 +108,7 @@ int run_tune(const BenchOptions& options) {
   cache.device = device.name;
   cache.compute_capability = std::to_string(device.major) + "." + std::to_string(device.minor);
   cache.bandwidth = kernels::cuda::copy_bandwidth(std::size_t{1} << 30, 9);
-  const solver::DeviceRates rates = device_rates(device, precision, cache.bandwidth);
+  const solver::DeviceRates rates = run::device_rates(device, precision, cache.bandwidth);
   const std::string date = today();
 
   std::printf("heatsim bench --tune: %s (sm_%d%d), %s, copy bandwidth %.0f GB/s; %s\n",

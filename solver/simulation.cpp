@@ -18,7 +18,7 @@ kernels::FieldStats StepState::stats() { return backend_.stats(); }
 
 Simulation::Simulation(const Case& c, const TimePlan& plan, kernels::Backend& backend,
                        std::int64_t step0)
-    : case_(c), plan_(plan), backend_(backend), step0_(step0) {}
+    : case_(c), plan_(plan), backend_(backend), step0_(step0), step_(step0) {}
 
 void Simulation::add_observer(Observer observer) { observers_.push_back(std::move(observer)); }
 
@@ -60,38 +60,44 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
-RunResult Simulation::run() {
-  RunResult result;
-  result.first_step = step0_;
+RunResult Simulation::run_to(std::int64_t stop) {
+  if (finished_) return result_;
   const std::int64_t total = plan_.steps;
+  stop = std::clamp(stop, step_, total);
   // Grid points (n is 1 on unused axes); building the problem would rebuild any fields.
   const double points = static_cast<double>(case_.grid.n[0] * case_.grid.n[1] * case_.grid.n[2]);
-  std::int64_t step = step0_;
+  std::int64_t& step = step_;
+  RunResult& result = result_;
+  std::vector<std::int64_t>& fired = fired_;
   auto time_of = [&](std::int64_t s) { return static_cast<double>(s) * plan_.dt; };
 
-  // The step at which each observer last fired, so none fires twice for one step.
-  std::vector<std::int64_t> fired(observers_.size(), -1);
-  for (const Observer& o : observers_) result.observer_seconds.emplace_back(o.name, 0.0);
   auto fire = [&](std::size_t i, StepState& state) {
     const Clock::time_point t0 = Clock::now();
     observers_[i].fire(state);
     result.observer_seconds[i].second += seconds_since(t0);
   };
-  {
+  if (!started_) {
+    started_ = true;
+    result.first_step = step0_;
+    // The step at which each observer last fired, so none fires twice for one step.
+    fired.assign(observers_.size(), -1);
+    for (const Observer& o : observers_) result.observer_seconds.emplace_back(o.name, 0.0);
+    last_check_ = step;
     StepState state(backend_, step, time_of(step));
     for (std::size_t i = 0; i < observers_.size(); ++i)
       if (observers_[i].at_start) {
         fire(i, state);
         fired[i] = step;
       }
+    last_report_ = Clock::now();
   }
 
   const Clock::time_point start = Clock::now();
-  Clock::time_point last_report = start;
-  // Steps per chunk: grown until a chunk takes about a quarter of a second, so progress,
-  // signals and the NaN check are never far behind.
-  std::int64_t chunk = 1;
-  std::int64_t last_check = step;
+  const auto wall_so_far = [&] { return wall_before_ + seconds_since(start); };
+  // Steps per chunk (chunk_): grown until a chunk takes about a quarter of a second, so
+  // progress, signals and the NaN check are never far behind.
+  std::int64_t& chunk = chunk_;
+  std::int64_t& last_check = last_check_;
 
   auto report = [&](const kernels::FieldStats& stats) {
     if (!progress_) return;
@@ -99,15 +105,24 @@ RunResult Simulation::run() {
     r.step = step;
     r.total_steps = total;
     r.time = time_of(step);
-    const double wall = seconds_since(start);
+    const double wall = wall_so_far();
     const double done = static_cast<double>(step - step0_);
     r.gstencils_per_second = wall > 0 ? points * done / wall / 1e9 : 0.0;
     r.eta_seconds = done > 0 ? wall / done * static_cast<double>(total - step) : 0.0;
     r.stats = stats;
     progress_(r);
   };
+  const auto account = [&] {
+    result.last_step = step;
+    result.time = time_of(step);
+    result.wall_seconds = wall_so_far();
+    result.gstencils_per_second =
+        result.wall_seconds > 0
+            ? points * static_cast<double>(step - step0_) / result.wall_seconds / 1e9
+            : 0.0;
+  };
 
-  while (step < total) {
+  while (step < stop) {
     int signal = stop_flag_ ? stop_flag_->load() : 0;
     if (agree_) {
       std::vector<std::int64_t> v{signal};
@@ -124,7 +139,7 @@ RunResult Simulation::run() {
     // restart from a checkpoint repeats the uninterrupted run bit for bit.
     const std::int64_t k = std::max(1, backend_.fusion_depth());
     const std::int64_t chunk_end = std::max((step + chunk) / k * k, (step / k + 1) * k);
-    const std::int64_t target = std::min({total, next_due(step), chunk_end});
+    const std::int64_t target = std::min({stop, next_due(step), chunk_end});
     const Clock::time_point t0 = Clock::now();
     if (advance_)
       advance_(target - step, step);
@@ -136,7 +151,7 @@ RunResult Simulation::run() {
     const std::int64_t advanced = target - step;
     step = target;
     bool slow = took >= 0.25;
-    bool report_due = progress_ && seconds_since(last_report) >= progress_seconds_;
+    bool report_due = progress_ && seconds_since(last_report_) >= progress_seconds_;
     if (agree_) {
       std::vector<std::int64_t> v{slow, report_due};
       agree_(v);
@@ -148,13 +163,15 @@ RunResult Simulation::run() {
     bool due = false;
     for (const Observer& o : observers_)
       due = due || (o.every > 0 && step % o.every == 0) || lead_due(o, step);
-    if (due || report_due || step - last_check >= check_every_ || step == total) {
+    // Checked where the call stops as well, so that a caller reading the field there knows
+    // it finite.
+    if (due || report_due || step - last_check >= check_every_ || step == stop) {
       const kernels::FieldStats stats = backend_.stats();
       if (stats.non_finite > 0) {
         std::ostringstream msg;
         msg << "the field holds " << stats.non_finite << " NaN/Inf value"
-            << (stats.non_finite == 1 ? "" : "s") << " at step " << step << " (t = " << time_of(step)
-            << "; the last check, at step " << last_check
+            << (stats.non_finite == 1 ? "" : "s") << " at step " << step
+            << " (t = " << time_of(step) << "; the last check, at step " << last_check
             << ", was finite): the run is unstable or the input is not finite";
         result.status = RunResult::Status::diverged;
         result.message = msg.str();
@@ -164,7 +181,7 @@ RunResult Simulation::run() {
       last_check = step;
       if (report_due && step < total) {
         report(stats);
-        last_report = Clock::now();
+        last_report_ = Clock::now();
       }
     }
     if (due && step < total) {
@@ -178,13 +195,12 @@ RunResult Simulation::run() {
     }
   }
 
-  result.last_step = step;
-  result.time = time_of(step);
-  result.wall_seconds = seconds_since(start);
-  result.gstencils_per_second =
-      result.wall_seconds > 0
-          ? points * static_cast<double>(step - step0_) / result.wall_seconds / 1e9
-          : 0.0;
+  account();
+  if (result.status == RunResult::Status::completed && step < total) {
+    wall_before_ = result.wall_seconds;
+    return result;
+  }
+  finished_ = true;
   if (result.status == RunResult::Status::diverged) return result;
 
   result.final_stats = backend_.stats();

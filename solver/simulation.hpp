@@ -38,9 +38,9 @@ class StepState {
 
 struct Observer {
   std::string name;
-  std::int64_t every = 0;      // fire when step % every == 0 (0: never on schedule)
-  bool at_start = false;       // fire once before the first step
-  bool at_end = true;          // fire after the last step
+  std::int64_t every = 0;  // fire when step % every == 0 (0: never on schedule)
+  bool at_start = false;   // fire once before the first step
+  bool at_end = true;      // fire after the last step
   std::function<void(StepState&)> fire;
   // Also fire at the `lead` steps before each step due on schedule (and before the last step
   // when at_end): for an observer that needs the fields leading up to its step, as the
@@ -81,7 +81,8 @@ struct ProgressReport {
 class Simulation {
  public:
   // The backend must be set up for make_problem(c, plan.dt) and hold the field at step0.
-  Simulation(const Case& c, const TimePlan& plan, kernels::Backend& backend, std::int64_t step0 = 0);
+  Simulation(const Case& c, const TimePlan& plan, kernels::Backend& backend,
+             std::int64_t step0 = 0);
 
   void add_observer(Observer observer);
   // Called at most every `seconds` of wall time (and at the end).
@@ -107,7 +108,19 @@ class Simulation {
     agree_ = std::move(agree);
   }
 
-  RunResult run();
+  // The whole run: from step0 to the plan's last step, then what is due at the end.
+  RunResult run() { return run_to(plan_.steps); }
+  // Advances to step `stop` (at most the plan's last step), firing the observers due on the
+  // way; the first call fires those due at the start. The run ends (finished()) at the last
+  // step, where the observers due at the end fire, or when stopped by the flag or diverged.
+  // Between calls the field may be replaced (Backend::upload). The result counts from step0
+  // over every call so far. Chunk ends fall on multiples of the fusion depth as in one call,
+  // so a stop at such a multiple changes no bit of what follows.
+  RunResult run_to(std::int64_t stop);
+  bool finished() const { return finished_; }
+  std::int64_t step() const { return step_; }
+  double time() const { return static_cast<double>(step_) * plan_.dt; }
+  const TimePlan& plan() const { return plan_; }
 
  private:
   std::int64_t next_due(std::int64_t step) const;
@@ -125,6 +138,17 @@ class Simulation {
   std::int64_t check_every_ = 1000;
   std::function<void(std::int64_t, std::int64_t)> advance_;
   std::function<void(std::vector<std::int64_t>&)> agree_;
+
+  // The loop's state across run_to() calls.
+  std::int64_t step_;
+  bool started_ = false;
+  bool finished_ = false;
+  RunResult result_;
+  std::vector<std::int64_t> fired_;  // the step at which each observer last fired
+  std::int64_t chunk_ = 1;
+  std::int64_t last_check_ = 0;
+  double wall_before_ = 0.0;  // wall seconds spent stepping in earlier calls
+  std::chrono::steady_clock::time_point last_report_{};
 };
 
 }  // namespace heatsim::solver

@@ -1,4 +1,4 @@
-#include "auto_choice.hpp"
+#include "run/auto_choice.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -11,7 +11,7 @@
 #include "kernels/cuda/timing.hpp"
 #endif
 
-namespace heatsim::app {
+namespace heatsim::run {
 
 solver::ChoiceContext AutoInputs::context() const {
   solver::ChoiceContext c;
@@ -58,9 +58,9 @@ AutoInputs gather_auto_inputs([[maybe_unused]] const kernels::StencilProblem& pr
     // A copy the size of the field, clamped as the run summary's is (64-256 MiB).
     constexpr double kMiB = 1 << 20;
     const double value = problem.precision == kernels::Precision::fp64 ? 8.0 : 4.0;
-    const double bytes = std::min(
-        std::clamp(static_cast<double>(problem.points()) * value, 64 * kMiB, 256 * kMiB),
-        static_cast<double>(device.free_memory) / 4);
+    const double bytes =
+        std::min(std::clamp(static_cast<double>(problem.points()) * value, 64 * kMiB, 256 * kMiB),
+                 static_cast<double>(device.free_memory) / 4);
     try {
       bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
     } catch (const std::exception& e) {
@@ -73,4 +73,4 @@ AutoInputs gather_auto_inputs([[maybe_unused]] const kernels::StencilProblem& pr
   return in;
 }
 
-}  // namespace heatsim::app
+}  // namespace heatsim::run

@@ -10,7 +10,7 @@
 #include "kernels/registry.hpp"
 #include "solver/backend_choice.hpp"
 
-namespace heatsim::app {
+namespace heatsim::run {
 
 struct AutoInputs {
   bool have_gpu = false;
@@ -31,4 +31,4 @@ solver::DeviceRates device_rates(const kernels::DeviceInfo& device, kernels::Pre
 // does not give it.
 AutoInputs gather_auto_inputs(const kernels::StencilProblem& problem, bool choosing);
 
-}  // namespace heatsim::app
+}  // namespace heatsim::run

@@ -1,4 +1,4 @@
-#include "run_setup.hpp"
+#include "run/prepare.hpp"
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -17,7 +17,7 @@
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/probes.hpp"
 
-namespace heatsim::app {
+namespace heatsim::run {
 
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -30,11 +30,6 @@ std::string format_bytes(double bytes) {
 }
 
 namespace {
-
-void print_errors(const std::string& path, const std::vector<io::CaseError>& errors) {
-  fmt::print(stderr, "{}: {} problem{}:\n", path, errors.size(), errors.size() == 1 ? "" : "s");
-  for (const auto& e : errors) fmt::print(stderr, "  {}\n", e.to_string());
-}
 
 // MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
 double host_memory_available() {
@@ -81,14 +76,40 @@ std::string implicit_refusal(const solver::Case& c) {
          "convective with h > 0, or run the transient with backward-euler";
 }
 
+// The case as its source gives it, checked as the loader checks a file (a case made in memory:
+// its warnings; prepare_run checks the rest).
+io::LoadResult load(const CaseSource& source) {
+  switch (source.kind) {
+    case CaseSource::Kind::file:
+      return io::load_case_file(source.path);
+    case CaseSource::Kind::text:
+      return io::load_case_text(source.text, source.path);
+    case CaseSource::Kind::value:
+      break;
+  }
+  io::LoadResult loaded;
+  loaded.value = *source.value;
+  if (loaded.value->source_path.empty()) loaded.value->source_path = source.path;
+  loaded.warnings = io::case_warnings(*loaded.value);
+  return loaded;
+}
+
 }  // namespace
 
-std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrides& o) {
-  io::LoadResult loaded = io::load_case_file(path);
-  if (!loaded.ok()) {
-    print_errors(path, loaded.errors);
-    return std::nullopt;
-  }
+CaseSource CaseSource::file(std::string path) { return {Kind::file, std::move(path), {}, {}}; }
+
+CaseSource CaseSource::yaml(std::string text, std::string origin) {
+  return {Kind::text, std::move(origin), std::move(text), {}};
+}
+
+CaseSource CaseSource::in_memory(solver::Case c, std::string origin) {
+  return {Kind::value, std::move(origin), {}, std::make_shared<const solver::Case>(std::move(c))};
+}
+
+PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
+  const std::string& path = source.name();
+  io::LoadResult loaded = load(source);
+  if (!loaded.ok()) throw InvalidCase(path, loaded.errors);
   // Warnings (a material no region uses, a region or source holding no node) do not stop the
   // run, but are said before anything else.
   for (const auto& w : loaded.warnings) spdlog::warn("{}: {}", path, w.to_string());
@@ -105,33 +126,29 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
     else if (*o.precision == "fp32")
       c.precision = solver::Precision::fp32;
     else {
-      print_errors(path, {{"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"}});
-      return std::nullopt;
+      throw InvalidCase(path,
+                        {{"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"}});
     }
   }
   // Again after the overrides, which change nothing the stability depends on (the steps, the
-  // backend, the output, the precision): plan_time below holds dt to the limit as well.
-  std::vector<io::CaseError> errors = io::check_case(c, loaded.lines, false);
+  // backend, the output, the precision): plan_time below holds dt to the limit as well. A case
+  // made in memory has not been checked at all: its stability is checked here.
+  std::vector<io::CaseError> errors =
+      io::check_case(c, loaded.lines, source.kind == CaseSource::Kind::value);
   if (errors.empty())
     if (std::string refused = implicit_refusal(c); !refused.empty())
       errors.push_back({"time.method", 0, std::move(refused)});
-  if (!errors.empty()) {
-    print_errors(path, errors);
-    return std::nullopt;
-  }
+  if (!errors.empty()) throw InvalidCase(path, std::move(errors));
   PreparedRun run{c, {}, {}, {}, {}};
   try {
     if (run.case_.has_fields()) {
       // Material maps and source fields from HDF5 files, before the fields are built; then the
       // body on the grid and the checks that need it (voids, surfaces, pieces), with lines.
       io::read_field_inputs(run.case_);
-      io::ResolvedBody body = loaded.body.fields ? std::move(loaded.body)
-                                                 : io::resolve_body(run.case_, loaded.lines);
+      io::ResolvedBody body =
+          loaded.body.fields ? std::move(loaded.body) : io::resolve_body(run.case_, loaded.lines);
       for (const auto& w : body.warnings) spdlog::warn("{}: {}", path, w.to_string());
-      if (!body.errors.empty()) {
-        print_errors(path, body.errors);
-        return std::nullopt;
-      }
+      if (!body.errors.empty()) throw InvalidCase(path, std::move(body.errors));
       run.material_ids = std::move(body.material_ids);
       run.surfaces = std::move(body.surfaces);
       run.fields = std::move(body.fields);
@@ -140,9 +157,10 @@ std::optional<PreparedRun> prepare_run(const std::string& path, const RunOverrid
       run.plan = solver::plan_time(run.case_);
     }
     solver::probe_stencils(run.case_);  // a point outside the domain, named
+  } catch (const InvalidCase&) {
+    throw;
   } catch (const std::exception& e) {
-    print_errors(path, {{"", 0, e.what()}});
-    return std::nullopt;
+    throw InvalidCase(path, {{"", 0, e.what()}});
   }
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
   const std::string ringing =
@@ -161,10 +179,12 @@ solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::st
                                  ghost > 0 ? ghost : solver::scheme_radius(c.scheme));
 }
 
-bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice, int ghost) {
+std::vector<std::string> check_resources(const PreparedRun& run,
+                                         const solver::BackendChoice& choice, int ghost,
+                                         bool files) {
   const solver::Case& c = run.case_;
   const solver::TimePlan& plan = run.plan;
-  bool ok = true;
+  std::vector<std::string> short_of;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
   const double value = c.precision == solver::Precision::fp32 ? 4.0 : 8.0;
@@ -172,9 +192,8 @@ bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice
   const double host_need = need.host_bytes();
   const double host_have = host_memory_available();
   if (host_have > 0 && host_need > host_have) {
-    spdlog::error("not enough host memory: the run needs {} and {} is available",
-                  format_bytes(host_need), format_bytes(host_have));
-    ok = false;
+    short_of.push_back(fmt::format("not enough host memory: the run needs {} and {} is available",
+                                   format_bytes(host_need), format_bytes(host_have)));
   }
   if (!need.device.empty()) {
     auto devices = kernels::cuda_devices();
@@ -184,18 +203,17 @@ bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice
       std::swap(devices[0], devices[static_cast<std::size_t>(current)]);
     const double gpu_need = need.device_bytes();
     if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
-      spdlog::error("not enough GPU memory on {}: the run needs {} and {} is free of {}",
-                    devices[0].name, format_bytes(gpu_need),
-                    format_bytes(static_cast<double>(devices[0].free_memory)),
-                    format_bytes(static_cast<double>(devices[0].total_memory)));
-      ok = false;
+      short_of.push_back(fmt::format(
+          "not enough GPU memory on {}: the run needs {} and {} is free of {}", devices[0].name,
+          format_bytes(gpu_need), format_bytes(static_cast<double>(devices[0].free_memory)),
+          format_bytes(static_cast<double>(devices[0].total_memory))));
     }
   }
 
+  if (!files) return short_of;
   // Disk: every output file plus two checkpoints (a new one is written beside the last).
   const double file_bytes = points * value + 64.0 * 1024;
-  const std::int64_t outputs =
-      1 + (c.output.every > 0 ? plan.steps / c.output.every : 0);
+  const std::int64_t outputs = 1 + (c.output.every > 0 ? plan.steps / c.output.every : 0);
   const double disk_need = static_cast<double>(outputs) * file_bytes + 2.0 * file_bytes;
   std::filesystem::path dir = std::filesystem::absolute(c.output.directory);
   while (!dir.empty() && !std::filesystem::exists(dir) && dir != dir.root_path())
@@ -204,15 +222,14 @@ bool check_resources(const PreparedRun& run, const solver::BackendChoice& choice
   if (statvfs(dir.c_str(), &fs) == 0) {
     const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (disk_need > disk_have) {
-      spdlog::error(
-          "not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
-          "is free",
-          dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
-          format_bytes(disk_have));
-      ok = false;
+      short_of.push_back(
+          fmt::format("not enough disk space in {}: {} output file{} and checkpoints need {}, {} "
+                      "is free",
+                      dir.string(), outputs, outputs == 1 ? "" : "s", format_bytes(disk_need),
+                      format_bytes(disk_have)));
     }
   }
-  return ok;
+  return short_of;
 }
 
-}  // namespace heatsim::app
+}  // namespace heatsim::run

@@ -1,0 +1,196 @@
+"""heatsim from Python: run, inspect and script heat-conduction cases.
+
+The module drives the same run as the command line (``heatsim run``): results are identical bit
+for bit for the same case and backend. See docs/python.md.
+
+    import heatsim
+    result = heatsim.run("inputs/heat2d.yaml", steps=500)
+    result.field          # numpy [z][y][x] in the run's precision
+    result.summary        # what the summary line says
+
+Cases are a path, YAML text, or a dict with the keys of the YAML. Overrides are the command
+line's: ``backend``, ``steps``, ``precision`` and ``output_dir`` (the directory the run writes
+its files to; None, the default, writes nothing), with ``overwrite`` and ``restart``.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _heatsim
+from ._heatsim import CaseError, Diverged, RunRefused
+
+__all__ = ["run", "Simulation", "Result", "validate", "backends", "read", "set_log_level",
+           "CaseError", "RunRefused", "Diverged", "__version__"]
+__version__ = _heatsim.__version__
+
+# The library logs what the command line prints as it runs (set-up, progress); a script asks
+# for it with set_log_level("info").
+_heatsim.set_log_level("warn")
+
+
+def set_log_level(level):
+    """The log's level: "debug", "info", "warn" (the default), "error" or "off"."""
+    _heatsim.set_log_level(level)
+
+
+def _numpy_scalar(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"a case value of type {type(value).__name__} cannot be written as YAML")
+
+
+def _case(case):
+    """(kind, source) of a case: a dict (rendered as YAML's JSON subset), YAML text, or a path."""
+    if isinstance(case, dict):
+        return "dict", json.dumps(case, default=_numpy_scalar, allow_nan=False)
+    if isinstance(case, os.PathLike):
+        return "file", os.fspath(case)
+    if not isinstance(case, str):
+        raise TypeError("a case is a path, YAML text or a dict, not " + type(case).__name__)
+    if os.path.exists(case) or ("\n" not in case and ":" not in case):
+        return "file", case
+    return "text", case
+
+
+def _overrides(backend, steps, precision):
+    return {"backend": backend, "steps": steps, "precision": precision}
+
+
+def _forward(name, doc):
+    return property(lambda self: getattr(self._session, name), doc=doc)
+
+
+class Simulation:
+    """A case set up and ready to step; nothing is stepped until asked.
+
+    Overrides as for run(). The field is a copy (numpy [z][y][x], in the run's precision);
+    set_field() replaces it. Output files, probes.csv, heat_flows.csv and checkpoints are
+    written on their schedules when output_dir is given, as the command line writes them.
+    """
+
+    def __init__(self, case, *, backend=None, steps=None, precision=None, output_dir=None,
+                 overwrite=False, restart=None, progress_seconds=2.0):
+        kind, source = _case(case)
+        self._session = _heatsim.Session(
+            kind, source, backend=backend, steps=steps, precision=precision,
+            output_dir=None if output_dir is None else os.fspath(output_dir),
+            restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
+            progress_seconds=progress_seconds)
+
+    def advance(self, steps):
+        """Advances `steps` steps (at most to the case's last step)."""
+        self._session.advance(int(steps))
+        return self
+
+    def advance_to(self, time):
+        """Advances to the first step at or after `time`."""
+        self._session.advance_to_time(float(time))
+        return self
+
+    def run(self):
+        """Advances to the case's last step and returns the Result."""
+        self._session.run()
+        return Result(self)
+
+    def outputs(self, every=None):
+        """(time, field) now and every `every` steps (default: the case's output.every) to the
+        last step."""
+        s = self._session
+        every = int(every or s.output_every or max(1, s.last_step))
+        yield s.time, s.field()
+        while s.step < s.last_step:
+            s.advance(min(every - s.step % every, s.last_step - s.step))
+            yield s.time, s.field()
+
+    @property
+    def field(self):
+        return self._session.field()
+
+    def set_field(self, values):
+        self._session.set_field(np.asarray(values, dtype=np.float64))
+
+    time = _forward("time", "The simulated time now.")
+    step = _forward("step", "The step now.")
+    last_step = _forward("last_step", "The case's last step (time.steps, time.end, steps=).")
+    dt = _forward("dt", "The time step.")
+    backend = _forward("backend", "The backend stepping the case.")
+    precision = _forward("precision", "fp64 or fp32.")
+    finished = _forward("finished", "Whether the run has ended (last step, Ctrl-C, an error).")
+
+    @property
+    def probes(self):
+        """Rows so far: {"step", "time", and a numpy array per probe}."""
+        return self._session.probes()
+
+    @property
+    def heat_flows(self):
+        """Rows so far (output.heat_flows): {"step", "time", a column per flow, "storage",
+        "imbalance"}."""
+        return self._session.heat_flows()
+
+    def checkpoint(self, path):
+        """Writes a checkpoint of the field now; restart=path continues from it."""
+        self._session.checkpoint(os.fspath(path))
+
+    def __repr__(self):
+        return (f"<heatsim.Simulation step {self.step}/{self.last_step} t={self.time:.6g} "
+                f"on {self.backend}>")
+
+
+class Result:
+    """A finished run: field, time, step, probes, heat_flows and summary."""
+
+    def __init__(self, simulation):
+        s = simulation._session
+        self.field = s.field()
+        self.time = s.time
+        self.step = s.step
+        self.probes = s.probes()
+        flows = s.heat_flows()
+        self.heat_flows = flows if len(flows) > 2 else None
+        self.summary = s.summary()
+
+    def __repr__(self):
+        return f"<heatsim.Result step {self.step} t={self.time:.6g} field {self.field.shape}>"
+
+
+def run(case, **overrides):
+    """Runs `case` to its end and returns a Result (overrides as for Simulation)."""
+    return Simulation(case, **overrides).run()
+
+
+def validate(case, *, backend=None, steps=None, precision=None):
+    """Every problem of `case` as (key path, line or None, message); empty when it can run."""
+    kind, source = _case(case)
+    return [tuple(p) for p in _heatsim.validate(kind, source, backend=backend, steps=steps,
+                                                precision=precision)]
+
+
+def backends():
+    """The compiled backends: name, description, whether it needs a GPU, whether it can run
+    here."""
+    return _heatsim.backends()
+
+
+class FieldFile:
+    """An output or checkpoint file: .field (numpy [z][y][x]), .meta (its attributes, a dict),
+    .previous (a bdf2 checkpoint's field of the step before, or None)."""
+
+    def __init__(self, meta, field, previous):
+        self.meta = meta
+        self.field = field
+        self.previous = previous
+        self.time = meta["time"]
+        self.step = meta["step"]
+
+    def __repr__(self):
+        return f"<heatsim.FieldFile {self.meta['kind']} step {self.step} field {self.field.shape}>"
+
+
+def read(path):
+    """Opens an output or checkpoint file written by heatsim."""
+    return FieldFile(*_heatsim.read(os.fspath(path)))

@@ -1,0 +1,335 @@
+// heatsim._heatsim: the run API (run/session.hpp) for Python. The package heatsim
+// (python/heatsim/__init__.py) wraps it in the documented API (docs/python.md); this file only
+// converts: cases in, numpy arrays and dicts out, run errors to Python exceptions. The GIL is
+// released while a case is set up or stepped, and SIGINT (Ctrl-C) asks the run to stop at its
+// next chunk of steps, after which KeyboardInterrupt is raised.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "io/field_file.hpp"
+#include "kernels/registry.hpp"
+#include "run/errors.hpp"
+#include "run/prepare.hpp"
+#include "run/session.hpp"
+#include "solver/version.hpp"
+
+namespace py = pybind11;
+using namespace heatsim;
+
+namespace {
+
+// Exception types, created once with the module and kept for the life of the process.
+PyObject* g_run_refused = nullptr;  // ValueError: the case, an override or a restart refused
+PyObject* g_case_error = nullptr;   // RunRefused: the case's problems
+PyObject* g_diverged = nullptr;     // RuntimeError: NaN/Inf, or a solve stopped converging
+
+// The stop request of the run being stepped: SIGINT sets it while the GIL is released.
+std::atomic<int> g_stop{0};
+
+extern "C" void on_interrupt(int sig) { g_stop.store(sig); }
+
+// Runs `step` without the GIL, with SIGINT asking the session to stop; raises
+// KeyboardInterrupt when it did. Python's own handler is back in place afterwards.
+void stepping(const std::function<void()>& step) {
+  g_stop.store(0);
+  struct sigaction ours {
+  }, theirs{};
+  ours.sa_handler = on_interrupt;
+  sigemptyset(&ours.sa_mask);
+  ours.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &ours, &theirs);
+  try {
+    py::gil_scoped_release release;
+    step();
+  } catch (...) {
+    sigaction(SIGINT, &theirs, nullptr);
+    throw;
+  }
+  sigaction(SIGINT, &theirs, nullptr);
+  if (g_stop.exchange(0) != 0) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+}
+
+// A case from Python: "file" (a path), "text" (YAML) or "dict" (the YAML the package rendered
+// from a dict: its line numbers mean nothing to the caller and are left out).
+run::CaseSource case_source(const std::string& kind, const std::string& source) {
+  if (kind == "file") return run::CaseSource::file(source);
+  if (kind == "text") return run::CaseSource::yaml(source, "<text>");
+  if (kind == "dict") return run::CaseSource::yaml(source, "<dict>");
+  throw std::invalid_argument("case kind must be file, text or dict, not '" + kind + "'");
+}
+
+run::Overrides overrides(std::optional<std::string> backend, std::optional<std::int64_t> steps,
+                         std::optional<std::string> precision,
+                         std::optional<std::string> output_dir) {
+  run::Overrides o;
+  o.backend = std::move(backend);
+  o.steps = steps;
+  o.precision = std::move(precision);
+  o.output_dir = std::move(output_dir);
+  return o;
+}
+
+// What a dict case's problems say without lines.
+std::vector<io::CaseError> without_lines(std::vector<io::CaseError> errors) {
+  for (io::CaseError& e : errors) e.line = 0;
+  return errors;
+}
+
+// Sets up a session; a dict case's problems are reported without lines.
+std::unique_ptr<run::Session> open_session(run::SessionOptions options, const std::string& kind) {
+  py::gil_scoped_release release;
+  try {
+    return std::make_unique<run::Session>(std::move(options));
+  } catch (const run::InvalidCase& e) {
+    if (kind != "dict") throw;
+    throw run::InvalidCase(e.origin(), without_lines(e.errors()));
+  }
+}
+
+template <class T>
+py::array field_array(const run::Session& s) {
+  py::array_t<T> a(s.shape());
+  T* data = a.mutable_data();
+  {
+    py::gil_scoped_release release;
+    s.field(data);
+  }
+  return a;
+}
+
+py::dict rows_dict(const run::Rows& rows) {
+  py::dict d;
+  d["step"] =
+      py::array_t<std::int64_t>(static_cast<py::ssize_t>(rows.steps.size()), rows.steps.data());
+  d["time"] = py::array_t<double>(static_cast<py::ssize_t>(rows.times.size()), rows.times.data());
+  for (std::size_t k = 0; k < rows.names.size(); ++k) {
+    py::array_t<double> column(static_cast<py::ssize_t>(rows.values.size()));
+    double* out = column.mutable_data();
+    for (std::size_t r = 0; r < rows.values.size(); ++r) out[r] = rows.values[r][k];
+    d[py::str(rows.names[k])] = column;
+  }
+  return d;
+}
+
+py::dict summary_dict(const run::Summary& s) {
+  py::dict d;
+  d["backend"] = s.backend;
+  d["interrupted"] = s.interrupted;
+  d["steps"] = s.last_step - s.first_step;
+  d["step"] = s.last_step;
+  d["time"] = s.time;
+  d["wall_seconds"] = s.wall_seconds;
+  d["gstencils_per_second"] = s.gstencils_per_second;
+  d["total_seconds"] = s.total_seconds;
+  d["min"] = s.min;
+  d["max"] = s.max;
+  d["total_heat"] = s.total_heat;
+  d["solves"] = s.solves;
+  d["iterations"] = s.iterations;
+  d["solve_seconds"] = s.solve_seconds;
+  d["residual"] = s.residual;
+  d["output"] = s.output.empty() ? py::object(py::none()) : py::object(py::str(s.output));
+  d["lines"] = s.lines;
+  return d;
+}
+
+py::dict meta_dict(const io::FieldMeta& m) {
+  py::dict d;
+  d["step"] = m.step;
+  d["time"] = m.time;
+  d["dt"] = m.dt;
+  d["alpha"] = m.alpha;
+  d["dims"] = m.dims;
+  d["n"] = std::vector<std::int64_t>(m.n.begin(), m.n.begin() + m.dims);
+  d["spacing"] = std::vector<double>(m.spacing.begin(), m.spacing.begin() + m.dims);
+  d["origin"] = std::vector<double>(m.origin.begin(), m.origin.begin() + m.dims);
+  d["scheme"] = m.scheme;
+  d["backend"] = m.backend;
+  d["precision"] = m.precision;
+  d["version"] = m.version;
+  d["case_yaml"] = m.case_yaml;
+  d["fusion"] = m.fusion;
+  d["steady"] = m.steady;
+  return d;
+}
+
+// An output or checkpoint file: its attributes, its field as numpy [z][y][x] in the file's
+// precision, and a checkpoint's field of the step before (bdf2) or None.
+py::tuple read_file(const std::string& path) {
+  io::FieldFile f;
+  {
+    py::gil_scoped_release release;
+    f = io::read_field_file(path);
+  }
+  std::vector<py::ssize_t> shape;
+  for (int a = f.meta.dims - 1; a >= 0; --a) shape.push_back(f.meta.n[a]);
+  py::array field;
+  if (f.meta.precision == "fp32") {
+    py::array_t<float> a(shape);
+    float* out = a.mutable_data();
+    for (std::size_t i = 0; i < f.field.size(); ++i) out[i] = static_cast<float>(f.field[i]);
+    field = a;
+  } else {
+    field = py::array_t<double>(shape, f.field.data());
+  }
+  py::object previous = py::none();
+  if (!f.previous.empty()) previous = py::array_t<double>(shape, f.previous.data());
+  py::dict meta = meta_dict(f.meta);
+  meta["kind"] = io::to_string(f.kind);
+  return py::make_tuple(meta, field, previous);
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const run::InvalidCase& e) {
+    PyErr_SetString(g_case_error, e.what());
+  } catch (const run::RunError& e) {
+    PyObject* type = e.failure() == run::Failure::invalid    ? g_run_refused
+                     : e.failure() == run::Failure::diverged ? g_diverged
+                                                             : PyExc_RuntimeError;
+    PyErr_SetString(type, e.what());
+  }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_heatsim, m) {
+  m.doc() = "heatsim's run API; use the package heatsim";
+  g_run_refused = PyErr_NewException("heatsim.RunRefused", PyExc_ValueError, nullptr);
+  g_case_error = PyErr_NewException("heatsim.CaseError", g_run_refused, nullptr);
+  g_diverged = PyErr_NewException("heatsim.Diverged", PyExc_RuntimeError, nullptr);
+  m.attr("RunRefused") = py::handle(g_run_refused);
+  m.attr("CaseError") = py::handle(g_case_error);
+  m.attr("Diverged") = py::handle(g_diverged);
+  py::register_exception_translator(&translate);
+  m.attr("__version__") = heatsim::version();
+
+  m.def(
+      "set_log_level",
+      [](const std::string& level) { spdlog::set_level(spdlog::level::from_str(level)); },
+      py::arg("level"));
+
+  m.def(
+      "validate",
+      [](const std::string& kind, const std::string& source, std::optional<std::string> backend,
+         std::optional<std::int64_t> steps, std::optional<std::string> precision) {
+        std::vector<io::CaseError> errors;
+        {
+          py::gil_scoped_release release;
+          try {
+            run::prepare_run(case_source(kind, source),
+                             overrides(std::move(backend), steps, std::move(precision), {}));
+          } catch (const run::InvalidCase& e) {
+            errors = kind == "dict" ? without_lines(e.errors()) : e.errors();
+          }
+        }
+        py::list problems;
+        for (const io::CaseError& e : errors)
+          problems.append(py::make_tuple(
+              e.path, e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none()),
+              e.message));
+        return problems;
+      },
+      py::arg("kind"), py::arg("source"), py::arg("backend") = py::none(),
+      py::arg("steps") = py::none(), py::arg("precision") = py::none());
+
+  m.def("backends", [] {
+    const bool gpu = kernels::cuda_device_count() > 0;
+    py::list out;
+    for (const kernels::BackendEntry& e : kernels::backend_registry()) {
+      py::dict d;
+      d["name"] = e.name;
+      d["description"] = e.description;
+      d["gpu"] = e.needs_gpu;
+      d["available"] = !e.needs_gpu || gpu;
+      out.append(d);
+    }
+    return out;
+  });
+
+  m.def("read", &read_file, py::arg("path"));
+
+  py::class_<run::Session>(m, "Session")
+      .def(py::init([](const std::string& kind, const std::string& source,
+                       std::optional<std::string> backend, std::optional<std::int64_t> steps,
+                       std::optional<std::string> precision, std::optional<std::string> output_dir,
+                       const std::string& restart, bool overwrite, double progress_seconds) {
+             run::SessionOptions o;
+             o.source = case_source(kind, source);
+             o.write_files = output_dir.has_value();
+             o.overrides =
+                 overrides(std::move(backend), steps, std::move(precision), std::move(output_dir));
+             o.restart = restart;
+             o.overwrite = overwrite;
+             o.keep_rows = true;
+             o.progress_seconds = progress_seconds;
+             o.stop_flag = &g_stop;
+             return open_session(std::move(o), kind);
+           }),
+           py::arg("kind"), py::arg("source"), py::arg("backend") = py::none(),
+           py::arg("steps") = py::none(), py::arg("precision") = py::none(),
+           py::arg("output_dir") = py::none(), py::arg("restart") = "",
+           py::arg("overwrite") = false, py::arg("progress_seconds") = 2.0)
+      .def("advance",
+           [](run::Session& s, std::int64_t steps) { stepping([&] { s.advance(steps); }); })
+      .def("advance_to_step",
+           [](run::Session& s, std::int64_t step) { stepping([&] { s.advance_to_step(step); }); })
+      .def("advance_to_time",
+           [](run::Session& s, double time) { stepping([&] { s.advance_to_time(time); }); })
+      .def("run", [](run::Session& s) { stepping([&] { s.run(); }); })
+      .def_property_readonly("finished", &run::Session::finished)
+      .def_property_readonly("step", &run::Session::step)
+      .def_property_readonly("time", &run::Session::time)
+      .def_property_readonly("last_step", &run::Session::last_step)
+      .def_property_readonly("dt", [](const run::Session& s) { return s.plan().dt; })
+      .def_property_readonly("output_every",
+                             [](const run::Session& s) { return s.run_case().output.every; })
+      .def_property_readonly("backend", &run::Session::backend_name)
+      .def_property_readonly("precision",
+                             [](const run::Session& s) { return s.fp32() ? "fp32" : "fp64"; })
+      .def_property_readonly("shape", &run::Session::shape)
+      .def("field",
+           [](const run::Session& s) {
+             return s.fp32() ? field_array<float>(s) : field_array<double>(s);
+           })
+      .def("set_field",
+           [](run::Session& s, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
+             const std::vector<std::int64_t> shape = s.shape();
+             bool same = a.ndim() == static_cast<py::ssize_t>(shape.size());
+             for (std::size_t k = 0; same && k < shape.size(); ++k)
+               same = a.shape(static_cast<py::ssize_t>(k)) == shape[k];
+             if (!same) {
+               std::string want;
+               for (std::int64_t n : shape) want += (want.empty() ? "" : ", ") + std::to_string(n);
+               throw py::value_error("the field's shape must be (" + want + ") ([z][y][x])");
+             }
+             std::vector<double> values(a.data(), a.data() + a.size());
+             py::gil_scoped_release release;
+             s.set_field(values);
+           })
+      .def("checkpoint",
+           [](run::Session& s, const std::string& path) {
+             py::gil_scoped_release release;
+             s.write_checkpoint(path);
+           })
+      .def("probes", [](const run::Session& s) { return rows_dict(s.probe_rows()); })
+      .def("heat_flows", [](const run::Session& s) { return rows_dict(s.heat_flow_rows()); })
+      .def("summary", [](const run::Session& s) { return summary_dict(s.summary()); })
+      .def_property_readonly("last_checkpoint", &run::Session::last_checkpoint);
+}

@@ -1,0 +1,75 @@
+// What running and validating a case share: the case loaded from where it comes from,
+// overridden and checked; the time plan; the resource checks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/case_loader.hpp"
+#include "run/errors.hpp"
+#include "solver/backend_choice.hpp"
+#include "solver/case.hpp"
+#include "solver/memory_estimate.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+
+namespace heatsim::run {
+
+// Overrides of case keys: the command line's options, the Python module's keywords.
+struct Overrides {
+  std::optional<std::string> backend;
+  std::optional<std::int64_t> steps;
+  std::optional<std::string> output_dir;
+  std::optional<std::string> precision;
+};
+
+// Where a case comes from: a YAML file, YAML text, or a case already filled in memory.
+struct CaseSource {
+  enum class Kind { file, text, value };
+  Kind kind = Kind::file;
+  std::string path;                           // file: the path; text: the name messages give it
+  std::string text;                           // text: the YAML
+  std::shared_ptr<const solver::Case> value;  // value: the case
+
+  static CaseSource file(std::string path);
+  static CaseSource yaml(std::string text, std::string origin = "<text>");
+  static CaseSource in_memory(solver::Case c, std::string origin = "<case>");
+  // How messages name the case: the file's path, or the origin given.
+  const std::string& name() const { return path; }
+};
+
+struct PreparedRun {
+  solver::Case case_;
+  solver::TimePlan plan;
+  // Real problems (Case::has_fields()): the material index of every node and the coefficient
+  // fields, built once here and shared by the time plan, the backend and the outputs; empty
+  // and null for a case without fields.
+  std::vector<std::int32_t> material_ids;
+  // The surfaces of the box and ball voids, found once (the fields, `validate` and the
+  // heat-flow reports read them).
+  solver::VoidSurfaces surfaces;
+  std::shared_ptr<const kernels::CoefficientFields> fields;
+};
+
+// Loads the case, applies the overrides and checks everything (the files regions and sources
+// name are read here); warnings go to the log. Throws InvalidCase with every problem when the
+// case cannot run.
+PreparedRun prepare_run(const CaseSource& source, const Overrides& overrides);
+
+// What the run needs in memory on the backend `backend_name` (solver/memory_estimate.hpp), with
+// the backend's ghost width `ghost` (0: the scheme's radius).
+solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::string& backend_name,
+                                           int ghost = 0);
+
+// Host memory, device memory and (with `files`) output disk space needed vs available: what
+// is short, with the numbers, one message each; empty when everything fits.
+std::vector<std::string> check_resources(const PreparedRun& run,
+                                         const solver::BackendChoice& choice, int ghost,
+                                         bool files = true);
+
+std::string format_bytes(double bytes);
+
+}  // namespace heatsim::run

@@ -1,0 +1,925 @@
+// The run session: everything `heatsim run` does between reading its options and printing its
+// summary, as a library object (run/session.hpp).
+#include "run/session.hpp"
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "io/checkpoint.hpp"
+#include "io/file_writer.hpp"
+#include "io/heat_flows_csv.hpp"
+#include "io/initial_file.hpp"
+#include "io/material_output.hpp"
+#include "io/output.hpp"
+#include "io/probes_csv.hpp"
+#include "kernels/registry.hpp"
+#include "run/auto_choice.hpp"
+#include "run/report.hpp"
+#include "solver/backend_choice.hpp"
+#include "solver/heat_flows.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_backend.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/parallel/comm.hpp"
+#include "solver/parallel/decomposed_backend.hpp"
+#include "solver/probes.hpp"
+#include "solver/simulation.hpp"
+#include "solver/version.hpp"
+
+namespace heatsim::run {
+namespace {
+
+namespace parallel = solver::parallel;
+using Clock = std::chrono::steady_clock;
+
+double file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0.0 : static_cast<double>(size);
+}
+
+// The multigrid stepper of an implicit or steady case. Throws std::invalid_argument for a
+// case it cannot solve (prepare_run refuses those already; this is the solver's own word).
+std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
+    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
+    const std::string& backend_name) {
+  namespace mg = solver::multigrid;
+  auto fields = problem.coefficients
+                    ? problem.coefficients
+                    : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
+  mg::SolveOptions options;
+  options.tolerance = c.time.tolerance;
+  // Temperature-dependent materials and radiation: each outer iteration of a steady solve is
+  // worth a line; a transient's, at debug level.
+  const bool steady = c.time.method == solver::TimeMethod::steady;
+  options.on_outer_iteration = [steady](int outer, double change, const mg::SolveReport& r) {
+    spdlog::log(steady ? spdlog::level::info : spdlog::level::debug,
+                "nonlinear iteration {}: largest change {:.3g} K ({} multigrid iterations)", outer,
+                change, r.iterations);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto stepper = std::make_unique<mg::ImplicitStepper>(
+      problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),
+      options);
+  // The heat-flow operator, the hierarchy and the level operations' copy of it.
+  const std::string levels = fmt::format(
+      "{} levels, set up in {}", stepper->levels(),
+      format_solve_seconds(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  if (c.time.method == solver::TimeMethod::steady)
+    spdlog::info("steady: multigrid ({}), CG to relative residual {:.3g}", levels,
+                 c.time.tolerance);
+  else
+    spdlog::info(
+        "{}: multigrid ({}), CG to relative residual {:.3g} per step; dt is "
+        "{:.3g} times the explicit limit",
+        mg::to_string(c.time.method), levels, c.time.tolerance, plan.dt / plan.dt_limit);
+  return stepper;
+}
+
+// Logs each implicit step's solve, at most every `progress_seconds` (every step with 0), with
+// the mean over the steps since the last line.
+void log_implicit_steps(solver::multigrid::ImplicitBackend& implicit, double progress_seconds) {
+  implicit.on_step([&stepper = implicit.stepper(), progress_seconds,
+                    last_line = std::chrono::steady_clock::time_point(), unlogged = std::int64_t{0},
+                    unlogged_seconds = 0.0](std::int64_t step,
+                                            const solver::multigrid::SolveReport& r) mutable {
+    const double solve = stepper.timing().last_solve_seconds;
+    ++unlogged;
+    unlogged_seconds += solve;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_line).count() < progress_seconds) return;
+    spdlog::info(
+        "step {}: {}; solve {}{}", step, r.describe(), format_solve_seconds(solve),
+        unlogged > 1
+            ? fmt::format(" (mean {} over the last {} steps)",
+                          format_solve_seconds(unlogged_seconds / static_cast<double>(unlogged)),
+                          unlogged)
+            : std::string());
+    last_line = now;
+    unlogged = 0;
+    unlogged_seconds = 0.0;
+  });
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+struct Session::State {
+  explicit State(SessionOptions o) : options(std::move(o)) {}
+
+  // What the constructor does (set_up) and what the end of a run does (finish).
+  void set_up();
+  void open_files();
+  void add_observers();
+  void advance_to(std::int64_t target);
+  void finish(const solver::RunResult& result);
+  void summarize(const solver::RunResult& result, double finishing);
+  // Marks the output directory as a failed run's (once it has been written to) and throws.
+  [[noreturn]] void fail(Failure failure, const std::string& message);
+  // The set-up's phases at debug level, each with the wall and process CPU time (all threads)
+  // since the one before: on a shared machine the CPU time is the steadier figure.
+  void end_phase(const char* what);
+  std::shared_ptr<const io::StagedField> staged(solver::StepState& s);
+  io::FieldPart owned_part();
+
+  SessionOptions options;
+  Clock::time_point run_start = Clock::now();
+  Clock::time_point phase_start = run_start;
+  std::clock_t phase_cpu_start = std::clock();
+
+  PreparedRun prepared;
+  io::Checkpoint restart;
+  std::int64_t step0 = 0;
+  io::DirectoryUse directory_use;
+  kernels::StencilProblem problem;
+  bool resume_depth = false;
+  solver::BackendChoice choice;
+  parallel::DecomposedBackend* decomposed = nullptr;
+  bool root = true;
+  bool steady = false;
+  solver::multigrid::ImplicitStepper* implicit = nullptr;
+  kernels::Backend* backend = nullptr;
+  solver::multigrid::SolveReport steady_report;
+  bool writing = false;  // files written into the output directory from here on
+  WallTime wall;
+
+  std::optional<io::OutputSeries> series;
+  std::optional<solver::ProbeSampler> probes;
+  std::optional<io::ProbesCsv> probes_csv;
+  std::vector<double> probe_values;  // the last row
+  double probe_time = 0.0;
+  Rows probe_rows;
+  // output.fields and heat flows: the shorthand's fields (k = alpha, rho c_p = 1) stand in for
+  // a case without fields.
+  std::shared_ptr<const kernels::CoefficientFields> flow_fields;
+  std::optional<solver::HeatFlowMeter> meter;
+  std::optional<solver::HeatFlowRows> flow_rows;
+  std::optional<io::HeatFlowsCsv> flows_csv;
+  std::optional<solver::HeatFlowRow> last_flow_row;
+  double last_flow_time = 0.0;
+  Rows heat_flow_rows;
+  std::string last_checkpoint;
+  std::unique_ptr<solver::Simulation> sim;
+  Summary summary;
+  bool finished = false;
+  // A run on one process writes its output and checkpoints on a writer thread, from two
+  // staging buffers the backend allocates (pinned on a GPU), while it steps on; the field is
+  // staged once per step for both. A decomposed run writes on its own thread. Declared after
+  // everything its jobs use, so it finishes them first.
+  std::optional<io::FileWriter> writer;
+  std::weak_ptr<const io::StagedField> last_staged;
+};
+
+void Session::State::end_phase(const char* what) {
+  const auto now = Clock::now();
+  const std::clock_t cpu_now = std::clock();
+  spdlog::debug("set-up: {} {:.3f} s (CPU {:.3f} s)", what,
+                std::chrono::duration<double>(now - phase_start).count(),
+                static_cast<double>(cpu_now - phase_cpu_start) / CLOCKS_PER_SEC);
+  phase_start = now;
+  phase_cpu_start = cpu_now;
+}
+
+void Session::State::fail(Failure failure, const std::string& message) {
+  // What was queued is written first (unless a write failed): the files left are complete.
+  writer.reset();
+  if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), message);
+  finished = true;
+  throw RunError(failure, message);
+}
+
+std::shared_ptr<const io::StagedField> Session::State::staged(solver::StepState& s) {
+  std::shared_ptr<const io::StagedField> f = last_staged.lock();
+  if (!f || f->step != s.step()) {
+    // An fp32 run stages its floats (half the bytes, nothing widened); an fp64 run its doubles.
+    const bool fp32_staging = prepared.case_.precision == solver::Precision::fp32;
+    f = writer->stage(s.step(), [&](void* out) {
+      if (fp32_staging)
+        backend->download_to(static_cast<float*>(out));
+      else
+        backend->download_to(static_cast<double*>(out));
+    });
+    last_staged = f;
+  }
+  return f;
+}
+
+io::FieldPart Session::State::owned_part() {
+  io::FieldPart part;
+  const parallel::Box owned = decomposed->decomposition().owned();
+  part.lo = owned.lo;
+  part.extent = owned.extent;
+  decomposed->download_owned(part.values);
+  return part;
+}
+
+void Session::State::set_up() {
+  prepared = prepare_run(options.source, options.overrides);
+  end_phase("case, materials and coefficient fields");
+  solver::Case& c = prepared.case_;
+  const solver::TimePlan& plan = prepared.plan;
+  const bool restarting = !options.restart.empty();
+  const auto refuse = [](const std::string& message) { throw RunError(Failure::invalid, message); };
+
+  // Restart: the checkpoint must match the case before anything is written.
+  if (restarting) {
+    if (c.time.method == solver::TimeMethod::steady)
+      refuse(
+          "--restart: a steady state is one solve with nothing to continue; run the "
+          "case without --restart");
+    // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
+    // line: exit code 2, nothing run. Ranks of a decomposed run read the attributes here and
+    // their parts of the field at the upload.
+    try {
+      restart = io::read_checkpoint(options.restart, parallel::size() == 1);
+    } catch (const std::runtime_error& e) {
+      refuse(std::string("--restart: ") + e.what());
+    }
+    const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
+    if (!mismatch.empty())
+      refuse(fmt::format("{}: does not match the case: {}", options.restart, mismatch));
+    step0 = restart.meta.step;
+    if (step0 > plan.steps)
+      refuse(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
+                         options.restart, step0, plan.steps));
+  }
+
+  directory_use = io::DirectoryUse{options.overwrite, false, -1};
+  if (restarting) {
+    // A restart continues in the directory that holds its checkpoint, unless -o says where.
+    std::filesystem::path checkpoint_dir = std::filesystem::path(options.restart).parent_path();
+    if (checkpoint_dir.empty()) checkpoint_dir = ".";
+    if (!options.overrides.output_dir) c.output.directory = checkpoint_dir.string();
+    std::error_code ec;
+    directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
+    directory_use.restart_step = step0;
+  }
+  // The directory's rules before any work: a run that would be refused there is refused now.
+  if (options.write_files) {
+    try {
+      io::check_output_directory(c, directory_use);
+    } catch (const std::runtime_error& e) {
+      refuse(e.what());
+    }
+  }
+
+  // A case with materials, sources or convective faces steps with the coefficient fields
+  // prepare_run built (once: the time plan, the backend and materials.h5 share them).
+  problem = prepared.fields ? solver::make_problem(c, plan.dt, prepared.fields)
+                            : solver::make_problem(c, plan.dt);
+  // `fusion: auto` on a restart continues at the depth of the run that wrote the checkpoint:
+  // the choice may come out differently now (a new tuning cache, another measured bandwidth),
+  // and only the same depth continues the run bit for bit.
+  resume_depth = restarting && c.fusion == 0 && restart.meta.fusion > 0;
+  if (resume_depth) problem.fusion_depth = restart.meta.fusion;
+  // One rank per GPU: the ranks of a node take its visible devices in turn (node-local rank
+  // modulo the count), before any backend exists. A node without GPUs runs the CPU backend
+  // under `backend: auto`.
+  if (parallel::size() > 1) {
+    const int gpus = kernels::cuda_device_count();
+    if (gpus > 0) {
+      try {
+        kernels::use_cuda_device(parallel::node_rank() % gpus);
+      } catch (const std::exception& e) {
+        refuse(fmt::format("rank {}: {}", parallel::rank(), e.what()));
+      }
+    }
+  }
+  end_phase("checkpoint, output directory and problem");
+  try {
+    const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
+    choice = solver::choose_backend(c.backend, problem, inputs.context());
+  } catch (const std::invalid_argument& e) {
+    refuse(e.what());
+  }
+  // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
+  if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
+  if (std::vector<std::string> short_of = check_resources(
+          prepared, choice, solver::scheme_radius(c.scheme) * std::max(1, problem.fusion_depth),
+          options.write_files);
+      !short_of.empty())
+    throw RunError(Failure::invalid, std::move(short_of));
+  // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
+  // 0 alone writes files and prints.
+  root = parallel::rank() == 0;
+  if (parallel::size() > 1) {
+    if (c.time.method != solver::TimeMethod::explicit_euler)
+      refuse(fmt::format("time.method: {} runs on one rank; run it without mpirun",
+                         solver::multigrid::to_string(c.time.method)));
+    if (c.output.heat_flows || c.output.any_field())
+      refuse(fmt::format(
+          "output.{}: written by runs on one process; run the case without mpirun, or leave "
+          "it out",
+          c.output.heat_flows ? "heat_flows" : "fields"));
+    parallel::DecomposedOptions po;
+    po.procs = c.parallel.decomposition;
+    po.exchange_every = c.parallel.exchange_every;
+    auto wrapped = std::make_unique<parallel::DecomposedBackend>(std::move(choice.backend), po);
+    decomposed = wrapped.get();
+    choice.backend = std::move(wrapped);
+  }
+  end_phase("backend choice and resources");
+  // The initial field before anything is written: an expression that is not finite at some
+  // node refuses the case with nothing touched.
+  std::vector<double> u0;
+  if (!restarting) {
+    try {
+      u0 = c.initial.kind == solver::InitialKind::file ? io::read_initial_field(c)
+                                                       : solver::initial_field(c);
+    } catch (const std::invalid_argument& e) {
+      refuse(e.what());
+    }
+  }
+  end_phase("initial field");
+  spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
+               c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
+               kernels::to_string(c.precision));
+  spdlog::info("backend {} ({})", choice.name, choice.reason);
+  if (decomposed) {
+    // Where each rank runs, gathered to rank 0: "rank 1: host node-a, GPU 1 (NVIDIA H100
+    // ...), backend register-tiling".
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
+    std::string where = "CPU";
+    const int device = kernels::current_cuda_device();
+    if (entry && entry->needs_gpu && device >= 0)
+      where = fmt::format("GPU {} ({})", device,
+                          kernels::cuda_devices().at(static_cast<std::size_t>(device)).name);
+    const std::vector<std::string> all = parallel::gather_text_to_root(
+        fmt::format("host {}, {}, backend {}", host, where, choice.name));
+    for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
+  }
+  steady = c.time.method == solver::TimeMethod::steady;
+  if (steady)
+    spdlog::info(
+        "steady state to relative residual {:.3g}, written as step 0 with attribute "
+        "steady = 1 (no time)",
+        c.time.tolerance);
+  else
+    spdlog::info("dt {:.6g} ({}; explicit stability limit {:.6g}), {} steps to t = {:.6g}", plan.dt,
+                 plan.dt_auto ? "auto, 0.9 of the limit" : "from the case", plan.dt_limit,
+                 plan.steps, plan.dt * static_cast<double>(plan.steps));
+
+  // Implicit methods: the multigrid solver is built before any file, so one that cannot start
+  // refuses the run with nothing written. Its field holder takes the explicit backend's place
+  // (the backend chose the level operations it solves on).
+  if (c.time.method != solver::TimeMethod::explicit_euler) {
+    std::unique_ptr<solver::multigrid::ImplicitStepper> stepper;
+    try {
+      stepper = make_implicit_stepper(c, problem, plan, choice.name);
+    } catch (const std::invalid_argument& e) {
+      refuse(e.what());
+    }
+    for (const auto& p : stepper->setup_phases())
+      spdlog::debug("set-up: multigrid: {} {:.3f} s (CPU {:.3f} s)", p.name, p.time.seconds,
+                    p.time.cpu_seconds);
+    end_phase("multigrid solver");
+    auto held =
+        std::make_unique<solver::multigrid::ImplicitBackend>(choice.name, std::move(stepper));
+    implicit = &held->stepper();
+    if (!steady) log_implicit_steps(*held, options.progress_seconds);
+    choice.backend = std::move(held);
+  }
+  backend = choice.backend.get();
+  try {
+    backend->setup(problem);
+  } catch (const std::invalid_argument& e) {  // a grid the ranks cannot split
+    refuse(e.what());
+  }
+  end_phase("backend set-up");
+  if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
+  if (backend->fusion_depth() > 1 || c.fusion != 1)
+    spdlog::info("fusion: {} steps per pass (asked for {})", backend->fusion_depth(),
+                 c.fusion == 0 ? (resume_depth ? "auto: " + std::to_string(restart.meta.fusion) +
+                                                     ", the checkpoint's depth"
+                                               : std::string("auto"))
+                               : std::to_string(c.fusion));
+
+  if (implicit && c.time.method == solver::TimeMethod::bdf2 && step0 > 0) {
+    if (restart.previous.empty())
+      spdlog::warn(
+          "{} holds no field of step {} (written by a run of another method): bdf2 "
+          "starts again with a backward Euler step, so this is not the "
+          "uninterrupted bdf2 run bit for bit",
+          options.restart, step0 - 1);
+    else
+      implicit->set_previous_field(step0, restart.previous);
+  }
+  // The steady state is one solve, made before any file is written: a solve that stalls
+  // leaves nothing behind (exit code 3), and the output holds the solution alone.
+  if (steady) {
+    implicit->options().on_iteration = [](int it, double r) {
+      spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
+    };
+    try {
+      backend->upload(u0);
+      steady_report = implicit->advance(0);
+      const auto& t = implicit->timing();
+      if (t.solves > 1)  // temperature-dependent materials or radiation: outer iterations
+        spdlog::info(
+            "steady: converged in {} outer iterations, {} multigrid iterations in all, "
+            "solves {}; the last solve {}",
+            t.solves, t.iterations, format_solve_seconds(t.solve_seconds),
+            steady_report.describe());
+      else
+        spdlog::info("steady: {}; solve {}", steady_report.describe(),
+                     format_solve_seconds(t.last_solve_seconds));
+    } catch (const solver::multigrid::SolveFailure& e) {
+      throw RunError(Failure::diverged, e.what());
+    }
+    end_phase("the steady solve, not set-up");
+  }
+  if (decomposed && restarting) {
+    try {
+      io::FieldPart part;
+      part.lo = decomposed->decomposition().owned().lo;
+      part.extent = decomposed->decomposition().owned().extent;
+      io::read_field_file_collective(options.restart, restart.meta, part);
+      decomposed->upload_owned(part.values);
+    } catch (const std::runtime_error& e) {
+      refuse(std::string("--restart: ") + e.what());
+    }
+  } else if (!steady) {
+    backend->upload(restarting ? restart.field : u0);
+  }
+  u0 = std::vector<double>();  // the backend holds the field now
+  if (restarting)
+    spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
+                 restart.meta.time);
+
+  // Files from here on. A run that fails now marks its directory (failed_run.txt), so the
+  // same command replaces what it left instead of being refused.
+  try {
+    open_files();
+    add_observers();
+  } catch (const RunError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(Failure::runtime, e.what());
+  }
+  end_phase("probes and observers");
+  wall.setup = seconds_since(run_start);
+}
+
+void Session::State::open_files() {
+  const solver::Case& c = prepared.case_;
+  const bool files = options.write_files && root;
+  // A restart in the directory of its checkpoint continues that run there: outputs and
+  // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
+  // it is a new run as far as the directory goes: another run's files there stay unless
+  // --overwrite.
+  if (files) {
+    io::prepare_output_directory(c, directory_use);
+    writing = true;
+    series.emplace(c, prepared.plan.dt, choice.name);
+  }
+  if (prepared.fields && files) {
+    // Once per run (again on a restart: the same case gives the same file), before the first
+    // output so the index lists it from the first step on.
+    io::write_material_file(io::material_file_path(c), c, prepared.material_ids, *prepared.fields);
+    series->set_materials_file(io::kMaterialFileName);
+  }
+  end_phase(steady ? "output directory, materials file"
+                   : "field upload, output directory, materials file");
+  // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
+  // a restart from the rows up to the checkpoint's step.
+  if (!c.probes.points.empty()) {
+    probes.emplace(solver::probe_stencils(c));
+    probe_rows.names = probes->names();
+    if (files)
+      probes_csv.emplace(io::probes_csv_path(c), probes->names(),
+                         options.restart.empty() ? -1 : step0, steady);
+    const std::int64_t every = c.probes.every;
+    const std::int64_t expected = every > 0 ? step0 / every * every : -1;
+    if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
+      spdlog::warn(
+          "{} ends at step {}, before the restart step's last row {}: rows in "
+          "between are missing",
+          probes_csv->path(), probes_csv->last_step(), expected);
+  }
+  if (!decomposed && options.write_files)
+    writer.emplace(
+        static_cast<std::size_t>(problem.points()), c.precision == solver::Precision::fp32,
+        [this](std::size_t bytes) { return backend->allocate_host_staging(bytes); }, 2,
+        options.progress_seconds,
+        [](const io::WriterActivity& a) {
+          spdlog::info("waiting for the writer: {}", describe_writer(a));
+        },
+        backend->capabilities().gpu ? 0 : 1);
+  // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed
+  // from the staged field on the writer thread (the coefficient fields do not change; where
+  // properties vary with temperature they are evaluated at u).
+  flow_fields = problem.coefficients;
+  if (!flow_fields && (c.output.any_field() || c.output.heat_flows))
+    flow_fields =
+        solver::multigrid::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
+}
+
+void Session::State::add_observers() {
+  const solver::Case& c = prepared.case_;
+  const solver::TimePlan& plan = prepared.plan;
+  const bool restarting = !options.restart.empty();
+  sim = std::make_unique<solver::Simulation>(c, plan, *backend, step0);
+  solver::Simulation& loop = *sim;
+  const auto extras = [&c, this, fields = flow_fields](const io::FieldValues& u) {
+    std::vector<io::NodeField> out;
+    if (c.output.heat_flux)
+      out.push_back(
+          {"heat_flux", 3,
+           u.floats ? solver::node_heat_flux(problem, fields.get(), c.physics.alpha, u.floats)
+                    : solver::node_heat_flux(problem, fields.get(), c.physics.alpha, u.doubles)});
+    const auto at_u = [&u](auto of) { return u.floats ? of(u.floats) : of(u.doubles); };
+    if (c.output.conductivity)
+      out.push_back({"conductivity", 1, at_u([&](const auto* v) {
+                       return solver::node_conductivity(*fields, v);
+                     })});
+    if (c.output.liquid_fraction)
+      out.push_back({"liquid_fraction", 1, at_u([&](const auto* v) {
+                       return solver::node_liquid_fraction(*fields, v);
+                     })});
+    return out;
+  };
+  if (options.write_files)
+    loop.add_observer({"output", c.output.every, !restarting, true,
+                       [this, &c, extras, &plan](solver::StepState& s) {
+                         if (writer) {
+                           const std::string path = io::output_path(c, s.step());
+                           writer->submit(io::FileWriter::Kind::output, path,
+                                          [series = &series, extras, f = staged(s), step = s.step(),
+                                           time = s.time(), path](io::WriteProgress& progress) {
+                                            (*series)->write(step, time, f->values, &progress,
+                                                             extras(f->values));
+                                            return file_bytes(path);
+                                          });
+                           return;
+                         }
+                         // A decomposed run: every rank gives its owned block
+                         // (write_field_file_collective: collectively with a parallel HDF5,
+                         // gathered to rank 0 in slabs with a serial one).
+                         io::write_field_file_collective(
+                             io::output_path(c, s.step()),
+                             io::output_meta(c, plan.dt, choice.name, s.step(), s.time()),
+                             owned_part(), io::FieldFileKind::output);
+                         if (series) series->add_to_index(s.step(), s.time());
+                         if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
+                       }});
+  if (probes) {
+    // Rows at step 0, every probes.every steps and at the last step; not at a step where a
+    // signal stopped the run, so that a restart from there writes the rows the
+    // uninterrupted run would have. Added before the checkpoint observer: a due row is in
+    // the file before the checkpoint flushes it.
+    const std::int64_t every = c.probes.every;
+    loop.add_observer({"probes", every, !restarting && every > 0, true,
+                       [this, every, &plan](solver::StepState& s) {
+                         const bool due =
+                             (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+                         if (!due) return;
+                         std::vector<double> gathered;
+                         backend->sample(probes->nodes(), gathered);
+                         probe_values = probes->values(gathered);
+                         probe_time = s.time();
+                         if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+                         if (options.keep_rows) {
+                           probe_rows.steps.push_back(s.step());
+                           probe_rows.times.push_back(s.time());
+                           probe_rows.values.push_back(probe_values);
+                         }
+                       }});
+  }
+  // Heat flows: for the summary of a steady state, and with output.heat_flows a row into
+  // heat_flows.csv at every output (steady: its one row), each the balance of the step that
+  // ends there (solver/heat_flows.hpp), so the observer takes the field of the step or two
+  // before each output as well. The file continues on a restart as probes.csv does; a bdf2
+  // restart knows the step before its own from the checkpoint. Added before the checkpoint
+  // observer, which flushes the rows.
+  if (!decomposed && flow_fields && (c.output.heat_flows || steady))
+    meter.emplace(c, problem, flow_fields, prepared.surfaces,
+                  implicit ? &implicit->heat_flow() : nullptr);
+  if (c.output.heat_flows && meter) {
+    flow_rows.emplace(*meter, c.time.method, plan.dt);
+    heat_flow_rows.names = meter->names();
+    heat_flow_rows.names.push_back("storage");
+    heat_flow_rows.names.push_back("imbalance");
+    if (root && options.write_files)
+      flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,
+                        restarting ? step0 : -1, steady);
+    if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0 && !restart.previous.empty())
+      flow_rows->take(step0 - 1, restart.previous, false);
+    const std::int64_t every = c.output.every;
+    solver::Observer rows{
+        "heat flows", every, true, true, [this, every, &plan](solver::StepState& s) {
+          // Rows where outputs are due (step 0, every output.every steps, the last step), not
+          // where a signal stopped the run, so that its restart writes what the uninterrupted
+          // run would have.
+          const bool due =
+              s.step() == 0 || (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+          const std::optional<solver::HeatFlowRow> row = flow_rows->take(s.step(), s.field(), due);
+          if (!row) return;
+          last_flow_row = row;
+          last_flow_time = s.time();
+          std::vector<double> values = row->flows;
+          values.push_back(row->storage);
+          values.push_back(row->imbalance);
+          if (flows_csv) flows_csv->write(s.step(), s.time(), values);
+          if (options.keep_rows) {
+            heat_flow_rows.steps.push_back(s.step());
+            heat_flow_rows.times.push_back(s.time());
+            heat_flow_rows.values.push_back(std::move(values));
+          }
+        }};
+    rows.lead = flow_rows->lead();
+    loop.add_observer(std::move(rows));
+  }
+  // A steady state has nothing to continue: its output is the whole result.
+  if (!steady && options.write_files)
+    loop.add_observer(
+        {"checkpoint", c.checkpoint.every, false, true, [this, &c, &plan](solver::StepState& s) {
+           // The probe rows up to this step reach the disk before the checkpoint
+           // that a restart would continue them from.
+           if (probes_csv) probes_csv->flush();
+           if (flows_csv) flows_csv->flush();
+           last_checkpoint = io::checkpoint_path(c, s.step());
+           io::FieldMeta meta = io::make_meta(c, plan.dt, choice.name, s.step(), s.time());
+           meta.fusion = backend->fusion_depth();
+           if (writer) {
+             // bdf2 continues from the field of the step before as well.
+             std::optional<std::vector<double>> previous =
+                 implicit ? implicit->previous_field(s.step()) : std::nullopt;
+             writer->submit(io::FileWriter::Kind::checkpoint, last_checkpoint,
+                            [f = staged(s), meta, path = last_checkpoint,
+                             previous = previous ? std::move(*previous) : std::vector<double>()](
+                                io::WriteProgress& progress) {
+                              io::write_checkpoint(path, meta, f->values, previous, &progress);
+                              return file_bytes(path);
+                            });
+             return;
+           }
+           io::write_field_file_collective(last_checkpoint, meta, owned_part(),
+                                           io::FieldFileKind::checkpoint);
+           if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
+         }});
+  const double cell = solver::cell_volume(c);
+  if (!steady)  // no steps to report on
+    loop.on_progress(
+        [this, cell](const solver::ProgressReport& r) {
+          // GStencil/s measures stencil sweeps: an implicit step is a solve, not one sweep.
+          const std::string activity = writer ? describe_writer(writer->activity()) : "";
+          spdlog::info(
+              "step {}/{} ({:.0f}%) t={:.6g} {}ETA {} | min {:.6g} max {:.6g} heat {:.10g}{}",
+              r.step, r.total_steps,
+              r.total_steps ? 100.0 * static_cast<double>(r.step) / r.total_steps : 100.0, r.time,
+              implicit ? std::string() : fmt::format("{:.3f} GStencil/s ", r.gstencils_per_second),
+              format_seconds(r.eta_seconds), r.stats.min, r.stats.max, r.stats.total_heat * cell,
+              activity.empty() ? activity : " | " + activity);
+        },
+        options.progress_seconds);
+  loop.stop_when(options.stop_flag);
+  if (decomposed) loop.agree_with([](std::vector<std::int64_t>& v) { parallel::max_all(v); });
+}
+
+void Session::State::advance_to(std::int64_t target) {
+  if (finished) {
+    if (target > sim->step())
+      throw std::logic_error(fmt::format("the run has ended, at step {}{}", sim->step(),
+                                         summary.interrupted ? " (interrupted)" : ""));
+    return;
+  }
+  if (target > prepared.plan.steps)
+    throw std::invalid_argument(fmt::format(
+        "step {} is past the case's last step {} (time.steps or time.end; the steps override "
+        "sets it)",
+        target, prepared.plan.steps));
+  solver::RunResult result;
+  try {
+    result = sim->run_to(target);
+  } catch (const solver::multigrid::SolveFailure& e) {
+    fail(Failure::diverged, e.what());
+  } catch (const std::exception& e) {
+    fail(Failure::runtime, e.what());
+  }
+  if (sim->finished()) finish(result);
+}
+
+void Session::State::finish(const solver::RunResult& result) {
+  finished = true;
+  try {
+    // Every file the run queued is on the disk before it says anything about them (a
+    // signal's checkpoint, the output directory); a write that failed fails the run here.
+    double finishing = 0.0;
+    if (writer) {
+      const auto t0 = Clock::now();
+      writer->finish();
+      finishing = seconds_since(t0);
+    }
+    if (implicit && implicit->timing().solves > 0 && !steady)
+      spdlog::info("{}", describe_solves(implicit->timing()));
+    summary.backend = choice.name;
+    summary.first_step = result.first_step;
+    summary.last_step = result.last_step;
+    summary.time = result.time;
+    switch (result.status) {
+      case solver::RunResult::Status::diverged:
+        fail(Failure::diverged, result.message);
+      case solver::RunResult::Status::interrupted:
+        summary.interrupted = true;
+        summary.signal = result.signal;
+        return;
+      case solver::RunResult::Status::completed:
+        break;
+    }
+    summarize(result, finishing);
+  } catch (const RunError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(Failure::runtime, e.what());
+  }
+}
+
+void Session::State::summarize(const solver::RunResult& result, double finishing) {
+  const solver::Case& c = prepared.case_;
+  wall.stepping = result.stepping_seconds;
+  if (steady) {
+    wall.stepping_name = "solve";
+    wall.stepping = implicit->timing().step_seconds;
+    wall.setup = std::max(0.0, wall.setup - wall.stepping);
+  }
+  for (const auto& [name, seconds] : result.observer_seconds) {
+    if (name == "output") wall.output += seconds;
+    if (name == "checkpoint") wall.checkpoints += seconds;
+  }
+  wall.files = wall.output + wall.checkpoints + finishing;
+  wall.waited = wall.files;
+  if (writer) {
+    const io::FileWriter::Stats w = writer->stats();
+    wall.waited = w.waiting_seconds;
+    wall.output = w.seconds[0];
+    wall.checkpoints = w.seconds[1];
+    wall.output_bytes = w.bytes[0];
+    wall.checkpoint_bytes = w.bytes[1];
+  }
+  const double cell = solver::cell_volume(c);
+  Summary& s = summary;
+  s.wall_seconds = result.wall_seconds;
+  s.gstencils_per_second = result.gstencils_per_second;
+  s.min = result.final_stats.min;
+  s.max = result.final_stats.max;
+  s.total_heat = result.final_stats.total_heat * cell;
+  if (implicit) {
+    s.solves = implicit->timing().solves;
+    s.iterations = implicit->timing().iterations;
+    s.solve_seconds = implicit->timing().solve_seconds;
+    if (steady) s.residual = steady_report.final_residual();
+  }
+  if (series) s.output = series->xdmf_path();
+  std::vector<std::string>& lines = s.lines;
+  std::vector<double> final_u;  // for the material summaries
+  if (decomposed) {
+    // Collective: every rank takes part in the gather; rank 0 prints.
+    if (prepared.fields) backend->download(final_u);
+    if (!root) return;
+    lines.push_back(done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
+                              nullptr, nullptr, [] { return std::string(); }));
+  } else {
+    lines.push_back(
+        done_line(result, choice.name, implicit, steady ? &steady_report : nullptr, [&] {
+          return bound_summary(problem, *backend, choice.name, result.gstencils_per_second);
+        }));
+  }
+  s.total_seconds = seconds_since(run_start);
+  lines.push_back(describe_wall_time(wall, s.total_seconds));
+  lines.push_back(fmt::format("final field: min {:.6g} max {:.6g} total heat {:.10g}", s.min, s.max,
+                              s.total_heat));
+  if (series) lines.push_back(fmt::format("output: {}", series->xdmf_path()));
+  if (prepared.fields) {
+    if (!decomposed) backend->download(final_u);
+    for (const solver::MaterialSummary& m :
+         solver::summarize_materials(c, prepared.material_ids, final_u))
+      if (m.nodes > 0)
+        lines.push_back(fmt::format("material {}: {} nodes, min {:.6g} max {:.6g} mean {:.6g}",
+                                    m.name, m.nodes, m.min, m.max, m.mean));
+    if (options.write_files)
+      lines.push_back(fmt::format("materials: {}", io::material_file_path(c)));
+    // Where the heat goes (steady states: the stored heat does not change).
+    if (steady && meter)
+      add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
+  }
+  if (last_flow_row && !steady) {
+    // The last row of heat_flows.csv: the last step's balance.
+    solver::HeatFlowReport flows;
+    for (std::size_t k = 0; k < last_flow_row->flows.size(); ++k) {
+      flows.flows.push_back({meter->names()[k], last_flow_row->flows[k]});
+      flows.largest = std::max(flows.largest, std::abs(last_flow_row->flows[k]));
+    }
+    flows.flows.push_back({"storage (the stored heat's growth)", last_flow_row->storage});
+    flows.imbalance = last_flow_row->imbalance;
+    add_heat_flow_lines(lines, c, fmt::format("over the last step, to t = {:.6g}", last_flow_time),
+                        flows);
+  }
+  if (flows_csv) {
+    flows_csv->flush();
+    lines.push_back(fmt::format("heat flows: {}", flows_csv->path()));
+  }
+  if (probes) {
+    if (probes_csv) probes_csv->flush();
+    std::string values;
+    const std::vector<std::string> names = probes->names();
+    for (std::size_t i = 0; i < names.size() && i < probe_values.size(); ++i)
+      values += fmt::format("{}{} {:.6g}", i ? ", " : "", names[i], probe_values[i]);
+    if (!values.empty())
+      lines.push_back(fmt::format(
+          "probes {}: {}",
+          steady ? std::string("at the steady state") : fmt::format("at t = {:.6g}", probe_time),
+          values));
+    if (probes_csv) lines.push_back(fmt::format("probes: {}", probes_csv->path()));
+  }
+}
+
+Session::Session(SessionOptions options) : state_(std::make_unique<State>(std::move(options))) {
+  state_->set_up();
+}
+
+Session::~Session() = default;
+
+void Session::advance(std::int64_t steps) {
+  if (steps < 0) throw std::invalid_argument("steps must be >= 0");
+  state_->advance_to(step() + steps);
+}
+
+void Session::advance_to_step(std::int64_t step) {
+  state_->advance_to(std::max(step, this->step()));
+}
+
+void Session::advance_to_time(double time) {
+  // The first step at or after `time`, with a little room for the rounding of time / dt.
+  const double steps = time / plan().dt;
+  const double nearest = std::round(steps);
+  const double first =
+      std::abs(steps - nearest) <= 1e-9 * std::max(1.0, nearest) ? nearest : std::ceil(steps);
+  advance_to_step(static_cast<std::int64_t>(first));
+}
+
+const Summary& Session::run() {
+  state_->advance_to(last_step());
+  return state_->summary;
+}
+
+bool Session::finished() const { return state_->finished; }
+const Summary& Session::summary() const { return state_->summary; }
+std::int64_t Session::step() const { return state_->sim->step(); }
+double Session::time() const { return state_->sim->time(); }
+std::int64_t Session::last_step() const { return state_->prepared.plan.steps; }
+const solver::Case& Session::run_case() const { return state_->prepared.case_; }
+const solver::TimePlan& Session::plan() const { return state_->prepared.plan; }
+const std::string& Session::backend_name() const { return state_->choice.name; }
+bool Session::fp32() const { return state_->prepared.case_.precision == solver::Precision::fp32; }
+const std::string& Session::last_checkpoint() const { return state_->last_checkpoint; }
+const Rows& Session::probe_rows() const { return state_->probe_rows; }
+const Rows& Session::heat_flow_rows() const { return state_->heat_flow_rows; }
+
+std::vector<std::int64_t> Session::shape() const {
+  const solver::GridSpec& g = state_->prepared.case_.grid;
+  std::vector<std::int64_t> shape;
+  for (int a = g.dims - 1; a >= 0; --a) shape.push_back(g.n[a]);
+  return shape;
+}
+
+void Session::field(double* out) const { state_->backend->download_to(out); }
+void Session::field(float* out) const { state_->backend->download_to(out); }
+
+void Session::set_field(const std::vector<double>& values) {
+  if (static_cast<std::int64_t>(values.size()) != state_->problem.points())
+    throw std::invalid_argument(
+        fmt::format("the field needs {} values, not {}", state_->problem.points(), values.size()));
+  state_->backend->upload(values);
+  state_->last_staged.reset();  // a field staged at this step is the old one
+}
+
+void Session::write_checkpoint(const std::string& path) {
+  State& s = *state_;
+  io::FieldMeta meta =
+      io::make_meta(s.prepared.case_, s.prepared.plan.dt, s.choice.name, step(), time());
+  meta.fusion = s.backend->fusion_depth();
+  std::vector<double> u;
+  s.backend->download(u);
+  const std::optional<std::vector<double>> previous =
+      s.implicit ? s.implicit->previous_field(step()) : std::nullopt;
+  io::write_checkpoint(path, meta, u, previous ? *previous : std::vector<double>());
+}
+
+}  // namespace heatsim::run

@@ -1,0 +1,126 @@
+# heatsim.validate, the errors, heatsim.read and heatsim.backends.
+import numpy as np
+import pytest
+
+import heatsim
+from conftest import case_path, run_cli
+
+BAD_CASE = """grid:
+  dims: 2
+  n: [64, 2]
+  length: 1.0
+physics: {alpha: -1.0}
+boundary:
+  all: {type: dirichlet, value: 0}
+initial: {type: constant, value: 0}
+time: {dt: auto, steps: 10}
+"""
+
+
+def test_validate_lists_every_problem_with_key_path_and_line(tmp_path):
+    problems = heatsim.validate(BAD_CASE)
+    assert ("grid.n[1]", 3, "must be >= 3 (got 2)") in problems, problems
+    assert any(p[0] == "physics.alpha" and p[1] == 5 for p in problems), problems
+    assert heatsim.validate(case_path("heat2d.yaml")) == []
+    # The same problems as the command line's, line for line.
+    (tmp_path / "bad.yaml").write_text(BAD_CASE)
+    code, text = run_cli("validate", str(tmp_path / "bad.yaml"))
+    assert code == 2
+    for path, line, message in problems:
+        assert f"{path}: {message} (line {line})" in text
+
+
+def test_a_dict_cases_problems_have_no_line():
+    problems = heatsim.validate({"grid": {"dims": 2, "n": [64, 2], "length": 1.0}})
+    assert problems and all(line is None for _, line, _ in problems)
+    assert any(path == "physics" for path, _, _ in problems)
+
+
+def test_an_invalid_case_raises_the_command_lines_report(tmp_path):
+    (tmp_path / "bad.yaml").write_text(BAD_CASE)
+    code, text = run_cli("run", str(tmp_path / "bad.yaml"))
+    assert code == 2
+    with pytest.raises(heatsim.CaseError) as e:
+        heatsim.run(str(tmp_path / "bad.yaml"))
+    assert str(e.value) in text
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(heatsim.CaseError, match="cannot open the case file 'no/such.yaml'"):
+        heatsim.run("no/such.yaml")
+
+
+def test_refusals_and_bad_overrides_raise_with_the_command_lines_message(tmp_path):
+    code, text = run_cli("run", case_path("heat2d.yaml"), "--backend", "no-such-backend", "-o",
+                         str(tmp_path / "o"))
+    assert code == 2
+    with pytest.raises(heatsim.RunRefused) as e:
+        heatsim.run(case_path("heat2d.yaml"), backend="no-such-backend")
+    assert str(e.value) in text
+    with pytest.raises(heatsim.CaseError, match="must be fp64 or fp32"):
+        heatsim.run(case_path("heat2d.yaml"), precision="fp16")
+    with pytest.raises(heatsim.RunRefused, match="--restart"):
+        heatsim.Simulation(case_path("heat2d.yaml"), restart=tmp_path / "missing.h5")
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    with pytest.raises(ValueError, match="past the case's last step 20"):
+        sim.advance(21)
+    with pytest.raises(ValueError, match="shape"):
+        sim.set_field(np.zeros(5))
+
+
+def test_a_field_that_turns_nan_raises_diverged():
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    field = sim.field
+    field[3, 3] = np.nan
+    sim.set_field(field)
+    with pytest.raises(heatsim.Diverged, match="NaN/Inf"):
+        sim.advance(20)
+
+
+def test_read_gives_the_field_and_its_attributes(tmp_path):
+    r = heatsim.run(case_path("heat2d.yaml"), steps=50, precision="fp32",
+                    output_dir=tmp_path)
+    f = heatsim.read(tmp_path / "field_00000050.h5")
+    assert f.meta["kind"] == "output" and f.meta["precision"] == "fp32"
+    assert f.meta["n"] == [256, 256] and f.step == 50 and f.time == r.time
+    assert f.field.dtype == np.float32 and np.array_equal(f.field, r.field)
+    assert "grid:" in f.meta["case_yaml"]
+    with pytest.raises(RuntimeError):
+        heatsim.read(tmp_path / "missing.h5")
+
+
+def test_backends_name_the_cpu_reference():
+    names = {b["name"]: b for b in heatsim.backends()}
+    assert names["cpu"]["available"] and not names["cpu"]["gpu"]
+
+
+def test_ctrl_c_stops_the_run_cleanly_and_other_threads_run_meanwhile():
+    import os
+    import signal
+    import threading
+    import time
+
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), backend="cpu", steps=10_000_000)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.01)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        sim.advance(10_000_000)
+    stop.set()
+    counter.join()
+    assert time.monotonic() - started < 30
+    assert 0 < sim.step < 10_000_000 and sim.finished
+    with pytest.raises(RuntimeError, match="the run has ended, at step .* \\(interrupted\\)"):
+        sim.advance(1)
+    assert len(ticks) > 10  # the GIL was released while stepping
+    # Python's own handler is back: a later SIGINT raises KeyboardInterrupt as usual.
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)
