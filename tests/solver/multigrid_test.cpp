@@ -188,8 +188,11 @@ TEST(Multigrid, CoarseLevelsAreGalerkinProductsOfTransposedTransfers) {
     std::vector<double> sums;
     ops->download(zc, sums);
     const std::vector<double> exact_sums = stencil_product(c, ones);
-    for (std::size_t i = 0; i < sums.size(); ++i)
-      if (!c.fixed[i]) EXPECT_NEAR(sums[i], exact_sums[i], 1e-12 * scale) << "coarse node " << i;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      if (!c.fixed[i]) {
+        EXPECT_NEAR(sums[i], exact_sums[i], 1e-12 * scale) << "coarse node " << i;
+      }
+    }
   }
 }
 
