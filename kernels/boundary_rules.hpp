@@ -1,0 +1,148 @@
+// The ghost rule of each face kind, once: what the CPU backend, the CUDA kernels and the
+// fusion planning read, in two forms.
+//
+// Constant weights (layout.hpp): the ghost `layer` nodes beyond a face takes the value of one
+// node of the line, its source (ghost_source), and
+//   periodic:  u(source), the node one period away;
+//   dirichlet: 2 g - u(source), the odd reflection about g (2 g formed in double, rounded once);
+//   neumann:   u(source) + 2 layer h q, the even reflection plus the flux (the offset formed in
+//              double, rounded once).
+//
+// Coefficient fields (StencilProblem::coefficients): one ghost layer, from the boundary node b,
+// its mirror m one node inside, the face conductance K_bm between them and the conductance K_g
+// of the face toward the ghost (ghost_face_conductance: K_bm, or k_b where K_bm is 0: a void
+// between b and m; there u_b stands for u_m, so that the ghost face passes the condition's flux
+// alone, as the implicit operator's face terms do; 0 in a void):
+//   dirichlet:  2 g(t) - u_m
+//   neumann:    u_m + 2 h value                 (heat_flux: u_m + (2 h value) / K_g)
+//   convective: u_m - (2 h transfer) * (u_b - ambient(t)) / K_g
+//   radiating:  u_m - ((2 h transfer) * (u_b - ambient(t))
+//                      + (2 h eps sigma) * (u_b^4 - ambient(t)^4)) / K_g
+// Constants in parentheses are formed in double and rounded to T once; the rest is in T
+// (u_b^4 as u_b^2 squared). A du/dn face passes K_bm du/dn, so nothing where K_bm is 0.
+//
+// What a kind needs: convective and heat-flux faces read conductances, so only the coefficient
+// form holds them (needs_coefficients); which constant-weight rules stay exact under S^k
+// fusion is constant_rule_exact_under_fusion.
+#pragma once
+
+#include <cstdint>
+
+#include "backend.hpp"
+#include "face_conductance.hpp"  // HEATSIM_HOST_DEVICE
+
+namespace heatsim::kernels {
+
+// ---- Constant weights ----------------------------------------------------------------------
+
+// The position along the axis (0 .. n-1) whose value the ghost `layer` nodes beyond face
+// `side` (0: low, 1: high) takes: the periodic image one period away, else the mirror node
+// `layer` inside.
+HEATSIM_HOST_DEVICE inline std::int64_t ghost_source(BoundaryKind kind, int side, int layer,
+                                                     std::int64_t n) {
+  if (side == 0) return kind == BoundaryKind::periodic ? n - layer : layer;
+  return kind == BoundaryKind::periodic ? layer - 1 : n - 1 - layer;
+}
+
+// The ghost `layer` nodes beyond a face, from its source node's value `source`; `value` is g
+// (dirichlet) or the outward du/dn (neumann), `h` the spacing along the axis. Kinds other than
+// dirichlet and periodic take the neumann rule (a convective face never reaches the constant
+// form; a made-up inner face of a band is a neumann one).
+template <typename T>
+HEATSIM_HOST_DEVICE inline T constant_ghost(BoundaryKind kind, double value, int layer, double h,
+                                            T source) {
+  if (kind == BoundaryKind::dirichlet) return static_cast<T>(2.0 * value) - source;
+  if (kind == BoundaryKind::periodic) return source;
+  return source + static_cast<T>(2.0 * layer * h * value);
+}
+
+// ---- Coefficient fields --------------------------------------------------------------------
+
+// One face's constants at one time, in T.
+template <typename T>
+struct CoefficientGhostRule {
+  BoundaryKind kind = BoundaryKind::dirichlet;
+  bool heat_flux = false;
+  T c = T(0);         // 2 g, 2 h value or 2 h transfer
+  T ambient = T(0);   // convective
+  T e = T(0);         // 2 h eps sigma: radiating
+  T ambient4 = T(0);  // ambient(t)^4, formed in double
+};
+
+// `value`: the face's at(t) (g, ambient or du/dn); `radiation`: radiation_coefficient (0: the
+// face does not radiate); `ambient4`: ambient(t)^4 in double.
+template <typename T>
+HEATSIM_HOST_DEVICE inline CoefficientGhostRule<T> coefficient_ghost_rule(
+    BoundaryKind kind, bool heat_flux, double value, double transfer, double h, double radiation,
+    double ambient4) {
+  CoefficientGhostRule<T> r;
+  r.kind = kind;
+  r.heat_flux = kind == BoundaryKind::neumann && heat_flux;
+  if (radiation != 0.0) {
+    r.e = static_cast<T>(radiation);
+    r.ambient4 = static_cast<T>(ambient4);
+  }
+  switch (kind) {
+    case BoundaryKind::dirichlet: r.c = static_cast<T>(2.0 * value); break;
+    case BoundaryKind::neumann: r.c = static_cast<T>(2.0 * h * value); break;
+    case BoundaryKind::convective:
+      r.c = static_cast<T>(2.0 * h * transfer);
+      r.ambient = static_cast<T>(value);
+      break;
+    case BoundaryKind::periodic: break;
+  }
+  return r;
+}
+
+// 2 h eps sigma of a radiating face (h the spacing along its axis), else 0.
+inline double radiation_coefficient(const BoundaryFace& f, double h) {
+  return f.radiates() ? 2.0 * h * f.emissivity * kStefanBoltzmann : 0.0;
+}
+
+// K_g: the conductance of the face toward the ghost, from the mirror face's K_bm and the
+// boundary node's k_b.
+template <typename T>
+HEATSIM_HOST_DEVICE inline T ghost_face_conductance(T K_bm, T k_b) {
+  return K_bm > T(0) ? K_bm : k_b;
+}
+
+// The ghost of a non-periodic face (periodic ones take the image, ghost_source).
+template <typename T>
+HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule<T>& r, T ub, T um,
+                                               T K_bm, T K_g) {
+  const T m = K_bm > T(0) ? um : ub;
+  const bool carries = K_g > T(0);
+  switch (r.kind) {
+    case BoundaryKind::dirichlet: return r.c - m;
+    case BoundaryKind::neumann:
+      if (!r.heat_flux) return K_bm > T(0) ? m + r.c : m;
+      return carries ? m + r.c / K_g : m;
+    case BoundaryKind::convective:
+      if (!carries) return m;
+      if (r.e != T(0)) {
+        const T ub2 = ub * ub;
+        return m - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_g;
+      }
+      return m - r.c * (ub - r.ambient) / K_g;
+    case BoundaryKind::periodic: break;
+  }
+  return m;
+}
+
+// ---- What a kind needs ---------------------------------------------------------------------
+
+// Convective and heat-flux faces read the conductances: only the coefficient form holds them.
+inline bool needs_coefficients(const BoundaryFace& f) {
+  return f.kind == BoundaryKind::convective ||
+         (f.kind == BoundaryKind::neumann && f.heat_flux);
+}
+
+// Whether S^k computed from ghosts k*r wide, filled once by the constant-weight rules, equals
+// k single steps at the nodes near face `face` of `faces` (dims active axes). `reflecting`:
+// the stencil is mirror-symmetric with weights summing to 1; `source_increment`: the constant
+// source per step. See convstencil/fusion_plan.hpp (face_is_exact_under_fusion) for the
+// argument.
+bool constant_rule_exact_under_fusion(const BoundaryFace* faces, int dims, int face,
+                                      bool reflecting, double source_increment);
+
+}  // namespace heatsim::kernels
