@@ -1,12 +1,15 @@
 // The ghost rule of each face kind, once: what the CPU backend, the CUDA kernels and the
 // fusion planning read, in two forms.
 //
-// Constant weights (layout.hpp): the ghost `layer` nodes beyond a face takes the value of one
-// node of the line, its source (ghost_source), and
+// Constant weights (layout.hpp), on a node-centred grid (boundary nodes are grid points): the
+// ghost `layer` nodes beyond a face takes the value of one node of the line, its source
+// (ghost_source: the mirror node `layer` inside, or the periodic image), and
 //   periodic:  u(source), the node one period away;
-//   dirichlet: 2 g - u(source), the odd reflection about g (2 g formed in double, rounded once);
-//   neumann:   u(source) + 2 layer h q, the even reflection plus the flux (the offset formed in
-//              double, rounded once).
+//   dirichlet: 2 g - u(source), the odd reflection about g, which keeps sine modes exact
+//              eigenvectors of S for every symmetric stencil (2 g formed in double, rounded once);
+//   neumann:   u(source) + 2 layer h q (q = du/dn outward), the even reflection plus the flux,
+//              which makes cosine modes exact and conserves the trapezoidal total heat (the
+//              offset formed in double, rounded once).
 //
 // Coefficient fields (StencilProblem::coefficients): one ghost layer, from the boundary node b,
 // its mirror m one node inside, the face conductance K_bm between them and the conductance K_g
@@ -135,6 +138,14 @@ HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule<T>& r,
 inline bool needs_coefficients(const BoundaryFace& f) {
   return f.kind == BoundaryKind::convective ||
          (f.kind == BoundaryKind::neumann && f.heat_flux);
+}
+
+// The implicit operator's form of a neumann face (solver/multigrid/conductance.cpp), the flux
+// its ghost face passes with the ghost eliminated: 2/h times the heat per unit area entering,
+// Q itself for a heat-flux face, K_bm du/dn for a du/dn one (so nothing where K_bm is 0, as in
+// coefficient_ghost).
+inline double neumann_inflow(const BoundaryFace& f, double K_bm, double h) {
+  return f.heat_flux ? 2.0 * f.value / h : 2.0 * K_bm * f.value / h;
 }
 
 // Whether S^k computed from ghosts k*r wide, filled once by the constant-weight rules, equals
