@@ -209,8 +209,8 @@ class CpuBackend final : public Backend {
     return (i == 0 || i == p_.n[axis] - 1) ? 0.5 : 1.0;
   }
 
-  // See layout.hpp for the rules. Lines along `axis` cover the padded extent of earlier axes
-  // and the interior of later ones.
+  // The constant-weight rules (boundary_rules.hpp). Lines along `axis` cover the padded extent
+  // of earlier axes and the interior of later ones.
   void fill_ghosts(double t) {
     const int g = layout_.ghost;
     for (int axis = 0; axis < p_.dims; ++axis) {
@@ -415,7 +415,8 @@ class CpuBackend final : public Backend {
 
   // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face). Where
   // the mirror face conducts nothing (a void beside the boundary node b), b's own k: the ghost
-  // then carries the face's condition alone (ghost_value); 0 when b is in the void itself.
+  // then carries the face's condition alone (boundary_rules.hpp, ghost_face_conductance); 0
+  // when b is in the void itself.
   void mirror_faces(int axis) {
     const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
     const bool periodic = p_.periodic(axis);
