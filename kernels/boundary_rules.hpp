@@ -109,6 +109,20 @@ HEATSIM_HOST_DEVICE inline T ghost_face_conductance(T K_bm, T k_b) {
   return K_bm > T(0) ? K_bm : k_b;
 }
 
+// The faces toward the two ghosts of one line of n nodes along an axis (K: the line's faces,
+// K[i] between nodes i and i + 1, stride st; k: its nodes' conductivities): the wrap face on a
+// periodic axis (the last node's), else ghost_face_conductance of the mirror face.
+template <typename T>
+HEATSIM_HOST_DEVICE inline void fill_ghost_faces(T* K, const T* k, std::int64_t n, std::int64_t st,
+                                                 bool periodic) {
+  if (periodic) {
+    K[-st] = K[(n - 1) * st];
+    return;
+  }
+  K[(n - 1) * st] = ghost_face_conductance(K[(n - 2) * st], k[(n - 1) * st]);
+  K[-st] = ghost_face_conductance(K[0], k[0]);
+}
+
 // The ghost of a non-periodic face (periodic ones take the image, ghost_source).
 template <typename T>
 HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule<T>& r, T ub, T um,

@@ -415,21 +415,14 @@ class CpuBackend final : public Backend {
 
   // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face). Where
   // the mirror face conducts nothing (a void beside the boundary node b), b's own k: the ghost
-  // then carries the face's condition alone (boundary_rules.hpp, ghost_face_conductance); 0
-  // when b is in the void itself.
+  // then carries the face's condition alone (boundary_rules.hpp, fill_ghost_faces); 0 when
+  // b is in the void itself.
   void mirror_faces(int axis) {
     const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
     const bool periodic = p_.periodic(axis);
     std::vector<T>& kf = kf_[axis];
     for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
-      T* K = &kf[at];
-      const T* k = &k_[at];
-      if (periodic) {
-        K[-st] = K[(n - 1) * st];
-        return;
-      }
-      K[(n - 1) * st] = ghost_face_conductance(K[(n - 2) * st], k[(n - 1) * st]);
-      K[-st] = ghost_face_conductance(K[0], k[0]);
+      fill_ghost_faces(&kf[at], &k_[at], n, st, periodic);
     });
   }
 

@@ -225,14 +225,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
       for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
         const std::size_t start = static_cast<std::size_t>(grid.index(at[0], at[1], at[2]));
-        T* line = &K[start];
-        const T* kb = &k[start];
-        if (periodic) {
-          line[-st] = line[(n - 1) * st];
-          continue;
-        }
-        line[(n - 1) * st] = ghost_face_conductance(line[(n - 2) * st], kb[(n - 1) * st]);
-        line[-st] = ghost_face_conductance(line[0], kb[0]);
+        fill_ghost_faces(&K[start], &k[start], n, st, periodic);
       }
     upload_array(faces[a], K);
   }
