@@ -61,39 +61,28 @@ HEATSIM_HOST_DEVICE inline T constant_ghost(BoundaryKind kind, double value, int
 
 // ---- Coefficient fields --------------------------------------------------------------------
 
-// One face's constants at one time, in T.
-template <typename T>
+// One face's condition at one time, in double: what coefficient_ghost reads.
 struct CoefficientGhostRule {
   BoundaryKind kind = BoundaryKind::dirichlet;
-  bool heat_flux = false;
-  T c = T(0);         // 2 g, 2 h value or 2 h transfer
-  T ambient = T(0);   // convective
-  T e = T(0);         // 2 h eps sigma: radiating
-  T ambient4 = T(0);  // ambient(t)^4, formed in double
+  bool heat_flux = false;  // neumann: value is the heat flux into the body
+  double value = 0.0;      // at(t): g, ambient or du/dn (heat flux)
+  double transfer = 0.0;   // convective
+  double h = 1.0;          // the spacing along the face's axis
+  double radiation = 0.0;  // radiation_coefficient: 2 h eps sigma, 0: none
+  double ambient4 = 0.0;   // ambient(t)^4 of a radiating face
 };
 
-// `value`: the face's at(t) (g, ambient or du/dn); `radiation`: radiation_coefficient (0: the
-// face does not radiate); `ambient4`: ambient(t)^4 in double.
-template <typename T>
-HEATSIM_HOST_DEVICE inline CoefficientGhostRule<T> coefficient_ghost_rule(
+HEATSIM_HOST_DEVICE inline CoefficientGhostRule coefficient_ghost_rule(
     BoundaryKind kind, bool heat_flux, double value, double transfer, double h, double radiation,
     double ambient4) {
-  CoefficientGhostRule<T> r;
+  CoefficientGhostRule r;
   r.kind = kind;
   r.heat_flux = kind == BoundaryKind::neumann && heat_flux;
-  if (radiation != 0.0) {
-    r.e = static_cast<T>(radiation);
-    r.ambient4 = static_cast<T>(ambient4);
-  }
-  switch (kind) {
-    case BoundaryKind::dirichlet: r.c = static_cast<T>(2.0 * value); break;
-    case BoundaryKind::neumann: r.c = static_cast<T>(2.0 * h * value); break;
-    case BoundaryKind::convective:
-      r.c = static_cast<T>(2.0 * h * transfer);
-      r.ambient = static_cast<T>(value);
-      break;
-    case BoundaryKind::periodic: break;
-  }
+  r.value = value;
+  r.transfer = transfer;
+  r.h = h;
+  r.radiation = radiation;
+  r.ambient4 = ambient4;
   return r;
 }
 
@@ -123,24 +112,29 @@ HEATSIM_HOST_DEVICE inline void fill_ghost_faces(T* K, const T* k, std::int64_t 
   K[-st] = ghost_face_conductance(K[0], k[0]);
 }
 
-// The ghost of a non-periodic face (periodic ones take the image, ghost_source).
+// The ghost of a non-periodic face (periodic ones take the image, ghost_source). The face's
+// constants are formed where they are used, each in double and rounded to T once: a GPU may
+// fuse such a product with the addition after it (du/dn: m + 2 h value in one rounding in fp64,
+// as it always has), a CPU without fused multiply-add rounds the product first.
 template <typename T>
-HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule<T>& r, T ub, T um,
-                                               T K_bm, T K_g) {
+HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule& r, T ub, T um, T K_bm,
+                                               T K_g) {
   const T m = K_bm > T(0) ? um : ub;
   const bool carries = K_g > T(0);
   switch (r.kind) {
-    case BoundaryKind::dirichlet: return r.c - m;
+    case BoundaryKind::dirichlet: return static_cast<T>(2.0 * r.value) - m;
     case BoundaryKind::neumann:
-      if (!r.heat_flux) return K_bm > T(0) ? m + r.c : m;
-      return carries ? m + r.c / K_g : m;
+      if (!r.heat_flux) return K_bm > T(0) ? m + static_cast<T>(2.0 * r.h * r.value) : m;
+      return carries ? m + static_cast<T>(2.0 * r.h * r.value) / K_g : m;
     case BoundaryKind::convective:
       if (!carries) return m;
-      if (r.e != T(0)) {
+      if (r.radiation != 0.0) {
         const T ub2 = ub * ub;
-        return m - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_g;
+        return m - (static_cast<T>(2.0 * r.h * r.transfer) * (ub - static_cast<T>(r.value)) +
+                    static_cast<T>(r.radiation) * (ub2 * ub2 - static_cast<T>(r.ambient4))) /
+                       K_g;
       }
-      return m - r.c * (ub - r.ambient) / K_g;
+      return m - static_cast<T>(2.0 * r.h * r.transfer) * (ub - static_cast<T>(r.value)) / K_g;
     case BoundaryKind::periodic: break;
   }
   return m;

@@ -517,12 +517,11 @@ class CpuBackend final : public Backend {
       }
   }
 
-  // The constants of one face's ghost rule at time t (boundary_rules.hpp).
-  static CoefficientGhostRule<T> ghost_rule(const BoundaryFace& f, double h, double t) {
+  // One face's condition at time t for its ghost rule (boundary_rules.hpp).
+  static CoefficientGhostRule ghost_rule(const BoundaryFace& f, double h, double t) {
     const double a = f.at(t);
-    return coefficient_ghost_rule<T>(f.kind, f.heat_flux, a, f.transfer, h,
-                                     radiation_coefficient(f, h),
-                                     f.radiates() ? a * a * a * a : 0.0);
+    return coefficient_ghost_rule(f.kind, f.heat_flux, a, f.transfer, h,
+                                  radiation_coefficient(f, h), f.radiates() ? a * a * a * a : 0.0);
   }
 
   void fill_ghosts_fields(double t) {
@@ -535,8 +534,8 @@ class CpuBackend final : public Backend {
         });
         continue;
       }
-      const CoefficientGhostRule<T> lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
-      const CoefficientGhostRule<T> hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
+      const CoefficientGhostRule lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
+      const CoefficientGhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
       for_each_line(axis, [&](T* u, std::int64_t at) {
         const T* K = &kf_[axis][at];
         u[-st] = coefficient_ghost(lo, u[0], u[st], K[0], K[-st]);

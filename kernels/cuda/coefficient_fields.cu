@@ -31,7 +31,7 @@ __device__ __forceinline__ T ghost_value(int kind, double value, double transfer
   if (kind == static_cast<int>(BoundaryKind::periodic)) return u[image];
   const T k_bm = face_k ? face_k[face] : face_conductance(k[b], k[m]);
   const T k_g = face_k ? face_k[ghost_face] : face_conductance(k[b], k[ghost]);
-  const CoefficientGhostRule<T> rule = coefficient_ghost_rule<T>(
+  const CoefficientGhostRule rule = coefficient_ghost_rule(
       static_cast<BoundaryKind>(kind), heat_flux, value, transfer, h, radiation, ambient4);
   return coefficient_ghost(rule, u[b], u[m], k_bm, k_g);
 }
