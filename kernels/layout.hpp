@@ -33,14 +33,8 @@ struct PaddedLayout {
   }
 };
 
-// Ghost value rules on a node-centred grid (boundary nodes are grid points), for the ghost
-// k nodes outside a face whose mirror node is k nodes inside:
-//   periodic:  copy of the node one period away;
-//   dirichlet: odd reflection about the boundary value, u(-k) = 2 g - u(k), which keeps sine
-//              modes exact eigenvectors of S for every symmetric stencil;
-//   neumann:   even reflection plus the flux, u(-k) = u(k) + 2 k h q (q = du/dn outward),
-//              which makes cosine modes exact and conserves the trapezoidal total heat.
-// Axes are filled in order x, y, z, each over the full padded extent of the earlier axes, so
-// corner ghosts of box stencils compose the reflections consistently.
+// The ghost layers take the constant-weight rules of boundary_rules.hpp. Axes are filled in
+// order x, y, z, each over the full padded extent of the earlier axes, so corner ghosts of box
+// stencils compose the reflections consistently.
 
 }  // namespace heatsim::kernels

@@ -14,6 +14,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "../boundary_rules.hpp"
 #include "../face_conductance.hpp"
 #include "../layout.hpp"
 
@@ -41,8 +42,7 @@ class CpuBackend final : public Backend {
     if (!why.empty()) return why;
     if (problem.coefficients) return fields_unsupported_reason(problem);
     for (const BoundaryFace& f : problem.faces)
-      if (f.kind == BoundaryKind::convective || (f.kind == BoundaryKind::neumann && f.heat_flux))
-        return "a convective or heat-flux face needs coefficient fields";
+      if (needs_coefficients(f)) return "a convective or heat-flux face needs coefficient fields";
     return "";
   }
 
@@ -209,8 +209,8 @@ class CpuBackend final : public Backend {
     return (i == 0 || i == p_.n[axis] - 1) ? 0.5 : 1.0;
   }
 
-  // See layout.hpp for the rules. Lines along `axis` cover the padded extent of earlier axes
-  // and the interior of later ones.
+  // The constant-weight rules (boundary_rules.hpp). Lines along `axis` cover the padded extent
+  // of earlier axes and the interior of later ones.
   void fill_ghosts(double t) {
     const int g = layout_.ghost;
     for (int axis = 0; axis < p_.dims; ++axis) {
@@ -238,26 +238,11 @@ class CpuBackend final : public Backend {
           c[axis] = 0;
           T* base = &cur_[layout_.index(c[0], c[1], c[2])];  // node 0 on this line
           for (int k = 1; k <= g; ++k) {
-            T* left = base - k * st;
-            T* right = base + (n - 1 + k) * st;
-            switch (lo.kind) {
-              case BoundaryKind::periodic: *left = base[(n - k) * st]; break;
-              case BoundaryKind::dirichlet: *left = static_cast<T>(2.0 * glo) - base[k * st]; break;
-              case BoundaryKind::neumann:
-                *left = base[k * st] + static_cast<T>(2.0 * k * h * glo);
-                break;
-              case BoundaryKind::convective: break;  // refused: needs coefficient fields
-            }
-            switch (hi.kind) {
-              case BoundaryKind::periodic: *right = base[(k - 1) * st]; break;
-              case BoundaryKind::dirichlet:
-                *right = static_cast<T>(2.0 * ghi) - base[(n - 1 - k) * st];
-                break;
-              case BoundaryKind::neumann:
-                *right = base[(n - 1 - k) * st] + static_cast<T>(2.0 * k * h * ghi);
-                break;
-              case BoundaryKind::convective: break;  // refused: needs coefficient fields
-            }
+            // The low ghost first: on short lines the high one's source may be it.
+            const T* from_lo = base + ghost_source(lo.kind, 0, k, n) * st;
+            base[-k * st] = constant_ghost<T>(lo.kind, glo, k, h, *from_lo);
+            const T* from_hi = base + ghost_source(hi.kind, 1, k, n) * st;
+            base[(n - 1 + k) * st] = constant_ghost<T>(hi.kind, ghi, k, h, *from_hi);
           }
         }
     }
@@ -420,7 +405,7 @@ class CpuBackend final : public Backend {
       } else {
         kf.assign(cur_.size(), T(0));
         for_each_node([&](std::int64_t, std::int64_t i) {
-          kf[i] = conductance(k_[i], k_[i + st]);  // the last node's: toward its ghost
+          kf[i] = face_conductance(k_[i], k_[i + st]);  // the last node's: toward its ghost
         });
       }
       mirror_faces(axis);
@@ -430,21 +415,14 @@ class CpuBackend final : public Backend {
 
   // The faces toward the ghosts of `axis`: the mirror face (periodic: the wrap face). Where
   // the mirror face conducts nothing (a void beside the boundary node b), b's own k: the ghost
-  // then carries the face's condition alone (ghost_value); 0 when b is in the void itself.
+  // then carries the face's condition alone (boundary_rules.hpp, fill_ghost_faces); 0 when
+  // b is in the void itself.
   void mirror_faces(int axis) {
     const std::int64_t n = p_.n[axis], st = layout_.stride(axis);
     const bool periodic = p_.periodic(axis);
     std::vector<T>& kf = kf_[axis];
     for_each_line(axis, [&](T* /*u*/, std::int64_t at) {
-      T* K = &kf[at];
-      const T* k = &k_[at];
-      if (periodic) {
-        K[-st] = K[(n - 1) * st];
-        return;
-      }
-      const T hi = K[(n - 2) * st], lo = K[0];
-      K[(n - 1) * st] = hi > T(0) ? hi : k[(n - 1) * st];
-      K[-st] = lo > T(0) ? lo : k[0];
+      fill_ghost_faces(&kf[at], &k_[at], n, st, periodic);
     });
   }
 
@@ -539,68 +517,12 @@ class CpuBackend final : public Backend {
       }
   }
 
-  // The ghost node beyond one face at time t (StencilProblem::coefficients), for boundary
-  // node b, mirror node m (one inside b), and K_bm = 2 k_b k_m / (k_b + k_m), the face toward
-  // the ghost conducting K_bm too (mirror_faces). Where K_bm is 0 (a void between b and m)
-  // that face conducts k_b instead and u_b stands for u_m below, so that the ghost face passes
-  // the condition's flux alone, as the implicit operator's face terms do (0 in a void: the
-  // ghost is u_b, or 2 g(t) - u_b). A du/dn face passes K_bm du/dn, so nothing there.
-  //   dirichlet:  2 g(t) - u_m
-  //   neumann:    u_m + 2 h value                 (heat_flux: u_m + (2 h value) / K_bm)
-  //   convective: u_m - (2 h transfer) * (u_b - ambient(t)) / K_bm
-  // Constants in parentheses are formed in double and rounded to T once.
-  //   radiating:  u_m - ((2 h transfer) * (u_b - ambient(t))
-  //                      + (2 h eps sigma) * (u_b^4 - ambient(t)^4)) / K_bm
-  struct GhostRule {
-    BoundaryKind kind;
-    bool heat_flux;
-    T c;        // 2 g, 2 h value or 2 h transfer
-    T ambient;  // convective
-    T e = T(0);         // 2 h eps sigma: radiating
-    T ambient4 = T(0);  // ambient(t)^4, formed in double
-  };
-  GhostRule ghost_rule(const BoundaryFace& f, double h, double t) const {
-    GhostRule r{f.kind, f.kind == BoundaryKind::neumann && f.heat_flux, T(0), T(0)};
-    if (f.radiates()) {
-      const double a = f.at(t);
-      r.e = static_cast<T>(2.0 * h * f.emissivity * kStefanBoltzmann);
-      r.ambient4 = static_cast<T>(a * a * a * a);
-    }
-    switch (f.kind) {
-      case BoundaryKind::dirichlet: r.c = static_cast<T>(2.0 * f.at(t)); break;
-      case BoundaryKind::neumann: r.c = static_cast<T>(2.0 * h * f.value); break;
-      case BoundaryKind::convective:
-        r.c = static_cast<T>(2.0 * h * f.transfer);
-        r.ambient = static_cast<T>(f.at(t));
-        break;
-      case BoundaryKind::periodic: break;
-    }
-    return r;
+  // One face's condition at time t for its ghost rule (boundary_rules.hpp).
+  static CoefficientGhostRule ghost_rule(const BoundaryFace& f, double h, double t) {
+    const double a = f.at(t);
+    return coefficient_ghost_rule(f.kind, f.heat_flux, a, f.transfer, h,
+                                  radiation_coefficient(f, h), f.radiates() ? a * a * a * a : 0.0);
   }
-  // K_g: the ghost face's conductance (K_bm, or k_b where K_bm is 0).
-  static T ghost_value(const GhostRule& r, T ub, T um, T K_bm, T K_g) {
-    const T m = K_bm > T(0) ? um : ub;
-    const bool carries = K_g > T(0);
-    switch (r.kind) {
-      case BoundaryKind::dirichlet: return r.c - m;
-      case BoundaryKind::neumann:
-        // du/dn = value passes K_bm value: nothing where K_bm is 0 (conductance.hpp).
-        if (!r.heat_flux) return K_bm > T(0) ? m + r.c : m;
-        return carries ? m + r.c / K_g : m;
-      case BoundaryKind::convective:
-        if (!carries) return m;
-        if (r.e != T(0)) {
-          const T ub2 = ub * ub;
-          return m - (r.c * (ub - r.ambient) + r.e * (ub2 * ub2 - r.ambient4)) / K_g;
-        }
-        return m - r.c * (ub - r.ambient) / K_g;
-      case BoundaryKind::periodic: break;
-    }
-    return m;
-  }
-
-  // K_ij (face_conductance.hpp).
-  static T conductance(T ki, T kj) { return face_conductance(ki, kj); }
 
   void fill_ghosts_fields(double t) {
     for (int axis = 0; axis < p_.dims; ++axis) {
@@ -612,13 +534,13 @@ class CpuBackend final : public Backend {
         });
         continue;
       }
-      const GhostRule lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
-      const GhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
+      const CoefficientGhostRule lo = ghost_rule(p_.faces[2 * axis], p_.h[axis], t);
+      const CoefficientGhostRule hi = ghost_rule(p_.faces[2 * axis + 1], p_.h[axis], t);
       for_each_line(axis, [&](T* u, std::int64_t at) {
         const T* K = &kf_[axis][at];
-        u[-st] = ghost_value(lo, u[0], u[st], K[0], K[-st]);
+        u[-st] = coefficient_ghost(lo, u[0], u[st], K[0], K[-st]);
         const std::int64_t b = (n - 1) * st, m = (n - 2) * st;
-        u[n * st] = ghost_value(hi, u[b], u[m], K[m], K[b]);
+        u[n * st] = coefficient_ghost(hi, u[b], u[m], K[m], K[b]);
       });
     }
   }
@@ -630,7 +552,7 @@ class CpuBackend final : public Backend {
   //   src = 0
   //   for s in sources order: src += factor_s * q_s[i]
   //   u_i <- u_i + (dt / C_i) * (flow + src)           ((flow + src) - H_i u_i with surfaces)
-  // with K the face's kf_ entry (conductance(k_i, k_j) unless the faces are given),
+  // with K the face's kf_ entry (face_conductance(k_i, k_j) unless the faces are given),
   // inv_h2[axis] = T(1 / h^2) and
   // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
   // g(t + dt) afterwards.

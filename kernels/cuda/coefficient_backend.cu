@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "../boundary_rules.hpp"
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
@@ -34,8 +35,7 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
   // backend's) take the coefficient ghost fill, which writes the first layer, all a step reads.
   faces_need_k_ = ghost > 1;
   for (int f = 0; f < 2 * problem.dims; ++f)
-    faces_need_k_ = faces_need_k_ || problem.faces[f].kind == BoundaryKind::convective ||
-                    (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux);
+    faces_need_k_ = faces_need_k_ || needs_coefficients(problem.faces[f]);
   dirichlet_ = DirichletFaces{};
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].kind == BoundaryKind::dirichlet) {

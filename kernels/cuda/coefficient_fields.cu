@@ -3,6 +3,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../boundary_rules.hpp"
 #include "check.cuh"
 #include "coefficient_fields.cuh"
 #include "coefficient_sweep.cuh"
@@ -16,16 +17,11 @@ struct GhostLines {
   std::int64_t end[3];  // cumulative line counts: axis a owns lines [end[a-1], end[a])
 };
 
-// The ghost of one end of a line along an axis, from the elements b (the boundary node), m (its
-// mirror one node inside) and the periodic image; K_bm (the face's entry `face` of the faces'
-// array, else the harmonic mean of k) is read only by the rules that need it. The arithmetic
-// of the CPU reference: the face's constant formed in double and rounded once, the rest in T.
-// A radiating face adds (2 h eps sigma) (u_b^4 - ambient^4) to the convective loss, as the CPU
-// forms it (u_b^2 squared in T). The face toward the ghost conducts K_g (the faces' entry
-// `ghost_face`, else the harmonic mean of k_b and the ghost's k at `ghost`): K_bm, or k_b where
-// K_bm is 0 (a void between b and m; CPU: mirror_faces), and then u_b stands for u_m, so that
-// the ghost face passes the condition's flux alone (nothing where K_g is 0, in a void; a du/dn
-// face passes K_bm du/dn, so nothing either).
+// The ghost of one end of a line along an axis (boundary_rules.hpp, in the CPU's arithmetic),
+// from the elements b (the boundary node), m (its mirror one node inside) and the periodic
+// image. K_bm is the faces' entry `face` (else the harmonic mean of k), K_g, of the face toward
+// the ghost, the entry `ghost_face` (else the harmonic mean of k_b and the ghost's k at
+// `ghost`, which upload() sets so that this is K_bm, or k_b where K_bm is 0).
 template <typename T>
 __device__ __forceinline__ T ghost_value(int kind, double value, double transfer, bool heat_flux,
                                          double radiation, double ambient4, double h, const T* u,
@@ -35,24 +31,9 @@ __device__ __forceinline__ T ghost_value(int kind, double value, double transfer
   if (kind == static_cast<int>(BoundaryKind::periodic)) return u[image];
   const T k_bm = face_k ? face_k[face] : face_conductance(k[b], k[m]);
   const T k_g = face_k ? face_k[ghost_face] : face_conductance(k[b], k[ghost]);
-  const T mirror = k_bm > T(0) ? u[m] : u[b];
-  const bool carries = k_g > T(0);
-  switch (kind) {
-    case static_cast<int>(BoundaryKind::dirichlet):
-      return static_cast<T>(2.0 * value) - mirror;
-    case static_cast<int>(BoundaryKind::convective):
-      if (!carries) return mirror;
-      if (radiation != 0.0) {
-        const T ub = u[b], ub2 = ub * ub;
-        return mirror - (static_cast<T>(2.0 * h * transfer) * (ub - static_cast<T>(value)) +
-                         static_cast<T>(radiation) * (ub2 * ub2 - static_cast<T>(ambient4))) /
-                            k_g;
-      }
-      return mirror - static_cast<T>(2.0 * h * transfer) * (u[b] - static_cast<T>(value)) / k_g;
-    default:  // neumann
-      if (heat_flux) return carries ? mirror + static_cast<T>(2.0 * h * value) / k_g : mirror;
-      return k_bm > T(0) ? mirror + static_cast<T>(2.0 * h * value) : mirror;
-  }
+  const CoefficientGhostRule rule = coefficient_ghost_rule(
+      static_cast<BoundaryKind>(kind), heat_flux, value, transfer, h, radiation, ambient4);
+  return coefficient_ghost(rule, u[b], u[m], k_bm, k_g);
 }
 
 // Per axis, the faces' array (null: the harmonic mean of k).
@@ -139,7 +120,7 @@ CoefficientFaces coefficient_faces_at(const StencilProblem& p, double t) {
     f.heat_flux[i] = p.faces[i].heat_flux;
     if (p.faces[i].radiates()) {
       const double a = f.value[i];
-      f.radiation[i] = 2.0 * p.h[i / 2] * p.faces[i].emissivity * kStefanBoltzmann;
+      f.radiation[i] = radiation_coefficient(p.faces[i], p.h[i / 2]);
       f.ambient4[i] = a * a * a * a;
     }
   }
@@ -244,14 +225,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
       for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
         const std::size_t start = static_cast<std::size_t>(grid.index(at[0], at[1], at[2]));
-        T* line = &K[start];
-        const T* kb = &k[start];
-        if (periodic) {
-          line[-st] = line[(n - 1) * st];
-          continue;
-        }
-        line[(n - 1) * st] = line[(n - 2) * st] > T(0) ? line[(n - 2) * st] : kb[(n - 1) * st];
-        line[-st] = line[0] > T(0) ? line[0] : kb[0];
+        fill_ghost_faces(&K[start], &k[start], n, st, periodic);
       }
     upload_array(faces[a], K);
   }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../boundary_rules.hpp"
 #include "check.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
@@ -29,8 +30,7 @@ struct LineRange {
 };
 
 // Ghost fill of one axis: one thread per grid line along `axis`, both faces, every ghost
-// layer k = 1..g. The rules (layout.hpp) in the CPU's arithmetic: the Dirichlet reflection
-// 2g - u is formed in T, the Neumann offset 2*k*h*q in double and rounded once.
+// layer k = 1..g: the constant-weight rules of boundary_rules.hpp, as the CPU applies them.
 // Registers: a handful; no shared memory.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
@@ -45,23 +45,14 @@ __global__ void __launch_bounds__(kThreads)
   const std::int64_t n = g.n[axis];
   const std::int64_t st = g.stride(axis);
   T* base = u + g.index(c[0], c[1], c[2]);  // node 0 of this line
-  const T two_glo = static_cast<T>(2.0 * lo.value);
-  const T two_ghi = static_cast<T>(2.0 * hi.value);
+  const BoundaryKind lo_kind = static_cast<BoundaryKind>(lo.kind);
+  const BoundaryKind hi_kind = static_cast<BoundaryKind>(hi.kind);
   for (int k = 1; k <= g.ghost; ++k) {
-    T* left = base - k * st;
-    T* right = base + (n - 1 + k) * st;
-    switch (lo.kind) {
-      case static_cast<int>(BoundaryKind::periodic): *left = base[(n - k) * st]; break;
-      case static_cast<int>(BoundaryKind::dirichlet): *left = two_glo - base[k * st]; break;
-      default: *left = base[k * st] + static_cast<T>(2.0 * k * h * lo.value); break;
-    }
-    switch (hi.kind) {
-      case static_cast<int>(BoundaryKind::periodic): *right = base[(k - 1) * st]; break;
-      case static_cast<int>(BoundaryKind::dirichlet):
-        *right = two_ghi - base[(n - 1 - k) * st];
-        break;
-      default: *right = base[(n - 1 - k) * st] + static_cast<T>(2.0 * k * h * hi.value); break;
-    }
+    // The low ghost first, as on the CPU: on short lines the high one's source may be it.
+    const T* from_lo = base + ghost_source(lo_kind, 0, k, n) * st;
+    base[-k * st] = constant_ghost<T>(lo_kind, lo.value, k, h, *from_lo);
+    const T* from_hi = base + ghost_source(hi_kind, 1, k, n) * st;
+    base[(n - 1 + k) * st] = constant_ghost<T>(hi_kind, hi.value, k, h, *from_hi);
   }
 }
 
@@ -135,7 +126,6 @@ struct BoundaryPlan {
 template <typename T>
 __device__ __forceinline__ T boundary_node_value(const T* __restrict__ u, const DeviceGrid& g,
                                                  const BoundaryPlan& b, const std::int64_t c[3]) {
-  constexpr int kPeriodic = static_cast<int>(BoundaryKind::periodic);
   constexpr int kDirichlet = static_cast<int>(BoundaryKind::dirichlet);
   std::int64_t m[3];
   int k[3], kind[3];
@@ -149,12 +139,12 @@ __device__ __forceinline__ T boundary_node_value(const T* __restrict__ u, const 
     value[a] = b.value[2 * a];
     if (c[a] < 0) {
       k[a] = static_cast<int>(-c[a]);
-      m[a] = kind[a] == kPeriodic ? n - k[a] : k[a];
+      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 0, k[a], n);
     } else if (c[a] >= n) {
       k[a] = static_cast<int>(c[a] - n + 1);
       kind[a] = b.kind[2 * a + 1];
       value[a] = b.value[2 * a + 1];
-      m[a] = kind[a] == kPeriodic ? k[a] - 1 : n - 1 - k[a];
+      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 1, k[a], n);
     }
   }
   int owner = -1;  // the last Dirichlet face through m
@@ -177,10 +167,7 @@ __device__ __forceinline__ T boundary_node_value(const T* __restrict__ u, const 
 #pragma unroll
   for (int a = 0; a < 3; ++a) {
     if (k[a] == 0) continue;
-    if (kind[a] == kDirichlet)
-      v = static_cast<T>(2.0 * value[a]) - v;
-    else if (kind[a] != kPeriodic)
-      v = v + static_cast<T>(2.0 * k[a] * b.spacing[a] * value[a]);
+    v = constant_ghost<T>(static_cast<BoundaryKind>(kind[a]), value[a], k[a], b.spacing[a], v);
   }
   return v;
 }
@@ -195,15 +182,13 @@ template <typename T>
 __device__ __forceinline__ T row_end_value(const T* __restrict__ u, const DeviceGrid& g,
                                            const BoundaryPlan& b, std::int64_t x,
                                            std::int64_t row) {
-  constexpr int kPeriodic = static_cast<int>(BoundaryKind::periodic);
   constexpr int kDirichlet = static_cast<int>(BoundaryKind::dirichlet);
   const std::int64_t n = g.n[0];
   const int side = x < 0 ? 0 : x >= n ? 1 : -1;  // the face x lies beyond, if any
   const int kind = b.kind[side == 1 ? 1 : 0];
   const int k = side == 0 ? static_cast<int>(-x) : side == 1 ? static_cast<int>(x - n + 1) : 0;
-  std::int64_t m = x;
-  if (side == 0) m = kind == kPeriodic ? n - k : k;
-  if (side == 1) m = kind == kPeriodic ? k - 1 : n - 1 - k;
+  const std::int64_t m =
+      side < 0 ? x : ghost_source(static_cast<BoundaryKind>(kind), side, k, n);
   T v;
   if (b.dirichlet && b.kind[1] == kDirichlet && m == n - 1)
     v = static_cast<T>(b.value[1]);
@@ -211,13 +196,8 @@ __device__ __forceinline__ T row_end_value(const T* __restrict__ u, const Device
     v = static_cast<T>(b.value[0]);
   else
     v = u[row + m];
-  if (side >= 0) {
-    const double value = b.value[side];
-    if (kind == kDirichlet)
-      v = static_cast<T>(2.0 * value) - v;
-    else if (kind != kPeriodic)
-      v = v + static_cast<T>(2.0 * k * b.spacing[0] * value);
-  }
+  if (side >= 0)
+    v = constant_ghost<T>(static_cast<BoundaryKind>(kind), b.value[side], k, b.spacing[0], v);
   return v;
 }
 

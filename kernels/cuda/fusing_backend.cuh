@@ -5,7 +5,7 @@
 // MMAs, or a CUDA-core sweep at the fused radius; see the Kernel concept below).
 //
 // One fused pass from time t (k steps of dt):
-//   1. fill the ghosts of every axis (width k*r) by layout.hpp's rules at time t;
+//   1. fill the ghosts of every axis (width k*r) by boundary_rules.hpp's rules at time t;
 //   2. sweep next <- S^k cur + c_k (c_k: fused_source);
 //   3. for each face where S^k is not exact (face_is_exact_under_fusion): copy a slab of
 //      2*k*r nodes along that face's axis out of cur, advance it k single steps with the real
@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "../boundary_rules.hpp"
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "convstencil/fusion_plan.hpp"
@@ -119,8 +120,7 @@ class FusingBackend final : public Backend {
       return "varying coefficients (materials, source fields) have no constant weights, and " +
              name() + " applies one constant stencil (its fused S^k) by construction";
     for (int f = 0; f < 2 * problem.dims; ++f)
-      if (problem.faces[f].kind == BoundaryKind::convective ||
-          (problem.faces[f].kind == BoundaryKind::neumann && problem.faces[f].heat_flux))
+      if (needs_coefficients(problem.faces[f]))
         return std::string("a ") + (problem.faces[f].heat_flux ? "heat-flux" : "convective") +
                " face needs the coefficient fields, which " + name() +
                " cannot take (constant weights by construction)";

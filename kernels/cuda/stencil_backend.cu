@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "../boundary_rules.hpp"
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
@@ -352,8 +353,7 @@ std::string constant_weights_reason(const StencilProblem& p) {
     return "varying coefficients (materials, source fields) need per-node weights, and this "
            "pass applies one constant stencil";
   for (int f = 0; f < 2 * p.dims; ++f)
-    if (p.faces[f].kind == BoundaryKind::convective ||
-        (p.faces[f].kind == BoundaryKind::neumann && p.faces[f].heat_flux))
+    if (needs_coefficients(p.faces[f]))
       return std::string("a ") + (p.faces[f].heat_flux ? "heat-flux" : "convective") +
              " face needs the coefficient fields (StencilProblem::coefficients)";
   return "";

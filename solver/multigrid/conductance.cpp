@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/boundary_rules.hpp"
 
 namespace heatsim::solver::multigrid {
 
@@ -91,9 +92,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
                 base_.fixed[i] = 1;
                 break;
               case BoundaryKind::neumann: {
-                const double inflow =
-                    f.heat_flux ? 2.0 * f.value / h
-                                : 2.0 * fields_->face(a, std::min(i, m), std::max(i, m)) * f.value / h;
+                const double inflow = kernels::neumann_inflow(
+                    f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
                 face_loads_.push_back({i, face, weight_[i] * inflow, 0.0});
                 break;
               }

@@ -2,7 +2,7 @@
 // (solver/subgrid.hpp, the fields built by the solver as a run builds them): a void over part of
 // a convective-and-radiating face's nodes, and one that ends between another face's nodes and
 // the nodes inside them (a heat flux and a convective face), so that the ghost face carries the
-// condition alone (kernels/cpu/cpu_backend.cpp, ghost_value). With and without a conductivity
+// condition alone (kernels/boundary_rules.hpp, coefficient_ghost). With and without a conductivity
 // that varies with temperature (the faces re-evaluated on the device each step, the ghost faces
 // kept). 2D and 3D at sizes that are not tile multiples, fp64 within 1e-12 and fp32 within 1e-5
 // of max |u|, the buffers poisoned with NaN first; no node non-finite.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "../../boundary_rules.hpp"
+
 namespace heatsim::kernels::convstencil {
 namespace {
 
@@ -59,34 +61,10 @@ double fused_source(const Stencil& s, double source_increment, int k) {
   return source_increment * factor;
 }
 
-namespace {
-
-// Whether the reflections of two faces on different axes compose at their common edge into
-// an extension that both reproduce. Fill order (x, then y over the x ghosts, then z) puts
-// 2 g_b - (2 g_a - u) = u + 2 (g_b - g_a) in a Dirichlet-Dirichlet corner, the odd
-// reflection of both only when g_a = g_b; a Dirichlet-Neumann corner carries the flux term
-// 2 j h q into the odd reflection, harmless only when q = 0. Even-plus-linear reflections
-// (Neumann-Neumann) and periods compose freely.
-bool corner_compatible(const BoundaryFace& a, const BoundaryFace& b) {
-  using K = BoundaryKind;
-  if (a.kind == K::periodic || b.kind == K::periodic) return true;
-  if (a.kind == K::neumann && b.kind == K::neumann) return true;
-  if (a.kind == K::dirichlet && b.kind == K::dirichlet)
-    return a.amplitude == 0.0 && b.amplitude == 0.0 && a.value == b.value;
-  return (a.kind == K::neumann ? a : b).value == 0.0;
-}
-
-}  // namespace
-
 bool face_is_exact_under_fusion(const StencilProblem& p, int face) {
-  const BoundaryFace& f = p.faces[face];
-  if (f.kind == BoundaryKind::periodic) return true;
-  if (!p.stencil.is_mirror_symmetric() || !sums_to_one(p.stencil)) return false;
-  if (f.kind == BoundaryKind::dirichlet && (f.amplitude != 0.0 || p.source_increment != 0.0))
-    return false;
-  for (int other = 0; other < 2 * p.dims; ++other)
-    if (other / 2 != face / 2 && !corner_compatible(f, p.faces[other])) return false;
-  return true;
+  const bool reflecting = p.stencil.is_mirror_symmetric() && sums_to_one(p.stencil);
+  return constant_rule_exact_under_fusion(p.faces.data(), p.dims, face, reflecting,
+                                          p.source_increment);
 }
 
 TilePlan make_tile_plan(const Stencil& s, int tile_x, int tile_y) {

@@ -21,8 +21,9 @@ Stencil fuse_stencil(const Stencil& s, int k);
 // weights, so k steps add c * (1 + sigma + ... + sigma^(k-1)).
 double fused_source(const Stencil& s, double source_increment, int k);
 
-// Whether S^k computed from ghosts of width k*r (filled once, by layout.hpp's rules at the
-// pass's first time level) equals k single steps at the nodes within k*r of `face`. See
+// Whether S^k computed from ghosts of width k*r (filled once, by the constant-weight rules of
+// boundary_rules.hpp at the pass's first time level) equals k single steps at the nodes within
+// k*r of `face` (boundary_rules.hpp: constant_rule_exact_under_fusion). See
 // docs/convstencil.md for the argument; in short: the ghost rules extend the field by a
 // reflection (or a period), and a pass is exact when S maps every extended field to the
 // extension of its image, so that re-filling the ghosts between steps changes nothing.
