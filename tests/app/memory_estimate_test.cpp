@@ -6,13 +6,11 @@
 // is part of every peak.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cmath>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
