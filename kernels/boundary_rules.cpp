@@ -14,7 +14,7 @@ bool corner_compatible(const BoundaryFace& a, const BoundaryFace& b) {
   if (a.kind == K::periodic || b.kind == K::periodic) return true;
   if (a.kind == K::neumann && b.kind == K::neumann) return true;
   if (a.kind == K::dirichlet && b.kind == K::dirichlet)
-    return a.amplitude == 0.0 && b.amplitude == 0.0 && a.value == b.value;
+    return !a.time_dependent() && !b.time_dependent() && a.value == b.value;
   return (a.kind == K::neumann ? a : b).value == 0.0;
 }
 
@@ -25,7 +25,9 @@ bool constant_rule_exact_under_fusion(const BoundaryFace* faces, int dims, int f
   const BoundaryFace& f = faces[face];
   if (f.kind == BoundaryKind::periodic) return true;
   if (!reflecting) return false;
-  if (f.kind == BoundaryKind::dirichlet && (f.amplitude != 0.0 || source_increment != 0.0))
+  // A Dirichlet value that changes within a pass (a sine or a table) is not the one the
+  // ghosts were filled with at the pass's start.
+  if (f.kind == BoundaryKind::dirichlet && (f.time_dependent() || source_increment != 0.0))
     return false;
   for (int other = 0; other < 2 * dims; ++other)
     if (other / 2 != face / 2 && !corner_compatible(f, faces[other])) return false;
