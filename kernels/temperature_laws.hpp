@@ -127,6 +127,12 @@ struct TemperatureLaw {
   std::array<double, 2> smallest_capacity() const;     // (T, ratio)
 };
 
+// K_ij = K_ref / (share / r_i + (1 - share) / r_j): the face's reference resistance split
+// between the two nodes' materials, each part scaled by its material's ratio.
+HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj) {
+  return reference / (share / ri + (1.0 - share) / rj);
+}
+
 // The temperature-dependent part of a problem's coefficient fields (CoefficientFields::
 // temperature). Each step, node i of law l = law[i] >= 0 has
 //   r_i = laws[l].conductivity_ratio(u_i)                  (1 for a node of law -1),
@@ -147,12 +153,17 @@ struct TemperatureDependence {
     const std::int32_t l = law[static_cast<std::size_t>(node)];
     return l < 0 ? 1.0 : laws[static_cast<std::size_t>(l)].conductivity_ratio(u);
   }
+  // K_ij of the face along `axis` from node i (its lower node) to j, of reference conductance
+  // `reference`, at temperatures u_i and u_j: the reference itself between two nodes of
+  // constant properties.
+  double face(int axis, std::int64_t i, std::int64_t j, double reference, double ui,
+              double uj) const {
+    if (law[static_cast<std::size_t>(i)] < 0 && law[static_cast<std::size_t>(j)] < 0)
+      return reference;
+    return scaled_face(reference,
+                       share[static_cast<std::size_t>(axis)][static_cast<std::size_t>(i)],
+                       conductivity_ratio(i, ui), conductivity_ratio(j, uj));
+  }
 };
-
-// K_ij = K_ref / (share / r_i + (1 - share) / r_j): the face's reference resistance split
-// between the two nodes' materials, each part scaled by its material's ratio.
-HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj) {
-  return reference / (share / ri + (1.0 - share) / rj);
-}
 
 }  // namespace heatsim::kernels

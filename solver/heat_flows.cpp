@@ -272,14 +272,10 @@ double HeatFlowMeter::stored_change(const std::vector<double>& u,
 double HeatFlowMeter::scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const {
   const kernels::TemperatureDependence* laws = fields_->temperature.get();
   if (!laws) return f.conductance[k];
-  const int a = f.axis[k];
   const std::int64_t lower = f.lower[k];
   const std::int64_t upper = f.fixed_node[k] == lower ? f.free_node[k] : f.fixed_node[k];
-  const std::size_t lo = static_cast<std::size_t>(lower), up = static_cast<std::size_t>(upper);
-  if (laws->law[lo] < 0 && laws->law[up] < 0) return f.conductance[k];
-  return kernels::scaled_face(f.conductance[k], laws->share[static_cast<std::size_t>(a)][lo],
-                              laws->conductivity_ratio(lower, u[lo]),
-                              laws->conductivity_ratio(upper, u[up]));
+  return laws->face(f.axis[k], lower, upper, f.conductance[k],
+                    u[static_cast<std::size_t>(lower)], u[static_cast<std::size_t>(upper)]);
 }
 
 HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) const {
@@ -378,11 +374,9 @@ std::vector<double> heat_flux(const kernels::StencilProblem& p,
         if (j < 0) continue;
         const std::int64_t lower = side == 0 ? j : i, upper = side == 0 ? i : j;
         double K = fields ? fields->face(a, lower, upper) : alpha;
-        if (laws && (laws->law[static_cast<std::size_t>(lower)] >= 0 ||
-                     laws->law[static_cast<std::size_t>(upper)] >= 0))
-          K = kernels::scaled_face(K, laws->share[static_cast<std::size_t>(a)][static_cast<std::size_t>(lower)],
-                                   laws->conductivity_ratio(lower, static_cast<double>(u[lower])),
-                                   laws->conductivity_ratio(upper, static_cast<double>(u[upper])));
+        if (laws)
+          K = laws->face(a, lower, upper, K, static_cast<double>(u[lower]),
+                         static_cast<double>(u[upper]));
         if (!(K > 0.0)) continue;
         sum += -K * (static_cast<double>(u[upper]) - static_cast<double>(u[lower])) / p.h[a];
         ++faces;

@@ -48,11 +48,7 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
           j = i - (n[a] - 1) * stride;
         }
         const std::size_t si = static_cast<std::size_t>(i), sj = static_cast<std::size_t>(j);
-        if (laws.law[si] < 0 && laws.law[sj] < 0) continue;
-        K[si] = kernels::scaled_face(base.faces[static_cast<std::size_t>(a)][si],
-                                     laws.share[static_cast<std::size_t>(a)][si],
-                                     laws.conductivity_ratio(i, u[si]),
-                                     laws.conductivity_ratio(j, u[sj]));
+        K[si] = laws.face(a, i, j, base.faces[static_cast<std::size_t>(a)][si], u[si], u[sj]);
       }
     }
     for (std::int64_t i = 0; i < points; ++i) {
