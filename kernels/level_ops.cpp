@@ -31,6 +31,10 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
   return t;
 }
 
+void LevelOps::smooth_colour(int, int, int, int, double) {
+  throw std::logic_error("level ops " + name() + ": no smoothing by single colours");
+}
+
 void LevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
                                    double tolerance, std::int64_t limit) {
   residual(level, b, x, r);

@@ -130,6 +130,17 @@ class LevelOps {
   // that a cycle with the same number of sweeps before (forward) and after (reverse) is a
   // symmetric preconditioner (for 0 < omega < 2).
   virtual void smooth(int level, int b, int x, int sweeps, bool reverse, double omega) = 0;
+  // One colour of smooth() on the free nodes of `colour` (numbered as smooth() numbers them),
+  // once, over-relaxed by omega: for a caller that holds a block of a larger grid and refreshes
+  // the values beside it between colours (solver/parallel/decomposed_level_ops.hpp), so that
+  // the block's nodes take exactly the whole grid's updates. The default throws.
+  virtual void smooth_colour(int level, int b, int x, int colour, double omega);
+  // The values of vector v where they live in host memory (the CPU's level operations), for a
+  // caller that packs and reads them itself; nullptr where they do not (a device's).
+  virtual double* host_values(int v) {
+    (void)v;
+    return nullptr;
+  }
   // b_coarse = P^T r_fine on the free coarse nodes (0 on the fixed ones); coarse level = fine+1.
   virtual void restrict_residual(int fine_level, int r_fine, int b_coarse) = 0;
   // x_fine += P x_coarse on the free fine nodes.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -33,6 +34,8 @@
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposed_backend.hpp"
+#include "solver/parallel/decomposed_implicit.hpp"
+#include "solver/parallel/decomposed_level_ops.hpp"
 #include "solver/probes.hpp"
 #include "solver/simulation.hpp"
 #include "solver/version.hpp"
@@ -53,7 +56,7 @@ double file_bytes(const std::string& path) {
 // case it cannot solve (prepare_run refuses those already; this is the solver's own word).
 std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
     const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
-    const std::string& backend_name) {
+    std::unique_ptr<kernels::LevelOps> level_ops) {
   namespace mg = solver::multigrid;
   auto fields = problem.coefficients
                     ? problem.coefficients
@@ -70,8 +73,7 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   };
   const auto start = std::chrono::steady_clock::now();
   auto stepper = std::make_unique<mg::ImplicitStepper>(
-      problem, fields, c.time.method, plan.dt, kernels::make_level_ops(backend_name, c.precision),
-      options);
+      problem, fields, c.time.method, plan.dt, std::move(level_ops), options);
   // The heat-flow operator, the hierarchy and the level operations' copy of it.
   const std::string levels = fmt::format(
       "{} levels, set up in {}", stepper->levels(),
@@ -86,6 +88,24 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
         "{:.3g} times the explicit limit",
         mg::to_string(c.time.method), levels, c.time.tolerance, plan.dt / plan.dt_limit);
   return stepper;
+}
+
+// The ranks along each axis of an implicit or steady run over several ranks: the case's
+// parallel.decomposition where it fixes them; otherwise a periodic axis stays whole (the
+// decomposed multigrid does not split one) and so does x where another axis can take the
+// ranks, so that every grid row lies on one rank and the solve's dot products are one
+// process's to the bit (solver/parallel/decomposed_level_ops.hpp).
+std::array<int, 3> implicit_procs(const solver::Case& c, const kernels::StencilProblem& problem) {
+  std::array<int, 3> procs = c.parallel.decomposition;
+  if (procs != std::array<int, 3>{0, 0, 0}) return procs;
+  bool other_free = false;
+  for (int a = 0; a < problem.dims; ++a)
+    if (problem.periodic(a))
+      procs[a] = 1;
+    else if (a > 0)
+      other_free = true;
+  if (other_free) procs[0] = 1;
+  return procs;
 }
 
 // Logs each implicit step's solve, at most every `progress_seconds` (every step with 0), with
@@ -149,7 +169,7 @@ struct Session::State {
   kernels::StencilProblem problem;
   bool resume_depth = false;
   solver::BackendChoice choice;
-  parallel::DecomposedBackend* decomposed = nullptr;
+  parallel::DistributedField* decomposed = nullptr;
   bool root = true;
   bool steady = false;
   solver::multigrid::ImplicitStepper* implicit = nullptr;
@@ -318,20 +338,24 @@ void Session::State::set_up() {
   // 0 alone writes files and prints.
   root = parallel::rank() == 0;
   if (parallel::size() > 1) {
-    if (c.time.method != solver::TimeMethod::explicit_euler)
-      refuse(fmt::format("time.method: {} runs on one rank; run it without mpirun",
-                         solver::multigrid::to_string(c.time.method)));
+    if (c.time.method == solver::TimeMethod::bdf2)
+      refuse(
+          "time.method: bdf2 runs on one rank (its checkpoints carry the field of the step "
+          "before, which decomposed files do not yet); run it without mpirun, or take "
+          "backward-euler");
     if (c.output.heat_flows || c.output.any_field())
       refuse(fmt::format(
           "output.{}: written by runs on one process; run the case without mpirun, or leave "
           "it out",
           c.output.heat_flows ? "heat_flows" : "fields"));
-    parallel::DecomposedOptions po;
-    po.procs = c.parallel.decomposition;
-    po.exchange_every = c.parallel.exchange_every;
-    auto wrapped = std::make_unique<parallel::DecomposedBackend>(std::move(choice.backend), po);
-    decomposed = wrapped.get();
-    choice.backend = std::move(wrapped);
+    if (c.time.method == solver::TimeMethod::explicit_euler) {
+      parallel::DecomposedOptions po;
+      po.procs = c.parallel.decomposition;
+      po.exchange_every = c.parallel.exchange_every;
+      auto wrapped = std::make_unique<parallel::DecomposedBackend>(std::move(choice.backend), po);
+      decomposed = wrapped.get();
+      choice.backend = std::move(wrapped);
+    }
   }
   end_phase("backend choice and resources");
   // The initial field before anything is written: an expression that is not finite at some
@@ -381,8 +405,21 @@ void Session::State::set_up() {
   // (the backend chose the level operations it solves on).
   if (c.time.method != solver::TimeMethod::explicit_euler) {
     std::unique_ptr<solver::multigrid::ImplicitStepper> stepper;
+    // Over several ranks the multigrid's finest level is split with the grid and its coarse
+    // levels go to rank 0, on the CPU's level operations (whatever the backend).
+    parallel::DecomposedLevelOps* split = nullptr;
     try {
-      stepper = make_implicit_stepper(c, problem, plan, choice.name);
+      std::unique_ptr<kernels::LevelOps> ops = kernels::make_level_ops(choice.name, c.precision);
+      if (parallel::size() > 1) {
+        auto decomposed_ops = std::make_unique<parallel::DecomposedLevelOps>(
+            parallel::Decomposition(problem, parallel::size(), parallel::rank(), 1,
+                                    implicit_procs(c, problem)),
+            kernels::make_level_ops("cpu", c.precision),
+            root ? kernels::make_level_ops("cpu", c.precision) : nullptr);
+        split = decomposed_ops.get();
+        ops = std::move(decomposed_ops);
+      }
+      stepper = make_implicit_stepper(c, problem, plan, std::move(ops));
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }
@@ -395,6 +432,12 @@ void Session::State::set_up() {
     implicit = &held->stepper();
     if (!steady) log_implicit_steps(*held, options.progress_seconds);
     choice.backend = std::move(held);
+    if (split) {
+      auto wrapped =
+          std::make_unique<parallel::DecomposedImplicitBackend>(std::move(choice.backend), *split);
+      decomposed = wrapped.get();
+      choice.backend = std::move(wrapped);
+    }
   }
   backend = choice.backend.get();
   try {
@@ -464,7 +507,9 @@ void Session::State::set_up() {
                  restart.meta.time);
 
   // Files from here on. A run that fails now marks its directory (failed_run.txt), so the
-  // same command replaces what it left instead of being refused.
+  // same command replaces what it left instead of being refused. Over several ranks, rank 0
+  // writes only once every rank has checked the directory as it was.
+  if (parallel::size() > 1) parallel::barrier();
   try {
     open_files();
     add_observers();

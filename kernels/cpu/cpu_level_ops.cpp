@@ -271,6 +271,16 @@ class CpuLevelOps final : public LevelOps {
       }
   }
 
+  void smooth_colour(int level, int b, int x, int colour, double omega) override {
+    const Level& L = at(level);
+    const int colours = L.op.stencil_form() ? 1 << L.op.dims : 2;
+    if (colour < 0 || colour >= colours)
+      throw std::invalid_argument("level ops: no colour " + std::to_string(colour));
+    colour_sweep(L, vec(b).data(), vec(x).data(), colour, omega);
+  }
+
+  double* host_values(int v) override { return vec(v).data(); }
+
   void restrict_residual(int fine_level, int r_fine, int b_coarse) override {
     const Level& F = at(fine_level);
     const Level& C = at(fine_level + 1);

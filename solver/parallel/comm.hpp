@@ -66,4 +66,12 @@ std::vector<std::string> gather_text_to_root(const std::string& mine);
 std::vector<double> gather_to_root(const std::vector<double>& mine,
                                    const std::vector<std::int64_t>& counts);
 
+// Every process's values in rank order (`counts[r]` from rank r), on every process.
+std::vector<double> gather_all(const std::vector<double>& mine,
+                               const std::vector<std::int64_t>& counts);
+// Rank 0 hands out `all` in rank order, `counts[r]` values to rank r (`all` is read on rank 0
+// only); each process gets its part.
+std::vector<double> scatter_from_root(const std::vector<double>& all,
+                                      const std::vector<std::int64_t>& counts);
+
 }  // namespace heatsim::solver::parallel

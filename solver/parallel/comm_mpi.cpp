@@ -222,4 +222,43 @@ std::vector<double> gather_to_root(const std::vector<double>& mine,
   return all;
 }
 
+namespace {
+
+// MPI's counts and displacements of a v-collective from per-rank counts.
+void displacements(const std::vector<std::int64_t>& counts, std::vector<int>& sizes,
+                   std::vector<int>& offsets, std::size_t& total) {
+  total = 0;
+  for (std::int64_t c : counts) {
+    sizes.push_back(as_int(static_cast<std::size_t>(c)));
+    offsets.push_back(as_int(total));
+    total += static_cast<std::size_t>(c);
+  }
+}
+
+}  // namespace
+
+std::vector<double> gather_all(const std::vector<double>& mine,
+                               const std::vector<std::int64_t>& counts) {
+  std::vector<int> sizes, offsets;
+  std::size_t total = 0;
+  displacements(counts, sizes, offsets, total);
+  std::vector<double> all(total);
+  check(MPI_Allgatherv(mine.data(), as_int(mine.size()), MPI_DOUBLE, all.data(), sizes.data(),
+                       offsets.data(), MPI_DOUBLE, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+  return all;
+}
+
+std::vector<double> scatter_from_root(const std::vector<double>& all,
+                                      const std::vector<std::int64_t>& counts) {
+  std::vector<int> sizes, offsets;
+  std::size_t total = 0;
+  displacements(counts, sizes, offsets, total);
+  std::vector<double> mine(static_cast<std::size_t>(counts.at(static_cast<std::size_t>(rank()))));
+  check(MPI_Scatterv(all.data(), sizes.data(), offsets.data(), MPI_DOUBLE, mine.data(),
+                     as_int(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD),
+        "MPI_Scatterv");
+  return mine;
+}
+
 }  // namespace heatsim::solver::parallel

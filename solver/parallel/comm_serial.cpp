@@ -46,4 +46,14 @@ std::vector<double> gather_to_root(const std::vector<double>& mine,
   return mine;
 }
 
+std::vector<double> gather_all(const std::vector<double>& mine,
+                               const std::vector<std::int64_t>&) {
+  return mine;
+}
+
+std::vector<double> scatter_from_root(const std::vector<double>& all,
+                                      const std::vector<std::int64_t>&) {
+  return all;
+}
+
 }  // namespace heatsim::solver::parallel

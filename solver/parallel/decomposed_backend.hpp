@@ -20,6 +20,7 @@
 #include <string>
 
 #include "decomposition.hpp"
+#include "distributed_field.hpp"
 #include "kernels/backend.hpp"
 
 namespace heatsim::solver::parallel {
@@ -32,7 +33,7 @@ struct DecomposedOptions {
   int exchange_every = 0;
 };
 
-class DecomposedBackend final : public kernels::Backend {
+class DecomposedBackend final : public kernels::Backend, public DistributedField {
  public:
   DecomposedBackend(std::unique_ptr<kernels::Backend> local, DecomposedOptions options = {});
 
@@ -54,15 +55,15 @@ class DecomposedBackend final : public kernels::Backend {
 
   // This rank's owned nodes (decomposition().owned(), x fastest), no communication: what a
   // collective file write takes from each rank.
-  void download_owned(std::vector<double>& values);
+  void download_owned(std::vector<double>& values) override;
   // The reverse, collective: each rank's owned nodes (a part of a file read by
   // read_field_file_collective), then one exchange fills the overlaps. The same local fields
   // as upload() of the global field, which no rank needs to hold.
-  void upload_owned(const std::vector<double>& values);
-  const Decomposition& decomposition() const { return decomposition_; }
+  void upload_owned(const std::vector<double>& values) override;
+  const Decomposition& decomposition() const override { return decomposition_; }
   int exchange_every() const { return exchange_every_; }
   // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   void exchange();

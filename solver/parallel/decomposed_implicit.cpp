@@ -1,0 +1,46 @@
+#include "decomposed_implicit.hpp"
+
+#include <utility>
+
+#include "comm.hpp"
+
+namespace heatsim::solver::parallel {
+
+DecomposedImplicitBackend::DecomposedImplicitBackend(std::unique_ptr<kernels::Backend> implicit,
+                                                     const DecomposedLevelOps& ops)
+    : implicit_(std::move(implicit)), ops_(ops) {}
+
+void DecomposedImplicitBackend::download_owned(std::vector<double>& values) {
+  std::vector<double> field;
+  implicit_->download(field);
+  values = extract_box(field, decomposition().global_n(), decomposition().owned());
+}
+
+void DecomposedImplicitBackend::upload_owned(const std::vector<double>& values) {
+  const Decomposition& d = decomposition();
+  std::vector<std::int64_t> counts;
+  for (int r = 0; r < d.ranks(); ++r) counts.push_back(d.owned(r).points());
+  const std::vector<double> all = gather_all(values, counts);
+  const std::array<std::int64_t, 3>& n = d.global_n();
+  std::vector<double> field(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  std::size_t at = 0;
+  for (int r = 0; r < d.ranks(); ++r) {
+    const Box b = d.owned(r);
+    const std::size_t count = static_cast<std::size_t>(b.points());
+    insert_box(field, n, b,
+               std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                   all.begin() + static_cast<std::ptrdiff_t>(at + count)));
+    at += count;
+  }
+  implicit_->upload(field);
+}
+
+std::string DecomposedImplicitBackend::describe() const {
+  const Decomposition& d = decomposition();
+  const auto& p = d.procs();
+  return std::to_string(d.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
+         std::to_string(p[1]) + " x " + std::to_string(p[2]) +
+         ": the multigrid's finest level split (one layer exchanged), its coarse levels on rank 0";
+}
+
+}  // namespace heatsim::solver::parallel
