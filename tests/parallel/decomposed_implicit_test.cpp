@@ -26,11 +26,6 @@ namespace {
 
 using namespace heatsim_tests::decomposed;
 
-struct Case {
-  const char* name;
-  std::string yaml;  // without output
-};
-
 // A 2D finned sink (voids with convective surfaces), a 3D copper ball in epoxy, a 2D
 // transient with materials, a scheduled source, probes and every face kind, Crank-Nicolson in
 // 3D, a periodic axis, and a conductivity that varies with temperature beside a radiating face.
@@ -98,19 +93,7 @@ const std::vector<Case>& cases() {
   return list;
 }
 
-class DecomposedImplicitTest : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("mpi-implicit"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write_case(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
-  fs::path dir_;
-};
+class DecomposedImplicitTest : public DecomposedFixture {};
 
 // The multigrid iterations of every solve the log reports ("converged in 7 iterations"), in
 // order.

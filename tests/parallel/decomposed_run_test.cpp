@@ -23,11 +23,6 @@ namespace {
 
 using namespace heatsim_tests::decomposed;
 
-struct Case {
-  const char* name;
-  std::string yaml;  // without output
-};
-
 const std::vector<Case>& cases() {
   static const std::vector<Case> list = {
       {"dirichlet_2d_order4",
@@ -68,19 +63,7 @@ const std::vector<Case>& cases() {
   return list;
 }
 
-class DecomposedRunTest : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("mpi"); }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write_case(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
-  fs::path dir_;
-};
+class DecomposedRunTest : public DecomposedFixture {};
 
 TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
   const int ranks = GetParam();

@@ -17,11 +17,34 @@
 
 #include "io/field_file.hpp"
 #include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace heatsim_tests::decomposed {
 
 namespace fs = std::filesystem;
 namespace io = heatsim::io;
+
+// A case of the decomposed suites: its name and its YAML without the output section.
+struct Case {
+  const char* name;
+  std::string yaml;
+};
+
+// The decomposed suites' fixture: a scratch directory of the test's own (removed after it),
+// and cases written into it. The parameter, where a suite takes one, is the rank count.
+class DecomposedFixture : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { dir_ = heatsim_tests::make_scratch_dir("mpi"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write_case(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  fs::path dir_;
+};
 
 // Every rank run is bounded, so a hang fails the test instead of blocking the suite.
 inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args) {
