@@ -90,22 +90,35 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   return stepper;
 }
 
-// The ranks along each axis of an implicit or steady run over several ranks: the case's
-// parallel.decomposition where it fixes them; otherwise a periodic axis stays whole (the
-// decomposed multigrid does not split one) and so does x where another axis can take the
-// ranks, so that every grid row lies on one rank and the solve's dot products are one
-// process's to the bit (solver/parallel/decomposed_level_ops.hpp).
-std::array<int, 3> implicit_procs(const solver::Case& c, const kernels::StencilProblem& problem) {
-  std::array<int, 3> procs = c.parallel.decomposition;
-  if (procs != std::array<int, 3>{0, 0, 0}) return procs;
-  bool other_free = false;
+// This rank's block of an implicit or steady run over several ranks: the case's
+// parallel.decomposition where it fixes the ranks per axis; otherwise a periodic axis stays
+// whole (the decomposed multigrid does not split one) and so does x where the other axes can
+// take the ranks, so that every grid row lies on one rank and the solve's dot products are one
+// process's to the bit (solver/parallel/decomposed_level_ops.hpp). Throws
+// std::invalid_argument when the grid cannot be split so.
+solver::parallel::Decomposition implicit_decomposition(const solver::Case& c,
+                                                       const kernels::StencilProblem& problem) {
+  namespace parallel = solver::parallel;
+  const auto split = [&](const std::array<int, 3>& procs) {
+    return parallel::Decomposition(problem, parallel::size(), parallel::rank(), 1, procs);
+  };
+  if (c.parallel.decomposition != std::array<int, 3>{0, 0, 0})
+    return split(c.parallel.decomposition);
+  std::array<int, 3> procs{0, 0, 0};
   for (int a = 0; a < problem.dims; ++a)
-    if (problem.periodic(a))
-      procs[a] = 1;
-    else if (a > 0)
-      other_free = true;
-  if (other_free) procs[0] = 1;
-  return procs;
+    if (problem.periodic(a)) procs[a] = 1;
+  std::array<int, 3> rows_whole = procs;
+  rows_whole[0] = 1;
+  bool other_free = false;
+  for (int a = 1; a < problem.dims; ++a) other_free = other_free || procs[a] == 0;
+  if (other_free) {
+    try {
+      return split(rows_whole);
+    } catch (const std::invalid_argument&) {
+      // Too few nodes across x for the ranks: x takes its share.
+    }
+  }
+  return split(procs);
 }
 
 // Logs each implicit step's solve, at most every `progress_seconds` (every step with 0), with
@@ -412,8 +425,7 @@ void Session::State::set_up() {
       std::unique_ptr<kernels::LevelOps> ops = kernels::make_level_ops(choice.name, c.precision);
       if (parallel::size() > 1) {
         auto decomposed_ops = std::make_unique<parallel::DecomposedLevelOps>(
-            parallel::Decomposition(problem, parallel::size(), parallel::rank(), 1,
-                                    implicit_procs(c, problem)),
+            implicit_decomposition(c, problem),
             kernels::make_level_ops("cpu", c.precision),
             root ? kernels::make_level_ops("cpu", c.precision) : nullptr);
         split = decomposed_ops.get();
