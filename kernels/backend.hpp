@@ -197,6 +197,8 @@ struct Capabilities {
   // Re-evaluates CoefficientFields::temperature each step and radiates from faces with an
   // emissivity.
   bool temperature_dependence = false;
+  // Multiplies on tensor cores: its compute bound is the tensor-core peak, not the CUDA cores'.
+  bool tensor_cores = false;
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;

@@ -42,7 +42,6 @@ std::string format_solve_seconds(double s) {
 }
 
 std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backend& backend,
-                          [[maybe_unused]] const std::string& backend_name,
                           double achieved_gstencils) {
   if (achieved_gstencils <= 0 || !backend.capabilities().gpu) return "";
 #ifdef HEATSIM_HAVE_CUDA
@@ -57,7 +56,7 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
     const double bytes = std::min(std::clamp(field_bytes, 64 * kMiB, 256 * kMiB),
                                   static_cast<double>(device.free_memory) / 4);
     bandwidth = kernels::cuda::copy_bandwidth(static_cast<std::size_t>(bytes), 5);
-    const bool tensor_cores = backend_name == "convstencil";
+    const bool tensor_cores = backend.capabilities().tensor_cores;
     peak_flops = solver::device_peak_flops(device, problem.precision, tensor_cores);
     peak_name = std::string(problem.precision == kernels::Precision::fp64 ? "FP64" : "FP32") +
                 (tensor_cores ? " tensor-core peak" : " CUDA-core peak");

@@ -27,7 +27,7 @@ std::string format_solve_seconds(double s);
 // and `heatsim bench` is the place for bounds. Nor is anything said when the measured bound is
 // below what the run reached: a fraction above 100% would only show the measurement was off.
 std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backend& backend,
-                          const std::string& backend_name, double achieved_gstencils);
+                          double achieved_gstencils);
 
 // Where the run's wall time went, the summary's `time:` line. Output and checkpoints carry
 // what they wrote (the files' sizes, in GB of 1e9 bytes as dd counts them) and the rate, so a

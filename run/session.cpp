@@ -855,7 +855,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   } else {
     lines.push_back(
         done_line(result, choice.name, implicit, steady ? &steady_report : nullptr, [&] {
-          return bound_summary(problem, *backend, choice.name, result.gstencils_per_second);
+          return bound_summary(problem, *backend, result.gstencils_per_second);
         }));
   }
   s.total_seconds = seconds_since(run_start);

@@ -47,6 +47,7 @@ struct TensorCoreKernel {
     c.fp32 = false;
     c.gpu = true;
     c.max_fusion_depth = 12;  // and k*r <= 12 (1D, 2D) or 4 (3D); see takes_radius
+    c.tensor_cores = true;
     return c;
   }
 
