@@ -426,8 +426,7 @@ void Session::State::set_up() {
       if (parallel::size() > 1) {
         auto decomposed_ops = std::make_unique<parallel::DecomposedLevelOps>(
             implicit_decomposition(c, problem),
-            kernels::make_level_ops("cpu", c.precision),
-            root ? kernels::make_level_ops("cpu", c.precision) : nullptr);
+            [] { return kernels::make_level_ops("cpu", kernels::Precision::fp64); });
         split = decomposed_ops.get();
         ops = std::move(decomposed_ops);
       }

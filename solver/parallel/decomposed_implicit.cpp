@@ -38,9 +38,11 @@ void DecomposedImplicitBackend::upload_owned(const std::vector<double>& values) 
 std::string DecomposedImplicitBackend::describe() const {
   const Decomposition& d = decomposition();
   const auto& p = d.procs();
+  const int split = ops_.split_levels();
   return std::to_string(d.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
-         std::to_string(p[1]) + " x " + std::to_string(p[2]) +
-         ": the multigrid's finest level split (one layer exchanged), its coarse levels on rank 0";
+         std::to_string(p[1]) + " x " + std::to_string(p[2]) + ": the multigrid's " +
+         (split == 1 ? std::string("finest level") : std::to_string(split) + " finest levels") +
+         " split (one layer exchanged), the levels below on rank 0";
 }
 
 }  // namespace heatsim::solver::parallel

@@ -1,6 +1,7 @@
 #include "decomposed_level_ops.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -12,6 +13,18 @@ namespace {
 using kernels::LevelOperator;
 
 const char* kAxis[] = {"x", "y", "z"};
+
+// A level below the finest is split only where it has this many nodes per rank or more:
+// below that the layers' messages cost more than the sweeps they divide.
+// HEATSIM_MULTIGRID_SPLIT_POINTS overrides it (the tests split small levels with it).
+std::int64_t split_points_per_rank() {
+  if (const char* v = std::getenv("HEATSIM_MULTIGRID_SPLIT_POINTS")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n > 0) return n;
+  }
+  return 16384;
+}
 
 // Calls f(x, y, z) for every node of `box` (global coordinates), x fastest.
 template <typename F>
@@ -30,40 +43,128 @@ std::int64_t index_of(const std::array<std::int64_t, 3>& n, std::int64_t x, std:
   return (z * n[1] + y) * n[0] + x;
 }
 
+bool inside(const Box& b, std::int64_t x, std::int64_t y, std::int64_t z) {
+  return x >= b.lo[0] && x < b.lo[0] + b.extent[0] && y >= b.lo[1] &&
+         y < b.lo[1] + b.extent[1] && z >= b.lo[2] && z < b.lo[2] + b.extent[2];
+}
+
+// `values` cut into consecutive pieces of `boxes`' sizes, each written into `field` (grid n).
+void insert_boxes(std::vector<double>& field, const std::array<std::int64_t, 3>& n,
+                  const std::vector<Box>& boxes, const std::vector<double>& values) {
+  std::size_t at = 0;
+  for (const Box& b : boxes) {
+    const std::size_t count = static_cast<std::size_t>(b.points());
+    insert_box(field, n, b,
+               std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(at),
+                                   values.begin() + static_cast<std::ptrdiff_t>(at + count)));
+    at += count;
+  }
+}
+
 }  // namespace
 
-DecomposedLevelOps::DecomposedLevelOps(Decomposition decomposition,
-                                       std::unique_ptr<kernels::LevelOps> local,
-                                       std::unique_ptr<kernels::LevelOps> coarse)
-    : decomposition_(std::move(decomposition)), local_(std::move(local)), coarse_(std::move(coarse)) {
+std::int64_t DecomposedLevelOps::Part::index(std::int64_t x, std::int64_t y,
+                                              std::int64_t z) const {
+  return index_in(local, x, y, z);
+}
+
+DecomposedLevelOps::DecomposedLevelOps(Decomposition decomposition, Factory make_ops)
+    : decomposition_(std::move(decomposition)), make_ops_(make_ops) {
   if (decomposition_.halo() != 1)
     throw std::invalid_argument("decomposed level operations: the overlap must be one layer");
-  if (!local_) throw std::invalid_argument("decomposed level operations: no level operations");
-  if (root() && !coarse_)
-    throw std::invalid_argument("decomposed level operations: rank 0 needs the coarse levels'");
-  if (!root()) coarse_.reset();
+  if (!make_ops_) throw std::invalid_argument("decomposed level operations: no level operations");
 }
 
 DecomposedLevelOps::Vector& DecomposedLevelOps::vector(int v) {
-  if (v < 0 || v >= static_cast<int>(vectors_.size()) || vectors_[static_cast<std::size_t>(v)].level < 0)
+  if (v < 0 || v >= static_cast<int>(vectors_.size()) ||
+      vectors_[static_cast<std::size_t>(v)].level < 0)
     throw std::out_of_range("decomposed level ops: no vector " + std::to_string(v));
   return vectors_[static_cast<std::size_t>(v)];
 }
 
-int DecomposedLevelOps::coarse_id(int v) { return vector(v).id; }
-
-std::int64_t DecomposedLevelOps::local_index(std::int64_t x, std::int64_t y, std::int64_t z) const {
-  return index_in(local_box_, x, y, z);
+Box DecomposedLevelOps::local_box(const Box& owned) const {
+  Box b = owned;
+  for (int a = 0; a < 3; ++a) {
+    if (decomposition_.neighbour(a, 0) >= 0) {
+      b.lo[a] -= 1;
+      b.extent[a] += 1;
+    }
+    if (decomposition_.neighbour(a, 1) >= 0) b.extent[a] += 1;
+  }
+  return b;
 }
 
-LevelOperator DecomposedLevelOps::cut_finest(const LevelOperator& finest) {
+LevelOperator DecomposedLevelOps::cut(const LevelOperator& level, Part& part) const {
+  part.n = level.n;
+  part.stencil = level.stencil_form();
+  const Box& L = part.local;
+  // The colours the CPU's level operations number by local coordinates' parities.
+  part.colour_flip =
+      part.stencil ? static_cast<int>((L.lo[0] & 1) | (L.lo[1] & 1) << 1 | (L.lo[2] & 1) << 2)
+                   : static_cast<int>((L.lo[0] + L.lo[1] + L.lo[2]) & 1);
+  LevelOperator op;
+  op.dims = dims_;
+  op.n = L.extent;
+  op.periodic = periodic_;
+  const std::size_t np = static_cast<std::size_t>(L.points());
+  const int kp = kernels::stencil_points(dims_);
+  const std::int64_t ng = level.points();
+  if (part.stencil) {
+    op.stencil.resize(static_cast<std::size_t>(kp) * np);
+  } else {
+    op.node_term.resize(np);
+    for (int a = 0; a < dims_; ++a) op.conductance[a].resize(np);
+  }
+  op.fixed.resize(np);
+  part.fixed.resize(np);
+  for_box(L, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    const std::size_t i = static_cast<std::size_t>(index_in(L, x, y, z));
+    const std::int64_t g = index_of(level.n, x, y, z);
+    if (part.stencil) {
+      for (int k = 0; k < kp; ++k)
+        op.stencil[static_cast<std::size_t>(k) * np + i] =
+            level.stencil[static_cast<std::size_t>(k * ng + g)];
+    } else {
+      op.node_term[i] = level.node_term[static_cast<std::size_t>(g)];
+      for (int a = 0; a < dims_; ++a)
+        op.conductance[a][i] = level.conductance[a][static_cast<std::size_t>(g)];
+    }
+    part.fixed[i] = level.fixed[static_cast<std::size_t>(g)];
+    // The neighbours' layer is fixed here: its values come from their owners.
+    op.fixed[i] = inside(part.owned, x, y, z) ? part.fixed[i] : std::uint8_t{1};
+  });
+  return op;
+}
+
+DecomposedLevelOps::CoarseBoxes DecomposedLevelOps::coarse_boxes(const Box& owned,
+                                                                 const Transfer& t) const {
+  CoarseBoxes c;
+  for (int a = 0; a < 3; ++a) {
+    const std::vector<std::int64_t>& fi = t.fine_index[a];
+    const auto first = [&](std::int64_t v) {
+      return static_cast<std::int64_t>(std::lower_bound(fi.begin(), fi.end(), v) - fi.begin());
+    };
+    const std::int64_t lo = owned.lo[a], end = owned.lo[a] + owned.extent[a];
+    c.owned.lo[a] = first(lo);
+    c.owned.extent[a] = first(end) - c.owned.lo[a];
+    // A finer node takes values from coarse nodes at most one finer node away.
+    c.window.lo[a] = first(lo - 1);
+    c.window.extent[a] =
+        static_cast<std::int64_t>(std::upper_bound(fi.begin(), fi.end(), end) - fi.begin()) -
+        c.window.lo[a];
+  }
+  return c;
+}
+
+void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool keep_finest) {
+  if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
+  const LevelOperator& finest = levels[0];
   if (finest.stencil_form())
     throw std::invalid_argument("decomposed level operations: the finest level must be compact");
-  dims_ = finest.dims;
-  n_ = finest.n;
-  if (n_ != decomposition_.global_n())
+  if (finest.n != decomposition_.global_n())
     throw std::invalid_argument("decomposed level operations: the hierarchy's grid is not the "
                                 "decomposition's");
+  dims_ = finest.dims;
   for (int a = 0; a < 3; ++a) {
     periodic_[a] = a < dims_ && finest.periodic[a];
     if (periodic_[a] && decomposition_.procs()[a] > 1)
@@ -72,114 +173,109 @@ LevelOperator DecomposedLevelOps::cut_finest(const LevelOperator& finest) {
                                   kAxis[a] + " (set parallel.decomposition's " + kAxis[a] +
                                   " count to 1)");
   }
-  owned_ = decomposition_.owned();
-  local_box_ = decomposition_.local();
-  origin_colour_ = static_cast<int>((local_box_.lo[0] + local_box_.lo[1] + local_box_.lo[2]) & 1);
-  LevelOperator op;
-  op.dims = dims_;
-  op.n = local_box_.extent;
-  op.periodic = periodic_;
-  const std::size_t np = static_cast<std::size_t>(local_box_.points());
-  op.node_term.resize(np);
-  for (int a = 0; a < dims_; ++a) op.conductance[a].resize(np);
-  op.fixed.resize(np);
-  fixed_.resize(np);
-  for_box(local_box_, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    const std::size_t i = static_cast<std::size_t>(local_index(x, y, z));
-    const std::size_t g = static_cast<std::size_t>(index_of(n_, x, y, z));
-    op.node_term[i] = finest.node_term[g];
-    for (int a = 0; a < dims_; ++a) op.conductance[a][i] = finest.conductance[a][g];
-    fixed_[i] = finest.fixed[g];
-    const bool owned = x >= owned_.lo[0] && x < owned_.lo[0] + owned_.extent[0] &&
-                       y >= owned_.lo[1] && y < owned_.lo[1] + owned_.extent[1] &&
-                       z >= owned_.lo[2] && z < owned_.lo[2] + owned_.extent[2];
-    // The neighbours' layer is fixed here: its values come from their owners.
-    op.fixed[i] = owned ? fixed_[i] : std::uint8_t{1};
-  });
-  return op;
-}
-
-DecomposedLevelOps::CoarsePart DecomposedLevelOps::coarse_part(const Box& owned) const {
-  CoarsePart p;
-  for (int a = 0; a < 3; ++a) {
-    const std::vector<std::int64_t>& fi = fine_index_[a];
-    const std::int64_t lo = owned.lo[a], end = owned.lo[a] + owned.extent[a];
-    const auto first = [&](std::int64_t v) {
-      return static_cast<std::int64_t>(std::lower_bound(fi.begin(), fi.end(), v) - fi.begin());
-    };
-    p.owned.lo[a] = first(lo);
-    p.owned.extent[a] = first(end) - p.owned.lo[a];
-    // A finer node takes values from coarse nodes at most one finer node away.
-    const std::int64_t w0 = first(lo - 1);
-    const std::int64_t w1 =
-        static_cast<std::int64_t>(std::upper_bound(fi.begin(), fi.end(), end) - fi.begin());
-    p.window.lo[a] = w0;
-    p.window.extent[a] = w1 - w0;
+  levels_ = static_cast<int>(levels.size());
+  coarse_.reset();
+  transfers_.clear();
+  if (keep_finest) {
+    parts_.resize(1);
+    parts_[0].ops->replace_hierarchy({cut(finest, parts_[0])});
+  } else {
+    parts_.clear();
+    Part p;
+    p.owned = decomposition_.owned();
+    p.local = local_box(p.owned);
+    p.ops = make_ops_();
+    std::vector<LevelOperator> mine;
+    mine.push_back(cut(finest, p));
+    p.ops->adopt(std::move(mine));
+    parts_.push_back(std::move(p));
   }
-  return p;
-}
-
-void DecomposedLevelOps::build_coarse(const std::vector<LevelOperator>& levels) {
-  prolongation_.clear();
-  coarse_fixed_.clear();
-  parts_.clear();
-  if (levels.size() < 2) return;
-  const LevelOperator& C = levels[1];
-  coarse_n_ = C.n;
-  for (int a = 0; a < 3; ++a) {
-    fine_index_[a] = a < dims_ ? C.fine_index[a] : std::vector<std::int64_t>{0};
-    transfer_[a] = kernels::axis_transfer(n_[a], periodic_[a], fine_index_[a]);
-  }
-  for (int r = 0; r < decomposition_.ranks(); ++r) parts_.push_back(coarse_part(decomposition_.owned(r)));
-  part_ = parts_[static_cast<std::size_t>(decomposition_.rank())];
-  const int kp = kernels::stencil_points(dims_);
-  const std::int64_t nw = part_.window.points(), nc = C.points();
-  prolongation_.resize(static_cast<std::size_t>(kp * nw));
-  for (int k = 0; k < kp; ++k)
-    for_box(part_.window, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-      prolongation_[static_cast<std::size_t>(k * nw + index_in(part_.window, x, y, z))] =
-          C.prolongation[static_cast<std::size_t>(k * nc + index_of(coarse_n_, x, y, z))];
+  const int ranks = decomposition_.ranks(), rank = decomposition_.rank();
+  std::vector<Box> owned(static_cast<std::size_t>(ranks));  // every rank's, on level l - 1
+  for (int r = 0; r < ranks; ++r) owned[static_cast<std::size_t>(r)] = decomposition_.owned(r);
+  for (int l = 1; l < levels_; ++l) {
+    const LevelOperator& C = levels[static_cast<std::size_t>(l)];
+    Transfer t;
+    t.n = C.n;
+    for (int a = 0; a < 3; ++a) {
+      t.fine_index[a] = a < dims_ ? C.fine_index[a] : std::vector<std::int64_t>{0};
+      t.from[a] = kernels::axis_transfer(levels[static_cast<std::size_t>(l - 1)].n[a],
+                                         periodic_[a], t.fine_index[a]);
+    }
+    std::vector<CoarseBoxes> boxes;
+    for (int r = 0; r < ranks; ++r) boxes.push_back(coarse_boxes(owned[static_cast<std::size_t>(r)], t));
+    t.mine = boxes[static_cast<std::size_t>(rank)];
+    const int kp = kernels::stencil_points(dims_);
+    const std::int64_t nw = t.mine.window.points(), nc = C.points();
+    t.prolongation.resize(static_cast<std::size_t>(kp * nw));
+    for (int k = 0; k < kp; ++k)
+      for_box(t.mine.window, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+        t.prolongation[static_cast<std::size_t>(k * nw + index_in(t.mine.window, x, y, z))] =
+            C.prolongation[static_cast<std::size_t>(k * nc + index_of(C.n, x, y, z))];
+      });
+    t.fixed.resize(static_cast<std::size_t>(t.mine.owned.points()));
+    for_box(t.mine.owned, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+      t.fixed[static_cast<std::size_t>(index_in(t.mine.owned, x, y, z))] =
+          C.fixed[static_cast<std::size_t>(index_of(C.n, x, y, z))];
     });
-  coarse_fixed_.resize(static_cast<std::size_t>(part_.owned.points()));
-  for_box(part_.owned, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    coarse_fixed_[static_cast<std::size_t>(index_in(part_.owned, x, y, z))] =
-        C.fixed[static_cast<std::size_t>(index_of(coarse_n_, x, y, z))];
-  });
-  if (root()) coarse_->setup(std::vector<LevelOperator>(levels.begin() + 1, levels.end()));
+    // Split this level too? Not the coarsest (the bottom solve's dot products are rank 0's),
+    // not a small one, and only where every rank keeps two nodes or more along each split
+    // axis, so that the layer beside its box is its neighbour's.
+    bool splits = l < levels_ - 1 && nc >= split_points_per_rank() * ranks;
+    for (const CoarseBoxes& b : boxes)
+      for (int a = 0; a < dims_; ++a)
+        if (decomposition_.procs()[a] > 1 && b.owned.extent[a] < 2) splits = false;
+    if (splits) {
+      Part p;
+      p.owned = t.mine.owned;
+      p.local = local_box(p.owned);
+      p.ops = make_ops_();
+      std::vector<LevelOperator> mine;
+      mine.push_back(cut(C, p));
+      p.ops->adopt(std::move(mine));
+      parts_.push_back(std::move(p));
+      transfers_.push_back(std::move(t));
+      for (int r = 0; r < ranks; ++r)
+        owned[static_cast<std::size_t>(r)] = boxes[static_cast<std::size_t>(r)].owned;
+      continue;
+    }
+    t.all = std::move(boxes);
+    transfers_.push_back(std::move(t));
+    if (root()) {
+      coarse_ = make_ops_();
+      coarse_->setup(std::vector<LevelOperator>(levels.begin() + l, levels.end()));
+    }
+    break;
+  }
 }
 
 void DecomposedLevelOps::setup(const std::vector<LevelOperator>& levels) {
-  if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
   vectors_.clear();
-  levels_ = static_cast<int>(levels.size());
-  std::vector<LevelOperator> mine;
-  mine.push_back(cut_finest(levels[0]));
-  local_->adopt(std::move(mine));
-  build_coarse(levels);
+  build(levels, false);
 }
 
 void DecomposedLevelOps::replace_hierarchy(const std::vector<LevelOperator>& levels) {
-  if (levels.empty() || levels[0].n != n_)
+  if (levels.empty() || parts_.empty() || levels[0].n != parts_[0].n)
     throw std::invalid_argument("level ops: the new finest level has another number of points");
-  // The same box as before, so the level-0 vectors keep their layout and values.
-  local_->replace_hierarchy({cut_finest(levels[0])});
+  // The finest part keeps its box, so its vectors keep their layout and values.
   for (Vector& v : vectors_)
     if (v.level > 0) v = Vector{-1, -1, false};
-  levels_ = static_cast<int>(levels.size());
-  build_coarse(levels);
+  build(levels, true);
 }
 
 int DecomposedLevelOps::create_vector(int level) {
+  if (level < 0 || level >= levels_)
+    throw std::out_of_range("level ops: no level " + std::to_string(level));
   Vector v;
   v.level = level;
-  if (level == 0) {
-    v.id = local_->create_vector(0);
-    if (!local_->host_values(v.id))
-      throw std::invalid_argument("decomposed level operations: the block's vectors must be in "
+  if (split(level)) {
+    kernels::LevelOps& ops = *parts_[static_cast<std::size_t>(level)].ops;
+    v.id = ops.create_vector(0);
+    if (!ops.host_values(v.id))
+      throw std::invalid_argument("decomposed level operations: a part's vectors must be in "
                                   "host memory");
   } else {
-    if (level >= levels_) throw std::out_of_range("level ops: no level " + std::to_string(level));
-    v.id = root() ? coarse_->create_vector(level - 1) : -1;
+    v.id = root() ? coarse_->create_vector(level - split_levels()) : -1;
   }
   vectors_.push_back(v);
   return static_cast<int>(vectors_.size()) - 1;
@@ -187,69 +283,62 @@ int DecomposedLevelOps::create_vector(int level) {
 
 void DecomposedLevelOps::upload(int v, const std::vector<double>& values) {
   Vector& V = vector(v);
-  if (V.level > 0) {
-    if (root()) coarse_->upload(V.id, values);
-    return;
-  }
-  if (static_cast<std::int64_t>(values.size()) != n_[0] * n_[1] * n_[2])
+  if (V.level != 0)
+    throw std::logic_error("decomposed level operations: uploads of level-0 vectors only");
+  const Part& P = parts_[0];
+  if (static_cast<std::int64_t>(values.size()) != P.n[0] * P.n[1] * P.n[2])
     throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
-                                " values into a field of " + std::to_string(n_[0] * n_[1] * n_[2]));
-  local_->upload(V.id, extract_box(values, n_, local_box_));
+                                " values into a field of " +
+                                std::to_string(P.n[0] * P.n[1] * P.n[2]));
+  P.ops->upload(V.id, extract_box(values, P.n, P.local));
   V.fresh = true;
 }
 
 void DecomposedLevelOps::download(int v, std::vector<double>& values) {
   Vector& V = vector(v);
-  if (V.level > 0) {
-    values.clear();
-    if (root()) coarse_->download(V.id, values);
-    return;
-  }
-  const double* p = local_->host_values(V.id);
+  if (V.level != 0)
+    throw std::logic_error("decomposed level operations: downloads of level-0 vectors only");
+  const Part& P = parts_[0];
+  const double* p = P.ops->host_values(V.id);
   std::vector<double> mine;
-  mine.reserve(static_cast<std::size_t>(owned_.points()));
-  for_box(owned_, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    mine.push_back(p[local_index(x, y, z)]);
+  mine.reserve(static_cast<std::size_t>(P.owned.points()));
+  for_box(P.owned, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    mine.push_back(p[P.index(x, y, z)]);
   });
   std::vector<std::int64_t> counts;
-  for (int r = 0; r < decomposition_.ranks(); ++r) counts.push_back(decomposition_.owned(r).points());
-  const std::vector<double> all = gather_all(mine, counts);
-  values.assign(static_cast<std::size_t>(n_[0] * n_[1] * n_[2]), 0.0);
-  std::size_t at = 0;
+  std::vector<Box> boxes;
   for (int r = 0; r < decomposition_.ranks(); ++r) {
-    const Box b = decomposition_.owned(r);
-    insert_box(values, n_, b,
-               std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(at),
-                                   all.begin() + static_cast<std::ptrdiff_t>(at + b.points())));
-    at += static_cast<std::size_t>(b.points());
+    boxes.push_back(decomposition_.owned(r));
+    counts.push_back(boxes.back().points());
   }
+  values.assign(static_cast<std::size_t>(P.n[0] * P.n[1] * P.n[2]), 0.0);
+  insert_boxes(values, P.n, boxes, gather_all(mine, counts));
 }
 
 int DecomposedLevelOps::create_sparse(const std::vector<std::int64_t>& nodes,
                                       const std::vector<double>& values) {
   if (nodes.size() != values.size())
     throw std::invalid_argument("level ops: a sparse vector's nodes and values differ in number");
+  const Part& P = parts_.at(0);
   std::vector<std::int64_t> mine;
   std::vector<double> mine_values;
-  const Box& L = local_box_;
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const std::int64_t g = nodes[k];
-    const std::int64_t x = g % n_[0], y = g / n_[0] % n_[1], z = g / (n_[0] * n_[1]);
-    if (x < L.lo[0] || x >= L.lo[0] + L.extent[0] || y < L.lo[1] || y >= L.lo[1] + L.extent[1] ||
-        z < L.lo[2] || z >= L.lo[2] + L.extent[2])
-      continue;
-    mine.push_back(local_index(x, y, z));
+    const std::int64_t x = g % P.n[0], y = g / P.n[0] % P.n[1], z = g / (P.n[0] * P.n[1]);
+    if (!inside(P.local, x, y, z)) continue;
+    mine.push_back(P.index(x, y, z));
     mine_values.push_back(values[k]);
   }
-  return local_->create_sparse(mine, mine_values);
+  return P.ops->create_sparse(mine, mine_values);
 }
 
 // Every rank that holds a node writes the same value there: the layer stays current if it was.
 void DecomposedLevelOps::scatter(double a, int s, int y, bool assign) {
-  local_->scatter(a, s, vector(y).id, assign);
+  parts_.at(0).ops->scatter(a, s, id(y), assign);
 }
 
-void DecomposedLevelOps::exchange(double* values) {
+void DecomposedLevelOps::exchange(const Part& part, double* values) {
+  const Box &owned = part.owned, &local = part.local;
   for (int a = 0; a < dims_; ++a) {
     const int lower = decomposition_.neighbour(a, 0), upper = decomposition_.neighbour(a, 1);
     if (lower < 0 && upper < 0) continue;
@@ -258,18 +347,18 @@ void DecomposedLevelOps::exchange(double* values) {
     const auto layer = [&](std::int64_t c) {
       Box b;
       for (int ax = 0; ax < 3; ++ax) {
-        const Box& from = ax < a ? local_box_ : owned_;
+        const Box& from = ax < a ? local : owned;
         b.lo[ax] = ax == a ? c : from.lo[ax];
         b.extent[ax] = ax == a ? 1 : from.extent[ax];
       }
       return b;
     };
-    const std::int64_t first = owned_.lo[a], last = owned_.lo[a] + owned_.extent[a] - 1;
+    const std::int64_t first = owned.lo[a], last = owned.lo[a] + owned.extent[a] - 1;
     const auto pack = [&](const Box& b) {
       std::vector<double> out;
       out.reserve(static_cast<std::size_t>(b.points()));
       for_box(b, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-        out.push_back(values[local_index(x, y, z)]);
+        out.push_back(values[part.index(x, y, z)]);
       });
       return out;
     };
@@ -288,7 +377,7 @@ void DecomposedLevelOps::exchange(double* values) {
     const auto unpack = [&](const Box& b, const std::vector<double>& in) {
       std::size_t k = 0;
       for_box(b, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-        values[local_index(x, y, z)] = in[k++];
+        values[part.index(x, y, z)] = in[k++];
       });
     };
     if (lower >= 0) unpack(layer(first - 1), from_lower);
@@ -298,145 +387,171 @@ void DecomposedLevelOps::exchange(double* values) {
 
 void DecomposedLevelOps::refresh(int v) {
   Vector& V = vector(v);
-  if (V.level != 0 || V.fresh) return;
-  exchange(local_->host_values(V.id));
+  if (!split(V.level) || V.fresh) return;
+  const Part& P = parts_[static_cast<std::size_t>(V.level)];
+  exchange(P, P.ops->host_values(V.id));
   V.fresh = true;
 }
 
 void DecomposedLevelOps::residual(int level, int b, int x, int r) {
-  if (level > 0) {
-    if (root()) coarse_->residual(level - 1, coarse_id(b), coarse_id(x), coarse_id(r));
+  if (!split(level)) {
+    if (root()) coarse_->residual(level - split_levels(), id(b), id(x), id(r));
     return;
   }
   refresh(x);
-  local_->residual(0, vector(b).id, vector(x).id, vector(r).id);
+  parts_[static_cast<std::size_t>(level)].ops->residual(0, id(b), id(x), id(r));
   vector(r).fresh = false;
 }
 
 void DecomposedLevelOps::cycle_residual(int level, int b, int x, int r) {
-  if (level > 0) {
-    if (root()) coarse_->cycle_residual(level - 1, coarse_id(b), coarse_id(x), coarse_id(r));
+  if (!split(level)) {
+    if (root()) coarse_->cycle_residual(level - split_levels(), id(b), id(x), id(r));
     return;
   }
   refresh(x);
-  local_->cycle_residual(0, vector(b).id, vector(x).id, vector(r).id);
+  parts_[static_cast<std::size_t>(level)].ops->cycle_residual(0, id(b), id(x), id(r));
   vector(r).fresh = false;
 }
 
 void DecomposedLevelOps::apply(int level, int x, int y) {
-  if (level > 0) {
-    if (root()) coarse_->apply(level - 1, coarse_id(x), coarse_id(y));
+  if (!split(level)) {
+    if (root()) coarse_->apply(level - split_levels(), id(x), id(y));
     return;
   }
   refresh(x);
-  local_->apply(0, vector(x).id, vector(y).id);
+  parts_[static_cast<std::size_t>(level)].ops->apply(0, id(x), id(y));
   vector(y).fresh = false;
 }
 
 void DecomposedLevelOps::magnitude(int level, int b, int x, int out) {
-  if (level > 0) {
-    if (root()) coarse_->magnitude(level - 1, coarse_id(b), coarse_id(x), coarse_id(out));
+  if (!split(level)) {
+    if (root()) coarse_->magnitude(level - split_levels(), id(b), id(x), id(out));
     return;
   }
   refresh(x);
-  local_->magnitude(0, vector(b).id, vector(x).id, vector(out).id);
+  parts_[static_cast<std::size_t>(level)].ops->magnitude(0, id(b), id(x), id(out));
   vector(out).fresh = false;
 }
 
-// Red (x + y + z even) then black, as smooth() sweeps the whole grid; each colour reads the
-// other's current values, the neighbours' included.
+// The colours in the order smooth() takes them over the whole grid (red then black on the
+// finest level; the 2^dims parity colours below it), each reading the others' current values,
+// the neighbours' included.
 void DecomposedLevelOps::smooth(int level, int b, int x, int sweeps, bool reverse, double omega) {
-  if (level > 0) {
-    if (root()) coarse_->smooth(level - 1, coarse_id(b), coarse_id(x), sweeps, reverse, omega);
+  if (!split(level)) {
+    if (root()) coarse_->smooth(level - split_levels(), id(b), id(x), sweeps, reverse, omega);
     return;
   }
+  const Part& P = parts_[static_cast<std::size_t>(level)];
+  const int colours = P.stencil ? 1 << dims_ : 2;
   for (int s = 0; s < sweeps; ++s)
-    for (int c = 0; c < 2; ++c) {
-      const int colour = reverse ? 1 - c : c;
+    for (int c = 0; c < colours; ++c) {
+      const int colour = reverse ? colours - 1 - c : c;
       refresh(x);
-      local_->smooth_colour(0, vector(b).id, vector(x).id, colour ^ origin_colour_, omega);
+      P.ops->smooth_colour(0, id(b), id(x), colour ^ P.colour_flip, omega);
       vector(x).fresh = false;
     }
 }
 
 void DecomposedLevelOps::restrict_residual(int fine_level, int r_fine, int b_coarse) {
-  if (fine_level > 0) {
-    if (root()) coarse_->restrict_residual(fine_level - 1, coarse_id(r_fine), coarse_id(b_coarse));
+  if (!split(fine_level)) {
+    if (root())
+      coarse_->restrict_residual(fine_level - split_levels(), id(r_fine), id(b_coarse));
     return;
   }
   refresh(r_fine);
-  const double* rp = local_->host_values(vector(r_fine).id);
+  const Part& F = parts_[static_cast<std::size_t>(fine_level)];
+  const Transfer& t = transfers_[static_cast<std::size_t>(fine_level)];
+  const double* rp = F.ops->host_values(id(r_fine));
   const int kp = kernels::stencil_points(dims_);
-  const std::int64_t nw = part_.window.points();
-  std::vector<double> mine(static_cast<std::size_t>(part_.owned.points()));
-  // The finer coordinate at offset o of the coarse node's own (as the CPU's gather table).
+  const std::int64_t nw = t.mine.window.points();
+  // The finer coordinate at offset o of a coarse node's own (as the CPU's gather table).
   const auto finer = [&](int a, std::int64_t c, int o) -> std::int64_t {
-    const bool periodic = periodic_[a];
-    std::int64_t f = fine_index_[a][static_cast<std::size_t>(c)] + o;
-    if (f < 0) return periodic ? f + n_[a] : -1;
-    if (f >= n_[a]) return periodic ? f - n_[a] : -1;
+    const std::int64_t f = t.fine_index[a][static_cast<std::size_t>(c)] + o, n = F.n[a];
+    if (f < 0) return periodic_[a] ? f + n : -1;
+    if (f >= n) return periodic_[a] ? f - n : -1;
     return f;
   };
-  for_box(part_.owned, [&](std::int64_t X, std::int64_t Y, std::int64_t Z) {
-    const std::size_t I = static_cast<std::size_t>(index_in(part_.owned, X, Y, Z));
-    if (coarse_fixed_[I]) {
+  std::vector<double> mine(static_cast<std::size_t>(t.mine.owned.points()));
+  for_box(t.mine.owned, [&](std::int64_t X, std::int64_t Y, std::int64_t Z) {
+    const std::size_t I = static_cast<std::size_t>(index_in(t.mine.owned, X, Y, Z));
+    if (t.fixed[I]) {
       mine[I] = 0.0;
       return;
     }
     const std::int64_t at[3] = {X, Y, Z};
-    const std::int64_t J = index_in(part_.window, X, Y, Z);
+    const std::int64_t J = index_in(t.mine.window, X, Y, Z);
     double sum = 0.0;
     for (int k = 0; k < kp; ++k) {
-      const double w = prolongation_[static_cast<std::size_t>(k * nw + J)];
+      const double w = t.prolongation[static_cast<std::size_t>(k * nw + J)];
       if (w == 0.0) continue;
       std::int64_t f[3] = {0, 0, 0};
       for (int a = 0; a < dims_; ++a) f[a] = finer(a, at[a], kernels::stencil_offset(k, a));
-      sum += w * rp[local_index(f[0], f[1], f[2])];
+      sum += w * rp[F.index(f[0], f[1], f[2])];
     }
     mine[I] = sum;
   });
-  std::vector<std::int64_t> counts;
-  for (const CoarsePart& p : parts_) counts.push_back(p.owned.points());
-  const std::vector<double> all = gather_to_root(mine, counts);
-  if (!root()) return;
-  std::vector<double> b(static_cast<std::size_t>(coarse_n_[0] * coarse_n_[1] * coarse_n_[2]), 0.0);
-  std::size_t at = 0;
-  for (const CoarsePart& p : parts_) {
-    const std::size_t count = static_cast<std::size_t>(p.owned.points());
-    insert_box(b, coarse_n_, p.owned,
-               std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(at),
-                                   all.begin() + static_cast<std::ptrdiff_t>(at + count)));
-    at += count;
-  }
-  coarse_->upload(coarse_id(b_coarse), b);
-}
-
-void DecomposedLevelOps::prolong_add(int fine_level, int x_coarse, int x_fine) {
-  if (fine_level > 0) {
-    if (root()) coarse_->prolong_add(fine_level - 1, coarse_id(x_coarse), coarse_id(x_fine));
+  if (split(fine_level + 1)) {
+    const Part& C = parts_[static_cast<std::size_t>(fine_level + 1)];
+    double* bp = C.ops->host_values(id(b_coarse));
+    std::size_t k = 0;
+    for_box(t.mine.owned,
+            [&](std::int64_t X, std::int64_t Y, std::int64_t Z) { bp[C.index(X, Y, Z)] = mine[k++]; });
+    vector(b_coarse).fresh = false;
     return;
   }
   std::vector<std::int64_t> counts;
-  for (const CoarsePart& p : parts_) counts.push_back(p.window.points());
-  std::vector<double> all;
-  if (root()) {
-    std::vector<double> xc;
-    coarse_->download(coarse_id(x_coarse), xc);
-    for (const CoarsePart& p : parts_) {
-      const std::vector<double> part = extract_box(xc, coarse_n_, p.window);
-      all.insert(all.end(), part.begin(), part.end());
-    }
+  std::vector<Box> boxes;
+  for (const CoarseBoxes& c : t.all) {
+    boxes.push_back(c.owned);
+    counts.push_back(c.owned.points());
   }
-  const std::vector<double> window = scatter_from_root(all, counts);
-  double* xp = local_->host_values(vector(x_fine).id);
-  const std::int64_t nw = part_.window.points();
-  const Box& W = part_.window;
-  for_box(owned_, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    const std::int64_t i = local_index(x, y, z);
-    if (fixed_[static_cast<std::size_t>(i)]) return;
-    const auto& tz = transfer_[2].from[static_cast<std::size_t>(z)];
-    const auto& ty = transfer_[1].from[static_cast<std::size_t>(y)];
-    const auto& tx = transfer_[0].from[static_cast<std::size_t>(x)];
+  const std::vector<double> all = gather_to_root(mine, counts);
+  if (!root()) return;
+  std::vector<double> b(static_cast<std::size_t>(t.n[0] * t.n[1] * t.n[2]), 0.0);
+  insert_boxes(b, t.n, boxes, all);
+  coarse_->upload(id(b_coarse), b);
+}
+
+void DecomposedLevelOps::prolong_add(int fine_level, int x_coarse, int x_fine) {
+  if (!split(fine_level)) {
+    if (root()) coarse_->prolong_add(fine_level - split_levels(), id(x_coarse), id(x_fine));
+    return;
+  }
+  const Part& F = parts_[static_cast<std::size_t>(fine_level)];
+  const Transfer& t = transfers_[static_cast<std::size_t>(fine_level)];
+  const Box& W = t.mine.window;
+  std::vector<double> window;
+  if (split(fine_level + 1)) {
+    // The window lies in the coarse part's box, its neighbours' layer included.
+    refresh(x_coarse);
+    const Part& C = parts_[static_cast<std::size_t>(fine_level + 1)];
+    const double* cp = C.ops->host_values(id(x_coarse));
+    window.reserve(static_cast<std::size_t>(W.points()));
+    for_box(W, [&](std::int64_t X, std::int64_t Y, std::int64_t Z) {
+      window.push_back(cp[C.index(X, Y, Z)]);
+    });
+  } else {
+    std::vector<std::int64_t> counts;
+    for (const CoarseBoxes& c : t.all) counts.push_back(c.window.points());
+    std::vector<double> all;
+    if (root()) {
+      std::vector<double> xc;
+      coarse_->download(id(x_coarse), xc);
+      for (const CoarseBoxes& c : t.all) {
+        const std::vector<double> part = extract_box(xc, t.n, c.window);
+        all.insert(all.end(), part.begin(), part.end());
+      }
+    }
+    window = scatter_from_root(all, counts);
+  }
+  double* xp = F.ops->host_values(id(x_fine));
+  const std::int64_t nw = W.points();
+  for_box(F.owned, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    const std::int64_t i = F.index(x, y, z);
+    if (F.fixed[static_cast<std::size_t>(i)]) return;
+    const auto& tz = t.from[2].from[static_cast<std::size_t>(z)];
+    const auto& ty = t.from[1].from[static_cast<std::size_t>(y)];
+    const auto& tx = t.from[0].from[static_cast<std::size_t>(x)];
     double sum = 0.0;
     for (const auto& a : tz) {
       if (a.coarse < 0) continue;
@@ -448,7 +563,7 @@ void DecomposedLevelOps::prolong_add(int fine_level, int x_coarse, int x_fine) {
           int k = 0;
           for (int ax = dims_ - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
           const std::int64_t J = index_in(W, c.coarse, b.coarse, a.coarse);
-          sum += prolongation_[static_cast<std::size_t>(k * nw + J)] *
+          sum += t.prolongation[static_cast<std::size_t>(k * nw + J)] *
                  window[static_cast<std::size_t>(J)];
         }
       }
@@ -460,42 +575,44 @@ void DecomposedLevelOps::prolong_add(int fine_level, int x_coarse, int x_fine) {
 
 void DecomposedLevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
                                              double tolerance, std::int64_t limit) {
-  if (level == 0) {
+  if (split(level)) {
     LevelOps::conjugate_gradients(level, b, x, r, p, q, tolerance, limit);
     return;
   }
   if (root())
-    coarse_->conjugate_gradients(level - 1, coarse_id(b), coarse_id(x), coarse_id(r),
-                                 coarse_id(p), coarse_id(q), tolerance, limit);
+    coarse_->conjugate_gradients(level - split_levels(), id(b), id(x), id(r), id(p), id(q),
+                                 tolerance, limit);
 }
 
 // The free nodes of the whole local box, the neighbours' layer too: what their owners do to
 // them, so the layer stays current if it was.
 void DecomposedLevelOps::zero_free(int level, int v) {
-  Vector& V = vector(v);
-  if (level > 0) {
-    if (root()) coarse_->zero_free(level - 1, V.id);
+  if (!split(level)) {
+    if (root()) coarse_->zero_free(level - split_levels(), id(v));
     return;
   }
-  double* p = local_->host_values(V.id);
-  for (std::size_t i = 0; i < fixed_.size(); ++i)
-    if (!fixed_[i]) p[i] = 0.0;
+  const Part& P = parts_[static_cast<std::size_t>(level)];
+  double* p = P.ops->host_values(id(v));
+  for (std::size_t i = 0; i < P.fixed.size(); ++i)
+    if (!P.fixed[i]) p[i] = 0.0;
 }
 
 double DecomposedLevelOps::dot(int x, int y) {
   const Vector &X = vector(x), &Y = vector(y);
   if (X.level != 0 || Y.level != 0)
     throw std::logic_error("decomposed level operations: dot products of level-0 vectors only");
-  const double* xp = local_->host_values(X.id);
-  const double* yp = local_->host_values(Y.id);
+  const Part& P = parts_[0];
+  const double* xp = P.ops->host_values(X.id);
+  const double* yp = P.ops->host_values(Y.id);
   // This rank's part of each grid row it holds, summed as one process sums a row.
+  const Box& O = P.owned;
   std::vector<double> mine;
-  mine.reserve(static_cast<std::size_t>(owned_.extent[1] * owned_.extent[2]));
-  for (std::int64_t z = owned_.lo[2]; z < owned_.lo[2] + owned_.extent[2]; ++z)
-    for (std::int64_t yy = owned_.lo[1]; yy < owned_.lo[1] + owned_.extent[1]; ++yy) {
-      const std::int64_t i0 = local_index(owned_.lo[0], yy, z);
+  mine.reserve(static_cast<std::size_t>(O.extent[1] * O.extent[2]));
+  for (std::int64_t z = O.lo[2]; z < O.lo[2] + O.extent[2]; ++z)
+    for (std::int64_t yy = O.lo[1]; yy < O.lo[1] + O.extent[1]; ++yy) {
+      const std::int64_t i0 = P.index(O.lo[0], yy, z);
       double s = 0.0;
-      for (std::int64_t i = i0; i < i0 + owned_.extent[0]; ++i) s += xp[i] * yp[i];
+      for (std::int64_t i = i0; i < i0 + O.extent[0]; ++i) s += xp[i] * yp[i];
       mine.push_back(s);
     }
   std::vector<std::int64_t> counts;
@@ -505,7 +622,7 @@ double DecomposedLevelOps::dot(int x, int y) {
   }
   const std::vector<double> all = gather_all(mine, counts);
   // The rows in order, each row's parts in x order.
-  const std::int64_t px = decomposition_.procs()[0], rows = n_[1] * n_[2];
+  const std::int64_t px = decomposition_.procs()[0], rows = P.n[1] * P.n[2];
   std::vector<double> parts(static_cast<std::size_t>(rows * px), 0.0);
   std::size_t at = 0;
   for (int r = 0; r < decomposition_.ranks(); ++r) {
@@ -513,7 +630,7 @@ double DecomposedLevelOps::dot(int x, int y) {
     const std::int64_t cx = decomposition_.coords(r)[0];
     for (std::int64_t z = b.lo[2]; z < b.lo[2] + b.extent[2]; ++z)
       for (std::int64_t yy = b.lo[1]; yy < b.lo[1] + b.extent[1]; ++yy)
-        parts[static_cast<std::size_t>((z * n_[1] + yy) * px + cx)] = all[at++];
+        parts[static_cast<std::size_t>((z * P.n[1] + yy) * px + cx)] = all[at++];
   }
   double sum = 0.0;
   for (double p : parts) sum += p;
@@ -522,33 +639,33 @@ double DecomposedLevelOps::dot(int x, int y) {
 
 void DecomposedLevelOps::axpby(double a, int x, double b, int y) {
   Vector& Y = vector(y);
-  if (Y.level > 0) {
-    if (root()) coarse_->axpby(a, coarse_id(x), b, Y.id);
+  if (!split(Y.level)) {
+    if (root()) coarse_->axpby(a, id(x), b, Y.id);
     return;
   }
   const bool fresh = vector(x).fresh && (b == 0.0 || Y.fresh);
-  local_->axpby(a, vector(x).id, b, Y.id);
+  parts_[static_cast<std::size_t>(Y.level)].ops->axpby(a, id(x), b, Y.id);
   Y.fresh = fresh;
 }
 
 void DecomposedLevelOps::multiply_add(double a, int w, int x, double b, int y) {
   Vector& Y = vector(y);
-  if (Y.level > 0) {
-    if (root()) coarse_->multiply_add(a, coarse_id(w), coarse_id(x), b, Y.id);
+  if (!split(Y.level)) {
+    if (root()) coarse_->multiply_add(a, id(w), id(x), b, Y.id);
     return;
   }
   const bool fresh = vector(w).fresh && vector(x).fresh && (b == 0.0 || Y.fresh);
-  local_->multiply_add(a, vector(w).id, vector(x).id, b, Y.id);
+  parts_[static_cast<std::size_t>(Y.level)].ops->multiply_add(a, id(w), id(x), b, Y.id);
   Y.fresh = fresh;
 }
 
 void DecomposedLevelOps::round_to_fp32(int v) {
   Vector& V = vector(v);
-  if (V.level > 0) {
+  if (!split(V.level)) {
     if (root()) coarse_->round_to_fp32(V.id);
     return;
   }
-  local_->round_to_fp32(V.id);
+  parts_[static_cast<std::size_t>(V.level)].ops->round_to_fp32(V.id);
 }
 
 }  // namespace heatsim::solver::parallel

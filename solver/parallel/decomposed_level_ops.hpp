@@ -1,35 +1,36 @@
 // The multigrid level operations of an implicit or steady run over the ranks of an MPI run
 // (kernels/level_ops.hpp), for the driver in solver/multigrid/ to run unchanged on every rank.
 //
-// The finest level is split with the grid: each rank holds its owned block of every level-0
-// vector plus one layer of the neighbour ranks' nodes (the decomposition's local box with an
-// overlap of 1), on level operations of its own (the CPU's) whose operator is the global one
-// cut to that box, the neighbours' layer marked fixed. A fixed node's value enters its free
-// neighbours' rows and is never changed, so an operation that reads neighbours (residual,
-// apply, magnitude, a colour of the smoother) computes every owned node exactly as one process
-// would once that layer holds the neighbours' current values: the layer is exchanged before
-// each such operation (only when something changed it since), and the red-black smoother
-// exchanges between its colours. Restriction and prolongation are done here with the
-// operator-dependent weights of level 1 cut to each rank's part, in the order the CPU's level
-// operations sum them.
+// The finest levels are split with the grid. On level l each rank owns a box of nodes: on the
+// finest its block of the decomposition, below it the coarse nodes whose finer node it owns on
+// level l - 1 (so every level's boxes tile it). It holds its owned box of every vector of the
+// level plus one layer of the neighbour ranks' nodes, on level operations of its own (the
+// CPU's, one level each) whose operator is the global level cut to that box, the neighbours'
+// layer marked fixed. A fixed node's value enters its free neighbours' rows and is never
+// changed, so an operation that reads neighbours (residual, apply, magnitude, one colour of
+// the smoother) computes every owned node exactly as one process would, once that layer holds
+// the neighbours' current values: the layer is exchanged before each such operation (only when
+// something changed the vector since), and the smoother exchanges between its colours (two on
+// the finest level, 2^dims on the Galerkin levels below). Restriction and prolongation between
+// split levels read the operator-dependent weights cut to each rank's part, in the order the
+// CPU's level operations sum them; no values travel but the layers.
 //
-// The levels below the finest (an eighth of the nodes and less) are gathered to rank 0, which
-// runs them on level operations of its own: restriction sends each rank's coarse nodes there,
-// prolongation sends each rank the coarse values its block interpolates from. The other ranks
-// skip those operations; the driver's control flow does not depend on their values (its
-// decisions come from level-0 dot products, which every rank computes alike).
+// The levels below the split ones (from the first level too small to be worth splitting, or
+// thinner than two nodes per rank along a split axis) are gathered to rank 0, which runs them
+// and the bottom solve on level operations of its own: restriction sends each rank's coarse
+// nodes there, prolongation sends each rank the coarse values its nodes interpolate from. The
+// other ranks skip those operations; the driver's control flow does not depend on their values.
 //
-// Dot products: each rank sums its owned part of every grid row (x fastest) as one process
-// sums a row; every rank receives all the rows' sums and adds them in the order of the rows.
-// With x whole on every rank (the decomposition an implicit run takes by default) these are one
-// process's sums, so the solve's every number is one process's, bit for bit: the same
-// iterations, the same field. With x split, a row's parts are added in x order: deterministic
-// (the same on every rank and every run), equal to one process's to rounding.
+// Dot products: each rank sums its owned part of every grid row of the finest level (x
+// fastest) as one process sums a row; every rank receives all the rows' sums and adds them in
+// the order of the rows. With x whole on every rank (the decomposition an implicit run takes
+// by default) these are one process's sums, so every number of the solve is one process's, bit
+// for bit: the same iterations, the same field. With x split, a row's parts are added in x
+// order: deterministic (the same on every rank and every run), one process's to rounding.
 //
 // Not yet (docs/parallel.md): every rank still builds the whole hierarchy before taking its
-// part (the set-up neither divides its time nor its peak memory), the coarse levels do not
-// scale past rank 0, a periodic axis must not be split, and the level operations run on the
-// CPU whatever the backend.
+// part (the set-up divides neither its time nor its peak memory), a periodic axis must not be
+// split, and the level operations run on the CPU whatever the backend.
 #pragma once
 
 #include <array>
@@ -45,18 +46,21 @@ namespace heatsim::solver::parallel {
 
 class DecomposedLevelOps final : public kernels::LevelOps {
  public:
-  // `decomposition`: this rank's place in the grid, its overlap 1. `local`: the level
-  // operations of the rank's block (host memory: host_values must answer); `coarse`: rank 0's
-  // for the levels below the finest (ignored on other ranks). Throws std::invalid_argument
-  // for a decomposition with an overlap other than 1, a split periodic axis, or `local`
-  // without host memory.
-  DecomposedLevelOps(Decomposition decomposition, std::unique_ptr<kernels::LevelOps> local,
-                     std::unique_ptr<kernels::LevelOps> coarse);
+  // Makes the level operations of one rank's part of a level (host memory: host_values must
+  // answer), and rank 0's of the gathered levels.
+  using Factory = std::unique_ptr<kernels::LevelOps> (*)();
 
-  std::string name() const override { return local_->name(); }
+  // `decomposition`: this rank's place in the grid, its overlap 1. Throws
+  // std::invalid_argument for an overlap other than 1.
+  DecomposedLevelOps(Decomposition decomposition, Factory make_ops);
+
+  std::string name() const override { return "cpu"; }
   const Decomposition& decomposition() const { return decomposition_; }
+  // How many levels are split (the rest are on rank 0); 0 before setup.
+  int split_levels() const { return static_cast<int>(parts_.size()); }
 
   // `levels` are the global hierarchy (every rank gives the same); each rank keeps its part.
+  // Throws std::invalid_argument for a split periodic axis or levels the parts cannot take.
   void setup(const std::vector<kernels::LevelOperator>& levels) override;
   void adopt(std::vector<kernels::LevelOperator> levels) override { setup(levels); }
   void replace_hierarchy(const std::vector<kernels::LevelOperator>& levels) override;
@@ -88,48 +92,61 @@ class DecomposedLevelOps final : public kernels::LevelOps {
  private:
   struct Vector {
     int level = 0;
-    int id = -1;         // in local_ (level 0) or coarse_ (rank 0, level - 1); -1: none here
-    bool fresh = true;   // level 0: the neighbours' layer holds their current values
+    int id = -1;        // in the level's part (split levels) or coarse_ (rank 0); -1: none here
+    bool fresh = true;  // split levels: the neighbours' layer holds their current values
   };
-  // The parts of level 1 this rank needs, and rank 0's map of every rank's.
-  struct CoarsePart {
-    Box owned;   // the coarse nodes whose finer node this rank owns
-    Box window;  // the coarse nodes its owned finer nodes interpolate from
+  // One split level on this rank.
+  struct Part {
+    std::array<std::int64_t, 3> n{1, 1, 1};  // the global level's grid
+    Box owned, local;                        // global coordinates of the level
+    int colour_flip = 0;  // the local numbering's colours to the global ones' (XOR)
+    bool stencil = false;
+    std::vector<std::uint8_t> fixed;  // the global level's fixed marks on the local box
+    std::unique_ptr<kernels::LevelOps> ops;
+    std::int64_t index(std::int64_t x, std::int64_t y, std::int64_t z) const;
+  };
+  // The coarse nodes of one rank on a level below a split one.
+  struct CoarseBoxes {
+    Box owned;   // those whose finer node the rank owns
+    Box window;  // those its owned finer nodes interpolate from
+  };
+  // From split level l - 1 to level l (split or gathered): level l's grid, its finer nodes,
+  // this rank's prolongation window and its owned nodes' fixed marks, the finer grid's transfer
+  // terms; where level l is gathered, every rank's boxes (rank order).
+  struct Transfer {
+    std::array<std::int64_t, 3> n{1, 1, 1};
+    std::array<std::vector<std::int64_t>, 3> fine_index;
+    std::array<kernels::AxisTransfer, 3> from;
+    CoarseBoxes mine;
+    std::vector<double> prolongation;  // [k * window points + window index]
+    std::vector<std::uint8_t> fixed;   // on mine.owned
+    std::vector<CoarseBoxes> all;      // gathered level: every rank's
   };
 
   Vector& vector(int v);
-  int coarse_id(int v);  // the vector's id in coarse_ (rank 0), -1 elsewhere
-  // The global finest level cut to this rank's local box, the neighbours' layer fixed; sets the
-  // grid, the boxes and the fixed marks.
-  kernels::LevelOperator cut_finest(const kernels::LevelOperator& finest);
-  void build_coarse(const std::vector<kernels::LevelOperator>& levels);
-  // Brings the neighbours' layer of level-0 vector v up to date (collective).
-  void refresh(int v);
-  void exchange(double* values);
-  std::int64_t local_index(std::int64_t x, std::int64_t y, std::int64_t z) const;
-  CoarsePart coarse_part(const Box& owned) const;
+  int id(int v) { return vector(v).id; }
+  bool split(int level) const { return level < static_cast<int>(parts_.size()); }
   bool root() const { return decomposition_.rank() == 0; }
+  // The global level cut to a rank's part, the neighbours' layer fixed.
+  kernels::LevelOperator cut(const kernels::LevelOperator& level, Part& part) const;
+  // The parts and transfers of `levels`; level 0's part is kept when `keep_finest`.
+  void build(const std::vector<kernels::LevelOperator>& levels, bool keep_finest);
+  Box local_box(const Box& owned) const;
+  // A rank's coarse nodes below its owned box `owned` of the finer level.
+  CoarseBoxes coarse_boxes(const Box& owned, const Transfer& t) const;
+  // Brings the neighbours' layer of split-level vector v up to date (collective).
+  void refresh(int v);
+  void exchange(const Part& part, double* values);
 
   Decomposition decomposition_;
-  std::unique_ptr<kernels::LevelOps> local_, coarse_;
-  Box owned_, local_box_;
+  Factory make_ops_;
   int dims_ = 1;
-  std::array<std::int64_t, 3> n_{1, 1, 1};
   std::array<bool, 3> periodic_{false, false, false};
-  int origin_colour_ = 0;             // the colour (x + y + z) % 2 of the local box's corner
-  std::vector<std::uint8_t> fixed_;   // the global operator's fixed marks on the local box
-  std::vector<Vector> vectors_;
   int levels_ = 0;
-  // Level 1 (with more than one level): its grid, the finer nodes of its nodes, the
-  // prolongation on this rank's window, the per-axis transfer terms of the finer grid and the
-  // coarse fixed marks on the owned coarse box; on rank 0 every rank's parts.
-  std::array<std::int64_t, 3> coarse_n_{1, 1, 1};
-  std::array<std::vector<std::int64_t>, 3> fine_index_;
-  std::vector<double> prolongation_;  // [k * window points + window index]
-  std::array<kernels::AxisTransfer, 3> transfer_;
-  std::vector<std::uint8_t> coarse_fixed_;  // on the owned coarse box
-  CoarsePart part_;
-  std::vector<CoarsePart> parts_;  // rank 0: every rank's, in rank order
+  std::vector<Part> parts_;
+  std::vector<Transfer> transfers_;  // [l - 1]: from level l - 1 to l, l = 1 .. split levels
+  std::unique_ptr<kernels::LevelOps> coarse_;  // rank 0: the gathered levels
+  std::vector<Vector> vectors_;
 };
 
 }  // namespace heatsim::solver::parallel
