@@ -278,8 +278,11 @@ void Session::State::set_up() {
     // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
     // line: exit code 2, nothing run. Ranks of a decomposed run read the attributes here and
     // their parts of the field at the upload.
+    // bdf2's checkpoints hold the field of the step before as well: every rank reads them
+    // whole (as its checkpoints are written whole, see add_observers).
     try {
-      restart = io::read_checkpoint(options.restart, parallel::size() == 1);
+      restart = io::read_checkpoint(options.restart, parallel::size() == 1 ||
+                                                         c.time.method == solver::TimeMethod::bdf2);
     } catch (const std::runtime_error& e) {
       refuse(std::string("--restart: ") + e.what());
     }
@@ -351,11 +354,6 @@ void Session::State::set_up() {
   // 0 alone writes files and prints.
   root = parallel::rank() == 0;
   if (parallel::size() > 1) {
-    if (c.time.method == solver::TimeMethod::bdf2)
-      refuse(
-          "time.method: bdf2 runs on one rank (its checkpoints carry the field of the step "
-          "before, which decomposed files do not yet); run it without mpirun, or take "
-          "backward-euler");
     if (c.output.heat_flows || c.output.any_field())
       refuse(fmt::format(
           "output.{}: written by runs on one process; run the case without mpirun, or leave "
@@ -499,7 +497,7 @@ void Session::State::set_up() {
     }
     end_phase("the steady solve, not set-up");
   }
-  if (decomposed && restarting) {
+  if (decomposed && restarting && restart.field.empty()) {
     try {
       io::FieldPart part;
       part.lo = decomposed->decomposition().owned().lo;
@@ -726,8 +724,19 @@ void Session::State::add_observers() {
                             });
              return;
            }
-           io::write_field_file_collective(last_checkpoint, meta, owned_part(),
-                                           io::FieldFileKind::checkpoint);
+           // bdf2 over ranks: the checkpoint carries the step before, which the collective
+           // files do not; every rank holds both fields whole (a decomposed implicit run's
+           // downloads give every rank the field), and rank 0 writes the file one process
+           // writes.
+           if (std::optional<std::vector<double>> previous =
+                   implicit ? implicit->previous_field(s.step()) : std::nullopt) {
+             std::vector<double> field;
+             backend->download(field);
+             if (root) io::write_checkpoint(last_checkpoint, meta, field, *previous);
+           } else {
+             io::write_field_file_collective(last_checkpoint, meta, owned_part(),
+                                             io::FieldFileKind::checkpoint);
+           }
            if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
          }});
   const double cell = solver::cell_volume(c);

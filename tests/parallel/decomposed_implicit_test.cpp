@@ -3,8 +3,8 @@
 // (solver/parallel/decomposed_level_ops.hpp).
 // With x whole on every rank (the default decomposition) every output, checkpoint and probe row
 // is the serial run's bit for bit, and so are the iteration counts; with x split the fields
-// agree to the solver's tolerance and the counts within one. Restarts across rank counts; bdf2
-// refused with its reason.
+// agree to the solver's tolerance and the counts within one. Restarts across rank counts, bdf2's
+// too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -211,20 +211,36 @@ TEST_F(DecomposedImplicitSplitTest, ThreeRankCheckpointRestartsOnTwoAndOnOne) {
   }
 }
 
-// bdf2's checkpoints carry the step before, which decomposed files do not: refused before any
-// file, with the reason and what to take instead.
-TEST_F(DecomposedImplicitSplitTest, Bdf2IsRefusedWithItsReason) {
+// bdf2 over ranks: its checkpoints carry the field of the step before, written whole by rank
+// 0; a 3-rank run to step 10 continued on 2 ranks equals the serial run, every file bit for
+// bit, the checkpoints' step before included.
+TEST_F(DecomposedImplicitSplitTest, Bdf2CheckpointsCarryTheStepBeforeAcrossRankCounts) {
   const std::string path = write_case(
       "c.yaml",
-      "grid: {dims: 2, n: [16, 16], length: 1.0}\nphysics: {alpha: 1.0}\n"
-      "boundary:\n  all: {type: dirichlet, value: 0.0}\ninitial: {type: constant, value: 1.0}\n"
-      "time: {method: bdf2, dt: 0.01, steps: 5}\n");
-  const fs::path out = dir_ / "out";
-  const auto p = run_ranks(2, "run " + path + " -q -o " + out.string());
-  EXPECT_EQ(p.code, 2) << p.output;
-  EXPECT_NE(p.output.find("bdf2 runs on one rank"), std::string::npos) << p.output;
-  EXPECT_NE(p.output.find("backward-euler"), std::string::npos) << p.output;
-  EXPECT_FALSE(fs::exists(out / "field_00000000.h5"));
+      "grid: {dims: 3, n: [17, 15, 13], length: 1.0}\nphysics: {alpha: 1.0, source: 2.0}\n"
+      "boundary:\n  all: {type: dirichlet, value: 0.0}\n"
+      "  x+: {type: convective, h: 4.0, ambient: 1.0}\n"
+      "initial: {type: gaussian, amplitude: 1.0, center: [0.3, 0.6, 0.5], width: 0.2}\n"
+      "time: {method: bdf2, dt: 0.004, steps: 30}\n"
+      "output: {every: 10}\ncheckpoint: {every: 10}\n");
+  const fs::path whole = dir_ / "whole", split = dir_ / "split";
+  const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + whole.string());
+  ASSERT_EQ(s.code, 0) << s.output;
+  const auto first = run_ranks(3, "run " + path + " -q -n 10 -o " + split.string());
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto rest = run_ranks(2, "run " + path + " -q -o " + split.string() + " --restart " +
+                                     (split / "checkpoint_00000010.h5").string());
+  ASSERT_EQ(rest.code, 0) << rest.output;
+  EXPECT_EQ(rest.output.find("starts again with a backward Euler step"), std::string::npos)
+      << rest.output;
+  expect_same_run(whole, split, "bdf2: 3 ranks to step 10, then 2");
+  for (const char* name : {"checkpoint_00000010.h5", "checkpoint_00000020.h5",
+                           "checkpoint_00000030.h5"}) {
+    const io::FieldFile a = io::read_field_file((whole / name).string());
+    const io::FieldFile b = io::read_field_file((split / name).string());
+    EXPECT_FALSE(a.previous.empty()) << name;
+    EXPECT_TRUE(same_bits(a.previous, b.previous)) << name;
+  }
 }
 
 }  // namespace
