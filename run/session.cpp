@@ -4,11 +4,13 @@
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -327,6 +329,16 @@ void Session::State::set_up() {
   // modulo the count), before any backend exists. A node without GPUs runs the CPU backend
   // under `backend: auto`.
   if (parallel::size() > 1) {
+    // The ranks of a node share its cores: each runs at most cores / ranks-on-the-node OpenMP
+    // threads, and no more than the cores it is bound to, unless OMP_NUM_THREADS says
+    // otherwise (results do not depend on the thread count). One OpenMP team per core on a
+    // node unbound, instead of ranks times cores threads contending.
+    if (!std::getenv("OMP_NUM_THREADS")) {
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      const int cores = online > 0 ? static_cast<int>(online) : omp_get_num_procs();
+      omp_set_num_threads(std::max(
+          1, std::min(omp_get_num_procs(), cores / std::max(1, parallel::node_size()))));
+    }
     const int gpus = kernels::cuda_device_count();
     if (gpus > 0) {
       try {
@@ -385,7 +397,7 @@ void Session::State::set_up() {
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
                kernels::to_string(c.precision));
   spdlog::info("backend {} ({})", choice.name, choice.reason);
-  if (decomposed) {
+  if (parallel::size() > 1) {
     // Where each rank runs, gathered to rank 0: "rank 1: host node-a, GPU 1 (NVIDIA H100
     // ...), backend register-tiling".
     char host[256] = {};
@@ -396,8 +408,10 @@ void Session::State::set_up() {
     if (entry && entry->needs_gpu && device >= 0)
       where = fmt::format("GPU {} ({})", device,
                           kernels::cuda_devices().at(static_cast<std::size_t>(device)).name);
+    const int threads = omp_get_max_threads();
     const std::vector<std::string> all = parallel::gather_text_to_root(
-        fmt::format("host {}, {}, backend {}", host, where, choice.name));
+        fmt::format("host {}, {}, backend {}, {} thread{}", host, where, choice.name, threads,
+                    threads == 1 ? "" : "s"));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
   }
   steady = c.time.method == solver::TimeMethod::steady;

@@ -3,7 +3,10 @@
 // overlap; a restart on another number of ranks; a rank that fails ends all of them.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -160,6 +163,13 @@ TEST_F(DecomposedHeaderTest, NamesEveryRanksDevice) {
     EXPECT_TRUE(rest.find(", CPU, backend cpu") != std::string::npos ||
                 rest.find(", GPU ") != std::string::npos)
         << rest;
+    // Three ranks share the node's cores: each runs at most cores / 3 OpenMP threads (one on a
+    // machine of fewer than six cores), unless OMP_NUM_THREADS is set.
+    if (!std::getenv("OMP_NUM_THREADS")) {
+      const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+      const long threads = std::max(1L, cores / 3);
+      EXPECT_NE(rest.find(", " + std::to_string(threads) + " thread"), std::string::npos) << rest;
+    }
   }
 }
 
