@@ -393,44 +393,38 @@ void DecomposedLevelOps::refresh(int v) {
   V.fresh = true;
 }
 
-void DecomposedLevelOps::residual(int level, int b, int x, int r) {
+template <typename Op>
+void DecomposedLevelOps::reading_neighbours(int level, int x, int out, Op&& op) {
   if (!split(level)) {
-    if (root()) coarse_->residual(level - split_levels(), id(b), id(x), id(r));
+    if (root()) op(*coarse_, level - split_levels());
     return;
   }
   refresh(x);
-  parts_[static_cast<std::size_t>(level)].ops->residual(0, id(b), id(x), id(r));
-  vector(r).fresh = false;
+  op(*parts_[static_cast<std::size_t>(level)].ops, 0);
+  vector(out).fresh = false;
+}
+
+void DecomposedLevelOps::residual(int level, int b, int x, int r) {
+  reading_neighbours(level, x, r, [&](kernels::LevelOps& ops, int l) {
+    ops.residual(l, id(b), id(x), id(r));
+  });
 }
 
 void DecomposedLevelOps::cycle_residual(int level, int b, int x, int r) {
-  if (!split(level)) {
-    if (root()) coarse_->cycle_residual(level - split_levels(), id(b), id(x), id(r));
-    return;
-  }
-  refresh(x);
-  parts_[static_cast<std::size_t>(level)].ops->cycle_residual(0, id(b), id(x), id(r));
-  vector(r).fresh = false;
+  reading_neighbours(level, x, r, [&](kernels::LevelOps& ops, int l) {
+    ops.cycle_residual(l, id(b), id(x), id(r));
+  });
 }
 
 void DecomposedLevelOps::apply(int level, int x, int y) {
-  if (!split(level)) {
-    if (root()) coarse_->apply(level - split_levels(), id(x), id(y));
-    return;
-  }
-  refresh(x);
-  parts_[static_cast<std::size_t>(level)].ops->apply(0, id(x), id(y));
-  vector(y).fresh = false;
+  reading_neighbours(level, x, y,
+                     [&](kernels::LevelOps& ops, int l) { ops.apply(l, id(x), id(y)); });
 }
 
 void DecomposedLevelOps::magnitude(int level, int b, int x, int out) {
-  if (!split(level)) {
-    if (root()) coarse_->magnitude(level - split_levels(), id(b), id(x), id(out));
-    return;
-  }
-  refresh(x);
-  parts_[static_cast<std::size_t>(level)].ops->magnitude(0, id(b), id(x), id(out));
-  vector(out).fresh = false;
+  reading_neighbours(level, x, out, [&](kernels::LevelOps& ops, int l) {
+    ops.magnitude(l, id(b), id(x), id(out));
+  });
 }
 
 // The colours in the order smooth() takes them over the whole grid (red then black on the

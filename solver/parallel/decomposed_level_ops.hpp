@@ -134,6 +134,11 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   Box local_box(const Box& owned) const;
   // A rank's coarse nodes below its owned box `owned` of the finer level.
   CoarseBoxes coarse_boxes(const Box& owned, const Transfer& t) const;
+  // An operation that reads vector x's neighbours and writes `out`: op(ops, level) on rank 0's
+  // level operations for a gathered level, else on the part's after x's layer is brought up
+  // to date (out's is then stale).
+  template <typename Op>
+  void reading_neighbours(int level, int x, int out, Op&& op);
   // Brings the neighbours' layer of split-level vector v up to date (collective).
   void refresh(int v);
   void exchange(const Part& part, double* values);
