@@ -156,6 +156,17 @@ DecomposedLevelOps::CoarseBoxes DecomposedLevelOps::coarse_boxes(const Box& owne
   return c;
 }
 
+void DecomposedLevelOps::add_part(const LevelOperator& level, const Box& owned) {
+  Part p;
+  p.owned = owned;
+  p.local = local_box(owned);
+  p.ops = make_ops_();
+  std::vector<LevelOperator> mine;
+  mine.push_back(cut(level, p));
+  p.ops->adopt(std::move(mine));
+  parts_.push_back(std::move(p));
+}
+
 void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool keep_finest) {
   if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
   const LevelOperator& finest = levels[0];
@@ -181,14 +192,7 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
     parts_[0].ops->replace_hierarchy({cut(finest, parts_[0])});
   } else {
     parts_.clear();
-    Part p;
-    p.owned = decomposition_.owned();
-    p.local = local_box(p.owned);
-    p.ops = make_ops_();
-    std::vector<LevelOperator> mine;
-    mine.push_back(cut(finest, p));
-    p.ops->adopt(std::move(mine));
-    parts_.push_back(std::move(p));
+    add_part(finest, decomposition_.owned());
   }
   const int ranks = decomposition_.ranks(), rank = decomposition_.rank();
   std::vector<Box> owned(static_cast<std::size_t>(ranks));  // every rank's, on level l - 1
@@ -226,14 +230,7 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
       for (int a = 0; a < dims_; ++a)
         if (decomposition_.procs()[a] > 1 && b.owned.extent[a] < 2) splits = false;
     if (splits) {
-      Part p;
-      p.owned = t.mine.owned;
-      p.local = local_box(p.owned);
-      p.ops = make_ops_();
-      std::vector<LevelOperator> mine;
-      mine.push_back(cut(C, p));
-      p.ops->adopt(std::move(mine));
-      parts_.push_back(std::move(p));
+      add_part(C, t.mine.owned);
       transfers_.push_back(std::move(t));
       for (int r = 0; r < ranks; ++r)
         owned[static_cast<std::size_t>(r)] = boxes[static_cast<std::size_t>(r)].owned;

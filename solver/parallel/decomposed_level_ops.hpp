@@ -129,6 +129,9 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   bool root() const { return decomposition_.rank() == 0; }
   // The global level cut to a rank's part, the neighbours' layer fixed.
   kernels::LevelOperator cut(const kernels::LevelOperator& level, Part& part) const;
+  // A split level's part on this rank: its owned box, the layer beside it, its level
+  // operations set up with the cut.
+  void add_part(const kernels::LevelOperator& level, const Box& owned);
   // The parts and transfers of `levels`; level 0's part is kept when `keep_finest`.
   void build(const std::vector<kernels::LevelOperator>& levels, bool keep_finest);
   Box local_box(const Box& owned) const;
