@@ -44,8 +44,8 @@ std::int64_t index_of(const std::array<std::int64_t, 3>& n, std::int64_t x, std:
 }
 
 bool inside(const Box& b, std::int64_t x, std::int64_t y, std::int64_t z) {
-  return x >= b.lo[0] && x < b.lo[0] + b.extent[0] && y >= b.lo[1] &&
-         y < b.lo[1] + b.extent[1] && z >= b.lo[2] && z < b.lo[2] + b.extent[2];
+  return x >= b.lo[0] && x < b.lo[0] + b.extent[0] && y >= b.lo[1] && y < b.lo[1] + b.extent[1] &&
+         z >= b.lo[2] && z < b.lo[2] + b.extent[2];
 }
 
 // `values` cut into consecutive pieces of `boxes`' sizes, each written into `field` (grid n).
@@ -63,8 +63,7 @@ void insert_boxes(std::vector<double>& field, const std::array<std::int64_t, 3>&
 
 }  // namespace
 
-std::int64_t DecomposedLevelOps::Part::index(std::int64_t x, std::int64_t y,
-                                              std::int64_t z) const {
+std::int64_t DecomposedLevelOps::Part::index(std::int64_t x, std::int64_t y, std::int64_t z) const {
   return index_in(local, x, y, z);
 }
 
@@ -99,9 +98,9 @@ LevelOperator DecomposedLevelOps::cut(const LevelOperator& level, Part& part) co
   part.stencil = level.stencil_form();
   const Box& L = part.local;
   // The colours the CPU's level operations number by local coordinates' parities.
-  part.colour_flip =
-      part.stencil ? static_cast<int>((L.lo[0] & 1) | (L.lo[1] & 1) << 1 | (L.lo[2] & 1) << 2)
-                   : static_cast<int>((L.lo[0] + L.lo[1] + L.lo[2]) & 1);
+  part.colour_flip = part.stencil
+                         ? static_cast<int>((L.lo[0] & 1) | (L.lo[1] & 1) << 1 | (L.lo[2] & 1) << 2)
+                         : static_cast<int>((L.lo[0] + L.lo[1] + L.lo[2]) & 1);
   LevelOperator op;
   op.dims = dims_;
   op.n = L.extent;
@@ -173,8 +172,9 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
   if (finest.stencil_form())
     throw std::invalid_argument("decomposed level operations: the finest level must be compact");
   if (finest.n != decomposition_.global_n())
-    throw std::invalid_argument("decomposed level operations: the hierarchy's grid is not the "
-                                "decomposition's");
+    throw std::invalid_argument(
+        "decomposed level operations: the hierarchy's grid is not the "
+        "decomposition's");
   dims_ = finest.dims;
   for (int a = 0; a < 3; ++a) {
     periodic_[a] = a < dims_ && finest.periodic[a];
@@ -203,11 +203,12 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
     t.n = C.n;
     for (int a = 0; a < 3; ++a) {
       t.fine_index[a] = a < dims_ ? C.fine_index[a] : std::vector<std::int64_t>{0};
-      t.from[a] = kernels::axis_transfer(levels[static_cast<std::size_t>(l - 1)].n[a],
-                                         periodic_[a], t.fine_index[a]);
+      t.from[a] = kernels::axis_transfer(levels[static_cast<std::size_t>(l - 1)].n[a], periodic_[a],
+                                         t.fine_index[a]);
     }
     std::vector<CoarseBoxes> boxes;
-    for (int r = 0; r < ranks; ++r) boxes.push_back(coarse_boxes(owned[static_cast<std::size_t>(r)], t));
+    for (int r = 0; r < ranks; ++r)
+      boxes.push_back(coarse_boxes(owned[static_cast<std::size_t>(r)], t));
     t.mine = boxes[static_cast<std::size_t>(rank)];
     const int kp = kernels::stencil_points(dims_);
     const std::int64_t nw = t.mine.window.points(), nc = C.points();
@@ -269,8 +270,9 @@ int DecomposedLevelOps::create_vector(int level) {
     kernels::LevelOps& ops = *parts_[static_cast<std::size_t>(level)].ops;
     v.id = ops.create_vector(0);
     if (!ops.host_values(v.id))
-      throw std::invalid_argument("decomposed level operations: a part's vectors must be in "
-                                  "host memory");
+      throw std::invalid_argument(
+          "decomposed level operations: a part's vectors must be in "
+          "host memory");
   } else {
     v.id = root() ? coarse_->create_vector(level - split_levels()) : -1;
   }
@@ -369,8 +371,8 @@ void DecomposedLevelOps::exchange(const Part& part, double* values) {
       from_upper.resize(static_cast<std::size_t>(layer(last + 1).points()));
     }
     const int tag_down = 700 + 2 * a, tag_up = 701 + 2 * a;
-    send_receive_all({{&down, lower, &from_upper, upper, tag_down},
-                      {&up, upper, &from_lower, lower, tag_up}});
+    send_receive_all(
+        {{&down, lower, &from_upper, upper, tag_down}, {&up, upper, &from_lower, lower, tag_up}});
     const auto unpack = [&](const Box& b, const std::vector<double>& in) {
       std::size_t k = 0;
       for_box(b, [&](std::int64_t x, std::int64_t y, std::int64_t z) {
@@ -402,9 +404,8 @@ void DecomposedLevelOps::reading_neighbours(int level, int x, int out, Op&& op) 
 }
 
 void DecomposedLevelOps::residual(int level, int b, int x, int r) {
-  reading_neighbours(level, x, r, [&](kernels::LevelOps& ops, int l) {
-    ops.residual(l, id(b), id(x), id(r));
-  });
+  reading_neighbours(level, x, r,
+                     [&](kernels::LevelOps& ops, int l) { ops.residual(l, id(b), id(x), id(r)); });
 }
 
 void DecomposedLevelOps::cycle_residual(int level, int b, int x, int r) {
@@ -445,8 +446,7 @@ void DecomposedLevelOps::smooth(int level, int b, int x, int sweeps, bool revers
 
 void DecomposedLevelOps::restrict_residual(int fine_level, int r_fine, int b_coarse) {
   if (!split(fine_level)) {
-    if (root())
-      coarse_->restrict_residual(fine_level - split_levels(), id(r_fine), id(b_coarse));
+    if (root()) coarse_->restrict_residual(fine_level - split_levels(), id(r_fine), id(b_coarse));
     return;
   }
   refresh(r_fine);
@@ -485,8 +485,9 @@ void DecomposedLevelOps::restrict_residual(int fine_level, int r_fine, int b_coa
     const Part& C = parts_[static_cast<std::size_t>(fine_level + 1)];
     double* bp = C.ops->host_values(id(b_coarse));
     std::size_t k = 0;
-    for_box(t.mine.owned,
-            [&](std::int64_t X, std::int64_t Y, std::int64_t Z) { bp[C.index(X, Y, Z)] = mine[k++]; });
+    for_box(t.mine.owned, [&](std::int64_t X, std::int64_t Y, std::int64_t Z) {
+      bp[C.index(X, Y, Z)] = mine[k++];
+    });
     vector(b_coarse).fresh = false;
     return;
   }

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -166,10 +166,10 @@ TEST_F(DecomposedImplicitSplitTest, RowsSplitAlongXAgreeToTheTolerance) {
     const double hi = *std::max_element(want.field.begin(), want.field.end());
     const bool three = c.yaml.find("dims: 3") != std::string::npos;
     for (int ranks : {2, 4}) {
-      const std::string split = std::string(ranks == 2 ? "[2, 1" : "[2, 2") + (three ? ", 1]" : "]");
-      const std::string split_path =
-          write_case(std::string(c.name) + "_x.yaml",
-                     c.yaml + "parallel: {decomposition: " + split + "}\n");
+      const std::string split =
+          std::string(ranks == 2 ? "[2, 1" : "[2, 2") + (three ? ", 1]" : "]");
+      const std::string split_path = write_case(
+          std::string(c.name) + "_x.yaml", c.yaml + "parallel: {decomposition: " + split + "}\n");
       const fs::path out = dir_ / (std::string(c.name) + "_x" + std::to_string(ranks));
       const auto p =
           run_ranks(ranks, "run " + split_path + " --progress-seconds 0 -o " + out.string());
@@ -205,7 +205,8 @@ TEST_F(DecomposedImplicitSplitTest, ThreeRankCheckpointRestartsOnTwoAndOnOne) {
     ASSERT_EQ(first.code, 0) << first.output;
     const std::string rest_args = "run " + path + " -q -o " + split.string() + " --restart " +
                                   (split / "checkpoint_00000010.h5").string();
-    const auto rest = again == 1 ? heatsim_tests::run_heatsim(rest_args) : run_ranks(again, rest_args);
+    const auto rest =
+        again == 1 ? heatsim_tests::run_heatsim(rest_args) : run_ranks(again, rest_args);
     ASSERT_EQ(rest.code, 0) << rest.output;
     expect_same_run(whole, split, "3 ranks to step 10, then " + std::to_string(again));
   }
@@ -234,8 +235,8 @@ TEST_F(DecomposedImplicitSplitTest, Bdf2CheckpointsCarryTheStepBeforeAcrossRankC
   EXPECT_EQ(rest.output.find("starts again with a backward Euler step"), std::string::npos)
       << rest.output;
   expect_same_run(whole, split, "bdf2: 3 ranks to step 10, then 2");
-  for (const char* name : {"checkpoint_00000010.h5", "checkpoint_00000020.h5",
-                           "checkpoint_00000030.h5"}) {
+  for (const char* name :
+       {"checkpoint_00000010.h5", "checkpoint_00000020.h5", "checkpoint_00000030.h5"}) {
     const io::FieldFile a = io::read_field_file((whole / name).string());
     const io::FieldFile b = io::read_field_file((split / name).string());
     EXPECT_FALSE(a.previous.empty()) << name;
