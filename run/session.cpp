@@ -95,8 +95,8 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
 // This rank's block of an implicit or steady run over several ranks: the case's
 // parallel.decomposition where it fixes the ranks per axis; otherwise a periodic axis stays
 // whole (the decomposed multigrid does not split one) and so does x where the other axes can
-// take the ranks, so that every grid row lies on one rank and the solve's dot products are one
-// process's to the bit (solver/parallel/decomposed_level_ops.hpp). Throws
+// take the ranks, so that every grid row lies on one rank and the solve's dot products need no
+// chain of messages along x (solver/parallel/decomposed_level_ops.hpp). Throws
 // std::invalid_argument when the grid cannot be split so.
 solver::parallel::Decomposition implicit_decomposition(const solver::Case& c,
                                                        const kernels::StencilProblem& problem) {

@@ -596,36 +596,44 @@ double DecomposedLevelOps::dot(int x, int y) {
   const Part& P = parts_[0];
   const double* xp = P.ops->host_values(X.id);
   const double* yp = P.ops->host_values(Y.id);
-  // This rank's part of each grid row it holds, summed as one process sums a row.
+  // Each grid row summed as one process sums it, x after x: where x is split, a rank starts
+  // from the sums the rank before it along x reached on the same rows and hands its own on,
+  // so the last rank along x holds the whole rows' sums (px - 1 messages in a chain).
   const Box& O = P.owned;
-  std::vector<double> mine;
-  mine.reserve(static_cast<std::size_t>(O.extent[1] * O.extent[2]));
+  const std::size_t rows_here = static_cast<std::size_t>(O.extent[1] * O.extent[2]);
+  const int before = decomposition_.neighbour(0, 0), after = decomposition_.neighbour(0, 1);
+  std::vector<double> sums(rows_here, 0.0), none;
+  if (before >= 0) send_receive(none, -1, sums, before, 800);
+  std::size_t row = 0;
   for (std::int64_t z = O.lo[2]; z < O.lo[2] + O.extent[2]; ++z)
-    for (std::int64_t yy = O.lo[1]; yy < O.lo[1] + O.extent[1]; ++yy) {
+    for (std::int64_t yy = O.lo[1]; yy < O.lo[1] + O.extent[1]; ++yy, ++row) {
       const std::int64_t i0 = P.index(O.lo[0], yy, z);
-      double s = 0.0;
+      double s = sums[row];
       for (std::int64_t i = i0; i < i0 + O.extent[0]; ++i) s += xp[i] * yp[i];
-      mine.push_back(s);
+      sums[row] = s;
     }
+  if (after >= 0) {
+    send_receive(sums, after, none, -1, 800);
+    sums.clear();  // the last rank along x gives the rows' sums
+  }
   std::vector<std::int64_t> counts;
   for (int r = 0; r < decomposition_.ranks(); ++r) {
     const Box b = decomposition_.owned(r);
-    counts.push_back(b.extent[1] * b.extent[2]);
+    counts.push_back(decomposition_.neighbour(0, 1, r) >= 0 ? 0 : b.extent[1] * b.extent[2]);
   }
-  const std::vector<double> all = gather_all(mine, counts);
-  // The rows in order, each row's parts in x order.
-  const std::int64_t px = decomposition_.procs()[0], rows = P.n[1] * P.n[2];
-  std::vector<double> parts(static_cast<std::size_t>(rows * px), 0.0);
+  const std::vector<double> all = gather_all(sums, counts);
+  // The rows in order, as one process adds them.
+  std::vector<double> rows(static_cast<std::size_t>(P.n[1] * P.n[2]), 0.0);
   std::size_t at = 0;
   for (int r = 0; r < decomposition_.ranks(); ++r) {
+    if (counts[static_cast<std::size_t>(r)] == 0) continue;
     const Box b = decomposition_.owned(r);
-    const std::int64_t cx = decomposition_.coords(r)[0];
     for (std::int64_t z = b.lo[2]; z < b.lo[2] + b.extent[2]; ++z)
       for (std::int64_t yy = b.lo[1]; yy < b.lo[1] + b.extent[1]; ++yy)
-        parts[static_cast<std::size_t>((z * P.n[1] + yy) * px + cx)] = all[at++];
+        rows[static_cast<std::size_t>(z * P.n[1] + yy)] = all[at++];
   }
   double sum = 0.0;
-  for (double p : parts) sum += p;
+  for (double p : rows) sum += p;
   return sum;
 }
 

@@ -21,12 +21,12 @@
 // nodes there, prolongation sends each rank the coarse values its nodes interpolate from. The
 // other ranks skip those operations; the driver's control flow does not depend on their values.
 //
-// Dot products: each rank sums its owned part of every grid row of the finest level (x
-// fastest) as one process sums a row; every rank receives all the rows' sums and adds them in
-// the order of the rows. With x whole on every rank (the decomposition an implicit run takes
-// by default) these are one process's sums, so every number of the solve is one process's, bit
-// for bit: the same iterations, the same field. With x split, a row's parts are added in x
-// order: deterministic (the same on every rank and every run), one process's to rounding.
+// Dot products: every grid row of the finest level is summed as one process sums it (x
+// fastest, from 0): where x is split, each rank carries on from the sums the rank before it
+// along x reached on the same rows; every rank then receives all the rows' sums and adds them
+// in the order of the rows. These are one process's sums, so every number of the solve is one
+// process's, bit for bit: the same iterations, the same field, for any decomposition. (Keeping
+// x whole, as an implicit run does by default, saves the chain of messages along x.)
 //
 // Not yet (docs/parallel.md): every rank still builds the whole hierarchy before taking its
 // part (the set-up divides neither its time nor its peak memory), a periodic axis must not be
