@@ -430,17 +430,19 @@ void Session::State::set_up() {
   // (the backend chose the level operations it solves on).
   if (c.time.method != solver::TimeMethod::explicit_euler) {
     std::unique_ptr<solver::multigrid::ImplicitStepper> stepper;
-    // Over several ranks the multigrid's finest level is split with the grid and its coarse
-    // levels go to rank 0, on the CPU's level operations (whatever the backend).
+    // Over several ranks the multigrid's fine levels are split with the grid and its
+    // coarsest go to rank 0, on the CPU's level operations (whatever the backend).
     parallel::DecomposedLevelOps* split = nullptr;
     try {
-      std::unique_ptr<kernels::LevelOps> ops = kernels::make_level_ops(choice.name, c.precision);
+      std::unique_ptr<kernels::LevelOps> ops;
       if (parallel::size() > 1) {
         auto decomposed_ops = std::make_unique<parallel::DecomposedLevelOps>(
             implicit_decomposition(c, problem),
             [] { return kernels::make_level_ops("cpu", kernels::Precision::fp64); });
         split = decomposed_ops.get();
         ops = std::move(decomposed_ops);
+      } else {
+        ops = kernels::make_level_ops(choice.name, c.precision);
       }
       stepper = make_implicit_stepper(c, problem, plan, std::move(ops));
     } catch (const std::invalid_argument& e) {
