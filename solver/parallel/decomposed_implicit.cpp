@@ -19,19 +19,14 @@ void DecomposedImplicitBackend::download_owned(std::vector<double>& values) {
 void DecomposedImplicitBackend::upload_owned(const std::vector<double>& values) {
   const Decomposition& d = decomposition();
   std::vector<std::int64_t> counts;
-  for (int r = 0; r < d.ranks(); ++r) counts.push_back(d.owned(r).points());
-  const std::vector<double> all = gather_all(values, counts);
+  std::vector<Box> boxes;
+  for (int r = 0; r < d.ranks(); ++r) {
+    boxes.push_back(d.owned(r));
+    counts.push_back(boxes.back().points());
+  }
   const std::array<std::int64_t, 3>& n = d.global_n();
   std::vector<double> field(static_cast<std::size_t>(n[0] * n[1] * n[2]));
-  std::size_t at = 0;
-  for (int r = 0; r < d.ranks(); ++r) {
-    const Box b = d.owned(r);
-    const std::size_t count = static_cast<std::size_t>(b.points());
-    insert_box(field, n, b,
-               std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(at),
-                                   all.begin() + static_cast<std::ptrdiff_t>(at + count)));
-    at += count;
-  }
+  insert_boxes(field, n, boxes, gather_all(values, counts));
   implicit_->upload(field);
 }
 

@@ -48,19 +48,6 @@ bool inside(const Box& b, std::int64_t x, std::int64_t y, std::int64_t z) {
          z >= b.lo[2] && z < b.lo[2] + b.extent[2];
 }
 
-// `values` cut into consecutive pieces of `boxes`' sizes, each written into `field` (grid n).
-void insert_boxes(std::vector<double>& field, const std::array<std::int64_t, 3>& n,
-                  const std::vector<Box>& boxes, const std::vector<double>& values) {
-  std::size_t at = 0;
-  for (const Box& b : boxes) {
-    const std::size_t count = static_cast<std::size_t>(b.points());
-    insert_box(field, n, b,
-               std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(at),
-                                   values.begin() + static_cast<std::ptrdiff_t>(at + count)));
-    at += count;
-  }
-}
-
 }  // namespace
 
 std::int64_t DecomposedLevelOps::Part::index(std::int64_t x, std::int64_t y, std::int64_t z) const {

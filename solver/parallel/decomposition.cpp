@@ -203,6 +203,18 @@ void insert_box(std::vector<double>& field, const std::array<std::int64_t, 3>& n
     }
 }
 
+void insert_boxes(std::vector<double>& field, const std::array<std::int64_t, 3>& n,
+                  const std::vector<Box>& boxes, const std::vector<double>& values) {
+  std::size_t at = 0;
+  for (const Box& b : boxes) {
+    const std::size_t count = static_cast<std::size_t>(b.points());
+    insert_box(field, n, b,
+               std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(at),
+                                   values.begin() + static_cast<std::ptrdiff_t>(at + count)));
+    at += count;
+  }
+}
+
 Box relative(const Box& box, const Box& origin) {
   Box b = box;
   for (int a = 0; a < 3; ++a) b.lo[a] -= origin.lo[a];

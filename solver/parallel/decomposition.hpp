@@ -78,6 +78,10 @@ std::vector<double> extract_box(const std::vector<double>& field,
                                 const std::array<std::int64_t, 3>& n, const Box& box);
 void insert_box(std::vector<double>& field, const std::array<std::int64_t, 3>& n, const Box& box,
                 const std::vector<double>& values);
+// `values` cut into consecutive pieces the sizes of `boxes`, each inserted into `field` (what a
+// gather of every rank's box in rank order gives back).
+void insert_boxes(std::vector<double>& field, const std::array<std::int64_t, 3>& n,
+                  const std::vector<Box>& boxes, const std::vector<double>& values);
 // `box` relative to `origin` (a box inside a local grid whose global corner is origin).
 Box relative(const Box& box, const Box& origin);
 
