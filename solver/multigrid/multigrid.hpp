@@ -21,8 +21,9 @@
 // 1 / stall_reduction of it) the residual has not fallen to stall_reduction times where they
 // started. Iterations far above the best do not count: CG's residual may rise for a while,
 // its error's energy falling all the same, and fall fast after (a preconditioner that misses
-// a few modes: 1, 2.1, 4.6, ... for a dozen iterations), which is no stall. Diverged: a
-// residual above divergence_factor times the best, or not finite.
+// a few modes: 1, 2.1, 4.6, ... for a dozen iterations), which is no stall. Nor is a hover
+// while CG's error's energy goes on falling (stalled() below). Diverged: a residual above
+// divergence_factor times the best, or not finite.
 #pragma once
 
 #include <algorithm>
@@ -54,7 +55,8 @@ struct SolveOptions {
   int max_iterations = 200;
   // Stalled: over stall_window iterations near the best residual (within 1 /
   // stall_reduction of it; a rise far above it does not count) the residual did not fall
-  // below stall_reduction times where they started (CG's residual need not fall every step).
+  // below stall_reduction times where they started (CG's residual need not fall every step),
+  // and for CG its error's energy did not fall either (stalled() below).
   int stall_window = 10;
   double stall_reduction = 0.5;
   // Diverged: a residual above divergence_factor times the best so far.
@@ -84,6 +86,9 @@ struct SolveReport {
   double floor = 0.0;             // the rounding floor, relative to ||b0|| (0: not computed)
   bool at_floor = false;          // converged on the floor, not below the tolerance
   std::vector<double> residuals;  // relative residual before the first and after each iteration
+  // PCG: the error's energy ((e, A e)) each iteration took off, alpha (r, z); none for V-cycles
+  // alone. What CG minimises, so it falls while the residual hovers.
+  std::vector<double> energy;
   double final_residual() const { return residuals.empty() ? 0.0 : residuals.back(); }
   // Mean reduction per iteration: (final / initial)^(1 / iterations).
   double mean_reduction() const;
@@ -95,8 +100,16 @@ struct SolveReport {
 const char* to_string(SolveReport::Reason r);
 
 // The stall rule above on a history of relative residuals (the first from before any
-// iteration, one per iteration after it).
-bool stalled(const std::vector<double>& residuals, const SolveOptions& options);
+// iteration, one per iteration after it). With `energy` (SolveReport::energy, one per
+// iteration), a hover is a stall only where CG's error has stopped falling too: the energy the
+// last 2 stall_window iterations took off is at least kEnergyStall of what as many before took
+// off (with a shorter history, its two halves; none before 2 stall_window iterations). A preconditioner that misses many modes (a checkerboard of k = 1 and 1e4 whose
+// cubes touch along edges, every face convective) holds the residual near 1 for dozens of
+// iterations while each window takes a tenth of the error's energy off; rounding, or an
+// iteration that does not converge, takes off as much in one window as in the one before.
+bool stalled(const std::vector<double>& residuals, const SolveOptions& options,
+             const std::vector<double>& energy = {});
+constexpr double kEnergyStall = 0.5;
 
 class Multigrid {
  public:

@@ -571,6 +571,41 @@ TEST(Multigrid, TheStallRuleWaitsOutARisingResidualButNotAHover) {
   EXPECT_TRUE(stalled(stuck, o));
 }
 
+// With CG's energy steps (what each iteration took off the error's energy), a hover is a stall
+// only where the energy has stopped falling too: the last 20 iterations took off at least
+// half of what the 20 before did.
+TEST(Multigrid, TheStallRuleWaitsWhileTheErrorsEnergyFalls) {
+  const SolveOptions o;  // a window of 10, halving
+  // The residual hovers between 0.9 and 1.2 for 60 iterations.
+  std::vector<double> hover{1.0};
+  for (int k = 0; k < 60; ++k) hover.push_back(0.9 + 0.1 * (k % 4));
+  // Without energy steps (V-cycles alone): stalled after 10 iterations near the best.
+  EXPECT_TRUE(stalled(std::vector<double>(hover.begin(), hover.begin() + 12), o));
+  // The energy falling a tenth every ten iterations, swinging by 4x from one to the next:
+  // never a stall.
+  std::vector<double> falling;
+  for (int k = 0; k < 60; ++k) falling.push_back(std::pow(10.0, -0.1 * k) * (k % 2 ? 4.0 : 1.0));
+  for (std::size_t k = 1; k <= falling.size(); ++k) {
+    const std::vector<double> r(hover.begin(), hover.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    const std::vector<double> e(falling.begin(), falling.begin() + static_cast<std::ptrdiff_t>(k));
+    EXPECT_FALSE(stalled(r, o, e)) << "after " << k << " iterations";
+  }
+  // Energy steps of rounding (the same size throughout): stalled at iteration 20, the first
+  // with two windows to compare, not before.
+  const std::vector<double> flat(60, 1e-20);
+  int first = -1;
+  for (std::size_t k = 1; k <= flat.size() && first < 0; ++k) {
+    const std::vector<double> r(hover.begin(), hover.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    const std::vector<double> e(flat.begin(), flat.begin() + static_cast<std::ptrdiff_t>(k));
+    if (stalled(r, o, e)) first = static_cast<int>(k);
+  }
+  EXPECT_EQ(first, 20);
+  // A residual that halves is no stall, whatever the energy does.
+  std::vector<double> halving{1.0};
+  for (int k = 1; k <= 40; ++k) halving.push_back(std::pow(0.5, k));
+  EXPECT_FALSE(stalled(halving, o, std::vector<double>(40, 1.0)));
+}
+
 // Observed order in time. The Dirichlet sine mode is an eigenvector of the discrete operator,
 // so with u(0) = the mode the exact solution of the space-discrete problem is the mode times
 // exp(lambda t), lambda the discrete eigenvalue: the error at t = T is the time error alone.
