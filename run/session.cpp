@@ -876,6 +876,8 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     if (!root) return;
     lines.push_back(done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
                               nullptr, nullptr, [] { return std::string(); }));
+    const std::string halo = decomposed->exchange_summary();
+    if (!halo.empty()) lines.push_back("rank 0: " + halo);
   } else {
     lines.push_back(
         done_line(result, choice.name, implicit, steady ? &steady_report : nullptr, [&] {

@@ -1,9 +1,12 @@
 #include "decomposed_backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "comm.hpp"
 
@@ -114,12 +117,30 @@ void DecomposedBackend::download(std::vector<double>& field) {
 void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
   // Pieces of exchange_every steps: a multiple of the fusion depth, so the local backend makes
   // the passes the serial one makes for advance(steps) (whole passes, then the remainder).
+  // The local steps are finished (synchronize) before the exchange's clock starts, so that a
+  // GPU's queued kernels count as stepping; the exchange's first copy would wait for them.
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
   for (std::int64_t done = 0; done < steps;) {
     const std::int64_t m = std::min<std::int64_t>(exchange_every_, steps - done);
     local_->advance(m, step0 + done);
+    local_->synchronize();
+    const auto before = clock::now();
     exchange();
+    exchange_seconds_ += std::chrono::duration<double>(clock::now() - before).count();
+    ++exchanges_;
     done += m;
   }
+  advance_seconds_ += std::chrono::duration<double>(clock::now() - start).count();
+}
+
+std::string DecomposedBackend::exchange_summary() const {
+  if (exchanges_ == 0 || !(advance_seconds_ > 0.0)) return {};
+  char line[160];
+  std::snprintf(line, sizeof line, "halo exchanges %.3g s of %.3g s stepping (%.1f%%), %lld exchanges",
+                exchange_seconds_, advance_seconds_, 100.0 * exchange_seconds_ / advance_seconds_,
+                static_cast<long long>(exchanges_));
+  return line;
 }
 
 // Axis by axis: the owned layers next to each neighbour go into its overlap. Along axis a the

@@ -64,6 +64,9 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   int exchange_every() const { return exchange_every_; }
   // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".
   std::string describe() const override;
+  // "halo exchanges 0.021 s of 0.35 s (6.0%), 120 exchanges": the wall time of the exchanges
+  // (the device's packing and copies included) against that of advance() on this rank.
+  std::string exchange_summary() const override;
 
  private:
   void exchange();
@@ -75,6 +78,8 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   Decomposition decomposition_;
   int exchange_every_ = 1;
   std::vector<double> weights_;  // per owned node: trapezoid weight (x capacity with fields)
+  double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
+  std::int64_t exchanges_ = 0;
 };
 
 }  // namespace heatsim::solver::parallel

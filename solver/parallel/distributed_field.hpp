@@ -21,6 +21,9 @@ class DistributedField {
   virtual void upload_owned(const std::vector<double>& values) = 0;
   // One line for the run log: how the grid is split and what travels between the ranks.
   virtual std::string describe() const = 0;
+  // One line for the run's summary: this rank's time in halo exchanges against its stepping
+  // ("" where the holder does not measure it).
+  virtual std::string exchange_summary() const { return {}; }
 };
 
 }  // namespace heatsim::solver::parallel

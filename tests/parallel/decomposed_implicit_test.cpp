@@ -109,17 +109,6 @@ class DecomposedImplicitTest : public DecomposedFixture {
   }
 };
 
-// The multigrid iterations of every solve the log reports ("converged in 7 iterations"), in
-// order.
-std::vector<int> iterations(const std::string& log) {
-  std::vector<int> counts;
-  static const std::regex pattern("converged in ([0-9]+) iteration");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), pattern);
-       it != std::sregex_iterator(); ++it)
-    counts.push_back(std::stoi((*it)[1]));
-  return counts;
-}
-
 TEST_P(DecomposedImplicitTest, EqualsTheSerialRunBitForBit) {
   const int ranks = GetParam();
   for (const Case& c : cases()) {

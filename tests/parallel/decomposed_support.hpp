@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -141,6 +142,17 @@ inline void expect_same_run(const fs::path& want, const fs::path& got, const std
   if (fs::exists(want / "probes.csv")) {
     EXPECT_EQ(read_text(want / "probes.csv"), read_text(got / "probes.csv")) << what;
   }
+}
+
+// The multigrid iterations of every solve the log reports ("converged in 7 iterations"), in
+// order.
+inline std::vector<int> iterations(const std::string& log) {
+  std::vector<int> counts;
+  static const std::regex pattern("converged in ([0-9]+) iteration");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), pattern);
+       it != std::sregex_iterator(); ++it)
+    counts.push_back(std::stoi((*it)[1]));
+  return counts;
 }
 
 }  // namespace heatsim_tests::decomposed
