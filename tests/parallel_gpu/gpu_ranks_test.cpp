@@ -185,7 +185,7 @@ TEST_F(GpuRanks, ImplicitAndSteadySolvesMatchOneGpuProcess) {
     std::string yaml = c.yaml;
     if (std::string(c.name) == "backward_euler_2d")
       yaml.replace(yaml.find("time: {dt: auto, steps: 60}"), 27,
-                   "time: {method: backward_euler, dt: 2.0, steps: 12}");
+                   "time: {method: backward-euler, dt: 2.0, steps: 12}");
     const std::string path = write_case(std::string(c.name) + ".yaml", yaml);
     const fs::path serial = dir_ / (std::string(c.name) + "_serial");
     const fs::path split = dir_ / (std::string(c.name) + "_np2");
