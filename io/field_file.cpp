@@ -1279,13 +1279,13 @@ void write_gathered(const std::string& path, const FieldMeta& meta, const FieldP
         const parallel::Box in = intersection(boxes[r], slab);
         if (in.points() == 0) continue;
         pieces[r].resize(static_cast<std::size_t>(in.points()));
-        transfers.push_back({nullptr, -1, &pieces[r], static_cast<int>(r), kGatherTag});
+        transfers.push_back(parallel::receiving(pieces[r], static_cast<int>(r), kGatherTag));
       }
     } else {
       const parallel::Box in = intersection(mine, slab);
       if (in.points() > 0) {
         pieces[0] = take(part.values, mine, in);
-        transfers.push_back({&pieces[0], 0, nullptr, -1, kGatherTag});
+        transfers.push_back(parallel::sending(pieces[0], 0, kGatherTag));
       }
     }
     if (!transfers.empty()) parallel::send_receive_all(transfers);
@@ -1436,13 +1436,13 @@ void read_field_file_collective(const std::string& path, const FieldMeta& meta, 
         const parallel::Box in = intersection(boxes[r], slab);
         if (in.points() == 0) continue;
         pieces[r] = take(values, slab, in);
-        transfers.push_back({&pieces[r], static_cast<int>(r), nullptr, -1, kScatterTag});
+        transfers.push_back(parallel::sending(pieces[r], static_cast<int>(r), kScatterTag));
       }
     } else {
       const parallel::Box in = intersection(mine, slab);
       if (in.points() > 0) {
         pieces[0].resize(static_cast<std::size_t>(in.points()));
-        transfers.push_back({nullptr, -1, &pieces[0], 0, kScatterTag});
+        transfers.push_back(parallel::receiving(pieces[0], 0, kScatterTag));
       }
     }
     if (!transfers.empty()) parallel::send_receive_all(transfers);

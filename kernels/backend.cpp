@@ -2,8 +2,11 @@
 
 #include "face_conductance.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace heatsim::kernels {
 
@@ -105,18 +108,29 @@ void for_box(const FieldBox& b, F&& f) {
 
 }  // namespace
 
-void Backend::read_box(const FieldBox& box, std::vector<double>& values) {
+void Backend::read_box(const FieldBox& box, double* values) {
   std::vector<double> field;
   download(field);
-  values.resize(static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]));
   for_box(box, [&](std::size_t i, std::size_t k) { values[k] = field.at(i); });
 }
 
-void Backend::write_box(const FieldBox& box, const std::vector<double>& values) {
+void Backend::write_box(const FieldBox& box, const double* values) {
   std::vector<double> field;
   download(field);
-  for_box(box, [&](std::size_t i, std::size_t k) { field.at(i) = values.at(k); });
+  for_box(box, [&](std::size_t i, std::size_t k) { field.at(i) = values[k]; });
   upload(field);
+}
+
+void Backend::read_box(const FieldBox& box, std::vector<double>& values) {
+  values.resize(static_cast<std::size_t>(std::max<std::int64_t>(0, box.points())));
+  read_box(box, values.data());
+}
+
+void Backend::write_box(const FieldBox& box, const std::vector<double>& values) {
+  if (values.size() != static_cast<std::size_t>(std::max<std::int64_t>(0, box.points())))
+    throw std::invalid_argument(name() + ": write_box got " + std::to_string(values.size()) +
+                                " values for a box of " + std::to_string(box.points()));
+  write_box(box, values.data());
 }
 
 std::size_t Stencil::size() const {

@@ -207,6 +207,7 @@ struct FieldBox {
   std::array<std::int64_t, kMaxDims> grid{1, 1, 1};
   std::array<std::int64_t, kMaxDims> lo{0, 0, 0};
   std::array<std::int64_t, kMaxDims> extent{1, 1, 1};
+  std::int64_t points() const { return extent[0] * extent[1] * extent[2]; }
 };
 
 class Backend {
@@ -241,10 +242,17 @@ class Backend {
   // the whole field, device backends gather on the device.
   virtual void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values);
   // A sub-box of the field (FieldBox), values in the box's own memory order (x fastest): what
-  // a decomposed run exchanges between ranks (solver/parallel). The defaults download (and
-  // upload) the whole field; a device backend may copy just the box.
-  virtual void read_box(const FieldBox& box, std::vector<double>& values);
-  virtual void write_box(const FieldBox& box, const std::vector<double>& values);
+  // a decomposed run exchanges between ranks (solver/parallel). `values` holds box.points()
+  // doubles; a decomposed run passes staging of allocate_host_staging(), which a device
+  // backend's copies reach at the bus's speed (pinned). The defaults download (and upload)
+  // the whole field; a device backend copies just the box. Both return when `values` is
+  // complete (read) or may be reused (write).
+  virtual void read_box(const FieldBox& box, double* values);
+  virtual void write_box(const FieldBox& box, const double* values);
+  // The same through vectors: `values` resized to the box (read); of the box's size (write,
+  // else std::invalid_argument).
+  void read_box(const FieldBox& box, std::vector<double>& values);
+  void write_box(const FieldBox& box, const std::vector<double>& values);
   // Waits for queued work (device backends); no-op on the host.
   virtual void synchronize() {}
   // Steps per pass that advance() uses after setup(): the requested fusion depth as the

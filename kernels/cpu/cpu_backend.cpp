@@ -100,21 +100,16 @@ class CpuBackend final : public Backend {
   }
 
   // Just the box's rows, straight from the padded field (a decomposed run's halo exchange).
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     check_box(box);
-    values.resize(static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]));
     for_box_row(box, [&](std::int64_t at, std::size_t k) {
       for (std::int64_t x = 0; x < box.extent[0]; ++x)
         values[k + static_cast<std::size_t>(x)] = static_cast<double>(cur_[at + x]);
     });
   }
 
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     check_box(box);
-    if (values.size() != static_cast<std::size_t>(box.extent[0] * box.extent[1] * box.extent[2]))
-      throw std::invalid_argument("cpu backend: write_box got " + std::to_string(values.size()) +
-                                  " values for a box of " +
-                                  std::to_string(box.extent[0] * box.extent[1] * box.extent[2]));
     for_box_row(box, [&](std::int64_t at, std::size_t k) {
       for (std::int64_t x = 0; x < box.extent[0]; ++x)
         cur_[at + x] = static_cast<T>(values[k + static_cast<std::size_t>(x)]);

@@ -39,11 +39,10 @@ void check_box(const FieldBox& box, const DeviceGrid& grid, const char* who) {
 }
 
 template <typename T>
-void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box,
-                     std::vector<double>& values, BoxStaging& staging, cudaStream_t stream) {
+void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box, double* values,
+                     BoxStaging& staging, cudaStream_t stream) {
   check_box(box, grid, "read_box");
   const std::size_t points = box_points(box);
-  values.resize(points);
   if (points == 0) return;
   T* packed = static_cast<T*>(staging.reserve(points * sizeof(T)));
   const std::array<std::int64_t, 3> lo{box.lo[0], box.lo[1], box.lo[2]}, zero{0, 0, 0};
@@ -51,7 +50,7 @@ void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box
   copy_box<T>(field, grid, lo, packed, compact_grid(box, grid.dims), zero, extent, stream);
   if constexpr (std::is_same_v<T, double>) {
     HEATSIM_CUDA_CHECK(
-        cudaMemcpyAsync(values.data(), packed, points * sizeof(T), cudaMemcpyDeviceToHost, stream));
+        cudaMemcpyAsync(values, packed, points * sizeof(T), cudaMemcpyDeviceToHost, stream));
     HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
   } else {
     std::vector<T> host(points);
@@ -63,22 +62,19 @@ void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box
 }
 
 template <typename T>
-void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box,
-                      const std::vector<double>& values, BoxStaging& staging, cudaStream_t stream) {
+void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box, const double* values,
+                      BoxStaging& staging, cudaStream_t stream) {
   check_box(box, grid, "write_box");
   const std::size_t points = box_points(box);
-  if (values.size() != points)
-    throw std::invalid_argument("write_box: " + std::to_string(values.size()) +
-                                " values for a box of " + std::to_string(points));
   if (points == 0) return;
   T* packed = static_cast<T*>(staging.reserve(points * sizeof(T)));
   if constexpr (std::is_same_v<T, double>) {
     HEATSIM_CUDA_CHECK(
-        cudaMemcpyAsync(packed, values.data(), points * sizeof(T), cudaMemcpyHostToDevice, stream));
+        cudaMemcpyAsync(packed, values, points * sizeof(T), cudaMemcpyHostToDevice, stream));
     // The host array may be reused (or freed) as soon as this returns.
     HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
   } else {
-    const std::vector<T> host(values.begin(), values.end());
+    const std::vector<T> host(values, values + points);
     HEATSIM_CUDA_CHECK(
         cudaMemcpyAsync(packed, host.data(), points * sizeof(T), cudaMemcpyHostToDevice, stream));
     HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -88,13 +84,13 @@ void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box,
   copy_box<T>(packed, compact_grid(box, grid.dims), zero, field, grid, lo, extent, stream);
 }
 
-template void read_device_box<float>(const float*, const DeviceGrid&, const FieldBox&,
-                                     std::vector<double>&, BoxStaging&, cudaStream_t);
-template void read_device_box<double>(const double*, const DeviceGrid&, const FieldBox&,
-                                      std::vector<double>&, BoxStaging&, cudaStream_t);
-template void write_device_box<float>(float*, const DeviceGrid&, const FieldBox&,
-                                      const std::vector<double>&, BoxStaging&, cudaStream_t);
+template void read_device_box<float>(const float*, const DeviceGrid&, const FieldBox&, double*,
+                                     BoxStaging&, cudaStream_t);
+template void read_device_box<double>(const double*, const DeviceGrid&, const FieldBox&, double*,
+                                      BoxStaging&, cudaStream_t);
+template void write_device_box<float>(float*, const DeviceGrid&, const FieldBox&, const double*,
+                                      BoxStaging&, cudaStream_t);
 template void write_device_box<double>(double*, const DeviceGrid&, const FieldBox&,
-                                       const std::vector<double>&, BoxStaging&, cudaStream_t);
+                                       const double*, BoxStaging&, cudaStream_t);
 
 }  // namespace heatsim::kernels::cuda

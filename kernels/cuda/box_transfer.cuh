@@ -40,11 +40,12 @@ class BoxStaging {
 // Throws std::invalid_argument when `box` is not inside a grid of `grid`'s interior size.
 void check_box(const FieldBox& box, const DeviceGrid& grid, const char* who);
 
+// `values`: box.points() doubles on the host (pinned staging moves at the bus's speed).
 template <typename T>
-void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box,
-                     std::vector<double>& values, BoxStaging& staging, cudaStream_t stream);
+void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box, double* values,
+                     BoxStaging& staging, cudaStream_t stream);
 template <typename T>
-void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box,
-                      const std::vector<double>& values, BoxStaging& staging, cudaStream_t stream);
+void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box, const double* values,
+                      BoxStaging& staging, cudaStream_t stream);
 
 }  // namespace heatsim::kernels::cuda

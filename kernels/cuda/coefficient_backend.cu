@@ -227,12 +227,12 @@ class CoefficientBackend final : public Backend {
     sample_nodes<T>(field_.cur(), field_.grid(), nodes, values, context_.stream);
   }
 
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
     read_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
   }
 
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
     write_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
   }

@@ -269,12 +269,12 @@ class FusingBackend final : public Backend {
 
   // Unlike upload(), a box write leaves the record of the Dirichlet nodes alone: a decomposed
   // run writes its overlaps between passes, and the passes must stay the serial run's.
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     cuda::read_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
   }
 
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     cuda::write_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
   }

@@ -147,12 +147,12 @@ class SweepBackend final : public Backend {
     sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
   }
 
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     read_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
   }
 
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     write_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
   }
@@ -319,10 +319,10 @@ class CoreBackend final : public Backend {
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     ready().sample(nodes, values);
   }
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     ready().read_box(box, values);
   }
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     ready().write_box(box, values);
   }
   void synchronize() override { ready().synchronize(); }

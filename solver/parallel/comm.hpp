@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,12 +51,31 @@ void send_receive(const std::vector<double>& send, int dest, std::vector<double>
 // One message of an exchange: `send` goes to `dest`, `recv` (sized by the caller) comes from
 // `source` (either -1: none), both under `tag`.
 struct Transfer {
-  const std::vector<double>* send = nullptr;
+  const double* send = nullptr;
+  std::size_t send_count = 0;
   int dest = -1;
-  std::vector<double>* recv = nullptr;
+  double* recv = nullptr;
+  std::size_t recv_count = 0;
   int source = -1;
   int tag = 0;
 };
+// A whole vector sent to `dest`, or received from `source` into a vector of the message's size.
+inline Transfer sending(const std::vector<double>& values, int dest, int tag) {
+  Transfer t;
+  t.send = values.data();
+  t.send_count = values.size();
+  t.dest = dest;
+  t.tag = tag;
+  return t;
+}
+inline Transfer receiving(std::vector<double>& values, int source, int tag) {
+  Transfer t;
+  t.recv = values.data();
+  t.recv_count = values.size();
+  t.source = source;
+  t.tag = tag;
+  return t;
+}
 // Every transfer at once (all receives and sends posted, then one wait for all of them), so
 // the messages of one exchange travel together instead of one round trip after the other.
 void send_receive_all(const std::vector<Transfer>& transfers);

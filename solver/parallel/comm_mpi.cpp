@@ -162,14 +162,14 @@ void send_receive_all(const std::vector<Transfer>& transfers) {
   for (const Transfer& t : transfers) {
     if (t.source < 0) continue;
     requests.emplace_back();
-    check(MPI_Irecv(t.recv->data(), as_int(t.recv->size()), MPI_DOUBLE, t.source, t.tag,
+    check(MPI_Irecv(t.recv, as_int(t.recv_count), MPI_DOUBLE, t.source, t.tag,
                     MPI_COMM_WORLD, &requests.back()),
           "MPI_Irecv");
   }
   for (const Transfer& t : transfers) {
     if (t.dest < 0) continue;
     requests.emplace_back();
-    check(MPI_Isend(t.send->data(), as_int(t.send->size()), MPI_DOUBLE, t.dest, t.tag,
+    check(MPI_Isend(t.send, as_int(t.send_count), MPI_DOUBLE, t.dest, t.tag,
                     MPI_COMM_WORLD, &requests.back()),
           "MPI_Isend");
   }

@@ -35,7 +35,7 @@ void send_receive_all(const std::vector<Transfer>& transfers) {
     if (t.source != 0) continue;
     for (const Transfer& s : transfers)
       if (s.dest == 0 && s.tag == t.tag)
-        std::copy_n(s.send->begin(), std::min(s.send->size(), t.recv->size()), t.recv->begin());
+        std::copy_n(s.send, std::min(s.send_count, t.recv_count), t.recv);
   }
 }
 

@@ -42,8 +42,23 @@ void DecomposedBackend::setup(const kernels::StencilProblem& problem) {
                              std::to_string(-depths[1]) + " to " + std::to_string(depths[0]) +
                              " steps per pass; a decomposed run needs one depth");
 
+  // The exchange's four slabs (one out and one in per side), in staging the local backend
+  // allocates (pinned on a GPU, so its copies need no staging of the driver's) and kept for
+  // the run: a slab across axis a spans the local extent of the axes before a and the owned
+  // extent of those after it.
+  const Box owned = decomposition_.owned(), local = decomposition_.local();
+  slab_points_ = 0;
+  for (int a = 0; a < problem.dims; ++a) {
+    if (decomposition_.procs()[a] == 1) continue;
+    std::int64_t points = decomposition_.halo();
+    for (int b = 0; b < 3; ++b)
+      if (b != a) points *= b < a ? local.extent[b] : owned.extent[b];
+    slab_points_ = std::max(slab_points_, static_cast<std::size_t>(points));
+  }
+  staging_ = local_->allocate_host_staging(std::max<std::size_t>(1, 4 * slab_points_) *
+                                           sizeof(double));
+
   // The owned nodes' weights in the total heat, as the serial backends weigh them.
-  const Box owned = decomposition_.owned();
   weights_.assign(static_cast<std::size_t>(owned.points()), 1.0);
   const double* capacity = problem.coefficients ? problem.coefficients->capacity.data() : nullptr;
   std::size_t k = 0;
@@ -90,12 +105,13 @@ void DecomposedBackend::upload_owned(const std::vector<double>& values) {
 }
 
 void DecomposedBackend::download_owned(std::vector<double>& values) {
-  local_->read_box(field_box(decomposition_.owned()), values);
+  const double* mine = read_owned();
+  values.assign(mine, mine + decomposition_.owned().points());
 }
 
 void DecomposedBackend::download(std::vector<double>& field) {
-  std::vector<double> mine;
-  local_->read_box(field_box(decomposition_.owned()), mine);
+  const double* owned = read_owned();
+  const std::vector<double> mine(owned, owned + decomposition_.owned().points());
   std::vector<std::int64_t> counts;
   for (int r = 0; r < decomposition_.ranks(); ++r)
     counts.push_back(decomposition_.owned(r).points());
@@ -137,7 +153,8 @@ void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
 std::string DecomposedBackend::exchange_summary() const {
   if (exchanges_ == 0 || !(advance_seconds_ > 0.0)) return {};
   char line[160];
-  std::snprintf(line, sizeof line, "halo exchanges %.3g s of %.3g s stepping (%.1f%%), %lld exchanges",
+  std::snprintf(line, sizeof line,
+                "halo exchanges %.3g s of %.3g s stepping (%.1f%%), %lld exchanges",
                 exchange_seconds_, advance_seconds_, 100.0 * exchange_seconds_ / advance_seconds_,
                 static_cast<long long>(exchanges_));
   return line;
@@ -161,9 +178,10 @@ void DecomposedBackend::exchange() {
     }
     slab.extent[a] = w;
     const int low = d.neighbour(a, 0), high = d.neighbour(a, 1);
-    std::array<std::vector<double>, 2> out, in;
+    double* buffers = static_cast<double*>(staging_.data());
     std::array<Box, 2> recv_box{slab, slab};
     std::vector<Transfer> transfers(2);
+    const std::size_t points = static_cast<std::size_t>(slab.points());
     for (int side = 0; side < 2; ++side) {
       // side 0: my first owned layers to the low neighbour, the high neighbour's into my high
       // overlap; side 1 the mirror image. The tag tells the two apart when both neighbours
@@ -175,23 +193,37 @@ void DecomposedBackend::exchange() {
       t.dest = side == 0 ? low : high;
       t.source = side == 0 ? high : low;
       t.tag = 2 * a + side;
-      if (t.dest >= 0) local_->read_box(field_box(send), out[side]);
-      in[side].resize(static_cast<std::size_t>(recv_box[side].points()));
-      t.send = &out[side];
-      t.recv = &in[side];
+      t.send = buffers + static_cast<std::size_t>(side) * slab_points_;
+      t.send_count = points;
+      t.recv = buffers + static_cast<std::size_t>(2 + side) * slab_points_;
+      t.recv_count = points;
+      if (t.dest >= 0) local_->read_box(field_box(send), buffers + side * slab_points_);
     }
     send_receive_all(transfers);
     for (int side = 0; side < 2; ++side)
       if (transfers[static_cast<std::size_t>(side)].source >= 0)
-        local_->write_box(field_box(recv_box[side]), in[side]);
+        local_->write_box(field_box(recv_box[side]),
+                          transfers[static_cast<std::size_t>(side)].recv);
   }
 }
 
+// This rank's owned nodes in staging kept for the run (pinned on a GPU: a whole block of a
+// large field moves at the bus's speed, not through the driver's staging of fresh pages).
+const double* DecomposedBackend::read_owned() {
+  const std::size_t points = static_cast<std::size_t>(decomposition_.owned().points());
+  if (owned_staging_.bytes() < points * sizeof(double))
+    owned_staging_ =
+        local_->allocate_host_staging(std::max<std::size_t>(1, points) * sizeof(double));
+  double* values = static_cast<double*>(owned_staging_.data());
+  local_->read_box(field_box(decomposition_.owned()), values);
+  return values;
+}
+
 kernels::FieldStats DecomposedBackend::stats() {
-  std::vector<double> mine;
-  local_->read_box(field_box(decomposition_.owned()), mine);
+  const double* mine = read_owned();
+  const std::size_t count = static_cast<std::size_t>(decomposition_.owned().points());
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0, bad = 0.0;
-  for (std::size_t i = 0; i < mine.size(); ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     const double v = mine[i];
     if (!std::isfinite(v)) {
       bad += 1.0;
@@ -219,8 +251,7 @@ kernels::FieldStats DecomposedBackend::stats() {
 void DecomposedBackend::sample(const std::vector<std::int64_t>& nodes,
                                std::vector<double>& values) {
   const Box owned = decomposition_.owned();
-  std::vector<double> mine;
-  local_->read_box(field_box(owned), mine);
+  const double* mine = read_owned();
   const auto& n = global_.n;
   // -0.0 is the exact identity of addition (x + -0.0 == x for every x, -0.0 and NaN
   // included), so the sum over ranks hands every node its owner's value bit for bit.

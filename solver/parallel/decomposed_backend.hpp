@@ -78,6 +78,10 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   Decomposition decomposition_;
   int exchange_every_ = 1;
   std::vector<double> weights_;  // per owned node: trapezoid weight (x capacity with fields)
+  const double* read_owned();     // into owned_staging_
+  kernels::HostStaging staging_;  // the exchange's slabs: out low, out high, in low, in high
+  kernels::HostStaging owned_staging_;  // this rank's owned block (stats, samples, files)
+  std::size_t slab_points_ = 0;   // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
   std::int64_t exchanges_ = 0;
 };

@@ -358,8 +358,10 @@ void DecomposedLevelOps::exchange(const Part& part, double* values) {
       from_upper.resize(static_cast<std::size_t>(layer(last + 1).points()));
     }
     const int tag_down = 700 + 2 * a, tag_up = 701 + 2 * a;
-    send_receive_all(
-        {{&down, lower, &from_upper, upper, tag_down}, {&up, upper, &from_lower, lower, tag_up}});
+    send_receive_all({{down.data(), down.size(), lower, from_upper.data(), from_upper.size(), upper,
+                       tag_down},
+                      {up.data(), up.size(), upper, from_lower.data(), from_lower.size(), lower,
+                       tag_up}});
     const auto unpack = [&](const Box& b, const std::vector<double>& in) {
       std::size_t k = 0;
       for_box(b, [&](std::int64_t x, std::int64_t y, std::int64_t z) {

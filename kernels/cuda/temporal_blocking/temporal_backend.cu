@@ -260,12 +260,12 @@ class BlockedCoefficientBackend final : public Backend {
     cuda::sample_nodes<T>(main_.cur(), main_.grid(), nodes, values, context_.stream);
   }
 
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     cuda::read_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
   }
 
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     cuda::write_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
   }
@@ -399,10 +399,10 @@ class TemporalBlockingBackend final : public Backend {
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     ready().sample(nodes, values);
   }
-  void read_box(const FieldBox& box, std::vector<double>& values) override {
+  void read_box(const FieldBox& box, double* values) override {
     ready().read_box(box, values);
   }
-  void write_box(const FieldBox& box, const std::vector<double>& values) override {
+  void write_box(const FieldBox& box, const double* values) override {
     ready().write_box(box, values);
   }
   void synchronize() override { ready().synchronize(); }
