@@ -44,16 +44,7 @@ const std::vector<Case>& cases() {
        "boundary:\n  all: {type: convective, h: 25, ambient: 298.15}\n"
        "  y-: {type: neumann, flux: 0}\n"
        "initial: {type: constant, value: 298.15}\ntime: {method: steady}\n"},
-      {"steady_ball_3d",
-       "grid: {dims: 3, n: [23, 21, 19], length: [0.05, 0.05, 0.05]}\n"
-       "materials:\n  epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}\n"
-       "  copper: {conductivity: 390, density: 8960, specific_heat: 385}\n"
-       "regions:\n  - {material: epoxy}\n"
-       "  - {material: copper, ball: {center: [0.025, 0.025, 0.025], radius: 0.015}}\n"
-       "sources:\n  - {ball: {center: [0.025, 0.025, 0.025], radius: 0.015}, power: 5.0}\n"
-       "boundary:\n  all: {type: convective, h: 25, ambient: 300}\n"
-       "  z-: {type: dirichlet, value: 310}\n"
-       "initial: {type: constant, value: 300}\ntime: {method: steady}\n"},
+      {"steady_ball_3d", steady_ball_yaml("[23, 21, 19]")},
       {"backward_euler_2d",
        "grid: {dims: 2, n: [23, 17], length: [0.22, 0.16]}\n"
        "materials:\n  copper: {conductivity: 400, density: 8960, specific_heat: 385}\n"

@@ -144,6 +144,20 @@ inline void expect_same_run(const fs::path& want, const fs::path& got, const std
   }
 }
 
+// A steady copper ball in epoxy on `n` nodes ("[23, 21, 19]"), convective faces and one
+// Dirichlet face: the decomposed solves' 3D case.
+inline std::string steady_ball_yaml(const std::string& n) {
+  return "grid: {dims: 3, n: " + n + ", length: [0.05, 0.05, 0.05]}\n"
+         "materials:\n  epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}\n"
+         "  copper: {conductivity: 390, density: 8960, specific_heat: 385}\n"
+         "regions:\n  - {material: epoxy}\n"
+         "  - {material: copper, ball: {center: [0.025, 0.025, 0.025], radius: 0.015}}\n"
+         "sources:\n  - {ball: {center: [0.025, 0.025, 0.025], radius: 0.015}, power: 5.0}\n"
+         "boundary:\n  all: {type: convective, h: 25, ambient: 300}\n"
+         "  z-: {type: dirichlet, value: 310}\n"
+         "initial: {type: constant, value: 300}\ntime: {method: steady}\n";
+}
+
 // The multigrid iterations of every solve the log reports ("converged in 7 iterations"), in
 // order.
 inline std::vector<int> iterations(const std::string& log) {

@@ -168,16 +168,7 @@ TEST_F(GpuRanks, OneFailingRankEndsAllOfThem) {
 // tolerance, not bit for bit, and each solve takes the same iterations give or take one.
 TEST_F(GpuRanks, ImplicitAndSteadySolvesMatchOneGpuProcess) {
   const std::vector<RankCase> cases = {
-      {"steady_ball_3d",
-       "grid: {dims: 3, n: [41, 37, 33], length: [0.05, 0.05, 0.05]}\n"
-       "materials:\n  epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}\n"
-       "  copper: {conductivity: 390, density: 8960, specific_heat: 385}\n"
-       "regions:\n  - {material: epoxy}\n"
-       "  - {material: copper, ball: {center: [0.025, 0.025, 0.025], radius: 0.015}}\n"
-       "sources:\n  - {ball: {center: [0.025, 0.025, 0.025], radius: 0.015}, power: 5.0}\n"
-       "boundary:\n  all: {type: convective, h: 25, ambient: 300}\n"
-       "  z-: {type: dirichlet, value: 310}\n"
-       "initial: {type: constant, value: 300}\ntime: {method: steady}\n"},
+      {"steady_ball_3d", steady_ball_yaml("[41, 37, 33]")},
       {"backward_euler_2d", rank_cases()[0].yaml},
   };
   for (const RankCase& c : cases) {
