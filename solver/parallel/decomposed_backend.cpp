@@ -222,16 +222,37 @@ const double* DecomposedBackend::read_owned() {
 kernels::FieldStats DecomposedBackend::stats() {
   const double* mine = read_owned();
   const std::size_t count = static_cast<std::size_t>(decomposition_.owned().points());
-  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0, bad = 0.0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double v = mine[i];
-    if (!std::isfinite(v)) {
-      bad += 1.0;
-      continue;
+  // Blocks of a fixed size on the rank's cores (a 512^3 field's half took 0.15 s on one), their
+  // heat sums added in block order: the same total whatever the thread count.
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  const std::size_t blocks = (count + kBlock - 1) / kBlock;
+  std::vector<double> block_min(blocks), block_max(blocks), block_heat(blocks), block_bad(blocks);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < static_cast<std::int64_t>(blocks); ++b) {
+    double mn = std::numeric_limits<double>::infinity(), mx = -mn, heat = 0.0, bad = 0.0;
+    const std::size_t end = std::min(count, static_cast<std::size_t>(b + 1) * kBlock);
+    for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < end; ++i) {
+      const double v = mine[i];
+      if (!std::isfinite(v)) {
+        bad += 1.0;
+        continue;
+      }
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+      heat += weights_[i] * v;
     }
-    mn = std::min(mn, v);
-    mx = std::max(mx, v);
-    total += weights_[i] * v;
+    const auto k = static_cast<std::size_t>(b);
+    block_min[k] = mn;
+    block_max[k] = mx;
+    block_heat[k] = heat;
+    block_bad[k] = bad;
+  }
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0, bad = 0.0;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    mn = std::min(mn, block_min[k]);
+    mx = std::max(mx, block_max[k]);
+    total += block_heat[k];
+    bad += block_bad[k];
   }
   std::vector<double> lows{mn}, highs{mx}, counts{bad};
   min_all(lows);
