@@ -719,6 +719,34 @@ TEST(CaseLoader, OutputHeatFlowsAndFields) {
   EXPECT_FALSE(e.output.conductivity);
 }
 
+// liquid_fraction asked for with a phase change the reader refused: that refusal is the
+// error; "none has one" would only repeat it. Without any phase change it is the error.
+TEST(CaseLoader, LiquidFractionBesideARefusedPhaseChangeIsNoSecondError) {
+  const std::string body =
+      "grid: {dims: 1, n: [21], length: 0.1}\n"
+      "materials:\n"
+      "  wax: {conductivity: 0.2, density: 800, specific_heat: 2000%s}\n"
+      "regions:\n  - {material: wax}\n"
+      "boundary: {all: {type: dirichlet, value: 300}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {steps: 10}\n"
+      "output: {fields: [temperature, liquid_fraction]}\n";
+  const auto with = [&](const std::string& extra) {
+    std::string text = body;
+    text.replace(text.find("%s"), 2, extra);
+    return load_case_text(text);
+  };
+  const LoadResult refused =
+      with(", phase_change: {solidus: 318, liquidus: 310, latent_heat: 2.0e5}");
+  EXPECT_NE(find_error(refused, "materials.wax.phase_change.liquidus"), nullptr)
+      << all_errors(refused);
+  EXPECT_EQ(find_error(refused, "output.fields"), nullptr) << all_errors(refused);
+  const LoadResult none = with("");
+  const CaseError* fields = find_error(none, "output.fields");
+  ASSERT_NE(fields, nullptr) << all_errors(none);
+  EXPECT_NE(fields->message.find("none has one"), std::string::npos) << fields->message;
+}
+
 TEST(CaseLoader, OutputHeatFlowsAndFieldsErrorsNameKeyAndLine) {
   const LoadResult r = load_case_text(kMinimal +
                                       "output:\n"
