@@ -185,6 +185,12 @@ std::vector<double> extract_box(const std::vector<double>& field,
     for (std::int64_t y = 0; y < box.extent[1]; ++y) {
       const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
       const std::int64_t row = (gz * n[1] + gy) * n[0];
+      if (box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0]) {  // a row that does not wrap
+        std::copy_n(field.begin() + static_cast<std::ptrdiff_t>(row + box.lo[0]), box.extent[0],
+                    out.begin() + static_cast<std::ptrdiff_t>(k));
+        k += static_cast<std::size_t>(box.extent[0]);
+        continue;
+      }
       for (std::int64_t x = 0; x < box.extent[0]; ++x)
         out[k++] = field[static_cast<std::size_t>(row + wrap(box.lo[0] + x, n[0]))];
     }
@@ -198,6 +204,12 @@ void insert_box(std::vector<double>& field, const std::array<std::int64_t, 3>& n
     for (std::int64_t y = 0; y < box.extent[1]; ++y) {
       const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
       const std::int64_t row = (gz * n[1] + gy) * n[0];
+      if (box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0]) {  // a row that does not wrap
+        std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(k), box.extent[0],
+                    field.begin() + static_cast<std::ptrdiff_t>(row + box.lo[0]));
+        k += static_cast<std::size_t>(box.extent[0]);
+        continue;
+      }
       for (std::int64_t x = 0; x < box.extent[0]; ++x)
         field[static_cast<std::size_t>(row + wrap(box.lo[0] + x, n[0]))] = values[k++];
     }
