@@ -112,22 +112,17 @@ void DecomposedBackend::download_owned(std::vector<double>& values) {
 void DecomposedBackend::download(std::vector<double>& field) {
   const double* owned = read_owned();
   const std::vector<double> mine(owned, owned + decomposition_.owned().points());
+  std::vector<Box> boxes;
   std::vector<std::int64_t> counts;
-  for (int r = 0; r < decomposition_.ranks(); ++r)
-    counts.push_back(decomposition_.owned(r).points());
+  for (int r = 0; r < decomposition_.ranks(); ++r) {
+    boxes.push_back(decomposition_.owned(r));
+    counts.push_back(boxes.back().points());
+  }
   const std::vector<double> all = gather_to_root(mine, counts);
   field.clear();
   if (decomposition_.rank() != 0) return;
   field.resize(static_cast<std::size_t>(global_.points()));
-  std::size_t offset = 0;
-  for (int r = 0; r < decomposition_.ranks(); ++r) {
-    const Box box = decomposition_.owned(r);
-    const std::vector<double> part(all.begin() + static_cast<std::ptrdiff_t>(offset),
-                                   all.begin() + static_cast<std::ptrdiff_t>(offset) +
-                                       static_cast<std::ptrdiff_t>(box.points()));
-    insert_box(field, global_.n, box, part);
-    offset += static_cast<std::size_t>(box.points());
-  }
+  insert_boxes(field, global_.n, boxes, all);
 }
 
 void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
@@ -193,11 +188,12 @@ void DecomposedBackend::exchange() {
       t.dest = side == 0 ? low : high;
       t.source = side == 0 ? high : low;
       t.tag = 2 * a + side;
-      t.send = buffers + static_cast<std::size_t>(side) * slab_points_;
+      double* out = buffers + static_cast<std::size_t>(side) * slab_points_;
+      t.send = out;
       t.send_count = points;
       t.recv = buffers + static_cast<std::size_t>(2 + side) * slab_points_;
       t.recv_count = points;
-      if (t.dest >= 0) local_->read_box(field_box(send), buffers + side * slab_points_);
+      if (t.dest >= 0) local_->read_box(field_box(send), out);
     }
     send_receive_all(transfers);
     for (int side = 0; side < 2; ++side)

@@ -180,12 +180,13 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
 std::vector<double> extract_box(const std::vector<double>& field,
                                 const std::array<std::int64_t, 3>& n, const Box& box) {
   std::vector<double> out(static_cast<std::size_t>(box.points()));
+  const bool whole_rows = box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0];  // none wraps
   std::size_t k = 0;
   for (std::int64_t z = 0; z < box.extent[2]; ++z)
     for (std::int64_t y = 0; y < box.extent[1]; ++y) {
       const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
       const std::int64_t row = (gz * n[1] + gy) * n[0];
-      if (box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0]) {  // a row that does not wrap
+      if (whole_rows) {
         std::copy_n(field.begin() + static_cast<std::ptrdiff_t>(row + box.lo[0]), box.extent[0],
                     out.begin() + static_cast<std::ptrdiff_t>(k));
         k += static_cast<std::size_t>(box.extent[0]);
@@ -199,12 +200,13 @@ std::vector<double> extract_box(const std::vector<double>& field,
 
 void insert_box(std::vector<double>& field, const std::array<std::int64_t, 3>& n, const Box& box,
                 const std::vector<double>& values) {
+  const bool whole_rows = box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0];  // none wraps
   std::size_t k = 0;
   for (std::int64_t z = 0; z < box.extent[2]; ++z)
     for (std::int64_t y = 0; y < box.extent[1]; ++y) {
       const std::int64_t gz = wrap(box.lo[2] + z, n[2]), gy = wrap(box.lo[1] + y, n[1]);
       const std::int64_t row = (gz * n[1] + gy) * n[0];
-      if (box.lo[0] >= 0 && box.lo[0] + box.extent[0] <= n[0]) {  // a row that does not wrap
+      if (whole_rows) {
         std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(k), box.extent[0],
                     field.begin() + static_cast<std::ptrdiff_t>(row + box.lo[0]));
         k += static_cast<std::size_t>(box.extent[0]);
