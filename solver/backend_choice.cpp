@@ -72,7 +72,9 @@ std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::siz
 
   const auto model = backend_model(entry.name, backend.capabilities().gpu);
   if (model && ctx.device.bandwidth > 0) {
-    const int limit = model_fusion_limit(backend.capabilities(), p);
+    // The model knows single coefficient steps only (blocked coefficient passes measure slower
+    // than one step per pass): a coefficient problem is rated at depth 1.
+    const int limit = p.coefficients ? 1 : model_fusion_limit(backend.capabilities(), p);
     const int first = asked > 0 ? std::min(asked, limit) : 1;
     const int last = asked > 0 ? first : limit;
     for (int k = first; k <= last; ++k) {

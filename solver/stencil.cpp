@@ -307,11 +307,13 @@ kernels::StencilProblem make_problem(const Case& c, double dt,
   p.precision = c.precision;
   p.fusion_depth = c.fusion;
   if (fields) {
-    // The fields carry every source (physics.source included); S^k fusion needs constant
-    // weights, so a varying-coefficient problem steps one at a time.
+    // The fields carry every source (physics.source included). There is no S^k to fuse: a
+    // backend that blocks coefficient steps (temporal-blocking) takes `fusion: k` as k single
+    // steps per pass, the others step one at a time. `auto` is one step per pass, which is
+    // what measures fastest on these problems (docs/performance.md, Heat-3D-mat).
     p.coefficients = std::move(fields);
     p.source_increment = 0.0;
-    p.fusion_depth = 1;
+    if (p.fusion_depth == 0) p.fusion_depth = 1;
   }
   return p;
 }

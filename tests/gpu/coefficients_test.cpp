@@ -341,7 +341,9 @@ INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(backend_
 // temporal-blocking on the same random problems: passes of 2 to 16 coefficient steps (lowered
 // where the tile or the grid is too small), with sizes past one tile (1D 2048, 2D 1024 along x,
 // 3D 64 x 32 in xy) and steps before and after the passes, against the CPU; the stats and
-// samples as above, and the depth taken never deeper than asked.
+// samples as above, and the depth taken never deeper than asked. The third repeat gives the
+// faces' own conductances, surfaces' transfer and voids (sub-grid geometry), which the passes
+// read per level instead of staging k.
 struct BlockedCase {
   Precision precision;
   int dims;
@@ -360,11 +362,12 @@ TEST_P(BlockedCoefficientAgreement, MatchesCpuAtEveryDepth) {
   grids.push_back(c.dims == 1   ? std::array<std::int64_t, 3>{5001, 1, 1}
                   : c.dims == 2 ? std::array<std::int64_t, 3>{1100, 23, 1}
                                 : std::array<std::int64_t, 3>{131, 67, 19});
-  int deepest_taken = 1;
-  for (int repeat = 0; repeat < 2; ++repeat)
+  int deepest_taken = 1, deepest_with_faces = 1;
+  for (int repeat = 0; repeat < 3; ++repeat)
     for (const auto& n : grids)
       for (int k : {2, 3, 5, 16}) {
-        const Built built = random_problem(c.dims, n, c.precision, rng);
+        const bool sub_grid = repeat == 2;
+        const Built built = random_problem(c.dims, n, c.precision, rng, sub_grid);
         StencilProblem p = built.problem;
         p.fusion_depth = k;
         std::ostringstream what;
@@ -388,6 +391,7 @@ TEST_P(BlockedCoefficientAgreement, MatchesCpuAtEveryDepth) {
         EXPECT_GE(gpu->fusion_depth(), 1);
         EXPECT_LE(gpu->fusion_depth(), k);
         deepest_taken = std::max(deepest_taken, gpu->fusion_depth());
+        if (sub_grid) deepest_with_faces = std::max(deepest_with_faces, gpu->fusion_depth());
         gpu->upload(std::vector<double>(u0.size(), std::numeric_limits<double>::quiet_NaN()));
         gpu->advance(2 * k, 0);
         gpu->upload(u0);
@@ -408,6 +412,7 @@ TEST_P(BlockedCoefficientAgreement, MatchesCpuAtEveryDepth) {
           EXPECT_EQ(sampled[j], got[static_cast<std::size_t>(nodes[j])]);
       }
   EXPECT_GE(deepest_taken, 2) << "no pass was blocked";
+  EXPECT_GE(deepest_with_faces, 2) << "no pass with the faces' conductances was blocked";
 }
 
 std::vector<BlockedCase> blocked_cases() {
@@ -484,18 +489,39 @@ TEST_F(CoefficientBasics, ConvstencilRefusesAndAutoSkipsIt) {
   EXPECT_THROW(solver::choose_backend("convstencil", built.problem), std::invalid_argument);
 }
 
-// temporal-blocking stages k and slices the fields into bands: it refuses sub-grid face
-// conductances, saying so, and `auto` takes a GPU backend that steps with them.
-TEST_F(CoefficientBasics, TemporalBlockingRefusesFaceConductancesAndAutoSkipsIt) {
+// Sub-grid face conductances on temporal-blocking: taken at the depth asked (3D fp64, depth 4
+// fits the tile without a ring of k), bit for bit the register-tiling steps at depth 1 (both
+// run the same single-step sweep), and `auto` takes a GPU backend.
+TEST_F(CoefficientBasics, TemporalBlockingStepsFaceConductances) {
   if (!kernels::find_backend("temporal-blocking")) GTEST_SKIP() << "no temporal-blocking";
   std::mt19937_64 rng(17);
   const Built built = random_problem(3, {40, 33, 21}, Precision::fp64, rng, true);
+  const std::vector<double> u0 = random_field(built.problem.points(), rng);
   auto blocked = kernels::create_backend("temporal-blocking", Precision::fp64);
-  const std::string why = blocked->unsupported_reason(built.problem);
-  EXPECT_NE(why.find("face conductances"), std::string::npos) << why;
-  EXPECT_THROW(blocked->setup(built.problem), std::runtime_error);
+  EXPECT_TRUE(blocked->capabilities().face_conductances);
+  StencilProblem deep = built.problem;
+  deep.fusion_depth = 4;
+  ASSERT_EQ(blocked->unsupported_reason(deep), "");
+  blocked->setup(deep);
+  EXPECT_EQ(blocked->fusion_depth(), 4);
+
+  std::vector<double> one, reg;
+  StencilProblem single = built.problem;
+  single.fusion_depth = 1;
+  blocked->setup(single);
+  EXPECT_EQ(blocked->fusion_depth(), 1);
+  blocked->upload(u0);
+  blocked->advance(9, 3);
+  blocked->download(one);
+  auto registers = kernels::create_backend("register-tiling", Precision::fp64);
+  registers->setup(single);
+  registers->upload(u0);
+  registers->advance(9, 3);
+  registers->download(reg);
+  EXPECT_EQ(one, reg);
+  EXPECT_GT(relative_difference(one, u0), 1e-6);
+
   const solver::BackendChoice choice = solver::choose_backend("auto", built.problem);
-  EXPECT_NE(choice.name, "temporal-blocking");
   EXPECT_NE(choice.name, "cpu") << choice.reason;
 }
 

@@ -115,6 +115,56 @@ TEST_P(VoidsAtFaces, MatchCpu) {
   EXPECT_GT(runs, 0);
 }
 
+// temporal-blocking on the same voids without radiation (its passes take no temperature-
+// dependent face) and with convective surfaces on the voids: passes of 2 and 3 steps, the runs split off the passes' multiples, 2D and
+// 3D, fp64 and fp32, against the CPU.
+class VoidsAtFacesBlocked : public GpuTest {};
+
+TEST_F(VoidsAtFacesBlocked, TemporalBlockingMatchesCpuAtDepth) {
+  if (!kernels::find_backend("temporal-blocking")) GTEST_SKIP() << "no temporal-blocking";
+  int runs = 0, blocked = 0;
+  for (Precision precision : {Precision::fp64, Precision::fp32})
+    for (const Size& s : {Size{2, {67, 35, 1}}, Size{3, {41, 21, 17}}, Size{3, {70, 37, 13}}})
+      for (int depth : {2, 3}) {
+        const double tol = precision == Precision::fp64 ? 1e-12 : 1e-5;
+        solver::Case c = voids_at_faces(s.dims, s.n, false);
+        c.boundary[1].emissivity = 0.0;
+        for (std::size_t r : {1, 2}) {  // the voids' surfaces convective: H u in the update
+          c.regions[r].surface.kind = BoundaryKind::convective;
+          c.regions[r].surface.transfer = r == 1 ? 30.0 : 80.0;
+          c.regions[r].surface.value = r == 1 ? 295.0 : 330.0;
+        }
+        c.precision = precision;
+        std::ostringstream what;
+        what << kernels::to_string(precision) << " " << s.dims << "D n=" << s.n[0] << "x"
+             << s.n[1] << "x" << s.n[2] << " depth " << depth;
+        SCOPED_TRACE(what.str());
+        const auto ids = solver::material_ids(c);
+        const auto fields = solver::coefficient_fields(c, ids, solver::void_surfaces(c, ids));
+        ASSERT_FALSE(fields->transfer.empty());
+        ASSERT_TRUE(fields->has_faces());
+        const double dt = 0.9 * solver::field_stability(c, *fields).dt_limit;
+        kernels::StencilProblem p = solver::make_problem(c, dt, fields);
+        p.fusion_depth = depth;
+        auto gpu = kernels::create_backend("temporal-blocking", precision);
+        ASSERT_EQ(gpu->unsupported_reason(p), "");
+        std::mt19937_64 rng(91 + depth + 7 * s.dims);
+        std::vector<double> u0(static_cast<std::size_t>(p.points()));
+        std::uniform_real_distribution<double> temperature(300.0, 340.0);
+        for (double& v : u0) v = temperature(rng);
+        solver::set_dirichlet_nodes(c, u0);
+        const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 40, 17);
+        blocked += gpu->fusion_depth() == depth;
+        std::int64_t bad = -1;
+        EXPECT_LE(relative_difference(both.gpu, both.cpu, &bad), tol) << "worst node " << bad;
+        EXPECT_GT(relative_difference(both.cpu, u0), 1e-4);
+        EXPECT_EQ(both.gpu_stats.non_finite, 0);
+        ++runs;
+      }
+  EXPECT_EQ(runs, 12);
+  EXPECT_GE(blocked, 6) << "the passes were not taken at the depth asked";
+}
+
 // The voids are 2D and 3D.
 std::vector<BackendCase> cases_2d_3d() {
   std::vector<BackendCase> out;

@@ -125,6 +125,9 @@ CoefficientFields slice_fields(const CoefficientFields& fields,
   s.conductivity = slice(fields.conductivity);
   s.capacity = slice(fields.capacity);
   for (const auto& src : fields.sources) s.sources.push_back({slice(src.density), src.schedule});
+  for (std::size_t a = 0; a < 3; ++a)
+    if (!fields.faces[a].empty()) s.faces[a] = slice(fields.faces[a]);
+  if (!fields.transfer.empty()) s.transfer = slice(fields.transfer);
   return s;
 }
 
@@ -166,7 +169,8 @@ class BlockedCoefficientBackend final : public Backend {
     auto fits = [&](int k) {
       for (int a = 0; a < problem.dims; ++a)
         if (k > problem.n[a] - 1) return false;
-      const std::size_t bytes = cuda::temporal_coefficient_shared_bytes(problem.dims, k, sizeof(T));
+      const std::size_t bytes = cuda::temporal_coefficient_shared_bytes(
+          problem.dims, k, sizeof(T), problem.coefficients->has_faces());
       return bytes > 0 && bytes <= static_cast<std::size_t>(shared_limit);
     };
     while (depth_ > 1 && !fits(depth_)) --depth_;
@@ -183,6 +187,11 @@ class BlockedCoefficientBackend final : public Backend {
       fill_wide_ghosts(f.conductivity.template as<T>());
       fill_wide_ghosts(f.dt_over_capacity.template as<T>());
       for (int s = 0; s < f.sources; ++s) fill_wide_ghosts(f.source[s].template as<T>());
+      if (f.has_transfer) fill_wide_ghosts(f.transfer.template as<T>());
+      // The faces' first ghost layer holds the face rule the single steps read (the mirror
+      // face, or k_b); only periodic axes need the wider image, elsewhere the bands decide.
+      if (f.has_faces)
+        for (int a = 0; a < problem.dims; ++a) fill_wide_ghosts(f.faces[a].template as<T>(), true);
       for (int axis = 0; axis < problem.dims; ++axis) {
         if (problem.periodic(axis)) continue;
         for (int side = 0; side < 2; ++side) {
@@ -289,8 +298,9 @@ class BlockedCoefficientBackend final : public Backend {
   // Every ghost layer of a main-field array: the periodic image on periodic axes, the mirror
   // node elsewhere (even reflection; any finite value would do there, the bands replace what
   // it reaches).
-  void fill_wide_ghosts(T* array) {
+  void fill_wide_ghosts(T* array, bool periodic_only = false) {
     for (int axis = 0; axis < p_.dims; ++axis) {
+      if (periodic_only && !p_.periodic(axis)) continue;
       const int kind =
           static_cast<int>(p_.periodic(axis) ? BoundaryKind::periodic : BoundaryKind::neumann);
       cuda::launch_fill_ghosts<T>(array, main_.grid(), axis, cuda::GhostFace{kind, 0.0},
@@ -306,6 +316,8 @@ class BlockedCoefficientBackend final : public Backend {
     a.out = main_.next();
     a.conductivity = single.conductivity;
     a.dt_over_capacity = single.dt_over_capacity;
+    for (int axis = 0; axis < 3; ++axis) a.faces[axis] = single.faces[axis];
+    a.transfer = single.transfer;
     a.sources = single.sources;
     for (int q = 0; q < a.sources; ++q) a.source[q] = single.source[q];
     for (int axis = 0; axis < 3; ++axis) a.inv_h2[axis] = single.inv_h2[axis];
@@ -412,7 +424,7 @@ class TemporalBlockingBackend final : public Backend {
   static Capabilities coefficient_caps() {
     Capabilities c = BlockedKernel<T>{}.capabilities();
     c.max_radius = 1;  // the conservative form's radius
-    c.face_conductances = false;  // its passes stage k; the faces' arrays are not sliced
+    c.face_conductances = true;  // faces and surfaces inside the body: read per level, sliced
     return c;
   }
 

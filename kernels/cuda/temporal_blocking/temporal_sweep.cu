@@ -228,14 +228,19 @@ __global__ void __launch_bounds__(threads<DIMS>())
 // two iterations later). dt/C and the sources are read from global memory at the node.
 // Shared memory: (4 * depth + 3) planes of the tile (3D fp64, depth 3: 240 KiB is too much;
 // depth 2: 176 KiB; fp32 depth 4: 152 KiB). 1D: u in two buffers, k and dt/C, 2048 nodes each.
+// With the faces' conductances given (FACES: sub-grid geometry, BlockedCoefficientArgs::faces)
+// there is no ring of k: each level reads the node's six faces from global memory, as the
+// single-step sweeps do (face_pair), and the queues of u take 3 * depth planes. With surfaces
+// inside the body (TRANSFER) the node's update is finish_node's, - H u inside the bracket.
 
-std::size_t coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes) {
+std::size_t coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes, bool faces) {
   const int hx = dims == 1 ? tile_x<1>() : dims == 2 ? tile_x<2>() : tile_x<3>();
   if (hx - 2 * depth < kMinOutputX) return 0;
   if (dims == 1) return 4 * static_cast<std::size_t>(hx) * value_bytes;
   const int hy = dims == 3 ? tile_y<3>() : 1;
   if (dims == 3 && hy - 2 * depth < kMinOutputY) return 0;
-  return static_cast<std::size_t>(4 * depth + 3) * hx * hy * value_bytes;
+  const int planes = faces ? 3 * depth : 4 * depth + 3;
+  return static_cast<std::size_t>(planes) * hx * hy * value_bytes;
 }
 
 // The node's sources at step j's factors, in order (node_source's sum).
@@ -249,7 +254,16 @@ __device__ __forceinline__ T blocked_source(const BlockedCoefficientArgs<T>& a, 
   return src;
 }
 
-template <typename T>
+// The node's new value, finish_node's arithmetic with step j's source factors.
+template <bool TRANSFER, typename T>
+__device__ __forceinline__ T blocked_finish(const BlockedCoefficientArgs<T>& a, int j,
+                                            std::int64_t i, T ui, T flow) {
+  const T sum = flow + blocked_source(a, j, i);
+  if constexpr (TRANSFER) return ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui);
+  else return ui + a.dt_over_capacity[i] * sum;
+}
+
+template <typename T, bool FACES, bool TRANSFER>
 __global__ void __launch_bounds__(threads<1>())
     temporal_coefficient_1d_kernel(const BlockedCoefficientArgs<T> a, int depth) {
   constexpr int HX = tile_x<1>(), BX = BlockedTile<1>::bx, CX = BlockedTile<1>::cx;
@@ -280,11 +294,18 @@ __global__ void __launch_bounds__(threads<1>())
       if (lx < j || lx >= HX - j) continue;
       const std::int64_t x = first + lx;
       if (x < -g.ghost || x >= g.n[0] + g.ghost) continue;  // outside the padded field
-      const T uc = src[lx], kc = sk[lx];
+      const T uc = src[lx];
       T flow = T(0);
-      add_axis(flow, inv_x, uc, face_conductance(kc, sk[lx - 1]), src[lx - 1],
-               face_conductance(kc, sk[lx + 1]), src[lx + 1]);
-      const T v = uc + sdtc[lx] * (flow + blocked_source(a, j - 1, g.origin + x));
+      if constexpr (FACES) {
+        const std::int64_t i = g.origin + x;
+        add_axis(flow, inv_x, uc, x > -g.ghost ? a.faces[0][i - 1] : T(0), src[lx - 1],
+                 a.faces[0][i], src[lx + 1]);
+      } else {
+        const T kc = sk[lx];
+        add_axis(flow, inv_x, uc, face_conductance(kc, sk[lx - 1]), src[lx - 1],
+                 face_conductance(kc, sk[lx + 1]), src[lx + 1]);
+      }
+      const T v = blocked_finish<TRANSFER>(a, j - 1, g.origin + x, uc, flow);
       if (j < depth)
         dst[lx] = v;
       else if (lx >= depth && lx < HX - depth && x < g.n[0])
@@ -294,7 +315,7 @@ __global__ void __launch_bounds__(threads<1>())
   }
 }
 
-template <typename T, int DIMS>
+template <typename T, int DIMS, bool FACES, bool TRANSFER>
 __global__ void __launch_bounds__(threads<DIMS>())
     temporal_coefficient_kernel(const BlockedCoefficientArgs<T> a, int depth, std::int64_t chunk,
                                 std::int64_t tiles_y) {
@@ -305,7 +326,7 @@ __global__ void __launch_bounds__(threads<DIMS>())
   constexpr int MARCH = DIMS - 1;
   extern __shared__ unsigned char shared_raw[];
   T* queue = reinterpret_cast<T*>(shared_raw);  // u: [level][3][y][x]
-  T* ring = queue + 3 * depth * PLANE;          // k: [depth + 3][y][x]
+  T* ring = queue + 3 * depth * PLANE;          // k: [depth + 3][y][x], none with FACES
   const int KQ = depth + 3;
 
   const DeviceGrid& g = a.grid;
@@ -342,7 +363,7 @@ __global__ void __launch_bounds__(threads<DIMS>())
       for (int p = 0; p < CX * CY; ++p) {
         const bool ok = plane_ok && inside[p];
         next_u[p] = ok ? a.in[offset[p] + m * march_pitch] : T(0);
-        next_k[p] = ok ? a.conductivity[offset[p] + m * march_pitch] : T(1);
+        if constexpr (!FACES) next_k[p] = ok ? a.conductivity[offset[p] + m * march_pitch] : T(1);
       }
     };
 
@@ -357,7 +378,7 @@ __global__ void __launch_bounds__(threads<DIMS>())
           for (int c = 0; c < CX; ++c) {
             const int at = (ty + b * BY) * HX + tx + c * BX;
             level0[at] = next_u[b * CX + c];
-            k_in[at] = next_k[b * CX + c];
+            if constexpr (!FACES) k_in[at] = next_k[b * CX + c];
           }
       }
       if (it + 1 < planes) load(base + it + 1);
@@ -387,17 +408,32 @@ __global__ void __launch_bounds__(threads<DIMS>())
             const int at = ly * HX + lx;
             T v = T(0);  // nodes outside the padded field feed no stored node
             if (plane_ok && inside[p]) {
-              const T uc = su[1][at], kc = sk[1][at];
-              T flow = T(0);
-              add_axis(flow, inv_x, uc, face_conductance(kc, sk[1][at - 1]), su[1][at - 1],
-                       face_conductance(kc, sk[1][at + 1]), su[1][at + 1]);
-              if (DIMS == 3)
-                add_axis(flow, inv_y, uc, face_conductance(kc, sk[1][at - HX]), su[1][at - HX],
-                         face_conductance(kc, sk[1][at + HX]), su[1][at + HX]);
-              add_axis(flow, inv_m, uc, face_conductance(kc, sk[0][at]), su[0][at],
-                       face_conductance(kc, sk[2][at]), su[2][at]);
+              const T uc = su[1][at];
               const std::int64_t i = offset[p] + m * march_pitch;
-              v = uc + a.dt_over_capacity[i] * (flow + blocked_source(a, j - 1, i));
+              T flow = T(0);
+              if constexpr (FACES) {
+                // A face beyond the padded field is never read by a stored node: 0 there.
+                const std::int64_t x = x_first + lx, y = y_first + ly;
+                add_axis(flow, inv_x, uc, x > -g.ghost ? a.faces[0][i - 1] : T(0), su[1][at - 1],
+                         a.faces[0][i], su[1][at + 1]);
+                if (DIMS == 3)
+                  add_axis(flow, inv_y, uc, y > -g.ghost ? a.faces[1][i - g.pitch_y] : T(0),
+                           su[1][at - HX], a.faces[1][i], su[1][at + HX]);
+                add_axis(flow, inv_m, uc,
+                         m > -g.ghost ? a.faces[MARCH][i - march_pitch] : T(0), su[0][at],
+                         a.faces[MARCH][i], su[2][at]);
+              } else {
+                const T kc = sk[1][at];
+                add_axis(flow, inv_x, uc, face_conductance(kc, sk[1][at - 1]), su[1][at - 1],
+                         face_conductance(kc, sk[1][at + 1]), su[1][at + 1]);
+                if (DIMS == 3)
+                  add_axis(flow, inv_y, uc, face_conductance(kc, sk[1][at - HX]),
+                           su[1][at - HX], face_conductance(kc, sk[1][at + HX]),
+                           su[1][at + HX]);
+                add_axis(flow, inv_m, uc, face_conductance(kc, sk[0][at]), su[0][at],
+                         face_conductance(kc, sk[2][at]), su[2][at]);
+              }
+              v = blocked_finish<TRANSFER>(a, j - 1, i, uc, flow);
             }
             if (!last) {
               dst[at] = v;
@@ -500,19 +536,19 @@ void dispatch_blocked(const SweepShape& s, const Launch& launch) {
   throw std::logic_error("temporal-blocking: no kernel for " + std::to_string(s.dims) + "D");
 }
 
-template <typename T>
+template <typename T, bool FACES, bool TRANSFER>
 void launch_coefficient(const BlockedCoefficientArgs<T>& args, int depth,
                         const LaunchContext& context) {
   const DeviceGrid& g = args.grid;
   const int dims = g.dims;
-  const std::size_t bytes = coefficient_shared_bytes(dims, depth, sizeof(T));
+  const std::size_t bytes = coefficient_shared_bytes(dims, depth, sizeof(T), FACES);
   if (bytes == 0 || depth > kMaxBlockedDepth)
     throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
                            " leaves no output in the tile");
   if (g.ghost < depth)
     throw std::logic_error("temporal-blocking: ghost layers narrower than the depth");
   if (dims == 1) {
-    const auto kernel = temporal_coefficient_1d_kernel<T>;
+    const auto kernel = temporal_coefficient_1d_kernel<T, FACES, TRANSFER>;
     allow_shared(kernel, bytes);
     const std::int64_t out_x = tile_x<1>() - 2 * depth;
     const std::int64_t blocks = (g.n[0] + out_x - 1) / out_x;
@@ -546,10 +582,10 @@ void launch_coefficient(const BlockedCoefficientArgs<T>& args, int depth,
     HEATSIM_CUDA_CHECK_LAUNCH();
   };
   if (dims == 2)
-    stream_launch(temporal_coefficient_kernel<T, 2>, 2, tile_x<2>(), tile_y<2>(), threads<2>(),
+    stream_launch(temporal_coefficient_kernel<T, 2, FACES, TRANSFER>, 2, tile_x<2>(), tile_y<2>(), threads<2>(),
                   dim3(BlockedTile<2>::bx, BlockedTile<2>::by, 1));
   else
-    stream_launch(temporal_coefficient_kernel<T, 3>, 3, tile_x<3>(), tile_y<3>(), threads<3>(),
+    stream_launch(temporal_coefficient_kernel<T, 3, FACES, TRANSFER>, 3, tile_x<3>(), tile_y<3>(), threads<3>(),
                   dim3(BlockedTile<3>::bx, BlockedTile<3>::by, 1));
 }
 
@@ -567,15 +603,20 @@ void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, in
   dispatch_blocked(shape, TemporalLaunch<T>{args, depth, context});
 }
 
-std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes) {
+std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes,
+                                              bool faces) {
   if (dims < 1 || dims > 3 || depth < 1 || depth > kMaxBlockedDepth) return 0;
-  return coefficient_shared_bytes(dims, depth, value_bytes);
+  return coefficient_shared_bytes(dims, depth, value_bytes, faces);
 }
 
 template <typename T>
 void launch_temporal_coefficient_sweep(const BlockedCoefficientArgs<T>& args, int depth,
                                        const LaunchContext& context) {
-  launch_coefficient(args, depth, context);
+  const bool faces = args.faces[0] != nullptr, transfer = args.transfer != nullptr;
+  if (faces && transfer) return launch_coefficient<T, true, true>(args, depth, context);
+  if (faces) return launch_coefficient<T, true, false>(args, depth, context);
+  if (transfer) return launch_coefficient<T, false, true>(args, depth, context);
+  launch_coefficient<T, false, false>(args, depth, context);
 }
 
 template void launch_temporal_coefficient_sweep<float>(const BlockedCoefficientArgs<float>&, int,

@@ -36,6 +36,11 @@ struct BlockedCoefficientArgs {
   T* out = nullptr;
   const T* conductivity = nullptr;
   const T* dt_over_capacity = nullptr;
+  // The faces' conductances K(i, i + e_a) (CoefficientArgs::faces), their ghosts `depth` wide
+  // (the periodic image on periodic axes, anything finite elsewhere); null: the harmonic mean
+  // of k, staged per tile.
+  const T* faces[3] = {nullptr, nullptr, nullptr};
+  const T* transfer = nullptr;  // H of surfaces inside the body, or null
   const T* source[kMaxSourceFields] = {};
   int sources = 0;
   T inv_h2[3] = {T(1), T(1), T(1)};
@@ -50,8 +55,9 @@ template <typename T>
 void launch_temporal_coefficient_sweep(const BlockedCoefficientArgs<T>& args, int depth,
                                        const LaunchContext& context);
 
-// Shared memory one block of the coefficient sweep needs (bytes); 0 when the tile leaves no
-// output at this depth.
-std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes);
+// Shared memory one block of the coefficient sweep needs (bytes), with the faces' conductances
+// given or not; 0 when the tile leaves no output at this depth.
+std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes,
+                                              bool faces);
 
 }  // namespace heatsim::kernels::cuda
