@@ -108,17 +108,18 @@ int run_bench(const BenchOptions& options) {
     return kExitBadInput;
   }
 
-  // Backends: the ones named, or every available one. cpu runs by default only where the
-  // grid is small (up to 2^22 points); name it to run it at any size.
+  // Backends: the ones named, or every available one. A host backend (cpu) runs by default
+  // only where the grid is small (up to 2^22 points); name one to run host backends at any size.
   const bool have_gpu = !kernels::cuda_devices().empty();
   std::vector<std::string> backends = options.backends;
-  const bool cpu_asked = std::find(backends.begin(), backends.end(), "cpu") != backends.end();
+  bool host_asked = false;
   for (const auto& b : backends) {
     const kernels::BackendEntry* e = kernels::find_backend(b);
     if (!e) {
       spdlog::error("bench: unknown backend '{}'", b);
       return kExitBadInput;
     }
+    host_asked = host_asked || !e->needs_gpu;
     if (e->needs_gpu && !have_gpu) {
       spdlog::error("bench: backend '{}' needs a CUDA GPU, and none is visible", b);
       return kExitFailure;
@@ -194,8 +195,9 @@ int run_bench(const BenchOptions& options) {
       row.dims = shape.dims;
       row.n = n;
       row.bytes = shape_bytes;
-      const bool is_cpu = name == "cpu";
-      if (is_cpu && !cpu_asked && problem.points() > (std::int64_t{1} << 22)) continue;
+      const kernels::BackendEntry* entry = kernels::find_backend(name);
+      const bool on_host = entry && !entry->needs_gpu;
+      if (on_host && !host_asked && problem.points() > (std::int64_t{1} << 22)) continue;
       StencilProblem fused_small = small, fused_problem = problem;
       fused_small.fusion_depth = fused_problem.fusion_depth = fusion;
       try {
@@ -207,7 +209,7 @@ int run_bench(const BenchOptions& options) {
           continue;
         }
         // Correctness at the small size.
-        if (is_cpu) {
+        if (on_host) {
           row.check = "ref";
         } else {
           backend->setup(fused_small);
@@ -233,7 +235,7 @@ int run_bench(const BenchOptions& options) {
         if (fusion != 1 && row.fusion == 1) continue;  // takes no fusion here: the row above
         // A whole number of passes per repeat (24 divides by 1, 2, 3, 4), so every timed
         // repeat starts on a pass boundary.
-        row.steps = options.steps > 0 ? options.steps : (is_cpu ? 3 : 24);
+        row.steps = options.steps > 0 ? options.steps : (on_host ? 3 : 24);
         if (row.fusion > 1) row.steps = (row.steps + row.fusion - 1) / row.fusion * row.fusion;
         std::int64_t step0 = 0;
         time_advance_ms(*backend, row.steps, step0);  // warm-up
@@ -247,7 +249,7 @@ int run_bench(const BenchOptions& options) {
         row.median_ms = ms[ms.size() / 2];
         row.gstencils = static_cast<double>(problem.points()) * static_cast<double>(row.steps) /
                         (row.median_ms * 1e-3) / 1e9;
-        if (!is_cpu && shape_limit > 0.0) row.fraction = row.gstencils / shape_limit;
+        if (!on_host && shape_limit > 0.0) row.fraction = row.gstencils / shape_limit;
         if (!shape.materials) {  // the flops of a constant stencil; a material row: not counted
           const double nnz =
               static_cast<double>(solver::stencil_power(problem.stencil, row.fusion).nonzeros());

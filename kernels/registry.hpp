@@ -4,11 +4,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend.hpp"
 #include "level_ops.hpp"
+#include "performance_model.hpp"
 
 namespace heatsim::kernels {
 
@@ -20,6 +22,9 @@ struct BackendEntry {
   // Expected GStencil/s on the problem (a table measured by `heatsim bench`), which `auto`
   // compares; empty: ranked by registry order after every backend that has one.
   std::function<double(const StencilProblem&)> expected_rate;
+  // The performance model's calibration for this backend; empty: the model's default for a
+  // GPU backend, none for a host one (solver/perf_model.hpp, backend_model).
+  std::optional<PerformanceModel> model;
 };
 
 // All compiled backends, in the order `auto` prefers them (fastest first).

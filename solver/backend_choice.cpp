@@ -70,7 +70,7 @@ std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::siz
     if (!out.empty()) return out;
   }
 
-  const auto model = backend_model(entry.name, backend.capabilities().gpu);
+  const auto model = backend.capabilities().gpu ? backend_model(entry) : std::nullopt;
   if (model && ctx.device.bandwidth > 0) {
     // The model knows single coefficient steps only (blocked coefficient passes measure slower
     // than one step per pass): a coefficient problem is rated at depth 1.

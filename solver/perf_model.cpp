@@ -9,38 +9,15 @@
 #include "stencil.hpp"
 
 namespace heatsim::solver {
-namespace {
 
-struct NamedModel {
-  const char* name;
-  BackendModel model;
-};
-
-// Calibration (docs/performance.md, "The model behind `auto`"): `heatsim bench` on an H100
-// 80GB HBM3 at commit e289f0b, fp64, copy bandwidth 2981 GB/s. e_bw[d] is the median over the
-// suite shapes of dimension d of measured / bandwidth roof at k = 1; e_c the largest fraction
-// of the CUDA-core peak (33.45 TFLOP/s) any measured row reached (Box-2D49P for the sweeps), for
-// convstencil the largest fraction of the tensor-core peak (66.9 TFLOP/s) in MMA flops
-// (tensor_core_flops_per_point_step) any measured row reached: in 2D Box-2D49P at k = 3 (0.48;
-// 1D takes it too, its rows are bandwidth-bound), in 3D Box-3D27P at k = 2 (0.40). Tiles
-// are the kernels' output tiles (docs/backends.md, fusion_plan.cpp): register-tiling marches
-// along the slowest axis, cuda-naive leaves its halo to L1/L2.
-const NamedModel kModels[] = {
-    {"register-tiling",
-     {{{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44}, false}},
-    {"shared-tiling",
-     {{{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62}, {0.11, 0.11, 0.11}, false}},
-    {"cuda-naive",
-     {{{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20}, false}},
-    {"convstencil",
-     {{{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60}, {0.48, 0.48, 0.40}, true}},
-};
-
-}  // namespace
+std::optional<BackendModel> backend_model(const kernels::BackendEntry& entry) {
+  if (entry.model) return entry.model;
+  if (entry.needs_gpu) return BackendModel{};
+  return std::nullopt;
+}
 
 std::optional<BackendModel> backend_model(const std::string& name, bool gpu) {
-  for (const NamedModel& m : kModels)
-    if (name == m.name) return m.model;
+  if (const kernels::BackendEntry* entry = kernels::find_backend(name)) return backend_model(*entry);
   if (gpu) return BackendModel{};
   return std::nullopt;
 }

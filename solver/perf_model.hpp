@@ -26,22 +26,18 @@
 #include <string>
 
 #include "kernels/backend.hpp"
+#include "kernels/registry.hpp"
 
 namespace heatsim::solver {
 
-// What the model knows of a backend. Per dimension d (index d-1).
-struct BackendModel {
-  // Output tile per axis (x, y, z); 0: the axis is not tiled (marched through, or the halo is
-  // left to the caches), so it adds no halo traffic.
-  std::array<std::array<int, 3>, 3> tile{};
-  std::array<double, 3> bandwidth_efficiency{0.5, 0.5, 0.5};
-  std::array<double, 3> compute_efficiency{0.1, 0.1, 0.1};
-  bool tensor_cores = false;  // the compute roof is the FP64 tensor-core peak
-};
+// What the model knows of a backend (kernels/performance_model.hpp), declared by its entry.
+using BackendModel = kernels::PerformanceModel;
 
-// The model of a registered backend: the calibrated one for a backend the model knows, the
-// default (no tiles, e_bw 0.5, e_c 0.1, CUDA cores) for any other GPU backend, none for a
-// host backend (its bandwidth and peak are not the device's).
+// The model of a registered backend: the calibration its entry declares, else the default
+// (no tiles, e_bw 0.5, e_c 0.1, CUDA cores) for a GPU backend, none for a host backend (its
+// bandwidth and peak are not the device's).
+std::optional<BackendModel> backend_model(const kernels::BackendEntry& entry);
+// The same for the compiled backend `name`; an unknown name: the default when `gpu`, else none.
 std::optional<BackendModel> backend_model(const std::string& name, bool gpu);
 
 // The device's numbers the model needs. 0: not known (the model then predicts nothing).

@@ -9,6 +9,7 @@
 #include "cuda_backends.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <functional>
 
@@ -155,6 +156,26 @@ std::function<double(const StencilProblem&)> measured_rate(const MeasuredRow (&t
   };
 }
 
+// The performance model's calibration of each backend (solver/perf_model.hpp; docs/performance.md,
+// "The model behind `auto`"): `heatsim bench` on an H100 80GB HBM3 at commit e289f0b, fp64, copy
+// bandwidth 2981 GB/s. e_bw[d] is the median over the suite shapes of dimension d of measured /
+// bandwidth roof at k = 1; e_c the largest fraction of the CUDA-core peak (33.45 TFLOP/s) any
+// measured row reached (Box-2D49P for the sweeps), for convstencil the largest fraction of the
+// tensor-core peak (66.9 TFLOP/s) in MMA flops (tensor_core_flops_per_point_step) any measured
+// row reached: in 2D Box-2D49P at k = 3 (0.48; 1D takes it too, its rows are bandwidth-bound),
+// in 3D Box-3D27P at k = 2 (0.40). Tiles are the kernels' output tiles (docs/backends.md,
+// fusion_plan.cpp): register-tiling marches along the slowest axis, cuda-naive leaves its halo
+// to L1/L2. temporal-blocking declares none: the model's default.
+PerformanceModel model(std::array<std::array<int, 3>, 3> tile, std::array<double, 3> bandwidth,
+                       std::array<double, 3> compute, bool tensor_cores = false) {
+  PerformanceModel m;
+  m.tile = tile;
+  m.bandwidth_efficiency = bandwidth;
+  m.compute_efficiency = compute;
+  m.tensor_cores = tensor_cores;
+  return m;
+}
+
 }  // namespace
 
 std::vector<BackendEntry> cuda_backend_entries() {
@@ -169,21 +190,26 @@ std::vector<BackendEntry> cuda_backend_entries() {
        "CUDA: 2D blocks march along the slowest axis, plane in shared memory, neighbours in "
        "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(register_spec(), p); },
-       measured_rate(kRegisterTiling)},
+       measured_rate(kRegisterTiling),
+       model({{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44})},
       {"shared-tiling",
        "CUDA: input tile with halo in shared memory; 1D-3D, star and box, radius <= 3, "
        "fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(shared_spec(), p); },
-       measured_rate(kSharedTiling)},
+       measured_rate(kSharedTiling),
+       model({{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62}, {0.11, 0.11, 0.11})},
       {"cuda-naive",
        "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
        "radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); },
-       measured_rate(kNaive)},
+       measured_rate(kNaive),
+       model({{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20})},
       {"convstencil",
        "CUDA: fp64 tensor-core MMAs from a stencil2row tile, exact temporal fusion "
        "(fusion_depth); 1D-3D, star and box, radius <= 3, fp64 only",
-       true, [](Precision p) { return make_convstencil_backend(p); }, measured_rate(kConvStencil)},
+       true, [](Precision p) { return make_convstencil_backend(p); }, measured_rate(kConvStencil),
+       model({{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60}, {0.48, 0.48, 0.40},
+             true)},
   };
 }
 
