@@ -18,7 +18,7 @@ const std::vector<BackendEntry>& backend_registry() {
     for (auto& e : cuda_backend_entries()) r.push_back(e);
 #endif
     r.push_back({"cpu", "CPU reference, OpenMP; every shape, boundary and precision", false,
-                 [](Precision p) { return make_cpu_backend(p); }, {}});
+                 [](Precision p) { return make_cpu_backend(p); }, {}, std::nullopt});
     return r;
   }();
   return registry;

@@ -185,7 +185,7 @@ std::vector<BackendEntry> cuda_backend_entries() {
        "memory (plane queues per step); 1D-3D, star and box, radius <= 3, fp64/fp32, depth "
        "<= 16 where the tile keeps an output",
        true, [](Precision p) { return make_temporal_blocking_backend(p); },
-       measured_rate(kTemporalBlocking)},
+       measured_rate(kTemporalBlocking), std::nullopt},  // the model's default
       {"register-tiling",
        "CUDA: 2D blocks march along the slowest axis, plane in shared memory, neighbours in "
        "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",

@@ -35,7 +35,7 @@ BackendEntry entry(const std::string& name, bool gpu, int max_fusion,
   caps.max_fusion_depth = max_fusion;
   return {name, "test", gpu,
           [name, caps](Precision) { return std::make_unique<FakeBackend>(name, caps); },
-          std::move(table)};
+          std::move(table), std::nullopt};
 }
 
 // gpu-a fuses up to k*r <= 3, gpu-b up to 12, cpu not at all.
