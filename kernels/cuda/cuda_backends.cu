@@ -9,7 +9,6 @@
 #include "cuda_backends.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <functional>
 
@@ -156,6 +155,8 @@ std::function<double(const StencilProblem&)> measured_rate(const MeasuredRow (&t
   };
 }
 
+}  // namespace
+
 // The performance model's calibration of each backend (solver/perf_model.hpp; docs/performance.md,
 // "The model behind `auto`"): `heatsim bench` on an H100 80GB HBM3 at commit e289f0b, fp64, copy
 // bandwidth 2981 GB/s. e_bw[d] is the median over the suite shapes of dimension d of measured /
@@ -165,19 +166,8 @@ std::function<double(const StencilProblem&)> measured_rate(const MeasuredRow (&t
 // row reached: in 2D Box-2D49P at k = 3 (0.48; 1D takes it too, its rows are bandwidth-bound),
 // in 3D Box-3D27P at k = 2 (0.40). Tiles are the kernels' output tiles (docs/backends.md,
 // fusion_plan.cpp): register-tiling marches along the slowest axis, cuda-naive leaves its halo
-// to L1/L2. temporal-blocking declares none: the model's default.
-PerformanceModel model(std::array<std::array<int, 3>, 3> tile, std::array<double, 3> bandwidth,
-                       std::array<double, 3> compute, bool tensor_cores = false) {
-  PerformanceModel m;
-  m.tile = tile;
-  m.bandwidth_efficiency = bandwidth;
-  m.compute_efficiency = compute;
-  m.tensor_cores = tensor_cores;
-  return m;
-}
-
-}  // namespace
-
+// to L1/L2 (each entry's PerformanceModel). temporal-blocking declares none: the model's
+// default.
 std::vector<BackendEntry> cuda_backend_entries() {
   return {
       {"temporal-blocking",
@@ -191,25 +181,28 @@ std::vector<BackendEntry> cuda_backend_entries() {
        "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(register_spec(), p); },
        measured_rate(kRegisterTiling),
-       model({{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44})},
+       PerformanceModel{{{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00},
+                        {0.44, 0.44, 0.44}}},
       {"shared-tiling",
        "CUDA: input tile with halo in shared memory; 1D-3D, star and box, radius <= 3, "
        "fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(shared_spec(), p); },
        measured_rate(kSharedTiling),
-       model({{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62}, {0.11, 0.11, 0.11})},
+       PerformanceModel{{{{1024, 0, 0}, {32, 16, 0}, {32, 4, 4}}}, {0.80, 0.45, 0.62},
+                        {0.11, 0.11, 0.11}}},
       {"cuda-naive",
        "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
        "radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
        true, [](Precision p) { return cuda::make_sweep_backend(naive_spec(), p); },
        measured_rate(kNaive),
-       model({{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20})},
+       PerformanceModel{{{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70},
+                        {0.20, 0.20, 0.20}}},
       {"convstencil",
        "CUDA: fp64 tensor-core MMAs from a stencil2row tile, exact temporal fusion "
        "(fusion_depth); 1D-3D, star and box, radius <= 3, fp64 only",
        true, [](Precision p) { return make_convstencil_backend(p); }, measured_rate(kConvStencil),
-       model({{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60}, {0.48, 0.48, 0.40},
-             true)},
+       PerformanceModel{{{{2048, 0, 0}, {64, 32, 0}, {64, 16, 0}}}, {0.86, 0.88, 0.60},
+                        {0.48, 0.48, 0.40}, true}},
   };
 }
 
