@@ -35,6 +35,14 @@ void LevelOps::smooth_colour(int, int, int, int, double) {
   throw std::logic_error("level ops " + name() + ": no smoothing by single colours");
 }
 
+void LevelOps::piece_sums(int, std::vector<double>&) {
+  throw std::logic_error("level ops " + name() + ": no piece operations");
+}
+
+void LevelOps::piece_add(const std::vector<double>&, int) {
+  throw std::logic_error("level ops " + name() + ": no piece operations");
+}
+
 void LevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
                                    double tolerance, std::int64_t limit) {
   residual(level, b, x, r);

@@ -117,6 +117,21 @@ class LevelOps {
   // a level-0 vector.
   virtual void scatter(double a, int s, int y, bool assign) = 0;
 
+  // Pieces of level 0 (solver/multigrid/deflation.hpp): piece[i] in [0, count), or -1 for a
+  // node in none. Replaces the pieces of an earlier call; replace_hierarchy keeps them, setup
+  // drops them. Returns false where the backend has no piece operations (the default), and the
+  // caller goes without.
+  virtual bool set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) {
+    (void)piece;
+    (void)count;
+    return false;
+  }
+  // sums[g] = the sum of level-0 vector v over piece g's nodes (in a fixed order, so that a
+  // run repeats to the bit); sums is resized to the count. The default throws.
+  virtual void piece_sums(int v, std::vector<double>& sums);
+  // v[i] += values[piece[i]] on the nodes in a piece. The default throws.
+  virtual void piece_add(const std::vector<double>& values, int v);
+
   // r = b - A x on the free nodes, 0 on the fixed ones.
   virtual void residual(int level, int b, int x, int r) = 0;
   // r = b - A~ x with the smoother's operator A~ (the V-cycle's residual).

@@ -77,10 +77,13 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   auto stepper = std::make_unique<mg::ImplicitStepper>(
       problem, fields, c.time.method, plan.dt, std::move(level_ops), options);
   // The heat-flow operator, the hierarchy and the level operations' copy of it.
-  const std::string levels = fmt::format(
+  std::string levels = fmt::format(
       "{} levels, set up in {}", stepper->levels(),
       format_solve_seconds(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  if (stepper->deflated_pieces() > 0)
+    levels += fmt::format("; {} strongly conducting pieces solved beside each V-cycle",
+                          stepper->deflated_pieces());
   if (c.time.method == solver::TimeMethod::steady)
     spdlog::info("steady: multigrid ({}), CG to relative residual {:.3g}", levels,
                  c.time.tolerance);

@@ -48,6 +48,8 @@ class CpuLevelOps final : public LevelOps {
     vectors_.clear();
     vector_level_.clear();
     sparse_.clear();
+    piece_.clear();
+    pieces_ = 0;
     build(std::move(levels));
   }
 
@@ -78,6 +80,35 @@ class CpuLevelOps final : public LevelOps {
     double* yp = level0(y).data();
     for (std::size_t k = 0; k < sv.nodes.size(); ++k)
       yp[sv.nodes[k]] = assign ? a * sv.values[k] : yp[sv.nodes[k]] + a * sv.values[k];
+  }
+
+  bool set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) override {
+    if (piece.size() != static_cast<std::size_t>(at(0).op.points()))
+      throw std::invalid_argument("level ops: pieces for another number of points");
+    for (std::int32_t g : piece)
+      if (g < -1 || g >= count) throw std::invalid_argument("level ops: a piece out of range");
+    piece_ = piece;
+    pieces_ = count;
+    return true;
+  }
+
+  // In node order, one thread: a run's sums repeat to the bit.
+  void piece_sums(int v, std::vector<double>& sums) override {
+    const double* vp = level0(v).data();
+    sums.assign(static_cast<std::size_t>(pieces_), 0.0);
+    for (std::size_t i = 0; i < piece_.size(); ++i)
+      if (piece_[i] >= 0) sums[static_cast<std::size_t>(piece_[i])] += vp[i];
+  }
+
+  void piece_add(const std::vector<double>& values, int v) override {
+    if (values.size() != static_cast<std::size_t>(pieces_))
+      throw std::invalid_argument("level ops: piece values for another number of pieces");
+    double* vp = level0(v).data();
+    const std::int64_t n = static_cast<std::int64_t>(piece_.size());
+    const std::int32_t* g = piece_.data();
+#pragma omp parallel for schedule(static) if (n >= 32768)
+    for (std::int64_t i = 0; i < n; ++i)
+      if (g[i] >= 0) vp[i] += values[static_cast<std::size_t>(g[i])];
   }
 
   void multiply_add(double a, int w, int x, double b, int y) override {
@@ -619,6 +650,8 @@ class CpuLevelOps final : public LevelOps {
     std::vector<double> values;
   };
   std::vector<Sparse> sparse_;
+  std::vector<std::int32_t> piece_;  // set_pieces
+  std::int64_t pieces_ = 0;
   std::vector<int> vector_level_;
   std::vector<double> scratch_;
 };

@@ -73,6 +73,8 @@ class ImplicitStepper {
 
   TimeMethod method() const { return method_; }
   int levels() const { return mg_->levels(); }
+  // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp).
+  std::int64_t deflated_pieces() const { return mg_->deflated_pieces(); }
   const HeatFlowOperator& heat_flow() const { return flow_; }
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }

@@ -83,6 +83,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
   std::vector<double> free(levels.at(0).fixed.size());
   for (std::size_t i = 0; i < free.size(); ++i) free[i] = levels[0].fixed[i] ? 0.0 : 1.0;
+  Deflation deflation = find_deflation(levels[0]);
   ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
   ops_.upload(free_, free);
@@ -98,10 +99,26 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   magnitude_ = q0_;
   pr_ = ops_.create_vector(0);
   create_coarse_vectors(points);
+  use_deflation(std::move(deflation));
+}
+
+void Multigrid::use_deflation(Deflation deflation) {
+  deflation_ = Deflation{};
+  if (deflation.empty() || !ops_.set_pieces(deflation.piece, deflation.pieces)) return;
+  if (inverse_diagonal_ < 0) {
+    inverse_diagonal_ = ops_.create_vector(0);
+    t_ = ops_.create_vector(0);
+    u_ = ops_.create_vector(0);
+  }
+  ops_.upload(inverse_diagonal_, deflation.inverse_diagonal);
+  deflation.inverse_diagonal = {};  // with the backend now
+  deflation.piece = {};
+  deflation_ = std::move(deflation);
 }
 
 void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels) {
   ops_.replace_hierarchy(levels);
+  use_deflation(find_deflation(levels.at(0)));
   b_.resize(1);
   x_.resize(1);
   r_.resize(1);
@@ -141,6 +158,43 @@ void Multigrid::cycle(int level, int b, int x) {
   cycle(level + 1, cb, cx);
   ops_.prolong_add(level, cx, x);
   ops_.smooth(level, b, x, options_.post_sweeps, true, options_.omega);
+}
+
+void Multigrid::jacobi_step(int v) {
+  ops_.apply(0, v, u_);
+  ops_.multiply_add(-kDeflationOmega, inverse_diagonal_, u_, 1.0, v);
+}
+
+void Multigrid::jacobi_step_adjoint(int v) {
+  ops_.multiply_add(1.0, inverse_diagonal_, v, 0.0, u_);
+  ops_.apply(0, u_, q0_);
+  ops_.axpby(-kDeflationOmega, q0_, 1.0, v);
+}
+
+void Multigrid::deflate(int r, int w, int z) {
+  ops_.axpby(1.0, r, 0.0, t_);
+  if (w >= 0) ops_.axpby(-1.0, w, 1.0, t_);
+  for (int s = 0; s < kDeflationSteps; ++s) jacobi_step_adjoint(t_);
+  ops_.piece_sums(t_, piece_values_);
+  deflation_.solve(piece_values_);
+  ops_.axpby(0.0, z, 0.0, z);
+  ops_.piece_add(piece_values_, z);
+  for (int s = 0; s < kDeflationSteps; ++s) jacobi_step(z);
+}
+
+void Multigrid::precondition(int r, int z) {
+  if (deflation_.empty()) {
+    ops_.axpby(0.0, z, 0.0, z);
+    vcycle(r, z);
+    return;
+  }
+  // z = Q r; z += M (r - A z); z += Q (r - A z), the last built in t_ (deflate may write its
+  // result over the scratch it has finished with, never over z while adding to it).
+  deflate(r, -1, z);
+  vcycle(r, z);
+  ops_.apply(0, z, q0_);
+  deflate(r, q0_, t_);
+  ops_.axpby(1.0, t_, 1.0, z);
 }
 
 // Plain conjugate gradients on the coarsest level, x += A^-1 (b - A x) to bottom_tolerance.
@@ -304,8 +358,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   double rz = 0.0;
   // Starts (or restarts) the directions from the residual in r.
   auto restart = [&] {
-    ops_.axpby(0.0, z, 0.0, z);
-    vcycle(r, z);
+    precondition(r, z);
     ops_.axpby(1.0, z, 0.0, p);
     rz = ops_.dot(r, z);
   };
@@ -329,8 +382,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
     }
     if (v == Verdict::go_on) {
       report_iteration(report, options);
-      ops_.axpby(0.0, z, 0.0, z);
-      vcycle(r, z);
+      precondition(r, z);
       const double rz_next = ops_.dot(r, z);
       ops_.axpby(1.0, z, rz_next / rz, p);
       rz = rz_next;

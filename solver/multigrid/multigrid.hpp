@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "deflation.hpp"
 #include "kernels/level_ops.hpp"
 
 namespace heatsim::solver::multigrid {
@@ -128,6 +129,9 @@ class Multigrid {
   int rhs() const { return b_[0]; }
   int solution() const { return x_[0]; }
 
+  // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp).
+  std::int64_t deflated_pieces() const { return deflation_.pieces; }
+
   // Solves in place: solution() in, solution() out.
   SolveReport solve(const SolveOptions& options);
   // One V-cycle on level 0: x += (approximately) A^-1 (b - A x).
@@ -138,6 +142,18 @@ class Multigrid {
   void create_coarse_vectors(const std::vector<std::int64_t>& points);
   void cycle(int level, int b, int x);
   void bottom_solve(int b, int x);
+  // Takes the deflation of the finest level's strong pieces (find_deflation), where the
+  // backend can sum over pieces (none otherwise), and its vectors on first use.
+  void use_deflation(Deflation deflation);
+  // PCG's preconditioner: z = M r, M the V-cycle from zero, with the pieces' coarse space
+  // solved before and after it where there is one. Uses q0_ as scratch.
+  void precondition(int r, int z);
+  // z = Z E^-1 Z^T (r - w) (w < 0: r alone), Z = S^steps Z0 (deflation.hpp); t_, u_ and q0_
+  // are its scratch (z may be t_: it is written after t_ is spent).
+  void deflate(int r, int w, int z);
+  // v = S v = v - omega D^-1 A v, and v = S^T v = v - omega A D^-1 v.
+  void jacobi_step(int v);
+  void jacobi_step_adjoint(int v);
   double norm(int v) { return std::sqrt(std::max(0.0, ops_.dot(v, v))); }
   // The rounding floor of b - A x on level 0, relative to `reference`.
   double relative_floor(int b, int x, double reference);
@@ -152,6 +168,9 @@ class Multigrid {
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
   int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
   int free_ = -1;       // level 0: 1 on the free nodes, 0 on the fixed
+  Deflation deflation_;
+  int inverse_diagonal_ = -1, t_ = -1, u_ = -1;  // level 0: the deflation's (-1: none yet)
+  std::vector<double> piece_values_;
 };
 
 }  // namespace heatsim::solver::multigrid
