@@ -36,6 +36,7 @@ constexpr int kMaxRowBlocks = 65535;  // gridDim.y limit; rows beyond it are str
 constexpr int kDotThreads = 256;
 constexpr int kDotMaxBlocks = 1024;  // also the threads of the final dot block
 constexpr long long kDotPerThread = 8;
+constexpr long long kPieceChunk = 8192;  // nodes per block of a piece sum
 // Levels of at most kSmallLevel nodes smooth in one block of kSmallThreads (small_smooth_kernel).
 constexpr long long kSmallLevel = 8192;
 constexpr int kSmallThreads = 512;
@@ -588,6 +589,41 @@ __global__ void __launch_bounds__(kDotMaxBlocks)
   if (threadIdx.x == 0) *result = s[0];
 }
 
+// Per chunk of a piece's node list (the nodes in ascending order, cut in chunks of at most
+// kPieceChunk): the sum of v over the chunk, in a fixed order.
+__global__ void __launch_bounds__(kDotThreads)
+    piece_chunk_kernel(const double* v, const long long* order, const long long* chunk_start,
+                       double* chunk_sum) {
+  __shared__ double s[kDotThreads];
+  const long long begin = chunk_start[blockIdx.x], end = chunk_start[blockIdx.x + 1];
+  double sum = 0.0;
+  for (long long k = begin + threadIdx.x; k < end; k += kDotThreads) sum += v[order[k]];
+  s[threadIdx.x] = sum;
+  tree_sum<kDotThreads>(s);
+  if (threadIdx.x == 0) chunk_sum[blockIdx.x] = s[0];
+}
+
+// Per piece: its chunks' sums added in order.
+__global__ void __launch_bounds__(kThreads)
+    piece_total_kernel(const double* chunk_sum, const long long* piece_chunks, long long pieces,
+                       double* sums) {
+  const long long g = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (g >= pieces) return;
+  double sum = 0.0;
+  for (long long c = piece_chunks[g]; c < piece_chunks[g + 1]; ++c) sum += chunk_sum[c];
+  sums[g] = sum;
+}
+
+// v[i] += values[piece[i]] where piece[i] >= 0.
+__global__ void __launch_bounds__(kThreads)
+    piece_add_kernel(const int* piece, const double* values, double* v, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int g = piece[i];
+    if (g >= 0) v[i] = __dadd_rn(v[i], values[g]);
+  }
+}
+
 // Calls f(std::integral_constant<int, D>) with D = dims (1, 2 or 3): the node kernels' template
 // argument.
 template <typename F>
@@ -663,6 +699,7 @@ class CudaLevelOps final : public LevelOps {
     sync();
     vectors_.clear();
     sparse_.clear();
+    pieces_ = 0;
     build(levels);
   }
 
@@ -701,6 +738,76 @@ class CudaLevelOps final : public LevelOps {
     scatter_kernel<<<flat_blocks(sv.count), kThreads, 0, stream_>>>(
         a, sv.nodes.as<long long>(), sv.values.as<double>(), sv.count, ptr(y, 0), assign);
     HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+
+  bool set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) override {
+    const std::int64_t np = at(0).points;
+    if (piece.size() != static_cast<std::size_t>(np))
+      throw std::invalid_argument("level ops: pieces for another number of points");
+    // The nodes by piece (ascending within each), and each piece's list cut in chunks.
+    std::vector<long long> first(static_cast<std::size_t>(count) + 1, 0);
+    for (std::int32_t g : piece) {
+      if (g < -1 || g >= count) throw std::invalid_argument("level ops: a piece out of range");
+      if (g >= 0) ++first[static_cast<std::size_t>(g) + 1];
+    }
+    for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g) first[g + 1] += first[g];
+    std::vector<long long> order(static_cast<std::size_t>(first.back()));
+    std::vector<long long> next(first.begin(), first.end() - 1);
+    for (std::int64_t i = 0; i < np; ++i)
+      if (piece[static_cast<std::size_t>(i)] >= 0)
+        order[static_cast<std::size_t>(next[static_cast<std::size_t>(piece[static_cast<std::size_t>(i)])]++)] = i;
+    std::vector<long long> chunk_start, piece_chunks{0};
+    for (std::size_t g = 0; g < static_cast<std::size_t>(count); ++g) {
+      for (long long k = first[g]; k < first[g + 1]; k += kPieceChunk) chunk_start.push_back(k);
+      piece_chunks.push_back(static_cast<long long>(chunk_start.size()));
+    }
+    chunk_start.push_back(first.back());
+    sync();
+    pieces_ = count;
+    piece_chunks_count_ = static_cast<long long>(chunk_start.size()) - 1;
+    const std::vector<int> piece_int(piece.begin(), piece.end());
+    copy_to_device(piece_, piece_int.data(), piece_int.size(), stream_);
+    copy_to_device(piece_order_, order.data(), order.size(), stream_);
+    copy_to_device(piece_chunk_start_, chunk_start.data(), chunk_start.size(), stream_);
+    copy_to_device(piece_chunks_, piece_chunks.data(), piece_chunks.size(), stream_);
+    piece_chunk_sum_.allocate(static_cast<std::size_t>(std::max(1LL, piece_chunks_count_)) * sizeof(double));
+    piece_values_.allocate(static_cast<std::size_t>(std::max<std::int64_t>(1, count)) * sizeof(double));
+    piece_host_.assign(static_cast<std::size_t>(count), 0.0);
+    sync();  // the host copies go out of scope
+    return true;
+  }
+
+  void piece_sums(int v, std::vector<double>& sums) override {
+    sums.assign(static_cast<std::size_t>(pieces_), 0.0);
+    if (pieces_ == 0) return;
+    if (piece_chunks_count_ > 0) {
+      piece_chunk_kernel<<<static_cast<unsigned>(piece_chunks_count_), kDotThreads, 0, stream_>>>(
+          ptr(v, 0), piece_order_.as<long long>(), piece_chunk_start_.as<long long>(),
+          piece_chunk_sum_.as<double>());
+      HEATSIM_CUDA_CHECK_LAUNCH();
+    }
+    piece_total_kernel<<<flat_blocks(pieces_), kThreads, 0, stream_>>>(
+        piece_chunk_sum_.as<double>(), piece_chunks_.as<long long>(), pieces_,
+        piece_values_.as<double>());
+    HEATSIM_CUDA_CHECK_LAUNCH();
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(sums.data(), piece_values_.as<double>(),
+                                       static_cast<std::size_t>(pieces_) * sizeof(double),
+                                       cudaMemcpyDeviceToHost, stream_));
+    sync();
+  }
+
+  void piece_add(const std::vector<double>& values, int v) override {
+    if (values.size() != static_cast<std::size_t>(pieces_))
+      throw std::invalid_argument("level ops: piece values for another number of pieces");
+    if (pieces_ == 0) return;
+    piece_host_ = values;  // kept until the copy has run
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(piece_values_.as<double>(), piece_host_.data(),
+                                       static_cast<std::size_t>(pieces_) * sizeof(double),
+                                       cudaMemcpyHostToDevice, stream_));
+    piece_add_kernel<<<flat_blocks(at(0).points), kThreads, 0, stream_>>>(
+        piece_.as<int>(), piece_values_.as<double>(), ptr(v, 0), at(0).points);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+    sync();  // piece_host_ may change at the next call
   }
 
   void multiply_add(double a, int w, int x, double b, int y) override {
@@ -1091,6 +1198,13 @@ class CudaLevelOps final : public LevelOps {
     long long count = 0;
   };
   std::vector<std::unique_ptr<Sparse>> sparse_;
+  // set_pieces: each node's piece, the nodes ordered by piece, the chunks of that order and
+  // each piece's first chunk, the chunks' sums and the pieces' values.
+  std::int64_t pieces_ = 0;
+  long long piece_chunks_count_ = 0;
+  DeviceArray piece_, piece_order_, piece_chunk_start_, piece_chunks_, piece_chunk_sum_,
+      piece_values_;
+  std::vector<double> piece_host_;
 };
 
 }  // namespace
