@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
+#include "multigrid/deflation.hpp"
 #include "multigrid_footprint.hpp"
 #include "subgrid.hpp"
 
@@ -74,6 +76,15 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     stepper.transient = c.time.method != TimeMethod::steady;
     stepper.bdf2 = c.time.method == TimeMethod::bdf2;
     stepper.sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
+    // Deflated where the materials' conductivities span the strong ratio (whether two pieces
+    // form is known only once the operator is built: the estimate takes the larger case).
+    double k_lo = HUGE_VAL, k_hi = 0.0;
+    for (const MaterialSpec& m : c.materials)
+      for (int a = 0; a < dims; ++a) {
+        k_lo = std::min(k_lo, m.conductivity_along(a));
+        k_hi = std::max(k_hi, m.conductivity_along(a));
+      }
+    stepper.deflated = k_hi > 0.0 && k_hi >= multigrid::kStrongRatio * k_lo;
     const MultigridBytes mg =
         multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
@@ -83,6 +94,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // hierarchy built on the host before the device takes it (the CPU's level operations take
     // the hierarchy's arrays over, so there it is counted once, with the levels).
     setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
+             static_cast<double>(mg.deflation_setup) +
              8.0 * points * (1.0 + stepper.sources);
     // Statistics at a progress line download the field.
     step = 8.0 * points;

@@ -40,6 +40,13 @@ struct MultigridLayout {
   // started from, BDF2 also the field of the step before; every method one per source field.
   int transient_vectors = 2;
   int bdf2_extra_vectors = 1;
+  // A deflated solve (solver/multigrid/deflation.hpp: conductances spanning 100 and more):
+  // where the levels run, the inverse diagonal and two work vectors on the finest level and a
+  // piece number per node (4 bytes); on the host while it is set up, the pieces' search
+  // (parents, sizes, numbers, pieces: 20 bytes a node) and the diagonal and its inverse.
+  int deflation_vectors = 3;
+  int deflation_piece_bytes = 4;
+  int deflation_setup_bytes = 36;
 };
 
 // What the stepper keeps besides the hierarchy: its method and its number of source fields.
@@ -47,6 +54,7 @@ struct StepperVectors {
   bool transient = true;  // false: a steady solve
   bool bdf2 = false;
   int sources = 0;
+  bool deflated = false;  // the materials' conductivities span kStrongRatio or more
 };
 
 MultigridLayout multigrid_layout(int dims);
@@ -56,6 +64,7 @@ struct MultigridBytes {
   std::int64_t level_ops = 0;   // where the level operations run (host for cpu, else device)
   std::int64_t host = 0;        // on the host for the whole run: the heat-flow operator
   std::int64_t host_setup = 0;  // on the host while the solver is set up (the hierarchy)
+  std::int64_t deflation_setup = 0;  // on the host while the deflation is set up, any backend
 };
 
 // The solver of a grid of n[axis] nodes (1 on unused axes), periodic per axis, coarsened as
