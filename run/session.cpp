@@ -82,7 +82,7 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
       format_solve_seconds(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   if (stepper->deflated_pieces() > 0)
-    levels += fmt::format("; {} strongly conducting pieces solved beside each V-cycle",
+    levels += fmt::format("; {} strongly conducting pieces to deflate if convergence is slow",
                           stepper->deflated_pieces());
   if (c.time.method == solver::TimeMethod::steady)
     spdlog::info("steady: multigrid ({}), CG to relative residual {:.3g}", levels,

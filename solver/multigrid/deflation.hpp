@@ -11,6 +11,7 @@
 // and the preconditioner is the symmetric product of Q, the V-cycle and Q again (the error
 // propagator (I - Q A)(I - M A)(I - Q A), as balancing and deflated PCG combine a coarse
 // space with a preconditioner; Tang, Nabben, Vuik and Erlangga, J. Sci. Comput. 39, 2009).
+// PCG turns it on only once a solve proves slow (multigrid.hpp, kDeflationTrial).
 //
 // Z's vectors are the pieces' indicators smoothed by kDeflationSteps Jacobi steps,
 // Z = S^steps Z0 with S = I - omega D^-1 A (D the diagonal of A): a bare indicator jumps from 1

@@ -33,6 +33,12 @@ std::string SolveReport::describe() const {
   int n = std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
                         to_string(reason), iterations, iterations == 1 ? "" : "s",
                         final_residual(), first, mean_reduction());
+  if (deflated_from > 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf)
+    n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
+                       ", the strong pieces deflated after iteration %d", deflated_from);
+  else if (deflated_from == 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf)
+    n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
+                       ", the strong pieces deflated");
   const std::size_t used = static_cast<std::size_t>(std::max(0, n));
   char* rest = buf + std::min(used, sizeof buf - 1);
   const std::size_t room = sizeof buf - std::min(used, sizeof buf - 1);
@@ -104,6 +110,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
 
 void Multigrid::use_deflation(Deflation deflation) {
   deflation_ = Deflation{};
+  deflating_ = false;
   if (deflation.empty() || !ops_.set_pieces(deflation.piece, deflation.pieces)) return;
   if (inverse_diagonal_ < 0) {
     inverse_diagonal_ = ops_.create_vector(0);
@@ -183,7 +190,7 @@ void Multigrid::deflate(int r, int w, int z) {
 }
 
 void Multigrid::precondition(int r, int z) {
-  if (deflation_.empty()) {
+  if (!deflating_) {
     ops_.axpby(0.0, z, 0.0, z);
     vcycle(r, z);
     return;
@@ -355,6 +362,9 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
     report.at_floor = true;
     return report;
   }
+  if (options.deflate == SolveOptions::Deflate::always && !deflation_.empty()) deflating_ = true;
+  if (options.deflate == SolveOptions::Deflate::never) deflating_ = false;
+  if (deflating_) report.deflated_from = 0;
   double rz = 0.0;
   // Starts (or restarts) the directions from the residual in r.
   auto restart = [&] {
@@ -379,6 +389,16 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       ops_.axpby(alpha, p, 1.0, x);
       ops_.axpby(-alpha, q, 1.0, r);
       v = record(report, options, norm(r) / reference, alpha * rz);
+    }
+    if (v == Verdict::go_on && !deflating_ && !deflation_.empty() &&
+        options.deflate == SolveOptions::Deflate::when_slow &&
+        report.iterations >= kDeflationTrial && report.mean_reduction() > kDeflationSlow) {
+      // Slow: on with the deflation, and CG's directions again from the current residual.
+      deflating_ = true;
+      report.deflated_from = report.iterations;
+      report_iteration(report, options);
+      restart();
+      continue;
     }
     if (v == Verdict::go_on) {
       report_iteration(report, options);

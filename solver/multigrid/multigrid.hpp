@@ -62,6 +62,10 @@ struct SolveOptions {
   double stall_reduction = 0.5;
   // Diverged: a residual above divergence_factor times the best so far.
   double divergence_factor = 1e6;
+  // PCG's deflation of strong pieces (deflation.hpp), where the operator has them: once a
+  // solve proves slow (kDeflationTrial below), from the first iteration, or not at all.
+  enum class Deflate { when_slow, always, never };
+  Deflate deflate = Deflate::when_slow;
   // Called after every iteration with its number (1, 2, ...) and the relative residual.
   std::function<void(int, double)> on_iteration;
   // Nonlinear problems (temperature-dependent materials, radiation): the outer iterations
@@ -90,6 +94,9 @@ struct SolveReport {
   // PCG: the error's energy ((e, A e)) each iteration took off, alpha (r, z); none for V-cycles
   // alone. What CG minimises, so it falls while the residual hovers.
   std::vector<double> energy;
+  // PCG: the iteration after which the strong pieces were deflated (0: from the start, as an
+  // earlier solve had turned it on), -1: not deflated (Multigrid's kDeflationTrial).
+  int deflated_from = -1;
   double final_residual() const { return residuals.empty() ? 0.0 : residuals.back(); }
   // Mean reduction per iteration: (final / initial)^(1 / iterations).
   double mean_reduction() const;
@@ -112,6 +119,14 @@ bool stalled(const std::vector<double>& residuals, const SolveOptions& options,
              const std::vector<double>& energy = {});
 constexpr double kEnergyStall = 0.5;
 
+// PCG turns the deflation of strong pieces on (deflation.hpp), and keeps it for later solves,
+// once kDeflationTrial iterations have reduced the residual by less than kDeflationSlow per
+// iteration: where the hierarchy alone converges fast (separate inclusions it carries, 8 copper
+// balls in epoxy in 10 iterations) the deflation's passes, about 70% of a V-cycle's, would cost
+// more than the iterations they save.
+constexpr int kDeflationTrial = 3;
+constexpr double kDeflationSlow = 0.5;
+
 class Multigrid {
  public:
   // Sets `ops` up with the hierarchy (finest first; LevelOps::adopt, so a hierarchy passed as
@@ -129,8 +144,10 @@ class Multigrid {
   int rhs() const { return b_[0]; }
   int solution() const { return x_[0]; }
 
-  // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp).
+  // The strong pieces that the deflation would solve beside the V-cycle (0: none;
+  // deflation.hpp), and whether it does (since a slow solve turned it on).
   std::int64_t deflated_pieces() const { return deflation_.pieces; }
+  bool deflating() const { return deflating_; }
 
   // Solves in place: solution() in, solution() out.
   SolveReport solve(const SolveOptions& options);
@@ -146,7 +163,7 @@ class Multigrid {
   // backend can sum over pieces (none otherwise), and its vectors on first use.
   void use_deflation(Deflation deflation);
   // PCG's preconditioner: z = M r, M the V-cycle from zero, with the pieces' coarse space
-  // solved before and after it where there is one. Uses q0_ as scratch.
+  // solved before and after it while deflating_. Uses q0_ as scratch.
   void precondition(int r, int z);
   // z = Z E^-1 Z^T (r - w) (w < 0: r alone), Z = S^steps Z0 (deflation.hpp); t_, u_ and q0_
   // are its scratch (z may be t_: it is written after t_ is spent).
@@ -169,6 +186,7 @@ class Multigrid {
   int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
   int free_ = -1;       // level 0: 1 on the free nodes, 0 on the fixed
   Deflation deflation_;
+  bool deflating_ = false;
   int inverse_diagonal_ = -1, t_ = -1, u_ = -1;  // level 0: the deflation's (-1: none yet)
   std::vector<double> piece_values_;
 };

@@ -530,10 +530,12 @@ TEST_F(GpuTest, DeflatedCheckerboardSolvesOnTheDeviceAsOnTheCpu) {
     if (x > 15 && x < 25 && y > 15 && y < 25 && z > 15 && z < 25) s.density[static_cast<std::size_t>(i)] = 1e5;
   }
   fields->sources.push_back(std::move(s));
+  mg::SolveOptions o;
+  o.deflate = mg::SolveOptions::Deflate::always;
   mg::ImplicitStepper cpu(p, fields, mg::TimeMethod::steady, 0.0,
-                          kernels::make_level_ops("cpu", kernels::Precision::fp64));
+                          kernels::make_level_ops("cpu", kernels::Precision::fp64), o);
   mg::ImplicitStepper gpu(p, fields, mg::TimeMethod::steady, 0.0,
-                          kernels::make_level_ops("register-tiling", kernels::Precision::fp64));
+                          kernels::make_level_ops("register-tiling", kernels::Precision::fp64), o);
   ASSERT_GT(cpu.deflated_pieces(), 100);
   EXPECT_EQ(gpu.deflated_pieces(), cpu.deflated_pieces());
   std::vector<double> uc(np, 300.0), ug(np, 300.0);
@@ -541,6 +543,7 @@ TEST_F(GpuTest, DeflatedCheckerboardSolvesOnTheDeviceAsOnTheCpu) {
   const mg::SolveReport rg = gpu.advance(ug, 0);
   EXPECT_EQ(rc.reason, mg::SolveReport::Reason::converged) << rc.describe();
   EXPECT_EQ(rg.reason, mg::SolveReport::Reason::converged) << rg.describe();
+  EXPECT_EQ(rg.deflated_from, 0) << rg.describe();
   EXPECT_LE(rg.iterations, 25) << rg.describe();
   EXPECT_LE(std::abs(rg.iterations - rc.iterations), 1) << rc.describe() << " / " << rg.describe();
   std::printf("checkerboard: %lld pieces; cpu %s; device %s; fields differ by %.3g\n",
