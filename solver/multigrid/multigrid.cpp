@@ -362,8 +362,9 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
     report.at_floor = true;
     return report;
   }
-  if (options.deflate == SolveOptions::Deflate::always && !deflation_.empty()) deflating_ = true;
-  if (options.deflate == SolveOptions::Deflate::never) deflating_ = false;
+  // Decided afresh by every solve, from its own iterations, so that a solve depends on its
+  // inputs alone and a restarted run repeats the uninterrupted one bit for bit.
+  deflating_ = options.deflate == SolveOptions::Deflate::always && !deflation_.empty();
   if (deflating_) report.deflated_from = 0;
   double rz = 0.0;
   // Starts (or restarts) the directions from the residual in r.

@@ -94,8 +94,8 @@ struct SolveReport {
   // PCG: the error's energy ((e, A e)) each iteration took off, alpha (r, z); none for V-cycles
   // alone. What CG minimises, so it falls while the residual hovers.
   std::vector<double> energy;
-  // PCG: the iteration after which the strong pieces were deflated (0: from the start, as an
-  // earlier solve had turned it on), -1: not deflated (Multigrid's kDeflationTrial).
+  // PCG: the iteration after which the strong pieces were deflated (0: from the start, as
+  // SolveOptions::deflate asked), -1: not deflated (Multigrid's kDeflationTrial).
   int deflated_from = -1;
   double final_residual() const { return residuals.empty() ? 0.0 : residuals.back(); }
   // Mean reduction per iteration: (final / initial)^(1 / iterations).
@@ -119,9 +119,10 @@ bool stalled(const std::vector<double>& residuals, const SolveOptions& options,
              const std::vector<double>& energy = {});
 constexpr double kEnergyStall = 0.5;
 
-// PCG turns the deflation of strong pieces on (deflation.hpp), and keeps it for later solves,
-// once kDeflationTrial iterations have reduced the residual by less than kDeflationSlow per
-// iteration: where the hierarchy alone converges fast (separate inclusions it carries, 8 copper
+// PCG turns the deflation of strong pieces on (deflation.hpp) for the rest of a solve once
+// kDeflationTrial iterations have reduced the residual by less than kDeflationSlow per
+// iteration (each solve decides for itself, so that restarts repeat a run bit for bit): where
+// the hierarchy alone converges fast (separate inclusions it carries, 8 copper
 // balls in epoxy in 10 iterations) the deflation's passes, about 70% of a V-cycle's, would cost
 // more than the iterations they save.
 constexpr int kDeflationTrial = 3;
@@ -145,7 +146,7 @@ class Multigrid {
   int solution() const { return x_[0]; }
 
   // The strong pieces that the deflation would solve beside the V-cycle (0: none;
-  // deflation.hpp), and whether it does (since a slow solve turned it on).
+  // deflation.hpp), and whether the last solve did.
   std::int64_t deflated_pieces() const { return deflation_.pieces; }
   bool deflating() const { return deflating_; }
 
