@@ -33,12 +33,12 @@ std::string SolveReport::describe() const {
   int n = std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
                         to_string(reason), iterations, iterations == 1 ? "" : "s",
                         final_residual(), first, mean_reduction());
-  if (deflated_from > 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf)
+  if (deflated_from >= 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf) {
+    char when[40] = "";
+    if (deflated_from > 0) std::snprintf(when, sizeof when, " after iteration %d", deflated_from);
     n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
-                       ", the strong pieces deflated after iteration %d", deflated_from);
-  else if (deflated_from == 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf)
-    n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
-                       ", the strong pieces deflated");
+                       ", the strong pieces deflated%s", when);
+  }
   const std::size_t used = static_cast<std::size_t>(std::max(0, n));
   char* rest = buf + std::min(used, sizeof buf - 1);
   const std::size_t room = sizeof buf - std::min(used, sizeof buf - 1);
