@@ -2,6 +2,7 @@
 // knows which implementation runs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -63,5 +64,8 @@ int cuda_device_count();
 void use_cuda_device(int index);
 // The index of the device the CUDA backends run on; -1 without CUDA or without a device.
 int current_cuda_device();
+// Runs of steps the CUDA backends replayed as CUDA graphs so far in this process (0 without
+// CUDA); HEATSIM_CUDA_GRAPHS=0 in the environment turns the replays off.
+std::int64_t cuda_graph_replays();
 
 }  // namespace heatsim::kernels

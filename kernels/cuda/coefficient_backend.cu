@@ -36,6 +36,14 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
   faces_need_k_ = ghost > 1;
   for (int f = 0; f < 2 * problem.dims; ++f)
     faces_need_k_ = faces_need_k_ || needs_coefficients(problem.faces[f]);
+  factors_.setup(kStepRun, kMaxSourceFields);
+  graphs_.clear();
+  // A graph replays its launches' arguments: only the sources' factors (staged per run) may
+  // change from step to step, not the faces' values or the temperature-dependent launches.
+  graphs_ok_ = cuda_graphs_enabled() && !temperature_.varying_k && !temperature_.varying_c &&
+               temperature_.radiation_groups == 0;
+  for (int f = 0; f < 2 * problem.dims; ++f)
+    graphs_ok_ = graphs_ok_ && !problem.faces[f].time_dependent();
   dirichlet_ = DirichletFaces{};
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].kind == BoundaryKind::dirichlet) {
@@ -62,30 +70,65 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
 
 template <typename T>
 void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
-  if (steps <= 0) return;
-  CoefficientArgs<T> a = sweep_args();
   const auto& sources = p_.coefficients->sources;
-  if (!faces_need_k_) boundary_pass(step0, false, true);
+  while (steps > 0) {
+    const int run = static_cast<int>(std::min<std::int64_t>(steps, kStepRun));
+    const std::int64_t first = step0;
+    // Without sources the sweeps read no factor: nothing to stage.
+    const T* factors = sources.empty() ? factors_.device()
+                                       : factors_.stage(run, context_.stream, [&](int r, T* row) {
+                                           factor_row(first + r, row);
+                                         });
+    if (graphs_ok_ && run >= kGraphMinSteps) {
+      T* const start = cur();
+      graphs_.run(run, start, context_.stream, [&](cudaStream_t capture) {
+        launch_steps(run, step0, factors, capture);
+        if (cur() != start) swap();  // capturing swapped the buffers as the steps will
+      });
+      if (run % 2 == 1) swap();
+    } else {
+      launch_steps(run, step0, factors, context_.stream);
+    }
+    steps -= run;
+    step0 += run;
+  }
+}
+
+template <typename T>
+void CoefficientStepper<T>::factor_row(std::int64_t step, T* row) const {
+  const auto& sources = p_.coefficients->sources;
+  const double t = static_cast<double>(step) * p_.dt;
+  for (int q = 0; q < kMaxSourceFields; ++q)
+    row[q] = q < static_cast<int>(sources.size())
+                 ? static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt))
+                 : T(0);
+}
+
+template <typename T>
+void CoefficientStepper<T>::launch_steps(int steps, std::int64_t step0, const T* factors,
+                                         cudaStream_t stream) {
+  CoefficientArgs<T> a = sweep_args();
+  if (!faces_need_k_) boundary_pass(step0, false, true, stream);
   T* faces[3] = {nullptr, nullptr, nullptr};
   bool periodic[3] = {false, false, false};
   for (int a = 0; a < p_.dims; ++a) {
     faces[a] = fields_.has_faces ? fields_.faces[a].template as<T>() : nullptr;
     periodic[a] = p_.periodic(a);
   }
-  for (std::int64_t s = 0; s < steps; ++s) {
+  LaunchContext context = context_;
+  context.stream = stream;
+  for (int s = 0; s < steps; ++s) {
     const double t = static_cast<double>(step0 + s) * p_.dt;
     // Temperature-dependent conductivities: the faces from the field at the step's start.
     if (temperature_.varying_k)
-      launch_update_faces<T>(cur(), faces, temperature_, grid_, periodic, context_.stream);
+      launch_update_faces<T>(cur(), faces, temperature_, grid_, periodic, stream);
     if (faces_need_k_)
       launch_coefficient_ghosts<T>(cur(), a.conductivity, fields_.has_faces ? a.faces : nullptr,
-                                   grid_, coefficient_faces_at(p_, t), context_.stream);
-    for (int q = 0; q < a.sources; ++q)
-      a.factor[q] =
-          static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(t, t + p_.dt));
+                                   grid_, coefficient_faces_at(p_, t), stream);
+    a.factor = factors + static_cast<std::size_t>(s) * kMaxSourceFields;
     a.in = cur();
     a.out = next();
-    sweep_(a, p_.dims, context_);
+    sweep_(a, p_.dims, context);
     if (temperature_.radiation_groups > 0) {
       double ambient4[kMaxRadiationGroups] = {};
       for (int q = 0; q < temperature_.radiation_groups; ++q) {
@@ -93,20 +136,20 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
         ambient4[q] = amb * amb * amb * amb;
       }
       launch_surface_radiation<T>(cur(), next(), a.dt_over_capacity, temperature_, ambient4,
-                                  grid_, context_.stream);
+                                  grid_, stream);
     }
-    if (temperature_.varying_c)
-      launch_enthalpy_step<T>(cur(), next(), temperature_, grid_, context_.stream);
+    if (temperature_.varying_c) launch_enthalpy_step<T>(cur(), next(), temperature_, grid_, stream);
     swap();
     if (!faces_need_k_) {
       // Dirichlet nodes at t + dt and, unless this was the last step, the next step's ghosts.
       const bool last = s + 1 == steps;
-      if (dirichlet_.count > 0 || !last) boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last);
+      if (dirichlet_.count > 0 || !last)
+        boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last, stream);
     } else if (dirichlet_.count > 0) {
       DirichletFaces d = dirichlet_;
       const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
       for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
-      launch_set_dirichlet<T>(cur(), grid_, d, context_.stream);
+      launch_set_dirichlet<T>(cur(), grid_, d, stream);
     }
   }
 }
@@ -115,7 +158,8 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
 // at width 1, so the driver's one boundary pass between sweeps does them: the Dirichlet nodes of
 // one step and the ghosts of the next in one launch (field_kernels.cuh).
 template <typename T>
-void CoefficientStepper<T>::boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts) {
+void CoefficientStepper<T>::boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts,
+                                          cudaStream_t stream) {
   const double t = static_cast<double>(step) * p_.dt;
   BoundaryFaces f;
   for (int i = 0; i < kFaces; ++i) {
@@ -123,7 +167,7 @@ void CoefficientStepper<T>::boundary_pass(std::int64_t step, bool set_dirichlet,
     f.value[i] = p_.faces[i].at(t);
   }
   for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
-  launch_boundary_pass<T>(cur(), grid_, f, set_dirichlet, fill_ghosts, context_.stream);
+  launch_boundary_pass<T>(cur(), grid_, f, set_dirichlet, fill_ghosts, stream);
 }
 
 template <typename T>

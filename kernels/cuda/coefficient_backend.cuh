@@ -2,11 +2,14 @@
 // coefficients): u, k, dt/C and the source densities live on the device for the whole run,
 // and each step is, as on the CPU, the ghost fill of u at time t, the backend's coefficient
 // sweep cur -> next with the sources' factors Schedule::mean(t, t + dt) (evaluated on the host
-// per step and passed by value), swap, and the Dirichlet nodes set to g(t + dt). Without a
-// convective or heat-flux face the Dirichlet nodes and the next ghosts are the constant-weight
-// driver's one boundary pass (the rules agree at width 1); with one, the coefficient ghost fill
-// (coefficient_fields.cuh) and a Dirichlet launch. One step per pass: S changes from node to
-// node, so there is no S^k to fuse.
+// and staged on the device per run of steps, a row per step), swap, and the Dirichlet nodes set
+// to g(t + dt). Without a convective or heat-flux face the Dirichlet nodes and the next ghosts
+// are the constant-weight driver's one boundary pass (the rules agree at width 1); with one,
+// the coefficient ghost fill (coefficient_fields.cuh) and a Dirichlet launch. One step per
+// pass: S changes from node to node, so there is no S^k to fuse. Runs of steps are cut at
+// kStepRun steps; a run of kGraphMinSteps or more whose launches do not change from step to
+// step (faces constant in time, no temperature-dependent materials) is replayed as a CUDA
+// graph (step_graphs.cuh): the same launches, so the same bits.
 #pragma once
 
 #include <memory>
@@ -16,6 +19,7 @@
 #include "coefficient_sweep.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
+#include "step_graphs.cuh"
 #include "temperature_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -34,6 +38,10 @@ class CoefficientStepper {
   // Steps step0 .. step0 + steps - 1 of the problem: u in cur() advances in place.
   void advance(std::int64_t steps, std::int64_t step0);
 
+  // The longest run of steps staged (and replayed) at once, and the shortest replayed as a graph.
+  static constexpr int kStepRun = 256;
+  static constexpr int kGraphMinSteps = 8;
+
   const DeviceGrid& grid() const { return grid_; }
   const StencilProblem& problem() const { return p_; }
   T* cur() { return cur_.as<T>(); }
@@ -45,8 +53,15 @@ class CoefficientStepper {
   CoefficientArgs<T> sweep_args();
 
  private:
+  // The sources' factors Schedule::mean(t, t + dt) of step `step` (t = step dt), padded with 0
+  // to kMaxSourceFields.
+  void factor_row(std::int64_t step, T* row) const;
+  // Steps step0 .. step0 + steps - 1 (steps <= kStepRun), the sources' factors of step
+  // step0 + s read from row s of `factors`, launched on `stream`.
+  void launch_steps(int steps, std::int64_t step0, const T* factors, cudaStream_t stream);
   // Dirichlet nodes at `step`'s time and, optionally, the next step's ghosts (one launch).
-  void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts);
+  void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts,
+                     cudaStream_t stream);
 
   StencilProblem p_;
   DeviceGrid grid_;
@@ -57,6 +72,9 @@ class CoefficientStepper {
   DeviceTemperature<T> temperature_;  // temperature-dependent materials, when the problem has them
   DirichletFaces dirichlet_;
   bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
+  StepTable<T> factors_;       // the sources' factors, kMaxSourceFields per step
+  StepGraphs graphs_;
+  bool graphs_ok_ = false;     // a step's launches are the same at every step
 };
 
 // The statistics of the stepper's field (FieldStats, heat weighed by the capacity), reduced in

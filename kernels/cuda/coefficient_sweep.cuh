@@ -33,7 +33,9 @@ struct CoefficientArgs {
   const T* dt_over_capacity = nullptr;
   const T* transfer = nullptr;  // H of surfaces inside the body (CoefficientFields::transfer)
   const T* source[kMaxSourceFields] = {};
-  T factor[kMaxSourceFields] = {};  // Schedule::mean(t, t + dt) of each source, this step
+  // Schedule::mean(t, t + dt) of each source this step, kMaxSourceFields values on the device
+  // (a row of the stepper's StepTable, so that a step replayed from a graph reads its own).
+  const T* factor = nullptr;
   int sources = 0;
   T inv_h2[3] = {T(1), T(1), T(1)};
   DeviceGrid grid;

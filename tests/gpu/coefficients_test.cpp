@@ -9,6 +9,8 @@
 // the downloaded field at the sampled nodes. And: convstencil refuses such problems with the
 // reason, `auto` passes it over, and fusion requests step one at a time.
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -523,6 +525,103 @@ TEST_F(CoefficientBasics, TemporalBlockingStepsFaceConductances) {
 
   const solver::BackendChoice choice = solver::choose_backend("auto", built.problem);
   EXPECT_NE(choice.name, "cpu") << choice.reason;
+}
+
+
+// Runs of steps replayed as CUDA graphs (kernels/cuda/step_graphs.cuh) give the launches'
+// results bit for bit, with the sources' schedules changing every step: each CUDA-core backend
+// and temporal-blocking at depth 1, fp64 and fp32, random problems (half with the faces'
+// conductances and surfaces inside the body), runs cut as a run's observers cut them (300 =
+// 256 + 44, 50, 50, then 9, 3 and 7: graphs of 256, 44, 50 and 9 steps, odd lengths among
+// them, and launches below the graphs' shortest), with HEATSIM_CUDA_GRAPHS unset and =0; and
+// both within the CPU's tolerance. Faces whose values change in time are stepped by launches
+// (no replay counted), every other problem by replays.
+class CoefficientGraphs : public GpuTest {
+ protected:
+  void TearDown() override { unsetenv("HEATSIM_CUDA_GRAPHS"); }
+};
+
+TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
+  std::mt19937_64 rng(2718);
+  const std::vector<std::int64_t> runs{300, 50, 50, 9, 3, 7};
+  const std::int64_t step0 = 2;
+  std::int64_t total = 0;
+  for (std::int64_t r : runs) total += r;
+  int replayed = 0, launched = 0, with_sources = 0;
+  std::vector<std::string> names = cuda_backend_names();
+  names.push_back("temporal-blocking");
+  for (const std::string& name : names)
+    for (Precision precision : {Precision::fp64, Precision::fp32})
+      for (int repeat = 0; repeat < 4; ++repeat) {
+        const std::array<std::int64_t, 3> n =
+            repeat < 2 ? std::array<std::int64_t, 3>{37, 19, 13} : std::array<std::int64_t, 3>{21, 9, 30};
+        Built built = random_problem(3, n, precision, rng, repeat % 2 == 1);
+        StencilProblem& p = built.problem;
+        // The first two repeats hold every face's value constant in time (replayed), the
+        // others keep their random schedules (some launched).
+        if (repeat < 2)
+          for (auto& f : p.faces) {
+            f.table.clear();
+            f.amplitude = 0.0;
+          }
+        SCOPED_TRACE(name + " " + kernels::to_string(precision) + " faces " + built.faces +
+                     (repeat < 2 ? " (held constant)" : ""));
+        const std::vector<double> u0 = random_field(p.points(), rng);
+        bool time_dependent = false;
+        for (int f = 0; f < 6; ++f) time_dependent = time_dependent || p.faces[f].time_dependent();
+
+        std::vector<double> field[2];
+        std::int64_t replays[2] = {0, 0};
+        bool supported = true;
+        for (int graphs = 0; graphs < 2; ++graphs) {
+          setenv("HEATSIM_CUDA_GRAPHS", graphs ? "1" : "0", 1);
+          auto gpu = kernels::create_backend(name, precision);
+          if (!gpu->unsupported_reason(p).empty()) {
+            supported = false;
+            break;
+          }
+          gpu->setup(p);
+          ASSERT_EQ(gpu->fusion_depth(), 1);
+          gpu->upload(u0);
+          const std::int64_t before = kernels::cuda_graph_replays();
+          std::int64_t step = step0;
+          for (std::int64_t r : runs) {
+            gpu->advance(r, step);
+            step += r;
+          }
+          gpu->download(field[graphs]);
+          replays[graphs] = kernels::cuda_graph_replays() - before;
+        }
+        if (!supported) continue;
+        EXPECT_EQ(replays[0], 0);
+        if (time_dependent) {
+          EXPECT_EQ(replays[1], 0);
+          ++launched;
+        } else {
+          EXPECT_EQ(replays[1], 5) << "graphs of 256, 44, 50, 50 and 9 steps";
+          ++replayed;
+        }
+        with_sources += !p.coefficients->sources.empty();
+        ASSERT_EQ(field[0].size(), field[1].size());
+        std::int64_t differ = 0;
+        for (std::size_t i = 0; i < field[0].size(); ++i)
+          differ += std::memcmp(&field[0][i], &field[1][i], sizeof(double)) != 0;
+        EXPECT_EQ(differ, 0) << "nodes that differ between replays and launches";
+
+        auto cpu = kernels::make_cpu_backend(precision);
+        cpu->setup(p);
+        cpu->upload(u0);
+        cpu->advance(total, step0);
+        std::vector<double> want;
+        cpu->download(want);
+        const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
+        std::int64_t bad = -1;
+        EXPECT_LE(relative_difference(field[1], want, &bad), tol) << "worst node " << bad;
+        EXPECT_GT(relative_difference(want, u0), 100 * tol);
+      }
+  EXPECT_GE(replayed, 12);
+  EXPECT_GT(launched, 0);
+  EXPECT_GT(with_sources, 8);
 }
 
 }  // namespace
