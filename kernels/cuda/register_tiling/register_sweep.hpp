@@ -13,12 +13,14 @@ namespace heatsim::kernels::cuda {
 // Planes per block along the march axis. Each block re-reads 2R halo planes, so chunks
 // should be long; but the grid must fill the device without a ragged last wave. Cost model:
 // waves * (chunk + 2R), waves = ceil(blocks / resident blocks); the cheapest chunk wins.
+// Chunks may be as short as 2R planes (max(2R, 2)): on a small grid (the chip example's 96 x 96
+// x 32) the device must be filled whatever the halo re-reads cost (docs/performance.md).
 inline std::int64_t march_chunk(std::int64_t plane_tiles, std::int64_t march_n, int radius,
                                 std::int64_t resident) {
   std::int64_t best = march_n;
   double best_cost = std::numeric_limits<double>::infinity();
   const std::int64_t max_chunks = std::min<std::int64_t>(
-      std::max<std::int64_t>(1, march_n / std::max(4 * radius, 8)), 4096);
+      std::max<std::int64_t>(1, march_n / std::max(2 * radius, 2)), 4096);
   for (std::int64_t c = 1; c <= max_chunks; ++c) {
     const std::int64_t chunk = (march_n + c - 1) / c;
     const std::int64_t blocks = plane_tiles * ((march_n + chunk - 1) / chunk);
