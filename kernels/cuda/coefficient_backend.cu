@@ -1,5 +1,7 @@
 // The varying-coefficient driver of coefficient_backend.cuh.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -14,6 +16,19 @@
 #include "field_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
+
+namespace {
+
+// Whether a grid of `points` nodes forms its ghosts in the sweep: at most kRulesMaxPoints, or
+// as HEATSIM_CUDA_FACE_RULES (0 or 1) in the environment says (read at each setup, for tests).
+bool rules_wanted(std::int64_t points) {
+  const char* v = std::getenv("HEATSIM_CUDA_FACE_RULES");
+  if (v && std::strcmp(v, "0") == 0) return false;
+  if (v && std::strcmp(v, "1") == 0) return true;
+  return points <= kRulesMaxPoints;
+}
+
+}  // namespace
 
 template <typename T>
 void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLauncher<T> sweep,
@@ -44,6 +59,9 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
                temperature_.radiation_groups == 0;
   for (int f = 0; f < 2 * problem.dims; ++f)
     graphs_ok_ = graphs_ok_ && !problem.faces[f].time_dependent();
+  rules_in_sweep_ = ghost == 1 && !temperature_.varying_k && !temperature_.varying_c &&
+                   temperature_.radiation_groups == 0 && rules_wanted(problem.points());
+  for (int a = 0; a < problem.dims; ++a) rules_in_sweep_ = rules_in_sweep_ && !problem.periodic(a);
   dirichlet_ = DirichletFaces{};
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].kind == BoundaryKind::dirichlet) {
@@ -108,6 +126,21 @@ template <typename T>
 void CoefficientStepper<T>::launch_steps(int steps, std::int64_t step0, const T* factors,
                                          cudaStream_t stream) {
   CoefficientArgs<T> a = sweep_args();
+  LaunchContext context = context_;
+  context.stream = stream;
+  if (rules_in_sweep_) {
+    for (int s = 0; s < steps; ++s) {
+      const double t = static_cast<double>(step0 + s) * p_.dt;
+      a.rules = face_rules_at(p_, t);
+      a.factor = factors + static_cast<std::size_t>(s) * kMaxSourceFields;
+      a.in = cur();
+      a.out = next();
+      sweep_(a, p_.dims, context);
+      swap();
+      if (dirichlet_.count > 0) set_dirichlet(step0 + s + 1, stream);
+    }
+    return;
+  }
   if (!faces_need_k_) boundary_pass(step0, false, true, stream);
   T* faces[3] = {nullptr, nullptr, nullptr};
   bool periodic[3] = {false, false, false};
@@ -115,8 +148,6 @@ void CoefficientStepper<T>::launch_steps(int steps, std::int64_t step0, const T*
     faces[a] = fields_.has_faces ? fields_.faces[a].template as<T>() : nullptr;
     periodic[a] = p_.periodic(a);
   }
-  LaunchContext context = context_;
-  context.stream = stream;
   for (int s = 0; s < steps; ++s) {
     const double t = static_cast<double>(step0 + s) * p_.dt;
     // Temperature-dependent conductivities: the faces from the field at the step's start.
@@ -146,12 +177,17 @@ void CoefficientStepper<T>::launch_steps(int steps, std::int64_t step0, const T*
       if (dirichlet_.count > 0 || !last)
         boundary_pass(step0 + s + 1, dirichlet_.count > 0, !last, stream);
     } else if (dirichlet_.count > 0) {
-      DirichletFaces d = dirichlet_;
-      const double t1 = static_cast<double>(step0 + s + 1) * p_.dt;
-      for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t1);
-      launch_set_dirichlet<T>(cur(), grid_, d, stream);
+      set_dirichlet(step0 + s + 1, stream);
     }
   }
+}
+
+template <typename T>
+void CoefficientStepper<T>::set_dirichlet(std::int64_t step, cudaStream_t stream) {
+  DirichletFaces d = dirichlet_;
+  const double t = static_cast<double>(step) * p_.dt;
+  for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t);
+  launch_set_dirichlet<T>(cur(), grid_, d, stream);
 }
 
 // Faces without K_bm (Dirichlet, Neumann du/dn, periodic) have the constant-weight ghost rules

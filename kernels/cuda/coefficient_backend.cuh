@@ -5,13 +5,18 @@
 // and staged on the device per run of steps, a row per step), swap, and the Dirichlet nodes set
 // to g(t + dt). Without a convective or heat-flux face the Dirichlet nodes and the next ghosts
 // are the constant-weight driver's one boundary pass (the rules agree at width 1); with one,
-// the coefficient ghost fill (coefficient_fields.cuh) and a Dirichlet launch. One step per
+// the coefficient ghost fill (coefficient_fields.cuh) and a Dirichlet launch. On a grid of at
+// most kRulesMaxPoints nodes, one ghost wide, without periodic axes or temperature-dependent
+// materials, the sweep itself forms each ghost by its face's rule instead
+// (CoefficientArgs::rules: the same operands, the same value), and a step is the sweep and,
+// with Dirichlet faces, their launch. One step per
 // pass: S changes from node to node, so there is no S^k to fuse. Runs of steps are cut at
 // kStepRun steps; a run of kGraphMinSteps or more whose launches do not change from step to
 // step (faces constant in time, no temperature-dependent materials) is replayed as a CUDA
 // graph (step_graphs.cuh): the same launches, so the same bits.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -23,6 +28,13 @@
 #include "temperature_kernels.cuh"
 
 namespace heatsim::kernels::cuda {
+
+// The largest grid whose sweeps form the faces' ghosts themselves. There the ghost launch (about
+// 4 us on an H200) is a third of a step; on larger grids it is a small part, and the rules slow
+// the register-tiling sweep by a fifth or more (Heat-3D-mat 512^3: 69 -> 52-54 GStencil/s), so
+// they keep the launch. Measured: 96 x 96 x 32 (295k nodes) faster with the rules, 96^3 (885k)
+// slower (docs/performance.md).
+constexpr std::int64_t kRulesMaxPoints = std::int64_t{1} << 19;
 
 // The field, its coefficients and the single step of the header comment, on one padded layout
 // (ghost layers `ghost` wide; the step reads and fills only the first). The CUDA-core
@@ -59,6 +71,8 @@ class CoefficientStepper {
   // Steps step0 .. step0 + steps - 1 (steps <= kStepRun), the sources' factors of step
   // step0 + s read from row s of `factors`, launched on `stream`.
   void launch_steps(int steps, std::int64_t step0, const T* factors, cudaStream_t stream);
+  // The Dirichlet nodes at `step`'s time (a launch of their own).
+  void set_dirichlet(std::int64_t step, cudaStream_t stream);
   // Dirichlet nodes at `step`'s time and, optionally, the next step's ghosts (one launch).
   void boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts,
                      cudaStream_t stream);
@@ -72,6 +86,8 @@ class CoefficientStepper {
   DeviceTemperature<T> temperature_;  // temperature-dependent materials, when the problem has them
   DirichletFaces dirichlet_;
   bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
+  // The sweep forms every face's ghost by its rule (CoefficientArgs::rules): no ghost launch.
+  bool rules_in_sweep_ = false;
   StepTable<T> factors_;       // the sources' factors, kMaxSourceFields per step
   StepGraphs graphs_;
   bool graphs_ok_ = false;     // a step's launches are the same at every step

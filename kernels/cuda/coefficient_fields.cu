@@ -128,6 +128,18 @@ CoefficientFaces coefficient_faces_at(const StencilProblem& p, double t) {
   return f;
 }
 
+FaceRules face_rules_at(const StencilProblem& p, double t) {
+  const CoefficientFaces f = coefficient_faces_at(p, t);
+  FaceRules r;
+  for (int i = 0; i < 2 * p.dims; ++i) {
+    const auto kind = static_cast<BoundaryKind>(f.kind[i]);
+    r.apply[i] = kind != BoundaryKind::periodic;
+    r.rule[i] = coefficient_ghost_rule(kind, f.heat_flux[i], f.value[i], f.transfer[i],
+                                       f.spacing[i / 2], f.radiation[i], f.ambient4[i]);
+  }
+  return r;
+}
+
 template <typename T>
 void launch_coefficient_ghosts(T* u, const T* conductivity, const T* const* face_k,
                                const DeviceGrid& grid, const CoefficientFaces& faces,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "coefficient_sweep.cuh"
 #include "device_memory.cuh"
 #include "stencil_common.cuh"
 
@@ -29,6 +30,9 @@ struct CoefficientFaces {
 
 // The faces of `problem` at time t.
 CoefficientFaces coefficient_faces_at(const StencilProblem& problem, double t);
+// The same as the rules a sweep applies itself (CoefficientArgs::rules): every face of an
+// active axis that is not periodic.
+FaceRules face_rules_at(const StencilProblem& problem, double t);
 
 // Fills the one-node ghost layer of u on every face of the active axes (the faces only: the
 // radius-1 star never reads an edge or corner ghost), one launch.

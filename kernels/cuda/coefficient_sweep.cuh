@@ -12,6 +12,7 @@
 // and there, ~1e-16 per step.
 #pragma once
 
+#include "../boundary_rules.hpp"
 #include "../face_conductance.hpp"
 #include "stencil_common.cuh"
 
@@ -22,6 +23,24 @@ namespace heatsim::kernels::cuda {
 // (coefficient_fields.cuh), `conductivity` with its ghosts filled once at setup (mirror node,
 // periodic image), `dt_over_capacity` = dt / (rho c_p) and the source densities on the
 // interior.
+// The faces' ghost rules (boundary_rules.hpp) for a sweep that applies them itself: at a
+// boundary node b of a face with `apply` set, the neighbour beyond the face is
+// coefficient_ghost(rule, u_b, u_m, K_bm, K_g), m the node one inside, K_bm the conductance
+// between them and K_g that of the face toward the ghost: the value the ghost fill
+// (coefficient_fields.cuh) would have stored, from the same operands, so the ghost layer of
+// `in` is never read there. Periodic faces (apply unset) read the ghost layer.
+struct FaceRules {
+  bool apply[kFaces] = {};
+  CoefficientGhostRule rule[kFaces];
+};
+
+// Whether some face's rule applies.
+inline bool any_rule(const FaceRules& r) {
+  for (bool a : r.apply)
+    if (a) return true;
+  return false;
+}
+
 template <typename T>
 struct CoefficientArgs {
   const T* in = nullptr;
@@ -39,11 +58,34 @@ struct CoefficientArgs {
   int sources = 0;
   T inv_h2[3] = {T(1), T(1), T(1)};
   DeviceGrid grid;
+  // Faces whose ghosts the sweep forms by their rules instead of reading them (a sweep whose
+  // launcher says so: CoefficientSweep::applies_rules); none set: every ghost is read.
+  FaceRules rules;
 };
 
 template <typename T>
 using CoefficientLauncher = void (*)(const CoefficientArgs<T>& args, int dims,
                                      const LaunchContext& context);
+
+// The neighbours u_lo and u_hi of node i along an axis where it is the first (c == 0) or last
+// (c == n - 1) node of its line: the face's rule in place of the ghost layer's value where
+// FaceRules applies (k_lo and k_hi the node's two faces' conductances on that axis).
+// One ghost by its face's rule (boundary_rules.hpp). Inlined: out of line (noinline), the
+// register-tiling sweep ran slower still (Heat-3D-mat 96^3: 29.6 against 33.5 GStencil/s).
+template <typename T>
+__device__ __forceinline__ T rule_ghost(const CoefficientGhostRule& r, T ub, T um, T K_bm, T K_g) {
+  return coefficient_ghost(r, ub, um, K_bm, K_g);
+}
+
+template <typename T>
+__device__ __forceinline__ void apply_face_rules(const FaceRules& r, int axis, std::int64_t c,
+                                                 std::int64_t n, T ui, T k_lo, T k_hi, T& u_lo,
+                                                 T& u_hi) {
+  const T lo = u_lo, hi = u_hi;
+  if (c == 0 && r.apply[2 * axis]) u_lo = rule_ghost(r.rule[2 * axis], ui, hi, k_hi, k_lo);
+  if (c == n - 1 && r.apply[2 * axis + 1])
+    u_hi = rule_ghost(r.rule[2 * axis + 1], ui, lo, k_lo, k_hi);
+}
 
 using kernels::face_conductance;
 

@@ -624,5 +624,61 @@ TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
   EXPECT_GT(with_sources, 8);
 }
 
+
+// The faces' rules applied in the sweep (CoefficientArgs::rules, small grids by default) and
+// the ghost launch (HEATSIM_CUDA_FACE_RULES=0) give the CPU's result, each CUDA-core backend and
+// temporal-blocking at depth 1, 1D to 3D, fp64 and fp32, every face kind at random (constant
+// and scheduled, with and without the faces' own conductances), 23 steps (a graph and single
+// launches). The two are the same rule on the same operands: they agree to the CPU's tolerance.
+class CoefficientFaceRules : public GpuTest {
+ protected:
+  void TearDown() override { unsetenv("HEATSIM_CUDA_FACE_RULES"); }
+};
+
+TEST_F(CoefficientFaceRules, RulesInTheSweepAndTheGhostLaunchAgreeWithTheCpu) {
+  std::mt19937_64 rng(1618);
+  std::vector<std::string> names = cuda_backend_names();
+  names.push_back("temporal-blocking");
+  int compared = 0;
+  for (const std::string& name : names)
+    for (Precision precision : {Precision::fp64, Precision::fp32})
+      for (int dims = 1; dims <= 3; ++dims)
+        for (int repeat = 0; repeat < 2; ++repeat) {
+          const std::array<std::int64_t, 3> n = dims == 1   ? std::array<std::int64_t, 3>{301, 1, 1}
+                                                : dims == 2 ? std::array<std::int64_t, 3>{45, 37, 1}
+                                                            : std::array<std::int64_t, 3>{33, 9, 19};
+          const Built built = random_problem(dims, n, precision, rng, repeat == 1);
+          const StencilProblem& p = built.problem;
+          SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
+                       "D faces " + built.faces);
+          if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
+          const std::vector<double> u0 = random_field(p.points(), rng);
+          auto cpu = kernels::make_cpu_backend(precision);
+          cpu->setup(p);
+          cpu->upload(u0);
+          cpu->advance(23, 4);
+          std::vector<double> want;
+          cpu->download(want);
+          const double tol = precision == Precision::fp64 ? 1e-12 : 2e-5;
+          std::vector<double> got[2];
+          for (int rules = 0; rules < 2; ++rules) {
+            setenv("HEATSIM_CUDA_FACE_RULES", rules ? "1" : "0", 1);
+            auto gpu = kernels::create_backend(name, precision);
+            gpu->setup(p);
+            gpu->upload(u0);
+            gpu->advance(20, 4);
+            gpu->advance(3, 24);
+            gpu->download(got[rules]);
+            std::int64_t bad = -1;
+            EXPECT_LE(relative_difference(got[rules], want, &bad), tol)
+                << (rules ? "rules in the sweep" : "ghost launch") << ", worst node " << bad;
+          }
+          EXPECT_LE(relative_difference(got[1], got[0]), tol);
+          EXPECT_GT(relative_difference(want, u0), 100 * tol);
+          ++compared;
+        }
+  EXPECT_GE(compared, 30);
+}
+
 }  // namespace
 }  // namespace heatsim::test

@@ -12,8 +12,9 @@ namespace {
 // Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y and z when the
 // grid has more rows or planes than a launch grid holds. Shared memory: none. Registers: the
 // sum, the centre u and k, the row base; fp64 about 40. FACES: the faces' conductances are
-// read from their arrays (CoefficientArgs::faces) instead of formed from k.
-template <typename T, int DIMS, bool FACES, bool TRANSFER>
+// read from their arrays (CoefficientArgs::faces) instead of formed from k. RULES: the faces'
+// ghost rules applied at the boundary nodes (CoefficientArgs::rules).
+template <typename T, int DIMS, bool FACES, bool TRANSFER, bool RULES>
 __global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -36,7 +37,12 @@ __global__ void __launch_bounds__(256) naive_coefficient_kernel(const Coefficien
           k_lo = face_conductance(ki, k[i - st]);
           k_hi = face_conductance(ki, k[i + st]);
         }
-        add_axis(flow, a.inv_h2[axis], ui, k_lo, u[i - st], k_hi, u[i + st]);
+        T u_lo = u[i - st], u_hi = u[i + st];
+        if (RULES) {
+          const std::int64_t c = axis == 0 ? x : axis == 1 ? y : z;
+          apply_face_rules(a.rules, axis, c, g.n[axis], ui, k_lo, k_hi, u_lo, u_hi);
+        }
+        add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
       }
       a.out[i] = finish_node<TRANSFER>(a, i, ui, flow);
     }
@@ -59,10 +65,14 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
   const auto launch = [&](auto dims_tag) {
     constexpr int D = decltype(dims_tag)::value;
     const bool faces = args.faces[0] != nullptr, transfer = args.transfer != nullptr;
-    const auto kernel = faces ? (transfer ? naive_coefficient_kernel<T, D, true, true>
-                                          : naive_coefficient_kernel<T, D, true, false>)
-                              : (transfer ? naive_coefficient_kernel<T, D, false, true>
-                                          : naive_coefficient_kernel<T, D, false, false>);
+    const auto pick = [&](auto rules_tag) {
+      constexpr bool RULES = decltype(rules_tag)::value;
+      return faces ? (transfer ? naive_coefficient_kernel<T, D, true, true, RULES>
+                               : naive_coefficient_kernel<T, D, true, false, RULES>)
+                   : (transfer ? naive_coefficient_kernel<T, D, false, true, RULES>
+                               : naive_coefficient_kernel<T, D, false, false, RULES>);
+    };
+    const auto kernel = any_rule(args.rules) ? pick(std::true_type{}) : pick(std::false_type{});
     kernel<<<grid, block, 0, context.stream>>>(args);
   };
   switch (dims) {

@@ -32,8 +32,9 @@ struct CoefficientTile<3> {
 };
 
 // FACES: the faces' conductances come from their arrays (CoefficientArgs::faces, read per
-// node from global memory) and k is not staged.
-template <typename T, int DIMS, bool FACES>
+// node from global memory) and k is not staged. RULES: the faces' ghost rules applied at the
+// boundary nodes (CoefficientArgs::rules).
+template <typename T, int DIMS, bool FACES, bool RULES>
 __global__ void __launch_bounds__(
     CoefficientTile<DIMS>::bx* CoefficientTile<DIMS>::by* CoefficientTile<DIMS>::bz)
     shared_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
@@ -86,15 +87,20 @@ __global__ void __launch_bounds__(
               else
                 return face_conductance(ki, sk[nz][ny][nx]);
             };
+            // One axis's flow from the tile nodes below and above (with the face's rule at a
+            // boundary node under RULES).
+            const auto axis_flow = [&](T& flow, int axis, std::int64_t coordinate, int lz, int ly,
+                                       int lx, int hz, int hy, int hx) {
+              const T k_lo = K(axis, -1, lz, ly, lx), k_hi = K(axis, 1, hz, hy, hx);
+              T u_lo = su[lz][ly][lx], u_hi = su[hz][hy][hx];
+              if constexpr (RULES)
+                apply_face_rules(a.rules, axis, coordinate, g.n[axis], ui, k_lo, k_hi, u_lo, u_hi);
+              add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
+            };
             T flow = T(0);
-            add_axis(flow, a.inv_h2[0], ui, K(0, -1, cz, cy, cx - 1), su[cz][cy][cx - 1],
-                     K(0, 1, cz, cy, cx + 1), su[cz][cy][cx + 1]);
-            if (DIMS > 1)
-              add_axis(flow, a.inv_h2[1], ui, K(1, -1, cz, cy - 1, cx), su[cz][cy - 1][cx],
-                       K(1, 1, cz, cy + 1, cx), su[cz][cy + 1][cx]);
-            if (DIMS > 2)
-              add_axis(flow, a.inv_h2[2], ui, K(2, -1, cz - 1, cy, cx), su[cz - 1][cy][cx],
-                       K(2, 1, cz + 1, cy, cx), su[cz + 1][cy][cx]);
+            axis_flow(flow, 0, x, cz, cy, cx - 1, cz, cy, cx + 1);
+            if (DIMS > 1) axis_flow(flow, 1, y, cz, cy - 1, cx, cz, cy + 1, cx);
+            if (DIMS > 2) axis_flow(flow, 2, z, cz - 1, cy, cx, cz + 1, cy, cx);
             a.out[i] = a.transfer ? finish_node<true>(a, i, ui, flow)
                                   : finish_node<false>(a, i, ui, flow);
           }
@@ -116,12 +122,12 @@ void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
   const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(tiles_x, 0x7fffffff)),
                   static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
                   static_cast<unsigned>(std::min<std::int64_t>(tiles_z, 65535)));
-  if (args.faces[0])
-    shared_coefficient_kernel<T, DIMS, true>
-        <<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
-  else
-    shared_coefficient_kernel<T, DIMS, false>
-        <<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
+  const bool faces = args.faces[0] != nullptr, rules = any_rule(args.rules);
+  const auto kernel = faces ? (rules ? shared_coefficient_kernel<T, DIMS, true, true>
+                                     : shared_coefficient_kernel<T, DIMS, true, false>)
+                            : (rules ? shared_coefficient_kernel<T, DIMS, false, true>
+                                     : shared_coefficient_kernel<T, DIMS, false, false>);
+  kernel<<<grid, block, 0, context.stream>>>(args, tiles_y, tiles_z);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
