@@ -14,6 +14,7 @@
 #include "coefficient_fields.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
+#include "persistent_steps.cuh"
 
 namespace heatsim::kernels::cuda {
 
@@ -62,6 +63,12 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
   rules_in_sweep_ = ghost == 1 && !temperature_.varying_k && !temperature_.varying_c &&
                    temperature_.radiation_groups == 0 && rules_wanted(problem.points());
   for (int a = 0; a < problem.dims; ++a) rules_in_sweep_ = rules_in_sweep_ && !problem.periodic(a);
+  // Small grids whose steps do not change (graphs_ok_, before the environment's say) step
+  // whole runs in one cooperative launch, unless HEATSIM_CUDA_PERSISTENT=0.
+  const char* persistent = std::getenv("HEATSIM_CUDA_PERSISTENT");
+  persistent_ok_ = rules_in_sweep_ && !(persistent && std::strcmp(persistent, "0") == 0);
+  for (int f = 0; f < 2 * problem.dims; ++f)
+    persistent_ok_ = persistent_ok_ && !problem.faces[f].time_dependent();
   dirichlet_ = DirichletFaces{};
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].kind == BoundaryKind::dirichlet) {
@@ -97,7 +104,9 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
                                        : factors_.stage(run, context_.stream, [&](int r, T* row) {
                                            factor_row(first + r, row);
                                          });
-    if (graphs_ok_ && run >= kGraphMinSteps) {
+    if (persistent_ok_ && persistent_run(run, step0, factors)) {
+      // stepped in one cooperative launch
+    } else if (graphs_ok_ && run >= kGraphMinSteps) {
       T* const start = cur();
       graphs_.run(run, start, context_.stream, [&](cudaStream_t capture) {
         launch_steps(run, step0, factors, capture);
@@ -110,6 +119,24 @@ void CoefficientStepper<T>::advance(std::int64_t steps, std::int64_t step0) {
     steps -= run;
     step0 += run;
   }
+}
+
+template <typename T>
+bool CoefficientStepper<T>::persistent_run(int steps, std::int64_t step0, const T* factors) {
+  CoefficientArgs<T> a = sweep_args();
+  const double t = static_cast<double>(step0) * p_.dt;  // the faces are constant in time
+  a.rules = face_rules_at(p_, t);
+  a.factor = factors;
+  a.in = cur();
+  a.out = next();
+  DirichletFaces d = dirichlet_;
+  for (int f = 0; f < d.count; ++f) d.value[f] = p_.faces[2 * d.axis[f] + d.side[f]].at(t);
+  if (!launch_persistent_steps<T>(a, p_.dims, steps, d, context_.stream)) {
+    persistent_ok_ = false;  // no cooperative launch on this device
+    return false;
+  }
+  if (steps % 2 == 1) swap();
+  return true;
 }
 
 template <typename T>

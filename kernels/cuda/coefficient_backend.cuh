@@ -9,7 +9,8 @@
 // most kRulesMaxPoints nodes, one ghost wide, without periodic axes or temperature-dependent
 // materials, the sweep itself forms each ghost by its face's rule instead
 // (CoefficientArgs::rules: the same operands, the same value), and a step is the sweep and,
-// with Dirichlet faces, their launch. One step per
+// with Dirichlet faces, their launch; with the faces constant in time, too, a whole run of
+// steps is one cooperative launch (persistent_steps.cuh). One step per
 // pass: S changes from node to node, so there is no S^k to fuse. Runs of steps are cut at
 // kStepRun steps; a run of kGraphMinSteps or more whose launches do not change from step to
 // step (faces constant in time, no temperature-dependent materials) is replayed as a CUDA
@@ -65,6 +66,9 @@ class CoefficientStepper {
   CoefficientArgs<T> sweep_args();
 
  private:
+  // Steps step0 .. step0 + steps - 1 in one cooperative launch (persistent_steps.cuh); false,
+  // having launched nothing, where the device cannot (the stepper then launches per step).
+  bool persistent_run(int steps, std::int64_t step0, const T* factors);
   // The sources' factors Schedule::mean(t, t + dt) of step `step` (t = step dt), padded with 0
   // to kMaxSourceFields.
   void factor_row(std::int64_t step, T* row) const;
@@ -88,6 +92,8 @@ class CoefficientStepper {
   bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
   // The sweep forms every face's ghost by its rule (CoefficientArgs::rules): no ghost launch.
   bool rules_in_sweep_ = false;
+  // Whole runs of steps in one cooperative launch: rules in the sweep, faces constant in time.
+  bool persistent_ok_ = false;
   StepTable<T> factors_;       // the sources' factors, kMaxSourceFields per step
   StepGraphs graphs_;
   bool graphs_ok_ = false;     // a step's launches are the same at every step

@@ -105,24 +105,66 @@ __device__ __forceinline__ void add_axis(T& flow, T inv_h2, T ui, T k_lo, T u_lo
   flow += inv_h2 * (k_lo * (u_lo - ui) + k_hi * (u_hi - ui));
 }
 
-// The node's sources in order, at this step's factors.
+// The node's sources in order, at the factors `factor` (this step's: CoefficientArgs::factor).
 template <typename T>
-__device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64_t i) {
+__device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, const T* factor,
+                                         std::int64_t i) {
   T src = T(0);
 #pragma unroll
   for (int s = 0; s < kMaxSourceFields; ++s)
-    if (s < a.sources) src += a.factor[s] * a.source[s][i];
+    if (s < a.sources) src += factor[s] * a.source[s][i];
   return src;
+}
+template <typename T>
+__device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64_t i) {
+  return node_source(a, a.factor, i);
 }
 
 // The node's new value from its flow: u + dt/C * (flow + src), or with surfaces inside the body
 // (TRANSFER, CoefficientArgs::transfer set) u + dt/C * ((flow + src) - H u).
 template <bool TRANSFER, typename T>
-__device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
-                                         T flow) {
-  const T sum = flow + node_source(a, i);
+__device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, const T* factor,
+                                         std::int64_t i, T ui, T flow) {
+  const T sum = flow + node_source(a, factor, i);
   if constexpr (TRANSFER) return ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui);
   else return ui + a.dt_over_capacity[i] * sum;
+}
+template <bool TRANSFER, typename T>
+__device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
+                                         T flow) {
+  return finish_node<TRANSFER>(a, a.factor, i, ui, flow);
+}
+
+// Node i = (x, y, z) of `u` stepped one node at a time, every neighbour read from global
+// memory (cuda-naive's sweep and the persistent small-grid steps share it, so they round
+// alike): FACES reads the faces' conductances, TRANSFER the surfaces' H, RULES applies the
+// faces' rules at boundary nodes; `factor` is the step's row of source factors.
+template <typename T, int DIMS, bool FACES, bool TRANSFER, bool RULES>
+__device__ __forceinline__ T coefficient_node(const CoefficientArgs<T>& a, const T* __restrict__ u,
+                                              const T* factor, std::int64_t i, std::int64_t x,
+                                              std::int64_t y, std::int64_t z) {
+  const DeviceGrid& g = a.grid;
+  const T* __restrict__ k = a.conductivity;
+  const T ui = u[i], ki = FACES ? T(0) : k[i];
+  T flow = T(0);
+#pragma unroll
+  for (int axis = 0; axis < DIMS; ++axis) {
+    const std::int64_t st = g.stride(axis);
+    T k_lo, k_hi;
+    if constexpr (FACES) {
+      face_pair(a, axis, i, st, k_lo, k_hi);
+    } else {
+      k_lo = face_conductance(ki, k[i - st]);
+      k_hi = face_conductance(ki, k[i + st]);
+    }
+    T u_lo = u[i - st], u_hi = u[i + st];
+    if constexpr (RULES) {
+      const std::int64_t c = axis == 0 ? x : axis == 1 ? y : z;
+      apply_face_rules(a.rules, axis, c, g.n[axis], ui, k_lo, k_hi, u_lo, u_hi);
+    }
+    add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
+  }
+  return finish_node<TRANSFER>(a, factor, i, ui, flow);
 }
 
 }  // namespace heatsim::kernels::cuda

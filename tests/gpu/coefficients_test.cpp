@@ -538,7 +538,15 @@ TEST_F(CoefficientBasics, TemporalBlockingStepsFaceConductances) {
 // (no replay counted), every other problem by replays.
 class CoefficientGraphs : public GpuTest {
  protected:
-  void TearDown() override { unsetenv("HEATSIM_CUDA_GRAPHS"); }
+  // Graphs are what small grids step by when their runs are not one cooperative launch.
+  void SetUp() override {
+    GpuTest::SetUp();
+    setenv("HEATSIM_CUDA_PERSISTENT", "0", 1);
+  }
+  void TearDown() override {
+    unsetenv("HEATSIM_CUDA_GRAPHS");
+    unsetenv("HEATSIM_CUDA_PERSISTENT");
+  }
 };
 
 TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
@@ -678,6 +686,88 @@ TEST_F(CoefficientFaceRules, RulesInTheSweepAndTheGhostLaunchAgreeWithTheCpu) {
           ++compared;
         }
   EXPECT_GE(compared, 30);
+}
+
+
+// Small grids with faces constant in time step whole runs in one cooperative launch
+// (kernels/cuda/persistent_steps.cuh): against the per-step launches (HEATSIM_CUDA_PERSISTENT=0,
+// replayed from graphs) and the CPU, each CUDA-core backend and temporal-blocking at depth 1,
+// fp64 and fp32, 2D and 3D, Dirichlet faces among the random kinds, runs of 300, 50, 9, 3 and 1
+// steps. The cooperative steps replay no graph; cuda-naive's per-step sweep is the same
+// arithmetic node for node, so it agrees bit for bit.
+class CoefficientPersistent : public GpuTest {
+ protected:
+  void TearDown() override { unsetenv("HEATSIM_CUDA_PERSISTENT"); }
+};
+
+TEST_F(CoefficientPersistent, CooperativeRunsMatchPerStepLaunches) {
+  std::mt19937_64 rng(3141);
+  const std::vector<std::int64_t> runs{300, 50, 9, 3, 1};
+  const std::int64_t step0 = 7;
+  std::int64_t total = 0;
+  for (std::int64_t r : runs) total += r;
+  std::vector<std::string> names = cuda_backend_names();
+  names.push_back("temporal-blocking");
+  int compared = 0, dirichlet = 0;
+  for (const std::string& name : names)
+    for (Precision precision : {Precision::fp64, Precision::fp32})
+      for (int dims = 2; dims <= 3; ++dims)
+        for (int repeat = 0; repeat < 2; ++repeat) {
+          const std::array<std::int64_t, 3> n = dims == 2 ? std::array<std::int64_t, 3>{61, 23, 1}
+                                                          : std::array<std::int64_t, 3>{35, 17, 11};
+          Built built = random_problem(dims, n, precision, rng, repeat == 1);
+          StencilProblem& p = built.problem;
+          for (auto& f : p.faces) {
+            f.table.clear();
+            f.amplitude = 0.0;
+            if (f.kind == BoundaryKind::periodic) f.kind = BoundaryKind::neumann;  // no images
+          }
+          SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
+                       "D faces " + built.faces);
+          if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
+          for (int f = 0; f < 2 * dims; ++f) dirichlet += p.faces[f].kind == BoundaryKind::dirichlet;
+          const std::vector<double> u0 = random_field(p.points(), rng);
+          std::vector<double> got[2];
+          std::int64_t replays[2] = {0, 0};
+          for (int persistent = 0; persistent < 2; ++persistent) {
+            setenv("HEATSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
+            auto gpu = kernels::create_backend(name, precision);
+            gpu->setup(p);
+            gpu->upload(u0);
+            const std::int64_t before = kernels::cuda_graph_replays();
+            std::int64_t step = step0;
+            for (std::int64_t r : runs) {
+              gpu->advance(r, step);
+              step += r;
+            }
+            gpu->download(got[persistent]);
+            replays[persistent] = kernels::cuda_graph_replays() - before;
+          }
+          EXPECT_EQ(replays[1], 0) << "the cooperative runs replayed graphs";
+          EXPECT_EQ(replays[0], 4) << "graphs of 256, 44, 50 and 9 steps";
+          auto cpu = kernels::make_cpu_backend(precision);
+          cpu->setup(p);
+          cpu->upload(u0);
+          cpu->advance(total, step0);
+          std::vector<double> want;
+          cpu->download(want);
+          const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
+          for (int persistent = 0; persistent < 2; ++persistent) {
+            std::int64_t bad = -1;
+            EXPECT_LE(relative_difference(got[persistent], want, &bad), tol)
+                << (persistent ? "cooperative" : "per step") << ", worst node " << bad;
+          }
+          EXPECT_GT(relative_difference(want, u0), 100 * tol);
+          if (name == "cuda-naive") {
+            std::int64_t differ = 0;
+            for (std::size_t i = 0; i < got[0].size(); ++i)
+              differ += std::memcmp(&got[0][i], &got[1][i], sizeof(double)) != 0;
+            EXPECT_EQ(differ, 0) << "nodes where cuda-naive's steps and the cooperative ones differ";
+          }
+          ++compared;
+        }
+  EXPECT_GE(compared, 24);
+  EXPECT_GT(dirichlet, 0);
 }
 
 }  // namespace

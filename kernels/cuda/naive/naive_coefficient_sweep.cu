@@ -19,32 +19,11 @@ __global__ void __launch_bounds__(256) naive_coefficient_kernel(const Coefficien
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0]) return;
-  const T* __restrict__ u = a.in;
-  const T* __restrict__ k = a.conductivity;
   for (std::int64_t z = blockIdx.z; z < g.n[2]; z += gridDim.z)
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
       const std::int64_t i = g.index(x, y, z);
-      const T ui = u[i], ki = FACES ? T(0) : k[i];
-      T flow = T(0);
-#pragma unroll
-      for (int axis = 0; axis < DIMS; ++axis) {
-        const std::int64_t st = g.stride(axis);
-        T k_lo, k_hi;
-        if constexpr (FACES) {
-          face_pair(a, axis, i, st, k_lo, k_hi);
-        } else {
-          k_lo = face_conductance(ki, k[i - st]);
-          k_hi = face_conductance(ki, k[i + st]);
-        }
-        T u_lo = u[i - st], u_hi = u[i + st];
-        if (RULES) {
-          const std::int64_t c = axis == 0 ? x : axis == 1 ? y : z;
-          apply_face_rules(a.rules, axis, c, g.n[axis], ui, k_lo, k_hi, u_lo, u_hi);
-        }
-        add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
-      }
-      a.out[i] = finish_node<TRANSFER>(a, i, ui, flow);
+      a.out[i] = coefficient_node<T, DIMS, FACES, TRANSFER, RULES>(a, a.in, a.factor, i, x, y, z);
     }
 }
 

@@ -1,0 +1,99 @@
+// The cooperative small-grid steps of persistent_steps.cuh.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "check.cuh"
+#include "persistent_steps.cuh"
+
+namespace heatsim::kernels::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256;
+
+template <typename T, int DIMS, bool FACES, bool TRANSFER>
+__global__ void __launch_bounds__(kThreads)
+    persistent_steps_kernel(const CoefficientArgs<T> a, int steps, DirichletFaces d) {
+  cg::grid_group grid = cg::this_grid();
+  const DeviceGrid& g = a.grid;
+  const std::int64_t nx = g.n[0], ny = g.n[1];
+  const std::int64_t total = nx * ny * g.n[2];
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  T* const fields[2] = {const_cast<T*>(a.in), a.out};
+  for (int s = 0; s < steps; ++s) {
+    const T* __restrict__ u = fields[s & 1];
+    T* __restrict__ out = fields[(s + 1) & 1];
+    const T* factor = a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields;
+    for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+         j < total; j += stride) {
+      const std::int64_t x = j % nx, y = (j / nx) % ny, z = j / (nx * ny);
+      const std::int64_t i = g.index(x, y, z);
+      T value = coefficient_node<T, DIMS, FACES, TRANSFER, true>(a, u, factor, i, x, y, z);
+      const std::int64_t c[3] = {x, y, z};
+      for (int f = 0; f < d.count; ++f)  // the later face wins an edge, as set_dirichlet
+        if (c[d.axis[f]] == (d.side[f] == 0 ? 0 : g.n[d.axis[f]] - 1))
+          value = static_cast<T>(d.value[f]);
+      out[i] = value;
+    }
+    grid.sync();
+  }
+}
+
+template <typename T, int DIMS, bool FACES, bool TRANSFER>
+bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces& d,
+                   cudaStream_t stream) {
+  const auto kernel = persistent_steps_kernel<T, DIMS, FACES, TRANSFER>;
+  int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+  HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+  HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (!cooperative) return false;
+  HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HEATSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  if (per_sm < 1) return false;
+  const std::int64_t total = a.grid.n[0] * a.grid.n[1] * a.grid.n[2];
+  const std::int64_t wanted = (total + kThreads - 1) / kThreads;
+  const int blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{per_sm} * sms));
+  CoefficientArgs<T> args = a;
+  int n = steps;
+  DirichletFaces faces = d;
+  void* params[] = {&args, &n, &faces};
+  HEATSIM_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
+                                                 dim3(blocks), dim3(kThreads), params, 0, stream));
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+}  // namespace
+
+template <typename T>
+bool launch_persistent_steps(const CoefficientArgs<T>& a, int dims, int steps,
+                             const DirichletFaces& dirichlet, cudaStream_t stream) {
+  if (steps <= 0) return true;
+  const bool faces = a.faces[0] != nullptr, transfer = a.transfer != nullptr;
+  const auto by_dims = [&](auto dims_tag) {
+    constexpr int D = decltype(dims_tag)::value;
+    if (faces)
+      return transfer ? launch_kernel<T, D, true, true>(a, steps, dirichlet, stream)
+                      : launch_kernel<T, D, true, false>(a, steps, dirichlet, stream);
+    return transfer ? launch_kernel<T, D, false, true>(a, steps, dirichlet, stream)
+                    : launch_kernel<T, D, false, false>(a, steps, dirichlet, stream);
+  };
+  switch (dims) {
+    case 1:
+      return by_dims(std::integral_constant<int, 1>{});
+    case 2:
+      return by_dims(std::integral_constant<int, 2>{});
+    default:
+      return by_dims(std::integral_constant<int, 3>{});
+  }
+}
+
+template bool launch_persistent_steps<float>(const CoefficientArgs<float>&, int, int,
+                                             const DirichletFaces&, cudaStream_t);
+template bool launch_persistent_steps<double>(const CoefficientArgs<double>&, int, int,
+                                              const DirichletFaces&, cudaStream_t);
+
+}  // namespace heatsim::kernels::cuda
