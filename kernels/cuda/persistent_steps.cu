@@ -19,22 +19,23 @@ __global__ void __launch_bounds__(kThreads)
     persistent_steps_kernel(const CoefficientArgs<T> a, int steps, DirichletFaces d) {
   cg::grid_group grid = cg::this_grid();
   const DeviceGrid& g = a.grid;
-  const std::int64_t nx = g.n[0], ny = g.n[1];
-  const std::int64_t total = nx * ny * g.n[2];
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  T* const fields[2] = {const_cast<T*>(a.in), a.out};
+  // Node numbers in 32 bits (launch_persistent_steps takes grids below 2^31 nodes only): two
+  // 32-bit divisions per node for its coordinates instead of three 64-bit ones.
+  const unsigned nx = static_cast<unsigned>(g.n[0]), ny = static_cast<unsigned>(g.n[1]);
+  const unsigned total = nx * ny * static_cast<unsigned>(g.n[2]);
+  const unsigned stride = gridDim.x * blockDim.x;
   for (int s = 0; s < steps; ++s) {
-    const T* __restrict__ u = fields[s & 1];
-    T* __restrict__ out = fields[(s + 1) & 1];
+    const T* __restrict__ u = (s & 1) ? a.out : a.in;
+    T* __restrict__ out = (s & 1) ? const_cast<T*>(a.in) : a.out;
     const T* factor = a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields;
-    for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-         j < total; j += stride) {
-      const std::int64_t x = j % nx, y = (j / nx) % ny, z = j / (nx * ny);
+    for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < total; j += stride) {
+      const unsigned row = j / nx, z = row / ny;
+      const unsigned x = j - row * nx, y = row - z * ny;
       const std::int64_t i = g.index(x, y, z);
       T value = coefficient_node<T, DIMS, FACES, TRANSFER, true>(a, u, factor, i, x, y, z);
-      const std::int64_t c[3] = {x, y, z};
+      const unsigned c[3] = {x, y, z};
       for (int f = 0; f < d.count; ++f)  // the later face wins an edge, as set_dirichlet
-        if (c[d.axis[f]] == (d.side[f] == 0 ? 0 : g.n[d.axis[f]] - 1))
+        if (c[d.axis[f]] == (d.side[f] == 0 ? 0u : static_cast<unsigned>(g.n[d.axis[f]] - 1)))
           value = static_cast<T>(d.value[f]);
       out[i] = value;
     }
@@ -54,6 +55,7 @@ bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces&
   HEATSIM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
   if (per_sm < 1) return false;
   const std::int64_t total = a.grid.n[0] * a.grid.n[1] * a.grid.n[2];
+  if (total >= (std::int64_t{1} << 31)) return false;
   const std::int64_t wanted = (total + kThreads - 1) / kThreads;
   const int blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{per_sm} * sms));
   CoefficientArgs<T> args = a;
