@@ -528,6 +528,61 @@ TEST_F(CoefficientBasics, TemporalBlockingStepsFaceConductances) {
 }
 
 
+
+// The field after `backend` stepped `p` from u0 in the given runs from step0, and the graphs it
+// replayed meanwhile (kernels::cuda_graph_replays).
+struct Stepped {
+  std::vector<double> field;
+  std::int64_t replays = 0;
+};
+Stepped step_in_runs(const std::string& backend, const StencilProblem& p,
+                     const std::vector<double>& u0, const std::vector<std::int64_t>& runs,
+                     std::int64_t step0) {
+  Stepped out;
+  auto gpu = kernels::create_backend(backend, p.precision);
+  gpu->setup(p);
+  EXPECT_EQ(gpu->fusion_depth(), 1);
+  gpu->upload(u0);
+  const std::int64_t before = kernels::cuda_graph_replays();
+  std::int64_t step = step0;
+  for (std::int64_t r : runs) {
+    gpu->advance(r, step);
+    step += r;
+  }
+  gpu->download(out.field);
+  out.replays = kernels::cuda_graph_replays() - before;
+  return out;
+}
+
+// The CPU reference's field after `steps` steps of `p` from u0 at step0.
+std::vector<double> cpu_steps(const StencilProblem& p, const std::vector<double>& u0,
+                              std::int64_t steps, std::int64_t step0) {
+  auto cpu = kernels::make_cpu_backend(p.precision);
+  cpu->setup(p);
+  cpu->upload(u0);
+  cpu->advance(steps, step0);
+  std::vector<double> want;
+  cpu->download(want);
+  return want;
+}
+
+// Nodes whose values differ in any bit (-1 when the sizes differ).
+std::int64_t differing_nodes(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return -1;
+  std::int64_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    differ += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+  return differ;
+}
+
+// Every face of `p` held at its value (no table, no sine).
+void hold_faces_constant(StencilProblem& p) {
+  for (auto& f : p.faces) {
+    f.table.clear();
+    f.amplitude = 0.0;
+  }
+}
+
 // Runs of steps replayed as CUDA graphs (kernels/cuda/step_graphs.cuh) give the launches'
 // results bit for bit, with the sources' schedules changing every step: each CUDA-core backend
 // and temporal-blocking at depth 1, fp64 and fp32, random problems (half with the faces'
@@ -567,64 +622,35 @@ TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
         StencilProblem& p = built.problem;
         // The first two repeats hold every face's value constant in time (replayed), the
         // others keep their random schedules (some launched).
-        if (repeat < 2)
-          for (auto& f : p.faces) {
-            f.table.clear();
-            f.amplitude = 0.0;
-          }
+        if (repeat < 2) hold_faces_constant(p);
         SCOPED_TRACE(name + " " + kernels::to_string(precision) + " faces " + built.faces +
                      (repeat < 2 ? " (held constant)" : ""));
+        if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
         const std::vector<double> u0 = random_field(p.points(), rng);
         bool time_dependent = false;
         for (int f = 0; f < 6; ++f) time_dependent = time_dependent || p.faces[f].time_dependent();
 
-        std::vector<double> field[2];
-        std::int64_t replays[2] = {0, 0};
-        bool supported = true;
+        Stepped run[2];
         for (int graphs = 0; graphs < 2; ++graphs) {
           setenv("HEATSIM_CUDA_GRAPHS", graphs ? "1" : "0", 1);
-          auto gpu = kernels::create_backend(name, precision);
-          if (!gpu->unsupported_reason(p).empty()) {
-            supported = false;
-            break;
-          }
-          gpu->setup(p);
-          ASSERT_EQ(gpu->fusion_depth(), 1);
-          gpu->upload(u0);
-          const std::int64_t before = kernels::cuda_graph_replays();
-          std::int64_t step = step0;
-          for (std::int64_t r : runs) {
-            gpu->advance(r, step);
-            step += r;
-          }
-          gpu->download(field[graphs]);
-          replays[graphs] = kernels::cuda_graph_replays() - before;
+          run[graphs] = step_in_runs(name, p, u0, runs, step0);
         }
-        if (!supported) continue;
-        EXPECT_EQ(replays[0], 0);
+        EXPECT_EQ(run[0].replays, 0);
         if (time_dependent) {
-          EXPECT_EQ(replays[1], 0);
+          EXPECT_EQ(run[1].replays, 0);
           ++launched;
         } else {
-          EXPECT_EQ(replays[1], 5) << "graphs of 256, 44, 50, 50 and 9 steps";
+          EXPECT_EQ(run[1].replays, 5) << "graphs of 256, 44, 50, 50 and 9 steps";
           ++replayed;
         }
         with_sources += !p.coefficients->sources.empty();
-        ASSERT_EQ(field[0].size(), field[1].size());
-        std::int64_t differ = 0;
-        for (std::size_t i = 0; i < field[0].size(); ++i)
-          differ += std::memcmp(&field[0][i], &field[1][i], sizeof(double)) != 0;
-        EXPECT_EQ(differ, 0) << "nodes that differ between replays and launches";
+        EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
+            << "nodes that differ between replays and launches";
 
-        auto cpu = kernels::make_cpu_backend(precision);
-        cpu->setup(p);
-        cpu->upload(u0);
-        cpu->advance(total, step0);
-        std::vector<double> want;
-        cpu->download(want);
+        const std::vector<double> want = cpu_steps(p, u0, total, step0);
         const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
         std::int64_t bad = -1;
-        EXPECT_LE(relative_difference(field[1], want, &bad), tol) << "worst node " << bad;
+        EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
         EXPECT_GT(relative_difference(want, u0), 100 * tol);
       }
   EXPECT_GE(replayed, 12);
@@ -661,22 +687,12 @@ TEST_F(CoefficientFaceRules, RulesInTheSweepAndTheGhostLaunchAgreeWithTheCpu) {
                        "D faces " + built.faces);
           if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
           const std::vector<double> u0 = random_field(p.points(), rng);
-          auto cpu = kernels::make_cpu_backend(precision);
-          cpu->setup(p);
-          cpu->upload(u0);
-          cpu->advance(23, 4);
-          std::vector<double> want;
-          cpu->download(want);
+          const std::vector<double> want = cpu_steps(p, u0, 23, 4);
           const double tol = precision == Precision::fp64 ? 1e-12 : 2e-5;
           std::vector<double> got[2];
           for (int rules = 0; rules < 2; ++rules) {
             setenv("HEATSIM_CUDA_FACE_RULES", rules ? "1" : "0", 1);
-            auto gpu = kernels::create_backend(name, precision);
-            gpu->setup(p);
-            gpu->upload(u0);
-            gpu->advance(20, 4);
-            gpu->advance(3, 24);
-            gpu->download(got[rules]);
+            got[rules] = step_in_runs(name, p, u0, {20, 3}, 4).field;
             std::int64_t bad = -1;
             EXPECT_LE(relative_difference(got[rules], want, &bad), tol)
                 << (rules ? "rules in the sweep" : "ghost launch") << ", worst node " << bad;
@@ -717,52 +733,32 @@ TEST_F(CoefficientPersistent, CooperativeRunsMatchPerStepLaunches) {
                                                           : std::array<std::int64_t, 3>{35, 17, 11};
           Built built = random_problem(dims, n, precision, rng, repeat == 1);
           StencilProblem& p = built.problem;
-          for (auto& f : p.faces) {
-            f.table.clear();
-            f.amplitude = 0.0;
+          hold_faces_constant(p);
+          for (auto& f : p.faces)
             if (f.kind == BoundaryKind::periodic) f.kind = BoundaryKind::neumann;  // no images
-          }
           SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
                        "D faces " + built.faces);
           if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
           for (int f = 0; f < 2 * dims; ++f) dirichlet += p.faces[f].kind == BoundaryKind::dirichlet;
           const std::vector<double> u0 = random_field(p.points(), rng);
-          std::vector<double> got[2];
-          std::int64_t replays[2] = {0, 0};
+          Stepped run[2];
           for (int persistent = 0; persistent < 2; ++persistent) {
             setenv("HEATSIM_CUDA_PERSISTENT", persistent ? "1" : "0", 1);
-            auto gpu = kernels::create_backend(name, precision);
-            gpu->setup(p);
-            gpu->upload(u0);
-            const std::int64_t before = kernels::cuda_graph_replays();
-            std::int64_t step = step0;
-            for (std::int64_t r : runs) {
-              gpu->advance(r, step);
-              step += r;
-            }
-            gpu->download(got[persistent]);
-            replays[persistent] = kernels::cuda_graph_replays() - before;
+            run[persistent] = step_in_runs(name, p, u0, runs, step0);
           }
-          EXPECT_EQ(replays[1], 0) << "the cooperative runs replayed graphs";
-          EXPECT_EQ(replays[0], 4) << "graphs of 256, 44, 50 and 9 steps";
-          auto cpu = kernels::make_cpu_backend(precision);
-          cpu->setup(p);
-          cpu->upload(u0);
-          cpu->advance(total, step0);
-          std::vector<double> want;
-          cpu->download(want);
+          EXPECT_EQ(run[1].replays, 0) << "the cooperative runs replayed graphs";
+          EXPECT_EQ(run[0].replays, 4) << "graphs of 256, 44, 50 and 9 steps";
+          const std::vector<double> want = cpu_steps(p, u0, total, step0);
           const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
           for (int persistent = 0; persistent < 2; ++persistent) {
             std::int64_t bad = -1;
-            EXPECT_LE(relative_difference(got[persistent], want, &bad), tol)
+            EXPECT_LE(relative_difference(run[persistent].field, want, &bad), tol)
                 << (persistent ? "cooperative" : "per step") << ", worst node " << bad;
           }
           EXPECT_GT(relative_difference(want, u0), 100 * tol);
           if (name == "cuda-naive") {
-            std::int64_t differ = 0;
-            for (std::size_t i = 0; i < got[0].size(); ++i)
-              differ += std::memcmp(&got[0][i], &got[1][i], sizeof(double)) != 0;
-            EXPECT_EQ(differ, 0) << "nodes where cuda-naive's steps and the cooperative ones differ";
+            EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
+                << "nodes where cuda-naive's steps and the cooperative ones differ";
           }
           ++compared;
         }
