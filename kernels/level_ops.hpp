@@ -79,6 +79,45 @@ struct AxisTransfer {
 AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
                            const std::vector<std::int64_t>& fine_index);
 
+// Piece sums as one process forms them on the host, row by row: within a grid row (x from 0)
+// each piece's nodes are added in x order from 0 (add), and each row's partials are then added
+// to the pieces' totals in row order (finish), as dot products sum their rows. A decomposed run
+// (solver/parallel) forms the same partials rank by rank, continuing a row's along x where x is
+// split (carry), and adds them in the same order: its sums are one process's to the bit.
+class PieceRowSums {
+ public:
+  explicit PieceRowSums(std::int64_t pieces)
+      : sum_(static_cast<std::size_t>(pieces), 0.0), seen_(static_cast<std::size_t>(pieces), 0) {}
+  // Node value v of piece g (>= 0), the next in the row.
+  void add(std::int32_t g, double v) {
+    const std::size_t k = static_cast<std::size_t>(g);
+    if (!seen_[k]) {
+      seen_[k] = 1;
+      met_.push_back(g);
+    }
+    sum_[k] += v;
+  }
+  // The row's partial for piece g carried from an earlier part of the row (a rank before along
+  // x): the same as the adds that formed it.
+  void carry(std::int32_t g, double partial) { add(g, partial); }
+  // Ends the row: f(g, partial) for each piece met, in the order met; then starts afresh.
+  template <typename F>
+  void finish(F&& f) {
+    for (std::int32_t g : met_) {
+      const std::size_t k = static_cast<std::size_t>(g);
+      f(g, sum_[k]);
+      sum_[k] = 0.0;
+      seen_[k] = 0;
+    }
+    met_.clear();
+  }
+
+ private:
+  std::vector<double> sum_;
+  std::vector<std::uint8_t> seen_;
+  std::vector<std::int32_t> met_;
+};
+
 // Vectors live with the backend (host or device memory) and are named by the id create_vector
 // returns. The arithmetic is fp64.
 //
@@ -127,7 +166,8 @@ class LevelOps {
     return false;
   }
   // sums[g] = the sum of level-0 vector v over piece g's nodes (in a fixed order, so that a
-  // run repeats to the bit); sums is resized to the count. The default throws.
+  // run repeats to the bit: on the host, PieceRowSums's); sums is resized to the count. The
+  // default throws.
   virtual void piece_sums(int v, std::vector<double>& sums);
   // v[i] += values[piece[i]] on the nodes in a piece. The default throws.
   virtual void piece_add(const std::vector<double>& values, int v);

@@ -92,12 +92,18 @@ class CpuLevelOps final : public LevelOps {
     return true;
   }
 
-  // In node order, one thread: a run's sums repeat to the bit.
+  // Row by row (PieceRowSums), one thread: a run's sums repeat to the bit, and a decomposed
+  // run's are these.
   void piece_sums(int v, std::vector<double>& sums) override {
     const double* vp = level0(v).data();
     sums.assign(static_cast<std::size_t>(pieces_), 0.0);
-    for (std::size_t i = 0; i < piece_.size(); ++i)
-      if (piece_[i] >= 0) sums[static_cast<std::size_t>(piece_[i])] += vp[i];
+    PieceRowSums row(pieces_);
+    const std::size_t nx = static_cast<std::size_t>(at(0).op.n[0]);
+    for (std::size_t i = 0; i < piece_.size(); ++i) {
+      if (piece_[i] >= 0) row.add(piece_[i], vp[i]);
+      if ((i + 1) % nx == 0)
+        row.finish([&](std::int32_t g, double s) { sums[static_cast<std::size_t>(g)] += s; });
+    }
   }
 
   void piece_add(const std::vector<double>& values, int v) override {

@@ -236,6 +236,8 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
 
 void DecomposedLevelOps::setup(const std::vector<LevelOperator>& levels) {
   vectors_.clear();
+  local_piece_.clear();
+  pieces_ = 0;
   build(levels, false);
 }
 
@@ -321,6 +323,100 @@ int DecomposedLevelOps::create_sparse(const std::vector<std::int64_t>& nodes,
 // Every rank that holds a node writes the same value there: the layer stays current if it was.
 void DecomposedLevelOps::scatter(double a, int s, int y, bool assign) {
   parts_.at(0).ops->scatter(a, s, id(y), assign);
+}
+
+bool DecomposedLevelOps::set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) {
+  Part& P = parts_.at(0);
+  if (piece.size() != static_cast<std::size_t>(P.n[0] * P.n[1] * P.n[2]))
+    throw std::invalid_argument("level ops: pieces for another number of points");
+  std::vector<std::int32_t> local(static_cast<std::size_t>(P.local.points()), -1);
+  const Box& O = P.owned;
+  for (std::int64_t z = O.lo[2]; z < O.lo[2] + O.extent[2]; ++z)
+    for (std::int64_t y = O.lo[1]; y < O.lo[1] + O.extent[1]; ++y)
+      for (std::int64_t x = O.lo[0]; x < O.lo[0] + O.extent[0]; ++x)
+        local[static_cast<std::size_t>(P.index(x, y, z))] =
+            piece[static_cast<std::size_t>(index_of(P.n, x, y, z))];
+  if (!P.ops->set_pieces(local, count)) return false;
+  local_piece_ = std::move(local);
+  pieces_ = count;
+  return true;
+}
+
+void DecomposedLevelOps::piece_sums(int v, std::vector<double>& sums) {
+  const Vector& V = vector(v);
+  if (V.level != 0 || pieces_ == 0)
+    throw std::logic_error("decomposed level operations: piece sums of a level-0 vector, with pieces");
+  const Part& P = parts_[0];
+  const double* vp = P.ops->host_values(V.id);
+  // Each owned row's partials as PieceRowSums forms them, continued from the rank before along
+  // x: per row, the count of pieces met, then (piece, partial) pairs.
+  const Box& O = P.owned;
+  const int before = decomposition_.neighbour(0, 0), after = decomposition_.neighbour(0, 1);
+  std::vector<double> carried, none;
+  if (before >= 0) {
+    std::vector<double> size(1, 0.0);
+    send_receive(none, -1, size, before, 810);
+    carried.resize(static_cast<std::size_t>(size[0]));
+    send_receive(none, -1, carried, before, 811);
+  }
+  kernels::PieceRowSums row(pieces_);
+  std::vector<double> rows, met;
+  std::size_t at = 0;
+  for (std::int64_t z = O.lo[2]; z < O.lo[2] + O.extent[2]; ++z)
+    for (std::int64_t y = O.lo[1]; y < O.lo[1] + O.extent[1]; ++y) {
+      if (before >= 0) {
+        const std::size_t k = static_cast<std::size_t>(carried.at(at++));
+        for (std::size_t j = 0; j < k; ++j, at += 2)
+          row.carry(static_cast<std::int32_t>(carried.at(at)), carried.at(at + 1));
+      }
+      for (std::int64_t x = O.lo[0]; x < O.lo[0] + O.extent[0]; ++x) {
+        const std::size_t i = static_cast<std::size_t>(P.index(x, y, z));
+        if (local_piece_[i] >= 0) row.add(local_piece_[i], vp[i]);
+      }
+      met.clear();
+      row.finish([&](std::int32_t g, double partial) {
+        met.push_back(static_cast<double>(g));
+        met.push_back(partial);
+      });
+      rows.push_back(static_cast<double>(met.size() / 2));
+      rows.insert(rows.end(), met.begin(), met.end());
+    }
+  if (after >= 0) {
+    send_receive({static_cast<double>(rows.size())}, after, none, -1, 810);
+    send_receive(rows, after, none, -1, 811);
+    rows.clear();  // the last rank along x gives the rows' partials
+  }
+  const std::vector<double> sizes = gather_all(static_cast<double>(rows.size()));
+  std::vector<std::int64_t> counts;
+  for (double n : sizes) counts.push_back(static_cast<std::int64_t>(n));
+  const std::vector<double> all = gather_all(rows, counts);
+  // Where each grid row's partials start in `all`, then the rows in order, as one process adds
+  // them.
+  std::vector<std::size_t> start(static_cast<std::size_t>(P.n[1] * P.n[2]), all.size());
+  std::size_t k = 0;
+  for (int r = 0; r < decomposition_.ranks(); ++r) {
+    if (counts[static_cast<std::size_t>(r)] == 0) continue;
+    const Box b = decomposition_.owned(r);
+    for (std::int64_t z = b.lo[2]; z < b.lo[2] + b.extent[2]; ++z)
+      for (std::int64_t y = b.lo[1]; y < b.lo[1] + b.extent[1]; ++y) {
+        start[static_cast<std::size_t>(z * P.n[1] + y)] = k;
+        k += 1 + 2 * static_cast<std::size_t>(all.at(k));
+      }
+  }
+  sums.assign(static_cast<std::size_t>(pieces_), 0.0);
+  for (std::size_t s : start) {
+    if (s >= all.size()) continue;  // a row of no rank's (not possible) or with nothing
+    const std::size_t n = static_cast<std::size_t>(all[s]);
+    for (std::size_t j = 0; j < n; ++j)
+      sums.at(static_cast<std::size_t>(all[s + 1 + 2 * j])) += all[s + 2 + 2 * j];
+  }
+}
+
+void DecomposedLevelOps::piece_add(const std::vector<double>& values, int v) {
+  Vector& V = vector(v);
+  if (V.level != 0) throw std::logic_error("decomposed level operations: piece_add on level 0 only");
+  parts_[0].ops->piece_add(values, V.id);
+  V.fresh = false;  // the neighbours' layer (in no piece here) holds their values from before
 }
 
 void DecomposedLevelOps::exchange(const Part& part, double* values) {

@@ -27,6 +27,8 @@
 // in the order of the rows. These are one process's sums, so every number of the solve is one
 // process's, bit for bit: the same iterations, the same field, for any decomposition. (Keeping
 // x whole, as an implicit run does by default, saves the chain of messages along x.)
+// The strong pieces' sums (deflation) travel the same way: each row's partial per piece,
+// continued along x, then every row's in row order on every rank (kernels::PieceRowSums).
 //
 // Not yet (docs/parallel.md): every rank still builds the whole hierarchy before taking its
 // part (the set-up divides neither its time nor its peak memory), a periodic axis must not be
@@ -73,6 +75,13 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   int create_sparse(const std::vector<std::int64_t>& nodes,
                     const std::vector<double>& values) override;
   void scatter(double a, int s, int y, bool assign) override;
+  // The pieces (solver/multigrid/deflation.hpp) of the global finest level, the same on every
+  // rank; each keeps its owned nodes'. The sums are one process's to the bit (PieceRowSums:
+  // each rank's rows, continued along x where x is split, then every row in order on every
+  // rank), so a deflated solve repeats one process's too.
+  bool set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) override;
+  void piece_sums(int v, std::vector<double>& sums) override;
+  void piece_add(const std::vector<double>& values, int v) override;
 
   void residual(int level, int b, int x, int r) override;
   void cycle_residual(int level, int b, int x, int r) override;
@@ -122,6 +131,10 @@ class DecomposedLevelOps final : public kernels::LevelOps {
     std::vector<std::uint8_t> fixed;   // on mine.owned
     std::vector<CoarseBoxes> all;      // gathered level: every rank's
   };
+
+  // The finest part's pieces (owned nodes; -1 in the neighbours' layer) and their count.
+  std::vector<std::int32_t> local_piece_;
+  std::int64_t pieces_ = 0;
 
   Vector& vector(int v);
   int id(int v) { return vector(v).id; }
