@@ -1,7 +1,5 @@
 // The varying-coefficient driver of coefficient_backend.cuh.
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -17,19 +15,6 @@
 #include "persistent_steps.cuh"
 
 namespace heatsim::kernels::cuda {
-
-namespace {
-
-// Whether a grid of `points` nodes forms its ghosts in the sweep: at most kRulesMaxPoints, or
-// as HEATSIM_CUDA_FACE_RULES (0 or 1) in the environment says (read at each setup, for tests).
-bool rules_wanted(std::int64_t points) {
-  const char* v = std::getenv("HEATSIM_CUDA_FACE_RULES");
-  if (v && std::strcmp(v, "0") == 0) return false;
-  if (v && std::strcmp(v, "1") == 0) return true;
-  return points <= kRulesMaxPoints;
-}
-
-}  // namespace
 
 template <typename T>
 void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLauncher<T> sweep,
@@ -54,21 +39,23 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
     faces_need_k_ = faces_need_k_ || needs_coefficients(problem.faces[f]);
   factors_.setup(kStepRun, kMaxSourceFields);
   graphs_.clear();
-  // A graph replays its launches' arguments: only the sources' factors (staged per run) may
-  // change from step to step, not the faces' values or the temperature-dependent launches.
-  graphs_ok_ = cuda_graphs_enabled() && !temperature_.varying_k && !temperature_.varying_c &&
-               temperature_.radiation_groups == 0;
+  // What a step launches is the same at every step when nothing depends on temperature and
+  // the faces' values are constant: only the sources' factors change, and they are staged.
+  const bool no_temperature =
+      !temperature_.varying_k && !temperature_.varying_c && temperature_.radiation_groups == 0;
+  bool faces_constant = true;
   for (int f = 0; f < 2 * problem.dims; ++f)
-    graphs_ok_ = graphs_ok_ && !problem.faces[f].time_dependent();
-  rules_in_sweep_ = ghost == 1 && !temperature_.varying_k && !temperature_.varying_c &&
-                   temperature_.radiation_groups == 0 && rules_wanted(problem.points());
+    faces_constant = faces_constant && !problem.faces[f].time_dependent();
+  // A graph replays its launches' arguments.
+  graphs_ok_ = no_temperature && faces_constant && environment_switch("HEATSIM_CUDA_GRAPHS") != 0;
+  // The rules in the sweep: at most kRulesMaxPoints nodes unless HEATSIM_CUDA_FACE_RULES says.
+  const int rules = environment_switch("HEATSIM_CUDA_FACE_RULES");
+  rules_in_sweep_ = ghost == 1 && no_temperature &&
+                    (rules < 0 ? problem.points() <= kRulesMaxPoints : rules == 1);
   for (int a = 0; a < problem.dims; ++a) rules_in_sweep_ = rules_in_sweep_ && !problem.periodic(a);
-  // Small grids whose steps do not change (graphs_ok_, before the environment's say) step
-  // whole runs in one cooperative launch, unless HEATSIM_CUDA_PERSISTENT=0.
-  const char* persistent = std::getenv("HEATSIM_CUDA_PERSISTENT");
-  persistent_ok_ = rules_in_sweep_ && !(persistent && std::strcmp(persistent, "0") == 0);
-  for (int f = 0; f < 2 * problem.dims; ++f)
-    persistent_ok_ = persistent_ok_ && !problem.faces[f].time_dependent();
+  // Small grids whose steps are alike step whole runs in one cooperative launch.
+  persistent_ok_ = rules_in_sweep_ && faces_constant &&
+                   environment_switch("HEATSIM_CUDA_PERSISTENT") != 0;
   dirichlet_ = DirichletFaces{};
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].kind == BoundaryKind::dirichlet) {

@@ -69,22 +69,17 @@ using CoefficientLauncher = void (*)(const CoefficientArgs<T>& args, int dims,
 
 // The neighbours u_lo and u_hi of node i along an axis where it is the first (c == 0) or last
 // (c == n - 1) node of its line: the face's rule in place of the ghost layer's value where
-// FaceRules applies (k_lo and k_hi the node's two faces' conductances on that axis).
-// One ghost by its face's rule (boundary_rules.hpp). Inlined: out of line (noinline), the
-// register-tiling sweep ran slower still (Heat-3D-mat 96^3: 29.6 against 33.5 GStencil/s).
-template <typename T>
-__device__ __forceinline__ T rule_ghost(const CoefficientGhostRule& r, T ub, T um, T K_bm, T K_g) {
-  return coefficient_ghost(r, ub, um, K_bm, K_g);
-}
-
+// FaceRules applies (k_lo and k_hi the node's two faces' conductances on that axis). Inlined:
+// out of line (noinline) the register-tiling sweep ran slower still (Heat-3D-mat 96^3: 29.6
+// against 33.5 GStencil/s).
 template <typename T>
 __device__ __forceinline__ void apply_face_rules(const FaceRules& r, int axis, std::int64_t c,
                                                  std::int64_t n, T ui, T k_lo, T k_hi, T& u_lo,
                                                  T& u_hi) {
   const T lo = u_lo, hi = u_hi;
-  if (c == 0 && r.apply[2 * axis]) u_lo = rule_ghost(r.rule[2 * axis], ui, hi, k_hi, k_lo);
+  if (c == 0 && r.apply[2 * axis]) u_lo = coefficient_ghost(r.rule[2 * axis], ui, hi, k_hi, k_lo);
   if (c == n - 1 && r.apply[2 * axis + 1])
-    u_hi = rule_ghost(r.rule[2 * axis + 1], ui, lo, k_lo, k_hi);
+    u_hi = coefficient_ghost(r.rule[2 * axis + 1], ui, lo, k_lo, k_hi);
 }
 
 using kernels::face_conductance;

@@ -18,9 +18,11 @@ constexpr std::size_t kMaxGraphs = 8;
 
 }  // namespace
 
-bool cuda_graphs_enabled() {
-  const char* v = std::getenv("HEATSIM_CUDA_GRAPHS");
-  return !(v && std::strcmp(v, "0") == 0);
+int environment_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (v && std::strcmp(v, "0") == 0) return 0;
+  if (v && std::strcmp(v, "1") == 0) return 1;
+  return -1;
 }
 
 

@@ -20,9 +20,10 @@
 
 namespace heatsim::kernels::cuda {
 
-// Whether runs of steps may be replayed as graphs: yes unless the environment sets
-// HEATSIM_CUDA_GRAPHS=0 (read at each call, so a test can compare both ways in one process).
-bool cuda_graphs_enabled();
+// A switch of the step paths in the environment (HEATSIM_CUDA_GRAPHS, _FACE_RULES,
+// _PERSISTENT): 0 or 1 where `name` is set to "0" or "1", else -1 (the default path). Read at
+// each call, so a test can compare both ways in one process.
+int environment_switch(const char* name);
 
 class StepGraphs {
  public:

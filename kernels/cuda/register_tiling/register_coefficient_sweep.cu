@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
           if (p == march_n && active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
             const std::int64_t m = own + (march_n - 2) * march_pitch;  // output's mirror node
             const T k_bm = FACES ? a.faces[MARCH][m] : face_conductance(k_prev, cond[m]);
-            u_hi = rule_ghost(a.rules.rule[2 * MARCH + 1], u_prev, in[m], k_bm, k_march);
+            u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, in[m], k_bm, k_march);
           }
         }
         flow += inv_m * (minus + k_march * (u_hi - u_prev));
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
           if (p == 0 && active && a.rules.apply[2 * MARCH]) {  // the ghost below
             const std::int64_t m = i + march_pitch;
             const T k_bm = FACES ? a.faces[MARCH][i] : face_conductance(kc, cond[m]);
-            u_lo = rule_ghost(a.rules.rule[2 * MARCH], uc, in[m], k_bm, k_march);
+            u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, in[m], k_bm, k_march);
           }
         }
         minus = k_march * (u_lo - uc);
