@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -328,6 +329,7 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
 // another thread sees the bytes move).
 void write_bytes(const std::string& path, const char* data, std::size_t size,
                  WriteProgress* progress = nullptr) {
+  const auto start = std::chrono::steady_clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(std::strerror(errno));
   if (progress) progress->bytes = size;
@@ -344,12 +346,18 @@ void write_bytes(const std::string& path, const char* data, std::size_t size,
     done += static_cast<std::size_t>(n);
     if (progress) progress->written = done;
   }
+  const auto written = std::chrono::steady_clock::now();
   if (::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
     throw std::runtime_error(std::strerror(err));
   }
   if (::close(fd) != 0) throw std::runtime_error(std::strerror(errno));
+  if (progress) {
+    using Seconds = std::chrono::duration<double>;
+    progress->write_seconds = Seconds(written - start).count();
+    progress->sync_seconds = Seconds(std::chrono::steady_clock::now() - written).count();
+  }
 }
 
 // ---- the field's bytes -----------------------------------------------------------------
@@ -703,6 +711,7 @@ void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const 
 void write_file_image(const std::string& path, const FieldMeta& m, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous,
                       WriteProgress* progress, const std::vector<NodeField>& extras) {
+  const auto start = std::chrono::steady_clock::now();
   const bool fp32 = m.precision == "fp32";
   const std::size_t data_bytes = static_cast<std::size_t>(m.points()) * (fp32 ? 4 : 8);
   std::size_t extra_bytes = 0;
@@ -782,6 +791,9 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
       throw std::runtime_error("the dataset lies outside the file image");
     store_field(field, static_cast<std::size_t>(m.points()), fp32, image + data_offset);
   }
+  if (progress)
+    progress->build_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size),
               progress);
   check(file.close(), "cannot close the in-memory file");

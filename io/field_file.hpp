@@ -74,6 +74,11 @@ void write_field_file(const std::string& path, const FieldMeta& meta,
 struct WriteProgress {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> written{0};
+  // Where the last file's time went, on the writing thread: building its bytes in memory,
+  // write(2), and fsync (the data reaching the disk).
+  double build_seconds = 0.0;
+  double write_seconds = 0.0;
+  double sync_seconds = 0.0;
 };
 
 // A field's values as a writer holds them: `count` doubles, or for an fp32 run `count` floats

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 namespace heatsim::io {
 
 namespace {
@@ -184,6 +186,7 @@ void FileWriter::run() {
     current_start_ = Clock::now();
     progress_.bytes = 0;
     progress_.written = 0;
+    progress_.build_seconds = progress_.write_seconds = progress_.sync_seconds = 0.0;
     lock.unlock();
     double bytes = 0.0;
     std::exception_ptr failure;
@@ -193,6 +196,11 @@ void FileWriter::run() {
       failure = std::current_exception();
     }
     const double took = seconds_since(current_start_);
+    if (!failure)
+      spdlog::debug("wrote {}: {:.3f} GB in {:.3f} s (built in memory {:.3f} s, write(2) {:.3f} s, "
+                    "fsync {:.3f} s)",
+                    job.file, bytes / 1e9, took, progress_.build_seconds, progress_.write_seconds,
+                    progress_.sync_seconds);
     const int kind = job.kind == Kind::checkpoint ? 1 : 0;
     job = Job{};  // lets go of the staged field before the writer says it is idle
     lock.lock();

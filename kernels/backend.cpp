@@ -70,6 +70,8 @@ Schedule BoundaryFace::schedule() const {
   return s;
 }
 
+void Backend::upload_from(const HostField& field) { upload(field.to_doubles()); }
+
 void Backend::download_to(double* out) {
   std::vector<double> field;
   download(field);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "host_field.hpp"
 #include "host_staging.hpp"
 #include "temperature_laws.hpp"
 
@@ -221,6 +222,11 @@ class Backend {
   virtual void setup(const StencilProblem& problem) = 0;
   // Field in memory order, problem.points() values. fp32 backends round on upload.
   virtual void upload(const std::vector<double>& field) = 0;
+  // The same from a HostField (doubles, or an fp32 run's floats: the values upload() gives
+  // the device after rounding, so either way the field is the same to the bit). The default
+  // widens it into a vector for upload(); device backends copy it through pinned staging on
+  // every core, with no host copy of the whole field.
+  virtual void upload_from(const HostField& field);
   virtual void download(std::vector<double>& field) = 0;
   // The field into `out`, problem.points() values, as download() gives them: what a writer
   // stages. The default downloads into a vector and copies; the CPU backend copies on every

@@ -386,11 +386,24 @@ void Session::State::set_up() {
   end_phase("backend choice and resources");
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
-  std::vector<double> u0;
+  // Built once in the run's precision where the field goes to one explicit backend as it is
+  // (an fp32 run's floats: half the bytes, no zero fill, every thread); in doubles otherwise,
+  // as the implicit solver and a decomposed run take it.
+  kernels::HostField u0;
   if (!restarting) {
+    const bool floats = c.precision == solver::Precision::fp32 &&
+                        c.time.method == solver::TimeMethod::explicit_euler &&
+                        parallel::size() == 1;
     try {
-      u0 = c.initial.kind == solver::InitialKind::file ? io::read_initial_field(c)
-                                                       : solver::initial_field(c);
+      if (c.initial.kind == solver::InitialKind::file) {
+        u0 = kernels::HostField::from(io::read_initial_field(c), floats);
+      } else {
+        u0 = kernels::HostField(static_cast<std::size_t>(problem.points()), floats);
+        if (floats)
+          solver::fill_initial_field(c, u0.floats());
+        else
+          solver::fill_initial_field(c, u0.doubles());
+      }
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }
@@ -499,7 +512,7 @@ void Session::State::set_up() {
       spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
     };
     try {
-      backend->upload(u0);
+      backend->upload_from(u0);
       steady_report = implicit->advance(0);
       const auto& t = implicit->timing();
       if (t.solves > 1)  // temperature-dependent materials or radiation: outer iterations
@@ -527,9 +540,12 @@ void Session::State::set_up() {
       refuse(std::string("--restart: ") + e.what());
     }
   } else if (!steady) {
-    backend->upload(restarting ? restart.field : u0);
+    if (restarting)
+      backend->upload(restart.field);
+    else
+      backend->upload_from(u0);
   }
-  u0 = std::vector<double>();  // the backend holds the field now
+  u0 = kernels::HostField();  // the backend holds the field now
   if (restarting)
     spdlog::info("restarting from {} at step {} (t = {:.6g})", options.restart, step0,
                  restart.meta.time);

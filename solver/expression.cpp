@@ -414,4 +414,91 @@ double Expression::eval(const double* values) const {
   return stack[0];
 }
 
+void Expression::eval_block(const double* const* variables, int count, double* out,
+                            double* scratch) const {
+  // The stack of eval(), each slot a block of values: slot k at scratch + k * kBlock.
+  int top = -1;
+  auto slot = [&](int k) { return scratch + static_cast<std::size_t>(k) * kBlock; };
+  for (const Op& op : program_) {
+    switch (op.code) {
+      case kNumber: {
+        double* a = slot(++top);
+        for (int j = 0; j < count; ++j) a[j] = op.value;
+        break;
+      }
+      case kVariable: {
+        double* a = slot(++top);
+        const double* v = variables[op.index];
+        for (int j = 0; j < count; ++j) a[j] = v[j];
+        break;
+      }
+      case kNegate: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = -a[j];
+        break;
+      }
+      case kNot: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = a[j] == 0.0 ? 1.0 : 0.0;
+        break;
+      }
+      case kCall1: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = op.f1(a[j]);
+        break;
+      }
+      default: {
+        const double* b = slot(top--);
+        double* a = slot(top);
+        switch (op.code) {
+          case kAdd:
+            for (int j = 0; j < count; ++j) a[j] = a[j] + b[j];
+            break;
+          case kSub:
+            for (int j = 0; j < count; ++j) a[j] = a[j] - b[j];
+            break;
+          case kMul:
+            for (int j = 0; j < count; ++j) a[j] = a[j] * b[j];
+            break;
+          case kDiv:
+            for (int j = 0; j < count; ++j) a[j] = a[j] / b[j];
+            break;
+          case kPow:
+            for (int j = 0; j < count; ++j) a[j] = std::pow(a[j], b[j]);
+            break;
+          case kLess:
+            for (int j = 0; j < count; ++j) a[j] = a[j] < b[j] ? 1.0 : 0.0;
+            break;
+          case kLessEqual:
+            for (int j = 0; j < count; ++j) a[j] = a[j] <= b[j] ? 1.0 : 0.0;
+            break;
+          case kGreater:
+            for (int j = 0; j < count; ++j) a[j] = a[j] > b[j] ? 1.0 : 0.0;
+            break;
+          case kGreaterEqual:
+            for (int j = 0; j < count; ++j) a[j] = a[j] >= b[j] ? 1.0 : 0.0;
+            break;
+          case kEqual:
+            for (int j = 0; j < count; ++j) a[j] = a[j] == b[j] ? 1.0 : 0.0;
+            break;
+          case kNotEqual:
+            for (int j = 0; j < count; ++j) a[j] = a[j] != b[j] ? 1.0 : 0.0;
+            break;
+          case kAnd:
+            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 && b[j] != 0.0) ? 1.0 : 0.0;
+            break;
+          case kOr:
+            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 || b[j] != 0.0) ? 1.0 : 0.0;
+            break;
+          case kCall2:
+            for (int j = 0; j < count; ++j) a[j] = op.f2(a[j], b[j]);
+            break;
+        }
+      }
+    }
+  }
+  const double* result = slot(0);
+  for (int j = 0; j < count; ++j) out[j] = result[j];
+}
+
 }  // namespace heatsim::solver

@@ -48,6 +48,16 @@ class Expression {
   // The value for variables[i] = values[i]. Safe to call from several threads at once.
   double eval(const double* values) const;
 
+  // The values at up to kBlock points at once, each bit for bit eval()'s: variables[i][j] is
+  // variable i at point j, out[j] the value at point j. One instruction runs over the whole
+  // block before the next, so the program is walked once per block instead of once per
+  // point. `scratch` holds block_scratch() doubles of the caller's (one per thread).
+  static constexpr int kBlock = 256;
+  std::size_t block_scratch() const {
+    return static_cast<std::size_t>(stack_depth_ > 0 ? stack_depth_ : 1) * kBlock;
+  }
+  void eval_block(const double* const* variables, int count, double* out, double* scratch) const;
+
   // One instruction of the postfix program (public for the compiler in expression.cpp).
   struct Op {
     int code = 0;

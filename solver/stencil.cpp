@@ -411,10 +411,40 @@ std::string expression_sample_problem(const Case& c) {
   return "";
 }
 
-std::vector<double> initial_field(const Case& c) {
+namespace {
+
+// Every node on a Dirichlet face takes g(0) (see set_dirichlet_nodes).
+template <typename T>
+void set_dirichlet_values(const Case& c, T* u) {
   const auto& n = c.grid.n;
-  const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1, nz = c.grid.dims > 2 ? n[2] : 1;
-  std::vector<double> u(static_cast<std::size_t>(nx * ny * nz));
+  const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1;
+  for (int a = 0; a < c.grid.dims; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const BoundaryFace& f = c.boundary[2 * a + side];
+      if (f.kind != BoundaryKind::dirichlet) continue;
+      const T g = static_cast<T>(f.at(0.0));
+      // Every node whose coordinate on axis a is that face's: the other two axes run free.
+      const int oa = (a + 1) % 3, ob = (a + 2) % 3;
+      const std::int64_t na = oa < c.grid.dims ? n[oa] : 1, nb = ob < c.grid.dims ? n[ob] : 1;
+      std::int64_t idx[3] = {0, 0, 0};
+      idx[a] = side == 0 ? 0 : n[a] - 1;
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t i = 0; i < na; ++i) {
+          idx[oa] = i;
+          idx[ob] = j;
+          u[(idx[2] * ny + idx[1]) * nx + idx[0]] = g;
+        }
+    }
+}
+
+// The initial field into u (doubles, or floats rounded from the doubles as an upload rounds
+// them). The grid is cut into pieces of up to Expression::kBlock nodes along x, and the
+// pieces in memory order into one contiguous range per thread: each value is computed on its
+// own, so the split cannot change one, and each page of u is first touched by the thread
+// that fills it. An expression runs a block at a time (Expression::eval_block, bit for bit
+// eval()'s).
+template <typename T>
+void fill_field(const Case& c, T* u) {
   if (c.initial.kind == InitialKind::file)
     throw std::invalid_argument("initial: a file's field is read by io::read_initial_field");
   std::optional<Expression> expression;
@@ -425,49 +455,74 @@ std::vector<double> initial_field(const Case& c) {
       throw std::invalid_argument(std::string("initial.value: ") + e.what());
     }
   }
-  // Every node is computed on its own, so the threads' split cannot change a value. All
-  // three loops are collapsed: a 1D grid has nz = ny = 1, and collapsing only z and y left
-  // its whole field (2^31 nodes in the largest runs) to one thread.
-#pragma omp parallel for collapse(3) schedule(static)
-  for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < ny; ++y)
-      for (std::int64_t x = 0; x < nx; ++x) {
-        const std::array<double, 3> pos{coordinate(c, 0, x), coordinate(c, 1, y),
-                                        coordinate(c, 2, z)};
-        double v = expression ? expression->eval(pos.data()) : initial_value(c.initial, c, pos);
-        u[static_cast<std::size_t>((z * ny + y) * nx + x)] = v;
+  const int dims = c.grid.dims;
+  const std::int64_t nx = c.grid.n[0], ny = dims > 1 ? c.grid.n[1] : 1,
+                     nz = dims > 2 ? c.grid.n[2] : 1;
+  constexpr int kBlock = Expression::kBlock;
+  const std::int64_t per_row = (nx + kBlock - 1) / kBlock;
+  const std::int64_t pieces = nz * ny * per_row;
+  const std::int64_t none = nx * ny * nz;
+  std::int64_t first_bad = none;  // the first node, in memory order, not finite (expression)
+#pragma omp parallel reduction(min : first_bad)
+  {
+    std::vector<double> scratch, coords[3], values(kBlock);
+    if (expression) {
+      scratch.resize(expression->block_scratch());
+      for (int a = 0; a < dims; ++a) coords[a].resize(kBlock);
+    }
+    const double* columns[3] = {coords[0].data(), coords[1].data(), coords[2].data()};
+#pragma omp for schedule(static)
+    for (std::int64_t w = 0; w < pieces; ++w) {
+      const std::int64_t row = w / per_row, x0 = w % per_row * kBlock;
+      const std::int64_t y = row % ny, z = row / ny;
+      const int count = static_cast<int>(std::min<std::int64_t>(kBlock, nx - x0));
+      T* out = u + row * nx + x0;
+      if (expression) {
+        for (int j = 0; j < count; ++j) coords[0][j] = coordinate(c, 0, x0 + j);
+        if (dims > 1) std::fill_n(coords[1].begin(), count, coordinate(c, 1, y));
+        if (dims > 2) std::fill_n(coords[2].begin(), count, coordinate(c, 2, z));
+        expression->eval_block(columns, count, values.data(), scratch.data());
+        for (int j = 0; j < count; ++j) {
+          out[j] = static_cast<T>(values[j]);
+          if (!std::isfinite(values[j])) {
+            const std::int64_t idx[3] = {x0 + j, y, z};
+            if (!on_dirichlet_face(c, idx)) first_bad = std::min(first_bad, row * nx + x0 + j);
+          }
+        }
+      } else {
+        for (int j = 0; j < count; ++j) {
+          const std::array<double, 3> pos{coordinate(c, 0, x0 + j), coordinate(c, 1, y),
+                                          coordinate(c, 2, z)};
+          out[j] = static_cast<T>(initial_value(c.initial, c, pos));
+        }
       }
-  set_dirichlet_nodes(c, u);
-  if (expression) {
-    const std::string bad = first_non_finite(c, u);
-    if (!bad.empty())
-      throw std::invalid_argument("initial.value: the expression is " + bad +
-                                  " (every node must be finite)");
+    }
   }
+  set_dirichlet_values(c, u);
+  if (first_bad < none) {
+    const std::int64_t idx[3] = {first_bad % nx, first_bad / nx % ny, first_bad / (nx * ny)};
+    const std::array<double, 3> pos{coordinate(c, 0, idx[0]), coordinate(c, 1, idx[1]),
+                                    coordinate(c, 2, idx[2])};
+    throw std::invalid_argument("initial.value: the expression is " +
+                                value_at(c, expression->eval(pos.data()), idx) +
+                                " (every node must be finite)");
+  }
+}
+
+}  // namespace
+
+std::vector<double> initial_field(const Case& c) {
+  const std::int64_t nx = c.grid.n[0], ny = c.grid.dims > 1 ? c.grid.n[1] : 1,
+                     nz = c.grid.dims > 2 ? c.grid.n[2] : 1;
+  std::vector<double> u(static_cast<std::size_t>(nx * ny * nz));
+  fill_field(c, u.data());
   return u;
 }
 
-void set_dirichlet_nodes(const Case& c, std::vector<double>& u) {
-  const auto& n = c.grid.n;
-  const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1;
-  for (int a = 0; a < c.grid.dims; ++a)
-    for (int side = 0; side < 2; ++side) {
-      const BoundaryFace& f = c.boundary[2 * a + side];
-      if (f.kind != BoundaryKind::dirichlet) continue;
-      const double g = f.at(0.0);
-      // Every node whose coordinate on axis a is that face's: the other two axes run free.
-      const int oa = (a + 1) % 3, ob = (a + 2) % 3;
-      const std::int64_t na = oa < c.grid.dims ? n[oa] : 1, nb = ob < c.grid.dims ? n[ob] : 1;
-      std::int64_t idx[3] = {0, 0, 0};
-      idx[a] = side == 0 ? 0 : n[a] - 1;
-      for (std::int64_t j = 0; j < nb; ++j)
-        for (std::int64_t i = 0; i < na; ++i) {
-          idx[oa] = i;
-          idx[ob] = j;
-          u[static_cast<std::size_t>((idx[2] * ny + idx[1]) * nx + idx[0])] = g;
-        }
-    }
-}
+void fill_initial_field(const Case& c, double* u) { fill_field(c, u); }
+void fill_initial_field(const Case& c, float* u) { fill_field(c, u); }
+
+void set_dirichlet_nodes(const Case& c, std::vector<double>& u) { set_dirichlet_values(c, u.data()); }
 
 std::string first_non_finite(const Case& c, const std::vector<double>& u) {
   // The smallest index of a value that is not finite, whichever thread finds it: a min

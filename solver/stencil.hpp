@@ -66,6 +66,11 @@ double coordinate(const Case& c, int axis, std::int64_t i);
 // std::invalid_argument, naming `initial.value`, when an expression does not compile or is
 // not finite at a node (Dirichlet nodes excepted: they take g(0)).
 std::vector<double> initial_field(const Case& c);
+// The same straight into `u` (the grid's points), on every thread with no zero fill first:
+// doubles, or an fp32 run's floats (each the double rounded as an upload rounds it), so a
+// run's field is built once in its precision (kernels::HostField, Backend::upload_from).
+void fill_initial_field(const Case& c, double* u);
+void fill_initial_field(const Case& c, float* u);
 // Sets every node on a Dirichlet face to g(0), in a field of the case's grid ([z][y][x]); a
 // node on several faces takes the last one's value in the order x-, x+, y-, y+, z-, z+.
 void set_dirichlet_nodes(const Case& c, std::vector<double>& u);

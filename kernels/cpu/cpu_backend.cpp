@@ -69,7 +69,24 @@ class CpuBackend final : public Backend {
 
   void upload(const std::vector<double>& field) override {
     check_size(field.size());
-    for_each_node([&](std::int64_t i, std::int64_t k) { cur_[k] = static_cast<T>(field[i]); });
+    upload_values(field.data());
+  }
+
+  void upload_from(const HostField& field) override {
+    check_size(field.size());
+    if (field.floats())
+      upload_values(field.floats());
+    else
+      upload_values(field.doubles());
+  }
+
+  template <typename V>
+  void upload_values(const V* field) {
+    for_each_row_piece([&](std::int64_t compact, std::int64_t padded, std::int64_t count) {
+      const V* from = field + compact;
+      T* to = cur_.data() + padded;
+      for (std::int64_t x = 0; x < count; ++x) to[x] = static_cast<T>(from[x]);
+    });
   }
 
   void download(std::vector<double>& field) override {
@@ -80,22 +97,30 @@ class CpuBackend final : public Backend {
   void download_to(double* out) override { copy_interior_to(out); }
   void download_to(float* out) override { copy_interior_to(out); }
 
-  // Row by row on every thread; a row longer than 2^20 nodes (a large 1D grid is one row) in
-  // pieces of that many, so that no thread copies alone.
   template <typename Out>
   void copy_interior_to(Out* out) {
+    for_each_row_piece([&](std::int64_t compact, std::int64_t padded, std::int64_t count) {
+      const T* from = cur_.data() + padded;
+      Out* to = out + compact;
+      for (std::int64_t x = 0; x < count; ++x) to[x] = static_cast<Out>(from[x]);
+    });
+  }
+
+  // f(compact index, padded index, count) over the interior's rows on every thread; a row
+  // longer than 2^20 nodes (a large 1D grid is one row) in pieces of that many, so that no
+  // thread copies alone.
+  template <typename F>
+  void for_each_row_piece(F&& f) const {
     const auto& n = p_.n;
     const std::int64_t piece = std::min<std::int64_t>(n[0], std::int64_t{1} << 20);
     const std::int64_t per_row = (n[0] + piece - 1) / piece;
     const std::int64_t work = n[1] * n[2] * per_row;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_)
     for (std::int64_t w = 0; w < work; ++w) {
       const std::int64_t row = w / per_row, x0 = w % per_row * piece;
       const std::int64_t y = row % n[1], z = row / n[1];
       const std::int64_t x1 = std::min(n[0], x0 + piece);
-      const T* from = cur_.data() + layout_.index(x0, y, z);
-      Out* to = out + (z * n[1] + y) * n[0] + x0;
-      for (std::int64_t x = 0; x < x1 - x0; ++x) to[x] = static_cast<Out>(from[x]);
+      f((z * n[1] + y) * n[0] + x0, layout_.index(x0, y, z), x1 - x0);
     }
   }
 

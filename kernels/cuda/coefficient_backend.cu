@@ -291,6 +291,11 @@ class CoefficientBackend final : public Backend {
     upload_interior(field, field_.cur(), field_.grid());
   }
 
+  void upload_from(const HostField& field) override {
+    check_ready_and_size(field.size());
+    upload_interior(field, field_.cur(), field_.grid());
+  }
+
   void download(std::vector<double>& field) override {
     check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
     field.resize(static_cast<std::size_t>(field_.problem().points()));

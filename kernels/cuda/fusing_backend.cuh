@@ -196,6 +196,20 @@ class FusingBackend final : public Backend {
   void upload(const std::vector<double>& field) override {
     check_ready_and_size(field.size());
     upload_interior(field, main_.cur.template as<T>(), main_.grid);
+    uploaded(field.data());
+  }
+
+  void upload_from(const HostField& field) override {
+    check_ready_and_size(field.size());
+    upload_interior(field, main_.cur.template as<T>(), main_.grid);
+    if (field.floats())
+      uploaded(field.floats());
+    else
+      uploaded(field.doubles());
+  }
+
+  template <typename V>
+  void uploaded(const V* field) {
     boundary_nodes_hold_g_ = false;
     record_dirichlet_nodes(field);
     check_nodes_at_next_advance_ = true;
@@ -390,7 +404,8 @@ class FusingBackend final : public Backend {
   // held the same one.
   std::array<std::optional<double>, kFaces> uploaded_face_value_{};
 
-  void record_dirichlet_nodes(const std::vector<double>& field) {
+  template <typename V>
+  void record_dirichlet_nodes(const V* field) {
     for (int axis = 0; axis < p_.dims; ++axis)
       for (int side = 0; side < 2; ++side) {
         const int f = 2 * axis + side;
@@ -405,7 +420,8 @@ class FusingBackend final : public Backend {
           for (std::int64_t a = 0; a < p_.n[oa]; ++a) {
             c[oa] = a;
             c[ob] = b;
-            const double x = field[static_cast<std::size_t>((c[2] * p_.n[1] + c[1]) * p_.n[0] + c[0])];
+            const double x =
+                field[static_cast<std::size_t>((c[2] * p_.n[1] + c[1]) * p_.n[0] + c[0])];
             if (a == 0 && b == 0) v = x;
             if (x != v) {
               uniform = false;
@@ -416,10 +432,13 @@ class FusingBackend final : public Backend {
       }
   }
 
+  // Compared as the device holds them (T): an fp32 field uploaded as floats holds g when its
+  // nodes hold g rounded, as one uploaded as doubles does once rounded on the way.
   bool uploaded_nodes_hold_g(double t) const {
     for (int f = 0; f < 2 * p_.dims; ++f)
       if (p_.faces[f].kind == BoundaryKind::dirichlet &&
-          (!uploaded_face_value_[f] || *uploaded_face_value_[f] != p_.faces[f].at(t)))
+          (!uploaded_face_value_[f] ||
+           static_cast<T>(*uploaded_face_value_[f]) != static_cast<T>(p_.faces[f].at(t))))
         return false;
     return true;
   }

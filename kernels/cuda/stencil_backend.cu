@@ -82,6 +82,11 @@ class SweepBackend final : public Backend {
     upload_interior(field, cur_.as<T>(), grid_);
   }
 
+  void upload_from(const HostField& field) override {
+    check_ready_and_size(field.size());
+    upload_interior(field, cur_.as<T>(), grid_);
+  }
+
   void download(std::vector<double>& field) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     field.resize(static_cast<std::size_t>(p_.points()));
@@ -311,6 +316,7 @@ class CoreBackend final : public Backend {
   }
 
   void upload(const std::vector<double>& field) override { ready().upload(field); }
+  void upload_from(const HostField& field) override { ready().upload_from(field); }
   void download(std::vector<double>& field) override { ready().download(field); }
   void download_to(double* out) override { ready().download_to(out); }
   void download_to(float* out) override { ready().download_to(out); }

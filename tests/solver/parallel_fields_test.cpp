@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "solver/expression.hpp"
 #include "solver/materials.hpp"
 #include "solver/stencil.hpp"
 #include "tests/case_builders.hpp"
@@ -68,6 +71,63 @@ TEST(ParallelFields, InitialFieldIsTheSameOnOneThreadAndOnSeveral) {
     EXPECT_EQ(one.front(), 2.5);
     EXPECT_NE(one[one.size() / 2], one[one.size() / 3]);
   }
+}
+
+// The field against each node's value computed alone (Expression::eval at coordinate()),
+// Dirichlet nodes at g(0); the fp32 field is each double rounded, as an upload rounds it.
+TEST(ParallelFields, InitialFieldIsEachNodesOwnValueInEitherPrecision) {
+  for (int dims = 1; dims <= 3; ++dims) {
+    SCOPED_TRACE(dims);
+    const Case c = expression_case(dims);
+    const Expression e = Expression::compile(c.initial.expression, expression_variables(dims));
+    const std::int64_t nx = c.grid.n[0], ny = c.grid.n[1], nz = c.grid.n[2];
+    std::vector<double> expected(static_cast<std::size_t>(nx * ny * nz));
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const double pos[3] = {coordinate(c, 0, x), coordinate(c, 1, y), coordinate(c, 2, z)};
+          expected[static_cast<std::size_t>((z * ny + y) * nx + x)] =
+              x == 0 ? 2.5 : x == nx - 1 ? -1.0 : e.eval(pos);
+        }
+    std::vector<double> doubles(expected.size(), -99.0);
+    std::vector<float> floats(expected.size(), -99.0f);
+    with_threads(3, [&] {
+      fill_initial_field(c, doubles.data());
+      fill_initial_field(c, floats.data());
+      return 0;
+    });
+    EXPECT_TRUE(same_bits(doubles, expected));
+    EXPECT_TRUE(same_bits(initial_field(c), expected));
+    std::vector<float> rounded(expected.begin(), expected.end());
+    EXPECT_TRUE(same_bits(floats, rounded));
+  }
+}
+
+// An expression that is not finite at some nodes: the first in memory order off the
+// Dirichlet faces is named (1 / x is infinite on the x- face, which takes g(0)).
+TEST(ParallelFields, InitialFieldNamesTheFirstNodeWhereTheExpressionIsNotFinite) {
+  Case c = expression_case(2);
+  c.initial.expression = "1 / x + 1 / (y - 0.4) + log(0.5 - x)";
+  std::vector<double> u(static_cast<std::size_t>(61 * 47), 0.0);
+  for (int threads : {1, 3}) {
+    try {
+      with_threads(threads, [&] {
+        fill_initial_field(c, u.data());
+        return 0;
+      });
+      ADD_FAILURE() << "no error";
+    } catch (const std::invalid_argument& err) {
+      // Row 0 comes before any row near y = 0.4 in memory order; in it x = 0.5 (column 30 on
+      // a spacing of 1/60) gives log(0) = -inf.
+      EXPECT_NE(std::string(err.what()).find("-inf at node (30, 0)"), std::string::npos)
+          << err.what();
+      EXPECT_EQ(std::string(err.what()).rfind("initial.value: the expression is", 0), 0u);
+    }
+  }
+  c.initial.expression = "1 / x";  // infinite only on the x- face: accepted
+  EXPECT_NO_THROW(fill_initial_field(c, u.data()));
+  EXPECT_EQ(u[0], 2.5);
+  EXPECT_EQ(u[1], 60.0);
 }
 
 TEST(ParallelFields, GaussianAndModesAreTheSameOnOneThreadAndOnSeveral) {

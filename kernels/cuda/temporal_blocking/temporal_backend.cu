@@ -230,6 +230,11 @@ class BlockedCoefficientBackend final : public Backend {
     cuda::upload_interior(field, main_.cur(), main_.grid());
   }
 
+  void upload_from(const HostField& field) override {
+    check_ready_and_size(field.size());
+    cuda::upload_interior(field, main_.cur(), main_.grid());
+  }
+
   void download(std::vector<double>& field) override {
     check_ready_and_size(static_cast<std::size_t>(p_.points()));
     field.resize(static_cast<std::size_t>(p_.points()));
@@ -403,6 +408,7 @@ class TemporalBlockingBackend final : public Backend {
   }
 
   void upload(const std::vector<double>& field) override { ready().upload(field); }
+  void upload_from(const HostField& field) override { ready().upload_from(field); }
   void download(std::vector<double>& field) override { ready().download(field); }
   void download_to(double* out) override { ready().download_to(out); }
   void download_to(float* out) override { ready().download_to(out); }
