@@ -323,28 +323,40 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
   }
 }
 
-// Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
-// on device").
+// Bytes of a file to write, one after another (write_spans).
+struct Span {
+  const char* data;
+  std::size_t size;
+};
+
+// Writes the spans, in order, to a new file and fsyncs it; errors carry strerror (e.g. "No
+// space left on device").
 // With `progress`, its counts follow the write (in pieces of 64 MiB, so a progress line on
-// another thread sees the bytes move).
-void write_bytes(const std::string& path, const char* data, std::size_t size,
+// another thread sees the bytes move), and it is told the seconds of write(2) and fsync.
+void write_spans(const std::string& path, const std::vector<Span>& spans,
                  WriteProgress* progress = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error(std::strerror(errno));
-  if (progress) progress->bytes = size;
+  std::size_t total = 0;
+  for (const Span& span : spans) total += span.size;
+  if (progress) progress->bytes = total;
   constexpr std::size_t kPiece = std::size_t{64} << 20;
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::write(fd, data + done, std::min(kPiece, size - done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw std::runtime_error(std::strerror(err));
+  std::size_t before = 0;  // bytes of the spans already written
+  for (const Span& span : spans) {
+    std::size_t done = 0;
+    while (done < span.size) {
+      const ssize_t n = ::write(fd, span.data + done, std::min(kPiece, span.size - done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        ::close(fd);
+        throw std::runtime_error(std::strerror(err));
+      }
+      done += static_cast<std::size_t>(n);
+      if (progress) progress->written = before + done;
     }
-    done += static_cast<std::size_t>(n);
-    if (progress) progress->written = done;
+    before += span.size;
   }
   const auto written = std::chrono::steady_clock::now();
   if (::fsync(fd) != 0) {
@@ -358,6 +370,11 @@ void write_bytes(const std::string& path, const char* data, std::size_t size,
     progress->write_seconds = Seconds(written - start).count();
     progress->sync_seconds = Seconds(std::chrono::steady_clock::now() - written).count();
   }
+}
+
+void write_bytes(const std::string& path, const char* data, std::size_t size,
+                 WriteProgress* progress = nullptr) {
+  write_spans(path, {Span{data, size}}, progress);
 }
 
 // ---- the field's bytes -----------------------------------------------------------------
@@ -708,6 +725,36 @@ void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const 
   check(dset.close(), "cannot write the dataset /" + f.name);
 }
 
+// The in-memory file's bytes after a flush: its first `size` bytes (its end of allocation)
+// are the file, held by the core driver in `bytes` as far as HDF5 wrote them; nothing
+// changes them until the file is closed. The superblock's "open for writing" flags
+// are cleared, as in the image of a closed file that H5Fget_file_image hands out.
+struct FileImage {
+  unsigned char* bytes = nullptr;
+  std::size_t size = 0;
+};
+
+FileImage file_image(hid_t file) {
+  const ssize_t size = H5Fget_file_image(file, nullptr, 0);
+  if (size <= 0) throw_hdf5("cannot build the file image");
+  void* handle = nullptr;
+  check(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle), "the in-memory file");
+  unsigned char* image = handle ? *static_cast<unsigned char**>(handle) : nullptr;
+  if (!image) throw std::runtime_error("the in-memory file has no buffer");
+  // Superblock versions 0 and 1 (the earliest format, ours) keep the flags in bytes 20-23,
+  // later ones in byte 11.
+  if (size < 24) throw std::runtime_error("the file image is too short");
+  if (image[8] <= 1)
+    std::memset(image + 20, 0, 4);
+  else
+    image[11] = 0;
+  return {image, static_cast<std::size_t>(size)};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void write_file_image(const std::string& path, const FieldMeta& m, const FieldValues& field,
                       FieldFileKind kind, const std::vector<double>& previous,
                       WriteProgress* progress, const std::vector<NodeField>& extras) {
@@ -718,9 +765,16 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
   for (const NodeField& f : extras) extra_bytes += f.values.size() * (fp32 ? 4 : 8);
   Handle fapl = check_id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-  // One allocation for data plus metadata (attributes, the case text, chunk index).
+  // A chunked file is built whole in memory: one allocation for data plus metadata
+  // (attributes, the case text, chunk index). A contiguous output's values are not: they go
+  // from `field` straight to the file, so the image holds the metadata (and further node
+  // fields) only, its dataset's storage allocated last, at the end of the file; the image grows
+  // in steps of 1 MiB, and HDF5 clears no bytes the values will fill.
+  const bool chunked = kind == FieldFileKind::checkpoint || compressed(m, kind);
   const std::size_t increment =
-      data_bytes + extra_bytes + previous.size() * 8 + m.case_yaml.size() + (std::size_t{1} << 16);
+      chunked ? data_bytes + extra_bytes + previous.size() * 8 + m.case_yaml.size() +
+                    (std::size_t{1} << 16)
+              : std::size_t{1} << 20;
   check(H5Pset_fapl_core(fapl.get(), increment, false), "in-memory file");
   set_image_buffers(fapl.get());
   // The earliest file format (the default): HDF5 1.10's file image of the newer formats (with
@@ -732,8 +786,7 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
   const std::vector<hsize_t> dims = dataset_dims(m);
   Handle space = check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
                           H5Sclose, "dataspace");
-  haddr_t data_offset = HADDR_UNDEF;
-  if (kind == FieldFileKind::checkpoint || compressed(m, kind)) {
+  if (chunked) {
     write_chunked_dataset(file.get(), kFieldDataset, m, kind, space.get(), field);
     if (!previous.empty()) {
       // Always fp64: within a call of several implicit steps the field of step - 1 is never
@@ -743,58 +796,70 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
       write_chunked_dataset(file.get(), kPreviousFieldDataset, exact, kind, space.get(),
                             FieldValues{previous.data(), nullptr, previous.size()});
     }
-  } else {
-    Handle dcpl = field_dataset_properties(m, kind);
-    Handle dset =
-        check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                            space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                 H5Dclose, "cannot create the dataset");
-    // The first value through HDF5 allocates the storage as a whole write would.
-    const hsize_t one = 1;
-    const std::vector<hsize_t> origin(dims.size(), 0), ones(dims.size(), 1);
-    Handle memory = check_id(H5Screate_simple(1, &one, nullptr), H5Sclose, "dataspace");
-    check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
-                              nullptr),
-          "hyperslab");
-    check(field.floats ? H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(),
-                                  H5P_DEFAULT, field.floats)
-                       : H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(),
-                                  H5P_DEFAULT, field.doubles),
-          "cannot write the field");
-    data_offset = H5Dget_offset(dset.get());
-    if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
-    check(dset.close(), "cannot write the field");
+    for (const NodeField& f : extras) write_node_field(file.get(), m, kind, f);
+    write_field_attributes(file.get(), m, kind);
+    check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
+    const FileImage image = file_image(file.get());
+    if (progress) progress->build_seconds = seconds_since(start);
+    write_bytes(path, reinterpret_cast<const char*>(image.bytes), image.size, progress);
+    check(file.close(), "cannot close the in-memory file");
+    return;
   }
+  // A contiguous output: the dataset, the further fields and the attributes first, then the
+  // dataset's storage, allocated by its first value written through HDF5 as a whole write
+  // would (H5Dwrite of every value gives the same file: tests/io).
+  Handle dcpl = field_dataset_properties(m, kind);
+  Handle dset =
+      check_id(H5Dcreate2(file.get(), kFieldDataset, fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                          space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+               H5Dclose, "cannot create the dataset");
   for (const NodeField& f : extras) write_node_field(file.get(), m, kind, f);
-
   write_field_attributes(file.get(), m, kind);
-
+  const hsize_t one = 1;
+  const std::vector<hsize_t> origin(dims.size(), 0), ones(dims.size(), 1);
+  Handle memory = check_id(H5Screate_simple(1, &one, nullptr), H5Sclose, "dataspace");
+  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, origin.data(), nullptr, ones.data(),
+                            nullptr),
+        "hyperslab");
+  check(field.floats ? H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, memory.get(), space.get(),
+                                H5P_DEFAULT, field.floats)
+                     : H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(),
+                                H5P_DEFAULT, field.doubles),
+        "cannot write the field");
+  const haddr_t data_offset = H5Dget_offset(dset.get());
+  if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
+  check(dset.close(), "cannot write the field");
   check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
-  // The image is the file's first `size` bytes (its end of allocation), held by the core
-  // driver; nothing changes them until the file is closed.
-  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-  if (size <= 0) throw_hdf5("cannot build the file image");
-  void* handle = nullptr;
-  check(H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle), "the in-memory file");
-  unsigned char* image = handle ? *static_cast<unsigned char**>(handle) : nullptr;
-  if (!image) throw std::runtime_error("the in-memory file has no buffer");
-  // The superblock in memory says "open for writing" (file consistency flags); the image of a
-  // closed file, which H5Fget_file_image hands out, has them clear. Superblock versions 0 and 1
-  // (the earliest format, ours) keep the flags in bytes 20-23, later ones in byte 11.
-  if (size < 24) throw std::runtime_error("the file image is too short");
-  if (image[8] <= 1)
-    std::memset(image + 20, 0, 4);
-  else
-    image[11] = 0;
-  if (data_offset != HADDR_UNDEF) {
-    if (data_offset + data_bytes > static_cast<std::size_t>(size))
-      throw std::runtime_error("the dataset lies outside the file image");
-    store_field(field, static_cast<std::size_t>(m.points()), fp32, image + data_offset);
+  const FileImage image = file_image(file.get());
+  const std::size_t data_end = static_cast<std::size_t>(data_offset) + data_bytes;
+  if (data_end > image.size) throw std::runtime_error("the dataset lies outside the file image");
+  // The values as the file stores them: the staged ones themselves where the run's precision
+  // is the file's, else converted on every thread.
+  const unsigned char* values = field.floats ? reinterpret_cast<const unsigned char*>(field.floats)
+                                             : reinterpret_cast<const unsigned char*>(field.doubles);
+  std::unique_ptr<unsigned char[]> converted;
+  if ((field.floats != nullptr) != fp32) {
+    converted.reset(new unsigned char[data_bytes]);
+    store_field(field, static_cast<std::size_t>(m.points()), fp32, converted.get());
+    values = converted.get();
   }
-  if (progress)
-    progress->build_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_bytes(path, reinterpret_cast<const char*>(image), static_cast<std::size_t>(size),
+  // What HDF5 placed after the storage, if anything (the storage is allocated last, so
+  // normally nothing): taken from a copy of the whole file image, which reads as zeros where
+  // HDF5 allocated bytes it never wrote (the core driver's buffer need not hold them).
+  std::vector<unsigned char> whole;
+  const unsigned char* tail = nullptr;
+  if (data_end < image.size) {
+    whole.resize(image.size);
+    if (H5Fget_file_image(file.get(), whole.data(), whole.size()) !=
+        static_cast<ssize_t>(whole.size()))
+      throw_hdf5("cannot build the file image");
+    tail = whole.data() + data_end;
+  }
+  if (progress) progress->build_seconds = seconds_since(start);
+  write_spans(path,
+              {Span{reinterpret_cast<const char*>(image.bytes), static_cast<std::size_t>(data_offset)},
+               Span{reinterpret_cast<const char*>(values), data_bytes},
+               Span{reinterpret_cast<const char*>(tail), image.size - data_end}},
               progress);
   check(file.close(), "cannot close the in-memory file");
 }
