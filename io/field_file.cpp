@@ -325,6 +325,23 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
   }
 }
 
+// Starts the disk writing `size` bytes at `offset` of `fd` now, without waiting (Linux's
+// sync_file_range): written pieces go to the disk while the next ones are still being copied
+// into the page cache. Otherwise the kernel starts only when the dirty pages pass a share of
+// the memory (more than a whole 8.6 GB file on a 128 GB machine), so the copy and the disk
+// took turns and the closing fsync did all of the disk's work. Durability still comes from
+// the fsync; a file system without it (EINVAL, ESPIPE) just leaves it to the fsync.
+void start_writeback(int fd, std::size_t offset, std::size_t size) {
+#ifdef __linux__
+  (void)::sync_file_range(fd, static_cast<off64_t>(offset), static_cast<off64_t>(size),
+                          SYNC_FILE_RANGE_WRITE);
+#else
+  (void)fd;
+  (void)offset;
+  (void)size;
+#endif
+}
+
 // Writes all bytes to a new file and fsyncs it; errors carry strerror (e.g. "No space left
 // on device").
 // With `progress`, its counts follow the write (in pieces of 64 MiB, so a progress line on
@@ -345,6 +362,7 @@ void write_bytes(const std::string& path, const char* data, std::size_t size,
       ::close(fd);
       throw std::runtime_error(std::strerror(err));
     }
+    start_writeback(fd, done, static_cast<std::size_t>(n));
     done += static_cast<std::size_t>(n);
     if (progress) progress->written = done;
   }
@@ -387,6 +405,7 @@ class OutFile {
                                  static_cast<off_t>(offset + at));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw std::runtime_error(std::strerror(n < 0 ? errno : EIO));
+      start_writeback(fd_, offset + at, static_cast<std::size_t>(n));
       at += static_cast<std::size_t>(n);
       if (done) done->fetch_add(static_cast<std::uint64_t>(n));
     }
