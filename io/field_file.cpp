@@ -884,27 +884,44 @@ void write_file_image(const std::string& path, const FieldMeta& m, const FieldVa
   const haddr_t data_offset = H5Dget_offset(dset.get());
   if (data_offset == HADDR_UNDEF) throw_hdf5("the dataset has no storage");
   check(dset.close(), "cannot write the field");
-  // The values as the file stores them: the staged ones themselves where the run's precision
-  // is the file's, else converted on every thread.
-  const unsigned char* values = field.floats ? reinterpret_cast<const unsigned char*>(field.floats)
-                                             : reinterpret_cast<const unsigned char*>(field.doubles);
-  std::unique_ptr<unsigned char[]> converted;
-  if ((field.floats != nullptr) != fp32) {
-    converted.reset(new unsigned char[data_bytes]);
-    store_field(field, static_cast<std::size_t>(m.points()), fp32, converted.get());
-    values = converted.get();
-  }
   // The values go to the file at their offset on a thread of their own from here, while HDF5
   // flushes its metadata into the image (clearing, on one thread, the bytes the image adds for
-  // the storage: about 1 s for 8.6 GB) and the image's own bytes follow.
+  // the storage: about 1 s for 8.6 GB) and the image's own bytes follow. Where the run's
+  // precision is the file's they are the staged values themselves; else each 64 MiB piece is
+  // converted on every thread into one buffer, reused, and written before the next.
   OutFile out(path);
   if (progress) progress->bytes = data_bytes;
   const auto writing = std::chrono::steady_clock::now();
   std::exception_ptr values_failure;
+#ifdef _OPENMP
+  const int threads = omp_get_max_threads();  // the writer's (one on a CPU run)
+#endif
   std::thread values_thread([&] {
     try {
-      out.write_at(static_cast<std::size_t>(data_offset), reinterpret_cast<const char*>(values),
-                   data_bytes, progress ? &progress->written : nullptr);
+#ifdef _OPENMP
+      omp_set_num_threads(threads);
+#endif
+      std::atomic<std::uint64_t>* done = progress ? &progress->written : nullptr;
+      const std::size_t at = static_cast<std::size_t>(data_offset);
+      if ((field.floats != nullptr) == fp32) {
+        const char* values = field.floats ? reinterpret_cast<const char*>(field.floats)
+                                          : reinterpret_cast<const char*>(field.doubles);
+        out.write_at(at, values, data_bytes, done);
+        return;
+      }
+      const std::size_t value_bytes = fp32 ? 4 : 8;
+      const std::size_t piece = (std::size_t{64} << 20) / value_bytes;  // values per piece
+      const std::size_t count = static_cast<std::size_t>(m.points());
+      const std::unique_ptr<unsigned char[]> converted(
+          new unsigned char[std::min(count, piece) * value_bytes]);
+      for (std::size_t first = 0; first < count; first += piece) {
+        const std::size_t n = std::min(piece, count - first);
+        const FieldValues part{field.doubles ? field.doubles + first : nullptr,
+                               field.floats ? field.floats + first : nullptr, n};
+        store_field(part, n, fp32, converted.get());
+        out.write_at(at + first * value_bytes, reinterpret_cast<const char*>(converted.get()),
+                     n * value_bytes, done);
+      }
     } catch (...) {
       values_failure = std::current_exception();
     }
