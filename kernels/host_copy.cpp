@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 namespace heatsim::kernels {
 
@@ -31,8 +33,12 @@ void copy_parts(const T* in, std::size_t count, T* out) {
   }
 #pragma omp parallel
   {
+#ifdef _OPENMP
     const std::size_t threads = static_cast<std::size_t>(omp_get_num_threads());
     const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
+#else
+    const std::size_t threads = 1, t = 0;  // a build without OpenMP (the case fuzzer's)
+#endif
     const std::size_t part = (count + threads - 1) / threads;
     const std::size_t lo = std::min(count, t * part), hi = std::min(count, lo + part);
     if (hi > lo) std::memcpy(out + lo, in + lo, (hi - lo) * sizeof(T));
