@@ -193,8 +193,11 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 
 std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision) {
   const std::size_t value = precision == kernels::Precision::fp64 ? 8 : 4;
-  // u in and out, then k and dt/C, or dt/C and one face array per axis.
-  const std::size_t sweep = (shape.materials ? (shape.faces ? 3 + shape.dims : 4) : 2) * value;
+  // u in and out, then: the faces given, dt/C and one face array per axis; two materials, a
+  // byte per node naming its material (the CUDA sweeps' compact form, kernels/node_classes.hpp;
+  // shared-tiling and the CPU read k and dt/C, 2 values more).
+  const std::size_t sweep =
+      shape.materials ? (shape.faces ? (3 + shape.dims) * value : 2 * value + 1) : 2 * value;
   if (!shape.temperature) return sweep;
   // The faces' update (u, the law's index, a share and a reference conductance per axis in
   // double, the faces written) and the enthalpy step (u, the sweep's result read and written,

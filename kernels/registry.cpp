@@ -69,6 +69,7 @@ int cuda_device_count() { return 0; }
 void use_cuda_device(int) {}
 int current_cuda_device() { return -1; }
 std::int64_t cuda_graph_replays() { return 0; }
+std::int64_t cuda_class_uploads() { return 0; }
 #endif
 
 }  // namespace heatsim::kernels

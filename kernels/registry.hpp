@@ -67,5 +67,9 @@ int current_cuda_device();
 // Runs of steps the CUDA backends replayed as CUDA graphs so far in this process (0 without
 // CUDA); HEATSIM_CUDA_GRAPHS=0 in the environment turns the replays off.
 std::int64_t cuda_graph_replays();
+// Coefficient fields the CUDA backends uploaded in the compact form (a class per node and a
+// table: kernels/node_classes.hpp) so far in this process (0 without CUDA);
+// HEATSIM_CUDA_CLASSES=0 in the environment keeps every problem on its fields.
+std::int64_t cuda_class_uploads();
 
 }  // namespace heatsim::kernels

@@ -1,12 +1,16 @@
 // Coefficient fields on the device and the ghost fill of u for the varying-coefficient step.
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "../boundary_rules.hpp"
+#include "../node_classes.hpp"
+#include "../registry.hpp"
 #include "check.cuh"
 #include "coefficient_fields.cuh"
 #include "coefficient_sweep.cuh"
+#include "step_graphs.cuh"  // environment_switch
 
 namespace heatsim::kernels::cuda {
 namespace {
@@ -74,8 +78,8 @@ __global__ void __launch_bounds__(kThreads)
 // A field of the problem's nodes in the padded layout: interior values, every other element
 // zero, and (with_ghosts) the face ghosts taken from the mirror node, or on periodic axes from
 // the node one period away.
-template <typename T>
-std::vector<T> padded(const std::vector<double>& field, const StencilProblem& p,
+template <typename T, typename From>
+std::vector<T> padded(const std::vector<From>& field, const StencilProblem& p,
                       const DeviceGrid& g, bool with_ghosts) {
   std::vector<T> out(static_cast<std::size_t>(g.total), T(0));
   const std::int64_t nx = g.n[0], ny = g.n[1], nz = g.n[2];
@@ -101,6 +105,8 @@ std::vector<T> padded(const std::vector<double>& field, const StencilProblem& p,
   }
   return out;
 }
+
+std::atomic<std::int64_t> class_uploads{0};
 
 template <typename T>
 void upload_array(DeviceArray& array, const std::vector<T>& host) {
@@ -219,6 +225,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     check(c.transfer, "transfer");
     upload_array(transfer, padded<T>(c.transfer, p, grid, false));
   }
+  upload_classes(p, grid);
   has_faces = c.has_faces();
   for (int a = 0; a < 3; ++a) {
     DeviceArray none;
@@ -243,6 +250,59 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
   }
 }
 
+template <typename T>
+void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid) {
+  classes = 0;
+  DeviceArray none_ids, none_table;
+  node_class.swap(none_ids);
+  class_table.swap(none_table);
+  if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
+  const auto found = find_node_classes(*p.coefficients, p.points());
+  if (!found) return;
+  // Each ghost takes the class of the node whose k it holds (upload(): the mirror node, the
+  // periodic image, or b itself where the face between b and its mirror conducts nothing).
+  std::vector<std::uint8_t> ids = padded<std::uint8_t>(found->id, p, grid, true);
+  const auto k_of = [&](std::uint8_t id) { return static_cast<T>(found->conductivity[id]); };
+  for (int a = 0; a < p.dims; ++a) {
+    if (p.periodic(a)) continue;
+    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
+    const std::int64_t n = grid.n[a], st = grid.stride(a);
+    std::int64_t at[3] = {0, 0, 0};
+    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
+      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
+        std::uint8_t* line = &ids[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
+        if (!(face_conductance(k_of(line[0]), k_of(line[st])) > T(0))) line[-st] = line[0];
+        if (!(face_conductance(k_of(line[(n - 1) * st]), k_of(line[(n - 2) * st])) > T(0)))
+          line[n * st] = line[(n - 1) * st];
+      }
+  }
+  upload_array(node_class, ids);
+  // k, dt / C and the densities in T, as the fields' path forms them.
+  ClassTable<T> table{};
+  for (int c = 0; c < found->count(); ++c) {
+    const auto at = static_cast<std::size_t>(c);
+    table.k[c] = static_cast<T>(found->conductivity[at]);
+    const T capacity = static_cast<T>(found->capacity[at]);
+    table.dt_over_capacity[c] = capacity != T(0) ? static_cast<T>(p.dt) / capacity : T(0);
+    for (int s = 0; s < kMaxSourceFields; ++s)
+      table.source[c * kMaxSourceFields + s] =
+          static_cast<T>(found->source[at][static_cast<std::size_t>(s)]);
+  }
+  // The pairs' conductances on the host: face_conductance's products and quotient are
+  // correctly rounded in T on either side, so they are the values a sweep forms itself.
+  // HEATSIM_CUDA_PAIRS=0 leaves them out (the sweeps then form them).
+  pairs = found->count() <= kPairClasses && environment_switch("HEATSIM_CUDA_PAIRS") != 0;
+  if (pairs)
+    for (int c = 0; c < found->count(); ++c)
+      for (int d = 0; d < found->count(); ++d)
+        table.pair[c * kPairClasses + d] = face_conductance(table.k[c], table.k[d]);
+  class_table.allocate(sizeof(ClassTable<T>));
+  HEATSIM_CUDA_CHECK(
+      cudaMemcpy(class_table.as<void>(), &table, sizeof(table), cudaMemcpyHostToDevice));
+  classes = found->count();
+  ++class_uploads;
+}
+
 template void launch_coefficient_ghosts<float>(float*, const float*, const float* const*,
                                                const DeviceGrid&, const CoefficientFaces&,
                                                cudaStream_t);
@@ -251,5 +311,13 @@ template void launch_coefficient_ghosts<double>(double*, const double*, const do
                                                 cudaStream_t);
 template struct DeviceCoefficients<float>;
 template struct DeviceCoefficients<double>;
+
+}  // namespace heatsim::kernels::cuda
+
+namespace heatsim::kernels {
+std::int64_t cuda_class_uploads() { return cuda::class_uploads.load(); }
+}  // namespace heatsim::kernels
+
+namespace heatsim::kernels::cuda {
 
 }  // namespace heatsim::kernels::cuda

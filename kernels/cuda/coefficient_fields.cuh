@@ -55,6 +55,23 @@ struct DeviceCoefficients {
   bool has_transfer = false;
   int sources = 0;
   bool has_faces = false;
+  // The compact form (node_classes.hpp) where the problem has one and HEATSIM_CUDA_CLASSES is
+  // not 0: per node its class (uint8, padded, ghosts as k's), and the ClassTable<T> (with the
+  // pairs' conductances for at most kPairClasses classes unless HEATSIM_CUDA_PAIRS is 0).
+  // classes is 0 without it. The fields above are uploaded either way.
+  DeviceArray node_class;
+  DeviceArray class_table;
+  int classes = 0;
+  bool pairs = false;
+
+  // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
+  void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count,
+                      bool& pair_table) const {
+    pair_table = pairs;
+    ids = classes > 0 ? node_class.template as<std::uint8_t>() : nullptr;
+    table = classes > 0 ? class_table.template as<ClassTable<T>>() : nullptr;
+    count = classes;
+  }
 
   // The faces' pointers (CoefficientArgs::faces): null unless the problem gives the faces.
   void face_pointers(const T* (&out)[3]) const {
@@ -63,6 +80,10 @@ struct DeviceCoefficients {
 
   // Checks the fields' sizes against the problem, then uploads them (synchronous).
   void upload(const StencilProblem& problem, const DeviceGrid& grid);
+
+ private:
+  // The compact form's ids and table, or none (upload's last part).
+  void upload_classes(const StencilProblem& problem, const DeviceGrid& grid);
 };
 
 }  // namespace heatsim::kernels::cuda

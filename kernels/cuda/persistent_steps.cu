@@ -14,10 +14,17 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 
-template <typename T, int DIMS, bool FACES, bool TRANSFER>
+template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER>
 __global__ void __launch_bounds__(kThreads)
     persistent_steps_kernel(const CoefficientArgs<T> a, int steps, DirichletFaces d) {
   cg::grid_group grid = cg::this_grid();
+  const ClassTable<T>* table = nullptr;
+  if constexpr (FORM == CoefficientForm::classes) {
+    __shared__ ClassTable<T> staged;
+    stage_class_table(a, staged);
+    __syncthreads();
+    table = &staged;
+  }
   const DeviceGrid& g = a.grid;
   // Node numbers in 32 bits (launch_persistent_steps takes grids below 2^31 nodes only): two
   // 32-bit divisions per node for its coordinates instead of three 64-bit ones.
@@ -32,7 +39,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned row = j / nx, z = row / ny;
       const unsigned x = j - row * nx, y = row - z * ny;
       const std::int64_t i = g.index(x, y, z);
-      T value = coefficient_node<T, DIMS, FACES, TRANSFER, true>(a, u, factor, i, x, y, z);
+      T value = coefficient_node<T, DIMS, FORM, TRANSFER, true>(a, table, u, factor, i, x, y, z);
       const unsigned c[3] = {x, y, z};
       for (int f = 0; f < d.count; ++f)  // the later face wins an edge, as set_dirichlet
         if (c[d.axis[f]] == (d.side[f] == 0 ? 0u : static_cast<unsigned>(g.n[d.axis[f]] - 1)))
@@ -43,10 +50,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, int DIMS, bool FACES, bool TRANSFER>
+template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER>
 bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces& d,
                    cudaStream_t stream) {
-  const auto kernel = persistent_steps_kernel<T, DIMS, FACES, TRANSFER>;
+  const auto kernel = persistent_steps_kernel<T, DIMS, FORM, TRANSFER>;
   int device = 0, cooperative = 0, sms = 0, per_sm = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
@@ -74,14 +81,18 @@ template <typename T>
 bool launch_persistent_steps(const CoefficientArgs<T>& a, int dims, int steps,
                              const DirichletFaces& dirichlet, cudaStream_t stream) {
   if (steps <= 0) return true;
-  const bool faces = a.faces[0] != nullptr, transfer = a.transfer != nullptr;
+  const CoefficientForm form = coefficient_form(a);
+  const bool transfer = a.transfer != nullptr;
   const auto by_dims = [&](auto dims_tag) {
     constexpr int D = decltype(dims_tag)::value;
-    if (faces)
-      return transfer ? launch_kernel<T, D, true, true>(a, steps, dirichlet, stream)
-                      : launch_kernel<T, D, true, false>(a, steps, dirichlet, stream);
-    return transfer ? launch_kernel<T, D, false, true>(a, steps, dirichlet, stream)
-                    : launch_kernel<T, D, false, false>(a, steps, dirichlet, stream);
+    constexpr auto kFaces = CoefficientForm::faces, kFields = CoefficientForm::fields;
+    if (form == CoefficientForm::classes)
+      return launch_kernel<T, D, CoefficientForm::classes, false>(a, steps, dirichlet, stream);
+    if (form == kFaces)
+      return transfer ? launch_kernel<T, D, kFaces, true>(a, steps, dirichlet, stream)
+                      : launch_kernel<T, D, kFaces, false>(a, steps, dirichlet, stream);
+    return transfer ? launch_kernel<T, D, kFields, true>(a, steps, dirichlet, stream)
+                    : launch_kernel<T, D, kFields, false>(a, steps, dirichlet, stream);
   };
   switch (dims) {
     case 1:

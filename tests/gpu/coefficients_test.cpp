@@ -768,3 +768,97 @@ TEST_F(CoefficientPersistent, CooperativeRunsMatchPerStepLaunches) {
 
 }  // namespace
 }  // namespace heatsim::test
+
+namespace heatsim::test {
+namespace {
+
+// Materials from regions in the compact form (kernels/node_classes.hpp: a class per node and a
+// table, HEATSIM_CUDA_CLASSES unset) against the fields (=0): bit for bit, each CUDA-core backend
+// and temporal-blocking at depth 1, fp64 and fp32, 1D to 3D, three materials in random slabs and
+// up to two sources each uniform over its box (at most 12 classes), every face kind at random,
+// with the pairs' conductances in the table and without (HEATSIM_CUDA_PAIRS=0), stepped three
+// ways: whole runs in one cooperative launch, per-step sweeps with the faces'
+// rules (graphs), and the ghost launch (HEATSIM_CUDA_FACE_RULES=0). Each within the CPU's
+// tolerance, and the compact form asserted taken (kernels::cuda_class_uploads).
+class CoefficientClasses : public GpuTest {
+ protected:
+  void TearDown() override {
+    unsetenv("HEATSIM_CUDA_CLASSES");
+    unsetenv("HEATSIM_CUDA_PAIRS");
+    unsetenv("HEATSIM_CUDA_PERSISTENT");
+    unsetenv("HEATSIM_CUDA_FACE_RULES");
+  }
+};
+
+TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
+  std::mt19937_64 rng(1729);
+  const std::vector<std::int64_t> runs{300, 50, 9, 3, 1};
+  const std::int64_t step0 = 5;
+  std::int64_t total = 0;
+  for (std::int64_t r : runs) total += r;
+  std::vector<std::string> names = cuda_backend_names();
+  names.push_back("temporal-blocking");
+  int compared = 0, with_sources = 0;
+  for (const std::string& name : names)
+    for (Precision precision : {Precision::fp64, Precision::fp32})
+      for (int dims = 1; dims <= 3; ++dims)
+        for (int mode = 0; mode < 3; ++mode) {
+          const std::array<std::int64_t, 3> n = dims == 1   ? std::array<std::int64_t, 3>{301, 1, 1}
+                                                : dims == 2 ? std::array<std::int64_t, 3>{61, 23, 1}
+                                                            : std::array<std::int64_t, 3>{35, 17, 11};
+          Built built;
+          do {  // three materials in slabs (random_problem's other half: k per node)
+            built = random_problem(dims, n, precision, rng);
+          } while (built.faces.find("3 materials") == std::string::npos);
+          StencilProblem& p = built.problem;
+          auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
+          if (fields->sources.size() > 2) fields->sources.resize(2);
+          for (auto& s : fields->sources) {
+            const double q = uniform(rng, 1.0, 400.0);
+            for (double& v : s.density)
+              if (v != 0.0) v = q;
+          }
+          p.coefficients = fields;
+          if (mode == 0) {  // a cooperative run needs faces constant in time, no images
+            hold_faces_constant(p);
+            for (auto& f : p.faces)
+              if (f.kind == BoundaryKind::periodic) f.kind = BoundaryKind::neumann;
+          }
+          setenv("HEATSIM_CUDA_PERSISTENT", mode == 0 ? "1" : "0", 1);
+          setenv("HEATSIM_CUDA_FACE_RULES", mode == 2 ? "0" : "1", 1);
+          SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
+                       "D mode " + std::to_string(mode) + " faces " + built.faces);
+          if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
+          const std::vector<double> u0 = random_field(p.points(), rng);
+          // 0: the fields; 1: the classes with the pairs' conductances; 2: the classes with
+          // the sweeps forming the conductances (HEATSIM_CUDA_PAIRS=0).
+          Stepped run[3];
+          std::int64_t uploads[3];
+          for (int form = 0; form < 3; ++form) {
+            setenv("HEATSIM_CUDA_CLASSES", form > 0 ? "1" : "0", 1);
+            setenv("HEATSIM_CUDA_PAIRS", form == 2 ? "0" : "1", 1);
+            const std::int64_t before = kernels::cuda_class_uploads();
+            run[form] = step_in_runs(name, p, u0, runs, step0);
+            uploads[form] = kernels::cuda_class_uploads() - before;
+          }
+          EXPECT_EQ(uploads[0], 0) << "HEATSIM_CUDA_CLASSES=0 took the compact form";
+          EXPECT_GE(uploads[1], 1) << "the compact form was not taken";
+          EXPECT_GE(uploads[2], 1) << "the compact form was not taken";
+          EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
+              << "nodes where the classes (pairs' table) and the fields differ";
+          EXPECT_EQ(differing_nodes(run[0].field, run[2].field), 0)
+              << "nodes where the classes (conductances formed) and the fields differ";
+          const std::vector<double> want = cpu_steps(p, u0, total, step0);
+          const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
+          std::int64_t bad = -1;
+          EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
+          EXPECT_GT(relative_difference(want, u0), 100 * tol);
+          with_sources += !fields->sources.empty();
+          ++compared;
+        }
+  EXPECT_GE(compared, 36);
+  EXPECT_GT(with_sources, 10);
+}
+
+}  // namespace
+}  // namespace heatsim::test

@@ -10,12 +10,19 @@ namespace heatsim::kernels::cuda {
 namespace {
 
 // Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y and z when the
-// grid has more rows or planes than a launch grid holds. Shared memory: none. Registers: the
-// sum, the centre u and k, the row base; fp64 about 40. FACES: the faces' conductances are
-// read from their arrays (CoefficientArgs::faces) instead of formed from k. RULES: the faces'
-// ghost rules applied at the boundary nodes (CoefficientArgs::rules).
-template <typename T, int DIMS, bool FACES, bool TRANSFER, bool RULES>
+// grid has more rows or planes than a launch grid holds. Shared memory: none, or the classes'
+// table (2.7 KB in fp64). Registers: the sum, the centre u and k, the row base; fp64 about 40.
+// FORM: where the coefficients come from (coefficient_sweep.cuh). RULES: the faces' ghost rules
+// applied at the boundary nodes (CoefficientArgs::rules).
+template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER, bool RULES>
 __global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
+  const ClassTable<T>* table = nullptr;
+  if constexpr (FORM == CoefficientForm::classes) {
+    __shared__ ClassTable<T> staged;
+    stage_class_table(a, staged);
+    __syncthreads();
+    table = &staged;
+  }
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0]) return;
@@ -23,7 +30,8 @@ __global__ void __launch_bounds__(256) naive_coefficient_kernel(const Coefficien
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
       const std::int64_t i = g.index(x, y, z);
-      a.out[i] = coefficient_node<T, DIMS, FACES, TRANSFER, RULES>(a, a.in, a.factor, i, x, y, z);
+      a.out[i] =
+          coefficient_node<T, DIMS, FORM, TRANSFER, RULES>(a, table, a.in, a.factor, i, x, y, z);
     }
 }
 
@@ -39,17 +47,21 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
   };
   const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
                   blocks(g.n[2], 1, 65535));
-  // The kernel for the problem's dims, faces and surfaces (template arguments, so that the
+  // The kernel for the problem's dims, form and surfaces (template arguments, so that the
   // plain harmonic step carries none of the others' code).
   const auto launch = [&](auto dims_tag) {
     constexpr int D = decltype(dims_tag)::value;
-    const bool faces = args.faces[0] != nullptr, transfer = args.transfer != nullptr;
+    const CoefficientForm form = coefficient_form(args);
+    const bool transfer = args.transfer != nullptr;
     const auto pick = [&](auto rules_tag) {
       constexpr bool RULES = decltype(rules_tag)::value;
-      return faces ? (transfer ? naive_coefficient_kernel<T, D, true, true, RULES>
-                               : naive_coefficient_kernel<T, D, true, false, RULES>)
-                   : (transfer ? naive_coefficient_kernel<T, D, false, true, RULES>
-                               : naive_coefficient_kernel<T, D, false, false, RULES>);
+      constexpr auto kFaces = CoefficientForm::faces, kFields = CoefficientForm::fields;
+      if (form == CoefficientForm::classes)
+        return naive_coefficient_kernel<T, D, CoefficientForm::classes, false, RULES>;
+      return form == kFaces ? (transfer ? naive_coefficient_kernel<T, D, kFaces, true, RULES>
+                                        : naive_coefficient_kernel<T, D, kFaces, false, RULES>)
+                            : (transfer ? naive_coefficient_kernel<T, D, kFields, true, RULES>
+                                        : naive_coefficient_kernel<T, D, kFields, false, RULES>);
     };
     const auto kernel = any_rule(args.rules) ? pick(std::true_type{}) : pick(std::false_type{});
     kernel<<<grid, block, 0, context.stream>>>(args);

@@ -37,7 +37,9 @@ struct CoefficientTile<3> {
   static constexpr int tx = 32, ty = 8;
 };
 
-// FACES: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
+// FORM (coefficient_sweep.cuh): fields stage k; classes stage each node's class (a byte) and
+// take the conductances, dt/C and the sources from the classes' table, staged once per block;
+// faces: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
 // staged, each node reads its in-plane faces from global memory (its own and its lower
 // neighbour's, cached lines) and the march face below it once for both of its nodes.
 // RULES: the faces' ghost rules applied by the sweep (CoefficientArgs::rules). On the march
@@ -45,22 +47,39 @@ struct CoefficientTile<3> {
 // a load on those planes only, rather than holding more registers on every plane; 3 blocks
 // per SM instead of 4 leave the rules 80 registers (fp64 3D: 54.0 against 52.5 GStencil/s at
 // 512^3 and 34.7 against 33.5 at 96^3 held to 64 with spills).
-template <typename T, int DIMS, bool FACES, bool RULES>
+template <typename T, int DIMS, CoefficientForm FORM, bool RULES>
 __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIMS>::ty,
                                   RULES ? 3 : 4)
     register_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
                                 std::int64_t chunk) {
+  constexpr bool FACES = FORM == CoefficientForm::faces;
+  constexpr bool CLASSES = FORM == CoefficientForm::classes;
+  // What the tile stages per node besides u: its k, or its class.
+  using Key = std::conditional_t<CLASSES, std::uint8_t, T>;
   constexpr int TX = CoefficientTile<DIMS>::tx, TY = CoefficientTile<DIMS>::ty;
   constexpr int RY = DIMS == 3 ? 1 : 0;  // in-plane y halo
   constexpr int SX = TX + 2, SY = TY + 2 * RY, NT = TX * TY;
   constexpr int NSLOT = (SX * SY + NT - 1) / NT;
   constexpr int MARCH = DIMS - 1;  // the march axis
   __shared__ T su[2][SY][SX];
-  __shared__ T sk[2][SY][SX];
-
+  __shared__ Key sk[2][SY][SX];
+  const ClassTable<T>* table = nullptr;
+  if constexpr (CLASSES) {
+    __shared__ ClassTable<T> staged;
+    stage_class_table(a, staged);  // the first plane's barrier orders it before any read
+    table = &staged;
+  }
+  // The conductance between two staged keys, and a node's key read from global memory.
+  const auto conductance = [&](Key p, Key q) -> T {
+    if constexpr (CLASSES) return class_conductance(*table, p, q, a.pairs);
+    else return face_conductance(p, q);
+  };
+  const auto key_at = [&](std::int64_t e) -> Key {
+    if constexpr (CLASSES) return a.node_class[e];
+    else return a.conductivity[e];
+  };
   const DeviceGrid& g = a.grid;
   const T* __restrict__ in = a.in;
-  const T* __restrict__ cond = a.conductivity;
   const std::int64_t march_n = g.n[MARCH];
   const std::int64_t march_pitch = g.stride(MARCH);
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -93,16 +112,18 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
       load_slot[s] = ok;
       slot_at[s] = g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
     }
-    T vu[NSLOT], vk[NSLOT];
+    T vu[NSLOT];
+    Key vk[NSLOT];
     auto load = [&](std::int64_t p) {
 #pragma unroll
       for (int s = 0; s < NSLOT; ++s) {
         vu[s] = load_slot[s] ? in[slot_at[s] + p * march_pitch] : T(0);
-        if (!FACES) vk[s] = load_slot[s] ? cond[slot_at[s] + p * march_pitch] : T(0);
+        if (!FACES) vk[s] = load_slot[s] ? key_at(slot_at[s] + p * march_pitch) : Key(0);
       }
     };
 
-    T u_prev = T(0), k_prev = T(0);  // the previous plane's centre values
+    T u_prev = T(0);  // the previous plane's centre values
+    Key k_prev = Key(0);
     T flow = T(0);                   // output p-1: the flow of its in-plane axes
     T minus = T(0);                  // output p-1: K_lo (u_lo - u_i) of the march axis
     T dtc = T(0);                    // output p-1: dt / C
@@ -123,20 +144,21 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
       if (p + 1 < p_end) load(p + 1);
       __syncthreads();
       const int cx = tx + 1, cy = ty + RY;
-      const T uc = su[b][cy][cx], kc = FACES ? T(0) : sk[b][cy][cx];
+      const T uc = su[b][cy][cx];
+      const Key kc = FACES ? Key(0) : sk[b][cy][cx];
       const std::int64_t i = own + p * march_pitch;
       // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
       T k_march;
       if constexpr (FACES)
         k_march = active && p >= m0 ? a.faces[MARCH][i - march_pitch] : T(0);
       else
-        k_march = face_conductance(k_prev, kc);
+        k_march = conductance(k_prev, kc);
       if (p > m0) {  // output p-1 is complete with its march-plus face
         T u_hi = uc;
         if constexpr (RULES) {
           if (p == march_n && active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
             const std::int64_t m = own + (march_n - 2) * march_pitch;  // output's mirror node
-            const T k_bm = FACES ? a.faces[MARCH][m] : face_conductance(k_prev, cond[m]);
+            const T k_bm = FACES ? a.faces[MARCH][m] : conductance(k_prev, key_at(m));
             u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, in[m], k_bm, k_march);
           }
         }
@@ -155,11 +177,11 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
             if (DIMS == 3) face_pair(a, 1, i, g.pitch_y, ky_lo, ky_hi);
           }
         } else {
-          kx_lo = face_conductance(kc, sk[b][cy][cx - 1]);
-          kx_hi = face_conductance(kc, sk[b][cy][cx + 1]);
+          kx_lo = conductance(kc, sk[b][cy][cx - 1]);
+          kx_hi = conductance(kc, sk[b][cy][cx + 1]);
           if (DIMS == 3) {
-            ky_lo = face_conductance(kc, sk[b][cy - 1][cx]);
-            ky_hi = face_conductance(kc, sk[b][cy + 1][cx]);
+            ky_lo = conductance(kc, sk[b][cy - 1][cx]);
+            ky_hi = conductance(kc, sk[b][cy + 1][cx]);
           }
         }
         T ux_lo = su[b][cy][cx - 1], ux_hi = su[b][cy][cx + 1];
@@ -175,15 +197,20 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         if constexpr (RULES) {
           if (p == 0 && active && a.rules.apply[2 * MARCH]) {  // the ghost below
             const std::int64_t m = i + march_pitch;
-            const T k_bm = FACES ? a.faces[MARCH][i] : face_conductance(kc, cond[m]);
+            const T k_bm = FACES ? a.faces[MARCH][i] : conductance(kc, key_at(m));
             u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, in[m], k_bm, k_march);
           }
         }
         minus = k_march * (u_lo - uc);
         if (active) {
-          dtc = a.dt_over_capacity[i];
-          src = node_source(a, i);
-          if (a.transfer) hold = a.transfer[i];
+          if constexpr (CLASSES) {
+            dtc = table->dt_over_capacity[kc];
+            src = class_source(a, *table, a.factor, kc);
+          } else {
+            dtc = a.dt_over_capacity[i];
+            src = node_source(a, i);
+            if (a.transfer) hold = a.transfer[i];
+          }
         }
       }
       u_prev = uc;
@@ -193,10 +220,10 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
   }
 }
 
-template <typename T, int DIMS, bool FACES, bool RULES>
+template <typename T, int DIMS, CoefficientForm FORM, bool RULES>
 void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
   using Tile = CoefficientTile<DIMS>;
-  const auto kernel = register_coefficient_kernel<T, DIMS, FACES, RULES>;
+  const auto kernel = register_coefficient_kernel<T, DIMS, FORM, RULES>;
   static const int resident = [&] {
     int blocks = 0;
     HEATSIM_CUDA_CHECK(
@@ -226,13 +253,21 @@ void launch(const CoefficientArgs<T>& args, const LaunchContext& context) {
 template <typename T>
 void launch_register_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                        const LaunchContext& context) {
-  const bool faces = args.faces[0] != nullptr, rules = any_rule(args.rules);
+  const CoefficientForm form = coefficient_form(args);
+  const bool rules = any_rule(args.rules);
   const auto by_flags = [&](auto dims_tag) {
     constexpr int D = decltype(dims_tag)::value;
-    if (faces)
-      rules ? launch<T, D, true, true>(args, context) : launch<T, D, true, false>(args, context);
+    const auto by_form = [&](auto form_tag) {
+      constexpr CoefficientForm F = decltype(form_tag)::value;
+      rules ? launch<T, D, F, true>(args, context) : launch<T, D, F, false>(args, context);
+    };
+    using Form = CoefficientForm;
+    if (form == Form::faces)
+      by_form(std::integral_constant<Form, Form::faces>{});
+    else if (form == Form::classes)
+      by_form(std::integral_constant<Form, Form::classes>{});
     else
-      rules ? launch<T, D, false, true>(args, context) : launch<T, D, false, false>(args, context);
+      by_form(std::integral_constant<Form, Form::fields>{});
   };
   if (dims == 2)
     by_flags(std::integral_constant<int, 2>{});

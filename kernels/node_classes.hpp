@@ -1,0 +1,38 @@
+// Nodes grouped by their coefficients: where materials come from regions or a map, a
+// varying-coefficient problem (StencilProblem::coefficients) has only a few distinct tuples
+// (k, rho c_p, the source densities) among millions of nodes. A device sweep can then read a
+// byte per node and a small table instead of a field per coefficient: 17 bytes per node and
+// step in fp64 instead of 32 for k and dt/C, and 8 more per source field.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace heatsim::kernels {
+
+// The most classes a problem may have for the compact form (a byte per node).
+constexpr int kMaxNodeClasses = 256;
+
+struct NodeClasses {
+  // Per node, in the fields' order [z][y][x]: its class, numbered in order of first appearance.
+  std::vector<std::uint8_t> id;
+  // Per class: k, rho c_p and the density of each source (kMaxSourceFields, 0 beyond the
+  // problem's sources), the values of the class's nodes bit for bit.
+  std::vector<double> conductivity;
+  std::vector<double> capacity;
+  std::vector<std::array<double, kMaxSourceFields>> source;
+  int count() const { return static_cast<int>(conductivity.size()); }
+};
+
+// The classes of `c`'s nodes (equal when k, rho c_p and every source density are equal bit
+// for bit), or nothing where the compact form does not describe the problem: more than
+// `max_classes` classes, the faces' conductances given, surfaces inside the body, radiating
+// surfaces or temperature-dependent materials. `points` is the grid's node count.
+std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
+                                             int max_classes = kMaxNodeClasses);
+
+}  // namespace heatsim::kernels
