@@ -2,7 +2,7 @@
 // (two materials), on every available backend. For each shape and
 // backend: GStencil/s (points x steps / seconds, median of repeats after a warm-up, device
 // time from CUDA events on GPUs), the fraction of the memory-bandwidth limit
-// bandwidth / (2 sizeof(T)) (a material row: bandwidth / (4 sizeof(T)), k and dt/C read as well)
+// bandwidth / (2 sizeof(T)) (a material row: its own bytes per point, bytes_per_point)
 // with the bandwidth measured in the same run (device-to-device
 // copy), and a correctness check against the CPU backend at a small size. Random data,
 // Dirichlet-zero faces, S = I + 0.9 dt_max L. Every backend runs one step per pass; backends
@@ -143,7 +143,8 @@ int run_bench(const BenchOptions& options) {
               device.c_str(), kernels::to_string(precision), bandwidth / 1e9, limit_gst);
   std::fflush(stdout);
 
-  // The material rows move more than u per point (k and dt/C are read too): their own limit.
+  // The material rows move more than u per point (a material byte, or dt/C and the faces): their
+  // own limit.
   for (const BenchShape& shape : shapes)
     if (shape.materials && bandwidth > 0.0) {
       const std::size_t bytes = bytes_per_point(shape, precision);
@@ -153,7 +154,7 @@ int run_bench(const BenchOptions& options) {
                   shape.temperature ? "dt/C and the faces, and re-evaluates the faces and the "
                                       "enthalpy"
                   : shape.faces     ? "dt/C and the faces' conductances"
-                                    : "k and dt/C",
+                                    : "each node's material (a byte)",
                   bytes, bandwidth / static_cast<double>(bytes) / 1e9);
     }
   std::fflush(stdout);
