@@ -20,7 +20,7 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
                                              int max_classes) {
   const std::size_t n = static_cast<std::size_t>(points);
   max_classes = std::min(max_classes, 256);
-  if (c.has_faces() || !c.transfer.empty() || !c.radiation.empty() || c.temperature ||
+  if (!c.transfer.empty() || !c.radiation.empty() || c.temperature ||
       c.conductivity.size() != n || c.capacity.size() != n ||
       c.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
     return std::nullopt;

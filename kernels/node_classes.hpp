@@ -30,8 +30,9 @@ struct NodeClasses {
 
 // The classes of `c`'s nodes (equal when k, rho c_p and every source density are equal bit
 // for bit), or nothing where the compact form does not describe the problem: more than
-// `max_classes` classes, the faces' conductances given, surfaces inside the body, radiating
-// surfaces or temperature-dependent materials. `points` is the grid's node count.
+// `max_classes` classes, surfaces inside the body, radiating surfaces or temperature-dependent
+// materials. The faces' conductances, when given, are not part of a node's class (a device
+// compacts them apart, per axis). `points` is the grid's node count.
 std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
                                              int max_classes = kMaxNodeClasses);
 

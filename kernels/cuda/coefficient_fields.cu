@@ -1,5 +1,7 @@
 // Coefficient fields on the device and the ghost fill of u for the varying-coefficient step.
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -225,13 +227,16 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     check(c.transfer, "transfer");
     upload_array(transfer, padded<T>(c.transfer, p, grid, false));
   }
-  upload_classes(p, grid);
   has_faces = c.has_faces();
   for (int a = 0; a < 3; ++a) {
     DeviceArray none;
     faces[a].swap(none);
   }
-  if (!has_faces) return;
+  std::array<std::vector<T>, 3> padded_faces;
+  if (!has_faces) {
+    upload_classes(p, grid, padded_faces);
+    return;
+  }
   for (int a = 0; a < p.dims; ++a) {
     check(c.faces[static_cast<std::size_t>(a)], "the faces of axis " + std::to_string(a));
     // The interior's faces, then the face toward each ghost: the mirror face (periodic: the
@@ -247,18 +252,55 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
         fill_ghost_faces(&K[start], &k[start], n, st, periodic);
       }
     upload_array(faces[a], K);
+    padded_faces[static_cast<std::size_t>(a)] = std::move(K);
   }
+  upload_classes(p, grid, padded_faces);
 }
 
 template <typename T>
-void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid) {
+void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid,
+                                           const std::array<std::vector<T>, 3>& padded_faces) {
   classes = 0;
   DeviceArray none_ids, none_table;
   node_class.swap(none_ids);
   class_table.swap(none_table);
+  for (int a = 0; a < 3; ++a) {
+    DeviceArray none;
+    face_class[a].swap(none);
+    face_classes[a] = 0;
+  }
   if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
   const auto found = find_node_classes(*p.coefficients, p.points());
   if (!found) return;
+  ClassTable<T> table{};
+  // The faces given: each axis's padded array (ghost faces filled, in T) as a class per element
+  // and its distinct values, at most kMaxNodeClasses of them, or no compact form at all.
+  std::array<std::vector<std::uint8_t>, 3> face_ids;
+  if (has_faces)
+    for (int a = 0; a < p.dims; ++a) {
+      const std::vector<T>& K = padded_faces[static_cast<std::size_t>(a)];
+      std::vector<std::uint8_t>& ids = face_ids[static_cast<std::size_t>(a)];
+      ids.resize(K.size());
+      int count = 0, last = -1;
+      for (std::size_t e = 0; e < K.size(); ++e) {
+        const T v = K[e];
+        if (last < 0 || std::memcmp(&table.face[a][last], &v, sizeof(T)) != 0) {
+          last = -1;
+          for (int j = 0; j < count; ++j)
+            if (std::memcmp(&table.face[a][j], &v, sizeof(T)) == 0) {
+              last = j;
+              break;
+            }
+          if (last < 0) {
+            if (count == kMaxNodeClasses) return;  // too many distinct conductances
+            table.face[a][count] = v;
+            last = count++;
+          }
+        }
+        ids[e] = static_cast<std::uint8_t>(last);
+      }
+      face_classes[a] = count;
+    }
   // Each ghost takes the class of the node whose k it holds (upload(): the mirror node, the
   // periodic image, or b itself where the face between b and its mirror conducts nothing).
   std::vector<std::uint8_t> ids = padded<std::uint8_t>(found->id, p, grid, true);
@@ -278,7 +320,6 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   }
   upload_array(node_class, ids);
   // k, dt / C and the densities in T, as the fields' path forms them.
-  ClassTable<T> table{};
   for (int c = 0; c < found->count(); ++c) {
     const auto at = static_cast<std::size_t>(c);
     table.k[c] = static_cast<T>(found->conductivity[at]);
@@ -299,6 +340,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   class_table.allocate(sizeof(ClassTable<T>));
   HEATSIM_CUDA_CHECK(
       cudaMemcpy(class_table.as<void>(), &table, sizeof(table), cudaMemcpyHostToDevice));
+  for (int a = 0; a < p.dims && has_faces; ++a)
+    upload_array(face_class[a], face_ids[static_cast<std::size_t>(a)]);
   classes = found->count();
   ++class_uploads;
 }

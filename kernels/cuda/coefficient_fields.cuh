@@ -6,6 +6,7 @@
 // node b and its mirror m.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -63,6 +64,10 @@ struct DeviceCoefficients {
   DeviceArray class_table;
   int classes = 0;
   bool pairs = false;
+  // With the faces given: per axis, each face's class (uint8, padded as faces[a]) and the
+  // number of distinct conductances in ClassTable::face[a].
+  DeviceArray face_class[3];
+  int face_classes[3] = {0, 0, 0};
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
   void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count,
@@ -71,6 +76,15 @@ struct DeviceCoefficients {
     ids = classes > 0 ? node_class.template as<std::uint8_t>() : nullptr;
     table = classes > 0 ? class_table.template as<ClassTable<T>>() : nullptr;
     count = classes;
+  }
+  // The faces' classes for a sweep (CoefficientArgs::face_class, face_classes): null unless the
+  // faces are given and compacted.
+  void face_class_pointers(const std::uint8_t* (&ids)[3], int (&counts)[3]) const {
+    for (int a = 0; a < 3; ++a) {
+      const bool on = classes > 0 && has_faces && face_classes[a] > 0;
+      ids[a] = on ? face_class[a].template as<std::uint8_t>() : nullptr;
+      counts[a] = on ? face_classes[a] : 0;
+    }
   }
 
   // The faces' pointers (CoefficientArgs::faces): null unless the problem gives the faces.
@@ -83,7 +97,8 @@ struct DeviceCoefficients {
 
  private:
   // The compact form's ids and table, or none (upload's last part).
-  void upload_classes(const StencilProblem& problem, const DeviceGrid& grid);
+  void upload_classes(const StencilProblem& problem, const DeviceGrid& grid,
+                      const std::array<std::vector<T>, 3>& padded_faces);
 };
 
 }  // namespace heatsim::kernels::cuda

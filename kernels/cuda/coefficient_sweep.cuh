@@ -51,9 +51,13 @@ inline bool any_rule(const FaceRules& r) {
 //            sources per node;
 //   classes: a class per node (node_classes.hpp, CoefficientArgs::node_class) and the classes'
 //            table (ClassTable): k, dt/C and the source densities of each class, the faces'
-//            conductances the harmonic mean of the two classes' k.
-// fields and classes give the same bits: the table holds the values the fields hold.
-enum class CoefficientForm { fields, faces, classes };
+//            conductances the harmonic mean of the two classes' k;
+//   face_classes: the faces given as a class per face and axis (CoefficientArgs::face_class)
+//            and the table's distinct conductances of each axis, dt/C and the sources from
+//            the node's class.
+// fields and classes give the same bits, and so do faces and face_classes: the table holds
+// the values the fields hold.
+enum class CoefficientForm { fields, faces, classes, face_classes };
 
 // The classes' table (CoefficientForm::classes), in T, on the device; a sweep stages the
 // entries of the problem's classes (CoefficientArgs::classes) into shared memory. k[c] is the
@@ -66,6 +70,7 @@ constexpr int kPairClasses = 16;
 template <typename T>
 struct ClassTable {
   T pair[kPairClasses * kPairClasses];
+  T face[3][kMaxNodeClasses];  // face_classes: the distinct conductances of each axis's faces
   T k[kMaxNodeClasses];
   T dt_over_capacity[kMaxNodeClasses];
   T source[kMaxNodeClasses * kMaxSourceFields];
@@ -89,6 +94,10 @@ struct CoefficientArgs {
   const ClassTable<T>* class_table = nullptr;
   int classes = 0;     // the classes in the table
   bool pairs = false;  // the table's pair conductances are set (at most kPairClasses classes)
+  // face_classes: per axis, each face's class (padded, ghost faces filled, as faces[a]) and
+  // the number of distinct conductances in ClassTable::face[a]. Null: the faces' arrays.
+  const std::uint8_t* face_class[3] = {nullptr, nullptr, nullptr};
+  int face_classes[3] = {0, 0, 0};
   // Schedule::mean(t, t + dt) of each source this step, kMaxSourceFields values on the device
   // (a row of the stepper's StepTable, so that a step replayed from a graph reads its own).
   const T* factor = nullptr;
@@ -100,11 +109,17 @@ struct CoefficientArgs {
   FaceRules rules;
 };
 
-// The form a sweep of `a` takes: the faces when given, else the classes when given.
+// The form a sweep of `a` takes: the faces when given (as classes when compacted), else the
+// classes when given.
 template <typename T>
 CoefficientForm coefficient_form(const CoefficientArgs<T>& a) {
-  return a.faces[0] ? CoefficientForm::faces
-                    : a.node_class ? CoefficientForm::classes : CoefficientForm::fields;
+  if (a.faces[0]) return a.face_class[0] ? CoefficientForm::face_classes : CoefficientForm::faces;
+  return a.node_class ? CoefficientForm::classes : CoefficientForm::fields;
+}
+
+// Whether a form takes dt/C and the sources from the node's class.
+__host__ __device__ constexpr bool takes_classes(CoefficientForm f) {
+  return f == CoefficientForm::classes || f == CoefficientForm::face_classes;
 }
 
 template <typename T>
@@ -188,6 +203,8 @@ __device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a, C
   }
   if (a.pairs)
     for (int j = tid; j < kPairClasses * kPairClasses; j += threads) staged.pair[j] = from.pair[j];
+  for (int axis = 0; axis < 3; ++axis)
+    for (int j = tid; j < a.face_classes[axis]; j += threads) staged.face[axis][j] = from.face[axis][j];
   for (int j = tid; j < a.classes * a.sources; j += threads) {
     const int c = j / a.sources, s = j - c * a.sources;
     staged.source[c * kMaxSourceFields + s] = from.source[c * kMaxSourceFields + s];
@@ -224,12 +241,12 @@ __device__ __forceinline__ T coefficient_node(const CoefficientArgs<T>& a, const
                                               const T* __restrict__ u, const T* factor,
                                               std::int64_t i, std::int64_t x, std::int64_t y,
                                               std::int64_t z) {
-  static_assert(!(TRANSFER && FORM == CoefficientForm::classes), "no surfaces with classes");
+  static_assert(!(TRANSFER && takes_classes(FORM)), "no surfaces with classes");
   const DeviceGrid& g = a.grid;
   const T* __restrict__ k = a.conductivity;
   const std::uint8_t* __restrict__ cls = a.node_class;
   const T ui = u[i], ki = FORM == CoefficientForm::fields ? k[i] : T(0);
-  const unsigned ci = FORM == CoefficientForm::classes ? cls[i] : 0u;
+  const unsigned ci = takes_classes(FORM) ? cls[i] : 0u;
   T flow = T(0);
 #pragma unroll
   for (int axis = 0; axis < DIMS; ++axis) {
@@ -237,6 +254,9 @@ __device__ __forceinline__ T coefficient_node(const CoefficientArgs<T>& a, const
     T k_lo, k_hi;
     if constexpr (FORM == CoefficientForm::faces) {
       face_pair(a, axis, i, st, k_lo, k_hi);
+    } else if constexpr (FORM == CoefficientForm::face_classes) {
+      k_lo = table->face[axis][a.face_class[axis][i - st]];
+      k_hi = table->face[axis][a.face_class[axis][i]];
     } else if constexpr (FORM == CoefficientForm::classes) {
       k_lo = class_conductance(*table, ci, cls[i - st], a.pairs);
       k_hi = class_conductance(*table, ci, cls[i + st], a.pairs);
@@ -251,7 +271,7 @@ __device__ __forceinline__ T coefficient_node(const CoefficientArgs<T>& a, const
     }
     add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
   }
-  if constexpr (FORM == CoefficientForm::classes)
+  if constexpr (takes_classes(FORM))
     return ui + table->dt_over_capacity[ci] * (flow + class_source(a, *table, factor, ci));
   else
     return finish_node<TRANSFER>(a, factor, i, ui, flow);

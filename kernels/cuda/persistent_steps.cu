@@ -19,7 +19,7 @@ __global__ void __launch_bounds__(kThreads)
     persistent_steps_kernel(const CoefficientArgs<T> a, int steps, DirichletFaces d) {
   cg::grid_group grid = cg::this_grid();
   const ClassTable<T>* table = nullptr;
-  if constexpr (FORM == CoefficientForm::classes) {
+  if constexpr (takes_classes(FORM)) {
     __shared__ ClassTable<T> staged;
     stage_class_table(a, staged);
     __syncthreads();
@@ -88,6 +88,8 @@ bool launch_persistent_steps(const CoefficientArgs<T>& a, int dims, int steps,
     constexpr auto kFaces = CoefficientForm::faces, kFields = CoefficientForm::fields;
     if (form == CoefficientForm::classes)
       return launch_kernel<T, D, CoefficientForm::classes, false>(a, steps, dirichlet, stream);
+    if (form == CoefficientForm::face_classes)
+      return launch_kernel<T, D, CoefficientForm::face_classes, false>(a, steps, dirichlet, stream);
     if (form == kFaces)
       return transfer ? launch_kernel<T, D, kFaces, true>(a, steps, dirichlet, stream)
                       : launch_kernel<T, D, kFaces, false>(a, steps, dirichlet, stream);

@@ -8,6 +8,7 @@
 // relative to max |value|; stats() (the capacity-weighted heat) as the CPU's; sample() equal to
 // the downloaded field at the sampled nodes. And: convstencil refuses such problems with the
 // reason, `auto` passes it over, and fusion requests step one at a time.
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -776,8 +777,9 @@ namespace {
 // table, HEATSIM_CUDA_CLASSES unset) against the fields (=0): bit for bit, each CUDA-core backend
 // and temporal-blocking at depth 1, fp64 and fp32, 1D to 3D, three materials in random slabs and
 // up to two sources each uniform over its box (at most 12 classes), every face kind at random,
-// with the pairs' conductances in the table and without (HEATSIM_CUDA_PAIRS=0), stepped three
-// ways: whole runs in one cooperative launch, per-step sweeps with the faces'
+// with the pairs' conductances in the table and without (HEATSIM_CUDA_PAIRS=0), and with the
+// faces' conductances given (each of 9 values per axis: the faces compacted per axis), stepped
+// three ways: whole runs in one cooperative launch, per-step sweeps with the faces'
 // rules (graphs), and the ghost launch (HEATSIM_CUDA_FACE_RULES=0). Each within the CPU's
 // tolerance, and the compact form asserted taken (kernels::cuda_class_uploads).
 class CoefficientClasses : public GpuTest {
@@ -798,11 +800,12 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
   for (std::int64_t r : runs) total += r;
   std::vector<std::string> names = cuda_backend_names();
   names.push_back("temporal-blocking");
-  int compared = 0, with_sources = 0;
+  int compared = 0, with_sources = 0, with_faces = 0;
   for (const std::string& name : names)
     for (Precision precision : {Precision::fp64, Precision::fp32})
       for (int dims = 1; dims <= 3; ++dims)
-        for (int mode = 0; mode < 3; ++mode) {
+        for (int mode = 0; mode < 6; ++mode) {
+          const bool given = mode >= 3;  // the faces' conductances given
           const std::array<std::int64_t, 3> n = dims == 1   ? std::array<std::int64_t, 3>{301, 1, 1}
                                                 : dims == 2 ? std::array<std::int64_t, 3>{61, 23, 1}
                                                             : std::array<std::int64_t, 3>{35, 17, 11};
@@ -813,19 +816,30 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
           StencilProblem& p = built.problem;
           auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
           if (fields->sources.size() > 2) fields->sources.resize(2);
+          if (given) {  // each face one of 9 values at most k's largest (dt stays stable)
+            double k_max = 0.0;
+            for (double k : fields->conductivity) k_max = std::max(k_max, k);
+            for (int a = 0; a < dims; ++a) {
+              std::vector<double> values;
+              for (int v = 0; v < 9; ++v) values.push_back(uniform(rng, 0.05, 1.0) * k_max);
+              auto& K = fields->faces[static_cast<std::size_t>(a)];
+              K.resize(fields->conductivity.size());
+              for (double& f : K) f = values[std::uniform_int_distribution<std::size_t>(0, 8)(rng)];
+            }
+          }
           for (auto& s : fields->sources) {
             const double q = uniform(rng, 1.0, 400.0);
             for (double& v : s.density)
               if (v != 0.0) v = q;
           }
           p.coefficients = fields;
-          if (mode == 0) {  // a cooperative run needs faces constant in time, no images
+          if (mode % 3 == 0) {  // a cooperative run needs faces constant in time, no images
             hold_faces_constant(p);
             for (auto& f : p.faces)
               if (f.kind == BoundaryKind::periodic) f.kind = BoundaryKind::neumann;
           }
-          setenv("HEATSIM_CUDA_PERSISTENT", mode == 0 ? "1" : "0", 1);
-          setenv("HEATSIM_CUDA_FACE_RULES", mode == 2 ? "0" : "1", 1);
+          setenv("HEATSIM_CUDA_PERSISTENT", mode % 3 == 0 ? "1" : "0", 1);
+          setenv("HEATSIM_CUDA_FACE_RULES", mode % 3 == 2 ? "0" : "1", 1);
           SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
                        "D mode " + std::to_string(mode) + " faces " + built.faces);
           if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
@@ -854,10 +868,12 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
           EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
           EXPECT_GT(relative_difference(want, u0), 100 * tol);
           with_sources += !fields->sources.empty();
+          with_faces += given;
           ++compared;
         }
-  EXPECT_GE(compared, 36);
-  EXPECT_GT(with_sources, 10);
+  EXPECT_GE(compared, 72);
+  EXPECT_GT(with_sources, 20);
+  EXPECT_GE(with_faces, 36);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER, bool RULES>
 __global__ void __launch_bounds__(256) naive_coefficient_kernel(const CoefficientArgs<T> a) {
   const ClassTable<T>* table = nullptr;
-  if constexpr (FORM == CoefficientForm::classes) {
+  if constexpr (takes_classes(FORM)) {
     __shared__ ClassTable<T> staged;
     stage_class_table(a, staged);
     __syncthreads();
@@ -58,6 +58,8 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
       constexpr auto kFaces = CoefficientForm::faces, kFields = CoefficientForm::fields;
       if (form == CoefficientForm::classes)
         return naive_coefficient_kernel<T, D, CoefficientForm::classes, false, RULES>;
+      if (form == CoefficientForm::face_classes)
+        return naive_coefficient_kernel<T, D, CoefficientForm::face_classes, false, RULES>;
       return form == kFaces ? (transfer ? naive_coefficient_kernel<T, D, kFaces, true, RULES>
                                         : naive_coefficient_kernel<T, D, kFaces, false, RULES>)
                             : (transfer ? naive_coefficient_kernel<T, D, kFields, true, RULES>

@@ -39,7 +39,8 @@ struct CoefficientTile<3> {
 
 // FORM (coefficient_sweep.cuh): fields stage k; classes stage each node's class (a byte) and
 // take the conductances, dt/C and the sources from the classes' table, staged once per block;
-// faces: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
+// face_classes read each face's class and the node's class from global memory and the values
+// from the table; faces: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
 // staged, each node reads its in-plane faces from global memory (its own and its lower
 // neighbour's, cached lines) and the march face below it once for both of its nodes.
 // RULES: the faces' ghost rules applied by the sweep (CoefficientArgs::rules). On the march
@@ -52,9 +53,12 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
                                   RULES ? 3 : 4)
     register_coefficient_kernel(const CoefficientArgs<T> a, std::int64_t tiles_y,
                                 std::int64_t chunk) {
-  constexpr bool FACES = FORM == CoefficientForm::faces;
-  constexpr bool CLASSES = FORM == CoefficientForm::classes;
-  // What the tile stages per node besides u: its k, or its class.
+  // FACES: the faces given (as arrays, or classes per axis); CLASSES: dt/C and the sources from
+  // the node's class.
+  constexpr bool FACES =
+      FORM == CoefficientForm::faces || FORM == CoefficientForm::face_classes;
+  constexpr bool CLASSES = takes_classes(FORM);
+  // What the tile stages per node besides u (not with the faces given): its k, or its class.
   using Key = std::conditional_t<CLASSES, std::uint8_t, T>;
   constexpr int TX = CoefficientTile<DIMS>::tx, TY = CoefficientTile<DIMS>::ty;
   constexpr int RY = DIMS == 3 ? 1 : 0;  // in-plane y halo
@@ -77,6 +81,12 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
   const auto key_at = [&](std::int64_t e) -> Key {
     if constexpr (CLASSES) return a.node_class[e];
     else return a.conductivity[e];
+  };
+  // The conductance of the face between element e and e + e_axis, the faces given.
+  const auto face_at = [&](int axis, std::int64_t e) -> T {
+    if constexpr (FORM == CoefficientForm::face_classes)
+      return table->face[axis][a.face_class[axis][e]];
+    else return a.faces[axis][e];
   };
   const DeviceGrid& g = a.grid;
   const T* __restrict__ in = a.in;
@@ -150,7 +160,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
       // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
       T k_march;
       if constexpr (FACES)
-        k_march = active && p >= m0 ? a.faces[MARCH][i - march_pitch] : T(0);
+        k_march = active && p >= m0 ? face_at(MARCH, i - march_pitch) : T(0);
       else
         k_march = conductance(k_prev, kc);
       if (p > m0) {  // output p-1 is complete with its march-plus face
@@ -158,7 +168,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         if constexpr (RULES) {
           if (p == march_n && active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
             const std::int64_t m = own + (march_n - 2) * march_pitch;  // output's mirror node
-            const T k_bm = FACES ? a.faces[MARCH][m] : conductance(k_prev, key_at(m));
+            const T k_bm = FACES ? face_at(MARCH, m) : conductance(k_prev, key_at(m));
             u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, in[m], k_bm, k_march);
           }
         }
@@ -173,8 +183,12 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         if constexpr (FACES) {
           kx_lo = kx_hi = T(0);
           if (active) {
-            face_pair(a, 0, i, 1, kx_lo, kx_hi);
-            if (DIMS == 3) face_pair(a, 1, i, g.pitch_y, ky_lo, ky_hi);
+            kx_lo = face_at(0, i - 1);
+            kx_hi = face_at(0, i);
+            if (DIMS == 3) {
+              ky_lo = face_at(1, i - g.pitch_y);
+              ky_hi = face_at(1, i);
+            }
           }
         } else {
           kx_lo = conductance(kc, sk[b][cy][cx - 1]);
@@ -197,15 +211,16 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
         if constexpr (RULES) {
           if (p == 0 && active && a.rules.apply[2 * MARCH]) {  // the ghost below
             const std::int64_t m = i + march_pitch;
-            const T k_bm = FACES ? a.faces[MARCH][i] : conductance(kc, key_at(m));
+            const T k_bm = FACES ? face_at(MARCH, i) : conductance(kc, key_at(m));
             u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, in[m], k_bm, k_march);
           }
         }
         minus = k_march * (u_lo - uc);
         if (active) {
           if constexpr (CLASSES) {
-            dtc = table->dt_over_capacity[kc];
-            src = class_source(a, *table, a.factor, kc);
+            const unsigned c = FACES ? a.node_class[i] : kc;  // not staged with the faces given
+            dtc = table->dt_over_capacity[c];
+            src = class_source(a, *table, a.factor, c);
           } else {
             dtc = a.dt_over_capacity[i];
             src = node_source(a, i);
@@ -264,6 +279,8 @@ void launch_register_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
     using Form = CoefficientForm;
     if (form == Form::faces)
       by_form(std::integral_constant<Form, Form::faces>{});
+    else if (form == Form::face_classes)
+      by_form(std::integral_constant<Form, Form::face_classes>{});
     else if (form == Form::classes)
       by_form(std::integral_constant<Form, Form::classes>{});
     else
