@@ -153,7 +153,7 @@ int run_bench(const BenchOptions& options) {
                   shape.name.c_str(),
                   shape.temperature ? "dt/C and the faces, and re-evaluates the faces and the "
                                       "enthalpy"
-                  : shape.faces     ? "dt/C and the faces' conductances"
+                  : shape.faces     ? "each node's material and each face's conductance (bytes)"
                                     : "each node's material (a byte)",
                   bytes, bandwidth / static_cast<double>(bytes) / 1e9);
     }

@@ -193,16 +193,18 @@ bool select_shapes(const std::vector<std::string>& names, std::vector<BenchShape
 
 std::size_t bytes_per_point(const BenchShape& shape, kernels::Precision precision) {
   const std::size_t value = precision == kernels::Precision::fp64 ? 8 : 4;
-  // u in and out, then: the faces given, dt/C and one face array per axis; two materials, a
-  // byte per node naming its material (the CUDA sweeps' compact form, kernels/node_classes.hpp;
-  // shared-tiling and the CPU read k and dt/C, 2 values more).
-  const std::size_t sweep =
-      shape.materials ? (shape.faces ? (3 + shape.dims) * value : 2 * value + 1) : 2 * value;
-  if (!shape.temperature) return sweep;
+  // u in and out, then the CUDA sweeps' compact form (kernels/node_classes.hpp): a byte per
+  // node naming its material and, with the faces given, a byte per face of each axis naming its
+  // conductance. What register-tiling moves; shared-tiling and the CPU read k and dt/C, or dt/C
+  // and a face array per axis, and cuda-naive the face arrays.
+  // Temperature-dependent materials keep the fields: dt/C and the faces' arrays.
+  const std::size_t dims = static_cast<std::size_t>(shape.dims);
+  if (!shape.materials) return 2 * value;
+  if (!shape.temperature) return 2 * value + 1 + (shape.faces ? dims : 0);
+  const std::size_t sweep = (3 + dims) * value;
   // The faces' update (u, the law's index, a share and a reference conductance per axis in
   // double, the faces written) and the enthalpy step (u, the sweep's result read and written,
   // the law's index): what the design moves today, not the least a fused step would.
-  const std::size_t dims = static_cast<std::size_t>(shape.dims);
   return sweep + (value + 4 + 16 * dims + dims * value) + (3 * value + 4);
 }
 
