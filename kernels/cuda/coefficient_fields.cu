@@ -110,6 +110,29 @@ std::vector<T> padded(const std::vector<From>& field, const StencilProblem& p,
 
 std::atomic<std::int64_t> class_uploads{0};
 
+// On each face of a non-periodic axis, the ghost of a padded per-node field (filled from the
+// mirror node by padded()) takes the boundary node b's own entry where the face between b and
+// its mirror conducts nothing, the conductivities k_of(entry) (a value of T): what upload()
+// does to k, and to the nodes' classes so that each ghost's class holds its k.
+template <typename V, typename KOf>
+void own_ghost_where_nothing_conducts(std::vector<V>& field, const StencilProblem& p,
+                                      const DeviceGrid& grid, KOf k_of) {
+  using K = decltype(k_of(field[0]));
+  for (int a = 0; a < p.dims; ++a) {
+    if (p.periodic(a)) continue;
+    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
+    const std::int64_t n = grid.n[a], st = grid.stride(a);
+    std::int64_t at[3] = {0, 0, 0};
+    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
+      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
+        V* line = &field[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
+        if (!(face_conductance(k_of(line[0]), k_of(line[st])) > K(0))) line[-st] = line[0];
+        if (!(face_conductance(k_of(line[(n - 1) * st]), k_of(line[(n - 2) * st])) > K(0)))
+          line[n * st] = line[(n - 1) * st];
+      }
+  }
+}
+
 template <typename T>
 void upload_array(DeviceArray& array, const std::vector<T>& host) {
   array.allocate(host.size() * sizeof(T));
@@ -194,19 +217,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
   // k's ghosts: the mirror node's, or b's own where the face between b and m conducts nothing
   // (ghost_value), so that the face toward the ghost conducts k_b there.
   std::vector<T> k = padded<T>(c.conductivity, p, grid, true);
-  for (int a = 0; a < p.dims; ++a) {
-    if (p.periodic(a)) continue;
-    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
-    const std::int64_t n = grid.n[a], st = grid.stride(a);
-    std::int64_t at[3] = {0, 0, 0};
-    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
-      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
-        T* line = &k[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
-        if (!(face_conductance(line[0], line[st]) > T(0))) line[-st] = line[0];
-        if (!(face_conductance(line[(n - 1) * st], line[(n - 2) * st]) > T(0)))
-          line[n * st] = line[(n - 1) * st];
-      }
-  }
+  own_ghost_where_nothing_conducts(k, p, grid, [](T v) { return v; });
   upload_array(conductivity, k);
   // dt / C formed in T, as the CPU does: T(dt) / T(C).
   std::vector<T> dtc = padded<T>(c.capacity, p, grid, false);
@@ -304,20 +315,9 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   // Each ghost takes the class of the node whose k it holds (upload(): the mirror node, the
   // periodic image, or b itself where the face between b and its mirror conducts nothing).
   std::vector<std::uint8_t> ids = padded<std::uint8_t>(found->id, p, grid, true);
-  const auto k_of = [&](std::uint8_t id) { return static_cast<T>(found->conductivity[id]); };
-  for (int a = 0; a < p.dims; ++a) {
-    if (p.periodic(a)) continue;
-    const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;
-    const std::int64_t n = grid.n[a], st = grid.stride(a);
-    std::int64_t at[3] = {0, 0, 0};
-    for (at[second] = 0; at[second] < grid.n[second]; ++at[second])
-      for (at[first] = 0; at[first] < grid.n[first]; ++at[first]) {
-        std::uint8_t* line = &ids[static_cast<std::size_t>(grid.index(at[0], at[1], at[2]))];
-        if (!(face_conductance(k_of(line[0]), k_of(line[st])) > T(0))) line[-st] = line[0];
-        if (!(face_conductance(k_of(line[(n - 1) * st]), k_of(line[(n - 2) * st])) > T(0)))
-          line[n * st] = line[(n - 1) * st];
-      }
-  }
+  own_ghost_where_nothing_conducts(ids, p, grid, [&](std::uint8_t id) {
+    return static_cast<T>(found->conductivity[id]);
+  });
   upload_array(node_class, ids);
   // k, dt / C and the densities in T, as the fields' path forms them.
   for (int c = 0; c < found->count(); ++c) {
