@@ -60,10 +60,12 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
                       (8.0 * coefficient_arrays + 4.0) * points});
     if (sub_grid)
       e.host.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
+    // On a GPU also the compact form's bytes where it applies (kernels/node_classes.hpp): a
+    // class per node and one per face of each axis given, counted always (an upper bound).
     if (!implicit)
       runs_there.push_back({"coefficient fields in the " + backend,
                             value * (coefficient_arrays + face_arrays) * padded(1) +
-                                (on_gpu ? 8.0 * points : 0.0)});
+                                (on_gpu ? 8.0 * points + (1.0 + face_arrays) * padded(1) : 0.0)});
   } else if (implicit) {
     // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
     e.host.push_back({"uniform coefficient fields of the solver",
