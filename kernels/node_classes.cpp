@@ -35,27 +35,58 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
     for (int s = 0; s < sources; ++s) k.v[2 + s] = c.sources[static_cast<std::size_t>(s)].density[i];
     return k;
   };
+  // The index of `k` in `keys`, or -1.
+  const auto find = [](const std::vector<Key>& keys, const Key& k) {
+    for (std::size_t j = 0; j < keys.size(); ++j)
+      if (keys[j] == k) return static_cast<int>(j);
+    return -1;
+  };
   NodeClasses out;
   out.id.resize(n);
-  std::vector<Key> keys;
-  int last = -1;  // the previous node's class: neighbours along x nearly always share one
-  for (std::size_t i = 0; i < n; ++i) {
-    const Key k = key_of(i);
-    if (last < 0 || !(keys[static_cast<std::size_t>(last)] == k)) {
-      last = -1;
-      for (std::size_t j = 0; j < keys.size(); ++j)
-        if (keys[j] == k) {
-          last = static_cast<int>(j);
-          break;
+  // Pieces of the nodes on every thread, each numbering its own classes in order of first
+  // appearance; then the pieces' lists merged in node order (so the numbers are the whole
+  // field's order of first appearance) and each piece's ids renumbered.
+  constexpr std::size_t kPiece = std::size_t{1} << 16;
+  const std::size_t pieces = (n + kPiece - 1) / kPiece;
+  std::vector<std::vector<Key>> local(pieces);
+  bool too_many = false;
+#pragma omp parallel for schedule(static) reduction(|| : too_many) if (pieces > 1)
+  for (std::size_t q = 0; q < pieces; ++q) {
+    std::vector<Key>& keys = local[q];
+    int last = -1;  // the previous node's class: neighbours along x nearly always share one
+    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece) && !too_many; ++i) {
+      const Key k = key_of(i);
+      if (last < 0 || !(keys[static_cast<std::size_t>(last)] == k)) {
+        last = find(keys, k);
+        if (last < 0) {
+          if (static_cast<int>(keys.size()) == max_classes) {
+            too_many = true;
+            break;
+          }
+          keys.push_back(k);
+          last = static_cast<int>(keys.size()) - 1;
         }
-      if (last < 0) {
+      }
+      out.id[i] = static_cast<std::uint8_t>(last);
+    }
+  }
+  if (too_many) return std::nullopt;
+  std::vector<Key> keys;
+  std::vector<std::vector<std::uint8_t>> renumber(pieces);
+  for (std::size_t q = 0; q < pieces; ++q)
+    for (const Key& k : local[q]) {
+      int j = find(keys, k);
+      if (j < 0) {
         if (static_cast<int>(keys.size()) == max_classes) return std::nullopt;
         keys.push_back(k);
-        last = static_cast<int>(keys.size()) - 1;
+        j = static_cast<int>(keys.size()) - 1;
       }
+      renumber[q].push_back(static_cast<std::uint8_t>(j));
     }
-    out.id[i] = static_cast<std::uint8_t>(last);
-  }
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::size_t q = 0; q < pieces; ++q)
+    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece); ++i)
+      out.id[i] = renumber[q][out.id[i]];
   for (const Key& k : keys) {
     out.conductivity.push_back(k.v[0]);
     out.capacity.push_back(k.v[1]);

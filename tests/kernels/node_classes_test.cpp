@@ -44,42 +44,44 @@ CoefficientFields random_map(std::int64_t points, int materials, int sources,
 
 TEST(NodeClasses, EachNodeGetsTheClassOfItsOwnValues) {
   std::mt19937_64 rng(77);
+  // One piece of the finder's parallel pass, and several (2^16 nodes each).
   for (int sources = 0; sources <= 2; ++sources) {
-    const std::int64_t points = 9973;
-    const CoefficientFields f = random_map(points, 4, sources, rng);
-    const auto classes = find_node_classes(f, points);
-    ASSERT_TRUE(classes.has_value());
-    ASSERT_EQ(classes->id.size(), f.conductivity.size());
-    EXPECT_GE(classes->count(), 4);
-    EXPECT_LE(classes->count(), 4 * (1 + sources));
-    std::vector<bool> seen(static_cast<std::size_t>(classes->count()), false);
-    int next_new = 0;
-    for (std::size_t i = 0; i < f.conductivity.size(); ++i) {
-      const int id = classes->id[i];
-      ASSERT_LT(id, classes->count());
-      // Numbered in order of first appearance.
-      if (!seen[static_cast<std::size_t>(id)]) {
-        EXPECT_EQ(id, next_new) << "node " << i;
-        seen[static_cast<std::size_t>(id)] = true;
-        ++next_new;
+    for (const std::int64_t points : {std::int64_t{9973}, std::int64_t{200003}}) {
+      const CoefficientFields f = random_map(points, 4, sources, rng);
+      const auto classes = find_node_classes(f, points);
+      ASSERT_TRUE(classes.has_value());
+      ASSERT_EQ(classes->id.size(), f.conductivity.size());
+      EXPECT_GE(classes->count(), 4);
+      EXPECT_LE(classes->count(), 4 * (1 + sources));
+      std::vector<bool> seen(static_cast<std::size_t>(classes->count()), false);
+      int next_new = 0;
+      for (std::size_t i = 0; i < f.conductivity.size(); ++i) {
+        const int id = classes->id[i];
+        ASSERT_LT(id, classes->count());
+        // Numbered in order of first appearance.
+        if (!seen[static_cast<std::size_t>(id)]) {
+          EXPECT_EQ(id, next_new) << "node " << i;
+          seen[static_cast<std::size_t>(id)] = true;
+          ++next_new;
+        }
+        const auto c = static_cast<std::size_t>(id);
+        EXPECT_EQ(classes->conductivity[c], f.conductivity[i]) << "node " << i;
+        EXPECT_EQ(classes->capacity[c], f.capacity[i]) << "node " << i;
+        for (int s = 0; s < kernels::kMaxSourceFields; ++s)
+          EXPECT_EQ(classes->source[c][static_cast<std::size_t>(s)],
+                    s < sources ? f.sources[static_cast<std::size_t>(s)].density[i] : 0.0)
+              << "node " << i << " source " << s;
       }
-      const auto c = static_cast<std::size_t>(id);
-      EXPECT_EQ(classes->conductivity[c], f.conductivity[i]) << "node " << i;
-      EXPECT_EQ(classes->capacity[c], f.capacity[i]) << "node " << i;
-      for (int s = 0; s < kernels::kMaxSourceFields; ++s)
-        EXPECT_EQ(classes->source[c][static_cast<std::size_t>(s)],
-                  s < sources ? f.sources[static_cast<std::size_t>(s)].density[i] : 0.0)
-            << "node " << i << " source " << s;
+      // Distinct classes hold distinct values.
+      for (int a = 0; a < classes->count(); ++a)
+        for (int b = a + 1; b < classes->count(); ++b) {
+          const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
+          EXPECT_FALSE(classes->conductivity[ia] == classes->conductivity[ib] &&
+                       classes->capacity[ia] == classes->capacity[ib] &&
+                       classes->source[ia] == classes->source[ib])
+              << "classes " << a << " and " << b;
+        }
     }
-    // Distinct classes hold distinct values.
-    for (int a = 0; a < classes->count(); ++a)
-      for (int b = a + 1; b < classes->count(); ++b) {
-        const auto ia = static_cast<std::size_t>(a), ib = static_cast<std::size_t>(b);
-        EXPECT_FALSE(classes->conductivity[ia] == classes->conductivity[ib] &&
-                     classes->capacity[ia] == classes->capacity[ib] &&
-                     classes->source[ia] == classes->source[ib])
-            << "classes " << a << " and " << b;
-      }
   }
 }
 
@@ -103,6 +105,21 @@ TEST(NodeClasses, NoneBeyondTheLimitOrWhereTheFormDoesNotApply) {
   EXPECT_FALSE(find_node_classes(many, points).has_value());
   for (std::size_t i = 0; i < many.conductivity.size(); ++i) many.conductivity[i] = 1.0 + i % 256;
   EXPECT_TRUE(find_node_classes(many, points).has_value());
+
+  // Over several pieces: too many within one piece, and too many only once they are merged
+  // (66 per piece of 2^16 nodes, 300 in all).
+  const std::int64_t large = 300000;
+  CoefficientFields wide = random_map(large, 3, 0, rng);
+  wide.capacity.assign(wide.capacity.size(), 2e6);
+  for (std::size_t i = 0; i < wide.conductivity.size(); ++i) wide.conductivity[i] = 1.0 + i % 300;
+  EXPECT_FALSE(find_node_classes(wide, large).has_value()) << "300 classes in each piece";
+  for (std::size_t i = 0; i < wide.conductivity.size(); ++i) wide.conductivity[i] = 1.0 + i / 1000;
+  EXPECT_FALSE(find_node_classes(wide, large).has_value()) << "300 classes over the pieces";
+  for (std::size_t i = 0; i < wide.conductivity.size(); ++i) wide.conductivity[i] = 1.0 + i / 1200;
+  const auto merged = find_node_classes(wide, large);
+  ASSERT_TRUE(merged.has_value()) << "250 classes over the pieces";
+  EXPECT_EQ(merged->count(), 250);
+  EXPECT_EQ(merged->id[static_cast<std::size_t>(large - 1)], 249);
 
   CoefficientFields faces = f;
   faces.faces[0].assign(static_cast<std::size_t>(points), 1.0);
