@@ -673,14 +673,21 @@ void Session::State::add_observers() {
     // signal stopped the run, so that a restart from there writes the rows the
     // uninterrupted run would have. Added before the checkpoint observer: a due row is in
     // the file before the checkpoint flushes it.
+    // The rows need no check of the whole field first (Observer::needs_check): a sampled value
+    // that is not finite writes no row and has the loop check the field, which stops the run.
     const std::int64_t every = c.probes.every;
-    loop.add_observer({"probes", every, !restarting && every > 0, true,
+    solver::Observer rows{"probes", every, !restarting && every > 0, true,
                        [this, every, &plan](solver::StepState& s) {
                          const bool due =
                              (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
                          if (!due) return;
                          std::vector<double> gathered;
                          backend->sample(probes->nodes(), gathered);
+                         for (const double v : gathered)
+                           if (!std::isfinite(v)) {
+                             s.report_non_finite();
+                             return;
+                           }
                          probe_values = probes->values(gathered);
                          probe_time = s.time();
                          if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
@@ -689,7 +696,9 @@ void Session::State::add_observers() {
                            probe_rows.times.push_back(s.time());
                            probe_rows.values.push_back(probe_values);
                          }
-                       }});
+                       }};
+    rows.needs_check = false;
+    loop.add_observer(std::move(rows));
   }
   // Heat flows: for the summary of a steady state, and with output.heat_flows a row into
   // heat_flows.csv at every output (steady: its one row), each the balance of the step that

@@ -160,24 +160,33 @@ RunResult Simulation::run_to(std::int64_t stop) {
     }
     if (!slow && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
 
-    bool due = false;
-    for (const Observer& o : observers_)
-      due = due || (o.every > 0 && step % o.every == 0) || lead_due(o, step);
+    bool due = false, checked_due = false, unchecked_due = false;
+    for (const Observer& o : observers_) {
+      const bool d = (o.every > 0 && step % o.every == 0) || lead_due(o, step);
+      due = due || d;
+      checked_due = checked_due || (d && o.needs_check);
+      unchecked_due = unchecked_due || (d && !o.needs_check);
+    }
+    // The whole field's check; false when it holds a value that is not finite (the run then
+    // diverged).
+    const auto finite = [&](kernels::FieldStats& stats) {
+      stats = backend_.stats();
+      if (stats.non_finite == 0) return true;
+      std::ostringstream msg;
+      msg << "the field holds " << stats.non_finite << " NaN/Inf value"
+          << (stats.non_finite == 1 ? "" : "s") << " at step " << step
+          << " (t = " << time_of(step) << "; the last check, at step " << last_check
+          << ", was finite): the run is unstable or the input is not finite";
+      result.status = RunResult::Status::diverged;
+      result.message = msg.str();
+      result.final_stats = stats;
+      return false;
+    };
     // Checked where the call stops as well, so that a caller reading the field there knows
     // it finite.
-    if (due || report_due || step - last_check >= check_every_ || step == stop) {
-      const kernels::FieldStats stats = backend_.stats();
-      if (stats.non_finite > 0) {
-        std::ostringstream msg;
-        msg << "the field holds " << stats.non_finite << " NaN/Inf value"
-            << (stats.non_finite == 1 ? "" : "s") << " at step " << step
-            << " (t = " << time_of(step) << "; the last check, at step " << last_check
-            << ", was finite): the run is unstable or the input is not finite";
-        result.status = RunResult::Status::diverged;
-        result.message = msg.str();
-        result.final_stats = stats;
-        break;
-      }
+    if (checked_due || report_due || step - last_check >= check_every_ || step == stop) {
+      kernels::FieldStats stats;
+      if (!finite(stats)) break;
       last_check = step;
       if (report_due && step < total) {
         report(stats);
@@ -192,6 +201,14 @@ RunResult Simulation::run_to(std::int64_t stop) {
           fire(i, state);
           fired[i] = step;
         }
+      // An observer that fired unchecked saw a value that is not finite (on some process):
+      // the whole field's check now.
+      if (unchecked_due) {
+        std::vector<std::int64_t> seen{state.non_finite_reported() ? 1 : 0};
+        if (agree_) agree_(seen);
+        kernels::FieldStats stats;
+        if (seen[0] != 0 && !finite(stats)) break;
+      }
     }
   }
 

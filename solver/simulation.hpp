@@ -27,6 +27,11 @@ class StepState {
   double time() const { return time_; }
   const std::vector<double>& field();
   kernels::FieldStats stats();
+  // For an observer that reads a few nodes without a check of the whole field before it
+  // (Observer::needs_check false): it saw a value that is not finite, and the loop checks the
+  // whole field at once.
+  void report_non_finite() { non_finite_ = true; }
+  bool non_finite_reported() const { return non_finite_; }
 
  private:
   kernels::Backend& backend_;
@@ -34,6 +39,7 @@ class StepState {
   double time_;
   std::vector<double> field_;
   bool have_field_ = false;
+  bool non_finite_ = false;
 };
 
 struct Observer {
@@ -46,6 +52,12 @@ struct Observer {
   // when at_end): for an observer that needs the fields leading up to its step, as the
   // heat-flow rows do. The loop stops at those steps too.
   int lead = 0;
+  // The loop checks the whole field finite (a reduction and a wait on the device) before the
+  // observer fires. False for one that reads a few nodes and reports a value that is not
+  // finite (StepState::report_non_finite), as the probes do: on a small grid sampled every 50
+  // steps the check is a good part of the stepping, and the checks every check interval and
+  // before every other observer catch the rest.
+  bool needs_check = true;
 };
 
 // Summary of a finished (or stopped) run.
@@ -91,7 +103,8 @@ class Simulation {
   // step, fires observers marked at_end and returns status interrupted.
   void stop_when(const std::atomic<int>* signal_flag) { stop_flag_ = signal_flag; }
   // Largest number of steps between checks of the field for NaN/Inf (default 1000; the loop
-  // also checks at every observer firing and at the end).
+  // also checks before every firing of an observer that needs it, Observer::needs_check, when
+  // an unchecked one reports a value that is not finite, and at the end).
   void set_check_interval(std::int64_t steps) { check_every_ = steps; }
   // Replaces backend.advance(steps, step0) as the way the loop advances (implicit steps: the
   // field is solved for, step by step, and handed back to the backend). Exceptions it throws

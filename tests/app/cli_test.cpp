@@ -262,6 +262,29 @@ TEST_F(Cli, NonFiniteFieldStopsTheRunNamingTheStep) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(NaN/Inf value.* at step \d+)"))) << r.output;
 }
 
+// Probe rows are written without a check of the whole field first; a sampled value that is
+// not finite writes no row and stops the run at that step, long before the check interval.
+TEST_F(Cli, NonFiniteProbeStopsTheRunAtItsRow) {
+  std::string body = small_case(
+      2000, "probes: {every: 5, points: {edge: [0.0257, 0.4], middle: [0.5, 0.4]}}\n", 1000);
+  body.replace(body.find("value: 0}"), 9, "value: 1.5e308}");
+  body.replace(body.find("order2"), 6, "order4");
+  const Result r = heatsim(write_case("inf.yaml", body));
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(NaN/Inf value.* at step 5 )"))) << r.output;
+  std::ifstream in(dir_ / "out" / "probes.csv");
+  ASSERT_TRUE(in.good());
+  std::string line, text;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    text += line + "\n";
+    rows += !line.empty() && line[0] != '#' && std::isdigit(static_cast<unsigned char>(line[0]));
+  }
+  EXPECT_EQ(rows, 1) << "the row of step 0 only:\n" << text;
+  for (const char* bad : {"inf", "nan", "Inf", "NaN"})
+    EXPECT_EQ(text.find(bad), std::string::npos) << text;
+}
+
 TEST_F(Cli, UnknownBackendAndMissingFile) {
   const std::string c = write_case("c.yaml", small_case(10));
   Result r = heatsim(c + " --backend warp-drive");

@@ -2,13 +2,17 @@
 // rounding of explicit steps and to the solve of implicit ones, on a plate with two materials,
 // void surfaces of both kinds, every kind of face, and sources and ambients on schedules; the
 // heat flux at the nodes is -k times the slope of a linear field, and a layered wall's steady
-// flux at every node; observers with lead steps fire before each due step and the last.
+// flux at every node; observers with lead steps fire before each due step and the last;
+// observers that need no check of the whole field fire without one, and one that reports a
+// value that is not finite stops the run at its step.
 #include "solver/heat_flows.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.hpp"
@@ -414,6 +418,83 @@ TEST(Simulation, LeadStepsFireBeforeEachDueStepAndTheLast) {
   sim.add_observer(o);
   sim.run();
   EXPECT_EQ(fired, (std::vector<std::int64_t>{0, 8, 9, 10, 18, 19, 20, 23, 24, 25}));
+}
+
+// The CPU backend, counting the checks of the whole field (stats()).
+class CountingBackend final : public heatsim::kernels::Backend {
+ public:
+  explicit CountingBackend(std::unique_ptr<heatsim::kernels::Backend> inner)
+      : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  heatsim::kernels::Capabilities capabilities() const override { return inner_->capabilities(); }
+  void setup(const heatsim::kernels::StencilProblem& p) override { inner_->setup(p); }
+  void upload(const std::vector<double>& f) override { inner_->upload(f); }
+  void download(std::vector<double>& f) override { inner_->download(f); }
+  void advance(std::int64_t steps, std::int64_t step0) override { inner_->advance(steps, step0); }
+  heatsim::kernels::FieldStats stats() override {
+    ++checks;
+    return inner_->stats();
+  }
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    inner_->sample(nodes, values);
+  }
+  int checks = 0;
+
+ private:
+  std::unique_ptr<heatsim::kernels::Backend> inner_;
+};
+
+// An observer that reads one node every 5 steps: with needs_check it costs a check of the
+// whole field at each firing, without one none; reporting a value that is not finite has the
+// loop check at once, which stops a field holding a NaN at that step.
+TEST(Simulation, UncheckedObserversFireWithoutTheWholeFieldsCheck) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {41, 1, 1};
+  c.time.steps = 100;
+  const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
+  const auto problem = heatsim::solver::make_problem(c, plan.dt);
+  for (const bool needs_check : {true, false}) {
+    CountingBackend backend(heatsim::kernels::make_cpu_backend(problem.precision));
+    backend.setup(problem);
+    backend.upload(std::vector<double>(41, 1.0));
+    heatsim::solver::Simulation sim(c, plan, backend);
+    int fired = 0;
+    heatsim::solver::Observer o{"node", 5, false, false, [&](heatsim::solver::StepState& s) {
+                                  std::vector<double> v;
+                                  backend.sample({20}, v);
+                                  if (!std::isfinite(v.at(0))) s.report_non_finite();
+                                  ++fired;
+                                }};
+    o.needs_check = needs_check;
+    sim.add_observer(o);
+    const heatsim::solver::RunResult r = sim.run();
+    EXPECT_EQ(r.status, heatsim::solver::RunResult::Status::completed);
+    EXPECT_EQ(fired, 20) << "steps 5 to 100";
+    if (needs_check)
+      EXPECT_GE(backend.checks, 20);
+    else
+      EXPECT_LE(backend.checks, 2) << "the last step's check and the final statistics";
+  }
+
+  // A NaN at the sampled node from step 0: the unchecked observer reports it at step 5.
+  CountingBackend backend(heatsim::kernels::make_cpu_backend(problem.precision));
+  backend.setup(problem);
+  std::vector<double> u(41, 1.0);
+  u[20] = std::numeric_limits<double>::quiet_NaN();
+  backend.upload(u);
+  heatsim::solver::Simulation sim(c, plan, backend);
+  heatsim::solver::Observer o{"node", 5, false, false, [&](heatsim::solver::StepState& s) {
+                                std::vector<double> v;
+                                backend.sample({20}, v);
+                                if (!std::isfinite(v.at(0))) s.report_non_finite();
+                              }};
+  o.needs_check = false;
+  sim.add_observer(o);
+  const heatsim::solver::RunResult r = sim.run();
+  EXPECT_EQ(r.status, heatsim::solver::RunResult::Status::diverged);
+  EXPECT_EQ(r.last_step, 5) << r.message;
+  EXPECT_NE(r.message.find("at step 5 "), std::string::npos) << r.message;
 }
 
 }  // namespace
