@@ -14,12 +14,77 @@ struct Key {
   bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
 
+// One value as a key, compared bit for bit.
+template <typename T>
+struct ValueKey {
+  T v;
+  bool operator==(const ValueKey& o) const { return std::memcmp(&v, &o.v, sizeof(T)) == 0; }
+};
+
+// The classes of elements 0 .. n-1 by their keys (key_of(i)), numbered in order of first
+// appearance into `ids`: the distinct keys in that order, or nothing beyond `max_classes`.
+// Pieces of 2^16 elements on every thread each number their own keys, then the pieces' lists
+// are merged in element order and each piece's ids renumbered.
+template <typename K, typename KeyOf>
+std::optional<std::vector<K>> classify(std::size_t n, KeyOf key_of, int max_classes,
+                                       std::vector<std::uint8_t>& ids) {
+  max_classes = std::min(max_classes, 256);
+  ids.resize(n);
+  // The index of `k` in `keys`, or -1.
+  const auto find = [](const std::vector<K>& keys, const K& k) {
+    for (std::size_t j = 0; j < keys.size(); ++j)
+      if (keys[j] == k) return static_cast<int>(j);
+    return -1;
+  };
+  constexpr std::size_t kPiece = std::size_t{1} << 16;
+  const std::size_t pieces = (n + kPiece - 1) / kPiece;
+  std::vector<std::vector<K>> local(pieces);
+  bool too_many = false;
+#pragma omp parallel for schedule(static) reduction(|| : too_many) if (pieces > 1)
+  for (std::size_t q = 0; q < pieces; ++q) {
+    std::vector<K>& keys = local[q];
+    int last = -1;  // the previous element's class: neighbours along x nearly always share one
+    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece) && !too_many; ++i) {
+      const K k = key_of(i);
+      if (last < 0 || !(keys[static_cast<std::size_t>(last)] == k)) {
+        last = find(keys, k);
+        if (last < 0) {
+          if (static_cast<int>(keys.size()) == max_classes) {
+            too_many = true;
+            break;
+          }
+          keys.push_back(k);
+          last = static_cast<int>(keys.size()) - 1;
+        }
+      }
+      ids[i] = static_cast<std::uint8_t>(last);
+    }
+  }
+  if (too_many) return std::nullopt;
+  std::vector<K> keys;
+  std::vector<std::vector<std::uint8_t>> renumber(pieces);
+  for (std::size_t q = 0; q < pieces; ++q)
+    for (const K& k : local[q]) {
+      int j = find(keys, k);
+      if (j < 0) {
+        if (static_cast<int>(keys.size()) == max_classes) return std::nullopt;
+        keys.push_back(k);
+        j = static_cast<int>(keys.size()) - 1;
+      }
+      renumber[q].push_back(static_cast<std::uint8_t>(j));
+    }
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (std::size_t q = 0; q < pieces; ++q)
+    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece); ++i)
+      ids[i] = renumber[q][ids[i]];
+  return keys;
+}
+
 }  // namespace
 
 std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
                                              int max_classes) {
   const std::size_t n = static_cast<std::size_t>(points);
-  max_classes = std::min(max_classes, 256);
   if (!c.transfer.empty() || !c.radiation.empty() || c.temperature ||
       c.conductivity.size() != n || c.capacity.size() != n ||
       c.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
@@ -35,59 +100,10 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
     for (int s = 0; s < sources; ++s) k.v[2 + s] = c.sources[static_cast<std::size_t>(s)].density[i];
     return k;
   };
-  // The index of `k` in `keys`, or -1.
-  const auto find = [](const std::vector<Key>& keys, const Key& k) {
-    for (std::size_t j = 0; j < keys.size(); ++j)
-      if (keys[j] == k) return static_cast<int>(j);
-    return -1;
-  };
   NodeClasses out;
-  out.id.resize(n);
-  // Pieces of the nodes on every thread, each numbering its own classes in order of first
-  // appearance; then the pieces' lists merged in node order (so the numbers are the whole
-  // field's order of first appearance) and each piece's ids renumbered.
-  constexpr std::size_t kPiece = std::size_t{1} << 16;
-  const std::size_t pieces = (n + kPiece - 1) / kPiece;
-  std::vector<std::vector<Key>> local(pieces);
-  bool too_many = false;
-#pragma omp parallel for schedule(static) reduction(|| : too_many) if (pieces > 1)
-  for (std::size_t q = 0; q < pieces; ++q) {
-    std::vector<Key>& keys = local[q];
-    int last = -1;  // the previous node's class: neighbours along x nearly always share one
-    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece) && !too_many; ++i) {
-      const Key k = key_of(i);
-      if (last < 0 || !(keys[static_cast<std::size_t>(last)] == k)) {
-        last = find(keys, k);
-        if (last < 0) {
-          if (static_cast<int>(keys.size()) == max_classes) {
-            too_many = true;
-            break;
-          }
-          keys.push_back(k);
-          last = static_cast<int>(keys.size()) - 1;
-        }
-      }
-      out.id[i] = static_cast<std::uint8_t>(last);
-    }
-  }
-  if (too_many) return std::nullopt;
-  std::vector<Key> keys;
-  std::vector<std::vector<std::uint8_t>> renumber(pieces);
-  for (std::size_t q = 0; q < pieces; ++q)
-    for (const Key& k : local[q]) {
-      int j = find(keys, k);
-      if (j < 0) {
-        if (static_cast<int>(keys.size()) == max_classes) return std::nullopt;
-        keys.push_back(k);
-        j = static_cast<int>(keys.size()) - 1;
-      }
-      renumber[q].push_back(static_cast<std::uint8_t>(j));
-    }
-#pragma omp parallel for schedule(static) if (pieces > 1)
-  for (std::size_t q = 0; q < pieces; ++q)
-    for (std::size_t i = q * kPiece; i < std::min(n, (q + 1) * kPiece); ++i)
-      out.id[i] = renumber[q][out.id[i]];
-  for (const Key& k : keys) {
+  const std::optional<std::vector<Key>> keys = classify<Key>(n, key_of, max_classes, out.id);
+  if (!keys) return std::nullopt;
+  for (const Key& k : *keys) {
     out.conductivity.push_back(k.v[0]);
     out.capacity.push_back(k.v[1]);
     std::array<double, kMaxSourceFields> q{};
@@ -96,5 +112,18 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
   }
   return out;
 }
+
+template <typename T>
+std::optional<ValueClasses<T>> find_value_classes(const std::vector<T>& values, int max_classes) {
+  ValueClasses<T> out;
+  const auto key_of = [&](std::size_t i) { return ValueKey<T>{values[i]}; };
+  const auto keys = classify<ValueKey<T>>(values.size(), key_of, max_classes, out.id);
+  if (!keys) return std::nullopt;
+  for (const ValueKey<T>& k : *keys) out.value.push_back(k.v);
+  return out;
+}
+
+template std::optional<ValueClasses<float>> find_value_classes(const std::vector<float>&, int);
+template std::optional<ValueClasses<double>> find_value_classes(const std::vector<double>&, int);
 
 }  // namespace heatsim::kernels

@@ -36,4 +36,16 @@ struct NodeClasses {
 std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
                                              int max_classes = kMaxNodeClasses);
 
+// The distinct values of an array, bit for bit (a face array's conductances on a device's
+// layout): each element's class, numbered in order of first appearance, and the values.
+template <typename T>
+struct ValueClasses {
+  std::vector<std::uint8_t> id;
+  std::vector<T> value;
+};
+// Nothing where there are more than `max_classes` (at most 256) distinct values.
+template <typename T>
+std::optional<ValueClasses<T>> find_value_classes(const std::vector<T>& values,
+                                                  int max_classes = kMaxNodeClasses);
+
 }  // namespace heatsim::kernels

@@ -1,7 +1,7 @@
 // Coefficient fields on the device and the ghost fill of u for the varying-coefficient step.
+#include <algorithm>
 #include <array>
 #include <atomic>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -289,28 +289,11 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   std::array<std::vector<std::uint8_t>, 3> face_ids;
   if (has_faces)
     for (int a = 0; a < p.dims; ++a) {
-      const std::vector<T>& K = padded_faces[static_cast<std::size_t>(a)];
-      std::vector<std::uint8_t>& ids = face_ids[static_cast<std::size_t>(a)];
-      ids.resize(K.size());
-      int count = 0, last = -1;
-      for (std::size_t e = 0; e < K.size(); ++e) {
-        const T v = K[e];
-        if (last < 0 || std::memcmp(&table.face[a][last], &v, sizeof(T)) != 0) {
-          last = -1;
-          for (int j = 0; j < count; ++j)
-            if (std::memcmp(&table.face[a][j], &v, sizeof(T)) == 0) {
-              last = j;
-              break;
-            }
-          if (last < 0) {
-            if (count == kMaxNodeClasses) return;  // too many distinct conductances
-            table.face[a][count] = v;
-            last = count++;
-          }
-        }
-        ids[e] = static_cast<std::uint8_t>(last);
-      }
-      face_classes[a] = count;
+      auto compact = find_value_classes(padded_faces[static_cast<std::size_t>(a)]);
+      if (!compact) return;  // too many distinct conductances
+      face_classes[a] = static_cast<int>(compact->value.size());
+      std::copy(compact->value.begin(), compact->value.end(), table.face[a]);
+      face_ids[static_cast<std::size_t>(a)] = std::move(compact->id);
     }
   // Each ghost takes the class of the node whose k it holds (upload(): the mirror node, the
   // periodic image, or b itself where the face between b and its mirror conducts nothing).

@@ -3,6 +3,7 @@
 // problem (too many classes, surfaces inside the body or radiating ones given).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "kernels/node_classes.hpp"
@@ -130,6 +131,45 @@ TEST(NodeClasses, NoneBeyondTheLimitOrWhereTheFormDoesNotApply) {
   CoefficientFields radiating = f;
   radiating.radiation.push_back({std::vector<double>(static_cast<std::size_t>(points), 1e-8), {}});
   EXPECT_FALSE(find_node_classes(radiating, points).has_value()) << "radiating surfaces";
+}
+
+// find_value_classes: an array's distinct values bit for bit (-0 apart from +0), numbered in
+// order of first appearance, over one piece and several; nothing beyond the limit.
+template <typename T>
+void check_value_classes() {
+  std::mt19937_64 rng(11);
+  std::vector<T> palette;
+  for (int v = 0; v < 40; ++v) palette.push_back(static_cast<T>(0.5 + v * 0.37));
+  palette.push_back(T(0));
+  palette.push_back(-T(0));
+  for (const std::size_t n : {std::size_t{5000}, std::size_t{300001}}) {
+    std::vector<T> values(n);
+    std::uniform_int_distribution<std::size_t> pick(0, palette.size() - 1);
+    for (T& v : values) v = palette[pick(rng)];
+    const auto found = kernels::find_value_classes(values);
+    ASSERT_TRUE(found.has_value());
+    ASSERT_EQ(found->id.size(), n);
+    EXPECT_EQ(found->value.size(), palette.size());
+    int next_new = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int id = found->id[i];
+      ASSERT_LT(id, static_cast<int>(found->value.size()));
+      if (id == next_new) ++next_new;
+      EXPECT_LT(id, next_new) << "element " << i << ": not in order of first appearance";
+      const T v = found->value[static_cast<std::size_t>(id)];
+      EXPECT_EQ(std::memcmp(&v, &values[i], sizeof(T)), 0) << "element " << i;
+    }
+    std::vector<T> many(n);
+    for (std::size_t i = 0; i < n; ++i) many[i] = static_cast<T>(i % 257);
+    EXPECT_FALSE(kernels::find_value_classes(many).has_value());
+    for (std::size_t i = 0; i < n; ++i) many[i] = static_cast<T>(i % 256);
+    EXPECT_TRUE(kernels::find_value_classes(many).has_value());
+  }
+}
+
+TEST(NodeClasses, ValueClassesOfAnArrayBitForBit) {
+  check_value_classes<double>();
+  check_value_classes<float>();
 }
 
 }  // namespace
