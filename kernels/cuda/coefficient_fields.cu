@@ -272,6 +272,7 @@ template <typename T>
 void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid,
                                            const std::array<std::vector<T>, 3>& padded_faces) {
   classes = 0;
+  pairs = false;
   DeviceArray none_ids, none_table;
   node_class.swap(none_ids);
   class_table.swap(none_table);
@@ -343,7 +344,3 @@ template struct DeviceCoefficients<double>;
 namespace heatsim::kernels {
 std::int64_t cuda_class_uploads() { return cuda::class_uploads.load(); }
 }  // namespace heatsim::kernels
-
-namespace heatsim::kernels::cuda {
-
-}  // namespace heatsim::kernels::cuda
