@@ -193,7 +193,8 @@ __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64
 // class_table) into `staged` (shared memory), every thread of the block a share; the caller
 // synchronises the block before reading it.
 template <typename T>
-__device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a, ClassTable<T>& staged) {
+__device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a,
+                                                  ClassTable<T>& staged) {
   const int threads = blockDim.x * blockDim.y * blockDim.z;
   const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const ClassTable<T>& from = *a.class_table;

@@ -39,10 +39,11 @@ struct CoefficientTile<3> {
 
 // FORM (coefficient_sweep.cuh): fields stage k; classes stage each node's class (a byte) and
 // take the conductances, dt/C and the sources from the classes' table, staged once per block;
-// face_classes read each face's class and the node's class from global memory and the values
-// from the table; faces: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
+// faces: the faces' conductances come from their arrays (CoefficientArgs::faces): k is not
 // staged, each node reads its in-plane faces from global memory (its own and its lower
-// neighbour's, cached lines) and the march face below it once for both of its nodes.
+// neighbour's, cached lines) and the march face below it once for both of its nodes;
+// face_classes read the same faces' classes and the node's class from global memory, and the
+// values from the table.
 // RULES: the faces' ghost rules applied by the sweep (CoefficientArgs::rules). On the march
 // axis the first and last planes read their mirror node (and its k) again from global memory,
 // a load on those planes only, rather than holding more registers on every plane; 3 blocks
