@@ -677,26 +677,26 @@ void Session::State::add_observers() {
     // that is not finite writes no row and has the loop check the field, which stops the run.
     const std::int64_t every = c.probes.every;
     solver::Observer rows{"probes", every, !restarting && every > 0, true,
-                       [this, every, &plan](solver::StepState& s) {
-                         const bool due =
-                             (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
-                         if (!due) return;
-                         std::vector<double> gathered;
-                         backend->sample(probes->nodes(), gathered);
-                         for (const double v : gathered)
-                           if (!std::isfinite(v)) {
-                             s.report_non_finite();
-                             return;
-                           }
-                         probe_values = probes->values(gathered);
-                         probe_time = s.time();
-                         if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
-                         if (options.keep_rows) {
-                           probe_rows.steps.push_back(s.step());
-                           probe_rows.times.push_back(s.time());
-                           probe_rows.values.push_back(probe_values);
-                         }
-                       }};
+                          [this, every, &plan](solver::StepState& s) {
+                            const bool due =
+                                (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
+                            if (!due) return;
+                            std::vector<double> gathered;
+                            backend->sample(probes->nodes(), gathered);
+                            for (const double v : gathered)
+                              if (!std::isfinite(v)) {
+                                s.report_non_finite();
+                                return;
+                              }
+                            probe_values = probes->values(gathered);
+                            probe_time = s.time();
+                            if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
+                            if (options.keep_rows) {
+                              probe_rows.steps.push_back(s.step());
+                              probe_rows.times.push_back(s.time());
+                              probe_rows.values.push_back(probe_values);
+                            }
+                          }};
     rows.needs_check = false;
     loop.add_observer(std::move(rows));
   }

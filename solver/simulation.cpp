@@ -160,13 +160,11 @@ RunResult Simulation::run_to(std::int64_t stop) {
     }
     if (!slow && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
 
-    bool due = false, checked_due = false, unchecked_due = false;
-    for (const Observer& o : observers_) {
-      const bool d = (o.every > 0 && step % o.every == 0) || lead_due(o, step);
-      due = due || d;
-      checked_due = checked_due || (d && o.needs_check);
-      unchecked_due = unchecked_due || (d && !o.needs_check);
-    }
+    bool checked_due = false, unchecked_due = false;
+    for (const Observer& o : observers_)
+      if ((o.every > 0 && step % o.every == 0) || lead_due(o, step))
+        (o.needs_check ? checked_due : unchecked_due) = true;
+    const bool due = checked_due || unchecked_due;
     // The whole field's check; false when it holds a value that is not finite (the run then
     // diverged).
     const auto finite = [&](kernels::FieldStats& stats) {
