@@ -61,6 +61,21 @@ HEATSIM_HOST_DEVICE inline T constant_ghost(BoundaryKind kind, double value, int
 
 // ---- Coefficient fields --------------------------------------------------------------------
 
+// a * b rounded on its own, so that a sum it enters is formed from the rounded product on every
+// backend and in every kernel: a device compiler may fuse a product with the addition after it
+// (one rounding), in one kernel and not in another, and two paths that must agree bit for bit
+// (the fields and the classes of a material map) then did not. A CPU without fused
+// multiply-add rounds it so anyway.
+template <typename T>
+HEATSIM_HOST_DEVICE inline T rounded_product(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) == 8) return __dmul_rn(a, b);
+  else return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 // One face's condition at one time, in double: what coefficient_ghost reads.
 struct CoefficientGhostRule {
   BoundaryKind kind = BoundaryKind::dirichlet;
@@ -113,9 +128,8 @@ HEATSIM_HOST_DEVICE inline void fill_ghost_faces(T* K, const T* k, std::int64_t 
 }
 
 // The ghost of a non-periodic face (periodic ones take the image, ghost_source). The face's
-// constants are formed where they are used, each in double and rounded to T once: a GPU may
-// fuse such a product with the addition after it (du/dn: m + 2 h value in one rounding in fp64,
-// as it always has), a CPU without fused multiply-add rounds the product first.
+// constants are formed where they are used, each in double and rounded to T once; every
+// product that enters a sum is rounded first (rounded_product), on the CPU and the GPU alike.
 template <typename T>
 HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule& r, T ub, T um, T K_bm,
                                                T K_g) {
@@ -124,15 +138,18 @@ HEATSIM_HOST_DEVICE inline T coefficient_ghost(const CoefficientGhostRule& r, T 
   switch (r.kind) {
     case BoundaryKind::dirichlet: return static_cast<T>(2.0 * r.value) - m;
     case BoundaryKind::neumann:
-      if (!r.heat_flux) return K_bm > T(0) ? m + static_cast<T>(2.0 * r.h * r.value) : m;
+      if (!r.heat_flux)
+        return K_bm > T(0) ? m + static_cast<T>(rounded_product(2.0 * r.h, r.value)) : m;
       return carries ? m + static_cast<T>(2.0 * r.h * r.value) / K_g : m;
     case BoundaryKind::convective:
       if (!carries) return m;
       if (r.radiation != 0.0) {
         const T ub2 = ub * ub;
-        return m - (static_cast<T>(2.0 * r.h * r.transfer) * (ub - static_cast<T>(r.value)) +
-                    static_cast<T>(r.radiation) * (ub2 * ub2 - static_cast<T>(r.ambient4))) /
-                       K_g;
+        const T convected =
+            rounded_product(static_cast<T>(2.0 * r.h * r.transfer), ub - static_cast<T>(r.value));
+        const T radiated = rounded_product(
+            static_cast<T>(r.radiation), rounded_product(ub2, ub2) - static_cast<T>(r.ambient4));
+        return m - (convected + radiated) / K_g;
       }
       return m - static_cast<T>(2.0 * r.h * r.transfer) * (ub - static_cast<T>(r.value)) / K_g;
     case BoundaryKind::periodic: break;

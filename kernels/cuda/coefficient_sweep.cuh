@@ -7,9 +7,9 @@
 //   src = 0; for each source s in order: src += factor_s * q_s[i]
 //   u_i <- u_i + (T(dt) / T(C_i)) * (flow + src)
 // What a sweep needs (the fields on the device, the step's source factors) and the per-node
-// arithmetic every CUDA-core sweep shares, so that naive, shared-tiling and register-tiling
-// round alike. They differ from the CPU by the multiply-adds the compiler fuses: an ulp here
-// and there, ~1e-16 per step.
+// arithmetic every CUDA-core sweep shares (the flux operator of point_operators.cuh and
+// register-tiling's sweep), so that every tiling rounds alike. They differ from the CPU by the
+// multiply-adds the compiler fuses: an ulp here and there, ~1e-16 per step.
 #pragma once
 
 #include <cstdint>
@@ -153,10 +153,13 @@ __device__ __forceinline__ void face_pair(const CoefficientArgs<T>& a, int axis,
 }
 
 // One axis's flow into node i, inv_h2 * (K_lo (u_lo - u_i) + K_hi (u_hi - u_i)), added to the
-// node's sum, from the two faces' conductances.
+// node's sum, from the two faces' conductances. The multiply-adds are spelled out (the lower
+// face's product rounded, the upper face's fused with it, the axis's sum fused into the flow), so
+// that every kernel that forms a node this way rounds it alike, whatever the compiler would
+// fuse in each (tests/gpu/coefficients_test.cpp compares kernels bit for bit).
 template <typename T>
 __device__ __forceinline__ void add_axis(T& flow, T inv_h2, T ui, T k_lo, T u_lo, T k_hi, T u_hi) {
-  flow += inv_h2 * (k_lo * (u_lo - ui) + k_hi * (u_hi - ui));
+  flow = fma(inv_h2, fma(k_hi, u_hi - ui, rounded_product(k_lo, u_lo - ui)), flow);
 }
 
 // The node's sources in order, at the factors `factor` (this step's: CoefficientArgs::factor).
@@ -166,7 +169,7 @@ __device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, const T* f
   T src = T(0);
 #pragma unroll
   for (int s = 0; s < kMaxSourceFields; ++s)
-    if (s < a.sources) src += factor[s] * a.source[s][i];
+    if (s < a.sources) src = fma(factor[s], a.source[s][i], src);
   return src;
 }
 template <typename T>
@@ -180,8 +183,8 @@ template <bool TRANSFER, typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, const T* factor,
                                          std::int64_t i, T ui, T flow) {
   const T sum = flow + node_source(a, factor, i);
-  if constexpr (TRANSFER) return ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui);
-  else return ui + a.dt_over_capacity[i] * sum;
+  if constexpr (TRANSFER) return fma(a.dt_over_capacity[i], fma(-a.transfer[i], ui, sum), ui);
+  else return fma(a.dt_over_capacity[i], sum, ui);
 }
 template <bool TRANSFER, typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
@@ -228,54 +231,8 @@ __device__ __forceinline__ T class_source(const CoefficientArgs<T>& a, const Cla
   T src = T(0);
 #pragma unroll
   for (int s = 0; s < kMaxSourceFields; ++s)
-    if (s < a.sources) src += factor[s] * t.source[c * kMaxSourceFields + s];
+    if (s < a.sources) src = fma(factor[s], t.source[c * kMaxSourceFields + s], src);
   return src;
-}
-
-// Node i = (x, y, z) of `u` stepped one node at a time, every neighbour read from global
-// memory (cuda-naive's sweep and the persistent small-grid steps share it, so they round
-// alike): FORM says where the coefficients come from (`table`, staged in shared memory, for
-// classes), TRANSFER adds the surfaces' H (not with classes), RULES applies the faces' rules
-// at boundary nodes; `factor` is the step's row of source factors.
-template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER, bool RULES>
-__device__ __forceinline__ T coefficient_node(const CoefficientArgs<T>& a, const ClassTable<T>* table,
-                                              const T* __restrict__ u, const T* factor,
-                                              std::int64_t i, std::int64_t x, std::int64_t y,
-                                              std::int64_t z) {
-  static_assert(!(TRANSFER && takes_classes(FORM)), "no surfaces with classes");
-  const DeviceGrid& g = a.grid;
-  const T* __restrict__ k = a.conductivity;
-  const std::uint8_t* __restrict__ cls = a.node_class;
-  const T ui = u[i], ki = FORM == CoefficientForm::fields ? k[i] : T(0);
-  const unsigned ci = takes_classes(FORM) ? cls[i] : 0u;
-  T flow = T(0);
-#pragma unroll
-  for (int axis = 0; axis < DIMS; ++axis) {
-    const std::int64_t st = g.stride(axis);
-    T k_lo, k_hi;
-    if constexpr (FORM == CoefficientForm::faces) {
-      face_pair(a, axis, i, st, k_lo, k_hi);
-    } else if constexpr (FORM == CoefficientForm::face_classes) {
-      k_lo = table->face[axis][a.face_class[axis][i - st]];
-      k_hi = table->face[axis][a.face_class[axis][i]];
-    } else if constexpr (FORM == CoefficientForm::classes) {
-      k_lo = class_conductance(*table, ci, cls[i - st], a.pairs);
-      k_hi = class_conductance(*table, ci, cls[i + st], a.pairs);
-    } else {
-      k_lo = face_conductance(ki, k[i - st]);
-      k_hi = face_conductance(ki, k[i + st]);
-    }
-    T u_lo = u[i - st], u_hi = u[i + st];
-    if constexpr (RULES) {
-      const std::int64_t c = axis == 0 ? x : axis == 1 ? y : z;
-      apply_face_rules(a.rules, axis, c, g.n[axis], ui, k_lo, k_hi, u_lo, u_hi);
-    }
-    add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
-  }
-  if constexpr (takes_classes(FORM))
-    return ui + table->dt_over_capacity[ci] * (flow + class_source(a, *table, factor, ci));
-  else
-    return finish_node<TRANSFER>(a, factor, i, ui, flow);
 }
 
 }  // namespace heatsim::kernels::cuda

@@ -6,6 +6,7 @@
 
 #include "check.cuh"
 #include "persistent_steps.cuh"
+#include "point_operators.cuh"
 
 namespace heatsim::kernels::cuda {
 namespace {
@@ -14,17 +15,13 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 
-template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER>
+// Op: the flux operator (point_operators.cuh) with the faces' rules applied.
+template <class Op>
 __global__ void __launch_bounds__(kThreads)
-    persistent_steps_kernel(const CoefficientArgs<T> a, int steps, DirichletFaces d) {
+    persistent_steps_kernel(const typename Op::Args a, int steps, DirichletFaces d) {
+  using T = typename Op::Value;
   cg::grid_group grid = cg::this_grid();
-  const ClassTable<T>* table = nullptr;
-  if constexpr (takes_classes(FORM)) {
-    __shared__ ClassTable<T> staged;
-    stage_class_table(a, staged);
-    __syncthreads();
-    table = &staged;
-  }
+  typename Op::Block block = Op::enter(a);
   const DeviceGrid& g = a.grid;
   // Node numbers in 32 bits (launch_persistent_steps takes grids below 2^31 nodes only): two
   // 32-bit divisions per node for its coordinates instead of three 64-bit ones.
@@ -34,12 +31,12 @@ __global__ void __launch_bounds__(kThreads)
   for (int s = 0; s < steps; ++s) {
     const T* __restrict__ u = (s & 1) ? a.out : a.in;
     T* __restrict__ out = (s & 1) ? const_cast<T*>(a.in) : a.out;
-    const T* factor = a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields;
+    block.factor = a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields;
     for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < total; j += stride) {
       const unsigned row = j / nx, z = row / ny;
       const unsigned x = j - row * nx, y = row - z * ny;
       const std::int64_t i = g.index(x, y, z);
-      T value = coefficient_node<T, DIMS, FORM, TRANSFER, true>(a, table, u, factor, i, x, y, z);
+      T value = Op::point(a, block, global_near<Op>(a, u, i, 0, x, y, z));
       const unsigned c[3] = {x, y, z};
       for (int f = 0; f < d.count; ++f)  // the later face wins an edge, as set_dirichlet
         if (c[d.axis[f]] == (d.side[f] == 0 ? 0u : static_cast<unsigned>(g.n[d.axis[f]] - 1)))
@@ -50,10 +47,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, int DIMS, CoefficientForm FORM, bool TRANSFER>
-bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces& d,
+template <class Op>
+bool launch_kernel(const typename Op::Args& a, int steps, const DirichletFaces& d,
                    cudaStream_t stream) {
-  const auto kernel = persistent_steps_kernel<T, DIMS, FORM, TRANSFER>;
+  const auto kernel = persistent_steps_kernel<Op>;
   int device = 0, cooperative = 0, sms = 0, per_sm = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
@@ -65,7 +62,7 @@ bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces&
   if (total >= (std::int64_t{1} << 31)) return false;
   const std::int64_t wanted = (total + kThreads - 1) / kThreads;
   const int blocks = static_cast<int>(std::min<std::int64_t>(wanted, std::int64_t{per_sm} * sms));
-  CoefficientArgs<T> args = a;
+  typename Op::Args args = a;
   int n = steps;
   DirichletFaces faces = d;
   void* params[] = {&args, &n, &faces};
@@ -75,35 +72,30 @@ bool launch_kernel(const CoefficientArgs<T>& a, int steps, const DirichletFaces&
   return true;
 }
 
+template <typename T>
+struct PersistentLaunch {
+  const CoefficientArgs<T>& args;
+  int steps;
+  const DirichletFaces& dirichlet;
+  cudaStream_t stream;
+  bool launched = false;
+
+  template <class Op>
+  void operator()() {
+    if constexpr (Op::kRules)  // the run applies every face's rule (persistent_steps.cuh)
+      launched = launch_kernel<Op>(args, steps, dirichlet, stream);
+  }
+};
+
 }  // namespace
 
 template <typename T>
 bool launch_persistent_steps(const CoefficientArgs<T>& a, int dims, int steps,
                              const DirichletFaces& dirichlet, cudaStream_t stream) {
   if (steps <= 0) return true;
-  const CoefficientForm form = coefficient_form(a);
-  const bool transfer = a.transfer != nullptr;
-  const auto by_dims = [&](auto dims_tag) {
-    constexpr int D = decltype(dims_tag)::value;
-    constexpr auto kFaces = CoefficientForm::faces, kFields = CoefficientForm::fields;
-    if (form == CoefficientForm::classes)
-      return launch_kernel<T, D, CoefficientForm::classes, false>(a, steps, dirichlet, stream);
-    if (form == CoefficientForm::face_classes)
-      return launch_kernel<T, D, CoefficientForm::face_classes, false>(a, steps, dirichlet, stream);
-    if (form == kFaces)
-      return transfer ? launch_kernel<T, D, kFaces, true>(a, steps, dirichlet, stream)
-                      : launch_kernel<T, D, kFaces, false>(a, steps, dirichlet, stream);
-    return transfer ? launch_kernel<T, D, kFields, true>(a, steps, dirichlet, stream)
-                    : launch_kernel<T, D, kFields, false>(a, steps, dirichlet, stream);
-  };
-  switch (dims) {
-    case 1:
-      return by_dims(std::integral_constant<int, 1>{});
-    case 2:
-      return by_dims(std::integral_constant<int, 2>{});
-    default:
-      return by_dims(std::integral_constant<int, 3>{});
-  }
+  PersistentLaunch<T> launch{a, steps, dirichlet, stream};
+  dispatch_flux(a, dims, coefficient_form(a), launch);
+  return launch.launched;
 }
 
 template bool launch_persistent_steps<float>(const CoefficientArgs<float>&, int, int,

@@ -1,9 +1,9 @@
 // A run of steps of a small grid in one cooperative launch. On a grid of a few hundred thousand
 // nodes a step is a microsecond or two of work for the device, and a launch per step (even
 // replayed from a graph) costs more than that. Here every block stays resident for the whole
-// run: each step is a grid-stride pass of coefficient_node (cuda-naive's arithmetic, the faces'
-// rules in the sweep, the step's row of source factors), the Dirichlet nodes written with their
-// value in the same pass, and a grid-wide barrier before the next step.
+// run: each step is a grid-stride pass of the flux operator (point_operators.cuh: cuda-naive's
+// arithmetic, the faces' rules in the sweep, the step's row of source factors), the Dirichlet
+// nodes written with their value in the same pass, and a grid-wide barrier before the next step.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,126 +1,113 @@
-// cuda-naive: one thread per output node, every tap read from global memory (neighbour
-// reuse is left to the L1 and L2 caches). The baseline the tiled backends are measured
-// against.
+// cuda-naive: one thread per output node (in 3D under the constant stencil, per column of a few
+// nodes along z), every neighbour read from global memory (reuse is left to the L1 and L2
+// caches). The baseline the tiled backends are measured against. Written once over the point
+// operators (point_operators.cuh): the constant stencil and the conservative flux operator.
 #include <algorithm>
 
 #include "../check.cuh"
+#include "../point_operators.cuh"
 #include "naive_sweep.hpp"
 
 namespace heatsim::kernels::cuda {
 namespace {
 
-// out(x,y,z) = sum_taps w * in(x+dx, y+dy, z+dz) + dt*f for every interior node (1D, 2D).
-// Tile: 32 x 8 nodes (1D: 256) per block of 256 threads; blocks stride over y when the
-// grid has more rows than a launch grid can hold. Shared memory: none. Registers: the
-// accumulator and the row base; weights are constant-bank operands.
-template <typename T, int DIMS, int R, int TAPS>
-__global__ void __launch_bounds__(256) naive_sweep_kernel(const SweepArgs<T> a) {
-  const DeviceGrid& g = a.grid;
-  const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (x >= g.n[0]) return;
-  const T* __restrict__ in = a.in;
-  T* __restrict__ out = a.out;
-  for (std::int64_t z = blockIdx.z * blockDim.z + threadIdx.z; z < g.n[2];
-       z += static_cast<std::int64_t>(gridDim.z) * blockDim.z)
-    for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
-         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
-      const std::int64_t i = g.index(x, y, z);
-      T acc = T(0);
-      for_each_tap<DIMS, R, TAPS>([&](int dx, int dy, int dz, int w) {
-        acc += a.weights.w[w] * in[i + dz * g.pitch_z + dy * g.pitch_y + dx];
-      });
-      out[i] = acc + a.source;
-    }
-}
-
-// 3D: the same sum, each thread computing C consecutive z nodes of one (x, y) column, so that
-// a tap input shared by several of them is loaded once (the centre column: C+2R loads instead
-// of C(2R+1); a box plane: (2R+1)^2 loads feed every output within R) and one thread has many
-// independent loads in flight. Planes are visited in increasing z and each plane's taps in
-// increasing y, x, so every output sums its taps in the order of for_each_tap, like the 1D/2D
-// kernel. Tile: 32 x 8 x C nodes per block of 256 threads; blocks stride over y and z.
-// Shared memory: none. Registers: C accumulators and the loads in flight (fp64: 38 for the
-// 7-point star, 48 for the 27-point box).
+// The nodes along z one thread computes. A tap input shared by several of them is loaded once
+// (the constant star's centre column: C+2R loads instead of C(2R+1); a box plane: (2R+1)^2
+// loads feed every output within R), and one thread has many independent loads in flight; each
+// output still sums its taps in the operator's order.
 // C (H100, 512^3 fp64): 4 for stars (Heat-3D 141.7 GStencil/s; 8: 133.1), 8 for the radius-1
-// box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C.
-template <int R, int TAPS>
+// box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C. 1 in
+// 1D and 2D, and for operators with coefficients of their own (their loads are per node).
+template <class Op>
 __host__ __device__ constexpr int column_length() {
-  return TAPS == kBoxTaps && R == 1 ? 8 : 4;
+  if (Op::kDims < 3 || Op::kCoefficients) return 1;
+  return Op::kBox && Op::kRadius == 1 ? 8 : 4;
 }
 
-// Whether plane q (relative to the column's first output) feeds any output through tap
-// (dx, dy, q - j) for j in [0, C).
-template <int R, int TAPS, int C>
-__host__ __device__ constexpr bool plane_tap_used(int dx, int dy, int q) {
-  for (int j = 0; j < C; ++j) {
-    const int dz = q - j;
-    if (dz >= -R && dz <= R && is_tap<TAPS, R>(dx, dy, dz)) return true;
-  }
-  return false;
+// Whether a column is formed plane by plane (the operator's column(): each plane's loads added
+// to every output they feed as they arrive) rather than output by output (point() per node, the
+// loads shared by the compiler). On an H200, 512^3 fp64: the radius-1 star is faster output by
+// output (Heat-3D 191.9 against 173.6 GStencil/s), the others plane by plane (Box-3D27P 140.8
+// against 80.1, the radius-2 star 179.4 against 126.8: output by output holds every load of
+// the column in registers, 102 and 52 of them).
+template <class Op>
+__host__ __device__ constexpr bool plane_by_plane() {
+  return column_length<Op>() > 1 && !(Op::kStar && Op::kRadius == 1);
 }
 
-template <typename T, int R, int TAPS>
-__global__ void __launch_bounds__(256) naive_sweep_3d_kernel(const SweepArgs<T> a) {
-  constexpr int kColumn = column_length<R, TAPS>();
+// Tile: 32 x 8 x C nodes (1D: 256) per block of 256 threads; blocks stride over y and z when
+// the grid has more rows or planes than a launch grid holds. Shared memory: what the operator's
+// block holds (the classes' table, 2.7 KB in fp64), else none. Registers: C values and the
+// loads in flight (fp64: 48 for the 7-point star at C = 4, 48 for the 27-point box at C = 8,
+// about 40 for the flux operator). Output by output, a full column computes every output
+// before storing any, so that the loads of a plane shared by several outputs are issued once;
+// the grid's last, partial column goes node by node.
+template <class Op>
+__global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
+  using T = typename Op::Value;
+  constexpr int C = column_length<Op>();
+  const typename Op::Block block = Op::enter(a);
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0]) return;
-  const T* __restrict__ in = a.in;
-  T* __restrict__ out = a.out;
-  for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * kColumn; z0 < g.n[2];
-       z0 += static_cast<std::int64_t>(gridDim.z) * kColumn)
+  for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C; z0 < g.n[2];
+       z0 += static_cast<std::int64_t>(gridDim.z) * C)
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
-      const std::int64_t i = g.index(x, y, z0);
-      const int outputs = g.n[2] - z0 < kColumn ? static_cast<int>(g.n[2] - z0) : kColumn;
-      T acc[kColumn];
+      const std::int64_t first = g.index(x, y, z0);
+      T value[C];
+      if constexpr (plane_by_plane<Op>()) {
+        const int outputs = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
+        Op::template column<C>(a, a.in + first, g.pitch_y, g.pitch_z, outputs, value);
 #pragma unroll
-      for (int j = 0; j < kColumn; ++j) acc[j] = T(0);
+        for (int j = 0; j < C; ++j)
+          if (j < outputs) a.out[first + j * g.pitch_z] = value[j];
+      } else if (C == 1 || z0 + C <= g.n[2]) {
 #pragma unroll
-      for (int q = -R; q < kColumn + R; ++q) {
-        if (q - R >= outputs) break;  // this plane feeds only nodes beyond the grid
-        const T* __restrict__ plane = in + i + q * g.pitch_z;
+        for (int j = 0; j < C; ++j)
+          value[j] = Op::point(a, block, global_near<Op>(a, nullptr, first, j, x, y, z0));
 #pragma unroll
-        for (int dy = -R; dy <= R; ++dy)
-#pragma unroll
-          for (int dx = -R; dx <= R; ++dx) {
-            if (!plane_tap_used<R, TAPS, kColumn>(dx, dy, q)) continue;
-            const T v = plane[dy * g.pitch_y + dx];
-#pragma unroll
-            for (int j = 0; j < kColumn; ++j) {
-              const int dz = q - j;
-              if (dz >= -R && dz <= R && is_tap<TAPS, R>(dx, dy, dz))
-                acc[j] += a.weights.w[weight_index<3, R>(dx, dy, dz)] * v;
-            }
-          }
+        for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
+      } else {
+        for (int j = 0; j < g.n[2] - z0; ++j)
+          a.out[first + j * g.pitch_z] =
+              Op::point(a, block, global_near<Op>(a, nullptr, first, j, x, y, z0));
       }
-#pragma unroll
-      for (int j = 0; j < kColumn; ++j)
-        if (j < outputs) out[i + j * g.pitch_z] = acc[j] + a.source;
     }
+}
+
+template <class Op>
+void launch(const typename Op::Args& args, const LaunchContext& context) {
+  const DeviceGrid& g = args.grid;
+  const dim3 block = Op::kDims == 1 ? dim3(256, 1, 1) : dim3(32, 8, 1);
+  const auto blocks = [](std::int64_t n, unsigned b, std::int64_t cap) {
+    return static_cast<unsigned>(std::min<std::int64_t>((n + b - 1) / b, cap));
+  };
+  const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
+                  blocks(g.n[2], column_length<Op>(), 65535));
+  naive_kernel<Op><<<grid, block, 0, context.stream>>>(args);
+  HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
-struct NaiveLaunch {
+struct StencilLaunch {
   const SweepArgs<T>& args;
   const LaunchContext& context;
 
   template <int DIMS, int R, int TAPS>
   void operator()() const {
-    const DeviceGrid& g = args.grid;
-    const dim3 block = DIMS == 1 ? dim3(256, 1, 1) : dim3(32, 8, 1);
-    const auto blocks = [](std::int64_t n, unsigned b, std::int64_t cap) {
-      return static_cast<unsigned>(std::min<std::int64_t>((n + b - 1) / b, cap));
-    };
-    if constexpr (DIMS == 3) {
-      const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
-                      blocks(g.n[2], column_length<R, TAPS>(), 65535));
-      naive_sweep_3d_kernel<T, R, TAPS><<<grid, block, 0, context.stream>>>(args);
-    } else {
-      const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535), 1);
-      naive_sweep_kernel<T, DIMS, R, TAPS><<<grid, block, 0, context.stream>>>(args);
-    }
-    HEATSIM_CUDA_CHECK_LAUNCH();
+    launch<StencilPoint<T, DIMS, R, TAPS>>(args, context);
+  }
+};
+
+template <typename T>
+struct FluxLaunch {
+  const CoefficientArgs<T>& args;
+  const LaunchContext& context;
+
+  template <class Op>
+  void operator()() const {
+    if constexpr (Op::kForm != CoefficientForm::face_classes) launch<Op>(args, context);
   }
 };
 
@@ -129,12 +116,29 @@ struct NaiveLaunch {
 template <typename T>
 void launch_naive_sweep(const SweepArgs<T>& args, const SweepShape& shape,
                         const LaunchContext& context) {
-  dispatch_shape(shape, NaiveLaunch<T>{args, context});
+  dispatch_shape(shape, StencilLaunch<T>{args, context});
+}
+
+template <typename T>
+void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
+                                    const LaunchContext& context) {
+  // The faces given are read from their arrays even where they are compacted: at 512^3 the
+  // faces' classes (a byte per face, then the table) took cuda-naive's Heat-3D-faces row from
+  // 50.7 to 39.7 GStencil/s on an H200. The cooperative runs of small grids, whose fields sit
+  // in L2, keep them (persistent_steps.cu).
+  const CoefficientForm compact = coefficient_form(args);
+  const CoefficientForm form =
+      compact == CoefficientForm::face_classes ? CoefficientForm::faces : compact;
+  dispatch_flux(args, dims, form, FluxLaunch<T>{args, context});
 }
 
 template void launch_naive_sweep<float>(const SweepArgs<float>&, const SweepShape&,
                                         const LaunchContext&);
 template void launch_naive_sweep<double>(const SweepArgs<double>&, const SweepShape&,
                                          const LaunchContext&);
+template void launch_naive_coefficient_sweep<float>(const CoefficientArgs<float>&, int,
+                                                    const LaunchContext&);
+template void launch_naive_coefficient_sweep<double>(const CoefficientArgs<double>&, int,
+                                                     const LaunchContext&);
 
 }  // namespace heatsim::kernels::cuda

@@ -173,10 +173,11 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
             u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, in[m], k_bm, k_march);
           }
         }
-        flow += inv_m * (minus + k_march * (u_hi - u_prev));
+        flow = fma(inv_m, fma(k_march, u_hi - u_prev, minus), flow);  // add_axis's roundings
         if (active)
           a.out[own + (p - 1) * march_pitch] =
-              a.transfer ? u_prev + dtc * ((flow + src) - hold * u_prev) : u_prev + dtc * (flow + src);
+              a.transfer ? fma(dtc, fma(-hold, u_prev, flow + src), u_prev)
+                         : fma(dtc, flow + src, u_prev);
       }
       if (p >= m0 && p < m1) {
         flow = T(0);
@@ -216,7 +217,7 @@ __global__ void __launch_bounds__(CoefficientTile<DIMS>::tx* CoefficientTile<DIM
             u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, in[m], k_bm, k_march);
           }
         }
-        minus = k_march * (u_lo - uc);
+        minus = rounded_product(k_march, u_lo - uc);
         if (active) {
           if constexpr (CLASSES) {
             const unsigned c = FACES ? a.node_class[i] : kc;  // not staged with the faces given

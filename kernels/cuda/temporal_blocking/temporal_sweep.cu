@@ -250,7 +250,7 @@ __device__ __forceinline__ T blocked_source(const BlockedCoefficientArgs<T>& a, 
   T src = T(0);
 #pragma unroll
   for (int s = 0; s < kMaxSourceFields; ++s)
-    if (s < a.sources) src += a.factor[j][s] * a.source[s][i];
+    if (s < a.sources) src = fma(a.factor[j][s], a.source[s][i], src);
   return src;
 }
 
@@ -259,8 +259,8 @@ template <bool TRANSFER, typename T>
 __device__ __forceinline__ T blocked_finish(const BlockedCoefficientArgs<T>& a, int j,
                                             std::int64_t i, T ui, T flow) {
   const T sum = flow + blocked_source(a, j, i);
-  if constexpr (TRANSFER) return ui + a.dt_over_capacity[i] * (sum - a.transfer[i] * ui);
-  else return ui + a.dt_over_capacity[i] * sum;
+  if constexpr (TRANSFER) return fma(a.dt_over_capacity[i], fma(-a.transfer[i], ui, sum), ui);
+  else return fma(a.dt_over_capacity[i], sum, ui);
 }
 
 template <typename T, bool FACES, bool TRANSFER>
