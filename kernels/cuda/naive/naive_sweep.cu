@@ -55,14 +55,11 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
          y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
       const std::int64_t first = g.index(x, y, z0);
-      T value[C];
       if constexpr (plane_by_plane<Op>()) {
         const int outputs = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
-        Op::template column<C>(a, a.in + first, g.pitch_y, g.pitch_z, outputs, value);
-#pragma unroll
-        for (int j = 0; j < C; ++j)
-          if (j < outputs) a.out[first + j * g.pitch_z] = value[j];
+        Op::template column<C>(a, first, outputs);
       } else if (C == 1 || z0 + C <= g.n[2]) {
+        T value[C];
 #pragma unroll
         for (int j = 0; j < C; ++j)
           value[j] = Op::point(a, block, global_near<Op>(a, nullptr, first, j, x, y, z0));
