@@ -200,6 +200,11 @@ struct Capabilities {
   bool temperature_dependence = false;
   // Multiplies on tensor cores: its compute bound is the tensor-core peak, not the CUDA cores'.
   bool tensor_cores = false;
+  // Reads a material map in its compact form (a material per node, a byte, and the materials'
+  // table; node_classes.hpp) instead of the fields, and with the faces given, their
+  // conductances as a byte per face too (compact_faces). The device holds the forms it reads.
+  bool compact_materials = false;
+  bool compact_faces = false;
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;
@@ -264,6 +269,9 @@ class Backend {
   // Steps per pass that advance() uses after setup(): the requested fusion depth as the
   // backend could honour it (1 for backends without fusion).
   virtual int fusion_depth() const { return 1; }
+  // Bytes a step reads and writes per node after setup(), where the backend's layout differs
+  // from the run's model (the compact form of a material map); 0: the model's count.
+  virtual double bytes_per_point_step() const { return 0.0; }
 };
 
 // Shared helper: checks a problem against capabilities; empty string when it fits.

@@ -68,7 +68,8 @@ std::string bound_summary(const kernels::StencilProblem& problem, kernels::Backe
       problem.coefficients
           ? solver::coefficient_roofline(
                 problem.precision, static_cast<int>(problem.coefficients->sources.size()),
-                bandwidth, problem.coefficients->has_faces() ? problem.dims : 0)
+                bandwidth, problem.coefficients->has_faces() ? problem.dims : 0,
+                backend.bytes_per_point_step())
           : solver::roofline(problem.stencil, problem.precision, backend.fusion_depth(), bandwidth,
                              peak_flops);
   if (r.fraction(achieved_gstencils) > 1.0) return "";

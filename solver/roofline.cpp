@@ -99,13 +99,14 @@ Roofline roofline(const kernels::Stencil& s, kernels::Precision precision, int f
 }
 
 Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth,
-                              int face_axes) {
+                              int face_axes, double bytes_per_point) {
   Roofline r;
   const double value_bytes = precision == kernels::Precision::fp64 ? 8.0 : 4.0;
   r.bandwidth = bandwidth;
   // u in and out, dt/C, the sources, and k or one face array per axis.
   r.bytes_per_point_step =
-      (3.0 + source_fields + (face_axes > 0 ? face_axes : 1)) * value_bytes;
+      bytes_per_point > 0 ? bytes_per_point
+                          : (3.0 + source_fields + (face_axes > 0 ? face_axes : 1)) * value_bytes;
   r.bandwidth_gstencils = bandwidth / r.bytes_per_point_step / 1e9;
   r.no_compute_reason = "not modelled for varying coefficients";
   return r;

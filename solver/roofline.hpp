@@ -54,8 +54,10 @@ Roofline roofline(const kernels::Stencil& s, kernels::Precision precision, int f
 // (4 + source_fields) * sizeof(T) bytes per point and step; with the faces' conductances given
 // (`face_axes` arrays, geometry below the grid) it reads those instead of k. Its arithmetic
 // (harmonic means, their divisions) is not modelled: the bandwidth bound is the only one.
+// bytes_per_point, where the backend knows better (Backend::bytes_per_point_step: a material
+// map read as a byte per node), replaces the count.
 Roofline coefficient_roofline(kernels::Precision precision, int source_fields, double bandwidth,
-                              int face_axes = 0);
+                              int face_axes = 0, double bytes_per_point = 0.0);
 
 // "41% of the memory-bandwidth bound 0.80 GStencil/s (12.8 GB/s measured copy bandwidth,
 // 16 B per point and step; ...)": what the run summary prints after the achieved rate.

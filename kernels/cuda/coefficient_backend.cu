@@ -18,7 +18,8 @@ namespace heatsim::kernels::cuda {
 
 template <typename T>
 void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLauncher<T> sweep,
-                                  int ghost, const LaunchContext& context) {
+                                  int ghost, const LaunchContext& context,
+                                  const Capabilities& caps) {
   p_ = problem;
   sweep_ = sweep;
   context_ = context;
@@ -29,7 +30,7 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
   // NaN everywhere (all-ones bytes): a node or ghost no kernel writes shows up.
   HEATSIM_CUDA_CHECK(cudaMemset(cur_.as<void>(), 0xff, bytes));
   HEATSIM_CUDA_CHECK(cudaMemset(next_.as<void>(), 0xff, bytes));
-  fields_.upload(problem, grid_);
+  fields_.upload(problem, grid_, caps);
   temperature_.upload(problem, grid_);
 
   // The boundary pass fills every ghost layer, and takes only a few; wider layouts (a blocked
@@ -273,6 +274,9 @@ class CoefficientBackend final : public Backend {
   std::string unsupported_reason(const StencilProblem& problem) const override {
     return coefficient_unsupported_reason(caps_, problem);
   }
+  double bytes_per_point_step() const override {
+    return field_.fields().compact_bytes_per_point(field_.problem().dims);
+  }
 
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
@@ -283,7 +287,7 @@ class CoefficientBackend final : public Backend {
     HEATSIM_CUDA_CHECK(
         cudaDeviceGetAttribute(&context_.multiprocessors, cudaDevAttrMultiProcessorCount, device));
     context_.stream = nullptr;  // the legacy default stream, like the other CUDA backends
-    field_.setup(problem, sweep_, 1, context_);
+    field_.setup(problem, sweep_, 1, context_, caps_);
     partials_.allocate(kStatsMaxBlocks * sizeof(StatsPartial));
     ready_ = true;
   }

@@ -45,9 +45,9 @@ template <typename T>
 class CoefficientStepper {
  public:
   // Allocates for `problem` (NaN everywhere, so that a node no kernel writes shows up) and
-  // uploads its coefficient fields.
+  // uploads its coefficient fields, in the compact forms `caps` says the sweep reads.
   void setup(const StencilProblem& problem, CoefficientLauncher<T> sweep, int ghost,
-             const LaunchContext& context);
+             const LaunchContext& context, const Capabilities& caps);
   // Steps step0 .. step0 + steps - 1 of the problem: u in cur() advances in place.
   void advance(std::int64_t steps, std::int64_t step0);
 
@@ -61,6 +61,7 @@ class CoefficientStepper {
   T* next() { return next_.as<T>(); }
   void swap() { cur_.swap(next_); }
   DeviceCoefficients<T>& fields() { return fields_; }
+  const DeviceCoefficients<T>& fields() const { return fields_; }
   const DeviceTemperature<T>& temperature() const { return temperature_; }
   // The fields and spacing of a sweep (in, out and the factors left for the caller).
   CoefficientArgs<T> sweep_args();

@@ -196,7 +196,8 @@ void launch_coefficient_ghosts(T* u, const T* conductivity, const T* const* face
 }
 
 template <typename T>
-void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& grid) {
+void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& grid,
+                                   const Capabilities& caps) {
   if (!p.coefficients) throw std::invalid_argument("coefficient fields: none in the problem");
   const CoefficientFields& c = *p.coefficients;
   const std::size_t points = static_cast<std::size_t>(p.points());
@@ -245,7 +246,7 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
   }
   std::array<std::vector<T>, 3> padded_faces;
   if (!has_faces) {
-    upload_classes(p, grid, padded_faces);
+    upload_classes(p, grid, padded_faces, caps);
     return;
   }
   for (int a = 0; a < p.dims; ++a) {
@@ -265,12 +266,13 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
     upload_array(faces[a], K);
     padded_faces[static_cast<std::size_t>(a)] = std::move(K);
   }
-  upload_classes(p, grid, padded_faces);
+  upload_classes(p, grid, padded_faces, caps);
 }
 
 template <typename T>
 void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid,
-                                           const std::array<std::vector<T>, 3>& padded_faces) {
+                                           const std::array<std::vector<T>, 3>& padded_faces,
+                                           const Capabilities& caps) {
   classes = 0;
   pairs = false;
   DeviceArray none_ids, none_table;
@@ -282,6 +284,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
     face_classes[a] = 0;
   }
   if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
+  // With the faces given a sweep takes the node's class only beside the faces' (CoefficientForm).
+  if (!caps.compact_materials || (has_faces && !caps.compact_faces)) return;
   const auto found = find_node_classes(*p.coefficients, p.points());
   if (!found) return;
   ClassTable<T> table{};

@@ -56,8 +56,8 @@ struct DeviceCoefficients {
   bool has_transfer = false;
   int sources = 0;
   bool has_faces = false;
-  // The compact form (node_classes.hpp) where the problem has one and HEATSIM_CUDA_CLASSES is
-  // not 0: per node its class (uint8, padded, ghosts as k's), and the ClassTable<T> (with the
+  // The compact form (node_classes.hpp) where the problem has one, the sweep reads it and
+  // HEATSIM_CUDA_CLASSES is not 0: per node its class (uint8, padded, ghosts as k's), and the ClassTable<T> (with the
   // pairs' conductances for at most kPairClasses classes unless HEATSIM_CUDA_PAIRS is 0).
   // classes is 0 without it. The fields above are uploaded either way.
   DeviceArray node_class;
@@ -92,13 +92,24 @@ struct DeviceCoefficients {
     for (int a = 0; a < 3; ++a) out[a] = has_faces ? faces[a].template as<T>() : nullptr;
   }
 
-  // Checks the fields' sizes against the problem, then uploads them (synchronous).
-  void upload(const StencilProblem& problem, const DeviceGrid& grid);
+  // Checks the fields' sizes against the problem, then uploads them (synchronous), and the
+  // compact form where the sweep reads it (`caps`: Capabilities::compact_materials, and
+  // compact_faces with the faces given).
+  void upload(const StencilProblem& problem, const DeviceGrid& grid, const Capabilities& caps);
+
+  // Bytes a sweep reads and writes per node in the compact form (u in and out, a node's class,
+  // the faces' classes or arrays); 0 without it.
+  double compact_bytes_per_point(int dims) const {
+    if (classes == 0) return 0.0;
+    const double value = sizeof(T);
+    const double faces = has_faces ? dims * (face_classes[0] > 0 ? 1.0 : value) : 0.0;
+    return 2.0 * value + 1.0 + faces;
+  }
 
  private:
   // The compact form's ids and table, or none (upload's last part).
   void upload_classes(const StencilProblem& problem, const DeviceGrid& grid,
-                      const std::array<std::vector<T>, 3>& padded_faces);
+                      const std::array<std::vector<T>, 3>& padded_faces, const Capabilities& caps);
 };
 
 }  // namespace heatsim::kernels::cuda

@@ -33,6 +33,8 @@ SweepBackendSpec naive_spec() {
   s.sweep_fp64 = &cuda::launch_naive_sweep<double>;
   s.coefficient_fp32 = &cuda::launch_naive_coefficient_sweep<float>;
   s.coefficient_fp64 = &cuda::launch_naive_coefficient_sweep<double>;
+  // Materials as a byte per node; the faces given from their arrays (naive_sweep.cu).
+  s.capabilities.compact_materials = true;
   // Heat-2D: 133.4 / 230.7 / 215.9 / 175.9 / 208.5 / 211.2 GStencil/s at k = 1..6;
   // Star-2D13P 144.5 / 92.4; Heat-3D: 142.1 / 164.9 / 45.6.
   s.auto_radius_2d = 2;
@@ -65,6 +67,8 @@ SweepBackendSpec register_spec() {
   s.sweep_fp64 = &cuda::launch_register_sweep<double>;
   s.coefficient_fp32 = &cuda::launch_register_coefficient_sweep<float>;
   s.coefficient_fp64 = &cuda::launch_register_coefficient_sweep<double>;
+  s.capabilities.compact_materials = true;
+  s.capabilities.compact_faces = true;
   // Heat-2D: 168.9 / 309.1 / 482.4 / 588.5 / 609.3 / 619.2; Star-2D13P: 166.4 / 247.4;
   // Heat-3D: 143.0 / 209.2 / 236.8.
   s.auto_radius_2d = 6;

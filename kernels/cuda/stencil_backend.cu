@@ -333,6 +333,9 @@ class CoreBackend final : public Backend {
   }
   void synchronize() override { ready().synchronize(); }
   int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
+  double bytes_per_point_step() const override {
+    return inner_ ? inner_->bytes_per_point_step() : 0.0;
+  }
 
  private:
   CoefficientLauncher<T> coefficient_sweep() const {

@@ -155,5 +155,22 @@ TEST(Roofline, VaryingCoefficientsMoveTheFieldsBytes) {
   EXPECT_NE(text.find("not modelled for varying coefficients"), std::string::npos) << text;
 }
 
+// A backend that reads a material map as a byte per node says how many bytes it moves
+// (Backend::bytes_per_point_step); the bound is then rated on those, not the fields' count.
+TEST(Roofline, VaryingCoefficientsTakeTheBackendsBytes) {
+  const Roofline r = coefficient_roofline(kernels::Precision::fp64, 1, 2.0e12, 0, 17.0);
+  EXPECT_DOUBLE_EQ(r.bytes_per_point_step, 17.0);
+  EXPECT_NEAR(r.bandwidth_gstencils, 2.0e12 / 17.0 / 1e9, 1e-9);
+  const Roofline faces = coefficient_roofline(kernels::Precision::fp64, 0, 2.0e12, 3, 20.0);
+  EXPECT_DOUBLE_EQ(faces.bytes_per_point_step, 20.0);
+  // 0: the fields' count (u twice, dt/C, three face arrays).
+  EXPECT_DOUBLE_EQ(coefficient_roofline(kernels::Precision::fp64, 0, 2.0e12, 3, 0.0)
+                       .bytes_per_point_step,
+                   48.0);
+  const std::string text = describe(r, 58.8, "");
+  EXPECT_NE(text.find("17 B per point and step"), std::string::npos) << text;
+  EXPECT_NE(text.find("50% of the memory-bandwidth bound 118"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace heatsim::solver

@@ -37,6 +37,10 @@ struct BlockedKernel {
     c.gpu = true;
     c.max_fusion_depth = kMaxDepth;  // and the tile must keep an output; see takes_radius
     c.fuses_coefficients = true;
+    // Its single steps (register-tiling's sweep; 1D: cuda-naive's) read the compact form; the
+    // blocked passes read the fields, which stay on the device beside it.
+    c.compact_materials = true;
+    c.compact_faces = true;
     return c;
   }
 
@@ -178,7 +182,7 @@ class BlockedCoefficientBackend final : public Backend {
     const cuda::CoefficientLauncher<T> single = problem.dims == 1
                                                     ? &cuda::launch_naive_coefficient_sweep<T>
                                                     : &cuda::launch_register_coefficient_sweep<T>;
-    main_.setup(problem, single, depth_, context_);
+    main_.setup(problem, single, depth_, context_, capabilities());
     partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
     bands_.clear();
     if (depth_ > 1) {
@@ -210,7 +214,7 @@ class BlockedCoefficientBackend final : public Backend {
             inner = BoundaryFace{};
             inner.kind = BoundaryKind::neumann;
           }
-          band->slab.setup(slab, single, 1, context_);
+          band->slab.setup(slab, single, 1, context_, capabilities());
           bands_.push_back(std::move(band));
         }
       }
