@@ -57,8 +57,9 @@ struct DeviceCoefficients {
   int sources = 0;
   bool has_faces = false;
   // The compact form (node_classes.hpp) where the problem has one, the sweep reads it and
-  // HEATSIM_CUDA_CLASSES is not 0: per node its class (uint8, padded, ghosts as k's), and the ClassTable<T> (with the
-  // pairs' conductances for at most kPairClasses classes unless HEATSIM_CUDA_PAIRS is 0).
+  // HEATSIM_CUDA_CLASSES is not 0: per node its class (uint8, padded, ghosts as k's), and the
+  // ClassTable<T> (with the pairs' conductances for at most kPairClasses classes unless
+  // HEATSIM_CUDA_PAIRS is 0).
   // classes is 0 without it. The fields above are uploaded either way.
   DeviceArray node_class;
   DeviceArray class_table;

@@ -208,7 +208,8 @@ __device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a,
   if (a.pairs)
     for (int j = tid; j < kPairClasses * kPairClasses; j += threads) staged.pair[j] = from.pair[j];
   for (int axis = 0; axis < 3; ++axis)
-    for (int j = tid; j < a.face_classes[axis]; j += threads) staged.face[axis][j] = from.face[axis][j];
+    for (int j = tid; j < a.face_classes[axis]; j += threads)
+      staged.face[axis][j] = from.face[axis][j];
   for (int j = tid; j < a.classes * a.sources; j += threads) {
     const int c = j / a.sources, s = j - c * a.sources;
     staged.source[c * kMaxSourceFields + s] = from.source[c * kMaxSourceFields + s];

@@ -72,30 +72,19 @@ bool launch_kernel(const typename Op::Args& a, int steps, const DirichletFaces& 
   return true;
 }
 
-template <typename T>
-struct PersistentLaunch {
-  const CoefficientArgs<T>& args;
-  int steps;
-  const DirichletFaces& dirichlet;
-  cudaStream_t stream;
-  bool launched = false;
-
-  template <class Op>
-  void operator()() {
-    if constexpr (Op::kRules)  // the run applies every face's rule (persistent_steps.cuh)
-      launched = launch_kernel<Op>(args, steps, dirichlet, stream);
-  }
-};
-
 }  // namespace
 
 template <typename T>
 bool launch_persistent_steps(const CoefficientArgs<T>& a, int dims, int steps,
                              const DirichletFaces& dirichlet, cudaStream_t stream) {
   if (steps <= 0) return true;
-  PersistentLaunch<T> launch{a, steps, dirichlet, stream};
-  dispatch_flux(a, dims, coefficient_form(a), launch);
-  return launch.launched;
+  bool launched = false;
+  dispatch_flux(a, dims, coefficient_form(a), [&](auto op) {
+    using Op = typename decltype(op)::type;
+    if constexpr (Op::kRules)  // the run applies every face's rule (persistent_steps.cuh)
+      launched = launch_kernel<Op>(a, steps, dirichlet, stream);
+  });
+  return launched;
 }
 
 template bool launch_persistent_steps<float>(const CoefficientArgs<float>&, int, int,

@@ -218,28 +218,53 @@ struct FluxPoint {
   }
 };
 
-// Calls pick.template operator()<FluxPoint<T, DIMS, FORM, TRANSFER, RULES>>() for the form,
-// surfaces and rules of `a` (FORM as given: a tiling maps the compact forms it does not read to
-// the fields first). The one place that turns a coefficient sweep's run-time choices into an
+// An operator type as a value, for the generic lambdas the dispatchers below call:
+// [&](auto op) { using Op = typename decltype(op)::type; ... }.
+template <class Op>
+struct OperatorTag {
+  using type = Op;
+};
+
+// dispatch_shape's launcher that hands each shape on as its StencilPoint.
+template <typename T, typename Pick>
+struct StencilPick {
+  Pick& pick;
+  template <int DIMS, int R, int TAPS>
+  void operator()() const {
+    pick(OperatorTag<StencilPoint<T, DIMS, R, TAPS>>{});
+  }
+};
+
+// Calls pick(OperatorTag<StencilPoint<T, DIMS, R, TAPS>>{}) for the shape (dispatch_shape's
+// instantiations).
+template <typename T, typename Pick>
+void dispatch_stencil(const SweepShape& shape, Pick&& pick) {
+  dispatch_shape(shape, StencilPick<T, std::remove_reference_t<Pick>>{pick});
+}
+
+// Calls pick(OperatorTag<FluxPoint<T, DIMS, FORM, TRANSFER, RULES>>{}) for the form, surfaces
+// and rules of `a` (FORM as given: a tiling maps the compact forms it does not read to the
+// fields first). The one place that turns a coefficient sweep's run-time choices into an
 // operator type.
 template <typename T, int DIMS, typename Pick>
 void dispatch_flux_form(const CoefficientArgs<T>& a, CoefficientForm form, Pick&& pick) {
   const bool transfer = a.transfer != nullptr, rules = any_rule(a.rules);
-  constexpr auto kFields = CoefficientForm::fields, kFaces = CoefficientForm::faces;
   const auto with_rules = [&](auto rules_tag) {
     constexpr bool RULES = decltype(rules_tag)::value;
+    constexpr auto kFields = CoefficientForm::fields, kFaces = CoefficientForm::faces;
+    constexpr auto kClasses = CoefficientForm::classes;
+    constexpr auto kFaceClasses = CoefficientForm::face_classes;
     switch (form) {
-      case CoefficientForm::classes:
-        return pick.template operator()<FluxPoint<T, DIMS, CoefficientForm::classes, false, RULES>>();
-      case CoefficientForm::face_classes:
-        return pick.template
-        operator()<FluxPoint<T, DIMS, CoefficientForm::face_classes, false, RULES>>();
-      case CoefficientForm::faces:
-        return transfer ? pick.template operator()<FluxPoint<T, DIMS, kFaces, true, RULES>>()
-                        : pick.template operator()<FluxPoint<T, DIMS, kFaces, false, RULES>>();
+      case kClasses:
+        return pick(OperatorTag<FluxPoint<T, DIMS, kClasses, false, RULES>>{});
+      case kFaceClasses:
+        return pick(OperatorTag<FluxPoint<T, DIMS, kFaceClasses, false, RULES>>{});
+      case kFaces:
+        return transfer ? pick(OperatorTag<FluxPoint<T, DIMS, kFaces, true, RULES>>{})
+                        : pick(OperatorTag<FluxPoint<T, DIMS, kFaces, false, RULES>>{});
       default:
-        return transfer ? pick.template operator()<FluxPoint<T, DIMS, kFields, true, RULES>>()
-                        : pick.template operator()<FluxPoint<T, DIMS, kFields, false, RULES>>();
+        return transfer ? pick(OperatorTag<FluxPoint<T, DIMS, kFields, true, RULES>>{})
+                        : pick(OperatorTag<FluxPoint<T, DIMS, kFields, false, RULES>>{});
     }
   };
   if (rules) with_rules(std::true_type{});

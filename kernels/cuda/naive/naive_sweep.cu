@@ -86,34 +86,13 @@ void launch(const typename Op::Args& args, const LaunchContext& context) {
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T>
-struct StencilLaunch {
-  const SweepArgs<T>& args;
-  const LaunchContext& context;
-
-  template <int DIMS, int R, int TAPS>
-  void operator()() const {
-    launch<StencilPoint<T, DIMS, R, TAPS>>(args, context);
-  }
-};
-
-template <typename T>
-struct FluxLaunch {
-  const CoefficientArgs<T>& args;
-  const LaunchContext& context;
-
-  template <class Op>
-  void operator()() const {
-    if constexpr (Op::kForm != CoefficientForm::face_classes) launch<Op>(args, context);
-  }
-};
-
 }  // namespace
 
 template <typename T>
 void launch_naive_sweep(const SweepArgs<T>& args, const SweepShape& shape,
                         const LaunchContext& context) {
-  dispatch_shape(shape, StencilLaunch<T>{args, context});
+  dispatch_stencil<T>(shape,
+                      [&](auto op) { launch<typename decltype(op)::type>(args, context); });
 }
 
 template <typename T>
@@ -121,12 +100,16 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                     const LaunchContext& context) {
   // The faces given are read from their arrays even where they are compacted: at 512^3 the
   // faces' classes (a byte per face, then the table) took cuda-naive's Heat-3D-faces row from
-  // 50.7 to 39.7 GStencil/s on an H200. The cooperative runs of small grids, whose fields sit
-  // in L2, keep them (persistent_steps.cu).
+  // 50.7 to 39.7 GStencil/s on an H200. cuda-naive's own backend does not upload them
+  // (Capabilities::compact_faces); temporal-blocking's 1D single steps, which use this sweep,
+  // find them uploaded for the cooperative runs (persistent_steps.cu).
   const CoefficientForm compact = coefficient_form(args);
   const CoefficientForm form =
       compact == CoefficientForm::face_classes ? CoefficientForm::faces : compact;
-  dispatch_flux(args, dims, form, FluxLaunch<T>{args, context});
+  dispatch_flux(args, dims, form, [&](auto op) {
+    using Op = typename decltype(op)::type;
+    if constexpr (Op::kForm != CoefficientForm::face_classes) launch<Op>(args, context);
+  });
 }
 
 template void launch_naive_sweep<float>(const SweepArgs<float>&, const SweepShape&,

@@ -133,34 +133,13 @@ void launch(const typename Op::Args& args, const LaunchContext& context) {
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T>
-struct StencilLaunch {
-  const SweepArgs<T>& args;
-  const LaunchContext& context;
-
-  template <int DIMS, int R, int TAPS>
-  void operator()() const {
-    launch<StencilPoint<T, DIMS, R, TAPS>>(args, context);
-  }
-};
-
-template <typename T>
-struct FluxLaunch {
-  const CoefficientArgs<T>& args;
-  const LaunchContext& context;
-
-  template <class Op>
-  void operator()() const {
-    if constexpr (!takes_classes(Op::kForm)) launch<Op>(args, context);
-  }
-};
-
 }  // namespace
 
 template <typename T>
 void launch_shared_sweep(const SweepArgs<T>& args, const SweepShape& shape,
                          const LaunchContext& context) {
-  dispatch_shape(shape, StencilLaunch<T>{args, context});
+  dispatch_stencil<T>(shape,
+                      [&](auto op) { launch<typename decltype(op)::type>(args, context); });
 }
 
 // The compact forms are not read here: the tile stages k (or the faces' arrays are read), and
@@ -170,7 +149,10 @@ void launch_shared_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                      const LaunchContext& context) {
   const CoefficientForm form =
       args.faces[0] ? CoefficientForm::faces : CoefficientForm::fields;
-  dispatch_flux(args, dims, form, FluxLaunch<T>{args, context});
+  dispatch_flux(args, dims, form, [&](auto op) {
+    using Op = typename decltype(op)::type;
+    if constexpr (!takes_classes(Op::kForm)) launch<Op>(args, context);
+  });
 }
 
 template void launch_shared_sweep<float>(const SweepArgs<float>&, const SweepShape&,
