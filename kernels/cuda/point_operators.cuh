@@ -20,7 +20,10 @@
 //                              near.at<S>(dx, dy, dz) is staged field S at offset (dx, dy, dz)
 //                              from the node; near.i its element index and near.x, y, z its
 //                              coordinates (for what is read from global memory by index, and
-//                              the faces' rules).
+//                              the faces' rules);
+// and may declare
+//   column<C>(a, first, outputs)   C nodes along z at once, each input loaded once for every
+//                              output it feeds (the constant stencil: cuda-naive's 3D columns).
 #pragma once
 
 #include <cstdint>

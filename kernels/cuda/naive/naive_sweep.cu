@@ -37,7 +37,7 @@ __host__ __device__ constexpr bool plane_by_plane() {
 
 // Tile: 32 x 8 x C nodes (1D: 256) per block of 256 threads; blocks stride over y and z when
 // the grid has more rows or planes than a launch grid holds. Shared memory: what the operator's
-// block holds (the classes' table, 2.7 KB in fp64), else none. Registers: C values and the
+// block holds (the classes' table, 20 KB in fp64), else none. Registers: C values and the
 // loads in flight (fp64: 48 for the 7-point star at C = 4, 48 for the 27-point box at C = 8,
 // about 40 for the flux operator). Output by output, a full column computes every output
 // before storing any, so that the loads of a plane shared by several outputs are issued once;
