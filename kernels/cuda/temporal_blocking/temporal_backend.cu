@@ -155,6 +155,10 @@ class BlockedCoefficientBackend final : public Backend {
     return cuda::coefficient_unsupported_reason(caps_, problem);
   }
   int fusion_depth() const override { return depth_; }
+  // One step per pass reads the compact form (the single steps' sweep); deeper passes the fields.
+  double bytes_per_point_step() const override {
+    return depth_ == 1 ? main_.fields().compact_bytes_per_point(main_.problem().dims) : 0.0;
+  }
 
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
