@@ -844,7 +844,8 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
           setenv("HEATSIM_CUDA_FACE_RULES", mode % 3 == 2 ? "0" : "1", 1);
           SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
                        "D mode " + std::to_string(mode) + " faces " + built.faces);
-          if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
+          const auto backend = kernels::create_backend(name, precision);
+          if (!backend->unsupported_reason(p).empty()) continue;
           const std::vector<double> u0 = random_field(p.points(), rng);
           // 0: the fields; 1: the classes with the pairs' conductances; 2: the classes with
           // the sweeps forming the conductances (HEATSIM_CUDA_PAIRS=0).
@@ -858,7 +859,7 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
             uploads[form] = kernels::cuda_class_uploads() - before;
           }
           // The device holds the compact form only where the backend's sweep reads it.
-          const kernels::Capabilities caps = kernels::create_backend(name, precision)->capabilities();
+          const kernels::Capabilities caps = backend->capabilities();
           const bool reads = caps.compact_materials && (!given || caps.compact_faces);
           EXPECT_EQ(uploads[0], 0) << "HEATSIM_CUDA_CLASSES=0 took the compact form";
           if (reads) {
