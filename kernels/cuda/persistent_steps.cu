@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kThreads)
       const unsigned row = j / nx, z = row / ny;
       const unsigned x = j - row * nx, y = row - z * ny;
       const std::int64_t i = g.index(x, y, z);
-      T value = Op::point(a, block, global_near<Op>(a, u, i, 0, x, y, z));
+      T value = Op::point(a, block, global_near<Op, false>(a, u, i, 0, x, y, z));
       const unsigned c[3] = {x, y, z};
       for (int f = 0; f < d.count; ++f)  // the later face wins an edge, as set_dirichlet
         if (c[d.axis[f]] == (d.side[f] == 0 ? 0u : static_cast<unsigned>(g.n[d.axis[f]] - 1)))

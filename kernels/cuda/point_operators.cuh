@@ -36,7 +36,9 @@ namespace heatsim::kernels::cuda {
 // A node's neighbourhood read from global memory: node i of a column whose first node is at
 // element `first` of each staged field, the node `j` planes along z from it (j a constant once
 // the column's loop unrolls, so that outputs of one column share the loads of a plane).
-template <typename T, int STAGED>
+// READ_ONLY: the fields are not written while the kernel runs (a sweep from one buffer into
+// another, not a persistent run's steps), so they may be read through the read-only data path.
+template <typename T, int STAGED, bool READ_ONLY>
 struct GlobalNear {
   const T* field[STAGED];  // each staged field at the column's first node
   std::int64_t pitch_y, pitch_z;
@@ -45,17 +47,19 @@ struct GlobalNear {
 
   template <int S>
   __device__ __forceinline__ T at(int dx, int dy, int dz) const {
-    return field[S][(j + dz) * pitch_z + dy * pitch_y + dx];
+    const T* p = field[S] + ((j + dz) * pitch_z + dy * pitch_y + dx);
+    if constexpr (READ_ONLY) return __ldg(p);
+    return *p;
   }
 };
 
 // The neighbourhood of node `first` + j planes along z, the staged fields of Op read from
 // global memory (slot 0 from `u` when given: a run that alternates its buffers).
-template <class Op>
-__device__ __forceinline__ GlobalNear<typename Op::Value, Op::kStaged> global_near(
+template <class Op, bool READ_ONLY>
+__device__ __forceinline__ GlobalNear<typename Op::Value, Op::kStaged, READ_ONLY> global_near(
     const typename Op::Args& a, const typename Op::Value* u, std::int64_t first, int j,
     std::int64_t x, std::int64_t y, std::int64_t z) {
-  GlobalNear<typename Op::Value, Op::kStaged> near;
+  GlobalNear<typename Op::Value, Op::kStaged, READ_ONLY> near;
 #pragma unroll
   for (int s = 0; s < Op::kStaged; ++s) near.field[s] = Op::staged_field(a, s) + first;
   if (u) near.field[0] = u + first;

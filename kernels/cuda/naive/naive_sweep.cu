@@ -35,6 +35,16 @@ __host__ __device__ constexpr bool plane_by_plane() {
   return column_length<Op>() > 1 && !(Op::kStar && Op::kRadius == 1);
 }
 
+// Whether the neighbours are read through the read-only data path (ld.global.nc). On an H200,
+// 512^3 / 8192^2 / 2^26 fp64 against plain loads: Heat-1D 217 against 130-147 GStencil/s,
+// Heat-2D 200 against 143, Star-2D13P 161 against 127, Heat-3D-faces 69 against 47; the
+// radius-1 3D star's columns, output by output, lose by it (183 against 192) and keep plain
+// loads.
+template <class Op>
+__host__ __device__ constexpr bool read_only_loads() {
+  return !(Op::kDims == 3 && Op::kStar && Op::kRadius == 1 && !Op::kCoefficients);
+}
+
 // Tile: 32 x 8 x C nodes (1D: 256) per block of 256 threads; blocks stride over y and z when
 // the grid has more rows or planes than a launch grid holds. Shared memory: what the operator's
 // block holds (the classes' table, 20 KB in fp64), else none. Registers: C values and the
@@ -46,6 +56,7 @@ template <class Op>
 __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
   using T = typename Op::Value;
   constexpr int C = column_length<Op>();
+  constexpr bool kReadOnly = read_only_loads<Op>();
   const typename Op::Block block = Op::enter(a);
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
@@ -62,13 +73,14 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
         T value[C];
 #pragma unroll
         for (int j = 0; j < C; ++j)
-          value[j] = Op::point(a, block, global_near<Op>(a, nullptr, first, j, x, y, z0));
+          value[j] =
+              Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
 #pragma unroll
         for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
       } else {
         for (int j = 0; j < g.n[2] - z0; ++j)
           a.out[first + j * g.pitch_z] =
-              Op::point(a, block, global_near<Op>(a, nullptr, first, j, x, y, z0));
+              Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
       }
     }
 }
@@ -91,8 +103,7 @@ void launch(const typename Op::Args& args, const LaunchContext& context) {
 template <typename T>
 void launch_naive_sweep(const SweepArgs<T>& args, const SweepShape& shape,
                         const LaunchContext& context) {
-  dispatch_stencil<T>(shape,
-                      [&](auto op) { launch<typename decltype(op)::type>(args, context); });
+  dispatch_stencil<T>(shape, [&](auto op) { launch<typename decltype(op)::type>(args, context); });
 }
 
 template <typename T>
