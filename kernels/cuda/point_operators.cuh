@@ -23,10 +23,25 @@
 //                              the faces' rules);
 // and may declare
 //   column<C>(a, first, outputs)   C nodes along z at once, each input loaded once for every
-//                              output it feeds (the constant stencil: cuda-naive's 3D columns).
+//                              output it feeds (the constant stencil: cuda-naive's 3D columns);
+//   the march (register-tiling, 2D and 3D): the planes of the slowest axis (z in 3D, y in 2D)
+//   arrive in order, each staged in shared memory with its in-plane halo, and a thread carries
+//   its column's pending outputs from plane to plane:
+//     Plane<SY, SX>            what a plane stages per node (the arrays of an SY x SX tile);
+//     Slot, load(a, in, e), put(plane, l, slot)   one node's staged values: read from element e
+//                              (u from `in`), stored as tile node l;
+//     kPrefetch                how many planes a thread's loads run ahead (1 or 2 register
+//                              sets of Slots);
+//     request(plane, l, src, ok)  (optional) tile node l by an asynchronous copy from src
+//                              (zero-filled where !ok), for tilings that stage by copies;
+//     March: start(), plane(a, block, tile, at, p)   the column's state; plane p added to it
+//                              (at: MarchAt), each output stored once complete.
 #pragma once
 
+#include <cuda_pipeline.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "coefficient_sweep.cuh"
 #include "stencil_common.cuh"
@@ -72,6 +87,17 @@ __device__ __forceinline__ GlobalNear<typename Op::Value, Op::kStaged, READ_ONLY
   near.z = z + j;
   return near;
 }
+
+// Where a marching thread's column is (the march of the operators below): its node in the
+// plane tile (without the halo), its coordinates, the element of its node in plane 0 (planes are
+// march_pitch apart), the outputs [m0, m1) its block forms along the march axis, and whether
+// its node is inside the grid.
+struct MarchAt {
+  int tx, ty;
+  std::int64_t x, y, own;
+  std::int64_t m0, m1, march_n, march_pitch;
+  bool active;
+};
 
 // The constant stencil: out = sum_taps w * u(x + d) + dt*f over the taps TAPS of radius R, in
 // kernels::Stencil's order (for_each_tap).
@@ -145,6 +171,82 @@ struct StencilPoint {
     for (int j = 0; j < C; ++j)
       if (j < outputs) out[first + j * g.pitch_z] = value[j] + a.source;
   }
+
+  // The march: instead of holding the 2R+1 input planes, a thread holds 2R+1 partial sums.
+  // Plane p adds w(., ., p - m) * u(p) to the pending outputs m = p-R .. p+R, and output p-R is
+  // complete once plane p is in. That covers stars (planes p != m give their centre node only)
+  // and boxes (every node of the in-plane window read once from shared memory and applied to
+  // all 2R+1 sums; for a fused star, only the sums whose offset is a tap). Each output sums its
+  // taps plane by plane, in increasing y and x within a plane.
+  template <int SY, int SX>
+  struct Plane {
+    T u[SY][SX];
+  };
+  struct Slot {
+    T u;
+  };
+  static constexpr int kPrefetch = 2;
+  __device__ __forceinline__ static Slot load(const Args&, const T* __restrict__ in,
+                                              std::int64_t e) {
+    return {in[e]};
+  }
+  template <int SY, int SX>
+  __device__ __forceinline__ static void put(Plane<SY, SX>& t, int l, const Slot& v) {
+    (&t.u[0][0])[l] = v.u;
+  }
+  template <int SY, int SX>
+  __device__ __forceinline__ static void request(Plane<SY, SX>& t, int l, const T* src, bool ok) {
+    __pipeline_memcpy_async(&t.u[0][0] + l, src, sizeof(T), ok ? 0 : sizeof(T));
+  }
+
+  struct March {
+    static constexpr int Q = 2 * R + 1;
+    T acc[Q];  // acc[j]: output p - R + j while plane p is added
+
+    __device__ __forceinline__ void start() {
+#pragma unroll
+      for (int j = 0; j < Q; ++j) acc[j] = T(0);
+    }
+
+    template <int SY, int SX>
+    __device__ __forceinline__ void plane(const Args& a, const Block&, const Plane<SY, SX>& t,
+                                          const MarchAt& at, std::int64_t p) {
+      static_assert(DIMS >= 2, "a march needs a plane");
+      constexpr int RY = DIMS == 3 ? R : 0;
+      const int tx = at.tx, ty = at.ty;
+      // The weight of in-plane offset (dx, dy) and march offset dm.
+      auto w = [&](int dx, int dy, int dm) -> T {
+        return DIMS == 3 ? a.weights.w[weight_index<3, R>(dx, dy, dm)]
+                         : a.weights.w[weight_index<2, R>(dx, dm, 0)];
+      };
+      if constexpr (!kStar) {
+#pragma unroll
+        for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx) {
+            const T u = t.u[ty + RY + dy][tx + R + dx];
+#pragma unroll
+            for (int j = 0; j < Q; ++j)
+              if (is_tap<TAPS, R>(dx, dy, R - j)) acc[j] += w(dx, dy, R - j) * u;
+          }
+      } else {
+        const T centre = t.u[ty + RY][tx + R];
+#pragma unroll
+        for (int j = 0; j < Q; ++j)
+          if (j != R) acc[j] += w(0, 0, R - j) * centre;
+#pragma unroll
+        for (int dy = -RY; dy <= RY; ++dy)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx)
+            if (dx == 0 || dy == 0) acc[R] += w(dx, dy, 0) * t.u[ty + RY + dy][tx + R + dx];
+      }
+      const std::int64_t m = p - R;
+      if (at.active && m >= at.m0) a.out[at.own + m * at.march_pitch] = acc[0] + a.source;
+#pragma unroll
+      for (int j = 0; j + 1 < Q; ++j) acc[j] = acc[j + 1];
+      acc[Q - 1] = T(0);
+    }
+  };
 };
 
 // The classes' table of `a` staged in shared memory for the block (stage_class_table), the
@@ -202,8 +304,8 @@ struct FluxPoint {
       if constexpr (FORM == CoefficientForm::faces) {
         face_pair(a, axis, i, st, k_lo, k_hi);
       } else if constexpr (FORM == CoefficientForm::face_classes) {
-        k_lo = b.table->face[axis][a.face_class[axis][i - st]];
-        k_hi = b.table->face[axis][a.face_class[axis][i]];
+        k_lo = face_at(a, b, axis, i - st);
+        k_hi = face_at(a, b, axis, i);
       } else if constexpr (FORM == CoefficientForm::classes) {
         k_lo = class_conductance(*b.table, ci, cls[i - st], a.pairs);
         k_hi = class_conductance(*b.table, ci, cls[i + st], a.pairs);
@@ -223,6 +325,165 @@ struct FluxPoint {
     else
       return finish_node<TRANSFER>(a, b.factor, i, ui, flow);
   }
+
+  // The march. Output m is finished one plane late: plane m gives the flow of its in-plane
+  // axes and, with the previous plane's centre values held in registers, the march axis's minus
+  // face; plane m+1 adds the plus face. That keeps point()'s grouping and order (in-plane axes
+  // first, then the march axis, minus before plus). The march-axis face between planes m and
+  // m+1 is one conductance for both of its nodes (face_conductance is exactly symmetric), so a
+  // node forms five conductances instead of six in 3D. A plane stages u and, where the faces
+  // are not given, each node's k or class (Key); with the faces given, a node reads its
+  // in-plane faces from global memory (its own and its lower neighbour's, cached lines) and
+  // the march face below it once for both of its nodes. With the rules, the first and last
+  // planes read their mirror node (and its key) again from global memory, a load on those
+  // planes only, rather than holding more registers on every plane.
+  static constexpr bool kFacesGiven =
+      FORM == CoefficientForm::faces || FORM == CoefficientForm::face_classes;
+  using Key = std::conditional_t<takes_classes(FORM), std::uint8_t, T>;
+  template <int SY, int SX>
+  struct Plane {
+    T u[SY][SX];
+    Key k[kFacesGiven ? 1 : SY][kFacesGiven ? 1 : SX];
+  };
+  struct Slot {
+    T u;
+    Key k;
+  };
+  static constexpr int kPrefetch = 1;
+  __device__ __forceinline__ static Key key_at(const Args& a, std::int64_t e) {
+    if constexpr (takes_classes(FORM)) return a.node_class[e];
+    else return a.conductivity[e];
+  }
+  __device__ __forceinline__ static Slot load(const Args& a, const T* __restrict__ in,
+                                              std::int64_t e) {
+    if constexpr (kFacesGiven) return {in[e], Key(0)};
+    else return {in[e], key_at(a, e)};
+  }
+  template <int SY, int SX>
+  __device__ __forceinline__ static void put(Plane<SY, SX>& t, int l, const Slot& v) {
+    (&t.u[0][0])[l] = v.u;
+    if constexpr (!kFacesGiven) (&t.k[0][0])[l] = v.k;
+  }
+  // The conductance between two nodes' keys; the face between element e and e + e_axis, the
+  // faces given.
+  __device__ __forceinline__ static T conductance(const Args& a, const Block& b, Key p, Key q) {
+    if constexpr (takes_classes(FORM)) return class_conductance(*b.table, p, q, a.pairs);
+    else return face_conductance(p, q);
+  }
+  __device__ __forceinline__ static T face_at(const Args& a, const Block& b, int axis,
+                                              std::int64_t e) {
+    if constexpr (FORM == CoefficientForm::face_classes)
+      return b.table->face[axis][a.face_class[axis][e]];
+    else return a.faces[axis][e];
+  }
+
+  struct March {
+    T u_prev;   // the previous plane's centre value, and its key
+    Key k_prev;
+    T flow;     // output p-1: the flow of its in-plane axes
+    T minus;    // output p-1: K_lo (u_lo - u_i) of the march axis
+    T dtc;      // output p-1: dt / C
+    T src;      // output p-1: its sources at this step's factors
+    T hold;     // output p-1: H of a surface inside the body
+
+    __device__ __forceinline__ void start() {
+      u_prev = flow = minus = dtc = src = hold = T(0);
+      k_prev = Key(0);
+    }
+
+    template <int SY, int SX>
+    __device__ __forceinline__ void plane(const Args& a, const Block& b, const Plane<SY, SX>& t,
+                                          const MarchAt& at, std::int64_t p) {
+      static_assert(DIMS >= 2, "a march needs a plane");
+      constexpr int MARCH = DIMS - 1, RY = DIMS == 3 ? 1 : 0;
+      const DeviceGrid& g = a.grid;
+      const int cx = at.tx + 1, cy = at.ty + RY;
+      const T uc = t.u[cy][cx];
+      Key kc = Key(0);
+      if constexpr (!kFacesGiven) kc = t.k[cy][cx];
+      const std::int64_t i = at.own + p * at.march_pitch;
+      // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
+      T k_march;
+      if constexpr (kFacesGiven)
+        k_march = at.active && p >= at.m0 ? face_at(a, b, MARCH, i - at.march_pitch) : T(0);
+      else
+        k_march = conductance(a, b, k_prev, kc);
+      if (p > at.m0) {  // output p-1 is complete with its march-plus face
+        T u_hi = uc;
+        if constexpr (RULES) {
+          if (p == at.march_n && at.active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
+            const std::int64_t m = at.own + (at.march_n - 2) * at.march_pitch;  // mirror node
+            T k_bm;
+            if constexpr (kFacesGiven) k_bm = face_at(a, b, MARCH, m);
+            else k_bm = conductance(a, b, k_prev, key_at(a, m));
+            u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, a.in[m], k_bm, k_march);
+          }
+        }
+        flow = fma(a.inv_h2[MARCH], fma(k_march, u_hi - u_prev, minus), flow);  // add_axis
+        if (at.active) {
+          T& out = a.out[at.own + (p - 1) * at.march_pitch];
+          if constexpr (TRANSFER) out = fma(dtc, fma(-hold, u_prev, flow + src), u_prev);
+          else out = fma(dtc, flow + src, u_prev);
+        }
+      }
+      if (p >= at.m0 && p < at.m1) {
+        flow = T(0);
+        T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
+        if constexpr (kFacesGiven) {
+          kx_lo = kx_hi = T(0);
+          if (at.active) {
+            kx_lo = face_at(a, b, 0, i - 1);
+            kx_hi = face_at(a, b, 0, i);
+            if (DIMS == 3) {
+              ky_lo = face_at(a, b, 1, i - g.pitch_y);
+              ky_hi = face_at(a, b, 1, i);
+            }
+          }
+        } else {
+          kx_lo = conductance(a, b, kc, t.k[cy][cx - 1]);
+          kx_hi = conductance(a, b, kc, t.k[cy][cx + 1]);
+          if (DIMS == 3) {
+            ky_lo = conductance(a, b, kc, t.k[cy - 1][cx]);
+            ky_hi = conductance(a, b, kc, t.k[cy + 1][cx]);
+          }
+        }
+        T ux_lo = t.u[cy][cx - 1], ux_hi = t.u[cy][cx + 1];
+        if constexpr (RULES)
+          apply_face_rules(a.rules, 0, at.x, g.n[0], uc, kx_lo, kx_hi, ux_lo, ux_hi);
+        add_axis(flow, a.inv_h2[0], uc, kx_lo, ux_lo, kx_hi, ux_hi);
+        if constexpr (DIMS == 3) {
+          T uy_lo = t.u[cy - 1][cx], uy_hi = t.u[cy + 1][cx];
+          if constexpr (RULES)
+            apply_face_rules(a.rules, 1, at.y, g.n[1], uc, ky_lo, ky_hi, uy_lo, uy_hi);
+          add_axis(flow, a.inv_h2[1], uc, ky_lo, uy_lo, ky_hi, uy_hi);
+        }
+        T u_lo = u_prev;
+        if constexpr (RULES) {
+          if (p == 0 && at.active && a.rules.apply[2 * MARCH]) {  // the ghost below
+            const std::int64_t m = i + at.march_pitch;
+            T k_bm;
+            if constexpr (kFacesGiven) k_bm = face_at(a, b, MARCH, i);
+            else k_bm = conductance(a, b, kc, key_at(a, m));
+            u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, a.in[m], k_bm, k_march);
+          }
+        }
+        minus = rounded_product(k_march, u_lo - uc);
+        if (at.active) {
+          if constexpr (takes_classes(FORM)) {
+            const unsigned c = kFacesGiven ? a.node_class[i] : kc;  // not staged, faces given
+            dtc = b.table->dt_over_capacity[c];
+            src = class_source(a, *b.table, b.factor, c);
+          } else {
+            dtc = a.dt_over_capacity[i];
+            src = node_source(a, b.factor, i);
+            if constexpr (TRANSFER) hold = a.transfer[i];
+          }
+        }
+      }
+      u_prev = uc;
+      k_prev = kc;
+    }
+  };
 };
 
 // An operator type as a value, for the generic lambdas the dispatchers below call:

@@ -38,7 +38,7 @@ template <typename T>
 void launch_register_sweep(const SweepArgs<T>& args, const SweepShape& shape,
                         const LaunchContext& context);
 
-// The varying-coefficient step (coefficient_sweep.cuh), register_coefficient_sweep.cu.
+// The varying-coefficient step (coefficient_sweep.cuh): the same tiling over the flux operator.
 template <typename T>
 void launch_register_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                      const LaunchContext& context);
