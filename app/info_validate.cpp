@@ -172,7 +172,7 @@ void print_memory(const PreparedRun& run) {
   const solver::Case& c = run.case_;
   std::string backend = c.backend;
   if (backend == "auto") {
-    backend = "cpu";
+    backend = kernels::backend_registry().back().name;  // the host fallback, registered last
     for (const auto& e : kernels::backend_registry())
       if (e.needs_gpu && !kernels::cuda_devices().empty()) {
         backend = e.name;

@@ -26,9 +26,17 @@ struct BackendEntry {
   // The performance model's calibration for this backend; empty: the model's default for a
   // GPU backend, none for a host one (solver/perf_model.hpp, backend_model).
   std::optional<PerformanceModel> model;
+  // A CUDA-core tiling on the sweep driver: one kernel over the point operators per step, fused
+  // passes by the fusing driver (cuda/backend_entry.hpp, sweep_entry). The GPU suites that
+  // compare the tilings with the CPU run every such entry.
+  bool point_sweep = false;
+  // The dimensions it steps (its capabilities' min_dims and max_dims), known without a device.
+  int min_dims = 1;
+  int max_dims = 3;
 };
 
-// All compiled backends, in the order `auto` prefers them (fastest first).
+// All compiled backends, in the order `auto` prefers them (fastest first); the host reference
+// (cpu), which runs every problem, is the last: the fallback.
 const std::vector<BackendEntry>& backend_registry();
 // Names of all compiled backends.
 std::vector<std::string> backend_names();

@@ -300,15 +300,18 @@ struct CoreCase {
 
 std::vector<CoreCase> core_cases() {
   std::vector<CoreCase> cases;
-  for (const char* backend : {"cuda-naive", "shared-tiling", "register-tiling"})
+  for (const BackendEntry& e : backend_registry()) {  // every CUDA-core tiling
+    if (!e.point_sweep) continue;
     for (Precision precision : {Precision::fp64, Precision::fp32})
       for (const Case& c : all_cases()) {
         // Radius 1, and the 2D stars of radius 2 and 3 (their fused-star tap sets).
         const bool star_2d = c.shape.stencil.dims == 2 && c.shape.stencil.is_star();
         if (c.shape.stencil.radius != 1 && !star_2d) continue;
-        if (std::string(backend) == "register-tiling" && c.shape.stencil.dims == 1) continue;
-        cases.push_back({backend, precision, c});
+        const int dims = c.shape.stencil.dims;
+        if (dims < e.min_dims || dims > e.max_dims) continue;
+        cases.push_back({e.name, precision, c});
       }
+  }
   return cases;
 }
 

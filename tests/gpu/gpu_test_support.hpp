@@ -36,10 +36,21 @@ class GpuTest : public ::testing::Test {
   void SetUp() override { skip_without_gpu(); }
 };
 
-// The CUDA-core backends this suite covers.
+// The CUDA-core tilings this suite covers: every registered point sweep (registry.hpp).
 inline const std::vector<std::string>& cuda_backend_names() {
-  static const std::vector<std::string> names{"cuda-naive", "shared-tiling", "register-tiling"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& e : kernels::backend_registry())
+      if (e.point_sweep) n.push_back(e.name);
+    return n;
+  }();
   return names;
+}
+
+// Whether backend `name` steps problems of `dims` dimensions (its registry entry).
+inline bool steps_dims(const std::string& name, int dims) {
+  const kernels::BackendEntry* e = kernels::find_backend(name);
+  return e && dims >= e->min_dims && dims <= e->max_dims;
 }
 
 // Random weights of the given shape, some negative, scaled to sum |w| = 1 so that values

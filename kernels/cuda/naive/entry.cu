@@ -1,0 +1,52 @@
+// The cuda-naive backend's registry entry: its sweep, capabilities, the rates `auto` ranks it
+// by and its performance model.
+#include "../backend_entry.hpp"
+#include "naive_sweep.hpp"
+
+namespace heatsim::kernels {
+namespace {
+
+using cuda::SweepBackendSpec;
+
+SweepBackendSpec naive_spec() {
+  SweepBackendSpec s;
+  s.name = "cuda-naive";
+  s.capabilities.max_radius = cuda::kMaxRadius;
+  s.capabilities.temperature_dependence = true;
+  s.sweep_fp32 = &cuda::launch_naive_sweep<float>;
+  s.sweep_fp64 = &cuda::launch_naive_sweep<double>;
+  s.coefficient_fp32 = &cuda::launch_naive_coefficient_sweep<float>;
+  s.coefficient_fp64 = &cuda::launch_naive_coefficient_sweep<double>;
+  // Materials as a byte per node; the faces given from their arrays (naive_sweep.cu).
+  s.capabilities.compact_materials = true;
+  // Heat-2D: 133.4 / 230.7 / 215.9 / 175.9 / 208.5 / 211.2 GStencil/s at k = 1..6;
+  // Star-2D13P 144.5 / 92.4; Heat-3D: 142.1 / 164.9 / 45.6.
+  s.auto_radius_2d = 2;
+  s.auto_radius_3d = 2;
+  return s;
+}
+
+// heatsim bench on the H100 (backend_entry.hpp, MeasuredRow).
+constexpr MeasuredRow kNaive[] = {{1, false, 1, {122.3, 201.2, 300.6}, 300.6},
+                                  {1, false, 2, {101.7}, 101.7},
+                                  {2, false, 1, {133.4, 230.7, 215.9, 175.9, 208.5, 211.2}, 230.7},
+                                  {2, true, 1, {144.1, 182.4, 172.7}, 172.7},
+                                  {2, false, 3, {144.5, 92.4}, 144.5},
+                                  {2, true, 3, {58.6}, 58.6},
+                                  {3, false, 1, {142.1, 164.9, 45.6}, 164.9},
+                                  {3, true, 1, {121.6, 74.2, 48.0}, 121.6}};
+
+}  // namespace
+
+// Its performance model (backend_entry.hpp): cuda-naive leaves its halo to L1/L2 (no tile).
+BackendEntry cuda_naive_entry() {
+  return sweep_entry(
+      naive_spec(),
+      "CUDA: one thread per node from global memory (baseline); 1D-3D, star and box, "
+      "radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
+      measured_rate(kNaive),
+      PerformanceModel{
+          {{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}, {0.60, 0.75, 0.70}, {0.20, 0.20, 0.20}});
+}
+
+}  // namespace heatsim::kernels

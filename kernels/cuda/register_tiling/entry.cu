@@ -1,0 +1,53 @@
+// The register-tiling backend's registry entry: its sweep, capabilities, the rates `auto` ranks it
+// by and its performance model.
+#include "../backend_entry.hpp"
+#include "register_sweep.hpp"
+
+namespace heatsim::kernels {
+namespace {
+
+using cuda::SweepBackendSpec;
+
+SweepBackendSpec register_spec() {
+  SweepBackendSpec s;
+  s.name = "register-tiling";
+  s.capabilities.min_dims = 2;
+  s.capabilities.max_radius = cuda::kMaxRadius;
+  s.capabilities.temperature_dependence = true;
+  s.sweep_fp32 = &cuda::launch_register_sweep<float>;
+  s.sweep_fp64 = &cuda::launch_register_sweep<double>;
+  s.coefficient_fp32 = &cuda::launch_register_coefficient_sweep<float>;
+  s.coefficient_fp64 = &cuda::launch_register_coefficient_sweep<double>;
+  s.capabilities.compact_materials = true;
+  s.capabilities.compact_faces = true;
+  // Heat-2D: 168.9 / 309.1 / 482.4 / 588.5 / 609.3 / 619.2; Star-2D13P: 166.4 / 247.4;
+  // Heat-3D: 143.0 / 209.2 / 236.8.
+  s.auto_radius_2d = 6;
+  s.auto_radius_3d = 3;
+  return s;
+}
+
+// heatsim bench on the H100 (backend_entry.hpp, MeasuredRow).
+constexpr MeasuredRow kRegisterTiling[] = {
+    {2, false, 1, {168.9, 309.1, 482.4, 588.5, 609.3, 619.2}, 619.2},
+    {2, true, 1, {168.4, 288.9, 424.7}, 424.7},
+    {2, false, 3, {166.4, 247.4}, 247.4},
+    {2, true, 3, {148.8}, 148.8},
+    {3, false, 1, {143.0, 209.2, 236.8}, 236.8},
+    {3, true, 1, {139.7, 96.3, 37.0}, 139.7}};
+
+}  // namespace
+
+// Its performance model (backend_entry.hpp): the tile of the plane it marches with (no extent
+// along the march).
+BackendEntry register_tiling_entry() {
+  return sweep_entry(
+      register_spec(),
+      "CUDA: 2D blocks march along the slowest axis, plane in shared memory, neighbours in "
+      "registers; 2D/3D, star and box, radius <= 3, fp64/fp32, fusion k*r <= 3 (2D stars 6)",
+      measured_rate(kRegisterTiling),
+      PerformanceModel{
+          {{{0, 0, 0}, {256, 0, 0}, {32, 8, 0}}}, {0.5, 0.91, 1.00}, {0.44, 0.44, 0.44}});
+}
+
+}  // namespace heatsim::kernels
