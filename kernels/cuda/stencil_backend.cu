@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../boundary_rules.hpp"
+#include "../forwarding_backend.hpp"
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
@@ -276,7 +277,7 @@ struct CoreKernel {
 // for fusion and at least two steps fit a pass (k*r <= max_fused_radius()), else one step per
 // pass (SweepBackend, whose boundary work is one launch per step).
 template <typename T>
-class CoreBackend final : public Backend {
+class CoreBackend final : public ForwardingBackend {
  public:
   CoreBackend(SweepBackendSpec spec, SweepLauncher<T> sweep)
       : spec_(std::move(spec)), sweep_(sweep) {}
@@ -294,11 +295,11 @@ class CoreBackend final : public Backend {
   }
 
   void setup(const StencilProblem& problem) override {
-    inner_.reset();
+    forget();
     if (problem.coefficients) {  // one step per pass: no constant S to fuse
       auto varying = make_coefficient_backend<T>(spec_.name, spec_.capabilities, coefficient_sweep());
       varying->setup(problem);
-      inner_ = std::move(varying);
+      choose(std::move(varying));
       return;
     }
     if (problem.fusion_depth != 1) {
@@ -306,35 +307,13 @@ class CoreBackend final : public Backend {
           std::make_unique<FusingBackend<T, CoreKernel<T>>>(CoreKernel<T>{spec_, sweep_});
       fused->setup(problem);
       if (fused->fusion_depth() > 1) {
-        inner_ = std::move(fused);
+        choose(std::move(fused));
         return;
       }
     }
     auto single = std::make_unique<SweepBackend<T>>(spec_, sweep_);
     single->setup(problem);
-    inner_ = std::move(single);
-  }
-
-  void upload(const std::vector<double>& field) override { ready().upload(field); }
-  void upload_from(const HostField& field) override { ready().upload_from(field); }
-  void download(std::vector<double>& field) override { ready().download(field); }
-  void download_to(double* out) override { ready().download_to(out); }
-  void download_to(float* out) override { ready().download_to(out); }
-  void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
-  FieldStats stats() override { return ready().stats(); }
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    ready().sample(nodes, values);
-  }
-  void read_box(const FieldBox& box, double* values) override {
-    ready().read_box(box, values);
-  }
-  void write_box(const FieldBox& box, const double* values) override {
-    ready().write_box(box, values);
-  }
-  void synchronize() override { ready().synchronize(); }
-  int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
-  double bytes_per_point_step() const override {
-    return inner_ ? inner_->bytes_per_point_step() : 0.0;
+    choose(std::move(single));
   }
 
  private:
@@ -345,14 +324,8 @@ class CoreBackend final : public Backend {
       return spec_.coefficient_fp64;
   }
 
-  Backend& ready() {
-    if (!inner_) throw std::logic_error(spec_.name + " backend: used before setup()");
-    return *inner_;
-  }
-
   SweepBackendSpec spec_;
   SweepLauncher<T> sweep_;
-  std::unique_ptr<Backend> inner_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "../../forwarding_backend.hpp"
 #include "../box_transfer.cuh"
 #include "../coefficient_backend.cuh"
 #include "../fusing_backend.cuh"
@@ -396,7 +397,7 @@ class BlockedCoefficientBackend final : public Backend {
 // The backend `temporal-blocking` names: the constant-weight driver or the coefficient one,
 // chosen by the problem at setup().
 template <typename T>
-class TemporalBlockingBackend final : public Backend {
+class TemporalBlockingBackend final : public ForwardingBackend {
  public:
   std::string name() const override { return "temporal-blocking"; }
   Capabilities capabilities() const override { return BlockedKernel<T>{}.capabilities(); }
@@ -407,32 +408,15 @@ class TemporalBlockingBackend final : public Backend {
   }
 
   void setup(const StencilProblem& problem) override {
-    inner_.reset();
+    forget();
+    std::unique_ptr<Backend> inner;
     if (problem.coefficients)
-      inner_ = std::make_unique<BlockedCoefficientBackend<T>>(coefficient_caps());
+      inner = std::make_unique<BlockedCoefficientBackend<T>>(coefficient_caps());
     else
-      inner_ = std::make_unique<cuda::FusingBackend<T, BlockedKernel<T>>>(BlockedKernel<T>{});
-    inner_->setup(problem);
+      inner = std::make_unique<cuda::FusingBackend<T, BlockedKernel<T>>>(BlockedKernel<T>{});
+    inner->setup(problem);
+    choose(std::move(inner));
   }
-
-  void upload(const std::vector<double>& field) override { ready().upload(field); }
-  void upload_from(const HostField& field) override { ready().upload_from(field); }
-  void download(std::vector<double>& field) override { ready().download(field); }
-  void download_to(double* out) override { ready().download_to(out); }
-  void download_to(float* out) override { ready().download_to(out); }
-  void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
-  FieldStats stats() override { return ready().stats(); }
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    ready().sample(nodes, values);
-  }
-  void read_box(const FieldBox& box, double* values) override {
-    ready().read_box(box, values);
-  }
-  void write_box(const FieldBox& box, const double* values) override {
-    ready().write_box(box, values);
-  }
-  void synchronize() override { ready().synchronize(); }
-  int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
 
  private:
   static Capabilities coefficient_caps() {
@@ -442,12 +426,6 @@ class TemporalBlockingBackend final : public Backend {
     return c;
   }
 
-  Backend& ready() {
-    if (!inner_) throw std::logic_error("temporal-blocking backend: used before setup()");
-    return *inner_;
-  }
-
-  std::unique_ptr<Backend> inner_;
 };
 
 }  // namespace
