@@ -1,6 +1,5 @@
 // The varying-coefficient driver of coefficient_backend.cuh.
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -227,25 +226,9 @@ template <typename T>
 FieldStats coefficient_field_stats(CoefficientStepper<T>& field, DeviceArray& partials,
                                    const LaunchContext& context) {
   const StencilProblem& p = field.problem();
-  bool trapezoid[3];
-  for (int a = 0; a < 3; ++a) trapezoid[a] = a < p.dims && !p.periodic(a);
-  const int blocks = launch_stats<T>(field.cur(), field.grid(), trapezoid,
-                                     partials.as<StatsPartial>(), context.multiprocessors,
-                                     context.stream, field.fields().capacity.template as<double>());
-  std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
-  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials.as<void>(),
-                                     host.size() * sizeof(StatsPartial), cudaMemcpyDeviceToHost,
-                                     context.stream));
-  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context.stream));
-  FieldStats st;
-  st.min = std::numeric_limits<double>::infinity();
-  st.max = -st.min;
-  for (const StatsPartial& q : host) {
-    st.min = std::min(st.min, q.min);
-    st.max = std::max(st.max, q.max);
-    st.total_heat += q.total;
-    st.non_finite += q.non_finite;
-  }
+  FieldStats st = device_field_stats<T>(field.cur(), field.grid(), p, partials.as<StatsPartial>(),
+                                        context.multiprocessors, context.stream,
+                                        field.fields().capacity.template as<double>());
   // Laws of varying capacity hold C_ref h(u): their heat content on the host.
   if (field.temperature().varying_c) st.total_heat = enthalpy_content(field.cur(), p, field.grid());
   return st;

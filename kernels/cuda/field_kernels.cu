@@ -2,6 +2,7 @@
 // field (ghosts, boundary nodes) or read it once (statistics); the sweeps are elsewhere.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -472,6 +473,30 @@ int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3]
   return blocks;
 }
 
+template <typename T>
+FieldStats device_field_stats(const T* field, const DeviceGrid& grid, const StencilProblem& p,
+                              StatsPartial* partials, int multiprocessors, cudaStream_t stream,
+                              const double* capacity) {
+  bool trapezoid[3];
+  for (int a = 0; a < 3; ++a) trapezoid[a] = a < p.dims && !p.periodic(a);
+  const int blocks =
+      launch_stats<T>(field, grid, trapezoid, partials, multiprocessors, stream, capacity);
+  std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
+  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(StatsPartial),
+                                     cudaMemcpyDeviceToHost, stream));
+  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  FieldStats st;
+  st.min = std::numeric_limits<double>::infinity();
+  st.max = -st.min;
+  for (const StatsPartial& q : host) {
+    st.min = std::min(st.min, q.min);
+    st.max = std::max(st.max, q.max);
+    st.total_heat += q.total;
+    st.non_finite += q.non_finite;
+  }
+  return st;
+}
+
 #define HEATSIM_FIELD_KERNELS(T)                                                            \
   template void launch_fill_ghosts<T>(T*, const DeviceGrid&, int, GhostFace, GhostFace,   \
                                       double, cudaStream_t);                              \
@@ -481,6 +506,9 @@ int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3]
                                         bool, cudaStream_t);                              \
   template int launch_stats<T>(const T*, const DeviceGrid&, const bool[3], StatsPartial*, \
                                int, cudaStream_t, const double*);                          \
+  template FieldStats device_field_stats<T>(const T*, const DeviceGrid&,                  \
+                                            const StencilProblem&, StatsPartial*, int,    \
+                                            cudaStream_t, const double*);                 \
   template void sample_nodes<T>(const T*, const DeviceGrid&, const std::vector<std::int64_t>&, \
                                 std::vector<double>&, cudaStream_t);
 HEATSIM_FIELD_KERNELS(float)

@@ -67,6 +67,14 @@ int launch_stats(const T* field, const DeviceGrid& grid, const bool trapezoid[3]
                  StatsPartial* partials, int multiprocessors, cudaStream_t stream,
                  const double* capacity = nullptr);
 
+// Backend::stats on the device: launch_stats over `field`, the trapezoid's half weights at the
+// ends of `problem`'s active, non-periodic axes; the partials copied back and added on the host
+// in block order, so that the result does not depend on timing. Waits for `stream`.
+template <typename T>
+FieldStats device_field_stats(const T* field, const DeviceGrid& grid, const StencilProblem& problem,
+                              StatsPartial* partials, int multiprocessors, cudaStream_t stream,
+                              const double* capacity = nullptr);
+
 // Backend::sample on the device: the values of the given nodes (compact indices in memory
 // order [z][y][x], checked against the grid) gathered by one small kernel and copied back,
 // instead of the whole field.

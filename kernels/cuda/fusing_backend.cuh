@@ -38,7 +38,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -254,26 +253,9 @@ class FusingBackend final : public Backend {
 
   FieldStats stats() override {
     if (!ready_) throw std::logic_error(name() + " backend: stats() before setup()");
-    bool trapezoid[3];
-    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
-    const int blocks = cuda::launch_stats<T>(main_.cur.template as<T>(), main_.grid, trapezoid,
-                                                  partials_.as<cuda::StatsPartial>(),
-                                                  multiprocessors_, stream_);
-    std::vector<cuda::StatsPartial> host(static_cast<std::size_t>(blocks));
-    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
-                                       host.size() * sizeof(cuda::StatsPartial),
-                                       cudaMemcpyDeviceToHost, stream_));
-    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    FieldStats st;
-    st.min = std::numeric_limits<double>::infinity();
-    st.max = -st.min;
-    for (const cuda::StatsPartial& q : host) {
-      st.min = std::min(st.min, q.min);
-      st.max = std::max(st.max, q.max);
-      st.total_heat += q.total;
-      st.non_finite += q.non_finite;
-    }
-    return st;
+    return cuda::device_field_stats<T>(main_.cur.template as<T>(), main_.grid, p_,
+                                       partials_.as<cuda::StatsPartial>(), multiprocessors_,
+                                       stream_);
   }
 
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {

@@ -6,7 +6,6 @@
 // Dirichlet nodes alone, so the field between calls is the CPU's.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -126,26 +125,8 @@ class SweepBackend final : public Backend {
 
   FieldStats stats() override {
     if (!ready_) throw std::logic_error(spec_.name + " backend: stats() before setup()");
-    bool trapezoid[3];
-    for (int a = 0; a < 3; ++a) trapezoid[a] = a < p_.dims && !p_.periodic(a);
-    const int blocks = launch_stats<T>(cur_.as<T>(), grid_, trapezoid,
-                                       partials_.as<StatsPartial>(), context_.multiprocessors,
-                                       context_.stream);
-    std::vector<StatsPartial> host(static_cast<std::size_t>(blocks));
-    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials_.as<void>(),
-                                       host.size() * sizeof(StatsPartial),
-                                       cudaMemcpyDeviceToHost, context_.stream));
-    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream));
-    FieldStats st;
-    st.min = std::numeric_limits<double>::infinity();
-    st.max = -st.min;
-    for (const StatsPartial& p : host) {
-      st.min = std::min(st.min, p.min);
-      st.max = std::max(st.max, p.max);
-      st.total_heat += p.total;
-      st.non_finite += p.non_finite;
-    }
-    return st;
+    return device_field_stats<T>(cur_.as<T>(), grid_, p_, partials_.as<StatsPartial>(),
+                                 context_.multiprocessors, context_.stream);
   }
 
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
