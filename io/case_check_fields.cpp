@@ -8,6 +8,7 @@
 
 #include "case_check.hpp"
 #include "field_inputs.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "solver/expression.hpp"
 #include "solver/materials.hpp"
 #include "solver/stencil.hpp"
@@ -322,8 +323,7 @@ class FieldChecks {
                        "the domain, or make that face neumann or convective");
       }
     const kernels::BoundaryFace& s = region.surface;
-    const bool conditioned =
-        s.kind == BoundaryKind::convective || (s.kind == BoundaryKind::neumann && s.heat_flux);
+    const bool conditioned = kernels::needs_coefficients(s);  // convective or heat flux
     if (conditioned && region.shape.kind == ShapeKind::where)
       r_.error(p + ".surface",
                "a surface condition needs the void's surface area, which boxes and balls give; "

@@ -8,6 +8,7 @@
 
 #include "case_check.hpp"
 #include "case_loader.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "solver/body_geometry.hpp"
 #include "solver/materials.hpp"
 #include "solver/subgrid.hpp"
@@ -56,8 +57,7 @@ std::string region_reference(const Case& c, std::size_t r, const check::Report& 
 
 bool conditioned(const solver::RegionSpec& r) {
   const kernels::BoundaryFace& s = r.surface;
-  return s.kind == kernels::BoundaryKind::convective ||
-         (s.kind == kernels::BoundaryKind::neumann && s.heat_flux);
+  return kernels::needs_coefficients(s);  // convective or heat flux
 }
 
 // Void surfaces: a condition on a surface that faces no body applies nowhere.

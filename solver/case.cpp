@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "kernels/boundary_rules.hpp"
 #include "version.hpp"
 
 namespace heatsim {
@@ -81,8 +82,7 @@ namespace heatsim::solver {
 bool Case::has_fields() const {
   if (!materials.empty() || !sources.empty()) return true;
   for (const auto& f : boundary)
-    if (f.kind == BoundaryKind::convective || (f.kind == BoundaryKind::neumann && f.heat_flux))
-      return true;
+    if (kernels::needs_coefficients(f)) return true;
   return false;
 }
 
