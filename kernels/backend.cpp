@@ -56,7 +56,7 @@ double Schedule::mean(double t0, double t1) const {
 }
 
 double BoundaryFace::at(double t) const {
-  if (kind != BoundaryKind::dirichlet && kind != BoundaryKind::convective) return value;
+  if (!names_temperature()) return value;
   if (table.empty() && amplitude == 0.0) return value;
   return schedule().at(t);
 }

@@ -67,9 +67,12 @@ struct BoundaryFace {
   // The value's schedule (table or sine form).
   Schedule schedule() const;
   bool radiates() const { return kind == BoundaryKind::convective && emissivity > 0.0; }
+  // Whether the face's value is a temperature (g(t), or the ambient's), with its schedule.
+  bool names_temperature() const {
+    return kind == BoundaryKind::dirichlet || kind == BoundaryKind::convective;
+  }
   bool time_dependent() const {
-    return (kind == BoundaryKind::dirichlet || kind == BoundaryKind::convective) &&
-           (amplitude != 0.0 || table.size() > 1);
+    return names_temperature() && (amplitude != 0.0 || table.size() > 1);
   }
 };
 

@@ -165,6 +165,13 @@ inline bool needs_coefficients(const BoundaryFace& f) {
          (f.kind == BoundaryKind::neumann && f.heat_flux);
 }
 
+// Whether the face passes heat at all: a convective face with h or an emissivity, a heat-flux
+// face with a flux (what a void's surface needs its area for).
+inline bool passes_heat(const BoundaryFace& f) {
+  return (f.kind == BoundaryKind::convective && f.transfer != 0.0) ||
+         (f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0) || f.radiates();
+}
+
 // The implicit operator's form of a neumann face (solver/multigrid/conductance.cpp), the flux
 // its ghost face passes with the ghost eliminated: 2/h times the heat per unit area entering,
 // Q itself for a heat-flux face, K_bm du/dn for a du/dn one (so nothing where K_bm is 0, as in

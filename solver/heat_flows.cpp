@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "kernels/boundary_rules.hpp"
 #include "kernels/temperature_laws.hpp"
 #include "materials.hpp"
 #include "multigrid/conductance.hpp"
@@ -152,10 +153,10 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     const kernels::BoundaryFace& f = region.surface;
+    const VoidSurface* surface = surfaces.find(r);
+    if (!region.is_void || !kernels::passes_heat(f) || !surface) continue;
     const bool convective = f.kind == kernels::BoundaryKind::convective && f.transfer != 0.0;
     const bool flux = f.kind == kernels::BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
-    const VoidSurface* surface = surfaces.find(r);
-    if (!region.is_void || (!convective && !flux && !f.radiates()) || !surface) continue;
     SurfaceFlow s;
     s.face = &f;
     double load = 0.0;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "expression.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "kernels/face_conductance.hpp"
 #include "stencil.hpp"
 #include "subgrid.hpp"
@@ -430,9 +431,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     const kernels::BoundaryFace& f = region.surface;
+    if (!region.is_void || !kernels::passes_heat(f)) continue;
     const bool convective = f.kind == BoundaryKind::convective && f.transfer != 0.0;
-    const bool flux = f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
-    if (!region.is_void || (!convective && !flux && !f.radiates())) continue;
     const std::string key = "regions[" + std::to_string(r) + "].surface";
     const VoidSurface* surface = surfaces.find(r);
     if (!surface)
@@ -473,7 +473,7 @@ double hottest_named_temperature(const Case& c) {
   double hot = 0.0;
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
     const BoundaryFace& face = c.boundary[static_cast<std::size_t>(f)];
-    if (face.kind != BoundaryKind::dirichlet && face.kind != BoundaryKind::convective) continue;
+    if (!face.names_temperature()) continue;
     hot = std::max(hot, face.value + std::abs(face.amplitude));
     for (const auto& e : face.table) hot = std::max(hot, e[1]);
   }
