@@ -14,8 +14,10 @@
 //   kRules                     whether it forms the faces' ghosts by their rules itself;
 //   kStaged, staged_field(a, s)  the fields a tiling stages per node (slot 0 is u) and where
 //                              each lives in global memory;
-//   Block, enter(a)            what a block shares (the classes' table); every thread of the
-//                              block calls enter before any leaves;
+//   Block, enter(a)            what a block shares (the classes' table, the step's source
+//                              factors); every thread of the block calls enter before any
+//                              leaves; at_step(block, factor) the same block at another step's
+//                              source factors (a pass of several steps: temporal-blocking);
 //   point(a, block, near)      the node's new value, its neighbourhood read through `near`:
 //                              near.at<S>(dx, dy, dz) is staged field S at offset (dx, dy, dz)
 //                              from the node; near.i its element index and near.x, y, z its
@@ -112,6 +114,7 @@ struct StencilPoint {
 
   __device__ static const T* staged_field(const Args& a, int) { return a.in; }
   __device__ static Block enter(const Args&) { return {}; }
+  __device__ static Block at_step(const Block& b, const T*) { return b; }
 
   template <class Near>
   __device__ __forceinline__ static T point(const Args& a, const Block&, const Near& near) {
@@ -285,6 +288,7 @@ struct FluxPoint {
     if constexpr (takes_classes(FORM)) return {staged_class_table(a), a.factor};
     else return {nullptr, a.factor};
   }
+  __device__ static Block at_step(const Block& b, const T* factor) { return {b.table, factor}; }
 
   template <class Near>
   __device__ __forceinline__ static T point(const Args& a, const Block& b, const Near& near) {

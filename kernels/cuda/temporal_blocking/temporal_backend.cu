@@ -324,26 +324,22 @@ class BlockedCoefficientBackend final : public Backend {
 
   void blocked_pass(std::int64_t step) {
     fill_wide_ghosts(main_.cur());
-    const cuda::CoefficientArgs<T> single = main_.sweep_args();
-    cuda::BlockedCoefficientArgs<T> a;
+    // The single steps' arguments with the pass's buffers; the pass reads the fields and
+    // applies no face rules (the bands below take the faces).
+    cuda::CoefficientArgs<T> a = main_.sweep_args();
     a.in = main_.cur();
     a.out = main_.next();
-    a.conductivity = single.conductivity;
-    a.dt_over_capacity = single.dt_over_capacity;
-    for (int axis = 0; axis < 3; ++axis) a.faces[axis] = single.faces[axis];
-    a.transfer = single.transfer;
-    a.sources = single.sources;
-    for (int q = 0; q < a.sources; ++q) a.source[q] = single.source[q];
-    for (int axis = 0; axis < 3; ++axis) a.inv_h2[axis] = single.inv_h2[axis];
-    a.grid = main_.grid();
+    a.rules = cuda::FaceRules{};
+    a.factor = nullptr;
+    cuda::PassFactors<T> factors;
     const auto& sources = p_.coefficients->sources;
     for (int j = 0; j < depth_; ++j) {
       const double tj = static_cast<double>(step + j) * p_.dt;
       for (int q = 0; q < a.sources; ++q)
-        a.factor[j][q] =
+        factors.step[j][q] =
             static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
     }
-    cuda::launch_temporal_coefficient_sweep<T>(a, depth_, context_);
+    cuda::launch_temporal_coefficient_sweep<T>(a, factors, depth_, context_);
     const std::array<std::int64_t, 3> zero{0, 0, 0};
     for (auto& band : bands_) {
       Band& b = *band;

@@ -26,33 +26,23 @@ std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int dept
 // The deepest pass either sweep takes.
 constexpr int kMaxBlockedDepth = 16;
 
-// A pass of the varying-coefficient step (coefficient_sweep.cuh) `depth` steps deep: the
-// fields of CoefficientArgs with ghost layers `depth` wide on every array (u filled for the
-// pass; k, dt/C and the sources filled once: the periodic image on periodic axes, anything
-// finite elsewhere), and each step's source factors.
+// The source factors of a pass's steps: step[j][s] is Schedule::mean over step j of the pass
+// of source s (CoefficientArgs::factor of a single step).
 template <typename T>
-struct BlockedCoefficientArgs {
-  const T* in = nullptr;
-  T* out = nullptr;
-  const T* conductivity = nullptr;
-  const T* dt_over_capacity = nullptr;
-  // The faces' conductances K(i, i + e_a) (CoefficientArgs::faces), their ghosts `depth` wide
-  // (the periodic image on periodic axes, anything finite elsewhere); null: the harmonic mean
-  // of k, staged per tile.
-  const T* faces[3] = {nullptr, nullptr, nullptr};
-  const T* transfer = nullptr;  // H of surfaces inside the body, or null
-  const T* source[kMaxSourceFields] = {};
-  int sources = 0;
-  T inv_h2[3] = {T(1), T(1), T(1)};
-  DeviceGrid grid;
-  T factor[kMaxBlockedDepth][kMaxSourceFields] = {};  // step j of the pass, source s
+struct PassFactors {
+  T step[kMaxBlockedDepth][kMaxSourceFields] = {};
 };
 
-// out <- `depth` coefficient steps of in, each block taking its tile through all of them in
-// shared memory, with the single-step sweeps' arithmetic (coefficient_sweep.cuh). As for
+// out <- `depth` coefficient steps of in (the flux operator of point_operators.cuh), each block
+// taking its tile through all of them in shared memory, with the single-step sweeps'
+// arithmetic, step j at factors.step[j] (args.factor is not read). Every array of `args` has
+// ghost layers `depth` wide: u filled for the pass; k, dt/C, the sources and the faces filled
+// once (the periodic image on periodic axes, anything finite elsewhere). The fields are read
+// (the compact forms map to them) and no face rules are applied (args.rules empty): as for
 // launch_temporal_sweep, nodes within `depth` of a non-periodic face are left to the caller.
 template <typename T>
-void launch_temporal_coefficient_sweep(const BlockedCoefficientArgs<T>& args, int depth,
+void launch_temporal_coefficient_sweep(const CoefficientArgs<T>& args,
+                                       const PassFactors<T>& factors, int depth,
                                        const LaunchContext& context);
 
 // Shared memory one block of the coefficient sweep needs (bytes), with the faces' conductances
