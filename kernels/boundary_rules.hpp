@@ -165,18 +165,37 @@ inline bool needs_coefficients(const BoundaryFace& f) {
          (f.kind == BoundaryKind::neumann && f.heat_flux);
 }
 
-// Whether the face passes heat at all: a convective face with h or an emissivity, a heat-flux
-// face with a flux (what a void's surface needs its area for).
-inline bool passes_heat(const BoundaryFace& f) {
-  return (f.kind == BoundaryKind::convective && f.transfer != 0.0) ||
-         (f.kind == BoundaryKind::neumann && f.heat_flux && f.value != 0.0) || f.radiates();
+// The law by which a face that holds no temperature (or a void's surface) passes heat into the
+// body, per unit area, at a node of temperature u:
+//   q = face_transfer (ambient - u) + face_flux + emissivity sigma (ambient^4 - u^4),
+// the ambient the face's value at the time (its schedule). The physics beyond the ghost rule
+// (the implicit operator, a void's surface, the heat-flow report, what anchors the body) reads
+// a face through these, not by its kind.
+inline double face_transfer(const BoundaryFace& f) {
+  return f.kind == BoundaryKind::convective ? f.transfer : 0.0;
+}
+inline double face_flux(const BoundaryFace& f) {
+  return f.kind == BoundaryKind::neumann && f.heat_flux ? f.value : 0.0;
 }
 
-// The implicit operator's form of a neumann face (solver/multigrid/conductance.cpp), the flux
-// its ghost face passes with the ghost eliminated: 2/h times the heat per unit area entering,
-// Q itself for a heat-flux face, K_bm du/dn for a du/dn one (so nothing where K_bm is 0, as in
-// coefficient_ghost).
-inline double neumann_inflow(const BoundaryFace& f, double K_bm, double h) {
+// Whether the face passes heat at all (what a void's surface needs its area for).
+inline bool passes_heat(const BoundaryFace& f) {
+  return face_transfer(f) != 0.0 || face_flux(f) != 0.0 || f.radiates();
+}
+
+// Whether the face ties the body to a temperature outside it: it holds one, or passes heat
+// toward its ambient (a transfer coefficient or an emissivity).
+inline bool anchors(const BoundaryFace& f) {
+  return f.kind == BoundaryKind::dirichlet || face_transfer(f) > 0.0 || f.radiates();
+}
+
+// The implicit operator's inflow at a face that holds no temperature (solver/multigrid/
+// conductance.cpp): the flux its ghost face passes with the ghost eliminated, 2/h times the
+// heat per unit area entering, Q itself for a heat-flux face, K_bm du/dn for a du/dn one (so
+// nothing where K_bm is 0, as in coefficient_ghost); the transfer term (face_transfer) is not
+// part of it.
+inline double face_inflow(const BoundaryFace& f, double K_bm, double h) {
+  if (f.kind != BoundaryKind::neumann) return 0.0;
   return f.heat_flux ? 2.0 * f.value / h : 2.0 * K_bm * f.value / h;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "expression.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "materials.hpp"
 #include "stencil.hpp"
 
@@ -118,8 +119,7 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
       for (int side = 0; side < 2; ++side) {
         if (ic[a] != (side == 0 ? 0 : g.n[a] - 1)) continue;
         const BoundaryFace& f = c.boundary[2 * a + side];
-        if (f.kind == BoundaryKind::dirichlet) return true;
-        if (f.kind == BoundaryKind::convective && (f.transfer > 0.0 || f.radiates())) return true;
+        if (kernels::anchors(f)) return true;
       }
     }
     return false;

@@ -155,8 +155,8 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     const kernels::BoundaryFace& f = region.surface;
     const VoidSurface* surface = surfaces.find(r);
     if (!region.is_void || !kernels::passes_heat(f) || !surface) continue;
-    const bool convective = f.kind == kernels::BoundaryKind::convective && f.transfer != 0.0;
-    const bool flux = f.kind == kernels::BoundaryKind::neumann && f.heat_flux && f.value != 0.0;
+    const double transfer = kernels::face_transfer(f);
+    const bool convective = transfer != 0.0, flux = kernels::face_flux(f) != 0.0;
     SurfaceFlow s;
     s.face = &f;
     double load = 0.0;
@@ -165,7 +165,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
       if (fixed_[static_cast<std::size_t>(i)]) continue;
       s.nodes.push_back(i);
       s.weighted.push_back(weight(i) * surface->per_volume[k]);
-      load += s.weighted.back() * (convective ? f.transfer : f.value);
+      load += s.weighted.back() * (convective ? transfer : kernels::face_flux(f));
     }
     // Its load is among the source fields (the ambient's schedule, or factor 1): taken out
     // of the sources' columns below.
@@ -207,8 +207,7 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
   std::vector<double> out;
   out.reserve(names_.size());
   for (const FaceFlow& f : faces_) {
-    const double ambient =
-        f.boundary.kind == kernels::BoundaryKind::convective ? f.boundary.at(t) : 0.0;
+    const double ambient = kernels::face_transfer(f.boundary) != 0.0 ? f.boundary.at(t) : 0.0;
     double rate = 0.0;
     for (std::size_t k = 0; k < f.nodes.size(); ++k)
       rate +=
@@ -227,23 +226,25 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
   }
   for (const SurfaceFlow& s : surfaces_) {
     const kernels::BoundaryFace& f = *s.face;
+    // The surface's law (kernels::face_transfer, face_flux, radiates), term by term.
     double rate = 0.0;
-    if (f.kind == kernels::BoundaryKind::convective) {
+    const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
+    if (transfer != 0.0) {
       const double ambient = factor(f.schedule());
       for (std::size_t k = 0; k < s.nodes.size(); ++k)
-        rate += s.weighted[k] * f.transfer * (ambient - u[static_cast<std::size_t>(s.nodes[k])]);
-      if (f.radiates()) {
-        // The steps take a radiating surface's ambient at the step's start (no mean).
-        const double a = f.at(t), a4 = a * a * a * a;
-        const double es = f.emissivity * kernels::kStefanBoltzmann;
-        for (std::size_t k = 0; k < s.nodes.size(); ++k) {
-          const double ub = u[static_cast<std::size_t>(s.nodes[k])], ub2 = ub * ub;
-          rate += s.weighted[k] * es * (a4 - ub2 * ub2);
-        }
-      }
-    } else {
-      for (std::size_t k = 0; k < s.nodes.size(); ++k) rate += s.weighted[k] * f.value;
+        rate += s.weighted[k] * transfer * (ambient - u[static_cast<std::size_t>(s.nodes[k])]);
     }
+    if (f.radiates()) {
+      // The steps take a radiating surface's ambient at the step's start (no mean).
+      const double a = f.at(t), a4 = a * a * a * a;
+      const double es = f.emissivity * kernels::kStefanBoltzmann;
+      for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+        const double ub = u[static_cast<std::size_t>(s.nodes[k])], ub2 = ub * ub;
+        rate += s.weighted[k] * es * (a4 - ub2 * ub2);
+      }
+    }
+    if (flux != 0.0)
+      for (std::size_t k = 0; k < s.nodes.size(); ++k) rate += s.weighted[k] * flux;
     out.push_back(rate * volume_);
   }
   for (const SourceFlow& s : sources_) out.push_back(factor(*s.schedule) * s.total * volume_);

@@ -432,7 +432,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const RegionSpec& region = c.regions[r];
     const kernels::BoundaryFace& f = region.surface;
     if (!region.is_void || !kernels::passes_heat(f)) continue;
-    const bool convective = f.kind == BoundaryKind::convective && f.transfer != 0.0;
+    const double transfer = kernels::face_transfer(f);
+    const bool convective = transfer != 0.0;
     const std::string key = "regions[" + std::to_string(r) + "].surface";
     const VoidSurface* surface = surfaces.find(r);
     if (!surface)
@@ -456,13 +457,14 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
       for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
         const std::size_t i = static_cast<std::size_t>(surface->nodes[k]);
-        density[i] = f.transfer * surface->per_volume[k];
+        density[i] = transfer * surface->per_volume[k];
         fields->transfer[i] += density[i];
       }
       add(std::move(density), f.schedule(), key);
     } else {
       for (std::size_t k = 0; k < surface->nodes.size(); ++k)
-        density[static_cast<std::size_t>(surface->nodes[k])] = f.value * surface->per_volume[k];
+        density[static_cast<std::size_t>(surface->nodes[k])] =
+            kernels::face_flux(f) * surface->per_volume[k];
       add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
     }
   }
@@ -543,9 +545,11 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
               j = side == 0 ? i + st : i - st;  // the mirror node
               mirror = true;
             }
-            if (f.kind == BoundaryKind::convective)
+            if (kernels::face_transfer(f) != 0.0 || f.radiates())
               diagonal += 2.0 *
-                          (f.transfer + 4.0 * f.emissivity * kernels::kStefanBoltzmann * hot * hot * hot) /
+                          (kernels::face_transfer(f) +
+                           (f.radiates() ? 4.0 * f.emissivity * kernels::kStefanBoltzmann * hot * hot * hot
+                                         : 0.0)) /
                           g.h[a];
           }
           // The face's lower node (the one whose entry in fields.faces holds it).

@@ -87,26 +87,20 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
             const kernels::BoundaryFace& f = problem.faces[face];
             const std::int64_t m = side == 0 ? i + stride[a] : i - stride[a];
             const double h = problem.h[a];
-            switch (f.kind) {
-              case BoundaryKind::dirichlet:
-                base_.fixed[i] = 1;
-                break;
-              case BoundaryKind::neumann: {
-                const double inflow = kernels::neumann_inflow(
-                    f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
-                face_loads_.push_back({i, face, weight_[i] * inflow, 0.0});
-                break;
-              }
-              case BoundaryKind::convective: {
-                const double t = weight_[i] * 2.0 * f.transfer / h;
-                base_.node_term[i] += t;
-                face_loads_.push_back({i, face, 0.0, t});
-                break;
-              }
-              case BoundaryKind::periodic:
-                throw std::invalid_argument("heat-flow operator: face " + std::to_string(face) +
-                                            " is periodic but its opposite face is not");
+            if (f.kind == BoundaryKind::periodic)
+              throw std::invalid_argument("heat-flow operator: face " + std::to_string(face) +
+                                          " is periodic but its opposite face is not");
+            if (f.kind == BoundaryKind::dirichlet) {
+              base_.fixed[i] = 1;
+              continue;
             }
+            // The face's law: an inflow (a flux, or du/dn through K_bm) and a transfer toward
+            // its ambient (H on the diagonal, H ambient(t) in the load).
+            const double inflow = kernels::face_inflow(
+                f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
+            const double transfer = weight_[i] * 2.0 * kernels::face_transfer(f) / h;
+            base_.node_term[i] += transfer;
+            face_loads_.push_back({i, face, weight_[i] * inflow, transfer});
           }
         }
       }
