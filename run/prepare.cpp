@@ -12,6 +12,7 @@
 
 #include "io/case_loader.hpp"
 #include "io/field_inputs.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
@@ -51,20 +52,16 @@ std::string implicit_refusal(const solver::Case& c) {
     return std::string(solver::multigrid::to_string(c.time.method)) + " needs scheme order2, not " +
            solver::to_string(c.scheme.kind);
   if (c.time.method != solver::TimeMethod::steady) return {};
-  // A void surface that loses heat by convection ties the temperature as a face does; which
+  // A void surface that passes heat toward its ambient ties the temperature as a face does; which
   // pieces of the body it reaches, io::resolve_body checks.
   for (const solver::RegionSpec& r : c.regions)
-    if (r.is_void && r.surface.kind == kernels::BoundaryKind::convective &&
-        (r.surface.transfer > 0.0 || r.surface.radiates()))
-      return {};
+    if (r.is_void && kernels::anchors(r.surface)) return {};
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
   std::string insulated;  // convective faces with h = 0
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
     const kernels::BoundaryFace& b = c.boundary[f];
-    if (b.kind == kernels::BoundaryKind::dirichlet ||
-        (b.kind == kernels::BoundaryKind::convective && b.transfer > 0.0))
-      return {};
-    if (b.kind == kernels::BoundaryKind::convective)
+    if (b.kind == kernels::BoundaryKind::dirichlet || kernels::face_transfer(b) > 0.0) return {};
+    if (b.names_temperature())  // an ambient with h = 0
       insulated += std::string(insulated.empty() ? "" : ", ") + face_names[f];
   }
   return std::string("steady: no face is Dirichlet or convective with h > 0") +
