@@ -9,6 +9,7 @@
 #include "check.cuh"
 #include "coefficient_backend.cuh"
 #include "coefficient_fields.cuh"
+#include "device_field_backend.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
 #include "persistent_steps.cuh"
@@ -212,13 +213,7 @@ void CoefficientStepper<T>::set_dirichlet(std::int64_t step, cudaStream_t stream
 template <typename T>
 void CoefficientStepper<T>::boundary_pass(std::int64_t step, bool set_dirichlet, bool fill_ghosts,
                                           cudaStream_t stream) {
-  const double t = static_cast<double>(step) * p_.dt;
-  BoundaryFaces f;
-  for (int i = 0; i < kFaces; ++i) {
-    f.kind[i] = static_cast<int>(p_.faces[i].kind);
-    f.value[i] = p_.faces[i].at(t);
-  }
-  for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
+  const BoundaryFaces f = boundary_faces_at(p_, static_cast<double>(step) * p_.dt);
   launch_boundary_pass<T>(cur(), grid_, f, set_dirichlet, fill_ghosts, stream);
 }
 
@@ -244,7 +239,7 @@ template FieldStats coefficient_field_stats<double>(CoefficientStepper<double>&,
 namespace {
 
 template <typename T>
-class CoefficientBackend final : public Backend {
+class CoefficientBackend final : public DeviceFieldBackend<T> {
  public:
   CoefficientBackend(std::string name, Capabilities caps, CoefficientLauncher<T> sweep)
       : name_(std::move(name)), caps_(caps), sweep_(sweep) {
@@ -263,8 +258,8 @@ class CoefficientBackend final : public Backend {
 
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
+    this->not_ready();
     if (!why.empty()) throw std::runtime_error(name_ + " backend: " + why);
-    ready_ = false;
     int device = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
     HEATSIM_CUDA_CHECK(
@@ -272,67 +267,22 @@ class CoefficientBackend final : public Backend {
     context_.stream = nullptr;  // the legacy default stream, like the other CUDA backends
     field_.setup(problem, sweep_, 1, context_, caps_);
     partials_.allocate(kStatsMaxBlocks * sizeof(StatsPartial));
-    ready_ = true;
-  }
-
-  void upload(const std::vector<double>& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, field_.cur(), field_.grid());
-  }
-
-  void upload_from(const HostField& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, field_.cur(), field_.grid());
-  }
-
-  void download(std::vector<double>& field) override {
-    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
-    field.resize(static_cast<std::size_t>(field_.problem().points()));
-    download_interior(field, field_.cur(), field_.grid());
-  }
-
-  void download_to(double* out) override { download_staged(out); }
-  void download_to(float* out) override { download_staged(out); }
-  template <typename Out>
-  void download_staged(Out* out) {
-    const std::size_t points = static_cast<std::size_t>(field_.problem().points());
-    check_ready_and_size(points);
-    download_interior(out, points, field_.cur(), field_.grid());
+    this->ready(problem.points());
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
-    if (!ready_) throw std::logic_error(name_ + " backend: advance() before setup()");
+    this->check_ready("advance()");
     field_.advance(steps, step0);
   }
 
   FieldStats stats() override {
-    if (!ready_) throw std::logic_error(name_ + " backend: stats() before setup()");
+    this->check_ready("stats()");
     return coefficient_field_stats(field_, partials_, context_);
   }
 
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    if (!ready_) throw std::logic_error(name_ + " backend: sample() before setup()");
-    sample_nodes<T>(field_.cur(), field_.grid(), nodes, values, context_.stream);
-  }
-
-  void read_box(const FieldBox& box, double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
-    read_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
-  }
-
-  void write_box(const FieldBox& box, const double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(field_.problem().points()));
-    write_device_box<T>(field_.cur(), field_.grid(), box, values, staging_, context_.stream);
-  }
-
-  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
-
  private:
-  void check_ready_and_size(std::size_t size) const {
-    if (!ready_) throw std::logic_error(name_ + " backend: used before setup()");
-    if (size != static_cast<std::size_t>(field_.problem().points()))
-      throw std::invalid_argument(name_ + " backend: field has " + std::to_string(size) +
-                                  " values, the grid " + std::to_string(field_.problem().points()));
+  typename DeviceFieldBackend<T>::FieldNow field_now() override {
+    return {field_.cur(), field_.grid(), context_.stream};
   }
 
   std::string name_;
@@ -341,8 +291,6 @@ class CoefficientBackend final : public Backend {
   LaunchContext context_;
   CoefficientStepper<T> field_;
   DeviceArray partials_;
-  BoxStaging staging_;  // read_box / write_box
-  bool ready_ = false;
 };
 
 }  // namespace

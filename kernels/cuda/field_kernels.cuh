@@ -50,6 +50,17 @@ template <typename T>
 void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
                           bool set_dirichlet, bool fill_ghosts, cudaStream_t stream);
 
+// Every face of the problem at time t, for launch_boundary_pass.
+inline BoundaryFaces boundary_faces_at(const StencilProblem& p, double t) {
+  BoundaryFaces f;
+  for (int i = 0; i < kFaces; ++i) {
+    f.kind[i] = static_cast<int>(p.faces[i].kind);
+    f.value[i] = p.faces[i].at(t);
+  }
+  for (int a = 0; a < 3; ++a) f.spacing[a] = p.h[a];
+  return f;
+}
+
 // Per-block partial statistics; the host combines them in block order (deterministic).
 struct StatsPartial {
   double min;

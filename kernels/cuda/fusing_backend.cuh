@@ -50,6 +50,7 @@
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "convstencil/fusion_plan.hpp"
+#include "device_field_backend.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
 
@@ -100,7 +101,7 @@ struct Band {
 };
 
 template <typename T, typename Kernel>
-class FusingBackend final : public Backend {
+class FusingBackend final : public DeviceFieldBackend<T> {
   using Field = DeviceField<T>;
 
  public:
@@ -127,13 +128,13 @@ class FusingBackend final : public Backend {
   }
 
   void setup(const StencilProblem& problem) override {
+    this->not_ready();
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error(name() + " backend: " + why);
     if (problem.stencil.weights.size() != problem.stencil.size())
       throw std::invalid_argument(name() + " backend: stencil has " +
                                   std::to_string(problem.stencil.weights.size()) +
                                   " weights, expected " + std::to_string(problem.stencil.size()));
-    ready_ = false;
     p_ = problem;
     int device = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
@@ -189,18 +190,19 @@ class FusingBackend final : public Backend {
           b.slab.allocate(kernel_.slack(single_));
           bands_.push_back(std::move(band));
         }
-    ready_ = true;
+    this->ready(problem.points());
   }
 
+  // An upload also notes the values its Dirichlet nodes hold (uploaded()); a box write (the
+  // base's write_box) leaves that record alone: a decomposed run writes its overlaps between
+  // passes, and the passes must stay the serial run's.
   void upload(const std::vector<double>& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, main_.cur.template as<T>(), main_.grid);
+    DeviceFieldBackend<T>::upload(field);
     uploaded(field.data());
   }
 
   void upload_from(const HostField& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, main_.cur.template as<T>(), main_.grid);
+    DeviceFieldBackend<T>::upload_from(field);
     if (field.floats())
       uploaded(field.floats());
     else
@@ -214,23 +216,8 @@ class FusingBackend final : public Backend {
     check_nodes_at_next_advance_ = true;
   }
 
-  void download(std::vector<double>& field) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    field.resize(static_cast<std::size_t>(p_.points()));
-    download_interior(field, main_.cur.template as<T>(), main_.grid);
-  }
-
-  void download_to(double* out) override { download_staged(out); }
-  void download_to(float* out) override { download_staged(out); }
-  template <typename Out>
-  void download_staged(Out* out) {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    download_interior(out, static_cast<std::size_t>(p_.points()), main_.cur.template as<T>(),
-                      main_.grid);
-  }
-
   void advance(std::int64_t steps, std::int64_t step0) override {
-    if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
+    this->check_ready("advance()");
     std::int64_t s = 0;
     // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
     // uploaded field need not (an initial condition), so then the first step after the upload
@@ -252,30 +239,16 @@ class FusingBackend final : public Backend {
   }
 
   FieldStats stats() override {
-    if (!ready_) throw std::logic_error(name() + " backend: stats() before setup()");
+    this->check_ready("stats()");
     return cuda::device_field_stats<T>(main_.cur.template as<T>(), main_.grid, p_,
                                        partials_.as<cuda::StatsPartial>(), multiprocessors_,
                                        stream_);
   }
 
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::sample_nodes<T>(main_.cur.template as<T>(), main_.grid, nodes, values, stream_);
+ private:
+  typename DeviceFieldBackend<T>::FieldNow field_now() override {
+    return {main_.cur.template as<T>(), main_.grid, stream_};
   }
-
-  // Unlike upload(), a box write leaves the record of the Dirichlet nodes alone: a decomposed
-  // run writes its overlaps between passes, and the passes must stay the serial run's.
-  void read_box(const FieldBox& box, double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::read_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
-  }
-
-  void write_box(const FieldBox& box, const double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::write_device_box<T>(main_.cur.template as<T>(), main_.grid, box, values, staging_, stream_);
-  }
-
-  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:
   // The fusion depth actually used: the requested one (fusion_depth 0, `fusion: auto`: the
@@ -360,13 +333,6 @@ class FusingBackend final : public Backend {
     set_dirichlet(main_, static_cast<double>(step + depth_) * p_.dt);
   }
 
-  void check_ready_and_size(std::size_t size) const {
-    if (!ready_) throw std::logic_error(name() + " backend: used before setup()");
-    if (size != static_cast<std::size_t>(p_.points()))
-      throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
-                                  " values, the grid " + std::to_string(p_.points()));
-  }
-
   Kernel kernel_;
   StencilProblem p_;
   int depth_ = 1;
@@ -378,7 +344,6 @@ class FusingBackend final : public Backend {
   Field main_;
   std::vector<std::unique_ptr<Band<T>>> bands_;
   DeviceArray partials_;
-  BoxStaging staging_;  // read_box / write_box
   bool has_dirichlet_ = false;
   bool boundary_nodes_hold_g_ = false;
   bool check_nodes_at_next_advance_ = false;
@@ -424,7 +389,6 @@ class FusingBackend final : public Backend {
         return false;
     return true;
   }
-  bool ready_ = false;
 };
 
 

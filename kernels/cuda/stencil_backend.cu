@@ -16,6 +16,7 @@
 #include "box_transfer.cuh"
 #include "check.cuh"
 #include "coefficient_backend.cuh"
+#include "device_field_backend.cuh"
 #include "device_memory.cuh"
 #include "field_kernels.cuh"
 #include "fusing_backend.cuh"
@@ -25,7 +26,7 @@ namespace heatsim::kernels::cuda {
 namespace {
 
 template <typename T>
-class SweepBackend final : public Backend {
+class SweepBackend final : public DeviceFieldBackend<T> {
  public:
   SweepBackend(SweepBackendSpec spec, SweepLauncher<T> sweep)
       : spec_(std::move(spec)), sweep_(sweep) {
@@ -40,6 +41,7 @@ class SweepBackend final : public Backend {
   }
 
   void setup(const StencilProblem& problem) override {
+    this->not_ready();
     const std::string why = unsupported_reason(problem);
     if (!why.empty()) throw std::runtime_error(spec_.name + " backend: " + why);
     if (problem.stencil.weights.size() != problem.stencil.size())
@@ -74,35 +76,11 @@ class SweepBackend final : public Backend {
     has_dirichlet_ = false;
     for (int f = 0; f < 2 * problem.dims; ++f)
       has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
-    ready_ = true;
-  }
-
-  void upload(const std::vector<double>& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, cur_.as<T>(), grid_);
-  }
-
-  void upload_from(const HostField& field) override {
-    check_ready_and_size(field.size());
-    upload_interior(field, cur_.as<T>(), grid_);
-  }
-
-  void download(std::vector<double>& field) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    field.resize(static_cast<std::size_t>(p_.points()));
-    download_interior(field, cur_.as<T>(), grid_);
-  }
-
-  void download_to(double* out) override { download_staged(out); }
-  void download_to(float* out) override { download_staged(out); }
-  template <typename Out>
-  void download_staged(Out* out) {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    download_interior(out, static_cast<std::size_t>(p_.points()), cur_.as<T>(), grid_);
+    this->ready(problem.points());
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
-    if (!ready_) throw std::logic_error(spec_.name + " backend: advance() before setup()");
+    this->check_ready("advance()");
     SweepArgs<T> args;
     args.grid = grid_;
     args.source = static_cast<T>(p_.source_increment);
@@ -124,46 +102,19 @@ class SweepBackend final : public Backend {
   }
 
   FieldStats stats() override {
-    if (!ready_) throw std::logic_error(spec_.name + " backend: stats() before setup()");
+    this->check_ready("stats()");
     return device_field_stats<T>(cur_.as<T>(), grid_, p_, partials_.as<StatsPartial>(),
                                  context_.multiprocessors, context_.stream);
   }
 
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    sample_nodes<T>(cur_.as<T>(), grid_, nodes, values, context_.stream);
-  }
-
-  void read_box(const FieldBox& box, double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    read_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
-  }
-
-  void write_box(const FieldBox& box, const double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    write_device_box<T>(cur_.as<T>(), grid_, box, values, staging_, context_.stream);
-  }
-
-  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
-
  private:
-  void check_ready_and_size(std::size_t size) const {
-    if (!ready_) throw std::logic_error(spec_.name + " backend: used before setup()");
-    if (size != static_cast<std::size_t>(p_.points()))
-      throw std::invalid_argument(spec_.name + " backend: field has " + std::to_string(size) +
-                                  " values, the grid " + std::to_string(p_.points()));
+  typename DeviceFieldBackend<T>::FieldNow field_now() override {
+    return {cur_.as<T>(), grid_, context_.stream};
   }
 
   // Every face's rule at the time of step `step`.
   BoundaryFaces faces_at(std::int64_t step) const {
-    const double t = static_cast<double>(step) * p_.dt;
-    BoundaryFaces f;
-    for (int i = 0; i < kFaces; ++i) {
-      f.kind[i] = static_cast<int>(p_.faces[i].kind);
-      f.value[i] = p_.faces[i].at(t);
-    }
-    for (int a = 0; a < 3; ++a) f.spacing[a] = p_.h[a];
-    return f;
+    return boundary_faces_at(p_, static_cast<double>(step) * p_.dt);
   }
 
   SweepBackendSpec spec_;
@@ -173,10 +124,8 @@ class SweepBackend final : public Backend {
   DeviceGrid grid_;
   LaunchContext context_;
   DeviceArray cur_, next_, partials_;
-  BoxStaging staging_;  // read_box / write_box
   StencilWeights<T> weights_{};
   bool has_dirichlet_ = false;
-  bool ready_ = false;
 };
 
 // The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a

@@ -10,6 +10,7 @@
 #include "../../forwarding_backend.hpp"
 #include "../box_transfer.cuh"
 #include "../coefficient_backend.cuh"
+#include "../device_field_backend.cuh"
 #include "../fusing_backend.cuh"
 #include "../naive/naive_sweep.hpp"
 #include "../register_tiling/register_sweep.hpp"
@@ -146,7 +147,7 @@ CoefficientFields slice_fields(const CoefficientFields& fields,
 // pass's start and of k, dt/C and the sources once. Steps outside whole passes are single
 // steps (the CUDA-core coefficient sweep), and passes start on multiples of the depth.
 template <typename T>
-class BlockedCoefficientBackend final : public Backend {
+class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
  public:
   explicit BlockedCoefficientBackend(Capabilities caps) : caps_(caps) {}
 
@@ -163,8 +164,8 @@ class BlockedCoefficientBackend final : public Backend {
 
   void setup(const StencilProblem& problem) override {
     const std::string why = unsupported_reason(problem);
+    this->not_ready();
     if (!why.empty()) throw std::runtime_error(name() + " backend: " + why);
-    ready_ = false;
     p_ = problem;
     int device = 0, shared_limit = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
@@ -231,36 +232,11 @@ class BlockedCoefficientBackend final : public Backend {
         dirichlet_.side[dirichlet_.count] = f % 2;
         ++dirichlet_.count;
       }
-    ready_ = true;
-  }
-
-  void upload(const std::vector<double>& field) override {
-    check_ready_and_size(field.size());
-    cuda::upload_interior(field, main_.cur(), main_.grid());
-  }
-
-  void upload_from(const HostField& field) override {
-    check_ready_and_size(field.size());
-    cuda::upload_interior(field, main_.cur(), main_.grid());
-  }
-
-  void download(std::vector<double>& field) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    field.resize(static_cast<std::size_t>(p_.points()));
-    cuda::download_interior(field, main_.cur(), main_.grid());
-  }
-
-  void download_to(double* out) override { download_staged(out); }
-  void download_to(float* out) override { download_staged(out); }
-  template <typename Out>
-  void download_staged(Out* out) {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::download_interior(out, static_cast<std::size_t>(p_.points()), main_.cur(),
-                            main_.grid());
+    this->ready(problem.points());
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
-    if (!ready_) throw std::logic_error(name() + " backend: advance() before setup()");
+    this->check_ready("advance()");
     if (steps <= 0) return;
     std::int64_t s = 0;
     if (depth_ > 1) {
@@ -274,26 +250,9 @@ class BlockedCoefficientBackend final : public Backend {
   }
 
   FieldStats stats() override {
-    if (!ready_) throw std::logic_error(name() + " backend: stats() before setup()");
+    this->check_ready("stats()");
     return cuda::coefficient_field_stats(main_, partials_, context_);
   }
-
-  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::sample_nodes<T>(main_.cur(), main_.grid(), nodes, values, context_.stream);
-  }
-
-  void read_box(const FieldBox& box, double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::read_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
-  }
-
-  void write_box(const FieldBox& box, const double* values) override {
-    check_ready_and_size(static_cast<std::size_t>(p_.points()));
-    cuda::write_device_box<T>(main_.cur(), main_.grid(), box, values, staging_, context_.stream);
-  }
-
-  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(context_.stream)); }
 
   // `fusion: auto`: one step per pass. Measured on the H100 (docs/performance.md, Heat-3D-mat
   // 512^3): fp64 63.4 GStencil/s at depth 1 against 35.2 at 2, fp32 83.4 against 35.6 at 4;
@@ -302,6 +261,10 @@ class BlockedCoefficientBackend final : public Backend {
   static int auto_depth(const StencilProblem&) { return 1; }
 
  private:
+  typename cuda::DeviceFieldBackend<T>::FieldNow field_now() override {
+    return {main_.cur(), main_.grid(), context_.stream};
+  }
+
   struct Band {
     int axis = 0;
     int side = 0;
@@ -371,13 +334,6 @@ class BlockedCoefficientBackend final : public Backend {
     }
   }
 
-  void check_ready_and_size(std::size_t size) const {
-    if (!ready_) throw std::logic_error(name() + " backend: used before setup()");
-    if (size != static_cast<std::size_t>(p_.points()))
-      throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
-                                  " values, the grid " + std::to_string(p_.points()));
-  }
-
   Capabilities caps_;
   StencilProblem p_;
   int depth_ = 1;
@@ -385,9 +341,7 @@ class BlockedCoefficientBackend final : public Backend {
   cuda::CoefficientStepper<T> main_;
   std::vector<std::unique_ptr<Band>> bands_;
   cuda::DeviceArray partials_;
-  cuda::BoxStaging staging_;
   cuda::DirichletFaces dirichlet_;
-  bool ready_ = false;
 };
 
 // The backend `temporal-blocking` names: the constant-weight driver or the coefficient one,

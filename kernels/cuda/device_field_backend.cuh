@@ -1,0 +1,111 @@
+// The field I/O every CUDA backend shares. A backend keeps its field on the device in the padded
+// layout of stencil_common.cuh and says where it is now (field_now(): its current buffer, the
+// layout, the stream its work goes on); this base moves it to and from the host (upload and
+// download, converting to and from the backend's precision, samples, boxes), each checked
+// against setup and the grid's size, and waits for the stream. What differs between backends
+// (how they step, their statistics, what they note at an upload) stays theirs.
+//
+// setup() calls not_ready() first and ready(points) once the field is there: a setup that throws
+// leaves the backend refusing every call instead of working on a half-made field.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../backend.hpp"
+#include "box_transfer.cuh"
+#include "check.cuh"
+#include "device_memory.cuh"
+#include "field_kernels.cuh"
+
+namespace heatsim::kernels::cuda {
+
+template <typename T>
+class DeviceFieldBackend : public Backend {
+ public:
+  void upload(const std::vector<double>& field) override {
+    check_ready_and_size(field.size());
+    const FieldNow f = field_now();
+    upload_interior(field, f.cur, f.grid);
+  }
+
+  void upload_from(const HostField& field) override {
+    check_ready_and_size(field.size());
+    const FieldNow f = field_now();
+    upload_interior(field, f.cur, f.grid);
+  }
+
+  void download(std::vector<double>& field) override {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    field.resize(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    download_interior(field, f.cur, f.grid);
+  }
+
+  void download_to(double* out) override { download_staged(out); }
+  void download_to(float* out) override { download_staged(out); }
+
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    sample_nodes<T>(f.cur, f.grid, nodes, values, f.stream);
+  }
+
+  void read_box(const FieldBox& box, double* values) override {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    read_device_box<T>(f.cur, f.grid, box, values, staging_, f.stream);
+  }
+
+  void write_box(const FieldBox& box, const double* values) override {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    write_device_box<T>(f.cur, f.grid, box, values, staging_, f.stream);
+  }
+
+  void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(field_now().stream)); }
+
+ protected:
+  struct FieldNow {
+    T* cur;
+    const DeviceGrid& grid;
+    cudaStream_t stream;
+  };
+  // Where the field is now (called only once the backend is ready).
+  virtual FieldNow field_now() = 0;
+
+  void not_ready() { ready_ = false; }
+  void ready(std::int64_t points) {
+    points_ = points;
+    ready_ = true;
+  }
+  bool is_ready() const { return ready_; }
+
+  // `what` (advance(), stats(), ...) needs a set-up backend.
+  void check_ready(const char* what) const {
+    if (!ready_) throw std::logic_error(name() + " backend: " + what + " before setup()");
+  }
+  void check_ready_and_size(std::size_t size) const {
+    if (!ready_) throw std::logic_error(name() + " backend: used before setup()");
+    if (size != static_cast<std::size_t>(points_))
+      throw std::invalid_argument(name() + " backend: field has " + std::to_string(size) +
+                                  " values, the grid " + std::to_string(points_));
+  }
+
+ private:
+  template <typename Out>
+  void download_staged(Out* out) {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    download_interior(out, static_cast<std::size_t>(points_), f.cur, f.grid);
+  }
+
+  BoxStaging staging_;  // read_box / write_box
+  std::int64_t points_ = 0;
+  bool ready_ = false;
+};
+
+}  // namespace heatsim::kernels::cuda
