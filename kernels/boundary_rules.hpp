@@ -26,7 +26,14 @@
 //
 // What a kind needs: convective and heat-flux faces read conductances, so only the coefficient
 // form holds them (needs_coefficients); which constant-weight rules stay exact under S^k
-// fusion is constant_rule_exact_under_fusion.
+// fusion is constant_rule_exact_under_fusion. The physics beyond the ghost rule (the implicit
+// operator, a void's surface, the heat-flow report, whether a steady state is anchored) reads a
+// face through its law (face_transfer, face_flux, face_inflow, anchors), not by its kind.
+//
+// A new face kind: its name in backend.hpp and backend.cpp; its ghost rules, what it needs and
+// its law here; its keys in io/case_boundary.cpp and their checks in io/case_check_fields.cpp;
+// its line in `validate`'s description (app/info_validate.cpp). No backend, solver or kernel
+// file names a kind that passes heat by a law.
 #pragma once
 
 #include <cstdint>
