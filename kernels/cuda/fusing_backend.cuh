@@ -91,12 +91,75 @@ void copy_box(const T* src, const DeviceGrid& gs, const std::array<std::int64_t,
               const DeviceGrid& gd, const std::array<std::int64_t, 3>& d0,
               const std::array<std::int64_t, 3>& extent, cudaStream_t stream);
 
-// A slab along one face where fused passes are not exact, redone step by step.
-template <typename T>
-struct Band {
+// Where a pass of k steps is not exact next to a face: the slab of `width` nodes along `axis`
+// at the face `side` is copied out of the field before the pass, stepped k times on its own
+// with the real faces (its inner face a made-up du/dn = 0 one: its ghosts only need to be
+// finite), and its outer `exact` nodes (k times the radius: the made-up face's reach stops short
+// of them) replace the pass's. A slab that is the whole axis is exact throughout. Shared by
+// the fused passes here and temporal-blocking's coefficient passes.
+struct BandGeometry {
   int axis = 0;
   int side = 0;
-  std::int64_t width = 0;  // slab nodes along the axis
+  std::int64_t n = 0;      // the field's nodes along the axis
+  std::int64_t width = 0;  // slab nodes along the axis: min(n, 2 * exact)
+  std::int64_t exact = 0;  // the outer nodes the slab's steps leave exact
+
+  static BandGeometry at(const StencilProblem& p, int axis, int side, std::int64_t exact) {
+    BandGeometry b;
+    b.axis = axis;
+    b.side = side;
+    b.n = p.n[axis];
+    b.exact = exact;
+    b.width = std::min<std::int64_t>(b.n, 2 * exact);
+    return b;
+  }
+
+  // The problem the slab is stepped as (its coefficient fields, if any, are the caller's to
+  // slice).
+  StencilProblem slab_problem(const StencilProblem& p) const {
+    StencilProblem slab = p;
+    slab.n[axis] = width;
+    if (width < n) {
+      BoundaryFace& inner = slab.faces[2 * axis + (1 - side)];
+      inner = BoundaryFace{};
+      inner.kind = BoundaryKind::neumann;
+    }
+    return slab;
+  }
+
+  // The slab's first node along the axis in the field.
+  std::int64_t origin() const { return side == 0 ? 0 : n - width; }
+
+  // The slab out of `field` (layout g) into `slab` (layout gs).
+  template <typename T>
+  void copy_in(const T* field, const DeviceGrid& g, T* slab, const DeviceGrid& gs,
+               cudaStream_t stream) const {
+    std::array<std::int64_t, 3> extent{g.n[0], g.n[1], g.n[2]}, from{0, 0, 0}, zero{0, 0, 0};
+    from[axis] = origin();
+    extent[axis] = width;
+    copy_box<T>(field, g, from, slab, gs, zero, extent, stream);
+  }
+
+  // The slab's exact nodes back into `field`.
+  template <typename T>
+  void copy_out(const T* slab, const DeviceGrid& gs, T* field, const DeviceGrid& g,
+                cudaStream_t stream) const {
+    std::array<std::int64_t, 3> extent{g.n[0], g.n[1], g.n[2]}, from{0, 0, 0}, to{0, 0, 0};
+    if (width == n) {  // the whole axis
+      extent[axis] = width;
+    } else {
+      extent[axis] = exact;
+      from[axis] = side == 0 ? 0 : width - exact;
+      to[axis] = side == 0 ? 0 : n - exact;
+    }
+    copy_box<T>(slab, gs, from, field, g, to, extent, stream);
+  }
+};
+
+// A band of the fused passes: its geometry and its slab's field.
+template <typename T>
+struct Band {
+  BandGeometry at;
   DeviceField<T> slab;
 };
 
@@ -173,17 +236,8 @@ class FusingBackend final : public DeviceFieldBackend<T> {
           if (convstencil::face_is_exact_under_fusion(problem, 2 * axis + side)) continue;
           auto band = std::make_unique<Band<T>>();
           Band<T>& b = *band;
-          b.axis = axis;
-          b.side = side;
-          b.width = std::min<std::int64_t>(problem.n[axis], 2 * ghost);
-          StencilProblem slab = problem;
-          slab.n[axis] = b.width;
-          if (b.width < problem.n[axis]) {
-            // The inner face is made up; its ghosts only need to be finite.
-            BoundaryFace& inner = slab.faces[2 * axis + (1 - side)];
-            inner = BoundaryFace{};
-            inner.kind = BoundaryKind::neumann;
-          }
+          b.at = BandGeometry::at(problem, axis, side, ghost);
+          const StencilProblem slab = b.at.slab_problem(problem);
           b.slab.grid = cuda::make_device_grid(slab, r, sizeof(T));
           b.slab.faces = slab.faces;
           b.slab.h = problem.h;
@@ -307,27 +361,13 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     fill_ghosts(main_, static_cast<double>(step) * p_.dt);
     kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), main_.grid,
                   fused_source_, multiprocessors_, stream_);
-    const std::int64_t ghost = main_.grid.ghost;
     for (auto& band : bands_) {
       Band<T>& b = *band;
-      std::array<std::int64_t, 3> extent{main_.grid.n[0], main_.grid.n[1], main_.grid.n[2]};
-      std::array<std::int64_t, 3> origin{0, 0, 0}, zero{0, 0, 0};
-      const std::int64_t n = p_.n[b.axis];
-      origin[b.axis] = b.side == 0 ? 0 : n - b.width;
-      extent[b.axis] = b.width;
-      copy_box<T>(main_.cur.template as<T>(), main_.grid, origin, b.slab.cur.template as<T>(), b.slab.grid,
-               zero, extent, stream_);
+      b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(),
+                   b.slab.grid, stream_);
       for (int j = 0; j < depth_; ++j) single_step(b.slab, step + j);
-      std::array<std::int64_t, 3> from{0, 0, 0}, to{0, 0, 0};
-      from[b.axis] = b.side == 0 ? 0 : b.width - ghost;
-      to[b.axis] = b.side == 0 ? 0 : n - ghost;
-      extent[b.axis] = std::min(ghost, b.width);
-      if (b.width < 2 * ghost) {  // the slab is the whole axis: all of it is exact
-        from[b.axis] = to[b.axis] = 0;
-        extent[b.axis] = b.width;
-      }
-      copy_box<T>(b.slab.cur.template as<T>(), b.slab.grid, from, main_.next.template as<T>(), main_.grid, to,
-               extent, stream_);
+      b.at.copy_out(b.slab.cur.template as<T>(), b.slab.grid, main_.next.template as<T>(),
+                    main_.grid, stream_);
     }
     main_.cur.swap(main_.next);
     set_dirichlet(main_, static_cast<double>(step + depth_) * p_.dt);

@@ -206,20 +206,10 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
         if (problem.periodic(axis)) continue;
         for (int side = 0; side < 2; ++side) {
           auto band = std::make_unique<Band>();
-          band->axis = axis;
-          band->side = side;
-          const std::int64_t n = problem.n[axis];
-          band->width = std::min<std::int64_t>(n, 2 * depth_);
-          band->origin = side == 0 ? 0 : n - band->width;
-          StencilProblem slab = problem;
-          slab.n[axis] = band->width;
-          slab.coefficients = std::make_shared<CoefficientFields>(
-              slice_fields(*problem.coefficients, problem.n, axis, band->origin, band->width));
-          if (band->width < n) {  // the inner face is made up; its ghosts only need to be finite
-            BoundaryFace& inner = slab.faces[2 * axis + (1 - side)];
-            inner = BoundaryFace{};
-            inner.kind = BoundaryKind::neumann;
-          }
+          band->at = cuda::BandGeometry::at(problem, axis, side, depth_);
+          StencilProblem slab = band->at.slab_problem(problem);
+          slab.coefficients = std::make_shared<CoefficientFields>(slice_fields(
+              *problem.coefficients, problem.n, axis, band->at.origin(), band->at.width));
           band->slab.setup(slab, single, 1, context_, capabilities());
           bands_.push_back(std::move(band));
         }
@@ -266,9 +256,7 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
   }
 
   struct Band {
-    int axis = 0;
-    int side = 0;
-    std::int64_t width = 0, origin = 0;
+    cuda::BandGeometry at;
     cuda::CoefficientStepper<T> slab;
   };
 
@@ -303,27 +291,11 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
             static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
     }
     cuda::launch_temporal_coefficient_sweep<T>(a, factors, depth_, context_);
-    const std::array<std::int64_t, 3> zero{0, 0, 0};
     for (auto& band : bands_) {
       Band& b = *band;
-      const cuda::DeviceGrid& g = main_.grid();
-      std::array<std::int64_t, 3> extent{g.n[0], g.n[1], g.n[2]}, origin{0, 0, 0};
-      origin[b.axis] = b.origin;
-      extent[b.axis] = b.width;
-      cuda::copy_box<T>(main_.cur(), g, origin, b.slab.cur(), b.slab.grid(), zero, extent,
-                        context_.stream);
+      b.at.copy_in(main_.cur(), main_.grid(), b.slab.cur(), b.slab.grid(), context_.stream);
       b.slab.advance(depth_, step);
-      // The outer `depth` nodes are exact (all of them when the slab is the whole axis).
-      std::array<std::int64_t, 3> from{0, 0, 0}, to = origin;
-      if (b.width == 2 * depth_ && b.width < p_.n[b.axis]) {
-        extent[b.axis] = depth_;
-        if (b.side == 1) {
-          from[b.axis] = depth_;
-          to[b.axis] = b.origin + depth_;
-        }
-      }
-      cuda::copy_box<T>(b.slab.cur(), b.slab.grid(), from, main_.next(), g, to, extent,
-                        context_.stream);
+      b.at.copy_out(b.slab.cur(), b.slab.grid(), main_.next(), main_.grid(), context_.stream);
     }
     main_.swap();
     if (dirichlet_.count > 0) {
