@@ -74,7 +74,8 @@ class DeviceFieldBackend : public Backend {
     const DeviceGrid& grid;
     cudaStream_t stream;
   };
-  // Where the field is now (called only once the backend is ready).
+  // Where the field is now. Called once the backend is ready, except by synchronize(), which
+  // only takes the stream: before setup an implementation returns its empty buffers.
   virtual FieldNow field_now() = 0;
 
   void not_ready() { ready_ = false; }
