@@ -447,8 +447,9 @@ class FieldChecks {
                          " K, below absolute zero)");
     else if (low < 150.0)
       r_.warning(path, "a radiating face's ambient of " + format_number(low) +
-                           " K looks like degrees Celsius; radiation uses absolute temperatures "
-                           "(K = degrees C + 273.15)");
+                           " K looks like degrees Celsius, unless it is a cold sink such as deep "
+                           "space (about 3 K); radiation uses absolute temperatures (K = "
+                           "degrees C + 273.15)");
   }
 
   void check_probes() {

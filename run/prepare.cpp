@@ -57,20 +57,20 @@ std::string implicit_refusal(const solver::Case& c) {
   for (const solver::RegionSpec& r : c.regions)
     if (r.is_void && kernels::anchors(r.surface)) return {};
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};
-  std::string insulated;  // convective faces with h = 0
+  std::string insulated;  // convective faces with h = 0 and no emissivity
   for (int f = 0; f < 2 * c.grid.dims; ++f) {
     const kernels::BoundaryFace& b = c.boundary[f];
-    if (b.kind == kernels::BoundaryKind::dirichlet || kernels::face_transfer(b) > 0.0) return {};
-    if (b.names_temperature())  // an ambient with h = 0
+    if (kernels::anchors(b)) return {};  // Dirichlet, h > 0, or radiating
+    if (b.names_temperature())  // an ambient, but neither h nor an emissivity
       insulated += std::string(insulated.empty() ? "" : ", ") + face_names[f];
   }
-  return std::string("steady: no face is Dirichlet or convective with h > 0") +
+  return std::string("steady: no face is Dirichlet, convective with h > 0 or radiating") +
          (insulated.empty() ? std::string()
                             : " (" + insulated + (insulated.size() > 2 ? " are" : " is") +
                                   " convective with h = 0, which is insulated)") +
          ", so the temperature is fixed only up to a constant (a steady state exists only if "
-         "the sources and boundary fluxes balance exactly); make a face dirichlet or "
-         "convective with h > 0, or run the transient with backward-euler";
+         "the sources and boundary fluxes balance exactly); make a face dirichlet, "
+         "convective with h > 0 or radiative, or run the transient with backward-euler";
 }
 
 // The case as its source gives it, checked as the loader checks a file (a case made in memory:

@@ -105,12 +105,14 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
       options_(std::move(options)) {
   if (method != TimeMethod::steady && !(dt > 0.0 && std::isfinite(dt)))
     throw std::invalid_argument(std::string(to_string(method)) + " needs a time step dt > 0");
-  if (method == TimeMethod::steady && flow_.floating())
+  // A radiating face or surface anchors the temperature too: its linearisation (linearize.hpp)
+  // puts 4 eps sigma u^3 on the diagonal of every outer iteration's operator.
+  if (method == TimeMethod::steady && flow_.floating() && !radiates(problem, base_fields_.get()))
     throw std::invalid_argument(
-        "steady: the problem has no steady state to solve for: no face is Dirichlet or "
-        "convective, so the temperature is fixed only up to a constant (and a steady state "
-        "exists only if the sources and boundary fluxes balance exactly); make a face dirichlet "
-        "or convective, or run the transient with backward-euler");
+        "steady: the problem has no steady state to solve for: no face is Dirichlet, "
+        "convective or radiating, so the temperature is fixed only up to a constant (and a "
+        "steady state exists only if the sources and boundary fluxes balance exactly); make a "
+        "face dirichlet, convective or radiative, or run the transient with backward-euler");
   if (nonlinear_ && method != TimeMethod::steady && method != TimeMethod::backward_euler)
     throw std::invalid_argument(
         std::string(to_string(method)) +
@@ -317,11 +319,15 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     }
   }
   ops_->upload(mg_->solution(), u0);
-  char buffer[160];
+  char buffer[320];
   std::snprintf(buffer, sizeof buffer,
                 "%s: the nonlinear iteration did not converge in %d outer iterations (the last "
-                "changed the field by %.3g K); try a smaller dt",
-                to_string(method_), options_.max_outer_iterations, change);
+                "changed the field by %.3g K); %s",
+                to_string(method_), options_.max_outer_iterations, change,
+                steady ? "start it nearer the answer: an initial field near the temperatures "
+                         "expected (in kelvin where faces radiate; not 0 K, where radiation "
+                         "has no slope to iterate on)"
+                       : "try a smaller dt");
   report.reason = SolveReport::Reason::max_iterations;
   throw SolveFailure(buffer, report);
 }

@@ -8,11 +8,15 @@ using kernels::BoundaryFace;
 using kernels::CoefficientFields;
 using kernels::StencilProblem;
 
-bool is_nonlinear(const StencilProblem& problem, const CoefficientFields& fields) {
-  if (fields.temperature || !fields.radiation.empty()) return true;
+bool radiates(const StencilProblem& problem, const CoefficientFields* fields) {
+  if (fields && !fields->radiation.empty()) return true;
   for (int f = 0; f < 2 * problem.dims; ++f)
     if (problem.faces[f].radiates()) return true;
   return false;
+}
+
+bool is_nonlinear(const StencilProblem& problem, const CoefficientFields& fields) {
+  return fields.temperature || radiates(problem, &fields);
 }
 
 std::vector<double> enthalpies(const CoefficientFields& fields, const std::vector<double>& u) {

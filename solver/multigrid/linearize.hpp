@@ -13,6 +13,9 @@ namespace heatsim::solver::multigrid {
 // Whether the problem needs outer iterations: temperature laws or a radiating face.
 bool is_nonlinear(const kernels::StencilProblem& problem, const kernels::CoefficientFields& fields);
 
+// Whether some face of the domain or some void's surface radiates (fields may be null).
+bool radiates(const kernels::StencilProblem& problem, const kernels::CoefficientFields* fields);
+
 // The fields at temperature u (memory order) and time t, with no temperature laws left:
 //   faces: K_ij of TemperatureDependence at u (Picard);
 //   capacity: C_ref times the apparent capacity ratio dh/dT at u;

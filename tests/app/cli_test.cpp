@@ -498,7 +498,8 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
   floating.replace(floating.find("{type: dirichlet, value: 0}"), 27, "{type: neumann, flux: 0}");
   const Result f = heatsim("validate " + write_case("floating.yaml", floating));
   EXPECT_EQ(f.code, 2) << f.output;
-  EXPECT_NE(f.output.find("no face is Dirichlet or convective with h > 0"), std::string::npos)
+  EXPECT_NE(f.output.find("no face is Dirichlet, convective with h > 0 or radiating"),
+            std::string::npos)
       << f.output;
   EXPECT_EQ(f.output.find("valid\n"), std::string::npos) << f.output;
 

@@ -3,6 +3,7 @@
 // failed_run.txt, and the same command then runs again instead of being refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,7 +51,8 @@ TEST_F(FailedRun, SteadyWithoutAFixedFaceIsRefusedWithNothingWritten) {
   EXPECT_EQ(v.code, 2) << v.output;
   const Result r = heatsim("run " + c);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("time.method: steady: no face is Dirichlet or convective with h > 0"),
+  EXPECT_NE(r.output.find(
+                "time.method: steady: no face is Dirichlet, convective with h > 0 or radiating"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
@@ -65,10 +67,41 @@ TEST_F(FailedRun, ConvectiveFacesWithHZeroAreNamedAsInsulated) {
   const std::string c = steady_case("h0.yaml", "{all: {type: convective, h: 0, ambient: 300}}");
   const Result r = heatsim("validate " + c);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("no face is Dirichlet or convective with h > 0 (x-, x+, y-, y+ are "
-                          "convective with h = 0, which is insulated)"),
+  EXPECT_NE(r.output.find("no face is Dirichlet, convective with h > 0 or radiating (x-, x+, y-, "
+                          "y+ are convective with h = 0, which is insulated)"),
             std::string::npos)
       << r.output;
+}
+
+// A body that loses its heat by radiation alone has a steady state (a satellite's box in
+// space): validate and run take it, and the temperature is the radiative balance's. A square
+// of k = 200 W/(m K), 0.1 m, 10 W/m^2 of source over its area in 2D (W/m^3 times the unit
+// depth), all four faces radiating with emissivity 0.8 to 4 K: nearly isothermal, so
+// eps sigma (T^4 - 4^4) times the perimeter equals the source.
+TEST_F(FailedRun, ARadiatingBodyHasASteadyState) {
+  const std::string c = write_case(
+      "rad.yaml",
+      "grid: {dims: 2, n: [33, 33], length: [0.1, 0.1]}\n"
+      "materials: {m: {conductivity: 200, density: 2700, specific_heat: 900}}\n"
+      "regions: [{material: m}]\n"
+      "sources: [{power_density: 1000}]\n"
+      "boundary: {all: {type: radiative, emissivity: 0.8, ambient: 4}}\n"
+      "initial: {type: constant, value: 250}\n"
+      "time: {method: steady}\n"
+      "probes: {points: {centre: [0.05, 0.05]}}\n");
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 0) << v.output;
+  const Result r = heatsim("run " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream probes(dir_ / "out" / "probes.csv");
+  std::string header, row;
+  ASSERT_TRUE(std::getline(probes, header) && std::getline(probes, row)) << r.output;
+  const double centre = std::stod(row.substr(row.rfind(',') + 1));
+  // 1000 W/m^3 * 0.01 m^2 = 10 W per metre of depth, out through a perimeter of 0.4 m.
+  const double sigma = 5.670374419e-8;
+  const double balance = std::pow(10.0 / (0.8 * sigma * 0.4) + std::pow(4.0, 4), 0.25);
+  EXPECT_NEAR(centre, balance, 0.01 * balance) << r.output;
+  EXPECT_GT(centre, balance) << "the centre is the warmest point";
 }
 
 // A steady solve that stalls (a tolerance below rounding) ends with exit code 3 and no file:
