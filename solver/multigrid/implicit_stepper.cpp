@@ -242,8 +242,13 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
   return report;
 }
 
+// The largest rise of a node's temperature in one outer iteration of a radiating steady solve
+// from below 100 K (above: doubling).
+constexpr double kSteadyRadiationRise = 100.0;
+
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
+  const bool radiating_steady = steady && radiates(problem_, base_fields_.get());
   const double t = static_cast<double>(steady ? step : step + 1) * dt_;
   const auto [alpha, beta] = scalars(method_, dt_);
   const kernels::TemperatureDependence* laws = base_fields_->temperature.get();
@@ -305,6 +310,12 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         next = law->temperature(h[i]);
         projected = true;
       } else {
+        // A steady solve that radiates, started far below the answer: Newton's slope of
+        // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
+        // which each step takes off only a quarter. A rise is held to doubling the node's
+        // temperature (or 100 K), so the iterates climb to the answer's scale instead.
+        if (radiating_steady && next > u[i] + std::max(u[i], kSteadyRadiationRise))
+          next = u[i] + std::max(u[i], kSteadyRadiationRise);
         h[i] = next;
       }
       change = std::max(change, std::abs(next - u[i]));
@@ -325,8 +336,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                 "changed the field by %.3g K); %s",
                 to_string(method_), options_.max_outer_iterations, change,
                 steady ? "start it nearer the answer: an initial field near the temperatures "
-                         "expected (in kelvin where faces radiate; not 0 K, where radiation "
-                         "has no slope to iterate on)"
+                         "expected (in kelvin where faces radiate)"
                        : "try a smaller dt");
   report.reason = SolveReport::Reason::max_iterations;
   throw SolveFailure(buffer, report);
