@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(threads<Op::kDims>())
   constexpr int MARCH = DIMS - 1;
   extern __shared__ unsigned char shared_raw[];
   T* queue = reinterpret_cast<T*>(shared_raw);  // u: [level][slot][y][x]
-  T* ring = queue + depth * Q * PLANE;           // staged field s >= 1: [s - 1][slot][y][x]
+  T* ring = queue + depth * Q * PLANE;          // staged field s >= 1: [s - 1][slot][y][x]
   const int KQ = ring_planes(R, depth);
 
   const DeviceGrid& g = a.grid;
@@ -246,8 +246,8 @@ __global__ void __launch_bounds__(threads<Op::kDims>())
       for (int s = 0; s < S; ++s)
 #pragma unroll
         for (int p = 0; p < CX * CY; ++p)
-          next[s][p] = plane_ok && inside[p] ? Op::staged_field(a, s)[offset[p] + m * march_pitch]
-                                             : T(0);
+          next[s][p] =
+              plane_ok && inside[p] ? Op::staged_field(a, s)[offset[p] + m * march_pitch] : T(0);
     };
 
     load(base);
@@ -259,7 +259,8 @@ __global__ void __launch_bounds__(threads<Op::kDims>())
 #pragma unroll
         for (int b = 0; b < CY; ++b)
 #pragma unroll
-          for (int c = 0; c < CX; ++c) in_plane[(ty + b * BY) * HX + tx + c * BX] = next[s][b * CX + c];
+          for (int c = 0; c < CX; ++c)
+            in_plane[(ty + b * BY) * HX + tx + c * BX] = next[s][b * CX + c];
       }
       if (it + 1 < planes) load(base + it + 1);
       __syncthreads();
@@ -271,7 +272,8 @@ __global__ void __launch_bounds__(threads<Op::kDims>())
         for (int d = 0; d < Q; ++d) {
           plane[0][d] = queue + ((j - 1) * Q + (rel - R + d) % Q) * PLANE;
 #pragma unroll
-          for (int s = 1; s < S; ++s) plane[s][d] = ring + ((s - 1) * KQ + (rel - R + d) % KQ) * PLANE;
+          for (int s = 1; s < S; ++s)
+            plane[s][d] = ring + ((s - 1) * KQ + (rel - R + d) % KQ) * PLANE;
         }
         const typename Op::Block step = Op::at_step(block, factor + (j - 1) * kMaxSourceFields);
         const int lo = j * R;
@@ -289,9 +291,9 @@ __global__ void __launch_bounds__(threads<Op::kDims>())
             const std::int64_t x = x_first + lx, y = y_first + ly;
             T v = T(0);
             if (!Op::kCoefficients || inner_node(g, DIMS, x, DIMS == 3 ? y : m, m)) {
-              const QueueNear<T, DIMS, R, S, HX> near{plane, ly * HX + lx,
-                                                       offset[p] + m * march_pitch, x,
-                                                       DIMS == 3 ? y : m, DIMS == 3 ? m : 0};
+              const QueueNear<T, DIMS, R, S, HX> near{
+                  plane, ly * HX + lx,      offset[p] + m * march_pitch,
+                  x,     DIMS == 3 ? y : m, DIMS == 3 ? m : 0};
               v = Op::point(a, step, near);
             }
             if (!last) {
@@ -340,7 +342,7 @@ void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>
     const std::int64_t out_x = tile_x<1>() - 2 * halo;
     const std::int64_t blocks = (g.n[0] + out_x - 1) / out_x;
     kernel<<<static_cast<unsigned>(blocks), threads<1>(), bytes, context.stream>>>(args, factors,
-                                                                                    depth);
+                                                                                   depth);
   } else {
     const auto kernel = temporal_stream_kernel<Op>;
     allow_shared(kernel, bytes, static_bytes);
@@ -361,10 +363,10 @@ void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>
     if (tiles_x > 0x7fffffff || chunks > 65535)
       throw std::runtime_error("temporal-blocking: grid too large for one launch");
     const dim3 block(BlockedTile<DIMS>::bx, BlockedTile<DIMS>::by, 1);
-    const dim3 grid =
-        DIMS == 3 ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
-                         static_cast<unsigned>(chunks))
-                  : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
+    const dim3 grid = DIMS == 3
+                          ? dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                                 static_cast<unsigned>(chunks))
+                          : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
     kernel<<<grid, block, bytes, context.stream>>>(args, factors, depth, chunk, tiles_y);
   }
   HEATSIM_CUDA_CHECK_LAUNCH();
@@ -393,8 +395,10 @@ template <typename T>
 void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, int depth,
                            const LaunchContext& context) {
   SweepShape s = shape;
-  if (s.dims == 1) s.taps = kStarTaps;
-  else if (s.taps != kStarTaps) s.taps = kBoxTaps;
+  if (s.dims == 1)
+    s.taps = kStarTaps;
+  else if (s.taps != kStarTaps)
+    s.taps = kBoxTaps;
   dispatch_stencil<T>(s, [&](auto op) {
     using Op = typename decltype(op)::type;
     if constexpr (Op::kStar || Op::kBox) launch<Op>(args, PassFactors<T>{}, depth, context);
@@ -414,10 +418,12 @@ void launch_temporal_coefficient_sweep(const CoefficientArgs<T>& args,
                                        const PassFactors<T>& factors, int depth,
                                        const LaunchContext& context) {
   if (any_rule(args.rules))
-    throw std::logic_error("temporal-blocking: a pass reads the faces' ghosts, it applies no rules");
+    throw std::logic_error(
+        "temporal-blocking: a pass reads the faces' ghosts, it applies no rules");
   dispatch_flux(args, args.grid.dims, pass_form(args), [&](auto op) {
     using Op = typename decltype(op)::type;
-    if constexpr (!takes_classes(Op::kForm) && !Op::kRules) launch<Op>(args, factors, depth, context);
+    if constexpr (!takes_classes(Op::kForm) && !Op::kRules)
+      launch<Op>(args, factors, depth, context);
   });
 }
 
