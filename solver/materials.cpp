@@ -545,12 +545,12 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
               j = side == 0 ? i + st : i - st;  // the mirror node
               mirror = true;
             }
-            if (kernels::face_transfer(f) != 0.0 || f.radiates())
-              diagonal += 2.0 *
-                          (kernels::face_transfer(f) +
-                           (f.radiates() ? 4.0 * f.emissivity * kernels::kStefanBoltzmann * hot * hot * hot
-                                         : 0.0)) /
-                          g.h[a];
+            // The face's law on the diagonal: its transfer and its radiation's slope at `hot`
+            // (nothing for a face without either).
+            const double radiated =
+                f.radiates() ? 4.0 * f.emissivity * kernels::kStefanBoltzmann * hot * hot * hot
+                             : 0.0;
+            diagonal += 2.0 * (kernels::face_transfer(f) + radiated) / g.h[a];
           }
           // The face's lower node (the one whose entry in fields.faces holds it).
           const bool j_lower = (side == 0) != mirror;

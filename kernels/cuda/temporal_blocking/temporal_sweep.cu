@@ -92,6 +92,11 @@ std::size_t shared_bytes(int dims, int radius, int depth, int staged, std::size_
   return static_cast<std::size_t>(planes) * hx * hy * value_bytes;
 }
 
+// The static shared memory of staged_factors (an operator with coefficients), in bytes.
+constexpr std::size_t factor_bytes(std::size_t value_bytes) {
+  return kMaxBlockedDepth * kMaxSourceFields * value_bytes;
+}
+
 // The source factors of the pass's steps, staged for the block (an operator with coefficients:
 // its Block takes step j's row, Op::at_step); read after the block's next barrier.
 template <class Op>
@@ -331,7 +336,7 @@ void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>
     throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
                            " leaves no output in the tile at radius " + std::to_string(R));
   const std::size_t static_bytes =
-      Op::kCoefficients ? kMaxBlockedDepth * kMaxSourceFields * sizeof(T) : 0;
+      Op::kCoefficients ? factor_bytes(sizeof(T)) : 0;
   const DeviceGrid& g = args.grid;
   if (g.ghost < depth * R)
     throw std::logic_error("temporal-blocking: ghost layers narrower than depth * radius");
@@ -410,7 +415,7 @@ std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t v
   if (dims < 1 || dims > 3 || depth < 1 || depth > kMaxBlockedDepth) return 0;
   const std::size_t bytes = shared_bytes(dims, 1, depth, faces ? 1 : 2, value_bytes);
   if (bytes == 0) return 0;
-  return bytes + kMaxBlockedDepth * kMaxSourceFields * value_bytes;  // the staged factors
+  return bytes + factor_bytes(value_bytes);
 }
 
 template <typename T>
