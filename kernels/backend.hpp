@@ -170,6 +170,12 @@ struct StencilProblem {
   //   convective: u_m - 2 h (transfer (u_b - ambient(t)) + eps sigma (u_b^4 - ambient(t)^4)) / K_bm;
   //   periodic:  the node one period away.
   std::shared_ptr<const CoefficientFields> coefficients;
+  // Faces that are not the grid's: a decomposed run's block has them toward its neighbours'
+  // blocks (solver/parallel/decomposition.hpp), placeholders whose nodes hold a neighbour's
+  // values, which the overlap's exchange replaces. A backend treats them as any face of their
+  // kind, except that it need not make them exact (no band for them) and reads nothing about
+  // the run from their nodes (whether the Dirichlet nodes hold g).
+  std::array<bool, kFaces> placeholder{};
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
   bool periodic(int axis) const { return faces[2 * axis].kind == BoundaryKind::periodic; }
@@ -272,6 +278,18 @@ class Backend {
   // Steps per pass that advance() uses after setup(): the requested fusion depth as the
   // backend could honour it (1 for backends without fusion).
   virtual int fusion_depth() const { return 1; }
+  // A backend with fused passes (fusion_depth() > 1) reflects about g at Dirichlet faces, which
+  // reproduces single steps only where the Dirichlet nodes hold g: after an upload whose nodes
+  // do not (an initial condition) its first step is a single one. A decomposed run takes that
+  // choice for the whole grid: first_step_single(step0) answers for this block's Dirichlet
+  // faces (placeholders aside) before its next advance(steps, step0), and
+  // set_first_step_single() imposes the answer of all blocks on that advance. Backends
+  // without fused passes: false, and nothing to impose.
+  virtual bool first_step_single(std::int64_t step0) {
+    (void)step0;
+    return false;
+  }
+  virtual void set_first_step_single(bool single) { (void)single; }
   // Bytes a step reads and writes per node after setup(), where the backend's layout differs
   // from the run's model (the compact form of a material map); 0: the model's count.
   virtual double bytes_per_point_step() const { return 0.0; }

@@ -36,6 +36,8 @@ class ForwardingBackend : public Backend {
   }
   void synchronize() override { ready().synchronize(); }
   int fusion_depth() const override { return inner_ ? inner_->fusion_depth() : 1; }
+  bool first_step_single(std::int64_t step0) override { return ready().first_step_single(step0); }
+  void set_first_step_single(bool single) override { ready().set_first_step_single(single); }
   double bytes_per_point_step() const override {
     return inner_ ? inner_->bytes_per_point_step() : 0.0;
   }

@@ -39,7 +39,6 @@
 #include <array>
 #include <cmath>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -201,8 +200,10 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     p_ = problem;
     int device = 0;
     HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
-    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
-    HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    HEATSIM_CUDA_CHECK(
+        cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device));
+    HEATSIM_CUDA_CHECK(
+        cudaDeviceGetAttribute(&shared_limit_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
 
     const int r = problem.stencil.radius;
     kernel_.prepare(single_, problem.stencil);
@@ -213,7 +214,8 @@ class FusingBackend final : public DeviceFieldBackend<T> {
         fused_source_ = problem.source_increment;
       } else {
         kernel_.prepare(fused_, convstencil::fuse_stencil(problem.stencil, depth_));
-        fused_source_ = convstencil::fused_source(problem.stencil, problem.source_increment, depth_);
+        fused_source_ =
+            convstencil::fused_source(problem.stencil, problem.source_increment, depth_);
       }
     }
     const int ghost = depth_ * r;
@@ -227,9 +229,6 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
 
     bands_.clear();
-    has_dirichlet_ = false;
-    for (int f = 0; f < 2 * problem.dims; ++f)
-      has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
     if (depth_ > 1)
       for (int axis = 0; axis < problem.dims; ++axis)
         for (int side = 0; side < 2; ++side) {
@@ -247,42 +246,46 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     this->ready(problem.points());
   }
 
-  // An upload also notes the values its Dirichlet nodes hold (uploaded()); a box write (the
-  // base's write_box) leaves that record alone: a decomposed run writes its overlaps between
-  // passes, and the passes must stay the serial run's.
+  // After an upload the next advance asks whether the Dirichlet nodes hold g (a box write, the
+  // base's write_box, does not: a decomposed run writes its overlaps between passes, and the
+  // passes must stay the serial run's).
   void upload(const std::vector<double>& field) override {
     DeviceFieldBackend<T>::upload(field);
-    uploaded(field.data());
+    uploaded();
   }
 
   void upload_from(const HostField& field) override {
     DeviceFieldBackend<T>::upload_from(field);
-    if (field.floats())
-      uploaded(field.floats());
-    else
-      uploaded(field.doubles());
+    uploaded();
   }
 
-  template <typename V>
-  void uploaded(const V* field) {
-    boundary_nodes_hold_g_ = false;
-    record_dirichlet_nodes(field);
-    check_nodes_at_next_advance_ = true;
+  // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
+  // uploaded field need not (an initial condition), so then the first step after the upload
+  // is a single one. A field that does (a checkpoint, or any field the solver set up) goes
+  // straight on, so a restarted run takes the same passes as an uninterrupted one. The nodes
+  // are read from the device when the answer is first needed: a decomposed run's overlaps hold
+  // their neighbours' values by then.
+  bool first_step_single(std::int64_t step0) override {
+    this->check_ready("first_step_single()");
+    if (check_nodes_at_next_advance_) {
+      first_step_single_ =
+          depth_ > 1 && !dirichlet_nodes_hold_g(static_cast<double>(step0) * p_.dt);
+      check_nodes_at_next_advance_ = false;
+    }
+    return first_step_single_;
+  }
+
+  void set_first_step_single(bool single) override {
+    check_nodes_at_next_advance_ = false;
+    first_step_single_ = single;
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
     this->check_ready("advance()");
+    if (steps <= 0) return;
     std::int64_t s = 0;
-    // The odd reflection about g reproduces itself only when the Dirichlet nodes hold g; an
-    // uploaded field need not (an initial condition), so then the first step after the upload
-    // is a single one. A field that does (a checkpoint, or any field the solver set up) goes
-    // straight on, so a restarted run takes the same passes as an uninterrupted one.
-    if (check_nodes_at_next_advance_) {
-      boundary_nodes_hold_g_ = uploaded_nodes_hold_g(static_cast<double>(step0) * p_.dt);
-      check_nodes_at_next_advance_ = false;
-    }
-    if (depth_ > 1 && !boundary_nodes_hold_g_ && steps > 0 && has_dirichlet_) single_step(main_, step0 + s++);
-    if (steps > 0) boundary_nodes_hold_g_ = true;
+    if (first_step_single(step0)) single_step(main_, step0 + s++);
+    first_step_single_ = false;
     // Fused passes start on multiples of the depth (absolute step numbers), so the passes a
     // run takes, and so its rounding, do not depend on how the caller splits it into calls.
     if (depth_ > 1) {
@@ -326,9 +329,9 @@ class FusingBackend final : public DeviceFieldBackend<T> {
       const BoundaryFace& lo = f.faces[2 * axis];
       const BoundaryFace& hi = f.faces[2 * axis + 1];
       cuda::launch_fill_ghosts<T>(f.cur.template as<T>(), f.grid, axis,
-                                       cuda::GhostFace{static_cast<int>(lo.kind), lo.at(t)},
-                                       cuda::GhostFace{static_cast<int>(hi.kind), hi.at(t)},
-                                       f.h[axis], stream_);
+                                  cuda::GhostFace{static_cast<int>(lo.kind), lo.at(t)},
+                                  cuda::GhostFace{static_cast<int>(hi.kind), hi.at(t)}, f.h[axis],
+                                  stream_);
     }
   }
 
@@ -351,8 +354,8 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   // One step of S, exactly as the CPU reference takes it.
   void single_step(Field& f, std::int64_t step) {
     fill_ghosts(f, static_cast<double>(step) * p_.dt);
-    kernel_.sweep(single_, f.cur.template as<T>(), f.next.template as<T>(), f.grid, p_.source_increment,
-                  multiprocessors_, stream_);
+    kernel_.sweep(single_, f.cur.template as<T>(), f.next.template as<T>(), f.grid,
+                  p_.source_increment, multiprocessors_, stream_);
     f.cur.swap(f.next);
     set_dirichlet(f, static_cast<double>(step + 1) * p_.dt);
   }
@@ -363,8 +366,8 @@ class FusingBackend final : public DeviceFieldBackend<T> {
                   fused_source_, multiprocessors_, stream_);
     for (auto& band : bands_) {
       Band<T>& b = *band;
-      b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(),
-                   b.slab.grid, stream_);
+      b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(), b.slab.grid,
+                   stream_);
       for (int j = 0; j < depth_; ++j) single_step(b.slab, step + j);
       b.at.copy_out(b.slab.cur.template as<T>(), b.slab.grid, main_.next.template as<T>(),
                     main_.grid, stream_);
@@ -384,52 +387,34 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   Field main_;
   std::vector<std::unique_ptr<Band<T>>> bands_;
   DeviceArray partials_;
-  bool has_dirichlet_ = false;
-  bool boundary_nodes_hold_g_ = false;
+  bool first_step_single_ = false;
   bool check_nodes_at_next_advance_ = false;
-  // Per face: the value every node of a Dirichlet face held at the last upload, when they all
-  // held the same one.
-  std::array<std::optional<double>, kFaces> uploaded_face_value_{};
 
-  template <typename V>
-  void record_dirichlet_nodes(const V* field) {
+  void uploaded() {
+    first_step_single_ = false;
+    check_nodes_at_next_advance_ = true;
+  }
+
+  // Whether every node of every Dirichlet face of the grid (placeholders aside) holds g(t), as
+  // the device holds them (T): an fp32 field holds g when its nodes hold g rounded.
+  bool dirichlet_nodes_hold_g(double t) {
+    std::vector<double> nodes;
     for (int axis = 0; axis < p_.dims; ++axis)
       for (int side = 0; side < 2; ++side) {
         const int f = 2 * axis + side;
-        uploaded_face_value_[f].reset();
-        if (p_.faces[f].kind != BoundaryKind::dirichlet) continue;
-        const int oa = (axis + 1) % 3, ob = (axis + 2) % 3;
-        std::array<std::int64_t, 3> c{0, 0, 0};
-        c[axis] = side == 0 ? 0 : p_.n[axis] - 1;
-        bool uniform = true;
-        double v = 0.0;
-        for (std::int64_t b = 0; b < p_.n[ob] && uniform; ++b)
-          for (std::int64_t a = 0; a < p_.n[oa]; ++a) {
-            c[oa] = a;
-            c[ob] = b;
-            const double x =
-                field[static_cast<std::size_t>((c[2] * p_.n[1] + c[1]) * p_.n[0] + c[0])];
-            if (a == 0 && b == 0) v = x;
-            if (x != v) {
-              uniform = false;
-              break;
-            }
-          }
-        if (uniform) uploaded_face_value_[f] = v;
+        if (p_.faces[f].kind != BoundaryKind::dirichlet || p_.placeholder[f]) continue;
+        FieldBox face;
+        face.grid = p_.n;
+        face.extent = p_.n;
+        face.extent[axis] = 1;
+        face.lo[axis] = side == 0 ? 0 : p_.n[axis] - 1;
+        Backend::read_box(face, nodes);
+        const double g = static_cast<double>(static_cast<T>(p_.faces[f].at(t)));
+        for (double v : nodes)
+          if (v != g) return false;
       }
-  }
-
-  // Compared as the device holds them (T): an fp32 field uploaded as floats holds g when its
-  // nodes hold g rounded, as one uploaded as doubles does once rounded on the way.
-  bool uploaded_nodes_hold_g(double t) const {
-    for (int f = 0; f < 2 * p_.dims; ++f)
-      if (p_.faces[f].kind == BoundaryKind::dirichlet &&
-          (!uploaded_face_value_[f] ||
-           static_cast<T>(*uploaded_face_value_[f]) != static_cast<T>(p_.faces[f].at(t))))
-        return false;
     return true;
   }
 };
-
 
 }  // namespace heatsim::kernels::cuda

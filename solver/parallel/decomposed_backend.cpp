@@ -90,6 +90,7 @@ void DecomposedBackend::upload(const std::vector<double>& field) {
     throw std::invalid_argument("decomposed run: field has " + std::to_string(field.size()) +
                                 " values, the grid " + std::to_string(global_.points()));
   local_->upload(extract_box(field, global_.n, decomposition_.local()));
+  decide_first_step_ = true;
 }
 
 void DecomposedBackend::upload_owned(const std::vector<double>& values) {
@@ -102,6 +103,7 @@ void DecomposedBackend::upload_owned(const std::vector<double>& values) {
   insert_box(field, local.extent, relative(owned, local), values);
   local_->upload(field);
   exchange();
+  decide_first_step_ = true;
 }
 
 void DecomposedBackend::download_owned(std::vector<double>& values) {
@@ -126,21 +128,26 @@ void DecomposedBackend::download(std::vector<double>& field) {
 }
 
 void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
-  // Pieces of exchange_every steps: a multiple of the fusion depth, so the local backend makes
-  // the passes the serial one makes for advance(steps) (whole passes, then the remainder).
+  if (steps <= 0) return;
+  // The first step after an upload is a single one on every rank or on none, as the serial
+  // run decides it over the whole grid: where any block's Dirichlet nodes do not hold g.
+  if (decide_first_step_) {
+    std::vector<std::int64_t> single{local_->first_step_single(step0) ? 1 : 0};
+    max_all(single);
+    local_->set_first_step_single(single[0] != 0);
+    decide_first_step_ = false;
+  }
   // The local steps are finished (synchronize) before the exchange's clock starts, so that a
   // GPU's queued kernels count as stepping; the exchange's first copy would wait for them.
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  for (std::int64_t done = 0; done < steps;) {
-    const std::int64_t m = std::min<std::int64_t>(exchange_every_, steps - done);
-    local_->advance(m, step0 + done);
+  for (const Piece& piece : exchange_pieces(steps, step0, exchange_every_)) {
+    local_->advance(piece.steps, piece.step0);
     local_->synchronize();
     const auto before = clock::now();
     exchange();
     exchange_seconds_ += std::chrono::duration<double>(clock::now() - before).count();
     ++exchanges_;
-    done += m;
   }
   advance_seconds_ += std::chrono::duration<double>(clock::now() - start).count();
 }

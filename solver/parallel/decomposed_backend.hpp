@@ -8,7 +8,8 @@
 //   upload_owned(values)  each rank gives only its owned nodes; the overlaps are exchanged;
 //   download(field)       rank 0 receives the global field (gathered owned boxes); the other
 //                         ranks get an empty vector;
-//   advance(steps, step0) steps per exchange at a time, exchanging the overlaps after each;
+//   advance(steps, step0) at most steps-per-exchange at a time, in pieces that end on its
+//                         multiples (exchange_pieces), exchanging the overlaps after each;
 //   stats()               over the owned nodes, reduced: min, max, non-finite count; the total
 //                         heat sums the ranks' partial sums in rank order (the same on every
 //                         rank and every run with this decomposition);
@@ -84,6 +85,7 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   std::size_t slab_points_ = 0;   // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
   std::int64_t exchanges_ = 0;
+  bool decide_first_step_ = false;  // after an upload: first_step_single over all ranks
 };
 
 }  // namespace heatsim::solver::parallel

@@ -128,6 +128,19 @@ std::int64_t Decomposition::overlap(int axis, int side) const {
   return neighbour(axis, side) >= 0 ? halo_ : 0;
 }
 
+std::vector<Piece> exchange_pieces(std::int64_t steps, std::int64_t step0, int every) {
+  if (every < 1) throw std::invalid_argument("exchange_pieces: every must be at least 1");
+  std::vector<Piece> pieces;
+  for (std::int64_t done = 0; done < steps;) {
+    const std::int64_t at = step0 + done;
+    const std::int64_t next = (at / every + 1) * every;
+    const std::int64_t m = std::min(next - at, steps - done);
+    pieces.push_back({m, at});
+    done += m;
+  }
+  return pieces;
+}
+
 kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
                                       const Decomposition& d) {
   kernels::StencilProblem p = global;
@@ -141,6 +154,7 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
         placeholder.kind = kernels::BoundaryKind::dirichlet;
         placeholder.value = 0.0;
         p.faces[2 * a + side] = placeholder;
+        p.placeholder[2 * a + side] = true;
       }
   // A split periodic axis has neighbours on both sides: both faces are placeholders now.
   if (global.coefficients) {

@@ -66,8 +66,20 @@ class Decomposition {
   std::array<bool, 3> periodic_{false, false, false};
 };
 
+// The pieces of `steps` steps from step0 that a decomposed run advances between exchanges: at
+// most `every` steps each, every piece but the last ending on a multiple of `every` (absolute
+// step numbers). With `every` a multiple of the fusion depth, a rank's backend then makes the
+// serial run's passes, which start on multiples of the depth: a piece from step 20 to 30 at
+// depth 3 would otherwise be cut at 23 and take singles at 21 and 22 where the serial run
+// fuses 21-23.
+struct Piece {
+  std::int64_t steps = 0, step0 = 0;
+};
+std::vector<Piece> exchange_pieces(std::int64_t steps, std::int64_t step0, int every);
+
 // The rank's local problem: the global problem on the local box, placeholder Dirichlet faces
-// where a neighbour rank lies beyond (on a split periodic axis: both ends), coefficient and
+// (marked in StencilProblem::placeholder) where a neighbour rank lies beyond (on a split
+// periodic axis: both ends), coefficient and
 // source fields cut from the global ones. Everything else (stencil, spacing, dt, schedules,
 // fusion) is the global problem's.
 kernels::StencilProblem local_problem(const kernels::StencilProblem& global,

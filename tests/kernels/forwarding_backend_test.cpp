@@ -1,6 +1,6 @@
 // ForwardingBackend (kernels/forwarding_backend.hpp): every call reaches the backend setup()
-// chose, what that backend answers comes back unchanged (its fusion depth and bytes per point
-// too), and before a backend is chosen (or after its setup failed) the calls say so.
+// chose, what that backend answers comes back unchanged (its fusion depth, bytes per point and
+// first-step answer too), and before a backend is chosen (or after its setup failed) the calls say so.
 #include "kernels/forwarding_backend.hpp"
 
 #include <gtest/gtest.h>
@@ -74,10 +74,19 @@ class Recording final : public Backend {
   void synchronize() override { ++calls_["synchronize"]; }
   int fusion_depth() const override { return 3; }
   double bytes_per_point_step() const override { return 17.0; }
+  bool first_step_single(std::int64_t step0) override {
+    ++calls_["first_step_single"];
+    return step0 == 7 && !imposed_;
+  }
+  void set_first_step_single(bool single) override {
+    ++calls_["set_first_step_single"];
+    imposed_ = single;
+  }
 
  private:
   std::map<std::string, int>& calls_;
   std::vector<double> field_;
+  bool imposed_ = false;
 };
 
 // Chooses a Recording at setup(), as the CUDA drivers choose theirs.
@@ -138,9 +147,15 @@ TEST(ForwardingBackend, EveryCallReachesTheChosenBackend) {
   EXPECT_EQ(staging.bytes(), 64u);
   EXPECT_EQ(b.fusion_depth(), 3);
   EXPECT_EQ(b.bytes_per_point_step(), 17.0);
+  EXPECT_TRUE(b.first_step_single(7));
+  EXPECT_FALSE(b.first_step_single(8));
+  b.set_first_step_single(true);
+  EXPECT_FALSE(b.first_step_single(7));  // the Recording answers false once imposed
+  EXPECT_EQ(calls["first_step_single"], 3);
   for (const char* call : {"setup", "upload", "upload_from", "download_to double",
                            "download_to float", "allocate_host_staging", "advance", "stats",
-                           "sample", "read_box", "write_box", "synchronize"})
+                           "sample", "read_box", "write_box", "synchronize",
+                           "set_first_step_single"})
     EXPECT_EQ(calls[call], 1) << call;
   EXPECT_EQ(calls["download"], 2);
 }
@@ -160,6 +175,7 @@ TEST(ForwardingBackend, CallsBeforeAChoiceOrAfterAFailedSetupSaySo) {
     }
     EXPECT_THROW(b.advance(1, 0), std::logic_error) << when;
     EXPECT_THROW(b.stats(), std::logic_error) << when;
+    EXPECT_THROW(b.first_step_single(0), std::logic_error) << when;
     EXPECT_EQ(b.fusion_depth(), 1) << when;
     EXPECT_EQ(b.bytes_per_point_step(), 0.0) << when;
   };

@@ -1,15 +1,14 @@
 // Decomposed runs on the GPU: `mpirun -np 2` and `-np 3` on one machine's GPU (ranks share it),
-// each CUDA-core backend one step per pass, against the same backend in one process: every
-// output file, checkpoint and probe row bit for bit. (Fused and blocked passes across ranks
-// differ from one process's in the last bit at scattered nodes, the same on 2 and 3 ranks:
-// register-tiling k = 3, temporal-blocking k = 2 and 3, convstencil k = 2; to be found.) The cases: materials with a source on a schedule
-// and every face kind (convective with a scheduled ambient, Dirichlet, a heat flux, insulated)
-// in 2D; a constant-weight 3D case with a source and Neumann faces; and sub-grid geometry with
-// a void whose surface convects, in 3D. A restart on another rank count continues the same
-// run; a rank that fails ends all of them. Implicit and steady runs with a GPU backend on 2
-// ranks (whose multigrid runs split over the ranks on the CPU's level operations) against one
-// process solving on the GPU: the same answer to the solver's tolerance, iteration counts
-// within 1. Skipped without a GPU (failing with HEATSIM_REQUIRE_GPU=1).
+// each CUDA-core backend one step per pass, and fused and blocked passes (register-tiling k =
+// 3, temporal-blocking k = 2 and 3, convstencil k = 2), against the same backend in one
+// process: every output file, checkpoint and probe row bit for bit. The cases: materials with
+// a source on a schedule and every face kind (convective with a scheduled ambient, Dirichlet,
+// a heat flux, insulated) in 2D; a constant-weight 3D case with a source and Neumann faces;
+// and sub-grid geometry with a void whose surface convects, in 3D. A restart on another rank count
+// continues the same run; a rank that fails ends all of them. Implicit and steady runs with a GPU
+// backend on 2 ranks (whose multigrid runs split over the ranks on the CPU's level operations)
+// against one process solving on the GPU: the same answer to the solver's tolerance, iteration
+// counts within 1. Skipped without a GPU (failing with HEATSIM_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/gpu/gpu_test_support.hpp"
@@ -115,14 +115,83 @@ TEST_F(GpuRanks, EveryBackendEqualsOneProcessBitForBit) {
       ASSERT_EQ(s.code, 0) << tag << "\n" << s.output;
       for (int ranks : {2, 3}) {
         const fs::path split = dir_ / (tag + "_np" + std::to_string(ranks));
-        const auto p = run_ranks(ranks, "run " + path + " -q -b " + std::string(v.backend) +
-                                            " -o " + split.string());
+        const auto p = run_ranks(
+            ranks, "run " + path + " -q -b " + std::string(v.backend) + " -o " + split.string());
         ASSERT_EQ(p.code, 0) << tag << " on " << ranks << " ranks\n" << p.output;
         expect_same_run(serial, split, tag + " on " + std::to_string(ranks) + " ranks");
         ++compared;
       }
     }
   EXPECT_EQ(compared, 3 * 3 * 2);
+}
+
+// Fused and blocked passes on 2 and 3 ranks against one process: every file bit for bit. The
+// constant 3D case twice, its Dirichlet nodes first off g (the first step a single one) and
+// holding g (none): each rank takes the serial run's choice, not its placeholders'. The
+// materials and the sub-grid void through temporal-blocking's blocked coefficient passes.
+// Outputs every 20 steps and checkpoints every 30 cut the run at steps that are not multiples
+// of the depth. Then a fused 3-rank checkpoint continues on 2 ranks and on one process.
+TEST_F(GpuRanks, FusedAndBlockedPassesEqualOneProcessBitForBit) {
+  std::string held = rank_cases()[1].yaml;
+  const std::string gaussian =
+      "initial: {type: gaussian, amplitude: 1.0, center: [0.3, 0.6, 0.5], width: 0.2}\n";
+  ASSERT_NE(held.find(gaussian), std::string::npos);
+  held.replace(held.find(gaussian), gaussian.size(), "initial: {type: constant, value: 0.5}\n");
+  struct Fused {
+    std::string name, yaml, backend;
+    int fusion;
+  };
+  std::vector<Fused> runs;
+  for (const auto& [name, yaml] :
+       {std::pair<std::string, std::string>{"off_g", rank_cases()[1].yaml}, {"holds_g", held}})
+    for (const auto& [backend, k] : {std::pair<std::string, int>{"register-tiling", 3},
+                                     {"temporal-blocking", 2},
+                                     {"temporal-blocking", 3},
+                                     {"convstencil", 2}})
+      runs.push_back({name, yaml, backend, k});
+  runs.push_back({"materials", rank_cases()[0].yaml, "temporal-blocking", 2});
+  runs.push_back({"subgrid", rank_cases()[2].yaml, "temporal-blocking", 2});
+  int compared = 0;
+  for (const Fused& f : runs) {
+    const std::string tag = f.name + "_" + f.backend + "_k" + std::to_string(f.fusion);
+    SCOPED_TRACE(tag);
+    const std::string path =
+        write_case(tag + ".yaml", f.yaml + "fusion: " + std::to_string(f.fusion) +
+                                      "\noutput: {every: 20}\ncheckpoint: {every: 30}\n");
+    const fs::path serial = dir_ / (tag + "_serial");
+    const std::string args = "run " + path + " -b " + f.backend + " --progress-seconds 0 -o ";
+    const auto s = heatsim_tests::run_heatsim(args + serial.string());
+    ASSERT_EQ(s.code, 0) << s.output;
+    const std::string depth = "fusion: " + std::to_string(f.fusion) + " steps per pass";
+    ASSERT_NE(s.output.find(depth), std::string::npos) << "not fused:\n" << s.output;
+    for (int ranks : {2, 3}) {
+      const fs::path split = dir_ / (tag + "_np" + std::to_string(ranks));
+      const auto p = run_ranks(ranks, args + split.string());
+      ASSERT_EQ(p.code, 0) << ranks << " ranks\n" << p.output;
+      EXPECT_NE(p.output.find(depth), std::string::npos) << p.output;
+      expect_same_run(serial, split, tag + " on " + std::to_string(ranks) + " ranks");
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 2 * static_cast<int>(runs.size()));
+
+  const std::string path = write_case(
+      "restart.yaml", held + "fusion: 3\noutput: {every: 10}\ncheckpoint: {every: 30}\n");
+  const fs::path whole = dir_ / "fused_whole";
+  const auto w =
+      heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " + whole.string());
+  ASSERT_EQ(w.code, 0) << w.output;
+  for (int ranks : {2, 1}) {
+    const fs::path split = dir_ / ("fused_split_to_" + std::to_string(ranks));
+    const auto first =
+        run_ranks(3, "run " + path + " -q -b register-tiling -n 30 -o " + split.string());
+    ASSERT_EQ(first.code, 0) << first.output;
+    const std::string rest = "run " + path + " -q -b register-tiling -o " + split.string() +
+                             " --restart " + (split / "checkpoint_00000030.h5").string();
+    const auto r = ranks == 1 ? heatsim_tests::run_heatsim(rest) : run_ranks(ranks, rest);
+    ASSERT_EQ(r.code, 0) << r.output;
+    expect_same_run(whole, split, "fused, 3 GPU ranks to step 30, then " + std::to_string(ranks));
+  }
 }
 
 // A checkpoint of 3 ranks continues on 2 ranks and on one process, on the GPU, as the
@@ -134,8 +203,8 @@ TEST_F(GpuRanks, RestartsAcrossRankCounts) {
   const std::string path =
       write_case("c.yaml", c.yaml + "output: {every: 10}\ncheckpoint: {every: 30}\n");
   const fs::path whole = dir_ / "whole";
-  const auto s = heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " +
-                                            whole.string());
+  const auto s =
+      heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " + whole.string());
   ASSERT_EQ(s.code, 0) << s.output;
   for (int ranks : {2, 1}) {
     const fs::path split = dir_ / ("split_to_" + std::to_string(ranks));
@@ -154,9 +223,8 @@ TEST_F(GpuRanks, RestartsAcrossRankCounts) {
 // too, with the reason and without hanging.
 TEST_F(GpuRanks, OneFailingRankEndsAllOfThem) {
   std::ofstream(dir_ / "file") << "not a directory";
-  const std::string path = write_case(
-      "c.yaml", rank_cases()[1].yaml + "output: {directory: " + (dir_ / "file" / "out").string() +
-                    "}\n");
+  const std::string path = write_case("c.yaml", rank_cases()[1].yaml + "output: {directory: " +
+                                                    (dir_ / "file" / "out").string() + "}\n");
   const auto r = run_ranks(3, "run " + path + " -b shared-tiling");
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.code, 124) << "timed out: a rank hung\n" << r.output;

@@ -205,6 +205,9 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
       for (int axis = 0; axis < problem.dims; ++axis) {
         if (problem.periodic(axis)) continue;
         for (int side = 0; side < 2; ++side) {
+          // A placeholder's wrong nodes stay in a decomposed block's overlap, which is at
+          // least `depth` deep.
+          if (problem.placeholder[2 * axis + side]) continue;
           auto band = std::make_unique<Band>();
           band->at = cuda::BandGeometry::at(problem, axis, side, depth_);
           StencilProblem slab = band->at.slab_problem(problem);
