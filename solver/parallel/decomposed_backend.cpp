@@ -55,12 +55,21 @@ void DecomposedBackend::setup(const kernels::StencilProblem& problem) {
       if (b != a) points *= b < a ? local.extent[b] : owned.extent[b];
     slab_points_ = std::max(slab_points_, static_cast<std::size_t>(points));
   }
-  staging_ = local_->allocate_host_staging(std::max<std::size_t>(1, 4 * slab_points_) *
-                                           sizeof(double));
+  staging_ =
+      local_->allocate_host_staging(std::max<std::size_t>(1, 4 * slab_points_) * sizeof(double));
 
-  // The owned nodes' weights in the total heat, as the serial backends weigh them.
+  // The owned nodes' weights in the total heat, as the serial backends weigh them (0 inside a
+  // void, a node of capacity 0, which the statistics leave out), and the law of a node whose
+  // capacity varies with temperature (its heat is C_ref h(u), temperature_laws.hpp).
   weights_.assign(static_cast<std::size_t>(owned.points()), 1.0);
   const double* capacity = problem.coefficients ? problem.coefficients->capacity.data() : nullptr;
+  laws_ = problem.coefficients ? problem.coefficients->temperature : nullptr;
+  bool varying_capacity = false;
+  if (laws_)
+    for (const kernels::TemperatureLaw& law : laws_->laws)
+      varying_capacity = varying_capacity || law.varying_capacity();
+  law_.clear();
+  if (varying_capacity) law_.assign(static_cast<std::size_t>(owned.points()), -1);
   std::size_t k = 0;
   for (std::int64_t z = 0; z < owned.extent[2]; ++z)
     for (std::int64_t y = 0; y < owned.extent[1]; ++y)
@@ -69,10 +78,13 @@ void DecomposedBackend::setup(const kernels::StencilProblem& problem) {
         double w = 1.0;
         for (int a = 0; a < problem.dims; ++a)
           if (!problem.periodic(a) && (g[a] == 0 || g[a] == problem.n[a] - 1)) w *= 0.5;
-        if (capacity)
-          w *= capacity[static_cast<std::size_t>((g[2] * problem.n[1] + g[1]) * problem.n[0] +
-                                                 g[0])];
+        const auto i = static_cast<std::size_t>((g[2] * problem.n[1] + g[1]) * problem.n[0] + g[0]);
+        if (capacity) w *= capacity[i];
         weights_[k] = w;
+        if (!law_.empty()) {
+          const std::int32_t l = laws_->law[i];
+          if (l >= 0 && laws_->laws[static_cast<std::size_t>(l)].varying_capacity()) law_[k] = l;
+        }
       }
 }
 
@@ -236,13 +248,15 @@ kernels::FieldStats DecomposedBackend::stats() {
     const std::size_t end = std::min(count, static_cast<std::size_t>(b + 1) * kBlock);
     for (std::size_t i = static_cast<std::size_t>(b) * kBlock; i < end; ++i) {
       const double v = mine[i];
+      if (weights_[i] == 0.0) continue;  // inside a void: no part of the body
       if (!std::isfinite(v)) {
         bad += 1.0;
         continue;
       }
       mn = std::min(mn, v);
       mx = std::max(mx, v);
-      heat += weights_[i] * v;
+      const std::int32_t l = law_.empty() ? -1 : law_[i];
+      heat += weights_[i] * (l < 0 ? v : laws_->laws[static_cast<std::size_t>(l)].enthalpy(v));
     }
     const auto k = static_cast<std::size_t>(b);
     block_min[k] = mn;

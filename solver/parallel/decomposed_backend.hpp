@@ -10,9 +10,11 @@
 //                         ranks get an empty vector;
 //   advance(steps, step0) at most steps-per-exchange at a time, in pieces that end on its
 //                         multiples (exchange_pieces), exchanging the overlaps after each;
-//   stats()               over the owned nodes, reduced: min, max, non-finite count; the total
-//                         heat sums the ranks' partial sums in rank order (the same on every
-//                         rank and every run with this decomposition);
+//   stats()               over the owned nodes of the body (a void's are left out, as the
+//                         serial backends leave them), reduced: min, max, non-finite count;
+//                         the total heat (each node's enthalpy where its capacity varies with
+//                         temperature) sums the ranks' partial sums in rank order (the same on
+//                         every rank and every run with this decomposition);
 //   sample(nodes)         every rank gets every value (the owner's, bit for bit).
 #pragma once
 
@@ -23,6 +25,7 @@
 #include "decomposition.hpp"
 #include "distributed_field.hpp"
 #include "kernels/backend.hpp"
+#include "kernels/temperature_laws.hpp"
 
 namespace heatsim::solver::parallel {
 
@@ -79,10 +82,12 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   Decomposition decomposition_;
   int exchange_every_ = 1;
   std::vector<double> weights_;  // per owned node: trapezoid weight (x capacity with fields)
-  const double* read_owned();     // into owned_staging_
-  kernels::HostStaging staging_;  // the exchange's slabs: out low, out high, in low, in high
+  std::shared_ptr<const kernels::TemperatureDependence> laws_;
+  std::vector<std::int32_t> law_;       // per owned node: its varying-capacity law, or -1; or empty
+  const double* read_owned();           // into owned_staging_
+  kernels::HostStaging staging_;        // the exchange's slabs: out low, out high, in low, in high
   kernels::HostStaging owned_staging_;  // this rank's owned block (stats, samples, files)
-  std::size_t slab_points_ = 0;   // the largest slab's nodes
+  std::size_t slab_points_ = 0;         // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
   std::int64_t exchanges_ = 0;
   bool decide_first_step_ = false;  // after an upload: first_step_single over all ranks

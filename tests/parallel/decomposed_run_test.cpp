@@ -2,10 +2,10 @@
 // probe row bit for bit identical for N = 1..4, every face kind, materials and sources, a deep
 // overlap; a restart on another number of ranks; a rank that fails ends all of them.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +62,25 @@ const std::vector<Case>& cases() {
        "  y+: {type: dirichlet, value: 300}\n  x+: {type: neumann, heat_flux: 1000}\n"
        "initial: {type: constant, value: 295}\ntime: {dt: auto, steps: 60}\n"
        "probes:\n  every: 5\n  points:\n    hot: [0.08, 0.05]\n    edge: [0.0, 0.101]\n"},
+      // A void's nodes keep their initial value and are no part of the body: the summary's
+      // minimum is the body's (300 would be the void's).
+      {"void_convective_3d",
+       "grid: {dims: 3, n: [21, 13, 11], length: [0.02, 0.012, 0.01]}\n"
+       "materials:\n  aluminium: {conductivity: 205, density: 2700, specific_heat: 900}\n"
+       "regions:\n  - {material: aluminium}\n"
+       "  - {void: true, box: {lower: [0.006, -1, 0.004], upper: [0.013, 1, 1]},\n"
+       "     surface: {type: convective, h: 400, ambient: 300}}\n"
+       "sources:\n  - {box: {lower: [0, 0, 0], upper: [0.02, 0.012, 0.001]}, power: 20}\n"
+       "boundary:\n  all: {type: convective, h: 40, ambient: 300}\n  z-: {type: neumann, flux: 0}\n"
+       "initial: {type: constant, value: 300}\ntime: {dt: auto, steps: 40}\n"},
+      // Melting and a specific heat that varies: the total heat is each node's enthalpy.
+      {"melting_1d",
+       "grid: {dims: 1, n: [41], length: [0.02]}\n"
+       "materials:\n  wax: {conductivity: 0.24, density: 800, specific_heat: [[300, 1900], [340, "
+       "2300]],\n        phase_change: {solidus: 301, liquidus: 303, latent_heat: 2.0e5}}\n"
+       "regions:\n  - {material: wax}\n"
+       "boundary:\n  x-: {type: dirichlet, value: 330}\n  x+: {type: neumann, flux: 0}\n"
+       "initial: {type: constant, value: 300}\ntime: {dt: auto, steps: 400}\n"},
   };
   return list;
 }
@@ -80,8 +99,8 @@ TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
     const auto p = run_ranks(ranks, "run " + path + " -q -o " + split.string());
     ASSERT_EQ(p.code, 0) << c.name << " on " << ranks << " ranks\n" << p.output;
     expect_same_run(serial, split, std::string(c.name) + " on " + std::to_string(ranks) + " ranks");
-    // The summary's totals are the global ones (min and max exactly; the heat's sum order
-    // differs from the serial backend's, so to rounding).
+    // The summary's totals are the global ones over the body (min and max exactly; the heat's
+    // sum order differs from the serial backend's, so to rounding).
     const auto line = [](const std::string& text) {
       const auto at = text.find("final field: min ");
       return at == std::string::npos ? std::string()
@@ -89,6 +108,13 @@ TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
     };
     EXPECT_EQ(line(s.output), line(p.output)) << c.name << "\n" << p.output;
     EXPECT_FALSE(line(p.output).empty()) << p.output;
+    const auto heat = [](const std::string& text) {
+      const auto at = text.find("total heat ");
+      return at == std::string::npos ? std::nan("") : std::stod(text.substr(at + 11));
+    };
+    EXPECT_NEAR(heat(p.output), heat(s.output), 1e-10 * std::abs(heat(s.output)))
+        << c.name << "\n"
+        << s.output << p.output;
   }
 }
 
@@ -237,8 +263,8 @@ TEST_F(DecomposedFilesTest, CorruptCheckpointStopsEveryRankOfARestart) {
   ASSERT_NE(at, std::string::npos);
   bytes[at + 3] = static_cast<char>(bytes[at + 3] ^ 0x10);
   std::ofstream(checkpoint, std::ios::binary) << bytes;
-  const auto r = run_ranks(3, "run " + path + " -q -o " + split.string() + " --restart " +
-                                  checkpoint);
+  const auto r =
+      run_ranks(3, "run " + path + " -q -o " + split.string() + " --restart " + checkpoint);
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.code, 124) << "timed out: a rank hung\n" << r.output;
   EXPECT_NE(r.output.find("checksum"), std::string::npos) << r.output;
