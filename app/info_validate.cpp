@@ -91,9 +91,9 @@ void print_real_problem(const PreparedRun& run) {
       if (s.radiates() && s.transfer == 0.0)
         condition = fmt::format("radiative, emissivity {:.6g}, ambient {}", s.emissivity, ambient);
       else if (s.kind == kernels::BoundaryKind::convective)
-        condition = fmt::format("convective, h {:.6g}, ambient {}{}", s.transfer, ambient,
-                                s.radiates() ? fmt::format(", emissivity {:.6g}", s.emissivity)
-                                             : std::string());
+        condition = fmt::format(
+            "convective, h {:.6g}, ambient {}{}", s.transfer, ambient,
+            s.radiates() ? fmt::format(", emissivity {:.6g}", s.emissivity) : std::string());
       else if (s.heat_flux)
         condition = fmt::format("heat flux {:.6g} W/m^2 into the body", s.value);
       std::string area;
@@ -125,8 +125,14 @@ void print_real_problem(const PreparedRun& run) {
       double power = 0.0;
       for (std::size_t n = 0; n < field.density.size(); ++n)
         power += field.density[n] * solver::node_weight(c, static_cast<std::int64_t>(n));
-      fmt::print("    field {}: {:.6g} {} at factor 1, {}\n", f, power * cell,
-                 power_unit(c.grid.dims), schedule_text(field.schedule));
+      // A factor other than 1 (a surface's ambient, a schedule): the power at t = 0 too.
+      const double factor = field.schedule.at(0.0);
+      const std::string at_start =
+          factor == 1.0 && field.schedule.constant()
+              ? std::string()
+              : fmt::format(": {:.6g} {} at t = 0", power * cell * factor, power_unit(c.grid.dims));
+      fmt::print("    field {}: {:.6g} {} at factor 1, {}{}\n", f, power * cell,
+                 power_unit(c.grid.dims), schedule_text(field.schedule), at_start);
     }
   }
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -84,6 +85,27 @@ class HeatFlowsRun : public heatsim_tests::ScratchTest {
     return p;
   }
 };
+
+// `validate` lists each source field's power at factor 1 and, where its factor is not 1 (the
+// slot's h A ambient(t), a schedule), its power at t = 0 as well.
+TEST_F(HeatFlowsRun, ValidateGivesEachSourceFieldsPowerAtTheStart) {
+  const heatsim_tests::ProcessResult r =
+      heatsim("validate " +
+              write_case("v.yaml", slot_case(dir_ / "out", "dt: auto, steps: 10", 5, 0)).string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("field 0: 2000 W/m (per metre of depth) at factor 1, schedule table of "
+                          "4 points: 0 W/m (per metre of depth) at t = 0"),
+            std::string::npos)
+      << r.output;
+  const std::regex surface(
+      R"(field 1: ([0-9.e+-]+) W/m \(per metre of depth\) at factor 1, factor 293: ([0-9.e+-]+) W/m)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, surface)) << r.output;
+  const double per_kelvin = std::stod(m[1].str()), at_start = std::stod(m[2].str());
+  // h times the slot's perimeter, 2 (0.0052 + 0.0114) m, to the geometry's sampling.
+  EXPECT_NEAR(per_kelvin, 60.0 * 0.0332, 0.02 * 60.0 * 0.0332);
+  EXPECT_NEAR(at_start, 293.0 * per_kelvin, 1e-5 * at_start);
+}
 
 TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
   const fs::path out = dir_ / "out";
