@@ -705,8 +705,9 @@ void Session::State::add_observers() {
   // ends there (solver/heat_flows.hpp), so the observer takes the field of the step or two
   // before each output as well. The file continues on a restart as probes.csv does; a bdf2
   // restart knows the step before its own from the checkpoint. Added before the checkpoint
-  // observer, which flushes the rows.
-  if (!decomposed && flow_fields && (c.output.heat_flows || steady))
+  // observer, which flushes the rows. A steady state over ranks has its summary's flows too
+  // (rank 0 holds the whole field for it); heat_flows.csv is refused there (above).
+  if ((!decomposed || steady) && flow_fields && (c.output.heat_flows || steady))
     meter.emplace(c, problem, flow_fields, prepared.surfaces,
                   implicit ? &implicit->heat_flow() : nullptr);
   if (c.output.heat_flows && meter) {
