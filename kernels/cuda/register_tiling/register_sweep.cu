@@ -154,10 +154,16 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
     } else {
       constexpr int D = Op::kPrefetch;
       static_assert(D == 1 || D == 2, "one or two planes ahead");
-      auto load = [&](Slot(&v)[NSLOT], std::int64_t p) {
+      // The planes are loaded in order, once each: each slot's element advances by the march
+      // pitch from one load to the next (an add, not a 64-bit multiply per plane and slot).
 #pragma unroll
-        for (int s = 0; s < NSLOT; ++s)
-          v[s] = load_slot[s] ? Op::load(a, in, slot_at[s] + p * at.march_pitch) : Slot{};
+      for (int s = 0; s < NSLOT; ++s) slot_at[s] += p_begin * at.march_pitch;
+      auto load = [&](Slot(&v)[NSLOT], std::int64_t) {
+#pragma unroll
+        for (int s = 0; s < NSLOT; ++s) {
+          v[s] = load_slot[s] ? Op::load(a, in, slot_at[s]) : Slot{};
+          slot_at[s] += at.march_pitch;
+        }
       };
       // Plane p: publish its values (prefetched D planes ago), prefetch plane p+D, then add
       // plane p to the column.
