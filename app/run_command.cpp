@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "run/errors.hpp"
 #include "run/session.hpp"
+#include "solver/parallel/comm.hpp"
 
 namespace heatsim::app {
 namespace {
@@ -71,11 +72,13 @@ std::string continue_command(const RunOptions& o, const std::string& checkpoint)
 }
 
 // The exit code of a run's failure, its messages logged (a case's problems printed as a
-// report on stderr, as `validate` prints them).
+// report on stderr, as `validate` prints them). Every rank of an MPI run reads the same case
+// and finds the same problems: rank 0 alone reports them. Other failures may be one rank's
+// own (its part of a checkpoint, its device), so each rank reports its own.
 int report_failure(const run::RunError& e) {
-  if (dynamic_cast<const run::InvalidCase*>(&e))
-    fmt::print(stderr, "{}\n", e.what());
-  else
+  if (dynamic_cast<const run::InvalidCase*>(&e)) {
+    if (solver::parallel::rank() == 0) fmt::print(stderr, "{}\n", e.what());
+  } else
     for (const std::string& m : e.messages()) spdlog::error("{}", m);
   return run::exit_code(e.failure());
 }
@@ -113,9 +116,11 @@ int run_case(const RunOptions& options) {
     run::Session session(std::move(setup));
     const run::Summary& summary = session.run();
     if (summary.interrupted) {
-      spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: {}",
-                   summary.signal, summary.last_step, session.last_checkpoint(),
-                   continue_command(options, session.last_checkpoint()));
+      // Every rank stops at the same step, with one checkpoint between them: rank 0 says so.
+      if (solver::parallel::rank() == 0)
+        spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: {}",
+                     summary.signal, summary.last_step, session.last_checkpoint(),
+                     continue_command(options, session.last_checkpoint()));
       return 128 + summary.signal;
     }
     for (const std::string& line : summary.lines) fmt::print("{}\n", line);

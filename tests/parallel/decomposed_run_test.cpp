@@ -157,6 +157,26 @@ TEST_F(DecomposedFailureTest, BadInitialFileStopsEveryRank) {
   EXPECT_NE(r.output.find("missing.h5"), std::string::npos) << r.output;
 }
 
+// A case with mistakes: every rank reads it and finds them, rank 0 alone reports them (once,
+// not once per rank), and nothing runs.
+TEST_F(DecomposedFailureTest, ACasesProblemsAreReportedOnce) {
+  const std::string path =
+      write_case("c.yaml",
+                 "grid: {dims: 2, n: [16, 16], length: 1.0}\nphysics: {alpah: 1.0}\n"
+                 "boundary:\n  all: {type: dirichlet, value: 0.0}\n"
+                 "initial: {type: constant, value: 0}\ntime: {dt: auto, steps: 10}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  const auto r = run_ranks(3, "run " + path);
+  EXPECT_EQ(r.code, 2) << r.output;
+  std::size_t reports = 0;
+  for (auto at = r.output.find("did you mean 'alpha'"); at != std::string::npos;
+       at = r.output.find("did you mean 'alpha'", at + 1))
+    ++reports;
+  EXPECT_EQ(reports, 1u) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << r.output;
+}
+
 // Only rank 0 writes, so only rank 0 finds the output directory unusable; the others are
 // already waiting to exchange and must be ended too.
 TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
