@@ -96,6 +96,28 @@ class GpuRanks : public ::testing::Test {
     std::ofstream(p) << text;
     return p.string();
   }
+  // The case at `path` on register-tiling, stopped by 3 ranks at step 30 and continued from
+  // that checkpoint on 2 ranks and on one process: each gives the uninterrupted one-process
+  // run's files. The case outputs every 10 steps and checkpoints every 30, so the first run's
+  // last output (at its last step, 30) is one the whole run writes too.
+  void expect_restarts_across_rank_counts(const std::string& path, const std::string& tag) {
+    const fs::path whole = dir_ / (tag + "_whole");
+    const auto s =
+        heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " + whole.string());
+    ASSERT_EQ(s.code, 0) << s.output;
+    for (int ranks : {2, 1}) {
+      const fs::path split = dir_ / (tag + "_split_to_" + std::to_string(ranks));
+      const auto first =
+          run_ranks(3, "run " + path + " -q -b register-tiling -n 30 -o " + split.string());
+      ASSERT_EQ(first.code, 0) << first.output;
+      const std::string rest = "run " + path + " -q -b register-tiling -o " + split.string() +
+                               " --restart " + (split / "checkpoint_00000030.h5").string();
+      const auto r = ranks == 1 ? heatsim_tests::run_heatsim(rest) : run_ranks(ranks, rest);
+      ASSERT_EQ(r.code, 0) << r.output;
+      expect_same_run(whole, split,
+                      tag + ": 3 GPU ranks to step 30, then " + std::to_string(ranks));
+    }
+  }
   fs::path dir_;
 };
 
@@ -175,48 +197,18 @@ TEST_F(GpuRanks, FusedAndBlockedPassesEqualOneProcessBitForBit) {
   }
   EXPECT_EQ(compared, 2 * static_cast<int>(runs.size()));
 
-  const std::string path = write_case(
-      "restart.yaml", held + "fusion: 3\noutput: {every: 10}\ncheckpoint: {every: 30}\n");
-  const fs::path whole = dir_ / "fused_whole";
-  const auto w =
-      heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " + whole.string());
-  ASSERT_EQ(w.code, 0) << w.output;
-  for (int ranks : {2, 1}) {
-    const fs::path split = dir_ / ("fused_split_to_" + std::to_string(ranks));
-    const auto first =
-        run_ranks(3, "run " + path + " -q -b register-tiling -n 30 -o " + split.string());
-    ASSERT_EQ(first.code, 0) << first.output;
-    const std::string rest = "run " + path + " -q -b register-tiling -o " + split.string() +
-                             " --restart " + (split / "checkpoint_00000030.h5").string();
-    const auto r = ranks == 1 ? heatsim_tests::run_heatsim(rest) : run_ranks(ranks, rest);
-    ASSERT_EQ(r.code, 0) << r.output;
-    expect_same_run(whole, split, "fused, 3 GPU ranks to step 30, then " + std::to_string(ranks));
-  }
+  expect_restarts_across_rank_counts(
+      write_case("restart.yaml",
+                 held + "fusion: 3\noutput: {every: 10}\ncheckpoint: {every: 30}\n"),
+      "fused");
 }
 
 // A checkpoint of 3 ranks continues on 2 ranks and on one process, on the GPU, as the
 // uninterrupted one-process run.
 TEST_F(GpuRanks, RestartsAcrossRankCounts) {
-  const RankCase& c = rank_cases()[0];
-  // Outputs every 10 steps, so the first run's last output (at its last step, 30) is one the
-  // whole run writes too.
-  const std::string path =
-      write_case("c.yaml", c.yaml + "output: {every: 10}\ncheckpoint: {every: 30}\n");
-  const fs::path whole = dir_ / "whole";
-  const auto s =
-      heatsim_tests::run_heatsim("run " + path + " -q -b register-tiling -o " + whole.string());
-  ASSERT_EQ(s.code, 0) << s.output;
-  for (int ranks : {2, 1}) {
-    const fs::path split = dir_ / ("split_to_" + std::to_string(ranks));
-    const auto first =
-        run_ranks(3, "run " + path + " -q -b register-tiling -n 30 -o " + split.string());
-    ASSERT_EQ(first.code, 0) << first.output;
-    const std::string rest = "run " + path + " -q -b register-tiling -o " + split.string() +
-                             " --restart " + (split / "checkpoint_00000030.h5").string();
-    const auto r = ranks == 1 ? heatsim_tests::run_heatsim(rest) : run_ranks(ranks, rest);
-    ASSERT_EQ(r.code, 0) << r.output;
-    expect_same_run(whole, split, "3 GPU ranks to step 30, then " + std::to_string(ranks));
-  }
+  expect_restarts_across_rank_counts(
+      write_case("c.yaml", rank_cases()[0].yaml + "output: {every: 10}\ncheckpoint: {every: 30}\n"),
+      "materials");
 }
 
 // Rank 0 alone finds the output directory unusable; the ranks already stepping on the GPU end
