@@ -303,8 +303,10 @@ int print_info() {
     fmt::print("  {:<16} {}{}\n", e.name, e.description, e.needs_gpu ? " [GPU]" : "");
   fmt::print("CUDA support: {}\n", kernels::cuda_compiled() ? "compiled" : "not compiled");
   if (solver::parallel::mpi_built())
-    fmt::print("MPI: {} (decomposed runs under its mpirun; files: {})\n",
-               solver::parallel::mpi_library(), io::field_file_layout());
+    fmt::print("MPI: {} (decomposed runs under its mpirun; files: {}; CUDA-aware: {})\n",
+               solver::parallel::mpi_library(), io::field_file_layout(),
+               solver::parallel::cuda_aware_mpi() ? "yes, halos still staged on the host"
+                                                  : "no, halos staged on the host");
   else
     fmt::print("MPI: not built (one process; under mpirun heatsim refuses to start)\n");
   const auto devices = kernels::cuda_devices();

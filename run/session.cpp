@@ -429,6 +429,11 @@ void Session::State::set_up() {
         fmt::format("host {}, {}, backend {}, {} thread{}", host, where, choice.name, threads,
                     threads == 1 ? "" : "s"));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
+    if (where != "CPU")
+      spdlog::info("halos between GPU ranks: through pinned host buffers ({})",
+                   parallel::cuda_aware_mpi()
+                       ? "the MPI library is CUDA-aware, which heatsim does not use yet"
+                       : "the MPI library is not CUDA-aware");
   }
   steady = c.time.method == solver::TimeMethod::steady;
   if (steady)

@@ -27,6 +27,10 @@ class Environment {
 bool mpi_built();
 // The MPI library's own description (MPI_Get_library_version's first line); empty without MPI.
 std::string mpi_library();
+// Whether the MPI library says, at run time, that it takes CUDA device pointers (Open MPI's
+// MPIX_Query_cuda_support, where its mpi-ext.h offers it); false without MPI, or where the
+// library cannot say. The halos go through pinned host buffers either way (docs/parallel.md).
+bool cuda_aware_mpi();
 int rank();
 int size();
 // This process's rank among the processes of its node (those that share its memory:

@@ -1,5 +1,8 @@
 // The MPI implementation of comm.hpp: the only file of heatsim that includes mpi.h.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -57,6 +60,13 @@ Environment::~Environment() {
 }
 
 bool mpi_built() { return true; }
+bool cuda_aware_mpi() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
 std::string mpi_library() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;

@@ -10,6 +10,7 @@ namespace heatsim::solver::parallel {
 Environment::Environment(int&, char**&) {}
 Environment::~Environment() = default;
 bool mpi_built() { return false; }
+bool cuda_aware_mpi() { return false; }
 std::string mpi_library() { return ""; }
 int rank() { return 0; }
 int size() { return 1; }
