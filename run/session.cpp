@@ -369,11 +369,10 @@ void Session::State::set_up() {
   // 0 alone writes files and prints.
   root = parallel::rank() == 0;
   if (parallel::size() > 1) {
-    if (c.output.heat_flows || c.output.any_field())
-      refuse(fmt::format(
-          "output.{}: written by runs on one process; run the case without mpirun, or leave "
-          "it out",
-          c.output.heat_flows ? "heat_flows" : "fields"));
+    if (c.output.any_field())
+      refuse(
+          "output.fields: written by runs on one process; run the case without mpirun, or "
+          "leave it out");
     if (c.time.method == solver::TimeMethod::explicit_euler) {
       parallel::DecomposedOptions po;
       po.procs = c.parallel.decomposition;
@@ -710,20 +709,24 @@ void Session::State::add_observers() {
   // ends there (solver/heat_flows.hpp), so the observer takes the field of the step or two
   // before each output as well. The file continues on a restart as probes.csv does; a bdf2
   // restart knows the step before its own from the checkpoint. Added before the checkpoint
-  // observer, which flushes the rows. A steady state over ranks has its summary's flows too
-  // (rank 0 holds the whole field for it); heat_flows.csv is refused there (above).
-  if ((!decomposed || steady) && flow_fields && (c.output.heat_flows || steady))
+  // observer, which flushes the rows. Over MPI ranks rank 0 alone measures, from the whole
+  // field, which the other ranks help gather (StepState::field(), collective) at the steps
+  // the rows need: the same rows, bit for bit, as one process's.
+  if (root && flow_fields && (c.output.heat_flows || steady))
     meter.emplace(c, problem, flow_fields, prepared.surfaces,
                   implicit ? &implicit->heat_flow() : nullptr);
-  if (c.output.heat_flows && meter) {
-    flow_rows.emplace(*meter, c.time.method, plan.dt);
-    heat_flow_rows.names = meter->names();
-    heat_flow_rows.names.push_back("storage");
-    heat_flow_rows.names.push_back("imbalance");
-    if (root && options.write_files)
+  if (c.output.heat_flows && flow_fields) {
+    if (meter) {
+      flow_rows.emplace(*meter, c.time.method, plan.dt);
+      heat_flow_rows.names = meter->names();
+      heat_flow_rows.names.push_back("storage");
+      heat_flow_rows.names.push_back("imbalance");
+    }
+    if (meter && options.write_files)
       flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,
                         restarting ? step0 : -1, steady);
-    if (c.time.method == solver::TimeMethod::bdf2 && step0 > 0 && !restart.previous.empty())
+    if (flow_rows && c.time.method == solver::TimeMethod::bdf2 && step0 > 0 &&
+        !restart.previous.empty())
       flow_rows->take(step0 - 1, restart.previous, false);
     const std::int64_t every = c.output.every;
     solver::Observer rows{
@@ -733,7 +736,9 @@ void Session::State::add_observers() {
           // run would have.
           const bool due =
               s.step() == 0 || (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
-          const std::optional<solver::HeatFlowRow> row = flow_rows->take(s.step(), s.field(), due);
+          const std::vector<double>& u = s.field();  // every rank takes part in the gather
+          if (!flow_rows) return;                    // ranks other than 0
+          const std::optional<solver::HeatFlowRow> row = flow_rows->take(s.step(), u, due);
           if (!row) return;
           last_flow_row = row;
           last_flow_time = s.time();
@@ -747,7 +752,7 @@ void Session::State::add_observers() {
             heat_flow_rows.values.push_back(std::move(values));
           }
         }};
-    rows.lead = flow_rows->lead();
+    rows.lead = solver::HeatFlowRows::lead(c.time.method);
     loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.

@@ -294,8 +294,8 @@ HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) con
 HeatFlowRows::HeatFlowRows(const HeatFlowMeter& meter, TimeMethod method, double dt)
     : meter_(meter), method_(method), dt_(dt) {}
 
-int HeatFlowRows::lead() const {
-  return method_ == TimeMethod::steady ? 0 : method_ == TimeMethod::bdf2 ? 2 : 1;
+int HeatFlowRows::lead(TimeMethod method) {
+  return method == TimeMethod::steady ? 0 : method == TimeMethod::bdf2 ? 2 : 1;
 }
 
 std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vector<double>& u,

@@ -137,7 +137,8 @@ class HeatFlowRows {
   HeatFlowRows(const HeatFlowMeter& meter, TimeMethod method, double dt);
 
   // How many steps before a row's step the row needs the field of: 1 (2 for bdf2; 0 steady).
-  int lead() const;
+  int lead() const { return lead(method_); }
+  static int lead(TimeMethod method);
 
   // Takes the field of `step` (fields are given in step order: a row's lead steps, then the
   // row's own). Returns the row at `step` when `row` is set and it can be made: the field of

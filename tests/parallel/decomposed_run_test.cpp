@@ -266,6 +266,40 @@ TEST_F(DecomposedFilesTest, ThreeRankCheckpointRestartsOnFourAndOnOne) {
   }
 }
 
+// heat_flows.csv under mpirun: rank 0 measures from the gathered field, so the rows are one
+// process's bit for bit, explicit (the void's surface among the flows) and backward Euler,
+// and a 3-rank run stopped at step 20 continues the file on 2 ranks as the uninterrupted run.
+TEST_F(DecomposedFilesTest, HeatFlowsAreOneProcesssRowsBitForBit) {
+  const std::string flows = "output: {every: 10, heat_flows: true}\ncheckpoint: {every: 20}\n";
+  std::string implicit = cases()[4].yaml;
+  implicit.replace(implicit.find("time: {dt: auto, steps: 60}"), 27,
+                   "time: {method: backward-euler, dt: 0.5, steps: 30}");
+  for (const Case& c : {cases()[5], Case{"implicit_2d", implicit}}) {
+    SCOPED_TRACE(c.name);
+    const std::string path = write_case(std::string(c.name) + ".yaml", c.yaml + flows);
+    const fs::path whole = dir_ / (std::string(c.name) + "_whole");
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + whole.string());
+    ASSERT_EQ(s.code, 0) << s.output;
+    const std::string want = read_text(whole / "heat_flows.csv");
+    ASSERT_GE(std::count(want.begin(), want.end(), '\n'), 4) << want;
+    for (int ranks : {2, 3}) {
+      const fs::path split = dir_ / (std::string(c.name) + "_np" + std::to_string(ranks));
+      const auto p = run_ranks(ranks, "run " + path + " -q -o " + split.string());
+      ASSERT_EQ(p.code, 0) << p.output;
+      EXPECT_EQ(read_text(split / "heat_flows.csv"), want) << ranks << " ranks";
+      EXPECT_NE(p.output.find("heat flows into the body over the last step"), std::string::npos)
+          << p.output;
+    }
+    const fs::path split = dir_ / (std::string(c.name) + "_restarted");
+    const auto first = run_ranks(3, "run " + path + " -q -n 20 -o " + split.string());
+    ASSERT_EQ(first.code, 0) << first.output;
+    const auto rest = run_ranks(2, "run " + path + " -q -o " + split.string() + " --restart " +
+                                       (split / "checkpoint_00000020.h5").string());
+    ASSERT_EQ(rest.code, 0) << rest.output;
+    EXPECT_EQ(read_text(split / "heat_flows.csv"), want) << "3 ranks to step 20, then 2";
+  }
+}
+
 // A checkpoint whose data fails its checksum is found by rank 0 as it reads the slabs of a
 // decomposed restart (the other ranks read only the attributes): every rank stops, none hangs.
 TEST_F(DecomposedFilesTest, CorruptCheckpointStopsEveryRankOfARestart) {
