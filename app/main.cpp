@@ -25,7 +25,8 @@ bool is_subcommand(const std::string& arg) {
 
 void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
   cmd->add_option("--backend,-b", o.backend, "Backend name (overrides the case's backend)");
-  cmd->add_option("--steps,-n", o.steps, "Number of steps (overrides time.steps/time.end)");
+  cmd->add_option("--steps,-n", o.steps,
+                  "Number of steps to run, at the case's dt (overrides time.steps/time.end)");
   cmd->add_option("--output-dir,-o", o.output_dir, "Output directory (overrides output.directory)");
   cmd->add_option("--precision", o.precision, "fp64 or fp32 (overrides precision)");
 }

@@ -113,8 +113,10 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   solver::Case c = *loaded.value;
   if (o.backend) c.backend = *o.backend;
   if (o.steps) {
-    c.time.steps = *o.steps;
-    c.time.end_time.reset();
+    if (*o.steps < 0)
+      throw InvalidCase(path,
+                        {{"--steps", 0, "must be >= 0 (got " + std::to_string(*o.steps) + ")"}});
+    c.time.steps_override = *o.steps;
   }
   if (o.output_dir) c.output.directory = *o.output_dir;
   if (o.precision) {

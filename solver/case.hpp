@@ -70,6 +70,9 @@ struct TimeSpec {
   std::optional<double> dt;        // empty: auto (0.9 of the stability limit)
   std::optional<std::int64_t> steps;
   std::optional<double> end_time;  // exactly one of steps / end_time
+  // `--steps N`: run N steps at the dt the case gives (an `end` still sets an auto dt), so
+  // that the run is the first N steps of the case's own and its checkpoints continue it.
+  std::optional<std::int64_t> steps_override;
   TimeMethod method = TimeMethod::explicit_euler;
   double tolerance = 1e-10;  // implicit solves: relative residual at which a solve stops
 };

@@ -255,6 +255,7 @@ TimePlan finish_plan(const Case& c, TimePlan plan) {
     if (plan.steps < 1) plan.steps = 1;
     plan.dt = end / static_cast<double>(plan.steps);  // ends exactly at `end`, still stable
   }
+  if (c.time.steps_override) plan.steps = *c.time.steps_override;
   return plan;
 }
 

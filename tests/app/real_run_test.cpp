@@ -208,6 +208,35 @@ TEST_F(RealRun, RestartAfterACrashContinuesProbesExactly) {
   EXPECT_TRUE(fs::exists(out / "materials.h5"));
 }
 
+// `--steps N` on a case that ends at a time (`end`, dt auto) runs the first N steps of that
+// case's own run, at its dt: the checkpoint continues the case without --steps to the
+// uninterrupted run's files (it was refused: the override had taken 0.9 of the limit as dt).
+TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
+  std::string text = plate_case(dir_ / "whole", 150, 40);
+  text.replace(text.find("time: {dt: auto, steps: 150}"), 28, "time: {dt: auto, end: 1.3}");
+  const fs::path c = write_case("a.yaml", text);
+  const heatsim_tests::ProcessResult whole = heatsim("run -q " + c.string());
+  ASSERT_EQ(whole.code, 0) << whole.output;
+  const fs::path out = dir_ / "part";
+  const heatsim_tests::ProcessResult part =
+      heatsim("run -q " + c.string() + " -n 42 -o " + out.string());  // a probe row's step
+  ASSERT_EQ(part.code, 0) << part.output;
+  const heatsim_tests::ProcessResult rest = heatsim(
+      "run -q " + c.string() + " -o " + out.string() + " --restart " +
+      (out / "checkpoint_00000042.h5").string());
+  ASSERT_EQ(rest.code, 0) << rest.output;
+  EXPECT_EQ(read_text(out / "probes.csv"), read_text(dir_ / "whole" / "probes.csv"));
+  const auto last = [](const std::string& o) {
+    const auto at = o.find("final field: ");
+    return at == std::string::npos ? std::string() : o.substr(at, o.find('\n', at) - at);
+  };
+  EXPECT_FALSE(last(whole.output).empty()) << whole.output;
+  EXPECT_EQ(last(rest.output), last(whole.output)) << rest.output;
+  const heatsim_tests::ProcessResult negative = heatsim("run -q " + c.string() + " -n -3");
+  EXPECT_EQ(negative.code, 2) << negative.output;
+  EXPECT_NE(negative.output.find("--steps: must be >= 0"), std::string::npos) << negative.output;
+}
+
 TEST_F(RealRun, RestartFromASignalsCheckpointContinuesProbesExactly) {
   // Long enough that SIGINT lands mid-run: the signal comes once the first checkpoint is
   // there. The loop checks for it where it stopped to fire something: at a checkpoint step
