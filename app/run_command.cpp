@@ -76,6 +76,10 @@ std::string continue_command(const RunOptions& o, const std::string& checkpoint)
 // and finds the same problems: rank 0 alone reports them. Other failures may be one rank's
 // own (its part of a checkpoint, its device), so each rank reports its own.
 int report_failure(const run::RunError& e) {
+  if (const auto* stopped = dynamic_cast<const run::Interrupted*>(&e)) {
+    if (solver::parallel::rank() == 0) spdlog::warn("{}", e.what());
+    return 128 + stopped->signal();
+  }
   if (dynamic_cast<const run::InvalidCase*>(&e)) {
     if (solver::parallel::rank() == 0) fmt::print(stderr, "{}\n", e.what());
   } else

@@ -34,6 +34,18 @@ class RunError : public std::runtime_error {
   std::vector<std::string> messages_;
 };
 
+// A steady solve stopped by a signal (SIGINT, SIGTERM) before it converged. Nothing is written:
+// a steady state has no checkpoint to continue from. The command line exits 128 + signal.
+class Interrupted : public RunError {
+ public:
+  Interrupted(int signal, const std::string& message)
+      : RunError(Failure::runtime, message), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 // A case that cannot run: every problem with its key path and line. what() is the report the
 // command line prints: "case.yaml: 2 problems:" and a line per problem.
 class InvalidCase : public RunError {

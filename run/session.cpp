@@ -512,8 +512,23 @@ void Session::State::set_up() {
   // The steady state is one solve, made before any file is written: a solve that stalls
   // leaves nothing behind (exit code 3), and the output holds the solution alone.
   if (steady) {
-    implicit->options().on_iteration = [](int it, double r) {
+    // A signal stops the solve after the iteration it came in (every rank alike: the ranks
+    // agree on it, since each iteration's sums are collective), with nothing written.
+    const std::atomic<int>* stop = options.stop_flag;
+    const bool ranks = parallel::size() > 1;
+    const auto stop_if_asked = [stop, ranks](const std::string& where) {
+      std::vector<std::int64_t> signal{stop ? stop->load() : 0};
+      if (ranks) parallel::max_all(signal);
+      if (signal[0] != 0)
+        throw Interrupted(static_cast<int>(signal[0]),
+                          fmt::format("interrupted by signal {} during the steady solve, {}; "
+                                      "nothing written (a steady state has no checkpoint to "
+                                      "continue from)",
+                                      signal[0], where));
+    };
+    implicit->options().on_iteration = [stop_if_asked](int it, double r) {
       spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
+      stop_if_asked(fmt::format("at iteration {} (relative residual {:.3e})", it, r));
     };
     try {
       backend->upload_from(u0);

@@ -117,6 +117,47 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Waits (at most two minutes) until the log holds `text` while `pid` runs; false otherwise.
+bool wait_for_text(pid_t pid, const fs::path& log, const std::string& text) {
+  const Clock::time_point give_up = Clock::now() + std::chrono::minutes(2);
+  while (read_text(log).find(text) == std::string::npos) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid || Clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// A signal during a steady solve stops it after the iteration it came in, with nothing
+// written and 128 + signal (it was ignored: the solve ran on to the end and wrote the result).
+TEST_F(Interrupt, ASteadySolveStopsOnASignalWithNothingWritten) {
+  const fs::path out = dir_ / "steady";
+  const std::string c = write_file(
+      "steady.yaml",
+      "grid: {dims: 3, n: [97, 97, 97], length: 0.05}\n"
+      "materials:\n  epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}\n"
+      "  copper: {conductivity: 390, density: 8960, specific_heat: 385}\n"
+      "regions:\n  - {material: epoxy}\n"
+      "  - {material: copper, ball: {center: [0.025, 0.025, 0.025], radius: 0.015}}\n"
+      "sources:\n  - {ball: {center: [0.025, 0.025, 0.025], radius: 0.01}, power: 5}\n"
+      "boundary:\n  all: {type: convective, h: 10, ambient: 300}\n"
+      "  z-: {type: dirichlet, value: 300}\n"
+      "initial: {type: constant, value: 300}\ntime: {method: steady}\nbackend: cpu\n"
+      "output: {directory: " + out.string() + "}\n");
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(signal);
+    const fs::path log = dir_ / ("steady_" + std::to_string(signal) + ".log");
+    const pid_t pid = start({"run", c}, log);
+    ASSERT_TRUE(wait_for_text(pid, log, "iteration 1:")) << read_text(log);
+    kill(pid, signal);
+    ASSERT_EQ(wait_exit(pid), 128 + signal) << read_text(log);
+    const std::string text = read_text(log);
+    EXPECT_NE(text.find("during the steady solve, at iteration"), std::string::npos) << text;
+    EXPECT_EQ(text.find("converged in"), std::string::npos) << text;
+    EXPECT_FALSE(fs::exists(out)) << text;
+  }
+}
+
 // The first report: the case's own directory holds a finished run; another run of the
 // same case into -o out_int is stopped by SIGINT. The printed line, run verbatim, continues that
 // run in out_int with its overrides (-o, --steps) and leaves out_full exactly as it was; the
