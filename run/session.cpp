@@ -418,9 +418,10 @@ void Session::State::set_up() {
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
-    std::string where = "CPU";
     const int device = kernels::current_cuda_device();
-    if (entry && entry->needs_gpu && device >= 0)
+    const bool on_gpu = entry && entry->needs_gpu && device >= 0;
+    std::string where = "CPU";
+    if (on_gpu)
       where = fmt::format("GPU {} ({})", device,
                           kernels::cuda_devices().at(static_cast<std::size_t>(device)).name);
     const int threads = omp_get_max_threads();
@@ -428,7 +429,7 @@ void Session::State::set_up() {
         fmt::format("host {}, {}, backend {}, {} thread{}", host, where, choice.name, threads,
                     threads == 1 ? "" : "s"));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
-    if (where != "CPU")
+    if (on_gpu)
       spdlog::info("halos between GPU ranks: through pinned host buffers ({})",
                    parallel::cuda_aware_mpi()
                        ? "the MPI library is CUDA-aware, which heatsim does not use yet"
@@ -516,19 +517,17 @@ void Session::State::set_up() {
     // agree on it, since each iteration's sums are collective), with nothing written.
     const std::atomic<int>* stop = options.stop_flag;
     const bool ranks = parallel::size() > 1;
-    const auto stop_if_asked = [stop, ranks](const std::string& where) {
+    implicit->options().on_iteration = [stop, ranks](int it, double r) {
+      spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
       std::vector<std::int64_t> signal{stop ? stop->load() : 0};
       if (ranks) parallel::max_all(signal);
       if (signal[0] != 0)
         throw Interrupted(static_cast<int>(signal[0]),
-                          fmt::format("interrupted by signal {} during the steady solve, {}; "
-                                      "nothing written (a steady state has no checkpoint to "
-                                      "continue from)",
-                                      signal[0], where));
-    };
-    implicit->options().on_iteration = [stop_if_asked](int it, double r) {
-      spdlog::info("  iteration {}: relative residual {:.3e}", it, r);
-      stop_if_asked(fmt::format("at iteration {} (relative residual {:.3e})", it, r));
+                          fmt::format("interrupted by signal {} during the steady solve, at "
+                                      "iteration {} (relative residual {:.3e}); nothing "
+                                      "written (a steady state has no checkpoint to continue "
+                                      "from)",
+                                      signal[0], it, r));
     };
     try {
       backend->upload_from(u0);

@@ -314,8 +314,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
         // which each step takes off only a quarter. A rise is held to doubling the node's
         // temperature (or 100 K), so the iterates climb to the answer's scale instead.
-        if (radiating_steady && next > u[i] + std::max(u[i], kSteadyRadiationRise))
-          next = u[i] + std::max(u[i], kSteadyRadiationRise);
+        if (radiating_steady) next = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
         h[i] = next;
       }
       change = std::max(change, std::abs(next - u[i]));
