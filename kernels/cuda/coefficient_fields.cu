@@ -274,7 +274,6 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
                                            const std::array<std::vector<T>, 3>& padded_faces,
                                            const Capabilities& caps) {
   classes = 0;
-  pairs = false;
   DeviceArray none_ids, none_table;
   node_class.swap(none_ids);
   class_table.swap(none_table);
@@ -288,6 +287,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   if (!caps.compact_materials || (has_faces && !caps.compact_faces)) return;
   const auto found = find_node_classes(*p.coefficients, p.points());
   if (!found) return;
+  // Without the faces a sweep looks every conductance up in the pairs' table.
+  if (!has_faces && found->count() > kPairClasses) return;
   ClassTable<T> table{};
   // The faces given: each axis's padded array (ghost faces filled, in T) as a class per element
   // and its distinct values, at most kMaxNodeClasses of them, or no compact form at all.
@@ -318,10 +319,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
           static_cast<T>(found->source[at][static_cast<std::size_t>(s)]);
   }
   // The pairs' conductances on the host: face_conductance's products and quotient are
-  // correctly rounded in T on either side, so they are the values a sweep forms itself.
-  // HEATSIM_CUDA_PAIRS=0 leaves them out (the sweeps then form them).
-  pairs = found->count() <= kPairClasses && environment_switch("HEATSIM_CUDA_PAIRS") != 0;
-  if (pairs)
+  // correctly rounded in T on either side, so they are the values the fields' path forms.
+  if (!has_faces)
     for (int c = 0; c < found->count(); ++c)
       for (int d = 0; d < found->count(); ++d)
         table.pair[c * kPairClasses + d] = face_conductance(table.k[c], table.k[d]);

@@ -58,22 +58,19 @@ struct DeviceCoefficients {
   bool has_faces = false;
   // The compact form (node_classes.hpp) where the problem has one, the sweep reads it and
   // HEATSIM_CUDA_CLASSES is not 0: per node its class (uint8, padded, ghosts as k's), and the
-  // ClassTable<T> (with the pairs' conductances for at most kPairClasses classes unless
-  // HEATSIM_CUDA_PAIRS is 0).
-  // classes is 0 without it. The fields above are uploaded either way.
+  // ClassTable<T>, with the pairs' conductances where the faces are not given (then at most
+  // kPairClasses classes; more keep the fields). classes is 0 without it. The fields above
+  // are uploaded either way.
   DeviceArray node_class;
   DeviceArray class_table;
   int classes = 0;
-  bool pairs = false;
   // With the faces given: per axis, each face's class (uint8, padded as faces[a]) and the
   // number of distinct conductances in ClassTable::face[a].
   DeviceArray face_class[3];
   int face_classes[3] = {0, 0, 0};
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
-  void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count,
-                      bool& pair_table) const {
-    pair_table = pairs;
+  void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count) const {
     ids = classes > 0 ? node_class.template as<std::uint8_t>() : nullptr;
     table = classes > 0 ? class_table.template as<ClassTable<T>>() : nullptr;
     count = classes;

@@ -62,10 +62,11 @@ enum class CoefficientForm { fields, faces, classes, face_classes };
 // The classes' table (CoefficientForm::classes), in T, on the device; a sweep stages the
 // entries of the problem's classes (CoefficientArgs::classes) into shared memory. k[c] is the
 // class's conductivity, dt_over_capacity[c] = T(dt) / T(C_c) (0 for a void),
-// source[c * kMaxSourceFields + s] the density of source s. With at most kPairClasses classes
-// (CoefficientArgs::pairs) pair[c * kPairClasses + d] holds the conductance between classes c
-// and d, face_conductance(k[c], k[d]) formed once: a sweep then reads it instead of comparing
-// and dividing per face (Heat-3D-mat fp64 on an H200: 89.6 against 79.1 GStencil/s).
+// source[c * kMaxSourceFields + s] the density of source s. In the classes form (at most
+// kPairClasses classes) pair[c * kPairClasses + d] holds the conductance between classes c and
+// d, face_conductance(k[c], k[d]) formed once: a sweep reads it instead of comparing and
+// dividing per face (Heat-3D-mat fp64 on an H200: 89.6 against 79.1 GStencil/s), with no
+// branch around the lookup.
 constexpr int kPairClasses = 16;
 template <typename T>
 struct ClassTable {
@@ -92,8 +93,7 @@ struct CoefficientArgs {
   // fields above are set either way (sweeps without the compact form read them).
   const std::uint8_t* node_class = nullptr;
   const ClassTable<T>* class_table = nullptr;
-  int classes = 0;     // the classes in the table
-  bool pairs = false;  // the table's pair conductances are set (at most kPairClasses classes)
+  int classes = 0;  // the classes in the table (at most kPairClasses without the faces given)
   // face_classes: per axis, each face's class (padded, ghost faces filled, as faces[a]) and
   // the number of distinct conductances in ClassTable::face[a]. Null: the faces' arrays.
   const std::uint8_t* face_class[3] = {nullptr, nullptr, nullptr};
@@ -183,8 +183,10 @@ template <bool TRANSFER, typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, const T* factor,
                                          std::int64_t i, T ui, T flow) {
   const T sum = flow + node_source(a, factor, i);
-  if constexpr (TRANSFER) return fma(a.dt_over_capacity[i], fma(-a.transfer[i], ui, sum), ui);
-  else return fma(a.dt_over_capacity[i], sum, ui);
+  if constexpr (TRANSFER)
+    return fma(a.dt_over_capacity[i], fma(-a.transfer[i], ui, sum), ui);
+  else
+    return fma(a.dt_over_capacity[i], sum, ui);
 }
 template <bool TRANSFER, typename T>
 __device__ __forceinline__ T finish_node(const CoefficientArgs<T>& a, std::int64_t i, T ui,
@@ -205,7 +207,7 @@ __device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a,
     staged.k[j] = from.k[j];
     staged.dt_over_capacity[j] = from.dt_over_capacity[j];
   }
-  if (a.pairs)
+  if (!a.faces[0])  // the classes form: the pairs' conductances
     for (int j = tid; j < kPairClasses * kPairClasses; j += threads) staged.pair[j] = from.pair[j];
   for (int axis = 0; axis < 3; ++axis)
     for (int j = tid; j < a.face_classes[axis]; j += threads)
@@ -217,12 +219,11 @@ __device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a,
 }
 
 // The conductance between classes c and d: the harmonic mean of their k (face_conductance),
-// from the table's pairs when it has them.
+// formed on the host for every pair (the classes form has at most kPairClasses classes), so
+// that a sweep looks it up with no division and no branch.
 template <typename T>
-__device__ __forceinline__ T class_conductance(const ClassTable<T>& t, unsigned c, unsigned d,
-                                               bool pairs = false) {
-  if (pairs) return t.pair[c * kPairClasses + d];
-  return face_conductance(t.k[c], t.k[d]);
+__device__ __forceinline__ T class_conductance(const ClassTable<T>& t, unsigned c, unsigned d) {
+  return t.pair[c * kPairClasses + d];
 }
 
 // A node of class c's sources in order at the factors `factor` (node_source's sum).

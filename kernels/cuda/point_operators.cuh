@@ -311,8 +311,8 @@ struct FluxPoint {
         k_lo = face_at(a, b, axis, i - st);
         k_hi = face_at(a, b, axis, i);
       } else if constexpr (FORM == CoefficientForm::classes) {
-        k_lo = class_conductance(*b.table, ci, cls[i - st], a.pairs);
-        k_hi = class_conductance(*b.table, ci, cls[i + st], a.pairs);
+        k_lo = class_conductance(*b.table, ci, cls[i - st]);
+        k_hi = class_conductance(*b.table, ci, cls[i + st]);
       } else {
         k_lo = face_conductance(ki, near.template at<1>(-ex, -ey, -ez));
         k_hi = face_conductance(ki, near.template at<1>(ex, ey, ez));
@@ -371,7 +371,7 @@ struct FluxPoint {
   // The conductance between two nodes' keys; the face between element e and e + e_axis, the
   // faces given.
   __device__ __forceinline__ static T conductance(const Args& a, const Block& b, Key p, Key q) {
-    if constexpr (takes_classes(FORM)) return class_conductance(*b.table, p, q, a.pairs);
+    if constexpr (takes_classes(FORM)) return class_conductance(*b.table, p, q);
     else return face_conductance(p, q);
   }
   __device__ __forceinline__ static T face_at(const Args& a, const Block& b, int axis,

@@ -528,8 +528,6 @@ TEST_F(CoefficientBasics, TemporalBlockingStepsFaceConductances) {
   EXPECT_NE(choice.name, "cpu") << choice.reason;
 }
 
-
-
 // The field after `backend` stepped `p` from u0 in the given runs from step0, and the graphs it
 // replayed meanwhile (kernels::cuda_graph_replays).
 struct Stepped {
@@ -617,8 +615,8 @@ TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
   for (const std::string& name : names)
     for (Precision precision : {Precision::fp64, Precision::fp32})
       for (int repeat = 0; repeat < 4; ++repeat) {
-        const std::array<std::int64_t, 3> n =
-            repeat < 2 ? std::array<std::int64_t, 3>{37, 19, 13} : std::array<std::int64_t, 3>{21, 9, 30};
+        const std::array<std::int64_t, 3> n = repeat < 2 ? std::array<std::int64_t, 3>{37, 19, 13}
+                                                         : std::array<std::int64_t, 3>{21, 9, 30};
         Built built = random_problem(3, n, precision, rng, repeat % 2 == 1);
         StencilProblem& p = built.problem;
         // The first two repeats hold every face's value constant in time (replayed), the
@@ -659,7 +657,6 @@ TEST_F(CoefficientGraphs, ReplaysMatchLaunchesBitForBit) {
   EXPECT_GT(with_sources, 8);
 }
 
-
 // The faces' rules applied in the sweep (CoefficientArgs::rules, small grids by default) and
 // the ghost launch (HEATSIM_CUDA_FACE_RULES=0) give the CPU's result, each CUDA-core backend and
 // temporal-blocking at depth 1, 1D to 3D, fp64 and fp32, every face kind at random (constant
@@ -679,9 +676,10 @@ TEST_F(CoefficientFaceRules, RulesInTheSweepAndTheGhostLaunchAgreeWithTheCpu) {
     for (Precision precision : {Precision::fp64, Precision::fp32})
       for (int dims = 1; dims <= 3; ++dims)
         for (int repeat = 0; repeat < 2; ++repeat) {
-          const std::array<std::int64_t, 3> n = dims == 1   ? std::array<std::int64_t, 3>{301, 1, 1}
-                                                : dims == 2 ? std::array<std::int64_t, 3>{45, 37, 1}
-                                                            : std::array<std::int64_t, 3>{33, 9, 19};
+          const std::array<std::int64_t, 3> n = dims == 1 ? std::array<std::int64_t, 3>{301, 1, 1}
+                                                : dims == 2
+                                                    ? std::array<std::int64_t, 3>{45, 37, 1}
+                                                    : std::array<std::int64_t, 3>{33, 9, 19};
           const Built built = random_problem(dims, n, precision, rng, repeat == 1);
           const StencilProblem& p = built.problem;
           SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
@@ -704,7 +702,6 @@ TEST_F(CoefficientFaceRules, RulesInTheSweepAndTheGhostLaunchAgreeWithTheCpu) {
         }
   EXPECT_GE(compared, 30);
 }
-
 
 // Small grids with faces constant in time step whole runs in one cooperative launch
 // (kernels/cuda/persistent_steps.cuh): against the per-step launches (HEATSIM_CUDA_PERSISTENT=0,
@@ -740,7 +737,8 @@ TEST_F(CoefficientPersistent, CooperativeRunsMatchPerStepLaunches) {
           SCOPED_TRACE(name + " " + kernels::to_string(precision) + " " + std::to_string(dims) +
                        "D faces " + built.faces);
           if (!kernels::create_backend(name, precision)->unsupported_reason(p).empty()) continue;
-          for (int f = 0; f < 2 * dims; ++f) dirichlet += p.faces[f].kind == BoundaryKind::dirichlet;
+          for (int f = 0; f < 2 * dims; ++f)
+            dirichlet += p.faces[f].kind == BoundaryKind::dirichlet;
           const std::vector<double> u0 = random_field(p.points(), rng);
           Stepped run[2];
           for (int persistent = 0; persistent < 2; ++persistent) {
@@ -777,18 +775,16 @@ namespace {
 // table, HEATSIM_CUDA_CLASSES unset) against the fields (=0): bit for bit, each CUDA-core backend
 // and temporal-blocking at depth 1, fp64 and fp32, 1D to 3D, three materials in random slabs and
 // up to two sources each uniform over its box (at most 12 classes), every face kind at random,
-// with the pairs' conductances in the table and without (HEATSIM_CUDA_PAIRS=0), and with the
-// faces' conductances given (each of 9 values per axis: the faces compacted per axis), stepped
-// three ways: whole runs in one cooperative launch, per-step sweeps with the faces'
-// rules (graphs), and the ghost launch (HEATSIM_CUDA_FACE_RULES=0). Each within the CPU's
-// tolerance, and the compact form asserted taken where the backend reads it and left on the
-// host where it does not (Capabilities::compact_materials, compact_faces;
-// kernels::cuda_class_uploads).
+// the conductances from the pairs' table, and with the faces' conductances given (each of 9 values
+// per axis: the faces compacted per axis), stepped three ways: whole runs in one cooperative
+// launch, per-step sweeps with the faces' rules (graphs), and the ghost launch
+// (HEATSIM_CUDA_FACE_RULES=0). Each within the CPU's tolerance, and the compact form asserted taken
+// where the backend reads it and left on the host where it does not
+// (Capabilities::compact_materials, compact_faces; kernels::cuda_class_uploads).
 class CoefficientClasses : public GpuTest {
  protected:
   void TearDown() override {
     unsetenv("HEATSIM_CUDA_CLASSES");
-    unsetenv("HEATSIM_CUDA_PAIRS");
     unsetenv("HEATSIM_CUDA_PERSISTENT");
     unsetenv("HEATSIM_CUDA_FACE_RULES");
   }
@@ -808,9 +804,10 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
       for (int dims = 1; dims <= 3; ++dims)
         for (int mode = 0; mode < 6; ++mode) {
           const bool given = mode >= 3;  // the faces' conductances given
-          const std::array<std::int64_t, 3> n = dims == 1   ? std::array<std::int64_t, 3>{301, 1, 1}
-                                                : dims == 2 ? std::array<std::int64_t, 3>{61, 23, 1}
-                                                            : std::array<std::int64_t, 3>{35, 17, 11};
+          const std::array<std::int64_t, 3> n = dims == 1 ? std::array<std::int64_t, 3>{301, 1, 1}
+                                                : dims == 2
+                                                    ? std::array<std::int64_t, 3>{61, 23, 1}
+                                                    : std::array<std::int64_t, 3>{35, 17, 11};
           Built built;
           do {  // three materials in slabs (random_problem's other half: k per node)
             built = random_problem(dims, n, precision, rng);
@@ -847,13 +844,11 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
           const auto backend = kernels::create_backend(name, precision);
           if (!backend->unsupported_reason(p).empty()) continue;
           const std::vector<double> u0 = random_field(p.points(), rng);
-          // 0: the fields; 1: the classes with the pairs' conductances; 2: the classes with
-          // the sweeps forming the conductances (HEATSIM_CUDA_PAIRS=0).
-          Stepped run[3];
-          std::int64_t uploads[3];
-          for (int form = 0; form < 3; ++form) {
+          // 0: the fields; 1: the classes (the pairs' conductances, or the faces' classes).
+          Stepped run[2];
+          std::int64_t uploads[2];
+          for (int form = 0; form < 2; ++form) {
             setenv("HEATSIM_CUDA_CLASSES", form > 0 ? "1" : "0", 1);
-            setenv("HEATSIM_CUDA_PAIRS", form == 2 ? "0" : "1", 1);
             const std::int64_t before = kernels::cuda_class_uploads();
             run[form] = step_in_runs(name, p, u0, runs, step0);
             uploads[form] = kernels::cuda_class_uploads() - before;
@@ -864,16 +859,12 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
           EXPECT_EQ(uploads[0], 0) << "HEATSIM_CUDA_CLASSES=0 took the compact form";
           if (reads) {
             EXPECT_GE(uploads[1], 1) << "the compact form was not taken";
-            EXPECT_GE(uploads[2], 1) << "the compact form was not taken";
             compact += 1;
           } else {
             EXPECT_EQ(uploads[1], 0) << "a form the sweep does not read was uploaded";
-            EXPECT_EQ(uploads[2], 0) << "a form the sweep does not read was uploaded";
           }
           EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
-              << "nodes where the classes (pairs' table) and the fields differ";
-          EXPECT_EQ(differing_nodes(run[0].field, run[2].field), 0)
-              << "nodes where the classes (conductances formed) and the fields differ";
+              << "nodes where the classes and the fields differ";
           const std::vector<double> want = cpu_steps(p, u0, total, step0);
           const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
           std::int64_t bad = -1;
@@ -887,6 +878,43 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
   EXPECT_GT(with_sources, 20);
   EXPECT_GE(with_faces, 36);
   EXPECT_GE(compact, 36);  // register-tiling, temporal-blocking and cuda-naive's own maps
+}
+
+// More materials than the pairs' table holds (kPairClasses, 16), the faces not given: the
+// problem keeps its fields (no compact form on the device) and steps as the CPU does.
+TEST_F(CoefficientClasses, MoreClassesThanThePairsTableKeepTheFields) {
+  std::mt19937_64 rng(4242);
+  const std::array<std::int64_t, 3> n{41, 19, 13};
+  Built built;
+  do {
+    built = random_problem(3, n, Precision::fp64, rng);
+  } while (built.faces.find("3 materials") == std::string::npos);
+  StencilProblem& p = built.problem;
+  auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
+  fields->sources.clear();
+  // 20 materials in slabs along x: k and rho c_p one pair per slab, within the random
+  // problem's ranges (its dt stays stable).
+  const double k_max = *std::max_element(fields->conductivity.begin(), fields->conductivity.end());
+  const double c_min = *std::min_element(fields->capacity.begin(), fields->capacity.end());
+  for (std::int64_t i = 0; i < p.points(); ++i) {
+    const int slab = static_cast<int>((i % n[0]) * 20 / n[0]);
+    fields->conductivity[static_cast<std::size_t>(i)] = k_max * (0.3 + 0.035 * slab);
+    fields->capacity[static_cast<std::size_t>(i)] = c_min * (1.0 + 0.05 * slab);
+  }
+  p.coefficients = fields;
+  const std::vector<double> u0 = random_field(p.points(), rng);
+  const std::vector<std::int64_t> runs{20, 7};
+  const std::vector<double> want = cpu_steps(p, u0, 27, 0);
+  for (const std::string name : {"register-tiling", "cuda-naive"}) {
+    SCOPED_TRACE(name);
+    setenv("HEATSIM_CUDA_CLASSES", "1", 1);
+    const std::int64_t before = kernels::cuda_class_uploads();
+    const Stepped got = step_in_runs(name, p, u0, runs, 0);
+    EXPECT_EQ(kernels::cuda_class_uploads() - before, 0) << "20 classes took the pairs' form";
+    std::int64_t bad = -1;
+    EXPECT_LE(relative_difference(got.field, want, &bad), 1e-11) << "worst node " << bad;
+    EXPECT_GT(relative_difference(want, u0), 1e-9);
+  }
 }
 
 }  // namespace
