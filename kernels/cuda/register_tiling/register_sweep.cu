@@ -61,9 +61,17 @@ constexpr bool use_async_planes() {
 
 // Blocks per SM the registers must leave room for (0: the compiler's choice). The flux
 // operator: 4, or 3 with the rules, which leaves them 80 registers (fp64 3D: 54.0 against 52.5
-// GStencil/s at 512^3 and 34.7 against 33.5 at 96^3 held to 64 with spills).
+// GStencil/s at 512^3 and 34.7 against 33.5 at 96^3 held to 64 with spills). The compact
+// forms in fp64 3D without the rules, as measured on an H200 at 512^3 (GStencil/s, 0 3 4 5 6
+// blocks): the classes 140.9 121.2 121.4 131.2 128.0 (the compiler's choice is 48 registers, 5
+// blocks), the faces as classes 64.3 64.4 64.4 74.6 82.0 (6 blocks: 40 registers, no spills).
 template <class Op>
 constexpr int register_min_blocks() {
+  if constexpr (Op::kCoefficients && Op::kDims == 3 && !Op::kRules &&
+                sizeof(typename Op::Value) == 8) {
+    if constexpr (Op::kForm == CoefficientForm::classes) return 0;
+    if constexpr (Op::kForm == CoefficientForm::face_classes) return 6;
+  }
   return Op::kCoefficients ? (Op::kRules ? 3 : 4) : 0;
 }
 
