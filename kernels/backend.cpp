@@ -123,6 +123,25 @@ void Backend::write_box(const FieldBox& box, const double* values) {
   upload(field);
 }
 
+std::vector<FieldBox> boxes_around(const FieldBox& inner) {
+  std::vector<FieldBox> out;
+  FieldBox span;  // what is left of the grid as the axes are taken from z down to x
+  span.grid = inner.grid;
+  span.extent = inner.grid;
+  for (int a = kMaxDims - 1; a >= 0; --a) {
+    const std::int64_t lo = inner.lo[a], hi = inner.lo[a] + inner.extent[a];
+    for (int side = 0; side < 2; ++side) {
+      FieldBox b = span;
+      b.lo[a] = side == 0 ? 0 : hi;
+      b.extent[a] = side == 0 ? lo : inner.grid[a] - hi;
+      if (b.points() > 0) out.push_back(b);
+    }
+    span.lo[a] = lo;
+    span.extent[a] = inner.extent[a];
+  }
+  return out;
+}
+
 void Backend::read_box(const FieldBox& box, std::vector<double>& values) {
   values.resize(static_cast<std::size_t>(std::max<std::int64_t>(0, box.points())));
   read_box(box, values.data());

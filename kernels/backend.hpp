@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -290,10 +291,29 @@ class Backend {
     return false;
   }
   virtual void set_first_step_single(bool single) { (void)single; }
+  // One pass of `steps` steps from step0 (a fused pass, or one step where the backend takes
+  // one per pass) computed in two parts: the nodes inside `inner` (box.grid the field's n),
+  // then between() is called while they are being computed (on a device: queued, running),
+  // then the other nodes. The same as between(); advance(steps, step0), bit for bit, provided
+  // between() writes only nodes that no node of `inner` reads in the pass (a decomposed run's
+  // halo exchange writing its overlaps: the interior steps while the halo is in flight).
+  // False, with nothing done and between() not called, where this backend cannot split the
+  // pass (steps not one pass from a pass boundary, a first single step pending, a kernel that
+  // cannot sweep a part of the grid); the caller then calls between() and advance() itself.
+  virtual bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                              const std::function<void()>& between) {
+    (void)steps, (void)step0, (void)inner, (void)between;
+    return false;
+  }
   // Bytes a step reads and writes per node after setup(), where the backend's layout differs
   // from the run's model (the compact form of a material map); 0: the model's count.
   virtual double bytes_per_point_step() const { return 0.0; }
 };
+
+// The nodes of the grid box.grid outside `inner` as at most six disjoint boxes (below and
+// above it along z over the whole x-y plane, then along y over its z range, then along x over
+// its y and z ranges), empty ones left out: what advance_around() computes after between().
+std::vector<FieldBox> boxes_around(const FieldBox& inner);
 
 // Shared helper: checks a problem against capabilities; empty string when it fits.
 std::string check_capabilities(const Capabilities& caps, const StencilProblem& problem);

@@ -24,6 +24,10 @@ class ForwardingBackend : public Backend {
     return inner_ ? inner_->allocate_host_staging(bytes) : Backend::allocate_host_staging(bytes);
   }
   void advance(std::int64_t steps, std::int64_t step0) override { ready().advance(steps, step0); }
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    return ready().advance_around(steps, step0, inner, between);
+  }
   FieldStats stats() override { return ready().stats(); }
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     ready().sample(nodes, values);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -142,17 +143,17 @@ class CpuBackend final : public Backend {
   }
 
   void advance(std::int64_t steps, std::int64_t step0) override {
-    if (p_.coefficients) return advance_fields(steps, step0);
-    std::vector<T> w(taps_.size());
-    for (std::size_t t = 0; t < taps_.size(); ++t) w[t] = static_cast<T>(taps_[t].weight);
-    const T src = static_cast<T>(p_.source_increment);
-    for (std::int64_t s = 0; s < steps; ++s) {
-      const double t_now = static_cast<double>(step0 + s) * p_.dt;
-      fill_ghosts(t_now);
-      sweep(w, src);
-      std::swap(cur_, next_);
-      set_dirichlet_nodes(static_cast<double>(step0 + s + 1) * p_.dt);
-    }
+    for (std::int64_t s = 0; s < steps; ++s) step(step0 + s, nullptr, nullptr);
+  }
+
+  // One step per pass: the nodes of `inner`, between(), then the ghosts filled again (they
+  // may be formed from nodes between() wrote) and the other nodes.
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    if (steps != 1) return false;
+    check_box(inner);
+    step(step0, &inner, &between);
+    return true;
   }
 
   FieldStats stats() override {
@@ -317,22 +318,74 @@ class CpuBackend final : public Backend {
     for (std::int64_t x = 0; x < len; ++x) dst[x] = acc[x] + src;
   }
 
-  void sweep(const std::vector<T>& w, T src) {
-    const auto& n = p_.n;
-    const std::int64_t pieces = (n[0] + kChunk - 1) / kChunk;
-    if (n[1] * n[2] == 1) {
+  // The nodes of `box` (whole_grid(): every node).
+  void sweep(const std::vector<T>& w, T src, const FieldBox& box) {
+    const std::int64_t x0 = box.lo[0], nx = box.extent[0];
+    const std::int64_t pieces = (nx + kChunk - 1) / kChunk;
+    if (box.extent[1] * box.extent[2] == 1) {
 #pragma omp parallel for schedule(static) if (parallel_)
       for (std::int64_t c = 0; c < pieces; ++c)
-        sweep_piece(w.data(), src, layout_.index(c * kChunk, 0, 0),
-                    std::min(kChunk, n[0] - c * kChunk));
+        sweep_piece(w.data(), src, layout_.index(x0 + c * kChunk, box.lo[1], box.lo[2]),
+                    std::min(kChunk, nx - c * kChunk));
       return;
     }
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_)
-    for (std::int64_t z = 0; z < n[2]; ++z)
-      for (std::int64_t y = 0; y < n[1]; ++y)
+    for (std::int64_t z = box.lo[2]; z < box.lo[2] + box.extent[2]; ++z)
+      for (std::int64_t y = box.lo[1]; y < box.lo[1] + box.extent[1]; ++y)
         for (std::int64_t c = 0; c < pieces; ++c)
-          sweep_piece(w.data(), src, layout_.index(c * kChunk, y, z),
-                      std::min(kChunk, n[0] - c * kChunk));
+          sweep_piece(w.data(), src, layout_.index(x0 + c * kChunk, y, z),
+                      std::min(kChunk, nx - c * kChunk));
+  }
+
+  FieldBox whole_grid() const {
+    FieldBox b;
+    b.grid = p_.n;
+    b.extent = p_.n;
+    return b;
+  }
+
+  // One step from step0: every node, or (inner and between given) the nodes of `inner`,
+  // between(), then the rest (advance_around).
+  void step(std::int64_t step0, const FieldBox* inner, const std::function<void()>* between) {
+    const double t_now = static_cast<double>(step0) * p_.dt;
+    std::vector<FieldBox> parts{inner ? *inner : whole_grid()};
+    if (p_.coefficients) {
+      // The mean factor over the step: the source adds exactly the scheduled integral.
+      const auto& sources = p_.coefficients->sources;
+      std::array<T, kMaxSourceFields> factor{};
+      for (std::size_t j = 0; j < sources.size(); ++j)
+        factor[j] = static_cast<T>(sources[j].schedule.mean(t_now, t_now + p_.dt));
+      const auto& radiation = p_.coefficients->radiation;
+      std::vector<T> ambient4(radiation.size());
+      for (std::size_t g = 0; g < radiation.size(); ++g) {
+        const double a = radiation[g].ambient.at(t_now);
+        ambient4[g] = static_cast<T>(a * a * a * a);
+      }
+      const auto prepare = [&] {
+        if (varying_k_) update_faces();
+        fill_ghosts_fields(t_now);
+      };
+      prepare();
+      for (const FieldBox& b : parts) sweep_fields(factor, ambient4, b);
+      if (inner) {
+        (*between)();
+        prepare();
+        for (const FieldBox& b : boxes_around(*inner)) sweep_fields(factor, ambient4, b);
+      }
+    } else {
+      std::vector<T> w(taps_.size());
+      for (std::size_t t = 0; t < taps_.size(); ++t) w[t] = static_cast<T>(taps_[t].weight);
+      const T src = static_cast<T>(p_.source_increment);
+      fill_ghosts(t_now);
+      for (const FieldBox& b : parts) sweep(w, src, b);
+      if (inner) {
+        (*between)();
+        fill_ghosts(t_now);
+        for (const FieldBox& b : boxes_around(*inner)) sweep(w, src, b);
+      }
+    }
+    std::swap(cur_, next_);
+    set_dirichlet_nodes(static_cast<double>(step0 + 1) * p_.dt);
   }
 
   void set_dirichlet_nodes(double t) {
@@ -577,9 +630,8 @@ class CpuBackend final : public Backend {
   // factor_s = T(schedule_s.mean(t, t + dt)), dt = T(dt). Dirichlet nodes are overwritten by
   // g(t + dt) afterwards.
   // ambient4[g]: the g-th radiating surface group's ambient(t)^4 (in double, rounded to T).
-  void sweep_fields(const std::array<T, kMaxSourceFields>& factor,
-                    const std::vector<T>& ambient4) {
-    const auto& n = p_.n;
+  void sweep_fields(const std::array<T, kMaxSourceFields>& factor, const std::vector<T>& ambient4,
+                    const FieldBox& box) {
     const int dims = p_.dims;
     const int sources = static_cast<int>(q_.size());
     std::array<T, kMaxDims> inv_h2{};
@@ -601,10 +653,10 @@ class CpuBackend final : public Backend {
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
     T* out = next_.data();
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_)
-    for (std::int64_t z = 0; z < n[2]; ++z)
-      for (std::int64_t y = 0; y < n[1]; ++y) {
-        const std::int64_t row = layout_.index(0, y, z);
-        for (std::int64_t i = row; i < row + n[0]; ++i) {
+    for (std::int64_t z = box.lo[2]; z < box.lo[2] + box.extent[2]; ++z)
+      for (std::int64_t y = box.lo[1]; y < box.lo[1] + box.extent[1]; ++y) {
+        const std::int64_t row = layout_.index(box.lo[0], y, z);
+        for (std::int64_t i = row; i < row + box.extent[0]; ++i) {
           const T ui = u[i];
           T flow = T(0);
           for (int a = 0; a < dims; ++a) {
@@ -632,28 +684,6 @@ class CpuBackend final : public Backend {
           out[i] = ui + dtc[i] * gain;
         }
       }
-  }
-
-  void advance_fields(std::int64_t steps, std::int64_t step0) {
-    const auto& sources = p_.coefficients->sources;
-    for (std::int64_t s = 0; s < steps; ++s) {
-      const double t_now = static_cast<double>(step0 + s) * p_.dt;
-      // The mean factor over the step: the source adds exactly the scheduled integral.
-      std::array<T, kMaxSourceFields> factor{};
-      for (std::size_t j = 0; j < sources.size(); ++j)
-        factor[j] = static_cast<T>(sources[j].schedule.mean(t_now, t_now + p_.dt));
-      const auto& radiation = p_.coefficients->radiation;
-      std::vector<T> ambient4(radiation.size());
-      for (std::size_t g = 0; g < radiation.size(); ++g) {
-        const double a = radiation[g].ambient.at(t_now);
-        ambient4[g] = static_cast<T>(a * a * a * a);
-      }
-      if (varying_k_) update_faces();
-      fill_ghosts_fields(t_now);
-      sweep_fields(factor, ambient4);
-      std::swap(cur_, next_);
-      set_dirichlet_nodes(static_cast<double>(step0 + s + 1) * p_.dt);
-    }
   }
 
   StencilProblem p_;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -51,6 +52,14 @@ class Recording final : public Backend {
   void advance(std::int64_t steps, std::int64_t step0) override {
     ++calls_["advance"];
     for (double& v : field_) v += static_cast<double>(steps + step0);
+  }
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    ++calls_["advance_around"];
+    if (inner.extent[0] == 0) return false;
+    between();
+    advance(steps, step0);
+    return true;
   }
   FieldStats stats() override {
     ++calls_["stats"];
@@ -152,8 +161,16 @@ TEST(ForwardingBackend, EveryCallReachesTheChosenBackend) {
   b.set_first_step_single(true);
   EXPECT_FALSE(b.first_step_single(7));  // the Recording answers false once imposed
   EXPECT_EQ(calls["first_step_single"], 3);
+  int between = 0;
+  box.extent = {0, 1, 1};
+  EXPECT_FALSE(b.advance_around(1, 0, box, [&] { ++between; }));  // the Recording's refusal
+  box.extent = {2, 1, 1};
+  EXPECT_TRUE(b.advance_around(1, 0, box, [&] { ++between; }));
+  EXPECT_EQ(between, 1);
+  EXPECT_EQ(calls["advance_around"], 2);
+  EXPECT_EQ(calls["advance"], 2);  // advance() above, and the split pass's
   for (const char* call : {"setup", "upload", "upload_from", "download_to double",
-                           "download_to float", "allocate_host_staging", "advance", "stats",
+                           "download_to float", "allocate_host_staging", "stats",
                            "sample", "read_box", "write_box", "synchronize",
                            "set_first_step_single"})
     EXPECT_EQ(calls[call], 1) << call;
