@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,13 +58,17 @@ class DeviceFieldBackend : public Backend {
   void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
-    read_device_box<T>(f.cur, f.grid, box, values, staging_, f.stream);
+    read_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream);
   }
 
   void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
-    write_device_box<T>(f.cur, f.grid, box, values, staging_, f.stream);
+    write_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream);
+  }
+
+  ~DeviceFieldBackend() override {
+    if (aside_) cudaStreamDestroy(aside_);  // nothing to report from a destructor
   }
 
   void synchronize() override { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(field_now().stream)); }
@@ -77,6 +82,21 @@ class DeviceFieldBackend : public Backend {
   // Where the field is now. Called once the backend is ready, except by synchronize(), which
   // only takes the stream: before setup an implementation returns its empty buffers.
   virtual FieldNow field_now() = 0;
+
+  // Calls between() with read_box and write_box on a stream of their own, which does not wait
+  // for the work queued on the field's stream (a split pass's interior sweep, advance_around),
+  // then waits for that stream: the boxes between() writes are in place when it returns.
+  // between() must touch only nodes the queued work does not.
+  void with_boxes_aside(const std::function<void()>& between) {
+    if (!aside_) HEATSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&aside_, cudaStreamNonBlocking));
+    struct Aside {
+      bool& on;
+      ~Aside() { on = false; }
+    } aside{boxes_aside_};
+    boxes_aside_ = true;
+    between();
+    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(aside_));
+  }
 
   void not_ready() { ready_ = false; }
   void ready(std::int64_t points) {
@@ -105,6 +125,8 @@ class DeviceFieldBackend : public Backend {
   }
 
   BoxStaging staging_;  // read_box / write_box
+  cudaStream_t aside_ = nullptr;  // with_boxes_aside's stream, made on first use
+  bool boxes_aside_ = false;
   std::int64_t points_ = 0;
   bool ready_ = false;
 };

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,13 @@ template <typename Kernel>
 constexpr bool blocks_steps() {
   return BlocksSteps<Kernel>::value;
 }
+// Whether a Kernel's sweep takes any box of the grid (box_grid): `static constexpr bool
+// kSweepsBoxes = true`, which split passes (advance_around) need.
+template <typename Kernel, typename = void>
+struct SweepsBoxes : std::false_type {};
+template <typename Kernel>
+struct SweepsBoxes<Kernel, std::void_t<decltype(Kernel::kSweepsBoxes)>>
+    : std::bool_constant<Kernel::kSweepsBoxes> {};
 
 // A field on the device: its layout, faces and the two buffers of a step.
 template <typename T>
@@ -295,6 +303,18 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     for (; s < steps; ++s) single_step(main_, step0 + s);
   }
 
+  // One fused pass split around `inner` (fused_pass), where the Kernel sweeps boxes and the
+  // pass is one whole pass from a pass boundary with no single step pending.
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    this->check_ready("advance_around()");
+    if (!SweepsBoxes<Kernel>::value || depth_ < 2 || steps != depth_ || step0 % depth_ != 0 ||
+        first_step_single(step0))
+      return false;
+    fused_pass(step0, &inner, &between);
+    return true;
+  }
+
   FieldStats stats() override {
     this->check_ready("stats()");
     return cuda::device_field_stats<T>(main_.cur.template as<T>(), main_.grid, p_,
@@ -360,10 +380,26 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     set_dirichlet(f, static_cast<double>(step + 1) * p_.dt);
   }
 
-  void fused_pass(std::int64_t step) {
-    fill_ghosts(main_, static_cast<double>(step) * p_.dt);
-    kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), main_.grid,
-                  fused_source_, multiprocessors_, stream_);
+  // A pass from `step`; split (inner and between given): the nodes of `inner`, between()
+  // with the boxes on their own stream, the ghosts filled again (between() may have written
+  // nodes they are formed from), the nodes around `inner`, then the bands from the field as
+  // between() left it.
+  void fused_pass(std::int64_t step, const FieldBox* inner = nullptr,
+                  const std::function<void()>* between = nullptr) {
+    const double t = static_cast<double>(step) * p_.dt;
+    fill_ghosts(main_, t);
+    const auto sweep = [&](const DeviceGrid& grid) {
+      kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), grid,
+                    fused_source_, multiprocessors_, stream_);
+    };
+    if (inner) {
+      if (inner->points() > 0) sweep(box_grid(main_.grid, *inner));
+      this->with_boxes_aside(*between);
+      fill_ghosts(main_, t);
+      for (const FieldBox& box : boxes_around(*inner)) sweep(box_grid(main_.grid, box));
+    } else {
+      sweep(main_.grid);
+    }
     for (auto& band : bands_) {
       Band<T>& b = *band;
       b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(), b.slab.grid,

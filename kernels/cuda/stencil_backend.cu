@@ -6,6 +6,7 @@
 // Dirichlet nodes alone, so the field between calls is the CPU's.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -101,6 +102,36 @@ class SweepBackend final : public DeviceFieldBackend<T> {
     }
   }
 
+  // One step: the ghosts, the sweep of `inner`, between() (boxes on a stream of their own
+  // while the sweep runs), the ghosts again (between() may have written the nodes some are
+  // formed from), the sweep of the nodes around `inner`; then advance()'s Dirichlet nodes.
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    this->check_ready("advance_around()");
+    if (steps != 1) return false;
+    SweepArgs<T> args;
+    args.source = static_cast<T>(p_.source_increment);
+    args.weights = weights_;
+    args.in = cur_.as<T>();
+    args.out = next_.as<T>();
+    const auto sweep = [&](const FieldBox& box) {
+      if (box.points() == 0) return;
+      args.grid = box_grid(grid_, box);
+      sweep_(args, shape_, context_);
+    };
+    const BoundaryFaces faces = faces_at(step0);
+    launch_boundary_pass<T>(cur_.as<T>(), grid_, faces, false, true, context_.stream);
+    sweep(inner);
+    this->with_boxes_aside(between);
+    launch_boundary_pass<T>(cur_.as<T>(), grid_, faces, false, true, context_.stream);
+    for (const FieldBox& box : boxes_around(inner)) sweep(box);
+    cur_.swap(next_);
+    if (has_dirichlet_)
+      launch_boundary_pass<T>(cur_.as<T>(), grid_, faces_at(step0 + 1), true, false,
+                              context_.stream);
+    return true;
+  }
+
   FieldStats stats() override {
     this->check_ready("stats()");
     return device_field_stats<T>(cur_.as<T>(), grid_, p_, partials_.as<StatsPartial>(),
@@ -165,6 +196,9 @@ struct CoreKernel {
   }
 
   std::int64_t slack(const Plan&) const { return 0; }
+
+  // Its sweeps take any box of the grid (box_grid): a split pass (advance_around).
+  static constexpr bool kSweepsBoxes = true;
 
   void sweep(const Plan& plan, const T* in, T* out, const DeviceGrid& grid, double source,
              int multiprocessors, cudaStream_t stream) const {

@@ -52,6 +52,17 @@ inline DeviceGrid make_device_grid(const StencilProblem& p, int ghost, int value
   return g;
 }
 
+// The nodes of `box` (FieldBox, in g's grid) as a grid of their own over the same buffer and
+// pitches: a sweep over it computes those nodes alone, reading their neighbours where g holds
+// them (nodes next to the box, or g's ghosts at g's faces). What a split pass sweeps
+// (Backend::advance_around).
+inline DeviceGrid box_grid(const DeviceGrid& g, const FieldBox& box) {
+  DeviceGrid b = g;
+  b.origin = g.index(box.lo[0], box.lo[1], box.lo[2]);
+  for (int a = 0; a < 3; ++a) b.n[a] = box.extent[a];
+  return b;
+}
+
 // The dense (2R+1)^dims weights of S, ordered like kernels::Stencil ([dz][dy][dx], dx
 // fastest). Passed by value as a kernel parameter, so a tap with a compile-time index reads
 // its weight straight from the constant bank (an FMA operand, no load). 343 fp64 weights are
