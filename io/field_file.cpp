@@ -754,11 +754,9 @@ void set_image_buffers(hid_t fapl) {
 // on one thread, through temporaries. The bytes are those H5Dwrite writes (tests/io compare).
 // An output file's further node field (NodeField), written through HDF5 (converted on one
 // thread: these are written only when a case asks for them).
-void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const NodeField& f) {
-  if (f.components < 1 || f.values.size() != static_cast<std::size_t>(m.points() * f.components))
-    throw std::runtime_error("dataset /" + f.name + " holds " + std::to_string(f.values.size()) +
-                             " values for " + std::to_string(m.points()) + " nodes of " +
-                             std::to_string(f.components) + " components");
+// The dataset of a further node field, created in `file` (collectively, where it was opened
+// through MPI-IO: every process with the same name and components).
+Handle create_node_dataset(hid_t file, const FieldMeta& m, FieldFileKind kind, const NodeField& f) {
   const bool fp32 = m.precision == "fp32";
   std::vector<hsize_t> dims = dataset_dims(m);
   if (f.components > 1) dims.push_back(static_cast<hsize_t>(f.components));
@@ -772,9 +770,21 @@ void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const 
     check(H5Pset_shuffle(dcpl.get()), "shuffle filter");
     check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(m.compression)), "deflate filter");
   }
-  Handle dset = check_id(H5Dcreate2(file, f.name.c_str(), fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
-                                    space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                         H5Dclose, "cannot create the dataset /" + f.name);
+  return check_id(H5Dcreate2(file, f.name.c_str(), fp32 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE,
+                             space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                  H5Dclose, "cannot create the dataset /" + f.name);
+}
+
+void check_node_field(const FieldMeta& m, const NodeField& f) {
+  if (f.components < 1 || f.values.size() != static_cast<std::size_t>(m.points() * f.components))
+    throw std::runtime_error("dataset /" + f.name + " holds " + std::to_string(f.values.size()) +
+                             " values for " + std::to_string(m.points()) + " nodes of " +
+                             std::to_string(f.components) + " components");
+}
+
+void write_node_field(hid_t file, const FieldMeta& m, FieldFileKind kind, const NodeField& f) {
+  check_node_field(m, f);
+  Handle dset = create_node_dataset(file, m, kind, f);
   check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.values.data()),
         "cannot write the dataset /" + f.name);
   check(dset.close(), "cannot write the dataset /" + f.name);
@@ -1449,7 +1459,7 @@ void commit_part_file(const std::string& tmp, const std::string& path) {
 // A serial HDF5: rank 0 creates the file and writes it slab by slab, each slab's pieces sent
 // by the processes whose parts it crosses (the slabs are in the same order on every process).
 void write_gathered(const std::string& path, const FieldMeta& meta, const FieldPart& part,
-                    FieldFileKind kind) {
+                    FieldFileKind kind, const std::vector<NodeField>& extras) {
   const std::string tmp = path + kTemporarySuffix;
   const bool root = parallel::rank() == 0;
   const parallel::Box mine = box_of(part);
@@ -1520,6 +1530,7 @@ void write_gathered(const std::string& path, const FieldMeta& meta, const FieldP
   }
   if (!root) return;
   check(dset->close(), "cannot write the field");
+  for (const NodeField& f : extras) write_node_field(file->get(), meta, kind, f);
   write_field_attributes(file->get(), meta, kind);
   check(file->close(), "cannot close the file");
   commit_part_file(tmp, path);
@@ -1540,7 +1551,7 @@ namespace {
 // attributes) is created by all with the same values, as parallel HDF5 requires. Then rank 0,
 // after a barrier (every process has closed the file), fsyncs the temporary and renames it.
 void write_collectively(const std::string& path, const FieldMeta& meta, const FieldPart& part,
-                        FieldFileKind kind) {
+                        FieldFileKind kind, const std::vector<NodeField>& extras) {
   const std::string tmp = path + kTemporarySuffix;
   // Declared outside the try: a process that fails must not close the file (a collective
   // call) on its way out while the others wait in another collective call.
@@ -1575,6 +1586,31 @@ void write_collectively(const std::string& path, const FieldMeta& meta, const Fi
                        part.values),
           "cannot write the field");
     check(dset->close(), "cannot write the field");
+    // The further node fields, whole on rank 0: created by every process, written by rank 0
+    // in a collective transfer the others join with nothing selected (filtered datasets are
+    // written collectively or not at all).
+    const bool root = parallel::rank() == 0;
+    for (const NodeField& f : extras) {
+      if (root) check_node_field(meta, f);
+      Handle extra = create_node_dataset(file->get(), meta, kind, f);
+      Handle whole = check_id(H5Dget_space(extra.get()), H5Sclose, "dataspace");
+      Handle values = check_id(H5Scopy(whole.get()), H5Sclose, "dataspace");
+      if (!root) {
+        check(H5Sselect_none(whole.get()), "hyperslab");
+        check(H5Sselect_none(values.get()), "hyperslab");
+      }
+      // In the file's type: a conversion on the way would make HDF5 write independently.
+      const bool fp32 = meta.precision == "fp32";
+      std::vector<float> narrow;
+      if (root && fp32) narrow.assign(f.values.begin(), f.values.end());
+      const void* data = !root ? nullptr
+                         : fp32 ? static_cast<const void*>(narrow.data())
+                                : static_cast<const void*>(f.values.data());
+      check(H5Dwrite(extra.get(), fp32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, values.get(),
+                     whole.get(), dxpl->get(), data),
+            "cannot write the dataset /" + f.name);
+      check(extra.close(), "cannot write the dataset /" + f.name);
+    }
     write_field_attributes(file->get(), meta, kind);
     check(file->close(), "cannot close the file");
     parallel::barrier();
@@ -1597,7 +1633,8 @@ std::string field_file_layout() { return "serial HDF5, gathered to rank 0 in sla
 #endif
 
 void write_field_file_collective(const std::string& path, const FieldMeta& meta,
-                                 const FieldPart& part, FieldFileKind kind) {
+                                 const FieldPart& part, FieldFileKind kind,
+                                 const std::vector<NodeField>& extras) {
   silence_hdf5_errors();
   try {
     check_part(meta, part);
@@ -1605,10 +1642,10 @@ void write_field_file_collective(const std::string& path, const FieldMeta& meta,
     part_file_failed(path, e);
   }
 #ifdef HEATSIM_COLLECTIVE_FILES
-  write_collectively(path, meta, part, kind);
+  write_collectively(path, meta, part, kind, extras);
 #else
   try {
-    write_gathered(path, meta, part, kind);
+    write_gathered(path, meta, part, kind, extras);
   } catch (const std::exception& e) {
     part_file_failed(path, e);
   }

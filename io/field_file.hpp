@@ -128,11 +128,15 @@ std::string field_file_layout();
 //     axes (whole chunks, at most kSlabBytes each unless one chunk is larger), and for each
 //     slab every process sends rank 0 the piece of its part inside (MPI point to point), so
 //     that beside its part no process holds more than a slab and its pieces.
+// An output file's further node fields (`extras`, output.fields) come whole from rank 0:
+// every process lists them with the same names and components, rank 0 alone with their
+// values (the others' empty); they are written as write_field_file writes them.
 // Crash-safe: written to `path.tmp`, fsynced by rank 0 and renamed over `path` once complete.
 // A process that fails prints why and ends the run (MPI_Abort, exit status 1) when there are
 // several; alone, it throws std::runtime_error naming the file.
 void write_field_file_collective(const std::string& path, const FieldMeta& meta,
-                                 const FieldPart& part, FieldFileKind kind);
+                                 const FieldPart& part, FieldFileKind kind,
+                                 const std::vector<NodeField>& extras = {});
 // Collective, the reverse for a restart: every process calls it with the file's `meta` (its
 // header, read_field_header) and the box of its part (part.lo, part.extent); rank 0 reads the
 // field dataset slab by slab (checksums verified) and sends every process the piece of its box

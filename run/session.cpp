@@ -369,10 +369,6 @@ void Session::State::set_up() {
   // 0 alone writes files and prints.
   root = parallel::rank() == 0;
   if (parallel::size() > 1) {
-    if (c.output.any_field())
-      refuse(
-          "output.fields: written by runs on one process; run the case without mpirun, or "
-          "leave it out");
     if (c.time.method == solver::TimeMethod::explicit_euler) {
       parallel::DecomposedOptions po;
       po.procs = c.parallel.decomposition;
@@ -644,8 +640,16 @@ void Session::State::add_observers() {
   const bool restarting = !options.restart.empty();
   sim = std::make_unique<solver::Simulation>(c, plan, *backend, step0);
   solver::Simulation& loop = *sim;
+  // A field without values (count 0: a decomposed run's ranks other than 0) gives the
+  // fields' names and components alone.
   const auto extras = [&c, this, fields = flow_fields](const io::FieldValues& u) {
     std::vector<io::NodeField> out;
+    if (u.count == 0) {
+      if (c.output.heat_flux) out.push_back({"heat_flux", 3, {}});
+      if (c.output.conductivity) out.push_back({"conductivity", 1, {}});
+      if (c.output.liquid_fraction) out.push_back({"liquid_fraction", 1, {}});
+      return out;
+    }
     if (c.output.heat_flux)
       out.push_back(
           {"heat_flux", 3,
@@ -678,11 +682,27 @@ void Session::State::add_observers() {
                          }
                          // A decomposed run: every rank gives its owned block
                          // (write_field_file_collective: collectively with a parallel HDF5,
-                         // gathered to rank 0 in slabs with a serial one).
+                         // gathered to rank 0 in slabs with a serial one). output.fields:
+                         // rank 0 forms them from the whole field, which every rank helps
+                         // gather; the others name them alone.
+                         std::vector<io::NodeField> more;
+                         if (c.output.any_field()) {
+                           const std::vector<double>& u = s.field();  // collective
+                           std::vector<float> narrow;
+                           io::FieldValues whole;
+                           whole.count = u.size();
+                           if (c.precision == solver::Precision::fp32) {
+                             narrow.assign(u.begin(), u.end());  // exact: fp32 values
+                             whole.floats = narrow.data();
+                           } else {
+                             whole.doubles = u.data();
+                           }
+                           more = extras(whole);
+                         }
                          io::write_field_file_collective(
                              io::output_path(c, s.step()),
                              io::output_meta(c, plan.dt, choice.name, s.step(), s.time()),
-                             owned_part(), io::FieldFileKind::output);
+                             owned_part(), io::FieldFileKind::output, more);
                          if (series) series->add_to_index(s.step(), s.time());
                          if (root) wall.output_bytes += file_bytes(io::output_path(c, s.step()));
                        }});

@@ -309,6 +309,60 @@ TEST_F(DecomposedFilesTest, HeatFlowsAreOneProcesssRowsBitForBit) {
   }
 }
 
+// output.fields on 2 and 3 ranks: every output file's /heat_flux, /conductivity and
+// /liquid_fraction are one process's bit for bit (rank 0 forms them from the gathered field),
+// beside the split u; in fp64 and fp32, plain and compressed (deflate: written collectively
+// with a parallel HDF5), with materials, sources, convective faces and a melting wax.
+TEST_F(DecomposedFilesTest, OutputFieldsAreOneProcesssDatasetsBitForBit) {
+  struct Variant {
+    std::string name, yaml, fields;
+  };
+  const std::string melting = cases()[6].yaml;
+  ASSERT_NE(melting.find("phase_change"), std::string::npos);
+  const std::vector<Variant> variants = {
+      {"materials_2d", cases()[4].yaml, "[temperature, heat_flux, conductivity]"},
+      {"void_3d_fp32_deflated", cases()[5].yaml + "precision: fp32\n",
+       "[heat_flux, conductivity]"},
+      {"melting_1d", melting, "[temperature, liquid_fraction, heat_flux, conductivity]"}};
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const std::string compression =
+        v.name.find("deflated") != std::string::npos ? ", compression: 3" : "";
+    const std::string path = write_case(
+        v.name + ".yaml",
+        v.yaml + "output: {every: 10, fields: " + v.fields + compression + "}\n");
+    const fs::path whole = dir_ / (v.name + "_whole");
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + whole.string());
+    ASSERT_EQ(s.code, 0) << s.output;
+    std::vector<std::string> names;
+    for (const char* name : {"heat_flux", "conductivity", "liquid_fraction"})
+      if (v.fields.find(name) != std::string::npos) names.push_back(name);
+    for (int ranks : {2, 3}) {
+      const fs::path split = dir_ / (v.name + "_np" + std::to_string(ranks));
+      const auto p = run_ranks(ranks, "run " + path + " -q -o " + split.string());
+      ASSERT_EQ(p.code, 0) << p.output;
+      expect_same_run(whole, split, v.name + " on " + std::to_string(ranks) + " ranks");
+      int compared = 0;
+      for (const auto& e : fs::directory_iterator(whole)) {
+        if (e.path().filename().string().rfind("field_", 0) != 0) continue;
+        for (const std::string& name : names) {
+          const io::Dataset want = io::read_dataset(e.path().string(), name, true);
+          const io::Dataset got =
+              io::read_dataset((split / e.path().filename()).string(), name, true);
+          EXPECT_EQ(got.dims, want.dims) << name;
+          ASSERT_EQ(got.values.size(), want.values.size()) << name;
+          EXPECT_EQ(0, std::memcmp(got.values.data(), want.values.data(),
+                                   want.values.size() * sizeof(double)))
+              << e.path().filename() << " /" << name << " on " << ranks << " ranks";
+          ++compared;
+        }
+      }
+      EXPECT_GE(compared, 3 * static_cast<int>(names.size())) << ranks << " ranks";
+      EXPECT_EQ(read_text(whole / "field.xmf"), read_text(split / "field.xmf"));
+    }
+  }
+}
+
 // A checkpoint whose data fails its checksum is found by rank 0 as it reads the slabs of a
 // decomposed restart (the other ranks read only the attributes): every rank stops, none hangs.
 TEST_F(DecomposedFilesTest, CorruptCheckpointStopsEveryRankOfARestart) {
