@@ -73,8 +73,9 @@ std::string continue_command(const RunOptions& o, const std::string& checkpoint)
 
 // The exit code of a run's failure, its messages logged (a case's problems printed as a
 // report on stderr, as `validate` prints them). Every rank of an MPI run reads the same case
-// and finds the same problems: rank 0 alone reports them. Other failures may be one rank's
-// own (its part of a checkpoint, its device), so each rank reports its own.
+// and finds the same problems: rank 0 alone reports them, and the refusals every rank reaches
+// alike (RefusedOnEveryRank). Other failures may be one rank's own (its part of a checkpoint,
+// its device, its memory), so each rank reports its own.
 int report_failure(const run::RunError& e) {
   if (const auto* stopped = dynamic_cast<const run::Interrupted*>(&e)) {
     if (solver::parallel::rank() == 0) spdlog::warn("{}", e.what());
@@ -82,8 +83,9 @@ int report_failure(const run::RunError& e) {
   }
   if (dynamic_cast<const run::InvalidCase*>(&e)) {
     if (solver::parallel::rank() == 0) fmt::print(stderr, "{}\n", e.what());
-  } else
+  } else if (!dynamic_cast<const run::RefusedOnEveryRank*>(&e) || solver::parallel::rank() == 0) {
     for (const std::string& m : e.messages()) spdlog::error("{}", m);
+  }
   return run::exit_code(e.failure());
 }
 

@@ -34,6 +34,13 @@ class RunError : public std::runtime_error {
   std::vector<std::string> messages_;
 };
 
+// A refusal every rank of an MPI run reaches alike, from what they all read the same (the case,
+// the command line, a checkpoint's attributes, the output directory): rank 0 alone reports it.
+class RefusedOnEveryRank : public RunError {
+ public:
+  explicit RefusedOnEveryRank(const std::string& message) : RunError(Failure::invalid, message) {}
+};
+
 // A steady solve stopped by a signal (SIGINT, SIGTERM) before it converged. Nothing is written:
 // a steady state has no checkpoint to continue from. The command line exits 128 + signal.
 class Interrupted : public RunError {

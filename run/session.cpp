@@ -273,11 +273,14 @@ void Session::State::set_up() {
   const solver::TimePlan& plan = prepared.plan;
   const bool restarting = !options.restart.empty();
   const auto refuse = [](const std::string& message) { throw RunError(Failure::invalid, message); };
+  // What every rank finds alike (the case, the command line, the checkpoint's attributes, the
+  // output directory): reported once.
+  const auto refuse_alike = [](const std::string& message) { throw RefusedOnEveryRank(message); };
 
   // Restart: the checkpoint must match the case before anything is written.
   if (restarting) {
     if (c.time.method == solver::TimeMethod::steady)
-      refuse(
+      refuse_alike(
           "--restart: a steady state is one solve with nothing to continue; run the "
           "case without --restart");
     // A checkpoint that is missing, corrupt or not a checkpoint is a mistake on the command
@@ -289,14 +292,14 @@ void Session::State::set_up() {
       restart = io::read_checkpoint(options.restart, parallel::size() == 1 ||
                                                          c.time.method == solver::TimeMethod::bdf2);
     } catch (const std::runtime_error& e) {
-      refuse(std::string("--restart: ") + e.what());
+      refuse_alike(std::string("--restart: ") + e.what());
     }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty())
-      refuse(fmt::format("{}: does not match the case: {}", options.restart, mismatch));
+      refuse_alike(fmt::format("{}: does not match the case: {}", options.restart, mismatch));
     step0 = restart.meta.step;
     if (step0 > plan.steps)
-      refuse(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
+      refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
                          options.restart, step0, plan.steps));
   }
 
@@ -315,7 +318,7 @@ void Session::State::set_up() {
     try {
       io::check_output_directory(c, directory_use);
     } catch (const std::runtime_error& e) {
-      refuse(e.what());
+      refuse_alike(e.what());
     }
   }
 

@@ -186,6 +186,31 @@ TEST_F(DecomposedFailureTest, ACasesProblemsAreReportedOnce) {
   EXPECT_FALSE(fs::exists(dir_ / "out")) << r.output;
 }
 
+// A refusal every rank reaches alike (here the output directory holding another run's files,
+// then a checkpoint that does not match the case) is reported once, by rank 0, exit 2.
+TEST_F(DecomposedFailureTest, ARefusalEveryRankReachesIsReportedOnce) {
+  const std::string out = (dir_ / "out").string();
+  const std::string path =
+      write_case("c.yaml", cases()[0].yaml + "output: {directory: " + out +
+                               ", every: 10}\ncheckpoint: {every: 10}\n");
+  const auto first = run_ranks(3, "run " + path + " -q");
+  ASSERT_EQ(first.code, 0) << first.output;
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const auto again = run_ranks(3, "run " + path + " -q");
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_EQ(count(again.output, "already holds a run's files"), 1u) << again.output;
+  const std::string other =
+      write_case("other.yaml", cases()[1].yaml + "output: {directory: " + out + "}\n");
+  const auto mismatch =
+      run_ranks(3, "run " + other + " -q --restart " + out + "/checkpoint_00000010.h5");
+  EXPECT_EQ(mismatch.code, 2) << mismatch.output;
+  EXPECT_EQ(count(mismatch.output, "does not match the case"), 1u) << mismatch.output;
+}
+
 // Only rank 0 writes, so only rank 0 finds the output directory unusable; the others are
 // already waiting to exchange and must be ended too.
 TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
