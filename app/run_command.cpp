@@ -59,10 +59,12 @@ std::string shell_word(const std::string& s) {
 }
 
 // The command that continues this run from `checkpoint`: the program as it was called, the
-// case, and every override the run was given, so that it continues exactly this run.
+// case, and every override the run was given, so that it continues exactly this run; under
+// mpirun on as many ranks (any number gives the same results).
 std::string continue_command(const RunOptions& o, const std::string& checkpoint) {
-  std::string cmd =
-      shell_word(o.program.empty() ? "heatsim" : o.program) + " run " + shell_word(o.case_path);
+  const int ranks = solver::parallel::size();
+  std::string cmd = ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : std::string();
+  cmd += shell_word(o.program.empty() ? "heatsim" : o.program) + " run " + shell_word(o.case_path);
   const RunOverrides& v = o.overrides;
   if (v.output_dir) cmd += " -o " + shell_word(*v.output_dir);
   if (v.backend) cmd += " --backend " + shell_word(*v.backend);

@@ -211,6 +211,36 @@ TEST_F(DecomposedFailureTest, ARefusalEveryRankReachesIsReportedOnce) {
   EXPECT_EQ(count(mismatch.output, "does not match the case"), 1u) << mismatch.output;
 }
 
+// A run on 2 ranks stopped by SIGINT prints once the command that continues it, on 2 ranks,
+// naming a checkpoint that is there.
+TEST_F(DecomposedFailureTest, AnInterruptedRunSaysHowToContinueOnItsRanks) {
+  const std::string out = (dir_ / "out").string();
+  const std::string path = write_case(
+      "c.yaml", "grid: {dims: 3, n: [40, 40, 40], length: 1.0}\nphysics: {alpha: 1.0}\n"
+                "boundary: {all: {type: dirichlet, value: 0}}\n"
+                "initial: {type: gaussian, amplitude: 1.0, width: 0.2}\n"
+                "time: {dt: auto, steps: 10000000}\noutput: {directory: " +
+                    out + ", every: 0}\n");
+  const std::string cmd = std::string("timeout --preserve-status -s INT 6 ") + HEATSIM_MPIEXEC +
+                          " --oversubscribe --allow-run-as-root -np 2 " + HEATSIM_BINARY +
+                          " run " + path + " 2>&1";
+  std::string output;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe)) output += buf;
+  pclose(pipe);
+  const std::string want = std::string("continue with: mpirun -np 2 ") + HEATSIM_BINARY + " run ";
+  const auto at = output.find(want);
+  ASSERT_NE(at, std::string::npos) << output;
+  EXPECT_EQ(output.find(want, at + 1), std::string::npos) << "printed twice\n" << output;
+  const auto restart = output.find("--restart ", at);
+  ASSERT_NE(restart, std::string::npos) << output;
+  const std::string checkpoint =
+      output.substr(restart + 10, output.find_first_of(" \n", restart + 10) - restart - 10);
+  EXPECT_TRUE(fs::exists(checkpoint)) << checkpoint << "\n" << output;
+}
+
 // Only rank 0 writes, so only rank 0 finds the output directory unusable; the others are
 // already waiting to exchange and must be ended too.
 TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
