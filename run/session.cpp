@@ -300,7 +300,7 @@ void Session::State::set_up() {
     step0 = restart.meta.step;
     if (step0 > plan.steps)
       refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
-                         options.restart, step0, plan.steps));
+                               options.restart, step0, plan.steps));
   }
 
   directory_use = io::DirectoryUse{options.overwrite, false, -1};
