@@ -647,18 +647,14 @@ void Session::State::add_observers() {
   // fields' names and components alone.
   const auto extras = [&c, this, fields = flow_fields](const io::FieldValues& u) {
     std::vector<io::NodeField> out;
-    if (u.count == 0) {
-      if (c.output.heat_flux) out.push_back({"heat_flux", 3, {}});
-      if (c.output.conductivity) out.push_back({"conductivity", 1, {}});
-      if (c.output.liquid_fraction) out.push_back({"liquid_fraction", 1, {}});
-      return out;
-    }
+    const auto at_u = [&u](auto of) -> std::vector<double> {
+      if (u.count == 0) return {};
+      return u.floats ? of(u.floats) : of(u.doubles);
+    };
     if (c.output.heat_flux)
-      out.push_back(
-          {"heat_flux", 3,
-           u.floats ? solver::node_heat_flux(problem, fields.get(), c.physics.alpha, u.floats)
-                    : solver::node_heat_flux(problem, fields.get(), c.physics.alpha, u.doubles)});
-    const auto at_u = [&u](auto of) { return u.floats ? of(u.floats) : of(u.doubles); };
+      out.push_back({"heat_flux", 3, at_u([&](const auto* v) {
+                       return solver::node_heat_flux(problem, fields.get(), c.physics.alpha, v);
+                     })});
     if (c.output.conductivity)
       out.push_back({"conductivity", 1, at_u([&](const auto* v) {
                        return solver::node_conductivity(*fields, v);

@@ -348,7 +348,7 @@ class CpuBackend final : public Backend {
   // between(), then the rest (advance_around).
   void step(std::int64_t step0, const FieldBox* inner, const std::function<void()>* between) {
     const double t_now = static_cast<double>(step0) * p_.dt;
-    std::vector<FieldBox> parts{inner ? *inner : whole_grid()};
+    const FieldBox first = inner ? *inner : whole_grid();
     if (p_.coefficients) {
       // The mean factor over the step: the source adds exactly the scheduled integral.
       const auto& sources = p_.coefficients->sources;
@@ -366,7 +366,7 @@ class CpuBackend final : public Backend {
         fill_ghosts_fields(t_now);
       };
       prepare();
-      for (const FieldBox& b : parts) sweep_fields(factor, ambient4, b);
+      sweep_fields(factor, ambient4, first);
       if (inner) {
         (*between)();
         prepare();
@@ -377,7 +377,7 @@ class CpuBackend final : public Backend {
       for (std::size_t t = 0; t < taps_.size(); ++t) w[t] = static_cast<T>(taps_[t].weight);
       const T src = static_cast<T>(p_.source_increment);
       fill_ghosts(t_now);
-      for (const FieldBox& b : parts) sweep(w, src, b);
+      sweep(w, src, first);
       if (inner) {
         (*between)();
         fill_ghosts(t_now);

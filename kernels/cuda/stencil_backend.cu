@@ -82,10 +82,7 @@ class SweepBackend final : public DeviceFieldBackend<T> {
 
   void advance(std::int64_t steps, std::int64_t step0) override {
     this->check_ready("advance()");
-    SweepArgs<T> args;
-    args.grid = grid_;
-    args.source = static_cast<T>(p_.source_increment);
-    args.weights = weights_;
+    SweepArgs<T> args = step_args();
     if (steps <= 0) return;
     launch_boundary_pass<T>(cur_.as<T>(), grid_, faces_at(step0), false, true, context_.stream);
     for (std::int64_t s = 0; s < steps; ++s) {
@@ -109,9 +106,7 @@ class SweepBackend final : public DeviceFieldBackend<T> {
                       const std::function<void()>& between) override {
     this->check_ready("advance_around()");
     if (steps != 1) return false;
-    SweepArgs<T> args;
-    args.source = static_cast<T>(p_.source_increment);
-    args.weights = weights_;
+    SweepArgs<T> args = step_args();
     args.in = cur_.as<T>();
     args.out = next_.as<T>();
     const auto sweep = [&](const FieldBox& box) {
@@ -141,6 +136,15 @@ class SweepBackend final : public DeviceFieldBackend<T> {
  private:
   typename DeviceFieldBackend<T>::FieldNow field_now() override {
     return {cur_.as<T>(), grid_, context_.stream};
+  }
+
+  // A step's sweep over the whole grid (in and out left to the caller).
+  SweepArgs<T> step_args() const {
+    SweepArgs<T> args;
+    args.grid = grid_;
+    args.source = static_cast<T>(p_.source_increment);
+    args.weights = weights_;
+    return args;
   }
 
   // Every face's rule at the time of step `step`.
