@@ -1,5 +1,6 @@
 // The varying-coefficient driver of coefficient_backend.cuh.
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -200,6 +201,68 @@ void CoefficientStepper<T>::launch_steps(int steps, std::int64_t step0, const T*
 }
 
 template <typename T>
+void CoefficientStepper<T>::step_around(std::int64_t step0, const FieldBox& inner,
+                                        const std::function<void()>& between) {
+  const cudaStream_t stream = context_.stream;
+  const double t = static_cast<double>(step0) * p_.dt;
+  CoefficientArgs<T> a = sweep_args();
+  a.factor = p_.coefficients->sources.empty()
+                 ? factors_.device()
+                 : factors_.stage(1, stream, [&](int, T* row) { factor_row(step0, row); });
+  a.in = cur();
+  a.out = next();
+  const FaceRules rules = rules_in_sweep_ ? face_rules_at(p_, t) : FaceRules{};
+  const auto sweep = [&](const FieldBox& box) {
+    if (box.points() == 0) return;
+    CoefficientArgs<T> part = a;
+    part.grid = box_grid(grid_, box);
+    part.rules = rules;
+    for (int axis = 0; axis < p_.dims; ++axis) {  // a side of the box inside the grid: no face
+      if (box.lo[axis] != 0) part.rules.apply[2 * axis] = false;
+      if (box.lo[axis] + box.extent[axis] != p_.n[axis]) part.rules.apply[2 * axis + 1] = false;
+    }
+    sweep_(part, p_.dims, context_);
+  };
+  T* faces[3] = {nullptr, nullptr, nullptr};
+  bool periodic[3] = {false, false, false};
+  for (int axis = 0; axis < p_.dims; ++axis) {
+    faces[axis] = fields_.has_faces ? fields_.faces[axis].template as<T>() : nullptr;
+    periodic[axis] = p_.periodic(axis);
+  }
+  const auto prepare = [&] {  // launch_steps' launches before a sweep
+    if (rules_in_sweep_) return;
+    if (!faces_need_k_) boundary_pass(step0, false, true, stream);
+    if (temperature_.varying_k)
+      launch_update_faces<T>(cur(), faces, temperature_, grid_, periodic, stream);
+    if (faces_need_k_)
+      launch_coefficient_ghosts<T>(cur(), a.conductivity, fields_.has_faces ? a.faces : nullptr,
+                                   grid_, coefficient_faces_at(p_, t), stream);
+  };
+  prepare();
+  sweep(inner);
+  between();
+  prepare();
+  for (const FieldBox& box : boxes_around(inner)) sweep(box);
+  // launch_steps' launches after a sweep, for a last step.
+  if (temperature_.radiation_groups > 0) {
+    double ambient4[kMaxRadiationGroups] = {};
+    for (int q = 0; q < temperature_.radiation_groups; ++q) {
+      const double amb = p_.coefficients->radiation[static_cast<std::size_t>(q)].ambient.at(t);
+      ambient4[q] = amb * amb * amb * amb;
+    }
+    launch_surface_radiation<T>(cur(), next(), a.dt_over_capacity, temperature_, ambient4, grid_,
+                                stream);
+  }
+  if (temperature_.varying_c) launch_enthalpy_step<T>(cur(), next(), temperature_, grid_, stream);
+  swap();
+  if (dirichlet_.count == 0) return;
+  if (!rules_in_sweep_ && !faces_need_k_)
+    boundary_pass(step0 + 1, true, false, stream);
+  else
+    set_dirichlet(step0 + 1, stream);
+}
+
+template <typename T>
 void CoefficientStepper<T>::set_dirichlet(std::int64_t step, cudaStream_t stream) {
   DirichletFaces d = dirichlet_;
   const double t = static_cast<double>(step) * p_.dt;
@@ -273,6 +336,16 @@ class CoefficientBackend final : public DeviceFieldBackend<T> {
   void advance(std::int64_t steps, std::int64_t step0) override {
     this->check_ready("advance()");
     field_.advance(steps, step0);
+  }
+
+  // One step per pass, split (CoefficientStepper::step_around), the boxes of between() on a
+  // stream of their own.
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    this->check_ready("advance_around()");
+    if (steps != 1) return false;
+    field_.step_around(step0, inner, [&] { this->with_boxes_aside(between); });
+    return true;
   }
 
   FieldStats stats() override {

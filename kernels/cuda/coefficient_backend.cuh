@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,13 @@ class CoefficientStepper {
              const LaunchContext& context, const Capabilities& caps);
   // Steps step0 .. step0 + steps - 1 of the problem: u in cur() advances in place.
   void advance(std::int64_t steps, std::int64_t step0);
+  // Step step0 split around `inner` (Backend::advance_around): what comes before the sweep
+  // (the ghosts, or the faces' rules; temperature-dependent faces), the sweep of `inner`,
+  // between(), the same again (between() may have written nodes they are formed from), the
+  // sweep of the nodes around `inner` (the rules applied only at the grid's own faces), then
+  // the rest of the step: the same launches and bits as advance(1, step0), unstaged.
+  void step_around(std::int64_t step0, const FieldBox& inner,
+                   const std::function<void()>& between);
 
   // The longest run of steps staged (and replayed) at once, and the shortest replayed as a graph.
   static constexpr int kStepRun = 256;

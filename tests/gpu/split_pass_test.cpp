@@ -2,9 +2,9 @@
 // while its halo travels, the boxes moved on a stream of their own) gives the bits of the halo
 // written first and the pass taken whole, on random fields at sizes that are no tile multiple:
 // one step per pass and fused passes of 2 (radius 2: reach 4) and 3 steps, fp64 and fp32, 2D
-// and 3D. The CUDA-core tilings must split their constant passes; a backend that does not split
-// (temporal-blocking, convstencil, the coefficient drivers) must leave the field untouched and
-// not call between().
+// and 3D, and the varying coefficients (the faces' ghosts filled, or their rules in the sweep).
+// The CUDA-core tilings must split their passes; a backend that does not split (temporal-
+// blocking, convstencil) must leave the field untouched and not call between().
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -43,9 +43,18 @@ TEST_F(CudaSplitPass, EqualsTheHaloFirstThenTheWholePass) {
       for (int dims = 2; dims <= 3; ++dims)
         // One step per pass, fused passes of 2 and 3 steps (radius 2, and the same at radius
         // 1 as variants 4 and 5, which 3D fuses too), and the coefficient fields.
-        for (int variant = 0; variant < 6; ++variant) {
+        // Variant 6: the fields without a periodic axis, whose small grid applies the faces'
+        // rules in the sweep (and a split sweep only at the grid's own faces).
+        for (int variant = 0; variant < 7; ++variant) {
           const int depth = variant == 1 || variant == 4 ? 2 : variant == 2 || variant == 5 ? 3 : 1;
-          StencilProblem p = heatsim_tests::box_test_problem(dims, variant == 3, depth);
+          StencilProblem p =
+              heatsim_tests::box_test_problem(dims, variant == 3 || variant == 6, depth);
+          if (variant == 6) {
+            p.faces[2].kind = BoundaryKind::neumann;
+            p.faces[2].value = 0.0;
+            p.faces[3].kind = BoundaryKind::dirichlet;
+            p.faces[3].value = 0.3;
+          }
           if (variant >= 4) p.stencil = radius_one_star(dims);
           // Longer than box_test_problem's 13 x 9 x 7, so that a fused pass leaves an interior.
           if (!p.coefficients) p.n = {37, 29, dims == 3 ? 23 : 1};
@@ -59,7 +68,7 @@ TEST_F(CudaSplitPass, EqualsTheHaloFirstThenTheWholePass) {
           const std::string label = entry.name + " " + to_string(precision) + " " +
                                     std::to_string(dims) + "D, variant " + std::to_string(variant);
           const int split = heatsim_tests::expect_split_passes_match(make, p, 6, label);
-          if (entry.point_sweep && !p.coefficients) {
+          if (entry.point_sweep) {
             EXPECT_GT(split, 0) << label << ": a CUDA-core tiling did not split its pass";
           }
         }
