@@ -202,7 +202,7 @@ void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
 
 void DecomposedBackend::timed_exchange() {
   const auto before = std::chrono::steady_clock::now();
-  exchange();
+  exchange(part_seconds_);
   exchange_seconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
   ++exchanges_;
@@ -210,12 +210,15 @@ void DecomposedBackend::timed_exchange() {
 
 std::string DecomposedBackend::exchange_summary() const {
   if (exchanges_ == 0 || !(advance_seconds_ > 0.0)) return {};
-  char line[200];
+  char line[300];
+  const double ms = 1e3 / static_cast<double>(exchanges_);
   std::snprintf(line, sizeof line,
                 "halo exchanges %.3g s of %.3g s stepping (%.1f%%), %lld exchanges, %lld of "
-                "them while the interior stepped",
+                "them while the interior stepped; per exchange %.3g ms out, %.3g ms MPI, "
+                "%.3g ms in",
                 exchange_seconds_, advance_seconds_, 100.0 * exchange_seconds_ / advance_seconds_,
-                static_cast<long long>(exchanges_), static_cast<long long>(beside_interior_));
+                static_cast<long long>(exchanges_), static_cast<long long>(beside_interior_),
+                part_seconds_[0] * ms, part_seconds_[1] * ms, part_seconds_[2] * ms);
   return line;
 }
 
@@ -224,7 +227,9 @@ std::string DecomposedBackend::exchange_summary() const {
 // edges and corners travel on) and the owned range of the axes after it. Both directions of an
 // axis travel at once (send_receive_all): one round trip per split axis. The backend copies
 // just the boxes (read_box / write_box: on a GPU, packed on the device).
-void DecomposedBackend::exchange() {
+void DecomposedBackend::exchange(double* parts) {
+  using clock = std::chrono::steady_clock;
+  const auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
   const Decomposition& d = decomposition_;
   const Box local = d.local(), owned = d.owned();
   const std::int64_t w = d.halo();
@@ -241,6 +246,7 @@ void DecomposedBackend::exchange() {
     std::array<Box, 2> recv_box{slab, slab};
     std::vector<Transfer> transfers(2);
     const std::size_t points = static_cast<std::size_t>(slab.points());
+    const auto start = clock::now();
     for (int side = 0; side < 2; ++side) {
       // side 0: my first owned layers to the low neighbour, the high neighbour's into my high
       // overlap; side 1 the mirror image. The tag tells the two apart when both neighbours
@@ -259,11 +265,19 @@ void DecomposedBackend::exchange() {
       t.recv_count = points;
       if (t.dest >= 0) local_->read_box(field_box(send), out);
     }
+    const auto out_done = clock::now();
     send_receive_all(transfers);
+    const auto received = clock::now();
     for (int side = 0; side < 2; ++side)
       if (transfers[static_cast<std::size_t>(side)].source >= 0)
         local_->write_box(field_box(recv_box[side]),
                           transfers[static_cast<std::size_t>(side)].recv);
+    const auto written = clock::now();
+    if (parts) {
+      parts[0] += seconds(out_done - start);
+      parts[1] += seconds(received - out_done);
+      parts[2] += seconds(written - received);
+    }
   }
 }
 

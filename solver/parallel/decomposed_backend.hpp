@@ -76,13 +76,16 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   // One line for the run log: "4 ranks as 2 x 2 x 1, overlap 3 layers, exchange every 3 steps".
   std::string describe() const override;
   // "halo exchanges 0.021 s of 0.35 s (6.0%), 120 exchanges, 119 of them while the interior
-  // stepped": the wall time of the exchanges (the device's packing and copies included; those
-  // beside a split pass's interior overlap its stepping) against that of advance() on this
-  // rank.
+  // stepped; per exchange 0.05 ms out, 0.09 ms MPI, 0.03 ms in": the wall time of the
+  // exchanges (the device's packing and copies included; those beside a split pass's interior
+  // overlap its stepping) against that of advance() on this rank, then each exchange's mean
+  // time reading its slabs out of the field (read_box), moving them (MPI) and writing the
+  // received ones into the overlaps (write_box).
   std::string exchange_summary() const override;
 
  private:
-  void exchange();
+  // Exchanges the overlaps; adds the time of each part to `parts` (out, MPI, in) if given.
+  void exchange(double* parts = nullptr);
   kernels::FieldBox field_box(const Box& global_box) const;  // in the local field
 
   std::unique_ptr<kernels::Backend> local_;
@@ -98,6 +101,7 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   kernels::HostStaging owned_staging_;  // this rank's owned block (stats, samples, files)
   std::size_t slab_points_ = 0;         // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
+  double part_seconds_[3] = {0.0, 0.0, 0.0};  // timed exchanges: out, MPI, in
   std::int64_t exchanges_ = 0, beside_interior_ = 0;  // all, and those a split pass hid
   bool decide_first_step_ = false;  // after an upload: first_step_single over all ranks
   bool overlaps_stale_ = false;     // a piece ran since the last exchange

@@ -124,6 +124,23 @@ TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
       ASSERT_TRUE(std::regex_search(p.output, m, beside)) << p.output;
       EXPECT_GT(std::stol(m[1].str()), 0) << c.name << "\n" << p.output;
     }
+    // Each exchange's parts (slabs out, MPI, slabs in) add up to no more than the exchanges'
+    // time (the rest: the loop around them), and not to nothing.
+    if (ranks > 1) {
+      static const std::regex parts(
+          R"(halo exchanges ([0-9.e+-]+) s of .*, (\d+) exchanges, .*; per exchange ([0-9.e+-]+) )"
+          R"(ms out, ([0-9.e+-]+) ms MPI, ([0-9.e+-]+) ms in)");
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(p.output, m, parts)) << p.output;
+      const double total = std::stod(m[1].str()), count = std::stod(m[2].str());
+      double sum = 0.0;
+      for (int k = 3; k <= 5; ++k) {
+        EXPECT_GE(std::stod(m[k].str()), 0.0) << p.output;
+        sum += std::stod(m[k].str());
+      }
+      EXPECT_GT(sum, 0.0) << p.output;
+      EXPECT_LE(sum * count / 1e3, total * 1.01 + 1e-6) << p.output;  // %.3g each
+    }
   }
 }
 
