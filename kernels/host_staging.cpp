@@ -28,4 +28,15 @@ HostStaging allocate_host_staging(std::size_t bytes, bool pinned) {
   return HostStaging(p, bytes, release_plain);
 }
 
+HostStaging pin_host_memory(void* p, std::size_t bytes, bool pinned, std::string& why_not) {
+  if (!p || bytes == 0) return HostStaging();
+#ifdef HEATSIM_HAVE_CUDA
+  if (pinned) return cuda::pin_host_memory(p, bytes, why_not);
+#else
+  (void)pinned;
+  (void)why_not;
+#endif
+  return HostStaging();
+}
+
 }  // namespace heatsim::kernels

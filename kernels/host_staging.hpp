@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 namespace heatsim::kernels {
@@ -50,5 +51,11 @@ class HostStaging {
 // this build has CUDA, plain malloc otherwise. Throws std::bad_alloc (or the CUDA error) when
 // the memory cannot be had.
 HostStaging allocate_host_staging(std::size_t bytes, bool pinned);
+
+// Pins `bytes` of host memory the caller owns at `p` (page-aligned) for a device's copies, when
+// `pinned` is set and this build has CUDA: the result unpins it when released. Empty where
+// nothing is pinned: `pinned` unset, no CUDA, or CUDA refusing (why in `why_not`; the memory
+// still serves, its copies then through the driver's staging).
+HostStaging pin_host_memory(void* p, std::size_t bytes, bool pinned, std::string& why_not);
 
 }  // namespace heatsim::kernels

@@ -37,6 +37,23 @@ int size();
 // MPI_Comm_split_type with MPI_COMM_TYPE_SHARED), and how many there are; 0 and 1 alone.
 int node_rank();
 int node_size();
+// Memory the processes of this node share (MPI_Win_allocate_shared over the node's processes):
+// this process contributes `bytes` (rounded up to whole pages), and parts[r] is world rank r's
+// part as this process addresses it (null for a rank on another node). base and bytes span the
+// node's whole segment where it is contiguous in this process (else null and 0). The segment
+// lives until MPI is finalized: freeing it is collective over the node, which a rank unwinding
+// from a failure must not wait for. Collective over every process; without MPI every part is
+// null.
+struct NodeSegment {
+  std::vector<double*> parts;
+  void* base = nullptr;
+  std::size_t bytes = 0;
+};
+NodeSegment allocate_node_shared(std::size_t bytes);
+// Orders this process's stores into node-shared memory before a message that tells another
+// process to read them, and its loads after a message that told it to (MPI_Win_sync on each
+// segment). Nothing without MPI.
+void sync_node_shared();
 // Ends every process of the run with exit status `code` (MPI_Abort); the caller prints why
 // first. Without MPI, std::exit(code).
 [[noreturn]] void abort_all(int code);

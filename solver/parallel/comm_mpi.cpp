@@ -52,11 +52,27 @@ Environment::Environment(int& argc, char**& argv) {
   g_mpi = true;
 }
 
+namespace {
+
+// The node-shared segments of allocate_node_shared, freed when MPI is finalized.
+std::vector<MPI_Win>& node_windows() {
+  static std::vector<MPI_Win> windows;
+  return windows;
+}
+
+}  // namespace
+
 Environment::~Environment() {
   if (!g_mpi) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  for (MPI_Win& w : node_windows()) {
+    MPI_Win_unlock_all(w);
+    MPI_Win_free(&w);
+  }
+  node_windows().clear();
+  MPI_Finalize();
 }
 
 bool mpi_built() { return true; }
@@ -113,6 +129,59 @@ int node_size() {
   if (!g_mpi) return s;
   check(MPI_Comm_size(node_comm(), &s), "MPI_Comm_size");
   return s;
+}
+
+NodeSegment allocate_node_shared(std::size_t bytes) {
+  NodeSegment segment;
+  segment.parts.assign(static_cast<std::size_t>(size()), nullptr);
+  if (!g_mpi) return segment;
+  constexpr std::size_t kPage = 4096;
+  bytes = std::max<std::size_t>((bytes + kPage - 1) / kPage * kPage, kPage);
+  const MPI_Comm node = node_comm();
+  void* mine = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), sizeof(double), MPI_INFO_NULL, node,
+                                &mine, &win),
+        "MPI_Win_allocate_shared");
+  node_windows().push_back(win);
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
+  // The node's ranks as world ranks.
+  int count = 0;
+  check(MPI_Comm_size(node, &count), "MPI_Comm_size");
+  std::vector<int> local(static_cast<std::size_t>(count)), world(local.size());
+  for (int i = 0; i < count; ++i) local[static_cast<std::size_t>(i)] = i;
+  MPI_Group node_group, world_group;
+  check(MPI_Comm_group(node, &node_group), "MPI_Comm_group");
+  check(MPI_Comm_group(MPI_COMM_WORLD, &world_group), "MPI_Comm_group");
+  check(MPI_Group_translate_ranks(node_group, count, local.data(), world_group, world.data()),
+        "MPI_Group_translate_ranks");
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&world_group);
+  char* expected = nullptr;  // where the next part starts if the segment is contiguous
+  bool contiguous = true;
+  for (int i = 0; i < count; ++i) {
+    MPI_Aint part_bytes = 0;
+    int unit = 0;
+    void* part = nullptr;
+    check(MPI_Win_shared_query(win, i, &part_bytes, &unit, &part), "MPI_Win_shared_query");
+    segment.parts[static_cast<std::size_t>(world[static_cast<std::size_t>(i)])] =
+        static_cast<double*>(part);
+    if (i == 0)
+      segment.base = part;
+    else if (static_cast<char*>(part) != expected)
+      contiguous = false;
+    expected = static_cast<char*>(part) + part_bytes;
+  }
+  if (contiguous && segment.base) {
+    segment.bytes = static_cast<std::size_t>(expected - static_cast<char*>(segment.base));
+  } else {
+    segment.base = nullptr;
+  }
+  return segment;
+}
+
+void sync_node_shared() {
+  for (MPI_Win w : node_windows()) check(MPI_Win_sync(w), "MPI_Win_sync");
 }
 
 void abort_all(int code) {

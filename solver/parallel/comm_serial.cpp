@@ -16,6 +16,12 @@ int rank() { return 0; }
 int size() { return 1; }
 int node_rank() { return 0; }
 int node_size() { return 1; }
+NodeSegment allocate_node_shared(std::size_t) {
+  NodeSegment s;
+  s.parts.assign(1, nullptr);
+  return s;
+}
+void sync_node_shared() {}
 void abort_all(int code) { std::exit(code); }
 void barrier() {}
 
@@ -47,8 +53,7 @@ std::vector<double> gather_to_root(const std::vector<double>& mine,
   return mine;
 }
 
-std::vector<double> gather_all(const std::vector<double>& mine,
-                               const std::vector<std::int64_t>&) {
+std::vector<double> gather_all(const std::vector<double>& mine, const std::vector<std::int64_t>&) {
   return mine;
 }
 

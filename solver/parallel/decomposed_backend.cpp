@@ -59,6 +59,7 @@ void DecomposedBackend::setup(const kernels::StencilProblem& problem) {
   }
   staging_ =
       local_->allocate_host_staging(std::max<std::size_t>(1, 4 * slab_points_) * sizeof(double));
+  share_slabs();
 
   // The interior a pass may step while the halo travels: with one pass per exchange, an owned
   // node at least `halo` nodes from every side with a neighbour reads no overlap node.
@@ -200,6 +201,49 @@ void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
   advance_seconds_ += std::chrono::duration<double>(clock::now() - start).count();
 }
 
+// Neighbours on this node take their slabs through memory the node's processes share: each
+// rank's part holds, per split axis, side and exchange parity, the slab its neighbour on that
+// side writes straight into it (read_box from the neighbour's field), and the message that
+// follows carries nothing but the word that it is there. Two parities, so that a neighbour
+// already in the next exchange writes the other one while this rank still reads (it can be one
+// exchange ahead, not two: that needs this rank's word from the next exchange, sent after this
+// one's reads). Every rank calls this together (the segment is collective), with the same size
+// (the largest slab over the ranks) and the same answer to whether to share at all.
+void DecomposedBackend::share_slabs() {
+  split_axes_.fill(-1);
+  int split = 0;
+  for (int a = 0; a < global_.dims; ++a)
+    if (decomposition_.procs()[a] > 1) split_axes_[static_cast<std::size_t>(a)] = split++;
+  const char* shared_switch = std::getenv("HEATSIM_HALO_SHARED");
+  std::vector<std::int64_t> want{static_cast<std::int64_t>(slab_points_),
+                                 shared_switch && std::string(shared_switch) == "0" ? 1 : 0};
+  max_all(want);
+  shared_points_ = 0;
+  if (want[1] != 0 || split == 0 || size() == 1) return;
+  const std::size_t points = static_cast<std::size_t>(want[0]);
+  const std::size_t bytes = static_cast<std::size_t>(4 * split) * points * sizeof(double);
+  if (bytes > shared_bytes_) {  // the same decision on every rank: the sizes are common
+    shared_pin_ = kernels::HostStaging();
+    segment_ = allocate_node_shared(bytes);
+    shared_bytes_ = bytes;
+    shared_pin_note_.clear();
+    if (segment_.base)
+      shared_pin_ = kernels::pin_host_memory(segment_.base, segment_.bytes,
+                                             local_->capabilities().gpu, shared_pin_note_);
+  }
+  shared_points_ = points;
+}
+
+// Where the slab for `owner`'s overlap on `side` of axis `a` goes at exchange parity `parity`,
+// or null where `owner` is not on this node (or nothing is shared).
+double* DecomposedBackend::shared_slab(int owner, int a, int side, int parity) const {
+  if (shared_points_ == 0 || owner < 0) return nullptr;
+  double* part = segment_.parts[static_cast<std::size_t>(owner)];
+  if (!part) return nullptr;
+  const int j = split_axes_[static_cast<std::size_t>(a)];
+  return part + static_cast<std::size_t>((j * 2 + side) * 2 + parity) * shared_points_;
+}
+
 void DecomposedBackend::timed_exchange() {
   const auto before = std::chrono::steady_clock::now();
   exchange(part_seconds_);
@@ -246,6 +290,8 @@ void DecomposedBackend::exchange(double* parts) {
     std::array<Box, 2> recv_box{slab, slab};
     std::vector<Transfer> transfers(2);
     const std::size_t points = static_cast<std::size_t>(slab.points());
+    const int parity = static_cast<int>(exchange_round_ & 1);
+    std::array<double*, 2> here{nullptr, nullptr};  // received slabs in this rank's shared part
     const auto start = clock::now();
     for (int side = 0; side < 2; ++side) {
       // side 0: my first owned layers to the low neighbour, the high neighbour's into my high
@@ -258,20 +304,29 @@ void DecomposedBackend::exchange(double* parts) {
       t.dest = side == 0 ? low : high;
       t.source = side == 0 ? high : low;
       t.tag = 2 * a + side;
-      double* out = buffers + static_cast<std::size_t>(side) * slab_points_;
+      // A neighbour on this node: the slab straight into its shared part, and an empty
+      // message to say so; likewise from one.
+      double* there = shared_slab(t.dest, a, side, parity);
+      double* out = there ? there : buffers + static_cast<std::size_t>(side) * slab_points_;
       t.send = out;
-      t.send_count = points;
-      t.recv = buffers + static_cast<std::size_t>(2 + side) * slab_points_;
-      t.recv_count = points;
+      t.send_count = there ? 0 : points;
+      const bool from_node = shared_slab(t.source, a, side, parity) != nullptr;
+      here[side] = from_node ? shared_slab(rank(), a, side, parity) : nullptr;
+      t.recv =
+          here[side] ? here[side] : buffers + static_cast<std::size_t>(2 + side) * slab_points_;
+      t.recv_count = here[side] ? 0 : points;
       if (t.dest >= 0) local_->read_box(field_box(send), out);
     }
     const auto out_done = clock::now();
+    if (shared_points_ > 0) sync_node_shared();  // the slabs written before the word goes
     send_receive_all(transfers);
+    if (shared_points_ > 0) sync_node_shared();  // and read after it came
     const auto received = clock::now();
-    for (int side = 0; side < 2; ++side)
-      if (transfers[static_cast<std::size_t>(side)].source >= 0)
-        local_->write_box(field_box(recv_box[side]),
-                          transfers[static_cast<std::size_t>(side)].recv);
+    for (int side = 0; side < 2; ++side) {
+      const Transfer& t = transfers[static_cast<std::size_t>(side)];
+      if (t.source >= 0)
+        local_->write_box(field_box(recv_box[side]), here[side] ? here[side] : t.recv);
+    }
     const auto written = clock::now();
     if (parts) {
       parts[0] += seconds(out_done - start);
@@ -279,6 +334,7 @@ void DecomposedBackend::exchange(double* parts) {
       parts[2] += seconds(written - received);
     }
   }
+  ++exchange_round_;
 }
 
 // This rank's owned nodes in staging kept for the run (pinned on a GPU: a whole block of a
@@ -373,7 +429,12 @@ std::string DecomposedBackend::describe() const {
   return std::to_string(decomposition_.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
          std::to_string(p[1]) + " x " + std::to_string(p[2]) + ", overlap " +
          std::to_string(decomposition_.halo()) + " layers, exchange every " +
-         std::to_string(exchange_every_) + " steps";
+         std::to_string(exchange_every_) + " steps" +
+         (shared_points_ == 0 ? std::string()
+          : shared_pin_note_.empty()
+              ? std::string(", halos of this node's neighbours through shared memory")
+              : ", halos of this node's neighbours through shared memory (not pinned: " +
+                    shared_pin_note_ + ")");
 }
 
 }  // namespace heatsim::solver::parallel

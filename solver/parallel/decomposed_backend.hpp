@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "comm.hpp"
 #include "decomposition.hpp"
 #include "distributed_field.hpp"
 #include "kernels/backend.hpp"
@@ -101,7 +102,7 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   kernels::HostStaging owned_staging_;  // this rank's owned block (stats, samples, files)
   std::size_t slab_points_ = 0;         // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
-  double part_seconds_[3] = {0.0, 0.0, 0.0};  // timed exchanges: out, MPI, in
+  double part_seconds_[3] = {0.0, 0.0, 0.0};          // timed exchanges: out, MPI, in
   std::int64_t exchanges_ = 0, beside_interior_ = 0;  // all, and those a split pass hid
   bool decide_first_step_ = false;  // after an upload: first_step_single over all ranks
   bool overlaps_stale_ = false;     // a piece ran since the last exchange
@@ -112,6 +113,17 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   bool split_ = false;
   // Exchanges the overlaps, timed (exchange_seconds_, exchanges_).
   void timed_exchange();
+  // Neighbours on this node: their slabs through node-shared memory (share_slabs, in setup;
+  // HEATSIM_HALO_SHARED=0 in the environment sends every slab as a message instead).
+  void share_slabs();
+  double* shared_slab(int owner, int a, int side, int parity) const;
+  NodeSegment segment_;
+  kernels::HostStaging shared_pin_;            // the segment pinned for a device's copies
+  std::string shared_pin_note_;                // why it is not, where it could not be
+  std::size_t shared_bytes_ = 0;               // this rank's part
+  std::size_t shared_points_ = 0;              // per slab; 0: nothing shared
+  std::array<int, 3> split_axes_{-1, -1, -1};  // each split axis's index among them
+  std::int64_t exchange_round_ = 0;            // exchanges so far (their parity picks the slabs)
 };
 
 }  // namespace heatsim::solver::parallel

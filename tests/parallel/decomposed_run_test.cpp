@@ -144,6 +144,35 @@ TEST_P(DecomposedRunTest, EqualsTheSerialRunBitForBit) {
   }
 }
 
+// Ranks of one node take their neighbours' slabs through shared memory (the log says so);
+// HEATSIM_HALO_SHARED=0 sends them as messages, as between nodes. Both give the serial run's
+// bits: the materials case and the periodic one (two ranks are each other's neighbour on both
+// sides).
+TEST_P(DecomposedRunTest, SharedMemoryAndMessagesGiveTheSameBits) {
+  const int ranks = GetParam();
+  if (ranks == 1) GTEST_SKIP() << "one rank exchanges nothing";
+  for (const std::size_t k : {std::size_t{4}, std::size_t{2}}) {
+    const Case& c = cases()[k];
+    const std::string path =
+        write_case(std::string(c.name) + ".yaml", c.yaml + "output: {every: 10}\n");
+    const fs::path serial = dir_ / (std::string(c.name) + "_serial");
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -q -o " + serial.string());
+    ASSERT_EQ(s.code, 0) << c.name << "\n" << s.output;
+    for (const bool shared : {true, false}) {
+      const fs::path out = dir_ / (std::string(c.name) + (shared ? "_shared" : "_messages"));
+      const auto p = run_ranks(ranks, "run " + path + " -o " + out.string(),
+                               shared ? std::string() : std::string("HEATSIM_HALO_SHARED=0"));
+      ASSERT_EQ(p.code, 0) << c.name << "\n" << p.output;
+      EXPECT_EQ(p.output.find("through shared memory") != std::string::npos, shared)
+          << c.name << "\n"
+          << p.output;
+      expect_same_run(serial, out,
+                      std::string(c.name) + (shared ? ", shared" : ", messages") + " on " +
+                          std::to_string(ranks) + " ranks");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DecomposedRunTest, ::testing::Values(1, 2, 3, 4));
 
 class DecomposedRestartTest : public DecomposedRunTest {};

@@ -48,8 +48,13 @@ class DecomposedFixture : public ::testing::TestWithParam<int> {
 };
 
 // Every rank run is bounded, so a hang fails the test instead of blocking the suite.
-inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args) {
-  const std::string cmd = std::string("timeout 120 ") + HEATSIM_MPIEXEC +
+// `variable`: NAME=VALUE set for every rank, or empty.
+inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args,
+                                              const std::string& variable = {}) {
+  const std::string name = variable.substr(0, variable.find('='));
+  const std::string cmd = (variable.empty() ? std::string() : "env " + variable + " ") +
+                          "timeout 120 " + HEATSIM_MPIEXEC +
+                          (variable.empty() ? std::string() : " -x " + name) +
                           " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
                           " " + HEATSIM_BINARY + " " + args + " 2>&1";
   heatsim_tests::ProcessResult r;
