@@ -1715,4 +1715,18 @@ void write_text_file_atomically(const std::string& path, const std::string& text
       path, [&](const std::string& tmp) { write_bytes(tmp, text.data(), text.size()); });
 }
 
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const std::string& tmp)>& write) {
+  replace_atomically(path, [&](const std::string& tmp) {
+    write(tmp);
+    const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error(std::strerror(err));
+    }
+    ::close(fd);
+  });
+}
+
 }  // namespace heatsim::io

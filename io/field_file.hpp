@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -183,6 +184,10 @@ Dataset read_dataset(const std::string& path, const std::string& name, bool with
 // Crash-safe replacement of a whole text file (used for the XDMF index): temporary + fsync +
 // rename + fsync of the directory. Throws std::runtime_error naming the file.
 void write_text_file_atomically(const std::string& path, const std::string& text);
+// The same for a file that `write` creates at the temporary path it is given (an HDF5 file
+// written in place): the temporary is fsynced before it takes the name; removed on failure.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(const std::string& tmp)>& write);
 
 // Suffix of the temporaries the writers above create beside their target.
 inline constexpr const char* kTemporarySuffix = ".tmp";

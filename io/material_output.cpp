@@ -167,7 +167,6 @@ void write_material_file(const std::string& path, const solver::Case& c,
   quiet();
   const FieldMeta meta = make_meta(c, 0.0, "", 0, 0.0);
   const std::size_t points = static_cast<std::size_t>(meta.points());
-  std::string image;
   try {
     if (ids.size() != points || fields.conductivity.size() != points ||
         fields.capacity.size() != points)
@@ -191,47 +190,45 @@ void write_material_file(const std::string& path, const solver::Case& c,
       }
     }
 
-    // Built in memory (HDF5's core driver) and written as bytes, as the field files are.
-    Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
-    check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
-    check(H5Pset_fapl_core(fapl.get(), points * 32 + c.source_text.size() + (1 << 16), false),
-          "in-memory file");
-    Id file(H5Fcreate("heatsim-materials-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
-            "cannot create the file");
-    const std::vector<hsize_t> dims = grid_dims(meta);
-    dataset(file.get(), "material", dims, H5T_STD_I32LE, H5T_NATIVE_INT32, ids);
-    dataset(file.get(), "conductivity", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-            fields.conductivity);
-    dataset(file.get(), "capacity", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, fields.capacity);
-    dataset(file.get(), "source_density", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, density);
+    // Written in place into the temporary that then takes the name (write_file_atomically):
+    // no image of the whole file in memory (32 bytes a node, and as much again to copy it out).
+    write_file_atomically(path, [&](const std::string& tmp) {
+      Id fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "file access properties");
+      check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), "file access properties");
+      Id file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+              "cannot create the file");
+      const std::vector<hsize_t> dims = grid_dims(meta);
+      dataset(file.get(), "material", dims, H5T_STD_I32LE, H5T_NATIVE_INT32, ids);
+      dataset(file.get(), "conductivity", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+              fields.conductivity);
+      dataset(file.get(), "capacity", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, fields.capacity);
+      dataset(file.get(), "source_density", dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, density);
 
-    const hid_t root = file.get();
-    const std::int64_t version = kFormatVersion, dims_attr = meta.dims;
-    strings(root, "format", {kFormat}, true);
-    attribute(root, "format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &version, 0);
-    attribute(root, "dims", H5T_STD_I64LE, H5T_NATIVE_INT64, &dims_attr, 0);
-    const auto count = static_cast<hsize_t>(meta.dims);
-    attribute(root, "n", H5T_STD_I64LE, H5T_NATIVE_INT64, meta.n.data(), count);
-    attribute(root, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.spacing.data(), count);
-    attribute(root, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.origin.data(), count);
-    strings(root, "materials", names, false);
-    attribute(root, "material_conductivity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, k.data(), k.size());
-    attribute(root, "material_capacity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cap.data(), cap.size());
-    strings(root, "heatsim_version", {meta.version}, true);
-    strings(root, "case_yaml", {meta.case_yaml}, true);
-
-    check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush the file");
-    const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-    if (size <= 0) throw std::runtime_error("cannot build the file image");
-    image.resize(static_cast<std::size_t>(size));
-    if (H5Fget_file_image(file.get(), image.data(), image.size()) != size)
-      throw std::runtime_error("cannot build the file image");
-    check(file.close(), "cannot close the in-memory file");
+      const hid_t root = file.get();
+      const std::int64_t version = kFormatVersion, dims_attr = meta.dims;
+      strings(root, "format", {kFormat}, true);
+      attribute(root, "format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &version, 0);
+      attribute(root, "dims", H5T_STD_I64LE, H5T_NATIVE_INT64, &dims_attr, 0);
+      const auto count = static_cast<hsize_t>(meta.dims);
+      attribute(root, "n", H5T_STD_I64LE, H5T_NATIVE_INT64, meta.n.data(), count);
+      attribute(root, "spacing", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.spacing.data(), count);
+      attribute(root, "origin", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, meta.origin.data(), count);
+      strings(root, "materials", names, false);
+      attribute(root, "material_conductivity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, k.data(),
+                k.size());
+      attribute(root, "material_capacity", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cap.data(),
+                cap.size());
+      strings(root, "heatsim_version", {meta.version}, true);
+      strings(root, "case_yaml", {meta.case_yaml}, true);
+      check(file.close(), "cannot close the file");
+    });
   } catch (const std::exception& e) {
     H5Eclear2(H5E_DEFAULT);
-    throw std::runtime_error("cannot write " + path + ": " + e.what());
+    const std::string what = e.what();
+    // write_file_atomically names the file already.
+    throw std::runtime_error(
+        what.rfind("cannot write ", 0) == 0 ? what : "cannot write " + path + ": " + what);
   }
-  write_text_file_atomically(path, image);
 }
 
 MaterialFile read_material_file(const std::string& path) {
