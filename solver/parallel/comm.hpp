@@ -39,7 +39,8 @@ int node_rank();
 int node_size();
 // Memory the processes of this node share (MPI_Win_allocate_shared over the node's processes):
 // this process contributes `bytes` (rounded up to whole pages), and parts[r] is world rank r's
-// part as this process addresses it (null for a rank on another node). base and bytes span the
+// part as this process addresses it (null for a rank on another node, and for every rank where
+// the node could not have the segment: why_not says why). base and bytes span the
 // node's whole segment where it is contiguous in this process (else null and 0). The segment
 // lives until MPI is finalized: freeing it is collective over the node, which a rank unwinding
 // from a failure must not wait for. Collective over every process; without MPI every part is
@@ -48,6 +49,7 @@ struct NodeSegment {
   std::vector<double*> parts;
   void* base = nullptr;
   std::size_t bytes = 0;
+  std::string why_not;  // where this node has no segment (every part null): the MPI error
 };
 NodeSegment allocate_node_shared(std::size_t bytes);
 // Orders this process's stores into node-shared memory before a message that tells another

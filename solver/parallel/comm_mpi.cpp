@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -15,12 +16,16 @@
 namespace heatsim::solver::parallel {
 namespace {
 
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
+std::string error_text(int rc) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  throw std::runtime_error(std::string(what) + ": " + std::string(text, len));
+  return std::string(text, static_cast<std::size_t>(std::max(len, 0)));
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  throw std::runtime_error(std::string(what) + ": " + error_text(rc));
 }
 
 int as_int(std::size_t n) {
@@ -140,11 +145,27 @@ NodeSegment allocate_node_shared(std::size_t bytes) {
   const MPI_Comm node = node_comm();
   void* mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  check(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), sizeof(double), MPI_INFO_NULL, node,
-                                &mine, &win),
-        "MPI_Win_allocate_shared");
-  node_windows().push_back(win);
+  // A node without room for the segment (a small /dev/shm or session directory) is no error:
+  // its ranks exchange messages instead, all of them, as agreed below.
+  MPI_Errhandler fatal;
+  check(MPI_Comm_get_errhandler(node, &fatal), "MPI_Comm_get_errhandler");
+  check(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), sizeof(double),
+                                         MPI_INFO_NULL, node, &mine, &win);
+  check(MPI_Comm_set_errhandler(node, fatal), "MPI_Comm_set_errhandler");
+  MPI_Errhandler_free(&fatal);
+  int everywhere = rc == MPI_SUCCESS ? 1 : 0;
+  check(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
+  if (rc == MPI_SUCCESS) node_windows().push_back(win);  // freed at the end either way
+  if (!everywhere) {
+    segment.why_not = rc == MPI_SUCCESS ? "another rank of this node could not have it"
+                                        : error_text(rc);
+    return segment;
+  }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
+  // Its pages touched now: memory the system promised but cannot give (a full tmpfs) fails
+  // here, before the run, not in the middle of it.
+  std::memset(mine, 0, bytes);
   // The node's ranks as world ranks.
   int count = 0;
   check(MPI_Comm_size(node, &count), "MPI_Comm_size");

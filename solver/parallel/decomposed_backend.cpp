@@ -227,6 +227,7 @@ void DecomposedBackend::share_slabs() {
     segment_ = allocate_node_shared(bytes);
     shared_bytes_ = bytes;
     shared_pin_note_.clear();
+    shared_note_ = segment_.why_not;
     if (segment_.base)
       shared_pin_ = kernels::pin_host_memory(segment_.base, segment_.bytes,
                                              local_->capabilities().gpu, shared_pin_note_);
@@ -426,15 +427,16 @@ void DecomposedBackend::sample(const std::vector<std::int64_t>& nodes,
 
 std::string DecomposedBackend::describe() const {
   const auto& p = decomposition_.procs();
+  std::string halos;
+  if (shared_points_ > 0 && !shared_note_.empty())
+    halos = ", halos as messages (no memory shared on this node: " + shared_note_ + ")";
+  else if (shared_points_ > 0)
+    halos = ", halos of this node's neighbours through shared memory" +
+            (shared_pin_note_.empty() ? std::string() : " (not pinned: " + shared_pin_note_ + ")");
   return std::to_string(decomposition_.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
          std::to_string(p[1]) + " x " + std::to_string(p[2]) + ", overlap " +
          std::to_string(decomposition_.halo()) + " layers, exchange every " +
-         std::to_string(exchange_every_) + " steps" +
-         (shared_points_ == 0 ? std::string()
-          : shared_pin_note_.empty()
-              ? std::string(", halos of this node's neighbours through shared memory")
-              : ", halos of this node's neighbours through shared memory (not pinned: " +
-                    shared_pin_note_ + ")");
+         std::to_string(exchange_every_) + " steps" + halos;
 }
 
 }  // namespace heatsim::solver::parallel
