@@ -599,6 +599,50 @@ class CpuLevelOps final : public LevelOps {
     return (bp[i] - s) / L.op.stencil[centre * L.op.points() + i];
   }
 
+  // A stencil level's row (y, z): where each of its neighbour rows starts and the stencil offset
+  // of that row's first entry, in visit_stencil's order (missing rows left out).
+  struct StencilRow {
+    std::int64_t base[9];
+    int first_k[9];
+    int rows = 0;
+  };
+  static StencilRow stencil_row(const Level& L, std::int64_t y, std::int64_t z) {
+    StencilRow r;
+    const int dims = L.op.dims;
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    const std::int64_t* yn = &L.neighbour[1][3 * y];
+    const std::int64_t* zn = &L.neighbour[2][3 * z];
+    int k = 0;
+    for (int dz = 0; dz < (dims > 2 ? 3 : 1); ++dz) {
+      const std::int64_t zj = dims > 2 ? zn[dz] : 0;
+      for (int dy = 0; dy < (dims > 1 ? 3 : 1); ++dy, k += 3) {
+        const std::int64_t yj = dims > 1 ? yn[dy] : 0;
+        if (zj < 0 || yj < 0) continue;
+        r.base[r.rows] = (zj * ny + yj) * nx;
+        r.first_k[r.rows++] = k;
+      }
+    }
+    return r;
+  }
+
+  // gauss_seidel on a stencil level at a node x of row r with 0 < x < nx - 1 (its x
+  // neighbours the row's next nodes, periodic or not): the same products summed in the same
+  // order, so the same bits, without the neighbour tables and their branches.
+  static double gauss_seidel_inside(const Level& L, const StencilRow& r, const double* bp,
+                                    const double* v, std::int64_t x, std::int64_t i) {
+    const std::int64_t np = L.op.points();
+    const int centre = stencil_centre(L.op.dims);
+    const double* S = L.op.stencil.data() + i;
+    double s = 0.0;
+    for (int row = 0; row < r.rows; ++row) {
+      const double* w = v + r.base[row] + x - 1;
+      const int k = r.first_k[row];
+      for (int dx = 0; dx < 3; ++dx)
+        if (k + dx != centre) s += S[(k + dx) * np] * w[dx];
+    }
+    return (bp[i] - s) / S[centre * np];
+  }
+
   // Compact levels: colour (x + y + z) % 2; stencil levels: colour x%2 + 2 (y%2) + 4 (z%2).
   void colour_sweep(const Level& L, const double* bp, double* xp, int colour, double omega) {
     const bool parities = L.op.stencil_form();
@@ -614,11 +658,24 @@ class CpuLevelOps final : public LevelOps {
         if (((colour >> 1) & 1) != (y & 1) || ((colour >> 2) & 1) != (z & 1)) return;
         first = colour & 1;
       }
-      for (std::int64_t x = first; x < L.op.n[0]; x += 2) {
+      const std::int64_t nx = L.op.n[0];
+      if (!parities) {
+        for (std::int64_t x = first; x < nx; x += 2) {
+          const std::int64_t i = index(L, x, y, z);
+          if (L.op.fixed[i]) continue;
+          const double xo = old[i];
+          xp[i] = xo + omega * (gauss_seidel(L, bp, old, x, y, z, i) - xo);
+        }
+        return;
+      }
+      const StencilRow r = stencil_row(L, y, z);
+      for (std::int64_t x = first; x < nx; x += 2) {
         const std::int64_t i = index(L, x, y, z);
         if (L.op.fixed[i]) continue;
         const double xo = old[i];
-        xp[i] = xo + omega * (gauss_seidel(L, bp, old, x, y, z, i) - xo);
+        const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, old, x, i)
+                                              : gauss_seidel(L, bp, old, x, y, z, i);
+        xp[i] = xo + omega * (gs - xo);
       }
     });
   }
@@ -629,12 +686,16 @@ class CpuLevelOps final : public LevelOps {
                          double omega) {
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       if ((pair & 1) != (y & 1) || ((pair >> 1) & 1) != (z & 1)) return;
+      const StencilRow r = stencil_row(L, y, z);
+      const std::int64_t nx = L.op.n[0];
       for (int half = 0; half < 2; ++half)
-        for (std::int64_t x = reverse ? 1 - half : half; x < L.op.n[0]; x += 2) {
+        for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
           const std::int64_t i = index(L, x, y, z);
           if (L.op.fixed[i]) continue;
           const double xo = xp[i];
-          xp[i] = xo + omega * (gauss_seidel(L, bp, xp, x, y, z, i) - xo);
+          const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
+                                                : gauss_seidel(L, bp, xp, x, y, z, i);
+          xp[i] = xo + omega * (gs - xo);
         }
     });
   }
