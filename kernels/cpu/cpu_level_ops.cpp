@@ -325,22 +325,29 @@ class CpuLevelOps final : public LevelOps {
     double* bp = vec(b_coarse).data();
     const std::int64_t nc = C.op.points();
     const int kp = stencil_points(C.op.dims);
+    const int dims = C.op.dims;
     for_rows(C, [&](std::int64_t Y, std::int64_t Z) {
+      // Where the finer rows at y and z offsets dy, dz (-1, 0, +1) start: entry 3 (dz + 1) +
+      // dy + 1, so that offset k's row is k / 3 (one row in 1D, three in 2D).
+      std::int64_t row[9];
+      for (int dz = 0; dz < 3; ++dz)
+        for (int dy = 0; dy < 3; ++dy) {
+          const std::int64_t fy = dims > 1 ? C.gather[1][3 * Y + dy] : 0;
+          const std::int64_t fz = dims > 2 ? C.gather[2][3 * Z + dz] : 0;
+          row[3 * dz + dy] = (fz * F.op.n[1] + fy) * F.op.n[0];
+        }
       for (std::int64_t X = 0; X < C.op.n[0]; ++X) {
         const std::int64_t I = index(C, X, Y, Z);
         if (C.op.fixed[I]) {
           bp[I] = 0.0;
           continue;
         }
-        const std::int64_t at[3] = {X, Y, Z};
+        const std::int64_t* fx = &C.gather[0][3 * X];
         double sum = 0.0;
         for (int k = 0; k < kp; ++k) {
           const double w = C.op.prolongation[k * nc + I];
           if (w == 0.0) continue;
-          std::int64_t f[3] = {0, 0, 0};
-          for (int a = 0; a < C.op.dims; ++a)
-            f[a] = C.gather[a][3 * at[a] + stencil_offset(k, a) + 1];
-          sum += w * rp[index(F, f[0], f[1], f[2])];
+          sum += w * rp[row[k / 3] + fx[k % 3]];
         }
         bp[I] = sum;
       }
@@ -355,27 +362,30 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t nc = C.op.points();
     const int dims = C.op.dims;
     for_rows(F, [&](std::int64_t y, std::int64_t z) {
-      const auto& tz = C.transfer[2].from[z];
-      const auto& ty = C.transfer[1].from[y];
+      // The row's coarse (z, y) pairs, in the order of the terms: where each coarse row
+      // starts, and the part of the stencil offset k its z and y offsets make.
+      std::int64_t start[4];
+      int k_zy[4], pairs = 0;
+      for (const auto& a : C.transfer[2].from[z]) {
+        if (a.coarse < 0) continue;
+        for (const auto& b : C.transfer[1].from[y]) {
+          if (b.coarse < 0) continue;
+          start[pairs] = (a.coarse * C.op.n[1] + b.coarse) * C.op.n[0];
+          k_zy[pairs++] = (dims > 2 ? 9 * (a.offset + 1) : 0) + (dims > 1 ? 3 * (b.offset + 1) : 0);
+        }
+      }
       for (std::int64_t x = 0; x < F.op.n[0]; ++x) {
         const std::int64_t i = index(F, x, y, z);
         if (F.op.fixed[i]) continue;
         const auto& tx = C.transfer[0].from[x];
         double sum = 0.0;
-        for (const auto& a : tz) {
-          if (a.coarse < 0) continue;
-          for (const auto& b : ty) {
-            if (b.coarse < 0) continue;
-            for (const auto& c : tx) {
-              if (c.coarse < 0) continue;
-              const int o[3] = {c.offset, b.offset, a.offset};
-              int k = 0;
-              for (int ax = dims - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
-              const std::int64_t J = index(C, c.coarse, b.coarse, a.coarse);
-              sum += C.op.prolongation[k * nc + J] * cp[J];
-            }
+        for (int p = 0; p < pairs; ++p)
+          for (const auto& c : tx) {
+            if (c.coarse < 0) continue;
+            const int k = k_zy[p] + c.offset + 1;
+            const std::int64_t J = start[p] + c.coarse;
+            sum += C.op.prolongation[k * nc + J] * cp[J];
           }
-        }
         fp[i] += sum;
       }
     });
