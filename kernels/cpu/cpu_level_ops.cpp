@@ -160,6 +160,7 @@ class CpuLevelOps final : public LevelOps {
       if (l > 0 && L.op.prolongation.size() != kp * np)
         throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
                                     "the wrong size");
+      L.stencil_form = L.op.stencil_form();
       L.parallel = np >= 32768;
       // A periodic axis of odd length joins two nodes of the same colour; those colour sweeps
       // update from the old values (a Jacobi step within the colour) so that rows shared out to
@@ -172,7 +173,7 @@ class CpuLevelOps final : public LevelOps {
         for (std::int64_t c = 0; c < L.op.n[a]; ++c)
           for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
       }
-      if (!L.op.stencil_form()) {
+      if (!L.stencil_form) {
         // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
         // the node's conductances, exact and rounded, summed in the neighbour order.
         // Every value is written below, row by row by the threads that sweep the rows (the
@@ -276,7 +277,7 @@ class CpuLevelOps final : public LevelOps {
           continue;
         }
         double s = std::abs(bp[i]);
-        if (L.op.stencil_form()) {
+        if (L.stencil_form) {
           visit_stencil(L, xi, y, z, i,
                         [&](int, std::int64_t j, double a) { s += std::abs(a * xp[j]); });
         } else {
@@ -292,12 +293,12 @@ class CpuLevelOps final : public LevelOps {
     const Level& L = at(level);
     const double* bp = vec(b).data();
     double* xp = vec(x).data();
-    const int colours = L.op.stencil_form() ? 1 << L.op.dims : 2;
+    const int colours = L.stencil_form ? 1 << L.op.dims : 2;
     // Stencil levels: colours 2m and 2m + 1 share their rows (the y and z parities), and a node
     // of one has no neighbour of the other outside its own row, so one pass over the rows can
     // run both, row by row: the same updates with each row's stencil read once, not twice.
     // Not where a colour updates from a copy (colour_conflict).
-    const bool paired = L.op.stencil_form() && !L.colour_conflict;
+    const bool paired = L.stencil_form && !L.colour_conflict;
     for (int s = 0; s < sweeps; ++s)
       for (int c = 0; c < colours; c += paired ? 2 : 1) {
         const int colour = reverse ? colours - 1 - c : c;
@@ -310,7 +311,7 @@ class CpuLevelOps final : public LevelOps {
 
   void smooth_colour(int level, int b, int x, int colour, double omega) override {
     const Level& L = at(level);
-    const int colours = L.op.stencil_form() ? 1 << L.op.dims : 2;
+    const int colours = L.stencil_form ? 1 << L.op.dims : 2;
     if (colour < 0 || colour >= colours)
       throw std::invalid_argument("level ops: no colour " + std::to_string(colour));
     colour_sweep(L, vec(b).data(), vec(x).data(), colour, omega);
@@ -449,6 +450,11 @@ class CpuLevelOps final : public LevelOps {
     // coordinate the finer coordinates at offsets -1, 0, +1 (as `neighbour`).
     std::array<AxisTransfer, kMaxDims> transfer;
     std::array<std::vector<std::int64_t>, kMaxDims> gather;
+    // Stencil form (the operator's stencil, freed once rounded): the rounded entries
+    // (round_stencil) and the centres.
+    bool stencil_form = false;
+    Floats stencil32;
+    Values centre;
     bool parallel = false;
     bool colour_conflict = false;
   };
@@ -541,21 +547,29 @@ class CpuLevelOps final : public LevelOps {
   // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
   // couplings are), summed in the offsets' order. The CUDA level operations keep the rounded
   // entries in fp32 and the centres in fp64: the same values.
+  // Kept as fp32 entries (stencil32; the centre's slot unused) and fp64 centres (centre): the
+  // same values in half the bytes the sweeps stream, the fp64 stencil freed.
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
-    double* S = L.op.stencil.data();
+    const double* S = L.op.stencil.data();
+    L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
+    L.centre = Values(static_cast<std::size_t>(np));
 #pragma omp parallel for schedule(static) if (L.parallel)
     for (std::int64_t i = 0; i < np; ++i) {
       double moved = 0.0;
       for (int k = 0; k < kp; ++k) {
-        if (k == centre) continue;
-        const double rounded = static_cast<float>(S[k * np + i]);
-        moved += S[k * np + i] - rounded;
-        S[k * np + i] = rounded;
+        if (k == centre) {
+          L.stencil32[k * np + i] = 0.0f;
+          continue;
+        }
+        const float rounded = static_cast<float>(S[k * np + i]);
+        moved += S[k * np + i] - static_cast<double>(rounded);
+        L.stencil32[k * np + i] = rounded;
       }
-      S[centre * np + i] += moved;
+      L.centre[i] = S[centre * np + i] + moved;
     }
+    std::vector<double>().swap(L.op.stencil);
   }
 
   // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing
@@ -568,7 +582,8 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t* xn = &L.neighbour[0][3 * x];
     const std::int64_t* yn = &L.neighbour[1][3 * y];
     const std::int64_t* zn = &L.neighbour[2][3 * z];
-    const double* S = L.op.stencil.data() + i;
+    const float* S = L.stencil32.data() + i;
+    const int centre = stencil_centre(dims);
     int k = 0;
     for (int dz = 0; dz < (dims > 2 ? 3 : 1); ++dz) {
       const std::int64_t zj = dims > 2 ? zn[dz] : 0;
@@ -577,7 +592,9 @@ class CpuLevelOps final : public LevelOps {
         if (zj < 0 || yj < 0) continue;
         const std::int64_t base = (zj * ny + yj) * nx;
         for (int dx = 0; dx < 3; ++dx)
-          if (xn[dx] >= 0) f(k + dx, base + xn[dx], S[(k + dx) * np]);
+          if (xn[dx] >= 0)
+            f(k + dx, base + xn[dx],
+              k + dx == centre ? L.centre[i] : static_cast<double>(S[(k + dx) * np]));
       }
     }
   }
@@ -587,7 +604,7 @@ class CpuLevelOps final : public LevelOps {
   template <bool kSmoother = false>
   static double row_product(const Level& L, const double* v, std::int64_t x, std::int64_t y,
                             std::int64_t z, std::int64_t i) {
-    if (!L.op.stencil_form())
+    if (!L.stencil_form)
       return (kSmoother ? L.diagonal32[i] : L.diagonal[i]) * v[i] -
              neighbour_sum<kSmoother>(L, v, x, y, z, i);
     double s = 0.0;
@@ -599,14 +616,14 @@ class CpuLevelOps final : public LevelOps {
   // operator.
   static double gauss_seidel(const Level& L, const double* bp, const double* v, std::int64_t x,
                              std::int64_t y, std::int64_t z, std::int64_t i) {
-    if (!L.op.stencil_form())
+    if (!L.stencil_form)
       return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / L.diagonal32[i];
     const int centre = stencil_centre(L.op.dims);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int k, std::int64_t j, double a) {
       if (k != centre) s += a * v[j];
     });
-    return (bp[i] - s) / L.op.stencil[centre * L.op.points() + i];
+    return (bp[i] - s) / L.centre[i];
   }
 
   // A stencil level's row (y, z): where each of its neighbour rows starts and the stencil offset
@@ -642,20 +659,20 @@ class CpuLevelOps final : public LevelOps {
                                     const double* v, std::int64_t x, std::int64_t i) {
     const std::int64_t np = L.op.points();
     const int centre = stencil_centre(L.op.dims);
-    const double* S = L.op.stencil.data() + i;
+    const float* S = L.stencil32.data() + i;
     double s = 0.0;
     for (int row = 0; row < r.rows; ++row) {
       const double* w = v + r.base[row] + x - 1;
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (k + dx != centre) s += S[(k + dx) * np] * w[dx];
+        if (k + dx != centre) s += static_cast<double>(S[(k + dx) * np]) * w[dx];
     }
-    return (bp[i] - s) / S[centre * np];
+    return (bp[i] - s) / L.centre[i];
   }
 
   // Compact levels: colour (x + y + z) % 2; stencil levels: colour x%2 + 2 (y%2) + 4 (z%2).
   void colour_sweep(const Level& L, const double* bp, double* xp, int colour, double omega) {
-    const bool parities = L.op.stencil_form();
+    const bool parities = L.stencil_form;
     const double* old = xp;
     if (L.colour_conflict) {
       // Update from a copy of the old values (see setup).
