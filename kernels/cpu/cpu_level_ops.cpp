@@ -545,10 +545,9 @@ class CpuLevelOps final : public LevelOps {
   // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the centre
   // rounded to fp32 and the centre moved by what their rounding took from the row, so the row
   // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
-  // couplings are), summed in the offsets' order. The CUDA level operations keep the rounded
-  // entries in fp32 and the centres in fp64: the same values.
-  // Kept as fp32 entries (stencil32; the centre's slot unused) and fp64 centres (centre): the
-  // same values in half the bytes the sweeps stream, the fp64 stencil freed.
+  // couplings are), summed in the offsets' order. Kept as the CUDA level operations keep them:
+  // the rounded entries in fp32 (stencil32; the centre's slot unused), the centres in fp64
+  // (centre); the fp64 stencil is freed.
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
