@@ -996,6 +996,17 @@ std::string parent_directory(const std::string& path) {
 
 // Moves a finished (already fsynced) temporary over the target; the rename reaches the disk
 // before we return.
+// A file written by someone else (HDF5, other processes) reaches the disk.
+void fsync_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(std::strerror(err));
+  }
+  ::close(fd);
+}
+
 void commit_temporary(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
@@ -1431,13 +1442,7 @@ void check_part(const FieldMeta& meta, const FieldPart& part) {
 // Rank 0, once every process is done with it: the finished temporary reaches the disk and
 // takes the real name.
 void commit_part_file(const std::string& tmp, const std::string& path) {
-  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error(std::strerror(err));
-  }
-  ::close(fd);
+  fsync_file(tmp);
   commit_temporary(tmp, path);
 }
 
@@ -1719,13 +1724,7 @@ void write_file_atomically(const std::string& path,
                            const std::function<void(const std::string& tmp)>& write) {
   replace_atomically(path, [&](const std::string& tmp) {
     write(tmp);
-    const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::fsync(fd) != 0) {
-      const int err = errno;
-      if (fd >= 0) ::close(fd);
-      throw std::runtime_error(std::strerror(err));
-    }
-    ::close(fd);
+    fsync_file(tmp);
   });
 }
 

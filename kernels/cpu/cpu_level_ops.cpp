@@ -576,25 +576,17 @@ class CpuLevelOps final : public LevelOps {
   template <typename F>
   static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                             std::int64_t i, F&& f) {
-    const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1];
-    const int dims = L.op.dims;
+    const std::int64_t np = L.op.points();
     const std::int64_t* xn = &L.neighbour[0][3 * x];
-    const std::int64_t* yn = &L.neighbour[1][3 * y];
-    const std::int64_t* zn = &L.neighbour[2][3 * z];
     const float* S = L.stencil32.data() + i;
-    const int centre = stencil_centre(dims);
-    int k = 0;
-    for (int dz = 0; dz < (dims > 2 ? 3 : 1); ++dz) {
-      const std::int64_t zj = dims > 2 ? zn[dz] : 0;
-      for (int dy = 0; dy < (dims > 1 ? 3 : 1); ++dy, k += 3) {
-        const std::int64_t yj = dims > 1 ? yn[dy] : 0;
-        if (zj < 0 || yj < 0) continue;
-        const std::int64_t base = (zj * ny + yj) * nx;
-        for (int dx = 0; dx < 3; ++dx)
-          if (xn[dx] >= 0)
-            f(k + dx, base + xn[dx],
-              k + dx == centre ? L.centre[i] : static_cast<double>(S[(k + dx) * np]));
-      }
+    const int centre = stencil_centre(L.op.dims);
+    const StencilRow r = stencil_row(L, y, z);
+    for (int row = 0; row < r.rows; ++row) {
+      const int k = r.first_k[row];
+      for (int dx = 0; dx < 3; ++dx)
+        if (xn[dx] >= 0)
+          f(k + dx, r.base[row] + xn[dx],
+            k + dx == centre ? L.centre[i] : static_cast<double>(S[(k + dx) * np]));
     }
   }
 
