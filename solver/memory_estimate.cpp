@@ -120,8 +120,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   if (further > 0.0)
     e.host.push_back({"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
                       (8.0 + value) * further * points});
-  // materials.h5: its datasets (ids, k, rho c_p, source density) and the file built in memory.
-  const double materials = c.has_fields() ? 2.0 * (4.0 + 3.0 * 8.0) * points : 0.0;
+  // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
+  // which is written in place (no image of it in memory).
+  const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
   const std::vector<MemoryPart> transients{
       {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
        setup},
