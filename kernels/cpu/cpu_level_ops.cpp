@@ -678,38 +678,11 @@ class CpuLevelOps final : public LevelOps {
       }
       const std::int64_t nx = L.op.n[0];
       if (!parities) {
-        // A row away from the faces of y and z: its nodes 0 < x < nx - 1 have all six
-        // neighbours at fixed strides, summed as visit_neighbours sums them (x-, x+, y-, y+,
-        // z-, z+), so with the same bits.
-        const int dims = L.op.dims;
-        const bool inside = (dims < 2 || (y > 0 && y + 1 < L.op.n[1])) &&
-                            (dims < 3 || (z > 0 && z + 1 < L.op.n[2]));
-        const std::int64_t sy = nx, sz = nx * L.op.n[1];
-        const float* gx = L.conductance32[0].data();
-        const float* gy = dims > 1 ? L.conductance32[1].data() : nullptr;
-        const float* gz = dims > 2 ? L.conductance32[2].data() : nullptr;
         for (std::int64_t x = first; x < nx; x += 2) {
           const std::int64_t i = index(L, x, y, z);
           if (L.op.fixed[i]) continue;
           const double xo = old[i];
-          double gs;
-          if (inside && x > 0 && x + 1 < nx) {
-            double sum = 0.0;
-            sum += static_cast<double>(gx[i - 1]) * old[i - 1];
-            sum += static_cast<double>(gx[i]) * old[i + 1];
-            if (dims > 1) {
-              sum += static_cast<double>(gy[i - sy]) * old[i - sy];
-              sum += static_cast<double>(gy[i]) * old[i + sy];
-            }
-            if (dims > 2) {
-              sum += static_cast<double>(gz[i - sz]) * old[i - sz];
-              sum += static_cast<double>(gz[i]) * old[i + sz];
-            }
-            gs = (bp[i] + sum) / L.diagonal32[i];
-          } else {
-            gs = gauss_seidel(L, bp, old, x, y, z, i);
-          }
-          xp[i] = xo + omega * (gs - xo);
+          xp[i] = xo + omega * (gauss_seidel(L, bp, old, x, y, z, i) - xo);
         }
         return;
       }
