@@ -343,6 +343,7 @@ struct FluxPoint {
   // planes only, rather than holding more registers on every plane.
   static constexpr bool kFacesGiven =
       FORM == CoefficientForm::faces || FORM == CoefficientForm::face_classes;
+  static constexpr bool kPrefetchFaces = FORM == CoefficientForm::face_classes;
   using Key = std::conditional_t<takes_classes(FORM), std::uint8_t, T>;
   template <int SY, int SX>
   struct Plane {
@@ -389,10 +390,15 @@ struct FluxPoint {
     T dtc;      // output p-1: dt / C
     T src;      // output p-1: its sources at this step's factors
     T hold;     // output p-1: H of a surface inside the body
+    // The faces as classes: the classes plane p needs (its march face below, its node's x and
+    // y faces, the node's own class), loaded from global memory while plane p-1 is added, so
+    // that their latency hides behind it.
+    std::uint8_t f_march, f_xlo, f_xhi, f_ylo, f_yhi, f_node;
 
     __device__ __forceinline__ void start() {
       u_prev = flow = minus = dtc = src = hold = T(0);
       k_prev = Key(0);
+      f_march = f_xlo = f_xhi = f_ylo = f_yhi = f_node = 0;
     }
 
     template <int SY, int SX>
@@ -408,7 +414,9 @@ struct FluxPoint {
       const std::int64_t i = at.own + p * at.march_pitch;
       // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
       T k_march;
-      if constexpr (kFacesGiven)
+      if constexpr (kPrefetchFaces)
+        k_march = at.active && p >= at.m0 ? b.table->face[MARCH][f_march] : T(0);
+      else if constexpr (kFacesGiven)
         k_march = at.active && p >= at.m0 ? face_at(a, b, MARCH, i - at.march_pitch) : T(0);
       else
         k_march = conductance(a, b, k_prev, kc);
@@ -433,7 +441,17 @@ struct FluxPoint {
       if (p >= at.m0 && p < at.m1) {
         flow = T(0);
         T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
-        if constexpr (kFacesGiven) {
+        if constexpr (kPrefetchFaces) {
+          kx_lo = kx_hi = T(0);
+          if (at.active) {
+            kx_lo = b.table->face[0][f_xlo];
+            kx_hi = b.table->face[0][f_xhi];
+            if (DIMS == 3) {
+              ky_lo = b.table->face[1][f_ylo];
+              ky_hi = b.table->face[1][f_yhi];
+            }
+          }
+        } else if constexpr (kFacesGiven) {
           kx_lo = kx_hi = T(0);
           if (at.active) {
             kx_lo = face_at(a, b, 0, i - 1);
@@ -474,7 +492,8 @@ struct FluxPoint {
         minus = rounded_product(k_march, u_lo - uc);
         if (at.active) {
           if constexpr (takes_classes(FORM)) {
-            const unsigned c = kFacesGiven ? a.node_class[i] : kc;  // not staged, faces given
+            // Not staged with the faces given: prefetched (faces as classes) or read here.
+            const unsigned c = kPrefetchFaces ? f_node : kFacesGiven ? a.node_class[i] : kc;
             dtc = b.table->dt_over_capacity[c];
             src = class_source(a, *b.table, b.factor, c);
           } else {
@@ -486,6 +505,20 @@ struct FluxPoint {
       }
       u_prev = uc;
       k_prev = kc;
+      if constexpr (kPrefetchFaces) {
+        // Plane p+1's classes (up to plane m1, a ghost plane at most: inside the padding).
+        if (at.active && p < at.m1) {
+          const std::int64_t n = i + at.march_pitch;
+          f_march = a.face_class[MARCH][i];
+          f_xlo = a.face_class[0][n - 1];
+          f_xhi = a.face_class[0][n];
+          if (DIMS == 3) {
+            f_ylo = a.face_class[1][n - g.pitch_y];
+            f_yhi = a.face_class[1][n];
+          }
+          f_node = a.node_class[n];
+        }
+      }
     }
   };
 };
