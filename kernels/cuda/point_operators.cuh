@@ -276,8 +276,10 @@ struct FluxPoint {
   static constexpr bool kStar = true, kBox = false, kCoefficients = true, kRules = RULES;
   static constexpr CoefficientForm kForm = FORM;
   // The classes' table (classes and face_classes), the step's source factors, and each
-  // class's sources at those factors, summed once for the block (class_source; null after
-  // at_step: another step's factors, summed per node).
+  // class's sources at those factors, summed once for the block (class_source). The sums are
+  // null where the factors are not known on entry (a pass whose factors come per step,
+  // temporal-blocking: a.factor null) and after at_step (another step's factors); then the
+  // sources are summed per node.
   struct Block {
     const ClassTable<T>* table;
     const T* factor;
@@ -293,10 +295,12 @@ struct FluxPoint {
       __shared__ T sums[kMaxNodeClasses];
       const int threads = blockDim.x * blockDim.y * blockDim.z;
       const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-      for (int c = tid; c < a.classes; c += threads)
-        sums[c] = class_source(a, *table, a.factor, static_cast<unsigned>(c));
+      const bool known = a.factor != nullptr || a.sources == 0;  // the same for the block
+      if (known)
+        for (int c = tid; c < a.classes; c += threads)
+          sums[c] = class_source(a, *table, a.factor, static_cast<unsigned>(c));
       __syncthreads();
-      return {table, a.factor, sums};
+      return {table, a.factor, known ? sums : nullptr};
     } else {
       return {nullptr, a.factor, nullptr};
     }
@@ -496,7 +500,7 @@ struct FluxPoint {
           if constexpr (takes_classes(FORM)) {
             const unsigned c = kFacesGiven ? a.node_class[i] : kc;  // not staged, faces given
             dtc = b.table->dt_over_capacity[c];
-            src = b.class_sources[c];  // a march's block is enter()'s (no at_step)
+            src = sources_of_class(a, b, c);
           } else {
             dtc = a.dt_over_capacity[i];
             src = node_source(a, b.factor, i);
