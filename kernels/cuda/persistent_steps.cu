@@ -31,7 +31,9 @@ __global__ void __launch_bounds__(kThreads)
   for (int s = 0; s < steps; ++s) {
     const T* __restrict__ u = (s & 1) ? a.out : a.in;
     T* __restrict__ out = (s & 1) ? const_cast<T*>(a.in) : a.out;
-    block.factor = a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields;
+    // Step s's factors (row s); step 0's are enter()'s, its class sums already formed.
+    if (s > 0)
+      block = Op::at_step(block, a.factor + static_cast<std::ptrdiff_t>(s) * kMaxSourceFields);
     for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < total; j += stride) {
       const unsigned row = j / nx, z = row / ny;
       const unsigned x = j - row * nx, y = row - z * ny;

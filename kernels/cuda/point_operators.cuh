@@ -275,20 +275,44 @@ struct FluxPoint {
   static constexpr int kStaged = FORM == CoefficientForm::fields ? 2 : 1;
   static constexpr bool kStar = true, kBox = false, kCoefficients = true, kRules = RULES;
   static constexpr CoefficientForm kForm = FORM;
-  // The classes' table (classes and face_classes) and the step's source factors.
+  // The classes' table (classes and face_classes), the step's source factors, and each
+  // class's sources at those factors, summed once for the block (class_source). The sums are
+  // null where the factors are not known on entry (a pass whose factors come per step,
+  // temporal-blocking: a.factor null) and after at_step (another step's factors); then the
+  // sources are summed per node.
   struct Block {
     const ClassTable<T>* table;
     const T* factor;
+    const T* class_sources;
   };
 
   __device__ static const T* staged_field(const Args& a, int s) {
     return s == 0 ? a.in : a.conductivity;
   }
   __device__ static Block enter(const Args& a) {
-    if constexpr (takes_classes(FORM)) return {staged_class_table(a), a.factor};
-    else return {nullptr, a.factor};
+    if constexpr (takes_classes(FORM)) {
+      const ClassTable<T>* table = staged_class_table(a);
+      __shared__ T sums[kMaxNodeClasses];
+      const int threads = blockDim.x * blockDim.y * blockDim.z;
+      const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+      const bool known = a.factor != nullptr || a.sources == 0;  // the same for the block
+      if (known)
+        for (int c = tid; c < a.classes; c += threads)
+          sums[c] = class_source(a, *table, a.factor, static_cast<unsigned>(c));
+      __syncthreads();
+      return {table, a.factor, known ? sums : nullptr};
+    } else {
+      return {nullptr, a.factor, nullptr};
+    }
   }
-  __device__ static Block at_step(const Block& b, const T* factor) { return {b.table, factor}; }
+  __device__ static Block at_step(const Block& b, const T* factor) {
+    return {b.table, factor, nullptr};
+  }
+  // The sources of a node of class c at the block's factors.
+  __device__ __forceinline__ static T sources_of_class(const Args& a, const Block& b,
+                                                       unsigned c) {
+    return b.class_sources ? b.class_sources[c] : class_source(a, *b.table, b.factor, c);
+  }
 
   template <class Near>
   __device__ __forceinline__ static T point(const Args& a, const Block& b, const Near& near) {
@@ -325,7 +349,7 @@ struct FluxPoint {
       add_axis(flow, a.inv_h2[axis], ui, k_lo, u_lo, k_hi, u_hi);
     }
     if constexpr (takes_classes(FORM))
-      return fma(b.table->dt_over_capacity[ci], flow + class_source(a, *b.table, b.factor, ci), ui);
+      return fma(b.table->dt_over_capacity[ci], flow + sources_of_class(a, b, ci), ui);
     else
       return finish_node<TRANSFER>(a, b.factor, i, ui, flow);
   }
@@ -495,7 +519,7 @@ struct FluxPoint {
             // Not staged with the faces given: prefetched (faces as classes) or read here.
             const unsigned c = kPrefetchFaces ? f_node : kFacesGiven ? a.node_class[i] : kc;
             dtc = b.table->dt_over_capacity[c];
-            src = class_source(a, *b.table, b.factor, c);
+            src = sources_of_class(a, b, c);
           } else {
             dtc = a.dt_over_capacity[i];
             src = node_source(a, b.factor, i);
