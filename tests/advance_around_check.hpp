@@ -61,25 +61,46 @@ inline bool expect_split_pass_matches(
   }
   const std::int64_t steps = std::max(1, a->fusion_depth());
   const std::int64_t reach = steps * std::max(1, p.stencil.radius);
-  // The writes: each node no node of `inner` reads in the pass, one box of one node each.
+  // The writes: each node no node of `inner` reads in the pass, one box per run of such nodes
+  // along x (whole rows where the run spans the grid: a GPU moves long rows beside a sweep by
+  // its copy engines, box_transfer.cuh).
   std::vector<FieldBox> writes;
-  std::vector<double> written;
+  std::vector<std::vector<double>> written;
   for (std::int64_t z = 0; z < p.n[2]; ++z)
     for (std::int64_t y = 0; y < p.n[1]; ++y)
       for (std::int64_t x = 0; x < p.n[0]; ++x) {
         if (reached_from(p, inner, reach, {x, y, z})) continue;
-        FieldBox one;
-        one.grid = p.n;
-        one.lo = {x, y, z};
-        writes.push_back(one);
-        written.push_back(value(rng) + 1.0);
+        FieldBox run;
+        run.grid = p.n;
+        run.lo = {x, y, z};
+        while (x + 1 < p.n[0] && !reached_from(p, inner, reach, {x + 1, y, z})) ++x;
+        run.extent[0] = x - run.lo[0] + 1;
+        writes.push_back(run);
+        written.emplace_back();
+        for (std::int64_t i = 0; i < run.extent[0]; ++i) written.back().push_back(value(rng) + 1.0);
       }
   const auto write = [&](Backend& x) {
-    for (std::size_t i = 0; i < writes.size(); ++i) x.write_box(writes[i], &written[i]);
+    for (std::size_t i = 0; i < writes.size(); ++i) x.write_box(writes[i], written[i].data());
+  };
+  // between() reads each box first, as an exchange reads its slabs: the field as the pass
+  // found it (B's, uploaded alike and not yet stepped).
+  std::vector<double> before;
+  b->download(before);
+  std::int64_t misread = 0;
+  const auto read_back = [&](Backend& x) {
+    std::vector<double> got;
+    for (const FieldBox& box : writes) {
+      got.assign(static_cast<std::size_t>(box.extent[0]), -1.0);
+      x.read_box(box, got.data());
+      const std::size_t at =
+          static_cast<std::size_t>(box.lo[0] + p.n[0] * (box.lo[1] + p.n[1] * box.lo[2]));
+      if (std::memcmp(got.data(), &before[at], got.size() * sizeof(double)) != 0) ++misread;
+    }
   };
   int calls = 0;
   const bool split = a->advance_around(steps, step0, inner, [&] {
     ++calls;
+    read_back(*a);
     write(*a);
   });
   if (!split) {
@@ -91,6 +112,8 @@ inline bool expect_split_pass_matches(
     return false;
   }
   EXPECT_EQ(calls, 1) << label;
+  EXPECT_EQ(misread, 0) << label
+                        << ": boxes read in between() differ from the field before the pass";
   write(*b);
   b->advance(steps, step0);
   c->advance(steps, step0);

@@ -8,6 +8,11 @@
 // normal to x is rows of only k*r values, and the copy engines move such narrow rows far
 // below their bandwidth; the pack kernel reads them at memory speed. Every call is checked;
 // both functions return when the host array is complete (read) or may be reused (write).
+//
+// Beside a sweep (a split pass's exchange, Backend::advance_around) a kernel has to wait for
+// SMs the sweep holds, so there (`beside_sweep`) a box whose rows are long (kDirectRowBytes or
+// more: the slabs normal to y and z) goes straight between the padded field and the host with
+// cudaMemcpy3DAsync, on the copy engines alone; narrow rows are still packed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,11 +46,14 @@ class BoxStaging {
 void check_box(const FieldBox& box, const DeviceGrid& grid, const char* who);
 
 // `values`: box.points() doubles on the host (pinned staging moves at the bus's speed).
+// The shortest row (x extent, bytes) a box copied beside a sweep moves by the copy engines.
+constexpr std::size_t kDirectRowBytes = 512;
+
 template <typename T>
 void read_device_box(const T* field, const DeviceGrid& grid, const FieldBox& box, double* values,
-                     BoxStaging& staging, cudaStream_t stream);
+                     BoxStaging& staging, cudaStream_t stream, bool beside_sweep = false);
 template <typename T>
 void write_device_box(T* field, const DeviceGrid& grid, const FieldBox& box, const double* values,
-                      BoxStaging& staging, cudaStream_t stream);
+                      BoxStaging& staging, cudaStream_t stream, bool beside_sweep = false);
 
 }  // namespace heatsim::kernels::cuda

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -58,13 +59,15 @@ class DeviceFieldBackend : public Backend {
   void read_box(const FieldBox& box, double* values) override {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
-    read_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream);
+    read_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream,
+                       boxes_aside_ && direct_beside_sweep());
   }
 
   void write_box(const FieldBox& box, const double* values) override {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
-    write_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream);
+    write_device_box<T>(f.cur, f.grid, box, values, staging_, boxes_aside_ ? aside_ : f.stream,
+                        boxes_aside_ && direct_beside_sweep());
   }
 
   ~DeviceFieldBackend() override {
@@ -86,9 +89,15 @@ class DeviceFieldBackend : public Backend {
   // Calls between() with read_box and write_box on a stream of their own, which does not wait
   // for the work queued on the field's stream (a split pass's interior sweep, advance_around),
   // then waits for that stream: the boxes between() writes are in place when it returns.
-  // between() must touch only nodes the queued work does not.
+  // between() must touch only nodes the queued work does not. The stream has the device's
+  // highest priority (a packing kernel's blocks go before the sweep's waiting ones), and boxes
+  // of long rows skip the kernels (box_transfer.cuh) unless HEATSIM_HALO_COPY=kernel.
   void with_boxes_aside(const std::function<void()>& between) {
-    if (!aside_) HEATSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&aside_, cudaStreamNonBlocking));
+    if (!aside_) {
+      int least = 0, greatest = 0;
+      HEATSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      HEATSIM_CUDA_CHECK(cudaStreamCreateWithPriority(&aside_, cudaStreamNonBlocking, greatest));
+    }
     struct Aside {
       bool& on;
       ~Aside() { on = false; }
@@ -122,6 +131,16 @@ class DeviceFieldBackend : public Backend {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
     download_interior(out, static_cast<std::size_t>(points_), f.cur, f.grid);
+  }
+
+  // Whether boxes beside a sweep may go straight by the copy engines (HEATSIM_HALO_COPY=kernel
+  // in the environment packs them all, for measuring the two ways).
+  static bool direct_beside_sweep() {
+    static const bool direct = [] {
+      const char* v = std::getenv("HEATSIM_HALO_COPY");
+      return !(v && std::string(v) == "kernel");
+    }();
+    return direct;
   }
 
   BoxStaging staging_;  // read_box / write_box

@@ -75,5 +75,41 @@ TEST_F(CudaSplitPass, EqualsTheHaloFirstThenTheWholePass) {
   }
 }
 
+// Rows long enough (131 values: 1048 bytes in fp64, 524 in fp32) that the boxes read and written
+// beside the interior's sweep go straight by the copy engines (box_transfer.cuh,
+// kDirectRowBytes), the slabs normal to y and z whole rows: one step per pass, a fused pass, and
+// the coefficient fields, fp64 and fp32, 2D and 3D.
+TEST_F(CudaSplitPass, LongRowsBesideTheSweepMoveExactly) {
+  for (const BackendEntry& entry : backend_registry()) {
+    if (!entry.needs_gpu || !entry.point_sweep) continue;
+    for (Precision precision : {Precision::fp64, Precision::fp32})
+      for (int dims = 2; dims <= 3; ++dims)
+        for (int variant : {0, 4, 3}) {
+          StencilProblem p =
+              heatsim_tests::box_test_problem(dims, variant == 3, variant == 4 ? 2 : 1);
+          if (variant == 4) p.stencil = radius_one_star(dims);
+          p.n = {131, dims == 3 ? 21 : 37, dims == 3 ? 13 : 1};
+          if (p.coefficients) {  // box_test_problem's fields again at this size
+            auto f = std::make_shared<CoefficientFields>(*p.coefficients);
+            f->conductivity.assign(static_cast<std::size_t>(p.points()), 1.0);
+            f->capacity.assign(f->conductivity.size(), 50.0);
+            for (std::size_t i = 0; i < f->conductivity.size(); i += 3) f->conductivity[i] = 2.0;
+            p.coefficients = f;
+          }
+          const auto make = [&]() -> std::unique_ptr<Backend> { return entry.create(precision); };
+          try {
+            make();
+          } catch (const std::runtime_error&) {
+            continue;
+          }
+          if (!make()->unsupported_reason(p).empty()) continue;
+          const std::string label = entry.name + " " + to_string(precision) + " " +
+                                    std::to_string(dims) + "D, variant " + std::to_string(variant);
+          EXPECT_GT(heatsim_tests::expect_split_passes_match(make, p, 6, label), 0)
+              << label << ": a CUDA-core tiling did not split its pass";
+        }
+  }
+}
+
 }  // namespace
 }  // namespace heatsim::kernels
