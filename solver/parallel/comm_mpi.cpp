@@ -156,13 +156,15 @@ NodeSegment allocate_node_shared(std::size_t bytes) {
   MPI_Errhandler_free(&fatal);
   int everywhere = rc == MPI_SUCCESS ? 1 : 0;
   check(MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_MIN, node), "MPI_Allreduce");
-  if (rc == MPI_SUCCESS) node_windows().push_back(win);  // freed at the end either way
   if (!everywhere) {
+    // A window some ranks of the node have and others not cannot be freed together (its free
+    // is collective): it is left to the end of the process.
     segment.why_not = rc == MPI_SUCCESS ? "another rank of this node could not have it"
                                         : error_text(rc);
     return segment;
   }
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
+  node_windows().push_back(win);  // unlocked and freed when MPI is finalized
   // Its pages touched now: memory the system promised but cannot give (a full tmpfs) fails
   // here, before the run, not in the middle of it.
   std::memset(mine, 0, bytes);
