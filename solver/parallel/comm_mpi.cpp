@@ -166,8 +166,11 @@ NodeSegment allocate_node_shared(std::size_t bytes) {
   check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
   node_windows().push_back(win);  // unlocked and freed when MPI is finalized
   // Its pages touched now: memory the system promised but cannot give (a full tmpfs) fails
-  // here, before the run, not in the middle of it.
+  // here, before the run, not in the middle of it. Every rank of the node is done with that
+  // before any writes a slab into another's part.
   std::memset(mine, 0, bytes);
+  check(MPI_Win_sync(win), "MPI_Win_sync");
+  check(MPI_Barrier(node), "MPI_Barrier");
   // The node's ranks as world ranks.
   int count = 0;
   check(MPI_Comm_size(node, &count), "MPI_Comm_size");
