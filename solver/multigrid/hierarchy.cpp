@@ -232,14 +232,20 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
   // 0.4 % off it per cycle on a power module. There the weights are each side's pulls over
   // the sum of the pulls, and sum to 1.
   const bool any_held = std::find(fine.fixed.begin(), fine.fixed.end(), 1) != fine.fixed.end();
+  // Marked from the held nodes, which are few (a Dirichlet face's), rather than by looking
+  // around every node: a neighbour's neighbour at the opposite offset is the node itself.
   std::vector<std::uint8_t> beside_held(fine.fixed.size(), 0);
   if (any_held)
-    for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
-      for (int k = 0; k < kp; ++k) {
-        std::int64_t j[3];
-        if (fg.neighbour(f, k, j) && fine.fixed[fg.index(j)] == 1) beside_held[i] = 1;
-      }
-    });
+    for (std::int64_t z = 0, h = 0; z < fine.n[2]; ++z)
+      for (std::int64_t y = 0; y < fine.n[1]; ++y)
+        for (std::int64_t x = 0; x < fine.n[0]; ++x, ++h) {
+          if (fine.fixed[h] != 1) continue;
+          const std::int64_t f[3] = {x, y, z};
+          for (int k = 0; k < kp; ++k) {
+            std::int64_t j[3];
+            if (fg.neighbour(f, k, j)) beside_held[fg.index(j)] = 1;
+          }
+        }
   const auto held_row = [&](const Row& row, std::int64_t i) {
     if (beside_held[i]) return true;
     double sum = 0.0;
