@@ -492,9 +492,26 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = vec(x).data();
     double* rp = vec(r).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+      const std::int64_t nx = L.op.n[0];
+      // Away from the faces (a full 27-point row, or a compact row of a 3D grid's inside): the
+      // same products in the same order without the neighbour tables.
+      const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
+      const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
+      for (std::int64_t xi = 0; xi < nx; ++xi) {
         const std::int64_t i = index(L, xi, y, z);
-        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+        if (L.op.fixed[i]) {
+          rp[i] = 0.0;
+        } else if (inside && xi > 0 && xi + 1 < nx) {
+          rp[i] = bp[i] - (L.stencil_form
+                               ? stencil_product_inside(L, r, xp, xi, i)
+                               : (kSmoother ? L.diagonal32[i] : L.diagonal[i]) * xp[i] -
+                                     compact_sum_inside(conductances<kSmoother>(L, 0),
+                                                        conductances<kSmoother>(L, 1),
+                                                        conductances<kSmoother>(L, 2), xp, i,
+                                                        nx, nx * L.op.n[1]));
+        } else {
+          rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+        }
       }
     });
   }
@@ -554,6 +571,28 @@ class CpuLevelOps final : public LevelOps {
                               std::int64_t z, std::int64_t i) {
     double s = 0.0;
     visit_neighbours<kSmoother>(L, x, y, z, i, [&](std::int64_t j, double g) { s += g * v[j]; });
+    return s;
+  }
+
+  // Whether row (y, z) of a compact level lies inside a 3D grid (not on a y or z face).
+  static bool compact_inside(const Level& L, std::int64_t y, std::int64_t z) {
+    return !L.stencil_form && L.op.dims == 3 && y > 0 && y + 1 < L.op.n[1] && z > 0 &&
+           z + 1 < L.op.n[2];
+  }
+
+  // neighbour_sum at a node of a compact 3D level away from the faces (compact_inside, 0 < x <
+  // nx - 1): its neighbours are the next nodes along each axis, summed in visit_neighbours's
+  // order. sy, sz: the strides of y and z.
+  template <typename G>
+  static double compact_sum_inside(const G* gx, const G* gy, const G* gz, const double* v,
+                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
+    double s = 0.0;
+    s += static_cast<double>(gx[i - 1]) * v[i - 1];
+    s += static_cast<double>(gx[i]) * v[i + 1];
+    s += static_cast<double>(gy[i - sy]) * v[i - sy];
+    s += static_cast<double>(gy[i]) * v[i + sy];
+    s += static_cast<double>(gz[i - sz]) * v[i - sz];
+    s += static_cast<double>(gz[i]) * v[i + sz];
     return s;
   }
 
@@ -668,6 +707,15 @@ class CpuLevelOps final : public LevelOps {
     const int centre = stencil_centre(L.op.dims);
     const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     double s = 0.0;
+    if (r.rows == 9) {  // a full 3D row: the same order, unrolled
+      for (int row = 0; row < 9; ++row) {
+        const double* w = v + r.base[row] + x - 1;
+        s += static_cast<double>(S[3 * row]) * w[0];
+        if (row != 4) s += static_cast<double>(S[3 * row + 1]) * w[1];
+        s += static_cast<double>(S[3 * row + 2]) * w[2];
+      }
+      return (bp[i] - s) / L.centre[i];
+    }
     for (int row = 0; row < r.rows; ++row) {
       const double* w = v + r.base[row] + x - 1;
       const int k = r.first_k[row];
@@ -675,6 +723,21 @@ class CpuLevelOps final : public LevelOps {
         if (k + dx != centre) s += static_cast<double>(S[k + dx]) * w[dx];
     }
     return (bp[i] - s) / L.centre[i];
+  }
+
+  // row_product at a node x of a stencil level's full row r (all nine neighbour rows, 3D),
+  // 0 < x < nx - 1: the 27 products in visit_stencil's order, unrolled.
+  static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
+                                       std::int64_t x, std::int64_t i) {
+    const float* S = L.stencil32.data() + i * 27;
+    double s = 0.0;
+    for (int row = 0; row < 9; ++row) {
+      const double* w = v + r.base[row] + x - 1;
+      s += static_cast<double>(S[3 * row]) * w[0];
+      s += (row == 4 ? L.centre[i] : static_cast<double>(S[3 * row + 1])) * w[1];
+      s += static_cast<double>(S[3 * row + 2]) * w[2];
+    }
+    return s;
   }
 
   // Compact levels: colour (x + y + z) % 2; stencil levels: colour x%2 + 2 (y%2) + 4 (z%2).
