@@ -852,10 +852,19 @@ class CpuLevelOps final : public LevelOps {
       for (int half = 0; half < 2; ++half)
         for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
           const std::int64_t i = index(L, x, y, z);
+          if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
+              !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
+            // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
+            // four at once.
+            double gs[4];
+            gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
+            for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+            x += 6;
+            continue;
+          }
           if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
-            // Nodes x and x + 2 of one colour take nothing from each other: both at once.
             double gs[2];
-            gauss_seidel_pair(L, r, bp, xp, x, i, gs);
+            gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
             for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
             x += 2;
             continue;
@@ -869,27 +878,24 @@ class CpuLevelOps final : public LevelOps {
     });
   }
 
-  // gauss_seidel_inside of a full 3D row at nodes x and x + 2 (0 < x, x + 3 < nx), their sums
-  // interleaved: two independent chains of additions rather than one (a node's 26 dependent
-  // adds, not its loads, bound the 27-point sweep), each in its own order as before.
-  static void gauss_seidel_pair(const Level& L, const StencilRow& r, const double* bp,
-                                const double* v, std::int64_t x, std::int64_t i, double gs[2]) {
-    const float* S0 = L.stencil32.data() + i * 27;
-    const float* S1 = S0 + 2 * 27;
-    double s0 = 0.0, s1 = 0.0;
+  // gauss_seidel_inside of a full 3D row at the N nodes x, x + 2, ... (0 < x, x + 2 N - 1 < nx),
+  // their sums interleaved: N independent chains of additions rather than one (a node's 26
+  // dependent adds, not its loads, bound the 27-point sweep), each in its own order as before.
+  template <int N>
+  static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
+                                const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
+    const float* S = L.stencil32.data() + i * 27;
+    double s[N] = {};
     for (int row = 0; row < 9; ++row) {
       const double* w = v + r.base[row] + x - 1;
-      s0 += static_cast<double>(S0[3 * row]) * w[0];
-      s1 += static_cast<double>(S1[3 * row]) * w[2];
-      if (row != 4) {
-        s0 += static_cast<double>(S0[3 * row + 1]) * w[1];
-        s1 += static_cast<double>(S1[3 * row + 1]) * w[3];
-      }
-      s0 += static_cast<double>(S0[3 * row + 2]) * w[2];
-      s1 += static_cast<double>(S1[3 * row + 2]) * w[4];
+      for (int e = 0; e < N; ++e) s[e] += static_cast<double>(S[54 * e + 3 * row]) * w[2 * e];
+      if (row != 4)
+        for (int e = 0; e < N; ++e)
+          s[e] += static_cast<double>(S[54 * e + 3 * row + 1]) * w[2 * e + 1];
+      for (int e = 0; e < N; ++e)
+        s[e] += static_cast<double>(S[54 * e + 3 * row + 2]) * w[2 * e + 2];
     }
-    gs[0] = (bp[i] - s0) / L.centre[i];
-    gs[1] = (bp[i + 2] - s1) / L.centre[i + 2];
+    for (int e = 0; e < N; ++e) gs[e] = (bp[i + 2 * e] - s[e]) / L.centre[i + 2 * e];
   }
 
   // Coordinate c + o on axis a of op's grid, or -1 beyond a non-periodic end (or an unused axis).
