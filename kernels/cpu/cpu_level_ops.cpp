@@ -782,9 +782,9 @@ class CpuLevelOps final : public LevelOps {
   // sums in the same order as gauss_seidel, without the neighbour tests.
   static void compact_colour_row(const Level& L, const double* bp, double* xp, int colour,
                                  std::int64_t y, std::int64_t z, double omega) {
-    const std::int64_t nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2];
-    const bool inside = L.op.dims == 3 && y > 0 && y + 1 < ny && z > 0 && z + 1 < nz;
-    const std::int64_t sy = nx, sz = nx * ny;
+    const std::int64_t nx = L.op.n[0];
+    const bool inside = compact_inside(L, y, z);
+    const std::int64_t sy = nx, sz = nx * L.op.n[1];
     const float *gx = L.conductance32[0].data(), *gy = inside ? L.conductance32[1].data() : nullptr,
                 *gz = inside ? L.conductance32[2].data() : nullptr;
     const std::uint8_t* fixed = L.op.fixed.data();
@@ -794,14 +794,7 @@ class CpuLevelOps final : public LevelOps {
       const double xo = xp[i];
       double gs;
       if (inside && x > 0 && x + 1 < nx) {
-        double s = 0.0;
-        s += static_cast<double>(gx[i - 1]) * xp[i - 1];
-        s += static_cast<double>(gx[i]) * xp[i + 1];
-        s += static_cast<double>(gy[i - sy]) * xp[i - sy];
-        s += static_cast<double>(gy[i]) * xp[i + sy];
-        s += static_cast<double>(gz[i - sz]) * xp[i - sz];
-        s += static_cast<double>(gz[i]) * xp[i + sz];
-        gs = (bp[i] + s) / L.diagonal32[i];
+        gs = (bp[i] + compact_sum_inside(gx, gy, gz, xp, i, sy, sz)) / L.diagonal32[i];
       } else {
         gs = gauss_seidel(L, bp, xp, x, y, z, i);
       }
