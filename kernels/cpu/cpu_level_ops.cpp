@@ -501,14 +501,13 @@ class CpuLevelOps final : public LevelOps {
         const std::int64_t i = index(L, xi, y, z);
         if (L.op.fixed[i]) {
           rp[i] = 0.0;
+        } else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form) {
+          rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
         } else if (inside && xi > 0 && xi + 1 < nx) {
-          rp[i] = bp[i] - (L.stencil_form
-                               ? stencil_product_inside(L, r, xp, xi, i)
-                               : (kSmoother ? L.diagonal32[i] : L.diagonal[i]) * xp[i] -
-                                     compact_sum_inside(conductances<kSmoother>(L, 0),
-                                                        conductances<kSmoother>(L, 1),
-                                                        conductances<kSmoother>(L, 2), xp, i,
-                                                        nx, nx * L.op.n[1]));
+          const double diagonal = kSmoother ? L.diagonal32[i] : L.diagonal[i];
+          const auto g = [&](int a) { return conductances<kSmoother>(L, a); };
+          rp[i] = bp[i] - (diagonal * xp[i] -
+                           compact_sum_inside(g(0), g(1), g(2), xp, i, nx, nx * L.op.n[1]));
         } else {
           rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
         }
