@@ -303,7 +303,7 @@ class CpuLevelOps final : public LevelOps {
     // run both, row by row: the same updates with each row's stencil read once, not twice.
     // Not where a colour updates from a copy (colour_conflict).
     const bool paired = L.stencil_form && !L.colour_conflict;
-    if (!L.stencil_form && L.op.dims == 3 && !L.colour_conflict) {
+    if (!L.stencil_form && L.op.dims >= 2 && !L.colour_conflict) {
       for (int s = 0; s < sweeps; ++s) red_black_planes(L, bp, xp, reverse ? 1 : 0, omega);
       return;
     }
@@ -506,8 +506,8 @@ class CpuLevelOps final : public LevelOps {
         } else if (inside && xi > 0 && xi + 1 < nx) {
           const double diagonal = kSmoother ? L.diagonal32[i] : L.diagonal[i];
           const auto g = [&](int a) { return conductances<kSmoother>(L, a); };
-          rp[i] = bp[i] - (diagonal * xp[i] -
-                           compact_sum_inside(g(0), g(1), g(2), xp, i, nx, nx * L.op.n[1]));
+          rp[i] = bp[i] - (diagonal * xp[i] - compact_sum_inside(L.op.dims, g(0), g(1), g(2), xp,
+                                                                 i, nx, nx * L.op.n[1]));
         } else {
           rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
         }
@@ -573,25 +573,28 @@ class CpuLevelOps final : public LevelOps {
     return s;
   }
 
-  // Whether row (y, z) of a compact level lies inside a 3D grid (not on a y or z face).
+  // Whether row (y, z) of a compact 2D or 3D level lies away from its y and z faces.
   static bool compact_inside(const Level& L, std::int64_t y, std::int64_t z) {
-    return !L.stencil_form && L.op.dims == 3 && y > 0 && y + 1 < L.op.n[1] && z > 0 &&
-           z + 1 < L.op.n[2];
+    if (L.stencil_form || L.op.dims < 2 || y == 0 || y + 1 == L.op.n[1]) return false;
+    return L.op.dims == 2 || (z > 0 && z + 1 < L.op.n[2]);
   }
 
-  // neighbour_sum at a node of a compact 3D level away from the faces (compact_inside, 0 < x <
-  // nx - 1): its neighbours are the next nodes along each axis, summed in visit_neighbours's
-  // order. sy, sz: the strides of y and z.
+  // neighbour_sum at a node of a compact 2D or 3D level away from the faces (compact_inside,
+  // 0 < x < nx - 1): its neighbours are the next nodes along each axis, summed in
+  // visit_neighbours's order. sy, sz: the strides of y and z.
   template <typename G>
-  static double compact_sum_inside(const G* gx, const G* gy, const G* gz, const double* v,
-                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
+  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz,
+                                   const double* v, std::int64_t i, std::int64_t sy,
+                                   std::int64_t sz) {
     double s = 0.0;
     s += static_cast<double>(gx[i - 1]) * v[i - 1];
     s += static_cast<double>(gx[i]) * v[i + 1];
     s += static_cast<double>(gy[i - sy]) * v[i - sy];
     s += static_cast<double>(gy[i]) * v[i + sy];
-    s += static_cast<double>(gz[i - sz]) * v[i - sz];
-    s += static_cast<double>(gz[i]) * v[i + sz];
+    if (dims == 3) {
+      s += static_cast<double>(gz[i - sz]) * v[i - sz];
+      s += static_cast<double>(gz[i]) * v[i + sz];
+    }
     return s;
   }
 
@@ -784,8 +787,8 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t nx = L.op.n[0];
     const bool inside = compact_inside(L, y, z);
     const std::int64_t sy = nx, sz = nx * L.op.n[1];
-    const float *gx = L.conductance32[0].data(), *gy = inside ? L.conductance32[1].data() : nullptr,
-                *gz = inside ? L.conductance32[2].data() : nullptr;
+    const float *gx = L.conductance32[0].data(), *gy = L.conductance32[1].data(),
+                *gz = L.conductance32[2].data();  // those of unused axes empty
     const std::uint8_t* fixed = L.op.fixed.data();
     for (std::int64_t x = (colour + y + z) & 1; x < nx; x += 2) {
       const std::int64_t i = index(L, x, y, z);
@@ -793,7 +796,7 @@ class CpuLevelOps final : public LevelOps {
       const double xo = xp[i];
       double gs;
       if (inside && x > 0 && x + 1 < nx) {
-        gs = (bp[i] + compact_sum_inside(gx, gy, gz, xp, i, sy, sz)) / L.diagonal32[i];
+        gs = (bp[i] + compact_sum_inside(L.op.dims, gx, gy, gz, xp, i, sy, sz)) / L.diagonal32[i];
       } else {
         gs = gauss_seidel(L, bp, xp, x, y, z, i);
       }
@@ -801,18 +804,20 @@ class CpuLevelOps final : public LevelOps {
     }
   }
 
-  // A compact 3D level's two colours (`first`, then the other) in one pass over the planes: a
-  // plane's second colour follows the first colour of the plane after it, which is all that
-  // its nodes' neighbours need; so every node takes the values it takes in two passes (the
-  // same bits), while a plane's arrays are still in the caches for its second colour (two
-  // passes read the level's 36 bytes a node twice from memory). Each thread takes a block of
-  // planes; the second colour of its first and last planes, whose neighbours beyond are
-  // another thread's, waits for every thread's first colour. Not where a colour updates from
-  // a copy (colour_conflict).
+  // A compact 2D or 3D level's two colours (`first`, then the other) in one pass over the
+  // planes (z; the rows, y, of a 2D level): a plane's second colour follows the first colour of
+  // the plane after it, which is all that its nodes' neighbours need; so every node takes the
+  // values it takes in two passes (the same bits), while a plane's arrays are still in the
+  // caches for its second colour (two passes read the level's 36 bytes a node twice from
+  // memory). Each thread takes a block of planes; the second colour of its first and last
+  // planes, whose neighbours beyond are another thread's, waits for every thread's first
+  // colour. Not where a colour updates from a copy (colour_conflict).
   void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega) {
-    const std::int64_t ny = L.op.n[1], nz = L.op.n[2];
+    const bool rows = L.op.dims == 2;
+    const std::int64_t ny = L.op.n[1], nz = rows ? ny : L.op.n[2];
     const int second = 1 - first;
     const auto plane = [&](int colour, std::int64_t z) {
+      if (rows) return compact_colour_row(L, bp, xp, colour, z, 0, omega);
       for (std::int64_t y = 0; y < ny; ++y) compact_colour_row(L, bp, xp, colour, y, z, omega);
     };
 #pragma omp parallel if (L.parallel)
