@@ -506,8 +506,8 @@ class CpuLevelOps final : public LevelOps {
         } else if (inside && xi > 0 && xi + 1 < nx) {
           const double diagonal = kSmoother ? L.diagonal32[i] : L.diagonal[i];
           const auto g = [&](int a) { return conductances<kSmoother>(L, a); };
-          rp[i] = bp[i] - (diagonal * xp[i] - compact_sum_inside(L.op.dims, g(0), g(1), g(2), xp,
-                                                                 i, nx, nx * L.op.n[1]));
+          rp[i] = bp[i] - (diagonal * xp[i] - compact_sum_inside(L.op.dims, g(0), g(1), g(2), xp, i,
+                                                                 nx, nx * L.op.n[1]));
         } else {
           rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
         }
@@ -583,9 +583,8 @@ class CpuLevelOps final : public LevelOps {
   // 0 < x < nx - 1): its neighbours are the next nodes along each axis, summed in
   // visit_neighbours's order. sy, sz: the strides of y and z.
   template <typename G>
-  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz,
-                                   const double* v, std::int64_t i, std::int64_t sy,
-                                   std::int64_t sz) {
+  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz, const double* v,
+                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
     double s = 0.0;
     s += static_cast<double>(gx[i - 1]) * v[i - 1];
     s += static_cast<double>(gx[i]) * v[i + 1];
