@@ -493,7 +493,7 @@ class CpuLevelOps final : public LevelOps {
     double* rp = vec(r).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       const std::int64_t nx = L.op.n[0];
-      // Away from the faces (a full 27-point row, or a compact row of a 3D grid's inside): the
+      // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
       // same products in the same order without the neighbour tables.
       const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
       const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
