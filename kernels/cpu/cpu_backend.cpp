@@ -714,37 +714,31 @@ class CpuBackend final : public Backend {
   // sources; the surfaces' loss; the update), so the same bits.
   template <int D>
   void sweep_plain(const Plain& a, const FieldBox& box, int sources) {
+    if (a.H)
+      sweep_plain_sources<D, true>(a, box, sources);
+    else
+      sweep_plain_sources<D, false>(a, box, sources);
+  }
+
+  template <int D, bool kSurfaces>
+  void sweep_plain_sources(const Plain& a, const FieldBox& box, int sources) {
     static_assert(kMaxSourceFields == 4, "one case per number of source fields");
-    if (a.H) {
-      switch (sources) {
-        case 0:
-          return sweep_plain<D, 0, true>(a, box);
-        case 1:
-          return sweep_plain<D, 1, true>(a, box);
-        case 2:
-          return sweep_plain<D, 2, true>(a, box);
-        case 3:
-          return sweep_plain<D, 3, true>(a, box);
-        default:
-          return sweep_plain<D, 4, true>(a, box);
-      }
-    }
     switch (sources) {
       case 0:
-        return sweep_plain<D, 0, false>(a, box);
+        return sweep_plain_rows<D, 0, kSurfaces>(a, box);
       case 1:
-        return sweep_plain<D, 1, false>(a, box);
+        return sweep_plain_rows<D, 1, kSurfaces>(a, box);
       case 2:
-        return sweep_plain<D, 2, false>(a, box);
+        return sweep_plain_rows<D, 2, kSurfaces>(a, box);
       case 3:
-        return sweep_plain<D, 3, false>(a, box);
+        return sweep_plain_rows<D, 3, kSurfaces>(a, box);
       default:
-        return sweep_plain<D, 4, false>(a, box);
+        return sweep_plain_rows<D, 4, kSurfaces>(a, box);
     }
   }
 
   template <int D, int S, bool kSurfaces>
-  void sweep_plain(const Plain& a, const FieldBox& box) {
+  void sweep_plain_rows(const Plain& a, const FieldBox& box) {
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_)
     for (std::int64_t z = box.lo[2]; z < box.lo[2] + box.extent[2]; ++z)
       for (std::int64_t y = box.lo[1]; y < box.lo[1] + box.extent[1]; ++y) {
