@@ -35,7 +35,8 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
   if (kind == "neumann") known = {"type", "flux", "heat_flux"};
   if (kind == "convective") known = {"type", "h", "ambient", "emissivity"};
   if (kind == "radiative") known = {"type", "emissivity", "ambient"};
-  const auto f = read_map(n, path, known, " for a " + kind + " face");
+  const auto f =
+      read_map(n, path, known, (kind == "insulated" ? " for an " : " for a ") + kind + " face");
   if (!f) return false;
   bool ok = true;
   face = solver::BoundaryFace{};
