@@ -73,8 +73,6 @@ std::int64_t next_chunk(std::int64_t chunk, std::int64_t advanced, std::int64_t 
   return chunk;
 }
 
-namespace {}  // namespace
-
 RunResult Simulation::run_to(std::int64_t stop) {
   if (finished_) return result_;
   const std::int64_t total = plan_.steps;

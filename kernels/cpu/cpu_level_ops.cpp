@@ -709,13 +709,9 @@ class CpuLevelOps final : public LevelOps {
     const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     double s = 0.0;
     if (r.rows == 9) {  // a full 3D row: the same order, unrolled
-      for (int row = 0; row < 9; ++row) {
-        const double* w = v + r.base[row] + x - 1;
-        s += static_cast<double>(S[3 * row]) * w[0];
-        if (row != 4) s += static_cast<double>(S[3 * row + 1]) * w[1];
-        s += static_cast<double>(S[3 * row + 2]) * w[2];
-      }
-      return (bp[i] - s) / L.centre[i];
+      double gs[1];
+      gauss_seidel_many<1>(L, r, bp, v, x, i, gs);
+      return gs[0];
     }
     for (int row = 0; row < r.rows; ++row) {
       const double* w = v + r.base[row] + x - 1;
