@@ -15,7 +15,7 @@ enum ExitCode : int {
   kExitFailure = 1,       // I/O, device or other runtime failure
   kExitBadInput = 2,      // invalid command line or case (nothing was run)
   kExitDiverged = 3,      // the field became NaN/Inf, or a solve stopped converging
-  kExitInterrupted = 130  // 128 + signal: 130 for SIGINT, 143 for SIGTERM
+  kExitInterrupted = 130  // 128 + signal: 130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1
 };
 
 // Command-line overrides of case keys.
@@ -32,7 +32,7 @@ struct RunOptions {
   bool verbose = false;  // debug lines too: the set-up's phases with their times
 };
 
-// SIGINT and SIGTERM from now on ask a run to stop at its next step with a checkpoint (exit
+// SIGINT, SIGTERM and SIGUSR1 from now on ask a run to stop at its next step with a checkpoint (exit
 // code 128 + signal); several within two seconds are one request, a later one aborts at once.
 // Installed by main before anything else when the command is `run`, so that a signal during
 // the start-up (MPI's included) is not lost.

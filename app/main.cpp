@@ -100,8 +100,8 @@ int run_command(int argc, char** argv) {
   cli.footer(
       "Exit codes: 0 success, 1 runtime failure (I/O, device), 2 invalid case or command line\n"
       "(nothing run), 3 the field became NaN/Inf or an implicit or steady solve stopped\n"
-      "converging, 130/143 interrupted by SIGINT/SIGTERM (checkpoint written; a steady solve\n"
-      "writes nothing).\n"
+      "converging, 130/143/138 interrupted by SIGINT/SIGTERM/SIGUSR1 (checkpoint written; a\n"
+      "steady solve writes nothing).\n"
       "`heatsim CASE.yaml` is short for `heatsim run CASE.yaml`.");
 
   RunOptions run;

@@ -31,7 +31,7 @@ static_assert(std::atomic<std::int64_t>::is_always_lock_free,
 // TERM to every process of a job, so one request often arrives two or three times at once.
 constexpr std::int64_t kSameRequestNs = 2'000'000'000;
 
-// First SIGINT/SIGTERM (and any within kSameRequestNs of it): ask the loop to stop (it
+// First SIGINT/SIGTERM/SIGUSR1 (and any within kSameRequestNs of it): ask the loop to stop (it
 // checkpoints and exits 128+signal). A later one: abort at once. Only atomics, clock_gettime
 // and _exit, all async-signal-safe.
 extern "C" void on_signal(int sig) {
@@ -101,12 +101,16 @@ void catch_stop_signals() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // mpirun forwards SIGUSR1 to every rank and leaves them be, where it follows a forwarded
+  // SIGINT or SIGTERM with SIGKILL a second later; schedulers send it ahead of a time limit.
+  sigaction(SIGUSR1, &sa, nullptr);
 }
 
 int run_case(const RunOptions& options) {
   if (options.quiet) spdlog::set_level(spdlog::level::warn);
   if (options.verbose) {
-    spdlog::set_level(spdlog::level::debug);
+    // Rank 0 speaks for an MPI run (main left the others at warnings).
+    if (solver::parallel::rank() == 0) spdlog::set_level(spdlog::level::debug);
     spdlog::set_pattern("[%T.%e] %^%l%$: %v");
   }
   // main installed them before MPI's start-up; again for a caller that did not. A signal

@@ -7,10 +7,11 @@ using solver::BoundaryKind;
 
 // One face's condition into `face`; path is boundary.<face> (or boundary.all).
 bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face) {
-  const Names types{"dirichlet", "neumann", "periodic", "convective", "radiative"};
+  const Names types{"dirichlet", "neumann", "insulated", "periodic", "convective", "radiative"};
   if (!n.IsMap()) {
     error(path, n,
-          "expected a map {type: dirichlet|neumann|periodic|convective|radiative, ...}, got " +
+          "expected a map {type: dirichlet|neumann|insulated|periodic|convective|radiative, ...}, "
+          "got " +
               describe(n));
     return false;
   }
@@ -25,7 +26,8 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
     }
   if (!has_type) {
     error(join(path, "type"), n,
-          "missing required key (dirichlet, neumann, periodic, convective or radiative)");
+          "missing required key (dirichlet, neumann, insulated, periodic, convective or "
+          "radiative)");
     return false;
   }
   Names known{"type"};
@@ -33,7 +35,8 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
   if (kind == "neumann") known = {"type", "flux", "heat_flux"};
   if (kind == "convective") known = {"type", "h", "ambient", "emissivity"};
   if (kind == "radiative") known = {"type", "emissivity", "ambient"};
-  const auto f = read_map(n, path, known, " for a " + kind + " face");
+  const auto f =
+      read_map(n, path, known, (kind == "insulated" ? " for an " : " for a ") + kind + " face");
   if (!f) return false;
   bool ok = true;
   face = solver::BoundaryFace{};
@@ -71,6 +74,8 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
       face.heat_flux = true;
       ok = read_number(*v, join(path, "heat_flux"), face.value) && ok;
     }
+  } else if (kind == "insulated") {
+    face.kind = BoundaryKind::neumann;  // no heat crosses: du/dn = 0
   } else if (kind == "convective" || kind == "radiative") {
     // -k du/dn = h (u - ambient(t)) + eps sigma (u^4 - ambient(t)^4); radiative: h = 0.
     face.kind = BoundaryKind::convective;

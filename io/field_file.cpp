@@ -994,8 +994,6 @@ std::string parent_directory(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-// Moves a finished (already fsynced) temporary over the target; the rename reaches the disk
-// before we return.
 // A file written by someone else (HDF5, other processes) reaches the disk.
 void fsync_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -1007,6 +1005,8 @@ void fsync_file(const std::string& path) {
   ::close(fd);
 }
 
+// Moves a finished (already fsynced) temporary over the target; the rename reaches the disk
+// before we return.
 void commit_temporary(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));

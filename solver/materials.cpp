@@ -93,6 +93,10 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
   }
   if (shape.kind == ShapeKind::file)
     throw std::invalid_argument(key + ": a file shape has no node test");
+  if (shape.kind == ShapeKind::everywhere) {  // no node's position needed
+    std::fill(inside.begin(), inside.end(), 1);
+    return inside;
+  }
   double h_min = g.h[0];
   for (int a = 1; a < g.dims; ++a) h_min = std::min(h_min, g.h[a]);
 #pragma omp parallel for if (g.points() >= 32768)

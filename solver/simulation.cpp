@@ -60,6 +60,19 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
+std::int64_t next_chunk(std::int64_t chunk, std::int64_t advanced, std::int64_t took_us) {
+  constexpr std::int64_t kQuarter = 250'000, kHalf = 500'000;
+  // Doubled while a whole chunk takes under a quarter of a second.
+  if (took_us < kQuarter)
+    return advanced >= chunk ? std::min<std::int64_t>(chunk * 2, 1 << 20) : chunk;
+  // Cut back to about a quarter of a second when a chunk took over half of one (a machine
+  // shared with other work runs a chunk many times slower than the one that grew it): a
+  // signal waits at most one chunk for its checkpoint, and `mpirun` kills the ranks a second
+  // after it forwards one.
+  if (took_us > kHalf) return std::max<std::int64_t>(1, advanced * kQuarter / took_us);
+  return chunk;
+}
+
 RunResult Simulation::run_to(std::int64_t stop) {
   if (finished_) return result_;
   const std::int64_t total = plan_.steps;
@@ -94,7 +107,7 @@ RunResult Simulation::run_to(std::int64_t stop) {
 
   const Clock::time_point start = Clock::now();
   const auto wall_so_far = [&] { return wall_before_ + seconds_since(start); };
-  // Steps per chunk (chunk_): grown until a chunk takes about a quarter of a second, so
+  // Steps per chunk (chunk_): sized to take a quarter to half a second (next_chunk), so
   // progress, signals and the NaN check are never far behind.
   std::int64_t& chunk = chunk_;
   std::int64_t& last_check = last_check_;
@@ -111,6 +124,7 @@ RunResult Simulation::run_to(std::int64_t stop) {
     r.eta_seconds = done > 0 ? wall / done * static_cast<double>(total - step) : 0.0;
     r.stats = stats;
     progress_(r);
+    reported_step_ = step;
   };
   const auto account = [&] {
     result.last_step = step;
@@ -150,15 +164,17 @@ RunResult Simulation::run_to(std::int64_t stop) {
     result.stepping_seconds += took;
     const std::int64_t advanced = target - step;
     step = target;
-    bool slow = took >= 0.25;
+    // The slowest process's time (microseconds), so that every process sizes the next chunk
+    // alike.
+    std::int64_t took_us = static_cast<std::int64_t>(took * 1e6);
     bool report_due = progress_ && seconds_since(last_report_) >= progress_seconds_;
     if (agree_) {
-      std::vector<std::int64_t> v{slow, report_due};
+      std::vector<std::int64_t> v{took_us, report_due};
       agree_(v);
-      slow = v[0] != 0;
+      took_us = v[0];
       report_due = v[1] != 0;
     }
-    if (!slow && advanced >= chunk) chunk = std::min<std::int64_t>(chunk * 2, 1 << 20);
+    chunk = next_chunk(chunk, advanced, took_us);
 
     bool checked_due = false, unchecked_due = false;
     for (const Observer& o : observers_)
@@ -172,8 +188,8 @@ RunResult Simulation::run_to(std::int64_t stop) {
       if (stats.non_finite == 0) return true;
       std::ostringstream msg;
       msg << "the field holds " << stats.non_finite << " NaN/Inf value"
-          << (stats.non_finite == 1 ? "" : "s") << " at step " << step
-          << " (t = " << time_of(step) << "; the last check, at step " << last_check
+          << (stats.non_finite == 1 ? "" : "s") << " at step " << step << " (t = " << time_of(step)
+          << "; the last check, at step " << last_check
           << ", was finite): the run is unstable or the input is not finite";
       result.status = RunResult::Status::diverged;
       result.message = msg.str();
@@ -219,7 +235,8 @@ RunResult Simulation::run_to(std::int64_t stop) {
   if (result.status == RunResult::Status::diverged) return result;
 
   result.final_stats = backend_.stats();
-  report(result.final_stats);
+  // Said once: a signal can stop the loop at the step its last report was about.
+  if (reported_step_ != step) report(result.final_stats);
   StepState state(backend_, step, time_of(step));
   for (std::size_t i = 0; i < observers_.size(); ++i) {
     const Observer& o = observers_[i];

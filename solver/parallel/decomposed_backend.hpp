@@ -120,7 +120,6 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   NodeSegment segment_;
   kernels::HostStaging shared_pin_;            // the segment pinned for a device's copies
   std::string shared_pin_note_;                // why it is not, where it could not be
-  std::string shared_note_;                    // why this node has no segment, where it has none
   std::size_t shared_bytes_ = 0;               // this rank's part
   std::size_t shared_points_ = 0;              // per slab; 0: nothing shared
   std::array<int, 3> split_axes_{-1, -1, -1};  // each split axis's index among them

@@ -635,6 +635,22 @@ TEST(CaseLoaderReal, ConvectiveHeatFluxAndTableFaces) {
   EXPECT_EQ(t.boundary[2].value, 2.0);
 }
 
+// `insulated` is a Neumann face with no flux (COMSOL's thermal insulation), on a face and as a
+// void's surface; it takes no other key.
+TEST(CaseLoaderReal, InsulatedFaces) {
+  const solver::Case c = load_ok(replace(kMinimal, "all: {type: dirichlet, value: 0}",
+                                         "all: {type: dirichlet, value: 0}\n  x-: {type: insulated}"));
+  EXPECT_EQ(c.boundary[0].kind, BoundaryKind::neumann);
+  EXPECT_EQ(c.boundary[0].value, 0.0);
+  EXPECT_FALSE(c.boundary[0].heat_flux);
+  EXPECT_EQ(c.boundary[1].kind, BoundaryKind::dirichlet);
+  const LoadResult bad = load_case_text(replace(
+      kMinimal, "all: {type: dirichlet, value: 0}", "all: {type: insulated, flux: 2}"));
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.errors.size(), 1u) << format_errors(bad.errors);
+  EXPECT_EQ(bad.errors[0].path, "boundary.all.flux") << format_errors(bad.errors);
+}
+
 TEST(CaseLoaderReal, Probes) {
   const solver::Case c = load_ok(kReal);
   EXPECT_EQ(c.probes.every, 5);

@@ -1,0 +1,203 @@
+// The CPU level operations (kernels/cpu/cpu_level_ops.cpp) take shortcuts for speed: both
+// colours of a compact level in one pass over its planes, each thread a block of planes; the
+// nodes away from the faces without neighbour tables; 27-point rows several nodes at a time;
+// restriction one finer row at a time. Each must give the bits of the plain operation: the
+// finest level's Gauss-Seidel sweeps against a two-pass sweep written here from the operator,
+// and every operation on every level the same on 1, 2 and 3 threads. Random operators (positive
+// conductances and node terms, Dirichlet nodes sprinkled in) and random data, never zero, at
+// sizes large enough to share out to threads, with periodic axes of even length (which the
+// one-pass sweep wraps around).
+#include "kernels/cpu/cpu_level_ops.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <array>
+#include <cctype>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "solver/multigrid/hierarchy.hpp"
+
+namespace heatsim::kernels {
+namespace {
+
+struct Shape {
+  std::string name;
+  int dims;
+  std::array<std::int64_t, 3> n;
+  std::array<bool, 3> periodic;
+};
+
+std::vector<Shape> shapes() {
+  return {{"3D, periodic z", 3, {37, 35, 34}, {false, false, true}},
+          {"3D, periodic x and y", 3, {40, 36, 25}, {true, true, false}},
+          {"2D, periodic y", 2, {211, 164, 1}, {false, true, false}},
+          {"3D, small", 3, {13, 11, 9}, {false, false, false}}};
+}
+
+void PrintTo(const Shape& s, std::ostream* os) { *os << s.name; }
+
+double uniform(std::mt19937_64& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+
+// A compact operator: conductances in [0.5, 50] (0 past a non-periodic end), node terms in
+// [0, 2], and every node of the x- face and 2% of the rest held.
+LevelOperator random_operator(const Shape& s, std::mt19937_64& rng) {
+  LevelOperator op;
+  op.dims = s.dims;
+  op.n = s.n;
+  op.periodic = s.periodic;
+  const std::int64_t np = op.points();
+  op.node_term.resize(np);
+  op.fixed.resize(np);
+  for (int a = 0; a < s.dims; ++a) op.conductance[a].resize(np);
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::int64_t c[3] = {i % s.n[0], i / s.n[0] % s.n[1], i / (s.n[0] * s.n[1])};
+    op.node_term[i] = uniform(rng, 0.0, 2.0);
+    op.fixed[i] = (c[0] == 0 && !s.periodic[0]) || uniform(rng, 0.0, 1.0) < 0.02;
+    for (int a = 0; a < s.dims; ++a)
+      op.conductance[a][i] = c[a] + 1 < s.n[a] || s.periodic[a] ? uniform(rng, 0.5, 50.0) : 0.0;
+  }
+  return op;
+}
+
+std::vector<double> random_vector(std::int64_t np, std::mt19937_64& rng) {
+  std::vector<double> v(static_cast<std::size_t>(np));
+  for (double& x : v) x = uniform(rng, 1.0, 3.0) * (uniform(rng, 0.0, 1.0) < 0.5 ? -1.0 : 1.0);
+  return v;
+}
+
+// Red-black Gauss-Seidel on the compact operator as level_ops.hpp defines it, colour by colour
+// over the whole grid: the smoother's conductances rounded to fp32, the diagonal the node term
+// plus them, each sum over the neighbours x-, x+, y-, y+, z-, z+.
+void two_pass_sweeps(const LevelOperator& op, const std::vector<double>& b, std::vector<double>& x,
+                     int sweeps, bool reverse, double omega) {
+  const std::int64_t np = op.points();
+  const std::int64_t stride[3] = {1, op.n[0], op.n[0] * op.n[1]};
+  const auto g32 = [&](int a, std::int64_t i) {
+    return static_cast<double>(static_cast<float>(op.conductance[a][i]));
+  };
+  for (int s = 0; s < sweeps; ++s)
+    for (int pass = 0; pass < 2; ++pass) {
+      const int colour = reverse ? 1 - pass : pass;
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / stride[2]};
+        if ((c[0] + c[1] + c[2]) % 2 != colour || op.fixed[i]) continue;
+        double diagonal = op.node_term[i], sum = 0.0;
+        for (int a = 0; a < op.dims; ++a) {
+          const std::int64_t n = op.n[a], st = stride[a];
+          if (c[a] > 0 || op.periodic[a]) {
+            const std::int64_t j = c[a] > 0 ? i - st : i + (n - 1) * st;
+            diagonal += g32(a, j);
+            sum += g32(a, j) * x[j];
+          }
+          if (c[a] + 1 < n || op.periodic[a]) {
+            const std::int64_t j = c[a] + 1 < n ? i + st : i - (n - 1) * st;
+            diagonal += g32(a, i);
+            sum += g32(a, i) * x[j];
+          }
+        }
+        const double xo = x[i];
+        x[i] = xo + omega * ((b[i] + sum) / diagonal - xo);
+      }
+    }
+}
+
+class CpuLevelOpsTest : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
+  const Shape& s = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(s.name));
+  const LevelOperator op = random_operator(s, rng);
+  auto ops = make_cpu_level_ops();
+  ops->setup({op});
+  const std::int64_t np = op.points();
+  const int b = ops->create_vector(0), x = ops->create_vector(0);
+  const std::vector<double> bv = random_vector(np, rng);
+  ops->upload(b, bv);
+  for (const int threads : {1, 2, 3})
+    for (const bool reverse : {false, true})
+      for (const double omega : {1.0, 1.27}) {
+        std::vector<double> want = random_vector(np, rng), got;
+        ops->upload(x, want);
+        omp_set_num_threads(threads);
+        ops->smooth(0, b, x, 2, reverse, omega);
+        ops->download(x, got);
+        two_pass_sweeps(op, bv, want, 2, reverse, omega);
+        std::int64_t differ = 0;
+        for (std::int64_t i = 0; i < np; ++i) differ += got[i] != want[i];
+        EXPECT_EQ(differ, 0) << s.name << ", " << threads << " threads, "
+                             << (reverse ? "reverse" : "forward") << ", omega " << omega;
+      }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// Every operation of a V-cycle on every level of the hierarchy: the same bits on 1, 2 and 3
+// threads.
+TEST_P(CpuLevelOpsTest, EveryLevelsOperationsDoNotDependOnTheThreads) {
+  const Shape& s = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 1);
+  const std::vector<LevelOperator> levels =
+      solver::multigrid::build_hierarchy(random_operator(s, rng), 8);
+  ASSERT_GE(levels.size(), 3u);
+  // The outputs of every operation on every level, on `threads` threads, from the same inputs.
+  const auto run = [&](int threads) {
+    std::mt19937_64 data(7);
+    auto ops = make_cpu_level_ops();
+    ops->setup(levels);
+    omp_set_num_threads(threads);
+    std::vector<std::vector<double>> out;
+    for (int l = 0; l < static_cast<int>(levels.size()); ++l) {
+      const std::int64_t np = levels[l].points();
+      const int b = ops->create_vector(l), x = ops->create_vector(l), r = ops->create_vector(l);
+      ops->upload(b, random_vector(np, data));
+      ops->upload(x, random_vector(np, data));
+      std::vector<double> v;
+      for (const bool reverse : {false, true}) {
+        ops->smooth(l, b, x, 2, reverse, 1.13);
+        ops->download(x, v);
+        out.push_back(v);
+      }
+      ops->cycle_residual(l, b, x, r);
+      ops->download(r, v);
+      out.push_back(v);
+      ops->residual(l, b, x, r);
+      ops->download(r, v);
+      out.push_back(v);
+      if (l + 1 < static_cast<int>(levels.size())) {
+        const int coarse = ops->create_vector(l + 1);
+        ops->restrict_residual(l, r, coarse);
+        ops->download(coarse, v);
+        out.push_back(v);
+        ops->upload(coarse, random_vector(levels[l + 1].points(), data));
+        ops->prolong_add(l, coarse, x);
+        ops->download(x, v);
+        out.push_back(v);
+      }
+    }
+    omp_set_num_threads(omp_get_num_procs());
+    return out;
+  };
+  const auto one = run(1);
+  for (const int threads : {2, 3}) {
+    const auto many = run(threads);
+    ASSERT_EQ(many.size(), one.size());
+    for (std::size_t k = 0; k < one.size(); ++k)
+      EXPECT_EQ(many[k], one[k]) << s.name << ", output " << k << ", " << threads << " threads";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CpuLevelOpsTest, ::testing::ValuesIn(shapes()),
+                         [](const ::testing::TestParamInfo<Shape>& info) {
+                           std::string name;
+                           for (const char ch : info.param.name)
+                             if (std::isalnum(static_cast<unsigned char>(ch))) name += ch;
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace heatsim::kernels
