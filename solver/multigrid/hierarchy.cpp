@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 #include <utility>
@@ -163,6 +164,80 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
   row.a[0] = diagonal;
 }
 
+// Where a 3D level repeats itself along x. A finer node is `same` as the node two before it
+// along x when their own values are the same bits (fixed, and the compact form's node term and
+// upper conductances or the stencil form's row) and the transfer along x, from either side of
+// it, is that of the node two before moved by one coarse node; and every node within r of it
+// (per axis) is same, `repeats(r)`. Everything the prolongation, A P and the Galerkin product
+// compute at a node is a function of the values and transfers within a few nodes of it, so where
+// that neighbourhood repeats, the result is the one computed two finer nodes (one coarse node)
+// before, to the bit, and is copied rather than computed again (homogeneous blocks of a real
+// case: the bulk of a cube of one metal, the epoxy around a ball).
+class XRepeats {
+ public:
+  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, bool use) : n_(fine.n) {
+    // (A periodic axis's neighbourhoods wrap around, which the windows below do not follow.)
+    if (!use || fine.dims != 3 || fine.periodic[0] || fine.periodic[1] || fine.periodic[2]) return;
+    const std::int64_t nx = n_[0], np = fine.points();
+    // Along x: the transfer at f is that at f - 2 moved up by one coarse node, away from the
+    // ends (f - 2 and f + 1 exist).
+    std::vector<std::uint8_t> moved(static_cast<std::size_t>(nx), 0);
+    const auto shifted = [](const AxisTransfer::Term& a, const AxisTransfer::Term& b) {
+      return a.offset == b.offset && (a.coarse < 0 ? b.coarse < 0 : b.coarse == a.coarse + 1);
+    };
+    for (std::int64_t f = 2; f + 1 < nx; ++f)
+      moved[f] =
+          shifted(tx.from[f - 2][0], tx.from[f][0]) && shifted(tx.from[f - 2][1], tx.from[f][1]);
+    same_.assign(static_cast<std::size_t>(np), 0);
+    const int kp = stencil_points(3);
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t line = 0; line < n_[1] * n_[2]; ++line)
+      for (std::int64_t x = 2; x < nx; ++x) {
+        if (!moved[x]) continue;
+        const std::int64_t i = line * nx + x;
+        bool same = fine.fixed[i] == fine.fixed[i - 2];
+        const auto bits = [&](const std::vector<double>& v, std::int64_t at) {
+          return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
+        };
+        if (fine.stencil_form())
+          for (int k = 0; k < kp && same; ++k) same = bits(fine.stencil, k * np + i);
+        else
+          same = same && bits(fine.node_term, i) && bits(fine.conductance[0], i) &&
+                 bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
+        same_[i] = same;
+      }
+  }
+  // Per finer node: every node within r of it is same (x beyond the grid is not; y and z
+  // beyond it hold nothing and are the same for both nodes).
+  std::vector<std::uint8_t> repeats(int r) const {
+    if (same_.empty()) return {};
+    std::vector<std::uint8_t> out = same_;
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t n = n_[a], stride = a == 0 ? 1 : a == 1 ? n_[0] : n_[0] * n_[1];
+      const std::int64_t lines = n_[0] * n_[1] * n_[2] / n;
+#pragma omp parallel for schedule(static) if (lines * n >= 32768)
+      for (std::int64_t l = 0; l < lines; ++l) {
+        const std::int64_t start = a == 0   ? l * n
+                                   : a == 1 ? (l / n_[0]) * n_[0] * n_[1] + l % n_[0]
+                                            : l;
+        // misses[j]: how many of the line's first j nodes are not same.
+        std::vector<std::int64_t> misses(static_cast<std::size_t>(n) + 1, 0);
+        for (std::int64_t j = 0; j < n; ++j) misses[j + 1] = misses[j] + !out[start + j * stride];
+        for (std::int64_t j = 0; j < n; ++j) {
+          const std::int64_t lo = std::max<std::int64_t>(j - r, 0), hi = std::min(j + r, n - 1);
+          const bool inside = a != 0 || (j - r >= 0 && j + r < n);
+          out[start + j * stride] = inside && misses[hi + 1] == misses[lo];
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::array<std::int64_t, kMaxDims> n_;
+  std::vector<std::uint8_t> same_;
+};
+
 template <typename F>
 void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 #pragma omp parallel for collapse(2) schedule(dynamic, 4) if (n[0] * n[1] * n[2] >= 4096)
@@ -176,7 +251,8 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 
 // The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
 std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator& c,
-                                 const std::array<AxisTransfer, kMaxDims>& t) {
+                                 const std::array<AxisTransfer, kMaxDims>& t,
+                                 const std::vector<std::uint8_t>& repeats) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -262,6 +338,21 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
           ++count;
         }
       if (count != type || fine.fixed[i]) return;
+      if (!repeats.empty() && repeats[i]) {
+        // The weights of the node two before along x, toward the coarse nodes one before.
+        for (int corner = 0; corner < 8; ++corner) {
+          if (corner & ~between) continue;
+          std::int64_t I = 0;
+          int from_corner = 0;
+          for (int b = 2; b >= 0; --b) {
+            const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
+            I = I * c.n[b] + term.coarse;
+            from_corner += (term.offset + 1) * power[b];
+          }
+          P[from_corner * nc + I] = P[from_corner * nc + I - 1];
+        }
+        return;
+      }
       Row row;
       free_row(fine, fg, f, i, row);
       if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
@@ -482,7 +573,7 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
 std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
-                             const std::array<AxisTransfer, kMaxDims>& t) {
+                             const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -568,6 +659,10 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   }
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
+  // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
+  // node before along x (XRepeats: A P reads the weights of the nodes around, each from three
+  // nodes around it; a coarse row the weights and A P of its children).
+  const std::vector<std::uint8_t> ap_repeats = repeats.repeats(4), row_repeats = repeats.repeats(5);
   // The prolongation's row of each finer node of plane z, its weights at [(y nx + x) 8 + tx +
   // 2 ty + 4 tz] over its own terms per axis (near[a][3 f + 1]), 0 for a term it lacks. A P
   // reads a neighbour's weights there, eight contiguous values, rather than gathering them
@@ -634,6 +729,10 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
         double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
+        if (!ap_repeats.empty() && ap_repeats[i]) {
+          std::copy(ap_row - 2 * kMaxStencil, ap_row - kMaxStencil, ap_row);
+          continue;
+        }
         if (!fine.fixed[i] && standard[0][x] && standard[1][y] && standard[2][z]) {
           Row row;
           free_row(fine, fg, f, i, row);
@@ -792,6 +891,11 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
           if (c.fixed[I]) continue;
           const double* w = &weights[X * kp];
           double* out = &entries[X * kp];
+          if (!row_repeats.empty() &&
+              row_repeats[(zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X]]) {
+            std::copy(out - kp, out, out);
+            continue;
+          }
           if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
             const double* apc[kMaxStencil];
             for (int kf = 0; kf < kMaxStencil; ++kf) {
@@ -996,7 +1100,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   return strong;
 }
 
-LevelOperator coarsen(const LevelOperator& fine) {
+LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   LevelOperator c;
   c.dims = fine.dims;
   c.periodic = fine.periodic;
@@ -1016,8 +1120,9 @@ LevelOperator coarsen(const LevelOperator& fine) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  c.prolongation = prolongation(fine, c, t);
-  c.stencil = galerkin(fine, c, t);
+  const XRepeats repeats(fine, t[0], reuse == Reuse::along_x);
+  c.prolongation = prolongation(fine, c, t, repeats.repeats(3));
+  c.stencil = galerkin(fine, c, t, repeats);
   return c;
 }
 

@@ -55,7 +55,12 @@ std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(const Lev
 // out; fixed coarse nodes give no value. A removed neighbour (kernels::kRemovedNode, inside a
 // void) is no part of the body: what a row gathers on it is taken as the node's own value
 // (an insulated surface), so that interpolation beside a void keeps constants.
-LevelOperator coarsen(const LevelOperator& fine);
+// `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (five finer nodes each
+// way) repeats the one two finer nodes before it along x, its weights, A P row and coarse row
+// are copied from there rather than computed, to the same bits; `Reuse::none` computes every
+// node (the tests compare the two).
+enum class Reuse { along_x, none };
+LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 
 // Wall and process CPU time (all threads) of a piece of the set-up.
 struct SetupTime {

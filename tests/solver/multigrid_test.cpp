@@ -196,6 +196,167 @@ TEST(Multigrid, CoarseLevelsAreGalerkinProductsOfTransposedTransfers) {
   }
 }
 
+// A level-0 operator of blocks, as a real case gives: a background with a conductance per axis,
+// random boxes of other conductances and node terms, blocks that differ in the y or the z
+// conductance alone or in the node term alone, a void (removed nodes, no conductance
+// into them), Dirichlet nodes on the x- face and part of z+, and a layer across x and one
+// across z coupled a thousand times more weakly across than within (planes the coarsening
+// keeps, so the transfer along x is not standard everywhere).
+kernels::LevelOperator blocky_level(std::mt19937& rng, std::array<std::int64_t, 3> n) {
+  kernels::LevelOperator op;
+  op.dims = 3;
+  op.n = n;
+  const std::int64_t np = op.points();
+  const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    return (z * n[1] + y) * n[0] + x;
+  };
+  op.node_term.assign(np, 0.0);
+  for (int a = 0; a < 3; ++a) op.conductance[a].assign(np, 1.0 + a);
+  op.fixed.assign(np, 0);
+  std::uniform_int_distribution<std::int64_t> corner(0, 1 << 20), size(2, 12);
+  std::uniform_real_distribution<double> g(0.5, 2.0);
+  for (int box = 0; box < 6; ++box) {
+    std::int64_t lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {  // along x, in the first half less a neighbourhood
+      lo[a] = corner(rng) % (a == 0 ? n[0] / 2 - 12 : n[a]);
+      hi[a] = std::min(a == 0 ? n[0] / 2 - 6 : n[a] - 1, lo[a] + size(rng));
+    }
+    const double k = std::pow(10.0, 6.0 * g(rng) - 3.0), term = box % 2 ? 0.01 * g(rng) : 0.0;
+    for (std::int64_t z = lo[2]; z <= hi[2]; ++z)
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
+        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+          for (int a = 0; a < 3; ++a) op.conductance[a][at(x, y, z)] = k * (1.0 + 0.5 * a);
+          op.node_term[at(x, y, z)] = term;
+        }
+  }
+  // Blocks that differ from the background in one value alone (the y or the z conductance,
+  // or the node term), each further than a neighbourhood from anything else that varies
+  // along x, so that nothing else keeps the copies away from its edges.
+  for (std::int64_t d = 1; d < 6; ++d)
+    for (std::int64_t e = 1; e < 6; ++e)
+      for (std::int64_t x = n[0] / 2 + 5; x < n[0] / 2 + 12; ++x) {
+        op.conductance[1][at(x, d, e)] *= 3.0;
+        op.conductance[2][at(x, n[1] - 1 - d, e)] *= 5.0;
+        op.node_term[at(x, d, n[2] / 2 + e - 3)] += 0.5;
+      }
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      op.conductance[0][at(n[0] / 3, y, z)] *= 1e-3;
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        if (z == n[2] / 2) op.conductance[2][at(x, y, z)] *= 1e-3;
+        if (x == 0 || (z == n[2] - 1 && x > n[0] / 2)) op.fixed[at(x, y, z)] = 1;
+        const bool inside_void =
+            x >= n[0] - 9 && x < n[0] - 3 && y >= 3 && y < 9 && z >= 2 && z < 7;
+        if (inside_void) op.fixed[at(x, y, z)] = kernels::kRemovedNode;
+      }
+    }
+  // No conductance into the void, and none beyond a non-periodic axis's last node.
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t c[3] = {x, y, z}, i = at(x, y, z);
+        for (int a = 0; a < 3; ++a) {
+          if (c[a] == n[a] - 1) {
+            op.conductance[a][i] = 0.0;
+            continue;
+          }
+          const std::int64_t j = i + (a == 0 ? 1 : a == 1 ? n[0] : n[0] * n[1]);
+          if (op.fixed[i] == kernels::kRemovedNode || op.fixed[j] == kernels::kRemovedNode)
+            op.conductance[a][i] = 0.0;
+        }
+      }
+  return op;
+}
+
+// A 27-point (stencil-form) level of the same kind: couplings -w_c sqrt(m_c(i) m_c(j)) between
+// neighbours i and j (c: face, edge or corner neighbours, w_c 1, 0.3, 0.1), so the matrix is
+// symmetric; m per node and class is 1 but in a block where all three differ, and in blocks
+// where one class's alone or the node term alone differs, each further than a neighbourhood
+// from the rest; Dirichlet nodes on x-, a void (no couplings into it).
+kernels::LevelOperator blocky_stencil_level(std::array<std::int64_t, 3> n) {
+  kernels::LevelOperator op;
+  op.dims = 3;
+  op.n = n;
+  const std::int64_t np = op.points();
+  const int kp = kernels::stencil_points(3), centre = kernels::stencil_centre(3);
+  const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    return (z * n[1] + y) * n[0] + x;
+  };
+  std::vector<std::array<double, 3>> m(static_cast<std::size_t>(np), {1.0, 1.0, 1.0});
+  std::vector<double> term(static_cast<std::size_t>(np), 0.0);
+  op.fixed.assign(np, 0);
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = at(x, y, z);
+        if (x >= 8 && x < 14 && y >= 4 && y < 12 && z >= 3 && z < 9) m[i] = {40.0, 30.0, 20.0};
+        const bool block = x >= n[0] / 2 + 5 && x < n[0] / 2 + 12;
+        if (block && y >= 1 && y < 6 && z >= 1 && z < 6) m[i][0] = 3.0;
+        if (block && y >= n[1] - 6 && y < n[1] - 1 && z >= 1 && z < 6) m[i][1] = 5.0;
+        if (block && y >= 1 && y < 6 && z >= n[2] - 6 && z < n[2] - 1) m[i][2] = 7.0;
+        if (block && y >= n[1] - 6 && y < n[1] - 1 && z >= n[2] - 6 && z < n[2] - 1) term[i] = 0.5;
+        if (x == 0) op.fixed[i] = 1;
+        if (x >= 16 && x < 20 && y >= 14 && z >= 10 && z < 14) op.fixed[i] = kernels::kRemovedNode;
+      }
+  op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+  const double w[3] = {1.0, 0.3, 0.1};
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y)
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = at(x, y, z);
+        double sum = term[i];
+        for (int k = 0; k < kp; ++k) {
+          if (k == centre) continue;
+          const std::int64_t d[3] = {kernels::stencil_offset(k, 0), kernels::stencil_offset(k, 1),
+                                     kernels::stencil_offset(k, 2)};
+          const std::int64_t jx = x + d[0], jy = y + d[1], jz = z + d[2];
+          if (jx < 0 || jy < 0 || jz < 0 || jx >= n[0] || jy >= n[1] || jz >= n[2]) continue;
+          const std::int64_t j = at(jx, jy, jz);
+          if (op.fixed[i] == kernels::kRemovedNode || op.fixed[j] == kernels::kRemovedNode)
+            continue;
+          const int c = static_cast<int>(std::abs(d[0]) + std::abs(d[1]) + std::abs(d[2])) - 1;
+          const double a = -w[c] * std::sqrt(m[i][c] * m[j][c]);
+          op.stencil[k * np + i] = a;
+          sum -= a;
+        }
+        op.stencil[centre * np + i] = sum;
+      }
+  return op;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// Copying a node's weights, A P row and coarse row from two finer nodes before along x, where
+// the neighbourhood repeats (Reuse::along_x), gives the bits of computing every node, on the
+// compact finest level and the 27-point levels below it, at odd and even sizes, and on a
+// 27-point level of blocks built as such.
+TEST(Multigrid, ReusingRepeatedNeighbourhoodsAlongXGivesTheSameLevels) {
+  for (const std::array<std::int64_t, 3> n :
+       {std::array<std::int64_t, 3>{77, 29, 23}, std::array<std::int64_t, 3>{70, 30, 18}}) {
+    std::mt19937 rng(static_cast<unsigned>(n[0]));
+    kernels::LevelOperator level = blocky_level(rng, n);
+    for (int depth = 1; depth <= 2; ++depth) {
+      SCOPED_TRACE("n[0] = " + std::to_string(n[0]) + ", level " + std::to_string(depth));
+      const kernels::LevelOperator reused = coarsen(level, Reuse::along_x);
+      const kernels::LevelOperator computed = coarsen(level, Reuse::none);
+      ASSERT_EQ(reused.n, computed.n);
+      EXPECT_EQ(reused.fixed, computed.fixed);
+      EXPECT_TRUE(same_bits(reused.prolongation, computed.prolongation));
+      EXPECT_TRUE(same_bits(reused.stencil, computed.stencil));
+      level = computed;
+    }
+  }
+  const kernels::LevelOperator level = blocky_stencil_level({77, 31, 29});
+  const kernels::LevelOperator reused = coarsen(level, Reuse::along_x);
+  const kernels::LevelOperator computed = coarsen(level, Reuse::none);
+  ASSERT_EQ(reused.n, computed.n);
+  EXPECT_EQ(reused.fixed, computed.fixed);
+  EXPECT_TRUE(same_bits(reused.prolongation, computed.prolongation));
+  EXPECT_TRUE(same_bits(reused.stencil, computed.stencil));
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
