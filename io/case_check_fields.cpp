@@ -101,11 +101,11 @@ class FieldChecks {
   int dims() const { return c_.grid.dims; }
   double h(int a) const { return solver::spacing(c_, a); }
 
-  // Temperature-dependent materials and radiation iterate around backward Euler's or the
-  // steady state's solve; the two-step and trapezoidal methods do not.
+  // Temperature-dependent materials and radiation iterate around backward Euler's, BDF2's or
+  // the steady state's solve; the trapezoidal method does not.
   void check_nonlinear_method() {
     const solver::TimeMethod m = c_.time.method;
-    if (m != solver::TimeMethod::crank_nicolson && m != solver::TimeMethod::bdf2) return;
+    if (m != solver::TimeMethod::crank_nicolson) return;
     std::string what;
     for (const solver::MaterialSpec& mat : c_.materials)
       if (what.empty() && mat.temperature_dependent())
@@ -113,10 +113,13 @@ class FieldChecks {
     for (int f = 0; f < 2 * dims() && what.empty(); ++f)
       if (c_.boundary[static_cast<std::size_t>(f)].radiates())
         what = std::string("boundary.") + kFaceNames[f] + " radiates";
+    for (std::size_t r = 0; r < c_.regions.size() && what.empty(); ++r)
+      if (c_.regions[r].is_void && c_.regions[r].surface.radiates())
+        what = "regions[" + std::to_string(r) + "].surface radiates";
     if (!what.empty())
-      r_.error("time.method", what + ": such cases run explicit, backward-euler or steady, not " +
-                                  std::string(m == solver::TimeMethod::bdf2 ? "bdf2"
-                                                                            : "crank-nicolson"));
+      r_.error("time.method", what +
+                                  ": such cases run explicit, backward-euler, bdf2 or steady, "
+                                  "not crank-nicolson");
   }
 
   // The coefficient fields come with the conservative second-order form only.

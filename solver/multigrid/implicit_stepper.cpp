@@ -113,11 +113,10 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
         "convective or radiating, so the temperature is fixed only up to a constant (and a "
         "steady state exists only if the sources and boundary fluxes balance exactly); make a "
         "face dirichlet, convective or radiative, or run the transient with backward-euler");
-  if (nonlinear_ && method != TimeMethod::steady && method != TimeMethod::backward_euler)
+  if (nonlinear_ && method == TimeMethod::crank_nicolson)
     throw std::invalid_argument(
-        std::string(to_string(method)) +
-        ": temperature-dependent materials and radiating faces take backward-euler or steady "
-        "(or the explicit method)");
+        "crank-nicolson: temperature-dependent materials and radiating faces take "
+        "backward-euler, bdf2 or steady (or the explicit method)");
   end_phase("heat-flow operator");
   build_levels(method);
   // The loads' parts, uploaded once; each step combines them with its times' factors.
@@ -250,7 +249,11 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
   const bool radiating_steady = steady && radiates(problem_, base_fields_.get());
   const double t = static_cast<double>(steady ? step : step + 1) * dt_;
-  const auto [alpha, beta] = scalars(method_, dt_);
+  // BDF2 without the field of step - 1 starts with a backward Euler step.
+  const bool bdf2 =
+      method_ == TimeMethod::bdf2 && previous_step_ >= 0 && previous_step_ == step - 1;
+  const auto [alpha, beta] =
+      scalars(method_ == TimeMethod::bdf2 && !bdf2 ? TimeMethod::backward_euler : method_, dt_);
   const kernels::TemperatureDependence* laws = base_fields_->temperature.get();
   // The law of node i when its capacity varies, else null.
   const auto varying = [&](std::size_t i) -> const kernels::TemperatureLaw* {
@@ -266,7 +269,20 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   // throw into cycles as Newton on u does): linearised about u_k = T(h_k) with the tangent
   // capacity c_k, the solve gives v, and h_k+1 = h_k + c_k (v - u_k), u_k+1 = T(h_k+1). At a
   // fixed point C_ref (h - h0) / dt = -A u + load: the heat content changes by what flows in.
-  const std::vector<double> h0 = enthalpies(*base_fields_, u0);
+  //
+  // BDF2, C_ref (3 h - 4 h_n + h_{n-1}) / (2 dt), is backward Euler's form at alpha = 3 / (2 dt)
+  // about the history (4 h_n - h_{n-1}) / 3 in place of h0 (and (4 u_n - u_{n-1}) / 3 in place
+  // of u0 where the capacity is constant, where h is u).
+  std::vector<double> h0 = enthalpies(*base_fields_, u0), history = u0;
+  if (bdf2) {
+    std::vector<double> before;
+    ops_->download(previous_, before);
+    const std::vector<double> h_before = enthalpies(*base_fields_, before);
+    for (std::size_t i = 0; i < u0.size(); ++i) {
+      h0[i] = (4.0 * h0[i] - h_before[i]) / 3.0;
+      history[i] = (4.0 * u0[i] - before[i]) / 3.0;
+    }
+  }
   std::vector<double> h = enthalpies(*base_fields_, u);
   SolveReport report;
   double change = 0.0;
@@ -281,7 +297,8 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       for (std::size_t i = 0; i < u.size(); ++i) {
         if (fixed[i]) continue;
         const kernels::TemperatureLaw* law = varying(i);
-        rhs[i] += alpha * wc[i] * (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : u0[i]);
+        rhs[i] +=
+            alpha * wc[i] * (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : history[i]);
       }
     }
     ops_->upload(mg_->rhs(), rhs);
@@ -325,6 +342,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     if (change <= options_.outer_tolerance * scale) {
       if (projected) ops_->upload(mg_->solution(), u);
       if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
+      if (method_ == TimeMethod::bdf2) {
+        ops_->upload(previous_, u0);  // u_{n-1} of the next step
+        previous_step_ = step;
+      }
       return report;
     }
   }

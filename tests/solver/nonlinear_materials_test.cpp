@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.hpp"
@@ -251,6 +252,87 @@ TEST(Nonlinear, PhaseChangeConservesTheHeatContent) {
   stepper.field(u);
   EXPECT_NEAR(content(u), content(u0), 1e-9 * content(u0));
   EXPECT_LT(u[n / 2 - 1], 324.0);
+}
+
+// A steel rod heated from x- (Dirichlet 900 K) and radiating and convecting from x+ to 300 K,
+// k and c_p both tables of T, from 300 K: `steps` steps of `method` to t = 40 s.
+std::vector<double> heated_rod(mg::TimeMethod method, int steps,
+                               std::vector<double>* previous = nullptr, int split = -1) {
+  const int n = 41;
+  Case c = rod(n, 0.02);
+  heatsim::solver::MaterialSpec steel = material("steel", 50.0, 7800, 480);
+  steel.conductivity_table = {{300.0, 50.0}, {600.0, 40.0}, {900.0, 30.0}};
+  steel.specific_heat_table = {{300.0, 480.0}, {900.0, 700.0}};
+  c.materials = {steel};
+  c.regions = {region("steel")};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 900.0;
+  c.boundary[1].kind = BoundaryKind::convective;
+  c.boundary[1].transfer = 20.0;
+  c.boundary[1].emissivity = 0.8;
+  c.boundary[1].value = 300.0;
+  const double dt = 40.0 / steps;
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  options.outer_tolerance = 1e-13;
+  const auto make = [&] {
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, dt, fields);
+    return std::make_unique<mg::ImplicitStepper>(
+        p, fields, method, dt, heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  };
+  std::vector<double> u(n, 300.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  auto stepper = make();
+  stepper->set_field(u);
+  for (int s = 0; s < steps; ++s) {
+    if (s == split) {
+      // A restart: a new stepper from the field and the field of the step before.
+      std::vector<double> before = *stepper->previous_field(s);
+      stepper->field(u);
+      stepper = make();
+      stepper->set_field(u);
+      stepper->set_previous_field(s, before);
+    }
+    stepper->advance(s);
+  }
+  stepper->field(u);
+  if (previous) *previous = stepper->previous_field(steps).value_or(std::vector<double>{});
+  return u;
+}
+
+// BDF2 takes temperature-dependent materials and radiation (Newton on the enthalpy about the
+// history (4 h_n - h_{n-1}) / 3): its error at t = 40 s against a run of 1024 steps falls 4
+// times per halving of dt (second order), backward Euler's 2 times; a run restarted halfway
+// from the field and the one before it ends on the same bits.
+TEST(Nonlinear, Bdf2IsSecondOrderWithTemperatureLawsAndRadiation) {
+  const std::vector<double> reference = heated_rod(mg::TimeMethod::bdf2, 1024);
+  EXPECT_GT(reference[20], 400.0);  // the middle has warmed through the tables' range
+  const auto error = [&](mg::TimeMethod m, int steps) {
+    const std::vector<double> u = heated_rod(m, steps);
+    double e = 0.0;
+    for (std::size_t i = 0; i < u.size(); ++i) e = std::max(e, std::abs(u[i] - reference[i]));
+    return e;
+  };
+  const double b8 = error(mg::TimeMethod::bdf2, 8), b16 = error(mg::TimeMethod::bdf2, 16),
+               b32 = error(mg::TimeMethod::bdf2, 32);
+  EXPECT_GT(b8 / b16, 3.3);
+  EXPECT_LT(b8 / b16, 5.0);
+  EXPECT_GT(b16 / b32, 3.3);
+  EXPECT_LT(b16 / b32, 4.5);
+  const double e16 = error(mg::TimeMethod::backward_euler, 16),
+               e32 = error(mg::TimeMethod::backward_euler, 32);
+  EXPECT_GT(e16 / e32, 1.7);
+  EXPECT_LT(e16 / e32, 2.3);
+  EXPECT_LT(b32, e32 / 10.0);
+
+  std::vector<double> previous, previous_restarted;
+  const std::vector<double> straight = heated_rod(mg::TimeMethod::bdf2, 20, &previous);
+  const std::vector<double> restarted =
+      heated_rod(mg::TimeMethod::bdf2, 20, &previous_restarted, 10);
+  EXPECT_EQ(straight, restarted);
+  ASSERT_EQ(previous.size(), straight.size());
+  EXPECT_EQ(previous, previous_restarted);
 }
 
 // The mode sin(pi x / Lx) sin(pi y / Ly) (sin(pi z / Lz)) with Dirichlet faces: one explicit

@@ -377,10 +377,21 @@ real("radiative_without_emissivity", "boundary.x+.emissivity: missing required k
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, ambient: 300.0}")
 real("radiative_with_h", "boundary.x+.h: unknown key",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, h: 5, emissivity: 0.8, ambient: 300.0}")
-case("nonlinear_with_bdf2",
-     "time.method: materials.copper depends on temperature: such cases run explicit, backward-euler or steady, not bdf2",
+case("nonlinear_with_crank_nicolson",
+     "time.method: materials.copper depends on temperature: such cases run explicit, backward-euler, bdf2 or steady, not crank-nicolson",
      sub(sub(BASE_REAL, COPPER, "  copper: {conductivity: [[300, 401], [600, 380]], density: 8960, specific_heat: 385}\n"),
-         "time: {steps: 10}", "time: {method: bdf2, dt: 0.1, steps: 10}"))
+         "time: {steps: 10}", "time: {method: crank-nicolson, dt: 0.1, steps: 10}"))
+real("boundary_insulated_flux", "unknown key 'flux' for an insulated face",
+     "all: {type: neumann, flux: 0}", "all: {type: insulated, flux: 0}")
+real("void_surface_insulated_h", "regions[1].surface.h: unknown key 'h' for an insulated face",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+     "{void: true, box: {lower: [0, 0], upper: [0.5, 0.5]}, surface: {type: insulated, h: 5}}")
+case("void_radiating_with_crank_nicolson",
+     "time.method: regions[1].surface radiates: such cases run explicit, backward-euler, bdf2 or steady, not crank-nicolson",
+     sub(sub(BASE_REAL, "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
+             "{void: true, box: {lower: [0, 0], upper: [0.5, 0.5]}, "
+             "surface: {type: convective, h: 5, ambient: 300, emissivity: 0.8}}"),
+         "time: {steps: 10}", "time: {method: crank-nicolson, dt: 0.1, steps: 10}"))
 real("radiative_ambient_below_zero", "boundary.x+.ambient: a radiating face needs its ambient in kelvin",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: -20}")
 real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
