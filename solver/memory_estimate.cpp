@@ -97,7 +97,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // the hierarchy's arrays over, so there it is counted once, with the levels).
     setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
              static_cast<double>(mg.deflation_setup) +
-             8.0 * points * (1.0 + stepper.sources);
+             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + stepper.sources);
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }
@@ -106,9 +106,11 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // run's precision (the in-memory driver's buffer is allocated once at the file's size:
   // io/field_file.cpp sets its increment so, and keeps it for the next file). The writer runs
   // beside everything else, so both count for the whole run.
-  e.host.push_back({"writer thread: two staging buffers" +
+  // A steady run writes one field and no checkpoint: one staging buffer.
+  const bool one_file = c.time.method == TimeMethod::steady;
+  e.host.push_back({"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
                         std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
-                    2.0 * value * points + value * points});
+                    (one_file ? 1.0 : 2.0) * value * points + value * points});
   // output.heat_flows: the field of a row's step and of the step before it, and the nodes'
   // fixed flags; output.fields: per output file, the heat flux's three values and the
   // conductivity per node, and their place in the file being built (the writer's, beside the
@@ -118,8 +120,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0) +
                          (c.output.liquid_fraction ? 1.0 : 0.0);
   if (further > 0.0)
-    e.host.push_back({"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
-                      (8.0 + value) * further * points});
+    e.host.push_back(
+        {"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
+         (8.0 + value) * further * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
   // which is written in place (no image of it in memory).
   const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
