@@ -945,15 +945,26 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   // free node whose offset comes first (an entry toward a fixed node, whose row is empty,
   // takes half its own value, and one toward no node is 0).
   const int centre = stencil_centre(dims);
+  // Away from the ends every neighbour exists, at a fixed step in the numbering.
+  std::int64_t step_of[kMaxStencil];
+  for (int k = 0; k < kp; ++k) {
+    step_of[k] = 0;
+    for (int a = dims - 1; a >= 0; --a) step_of[k] = step_of[k] * c.n[a] + stencil_offset(k, a);
+  }
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
     if (c.fixed[I]) return;
+    bool inside = true;
+    for (int a = 0; a < dims; ++a) inside = inside && C[a] > 0 && C[a] + 1 < c.n[a];
     for (int k = 0; k < kp; ++k) {
-      std::int64_t J[3];
-      if (!cg.neighbour(C, k, J)) {
-        S[k * nc + I] = 0.0;
-        continue;
+      std::int64_t j = I + step_of[k];
+      if (!inside) {
+        std::int64_t J[3];
+        if (!cg.neighbour(C, k, J)) {
+          S[k * nc + I] = 0.0;
+          continue;
+        }
+        j = cg.index(J);
       }
-      const std::int64_t j = cg.index(J);
       if (c.fixed[j]) {
         S[k * nc + I] *= 0.5;
       } else if (k < centre) {
