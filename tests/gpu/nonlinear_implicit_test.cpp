@@ -2,8 +2,8 @@
 // around the multigrid) on a device's level operations against the CPU's: a 3D block of steel
 // with k(T), a strip of wax that melts, a face that convects and radiates and one that only
 // radiates, a heat source, a Dirichlet face. Each outer iteration rebuilds the operator on the
-// device; the steady state and five backward Euler steps through melting end where the CPU's
-// do (relative 1e-9, the outer tolerance's order), with the same outer iteration counts.
+// device; the steady state and five backward Euler or BDF2 steps through melting end where the
+// CPU's do (relative 1e-9, the outer tolerance's order), with the same outer iteration counts.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -82,7 +82,7 @@ class NonlinearImplicit : public ::testing::Test {
   void SetUp() override { skip_without_gpu(); }
 };
 
-TEST_F(NonlinearImplicit, SteadyAndBackwardEulerOnTheDeviceMatchTheCpu) {
+TEST_F(NonlinearImplicit, SteadyBackwardEulerAndBdf2OnTheDeviceMatchTheCpu) {
   for (const std::string& device : {std::string("register-tiling"), std::string("cuda-naive")}) {
     SCOPED_TRACE(device);
     {
@@ -94,8 +94,10 @@ TEST_F(NonlinearImplicit, SteadyAndBackwardEulerOnTheDeviceMatchTheCpu) {
       ASSERT_FALSE(cpu.outer.empty());
       EXPECT_GT(cpu.outer[0], 2) << "the properties made it iterate";
     }
-    {
-      const solver::Case c = melting_block(solver::TimeMethod::backward_euler);
+    for (const solver::TimeMethod m :
+         {solver::TimeMethod::backward_euler, solver::TimeMethod::bdf2}) {
+      SCOPED_TRACE(solver::multigrid::to_string(m));
+      const solver::Case c = melting_block(m);
       const Result cpu = run(c, 20.0, 5, "cpu");
       const Result gpu = run(c, 20.0, 5, device);
       EXPECT_LE(relative_difference(gpu.u, cpu.u), 1e-9);
