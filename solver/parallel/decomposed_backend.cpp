@@ -183,22 +183,38 @@ void DecomposedBackend::advance(std::int64_t steps, std::int64_t step0) {
     timed_exchange();
     ++beside_interior_;
   };
+  const auto since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
+  const auto wait = [&] {
+    const auto t = clock::now();
+    local_->synchronize();
+    wait_seconds_ += since(t);
+  };
   for (const Piece& piece : exchange_pieces(steps, step0, exchange_every_)) {
     if (overlaps_stale_) {
-      local_->synchronize();
+      wait();
       const bool one_pass = piece.steps == exchange_every_ && piece.step0 % exchange_every_ == 0;
-      if (!(split_ && one_pass &&
-            local_->advance_around(piece.steps, piece.step0, inner_, exchange_now))) {
+      const double exchanged = exchange_seconds_;
+      const auto t = clock::now();
+      const bool split = split_ && one_pass &&
+                         local_->advance_around(piece.steps, piece.step0, inner_, exchange_now);
+      pass_seconds_ += since(t) - (exchange_seconds_ - exchanged);
+      if (!split) {
         timed_exchange();
+        const auto t2 = clock::now();
         local_->advance(piece.steps, piece.step0);
+        pass_seconds_ += since(t2);
       }
     } else {
+      const auto t = clock::now();
       local_->advance(piece.steps, piece.step0);
+      pass_seconds_ += since(t);
     }
     overlaps_stale_ = true;
   }
-  local_->synchronize();
-  advance_seconds_ += std::chrono::duration<double>(clock::now() - start).count();
+  wait();
+  advance_seconds_ += since(start);
 }
 
 // Neighbours on this node take their slabs through memory the node's processes share: each
@@ -254,15 +270,17 @@ void DecomposedBackend::timed_exchange() {
 
 std::string DecomposedBackend::exchange_summary() const {
   if (exchanges_ == 0 || !(advance_seconds_ > 0.0)) return {};
-  char line[300];
+  char line[400];
   const double ms = 1e3 / static_cast<double>(exchanges_);
   std::snprintf(line, sizeof line,
                 "halo exchanges %.3g s of %.3g s stepping (%.1f%%), %lld exchanges, %lld of "
                 "them while the interior stepped; per exchange %.3g ms out, %.3g ms MPI, "
-                "%.3g ms in",
+                "%.3g ms in; besides, per exchange %.3g ms in the passes and %.3g ms waiting for "
+                "them to finish",
                 exchange_seconds_, advance_seconds_, 100.0 * exchange_seconds_ / advance_seconds_,
                 static_cast<long long>(exchanges_), static_cast<long long>(beside_interior_),
-                part_seconds_[0] * ms, part_seconds_[1] * ms, part_seconds_[2] * ms);
+                part_seconds_[0] * ms, part_seconds_[1] * ms, part_seconds_[2] * ms,
+                pass_seconds_ * ms, wait_seconds_ * ms);
   return line;
 }
 

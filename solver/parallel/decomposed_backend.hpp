@@ -103,6 +103,10 @@ class DecomposedBackend final : public kernels::Backend, public DistributedField
   std::size_t slab_points_ = 0;         // the largest slab's nodes
   double exchange_seconds_ = 0.0, advance_seconds_ = 0.0;
   double part_seconds_[3] = {0.0, 0.0, 0.0};          // timed exchanges: out, MPI, in
+  // The rest of the stepping on this rank's thread: waiting for the local steps to finish
+  // (synchronize), and the passes themselves less the exchanges run inside them (on a device
+  // mostly launches; on the CPU the steps).
+  double wait_seconds_ = 0.0, pass_seconds_ = 0.0;
   std::int64_t exchanges_ = 0, beside_interior_ = 0;  // all, and those a split pass hid
   bool decide_first_step_ = false;  // after an upload: first_step_single over all ranks
   bool overlaps_stale_ = false;     // a piece ran since the last exchange
