@@ -108,9 +108,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // beside everything else, so both count for the whole run.
   // A steady run writes one field and no checkpoint: one staging buffer.
   const bool one_file = c.time.method == TimeMethod::steady;
-  e.host.push_back({"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
-                        std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
-                    (one_file ? 1.0 : 2.0) * value * points + value * points});
+  e.host.push_back(
+      {"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
+           std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
+       (one_file ? 1.0 : 2.0) * value * points + value * points});
   // output.heat_flows: the field of a row's step and of the step before it, and the nodes'
   // fixed flags; output.fields: per output file, the heat flux's three values and the
   // conductivity per node, and their place in the file being built (the writer's, beside the
