@@ -1,6 +1,7 @@
 // `heatsim validate` and `heatsim info`.
 #include <spdlog/fmt/fmt.h>
 
+#include <cstdio>
 #include <map>
 
 #include "commands.hpp"
@@ -199,9 +200,34 @@ void print_memory(const PreparedRun& run) {
     fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
 }
 
+// Whether the properties depend on the temperature (materials' laws, radiating faces or void
+// surfaces): implicit steps and steady states then iterate on them.
+bool iterates_on_properties(const solver::Case& c) {
+  for (const solver::MaterialSpec& m : c.materials)
+    if (m.temperature_dependent()) return true;
+  for (int f = 0; f < 2 * c.grid.dims; ++f)
+    if (c.boundary[static_cast<std::size_t>(f)].radiates()) return true;
+  for (const solver::RegionSpec& r : c.regions)
+    if (r.is_void && r.surface.radiates()) return true;
+  return false;
+}
+
 // The time method, and for the implicit ones how each step or the steady state is solved.
 void print_time_method(const solver::Case& c) {
   const char* name = solver::multigrid::to_string(c.time.method);
+  // How each step, or the steady state, is solved.
+  char solved[300];
+  if (iterates_on_properties(c))
+    std::snprintf(solved, sizeof solved,
+                  "iterating on the temperature-dependent properties (at most 50 outer "
+                  "iterations, until no node changes by more than 1e-10 of the largest "
+                  "temperature), one multigrid solve per outer iteration to relative residual "
+                  "%.3g",
+                  c.time.tolerance);
+  else
+    std::snprintf(solved, sizeof solved, "one multigrid solve%s to relative residual %.3g",
+                  c.time.method == solver::TimeMethod::steady ? "" : " per step",
+                  c.time.tolerance);
   switch (c.time.method) {
     case solver::TimeMethod::explicit_euler:
       fmt::print("  time: {} (forward Euler, dt within the stability limit)\n", name);
@@ -209,19 +235,24 @@ void print_time_method(const solver::Case& c) {
     case solver::TimeMethod::backward_euler:
     case solver::TimeMethod::crank_nicolson:
     case solver::TimeMethod::bdf2:
-      fmt::print("  time: {} ({}), one multigrid solve per step to relative residual {:.3g}\n",
-                 name,
+      fmt::print("  time: {} ({}), {}\n", name,
                  c.time.method == solver::TimeMethod::backward_euler ? "first order"
                  : c.time.method == solver::TimeMethod::crank_nicolson
                      ? "second order"
                      : "second order, L-stable; the first step backward Euler",
-                 c.time.tolerance);
+                 solved);
       break;
     case solver::TimeMethod::steady:
-      fmt::print(
-          "  time: steady, one multigrid solve of div(k grad T) + q = 0 to relative "
-          "residual {:.3g}, written as step 0 with attribute steady = 1 (no time)\n",
-          c.time.tolerance);
+      if (iterates_on_properties(c))
+        fmt::print(
+            "  time: steady, div(k grad T) + q = 0 {}, written as step 0 with attribute steady "
+            "= 1 (no time)\n",
+            solved);
+      else
+        fmt::print(
+            "  time: steady, one multigrid solve of div(k grad T) + q = 0 to relative "
+            "residual {:.3g}, written as step 0 with attribute steady = 1 (no time)\n",
+            c.time.tolerance);
       break;
   }
 }

@@ -443,6 +443,46 @@ TEST_F(Cli, OutputThatCannotFitOnTheDiskIsRefusedWithNumbers) {
   EXPECT_FALSE(fs::exists(mnt / "out")) << "refused before anything was written";
 }
 
+// A case whose properties depend on the temperature (a k(T) table, a radiating face) says that
+// its implicit steps and steady state iterate on them, and how far; without, one solve.
+TEST_F(Cli, ValidateSaysWhenImplicitStepsIterateOnTheProperties) {
+  const std::string base =
+      "grid: {dims: 2, n: [21, 11], length: [0.1, 0.05]}\n"
+      "materials: {steel: {conductivity: [[300, 50], [900, 30]], density: 7800, "
+      "specific_heat: 480}}\n"
+      "regions: [{material: steel}]\n"
+      "boundary: {all: {type: insulated}, x-: {type: dirichlet, value: 900}}\n"
+      "initial: {type: constant, value: 300}\n";
+  const std::string iterating =
+      "iterating on the temperature-dependent properties (at most 50 "
+      "outer iterations";
+  for (const std::string time : {"{method: bdf2, dt: 1, steps: 5}", "{method: steady}"}) {
+    const Result r = heatsim("validate " + write_case("t.yaml", base + "time: " + time + "\n"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find(iterating), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("one multigrid solve per outer iteration to relative residual 1e-10"),
+              std::string::npos)
+        << r.output;
+  }
+  std::string constant = base;
+  constant.replace(constant.find("[[300, 50], [900, 30]]"), 22, "50");
+  const Result r = heatsim(
+      "validate " + write_case("c.yaml", constant + "time: {method: bdf2, dt: 1, steps: 5}\n"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find(iterating), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("one multigrid solve per step to relative residual 1e-10"),
+            std::string::npos)
+      << r.output;
+  std::string radiating = constant;
+  radiating.replace(radiating.find("x-: {type: dirichlet"), 0,
+                    "x+: {type: radiative, emissivity: 0.8, ambient: 300}, ");
+  const Result rr = heatsim(
+      "validate " + write_case("r.yaml", radiating + "time: {method: backward-euler, dt: 1, "
+                                                     "steps: 5}\n"));
+  ASSERT_EQ(rr.code, 0) << rr.output;
+  EXPECT_NE(rr.output.find(iterating), std::string::npos) << rr.output;
+}
+
 // validate states the time method; for implicit steps how dt compares with the explicit
 // limit (the same limit validate gives an explicit run of the grid), for steady the tolerance
 // and no dt or step count. A steady problem without a steady state, and an implicit method
