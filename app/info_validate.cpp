@@ -226,8 +226,7 @@ void print_time_method(const solver::Case& c) {
                   c.time.tolerance);
   else
     std::snprintf(solved, sizeof solved, "one multigrid solve%s to relative residual %.3g",
-                  c.time.method == solver::TimeMethod::steady ? "" : " per step",
-                  c.time.tolerance);
+                  c.time.method == solver::TimeMethod::steady ? "" : " per step", c.time.tolerance);
   switch (c.time.method) {
     case solver::TimeMethod::explicit_euler:
       fmt::print("  time: {} (forward Euler, dt within the stability limit)\n", name);
