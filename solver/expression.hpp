@@ -18,6 +18,9 @@
 // 2e-3). Blanks are ignored.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -58,6 +61,13 @@ class Expression {
   }
   void eval_block(const double* const* variables, int count, double* out, double* scratch) const;
 
+  // The node test of a `where` shape over a grid of `n` nodes per axis (memory order, x first;
+  // 1 on unused axes): inside[i] = 1 where the value at node i is nonzero and not NaN.
+  // position(a, c) is the coordinate of index c on axis a. Blocks of kBlock nodes along x,
+  // shared out over the threads: each value eval()'s, to the bit.
+  template <typename Position>
+  void node_test(int dims, const std::int64_t n[3], Position&& position, char* inside) const;
+
   // One instruction of the postfix program (public for the compiler in expression.cpp).
   struct Op {
     int code = 0;
@@ -71,5 +81,28 @@ class Expression {
   std::vector<Op> program_;
   int stack_depth_ = 0;  // the most values on the stack at once
 };
+
+template <typename Position>
+void Expression::node_test(int dims, const std::int64_t n[3], Position&& position,
+                           char* inside) const {
+  const std::int64_t per_row = (n[0] + kBlock - 1) / kBlock, rows = n[1] * n[2];
+#pragma omp parallel if (rows * n[0] >= 32768)
+  {
+    std::vector<double> scratch(block_scratch()), coords[3], values(kBlock);
+    for (int a = 0; a < dims; ++a) coords[a].resize(kBlock);
+    const double* columns[3] = {coords[0].data(), coords[1].data(), coords[2].data()};
+#pragma omp for schedule(static)
+    for (std::int64_t w = 0; w < rows * per_row; ++w) {
+      const std::int64_t row = w / per_row, x0 = w % per_row * kBlock;
+      const int count = static_cast<int>(std::min<std::int64_t>(kBlock, n[0] - x0));
+      for (int j = 0; j < count; ++j) coords[0][j] = position(0, x0 + j);
+      for (int a = 1; a < dims; ++a)
+        std::fill_n(coords[a].begin(), count, position(a, a == 1 ? row % n[1] : row / n[1]));
+      eval_block(columns, count, values.data(), scratch.data());
+      for (int j = 0; j < count; ++j)
+        inside[row * n[0] + x0 + j] = values[j] != 0.0 && !std::isnan(values[j]) ? 1 : 0;
+    }
+  }
+}
 
 }  // namespace heatsim::solver

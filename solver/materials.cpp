@@ -97,6 +97,13 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
     std::fill(inside.begin(), inside.end(), 1);
     return inside;
   }
+  if (formula) {  // nonzero = inside; NaN is no answer, so outside
+    formula->node_test(
+        g.dims, g.n.data(),
+        [&](int a, std::int64_t index) { return static_cast<double>(index) * g.h[a]; },
+        inside.data());
+    return inside;
+  }
   double h_min = g.h[0];
   for (int a = 1; a < g.dims; ++a) h_min = std::min(h_min, g.h[a]);
 #pragma omp parallel for if (g.points() >= 32768)

@@ -80,13 +80,10 @@ struct Sampler {
       }
       // The node test material_ids uses (1e-9 spacing tolerance does not apply to where).
       out.node_inside.assign(static_cast<std::size_t>(points()), 0);
-#pragma omp parallel for schedule(static) if (points() >= 32768)
-      for (std::int64_t i = 0; i < points(); ++i) {
-        const auto ic = coords(i);
-        double x[3] = {0, 0, 0};
-        for (int a = 0; a < dims; ++a) x[a] = static_cast<double>(ic[a]) * h[a];
-        out.node_inside[static_cast<std::size_t>(i)] = out.contains(x, dims) ? 1 : 0;
-      }
+      out.formula->node_test(
+          dims, n.data(),
+          [&](int a, std::int64_t index) { return static_cast<double>(index) * h[a]; },
+          out.node_inside.data());
     }
     return out;
   }
@@ -641,22 +638,57 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   list.push_back(&sh);
   const std::int64_t np = s.points();
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
-#pragma omp parallel for schedule(dynamic, 256) if (np >= 4096)
-  for (std::int64_t i = 0; i < np; ++i) {
-    const auto ic = s.coords(i);
-    if (!s.crosses(sh, i) && !m.near_surface(i)) {
-      double x[3] = {0, 0, 0};
-      for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
-      const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
-      out[static_cast<std::size_t>(i)] = body && sh.contains(x, s.dims) ? 1.0 : 0.0;
-      continue;
+#pragma omp parallel if (np >= 4096)
+  {
+    // A where shape is tested on a node's sub-cells together (Expression::eval_block, eval()'s
+    // bits), the sums then taken in the sub-cells' order as before.
+    std::array<std::vector<double>, 3> at;
+    std::vector<double> volumes, values, scratch;
+    std::vector<char> in;
+    if (sh.formula) scratch.resize(sh.formula->block_scratch());
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t i = 0; i < np; ++i) {
+      const auto ic = s.coords(i);
+      if (!s.crosses(sh, i) && !m.near_surface(i)) {
+        double x[3] = {0, 0, 0};
+        for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
+        const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
+        const bool holds =
+            sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0 : sh.contains(x, s.dims);
+        out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+        continue;
+      }
+      for (auto& v : at) v.clear();
+      volumes.clear();
+      for_sub_cells(s, list, i, [&](const double* x, double v) {
+        for (int a = 0; a < 3; ++a) at[a].push_back(x[a]);
+        volumes.push_back(v);
+      });
+      const std::size_t count = volumes.size();
+      in.assign(count, 0);
+      if (sh.formula) {
+        values.resize(count);
+        constexpr int kBlock = Expression::kBlock;
+        for (std::size_t b = 0; b < count; b += kBlock) {
+          const double* columns[3] = {at[0].data() + b, at[1].data() + b, at[2].data() + b};
+          const int n = static_cast<int>(std::min<std::size_t>(kBlock, count - b));
+          sh.formula->eval_block(columns, n, values.data() + b, scratch.data());
+        }
+        for (std::size_t k = 0; k < count; ++k) in[k] = values[k] != 0.0 && !std::isnan(values[k]);
+      } else {
+        for (std::size_t k = 0; k < count; ++k) {
+          const double x[3] = {at[0][k], at[1][k], at[2][k]};
+          in[k] = sh.contains(x, s.dims);
+        }
+      }
+      double inside = 0.0, volume = 0.0;
+      for (std::size_t k = 0; k < count; ++k) {
+        const double x[3] = {at[0][k], at[1][k], at[2][k]};
+        if (in[k] && m.at(x, i) != kVoid) inside += volumes[k];
+        volume += volumes[k];
+      }
+      out[static_cast<std::size_t>(i)] = inside / volume;
     }
-    double inside = 0.0, volume = 0.0;
-    for_sub_cells(s, list, i, [&](const double* x, double v) {
-      if (sh.contains(x, s.dims) && m.at(x, i) != kVoid) inside += v;
-      volume += v;
-    });
-    out[static_cast<std::size_t>(i)] = inside / volume;
   }
   fold_void_nodes(c, ids, out);
   return out;

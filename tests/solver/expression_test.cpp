@@ -287,5 +287,45 @@ TEST(Expression, BlockEvaluationIsPointEvaluationBitForBit) {
   EXPECT_GT(checked, 400 * 200);
 }
 
+// node_test against eval at every node, on grids of 1, 2 and 3 axes whose rows are not
+// multiples of the block (one row shorter than a block, one longer than two), for shapes that
+// hold some nodes, give NaN at some (outside) and hold nodes at a coordinate of 0; the output
+// poisoned beforehand.
+TEST(Expression, NodeTestIsTheNodeByNodeTest) {
+  const std::vector<std::string> names{"x", "y", "z"};
+  const char* const kShapes[] = {"abs(x - 0.37) < 0.21 && y > 0.1 * z", "sqrt(x - 0.4 * y) > 0.1",
+                                 "x == 0 || sin(7 * x + 3 * y) * cos(5 * z) > 0.3"};
+  for (int dims = 1; dims <= 3; ++dims)
+    for (const std::int64_t nx : {Expression::kBlock - 1, 2 * Expression::kBlock + 5}) {
+      const std::int64_t n[3] = {nx, dims > 1 ? 13 : 1, dims > 2 ? 7 : 1};
+      const double h[3] = {1.0 / static_cast<double>(nx - 1), 1.0 / 12, 1.0 / 6};
+      const std::vector<std::string> variables(names.begin(), names.begin() + dims);
+      for (std::string text : kShapes) {
+        // Constants for the axes the grid lacks.
+        for (std::size_t at; dims < 3 && (at = text.find('z')) != std::string::npos;)
+          text.replace(at, 1, "0.5");
+        for (std::size_t at; dims < 2 && (at = text.find('y')) != std::string::npos;)
+          text.replace(at, 1, "0.3");
+        const Expression e = Expression::compile(text, variables);
+        std::vector<char> inside(static_cast<std::size_t>(n[0] * n[1] * n[2]), 7);
+        e.node_test(
+            dims, n, [&](int a, std::int64_t c) { return static_cast<double>(c) * h[a]; },
+            inside.data());
+        std::int64_t held = 0;
+        for (std::int64_t i = 0; i < n[0] * n[1] * n[2]; ++i) {
+          const std::int64_t c[3] = {i % n[0], i / n[0] % n[1], i / (n[0] * n[1])};
+          const double x[3] = {c[0] * h[0], c[1] * h[1], c[2] * h[2]};
+          const double v = e.eval(x);
+          const char expected = v != 0.0 && !std::isnan(v) ? 1 : 0;
+          ASSERT_EQ(inside[static_cast<std::size_t>(i)], expected)
+              << text << ", " << dims << "D, node " << i;
+          held += expected;
+        }
+        EXPECT_GT(held, 0) << text << ", " << dims << "D";
+        EXPECT_LT(held, n[0] * n[1] * n[2]) << text << ", " << dims << "D";
+      }
+    }
+}
+
 }  // namespace
 }  // namespace heatsim::solver
