@@ -1007,6 +1007,9 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   const std::int64_t stride[3] = {1, nx, nx * ny};
   // Isotropic seven-point couplings give a ratio of dims - 1.
   const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
+  int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
+  for (int k = 0; k < kMaxStencil; ++k)
+    for (int a = 0; a < kMaxDims; ++a) offset[k][a] = stencil_offset(k, a);
 #pragma omp parallel for schedule(static) if (op.points() >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
@@ -1025,7 +1028,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
           for (int e = 1; e < row.count; ++e) {
             const double v = std::abs(row.a[e]);
             for (int a = 0; a < dims; ++a) {
-              const int o = stencil_offset(row.k[e], a);
+              const int o = offset[row.k[e]][a];
               if (o == 0) {
                 node_within[a] += v;
                 continue;
@@ -1071,7 +1074,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
           if (row.k[e] == centre) continue;
           const double v = std::abs(row.a[e]);
           for (int a = 0; a < dims; ++a)
-            (stencil_offset(row.k[e], a) == 0 ? within : across)[a][p[a]] += v;
+            (offset[row.k[e]][a] == 0 ? within : across)[a][p[a]] += v;
         }
       }
   }
