@@ -328,144 +328,164 @@ std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator&
     for (int e = 0; e < row.count; ++e) sum += row.a[e];
     return std::abs(sum) > kHeldRow * row.centre();
   };
-  // Finer nodes between coarse ones along `type` axes, after those along fewer.
-  for (int type = 1; type <= dims; ++type)
-    for_nodes(fine.n, [&](const std::int64_t f[3], std::int64_t i) {
-      int between = 0, count = 0;
-      for (int a = 0; a < dims; ++a)
-        if (t[a].from[f[a]][1].coarse >= 0) {
-          between |= 1 << a;
-          ++count;
-        }
-      if (count != type || fine.fixed[i]) return;
-      if (!repeats.empty() && repeats[i]) {
-        // The weights of the node two before along x, toward the coarse nodes one before.
-        for (int corner = 0; corner < 8; ++corner) {
-          if (corner & ~between) continue;
-          std::int64_t I = 0;
-          int from_corner = 0;
-          for (int b = 2; b >= 0; --b) {
-            const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
-            I = I * c.n[b] + term.coarse;
-            from_corner += (term.offset + 1) * power[b];
-          }
-          P[from_corner * nc + I] = P[from_corner * nc + I - 1];
-        }
-        return;
+  // Per axis and finer coordinate: whether it lies between two coarse ones.
+  std::array<std::vector<std::uint8_t>, kMaxDims> on_between;
+  for (int a = 0; a < kMaxDims; ++a) {
+    on_between[a].assign(static_cast<std::size_t>(fine.n[a]), 0);
+    for (std::int64_t f = 0; a < dims && f < fine.n[a]; ++f)
+      on_between[a][f] = t[a].from[f][1].coarse >= 0;
+  }
+  const auto node = [&](const std::int64_t f[3], std::int64_t i) {
+    int between = 0, count = 0;
+    for (int a = 0; a < dims; ++a)
+      if (t[a].from[f[a]][1].coarse >= 0) {
+        between |= 1 << a;
+        ++count;
       }
-      Row row;
-      free_row(fine, fg, f, i, row);
-      if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
-        // The general form's sums in its order, a missing entry adding 0: the denominator
-        // (a held row) the centre plus the entries along the other axes in row order, or
-        // (any other) minus the entries along the between axes, and each corner's weight
-        // from the neighbours toward it, one per between axis.
-        double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
-        for (const int k : kSides) a[k] = 0.0;
-        for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
-        double denominator = row.centre();
-        if (held_row(row, i)) {
-          for (int e = 1; e < row.count; ++e) {
-            const int k = row.k[e];
-            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
-            if (!((between >> axis) & 1)) denominator += row.a[e];
-          }
-        } else {
-          denominator = 0.0;
-          for (const int k : kSides) {
-            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
-            if ((between >> axis) & 1) denominator -= a[k];
-          }
-        }
-        if (!(denominator > 1e-12 * row.centre())) return;
-        for (int corner = 0; corner < 8; ++corner) {
-          if (corner & ~between) continue;
-          std::int64_t I = 0;
-          int from_corner = 0, offset[3];
-          for (int b = 2; b >= 0; --b) {
-            const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
-            I = I * c.n[b] + term.coarse;
-            offset[b] = term.offset;
-            from_corner += (term.offset + 1) * power[b];
-          }
-          if (c.fixed[I]) continue;
-          double sum = 0.0;
-          for (const int k : kSides) {
-            const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
-            const int toward = k > 13;  // the side's direction: 1 up
-            if (!((between >> axis) & 1) || ((corner >> axis) & 1) != toward) continue;
-            sum -= a[k] * P[(from_corner - offset[axis] * power[axis]) * nc + I];
-          }
-          P[from_corner * nc + I] = sum / denominator;
-        }
-        return;
-      }
-      // Summed over the offsets along the axes where the node is a coarse coordinate. Away
-      // from held nodes, without the positive entries off the centre (a Galerkin level's
-      // 27-point rows have many, some larger than the centre): they would push a neighbour's
-      // error away rather than pull it, and with the row sum out of the denominator could
-      // leave it near 0 or below; as AMG does, the weights come from the pulls alone, and
-      // are then positive.
-      const bool held = held_row(row, i);
-      double collapsed[kMaxStencil] = {};
-      for (int e = 0; e < row.count; ++e) {
-        if (!held && e > 0 && row.a[e] > 0.0) continue;
-        int to = centre;
-        for (int a = 0; a < dims; ++a)
-          if ((between >> a) & 1) to += stencil_offset(row.k[e], a) * power[a];
-        collapsed[to] += row.a[e];
-      }
-      // A neighbour in line that is removed (inside a void) gathers the couplings of the
-      // free nodes beside it, which are no coarse nodes: their error is taken as the node's
-      // own (insulated, as at a void's surface), not as 0 (held, as at a Dirichlet node),
-      // so that interpolation beside a void keeps constants.
-      double denominator = collapsed[centre];
-      if (any_removed)
-        for (int k = 0; k < kp; ++k) {
-          std::int64_t j[3];
-          if (k == centre || collapsed[k] == 0.0 || !fg.neighbour(f, k, j)) continue;
-          if (fine.fixed[fg.index(j)] != kernels::kRemovedNode) continue;
-          denominator += collapsed[k];
-          collapsed[k] = 0.0;
-        }
-      if (!held) {
-        denominator = 0.0;
-        for (int k = 0; k < kp; ++k)
-          if (k != centre) denominator -= collapsed[k];
-      }
-      if (!(denominator > 1e-12 * row.centre())) return;  // no path along the axes: no value
-      int nonzero[kMaxStencil], nnz = 0;
-      for (int k = 0; k < kp; ++k)
-        if (k != centre && collapsed[k] != 0.0) nonzero[nnz++] = k;
-      // Each corner of the coarse cell around the node: bit a picks the lower (0) or upper (1)
-      // coarse node on an axis where the node lies between two.
-      for (int corner = 0; corner < (1 << dims); ++corner) {
+    if (fine.fixed[i]) return;  // (count is the pass's type)
+    if (!repeats.empty() && repeats[i]) {
+      // The weights of the node two before along x, toward the coarse nodes one before.
+      for (int corner = 0; corner < 8; ++corner) {
         if (corner & ~between) continue;
-        std::int64_t C[3] = {0, 0, 0};
-        int offset[3] = {0, 0, 0}, from_corner = 0;
-        for (int a = 0; a < dims; ++a) {
-          const AxisTransfer::Term& term = t[a].from[f[a]][(corner >> a) & 1];
-          C[a] = term.coarse;
-          offset[a] = term.offset;
-          from_corner += (term.offset + 1) * power[a];
+        std::int64_t I = 0;
+        int from_corner = 0;
+        for (int b = 2; b >= 0; --b) {
+          const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
+          I = I * c.n[b] + term.coarse;
+          from_corner += (term.offset + 1) * power[b];
         }
-        const std::int64_t I = cg.index(C);
+        P[from_corner * nc + I] = P[from_corner * nc + I - 1];
+      }
+      return;
+    }
+    Row row;
+    free_row(fine, fg, f, i, row);
+    if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
+      // The general form's sums in its order, a missing entry adding 0: the denominator
+      // (a held row) the centre plus the entries along the other axes in row order, or
+      // (any other) minus the entries along the between axes, and each corner's weight
+      // from the neighbours toward it, one per between axis.
+      double a[kMaxStencil];  // the compact offsets only, 0 where the row has no entry
+      for (const int k : kSides) a[k] = 0.0;
+      for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
+      double denominator = row.centre();
+      if (held_row(row, i)) {
+        for (int e = 1; e < row.count; ++e) {
+          const int k = row.k[e];
+          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+          if (!((between >> axis) & 1)) denominator += row.a[e];
+        }
+      } else {
+        denominator = 0.0;
+        for (const int k : kSides) {
+          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+          if ((between >> axis) & 1) denominator -= a[k];
+        }
+      }
+      if (!(denominator > 1e-12 * row.centre())) return;
+      for (int corner = 0; corner < 8; ++corner) {
+        if (corner & ~between) continue;
+        std::int64_t I = 0;
+        int from_corner = 0, offset[3];
+        for (int b = 2; b >= 0; --b) {
+          const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
+          I = I * c.n[b] + term.coarse;
+          offset[b] = term.offset;
+          from_corner += (term.offset + 1) * power[b];
+        }
         if (c.fixed[I]) continue;
         double sum = 0.0;
-        for (int e = 0; e < nnz; ++e) {
-          const int k = nonzero[e];
-          // The neighbour at offset k (non-zero only along `between` axes) is coarse along
-          // each axis it moves on: it counts toward this corner only where it moves toward
-          // it, and sits at the corner's coordinate there.
-          if ((corner ^ up[k]) & moves[k]) continue;
-          int at = from_corner;
-          for (int a = 0; a < dims; ++a)
-            if ((moves[k] >> a) & 1) at -= offset[a] * power[a];
-          sum -= collapsed[k] * P[at * nc + I];
+        for (const int k : kSides) {
+          const int axis = k == 12 || k == 14 ? 0 : k == 10 || k == 16 ? 1 : 2;
+          const int toward = k > 13;  // the side's direction: 1 up
+          if (!((between >> axis) & 1) || ((corner >> axis) & 1) != toward) continue;
+          sum -= a[k] * P[(from_corner - offset[axis] * power[axis]) * nc + I];
         }
         P[from_corner * nc + I] = sum / denominator;
       }
-    });
+      return;
+    }
+    // Summed over the offsets along the axes where the node is a coarse coordinate. Away
+    // from held nodes, without the positive entries off the centre (a Galerkin level's
+    // 27-point rows have many, some larger than the centre): they would push a neighbour's
+    // error away rather than pull it, and with the row sum out of the denominator could
+    // leave it near 0 or below; as AMG does, the weights come from the pulls alone, and
+    // are then positive.
+    const bool held = held_row(row, i);
+    double collapsed[kMaxStencil] = {};
+    for (int e = 0; e < row.count; ++e) {
+      if (!held && e > 0 && row.a[e] > 0.0) continue;
+      int to = centre;
+      for (int a = 0; a < dims; ++a)
+        if ((between >> a) & 1) to += stencil_offset(row.k[e], a) * power[a];
+      collapsed[to] += row.a[e];
+    }
+    // A neighbour in line that is removed (inside a void) gathers the couplings of the
+    // free nodes beside it, which are no coarse nodes: their error is taken as the node's
+    // own (insulated, as at a void's surface), not as 0 (held, as at a Dirichlet node),
+    // so that interpolation beside a void keeps constants.
+    double denominator = collapsed[centre];
+    if (any_removed)
+      for (int k = 0; k < kp; ++k) {
+        std::int64_t j[3];
+        if (k == centre || collapsed[k] == 0.0 || !fg.neighbour(f, k, j)) continue;
+        if (fine.fixed[fg.index(j)] != kernels::kRemovedNode) continue;
+        denominator += collapsed[k];
+        collapsed[k] = 0.0;
+      }
+    if (!held) {
+      denominator = 0.0;
+      for (int k = 0; k < kp; ++k)
+        if (k != centre) denominator -= collapsed[k];
+    }
+    if (!(denominator > 1e-12 * row.centre())) return;  // no path along the axes: no value
+    int nonzero[kMaxStencil], nnz = 0;
+    for (int k = 0; k < kp; ++k)
+      if (k != centre && collapsed[k] != 0.0) nonzero[nnz++] = k;
+    // Each corner of the coarse cell around the node: bit a picks the lower (0) or upper (1)
+    // coarse node on an axis where the node lies between two.
+    for (int corner = 0; corner < (1 << dims); ++corner) {
+      if (corner & ~between) continue;
+      std::int64_t C[3] = {0, 0, 0};
+      int offset[3] = {0, 0, 0}, from_corner = 0;
+      for (int a = 0; a < dims; ++a) {
+        const AxisTransfer::Term& term = t[a].from[f[a]][(corner >> a) & 1];
+        C[a] = term.coarse;
+        offset[a] = term.offset;
+        from_corner += (term.offset + 1) * power[a];
+      }
+      const std::int64_t I = cg.index(C);
+      if (c.fixed[I]) continue;
+      double sum = 0.0;
+      for (int e = 0; e < nnz; ++e) {
+        const int k = nonzero[e];
+        // The neighbour at offset k (non-zero only along `between` axes) is coarse along
+        // each axis it moves on: it counts toward this corner only where it moves toward
+        // it, and sits at the corner's coordinate there.
+        if ((corner ^ up[k]) & moves[k]) continue;
+        int at = from_corner;
+        for (int a = 0; a < dims; ++a)
+          if ((moves[k] >> a) & 1) at -= offset[a] * power[a];
+        sum -= collapsed[k] * P[at * nc + I];
+      }
+      P[from_corner * nc + I] = sum / denominator;
+    }
+  };
+  // Finer nodes between coarse ones along `type` axes, after those along fewer; each row in
+  // x order on one thread (a weight copied from two nodes before is there already).
+  for (int type = 1; type <= dims; ++type) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (fine.points() >= 4096)
+    for (std::int64_t z = 0; z < fine.n[2]; ++z)
+      for (std::int64_t y = 0; y < fine.n[1]; ++y) {
+        const int yz = on_between[1][y] + on_between[2][z];
+        if (yz > type) continue;
+        for (std::int64_t x = 0; x < fine.n[0]; ++x) {
+          if (on_between[0][x] + yz != type) continue;
+          const std::int64_t f[3] = {x, y, z};
+          node(f, (z * fine.n[1] + y) * fine.n[0] + x);
+        }
+      }
+  }
   return P;
 }
 
