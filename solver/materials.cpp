@@ -516,6 +516,13 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
   const auto stride = [&](int axis) {
     return axis == 0 ? std::int64_t{1} : axis == 1 ? g.n[0] : g.n[0] * g.n[1];
   };
+  double inv_h2[3] = {0.0, 0.0, 0.0};
+  bool dirichlet[6] = {false, false, false, false, false, false};
+  for (int a = 0; a < g.dims; ++a) {
+    inv_h2[a] = 1.0 / (g.h[a] * g.h[a]);
+    for (int side = 0; side < 2; ++side)
+      dirichlet[2 * a + side] = c.boundary[2 * a + side].kind == BoundaryKind::dirichlet;
+  }
   // Each thread keeps the first node of its share with the smallest limit; the shares are
   // merged by (limit, node), so the node is the serial loop's: the first with the minimum.
 #pragma omp parallel
@@ -529,9 +536,7 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
       bool fixed = false;
       for (int a = 0; a < g.dims; ++a)
         for (int side = 0; side < 2; ++side)
-          if (c.boundary[2 * a + side].kind == BoundaryKind::dirichlet &&
-              idx[a] == (side == 0 ? 0 : g.n[a] - 1))
-            fixed = true;
+          if (dirichlet[2 * a + side] && idx[a] == (side == 0 ? 0 : g.n[a] - 1)) fixed = true;
       // Nor do nodes inside a void (no capacity), which are not stepped: a convective face
       // beside one would otherwise give it a limit of 0.
       if (fixed || fields.capacity[static_cast<std::size_t>(i)] == 0.0) continue;
@@ -542,7 +547,6 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
       // 2 h_c / h through the ghost's -2 h h_c u_b / K term (counted in full, which is safe).
       double diagonal = 0.0;
       for (int a = 0; a < g.dims; ++a) {
-        const double inv_h2 = 1.0 / (g.h[a] * g.h[a]);
         const std::int64_t st = stride(a);
         for (int side = 0; side < 2; ++side) {
           const BoundaryFace& f = c.boundary[2 * a + side];
@@ -565,7 +569,7 @@ FieldStability field_stability(const Case& c, const kernels::CoefficientFields& 
           }
           // The face's lower node (the one whose entry in fields.faces holds it).
           const bool j_lower = (side == 0) != mirror;
-          diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2 *
+          diagonal += fields.face(a, j_lower ? j : i, j_lower ? i : j) * inv_h2[a] *
                       std::max(k_ratio(i), k_ratio(j));
         }
       }
