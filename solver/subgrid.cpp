@@ -22,6 +22,10 @@ struct Shape {
   const ShapeSpec* spec = nullptr;
   std::optional<Expression> formula;
   std::vector<char> node_inside;  // where: the node test, for the neighbourhood rule
+  // box: per axis and coordinate, whether a node's neighbourhood (one spacing each way) meets
+  // the box's extent on that axis, and whether it lies within it (crosses(): meets on every
+  // axis, within not on every one).
+  std::array<std::vector<char>, 3> meets, within;
 
   bool contains(const double* x, int dims) const {
     const ShapeSpec& s = *spec;
@@ -85,6 +89,16 @@ struct Sampler {
           [&](int a, std::int64_t index) { return static_cast<double>(index) * h[a]; },
           out.node_inside.data());
     }
+    if (s.kind == ShapeKind::box)
+      for (int a = 0; a < dims; ++a) {
+        out.meets[a].assign(static_cast<std::size_t>(n[a]), 0);
+        out.within[a].assign(static_cast<std::size_t>(n[a]), 0);
+        for (std::int64_t q = 0; q < n[a]; ++q) {
+          const double x = static_cast<double>(q) * h[a], lo = x - h[a], hi = x + h[a];
+          out.meets[a][q] = !(hi < s.lower[a] || lo > s.upper[a]);
+          out.within[a][q] = !(lo < s.lower[a] || hi > s.upper[a]);
+        }
+      }
     return out;
   }
 
@@ -98,8 +112,8 @@ struct Sampler {
   }
 
   // Whether the surface of `s` may cross node i's neighbourhood (one spacing each way).
-  bool crosses(const Shape& s, std::int64_t i) const {
-    const auto ic = coords(i);
+  bool crosses(const Shape& s, std::int64_t i) const { return crosses(s, i, coords(i)); }
+  bool crosses(const Shape& s, std::int64_t i, const std::array<std::int64_t, 3>& ic) const {
     for (int a = 0; a < dims; ++a)
       if (periodic[a] && (ic[a] == 0 || ic[a] == n[a] - 1)) return true;  // the seam: sample
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
@@ -116,8 +130,8 @@ struct Sampler {
       case ShapeKind::box: {
         bool meets = true, within = true;
         for (int a = 0; a < dims; ++a) {
-          if (hi[a] < sp.lower[a] || lo[a] > sp.upper[a]) meets = false;
-          if (lo[a] < sp.lower[a] || hi[a] > sp.upper[a]) within = false;
+          meets = meets && s.meets[a][ic[a]];
+          within = within && s.within[a][ic[a]];
         }
         return meets && !within;
       }
@@ -224,9 +238,10 @@ struct Materials {
     return m == kVoid ? 0.0 : s.c.materials[static_cast<std::size_t>(m)].capacity();
   }
 
-  bool near_surface(std::int64_t i) const {
+  bool near_surface(std::int64_t i) const { return near_surface(i, s.coords(i)); }
+  bool near_surface(std::int64_t i, const std::array<std::int64_t, 3>& ic) const {
     for (const Shape& sh : shapes)
-      if (s.crosses(sh, i)) return true;
+      if (s.crosses(sh, i, ic)) return true;
     return false;
   }
 
@@ -455,13 +470,24 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   for (int a = 0; a < s.dims; ++a) {
     std::vector<double>& K = out.faces[static_cast<std::size_t>(a)];
     K.assign(static_cast<std::size_t>(np), 0.0);
-#pragma omp parallel for schedule(dynamic, 256) if (np >= 4096)
-    for (std::int64_t i = 0; i < np; ++i) {
-      const auto ic = s.coords(i);
-      if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
-      const std::size_t at = static_cast<std::size_t>(i);
-      K[at] = near[at] ? m.face(a, i) : m.k(ids[at], a);
-    }
+    // Each material's conductivity along the axis (the void's 0 last), looked up per node.
+    std::vector<double> k_of(c.materials.size() + 1);
+    for (std::size_t mat = 0; mat < c.materials.size(); ++mat)
+      k_of[mat] = m.k(static_cast<std::int32_t>(mat), a);
+    k_of.back() = m.k(kVoid, a);
+    const auto k_at = [&](std::int32_t mat) {
+      return mat == kVoid ? k_of.back() : k_of[static_cast<std::size_t>(mat)];
+    };
+#pragma omp parallel for collapse(2) schedule(dynamic, 16) if (np >= 4096)
+    for (std::int64_t z = 0; z < s.n[2]; ++z)
+      for (std::int64_t y = 0; y < s.n[1]; ++y)
+        for (std::int64_t x = 0; x < s.n[0]; ++x) {
+          const std::int64_t ic[3] = {x, y, z};
+          if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
+          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
+          const std::size_t at = static_cast<std::size_t>(i);
+          K[at] = near[at] ? m.face(a, i) : k_at(ids[at]);
+        }
   }
   return out;
 }
@@ -649,7 +675,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t i = 0; i < np; ++i) {
       const auto ic = s.coords(i);
-      if (!s.crosses(sh, i) && !m.near_surface(i)) {
+      if (!s.crosses(sh, i, ic) && !m.near_surface(i, ic)) {
         double x[3] = {0, 0, 0};
         for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
         const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
