@@ -200,24 +200,12 @@ void print_memory(const PreparedRun& run) {
     fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
 }
 
-// Whether the properties depend on the temperature (materials' laws, radiating faces or void
-// surfaces): implicit steps and steady states then iterate on them.
-bool iterates_on_properties(const solver::Case& c) {
-  for (const solver::MaterialSpec& m : c.materials)
-    if (m.temperature_dependent()) return true;
-  for (int f = 0; f < 2 * c.grid.dims; ++f)
-    if (c.boundary[static_cast<std::size_t>(f)].radiates()) return true;
-  for (const solver::RegionSpec& r : c.regions)
-    if (r.is_void && r.surface.radiates()) return true;
-  return false;
-}
-
 // The time method, and for the implicit ones how each step or the steady state is solved.
 void print_time_method(const solver::Case& c) {
   const char* name = solver::multigrid::to_string(c.time.method);
   // How each step, or the steady state, is solved.
   char solved[300];
-  if (iterates_on_properties(c))
+  if (!c.temperature_dependence().empty())
     std::snprintf(solved, sizeof solved,
                   "iterating on the temperature-dependent properties (at most 50 outer "
                   "iterations, until no node changes by more than 1e-10 of the largest "
@@ -242,7 +230,7 @@ void print_time_method(const solver::Case& c) {
                  solved);
       break;
     case solver::TimeMethod::steady:
-      if (iterates_on_properties(c))
+      if (!c.temperature_dependence().empty())
         fmt::print(
             "  time: steady, div(k grad T) + q = 0 {}, written as step 0 with attribute steady "
             "= 1 (no time)\n",

@@ -106,16 +106,7 @@ class FieldChecks {
   void check_nonlinear_method() {
     const solver::TimeMethod m = c_.time.method;
     if (m != solver::TimeMethod::crank_nicolson) return;
-    std::string what;
-    for (const solver::MaterialSpec& mat : c_.materials)
-      if (what.empty() && mat.temperature_dependent())
-        what = "materials." + mat.name + " depends on temperature";
-    for (int f = 0; f < 2 * dims() && what.empty(); ++f)
-      if (c_.boundary[static_cast<std::size_t>(f)].radiates())
-        what = std::string("boundary.") + kFaceNames[f] + " radiates";
-    for (std::size_t r = 0; r < c_.regions.size() && what.empty(); ++r)
-      if (c_.regions[r].is_void && c_.regions[r].surface.radiates())
-        what = "regions[" + std::to_string(r) + "].surface radiates";
+    const std::string what = c_.temperature_dependence();
     if (!what.empty())
       r_.error("time.method", what +
                                   ": such cases run explicit, backward-euler, bdf2 or steady, "

@@ -86,4 +86,17 @@ bool Case::has_fields() const {
   return false;
 }
 
+std::string Case::temperature_dependence() const {
+  static const char* const kFaces[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+  for (const MaterialSpec& m : materials)
+    if (m.temperature_dependent()) return "materials." + m.name + " depends on temperature";
+  for (int f = 0; f < 2 * grid.dims; ++f)
+    if (boundary[static_cast<std::size_t>(f)].radiates())
+      return std::string("boundary.") + kFaces[f] + " radiates";
+  for (std::size_t r = 0; r < regions.size(); ++r)
+    if (regions[r].is_void && regions[r].surface.radiates())
+      return "regions[" + std::to_string(r) + "].surface radiates";
+  return {};
+}
+
 }  // namespace heatsim::solver

@@ -220,6 +220,11 @@ struct Case {
   // True when the run needs per-node coefficient fields (kernels::CoefficientFields):
   // materials, sources, or a convective or heat-flux face.
   bool has_fields() const;
+  // What makes the properties depend on the temperature, so that implicit steps and steady
+  // states iterate on them: the first of a material with a law ("materials.steel depends on
+  // temperature"), a radiating face ("boundary.x+ radiates") or a radiating void surface
+  // ("regions[2].surface radiates"); empty when nothing does.
+  std::string temperature_dependence() const;
   std::string source_text;  // the YAML as given, for provenance
   std::string source_path;
 };

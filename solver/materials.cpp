@@ -112,6 +112,7 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
     bool in = true;
     switch (shape.kind) {
       case ShapeKind::everywhere:
+      case ShapeKind::where:  // both answered above
         break;
       case ShapeKind::box:
         for (int a = 0; a < g.dims; ++a) {
@@ -131,11 +132,6 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
         for (int a = 0; a < g.dims; ++a) r2 += (x[a] - shape.center[a]) * (x[a] - shape.center[a]);
         in = strict ? std::sqrt(r2) < shape.radius - 1e-9 * h_min
                     : std::sqrt(r2) <= shape.radius + 1e-9 * h_min;
-        break;
-      }
-      case ShapeKind::where: {
-        const double v = formula->eval(x.data());
-        in = v != 0.0 && !std::isnan(v);  // nonzero = inside; NaN is no answer, so outside
         break;
       }
       case ShapeKind::file:
