@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
   using T = typename Op::Value;
   constexpr int C = column_length<Op>();
   constexpr bool kReadOnly = read_only_loads<Op>();
-  const typename Op::Block block = Op::enter(a);
+  const typename Op::Block block = Op::enter_unstaged(a);
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0]) return;
