@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace heatsim::kernels {
 
@@ -93,6 +94,16 @@ void Backend::sample(const std::vector<std::int64_t>& nodes, std::vector<double>
   download(field);
   values.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) values[i] = field.at(static_cast<std::size_t>(nodes[i]));
+}
+
+void Backend::sample_later(const std::vector<std::int64_t>& nodes) {
+  later_.emplace_back();
+  sample(nodes, later_.back());
+}
+
+void Backend::collect_samples(std::vector<std::vector<double>>& samples) {
+  samples = std::move(later_);
+  later_.clear();
 }
 
 namespace {

@@ -262,6 +262,17 @@ class Backend {
   // The values at the given nodes (indices in memory order [z][y][x]); the default downloads
   // the whole field, device backends gather on the device.
   virtual void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values);
+  // The same sample without waiting for the device: the values the nodes hold once the steps
+  // queued so far are done, read by collect_samples(), which waits for them (the run's probes
+  // sample this way, so that a small grid's steps are not stopped for every row). The default
+  // samples at once.
+  virtual void sample_later(const std::vector<std::int64_t>& nodes);
+  // The samples taken by sample_later() since the last collect, in the order taken; the queue
+  // is emptied.
+  virtual void collect_samples(std::vector<std::vector<double>>& samples);
+  // Whether sample_later() returns before its values exist (a device backend), so that a loop
+  // gains by not waiting for the device where it only samples. False: taken at once.
+  virtual bool queues_samples() const { return false; }
   // A sub-box of the field (FieldBox), values in the box's own memory order (x fastest): what
   // a decomposed run exchanges between ranks (solver/parallel). `values` holds box.points()
   // doubles; a decomposed run passes staging of allocate_host_staging(), which a device
@@ -308,6 +319,9 @@ class Backend {
   // Bytes a step reads and writes per node after setup(), where the backend's layout differs
   // from the run's model (the compact form of a material map); 0: the model's count.
   virtual double bytes_per_point_step() const { return 0.0; }
+
+ private:
+  std::vector<std::vector<double>> later_;  // sample_later's default: the samples taken
 };
 
 // The nodes of the grid box.grid outside `inner` as at most six disjoint boxes (below and

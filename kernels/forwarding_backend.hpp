@@ -32,6 +32,13 @@ class ForwardingBackend : public Backend {
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     ready().sample(nodes, values);
   }
+  void sample_later(const std::vector<std::int64_t>& nodes) override {
+    ready().sample_later(nodes);
+  }
+  void collect_samples(std::vector<std::vector<double>>& samples) override {
+    ready().collect_samples(samples);
+  }
+  bool queues_samples() const override { return inner_ && inner_->queues_samples(); }
   using Backend::read_box;
   using Backend::write_box;
   void read_box(const FieldBox& box, double* values) override { ready().read_box(box, values); }

@@ -201,6 +201,7 @@ struct Session::State {
   std::optional<io::ProbesCsv> probes_csv;
   std::vector<double> probe_values;  // the last row
   double probe_time = 0.0;
+  std::vector<std::pair<std::int64_t, double>> probes_queued;  // step and time of each sample
   Rows probe_rows;
   // output.fields and heat flows: the shorthand's fields (k = alpha, rho c_p = 1) stand in for
   // a case without fields.
@@ -711,29 +712,47 @@ void Session::State::add_observers() {
     // uninterrupted run would have. Added before the checkpoint observer: a due row is in
     // the file before the checkpoint flushes it.
     // The rows need no check of the whole field first (Observer::needs_check): a sampled value
-    // that is not finite writes no row and has the loop check the field, which stops the run.
+    // that is not finite writes no row, nor does any after it, and has the loop check the
+    // field, which stops the run. They are sampled without waiting for the device
+    // (Backend::sample_later) and written where the loop next waits for it, before any other
+    // observer fires there (Observer::collect).
     const std::int64_t every = c.probes.every;
     solver::Observer rows{"probes", every, !restarting && every > 0, true,
                           [this, every, &plan](solver::StepState& s) {
                             const bool due =
                                 (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
                             if (!due) return;
-                            std::vector<double> gathered;
-                            backend->sample(probes->nodes(), gathered);
-                            for (const double v : gathered)
-                              if (!std::isfinite(v)) {
-                                s.report_non_finite();
-                                return;
-                              }
-                            probe_values = probes->values(gathered);
-                            probe_time = s.time();
-                            if (probes_csv) probes_csv->write(s.step(), s.time(), probe_values);
-                            if (options.keep_rows) {
-                              probe_rows.steps.push_back(s.step());
-                              probe_rows.times.push_back(s.time());
-                              probe_rows.values.push_back(probe_values);
-                            }
+                            backend->sample_later(probes->nodes());
+                            probes_queued.push_back({s.step(), s.time()});
                           }};
+    rows.collect = [this](solver::StepState& s) {
+      if (probes_queued.empty()) return;
+      std::vector<std::vector<double>> samples;
+      backend->collect_samples(samples);
+      for (std::size_t k = 0; k < samples.size() && k < probes_queued.size(); ++k) {
+        const std::vector<double>& gathered = samples[k];
+        const bool finite = std::all_of(gathered.begin(), gathered.end(),
+                                        [](double v) { return std::isfinite(v); });
+        if (!finite) {
+          if (root)
+            spdlog::warn("probes: a value that is not finite at step {} (t = {:.6g}): no row "
+                         "from there on",
+                         probes_queued[k].first, probes_queued[k].second);
+          s.report_non_finite();
+          break;
+        }
+        const auto [step, time] = probes_queued[k];
+        probe_values = probes->values(gathered);
+        probe_time = time;
+        if (probes_csv) probes_csv->write(step, time, probe_values);
+        if (options.keep_rows) {
+          probe_rows.steps.push_back(step);
+          probe_rows.times.push_back(time);
+          probe_rows.values.push_back(probe_values);
+        }
+      }
+      probes_queued.clear();
+    };
     rows.needs_check = false;
     loop.add_observer(std::move(rows));
   }

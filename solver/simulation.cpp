@@ -50,6 +50,16 @@ bool Simulation::lead_due(const Observer& o, std::int64_t step) const {
   return false;
 }
 
+bool Simulation::collect_queued(StepState& state) {
+  bool any = false;
+  for (const Observer& o : observers_)
+    if (o.collect) {
+      o.collect(state);
+      any = true;
+    }
+  return any;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -99,6 +109,7 @@ RunResult Simulation::run_to(std::int64_t stop) {
     StepState state(backend_, step, time_of(step));
     for (std::size_t i = 0; i < observers_.size(); ++i)
       if (observers_[i].at_start) {
+        if (!observers_[i].collect) collect_queued(state);
         fire(i, state);
         fired[i] = step;
       }
@@ -159,28 +170,42 @@ RunResult Simulation::run_to(std::int64_t stop) {
       advance_(target - step, step);
     else
       backend_.advance(target - step, step);
-    backend_.synchronize();
+    bool checked_due = false, unchecked_due = false, waiting_due = false;
+    for (const Observer& o : observers_)
+      if (due_at(o, target)) {
+        (o.needs_check && !o.collect ? checked_due : unchecked_due) = true;
+        if (!o.collect) waiting_due = true;
+      }
+    const bool due = checked_due || unchecked_due;
+    bool report_due = progress_ && seconds_since(last_report_) >= progress_seconds_;
+    // Not waited for where only queued observers are due and nothing else needs the device
+    // (several processes always wait: their decisions below are agreed on every chunk; so
+    // does a backend that samples at once, whose samples are then collected at their step).
+    const bool wait = agree_ || !backend_.queues_samples() || !due || waiting_due ||
+                      report_due || target == stop || target - last_check >= check_every_;
+    if (wait) backend_.synchronize();
     const double took = seconds_since(t0);
     result.stepping_seconds += took;
     const std::int64_t advanced = target - step;
     step = target;
-    // The slowest process's time (microseconds), so that every process sizes the next chunk
-    // alike.
-    std::int64_t took_us = static_cast<std::int64_t>(took * 1e6);
-    bool report_due = progress_ && seconds_since(last_report_) >= progress_seconds_;
-    if (agree_) {
-      std::vector<std::int64_t> v{took_us, report_due};
-      agree_(v);
-      took_us = v[0];
-      report_due = v[1] != 0;
+    if (!wait) {
+      if (unwaited_steps_ == 0) unwaited_start_ = t0;
+      unwaited_steps_ += advanced;
+    } else {
+      // The slowest process's time (microseconds), so that every process sizes the next chunk
+      // alike; with the chunks before it that were not waited for.
+      const std::int64_t steps = advanced + unwaited_steps_;
+      std::int64_t took_us = static_cast<std::int64_t>(
+          (unwaited_steps_ > 0 ? seconds_since(unwaited_start_) : took) * 1e6);
+      unwaited_steps_ = 0;
+      if (agree_) {
+        std::vector<std::int64_t> v{took_us, report_due};
+        agree_(v);
+        took_us = v[0];
+        report_due = v[1] != 0;
+      }
+      chunk = next_chunk(chunk, steps, took_us);
     }
-    chunk = next_chunk(chunk, advanced, took_us);
-
-    bool checked_due = false, unchecked_due = false;
-    for (const Observer& o : observers_)
-      if ((o.every > 0 && step % o.every == 0) || lead_due(o, step))
-        (o.needs_check ? checked_due : unchecked_due) = true;
-    const bool due = checked_due || unchecked_due;
     // The whole field's check; false when it holds a value that is not finite (the run then
     // diverged).
     const auto finite = [&](kernels::FieldStats& stats) {
@@ -207,17 +232,22 @@ RunResult Simulation::run_to(std::int64_t stop) {
         last_report_ = Clock::now();
       }
     }
-    if (due && step < total) {
+    if (wait || (due && step < total)) {
       StepState state(backend_, step, time_of(step));
-      for (std::size_t i = 0; i < observers_.size(); ++i)
-        if ((observers_[i].every > 0 && step % observers_[i].every == 0) ||
-            lead_due(observers_[i], step)) {
-          fire(i, state);
-          fired[i] = step;
-        }
-      // An observer that fired unchecked saw a value that is not finite (on some process):
-      // the whole field's check now.
-      if (unchecked_due) {
+      bool collected = false;
+      if (due && step < total)
+        for (std::size_t i = 0; i < observers_.size(); ++i)
+          if (due_at(observers_[i], step)) {
+            // What the queued observers queued up to here is finished before another fires
+            // (a checkpoint flushes the probes' rows).
+            if (!observers_[i].collect) collected = collect_queued(state) || collected;
+            fire(i, state);
+            fired[i] = step;
+          }
+      if (wait) collected = collect_queued(state) || collected;
+      // An observer that fired unchecked, or finished what it queued, saw a value that is not
+      // finite (on some process): the whole field's check now.
+      if (unchecked_due || collected) {
         std::vector<std::int64_t> seen{state.non_finite_reported() ? 1 : 0};
         if (agree_) agree_(seen);
         kernels::FieldStats stats;
@@ -227,6 +257,13 @@ RunResult Simulation::run_to(std::int64_t stop) {
   }
 
   account();
+  {
+    // What is still queued: the rows of the steps before a stop or the divergence. (Their own
+    // values that are not finite end the rows; the field's state is judged below or was.)
+    StepState state(backend_, step, time_of(step));
+    collect_queued(state);
+    unwaited_steps_ = 0;
+  }
   if (result.status == RunResult::Status::completed && step < total) {
     wall_before_ = result.wall_seconds;
     return result;
@@ -241,8 +278,12 @@ RunResult Simulation::run_to(std::int64_t stop) {
   for (std::size_t i = 0; i < observers_.size(); ++i) {
     const Observer& o = observers_[i];
     const bool scheduled = o.every > 0 && step % o.every == 0;
-    if ((o.at_end || scheduled) && fired[i] != step) fire(i, state);
+    if ((o.at_end || scheduled) && fired[i] != step) {
+      if (!o.collect) collect_queued(state);
+      fire(i, state);
+    }
   }
+  collect_queued(state);
   return result;
 }
 

@@ -58,6 +58,14 @@ struct Observer {
   // steps the check is a good part of the stepping, and the checks every check interval and
   // before every other observer catch the rest.
   bool needs_check = true;
+  // Set by an observer that queues its work behind the steps instead of waiting for the device
+  // (the probes: Backend::sample_later): it finishes what it queued (writes the rows), and may
+  // report a value that is not finite as an unchecked observer does. A chunk of steps that
+  // ends where only such observers are due is not waited for, so a small grid's steps go on
+  // while the host queues the next ones; the loop calls `collect` wherever it waits for the
+  // device anyway (another observer, a check of the field, progress, the end of run_to), before
+  // any other observer fires there.
+  std::function<void(StepState&)> collect = nullptr;
 };
 
 // Summary of a finished (or stopped) run.
@@ -139,6 +147,12 @@ class Simulation {
   std::int64_t next_due(std::int64_t step) const;
   // Whether `step` (before the last) is one of an observer's lead steps.
   bool lead_due(const Observer& o, std::int64_t step) const;
+  // Whether observer o fires at `step` on its schedule (before the last step).
+  bool due_at(const Observer& o, std::int64_t step) const {
+    return (o.every > 0 && step % o.every == 0) || lead_due(o, step);
+  }
+  // Every queued observer's collect (Observer::collect); whether any had one.
+  bool collect_queued(StepState& state);
 
   const Case& case_;
   TimePlan plan_;
@@ -162,6 +176,10 @@ class Simulation {
   std::int64_t reported_step_ = -1;  // the step the last progress report was about
   std::int64_t last_check_ = 0;
   double wall_before_ = 0.0;  // wall seconds spent stepping in earlier calls
+  // Steps advanced since the device was last waited for, and when the first of them began:
+  // the next chunk is sized on them together.
+  std::int64_t unwaited_steps_ = 0;
+  std::chrono::steady_clock::time_point unwaited_start_{};
   std::chrono::steady_clock::time_point last_report_{};
 };
 

@@ -53,7 +53,19 @@ class DeviceFieldBackend : public Backend {
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     check_ready_and_size(static_cast<std::size_t>(points_));
     const FieldNow f = field_now();
-    sample_nodes<T>(f.cur, f.grid, nodes, values, f.stream);
+    sample_nodes<T>(f.cur, f.grid, nodes, values, f.stream, samples_);
+  }
+
+  void sample_later(const std::vector<std::int64_t>& nodes) override {
+    check_ready_and_size(static_cast<std::size_t>(points_));
+    const FieldNow f = field_now();
+    queue_sample<T>(f.cur, f.grid, nodes, f.stream, samples_);
+  }
+
+  bool queues_samples() const override { return true; }
+
+  void collect_samples(std::vector<std::vector<double>>& samples) override {
+    collect_queued_samples(samples_, samples);
   }
 
   void read_box(const FieldBox& box, double* values) override {
@@ -144,6 +156,7 @@ class DeviceFieldBackend : public Backend {
   }
 
   BoxStaging staging_;  // read_box / write_box
+  SampleBuffers samples_;  // sample
   cudaStream_t aside_ = nullptr;  // with_boxes_aside's stream, made on first use
   bool boxes_aside_ = false;
   std::int64_t points_ = 0;

@@ -317,33 +317,82 @@ __global__ void __launch_bounds__(kThreads)
   values[j] = static_cast<double>(u[g.index(x, y, z)]);
 }
 
+
+// The queued slots' values moved to buffers.ready, in order (the stream waited for).
+void empty_slots(SampleBuffers& buffers) {
+  if (buffers.queued.empty()) return;
+  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(buffers.stream));
+  const double* host = static_cast<const double*>(buffers.host.data());
+  for (std::size_t k = 0; k < buffers.queued.size(); ++k) {
+    const double* slot = host + k * buffers.capacity;
+    buffers.ready.emplace_back(slot, slot + buffers.queued[k]);
+  }
+  buffers.queued.clear();
+}
+
 }  // namespace
 
 template <typename T>
-void sample_nodes(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
-                  std::vector<double>& values, cudaStream_t stream) {
+void queue_sample(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
+                  cudaStream_t stream, SampleBuffers& buffers) {
   const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
   for (const std::int64_t i : nodes)
     if (i < 0 || i >= points)
       throw std::out_of_range("sample: node " + std::to_string(i) + " is outside the grid of " +
                               std::to_string(points) + " nodes");
-  values.resize(nodes.size());
-  if (nodes.empty()) return;
-  const std::int64_t count = static_cast<std::int64_t>(nodes.size());
-  // One allocation for the indices and the values (both 8-byte elements).
-  DeviceArray buffer;
-  buffer.allocate(2 * nodes.size() * sizeof(std::int64_t));
-  std::int64_t* d_nodes = buffer.as<std::int64_t>();
-  double* d_values = reinterpret_cast<double*>(d_nodes + count);
-  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(d_nodes, nodes.data(), nodes.size() * sizeof(std::int64_t),
-                                     cudaMemcpyHostToDevice, stream));
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  gather_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(field, grid, d_nodes,
-                                                                           d_values, count);
+  const std::size_t count = nodes.size();
+  if (count == 0) {
+    empty_slots(buffers);
+    buffers.ready.emplace_back();
+    return;
+  }
+  // Slots enough for the samples between two waits of a run that samples every few steps (the
+  // loop waits at least every 1000 steps); when they are all in use, they are emptied first.
+  constexpr std::size_t kSlots = 64;
+  if (count > buffers.capacity) {
+    empty_slots(buffers);
+    // The indices and the values, both 8-byte elements, in one allocation.
+    buffers.device.allocate(2 * count * sizeof(std::int64_t));
+    buffers.host = allocate_host_staging(kSlots * count * sizeof(double), true);
+    buffers.capacity = count;
+    buffers.slots = kSlots;
+    buffers.nodes.clear();
+  } else if (buffers.queued.size() == buffers.slots || buffers.stream != stream) {
+    empty_slots(buffers);
+  }
+  buffers.stream = stream;
+  std::int64_t* d_nodes = buffers.device.as<std::int64_t>();
+  double* d_values = reinterpret_cast<double*>(d_nodes + buffers.capacity);
+  if (buffers.nodes != nodes) {
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(d_nodes, nodes.data(), count * sizeof(std::int64_t),
+                                       cudaMemcpyHostToDevice, stream));
+    HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));  // `nodes` may change after the return
+    buffers.nodes = nodes;
+  }
+  const std::int64_t blocks = (static_cast<std::int64_t>(count) + kThreads - 1) / kThreads;
+  gather_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      field, grid, d_nodes, d_values, static_cast<std::int64_t>(count));
   HEATSIM_CUDA_CHECK_LAUNCH();
-  HEATSIM_CUDA_CHECK(cudaMemcpyAsync(values.data(), d_values, nodes.size() * sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream));
-  HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // The device's values are read before the next sample's gather writes them (one stream).
+  double* slot = static_cast<double*>(buffers.host.data()) + buffers.queued.size() * buffers.capacity;
+  HEATSIM_CUDA_CHECK(
+      cudaMemcpyAsync(slot, d_values, count * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  buffers.queued.push_back(count);
+}
+
+void collect_queued_samples(SampleBuffers& buffers, std::vector<std::vector<double>>& samples) {
+  empty_slots(buffers);
+  samples = std::move(buffers.ready);
+  buffers.ready.clear();
+}
+
+template <typename T>
+void sample_nodes(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
+                  std::vector<double>& values, cudaStream_t stream, SampleBuffers& buffers) {
+  queue_sample(field, grid, nodes, stream, buffers);
+  empty_slots(buffers);
+  values = std::move(buffers.ready.back());
+  buffers.ready.pop_back();
 }
 
 template <typename T>
@@ -510,7 +559,9 @@ FieldStats device_field_stats(const T* field, const DeviceGrid& grid, const Sten
                                             const StencilProblem&, StatsPartial*, int,    \
                                             cudaStream_t, const double*);                 \
   template void sample_nodes<T>(const T*, const DeviceGrid&, const std::vector<std::int64_t>&, \
-                                std::vector<double>&, cudaStream_t);
+                                std::vector<double>&, cudaStream_t, SampleBuffers&);       \
+  template void queue_sample<T>(const T*, const DeviceGrid&, const std::vector<std::int64_t>&, \
+                                cudaStream_t, SampleBuffers&);
 HEATSIM_FIELD_KERNELS(float)
 HEATSIM_FIELD_KERNELS(double)
 #undef HEATSIM_FIELD_KERNELS

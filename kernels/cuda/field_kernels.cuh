@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "../host_staging.hpp"
+#include "device_memory.cuh"
 #include "stencil_common.cuh"
 
 namespace heatsim::kernels::cuda {
@@ -86,11 +88,34 @@ FieldStats device_field_stats(const T* field, const DeviceGrid& grid, const Sten
                               StatsPartial* partials, int multiprocessors, cudaStream_t stream,
                               const double* capacity = nullptr);
 
-// Backend::sample on the device: the values of the given nodes (compact indices in memory
-// order [z][y][x], checked against the grid) gathered by one small kernel and copied back,
-// instead of the whole field.
+// What a backend keeps between samples: the nodes on the device as last uploaded (a run samples
+// the same probes every time), room for the values, and pinned slots they come back through,
+// one per sample queued and not yet collected. Allocated on the first sample and when the node
+// list grows: no allocation, free or upload of the list per sample after that (each of those
+// waits on the device).
+struct SampleBuffers {
+  DeviceArray device;  // the nodes (int64), then the values (double)
+  HostStaging host;    // `slots` slots of `capacity` doubles, pinned
+  std::vector<std::int64_t> nodes;  // what `device` holds
+  std::size_t capacity = 0;         // nodes `device` and each slot have room for
+  std::size_t slots = 0;
+  std::vector<std::size_t> queued;  // per slot in use, in order: its sample's node count
+  cudaStream_t stream = nullptr;    // where the queued samples were queued
+  std::vector<std::vector<double>> ready;  // samples already out of their slots, in order
+};
+
+// Backend::sample_later on the device: the values of the given nodes (compact indices in memory
+// order [z][y][x], checked against the grid) gathered by one small kernel on `stream`, behind
+// what is queued there, and copied to a pinned slot, without waiting.
+template <typename T>
+void queue_sample(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
+                  cudaStream_t stream, SampleBuffers& buffers);
+// Backend::collect_samples: waits for the queued samples and moves them out, in order.
+void collect_queued_samples(SampleBuffers& buffers, std::vector<std::vector<double>>& samples);
+// Backend::sample on the device: queue_sample, then its values (the samples queued before it
+// stay queued).
 template <typename T>
 void sample_nodes(const T* field, const DeviceGrid& grid, const std::vector<std::int64_t>& nodes,
-                  std::vector<double>& values, cudaStream_t stream);
+                  std::vector<double>& values, cudaStream_t stream, SampleBuffers& buffers);
 
 }  // namespace heatsim::kernels::cuda

@@ -331,6 +331,32 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
       for (std::size_t j = 0; j < nodes.size(); ++j)
         EXPECT_EQ(sampled[j], got[static_cast<std::size_t>(nodes[j])]) << "node " << nodes[j];
       EXPECT_THROW(gpu->sample({p.points()}, sampled), std::out_of_range);
+
+      // sample_later(): queued behind the steps that follow, collected in the order taken, each
+      // the field of its own step; a longer node list in between (a new upload and slots).
+      EXPECT_TRUE(gpu->queues_samples());
+      std::vector<std::int64_t> longer = nodes;
+      for (int j = 0; j < 300; ++j) longer.push_back(node(rng));
+      gpu->sample_later(nodes);
+      gpu->advance(2, 10);
+      gpu->sample_later(longer);
+      gpu->sample_later(nodes);
+      std::vector<std::vector<double>> later;
+      gpu->collect_samples(later);
+      std::vector<double> after;
+      gpu->download(after);
+      EXPECT_GT(relative_difference(after, got), 100 * tol) << "the steps between changed nothing";
+      ASSERT_EQ(later.size(), 3u);
+      const std::pair<const std::vector<double>*, const std::vector<std::int64_t>*> expect[3] = {
+          {&got, &nodes}, {&after, &longer}, {&after, &nodes}};
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_EQ(later[k].size(), expect[k].second->size()) << "sample " << k;
+        for (std::size_t j = 0; j < later[k].size(); ++j)
+          EXPECT_EQ(later[k][j], (*expect[k].first)[static_cast<std::size_t>((*expect[k].second)[j])])
+              << "sample " << k << " node " << (*expect[k].second)[j];
+      }
+      gpu->collect_samples(later);
+      EXPECT_TRUE(later.empty()) << "collected twice";
       ++runs;
     }
   if (steps_dims(c.backend, c.dims)) {

@@ -497,5 +497,131 @@ TEST(Simulation, UncheckedObserversFireWithoutTheWholeFieldsCheck) {
   EXPECT_NE(r.message.find("at step 5 "), std::string::npos) << r.message;
 }
 
+
+// The CPU backend, sampling as a device backend does (Backend::sample_later): the values are
+// taken when asked for but handed out only by collect_samples(); counting the loop's waits
+// (synchronize()). From the `poison_at`-th sample on, the samples and the field's check see a
+// value that is not finite, as a field gone bad would show them.
+class QueuingBackend final : public heatsim::kernels::Backend {
+ public:
+  QueuingBackend(std::unique_ptr<heatsim::kernels::Backend> inner, bool queues, int poison_at)
+      : inner_(std::move(inner)), queues_(queues), poison_at_(poison_at) {}
+  std::string name() const override { return inner_->name(); }
+  heatsim::kernels::Capabilities capabilities() const override { return inner_->capabilities(); }
+  void setup(const heatsim::kernels::StencilProblem& p) override { inner_->setup(p); }
+  void upload(const std::vector<double>& f) override { inner_->upload(f); }
+  void download(std::vector<double>& f) override { inner_->download(f); }
+  void advance(std::int64_t steps, std::int64_t step0) override { inner_->advance(steps, step0); }
+  void synchronize() override { ++waits; }
+  heatsim::kernels::FieldStats stats() override {
+    heatsim::kernels::FieldStats st = inner_->stats();
+    if (poisoned_) st.non_finite = 1;
+    return st;
+  }
+  void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
+    inner_->sample(nodes, values);
+    if (++samples_ >= poison_at_) poisoned_ = true;
+    if (poisoned_) values.assign(values.size(), std::numeric_limits<double>::quiet_NaN());
+  }
+  void sample_later(const std::vector<std::int64_t>& nodes) override {
+    queued_.emplace_back();
+    sample(nodes, queued_.back());
+  }
+  void collect_samples(std::vector<std::vector<double>>& samples) override {
+    samples = std::move(queued_);
+    queued_.clear();
+  }
+  bool queues_samples() const override { return queues_; }
+  int waits = 0;
+
+ private:
+  std::unique_ptr<heatsim::kernels::Backend> inner_;
+  bool queues_;
+  int poison_at_, samples_ = 0;
+  bool poisoned_ = false;
+  std::vector<std::vector<double>> queued_;
+};
+
+struct QueuedRun {
+  heatsim::solver::RunResult result;
+  std::vector<std::pair<std::int64_t, double>> rows;  // step, value
+  int waits = 0;
+};
+
+// Probe-like rows every 5 steps (queued, collected) beside an observer every 20 steps that
+// waits for the device and expects the rows up to its own step written.
+QueuedRun run_queued(bool queues, int poison_at) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {41, 1, 1};
+  c.time.steps = 100;
+  const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
+  const auto problem = heatsim::solver::make_problem(c, plan.dt);
+  QueuingBackend backend(heatsim::kernels::make_cpu_backend(problem.precision), queues, poison_at);
+  backend.setup(problem);
+  std::vector<double> u(41);
+  for (int i = 0; i < 41; ++i) u[static_cast<std::size_t>(i)] = std::sin(0.1 * i) + 2.0;
+  backend.upload(u);
+  heatsim::solver::Simulation sim(c, plan, backend);
+  QueuedRun out;
+  std::vector<std::int64_t> pending;
+  heatsim::solver::Observer rows{"rows", 5, true, true, [&](heatsim::solver::StepState& s) {
+                                   backend.sample_later({20});
+                                   pending.push_back(s.step());
+                                 }};
+  rows.needs_check = false;
+  rows.collect = [&](heatsim::solver::StepState& s) {
+    std::vector<std::vector<double>> samples;
+    backend.collect_samples(samples);
+    EXPECT_EQ(samples.size(), pending.size());
+    for (std::size_t k = 0; k < samples.size() && k < pending.size(); ++k) {
+      if (!std::isfinite(samples[k].at(0))) {
+        s.report_non_finite();
+        break;
+      }
+      out.rows.emplace_back(pending[k], samples[k][0]);
+    }
+    pending.clear();
+  };
+  sim.add_observer(rows);
+  sim.add_observer({"every 20", 20, false, false, [&](heatsim::solver::StepState& s) {
+                      ASSERT_FALSE(out.rows.empty());
+                      EXPECT_EQ(out.rows.back().first, s.step()) << "rows not yet collected";
+                    }});
+  out.result = sim.run();
+  out.waits = backend.waits;
+  EXPECT_TRUE(pending.empty()) << "a sample left uncollected";
+  return out;
+}
+
+// A backend whose samples are queued: the loop does not wait for the device at the chunk ends
+// where only the queued rows are due, collects them wherever it waits, before another observer
+// fires there, and the rows are those of samples taken at once, bit for bit.
+TEST(Simulation, QueuedSamplesAreCollectedWhereTheLoopWaits) {
+  const QueuedRun at_once = run_queued(false, 1000), queued = run_queued(true, 1000);
+  EXPECT_EQ(at_once.result.status, heatsim::solver::RunResult::Status::completed);
+  EXPECT_EQ(queued.result.status, heatsim::solver::RunResult::Status::completed);
+  ASSERT_EQ(queued.rows.size(), 21u) << "steps 0, 5, ..., 100";
+  for (std::size_t k = 0; k < queued.rows.size(); ++k)
+    EXPECT_EQ(queued.rows[k].first, static_cast<std::int64_t>(5 * k));
+  EXPECT_EQ(queued.rows, at_once.rows);
+  // At once: a wait at every chunk end (every 5 steps, and the first chunks' ends before step
+  // 5); queued: at the first chunks' ends, at the steps of the observer every 20 and at the
+  // end.
+  EXPECT_GE(at_once.waits, 20);
+  EXPECT_LE(queued.waits, 9) << "waited " << queued.waits << " times";
+
+  // The fourth sample (step 15) is not finite: no row from there on; taken at once the run
+  // stops at step 15, queued where the loop next waits (step 20, the other observer's).
+  const QueuedRun bad_at_once = run_queued(false, 4), bad_queued = run_queued(true, 4);
+  for (const QueuedRun* r : {&bad_at_once, &bad_queued}) {
+    EXPECT_EQ(r->result.status, heatsim::solver::RunResult::Status::diverged);
+    ASSERT_EQ(r->rows.size(), 3u);
+    EXPECT_EQ(r->rows.back().first, 10);
+  }
+  EXPECT_EQ(bad_at_once.result.last_step, 15) << bad_at_once.result.message;
+  EXPECT_EQ(bad_queued.result.last_step, 20) << bad_queued.result.message;
+}
+
 }  // namespace
 }  // namespace heatsim_tests
