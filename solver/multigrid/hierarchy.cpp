@@ -208,25 +208,44 @@ class XRepeats {
       }
   }
   // Per finer node: every node within r of it is same (x beyond the grid is not; y and z
-  // beyond it hold nothing and are the same for both nodes).
+  // beyond it hold nothing and are the same for both nodes). A box's AND, taken axis by axis:
+  // along z and y plane by plane (whole rows at a time), then along x by the length of the run
+  // of same nodes ending at each node.
   std::vector<std::uint8_t> repeats(int r) const {
     if (same_.empty()) return {};
-    std::vector<std::uint8_t> out = same_;
-    for (int a = 0; a < 3; ++a) {
-      const std::int64_t n = n_[a], stride = a == 0 ? 1 : a == 1 ? n_[0] : n_[0] * n_[1];
-      const std::int64_t lines = n_[0] * n_[1] * n_[2] / n;
-#pragma omp parallel for schedule(static) if (lines * n >= 32768)
-      for (std::int64_t l = 0; l < lines; ++l) {
-        const std::int64_t start = a == 0   ? l * n
-                                   : a == 1 ? (l / n_[0]) * n_[0] * n_[1] + l % n_[0]
-                                            : l;
-        // misses[j]: how many of the line's first j nodes are not same.
-        std::vector<std::int64_t> misses(static_cast<std::size_t>(n) + 1, 0);
-        for (std::int64_t j = 0; j < n; ++j) misses[j + 1] = misses[j] + !out[start + j * stride];
-        for (std::int64_t j = 0; j < n; ++j) {
-          const std::int64_t lo = std::max<std::int64_t>(j - r, 0), hi = std::min(j + r, n - 1);
-          const bool inside = a != 0 || (j - r >= 0 && j + r < n);
-          out[start + j * stride] = inside && misses[hi + 1] == misses[lo];
+    const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
+    std::vector<std::uint8_t> zy(same_.size()), out(same_.size(), 0);
+#pragma omp parallel
+    {
+      std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
+#pragma omp for schedule(static)
+      for (std::int64_t z = 0; z < nz; ++z) {
+        const std::int64_t z0 = std::max<std::int64_t>(z - r, 0), z1 = std::min(z + r, nz - 1);
+        const std::uint8_t* first = same_.data() + z0 * plane;
+        std::copy(first, first + plane, acc.begin());
+        for (std::int64_t q = z0 + 1; q <= z1; ++q) {
+          const std::uint8_t* in = same_.data() + q * plane;
+          for (std::int64_t i = 0; i < plane; ++i) acc[i] &= in[i];
+        }
+        for (std::int64_t y = 0; y < ny; ++y) {
+          const std::int64_t y0 = std::max<std::int64_t>(y - r, 0), y1 = std::min(y + r, ny - 1);
+          std::uint8_t* o = zy.data() + z * plane + y * nx;
+          std::copy(acc.begin() + y0 * nx, acc.begin() + (y0 + 1) * nx, o);
+          for (std::int64_t q = y0 + 1; q <= y1; ++q) {
+            const std::uint8_t* in = acc.data() + q * nx;
+            for (std::int64_t x = 0; x < nx; ++x) o[x] &= in[x];
+          }
+        }
+      }
+#pragma omp for schedule(static)
+      for (std::int64_t line = 0; line < ny * nz; ++line) {
+        const std::uint8_t* in = zy.data() + line * nx;
+        std::uint8_t* o = out.data() + line * nx;
+        // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
+        std::int64_t run = 0;
+        for (std::int64_t x = 0; x < nx; ++x) {
+          run = in[x] ? run + 1 : 0;
+          if (run >= 2 * r + 1) o[x - r] = 1;
         }
       }
     }
