@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend.hpp"
@@ -34,6 +35,32 @@ inline int stencil_offset(int k, int axis) {
 
 constexpr std::uint8_t kRemovedNode = 2;
 
+// An allocator whose sized construction and resize leave doubles unset (default-initialised)
+// where std::allocator sets them to 0: for the hierarchy's 27-entries-per-node arrays, which
+// parallel loops write in full. std::vector's zero fill ran on one thread, taking the page
+// faults of hundreds of megabytes with it: a quarter of the finest coarsening's time and the
+// part that did not shrink with threads (docs/performance.md).
+template <typename T>
+struct UnsetAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <typename U>
+  UnsetAllocator(const UnsetAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+// A level's stencil or prolongation weights.
+using LevelWeights = std::vector<double, UnsetAllocator<double>>;
+
 struct LevelOperator {
   int dims = 1;
   std::array<std::int64_t, kMaxDims> n{1, 1, 1};  // nodes per axis; 1 on unused axes
@@ -46,7 +73,7 @@ struct LevelOperator {
   // Stencil form (levels below the finest), used when not empty: stencil[k * points() + i] is the
   // matrix entry A(i, i + offset_k) (stencil_offset), 0 where the offset leaves a non-periodic
   // axis; (A x)_i = sum_k stencil[k][i] x[i + offset_k]. node_term and conductance are unused.
-  std::vector<double> stencil;
+  LevelWeights stencil;
   // Non-zero: the node holds its value (1: a Dirichlet node; kRemovedNode: a node inside a void,
   // no part of the body, which the operations treat alike and only the hierarchy's
   // interpolation tells apart).
@@ -59,7 +86,7 @@ struct LevelOperator {
   // (solver/multigrid/hierarchy.hpp): prolongation[k * points() + I] is the weight with which
   // the finer node at fine_index(I) + offset_k takes this node's value (0 where there is none).
   // Restriction is its transpose.
-  std::vector<double> prolongation;
+  LevelWeights prolongation;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
   bool stencil_form() const { return !stencil.empty(); }

@@ -626,7 +626,7 @@ class CpuLevelOps final : public LevelOps {
       }
       L.centre[i] = S[centre * np + i] + moved;
     }
-    std::vector<double>().swap(L.op.stencil);
+    kernels::LevelWeights().swap(L.op.stencil);
   }
 
   // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing

@@ -196,7 +196,7 @@ class XRepeats {
         if (!moved[x]) continue;
         const std::int64_t i = line * nx + x;
         bool same = fine.fixed[i] == fine.fixed[i - 2];
-        const auto bits = [&](const std::vector<double>& v, std::int64_t at) {
+        const auto bits = [&](const auto& v, std::int64_t at) {
           return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
         };
         if (fine.stencil_form())
@@ -269,13 +269,16 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 }
 
 // The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
-std::vector<double> prolongation(const LevelOperator& fine, const LevelOperator& c,
-                                 const std::array<AxisTransfer, kMaxDims>& t,
-                                 const std::vector<std::uint8_t>& repeats) {
+kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperator& c,
+                                   const std::array<AxisTransfer, kMaxDims>& t,
+                                   const std::vector<std::uint8_t>& repeats) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
-  std::vector<double> P(static_cast<std::size_t>(kp * nc), 0.0);
+  // Zeroed by the threads (kernels::UnsetAllocator), which then take its pages' first faults.
+  kernels::LevelWeights P(static_cast<std::size_t>(kp * nc));
+#pragma omp parallel for schedule(static) if (kp * nc >= 32768)
+  for (std::int64_t j = 0; j < kp * nc; ++j) P[j] = 0.0;
   for (std::int64_t I = 0; I < nc; ++I)
     if (!c.fixed[I]) P[centre * nc + I] = 1.0;
   // Per offset k: the axes it moves along (bit a) and those it moves up along.
@@ -611,12 +614,12 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
-std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
+kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
                              const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
-  const std::vector<double>& P = c.prolongation;
+  const kernels::LevelWeights& P = c.prolongation;
   const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;  // offset numbering, used axes only
   // A slot sum this large marks a coupling beyond one coarse node.
   constexpr int kFar = 1000;
@@ -887,7 +890,8 @@ std::vector<double> galerkin(const LevelOperator& fine, const LevelOperator& c,
   const int hy = dims > 1 ? 3 : 1, hz = dims > 2 ? 3 : 1;  // offsets per axis, used axes only
   const int ly = dims > 1 ? 0 : 1, lz = dims > 2 ? 0 : 1;  // an unused axis keeps slot 1
   std::atomic<bool> far{false};
-  std::vector<double> S(static_cast<std::size_t>(kp * nc), 0.0);
+  // Every entry is written below, row by row (kernels::UnsetAllocator: no zero fill first).
+  kernels::LevelWeights S(static_cast<std::size_t>(kp * nc));
 #pragma omp parallel if (by_planes)
   {
     Planes in_hand;

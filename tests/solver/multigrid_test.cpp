@@ -324,7 +324,7 @@ kernels::LevelOperator blocky_stencil_level(std::array<std::int64_t, 3> n) {
   return op;
 }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+bool same_bits(const kernels::LevelWeights& a, const kernels::LevelWeights& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
