@@ -35,11 +35,12 @@ inline int stencil_offset(int k, int axis) {
 
 constexpr std::uint8_t kRemovedNode = 2;
 
-// An allocator whose sized construction and resize leave doubles unset (default-initialised)
-// where std::allocator sets them to 0: for the hierarchy's 27-entries-per-node arrays, which
-// parallel loops write in full. std::vector's zero fill ran on one thread, taking the page
-// faults of hundreds of megabytes with it: a quarter of the finest coarsening's time and the
-// part that did not shrink with threads (docs/performance.md).
+// An allocator whose sized construction and resize leave values unset (default-initialised)
+// where std::allocator sets them to 0: for arrays that parallel loops write in full, whose pages
+// are then first touched by the threads that write them (the hierarchy's 27-entries-per-node
+// arrays, the CPU level operations' vectors). std::vector's zero fill ran on one thread, taking
+// the page faults of hundreds of megabytes with it: a quarter of the finest coarsening's time
+// and the part that did not shrink with threads (docs/performance.md).
 template <typename T>
 struct UnsetAllocator : std::allocator<T> {
   template <typename U>

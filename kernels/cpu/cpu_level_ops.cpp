@@ -18,29 +18,10 @@
 namespace heatsim::kernels {
 namespace {
 
-// An allocator whose elements start uninitialised, so that a new vector's pages are first
-// touched where its values are first written (create_vector: by the threads that later sweep
-// them) and not zeroed once more by the vector.
-template <typename T>
-struct UninitialisedAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = UninitialisedAllocator<U>;
-  };
-  UninitialisedAllocator() = default;
-  template <typename U>
-  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using Values = std::vector<double, UninitialisedAllocator<double>>;
-using Floats = std::vector<float, UninitialisedAllocator<float>>;
+// Values whose pages are first touched where they are first written (create_vector: by the
+// threads that later sweep them) and not zeroed once more by the vector.
+using Values = std::vector<double, UnsetAllocator<double>>;
+using Floats = std::vector<float, UnsetAllocator<float>>;
 
 class CpuLevelOps final : public LevelOps {
  public:

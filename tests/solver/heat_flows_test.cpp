@@ -399,12 +399,18 @@ TEST(NodeHeatFlux, ALayeredWallCarriesOneFluxThroughEveryNode) {
   for (int i = 0; i < 100; ++i) EXPECT_NEAR(q[3 * i], flux, 1e-9 * flux) << "node " << i;
 }
 
-// An observer with lead steps fires at the steps before each due one and before the last.
-TEST(Simulation, LeadStepsFireBeforeEachDueStepAndTheLast) {
+// A 1D case of n nodes and the given steps, its other settings the defaults.
+Case line_case(std::int64_t n, std::int64_t steps) {
   Case c;
   c.grid.dims = 1;
-  c.grid.n = {11, 1, 1};
-  c.time.steps = 25;
+  c.grid.n = {n, 1, 1};
+  c.time.steps = steps;
+  return c;
+}
+
+// An observer with lead steps fires at the steps before each due one and before the last.
+TEST(Simulation, LeadStepsFireBeforeEachDueStepAndTheLast) {
+  const Case c = line_case(11, 25);
   const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
   const auto problem = heatsim::solver::make_problem(c, plan.dt);
   auto backend = heatsim::kernels::make_cpu_backend(problem.precision);
@@ -420,38 +426,41 @@ TEST(Simulation, LeadStepsFireBeforeEachDueStepAndTheLast) {
   EXPECT_EQ(fired, (std::vector<std::int64_t>{0, 8, 9, 10, 18, 19, 20, 23, 24, 25}));
 }
 
-// The CPU backend, counting the checks of the whole field (stats()).
-class CountingBackend final : public heatsim::kernels::Backend {
+// A backend that hands its calls to the CPU backend: what the test backends below change.
+class WrappedCpu : public heatsim::kernels::Backend {
  public:
-  explicit CountingBackend(std::unique_ptr<heatsim::kernels::Backend> inner)
-      : inner_(std::move(inner)) {}
+  explicit WrappedCpu(std::unique_ptr<heatsim::kernels::Backend> inner) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   heatsim::kernels::Capabilities capabilities() const override { return inner_->capabilities(); }
   void setup(const heatsim::kernels::StencilProblem& p) override { inner_->setup(p); }
   void upload(const std::vector<double>& f) override { inner_->upload(f); }
   void download(std::vector<double>& f) override { inner_->download(f); }
   void advance(std::int64_t steps, std::int64_t step0) override { inner_->advance(steps, step0); }
-  heatsim::kernels::FieldStats stats() override {
-    ++checks;
-    return inner_->stats();
-  }
+  heatsim::kernels::FieldStats stats() override { return inner_->stats(); }
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
     inner_->sample(nodes, values);
   }
-  int checks = 0;
 
  private:
   std::unique_ptr<heatsim::kernels::Backend> inner_;
+};
+
+// The CPU backend, counting the checks of the whole field (stats()).
+class CountingBackend final : public WrappedCpu {
+ public:
+  using WrappedCpu::WrappedCpu;
+  heatsim::kernels::FieldStats stats() override {
+    ++checks;
+    return WrappedCpu::stats();
+  }
+  int checks = 0;
 };
 
 // An observer that reads one node every 5 steps: with needs_check it costs a check of the
 // whole field at each firing, without one none; reporting a value that is not finite has the
 // loop check at once, which stops a field holding a NaN at that step.
 TEST(Simulation, UncheckedObserversFireWithoutTheWholeFieldsCheck) {
-  Case c;
-  c.grid.dims = 1;
-  c.grid.n = {41, 1, 1};
-  c.time.steps = 100;
+  const Case c = line_case(41, 100);
   const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
   const auto problem = heatsim::solver::make_problem(c, plan.dt);
   for (const bool needs_check : {true, false}) {
@@ -502,24 +511,18 @@ TEST(Simulation, UncheckedObserversFireWithoutTheWholeFieldsCheck) {
 // taken when asked for but handed out only by collect_samples(); counting the loop's waits
 // (synchronize()). From the `poison_at`-th sample on, the samples and the field's check see a
 // value that is not finite, as a field gone bad would show them.
-class QueuingBackend final : public heatsim::kernels::Backend {
+class QueuingBackend final : public WrappedCpu {
  public:
   QueuingBackend(std::unique_ptr<heatsim::kernels::Backend> inner, bool queues, int poison_at)
-      : inner_(std::move(inner)), queues_(queues), poison_at_(poison_at) {}
-  std::string name() const override { return inner_->name(); }
-  heatsim::kernels::Capabilities capabilities() const override { return inner_->capabilities(); }
-  void setup(const heatsim::kernels::StencilProblem& p) override { inner_->setup(p); }
-  void upload(const std::vector<double>& f) override { inner_->upload(f); }
-  void download(std::vector<double>& f) override { inner_->download(f); }
-  void advance(std::int64_t steps, std::int64_t step0) override { inner_->advance(steps, step0); }
+      : WrappedCpu(std::move(inner)), queues_(queues), poison_at_(poison_at) {}
   void synchronize() override { ++waits; }
   heatsim::kernels::FieldStats stats() override {
-    heatsim::kernels::FieldStats st = inner_->stats();
+    heatsim::kernels::FieldStats st = WrappedCpu::stats();
     if (poisoned_) st.non_finite = 1;
     return st;
   }
   void sample(const std::vector<std::int64_t>& nodes, std::vector<double>& values) override {
-    inner_->sample(nodes, values);
+    WrappedCpu::sample(nodes, values);
     if (++samples_ >= poison_at_) poisoned_ = true;
     if (poisoned_) values.assign(values.size(), std::numeric_limits<double>::quiet_NaN());
   }
@@ -535,7 +538,6 @@ class QueuingBackend final : public heatsim::kernels::Backend {
   int waits = 0;
 
  private:
-  std::unique_ptr<heatsim::kernels::Backend> inner_;
   bool queues_;
   int poison_at_, samples_ = 0;
   bool poisoned_ = false;
@@ -551,10 +553,7 @@ struct QueuedRun {
 // Probe-like rows every 5 steps (queued, collected) beside an observer every 20 steps that
 // waits for the device and expects the rows up to its own step written.
 QueuedRun run_queued(bool queues, int poison_at) {
-  Case c;
-  c.grid.dims = 1;
-  c.grid.n = {41, 1, 1};
-  c.time.steps = 100;
+  const Case c = line_case(41, 100);
   const heatsim::solver::TimePlan plan = heatsim::solver::plan_time(c);
   const auto problem = heatsim::solver::make_problem(c, plan.dt);
   QueuingBackend backend(heatsim::kernels::make_cpu_backend(problem.precision), queues, poison_at);
