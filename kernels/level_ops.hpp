@@ -69,8 +69,8 @@ struct LevelOperator {
   // Compact form (the finest level): a_i, memory order [z][y][x], and conductance[axis][i]: G
   // between node i and its upper neighbour along the axis (the node one period away for the
   // last node of a periodic axis; unused, 0, for the last node of a non-periodic axis).
-  std::vector<double> node_term;
-  std::array<std::vector<double>, kMaxDims> conductance;
+  LevelWeights node_term;
+  std::array<LevelWeights, kMaxDims> conductance;
   // Stencil form (levels below the finest), used when not empty: stencil[k * points() + i] is the
   // matrix entry A(i, i + offset_k) (stencil_offset), 0 where the offset leaves a non-periodic
   // axis; (A x)_i = sum_k stencil[k][i] x[i + offset_k]. node_term and conductance are unused.

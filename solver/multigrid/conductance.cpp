@@ -31,9 +31,11 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   base_.dims = dims;
   base_.n = problem.n;
   for (int a = 0; a < kMaxDims; ++a) base_.periodic[a] = a < dims && problem.periodic(a);
-  base_.node_term.assign(static_cast<std::size_t>(np), 0.0);
+  // The node arrays are written in full by the threads below (kernels::UnsetAllocator: no zero
+  // fill on one thread first, the threads take the pages' first faults).
+  base_.node_term = kernels::LevelWeights(static_cast<std::size_t>(np));
   base_.fixed.assign(static_cast<std::size_t>(np), 0);
-  weight_.assign(static_cast<std::size_t>(np), 1.0);
+  weight_ = kernels::LevelWeights(static_cast<std::size_t>(np));
   removed_.assign(static_cast<std::size_t>(np), 0);
 
   auto axis_weight = [&](int a, std::int64_t i) {
@@ -41,8 +43,9 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
     return (i == 0 || i == n[a] - 1) ? 0.5 : 1.0;
   };
   std::array<std::int64_t, kMaxDims> stride{1, n[0], n[0] * n[1]};
-  for (int a = 0; a < dims; ++a) base_.conductance[a].assign(static_cast<std::size_t>(np), 0.0);
-
+  for (int a = 0; a < dims; ++a) {
+    base_.conductance[a] = kernels::LevelWeights(static_cast<std::size_t>(np));
+  }
   // Weights and conductances: each node writes its own.
 #pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
   for (std::int64_t z = 0; z < n[2]; ++z)
@@ -58,10 +61,15 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
           removed_[i] = 1;
         }
         // A surface inside the body: H u lost per unit volume, on the diagonal.
-        if (!fields_->transfer.empty()) base_.node_term[i] += weight_[i] * fields_->transfer[i];
+        double term = 0.0;
+        if (!fields_->transfer.empty()) term += weight_[i] * fields_->transfer[i];
+        base_.node_term[i] = term;
         for (int a = 0; a < dims; ++a) {
           const bool last = c[a] == n[a] - 1;
-          if (last && !base_.periodic[a]) continue;
+          if (last && !base_.periodic[a]) {
+            base_.conductance[a][i] = 0.0;
+            continue;
+          }
           const std::int64_t j = last ? i - (n[a] - 1) * stride[a] : i + stride[a];
           const double h = problem.h[a];
           base_.conductance[a][i] = fields_->face(a, i, j) / (h * h) * weight_[i] / w[a];

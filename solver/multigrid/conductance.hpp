@@ -80,7 +80,7 @@ class HeatFlowOperator {
   std::shared_ptr<const kernels::CoefficientFields> fields_;
   // node term: transfer; conductances G; fixed: Dirichlet (1) and removed (kRemovedNode)
   kernels::LevelOperator base_;
-  std::vector<double> weight_;
+  kernels::LevelWeights weight_;  // the node's share of its cell (1/2 per face it lies on)
   std::vector<char> removed_;  // nodes inside a void (capacity 0), fixed
   bool level_taken_ = false;
   bool floating_ = false;  // floating() when the steady level was taken

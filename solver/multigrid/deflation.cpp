@@ -173,7 +173,7 @@ Deflation find_deflation(const LevelOperator& level) {
   size = {};
 
   std::vector<double> diag(at(np), 0.0);
-  if (!level.node_term.empty()) diag = level.node_term;
+  if (!level.node_term.empty()) diag.assign(level.node_term.begin(), level.node_term.end());
   links.each([&](std::int64_t i, std::int64_t j, double G, int) {
     diag[at(i)] += G;
     diag[at(j)] += G;

@@ -1103,7 +1103,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
           double faces[3] = {0.0, 0.0, 0.0};
           std::int64_t stride = 1;
           for (int b = 0; b < dims; ++b) {
-            const std::vector<double>& G = op.conductance[b];
+            const kernels::LevelWeights& G = op.conductance[b];
             faces[b] = c[b] < op.n[b] - 1 || op.periodic[b] ? G[node] : 0.0;
             if (c[b] > 0) faces[b] += G[node - stride];
             else if (op.periodic[b]) faces[b] += G[node + (op.n[b] - 1) * stride];
