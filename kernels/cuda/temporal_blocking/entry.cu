@@ -26,9 +26,10 @@ BackendEntry temporal_blocking_entry() {
   BackendEntry e;
   e.name = "temporal-blocking";
   e.description =
-      "CUDA: k single steps per pass, each block streaming its tile through all k in shared "
-      "memory (plane queues per step); 1D-3D, star and box, radius <= 3, fp64/fp32, depth "
-      "<= 16 where the tile keeps an output";
+      "CUDA: k single steps per pass, each block streaming its tile through all k (3D radius-1 "
+      "stars at k = 2-4: the march axis's neighbours of every step in registers; otherwise "
+      "plane queues per step in shared memory); 1D-3D, star and box, radius <= 3, fp64/fp32, "
+      "depth <= 16 where the tile keeps an output";
   e.needs_gpu = true;
   e.create = [](Precision p) { return make_temporal_blocking_backend(p); };
   e.expected_rate = measured_rate(kTemporalBlocking);

@@ -84,17 +84,17 @@ struct BlockedKernel {
 
   // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest on an
   // H100 at the bench sizes, fp64 (docs/performance.md, "Temporal blocking"): Heat-1D 16
-  // (943 GStencil/s; 8: 887), Heat-2D 4 (311; 2: 182, 6: 179), Box-2D9P 4 (236), Heat-3D 2
-  // (178; 3: 146, 4: 137). Past those the shared-memory traffic of the deeper queues and one
-  // block per SM cost more than the DRAM traffic saved. Where single steps (register-tiling's
-  // sweep in 2D and 3D) beat every pass, auto takes them: Star-2D13P (158 against 102 at
-  // k = 2), Box-3D27P (114 against 87).
+  // (943 GStencil/s; 8: 887), Heat-2D 4 (311; 2: 182, 6: 179), Box-2D9P 4 (236); Heat-3D 4 on
+  // an H200 since the register march (307; 3: 289, 2: 240; fp32 377 at 4). Past those the
+  // shared-memory traffic of the deeper queues and one block per SM cost more than the DRAM
+  // traffic saved. Where single steps (register-tiling's sweep in 2D and 3D) beat every pass,
+  // auto takes them: Star-2D13P (158 against 102 at k = 2), Box-3D27P (114 against 87).
   int auto_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
     const bool star = p.stencil.is_star();
     if (p.dims == 1) return kMaxDepth;
     if (p.dims == 2) return r == 1 ? 4 : 1;
-    return r == 1 && star ? 2 : 1;
+    return r == 1 && star ? 4 : 1;
   }
 
   // Depth k = radius / r fits when a tile keeps an output after its halos and its queues fit

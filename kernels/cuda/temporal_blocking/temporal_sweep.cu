@@ -37,6 +37,7 @@
 #include "../check.cuh"
 #include "../point_operators.cuh"
 #include "../register_tiling/register_sweep.hpp"
+#include "march_kernel.cuh"
 #include "temporal_sweep.hpp"
 
 namespace heatsim::kernels::cuda {
@@ -325,12 +326,74 @@ void allow_shared(Kernel kernel, std::size_t bytes, std::size_t static_bytes) {
                                             static_cast<int>(bytes)));
 }
 
+// The register march (march_kernel.cuh) for radius-1 stars in 3D at depths 2-4: the tiles the
+// kernel lab measured fastest on an H200 at 512^3 (scripts/kernel-lab/sweep, fp64 and fp32,
+// docs/performance.md "Temporal blocking: the register march"). Deeper passes of such stars,
+// and other shapes, take the queue kernel below.
+constexpr int kMaxMarchDepth = 4;
+template <int DEPTH>
+using MarchTileAt =
+    std::conditional_t<DEPTH == 2, MarchTile<64, 16, 2, 2>, MarchTile<64, 8, 4, DEPTH>>;
+
+template <class Op>
+constexpr bool marches() {
+  return Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kCoefficients;
+}
+
+std::size_t march_shared_bytes(int depth, std::size_t value_bytes) {
+  switch (depth) {
+    case 2:
+      return MarchTileAt<2>::shared_bytes(value_bytes);
+    case 3:
+      return MarchTileAt<3>::shared_bytes(value_bytes);
+    case 4:
+      return MarchTileAt<4>::shared_bytes(value_bytes);
+    default:
+      return 0;
+  }
+}
+
+template <class Op, int DEPTH>
+void launch_march(const typename Op::Args& args, const LaunchContext& context) {
+  using Tile = MarchTileAt<DEPTH>;
+  const auto kernel = temporal_march_kernel<Op, Tile>;
+  const std::size_t bytes = Tile::shared_bytes(sizeof(typename Op::Value));
+  allow_shared(kernel, bytes, 0);
+  int resident = 0;
+  HEATSIM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Tile::threads, bytes));
+  resident = std::max(resident, 1);
+  const DeviceGrid& g = args.grid;
+  const std::int64_t tiles_x = (g.n[0] + Tile::out_x - 1) / Tile::out_x;
+  const std::int64_t tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
+  const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
+  // A chunk costs its planes and the march's 3*DEPTH - 1 iterations of filling and draining.
+  const std::int64_t chunk =
+      march_chunk(tiles_x * launch_y, g.n[2], (3 * DEPTH) / 2,
+                  static_cast<std::int64_t>(resident) * context.multiprocessors);
+  const std::int64_t chunks = (g.n[2] + chunk - 1) / chunk;
+  if (tiles_x > 0x7fffffff || chunks > 65535)
+    throw std::runtime_error("temporal-blocking: grid too large for one launch");
+  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                  static_cast<unsigned>(chunks));
+  kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, chunk, tiles_y);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
 // A pass of `depth` steps of Op over the field.
 template <class Op>
 void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>& factors,
             int depth, const LaunchContext& context) {
   using T = typename Op::Value;
   constexpr int DIMS = Op::kDims, R = Op::kRadius;
+  if constexpr (marches<Op>()) {
+    if (depth >= 2 && depth <= kMaxMarchDepth && args.grid.ghost >= depth) {
+      if (depth == 2) launch_march<Op, 2>(args, context);
+      if (depth == 3) launch_march<Op, 3>(args, context);
+      if (depth == 4) launch_march<Op, 4>(args, context);
+      return;
+    }
+  }
   const std::size_t bytes = shared_bytes(DIMS, R, depth, Op::kStaged, sizeof(T));
   if (bytes == 0 || depth > kMaxBlockedDepth)
     throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
@@ -386,11 +449,13 @@ CoefficientForm pass_form(const CoefficientArgs<T>& a) {
 
 }  // namespace
 
-std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool /*box*/, int depth,
+std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int depth,
                                         std::size_t value_bytes) {
   if (dims < 1 || dims > 3 || radius < 1 || radius > kMaxRadius || depth < 1 ||
       depth > kMaxBlockedDepth)
     return 0;
+  if (dims == 3 && radius == 1 && !box && depth >= 2 && depth <= kMaxMarchDepth)
+    return march_shared_bytes(depth, value_bytes);
   return shared_bytes(dims, radius, depth, 1, value_bytes);
 }
 

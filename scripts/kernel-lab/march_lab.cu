@@ -1,0 +1,225 @@
+// The kernel lab's driver for temporal-blocking's register march (march_kernel.cuh): one tile
+// (LAB_BX, LAB_BY, LAB_CY, LAB_K, value type LAB_T) per build. It checks one pass against
+// LAB_K single steps of the same point operator read from global memory (bit for bit, random
+// field and ghosts, output poisoned, a size that is no tile multiple), then times passes at
+// the bench's size. Built and run by scripts/kernel-lab/sweep.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cuda/check.cuh"
+#include "kernels/cuda/register_tiling/register_sweep.hpp"
+#include "kernels/cuda/temporal_blocking/march_kernel.cuh"
+
+using namespace heatsim::kernels::cuda;
+using T = LAB_T;
+using Op = StencilPoint<T, 3, 1, kStarTaps>;
+#ifndef LAB_BUF
+#define LAB_BUF 2
+#endif
+using Tile = MarchTile<LAB_BX, LAB_BY, LAB_CY, LAB_K, LAB_BUF>;
+
+namespace {
+
+DeviceGrid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, int ghost) {
+  const std::int64_t align = 128 / sizeof(T);
+  auto up = [](std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; };
+  DeviceGrid g;
+  g.dims = 3;
+  g.ghost = ghost;
+  g.n[0] = nx, g.n[1] = ny, g.n[2] = nz;
+  const std::int64_t x_offset = up(ghost, align);
+  g.pitch_y = up(x_offset + nx + ghost, align);
+  g.pitch_z = g.pitch_y * (ny + 2 * ghost);
+  g.origin = ghost * g.pitch_z + ghost * g.pitch_y + x_offset;
+  g.total = g.pitch_z * (nz + 2 * ghost);
+  return g;
+}
+
+// One single step over every node of the padded field that has its neighbours in it.
+__global__ void reference_step(SweepArgs<T> a) {
+  const DeviceGrid& g = a.grid;
+  const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x - g.ghost + 1;
+  const std::int64_t y = std::int64_t(blockIdx.y) - g.ghost + 1;
+  const std::int64_t z = std::int64_t(blockIdx.z) - g.ghost + 1;
+  if (x >= g.n[0] + g.ghost - 1) return;
+  const std::int64_t i = g.index(x, y, z);
+  a.out[i] = Op::point(a, {}, global_near<Op, false>(a, nullptr, i, 0, x, y, z));
+}
+
+// Values 280-380 from a hash of the element (every padded element, ghosts too).
+__global__ void random_fill(T* u, std::int64_t total) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  u[i] = T(280.0 + 100.0 * double(h >> 11) * (1.0 / 9007199254740992.0));
+}
+
+template <typename U>
+__device__ long long bits(U v) {
+  if constexpr (sizeof(U) == 8) return __double_as_longlong(v);
+  return __float_as_int(v);
+}
+
+// counts[0]: interior nodes whose bits differ; counts[1]: 1 + the largest difference in 1e-9
+// (0 when none differ).
+__global__ void compare(DeviceGrid g, const T* got, const T* want, unsigned long long* counts) {
+  const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (x >= g.n[0]) return;
+  const std::int64_t i = g.index(x, blockIdx.y, blockIdx.z);
+  const T a = got[i], b = want[i];
+  if (bits(a) != bits(b)) {
+    const unsigned long long n = atomicAdd(&counts[0], 1ull);
+    const double d = fabs(double(a) - double(b));
+    atomicMax(&counts[1],
+              d == d ? 1ull + static_cast<unsigned long long>(fmin(d * 1e9, 1e18)) : ~0ull);
+    if (n < 3)
+      printf("  (%lld, %u, %u): %.17g, want %.17g\n", (long long)x, blockIdx.y, blockIdx.z,
+             double(a), double(b));
+  }
+}
+
+struct Pass {
+  SweepArgs<T> args;
+  dim3 grid;
+  std::int64_t chunk, tiles_y;
+  std::size_t bytes;
+};
+
+Pass plan(const SweepArgs<T>& a, int sms) {
+  const auto kernel = temporal_march_kernel<Op, Tile>;
+  Pass p{a, {}, 0, 0, Tile::shared_bytes(sizeof(T))};
+  int device = 0, most = 0;
+  HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+  HEATSIM_CUDA_CHECK(
+      cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (p.bytes > static_cast<std::size_t>(most)) {
+    std::printf("does not fit (shared %zu of %d bytes)\n", p.bytes, most);
+    std::exit(3);
+  }
+  HEATSIM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(p.bytes)));
+  int resident = 0;
+  HEATSIM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Tile::threads, p.bytes));
+  if (resident < 1) {
+    std::printf("does not launch (shared %zu bytes)\n", p.bytes);
+    std::exit(3);
+  }
+  const DeviceGrid& g = a.grid;
+  const std::int64_t tiles_x = (g.n[0] + Tile::out_x - 1) / Tile::out_x;
+  p.tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
+  const std::int64_t launch_y = std::min<std::int64_t>(p.tiles_y, 65535);
+  p.chunk =
+      march_chunk(tiles_x * launch_y, g.n[2], (3 * Tile::depth) / 2, std::int64_t(resident) * sms);
+  p.grid = dim3(unsigned(tiles_x), unsigned(launch_y), unsigned((g.n[2] + p.chunk - 1) / p.chunk));
+  return p;
+}
+
+void launch(const Pass& p, const T* in, T* out) {
+  SweepArgs<T> a = p.args;
+  a.in = in;
+  a.out = out;
+  temporal_march_kernel<Op, Tile>
+      <<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+// Checks one pass at nx x ny x nz against K single steps; times passes when `seconds` > 0.
+bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int sms) {
+  const DeviceGrid g = grid_of(nx, ny, nz, Tile::depth);
+  SweepArgs<T> a;
+  a.grid = g;
+  a.source = T(1e-3);
+  // Distinct weights, so that a tap read from the wrong place or summed out of order shows.
+  const T w[7] = {T(0.091), T(0.113), T(0.127), T(0.3217), T(0.118), T(0.109), T(0.1203)};
+  const int idx[7] = {weight_index<3, 1>(0, 0, -1), weight_index<3, 1>(0, -1, 0),
+                      weight_index<3, 1>(-1, 0, 0), weight_index<3, 1>(0, 0, 0),
+                      weight_index<3, 1>(1, 0, 0),  weight_index<3, 1>(0, 1, 0),
+                      weight_index<3, 1>(0, 0, 1)};
+  for (int t = 0; t < 7; ++t) a.weights.w[idx[t]] = w[t];
+  T *in, *out, *r0, *r1;
+  const std::size_t bytes = g.total * sizeof(T);
+  HEATSIM_CUDA_CHECK(cudaMalloc(&in, bytes));
+  HEATSIM_CUDA_CHECK(cudaMalloc(&out, bytes));
+  HEATSIM_CUDA_CHECK(cudaMalloc(&r0, bytes));
+  HEATSIM_CUDA_CHECK(cudaMalloc(&r1, bytes));
+  const unsigned fill_blocks = unsigned((g.total + 255) / 256);
+  random_fill<<<fill_blocks, 256>>>(in, g.total);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  HEATSIM_CUDA_CHECK(cudaMemcpy(r0, in, bytes, cudaMemcpyDeviceToDevice));
+  HEATSIM_CUDA_CHECK(cudaMemcpy(r1, in, bytes, cudaMemcpyDeviceToDevice));
+  HEATSIM_CUDA_CHECK(cudaMemset(out, 0xff, bytes));  // NaN
+  const Pass p = plan(a, sms);
+  launch(p, in, out);
+  for (int s = 0; s < Tile::depth; ++s) {
+    SweepArgs<T> r = a;
+    r.in = s % 2 ? r1 : r0;
+    r.out = s % 2 ? r0 : r1;
+    const dim3 grid(unsigned((nx + 2 * g.ghost - 2 + 127) / 128), unsigned(ny + 2 * g.ghost - 2),
+                    unsigned(nz + 2 * g.ghost - 2));
+    reference_step<<<grid, 128>>>(r);
+    HEATSIM_CUDA_CHECK_LAUNCH();
+  }
+  const T* ref = Tile::depth % 2 ? r1 : r0;
+  unsigned long long* counts;
+  HEATSIM_CUDA_CHECK(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
+  HEATSIM_CUDA_CHECK(cudaMemset(counts, 0, 2 * sizeof(unsigned long long)));
+  compare<<<dim3(unsigned((nx + 127) / 128), unsigned(ny), unsigned(nz)), 128>>>(g, out, ref,
+                                                                                 counts);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  unsigned long long host_counts[2];
+  HEATSIM_CUDA_CHECK(cudaMemcpy(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost));
+  cudaFree(counts);
+  const long long wrong = static_cast<long long>(host_counts[0]);
+  const double worst = host_counts[1] ? double(host_counts[1] - 1) / 1e9 : 0.0;
+  std::printf("%lldx%lldx%lld: %lld of %lld nodes differ (worst %.3g)%s", (long long)nx,
+              (long long)ny, (long long)nz, (long long)wrong, (long long)(nx * ny * nz), worst,
+              seconds > 0 ? "" : "\n");
+  if (seconds > 0) {
+    cudaEvent_t e0, e1;
+    HEATSIM_CUDA_CHECK(cudaEventCreate(&e0));
+    HEATSIM_CUDA_CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; ++i) launch(p, i % 2 ? out : in, i % 2 ? in : out);
+    HEATSIM_CUDA_CHECK(cudaEventRecord(e0));
+    int passes = 0;
+    float ms = 0;
+    for (int round = 0; round < 4 && ms < seconds * 1e3; ++round) {
+      const int n = passes == 0 ? 4 : passes;
+      for (int i = 0; i < n; ++i)
+        launch(p, (passes + i) % 2 ? out : in, (passes + i) % 2 ? in : out);
+      passes += n;
+      HEATSIM_CUDA_CHECK(cudaEventRecord(e1));
+      HEATSIM_CUDA_CHECK(cudaEventSynchronize(e1));
+      HEATSIM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    }
+    const double rate = double(nx) * ny * nz * Tile::depth * passes / (ms * 1e-3) / 1e9;
+    std::printf("; %d passes in %.2f ms: %.1f GStencil/s (chunk %lld, blocks %u)\n", passes, ms,
+                rate, (long long)p.chunk, p.grid.x * p.grid.y * p.grid.z);
+  }
+  cudaFree(in), cudaFree(out), cudaFree(r0), cudaFree(r1);
+  return wrong == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // N: the timed size (N^3); "small" checks one small grid only (for the sanitizers).
+  const bool small = argc > 1 && std::strcmp(argv[1], "small") == 0;
+  const int n = argc > 1 && !small ? std::atoi(argv[1]) : 512;
+  int device = 0, sms = 0;
+  HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
+  HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  std::printf("%s tile %dx%d (threads %dx%d, %d per thread) depth %d, %d buffers, shared %zu B: ",
+              sizeof(T) == 8 ? "fp64" : "fp32", Tile::tile_x, Tile::tile_y, Tile::bx, Tile::by,
+              Tile::cy, Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
+  if (small) return run(70, 45, 19, 0, sms) ? 0 : 1;
+  bool ok = run(203, 157, 91, 0, sms);
+  std::printf("  ");
+  ok = run(n, n, n, 0.3, sms) && ok;
+  return ok ? 0 : 1;
+}
