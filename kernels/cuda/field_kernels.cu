@@ -57,6 +57,31 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The ghost fill along x where every ghost's source is an interior node (n > ghost, so that no
+// ghost is formed from another and the order of the writes does not matter): one thread per
+// ghost node, a row's ghosts side by side, so that a warp reads and writes whole sectors. The
+// kernel above, one thread per row, wrote two nodes a row apart per warp instruction: at depth
+// 4 on 512^3 in fp64 it took 168 us, against 19 us along y or z, where its rows lie along x.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    fill_x_ghosts_kernel(T* __restrict__ u, DeviceGrid g, GhostFace lo, GhostFace hi, double h,
+                         LineRange lines) {
+  const std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const int per_row = 2 * g.ghost;
+  const std::int64_t row = e / per_row;
+  if (row >= lines.count[0] * lines.count[1]) return;
+  const int j = static_cast<int>(e - row * per_row);
+  const int side = j / g.ghost, k = j % g.ghost + 1;
+  const std::int64_t y = lines.begin[0] + row % lines.count[0];
+  const std::int64_t z = lines.begin[1] + row / lines.count[0];
+  const std::int64_t n = g.n[0];
+  T* base = u + g.index(0, y, z);
+  const GhostFace face = side == 0 ? lo : hi;
+  const BoundaryKind kind = static_cast<BoundaryKind>(face.kind);
+  base[side == 0 ? -k : n - 1 + k] =
+      constant_ghost<T>(kind, face.value, k, h, base[ghost_source(kind, side, k, n)]);
+}
+
 // Dirichlet nodes: blockIdx.y picks the face (faces listed in the CPU's order x-, x+, y-, ...),
 // threads stride over its nodes.
 template <typename T>
@@ -415,9 +440,16 @@ void launch_fill_ghosts(T* field, const DeviceGrid& grid, int axis, GhostFace lo
     }
   }
   const std::int64_t count = lines.count[0] * lines.count[1];
-  const std::int64_t blocks = (count + kThreads - 1) / kThreads;
-  fill_ghosts_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      field, grid, axis, lo, hi, spacing, lines);
+  if (axis == 0 && grid.ghost > 0 && grid.n[0] > grid.ghost) {
+    const std::int64_t nodes = count * 2 * grid.ghost;
+    const std::int64_t blocks = (nodes + kThreads - 1) / kThreads;
+    fill_x_ghosts_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        field, grid, lo, hi, spacing, lines);
+  } else {
+    const std::int64_t blocks = (count + kThreads - 1) / kThreads;
+    fill_ghosts_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        field, grid, axis, lo, hi, spacing, lines);
+  }
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 

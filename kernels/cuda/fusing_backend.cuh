@@ -355,20 +355,21 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     }
   }
 
-  // One launch per face, in face order: where faces meet (edges, corners) the last face
-  // written wins, as in the CPU reference.
+  // Every Dirichlet face in one launch: where faces meet (edges, corners) the last face in the
+  // CPU's order owns the node, as on the CPU, which sets the faces one after another (one
+  // launch per face cost 15-35 us each at 512^3, 130 us per pass with six faces).
   void set_dirichlet(Field& f, double t) {
+    cuda::DirichletFaces d;
     for (int axis = 0; axis < p_.dims; ++axis)
       for (int side = 0; side < 2; ++side) {
         const BoundaryFace& face = f.faces[2 * axis + side];
         if (face.kind != BoundaryKind::dirichlet) continue;
-        cuda::DirichletFaces d;
-        d.count = 1;
-        d.axis[0] = axis;
-        d.side[0] = side;
-        d.value[0] = face.at(t);
-        cuda::launch_set_dirichlet<T>(f.cur.template as<T>(), f.grid, d, stream_);
+        d.axis[d.count] = axis;
+        d.side[d.count] = side;
+        d.value[d.count] = face.at(t);
+        ++d.count;
       }
+    cuda::launch_set_dirichlet<T>(f.cur.template as<T>(), f.grid, d, stream_);
   }
 
   // One step of S, exactly as the CPU reference takes it.
