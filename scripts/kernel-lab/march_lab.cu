@@ -1,5 +1,6 @@
 // The kernel lab's driver for temporal-blocking's register march (march_kernel.cuh): one tile
-// (LAB_BX, LAB_BY, LAB_CY, LAB_K, value type LAB_T) per build. It checks one pass against
+// (LAB_DIMS 3: LAB_BX x LAB_BY threads of LAB_CY nodes along y; 2: LAB_BX threads of LAB_CY
+// nodes along x; LAB_K steps per pass, value type LAB_T) per build. It checks one pass against
 // LAB_K single steps of the same point operator read from global memory (bit for bit, random
 // field and ghosts, output poisoned, a size that is no tile multiple), then times passes at
 // the bench's size. Built and run by scripts/kernel-lab/sweep.
@@ -13,12 +14,28 @@
 #include "kernels/cuda/temporal_blocking/march_kernel.cuh"
 
 using namespace heatsim::kernels::cuda;
-using T = LAB_T;
-using Op = StencilPoint<T, 3, 1, kStarTaps>;
+// LAB_BOX 1: the radius-1 box (27 points), else the star (7); LAB_SUMS 1: the march in sums
+// (temporal_sum_march_kernel; boxes take only it), else the march of three planes of values.
+#ifndef LAB_BOX
+#define LAB_BOX 0
+#endif
+#ifndef LAB_SUMS
+#define LAB_SUMS LAB_BOX
+#endif
 #ifndef LAB_BUF
 #define LAB_BUF 2
 #endif
+#ifndef LAB_DIMS
+#define LAB_DIMS 3
+#endif
+constexpr int kDims = LAB_DIMS, kTaps = LAB_BOX ? kBoxTaps : kStarTaps;
+using T = LAB_T;
+using Op = StencilPoint<T, kDims, 1, kTaps>;
+#if LAB_DIMS == 3
 using Tile = MarchTile<LAB_BX, LAB_BY, LAB_CY, LAB_K, LAB_BUF>;
+#else
+using Tile = RowMarchTile<LAB_BX, LAB_CY, LAB_K, LAB_BUF>;
+#endif
 
 namespace {
 
@@ -26,14 +43,15 @@ DeviceGrid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, int ghost)
   const std::int64_t align = 128 / sizeof(T);
   auto up = [](std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; };
   DeviceGrid g;
-  g.dims = 3;
+  g.dims = kDims;
   g.ghost = ghost;
   g.n[0] = nx, g.n[1] = ny, g.n[2] = nz;
   const std::int64_t x_offset = up(ghost, align);
+  const int gz = kDims == 3 ? ghost : 0;
   g.pitch_y = up(x_offset + nx + ghost, align);
   g.pitch_z = g.pitch_y * (ny + 2 * ghost);
-  g.origin = ghost * g.pitch_z + ghost * g.pitch_y + x_offset;
-  g.total = g.pitch_z * (nz + 2 * ghost);
+  g.origin = gz * g.pitch_z + ghost * g.pitch_y + x_offset;
+  g.total = g.pitch_z * (nz + 2 * gz);
   return g;
 }
 
@@ -42,7 +60,7 @@ __global__ void reference_step(SweepArgs<T> a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x - g.ghost + 1;
   const std::int64_t y = std::int64_t(blockIdx.y) - g.ghost + 1;
-  const std::int64_t z = std::int64_t(blockIdx.z) - g.ghost + 1;
+  const std::int64_t z = kDims == 3 ? std::int64_t(blockIdx.z) - g.ghost + 1 : 0;
   if (x >= g.n[0] + g.ghost - 1) return;
   const std::int64_t i = g.index(x, y, z);
   a.out[i] = Op::point(a, {}, global_near<Op, false>(a, nullptr, i, 0, x, y, z));
@@ -90,8 +108,18 @@ struct Pass {
   std::size_t bytes;
 };
 
+constexpr auto lab_kernel() {
+#if LAB_DIMS == 2
+  return temporal_row_march_kernel<Op, Tile>;
+#elif LAB_SUMS
+  return temporal_sum_march_kernel<Op, Tile>;
+#else
+  return temporal_march_kernel<Op, Tile>;
+#endif
+}
+
 Pass plan(const SweepArgs<T>& a, int sms) {
-  const auto kernel = temporal_march_kernel<Op, Tile>;
+  const auto kernel = lab_kernel();
   Pass p{a, {}, 0, 0, Tile::shared_bytes(sizeof(T))};
   int device = 0, most = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
@@ -112,11 +140,19 @@ Pass plan(const SweepArgs<T>& a, int sms) {
   }
   const DeviceGrid& g = a.grid;
   const std::int64_t tiles_x = (g.n[0] + Tile::out_x - 1) / Tile::out_x;
-  p.tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
-  const std::int64_t launch_y = std::min<std::int64_t>(p.tiles_y, 65535);
-  p.chunk =
-      march_chunk(tiles_x * launch_y, g.n[2], (3 * Tile::depth) / 2, std::int64_t(resident) * sms);
-  p.grid = dim3(unsigned(tiles_x), unsigned(launch_y), unsigned((g.n[2] + p.chunk - 1) / p.chunk));
+  const std::int64_t slots = std::int64_t(resident) * sms;
+#if LAB_DIMS == 3
+  {
+    p.tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
+    const std::int64_t launch_y = std::min<std::int64_t>(p.tiles_y, 65535);
+    p.chunk = march_chunk(tiles_x * launch_y, g.n[2], (3 * Tile::depth) / 2, slots);
+    p.grid =
+        dim3(unsigned(tiles_x), unsigned(launch_y), unsigned((g.n[2] + p.chunk - 1) / p.chunk));
+  }
+#else
+  p.chunk = march_chunk(tiles_x, g.n[1], (3 * Tile::depth) / 2, slots);
+  p.grid = dim3(unsigned(tiles_x), unsigned((g.n[1] + p.chunk - 1) / p.chunk));
+#endif
   return p;
 }
 
@@ -124,8 +160,11 @@ void launch(const Pass& p, const T* in, T* out) {
   SweepArgs<T> a = p.args;
   a.in = in;
   a.out = out;
-  temporal_march_kernel<Op, Tile>
-      <<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
+#if LAB_DIMS == 3
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
+#else
+  lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk);
+#endif
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -135,13 +174,19 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
   SweepArgs<T> a;
   a.grid = g;
   a.source = T(1e-3);
-  // Distinct weights, so that a tap read from the wrong place or summed out of order shows.
-  const T w[7] = {T(0.091), T(0.113), T(0.127), T(0.3217), T(0.118), T(0.109), T(0.1203)};
-  const int idx[7] = {weight_index<3, 1>(0, 0, -1), weight_index<3, 1>(0, -1, 0),
-                      weight_index<3, 1>(-1, 0, 0), weight_index<3, 1>(0, 0, 0),
-                      weight_index<3, 1>(1, 0, 0),  weight_index<3, 1>(0, 1, 0),
-                      weight_index<3, 1>(0, 0, 1)};
-  for (int t = 0; t < 7; ++t) a.weights.w[idx[t]] = w[t];
+  // Distinct weights summing to about 1, so that a tap read from the wrong place or summed out
+  // of order shows and the field stays bounded.
+  const int rz = kDims == 3 ? 1 : 0;
+  int taps = 0;
+  for (int dz = -rz; dz <= rz; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) taps += is_tap<kTaps, 1>(dx, dy, dz);
+  for (int dz = -rz; dz <= rz; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        if (is_tap<kTaps, 1>(dx, dy, dz))
+          a.weights.w[weight_index<kDims, 1>(dx, dy, dz)] =
+              T((1.0 + 0.013 * (dx + 3 * dy + 9 * dz + 7)) / taps);
   T *in, *out, *r0, *r1;
   const std::size_t bytes = g.total * sizeof(T);
   HEATSIM_CUDA_CHECK(cudaMalloc(&in, bytes));
@@ -161,7 +206,7 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
     r.in = s % 2 ? r1 : r0;
     r.out = s % 2 ? r0 : r1;
     const dim3 grid(unsigned((nx + 2 * g.ghost - 2 + 127) / 128), unsigned(ny + 2 * g.ghost - 2),
-                    unsigned(nz + 2 * g.ghost - 2));
+                    unsigned(kDims == 3 ? nz + 2 * g.ghost - 2 : 1));
     reference_step<<<grid, 128>>>(r);
     HEATSIM_CUDA_CHECK_LAUNCH();
   }
@@ -208,18 +253,31 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // N: the timed size (N^3); "small" checks one small grid only (for the sanitizers).
+  // N: the timed size (N^3, or N^2 in 2D); "small" checks one small grid only (for the
+  // sanitizers).
   const bool small = argc > 1 && std::strcmp(argv[1], "small") == 0;
-  const int n = argc > 1 && !small ? std::atoi(argv[1]) : 512;
+  const int n = argc > 1 && !small ? std::atoi(argv[1]) : kDims == 3 ? 512 : 8192;
   int device = 0, sms = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  std::printf("%s tile %dx%d (threads %dx%d, %d per thread) depth %d, %d buffers, shared %zu B: ",
-              sizeof(T) == 8 ? "fp64" : "fp32", Tile::tile_x, Tile::tile_y, Tile::bx, Tile::by,
-              Tile::cy, Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
+#if LAB_DIMS == 3
+  std::printf(
+      "%s%s%s tile %dx%d (threads %dx%d, %d per thread) depth %d, %d buffers, shared %zu B: ",
+      sizeof(T) == 8 ? "fp64" : "fp32", LAB_BOX ? " box" : " star", LAB_SUMS ? " sums" : "",
+      Tile::tile_x, Tile::tile_y, Tile::bx, Tile::by, Tile::cy, Tile::depth, Tile::buffers,
+      Tile::shared_bytes(sizeof(T)));
   if (small) return run(70, 45, 19, 0, sms) ? 0 : 1;
   bool ok = run(203, 157, 91, 0, sms);
   std::printf("  ");
   ok = run(n, n, n, 0.3, sms) && ok;
+#else
+  std::printf("%s 2D%s row %d (threads %d, %d per thread) depth %d, %d buffers, shared %zu B: ",
+              sizeof(T) == 8 ? "fp64" : "fp32", LAB_BOX ? " box" : " star", Tile::tile_x, Tile::bx,
+              Tile::cx, Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
+  if (small) return run(1500, 37, 1, 0, sms) ? 0 : 1;
+  bool ok = run(3001, 157, 1, 0, sms);
+  std::printf("  ");
+  ok = run(n, n, 1, 0.3, sms) && ok;
+#endif
   return ok ? 0 : 1;
 }

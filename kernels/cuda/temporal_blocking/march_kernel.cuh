@@ -2,7 +2,9 @@
 // pass, the march axis's neighbours of every level held in registers (after AN5D, Matsumura et
 // al., CGO 2020, and EBISU, Zhang et al., ICS 2023; written for heatsim's padded layout and
 // its point operators). Included by temporal_sweep.cu and by the kernel lab
-// (scripts/kernel-lab), which times the same code at other tiles.
+// (scripts/kernel-lab), which times the same code at other tiles. The backend takes the march
+// of values (temporal_march_kernel); the march in sums (3D boxes and stars) and the row march
+// (2D) below are the lab's next designs, not yet measured, so no backend launches them.
 //
 // A block of BX x BY threads owns a tile of BX x (BY*CY) nodes of the xy plane (its output the
 // centre, `depth` nodes in from each side) and streams along z through a chunk of planes. A
@@ -194,6 +196,246 @@ __global__ void __launch_bounds__(Tile::threads)
                                   store);
     }
     __syncthreads();  // the next y tile refills the planes
+  }
+}
+
+// The march in sums (3D radius-1 stars and boxes of the constant stencil): instead of three
+// planes of values per level, a thread holds per node and level two pending sums and the newest
+// value, as register-tiling's march does for one step. When level j-1's plane q is in shared
+// memory, a node of level j reads its 3 x 3 in-plane window once (the thread's own column from
+// registers, the rest from shared memory: 2 CY + 6 loads for a run of CY nodes of a box, 2 CY +
+// 2 of a star) and adds it to three outputs: with the weights of dz = +1 to output q-1, which is
+// then complete, of dz = 0 to output q, of dz = -1 to output q+1, which it starts. Each output
+// thus sums plane q-1's taps, then plane q's, then plane q+1's, each plane's in increasing y and
+// x, and then the source: point()'s order (for_each_tap), the single steps' values bit for
+// bit. The lag and the iteration count are the window kernel's: level j completes plane
+// b + it - (2j - 1) at iteration it; it starts consuming two planes before its first valid one
+// (its sums need them).
+template <class Op, class Tile>
+__global__ void __launch_bounds__(Tile::threads)
+    temporal_sum_march_kernel(const typename Op::Args a, std::int64_t chunk, std::int64_t tiles_y) {
+  using T = typename Op::Value;
+  static_assert(Op::kDims == 3 && Op::kRadius == 1 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
+                "the march in sums takes radius-1 stars and boxes in 3D");
+  constexpr int TAPS = Op::kStar ? kStarTaps : kBoxTaps;
+  constexpr int K = Tile::depth, BX = Tile::bx, CY = Tile::cy, PLANE = Tile::plane;
+  constexpr int LEVEL = Tile::buffers * PLANE;
+  extern __shared__ unsigned char shared_raw[];
+  T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
+  const int tid = threadIdx.x + BX * threadIdx.y;
+  for (int e = tid; e < K * LEVEL; e += Tile::threads) shared[e] = T(0);
+  __syncthreads();
+
+  const DeviceGrid& g = a.grid;
+  const std::int64_t m0 = blockIdx.z * chunk;
+  const std::int64_t m1 = min(m0 + chunk, g.n[2]);
+  const std::int64_t planes = m1 - m0;
+  const std::int64_t b = m0 - K;
+  const std::int64_t iterations = planes + 3 * K - 1;
+  const std::int64_t loads = planes + 2 * K;
+  const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
+  const int node = Tile::first + ly0 * BX + tx;
+  auto w = [&](int dx, int dy, int dz) -> T { return a.weights.w[weight_index<3, 1>(dx, dy, dz)]; };
+
+  for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+    const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+    const std::int64_t y0 = by * Tile::out_y - K + ly0;
+    const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
+    std::int64_t offset[CY];
+    bool inside[CY], store[CY];
+#pragma unroll
+    for (int c = 0; c < CY; ++c) {
+      const std::int64_t y = y0 + c;
+      offset[c] = g.origin + y * g.pitch_y + x;
+      inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
+      store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
+                 x < g.n[0] && y < g.n[1];
+    }
+    T next[CY];
+    auto load = [&](std::int64_t l) {
+      const std::int64_t m = b + l;
+      const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
+#pragma unroll
+      for (int c = 0; c < CY; ++c)
+        next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
+    };
+    // newest[j]: level j's newest plane (level 0: the input); near[j-1], far[j-1]: level j's
+    // pending outputs, the older (two planes in) and the newer (one plane in).
+    T newest[K][CY], near[K][CY], far[K][CY];
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int c = 0; c < CY; ++c) newest[j][c] = near[j][c] = far[j][c] = T(0);
+    load(0);
+#pragma unroll
+    for (int c = 0; c < CY; ++c) newest[0][c] = next[c];
+    for (std::int64_t it = 0; it < iterations; ++it) {
+      if (it + 1 < iterations) load(it + 1);
+      T* cur = shared + (Tile::buffers == 2 ? (it & 1) * PLANE : 0);
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int c = 0; c < CY; ++c) cur[j * LEVEL + node + c * BX] = newest[j][c];
+      __syncthreads();
+#pragma unroll
+      for (int j = K; j >= 1; --j) {
+        // Level j consumes level j-1's plane b + it - 2(j-1) and completes b + it - (2j - 1).
+        if (it < 3 * j - 3 || it > planes + 2 * K + j - 2) continue;
+        const T* row = cur + (j - 1) * LEVEL + node;
+        // The window's columns dx = -1, 0, 1 over rows -1 .. CY of the run (only what a tap
+        // reads is loaded; the thread's own column inside the run is its registers).
+        T col[3][CY + 2];
+#pragma unroll
+        for (int dx = -1; dx <= 1; ++dx)
+#pragma unroll
+          for (int r = -1; r <= CY; ++r) {
+            bool used = false;
+#pragma unroll
+            for (int c = 0; c < CY; ++c)
+              used = used || (r - c >= -1 && r - c <= 1 &&
+                              (is_tap<TAPS, 1>(dx, r - c, -1) || is_tap<TAPS, 1>(dx, r - c, 0) ||
+                               is_tap<TAPS, 1>(dx, r - c, 1)));
+            if (dx == 0 && r >= 0 && r < CY)
+              col[1][r + 1] = newest[j - 1][r];
+            else if (used)
+              col[dx + 1][r + 1] = row[r * BX + dx];
+          }
+        const std::int64_t p = b + it - (2 * j - 1);
+#pragma unroll
+        for (int c = 0; c < CY; ++c) {
+          T done = near[j - 1][c], mid = far[j - 1][c], start = T(0);
+#pragma unroll
+          for (int dy = -1; dy <= 1; ++dy)
+#pragma unroll
+            for (int dx = -1; dx <= 1; ++dx) {
+              const T u = col[dx + 1][c + dy + 1];
+              if (is_tap<TAPS, 1>(dx, dy, 1)) done += w(dx, dy, 1) * u;
+              if (is_tap<TAPS, 1>(dx, dy, 0)) mid += w(dx, dy, 0) * u;
+              if (is_tap<TAPS, 1>(dx, dy, -1)) start += w(dx, dy, -1) * u;
+            }
+          done += a.source;
+          near[j - 1][c] = mid;
+          far[j - 1][c] = start;
+          if (j == K) {
+            if (store[c] && p >= m0 && p < m1) a.out[offset[c] + p * g.pitch_z] = done;
+          } else {
+            newest[j][c] = done;
+          }
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < CY; ++c) newest[0][c] = next[c];
+      if (Tile::buffers == 1) __syncthreads();
+    }
+    __syncthreads();  // the next y tile refills the planes
+  }
+}
+
+// 2D: a block of BX threads owns a row segment of BX*CX nodes (its output the centre, `depth`
+// in from each end; thread t owns nodes t + c*BX, so that a warp's shared accesses are
+// consecutive) and marches along y. The march in sums of the 3D kernel above with rows for
+// planes: a node of level j reads its x neighbours on level j-1's row from shared memory (a
+// pad element at each end of the row) and the node itself from its registers, and adds them
+// to the outputs one row below (complete), on the row, and one row above (started).
+template <int BX, int CX, int DEPTH, int BUFFERS = 2>
+struct RowMarchTile {
+  static constexpr int bx = BX, cx = CX, depth = DEPTH, buffers = BUFFERS, threads = BX;
+  static constexpr int tile_x = BX * CX, out_x = tile_x - 2 * DEPTH;
+  static constexpr int plane = tile_x + 2, first = 1;
+  static constexpr std::size_t shared_bytes(std::size_t value_bytes) {
+    return static_cast<std::size_t>(DEPTH) * BUFFERS * plane * value_bytes;
+  }
+  static_assert(out_x > 0, "the tile keeps no output at this depth");
+  static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared rows per level");
+};
+
+template <class Op, class Tile>
+__global__ void __launch_bounds__(Tile::threads)
+    temporal_row_march_kernel(const typename Op::Args a, std::int64_t chunk) {
+  using T = typename Op::Value;
+  static_assert(Op::kDims == 2 && Op::kRadius == 1 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
+                "the row march takes radius-1 stars and boxes in 2D");
+  constexpr int TAPS = Op::kStar ? kStarTaps : kBoxTaps;
+  constexpr int K = Tile::depth, BX = Tile::bx, CX = Tile::cx, PLANE = Tile::plane;
+  constexpr int LEVEL = Tile::buffers * PLANE;
+  extern __shared__ unsigned char shared_raw[];
+  T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][row]
+  const int tx = threadIdx.x;
+  for (int e = tx; e < K * LEVEL; e += Tile::threads) shared[e] = T(0);
+  __syncthreads();
+
+  const DeviceGrid& g = a.grid;
+  const std::int64_t m0 = blockIdx.y * chunk;
+  const std::int64_t m1 = min(m0 + chunk, g.n[1]);
+  const std::int64_t planes = m1 - m0;
+  const std::int64_t b = m0 - K;
+  const std::int64_t iterations = planes + 3 * K - 1;
+  const std::int64_t loads = planes + 2 * K;
+  auto w = [&](int dx, int dy) -> T { return a.weights.w[weight_index<2, 1>(dx, dy, 0)]; };
+
+  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+  std::int64_t offset[CX];
+  bool inside[CX], store[CX];
+#pragma unroll
+  for (int c = 0; c < CX; ++c) {
+    const std::int64_t x = x0 + c * BX;
+    const int l = tx + c * BX;
+    offset[c] = g.origin + x;
+    inside[c] = x >= -g.ghost && x < g.n[0] + g.ghost;
+    store[c] = l >= K && l < Tile::tile_x - K && x < g.n[0];
+  }
+  T next[CX];
+  auto load = [&](std::int64_t l) {
+    const std::int64_t m = b + l;
+    const bool ok = l < loads && m >= -g.ghost && m < g.n[1] + g.ghost;
+#pragma unroll
+    for (int c = 0; c < CX; ++c)
+      next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_y) : T(0);
+  };
+  T newest[K][CX], near[K][CX], far[K][CX];
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int c = 0; c < CX; ++c) newest[j][c] = near[j][c] = far[j][c] = T(0);
+  load(0);
+#pragma unroll
+  for (int c = 0; c < CX; ++c) newest[0][c] = next[c];
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    if (it + 1 < iterations) load(it + 1);
+    T* cur = shared + (Tile::buffers == 2 ? (it & 1) * PLANE : 0) + Tile::first;
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int c = 0; c < CX; ++c) cur[j * LEVEL + tx + c * BX] = newest[j][c];
+    __syncthreads();
+#pragma unroll
+    for (int j = K; j >= 1; --j) {
+      if (it < 3 * j - 3 || it > planes + 2 * K + j - 2) continue;
+      const T* row = cur + (j - 1) * LEVEL + tx;
+      const std::int64_t p = b + it - (2 * j - 1);
+#pragma unroll
+      for (int c = 0; c < CX; ++c) {
+        const T u[3] = {row[c * BX - 1], newest[j - 1][c], row[c * BX + 1]};
+        T done = near[j - 1][c], mid = far[j - 1][c], start = T(0);
+#pragma unroll
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (is_tap<TAPS, 1>(dx, 1, 0)) done += w(dx, 1) * u[dx + 1];
+          if (is_tap<TAPS, 1>(dx, 0, 0)) mid += w(dx, 0) * u[dx + 1];
+          if (is_tap<TAPS, 1>(dx, -1, 0)) start += w(dx, -1) * u[dx + 1];
+        }
+        done += a.source;
+        near[j - 1][c] = mid;
+        far[j - 1][c] = start;
+        if (j == K) {
+          if (store[c] && p >= m0 && p < m1) a.out[offset[c] + p * g.pitch_y] = done;
+        } else {
+          newest[j][c] = done;
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < CX; ++c) newest[0][c] = next[c];
+    if (Tile::buffers == 1) __syncthreads();
   }
 }
 
