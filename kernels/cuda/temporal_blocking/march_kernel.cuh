@@ -53,6 +53,64 @@ struct MarchTile {
   static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared planes per level");
 };
 
+// What both 3D marches share: the block's chunk of planes along z (b the input plane of
+// iteration 0, `depth` before the first output), the thread's run of CY nodes in the current
+// y tile (their elements in plane 0, whether they lie in the padded field, whether the thread
+// stores them) and the load of one input plane.
+template <class Op, class Tile>
+struct MarchRun {
+  using T = typename Op::Value;
+  static constexpr int K = Tile::depth, CY = Tile::cy, BX = Tile::bx;
+  std::int64_t m0, m1, planes, b, iterations, loads;  // loads: input planes b .. m1 - 1 + K
+  int node;                                           // the thread's node 0 in a shared plane
+  std::int64_t offset[CY];
+  bool inside[CY], store[CY];
+
+  __device__ MarchRun(const DeviceGrid& g, std::int64_t chunk) {
+    m0 = blockIdx.z * chunk;
+    m1 = min(m0 + chunk, g.n[2]);
+    planes = m1 - m0;
+    b = m0 - K;
+    iterations = planes + 3 * K - 1;
+    loads = planes + 2 * K;
+    node = Tile::first + threadIdx.y * CY * BX + threadIdx.x;
+  }
+
+  // The thread's nodes in y tile `by`.
+  __device__ void at_tile(const DeviceGrid& g, std::int64_t by) {
+    const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
+    const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+    const std::int64_t y0 = by * Tile::out_y - K + ly0;
+    const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
+#pragma unroll
+    for (int c = 0; c < CY; ++c) {
+      const std::int64_t y = y0 + c;
+      offset[c] = g.origin + y * g.pitch_y + x;
+      inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
+      store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
+                 x < g.n[0] && y < g.n[1];
+    }
+  }
+
+  // Input plane b + l of the run (zeros outside the padded field and past the last needed).
+  __device__ void load(const typename Op::Args& a, T (&next)[CY], std::int64_t l) const {
+    const DeviceGrid& g = a.grid;
+    const std::int64_t m = b + l;
+    const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
+#pragma unroll
+    for (int c = 0; c < CY; ++c)
+      next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
+  }
+};
+
+// The shared planes zeroed once (their pads are read by nodes that reach no stored node).
+template <typename T>
+__device__ void zero_shared(T* shared, int elements, int threads) {
+  const int tid = threadIdx.x + blockDim.x * threadIdx.y;
+  for (int e = tid; e < elements; e += threads) shared[e] = T(0);
+  __syncthreads();
+}
+
 // A node's neighbourhood at level j-1: z neighbours and the node from the thread's registers
 // (below, middle, above: node c of the thread's run), in-plane neighbours from the middle
 // plane in shared memory where they are not the thread's own.
@@ -134,45 +192,20 @@ __global__ void __launch_bounds__(Tile::threads)
   using T = typename Op::Value;
   static_assert(Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kCoefficients,
                 "the march takes radius-1 stars in 3D");
-  constexpr int K = Tile::depth, BX = Tile::bx, CY = Tile::cy, PLANE = Tile::plane;
+  constexpr int K = Tile::depth, CY = Tile::cy, PLANE = Tile::plane;
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
-  const int tid = threadIdx.x + BX * threadIdx.y;
-  for (int e = tid; e < K * Tile::buffers * PLANE; e += Tile::threads) shared[e] = T(0);
-  __syncthreads();
-
+  zero_shared(shared, K * Tile::buffers * PLANE, Tile::threads);
   const DeviceGrid& g = a.grid;
-  const std::int64_t m0 = blockIdx.z * chunk;
-  const std::int64_t m1 = min(m0 + chunk, g.n[2]);
-  const std::int64_t planes = m1 - m0;
-  const std::int64_t b = m0 - K;  // input plane of iteration 0
-  const std::int64_t iterations = planes + 3 * K - 1;
-  const std::int64_t loads = planes + 2 * K;  // input planes b .. m1 - 1 + K
-  const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
-  const int node = Tile::first + ly0 * BX + tx;
+  MarchRun<Op, Tile> run(g, chunk);
+  const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
+  const std::int64_t iterations = run.iterations;
+  const int node = run.node;
 
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
-    const std::int64_t y0 = by * Tile::out_y - K + ly0;
-    const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
-    std::int64_t offset[CY];
-    bool inside[CY], store[CY];
-#pragma unroll
-    for (int c = 0; c < CY; ++c) {
-      const std::int64_t y = y0 + c;
-      offset[c] = g.origin + y * g.pitch_y + x;
-      inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
-      store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
-                 x < g.n[0] && y < g.n[1];
-    }
+    run.at_tile(g, by);
     T next[CY];
-    auto load = [&](std::int64_t l) {
-      const std::int64_t m = b + l;
-      const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
-#pragma unroll
-      for (int c = 0; c < CY; ++c)
-        next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
-    };
+    auto load = [&](std::int64_t l) { run.load(a, next, l); };
     T win[K][3][CY];
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -185,15 +218,16 @@ __global__ void __launch_bounds__(Tile::threads)
     for (int c = 0; c < CY; ++c) win[0][2][c] = next[c];  // plane b, the newest at phase 0
     for (std::int64_t it = 0; it < iterations; it += 3) {
       load(it + 1);
-      MarchStep<Op, Tile, 0>::run(a, win, next, shared, node, it, planes, b, m0, m1, offset, store);
+      MarchStep<Op, Tile, 0>::run(a, win, next, shared, node, it, planes, b, m0, m1, run.offset,
+                                  run.store);
       if (it + 1 >= iterations) break;
       load(it + 2);
-      MarchStep<Op, Tile, 1>::run(a, win, next, shared, node, it + 1, planes, b, m0, m1, offset,
-                                  store);
+      MarchStep<Op, Tile, 1>::run(a, win, next, shared, node, it + 1, planes, b, m0, m1, run.offset,
+                                  run.store);
       if (it + 2 >= iterations) break;
       load(it + 3);
-      MarchStep<Op, Tile, 2>::run(a, win, next, shared, node, it + 2, planes, b, m0, m1, offset,
-                                  store);
+      MarchStep<Op, Tile, 2>::run(a, win, next, shared, node, it + 2, planes, b, m0, m1, run.offset,
+                                  run.store);
     }
     __syncthreads();  // the next y tile refills the planes
   }
@@ -222,43 +256,18 @@ __global__ void __launch_bounds__(Tile::threads)
   constexpr int LEVEL = Tile::buffers * PLANE;
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
-  const int tid = threadIdx.x + BX * threadIdx.y;
-  for (int e = tid; e < K * LEVEL; e += Tile::threads) shared[e] = T(0);
-  __syncthreads();
-
+  zero_shared(shared, K * LEVEL, Tile::threads);
   const DeviceGrid& g = a.grid;
-  const std::int64_t m0 = blockIdx.z * chunk;
-  const std::int64_t m1 = min(m0 + chunk, g.n[2]);
-  const std::int64_t planes = m1 - m0;
-  const std::int64_t b = m0 - K;
-  const std::int64_t iterations = planes + 3 * K - 1;
-  const std::int64_t loads = planes + 2 * K;
-  const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
-  const int node = Tile::first + ly0 * BX + tx;
+  MarchRun<Op, Tile> run(g, chunk);
+  const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
+  const std::int64_t iterations = run.iterations;
+  const int node = run.node;
   auto w = [&](int dx, int dy, int dz) -> T { return a.weights.w[weight_index<3, 1>(dx, dy, dz)]; };
 
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
-    const std::int64_t y0 = by * Tile::out_y - K + ly0;
-    const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
-    std::int64_t offset[CY];
-    bool inside[CY], store[CY];
-#pragma unroll
-    for (int c = 0; c < CY; ++c) {
-      const std::int64_t y = y0 + c;
-      offset[c] = g.origin + y * g.pitch_y + x;
-      inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
-      store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
-                 x < g.n[0] && y < g.n[1];
-    }
+    run.at_tile(g, by);
     T next[CY];
-    auto load = [&](std::int64_t l) {
-      const std::int64_t m = b + l;
-      const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
-#pragma unroll
-      for (int c = 0; c < CY; ++c)
-        next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
-    };
+    auto load = [&](std::int64_t l) { run.load(a, next, l); };
     // newest[j]: level j's newest plane (level 0: the input); near[j-1], far[j-1]: level j's
     // pending outputs, the older (two planes in) and the newer (one plane in).
     T newest[K][CY], near[K][CY], far[K][CY];
@@ -317,7 +326,7 @@ __global__ void __launch_bounds__(Tile::threads)
           near[j - 1][c] = mid;
           far[j - 1][c] = start;
           if (j == K) {
-            if (store[c] && p >= m0 && p < m1) a.out[offset[c] + p * g.pitch_z] = done;
+            if (run.store[c] && p >= m0 && p < m1) a.out[run.offset[c] + p * g.pitch_z] = done;
           } else {
             newest[j][c] = done;
           }
@@ -361,8 +370,7 @@ __global__ void __launch_bounds__(Tile::threads)
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][row]
   const int tx = threadIdx.x;
-  for (int e = tx; e < K * LEVEL; e += Tile::threads) shared[e] = T(0);
-  __syncthreads();
+  zero_shared(shared, K * LEVEL, Tile::threads);
 
   const DeviceGrid& g = a.grid;
   const std::int64_t m0 = blockIdx.y * chunk;
