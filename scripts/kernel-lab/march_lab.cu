@@ -14,6 +14,7 @@
 #include "kernels/cuda/temporal_blocking/march_kernel.cuh"
 
 using namespace heatsim::kernels::cuda;
+using heatsim::kernels::kMaxSourceFields;
 // LAB_BOX 1: the radius-1 box (27 points), else the star (7); LAB_SUMS 1: the march in sums
 // (temporal_sum_march_kernel; boxes take only it), else the march of three planes of values.
 #ifndef LAB_BOX
@@ -28,9 +29,21 @@ using namespace heatsim::kernels::cuda;
 #ifndef LAB_DIMS
 #define LAB_DIMS 3
 #endif
-constexpr int kDims = LAB_DIMS, kTaps = LAB_BOX ? kBoxTaps : kStarTaps;
+// LAB_FLUX 1: the conservative flux operator over materials as classes (a byte per node and a
+// table of pair conductances, dt/C and sources per class; FluxPoint's classes form, 3D), with
+// one source whose factor changes from step to step; the march of values.
+#ifndef LAB_FLUX
+#define LAB_FLUX 0
+#endif
+constexpr int kDims = LAB_DIMS;
+[[maybe_unused]] constexpr int kTaps = LAB_BOX ? kBoxTaps : kStarTaps;
 using T = LAB_T;
+#if LAB_FLUX
+using Op = FluxPoint<T, 3, CoefficientForm::classes, false, false>;
+#else
 using Op = StencilPoint<T, kDims, 1, kTaps>;
+#endif
+using Args = typename Op::Args;
 #if LAB_DIMS == 3
 using Tile = MarchTile<LAB_BX, LAB_BY, LAB_CY, LAB_K, LAB_BUF>;
 #else
@@ -56,14 +69,14 @@ DeviceGrid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, int ghost)
 }
 
 // One single step over every node of the padded field that has its neighbours in it.
-__global__ void reference_step(SweepArgs<T> a) {
+__global__ void reference_step(Args a) {
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x - g.ghost + 1;
   const std::int64_t y = std::int64_t(blockIdx.y) - g.ghost + 1;
   const std::int64_t z = kDims == 3 ? std::int64_t(blockIdx.z) - g.ghost + 1 : 0;
   if (x >= g.n[0] + g.ghost - 1) return;
   const std::int64_t i = g.index(x, y, z);
-  a.out[i] = Op::point(a, {}, global_near<Op, false>(a, nullptr, i, 0, x, y, z));
+  a.out[i] = Op::point(a, Op::enter_unstaged(a), global_near<Op, false>(a, nullptr, i, 0, x, y, z));
 }
 
 // Values 280-380 from a hash of the element (every padded element, ghosts too).
@@ -101,8 +114,22 @@ __global__ void compare(DeviceGrid g, const T* got, const T* want, unsigned long
   }
 }
 
+#if LAB_FLUX
+// A class per padded node from a hash of the element: 0 .. classes - 1.
+__global__ void random_classes(std::uint8_t* c, std::int64_t total, int classes) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  std::uint64_t h = static_cast<std::uint64_t>(i) * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
+  h ^= h >> 29;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 32;
+  c[i] = static_cast<std::uint8_t>(h % static_cast<std::uint64_t>(classes));
+}
+#endif
+
 struct Pass {
-  SweepArgs<T> args;
+  Args args;
+  PassFactors<T> factors;
   dim3 grid;
   std::int64_t chunk, tiles_y;
   std::size_t bytes;
@@ -118,9 +145,9 @@ constexpr auto lab_kernel() {
 #endif
 }
 
-Pass plan(const SweepArgs<T>& a, int sms) {
+Pass plan(const Args& a, const PassFactors<T>& factors, int sms) {
   const auto kernel = lab_kernel();
-  Pass p{a, {}, 0, 0, Tile::shared_bytes(sizeof(T))};
+  Pass p{a, factors, {}, 0, 0, Tile::shared_bytes(sizeof(T))};
   int device = 0, most = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(
@@ -157,10 +184,12 @@ Pass plan(const SweepArgs<T>& a, int sms) {
 }
 
 void launch(const Pass& p, const T* in, T* out) {
-  SweepArgs<T> a = p.args;
+  Args a = p.args;
   a.in = in;
   a.out = out;
-#if LAB_DIMS == 3
+#if LAB_DIMS == 3 && !LAB_SUMS
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y);
+#elif LAB_DIMS == 3
   lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
 #else
   lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk);
@@ -171,8 +200,40 @@ void launch(const Pass& p, const T* in, T* out) {
 // Checks one pass at nx x ny x nz against K single steps; times passes when `seconds` > 0.
 bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int sms) {
   const DeviceGrid g = grid_of(nx, ny, nz, Tile::depth);
-  SweepArgs<T> a;
+  Args a;
   a.grid = g;
+  PassFactors<T> factors;
+#if LAB_FLUX
+  T* step_factors = nullptr;  // the factors of step s at step_factors + s * kMaxSourceFields
+  // Four classes: pair conductances 0.2-1 (not symmetric in the table: any value is read as
+  // given), dt/C 0.04-0.07, one source per class, its factor 1 + 0.1 s at step s.
+  ClassTable<T> table{};
+  const int classes = 4;
+  for (int c = 0; c < classes; ++c) {
+    for (int d = 0; d < classes; ++d)
+      table.pair[c * kPairClasses + d] = T(0.2 + 0.1 * c + 0.17 * d);
+    table.k[c] = T(0.5 + 0.1 * c);
+    table.dt_over_capacity[c] = T(0.04 + 0.01 * c);
+    table.source[c * kMaxSourceFields] = T(0.3 - 0.1 * c);
+  }
+  ClassTable<T>* d_table;
+  std::uint8_t* d_classes;
+  HEATSIM_CUDA_CHECK(cudaMalloc(&d_table, sizeof table));
+  HEATSIM_CUDA_CHECK(cudaMemcpy(d_table, &table, sizeof table, cudaMemcpyHostToDevice));
+  HEATSIM_CUDA_CHECK(cudaMalloc(&d_classes, g.total));
+  random_classes<<<unsigned((g.total + 255) / 256), 256>>>(d_classes, g.total, classes);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  a.node_class = d_classes;
+  a.class_table = d_table;
+  a.classes = classes;
+  a.sources = 1;
+  a.inv_h2[0] = T(1.0), a.inv_h2[1] = T(0.9), a.inv_h2[2] = T(1.1);
+  T rows[kMaxBlockedDepth * kMaxSourceFields] = {};
+  for (int s = 0; s < Tile::depth; ++s)
+    rows[s * kMaxSourceFields] = factors.step[s][0] = T(1.0 + 0.1 * s);
+  HEATSIM_CUDA_CHECK(cudaMalloc(&step_factors, sizeof rows));
+  HEATSIM_CUDA_CHECK(cudaMemcpy(step_factors, rows, sizeof rows, cudaMemcpyHostToDevice));
+#else
   a.source = T(1e-3);
   // Distinct weights summing to about 1, so that a tap read from the wrong place or summed out
   // of order shows and the field stays bounded.
@@ -187,6 +248,7 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
         if (is_tap<kTaps, 1>(dx, dy, dz))
           a.weights.w[weight_index<kDims, 1>(dx, dy, dz)] =
               T((1.0 + 0.013 * (dx + 3 * dy + 9 * dz + 7)) / taps);
+#endif
   T *in, *out, *r0, *r1;
   const std::size_t bytes = g.total * sizeof(T);
   HEATSIM_CUDA_CHECK(cudaMalloc(&in, bytes));
@@ -199,10 +261,13 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
   HEATSIM_CUDA_CHECK(cudaMemcpy(r0, in, bytes, cudaMemcpyDeviceToDevice));
   HEATSIM_CUDA_CHECK(cudaMemcpy(r1, in, bytes, cudaMemcpyDeviceToDevice));
   HEATSIM_CUDA_CHECK(cudaMemset(out, 0xff, bytes));  // NaN
-  const Pass p = plan(a, sms);
+  const Pass p = plan(a, factors, sms);
   launch(p, in, out);
   for (int s = 0; s < Tile::depth; ++s) {
-    SweepArgs<T> r = a;
+    Args r = a;
+#if LAB_FLUX
+    r.factor = step_factors + s * kMaxSourceFields;
+#endif
     r.in = s % 2 ? r1 : r0;
     r.out = s % 2 ? r0 : r1;
     const dim3 grid(unsigned((nx + 2 * g.ghost - 2 + 127) / 128), unsigned(ny + 2 * g.ghost - 2),
@@ -247,6 +312,9 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
                 rate, (long long)p.chunk, p.grid.x * p.grid.y * p.grid.z);
   }
   cudaFree(in), cudaFree(out), cudaFree(r0), cudaFree(r1);
+#if LAB_FLUX
+  cudaFree(d_table), cudaFree(d_classes), cudaFree(step_factors);
+#endif
   return wrong == 0;
 }
 
@@ -262,10 +330,13 @@ int main(int argc, char** argv) {
   HEATSIM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
 #if LAB_DIMS == 3
   std::printf(
-      "%s%s%s tile %dx%d (threads %dx%d, %d per thread) depth %d, %d buffers, shared %zu B: ",
-      sizeof(T) == 8 ? "fp64" : "fp32", LAB_BOX ? " box" : " star", LAB_SUMS ? " sums" : "",
-      Tile::tile_x, Tile::tile_y, Tile::bx, Tile::by, Tile::cy, Tile::depth, Tile::buffers,
-      Tile::shared_bytes(sizeof(T)));
+      "%s%s%s%s tile %dx%d (threads %dx%d, %d per thread) depth %d, %d buffers, shared %zu B: ",
+      sizeof(T) == 8 ? "fp64" : "fp32",
+      LAB_FLUX  ? " flux (classes)"
+      : LAB_BOX ? " box"
+                : " star",
+      LAB_SUMS ? " sums" : "", "", Tile::tile_x, Tile::tile_y, Tile::bx, Tile::by, Tile::cy,
+      Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
   if (small) return run(70, 45, 19, 0, sms) ? 0 : 1;
   bool ok = run(203, 157, 91, 0, sms);
   std::printf("  ");

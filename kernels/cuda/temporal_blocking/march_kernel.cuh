@@ -3,8 +3,10 @@
 // al., CGO 2020, and EBISU, Zhang et al., ICS 2023; written for heatsim's padded layout and
 // its point operators). Included by temporal_sweep.cu and by the kernel lab
 // (scripts/kernel-lab), which times the same code at other tiles. The backend takes the march
-// of values (temporal_march_kernel); the march in sums (3D boxes and stars) and the row march
-// (2D) below are the lab's next designs, not yet measured, so no backend launches them.
+// of values (temporal_march_kernel) for the constant stencil; over the flux operator (its
+// classes form: materials as a byte per node, each level at its step's source factors), the
+// march in sums (3D boxes and stars) and the row march (2D) are the lab's next designs, not
+// yet measured, so no backend launches them.
 //
 // A block of BX x BY threads owns a tile of BX x (BY*CY) nodes of the xy plane (its output the
 // centre, `depth` nodes in from each side) and streams along z through a chunk of planes. A
@@ -35,6 +37,7 @@
 #include <cstdint>
 
 #include "../point_operators.cuh"
+#include "temporal_sweep.hpp"
 
 namespace heatsim::kernels::cuda {
 
@@ -63,8 +66,11 @@ struct MarchRun {
   static constexpr int K = Tile::depth, CY = Tile::cy, BX = Tile::bx;
   std::int64_t m0, m1, planes, b, iterations, loads;  // loads: input planes b .. m1 - 1 + K
   int node;                                           // the thread's node 0 in a shared plane
+  std::int64_t x, y0;                                 // the run's first node in the tile
   std::int64_t offset[CY];
-  bool inside[CY], store[CY];
+  // inner: off the padded field's outermost layer in x and y, where an operator with
+  // coefficients may form a node (its faces' elements lie in the arrays).
+  bool inside[CY], store[CY], inner[CY];
 
   __device__ MarchRun(const DeviceGrid& g, std::int64_t chunk) {
     m0 = blockIdx.z * chunk;
@@ -79,14 +85,16 @@ struct MarchRun {
   // The thread's nodes in y tile `by`.
   __device__ void at_tile(const DeviceGrid& g, std::int64_t by) {
     const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
-    const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
-    const std::int64_t y0 = by * Tile::out_y - K + ly0;
+    x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+    y0 = by * Tile::out_y - K + ly0;
     const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
+    const bool inner_x = x > -g.ghost && x < g.n[0] + g.ghost - 1;
 #pragma unroll
     for (int c = 0; c < CY; ++c) {
       const std::int64_t y = y0 + c;
       offset[c] = g.origin + y * g.pitch_y + x;
       inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
+      inner[c] = inner_x && y > -g.ghost && y < g.n[1] + g.ghost - 1;
       store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
                  x < g.n[0] && y < g.n[1];
     }
@@ -109,6 +117,24 @@ __device__ void zero_shared(T* shared, int elements, int threads) {
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   for (int e = tid; e < elements; e += threads) shared[e] = T(0);
   __syncthreads();
+}
+
+// The source factors of a pass's steps staged for the block (an operator with coefficients:
+// level j takes step j's row, Op::at_step); read after the block's next barrier. Null for the
+// constant stencil.
+template <class Op>
+__device__ __forceinline__ const typename Op::Value* staged_factors(
+    const PassFactors<typename Op::Value>& f, int depth) {
+  using T = typename Op::Value;
+  if constexpr (!Op::kCoefficients) {
+    return nullptr;
+  } else {
+    __shared__ T staged[kMaxBlockedDepth * kMaxSourceFields];
+    const int tid = threadIdx.x + blockDim.x * threadIdx.y;
+    for (int e = tid; e < depth * kMaxSourceFields; e += blockDim.x * blockDim.y)
+      staged[e] = f.step[e / kMaxSourceFields][e % kMaxSourceFields];
+    return staged;
+  }
 }
 
 // A node's neighbourhood at level j-1: z neighbours and the node from the thread's registers
@@ -143,12 +169,10 @@ struct MarchStep {
   static constexpr int K = Tile::depth, CY = Tile::cy, BX = Tile::bx, PLANE = Tile::plane;
   static constexpr int LEVEL = Tile::buffers * PLANE;  // from one level's planes to the next
 
-  __device__ __forceinline__ static void run(const typename Op::Args& a, T (&win)[K][3][CY],
-                                             const T (&next)[CY], T* shared, int node,
-                                             std::int64_t it, std::int64_t planes, std::int64_t b,
-                                             std::int64_t m0, std::int64_t m1,
-                                             const std::int64_t (&offset)[CY],
-                                             const bool (&store)[CY]) {
+  __device__ __forceinline__ static void run(const typename Op::Args& a,
+                                             const typename Op::Block& block, const T* factor,
+                                             const MarchRun<Op, Tile>& run, T (&win)[K][3][CY],
+                                             const T (&next)[CY], T* shared, std::int64_t it) {
     constexpr int OLD = P, MID = (P + 1) % 3, NEW = (P + 2) % 3;
     const DeviceGrid& g = a.grid;
     // Level j's plane at cur + j * LEVEL; with one buffer per level, a second barrier below.
@@ -156,23 +180,32 @@ struct MarchStep {
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
-      for (int c = 0; c < CY; ++c) cur[j * LEVEL + node + c * BX] = win[j][MID][c];
+      for (int c = 0; c < CY; ++c) cur[j * LEVEL + run.node + c * BX] = win[j][MID][c];
     __syncthreads();
-    const typename Op::Block block{};
 #pragma unroll
     for (int j = K; j >= 1; --j) {
       // Level j forms plane b + it - (2j - 1): its first valid plane is b + j, and the last a
       // later level needs is m1 - 1 + K - j.
-      if (it < 3 * j - 1 || it > planes + 2 * K + j - 2) continue;
-      const T* row = cur + (j - 1) * LEVEL + node;
-      const std::int64_t p = b + it - (2 * j - 1);
+      if (it < 3 * j - 1 || it > run.planes + 2 * K + j - 2) continue;
+      const T* row = cur + (j - 1) * LEVEL + run.node;
+      const std::int64_t p = run.b + it - (2 * j - 1);
+      const typename Op::Block step = Op::at_step(block, factor + (j - 1) * kMaxSourceFields);
+      const bool inner_z = p > -g.ghost && p < g.n[2] + g.ghost - 1;
 #pragma unroll
       for (int c = 0; c < CY; ++c) {
-        const MarchNear<T, CY, BX> near{
-            win[j - 1][OLD], win[j - 1][MID], win[j - 1][NEW], row, c, 0, 0, 0, p};
-        const T v = Op::point(a, block, near);
+        const MarchNear<T, CY, BX> near{win[j - 1][OLD],
+                                        win[j - 1][MID],
+                                        win[j - 1][NEW],
+                                        row,
+                                        c,
+                                        run.offset[c] + p * g.pitch_z,
+                                        run.x,
+                                        run.y0 + c,
+                                        p};
+        T v = T(0);
+        if (!Op::kCoefficients || (run.inner[c] && inner_z)) v = Op::point(a, step, near);
         if (j == K) {
-          if (store[c] && p >= m0 && p < m1) a.out[offset[c] + p * g.pitch_z] = v;
+          if (run.store[c] && p >= run.m0 && p < run.m1) a.out[run.offset[c] + p * g.pitch_z] = v;
         } else {
           win[j][OLD][c] = v;
         }
@@ -185,22 +218,27 @@ struct MarchStep {
 };
 
 // The march over a chunk of `chunk` planes per block along z; blocks stride over the y tiles
-// past the launch grid's limit. Op: a constant star of radius 1 in 3D.
+// past the launch grid's limit. Op: a radius-1 star in 3D that stages u alone (the constant
+// stencil, or the flux operator with its faces from classes or arrays), level j at step j's
+// source factors (f, staged); an operator with coefficients forms no node on the padded
+// field's outermost layer (its faces there lie outside the arrays; it reaches no stored node).
 template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
-    temporal_march_kernel(const typename Op::Args a, std::int64_t chunk, std::int64_t tiles_y) {
+    temporal_march_kernel(const typename Op::Args a, const PassFactors<typename Op::Value> f,
+                          std::int64_t chunk, std::int64_t tiles_y) {
   using T = typename Op::Value;
-  static_assert(Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kCoefficients,
-                "the march takes radius-1 stars in 3D");
+  static_assert(Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kRules,
+                "the march takes radius-1 stars in 3D whose ghosts are read");
+  static_assert(Op::kStaged == 1, "the march stages u alone (the flux operator's classes)");
   constexpr int K = Tile::depth, CY = Tile::cy, PLANE = Tile::plane;
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
+  const T* factor = staged_factors<Op>(f, K);
+  const typename Op::Block block = Op::enter(a);
   zero_shared(shared, K * Tile::buffers * PLANE, Tile::threads);
   const DeviceGrid& g = a.grid;
   MarchRun<Op, Tile> run(g, chunk);
-  const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
   const std::int64_t iterations = run.iterations;
-  const int node = run.node;
 
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
     run.at_tile(g, by);
@@ -218,16 +256,13 @@ __global__ void __launch_bounds__(Tile::threads)
     for (int c = 0; c < CY; ++c) win[0][2][c] = next[c];  // plane b, the newest at phase 0
     for (std::int64_t it = 0; it < iterations; it += 3) {
       load(it + 1);
-      MarchStep<Op, Tile, 0>::run(a, win, next, shared, node, it, planes, b, m0, m1, run.offset,
-                                  run.store);
+      MarchStep<Op, Tile, 0>::run(a, block, factor, run, win, next, shared, it);
       if (it + 1 >= iterations) break;
       load(it + 2);
-      MarchStep<Op, Tile, 1>::run(a, win, next, shared, node, it + 1, planes, b, m0, m1, run.offset,
-                                  run.store);
+      MarchStep<Op, Tile, 1>::run(a, block, factor, run, win, next, shared, it + 1);
       if (it + 2 >= iterations) break;
       load(it + 3);
-      MarchStep<Op, Tile, 2>::run(a, win, next, shared, node, it + 2, planes, b, m0, m1, run.offset,
-                                  run.store);
+      MarchStep<Op, Tile, 2>::run(a, block, factor, run, win, next, shared, it + 2);
     }
     __syncthreads();  // the next y tile refills the planes
   }

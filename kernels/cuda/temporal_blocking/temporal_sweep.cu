@@ -98,23 +98,6 @@ constexpr std::size_t factor_bytes(std::size_t value_bytes) {
   return kMaxBlockedDepth * kMaxSourceFields * value_bytes;
 }
 
-// The source factors of the pass's steps, staged for the block (an operator with coefficients:
-// its Block takes step j's row, Op::at_step); read after the block's next barrier.
-template <class Op>
-__device__ __forceinline__ const typename Op::Value* staged_factors(
-    const PassFactors<typename Op::Value>& f, int depth) {
-  using T = typename Op::Value;
-  if constexpr (!Op::kCoefficients) {
-    return nullptr;
-  } else {
-    __shared__ T staged[kMaxBlockedDepth * kMaxSourceFields];
-    const int tid = threadIdx.x + blockDim.x * threadIdx.y;
-    for (int e = tid; e < depth * kMaxSourceFields; e += blockDim.x * blockDim.y)
-      staged[e] = f.step[e / kMaxSourceFields][e % kMaxSourceFields];
-    return staged;
-  }
-}
-
 // A node's neighbourhood at level j-1 of a pass, read from shared memory: staged field S's
 // plane at march offset d - R (plane[S][d], 1D: only d = R), the node at `node` within it.
 template <typename T, int DIMS, int R, int STAGED, int HX>
@@ -354,7 +337,8 @@ std::size_t march_shared_bytes(int depth, std::size_t value_bytes) {
 }
 
 template <class Op, int DEPTH>
-void launch_march(const typename Op::Args& args, const LaunchContext& context) {
+void launch_march(const typename Op::Args& args, const PassFactors<typename Op::Value>& factors,
+                  const LaunchContext& context) {
   using Tile = MarchTileAt<DEPTH>;
   const auto kernel = temporal_march_kernel<Op, Tile>;
   const std::size_t bytes = Tile::shared_bytes(sizeof(typename Op::Value));
@@ -376,7 +360,8 @@ void launch_march(const typename Op::Args& args, const LaunchContext& context) {
     throw std::runtime_error("temporal-blocking: grid too large for one launch");
   const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
                   static_cast<unsigned>(chunks));
-  kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, chunk, tiles_y);
+  kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, factors, chunk,
+                                                                    tiles_y);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
@@ -388,9 +373,9 @@ void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>
   constexpr int DIMS = Op::kDims, R = Op::kRadius;
   if constexpr (marches<Op>()) {
     if (depth >= 2 && depth <= kMaxMarchDepth && args.grid.ghost >= depth) {
-      if (depth == 2) launch_march<Op, 2>(args, context);
-      if (depth == 3) launch_march<Op, 3>(args, context);
-      if (depth == 4) launch_march<Op, 4>(args, context);
+      if (depth == 2) launch_march<Op, 2>(args, factors, context);
+      if (depth == 3) launch_march<Op, 3>(args, factors, context);
+      if (depth == 4) launch_march<Op, 4>(args, factors, context);
       return;
     }
   }
