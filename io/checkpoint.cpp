@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 namespace heatsim::io {
 
 namespace {
@@ -94,6 +96,86 @@ std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, d
                        std::to_string(got.points()) + " points");
   std::string out;
   for (const std::string& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+namespace {
+
+// A scalar's text, or its value when it reads as a number (so that 0.72 and 7.2e-1 agree).
+bool same_scalar(const YAML::Node& a, const YAML::Node& b) {
+  const std::string x = a.Scalar(), y = b.Scalar();
+  if (x == y) return true;
+  char* end_x = nullptr;
+  char* end_y = nullptr;
+  const double u = std::strtod(x.c_str(), &end_x), v = std::strtod(y.c_str(), &end_y);
+  return !x.empty() && !y.empty() && *end_x == '\0' && *end_y == '\0' && u == v;
+}
+
+// A node as one line of YAML, shortened.
+std::string shown(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  std::string s = e.c_str();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+void collect_changes(const YAML::Node& a, const YAML::Node& b, const std::string& path,
+                     std::vector<std::string>& out) {
+  static const char* const kNotPhysics[] = {"time.end",   "time.steps", "output", "probes",
+                                            "checkpoint", "backend",    "fusion", "parallel"};
+  for (const char* key : kNotPhysics)
+    if (path == key) return;
+  // A key that one side lacks reads as an invalid node there, which only IsDefined may ask.
+  const bool had = a.IsDefined() && !a.IsNull(), has = b.IsDefined() && !b.IsNull();
+  if (!had && !has) return;
+  if (had && has && a.IsMap() && b.IsMap()) {
+    std::vector<std::string> keys;
+    for (const auto& kv : a) keys.push_back(kv.first.as<std::string>());
+    for (const auto& kv : b) {
+      const std::string k = kv.first.as<std::string>();
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    for (const std::string& k : keys)
+      collect_changes(a[k], b[k], path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  // A list of numbers or words (a grid's n, a box's corner) is one setting.
+  const auto scalars = [](const YAML::Node& n) {
+    for (const auto& e : n)
+      if (!e.IsScalar()) return false;
+    return true;
+  };
+  if (had && has && a.IsSequence() && b.IsSequence() && scalars(a) && scalars(b)) {
+    bool same = a.size() == b.size();
+    for (std::size_t i = 0; same && i < a.size(); ++i) same = same_scalar(a[i], b[i]);
+    if (!same) out.push_back(path + ": " + shown(a) + " -> " + shown(b));
+    return;
+  }
+  if (had && has && a.IsSequence() && b.IsSequence() && a.size() == b.size()) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      collect_changes(a[i], b[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  if (!had) {
+    out.push_back(path + ": added (" + shown(b) + ")");
+  } else if (!has) {
+    out.push_back(path + ": removed (was " + shown(a) + ")");
+  } else if (!(a.IsScalar() && b.IsScalar() && same_scalar(a, b))) {
+    out.push_back(path + ": " + shown(a) + " -> " + shown(b));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> case_changes(const std::string& written, const std::string& now) {
+  std::vector<std::string> out;
+  if (written.empty() || now.empty()) return out;
+  try {
+    collect_changes(YAML::Load(written), YAML::Load(now), "", out);
+  } catch (const YAML::Exception&) {
+    out.clear();
+  }
   return out;
 }
 

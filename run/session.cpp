@@ -298,6 +298,18 @@ void Session::State::set_up() {
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty())
       refuse_alike(fmt::format("{}: does not match the case: {}", options.restart, mismatch));
+    // A restart may change the physics (a face's value, a material) on purpose; it says so.
+    const std::vector<std::string> changes =
+        io::case_changes(restart.meta.case_yaml, c.source_text);
+    if (!changes.empty()) {
+      std::string listed;
+      for (std::size_t i = 0; i < changes.size() && i < 6; ++i)
+        listed += (i ? "; " : "") + changes[i];
+      if (changes.size() > 6) listed += fmt::format("; and {} more", changes.size() - 6);
+      spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
+                   "continues under this case from step {}",
+                   options.restart, listed, restart.meta.step);
+    }
     step0 = restart.meta.step;
     if (step0 > plan.steps)
       refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",

@@ -227,5 +227,70 @@ TEST_F(CheckpointTest, MismatchNamesWhatDiffers) {
             "precision: checkpoint fp64, case fp32; physics.alpha: checkpoint 0.25, case 1");
 }
 
+// A restart may change the physics on purpose; what changed is named, settings in the order
+// of the keys, numbers by value; how long, where and on what the run goes is no change.
+TEST(CaseChanges, NameWhatChangedOfThePhysicsOnly) {
+  const std::string written = R"(
+grid: {dims: 2, n: [121, 31], length: [0.30, 0.075]}
+materials:
+  brick: {conductivity: 0.72, density: 1920, specific_heat: 835}
+boundary:
+  x-: {type: convective, h: 7.7, ambient: 293.15}
+  x+: {type: dirichlet, value: 263.15}
+time: {method: backward-euler, dt: 600, end: 86400}
+output: {directory: out, every: 48}
+)";
+  // The same case written otherwise: block style, a comment, 7.2e-1 for 0.72.
+  const std::string same = R"(# the wall again
+grid:
+  dims: 2
+  n: [121, 31]
+  length: [0.3, 0.075]
+materials:
+  brick: {conductivity: 7.2e-1, density: 1920, specific_heat: 835}
+boundary:
+  x-: {type: convective, h: 7.7, ambient: 293.15}
+  x+: {type: dirichlet, value: 263.15}
+time: {method: backward-euler, dt: 600, end: 86400}
+output: {directory: out, every: 48}
+)";
+  EXPECT_TRUE(case_changes(written, same).empty());
+  // Longer, elsewhere, with probes, checkpoints and a backend: no change of the physics.
+  std::string longer = written;
+  longer.replace(longer.find("end: 86400"), 10, "end: 172800");
+  longer.replace(longer.find("directory: out"), 14, "directory: elsewhere");
+  longer += "probes: {every: 10, points: {a: [0.1, 0.03]}}\ncheckpoint: {every: 24}\n"
+            "backend: cpu\nfusion: 2\n";
+  EXPECT_TRUE(case_changes(written, longer).empty());
+
+  std::string warmer = written;
+  warmer.replace(warmer.find("conductivity: 0.72"), 18, "conductivity: 0.9");
+  warmer.replace(warmer.find("ambient: 293.15"), 15, "ambient: 295.15");
+  EXPECT_EQ(case_changes(written, warmer),
+            (std::vector<std::string>{"materials.brick.conductivity: 0.72 -> 0.9",
+                                      "boundary.x-.ambient: 293.15 -> 295.15"}));
+
+  std::string other_face = written;
+  other_face.replace(other_face.find("{type: dirichlet, value: 263.15}"), 32,
+                     "{type: convective, h: 25, ambient: 263.15}");
+  EXPECT_EQ(case_changes(written, other_face),
+            (std::vector<std::string>{"boundary.x+.type: dirichlet -> convective",
+                                      "boundary.x+.value: removed (was 263.15)",
+                                      "boundary.x+.h: added (25)",
+                                      "boundary.x+.ambient: added (263.15)"}));
+
+  std::string refined = written;
+  refined.replace(refined.find("[121, 31]"), 9, "[241, 61]");
+  refined += "sources:\n  - {box: {lower: [0, 0], upper: [0.1, 0.075]}, power: 5}\n";
+  const std::vector<std::string> got = case_changes(written, refined);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], "grid.n: [121, 31] -> [241, 61]");
+  EXPECT_EQ(got[1].rfind("sources: added (", 0), 0u) << got[1];
+
+  // Nothing to compare: a file written without its case text, or text that is not YAML.
+  EXPECT_TRUE(case_changes("", written).empty());
+  EXPECT_TRUE(case_changes(written, "grid: [unclosed").empty());
+}
+
 }  // namespace
 }  // namespace heatsim::io
