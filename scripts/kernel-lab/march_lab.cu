@@ -79,14 +79,20 @@ __global__ void reference_step(Args a) {
   a.out[i] = Op::point(a, Op::enter_unstaged(a), global_near<Op, false>(a, nullptr, i, 0, x, y, z));
 }
 
+// A well-mixed 64-bit hash of element i (`salt` picks one of several independent streams).
+__device__ std::uint64_t mix(std::int64_t i, std::uint64_t salt) {
+  std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + salt;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return h;
+}
+
 // Values 280-380 from a hash of the element (every padded element, ghosts too).
 __global__ void random_fill(T* u, std::int64_t total) {
   const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i >= total) return;
-  std::uint64_t h = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  h ^= h >> 31;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 29;
+  const std::uint64_t h = mix(i, 0x632BE59BD9B4E019ull);
   u[i] = T(280.0 + 100.0 * double(h >> 11) * (1.0 / 9007199254740992.0));
 }
 
@@ -119,11 +125,8 @@ __global__ void compare(DeviceGrid g, const T* got, const T* want, unsigned long
 __global__ void random_classes(std::uint8_t* c, std::int64_t total, int classes) {
   const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i >= total) return;
-  std::uint64_t h = static_cast<std::uint64_t>(i) * 0xD1B54A32D192ED03ull + 0x8CB92BA72F3D8DD7ull;
-  h ^= h >> 29;
-  h *= 0x94D049BB133111EBull;
-  h ^= h >> 32;
-  c[i] = static_cast<std::uint8_t>(h % static_cast<std::uint64_t>(classes));
+  c[i] = static_cast<std::uint8_t>(mix(i, 0x8CB92BA72F3D8DD7ull) %
+                                   static_cast<std::uint64_t>(classes));
 }
 #endif
 
