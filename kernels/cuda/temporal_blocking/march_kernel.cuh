@@ -2,11 +2,13 @@
 // pass, the march axis's neighbours of every level held in registers (after AN5D, Matsumura et
 // al., CGO 2020, and EBISU, Zhang et al., ICS 2023; written for heatsim's padded layout and
 // its point operators). Included by temporal_sweep.cu and by the kernel lab
-// (scripts/kernel-lab), which times the same code at other tiles. The backend takes the march
-// of values (temporal_march_kernel) for the constant stencil; over the flux operator (its
-// classes form: materials as a byte per node, each level at its step's source factors), the
-// march in sums (3D boxes and stars) and the row march (2D) are the lab's next designs, not
-// yet measured, so no backend launches them.
+// (scripts/kernel-lab), which times the same code at other tiles. The backend takes, for the
+// constant stencil, the march of values (temporal_march_kernel) for 3D stars, the march in
+// sums (temporal_sum_march_kernel) for 3D boxes and the row march (temporal_row_march_kernel)
+// for 2D stars and boxes (temporal_sweep.cu: which depths and tiles). Over the flux operator
+// (its classes form: materials as a byte per node, each level at its step's source factors)
+// the march of values runs in the lab only: measured there at a fifth of the constant
+// stencil's rate, it is no backend's yet.
 //
 // A block of BX x BY threads owns a tile of BX x (BY*CY) nodes of the xy plane (its output the
 // centre, `depth` nodes in from each side) and streams along z through a chunk of planes. A

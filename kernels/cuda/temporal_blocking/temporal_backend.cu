@@ -82,19 +82,21 @@ struct BlockedKernel {
       cuda::launch_temporal_sweep(a, plan.shape, plan.depth, context);
   }
 
-  // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest on an
-  // H100 at the bench sizes, fp64 (docs/performance.md, "Temporal blocking"): Heat-1D 16
-  // (943 GStencil/s; 8: 887), Heat-2D 4 (311; 2: 182, 6: 179), Box-2D9P 4 (236); Heat-3D 4 on
-  // an H200 since the register march (307; 3: 289, 2: 240; fp32 377 at 4). Past those the
-  // shared-memory traffic of the deeper queues and one block per SM cost more than the DRAM
-  // traffic saved. Where single steps (register-tiling's sweep in 2D and 3D) beat every pass,
-  // auto takes them: Star-2D13P (158 against 102 at k = 2), Box-3D27P (114 against 87).
+  // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest at the
+  // bench sizes, fp64 (docs/performance.md, "Temporal blocking" and "the register marches in
+  // the backend"): Heat-1D 16 on an H100 (943 GStencil/s; 8: 887); on an H200 with the
+  // register marches, Heat-2D 8 (931; 4: 743, 12: 691) and Box-2D9P 8 (772; 4: 677, 12: 573),
+  // Heat-3D 4 (365; 3: 314, 2: 213; fp32 455), Box-3D27P 2 (212; 3: 199). Past those the
+  // registers and shared memory of the deeper marches cost more than the DRAM traffic saved.
+  // Where single steps (register-tiling's sweep in 2D and 3D) beat every pass, auto takes
+  // them: radius 2-3 (Star-2D13P 158 against 102 at k = 2 on the H100).
   int auto_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
     const bool star = p.stencil.is_star();
     if (p.dims == 1) return kMaxDepth;
-    if (p.dims == 2) return r == 1 ? 4 : 1;
-    return r == 1 && star ? 4 : 1;
+    if (r != 1) return 1;
+    if (p.dims == 2) return 8;
+    return star ? 4 : 2;
   }
 
   // Depth k = radius / r fits when a tile keeps an output after its halos and its queues fit

@@ -33,6 +33,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "../check.cuh"
 #include "../point_operators.cuh"
@@ -309,38 +311,81 @@ void allow_shared(Kernel kernel, std::size_t bytes, std::size_t static_bytes) {
                                             static_cast<int>(bytes)));
 }
 
-// The register march (march_kernel.cuh) for radius-1 stars in 3D at depths 2-4: the tiles the
-// kernel lab measured fastest on an H200 at 512^3 (scripts/kernel-lab/sweep, fp64 and fp32,
-// docs/performance.md "Temporal blocking: the register march"). Deeper passes of such stars,
-// and other shapes, take the queue kernel below.
-constexpr int kMaxMarchDepth = 4;
+// The register marches (march_kernel.cuh), at the tiles the kernel lab measured fastest on an
+// H200 (scripts/kernel-lab/sweep, fp64 and fp32; docs/performance.md "Temporal blocking: the
+// register march" and "the marches in sums"):
+// - 3D radius-1 stars, depths 2-4: the march of values (temporal_march_kernel);
+// - 3D radius-1 boxes, depths 2-3: the march in sums (temporal_sum_march_kernel);
+// - 2D radius-1 stars and boxes, depths 2-12: the row march (temporal_row_march_kernel), a
+//   block of 256 threads of 2 nodes along x.
+// Other depths and shapes, and the flux operator, take the queue kernel above.
+constexpr int kMaxMarchDepth = 4, kMaxSumMarchDepth = 3, kMaxRowMarchDepth = 12;
 template <int DEPTH>
 using MarchTileAt =
     std::conditional_t<DEPTH == 2, MarchTile<64, 16, 2, 2>, MarchTile<64, 8, 4, DEPTH>>;
+template <int DEPTH>
+using SumMarchTileAt = MarchTile<64, 8, 4, DEPTH>;
+template <int DEPTH>
+using RowMarchTileAt = RowMarchTile<256, 2, DEPTH>;
+
+enum class March { none, values, sums, rows };
+
+// The march a pass of this shape and depth takes (constant stencil, radius 1).
+constexpr March march_of(int dims, bool box, int depth) {
+  if (depth < 2) return March::none;
+  if (dims == 3 && !box && depth <= kMaxMarchDepth) return March::values;
+  if (dims == 3 && box && depth <= kMaxSumMarchDepth) return March::sums;
+  if (dims == 2 && depth <= kMaxRowMarchDepth) return March::rows;
+  return March::none;
+}
 
 template <class Op>
 constexpr bool marches() {
-  return Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kCoefficients;
+  return Op::kRadius == 1 && !Op::kCoefficients && (Op::kStar || Op::kBox) &&
+         (Op::kDims == 2 || Op::kDims == 3);
 }
 
-std::size_t march_shared_bytes(int depth, std::size_t value_bytes) {
-  switch (depth) {
-    case 2:
-      return MarchTileAt<2>::shared_bytes(value_bytes);
-    case 3:
-      return MarchTileAt<3>::shared_bytes(value_bytes);
-    case 4:
-      return MarchTileAt<4>::shared_bytes(value_bytes);
-    default:
-      return 0;
+// Calls f(std::integral_constant<int, D>) for the D of 2 .. MAX equal to depth.
+template <int MAX, class F, int... D>
+void at_depth(int depth, F&& f, std::integer_sequence<int, D...>) {
+  (void)((depth == D + 2 ? (f(std::integral_constant<int, D + 2>{}), true) : false) || ...);
+}
+template <int MAX, class F>
+void at_depth(int depth, F&& f) {
+  at_depth<MAX>(depth, f, std::make_integer_sequence<int, MAX - 1>{});
+}
+
+std::size_t march_shared_bytes(March march, int depth, std::size_t value_bytes) {
+  std::size_t bytes = 0;
+  switch (march) {
+    case March::values:
+      at_depth<kMaxMarchDepth>(depth, [&](auto d) {
+        bytes = MarchTileAt<decltype(d)::value>::shared_bytes(value_bytes);
+      });
+      break;
+    case March::sums:
+      at_depth<kMaxSumMarchDepth>(depth, [&](auto d) {
+        bytes = SumMarchTileAt<decltype(d)::value>::shared_bytes(value_bytes);
+      });
+      break;
+    case March::rows:
+      at_depth<kMaxRowMarchDepth>(depth, [&](auto d) {
+        bytes = RowMarchTileAt<decltype(d)::value>::shared_bytes(value_bytes);
+      });
+      break;
+    case March::none:
+      break;
   }
+  return bytes;
 }
 
-template <class Op, int DEPTH>
-void launch_march(const typename Op::Args& args, const PassFactors<typename Op::Value>& factors,
-                  const LaunchContext& context) {
-  using Tile = MarchTileAt<DEPTH>;
-  const auto kernel = temporal_march_kernel<Op, Tile>;
+// One march pass of Tile over the field: 3D tiles of the xy plane (blocks striding over y
+// tiles past the launch grid's limit) marching along z, 2D row segments marching along y; each
+// block a chunk of planes along the march axis.
+template <class Op, class Tile, class Kernel, class... Extra>
+void launch_march(Kernel kernel, const typename Op::Args& args, const LaunchContext& context,
+                  const Extra&... extra) {
+  constexpr int DIMS = Op::kDims, DEPTH = Tile::depth;
   const std::size_t bytes = Tile::shared_bytes(sizeof(typename Op::Value));
   allow_shared(kernel, bytes, 0);
   int resident = 0;
@@ -349,20 +394,56 @@ void launch_march(const typename Op::Args& args, const PassFactors<typename Op::
   resident = std::max(resident, 1);
   const DeviceGrid& g = args.grid;
   const std::int64_t tiles_x = (g.n[0] + Tile::out_x - 1) / Tile::out_x;
-  const std::int64_t tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
+  std::int64_t tiles_y = 1;
+  if constexpr (DIMS == 3) tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
   const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
   // A chunk costs its planes and the march's 3*DEPTH - 1 iterations of filling and draining.
+  const std::int64_t march_n = g.n[DIMS - 1];
   const std::int64_t chunk =
-      march_chunk(tiles_x * launch_y, g.n[2], (3 * DEPTH) / 2,
+      march_chunk(tiles_x * launch_y, march_n, (3 * DEPTH) / 2,
                   static_cast<std::int64_t>(resident) * context.multiprocessors);
-  const std::int64_t chunks = (g.n[2] + chunk - 1) / chunk;
+  const std::int64_t chunks = (march_n + chunk - 1) / chunk;
   if (tiles_x > 0x7fffffff || chunks > 65535)
     throw std::runtime_error("temporal-blocking: grid too large for one launch");
-  const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
-                  static_cast<unsigned>(chunks));
-  kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, factors, chunk,
-                                                                    tiles_y);
+  if constexpr (DIMS == 3) {
+    const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
+                    static_cast<unsigned>(chunks));
+    kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, extra..., chunk,
+                                                                      tiles_y);
+  } else {
+    const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks));
+    kernel<<<grid, Tile::threads, bytes, context.stream>>>(args, chunk);
+  }
   HEATSIM_CUDA_CHECK_LAUNCH();
+}
+
+// A march pass of `depth` steps of Op; false when no march takes this shape and depth.
+template <class Op>
+bool launch_marching(const typename Op::Args& args, const PassFactors<typename Op::Value>& f,
+                     int depth, const LaunchContext& context) {
+  if constexpr (!marches<Op>()) {
+    return false;
+  } else {
+    const March march = march_of(Op::kDims, !Op::kStar, depth);
+    if (march == March::none || args.grid.ghost < depth) return false;
+    if constexpr (Op::kDims == 3 && Op::kStar) {
+      at_depth<kMaxMarchDepth>(depth, [&](auto d) {
+        using Tile = MarchTileAt<decltype(d)::value>;
+        launch_march<Op, Tile>(temporal_march_kernel<Op, Tile>, args, context, f);
+      });
+    } else if constexpr (Op::kDims == 3) {
+      at_depth<kMaxSumMarchDepth>(depth, [&](auto d) {
+        using Tile = SumMarchTileAt<decltype(d)::value>;
+        launch_march<Op, Tile>(temporal_sum_march_kernel<Op, Tile>, args, context);
+      });
+    } else {
+      at_depth<kMaxRowMarchDepth>(depth, [&](auto d) {
+        using Tile = RowMarchTileAt<decltype(d)::value>;
+        launch_march<Op, Tile>(temporal_row_march_kernel<Op, Tile>, args, context);
+      });
+    }
+    return true;
+  }
 }
 
 // A pass of `depth` steps of Op over the field.
@@ -371,14 +452,7 @@ void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>
             int depth, const LaunchContext& context) {
   using T = typename Op::Value;
   constexpr int DIMS = Op::kDims, R = Op::kRadius;
-  if constexpr (marches<Op>()) {
-    if (depth >= 2 && depth <= kMaxMarchDepth && args.grid.ghost >= depth) {
-      if (depth == 2) launch_march<Op, 2>(args, factors, context);
-      if (depth == 3) launch_march<Op, 3>(args, factors, context);
-      if (depth == 4) launch_march<Op, 4>(args, factors, context);
-      return;
-    }
-  }
+  if (launch_marching<Op>(args, factors, depth, context)) return;
   const std::size_t bytes = shared_bytes(DIMS, R, depth, Op::kStaged, sizeof(T));
   if (bytes == 0 || depth > kMaxBlockedDepth)
     throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
@@ -439,8 +513,8 @@ std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int dept
   if (dims < 1 || dims > 3 || radius < 1 || radius > kMaxRadius || depth < 1 ||
       depth > kMaxBlockedDepth)
     return 0;
-  if (dims == 3 && radius == 1 && !box && depth >= 2 && depth <= kMaxMarchDepth)
-    return march_shared_bytes(depth, value_bytes);
+  if (radius == 1 && march_of(dims, box, depth) != March::none)
+    return march_shared_bytes(march_of(dims, box, depth), depth, value_bytes);
   return shared_bytes(dims, radius, depth, 1, value_bytes);
 }
 
