@@ -468,6 +468,13 @@ void launch_set_dirichlet(T* field, const DeviceGrid& grid, const DirichletFaces
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
+bool boundary_pass_fills(const DeviceGrid& grid, std::size_t value_bytes) {
+  const std::int64_t sector = 32 / static_cast<std::int64_t>(value_bytes);
+  auto pad = [&](std::int64_t v) { return (v + sector - 1) / sector * sector - v; };
+  const std::int64_t ends = 2 * (grid.ghost + 1) + pad(grid.ghost) + pad(grid.n[0] + grid.ghost);
+  return ends <= 32;
+}
+
 template <typename T>
 void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
                           bool set_dirichlet, bool fill_ghosts, cudaStream_t stream) {

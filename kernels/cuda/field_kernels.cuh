@@ -52,6 +52,11 @@ template <typename T>
 void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
                           bool set_dirichlet, bool fill_ghosts, cudaStream_t stream);
 
+// Whether launch_boundary_pass takes this grid with its ghosts filled (value_bytes: the field's
+// element size): the nodes it writes at each end of a row (the ghosts, a Dirichlet node and
+// the pads that complete their 32-byte sectors) fit one warp.
+bool boundary_pass_fills(const DeviceGrid& grid, std::size_t value_bytes);
+
 // Every face of the problem at time t, for launch_boundary_pass.
 inline BoundaryFaces boundary_faces_at(const StencilProblem& p, double t) {
   BoundaryFaces f;
