@@ -15,6 +15,20 @@ struct PerformanceModel {
   std::array<double, 3> bandwidth_efficiency{0.5, 0.5, 0.5};
   std::array<double, 3> compute_efficiency{0.1, 0.1, 0.1};
   bool tensor_cores = false;  // the compute roof is the FP64 tensor-core peak
+  // k single steps per pass (temporal blocking) rather than one sweep of S^k: the work per
+  // point and step is S's, and `tile` is the block's tile, fixed in size, whose output shrinks
+  // by the fused radius R on each side, so that both the input re-read and the nodes computed
+  // per output node grow by T / (T - 2R) per tiled axis.
+  bool steps_in_pass = false;
+  // The deepest fusion depth the model rates, per dimension, for radius-1 stencils and for
+  // wider ones; 0: only the capabilities limit it (past the depths a backend was measured
+  // at, its registers and shared memory bind, which the two roofs do not see).
+  std::array<int, 3> max_depth_radius1{};
+  std::array<int, 3> max_depth_wider{};
+  // `fusion: auto` runs at the backend's own depth (measured per shape), the model only ranks
+  // the backend: where its rates of nearby depths lie within a few percent, the backend knows
+  // better which is fastest.
+  bool own_depth = false;
 };
 
 }  // namespace heatsim::kernels

@@ -74,7 +74,8 @@ std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::siz
   if (model && ctx.device.bandwidth > 0) {
     // The model knows single coefficient steps only (blocked coefficient passes measure slower
     // than one step per pass): a coefficient problem is rated at depth 1.
-    const int limit = p.coefficients ? 1 : model_fusion_limit(backend.capabilities(), p);
+    int limit = p.coefficients ? 1 : model_fusion_limit(backend.capabilities(), p);
+    if (const int own = model_depth_limit(*model, p); own > 0) limit = std::min(limit, own);
     const int first = asked > 0 ? std::min(asked, limit) : 1;
     const int last = asked > 0 ? first : limit;
     for (int k = first; k <= last; ++k) {
@@ -93,6 +94,14 @@ std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::siz
   }
   out.push_back(c);
   return out;
+}
+
+// Whether `fusion: auto` on this candidate runs at the backend's own depth rather than the one
+// rated (a model that only ranks the backend: BackendModel::own_depth).
+bool runs_own_depth(const Candidate& c) {
+  if (c.source != Source::model) return false;
+  const auto model = backend_model(*c.entry);
+  return model && model->own_depth;
 }
 
 // Highest rate first; unknown rates last; registry order, then the smaller depth, on ties.
@@ -183,7 +192,12 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
       std::vector<Candidate> cs = rate_backend(*entry, order, *choice.backend, problem, ctx);
       rank(cs);
       const Candidate& best = cs.front();
-      if (best.rate >= 0 && (best.source == Source::cache || best.source == Source::model)) {
+      if (best.rate >= 0 && runs_own_depth(best)) {
+        choice.fusion_depth = 0;
+        choice.reason +=
+            "; its own fusion depth (the model's best: k=" + std::to_string(best.depth) + ", " +
+            rate_text(best.rate) + " GStencil/s, " + where(best, ctx) + ")";
+      } else if (best.rate >= 0 && (best.source == Source::cache || best.source == Source::model)) {
         choice.fusion_depth = best.depth;
         choice.reason += "; fusion depth " + std::to_string(best.depth) + " (" +
                          rate_text(best.rate) + " GStencil/s, " + where(best, ctx) + ")";
@@ -221,6 +235,12 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
   } else if (best.source == Source::table) {
     choice.reason = "auto: highest expected GStencil/s (" + where(best, ctx) +
                     "): " + top_candidates(candidates, 4);
+  } else if (problem.fusion_depth == 0 && runs_own_depth(best)) {
+    choice.fusion_depth = 0;
+    choice.reason = "auto: " + best.entry->name +
+                    " at its own fusion depth (the model's best: k=" + std::to_string(best.depth) +
+                    ", " + rate_text(best.rate) + " GStencil/s, " + where(best, ctx) +
+                    "); best per backend: " + top_candidates(candidates, 4);
   } else {
     if (problem.fusion_depth == 0) choice.fusion_depth = best.depth;
     choice.reason = "auto: " + best.entry->name + " at fusion depth " + std::to_string(best.depth) +

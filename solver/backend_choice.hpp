@@ -7,7 +7,8 @@
 //      class (dimensions, star/box, precision, nearest radius) for that backend: one
 //      candidate per measured fusion depth;
 //   2. the performance model (perf_model.hpp) with the device's bandwidth and peaks: one
-//      candidate per depth 1..model_fusion_limit;
+//      candidate per depth 1..model_fusion_limit (and the model's own model_depth_limit); a
+//      model that only ranks its backend (own_depth) leaves `fusion: auto` to the backend;
 //   3. the built-in table of H100 rates (BackendEntry::expected_rate), at the problem's depth.
 // The highest rate wins (registry order, then the smaller depth, on a tie); backends with no
 // rate follow in registry order (without a GPU that leaves `cpu`). A case's explicit

@@ -1,7 +1,9 @@
 #include "perf_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 #include "kernels/cuda/convstencil/fusion_plan.hpp"
@@ -66,9 +68,21 @@ double halo_factor(const BackendModel& m, int dims, int fused_radius) {
   double f = 1.0;
   for (int a = 0; a < dims; ++a) {
     const int t = tile[static_cast<std::size_t>(a)];
-    if (t > 0) f *= static_cast<double>(t + 2 * fused_radius) / t;
+    if (t <= 0) continue;
+    if (!m.steps_in_pass) {
+      f *= static_cast<double>(t + 2 * fused_radius) / t;
+    } else if (t > 2 * fused_radius) {
+      f *= static_cast<double>(t) / (t - 2 * fused_radius);
+    } else {
+      return std::numeric_limits<double>::infinity();
+    }
   }
   return f;
+}
+
+int model_depth_limit(const BackendModel& m, const kernels::StencilProblem& p) {
+  const std::size_t d = static_cast<std::size_t>(std::clamp(p.dims, 1, 3) - 1);
+  return p.stencil.radius <= 1 ? m.max_depth_radius1[d] : m.max_depth_wider[d];
 }
 
 Prediction predict(const kernels::StencilProblem& p, const BackendModel& m, int k,
@@ -78,12 +92,13 @@ Prediction predict(const kernels::StencilProblem& p, const BackendModel& m, int 
   const std::size_t d = static_cast<std::size_t>(std::clamp(p.dims, 1, 3) - 1);
   out.halo = halo_factor(m, p.dims, k * p.stencil.radius);
   out.bandwidth_roof = device.bandwidth / (bytes_per_point_step(p.precision, k) * out.halo) / 1e9;
+  if (!std::isfinite(out.halo)) return out;  // the block's tile keeps no output at this depth
   const double peak = m.tensor_cores ? device.tensor_peak_flops : device.core_peak_flops;
-  if (peak > 0)
-    out.compute_roof = peak /
-                       (m.tensor_cores ? tensor_core_flops_per_point_step(p.stencil, k)
-                                       : executed_flops_per_point_step(p.stencil, k, true)) /
-                       1e9;
+  // k single steps per pass: S's flops on every node of the block's tile at every step.
+  const double flops = m.tensor_cores    ? tensor_core_flops_per_point_step(p.stencil, k)
+                       : m.steps_in_pass ? executed_flops_per_point_step(p.stencil, 1) * out.halo
+                                         : executed_flops_per_point_step(p.stencil, k, true);
+  if (peak > 0) out.compute_roof = peak / flops / 1e9;
   const double bandwidth_rate = m.bandwidth_efficiency[d] * out.bandwidth_roof;
   const double compute_rate = m.compute_efficiency[d] * out.compute_roof;
   out.compute_binds = out.compute_roof > 0 && compute_rate < bandwidth_rate;

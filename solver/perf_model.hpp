@@ -17,8 +17,10 @@
 // 2k^2+2k+1 taps in 2D). P is the FP64
 // (fp32: FP32) CUDA-core peak, or the FP64 tensor-core peak for a tensor-core backend. e_bw and
 // e_c are the fractions of the two roofs each backend reaches, calibrated per dimension from
-// `heatsim bench` on an H100. The model ranks candidates where nothing was measured; a tuning
-// cache (`heatsim bench --tune`) replaces it where something was.
+// `heatsim bench` on an H100. A backend that takes k single steps per pass (steps_in_pass:
+// temporal-blocking) costs S's flops, not S^k's, on a block tile of fixed size t, and both its
+// roofs carry prod t / (t - 2R) instead of the halo. The model ranks candidates where nothing
+// was measured; a tuning cache (`heatsim bench --tune`) replaces it where something was.
 #pragma once
 
 #include <array>
@@ -54,6 +56,10 @@ struct DeviceRates {
 // do not win), and every axis longer than k*r nodes. At least 1.
 int model_fusion_limit(const kernels::Capabilities& caps, const kernels::StencilProblem& problem);
 
+// The deepest depth the model itself rates for the problem (BackendModel::max_depth_*); 0: no
+// limit of its own.
+int model_depth_limit(const BackendModel& m, const kernels::StencilProblem& problem);
+
 // Multiply-adds a sweep does per point and pass of S^k, times 2, divided by k (see above);
 // diamond_taps: the sweep takes S^k of a star on its fused-star taps (the CUDA-core sweeps).
 double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth,
@@ -67,7 +73,9 @@ double executed_flops_per_point_step(const kernels::Stencil& s, int fusion_depth
 // Box-2D9P at k = 4: 36 chunks, 72 (2 taps(S^k) / k counts 40.5 for both).
 double tensor_core_flops_per_point_step(const kernels::Stencil& s, int fusion_depth);
 
-// Halo factor of a tile at fused radius R, for a problem of `dims` dimensions.
+// Halo factor of a tile at fused radius R, for a problem of `dims` dimensions: prod (t + 2R) / t
+// over the tiled axes, or for a fixed block tile (steps_in_pass) prod t / (t - 2R), infinite
+// where the tile keeps no output.
 double halo_factor(const BackendModel& m, int dims, int fused_radius);
 
 struct Prediction {

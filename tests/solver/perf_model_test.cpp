@@ -1,8 +1,12 @@
 // The performance model behind `auto` (solver/perf_model.hpp): fusion limits, executed flops,
 // halo factors and the predictions, with exact expectations.
+#include "solver/perf_model.hpp"
+
 #include <gtest/gtest.h>
 
-#include "solver/perf_model.hpp"
+#include <limits>
+
+#include "solver/backend_choice.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::solver {
@@ -242,6 +246,76 @@ TEST(PerfModel, H100Box2D9PGoesToRegisterTilingFusedThreeTimes) {
   for (int k = 1; k <= model_fusion_limit(caps(3, 12), heat); ++k)
     conv_heat = std::max(conv_heat, predict(heat, conv, k, h100).gstencils);
   EXPECT_GT(predict(heat, *backend_model("register-tiling", true), 4, h100).gstencils, conv_heat);
+}
+
+// temporal-blocking's model: k single steps per pass over a fixed block tile, so both roofs
+// carry t / (t - 2R) per tiled axis, and the work per step is S's (its 3D tile 64 x 32, Heat-3D
+// at k = 4 on an H200: 4233 GB/s, 33.45 TFLOP/s).
+TEST(PerfModel, TemporalBlockingTakesSingleStepsOverAFixedTile) {
+  BackendModel m;
+  m.tile[2] = {64, 32, 0};
+  m.steps_in_pass = true;
+  m.bandwidth_efficiency = {0.9, 0.74, 0.52};
+  m.compute_efficiency = {0.17, 0.43, 0.416};
+  m.max_depth_radius1 = {0, 8, 4};
+  m.max_depth_wider = {0, 1, 1};
+  DeviceRates h200;
+  h200.bandwidth = 4233e9;
+  h200.core_peak_flops = 33.45e12;
+  const StencilProblem heat3d = problem(3, 1, false, 512);
+  const double f4 = 64.0 / 56 * 32.0 / 24;
+  EXPECT_DOUBLE_EQ(halo_factor(m, 3, 4), f4);
+  const Prediction p = predict(heat3d, m, 4, h200);
+  EXPECT_DOUBLE_EQ(p.bandwidth_roof, 4233.0 / (16.0 / 4 * f4));
+  EXPECT_DOUBLE_EQ(p.compute_roof, 33.45e12 / (14.0 * f4) / 1e9);
+  EXPECT_FALSE(p.compute_binds);
+  EXPECT_NEAR(p.gstencils, 361.1, 0.1);  // measured 364.8
+  // Box-3D27P at k = 2: its 27 taps on every node of the tile bind (measured 211.6).
+  const Prediction box = predict(problem(3, 1, true, 512), m, 2, h200);
+  EXPECT_TRUE(box.compute_binds);
+  EXPECT_NEAR(box.gstencils, 0.416 * 33.45e12 / (54.0 * 64 / 60 * 32 / 28) / 1e9, 1e-9);
+  // A depth whose halos eat the tile predicts nothing.
+  EXPECT_EQ(halo_factor(m, 3, 16), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(predict(heat3d, m, 16, h200).gstencils, 0.0);
+  EXPECT_EQ(model_depth_limit(m, heat3d), 4);
+  EXPECT_EQ(model_depth_limit(m, problem(2, 3, false)), 1);
+  EXPECT_EQ(model_depth_limit(m, problem(1, 1, false)), 0);
+}
+
+// What `auto` takes without a tuning cache on an H200, over the compiled backends' models, at
+// the bench's sizes: the measured fastest (heatsim bench, 2026-11-28, fp64: the temporal-blocking
+// marches at Heat-2D 930.0 against register-tiling's 634.3, Box-2D9P 774.1 against 465.8,
+// Heat-3D 364.6 against 288.2, Box-3D27P 211.4 against 163.9; register-tiling's Star-2D13P
+// 249.3, convstencil's Heat-1D 1938.5; one step of Heat-2D: register-tiling 220.9, whose sweep
+// temporal-blocking's single steps are).
+TEST(PerfModel, H200AutoTakesTheMeasuredFastest) {
+  SKIP_WITHOUT_CUDA_ENTRIES();
+  if (!kernels::find_backend("temporal-blocking")) GTEST_SKIP() << "no temporal-blocking";
+  ChoiceContext ctx;
+  ctx.have_gpu = true;
+  ctx.device.bandwidth = 4233e9;
+  ctx.device.core_peak_flops = 33.45e12;
+  ctx.device.tensor_peak_flops = 66.9e12;
+  auto pick = [&](StencilProblem p, int fusion) {
+    p.fusion_depth = fusion;
+    const BackendChoice c = choose_backend("auto", p, ctx);
+    return c.name + " " + std::to_string(c.fusion_depth);
+  };
+  // temporal-blocking runs at its own depth (0 here: the backend's auto_depth, 8 in 2D, 4 for
+  // 3D stars, 2 for 3D boxes), which its model only ranks.
+  EXPECT_EQ(pick(problem(2, 1, false, 8192), 0), "temporal-blocking 0");
+  EXPECT_EQ(pick(problem(2, 1, true, 8192), 0), "temporal-blocking 0");
+  EXPECT_EQ(pick(problem(3, 1, false, 512), 0), "temporal-blocking 0");
+  EXPECT_EQ(pick(problem(3, 1, true, 512), 0), "temporal-blocking 0");
+  EXPECT_EQ(pick(problem(2, 3, false, 8192), 0), "register-tiling 2");
+  EXPECT_EQ(pick(problem(1, 1, false, 1 << 26), 0), "convstencil 12");
+  EXPECT_EQ(pick(problem(2, 1, false, 8192), 1), "register-tiling 1");
+  // Named with `fusion: auto`, its own depth too; a depth asked is kept.
+  StencilProblem heat1d = problem(1, 1, false, 1 << 26);
+  heat1d.fusion_depth = 0;
+  EXPECT_EQ(choose_backend("temporal-blocking", heat1d, ctx).fusion_depth, 0);
+  heat1d.fusion_depth = 3;
+  EXPECT_EQ(choose_backend("temporal-blocking", heat1d, ctx).fusion_depth, 3);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The temporal-blocking backend's registry entry: the rates `auto` ranks it by; no performance
-// model of its own (the model's default for a GPU backend).
+// The temporal-blocking backend's registry entry: the rates `auto` ranks it by and its
+// performance model.
 #include "../backend_entry.hpp"
 #include "temporal_backend.hpp"
 
@@ -37,6 +37,27 @@ BackendEntry temporal_blocking_entry() {
   e.needs_gpu = true;
   e.create = [](Precision p) { return make_temporal_blocking_backend(p); };
   e.expected_rate = measured_rate(kTemporalBlocking);
+  // Its performance model (docs/performance.md, "The model behind `auto`"): k single steps per
+  // pass over a block tile of fixed size (1D 2048 nodes; 2D the row march's 512 along x; 3D
+  // 64 x 32 in xy, marching along the last axis), calibrated on an H200 (copy bandwidth 4233
+  // GB/s, FP64 33.45 TFLOP/s): e_bw the median of measured / bandwidth roof over the
+  // bandwidth-bound rows (1D Heat-1D at k = 1; 2D Heat-2D and Box-2D9P at k = 2 and 4; 3D Heat-3D
+  // at k = 2-4), e_c the largest fraction of the compute roof a row reached (Heat-1D at k = 16,
+  // Box-2D9P at k = 8, Box-3D27P at k = 2). Depths past those measured fastest (2D radius 1: 8,
+  // 3D: 4) and radius 2-3 passes in 2D and 3D (the queue kernel: Star-2D13P at k = 2 102
+  // against 218 at k = 1) are not rated. The model ranks the backend; `fusion: auto` runs at its
+  // own depth (auto_depth, measured per shape), since the model's rates of the compute-bound
+  // depths lie within 1-2% of each other (Box-2D9P: 783 at k = 5, 773 at k = 8; measured 676.8
+  // at 4, 641.2 at 6, 774.1 at 8).
+  PerformanceModel m;
+  m.tile = {{{2048, 0, 0}, {512, 0, 0}, {64, 32, 0}}};
+  m.bandwidth_efficiency = {0.90, 0.74, 0.52};
+  m.compute_efficiency = {0.17, 0.43, 0.416};
+  m.steps_in_pass = true;
+  m.max_depth_radius1 = {0, 8, 4};
+  m.max_depth_wider = {0, 1, 1};
+  m.own_depth = true;
+  e.model = m;
   return e;
 }
 
