@@ -35,19 +35,25 @@ using heatsim::kernels::kMaxSourceFields;
 #ifndef LAB_FLUX
 #define LAB_FLUX 0
 #endif
+// LAB_RADIUS: the stencil's radius (2D row marches; the 3D marches take radius 1).
+#ifndef LAB_RADIUS
+#define LAB_RADIUS 1
+#endif
 constexpr int kDims = LAB_DIMS;
+constexpr int kR = LAB_RADIUS;
+static_assert(kDims == 2 || kR == 1, "the 3D marches take radius 1");
 [[maybe_unused]] constexpr int kTaps = LAB_BOX ? kBoxTaps : kStarTaps;
 using T = LAB_T;
 #if LAB_FLUX
 using Op = FluxPoint<T, 3, CoefficientForm::classes, false, false>;
 #else
-using Op = StencilPoint<T, kDims, 1, kTaps>;
+using Op = StencilPoint<T, kDims, kR, kTaps>;
 #endif
 using Args = typename Op::Args;
 #if LAB_DIMS == 3
 using Tile = MarchTile<LAB_BX, LAB_BY, LAB_CY, LAB_K, LAB_BUF>;
 #else
-using Tile = RowMarchTile<LAB_BX, LAB_CY, LAB_K, LAB_BUF>;
+using Tile = RowMarchTile<LAB_BX, LAB_CY, LAB_K, LAB_BUF, kR>;
 #endif
 
 namespace {
@@ -71,10 +77,10 @@ DeviceGrid grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz, int ghost)
 // One single step over every node of the padded field that has its neighbours in it.
 __global__ void reference_step(Args a) {
   const DeviceGrid& g = a.grid;
-  const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x - g.ghost + 1;
-  const std::int64_t y = std::int64_t(blockIdx.y) - g.ghost + 1;
-  const std::int64_t z = kDims == 3 ? std::int64_t(blockIdx.z) - g.ghost + 1 : 0;
-  if (x >= g.n[0] + g.ghost - 1) return;
+  const std::int64_t x = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x - g.ghost + kR;
+  const std::int64_t y = std::int64_t(blockIdx.y) - g.ghost + kR;
+  const std::int64_t z = kDims == 3 ? std::int64_t(blockIdx.z) - g.ghost + kR : 0;
+  if (x >= g.n[0] + g.ghost - kR) return;
   const std::int64_t i = g.index(x, y, z);
   a.out[i] = Op::point(a, Op::enter_unstaged(a), global_near<Op, false>(a, nullptr, i, 0, x, y, z));
 }
@@ -202,7 +208,7 @@ void launch(const Pass& p, const T* in, T* out) {
 
 // Checks one pass at nx x ny x nz against K single steps; times passes when `seconds` > 0.
 bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int sms) {
-  const DeviceGrid g = grid_of(nx, ny, nz, Tile::depth);
+  const DeviceGrid g = grid_of(nx, ny, nz, Tile::depth * kR);
   Args a;
   a.grid = g;
   PassFactors<T> factors;
@@ -240,17 +246,18 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
   a.source = T(1e-3);
   // Distinct weights summing to about 1, so that a tap read from the wrong place or summed out
   // of order shows and the field stays bounded.
-  const int rz = kDims == 3 ? 1 : 0;
+  const int rz = kDims == 3 ? kR : 0;
+  const int e = 2 * kR + 1;
   int taps = 0;
   for (int dz = -rz; dz <= rz; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx) taps += is_tap<kTaps, 1>(dx, dy, dz);
+    for (int dy = -kR; dy <= kR; ++dy)
+      for (int dx = -kR; dx <= kR; ++dx) taps += is_tap<kTaps, kR>(dx, dy, dz);
   for (int dz = -rz; dz <= rz; ++dz)
-    for (int dy = -1; dy <= 1; ++dy)
-      for (int dx = -1; dx <= 1; ++dx)
-        if (is_tap<kTaps, 1>(dx, dy, dz))
-          a.weights.w[weight_index<kDims, 1>(dx, dy, dz)] =
-              T((1.0 + 0.013 * (dx + 3 * dy + 9 * dz + 7)) / taps);
+    for (int dy = -kR; dy <= kR; ++dy)
+      for (int dx = -kR; dx <= kR; ++dx)
+        if (is_tap<kTaps, kR>(dx, dy, dz))
+          a.weights.w[weight_index<kDims, kR>(dx, dy, dz)] =
+              T((1.0 + 0.013 * (dx + e * dy + e * e * dz + 7)) / taps);
 #endif
   T *in, *out, *r0, *r1;
   const std::size_t bytes = g.total * sizeof(T);
@@ -273,7 +280,8 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
 #endif
     r.in = s % 2 ? r1 : r0;
     r.out = s % 2 ? r0 : r1;
-    const dim3 grid(unsigned((nx + 2 * g.ghost - 2 + 127) / 128), unsigned(ny + 2 * g.ghost - 2),
+    const dim3 grid(unsigned((nx + 2 * g.ghost - 2 * kR + 127) / 128),
+                    unsigned(ny + 2 * g.ghost - 2 * kR),
                     unsigned(kDims == 3 ? nz + 2 * g.ghost - 2 : 1));
     reference_step<<<grid, 128>>>(r);
     HEATSIM_CUDA_CHECK_LAUNCH();
@@ -345,9 +353,10 @@ int main(int argc, char** argv) {
   std::printf("  ");
   ok = run(n, n, n, 0.3, sms) && ok;
 #else
-  std::printf("%s 2D%s row %d (threads %d, %d per thread) depth %d, %d buffers, shared %zu B: ",
-              sizeof(T) == 8 ? "fp64" : "fp32", LAB_BOX ? " box" : " star", Tile::tile_x, Tile::bx,
-              Tile::cx, Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
+  std::printf(
+      "%s 2D%s radius %d row %d (threads %d, %d per thread) depth %d, %d buffers, shared %zu B: ",
+      sizeof(T) == 8 ? "fp64" : "fp32", LAB_BOX ? " box" : " star", kR, Tile::tile_x, Tile::bx,
+      Tile::cx, Tile::depth, Tile::buffers, Tile::shared_bytes(sizeof(T)));
   if (small) return run(1500, 37, 1, 0, sms) ? 0 : 1;
   bool ok = run(3001, 157, 1, 0, sms);
   std::printf("  ");

@@ -5,7 +5,8 @@
 // (scripts/kernel-lab), which times the same code at other tiles. The backend takes, for the
 // constant stencil, the march of values (temporal_march_kernel) for 3D stars, the march in
 // sums (temporal_sum_march_kernel) for 3D boxes and the row march (temporal_row_march_kernel)
-// for 2D stars and boxes (temporal_sweep.cu: which depths and tiles). Over the flux operator
+// for 2D stars and boxes of radius 1 (temporal_sweep.cu: which depths and tiles; the row march
+// takes radii 2-3 too, so far in the lab only). Over the flux operator
 // (its classes form: materials as a byte per node, each level at its step's source factors)
 // the march of values runs in the lab only: measured there at a fifth of the constant
 // stencil's rate, it is no backend's yet.
@@ -377,17 +378,20 @@ __global__ void __launch_bounds__(Tile::threads)
   }
 }
 
-// 2D: a block of BX threads owns a row segment of BX*CX nodes (its output the centre, `depth`
+// 2D: a block of BX threads owns a row segment of BX*CX nodes (its output the centre, depth*R
 // in from each end; thread t owns nodes t + c*BX, so that a warp's shared accesses are
 // consecutive) and marches along y. The march in sums of the 3D kernel above with rows for
-// planes: a node of level j reads its x neighbours on level j-1's row from shared memory (a
-// pad element at each end of the row) and the node itself from its registers, and adds them
-// to the outputs one row below (complete), on the row, and one row above (started).
-template <int BX, int CX, int DEPTH, int BUFFERS = 2>
+// planes: a node of level j reads its x neighbours on level j-1's row from shared memory (R pad
+// elements at each end of the row) and the node itself from its registers, and adds them to
+// the 2R + 1 outputs the row feeds: the one R rows below (complete), the 2R - 1 above it
+// (pending) and the one R rows above (started). Each output thus sums its rows in increasing
+// y, each row's taps in increasing x, then the source: point()'s order. Level j consumes level
+// j-1's row b + it - (j-1)(R+1) at iteration it and completes row b + it - j(R+1) + 1.
+template <int BX, int CX, int DEPTH, int BUFFERS = 2, int R = 1>
 struct RowMarchTile {
-  static constexpr int bx = BX, cx = CX, depth = DEPTH, buffers = BUFFERS, threads = BX;
-  static constexpr int tile_x = BX * CX, out_x = tile_x - 2 * DEPTH;
-  static constexpr int plane = tile_x + 2, first = 1;
+  static constexpr int bx = BX, cx = CX, depth = DEPTH, buffers = BUFFERS, radius = R;
+  static constexpr int threads = BX, tile_x = BX * CX, out_x = tile_x - 2 * DEPTH * R;
+  static constexpr int plane = tile_x + 2 * R, first = R;
   static constexpr std::size_t shared_bytes(std::size_t value_bytes) {
     return static_cast<std::size_t>(DEPTH) * BUFFERS * plane * value_bytes;
   }
@@ -399,10 +403,13 @@ template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
     temporal_row_march_kernel(const typename Op::Args a, std::int64_t chunk) {
   using T = typename Op::Value;
-  static_assert(Op::kDims == 2 && Op::kRadius == 1 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
-                "the row march takes radius-1 stars and boxes in 2D");
+  static_assert(Op::kDims == 2 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
+                "the row march takes stars and boxes of the constant stencil in 2D");
+  static_assert(Op::kRadius == Tile::radius, "the tile's pads are the operator's radius");
   constexpr int TAPS = Op::kStar ? kStarTaps : kBoxTaps;
+  constexpr int R = Op::kRadius, P = 2 * R;  // P outputs pending per node and level
   constexpr int K = Tile::depth, BX = Tile::bx, CX = Tile::cx, PLANE = Tile::plane;
+  constexpr int H = K * R;  // the pass's halo
   constexpr int LEVEL = Tile::buffers * PLANE;
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][row]
@@ -413,12 +420,12 @@ __global__ void __launch_bounds__(Tile::threads)
   const std::int64_t m0 = blockIdx.y * chunk;
   const std::int64_t m1 = min(m0 + chunk, g.n[1]);
   const std::int64_t planes = m1 - m0;
-  const std::int64_t b = m0 - K;
-  const std::int64_t iterations = planes + 3 * K - 1;
-  const std::int64_t loads = planes + 2 * K;
-  auto w = [&](int dx, int dy) -> T { return a.weights.w[weight_index<2, 1>(dx, dy, 0)]; };
+  const std::int64_t b = m0 - H;
+  const std::int64_t iterations = planes + K * (2 * R + 1) - 1;
+  const std::int64_t loads = planes + 2 * H;
+  auto w = [&](int dx, int dy) -> T { return a.weights.w[weight_index<2, R>(dx, dy, 0)]; };
 
-  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+  const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - H + tx;
   std::int64_t offset[CX];
   bool inside[CX], store[CX];
 #pragma unroll
@@ -427,7 +434,7 @@ __global__ void __launch_bounds__(Tile::threads)
     const int l = tx + c * BX;
     offset[c] = g.origin + x;
     inside[c] = x >= -g.ghost && x < g.n[0] + g.ghost;
-    store[c] = l >= K && l < Tile::tile_x - K && x < g.n[0];
+    store[c] = l >= H && l < Tile::tile_x - H && x < g.n[0];
   }
   T next[CX];
   auto load = [&](std::int64_t l) {
@@ -437,11 +444,17 @@ __global__ void __launch_bounds__(Tile::threads)
     for (int c = 0; c < CX; ++c)
       next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_y) : T(0);
   };
-  T newest[K][CX], near[K][CX], far[K][CX];
+  // pend[j-1][i]: level j's output i + 1 - R rows from the row it consumes next (i = 0: the one
+  // the next row completes).
+  T newest[K][CX], pend[K][P][CX];
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
-    for (int c = 0; c < CX; ++c) newest[j][c] = near[j][c] = far[j][c] = T(0);
+    for (int c = 0; c < CX; ++c) {
+      newest[j][c] = T(0);
+#pragma unroll
+      for (int i = 0; i < P; ++i) pend[j][i][c] = T(0);
+    }
   load(0);
 #pragma unroll
   for (int c = 0; c < CX; ++c) newest[0][c] = next[c];
@@ -455,22 +468,30 @@ __global__ void __launch_bounds__(Tile::threads)
     __syncthreads();
 #pragma unroll
     for (int j = K; j >= 1; --j) {
-      if (it < 3 * j - 3 || it > planes + 2 * K + j - 2) continue;
+      // Level j's first row read is level j-1's first valid one, b + (j-1)R; its last
+      // completed row is the last a later level needs, m1 - 1 + (K - j)R.
+      if (it < (j - 1) * (2 * R + 1) || it > planes + 2 * H + j - 2) continue;
       const T* row = cur + (j - 1) * LEVEL + tx;
-      const std::int64_t p = b + it - (2 * j - 1);
+      const std::int64_t p = b + it - j * (R + 1) + 1;
 #pragma unroll
       for (int c = 0; c < CX; ++c) {
-        const T u[3] = {row[c * BX - 1], newest[j - 1][c], row[c * BX + 1]};
-        T done = near[j - 1][c], mid = far[j - 1][c], start = T(0);
+        T u[2 * R + 1];
 #pragma unroll
-        for (int dx = -1; dx <= 1; ++dx) {
-          if (is_tap<TAPS, 1>(dx, 1, 0)) done += w(dx, 1) * u[dx + 1];
-          if (is_tap<TAPS, 1>(dx, 0, 0)) mid += w(dx, 0) * u[dx + 1];
-          if (is_tap<TAPS, 1>(dx, -1, 0)) start += w(dx, -1) * u[dx + 1];
-        }
-        done += a.source;
-        near[j - 1][c] = mid;
-        far[j - 1][c] = start;
+        for (int dx = -R; dx <= R; ++dx) u[dx + R] = dx == 0 ? newest[j - 1][c] : row[c * BX + dx];
+        // The row is dy = R - i rows above output i, and -R below the output it starts.
+        T start = T(0);
+#pragma unroll
+        for (int i = 0; i < P; ++i)
+#pragma unroll
+          for (int dx = -R; dx <= R; ++dx)
+            if (is_tap<TAPS, R>(dx, R - i, 0)) pend[j - 1][i][c] += w(dx, R - i) * u[dx + R];
+#pragma unroll
+        for (int dx = -R; dx <= R; ++dx)
+          if (is_tap<TAPS, R>(dx, -R, 0)) start += w(dx, -R) * u[dx + R];
+        const T done = pend[j - 1][0][c] + a.source;
+#pragma unroll
+        for (int i = 0; i + 1 < P; ++i) pend[j - 1][i][c] = pend[j - 1][i + 1][c];
+        pend[j - 1][P - 1][c] = start;
         if (j == K) {
           if (store[c] && p >= m0 && p < m1) a.out[offset[c] + p * g.pitch_y] = done;
         } else {
