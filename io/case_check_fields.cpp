@@ -327,7 +327,7 @@ class FieldChecks {
       r_.finite(p + ".surface.h", s.transfer);
       if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
       check_schedule(p + ".surface.ambient", s.schedule());
-      if (s.radiates()) radiating_ambient(p + ".surface.ambient", s.schedule());
+      check_ambient(p + ".surface.ambient", s.schedule(), s.radiates());
     } else if (s.heat_flux) {
       r_.finite(p + ".surface.heat_flux", s.value);
     }
@@ -426,16 +426,35 @@ class FieldChecks {
           r_.error(p + ".h", "must be >= 0 (got " + format_number(face.transfer) +
                                  "); h is the heat transfer coefficient, W/(m^2 K)");
         check_schedule(p + ".ambient", face.schedule());
-        if (face.radiates()) radiating_ambient(p + ".ambient", face.schedule());
+        check_ambient(p + ".ambient", face.schedule(), face.radiates());
       }
     }
   }
 
+  // An ambient temperature's range over the run. eps sigma (u^4 - ambient^4) needs absolute
+  // temperatures whose fourth power is a number; an ambient past 1e5 K (twenty times the sun's
+  // surface) is a slip of units or exponent on any face.
+  void check_ambient(const std::string& path, const kernels::Schedule& s, bool radiates) {
+    double low = s.value - std::abs(s.amplitude), high = s.value + std::abs(s.amplitude);
+    for (const auto& e : s.table) {
+      low = std::min(low, e[1]);
+      high = std::max(high, e[1]);
+    }
+    if (!std::isfinite(low) || !std::isfinite(high)) return;  // check_schedule said so
+    constexpr double kStefanBoltzmann = 5.670374419e-8;
+    if (radiates && !std::isfinite(kStefanBoltzmann * high * high * high * high))
+      r_.error(path, "an ambient of " + format_number(high) +
+                         " K has no finite radiated power (sigma T^4 overflows); radiation "
+                         "uses absolute temperatures in kelvin");
+    else if (std::max(std::abs(low), std::abs(high)) > 1e5)
+      r_.warning(path, "an ambient of " +
+                           format_number(std::abs(high) > std::abs(low) ? high : low) +
+                           " K is far beyond any solid's range: check its units and exponent");
+    if (radiates) radiating_ambient(path, low);
+  }
+
   // eps sigma (u^4 - ambient^4) needs absolute temperatures.
-  void radiating_ambient(const std::string& path, const kernels::Schedule& s) {
-    double low = s.value - std::abs(s.amplitude);
-    for (const auto& e : s.table) low = std::min(low, e[1]);
-    if (!std::isfinite(low)) return;
+  void radiating_ambient(const std::string& path, double low) {
     if (low < 0.0)
       r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
                          " K, below absolute zero)");

@@ -110,6 +110,26 @@ TEST(RealCase, DiffusivityStandsAlone) {
                "materials.copper.conductivty", 3, "did you mean 'conductivity'?");
 }
 
+// An ambient past any solid's range is a slip of units or exponent: a warning on any face, and
+// on a radiating face whose sigma T^4 overflows, an error (its flux would not be a number).
+TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
+  const LoadResult hot = load_case_text(replace(kBase, "ambient: 300.0", "ambient: 3.0e5"));
+  ASSERT_TRUE(hot.ok()) << format_errors(hot.errors);
+  const CaseError* w = find(hot.warnings, "boundary.x+.ambient");
+  ASSERT_NE(w, nullptr) << format_errors(hot.warnings);
+  EXPECT_EQ(w->line, 14);
+  EXPECT_NE(w->message.find("far beyond any solid's range"), std::string::npos) << w->to_string();
+  // 2000 K (a furnace) is not flagged.
+  EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0", "ambient: 2000.0")).warnings.empty());
+  expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+                       "{type: radiative, emissivity: 0.8, ambient: 1.5e308}"),
+               "boundary.x+.ambient", 14, "sigma T^4 overflows");
+  // The largest of a table counts.
+  expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+                       "{type: radiative, emissivity: 0.8, ambient: [[0, 300], [1, 1e80]]}"),
+               "boundary.x+.ambient", 14, "sigma T^4 overflows");
+}
+
 TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
   const LoadResult r = load_case_text(
       replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"));
