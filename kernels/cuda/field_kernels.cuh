@@ -57,15 +57,20 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
 // the pads that complete their 32-byte sectors) fit one warp.
 bool boundary_pass_fills(const DeviceGrid& grid, std::size_t value_bytes);
 
-// Every face of the problem at time t, for launch_boundary_pass.
-inline BoundaryFaces boundary_faces_at(const StencilProblem& p, double t) {
+// Every face at time t, for launch_boundary_pass: of a field's faces and spacing, or of the
+// problem's.
+inline BoundaryFaces boundary_faces_at(const std::array<BoundaryFace, kFaces>& faces,
+                                       const std::array<double, kMaxDims>& h, double t) {
   BoundaryFaces f;
   for (int i = 0; i < kFaces; ++i) {
-    f.kind[i] = static_cast<int>(p.faces[i].kind);
-    f.value[i] = p.faces[i].at(t);
+    f.kind[i] = static_cast<int>(faces[i].kind);
+    f.value[i] = faces[i].at(t);
   }
-  for (int a = 0; a < 3; ++a) f.spacing[a] = p.h[a];
+  for (int a = 0; a < kMaxDims; ++a) f.spacing[a] = h[a];
   return f;
+}
+inline BoundaryFaces boundary_faces_at(const StencilProblem& p, double t) {
+  return boundary_faces_at(p.faces, p.h, t);
 }
 
 // Per-block partial statistics; the host combines them in block order (deterministic).

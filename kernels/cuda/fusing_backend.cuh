@@ -384,13 +384,8 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   // 43 us a pass, the Dirichlet launch writing one node per row of its x faces).
   void finish_pass(Field& f, double t, bool fill) {
     if (fill && cuda::boundary_pass_fills(f.grid, sizeof(T))) {
-      cuda::BoundaryFaces b;
-      for (int i = 0; i < kFaces; ++i) {
-        b.kind[i] = static_cast<int>(f.faces[i].kind);
-        b.value[i] = f.faces[i].at(t);
-      }
-      for (int a = 0; a < kMaxDims; ++a) b.spacing[a] = f.h[a];
-      cuda::launch_boundary_pass<T>(f.cur.template as<T>(), f.grid, b, true, true, stream_);
+      cuda::launch_boundary_pass<T>(f.cur.template as<T>(), f.grid,
+                                    cuda::boundary_faces_at(f.faces, f.h, t), true, true, stream_);
       return;
     }
     set_dirichlet(f, t);

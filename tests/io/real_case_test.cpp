@@ -66,6 +66,17 @@ void expect_error(const std::string& text_of_case, const std::string& path, int 
   EXPECT_NE(e->message.find(text), std::string::npos) << e->to_string();
 }
 
+// The case loads, with a warning at `path` on `line` whose message holds `text`.
+void expect_warning(const std::string& text_of_case, const std::string& path, int line,
+                    const std::string& text) {
+  const LoadResult r = load_case_text(text_of_case);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, path);
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_EQ(w->line, line);
+  EXPECT_NE(w->message.find(text), std::string::npos) << w->to_string();
+}
+
 TEST(RealCase, BaseLoadsWithoutWarnings) {
   const LoadResult r = load_case_text(kBase);
   ASSERT_TRUE(r.ok()) << format_errors(r.errors);
@@ -113,12 +124,8 @@ TEST(RealCase, DiffusivityStandsAlone) {
 // An ambient past any solid's range is a slip of units or exponent: a warning on any face, and
 // on a radiating face whose sigma T^4 overflows, an error (its flux would not be a number).
 TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
-  const LoadResult hot = load_case_text(replace(kBase, "ambient: 300.0", "ambient: 3.0e5"));
-  ASSERT_TRUE(hot.ok()) << format_errors(hot.errors);
-  const CaseError* w = find(hot.warnings, "boundary.x+.ambient");
-  ASSERT_NE(w, nullptr) << format_errors(hot.warnings);
-  EXPECT_EQ(w->line, 14);
-  EXPECT_NE(w->message.find("far beyond any solid's range"), std::string::npos) << w->to_string();
+  expect_warning(replace(kBase, "ambient: 300.0", "ambient: 3.0e5"), "boundary.x+.ambient", 14,
+                 "far beyond any solid's range");
   // 2000 K (a furnace) is not flagged.
   EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0", "ambient: 2000.0")).warnings.empty());
   expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
@@ -131,13 +138,9 @@ TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
 }
 
 TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
-  const LoadResult r = load_case_text(
-      replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"));
-  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
-  const CaseError* w = find(r.warnings, "regions[1].box");
-  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
-  EXPECT_EQ(w->line, 7);
-  EXPECT_NE(w->message.find("holds no node"), std::string::npos);
+  expect_warning(
+      replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"),
+      "regions[1].box", 7, "holds no node");
   // A box between two nodes holds none either; a ball around no node too.
   EXPECT_NE(find(load_case_text(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}",
                                         "{lower: [0.11, 0], upper: [0.19, 0.5]}"))
