@@ -394,6 +394,8 @@ case("void_radiating_with_crank_nicolson",
          "time: {steps: 10}", "time: {method: crank-nicolson, dt: 0.1, steps: 10}"))
 real("radiative_ambient_below_zero", "boundary.x+.ambient: a radiating face needs its ambient in kelvin",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: -20}")
+real("radiative_ambient_overflow", "boundary.x+.ambient: an ambient of 1.5e+308 K has no finite radiated power",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: 1.5e308}")
 real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
      "{material: copper, box", "{material: coper, box")
 real("regions_not_list", "regions: expected a list of regions",
