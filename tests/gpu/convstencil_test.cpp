@@ -463,13 +463,16 @@ TEST(TemporalBlocking, TakesTheDepthAsked) {
   EXPECT_EQ(depth_taken(shapes[0].stencil, {5000, 1, 1}, 16, Precision::fp64), 16);  // Heat1D
   EXPECT_EQ(depth_taken(shapes[3].stencil, {300, 200, 1}, 8, Precision::fp64), 8);   // Heat2D
   EXPECT_EQ(depth_taken(shapes[5].stencil, {300, 200, 1}, 4, Precision::fp64), 4);   // Star2D13P
+  EXPECT_EQ(depth_taken(shapes[5].stencil, {300, 200, 1}, 6, Precision::fp32), 6);   // the march
+  EXPECT_EQ(depth_taken(shapes[7].stencil, {300, 200, 1}, 4, Precision::fp64), 4);   // Box2D49P
   EXPECT_EQ(depth_taken(shapes[8].stencil, {100, 80, 60}, 4, Precision::fp64), 4);   // Heat3D
   EXPECT_EQ(depth_taken(shapes[8].stencil, {100, 80, 60}, 6, Precision::fp32), 6);   // Heat3D fp32
   EXPECT_EQ(depth_taken(shapes[8].stencil, {4, 80, 60}, 6, Precision::fp64), 3);     // (n - 1) / r
 }
 
 // The register marches (march_kernel.cuh: Heat-3D's passes of depth 2-4, Box-3D27P's of depth
-// 2-3, the 2D radius-1 shapes' of depth 2-12) form every node as the single steps do (the march
+// 2-3, the 2D radius-1 shapes' of depth 2-12, 2D radius-2 and -3 stars' of depth 2-6 and
+// boxes' of depth 2-4) form every node as the single steps do (the march
 // of values by the operator's point(), the marches in sums by its taps in point()'s order):
 // passes of depth k give the single steps' field bit for bit wherever a pass reads the same
 // ghosts as the steps (periodic faces, and faces whose bands are redone by single steps), at a
@@ -490,10 +493,12 @@ TEST(TemporalBlocking, MarchPassesAreSingleStepsBitForBit) {
                                         {10, {131, 75, 41}, {2, 3}},            // Box3D27P
                                         {3, {1100, 203, 1}, {2, 3, 4, 8, 12}},  // Heat2D
                                         {6, {1100, 203, 1}, {2, 5, 8, 12}},     // Box2D9P
-                                        {11, {1100, 203, 1}, {4, 7}}};          // Drift2D
+                                        {11, {1100, 203, 1}, {4, 7}},           // Drift2D
+                                        {4, {1100, 203, 1}, {2, 4, 6}},         // Star2D9P
+                                        {5, {1100, 203, 1}, {2, 3, 4, 6}},      // Star2D13P
+                                        {7, {1100, 203, 1}, {2, 3, 4}}};        // Box2D49P
   for (const Marched& m : marched) {
     const Shape& shape = shapes[m.shape];
-    ASSERT_EQ(shape.stencil.radius, 1) << shape.name;
     for (Precision precision : {Precision::fp64, Precision::fp32}) {
       for (const Boundaries& faces : boundary_sets()) {
         SCOPED_TRACE(shape.name + " " + faces.name +

@@ -89,12 +89,14 @@ struct BlockedKernel {
   // Heat-3D 4 (365; 3: 314, 2: 213; fp32 455), Box-3D27P 2 (212; 3: 199). Past those the
   // registers and shared memory of the deeper marches cost more than the DRAM traffic saved.
   // Where single steps (register-tiling's sweep in 2D and 3D) beat every pass, auto takes
-  // them: radius 2-3 (Star-2D13P 158 against 102 at k = 2 on the H100).
+  // them: radius 2-3 in 3D (the queue kernel) and 2D boxes of radius 2-3 (Box-2D49P 152 at
+  // k = 1, 136-143 at k = 2-4). 2D stars of radius 2-3 take the row march of 1 node per thread:
+  // Star-2D13P 409.8 at k = 4 (3: 389.7, 5: 376.6; 217.3 at k = 1).
   int auto_depth(const StencilProblem& p) const {
     const int r = p.stencil.radius;
     const bool star = p.stencil.is_star();
     if (p.dims == 1) return kMaxDepth;
-    if (r != 1) return 1;
+    if (r != 1) return p.dims == 2 && star ? 4 : 1;
     if (p.dims == 2) return 8;
     return star ? 4 : 2;
   }

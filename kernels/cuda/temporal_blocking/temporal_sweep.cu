@@ -317,32 +317,42 @@ void allow_shared(Kernel kernel, std::size_t bytes, std::size_t static_bytes) {
 // - 3D radius-1 stars, depths 2-4: the march of values (temporal_march_kernel);
 // - 3D radius-1 boxes, depths 2-3: the march in sums (temporal_sum_march_kernel);
 // - 2D radius-1 stars and boxes, depths 2-12: the row march (temporal_row_march_kernel), a
-//   block of 256 threads of 2 nodes along x.
+//   block of 256 threads of 2 nodes along x;
+// - 2D radius-2 and -3 stars at depths 2-6 and boxes at depths 2-4: the row march, a block of
+//   256 threads of 1 node (its pending outputs grow with the radius: 2R per node and level).
 // Other depths and shapes, and the flux operator, take the queue kernel above.
 constexpr int kMaxMarchDepth = 4, kMaxSumMarchDepth = 3, kMaxRowMarchDepth = 12;
+constexpr int kMaxWideStarRowDepth = 6, kMaxWideBoxRowDepth = 4;
 template <int DEPTH>
 using MarchTileAt =
     std::conditional_t<DEPTH == 2, MarchTile<64, 16, 2, 2>, MarchTile<64, 8, 4, DEPTH>>;
 template <int DEPTH>
 using SumMarchTileAt = MarchTile<64, 8, 4, DEPTH>;
-template <int DEPTH>
-using RowMarchTileAt = RowMarchTile<256, 2, DEPTH>;
+template <int DEPTH, int R = 1>
+using RowMarchTileAt =
+    std::conditional_t<R == 1, RowMarchTile<256, 2, DEPTH>, RowMarchTile<256, 1, DEPTH, 2, R>>;
 
 enum class March { none, values, sums, rows };
 
-// The march a pass of this shape and depth takes (constant stencil, radius 1).
-constexpr March march_of(int dims, bool box, int depth) {
-  if (depth < 2) return March::none;
+// The deepest row march of a 2D shape.
+constexpr int max_row_depth(bool box, int radius) {
+  return radius == 1 ? kMaxRowMarchDepth : box ? kMaxWideBoxRowDepth : kMaxWideStarRowDepth;
+}
+
+// The march a pass of this shape and depth takes (constant stencil; radius 1, or 2-3 in 2D).
+constexpr March march_of(int dims, bool box, int depth, int radius) {
+  if (depth < 2 || radius < 1 || radius > kMaxRadius) return March::none;
+  if (dims == 2 && depth <= max_row_depth(box, radius)) return March::rows;
+  if (radius != 1) return March::none;
   if (dims == 3 && !box && depth <= kMaxMarchDepth) return March::values;
   if (dims == 3 && box && depth <= kMaxSumMarchDepth) return March::sums;
-  if (dims == 2 && depth <= kMaxRowMarchDepth) return March::rows;
   return March::none;
 }
 
 template <class Op>
 constexpr bool marches() {
-  return Op::kRadius == 1 && !Op::kCoefficients && (Op::kStar || Op::kBox) &&
-         (Op::kDims == 2 || Op::kDims == 3);
+  return !Op::kCoefficients && (Op::kStar || Op::kBox) &&
+         ((Op::kDims == 3 && Op::kRadius == 1) || Op::kDims == 2);
 }
 
 // Calls f(std::integral_constant<int, D>) for the D of 2 .. MAX equal to depth.
@@ -355,7 +365,7 @@ void at_depth(int depth, F&& f) {
   at_depth<MAX>(depth, f, std::make_integer_sequence<int, MAX - 1>{});
 }
 
-std::size_t march_shared_bytes(March march, int depth, std::size_t value_bytes) {
+std::size_t march_shared_bytes(March march, int radius, int depth, std::size_t value_bytes) {
   std::size_t bytes = 0;
   switch (march) {
     case March::values:
@@ -368,11 +378,18 @@ std::size_t march_shared_bytes(March march, int depth, std::size_t value_bytes) 
         bytes = SumMarchTileAt<decltype(d)::value>::shared_bytes(value_bytes);
       });
       break;
-    case March::rows:
-      at_depth<kMaxRowMarchDepth>(depth, [&](auto d) {
-        bytes = RowMarchTileAt<decltype(d)::value>::shared_bytes(value_bytes);
-      });
+    case March::rows: {
+      auto at_radius = [&](auto r) {
+        constexpr int R = decltype(r)::value;
+        at_depth<max_row_depth(false, R)>(depth, [&](auto d) {
+          bytes = RowMarchTileAt<decltype(d)::value, R>::shared_bytes(value_bytes);
+        });
+      };
+      if (radius == 1) at_radius(std::integral_constant<int, 1>{});
+      if (radius == 2) at_radius(std::integral_constant<int, 2>{});
+      if (radius == 3) at_radius(std::integral_constant<int, 3>{});
       break;
+    }
     case March::none:
       break;
   }
@@ -424,8 +441,9 @@ bool launch_marching(const typename Op::Args& args, const PassFactors<typename O
   if constexpr (!marches<Op>()) {
     return false;
   } else {
-    const March march = march_of(Op::kDims, !Op::kStar, depth);
-    if (march == March::none || args.grid.ghost < depth) return false;
+    constexpr int R = Op::kRadius;
+    const March march = march_of(Op::kDims, !Op::kStar, depth, R);
+    if (march == March::none || args.grid.ghost < depth * R) return false;
     if constexpr (Op::kDims == 3 && Op::kStar) {
       at_depth<kMaxMarchDepth>(depth, [&](auto d) {
         using Tile = MarchTileAt<decltype(d)::value>;
@@ -437,8 +455,8 @@ bool launch_marching(const typename Op::Args& args, const PassFactors<typename O
         launch_march<Op, Tile>(temporal_sum_march_kernel<Op, Tile>, args, context);
       });
     } else {
-      at_depth<kMaxRowMarchDepth>(depth, [&](auto d) {
-        using Tile = RowMarchTileAt<decltype(d)::value>;
+      at_depth<max_row_depth(!Op::kStar, R)>(depth, [&](auto d) {
+        using Tile = RowMarchTileAt<decltype(d)::value, R>;
         launch_march<Op, Tile>(temporal_row_march_kernel<Op, Tile>, args, context);
       });
     }
@@ -513,8 +531,8 @@ std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int dept
   if (dims < 1 || dims > 3 || radius < 1 || radius > kMaxRadius || depth < 1 ||
       depth > kMaxBlockedDepth)
     return 0;
-  if (radius == 1 && march_of(dims, box, depth) != March::none)
-    return march_shared_bytes(march_of(dims, box, depth), depth, value_bytes);
+  const March march = march_of(dims, box, depth, radius);
+  if (march != March::none) return march_shared_bytes(march, radius, depth, value_bytes);
   return shared_bytes(dims, radius, depth, 1, value_bytes);
 }
 
