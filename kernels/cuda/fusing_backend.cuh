@@ -292,21 +292,27 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     this->check_ready("advance()");
     if (steps <= 0) return;
     std::int64_t s = 0;
-    if (first_step_single(step0)) single_step(main_, step0 + s++);
+    // A step or pass followed by another fills the next one's ghosts with its Dirichlet nodes.
+    bool ghosts_filled = false;
+    const auto step = [&] {
+      const bool another = s + 1 < steps;
+      single_step(main_, step0 + s, ghosts_filled, another);
+      ghosts_filled = another;
+      ++s;
+    };
+    if (first_step_single(step0)) step();
     first_step_single_ = false;
     // Fused passes start on multiples of the depth (absolute step numbers), so the passes a
     // run takes, and so its rounding, do not depend on how the caller splits it into calls.
     if (depth_ > 1) {
-      for (; s < steps && (step0 + s) % depth_ != 0; ++s) single_step(main_, step0 + s);
-      // A pass followed by another fills the next one's ghosts with its Dirichlet nodes.
-      bool ghosts_filled = false;
+      while (s < steps && (step0 + s) % depth_ != 0) step();
       for (; steps - s >= depth_; s += depth_) {
-        const bool another = steps - s >= 2 * depth_;
+        const bool another = steps - s > depth_;
         fused_pass(step0 + s, nullptr, nullptr, ghosts_filled, another);
         ghosts_filled = another;
       }
     }
-    for (; s < steps; ++s) single_step(main_, step0 + s);
+    while (s < steps) step();
   }
 
   // One fused pass split around `inner` (fused_pass), where the Kernel sweeps boxes and the
@@ -392,13 +398,17 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     if (fill) fill_ghosts(f, t);
   }
 
-  // One step of S, exactly as the CPU reference takes it.
-  void single_step(Field& f, std::int64_t step) {
-    fill_ghosts(f, static_cast<double>(step) * p_.dt);
+  // One step of S, exactly as the CPU reference takes it. `ghosts_filled`: the step or pass
+  // before filled this one's ghosts; `fill_next`: this step fills the next one's (with its
+  // Dirichlet nodes, one launch: at 512^3 fp64 the separate launches cost Heat-3D's single
+  // steps a sixth of their rate).
+  void single_step(Field& f, std::int64_t step, bool ghosts_filled = false,
+                   bool fill_next = false) {
+    if (!ghosts_filled) fill_ghosts(f, static_cast<double>(step) * p_.dt);
     kernel_.sweep(single_, f.cur.template as<T>(), f.next.template as<T>(), f.grid,
                   p_.source_increment, multiprocessors_, stream_);
     f.cur.swap(f.next);
-    set_dirichlet(f, static_cast<double>(step + 1) * p_.dt);
+    finish_pass(f, static_cast<double>(step + 1) * p_.dt, fill_next);
   }
 
   // A pass from `step`; split (inner and between given): the nodes of `inner`, between()
