@@ -286,8 +286,9 @@ TEST(PerfModel, TemporalBlockingTakesSingleStepsOverAFixedTile) {
 // the bench's sizes: the measured fastest (heatsim bench, 2026-11-28, fp64: the temporal-blocking
 // marches at Heat-2D 930.0 against register-tiling's 634.3, Box-2D9P 774.1 against 465.8,
 // Heat-3D 364.6 against 288.2, Box-3D27P 211.4 against 163.9, Star-2D13P 409.8 (the row
-// march of radius 3, k = 4) against register-tiling's 250.7; register-tiling's Box-2D49P 156.5
-// against 152.2; convstencil's Heat-1D 1938.5; one step of Heat-2D: register-tiling 220.9, whose
+// march of radius 3, k = 4) against register-tiling's 250.7; Box-2D49P one step either way (the same
+// sweep: register-tiling 155.9, temporal-blocking's single steps 156.4), register-tiling by its
+// model; convstencil's Heat-1D 1938.5; one step of Heat-2D: register-tiling 220.9, whose
 // sweep temporal-blocking's single steps are).
 TEST(PerfModel, H200AutoTakesTheMeasuredFastest) {
   SKIP_WITHOUT_CUDA_ENTRIES();
