@@ -200,6 +200,26 @@ void print_memory(const PreparedRun& run) {
     fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
 }
 
+// The files the run leaves in output.directory at most at once (run::estimate_files).
+void print_files(const PreparedRun& run) {
+  const solver::Case& c = run.case_;
+  const run::FilesEstimate f = run::estimate_files(run);
+  std::string checkpoints;
+  if (f.checkpoints > 0) {
+    const std::string kept =
+        c.checkpoint.keep > 0 ? fmt::format("the newest {} kept", c.checkpoint.keep)
+        : c.checkpoint.every > 0
+            ? std::string("every one kept; checkpoint.keep: N keeps the newest N")
+            : std::string("at the end");
+    checkpoints =
+        fmt::format(" and {} checkpoint{} of {} ({})", f.checkpoints, f.checkpoints == 1 ? "" : "s",
+                    format_bytes(f.checkpoint_bytes), kept);
+  }
+  fmt::print("  files in {}: about {} at most: {} output file{} of {}{}\n", c.output.directory,
+             format_bytes(f.bytes()), f.outputs, f.outputs == 1 ? "" : "s",
+             format_bytes(f.output_bytes), checkpoints);
+}
+
 // The time method, and for the implicit ones how each step or the steady state is solved.
 void print_time_method(const solver::Case& c) {
   const char* name = solver::multigrid::to_string(c.time.method);
@@ -310,6 +330,7 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
     fmt::print("  steps: {} to t = {:.6g}\n", run->plan.steps,
                run->plan.dt * static_cast<double>(run->plan.steps));
   print_memory(*run);
+  print_files(*run);
   print_real_problem(*run);
   return kExitOk;
 }

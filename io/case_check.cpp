@@ -337,6 +337,9 @@ class Checker {
             "is fp32 like the run) or run with precision: fp64");
     if (c_.checkpoint.every < 0)
       error("checkpoint.every", "must be >= 0 (got " + std::to_string(c_.checkpoint.every) + ")");
+    if (c_.checkpoint.keep < 0)
+      error("checkpoint.keep",
+            "must be >= 0 (got " + std::to_string(c_.checkpoint.keep) + "; 0 keeps every one)");
     // The heat flows are those of the conservative second-order form the steps take.
     if (c_.output.heat_flows && c_.scheme.kind != SchemeKind::order2)
       error("output.heat_flows",

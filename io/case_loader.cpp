@@ -77,8 +77,10 @@ void Reader::read_case(const YAML::Node& root, Case& c) {
   if (auto f = field(*top, "output")) read_output(*f, c);
   if (auto f = field(*top, "parallel")) read_parallel(*this, *f, c);
   if (auto f = field(*top, "checkpoint")) {
-    if (const auto m = read_map(*f, "checkpoint", {"every"}))
+    if (const auto m = read_map(*f, "checkpoint", {"every", "keep"})) {
       if (auto e = field(*m, "every")) read_int(*e, "checkpoint.every", c.checkpoint.every);
+      if (auto k = field(*m, "keep")) read_int(*k, "checkpoint.keep", c.checkpoint.keep);
+    }
   }
 }
 

@@ -64,6 +64,19 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& overrides);
 solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::string& backend_name,
                                            int ghost = 0);
 
+// The files a run leaves in output.directory at most at once: every output file, and the
+// checkpoints (one per checkpoint.every steps and one at the end; with checkpoint.keep the
+// newest `keep` and the next one written beside them before the oldest goes).
+struct FilesEstimate {
+  std::int64_t outputs = 0, checkpoints = 0;
+  double output_bytes = 0.0, checkpoint_bytes = 0.0;  // each file's
+  double bytes() const {
+    return static_cast<double>(outputs) * output_bytes +
+           static_cast<double>(checkpoints) * checkpoint_bytes;
+  }
+};
+FilesEstimate estimate_files(const PreparedRun& run);
+
 // Host memory, device memory and (with `files`) output disk space needed vs available: what
 // is short, with the numbers, one message each; empty when everything fits.
 std::vector<std::string> check_resources(const PreparedRun& run,

@@ -2,20 +2,22 @@
 // summary, as a library object (run/session.hpp).
 #include "run/session.hpp"
 
+#include <omp.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -53,6 +55,40 @@ double file_bytes(const std::string& path) {
   const auto size = std::filesystem::file_size(path, ec);
   return ec ? 0.0 : static_cast<double>(size);
 }
+
+// checkpoint.keep: the checkpoints this run wrote, oldest first, of which the newest `keep`
+// stay on disk (0: every one). A checkpoint is removed only once a newer one is complete (the
+// writer calls written() after the file is in place), only if this run wrote it, and never
+// when it is the file the run restarted from.
+class CheckpointRotation {
+ public:
+  CheckpointRotation(std::int64_t keep, std::string restarted_from)
+      : keep_(keep), restarted_from_(std::move(restarted_from)) {}
+
+  void written(const std::string& path) {
+    if (keep_ <= 0) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A path written again (a signal at a checkpoint's step) moves to the newest place.
+    paths_.erase(std::remove(paths_.begin(), paths_.end(), path), paths_.end());
+    paths_.push_back(path);
+    while (static_cast<std::int64_t>(paths_.size()) > keep_) {
+      const std::string old = paths_.front();
+      paths_.pop_front();
+      std::error_code ec;
+      if (!restarted_from_.empty() && std::filesystem::equivalent(old, restarted_from_, ec))
+        continue;
+      if (!std::filesystem::remove(old, ec) && ec)
+        spdlog::warn("checkpoint.keep: could not remove the older checkpoint {}: {}", old,
+                     ec.message());
+    }
+  }
+
+ private:
+  std::int64_t keep_;
+  std::string restarted_from_;
+  std::mutex mutex_;
+  std::deque<std::string> paths_;
+};
 
 // The multigrid stepper of an implicit or steady case. Throws std::invalid_argument for a
 // case it cannot solve (prepare_run refuses those already; this is the solver's own word).
@@ -213,6 +249,7 @@ struct Session::State {
   double last_flow_time = 0.0;
   Rows heat_flow_rows;
   std::string last_checkpoint;
+  std::shared_ptr<CheckpointRotation> rotation;
   std::unique_ptr<solver::Simulation> sim;
   Summary summary;
   bool finished = false;
@@ -820,6 +857,7 @@ void Session::State::add_observers() {
     loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.
+  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart);
   if (!steady && options.write_files)
     loop.add_observer(
         {"checkpoint", c.checkpoint.every, false, true, [this, &c, &plan](solver::StepState& s) {
@@ -835,10 +873,11 @@ void Session::State::add_observers() {
              std::optional<std::vector<double>> previous =
                  implicit ? implicit->previous_field(s.step()) : std::nullopt;
              writer->submit(io::FileWriter::Kind::checkpoint, last_checkpoint,
-                            [f = staged(s), meta, path = last_checkpoint,
+                            [f = staged(s), meta, path = last_checkpoint, rotation = rotation,
                              previous = previous ? std::move(*previous) : std::vector<double>()](
                                 io::WriteProgress& progress) {
                               io::write_checkpoint(path, meta, f->values, previous, &progress);
+                              rotation->written(path);
                               return file_bytes(path);
                             });
              return;
@@ -856,7 +895,10 @@ void Session::State::add_observers() {
              io::write_field_file_collective(last_checkpoint, meta, owned_part(),
                                              io::FieldFileKind::checkpoint);
            }
-           if (root) wall.checkpoint_bytes += file_bytes(last_checkpoint);
+           if (root) {
+             wall.checkpoint_bytes += file_bytes(last_checkpoint);
+             rotation->written(last_checkpoint);
+           }
          }});
   const double cell = solver::cell_volume(c);
   if (!steady)  // no steps to report on

@@ -99,6 +99,9 @@ struct OutputSpec {
 
 struct CheckpointSpec {
   std::int64_t every = 0;  // 0: only at the end and on a signal
+  // The newest checkpoints of this run kept on disk; older ones this run wrote are removed once
+  // a newer one is complete. 0: every one is kept.
+  std::int64_t keep = 0;
 };
 
 // A material: conductivity k (W/(m K)) and heat capacity rho * c_p (J/(m^3 K)). `diffusivity:

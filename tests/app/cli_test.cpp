@@ -168,6 +168,64 @@ TEST_F(Cli, RunSummaryStatesNoBoundFromAnUnreliableMeasurement) {
   EXPECT_EQ(r.output.find("GB/s measured"), std::string::npos) << r.output;
 }
 
+// checkpoint.keep: the run keeps its newest `keep` checkpoints and removes the older ones it
+// wrote. A restart keeps the file it continued from and whatever else it did not write, and its
+// end is the uninterrupted run's.
+TEST_F(Cli, CheckpointKeepRemovesOnlyThisRunsOlderCheckpoints) {
+  const fs::path out = dir_ / "out";
+  auto checkpoints = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("checkpoint_", 0) == 0) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  // Every 30 steps to 200: 30, 60, ..., 180 and the end; the newest two stay.
+  const std::string c = write_case("c.yaml", small_case(200, "checkpoint: {every: 30, keep: 2}\n"));
+  // validate counts what lies on the disk at most at once: outputs at 0, 50, ..., 200, and
+  // the two kept checkpoints with the next one beside them.
+  Result r = heatsim("validate " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output,
+      std::regex(
+          R"(files in .*/out: about [0-9.]+ KiB at most: 5 output files of [0-9.]+ KiB and 3 checkpoints of [0-9.]+ KiB \(the newest 2 kept\)\n)")))
+      << r.output;
+  r = heatsim("run " + c + " --backend cpu");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(checkpoints(), (Names{"checkpoint_00000180.h5", "checkpoint_00000200.h5"}));
+  const std::vector<double> whole = heatsim_io_field(out / "field_00000200.h5");
+  // keep: 0 (the default) keeps every one.
+  const std::string all =
+      write_case("all.yaml", small_case(200, "checkpoint: {every: 30, keep: 0}\n"));
+  r = heatsim("run " + all + " --backend cpu --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(checkpoints().size(), 7u);
+  // Restarted from 90 with keep: 1, it writes 120, 150, 180 and 200 and keeps the newest: the
+  // earlier run's 30 and 60 and the file it continued from stay.
+  const std::string k1 =
+      write_case("k1.yaml", small_case(200, "checkpoint: {every: 30, keep: 1}\n"));
+  r = heatsim("run " + k1 + " --backend cpu --restart " +
+              (out / "checkpoint_00000090.h5").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(checkpoints(), (Names{"checkpoint_00000030.h5", "checkpoint_00000060.h5",
+                                  "checkpoint_00000090.h5", "checkpoint_00000200.h5"}));
+  const std::vector<double> restarted = heatsim_io_field(out / "field_00000200.h5");
+  ASSERT_EQ(restarted.size(), 40u * 30u);
+  EXPECT_TRUE(restarted == whole) << "the restarted run's last output differs";
+  // A negative keep is refused with its line.
+  const std::string bad =
+      write_case("bad.yaml", small_case(20, "checkpoint:\n  every: 5\n  keep: -1\n"));
+  r = heatsim("run " + bad + " --backend cpu");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("checkpoint.keep: must be >= 0 (got -1; 0 keeps every one) (line 10)"),
+            std::string::npos)
+      << r.output;
+}
+
 // The `time:` line after `done:`: where the wall time went. The parts before `total` add up to
 // it, which is no more than the process's own wall time; output and checkpoints, written by
 // the writer thread, state the bytes of the files they wrote and how much of the writing the
@@ -430,7 +488,8 @@ TEST_F(Cli, OutputThatCannotFitOnTheDiskIsRefusedWithNumbers) {
     fs::path p;
     ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
   } unmount{mnt};
-  // 21 outputs of 200x200 fp64 (320 KB each) plus checkpoints: about 7 MB for a 4 MB disk.
+  // 21 outputs of 200x200 fp64 (320 KB each) plus the final checkpoint: about 7 MB for a 4 MB
+  // disk.
   const std::string c = write_case("big.yaml",
                                    "grid: {dims: 2, n: [200, 200], length: [1, 1]}\n"
                                    "physics: {alpha: 1.0}\n"
@@ -442,9 +501,37 @@ TEST_F(Cli, OutputThatCannotFitOnTheDiskIsRefusedWithNumbers) {
   const Result r = heatsim(c);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(std::regex_search(
-      r.output, std::regex(R"(not enough disk space in .*: 21 output files and checkpoints need [0-9.]+ MiB, [0-9.]+ MiB is free)")))
+      r.output,
+      std::regex(
+          R"(not enough disk space in .*: 21 output files and 1 checkpoint at once need [0-9.]+ MiB, [0-9.]+ MiB is free\n)")))
       << r.output;
   EXPECT_FALSE(fs::exists(mnt / "out")) << "refused before anything was written";
+  // Checkpoints every 10 steps are 21 files of 320 KB, kept unless checkpoint.keep says
+  // otherwise: refused, with the key named; keeping 2 (3 on disk at once) fits.
+  const std::string every10 =
+      "time: {dt: auto, steps: 200}\n"
+      "output: {directory: " +
+      (mnt / "out").string() +
+      "}\n"
+      "checkpoint: {every: 10";
+  const std::string base =
+      "grid: {dims: 2, n: [200, 200], length: [1, 1]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n" +
+      every10;
+  const Result all = heatsim(write_case("all.yaml", base + "}\n") + " --backend cpu");
+  EXPECT_EQ(all.code, 2) << all.output;
+  EXPECT_TRUE(std::regex_search(
+      all.output,
+      std::regex(
+          R"(not enough disk space in .*: 2 output files and 21 checkpoints at once need [0-9.]+ MiB, [0-9.]+ MiB is free \(checkpoint.keep: N keeps only the newest N checkpoints\))")))
+      << all.output;
+  const Result kept = heatsim(write_case("kept.yaml", base + ", keep: 2}\n") + " --backend cpu");
+  EXPECT_EQ(kept.code, 0) << kept.output;
+  EXPECT_TRUE(fs::exists(mnt / "out" / "checkpoint_00000190.h5"));
+  EXPECT_TRUE(fs::exists(mnt / "out" / "checkpoint_00000200.h5"));
+  EXPECT_FALSE(fs::exists(mnt / "out" / "checkpoint_00000180.h5"));
 }
 
 // A case whose properties depend on the temperature (a k(T) table, a radiating face) says that

@@ -183,6 +183,7 @@ TEST(CaseLoader, DefaultsApply) {
   EXPECT_EQ(c.output.every, 0);
   EXPECT_EQ(c.output.name, "field");
   EXPECT_EQ(c.checkpoint.every, 0);
+  EXPECT_EQ(c.checkpoint.keep, 0);
   EXPECT_DOUBLE_EQ(c.initial.value, 3.5);
   EXPECT_EQ(c.source_path, "<text>");
   EXPECT_EQ(c.source_text, kMinimal);
@@ -273,7 +274,7 @@ TEST(CaseLoader, ExplicitOptions) {
                            "precision: fp32\n"
                            "backend: cpu\n"
                            "output: {directory: results, every: 5, name: temp}\n"
-                           "checkpoint: {every: 7}\n"
+                           "checkpoint: {every: 7, keep: 3}\n"
                            "scheme: order6\n";
   const solver::Case c = load_ok(replace(replace(text, "steps: 10", "steps: 10\n  dt: 1e-4"),
                                          "n: [16, 12]", "n: [16, 12]\n  length: 2"));
@@ -283,6 +284,7 @@ TEST(CaseLoader, ExplicitOptions) {
   EXPECT_EQ(c.output.every, 5);
   EXPECT_EQ(c.output.name, "temp");
   EXPECT_EQ(c.checkpoint.every, 7);
+  EXPECT_EQ(c.checkpoint.keep, 3);
   EXPECT_EQ(c.scheme.kind, SchemeKind::order6);
   ASSERT_TRUE(c.time.dt.has_value());
   EXPECT_DOUBLE_EQ(*c.time.dt, 1e-4);
