@@ -334,6 +334,7 @@ class FieldChecks {
   }
 
   void check_schedule(const std::string& path, const kernels::Schedule& s) {
+    steady_takes_start(path, s);
     if (s.table.empty()) {
       if (s.amplitude == 0.0 && s.frequency == 0.0) {
         r_.finite(path, s.value);
@@ -421,6 +422,8 @@ class FieldChecks {
       const std::string p = std::string("boundary.") + kFaceNames[f];
       if (face.kind == BoundaryKind::dirichlet && !face.table.empty()) {
         check_schedule(p + ".value", face.schedule());
+      } else if (face.kind == BoundaryKind::dirichlet) {
+        steady_takes_start(p + ".amplitude", face.schedule());
       } else if (face.kind == BoundaryKind::convective) {
         if (r_.finite(p + ".h", face.transfer) && face.transfer < 0.0)
           r_.error(p + ".h", "must be >= 0 (got " + format_number(face.transfer) +
@@ -429,6 +432,18 @@ class FieldChecks {
         check_ambient(p + ".ambient", face.schedule(), face.radiates());
       }
     }
+  }
+
+  // A steady state is one solve at t = 0: a schedule that changes in time is taken at its start
+  // (docs/case-format.md), which the case may not mean.
+  void steady_takes_start(const std::string& path, const kernels::Schedule& s) {
+    if (c_.time.method != solver::TimeMethod::steady || s.constant()) return;
+    const double start = s.at(0.0);
+    if (!std::isfinite(start)) return;  // check_schedule says why
+    r_.warning(path, "varies in time, and a steady solve takes it at t = 0 (" +
+                         format_number(start) +
+                         ") only; for its later values run a transient (time.method: "
+                         "backward-euler or bdf2 with an end time)");
   }
 
   // An ambient temperature's range over the run. eps sigma (u^4 - ambient^4) needs absolute

@@ -137,6 +137,19 @@ TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
                "boundary.x+.ambient", 14, "sigma T^4 overflows");
 }
 
+// A steady solve takes every schedule at t = 0; one that varies is named (a transient would
+// follow it).
+TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
+  const std::string steady = replace(kBase, "time: {steps: 10}", "time: {method: steady}");
+  expect_warning(steady, "sources[1].schedule", 11, "a steady solve takes it at t = 0 (0) only");
+  expect_warning(replace(steady, "ambient: 300.0", "ambient: [[0, 300], [60, 320]]"),
+                 "boundary.x+.ambient", 14, "a steady solve takes it at t = 0 (300) only");
+  // Constant schedules say nothing.
+  EXPECT_TRUE(
+      load_case_text(replace(steady, ", schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]", ""))
+          .warnings.empty());
+}
+
 TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
   expect_warning(
       replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"),
