@@ -240,7 +240,9 @@ std::vector<std::string> check_resources(const PreparedRun& run,
   while (!dir.empty() && !std::filesystem::exists(dir) && dir != dir.root_path())
     dir = dir.parent_path();
   struct statvfs fs {};
-  if (statvfs(dir.c_str(), &fs) == 0) {
+  // A file system that reports no blocks at all (proc, sysfs) keeps no files: creating the
+  // directory fails there with its own reason, which says more than "0 B is free".
+  if (statvfs(dir.c_str(), &fs) == 0 && fs.f_blocks > 0) {
     const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
     if (disk_need > disk_have) {
       short_of.push_back(

@@ -519,6 +519,16 @@ TEST_F(RestartTest, UnusableOutputDirectoryFailsBeforeTheRun) {
   const Result r = heatsim("run -q " + c);
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("cannot be created"), std::string::npos) << r.output;
+  // A file system that keeps no files (proc reports no blocks): the directory's own failure,
+  // not a disk "0 B free".
+  if (!fs::exists("/proc/self")) return;
+  const std::string p = write_case("p.yaml", case_text(1, "fp64", "/proc/heatsim_out", 30));
+  const Result in_proc = heatsim("run -q " + p);
+  EXPECT_NE(in_proc.code, 0);
+  EXPECT_NE(in_proc.output.find("output directory '/proc/heatsim_out' cannot be created"),
+            std::string::npos)
+      << in_proc.output;
+  EXPECT_EQ(in_proc.output.find("disk space"), std::string::npos) << in_proc.output;
 }
 
 TEST_F(RestartTest, InspectPrintsTheProvenance) {
