@@ -279,6 +279,8 @@ mutate("output_directory_empty", "output.directory: must not be empty", "directo
 mutate("output_not_map", "output: expected a map", "output:\n  directory: out\n  every: 10\n  name: field\n", "output: out\n")
 mutate("checkpoint_every_negative", "checkpoint.every: must be >= 0", "checkpoint:\n  every: 0", "checkpoint:\n  every: -3")
 mutate("checkpoint_typo", "unknown key 'evry' (did you mean 'every'?)", "checkpoint:\n  every: 0", "checkpoint:\n  evry: 0")
+mutate("checkpoint_keep_negative", "checkpoint.keep: must be >= 0 (got -2; 0 keeps every one)", "checkpoint:\n  every: 0", "checkpoint:\n  every: 10\n  keep: -2")
+mutate("checkpoint_keep_not_integer", "checkpoint.keep: expected an integer", "checkpoint:\n  every: 0", "checkpoint:\n  every: 10\n  keep: 2.5")
 mutate("top_unknown_key", "unknown key 'solver'", "precision: fp64", "precision: fp64\nsolver: fast")
 mutate("top_typo_grid", "unknown key 'grdi' (did you mean 'grid'?)", "grid:", "grdi:")
 
