@@ -131,6 +131,13 @@ std::string where(const Candidate& c, const ChoiceContext& ctx) {
   return "no rate";
 }
 
+// "its own fusion depth (the model's best: k=4, 361 GStencil/s, performance model: ...)": why a
+// candidate that runs_own_depth() takes no depth of the model's.
+std::string own_depth_text(const Candidate& c, const ChoiceContext& ctx) {
+  return "its own fusion depth (the model's best: k=" + std::to_string(c.depth) + ", " +
+         rate_text(c.rate) + " GStencil/s, " + where(c, ctx) + ")";
+}
+
 // "register-tiling k=3 461 measured, convstencil k=4 450 model": each backend's best
 // candidate, best first, at most `limit` of them.
 std::string top_candidates(const std::vector<Candidate>& ranked, std::size_t limit) {
@@ -194,9 +201,7 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
       const Candidate& best = cs.front();
       if (best.rate >= 0 && runs_own_depth(best)) {
         choice.fusion_depth = 0;
-        choice.reason +=
-            "; its own fusion depth (the model's best: k=" + std::to_string(best.depth) + ", " +
-            rate_text(best.rate) + " GStencil/s, " + where(best, ctx) + ")";
+        choice.reason += "; " + own_depth_text(best, ctx);
       } else if (best.rate >= 0 && (best.source == Source::cache || best.source == Source::model)) {
         choice.fusion_depth = best.depth;
         choice.reason += "; fusion depth " + std::to_string(best.depth) + " (" +
@@ -237,10 +242,8 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
                     "): " + top_candidates(candidates, 4);
   } else if (problem.fusion_depth == 0 && runs_own_depth(best)) {
     choice.fusion_depth = 0;
-    choice.reason = "auto: " + best.entry->name +
-                    " at its own fusion depth (the model's best: k=" + std::to_string(best.depth) +
-                    ", " + rate_text(best.rate) + " GStencil/s, " + where(best, ctx) +
-                    "); best per backend: " + top_candidates(candidates, 4);
+    choice.reason = "auto: " + best.entry->name + " at " + own_depth_text(best, ctx) +
+                    "; best per backend: " + top_candidates(candidates, 4);
   } else {
     if (problem.fusion_depth == 0) choice.fusion_depth = best.depth;
     choice.reason = "auto: " + best.entry->name + " at fusion depth " + std::to_string(best.depth) +
