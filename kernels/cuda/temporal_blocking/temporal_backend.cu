@@ -86,7 +86,8 @@ struct BlockedKernel {
   // bench sizes, fp64 (docs/performance.md, "Temporal blocking" and "the register marches in
   // the backend"): Heat-1D 16 on an H100 (943 GStencil/s; 8: 887); on an H200 with the
   // register marches, Heat-2D 8 (931; 4: 743, 12: 691) and Box-2D9P 8 (772; 4: 677, 12: 573),
-  // Heat-3D 4 (365; 3: 314, 2: 213; fp32 455), Box-3D27P 2 (212; 3: 199). Past those the
+  // Heat-3D 3 in fp64 since its depth 3 takes the march in sums (369.0; 4: 364.4, 2: 213) and
+  // 4 in fp32 (455), Box-3D27P 2 (212; 3: 199). Past those the
   // registers and shared memory of the deeper marches cost more than the DRAM traffic saved.
   // Where single steps (register-tiling's sweep in 2D and 3D) beat every pass, auto takes
   // them: radius 2-3 in 3D (the queue kernel) and 2D boxes of radius 2-3 (Box-2D49P 152 at
@@ -98,7 +99,8 @@ struct BlockedKernel {
     if (p.dims == 1) return kMaxDepth;
     if (r != 1) return p.dims == 2 && star ? 4 : 1;
     if (p.dims == 2) return 8;
-    return star ? 4 : 2;
+    if (!star) return 2;
+    return sizeof(T) == 8 ? 3 : 4;  // fp64 at 3: the march in sums (temporal_sweep.cu)
   }
 
   // Depth k = radius / r fits when a tile keeps an output after its halos and its queues fit
