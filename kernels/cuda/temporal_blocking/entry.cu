@@ -36,9 +36,8 @@ BackendEntry temporal_blocking_entry() {
   e.description =
       "CUDA: k single steps per pass, each block streaming its tile through all k (3D radius "
       "1 stars at k = 2-4 (fp64 k = 3 in sums) and boxes at k = 2-3, 2D radius 1 at k = 2-12, "
-      "2D radius 2-3 stars "
-      "at k = 2-6 and boxes at k = 2-4: the march axis's neighbours of every step in "
-      "registers; otherwise plane queues per step in shared memory); 1D-3D, "
+      "2D radius 2-3 stars at k = 2-6 and boxes at k = 2-4: the march axis's neighbours of "
+      "every step in registers; otherwise plane queues per step in shared memory); 1D-3D, "
       "star and box, radius <= 3, fp64/fp32, depth <= 16 where the tile keeps an output";
   e.needs_gpu = true;
   e.create = [](Precision p) { return make_temporal_blocking_backend(p); };

@@ -5,10 +5,10 @@
 // (scripts/kernel-lab), which times the same code at other tiles. The backend takes, for the
 // constant stencil, the march of values (temporal_march_kernel) for 3D stars, the march in
 // sums (temporal_sum_march_kernel) for 3D boxes and fp64 stars at depth 3, and the row march
-// (temporal_row_march_kernel) for 2D stars and boxes of radius 1-3 (temporal_sweep.cu: which depths and tiles). Over the
-// flux operator (its classes form: materials as a byte per node, each level at its step's
-// source factors) the march of values runs in the lab only: measured there at a fifth of the constant
-// stencil's rate, it is no backend's yet.
+// (temporal_row_march_kernel) for 2D stars and boxes of radius 1-3 (temporal_sweep.cu: which
+// depths and tiles). Over the flux operator (its classes form: materials as a byte per node,
+// each level at its step's source factors) the march of values runs in the lab only: measured
+// there at a fifth of the constant stencil's rate, it is no backend's yet.
 //
 // A block of BX x BY threads owns a tile of BX x (BY*CY) nodes of the xy plane (its output the
 // centre, `depth` nodes in from each side) and streams along z through a chunk of planes. A

@@ -452,17 +452,23 @@ bool launch_marching(const typename Op::Args& args, const PassFactors<typename O
     const March march = march_of(Op::kDims, !Op::kStar, depth, R, sizeof(T));
     if (march == March::none || args.grid.ghost < depth * R) return false;
     if constexpr (Op::kDims == 3) {
+      // Only the shapes march_of sends each way are instantiated; another is a logic error.
       if (march == March::sums) {
         if constexpr (Op::kBox || sizeof(T) == 8)
           at_depth<kMaxSumMarchDepth>(depth, [&](auto d) {
             using Tile = SumMarchTileAt<decltype(d)::value>;
             launch_march<Op, Tile>(temporal_sum_march_kernel<Op, Tile>, args, context);
           });
-      } else if constexpr (Op::kStar) {
-        at_depth<kMaxMarchDepth>(depth, [&](auto d) {
-          using Tile = MarchTileAt<decltype(d)::value>;
-          launch_march<Op, Tile>(temporal_march_kernel<Op, Tile>, args, context, f);
-        });
+        else
+          throw std::logic_error("temporal-blocking: no march in sums for fp32 stars");
+      } else {
+        if constexpr (Op::kStar)
+          at_depth<kMaxMarchDepth>(depth, [&](auto d) {
+            using Tile = MarchTileAt<decltype(d)::value>;
+            launch_march<Op, Tile>(temporal_march_kernel<Op, Tile>, args, context, f);
+          });
+        else
+          throw std::logic_error("temporal-blocking: no march of values for boxes");
       }
     } else {
       at_depth<max_row_depth(!Op::kStar, R)>(depth, [&](auto d) {
