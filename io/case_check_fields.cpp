@@ -94,6 +94,7 @@ class FieldChecks {
     check_sources();
     check_faces();
     check_probes();
+    check_temperature_units();
     for (const FieldInputProblem& p : field_input_problems(c_)) r_.error(p.key, p.message);
   }
 
@@ -478,6 +479,69 @@ class FieldChecks {
                            " K looks like degrees Celsius, unless it is a cold sink such as deep "
                            "space (about 3 K); radiation uses absolute temperatures (K = "
                            "degrees C + 273.15)");
+  }
+
+  // Kelvin and degrees Celsius mixed. A case with materials is in SI units, its temperatures
+  // in kelvin; one that names a temperature below 150 K (or below zero) beside one above 250 K
+  // has most likely written one of them in degrees Celsius (an ambient of 25 beside an initial
+  // 293.15), which a linear case computes without complaint. A cryogenic case can mean it, so
+  // this is a warning, at the colder temperature; a radiating ambient's own warning (above)
+  // comes first.
+  void check_temperature_units() {
+    if (c_.materials.empty()) return;
+    struct Named {
+      double value;
+      std::string path;
+      bool warned;  // a radiating ambient, which radiating_ambient() flags on its own
+    };
+    std::vector<Named> named;
+    auto add = [&](double v, const std::string& path, bool warned = false) {
+      if (std::isfinite(v)) named.push_back({v, path, warned});
+    };
+    auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned) {
+      add(s.value - std::abs(s.amplitude), path, warned);
+      add(s.value + std::abs(s.amplitude), path, warned);
+      for (const auto& e : s.table) add(e[1], path, warned);
+    };
+    const solver::InitialSpec& ic = c_.initial;
+    if (ic.kind == solver::InitialKind::constant) add(ic.value, "initial.value");
+    if (ic.kind == solver::InitialKind::box) {
+      add(ic.value, "initial.value");
+      add(ic.background, "initial.background");
+    }
+    if (ic.kind == solver::InitialKind::gaussian) add(ic.background, "initial.background");
+    for (int f = 0; f < 2 * dims(); ++f) {
+      const solver::BoundaryFace& face = c_.boundary[static_cast<std::size_t>(f)];
+      if (!face.names_temperature()) continue;
+      const std::string p = std::string("boundary.") + kFaceNames[f] +
+                            (face.kind == BoundaryKind::dirichlet ? ".value" : ".ambient");
+      add_schedule(p, face.schedule(), face.radiates());
+    }
+    for (std::size_t i = 0; i < c_.regions.size(); ++i) {
+      const solver::RegionSpec& region = c_.regions[i];
+      if (region.is_void && region.surface.kind == BoundaryKind::convective)
+        add_schedule(indexed("regions", i) + ".surface.ambient", region.surface.schedule(),
+                     region.surface.radiates());
+    }
+    for (const solver::MaterialSpec& m : c_.materials) {
+      const std::string p = "materials." + m.name;
+      for (const auto& e : m.conductivity_table) add(e[0], p + ".conductivity");
+      for (const auto& e : m.specific_heat_table) add(e[0], p + ".specific_heat");
+      if (m.phase_change) {
+        add(m.phase_change->solidus, p + ".phase_change.solidus");
+        add(m.phase_change->liquidus, p + ".phase_change.liquidus");
+      }
+    }
+    if (named.empty()) return;
+    const auto by_value = [](const Named& a, const Named& b) { return a.value < b.value; };
+    const Named& cold = *std::min_element(named.begin(), named.end(), by_value);
+    const Named& warm = *std::max_element(named.begin(), named.end(), by_value);
+    if (cold.warned || !(cold.value < 150.0 && warm.value > 250.0)) return;
+    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K beside " +
+                              format_number(warm.value) + " K (" + warm.path +
+                              "): one of them looks like degrees Celsius; with materials every "
+                              "temperature is in kelvin (K = degrees C + 273.15), unless the "
+                              "case does span a cryogenic range");
   }
 
   void check_probes() {

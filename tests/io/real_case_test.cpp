@@ -137,6 +137,33 @@ TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
                "boundary.x+.ambient", 14, "sigma T^4 overflows");
 }
 
+// With materials every temperature is in kelvin: one that looks like degrees Celsius beside
+// the others is a warning at the colder one (a linear case would compute it without complaint).
+TEST(RealCase, KelvinBesideCelsiusIsAWarning) {
+  expect_warning(replace(kBase, "ambient: 300.0", "ambient: 25.0"), "boundary.x+.ambient", 14,
+                 "a temperature of 25 K beside 300 K (initial.value): one of them looks like "
+                 "degrees Celsius");
+  expect_warning(replace(kBase, "value: 300}", "value: -5}"), "initial.value", 15,
+                 "beside 300 K (boundary.x+.ambient)");
+  // A table's temperatures and a schedule's lowest value count.
+  expect_warning(replace(kBase, "ambient: 300.0", "ambient: {value: 200, amplitude: 80}"),
+                 "boundary.x+.ambient", 14, "a temperature of 120 K");
+  expect_warning(replace(kBase, "conductivity: 401,", "conductivity: [[20, 401], [100, 390]],"),
+                 "materials.copper.conductivity", 3, "a temperature of 20 K beside 300 K");
+  // One unit throughout, degrees Celsius or kelvin, is not flagged; nor a radiating ambient
+  // twice (its own warning names the unit).
+  EXPECT_TRUE(load_case_text(replace(replace(kBase, "ambient: 300.0", "ambient: 25.0"),
+                                     "value: 300}", "value: 20}"))
+                  .warnings.empty());
+  EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0", "ambient: 180.0")).warnings.empty());
+  const LoadResult r = load_case_text(replace(
+      kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+      "{type: convective, h: 25.0, emissivity: 0.8, ambient: 25.0}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+  EXPECT_NE(r.warnings[0].message.find("radiating face's ambient"), std::string::npos);
+}
+
 // A steady solve takes every schedule at t = 0; one that varies is named (a transient would
 // follow it).
 TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
