@@ -156,9 +156,9 @@ TEST(RealCase, KelvinBesideCelsiusIsAWarning) {
                                      "value: 300}", "value: 20}"))
                   .warnings.empty());
   EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0", "ambient: 180.0")).warnings.empty());
-  const LoadResult r = load_case_text(replace(
-      kBase, "{type: convective, h: 25.0, ambient: 300.0}",
-      "{type: convective, h: 25.0, emissivity: 0.8, ambient: 25.0}"));
+  const LoadResult r =
+      load_case_text(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+                             "{type: convective, h: 25.0, emissivity: 0.8, ambient: 25.0}"));
   ASSERT_TRUE(r.ok()) << format_errors(r.errors);
   ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
   EXPECT_NE(r.warnings[0].message.find("radiating face's ambient"), std::string::npos);
