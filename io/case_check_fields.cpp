@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "case_check.hpp"
 #include "field_inputs.hpp"
@@ -447,15 +448,21 @@ class FieldChecks {
                          "backward-euler or bdf2 with an end time)");
   }
 
-  // An ambient temperature's range over the run. eps sigma (u^4 - ambient^4) needs absolute
-  // temperatures whose fourth power is a number; an ambient past 1e5 K (twenty times the sun's
-  // surface) is a slip of units or exponent on any face.
-  void check_ambient(const std::string& path, const kernels::Schedule& s, bool radiates) {
+  // The lowest and highest value a schedule takes: value -+ amplitude, or its table's.
+  static std::pair<double, double> schedule_range(const kernels::Schedule& s) {
     double low = s.value - std::abs(s.amplitude), high = s.value + std::abs(s.amplitude);
     for (const auto& e : s.table) {
       low = std::min(low, e[1]);
       high = std::max(high, e[1]);
     }
+    return {low, high};
+  }
+
+  // An ambient temperature's range over the run. eps sigma (u^4 - ambient^4) needs absolute
+  // temperatures whose fourth power is a number; an ambient past 1e5 K (twenty times the sun's
+  // surface) is a slip of units or exponent on any face.
+  void check_ambient(const std::string& path, const kernels::Schedule& s, bool radiates) {
+    const auto [low, high] = schedule_range(s);
     if (!std::isfinite(low) || !std::isfinite(high)) return;  // check_schedule said so
     constexpr double kStefanBoltzmann = 5.670374419e-8;
     if (radiates && !std::isfinite(kStefanBoltzmann * high * high * high * high))
@@ -499,9 +506,9 @@ class FieldChecks {
       if (std::isfinite(v)) named.push_back({v, path, warned});
     };
     auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned) {
-      add(s.value - std::abs(s.amplitude), path, warned);
-      add(s.value + std::abs(s.amplitude), path, warned);
-      for (const auto& e : s.table) add(e[1], path, warned);
+      const auto [low, high] = schedule_range(s);
+      add(low, path, warned);
+      add(high, path, warned);
     };
     const solver::InitialSpec& ic = c_.initial;
     if (ic.kind == solver::InitialKind::constant) add(ic.value, "initial.value");
