@@ -315,15 +315,24 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     while (s < steps) step();
   }
 
-  // One fused pass split around `inner` (fused_pass), where the Kernel sweeps boxes and the
-  // pass is one whole pass from a pass boundary with no single step pending.
+  // One pass split around `inner` (a fused pass, or one step at depth 1), where the Kernel
+  // sweeps boxes and the pass is one whole pass from a pass boundary with no single step
+  // pending.
   bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
                       const std::function<void()>& between) override {
     this->check_ready("advance_around()");
-    if (!SweepsBoxes<Kernel>::value || depth_ < 2 || steps != depth_ || step0 % depth_ != 0 ||
+    if (!SweepsBoxes<Kernel>::value || steps != depth_ || step0 % depth_ != 0 ||
         first_step_single(step0))
       return false;
-    fused_pass(step0, &inner, &between);
+    if (depth_ == 1) {
+      const double t = static_cast<double>(step0) * p_.dt;
+      fill_ghosts(main_, t);
+      sweep_split(single_, p_.source_increment, t, inner, between);
+      main_.cur.swap(main_.next);
+      finish_pass(main_, static_cast<double>(step0 + 1) * p_.dt, false);
+    } else {
+      fused_pass(step0, &inner, &between);
+    }
     return true;
   }
 
@@ -411,6 +420,22 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     finish_pass(f, static_cast<double>(step + 1) * p_.dt, fill_next);
   }
 
+  // The main field's sweep of a pass (plan, source) into next, split around `inner`: the
+  // nodes of `inner`, between() with the boxes on their own stream, the ghosts at t filled
+  // again (between() may have written nodes they are formed from), the nodes around `inner`.
+  // The ghosts at t are filled before.
+  void sweep_split(const typename Kernel::Plan& plan, double source, double t,
+                   const FieldBox& inner, const std::function<void()>& between) {
+    const auto sweep = [&](const DeviceGrid& grid) {
+      kernel_.sweep(plan, main_.cur.template as<T>(), main_.next.template as<T>(), grid, source,
+                    multiprocessors_, stream_);
+    };
+    if (inner.points() > 0) sweep(box_grid(main_.grid, inner));
+    this->with_boxes_aside(between);
+    fill_ghosts(main_, t);
+    for (const FieldBox& box : boxes_around(inner)) sweep(box_grid(main_.grid, box));
+  }
+
   // A pass from `step`; split (inner and between given): the nodes of `inner`, between()
   // with the boxes on their own stream, the ghosts filled again (between() may have written
   // nodes they are formed from), the nodes around `inner`, then the bands from the field as
@@ -421,18 +446,11 @@ class FusingBackend final : public DeviceFieldBackend<T> {
                   bool fill_next = false) {
     const double t = static_cast<double>(step) * p_.dt;
     if (!ghosts_filled) fill_ghosts(main_, t);
-    const auto sweep = [&](const DeviceGrid& grid) {
-      kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), grid,
+    if (inner)
+      sweep_split(fused_, fused_source_, t, *inner, *between);
+    else
+      kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), main_.grid,
                     fused_source_, multiprocessors_, stream_);
-    };
-    if (inner) {
-      if (inner->points() > 0) sweep(box_grid(main_.grid, *inner));
-      this->with_boxes_aside(*between);
-      fill_ghosts(main_, t);
-      for (const FieldBox& box : boxes_around(*inner)) sweep(box_grid(main_.grid, box));
-    } else {
-      sweep(main_.grid);
-    }
     for (auto& band : bands_) {
       Band<T>& b = *band;
       b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(), b.slab.grid,

@@ -55,9 +55,22 @@ struct TensorCoreKernel {
 
   std::int64_t slack(const Plan& plan) const { return convstencil::slack_elements(plan.device.plan); }
 
+  // Its sweeps take any box of the grid (box_grid), as a split pass (advance_around) needs.
+  // The kernel stores its outputs in pairs at even x (16-byte aligned, as the grid's origin
+  // is); a box that starts at an odd x is swept from the node before it, which lies in the
+  // grid (x >= 0) and outside the box: the split pass's sweeps of the nodes around the
+  // interior come after the interior's and write it again, and a node that does not read the
+  // halo comes out the same from either sweep.
+  static constexpr bool kSweepsBoxes = true;
+
   void sweep(const Plan& plan, const double* in, double* out, const cuda::DeviceGrid& grid,
              double source, int multiprocessors, cudaStream_t stream) const {
-    convstencil::launch_sweep(plan.device, in, out, grid, source, multiprocessors, stream);
+    cuda::DeviceGrid g = grid;
+    if (g.origin % 2 != 0) {
+      --g.origin;
+      ++g.n[0];
+    }
+    convstencil::launch_sweep(plan.device, in, out, g, source, multiprocessors, stream);
   }
 
   // The depth measured fastest on an H100 for the shape class (docs/convstencil.md): deep

@@ -5,6 +5,7 @@
 // any fused pass. Varying coefficients: BlockedCoefficientBackend below, the same scheme on the
 // coefficient step.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "../../forwarding_backend.hpp"
@@ -59,6 +60,12 @@ struct BlockedKernel {
   }
 
   std::int64_t slack(const Plan&) const { return 0; }
+
+  // Its passes take any box of the grid (box_grid), as a split pass (advance_around) needs: a
+  // tile reads the box's ghost width around it from the buffer, zeros only past that, and a
+  // node's arithmetic does not depend on where its tile lies, so the box's nodes come out as
+  // the whole grid's pass gives them.
+  static constexpr bool kSweepsBoxes = true;
 
   void sweep(const Plan& plan, const T* in, T* out, const cuda::DeviceGrid& grid, double source,
              int multiprocessors, cudaStream_t stream) const {
@@ -246,6 +253,18 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
       for (s = lead; steps - s >= depth_; s += depth_) blocked_pass(step0 + s);
     }
     main_.advance(steps - s, step0 + s);
+  }
+
+  // One step per pass (depth 1, `fusion: auto`'s choice here) split as the CUDA-core
+  // coefficient backends split it (CoefficientStepper::step_around), the boxes of between() on
+  // a stream of their own. Blocked passes are not split: their bands read the whole pass's
+  // start after the halo has arrived.
+  bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
+                      const std::function<void()>& between) override {
+    this->check_ready("advance_around()");
+    if (depth_ != 1 || steps != 1) return false;
+    main_.step_around(step0, inner, [&] { this->with_boxes_aside(between); });
+    return true;
   }
 
   FieldStats stats() override {
