@@ -5,7 +5,8 @@
 // process: every output file, checkpoint and probe row bit for bit. The cases: materials with
 // a source on a schedule and every face kind (convective with a scheduled ambient, Dirichlet,
 // a heat flux, insulated) in 2D; a constant-weight 3D case with a source and Neumann faces;
-// and sub-grid geometry with a void whose surface convects, in 3D. A restart on another rank count
+// sub-grid geometry with a void whose surface convects, in 3D; and temperature-dependent
+// materials with a periodic axis, a radiating face and one convecting and radiating, in 3D. A restart on another rank count
 // continues the same run; a rank that fails ends all of them. Implicit and steady runs with a GPU
 // backend on 2 ranks (whose multigrid runs split over the ranks on the CPU's level operations)
 // against one process solving on the GPU: the same answer to the solver's tolerance, iteration
@@ -68,6 +69,20 @@ const std::vector<RankCase>& rank_cases() {
        "boundary:\n  all: {type: convective, h: 15, ambient: 300}\n"
        "  z-: {type: neumann, flux: 0}\n"
        "initial: {type: constant, value: 300}\ntime: {dt: auto, steps: 60}\n"},
+      {"laws_periodic_radiative_3d",
+       "grid: {dims: 3, n: [33, 27, 21], length: [0.033, 0.026, 0.02]}\n"
+       "materials:\n  steel: {conductivity: [[300, 16.2], [900, 23.0]], density: 7900, "
+       "specific_heat: [[300, 500], [900, 650]]}\n"
+       "  copper: {conductivity: 400, density: 8960, specific_heat: 385}\n"
+       "regions:\n  - {material: steel}\n"
+       "  - {material: copper, ball: {center: [0.016, 0.013, 0.01], radius: 0.006}}\n"
+       "sources:\n  - {ball: {center: [0.016, 0.013, 0.01], radius: 0.004}, power: 40}\n"
+       "boundary:\n  x-: {type: periodic}\n  x+: {type: periodic}\n"
+       "  y-: {type: radiative, emissivity: 0.8, ambient: 280}\n"
+       "  y+: {type: convective, h: 30, ambient: 290, emissivity: 0.5}\n"
+       "  z-: {type: dirichlet, value: 300}\n  z+: {type: neumann, heat_flux: 500}\n"
+       "initial: {type: constant, value: 300}\ntime: {dt: auto, steps: 60}\n"
+       "probes:\n  every: 5\n  points:\n    centre: [0.016, 0.013, 0.01]\n"},
   };
   return list;
 }
@@ -160,7 +175,7 @@ TEST_F(GpuRanks, EveryBackendEqualsOneProcessBitForBit) {
         ++compared;
       }
     }
-  EXPECT_EQ(compared, 3 * 4 * 2);
+  EXPECT_EQ(compared, 4 * 4 * 2);
 }
 
 // Fused and blocked passes on 2 and 3 ranks against one process: every file bit for bit. The
