@@ -255,15 +255,17 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
     main_.advance(steps - s, step0 + s);
   }
 
-  // One step per pass (depth 1, `fusion: auto`'s choice here) split as the CUDA-core
-  // coefficient backends split it (CoefficientStepper::step_around), the boxes of between() on
-  // a stream of their own. Blocked passes are not split: their bands read the whole pass's
-  // start after the halo has arrived.
+  // One pass split around `inner`, the boxes of between() on a stream of their own: one step
+  // per pass (depth 1, `fusion: auto`'s choice here) as the CUDA-core coefficient backends
+  // split it (CoefficientStepper::step_around), a blocked pass by blocked_pass.
   bool advance_around(std::int64_t steps, std::int64_t step0, const FieldBox& inner,
                       const std::function<void()>& between) override {
     this->check_ready("advance_around()");
-    if (depth_ != 1 || steps != 1) return false;
-    main_.step_around(step0, inner, [&] { this->with_boxes_aside(between); });
+    if (steps != depth_ || step0 % depth_ != 0) return false;
+    if (depth_ == 1)
+      main_.step_around(step0, inner, [&] { this->with_boxes_aside(between); });
+    else
+      blocked_pass(step0, &inner, &between);
     return true;
   }
 
@@ -301,7 +303,11 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
     }
   }
 
-  void blocked_pass(std::int64_t step) {
+  // A pass of depth_ steps from `step`; split (inner and between given): the nodes of `inner`,
+  // between(), the ghosts filled again (between() may have written nodes they are formed
+  // from), the nodes around `inner`; then the bands, from the field as between() left it.
+  void blocked_pass(std::int64_t step, const FieldBox* inner = nullptr,
+                    const std::function<void()>* between = nullptr) {
     fill_wide_ghosts(main_.cur());
     // The single steps' arguments with the pass's buffers; the pass reads the fields and
     // applies no face rules (the bands below take the faces).
@@ -318,7 +324,19 @@ class BlockedCoefficientBackend final : public cuda::DeviceFieldBackend<T> {
         factors.step[j][q] =
             static_cast<T>(sources[static_cast<std::size_t>(q)].schedule.mean(tj, tj + p_.dt));
     }
-    cuda::launch_temporal_coefficient_sweep<T>(a, factors, depth_, context_);
+    if (inner) {
+      const cuda::DeviceGrid whole = a.grid;
+      const auto sweep = [&](const FieldBox& box) {
+        a.grid = cuda::box_grid(whole, box);
+        cuda::launch_temporal_coefficient_sweep<T>(a, factors, depth_, context_);
+      };
+      if (inner->points() > 0) sweep(*inner);
+      this->with_boxes_aside(*between);
+      fill_wide_ghosts(main_.cur());
+      for (const FieldBox& box : boxes_around(*inner)) sweep(box);
+    } else {
+      cuda::launch_temporal_coefficient_sweep<T>(a, factors, depth_, context_);
+    }
     for (auto& band : bands_) {
       Band& b = *band;
       b.at.copy_in(main_.cur(), main_.grid(), b.slab.cur(), b.slab.grid(), context_.stream);
