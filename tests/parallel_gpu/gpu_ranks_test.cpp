@@ -152,6 +152,11 @@ TEST_F(GpuRanks, EveryBackendEqualsOneProcessBitForBit) {
   int compared = 0;
   for (const RankCase& c : rank_cases())
     for (const Variant& v : variants()) {
+      // temporal-blocking does not re-evaluate temperature-dependent materials each step; it
+      // refuses them in one process as on ranks.
+      if (std::string(v.backend) == "temporal-blocking" &&
+          std::string(c.name) == "laws_periodic_radiative_3d")
+        continue;
       const std::string tag = std::string(c.name) + "_" + v.backend +
                               (v.fusion ? "_k" + std::to_string(v.fusion) : std::string());
       const std::string fusion = v.fusion ? "fusion: " + std::to_string(v.fusion) + "\n" : "";
@@ -175,7 +180,7 @@ TEST_F(GpuRanks, EveryBackendEqualsOneProcessBitForBit) {
         ++compared;
       }
     }
-  EXPECT_EQ(compared, 4 * 4 * 2);
+  EXPECT_EQ(compared, (4 * 4 - 1) * 2);
 }
 
 // Fused and blocked passes on 2 and 3 ranks against one process: every file bit for bit. The
