@@ -541,7 +541,14 @@ void Session::State::set_up() {
     refuse(e.what());
   }
   end_phase("backend set-up");
-  if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
+  if (decomposed) {
+    spdlog::info("decomposed: {}", decomposed->describe());
+    if (backend->capabilities().gpu)
+      spdlog::warn(
+          "an implicit or steady run over ranks solves on the CPU (every rank's part of the "
+          "multigrid, with the threads listed above), not on the GPU; one process solves on "
+          "its GPU (docs/parallel.md, \"Implicit and steady runs\")");
+  }
   if (backend->fusion_depth() > 1 || c.fusion != 1)
     spdlog::info("fusion: {} steps per pass (asked for {})", backend->fusion_depth(),
                  c.fusion == 0 ? (resume_depth ? "auto: " + std::to_string(restart.meta.fusion) +

@@ -37,7 +37,7 @@ std::string DecomposedImplicitBackend::describe() const {
   return std::to_string(d.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
          std::to_string(p[1]) + " x " + std::to_string(p[2]) + ": the multigrid's " +
          (split == 1 ? std::string("finest level") : std::to_string(split) + " finest levels") +
-         " split (one layer exchanged), the levels below on rank 0";
+         " split (one layer exchanged), the levels below on rank 0, on the CPU";
 }
 
 }  // namespace heatsim::solver::parallel
