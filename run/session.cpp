@@ -543,7 +543,7 @@ void Session::State::set_up() {
   end_phase("backend set-up");
   if (decomposed) {
     spdlog::info("decomposed: {}", decomposed->describe());
-    if (backend->capabilities().gpu)
+    if (implicit && backend->capabilities().gpu)
       spdlog::warn(
           "an implicit or steady run over ranks solves on the CPU (every rank's part of the "
           "multigrid, with the threads listed above), not on the GPU; one process solves on "

@@ -172,6 +172,8 @@ TEST_F(GpuRanks, EveryBackendEqualsOneProcessBitForBit) {
         const auto p = run_ranks(
             ranks, "run " + path + " -q -b " + std::string(v.backend) + " -o " + split.string());
         ASSERT_EQ(p.code, 0) << tag << " on " << ranks << " ranks\n" << p.output;
+        // An explicit run steps on its GPUs: no warning of a solve on the CPU.
+        EXPECT_EQ(p.output.find("solves on the CPU"), std::string::npos) << p.output;
         // Every step splits around the interior (the halo travels meanwhile).
         const std::smatch beside = exchanges_beside_interior(p.output);
         ASSERT_FALSE(beside.empty()) << p.output;
@@ -286,6 +288,7 @@ TEST_F(GpuRanks, ImplicitAndSteadySolvesMatchOneGpuProcess) {
     const auto p = run_ranks(2, args + split.string());
     ASSERT_EQ(p.code, 0) << p.output;
     EXPECT_NE(p.output.find(" split (one layer exchanged)"), std::string::npos) << p.output;
+    EXPECT_NE(p.output.find("solves on the CPU"), std::string::npos) << p.output;
     const std::vector<int> want = iterations(s.output), got = iterations(p.output);
     ASSERT_FALSE(want.empty()) << s.output;
     ASSERT_EQ(want.size(), got.size()) << p.output;
