@@ -18,6 +18,7 @@
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/parallel/decomposition.hpp"
 #include "solver/probes.hpp"
 
 namespace heatsim::run {
@@ -202,9 +203,24 @@ FilesEstimate estimate_files(const PreparedRun& run) {
   return e;
 }
 
+double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
+                    const std::array<int, 3>& procs, int node_ranks, int gpus) {
+  if (ranks <= 1) return 1.0;
+  std::int64_t largest = 0;
+  try {
+    const solver::parallel::Decomposition d(problem, ranks, 0, halo, procs);
+    for (int r = 0; r < ranks; ++r) largest = std::max(largest, d.local(r).points());
+  } catch (const std::invalid_argument&) {
+    return 1.0;
+  }
+  const int sharing = (std::max(1, node_ranks) + std::max(1, gpus) - 1) / std::max(1, gpus);
+  return std::min(1.0, static_cast<double>(largest) * sharing /
+                           static_cast<double>(std::max<std::int64_t>(1, problem.points())));
+}
+
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
-                                         bool files) {
+                                         bool files, double device_share) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
@@ -220,10 +236,11 @@ std::vector<std::string> check_resources(const PreparedRun& run,
     const int current = kernels::current_cuda_device();
     if (current > 0 && current < static_cast<int>(devices.size()))
       std::swap(devices[0], devices[static_cast<std::size_t>(current)]);
-    const double gpu_need = need.device_bytes();
+    const double gpu_need = need.device_bytes() * device_share;
     if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
       short_of.push_back(fmt::format(
-          "not enough GPU memory on {}: the run needs {} and {} is free of {}", devices[0].name,
+          "not enough GPU memory on {}: {} {} and {} is free of {}", devices[0].name,
+          device_share < 1.0 ? "this rank's blocks of the grid need" : "the run needs",
           format_bytes(gpu_need), format_bytes(static_cast<double>(devices[0].free_memory)),
           format_bytes(static_cast<double>(devices[0].total_memory))));
     }

@@ -78,10 +78,19 @@ struct FilesEstimate {
 FilesEstimate estimate_files(const PreparedRun& run);
 
 // Host memory, device memory and (with `files`) output disk space needed vs available: what
-// is short, with the numbers, one message each; empty when everything fits.
+// is short, with the numbers, one message each; empty when everything fits. `device_share`:
+// the part of the whole run's device memory this process's GPU holds (device_share()).
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
-                                         bool files = true);
+                                         bool files = true, double device_share = 1.0);
+
+// The part of a run's device memory one GPU holds in an explicit run over `ranks` ranks
+// (decomposed with overlap `halo` and the case's parallel.decomposition `procs`): the largest
+// rank's block, overlaps included, over the grid's nodes, times the ranks that share a GPU
+// (`node_ranks` ranks on a node of `gpus` GPUs, handed out round robin), at most 1. 1 for one
+// rank, and where the grid cannot be decomposed so (the run refuses that later, saying why).
+double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
+                    const std::array<int, 3>& procs, int node_ranks, int gpus);
 
 std::string format_bytes(double bytes);
 

@@ -413,9 +413,18 @@ void Session::State::set_up() {
   }
   // `fusion: auto` runs at the depth the choice found fastest; an explicit `fusion: k` stays.
   if (c.fusion == 0 && choice.fusion_depth > 0) problem.fusion_depth = choice.fusion_depth;
-  if (std::vector<std::string> short_of = check_resources(
-          prepared, choice, solver::scheme_radius(c.scheme) * std::max(1, problem.fusion_depth),
-          options.write_files);
+  const int ghost = solver::scheme_radius(c.scheme) * std::max(1, problem.fusion_depth);
+  // An explicit run over ranks keeps a block of the grid on each rank's GPU.
+  const double share =
+      parallel::size() > 1 && c.time.method == solver::TimeMethod::explicit_euler
+          ? device_share(problem, parallel::size(),
+                         solver::scheme_radius(c.scheme) *
+                             std::max({1, problem.fusion_depth, c.parallel.exchange_every}),
+                         c.parallel.decomposition, parallel::node_size(),
+                         kernels::cuda_device_count())
+          : 1.0;
+  if (std::vector<std::string> short_of =
+          check_resources(prepared, choice, ghost, options.write_files, share);
       !short_of.empty())
     throw RunError(Failure::invalid, std::move(short_of));
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
