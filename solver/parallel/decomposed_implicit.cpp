@@ -34,8 +34,12 @@ std::string DecomposedImplicitBackend::describe() const {
   const Decomposition& d = decomposition();
   const auto& p = d.procs();
   const int split = ops_.split_levels();
-  return std::to_string(d.ranks()) + " ranks as " + std::to_string(p[0]) + " x " +
-         std::to_string(p[1]) + " x " + std::to_string(p[2]) + ": the multigrid's " +
+  const std::string ranks = std::to_string(d.ranks()) + " ranks as " + std::to_string(p[0]) +
+                            " x " + std::to_string(p[1]) + " x " + std::to_string(p[2]);
+  if (ops_.gathered_whole())
+    return ranks + ": the multigrid whole on rank 0, on " + implicit_->name() +
+           "'s level operations (the other ranks wait)";
+  return ranks + ": the multigrid's " +
          (split == 1 ? std::string("finest level") : std::to_string(split) + " finest levels") +
          " split (one layer exchanged), the levels below on rank 0, on the CPU";
 }

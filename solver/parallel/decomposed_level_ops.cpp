@@ -54,8 +54,11 @@ std::int64_t DecomposedLevelOps::Part::index(std::int64_t x, std::int64_t y, std
   return index_in(local, x, y, z);
 }
 
-DecomposedLevelOps::DecomposedLevelOps(Decomposition decomposition, Factory make_ops)
-    : decomposition_(std::move(decomposition)), make_ops_(make_ops) {
+DecomposedLevelOps::DecomposedLevelOps(Decomposition decomposition, Factory make_ops,
+                                       Factory gather_whole)
+    : decomposition_(std::move(decomposition)),
+      make_ops_(std::move(make_ops)),
+      gather_whole_(std::move(gather_whole)) {
   if (decomposition_.halo() != 1)
     throw std::invalid_argument("decomposed level operations: the overlap must be one layer");
   if (!make_ops_) throw std::invalid_argument("decomposed level operations: no level operations");
@@ -163,6 +166,18 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
         "decomposed level operations: the hierarchy's grid is not the "
         "decomposition's");
   dims_ = finest.dims;
+  levels_ = static_cast<int>(levels.size());
+  if (gathered_whole()) {
+    parts_.clear();
+    transfers_.clear();
+    coarse_.reset();
+    for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && finest.periodic[a];
+    if (root()) {
+      coarse_ = gather_whole_();
+      coarse_->setup(levels);
+    }
+    return;
+  }
   for (int a = 0; a < 3; ++a) {
     periodic_[a] = a < dims_ && finest.periodic[a];
     if (periodic_[a] && decomposition_.procs()[a] > 1)
@@ -171,7 +186,6 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
                                   kAxis[a] + " (set parallel.decomposition's " + kAxis[a] +
                                   " count to 1)");
   }
-  levels_ = static_cast<int>(levels.size());
   coarse_.reset();
   transfers_.clear();
   if (keep_finest) {
@@ -237,11 +251,21 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
 void DecomposedLevelOps::setup(const std::vector<LevelOperator>& levels) {
   vectors_.clear();
   local_piece_.clear();
+  sparse_ids_.clear();
   pieces_ = 0;
   build(levels, false);
 }
 
 void DecomposedLevelOps::replace_hierarchy(const std::vector<LevelOperator>& levels) {
+  if (gathered_whole()) {
+    if (levels.empty() || levels[0].n != decomposition_.global_n())
+      throw std::invalid_argument("level ops: the new finest level has another number of points");
+    for (Vector& v : vectors_)
+      if (v.level > 0) v = Vector{-1, -1, false};
+    levels_ = static_cast<int>(levels.size());
+    if (root()) coarse_->replace_hierarchy(levels);
+    return;
+  }
   if (levels.empty() || parts_.empty() || levels[0].n != parts_[0].n)
     throw std::invalid_argument("level ops: the new finest level has another number of points");
   // The finest part keeps its box, so its vectors keep their layout and values.
@@ -273,6 +297,10 @@ void DecomposedLevelOps::upload(int v, const std::vector<double>& values) {
   Vector& V = vector(v);
   if (V.level != 0)
     throw std::logic_error("decomposed level operations: uploads of level-0 vectors only");
+  if (gathered_whole()) {
+    if (root()) coarse_->upload(V.id, values);
+    return;
+  }
   const Part& P = parts_[0];
   if (static_cast<std::int64_t>(values.size()) != P.n[0] * P.n[1] * P.n[2])
     throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
@@ -286,6 +314,12 @@ void DecomposedLevelOps::download(int v, std::vector<double>& values) {
   Vector& V = vector(v);
   if (V.level != 0)
     throw std::logic_error("decomposed level operations: downloads of level-0 vectors only");
+  if (gathered_whole()) {
+    const std::array<std::int64_t, 3>& n = decomposition_.global_n();
+    if (root()) coarse_->download(V.id, values);
+    values = from_root(values, static_cast<std::size_t>(n[0] * n[1] * n[2]));
+    return;
+  }
   const Part& P = parts_[0];
   const double* p = P.ops->host_values(V.id);
   std::vector<double> mine;
@@ -307,6 +341,10 @@ int DecomposedLevelOps::create_sparse(const std::vector<std::int64_t>& nodes,
                                       const std::vector<double>& values) {
   if (nodes.size() != values.size())
     throw std::invalid_argument("level ops: a sparse vector's nodes and values differ in number");
+  if (gathered_whole()) {
+    sparse_ids_.push_back(root() ? coarse_->create_sparse(nodes, values) : -1);
+    return static_cast<int>(sparse_ids_.size()) - 1;
+  }
   const Part& P = parts_.at(0);
   std::vector<std::int64_t> mine;
   std::vector<double> mine_values;
@@ -322,10 +360,19 @@ int DecomposedLevelOps::create_sparse(const std::vector<std::int64_t>& nodes,
 
 // Every rank that holds a node writes the same value there: the layer stays current if it was.
 void DecomposedLevelOps::scatter(double a, int s, int y, bool assign) {
+  if (gathered_whole()) {
+    if (root()) coarse_->scatter(a, sparse_ids_.at(static_cast<std::size_t>(s)), id(y), assign);
+    return;
+  }
   parts_.at(0).ops->scatter(a, s, id(y), assign);
 }
 
 bool DecomposedLevelOps::set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) {
+  if (gathered_whole()) {
+    const bool taken = gather_all(root() && coarse_->set_pieces(piece, count) ? 1.0 : 0.0)[0] != 0.0;
+    if (taken) pieces_ = count;
+    return taken;
+  }
   Part& P = parts_.at(0);
   if (piece.size() != static_cast<std::size_t>(P.n[0] * P.n[1] * P.n[2]))
     throw std::invalid_argument("level ops: pieces for another number of points");
@@ -346,6 +393,11 @@ void DecomposedLevelOps::piece_sums(int v, std::vector<double>& sums) {
   const Vector& V = vector(v);
   if (V.level != 0 || pieces_ == 0)
     throw std::logic_error("decomposed level operations: piece sums of a level-0 vector, with pieces");
+  if (gathered_whole()) {
+    if (root()) coarse_->piece_sums(V.id, sums);
+    sums = from_root(sums, static_cast<std::size_t>(pieces_));
+    return;
+  }
   const Part& P = parts_[0];
   const double* vp = P.ops->host_values(V.id);
   // Each owned row's partials as PieceRowSums forms them, continued from the rank before along
@@ -415,6 +467,10 @@ void DecomposedLevelOps::piece_sums(int v, std::vector<double>& sums) {
 void DecomposedLevelOps::piece_add(const std::vector<double>& values, int v) {
   Vector& V = vector(v);
   if (V.level != 0) throw std::logic_error("decomposed level operations: piece_add on level 0 only");
+  if (gathered_whole()) {
+    if (root()) coarse_->piece_add(values, V.id);
+    return;
+  }
   parts_[0].ops->piece_add(values, V.id);
   V.fresh = false;  // the neighbours' layer (in no piece here) holds their values from before
 }
@@ -678,6 +734,7 @@ double DecomposedLevelOps::dot(int x, int y) {
   const Vector &X = vector(x), &Y = vector(y);
   if (X.level != 0 || Y.level != 0)
     throw std::logic_error("decomposed level operations: dot products of level-0 vectors only");
+  if (gathered_whole()) return gather_all(root() ? coarse_->dot(X.id, Y.id) : 0.0)[0];
   const Part& P = parts_[0];
   const double* xp = P.ops->host_values(X.id);
   const double* yp = P.ops->host_values(Y.id);
@@ -751,6 +808,17 @@ void DecomposedLevelOps::round_to_fp32(int v) {
     return;
   }
   parts_[static_cast<std::size_t>(V.level)].ops->round_to_fp32(V.id);
+}
+
+std::vector<double> DecomposedLevelOps::from_root(const std::vector<double>& values,
+                                                  std::size_t count) const {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(decomposition_.ranks()), 0);
+  counts[0] = static_cast<std::int64_t>(count);
+  if (root() && values.size() != count)
+    throw std::logic_error("decomposed level operations: rank 0 holds " +
+                           std::to_string(values.size()) + " values, not " +
+                           std::to_string(count));
+  return gather_all(root() ? values : std::vector<double>(), counts);
 }
 
 }  // namespace heatsim::solver::parallel

@@ -30,13 +30,21 @@
 // The strong pieces' sums (deflation) travel the same way: each row's partial per piece,
 // continued along x, then every row's in row order on every rank (kernels::PieceRowSums).
 //
+// Gathered whole (a second factory given: a GPU run whose hierarchy fits rank 0's GPU): no
+// level is split, rank 0 runs every level on the level operations that factory makes (its
+// GPU's), the other ranks skip every operation, and the numbers the driver's control flow
+// reads (dot products, the pieces' sums, whether the pieces were taken) and level-0 downloads
+// go from rank 0 to every rank. Every number of the solve is then one process's on those level
+// operations, bit for bit.
+//
 // Not yet (docs/parallel.md): every rank still builds the whole hierarchy before taking its
 // part (the set-up divides neither its time nor its peak memory), a periodic axis must not be
-// split, and the level operations run on the CPU whatever the backend.
+// split, and split levels run on the CPU's level operations whatever the backend.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,13 +58,16 @@ class DecomposedLevelOps final : public kernels::LevelOps {
  public:
   // Makes the level operations of one rank's part of a level (host memory: host_values must
   // answer), and rank 0's of the gathered levels.
-  using Factory = std::unique_ptr<kernels::LevelOps> (*)();
+  using Factory = std::function<std::unique_ptr<kernels::LevelOps>()>;
 
-  // `decomposition`: this rank's place in the grid, its overlap 1. Throws
-  // std::invalid_argument for an overlap other than 1.
-  DecomposedLevelOps(Decomposition decomposition, Factory make_ops);
+  // `decomposition`: this rank's place in the grid, its overlap 1. `gather_whole`, where
+  // given: every level gathered to rank 0 on the level operations it makes (see above).
+  // Throws std::invalid_argument for an overlap other than 1.
+  DecomposedLevelOps(Decomposition decomposition, Factory make_ops, Factory gather_whole = {});
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return gathered_whole() ? "gathered to rank 0" : "cpu"; }
+  // Every level on rank 0 (a second factory given).
+  bool gathered_whole() const { return static_cast<bool>(gather_whole_); }
   const Decomposition& decomposition() const { return decomposition_; }
   // How many levels are split (the rest are on rank 0); 0 before setup.
   int split_levels() const { return static_cast<int>(parts_.size()); }
@@ -161,6 +172,11 @@ class DecomposedLevelOps final : public kernels::LevelOps {
 
   Decomposition decomposition_;
   Factory make_ops_;
+  Factory gather_whole_;
+  // Gathered whole: the sparse vectors' ids on rank 0, by the id every rank returned.
+  std::vector<int> sparse_ids_;
+  // Rank 0's values (level-0 downloads, the pieces' sums) on every rank.
+  std::vector<double> from_root(const std::vector<double>& values, std::size_t count) const;
   int dims_ = 1;
   std::array<bool, 3> periodic_{false, false, false};
   int levels_ = 0;
