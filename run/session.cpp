@@ -517,9 +517,12 @@ void Session::State::set_up() {
     try {
       std::unique_ptr<kernels::LevelOps> ops;
       if (parallel::size() > 1) {
+        // Rank 0's backend decides for every rank (a rank without a GPU may run the CPU's).
         const char* gather = std::getenv("HEATSIM_MULTIGRID_GATHER");
+        const bool rank0_gpu =
+            parallel::gather_all(choice.backend->capabilities().gpu ? 1.0 : 0.0)[0] != 0.0;
         parallel::DecomposedLevelOps::Factory whole;
-        if (choice.backend->capabilities().gpu || (gather && std::string(gather) == "1"))
+        if (rank0_gpu || (gather && std::string(gather) == "1"))
           whole = [name = choice.name, precision = c.precision] {
             return kernels::make_level_ops(name, precision);
           };
