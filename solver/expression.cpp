@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace heatsim::solver {
 namespace {
@@ -69,6 +71,9 @@ const Function2 kFunctions2[] = {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+// `not` where a name or function belongs (Python's spelling of C's `!`).
+const char* const kNotWord = "unexpected 'not': write ! for not (the operators are C's: &&, ||, !)";
+
 // Recursive descent over the grammar in expression.hpp, emitting postfix code.
 class Compiler {
  public:
@@ -80,8 +85,20 @@ class Compiler {
     if (pos_ == text_.size()) throw ExpressionError("the expression is empty", 0);
     logical_or(0);
     skip_blanks();
-    if (pos_ != text_.size())
+    if (pos_ != text_.size()) {
+      // A word where an operator belongs: Python's or SQL's logical words get C's operators.
+      std::size_t end = pos_;
+      while (end < text_.size() &&
+             (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
+        ++end;
+      const std::string word = text_.substr(pos_, end - pos_);
+      for (const auto& [spelled, op] :
+           {std::pair<const char*, const char*>{"and", "&&"}, {"or", "||"}, {"not", "!"}})
+        if (word == spelled)
+          fail("unexpected " + quoted(word) + ": write " + op + " for " + spelled +
+               " (the operators are C's: &&, ||, !)");
       fail("unexpected " + quoted(std::string(1, text_[pos_])) + " (an operator or the end)");
+    }
     program = std::move(program_);
     stack_depth = max_depth_;
   }
@@ -268,6 +285,7 @@ class Compiler {
       return;
     }
     pos_ = start;
+    if (id == "not") fail(kNotWord);
     std::string known;
     for (const std::string& v : variables_) known += v + ", ";
     fail("unknown name " + quoted(id) + " (variables: " + known + "constants: pi, e)");
@@ -290,6 +308,7 @@ class Compiler {
       }
     if (arity == 0) {
       pos_ = start;
+      if (id == "not") fail(kNotWord);
       fail("unknown function " + quoted(id));
     }
     ++pos_;  // '('

@@ -118,6 +118,20 @@ TEST(Expression, LogicalOperatorErrorsSayWhere) {
   EXPECT_NE(m.find("nested deeper"), std::string::npos) << m;
 }
 
+// Python's logical words, where C's operators belong, are named with the operator to write.
+TEST(Expression, LogicalWordsPointToTheOperators) {
+  std::string m;
+  EXPECT_EQ(error_column("x > 0.2 and y < 0.5", &m), 9);
+  EXPECT_NE(m.find("unexpected 'and': write && for and"), std::string::npos) << m;
+  EXPECT_EQ(error_column("x < 0 or x > 1", &m), 7);
+  EXPECT_NE(m.find("write || for or"), std::string::npos) << m;
+  EXPECT_EQ(error_column("not (x > 0)", &m), 1);
+  EXPECT_NE(m.find("write ! for not"), std::string::npos) << m;
+  // A word that merely begins so is no such hint.
+  EXPECT_EQ(error_column("x > 0 android", &m), 7);
+  EXPECT_NE(m.find("unexpected 'a' (an operator or the end)"), std::string::npos) << m;
+}
+
 TEST(Expression, VariablesAreTheOnesGiven) {
   const double v[1] = {3.0};
   EXPECT_EQ(Expression::compile("2 * x", {"x"}).eval(v), 6.0);
