@@ -219,8 +219,8 @@ double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
 }
 
 std::vector<std::string> check_resources(const PreparedRun& run,
-                                         const solver::BackendChoice& choice, int ghost,
-                                         bool files, double device_share) {
+                                         const solver::BackendChoice& choice, int ghost, bool files,
+                                         double device_share) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);

@@ -369,7 +369,8 @@ void DecomposedLevelOps::scatter(double a, int s, int y, bool assign) {
 
 bool DecomposedLevelOps::set_pieces(const std::vector<std::int32_t>& piece, std::int64_t count) {
   if (gathered_whole()) {
-    const bool taken = gather_all(root() && coarse_->set_pieces(piece, count) ? 1.0 : 0.0)[0] != 0.0;
+    const bool taken =
+        gather_all(root() && coarse_->set_pieces(piece, count) ? 1.0 : 0.0)[0] != 0.0;
     if (taken) pieces_ = count;
     return taken;
   }
@@ -816,8 +817,7 @@ std::vector<double> DecomposedLevelOps::from_root(const std::vector<double>& val
   counts[0] = static_cast<std::int64_t>(count);
   if (root() && values.size() != count)
     throw std::logic_error("decomposed level operations: rank 0 holds " +
-                           std::to_string(values.size()) + " values, not " +
-                           std::to_string(count));
+                           std::to_string(values.size()) + " values, not " + std::to_string(count));
   return gather_all(root() ? values : std::vector<double>(), counts);
 }
 

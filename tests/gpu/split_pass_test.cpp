@@ -49,8 +49,8 @@ TEST_F(CudaSplitPass, EqualsTheHaloFirstThenTheWholePass) {
         // CUDA-core tilings take them one step per pass).
         for (int variant = 0; variant < 8; ++variant) {
           const int depth = variant == 1 || variant == 4 || variant == 7 ? 2
-                            : variant == 2 || variant == 5          ? 3
-                                                                    : 1;
+                            : variant == 2 || variant == 5               ? 3
+                                                                         : 1;
           StencilProblem p = heatsim_tests::box_test_problem(
               dims, variant == 3 || variant == 6 || variant == 7, depth);
           if (variant == 6) {

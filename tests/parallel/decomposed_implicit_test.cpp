@@ -186,7 +186,8 @@ TEST_F(DecomposedGatheredTest, MultigridGatheredToRankZeroEqualsTheSerialRunBitF
       expect_same_run(serial, whole,
                       std::string(c.name) + " gathered from " + std::to_string(ranks) + " ranks");
       EXPECT_EQ(iterations(s.output), iterations(p.output))
-          << c.name << " on " << ranks << " ranks\n" << p.output;
+          << c.name << " on " << ranks << " ranks\n"
+          << p.output;
     }
   }
 }

@@ -6,10 +6,11 @@
 // a source on a schedule and every face kind (convective with a scheduled ambient, Dirichlet,
 // a heat flux, insulated) in 2D; a constant-weight 3D case with a source and Neumann faces;
 // sub-grid geometry with a void whose surface convects, in 3D; and temperature-dependent
-// materials with a periodic axis, a radiating face and one convecting and radiating, in 3D. A restart on another rank count
-// continues the same run; a rank that fails ends all of them. Implicit and steady runs with a GPU
-// backend on 2 ranks (whose multigrid goes whole to rank 0's GPU) against one process solving
-// on the GPU: bit for bit. Skipped without a GPU (failing with HEATSIM_REQUIRE_GPU=1).
+// materials with a periodic axis, a radiating face and one convecting and radiating, in 3D. A
+// restart on another rank count continues the same run; a rank that fails ends all of them.
+// Implicit and steady runs with a GPU backend on 2 ranks (whose multigrid goes whole to rank 0's
+// GPU) against one process solving on the GPU: bit for bit. Skipped without a GPU (failing with
+// HEATSIM_REQUIRE_GPU=1).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,10 +94,8 @@ struct Variant {
 
 // The CUDA-core backends, and temporal-blocking one step per pass.
 const std::vector<Variant>& variants() {
-  static const std::vector<Variant> list = {{"cuda-naive", 0},
-                                            {"shared-tiling", 0},
-                                            {"register-tiling", 0},
-                                            {"temporal-blocking", 1}};
+  static const std::vector<Variant> list = {
+      {"cuda-naive", 0}, {"shared-tiling", 0}, {"register-tiling", 0}, {"temporal-blocking", 1}};
   return list;
 }
 
