@@ -167,17 +167,6 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
         "decomposition's");
   dims_ = finest.dims;
   levels_ = static_cast<int>(levels.size());
-  if (gathered_whole()) {
-    parts_.clear();
-    transfers_.clear();
-    coarse_.reset();
-    for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && finest.periodic[a];
-    if (root()) {
-      coarse_ = gather_whole_();
-      coarse_->setup(levels);
-    }
-    return;
-  }
   for (int a = 0; a < 3; ++a) {
     periodic_[a] = a < dims_ && finest.periodic[a];
     if (periodic_[a] && decomposition_.procs()[a] > 1)
@@ -248,12 +237,44 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
   }
 }
 
+void DecomposedLevelOps::gather(std::vector<LevelOperator> levels) {
+  if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
+  if (levels[0].n != decomposition_.global_n())
+    throw std::invalid_argument(
+        "decomposed level operations: the hierarchy's grid is not the "
+        "decomposition's");
+  dims_ = levels[0].dims;
+  for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && levels[0].periodic[a];
+  levels_ = static_cast<int>(levels.size());
+  parts_.clear();
+  transfers_.clear();
+  coarse_.reset();
+  if (root()) {
+    coarse_ = gather_whole_();
+    coarse_->adopt(std::move(levels));
+  }
+}
+
 void DecomposedLevelOps::setup(const std::vector<LevelOperator>& levels) {
+  if (gathered_whole()) {
+    adopt(levels);
+    return;
+  }
   vectors_.clear();
   local_piece_.clear();
-  sparse_ids_.clear();
   pieces_ = 0;
   build(levels, false);
+}
+
+void DecomposedLevelOps::adopt(std::vector<LevelOperator> levels) {
+  if (!gathered_whole()) {
+    setup(levels);  // each rank cuts its parts from the levels, which it does not keep
+    return;
+  }
+  vectors_.clear();
+  sparse_ids_.clear();
+  pieces_ = 0;
+  gather(std::move(levels));
 }
 
 void DecomposedLevelOps::replace_hierarchy(const std::vector<LevelOperator>& levels) {

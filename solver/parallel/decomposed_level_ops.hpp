@@ -75,7 +75,7 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   // `levels` are the global hierarchy (every rank gives the same); each rank keeps its part.
   // Throws std::invalid_argument for a split periodic axis or levels the parts cannot take.
   void setup(const std::vector<kernels::LevelOperator>& levels) override;
-  void adopt(std::vector<kernels::LevelOperator> levels) override { setup(levels); }
+  void adopt(std::vector<kernels::LevelOperator> levels) override;
   void replace_hierarchy(const std::vector<kernels::LevelOperator>& levels) override;
 
   int create_vector(int level) override;
@@ -158,6 +158,8 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void add_part(const kernels::LevelOperator& level, const Box& owned);
   // The parts and transfers of `levels`; level 0's part is kept when `keep_finest`.
   void build(const std::vector<kernels::LevelOperator>& levels, bool keep_finest);
+  // Gathered whole: the hierarchy to rank 0's level operations (the others keep nothing).
+  void gather(std::vector<kernels::LevelOperator> levels);
   Box local_box(const Box& owned) const;
   // A rank's coarse nodes below its owned box `owned` of the finer level.
   CoarseBoxes coarse_boxes(const Box& owned, const Transfer& t) const;
