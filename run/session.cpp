@@ -511,8 +511,8 @@ void Session::State::set_up() {
     std::unique_ptr<solver::multigrid::ImplicitStepper> stepper;
     // Over several ranks the multigrid's fine levels are split with the grid and its
     // coarsest go to rank 0, on the CPU's level operations; on GPUs it goes whole to rank 0's
-    // GPU instead (the run's resource check held the whole run to one GPU),
-    // HEATSIM_MULTIGRID_GATHER=1 does the same on the CPU (a test hook).
+    // GPU instead (the run's resource check held the whole run to one GPU).
+    // HEATSIM_MULTIGRID_GATHER=1 gathers on the CPU too (a test hook), =0 splits on GPUs too.
     parallel::DecomposedLevelOps* split = nullptr;
     try {
       std::unique_ptr<kernels::LevelOps> ops;
@@ -522,7 +522,8 @@ void Session::State::set_up() {
         const bool rank0_gpu =
             parallel::gather_all(choice.backend->capabilities().gpu ? 1.0 : 0.0)[0] != 0.0;
         parallel::DecomposedLevelOps::Factory whole;
-        if (rank0_gpu || (gather && std::string(gather) == "1"))
+        const std::string asked = gather ? gather : "";
+        if ((rank0_gpu && asked != "0") || asked == "1")
           whole = [name = choice.name, precision = c.precision] {
             return kernels::make_level_ops(name, precision);
           };
