@@ -156,15 +156,19 @@ void DecomposedLevelOps::add_part(const LevelOperator& level, const Box& owned) 
   parts_.push_back(std::move(p));
 }
 
-void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool keep_finest) {
+void DecomposedLevelOps::check_levels(const std::vector<LevelOperator>& levels) const {
   if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
-  const LevelOperator& finest = levels[0];
-  if (finest.stencil_form())
-    throw std::invalid_argument("decomposed level operations: the finest level must be compact");
-  if (finest.n != decomposition_.global_n())
+  if (levels[0].n != decomposition_.global_n())
     throw std::invalid_argument(
         "decomposed level operations: the hierarchy's grid is not the "
         "decomposition's");
+}
+
+void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool keep_finest) {
+  check_levels(levels);
+  const LevelOperator& finest = levels[0];
+  if (finest.stencil_form())
+    throw std::invalid_argument("decomposed level operations: the finest level must be compact");
   dims_ = finest.dims;
   levels_ = static_cast<int>(levels.size());
   for (int a = 0; a < 3; ++a) {
@@ -238,11 +242,7 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
 }
 
 void DecomposedLevelOps::gather(std::vector<LevelOperator> levels) {
-  if (levels.empty()) throw std::invalid_argument("decomposed level operations: no levels");
-  if (levels[0].n != decomposition_.global_n())
-    throw std::invalid_argument(
-        "decomposed level operations: the hierarchy's grid is not the "
-        "decomposition's");
+  check_levels(levels);
   dims_ = levels[0].dims;
   for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && levels[0].periodic[a];
   levels_ = static_cast<int>(levels.size());

@@ -158,6 +158,8 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void add_part(const kernels::LevelOperator& level, const Box& owned);
   // The parts and transfers of `levels`; level 0's part is kept when `keep_finest`.
   void build(const std::vector<kernels::LevelOperator>& levels, bool keep_finest);
+  // Throws std::invalid_argument for no levels or a finest grid other than the decomposition's.
+  void check_levels(const std::vector<kernels::LevelOperator>& levels) const;
   // Gathered whole: the hierarchy to rank 0's level operations (the others keep nothing).
   void gather(std::vector<kernels::LevelOperator> levels);
   Box local_box(const Box& owned) const;
