@@ -203,6 +203,7 @@ struct Materials {
   std::vector<Shape> shapes;
   std::vector<const Shape*> shape_list;
   std::vector<std::int32_t> material;  // per shape
+  bool any_void = false;               // some region is a void
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
       : s(sampler), ids(node_ids) {
@@ -220,6 +221,7 @@ struct Materials {
       material.push_back(m);
     }
     for (const Shape& sh : shapes) shape_list.push_back(&sh);
+    any_void = std::find(material.begin(), material.end(), kVoid) != material.end();
   }
 
   // The material at point x (coordinates wrapped on periodic axes), else node `fallback`'s.
@@ -229,6 +231,47 @@ struct Materials {
       if (shapes[r].contains(x, s.dims)) m = material[r];
     return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
   }
+  // Points gathered to be classified together: a `where` shape is evaluated over them in
+  // blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.
+  struct Batch {
+    std::array<std::vector<double>, 3> x;
+    std::vector<double> values, scratch;
+    std::vector<std::int32_t> material;
+    void clear() {
+      for (auto& v : x) v.clear();
+    }
+    void add(const double* p) {
+      for (int a = 0; a < 3; ++a) x[a].push_back(p[a]);
+    }
+    std::size_t size() const { return x[0].size(); }
+  };
+  // at() for every point of `b`, into b.material.
+  void classify(Batch& b, std::int64_t fallback) const {
+    const std::size_t count = b.size();
+    b.material.assign(count, -1);
+    for (std::size_t r = 0; r < shapes.size(); ++r) {
+      const Shape& sh = shapes[r];
+      if (sh.formula) {
+        b.values.resize(count);
+        b.scratch.resize(sh.formula->block_scratch());
+        for (std::size_t k = 0; k < count; k += Expression::kBlock) {
+          const double* columns[3] = {b.x[0].data() + k, b.x[1].data() + k, b.x[2].data() + k};
+          const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - k));
+          sh.formula->eval_block(columns, n, b.values.data() + k, b.scratch.data());
+        }
+        for (std::size_t k = 0; k < count; ++k)
+          if (b.values[k] != 0.0 && !std::isnan(b.values[k])) b.material[k] = material[r];
+      } else {
+        for (std::size_t k = 0; k < count; ++k) {
+          const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
+          if (sh.contains(x, s.dims)) b.material[k] = material[r];
+        }
+      }
+    }
+    for (std::int32_t& m : b.material)
+      if (m == -1) m = ids[static_cast<std::size_t>(fallback)];
+  }
+
   // A void conducts nothing and holds no heat: a line through it has no conductance (its
   // resistance is infinite), and its share of a control volume no capacity.
   double k(std::int32_t m, int axis) const {
@@ -246,7 +289,7 @@ struct Materials {
   }
 
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
-  double line_conductance(int a, double* x, std::int64_t node) const {
+  double line_conductance(int a, double* x, std::int64_t node, Batch& batch) const {
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double> at = s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1);
     for (const Shape& sh : shapes) {
@@ -259,20 +302,28 @@ struct Materials {
         if (t > x0 && t < x1) at.push_back(t);
     }
     std::sort(at.begin(), at.end());
-    double resistance = 0.0;
-    std::int32_t first = -1;
-    bool have = false;
-    bool one = true;  // one material along the whole segment: its k exactly
+    // The pieces' midpoints, classified together.
+    batch.clear();
     for (std::size_t p = 0; p + 1 < at.size(); ++p) {
       // A piece shorter than the tolerance that puts a node on a bound (1e-9 of a spacing) is
       // the rounding of a bound written as a node's coordinate (26 * h = 0.013000000000000001
       // against a box from 0.013): a void there would cut the face off entirely.
-      const double len = at[p + 1] - at[p];
-      if (len <= 1e-9 * s.h[a]) continue;
+      if (at[p + 1] - at[p] <= 1e-9 * s.h[a]) continue;
       double y[3] = {x[0], x[1], x[2]};
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       y[a] = s.wrap(a, 0.5 * (at[p] + at[p + 1]));
-      const std::int32_t m = this->at(y, node);
+      batch.add(y);
+    }
+    classify(batch, node);
+    double resistance = 0.0;
+    std::int32_t first = -1;
+    bool have = false;
+    bool one = true;  // one material along the whole segment: its k exactly
+    std::size_t piece = 0;
+    for (std::size_t p = 0; p + 1 < at.size(); ++p) {
+      const double len = at[p + 1] - at[p];
+      if (len <= 1e-9 * s.h[a]) continue;
+      const std::int32_t m = batch.material[piece++];
       if (!have) {
         first = m;
         have = true;
@@ -284,7 +335,7 @@ struct Materials {
   }
 
   // The face between node i and i + e_a (or the wrap), sampled.
-  double face(int a, std::int64_t i) const {
+  double face(int a, std::int64_t i, Batch& batch) const {
     const auto ic = s.coords(i);
     // The cross-section's cuts per other active axis.
     std::array<std::vector<double>, 3> across;
@@ -319,7 +370,7 @@ struct Materials {
             }
           }
           if (w <= 0.0) continue;
-          const double K = line_conductance(a, x, i);
+          const double K = line_conductance(a, x, i, batch);
           if (first < 0.0) first = K;
           one = one && K == first;
           sum += w * K;
@@ -438,30 +489,50 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   out.capacity.resize(static_cast<std::size_t>(np));
   std::vector<char> near(static_cast<std::size_t>(np), 0);
   std::int64_t near_count = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : near_count) if (np >= 4096)
-  for (std::int64_t i = 0; i < np; ++i) {
-    const std::size_t at = static_cast<std::size_t>(i);
-    if (!m.near_surface(i)) {
-      out.capacity[at] = m.capacity(ids[at]);
-      continue;
-    }
-    near[at] = 1;
-    ++near_count;
-    double sum = 0.0, volume = 0.0;
-    std::int32_t first = -1;
-    bool have = false;
-    bool one = true;  // one material throughout: its capacity exactly
-    for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
-      const std::int32_t mat = m.at(x, i);
-      if (!have) {
-        first = mat;
-        have = true;
+  // Materials of one heat capacity and no void: every node's capacity is that one, sampled or
+  // not (a layered wall of two conductivities sampled no sub-cell for its capacities).
+  const bool one_capacity =
+      !m.any_void &&
+      std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
+        return mat.capacity() == c.materials.front().capacity();
+      });
+#pragma omp parallel reduction(+ : near_count) if (np >= 4096)
+  {
+    Materials::Batch batch;
+    std::vector<double> volumes;
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::size_t at = static_cast<std::size_t>(i);
+      if (!m.near_surface(i)) {
+        out.capacity[at] = m.capacity(ids[at]);
+        continue;
       }
-      one = one && mat == first;
-      sum += v * m.capacity(mat);
-      volume += v;
-    });
-    out.capacity[at] = one ? m.capacity(first) : sum / volume;
+      near[at] = 1;
+      ++near_count;
+      if (one_capacity) {
+        out.capacity[at] = c.materials.front().capacity();
+        continue;
+      }
+      batch.clear();
+      volumes.clear();
+      for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
+        batch.add(x);
+        volumes.push_back(v);
+      });
+      if (volumes.empty()) {  // a control volume of no extent
+        out.capacity[at] = m.capacity(ids[at]);
+        continue;
+      }
+      m.classify(batch, i);
+      double sum = 0.0, volume = 0.0;
+      bool one = true;  // one material throughout: its capacity exactly
+      for (std::size_t k = 0; k < volumes.size(); ++k) {
+        one = one && batch.material[k] == batch.material[0];
+        sum += volumes[k] * m.capacity(batch.material[k]);
+        volume += volumes[k];
+      }
+      out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
+    }
   }
   fold_void_nodes(c, ids, out.capacity);
   bool anisotropic = false;
@@ -478,16 +549,20 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     const auto k_at = [&](std::int32_t mat) {
       return mat == kVoid ? k_of.back() : k_of[static_cast<std::size_t>(mat)];
     };
-#pragma omp parallel for collapse(2) schedule(dynamic, 16) if (np >= 4096)
-    for (std::int64_t z = 0; z < s.n[2]; ++z)
-      for (std::int64_t y = 0; y < s.n[1]; ++y)
-        for (std::int64_t x = 0; x < s.n[0]; ++x) {
-          const std::int64_t ic[3] = {x, y, z};
-          if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
-          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
-          const std::size_t at = static_cast<std::size_t>(i);
-          K[at] = near[at] ? m.face(a, i) : k_at(ids[at]);
-        }
+#pragma omp parallel if (np >= 4096)
+    {
+      Materials::Batch batch;
+#pragma omp for collapse(2) schedule(dynamic, 16)
+      for (std::int64_t z = 0; z < s.n[2]; ++z)
+        for (std::int64_t y = 0; y < s.n[1]; ++y)
+          for (std::int64_t x = 0; x < s.n[0]; ++x) {
+            const std::int64_t ic[3] = {x, y, z};
+            if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
+            const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
+            const std::size_t at = static_cast<std::size_t>(i);
+            K[at] = near[at] ? m.face(a, i, batch) : k_at(ids[at]);
+          }
+    }
   }
   return out;
 }
@@ -675,7 +750,8 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t i = 0; i < np; ++i) {
       const auto ic = s.coords(i);
-      if (!s.crosses(sh, i, ic) && !m.near_surface(i, ic)) {
+      // Without voids every sub-cell is body: only the shape's own surface needs sampling.
+      if (!s.crosses(sh, i, ic) && (!m.any_void || !m.near_surface(i, ic))) {
         double x[3] = {0, 0, 0};
         for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
         const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
