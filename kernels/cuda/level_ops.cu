@@ -689,6 +689,8 @@ class CudaLevelOps final : public LevelOps {
       cudaStreamDestroy(stream_);
     }
     if (host_result_) cudaFreeHost(host_result_);
+    for (cudaEvent_t e : staged_)
+      if (e) cudaEventDestroy(e);
   }
   CudaLevelOps(const CudaLevelOps&) = delete;
   CudaLevelOps& operator=(const CudaLevelOps&) = delete;
@@ -867,7 +869,7 @@ class CudaLevelOps final : public LevelOps {
       if (op.stencil_form()) {
         // Only the smoother's operator is kept: fp32 entries and fp64 centres.
         DeviceArray exact;
-        copy_to_device(exact, op.stencil.data(), op.stencil.size(), stream_);
+        upload_doubles(exact, op.stencil);
         L->stencil.allocate(op.stencil.size() * sizeof(float));
         L->centre.allocate(static_cast<std::size_t>(np) * sizeof(double));
         round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
@@ -880,8 +882,7 @@ class CudaLevelOps final : public LevelOps {
       } else {
         for (int a = 0; a < kMaxDims; ++a) {
           if (a < op.dims)
-            copy_to_device(L->conductance[a], op.conductance[a].data(),
-                           op.conductance[a].size(), stream_);
+            upload_doubles(L->conductance[a], op.conductance[a]);
           else
             L->conductance[a].allocate(0);
           v.conductance[a] = L->conductance[a].as<double>();
@@ -897,7 +898,7 @@ class CudaLevelOps final : public LevelOps {
           v.conductance32[a] = L->conductance32[a].as<float>();
         }
         DeviceArray node_term;
-        copy_to_device(node_term, op.node_term.data(), op.node_term.size(), stream_);
+        upload_doubles(node_term, op.node_term);
         L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
         L->diagonal32.allocate(static_cast<std::size_t>(np) * sizeof(double));
         v.diagonal = L->diagonal.as<double>();
@@ -940,9 +941,7 @@ class CudaLevelOps final : public LevelOps {
     if (values.size() != static_cast<std::size_t>(dst.size))
       throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
                                   " values into a vector of " + std::to_string(dst.size));
-    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(dst.data->as<double>(), values.data(),
-                                       values.size() * sizeof(double), cudaMemcpyHostToDevice,
-                                       stream_));
+    upload_doubles(dst.data->as<double>(), values.data(), values.size());
     sync();  // `values` may go away once we return
   }
 
@@ -1147,7 +1146,7 @@ class CudaLevelOps final : public LevelOps {
       copy_to_device(C.fine_index[a], index.data(), index.size(), stream_);
       sync();  // the host tables die at the end of this iteration
     }
-    copy_to_device(C.prolongation, op.prolongation.data(), op.prolongation.size(), stream_);
+    upload_doubles(C.prolongation, op.prolongation);
   }
 
   // out = b - A x or A x; `smoother`: with the smoother's operator.
@@ -1188,8 +1187,51 @@ class CudaLevelOps final : public LevelOps {
   }
   void sync() { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
+  // dst = count doubles from src, on stream_. A large array goes in pieces copied on every core
+  // into two pinned buffers in turn (kernels/host_copy.hpp), each piece's transfer running while
+  // the next one is copied; a small one straight from pageable memory. Returns before the last
+  // transfer ends: src must live until the stream is synchronised.
+  void upload_doubles(double* dst, const double* src, std::size_t count) {
+    constexpr std::size_t kPiece = (std::size_t{32} << 20) / sizeof(double);
+    if (count < 2 * kPiece) {
+      if (count > 0)
+        HEATSIM_CUDA_CHECK(
+            cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyHostToDevice, stream_));
+      return;
+    }
+    if (!staging_[0].data()) {
+      for (int b = 0; b < 2; ++b) {
+        try {
+          staging_[b] = allocate_host_staging(kPiece * sizeof(double), true);
+        } catch (const std::exception&) {  // no pinned memory to be had: pageable, still correct
+          staging_[b] = allocate_host_staging(kPiece * sizeof(double), false);
+        }
+        HEATSIM_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[b], cudaEventDisableTiming));
+      }
+    }
+    for (std::size_t at = 0, piece = 0; at < count; at += kPiece, ++piece) {
+      const int b = static_cast<int>(piece % 2);
+      const std::size_t n = std::min(kPiece, count - at);
+      HEATSIM_CUDA_CHECK(cudaEventSynchronize(staged_[b]));  // its last transfer is done
+      double* buffer = static_cast<double*>(staging_[b].data());
+      copy_doubles(src + at, n, buffer);
+      HEATSIM_CUDA_CHECK(
+          cudaMemcpyAsync(dst + at, buffer, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+      HEATSIM_CUDA_CHECK(cudaEventRecord(staged_[b], stream_));
+    }
+  }
+  template <typename Alloc>
+  void upload_doubles(DeviceArray& dst, const std::vector<double, Alloc>& src) {
+    dst.allocate(src.size() * sizeof(double));
+    upload_doubles(dst.as<double>(), src.data(), src.size());
+  }
+
   cudaStream_t stream_ = nullptr;
   double* host_result_ = nullptr;  // pinned: the dot product's one value
+  // upload_doubles' two pinned buffers (64 MiB in all) and the ends of their last transfers,
+  // made at the first large upload and kept for the uploads of the run.
+  HostStaging staging_[2];
+  cudaEvent_t staged_[2] = {nullptr, nullptr};
   DeviceArray partials_, result_, scratch_;
   std::vector<std::unique_ptr<Level>> levels_;
   std::vector<Vector> vectors_;

@@ -115,10 +115,14 @@ Deflation find_deflation(const LevelOperator& level) {
   bool contrast = false;
   for (int a = 0; a < dims; ++a) {
     double hi = 0.0, lo = HUGE_VAL;
-    for (double G : level.conductance[a])
-      if (G > 0.0) {
-        hi = std::max(hi, G);
-        lo = std::min(lo, G);
+    const double* G = level.conductance[a].data();
+    const std::int64_t count = static_cast<std::int64_t>(level.conductance[a].size());
+    // Largest and smallest are the same in any order: the threads share the scan.
+#pragma omp parallel for reduction(max : hi) reduction(min : lo) if (count >= 65536)
+    for (std::int64_t i = 0; i < count; ++i)
+      if (G[i] > 0.0) {
+        hi = std::max(hi, G[i]);
+        lo = std::min(lo, G[i]);
       }
     largest[a] = hi;
     contrast = contrast || (hi > 0.0 && hi >= kStrongRatio * lo);

@@ -87,8 +87,12 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
     : ops_(ops), options_(options) {
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
-  std::vector<double> free(levels.at(0).fixed.size());
-  for (std::size_t i = 0; i < free.size(); ++i) free[i] = levels[0].fixed[i] ? 0.0 : 1.0;
+  const std::vector<std::uint8_t>& fixed = levels.at(0).fixed;
+  std::vector<double> free(fixed.size());
+  const std::int64_t np = static_cast<std::int64_t>(free.size());
+#pragma omp parallel for if (np >= 65536)
+  for (std::int64_t i = 0; i < np; ++i)
+    free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
   Deflation deflation = find_deflation(levels[0]);
   ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
