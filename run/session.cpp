@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "io/checkpoint.hpp"
 #include "io/file_writer.hpp"
@@ -487,6 +488,15 @@ void Session::State::set_up() {
         fmt::format("host {}, {}, backend {}, {} thread{}", host, where, choice.name, threads,
                     threads == 1 ? "" : "s"));
     for (std::size_t r = 0; r < all.size(); ++r) spdlog::info("rank {}: {}", r, all[r]);
+    // mpirun binds each of a few ranks to one core: every rank then builds the case's fields
+    // (and an implicit run's hierarchy) on one thread, while the host's other cores idle.
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (threads == 1 && cores >= 2u * static_cast<unsigned>(parallel::size()))
+      spdlog::info(
+          "rank 0 runs one thread on a host of {} cores: the set-up builds the whole case on "
+          "every rank, so `mpirun --bind-to none` (or `--map-by slot:PE=N` with "
+          "OMP_NUM_THREADS=N) gives it more",
+          cores);
     if (on_gpu)
       spdlog::info("halos between GPU ranks: through pinned host buffers ({})",
                    parallel::cuda_aware_mpi()
