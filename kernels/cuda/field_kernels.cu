@@ -511,6 +511,21 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
           ? static_cast<int>(round_up(grid.n[0] + grid.ghost, sector) - grid.n[0] - grid.ghost)
           : 0;
   b.xs = line_ends(0, pad_lo, pad_hi);
+  // A Dirichlet node's row end also rewrites the other nodes of its 32-byte sector with their
+  // own values (the same bits), so that every sector the pass writes along x is whole.
+  {
+    NodeRanges whole = b.xs;
+    const std::int64_t n = grid.n[0];
+    if (n >= 2 * sector) {
+      if (dirichlet(0)) whole.count[0] += static_cast<int>(sector - 1);
+      if (dirichlet(1)) {
+        const std::int64_t add = (n - 1) - (n - 1) / sector * sector;
+        whole.begin[1] -= add;
+        whole.count[1] += static_cast<int>(add);
+      }
+    }
+    if (whole.total() <= 32) b.xs = whole;  // else the partial sectors, as the lanes allow
+  }
   b.ys = line_ends(1, 0, 0);
   b.zs = line_ends(2, 0, 0);
   b.lanes_log2 = 0;
