@@ -1199,14 +1199,19 @@ class CudaLevelOps final : public LevelOps {
             cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyHostToDevice, stream_));
       return;
     }
-    if (!staging_[0].data()) {
-      for (int b = 0; b < 2; ++b) {
+    if (!staged_[1]) {  // the buffers and their events, made whole or not at all
+      HostStaging made[2];
+      for (HostStaging& b : made) {
         try {
-          staging_[b] = allocate_host_staging(kPiece * sizeof(double), true);
+          b = allocate_host_staging(kPiece * sizeof(double), true);
         } catch (const std::exception&) {  // no pinned memory to be had: pageable, still correct
-          staging_[b] = allocate_host_staging(kPiece * sizeof(double), false);
+          b = allocate_host_staging(kPiece * sizeof(double), false);
         }
-        HEATSIM_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[b], cudaEventDisableTiming));
+      }
+      for (int b = 0; b < 2; ++b) {
+        if (!staged_[b])
+          HEATSIM_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[b], cudaEventDisableTiming));
+        staging_[b] = std::move(made[b]);
       }
     }
     for (std::size_t at = 0, piece = 0; at < count; at += kPiece, ++piece) {
