@@ -35,11 +35,6 @@ inline int stencil_offset(int k, int axis) {
 
 constexpr std::uint8_t kRemovedNode = 2;
 
-// At least `bytes`, 2 MiB aligned, advised for transparent huge pages where the system has them
-// (kernels/cpu/huge_pages.cpp); freed by huge_free. Throws std::bad_alloc.
-void* huge_allocate(std::size_t bytes);
-void huge_free(void* p) noexcept;
-
 // An allocator whose sized construction and resize leave values unset (default-initialised)
 // where std::allocator sets them to 0: for arrays that parallel loops write in full, whose pages
 // are then first touched by the threads that write them (the hierarchy's 27-entries-per-node
@@ -63,22 +58,7 @@ struct UnsetAllocator : std::allocator<T> {
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
-  // Arrays of kHugeBytes or more are aligned to 2 MiB and offered to the kernel for
-  // transparent huge pages: first touches then fault a 2 MiB page at a time, not 4 KiB.
-  static constexpr std::size_t kHugeBytes = std::size_t{8} << 20;
-  T* allocate(std::size_t n) {
-    if (n * sizeof(T) < kHugeBytes) return std::allocator<T>::allocate(n);
-    return static_cast<T*>(huge_allocate(n * sizeof(T)));
-  }
-  void deallocate(T* p, std::size_t n) noexcept {
-    if (n * sizeof(T) < kHugeBytes) return std::allocator<T>::deallocate(p, n);
-    huge_free(p);
-  }
 };
-template <typename T, typename U>
-bool operator==(const UnsetAllocator<T>&, const UnsetAllocator<U>&) noexcept {
-  return true;
-}
 // A level's stencil or prolongation weights.
 using LevelWeights = std::vector<double, UnsetAllocator<double>>;
 
