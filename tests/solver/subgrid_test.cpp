@@ -610,6 +610,47 @@ namespace {
 // past it (26 h = 0.013000000000000001 for h = 0.0005 against a box from 0.013): the face from
 // the node before to the node on the bound lies in the body, its conductance k, not cut off
 // by a void piece of rounding length.
+// Two materials of one heat capacity (a strong sphere and `where` layers in a weak block):
+// every node's capacity is that capacity exactly, the mixed nodes' too, while their faces are
+// sampled; with the layers' capacity changed, the mixed nodes take the volume-weighted mean,
+// strictly between the two, and the nodes away from surfaces keep their own material's.
+TEST(Subgrid, MaterialsOfOneCapacityGiveItToEveryNode) {
+  Case c;
+  c.grid.dims = 3;
+  c.grid.n = {23, 19, 17};
+  c.grid.length = {0.022, 0.018, 0.016};
+  c.materials = {material("weak", 1.0, 1000, 1000), material("strong", 1e4, 2000, 500),
+                 material("layer", 50.0, 500, 2000)};
+  ShapeSpec ball;
+  ball.kind = ShapeKind::ball;
+  ball.center = {0.011, 0.009, 0.008};
+  ball.radius = 0.0043;
+  ShapeSpec layers;
+  layers.kind = ShapeKind::where;
+  layers.where = "z - 0.004 * floor(z / 0.004) < 0.0013";
+  c.regions = {region("weak"), region("strong", ball), region("layer", layers)};
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const auto one = heatsim::solver::subgrid_materials(c, ids);
+  ASSERT_EQ(one.capacity.size(), ids.size());
+  ASSERT_FALSE(one.faces[0].empty()) << "the faces near the surfaces are sampled";
+  for (std::size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(one.capacity[i], 1e6) << "node " << i;
+  // Some faces take neither material's k: they were sampled across a surface.
+  std::size_t mixed_faces = 0;
+  for (const auto& axis : one.faces)
+    for (double K : axis) mixed_faces += K != 0.0 && K != 1.0 && K != 1e4 && K != 50.0;
+  EXPECT_GT(mixed_faces, 0u);
+
+  c.materials[2] = material("layer", 50.0, 500, 1000);  // 5e5 against the others' 1e6
+  const auto two = heatsim::solver::subgrid_materials(c, ids);
+  std::size_t between = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const double C = two.capacity[i];
+    ASSERT_TRUE(C == 1e6 || C == 5e5 || (C > 5e5 && C < 1e6)) << "node " << i << ": " << C;
+    between += C > 5e5 && C < 1e6;
+  }
+  EXPECT_GT(between, 0u) << "nodes the layers' surfaces cross take a mean";
+}
+
 TEST(Subgrid, ABoundOnANodeRoundedPastItCutsNoFace) {
   Case c;
   c.grid.dims = 1;
