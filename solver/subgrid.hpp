@@ -18,7 +18,9 @@
 //   lines across a face a curved surface cuts, 4 x 4 of them, was measured first order.)
 // - A node's heat capacity, and the share of a source shape's density it takes, are averages
 //   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
-//   a 4-per-axis split refined at box bounds.
+//   a 4-per-axis split refined at box bounds. Materials of one capacity (and no void) give it
+//   to every node unsampled; without a void a source's share is sampled only where the
+//   source's own surface passes.
 // - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
 //   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
 //   of, takes its node material throughout. `where` features thinner than a spacing between
