@@ -220,15 +220,23 @@ double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
 
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost, bool files,
-                                         double device_share) {
+                                         double device_share, int host_ranks) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
   const double host_need = need.host_bytes();
+  const int sharing = std::max(1, host_ranks);
   const double host_have = host_memory_available();
-  if (host_have > 0 && host_need > host_have) {
-    short_of.push_back(fmt::format("not enough host memory: the run needs {} and {} is available",
-                                   format_bytes(host_need), format_bytes(host_have)));
+  if (host_have > 0 && host_need * sharing > host_have) {
+    if (sharing == 1)
+      short_of.push_back(fmt::format("not enough host memory: the run needs {} and {} is available",
+                                     format_bytes(host_need), format_bytes(host_have)));
+    else
+      short_of.push_back(fmt::format(
+          "not enough host memory: each of the {} ranks on this host builds the whole case, {} "
+          "each, {} in all, and {} is available; start fewer ranks per host",
+          sharing, format_bytes(host_need), format_bytes(host_need * sharing),
+          format_bytes(host_have)));
   }
   if (!need.device.empty()) {
     auto devices = kernels::cuda_devices();

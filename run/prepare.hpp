@@ -80,9 +80,12 @@ FilesEstimate estimate_files(const PreparedRun& run);
 // Host memory, device memory and (with `files`) output disk space needed vs available: what
 // is short, with the numbers, one message each; empty when everything fits. `device_share`:
 // the part of the whole run's device memory this process's GPU holds (device_share()).
+// `host_ranks`: the processes of the run on this host, each of which builds the whole case in
+// its memory (a run under mpirun), so that the host must hold that many times the case.
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
-                                         bool files = true, double device_share = 1.0);
+                                         bool files = true, double device_share = 1.0,
+                                         int host_ranks = 1);
 
 // The part of a run's device memory one GPU holds in an explicit run over `ranks` ranks
 // (decomposed with overlap `halo` and the case's parallel.decomposition `procs`): the largest

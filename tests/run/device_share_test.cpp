@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "run/prepare.hpp"
 
@@ -50,3 +53,30 @@ TEST(DeviceShare, AGridThatCannotBeSplitSoCountsWhole) {
 }
 
 }  // namespace
+
+// Every rank of a run under mpirun builds the whole case in its memory, so the host must hold
+// it once per rank there: a small case passes for one rank and is refused, with the count
+// named, for more ranks on one host than its memory can hold.
+TEST(HostShare, EachRankOnAHostNeedsTheWholeCase) {
+  if (!std::filesystem::exists("/proc/meminfo")) GTEST_SKIP() << "no /proc/meminfo";
+  namespace run = heatsim::run;
+  const run::PreparedRun prepared =
+      run::prepare_run(run::CaseSource::yaml("grid: {dims: 3, n: [64, 64, 64], length: [1, 1, 1]}\n"
+                                             "physics: {alpha: 1.0}\n"
+                                             "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                             "initial: {type: constant, value: 1}\n"
+                                             "time: {dt: auto, steps: 1}\n"
+                                             "backend: cpu\n"),
+                       run::Overrides{});
+  heatsim::solver::BackendChoice choice;
+  choice.name = "cpu";
+  EXPECT_TRUE(run::check_resources(prepared, choice, 1, false, 1.0, 1).empty());
+  EXPECT_TRUE(run::check_resources(prepared, choice, 1, false, 1.0, 2).empty());
+  const std::vector<std::string> short_of =
+      run::check_resources(prepared, choice, 1, false, 1.0, 1 << 30);
+  ASSERT_EQ(short_of.size(), 1u);
+  EXPECT_NE(short_of[0].find("not enough host memory: each of the 1073741824 ranks on this host "
+                             "builds the whole case"),
+            std::string::npos)
+      << short_of[0];
+}
