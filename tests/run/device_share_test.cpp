@@ -1,6 +1,7 @@
 // The part of a run's device memory one GPU holds in an explicit run over ranks
 // (run/prepare.hpp, device_share): a rank's block with its overlaps, times the ranks sharing
-// its GPU, so that a grid larger than one GPU is not refused when its blocks fit the GPUs.
+// its GPU, so that a grid larger than one GPU is not refused when its blocks fit the GPUs. And
+// the host's share: every rank on a host builds the whole case, so the host holds it per rank.
 #include <gtest/gtest.h>
 
 #include <array>
