@@ -17,6 +17,22 @@ namespace {
 constexpr int kSplit = 4;
 constexpr int kWhereSteps = 8;
 
+// Points gathered to be tested together, as columns: a `where` shape is evaluated over them
+// in blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.
+struct Points {
+  std::array<std::vector<double>, 3> x;
+  std::vector<double> values, scratch;  // the blocks' values and the evaluation's scratch
+  std::vector<char> in;                 // Shape::contains_all's answers
+  std::vector<std::int32_t> material;   // Materials::classify's answers
+  void clear() {
+    for (auto& v : x) v.clear();
+  }
+  void add(const double* p) {
+    for (int a = 0; a < 3; ++a) x[a].push_back(p[a]);
+  }
+  std::size_t size() const { return x[0].size(); }
+};
+
 // A shape ready for point and neighbourhood tests.
 struct Shape {
   const ShapeSpec* spec = nullptr;
@@ -49,6 +65,27 @@ struct Shape {
         break;
     }
     return false;
+  }
+  // contains() for every point of `p`, into p.in.
+  void contains_all(Points& p, int dims) const {
+    const std::size_t count = p.size();
+    p.in.assign(count, 0);
+    if (!formula) {
+      for (std::size_t k = 0; k < count; ++k) {
+        const double x[3] = {p.x[0][k], p.x[1][k], p.x[2][k]};
+        p.in[k] = contains(x, dims);
+      }
+      return;
+    }
+    p.values.resize(count);
+    p.scratch.resize(formula->block_scratch());
+    for (std::size_t b = 0; b < count; b += Expression::kBlock) {
+      const double* columns[3] = {p.x[0].data() + b, p.x[1].data() + b, p.x[2].data() + b};
+      const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - b));
+      formula->eval_block(columns, n, p.values.data() + b, p.scratch.data());
+    }
+    for (std::size_t k = 0; k < count; ++k)
+      p.in[k] = p.values[k] != 0.0 && !std::isnan(p.values[k]);
   }
 };
 
@@ -231,42 +268,13 @@ struct Materials {
       if (shapes[r].contains(x, s.dims)) m = material[r];
     return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
   }
-  // Points gathered to be classified together: a `where` shape is evaluated over them in
-  // blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.
-  struct Batch {
-    std::array<std::vector<double>, 3> x;
-    std::vector<double> values, scratch;
-    std::vector<std::int32_t> material;
-    void clear() {
-      for (auto& v : x) v.clear();
-    }
-    void add(const double* p) {
-      for (int a = 0; a < 3; ++a) x[a].push_back(p[a]);
-    }
-    std::size_t size() const { return x[0].size(); }
-  };
   // at() for every point of `b`, into b.material.
-  void classify(Batch& b, std::int64_t fallback) const {
-    const std::size_t count = b.size();
-    b.material.assign(count, -1);
+  void classify(Points& b, std::int64_t fallback) const {
+    b.material.assign(b.size(), -1);
     for (std::size_t r = 0; r < shapes.size(); ++r) {
-      const Shape& sh = shapes[r];
-      if (sh.formula) {
-        b.values.resize(count);
-        b.scratch.resize(sh.formula->block_scratch());
-        for (std::size_t k = 0; k < count; k += Expression::kBlock) {
-          const double* columns[3] = {b.x[0].data() + k, b.x[1].data() + k, b.x[2].data() + k};
-          const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - k));
-          sh.formula->eval_block(columns, n, b.values.data() + k, b.scratch.data());
-        }
-        for (std::size_t k = 0; k < count; ++k)
-          if (b.values[k] != 0.0 && !std::isnan(b.values[k])) b.material[k] = material[r];
-      } else {
-        for (std::size_t k = 0; k < count; ++k) {
-          const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
-          if (sh.contains(x, s.dims)) b.material[k] = material[r];
-        }
-      }
+      shapes[r].contains_all(b, s.dims);
+      for (std::size_t k = 0; k < b.size(); ++k)
+        if (b.in[k]) b.material[k] = material[r];
     }
     for (std::int32_t& m : b.material)
       if (m == -1) m = ids[static_cast<std::size_t>(fallback)];
@@ -289,7 +297,7 @@ struct Materials {
   }
 
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
-  double line_conductance(int a, double* x, std::int64_t node, Batch& batch) const {
+  double line_conductance(int a, double* x, std::int64_t node, Points& batch) const {
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double> at = s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1);
     for (const Shape& sh : shapes) {
@@ -335,7 +343,7 @@ struct Materials {
   }
 
   // The face between node i and i + e_a (or the wrap), sampled.
-  double face(int a, std::int64_t i, Batch& batch) const {
+  double face(int a, std::int64_t i, Points& batch) const {
     const auto ic = s.coords(i);
     // The cross-section's cuts per other active axis.
     std::array<std::vector<double>, 3> across;
@@ -498,7 +506,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       });
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
-    Materials::Batch batch;
+    Points batch;
     std::vector<double> volumes;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t i = 0; i < np; ++i) {
@@ -551,7 +559,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     };
 #pragma omp parallel if (np >= 4096)
     {
-      Materials::Batch batch;
+      Points batch;
 #pragma omp for collapse(2) schedule(dynamic, 16)
       for (std::int64_t z = 0; z < s.n[2]; ++z)
         for (std::int64_t y = 0; y < s.n[1]; ++y)
@@ -741,12 +749,10 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
 #pragma omp parallel if (np >= 4096)
   {
-    // A where shape is tested on a node's sub-cells together (Expression::eval_block, eval()'s
-    // bits), the sums then taken in the sub-cells' order as before.
-    std::array<std::vector<double>, 3> at;
-    std::vector<double> volumes, values, scratch;
-    std::vector<char> in;
-    if (sh.formula) scratch.resize(sh.formula->block_scratch());
+    // The shape is tested on a node's sub-cells together (Shape::contains_all), the sums then
+    // taken in the sub-cells' order.
+    Points cells;
+    std::vector<double> volumes;
 #pragma omp for schedule(dynamic, 256)
     for (std::int64_t i = 0; i < np; ++i) {
       const auto ic = s.coords(i);
@@ -760,33 +766,17 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
         out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
         continue;
       }
-      for (auto& v : at) v.clear();
+      cells.clear();
       volumes.clear();
       for_sub_cells(s, list, i, [&](const double* x, double v) {
-        for (int a = 0; a < 3; ++a) at[a].push_back(x[a]);
+        cells.add(x);
         volumes.push_back(v);
       });
-      const std::size_t count = volumes.size();
-      in.assign(count, 0);
-      if (sh.formula) {
-        values.resize(count);
-        constexpr int kBlock = Expression::kBlock;
-        for (std::size_t b = 0; b < count; b += kBlock) {
-          const double* columns[3] = {at[0].data() + b, at[1].data() + b, at[2].data() + b};
-          const int n = static_cast<int>(std::min<std::size_t>(kBlock, count - b));
-          sh.formula->eval_block(columns, n, values.data() + b, scratch.data());
-        }
-        for (std::size_t k = 0; k < count; ++k) in[k] = values[k] != 0.0 && !std::isnan(values[k]);
-      } else {
-        for (std::size_t k = 0; k < count; ++k) {
-          const double x[3] = {at[0][k], at[1][k], at[2][k]};
-          in[k] = sh.contains(x, s.dims);
-        }
-      }
+      sh.contains_all(cells, s.dims);
       double inside = 0.0, volume = 0.0;
-      for (std::size_t k = 0; k < count; ++k) {
-        const double x[3] = {at[0][k], at[1][k], at[2][k]};
-        if (in[k] && m.at(x, i) != kVoid) inside += volumes[k];
+      for (std::size_t k = 0; k < volumes.size(); ++k) {
+        const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
+        if (cells.in[k] && m.at(x, i) != kVoid) inside += volumes[k];
         volume += volumes[k];
       }
       out[static_cast<std::size_t>(i)] = inside / volume;
