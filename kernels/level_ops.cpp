@@ -31,6 +31,11 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
   return t;
 }
 
+void LevelOps::smooth_from_zero(int level, int b, int x, int sweeps, bool reverse, double omega) {
+  zero(x);
+  smooth(level, b, x, sweeps, reverse, omega);
+}
+
 void LevelOps::smooth_colour(int, int, int, int, double) {
   throw std::logic_error("level ops " + name() + ": no smoothing by single colours");
 }

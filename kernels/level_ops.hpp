@@ -213,6 +213,10 @@ class LevelOps {
   // that a cycle with the same number of sweeps before (forward) and after (reverse) is a
   // symmetric preconditioner (for 0 < omega < 2).
   virtual void smooth(int level, int b, int x, int sweeps, bool reverse, double omega) = 0;
+  // x = +0 on every node, then smooth(): a V-cycle's first smoothing of a correction. The
+  // default is zero() and smooth(); a backend may instead start its first sweep from zeros it
+  // does not read, with the same values.
+  virtual void smooth_from_zero(int level, int b, int x, int sweeps, bool reverse, double omega);
   // One colour of smooth() on the free nodes of `colour` (numbered as smooth() numbers them),
   // once, over-relaxed by omega: for a caller that holds a block of a larger grid and refreshes
   // the values beside it between colours (solver/parallel/decomposed_level_ops.hpp), so that
@@ -244,6 +248,8 @@ class LevelOps {
   // v = 0 on the free nodes of `level`; the fixed nodes keep their values.
   virtual void zero_free(int level, int v) = 0;
   virtual double dot(int x, int y) = 0;
+  // v = +0 on every node (where axpby(0, v, 0, v) leaves -0 for negative values).
+  virtual void zero(int v) = 0;
   // y = a x + b y (b == 0 assigns, whatever y held).
   virtual void axpby(double a, int x, double b, int y) = 0;
   // y = a (w x) + b y, the product taken node by node (b == 0 assigns).

@@ -49,13 +49,17 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
       stepper.sources + (stepper.transient ? layout.transient_vectors : 0) +
       (stepper.bdf2 ? layout.bdf2_extra_vectors : 0) +
       (stepper.deflated ? layout.deflation_vectors : 0);
+  const bool fused_sweeps =
+      !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
   b.level_ops =
       finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) +
-                (layout.finest_extra_vectors + stepper_vectors) * kDouble) +
+                (layout.finest_extra_vectors + stepper_vectors +
+                 (fused_sweeps ? layout.device_sweep_vectors : 0)) *
+                    kDouble) +
       coarse * level_bytes(on_cpu ? layout.coarse_operator_doubles
                                   : layout.device_coarse_operator_doubles) +
-                coarsest * layout.coarsest_extra_vectors * kDouble +
-                (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
+      coarsest * layout.coarsest_extra_vectors * kDouble +
+      (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
   b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
                      layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +

@@ -29,6 +29,9 @@ struct MultigridLayout {
   // three on the coarsest (counted with the coarsest level).
   int vectors_per_level = 3;
   int finest_extra_vectors = 5;
+  // On a GPU, a 3D finest level without periodic axes (and of more than 8192 nodes) smooths
+  // out of place into a second array of its own.
+  int device_sweep_vectors = 1;
   int coarsest_extra_vectors = 3;
   // On the host whatever runs the levels: the heat-flow operator (its level: operator and
   // fixed flags, plus the node weights) and, while the solver is set up, the hierarchy built

@@ -397,6 +397,14 @@ class CpuLevelOps final : public LevelOps {
       if (!L.op.fixed[i]) vv[i] = 0.0;
   }
 
+  void zero(int v) override {
+    Values& vv = vec(v);
+    const std::int64_t n = static_cast<std::int64_t>(vv.size());
+    double* p = vv.data();
+#pragma omp parallel for schedule(static) if (n >= 32768)
+    for (std::int64_t i = 0; i < n; ++i) p[i] = 0.0;
+  }
+
   double dot(int x, int y) override {
     const Level& L = at(vector_level_.at(static_cast<std::size_t>(x)));
     const double* xp = vec(x).data();

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -331,6 +333,124 @@ __global__ void __launch_bounds__(kSmallThreads)
       }
       __syncthreads();
     }
+}
+
+// Both colours of one Gauss-Seidel sweep of a compact 3D level without periodic axes, in one
+// launch and out of place: `out` receives what colour_kernel's two launches (colour `first`,
+// then the other) leave in x, bit for bit, and `in` (x before the sweep) is only read. A launch
+// per colour reads every array once each (a colour's nodes share their sectors with the
+// other's); this reads them once per sweep.
+//
+// A block owns a tile of kSweepPairs - 2 pairs of x nodes by kSweepRows - 2 rows and marches
+// kSweepPlanes planes along z. Each thread holds one pair; in each pair and plane one node
+// has the first colour and one the second. Ahead of the march, the first colour's new values of
+// plane z + 1 are formed from `in` over the tile and a halo of one pair and one row (the halo
+// formed again by the neighbouring block: the blocks share nothing) into a ring of planes in
+// shared memory; then the second colour's nodes of plane z take their six neighbours (all of
+// the first colour) from the ring, and both values of each pair are stored. The ring holds four
+// planes, so one barrier per plane suffices: the slot written for plane z + 1 was last read at
+// plane z - 1, before every thread's barrier of plane z. Every load of a node is issued before
+// any of its values is used (a node off the grid or of no use reads node 0 alone, its result
+// dropped), and the second colour's loads of plane z before that barrier, so that a thread's
+// loads overlap instead of waiting on a branch (tile rows 8, 16 and 32 measured: 16 is fastest,
+// docs/performance.md).
+constexpr int kSweepPairs = 32;   // threads along x, one pair of nodes each; the outer two: halo
+constexpr int kSweepRows = 16;    // threads along y; the outer two: halo
+constexpr int kSweepPlanes = 32;  // planes per block along z
+
+// s + g v where the neighbour is there, s + 0 (the same bits as leaving it out) where not.
+__device__ inline double add_neighbour(double s, bool there, float g, double v) {
+  return __dadd_rn(s, there ? __dmul_rn(static_cast<double>(g), v) : 0.0);
+}
+
+// gauss_seidel's value and colour_kernel's relaxation from the neighbour sum s.
+__device__ inline double relaxed(double b, double diagonal, double s, double xo, double omega) {
+  const double gs = __ddiv_rn(__dadd_rn(b, s), diagonal);
+  return __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
+}
+
+// kZero: x is +0 on every node before the sweep (LevelOps::smooth_from_zero), and `in` is not
+// read.
+template <bool kZero>
+__global__ void __launch_bounds__(kSweepPairs* kSweepRows)
+    fused_sweep_kernel(LevelView L, const double* __restrict__ b, const double* __restrict__ in,
+                       double* __restrict__ out, int first, double omega) {
+  constexpr int kRows = kSweepRows;
+  __shared__ double ring[4][kRows][kSweepPairs];  // the first colour's new values
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const long long nx = L.n[0], ny = L.n[1], nz = L.n[2], plane = nx * ny;
+  // This thread's pair: nodes x0 and x0 + 1 (x0 even) of row y.
+  const long long x0 = 2 * (static_cast<long long>(blockIdx.x) * (kSweepPairs - 2) + tx - 1);
+  const long long y = static_cast<long long>(blockIdx.y) * (kRows - 2) + ty - 1;
+  const long long z0 = static_cast<long long>(blockIdx.z) * kSweepPlanes;
+  const long long z1 = min(z0 + kSweepPlanes, nz);
+  const bool row = y >= 0 && y < ny;
+  const bool inner = row && tx > 0 && tx < kSweepPairs - 1 && ty > 0 && ty < kRows - 1;
+  const float *gx = L.conductance32[0], *gy = L.conductance32[1], *gz = L.conductance32[2];
+  const std::uint8_t* fixed = L.fixed;
+  const double* diagonal = L.diagonal32;
+  // Which node of the pair has the first colour on plane z: x0 + offset ((x + y + z) % 2).
+  const auto offset = [&](long long z) { return static_cast<long long>((first + y + z) & 1); };
+  const auto slot = [](long long z) { return static_cast<int>((z + 4) & 3); };
+  // The first colour's new value of this thread's pair on plane z, from `in`.
+  const auto first_colour = [&](long long z) {
+    const long long x = x0 + offset(z);
+    const bool here = row && z >= 0 && z < nz && x >= 0 && x < nx;
+    const long long i = here ? z * plane + y * nx + x : 0;
+    const bool xl = here && x > 0, xh = here && x < nx - 1, zl = here && z > 0;
+    const bool zh = here && z < nz - 1, yl = here && y > 0, yh = here && y < ny - 1;
+    const std::uint8_t f = fixed[i];
+    const double xo = kZero ? 0.0 : in[i], bi = b[i], d = diagonal[i];
+    const float g0 = gx[xl ? i - 1 : i], g1 = gx[i], g2 = gy[yl ? i - nx : i], g3 = gy[i];
+    const float g4 = gz[zl ? i - plane : i], g5 = gz[i];
+    const auto old = [&](long long j) { return kZero ? 0.0 : in[j]; };
+    const double v0 = old(xl ? i - 1 : i), v1 = old(xh ? i + 1 : i), v2 = old(yl ? i - nx : i);
+    const double v3 = old(yh ? i + nx : i), v4 = old(zl ? i - plane : i);
+    const double v5 = old(zh ? i + plane : i);
+    double s = 0.0;
+    s = add_neighbour(s, xl, g0, v0);
+    s = add_neighbour(s, xh, g1, v1);
+    s = add_neighbour(s, yl, g2, v2);
+    s = add_neighbour(s, yh, g3, v3);
+    s = add_neighbour(s, zl, g4, v4);
+    s = add_neighbour(s, zh, g5, v5);
+    const double v = f ? xo : relaxed(bi, d, s, xo, omega);
+    ring[slot(z)][ty][tx] = here ? v : 0.0;
+  };
+  first_colour(z0 - 1);
+  first_colour(z0);
+  for (long long z = z0; z < z1; ++z) {
+    // The second colour's node of plane z and its own values, loaded before the barrier.
+    const long long o = offset(z);
+    const long long base = z * plane + y * nx;
+    const long long x = x0 + 1 - o;
+    const bool mine = inner && x < nx;
+    const long long i = mine ? base + x : 0;
+    const bool xl = mine && x > 0, xh = mine && x < nx - 1, zl = mine && z > 0;
+    const bool zh = mine && z < nz - 1, yl = mine && y > 0, yh = mine && y < ny - 1;
+    const std::uint8_t f = fixed[i];
+    const double xo = kZero ? 0.0 : in[i], bi = b[i], d = diagonal[i];
+    const float g0 = gx[xl ? i - 1 : i], g1 = gx[i], g2 = gy[yl ? i - nx : i], g3 = gy[i];
+    const float g4 = gz[zl ? i - plane : i], g5 = gz[i];
+    first_colour(z + 1);
+    __syncthreads();
+    if (inner) {
+      const int s0 = slot(z);
+      if (x0 + o < nx) out[base + x0 + o] = ring[s0][ty][tx];
+      if (mine) {
+        // Its neighbours along x: the first colour's nodes of this pair and of the pair before
+        // (o = 1) or after (o = 0) it.
+        double s = 0.0;
+        s = add_neighbour(s, xl, g0, ring[s0][ty][o ? tx - 1 : tx]);
+        s = add_neighbour(s, xh, g1, ring[s0][ty][o ? tx : tx + 1]);
+        s = add_neighbour(s, yl, g2, ring[s0][ty - 1][tx]);
+        s = add_neighbour(s, yh, g3, ring[s0][ty + 1][tx]);
+        s = add_neighbour(s, zl, g4, ring[slot(z - 1)][ty][tx]);
+        s = add_neighbour(s, zh, g5, ring[slot(z + 1)][ty][tx]);
+        out[i] = f ? xo : relaxed(bi, d, s, xo, omega);
+      }
+    }
+  }
 }
 
 // The block-wide sum of each thread's `value` in a fixed tree over s[kSmallThreads], the same
@@ -681,6 +801,8 @@ class CudaLevelOps final : public LevelOps {
     HEATSIM_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
     partials_.allocate(kDotMaxBlocks * sizeof(double));
     result_.allocate(sizeof(double));
+    const char* fused = std::getenv("HEATSIM_FUSED_SWEEPS");
+    fused_sweeps_ = !(fused && std::string(fused) == "0");
   }
   ~CudaLevelOps() override {
     // No throw from a destructor; at worst a failed release leaks.
@@ -920,6 +1042,19 @@ class CudaLevelOps final : public LevelOps {
       levels_.push_back(std::move(L));
     }
     scratch_.allocate(static_cast<std::size_t>(largest_conflict) * sizeof(double));
+    // The fused sweeps' second array for the finest level where they apply (3D, compact, no
+    // periodic axis, larger than the one-block smoothing); kept across replace_hierarchy,
+    // whose finest level has the same points.
+    const LevelView& f = levels_.front()->view;
+    const bool fused = fused_sweeps_ && f.dims == 3 && f.stencil == nullptr && !f.periodic[0] &&
+                       !f.periodic[1] && !f.periodic[2] && levels_.front()->points > kSmallLevel;
+    if (!fused) {
+      sweep_out_.reset();
+    } else if (!sweep_out_ || sweep_out_points_ != levels_.front()->points) {
+      sweep_out_points_ = levels_.front()->points;
+      sweep_out_ = std::make_unique<DeviceArray>();
+      sweep_out_->allocate(static_cast<std::size_t>(sweep_out_points_) * sizeof(double));
+    }
   }
 
  public:
@@ -982,6 +1117,10 @@ class CudaLevelOps final : public LevelOps {
       HEATSIM_CUDA_CHECK_LAUNCH();
       return;
     }
+    if (level == 0 && sweep_out_) {
+      fused_sweeps(v, bp, x, sweeps, reverse, omega, false);
+      return;
+    }
     // Stencil levels launch the rows of one colour's y and z parities (at most a quarter).
     const dim3 grid = node_grid((v.n[0] + 1) / 2, L.colours > 2 ? ((v.n[1] + 1) / 2) *
                                                                       ((v.n[2] + 1) / 2)
@@ -1002,6 +1141,14 @@ class CudaLevelOps final : public LevelOps {
         });
         HEATSIM_CUDA_CHECK_LAUNCH();
       }
+  }
+
+  void smooth_from_zero(int level, int b, int x, int sweeps, bool reverse, double omega) override {
+    if (level == 0 && sweep_out_ && sweeps > 0) {
+      fused_sweeps(at(0).view, ptr(b, 0), x, sweeps, reverse, omega, true);
+      return;
+    }
+    LevelOps::smooth_from_zero(level, b, x, sweeps, reverse, omega);
   }
 
   void conjugate_gradients(int level, int b, int x, int r, int p, int q, double tolerance,
@@ -1089,6 +1236,12 @@ class CudaLevelOps final : public LevelOps {
     return *host_result_;
   }
 
+  void zero(int v) override {
+    const Vector& z = vec(v);
+    HEATSIM_CUDA_CHECK(cudaMemsetAsync(z.data->as<double>(), 0,
+                                       static_cast<std::size_t>(z.size) * sizeof(double), stream_));
+  }
+
   void axpby(double a, int x, double b, int y) override {
     const Vector& xv = vec(x);
     Vector& yv = vec(y);
@@ -1099,6 +1252,30 @@ class CudaLevelOps final : public LevelOps {
   }
 
  private:
+  // `sweeps` sweeps of the finest level, both colours per launch (fused_sweep_kernel), out of
+  // place: each sweep's result goes to sweep_out_, which then becomes x's array (and x's old
+  // array the next sweep's output). `from_zero`: x is taken as +0 before the first.
+  void fused_sweeps(const LevelView& v, const double* bp, int x, int sweeps, bool reverse,
+                    double omega, bool from_zero) {
+    Vector& xv = vec(x);
+    const dim3 grid(
+        static_cast<unsigned>((v.n[0] + 2 * (kSweepPairs - 2) - 1) / (2 * (kSweepPairs - 2))),
+        static_cast<unsigned>((v.n[1] + kSweepRows - 3) / (kSweepRows - 2)),
+        static_cast<unsigned>((v.n[2] + kSweepPlanes - 1) / kSweepPlanes));
+    const dim3 block(kSweepPairs, kSweepRows);
+    for (int s = 0; s < sweeps; ++s) {
+      const double* in = xv.data->as<double>();
+      double* out = sweep_out_->as<double>();
+      const int first = reverse ? 1 : 0;
+      if (from_zero && s == 0)
+        fused_sweep_kernel<true><<<grid, block, 0, stream_>>>(v, bp, in, out, first, omega);
+      else
+        fused_sweep_kernel<false><<<grid, block, 0, stream_>>>(v, bp, in, out, first, omega);
+      HEATSIM_CUDA_CHECK_LAUNCH();
+      std::swap(xv.data, sweep_out_);
+    }
+  }
+
   struct Level {
     LevelView view;
     std::int64_t points = 0;
@@ -1238,6 +1415,11 @@ class CudaLevelOps final : public LevelOps {
   HostStaging staging_[2];
   cudaEvent_t staged_[2] = {nullptr, nullptr};
   DeviceArray partials_, result_, scratch_;
+  // The finest level's fused sweeps (fused_sweeps): whether taken (HEATSIM_FUSED_SWEEPS=0: a
+  // launch per colour, for comparison) and their second array, null where they do not apply.
+  bool fused_sweeps_ = true;
+  std::unique_ptr<DeviceArray> sweep_out_;
+  long long sweep_out_points_ = 0;
   std::vector<std::unique_ptr<Level>> levels_;
   std::vector<Vector> vectors_;
   struct Sparse {

@@ -156,17 +156,20 @@ void Multigrid::create_coarse_vectors(const std::vector<std::int64_t>& points) {
   }
 }
 
-void Multigrid::cycle(int level, int b, int x) {
+void Multigrid::cycle(int level, int b, int x, bool from_zero) {
   if (level == levels() - 1) {
+    if (from_zero) ops_.zero(x);
     bottom_solve(b, x);
     return;
   }
-  ops_.smooth(level, b, x, options_.pre_sweeps, false, options_.omega);
+  if (from_zero)
+    ops_.smooth_from_zero(level, b, x, options_.pre_sweeps, false, options_.omega);
+  else
+    ops_.smooth(level, b, x, options_.pre_sweeps, false, options_.omega);
   ops_.cycle_residual(level, b, x, r_[level]);
   const int cb = b_[level + 1], cx = x_[level + 1];
   ops_.restrict_residual(level, r_[level], cb);
-  ops_.axpby(0.0, cx, 0.0, cx);
-  cycle(level + 1, cb, cx);
+  cycle(level + 1, cb, cx, true);
   ops_.prolong_add(level, cx, x);
   ops_.smooth(level, b, x, options_.post_sweeps, true, options_.omega);
 }
@@ -188,15 +191,14 @@ void Multigrid::deflate(int r, int w, int z) {
   for (int s = 0; s < kDeflationSteps; ++s) jacobi_step_adjoint(t_);
   ops_.piece_sums(t_, piece_values_);
   deflation_.solve(piece_values_);
-  ops_.axpby(0.0, z, 0.0, z);
+  ops_.zero(z);
   ops_.piece_add(piece_values_, z);
   for (int s = 0; s < kDeflationSteps; ++s) jacobi_step(z);
 }
 
 void Multigrid::precondition(int r, int z) {
   if (!deflating_) {
-    ops_.axpby(0.0, z, 0.0, z);
-    vcycle(r, z);
+    cycle(0, r, z, true);  // z = M r
     return;
   }
   // z = Q r; z += M (r - A z); z += Q (r - A z), the last built in t_ (deflate may write its

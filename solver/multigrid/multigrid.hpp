@@ -158,7 +158,9 @@ class Multigrid {
  private:
   // The vectors of the levels below the finest, and the bottom solver's.
   void create_coarse_vectors(const std::vector<std::int64_t>& points);
-  void cycle(int level, int b, int x);
+  // One V-cycle from `level` down: x += (approximately) A^-1 (b - A x); `from_zero`: x = 0
+  // first (the correction of a coarser level, or z = M r).
+  void cycle(int level, int b, int x, bool from_zero = false);
   void bottom_solve(int b, int x);
   // Takes the deflation of the finest level's strong pieces (find_deflation), where the
   // backend can sum over pieces (none otherwise), and its vectors on first use.

@@ -812,6 +812,16 @@ void DecomposedLevelOps::axpby(double a, int x, double b, int y) {
   Y.fresh = fresh;
 }
 
+void DecomposedLevelOps::zero(int v) {
+  Vector& V = vector(v);
+  if (!split(V.level)) {
+    if (root()) coarse_->zero(V.id);
+    return;
+  }
+  parts_[static_cast<std::size_t>(V.level)].ops->zero(V.id);
+  V.fresh = true;  // the ghost layer too
+}
+
 void DecomposedLevelOps::multiply_add(double a, int w, int x, double b, int y) {
   Vector& Y = vector(y);
   if (!split(Y.level)) {

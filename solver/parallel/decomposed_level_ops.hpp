@@ -106,6 +106,7 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void zero_free(int level, int v) override;
   double dot(int x, int y) override;
   void axpby(double a, int x, double b, int y) override;
+  void zero(int v) override;
   void multiply_add(double a, int w, int x, double b, int y) override;
   void round_to_fp32(int v) override;
 

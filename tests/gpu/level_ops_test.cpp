@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -492,6 +493,111 @@ TEST_F(GpuTest, LargeLevelArraysGoUpThroughTheStagingExactly) {
   cpu->restrict_residual(0, fine.c, coarse.c);
   gpu->restrict_residual(0, fine.g, coarse.g);
   EXPECT_LE(coarse.difference(), kOpTolerance) << "restrict_residual";
+}
+
+// The finest level of a 3D case without periodic axes smooths both colours of a sweep in one
+// launch (fused_sweep_kernel), out of place. Its result must be the CPU's bit for bit, and so
+// the launch per colour's (HEATSIM_FUSED_SWEEPS=0): on grids smaller than one tile and on grids
+// that are multiples of no tile along any axis, with fixed nodes on some faces, one to three
+// sweeps, both colour orders, with and without over-relaxation, the output array poisoned.
+TEST_F(GpuTest, FusedSweepsGiveTheColourLaunchesBits) {
+  using K = BoundaryKind;
+  const std::array<std::array<std::int64_t, 3>, 4> sizes{
+      {{23, 19, 21}, {67, 29, 35}, {121, 15, 33}, {61, 45, 97}}};
+  for (const auto& n : sizes) {
+    const LevelCase c{
+        "fused3d",
+        3,
+        n,
+        {K::dirichlet, K::convective, K::neumann, K::dirichlet, K::convective, K::dirichlet},
+        n[0] % 2 ? 0.0 : 2.0,
+        1.0};
+    std::mt19937_64 rng(static_cast<std::uint64_t>(n[0] * 1000003 + n[1] * 1009 + n[2]));
+    const std::vector<LevelOperator> levels = hierarchy(c, rng);
+    const std::int64_t np = levels[0].points();
+    ASSERT_GT(np, 8192) << "the one-block smoothing would take it";
+    auto cpu = kernels::make_cpu_level_ops();
+    auto fused = kernels::make_level_ops("register-tiling", kernels::Precision::fp64);
+    ASSERT_EQ(setenv("HEATSIM_FUSED_SWEEPS", "0", 1), 0);
+    auto colours = kernels::make_level_ops("register-tiling", kernels::Precision::fp64);
+    unsetenv("HEATSIM_FUSED_SWEEPS");
+    cpu->setup(levels);
+    fused->setup(levels);
+    colours->setup(levels);
+    const int bc = cpu->create_vector(0), bf = fused->create_vector(0),
+              bk = colours->create_vector(0);
+    const int xc = cpu->create_vector(0), xf = fused->create_vector(0),
+              xk = colours->create_vector(0);
+    const std::vector<double> b = random_vector(np, rng);
+    cpu->upload(bc, b);
+    fused->upload(bf, b);
+    colours->upload(bk, b);
+    std::int64_t fixed = 0;
+    for (std::uint8_t f : levels[0].fixed) fixed += f != 0;
+    ASSERT_GT(fixed, 0) << "no fixed node to keep";
+    for (int sweeps = 1; sweeps <= 3; ++sweeps)
+      for (const bool reverse : {false, true})
+        for (const double omega : {1.0, 1.27}) {
+          // Both of the fused path's arrays poisoned: a sweep of NaNs leaves NaNs in x's array
+          // and the other, which the next sweep writes.
+          fused->upload(xf, poison(np));
+          fused->smooth(0, bf, xf, 1, false, 1.0);
+          const std::vector<double> x = random_vector(np, rng);
+          cpu->upload(xc, x);
+          fused->upload(xf, x);
+          colours->upload(xk, x);
+          cpu->smooth(0, bc, xc, sweeps, reverse, omega);
+          fused->smooth(0, bf, xf, sweeps, reverse, omega);
+          colours->smooth(0, bk, xk, sweeps, reverse, omega);
+          std::vector<double> want, got, launches;
+          cpu->download(xc, want);
+          fused->download(xf, got);
+          colours->download(xk, launches);
+          ASSERT_EQ(got.size(), want.size());
+          std::int64_t differ = 0, differ_launches = 0, moved = 0;
+          for (std::size_t i = 0; i < want.size(); ++i) {
+            differ += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;
+            differ_launches += std::memcmp(&launches[i], &want[i], sizeof(double)) != 0;
+            moved += want[i] != x[i];
+          }
+          const std::string what = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" +
+                                   std::to_string(n[2]) + ", " + std::to_string(sweeps) +
+                                   " sweeps " + (reverse ? "reverse" : "forward") + ", omega " +
+                                   std::to_string(omega);
+          EXPECT_EQ(differ, 0) << what << ": fused sweeps against the CPU";
+          EXPECT_EQ(differ_launches, 0) << what << ": a launch per colour against the CPU";
+          EXPECT_EQ(moved, np - fixed) << what << ": every free node changes, no fixed one";
+
+          // From zero (the V-cycle's first smoothing of a correction): x poisoned, never read.
+          cpu->upload(xc, poison(np));
+          fused->upload(xf, poison(np));
+          colours->upload(xk, poison(np));
+          cpu->smooth_from_zero(0, bc, xc, sweeps, reverse, omega);
+          fused->smooth_from_zero(0, bf, xf, sweeps, reverse, omega);
+          colours->smooth_from_zero(0, bk, xk, sweeps, reverse, omega);
+          cpu->download(xc, want);
+          fused->download(xf, got);
+          colours->download(xk, launches);
+          differ = differ_launches = 0;
+          std::int64_t zeros = 0;
+          for (std::size_t i = 0; i < want.size(); ++i) {
+            differ += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;
+            differ_launches += std::memcmp(&launches[i], &want[i], sizeof(double)) != 0;
+            zeros += want[i] == 0.0 && !std::signbit(want[i]);
+          }
+          EXPECT_EQ(differ, 0) << what << ": fused sweeps from zero against the CPU";
+          EXPECT_EQ(differ_launches, 0) << what << ": a launch per colour from zero";
+          EXPECT_EQ(zeros, fixed) << what << ": the fixed nodes hold +0, the free ones moved";
+        }
+    // After the sweeps have swapped x's arrays, the other operations see the smoothed values.
+    std::vector<double> r_cpu, r_gpu;
+    const int rc = cpu->create_vector(0), rf = fused->create_vector(0);
+    cpu->residual(0, bc, xc, rc);
+    fused->residual(0, bf, xf, rf);
+    cpu->download(rc, r_cpu);
+    fused->download(rf, r_gpu);
+    EXPECT_LE(relative_difference(r_gpu, r_cpu), kOpTolerance) << "residual after the sweeps";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Multigrid, LevelOpsTest, ::testing::ValuesIn(cases()),

@@ -14,6 +14,8 @@
 
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <ostream>
 #include <random>
 #include <string>
@@ -134,6 +136,41 @@ TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
                              << (reverse ? "reverse" : "forward") << ", omega " << omega;
       }
   omp_set_num_threads(omp_get_num_procs());
+}
+
+// smooth_from_zero: the sweeps from +0 on every node, whatever x held (NaN here), and zero()
+// alone +0 everywhere (the sign too: 0 times a negative value would leave -0).
+TEST_P(CpuLevelOpsTest, SmoothingFromZeroIsTheSweepsFromPlusZero) {
+  const Shape& s = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 1);
+  const LevelOperator op = random_operator(s, rng);
+  auto ops = make_cpu_level_ops();
+  ops->setup({op});
+  const std::int64_t np = op.points();
+  const int b = ops->create_vector(0), x = ops->create_vector(0);
+  const std::vector<double> bv = random_vector(np, rng);
+  ops->upload(b, bv);
+  const std::vector<double> nan(static_cast<std::size_t>(np), std::nan(""));
+  std::vector<double> got;
+  ops->upload(x, random_vector(np, rng));
+  ops->zero(x);
+  ops->download(x, got);
+  std::int64_t plus_zero = 0;
+  for (double v : got) plus_zero += v == 0.0 && !std::signbit(v);
+  EXPECT_EQ(plus_zero, np);
+  for (const int sweeps : {1, 2})
+    for (const bool reverse : {false, true}) {
+      ops->upload(x, nan);
+      ops->smooth_from_zero(0, b, x, sweeps, reverse, 1.27);
+      ops->download(x, got);
+      std::vector<double> want(static_cast<std::size_t>(np), 0.0);
+      two_pass_sweeps(op, bv, want, sweeps, reverse, 1.27);
+      std::int64_t differ = 0;
+      for (std::int64_t i = 0; i < np; ++i)
+        differ += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;
+      EXPECT_EQ(differ, 0) << s.name << ", " << sweeps << " sweeps "
+                           << (reverse ? "reverse" : "forward");
+    }
 }
 
 // Every operation of a V-cycle on every level of the hierarchy: the same bits on 1, 2 and 3

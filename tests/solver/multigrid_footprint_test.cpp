@@ -55,4 +55,28 @@ TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
   }
 }
 
+// On a GPU a 3D finest level without periodic axes smooths out of place: one more finest
+// vector; not on the CPU, not with a periodic axis, not in 2D.
+TEST(MultigridFootprint, CountsTheFusedSweepsSecondArrayWhereTheDeviceTakesThem) {
+  using heatsim::solver::multigrid_bytes;
+  const heatsim::solver::MultigridLayout layout = heatsim::solver::multigrid_layout(3);
+  heatsim::solver::MultigridLayout without = layout;
+  without.device_sweep_vectors = 0;
+  const std::array<std::int64_t, 3> n{37, 29, 23};
+  const std::int64_t finest = 37 * 29 * 23;
+  const std::array<bool, 3> none{false, false, false}, z{false, false, true};
+  EXPECT_EQ(multigrid_bytes(3, n, none, {}, false, layout).level_ops -
+                multigrid_bytes(3, n, none, {}, false, without).level_ops,
+            finest * 8);
+  EXPECT_EQ(multigrid_bytes(3, n, none, {}, true, layout).level_ops,
+            multigrid_bytes(3, n, none, {}, true, without).level_ops);
+  EXPECT_EQ(multigrid_bytes(3, n, z, {}, false, layout).level_ops,
+            multigrid_bytes(3, n, z, {}, false, without).level_ops);
+  const heatsim::solver::MultigridLayout flat = heatsim::solver::multigrid_layout(2);
+  heatsim::solver::MultigridLayout flat_without = flat;
+  flat_without.device_sweep_vectors = 0;
+  EXPECT_EQ(multigrid_bytes(2, {301, 299, 1}, none, {}, false, flat).level_ops,
+            multigrid_bytes(2, {301, 299, 1}, none, {}, false, flat_without).level_ops);
+}
+
 }  // namespace
