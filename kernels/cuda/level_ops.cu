@@ -302,6 +302,40 @@ __global__ void __launch_bounds__(kThreads, S ? kStencilBlocksPerSm : kCompactBl
   }
 }
 
+// Colours 2m and 2m + 1 of a stencil level of 2 or 3 dimensions in one launch: they share
+// their rows (the y and z parities m), and a node of one has no neighbour of the other outside
+// its own row. So a block takes whole rows: the row's nodes of the colour that comes first (x
+// even, or odd when `reverse`), a barrier, then the other's. The values of colour_kernel's two
+// launches (the CPU's paired sweep does the same), with the row's stencil sectors read once
+// instead of twice. Not where a periodic axis of odd length joins nodes of one colour.
+template <int D>
+__global__ void __launch_bounds__(kThreads, kStencilBlocksPerSm)
+    paired_colour_kernel(LevelView L, const double* __restrict__ b, double* x, int pair,
+                         bool reverse, double omega) {
+  const long long cy = pair & 1, cz = (pair >> 1) & 1;
+  const long long colour_ny = (L.n[1] - cy + 1) / 2, colour_nz = (L.n[2] - cz + 1) / 2;
+  const long long rows = colour_ny * colour_nz;
+  for (long long row = blockIdx.y; row < rows; row += gridDim.y) {
+    long long y, z;
+    split_row(row, colour_ny, y, z);
+    y = cy + 2 * y;
+    z = cz + 2 * z;
+    const long long start = (z * L.n[1] + y) * L.n[0];
+    for (int half = 0; half < 2; ++half) {
+      const long long parity = reverse ? 1 - half : half;
+      for (long long xi = parity + 2 * static_cast<long long>(threadIdx.x); xi < L.n[0];
+           xi += 2 * static_cast<long long>(blockDim.x)) {
+        const long long i = start + xi;
+        if (L.fixed[i]) continue;
+        const double xo = x[i];
+        const double gs = gauss_seidel<D, true>(L, b, x, xi, y, z, i);
+        x[i] = __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
+      }
+      __syncthreads();  // the first colour's values of the row, before the other reads them
+    }
+  }
+}
+
 // The whole smoothing of a small level (Gauss-Seidel colours as colour_kernel, `sweeps` times,
 // `reverse` as LevelOps::smooth) in one block: a barrier between colours instead of a launch
 // per colour, since on the coarse levels a launch costs more than its work. Not for levels
@@ -803,6 +837,8 @@ class CudaLevelOps final : public LevelOps {
     result_.allocate(sizeof(double));
     const char* fused = std::getenv("HEATSIM_FUSED_SWEEPS");
     fused_sweeps_ = !(fused && std::string(fused) == "0");
+    const char* paired = std::getenv("HEATSIM_PAIRED_COLOURS");
+    paired_colours_ = !(paired && std::string(paired) == "0");
   }
   ~CudaLevelOps() override {
     // No throw from a destructor; at worst a failed release leaks.
@@ -1121,6 +1157,23 @@ class CudaLevelOps final : public LevelOps {
       fused_sweeps(v, bp, x, sweeps, reverse, omega, false);
       return;
     }
+    if (v.stencil != nullptr && v.dims >= 2 && !L.colour_conflict && paired_colours_) {
+      // A launch per pair of colours sharing their rows, a block per row.
+      const dim3 grid(1, static_cast<unsigned>(std::clamp<long long>(
+                             ((v.n[1] + 1) / 2) * ((v.n[2] + 1) / 2), 1, kMaxRowBlocks)));
+      for (int s = 0; s < sweeps; ++s)
+        for (int m = 0; m < L.colours / 2; ++m) {
+          const int pair = reverse ? L.colours / 2 - 1 - m : m;
+          if (v.dims == 2)
+            paired_colour_kernel<2>
+                <<<grid, kThreads, 0, stream_>>>(v, bp, xp, pair, reverse, omega);
+          else
+            paired_colour_kernel<3>
+                <<<grid, kThreads, 0, stream_>>>(v, bp, xp, pair, reverse, omega);
+          HEATSIM_CUDA_CHECK_LAUNCH();
+        }
+      return;
+    }
     // Stencil levels launch the rows of one colour's y and z parities (at most a quarter).
     const dim3 grid = node_grid((v.n[0] + 1) / 2, L.colours > 2 ? ((v.n[1] + 1) / 2) *
                                                                       ((v.n[2] + 1) / 2)
@@ -1418,6 +1471,9 @@ class CudaLevelOps final : public LevelOps {
   // The finest level's fused sweeps (fused_sweeps): whether taken (HEATSIM_FUSED_SWEEPS=0: a
   // launch per colour, for comparison) and their second array, null where they do not apply.
   bool fused_sweeps_ = true;
+  // Stencil levels' colours in pairs (paired_colour_kernel); HEATSIM_PAIRED_COLOURS=0: a launch
+  // per colour, for comparison.
+  bool paired_colours_ = true;
   std::unique_ptr<DeviceArray> sweep_out_;
   long long sweep_out_points_ = 0;
   std::vector<std::unique_ptr<Level>> levels_;

@@ -600,6 +600,94 @@ TEST_F(GpuTest, FusedSweepsGiveTheColourLaunchesBits) {
   }
 }
 
+// Stencil levels of 2 and 3 dimensions smooth colours 2m and 2m + 1 in one launch, a block per
+// row (paired_colour_kernel). Their result must be the CPU's bit for bit, and so a launch per
+// colour's (HEATSIM_PAIRED_COLOURS=0), on every coarse level too large for the one-block
+// smoothing: sizes off any block, Dirichlet nodes, an even periodic axis (paired) and an odd one
+// (colours meet: a launch per colour from a copy), 1 and 2 sweeps, both orders, two omegas.
+TEST_F(GpuTest, PairedColoursGiveTheColourLaunchesBits) {
+  using K = BoundaryKind;
+  const std::vector<LevelCase> cases{
+      {"paired3d",
+       3,
+       {61, 45, 97},
+       {K::dirichlet, K::convective, K::neumann, K::dirichlet, K::convective, K::dirichlet},
+       0.0,
+       1.0},
+      {"paired3d_periodic_x_even",
+       3,
+       {64, 37, 41},
+       {K::periodic, K::periodic, K::dirichlet, K::convective, K::neumann, K::dirichlet},
+       1.5,
+       1.0},
+      {"paired3d_periodic_y_odd",
+       3,
+       {45, 51, 39},
+       {K::dirichlet, K::neumann, K::periodic, K::periodic, K::convective, K::dirichlet},
+       0.0,
+       1.0},
+      {"paired2d",
+       2,
+       {301, 299, 1},
+       {K::dirichlet, K::convective, K::neumann, K::dirichlet, K::dirichlet, K::dirichlet},
+       0.0,
+       1.0}};
+  int levels_checked = 0;
+  for (const LevelCase& c : cases) {
+    std::mt19937_64 rng(std::hash<std::string>{}(c.name));
+    const std::vector<LevelOperator> levels = hierarchy(c, rng);
+    auto cpu = kernels::make_cpu_level_ops();
+    auto paired = kernels::make_level_ops("register-tiling", kernels::Precision::fp64);
+    ASSERT_EQ(setenv("HEATSIM_PAIRED_COLOURS", "0", 1), 0);
+    auto single = kernels::make_level_ops("register-tiling", kernels::Precision::fp64);
+    unsetenv("HEATSIM_PAIRED_COLOURS");
+    cpu->setup(levels);
+    paired->setup(levels);
+    single->setup(levels);
+    for (int l = 1; l < static_cast<int>(levels.size()); ++l) {
+      const std::int64_t np = levels[l].points();
+      if (np <= 8192) break;
+      ++levels_checked;
+      const int bc = cpu->create_vector(l), bp = paired->create_vector(l),
+                bs = single->create_vector(l);
+      const int xc = cpu->create_vector(l), xp = paired->create_vector(l),
+                xs = single->create_vector(l);
+      const std::vector<double> b = random_vector(np, rng);
+      cpu->upload(bc, b);
+      paired->upload(bp, b);
+      single->upload(bs, b);
+      for (int sweeps = 1; sweeps <= 2; ++sweeps)
+        for (const bool reverse : {false, true})
+          for (const double omega : {1.0, 1.27}) {
+            const std::vector<double> x = random_vector(np, rng);
+            cpu->upload(xc, x);
+            paired->upload(xp, x);
+            single->upload(xs, x);
+            cpu->smooth(l, bc, xc, sweeps, reverse, omega);
+            paired->smooth(l, bp, xp, sweeps, reverse, omega);
+            single->smooth(l, bs, xs, sweeps, reverse, omega);
+            std::vector<double> want, got, launches;
+            cpu->download(xc, want);
+            paired->download(xp, got);
+            single->download(xs, launches);
+            std::int64_t differ = 0, differ_launches = 0, moved = 0;
+            for (std::size_t i = 0; i < want.size(); ++i) {
+              differ += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;
+              differ_launches += std::memcmp(&launches[i], &want[i], sizeof(double)) != 0;
+              moved += want[i] != x[i];
+            }
+            const std::string what =
+                c.name + " level " + std::to_string(l) + ", " + std::to_string(sweeps) +
+                " sweeps " + (reverse ? "reverse" : "forward") + ", omega " + std::to_string(omega);
+            EXPECT_EQ(differ, 0) << what << ": paired colours against the CPU";
+            EXPECT_EQ(differ_launches, 0) << what << ": a launch per colour against the CPU";
+            EXPECT_GT(moved, np / 2) << what << ": the sweeps changed too little";
+          }
+    }
+  }
+  EXPECT_GE(levels_checked, 4) << "too few stencil levels above the one-block size";
+}
+
 INSTANTIATE_TEST_SUITE_P(Multigrid, LevelOpsTest, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<LevelCase>& i) { return i.param.name; });
 
