@@ -392,16 +392,26 @@ constexpr int kSweepPairs = 32;   // threads along x, one pair of nodes each; th
 constexpr int kSweepRows = 16;    // threads along y; the outer two: halo
 constexpr int kSweepPlanes = 32;  // planes per block along z
 
-// s + g v where the neighbour is there, s + 0 (the same bits as leaving it out) where not.
-__device__ inline double add_neighbour(double s, bool there, float g, double v) {
-  return __dadd_rn(s, there ? __dmul_rn(static_cast<double>(g), v) : 0.0);
-}
+// A node of a fused sweep with its own values: index, which neighbours exist (x-, x+, y-, y+,
+// z-, z+), the smoother's conductances to them, fixed flag, old value, b and diagonal.
+struct SweepNode {
+  long long i = 0;
+  bool there[6];
+  float g[6];
+  bool fixed = false;
+  double xo = 0.0, b = 0.0, diagonal = 0.0;
 
-// gauss_seidel's value and colour_kernel's relaxation from the neighbour sum s.
-__device__ inline double relaxed(double b, double diagonal, double s, double xo, double omega) {
-  const double gs = __ddiv_rn(__dadd_rn(b, s), diagonal);
-  return __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
-}
+  // colour_kernel's new value from the neighbours' values v (in visit_neighbours' order; a
+  // missing one adds +0, the same bits as leaving it out); a fixed node keeps xo.
+  __device__ double relaxed(const double (&v)[6], double omega) const {
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < 6; ++k)
+      s = __dadd_rn(s, there[k] ? __dmul_rn(static_cast<double>(g[k]), v[k]) : 0.0);
+    const double gs = __ddiv_rn(__dadd_rn(b, s), diagonal);
+    return fixed ? xo : __dadd_rn(xo, __dmul_rn(omega, __dsub_rn(gs, xo)));
+  }
+};
 
 // kZero: x is +0 on every node before the sweep (LevelOps::smooth_from_zero), and `in` is not
 // read.
@@ -426,29 +436,41 @@ __global__ void __launch_bounds__(kSweepPairs* kSweepRows)
   // Which node of the pair has the first colour on plane z: x0 + offset ((x + y + z) % 2).
   const auto offset = [&](long long z) { return static_cast<long long>((first + y + z) & 1); };
   const auto slot = [](long long z) { return static_cast<int>((z + 4) & 3); };
+  // Node x of this thread's row on plane z, its own values loaded (node 0's where not `here`,
+  // every neighbour then taken as missing).
+  const auto sweep_node = [&](long long x, long long z, bool here) {
+    SweepNode n;
+    n.i = here ? z * plane + y * nx + x : 0;
+    const long long i = n.i;
+    n.there[0] = here && x > 0;
+    n.there[1] = here && x < nx - 1;
+    n.there[2] = here && y > 0;
+    n.there[3] = here && y < ny - 1;
+    n.there[4] = here && z > 0;
+    n.there[5] = here && z < nz - 1;
+    n.fixed = fixed[i] != 0;
+    n.xo = kZero ? 0.0 : in[i];
+    n.b = b[i];
+    n.diagonal = diagonal[i];
+    n.g[0] = gx[n.there[0] ? i - 1 : i];
+    n.g[1] = gx[i];
+    n.g[2] = gy[n.there[2] ? i - nx : i];
+    n.g[3] = gy[i];
+    n.g[4] = gz[n.there[4] ? i - plane : i];
+    n.g[5] = gz[i];
+    return n;
+  };
   // The first colour's new value of this thread's pair on plane z, from `in`.
   const auto first_colour = [&](long long z) {
     const long long x = x0 + offset(z);
     const bool here = row && z >= 0 && z < nz && x >= 0 && x < nx;
-    const long long i = here ? z * plane + y * nx + x : 0;
-    const bool xl = here && x > 0, xh = here && x < nx - 1, zl = here && z > 0;
-    const bool zh = here && z < nz - 1, yl = here && y > 0, yh = here && y < ny - 1;
-    const std::uint8_t f = fixed[i];
-    const double xo = kZero ? 0.0 : in[i], bi = b[i], d = diagonal[i];
-    const float g0 = gx[xl ? i - 1 : i], g1 = gx[i], g2 = gy[yl ? i - nx : i], g3 = gy[i];
-    const float g4 = gz[zl ? i - plane : i], g5 = gz[i];
+    const SweepNode n = sweep_node(x, z, here);
     const auto old = [&](long long j) { return kZero ? 0.0 : in[j]; };
-    const double v0 = old(xl ? i - 1 : i), v1 = old(xh ? i + 1 : i), v2 = old(yl ? i - nx : i);
-    const double v3 = old(yh ? i + nx : i), v4 = old(zl ? i - plane : i);
-    const double v5 = old(zh ? i + plane : i);
-    double s = 0.0;
-    s = add_neighbour(s, xl, g0, v0);
-    s = add_neighbour(s, xh, g1, v1);
-    s = add_neighbour(s, yl, g2, v2);
-    s = add_neighbour(s, yh, g3, v3);
-    s = add_neighbour(s, zl, g4, v4);
-    s = add_neighbour(s, zh, g5, v5);
-    const double v = f ? xo : relaxed(bi, d, s, xo, omega);
+    const long long i = n.i;
+    const double v0 = old(n.there[0] ? i - 1 : i), v1 = old(n.there[1] ? i + 1 : i);
+    const double v2 = old(n.there[2] ? i - nx : i), v3 = old(n.there[3] ? i + nx : i);
+    const double v4 = old(n.there[4] ? i - plane : i), v5 = old(n.there[5] ? i + plane : i);
+    const double v = n.relaxed({v0, v1, v2, v3, v4, v5}, omega);
     ring[slot(z)][ty][tx] = here ? v : 0.0;
   };
   first_colour(z0 - 1);
@@ -459,13 +481,7 @@ __global__ void __launch_bounds__(kSweepPairs* kSweepRows)
     const long long base = z * plane + y * nx;
     const long long x = x0 + 1 - o;
     const bool mine = inner && x < nx;
-    const long long i = mine ? base + x : 0;
-    const bool xl = mine && x > 0, xh = mine && x < nx - 1, zl = mine && z > 0;
-    const bool zh = mine && z < nz - 1, yl = mine && y > 0, yh = mine && y < ny - 1;
-    const std::uint8_t f = fixed[i];
-    const double xo = kZero ? 0.0 : in[i], bi = b[i], d = diagonal[i];
-    const float g0 = gx[xl ? i - 1 : i], g1 = gx[i], g2 = gy[yl ? i - nx : i], g3 = gy[i];
-    const float g4 = gz[zl ? i - plane : i], g5 = gz[i];
+    const SweepNode n = sweep_node(x, z, mine);
     first_colour(z + 1);
     __syncthreads();
     if (inner) {
@@ -474,14 +490,10 @@ __global__ void __launch_bounds__(kSweepPairs* kSweepRows)
       if (mine) {
         // Its neighbours along x: the first colour's nodes of this pair and of the pair before
         // (o = 1) or after (o = 0) it.
-        double s = 0.0;
-        s = add_neighbour(s, xl, g0, ring[s0][ty][o ? tx - 1 : tx]);
-        s = add_neighbour(s, xh, g1, ring[s0][ty][o ? tx : tx + 1]);
-        s = add_neighbour(s, yl, g2, ring[s0][ty - 1][tx]);
-        s = add_neighbour(s, yh, g3, ring[s0][ty + 1][tx]);
-        s = add_neighbour(s, zl, g4, ring[slot(z - 1)][ty][tx]);
-        s = add_neighbour(s, zh, g5, ring[slot(z + 1)][ty][tx]);
-        out[i] = f ? xo : relaxed(bi, d, s, xo, omega);
+        out[n.i] = n.relaxed(
+            {ring[s0][ty][o ? tx - 1 : tx], ring[s0][ty][o ? tx : tx + 1], ring[s0][ty - 1][tx],
+             ring[s0][ty + 1][tx], ring[slot(z - 1)][ty][tx], ring[slot(z + 1)][ty][tx]},
+            omega);
       }
     }
   }
