@@ -277,8 +277,10 @@ TimePlan plan_time(const Case& c) {
 
 TimePlan plan_time(const Case& c, const kernels::CoefficientFields& fields) {
   require_order2(c);
-  const FieldStability stability = field_stability(c, fields);
   TimePlan plan;
+  // A steady state takes no step: no explicit limit to find (a pass over every node's faces).
+  if (c.time.method == TimeMethod::steady) return finish_plan(c, plan);
+  const FieldStability stability = field_stability(c, fields);
   plan.dt_limit = stability.dt_limit;
   plan.limit_node = stability.node;
   return finish_plan(c, plan);
