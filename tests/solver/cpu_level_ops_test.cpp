@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
@@ -111,16 +112,29 @@ void two_pass_sweeps(const LevelOperator& op, const std::vector<double>& b, std:
 
 class CpuLevelOpsTest : public ::testing::TestWithParam<Shape> {};
 
+// A random operator of the shape on the CPU's level operations, b random and x a vector.
+struct OneLevel {
+  std::mt19937_64 rng;
+  LevelOperator op;
+  std::unique_ptr<LevelOps> ops = make_cpu_level_ops();
+  std::int64_t np = 0;
+  int b = -1, x = -1;
+  std::vector<double> bv;
+
+  OneLevel(const Shape& s, std::uint64_t seed) : rng(seed), op(random_operator(s, rng)) {
+    ops->setup({op});
+    np = op.points();
+    b = ops->create_vector(0);
+    x = ops->create_vector(0);
+    bv = random_vector(np, rng);
+    ops->upload(b, bv);
+  }
+};
+
 TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
   const Shape& s = GetParam();
-  std::mt19937_64 rng(std::hash<std::string>{}(s.name));
-  const LevelOperator op = random_operator(s, rng);
-  auto ops = make_cpu_level_ops();
-  ops->setup({op});
-  const std::int64_t np = op.points();
-  const int b = ops->create_vector(0), x = ops->create_vector(0);
-  const std::vector<double> bv = random_vector(np, rng);
-  ops->upload(b, bv);
+  OneLevel one(s, std::hash<std::string>{}(s.name));
+  auto& [rng, op, ops, np, b, x, bv] = one;
   for (const int threads : {1, 2, 3})
     for (const bool reverse : {false, true})
       for (const double omega : {1.0, 1.27}) {
@@ -142,14 +156,8 @@ TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
 // alone +0 everywhere (the sign too: 0 times a negative value would leave -0).
 TEST_P(CpuLevelOpsTest, SmoothingFromZeroIsTheSweepsFromPlusZero) {
   const Shape& s = GetParam();
-  std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 1);
-  const LevelOperator op = random_operator(s, rng);
-  auto ops = make_cpu_level_ops();
-  ops->setup({op});
-  const std::int64_t np = op.points();
-  const int b = ops->create_vector(0), x = ops->create_vector(0);
-  const std::vector<double> bv = random_vector(np, rng);
-  ops->upload(b, bv);
+  OneLevel one(s, std::hash<std::string>{}(s.name) + 1);
+  auto& [rng, op, ops, np, b, x, bv] = one;
   const std::vector<double> nan(static_cast<std::size_t>(np), std::nan(""));
   std::vector<double> got;
   ops->upload(x, random_vector(np, rng));
