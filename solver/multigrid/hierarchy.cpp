@@ -19,7 +19,7 @@ using kernels::stencil_offset;
 using kernels::stencil_points;
 
 std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
-                                       const std::vector<std::uint8_t>& strong) {
+                                       const std::vector<std::uint8_t>& strong, bool odd) {
   std::vector<std::int64_t> kept{0};
   if (periodic ? n < 6 : n <= 3) {
     for (std::int64_t i = 1; i < n; ++i) kept.push_back(i);
@@ -31,6 +31,7 @@ std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
   // The end node: the last one, or node 0 again one period on.
   const std::int64_t end = periodic ? n : n - 1;
   std::int64_t i = 0;
+  if (odd && !periodic) kept.push_back(i = 1);
   while (i + 1 < end) {
     if (is_strong(i + 1) || i + 2 > end) {
       kept.push_back(++i);
@@ -51,6 +52,13 @@ constexpr int kMaxStencil = 27;
 // across it kStrongPlane times more than in the planes beside it, or 2 kStrongPlane times more
 // than isotropic couplings do.
 constexpr double kStrongPlane = 8.0;
+// A free node is at a saddle of the plane of two axes when the couplings in two opposite
+// quadrants around it both exceed those in the other two kSaddleJump times: materials meeting
+// there as a checkerboard's cubes meet along an edge. When such nodes lie on an axis's even
+// planes kSaddleParity times more than on its odd ones (and at least half a plane's worth),
+// the coarse level keeps the odd planes (odd_planes).
+constexpr double kSaddleJump = 16.0;
+constexpr std::int64_t kSaddleParity = 3;
 // Couplings this small beside the others of a row are none but rounding's.
 constexpr double kDecoupled = 1e-12;
 // A row whose sum (node term, couplings to held nodes) is above this fraction of its centre
@@ -1157,15 +1165,128 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   return strong;
 }
 
+std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
+  const int dims = op.dims;
+  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], np = op.points();
+  const std::int64_t stride[3] = {1, nx, nx * ny};
+  // A stencil-form level's entry at the offset of one step along axes a and b (signs sa, sb),
+  // numbered as stencil_offset numbers them (dx + 3 dy + 9 dz over the used axes, each + 1).
+  const auto diagonal = [&](std::int64_t i, int a, int sa, int b, int sb) {
+    int d[3] = {0, 0, 0};
+    d[a] = sa;
+    d[b] = sb;
+    const int k = (d[0] + 1) + 3 * (dims > 1 ? d[1] + 1 : 0) + 9 * (dims > 2 ? d[2] + 1 : 0);
+    return std::abs(op.stencil[k * np + i]);
+  };
+  // The quadrants' couplings: a compact level's faces (two per quadrant), a stencil level's
+  // entries one step along two axes (one per quadrant).
+  std::vector<int> diagonals;
+  for (int k = 0; op.stencil_form() && k < stencil_points(dims); ++k) {
+    int steps = 0;
+    for (int a = 0; a < dims; ++a) steps += stencil_offset(k, a) != 0;
+    if (steps == 2) diagonals.push_back(k);
+  }
+  // Per z plane, the least and the largest positive coupling of its nodes: where those of
+  // planes z - 1 .. z + 1 lie within a factor `spread` (kSaddleJump, halved for the sums of two
+  // faces), no node of plane z is at a saddle, and the plane is not visited node by node (a
+  // homogeneous block costs one pass over its couplings).
+  std::vector<double> least(static_cast<std::size_t>(nz), 0.0), largest(least);
+  const double spread = op.stencil_form() ? kSaddleJump : 0.5 * kSaddleJump;
+#pragma omp parallel for schedule(static) if (np >= 4096)
+  for (std::int64_t z = 0; z < nz; ++z) {
+    double lo = 1e300, hi = 0.0;
+    const auto take = [&](double v) {
+      v = std::abs(v);
+      if (v > 0.0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    };
+    const std::int64_t first = z * nx * ny, last = first + nx * ny;
+    if (op.stencil_form()) {
+      for (int k : diagonals)
+        for (std::int64_t i = first; i < last; ++i) take(op.stencil[k * np + i]);
+    } else {
+      for (int a = 0; a < dims; ++a)
+        for (std::int64_t i = first; i < last; ++i) take(op.conductance[a][i]);
+    }
+    least[z] = lo;
+    largest[z] = hi;
+  }
+  // Per z plane, per axis and parity: the free nodes at a saddle (kept off the axes' ends).
+  // Counts, so the sums do not depend on the threads.
+  std::vector<std::int64_t> parts(static_cast<std::size_t>(nz) * 6, 0);
+#pragma omp parallel for schedule(static) if (np >= 4096)
+  for (std::int64_t z = 0; z < nz; ++z) {
+    std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
+    double lo = least[z], hi = largest[z];
+    for (std::int64_t w = std::max<std::int64_t>(0, z - 1); w <= std::min(nz - 1, z + 1); ++w) {
+      lo = std::min(lo, least[w]);
+      hi = std::max(hi, largest[w]);
+    }
+    if (hi <= spread * lo) continue;
+    for (std::int64_t y = 0; y < ny; ++y)
+      for (std::int64_t x = 0; x < nx; ++x) {
+        const std::int64_t i = (z * ny + y) * nx + x;
+        if (op.fixed[i]) continue;
+        const std::int64_t c[3] = {x, y, z};
+        const auto inside = [&](int a) {
+          return !op.periodic[a] && c[a] > 0 && c[a] < op.n[a] - 1;
+        };
+        for (int a = 0; a < dims; ++a)
+          for (int b = a + 1; b < dims; ++b) {
+            if (!inside(a) || !inside(b)) continue;
+            // The quadrants around the node in the plane of axes a and b, each by a coupling
+            // that lies within it: (+a, +b), (-a, -b), (+a, -b), (-a, +b).
+            double q[4];
+            if (op.stencil_form()) {
+              q[0] = diagonal(i, a, 1, b, 1);
+              q[1] = diagonal(i, a, -1, b, -1);
+              q[2] = diagonal(i, a, 1, b, -1);
+              q[3] = diagonal(i, a, -1, b, 1);
+            } else {
+              // A quadrant's two faces: along a one row into it along b, and along b.
+              const kernels::LevelWeights& A = op.conductance[a];
+              const kernels::LevelWeights& B = op.conductance[b];
+              const std::int64_t sa = stride[a], sb = stride[b];
+              q[0] = A[i + sb] + B[i + sa];
+              q[1] = A[i - sa - sb] + B[i - sa - sb];
+              q[2] = A[i - sb] + B[i + sa - sb];
+              q[3] = A[i - sa + sb] + B[i - sa];
+            }
+            const double one_low = std::min(q[0], q[1]), one_high = std::max(q[0], q[1]);
+            const double two_low = std::min(q[2], q[3]), two_high = std::max(q[2], q[3]);
+            if (one_low <= 0.0 || two_low <= 0.0) continue;
+            if (one_low > kSaddleJump * two_high || two_low > kSaddleJump * one_high) {
+              ++count[2 * a + (c[a] & 1)];
+              ++count[2 * b + (c[b] & 1)];
+            }
+          }
+      }
+  }
+  std::array<bool, kMaxDims> odd{false, false, false};
+  for (int a = 0; a < dims; ++a) {
+    std::int64_t even_nodes = 0, odd_nodes = 0;
+    for (std::int64_t z = 0; z < nz; ++z) {
+      even_nodes += parts[static_cast<std::size_t>(z) * 6 + 2 * a];
+      odd_nodes += parts[static_cast<std::size_t>(z) * 6 + 2 * a + 1];
+    }
+    const std::int64_t plane = np / op.n[a];
+    odd[a] = even_nodes > kSaddleParity * odd_nodes && 2 * even_nodes >= plane;
+  }
+  return odd;
+}
+
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   LevelOperator c;
   c.dims = fine.dims;
   c.periodic = fine.periodic;
   std::array<AxisTransfer, kMaxDims> t;
   const auto strong = strong_planes(fine);
+  const auto odd = odd_planes(fine);
   for (int a = 0; a < kMaxDims; ++a) {
     const bool active = a < fine.dims;
-    c.fine_index[a] = active ? coarse_nodes(fine.n[a], fine.periodic[a], strong[a])
+    c.fine_index[a] = active ? coarse_nodes(fine.n[a], fine.periodic[a], strong[a], odd[a])
                              : std::vector<std::int64_t>{0};
     c.n[a] = static_cast<std::int64_t>(c.fine_index[a].size());
     t[a] = kernels::axis_transfer(fine.n[a], active && fine.periodic[a], c.fine_index[a]);

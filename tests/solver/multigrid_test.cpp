@@ -358,6 +358,85 @@ TEST(Multigrid, ReusingRepeatedNeighbourhoodsAlongXGivesTheSameLevels) {
   expect_reuse_changes_nothing(blocky_stencil_level({77, 31, 29}));
 }
 
+// A 17^3 level of cubes `width` nodes wide whose bounds lie on the node planes offset + m width,
+// conductivity 1 and 1000 alternating as a checkerboard's: compact (the faces' own material)
+// or 27-point (each coupling the material around its middle).
+kernels::LevelOperator checkerboard_level(std::int64_t width, std::int64_t offset, bool stencil) {
+  kernels::LevelOperator op;
+  op.dims = 3;
+  op.n = {17, 17, 17};
+  const std::int64_t np = op.points();
+  // The material around a point given in half node spacings (twice its coordinates).
+  const auto k = [&](const std::int64_t twice[3]) {
+    std::int64_t cells = 0;
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t t = twice[a] - 2 * offset;
+      cells += t >= 0 ? t / (2 * width) : -((-t + 2 * width - 1) / (2 * width));
+    }
+    return cells % 2 == 0 ? 1.0 : 1000.0;
+  };
+  op.fixed.assign(np, 0);
+  if (!stencil) {
+    op.node_term.assign(np, 0.0);
+    for (int a = 0; a < 3; ++a) {
+      op.conductance[a].assign(np, 0.0);
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t c[3] = {i % 17, (i / 17) % 17, i / 289};
+        if (c[a] == 16) continue;
+        std::int64_t twice[3] = {2 * c[0], 2 * c[1], 2 * c[2]};
+        twice[a] += 1;
+        op.conductance[a][i] = k(twice);
+      }
+    }
+    return op;
+  }
+  const int kp = kernels::stencil_points(3), centre = kernels::stencil_centre(3);
+  op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::int64_t c[3] = {i % 17, (i / 17) % 17, i / 289};
+    double sum = 0.0;
+    for (int e = 0; e < kp; ++e) {
+      if (e == centre) continue;
+      std::int64_t twice[3];
+      for (int a = 0; a < 3; ++a) twice[a] = 2 * c[a] + kernels::stencil_offset(e, a);
+      op.stencil[e * np + i] = -k(twice);
+      sum += k(twice);
+    }
+    op.stencil[centre * np + i] = sum;
+  }
+  return op;
+}
+
+TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOnes) {
+  EXPECT_EQ(coarse_nodes(9, false, {}, true), (std::vector<std::int64_t>{0, 1, 3, 5, 7, 8}));
+  EXPECT_EQ(coarse_nodes(10, false, {}, true), (std::vector<std::int64_t>{0, 1, 3, 5, 7, 9}));
+  EXPECT_EQ(coarse_nodes(9, false, {}, false), (std::vector<std::int64_t>{0, 2, 4, 6, 8}));
+  const std::array<bool, 3> all{true, true, true}, none{false, false, false};
+  for (const bool stencil : {false, true}) {
+    SCOPED_TRACE(stencil ? "27-point" : "compact");
+    // Bounds on the even planes 4, 8, 12: every axis keeps the odd planes.
+    EXPECT_EQ(odd_planes(checkerboard_level(4, 0, stencil)), all);
+    // On the odd planes 1, 5, 9, 13, or 3, 7, 11, 15: the even ones, as before.
+    EXPECT_EQ(odd_planes(checkerboard_level(4, 1, stencil)), none);
+    EXPECT_EQ(odd_planes(checkerboard_level(4, 3, stencil)), none);
+    // One cube (its bounds on planes 0 and 16 alone): no edge where cubes meet.
+    EXPECT_EQ(odd_planes(checkerboard_level(16, 0, stencil)), none);
+  }
+  const kernels::LevelOperator c = coarsen(checkerboard_level(4, 0, false));
+  const std::vector<std::int64_t> odd{0, 1, 3, 5, 7, 9, 11, 13, 15, 16};
+  for (int a = 0; a < 3; ++a) EXPECT_EQ(c.fine_index[a], odd);
+  // Fixed nodes do not count: the saddles held, the even planes stay.
+  kernels::LevelOperator held = checkerboard_level(4, 0, false);
+  for (std::int64_t i = 0; i < held.points(); ++i)
+    if (i % 17 % 4 == 0 || (i / 17) % 17 % 4 == 0) held.fixed[i] = 1;
+  EXPECT_EQ(odd_planes(held), none);
+  // Homogeneous: nothing changes.
+  kernels::LevelOperator homogeneous = checkerboard_level(4, 0, false);
+  for (auto& g : homogeneous.conductance)
+    for (double& v : g) v = v > 0.0 ? 1.0 : 0.0;
+  EXPECT_EQ(odd_planes(homogeneous), none);
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
