@@ -62,16 +62,20 @@ initial: {type: constant, value: 298.15}
 time: {method: steady}
 )";
 
-void expect_converged(const std::string& case_text, const std::string& name) {
+// Runs the case and expects it converged; returns its PCG iterations (-1: none reported).
+int expect_converged(const std::string& case_text, const std::string& name) {
   const auto dir = make_scratch_dir("steady");
   const std::string path = write(dir, name + ".yaml", case_text);
   const ProcessResult r =
       run_heatsim("run " + path + " --backend cpu --output-dir " + (dir / "out").string());
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("converged in [0-9]+ iterations")))
-      << r.output;
+  std::smatch m;
+  const bool converged =
+      std::regex_search(r.output, m, std::regex("converged in ([0-9]+) iterations"));
+  EXPECT_TRUE(converged) << r.output;
   EXPECT_EQ(r.output.find("stalled"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
+  return converged ? std::stoi(m[1]) : -1;
 }
 
 TEST(SteadySolve, AluminiumRectangleAt300KelvinConvergesAtTheDefaultTolerance) {
@@ -104,15 +108,13 @@ time: {method: steady}
   expect_converged(text, "ball");
 }
 
-// Cubes of L/8 alternating k = 1 and 1e4, given by a `where` expression (sampled below the
-// grid: like cubes touch along their edges and conduct there), every face convective at Biot
-// numbers far below 1. The V-cycle misses many of its modes and CG's residual hovers near 1
-// for dozens of iterations while the error's energy falls a tenth per ten; the solve took 162
-// iterations, and the stall rule had ended it at iteration 12 (exit 3, nothing written).
-TEST(SteadySolve, SampledCheckerboardWithConvectiveFacesConvergesAtTheDefaultTolerance) {
-  const std::string text = R"(grid:
+// Cubes of L/8 alternating k = 1 and 1e4 on n^3 nodes, given by a `where` expression (sampled
+// below the grid: like cubes touch along their edges and conduct there), every face `faces`.
+std::string checkerboard(int n, const std::string& faces) {
+  return R"(grid:
   dims: 3
-  n: [35, 35, 35]
+  n: [)" +
+         std::to_string(n) + ", " + std::to_string(n) + ", " + std::to_string(n) + R"(]
   length: [0.05, 0.05, 0.05]
 materials:
   weak: {conductivity: 1, density: 1000, specific_heat: 1000}
@@ -125,53 +127,32 @@ sources:
   - ball: {center: [0.025, 0.025, 0.025], radius: 0.015}
     power_density: 1.0e5
 boundary:
-  all: {type: convective, h: 25, ambient: 300}
+  all: )" +
+         faces + R"(
 initial: {type: constant, value: 300}
 time: {method: steady}
 )";
-  expect_converged(text, "checkerboard");
 }
 
-// The same cubes on 33^3 nodes, whose bounds (every fourth node plane) fall on nodes: a node
-// there couples across to two materials, and where cubes meet along an edge it joins them.
-// Coarse levels that kept those planes (every second one) took 40 iterations with convective
-// faces and 23 with Dirichlet ones (at 65^3: 44 and 27; 19 and 8 where the bounds fall between
-// nodes); keeping the odd planes instead (multigrid/hierarchy.hpp, odd_planes) takes 25 and 12.
+const char* const kDirichlet300 = "{type: dirichlet, value: 300}";
+const char* const kConvective300 = "{type: convective, h: 25, ambient: 300}";
+
+// Convective faces at Biot numbers far below 1: the V-cycle misses many of the checkerboard's
+// modes and CG's residual hovers near 1 for dozens of iterations while the error's energy
+// falls a tenth per ten; the solve took 162 iterations, and the stall rule had ended it at
+// iteration 12 (exit 3, nothing written).
+TEST(SteadySolve, SampledCheckerboardWithConvectiveFacesConvergesAtTheDefaultTolerance) {
+  expect_converged(checkerboard(35, kConvective300), "checkerboard");
+}
+
+// On 33^3 nodes the cubes' bounds (every fourth node plane) fall on nodes: a node there couples
+// across to two materials, and where cubes meet along an edge it joins them. Coarse levels that
+// kept those planes (every second one) took 40 iterations with convective faces and 23 with
+// Dirichlet ones (at 65^3: 44 and 27; 19 and 8 where the bounds fall between nodes); keeping
+// the odd planes instead (multigrid/hierarchy.hpp, odd_planes) takes 25 and 12.
 TEST(SteadySolve, CheckerboardWithBoundsOnNodePlanesConvergesInFewIterations) {
-  for (const char* faces :
-       {"{type: dirichlet, value: 300}", "{type: convective, h: 25, ambient: 300}"}) {
-    SCOPED_TRACE(faces);
-    const std::string text = std::string(R"(grid:
-  dims: 3
-  n: [33, 33, 33]
-  length: [0.05, 0.05, 0.05]
-materials:
-  weak: {conductivity: 1, density: 1000, specific_heat: 1000}
-  strong: {conductivity: 1.0e4, density: 1000, specific_heat: 1000}
-regions:
-  - {material: weak}
-  - material: strong
-    where: "(floor(x / 0.00625) + floor(y / 0.00625) + floor(z / 0.00625)) - 2 * floor((floor(x / 0.00625) + floor(y / 0.00625) + floor(z / 0.00625)) / 2) > 0.5"
-sources:
-  - ball: {center: [0.025, 0.025, 0.025], radius: 0.015}
-    power_density: 1.0e5
-boundary:
-  all: )") + faces + R"(
-initial: {type: constant, value: 300}
-time: {method: steady}
-)";
-    const auto dir = make_scratch_dir("steady");
-    const std::string path = write(dir, "planes.yaml", text);
-    const ProcessResult r =
-        run_heatsim("run " + path + " --backend cpu --output-dir " + (dir / "out").string());
-    EXPECT_EQ(r.code, 0) << r.output;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.output, m, std::regex("converged in ([0-9]+) iterations")))
-        << r.output;
-    const int limit = std::string(faces).find("dirichlet") != std::string::npos ? 15 : 25;
-    EXPECT_LE(std::stoi(m[1]), limit) << r.output;
-    std::filesystem::remove_all(dir);
-  }
+  EXPECT_LE(expect_converged(checkerboard(33, kDirichlet300), "dirichlet"), 15);
+  EXPECT_LE(expect_converged(checkerboard(33, kConvective300), "convective"), 25);
 }
 
 }  // namespace
