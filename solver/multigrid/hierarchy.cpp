@@ -55,7 +55,7 @@ constexpr double kStrongPlane = 8.0;
 // A free node is at a saddle of the plane of two axes when the couplings in two opposite
 // quadrants around it both exceed those in the other two kSaddleJump times: materials meeting
 // there as a checkerboard's cubes meet along an edge. When such nodes lie on an axis's even
-// planes kSaddleParity times more than on its odd ones (and at least a line's worth),
+// planes kSaddleParity times more than on its odd ones (and at least an edge's worth),
 // the coarse level keeps the odd planes (odd_planes).
 constexpr double kSaddleJump = 16.0;
 constexpr std::int64_t kSaddleParity = 3;
@@ -1271,11 +1271,12 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
       even_nodes += parts[static_cast<std::size_t>(z) * 6 + 2 * a];
       odd_nodes += parts[static_cast<std::size_t>(z) * 6 + 2 * a + 1];
     }
-    // At least a line's worth: the saddles of a lattice of cubes lie along their edges.
-    std::int64_t line = 0;
-    for (int b = 0; b < dims; ++b)
-      if (b != a) line = std::max(line, op.n[b]);
-    odd[a] = even_nodes > kSaddleParity * odd_nodes && even_nodes >= line;
+    // At least an edge's worth: in 3D the saddles of a lattice of cubes lie along the cubes'
+    // edges, lines across the grid; in 2D squares meet at single nodes.
+    std::int64_t edge = 1;
+    for (int b = 0; b < dims && dims == 3; ++b)
+      if (b != a) edge = std::max(edge, op.n[b]);
+    odd[a] = even_nodes > kSaddleParity * odd_nodes && even_nodes >= edge;
   }
   return odd;
 }

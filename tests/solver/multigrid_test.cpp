@@ -430,6 +430,30 @@ TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOne
   for (std::int64_t i = 0; i < held.points(); ++i)
     if (i % 17 % 4 == 0 || (i / 17) % 17 % 4 == 0) held.fixed[i] = 1;
   EXPECT_EQ(odd_planes(held), none);
+  // 2D: squares meeting at single nodes on the even planes.
+  kernels::LevelOperator square;
+  square.dims = 2;
+  square.n = {17, 17, 1};
+  square.node_term.assign(289, 0.0);
+  square.fixed.assign(289, 0);
+  for (std::int64_t offset : {0, 1}) {
+    for (int a = 0; a < 2; ++a) {
+      square.conductance[a].assign(289, 0.0);
+      for (std::int64_t i = 0; i < 289; ++i) {
+        const std::int64_t c[2] = {i % 17, i / 17};
+        if (c[a] == 16) continue;
+        // The face's middle in half spacings; squares of 4 nodes from `offset`.
+        std::int64_t cells = 0;
+        for (int b = 0; b < 2; ++b) {
+          const std::int64_t t = 2 * c[b] + (b == a) - 2 * offset;
+          cells += t >= 0 ? t / 8 : -1;
+        }
+        square.conductance[a][i] = cells % 2 == 0 ? 1.0 : 1000.0;
+      }
+    }
+    EXPECT_EQ(odd_planes(square), (offset == 0 ? std::array<bool, 3>{true, true, false} : none))
+        << "squares from " << offset;
+  }
   // Homogeneous: nothing changes.
   kernels::LevelOperator homogeneous = checkerboard_level(4, 0, false);
   for (auto& g : homogeneous.conductance)
