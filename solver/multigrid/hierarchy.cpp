@@ -1169,13 +1169,11 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   const int dims = op.dims;
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], np = op.points();
   const std::int64_t stride[3] = {1, nx, nx * ny};
-  // A stencil-form level's entry at the offset of one step along axes a and b (signs sa, sb),
-  // numbered as stencil_offset numbers them (dx + 3 dy + 9 dz over the used axes, each + 1).
+  // A stencil-form level's entry at the offset of one step along axes a and b (signs sa, sb):
+  // offset k lies sum_a o_a 3^a from the centre (kernels/level_ops.hpp).
+  const int power[3] = {1, 3, 9};
   const auto diagonal = [&](std::int64_t i, int a, int sa, int b, int sb) {
-    int d[3] = {0, 0, 0};
-    d[a] = sa;
-    d[b] = sb;
-    const int k = (d[0] + 1) + 3 * (dims > 1 ? d[1] + 1 : 0) + 9 * (dims > 2 ? d[2] + 1 : 0);
+    const int k = stencil_centre(dims) + sa * power[a] + sb * power[b];
     return std::abs(op.stencil[k * np + i]);
   };
   // The quadrants' couplings: a compact level's faces (two per quadrant), a stencil level's
