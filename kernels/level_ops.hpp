@@ -14,9 +14,12 @@
 // residual, smoother and corrections leave fixed nodes alone (the residual is 0 there).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -176,6 +179,21 @@ class LevelOps {
   virtual int create_vector(int level) = 0;
   virtual void upload(int v, const std::vector<double>& values) = 0;
   virtual void download(int v, std::vector<double>& values) = 0;
+  // The same from and into the caller's memory (the vector's size of values): through a
+  // vector by default; a device's level operations copy straight, at the bus's speed where
+  // the memory is pinned, without a vector's fresh pages.
+  virtual void upload_from(int v, const double* values, std::size_t count) {
+    upload(v, std::vector<double>(values, values + count));
+  }
+  virtual void download_to(int v, double* values, std::size_t count) {
+    std::vector<double> all;
+    download(v, all);
+    if (all.size() != count)
+      throw std::invalid_argument("level ops: download of a vector of " +
+                                  std::to_string(all.size()) + " values into " +
+                                  std::to_string(count));
+    std::copy(all.begin(), all.end(), values);
+  }
   // A sparse vector of level 0: `values` at the distinct node indices `nodes` (memory order),
   // kept until the next setup (replace_hierarchy keeps it). Its id is its own: scatter takes it.
   virtual int create_sparse(const std::vector<std::int64_t>& nodes,

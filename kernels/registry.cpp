@@ -68,6 +68,7 @@ bool cuda_compiled() { return false; }
 int cuda_device_count() { return 0; }
 void use_cuda_device(int) {}
 int current_cuda_device() { return -1; }
+void start_cuda(int) {}
 std::int64_t cuda_graph_replays() { return 0; }
 std::int64_t cuda_class_uploads() { return 0; }
 #endif

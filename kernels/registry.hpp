@@ -72,6 +72,11 @@ int cuda_device_count();
 void use_cuda_device(int index);
 // The index of the device the CUDA backends run on; -1 without CUDA or without a device.
 int current_cuda_device();
+// Starts CUDA on device `index`: the driver and the device's context, a few tenths of a
+// second that the first CUDA call would otherwise spend. Meant for a thread of its own while
+// the host works (CUDA calls elsewhere meanwhile wait for it); never throws: without CUDA or
+// the device it does nothing, and the backends report what is missing later.
+void start_cuda(int index);
 // Runs of steps the CUDA backends replayed as CUDA graphs so far in this process (0 without
 // CUDA); HEATSIM_CUDA_GRAPHS=0 in the environment turns the replays off.
 std::int64_t cuda_graph_replays();

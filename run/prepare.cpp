@@ -181,6 +181,18 @@ solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::st
                                  ghost > 0 ? ghost : solver::scheme_radius(c.scheme));
 }
 
+bool host_memory_suffices(const PreparedRun& run) {
+  const double have = host_memory_available();
+  if (have <= 0) return true;
+  const solver::Case& c = run.case_;
+  const int source_fields = run.fields ? static_cast<int>(run.fields->sources.size()) : 0;
+  const int radius = solver::scheme_radius(c.scheme);
+  const double need =
+      std::max(solver::estimate_memory(c, source_fields, false, radius).host_bytes(),
+               solver::estimate_memory(c, source_fields, true, radius).host_bytes());
+  return need <= have;
+}
+
 FilesEstimate estimate_files(const PreparedRun& run) {
   const solver::Case& c = run.case_;
   double points = 1.0;

@@ -64,6 +64,11 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& overrides);
 solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::string& backend_name,
                                            int ghost = 0);
 
+// Whether the host has the memory the run needs whatever backend it runs on (the larger of
+// the CPU's and a GPU's estimates; true where the memory available is unknown): a run may then
+// build its host-side set-up before its backend is chosen.
+bool host_memory_suffices(const PreparedRun& run);
+
 // The files a run leaves in output.directory at most at once: every output file, and the
 // checkpoints (one per checkpoint.every steps and one at the end; with checkpoint.keep the
 // newest `keep` and the next one written beside them before the oldest goes).

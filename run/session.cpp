@@ -21,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "io/checkpoint.hpp"
 #include "io/file_writer.hpp"
@@ -93,13 +94,22 @@ class CheckpointRotation {
 
 // The multigrid stepper of an implicit or steady case. Throws std::invalid_argument for a
 // case it cannot solve (prepare_run refuses those already; this is the solver's own word).
-std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
-    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
-    std::unique_ptr<kernels::LevelOps> level_ops) {
+// The host's part of its set-up (the heat-flow operator and the hierarchy): make_implicit_stepper
+// takes it.
+solver::multigrid::ImplicitStepper::HostSetup prepare_implicit(
+    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan) {
   namespace mg = solver::multigrid;
   auto fields = problem.coefficients
                     ? problem.coefficients
                     : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
+  return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt);
+}
+
+std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
+    const solver::Case& c, const solver::TimePlan& plan,
+    solver::multigrid::ImplicitStepper::HostSetup setup,
+    std::unique_ptr<kernels::LevelOps> level_ops) {
+  namespace mg = solver::multigrid;
   mg::SolveOptions options;
   options.tolerance = c.time.tolerance;
   // Temperature-dependent materials and radiation: each outer iteration of a steady solve is
@@ -110,14 +120,13 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
                 "nonlinear iteration {}: largest change {:.3g} K ({} multigrid iterations)", outer,
                 change, r.iterations);
   };
-  const auto start = std::chrono::steady_clock::now();
-  auto stepper = std::make_unique<mg::ImplicitStepper>(
-      problem, fields, c.time.method, plan.dt, std::move(level_ops), options);
+  auto stepper =
+      std::make_unique<mg::ImplicitStepper>(std::move(setup), std::move(level_ops), options);
   // The heat-flow operator, the hierarchy and the level operations' copy of it.
-  std::string levels = fmt::format(
-      "{} levels, set up in {}", stepper->levels(),
-      format_solve_seconds(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  double seconds = 0.0;
+  for (const auto& p : stepper->setup_phases()) seconds += p.time.seconds;
+  std::string levels =
+      fmt::format("{} levels, set up in {}", stepper->levels(), format_solve_seconds(seconds));
   if (stepper->deflated_pieces() > 0)
     levels += fmt::format("; {} strongly conducting pieces to deflate if convergence is slow",
                           stepper->deflated_pieces());
@@ -194,6 +203,27 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
+// A thread joined when it is replaced or goes out of scope (std::jthread is C++20's).
+class JoiningThread {
+ public:
+  JoiningThread() = default;
+  template <typename F>
+  explicit JoiningThread(F&& f) : thread_(std::forward<F>(f)) {}
+  JoiningThread(JoiningThread&&) = default;
+  JoiningThread& operator=(JoiningThread&& other) {
+    join();
+    thread_ = std::move(other.thread_);
+    return *this;
+  }
+  ~JoiningThread() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
 struct Session::State {
   explicit State(SessionOptions o) : options(std::move(o)) {}
 
@@ -213,6 +243,10 @@ struct Session::State {
   io::FieldPart owned_part();
 
   SessionOptions options;
+  // An implicit run on one process builds its hierarchy on the host before its backend is
+  // chosen, while CUDA starts on a thread of its own (joined once the backend is chosen).
+  std::optional<solver::multigrid::ImplicitStepper::HostSetup> host_setup;
+  JoiningThread cuda_start;
   Clock::time_point run_start = Clock::now();
   Clock::time_point phase_start = run_start;
   std::clock_t phase_cpu_start = std::clock();
@@ -406,6 +440,23 @@ void Session::State::set_up() {
     }
   }
   end_phase("checkpoint, output directory and problem");
+  // An implicit run on one process: its hierarchy now, on the host, while CUDA starts beside
+  // it (where a GPU backend is asked for, or `auto` may choose one); the backend's choice
+  // below waits for CUDA as it would have started it itself. Only where the host has the
+  // memory for the set-up whatever the backend, so that a case too large for it is still
+  // refused before anything is built.
+  if (c.time.method != solver::TimeMethod::explicit_euler && parallel::size() == 1 &&
+      host_memory_suffices(prepared)) {
+    const kernels::BackendEntry* asked = kernels::find_backend(c.backend);
+    if (c.backend == "auto" || (asked && asked->needs_gpu))
+      cuda_start = JoiningThread([] { kernels::start_cuda(0); });
+    try {
+      host_setup.emplace(prepare_implicit(c, problem, prepared.plan));
+    } catch (const std::invalid_argument& e) {
+      refuse(e.what());
+    }
+    end_phase("the multigrid hierarchy on the host");
+  }
   try {
     const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
     choice = solver::choose_backend(c.backend, problem, inputs.context());
@@ -442,6 +493,7 @@ void Session::State::set_up() {
       choice.backend = std::move(wrapped);
     }
   }
+  cuda_start.join();
   end_phase("backend choice and resources");
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
@@ -547,7 +599,9 @@ void Session::State::set_up() {
       } else {
         ops = kernels::make_level_ops(choice.name, c.precision);
       }
-      stepper = make_implicit_stepper(c, problem, plan, std::move(ops));
+      auto setup = host_setup ? std::move(*host_setup) : prepare_implicit(c, problem, plan);
+      host_setup.reset();
+      stepper = make_implicit_stepper(c, plan, std::move(setup), std::move(ops));
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }

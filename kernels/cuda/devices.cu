@@ -23,6 +23,11 @@ int current_cuda_device() {
   return device;
 }
 
+void start_cuda(int index) {
+  // The error state is this thread's own: cleared here, it reaches no other thread.
+  if (cudaSetDevice(index) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
+}
+
 std::vector<DeviceInfo> cuda_devices() {
   int count = 0;
   // No driver or no device is an answer here ("no GPU"), not an error.

@@ -991,20 +991,29 @@ class CudaLevelOps final : public LevelOps {
   }
 
   void upload(int v, const std::vector<double>& values) override {
+    upload_from(v, values.data(), values.size());
+  }
+  void upload_from(int v, const double* values, std::size_t count) override {
     Vector& dst = vec(v);
-    if (values.size() != static_cast<std::size_t>(dst.size))
-      throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
+    if (count != static_cast<std::size_t>(dst.size))
+      throw std::invalid_argument("level ops: upload of " + std::to_string(count) +
                                   " values into a vector of " + std::to_string(dst.size));
-    upload_doubles(dst.data->as<double>(), values.data(), values.size());
+    upload_doubles(dst.data->as<double>(), values, count);
     sync();  // `values` may go away once we return
   }
 
   void download(int v, std::vector<double>& values) override {
+    values.resize(static_cast<std::size_t>(vec(v).size));
+    download_to(v, values.data(), values.size());
+  }
+  void download_to(int v, double* values, std::size_t count) override {
     Vector& src = vec(v);
-    values.resize(static_cast<std::size_t>(src.size));
-    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(values.data(), src.data->as<double>(),
-                                       values.size() * sizeof(double), cudaMemcpyDeviceToHost,
-                                       stream_));
+    if (count != static_cast<std::size_t>(src.size))
+      throw std::invalid_argument("level ops: download of a vector of " +
+                                  std::to_string(src.size) + " values into " +
+                                  std::to_string(count));
+    HEATSIM_CUDA_CHECK(cudaMemcpyAsync(values, src.data->as<double>(), count * sizeof(double),
+                                       cudaMemcpyDeviceToHost, stream_));
     sync();
   }
 

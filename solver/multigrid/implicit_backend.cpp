@@ -34,6 +34,18 @@ void ImplicitBackend::upload(const std::vector<double>& field) {
 
 void ImplicitBackend::download(std::vector<double>& field) { stepper_->field(field); }
 
+void ImplicitBackend::upload_from(const kernels::HostField& field) {
+  if (problem_.precision == kernels::Precision::fp32 || !field.doubles())
+    return kernels::Backend::upload_from(field);
+  stepper_->set_field(field.doubles(), field.size());
+}
+
+void ImplicitBackend::download_to(double* out) {
+  stepper_->field_to(out, static_cast<std::size_t>(problem_.points()));
+  stats_ = stats_of(out);
+  stats_version_ = stepper_->field_version();
+}
+
 void ImplicitBackend::advance(std::int64_t steps, std::int64_t step0) {
   for (std::int64_t s = 0; s < steps; ++s) {
     const SolveReport report = stepper_->advance(step0 + s);
@@ -42,8 +54,15 @@ void ImplicitBackend::advance(std::int64_t steps, std::int64_t step0) {
 }
 
 kernels::FieldStats ImplicitBackend::stats() {
+  if (stats_ && stats_version_ == stepper_->field_version()) return *stats_;
   std::vector<double> u;
   stepper_->field(u);
+  stats_ = stats_of(u.data());
+  stats_version_ = stepper_->field_version();
+  return *stats_;
+}
+
+kernels::FieldStats ImplicitBackend::stats_of(const double* u) const {
   const auto& n = problem_.n;
   const auto weight = [&](int a, std::int64_t i) {
     if (a >= problem_.dims || problem_.periodic(a)) return 1.0;
@@ -53,7 +72,7 @@ kernels::FieldStats ImplicitBackend::stats() {
       problem_.coefficients ? problem_.coefficients->capacity.data() : nullptr;
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
   std::int64_t bad = 0;
-#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (u.size() >= 32768)
+#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (problem_.points() >= 32768)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y) {
       const double wzy = weight(2, z) * weight(1, y);

@@ -6,8 +6,10 @@
 // (statistics at progress lines, output, checkpoints, probes) is downloaded, between steps.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "implicit_stepper.hpp"
@@ -32,6 +34,13 @@ class ImplicitBackend final : public kernels::Backend {
   // fp32 problems: the field is rounded to fp32, as an fp32 backend holds it.
   void upload(const std::vector<double>& field) override;
   void download(std::vector<double>& field) override;
+  // Without a copy of the field between (an fp64 field of doubles goes as it is).
+  void upload_from(const kernels::HostField& field) override;
+  // Also takes the statistics of the field handed out, which stats() then gives until the
+  // field changes (an output's download and the run's final statistics at the same step
+  // download once).
+  void download_to(double* out) override;
+  using kernels::Backend::download_to;
   // Implicit steps; throws SolveFailure (the field as after the last step that converged).
   void advance(std::int64_t steps, std::int64_t step0) override;
   // From a download of the field, weighted as kernels::FieldStats says.
@@ -42,6 +51,11 @@ class ImplicitBackend final : public kernels::Backend {
   std::unique_ptr<ImplicitStepper> stepper_;
   kernels::StencilProblem problem_;
   std::function<void(std::int64_t, const SolveReport&)> on_step_;
+  // The statistics of the field at the stepper's field_version() `stats_version_`, if taken.
+  std::optional<kernels::FieldStats> stats_;
+  std::uint64_t stats_version_ = 0;
+
+  kernels::FieldStats stats_of(const double* u) const;
 };
 
 }  // namespace heatsim::solver::multigrid

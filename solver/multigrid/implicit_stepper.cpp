@@ -89,38 +89,88 @@ std::pair<double, double> scalars(TimeMethod m, double dt) {
 
 }  // namespace
 
-ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
-                                 std::shared_ptr<const kernels::CoefficientFields> fields,
-                                 TimeMethod method, double dt,
-                                 std::unique_ptr<kernels::LevelOps> ops, SolveOptions options)
-    : phase_start_(std::chrono::steady_clock::now()),
-      phase_cpu_start_(std::clock()),
-      method_(method),
-      dt_(dt),
-      problem_(problem),
-      base_fields_(fields),
-      nonlinear_(fields && is_nonlinear(problem, *fields)),
-      flow_(problem, std::move(fields)),
-      ops_(std::move(ops)),
-      options_(std::move(options)) {
+namespace {
+
+// Wall and process CPU time since the last lap.
+class PhaseClock {
+ public:
+  SetupTime lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const std::clock_t cpu_now = std::clock();
+    const SetupTime t{std::chrono::duration<double>(now - start_).count(),
+                      static_cast<double>(cpu_now - cpu_start_) / CLOCKS_PER_SEC};
+    start_ = now;
+    cpu_start_ = cpu_now;
+    return t;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::clock_t cpu_start_ = std::clock();
+};
+
+}  // namespace
+
+ImplicitStepper::HostSetup ImplicitStepper::prepare(
+    const kernels::StencilProblem& problem,
+    std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt) {
+  PhaseClock clock;
+  const bool nonlinear = fields && is_nonlinear(problem, *fields);
+  HeatFlowOperator flow(problem, fields);
   if (method != TimeMethod::steady && !(dt > 0.0 && std::isfinite(dt)))
     throw std::invalid_argument(std::string(to_string(method)) + " needs a time step dt > 0");
   // A radiating face or surface anchors the temperature too: its linearisation (linearize.hpp)
   // puts 4 eps sigma u^3 on the diagonal of every outer iteration's operator.
-  if (method == TimeMethod::steady && flow_.floating() && !radiates(problem, base_fields_.get()))
+  if (method == TimeMethod::steady && flow.floating() && !radiates(problem, fields.get()))
     throw std::invalid_argument(
         "steady: the problem has no steady state to solve for: no face is Dirichlet, "
         "convective or radiating, so the temperature is fixed only up to a constant (and a "
         "steady state exists only if the sources and boundary fluxes balance exactly); make a "
         "face dirichlet, convective or radiative, or run the transient with backward-euler");
-  if (nonlinear_ && method == TimeMethod::crank_nicolson)
+  if (nonlinear && method == TimeMethod::crank_nicolson)
     throw std::invalid_argument(
         "crank-nicolson: temperature-dependent materials and radiating faces take "
         "backward-euler, bdf2 or steady (or the explicit method)");
-  end_phase("heat-flow operator");
-  build_levels(method);
+  std::vector<SetupPhase> phases;
+  phases.push_back({"heat-flow operator", clock.lap()});
+  // A steady solve builds its levels once: the operator's arrays become the finest level's
+  // (a nonlinear one replaces them each outer iteration).
+  const auto [alpha, beta] = scalars(method, dt);
+  LevelOperator finest = method == TimeMethod::steady && !nonlinear ? flow.take_steady_level()
+                                                                    : flow.level(alpha, beta);
+  phases.push_back({"finest level", clock.lap()});
+  std::vector<SetupTime> times;
+  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
+  for (std::size_t l = 0; l < times.size(); ++l)
+    phases.push_back({"level " + std::to_string(l + 1), times[l]});
+  return HostSetup{problem,         std::move(fields), method,           dt, nonlinear,
+                   std::move(flow), std::move(levels), std::move(phases)};
+}
+
+ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
+                                 std::shared_ptr<const kernels::CoefficientFields> fields,
+                                 TimeMethod method, double dt,
+                                 std::unique_ptr<kernels::LevelOps> ops, SolveOptions options)
+    : ImplicitStepper(prepare(problem, std::move(fields), method, dt), std::move(ops),
+                      std::move(options)) {}
+
+ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::LevelOps> ops,
+                                 SolveOptions options)
+    : phase_start_(std::chrono::steady_clock::now()),
+      phase_cpu_start_(std::clock()),
+      setup_phases_(std::move(setup.phases)),
+      built_levels_(std::move(setup.levels)),
+      method_(setup.method),
+      dt_(setup.dt),
+      problem_(std::move(setup.problem)),
+      base_fields_(std::move(setup.fields)),
+      nonlinear_(setup.nonlinear),
+      flow_(std::move(setup.flow)),
+      ops_(std::move(ops)),
+      options_(std::move(options)) {
+  build_levels(method_);
   // The loads' parts, uploaded once; each step combines them with its times' factors.
-  if (method != TimeMethod::steady) {
+  if (method_ != TimeMethod::steady) {
     std::vector<double> wc = flow_.weighted_capacity();
     const std::vector<std::uint8_t>& fixed = flow_.fixed();
     for (std::size_t i = 0; i < wc.size(); ++i)
@@ -128,7 +178,7 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
     capacity_ = ops_->create_vector(0);
     ops_->upload(capacity_, wc);
     saved_ = ops_->create_vector(0);
-    if (method == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
+    if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
   for (HeatFlowOperator::SourcePart& part : flow_.source_parts()) {
     const int v = ops_->create_vector(0);
@@ -162,33 +212,31 @@ void ImplicitStepper::end_phase(std::string name) {
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {
-  const auto [alpha, beta] = scalars(m, dt_);
   if (mg_) {
+    const auto [alpha, beta] = scalars(m, dt_);
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
     return;
   }
-  // A steady solve builds its levels once: the operator's arrays become the finest level's
-  // (a nonlinear one replaces them each outer iteration).
-  LevelOperator finest = m == TimeMethod::steady && !nonlinear_ ? flow_.take_steady_level()
-                                                                : flow_.level(alpha, beta);
-  end_phase("finest level");
-  std::vector<SetupTime> times;
-  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
-  for (std::size_t l = 0; l < times.size(); ++l)
-    setup_phases_.push_back({"level " + std::to_string(l + 1), times[l]});
-  phase_start_ = std::chrono::steady_clock::now();
-  phase_cpu_start_ = std::clock();
-  mg_ = std::make_unique<Multigrid>(*ops_, std::move(levels));
+  // The first time: the levels prepare() built (of the method's operator).
+  mg_ = std::make_unique<Multigrid>(*ops_, std::move(built_levels_));
+  built_levels_ = {};
   end_phase("level operations and multigrid vectors");
 }
 
-void ImplicitStepper::set_field(const std::vector<double>& u) {
-  if (u.size() != static_cast<std::size_t>(flow_.points()))
+void ImplicitStepper::set_field(const std::vector<double>& u) { set_field(u.data(), u.size()); }
+
+void ImplicitStepper::set_field(const double* u, std::size_t count) {
+  if (count != static_cast<std::size_t>(flow_.points()))
     throw std::invalid_argument("implicit step: the field has the wrong number of values");
-  ops_->upload(mg_->solution(), u);
+  ++field_version_;
+  ops_->upload_from(mg_->solution(), u, count);
 }
 
 void ImplicitStepper::field(std::vector<double>& u) { ops_->download(mg_->solution(), u); }
+
+void ImplicitStepper::field_to(double* u, std::size_t count) {
+  ops_->download_to(mg_->solution(), u, count);
+}
 
 std::optional<std::vector<double>> ImplicitStepper::previous_field(std::int64_t step) {
   if (method_ != TimeMethod::bdf2 || previous_step_ < 0 || previous_step_ != step - 1)
@@ -363,6 +411,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
 }
 
 SolveReport ImplicitStepper::advance(std::int64_t step) {
+  ++field_version_;  // also when the solve throws: the field may have moved
   const Clock::time_point start = Clock::now();
   struct AddStepTime {  // also when the solve throws
     Timing& t;

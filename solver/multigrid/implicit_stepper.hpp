@@ -64,12 +64,40 @@ std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t po
 
 class ImplicitStepper {
  public:
-  // Builds the operator and its multigrid levels. Throws std::invalid_argument for the explicit
-  // method, a dt <= 0 for an implicit one, and a steady problem without a steady state (every
-  // face Neumann or periodic, none Dirichlet or convective).
+  // Wall time of a part of the set-up (for a log at debug level).
+  struct SetupPhase {
+    std::string name;
+    SetupTime time;
+  };
+  // The host's part of the set-up: the heat-flow operator and the multigrid levels of the
+  // method's level operator, built without level operations, so that a run can build it
+  // while its device starts (CUDA's start-up takes a few tenths of a second).
+  struct HostSetup {
+    kernels::StencilProblem problem;
+    std::shared_ptr<const kernels::CoefficientFields> fields;
+    TimeMethod method;
+    double dt;
+    bool nonlinear;
+    HeatFlowOperator flow;
+    std::vector<LevelOperator> levels;  // the finest first
+    std::vector<SetupPhase> phases;     // the heat-flow operator, the finest level, each coarse one
+  };
+
+  // Throws std::invalid_argument for the explicit method, a dt <= 0 for an implicit one, a
+  // steady problem without a steady state (every face Neumann or periodic, none Dirichlet,
+  // convective or radiating) and Crank-Nicolson on temperature-dependent materials.
+  static HostSetup prepare(const kernels::StencilProblem& problem,
+                           std::shared_ptr<const kernels::CoefficientFields> fields,
+                           TimeMethod method, double dt);
+
+  // Builds the operator and its multigrid levels (prepare), then the level operations' copy
+  // of them. Throws std::invalid_argument as prepare does.
   ImplicitStepper(const kernels::StencilProblem& problem,
                   std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method,
                   double dt, std::unique_ptr<kernels::LevelOps> ops, SolveOptions options = {});
+  // The same from a HostSetup built before.
+  ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::LevelOps> ops,
+                  SolveOptions options = {});
 
   TimeMethod method() const { return method_; }
   int levels() const { return mg_->levels(); }
@@ -84,6 +112,12 @@ class ImplicitStepper {
   // Memory order [z][y][x].
   void set_field(const std::vector<double>& u);
   void field(std::vector<double>& u);
+  // The same from and into the caller's memory (one value per node).
+  void set_field(const double* u, std::size_t count);
+  void field_to(double* u, std::size_t count);
+  // Changes whenever the field may have changed (set_field, advance): what was computed from
+  // the field at one version holds while the version stays.
+  std::uint64_t field_version() const { return field_version_; }
   // fp32 runs: the field is rounded to fp32 after every step, as an fp32 backend holds it.
   void set_round_to_fp32(bool round) { round_to_fp32_ = round; }
 
@@ -118,11 +152,7 @@ class ImplicitStepper {
 
   // Wall time of the set-up's parts, in order: the heat-flow operator, the finest level, each
   // coarse level of the hierarchy, the level operations with the multigrid's vectors, and the
-  // loads' parts (for a log at debug level).
-  struct SetupPhase {
-    std::string name;
-    SetupTime time;
-  };
+  // loads' parts.
   const std::vector<SetupPhase>& setup_phases() const { return setup_phases_; }
 
  private:
@@ -152,6 +182,8 @@ class ImplicitStepper {
   std::chrono::steady_clock::time_point phase_start_;
   std::clock_t phase_cpu_start_;
   std::vector<SetupPhase> setup_phases_;
+  // The coarse levels of a HostSetup until the constructor hands them to the multigrid.
+  std::vector<LevelOperator> built_levels_;
   TimeMethod method_;
   double dt_;
   // The problem and its fields as given (the nonlinear steps linearise them).
@@ -164,6 +196,7 @@ class ImplicitStepper {
   SolveOptions options_;
   Timing timing_;
   bool round_to_fp32_ = false;
+  std::uint64_t field_version_ = 0;
   // Level-0 vectors and sparse vectors of the level operations: the weighted capacity (0 on
   // the fixed nodes), the sources' weighted densities, the faces' constant loads and ambient
   // weights, the Dirichlet faces' nodes, a copy of the field the step started from (restored

@@ -15,6 +15,7 @@
 #include "kernels/cpu/cpu_level_ops.hpp"
 #include "kernels/registry.hpp"
 #include "solver/multigrid/hierarchy.hpp"
+#include "solver/multigrid/implicit_backend.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 
 namespace heatsim::solver::multigrid {
@@ -963,6 +964,99 @@ TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
   std::vector<double> x = c.mode;
   cn.advance(x, 0);
   EXPECT_FALSE(cn.previous_field(1).has_value());
+}
+
+// A run builds its hierarchy on the host first (ImplicitStepper::prepare), while the device
+// starts, and its stepper from that: the same levels, phases and steps, bit for bit, as the
+// stepper built whole; prepare refuses what the constructor refuses.
+TEST(Multigrid, AStepperFromItsPreparedHostSetupStepsAsTheOneBuiltWhole) {
+  const TimeOrderCase c;
+  Fields f(c.p, c.k, c.cap);
+  f.add_source(c.mode);
+  const double dt = c.T / 8;
+  for (TimeMethod m : {TimeMethod::backward_euler, TimeMethod::crank_nicolson, TimeMethod::bdf2,
+                       TimeMethod::steady}) {
+    SCOPED_TRACE(to_string(m));
+    ImplicitStepper whole(c.p, f.f, m, dt, kernels::make_level_ops("cpu", kernels::Precision::fp64),
+                          tight(1e-12));
+    ImplicitStepper::HostSetup setup = ImplicitStepper::prepare(c.p, f.f, m, dt);
+    EXPECT_EQ(setup.levels.size(), static_cast<std::size_t>(whole.levels()));
+    ImplicitStepper prepared(
+        std::move(setup), kernels::make_level_ops("cpu", kernels::Precision::fp64), tight(1e-12));
+    EXPECT_EQ(prepared.levels(), whole.levels());
+    ASSERT_EQ(prepared.setup_phases().size(), whole.setup_phases().size());
+    for (std::size_t i = 0; i < whole.setup_phases().size(); ++i)
+      EXPECT_EQ(prepared.setup_phases()[i].name, whole.setup_phases()[i].name);
+    std::vector<double> u = c.mode, v = c.mode;
+    for (int step = 0; step < (m == TimeMethod::steady ? 1 : 4); ++step) {
+      whole.advance(u, step);
+      prepared.advance(v, step);
+    }
+    EXPECT_GT(max_error(u, c.mode), 1e-3) << "the steps moved the field";
+    EXPECT_EQ(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)), 0);
+  }
+  EXPECT_THROW(ImplicitStepper::prepare(c.p, f.f, TimeMethod::backward_euler, 0.0),
+               std::invalid_argument);
+  EXPECT_THROW(ImplicitStepper::prepare(c.p, f.f, TimeMethod::explicit_euler, dt),
+               std::invalid_argument);
+  const StencilProblem insulated = grid(1, {33, 1, 1}, {1.0, 1, 1}, BoundaryKind::neumann);
+  EXPECT_THROW(ImplicitStepper::prepare(insulated, f.f, TimeMethod::steady, 0.0),
+               std::invalid_argument);
+}
+
+// The field holder of implicit runs hands its field out without a copy between (download_to,
+// upload_from) and gives the statistics of a field it handed out until the field changes: an
+// output's download and the final statistics at the same step download once, and a step or an
+// upload is never answered with the statistics before it.
+TEST(Multigrid, TheImplicitBackendsStatisticsFollowItsField) {
+  const TimeOrderCase c;
+  Fields f(c.p, c.k, c.cap);
+  StencilProblem p = c.p;
+  p.coefficients = f.f;  // the total heat weighs by the capacity
+  const std::int64_t np = p.points();
+  ImplicitBackend backend(
+      "cpu", std::make_unique<ImplicitStepper>(
+                 p, f.f, TimeMethod::backward_euler, c.T / 8,
+                 kernels::make_level_ops("cpu", kernels::Precision::fp64), tight(1e-12)));
+  backend.setup(p);
+  const auto expected = [&](const std::vector<double>& u) {
+    kernels::FieldStats s;
+    s.min = *std::min_element(u.begin(), u.end());
+    s.max = *std::max_element(u.begin(), u.end());
+    for (std::int64_t i = 0; i < np; ++i)
+      s.total_heat += (i == 0 || i == np - 1 ? 0.5 : 1.0) * c.cap * u[static_cast<std::size_t>(i)];
+    return s;
+  };
+  const auto same = [](const kernels::FieldStats& a, const kernels::FieldStats& b) {
+    EXPECT_EQ(a.min, b.min);
+    EXPECT_EQ(a.max, b.max);
+    EXPECT_NEAR(a.total_heat, b.total_heat, 1e-13 * std::abs(b.total_heat));
+    EXPECT_EQ(a.non_finite, b.non_finite);
+  };
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> d(250.0, 350.0);
+  kernels::HostField field(static_cast<std::size_t>(np), false);
+  std::vector<double> u(static_cast<std::size_t>(np));
+  for (std::int64_t i = 0; i < np; ++i)
+    u[static_cast<std::size_t>(i)] = field.doubles()[i] = d(rng);
+  backend.upload_from(field);
+  std::vector<double> out(static_cast<std::size_t>(np), std::nan(""));
+  backend.download_to(out.data());
+  EXPECT_EQ(out, u);
+  same(backend.stats(), expected(u));
+
+  backend.advance(1, 0);
+  std::vector<double> after;
+  backend.download(after);
+  EXPECT_GT(max_error(after, u), 1.0) << "the step moved the field";
+  same(backend.stats(), expected(after));
+  std::fill(out.begin(), out.end(), std::nan(""));
+  backend.download_to(out.data());
+  EXPECT_EQ(out, after);
+  same(backend.stats(), expected(after));
+
+  backend.upload(u);
+  same(backend.stats(), expected(u));
 }
 
 // log2 of the error ratios of successive halvings of dt.
