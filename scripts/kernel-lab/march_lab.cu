@@ -197,11 +197,12 @@ void launch(const Pass& p, const T* in, T* out) {
   a.in = in;
   a.out = out;
 #if LAB_DIMS == 3 && !LAB_SUMS
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y);
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y,
+                                                               XGhostRules{});
 #elif LAB_DIMS == 3
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y, XGhostRules{});
 #else
-  lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk);
+  lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk, XGhostRules{});
 #endif
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
