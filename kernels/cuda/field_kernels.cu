@@ -477,8 +477,7 @@ bool boundary_pass_fills(const DeviceGrid& grid, std::size_t value_bytes) {
 
 template <typename T>
 void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
-                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream,
-                          bool interior_x_ghosts) {
+                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream) {
   BoundaryPlan b{};
   for (int f = 0; f < kFaces; ++f) {
     b.kind[f] = f / 2 < grid.dims ? faces.kind[f] : -1;
@@ -511,17 +510,7 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
       fill_ghosts
           ? static_cast<int>(round_up(grid.n[0] + grid.ghost, sector) - grid.n[0] - grid.ghost)
           : 0;
-  // Without the interior rows' x ghosts (interior_x_ghosts false), the row ends hold the
-  // Dirichlet nodes alone; the sector past x = n_x - 1 is completed below by the nodes after
-  // it (ghosts by their rule, the same bits a sweep forms them with, or alignment pad).
-  const bool x_ghosts = fill_ghosts && interior_x_ghosts;
-  b.xs = x_ghosts ? line_ends(0, pad_lo, pad_hi) : NodeRanges{};
-  if (!x_ghosts) {
-    b.xs.begin[0] = 0;
-    b.xs.count[0] = dirichlet(0) ? 1 : 0;
-    b.xs.begin[1] = grid.n[0] - 1;
-    b.xs.count[1] = dirichlet(1) ? 1 : 0;
-  }
+  b.xs = line_ends(0, pad_lo, pad_hi);
   // A Dirichlet node's row end also rewrites the other nodes of its 32-byte sector with their
   // own values (the same bits), so that every sector the pass writes along x is whole.
   {
@@ -533,12 +522,10 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
         const std::int64_t add = (n - 1) - (n - 1) / sector * sector;
         whole.begin[1] -= add;
         whole.count[1] += static_cast<int>(add);
-        if (fill_ghosts && !x_ghosts) whole.count[1] += static_cast<int>(round_up(n, sector) - n);
       }
     }
     if (whole.total() <= 32) b.xs = whole;  // else the partial sectors, as the lanes allow
   }
-
   b.ys = line_ends(1, 0, 0);
   b.zs = line_ends(2, 0, 0);
   b.lanes_log2 = 0;
@@ -619,7 +606,7 @@ FieldStats device_field_stats(const T* field, const DeviceGrid& grid, const Sten
   template void launch_set_dirichlet<T>(T*, const DeviceGrid&, const DirichletFaces&,     \
                                         cudaStream_t);                                    \
   template void launch_boundary_pass<T>(T*, const DeviceGrid&, const BoundaryFaces&, bool, \
-                                        bool, cudaStream_t, bool);                        \
+                                        bool, cudaStream_t);                              \
   template int launch_stats<T>(const T*, const DeviceGrid&, const bool[3], StatsPartial*, \
                                int, cudaStream_t, const double*);                          \
   template FieldStats device_field_stats<T>(const T*, const DeviceGrid&,                  \

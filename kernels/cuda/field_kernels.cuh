@@ -48,16 +48,9 @@ struct BoundaryFaces {
   double value[kFaces] = {};    // g(t) (Dirichlet) or the flux (Neumann) at this pass's time
   double spacing[3] = {1.0, 1.0, 1.0};
 };
-//
-// interior_x_ghosts = false: the x ghosts of the field's interior rows (0 <= y < n_y, 0 <= z <
-// n_z) are left as they are, for a sweep that forms them itself from their source nodes
-// (temporal-blocking's marches); the rest is written as above, and an x face's Dirichlet
-// nodes with the rest of their 32-byte sectors (the sector past x = n_x - 1 completed with the
-// ghosts' values).
 template <typename T>
 void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces& faces,
-                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream,
-                          bool interior_x_ghosts = true);
+                          bool set_dirichlet, bool fill_ghosts, cudaStream_t stream);
 
 // Whether launch_boundary_pass takes this grid with its ghosts filled (value_bytes: the field's
 // element size): the nodes it writes at each end of a row (the ghosts, a Dirichlet node and

@@ -33,22 +33,11 @@
 // and its fused sweep is given the source of one step: the pass reads and writes the same
 // ghost layers (width k*r, filled once) and bands as a sweep of S^k, so it is exact where
 // S^k is.
-// A Kernel whose fused sweep can form the x ghosts of the field's interior rows itself, from
-// their source nodes and the x faces' rules with the bits the ghost fill stores
-// (temporal-blocking's marches), also declares
-//   bool forms_x_ghosts(const Plan& fused) const;   whether it does at this plan
-//   void sweep_forming_x_ghosts(const Plan&, const T* in, T* out, const DeviceGrid&,
-//                               double source, const BoundaryFaces& at_start,
-//                               int multiprocessors, cudaStream_t) const;
-// Then the boundary pass before such a sweep leaves those row ends unwritten (the scattered
-// 32-byte sectors that cost most of its time); HEATSIM_TB_X_MIRRORS=0 in the environment
-// keeps them written and the sweep reading them, for measuring the two ways.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -83,12 +72,6 @@ struct SweepsBoxes : std::false_type {};
 template <typename Kernel>
 struct SweepsBoxes<Kernel, std::void_t<decltype(Kernel::kSweepsBoxes)>>
     : std::bool_constant<Kernel::kSweepsBoxes> {};
-
-// Whether a Kernel's fused sweep can form the x ghosts of interior rows itself (above).
-template <typename Kernel, typename = void>
-struct FormsXGhosts : std::false_type {};
-template <typename Kernel>
-struct FormsXGhosts<Kernel, std::void_t<decltype(&Kernel::forms_x_ghosts)>> : std::true_type {};
 
 // A field on the device: its layout, faces and the two buffers of a step.
 template <typename T>
@@ -252,11 +235,6 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     main_.h = problem.h;
     main_.allocate(slack);
     partials_.allocate(cuda::kStatsMaxBlocks * sizeof(cuda::StatsPartial));
-    x_mirrors_ = false;
-    if constexpr (FormsXGhosts<Kernel>::value) {
-      const char* v = std::getenv("HEATSIM_TB_X_MIRRORS");
-      x_mirrors_ = depth_ > 1 && !(v && std::string(v) == "0") && kernel_.forms_x_ghosts(fused_);
-    }
 
     bands_.clear();
     if (depth_ > 1)
@@ -314,15 +292,11 @@ class FusingBackend final : public DeviceFieldBackend<T> {
     this->check_ready("advance()");
     if (steps <= 0) return;
     std::int64_t s = 0;
-    // A step or pass followed by another fills the next one's ghosts with its Dirichlet nodes
-    // (a pass that forms the x ghosts of interior rows itself: all but those).
+    // A step or pass followed by another fills the next one's ghosts with its Dirichlet nodes.
     bool ghosts_filled = false;
-    const auto pass_at = [&](std::int64_t at) {
-      return x_mirrors_ && (step0 + at) % depth_ == 0 && steps - at >= depth_;
-    };
     const auto step = [&] {
       const bool another = s + 1 < steps;
-      single_step(main_, step0 + s, ghosts_filled, another, pass_at(s + 1));
+      single_step(main_, step0 + s, ghosts_filled, another);
       ghosts_filled = another;
       ++s;
     };
@@ -334,7 +308,7 @@ class FusingBackend final : public DeviceFieldBackend<T> {
       while (s < steps && (step0 + s) % depth_ != 0) step();
       for (; steps - s >= depth_; s += depth_) {
         const bool another = steps - s > depth_;
-        fused_pass(step0 + s, nullptr, nullptr, ghosts_filled, another, pass_at(s + depth_));
+        fused_pass(step0 + s, nullptr, nullptr, ghosts_filled, another);
         ghosts_filled = another;
       }
     }
@@ -423,13 +397,10 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   // where the boundary pass takes the grid (its row ends fit a warp), which writes what
   // set_dirichlet() then fill_ghosts() would (at 512^3 fp64, depth 4, those took 79 us and
   // 43 us a pass, the Dirichlet launch writing one node per row of its x faces).
-  // `for_mirrors`: the next sweep forms the x ghosts of interior rows itself, so the boundary
-  // pass leaves them.
-  void finish_pass(Field& f, double t, bool fill, bool for_mirrors = false) {
+  void finish_pass(Field& f, double t, bool fill) {
     if (fill && cuda::boundary_pass_fills(f.grid, sizeof(T))) {
       cuda::launch_boundary_pass<T>(f.cur.template as<T>(), f.grid,
-                                    cuda::boundary_faces_at(f.faces, f.h, t), true, true, stream_,
-                                    !for_mirrors);
+                                    cuda::boundary_faces_at(f.faces, f.h, t), true, true, stream_);
       return;
     }
     set_dirichlet(f, t);
@@ -439,15 +410,14 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   // One step of S, exactly as the CPU reference takes it. `ghosts_filled`: the step or pass
   // before filled this one's ghosts; `fill_next`: this step fills the next one's (with its
   // Dirichlet nodes, one launch: at 512^3 fp64 the separate launches cost Heat-3D's single
-  // steps a sixth of their rate). `next_forms_x`: the next is a pass that forms the x ghosts
-  // of interior rows itself.
+  // steps a sixth of their rate).
   void single_step(Field& f, std::int64_t step, bool ghosts_filled = false,
-                   bool fill_next = false, bool next_forms_x = false) {
+                   bool fill_next = false) {
     if (!ghosts_filled) fill_ghosts(f, static_cast<double>(step) * p_.dt);
     kernel_.sweep(single_, f.cur.template as<T>(), f.next.template as<T>(), f.grid,
                   p_.source_increment, multiprocessors_, stream_);
     f.cur.swap(f.next);
-    finish_pass(f, static_cast<double>(step + 1) * p_.dt, fill_next, next_forms_x);
+    finish_pass(f, static_cast<double>(step + 1) * p_.dt, fill_next);
   }
 
   // The main field's sweep of a pass (plan, source) into next, split around `inner`: the
@@ -471,26 +441,16 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   // nodes they are formed from), the nodes around `inner`, then the bands from the field as
   // between() left it. `ghosts_filled`: the previous pass filled this one's ghosts;
   // `fill_next`: this pass fills the next one's.
-  // A whole pass (not split) whose sweep forms the x ghosts of interior rows (x_mirrors_) reads
-  // them nowhere else, so the pass before it need not write them; a split pass's boxes are not
-  // the field and read every ghost as stored. `next_forms_x`: the next is such a pass.
   void fused_pass(std::int64_t step, const FieldBox* inner = nullptr,
                   const std::function<void()>* between = nullptr, bool ghosts_filled = false,
-                  bool fill_next = false, bool next_forms_x = false) {
+                  bool fill_next = false) {
     const double t = static_cast<double>(step) * p_.dt;
     if (!ghosts_filled) fill_ghosts(main_, t);
-    if (inner) {
+    if (inner)
       sweep_split(fused_, fused_source_, t, *inner, *between);
-    } else if (x_mirrors_) {
-      if constexpr (FormsXGhosts<Kernel>::value)
-        kernel_.sweep_forming_x_ghosts(fused_, main_.cur.template as<T>(),
-                                       main_.next.template as<T>(), main_.grid, fused_source_,
-                                       cuda::boundary_faces_at(main_.faces, main_.h, t),
-                                       multiprocessors_, stream_);
-    } else {
+    else
       kernel_.sweep(fused_, main_.cur.template as<T>(), main_.next.template as<T>(), main_.grid,
                     fused_source_, multiprocessors_, stream_);
-    }
     for (auto& band : bands_) {
       Band<T>& b = *band;
       b.at.copy_in(main_.cur.template as<T>(), main_.grid, b.slab.cur.template as<T>(), b.slab.grid,
@@ -500,7 +460,7 @@ class FusingBackend final : public DeviceFieldBackend<T> {
                     main_.grid, stream_);
     }
     main_.cur.swap(main_.next);
-    finish_pass(main_, static_cast<double>(step + depth_) * p_.dt, fill_next, next_forms_x);
+    finish_pass(main_, static_cast<double>(step + depth_) * p_.dt, fill_next);
   }
 
   Kernel kernel_;
@@ -516,7 +476,6 @@ class FusingBackend final : public DeviceFieldBackend<T> {
   DeviceArray partials_;
   bool first_step_single_ = false;
   bool check_nodes_at_next_advance_ = false;
-  bool x_mirrors_ = false;  // whole passes form the x ghosts of interior rows (FormsXGhosts)
 
   void uploaded() {
     first_step_single_ = false;

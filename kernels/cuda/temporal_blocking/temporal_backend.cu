@@ -89,38 +89,6 @@ struct BlockedKernel {
       cuda::launch_temporal_sweep(a, plan.shape, plan.depth, context);
   }
 
-  // A pass whose march forms the x ghosts of interior rows itself at no cost in registers
-  // (temporal_sweep_forms_x_ghosts), so that the boundary pass before it leaves those row ends
-  // (docs/performance.md, "the x ghosts of interior rows read through their mirrors").
-  bool forms_x_ghosts(const Plan& fused) const {
-    return fused.depth > 1 &&
-           cuda::temporal_sweep_forms_x_ghosts(fused.shape.dims, fused.shape.radius,
-                                               fused.shape.taps != cuda::kStarTaps, fused.depth,
-                                               sizeof(T));
-  }
-
-  void sweep_forming_x_ghosts(const Plan& plan, const T* in, T* out, const cuda::DeviceGrid& grid,
-                              double source, const cuda::BoundaryFaces& at_start,
-                              int multiprocessors, cudaStream_t stream) const {
-    cuda::SweepArgs<T> a;
-    a.in = in;
-    a.out = out;
-    a.grid = grid;
-    a.source = static_cast<T>(source);
-    a.weights = plan.weights;
-    cuda::LaunchContext context;
-    context.stream = stream;
-    context.multiprocessors = multiprocessors;
-    cuda::XGhostRules x;
-    x.on = true;
-    for (int side = 0; side < 2; ++side) {
-      x.kind[side] = at_start.kind[side];
-      x.value[side] = at_start.value[side];
-    }
-    x.h = at_start.spacing[0];
-    cuda::launch_temporal_sweep(a, plan.shape, plan.depth, context, x);
-  }
-
   // `fusion: auto` (before a tuning cache says otherwise): the depths measured fastest at the
   // bench sizes, fp64 (docs/performance.md, "Temporal blocking" and "the register marches in
   // the backend"): Heat-1D 16 on an H100 (943 GStencil/s; 8: 887); on an H200 with the
