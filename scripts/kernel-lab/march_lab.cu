@@ -197,12 +197,11 @@ void launch(const Pass& p, const T* in, T* out) {
   a.in = in;
   a.out = out;
 #if LAB_DIMS == 3 && !LAB_SUMS
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y,
-                                                               XGhostRules{});
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y);
 #elif LAB_DIMS == 3
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y, XGhostRules{});
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
 #else
-  lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk, XGhostRules{});
+  lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk);
 #endif
   HEATSIM_CUDA_CHECK_LAUNCH();
 }

@@ -38,7 +38,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../../boundary_rules.hpp"
 #include "../point_operators.cuh"
 #include "temporal_sweep.hpp"
 
@@ -59,66 +58,11 @@ struct MarchTile {
   static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared planes per level");
 };
 
-// The x ghosts of the field's interior rows formed where they are loaded (XGhostRules,
-// launch_temporal_sweep): the ghost `layer` nodes beyond x face `side` reads its source node
-// (ghost_source) `shift` elements away and applies the face's rule as a * u + b
-// (constant_ghost_affine), which fma rounds once, as constant_ghost does: the value has the
-// bits the boundary pass would have stored. Only level 0's loads do this, and only on the
-// field's rows (0 <= y < n_y, 0 <= z < n_z): the y ghost rows and z ghost planes hold their
-// corners with the x rule applied before the y and z rules, and are read as stored.
-//
-// Registers: the march's windows leave none to spare (the march of values at depth 4 has 128),
-// so the rules of the 2 * LAYERS ghost nodes of a row lie in shared memory (one entry per face
-// and layer, LAYERS the pass's halo), and a thread holds one int: per node c of its run, bit c
-// (its x is a ghost of the field's row) and its entry at bits 8 + 8c (march_mirror).
-template <typename T, int LAYERS>
-struct XMirrorTable {
-  T a[2 * LAYERS], b[2 * LAYERS];
-  std::int32_t shift[2 * LAYERS];
-
-  // Written by the block's first 2 * LAYERS threads; read after the block's next barrier.
-  __device__ __forceinline__ void fill(const XGhostRules& r, const DeviceGrid& g) {
-    const int tid = threadIdx.x + blockDim.x * threadIdx.y;
-    if (!r.on || tid >= 2 * LAYERS) return;
-    const int side = tid / LAYERS, layer = tid % LAYERS + 1;
-    const std::int64_t n = g.n[0];
-    const BoundaryKind kind = static_cast<BoundaryKind>(r.kind[side]);
-    const std::int64_t x = side == 0 ? -layer : n - 1 + layer;
-    shift[tid] = static_cast<std::int32_t>(ghost_source(kind, side, layer, n) - x);
-    const GhostAffine<T> rule = constant_ghost_affine<T>(kind, r.value[side], layer, r.h);
-    a[tid] = rule.a;
-    b[tid] = rule.b;
-  }
-
-  // Read at every use (volatile), so that the march holds none of it in registers across an
-  // iteration: elements from a ghost to its source, and the rule applied to the source's value.
-  __device__ __forceinline__ std::int32_t source(int t) const {
-    return const_cast<const volatile XMirrorTable*>(this)->shift[t];
-  }
-  __device__ __forceinline__ T rule(int t, T u) const {
-    const volatile XMirrorTable* v = this;
-    return fma(v->a[t], u, v->b[t]);
-  }
-};
-
-// The march_mirror bits of node c at x: bit c and its entry at bits 8 + 8c, or 0 when x is no
-// ghost formed from its source (the rules off, x inside the field, or x past the table's layers,
-// where a node reaches no stored one and is read as stored).
-template <int LAYERS>
-__device__ __forceinline__ int march_mirror(const XGhostRules& r, const DeviceGrid& g,
-                                            std::int64_t x, int c) {
-  const std::int64_t n = g.n[0];
-  if (!r.on || (x >= 0 && x < n) || x < -min(LAYERS, g.ghost) || x >= n + min(LAYERS, g.ghost))
-    return 0;
-  const int entry = x < 0 ? static_cast<int>(-x) - 1 : LAYERS + static_cast<int>(x - n);
-  return 1 << c | entry << (8 + 8 * c);
-}
-
 // What both 3D marches share: the block's chunk of planes along z (b the input plane of
 // iteration 0, `depth` before the first output), the thread's run of CY nodes in the current
 // y tile (their elements in plane 0, whether they lie in the padded field, whether the thread
 // stores them) and the load of one input plane.
-template <class Op, class Tile, bool MIRRORS = false>
+template <class Op, class Tile>
 struct MarchRun {
   using T = typename Op::Value;
   static constexpr int K = Tile::depth, CY = Tile::cy, BX = Tile::bx;
@@ -129,9 +73,6 @@ struct MarchRun {
   // inner: off the padded field's outermost layer in x and y, where an operator with
   // coefficients may form a node (its faces' elements lie in the arrays).
   bool inside[CY], store[CY], inner[CY];
-  // The run's x ghost formed from its source (XMirrorTable), on the field's rows: bit c for
-  // node c, the table's entry at bits 8 .. 15.
-  int mirror;
 
   __device__ MarchRun(const DeviceGrid& g, std::int64_t chunk) {
     m0 = blockIdx.z * chunk;
@@ -144,58 +85,31 @@ struct MarchRun {
   }
 
   // The thread's nodes in y tile `by`.
-  __device__ void at_tile(const DeviceGrid& g, const XGhostRules& x_ghosts, std::int64_t by) {
+  __device__ void at_tile(const DeviceGrid& g, std::int64_t by) {
     const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
     x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
     y0 = by * Tile::out_y - K + ly0;
     const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
     const bool inner_x = x > -g.ghost && x < g.n[0] + g.ghost - 1;
-    const int x_mirror = MIRRORS ? march_mirror<K>(x_ghosts, g, x, 0) : 0;
-    mirror = x_mirror & ~1;
 #pragma unroll
     for (int c = 0; c < CY; ++c) {
       const std::int64_t y = y0 + c;
       offset[c] = g.origin + y * g.pitch_y + x;
       inside[c] = in_x && y >= -g.ghost && y < g.n[1] + g.ghost;
       inner[c] = inner_x && y > -g.ghost && y < g.n[1] + g.ghost - 1;
-      if (MIRRORS && y >= 0 && y < g.n[1]) mirror |= (x_mirror & 1) << c;
       store[c] = tx >= K && tx < BX - K && ly0 + c >= K && ly0 + c < Tile::tile_y - K &&
                  x < g.n[0] && y < g.n[1];
     }
   }
 
-  // Input plane b + l of the run (zeros outside the padded field and past the last needed); an x
-  // ghost of the field's rows is read at its source node, its rule applied by formed() where
-  // the value is taken up, so that the load stays in flight through the iteration as before.
-  __device__ void load(const typename Op::Args& a, const XMirrorTable<T, K>& mirrors,
-                       T (&next)[CY], std::int64_t l) const {
+  // Input plane b + l of the run (zeros outside the padded field and past the last needed).
+  __device__ void load(const typename Op::Args& a, T (&next)[CY], std::int64_t l) const {
     const DeviceGrid& g = a.grid;
     const std::int64_t m = b + l;
     const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
-    if constexpr (!MIRRORS) {
-#pragma unroll
-      for (int c = 0; c < CY; ++c)
-        next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
-    } else {
-      const bool plane = m >= 0 && m < g.n[2];  // one of the field's planes
-#pragma unroll
-      for (int c = 0; c < CY; ++c) {
-        std::int64_t e = offset[c] + m * g.pitch_z;
-        if (plane && (mirror >> c & 1)) e += mirrors.source(mirror >> 8);
-        next[c] = ok && inside[c] ? __ldg(a.in + e) : T(0);
-      }
-    }
-  }
-
-  // Input plane b + l as load() left it, with the rules of its mirrored x ghosts applied.
-  __device__ __forceinline__ void formed(const XMirrorTable<T, K>& mirrors, T (&next)[CY],
-                                         std::int64_t l, std::int64_t n_z) const {
-    if constexpr (!MIRRORS) return;
-    const std::int64_t m = b + l;
-    if (mirror == 0 || l >= loads || m < 0 || m >= n_z) return;
 #pragma unroll
     for (int c = 0; c < CY; ++c)
-      if (mirror >> c & 1) next[c] = mirrors.rule(mirror >> 8, next[c]);
+      next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
   }
 };
 
@@ -251,7 +165,7 @@ struct MarchNear {
 
 // One iteration of the march at ring phase P (= it % 3): slot P holds each level's oldest
 // plane, (P+1) % 3 its middle, (P+2) % 3 its newest.
-template <class Op, class Tile, int P, bool MIRRORS>
+template <class Op, class Tile, int P>
 struct MarchStep {
   using T = typename Op::Value;
   static constexpr int K = Tile::depth, CY = Tile::cy, BX = Tile::bx, PLANE = Tile::plane;
@@ -259,10 +173,8 @@ struct MarchStep {
 
   __device__ __forceinline__ static void run(const typename Op::Args& a,
                                              const typename Op::Block& block, const T* factor,
-                                             const MarchRun<Op, Tile, MIRRORS>& run,
-                                             T (&win)[K][3][CY],
-                                             T (&next)[CY], const XMirrorTable<T, K>& mirrors,
-                                             T* shared, std::int64_t it) {
+                                             const MarchRun<Op, Tile>& run, T (&win)[K][3][CY],
+                                             const T (&next)[CY], T* shared, std::int64_t it) {
     constexpr int OLD = P, MID = (P + 1) % 3, NEW = (P + 2) % 3;
     const DeviceGrid& g = a.grid;
     // Level j's plane at cur + j * LEVEL; with one buffer per level, a second barrier below.
@@ -301,7 +213,6 @@ struct MarchStep {
         }
       }
     }
-    run.formed(mirrors, next, it + 1, g.n[2]);
 #pragma unroll
     for (int c = 0; c < CY; ++c) win[0][OLD][c] = next[c];
     if (Tile::buffers == 1) __syncthreads();
@@ -313,13 +224,10 @@ struct MarchStep {
 // stencil, or the flux operator with its faces from classes or arrays), level j at step j's
 // source factors (f, staged); an operator with coefficients forms no node on the padded
 // field's outermost layer (its faces there lie outside the arrays; it reaches no stored node).
-//
-// MIRRORS: whether the kernel forms the x ghosts of interior rows (XMirrorTable) when
-// x_ghosts.on; without, x_ghosts is not read and every ghost is read as stored.
-template <class Op, class Tile, bool MIRRORS = false>
+template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
     temporal_march_kernel(const typename Op::Args a, const PassFactors<typename Op::Value> f,
-                          std::int64_t chunk, std::int64_t tiles_y, const XGhostRules x_ghosts) {
+                          std::int64_t chunk, std::int64_t tiles_y) {
   using T = typename Op::Value;
   static_assert(Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kRules,
                 "the march takes radius-1 stars in 3D whose ghosts are read");
@@ -329,18 +237,15 @@ __global__ void __launch_bounds__(Tile::threads)
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
   const T* factor = staged_factors<Op>(f, K);
   const typename Op::Block block = Op::enter(a);
-  const DeviceGrid& g = a.grid;
-  __shared__ XMirrorTable<T, K> mirrors;
-  const XGhostRules rules = MIRRORS ? x_ghosts : XGhostRules{};
-  if constexpr (MIRRORS) mirrors.fill(rules, g);  // read after zero_shared's barrier
   zero_shared(shared, K * Tile::buffers * PLANE, Tile::threads);
-  MarchRun<Op, Tile, MIRRORS> run(g, chunk);
+  const DeviceGrid& g = a.grid;
+  MarchRun<Op, Tile> run(g, chunk);
   const std::int64_t iterations = run.iterations;
 
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    run.at_tile(g, rules, by);
+    run.at_tile(g, by);
     T next[CY];
-    auto load = [&](std::int64_t l) { run.load(a, mirrors, next, l); };
+    auto load = [&](std::int64_t l) { run.load(a, next, l); };
     T win[K][3][CY];
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -349,18 +254,17 @@ __global__ void __launch_bounds__(Tile::threads)
 #pragma unroll
         for (int c = 0; c < CY; ++c) win[j][s][c] = T(0);
     load(0);
-    run.formed(mirrors, next, 0, g.n[2]);
 #pragma unroll
     for (int c = 0; c < CY; ++c) win[0][2][c] = next[c];  // plane b, the newest at phase 0
     for (std::int64_t it = 0; it < iterations; it += 3) {
       load(it + 1);
-      MarchStep<Op, Tile, 0, MIRRORS>::run(a, block, factor, run, win, next, mirrors, shared, it);
+      MarchStep<Op, Tile, 0>::run(a, block, factor, run, win, next, shared, it);
       if (it + 1 >= iterations) break;
       load(it + 2);
-      MarchStep<Op, Tile, 1, MIRRORS>::run(a, block, factor, run, win, next, mirrors, shared, it + 1);
+      MarchStep<Op, Tile, 1>::run(a, block, factor, run, win, next, shared, it + 1);
       if (it + 2 >= iterations) break;
       load(it + 3);
-      MarchStep<Op, Tile, 2, MIRRORS>::run(a, block, factor, run, win, next, mirrors, shared, it + 2);
+      MarchStep<Op, Tile, 2>::run(a, block, factor, run, win, next, shared, it + 2);
     }
     __syncthreads();  // the next y tile refills the planes
   }
@@ -378,10 +282,9 @@ __global__ void __launch_bounds__(Tile::threads)
 // bit. The lag and the iteration count are the window kernel's: level j completes plane
 // b + it - (2j - 1) at iteration it; it starts consuming two planes before its first valid one
 // (its sums need them).
-template <class Op, class Tile, bool MIRRORS = false>
+template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
-    temporal_sum_march_kernel(const typename Op::Args a, std::int64_t chunk, std::int64_t tiles_y,
-                              const XGhostRules x_ghosts) {
+    temporal_sum_march_kernel(const typename Op::Args a, std::int64_t chunk, std::int64_t tiles_y) {
   using T = typename Op::Value;
   static_assert(Op::kDims == 3 && Op::kRadius == 1 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
                 "the march in sums takes radius-1 stars and boxes in 3D");
@@ -390,21 +293,18 @@ __global__ void __launch_bounds__(Tile::threads)
   constexpr int LEVEL = Tile::buffers * PLANE;
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
-  const DeviceGrid& g = a.grid;
-  __shared__ XMirrorTable<T, K> mirrors;
-  const XGhostRules rules = MIRRORS ? x_ghosts : XGhostRules{};
-  if constexpr (MIRRORS) mirrors.fill(rules, g);  // read after zero_shared's barrier
   zero_shared(shared, K * LEVEL, Tile::threads);
-  MarchRun<Op, Tile, MIRRORS> run(g, chunk);
+  const DeviceGrid& g = a.grid;
+  MarchRun<Op, Tile> run(g, chunk);
   const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
   const std::int64_t iterations = run.iterations;
   const int node = run.node;
   auto w = [&](int dx, int dy, int dz) -> T { return a.weights.w[weight_index<3, 1>(dx, dy, dz)]; };
 
   for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    run.at_tile(g, rules, by);
+    run.at_tile(g, by);
     T next[CY];
-    auto load = [&](std::int64_t l) { run.load(a, mirrors, next, l); };
+    auto load = [&](std::int64_t l) { run.load(a, next, l); };
     // newest[j]: level j's newest plane (level 0: the input); near[j-1], far[j-1]: level j's
     // pending outputs, the older (two planes in) and the newer (one plane in).
     T newest[K][CY], near[K][CY], far[K][CY];
@@ -413,7 +313,6 @@ __global__ void __launch_bounds__(Tile::threads)
 #pragma unroll
       for (int c = 0; c < CY; ++c) newest[j][c] = near[j][c] = far[j][c] = T(0);
     load(0);
-    run.formed(mirrors, next, 0, g.n[2]);
 #pragma unroll
     for (int c = 0; c < CY; ++c) newest[0][c] = next[c];
     for (std::int64_t it = 0; it < iterations; ++it) {
@@ -470,7 +369,6 @@ __global__ void __launch_bounds__(Tile::threads)
           }
         }
       }
-      run.formed(mirrors, next, it + 1, g.n[2]);
 #pragma unroll
       for (int c = 0; c < CY; ++c) newest[0][c] = next[c];
       if (Tile::buffers == 1) __syncthreads();
@@ -500,10 +398,9 @@ struct RowMarchTile {
   static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared rows per level");
 };
 
-template <class Op, class Tile, bool MIRRORS = false>
+template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
-    temporal_row_march_kernel(const typename Op::Args a, std::int64_t chunk,
-                              const XGhostRules x_ghosts) {
+    temporal_row_march_kernel(const typename Op::Args a, std::int64_t chunk) {
   using T = typename Op::Value;
   static_assert(Op::kDims == 2 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
                 "the row march takes stars and boxes of the constant stencil in 2D");
@@ -516,12 +413,9 @@ __global__ void __launch_bounds__(Tile::threads)
   extern __shared__ unsigned char shared_raw[];
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][row]
   const int tx = threadIdx.x;
-  const DeviceGrid& g = a.grid;
-  __shared__ XMirrorTable<T, H> mirrors;
-  const XGhostRules rules = MIRRORS ? x_ghosts : XGhostRules{};
-  if constexpr (MIRRORS) mirrors.fill(rules, g);  // read after zero_shared's barrier
   zero_shared(shared, K * LEVEL, Tile::threads);
 
+  const DeviceGrid& g = a.grid;
   const std::int64_t m0 = blockIdx.y * chunk;
   const std::int64_t m1 = min(m0 + chunk, g.n[1]);
   const std::int64_t planes = m1 - m0;
@@ -533,8 +427,6 @@ __global__ void __launch_bounds__(Tile::threads)
   const std::int64_t x0 = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - H + tx;
   std::int64_t offset[CX];
   bool inside[CX], store[CX];
-  int mirror = 0;  // the x ghosts formed from their sources (march_mirror) on the field's rows
-  static_assert(CX <= 3, "march_mirror packs a thread's nodes into one int");
 #pragma unroll
   for (int c = 0; c < CX; ++c) {
     const std::int64_t x = x0 + c * BX;
@@ -542,35 +434,14 @@ __global__ void __launch_bounds__(Tile::threads)
     offset[c] = g.origin + x;
     inside[c] = x >= -g.ghost && x < g.n[0] + g.ghost;
     store[c] = l >= H && l < Tile::tile_x - H && x < g.n[0];
-    if constexpr (MIRRORS) mirror |= march_mirror<H>(rules, g, x, c);
   }
   T next[CX];
   auto load = [&](std::int64_t l) {
     const std::int64_t m = b + l;
     const bool ok = l < loads && m >= -g.ghost && m < g.n[1] + g.ghost;
-    if constexpr (!MIRRORS) {
-#pragma unroll
-      for (int c = 0; c < CX; ++c)
-        next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_y) : T(0);
-    } else {
-      const bool row = m >= 0 && m < g.n[1];  // one of the field's rows
-#pragma unroll
-      for (int c = 0; c < CX; ++c) {
-        std::int64_t e = offset[c] + m * g.pitch_y;
-        if (row && (mirror >> c & 1)) e += mirrors.source(mirror >> (8 + 8 * c) & 0xff);
-        next[c] = ok && inside[c] ? __ldg(a.in + e) : T(0);
-      }
-    }
-  };
-  // The rules of the mirrored x ghosts of input row b + l, where the row is taken up (the
-  // 3D marches' formed()).
-  auto formed = [&](std::int64_t l) {
-    if constexpr (!MIRRORS) return;
-    const std::int64_t m = b + l;
-    if (mirror == 0 || l >= loads || m < 0 || m >= g.n[1]) return;
 #pragma unroll
     for (int c = 0; c < CX; ++c)
-      if (mirror >> c & 1) next[c] = mirrors.rule(mirror >> (8 + 8 * c) & 0xff, next[c]);
+      next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_y) : T(0);
   };
   // pend[j-1][i]: level j's output i + 1 - R rows from the row it consumes next (i = 0: the one
   // the next row completes).
@@ -584,7 +455,6 @@ __global__ void __launch_bounds__(Tile::threads)
       for (int i = 0; i < P; ++i) pend[j][i][c] = T(0);
     }
   load(0);
-  formed(0);
 #pragma unroll
   for (int c = 0; c < CX; ++c) newest[0][c] = next[c];
   for (std::int64_t it = 0; it < iterations; ++it) {
@@ -628,7 +498,6 @@ __global__ void __launch_bounds__(Tile::threads)
         }
       }
     }
-    formed(it + 1);
 #pragma unroll
     for (int c = 0; c < CX; ++c) newest[0][c] = next[c];
     if (Tile::buffers == 1) __syncthreads();

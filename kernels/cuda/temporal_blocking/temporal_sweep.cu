@@ -407,7 +407,7 @@ std::size_t march_shared_bytes(March march, int radius, int depth, std::size_t v
 // block a chunk of planes along the march axis.
 template <class Op, class Tile, class Kernel, class... Extra>
 void launch_march(Kernel kernel, const typename Op::Args& args, const LaunchContext& context,
-                  const XGhostRules& x_ghosts, const Extra&... extra) {
+                  const Extra&... extra) {
   constexpr int DIMS = Op::kDims, DEPTH = Tile::depth;
   const std::size_t bytes = Tile::shared_bytes(sizeof(typename Op::Value));
   allow_shared(kernel, bytes, 0);
@@ -432,39 +432,32 @@ void launch_march(Kernel kernel, const typename Op::Args& args, const LaunchCont
     const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
                     static_cast<unsigned>(chunks));
     kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, extra..., chunk,
-                                                                      tiles_y, x_ghosts);
+                                                                      tiles_y);
   } else {
     const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks));
-    kernel<<<grid, Tile::threads, bytes, context.stream>>>(args, chunk, x_ghosts);
+    kernel<<<grid, Tile::threads, bytes, context.stream>>>(args, chunk);
   }
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
-// The march a pass of `depth` steps of Op takes: f(tile, plain, mirrored, takes_factors) with
-// std::type_identity-like tag `tile` (its ::type the Tile), the kernel reading every ghost as
-// stored, the one forming the x ghosts of interior rows (MIRRORS), and whether they take the
-// pass's source factors (the march of values); false when no march takes this shape and depth.
-template <class T>
-struct TileTag {
-  using type = T;
-};
-template <class Op, class F>
-bool visit_march(int depth, F&& f) {
+// A march pass of `depth` steps of Op; false when no march takes this shape and depth.
+template <class Op>
+bool launch_marching(const typename Op::Args& args, const PassFactors<typename Op::Value>& f,
+                     int depth, const LaunchContext& context) {
   if constexpr (!marches<Op>()) {
     return false;
   } else {
     constexpr int R = Op::kRadius;
     using T = typename Op::Value;
     const March march = march_of(Op::kDims, !Op::kStar, depth, R, sizeof(T));
-    if (march == March::none) return false;
+    if (march == March::none || args.grid.ghost < depth * R) return false;
     if constexpr (Op::kDims == 3) {
       // Only the shapes march_of sends each way are instantiated; another is a logic error.
       if (march == March::sums) {
         if constexpr (Op::kBox || sizeof(T) == 8)
           at_depth<kMaxSumMarchDepth>(depth, [&](auto d) {
             using Tile = SumMarchTileAt<decltype(d)::value>;
-            f(TileTag<Tile>{}, temporal_sum_march_kernel<Op, Tile, false>,
-              temporal_sum_march_kernel<Op, Tile, true>, std::false_type{});
+            launch_march<Op, Tile>(temporal_sum_march_kernel<Op, Tile>, args, context);
           });
         else
           throw std::logic_error("temporal-blocking: no march in sums for fp32 stars");
@@ -472,8 +465,7 @@ bool visit_march(int depth, F&& f) {
         if constexpr (Op::kStar)
           at_depth<kMaxMarchDepth>(depth, [&](auto d) {
             using Tile = MarchTileAt<decltype(d)::value>;
-            f(TileTag<Tile>{}, temporal_march_kernel<Op, Tile, false>,
-              temporal_march_kernel<Op, Tile, true>, std::true_type{});
+            launch_march<Op, Tile>(temporal_march_kernel<Op, Tile>, args, context, f);
           });
         else
           throw std::logic_error("temporal-blocking: no march of values for boxes");
@@ -481,66 +473,20 @@ bool visit_march(int depth, F&& f) {
     } else {
       at_depth<max_row_depth(!Op::kStar, R)>(depth, [&](auto d) {
         using Tile = RowMarchTileAt<decltype(d)::value, R>;
-        f(TileTag<Tile>{}, temporal_row_march_kernel<Op, Tile, false>,
-          temporal_row_march_kernel<Op, Tile, true>, std::false_type{});
+        launch_march<Op, Tile>(temporal_row_march_kernel<Op, Tile>, args, context);
       });
     }
     return true;
   }
 }
 
-// A march pass of `depth` steps of Op; false when no march takes this shape and depth.
-template <class Op>
-bool launch_marching(const typename Op::Args& args, const PassFactors<typename Op::Value>& f,
-                     int depth, const LaunchContext& context, const XGhostRules& x_ghosts) {
-  if (args.grid.ghost < depth * Op::kRadius) return false;
-  return visit_march<Op>(depth, [&](auto tile, auto plain, auto mirrored, auto takes_factors) {
-    using Tile = typename decltype(tile)::type;
-    const auto kernel = x_ghosts.on ? mirrored : plain;
-    if constexpr (decltype(takes_factors)::value)
-      launch_march<Op, Tile>(kernel, args, context, x_ghosts, f);
-    else
-      launch_march<Op, Tile>(kernel, args, context, x_ghosts);
-  });
-}
-
-// Whether the march of a pass forms the x ghosts of interior rows at no cost: its kernel with
-// MIRRORS spills no more than the one without and keeps as many blocks per multiprocessor
-// (ptxas allocates the registers: the marches' windows leave few or none to spare, and at some
-// depths the mirrors' bits and table reads cost a block per multiprocessor or a spill; those
-// passes take the boundary pass's row ends instead).
-template <class Op>
-bool mirrors_fit(int depth) {
-  bool fit = false;
-  visit_march<Op>(depth, [&](auto tile, auto plain, auto mirrored, auto) {
-    using Tile = typename decltype(tile)::type;
-    const std::size_t bytes = Tile::shared_bytes(sizeof(typename Op::Value));
-    cudaFuncAttributes p{}, m{};
-    HEATSIM_CUDA_CHECK(cudaFuncGetAttributes(&p, plain));
-    HEATSIM_CUDA_CHECK(cudaFuncGetAttributes(&m, mirrored));
-    allow_shared(plain, bytes, 0);
-    allow_shared(mirrored, bytes, 0);
-    int blocks_p = 0, blocks_m = 0;
-    HEATSIM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_p, plain, Tile::threads, bytes));
-    HEATSIM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_m, mirrored, Tile::threads, bytes));
-    fit = m.localSizeBytes <= p.localSizeBytes && blocks_m >= blocks_p;
-  });
-  return fit;
-}
-
-// A pass of `depth` steps of Op over the field; a march forms the x ghosts of interior rows
-// when `x_ghosts.on`, the other kernels read every ghost as stored (the caller asks only
-// where temporal_sweep_forms_x_ghosts says a march runs).
+// A pass of `depth` steps of Op over the field.
 template <class Op>
 void launch(const typename Op::Args& args, const PassFactors<typename Op::Value>& factors,
-            int depth, const LaunchContext& context, const XGhostRules& x_ghosts = {}) {
+            int depth, const LaunchContext& context) {
   using T = typename Op::Value;
   constexpr int DIMS = Op::kDims, R = Op::kRadius;
-  if (launch_marching<Op>(args, factors, depth, context, x_ghosts)) return;
-  if (x_ghosts.on)
-    throw std::logic_error("temporal-blocking: only the marches form the x ghosts themselves");
+  if (launch_marching<Op>(args, factors, depth, context)) return;
   const std::size_t bytes = shared_bytes(DIMS, R, depth, Op::kStaged, sizeof(T));
   if (bytes == 0 || depth > kMaxBlockedDepth)
     throw std::logic_error("temporal-blocking: depth " + std::to_string(depth) +
@@ -610,7 +556,7 @@ std::size_t temporal_sweep_shared_bytes(int dims, int radius, bool box, int dept
 // (their zero weights are multiplied like any other).
 template <typename T>
 void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, int depth,
-                           const LaunchContext& context, const XGhostRules& x_ghosts) {
+                           const LaunchContext& context) {
   SweepShape s = shape;
   if (s.dims == 1)
     s.taps = kStarTaps;
@@ -618,29 +564,8 @@ void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, in
     s.taps = kBoxTaps;
   dispatch_stencil<T>(s, [&](auto op) {
     using Op = typename decltype(op)::type;
-    if constexpr (Op::kStar || Op::kBox)
-      launch<Op>(args, PassFactors<T>{}, depth, context, x_ghosts);
+    if constexpr (Op::kStar || Op::kBox) launch<Op>(args, PassFactors<T>{}, depth, context);
   });
-}
-
-bool temporal_sweep_forms_x_ghosts(int dims, int radius, bool box, int depth,
-                                   std::size_t value_bytes) {
-  if (dims < 2 || dims > 3 || march_of(dims, box, depth, radius, value_bytes) == March::none)
-    return false;
-  SweepShape s;
-  s.dims = dims;
-  s.radius = radius;
-  s.taps = box ? kBoxTaps : kStarTaps;
-  bool fit = false;
-  auto ask = [&](auto op) {
-    using Op = typename decltype(op)::type;
-    if constexpr (Op::kStar || Op::kBox) fit = mirrors_fit<Op>(depth);
-  };
-  if (value_bytes == sizeof(double))
-    dispatch_stencil<double>(s, ask);
-  else
-    dispatch_stencil<float>(s, ask);
-  return fit;
 }
 
 std::size_t temporal_coefficient_shared_bytes(int dims, int depth, std::size_t value_bytes,
@@ -672,8 +597,8 @@ template void launch_temporal_coefficient_sweep<double>(const CoefficientArgs<do
                                                         const PassFactors<double>&, int,
                                                         const LaunchContext&);
 template void launch_temporal_sweep<float>(const SweepArgs<float>&, const SweepShape&, int,
-                                           const LaunchContext&, const XGhostRules&);
+                                           const LaunchContext&);
 template void launch_temporal_sweep<double>(const SweepArgs<double>&, const SweepShape&, int,
-                                            const LaunchContext&, const XGhostRules&);
+                                            const LaunchContext&);
 
 }  // namespace heatsim::kernels::cuda

@@ -9,38 +9,14 @@
 
 namespace heatsim::kernels::cuda {
 
-// The x faces' ghost rules at a pass's start, for a march that forms the x ghosts of interior
-// rows itself (launch_temporal_sweep); on = false: every ghost is read as stored (a box of the
-// grid, whose sides are not the field's faces).
-struct XGhostRules {
-  bool on = false;
-  int kind[2] = {};      // BoundaryKind of the faces x- and x+
-  double value[2] = {};  // g (dirichlet) or du/dn (neumann) at the pass's start
-  double h = 1.0;        // the spacing along x
-};
-
 // out <- S^depth in, computed as `depth` steps u <- S u + source inside the block (work
 // O(depth * taps) per node, not O(taps of S^depth)). `args.grid` must carry ghost layers at
 // least depth * radius wide, filled before the pass: a node farther than depth * radius from
 // the field's edge of the padded layout is exact, like a fused S^depth sweep (FusingBackend
 // redoes the bands near faces where the ghost rules are not exact under fusion).
-//
-// A pass whose march takes the shape and depth (temporal_sweep_forms_x_ghosts) forms the x
-// ghosts of the field's interior rows itself when `x_ghosts.on`: a row with 0 <= y < n_y and
-// 0 <= z < n_z reads each x ghost's source node (ghost_source: the mirror, or the periodic
-// image) and applies its face's rule there (constant_ghost_affine: the bits constant_ghost
-// gives), so that those row ends need not be written before the pass. Other rows (the y ghost
-// rows, the z ghost planes) read their stored ghosts, whose corner values apply the x rule
-// before the y and z rules.
 template <typename T>
 void launch_temporal_sweep(const SweepArgs<T>& args, const SweepShape& shape, int depth,
-                           const LaunchContext& context, const XGhostRules& x_ghosts = {});
-
-// Whether a pass of this shape and depth takes a march that forms the x ghosts of interior
-// rows itself when asked (launch_temporal_sweep) at no cost in spills or blocks per
-// multiprocessor (asks the device for the kernels' attributes).
-bool temporal_sweep_forms_x_ghosts(int dims, int radius, bool box, int depth,
-                                   std::size_t value_bytes);
+                           const LaunchContext& context);
 
 // Shared memory one block of the sweep needs at this depth (bytes), for the driver's check
 // against the device's limit; 0 when the shape has no kernel or the tile leaves no output.
