@@ -59,30 +59,11 @@ HEATSIM_HOST_DEVICE inline std::int64_t ghost_source(BoundaryKind kind, int side
 // dirichlet and periodic take the neumann rule (a convective face never reaches the constant
 // form; a made-up inner face of a band is a neumann one).
 template <typename T>
-struct GhostAffine {
-  T a, b;
-};
-
-// constant_ghost as one affine map of the source value u, a * u + b with a = -1 (dirichlet) or
-// 1, for a kernel that applies the rule where it reads the source (the temporal-blocking
-// marches: an interior row's x ghosts read through their mirrors). fma(a, u, b) rounds once, as
-// constant_ghost's one subtraction or addition does, so it gives constant_ghost's bits: b - u
-// is b + (-u) by definition, and a periodic face's b = -0 leaves every u as it is (-0 + -0 is
-// -0, +0 + -0 is +0).
-template <typename T>
-HEATSIM_HOST_DEVICE inline GhostAffine<T> constant_ghost_affine(BoundaryKind kind, double value,
-                                                                int layer, double h) {
-  if (kind == BoundaryKind::dirichlet) return {T(-1), static_cast<T>(2.0 * value)};
-  if (kind == BoundaryKind::periodic) return {T(1), T(-0.0)};
-  return {T(1), static_cast<T>(2.0 * layer * h * value)};
-}
-
-template <typename T>
 HEATSIM_HOST_DEVICE inline T constant_ghost(BoundaryKind kind, double value, int layer, double h,
                                             T source) {
+  if (kind == BoundaryKind::dirichlet) return static_cast<T>(2.0 * value) - source;
   if (kind == BoundaryKind::periodic) return source;
-  const T b = constant_ghost_affine<T>(kind, value, layer, h).b;
-  return kind == BoundaryKind::dirichlet ? b - source : source + b;
+  return source + static_cast<T>(2.0 * layer * h * value);
 }
 
 // ---- Coefficient fields --------------------------------------------------------------------
