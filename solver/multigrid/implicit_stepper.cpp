@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <functional>
+#include <thread>
 
 #include "hierarchy.hpp"
 #include "linearize.hpp"
@@ -57,14 +60,34 @@ std::string large_step_warning(TimeMethod m, double dt, double dt_limit) {
 std::shared_ptr<const kernels::CoefficientFields> uniform_fields(std::int64_t points, double alpha,
                                                                  double source) {
   auto f = std::make_shared<kernels::CoefficientFields>();
-  f->conductivity.assign(static_cast<std::size_t>(points), alpha);
-  f->capacity.assign(static_cast<std::size_t>(points), 1.0);
-  if (source != 0.0) {
-    kernels::CoefficientFields::Source s;
-    s.density.assign(static_cast<std::size_t>(points), source);
-    s.schedule.value = 1.0;
-    f->sources.push_back(std::move(s));
+  const auto n = static_cast<std::size_t>(points);
+  kernels::CoefficientFields::Source s;
+  s.schedule.value = 1.0;
+  // A vector's pages are first touched by the thread that fills it, at a few GB/s: on a large
+  // grid each array fills on a thread of its own (256^3: 0.15 s of 400 MB on one thread).
+  std::vector<std::function<void()>> fills{[&] { f->conductivity.assign(n, alpha); },
+                                           [&] { f->capacity.assign(n, 1.0); }};
+  if (source != 0.0) fills.push_back([&] { s.density.assign(n, source); });
+  constexpr std::size_t kThreadedPoints = std::size_t{1} << 20;
+  if (n < kThreadedPoints) {
+    for (const auto& fill : fills) fill();
+  } else {
+    std::vector<std::exception_ptr> failed(fills.size());
+    const auto run = [&](std::size_t i) {
+      try {
+        fills[i]();
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < fills.size(); ++i) threads.emplace_back(run, i);
+    run(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
   }
+  if (source != 0.0) f->sources.push_back(std::move(s));
   return f;
 }
 
