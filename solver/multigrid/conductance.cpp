@@ -204,10 +204,12 @@ std::vector<HeatFlowOperator::SourcePart> HeatFlowOperator::source_parts() const
   for (const auto& s : fields_->sources) {
     SourcePart p;
     p.schedule = s.schedule;
-    p.weighted.assign(static_cast<std::size_t>(np), 0.0);
+    // Written in full by the threads (kernels::UnsetAllocator: no zero fill on one thread
+    // first, the threads take the pages' first faults).
+    p.weighted = kernels::LevelWeights(static_cast<std::size_t>(np));
 #pragma omp parallel for schedule(static) if (np >= 32768)
     for (std::int64_t i = 0; i < np; ++i)
-      if (!base_.fixed[i]) p.weighted[i] = weight_[i] * s.density[i];
+      p.weighted[i] = base_.fixed[i] ? 0.0 : weight_[i] * s.density[i];
     parts.push_back(std::move(p));
   }
   return parts;

@@ -57,7 +57,7 @@ class HeatFlowOperator {
   // ambient(t)); the Dirichlet faces' nodes take g(t), face after face in the order x-, x+, y-,
   // y+, z-, z+ (a node on several faces keeps the last one's).
   struct SourcePart {
-    std::vector<double> weighted;  // w_i q_i on the free nodes, 0 on the fixed ones
+    kernels::LevelWeights weighted;  // w_i q_i on the free nodes, 0 on the fixed ones
     kernels::Schedule schedule;
   };
   struct FacePart {

@@ -205,7 +205,7 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
   }
   for (HeatFlowOperator::SourcePart& part : flow_.source_parts()) {
     const int v = ops_->create_vector(0);
-    ops_->upload(v, part.weighted);
+    ops_->upload_from(v, part.weighted.data(), part.weighted.size());
     sources_.push_back({v, std::move(part.schedule)});
   }
   for (const HeatFlowOperator::FacePart& part : flow_.face_parts()) {
