@@ -88,7 +88,8 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
   const std::vector<std::uint8_t>& fixed = levels.at(0).fixed;
-  std::vector<double> free(fixed.size());
+  // Written in full by the threads (kernels::UnsetAllocator: no zero fill on one thread first).
+  kernels::LevelWeights free(fixed.size());
   const std::int64_t np = static_cast<std::int64_t>(free.size());
 #pragma omp parallel for if (np >= 65536)
   for (std::int64_t i = 0; i < np; ++i)
@@ -96,7 +97,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   Deflation deflation = find_deflation(levels[0]);
   ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
-  ops_.upload(free_, free);
+  ops_.upload_from(free_, free.data(), free.size());
   b_.push_back(ops_.create_vector(0));
   x_.push_back(ops_.create_vector(0));
   r_.push_back(ops_.create_vector(0));
