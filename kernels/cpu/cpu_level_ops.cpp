@@ -220,15 +220,36 @@ class CpuLevelOps final : public LevelOps {
   }
 
   void upload(int v, const std::vector<double>& values) override {
+    upload_from(v, values.data(), values.size());
+  }
+  // Row by row on the threads that sweep them.
+  void upload_from(int v, const double* values, std::size_t count) override {
     Values& dst = vec(v);
-    if (values.size() != dst.size())
-      throw std::invalid_argument("level ops: upload of " + std::to_string(values.size()) +
+    if (count != dst.size())
+      throw std::invalid_argument("level ops: upload of " + std::to_string(count) +
                                   " values into a vector of " + std::to_string(dst.size()));
-    std::copy(values.begin(), values.end(), dst.begin());
+    const Level& L = at(vector_level_[static_cast<std::size_t>(v)]);
+    double* out = dst.data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      const std::int64_t row = index(L, 0, y, z);
+      std::copy_n(values + row, L.op.n[0], out + row);
+    });
   }
   void download(int v, std::vector<double>& values) override {
     const Values& x = vec(v);
     values.assign(x.begin(), x.end());
+  }
+  void download_to(int v, double* values, std::size_t count) override {
+    const Values& x = vec(v);
+    if (count != x.size())
+      throw std::invalid_argument("level ops: download of a vector of " + std::to_string(x.size()) +
+                                  " values into " + std::to_string(count));
+    const Level& L = at(vector_level_[static_cast<std::size_t>(v)]);
+    const double* in = x.data();
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      const std::int64_t row = index(L, 0, y, z);
+      std::copy_n(in + row, L.op.n[0], values + row);
+    });
   }
 
   void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
