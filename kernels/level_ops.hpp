@@ -188,11 +188,19 @@ class LevelOps {
   virtual void download_to(int v, double* values, std::size_t count) {
     std::vector<double> all;
     download(v, all);
-    if (all.size() != count)
-      throw std::invalid_argument("level ops: download of a vector of " +
-                                  std::to_string(all.size()) + " values into " +
-                                  std::to_string(count));
+    check_download(all.size(), count);
     std::copy(all.begin(), all.end(), values);
+  }
+  // std::invalid_argument unless `count` values go into (come out of) a vector of `size`.
+  static void check_upload(std::size_t count, std::size_t size) {
+    if (count != size)
+      throw std::invalid_argument("level ops: upload of " + std::to_string(count) +
+                                  " values into a vector of " + std::to_string(size));
+  }
+  static void check_download(std::size_t size, std::size_t count) {
+    if (count != size)
+      throw std::invalid_argument("level ops: download of a vector of " + std::to_string(size) +
+                                  " values into " + std::to_string(count));
   }
   // A sparse vector of level 0: `values` at the distinct node indices `nodes` (memory order),
   // kept until the next setup (replace_hierarchy keeps it). Its id is its own: scatter takes it.

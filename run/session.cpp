@@ -92,10 +92,9 @@ class CheckpointRotation {
   std::deque<std::string> paths_;
 };
 
-// The multigrid stepper of an implicit or steady case. Throws std::invalid_argument for a
-// case it cannot solve (prepare_run refuses those already; this is the solver's own word).
-// The host's part of its set-up (the heat-flow operator and the hierarchy): make_implicit_stepper
-// takes it.
+// The host's part of an implicit or steady case's multigrid set-up (the heat-flow operator and
+// the hierarchy), which make_implicit_stepper takes. Throws std::invalid_argument for a case
+// it cannot solve (prepare_run refuses those already; this is the solver's own word).
 solver::multigrid::ImplicitStepper::HostSetup prepare_implicit(
     const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan) {
   namespace mg = solver::multigrid;
@@ -105,6 +104,7 @@ solver::multigrid::ImplicitStepper::HostSetup prepare_implicit(
   return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt);
 }
 
+// The multigrid stepper of an implicit or steady case, on `level_ops`.
 std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
     const solver::Case& c, const solver::TimePlan& plan,
     solver::multigrid::ImplicitStepper::HostSetup setup,
@@ -248,8 +248,7 @@ struct Session::State {
   std::optional<solver::multigrid::ImplicitStepper::HostSetup> host_setup;
   JoiningThread cuda_start;
   Clock::time_point run_start = Clock::now();
-  Clock::time_point phase_start = run_start;
-  std::clock_t phase_cpu_start = std::clock();
+  solver::multigrid::PhaseClock phase_clock;
 
   PreparedRun prepared;
   io::Checkpoint restart;
@@ -297,13 +296,8 @@ struct Session::State {
 };
 
 void Session::State::end_phase(const char* what) {
-  const auto now = Clock::now();
-  const std::clock_t cpu_now = std::clock();
-  spdlog::debug("set-up: {} {:.3f} s (CPU {:.3f} s)", what,
-                std::chrono::duration<double>(now - phase_start).count(),
-                static_cast<double>(cpu_now - phase_cpu_start) / CLOCKS_PER_SEC);
-  phase_start = now;
-  phase_cpu_start = cpu_now;
+  const solver::multigrid::SetupTime t = phase_clock.lap();
+  spdlog::debug("set-up: {} {:.3f} s (CPU {:.3f} s)", what, t.seconds, t.cpu_seconds);
 }
 
 void Session::State::fail(Failure failure, const std::string& message) {

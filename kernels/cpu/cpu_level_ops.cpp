@@ -222,18 +222,10 @@ class CpuLevelOps final : public LevelOps {
   void upload(int v, const std::vector<double>& values) override {
     upload_from(v, values.data(), values.size());
   }
-  // Row by row on the threads that sweep them.
   void upload_from(int v, const double* values, std::size_t count) override {
     Values& dst = vec(v);
-    if (count != dst.size())
-      throw std::invalid_argument("level ops: upload of " + std::to_string(count) +
-                                  " values into a vector of " + std::to_string(dst.size()));
-    const Level& L = at(vector_level_[static_cast<std::size_t>(v)]);
-    double* out = dst.data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t row = index(L, 0, y, z);
-      std::copy_n(values + row, L.op.n[0], out + row);
-    });
+    check_upload(count, dst.size());
+    copy_rows(at(vector_level_[static_cast<std::size_t>(v)]), values, dst.data());
   }
   void download(int v, std::vector<double>& values) override {
     const Values& x = vec(v);
@@ -241,15 +233,8 @@ class CpuLevelOps final : public LevelOps {
   }
   void download_to(int v, double* values, std::size_t count) override {
     const Values& x = vec(v);
-    if (count != x.size())
-      throw std::invalid_argument("level ops: download of a vector of " + std::to_string(x.size()) +
-                                  " values into " + std::to_string(count));
-    const Level& L = at(vector_level_[static_cast<std::size_t>(v)]);
-    const double* in = x.data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t row = index(L, 0, y, z);
-      std::copy_n(in + row, L.op.n[0], values + row);
-    });
+    check_download(x.size(), count);
+    copy_rows(at(vector_level_[static_cast<std::size_t>(v)]), x.data(), values);
   }
 
   void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
@@ -534,6 +519,14 @@ class CpuLevelOps final : public LevelOps {
 
   static std::int64_t index(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z) {
     return (z * L.op.n[1] + y) * L.op.n[0] + x;
+  }
+
+  // to = from over a level's nodes, row by row on the threads that sweep them.
+  static void copy_rows(const Level& L, const double* from, double* to) {
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      const std::int64_t row = index(L, 0, y, z);
+      std::copy_n(from + row, L.op.n[0], to + row);
+    });
   }
 
   template <typename F>

@@ -995,9 +995,7 @@ class CudaLevelOps final : public LevelOps {
   }
   void upload_from(int v, const double* values, std::size_t count) override {
     Vector& dst = vec(v);
-    if (count != static_cast<std::size_t>(dst.size))
-      throw std::invalid_argument("level ops: upload of " + std::to_string(count) +
-                                  " values into a vector of " + std::to_string(dst.size));
+    check_upload(count, static_cast<std::size_t>(dst.size));
     upload_doubles(dst.data->as<double>(), values, count);
     sync();  // `values` may go away once we return
   }
@@ -1008,10 +1006,7 @@ class CudaLevelOps final : public LevelOps {
   }
   void download_to(int v, double* values, std::size_t count) override {
     Vector& src = vec(v);
-    if (count != static_cast<std::size_t>(src.size))
-      throw std::invalid_argument("level ops: download of a vector of " +
-                                  std::to_string(src.size) + " values into " +
-                                  std::to_string(count));
+    check_download(static_cast<std::size_t>(src.size), count);
     HEATSIM_CUDA_CHECK(cudaMemcpyAsync(values, src.data->as<double>(), count * sizeof(double),
                                        cudaMemcpyDeviceToHost, stream_));
     sync();

@@ -1311,13 +1311,9 @@ std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t co
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
   while (levels.back().points() > coarsest_points) {
-    const auto start = std::chrono::steady_clock::now();
-    const std::clock_t cpu_start = std::clock();
+    PhaseClock clock;
     LevelOperator c = coarsen(levels.back());
-    if (times)
-      times->push_back(
-          {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-           static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC});
+    if (times) times->push_back(clock.lap());
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));
   }

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <vector>
 
 #include "kernels/level_ops.hpp"
@@ -77,6 +79,25 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 struct SetupTime {
   double seconds = 0.0;
   double cpu_seconds = 0.0;
+};
+
+// Times pieces of a set-up one after another: each lap() is the time since the last (or since
+// the clock was made).
+class PhaseClock {
+ public:
+  SetupTime lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const std::clock_t cpu_now = std::clock();
+    const SetupTime t{std::chrono::duration<double>(now - start_).count(),
+                      static_cast<double>(cpu_now - cpu_start_) / CLOCKS_PER_SEC};
+    start_ = now;
+    cpu_start_ = cpu_now;
+    return t;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::clock_t cpu_start_ = std::clock();
 };
 
 // The finest level and its coarse versions, coarsening while a level has more than

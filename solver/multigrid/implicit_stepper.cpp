@@ -112,28 +112,6 @@ std::pair<double, double> scalars(TimeMethod m, double dt) {
 
 }  // namespace
 
-namespace {
-
-// Wall and process CPU time since the last lap.
-class PhaseClock {
- public:
-  SetupTime lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const std::clock_t cpu_now = std::clock();
-    const SetupTime t{std::chrono::duration<double>(now - start_).count(),
-                      static_cast<double>(cpu_now - cpu_start_) / CLOCKS_PER_SEC};
-    start_ = now;
-    cpu_start_ = cpu_now;
-    return t;
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::clock_t cpu_start_ = std::clock();
-};
-
-}  // namespace
-
 ImplicitStepper::HostSetup ImplicitStepper::prepare(
     const kernels::StencilProblem& problem,
     std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt) {
@@ -179,9 +157,7 @@ ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
 
 ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::LevelOps> ops,
                                  SolveOptions options)
-    : phase_start_(std::chrono::steady_clock::now()),
-      phase_cpu_start_(std::clock()),
-      setup_phases_(std::move(setup.phases)),
+    : setup_phases_(std::move(setup.phases)),
       built_levels_(std::move(setup.levels)),
       method_(setup.method),
       dt_(setup.dt),
@@ -225,13 +201,7 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
 }
 
 void ImplicitStepper::end_phase(std::string name) {
-  const auto now = std::chrono::steady_clock::now();
-  const std::clock_t cpu_now = std::clock();
-  setup_phases_.push_back({std::move(name),
-                           {std::chrono::duration<double>(now - phase_start_).count(),
-                            static_cast<double>(cpu_now - phase_cpu_start_) / CLOCKS_PER_SEC}});
-  phase_start_ = now;
-  phase_cpu_start_ = cpu_now;
+  setup_phases_.push_back({std::move(name), phase_clock_.lap()});
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {

@@ -179,8 +179,7 @@ class ImplicitStepper {
   void end_phase(std::string name);
 
   // Before flow_: the set-up's first phase starts when the constructor does.
-  std::chrono::steady_clock::time_point phase_start_;
-  std::clock_t phase_cpu_start_;
+  PhaseClock phase_clock_;
   std::vector<SetupPhase> setup_phases_;
   // The coarse levels of a HostSetup until the constructor hands them to the multigrid.
   std::vector<LevelOperator> built_levels_;
