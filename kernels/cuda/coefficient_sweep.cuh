@@ -225,21 +225,6 @@ template <typename T>
 __device__ __forceinline__ T class_conductance(const ClassTable<T>& t, unsigned c, unsigned d) {
   return t.pair[c * kPairClasses + d];
 }
-// The row of class c in the pairs' table, as its byte offset: class_in_row(t, class_row<T>(c), d)
-// is class_conductance(t, c, d). Formed once per node for its five faces. The offset is made
-// opaque to the compiler (an empty asm), which otherwise folds c * kPairClasses + d back into
-// each face's address: two integer instructions per face, against one from the row.
-template <typename T>
-__device__ __forceinline__ unsigned class_row(unsigned c) {
-  unsigned row = c * (kPairClasses * sizeof(T));
-  asm("" : "+r"(row));
-  return row;
-}
-template <typename T>
-__device__ __forceinline__ T class_in_row(const ClassTable<T>& t, unsigned row, unsigned d) {
-  const char* bytes = reinterpret_cast<const char*>(t.pair);
-  return *reinterpret_cast<const T*>(bytes + (row + d * sizeof(T)));
-}
 
 // A node of class c's sources in order at the factors `factor` (node_source's sum).
 template <typename T>

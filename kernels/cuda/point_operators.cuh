@@ -319,9 +319,6 @@ struct FluxPoint {
   __device__ static Block at_step(const Block& b, const T* factor) {
     return {b.table, factor, nullptr};
   }
-  // Whether the march may take this block's inner planes lean (March::plane<true>): the
-  // classes' sums are known.
-  __device__ static bool lean_block(const Block& b) { return b.class_sources != nullptr; }
   // The sources of a node of class c at the block's factors.
   __device__ __forceinline__ static T sources_of_class(const Args& a, const Block& b,
                                                        unsigned c) {
@@ -439,18 +436,10 @@ struct FluxPoint {
       f_march = f_xlo = f_xhi = f_ylo = f_yhi = f_node = 0;
     }
 
-    // INNER (the classes form without the rules): p is one of the chunk's inner planes
-    // (m0 < p < m1) of a tile whose nodes are all inside the grid, in a block whose class sums
-    // are known (lean_block; register_kernel's lean loop). The tests of which outputs are the
-    // block's and of the node inside the grid are then known true, and the conductances come
-    // from the rows of the pairs' table of the node's class and the plane below's (one address
-    // each, then one per face, where c * kPairClasses + d cost two per face).
-    template <bool INNER = false, int SY, int SX>
+    template <int SY, int SX>
     __device__ __forceinline__ void plane(const Args& a, const Block& b, const Plane<SY, SX>& t,
                                           const MarchAt& at, std::int64_t p) {
       static_assert(DIMS >= 2, "a march needs a plane");
-      static_assert(!INNER || (FORM == CoefficientForm::classes && !RULES),
-                    "the lean planes are the classes form's without the rules");
       constexpr int MARCH = DIMS - 1, RY = DIMS == 3 ? 1 : 0;
       const DeviceGrid& g = a.grid;
       const int cx = at.tx + 1, cy = at.ty + RY;
@@ -464,11 +453,9 @@ struct FluxPoint {
         k_march = at.active && p >= at.m0 ? b.table->face[MARCH][f_march] : T(0);
       else if constexpr (kFacesGiven)
         k_march = at.active && p >= at.m0 ? face_at(a, b, MARCH, i - at.march_pitch) : T(0);
-      else if constexpr (INNER)
-        k_march = class_in_row(*b.table, class_row<T>(k_prev), kc);
       else
         k_march = conductance(a, b, k_prev, kc);
-      if (INNER || p > at.m0) {  // output p-1 is complete with its march-plus face
+      if (p > at.m0) {  // output p-1 is complete with its march-plus face
         T u_hi = uc;
         if constexpr (RULES) {
           if (p == at.march_n && at.active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
@@ -480,13 +467,13 @@ struct FluxPoint {
           }
         }
         flow = fma(a.inv_h2[MARCH], fma(k_march, u_hi - u_prev, minus), flow);  // add_axis
-        if (INNER || at.active) {
+        if (at.active) {
           T& out = a.out[at.own + (p - 1) * at.march_pitch];
           if constexpr (TRANSFER) out = fma(dtc, fma(-hold, u_prev, flow + src), u_prev);
           else out = fma(dtc, flow + src, u_prev);
         }
       }
-      if (INNER || (p >= at.m0 && p < at.m1)) {  // output p is the block's
+      if (p >= at.m0 && p < at.m1) {
         flow = T(0);
         T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
         if constexpr (kPrefetchFaces) {
@@ -508,14 +495,6 @@ struct FluxPoint {
               ky_lo = face_at(a, b, 1, i - g.pitch_y);
               ky_hi = face_at(a, b, 1, i);
             }
-          }
-        } else if constexpr (INNER) {
-          const unsigned row = class_row<T>(kc);
-          kx_lo = class_in_row(*b.table, row, t.k[cy][cx - 1]);
-          kx_hi = class_in_row(*b.table, row, t.k[cy][cx + 1]);
-          if (DIMS == 3) {
-            ky_lo = class_in_row(*b.table, row, t.k[cy - 1][cx]);
-            ky_hi = class_in_row(*b.table, row, t.k[cy + 1][cx]);
           }
         } else {
           kx_lo = conductance(a, b, kc, t.k[cy][cx - 1]);
@@ -546,12 +525,12 @@ struct FluxPoint {
           }
         }
         minus = rounded_product(k_march, u_lo - uc);
-        if (INNER || at.active) {
+        if (at.active) {
           if constexpr (takes_classes(FORM)) {
             // Not staged with the faces given: prefetched (faces as classes) or read here.
             const unsigned c = kPrefetchFaces ? f_node : kFacesGiven ? a.node_class[i] : kc;
             dtc = b.table->dt_over_capacity[c];
-            src = INNER ? b.class_sources[c] : sources_of_class(a, b, c);
+            src = sources_of_class(a, b, c);
           } else {
             dtc = a.dt_over_capacity[i];
             src = node_source(a, b.factor, i);

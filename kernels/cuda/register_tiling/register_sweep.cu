@@ -9,11 +9,9 @@
 // one per operator, as measured), the operator what a plane adds to its column.
 #include <algorithm>
 #include <stdexcept>
-#include <type_traits>
 
 #include "../check.cuh"
 #include "../point_operators.cuh"
-#include "../step_graphs.cuh"  // environment_switch
 #include "register_sweep.hpp"
 
 namespace heatsim::kernels::cuda {
@@ -77,20 +75,7 @@ constexpr int register_min_blocks() {
   return Op::kCoefficients ? (Op::kRules ? 3 : 4) : 0;
 }
 
-// The plane loop's two lean forms, chosen at launch (march_plan): INNER steps the chunk's inner
-// planes (inner_planes) through a copy of the loop body without the chunk's tests (which
-// output is the block's, whether the next plane is), and OFFSET32 addresses the slots by 32-bit
-// element offsets (a buffer of fewer than 2^31 elements) instead of 64-bit ones. Both form the
-// same loads, stores and arithmetic per node as the plain loop, so the same bits. Taken by the
-// ops that opt in (lean_march); the others keep the plain loop.
-template <class Op>
-constexpr bool lean_march() {
-  if constexpr (Op::kCoefficients)
-    return Op::kForm == CoefficientForm::classes && !Op::kRules && Op::kDims == 3;
-  else return false;
-}
-
-template <class Op, bool ASYNC, bool INNER = false, bool OFFSET32 = false>
+template <class Op, bool ASYNC>
 __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::kDims>::ty,
                                   register_min_blocks<Op>())
     register_kernel(const typename Op::Args a, std::int64_t tiles_y, std::int64_t chunk) {
@@ -102,7 +87,6 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
   constexpr int NSLOT = (SX * SY + NT - 1) / NT;  // plane nodes each thread loads
   using Plane = typename Op::template Plane<SY, SX>;
   using Slot = typename Op::Slot;
-  using Offset = std::conditional_t<OFFSET32, std::uint32_t, std::int64_t>;
   __shared__ Plane planes[ASYNC ? kStages : 2];
   const typename Op::Block block = Op::enter(a);
 
@@ -130,7 +114,7 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
     // This thread's share of the plane tile: slot s is tile node tid + s*NT, element slot_at[s]
     // of plane 0. Nodes beyond the padded field, and the corners a star never reads, are not
     // loaded (zeros; they feed no stored output).
-    Offset slot_at[NSLOT];
+    std::int64_t slot_at[NSLOT];
     bool load_slot[NSLOT];
 #pragma unroll
     for (int s = 0; s < NSLOT; ++s) {
@@ -142,7 +126,7 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
       if (Op::kStar && DIMS == 3)
         ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
       load_slot[s] = ok;
-      slot_at[s] = static_cast<Offset>(g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx);
+      slot_at[s] = g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
     }
 
     typename Op::March march;
@@ -180,14 +164,13 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
       static_assert(D == 1 || D == 2, "one or two planes ahead");
       // The planes are loaded in order, once each: each slot's element advances by the march
       // pitch from one load to the next (an add, not a 64-bit multiply per plane and slot).
-      const Offset march_pitch = static_cast<Offset>(at.march_pitch);
 #pragma unroll
-      for (int s = 0; s < NSLOT; ++s) slot_at[s] += static_cast<Offset>(p_begin * at.march_pitch);
+      for (int s = 0; s < NSLOT; ++s) slot_at[s] += p_begin * at.march_pitch;
       auto load = [&](Slot(&v)[NSLOT], std::int64_t) {
 #pragma unroll
         for (int s = 0; s < NSLOT; ++s) {
           v[s] = load_slot[s] ? Op::load(a, in, slot_at[s]) : Slot{};
-          slot_at[s] += march_pitch;
+          slot_at[s] += at.march_pitch;
         }
       };
       // Plane p: publish its values (prefetched D planes ago), prefetch plane p+D, then add
@@ -217,96 +200,43 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
         }
       } else {
         int b = 0;
-        std::int64_t p = p_begin;
-        if constexpr (INNER) {
-          // The inner planes [m0 + R, min(m1, p_end - D)): every output a plane completes is
-          // the block's (p - R >= m0), the output it starts is too (p < m1), and the plane it
-          // prefetches is in the block (p + D < p_end). The march takes them without testing,
-          // where the tile lies inside the grid (every thread's node active) and the operator
-          // says the block may (Op::lean_block); elsewhere every plane is tested.
-          const bool lean = x0 + TX <= g.n[0] && (DIMS == 2 || y0 + TY <= g.n[1]) &&
-                            Op::lean_block(block);
-          const std::int64_t inner_begin = at.m0 + R;
-          const std::int64_t inner_end = lean ? min(at.m1, p_end - D) : inner_begin;
-          auto step_inner = [&](Slot(&v)[NSLOT], Plane& tile, std::int64_t q) {
-#pragma unroll
-            for (int s = 0; s < NSLOT; ++s) {
-              const int l = tid + s * NT;
-              if (l < SX * SY) Op::put(tile, l, v[s]);
-            }
-            load(v, q + D);
-            __syncthreads();
-            march.template plane<true>(a, block, tile, at, q);
-          };
-          for (; p < inner_begin; ++p, b ^= 1) step(v0, planes[b], p);
-          for (; p < inner_end; ++p, b ^= 1) step_inner(v0, planes[b], p);
-        }
-        for (; p < p_end; ++p, b ^= 1) step(v0, planes[b], p);
+        for (std::int64_t p = p_begin; p < p_end; ++p, b ^= 1) step(v0, planes[b], p);
       }
     }
     __syncthreads();  // the next y tile overwrites shared memory
   }
 }
 
-// The lean forms of the plane loop (register_kernel) the environment asks for, read once:
-// HEATSIM_CUDA_INNER_PLANES=0 keeps the chunk's tests on every plane, HEATSIM_CUDA_OFFSETS32=0
-// the 64-bit slot offsets (both taken otherwise, where the op opts in: lean_march).
-struct MarchPlan {
-  bool inner = true, offset32 = true;
-};
-const MarchPlan& march_plan() {
-  static const MarchPlan plan{environment_switch("HEATSIM_CUDA_INNER_PLANES") != 0,
-                              environment_switch("HEATSIM_CUDA_OFFSETS32") != 0};
-  return plan;
-}
-
-template <class Op, bool INNER, bool OFFSET32>
-void launch_kernel(const typename Op::Args& args, const LaunchContext& context) {
-  constexpr int DIMS = Op::kDims;
-  using Tile = RegisterTile<DIMS>;
-  const auto kernel = register_kernel<Op, use_async_planes<Op>(), INNER, OFFSET32>;
-  static const int resident = [&] {
-    int blocks = 0;
-    HEATSIM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::tx * Tile::ty, 0));
-    return std::max(blocks, 1);
-  }();
-  const DeviceGrid& g = args.grid;
-  const std::int64_t tiles_x = (g.n[0] + Tile::tx - 1) / Tile::tx;
-  const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + Tile::ty - 1) / Tile::ty : 1;
-  const std::int64_t march_n = g.n[DIMS - 1];
-  const std::int64_t chunk =
-      march_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, Op::kRadius,
-                  static_cast<std::int64_t>(resident) * context.multiprocessors);
-  const std::int64_t chunks = (march_n + chunk - 1) / chunk;
-  const dim3 block(Tile::tx, Tile::ty, 1);
-  const dim3 grid = DIMS == 3
-                        ? dim3(static_cast<unsigned>(tiles_x),
-                               static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
-                               static_cast<unsigned>(chunks))
-                        : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
-  kernel<<<grid, block, 0, context.stream>>>(args, tiles_y, chunk);
-  HEATSIM_CUDA_CHECK_LAUNCH();
-}
-
 template <class Op>
 void launch(const typename Op::Args& args, const LaunchContext& context) {
-  if constexpr (Op::kDims == 1) {
+  constexpr int DIMS = Op::kDims;
+  if constexpr (DIMS == 1) {
     throw std::logic_error("register-tiling: 1D grids are not supported");
-  } else if constexpr (lean_march<Op>()) {
-    const MarchPlan& plan = march_plan();
-    // 32-bit offsets while every element a slot reaches (one plane past the buffer at most)
-    // stays below 2^31.
-    const bool offset32 =
-        plan.offset32 && args.grid.total + args.grid.pitch_z < (std::int64_t{1} << 31);
-    if (plan.inner)
-      offset32 ? launch_kernel<Op, true, true>(args, context)
-               : launch_kernel<Op, true, false>(args, context);
-    else
-      offset32 ? launch_kernel<Op, false, true>(args, context)
-               : launch_kernel<Op, false, false>(args, context);
   } else {
-    launch_kernel<Op, false, false>(args, context);
+    using Tile = RegisterTile<DIMS>;
+    const auto kernel = register_kernel<Op, use_async_planes<Op>()>;
+    static const int resident = [&] {
+      int blocks = 0;
+      HEATSIM_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::tx * Tile::ty, 0));
+      return std::max(blocks, 1);
+    }();
+    const DeviceGrid& g = args.grid;
+    const std::int64_t tiles_x = (g.n[0] + Tile::tx - 1) / Tile::tx;
+    const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + Tile::ty - 1) / Tile::ty : 1;
+    const std::int64_t march_n = g.n[DIMS - 1];
+    const std::int64_t chunk =
+        march_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, Op::kRadius,
+                    static_cast<std::int64_t>(resident) * context.multiprocessors);
+    const std::int64_t chunks = (march_n + chunk - 1) / chunk;
+    const dim3 block(Tile::tx, Tile::ty, 1);
+    const dim3 grid = DIMS == 3
+                          ? dim3(static_cast<unsigned>(tiles_x),
+                                 static_cast<unsigned>(std::min<std::int64_t>(tiles_y, 65535)),
+                                 static_cast<unsigned>(chunks))
+                          : dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks), 1);
+    kernel<<<grid, block, 0, context.stream>>>(args, tiles_y, chunk);
+    HEATSIM_CUDA_CHECK_LAUNCH();
   }
 }
 
