@@ -175,13 +175,6 @@ class LevelOps {
   // their arrays instead of copying them (at 257^3 the copy is 1.6 GB of new pages); the
   // others copy them to the device as setup() does.
   virtual void adopt(std::vector<LevelOperator> levels) { setup(levels); }
-  // The hierarchy a level at a time, finest first, each as soon as it is built (a device's
-  // copy of one level goes up while the next is built): add_level(level) in order, instead of
-  // setup or adopt, on level operations that hold no levels yet. false: this backend takes its
-  // levels whole (the default), and the caller passes them to setup or adopt as usual.
-  virtual bool add_level(const LevelOperator& /*level*/) { return false; }
-  // The points of each level added so far (add_level), finest first.
-  virtual std::vector<std::int64_t> added_levels() const { return {}; }
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
   virtual void upload(int v, const std::vector<double>& values) = 0;

@@ -53,18 +53,13 @@ std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision /*pr
   const BackendEntry* e = name == "auto" ? nullptr : find_backend(name);
   if (name != "auto" && !e)
     throw std::runtime_error("unknown backend '" + name + "' for the multigrid level operations");
+#ifdef HEATSIM_HAVE_CUDA
   // Every GPU backend solves on the device it steps on (the level operations are fp64 CUDA
   // cores whatever the backend's own kernels are).
-  if (e && e->needs_gpu)
-    if (auto ops = make_gpu_level_ops()) return ops;
-  return make_cpu_level_ops();
-}
-
-std::unique_ptr<LevelOps> make_gpu_level_ops() {
-#ifdef HEATSIM_HAVE_CUDA
-  if (!cuda_devices().empty()) return make_cuda_level_ops();
+  if (e && e->needs_gpu && !cuda_devices().empty()) return make_cuda_level_ops();
 #endif
-  return nullptr;
+  (void)e;
+  return make_cpu_level_ops();
 }
 
 #ifndef HEATSIM_HAVE_CUDA

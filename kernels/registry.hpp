@@ -50,9 +50,6 @@ std::unique_ptr<Backend> create_backend(const std::string& name, Precision preci
 // device is visible, else the CPU's, which work on host copies; the arithmetic is fp64 whatever `precision` says. Throws std::runtime_error, as
 // create_backend does, for an unknown name.
 std::unique_ptr<LevelOps> make_level_ops(const std::string& name, Precision precision);
-// The level operations every GPU backend solves on (the CUDA ones, on the current device);
-// null without CUDA or without a visible device.
-std::unique_ptr<LevelOps> make_gpu_level_ops();
 
 // GPUs visible to the process (empty without CUDA or without a device).
 struct DeviceInfo {

@@ -232,8 +232,7 @@ double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
 
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost, bool files,
-                                         double device_share, int host_ranks,
-                                         double device_held) {
+                                         double device_share, int host_ranks) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
@@ -258,13 +257,11 @@ std::vector<std::string> check_resources(const PreparedRun& run,
     if (current > 0 && current < static_cast<int>(devices.size()))
       std::swap(devices[0], devices[static_cast<std::size_t>(current)]);
     const double gpu_need = need.device_bytes() * device_share;
-    const double free_memory =
-        static_cast<double>(devices.empty() ? 0 : devices[0].free_memory) + device_held;
-    if (!devices.empty() && gpu_need > free_memory) {
+    if (!devices.empty() && gpu_need > static_cast<double>(devices[0].free_memory)) {
       short_of.push_back(fmt::format(
           "not enough GPU memory on {}: {} {} and {} is free of {}", devices[0].name,
           device_share < 1.0 ? "this rank's blocks of the grid need" : "the run needs",
-          format_bytes(gpu_need), format_bytes(free_memory),
+          format_bytes(gpu_need), format_bytes(static_cast<double>(devices[0].free_memory)),
           format_bytes(static_cast<double>(devices[0].total_memory))));
     }
   }

@@ -87,12 +87,10 @@ FilesEstimate estimate_files(const PreparedRun& run);
 // the part of the whole run's device memory this process's GPU holds (device_share()).
 // `host_ranks`: the processes of the run on this host, each of which builds the whole case in
 // its memory (a run under mpirun), so that the host must hold that many times the case.
-// `device_held`: bytes of the run's own that its GPU holds already (the multigrid levels sent
-// up while they were built), counted in the need and so added back to the free memory.
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
                                          bool files = true, double device_share = 1.0,
-                                         int host_ranks = 1, double device_held = 0.0);
+                                         int host_ranks = 1);
 
 // The part of a run's device memory one GPU holds in an explicit run over `ranks` ranks
 // (decomposed with overlap `halo` and the case's parallel.decomposition `procs`): the largest

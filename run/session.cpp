@@ -11,7 +11,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
 #include <deque>
@@ -97,13 +96,12 @@ class CheckpointRotation {
 // the hierarchy), which make_implicit_stepper takes. Throws std::invalid_argument for a case
 // it cannot solve (prepare_run refuses those already; this is the solver's own word).
 solver::multigrid::ImplicitStepper::HostSetup prepare_implicit(
-    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
-    solver::multigrid::LevelSink* sink = nullptr) {
+    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan) {
   namespace mg = solver::multigrid;
   auto fields = problem.coefficients
                     ? problem.coefficients
                     : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
-  return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt, sink);
+  return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt);
 }
 
 // The multigrid stepper of an implicit or steady case, on `level_ops`.
@@ -205,90 +203,25 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
-// An implicit run's multigrid levels go up to the GPU while the next is built: a thread of
-// its own starts CUDA (as the backend's choice would), makes the GPU's level operations and
-// adds each level as the hierarchy hands it over (LevelOps::add_level), so that the upload,
-// a tenth of a second at 256^3, runs beside the coarser levels' construction instead of after
-// it. Without a GPU, or where an addition fails (the device's memory), it keeps nothing, and
-// the run sets its level operations up whole as before.
-class LevelUploader final : public solver::multigrid::LevelSink {
+// A thread joined when it is replaced or goes out of scope (std::jthread is C++20's).
+class JoiningThread {
  public:
-  LevelUploader() : worker_([this] { work(); }) {}
-  ~LevelUploader() override { finish(); }
-
-  void take(const kernels::LevelOperator& level) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(&level);
-    }
-    ready_.notify_one();
+  JoiningThread() = default;
+  template <typename F>
+  explicit JoiningThread(F&& f) : thread_(std::forward<F>(f)) {}
+  JoiningThread(JoiningThread&&) = default;
+  JoiningThread& operator=(JoiningThread&& other) {
+    join();
+    thread_ = std::move(other.thread_);
+    return *this;
   }
-  // Waits for every level taken to be up (or given up).
-  void finish() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    ready_.notify_one();
-    if (worker_.joinable()) worker_.join();
+  ~JoiningThread() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
   }
-  // After finish(): the level operations holding every level taken (null: none, or a failure,
-  // whose memory is released already), and the device memory they hold.
-  std::unique_ptr<kernels::LevelOps> release() { return std::move(ops_); }
-  double device_bytes() const { return device_bytes_; }
 
  private:
-  static double device_free() {
-    const int current = kernels::current_cuda_device();
-    const auto devices = kernels::cuda_devices();
-    return current >= 0 && current < static_cast<int>(devices.size())
-               ? static_cast<double>(devices[static_cast<std::size_t>(current)].free_memory)
-               : 0.0;
-  }
-
-  void work() {
-    kernels::start_cuda(0);
-    // The copies into pinned staging on a few threads: the hierarchy's build has the cores.
-    omp_set_num_threads(std::min(4, omp_get_num_procs()));
-    double free_before = 0.0;
-    try {
-      ops_ = kernels::make_gpu_level_ops();
-      if (ops_) free_before = device_free();
-    } catch (const std::exception& e) {
-      spdlog::debug("multigrid levels beside their build: no GPU level operations ({})", e.what());
-      ops_.reset();
-    }
-    for (;;) {
-      const kernels::LevelOperator* level = nullptr;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [this] { return done_ || !queue_.empty(); });
-        if (queue_.empty()) break;
-        level = queue_.front();
-        queue_.pop_front();
-      }
-      if (!ops_) continue;
-      try {
-        if (!ops_->add_level(*level)) ops_.reset();
-      } catch (const std::exception& e) {
-        spdlog::debug("multigrid levels beside their build: given up ({})", e.what());
-        ops_.reset();
-      }
-    }
-    try {
-      if (ops_) device_bytes_ = std::max(0.0, free_before - device_free());
-    } catch (const std::exception&) {
-      ops_.reset();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<const kernels::LevelOperator*> queue_;
-  bool done_ = false;
-  std::unique_ptr<kernels::LevelOps> ops_;
-  double device_bytes_ = 0.0;
-  std::thread worker_;  // last: it starts once the members it uses are made
+  std::thread thread_;
 };
 
 struct Session::State {
@@ -311,12 +244,9 @@ struct Session::State {
 
   SessionOptions options;
   // An implicit run on one process builds its hierarchy on the host before its backend is
-  // chosen; where a GPU may solve it, CUDA starts on a thread of its own meanwhile and the
-  // levels go up to the device as they are built.
+  // chosen, while CUDA starts on a thread of its own (joined once the backend is chosen).
   std::optional<solver::multigrid::ImplicitStepper::HostSetup> host_setup;
-  std::optional<LevelUploader> uploader;
-  std::unique_ptr<kernels::LevelOps> uploaded;  // the levels of host_setup, on the device
-  double uploaded_bytes = 0.0;
+  JoiningThread cuda_start;
   Clock::time_point run_start = Clock::now();
   solver::multigrid::PhaseClock phase_clock;
 
@@ -505,28 +435,21 @@ void Session::State::set_up() {
   }
   end_phase("checkpoint, output directory and problem");
   // An implicit run on one process: its hierarchy now, on the host, while CUDA starts beside
-  // it (where a GPU backend is asked for, or `auto` may choose one) and each level goes up to
-  // the device as soon as it is built (LevelUploader); the backend's choice below waits for
-  // CUDA as it would have started it itself. Only where the host has the
+  // it (where a GPU backend is asked for, or `auto` may choose one); the backend's choice
+  // below waits for CUDA as it would have started it itself. Only where the host has the
   // memory for the set-up whatever the backend, so that a case too large for it is still
   // refused before anything is built.
   if (c.time.method != solver::TimeMethod::explicit_euler && parallel::size() == 1 &&
       host_memory_suffices(prepared)) {
     const kernels::BackendEntry* asked = kernels::find_backend(c.backend);
-    if (c.backend == "auto" || (asked && asked->needs_gpu)) uploader.emplace();
+    if (c.backend == "auto" || (asked && asked->needs_gpu))
+      cuda_start = JoiningThread([] { kernels::start_cuda(0); });
     try {
-      host_setup.emplace(prepare_implicit(c, problem, prepared.plan, uploader ? &*uploader : nullptr));
+      host_setup.emplace(prepare_implicit(c, problem, prepared.plan));
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }
-    if (uploader) {
-      uploader->finish();
-      uploaded = uploader->release();
-      uploaded_bytes = uploaded ? uploader->device_bytes() : 0.0;
-      uploader.reset();
-    }
-    end_phase(uploaded ? "the multigrid hierarchy on the host, its levels on the device"
-                       : "the multigrid hierarchy on the host");
+    end_phase("the multigrid hierarchy on the host");
   }
   try {
     const AutoInputs inputs = gather_auto_inputs(problem, c.backend == "auto" || c.fusion == 0);
@@ -546,15 +469,9 @@ void Session::State::set_up() {
                          c.parallel.decomposition, parallel::node_size(),
                          kernels::cuda_device_count())
           : 1.0;
-  // The levels sent up serve the backend's level operations only where those are the GPU's.
-  const kernels::BackendEntry* chosen = kernels::find_backend(choice.name);
-  if (uploaded && !(chosen && chosen->needs_gpu)) {
-    uploaded.reset();
-    uploaded_bytes = 0.0;
-  }
   if (std::vector<std::string> short_of =
           check_resources(prepared, choice, ghost, options.write_files, share,
-                          parallel::size() > 1 ? parallel::node_size() : 1, uploaded_bytes);
+                          parallel::size() > 1 ? parallel::node_size() : 1);
       !short_of.empty())
     throw RunError(Failure::invalid, std::move(short_of));
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
@@ -570,6 +487,7 @@ void Session::State::set_up() {
       choice.backend = std::move(wrapped);
     }
   }
+  cuda_start.join();
   end_phase("backend choice and resources");
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
@@ -655,7 +573,6 @@ void Session::State::set_up() {
     parallel::DecomposedLevelOps* split = nullptr;
     try {
       std::unique_ptr<kernels::LevelOps> ops;
-      bool in_ops = false;
       if (parallel::size() > 1) {
         // Rank 0's backend decides for every rank (a rank without a GPU may run the CPU's).
         const char* gather = std::getenv("HEATSIM_MULTIGRID_GATHER");
@@ -673,14 +590,10 @@ void Session::State::set_up() {
             std::move(whole));
         split = decomposed_ops.get();
         ops = std::move(decomposed_ops);
-      } else if (uploaded && host_setup) {
-        ops = std::move(uploaded);  // the hierarchy's levels on the device already
-        in_ops = true;
       } else {
         ops = kernels::make_level_ops(choice.name, c.precision);
       }
       auto setup = host_setup ? std::move(*host_setup) : prepare_implicit(c, problem, plan);
-      setup.levels_in_ops = in_ops;
       host_setup.reset();
       stepper = make_implicit_stepper(c, plan, std::move(setup), std::move(ops));
     } catch (const std::invalid_argument& e) {

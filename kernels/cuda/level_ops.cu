@@ -746,23 +746,6 @@ class CudaLevelOps final : public LevelOps {
     build(levels);
   }
 
-  bool add_level(const LevelOperator& level) override {
-    if (levels_.empty()) {
-      sync();
-      vectors_.clear();
-      sparse_.clear();
-      pieces_ = 0;
-    }
-    build_level(level);
-    return true;
-  }
-
-  std::vector<std::int64_t> added_levels() const override {
-    std::vector<std::int64_t> points;
-    for (const auto& L : levels_) points.push_back(L->points);
-    return points;
-  }
-
   void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
     if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0]->points)
       throw std::invalid_argument("level ops: the new finest level has another number of points");
@@ -893,15 +876,9 @@ class CudaLevelOps final : public LevelOps {
   // The levels of `levels`, checked and copied to the device with their transfer tables.
   void build(const std::vector<LevelOperator>& levels) {
     levels_.clear();
-    for (const LevelOperator& op : levels) build_level(op);
-  }
-
-  // The next level, op, checked and copied to the device with its transfer tables; then the
-  // arrays that depend on the levels so far (the colour conflicts' scratch, the finest level's
-  // second sweep array).
-  void build_level(const LevelOperator& op) {
-    const std::size_t l = levels_.size();
-    {
+    std::int64_t largest_conflict = 0;
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      const LevelOperator& op = levels[l];
       auto L = std::make_unique<Level>();
       const std::int64_t np = op.points();
       const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
@@ -926,6 +903,7 @@ class CudaLevelOps final : public LevelOps {
       L->colours = op.stencil_form() ? 1 << op.dims : 2;
       for (int a = 0; a < op.dims; ++a)
         L->colour_conflict = L->colour_conflict || (v.periodic[a] && op.n[a] % 2 == 1);
+      if (L->colour_conflict) largest_conflict = std::max(largest_conflict, np);
 
       copy_to_device(L->fixed, op.fixed.data(), op.fixed.size(), stream_);
       v.fixed = L->fixed.as<std::uint8_t>();
@@ -982,13 +960,7 @@ class CudaLevelOps final : public LevelOps {
       sync();
       levels_.push_back(std::move(L));
     }
-    std::int64_t largest_conflict = 0;
-    for (const auto& L : levels_)
-      if (L->colour_conflict) largest_conflict = std::max(largest_conflict, L->points);
-    if (largest_conflict != scratch_points_) {
-      scratch_.allocate(static_cast<std::size_t>(largest_conflict) * sizeof(double));
-      scratch_points_ = largest_conflict;
-    }
+    scratch_.allocate(static_cast<std::size_t>(largest_conflict) * sizeof(double));
     // The fused sweeps' second array for the finest level where they apply (3D, compact, no
     // periodic axis, larger than the one-block smoothing); kept across replace_hierarchy,
     // whose finest level has the same points.
@@ -1390,7 +1362,6 @@ class CudaLevelOps final : public LevelOps {
   HostStaging staging_[2];
   cudaEvent_t staged_[2] = {nullptr, nullptr};
   DeviceArray partials_, result_, scratch_;
-  std::int64_t scratch_points_ = -1;  // scratch_'s doubles: the largest conflicting level's
   // The finest level's fused sweeps (fused_sweeps): whether taken (HEATSIM_FUSED_SWEEPS=0: a
   // launch per colour, for comparison) and their second array, null where they do not apply.
   bool fused_sweeps_ = true;

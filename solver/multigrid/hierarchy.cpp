@@ -1,7 +1,6 @@
 #include "hierarchy.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -1308,30 +1307,17 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
 }
 
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
-                                           std::vector<SetupTime>* times, LevelSink* sink) {
-  // A deque while the sink may hold levels: its elements stay where they are as it grows.
-  std::deque<LevelOperator> built;
-  struct Finish {  // the sink is done with the levels before they move or die
-    LevelSink* sink;
-    ~Finish() {
-      if (sink) sink->finish();
-    }
-  } finish{sink};
-  built.push_back(std::move(finest));
-  if (sink) sink->take(built.back());
-  while (built.back().points() > coarsest_points) {
+                                           std::vector<SetupTime>* times) {
+  std::vector<LevelOperator> levels;
+  levels.push_back(std::move(finest));
+  while (levels.back().points() > coarsest_points) {
     PhaseClock clock;
-    LevelOperator c = coarsen(built.back());
+    LevelOperator c = coarsen(levels.back());
     if (times) times->push_back(clock.lap());
-    if (c.points() == built.back().points()) break;  // no axis can be halved
-    built.push_back(std::move(c));
-    if (sink) sink->take(built.back());
+    if (c.points() == levels.back().points()) break;  // no axis can be halved
+    levels.push_back(std::move(c));
   }
-  if (sink) {
-    sink->finish();
-    finish.sink = nullptr;
-  }
-  return {std::make_move_iterator(built.begin()), std::make_move_iterator(built.end())};
+  return levels;
 }
 
 }  // namespace heatsim::solver::multigrid

@@ -100,24 +100,10 @@ class PhaseClock {
   std::clock_t cpu_start_ = std::clock();
 };
 
-// Takes the levels of a hierarchy as build_hierarchy makes them, for work beside the rest of
-// the build (a device's copy of each level goes up while the next is built): take(level) for
-// each level, finest first, once it is final; the level stays where it is, unchanged, until
-// finish() returns, which build_hierarchy calls before it moves the levels out (also when
-// the build throws; so it must not throw). take() should hand the level on and return.
-class LevelSink {
- public:
-  virtual ~LevelSink() = default;
-  virtual void take(const LevelOperator& level) = 0;
-  virtual void finish() = 0;
-};
-
 // The finest level and its coarse versions, coarsening while a level has more than
 // `coarsest_points` nodes and some axis can still be halved. `times`, when given, receives
-// the time of each coarse level's construction (level 1 first); `sink`, when given, each level
-// as it is made.
+// the time of each coarse level's construction (level 1 first).
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
-                                           std::vector<SetupTime>* times = nullptr,
-                                           LevelSink* sink = nullptr);
+                                           std::vector<SetupTime>* times = nullptr);
 
 }  // namespace heatsim::solver::multigrid

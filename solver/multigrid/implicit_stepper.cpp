@@ -114,8 +114,7 @@ std::pair<double, double> scalars(TimeMethod m, double dt) {
 
 ImplicitStepper::HostSetup ImplicitStepper::prepare(
     const kernels::StencilProblem& problem,
-    std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt,
-    LevelSink* sink) {
+    std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt) {
   PhaseClock clock;
   const bool nonlinear = fields && is_nonlinear(problem, *fields);
   HeatFlowOperator flow(problem, fields);
@@ -142,7 +141,7 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
                                                                     : flow.level(alpha, beta);
   phases.push_back({"finest level", clock.lap()});
   std::vector<SetupTime> times;
-  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times, sink);
+  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
   for (std::size_t l = 0; l < times.size(); ++l)
     phases.push_back({"level " + std::to_string(l + 1), times[l]});
   return HostSetup{problem,         std::move(fields), method,           dt, nonlinear,
@@ -163,7 +162,6 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
       method_(setup.method),
       dt_(setup.dt),
       problem_(std::move(setup.problem)),
-      levels_in_ops_(setup.levels_in_ops),
       base_fields_(std::move(setup.fields)),
       nonlinear_(setup.nonlinear),
       flow_(std::move(setup.flow)),
@@ -213,8 +211,7 @@ void ImplicitStepper::build_levels(TimeMethod m) {
     return;
   }
   // The first time: the levels prepare() built (of the method's operator).
-  mg_ = std::make_unique<Multigrid>(*ops_, std::move(built_levels_), CycleOptions{},
-                                    levels_in_ops_);
+  mg_ = std::make_unique<Multigrid>(*ops_, std::move(built_levels_));
   built_levels_ = {};
   end_phase("level operations and multigrid vectors");
 }

@@ -81,18 +81,14 @@ class ImplicitStepper {
     HeatFlowOperator flow;
     std::vector<LevelOperator> levels;  // the finest first
     std::vector<SetupPhase> phases;     // the heat-flow operator, the finest level, each coarse one
-    // The level operations the stepper is built on hold these levels already (the sink given
-    // to prepare() added them, LevelOps::add_level), so they are not set up again.
-    bool levels_in_ops = false;
   };
 
   // Throws std::invalid_argument for the explicit method, a dt <= 0 for an implicit one, a
   // steady problem without a steady state (every face Neumann or periodic, none Dirichlet,
   // convective or radiating) and Crank-Nicolson on temperature-dependent materials.
-  // `sink`, when given, takes each level as the hierarchy is built (build_hierarchy).
   static HostSetup prepare(const kernels::StencilProblem& problem,
                            std::shared_ptr<const kernels::CoefficientFields> fields,
-                           TimeMethod method, double dt, LevelSink* sink = nullptr);
+                           TimeMethod method, double dt);
 
   // Builds the operator and its multigrid levels (prepare), then the level operations' copy
   // of them. Throws std::invalid_argument as prepare does.
@@ -191,8 +187,6 @@ class ImplicitStepper {
   double dt_;
   // The problem and its fields as given (the nonlinear steps linearise them).
   kernels::StencilProblem problem_;
-  // The level operations hold built_levels_ already (HostSetup::levels_in_ops).
-  bool levels_in_ops_ = false;
   std::shared_ptr<const kernels::CoefficientFields> base_fields_;
   bool nonlinear_ = false;
   HeatFlowOperator flow_;

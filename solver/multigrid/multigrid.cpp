@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
 #include <utility>
 
 namespace heatsim::solver::multigrid {
@@ -84,7 +83,7 @@ std::string SolveReport::describe() const {
 }
 
 Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
-                     CycleOptions options, bool in_ops)
+                     CycleOptions options)
     : ops_(ops), options_(options) {
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
@@ -96,10 +95,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   for (std::int64_t i = 0; i < np; ++i)
     free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
   Deflation deflation = find_deflation(levels[0]);
-  if (!in_ops)
-    ops_.adopt(std::move(levels));
-  else if (ops_.added_levels() != points)
-    throw std::logic_error("multigrid: the level operations hold another hierarchy");
+  ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
   ops_.upload_from(free_, free.data(), free.size());
   b_.push_back(ops_.create_vector(0));

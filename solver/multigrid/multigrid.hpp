@@ -131,11 +131,9 @@ constexpr double kDeflationSlow = 0.5;
 class Multigrid {
  public:
   // Sets `ops` up with the hierarchy (finest first; LevelOps::adopt, so a hierarchy passed as
-  // a temporary is moved, not copied) and allocates its work vectors. `in_ops`: `ops` holds
-  // these levels already, added one by one as they were built (LevelOps::add_level), and only
-  // the vectors are made. Throws std::logic_error when its levels are not these.
+  // a temporary is moved, not copied) and allocates its work vectors.
   Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
-            CycleOptions options = {}, bool in_ops = false);
+            CycleOptions options = {});
 
   // Replaces the hierarchy (LevelOps::replace_hierarchy): the level-0 vectors, rhs() and
   // solution() among them, keep their ids and values. The finest level keeps its points.

@@ -16,7 +16,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "gpu_test_support.hpp"
 #include "kernels/cpu/cpu_level_ops.hpp"
@@ -856,66 +855,6 @@ TEST_F(GpuTest, MultigridStepperOnTheDeviceMatchesTheCpu) {
       }
     }
   }
-}
-
-// The levels sent up to the device one by one as the hierarchy builds them (a sink that adds
-// each on a thread of its own, LevelOps::add_level, as a run does) give the stepper of the
-// levels set up whole, bit for bit; a sink's levels are taken in order, finest first, and the
-// multigrid refuses level operations that hold another hierarchy.
-TEST_F(GpuTest, LevelsAddedAsTheyAreBuiltStepAsTheHierarchySetUpWhole) {
-  struct ThreadedSink : mg::LevelSink {
-    std::unique_ptr<LevelOps> ops = kernels::make_gpu_level_ops();
-    std::vector<const LevelOperator*> taken;
-    std::vector<std::thread> adds;  // each joined before the next starts: the order holds
-    int finished = 0;
-    void take(const LevelOperator& level) override {
-      taken.push_back(&level);
-      if (!adds.empty()) adds.back().join();
-      adds.emplace_back([this, &level] { EXPECT_TRUE(ops->add_level(level)); });
-    }
-    void finish() override {
-      ++finished;
-      for (std::thread& t : adds)
-        if (t.joinable()) t.join();
-    }
-  };
-  for (const LevelCase& c : cases()) {
-    std::mt19937_64 rng(std::hash<std::string>{}(c.name) + 29);
-    const RandomProblem r = random_problem(c, rng);
-    const mg::TimeMethod method = c.alpha == 0.0 ? mg::TimeMethod::steady : mg::TimeMethod::bdf2;
-    mg::SolveOptions o;
-    o.tolerance = 1e-11;
-    ThreadedSink sink;
-    ASSERT_TRUE(sink.ops);
-    mg::ImplicitStepper::HostSetup setup =
-        mg::ImplicitStepper::prepare(r.problem, r.fields, method, 0.25, &sink);
-    EXPECT_EQ(sink.finished, 1) << c.name;
-    ASSERT_EQ(sink.taken.size(), setup.levels.size()) << c.name;
-    std::vector<std::int64_t> points;
-    for (const LevelOperator& level : setup.levels) points.push_back(level.points());
-    EXPECT_EQ(sink.ops->added_levels(), points) << c.name;
-    setup.levels_in_ops = true;
-    mg::ImplicitStepper added(std::move(setup), std::move(sink.ops), o);
-    mg::ImplicitStepper whole(r.problem, r.fields, method, 0.25, kernels::make_gpu_level_ops(), o);
-    std::vector<double> u = random_field(r.problem.points(), rng);
-    for (double& v : u) v *= 100.0;
-    std::vector<double> w = u;
-    for (std::int64_t step = 0; step < (method == mg::TimeMethod::steady ? 1 : 3); ++step) {
-      const mg::SolveReport ra = added.advance(u, step);
-      const mg::SolveReport rw = whole.advance(w, step);
-      EXPECT_EQ(ra.iterations, rw.iterations) << c.name << " step " << step;
-    }
-    EXPECT_EQ(std::memcmp(u.data(), w.data(), u.size() * sizeof(double)), 0) << c.name;
-  }
-  // Level operations that hold none of the levels, or another hierarchy, are refused.
-  const LevelCase& c = cases().front();
-  std::mt19937_64 rng(5);
-  const RandomProblem r = random_problem(c, rng);
-  mg::ImplicitStepper::HostSetup setup =
-      mg::ImplicitStepper::prepare(r.problem, r.fields, mg::TimeMethod::steady, 0.25);
-  setup.levels_in_ops = true;
-  EXPECT_THROW(mg::ImplicitStepper(std::move(setup), kernels::make_gpu_level_ops()),
-               std::logic_error);
 }
 
 }  // namespace

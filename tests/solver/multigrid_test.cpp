@@ -127,50 +127,6 @@ std::vector<double> stencil_product(const kernels::LevelOperator& op, const std:
   return out;
 }
 
-// A sink sees each level once, finest first, already as the hierarchy returns it (its stencil
-// and prolongation final, where it stays until finish), and finish once at the end.
-TEST(Multigrid, TheHierarchysSinkTakesEachLevelFinalAndInOrder) {
-  struct Recording : LevelSink {
-    std::vector<const kernels::LevelOperator*> where;
-    std::vector<std::vector<double>> stencils, prolongations;
-    int finished = 0;
-    void take(const kernels::LevelOperator& level) override {
-      EXPECT_EQ(finished, 0);
-      where.push_back(&level);
-      stencils.emplace_back(level.stencil.begin(), level.stencil.end());
-      prolongations.emplace_back(level.prolongation.begin(), level.prolongation.end());
-    }
-    void finish() override {
-      ++finished;
-      // Every level taken is still where it was, unchanged.
-      for (std::size_t l = 0; l < where.size(); ++l) {
-        EXPECT_TRUE(std::equal(stencils[l].begin(), stencils[l].end(), where[l]->stencil.begin(),
-                               where[l]->stencil.end()));
-        EXPECT_TRUE(std::equal(prolongations[l].begin(), prolongations[l].end(),
-                               where[l]->prolongation.begin(), where[l]->prolongation.end()));
-      }
-    }
-  };
-  std::mt19937 rng(17);
-  const kernels::LevelOperator fine = random_level(rng, 3.0);
-  Recording sink;
-  const auto levels = build_hierarchy(fine, 8, nullptr, &sink);
-  const auto plain = build_hierarchy(fine, 8);
-  EXPECT_EQ(sink.finished, 1);
-  ASSERT_EQ(levels.size(), plain.size());
-  ASSERT_EQ(sink.stencils.size(), levels.size());
-  ASSERT_GE(levels.size(), 3u);
-  for (std::size_t l = 0; l < levels.size(); ++l) {
-    EXPECT_EQ(levels[l].points(), plain[l].points());
-    EXPECT_TRUE(std::equal(sink.stencils[l].begin(), sink.stencils[l].end(),
-                           levels[l].stencil.begin(), levels[l].stencil.end()))
-        << "level " << l;
-    EXPECT_TRUE(std::equal(plain[l].stencil.begin(), plain[l].stencil.end(),
-                           levels[l].stencil.begin(), levels[l].stencil.end()))
-        << "level " << l;
-  }
-}
-
 TEST(Multigrid, CoarseLevelsAreGalerkinProductsOfTransposedTransfers) {
   for (double decades : {0.0, 6.0}) {
     std::mt19937 rng(5);
