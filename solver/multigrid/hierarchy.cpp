@@ -1030,7 +1030,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 
 }  // namespace
 
-std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op) {
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
+                                                              NodeSums sums) {
   const int dims = op.dims, centre = stencil_centre(dims);
   const Grid g(op);
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
@@ -1056,6 +1057,10 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   const bool any_removed =
       std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
+  // A compact level's row is its node's faces to free neighbours (free_row): where no node is
+  // removed, every coupling counts, and the sums below read them without the row.
+  const bool from_conductances =
+      sums == NodeSums::from_conductances && !op.stencil_form() && !any_removed;
   // Isotropic seven-point couplings give a ratio of dims - 1.
   const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
   int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
@@ -1073,9 +1078,29 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
         if (op.fixed[node]) continue;
         const std::int64_t p[3] = {x, y, 0};  // the plane's slot per axis in the z part
         Row row;
-        free_row(op, g, c, node, row);
-        {
-          double node_within[3] = {0.0, 0.0, 0.0}, node_across[3] = {0.0, 0.0, 0.0};
+        double node_within[3] = {0.0, 0.0, 0.0}, node_across[3] = {0.0, 0.0, 0.0};
+        if (from_conductances) {
+          // free_row's entries in its order (per axis the lower face, then the upper; those to
+          // free neighbours with G != 0), each within the planes across the other axes and
+          // across its own.
+          const auto add = [&](int b, double G) {
+            const double v = std::abs(G);
+            for (int a = 0; a < dims; ++a) (a == b ? node_across : node_within)[a] += v;
+          };
+          for (int b = 0; b < dims; ++b) {
+            const double* G = op.conductance[b].data();
+            const std::int64_t n = op.n[b], s = stride[b];
+            if (c[b] > 0 || op.periodic[b]) {
+              const std::int64_t j = c[b] > 0 ? node - s : node + (n - 1) * s;
+              if (!op.fixed[j] && G[j] != 0.0) add(b, G[j]);
+            }
+            if (c[b] < n - 1 || op.periodic[b]) {
+              const std::int64_t j = c[b] < n - 1 ? node + s : node - (n - 1) * s;
+              if (!op.fixed[j] && G[node] != 0.0) add(b, G[node]);
+            }
+          }
+        } else {
+          free_row(op, g, c, node, row);
           for (int e = 1; e < row.count; ++e) {
             const double v = std::abs(row.a[e]);
             for (int a = 0; a < dims; ++a) {
@@ -1092,18 +1117,18 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
               node_across[a] += v;
             }
           }
-          for (int a = 0; a < dims; ++a) {
-            bool beside_void = false;
-            for (int o = -1; o <= 1 && any_removed; o += 2) {
-              const std::int64_t j = g.step(a, c[a], o);
-              beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
-                                                          kernels::kRemovedNode);
-            }
-            if (node_within[a] > 0.0 &&
-                (node_across[a] <= kDecoupled * node_within[a] ||
-                 (beside_void && node_across[a] * anisotropic < node_within[a])))
-              sheet[a][p[a]] = 1;
+        }
+        for (int a = 0; a < dims; ++a) {
+          bool beside_void = false;
+          for (int o = -1; o <= 1 && any_removed; o += 2) {
+            const std::int64_t j = g.step(a, c[a], o);
+            beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
+                                                        kernels::kRemovedNode);
           }
+          if (node_within[a] > 0.0 &&
+              (node_across[a] <= kDecoupled * node_within[a] ||
+               (beside_void && node_across[a] * anisotropic < node_within[a])))
+            sheet[a][p[a]] = 1;
         }
         if (!op.stencil_form()) {
           // Compact: the node's faces per axis (fixed neighbours count too; the ratio only

@@ -462,6 +462,54 @@ TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOne
   EXPECT_EQ(odd_planes(homogeneous), none);
 }
 
+// The strong planes of a compact level taken straight from its conductances
+// (NodeSums::from_conductances) are those of its rows (NodeSums::from_rows): random levels in
+// 1D, 2D and 3D, periodic axes or not, Dirichlet nodes, conductances over twelve decades with
+// some zero (nodes coupled across a plane by nothing), and layers coupled far more weakly
+// across than within.
+TEST(Multigrid, StrongPlanesFromTheConductancesAreThoseFromTheRows) {
+  std::mt19937 rng(2311);
+  std::uniform_int_distribution<std::int64_t> size(4, 13);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::int64_t kept = 0, planes = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    kernels::LevelOperator op;
+    op.dims = 1 + trial % 3;
+    for (int a = 0; a < op.dims; ++a) {
+      op.n[a] = size(rng);
+      op.periodic[a] = unit(rng) < 0.3;
+    }
+    const std::int64_t np = op.points();
+    op.node_term.assign(np, 0.0);
+    op.fixed.assign(np, 0);
+    for (auto& f : op.fixed) f = unit(rng) < 0.1;
+    std::int64_t stride = 1;
+    for (int a = 0; a < op.dims; ++a) {
+      op.conductance[a].resize(np);
+      // One plane across the axis coupled 1e4 times more weakly to its neighbours.
+      const std::int64_t layer = std::uniform_int_distribution<std::int64_t>(0, op.n[a] - 1)(rng);
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t c = i / stride % op.n[a];
+        double& G = op.conductance[a][i];
+        G = unit(rng) < 0.15 ? 0.0 : (0.5 + unit(rng)) * std::pow(10.0, 12.0 * unit(rng) - 6.0);
+        if (c == layer || c + 1 == layer) G *= 1e-4;
+        if (c == op.n[a] - 1 && !op.periodic[a]) G = 0.0;
+      }
+      stride *= op.n[a];
+    }
+    const auto direct = strong_planes(op, NodeSums::from_conductances);
+    const auto rows = strong_planes(op, NodeSums::from_rows);
+    for (int a = 0; a < op.dims; ++a) {
+      EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
+      kept += std::count(rows[a].begin(), rows[a].end(), 1);
+      planes += static_cast<std::int64_t>(rows[a].size());
+    }
+  }
+  // Both outcomes occur often enough for the comparison to mean something.
+  EXPECT_GT(kept, planes / 10);
+  EXPECT_LT(kept, planes / 2);
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
