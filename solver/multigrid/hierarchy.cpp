@@ -1028,6 +1028,71 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   return S;
 }
 
+// strong_planes' sums and flags over z plane `z` of a compact level without removed nodes.
+// A free node's row there is its faces to free neighbours with G != 0 (free_row), each of
+// which counts as it is: they are read straight from the conductances, per axis the lower face
+// and then the upper as the row orders them, and the sums of the node's row of planes (across
+// y) and of its z plane are kept in registers along the row. Every sum takes the same terms in
+// the same order as strong_planes' loop over the rows, so it is the same bits.
+template <int D>
+void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const within[3],
+                        double* const across[3], std::uint8_t* const sheet[3]) {
+  const std::int64_t nx = op.n[0], ny = op.n[1];
+  const std::int64_t stride[3] = {1, nx, nx * ny};
+  const std::uint8_t* fixed = op.fixed.data();
+  const double* G[3] = {op.conductance[0].data(), op.conductance[1].data(),
+                        op.conductance[2].data()};
+  double z_within = 0.0, z_across = 0.0;  // within[2][0], across[2][0]
+  if constexpr (D == 3) {
+    z_within = within[2][0];
+    z_across = across[2][0];
+  }
+  for (std::int64_t y = 0; y < ny; ++y) {
+    double y_within = 0.0, y_across = 0.0;  // within[1][y], across[1][y]
+    if constexpr (D >= 2) {
+      y_within = within[1][y];
+      y_across = across[1][y];
+    }
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const std::int64_t c[3] = {x, y, z}, node = (z * ny + y) * nx + x;
+      if (fixed[node]) continue;
+      double node_within[D] = {}, node_across[D] = {}, faces[D];
+      for (int b = 0; b < D; ++b) {
+        const std::int64_t n = op.n[b], s = stride[b];
+        const bool has_lower = c[b] > 0 || op.periodic[b],
+                   has_upper = c[b] < n - 1 || op.periodic[b];
+        const std::int64_t lower = c[b] > 0 ? node - s : node + (n - 1) * s;
+        const std::int64_t upper = c[b] < n - 1 ? node + s : node - (n - 1) * s;
+        const double g_lower = has_lower ? G[b][lower] : 0.0,
+                     g_upper = has_upper ? G[b][node] : 0.0;
+        // The row's entry -G, |-G| within the planes across the other axes, across b's.
+        if (has_lower && !fixed[lower] && g_lower != 0.0)
+          for (int a = 0; a < D; ++a) (a == b ? node_across : node_within)[a] += std::abs(g_lower);
+        if (has_upper && !fixed[upper] && g_upper != 0.0)
+          for (int a = 0; a < D; ++a) (a == b ? node_across : node_within)[a] += std::abs(g_upper);
+        faces[b] = g_upper;
+        if (has_lower) faces[b] += g_lower;
+      }
+      for (int a = 0; a < D; ++a)
+        if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
+          sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+      for (int b = 0; b < D; ++b) (b == 0 ? across : within)[0][x] += faces[b];
+      if constexpr (D >= 2)
+        for (int b = 0; b < D; ++b) (b == 1 ? y_across : y_within) += faces[b];
+      if constexpr (D == 3)
+        for (int b = 0; b < D; ++b) (b == 2 ? z_across : z_within) += faces[b];
+    }
+    if constexpr (D >= 2) {
+      within[1][y] = y_within;
+      across[1][y] = y_across;
+    }
+  }
+  if constexpr (D == 3) {
+    within[2][0] = z_within;
+    across[2][0] = z_across;
+  }
+}
+
 }  // namespace
 
 std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
@@ -1057,8 +1122,6 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   const bool any_removed =
       std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
-  // A compact level's row is its node's faces to free neighbours (free_row): where no node is
-  // removed, every coupling counts, and the sums below read them without the row.
   const bool from_conductances =
       sums == NodeSums::from_conductances && !op.stencil_form() && !any_removed;
   // Isotropic seven-point couplings give a ratio of dims - 1.
@@ -1072,35 +1135,21 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
     std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
                               &sheet_parts[z * (nx + ny + 1) + nx + ny]};
+    if (from_conductances) {
+      if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet);
+      if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet);
+      if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet);
+      continue;
+    }
     for (std::int64_t y = 0; y < ny; ++y)
       for (std::int64_t x = 0; x < nx; ++x) {
         const std::int64_t c[3] = {x, y, z}, node = (z * ny + y) * nx + x;
         if (op.fixed[node]) continue;
         const std::int64_t p[3] = {x, y, 0};  // the plane's slot per axis in the z part
         Row row;
-        double node_within[3] = {0.0, 0.0, 0.0}, node_across[3] = {0.0, 0.0, 0.0};
-        if (from_conductances) {
-          // free_row's entries in its order (per axis the lower face, then the upper; those to
-          // free neighbours with G != 0), each within the planes across the other axes and
-          // across its own.
-          const auto add = [&](int b, double G) {
-            const double v = std::abs(G);
-            for (int a = 0; a < dims; ++a) (a == b ? node_across : node_within)[a] += v;
-          };
-          for (int b = 0; b < dims; ++b) {
-            const double* G = op.conductance[b].data();
-            const std::int64_t n = op.n[b], s = stride[b];
-            if (c[b] > 0 || op.periodic[b]) {
-              const std::int64_t j = c[b] > 0 ? node - s : node + (n - 1) * s;
-              if (!op.fixed[j] && G[j] != 0.0) add(b, G[j]);
-            }
-            if (c[b] < n - 1 || op.periodic[b]) {
-              const std::int64_t j = c[b] < n - 1 ? node + s : node - (n - 1) * s;
-              if (!op.fixed[j] && G[node] != 0.0) add(b, G[node]);
-            }
-          }
-        } else {
-          free_row(op, g, c, node, row);
+        free_row(op, g, c, node, row);
+        {
+          double node_within[3] = {0.0, 0.0, 0.0}, node_across[3] = {0.0, 0.0, 0.0};
           for (int e = 1; e < row.count; ++e) {
             const double v = std::abs(row.a[e]);
             for (int a = 0; a < dims; ++a) {
@@ -1117,18 +1166,18 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
               node_across[a] += v;
             }
           }
-        }
-        for (int a = 0; a < dims; ++a) {
-          bool beside_void = false;
-          for (int o = -1; o <= 1 && any_removed; o += 2) {
-            const std::int64_t j = g.step(a, c[a], o);
-            beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
-                                                        kernels::kRemovedNode);
+          for (int a = 0; a < dims; ++a) {
+            bool beside_void = false;
+            for (int o = -1; o <= 1 && any_removed; o += 2) {
+              const std::int64_t j = g.step(a, c[a], o);
+              beside_void = beside_void || (j >= 0 && op.fixed[node + (j - c[a]) * stride[a]] ==
+                                                          kernels::kRemovedNode);
+            }
+            if (node_within[a] > 0.0 &&
+                (node_across[a] <= kDecoupled * node_within[a] ||
+                 (beside_void && node_across[a] * anisotropic < node_within[a])))
+              sheet[a][p[a]] = 1;
           }
-          if (node_within[a] > 0.0 &&
-              (node_across[a] <= kDecoupled * node_within[a] ||
-               (beside_void && node_across[a] * anisotropic < node_within[a])))
-            sheet[a][p[a]] = 1;
         }
         if (!op.stencil_form()) {
           // Compact: the node's faces per axis (fixed neighbours count too; the ratio only
