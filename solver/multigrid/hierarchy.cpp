@@ -1093,6 +1093,81 @@ void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const w
   }
 }
 
+// strong_planes' sums and flags over z plane `z` of a stencil-form level without removed
+// nodes. A free node's row there is its entries toward free neighbours that exist, other than
+// the centre (free_row, which also drops those that are 0: adding a +0 to these sums, all of
+// them +0 or above, changes no bit, so here they are added). With the offsets k known at
+// compile time, each entry goes to its sums with no lookup, and the sums of the node's row of
+// planes (across y) and of its z plane are kept in registers along the row. Every sum takes
+// the same terms in the same order (k over the row, then for each axis) as strong_planes' loop
+// over the rows, so it is the same bits.
+template <int D>
+void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
+                        double* const within[3], double* const across[3],
+                        std::uint8_t* const sheet[3]) {
+  constexpr int kp = stencil_points(D), centre = stencil_centre(D);
+  const std::int64_t nx = op.n[0], ny = op.n[1], np = op.points();
+  const std::uint8_t* fixed = op.fixed.data();
+  const double* S = op.stencil.data();
+  // An unused axis's offset is 0: its coordinate is its steps' middle one.
+  const std::int64_t* zn = &g.steps[2][3 * z];
+  double z_within = 0.0, z_across = 0.0;  // within[2][0], across[2][0]
+  if constexpr (D == 3) {
+    z_within = within[2][0];
+    z_across = across[2][0];
+  }
+  for (std::int64_t y = 0; y < ny; ++y) {
+    const std::int64_t* yn = &g.steps[1][3 * y];
+    // The start of each neighbouring row (offsets dy, dz), or -1 where there is none.
+    std::int64_t row_start[3][3];
+    for (int dz = 0; dz < 3; ++dz)
+      for (int dy = 0; dy < 3; ++dy) {
+        const std::int64_t zj = zn[D > 2 ? dz : 1], yj = yn[D > 1 ? dy : 1];
+        row_start[dz][dy] = zj < 0 || yj < 0 ? -1 : (zj * ny + yj) * nx;
+      }
+    double y_within = 0.0, y_across = 0.0;  // within[1][y], across[1][y]
+    if constexpr (D >= 2) {
+      y_within = within[1][y];
+      y_across = across[1][y];
+    }
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const std::int64_t node = (z * ny + y) * nx + x;
+      if (fixed[node]) continue;
+      const std::int64_t* xn = &g.steps[0][3 * x];
+      double node_within[D] = {}, node_across[D] = {};
+      double x_within = within[0][x], x_across = across[0][x];
+#pragma GCC unroll 27
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;
+        // Offsets numbered k = dx + 3 dy + 9 dz over the used axes, d - 1 the offset.
+        const int dx = k % 3, dy = D > 1 ? k / 3 % 3 : 1, dz = D > 2 ? k / 9 : 1;
+        const std::int64_t start = row_start[dz][dy], xj = xn[dx];
+        if (start < 0 || xj < 0) continue;
+        const double v = fixed[start + xj] ? 0.0 : std::abs(S[k * np + node]);
+        (dx == 1 ? node_within : node_across)[0] += v;
+        if constexpr (D >= 2) (dy == 1 ? node_within : node_across)[1] += v;
+        if constexpr (D == 3) (dz == 1 ? node_within : node_across)[2] += v;
+        (dx == 1 ? x_within : x_across) += v;
+        if constexpr (D >= 2) (dy == 1 ? y_within : y_across) += v;
+        if constexpr (D == 3) (dz == 1 ? z_within : z_across) += v;
+      }
+      within[0][x] = x_within;
+      across[0][x] = x_across;
+      for (int a = 0; a < D; ++a)
+        if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
+          sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+    }
+    if constexpr (D >= 2) {
+      within[1][y] = y_within;
+      across[1][y] = y_across;
+    }
+  }
+  if constexpr (D == 3) {
+    within[2][0] = z_within;
+    across[2][0] = z_across;
+  }
+}
+
 }  // namespace
 
 std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
@@ -1122,8 +1197,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   const bool any_removed =
       std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
-  const bool from_conductances =
-      sums == NodeSums::from_conductances && !op.stencil_form() && !any_removed;
+  const bool from_conductances = sums == NodeSums::direct && !op.stencil_form() && !any_removed;
+  const bool from_entries = sums == NodeSums::direct && op.stencil_form() && !any_removed;
   // Isotropic seven-point couplings give a ratio of dims - 1.
   const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
   int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
@@ -1139,6 +1214,12 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
       if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet);
       if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet);
       if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet);
+      continue;
+    }
+    if (from_entries) {
+      if (dims == 1) stencil_plane_sums<1>(op, g, z, within, across, sheet);
+      if (dims == 2) stencil_plane_sums<2>(op, g, z, within, across, sheet);
+      if (dims == 3) stencil_plane_sums<3>(op, g, z, within, across, sheet);
       continue;
     }
     for (std::int64_t y = 0; y < ny; ++y)
