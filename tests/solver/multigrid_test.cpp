@@ -197,6 +197,49 @@ TEST(Multigrid, CoarseLevelsAreGalerkinProductsOfTransposedTransfers) {
   }
 }
 
+// Every coarse level's entries are symmetric to the last bit (the entry from I toward a free
+// node J is J's toward I, bit for bit) and 0 toward no node: on the random levels above, whose
+// z axis is periodic and whose fixed nodes are scattered, and their 27-point levels below.
+TEST(Multigrid, CoarseLevelsAreSymmetricToTheLastBit) {
+  for (double decades : {0.0, 6.0}) {
+    std::mt19937 rng(7);
+    const auto levels = build_hierarchy(random_level(rng, decades), 2);
+    ASSERT_GE(levels.size(), 3u);
+    for (std::size_t l = 1; l < levels.size(); ++l) {
+      const kernels::LevelOperator& c = levels[l];
+      const int kp = kernels::stencil_points(c.dims);
+      const std::int64_t np = c.points();
+      std::int64_t pairs = 0;
+      for (std::int64_t i = 0; i < np; ++i) {
+        if (c.fixed[i]) continue;
+        const std::int64_t at[3] = {i % c.n[0], i / c.n[0] % c.n[1], i / (c.n[0] * c.n[1])};
+        for (int k = 0; k < kp; ++k) {
+          std::int64_t j[3] = {0, 0, 0};
+          bool exists = true;
+          for (int a = 0; a < c.dims; ++a) {
+            j[a] = at[a] + kernels::stencil_offset(k, a);
+            if (c.periodic[a]) j[a] = (j[a] + c.n[a]) % c.n[a];
+            exists = exists && j[a] >= 0 && j[a] < c.n[a];
+          }
+          const double entry = c.stencil[k * np + i];
+          if (!exists) {
+            EXPECT_TRUE(std::signbit(entry) == false && entry == 0.0)
+                << "level " << l << ", node " << i << ", offset " << k;
+            continue;
+          }
+          const std::int64_t J = (j[2] * c.n[1] + j[1]) * c.n[0] + j[0];
+          if (c.fixed[J]) continue;
+          const double back = c.stencil[(kp - 1 - k) * np + J];
+          EXPECT_EQ(std::memcmp(&entry, &back, sizeof(double)), 0)
+              << "level " << l << ", node " << i << ", offset " << k;
+          ++pairs;
+        }
+      }
+      EXPECT_GT(pairs, np);
+    }
+  }
+}
+
 // A level-0 operator of blocks, as a real case gives: a background with a conductance per axis,
 // random boxes of other conductances and node terms, blocks that differ in the y or the z
 // conductance alone or in the node term alone, a void (removed nodes, no conductance
