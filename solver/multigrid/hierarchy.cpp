@@ -373,21 +373,6 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
         ++count;
       }
     if (fine.fixed[i]) return;  // (count is the pass's type)
-    if (!repeats.empty() && repeats[i]) {
-      // The weights of the node two before along x, toward the coarse nodes one before.
-      for (int corner = 0; corner < 8; ++corner) {
-        if (corner & ~between) continue;
-        std::int64_t I = 0;
-        int from_corner = 0;
-        for (int b = 2; b >= 0; --b) {
-          const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
-          I = I * c.n[b] + term.coarse;
-          from_corner += (term.offset + 1) * power[b];
-        }
-        P[from_corner * nc + I] = P[from_corner * nc + I - 1];
-      }
-      return;
-    }
     Row row;
     free_row(fine, fg, f, i, row);
     if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
@@ -509,10 +494,35 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
       for (std::int64_t y = 0; y < fine.n[1]; ++y) {
         const int yz = on_between[1][y] + on_between[2][z];
         if (yz > type) continue;
+        // For the copies (repeats, on a 3D level only): per corner's y and z bits, the start of
+        // its coarse row and its offsets' part of the weight's offset k, the same along the row,
+        // so that a copied node looks up its x terms alone.
+        std::int64_t corner_row[4] = {};
+        int corner_offset[4] = {};
+        for (int yz_bits = 0; yz_bits < 4 && !repeats.empty(); ++yz_bits) {
+          const AxisTransfer::Term& ty = t[1].from[y][yz_bits & 1];
+          const AxisTransfer::Term& tz = t[2].from[z][yz_bits >> 1];
+          corner_row[yz_bits] = (tz.coarse * c.n[1] + ty.coarse) * c.n[0];
+          corner_offset[yz_bits] = (tz.offset + 1) * power[2] + (ty.offset + 1) * power[1];
+        }
+        const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
         for (std::int64_t x = 0; x < fine.n[0]; ++x) {
           if (on_between[0][x] + yz != type) continue;
+          const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
+          if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
+            // The weights of the node two before along x, toward the coarse nodes one before.
+            const int between = on_between[0][x] | yz_between;
+            for (int corner = 0; corner < 8; ++corner) {
+              if (corner & ~between) continue;
+              const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
+              const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
+              const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
+              P[from_corner * nc + I] = P[from_corner * nc + I - 1];
+            }
+            continue;
+          }
           const std::int64_t f[3] = {x, y, z};
-          node(f, (z * fine.n[1] + y) * fine.n[0] + x);
+          node(f, i);
         }
       }
   }
