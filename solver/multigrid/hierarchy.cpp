@@ -373,21 +373,6 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
         ++count;
       }
     if (fine.fixed[i]) return;  // (count is the pass's type)
-    if (!repeats.empty() && repeats[i]) {
-      // The weights of the node two before along x, toward the coarse nodes one before.
-      for (int corner = 0; corner < 8; ++corner) {
-        if (corner & ~between) continue;
-        std::int64_t I = 0;
-        int from_corner = 0;
-        for (int b = 2; b >= 0; --b) {
-          const AxisTransfer::Term& term = t[b].from[f[b]][(corner >> b) & 1];
-          I = I * c.n[b] + term.coarse;
-          from_corner += (term.offset + 1) * power[b];
-        }
-        P[from_corner * nc + I] = P[from_corner * nc + I - 1];
-      }
-      return;
-    }
     Row row;
     free_row(fine, fg, f, i, row);
     if (standard[0][f[0]] && standard[1][f[1]] && standard[2][f[2]]) {
@@ -509,10 +494,35 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
       for (std::int64_t y = 0; y < fine.n[1]; ++y) {
         const int yz = on_between[1][y] + on_between[2][z];
         if (yz > type) continue;
+        // For the copies (repeats, on a 3D level only): per corner's y and z bits, the start of
+        // its coarse row and its offsets' part of the weight's offset k, the same along the row,
+        // so that a copied node looks up its x terms alone.
+        std::int64_t corner_row[4] = {};
+        int corner_offset[4] = {};
+        for (int yz_bits = 0; yz_bits < 4 && !repeats.empty(); ++yz_bits) {
+          const AxisTransfer::Term& ty = t[1].from[y][yz_bits & 1];
+          const AxisTransfer::Term& tz = t[2].from[z][yz_bits >> 1];
+          corner_row[yz_bits] = (tz.coarse * c.n[1] + ty.coarse) * c.n[0];
+          corner_offset[yz_bits] = (tz.offset + 1) * power[2] + (ty.offset + 1) * power[1];
+        }
+        const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
         for (std::int64_t x = 0; x < fine.n[0]; ++x) {
           if (on_between[0][x] + yz != type) continue;
+          const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
+          if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
+            // The weights of the node two before along x, toward the coarse nodes one before.
+            const int between = on_between[0][x] | yz_between;
+            for (int corner = 0; corner < 8; ++corner) {
+              if (corner & ~between) continue;
+              const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
+              const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
+              const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
+              P[from_corner * nc + I] = P[from_corner * nc + I - 1];
+            }
+            continue;
+          }
           const std::int64_t f[3] = {x, y, z};
-          node(f, (z * fine.n[1] + y) * fine.n[0] + x);
+          node(f, i);
         }
       }
   }
@@ -1002,29 +1012,43 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     step_of[k] = 0;
     for (int a = dims - 1; a >= 0; --a) step_of[k] = step_of[k] * c.n[a] + stencil_offset(k, a);
   }
-  for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
-    if (c.fixed[I]) return;
-    bool inside = true;
-    for (int a = 0; a < dims; ++a) inside = inside && C[a] > 0 && C[a] + 1 < c.n[a];
-    for (int k = 0; k < kp; ++k) {
-      std::int64_t j = I + step_of[k];
-      if (!inside) {
-        std::int64_t J[3];
-        if (!cg.neighbour(C, k, J)) {
-          S[k * nc + I] = 0.0;
-          continue;
+  // Each entry is written by one operation alone (its own node's, or for an entry toward a
+  // free node at an offset past the centre, that node's pair), which reads no other entry: the
+  // order of the operations changes no bit. So a row takes them offset by offset, two runs of
+  // the row's length at a time, rather than node by node across 54 arrays.
+#pragma omp parallel for collapse(2) schedule(static) if (nc >= 4096)
+  for (std::int64_t Z = 0; Z < c.n[2]; ++Z)
+    for (std::int64_t Y = 0; Y < c.n[1]; ++Y) {
+      const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
+      const bool row_inside =
+          (dims < 2 || (Y > 0 && Y + 1 < c.n[1])) && (dims < 3 || (Z > 0 && Z + 1 < c.n[2]));
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;  // toward the free node itself: nothing to do
+        double* Sk = &S[k * nc];
+        double* Sback = &S[(kp - 1 - k) * nc];
+        for (std::int64_t X = 0; X < nX; ++X) {
+          const std::int64_t I = I0 + X;
+          if (c.fixed[I]) continue;
+          std::int64_t j = I + step_of[k];
+          if (!row_inside || X == 0 || X + 1 == nX) {
+            const std::int64_t C[3] = {X, Y, Z};
+            std::int64_t J[3];
+            if (!cg.neighbour(C, k, J)) {
+              Sk[I] = 0.0;
+              continue;
+            }
+            j = cg.index(J);
+          }
+          if (c.fixed[j]) {
+            Sk[I] *= 0.5;
+          } else if (k < centre) {
+            const double mean = 0.5 * (Sk[I] + Sback[j]);
+            Sk[I] = mean;
+            Sback[j] = mean;
+          }
         }
-        j = cg.index(J);
-      }
-      if (c.fixed[j]) {
-        S[k * nc + I] *= 0.5;
-      } else if (k < centre) {
-        const double mean = 0.5 * (S[k * nc + I] + S[(kp - 1 - k) * nc + j]);
-        S[k * nc + I] = mean;
-        S[(kp - 1 - k) * nc + j] = mean;
       }
     }
-  });
   return S;
 }
 
@@ -1093,6 +1117,81 @@ void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const w
   }
 }
 
+// strong_planes' sums and flags over z plane `z` of a stencil-form level without removed
+// nodes. A free node's row there is its entries toward free neighbours that exist, other than
+// the centre (free_row, which also drops those that are 0: adding a +0 to these sums, all of
+// them +0 or above, changes no bit, so here they are added). With the offsets k known at
+// compile time, each entry goes to its sums with no lookup, and the sums of the node's row of
+// planes (across y) and of its z plane are kept in registers along the row. Every sum takes
+// the same terms in the same order (k over the row, then for each axis) as strong_planes' loop
+// over the rows, so it is the same bits.
+template <int D>
+void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
+                        double* const within[3], double* const across[3],
+                        std::uint8_t* const sheet[3]) {
+  constexpr int kp = stencil_points(D), centre = stencil_centre(D);
+  const std::int64_t nx = op.n[0], ny = op.n[1], np = op.points();
+  const std::uint8_t* fixed = op.fixed.data();
+  const double* S = op.stencil.data();
+  // An unused axis's offset is 0: its coordinate is its steps' middle one.
+  const std::int64_t* zn = &g.steps[2][3 * z];
+  double z_within = 0.0, z_across = 0.0;  // within[2][0], across[2][0]
+  if constexpr (D == 3) {
+    z_within = within[2][0];
+    z_across = across[2][0];
+  }
+  for (std::int64_t y = 0; y < ny; ++y) {
+    const std::int64_t* yn = &g.steps[1][3 * y];
+    // The start of each neighbouring row (offsets dy, dz), or -1 where there is none.
+    std::int64_t row_start[3][3];
+    for (int dz = 0; dz < 3; ++dz)
+      for (int dy = 0; dy < 3; ++dy) {
+        const std::int64_t zj = zn[D > 2 ? dz : 1], yj = yn[D > 1 ? dy : 1];
+        row_start[dz][dy] = zj < 0 || yj < 0 ? -1 : (zj * ny + yj) * nx;
+      }
+    double y_within = 0.0, y_across = 0.0;  // within[1][y], across[1][y]
+    if constexpr (D >= 2) {
+      y_within = within[1][y];
+      y_across = across[1][y];
+    }
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const std::int64_t node = (z * ny + y) * nx + x;
+      if (fixed[node]) continue;
+      const std::int64_t* xn = &g.steps[0][3 * x];
+      double node_within[D] = {}, node_across[D] = {};
+      double x_within = within[0][x], x_across = across[0][x];
+#pragma GCC unroll 27
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;
+        // Offsets numbered k = dx + 3 dy + 9 dz over the used axes, d - 1 the offset.
+        const int dx = k % 3, dy = D > 1 ? k / 3 % 3 : 1, dz = D > 2 ? k / 9 : 1;
+        const std::int64_t start = row_start[dz][dy], xj = xn[dx];
+        if (start < 0 || xj < 0) continue;
+        const double v = fixed[start + xj] ? 0.0 : std::abs(S[k * np + node]);
+        (dx == 1 ? node_within : node_across)[0] += v;
+        if constexpr (D >= 2) (dy == 1 ? node_within : node_across)[1] += v;
+        if constexpr (D == 3) (dz == 1 ? node_within : node_across)[2] += v;
+        (dx == 1 ? x_within : x_across) += v;
+        if constexpr (D >= 2) (dy == 1 ? y_within : y_across) += v;
+        if constexpr (D == 3) (dz == 1 ? z_within : z_across) += v;
+      }
+      within[0][x] = x_within;
+      across[0][x] = x_across;
+      for (int a = 0; a < D; ++a)
+        if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
+          sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+    }
+    if constexpr (D >= 2) {
+      within[1][y] = y_within;
+      across[1][y] = y_across;
+    }
+  }
+  if constexpr (D == 3) {
+    within[2][0] = z_within;
+    across[2][0] = z_across;
+  }
+}
+
 }  // namespace
 
 std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
@@ -1122,8 +1221,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   const bool any_removed =
       std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
-  const bool from_conductances =
-      sums == NodeSums::from_conductances && !op.stencil_form() && !any_removed;
+  const bool from_conductances = sums == NodeSums::direct && !op.stencil_form() && !any_removed;
+  const bool from_entries = sums == NodeSums::direct && op.stencil_form() && !any_removed;
   // Isotropic seven-point couplings give a ratio of dims - 1.
   const double anisotropic = kStrongPlane * 2.0 * (dims - 1);
   int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
@@ -1139,6 +1238,12 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
       if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet);
       if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet);
       if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet);
+      continue;
+    }
+    if (from_entries) {
+      if (dims == 1) stencil_plane_sums<1>(op, g, z, within, across, sheet);
+      if (dims == 2) stencil_plane_sums<2>(op, g, z, within, across, sheet);
+      if (dims == 3) stencil_plane_sums<3>(op, g, z, within, across, sheet);
       continue;
     }
     for (std::int64_t y = 0; y < ny; ++y)

@@ -39,13 +39,13 @@ std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
 // body that a void's face leaves beyond its surface, a fin one coarse node wide between two
 // voids), or a node beside a void whose couplings within outweigh those across it as an
 // anisotropic plane's do, is kept too.
-// `NodeSums::from_conductances` takes a compact level's couplings (no removed nodes) straight
-// from its conductances, entry by entry in its rows' order, so to the same bits as
-// `NodeSums::from_rows`, which builds each free node's row as on any level (the tests compare
-// the two).
-enum class NodeSums { from_conductances, from_rows };
+// `NodeSums::direct` takes a level's couplings (no removed nodes) straight from its
+// conductances (compact) or its entries (stencil form), entry by entry in its rows' order, so
+// to the same bits as `NodeSums::from_rows`, which builds each free node's row as on any level
+// (the tests compare the two).
+enum class NodeSums { direct, from_rows };
 std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(
-    const LevelOperator& op, NodeSums sums = NodeSums::from_conductances);
+    const LevelOperator& op, NodeSums sums = NodeSums::direct);
 
 // Per axis, whether the coarse level keeps nodes 0, 1, 3, 5, ... (the odd planes and the ends)
 // rather than 0, 2, 4, ...: where the nodes at which materials meet as a checkerboard's cubes

@@ -197,6 +197,49 @@ TEST(Multigrid, CoarseLevelsAreGalerkinProductsOfTransposedTransfers) {
   }
 }
 
+// Every coarse level's entries are symmetric to the last bit (the entry from I toward a free
+// node J is J's toward I, bit for bit) and 0 toward no node: on the random levels above, whose
+// z axis is periodic and whose fixed nodes are scattered, and their 27-point levels below.
+TEST(Multigrid, CoarseLevelsAreSymmetricToTheLastBit) {
+  for (double decades : {0.0, 6.0}) {
+    std::mt19937 rng(7);
+    const auto levels = build_hierarchy(random_level(rng, decades), 2);
+    ASSERT_GE(levels.size(), 3u);
+    for (std::size_t l = 1; l < levels.size(); ++l) {
+      const kernels::LevelOperator& c = levels[l];
+      const int kp = kernels::stencil_points(c.dims);
+      const std::int64_t np = c.points();
+      std::int64_t pairs = 0;
+      for (std::int64_t i = 0; i < np; ++i) {
+        if (c.fixed[i]) continue;
+        const std::int64_t at[3] = {i % c.n[0], i / c.n[0] % c.n[1], i / (c.n[0] * c.n[1])};
+        for (int k = 0; k < kp; ++k) {
+          std::int64_t j[3] = {0, 0, 0};
+          bool exists = true;
+          for (int a = 0; a < c.dims; ++a) {
+            j[a] = at[a] + kernels::stencil_offset(k, a);
+            if (c.periodic[a]) j[a] = (j[a] + c.n[a]) % c.n[a];
+            exists = exists && j[a] >= 0 && j[a] < c.n[a];
+          }
+          const double entry = c.stencil[k * np + i];
+          if (!exists) {
+            EXPECT_TRUE(std::signbit(entry) == false && entry == 0.0)
+                << "level " << l << ", node " << i << ", offset " << k;
+            continue;
+          }
+          const std::int64_t J = (j[2] * c.n[1] + j[1]) * c.n[0] + j[0];
+          if (c.fixed[J]) continue;
+          const double back = c.stencil[(kp - 1 - k) * np + J];
+          EXPECT_EQ(std::memcmp(&entry, &back, sizeof(double)), 0)
+              << "level " << l << ", node " << i << ", offset " << k;
+          ++pairs;
+        }
+      }
+      EXPECT_GT(pairs, np);
+    }
+  }
+}
+
 // A level-0 operator of blocks, as a real case gives: a background with a conductance per axis,
 // random boxes of other conductances and node terms, blocks that differ in the y or the z
 // conductance alone or in the node term alone, a void (removed nodes, no conductance
@@ -463,7 +506,7 @@ TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOne
 }
 
 // The strong planes of a compact level taken straight from its conductances
-// (NodeSums::from_conductances) are those of its rows (NodeSums::from_rows): random levels in
+// (NodeSums::direct) are those of its rows (NodeSums::from_rows): random levels in
 // 1D, 2D and 3D, periodic axes or not, Dirichlet nodes, conductances over twelve decades with
 // some zero (nodes coupled across a plane by nothing), and layers coupled far more weakly
 // across than within.
@@ -497,7 +540,64 @@ TEST(Multigrid, StrongPlanesFromTheConductancesAreThoseFromTheRows) {
       }
       stride *= op.n[a];
     }
-    const auto direct = strong_planes(op, NodeSums::from_conductances);
+    const auto direct = strong_planes(op, NodeSums::direct);
+    const auto rows = strong_planes(op, NodeSums::from_rows);
+    for (int a = 0; a < op.dims; ++a) {
+      EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
+      kept += std::count(rows[a].begin(), rows[a].end(), 1);
+      planes += static_cast<std::int64_t>(rows[a].size());
+    }
+  }
+  // Both outcomes occur often enough for the comparison to mean something.
+  EXPECT_GT(kept, planes / 10);
+  EXPECT_LT(kept, planes / 2);
+}
+
+// The same for stencil-form (27-, 9- and 3-point) levels, whose strong planes are taken straight
+// from their entries: random levels in 1D, 2D and 3D, periodic axes or not, Dirichlet nodes,
+// entries over twelve decades of either sign with some zero, a layer per axis coupled far more
+// weakly across than within, nodes coupled across an axis by nothing, and entries toward no
+// node that are not 0 (the rows leave them out whatever they hold).
+TEST(Multigrid, StrongPlanesFromTheEntriesAreThoseFromTheRows) {
+  std::mt19937 rng(2312);
+  std::uniform_int_distribution<std::int64_t> size(4, 13);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::int64_t kept = 0, planes = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    kernels::LevelOperator op;
+    op.dims = 1 + trial % 3;
+    for (int a = 0; a < op.dims; ++a) {
+      op.n[a] = size(rng);
+      op.periodic[a] = unit(rng) < 0.3;
+    }
+    const std::int64_t np = op.points();
+    const int kp = kernels::stencil_points(op.dims), centre = kernels::stencil_centre(op.dims);
+    op.fixed.assign(np, 0);
+    for (auto& f : op.fixed) f = unit(rng) < 0.1;
+    std::array<std::int64_t, 3> layer{-1, -1, -1};
+    for (int a = 0; a < op.dims; ++a)
+      layer[a] = std::uniform_int_distribution<std::int64_t>(0, op.n[a] - 1)(rng);
+    op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / (op.n[0] * op.n[1])};
+      // A node coupled across one axis by nothing, now and then.
+      const int uncoupled = unit(rng) < 0.02 ? static_cast<int>(unit(rng) * op.dims) : -1;
+      double sum = 0.0;
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;
+        double v =
+            unit(rng) < 0.15 ? 0.0 : (unit(rng) - 0.8) * std::pow(10.0, 12.0 * unit(rng) - 6.0);
+        for (int a = 0; a < op.dims; ++a) {
+          const int o = kernels::stencil_offset(k, a);
+          if (o != 0 && (c[a] == layer[a] || c[a] + o == layer[a])) v *= 1e-4;
+          if (o != 0 && a == uncoupled) v = 0.0;
+        }
+        op.stencil[k * np + i] = v;
+        sum += std::abs(v);
+      }
+      op.stencil[centre * np + i] = sum;
+    }
+    const auto direct = strong_planes(op, NodeSums::direct);
     const auto rows = strong_planes(op, NodeSums::from_rows);
     for (int a = 0; a < op.dims; ++a) {
       EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
