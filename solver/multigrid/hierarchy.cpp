@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 
@@ -723,6 +724,14 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // node before along x (XRepeats: A P reads the weights of the nodes around, each from three
   // nodes around it; a coarse row the weights and A P of its children).
   const std::vector<std::uint8_t> ap_repeats = repeats.repeats(4), row_repeats = repeats.repeats(5);
+  // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
+  // weights would be computed for no reader. Marked below, once the tables are built (empty:
+  // every one is needed): per coarse node, whether its row is computed (neither fixed nor a
+  // copy), the only rows that read their weights and their children's A P; per finer node,
+  // whether its A P row is read (by such a row, or by a read A P row copied from it), and
+  // whether its weights are staged (within one node, per axis, of an A P row computed rather
+  // than copied). What is still read is computed by the same operations as before.
+  std::vector<std::uint8_t> coarse_computed, ap_read, weights_read;
   // The prolongation's row of each finer node of plane z, its weights at [(y nx + x) 8 + tx +
   // 2 ty + 4 tz] over its own terms per axis (near[a][3 f + 1]), 0 for a term it lacks. A P
   // reads a neighbour's weights there, eight contiguous values, rather than gathering them
@@ -738,7 +747,10 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 #pragma omp parallel for schedule(static) if (by_rows)
     for (std::int64_t y = 0; y < fine.n[1]; ++y) {
       const Near& ey = near[1][3 * y + 1];
+      const std::uint8_t* read =
+          weights_read.empty() ? nullptr : &weights_read[(z * fine.n[1] + y) * fine.n[0]];
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
+        if (read && !read[x]) continue;
         const Near& ex = near[0][3 * x + 1];
         double* out = &pw[static_cast<std::size_t>((y * fine.n[0] + x) * 8)];
         for (int tz = 0; tz < 2; ++tz)
@@ -785,12 +797,19 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       pw[o] = in_hand.weights[b].data();
     }
 #pragma omp parallel for schedule(static) if (by_rows)
-    for (std::int64_t y = 0; y < fine.n[1]; ++y)
+    for (std::int64_t y = 0; y < fine.n[1]; ++y) {
+      // The last node of each parity along x whose row is at hand (a copy's source).
+      std::int64_t last[2] = {-1, -1};
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         const std::int64_t f[3] = {x, y, z}, i = fg.index(f);
+        if (!ap_read.empty() && !ap_read[i]) continue;
+        const std::int64_t from = last[x & 1];
+        last[x & 1] = x;
         double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
         if (!ap_repeats.empty() && ap_repeats[i]) {
-          std::copy(ap_row - 2 * kMaxStencil, ap_row - kMaxStencil, ap_row);
+          const double* source =
+              &ap[static_cast<std::size_t>((y * fine.n[0] + from) * kMaxStencil)];
+          std::copy(source, source + kMaxStencil, ap_row);
           continue;
         }
         if (!fine.fixed[i] && standard[0][x] && standard[1][y] && standard[2][z]) {
@@ -863,6 +882,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         }
         std::copy(out, out + kMaxStencil, ap_row);
       }
+    }
   };
   // Per axis, coarse coordinate C and offset o ([3 C + o + 1]): the finer coordinate
   // fine_index(C) + o (-1: none, or a coarse node itself), its base minus C (-1 or 0), and its
@@ -900,6 +920,83 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         ok = child[a][at] >= 0 && shift[a][at] == (o < 0 ? -1 : 0) && first[a][at] == (o != 0);
       }
       coarse_standard[a][C] = ok;
+    }
+  }
+  if (!row_repeats.empty()) {
+    // (row_repeats: a 3D level, no axis periodic, so no window below wraps.)
+    coarse_computed.assign(static_cast<std::size_t>(nc), 0);
+#pragma omp parallel for schedule(static) if (nc >= 32768)
+    for (std::int64_t ZY = 0; ZY < c.n[2] * c.n[1]; ++ZY) {
+      const std::int64_t Z = ZY / c.n[1], Y = ZY % c.n[1];
+      const std::uint8_t* rep =
+          &row_repeats[(c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y]) * fine.n[0]];
+      for (std::int64_t X = 0; X < c.n[0]; ++X)
+        coarse_computed[ZY * c.n[0] + X] = !c.fixed[ZY * c.n[0] + X] && !rep[c.fine_index[0][X]];
+    }
+    // A P is computed where it is read only if computing it elsewhere could change nothing but
+    // itself: a term beyond one coarse node, which sets `far` (and throws) wherever it is met,
+    // keeps every row computed.
+    bool any_far = false;
+    for (const auto& axis : near)
+      for (const Near& e : axis)
+        for (int k = 0; k < e.count; ++k) any_far = any_far || e.term[k].slot >= kFar;
+    if (!any_far) {
+      // Per axis and finer coordinate, the coarse coordinates whose children include it.
+      std::array<std::vector<std::vector<std::int64_t>>, kMaxDims> parents;
+      for (int a = 1; a < kMaxDims; ++a) {
+        parents[a].resize(static_cast<std::size_t>(fine.n[a]));
+        for (std::int64_t C = 0; C < c.n[a]; ++C)
+          for (int o = 0; o < 3; ++o) {
+            const std::int64_t f = child[a][3 * C + o];
+            if (f >= 0) parents[a][f].push_back(C);
+          }
+      }
+      const std::int64_t nx = fine.n[0], ny = fine.n[1], nz = fine.n[2];
+      ap_read.assign(static_cast<std::size_t>(fine.points()), 0);
+      weights_read.assign(static_cast<std::size_t>(fine.points()), 0);
+#pragma omp parallel
+      {
+#pragma omp for schedule(static)
+        for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
+          std::uint8_t* read = &ap_read[zy * nx];
+          for (const std::int64_t Z : parents[2][zy / ny])
+            for (const std::int64_t Y : parents[1][zy % ny]) {
+              const std::uint8_t* computed = &coarse_computed[(Z * c.n[1] + Y) * c.n[0]];
+              for (std::int64_t X = 0; X < c.n[0]; ++X) {
+                if (!computed[X]) continue;
+                for (int o = 0; o < 3; ++o)
+                  if (child[0][3 * X + o] >= 0) read[child[0][3 * X + o]] = 1;
+              }
+            }
+          // A copied row is that of the node two before, and so of every node back along the
+          // run of copies: it is copied from the nearest one of them that is at hand, the first
+          // read one or else the run's first node (computed), which is then needed.
+          const std::uint8_t* copied = &ap_repeats[zy * nx];
+          for (std::int64_t x = nx - 1; x >= 2; --x) {
+            if (!read[x] || !copied[x]) continue;
+            std::int64_t j = x - 2;
+            while (j >= 2 && copied[j] && !read[j]) j -= 2;
+            read[j] = 1;
+          }
+        }
+        // The weights around each A P row computed (not copied; a fixed node's reads none).
+        std::vector<std::uint8_t> around(static_cast<std::size_t>(nx));
+#pragma omp for schedule(static)
+        for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
+          const std::int64_t z = zy / ny, y = zy % ny;
+          std::fill(around.begin(), around.end(), 0);
+          for (std::int64_t q = std::max<std::int64_t>(z - 1, 0); q <= std::min(z + 1, nz - 1); ++q)
+            for (std::int64_t p = std::max<std::int64_t>(y - 1, 0); p <= std::min(y + 1, ny - 1);
+                 ++p) {
+              const std::int64_t i0 = (q * ny + p) * nx;
+              for (std::int64_t x = 0; x < nx; ++x)
+                around[x] |= ap_read[i0 + x] & !ap_repeats[i0 + x] & !fine.fixed[i0 + x];
+            }
+          std::uint8_t* staged = &weights_read[zy * nx];
+          for (std::int64_t x = 0; x < nx; ++x)
+            staged[x] = around[x] | (x > 0 ? around[x - 1] : 0) | (x + 1 < nx ? around[x + 1] : 0);
+        }
+      }
     }
   }
   // The coarse offsets K of a row, accumulated at [(K_z + 2) 16 + (K_y + 2) 4 + K_x + 2]: a
@@ -943,15 +1040,33 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         // S offset by offset, one row at a time: 27 runs of the row's length rather than 27
         // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
         const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
-        std::vector<double> weights(static_cast<std::size_t>(nX * kp)),
-            entries(static_cast<std::size_t>(nX * kp), 0.0);
-        for (int k = 0; k < kp; ++k)
-          for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
+        // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
+        // are read only where gathered (where the row is computed).
+        const std::unique_ptr<double[]> weights(new double[static_cast<std::size_t>(nX * kp)]),
+            entries(new double[static_cast<std::size_t>(nX * kp)]);
+        if (coarse_computed.empty()) {
+          for (int k = 0; k < kp; ++k)
+            for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
+        } else {
+          // The row's computed nodes, which are few where the rows repeat.
+          const std::uint8_t* computed = &coarse_computed[I0];
+          const std::unique_ptr<std::int64_t[]> list(
+              new std::int64_t[static_cast<std::size_t>(nX)]);
+          std::int64_t count = 0;
+          for (std::int64_t X = 0; X < nX; ++X)
+            if (computed[X]) list[count++] = X;
+          for (int k = 0; k < kp; ++k)
+            for (std::int64_t e = 0; e < count; ++e)
+              weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
+        }
         for (std::int64_t X = 0; X < nX; ++X) {
           const std::int64_t I = I0 + X;
-          if (c.fixed[I]) continue;
           const double* w = &weights[X * kp];
           double* out = &entries[X * kp];
+          if (c.fixed[I]) {
+            std::fill_n(out, kp, 0.0);
+            continue;
+          }
           if (!row_repeats.empty() &&
               row_repeats[(zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X]]) {
             std::copy(out - kp, out, out);
