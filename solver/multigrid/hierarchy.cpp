@@ -1167,6 +1167,17 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   return S;
 }
 
+// The planes through a free node (x, y) that it marks as sheets: per axis, where its couplings
+// within the axis's planes are some and those across them at most kDecoupled times as large
+// (strong_planes' test without removed nodes beside it).
+template <int D>
+void mark_sheets(const double node_within[D], const double node_across[D], std::int64_t x,
+                 std::int64_t y, std::uint8_t* const sheet[3]) {
+  for (int a = 0; a < D; ++a)
+    if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
+      sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+}
+
 // strong_planes' sums and flags over z plane `z` of a compact level without removed nodes.
 // A free node's row there is its faces to free neighbours with G != 0 (free_row), each of
 // which counts as it is: they are read straight from the conductances, per axis the lower face
@@ -1212,9 +1223,7 @@ void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const w
         faces[b] = g_upper;
         if (has_lower) faces[b] += g_lower;
       }
-      for (int a = 0; a < D; ++a)
-        if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
-          sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+      mark_sheets<D>(node_within, node_across, x, y, sheet);
       for (int b = 0; b < D; ++b) (b == 0 ? across : within)[0][x] += faces[b];
       if constexpr (D >= 2)
         for (int b = 0; b < D; ++b) (b == 1 ? y_across : y_within) += faces[b];
@@ -1292,9 +1301,7 @@ void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
       }
       within[0][x] = x_within;
       across[0][x] = x_across;
-      for (int a = 0; a < D; ++a)
-        if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
-          sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+      mark_sheets<D>(node_within, node_across, x, y, sheet);
     }
     if constexpr (D >= 2) {
       within[1][y] = y_within;
