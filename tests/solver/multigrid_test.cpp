@@ -505,6 +505,19 @@ TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOne
   EXPECT_EQ(odd_planes(homogeneous), none);
 }
 
+// strong_planes' two paths on `op` give the same planes (trial names the case); the planes
+// kept and seen are added to `kept` and `planes`.
+void expect_same_strong_planes(const kernels::LevelOperator& op, int trial, std::int64_t& kept,
+                               std::int64_t& planes) {
+  const auto direct = strong_planes(op, NodeSums::direct);
+  const auto rows = strong_planes(op, NodeSums::from_rows);
+  for (int a = 0; a < op.dims; ++a) {
+    EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
+    kept += std::count(rows[a].begin(), rows[a].end(), 1);
+    planes += static_cast<std::int64_t>(rows[a].size());
+  }
+}
+
 // The strong planes of a compact level taken straight from its conductances
 // (NodeSums::direct) are those of its rows (NodeSums::from_rows): random levels in
 // 1D, 2D and 3D, periodic axes or not, Dirichlet nodes, conductances over twelve decades with
@@ -540,13 +553,7 @@ TEST(Multigrid, StrongPlanesFromTheConductancesAreThoseFromTheRows) {
       }
       stride *= op.n[a];
     }
-    const auto direct = strong_planes(op, NodeSums::direct);
-    const auto rows = strong_planes(op, NodeSums::from_rows);
-    for (int a = 0; a < op.dims; ++a) {
-      EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
-      kept += std::count(rows[a].begin(), rows[a].end(), 1);
-      planes += static_cast<std::int64_t>(rows[a].size());
-    }
+    expect_same_strong_planes(op, trial, kept, planes);
   }
   // Both outcomes occur often enough for the comparison to mean something.
   EXPECT_GT(kept, planes / 10);
@@ -597,13 +604,7 @@ TEST(Multigrid, StrongPlanesFromTheEntriesAreThoseFromTheRows) {
       }
       op.stencil[centre * np + i] = sum;
     }
-    const auto direct = strong_planes(op, NodeSums::direct);
-    const auto rows = strong_planes(op, NodeSums::from_rows);
-    for (int a = 0; a < op.dims; ++a) {
-      EXPECT_EQ(direct[a], rows[a]) << "trial " << trial << ", axis " << a;
-      kept += std::count(rows[a].begin(), rows[a].end(), 1);
-      planes += static_cast<std::int64_t>(rows[a].size());
-    }
+    expect_same_strong_planes(op, trial, kept, planes);
   }
   // Both outcomes occur often enough for the comparison to mean something.
   EXPECT_GT(kept, planes / 10);
