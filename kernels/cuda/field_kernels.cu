@@ -145,63 +145,15 @@ struct BoundaryPlan {
   std::int64_t y0, y1, z0, z1;
   int ghosts;             // ghost layers written: R, or 0 when the pass fills none
   std::int64_t row_len;   // n_x + 2 ghosts
-  std::int64_t nodes[3];  // y rows, z planes, row ends (row ends: threads)
+  std::int64_t nodes[3];  // threads of the y rows, the z planes, the row ends
+  int row_chunks;         // warps per row of the first two lists
   unsigned blocks[2];     // blocks of the y rows and the z planes
 };
 
-template <typename T>
-__device__ __forceinline__ T boundary_node_value(const T* __restrict__ u, const DeviceGrid& g,
-                                                 const BoundaryPlan& b, const std::int64_t c[3]) {
-  constexpr int kDirichlet = static_cast<int>(BoundaryKind::dirichlet);
-  std::int64_t m[3];
-  int k[3], kind[3];
-  double value[3];
-#pragma unroll
-  for (int a = 0; a < 3; ++a) {
-    const std::int64_t n = g.n[a];
-    m[a] = c[a];
-    k[a] = 0;
-    kind[a] = b.kind[2 * a];
-    value[a] = b.value[2 * a];
-    if (c[a] < 0) {
-      k[a] = static_cast<int>(-c[a]);
-      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 0, k[a], n);
-    } else if (c[a] >= n) {
-      k[a] = static_cast<int>(c[a] - n + 1);
-      kind[a] = b.kind[2 * a + 1];
-      value[a] = b.value[2 * a + 1];
-      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 1, k[a], n);
-    }
-  }
-  int owner = -1;  // the last Dirichlet face through m
-  if (b.dirichlet) {
-#pragma unroll
-    for (int f = kFaces - 1; f >= 0; --f)
-      if (owner < 0 && b.kind[f] == kDirichlet && m[f / 2] == (f % 2 == 0 ? 0 : g.n[f / 2] - 1))
-        owner = f;
-  }
-  T v;
-  if (owner >= 0) {
-    double gv = b.value[0];
-#pragma unroll
-    for (int f = 1; f < kFaces; ++f)
-      if (owner == f) gv = b.value[f];
-    v = static_cast<T>(gv);
-  } else {
-    v = u[g.index(m[0], m[1], m[2])];
-  }
-#pragma unroll
-  for (int a = 0; a < 3; ++a) {
-    if (k[a] == 0) continue;
-    v = constant_ghost<T>(static_cast<BoundaryKind>(kind[a]), value[a], k[a], b.spacing[a], v);
-  }
-  return v;
-}
-
 // A node of the row-end list: its row (y, z) is interior and, when the pass sets Dirichlet
 // nodes, on no Dirichlet face (those rows are in the other lists), so only x can be outside
-// and only an x face can own the mirror. boundary_node_value's arithmetic for that case,
-// without its loops over every axis and face: the row ends are most of the pass's threads
+// and only an x face can own the mirror. write_row_nodes's arithmetic for that case, without
+// its y and z part: the row ends are most of the pass's threads
 // (2 per row, 512^2 rows on a 512^3 grid), and the general function made it issue-bound
 // (ncu, 512^3 fp64: 78% SM busy, 33% of DRAM bandwidth, 81 us).
 template <typename T>
@@ -227,47 +179,132 @@ __device__ __forceinline__ T row_end_value(const T* __restrict__ u, const Device
   return v;
 }
 
-// I: the type of the node numbering within each list, 32-bit unsigned whenever the lists fit
+// A y row or z plane row (y, z) of the first two lists, written whole: what depends on y and
+// z alone (their mirrors, ghost layers and rules, and whether a y or z Dirichlet face owns the
+// mirror row) is found once per thread, then the x part and the node: the mirror's value (g of
+// the last Dirichlet face through the mirror, else the field's), then the rules of x, y and z, for the nodes x = x_first + 32 j,
+// j < kRowGroup: a warp's store instruction writes 32 neighbouring nodes, whole sectors, while
+// each thread does the row's work once for kRowGroup nodes.
+constexpr int kRowGroup = 4;
+
+template <typename T>
+__device__ __forceinline__ void write_row_nodes(T* __restrict__ u, const DeviceGrid& g,
+                                                const BoundaryPlan& b, std::int64_t y,
+                                                std::int64_t z, std::int64_t x_first) {
+  constexpr int kDirichlet = static_cast<int>(BoundaryKind::dirichlet);
+  const std::int64_t c[3] = {0, y, z};
+  std::int64_t m[3] = {0, y, z};
+  int k[3] = {0, 0, 0}, kind[3];
+  double value[3];
+#pragma unroll
+  for (int a = 1; a < 3; ++a) {
+    const std::int64_t n = g.n[a];
+    kind[a] = b.kind[2 * a];
+    value[a] = b.value[2 * a];
+    if (c[a] < 0) {
+      k[a] = static_cast<int>(-c[a]);
+      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 0, k[a], n);
+    } else if (c[a] >= n) {
+      k[a] = static_cast<int>(c[a] - n + 1);
+      kind[a] = b.kind[2 * a + 1];
+      value[a] = b.value[2 * a + 1];
+      m[a] = ghost_source(static_cast<BoundaryKind>(kind[a]), 1, k[a], n);
+    }
+  }
+  int owner_yz = -1;  // the last Dirichlet face of y or z through the mirror row
+  if (b.dirichlet) {
+#pragma unroll
+    for (int f = kFaces - 1; f >= 2; --f)
+      if (owner_yz < 0 && b.kind[f] == kDirichlet && m[f / 2] == (f % 2 == 0 ? 0 : g.n[f / 2] - 1))
+        owner_yz = f;
+  }
+  const std::int64_t mirror_row = g.index(0, m[1], m[2]);
+  const std::int64_t row = g.index(0, y, z);
+  const std::int64_t nx = g.n[0];
+  const std::int64_t x_end = nx + b.ghosts;
+#pragma unroll
+  for (int j = 0; j < kRowGroup; ++j) {
+    const std::int64_t x = x_first + 32 * j;
+    if (x >= x_end) break;
+    int kx = 0, kind_x = b.kind[0];
+    double value_x = b.value[0];
+    std::int64_t mx = x;
+    if (x < 0) {
+      kx = static_cast<int>(-x);
+      mx = ghost_source(static_cast<BoundaryKind>(kind_x), 0, kx, nx);
+    } else if (x >= nx) {
+      kx = static_cast<int>(x - nx + 1);
+      kind_x = b.kind[1];
+      value_x = b.value[1];
+      mx = ghost_source(static_cast<BoundaryKind>(kind_x), 1, kx, nx);
+    }
+    int owner = owner_yz;
+    if (b.dirichlet && owner < 0) {
+      if (b.kind[1] == kDirichlet && mx == nx - 1)
+        owner = 1;
+      else if (b.kind[0] == kDirichlet && mx == 0)
+        owner = 0;
+    }
+    T v;
+    if (owner >= 0) {
+      double gv = b.value[0];
+#pragma unroll
+      for (int f = 1; f < kFaces; ++f)
+        if (owner == f) gv = b.value[f];
+      v = static_cast<T>(gv);
+    } else {
+      v = u[mirror_row + mx];
+    }
+    if (kx != 0) v = constant_ghost<T>(static_cast<BoundaryKind>(kind_x), value_x, kx, b.spacing[0], v);
+#pragma unroll
+    for (int a = 1; a < 3; ++a)
+      if (k[a] != 0) v = constant_ghost<T>(static_cast<BoundaryKind>(kind[a]), value[a], k[a], b.spacing[a], v);
+    u[row + x] = v;
+  }
+}
+
+// I: the type of the thread numbering within each list, 32-bit unsigned whenever the lists fit
 // (the usual case), so that the divisions turning a thread's number into coordinates are
-// hardware 32-bit ones instead of the 64-bit division routine.
+// hardware 32-bit ones instead of the 64-bit division routine. In the first two lists a warp
+// takes 32 kRowGroup nodes of one row (row_chunks warps per row).
 template <typename T, typename I>
 __global__ void __launch_bounds__(kThreads)
     boundary_pass_kernel(T* __restrict__ u, DeviceGrid g, BoundaryPlan b) {
-  std::int64_t c[3];
-  const I row_len = static_cast<I>(b.row_len);
-  if (blockIdx.x < b.blocks[0]) {
-    const I i = static_cast<I>(blockIdx.x) * kThreads + threadIdx.x;
-    if (i >= static_cast<I>(b.nodes[0])) return;
-    const I row = i / row_len;
-    const I rows_per_z = static_cast<I>(b.ys.total());
-    c[0] = static_cast<std::int64_t>(i - row * row_len) - b.ghosts;
-    c[1] = b.ys.at(row % rows_per_z);
-    c[2] = b.z0 + static_cast<std::int64_t>(row / rows_per_z);
-  } else if (blockIdx.x < b.blocks[0] + b.blocks[1]) {
-    const I i = static_cast<I>(blockIdx.x - b.blocks[0]) * kThreads + threadIdx.x;
-    if (i >= static_cast<I>(b.nodes[1])) return;
-    const I row = i / row_len;
-    const I rows_per_plane = static_cast<I>(g.n[1] + 2 * b.ghosts);
-    c[0] = static_cast<std::int64_t>(i - row * row_len) - b.ghosts;
-    c[1] = static_cast<std::int64_t>(row % rows_per_plane) - b.ghosts;
-    c[2] = b.zs.at(row / rows_per_plane);
-  } else {
-    const I i = static_cast<I>(blockIdx.x - b.blocks[0] - b.blocks[1]) * kThreads + threadIdx.x;
-    if (i >= static_cast<I>(b.nodes[2])) return;
-    const int lane = static_cast<int>(i & ((1u << b.lanes_log2) - 1));
-    if (lane >= b.xs.total()) return;
-    const I row = i >> b.lanes_log2;
-    const I rows_per_z = static_cast<I>(b.y1 - b.y0);
-    c[0] = b.xs.at(lane);
-    c[1] = b.y0 + static_cast<std::int64_t>(row % rows_per_z);
-    c[2] = b.z0 + static_cast<std::int64_t>(row / rows_per_z);
-    const std::int64_t row0 = g.index(0, c[1], c[2]);
-    const bool pad = c[0] < -g.ghost || c[0] >= g.n[0] + g.ghost;
-    u[row0 + c[0]] = pad ? T(0) : row_end_value(u, g, b, c[0], row0);
+  if (blockIdx.x < b.blocks[0] + b.blocks[1]) {
+    const bool planes = blockIdx.x >= b.blocks[0];
+    const I i =
+        static_cast<I>(blockIdx.x - (planes ? b.blocks[0] : 0)) * kThreads + threadIdx.x;
+    if (i >= static_cast<I>(b.nodes[planes ? 1 : 0])) return;
+    const I warp = i / 32;
+    const I row = warp / static_cast<I>(b.row_chunks);
+    const I chunk = warp - row * static_cast<I>(b.row_chunks);
+    const std::int64_t x_first =
+        static_cast<std::int64_t>(chunk) * (32 * kRowGroup) + (i % 32) - b.ghosts;
+    std::int64_t y, z;
+    if (!planes) {
+      const I rows_per_z = static_cast<I>(b.ys.total());
+      y = b.ys.at(row % rows_per_z);
+      z = b.z0 + static_cast<std::int64_t>(row / rows_per_z);
+    } else {
+      const I rows_per_plane = static_cast<I>(g.n[1] + 2 * b.ghosts);
+      y = static_cast<std::int64_t>(row % rows_per_plane) - b.ghosts;
+      z = b.zs.at(row / rows_per_plane);
+    }
+    write_row_nodes(u, g, b, y, z, x_first);
     return;
   }
-  const bool pad = c[0] < -g.ghost || c[0] >= g.n[0] + g.ghost;
-  u[g.index(c[0], c[1], c[2])] = pad ? T(0) : boundary_node_value(u, g, b, c);
+  const I i = static_cast<I>(blockIdx.x - b.blocks[0] - b.blocks[1]) * kThreads + threadIdx.x;
+  if (i >= static_cast<I>(b.nodes[2])) return;
+  const int lane = static_cast<int>(i & ((1u << b.lanes_log2) - 1));
+  if (lane >= b.xs.total()) return;
+  const I row = i >> b.lanes_log2;
+  const I rows_per_z = static_cast<I>(b.y1 - b.y0);
+  const std::int64_t x = b.xs.at(lane);
+  const std::int64_t y = b.y0 + static_cast<std::int64_t>(row % rows_per_z);
+  const std::int64_t z = b.z0 + static_cast<std::int64_t>(row / rows_per_z);
+  const std::int64_t row0 = g.index(0, y, z);
+  const bool pad = x < -g.ghost || x >= g.n[0] + g.ghost;
+  u[row0 + x] = pad ? T(0) : row_end_value(u, g, b, x, row0);
 }
 
 // Statistics: blocks stride over pieces of rows (kStatsChunk nodes each), reduce in double
@@ -541,8 +578,10 @@ void launch_boundary_pass(T* field, const DeviceGrid& grid, const BoundaryFaces&
   b.row_len = grid.n[0] + 2 * ghosts;
   const std::int64_t end_rows =
       std::max<std::int64_t>(b.y1 - b.y0, 0) * std::max<std::int64_t>(b.z1 - b.z0, 0);
-  b.nodes[0] = b.ys.total() * std::max<std::int64_t>(b.z1 - b.z0, 0) * b.row_len;
-  b.nodes[1] = b.zs.total() * (grid.n[1] + 2 * ghosts) * b.row_len;
+  b.row_chunks = static_cast<int>((b.row_len + 32 * kRowGroup - 1) / (32 * kRowGroup));
+  const std::int64_t row_threads = 32 * static_cast<std::int64_t>(b.row_chunks);
+  b.nodes[0] = b.ys.total() * std::max<std::int64_t>(b.z1 - b.z0, 0) * row_threads;
+  b.nodes[1] = b.zs.total() * (grid.n[1] + 2 * ghosts) * row_threads;
   b.nodes[2] = b.xs.total() > 0 ? end_rows << b.lanes_log2 : 0;
   std::int64_t blocks[3];
   for (int l = 0; l < 3; ++l) blocks[l] = (b.nodes[l] + kThreads - 1) / kThreads;
