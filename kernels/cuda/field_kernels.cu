@@ -153,9 +153,9 @@ struct BoundaryPlan {
 // A node of the row-end list: its row (y, z) is interior and, when the pass sets Dirichlet
 // nodes, on no Dirichlet face (those rows are in the other lists), so only x can be outside
 // and only an x face can own the mirror. write_row_nodes's arithmetic for that case, without
-// its y and z part: the row ends are most of the pass's threads
-// (2 per row, 512^2 rows on a 512^3 grid), and the general function made it issue-bound
-// (ncu, 512^3 fp64: 78% SM busy, 33% of DRAM bandwidth, 81 us).
+// its y and z part: the row ends are most of the pass's threads (2 per row, 512^2 rows on a
+// 512^3 grid), and the general function made it issue-bound (ncu, 512^3 fp64: 78% SM busy,
+// 33% of DRAM bandwidth, 81 us).
 template <typename T>
 __device__ __forceinline__ T row_end_value(const T* __restrict__ u, const DeviceGrid& g,
                                            const BoundaryPlan& b, std::int64_t x,
@@ -182,9 +182,9 @@ __device__ __forceinline__ T row_end_value(const T* __restrict__ u, const Device
 // A y row or z plane row (y, z) of the first two lists, written whole: what depends on y and
 // z alone (their mirrors, ghost layers and rules, and whether a y or z Dirichlet face owns the
 // mirror row) is found once per thread, then the x part and the node: the mirror's value (g of
-// the last Dirichlet face through the mirror, else the field's), then the rules of x, y and z, for the nodes x = x_first + 32 j,
-// j < kRowGroup: a warp's store instruction writes 32 neighbouring nodes, whole sectors, while
-// each thread does the row's work once for kRowGroup nodes.
+// the last Dirichlet face through the mirror, else the field's), then the rules of x, y and z, for
+// the nodes x = x_first + 32 j, j < kRowGroup: a warp's store instruction writes 32 neighbouring
+// nodes, whole sectors, while each thread does the row's work once for kRowGroup nodes.
 constexpr int kRowGroup = 4;
 
 template <typename T>
@@ -255,10 +255,12 @@ __device__ __forceinline__ void write_row_nodes(T* __restrict__ u, const DeviceG
     } else {
       v = u[mirror_row + mx];
     }
-    if (kx != 0) v = constant_ghost<T>(static_cast<BoundaryKind>(kind_x), value_x, kx, b.spacing[0], v);
+    if (kx != 0)
+      v = constant_ghost<T>(static_cast<BoundaryKind>(kind_x), value_x, kx, b.spacing[0], v);
 #pragma unroll
     for (int a = 1; a < 3; ++a)
-      if (k[a] != 0) v = constant_ghost<T>(static_cast<BoundaryKind>(kind[a]), value[a], k[a], b.spacing[a], v);
+      if (k[a] != 0)
+        v = constant_ghost<T>(static_cast<BoundaryKind>(kind[a]), value[a], k[a], b.spacing[a], v);
     u[row + x] = v;
   }
 }
