@@ -236,6 +236,189 @@ TEST_P(CpuLevelOpsTest, EveryLevelsOperationsDoNotDependOnTheThreads) {
   }
 }
 
+// A stencil-form level as the hierarchy builds them below the finest: entries A(i, i + o_k)
+// toward free neighbours symmetric to the last bit (A(j, i) the same bits), each in [-5, -0.1]
+// (now and then 1e4 times weaker), the centres above the sum of the magnitudes; the entries
+// toward held nodes drawn apart from their mirror, held nodes' rows random, 0 toward no node
+// (past a non-periodic end). Every node of the x- face and 5% of the rest held.
+LevelOperator random_stencil_level(const Shape& s, std::mt19937_64& rng) {
+  LevelOperator op;
+  op.dims = s.dims;
+  op.n = s.n;
+  op.periodic = s.periodic;
+  const std::int64_t np = op.points();
+  const int kp = stencil_points(s.dims), centre = stencil_centre(s.dims);
+  op.fixed.resize(np);
+  for (std::int64_t i = 0; i < np; ++i)
+    op.fixed[i] = (i % s.n[0] == 0 && !s.periodic[0]) || uniform(rng, 0.0, 1.0) < 0.05;
+  op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+  // The neighbour of node i at offset k, or -1.
+  const auto neighbour = [&](std::int64_t i, int k) -> std::int64_t {
+    std::int64_t c[3] = {i % s.n[0], i / s.n[0] % s.n[1], i / (s.n[0] * s.n[1])};
+    for (int a = 0; a < s.dims; ++a) {
+      c[a] += stencil_offset(k, a);
+      if (c[a] < 0 || c[a] >= s.n[a]) {
+        if (!s.periodic[a]) return -1;
+        c[a] = (c[a] + s.n[a]) % s.n[a];
+      }
+    }
+    return (c[2] * s.n[1] + c[1]) * s.n[0] + c[0];
+  };
+  const auto coupling = [&] {
+    return -uniform(rng, 0.1, 5.0) * (uniform(rng, 0.0, 1.0) < 0.05 ? 1e-4 : 1.0);
+  };
+  for (std::int64_t i = 0; i < np; ++i)
+    for (int k = centre + 1; k < kp; ++k) {
+      const std::int64_t j = neighbour(i, k);
+      if (j < 0) continue;
+      const double a = coupling();
+      op.stencil[k * np + i] = a;
+      op.stencil[(kp - 1 - k) * np + j] = op.fixed[i] || op.fixed[j] ? coupling() : a;
+    }
+  for (std::int64_t i = 0; i < np; ++i) {
+    double sum = 0.0;
+    for (int k = 0; k < kp; ++k)
+      if (k != centre) sum += std::abs(op.stencil[k * np + i]);
+    op.stencil[centre * np + i] = sum * uniform(rng, 1.0, 1.5) + uniform(rng, 0.0, 0.1);
+  }
+  return op;
+}
+
+// A stencil level's operator as the V-cycle uses it (level_ops.hpp): the entries off the centre
+// rounded to fp32, the centre moved by what their rounding took from the row, in k order.
+struct RoundedStencil {
+  std::vector<double> entry;    // [k * np + i], the centre's moved
+  std::vector<std::int64_t> j;  // [k * np + i]: the neighbour, or -1
+};
+RoundedStencil rounded_stencil(const LevelOperator& op) {
+  const std::int64_t np = op.points();
+  const int kp = stencil_points(op.dims), centre = stencil_centre(op.dims);
+  RoundedStencil r;
+  r.entry.resize(static_cast<std::size_t>(kp * np));
+  r.j.resize(static_cast<std::size_t>(kp * np));
+  for (std::int64_t i = 0; i < np; ++i) {
+    double moved = 0.0;
+    for (int k = 0; k < kp; ++k) {
+      if (k == centre) continue;
+      const double a = op.stencil[k * np + i], rounded = static_cast<float>(a);
+      moved += a - rounded;
+      r.entry[k * np + i] = rounded;
+    }
+    r.entry[centre * np + i] = op.stencil[centre * np + i] + moved;
+    std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / (op.n[0] * op.n[1])};
+    for (int k = 0; k < kp; ++k) {
+      std::int64_t d[3] = {c[0], c[1], c[2]};
+      bool there = true;
+      for (int a = 0; a < op.dims; ++a) {
+        d[a] += stencil_offset(k, a);
+        if (d[a] < 0 || d[a] >= op.n[a]) {
+          there = there && op.periodic[a];
+          d[a] = (d[a] + op.n[a]) % op.n[a];
+        }
+      }
+      r.j[k * np + i] = there ? (d[2] * op.n[1] + d[1]) * op.n[0] + d[0] : -1;
+    }
+  }
+  return r;
+}
+
+// Multicolour Gauss-Seidel on a stencil level as level_ops.hpp defines it, colour by colour over
+// the whole grid (colour x%2 + 2 (y%2) + 4 (z%2); reverse: from the last), each node from the
+// values before its colour (the same as node by node where no colour joins itself, and what a
+// periodic axis of odd length asks for), its sum over the offsets in k order.
+void colour_sweeps(const LevelOperator& op, const RoundedStencil& A, const std::vector<double>& b,
+                   std::vector<double>& x, int sweeps, bool reverse, double omega) {
+  const std::int64_t np = op.points();
+  const int kp = stencil_points(op.dims), centre = stencil_centre(op.dims);
+  const int colours = 1 << op.dims;
+  for (int s = 0; s < sweeps; ++s)
+    for (int pass = 0; pass < colours; ++pass) {
+      const int colour = reverse ? colours - 1 - pass : pass;
+      const std::vector<double> old = x;
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / (op.n[0] * op.n[1])};
+        if ((c[0] & 1) + 2 * (c[1] & 1) + 4 * (c[2] & 1) != colour || op.fixed[i]) continue;
+        double sum = 0.0;
+        for (int k = 0; k < kp; ++k)
+          if (k != centre && A.j[k * np + i] >= 0)
+            sum += A.entry[k * np + i] * old[A.j[k * np + i]];
+        x[i] = old[i] + omega * ((b[i] - sum) / A.entry[centre * np + i] - old[i]);
+      }
+    }
+}
+
+// b - A x on the free nodes (0 on the held ones), the products in k order.
+std::vector<double> stencil_residual(const LevelOperator& op, const RoundedStencil& A,
+                                     const std::vector<double>& b, const std::vector<double>& x) {
+  const std::int64_t np = op.points();
+  const int kp = stencil_points(op.dims);
+  std::vector<double> r(static_cast<std::size_t>(np), 0.0);
+  for (std::int64_t i = 0; i < np; ++i) {
+    if (op.fixed[i]) continue;
+    double sum = 0.0;
+    for (int k = 0; k < kp; ++k)
+      if (A.j[k * np + i] >= 0) sum += A.entry[k * np + i] * x[A.j[k * np + i]];
+    r[i] = b[i] - sum;
+  }
+  return r;
+}
+
+std::int64_t bits_differ(const std::vector<double>& a, const std::vector<double>& b) {
+  std::int64_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    differ += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+  return differ;
+}
+
+// The stencil levels' sweeps (two colours a pass, several nodes at a time) and residuals
+// against the colour-by-colour sweeps and the plain sums, bit for bit: on random symmetric
+// levels of the shape and of the shape one node longer per axis (odd and even sizes, and a
+// periodic axis of odd length), and on the hierarchy's coarse levels, on 1, 2 and 3 threads.
+TEST_P(CpuLevelOpsTest, StencilLevelsSweepAndResidualAsTheColourByColourDefinition) {
+  const Shape& s = GetParam();
+  std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 2);
+  std::vector<LevelOperator> levels;
+  for (int grow = 0; grow < 2; ++grow) {
+    Shape t = s;
+    for (int a = 0; a < s.dims; ++a) t.n[a] += grow;
+    levels.push_back(random_stencil_level(t, rng));
+  }
+  std::vector<LevelOperator> hierarchy =
+      solver::multigrid::build_hierarchy(random_operator(s, rng), 8);
+  for (std::size_t l = 1; l < hierarchy.size(); ++l) {
+    hierarchy[l].prolongation = {};
+    hierarchy[l].fine_index = {};
+    levels.push_back(hierarchy[l]);
+  }
+  for (const LevelOperator& op : levels) {
+    const RoundedStencil A = rounded_stencil(op);
+    const std::int64_t np = op.points();
+    const std::vector<double> b = random_vector(np, rng);
+    auto ops = make_cpu_level_ops();
+    ops->setup({op});
+    const int bv = ops->create_vector(0), xv = ops->create_vector(0), rv = ops->create_vector(0);
+    ops->upload(bv, b);
+    const std::string name = s.name + ", " + std::to_string(op.n[0]) + " x " +
+                             std::to_string(op.n[1]) + " x " + std::to_string(op.n[2]);
+    for (const int threads : {1, 2, 3})
+      for (const bool reverse : {false, true}) {
+        std::vector<double> want = random_vector(np, rng), got;
+        ops->upload(xv, want);
+        omp_set_num_threads(threads);
+        ops->smooth(0, bv, xv, 2, reverse, 1.13);
+        ops->cycle_residual(0, bv, xv, rv);
+        omp_set_num_threads(omp_get_num_procs());
+        ops->download(xv, got);
+        colour_sweeps(op, A, b, want, 2, reverse, 1.13);
+        EXPECT_EQ(bits_differ(got, want), 0)
+            << name << ", sweeps, " << threads << " threads, " << (reverse ? "reverse" : "forward");
+        ops->download(rv, got);
+        EXPECT_EQ(bits_differ(got, stencil_residual(op, A, b, want)), 0)
+            << name << ", residual, " << threads << " threads";
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, CpuLevelOpsTest, ::testing::ValuesIn(shapes()),
                          [](const ::testing::TestParamInfo<Shape>& info) {
                            std::string name;
