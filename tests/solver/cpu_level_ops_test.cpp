@@ -110,6 +110,41 @@ void two_pass_sweeps(const LevelOperator& op, const std::vector<double>& b, std:
     }
 }
 
+std::int64_t bits_differ(const std::vector<double>& a, const std::vector<double>& b) {
+  std::int64_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    differ += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+  return differ;
+}
+
+// (A x)_i on a compact operator as level_ops.hpp defines it: the diagonal (the node term plus
+// the node's conductances) times x_i less the neighbours' sum, both summed over x-, x+, y-, y+,
+// z-, z+; rounded: with the conductances rounded to fp32 (the smoother's operator).
+double compact_product(const LevelOperator& op, const std::vector<double>& x, std::int64_t i,
+                       bool rounded) {
+  const std::int64_t stride[3] = {1, op.n[0], op.n[0] * op.n[1]};
+  const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / stride[2]};
+  const auto g = [&](int a, std::int64_t j) {
+    return rounded ? static_cast<double>(static_cast<float>(op.conductance[a][j]))
+                   : op.conductance[a][j];
+  };
+  double diagonal = op.node_term[i], sum = 0.0;
+  for (int a = 0; a < op.dims; ++a) {
+    const std::int64_t n = op.n[a], st = stride[a];
+    if (c[a] > 0 || op.periodic[a]) {
+      const std::int64_t j = c[a] > 0 ? i - st : i + (n - 1) * st;
+      diagonal += g(a, j);
+      sum += g(a, j) * x[j];
+    }
+    if (c[a] + 1 < n || op.periodic[a]) {
+      const std::int64_t j = c[a] + 1 < n ? i + st : i - (n - 1) * st;
+      diagonal += g(a, i);
+      sum += g(a, i) * x[j];
+    }
+  }
+  return diagonal * x[i] - sum;
+}
+
 class CpuLevelOpsTest : public ::testing::TestWithParam<Shape> {};
 
 // A random operator of the shape on the CPU's level operations, b random and x a vector.
@@ -150,6 +185,36 @@ TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
                              << (reverse ? "reverse" : "forward") << ", omega " << omega;
       }
   omp_set_num_threads(omp_get_num_procs());
+}
+
+// The finest level's residuals (exact and the smoother's) and product, taken two nodes at a
+// time away from the faces, against the definitions node by node, bit for bit, 0 (+0) on the
+// held nodes; on 1 and 2 threads.
+TEST_P(CpuLevelOpsTest, TheFinestResidualsAndProductAreTheDefinitionsBitForBit) {
+  const Shape& s = GetParam();
+  OneLevel one(s, std::hash<std::string>{}(s.name) + 3);
+  auto& [rng, op, ops, np, b, x, bv] = one;
+  const int out = ops->create_vector(0);
+  const std::vector<double> xv = random_vector(np, rng);
+  ops->upload(x, xv);
+  for (const int threads : {1, 2})
+    for (const int what : {0, 1, 2}) {  // residual, cycle_residual, apply
+      ops->upload(out, random_vector(np, rng));
+      omp_set_num_threads(threads);
+      if (what == 0) ops->residual(0, b, x, out);
+      if (what == 1) ops->cycle_residual(0, b, x, out);
+      if (what == 2) ops->apply(0, x, out);
+      omp_set_num_threads(omp_get_num_procs());
+      std::vector<double> got, want(static_cast<std::size_t>(np), 0.0);
+      ops->download(out, got);
+      for (std::int64_t i = 0; i < np; ++i) {
+        if (op.fixed[i]) continue;
+        const double ax = compact_product(op, xv, i, what == 1);
+        want[i] = what == 2 ? ax : bv[i] - ax;
+      }
+      EXPECT_EQ(bits_differ(got, want), 0)
+          << s.name << ", operation " << what << ", " << threads << " threads";
+    }
 }
 
 // smooth_from_zero: the sweeps from +0 on every node, whatever x held (NaN here), and zero()
@@ -361,13 +426,6 @@ std::vector<double> stencil_residual(const LevelOperator& op, const RoundedStenc
     r[i] = b[i] - sum;
   }
   return r;
-}
-
-std::int64_t bits_differ(const std::vector<double>& a, const std::vector<double>& b) {
-  std::int64_t differ = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    differ += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
-  return differ;
 }
 
 // The stencil levels' sweeps (two colours a pass, several nodes at a time) and residuals
