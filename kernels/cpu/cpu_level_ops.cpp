@@ -303,6 +303,10 @@ class CpuLevelOps final : public LevelOps {
       for (int s = 0; s < sweeps; ++s) red_black_planes(L, bp, xp, reverse ? 1 : 0, omega);
       return;
     }
+    if (paired && L.op.dims == 3) {
+      for (int s = 0; s < sweeps; ++s) stencil_planes(L, bp, xp, reverse, omega);
+      return;
+    }
     for (int s = 0; s < sweeps; ++s)
       for (int c = 0; c < colours; c += paired ? 2 : 1) {
         const int colour = reverse ? colours - 1 - c : c;
@@ -947,35 +951,84 @@ class CpuLevelOps final : public LevelOps {
                          double omega) {
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       if ((pair & 1) != (y & 1) || ((pair >> 1) & 1) != (z & 1)) return;
-      const StencilRow r = stencil_row(L, y, z);
-      const std::int64_t nx = L.op.n[0];
-      for (int half = 0; half < 2; ++half)
-        for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
-          const std::int64_t i = index(L, x, y, z);
-          if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
-              !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
-            // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
-            // four at once.
-            double gs[4];
-            gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
-            for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
-            x += 6;
-            continue;
-          }
-          if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
-            double gs[2];
-            gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
-            for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
-            x += 2;
-            continue;
-          }
-          if (L.op.fixed[i]) continue;
-          const double xo = xp[i];
-          const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
-                                                : gauss_seidel(L, bp, xp, x, y, z, i);
-          xp[i] = xo + omega * (gs - xo);
-        }
+      pair_row(L, bp, xp, y, z, reverse, omega);
     });
+  }
+
+  // Both colours of a stencil level's row (y, z) (x even, then odd; `reverse`: odd, then even).
+  static void pair_row(const Level& L, const double* bp, double* xp, std::int64_t y, std::int64_t z,
+                       bool reverse, double omega) {
+    const StencilRow r = stencil_row(L, y, z);
+    const std::int64_t nx = L.op.n[0];
+    for (int half = 0; half < 2; ++half)
+      for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
+        const std::int64_t i = index(L, x, y, z);
+        if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
+            !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
+          // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
+          // four at once.
+          double gs[4];
+          gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
+          for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+          x += 6;
+          continue;
+        }
+        if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
+          double gs[2];
+          gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
+          for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+          x += 2;
+          continue;
+        }
+        if (L.op.fixed[i]) continue;
+        const double xo = xp[i];
+        const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
+                                              : gauss_seidel(L, bp, xp, x, y, z, i);
+        xp[i] = xo + omega * (gs - xo);
+      }
+  }
+
+  // A 3D stencil level's eight colours in one pass over the planes, as red_black_planes does
+  // for a compact level's two. The colours x%2 + 2 (y%2) + 4 (z%2) run in the order of their
+  // numbers (`reverse`: the opposite), so the planes of parity f (0; reverse: 1) take their
+  // four colours before the other planes take theirs, and within a plane the rows of parity f
+  // take their two before the other rows. A plane of the other parity therefore follows the
+  // plane of parity f after it, and a row of the other parity the row after it: every node
+  // reads its neighbours in the states the colour order gives them (the same bits). The four
+  // colour-pair passes each read a quarter of the rows, every other row of every other plane,
+  // in runs of one row (7 kB at 65^3) that the hardware prefetchers follow badly; this reads the
+  // rows nearly in memory order, once. Each thread takes a block of planes; its end planes of
+  // the other parity, whose neighbours beyond are another thread's, wait for every thread's
+  // first planes. Not where a colour updates from a copy (colour_conflict).
+  void stencil_planes(const Level& L, const double* bp, double* xp, bool reverse, double omega) {
+    const std::int64_t ny = L.op.n[1], nz = L.op.n[2];
+    const std::int64_t f = reverse ? 1 : 0;
+    const auto plane = [&](std::int64_t z) {
+      for (std::int64_t y = f; y < ny; y += 2) {
+        pair_row(L, bp, xp, y, z, reverse, omega);
+        if (y - 1 > 0) pair_row(L, bp, xp, y - 1, z, reverse, omega);
+      }
+      // The rows of the other parity without a row of parity f after them.
+      if (f == 1) pair_row(L, bp, xp, 0, z, reverse, omega);
+      if (ny - 1 > 0 && ((ny - 1) & 1) != f) pair_row(L, bp, xp, ny - 1, z, reverse, omega);
+    };
+#pragma omp parallel if (L.parallel)
+    {
+      std::int64_t threads = 1, t = 0;
+#ifdef _OPENMP
+      threads = omp_get_num_threads();
+      t = omp_get_thread_num();
+#endif
+      const std::int64_t z0 = nz * t / threads, z1 = nz * (t + 1) / threads;
+      for (std::int64_t z = z0; z < z1; ++z) {
+        if ((z & 1) != f) continue;
+        plane(z);
+        if (z - 1 > z0) plane(z - 1);
+      }
+#pragma omp barrier
+      if (z1 > z0 && (z0 & 1) != f) plane(z0);
+      if (z1 - 1 > z0 && ((z1 - 1) & 1) != f) plane(z1 - 1);
+    }
   }
 
   // gauss_seidel_inside of a full 3D row at the N nodes x, x + 2, ... (0 < x, x + 2 N - 1 < nx),
