@@ -23,6 +23,10 @@ namespace {
 // threads that later sweep them) and not zeroed once more by the vector.
 using Values = std::vector<double, UnsetAllocator<double>>;
 using Floats = std::vector<float, UnsetAllocator<float>>;
+// A symmetric 27-point level's entries toward its upper neighbours (offsets k > 13), 13 a node.
+using HalfEntry = float;
+using HalfEntries = std::vector<HalfEntry, UnsetAllocator<HalfEntry>>;
+constexpr int kUpper = 13;
 
 class CpuLevelOps final : public LevelOps {
  public:
@@ -478,6 +482,11 @@ class CpuLevelOps final : public LevelOps {
     bool stencil_form = false;
     Floats stencil32;
     Values centre;
+    // 3D stencil levels whose rounded entries between free nodes are symmetric to the last bit
+    // (the hierarchy's Galerkin levels are, hierarchy.cpp): the upper half of each row only
+    // (round_stencil), stencil32 empty.
+    bool half = false;
+    HalfEntries upper;
     bool parallel = false;
     bool colour_conflict = false;
   };
@@ -520,7 +529,21 @@ class CpuLevelOps final : public LevelOps {
         node(nx - 1);
         return;
       }
-      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
+      std::int64_t xi = 0;
+      if (inside && L.stencil_form) {
+        // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
+        node(xi++);
+        for (; xi + 4 < nx; xi += 4) {
+          const std::int64_t i = index(L, xi, y, z);
+          double s[4];
+          if (L.half)
+            stencil_product_many<4, true>(L, r, xp, xi, i, s);
+          else
+            stencil_product_many<4, false>(L, r, xp, xi, i, s);
+          for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
+        }
+      }
+      for (; xi < nx; ++xi) node(xi);
     });
   }
 
@@ -673,36 +696,99 @@ class CpuLevelOps final : public LevelOps {
     return s;
   }
 
-  // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the centre
-  // rounded to fp32 and the centre moved by what their rounding took from the row, so the row
-  // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
+  // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the
+  // centre rounded to fp32 and the centre moved by what their rounding took from the row, so the
+  // row sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
   // couplings are), summed in the offsets' order. Kept as the CUDA level operations keep them,
   // the rounded entries in fp32 (stencil32; the centre's slot unused) and the centres in fp64
   // (centre), but node by node (stencil32[i * 3^dims + k]), not offset by offset: a row's
   // sweep then reads its entries from one stream, not from 27 arrays whose streams the caches
   // cannot follow (2 MB apart at 129^3, 1.6x the finest level's sweep time). The fp64 stencil
   // is freed.
+  //
+  // A 3D level whose rounded entries A(i, j) and A(j, i) between free nodes are the same bits
+  // keeps half of them (`half`): node j holds its entries toward its 13 upper neighbours
+  // (offsets k > 13, upper[j * 13 + k - 14]), and a node reads an entry toward a lower
+  // neighbour j (offset k < 13) from j's entry back (offset 26 - k, upper[j * 13 + 12 - k]):
+  // the same bits, half the bytes (60 a node with the centre, not 116; level 1 of a 129^3 grid
+  // then 16 MB, not 32, within the caches between its sweeps). A held node's row is never read,
+  // so its slots hold the entries toward it of its free upper neighbours instead (which need
+  // not mirror anything). Any other level keeps every entry.
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
     const double* S = L.op.stencil.data();
-    L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
     L.centre = Values(static_cast<std::size_t>(np));
 #pragma omp parallel for schedule(static) if (L.parallel)
     for (std::int64_t i = 0; i < np; ++i) {
       double moved = 0.0;
       for (int k = 0; k < kp; ++k) {
-        if (k == centre) {
-          L.stencil32[i * kp + k] = 0.0f;
-          continue;
-        }
-        const float rounded = static_cast<float>(S[k * np + i]);
-        moved += S[k * np + i] - static_cast<double>(rounded);
-        L.stencil32[i * kp + k] = rounded;
+        if (k == centre) continue;
+        moved += S[k * np + i] - static_cast<double>(static_cast<float>(S[k * np + i]));
       }
       L.centre[i] = S[centre * np + i] + moved;
     }
+    L.half = L.op.dims == 3 && symmetric(L);
+    if (L.half) {
+      L.upper = HalfEntries(static_cast<std::size_t>(kUpper * np));
+      for_rows(L, [&](std::int64_t y, std::int64_t z) {
+        for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
+          const std::int64_t j = index(L, x, y, z);
+          for (int k = centre + 1; k < kp; ++k) {
+            double a = S[k * np + j];
+            if (L.op.fixed[j]) {
+              const std::int64_t i = neighbour(L, x, y, z, k);
+              a = i >= 0 && !L.op.fixed[i] ? S[(kp - 1 - k) * np + i] : 0.0;
+            }
+            L.upper[j * kUpper + k - centre - 1] = static_cast<float>(a);
+          }
+        }
+      });
+    } else {
+      L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
+#pragma omp parallel for schedule(static) if (L.parallel)
+      for (std::int64_t i = 0; i < np; ++i)
+        for (int k = 0; k < kp; ++k)
+          L.stencil32[i * kp + k] = k == centre ? 0.0f : static_cast<float>(S[k * np + i]);
+    }
     kernels::LevelWeights().swap(L.op.stencil);
+  }
+
+  // Whether every free node's rounded entry toward a free neighbour is the neighbour's entry
+  // back, bit for bit (L.op.stencil, 3D).
+  static bool symmetric(const Level& L) {
+    const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2];
+    const double* S = L.op.stencil.data();
+    bool same = true;
+#pragma omp parallel for collapse(2) schedule(static) reduction(&& : same) if (L.parallel)
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const std::int64_t i = index(L, x, y, z);
+          if (L.op.fixed[i]) continue;
+          for (int k = 0; k < 13; ++k) {
+            const std::int64_t j = neighbour(L, x, y, z, k);
+            if (j < 0 || L.op.fixed[j]) continue;
+            const float a = static_cast<float>(S[k * np + i]);
+            const float b = static_cast<float>(S[(26 - k) * np + j]);
+            same = same && std::memcmp(&a, &b, sizeof a) == 0;
+          }
+        }
+    return same;
+  }
+
+  // The neighbour of node i = (x, y, z) at stencil offset k of a 3D level, or -1.
+  static std::int64_t neighbour(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
+                                int k) {
+    const std::int64_t nx = L.neighbour[0][3 * x + k % 3], ny = L.neighbour[1][3 * y + k / 3 % 3],
+                       nz = L.neighbour[2][3 * z + k / 9];
+    return nx < 0 || ny < 0 || nz < 0 ? -1 : index(L, nx, ny, nz);
+  }
+
+  // Entry k (not the centre) of node i's row, toward its neighbour j.
+  static double entry(const Level& L, std::int64_t i, int k, std::int64_t j) {
+    if (!L.half) return L.stencil32[i * stencil_points(L.op.dims) + k];
+    return k > 13 ? L.upper[i * kUpper + k - 14] : L.upper[j * kUpper + 12 - k];
   }
 
   // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing
@@ -711,15 +797,15 @@ class CpuLevelOps final : public LevelOps {
   static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                             std::int64_t i, F&& f) {
     const std::int64_t* xn = &L.neighbour[0][3 * x];
-    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     const int centre = stencil_centre(L.op.dims);
     const StencilRow r = stencil_row(L, y, z);
     for (int row = 0; row < r.rows; ++row) {
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (xn[dx] >= 0)
-          f(k + dx, r.base[row] + xn[dx],
-            k + dx == centre ? L.centre[i] : static_cast<double>(S[k + dx]));
+        if (xn[dx] >= 0) {
+          const std::int64_t j = r.base[row] + xn[dx];
+          f(k + dx, j, k + dx == centre ? L.centre[i] : entry(L, i, k + dx, j));
+        }
     }
   }
 
@@ -782,7 +868,6 @@ class CpuLevelOps final : public LevelOps {
   static double gauss_seidel_inside(const Level& L, const StencilRow& r, const double* bp,
                                     const double* v, std::int64_t x, std::int64_t i) {
     const int centre = stencil_centre(L.op.dims);
-    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     double s = 0.0;
     if (r.rows == 9) {  // a full 3D row: the same order, unrolled
       double gs[1];
@@ -790,10 +875,10 @@ class CpuLevelOps final : public LevelOps {
       return gs[0];
     }
     for (int row = 0; row < r.rows; ++row) {
-      const double* w = v + r.base[row] + x - 1;
+      const std::int64_t j = r.base[row] + x - 1;
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (k + dx != centre) s += static_cast<double>(S[k + dx]) * w[dx];
+        if (k + dx != centre) s += entry(L, i, k + dx, j + dx) * v[j + dx];
     }
     return (bp[i] - s) / L.centre[i];
   }
@@ -802,13 +887,48 @@ class CpuLevelOps final : public LevelOps {
   // 0 < x < nx - 1: the 27 products in visit_stencil's order, unrolled.
   static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
                                        std::int64_t x, std::int64_t i) {
-    const float* S = L.stencil32.data() + i * 27;
+    return L.half ? stencil_product_inside<true>(L, r, v, x, i)
+                  : stencil_product_inside<false>(L, r, v, x, i);
+  }
+  // stencil_product_inside at the N nodes x, x + 1, ... (0 < x, x + N < nx), their sums
+  // interleaved, each in its own order as there.
+  template <int N, bool kHalf>
+  static void stencil_product_many(const Level& L, const StencilRow& r, const double* v,
+                                   std::int64_t x, std::int64_t i, double s[N]) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
+    for (int e = 0; e < N; ++e) s[e] = 0.0;
+    for (int row = 0; row < 9; ++row) {
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        for (int e = 0; e < N; ++e) {
+          const double a = k == 13  ? L.centre[i + e]
+                           : !kHalf ? static_cast<double>(S[27 * e + k])
+                           : k > 13 ? static_cast<double>(U[(i + e) * kUpper + k - 14])
+                                    : static_cast<double>(U[(j + dx + e) * kUpper + 12 - k]);
+          s[e] += a * v[j + dx + e];
+        }
+      }
+    }
+  }
+
+  template <bool kHalf>
+  static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
+                                       std::int64_t x, std::int64_t i) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
     double s = 0.0;
     for (int row = 0; row < 9; ++row) {
-      const double* w = v + r.base[row] + x - 1;
-      s += static_cast<double>(S[3 * row]) * w[0];
-      s += (row == 4 ? L.centre[i] : static_cast<double>(S[3 * row + 1])) * w[1];
-      s += static_cast<double>(S[3 * row + 2]) * w[2];
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        const double a = k == 13  ? L.centre[i]
+                         : !kHalf ? static_cast<double>(S[k])
+                         : k > 13 ? static_cast<double>(U[i * kUpper + k - 14])
+                                  : static_cast<double>(U[(j + dx) * kUpper + 12 - k]);
+        s += a * v[j + dx];
+      }
     }
     return s;
   }
@@ -1037,16 +1157,29 @@ class CpuLevelOps final : public LevelOps {
   template <int N>
   static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
                                 const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
-    const float* S = L.stencil32.data() + i * 27;
+    if (L.half)
+      gauss_seidel_many<N, true>(L, r, bp, v, x, i, gs);
+    else
+      gauss_seidel_many<N, false>(L, r, bp, v, x, i, gs);
+  }
+  template <int N, bool kHalf>
+  static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
+                                const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
     double s[N] = {};
     for (int row = 0; row < 9; ++row) {
-      const double* w = v + r.base[row] + x - 1;
-      for (int e = 0; e < N; ++e) s[e] += static_cast<double>(S[54 * e + 3 * row]) * w[2 * e];
-      if (row != 4)
-        for (int e = 0; e < N; ++e)
-          s[e] += static_cast<double>(S[54 * e + 3 * row + 1]) * w[2 * e + 1];
-      for (int e = 0; e < N; ++e)
-        s[e] += static_cast<double>(S[54 * e + 3 * row + 2]) * w[2 * e + 2];
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        if (k == 13) continue;
+        for (int e = 0; e < N; ++e) {
+          const double a = !kHalf   ? static_cast<double>(S[54 * e + k])
+                           : k > 13 ? static_cast<double>(U[(i + 2 * e) * kUpper + k - 14])
+                                    : static_cast<double>(U[(j + dx + 2 * e) * kUpper + 12 - k]);
+          s[e] += a * v[j + dx + 2 * e];
+        }
+      }
     }
     for (int e = 0; e < N; ++e) gs[e] = (bp[i + 2 * e] - s[e]) / L.centre[i + 2 * e];
   }

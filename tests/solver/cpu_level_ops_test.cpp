@@ -413,25 +413,34 @@ void colour_sweeps(const LevelOperator& op, const RoundedStencil& A, const std::
 }
 
 // b - A x on the free nodes (0 on the held ones), the products in k order.
-std::vector<double> stencil_residual(const LevelOperator& op, const RoundedStencil& A,
-                                     const std::vector<double>& b, const std::vector<double>& x) {
+// kind 0: b - A x; 1: A x; 2: the magnitude |b| + sum_j |A_ij x_j|; on the free nodes, 0 on the
+// held ones, the terms in k order.
+std::vector<double> stencil_operation(const LevelOperator& op, const RoundedStencil& A,
+                                      const std::vector<double>& b, const std::vector<double>& x,
+                                      int kind) {
   const std::int64_t np = op.points();
   const int kp = stencil_points(op.dims);
   std::vector<double> r(static_cast<std::size_t>(np), 0.0);
   for (std::int64_t i = 0; i < np; ++i) {
     if (op.fixed[i]) continue;
-    double sum = 0.0;
+    double sum = kind == 2 ? std::abs(b[i]) : 0.0;
     for (int k = 0; k < kp; ++k)
-      if (A.j[k * np + i] >= 0) sum += A.entry[k * np + i] * x[A.j[k * np + i]];
-    r[i] = b[i] - sum;
+      if (A.j[k * np + i] >= 0) {
+        const double term = A.entry[k * np + i] * x[A.j[k * np + i]];
+        sum += kind == 2 ? std::abs(term) : term;
+      }
+    r[i] = kind == 0 ? b[i] - sum : sum;
   }
   return r;
 }
 
-// The stencil levels' sweeps (two colours a pass, several nodes at a time) and residuals
-// against the colour-by-colour sweeps and the plain sums, bit for bit: on random symmetric
-// levels of the shape and of the shape one node longer per axis (odd and even sizes, and a
-// periodic axis of odd length), and on the hierarchy's coarse levels, on 1, 2 and 3 threads.
+// The stencil levels' sweeps (a 3D level's colours in one pass over its planes; several nodes at
+// a time), residuals, products and magnitudes against the colour-by-colour sweeps and the plain
+// sums, bit for bit: on random symmetric levels of the shape and of the shape one node longer
+// per axis (odd and even sizes, and a periodic axis of odd length), on one whose entries
+// between two free nodes differ in the last bit of their fp32 rounding (which must keep every
+// entry: a 3D level symmetric to the last bit keeps only half), and on the hierarchy's coarse
+// levels, on 1, 2 and 3 threads.
 TEST_P(CpuLevelOpsTest, StencilLevelsSweepAndResidualAsTheColourByColourDefinition) {
   const Shape& s = GetParam();
   std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 2);
@@ -440,6 +449,18 @@ TEST_P(CpuLevelOpsTest, StencilLevelsSweepAndResidualAsTheColourByColourDefiniti
     Shape t = s;
     for (int a = 0; a < s.dims; ++a) t.n[a] += grow;
     levels.push_back(random_stencil_level(t, rng));
+  }
+  {
+    // A free node's entry toward a free neighbour one fp32 ulp off the neighbour's entry back.
+    LevelOperator op = levels.front();
+    const std::int64_t np = op.points();
+    const std::int64_t i = np / 2 + op.n[0] / 2;
+    const int k = stencil_points(op.dims) - 1;  // toward i + (1, 1, 1)
+    op.fixed[i] = 0;
+    op.fixed[(i + 1 + op.n[0] + op.n[0] * op.n[1]) % np] = 0;
+    const float a = static_cast<float>(op.stencil[k * np + i]);
+    op.stencil[k * np + i] = std::nextafter(a, 0.0f);
+    levels.push_back(op);
   }
   std::vector<LevelOperator> hierarchy =
       solver::multigrid::build_hierarchy(random_operator(s, rng), 8);
@@ -471,8 +492,18 @@ TEST_P(CpuLevelOpsTest, StencilLevelsSweepAndResidualAsTheColourByColourDefiniti
         EXPECT_EQ(bits_differ(got, want), 0)
             << name << ", sweeps, " << threads << " threads, " << (reverse ? "reverse" : "forward");
         ops->download(rv, got);
-        EXPECT_EQ(bits_differ(got, stencil_residual(op, A, b, want)), 0)
+        EXPECT_EQ(bits_differ(got, stencil_operation(op, A, b, want, 0)), 0)
             << name << ", residual, " << threads << " threads";
+        omp_set_num_threads(threads);
+        ops->apply(0, xv, rv);
+        omp_set_num_threads(omp_get_num_procs());
+        ops->download(rv, got);
+        EXPECT_EQ(bits_differ(got, stencil_operation(op, A, b, want, 1)), 0)
+            << name << ", product, " << threads << " threads";
+        ops->magnitude(0, bv, xv, rv);
+        ops->download(rv, got);
+        EXPECT_EQ(bits_differ(got, stencil_operation(op, A, b, want, 2)), 0)
+            << name << ", magnitude";
       }
   }
 }
