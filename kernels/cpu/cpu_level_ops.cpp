@@ -274,11 +274,12 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = vec(x).data();
     double* mp = vec(out).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+      const std::int64_t nx = L.op.n[0];
+      const auto node = [&](std::int64_t xi) {
         const std::int64_t i = index(L, xi, y, z);
         if (L.op.fixed[i]) {
           mp[i] = 0.0;
-          continue;
+          return;
         }
         double s = std::abs(bp[i]);
         if (L.stencil_form) {
@@ -289,7 +290,17 @@ class CpuLevelOps final : public LevelOps {
           visit_neighbours(L, xi, y, z, i, [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
         }
         mp[i] = s;
+      };
+      if (compact_inside(L, y, z) && nx > 2) {
+        node(0);
+        if (L.op.dims == 3)
+          compact_magnitude_run<3>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
+        else
+          compact_magnitude_run<2>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
+        node(nx - 1);
+        return;
       }
+      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
     });
   }
 
@@ -545,6 +556,32 @@ class CpuLevelOps final : public LevelOps {
       }
       for (; xi < nx; ++xi) node(xi);
     });
+  }
+
+  // magnitude at the `count` nodes from i0 of a compact 2D or 3D level's row away from its
+  // faces, as compact_run: the same sums without a branch, two nodes at a time.
+  template <int kDims>
+  static void compact_magnitude_run(const Level& L, const double* bp, const double* v, double* out,
+                                    std::int64_t i0, std::int64_t count) {
+    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
+    const double* gz = L.op.conductance[kDims - 1].data();  // z's in 3D
+    const double* diagonal = L.diagonal.data();
+    const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
+    const std::uint8_t* fixed = L.op.fixed.data();
+#pragma omp simd
+    for (std::int64_t i = i0; i < i0 + count; ++i) {
+      double s = std::abs(bp[i]);
+      s += std::abs(diagonal[i] * v[i]);
+      s += std::abs(gx[i - 1] * v[i - 1]);
+      s += std::abs(gx[i] * v[i + 1]);
+      s += std::abs(gy[i - sy] * v[i - sy]);
+      s += std::abs(gy[i] * v[i + sy]);
+      if (kDims == 3) {
+        s += std::abs(gz[i - sz] * v[i - sz]);
+        s += std::abs(gz[i] * v[i + sz]);
+      }
+      out[i] = select(fixed[i] == 0, s, 0.0);
+    }
   }
 
   // keep ? a : b, bit for bit, in integer operations: GCC 12 does not vectorize a loop with a

@@ -119,9 +119,10 @@ std::int64_t bits_differ(const std::vector<double>& a, const std::vector<double>
 
 // (A x)_i on a compact operator as level_ops.hpp defines it: the diagonal (the node term plus
 // the node's conductances) times x_i less the neighbours' sum, both summed over x-, x+, y-, y+,
-// z-, z+; rounded: with the conductances rounded to fp32 (the smoother's operator).
+// z-, z+; rounded: with the conductances rounded to fp32 (the smoother's operator). magnitude:
+// instead |b_i| + |diagonal x_i| + the sum of |G_ij x_j|, added in that order.
 double compact_product(const LevelOperator& op, const std::vector<double>& x, std::int64_t i,
-                       bool rounded) {
+                       bool rounded, bool magnitude = false, double b = 0.0) {
   const std::int64_t stride[3] = {1, op.n[0], op.n[0] * op.n[1]};
   const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / stride[2]};
   const auto g = [&](int a, std::int64_t j) {
@@ -142,7 +143,19 @@ double compact_product(const LevelOperator& op, const std::vector<double>& x, st
       sum += g(a, i) * x[j];
     }
   }
-  return diagonal * x[i] - sum;
+  if (!magnitude) return diagonal * x[i] - sum;
+  double m = std::abs(b);
+  m += std::abs(diagonal * x[i]);
+  for (int a = 0; a < op.dims; ++a) {
+    const std::int64_t n = op.n[a], st = stride[a];
+    if (c[a] > 0 || op.periodic[a]) {
+      const std::int64_t j = c[a] > 0 ? i - st : i + (n - 1) * st;
+      m += std::abs(g(a, j) * x[j]);
+    }
+    if (c[a] + 1 < n || op.periodic[a])
+      m += std::abs(g(a, i) * x[c[a] + 1 < n ? i + st : i - (n - 1) * st]);
+  }
+  return m;
 }
 
 class CpuLevelOpsTest : public ::testing::TestWithParam<Shape> {};
@@ -187,9 +200,9 @@ TEST_P(CpuLevelOpsTest, TheFinestSweepsAreTheTwoPassSweepsBitForBit) {
   omp_set_num_threads(omp_get_num_procs());
 }
 
-// The finest level's residuals (exact and the smoother's) and product, taken two nodes at a
-// time away from the faces, against the definitions node by node, bit for bit, 0 (+0) on the
-// held nodes; on 1 and 2 threads.
+// The finest level's residuals (exact and the smoother's), product and magnitude, taken two
+// nodes at a time away from the faces, against the definitions node by node, bit for bit, 0
+// (+0) on the held nodes; on 1 and 2 threads.
 TEST_P(CpuLevelOpsTest, TheFinestResidualsAndProductAreTheDefinitionsBitForBit) {
   const Shape& s = GetParam();
   OneLevel one(s, std::hash<std::string>{}(s.name) + 3);
@@ -198,19 +211,20 @@ TEST_P(CpuLevelOpsTest, TheFinestResidualsAndProductAreTheDefinitionsBitForBit) 
   const std::vector<double> xv = random_vector(np, rng);
   ops->upload(x, xv);
   for (const int threads : {1, 2})
-    for (const int what : {0, 1, 2}) {  // residual, cycle_residual, apply
+    for (const int what : {0, 1, 2, 3}) {  // residual, cycle_residual, apply, magnitude
       ops->upload(out, random_vector(np, rng));
       omp_set_num_threads(threads);
       if (what == 0) ops->residual(0, b, x, out);
       if (what == 1) ops->cycle_residual(0, b, x, out);
       if (what == 2) ops->apply(0, x, out);
+      if (what == 3) ops->magnitude(0, b, x, out);
       omp_set_num_threads(omp_get_num_procs());
       std::vector<double> got, want(static_cast<std::size_t>(np), 0.0);
       ops->download(out, got);
       for (std::int64_t i = 0; i < np; ++i) {
         if (op.fixed[i]) continue;
-        const double ax = compact_product(op, xv, i, what == 1);
-        want[i] = what == 2 ? ax : bv[i] - ax;
+        const double ax = compact_product(op, xv, i, what == 1, what == 3, bv[i]);
+        want[i] = what >= 2 ? ax : bv[i] - ax;
       }
       EXPECT_EQ(bits_differ(got, want), 0)
           << s.name << ", operation " << what << ", " << threads << " threads";
