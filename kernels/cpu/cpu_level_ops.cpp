@@ -373,6 +373,11 @@ class CpuLevelOps final : public LevelOps {
         const double* fine_row = rp + row[r];
         const double* w[3] = {P + 3 * r * nc + I0, P + (3 * r + 1) * nc + I0,
                               P + (3 * r + 2) * nc + I0};
+        // The next coarse row's weights, which follow these in each of the 27 arrays: the
+        // hardware prefetchers do not follow 27 streams at once (the restriction waited on
+        // these loads).
+        for (int d = 0; d < 3; ++d)
+          for (std::int64_t X = nX; X < 2 * nX && I0 + X < nc; X += 8) __builtin_prefetch(w[d] + X);
         for (std::int64_t X = 0; X < nX; ++X) {
           if (fixed[X]) continue;
           const std::int64_t* fx = &C.gather[0][3 * X];
