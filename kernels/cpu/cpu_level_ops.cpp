@@ -188,6 +188,12 @@ class CpuLevelOps final : public LevelOps {
             L.diagonal32[i] = d32;
           }
         });
+        bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (L.parallel)
+        for (std::int64_t i = 0; i < np; ++i)
+          for (int a = 0; a < L.op.dims; ++a)
+            finite = finite && std::isfinite(L.conductance32[a][i]);
+        L.finite32 = finite;
       } else {
         round_stencil(L);
       }
@@ -330,6 +336,21 @@ class CpuLevelOps final : public LevelOps {
         else
           colour_sweep(L, bp, xp, colour, omega);
       }
+  }
+
+  // A compact 2D or 3D level's first colour from +0 takes no neighbour's value: each of its
+  // nodes' neighbour sums adds G (+0) for each neighbour, +0 for a finite G, so its value is
+  // 0 + omega ((b_i + 0) / a_ii - 0), computed as that without the neighbours; the sweep writes
+  // it over the plane, the other colour's nodes (and the held ones) +0, in place of zero()
+  // (the same bits as zero() and smooth()).
+  void smooth_from_zero(int level, int b, int x, int sweeps, bool reverse, double omega) override {
+    const Level& L = at(level);
+    if (sweeps < 1 || L.stencil_form || L.op.dims < 2 || L.colour_conflict || !L.finite32) {
+      LevelOps::smooth_from_zero(level, b, x, sweeps, reverse, omega);
+      return;
+    }
+    red_black_planes(L, vec(b).data(), vec(x).data(), reverse ? 1 : 0, omega, true);
+    smooth(level, b, x, sweeps - 1, reverse, omega);
   }
 
   void smooth_colour(int level, int b, int x, int colour, double omega) override {
@@ -487,6 +508,7 @@ class CpuLevelOps final : public LevelOps {
     // from them.
     std::array<Floats, kMaxDims> conductance32;
     Values diagonal32;
+    bool finite32 = false;  // every rounded conductance finite (smooth_from_zero)
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
     // Levels > 0: the coarse nodes each finer node takes values from, and per coarse
@@ -1073,6 +1095,23 @@ class CpuLevelOps final : public LevelOps {
     if (x + 2 * count == nx - 1) node(nx - 1);
   }
 
+  // Row (y, z) of a compact level from x = +0: colour `colour`'s free nodes take their first
+  // Gauss-Seidel value (smooth_from_zero), every other node +0.
+  static void first_colour_from_zero(const Level& L, const double* bp, double* xp, int colour,
+                                     std::int64_t y, std::int64_t z, double omega) {
+    const std::int64_t nx = L.op.n[0], i0 = index(L, 0, y, z);
+    const std::int64_t first = (colour + y + z) & 1;
+    const double* b = bp + i0;
+    const double* diagonal = L.diagonal32.data() + i0;
+    const std::uint8_t* fixed = L.op.fixed.data() + i0;
+    double* out = xp + i0;
+#pragma omp simd
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const double value = 0.0 + omega * ((b[x] + 0.0) / diagonal[x] - 0.0);
+      out[x] = select(((x & 1) == first) & (fixed[x] == 0), value, 0.0);
+    }
+  }
+
   // A compact 2D or 3D level's two colours (`first`, then the other) in one pass over the
   // planes (z; the rows, y, of a 2D level): a plane's second colour follows the first colour of
   // the plane after it, which is all that its nodes' neighbours need; so every node takes the
@@ -1081,13 +1120,21 @@ class CpuLevelOps final : public LevelOps {
   // memory). Each thread takes a block of planes; the second colour of its first and last
   // planes, whose neighbours beyond are another thread's, waits for every thread's first
   // colour. Not where a colour updates from a copy (colour_conflict).
-  void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega) {
+  // from_zero: from x = +0 (whatever xp holds), the first colour as smooth_from_zero says.
+  void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega,
+                        bool from_zero = false) {
     const bool rows = L.op.dims == 2;
     const std::int64_t ny = L.op.n[1], nz = rows ? ny : L.op.n[2];
     const int second = 1 - first;
     const auto plane = [&](int colour, std::int64_t z) {
-      if (rows) return compact_colour_row(L, bp, xp, colour, z, 0, omega);
-      for (std::int64_t y = 0; y < ny; ++y) compact_colour_row(L, bp, xp, colour, y, z, omega);
+      const auto row = [&](std::int64_t y, std::int64_t z) {
+        if (from_zero && colour == first)
+          first_colour_from_zero(L, bp, xp, colour, y, z, omega);
+        else
+          compact_colour_row(L, bp, xp, colour, y, z, omega);
+      };
+      if (rows) return row(z, 0);
+      for (std::int64_t y = 0; y < ny; ++y) row(y, z);
     };
 #pragma omp parallel if (L.parallel)
     {
