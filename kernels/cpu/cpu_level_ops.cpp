@@ -212,6 +212,9 @@ class CpuLevelOps final : public LevelOps {
             for (int o = -1; o <= 1; ++o)
               L.gather[a][3 * I + o + 1] = step(F.op, a, idx[I], o);
         }
+        L.standard_x = !F.op.periodic[0] && F.op.n[0] == 2 * L.op.n[0] - 1;
+        for (std::int64_t X = 0; X < L.op.n[0] && L.standard_x; ++X)
+          L.standard_x = L.op.fine_index[0][X] == 2 * X;
       }
       levels_.push_back(std::move(L));
     }
@@ -411,6 +414,49 @@ class CpuLevelOps final : public LevelOps {
     });
   }
 
+  // prolong_add's sums along a finer row (f, fixed) whose coarse nodes X are its nodes 2 X
+  // (standard_x), from the coarse rows at start[p] with the offsets k_zy[p] of their y and z
+  // terms, kPairs of them: a node 2 X takes the coarse node X (offset 0 along x), a node
+  // 2 X + 1 the nodes X (offset +1) and X + 1 (offset -1), the terms in the same order as the
+  // tables give them. Without a branch, two nodes at a time; a held node keeps its value.
+  template <int kPairs>
+  static void prolong_row(const double* P, std::int64_t nc, const std::int64_t* start,
+                          const int* k_zy, const double* cp, const std::uint8_t* fixed, double* f,
+                          std::int64_t nX) {
+    const double *w0[kPairs], *w1[kPairs], *w2[kPairs], *c[kPairs];
+    for (int p = 0; p < kPairs; ++p) {
+      w0[p] = P + k_zy[p] * nc + start[p];
+      w1[p] = P + (k_zy[p] + 1) * nc + start[p];
+      w2[p] = P + (k_zy[p] + 2) * nc + start[p];
+      c[p] = cp + start[p];
+    }
+    // f[i] + sum where node i is free, else f[i] as it is (a select the compiler vectorizes).
+    const auto add = [](double* at, std::uint8_t held, double sum) {
+      const double next = *at + sum;
+      std::uint64_t a, b;
+      std::memcpy(&a, &next, sizeof a);
+      std::memcpy(&b, at, sizeof b);
+      const std::uint64_t mask = 0 - static_cast<std::uint64_t>(held == 0);
+      a = (a & mask) | (b & ~mask);
+      std::memcpy(at, &a, sizeof a);
+    };
+#pragma omp simd
+    for (std::int64_t X = 0; X < nX; ++X) {
+      double sum = 0.0;
+      for (int p = 0; p < kPairs; ++p) sum += w1[p][X] * c[p][X];
+      add(f + 2 * X, fixed[2 * X], sum);
+    }
+#pragma omp simd
+    for (std::int64_t X = 0; X < nX - 1; ++X) {
+      double sum = 0.0;
+      for (int p = 0; p < kPairs; ++p) {
+        sum += w2[p][X] * c[p][X];
+        sum += w0[p][X + 1] * c[p][X + 1];
+      }
+      add(f + 2 * X + 1, fixed[2 * X + 1], sum);
+    }
+  }
+
   void prolong_add(int fine_level, int x_coarse, int x_fine) override {
     const Level& F = at(fine_level);
     const Level& C = at(fine_level + 1);
@@ -430,6 +476,15 @@ class CpuLevelOps final : public LevelOps {
           start[pairs] = (a.coarse * C.op.n[1] + b.coarse) * C.op.n[0];
           k_zy[pairs++] = (dims > 2 ? 9 * (a.offset + 1) : 0) + (dims > 1 ? 3 * (b.offset + 1) : 0);
         }
+      }
+      if (C.standard_x && C.op.n[0] >= 2 && (pairs == 1 || pairs == 2 || pairs == 4)) {
+        const std::int64_t i0 = index(F, 0, y, z);
+        const double* P = C.op.prolongation.data();
+        const std::uint8_t* fixed = F.op.fixed.data() + i0;
+        if (pairs == 1) prolong_row<1>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        if (pairs == 2) prolong_row<2>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        if (pairs == 4) prolong_row<4>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        return;
       }
       for (std::int64_t x = 0; x < F.op.n[0]; ++x) {
         const std::int64_t i = index(F, x, y, z);
@@ -515,6 +570,9 @@ class CpuLevelOps final : public LevelOps {
     // coordinate the finer coordinates at offsets -1, 0, +1 (as `neighbour`).
     std::array<AxisTransfer, kMaxDims> transfer;
     std::array<std::vector<std::int64_t>, kMaxDims> gather;
+    // Levels > 0: coarse node X at finer node 2 X along x, which is not periodic (a finer row
+    // of 2 nX - 1 nodes): prolongation then takes a row without the tables (prolong_row).
+    bool standard_x = false;
     // Stencil form (the operator's stencil, freed once rounded): the rounded entries, node by
     // node (round_stencil), and the centres.
     bool stencil_form = false;
