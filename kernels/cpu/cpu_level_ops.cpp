@@ -684,8 +684,9 @@ class CpuLevelOps final : public LevelOps {
 
   // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
   // away from its faces (compact_inside, 0 < x < nx - 1), 0 at the held ones; kSmoother: with
-  // the smoother's operator. The sums of row_product (compact_sum_inside's) node by node, but
-  // with no branch in the loop, so that the compiler takes two nodes at a time in the vector
+  // the smoother's operator. The sums of row_product node by node (away from the faces, the
+  // neighbours the next nodes along each axis, in visit_neighbours's order), but with no
+  // branch in the loop, so that the compiler takes two nodes at a time in the vector
   // registers, each lane through the same operations in the same order: the same bits. Node by
   // node with the branches, these took as long as a Gauss-Seidel sweep (4 ns a node at 129^3,
   // one thread): bound by their instructions, not by their 52 bytes a node.
@@ -798,24 +799,6 @@ class CpuLevelOps final : public LevelOps {
   static bool compact_inside(const Level& L, std::int64_t y, std::int64_t z) {
     if (L.stencil_form || L.op.dims < 2 || y == 0 || y + 1 == L.op.n[1]) return false;
     return L.op.dims == 2 || (z > 0 && z + 1 < L.op.n[2]);
-  }
-
-  // neighbour_sum at a node of a compact 2D or 3D level away from the faces (compact_inside,
-  // 0 < x < nx - 1): its neighbours are the next nodes along each axis, summed in
-  // visit_neighbours's order. sy, sz: the strides of y and z.
-  template <typename G>
-  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz, const double* v,
-                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
-    double s = 0.0;
-    s += static_cast<double>(gx[i - 1]) * v[i - 1];
-    s += static_cast<double>(gx[i]) * v[i + 1];
-    s += static_cast<double>(gy[i - sy]) * v[i - sy];
-    s += static_cast<double>(gy[i]) * v[i + sy];
-    if (dims == 3) {
-      s += static_cast<double>(gz[i - sz]) * v[i - sz];
-      s += static_cast<double>(gz[i]) * v[i + sz];
-    }
-    return s;
   }
 
   // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the
@@ -1114,7 +1097,7 @@ class CpuLevelOps final : public LevelOps {
       return;
     }
     if (x == 0) node(0), x = 2;
-    // The nodes x, x + 2, ... before the last: compact_sum_inside's sums, without a branch, so
+    // The nodes x, x + 2, ... before the last: gauss_seidel's sums, without a branch, so
     // that the compiler takes two nodes at a time (as compact_run). No node of the colour is
     // another's neighbour, so they may (omp simd).
     const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
