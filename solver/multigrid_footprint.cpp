@@ -13,6 +13,7 @@ MultigridLayout multigrid_layout(int dims) {
   m.coarse_operator_doubles = 2 * points;
   m.finest_smoother_doubles = 1.0 + 0.5 * dims;
   m.device_coarse_operator_doubles = 0.5 * points + 1.0 + points;
+  m.cpu_coarse_operator_doubles = points + (dims == 3 ? 0.5 * 13 : 0.5 * points) + 1.0;
   return m;
 }
 
@@ -56,7 +57,7 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
                 (layout.finest_extra_vectors + stepper_vectors +
                  (fused_sweeps ? layout.device_sweep_vectors : 0)) *
                     kDouble) +
-      coarse * level_bytes(on_cpu ? layout.coarse_operator_doubles
+      coarse * level_bytes(on_cpu ? layout.cpu_coarse_operator_doubles
                                   : layout.device_coarse_operator_doubles) +
       coarsest * layout.coarsest_extra_vectors * kDouble +
       (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);

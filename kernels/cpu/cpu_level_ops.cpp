@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +23,10 @@ namespace {
 // threads that later sweep them) and not zeroed once more by the vector.
 using Values = std::vector<double, UnsetAllocator<double>>;
 using Floats = std::vector<float, UnsetAllocator<float>>;
+// A symmetric 27-point level's entries toward its upper neighbours (offsets k > 13), 13 a node.
+using HalfEntry = float;
+using HalfEntries = std::vector<HalfEntry, UnsetAllocator<HalfEntry>>;
+constexpr int kUpper = 13;
 
 class CpuLevelOps final : public LevelOps {
  public:
@@ -183,6 +188,12 @@ class CpuLevelOps final : public LevelOps {
             L.diagonal32[i] = d32;
           }
         });
+        bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite) if (L.parallel)
+        for (std::int64_t i = 0; i < np; ++i)
+          for (int a = 0; a < L.op.dims; ++a)
+            finite = finite && std::isfinite(L.conductance32[a][i]);
+        L.finite32 = finite;
       } else {
         round_stencil(L);
       }
@@ -201,6 +212,9 @@ class CpuLevelOps final : public LevelOps {
             for (int o = -1; o <= 1; ++o)
               L.gather[a][3 * I + o + 1] = step(F.op, a, idx[I], o);
         }
+        L.standard_x = !F.op.periodic[0] && F.op.n[0] == 2 * L.op.n[0] - 1;
+        for (std::int64_t X = 0; X < L.op.n[0] && L.standard_x; ++X)
+          L.standard_x = L.op.fine_index[0][X] == 2 * X;
       }
       levels_.push_back(std::move(L));
     }
@@ -248,10 +262,18 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = vec(x).data();
     double* yp = vec(y_out).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+      const std::int64_t nx = L.op.n[0];
+      const auto node = [&](std::int64_t xi) {
         const std::int64_t i = index(L, xi, y, z);
         yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
+      };
+      if (compact_inside(L, y, z) && nx > 2) {
+        node(0);
+        compact_run<false, false>(L, nullptr, xp, yp, index(L, 1, y, z), nx - 2);
+        node(nx - 1);
+        return;
       }
+      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
     });
   }
 
@@ -261,11 +283,12 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = vec(x).data();
     double* mp = vec(out).data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      for (std::int64_t xi = 0; xi < L.op.n[0]; ++xi) {
+      const std::int64_t nx = L.op.n[0];
+      const auto node = [&](std::int64_t xi) {
         const std::int64_t i = index(L, xi, y, z);
         if (L.op.fixed[i]) {
           mp[i] = 0.0;
-          continue;
+          return;
         }
         double s = std::abs(bp[i]);
         if (L.stencil_form) {
@@ -276,7 +299,17 @@ class CpuLevelOps final : public LevelOps {
           visit_neighbours(L, xi, y, z, i, [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
         }
         mp[i] = s;
+      };
+      if (compact_inside(L, y, z) && nx > 2) {
+        node(0);
+        if (L.op.dims == 3)
+          compact_magnitude_run<3>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
+        else
+          compact_magnitude_run<2>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
+        node(nx - 1);
+        return;
       }
+      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
     });
   }
 
@@ -294,6 +327,10 @@ class CpuLevelOps final : public LevelOps {
       for (int s = 0; s < sweeps; ++s) red_black_planes(L, bp, xp, reverse ? 1 : 0, omega);
       return;
     }
+    if (paired && L.op.dims == 3) {
+      for (int s = 0; s < sweeps; ++s) stencil_planes(L, bp, xp, reverse, omega);
+      return;
+    }
     for (int s = 0; s < sweeps; ++s)
       for (int c = 0; c < colours; c += paired ? 2 : 1) {
         const int colour = reverse ? colours - 1 - c : c;
@@ -302,6 +339,21 @@ class CpuLevelOps final : public LevelOps {
         else
           colour_sweep(L, bp, xp, colour, omega);
       }
+  }
+
+  // A compact 2D or 3D level's first colour from +0 takes no neighbour's value: each of its
+  // nodes' neighbour sums adds G (+0) for each neighbour, +0 for a finite G, so its value is
+  // 0 + omega ((b_i + 0) / a_ii - 0), computed as that without the neighbours; the sweep writes
+  // it over the plane, the other colour's nodes (and the held ones) +0, in place of zero()
+  // (the same bits as zero() and smooth()).
+  void smooth_from_zero(int level, int b, int x, int sweeps, bool reverse, double omega) override {
+    const Level& L = at(level);
+    if (sweeps < 1 || L.stencil_form || L.op.dims < 2 || L.colour_conflict || !L.finite32) {
+      LevelOps::smooth_from_zero(level, b, x, sweeps, reverse, omega);
+      return;
+    }
+    red_black_planes(L, vec(b).data(), vec(x).data(), reverse ? 1 : 0, omega, true);
+    smooth(level, b, x, sweeps - 1, reverse, omega);
   }
 
   void smooth_colour(int level, int b, int x, int colour, double omega) override {
@@ -345,6 +397,11 @@ class CpuLevelOps final : public LevelOps {
         const double* fine_row = rp + row[r];
         const double* w[3] = {P + 3 * r * nc + I0, P + (3 * r + 1) * nc + I0,
                               P + (3 * r + 2) * nc + I0};
+        // The next coarse row's weights, which follow these in each of the 27 arrays: the
+        // hardware prefetchers do not follow 27 streams at once (the restriction waited on
+        // these loads).
+        for (int d = 0; d < 3; ++d)
+          for (std::int64_t X = nX; X < 2 * nX && I0 + X < nc; X += 8) __builtin_prefetch(w[d] + X);
         for (std::int64_t X = 0; X < nX; ++X) {
           if (fixed[X]) continue;
           const std::int64_t* fx = &C.gather[0][3 * X];
@@ -355,6 +412,49 @@ class CpuLevelOps final : public LevelOps {
         }
       }
     });
+  }
+
+  // prolong_add's sums along a finer row (f, fixed) whose coarse nodes X are its nodes 2 X
+  // (standard_x), from the coarse rows at start[p] with the offsets k_zy[p] of their y and z
+  // terms, kPairs of them: a node 2 X takes the coarse node X (offset 0 along x), a node
+  // 2 X + 1 the nodes X (offset +1) and X + 1 (offset -1), the terms in the same order as the
+  // tables give them. Without a branch, two nodes at a time; a held node keeps its value.
+  template <int kPairs>
+  static void prolong_row(const double* P, std::int64_t nc, const std::int64_t* start,
+                          const int* k_zy, const double* cp, const std::uint8_t* fixed, double* f,
+                          std::int64_t nX) {
+    const double *w0[kPairs], *w1[kPairs], *w2[kPairs], *c[kPairs];
+    for (int p = 0; p < kPairs; ++p) {
+      w0[p] = P + k_zy[p] * nc + start[p];
+      w1[p] = P + (k_zy[p] + 1) * nc + start[p];
+      w2[p] = P + (k_zy[p] + 2) * nc + start[p];
+      c[p] = cp + start[p];
+    }
+    // f[i] + sum where node i is free, else f[i] as it is (a select the compiler vectorizes).
+    const auto add = [](double* at, std::uint8_t held, double sum) {
+      const double next = *at + sum;
+      std::uint64_t a, b;
+      std::memcpy(&a, &next, sizeof a);
+      std::memcpy(&b, at, sizeof b);
+      const std::uint64_t mask = 0 - static_cast<std::uint64_t>(held == 0);
+      a = (a & mask) | (b & ~mask);
+      std::memcpy(at, &a, sizeof a);
+    };
+#pragma omp simd
+    for (std::int64_t X = 0; X < nX; ++X) {
+      double sum = 0.0;
+      for (int p = 0; p < kPairs; ++p) sum += w1[p][X] * c[p][X];
+      add(f + 2 * X, fixed[2 * X], sum);
+    }
+#pragma omp simd
+    for (std::int64_t X = 0; X < nX - 1; ++X) {
+      double sum = 0.0;
+      for (int p = 0; p < kPairs; ++p) {
+        sum += w2[p][X] * c[p][X];
+        sum += w0[p][X + 1] * c[p][X + 1];
+      }
+      add(f + 2 * X + 1, fixed[2 * X + 1], sum);
+    }
   }
 
   void prolong_add(int fine_level, int x_coarse, int x_fine) override {
@@ -376,6 +476,15 @@ class CpuLevelOps final : public LevelOps {
           start[pairs] = (a.coarse * C.op.n[1] + b.coarse) * C.op.n[0];
           k_zy[pairs++] = (dims > 2 ? 9 * (a.offset + 1) : 0) + (dims > 1 ? 3 * (b.offset + 1) : 0);
         }
+      }
+      if (C.standard_x && C.op.n[0] >= 2 && (pairs == 1 || pairs == 2 || pairs == 4)) {
+        const std::int64_t i0 = index(F, 0, y, z);
+        const double* P = C.op.prolongation.data();
+        const std::uint8_t* fixed = F.op.fixed.data() + i0;
+        if (pairs == 1) prolong_row<1>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        if (pairs == 2) prolong_row<2>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        if (pairs == 4) prolong_row<4>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
+        return;
       }
       for (std::int64_t x = 0; x < F.op.n[0]; ++x) {
         const std::int64_t i = index(F, x, y, z);
@@ -454,17 +563,26 @@ class CpuLevelOps final : public LevelOps {
     // from them.
     std::array<Floats, kMaxDims> conductance32;
     Values diagonal32;
+    bool finite32 = false;  // every rounded conductance finite (smooth_from_zero)
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
     // Levels > 0: the coarse nodes each finer node takes values from, and per coarse
     // coordinate the finer coordinates at offsets -1, 0, +1 (as `neighbour`).
     std::array<AxisTransfer, kMaxDims> transfer;
     std::array<std::vector<std::int64_t>, kMaxDims> gather;
+    // Levels > 0: coarse node X at finer node 2 X along x, which is not periodic (a finer row
+    // of 2 nX - 1 nodes): prolongation then takes a row without the tables (prolong_row).
+    bool standard_x = false;
     // Stencil form (the operator's stencil, freed once rounded): the rounded entries, node by
     // node (round_stencil), and the centres.
     bool stencil_form = false;
     Floats stencil32;
     Values centre;
+    // 3D stencil levels whose rounded entries between free nodes are symmetric to the last bit
+    // (the hierarchy's Galerkin levels are, hierarchy.cpp): the upper half of each row only
+    // (round_stencil), stencil32 empty.
+    bool half = false;
+    HalfEntries upper;
     bool parallel = false;
     bool colour_conflict = false;
   };
@@ -492,22 +610,123 @@ class CpuLevelOps final : public LevelOps {
       // same products in the same order without the neighbour tables.
       const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
       const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
-      for (std::int64_t xi = 0; xi < nx; ++xi) {
+      const auto node = [&](std::int64_t xi) {
         const std::int64_t i = index(L, xi, y, z);
-        if (L.op.fixed[i]) {
+        if (L.op.fixed[i])
           rp[i] = 0.0;
-        } else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form) {
+        else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form)
           rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
-        } else if (inside && xi > 0 && xi + 1 < nx) {
-          const double diagonal = kSmoother ? L.diagonal32[i] : L.diagonal[i];
-          const auto g = [&](int a) { return conductances<kSmoother>(L, a); };
-          rp[i] = bp[i] - (diagonal * xp[i] - compact_sum_inside(L.op.dims, g(0), g(1), g(2), xp, i,
-                                                                 nx, nx * L.op.n[1]));
-        } else {
+        else
           rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+      };
+      if (inside && !L.stencil_form && nx > 2) {
+        node(0);
+        compact_run<kSmoother, true>(L, bp, xp, rp, index(L, 1, y, z), nx - 2);
+        node(nx - 1);
+        return;
+      }
+      std::int64_t xi = 0;
+      if (inside && L.stencil_form) {
+        // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
+        node(xi++);
+        for (; xi + 4 < nx; xi += 4) {
+          const std::int64_t i = index(L, xi, y, z);
+          double s[4];
+          if (L.half)
+            stencil_product_many<4, true>(L, r, xp, xi, i, s);
+          else
+            stencil_product_many<4, false>(L, r, xp, xi, i, s);
+          for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
         }
       }
+      for (; xi < nx; ++xi) node(xi);
     });
+  }
+
+  // magnitude at the `count` nodes from i0 of a compact 2D or 3D level's row away from its
+  // faces, as compact_run: the same sums without a branch, two nodes at a time.
+  template <int kDims>
+  static void compact_magnitude_run(const Level& L, const double* bp, const double* v, double* out,
+                                    std::int64_t i0, std::int64_t count) {
+    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
+    const double* gz = L.op.conductance[kDims - 1].data();  // z's in 3D
+    const double* diagonal = L.diagonal.data();
+    const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
+    const std::uint8_t* fixed = L.op.fixed.data();
+#pragma omp simd
+    for (std::int64_t i = i0; i < i0 + count; ++i) {
+      double s = std::abs(bp[i]);
+      s += std::abs(diagonal[i] * v[i]);
+      s += std::abs(gx[i - 1] * v[i - 1]);
+      s += std::abs(gx[i] * v[i + 1]);
+      s += std::abs(gy[i - sy] * v[i - sy]);
+      s += std::abs(gy[i] * v[i + sy]);
+      if (kDims == 3) {
+        s += std::abs(gz[i - sz] * v[i - sz]);
+        s += std::abs(gz[i] * v[i + sz]);
+      }
+      out[i] = select(fixed[i] == 0, s, 0.0);
+    }
+  }
+
+  // keep ? a : b, bit for bit, in integer operations: GCC 12 does not vectorize a loop with a
+  // conditional expression on doubles ("control flow in loop"), but does this.
+  static double select(bool keep, double a, double b) {
+    std::uint64_t x, y;
+    std::memcpy(&x, &a, sizeof x);
+    std::memcpy(&y, &b, sizeof y);
+    const std::uint64_t mask = 0 - static_cast<std::uint64_t>(keep);
+    x = (x & mask) | (y & ~mask);
+    double r;
+    std::memcpy(&r, &x, sizeof r);
+    return r;
+  }
+
+  // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
+  // away from its faces (compact_inside, 0 < x < nx - 1), 0 at the held ones; kSmoother: with
+  // the smoother's operator. The sums of row_product node by node (away from the faces, the
+  // neighbours the next nodes along each axis, in visit_neighbours's order), but with no
+  // branch in the loop, so that the compiler takes two nodes at a time in the vector
+  // registers, each lane through the same operations in the same order: the same bits. Node by
+  // node with the branches, these took as long as a Gauss-Seidel sweep (4 ns a node at 129^3,
+  // one thread): bound by their instructions, not by their 52 bytes a node.
+  template <bool kSmoother, bool kResidual>
+  static void compact_run(const Level& L, const double* bp, const double* v, double* out,
+                          std::int64_t i0, std::int64_t count) {
+    const auto* gx = conductances<kSmoother>(L, 0);
+    const auto* gy = conductances<kSmoother>(L, 1);
+    const double* diagonal = kSmoother ? L.diagonal32.data() : L.diagonal.data();
+    const std::int64_t sy = L.op.n[0];
+    const std::uint8_t* fixed = L.op.fixed.data();
+    if (L.op.dims == 2) {
+#pragma omp simd
+      for (std::int64_t i = i0; i < i0 + count; ++i) {
+        double s = 0.0;
+        s += static_cast<double>(gx[i - 1]) * v[i - 1];
+        s += static_cast<double>(gx[i]) * v[i + 1];
+        s += static_cast<double>(gy[i - sy]) * v[i - sy];
+        s += static_cast<double>(gy[i]) * v[i + sy];
+        const double ax = diagonal[i] * v[i] - s;
+        const double value = kResidual ? bp[i] - ax : ax;
+        out[i] = select(fixed[i] == 0, value, 0.0);
+      }
+      return;
+    }
+    const auto* gz = conductances<kSmoother>(L, 2);
+    const std::int64_t sz = sy * L.op.n[1];
+#pragma omp simd
+    for (std::int64_t i = i0; i < i0 + count; ++i) {
+      double s = 0.0;
+      s += static_cast<double>(gx[i - 1]) * v[i - 1];
+      s += static_cast<double>(gx[i]) * v[i + 1];
+      s += static_cast<double>(gy[i - sy]) * v[i - sy];
+      s += static_cast<double>(gy[i]) * v[i + sy];
+      s += static_cast<double>(gz[i - sz]) * v[i - sz];
+      s += static_cast<double>(gz[i]) * v[i + sz];
+      const double ax = diagonal[i] * v[i] - s;
+      const double value = kResidual ? bp[i] - ax : ax;
+      out[i] = select(fixed[i] == 0, value, 0.0);
+    }
   }
 
   // Vector v, which must be of level 0.
@@ -582,54 +801,98 @@ class CpuLevelOps final : public LevelOps {
     return L.op.dims == 2 || (z > 0 && z + 1 < L.op.n[2]);
   }
 
-  // neighbour_sum at a node of a compact 2D or 3D level away from the faces (compact_inside,
-  // 0 < x < nx - 1): its neighbours are the next nodes along each axis, summed in
-  // visit_neighbours's order. sy, sz: the strides of y and z.
-  template <typename G>
-  static double compact_sum_inside(int dims, const G* gx, const G* gy, const G* gz, const double* v,
-                                   std::int64_t i, std::int64_t sy, std::int64_t sz) {
-    double s = 0.0;
-    s += static_cast<double>(gx[i - 1]) * v[i - 1];
-    s += static_cast<double>(gx[i]) * v[i + 1];
-    s += static_cast<double>(gy[i - sy]) * v[i - sy];
-    s += static_cast<double>(gy[i]) * v[i + sy];
-    if (dims == 3) {
-      s += static_cast<double>(gz[i - sz]) * v[i - sz];
-      s += static_cast<double>(gz[i]) * v[i + sz];
-    }
-    return s;
-  }
-
-  // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the centre
-  // rounded to fp32 and the centre moved by what their rounding took from the row, so the row
-  // sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
+  // A stencil level as the V-cycle uses it (the only operator kept there): every entry off the
+  // centre rounded to fp32 and the centre moved by what their rounding took from the row, so the
+  // row sums stay (a rounded Galerkin operator stays positive definite wherever the exact one's
   // couplings are), summed in the offsets' order. Kept as the CUDA level operations keep them,
   // the rounded entries in fp32 (stencil32; the centre's slot unused) and the centres in fp64
   // (centre), but node by node (stencil32[i * 3^dims + k]), not offset by offset: a row's
   // sweep then reads its entries from one stream, not from 27 arrays whose streams the caches
   // cannot follow (2 MB apart at 129^3, 1.6x the finest level's sweep time). The fp64 stencil
   // is freed.
+  //
+  // A 3D level whose rounded entries A(i, j) and A(j, i) between free nodes are the same bits
+  // keeps half of them (`half`): node j holds its entries toward its 13 upper neighbours
+  // (offsets k > 13, upper[j * 13 + k - 14]), and a node reads an entry toward a lower
+  // neighbour j (offset k < 13) from j's entry back (offset 26 - k, upper[j * 13 + 12 - k]):
+  // the same bits, half the bytes (60 a node with the centre, not 116; level 1 of a 129^3 grid
+  // then 16 MB, not 32, within the caches between its sweeps). A held node's row is never read,
+  // so its slots hold the entries toward it of its free upper neighbours instead (which need
+  // not mirror anything). Any other level keeps every entry.
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
     const double* S = L.op.stencil.data();
-    L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
+    L.half = L.op.dims == 3 && symmetric(L);
     L.centre = Values(static_cast<std::size_t>(np));
-#pragma omp parallel for schedule(static) if (L.parallel)
-    for (std::int64_t i = 0; i < np; ++i) {
-      double moved = 0.0;
-      for (int k = 0; k < kp; ++k) {
-        if (k == centre) {
-          L.stencil32[i * kp + k] = 0.0f;
-          continue;
+    if (L.half)
+      L.upper = HalfEntries(static_cast<std::size_t>(kUpper * np));
+    else
+      L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
+    for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
+        const std::int64_t i = index(L, x, y, z);
+        double moved = 0.0;
+        for (int k = 0; k < kp; ++k) {
+          if (k == centre) {
+            if (!L.half) L.stencil32[i * kp + k] = 0.0f;
+            continue;
+          }
+          const float rounded = static_cast<float>(S[k * np + i]);
+          moved += S[k * np + i] - static_cast<double>(rounded);
+          if (!L.half) L.stencil32[i * kp + k] = rounded;
         }
-        const float rounded = static_cast<float>(S[k * np + i]);
-        moved += S[k * np + i] - static_cast<double>(rounded);
-        L.stencil32[i * kp + k] = rounded;
+        L.centre[i] = S[centre * np + i] + moved;
+        if (!L.half) continue;
+        for (int k = centre + 1; k < kp; ++k) {
+          double a = S[k * np + i];
+          if (L.op.fixed[i]) {
+            const std::int64_t j = neighbour(L, x, y, z, k);
+            a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+          }
+          L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
+        }
       }
-      L.centre[i] = S[centre * np + i] + moved;
-    }
+    });
     kernels::LevelWeights().swap(L.op.stencil);
+  }
+
+  // Whether every free node's rounded entry toward a free neighbour is the neighbour's entry
+  // back, bit for bit (L.op.stencil, 3D). Offset by offset: two of the 27 arrays at a time
+  // (node by node, 26 streams 2 MB apart took 23 ms at level 1 of a 129^3 grid).
+  static bool symmetric(const Level& L) {
+    const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2];
+    const double* S = L.op.stencil.data();
+    bool same = true;
+    for (int k = 0; k < 13; ++k) {
+      const double *a = S + k * np, *b = S + (26 - k) * np;
+#pragma omp parallel for collapse(2) schedule(static) reduction(&& : same) if (L.parallel)
+      for (std::int64_t z = 0; z < nz; ++z)
+        for (std::int64_t y = 0; y < ny; ++y)
+          for (std::int64_t x = 0; x < nx; ++x) {
+            const std::int64_t i = index(L, x, y, z);
+            if (L.op.fixed[i]) continue;
+            const std::int64_t j = neighbour(L, x, y, z, k);
+            if (j < 0 || L.op.fixed[j]) continue;
+            const float ai = static_cast<float>(a[i]), bj = static_cast<float>(b[j]);
+            same = same && std::memcmp(&ai, &bj, sizeof ai) == 0;
+          }
+    }
+    return same;
+  }
+
+  // The neighbour of node i = (x, y, z) at stencil offset k of a 3D level, or -1.
+  static std::int64_t neighbour(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
+                                int k) {
+    const std::int64_t nx = L.neighbour[0][3 * x + k % 3], ny = L.neighbour[1][3 * y + k / 3 % 3],
+                       nz = L.neighbour[2][3 * z + k / 9];
+    return nx < 0 || ny < 0 || nz < 0 ? -1 : index(L, nx, ny, nz);
+  }
+
+  // Entry k (not the centre) of node i's row, toward its neighbour j.
+  static double entry(const Level& L, std::int64_t i, int k, std::int64_t j) {
+    if (!L.half) return L.stencil32[i * stencil_points(L.op.dims) + k];
+    return k > 13 ? L.upper[i * kUpper + k - 14] : L.upper[j * kUpper + 12 - k];
   }
 
   // Calls f(k, j, A(i, j)) for each stencil offset k whose neighbour j exists, k increasing
@@ -638,15 +901,15 @@ class CpuLevelOps final : public LevelOps {
   static void visit_stencil(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
                             std::int64_t i, F&& f) {
     const std::int64_t* xn = &L.neighbour[0][3 * x];
-    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     const int centre = stencil_centre(L.op.dims);
     const StencilRow r = stencil_row(L, y, z);
     for (int row = 0; row < r.rows; ++row) {
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (xn[dx] >= 0)
-          f(k + dx, r.base[row] + xn[dx],
-            k + dx == centre ? L.centre[i] : static_cast<double>(S[k + dx]));
+        if (xn[dx] >= 0) {
+          const std::int64_t j = r.base[row] + xn[dx];
+          f(k + dx, j, k + dx == centre ? L.centre[i] : entry(L, i, k + dx, j));
+        }
     }
   }
 
@@ -709,7 +972,6 @@ class CpuLevelOps final : public LevelOps {
   static double gauss_seidel_inside(const Level& L, const StencilRow& r, const double* bp,
                                     const double* v, std::int64_t x, std::int64_t i) {
     const int centre = stencil_centre(L.op.dims);
-    const float* S = L.stencil32.data() + i * stencil_points(L.op.dims);
     double s = 0.0;
     if (r.rows == 9) {  // a full 3D row: the same order, unrolled
       double gs[1];
@@ -717,10 +979,10 @@ class CpuLevelOps final : public LevelOps {
       return gs[0];
     }
     for (int row = 0; row < r.rows; ++row) {
-      const double* w = v + r.base[row] + x - 1;
+      const std::int64_t j = r.base[row] + x - 1;
       const int k = r.first_k[row];
       for (int dx = 0; dx < 3; ++dx)
-        if (k + dx != centre) s += static_cast<double>(S[k + dx]) * w[dx];
+        if (k + dx != centre) s += entry(L, i, k + dx, j + dx) * v[j + dx];
     }
     return (bp[i] - s) / L.centre[i];
   }
@@ -729,13 +991,48 @@ class CpuLevelOps final : public LevelOps {
   // 0 < x < nx - 1: the 27 products in visit_stencil's order, unrolled.
   static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
                                        std::int64_t x, std::int64_t i) {
-    const float* S = L.stencil32.data() + i * 27;
+    return L.half ? stencil_product_inside<true>(L, r, v, x, i)
+                  : stencil_product_inside<false>(L, r, v, x, i);
+  }
+  // stencil_product_inside at the N nodes x, x + 1, ... (0 < x, x + N < nx), their sums
+  // interleaved, each in its own order as there.
+  template <int N, bool kHalf>
+  static void stencil_product_many(const Level& L, const StencilRow& r, const double* v,
+                                   std::int64_t x, std::int64_t i, double s[N]) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
+    for (int e = 0; e < N; ++e) s[e] = 0.0;
+    for (int row = 0; row < 9; ++row) {
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        for (int e = 0; e < N; ++e) {
+          const double a = k == 13  ? L.centre[i + e]
+                           : !kHalf ? static_cast<double>(S[27 * e + k])
+                           : k > 13 ? static_cast<double>(U[(i + e) * kUpper + k - 14])
+                                    : static_cast<double>(U[(j + dx + e) * kUpper + 12 - k]);
+          s[e] += a * v[j + dx + e];
+        }
+      }
+    }
+  }
+
+  template <bool kHalf>
+  static double stencil_product_inside(const Level& L, const StencilRow& r, const double* v,
+                                       std::int64_t x, std::int64_t i) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
     double s = 0.0;
     for (int row = 0; row < 9; ++row) {
-      const double* w = v + r.base[row] + x - 1;
-      s += static_cast<double>(S[3 * row]) * w[0];
-      s += (row == 4 ? L.centre[i] : static_cast<double>(S[3 * row + 1])) * w[1];
-      s += static_cast<double>(S[3 * row + 2]) * w[2];
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        const double a = k == 13  ? L.centre[i]
+                         : !kHalf ? static_cast<double>(S[k])
+                         : k > 13 ? static_cast<double>(U[i * kUpper + k - 14])
+                                  : static_cast<double>(U[(j + dx) * kUpper + 12 - k]);
+        s += a * v[j + dx];
+      }
     }
     return s;
   }
@@ -788,17 +1085,70 @@ class CpuLevelOps final : public LevelOps {
     const float *gx = L.conductance32[0].data(), *gy = L.conductance32[1].data(),
                 *gz = L.conductance32[2].data();  // those of unused axes empty
     const std::uint8_t* fixed = L.op.fixed.data();
-    for (std::int64_t x = (colour + y + z) & 1; x < nx; x += 2) {
+    const auto node = [&](std::int64_t x) {
       const std::int64_t i = index(L, x, y, z);
-      if (fixed[i]) continue;
+      if (fixed[i]) return;
       const double xo = xp[i];
-      double gs;
-      if (inside && x > 0 && x + 1 < nx) {
-        gs = (bp[i] + compact_sum_inside(L.op.dims, gx, gy, gz, xp, i, sy, sz)) / L.diagonal32[i];
-      } else {
-        gs = gauss_seidel(L, bp, xp, x, y, z, i);
+      xp[i] = xo + omega * (gauss_seidel(L, bp, xp, x, y, z, i) - xo);
+    };
+    std::int64_t x = (colour + y + z) & 1;
+    if (!inside || nx <= 2) {
+      for (; x < nx; x += 2) node(x);
+      return;
+    }
+    if (x == 0) node(0), x = 2;
+    // The nodes x, x + 2, ... before the last: gauss_seidel's sums, without a branch, so
+    // that the compiler takes two nodes at a time (as compact_run). No node of the colour is
+    // another's neighbour, so they may (omp simd).
+    const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
+    const std::int64_t i0 = index(L, x, y, z);
+    const double* diagonal = L.diagonal32.data();
+    if (L.op.dims == 2) {
+#pragma omp simd
+      for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t i = i0 + 2 * k;
+        double s = 0.0;
+        s += static_cast<double>(gx[i - 1]) * xp[i - 1];
+        s += static_cast<double>(gx[i]) * xp[i + 1];
+        s += static_cast<double>(gy[i - sy]) * xp[i - sy];
+        s += static_cast<double>(gy[i]) * xp[i + sy];
+        const double xo = xp[i];
+        const double next = xo + omega * ((bp[i] + s) / diagonal[i] - xo);
+        xp[i] = select(fixed[i] == 0, next, xo);
       }
-      xp[i] = xo + omega * (gs - xo);
+    } else {
+#pragma omp simd
+      for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t i = i0 + 2 * k;
+        double s = 0.0;
+        s += static_cast<double>(gx[i - 1]) * xp[i - 1];
+        s += static_cast<double>(gx[i]) * xp[i + 1];
+        s += static_cast<double>(gy[i - sy]) * xp[i - sy];
+        s += static_cast<double>(gy[i]) * xp[i + sy];
+        s += static_cast<double>(gz[i - sz]) * xp[i - sz];
+        s += static_cast<double>(gz[i]) * xp[i + sz];
+        const double xo = xp[i];
+        const double next = xo + omega * ((bp[i] + s) / diagonal[i] - xo);
+        xp[i] = select(fixed[i] == 0, next, xo);
+      }
+    }
+    if (x + 2 * count == nx - 1) node(nx - 1);
+  }
+
+  // Row (y, z) of a compact level from x = +0: colour `colour`'s free nodes take their first
+  // Gauss-Seidel value (smooth_from_zero), every other node +0.
+  static void first_colour_from_zero(const Level& L, const double* bp, double* xp, int colour,
+                                     std::int64_t y, std::int64_t z, double omega) {
+    const std::int64_t nx = L.op.n[0], i0 = index(L, 0, y, z);
+    const std::int64_t first = (colour + y + z) & 1;
+    const double* b = bp + i0;
+    const double* diagonal = L.diagonal32.data() + i0;
+    const std::uint8_t* fixed = L.op.fixed.data() + i0;
+    double* out = xp + i0;
+#pragma omp simd
+    for (std::int64_t x = 0; x < nx; ++x) {
+      const double value = 0.0 + omega * ((b[x] + 0.0) / diagonal[x] - 0.0);
+      out[x] = select(((x & 1) == first) & (fixed[x] == 0), value, 0.0);
     }
   }
 
@@ -810,13 +1160,21 @@ class CpuLevelOps final : public LevelOps {
   // memory). Each thread takes a block of planes; the second colour of its first and last
   // planes, whose neighbours beyond are another thread's, waits for every thread's first
   // colour. Not where a colour updates from a copy (colour_conflict).
-  void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega) {
+  // from_zero: from x = +0 (whatever xp holds), the first colour as smooth_from_zero says.
+  void red_black_planes(const Level& L, const double* bp, double* xp, int first, double omega,
+                        bool from_zero = false) {
     const bool rows = L.op.dims == 2;
     const std::int64_t ny = L.op.n[1], nz = rows ? ny : L.op.n[2];
     const int second = 1 - first;
     const auto plane = [&](int colour, std::int64_t z) {
-      if (rows) return compact_colour_row(L, bp, xp, colour, z, 0, omega);
-      for (std::int64_t y = 0; y < ny; ++y) compact_colour_row(L, bp, xp, colour, y, z, omega);
+      const auto row = [&](std::int64_t y, std::int64_t z) {
+        if (from_zero && colour == first)
+          first_colour_from_zero(L, bp, xp, colour, y, z, omega);
+        else
+          compact_colour_row(L, bp, xp, colour, y, z, omega);
+      };
+      if (rows) return row(z, 0);
+      for (std::int64_t y = 0; y < ny; ++y) row(y, z);
     };
 #pragma omp parallel if (L.parallel)
     {
@@ -842,35 +1200,84 @@ class CpuLevelOps final : public LevelOps {
                          double omega) {
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       if ((pair & 1) != (y & 1) || ((pair >> 1) & 1) != (z & 1)) return;
-      const StencilRow r = stencil_row(L, y, z);
-      const std::int64_t nx = L.op.n[0];
-      for (int half = 0; half < 2; ++half)
-        for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
-          const std::int64_t i = index(L, x, y, z);
-          if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
-              !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
-            // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
-            // four at once.
-            double gs[4];
-            gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
-            for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
-            x += 6;
-            continue;
-          }
-          if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
-            double gs[2];
-            gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
-            for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
-            x += 2;
-            continue;
-          }
-          if (L.op.fixed[i]) continue;
-          const double xo = xp[i];
-          const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
-                                                : gauss_seidel(L, bp, xp, x, y, z, i);
-          xp[i] = xo + omega * (gs - xo);
-        }
+      pair_row(L, bp, xp, y, z, reverse, omega);
     });
+  }
+
+  // Both colours of a stencil level's row (y, z) (x even, then odd; `reverse`: odd, then even).
+  static void pair_row(const Level& L, const double* bp, double* xp, std::int64_t y, std::int64_t z,
+                       bool reverse, double omega) {
+    const StencilRow r = stencil_row(L, y, z);
+    const std::int64_t nx = L.op.n[0];
+    for (int half = 0; half < 2; ++half)
+      for (std::int64_t x = reverse ? 1 - half : half; x < nx; x += 2) {
+        const std::int64_t i = index(L, x, y, z);
+        if (r.rows == 9 && x > 0 && x + 7 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2] &&
+            !L.op.fixed[i + 4] && !L.op.fixed[i + 6]) {
+          // Nodes x, x + 2, x + 4 and x + 6 of one colour take nothing from each other: all
+          // four at once.
+          double gs[4];
+          gauss_seidel_many<4>(L, r, bp, xp, x, i, gs);
+          for (int e = 0; e < 4; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+          x += 6;
+          continue;
+        }
+        if (r.rows == 9 && x > 0 && x + 3 < nx && !L.op.fixed[i] && !L.op.fixed[i + 2]) {
+          double gs[2];
+          gauss_seidel_many<2>(L, r, bp, xp, x, i, gs);
+          for (int e = 0; e < 2; ++e) xp[i + 2 * e] += omega * (gs[e] - xp[i + 2 * e]);
+          x += 2;
+          continue;
+        }
+        if (L.op.fixed[i]) continue;
+        const double xo = xp[i];
+        const double gs = x > 0 && x + 1 < nx ? gauss_seidel_inside(L, r, bp, xp, x, i)
+                                              : gauss_seidel(L, bp, xp, x, y, z, i);
+        xp[i] = xo + omega * (gs - xo);
+      }
+  }
+
+  // A 3D stencil level's eight colours in one pass over the planes, as red_black_planes does
+  // for a compact level's two. The colours x%2 + 2 (y%2) + 4 (z%2) run in the order of their
+  // numbers (`reverse`: the opposite), so the planes of parity f (0; reverse: 1) take their
+  // four colours before the other planes take theirs, and within a plane the rows of parity f
+  // take their two before the other rows. A plane of the other parity therefore follows the
+  // plane of parity f after it, and a row of the other parity the row after it: every node
+  // reads its neighbours in the states the colour order gives them (the same bits). The four
+  // colour-pair passes each read a quarter of the rows, every other row of every other plane,
+  // in runs of one row (7 kB at 65^3) that the hardware prefetchers follow badly; this reads the
+  // rows nearly in memory order, once. Each thread takes a block of planes; its end planes of
+  // the other parity, whose neighbours beyond are another thread's, wait for every thread's
+  // first planes. Not where a colour updates from a copy (colour_conflict).
+  void stencil_planes(const Level& L, const double* bp, double* xp, bool reverse, double omega) {
+    const std::int64_t ny = L.op.n[1], nz = L.op.n[2];
+    const std::int64_t f = reverse ? 1 : 0;
+    const auto plane = [&](std::int64_t z) {
+      for (std::int64_t y = f; y < ny; y += 2) {
+        pair_row(L, bp, xp, y, z, reverse, omega);
+        if (y - 1 > 0) pair_row(L, bp, xp, y - 1, z, reverse, omega);
+      }
+      // The rows of the other parity without a row of parity f after them.
+      if (f == 1) pair_row(L, bp, xp, 0, z, reverse, omega);
+      if (ny - 1 > 0 && ((ny - 1) & 1) != f) pair_row(L, bp, xp, ny - 1, z, reverse, omega);
+    };
+#pragma omp parallel if (L.parallel)
+    {
+      std::int64_t threads = 1, t = 0;
+#ifdef _OPENMP
+      threads = omp_get_num_threads();
+      t = omp_get_thread_num();
+#endif
+      const std::int64_t z0 = nz * t / threads, z1 = nz * (t + 1) / threads;
+      for (std::int64_t z = z0; z < z1; ++z) {
+        if ((z & 1) != f) continue;
+        plane(z);
+        if (z - 1 > z0) plane(z - 1);
+      }
+#pragma omp barrier
+      if (z1 > z0 && (z0 & 1) != f) plane(z0);
+      if (z1 - 1 > z0 && ((z1 - 1) & 1) != f) plane(z1 - 1);
+    }
   }
 
   // gauss_seidel_inside of a full 3D row at the N nodes x, x + 2, ... (0 < x, x + 2 N - 1 < nx),
@@ -879,16 +1286,29 @@ class CpuLevelOps final : public LevelOps {
   template <int N>
   static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
                                 const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
-    const float* S = L.stencil32.data() + i * 27;
+    if (L.half)
+      gauss_seidel_many<N, true>(L, r, bp, v, x, i, gs);
+    else
+      gauss_seidel_many<N, false>(L, r, bp, v, x, i, gs);
+  }
+  template <int N, bool kHalf>
+  static void gauss_seidel_many(const Level& L, const StencilRow& r, const double* bp,
+                                const double* v, std::int64_t x, std::int64_t i, double gs[N]) {
+    const float* S = kHalf ? nullptr : L.stencil32.data() + i * 27;
+    const HalfEntry* U = kHalf ? L.upper.data() : nullptr;
     double s[N] = {};
     for (int row = 0; row < 9; ++row) {
-      const double* w = v + r.base[row] + x - 1;
-      for (int e = 0; e < N; ++e) s[e] += static_cast<double>(S[54 * e + 3 * row]) * w[2 * e];
-      if (row != 4)
-        for (int e = 0; e < N; ++e)
-          s[e] += static_cast<double>(S[54 * e + 3 * row + 1]) * w[2 * e + 1];
-      for (int e = 0; e < N; ++e)
-        s[e] += static_cast<double>(S[54 * e + 3 * row + 2]) * w[2 * e + 2];
+      const std::int64_t j = r.base[row] + x - 1;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int k = 3 * row + dx;
+        if (k == 13) continue;
+        for (int e = 0; e < N; ++e) {
+          const double a = !kHalf   ? static_cast<double>(S[54 * e + k])
+                           : k > 13 ? static_cast<double>(U[(i + 2 * e) * kUpper + k - 14])
+                                    : static_cast<double>(U[(j + dx + 2 * e) * kUpper + 12 - k]);
+          s[e] += a * v[j + dx + 2 * e];
+        }
+      }
     }
     for (int e = 0; e < N; ++e) gs[e] = (bp[i + 2 * e] - s[e]) / L.centre[i + 2 * e];
   }
