@@ -28,6 +28,19 @@ using HalfEntry = float;
 using HalfEntries = std::vector<HalfEntry, UnsetAllocator<HalfEntry>>;
 constexpr int kUpper = 13;
 
+// Inside an OpenMP parallel region: this thread's block of planes [z0, z1) of nz (all of
+// them without OpenMP), for sweeps whose threads each take a block of planes and meet at a
+// barrier before the planes at their blocks' ends.
+void thread_planes(std::int64_t nz, std::int64_t& z0, std::int64_t& z1) {
+  std::int64_t threads = 1, t = 0;
+#ifdef _OPENMP
+  threads = omp_get_num_threads();
+  t = omp_get_thread_num();
+#endif
+  z0 = nz * t / threads;
+  z1 = nz * (t + 1) / threads;
+}
+
 class CpuLevelOps final : public LevelOps {
  public:
   std::string name() const override { return "cpu"; }
@@ -1178,12 +1191,8 @@ class CpuLevelOps final : public LevelOps {
     };
 #pragma omp parallel if (L.parallel)
     {
-      std::int64_t threads = 1, t = 0;
-#ifdef _OPENMP
-      threads = omp_get_num_threads();
-      t = omp_get_thread_num();
-#endif
-      const std::int64_t z0 = nz * t / threads, z1 = nz * (t + 1) / threads;
+      std::int64_t z0, z1;
+      thread_planes(nz, z0, z1);
       for (std::int64_t z = z0; z < z1; ++z) {
         plane(first, z);
         if (z - 1 > z0) plane(second, z - 1);
@@ -1263,12 +1272,8 @@ class CpuLevelOps final : public LevelOps {
     };
 #pragma omp parallel if (L.parallel)
     {
-      std::int64_t threads = 1, t = 0;
-#ifdef _OPENMP
-      threads = omp_get_num_threads();
-      t = omp_get_thread_num();
-#endif
-      const std::int64_t z0 = nz * t / threads, z1 = nz * (t + 1) / threads;
+      std::int64_t z0, z1;
+      thread_planes(nz, z0, z1);
       for (std::int64_t z = z0; z < z1; ++z) {
         if ((z & 1) != f) continue;
         plane(z);
