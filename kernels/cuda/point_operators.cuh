@@ -36,6 +36,9 @@
 //                              (u from `in`), stored as tile node l;
 //     kPrefetch                how many planes a thread's loads run ahead (1 or 2 register
 //                              sets of Slots);
+//     kRows                    the nodes along y each thread forms in a plane (3D; 1 in 2D);
+//                              the tile is kRows times as tall, the thread's rows at.y ..
+//                              at.y + kRows - 1;
 //     request(plane, l, src, ok)  (optional) tile node l by an asynchronous copy from src
 //                              (zero-filled where !ok), for tilings that stage by copies;
 //     March: start(), plane(a, block, tile, at, p)   the column's state; plane p added to it
@@ -191,7 +194,7 @@ struct StencilPoint {
   struct Slot {
     T u;
   };
-  static constexpr int kPrefetch = 2;
+  static constexpr int kPrefetch = 2, kRows = 1;
   __device__ __forceinline__ static Slot load(const Args&, const T* __restrict__ in,
                                               std::int64_t e) {
     return {in[e]};
@@ -390,14 +393,25 @@ struct FluxPoint {
     Key k;
   };
   static constexpr int kPrefetch = 1;
+  // Rows per thread along y (3D classes without the rules): a thread's two rows share the
+  // conductance of the y face between them and each other's staged values (per node 4 instead
+  // of 5 staged u and keys, 4.5 instead of 5 conductances). Heat-3D-mat on an H200, 512^3
+  // fp64: 150.1 GStencil/s with one row, 158.9 with two (76 registers, 3 blocks per SM), 156.7
+  // with two held to 4 blocks (64 registers), 158.6 with four (126 registers). With the rules
+  // two rows spill (80 registers), so those keep one.
+  static constexpr int kRows = DIMS == 3 && FORM == CoefficientForm::classes && !RULES ? 2 : 1;
   __device__ __forceinline__ static Key key_at(const Args& a, std::int64_t e) {
-    if constexpr (takes_classes(FORM)) return a.node_class[e];
-    else return a.conductivity[e];
+    if constexpr (takes_classes(FORM))
+      return a.node_class[e];
+    else
+      return a.conductivity[e];
   }
   __device__ __forceinline__ static Slot load(const Args& a, const T* __restrict__ in,
                                               std::int64_t e) {
-    if constexpr (kFacesGiven) return {in[e], Key(0)};
-    else return {in[e], key_at(a, e)};
+    if constexpr (kFacesGiven)
+      return {in[e], Key(0)};
+    else
+      return {in[e], key_at(a, e)};
   }
   template <int SY, int SX>
   __device__ __forceinline__ static void put(Plane<SY, SX>& t, int l, const Slot& v) {
@@ -407,151 +421,201 @@ struct FluxPoint {
   // The conductance between two nodes' keys; the face between element e and e + e_axis, the
   // faces given.
   __device__ __forceinline__ static T conductance(const Args& a, const Block& b, Key p, Key q) {
-    if constexpr (takes_classes(FORM)) return class_conductance(*b.table, p, q);
-    else return face_conductance(p, q);
+    if constexpr (takes_classes(FORM))
+      return class_conductance(*b.table, p, q);
+    else
+      return face_conductance(p, q);
   }
   __device__ __forceinline__ static T face_at(const Args& a, const Block& b, int axis,
                                               std::int64_t e) {
     if constexpr (FORM == CoefficientForm::face_classes)
       return b.table->face[axis][a.face_class[axis][e]];
-    else return a.faces[axis][e];
+    else
+      return a.faces[axis][e];
   }
 
   struct March {
-    T u_prev;   // the previous plane's centre value, and its key
-    Key k_prev;
-    T flow;     // output p-1: the flow of its in-plane axes
-    T minus;    // output p-1: K_lo (u_lo - u_i) of the march axis
-    T dtc;      // output p-1: dt / C
-    T src;      // output p-1: its sources at this step's factors
-    T hold;     // output p-1: H of a surface inside the body
+    // Per row r of the thread's column group (kRows rows along y, node at.y + r):
+    T u_prev[kRows];  // the previous plane's centre value, and its key
+    Key k_prev[kRows];
+    T flow[kRows];   // output p-1: the flow of its in-plane axes
+    T minus[kRows];  // output p-1: K_lo (u_lo - u_i) of the march axis
+    T dtc[kRows];    // output p-1: dt / C
+    T src[kRows];    // output p-1: its sources at this step's factors
+    T hold[kRows];   // output p-1: H of a surface inside the body
     // The faces as classes: the classes plane p needs (its march face below, its node's x and
     // y faces, the node's own class), loaded from global memory while plane p-1 is added, so
     // that their latency hides behind it.
-    std::uint8_t f_march, f_xlo, f_xhi, f_ylo, f_yhi, f_node;
+    std::uint8_t f_march[kRows], f_xlo[kRows], f_xhi[kRows], f_ylo[kRows], f_yhi[kRows],
+        f_node[kRows];
 
     __device__ __forceinline__ void start() {
-      u_prev = flow = minus = dtc = src = hold = T(0);
-      k_prev = Key(0);
-      f_march = f_xlo = f_xhi = f_ylo = f_yhi = f_node = 0;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        u_prev[r] = flow[r] = minus[r] = dtc[r] = src[r] = hold[r] = T(0);
+        k_prev[r] = Key(0);
+        f_march[r] = f_xlo[r] = f_xhi[r] = f_ylo[r] = f_yhi[r] = f_node[r] = 0;
+      }
     }
 
     template <int SY, int SX>
     __device__ __forceinline__ void plane(const Args& a, const Block& b, const Plane<SY, SX>& t,
                                           const MarchAt& at, std::int64_t p) {
       static_assert(DIMS >= 2, "a march needs a plane");
+      static_assert(kRows == 1 || DIMS == 3, "rows per thread along y in 3D");
       constexpr int MARCH = DIMS - 1, RY = DIMS == 3 ? 1 : 0;
       const DeviceGrid& g = a.grid;
-      const int cx = at.tx + 1, cy = at.ty + RY;
-      const T uc = t.u[cy][cx];
-      Key kc = Key(0);
-      if constexpr (!kFacesGiven) kc = t.k[cy][cx];
-      const std::int64_t i = at.own + p * at.march_pitch;
+      const int cx = at.tx + 1, cy = at.ty * kRows + RY;  // row 0's node in the tile
+      const std::int64_t pitch_y = DIMS == 3 ? g.pitch_y : 0;
+      T uc[kRows];
+      Key kc[kRows];
+      bool active[kRows];
+      std::int64_t i[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        uc[r] = t.u[cy + r][cx];
+        kc[r] = Key(0);
+        if constexpr (!kFacesGiven) kc[r] = t.k[cy + r][cx];
+        active[r] = at.active && (r == 0 || at.y + r < g.n[1]);
+        i[r] = at.own + r * pitch_y + p * at.march_pitch;
+      }
       // The face between planes p-1 and p: output p-1's plus face and output p's minus face.
-      T k_march;
-      if constexpr (kPrefetchFaces)
-        k_march = at.active && p >= at.m0 ? b.table->face[MARCH][f_march] : T(0);
-      else if constexpr (kFacesGiven)
-        k_march = at.active && p >= at.m0 ? face_at(a, b, MARCH, i - at.march_pitch) : T(0);
-      else
-        k_march = conductance(a, b, k_prev, kc);
+      T k_march[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if constexpr (kPrefetchFaces)
+          k_march[r] = active[r] && p >= at.m0 ? b.table->face[MARCH][f_march[r]] : T(0);
+        else if constexpr (kFacesGiven)
+          k_march[r] = active[r] && p >= at.m0 ? face_at(a, b, MARCH, i[r] - at.march_pitch) : T(0);
+        else
+          k_march[r] = conductance(a, b, k_prev[r], kc[r]);
+      }
       if (p > at.m0) {  // output p-1 is complete with its march-plus face
-        T u_hi = uc;
-        if constexpr (RULES) {
-          if (p == at.march_n && at.active && a.rules.apply[2 * MARCH + 1]) {  // the ghost above
-            const std::int64_t m = at.own + (at.march_n - 2) * at.march_pitch;  // mirror node
-            T k_bm;
-            if constexpr (kFacesGiven) k_bm = face_at(a, b, MARCH, m);
-            else k_bm = conductance(a, b, k_prev, key_at(a, m));
-            u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev, a.in[m], k_bm, k_march);
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          T u_hi = uc[r];
+          if constexpr (RULES) {
+            if (p == at.march_n && active[r] && a.rules.apply[2 * MARCH + 1]) {  // ghost above
+              const std::int64_t m = at.own + r * pitch_y + (at.march_n - 2) * at.march_pitch;
+              T k_bm;  // the mirror node's face
+              if constexpr (kFacesGiven)
+                k_bm = face_at(a, b, MARCH, m);
+              else
+                k_bm = conductance(a, b, k_prev[r], key_at(a, m));
+              u_hi = coefficient_ghost(a.rules.rule[2 * MARCH + 1], u_prev[r], a.in[m], k_bm,
+                                       k_march[r]);
+            }
           }
-        }
-        flow = fma(a.inv_h2[MARCH], fma(k_march, u_hi - u_prev, minus), flow);  // add_axis
-        if (at.active) {
-          T& out = a.out[at.own + (p - 1) * at.march_pitch];
-          if constexpr (TRANSFER) out = fma(dtc, fma(-hold, u_prev, flow + src), u_prev);
-          else out = fma(dtc, flow + src, u_prev);
+          flow[r] = fma(a.inv_h2[MARCH], fma(k_march[r], u_hi - u_prev[r], minus[r]),
+                        flow[r]);  // add_axis
+          if (active[r]) {
+            T& out = a.out[at.own + r * pitch_y + (p - 1) * at.march_pitch];
+            if constexpr (TRANSFER)
+              out = fma(dtc[r], fma(-hold[r], u_prev[r], flow[r] + src[r]), u_prev[r]);
+            else
+              out = fma(dtc[r], flow[r] + src[r], u_prev[r]);
+          }
         }
       }
       if (p >= at.m0 && p < at.m1) {
-        flow = T(0);
-        T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
-        if constexpr (kPrefetchFaces) {
-          kx_lo = kx_hi = T(0);
-          if (at.active) {
-            kx_lo = b.table->face[0][f_xlo];
-            kx_hi = b.table->face[0][f_xhi];
-            if (DIMS == 3) {
-              ky_lo = b.table->face[1][f_ylo];
-              ky_hi = b.table->face[1][f_yhi];
+        // The y faces of staged keys: face r lies between rows r-1 and r (row -1 and row kRows
+        // the tile's neighbours), one conductance for both of its nodes, as the march face.
+        T ky[kRows + 1];
+        if constexpr (!kFacesGiven && DIMS == 3) {
+          ky[0] = conductance(a, b, kc[0], t.k[cy - 1][cx]);
+#pragma unroll
+          for (int r = 1; r < kRows; ++r) ky[r] = conductance(a, b, kc[r - 1], kc[r]);
+          ky[kRows] = conductance(a, b, kc[kRows - 1], t.k[cy + kRows][cx]);
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          flow[r] = T(0);
+          T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
+          if constexpr (kPrefetchFaces) {
+            kx_lo = kx_hi = T(0);
+            if (active[r]) {
+              kx_lo = b.table->face[0][f_xlo[r]];
+              kx_hi = b.table->face[0][f_xhi[r]];
+              if (DIMS == 3) {
+                ky_lo = b.table->face[1][f_ylo[r]];
+                ky_hi = b.table->face[1][f_yhi[r]];
+              }
             }
-          }
-        } else if constexpr (kFacesGiven) {
-          kx_lo = kx_hi = T(0);
-          if (at.active) {
-            kx_lo = face_at(a, b, 0, i - 1);
-            kx_hi = face_at(a, b, 0, i);
-            if (DIMS == 3) {
-              ky_lo = face_at(a, b, 1, i - g.pitch_y);
-              ky_hi = face_at(a, b, 1, i);
+          } else if constexpr (kFacesGiven) {
+            kx_lo = kx_hi = T(0);
+            if (active[r]) {
+              kx_lo = face_at(a, b, 0, i[r] - 1);
+              kx_hi = face_at(a, b, 0, i[r]);
+              if (DIMS == 3) {
+                ky_lo = face_at(a, b, 1, i[r] - g.pitch_y);
+                ky_hi = face_at(a, b, 1, i[r]);
+              }
             }
-          }
-        } else {
-          kx_lo = conductance(a, b, kc, t.k[cy][cx - 1]);
-          kx_hi = conductance(a, b, kc, t.k[cy][cx + 1]);
-          if (DIMS == 3) {
-            ky_lo = conductance(a, b, kc, t.k[cy - 1][cx]);
-            ky_hi = conductance(a, b, kc, t.k[cy + 1][cx]);
-          }
-        }
-        T ux_lo = t.u[cy][cx - 1], ux_hi = t.u[cy][cx + 1];
-        if constexpr (RULES)
-          apply_face_rules(a.rules, 0, at.x, g.n[0], uc, kx_lo, kx_hi, ux_lo, ux_hi);
-        add_axis(flow, a.inv_h2[0], uc, kx_lo, ux_lo, kx_hi, ux_hi);
-        if constexpr (DIMS == 3) {
-          T uy_lo = t.u[cy - 1][cx], uy_hi = t.u[cy + 1][cx];
-          if constexpr (RULES)
-            apply_face_rules(a.rules, 1, at.y, g.n[1], uc, ky_lo, ky_hi, uy_lo, uy_hi);
-          add_axis(flow, a.inv_h2[1], uc, ky_lo, uy_lo, ky_hi, uy_hi);
-        }
-        T u_lo = u_prev;
-        if constexpr (RULES) {
-          if (p == 0 && at.active && a.rules.apply[2 * MARCH]) {  // the ghost below
-            const std::int64_t m = i + at.march_pitch;
-            T k_bm;
-            if constexpr (kFacesGiven) k_bm = face_at(a, b, MARCH, i);
-            else k_bm = conductance(a, b, kc, key_at(a, m));
-            u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc, a.in[m], k_bm, k_march);
-          }
-        }
-        minus = rounded_product(k_march, u_lo - uc);
-        if (at.active) {
-          if constexpr (takes_classes(FORM)) {
-            // Not staged with the faces given: prefetched (faces as classes) or read here.
-            const unsigned c = kPrefetchFaces ? f_node : kFacesGiven ? a.node_class[i] : kc;
-            dtc = b.table->dt_over_capacity[c];
-            src = sources_of_class(a, b, c);
           } else {
-            dtc = a.dt_over_capacity[i];
-            src = node_source(a, b.factor, i);
-            if constexpr (TRANSFER) hold = a.transfer[i];
+            kx_lo = conductance(a, b, kc[r], t.k[cy + r][cx - 1]);
+            kx_hi = conductance(a, b, kc[r], t.k[cy + r][cx + 1]);
+            if (DIMS == 3) {
+              ky_lo = ky[r];
+              ky_hi = ky[r + 1];
+            }
+          }
+          T ux_lo = t.u[cy + r][cx - 1], ux_hi = t.u[cy + r][cx + 1];
+          if constexpr (RULES)
+            apply_face_rules(a.rules, 0, at.x, g.n[0], uc[r], kx_lo, kx_hi, ux_lo, ux_hi);
+          add_axis(flow[r], a.inv_h2[0], uc[r], kx_lo, ux_lo, kx_hi, ux_hi);
+          if constexpr (DIMS == 3) {
+            T uy_lo = r == 0 ? t.u[cy - 1][cx] : uc[r > 0 ? r - 1 : 0];
+            T uy_hi = r + 1 == kRows ? t.u[cy + kRows][cx] : uc[r + 1 < kRows ? r + 1 : r];
+            if constexpr (RULES)
+              apply_face_rules(a.rules, 1, at.y + r, g.n[1], uc[r], ky_lo, ky_hi, uy_lo, uy_hi);
+            add_axis(flow[r], a.inv_h2[1], uc[r], ky_lo, uy_lo, ky_hi, uy_hi);
+          }
+          T u_lo = u_prev[r];
+          if constexpr (RULES) {
+            if (p == 0 && active[r] && a.rules.apply[2 * MARCH]) {  // the ghost below
+              const std::int64_t m = i[r] + at.march_pitch;
+              T k_bm;  // the mirror node's face
+              if constexpr (kFacesGiven)
+                k_bm = face_at(a, b, MARCH, i[r]);
+              else
+                k_bm = conductance(a, b, kc[r], key_at(a, m));
+              u_lo = coefficient_ghost(a.rules.rule[2 * MARCH], uc[r], a.in[m], k_bm, k_march[r]);
+            }
+          }
+          minus[r] = rounded_product(k_march[r], u_lo - uc[r]);
+          if (active[r]) {
+            if constexpr (takes_classes(FORM)) {
+              // Not staged with the faces given: prefetched (faces as classes) or read here.
+              const unsigned c = kPrefetchFaces ? f_node[r]
+                                 : kFacesGiven  ? a.node_class[i[r]]
+                                                : kc[r];
+              dtc[r] = b.table->dt_over_capacity[c];
+              src[r] = sources_of_class(a, b, c);
+            } else {
+              dtc[r] = a.dt_over_capacity[i[r]];
+              src[r] = node_source(a, b.factor, i[r]);
+              if constexpr (TRANSFER) hold[r] = a.transfer[i[r]];
+            }
           }
         }
       }
-      u_prev = uc;
-      k_prev = kc;
-      if constexpr (kPrefetchFaces) {
-        // Plane p+1's classes (up to plane m1, a ghost plane at most: inside the padding).
-        if (at.active && p < at.m1) {
-          const std::int64_t n = i + at.march_pitch;
-          f_march = a.face_class[MARCH][i];
-          f_xlo = a.face_class[0][n - 1];
-          f_xhi = a.face_class[0][n];
-          if (DIMS == 3) {
-            f_ylo = a.face_class[1][n - g.pitch_y];
-            f_yhi = a.face_class[1][n];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        u_prev[r] = uc[r];
+        k_prev[r] = kc[r];
+        if constexpr (kPrefetchFaces) {
+          // Plane p+1's classes (up to plane m1, a ghost plane at most: inside the padding).
+          if (active[r] && p < at.m1) {
+            const std::int64_t n = i[r] + at.march_pitch;
+            f_march[r] = a.face_class[MARCH][i[r]];
+            f_xlo[r] = a.face_class[0][n - 1];
+            f_xhi[r] = a.face_class[0][n];
+            if (DIMS == 3) {
+              f_ylo[r] = a.face_class[1][n - g.pitch_y];
+              f_yhi[r] = a.face_class[1][n];
+            }
+            f_node[r] = a.node_class[n];
           }
-          f_node = a.node_class[n];
         }
       }
     }

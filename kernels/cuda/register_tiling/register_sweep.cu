@@ -19,7 +19,8 @@ namespace {
 
 // Block shapes (threads = output columns per block):
 //   2D: 256 x 1, march along y; smem B x (256+2R) x F                 (fp64 R=3: 4.2 KB x F)
-//   3D: 32 x 8,  march along z; smem B x (32+2R) x (8+2R) x F          (fp64 R=3: 8.5 KB x F)
+//   3D: 32 x 8,  march along z; smem B x (32+2R) x (8 Y+2R) x F        (fp64 R=3: 8.5 KB x F)
+// Y = Op::kRows, the rows each thread forms (2 for the classes' flux operator, else 1).
 // B the planes in shared memory (2, or kStages by copies), F the bytes a node stages (u; the
 // flux operator also its k or class, unless the faces are given). Registers: the operator's
 // march state, kPrefetch planes of prefetched Slots (the plane p+kPrefetch load is issued
@@ -83,7 +84,8 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
   constexpr int DIMS = Op::kDims, R = Op::kRadius;
   constexpr int TX = RegisterTile<DIMS>::tx, TY = RegisterTile<DIMS>::ty;
   constexpr int RY = DIMS == 3 ? R : 0;  // in-plane y halo
-  constexpr int SX = TX + 2 * R, SY = TY + 2 * RY, NT = TX * TY;
+  constexpr int NY = Op::kRows;          // rows per thread along y (3D)
+  constexpr int SX = TX + 2 * R, SY = TY * NY + 2 * RY, NT = TX * TY;
   constexpr int NSLOT = (SX * SY + NT - 1) / NT;  // plane nodes each thread loads
   using Plane = typename Op::template Plane<SY, SX>;
   using Slot = typename Op::Slot;
@@ -105,9 +107,9 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
 
   const std::int64_t y_step = DIMS == 3 ? gridDim.y : 1;
   for (std::int64_t by = DIMS == 3 ? blockIdx.y : 0; by < tiles_y; by += y_step) {
-    const std::int64_t y0 = by * TY;
+    const std::int64_t y0 = by * TY * NY;
     at.x = x0 + at.tx;
-    at.y = y0 + at.ty;
+    at.y = y0 + at.ty * NY;
     at.active = at.x < g.n[0] && (DIMS == 2 || at.y < g.n[1]);
     at.own = g.origin + (DIMS == 3 ? at.y * g.pitch_y : 0) + at.x;
 
@@ -124,7 +126,7 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
       bool ok = l < SX * SY && gx < g.n[0] + R;
       if (DIMS == 3) ok = ok && gy < g.n[1] + RY;
       if (Op::kStar && DIMS == 3)
-        ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= RY + TY));
+        ok = ok && !((sx < R || sx >= R + TX) && (sy < RY || sy >= SY - RY));
       load_slot[s] = ok;
       slot_at[s] = g.origin + (DIMS == 3 ? gy * g.pitch_y : 0) + gx;
     }
@@ -223,7 +225,8 @@ void launch(const typename Op::Args& args, const LaunchContext& context) {
     }();
     const DeviceGrid& g = args.grid;
     const std::int64_t tiles_x = (g.n[0] + Tile::tx - 1) / Tile::tx;
-    const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + Tile::ty - 1) / Tile::ty : 1;
+    const std::int64_t tile_rows = Tile::ty * Op::kRows;
+    const std::int64_t tiles_y = DIMS == 3 ? (g.n[1] + tile_rows - 1) / tile_rows : 1;
     const std::int64_t march_n = g.n[DIMS - 1];
     const std::int64_t chunk =
         march_chunk(tiles_x * std::min<std::int64_t>(tiles_y, 65535), march_n, Op::kRadius,
