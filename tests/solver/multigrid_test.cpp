@@ -5,14 +5,13 @@
 // observed orders in time (1 and 2, also with a ramping source and a scheduled Dirichlet face),
 // and the convergence of the cycles themselves (V-cycle reduction, PCG with a conductivity jump).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
-
-#include <omp.h>
 
 #include "kernels/cpu/cpu_level_ops.hpp"
 #include "kernels/registry.hpp"
