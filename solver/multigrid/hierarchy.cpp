@@ -1153,44 +1153,85 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           double* Sk = &S[k * nc];
           double* Sback = &S[(kp - 1 - k) * nc];
           const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
-          for (std::int64_t X = 0; X < nX; ++X) {
+          const bool same_row = dy == 0 && dz == 0;
+          const bool row_written = row_inside && written(Y + dy, Z + dz);
+          const auto any_node = [&](std::int64_t X) {
             const std::int64_t I = I0 + X;
             const double v = entries[X * kp + k];
             if (k == centre || c.fixed[I]) {
               Sk[I] = v;
-              continue;
+              return;
             }
-            std::int64_t j = I + step_of[k];
-            bool same = dy == 0 && dz == 0, earlier = written(Y + dy, Z + dz);
-            if (!row_inside || X == 0 || X + 1 == nX) {
-              const std::int64_t C[3] = {X, Y, Z};
-              std::int64_t J[3];
-              if (!cg.neighbour(C, k, J)) {
-                Sk[I] = 0.0;
-                continue;
-              }
-              j = cg.index(J);
-              same = J[1] == Y && J[2] == Z;
-              earlier = written(J[1], J[2]);
+            const std::int64_t C[3] = {X, Y, Z};
+            std::int64_t J[3];
+            if (!cg.neighbour(C, k, J)) {
+              Sk[I] = 0.0;
+              return;
             }
+            const std::int64_t j = cg.index(J);
             if (c.fixed[j]) {
               Sk[I] = v * 0.5;
-            } else if (same) {
+            } else if (J[1] == Y && J[2] == Z) {
               // Both values from this row's buffer; the pair's entry past the centre is
               // written with the one before it.
               if (k < centre) {
-                const double mean = 0.5 * (v + entries[(j - I0) * kp + kp - 1 - k]);
+                const double mean = 0.5 * (v + entries[J[0] * kp + kp - 1 - k]);
                 Sk[I] = mean;
                 Sback[j] = mean;
               }
-            } else if (earlier) {
+            } else if (written(J[1], J[2])) {
               const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
               Sk[I] = mean;
               Sback[j] = mean;
             } else {
               Sk[I] = v;  // its pair's row comes later, or in another block
             }
+          };
+          if (!row_inside || nX < 3 || k == centre) {
+            for (std::int64_t X = 0; X < nX; ++X) any_node(X);
+            continue;
           }
+          // Away from the row's ends: the neighbour at a fixed step, in a row whose state
+          // holds for the whole row; the same operations as any_node's.
+          any_node(0);
+          const std::int64_t step = step_of[k];
+          const std::uint8_t* fixed = &c.fixed[0];
+          if (same_row) {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X;
+              const double v = entries[X * kp + k];
+              if (fixed[I]) {
+                Sk[I] = v;
+              } else if (fixed[I + step]) {
+                Sk[I] = v * 0.5;
+              } else if (k < centre) {
+                const double mean = 0.5 * (v + entries[(X + step) * kp + kp - 1 - k]);
+                Sk[I] = mean;
+                Sback[I + step] = mean;
+              }
+            }
+          } else if (row_written) {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X, j = I + step;
+              const double v = entries[X * kp + k];
+              if (fixed[I]) {
+                Sk[I] = v;
+              } else if (fixed[j]) {
+                Sk[I] = v * 0.5;
+              } else {
+                const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
+                Sk[I] = mean;
+                Sback[j] = mean;
+              }
+            }
+          } else {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X;
+              const double v = entries[X * kp + k];
+              Sk[I] = !fixed[I] && fixed[I + step] ? v * 0.5 : v;
+            }
+          }
+          any_node(nX - 1);
         }
       }
     }
