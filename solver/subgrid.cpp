@@ -309,6 +309,24 @@ struct Materials {
   }
 
   bool near_surface(std::int64_t i) const { return near_surface(i, s.coords(i)); }
+  // Whether every sub-cell of node ic's control volume (for_sub_cells) holds one material,
+  // seen without classifying them: the regions are boxes (or everywhere), no axis is
+  // periodic, and no box bound lies strictly inside the control volume on any axis. The
+  // sub-cells' centres then lie on the same side of every bound.
+  bool one_material_cell(const std::array<std::int64_t, 3>& ic) const {
+    for (int a = 0; a < s.dims; ++a)
+      if (s.periodic[a]) return false;
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind == ShapeKind::everywhere) continue;
+      if (sh.spec->kind != ShapeKind::box) return false;
+      for (int a = 0; a < s.dims; ++a) {
+        const auto [lo, hi] = s.cell(a, ic[a]);
+        for (double b : {sh.spec->lower[a], sh.spec->upper[a]})
+          if (b > lo && b < hi) return false;
+      }
+    }
+    return true;
+  }
   // Whether near_surface may hold for some node of the row (y, z): Sampler::row_may_cross.
   bool row_near_surface(std::int64_t y, std::int64_t z) const {
     for (const Shape& sh : shapes)
@@ -567,6 +585,11 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           if (volumes.empty()) {  // a control volume of no extent
             out.capacity[at] = m.capacity(ids[at]);
             continue;
+          }
+          // One material throughout, known beforehand: the first sub-cell's is everyone's.
+          if (m.one_material_cell({xi, y, z})) {
+            for (auto& column : batch.x) column.resize(1);
+            volumes.resize(1);
           }
           m.classify(batch, i);
           double sum = 0.0, volume = 0.0;
