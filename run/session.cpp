@@ -1106,12 +1106,20 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     if (!halo.empty()) lines.push_back("rank 0: " + halo);
   } else {
     lines.push_back(
-        done_line(result, choice.name, implicit, steady ? &steady_report : nullptr, [&] {
-          return bound_summary(problem, *backend, result.gstencils_per_second);
-        }));
+        done_line(result, choice.name, implicit, steady ? &steady_report : nullptr,
+                  [&] { return bound_summary(problem, *backend, result.gstencils_per_second); }));
   }
   s.total_seconds = seconds_since(run_start);
   lines.push_back(describe_wall_time(wall, s.total_seconds));
+  // The set-up's multigrid hierarchy apart, the part a multigrid library's set-up is compared
+  // with (scripts/hypre-vs-heatsim: PFMG's, given the assembled matrix).
+  if (implicit) {
+    const double hierarchy = implicit->hierarchy_setup().seconds;
+    lines.push_back(fmt::format(
+        "setup: multigrid hierarchy {:.3f} s (coarse levels, level operations and vectors), "
+        "the rest {:.3f} s (case, fields, operator, loads, files)",
+        hierarchy, std::max(0.0, wall.setup - hierarchy)));
+  }
   lines.push_back(fmt::format("final field: min {:.6g} max {:.6g} total heat {:.10g}", s.min, s.max,
                               s.total_heat));
   if (series) lines.push_back(fmt::format("output: {}", series->xdmf_path()));

@@ -205,6 +205,25 @@ struct Sampler {
     return true;
   }
 
+  // False where crosses(s, i) is false for every node i of the row (y, z) along x: a box the
+  // row's neighbourhood does not meet on y or z, or a shape without a surface. Rows that
+  // cannot be ruled out so (balls, `where` shapes, periodic axes' seams) answer true.
+  bool row_may_cross(const Shape& s, std::int64_t y, std::int64_t z) const {
+    for (int a = 0; a < dims; ++a)
+      if (periodic[a]) return true;
+    switch (s.spec->kind) {
+      case ShapeKind::everywhere:
+      case ShapeKind::file:
+        return false;
+      case ShapeKind::box:
+        return (dims < 2 || s.meets[1][y]) && (dims < 3 || s.meets[2][z]);
+      case ShapeKind::ball:
+      case ShapeKind::where:
+        break;
+    }
+    return true;
+  }
+
   // Cut points of [lo, hi] on axis a: `parts` equal parts, refined at the box bounds inside.
   std::vector<double> cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes,
                            int parts) const {
@@ -290,6 +309,30 @@ struct Materials {
   }
 
   bool near_surface(std::int64_t i) const { return near_surface(i, s.coords(i)); }
+  // Whether every sub-cell of node ic's control volume (for_sub_cells) holds one material,
+  // seen without classifying them: the regions are boxes (or everywhere), no axis is
+  // periodic, and no box bound lies strictly inside the control volume on any axis. The
+  // sub-cells' centres then lie on the same side of every bound.
+  bool one_material_cell(const std::array<std::int64_t, 3>& ic) const {
+    for (int a = 0; a < s.dims; ++a)
+      if (s.periodic[a]) return false;
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind == ShapeKind::everywhere) continue;
+      if (sh.spec->kind != ShapeKind::box) return false;
+      for (int a = 0; a < s.dims; ++a) {
+        const auto [lo, hi] = s.cell(a, ic[a]);
+        for (double b : {sh.spec->lower[a], sh.spec->upper[a]})
+          if (b > lo && b < hi) return false;
+      }
+    }
+    return true;
+  }
+  // Whether near_surface may hold for some node of the row (y, z): Sampler::row_may_cross.
+  bool row_near_surface(std::int64_t y, std::int64_t z) const {
+    for (const Shape& sh : shapes)
+      if (s.row_may_cross(sh, y, z)) return true;
+    return false;
+  }
   bool near_surface(std::int64_t i, const std::array<std::int64_t, 3>& ic) const {
     for (const Shape& sh : shapes)
       if (s.crosses(sh, i, ic)) return true;
@@ -504,43 +547,61 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
         return mat.capacity() == c.materials.front().capacity();
       });
+  // Row by row: a row no surface can cross takes its nodes' capacities in a plain loop, and
+  // the others find their nodes' coordinates without dividing the index.
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
     Points batch;
     std::vector<double> volumes;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < np; ++i) {
-      const std::size_t at = static_cast<std::size_t>(i);
-      if (!m.near_surface(i)) {
-        out.capacity[at] = m.capacity(ids[at]);
-        continue;
+#pragma omp for collapse(2) schedule(dynamic, 16)
+    for (std::int64_t z = 0; z < s.n[2]; ++z)
+      for (std::int64_t y = 0; y < s.n[1]; ++y) {
+        const std::int64_t row = (z * s.n[1] + y) * s.n[0];
+        if (!m.row_near_surface(y, z)) {
+          const std::int32_t* id = ids.data() + row;
+          double* capacity = out.capacity.data() + row;
+          for (std::int64_t x = 0; x < s.n[0]; ++x) capacity[x] = m.capacity(id[x]);
+          continue;
+        }
+        for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
+          const std::int64_t i = row + xi;
+          const std::size_t at = static_cast<std::size_t>(i);
+          if (!m.near_surface(i, {xi, y, z})) {
+            out.capacity[at] = m.capacity(ids[at]);
+            continue;
+          }
+          near[at] = 1;
+          ++near_count;
+          if (one_capacity) {
+            out.capacity[at] = c.materials.front().capacity();
+            continue;
+          }
+          batch.clear();
+          volumes.clear();
+          for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
+            batch.add(x);
+            volumes.push_back(v);
+          });
+          if (volumes.empty()) {  // a control volume of no extent
+            out.capacity[at] = m.capacity(ids[at]);
+            continue;
+          }
+          // One material throughout, known beforehand: the first sub-cell's is everyone's.
+          if (m.one_material_cell({xi, y, z})) {
+            for (auto& column : batch.x) column.resize(1);
+            volumes.resize(1);
+          }
+          m.classify(batch, i);
+          double sum = 0.0, volume = 0.0;
+          bool one = true;  // one material throughout: its capacity exactly
+          for (std::size_t k = 0; k < volumes.size(); ++k) {
+            one = one && batch.material[k] == batch.material[0];
+            sum += volumes[k] * m.capacity(batch.material[k]);
+            volume += volumes[k];
+          }
+          out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
+        }
       }
-      near[at] = 1;
-      ++near_count;
-      if (one_capacity) {
-        out.capacity[at] = c.materials.front().capacity();
-        continue;
-      }
-      batch.clear();
-      volumes.clear();
-      for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
-        batch.add(x);
-        volumes.push_back(v);
-      });
-      if (volumes.empty()) {  // a control volume of no extent
-        out.capacity[at] = m.capacity(ids[at]);
-        continue;
-      }
-      m.classify(batch, i);
-      double sum = 0.0, volume = 0.0;
-      bool one = true;  // one material throughout: its capacity exactly
-      for (std::size_t k = 0; k < volumes.size(); ++k) {
-        one = one && batch.material[k] == batch.material[0];
-        sum += volumes[k] * m.capacity(batch.material[k]);
-        volume += volumes[k];
-      }
-      out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
-    }
   }
   fold_void_nodes(c, ids, out.capacity);
   bool anisotropic = false;
@@ -554,9 +615,13 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     for (std::size_t mat = 0; mat < c.materials.size(); ++mat)
       k_of[mat] = m.k(static_cast<std::int32_t>(mat), a);
     k_of.back() = m.k(kVoid, a);
-    const auto k_at = [&](std::int32_t mat) {
-      return mat == kVoid ? k_of.back() : k_of[static_cast<std::size_t>(mat)];
-    };
+    // The arrays as pointers: through the references the loop would load each again after
+    // every store to K.
+    const double* k_table = k_of.data();
+    const double k_void = k_of.back();
+    const std::int32_t* id = ids.data();
+    const char* near_node = near.data();
+    double* face = K.data();
 #pragma omp parallel if (np >= 4096)
     {
       Points batch;
@@ -567,8 +632,10 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             const std::int64_t ic[3] = {x, y, z};
             if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
             const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
-            const std::size_t at = static_cast<std::size_t>(i);
-            K[at] = near[at] ? m.face(a, i, batch) : k_at(ids[at]);
+            const std::int32_t mat = id[i];
+            face[i] = near_node[i]
+                          ? m.face(a, i, batch)
+                          : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
           }
     }
   }
@@ -753,34 +820,42 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     // taken in the sub-cells' order.
     Points cells;
     std::vector<double> volumes;
-#pragma omp for schedule(dynamic, 256)
-    for (std::int64_t i = 0; i < np; ++i) {
-      const auto ic = s.coords(i);
-      // Without voids every sub-cell is body: only the shape's own surface needs sampling.
-      if (!s.crosses(sh, i, ic) && (!m.any_void || !m.near_surface(i, ic))) {
-        double x[3] = {0, 0, 0};
-        for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
-        const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
-        const bool holds =
-            sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0 : sh.contains(x, s.dims);
-        out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
-        continue;
+#pragma omp for collapse(2) schedule(dynamic, 16)
+    for (std::int64_t z = 0; z < s.n[2]; ++z)
+      for (std::int64_t y = 0; y < s.n[1]; ++y) {
+        // A row neither the shape's surface nor (with voids) a region's can cross: no node of
+        // it is tested for crossing.
+        const bool row_crossed =
+            s.row_may_cross(sh, y, z) || (m.any_void && m.row_near_surface(y, z));
+        for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
+          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
+          const std::array<std::int64_t, 3> ic{xi, y, z};
+          // Without voids every sub-cell is body: only the shape's own surface needs sampling.
+          if (!row_crossed || (!s.crosses(sh, i, ic) && (!m.any_void || !m.near_surface(i, ic)))) {
+            double x[3] = {0, 0, 0};
+            for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
+            const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
+            const bool holds = sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0
+                                          : sh.contains(x, s.dims);
+            out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+            continue;
+          }
+          cells.clear();
+          volumes.clear();
+          for_sub_cells(s, list, i, [&](const double* x, double v) {
+            cells.add(x);
+            volumes.push_back(v);
+          });
+          sh.contains_all(cells, s.dims);
+          double inside = 0.0, volume = 0.0;
+          for (std::size_t k = 0; k < volumes.size(); ++k) {
+            const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
+            if (cells.in[k] && m.at(x, i) != kVoid) inside += volumes[k];
+            volume += volumes[k];
+          }
+          out[static_cast<std::size_t>(i)] = inside / volume;
+        }
       }
-      cells.clear();
-      volumes.clear();
-      for_sub_cells(s, list, i, [&](const double* x, double v) {
-        cells.add(x);
-        volumes.push_back(v);
-      });
-      sh.contains_all(cells, s.dims);
-      double inside = 0.0, volume = 0.0;
-      for (std::size_t k = 0; k < volumes.size(); ++k) {
-        const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
-        if (cells.in[k] && m.at(x, i) != kVoid) inside += volumes[k];
-        volume += volumes[k];
-      }
-      out[static_cast<std::size_t>(i)] = inside / volume;
-    }
   }
   fold_void_nodes(c, ids, out);
   return out;

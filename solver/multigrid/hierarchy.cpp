@@ -11,6 +11,10 @@
 #include <stdexcept>
 #include <utility>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace heatsim::solver::multigrid {
 
 using kernels::AxisTransfer;
@@ -1007,12 +1011,35 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   std::atomic<bool> far{false};
   // Every entry is written below, row by row (kernels::UnsetAllocator: no zero fill first).
   kernels::LevelWeights S(static_cast<std::size_t>(kp * nc));
+  // S is symmetric to the last bit: each pair of entries takes their mean, an entry toward a
+  // fixed node (whose row is empty) half its own value, and one toward no node +0.
+  const int centre = stencil_centre(dims);
+  // Away from the ends every neighbour exists, at a fixed step in the numbering.
+  std::int64_t step_of[kMaxStencil];
+  for (int k = 0; k < kp; ++k) {
+    step_of[k] = 0;
+    for (int a = dims - 1; a >= 0; --a) step_of[k] = step_of[k] * c.n[a] + stencil_offset(k, a);
+  }
+  // By planes, each thread writes its block of coarse planes row after row, so a pair of
+  // entries whose rows lie in one block takes its mean as the later row is written: the
+  // earlier row's entry is still its own value in S. That saves a pass over S. Only the pairs
+  // across two blocks (between a block's first plane and the plane before it) are left to a
+  // pass of their own, below. By rows, S is written as it is and a pass takes every mean.
+  const bool mean_at_write = by_planes;
+  // Block b of `team` holds the coarse planes [b nZ / team, (b + 1) nZ / team).
+  std::int64_t team = 1;
 #pragma omp parallel if (by_planes)
   {
     Planes in_hand;
     std::array<std::int64_t, 3>& held = in_hand.held;
-#pragma omp for schedule(static)
-    for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
+    std::int64_t block = 0, nblocks = 1;
+#ifdef _OPENMP
+    block = omp_get_thread_num();
+    nblocks = omp_get_num_threads();
+#endif
+    if (block == 0) team = nblocks;  // read after the region only
+    const std::int64_t Zb = block * c.n[2] / nblocks, Ze = (block + 1) * c.n[2] / nblocks;
+    for (std::int64_t Z = Zb; Z < Ze; ++Z) {
       // The finer planes around this coarse plane's (-1 where none), each computed once and
       // kept while a later coarse plane needs it.
       const std::int64_t zf = c.fine_index[2][Z];
@@ -1111,21 +1138,140 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
               for (int dx = 0; dx < 3; ++dx)
                 out[dx + 3 * dy + 9 * dz] = acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
         }
-        for (int k = 0; k < kp; ++k)
-          for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
+        if (!mean_at_write) {
+          for (int k = 0; k < kp; ++k)
+            for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
+          continue;
+        }
+        // Whether row (Yp, Zp) was written before this one in this block: its entries toward
+        // this row are still their own values, and this row takes both means.
+        const auto written = [&](std::int64_t Yp, std::int64_t Zp) {
+          return (Zp >= Zb && Zp < Z) || (Zp == Z && Yp < Y);
+        };
+        const bool row_inside = Y > 0 && Y + 1 < c.n[1] && Z > 0 && Z + 1 < c.n[2];
+        for (int k = 0; k < kp; ++k) {
+          double* Sk = &S[k * nc];
+          double* Sback = &S[(kp - 1 - k) * nc];
+          const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
+          const bool same_row = dy == 0 && dz == 0;
+          const bool row_written = row_inside && written(Y + dy, Z + dz);
+          const auto any_node = [&](std::int64_t X) {
+            const std::int64_t I = I0 + X;
+            const double v = entries[X * kp + k];
+            if (k == centre || c.fixed[I]) {
+              Sk[I] = v;
+              return;
+            }
+            const std::int64_t C[3] = {X, Y, Z};
+            std::int64_t J[3];
+            if (!cg.neighbour(C, k, J)) {
+              Sk[I] = 0.0;
+              return;
+            }
+            const std::int64_t j = cg.index(J);
+            if (c.fixed[j]) {
+              Sk[I] = v * 0.5;
+            } else if (J[1] == Y && J[2] == Z) {
+              // Both values from this row's buffer; the pair's entry past the centre is
+              // written with the one before it.
+              if (k < centre) {
+                const double mean = 0.5 * (v + entries[J[0] * kp + kp - 1 - k]);
+                Sk[I] = mean;
+                Sback[j] = mean;
+              }
+            } else if (written(J[1], J[2])) {
+              const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
+              Sk[I] = mean;
+              Sback[j] = mean;
+            } else {
+              Sk[I] = v;  // its pair's row comes later, or in another block
+            }
+          };
+          if (!row_inside || nX < 3 || k == centre) {
+            for (std::int64_t X = 0; X < nX; ++X) any_node(X);
+            continue;
+          }
+          // Away from the row's ends: the neighbour at a fixed step, in a row whose state
+          // holds for the whole row; the same operations as any_node's.
+          any_node(0);
+          const std::int64_t step = step_of[k];
+          const std::uint8_t* fixed = &c.fixed[0];
+          if (same_row) {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X;
+              const double v = entries[X * kp + k];
+              if (fixed[I]) {
+                Sk[I] = v;
+              } else if (fixed[I + step]) {
+                Sk[I] = v * 0.5;
+              } else if (k < centre) {
+                const double mean = 0.5 * (v + entries[(X + step) * kp + kp - 1 - k]);
+                Sk[I] = mean;
+                Sback[I + step] = mean;
+              }
+            }
+          } else if (row_written) {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X, j = I + step;
+              const double v = entries[X * kp + k];
+              if (fixed[I]) {
+                Sk[I] = v;
+              } else if (fixed[j]) {
+                Sk[I] = v * 0.5;
+              } else {
+                const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
+                Sk[I] = mean;
+                Sback[j] = mean;
+              }
+            }
+          } else {
+            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+              const std::int64_t I = I0 + X;
+              const double v = entries[X * kp + k];
+              Sk[I] = !fixed[I] && fixed[I + step] ? v * 0.5 : v;
+            }
+          }
+          any_node(nX - 1);
+        }
       }
     }
   }
   if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
-  // Symmetric to the last bit, in place: each pair of entries takes their mean, set by the
-  // free node whose offset comes first (an entry toward a fixed node, whose row is empty,
-  // takes half its own value, and one toward no node is 0).
-  const int centre = stencil_centre(dims);
-  // Away from the ends every neighbour exists, at a fixed step in the numbering.
-  std::int64_t step_of[kMaxStencil];
-  for (int k = 0; k < kp; ++k) {
-    step_of[k] = 0;
-    for (int a = dims - 1; a >= 0; --a) step_of[k] = step_of[k] * c.n[a] + stencil_offset(k, a);
+  if (mean_at_write) {
+    // The pairs across two blocks: a block's first plane's entries toward the plane before it
+    // (offsets dz = -1, all before the centre), and their pairs.
+    std::vector<std::int64_t> block_of(static_cast<std::size_t>(c.n[2]));
+    for (std::int64_t b = 0; b < team; ++b)
+      for (std::int64_t Z = b * c.n[2] / team; Z < (b + 1) * c.n[2] / team; ++Z) block_of[Z] = b;
+    std::vector<std::int64_t> starts;
+    for (std::int64_t Z = 0; Z < c.n[2]; ++Z) {
+      const std::int64_t Zm = cg.step(2, Z, -1);
+      if (Zm >= 0 && block_of[Zm] != block_of[Z]) starts.push_back(Z);
+    }
+    const std::int64_t nstarts = static_cast<std::int64_t>(starts.size());
+#pragma omp parallel for collapse(2) schedule(static) if (nstarts * c.n[1] >= 64)
+    for (std::int64_t s = 0; s < nstarts; ++s)
+      for (std::int64_t Y = 0; Y < c.n[1]; ++Y) {
+        const std::int64_t Z = starts[s], nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
+        for (int k = 0; k < kp; ++k) {
+          if (stencil_offset(k, 2) != -1) continue;
+          double* Sk = &S[k * nc];
+          double* Sback = &S[(kp - 1 - k) * nc];
+          for (std::int64_t X = 0; X < nX; ++X) {
+            const std::int64_t I = I0 + X;
+            if (c.fixed[I]) continue;
+            const std::int64_t C[3] = {X, Y, Z};
+            std::int64_t J[3];
+            if (!cg.neighbour(C, k, J)) continue;  // set to +0 at the write
+            const std::int64_t j = cg.index(J);
+            if (c.fixed[j]) continue;  // halved at the write
+            const double mean = 0.5 * (Sk[I] + Sback[j]);
+            Sk[I] = mean;
+            Sback[j] = mean;
+          }
+        }
+      }
+    return S;
   }
   // Each entry is written by one operation alone (its own node's, or for an entry toward a
   // free node at an offset past the centre, that node's pair), which reads no other entry: the

@@ -143,7 +143,7 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
   std::vector<SetupTime> times;
   std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
   for (std::size_t l = 0; l < times.size(); ++l)
-    phases.push_back({"level " + std::to_string(l + 1), times[l]});
+    phases.push_back({"level " + std::to_string(l + 1), times[l], true});
   return HostSetup{problem,         std::move(fields), method,           dt, nonlinear,
                    std::move(flow), std::move(levels), std::move(phases)};
 }
@@ -200,8 +200,18 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
   end_phase("loads");
 }
 
-void ImplicitStepper::end_phase(std::string name) {
-  setup_phases_.push_back({std::move(name), phase_clock_.lap()});
+void ImplicitStepper::end_phase(std::string name, bool hierarchy) {
+  setup_phases_.push_back({std::move(name), phase_clock_.lap(), hierarchy});
+}
+
+SetupTime ImplicitStepper::hierarchy_setup() const {
+  SetupTime sum;
+  for (const SetupPhase& p : setup_phases_)
+    if (p.hierarchy) {
+      sum.seconds += p.time.seconds;
+      sum.cpu_seconds += p.time.cpu_seconds;
+    }
+  return sum;
 }
 
 void ImplicitStepper::build_levels(TimeMethod m) {
@@ -213,7 +223,7 @@ void ImplicitStepper::build_levels(TimeMethod m) {
   // The first time: the levels prepare() built (of the method's operator).
   mg_ = std::make_unique<Multigrid>(*ops_, std::move(built_levels_));
   built_levels_ = {};
-  end_phase("level operations and multigrid vectors");
+  end_phase("level operations and multigrid vectors", true);
 }
 
 void ImplicitStepper::set_field(const std::vector<double>& u) { set_field(u.data(), u.size()); }

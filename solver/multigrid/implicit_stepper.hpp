@@ -68,6 +68,10 @@ class ImplicitStepper {
   struct SetupPhase {
     std::string name;
     SetupTime time;
+    // A part of the multigrid hierarchy proper: a coarse level, or the level operations' copy
+    // of the levels with the multigrid's vectors. Not the heat-flow operator, the finest level
+    // (the assembled matrix) or the loads (its right-hand side).
+    bool hierarchy = false;
   };
   // The host's part of the set-up: the heat-flow operator and the multigrid levels of the
   // method's level operator, built without level operations, so that a run can build it
@@ -154,6 +158,10 @@ class ImplicitStepper {
   // coarse level of the hierarchy, the level operations with the multigrid's vectors, and the
   // loads' parts.
   const std::vector<SetupPhase>& setup_phases() const { return setup_phases_; }
+  // The phases marked `hierarchy`, summed: what a multigrid library's set-up does once it is
+  // given the assembled matrix (hypre's HYPRE_StructPCGSetup: PFMG's coarse grids,
+  // interpolation, Galerkin products and relaxation data, and the solver's vectors).
+  SetupTime hierarchy_setup() const;
 
  private:
   // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
@@ -175,8 +183,8 @@ class ImplicitStepper {
   // (C_ref (h(u1) - h(u0)) / dt = -A u1 + load), so heat is conserved to the solve's tolerance.
   SolveReport advance_nonlinear(std::int64_t step);
 
-  // Records the time since the last phase ended under `name`.
-  void end_phase(std::string name);
+  // Records the time since the last phase ended under `name` (`hierarchy`: SetupPhase's).
+  void end_phase(std::string name, bool hierarchy = false);
 
   // Before flow_: the set-up's first phase starts when the constructor does.
   PhaseClock phase_clock_;
