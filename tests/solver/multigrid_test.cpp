@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -84,13 +85,15 @@ double max_error(const std::vector<double>& u, const std::vector<double>& exact)
   return e;
 }
 
-// A random level-0 operator on 10 x 7 x 6 nodes (even: the last coarse gap is one node; odd;
-// periodic) with conductances spread over `decades` decades and a few fixed nodes.
-kernels::LevelOperator random_level(std::mt19937& rng, double decades) {
+// A random level-0 operator on 10 x 7 x 6 nodes by default (even: the last coarse gap is one
+// node; odd; periodic) with conductances spread over `decades` decades and a few fixed nodes.
+kernels::LevelOperator random_level(std::mt19937& rng, double decades,
+                                    std::array<std::int64_t, 3> n = {10, 7, 6},
+                                    std::array<bool, 3> periodic = {false, false, true}) {
   kernels::LevelOperator fine;
   fine.dims = 3;
-  fine.n = {10, 7, 6};
-  fine.periodic = {false, false, true};
+  fine.n = n;
+  fine.periodic = periodic;
   const std::int64_t np = fine.points();
   std::uniform_real_distribution<double> g(0.5, 2.0), e(0.0, decades);
   fine.node_term.resize(np);
@@ -250,20 +253,8 @@ TEST(Multigrid, CoarseLevelsByPlanesAreSymmetricAndTheSameAtEveryThreadCount) {
   for (const std::array<bool, 3> periodic :
        {std::array<bool, 3>{false, false, false}, std::array<bool, 3>{true, false, true}}) {
     std::mt19937 rng(11);
-    kernels::LevelOperator fine;
-    fine.dims = 3;
-    fine.n = {37, 33, 35};  // 42735 nodes; 18 coarse planes
-    fine.periodic = periodic;
-    const std::int64_t np = fine.points();
-    std::uniform_real_distribution<double> g(0.5, 2.0), e(0.0, 6.0);
-    fine.node_term.resize(np);
-    for (auto& v : fine.node_term) v = 0.01 * g(rng);
-    for (int a = 0; a < 3; ++a) {
-      fine.conductance[a].resize(np);
-      for (auto& v : fine.conductance[a]) v = g(rng) * std::pow(10.0, e(rng));
-    }
-    fine.fixed.assign(np, 0);
-    for (std::int64_t i = 0; i < np; i += 37) fine.fixed[i] = 1;
+    // 42735 nodes; 18 coarse planes
+    const kernels::LevelOperator fine = random_level(rng, 6.0, {37, 33, 35}, periodic);
     const int threads_before = omp_get_max_threads();
     kernels::LevelWeights one;
     for (const int threads : {1, 2, 3, 7}) {
