@@ -127,7 +127,9 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   for (const auto& p : stepper->setup_phases()) seconds += p.time.seconds;
   std::string levels =
       fmt::format("{} levels, set up in {}", stepper->levels(), format_solve_seconds(seconds));
-  if (stepper->deflated_pieces() > 0)
+  // Where the pieces are found only when a slow solve needs them (the CPU), the solve's line
+  // says when they were deflated.
+  if (stepper->deflation_found() && stepper->deflated_pieces() > 0)
     levels += fmt::format("; {} strongly conducting pieces to deflate if convergence is slow",
                           stepper->deflated_pieces());
   if (c.time.method == solver::TimeMethod::steady)

@@ -56,6 +56,13 @@ class CpuLevelOps final : public LevelOps {
     build(std::move(levels));
   }
 
+  // build() moves each level into its Level and changes none of the finest level's arrays
+  // (only the periodic flags of the axes beyond its dims).
+  bool keeps_finest_level() const override { return true; }
+  const LevelOperator* finest_level() const override {
+    return levels_.empty() ? nullptr : &levels_[0].op;
+  }
+
   void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
     if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0].op.points())
       throw std::invalid_argument("level ops: the new finest level has another number of points");
