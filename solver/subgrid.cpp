@@ -243,6 +243,20 @@ struct Sampler {
     at.erase(std::unique(at.begin(), at.end()), at.end());
   }
 
+  // Whether `s` is a box none of whose bounds lies strictly inside node ic's control volume,
+  // on any axis, and no axis is periodic: the centres of the node's sub-cells (for_sub_cells),
+  // strictly inside the control volume, then lie on the same side of every bound.
+  bool box_bounds_outside_cell(const Shape& s, const std::array<std::int64_t, 3>& ic) const {
+    if (s.spec->kind != ShapeKind::box) return false;
+    for (int a = 0; a < dims; ++a) {
+      if (periodic[a]) return false;
+      const auto [lo, hi] = cell(a, ic[a]);
+      for (double b : {s.spec->lower[a], s.spec->upper[a]})
+        if (b > lo && b < hi) return false;
+    }
+    return true;
+  }
+
   // The control volume of node i on axis a: half a spacing each way, clipped to the domain
   // on a non-periodic axis.
   std::pair<double, double> cell(int a, std::int64_t c) const {
@@ -320,15 +334,9 @@ struct Materials {
   bool one_material_cell(const std::array<std::int64_t, 3>& ic) const {
     for (int a = 0; a < s.dims; ++a)
       if (s.periodic[a]) return false;
-    for (const Shape& sh : shapes) {
-      if (sh.spec->kind == ShapeKind::everywhere) continue;
-      if (sh.spec->kind != ShapeKind::box) return false;
-      for (int a = 0; a < s.dims; ++a) {
-        const auto [lo, hi] = s.cell(a, ic[a]);
-        for (double b : {sh.spec->lower[a], sh.spec->upper[a]})
-          if (b > lo && b < hi) return false;
-      }
-    }
+    for (const Shape& sh : shapes)
+      if (sh.spec->kind != ShapeKind::everywhere && !s.box_bounds_outside_cell(sh, ic))
+        return false;
     return true;
   }
   // Whether near_surface may hold for some node of the row (y, z): Sampler::row_may_cross.
@@ -851,11 +859,23 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             cells.add(x);
             volumes.push_back(v);
           });
+          // Without voids, where no bound of the box or of a region's box enters the control
+          // volume (so its sub-cells are the equal parts, each centre strictly inside), the box
+          // holds all of the sub-cells or none: the first one's test is everyone's, and the
+          // sums below give inside = volume (the same additions) or 0, so 1 or 0 exactly.
+          if (!m.any_void && !volumes.empty() && s.box_bounds_outside_cell(sh, ic) &&
+              m.one_material_cell(ic)) {
+            for (auto& column : cells.x) column.resize(1);
+            sh.contains_all(cells, s.dims);
+            out[static_cast<std::size_t>(i)] = cells.in[0] ? 1.0 : 0.0;
+            continue;
+          }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
           for (std::size_t k = 0; k < volumes.size(); ++k) {
             const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
-            if (cells.in[k] && m.at(x, i) != kVoid) inside += volumes[k];
+            // Without voids every sub-cell is body (Materials::at never answers kVoid).
+            if (cells.in[k] && (!m.any_void || m.at(x, i) != kVoid)) inside += volumes[k];
             volume += volumes[k];
           }
           out[static_cast<std::size_t>(i)] = inside / volume;
