@@ -175,6 +175,12 @@ class LevelOps {
   // their arrays instead of copying them (at 257^3 the copy is 1.6 GB of new pages); the
   // others copy them to the device as setup() does.
   virtual void adopt(std::vector<LevelOperator> levels) { setup(levels); }
+  // Whether these operations keep the finest level on the host as they were given it (setup,
+  // adopt, replace_hierarchy), so that finest_level() returns it later (the CPU's do): the
+  // solver then derives what it needs from it only when it needs it.
+  virtual bool keeps_finest_level() const { return false; }
+  // The finest level as given, where keeps_finest_level(); nullptr otherwise and before setup.
+  virtual const LevelOperator* finest_level() const { return nullptr; }
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
   virtual void upload(int v, const std::vector<double>& values) = 0;

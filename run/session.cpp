@@ -127,7 +127,9 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
   for (const auto& p : stepper->setup_phases()) seconds += p.time.seconds;
   std::string levels =
       fmt::format("{} levels, set up in {}", stepper->levels(), format_solve_seconds(seconds));
-  if (stepper->deflated_pieces() > 0)
+  // Where the pieces are found only when a slow solve needs them (the CPU), the solve's line
+  // says when they were deflated.
+  if (stepper->deflation_found() && stepper->deflated_pieces() > 0)
     levels += fmt::format("; {} strongly conducting pieces to deflate if convergence is slow",
                           stepper->deflated_pieces());
   if (c.time.method == solver::TimeMethod::steady)
@@ -726,10 +728,31 @@ void Session::State::open_files() {
     writing = true;
     series.emplace(c, prepared.plan.dt, choice.name);
   }
+  if (!decomposed && options.write_files)
+    writer.emplace(
+        static_cast<std::size_t>(problem.points()), c.precision == solver::Precision::fp32,
+        [this](std::size_t bytes) { return backend->allocate_host_staging(bytes); }, 2,
+        options.progress_seconds,
+        [](const io::WriterActivity& a) {
+          spdlog::info("waiting for the writer: {}", describe_writer(a));
+        },
+        backend->capabilities().gpu ? 0 : 1);
   if (prepared.fields && files) {
     // Once per run (again on a restart: the same case gives the same file), before the first
-    // output so the index lists it from the first step on.
-    io::write_material_file(io::material_file_path(c), c, prepared.material_ids, *prepared.fields);
+    // output so the index lists it from the first step on. On the writer thread, the first of
+    // its jobs, while the run goes on (the fields and ids do not change, and the writer ends
+    // before them): a failure fails the run at its next file, as a failed output does, and
+    // every job queued is written before the run ends, so the file is complete.
+    const std::string path = io::material_file_path(c);
+    if (writer)
+      writer->submit(
+          io::FileWriter::Kind::output, path,
+          [&c, ids = &prepared.material_ids, fields = prepared.fields, path](io::WriteProgress&) {
+            io::write_material_file(path, c, *ids, *fields);
+            return file_bytes(path);
+          });
+    else
+      io::write_material_file(path, c, prepared.material_ids, *prepared.fields);
     series->set_materials_file(io::kMaterialFileName);
   }
   end_phase(steady ? "output directory, materials file"
@@ -750,15 +773,6 @@ void Session::State::open_files() {
           "between are missing",
           probes_csv->path(), probes_csv->last_step(), expected);
   }
-  if (!decomposed && options.write_files)
-    writer.emplace(
-        static_cast<std::size_t>(problem.points()), c.precision == solver::Precision::fp32,
-        [this](std::size_t bytes) { return backend->allocate_host_staging(bytes); }, 2,
-        options.progress_seconds,
-        [](const io::WriterActivity& a) {
-          spdlog::info("waiting for the writer: {}", describe_writer(a));
-        },
-        backend->capabilities().gpu ? 0 : 1);
   // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed
   // from the staged field on the writer thread (the coefficient fields do not change; where
   // properties vary with temperature they are evaluated at u).

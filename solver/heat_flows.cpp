@@ -25,22 +25,27 @@ bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
 const kernels::Schedule kConstant{1.0, 0.0, 0.0, {}};
 
 // A sum over nodes in fixed blocks, the blocks' sums added in order: the same bits whatever
-// the threads.
-template <typename Term>
-double block_sum(std::int64_t count, Term term) {
+// the threads. `block(begin, end)` sums the terms of nodes [begin, end) in node order.
+template <typename Block>
+double blocked_sum(std::int64_t count, Block block) {
   constexpr std::int64_t kBlock = 1 << 14;
   const std::int64_t blocks = (count + kBlock - 1) / kBlock;
   std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
 #pragma omp parallel for schedule(static) if (count >= 4 * kBlock)
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    double s = 0.0;
-    const std::int64_t end = std::min(count, (b + 1) * kBlock);
-    for (std::int64_t i = b * kBlock; i < end; ++i) s += term(i);
-    partial[static_cast<std::size_t>(b)] = s;
-  }
+  for (std::int64_t b = 0; b < blocks; ++b)
+    partial[static_cast<std::size_t>(b)] = block(b * kBlock, std::min(count, (b + 1) * kBlock));
   double sum = 0.0;
   for (double p : partial) sum += p;
   return sum;
+}
+
+template <typename Term>
+double block_sum(std::int64_t count, Term term) {
+  return blocked_sum(count, [&](std::int64_t begin, std::int64_t end) {
+    double s = 0.0;
+    for (std::int64_t i = begin; i < end; ++i) s += term(i);
+    return s;
+  });
 }
 
 }  // namespace
@@ -190,8 +195,25 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
   for (std::size_t f = 0; f < fields_->sources.size(); ++f) {
     if (held[f].empty()) continue;  // surfaces' loads alone
     const std::vector<double>& q = fields_->sources[f].density;
-    const double total = block_sum(np, [&](std::int64_t i) {
-      return fixed_[static_cast<std::size_t>(i)] ? 0.0 : weight(i) * q[static_cast<std::size_t>(i)];
+    // weight(i) * q_i over the free nodes, the weights taken row by row rather than from each
+    // node's index by divisions: products of 1 and 1/2, so the same values in any order, and
+    // the same terms summed in the same order.
+    const auto half = [&](int a, std::int64_t c) {
+      return !periodic_[a] && (c == 0 || c == n_[a] - 1);
+    };
+    const double total = blocked_sum(np, [&](std::int64_t begin, std::int64_t end) {
+      double sum = 0.0;
+      for (std::int64_t row = begin / n_[0]; row * n_[0] < end; ++row) {
+        double w_row = 1.0;
+        if (dims_ > 1 && half(1, row % n_[1])) w_row *= 0.5;
+        if (dims_ > 2 && half(2, row / n_[1])) w_row *= 0.5;
+        const std::int64_t first = row * n_[0];
+        for (std::int64_t i = std::max(begin, first); i < std::min(end, first + n_[0]); ++i) {
+          const double w = half(0, i - first) ? 0.5 * w_row : w_row;
+          sum += fixed_[static_cast<std::size_t>(i)] ? 0.0 : w * q[static_cast<std::size_t>(i)];
+        }
+      }
+      return sum;
     });
     sources_.push_back({&fields_->sources[f].schedule, total - surface_loads[f]});
     names_.push_back(held[f]);

@@ -24,6 +24,10 @@ struct Points {
   std::vector<double> values, scratch;  // the blocks' values and the evaluation's scratch
   std::vector<char> in;                 // Shape::contains_all's answers
   std::vector<std::int32_t> material;   // Materials::classify's answers
+  // Cut points, reused from node to node: per axis a control volume's (for_sub_cells) or a
+  // face's cross-section (Materials::face), and a segment's (Materials::line_conductance).
+  std::array<std::vector<double>, 3> cuts;
+  std::vector<double> line_cuts;
   void clear() {
     for (auto& v : x) v.clear();
   }
@@ -224,10 +228,11 @@ struct Sampler {
     return true;
   }
 
-  // Cut points of [lo, hi] on axis a: `parts` equal parts, refined at the box bounds inside.
-  std::vector<double> cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes,
-                           int parts) const {
-    std::vector<double> at;
+  // Cut points of [lo, hi] on axis a into `at`: `parts` equal parts, refined at the box
+  // bounds inside.
+  void cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes, int parts,
+            std::vector<double>& at) const {
+    at.clear();
     for (int k = 0; k <= parts; ++k)
       at.push_back(k == parts ? hi : lo + (hi - lo) * static_cast<double>(k) / parts);
     for (const Shape* s : shapes)
@@ -236,7 +241,20 @@ struct Sampler {
           if (b > lo && b < hi) at.push_back(b);
     std::sort(at.begin(), at.end());
     at.erase(std::unique(at.begin(), at.end()), at.end());
-    return at;
+  }
+
+  // Whether `s` is a box none of whose bounds lies strictly inside node ic's control volume,
+  // on any axis, and no axis is periodic: the centres of the node's sub-cells (for_sub_cells),
+  // strictly inside the control volume, then lie on the same side of every bound.
+  bool box_bounds_outside_cell(const Shape& s, const std::array<std::int64_t, 3>& ic) const {
+    if (s.spec->kind != ShapeKind::box) return false;
+    for (int a = 0; a < dims; ++a) {
+      if (periodic[a]) return false;
+      const auto [lo, hi] = cell(a, ic[a]);
+      for (double b : {s.spec->lower[a], s.spec->upper[a]})
+        if (b > lo && b < hi) return false;
+    }
+    return true;
   }
 
   // The control volume of node i on axis a: half a spacing each way, clipped to the domain
@@ -316,15 +334,9 @@ struct Materials {
   bool one_material_cell(const std::array<std::int64_t, 3>& ic) const {
     for (int a = 0; a < s.dims; ++a)
       if (s.periodic[a]) return false;
-    for (const Shape& sh : shapes) {
-      if (sh.spec->kind == ShapeKind::everywhere) continue;
-      if (sh.spec->kind != ShapeKind::box) return false;
-      for (int a = 0; a < s.dims; ++a) {
-        const auto [lo, hi] = s.cell(a, ic[a]);
-        for (double b : {sh.spec->lower[a], sh.spec->upper[a]})
-          if (b > lo && b < hi) return false;
-      }
-    }
+    for (const Shape& sh : shapes)
+      if (sh.spec->kind != ShapeKind::everywhere && !s.box_bounds_outside_cell(sh, ic))
+        return false;
     return true;
   }
   // Whether near_surface may hold for some node of the row (y, z): Sampler::row_may_cross.
@@ -342,7 +354,8 @@ struct Materials {
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
   double line_conductance(int a, double* x, std::int64_t node, Points& batch) const {
     const double x0 = x[a], x1 = x0 + s.h[a];
-    std::vector<double> at = s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1);
+    std::vector<double>& at = batch.line_cuts;
+    s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1, at);
     for (const Shape& sh : shapes) {
       if (sh.spec->kind != ShapeKind::ball) continue;
       double d2 = sh.spec->radius * sh.spec->radius;
@@ -389,14 +402,14 @@ struct Materials {
   double face(int a, std::int64_t i, Points& batch) const {
     const auto ic = s.coords(i);
     // The cross-section's cuts per other active axis.
-    std::array<std::vector<double>, 3> across;
+    std::array<std::vector<double>, 3>& across = batch.cuts;
     for (int b = 0; b < 3; ++b) {
       if (b == a || b >= s.dims) {
         across[b] = {0.0, 0.0};  // one "piece" of zero width: weight 1 below
         continue;
       }
       const auto [lo, hi] = s.cell(b, ic[b]);
-      across[b] = s.cuts(b, lo, hi, shape_list, 1);
+      s.cuts(b, lo, hi, shape_list, 1, across[b]);
       // Unsplit: the segment between the nodes itself (the line through the node even where
       // a face clips the cell).
       if (across[b].size() == 2) {
@@ -431,19 +444,19 @@ struct Materials {
   }
 };
 
-// Calls f(x, volume) for the sub-cells of node i's control volume.
+// Calls f(x, volume) for the sub-cells of node i's control volume; `at` holds the cut points
+// per axis (Points::cuts).
 template <typename F>
 void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, std::int64_t i,
-                   F&& f) {
+                   std::array<std::vector<double>, 3>& at, F&& f) {
   const auto ic = s.coords(i);
-  std::array<std::vector<double>, 3> at;
   for (int a = 0; a < 3; ++a) {
     if (a >= s.dims) {
       at[a] = {0.0, 1.0};
       continue;
     }
     const auto [lo, hi] = s.cell(a, ic[a]);
-    at[a] = s.cuts(a, lo, hi, shapes, kSplit);
+    s.cuts(a, lo, hi, shapes, kSplit, at[a]);
   }
   for (std::size_t pz = 0; pz + 1 < at[2].size(); ++pz)
     for (std::size_t py = 0; py + 1 < at[1].size(); ++py)
@@ -578,7 +591,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
           batch.clear();
           volumes.clear();
-          for_sub_cells(s, m.shape_list, i, [&](const double* x, double v) {
+          for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
             batch.add(x);
             volumes.push_back(v);
           });
@@ -842,15 +855,27 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
           }
           cells.clear();
           volumes.clear();
-          for_sub_cells(s, list, i, [&](const double* x, double v) {
+          for_sub_cells(s, list, i, cells.cuts, [&](const double* x, double v) {
             cells.add(x);
             volumes.push_back(v);
           });
+          // Without voids, where no bound of the box or of a region's box enters the control
+          // volume (so its sub-cells are the equal parts, each centre strictly inside), the box
+          // holds all of the sub-cells or none: the first one's test is everyone's, and the
+          // sums below give inside = volume (the same additions) or 0, so 1 or 0 exactly.
+          if (!m.any_void && !volumes.empty() && s.box_bounds_outside_cell(sh, ic) &&
+              m.one_material_cell(ic)) {
+            for (auto& column : cells.x) column.resize(1);
+            sh.contains_all(cells, s.dims);
+            out[static_cast<std::size_t>(i)] = cells.in[0] ? 1.0 : 0.0;
+            continue;
+          }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
           for (std::size_t k = 0; k < volumes.size(); ++k) {
             const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
-            if (cells.in[k] && m.at(x, i) != kVoid) inside += volumes[k];
+            // Without voids every sub-cell is body (Materials::at never answers kVoid).
+            if (cells.in[k] && (!m.any_void || m.at(x, i) != kVoid)) inside += volumes[k];
             volume += volumes[k];
           }
           out[static_cast<std::size_t>(i)] = inside / volume;

@@ -56,6 +56,13 @@ class CpuLevelOps final : public LevelOps {
     build(std::move(levels));
   }
 
+  // build() moves each level into its Level and changes none of the finest level's arrays
+  // (only the periodic flags of the axes beyond its dims).
+  bool keeps_finest_level() const override { return true; }
+  const LevelOperator* finest_level() const override {
+    return levels_.empty() ? nullptr : &levels_[0].op;
+  }
+
   void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
     if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0].op.points())
       throw std::invalid_argument("level ops: the new finest level has another number of points");
@@ -842,29 +849,56 @@ class CpuLevelOps final : public LevelOps {
       L.upper = HalfEntries(static_cast<std::size_t>(kUpper * np));
     else
       L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
+    if (L.half) {
+      // Offset by offset, as symmetric() (the 27 arrays read node by node defeat the
+      // prefetchers): each node's remainders summed in the centre in offset order, the same
+      // additions as below, then the upper entries row by row, offset by offset within a row.
+      const std::int64_t nx = L.op.n[0];
+      double* centre_values = L.centre.data();
+      for_rows(L, [&](std::int64_t y, std::int64_t z) {
+        std::fill_n(centre_values + index(L, 0, y, z), nx, 0.0);
+      });
+      for (int k = 0; k < kp; ++k) {
+        if (k == centre) continue;
+        const double* entries = S + k * np;
+        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+          const std::int64_t row = index(L, 0, y, z);
+          for (std::int64_t i = row; i < row + nx; ++i)
+            centre_values[i] += entries[i] - static_cast<double>(static_cast<float>(entries[i]));
+        });
+      }
+      for_rows(L, [&](std::int64_t y, std::int64_t z) {
+        const std::int64_t row = index(L, 0, y, z);
+        for (std::int64_t i = row; i < row + nx; ++i)
+          centre_values[i] = S[centre * np + i] + centre_values[i];
+        for (int k = centre + 1; k < kp; ++k)
+          for (std::int64_t x = 0; x < nx; ++x) {
+            const std::int64_t i = row + x;
+            double a = S[k * np + i];
+            if (L.op.fixed[i]) {
+              const std::int64_t j = neighbour(L, x, y, z, k);
+              a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+            }
+            L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
+          }
+      });
+      kernels::LevelWeights().swap(L.op.stencil);
+      return;
+    }
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
         const std::int64_t i = index(L, x, y, z);
         double moved = 0.0;
         for (int k = 0; k < kp; ++k) {
           if (k == centre) {
-            if (!L.half) L.stencil32[i * kp + k] = 0.0f;
+            L.stencil32[i * kp + k] = 0.0f;
             continue;
           }
           const float rounded = static_cast<float>(S[k * np + i]);
           moved += S[k * np + i] - static_cast<double>(rounded);
-          if (!L.half) L.stencil32[i * kp + k] = rounded;
+          L.stencil32[i * kp + k] = rounded;
         }
         L.centre[i] = S[centre * np + i] + moved;
-        if (!L.half) continue;
-        for (int k = centre + 1; k < kp; ++k) {
-          double a = S[k * np + i];
-          if (L.op.fixed[i]) {
-            const std::int64_t j = neighbour(L, x, y, z, k);
-            a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
-          }
-          L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
-        }
       }
     });
     kernels::LevelWeights().swap(L.op.stencil);

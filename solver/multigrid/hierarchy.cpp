@@ -1631,46 +1631,51 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
     for (int a = 0; a < dims; ++a) steps += stencil_offset(k, a) != 0;
     if (steps == 2) diagonals.push_back(k);
   }
-  // Per z plane, the least and the largest positive coupling of its nodes: where those of
-  // planes z - 1 .. z + 1 lie within a factor `spread` (kSaddleJump, halved for the sums of two
-  // faces), no node of plane z is at a saddle, and the plane is not visited node by node (a
-  // homogeneous block costs one pass over its couplings).
-  std::vector<double> least(static_cast<std::size_t>(nz), 0.0), largest(least);
+  // Per row (y, z), the least and the largest positive coupling of its nodes: a node's
+  // quadrants read couplings of its own row and the eight rows around it (one step along y, z
+  // or both), so where those nine rows' couplings lie within a factor `spread` (kSaddleJump,
+  // halved for the sums of two faces) no node of the row is at a saddle, and the row is not
+  // visited node by node (rows of a homogeneous block, and those beside an inclusion, cost one
+  // pass over their couplings).
+  const std::int64_t rows = ny * nz;
+  std::vector<double> least(static_cast<std::size_t>(rows), 0.0), largest(least);
   const double spread = op.stencil_form() ? kSaddleJump : 0.5 * kSaddleJump;
 #pragma omp parallel for schedule(static) if (np >= 4096)
-  for (std::int64_t z = 0; z < nz; ++z) {
-    double lo = 1e300, hi = 0.0;
-    const auto take = [&](double v) {
-      v = std::abs(v);
-      if (v > 0.0) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+  for (std::int64_t z = 0; z < nz; ++z)
+    for (std::int64_t y = 0; y < ny; ++y) {
+      double lo = 1e300, hi = 0.0;
+      const auto take = [&](double v) {
+        v = std::abs(v);
+        if (v > 0.0) {
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+      };
+      const std::int64_t first = (z * ny + y) * nx, last = first + nx;
+      if (op.stencil_form()) {
+        for (int k : diagonals)
+          for (std::int64_t i = first; i < last; ++i) take(op.stencil[k * np + i]);
+      } else {
+        for (int a = 0; a < dims; ++a)
+          for (std::int64_t i = first; i < last; ++i) take(op.conductance[a][i]);
       }
-    };
-    const std::int64_t first = z * nx * ny, last = first + nx * ny;
-    if (op.stencil_form()) {
-      for (int k : diagonals)
-        for (std::int64_t i = first; i < last; ++i) take(op.stencil[k * np + i]);
-    } else {
-      for (int a = 0; a < dims; ++a)
-        for (std::int64_t i = first; i < last; ++i) take(op.conductance[a][i]);
+      least[z * ny + y] = lo;
+      largest[z * ny + y] = hi;
     }
-    least[z] = lo;
-    largest[z] = hi;
-  }
   // Per z plane, per axis and parity: the free nodes at a saddle (kept off the axes' ends).
   // Counts, so the sums do not depend on the threads.
   std::vector<std::int64_t> parts(static_cast<std::size_t>(nz) * 6, 0);
 #pragma omp parallel for schedule(static) if (np >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
     std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
-    double lo = least[z], hi = largest[z];
-    for (std::int64_t w = std::max<std::int64_t>(0, z - 1); w <= std::min(nz - 1, z + 1); ++w) {
-      lo = std::min(lo, least[w]);
-      hi = std::max(hi, largest[w]);
-    }
-    if (hi <= spread * lo) continue;
-    for (std::int64_t y = 0; y < ny; ++y)
+    for (std::int64_t y = 0; y < ny; ++y) {
+      double lo = 1e300, hi = 0.0;
+      for (std::int64_t w = std::max<std::int64_t>(0, z - 1); w <= std::min(nz - 1, z + 1); ++w)
+        for (std::int64_t v = std::max<std::int64_t>(0, y - 1); v <= std::min(ny - 1, y + 1); ++v) {
+          lo = std::min(lo, least[w * ny + v]);
+          hi = std::max(hi, largest[w * ny + v]);
+        }
+      if (hi <= spread * lo) continue;
       for (std::int64_t x = 0; x < nx; ++x) {
         const std::int64_t i = (z * ny + y) * nx + x;
         if (op.fixed[i]) continue;
@@ -1708,6 +1713,7 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
             }
           }
       }
+    }
   }
   std::array<bool, kMaxDims> odd{false, false, false};
   for (int a = 0; a < dims; ++a) {

@@ -105,8 +105,10 @@ class ImplicitStepper {
 
   TimeMethod method() const { return method_; }
   int levels() const { return mg_->levels(); }
-  // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp).
-  std::int64_t deflated_pieces() const { return mg_->deflated_pieces(); }
+  // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp; found now if no
+  // solve has needed them yet), and whether they have been found (Multigrid::deflation_found).
+  std::int64_t deflated_pieces() { return mg_->deflated_pieces(); }
+  bool deflation_found() const { return mg_->deflation_found(); }
   const HeatFlowOperator& heat_flow() const { return flow_; }
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }

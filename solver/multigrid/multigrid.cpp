@@ -94,7 +94,12 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
 #pragma omp parallel for if (np >= 65536)
   for (std::int64_t i = 0; i < np; ++i)
     free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
-  Deflation deflation = find_deflation(levels[0]);
+  // The pieces are found when a solve first asks for them where the level operations keep the
+  // finest level (find_deflation is a serial pass over it, and most solves never deflate);
+  // from the same level, so the same pieces and factor.
+  const bool later = ops_.keeps_finest_level();
+  Deflation deflation;
+  if (!later) deflation = find_deflation(levels[0]);
   ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
   ops_.upload_from(free_, free.data(), free.size());
@@ -110,7 +115,18 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   magnitude_ = q0_;
   pr_ = ops_.create_vector(0);
   create_coarse_vectors(points);
-  use_deflation(std::move(deflation));
+  if (later)
+    deflation_pending_ = true;
+  else
+    use_deflation(std::move(deflation));
+}
+
+bool Multigrid::has_deflation() {
+  if (deflation_pending_) {
+    deflation_pending_ = false;
+    use_deflation(find_deflation(*ops_.finest_level()));
+  }
+  return !deflation_.empty();
 }
 
 void Multigrid::use_deflation(Deflation deflation) {
@@ -130,7 +146,13 @@ void Multigrid::use_deflation(Deflation deflation) {
 
 void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels) {
   ops_.replace_hierarchy(levels);
-  use_deflation(find_deflation(levels.at(0)));
+  deflation_pending_ = false;
+  if (ops_.keeps_finest_level()) {
+    use_deflation(Deflation{});
+    deflation_pending_ = true;
+  } else {
+    use_deflation(find_deflation(levels.at(0)));
+  }
   b_.resize(1);
   x_.resize(1);
   r_.resize(1);
@@ -371,7 +393,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   }
   // Decided afresh by every solve, from its own iterations, so that a solve depends on its
   // inputs alone and a restarted run repeats the uninterrupted one bit for bit.
-  deflating_ = options.deflate == SolveOptions::Deflate::always && !deflation_.empty();
+  deflating_ = options.deflate == SolveOptions::Deflate::always && has_deflation();
   if (deflating_) report.deflated_from = 0;
   double rz = 0.0;
   // Starts (or restarts) the directions from the residual in r.
@@ -398,9 +420,9 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       ops_.axpby(-alpha, q, 1.0, r);
       v = record(report, options, norm(r) / reference, alpha * rz);
     }
-    if (v == Verdict::go_on && !deflating_ && !deflation_.empty() &&
-        options.deflate == SolveOptions::Deflate::when_slow &&
-        report.iterations >= kDeflationTrial && report.mean_reduction() > kDeflationSlow) {
+    if (v == Verdict::go_on && !deflating_ && options.deflate == SolveOptions::Deflate::when_slow &&
+        report.iterations >= kDeflationTrial && report.mean_reduction() > kDeflationSlow &&
+        has_deflation()) {
       // Slow: on with the deflation, and CG's directions again from the current residual.
       deflating_ = true;
       report.deflated_from = report.iterations;

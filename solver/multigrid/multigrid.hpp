@@ -146,8 +146,14 @@ class Multigrid {
   int solution() const { return x_[0]; }
 
   // The strong pieces that the deflation would solve beside the V-cycle (0: none;
-  // deflation.hpp), and whether the last solve did.
-  std::int64_t deflated_pieces() const { return deflation_.pieces; }
+  // deflation.hpp; found now if no solve has needed them yet), and whether the last solve did.
+  std::int64_t deflated_pieces() {
+    has_deflation();
+    return deflation_.pieces;
+  }
+  // Whether the pieces have been found (at set-up where the level operations do not keep the
+  // finest level, else by the first solve that deflates, or deflated_pieces()).
+  bool deflation_found() const { return !deflation_pending_; }
   bool deflating() const { return deflating_; }
 
   // Solves in place: solution() in, solution() out.
@@ -165,6 +171,9 @@ class Multigrid {
   // Takes the deflation of the finest level's strong pieces (find_deflation), where the
   // backend can sum over pieces (none otherwise), and its vectors on first use.
   void use_deflation(Deflation deflation);
+  // Finds the pieces if they are still to be found (from the finest level the level operations
+  // keep); whether there are any.
+  bool has_deflation();
   // PCG's preconditioner: z = M r, M the V-cycle from zero, with the pieces' coarse space
   // solved before and after it while deflating_. Uses q0_ as scratch.
   void precondition(int r, int z);
@@ -189,6 +198,7 @@ class Multigrid {
   int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
   int free_ = -1;       // level 0: 1 on the free nodes, 0 on the fixed
   Deflation deflation_;
+  bool deflation_pending_ = false;  // find_deflation still to run on ops_.finest_level()
   bool deflating_ = false;
   int inverse_diagonal_ = -1, t_ = -1, u_ = -1;  // level 0: the deflation's (-1: none yet)
   std::vector<double> piece_values_;

@@ -259,6 +259,69 @@ TEST(Deflation, TheCheckerboardNeedsTheDeflation) {
   EXPECT_LE(iterations[2], iterations[1] + kDeflationTrial);
 }
 
+// On the CPU the pieces are found by the first solve that deflates, from the finest level the
+// level operations keep: the same pieces and factor as found at set-up, so the same solve to
+// the bit (here against a stepper asked for them before its solve); a solve that never
+// deflates never finds them.
+TEST(Deflation, PiecesFoundByTheSolveAreThoseOfTheSetUp) {
+  const std::int64_t n = kCheckerSizes[0];
+  Case c;
+  const double L = 0.05, s = L / 8;
+  c.grid.dims = 3;
+  c.grid.n = {n, n, n};
+  c.grid.length = {L, L, L};
+  c.materials = {heatsim_tests::material("weak", 1.0, 1000, 1000),
+                 heatsim_tests::material("strong", 1e4, 1000, 1000)};
+  ShapeSpec where;
+  where.kind = ShapeKind::where;
+  const std::string cells = "(floor(x / " + std::to_string(s) + ") + floor(y / " +
+                            std::to_string(s) + ") + floor(z / " + std::to_string(s) + "))";
+  where.where = cells + " - 2 * floor(" + cells + " / 2) > 0.5";
+  c.regions = {heatsim_tests::region("weak"), heatsim_tests::region("strong", where)};
+  c.sources.push_back({});
+  c.sources.back().shape.kind = ShapeKind::ball;
+  c.sources.back().shape.center = {L / 2, L / 2, L / 2};
+  c.sources.back().shape.radius = 0.015;
+  c.sources.back().power_density = 1e5;
+  for (auto& f : c.boundary) {
+    f.kind = kernels::BoundaryKind::convective;
+    f.transfer = 25.0;
+    f.value = 300.0;
+  }
+  c.time.method = TimeMethod::steady;
+  const auto fields = coefficient_fields(c);
+  const kernels::StencilProblem p = make_problem(c, 1.0, fields);
+  const auto stepper = [&] {
+    return ImplicitStepper(p, fields, TimeMethod::steady, 0.0,
+                           kernels::make_level_ops("cpu", kernels::Precision::fp64));
+  };
+  ImplicitStepper asked = stepper(), later = stepper();
+  const std::int64_t pieces = asked.deflated_pieces();
+  EXPECT_GE(pieces, 64);
+  EXPECT_TRUE(asked.deflation_found());
+  EXPECT_FALSE(later.deflation_found());
+  std::vector<double> u(static_cast<std::size_t>(p.points()), 300.0), v(u);
+  const SolveReport a = asked.advance(u, 0);
+  const SolveReport b = later.advance(v, 0);
+  EXPECT_EQ(b.deflated_from, kDeflationTrial) << b.describe();
+  EXPECT_TRUE(later.deflation_found());
+  EXPECT_EQ(later.deflated_pieces(), pieces);
+  EXPECT_EQ(a.residuals, b.residuals);
+  EXPECT_EQ(u, v);
+
+  // The homogeneous block: no solve deflates, and none looks for pieces.
+  Case plain = c;
+  plain.regions = {heatsim_tests::region("weak")};
+  const auto plain_fields = coefficient_fields(plain);
+  const kernels::StencilProblem q = make_problem(plain, 1.0, plain_fields);
+  ImplicitStepper fast(q, plain_fields, TimeMethod::steady, 0.0,
+                       kernels::make_level_ops("cpu", kernels::Precision::fp64));
+  std::vector<double> w(static_cast<std::size_t>(q.points()), 300.0);
+  const SolveReport r = fast.advance(w, 0);
+  EXPECT_EQ(r.deflated_from, -1) << r.describe();
+  EXPECT_FALSE(fast.deflation_found());
+}
+
 // A case the hierarchy alone solves fast (eight copper balls in epoxy, convective faces) has
 // pieces but is not deflated: the trial iterations already converge fast.
 TEST(Deflation, FastSolvesStayUndeflated) {
