@@ -191,10 +191,8 @@ SolveReport steady_solve(Case c, bool convective, std::int64_t* pieces,
 
 // The checkerboard of scripts/mg-cases (cubes of L/8 alternating k = 1 and 1e4 in a 50 mm
 // cube, a `where` region sampled below the grid, a 1e5 W/m^3 ball in the middle): n - 1 not a
-// multiple of 8, so no cube bound lies on a node plane. Without the deflation PCG took 146
-// iterations at 64^3 with convective faces.
-SolveReport solve_checkerboard(std::int64_t n, bool convective, std::int64_t* pieces,
-                               SolveOptions::Deflate deflate = SolveOptions::Deflate::when_slow) {
+// multiple of 8, so no cube bound lies on a node plane. Its faces as Case leaves them.
+Case checkerboard_case(std::int64_t n) {
   Case c;
   const double L = 0.05, s = L / 8;
   c.grid.dims = 3;
@@ -214,7 +212,14 @@ SolveReport solve_checkerboard(std::int64_t n, bool convective, std::int64_t* pi
   q.shape.radius = 0.015;
   q.power_density = 1e5;
   c.sources.push_back(q);
-  return steady_solve(c, convective, pieces, deflate);
+  return c;
+}
+
+// The checkerboard solved to steady state. Without the deflation PCG took 146 iterations at
+// 64^3 with convective faces.
+SolveReport solve_checkerboard(std::int64_t n, bool convective, std::int64_t* pieces,
+                               SolveOptions::Deflate deflate = SolveOptions::Deflate::when_slow) {
+  return steady_solve(checkerboard_case(n), convective, pieces, deflate);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -265,24 +270,7 @@ TEST(Deflation, TheCheckerboardNeedsTheDeflation) {
 // deflates never finds them.
 TEST(Deflation, PiecesFoundByTheSolveAreThoseOfTheSetUp) {
   const std::int64_t n = kCheckerSizes[0];
-  Case c;
-  const double L = 0.05, s = L / 8;
-  c.grid.dims = 3;
-  c.grid.n = {n, n, n};
-  c.grid.length = {L, L, L};
-  c.materials = {heatsim_tests::material("weak", 1.0, 1000, 1000),
-                 heatsim_tests::material("strong", 1e4, 1000, 1000)};
-  ShapeSpec where;
-  where.kind = ShapeKind::where;
-  const std::string cells = "(floor(x / " + std::to_string(s) + ") + floor(y / " +
-                            std::to_string(s) + ") + floor(z / " + std::to_string(s) + "))";
-  where.where = cells + " - 2 * floor(" + cells + " / 2) > 0.5";
-  c.regions = {heatsim_tests::region("weak"), heatsim_tests::region("strong", where)};
-  c.sources.push_back({});
-  c.sources.back().shape.kind = ShapeKind::ball;
-  c.sources.back().shape.center = {L / 2, L / 2, L / 2};
-  c.sources.back().shape.radius = 0.015;
-  c.sources.back().power_density = 1e5;
+  Case c = checkerboard_case(n);
   for (auto& f : c.boundary) {
     f.kind = kernels::BoundaryKind::convective;
     f.transfer = 25.0;
