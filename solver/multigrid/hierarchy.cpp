@@ -188,7 +188,8 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // case: the bulk of a cube of one metal, the epoxy around a ball).
 class XRepeats {
  public:
-  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, bool use) : n_(fine.n) {
+  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty, bool use)
+      : n_(fine.n) {
     // (A periodic axis's neighbourhoods wrap around, which the windows below do not follow.)
     if (!use || fine.dims != 3 || fine.periodic[0] || fine.periodic[1] || fine.periodic[2]) return;
     const std::int64_t nx = n_[0], np = fine.points();
@@ -219,6 +220,47 @@ class XRepeats {
                  bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
         same_[i] = same;
       }
+    // Along y, whole rows: row (y, z) is `row_same` when every one of its own values is the same
+    // bits as row (y - 2, z)'s, and the transfer along y at y is that at y - 2 moved up by one
+    // coarse node (y - 2 and y + 1 exist). Its x and z transfers are the same rows' own.
+    const std::int64_t ny = n_[1], nz = n_[2];
+    std::vector<std::uint8_t> moved_y(static_cast<std::size_t>(ny), 0);
+    for (std::int64_t f = 2; f + 1 < ny; ++f)
+      moved_y[f] =
+          shifted(ty.from[f - 2][0], ty.from[f][0]) && shifted(ty.from[f - 2][1], ty.from[f][1]);
+    row_same_.assign(static_cast<std::size_t>(ny * nz), 0);
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t line = 0; line < ny * nz; ++line) {
+      if (!moved_y[line % ny]) continue;
+      const std::int64_t i0 = line * nx, j0 = i0 - 2 * nx;
+      const auto row_bits = [&](const auto& v, std::int64_t at) {
+        return std::memcmp(&v[at + i0], &v[at + j0], nx * sizeof(v[0])) == 0;
+      };
+      bool same = row_bits(fine.fixed, 0);
+      if (fine.stencil_form())
+        for (int k = 0; k < kp && same; ++k) same = row_bits(fine.stencil, k * np);
+      else
+        same = same && row_bits(fine.node_term, 0) && row_bits(fine.conductance[0], 0) &&
+               row_bits(fine.conductance[1], 0) && row_bits(fine.conductance[2], 0);
+      row_same_[line] = same;
+    }
+  }
+  // Per finer row (y, z): every row within r of it along y and z is row_same, so that every
+  // node of the row repeats, to within r, the node two rows before along y (rows beyond the
+  // grid along z hold nothing and are the same for both rows; along y the window lies inside).
+  std::vector<std::uint8_t> rows_repeat(int r) const {
+    if (row_same_.empty()) return {};
+    const std::int64_t ny = n_[1], nz = n_[2];
+    std::vector<std::uint8_t> out(row_same_.size(), 0);
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = r; y + r < ny; ++y) {
+        bool all = true;
+        for (std::int64_t q = std::max<std::int64_t>(z - r, 0); q <= std::min(z + r, nz - 1) && all;
+             ++q)
+          for (std::int64_t p = y - r; p <= y + r && all; ++p) all = row_same_[q * ny + p];
+        out[z * ny + y] = all;
+      }
+    return out;
   }
   // Per finer node: every node within r of it is same (x beyond the grid is not; y and z
   // beyond it hold nothing and are the same for both nodes). A box's AND, taken axis by axis:
@@ -267,7 +309,7 @@ class XRepeats {
 
  private:
   std::array<std::int64_t, kMaxDims> n_;
-  std::vector<std::uint8_t> same_;
+  std::vector<std::uint8_t> same_, row_same_;
 };
 
 template <typename F>
@@ -284,7 +326,8 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 // The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
 kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperator& c,
                                    const std::array<AxisTransfer, kMaxDims>& t,
-                                   const std::vector<std::uint8_t>& repeats) {
+                                   const std::vector<std::uint8_t>& repeats,
+                                   const std::vector<std::uint8_t>& row_copies) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -493,43 +536,66 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
   };
   // Finer nodes between coarse ones along `type` axes, after those along fewer; each row in
   // x order on one thread (a weight copied from two nodes before is there already).
-  for (int type = 1; type <= dims; ++type) {
-#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (fine.points() >= 4096)
-    for (std::int64_t z = 0; z < fine.n[2]; ++z)
-      for (std::int64_t y = 0; y < fine.n[1]; ++y) {
-        const int yz = on_between[1][y] + on_between[2][z];
-        if (yz > type) continue;
-        // For the copies (repeats, on a 3D level only): per corner's y and z bits, the start of
-        // its coarse row and its offsets' part of the weight's offset k, the same along the row,
-        // so that a copied node looks up its x terms alone.
-        std::int64_t corner_row[4] = {};
-        int corner_offset[4] = {};
-        for (int yz_bits = 0; yz_bits < 4 && !repeats.empty(); ++yz_bits) {
-          const AxisTransfer::Term& ty = t[1].from[y][yz_bits & 1];
-          const AxisTransfer::Term& tz = t[2].from[z][yz_bits >> 1];
-          corner_row[yz_bits] = (tz.coarse * c.n[1] + ty.coarse) * c.n[0];
-          corner_offset[yz_bits] = (tz.offset + 1) * power[2] + (ty.offset + 1) * power[1];
+  const auto weights_row = [&](int type, std::int64_t z, std::int64_t y) {
+    const int yz = on_between[1][y] + on_between[2][z];
+    if (yz > type) return;
+    // For the copies (repeats, on a 3D level only): per corner's y and z bits, the start of
+    // its coarse row and its offsets' part of the weight's offset k, the same along the row,
+    // so that a copied node looks up its x terms alone.
+    std::int64_t corner_row[4] = {};
+    int corner_offset[4] = {};
+    for (int yz_bits = 0; yz_bits < 4 && !repeats.empty(); ++yz_bits) {
+      const AxisTransfer::Term& ty = t[1].from[y][yz_bits & 1];
+      const AxisTransfer::Term& tz = t[2].from[z][yz_bits >> 1];
+      corner_row[yz_bits] = (tz.coarse * c.n[1] + ty.coarse) * c.n[0];
+      corner_offset[yz_bits] = (tz.offset + 1) * power[2] + (ty.offset + 1) * power[1];
+    }
+    const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
+    const bool copied_row = !row_copies.empty() && row_copies[z * fine.n[1] + y];
+    for (std::int64_t x = 0; x < fine.n[0]; ++x) {
+      if (on_between[0][x] + yz != type) continue;
+      const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
+      if (copied_row) {
+        // The weights of the node two rows before along y, toward the coarse nodes one
+        // coarse row before (written before this row, on this thread).
+        if (fine.fixed[i]) continue;
+        const int between = on_between[0][x] | yz_between;
+        for (int corner = 0; corner < 8; ++corner) {
+          if (corner & ~between) continue;
+          const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
+          const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
+          const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
+          P[from_corner * nc + I] = P[from_corner * nc + I - c.n[0]];
         }
-        const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
-        for (std::int64_t x = 0; x < fine.n[0]; ++x) {
-          if (on_between[0][x] + yz != type) continue;
-          const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
-          if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
-            // The weights of the node two before along x, toward the coarse nodes one before.
-            const int between = on_between[0][x] | yz_between;
-            for (int corner = 0; corner < 8; ++corner) {
-              if (corner & ~between) continue;
-              const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
-              const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
-              const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
-              P[from_corner * nc + I] = P[from_corner * nc + I - 1];
-            }
-            continue;
-          }
-          const std::int64_t f[3] = {x, y, z};
-          node(f, i);
-        }
+        continue;
       }
+      if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
+        // The weights of the node two before along x, toward the coarse nodes one before.
+        const int between = on_between[0][x] | yz_between;
+        for (int corner = 0; corner < 8; ++corner) {
+          if (corner & ~between) continue;
+          const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
+          const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
+          const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
+          P[from_corner * nc + I] = P[from_corner * nc + I - 1];
+        }
+        continue;
+      }
+      const std::int64_t f[3] = {x, y, z};
+      node(f, i);
+    }
+  };
+  for (int type = 1; type <= dims; ++type) {
+    if (row_copies.empty()) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (fine.points() >= 4096)
+      for (std::int64_t z = 0; z < fine.n[2]; ++z)
+        for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+      continue;
+    }
+    // A copied row reads the row two before it: each plane's rows in order on one thread.
+#pragma omp parallel for schedule(dynamic, 1) if (fine.points() >= 4096)
+    for (std::int64_t z = 0; z < fine.n[2]; ++z)
+      for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
   }
   return P;
 }
@@ -745,6 +811,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // parallel region and no barrier per plane; a 2D level's rows within its one plane.
   const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
   [[maybe_unused]] const bool by_rows = !by_planes && plane >= 4096;
+  // By planes, whole coarse rows whose finer row's neighbourhood (five finer rows each way along
+  // y and z) repeats the one two finer rows before along y (XRepeats::rows_repeat): such a row is
+  // the coarse row before, which the same thread wrote just before it, and is taken from there.
+  const std::vector<std::uint8_t> row_copies =
+      by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
   auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
@@ -932,10 +1003,12 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 #pragma omp parallel for schedule(static) if (nc >= 32768)
     for (std::int64_t ZY = 0; ZY < c.n[2] * c.n[1]; ++ZY) {
       const std::int64_t Z = ZY / c.n[1], Y = ZY % c.n[1];
-      const std::uint8_t* rep =
-          &row_repeats[(c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y]) * fine.n[0]];
+      const std::int64_t line = c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y];
+      const std::uint8_t* rep = &row_repeats[line * fine.n[0]];
+      const bool copied_row = !row_copies.empty() && row_copies[line];
       for (std::int64_t X = 0; X < c.n[0]; ++X)
-        coarse_computed[ZY * c.n[0] + X] = !c.fixed[ZY * c.n[0] + X] && !rep[c.fine_index[0][X]];
+        coarse_computed[ZY * c.n[0] + X] =
+            !copied_row && !c.fixed[ZY * c.n[0] + X] && !rep[c.fine_index[0][X]];
     }
     // A P is computed where it is read only if computing it elsewhere could change nothing but
     // itself: a term beyond one coarse node, which sets `far` (and throws) wherever it is met,
@@ -1032,6 +1105,9 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   {
     Planes in_hand;
     std::array<std::int64_t, 3>& held = in_hand.held;
+    // By planes: the row entries' two buffers, alternating, and which holds the row before.
+    std::array<std::vector<double>, 2> row_entries;
+    int before = -1;
     std::int64_t block = 0, nblocks = 1;
 #ifdef _OPENMP
     block = omp_get_thread_num();
@@ -1067,11 +1143,26 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         // S offset by offset, one row at a time: 27 runs of the row's length rather than 27
         // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
         const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
+        const bool copied_row =
+            !row_copies.empty() && before >= 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
         // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
         // are read only where gathered (where the row is computed).
-        const std::unique_ptr<double[]> weights(new double[static_cast<std::size_t>(nX * kp)]),
-            entries(new double[static_cast<std::size_t>(nX * kp)]);
-        if (coarse_computed.empty()) {
+        std::unique_ptr<double[]> weights, own_entries;
+        double* entries = nullptr;
+        if (!by_planes) {
+          own_entries.reset(new double[static_cast<std::size_t>(nX * kp)]);
+          entries = own_entries.get();
+        } else if (copied_row) {
+          entries = row_entries[before].data();  // the row before's, the same bits
+        } else {
+          before = before == 0 ? 1 : 0;
+          row_entries[before].resize(static_cast<std::size_t>(nX * kp));
+          entries = row_entries[before].data();
+        }
+        if (!copied_row) weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
+        if (copied_row) {
+          // Nothing to compute.
+        } else if (coarse_computed.empty()) {
           for (int k = 0; k < kp; ++k)
             for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
         } else {
@@ -1086,7 +1177,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             for (std::int64_t e = 0; e < count; ++e)
               weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
         }
-        for (std::int64_t X = 0; X < nX; ++X) {
+        for (std::int64_t X = 0; X < nX && !copied_row; ++X) {
           const std::int64_t I = I0 + X;
           const double* w = &weights[X * kp];
           double* out = &entries[X * kp];
@@ -1753,8 +1844,8 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  const XRepeats repeats(fine, t[0], reuse == Reuse::along_x);
-  c.prolongation = prolongation(fine, c, t, repeats.repeats(3));
+  const XRepeats repeats(fine, t[0], t[1], reuse == Reuse::along_x);
+  c.prolongation = prolongation(fine, c, t, repeats.repeats(3), repeats.rows_repeat(3));
   c.stencil = galerkin(fine, c, t, repeats);
   return c;
 }
