@@ -185,7 +185,8 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // compute at a node is a function of the values and transfers within a few nodes of it, so where
 // that neighbourhood repeats, the result is the one computed two finer nodes (one coarse node)
 // before, to the bit, and is copied rather than computed again (homogeneous blocks of a real
-// case: the bulk of a cube of one metal, the epoxy around a ball).
+// case: the bulk of a cube of one metal, the epoxy around a ball). Along y the same holds for
+// whole rows of nodes (`rows_repeat(r)`), whose results are those of the row two before.
 class XRepeats {
  public:
   XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty, bool use)

@@ -76,8 +76,10 @@ std::array<bool, kernels::kMaxDims> odd_planes(const LevelOperator& op);
 // (an insulated surface), so that interpolation beside a void keeps constants.
 // `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (five finer nodes each
 // way) repeats the one two finer nodes before it along x, its weights, A P row and coarse row
-// are copied from there rather than computed, to the same bits; `Reuse::none` computes every
-// node (the tests compare the two).
+// are copied from there rather than computed, to the same bits, and where the rows of nodes
+// within that reach along y and z repeat, whole, those two finer rows before along y, a row's
+// weights and coarse rows are copied from the rows before; `Reuse::none` computes every node
+// (the tests compare the two).
 enum class Reuse { along_x, none };
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 

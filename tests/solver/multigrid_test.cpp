@@ -429,10 +429,11 @@ bool same_bits(const kernels::LevelWeights& a, const kernels::LevelWeights& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-// Copying a node's weights, A P row and coarse row from two finer nodes before along x, where
-// the neighbourhood repeats (Reuse::along_x), gives the bits of computing every node, on the
-// compact finest level and the 27-point levels below it, at odd and even sizes, and on a
-// 27-point level of blocks built as such.
+// Copying a node's weights, A P row and coarse row from two finer nodes before along x, and a
+// row's weights and coarse rows from two finer rows before along y, where the neighbourhood
+// repeats (Reuse::along_x), gives the bits of computing every node, on the compact finest level
+// and the 27-point levels below it, at odd and even sizes, and on a 27-point level of blocks
+// built as such. (Windows of 1 row for the coarse rows, or 0 for the weights, fail here.)
 // The level below `level` built with the copies and without them, every value compared; returns
 // the one without.
 kernels::LevelOperator expect_reuse_changes_nothing(const kernels::LevelOperator& level) {
