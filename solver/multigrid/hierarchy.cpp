@@ -553,33 +553,30 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
     }
     const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
     const bool copied_row = !row_copies.empty() && row_copies[z * fine.n[1] + y];
+    // Node x's weights copied from those of the coarse nodes `back` elements before (one
+    // coarse row: a copied row; one node along x: a repeat).
+    const auto copy_weights = [&](std::int64_t x, int yz_bits, std::int64_t back) {
+      const int between = on_between[0][x] | yz_bits;
+      for (int corner = 0; corner < 8; ++corner) {
+        if (corner & ~between) continue;
+        const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
+        const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
+        const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
+        P[from_corner * nc + I] = P[from_corner * nc + I - back];
+      }
+    };
     for (std::int64_t x = 0; x < fine.n[0]; ++x) {
       if (on_between[0][x] + yz != type) continue;
       const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
       if (copied_row) {
         // The weights of the node two rows before along y, toward the coarse nodes one
         // coarse row before (written before this row, on this thread).
-        if (fine.fixed[i]) continue;
-        const int between = on_between[0][x] | yz_between;
-        for (int corner = 0; corner < 8; ++corner) {
-          if (corner & ~between) continue;
-          const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
-          const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
-          const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
-          P[from_corner * nc + I] = P[from_corner * nc + I - c.n[0]];
-        }
+        if (!fine.fixed[i]) copy_weights(x, yz_between, c.n[0]);
         continue;
       }
       if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
         // The weights of the node two before along x, toward the coarse nodes one before.
-        const int between = on_between[0][x] | yz_between;
-        for (int corner = 0; corner < 8; ++corner) {
-          if (corner & ~between) continue;
-          const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
-          const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
-          const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
-          P[from_corner * nc + I] = P[from_corner * nc + I - 1];
-        }
+        copy_weights(x, yz_between, 1);
         continue;
       }
       const std::int64_t f[3] = {x, y, z};
