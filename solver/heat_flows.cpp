@@ -56,7 +56,7 @@ double HeatFlowMeter::weight(std::int64_t i) const {
   const std::int64_t c[3] = {i % n_[0], i / n_[0] % n_[1], i / (n_[0] * n_[1])};
   double w = 1.0;
   for (int a = 0; a < dims_; ++a)
-    if (!periodic_[a] && (c[a] == 0 || c[a] == n_[a] - 1)) w *= 0.5;
+    if (halved(a, c[a])) w *= 0.5;
   return w;
 }
 
@@ -198,18 +198,15 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     // weight(i) * q_i over the free nodes, the weights taken row by row rather than from each
     // node's index by divisions: products of 1 and 1/2, so the same values in any order, and
     // the same terms summed in the same order.
-    const auto half = [&](int a, std::int64_t c) {
-      return !periodic_[a] && (c == 0 || c == n_[a] - 1);
-    };
     const double total = blocked_sum(np, [&](std::int64_t begin, std::int64_t end) {
       double sum = 0.0;
       for (std::int64_t row = begin / n_[0]; row * n_[0] < end; ++row) {
         double w_row = 1.0;
-        if (dims_ > 1 && half(1, row % n_[1])) w_row *= 0.5;
-        if (dims_ > 2 && half(2, row / n_[1])) w_row *= 0.5;
+        if (dims_ > 1 && halved(1, row % n_[1])) w_row *= 0.5;
+        if (dims_ > 2 && halved(2, row / n_[1])) w_row *= 0.5;
         const std::int64_t first = row * n_[0];
         for (std::int64_t i = std::max(begin, first); i < std::min(end, first + n_[0]); ++i) {
-          const double w = half(0, i - first) ? 0.5 * w_row : w_row;
+          const double w = halved(0, i - first) ? 0.5 * w_row : w_row;
           sum += fixed_[static_cast<std::size_t>(i)] ? 0.0 : w * q[static_cast<std::size_t>(i)];
         }
       }

@@ -112,6 +112,8 @@ class HeatFlowMeter {
   std::vector<std::string> names_;
 
   double weight(std::int64_t i) const;
+  // Whether coordinate c of axis a lies on a face that halves a node's weight (not periodic).
+  bool halved(int a, std::int64_t c) const { return !periodic_[a] && (c == 0 || c == n_[a] - 1); }
 };
 
 // One row of heat_flows.csv: the balance of the step that ends at the row's step, as the run's

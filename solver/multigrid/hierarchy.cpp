@@ -1157,23 +1157,23 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           row_entries[before].resize(static_cast<std::size_t>(nX * kp));
           entries = row_entries[before].data();
         }
-        if (!copied_row) weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
-        if (copied_row) {
-          // Nothing to compute.
-        } else if (coarse_computed.empty()) {
-          for (int k = 0; k < kp; ++k)
-            for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
-        } else {
-          // The row's computed nodes, which are few where the rows repeat.
-          const std::uint8_t* computed = &coarse_computed[I0];
-          const std::unique_ptr<std::int64_t[]> list(
-              new std::int64_t[static_cast<std::size_t>(nX)]);
-          std::int64_t count = 0;
-          for (std::int64_t X = 0; X < nX; ++X)
-            if (computed[X]) list[count++] = X;
-          for (int k = 0; k < kp; ++k)
-            for (std::int64_t e = 0; e < count; ++e)
-              weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
+        if (!copied_row) {  // a copied row has nothing to compute
+          weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
+          if (coarse_computed.empty()) {
+            for (int k = 0; k < kp; ++k)
+              for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
+          } else {
+            // The row's computed nodes, which are few where the rows repeat.
+            const std::uint8_t* computed = &coarse_computed[I0];
+            const std::unique_ptr<std::int64_t[]> list(
+                new std::int64_t[static_cast<std::size_t>(nX)]);
+            std::int64_t count = 0;
+            for (std::int64_t X = 0; X < nX; ++X)
+              if (computed[X]) list[count++] = X;
+            for (int k = 0; k < kp; ++k)
+              for (std::int64_t e = 0; e < count; ++e)
+                weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
+          }
         }
         for (std::int64_t X = 0; X < nX && !copied_row; ++X) {
           const std::int64_t I = I0 + X;
