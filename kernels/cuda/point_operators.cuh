@@ -397,9 +397,14 @@ struct FluxPoint {
   // conductance of the y face between them and each other's staged values (per node 4 instead
   // of 5 staged u and keys, 4.5 instead of 5 conductances). Heat-3D-mat on an H200, 512^3
   // fp64: 150.1 GStencil/s with one row, 158.9 with two (76 registers, 3 blocks per SM), 156.7
-  // with two held to 4 blocks (64 registers), 158.6 with four (126 registers). With the rules
-  // two rows spill (80 registers), so those keep one.
-  static constexpr int kRows = DIMS == 3 && FORM == CoefficientForm::classes && !RULES ? 2 : 1;
+  // with two held to 4 blocks (64 registers), 158.6 with four (126 registers). The faces as
+  // classes (Heat-3D-faces) form two rows too: 104.3 against 100.9 with one. With the rules two
+  // rows spill (80 registers), so those keep one.
+  static constexpr int kRows =
+      DIMS == 3 && (FORM == CoefficientForm::classes || FORM == CoefficientForm::face_classes) &&
+              !RULES
+          ? 2
+          : 1;
   __device__ __forceinline__ static Key key_at(const Args& a, std::int64_t e) {
     if constexpr (takes_classes(FORM))
       return a.node_class[e];

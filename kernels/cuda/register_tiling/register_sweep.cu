@@ -66,12 +66,15 @@ constexpr bool use_async_planes() {
 // forms in fp64 3D without the rules, as measured on an H200 at 512^3 (GStencil/s, 0 3 4 5 6
 // blocks): the classes 140.9 121.2 121.4 131.2 128.0 (the compiler's choice is 48 registers, 5
 // blocks), the faces as classes 64.3 64.4 64.4 74.6 82.0 (6 blocks: 40 registers, no spills).
+// Since each thread forms two rows along y (FluxPoint::kRows): the classes keep the compiler's
+// choice (76 registers, 3 blocks), the faces as classes are held to 3 (76 registers, no spills;
+// 104.3 against 100.9 GStencil/s with one row at 6 blocks).
 template <class Op>
 constexpr int register_min_blocks() {
   if constexpr (Op::kCoefficients && Op::kDims == 3 && !Op::kRules &&
                 sizeof(typename Op::Value) == 8) {
     if constexpr (Op::kForm == CoefficientForm::classes) return 0;
-    if constexpr (Op::kForm == CoefficientForm::face_classes) return 6;
+    if constexpr (Op::kForm == CoefficientForm::face_classes) return 3;
   }
   return Op::kCoefficients ? (Op::kRules ? 3 : 4) : 0;
 }
