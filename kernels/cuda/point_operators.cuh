@@ -286,10 +286,14 @@ struct FluxPoint {
   // null where the factors are not known on entry (a pass whose factors come per step,
   // temporal-blocking: a.factor null) and after at_step (another step's factors); then the
   // sources are summed per node.
+  // Each class's dt/C and its sources side by side. The march of the faces as classes reads
+  // both in one 16-byte load (Heat-3D-faces on an H200: 104.45 against 103.62 GStencil/s);
+  // the classes' march reads them apart (the paired load: 4 registers more, -1.2%).
+  using Terms = std::conditional_t<sizeof(T) == 8, double2, float2>;
   struct Block {
     const ClassTable<T>* table;
     const T* factor;
-    const T* class_sources;
+    const Terms* class_terms;  // .x dt/C, .y the sources; null where the sums are not known
   };
 
   __device__ static const T* staged_field(const Args& a, int s) {
@@ -298,15 +302,17 @@ struct FluxPoint {
   __device__ static Block enter(const Args& a) {
     if constexpr (takes_classes(FORM)) {
       const ClassTable<T>* table = staged_class_table(a);
-      __shared__ T sums[kMaxNodeClasses];
+      __shared__ Terms terms[kMaxNodeClasses];
       const int threads = blockDim.x * blockDim.y * blockDim.z;
       const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
       const bool known = a.factor != nullptr || a.sources == 0;  // the same for the block
       if (known)
-        for (int c = tid; c < a.classes; c += threads)
-          sums[c] = class_source(a, *table, a.factor, static_cast<unsigned>(c));
+        for (int c = tid; c < a.classes; c += threads) {
+          terms[c].x = table->dt_over_capacity[c];
+          terms[c].y = class_source(a, *table, a.factor, static_cast<unsigned>(c));
+        }
       __syncthreads();
-      return {table, a.factor, known ? sums : nullptr};
+      return {table, a.factor, known ? terms : nullptr};
     } else {
       return {nullptr, a.factor, nullptr};
     }
@@ -323,9 +329,8 @@ struct FluxPoint {
     return {b.table, factor, nullptr};
   }
   // The sources of a node of class c at the block's factors.
-  __device__ __forceinline__ static T sources_of_class(const Args& a, const Block& b,
-                                                       unsigned c) {
-    return b.class_sources ? b.class_sources[c] : class_source(a, *b.table, b.factor, c);
+  __device__ __forceinline__ static T sources_of_class(const Args& a, const Block& b, unsigned c) {
+    return b.class_terms ? b.class_terms[c].y : class_source(a, *b.table, b.factor, c);
   }
 
   template <class Near>
@@ -594,8 +599,14 @@ struct FluxPoint {
               const unsigned c = kPrefetchFaces ? f_node[r]
                                  : kFacesGiven  ? a.node_class[i[r]]
                                                 : kc[r];
-              dtc[r] = b.table->dt_over_capacity[c];
-              src[r] = sources_of_class(a, b, c);
+              if (FORM == CoefficientForm::face_classes && b.class_terms) {
+                const Terms terms = b.class_terms[c];
+                dtc[r] = terms.x;
+                src[r] = terms.y;
+              } else {
+                dtc[r] = b.table->dt_over_capacity[c];
+                src[r] = sources_of_class(a, b, c);
+              }
             } else {
               dtc[r] = a.dt_over_capacity[i[r]];
               src[r] = node_source(a, b.factor, i[r]);
