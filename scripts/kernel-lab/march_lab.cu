@@ -140,7 +140,8 @@ struct Pass {
   Args args;
   PassFactors<T> factors;
   dim3 grid;
-  std::int64_t chunk, tiles_y;
+  std::int64_t chunk;  // 2D
+  MarchSplit split;    // 3D
   std::size_t bytes;
 };
 
@@ -156,7 +157,7 @@ constexpr auto lab_kernel() {
 
 Pass plan(const Args& a, const PassFactors<T>& factors, int sms) {
   const auto kernel = lab_kernel();
-  Pass p{a, factors, {}, 0, 0, Tile::shared_bytes(sizeof(T))};
+  Pass p{a, factors, {}, 0, {}, Tile::shared_bytes(sizeof(T))};
   int device = 0, most = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(
@@ -179,11 +180,11 @@ Pass plan(const Args& a, const PassFactors<T>& factors, int sms) {
   const std::int64_t slots = std::int64_t(resident) * sms;
 #if LAB_DIMS == 3
   {
-    p.tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
-    const std::int64_t launch_y = std::min<std::int64_t>(p.tiles_y, 65535);
-    p.chunk = march_chunk(tiles_x * launch_y, g.n[2], (3 * Tile::depth) / 2, slots);
-    p.grid =
-        dim3(unsigned(tiles_x), unsigned(launch_y), unsigned((g.n[2] + p.chunk - 1) / p.chunk));
+    const std::int64_t tiles = tiles_x * ((g.n[1] + Tile::out_y - 1) / Tile::out_y);
+    std::int64_t blocks = 0;
+    p.split = march_split(tiles_x, tiles, g.n[2], 3 * Tile::depth - 1, slots, blocks);
+    p.chunk = p.split.chunk;
+    p.grid = dim3(unsigned(blocks));
   }
 #else
   p.chunk = march_chunk(tiles_x, g.n[1], (3 * Tile::depth) / 2, slots);
@@ -197,9 +198,9 @@ void launch(const Pass& p, const T* in, T* out) {
   a.in = in;
   a.out = out;
 #if LAB_DIMS == 3 && !LAB_SUMS
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.chunk, p.tiles_y);
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.factors, p.split);
 #elif LAB_DIMS == 3
-  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.chunk, p.tiles_y);
+  lab_kernel()<<<p.grid, dim3(Tile::bx, Tile::by), p.bytes>>>(a, p.split);
 #else
   lab_kernel()<<<p.grid, Tile::bx, p.bytes>>>(a, p.chunk);
 #endif

@@ -476,7 +476,7 @@ TEST(TemporalBlocking, TakesTheDepthAsked) {
 // of values by the operator's point(), the marches in sums by its taps in point()'s order):
 // passes of depth k give the single steps' field bit for bit wherever a pass reads the same
 // ghosts as the steps (periodic faces, and faces whose bands are redone by single steps), at a
-// size of ragged tiles across the march axis and chunks along it, in both precisions. Where a
+// size of ragged tiles across the march axis and pieces along it, in both precisions. Where a
 // pass fills a face's ghosts k deep once by a rule that is exact under fusion (one Dirichlet
 // value on every face; Neumann faces, as in Mixed), the ghosts it evolves are rounded apart
 // from those a step refills: there the fields agree to rounding (Heat2D's Mixed: 1 ulp on
@@ -489,8 +489,13 @@ TEST(TemporalBlocking, MarchPassesAreSingleStepsBitForBit) {
     std::array<std::int64_t, 3> n;
     std::vector<int> depths;
   };
+  // 3D: 131 x 75 x 41 shares 9 tiles' planes among fewer blocks than the card holds (pieces
+  // across columns); 700 x 300 x 12 has more tiles than one block per SM (MarchSplit's whole
+  // columns per block, then the rest shared: Heat3D at depth 3 on 132 SMs, 156 tiles).
   const std::vector<Marched> marched = {{8, {131, 75, 41}, {2, 3, 4}},          // Heat3D
+                                        {8, {700, 300, 12}, {3}},               // Heat3D
                                         {10, {131, 75, 41}, {2, 3}},            // Box3D27P
+                                        {10, {700, 300, 12}, {2}},              // Box3D27P
                                         {3, {1100, 203, 1}, {2, 3, 4, 8, 12}},  // Heat2D
                                         {6, {1100, 203, 1}, {2, 5, 8, 12}},     // Box2D9P
                                         {11, {1100, 203, 1}, {4, 7}},           // Drift2D

@@ -35,10 +35,14 @@
 // no stored node; nodes outside the padded field are zeros.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 #include "../point_operators.cuh"
+#include "../register_tiling/register_sweep.hpp"
 #include "temporal_sweep.hpp"
 
 namespace heatsim::kernels::cuda {
@@ -58,10 +62,80 @@ struct MarchTile {
   static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared planes per level");
 };
 
-// What both 3D marches share: the block's chunk of planes along z (b the input plane of
-// iteration 0, `depth` before the first output), the thread's run of CY nodes in the current
-// y tile (their elements in plane 0, whether they lie in the padded field, whether the thread
-// stores them) and the load of one input plane.
+// How a 3D march's work, the (xy tile, plane) pairs, is shared out among the blocks of a
+// one-dimensional launch; tiles are numbered x fastest.
+// - chunk > 0, uniform chunks: block b marches planes [c chunk, (c + 1) chunk) of tile
+//   b % tiles, c = b / tiles (so the blocks of one wave march the same planes of neighbouring
+//   tiles).
+// - chunk == 0, balanced shares: each block marches `rounds` whole columns (round r: tile
+//   r B + b, B blocks), then an equal share of the rest's pairs in tile order, at most two
+//   pieces. With one block per SM the launch is one wave of equal blocks: no wave half
+//   empty, and no more pieces (each costs the march's 3 depth - 1 iterations of filling and
+//   draining) than the shares cut.
+// Each piece is marched as a chunk is: the same nodes stored, the same values.
+struct MarchSplit {
+  std::int64_t tiles_x, tiles, planes, chunk, rounds;
+
+  // The block's piece k (0, 1, ...): its tile and planes [m0, m1); false past the last.
+  __device__ __forceinline__ bool piece(std::int64_t k, std::int64_t& tile, std::int64_t& m0,
+                                        std::int64_t& m1) const {
+    const std::int64_t blocks = gridDim.x, block = blockIdx.x;
+    if (chunk > 0) {
+      tile = block % tiles;
+      m0 = (block / tiles) * chunk;
+      m1 = min(m0 + chunk, planes);
+      return k == 0;
+    }
+    if (k < rounds) {
+      tile = k * blocks + block;
+      m0 = 0;
+      m1 = planes;
+      return true;
+    }
+    const std::int64_t first = rounds * blocks, rest = (tiles - first) * planes;
+    const std::int64_t start = rest * block / blocks, end = rest * (block + 1) / blocks;
+    const std::int64_t t = start / planes + (k - rounds);
+    m0 = k == rounds ? start - (start / planes) * planes : 0;
+    m1 = min(planes, end - t * planes);
+    tile = first + t;
+    return m0 < m1;
+  }
+};
+
+// How a 3D march's (tile, plane) pairs go to the blocks (MarchSplit): balanced shares, one
+// wave of `slots` blocks (the resident blocks of the card) or fewer, so that a share holds at
+// least the march's `fill` iterations of filling and draining; HEATSIM_TB_SPLIT=chunks takes
+// the uniform chunks of march_chunk instead (the split before, kept for comparison).
+inline MarchSplit march_split(std::int64_t tiles_x, std::int64_t tiles, std::int64_t planes,
+                              int fill, std::int64_t slots, std::int64_t& blocks) {
+  static const bool chunks = [] {
+    const char* v = std::getenv("HEATSIM_TB_SPLIT");
+    return v != nullptr && std::string(v) == "chunks";
+  }();
+  MarchSplit split{tiles_x, tiles, planes, 0, 0};
+  if (chunks) {
+    split.chunk = march_chunk(tiles, planes, (fill + 1) / 2, slots);
+    blocks = tiles * ((planes + split.chunk - 1) / split.chunk);
+    return split;
+  }
+  const std::int64_t work = tiles * planes;
+  blocks = std::max<std::int64_t>(1, std::min(slots, work / std::max(fill, 1)));
+  split.rounds = tiles / blocks;
+  return split;
+}
+
+// f(tile, m0, m1) for each of the block's pieces, in order (one call site: the march is
+// inlined once).
+template <class F>
+__device__ __forceinline__ void for_each_piece(const MarchSplit& s, F&& f) {
+  std::int64_t tile, m0, m1;
+  for (std::int64_t k = 0; s.piece(k, tile, m0, m1); ++k) f(tile, m0, m1);
+}
+
+// What both 3D marches share: the piece of planes along z the block marches (b the input
+// plane of iteration 0, `depth` before the first output), the thread's run of CY nodes in the
+// piece's tile (their elements in plane 0, whether they lie in the padded field, whether the
+// thread stores them) and the load of one input plane.
 template <class Op, class Tile>
 struct MarchRun {
   using T = typename Op::Value;
@@ -74,20 +148,20 @@ struct MarchRun {
   // coefficients may form a node (its faces' elements lie in the arrays).
   bool inside[CY], store[CY], inner[CY];
 
-  __device__ MarchRun(const DeviceGrid& g, std::int64_t chunk) {
-    m0 = blockIdx.z * chunk;
-    m1 = min(m0 + chunk, g.n[2]);
+  __device__ MarchRun() { node = Tile::first + threadIdx.y * CY * BX + threadIdx.x; }
+
+  // Planes [first, last) of tile `tile` (split.tiles_x tiles along x).
+  __device__ void at_piece(const DeviceGrid& g, const MarchSplit& split, std::int64_t tile,
+                           std::int64_t first, std::int64_t last) {
+    m0 = first;
+    m1 = last;
     planes = m1 - m0;
     b = m0 - K;
     iterations = planes + 3 * K - 1;
     loads = planes + 2 * K;
-    node = Tile::first + threadIdx.y * CY * BX + threadIdx.x;
-  }
-
-  // The thread's nodes in y tile `by`.
-  __device__ void at_tile(const DeviceGrid& g, std::int64_t by) {
+    const std::int64_t by = tile / split.tiles_x, bx = tile - by * split.tiles_x;
     const int tx = threadIdx.x, ly0 = threadIdx.y * CY;
-    x = static_cast<std::int64_t>(blockIdx.x) * Tile::out_x - K + tx;
+    x = bx * Tile::out_x - K + tx;
     y0 = by * Tile::out_y - K + ly0;
     const bool in_x = x >= -g.ghost && x < g.n[0] + g.ghost;
     const bool inner_x = x > -g.ghost && x < g.n[0] + g.ghost - 1;
@@ -219,15 +293,14 @@ struct MarchStep {
   }
 };
 
-// The march over a chunk of `chunk` planes per block along z; blocks stride over the y tiles
-// past the launch grid's limit. Op: a radius-1 star in 3D that stages u alone (the constant
-// stencil, or the flux operator with its faces from classes or arrays), level j at step j's
+// The march over the block's pieces of planes along z (MarchSplit). Op: a radius-1 star in 3D
+// that stages u alone (the constant stencil, or the flux operator with its faces from classes or arrays), level j at step j's
 // source factors (f, staged); an operator with coefficients forms no node on the padded
 // field's outermost layer (its faces there lie outside the arrays; it reaches no stored node).
 template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
     temporal_march_kernel(const typename Op::Args a, const PassFactors<typename Op::Value> f,
-                          std::int64_t chunk, std::int64_t tiles_y) {
+                          const MarchSplit split) {
   using T = typename Op::Value;
   static_assert(Op::kDims == 3 && Op::kRadius == 1 && Op::kStar && !Op::kRules,
                 "the march takes radius-1 stars in 3D whose ghosts are read");
@@ -239,11 +312,11 @@ __global__ void __launch_bounds__(Tile::threads)
   const typename Op::Block block = Op::enter(a);
   zero_shared(shared, K * Tile::buffers * PLANE, Tile::threads);
   const DeviceGrid& g = a.grid;
-  MarchRun<Op, Tile> run(g, chunk);
-  const std::int64_t iterations = run.iterations;
+  MarchRun<Op, Tile> run;
 
-  for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    run.at_tile(g, by);
+  for_each_piece(split, [&](std::int64_t tile, std::int64_t m0, std::int64_t m1) {
+    run.at_piece(g, split, tile, m0, m1);
+    const std::int64_t iterations = run.iterations;
     T next[CY];
     auto load = [&](std::int64_t l) { run.load(a, next, l); };
     T win[K][3][CY];
@@ -266,8 +339,8 @@ __global__ void __launch_bounds__(Tile::threads)
       load(it + 3);
       MarchStep<Op, Tile, 2>::run(a, block, factor, run, win, next, shared, it + 2);
     }
-    __syncthreads();  // the next y tile refills the planes
-  }
+    __syncthreads();  // the next piece refills the planes
+  });
 }
 
 // The march in sums (3D radius-1 stars and boxes of the constant stencil): instead of three
@@ -284,7 +357,7 @@ __global__ void __launch_bounds__(Tile::threads)
 // (its sums need them).
 template <class Op, class Tile>
 __global__ void __launch_bounds__(Tile::threads)
-    temporal_sum_march_kernel(const typename Op::Args a, std::int64_t chunk, std::int64_t tiles_y) {
+    temporal_sum_march_kernel(const typename Op::Args a, const MarchSplit split) {
   using T = typename Op::Value;
   static_assert(Op::kDims == 3 && Op::kRadius == 1 && (Op::kStar || Op::kBox) && !Op::kCoefficients,
                 "the march in sums takes radius-1 stars and boxes in 3D");
@@ -295,14 +368,14 @@ __global__ void __launch_bounds__(Tile::threads)
   T* shared = reinterpret_cast<T*>(shared_raw);  // [level][buffer][plane]
   zero_shared(shared, K * LEVEL, Tile::threads);
   const DeviceGrid& g = a.grid;
-  MarchRun<Op, Tile> run(g, chunk);
-  const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
-  const std::int64_t iterations = run.iterations;
+  MarchRun<Op, Tile> run;
   const int node = run.node;
   auto w = [&](int dx, int dy, int dz) -> T { return a.weights.w[weight_index<3, 1>(dx, dy, dz)]; };
 
-  for (std::int64_t by = blockIdx.y; by < tiles_y; by += gridDim.y) {
-    run.at_tile(g, by);
+  for_each_piece(split, [&](std::int64_t tile, std::int64_t first, std::int64_t last) {
+    run.at_piece(g, split, tile, first, last);
+    const std::int64_t planes = run.planes, b = run.b, m0 = run.m0, m1 = run.m1;
+    const std::int64_t iterations = run.iterations;
     T next[CY];
     auto load = [&](std::int64_t l) { run.load(a, next, l); };
     // newest[j]: level j's newest plane (level 0: the input); near[j-1], far[j-1]: level j's
@@ -373,8 +446,8 @@ __global__ void __launch_bounds__(Tile::threads)
       for (int c = 0; c < CY; ++c) newest[0][c] = next[c];
       if (Tile::buffers == 1) __syncthreads();
     }
-    __syncthreads();  // the next y tile refills the planes
-  }
+    __syncthreads();  // the next piece refills the planes
+  });
 }
 
 // 2D: a block of BX threads owns a row segment of BX*CX nodes (its output the centre, depth*R

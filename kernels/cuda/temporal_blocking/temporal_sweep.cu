@@ -402,9 +402,9 @@ std::size_t march_shared_bytes(March march, int radius, int depth, std::size_t v
   return bytes;
 }
 
-// One march pass of Tile over the field: 3D tiles of the xy plane (blocks striding over y
-// tiles past the launch grid's limit) marching along z, 2D row segments marching along y; each
-// block a chunk of planes along the march axis.
+// One march pass of Tile over the field: 3D tiles of the xy plane marching along z, their
+// planes shared out among the blocks (march_split), 2D row segments marching along y in
+// chunks of planes.
 template <class Op, class Tile, class Kernel, class... Extra>
 void launch_march(Kernel kernel, const typename Op::Args& args, const LaunchContext& context,
                   const Extra&... extra) {
@@ -415,25 +415,24 @@ void launch_march(Kernel kernel, const typename Op::Args& args, const LaunchCont
   HEATSIM_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Tile::threads, bytes));
   resident = std::max(resident, 1);
+  const std::int64_t slots = static_cast<std::int64_t>(resident) * context.multiprocessors;
   const DeviceGrid& g = args.grid;
   const std::int64_t tiles_x = (g.n[0] + Tile::out_x - 1) / Tile::out_x;
-  std::int64_t tiles_y = 1;
-  if constexpr (DIMS == 3) tiles_y = (g.n[1] + Tile::out_y - 1) / Tile::out_y;
-  const std::int64_t launch_y = std::min<std::int64_t>(tiles_y, 65535);
-  // A chunk costs its planes and the march's 3*DEPTH - 1 iterations of filling and draining.
   const std::int64_t march_n = g.n[DIMS - 1];
-  const std::int64_t chunk =
-      march_chunk(tiles_x * launch_y, march_n, (3 * DEPTH) / 2,
-                  static_cast<std::int64_t>(resident) * context.multiprocessors);
-  const std::int64_t chunks = (march_n + chunk - 1) / chunk;
-  if (tiles_x > 0x7fffffff || chunks > 65535)
-    throw std::runtime_error("temporal-blocking: grid too large for one launch");
   if constexpr (DIMS == 3) {
-    const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(launch_y),
-                    static_cast<unsigned>(chunks));
-    kernel<<<grid, dim3(Tile::bx, Tile::by), bytes, context.stream>>>(args, extra..., chunk,
-                                                                      tiles_y);
+    const std::int64_t tiles = tiles_x * ((g.n[1] + Tile::out_y - 1) / Tile::out_y);
+    std::int64_t blocks = 0;
+    const MarchSplit split = march_split(tiles_x, tiles, march_n, 3 * DEPTH - 1, slots, blocks);
+    if (blocks > 0x7fffffff)
+      throw std::runtime_error("temporal-blocking: grid too large for one launch");
+    kernel<<<static_cast<unsigned>(blocks), dim3(Tile::bx, Tile::by), bytes, context.stream>>>(
+        args, extra..., split);
   } else {
+    // A chunk costs its planes and the march's 3*DEPTH - 1 iterations of filling and draining.
+    const std::int64_t chunk = march_chunk(tiles_x, march_n, (3 * DEPTH) / 2, slots);
+    const std::int64_t chunks = (march_n + chunk - 1) / chunk;
+    if (tiles_x > 0x7fffffff || chunks > 65535)
+      throw std::runtime_error("temporal-blocking: grid too large for one launch");
     const dim3 grid(static_cast<unsigned>(tiles_x), static_cast<unsigned>(chunks));
     kernel<<<grid, Tile::threads, bytes, context.stream>>>(args, chunk);
   }
