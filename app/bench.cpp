@@ -116,7 +116,7 @@ int run_bench(const BenchOptions& options) {
   for (const auto& b : backends) {
     const kernels::BackendEntry* e = kernels::find_backend(b);
     if (!e) {
-      spdlog::error("bench: unknown backend '{}'", b);
+      spdlog::error("bench: unknown backend '{}'{}", b, kernels::unknown_backend_note());
       return kExitBadInput;
     }
     host_asked = host_asked || !e->needs_gpu;

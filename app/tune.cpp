@@ -80,7 +80,7 @@ int run_tune(const BenchOptions& options) {
   for (const auto& name : options.backends) {
     const kernels::BackendEntry* e = kernels::find_backend(name);
     if (!e) {
-      spdlog::error("bench --tune: unknown backend '{}'", name);
+      spdlog::error("bench --tune: unknown backend '{}'{}", name, kernels::unknown_backend_note());
       return kExitBadInput;
     }
     if (!e->needs_gpu) {

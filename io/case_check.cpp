@@ -314,7 +314,7 @@ class Checker {
         std::string msg = "unknown backend " + quote(c_.backend) + nearest_suffix(c_.backend, known) +
                           "; known: ";
         for (std::size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : "") + known[i];
-        error("backend", msg);
+        error("backend", msg + kernels::unknown_backend_note());
       }
     }
     if (c_.output.directory.empty()) error("output.directory", "must not be empty");

@@ -36,12 +36,19 @@ const BackendEntry* find_backend(const std::string& name) {
   return nullptr;
 }
 
+std::string unknown_backend_note() {
+  return cuda_compiled() ? std::string()
+                         : " (this heatsim was built without CUDA, so no GPU backend is compiled "
+                           "in: the build takes them where it finds nvcc, README.md)";
+}
+
 std::unique_ptr<Backend> create_backend(const std::string& name, Precision precision) {
   const BackendEntry* e = find_backend(name);
   if (!e) {
     std::string known;
     for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-    throw std::runtime_error("unknown backend '" + name + "' (compiled: " + known + ")");
+    throw std::runtime_error("unknown backend '" + name + "' (compiled: " + known + ")" +
+                             unknown_backend_note());
   }
   if (e->needs_gpu && cuda_devices().empty())
     throw std::runtime_error("backend '" + name + "' needs a CUDA GPU, and none is visible" +

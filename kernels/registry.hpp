@@ -42,6 +42,9 @@ const std::vector<BackendEntry>& backend_registry();
 std::vector<std::string> backend_names();
 // nullptr when `name` is unknown.
 const BackendEntry* find_backend(const std::string& name);
+// What a message about an unknown backend adds: in a build without CUDA, that the GPU backends
+// (whose names the docs list) are not compiled in; else nothing.
+std::string unknown_backend_note();
 // Creates the backend; throws std::runtime_error with a clear message when the name is
 // unknown or the backend needs a GPU and none is present.
 std::unique_ptr<Backend> create_backend(const std::string& name, Precision precision);

@@ -183,7 +183,7 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
       std::string known;
       for (const auto& e : registry) known += (known.empty() ? "" : ", ") + e.name;
       throw std::invalid_argument("backend: unknown backend '" + requested + "' (compiled: " +
-                                  known + ", or auto)");
+                                  known + ", or auto)" + kernels::unknown_backend_note());
     }
     if (entry->needs_gpu && !ctx.have_gpu)
       throw std::runtime_error("backend '" + requested + "' needs a CUDA GPU, and none is visible" +

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "io/field_file.hpp"
+#include "kernels/registry.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::io {
@@ -404,6 +405,10 @@ TEST(CaseLoader, CheckCaseAfterOverridesHasNoLines) {
   // The list names auto and every compiled backend (cpu always, CUDA ones when built).
   EXPECT_NE(errors[1].message.find("known: auto, "), std::string::npos) << errors[1].message;
   EXPECT_NE(errors[1].message.find("cpu"), std::string::npos) << errors[1].message;
+  // A build without CUDA says why a GPU backend's name is unknown to it.
+  EXPECT_EQ(errors[1].message.find("built without CUDA") != std::string::npos,
+            !kernels::cuda_compiled())
+      << errors[1].message;
 
   c = load_ok(kMinimal);
   c.time.dt = 10.0;
