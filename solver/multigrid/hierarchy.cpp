@@ -203,24 +203,6 @@ class XRepeats {
     for (std::int64_t f = 2; f + 1 < nx; ++f)
       moved[f] =
           shifted(tx.from[f - 2][0], tx.from[f][0]) && shifted(tx.from[f - 2][1], tx.from[f][1]);
-    same_.assign(static_cast<std::size_t>(np), 0);
-    const int kp = stencil_points(3);
-#pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t line = 0; line < n_[1] * n_[2]; ++line)
-      for (std::int64_t x = 2; x < nx; ++x) {
-        if (!moved[x]) continue;
-        const std::int64_t i = line * nx + x;
-        bool same = fine.fixed[i] == fine.fixed[i - 2];
-        const auto bits = [&](const auto& v, std::int64_t at) {
-          return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
-        };
-        if (fine.stencil_form())
-          for (int k = 0; k < kp && same; ++k) same = bits(fine.stencil, k * np + i);
-        else
-          same = same && bits(fine.node_term, i) && bits(fine.conductance[0], i) &&
-                 bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
-        same_[i] = same;
-      }
     // Along y, whole rows: row (y, z) is `row_same` when every one of its own values is the same
     // bits as row (y - 2, z)'s, and the transfer along y at y is that at y - 2 moved up by one
     // coarse node (y - 2 and y + 1 exist). Its x and z transfers are the same rows' own.
@@ -229,22 +211,52 @@ class XRepeats {
     for (std::int64_t f = 2; f + 1 < ny; ++f)
       moved_y[f] =
           shifted(ty.from[f - 2][0], ty.from[f][0]) && shifted(ty.from[f - 2][1], ty.from[f][1]);
+    same_.assign(static_cast<std::size_t>(np), 0);
     row_same_.assign(static_cast<std::size_t>(ny * nz), 0);
+    const int kp = stencil_points(3);
+    // One pass over the values: each row is compared with the row two before it, whole, and a
+    // node's flag along x reads its own row's values alone, so a row the same bits as the row
+    // two before takes that row's flags (written before it on this thread: a plane's rows in
+    // order); only the other rows (near the y and z faces, through an inclusion) are compared
+    // node by node.
 #pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t line = 0; line < ny * nz; ++line) {
-      if (!moved_y[line % ny]) continue;
-      const std::int64_t i0 = line * nx, j0 = i0 - 2 * nx;
-      const auto row_bits = [&](const auto& v, std::int64_t at) {
-        return std::memcmp(&v[at + i0], &v[at + j0], nx * sizeof(v[0])) == 0;
-      };
-      bool same = row_bits(fine.fixed, 0);
-      if (fine.stencil_form())
-        for (int k = 0; k < kp && same; ++k) same = row_bits(fine.stencil, k * np);
-      else
-        same = same && row_bits(fine.node_term, 0) && row_bits(fine.conductance[0], 0) &&
-               row_bits(fine.conductance[1], 0) && row_bits(fine.conductance[2], 0);
-      row_same_[line] = same;
-    }
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y) {
+        const std::int64_t line = z * ny + y, i0 = line * nx, j0 = i0 - 2 * nx;
+        bool row_bits_same = y >= 2;
+        if (row_bits_same) {
+          const auto row_bits = [&](const auto& v, std::int64_t at) {
+            return std::memcmp(&v[at + i0], &v[at + j0], nx * sizeof(v[0])) == 0;
+          };
+          row_bits_same = row_bits(fine.fixed, 0);
+          if (fine.stencil_form())
+            for (int k = 0; k < kp && row_bits_same; ++k)
+              row_bits_same = row_bits(fine.stencil, k * np);
+          else
+            row_bits_same = row_bits_same && row_bits(fine.node_term, 0) &&
+                            row_bits(fine.conductance[0], 0) && row_bits(fine.conductance[1], 0) &&
+                            row_bits(fine.conductance[2], 0);
+        }
+        row_same_[line] = row_bits_same && moved_y[y];
+        if (row_bits_same) {
+          std::copy(&same_[j0], &same_[j0] + nx, &same_[i0]);
+          continue;
+        }
+        for (std::int64_t x = 2; x < nx; ++x) {
+          if (!moved[x]) continue;
+          const std::int64_t i = i0 + x;
+          bool same = fine.fixed[i] == fine.fixed[i - 2];
+          const auto bits = [&](const auto& v, std::int64_t at) {
+            return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
+          };
+          if (fine.stencil_form())
+            for (int k = 0; k < kp && same; ++k) same = bits(fine.stencil, k * np + i);
+          else
+            same = same && bits(fine.node_term, i) && bits(fine.conductance[0], i) &&
+                   bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
+          same_[i] = same;
+        }
+      }
   }
   // Per finer row (y, z): every row within r of it along y and z is row_same, so that every
   // node of the row repeats, to within r, the node two rows before along y (rows beyond the
@@ -263,46 +275,76 @@ class XRepeats {
       }
     return out;
   }
-  // Per finer node: every node within r of it is same (x beyond the grid is not; y and z
-  // beyond it hold nothing and are the same for both nodes). A box's AND, taken axis by axis:
-  // along z and y plane by plane (whole rows at a time), then along x by the length of the run
-  // of same nodes ending at each node.
-  std::vector<std::uint8_t> repeats(int r) const {
-    if (same_.empty()) return {};
+  // Per finer node, for r = kLeastReach ... kMostReach ([r - kLeastReach]): every node within r
+  // of it is same (x beyond the grid is not; y and z beyond it hold nothing and are the same
+  // for both nodes). A box's AND, taken axis by axis: along z and y plane by plane (whole rows
+  // at a time), then along x by the length of the run of same nodes ending at each node. The
+  // windows are nested, so all of them are taken in one pass, window r as bit r - kLeastReach
+  // of a byte per node: the nodes at distance r along an axis clear that bit and the wider
+  // windows' ones, and the AND of the bytes over a box is each window's AND.
+  static constexpr int kLeastReach = 3, kMostReach = 5;
+  std::array<std::vector<std::uint8_t>, kMostReach - kLeastReach + 1> repeats() const {
+    constexpr int kWindows = kMostReach - kLeastReach + 1;
+    constexpr std::uint8_t kAll = (1 << kWindows) - 1;
+    std::array<std::vector<std::uint8_t>, kWindows> out;
+    if (same_.empty()) return out;
+    for (auto& o : out) o.assign(same_.size(), 0);
     const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
-    std::vector<std::uint8_t> zy(same_.size()), out(same_.size(), 0);
+    std::vector<std::uint8_t> zy(same_.size());
 #pragma omp parallel
     {
       std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z) {
-        const std::int64_t z0 = std::max<std::int64_t>(z - r, 0), z1 = std::min(z + r, nz - 1);
+        const std::int64_t z0 = std::max<std::int64_t>(z - kLeastReach, 0),
+                           z1 = std::min<std::int64_t>(z + kLeastReach, nz - 1);
         const std::uint8_t* first = same_.data() + z0 * plane;
-        std::copy(first, first + plane, acc.begin());
+        for (std::int64_t i = 0; i < plane; ++i) acc[i] = first[i];
         for (std::int64_t q = z0 + 1; q <= z1; ++q) {
           const std::uint8_t* in = same_.data() + q * plane;
           for (std::int64_t i = 0; i < plane; ++i) acc[i] &= in[i];
         }
+        for (std::int64_t i = 0; i < plane; ++i) acc[i] = static_cast<std::uint8_t>(acc[i] * kAll);
+        // The planes at distance r keep only the narrower windows' bits where not same.
+        for (int r = kLeastReach + 1; r <= kMostReach; ++r) {
+          const std::uint8_t narrower = static_cast<std::uint8_t>((1 << (r - kLeastReach)) - 1);
+          for (const std::int64_t q : {z - r, z + r}) {
+            if (q < 0 || q >= nz) continue;
+            const std::uint8_t* in = same_.data() + q * plane;
+            for (std::int64_t i = 0; i < plane; ++i)
+              acc[i] &= static_cast<std::uint8_t>(in[i] ? kAll : narrower);
+          }
+        }
         for (std::int64_t y = 0; y < ny; ++y) {
-          const std::int64_t y0 = std::max<std::int64_t>(y - r, 0), y1 = std::min(y + r, ny - 1);
+          const std::int64_t y0 = std::max<std::int64_t>(y - kLeastReach, 0),
+                             y1 = std::min<std::int64_t>(y + kLeastReach, ny - 1);
           std::uint8_t* o = zy.data() + z * plane + y * nx;
           std::copy(acc.begin() + y0 * nx, acc.begin() + (y0 + 1) * nx, o);
           for (std::int64_t q = y0 + 1; q <= y1; ++q) {
             const std::uint8_t* in = acc.data() + q * nx;
             for (std::int64_t x = 0; x < nx; ++x) o[x] &= in[x];
           }
+          for (int r = kLeastReach + 1; r <= kMostReach; ++r) {
+            const std::uint8_t narrower = static_cast<std::uint8_t>((1 << (r - kLeastReach)) - 1);
+            for (const std::int64_t q : {y - r, y + r}) {
+              if (q < 0 || q >= ny) continue;
+              const std::uint8_t* in = acc.data() + q * nx;
+              for (std::int64_t x = 0; x < nx; ++x) o[x] &= in[x] | narrower;
+            }
+          }
         }
       }
 #pragma omp for schedule(static)
       for (std::int64_t line = 0; line < ny * nz; ++line) {
         const std::uint8_t* in = zy.data() + line * nx;
-        std::uint8_t* o = out.data() + line * nx;
         // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
-        std::int64_t run = 0;
-        for (std::int64_t x = 0; x < nx; ++x) {
-          run = in[x] ? run + 1 : 0;
-          if (run >= 2 * r + 1) o[x - r] = 1;
-        }
+        std::int64_t run[kWindows] = {};
+        for (std::int64_t x = 0; x < nx; ++x)
+          for (int w = 0; w < kWindows; ++w) {
+            const int r = kLeastReach + w;
+            run[w] = (in[x] >> w) & 1 ? run[w] + 1 : 0;
+            if (run[w] >= 2 * r + 1) out[w][line * nx + x - r] = 1;
+          }
       }
     }
     return out;
@@ -702,7 +744,9 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
 kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
-                             const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats) {
+                               const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats,
+                               const std::vector<std::uint8_t>& ap_repeats,
+                               const std::vector<std::uint8_t>& row_repeats) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -788,10 +832,10 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   }
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
-  // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
-  // node before along x (XRepeats: A P reads the weights of the nodes around, each from three
-  // nodes around it; a coarse row the weights and A P of its children).
-  const std::vector<std::uint8_t> ap_repeats = repeats.repeats(4), row_repeats = repeats.repeats(5);
+  // ap_repeats and row_repeats (XRepeats::repeats, r = 4 and 5): where a finer node's A P row,
+  // and a coarse node's row (at its finer node), are those of the node before along x (A P
+  // reads the weights of the nodes around, each from three nodes around it; a coarse row the
+  // weights and A P of its children).
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
   // every one is needed): per coarse node, whether its row is computed (neither fixed nor a
@@ -1843,8 +1887,10 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
   const XRepeats repeats(fine, t[0], t[1], reuse == Reuse::along_x);
-  c.prolongation = prolongation(fine, c, t, repeats.repeats(3), repeats.rows_repeat(3));
-  c.stencil = galerkin(fine, c, t, repeats);
+  // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
+  const auto windows = repeats.repeats();
+  c.prolongation = prolongation(fine, c, t, windows[0], repeats.rows_repeat(3));
+  c.stencil = galerkin(fine, c, t, repeats, windows[1], windows[2]);
   return c;
 }
 
