@@ -1629,8 +1629,35 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
   for (int k = 0; k < kMaxStencil; ++k)
     for (int a = 0; a < kMaxDims; ++a) offset[k][a] = stencil_offset(k, a);
+  // Summed directly, a z plane's part reads the values of planes z - 1, z and z + 1 alone (the
+  // conductances or entries of its own nodes, and whether their neighbours are fixed). Where
+  // those are the same bits as planes z - 2, z - 1 and z, away from the ends of z (no wrap), the
+  // part is the plane before's, to the bit, and is taken from the first plane of the run (the
+  // planes of a homogeneous block, those through the middle of an inclusion).
+  std::vector<std::int64_t> source(static_cast<std::size_t>(nz));
+  for (std::int64_t z = 0; z < nz; ++z) source[z] = z;
+  if (dims == 3 && (from_conductances || from_entries)) {
+    std::vector<std::uint8_t> as_before(static_cast<std::size_t>(nz), 0);
+    const std::int64_t plane = nx * ny;
+#pragma omp parallel for schedule(static) if (op.points() >= 4096)
+    for (std::int64_t z = 1; z < nz; ++z) {
+      const auto plane_bits = [&](const auto& v, std::int64_t at) {
+        return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
+      };
+      bool same = plane_bits(op.fixed, 0);
+      if (from_entries)
+        for (int k = 0; k < stencil_points(3) && same; ++k)
+          same = plane_bits(op.stencil, k * op.points());
+      else
+        for (int a = 0; a < 3 && same; ++a) same = plane_bits(op.conductance[a], 0);
+      as_before[z] = same;
+    }
+    for (std::int64_t z = 2; z + 1 < nz; ++z)
+      if (as_before[z - 1] && as_before[z] && as_before[z + 1]) source[z] = source[z - 1];
+  }
 #pragma omp parallel for schedule(static) if (op.points() >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
+    if (source[z] != z) continue;  // taken below
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
     std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
@@ -1708,6 +1735,12 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
             (offset[row.k[e]][a] == 0 ? within : across)[a][p[a]] += v;
         }
       }
+  }
+  for (std::int64_t z = 0; z < nz; ++z) {
+    if (source[z] == z) continue;
+    std::copy_n(&parts[source[z] * part], part, &parts[z * part]);
+    std::copy_n(&sheet_parts[source[z] * (nx + ny + 1)], nx + ny + 1,
+                &sheet_parts[z * (nx + ny + 1)]);
   }
   std::array<std::vector<std::uint8_t>, kMaxDims> strong;
   for (int a = 0; a < dims; ++a) {

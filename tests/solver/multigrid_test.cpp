@@ -669,6 +669,76 @@ TEST(Multigrid, StrongPlanesFromTheEntriesAreThoseFromTheRows) {
   EXPECT_LT(kept, planes / 2);
 }
 
+// The same for 3D levels, compact and 27-point, whose z planes repeat in runs (strong_planes
+// takes a plane's sums from the plane before where planes z - 1, z and z + 1 are the same bits
+// as the three before): planes drawn from a few random ones, runs of 1 to 5, each plane's
+// couplings across z (its own, and those toward it) scaled by its own power of ten, so that a
+// plane's sums taken from a plane with other neighbours would change which planes are strong.
+TEST(Multigrid, StrongPlanesOfRepeatedPlanesAreThoseFromTheRows) {
+  std::mt19937 rng(2313);
+  std::uniform_int_distribution<std::int64_t> size(4, 11), run(1, 5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::int64_t kept = 0, planes = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const bool stencil = trial % 2 == 1;
+    kernels::LevelOperator op;
+    op.dims = 3;
+    op.n = {size(rng), size(rng), 24 + size(rng)};
+    for (int a = 0; a < 2; ++a) op.periodic[a] = unit(rng) < 0.3;
+    const std::int64_t nx = op.n[0], ny = op.n[1], plane = nx * ny, np = op.points();
+    const int kp = kernels::stencil_points(3), centre = kernels::stencil_centre(3);
+    // Per plane, which of four random planes it repeats.
+    std::vector<int> kind(static_cast<std::size_t>(op.n[2]));
+    for (std::int64_t z = 0; z < op.n[2];) {
+      const int k = static_cast<int>(unit(rng) * 4);
+      for (std::int64_t r = run(rng); r > 0 && z < op.n[2]; --r) kind[z++] = k;
+    }
+    std::array<double, 4> scale;
+    for (double& v : scale) v = std::pow(10.0, 6.0 * unit(rng) - 3.0);
+    // Four random planes of every value a node holds; a node's values are those of its kind.
+    std::vector<std::uint8_t> fixed(4 * plane);
+    for (auto& f : fixed) f = unit(rng) < 0.03;
+    const int values = stencil ? kp : 3;
+    std::vector<double> value(static_cast<std::size_t>(4 * plane * values));
+    for (double& v : value)
+      v = unit(rng) < 0.05 ? 0.0 : (0.5 + unit(rng)) * std::pow(10.0, 6.0 * unit(rng) - 3.0);
+    op.fixed.assign(np, 0);
+    if (stencil)
+      op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+    else
+      op.node_term.assign(np, 0.0);
+    for (int a = 0; a < 3 && !stencil; ++a) op.conductance[a].assign(np, 0.0);
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::int64_t c[3] = {i % nx, i / nx % ny, i / plane};
+      const int k = kind[c[2]];
+      const std::int64_t at = k * plane + i % plane;
+      op.fixed[i] = fixed[at];
+      if (!stencil) {
+        for (int a = 0; a < 3; ++a) {
+          double G = value[at * values + a];
+          if (a == 2) G *= scale[k];
+          if (c[a] == op.n[a] - 1 && !op.periodic[a]) G = 0.0;
+          op.conductance[a][i] = G;
+        }
+        continue;
+      }
+      double sum = 0.0;
+      for (int e = 0; e < kp; ++e) {
+        if (e == centre) continue;
+        double v = -value[at * values + e];
+        if (kernels::stencil_offset(e, 2) != 0) v *= scale[k];
+        op.stencil[e * np + i] = v;
+        sum -= v;
+      }
+      op.stencil[centre * np + i] = sum;
+    }
+    expect_same_strong_planes(op, trial, kept, planes);
+  }
+  // Both outcomes occur often enough for the comparison to mean something.
+  EXPECT_GT(kept, planes / 20);
+  EXPECT_LT(kept, planes / 2);
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
