@@ -177,6 +177,50 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
   row.a[0] = diagonal;
 }
 
+// Per z plane of a 3D level: whether every value of it (fixed flags, and the node terms and
+// conductances or the entries) is the same bits as the plane before's (plane 0: no; empty: not
+// 3D). A pass over the level whose result for plane z reads the values of the planes within
+// some reach of z alone gives, where those planes and the ones before each are the same bits,
+// the result of the plane before (homogeneous blocks, the middle of an inclusion), and takes it
+// from there rather than computing it again.
+std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
+  std::vector<std::uint8_t> same;
+  if (op.dims != 3) return same;
+  const std::int64_t nz = op.n[2], plane = op.n[0] * op.n[1], np = op.points();
+  same.assign(static_cast<std::size_t>(nz), 0);
+#pragma omp parallel for schedule(static) if (np >= 4096)
+  for (std::int64_t z = 1; z < nz; ++z) {
+    const auto plane_bits = [&](const auto& v, std::int64_t at) {
+      return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
+    };
+    bool s = plane_bits(op.fixed, 0);
+    if (op.stencil_form())
+      for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
+    else
+      s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
+          plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
+    same[z] = s;
+  }
+  return same;
+}
+
+// Per z plane: the plane whose result it takes, the first of its run (or itself), where every
+// plane within `reach` of it is the same bits as the plane before (planes_as_before) and
+// lies inside the grid. A result for plane z that reads the planes within `reach` of it is
+// then the source plane's (shifted by z - source along z).
+std::vector<std::int64_t> plane_sources(const std::vector<std::uint8_t>& as_before, std::int64_t nz,
+                                        int reach) {
+  std::vector<std::int64_t> source(static_cast<std::size_t>(nz));
+  for (std::int64_t z = 0; z < nz; ++z) {
+    source[z] = z;
+    if (as_before.empty() || z - reach < 1 || z + reach >= nz) continue;
+    bool all = true;
+    for (std::int64_t q = z - reach; q <= z + reach && all; ++q) all = as_before[q];
+    if (all) source[z] = source[z - 1];
+  }
+  return source;
+}
+
 // Where a 3D level repeats itself along x. A finer node is `same` as the node two before it
 // along x when their own values are the same bits (fixed, and the compact form's node term and
 // upper conductances or the stencil form's row) and the transfer along x, from either side of
@@ -189,7 +233,9 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // whole rows of nodes (`rows_repeat(r)`), whose results are those of the row two before.
 class XRepeats {
  public:
-  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty, bool use)
+  // as_before: planes_as_before(fine).
+  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty,
+           const std::vector<std::uint8_t>& as_before, bool use)
       : n_(fine.n) {
     // (A periodic axis's neighbourhoods wrap around, which the windows below do not follow.)
     if (!use || fine.dims != 3 || fine.periodic[0] || fine.periodic[1] || fine.periodic[2]) return;
@@ -218,10 +264,12 @@ class XRepeats {
     // node's flag along x reads its own row's values alone, so a row the same bits as the row
     // two before takes that row's flags (written before it on this thread: a plane's rows in
     // order); only the other rows (near the y and z faces, through an inclusion) are compared
-    // node by node.
+    // node by node. A plane's flags read its own values alone: a plane the same bits as the
+    // plane before takes the flags of the first plane of its run (plane_sources, reach 0).
+    const std::vector<std::int64_t> source = plane_sources(as_before, nz, 0);
 #pragma omp parallel for schedule(static) if (np >= 32768)
     for (std::int64_t z = 0; z < nz; ++z)
-      for (std::int64_t y = 0; y < ny; ++y) {
+      for (std::int64_t y = 0; y < ny && source[z] == z; ++y) {
         const std::int64_t line = z * ny + y, i0 = line * nx, j0 = i0 - 2 * nx;
         bool row_bits_same = y >= 2;
         if (row_bits_same) {
@@ -257,6 +305,13 @@ class XRepeats {
           same_[i] = same;
         }
       }
+    const std::int64_t plane = nx * ny;
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t z = 0; z < nz; ++z) {
+      if (source[z] == z) continue;
+      std::copy_n(&same_[source[z] * plane], plane, &same_[z * plane]);
+      std::copy_n(&row_same_[source[z] * ny], ny, &row_same_[z * ny]);
+    }
   }
   // Per finer row (y, z): every row within r of it along y and z is row_same, so that every
   // node of the row repeats, to within r, the node two rows before along y (rows beyond the
@@ -1593,10 +1648,9 @@ void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
   }
 }
 
-}  // namespace
-
-std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
-                                                              NodeSums sums) {
+// strong_planes, given planes_as_before(op).
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
+    const LevelOperator& op, NodeSums sums, const std::vector<std::uint8_t>& as_before) {
   const int dims = op.dims, centre = stencil_centre(dims);
   const Grid g(op);
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
@@ -1630,31 +1684,10 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   for (int k = 0; k < kMaxStencil; ++k)
     for (int a = 0; a < kMaxDims; ++a) offset[k][a] = stencil_offset(k, a);
   // Summed directly, a z plane's part reads the values of planes z - 1, z and z + 1 alone (the
-  // conductances or entries of its own nodes, and whether their neighbours are fixed). Where
-  // those are the same bits as planes z - 2, z - 1 and z, away from the ends of z (no wrap), the
-  // part is the plane before's, to the bit, and is taken from the first plane of the run (the
-  // planes of a homogeneous block, those through the middle of an inclusion).
-  std::vector<std::int64_t> source(static_cast<std::size_t>(nz));
-  for (std::int64_t z = 0; z < nz; ++z) source[z] = z;
-  if (dims == 3 && (from_conductances || from_entries)) {
-    std::vector<std::uint8_t> as_before(static_cast<std::size_t>(nz), 0);
-    const std::int64_t plane = nx * ny;
-#pragma omp parallel for schedule(static) if (op.points() >= 4096)
-    for (std::int64_t z = 1; z < nz; ++z) {
-      const auto plane_bits = [&](const auto& v, std::int64_t at) {
-        return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
-      };
-      bool same = plane_bits(op.fixed, 0);
-      if (from_entries)
-        for (int k = 0; k < stencil_points(3) && same; ++k)
-          same = plane_bits(op.stencil, k * op.points());
-      else
-        for (int a = 0; a < 3 && same; ++a) same = plane_bits(op.conductance[a], 0);
-      as_before[z] = same;
-    }
-    for (std::int64_t z = 2; z + 1 < nz; ++z)
-      if (as_before[z - 1] && as_before[z] && as_before[z + 1]) source[z] = source[z - 1];
-  }
+  // conductances or entries of its own nodes, and whether their neighbours are fixed): it is
+  // taken from its source plane's (plane_sources, reach 1).
+  const std::vector<std::int64_t> source = plane_sources(
+      from_conductances || from_entries ? as_before : std::vector<std::uint8_t>{}, nz, 1);
 #pragma omp parallel for schedule(static) if (op.points() >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
     if (source[z] != z) continue;  // taken below
@@ -1778,7 +1811,9 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   return strong;
 }
 
-std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
+// odd_planes, given planes_as_before(op).
+std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
+                                      const std::vector<std::uint8_t>& as_before) {
   const int dims = op.dims;
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], np = op.points();
   const std::int64_t stride[3] = {1, nx, nx * ny};
@@ -1806,9 +1841,14 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   const std::int64_t rows = ny * nz;
   std::vector<double> least(static_cast<std::size_t>(rows), 0.0), largest(least);
   const double spread = op.stencil_form() ? kSaddleJump : 0.5 * kSaddleJump;
+  // A plane's rows read its own values alone (plane_sources, reach 0); a plane's counts those
+  // of the planes beside it too (reach 1), and the parities along z of the plane before's are
+  // swapped (its even nodes are this plane's odd ones) when taken an odd number of planes on.
+  const std::vector<std::int64_t> row_source = plane_sources(as_before, nz, 0),
+                                  count_source = plane_sources(as_before, nz, 1);
 #pragma omp parallel for schedule(static) if (np >= 4096)
   for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < ny; ++y) {
+    for (std::int64_t y = 0; y < ny && row_source[z] == z; ++y) {
       double lo = 1e300, hi = 0.0;
       const auto take = [&](double v) {
         v = std::abs(v);
@@ -1828,11 +1868,17 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
       least[z * ny + y] = lo;
       largest[z * ny + y] = hi;
     }
+  for (std::int64_t z = 0; z < nz; ++z)
+    if (row_source[z] != z) {
+      std::copy_n(&least[row_source[z] * ny], ny, &least[z * ny]);
+      std::copy_n(&largest[row_source[z] * ny], ny, &largest[z * ny]);
+    }
   // Per z plane, per axis and parity: the free nodes at a saddle (kept off the axes' ends).
   // Counts, so the sums do not depend on the threads.
   std::vector<std::int64_t> parts(static_cast<std::size_t>(nz) * 6, 0);
 #pragma omp parallel for schedule(static) if (np >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
+    if (count_source[z] != z) continue;  // taken below
     std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
     for (std::int64_t y = 0; y < ny; ++y) {
       double lo = 1e300, hi = 0.0;
@@ -1881,6 +1927,13 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
       }
     }
   }
+  for (std::int64_t z = 0; z < nz; ++z) {
+    const std::int64_t from = count_source[z];
+    if (from == z) continue;
+    std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
+    std::copy_n(&parts[static_cast<std::size_t>(from) * 6], 6, count);
+    if ((z - from) % 2 != 0) std::swap(count[4], count[5]);
+  }
   std::array<bool, kMaxDims> odd{false, false, false};
   for (int a = 0; a < dims; ++a) {
     std::int64_t even_nodes = 0, odd_nodes = 0;
@@ -1898,13 +1951,26 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   return odd;
 }
 
+}  // namespace
+
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
+                                                              NodeSums sums) {
+  return strong_planes(op, sums, planes_as_before(op));
+}
+
+std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
+  return odd_planes(op, planes_as_before(op));
+}
+
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   LevelOperator c;
   c.dims = fine.dims;
   c.periodic = fine.periodic;
   std::array<AxisTransfer, kMaxDims> t;
-  const auto strong = strong_planes(fine);
-  const auto odd = odd_planes(fine);
+  // Which planes repeat the one before, compared once for the passes below.
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  const auto strong = strong_planes(fine, NodeSums::direct, as_before);
+  const auto odd = odd_planes(fine, as_before);
   for (int a = 0; a < kMaxDims; ++a) {
     const bool active = a < fine.dims;
     c.fine_index[a] = active ? coarse_nodes(fine.n[a], fine.periodic[a], strong[a], odd[a])
@@ -1919,7 +1985,7 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  const XRepeats repeats(fine, t[0], t[1], reuse == Reuse::along_x);
+  const XRepeats repeats(fine, t[0], t[1], as_before, reuse == Reuse::along_x);
   // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
   const auto windows = repeats.repeats();
   c.prolongation = prolongation(fine, c, t, windows[0], repeats.rows_repeat(3));
