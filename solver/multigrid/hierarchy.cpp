@@ -484,20 +484,8 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
   // 0.4 % off it per cycle on a power module. There the weights are each side's pulls over
   // the sum of the pulls, and sum to 1.
   const bool any_held = std::find(fine.fixed.begin(), fine.fixed.end(), 1) != fine.fixed.end();
-  // Marked from the held nodes, which are few (a Dirichlet face's), rather than by looking
-  // around every node: a neighbour's neighbour at the opposite offset is the node itself.
-  std::vector<std::uint8_t> beside_held(fine.fixed.size(), 0);
-  if (any_held)
-    for (std::int64_t z = 0, h = 0; z < fine.n[2]; ++z)
-      for (std::int64_t y = 0; y < fine.n[1]; ++y)
-        for (std::int64_t x = 0; x < fine.n[0]; ++x, ++h) {
-          if (fine.fixed[h] != 1) continue;
-          const std::int64_t f[3] = {x, y, z};
-          for (int k = 0; k < kp; ++k) {
-            std::int64_t j[3];
-            if (fg.neighbour(f, k, j)) beside_held[fg.index(j)] = 1;
-          }
-        }
+  const std::vector<std::uint8_t> beside_held =
+      any_held ? nodes_beside_held(fine) : std::vector<std::uint8_t>(fine.fixed.size(), 0);
   const auto held_row = [&](const Row& row, std::int64_t i) {
     if (beside_held[i]) return true;
     double sum = 0.0;
@@ -1952,6 +1940,47 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
 }
 
 }  // namespace
+
+std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op) {
+  // The box of offsets -1..1 around the held nodes (a neighbour's neighbour at the opposite
+  // offset is the node itself), taken axis by axis: x within each row, then y and z whole rows
+  // at a time, with the grid's steps (none beyond a non-periodic end, a wrap across a periodic
+  // one; an unused axis has offset 0 alone).
+  const Grid g(op);
+  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
+  std::vector<std::uint8_t> beside(op.fixed.size()), along_y(op.fixed.size());
+  const std::int64_t* xs = g.steps[0].data();
+#pragma omp parallel for schedule(static) if (op.points() >= 32768)
+  for (std::int64_t line = 0; line < ny * nz; ++line) {
+    const std::uint8_t* f = &op.fixed[line * nx];
+    std::uint8_t* o = &beside[line * nx];
+    for (std::int64_t x = 0; x < nx; ++x) {
+      bool held = false;
+      for (int d = 0; d < 3; ++d) held = held || (xs[3 * x + d] >= 0 && f[xs[3 * x + d]] == 1);
+      o[x] = held;
+    }
+  }
+  // Rows r and its neighbours along axis a (a = 1: rows y - 1, y + 1 of its plane; a = 2: those
+  // of planes z - 1, z + 1) ORed into `out`.
+  const auto rows_around = [&](const std::vector<std::uint8_t>& in, std::vector<std::uint8_t>& out,
+                               int a) {
+#pragma omp parallel for schedule(static) if (op.points() >= 32768)
+    for (std::int64_t line = 0; line < ny * nz; ++line) {
+      const std::int64_t y = line % ny, z = line / ny;
+      std::uint8_t* o = &out[line * nx];
+      std::fill_n(o, nx, 0);
+      for (int d = 0; d < 3; ++d) {
+        const std::int64_t c = a == 1 ? g.steps[1][3 * y + d] : g.steps[2][3 * z + d];
+        if (c < 0) continue;
+        const std::uint8_t* r = &in[(a == 1 ? z * ny + c : c * ny + y) * nx];
+        for (std::int64_t x = 0; x < nx; ++x) o[x] |= r[x];
+      }
+    }
+  };
+  rows_around(beside, along_y, 1);  // along x first, in `beside`
+  rows_around(along_y, beside, 2);
+  return beside;
+}
 
 std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
                                                               NodeSums sums) {

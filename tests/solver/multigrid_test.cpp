@@ -810,6 +810,52 @@ TEST(Multigrid, OddPlanesOfRepeatedPlanesAreThoseComputedPlaneByPlane) {
   }
 }
 
+// nodes_beside_held against its definition, node by node: random levels in 1D, 2D and 3D,
+// periodic axes or not (lengths from 1, where a wrap meets the node itself), held nodes from
+// none to most, removed nodes among them (which hold nothing).
+TEST(Multigrid, NodesBesideHeldAreThoseAtAStencilOffsetFromOne) {
+  std::mt19937 rng(2315);
+  std::uniform_int_distribution<std::int64_t> size(1, 9);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::int64_t beside = 0, nodes = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    kernels::LevelOperator op;
+    op.dims = 1 + trial % 3;
+    for (int a = 0; a < op.dims; ++a) {
+      op.n[a] = size(rng);
+      op.periodic[a] = unit(rng) < 0.4;
+    }
+    const std::int64_t np = op.points();
+    const double held = unit(rng) * 0.3;
+    op.fixed.assign(np, 0);
+    for (auto& f : op.fixed) {
+      const double u = unit(rng);
+      f = u < held ? 1 : u < held + 0.1 ? kernels::kRemovedNode : 0;
+    }
+    const std::vector<std::uint8_t> got = nodes_beside_held(op);
+    ASSERT_EQ(static_cast<std::int64_t>(got.size()), np);
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / (op.n[0] * op.n[1])};
+      bool expected = false;
+      for (int k = 0; k < kernels::stencil_points(op.dims) && !expected; ++k) {
+        std::int64_t j[3] = {0, 0, 0};
+        bool exists = true;
+        for (int a = 0; a < op.dims; ++a) {
+          j[a] = c[a] + kernels::stencil_offset(k, a);
+          if (op.periodic[a]) j[a] = (j[a] + op.n[a]) % op.n[a];
+          exists = exists && j[a] >= 0 && j[a] < op.n[a];
+        }
+        expected = exists && op.fixed[(j[2] * op.n[1] + j[1]) * op.n[0] + j[0]] == 1;
+      }
+      EXPECT_EQ(got[i] != 0, expected) << "trial " << trial << ", node " << i;
+      beside += expected;
+      ++nodes;
+    }
+  }
+  EXPECT_GT(beside, nodes / 5);
+  EXPECT_LT(beside, nodes * 4 / 5);
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
