@@ -901,7 +901,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // the coarse row before, which the same thread wrote just before it, and is taken from there.
   const std::vector<std::uint8_t> row_copies =
       by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
-  auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
+  auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
 #pragma omp parallel for schedule(static) if (by_rows)
@@ -924,16 +924,18 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     }
   };
   // A thread's finer planes in hand: the weights of four (a plane's A P needs those of z - 1,
-  // z and z + 1) and A P of three (a coarse plane needs those around it).
+  // z and z + 1) and A P of three (a coarse plane needs those around it). Neither is filled
+  // first (kernels::UnsetAllocator): a value is read only where written, so where rows repeat
+  // most of their pages are never touched.
   struct Planes {
     std::array<std::int64_t, 4> weights_z{-1, -1, -1, -1};
-    std::array<std::vector<double>, 4> weights;
+    std::array<kernels::LevelWeights, 4> weights;
     std::array<std::int64_t, 3> held{-1, -1, -1};
-    std::array<std::vector<double>, 3> ap;
+    std::array<kernels::LevelWeights, 3> ap;
   };
-  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot written, so the
-  // three buffers are sized once and never cleared).
-  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, Planes& in_hand,
+  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot of a row that
+  // is read written, so the three buffers are sized once and never cleared).
+  auto compute_plane = [&](std::int64_t z, kernels::LevelWeights& ap, Planes& in_hand,
                            std::atomic<bool>& far) {
     std::array<std::int64_t, 4>& weights_z = in_hand.weights_z;
     ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
