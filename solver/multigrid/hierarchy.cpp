@@ -330,21 +330,23 @@ class XRepeats {
       }
     return out;
   }
-  // Per finer node, for r = kLeastReach ... kMostReach ([r - kLeastReach]): every node within r
-  // of it is same (x beyond the grid is not; y and z beyond it hold nothing and are the same
-  // for both nodes). A box's AND, taken axis by axis: along z and y plane by plane (whole rows
-  // at a time), then along x by the length of the run of same nodes ending at each node. The
-  // windows are nested, so all of them are taken in one pass, window r as bit r - kLeastReach
-  // of a byte per node: the nodes at distance r along an axis clear that bit and the wider
-  // windows' ones, and the AND of the bytes over a box is each window's AND.
+  // Per finer node, a byte whose bit window(r), for r = kLeastReach ... kMostReach, is set when
+  // every node within r of it is same (x beyond the grid is not; y and z beyond it hold
+  // nothing and are the same for both nodes); empty where nothing repeats. A box's AND, taken
+  // axis by axis: along z and y plane by plane (whole rows at a time), then along x by the
+  // length of the run of same nodes ending at each node. The windows are nested, so all of them
+  // are taken in one pass: the nodes at distance r along an axis clear bit window(r) and the
+  // wider windows' ones, and the AND of the bytes over a box is each window's AND.
   static constexpr int kLeastReach = 3, kMostReach = 5;
-  std::array<std::vector<std::uint8_t>, kMostReach - kLeastReach + 1> repeats() const {
+  static constexpr std::uint8_t window(int r) {
+    return static_cast<std::uint8_t>(1 << (r - kLeastReach));
+  }
+  std::vector<std::uint8_t> repeats() const {
     constexpr int kWindows = kMostReach - kLeastReach + 1;
     constexpr std::uint8_t kAll = (1 << kWindows) - 1;
-    std::array<std::vector<std::uint8_t>, kWindows> out;
-    if (same_.empty()) return out;
-    for (auto& o : out) o.assign(same_.size(), 0);
+    if (same_.empty()) return {};
     const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
+    // The box along z and y first, then (in place, row by row) the runs along x.
     std::vector<std::uint8_t> zy(same_.size());
 #pragma omp parallel
     {
@@ -389,20 +391,23 @@ class XRepeats {
           }
         }
       }
+      std::vector<std::uint8_t> in(static_cast<std::size_t>(nx));
 #pragma omp for schedule(static)
       for (std::int64_t line = 0; line < ny * nz; ++line) {
-        const std::uint8_t* in = zy.data() + line * nx;
+        std::uint8_t* o = zy.data() + line * nx;
+        std::copy_n(o, nx, in.begin());
+        std::fill_n(o, nx, 0);
         // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
         std::int64_t run[kWindows] = {};
         for (std::int64_t x = 0; x < nx; ++x)
           for (int w = 0; w < kWindows; ++w) {
             const int r = kLeastReach + w;
             run[w] = (in[x] >> w) & 1 ? run[w] + 1 : 0;
-            if (run[w] >= 2 * r + 1) out[w][line * nx + x - r] = 1;
+            if (run[w] >= 2 * r + 1) o[x - r] |= window(r);
           }
       }
     }
-    return out;
+    return zy;
   }
 
  private:
@@ -425,6 +430,7 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperator& c,
                                    const std::array<AxisTransfer, kMaxDims>& t,
                                    const std::vector<std::uint8_t>& repeats,
+                                   std::uint8_t repeat_bit,
                                    const std::vector<std::uint8_t>& row_copies) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
@@ -659,7 +665,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
         if (!fine.fixed[i]) copy_weights(x, yz_between, c.n[0]);
         continue;
       }
-      if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
+      if (!repeats.empty() && (repeats[i] & repeat_bit) && !fine.fixed[i]) {
         // The weights of the node two before along x, toward the coarse nodes one before.
         copy_weights(x, yz_between, 1);
         continue;
@@ -788,8 +794,7 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // serves the two coarse planes beside it.
 kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
                                const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats,
-                               const std::vector<std::uint8_t>& ap_repeats,
-                               const std::vector<std::uint8_t>& row_repeats) {
+                               const std::vector<std::uint8_t>& windows) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -875,10 +880,13 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   }
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
-  // ap_repeats and row_repeats (XRepeats::repeats, r = 4 and 5): where a finer node's A P row,
-  // and a coarse node's row (at its finer node), are those of the node before along x (A P
-  // reads the weights of the nodes around, each from three nodes around it; a coarse row the
-  // weights and A P of its children).
+  // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
+  // node before along x (windows, XRepeats::repeats, of r = 4 and 5: A P reads the weights of
+  // the nodes around, each from three nodes around it; a coarse row the weights and A P of its
+  // children).
+  const std::uint8_t ap_bit = XRepeats::window(4), row_bit = XRepeats::window(5);
+  const auto ap_repeats = [&](std::int64_t i) { return (windows[i] & ap_bit) != 0; };
+  const auto row_repeats = [&](std::int64_t i) { return (windows[i] & row_bit) != 0; };
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
   // every one is needed): per coarse node, whether its row is computed (neither fixed nor a
@@ -968,7 +976,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         const std::int64_t from = last[x & 1];
         last[x & 1] = x;
         double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
-        if (!ap_repeats.empty() && ap_repeats[i]) {
+        if (!windows.empty() && ap_repeats(i)) {
           const double* source =
               &ap[static_cast<std::size_t>((y * fine.n[0] + from) * kMaxStencil)];
           std::copy(source, source + kMaxStencil, ap_row);
@@ -1084,18 +1092,18 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       coarse_standard[a][C] = ok;
     }
   }
-  if (!row_repeats.empty()) {
-    // (row_repeats: a 3D level, no axis periodic, so no window below wraps.)
+  if (!windows.empty()) {
+    // (windows: a 3D level, no axis periodic, so no window below wraps.)
     coarse_computed.assign(static_cast<std::size_t>(nc), 0);
 #pragma omp parallel for schedule(static) if (nc >= 32768)
     for (std::int64_t ZY = 0; ZY < c.n[2] * c.n[1]; ++ZY) {
       const std::int64_t Z = ZY / c.n[1], Y = ZY % c.n[1];
       const std::int64_t line = c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y];
-      const std::uint8_t* rep = &row_repeats[line * fine.n[0]];
+      const std::int64_t i0 = line * fine.n[0];
       const bool copied_row = !row_copies.empty() && row_copies[line];
       for (std::int64_t X = 0; X < c.n[0]; ++X)
         coarse_computed[ZY * c.n[0] + X] =
-            !copied_row && !c.fixed[ZY * c.n[0] + X] && !rep[c.fine_index[0][X]];
+            !copied_row && !c.fixed[ZY * c.n[0] + X] && !row_repeats(i0 + c.fine_index[0][X]);
     }
     // A P is computed where it is read only if computing it elsewhere could change nothing but
     // itself: a term beyond one coarse node, which sets `far` (and throws) wherever it is met,
@@ -1135,11 +1143,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           // A copied row is that of the node two before, and so of every node back along the
           // run of copies: it is copied from the nearest one of them that is at hand, the first
           // read one or else the run's first node (computed), which is then needed.
-          const std::uint8_t* copied = &ap_repeats[zy * nx];
+          const auto copied = [&](std::int64_t x) { return ap_repeats(zy * nx + x); };
           for (std::int64_t x = nx - 1; x >= 2; --x) {
-            if (!read[x] || !copied[x]) continue;
+            if (!read[x] || !copied(x)) continue;
             std::int64_t j = x - 2;
-            while (j >= 2 && copied[j] && !read[j]) j -= 2;
+            while (j >= 2 && copied(j) && !read[j]) j -= 2;
             read[j] = 1;
           }
         }
@@ -1154,7 +1162,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                  ++p) {
               const std::int64_t i0 = (q * ny + p) * nx;
               for (std::int64_t x = 0; x < nx; ++x)
-                around[x] |= ap_read[i0 + x] & !ap_repeats[i0 + x] & !fine.fixed[i0 + x];
+                around[x] |= ap_read[i0 + x] & !ap_repeats(i0 + x) & !fine.fixed[i0 + x];
             }
           std::uint8_t* staged = &weights_read[zy * nx];
           for (std::int64_t x = 0; x < nx; ++x)
@@ -1272,8 +1280,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             std::fill_n(out, kp, 0.0);
             continue;
           }
-          if (!row_repeats.empty() &&
-              row_repeats[(zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X]]) {
+          if (!windows.empty() &&
+              row_repeats((zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X])) {
             std::copy(out - kp, out, out);
             continue;
           }
@@ -2018,9 +2026,9 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   });
   const XRepeats repeats(fine, t[0], t[1], as_before, reuse == Reuse::along_x);
   // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
-  const auto windows = repeats.repeats();
-  c.prolongation = prolongation(fine, c, t, windows[0], repeats.rows_repeat(3));
-  c.stencil = galerkin(fine, c, t, repeats, windows[1], windows[2]);
+  const std::vector<std::uint8_t> windows = repeats.repeats();
+  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3));
+  c.stencil = galerkin(fine, c, t, repeats, windows);
   return c;
 }
 
