@@ -1953,42 +1953,44 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
 
 std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op) {
   // The box of offsets -1..1 around the held nodes (a neighbour's neighbour at the opposite
-  // offset is the node itself), taken axis by axis: x within each row, then y and z whole rows
-  // at a time, with the grid's steps (none beyond a non-periodic end, a wrap across a periodic
-  // one; an unused axis has offset 0 alone).
+  // offset is the node itself), taken axis by axis with the grid's steps (none beyond a
+  // non-periodic end, a wrap across a periodic one; an unused axis has offset 0 alone): per z
+  // plane, the held flags of the planes around it dilated along x and ORed into a plane-sized
+  // buffer, whose rows around each row are then ORed into the plane's.
   const Grid g(op);
-  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
-  std::vector<std::uint8_t> beside(op.fixed.size()), along_y(op.fixed.size());
+  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], plane = nx * ny;
   const std::int64_t* xs = g.steps[0].data();
-#pragma omp parallel for schedule(static) if (op.points() >= 32768)
-  for (std::int64_t line = 0; line < ny * nz; ++line) {
-    const std::uint8_t* f = &op.fixed[line * nx];
-    std::uint8_t* o = &beside[line * nx];
-    for (std::int64_t x = 0; x < nx; ++x) {
-      bool held = false;
-      for (int d = 0; d < 3; ++d) held = held || (xs[3 * x + d] >= 0 && f[xs[3 * x + d]] == 1);
-      o[x] = held;
-    }
-  }
-  // Rows r and its neighbours along axis a (a = 1: rows y - 1, y + 1 of its plane; a = 2: those
-  // of planes z - 1, z + 1) ORed into `out`.
-  const auto rows_around = [&](const std::vector<std::uint8_t>& in, std::vector<std::uint8_t>& out,
-                               int a) {
-#pragma omp parallel for schedule(static) if (op.points() >= 32768)
-    for (std::int64_t line = 0; line < ny * nz; ++line) {
-      const std::int64_t y = line % ny, z = line / ny;
-      std::uint8_t* o = &out[line * nx];
-      std::fill_n(o, nx, 0);
-      for (int d = 0; d < 3; ++d) {
-        const std::int64_t c = a == 1 ? g.steps[1][3 * y + d] : g.steps[2][3 * z + d];
-        if (c < 0) continue;
-        const std::uint8_t* r = &in[(a == 1 ? z * ny + c : c * ny + y) * nx];
-        for (std::int64_t x = 0; x < nx; ++x) o[x] |= r[x];
+  std::vector<std::uint8_t> beside(op.fixed.size());
+#pragma omp parallel if (op.points() >= 32768)
+  {
+    std::vector<std::uint8_t> around(static_cast<std::size_t>(plane));
+#pragma omp for schedule(static)
+    for (std::int64_t z = 0; z < nz; ++z) {
+      std::fill(around.begin(), around.end(), 0);
+      for (int dz = 0; dz < 3; ++dz) {
+        const std::int64_t q = g.steps[2][3 * z + dz];
+        if (q < 0) continue;
+        for (std::int64_t y = 0; y < ny; ++y) {
+          const std::uint8_t* f = &op.fixed[(q * ny + y) * nx];
+          std::uint8_t* o = &around[y * nx];
+          for (std::int64_t x = 1; x + 1 < nx; ++x)
+            o[x] |= (f[x - 1] == 1) | (f[x] == 1) | (f[x + 1] == 1);
+          for (const std::int64_t x : {std::int64_t{0}, nx - 1})  // the ends, by their steps
+            for (int dx = 0; dx < 3; ++dx)
+              if (xs[3 * x + dx] >= 0) o[x] |= f[xs[3 * x + dx]] == 1;
+        }
+      }
+      for (std::int64_t y = 0; y < ny; ++y) {
+        std::uint8_t* o = &beside[(z * ny + y) * nx];
+        for (int dy = 0; dy < 3; ++dy) {
+          const std::int64_t p = g.steps[1][3 * y + dy];
+          if (p < 0) continue;
+          const std::uint8_t* r = &around[p * nx];
+          for (std::int64_t x = 0; x < nx; ++x) o[x] |= r[x];
+        }
       }
     }
-  };
-  rows_around(beside, along_y, 1);  // along x first, in `beside`
-  rows_around(along_y, beside, 2);
+  }
   return beside;
 }
 
