@@ -884,9 +884,14 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // node before along x (windows, XRepeats::repeats, of r = 4 and 5: A P reads the weights of
   // the nodes around, each from three nodes around it; a coarse row the weights and A P of its
   // children).
-  const std::uint8_t ap_bit = XRepeats::window(4), row_bit = XRepeats::window(5);
-  const auto ap_repeats = [&](std::int64_t i) { return (windows[i] & ap_bit) != 0; };
-  const auto row_repeats = [&](std::int64_t i) { return (windows[i] & row_bit) != 0; };
+  // (By value: the byte stores of the loops that call them cannot then alias what they read.)
+  const std::uint8_t* const window_bits = windows.data();
+  const auto ap_repeats = [window_bits](std::int64_t i) {
+    return (window_bits[i] & XRepeats::window(4)) != 0;
+  };
+  const auto row_repeats = [window_bits](std::int64_t i) {
+    return (window_bits[i] & XRepeats::window(5)) != 0;
+  };
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
   // every one is needed): per coarse node, whether its row is computed (neither fixed nor a
