@@ -177,6 +177,50 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
   row.a[0] = diagonal;
 }
 
+// Per z plane of a 3D level: whether every value of it (fixed flags, and the node terms and
+// conductances or the entries) is the same bits as the plane before's (plane 0: no; empty: not
+// 3D). A pass over the level whose result for plane z reads the values of the planes within
+// some reach of z alone gives, where those planes and the ones before each are the same bits,
+// the result of the plane before (homogeneous blocks, the middle of an inclusion), and takes it
+// from there rather than computing it again.
+std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
+  std::vector<std::uint8_t> same;
+  if (op.dims != 3) return same;
+  const std::int64_t nz = op.n[2], plane = op.n[0] * op.n[1], np = op.points();
+  same.assign(static_cast<std::size_t>(nz), 0);
+#pragma omp parallel for schedule(static) if (np >= 4096)
+  for (std::int64_t z = 1; z < nz; ++z) {
+    const auto plane_bits = [&](const auto& v, std::int64_t at) {
+      return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
+    };
+    bool s = plane_bits(op.fixed, 0);
+    if (op.stencil_form())
+      for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
+    else
+      s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
+          plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
+    same[z] = s;
+  }
+  return same;
+}
+
+// Per z plane: the plane whose result it takes, the first of its run (or itself), where every
+// plane within `reach` of it is the same bits as the plane before (planes_as_before) and
+// lies inside the grid. A result for plane z that reads the planes within `reach` of it is
+// then the source plane's (shifted by z - source along z).
+std::vector<std::int64_t> plane_sources(const std::vector<std::uint8_t>& as_before, std::int64_t nz,
+                                        int reach) {
+  std::vector<std::int64_t> source(static_cast<std::size_t>(nz));
+  for (std::int64_t z = 0; z < nz; ++z) {
+    source[z] = z;
+    if (as_before.empty() || z - reach < 1 || z + reach >= nz) continue;
+    bool all = true;
+    for (std::int64_t q = z - reach; q <= z + reach && all; ++q) all = as_before[q];
+    if (all) source[z] = source[z - 1];
+  }
+  return source;
+}
+
 // Where a 3D level repeats itself along x. A finer node is `same` as the node two before it
 // along x when their own values are the same bits (fixed, and the compact form's node term and
 // upper conductances or the stencil form's row) and the transfer along x, from either side of
@@ -189,7 +233,9 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // whole rows of nodes (`rows_repeat(r)`), whose results are those of the row two before.
 class XRepeats {
  public:
-  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty, bool use)
+  // as_before: planes_as_before(fine).
+  XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty,
+           const std::vector<std::uint8_t>& as_before, bool use)
       : n_(fine.n) {
     // (A periodic axis's neighbourhoods wrap around, which the windows below do not follow.)
     if (!use || fine.dims != 3 || fine.periodic[0] || fine.periodic[1] || fine.periodic[2]) return;
@@ -203,24 +249,6 @@ class XRepeats {
     for (std::int64_t f = 2; f + 1 < nx; ++f)
       moved[f] =
           shifted(tx.from[f - 2][0], tx.from[f][0]) && shifted(tx.from[f - 2][1], tx.from[f][1]);
-    same_.assign(static_cast<std::size_t>(np), 0);
-    const int kp = stencil_points(3);
-#pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t line = 0; line < n_[1] * n_[2]; ++line)
-      for (std::int64_t x = 2; x < nx; ++x) {
-        if (!moved[x]) continue;
-        const std::int64_t i = line * nx + x;
-        bool same = fine.fixed[i] == fine.fixed[i - 2];
-        const auto bits = [&](const auto& v, std::int64_t at) {
-          return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
-        };
-        if (fine.stencil_form())
-          for (int k = 0; k < kp && same; ++k) same = bits(fine.stencil, k * np + i);
-        else
-          same = same && bits(fine.node_term, i) && bits(fine.conductance[0], i) &&
-                 bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
-        same_[i] = same;
-      }
     // Along y, whole rows: row (y, z) is `row_same` when every one of its own values is the same
     // bits as row (y - 2, z)'s, and the transfer along y at y is that at y - 2 moved up by one
     // coarse node (y - 2 and y + 1 exist). Its x and z transfers are the same rows' own.
@@ -229,21 +257,60 @@ class XRepeats {
     for (std::int64_t f = 2; f + 1 < ny; ++f)
       moved_y[f] =
           shifted(ty.from[f - 2][0], ty.from[f][0]) && shifted(ty.from[f - 2][1], ty.from[f][1]);
+    same_.assign(static_cast<std::size_t>(np), 0);
     row_same_.assign(static_cast<std::size_t>(ny * nz), 0);
+    const int kp = stencil_points(3);
+    // One pass over the values: each row is compared with the row two before it, whole, and a
+    // node's flag along x reads its own row's values alone, so a row the same bits as the row
+    // two before takes that row's flags (written before it on this thread: a plane's rows in
+    // order); only the other rows (near the y and z faces, through an inclusion) are compared
+    // node by node. A plane's flags read its own values alone: a plane the same bits as the
+    // plane before takes the flags of the first plane of its run (plane_sources, reach 0).
+    const std::vector<std::int64_t> source = plane_sources(as_before, nz, 0);
 #pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t line = 0; line < ny * nz; ++line) {
-      if (!moved_y[line % ny]) continue;
-      const std::int64_t i0 = line * nx, j0 = i0 - 2 * nx;
-      const auto row_bits = [&](const auto& v, std::int64_t at) {
-        return std::memcmp(&v[at + i0], &v[at + j0], nx * sizeof(v[0])) == 0;
-      };
-      bool same = row_bits(fine.fixed, 0);
-      if (fine.stencil_form())
-        for (int k = 0; k < kp && same; ++k) same = row_bits(fine.stencil, k * np);
-      else
-        same = same && row_bits(fine.node_term, 0) && row_bits(fine.conductance[0], 0) &&
-               row_bits(fine.conductance[1], 0) && row_bits(fine.conductance[2], 0);
-      row_same_[line] = same;
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny && source[z] == z; ++y) {
+        const std::int64_t line = z * ny + y, i0 = line * nx, j0 = i0 - 2 * nx;
+        bool row_bits_same = y >= 2;
+        if (row_bits_same) {
+          const auto row_bits = [&](const auto& v, std::int64_t at) {
+            return std::memcmp(&v[at + i0], &v[at + j0], nx * sizeof(v[0])) == 0;
+          };
+          row_bits_same = row_bits(fine.fixed, 0);
+          if (fine.stencil_form())
+            for (int k = 0; k < kp && row_bits_same; ++k)
+              row_bits_same = row_bits(fine.stencil, k * np);
+          else
+            row_bits_same = row_bits_same && row_bits(fine.node_term, 0) &&
+                            row_bits(fine.conductance[0], 0) && row_bits(fine.conductance[1], 0) &&
+                            row_bits(fine.conductance[2], 0);
+        }
+        row_same_[line] = row_bits_same && moved_y[y];
+        if (row_bits_same) {
+          std::copy(&same_[j0], &same_[j0] + nx, &same_[i0]);
+          continue;
+        }
+        for (std::int64_t x = 2; x < nx; ++x) {
+          if (!moved[x]) continue;
+          const std::int64_t i = i0 + x;
+          bool same = fine.fixed[i] == fine.fixed[i - 2];
+          const auto bits = [&](const auto& v, std::int64_t at) {
+            return std::memcmp(&v[at], &v[at - 2], sizeof(double)) == 0;
+          };
+          if (fine.stencil_form())
+            for (int k = 0; k < kp && same; ++k) same = bits(fine.stencil, k * np + i);
+          else
+            same = same && bits(fine.node_term, i) && bits(fine.conductance[0], i) &&
+                   bits(fine.conductance[1], i) && bits(fine.conductance[2], i);
+          same_[i] = same;
+        }
+      }
+    const std::int64_t plane = nx * ny;
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t z = 0; z < nz; ++z) {
+      if (source[z] == z) continue;
+      std::copy_n(&same_[source[z] * plane], plane, &same_[z * plane]);
+      std::copy_n(&row_same_[source[z] * ny], ny, &row_same_[z * ny]);
     }
   }
   // Per finer row (y, z): every row within r of it along y and z is row_same, so that every
@@ -263,49 +330,84 @@ class XRepeats {
       }
     return out;
   }
-  // Per finer node: every node within r of it is same (x beyond the grid is not; y and z
-  // beyond it hold nothing and are the same for both nodes). A box's AND, taken axis by axis:
-  // along z and y plane by plane (whole rows at a time), then along x by the length of the run
-  // of same nodes ending at each node.
-  std::vector<std::uint8_t> repeats(int r) const {
+  // Per finer node, a byte whose bit window(r), for r = kLeastReach ... kMostReach, is set when
+  // every node within r of it is same (x beyond the grid is not; y and z beyond it hold
+  // nothing and are the same for both nodes); empty where nothing repeats. A box's AND, taken
+  // axis by axis: along z and y plane by plane (whole rows at a time), then along x by the
+  // length of the run of same nodes ending at each node. The windows are nested, so all of them
+  // are taken in one pass: the nodes at distance r along an axis clear bit window(r) and the
+  // wider windows' ones, and the AND of the bytes over a box is each window's AND.
+  static constexpr int kLeastReach = 3, kMostReach = 5;
+  static constexpr std::uint8_t window(int r) {
+    return static_cast<std::uint8_t>(1 << (r - kLeastReach));
+  }
+  std::vector<std::uint8_t> repeats() const {
+    constexpr int kWindows = kMostReach - kLeastReach + 1;
+    constexpr std::uint8_t kAll = (1 << kWindows) - 1;
     if (same_.empty()) return {};
     const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
-    std::vector<std::uint8_t> zy(same_.size()), out(same_.size(), 0);
+    // The box along z and y first, then (in place, row by row) the runs along x.
+    std::vector<std::uint8_t> zy(same_.size());
 #pragma omp parallel
     {
       std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z) {
-        const std::int64_t z0 = std::max<std::int64_t>(z - r, 0), z1 = std::min(z + r, nz - 1);
+        const std::int64_t z0 = std::max<std::int64_t>(z - kLeastReach, 0),
+                           z1 = std::min<std::int64_t>(z + kLeastReach, nz - 1);
         const std::uint8_t* first = same_.data() + z0 * plane;
-        std::copy(first, first + plane, acc.begin());
+        for (std::int64_t i = 0; i < plane; ++i) acc[i] = first[i];
         for (std::int64_t q = z0 + 1; q <= z1; ++q) {
           const std::uint8_t* in = same_.data() + q * plane;
           for (std::int64_t i = 0; i < plane; ++i) acc[i] &= in[i];
         }
+        for (std::int64_t i = 0; i < plane; ++i) acc[i] = static_cast<std::uint8_t>(acc[i] * kAll);
+        // The planes at distance r keep only the narrower windows' bits where not same.
+        for (int r = kLeastReach + 1; r <= kMostReach; ++r) {
+          const std::uint8_t narrower = static_cast<std::uint8_t>((1 << (r - kLeastReach)) - 1);
+          for (const std::int64_t q : {z - r, z + r}) {
+            if (q < 0 || q >= nz) continue;
+            const std::uint8_t* in = same_.data() + q * plane;
+            for (std::int64_t i = 0; i < plane; ++i)
+              acc[i] &= static_cast<std::uint8_t>(in[i] ? kAll : narrower);
+          }
+        }
         for (std::int64_t y = 0; y < ny; ++y) {
-          const std::int64_t y0 = std::max<std::int64_t>(y - r, 0), y1 = std::min(y + r, ny - 1);
+          const std::int64_t y0 = std::max<std::int64_t>(y - kLeastReach, 0),
+                             y1 = std::min<std::int64_t>(y + kLeastReach, ny - 1);
           std::uint8_t* o = zy.data() + z * plane + y * nx;
           std::copy(acc.begin() + y0 * nx, acc.begin() + (y0 + 1) * nx, o);
           for (std::int64_t q = y0 + 1; q <= y1; ++q) {
             const std::uint8_t* in = acc.data() + q * nx;
             for (std::int64_t x = 0; x < nx; ++x) o[x] &= in[x];
           }
+          for (int r = kLeastReach + 1; r <= kMostReach; ++r) {
+            const std::uint8_t narrower = static_cast<std::uint8_t>((1 << (r - kLeastReach)) - 1);
+            for (const std::int64_t q : {y - r, y + r}) {
+              if (q < 0 || q >= ny) continue;
+              const std::uint8_t* in = acc.data() + q * nx;
+              for (std::int64_t x = 0; x < nx; ++x) o[x] &= in[x] | narrower;
+            }
+          }
         }
       }
+      std::vector<std::uint8_t> in(static_cast<std::size_t>(nx));
 #pragma omp for schedule(static)
       for (std::int64_t line = 0; line < ny * nz; ++line) {
-        const std::uint8_t* in = zy.data() + line * nx;
-        std::uint8_t* o = out.data() + line * nx;
+        std::uint8_t* o = zy.data() + line * nx;
+        std::copy_n(o, nx, in.begin());
+        std::fill_n(o, nx, 0);
         // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
-        std::int64_t run = 0;
-        for (std::int64_t x = 0; x < nx; ++x) {
-          run = in[x] ? run + 1 : 0;
-          if (run >= 2 * r + 1) o[x - r] = 1;
-        }
+        std::int64_t run[kWindows] = {};
+        for (std::int64_t x = 0; x < nx; ++x)
+          for (int w = 0; w < kWindows; ++w) {
+            const int r = kLeastReach + w;
+            run[w] = (in[x] >> w) & 1 ? run[w] + 1 : 0;
+            if (run[w] >= 2 * r + 1) o[x - r] |= window(r);
+          }
       }
     }
-    return out;
+    return zy;
   }
 
  private:
@@ -328,6 +430,7 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperator& c,
                                    const std::array<AxisTransfer, kMaxDims>& t,
                                    const std::vector<std::uint8_t>& repeats,
+                                   std::uint8_t repeat_bit,
                                    const std::vector<std::uint8_t>& row_copies) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
@@ -387,20 +490,8 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
   // 0.4 % off it per cycle on a power module. There the weights are each side's pulls over
   // the sum of the pulls, and sum to 1.
   const bool any_held = std::find(fine.fixed.begin(), fine.fixed.end(), 1) != fine.fixed.end();
-  // Marked from the held nodes, which are few (a Dirichlet face's), rather than by looking
-  // around every node: a neighbour's neighbour at the opposite offset is the node itself.
-  std::vector<std::uint8_t> beside_held(fine.fixed.size(), 0);
-  if (any_held)
-    for (std::int64_t z = 0, h = 0; z < fine.n[2]; ++z)
-      for (std::int64_t y = 0; y < fine.n[1]; ++y)
-        for (std::int64_t x = 0; x < fine.n[0]; ++x, ++h) {
-          if (fine.fixed[h] != 1) continue;
-          const std::int64_t f[3] = {x, y, z};
-          for (int k = 0; k < kp; ++k) {
-            std::int64_t j[3];
-            if (fg.neighbour(f, k, j)) beside_held[fg.index(j)] = 1;
-          }
-        }
+  const std::vector<std::uint8_t> beside_held =
+      any_held ? nodes_beside_held(fine) : std::vector<std::uint8_t>(fine.fixed.size(), 0);
   const auto held_row = [&](const Row& row, std::int64_t i) {
     if (beside_held[i]) return true;
     double sum = 0.0;
@@ -574,7 +665,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
         if (!fine.fixed[i]) copy_weights(x, yz_between, c.n[0]);
         continue;
       }
-      if (!repeats.empty() && repeats[i] && !fine.fixed[i]) {
+      if (!repeats.empty() && (repeats[i] & repeat_bit) && !fine.fixed[i]) {
         // The weights of the node two before along x, toward the coarse nodes one before.
         copy_weights(x, yz_between, 1);
         continue;
@@ -702,7 +793,8 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
 kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
-                             const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats) {
+                               const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats,
+                               const std::vector<std::uint8_t>& windows) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -789,9 +881,17 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
   // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
-  // node before along x (XRepeats: A P reads the weights of the nodes around, each from three
-  // nodes around it; a coarse row the weights and A P of its children).
-  const std::vector<std::uint8_t> ap_repeats = repeats.repeats(4), row_repeats = repeats.repeats(5);
+  // node before along x (windows, XRepeats::repeats, of r = 4 and 5: A P reads the weights of
+  // the nodes around, each from three nodes around it; a coarse row the weights and A P of its
+  // children).
+  // (By value: the byte stores of the loops that call them cannot then alias what they read.)
+  const std::uint8_t* const window_bits = windows.data();
+  const auto ap_repeats = [window_bits](std::int64_t i) {
+    return (window_bits[i] & XRepeats::window(4)) != 0;
+  };
+  const auto row_repeats = [window_bits](std::int64_t i) {
+    return (window_bits[i] & XRepeats::window(5)) != 0;
+  };
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
   // every one is needed): per coarse node, whether its row is computed (neither fixed nor a
@@ -814,7 +914,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // the coarse row before, which the same thread wrote just before it, and is taken from there.
   const std::vector<std::uint8_t> row_copies =
       by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
-  auto weights_plane = [&](std::int64_t z, std::vector<double>& pw) {
+  auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
 #pragma omp parallel for schedule(static) if (by_rows)
@@ -837,16 +937,18 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     }
   };
   // A thread's finer planes in hand: the weights of four (a plane's A P needs those of z - 1,
-  // z and z + 1) and A P of three (a coarse plane needs those around it).
+  // z and z + 1) and A P of three (a coarse plane needs those around it). Neither is filled
+  // first (kernels::UnsetAllocator): a value is read only where written, so where rows repeat
+  // most of their pages are never touched.
   struct Planes {
     std::array<std::int64_t, 4> weights_z{-1, -1, -1, -1};
-    std::array<std::vector<double>, 4> weights;
+    std::array<kernels::LevelWeights, 4> weights;
     std::array<std::int64_t, 3> held{-1, -1, -1};
-    std::array<std::vector<double>, 3> ap;
+    std::array<kernels::LevelWeights, 3> ap;
   };
-  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot written, so the
-  // three buffers are sized once and never cleared).
-  auto compute_plane = [&](std::int64_t z, std::vector<double>& ap, Planes& in_hand,
+  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot of a row that
+  // is read written, so the three buffers are sized once and never cleared).
+  auto compute_plane = [&](std::int64_t z, kernels::LevelWeights& ap, Planes& in_hand,
                            std::atomic<bool>& far) {
     std::array<std::int64_t, 4>& weights_z = in_hand.weights_z;
     ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
@@ -879,7 +981,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         const std::int64_t from = last[x & 1];
         last[x & 1] = x;
         double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
-        if (!ap_repeats.empty() && ap_repeats[i]) {
+        if (!windows.empty() && ap_repeats(i)) {
           const double* source =
               &ap[static_cast<std::size_t>((y * fine.n[0] + from) * kMaxStencil)];
           std::copy(source, source + kMaxStencil, ap_row);
@@ -995,18 +1097,18 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       coarse_standard[a][C] = ok;
     }
   }
-  if (!row_repeats.empty()) {
-    // (row_repeats: a 3D level, no axis periodic, so no window below wraps.)
+  if (!windows.empty()) {
+    // (windows: a 3D level, no axis periodic, so no window below wraps.)
     coarse_computed.assign(static_cast<std::size_t>(nc), 0);
 #pragma omp parallel for schedule(static) if (nc >= 32768)
     for (std::int64_t ZY = 0; ZY < c.n[2] * c.n[1]; ++ZY) {
       const std::int64_t Z = ZY / c.n[1], Y = ZY % c.n[1];
       const std::int64_t line = c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y];
-      const std::uint8_t* rep = &row_repeats[line * fine.n[0]];
+      const std::int64_t i0 = line * fine.n[0];
       const bool copied_row = !row_copies.empty() && row_copies[line];
       for (std::int64_t X = 0; X < c.n[0]; ++X)
         coarse_computed[ZY * c.n[0] + X] =
-            !copied_row && !c.fixed[ZY * c.n[0] + X] && !rep[c.fine_index[0][X]];
+            !copied_row && !c.fixed[ZY * c.n[0] + X] && !row_repeats(i0 + c.fine_index[0][X]);
     }
     // A P is computed where it is read only if computing it elsewhere could change nothing but
     // itself: a term beyond one coarse node, which sets `far` (and throws) wherever it is met,
@@ -1046,11 +1148,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           // A copied row is that of the node two before, and so of every node back along the
           // run of copies: it is copied from the nearest one of them that is at hand, the first
           // read one or else the run's first node (computed), which is then needed.
-          const std::uint8_t* copied = &ap_repeats[zy * nx];
+          const auto copied = [&](std::int64_t x) { return ap_repeats(zy * nx + x); };
           for (std::int64_t x = nx - 1; x >= 2; --x) {
-            if (!read[x] || !copied[x]) continue;
+            if (!read[x] || !copied(x)) continue;
             std::int64_t j = x - 2;
-            while (j >= 2 && copied[j] && !read[j]) j -= 2;
+            while (j >= 2 && copied(j) && !read[j]) j -= 2;
             read[j] = 1;
           }
         }
@@ -1065,7 +1167,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                  ++p) {
               const std::int64_t i0 = (q * ny + p) * nx;
               for (std::int64_t x = 0; x < nx; ++x)
-                around[x] |= ap_read[i0 + x] & !ap_repeats[i0 + x] & !fine.fixed[i0 + x];
+                around[x] |= ap_read[i0 + x] & !ap_repeats(i0 + x) & !fine.fixed[i0 + x];
             }
           std::uint8_t* staged = &weights_read[zy * nx];
           for (std::int64_t x = 0; x < nx; ++x)
@@ -1183,8 +1285,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             std::fill_n(out, kp, 0.0);
             continue;
           }
-          if (!row_repeats.empty() &&
-              row_repeats[(zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X]]) {
+          if (!windows.empty() &&
+              row_repeats((zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X])) {
             std::copy(out - kp, out, out);
             continue;
           }
@@ -1549,10 +1651,9 @@ void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
   }
 }
 
-}  // namespace
-
-std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
-                                                              NodeSums sums) {
+// strong_planes, given planes_as_before(op).
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
+    const LevelOperator& op, NodeSums sums, const std::vector<std::uint8_t>& as_before) {
   const int dims = op.dims, centre = stencil_centre(dims);
   const Grid g(op);
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
@@ -1585,8 +1686,14 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   int offset[kMaxStencil][kMaxDims];  // stencil_offset(k, a), looked up per row entry
   for (int k = 0; k < kMaxStencil; ++k)
     for (int a = 0; a < kMaxDims; ++a) offset[k][a] = stencil_offset(k, a);
+  // Summed directly, a z plane's part reads the values of planes z - 1, z and z + 1 alone (the
+  // conductances or entries of its own nodes, and whether their neighbours are fixed): it is
+  // taken from its source plane's (plane_sources, reach 1).
+  const std::vector<std::int64_t> source = plane_sources(
+      from_conductances || from_entries ? as_before : std::vector<std::uint8_t>{}, nz, 1);
 #pragma omp parallel for schedule(static) if (op.points() >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
+    if (source[z] != z) continue;  // taken below
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
     std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
@@ -1665,6 +1772,12 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
         }
       }
   }
+  for (std::int64_t z = 0; z < nz; ++z) {
+    if (source[z] == z) continue;
+    std::copy_n(&parts[source[z] * part], part, &parts[z * part]);
+    std::copy_n(&sheet_parts[source[z] * (nx + ny + 1)], nx + ny + 1,
+                &sheet_parts[z * (nx + ny + 1)]);
+  }
   std::array<std::vector<std::uint8_t>, kMaxDims> strong;
   for (int a = 0; a < dims; ++a) {
     std::vector<double> within(static_cast<std::size_t>(op.n[a]), 0.0), across(within);
@@ -1701,7 +1814,9 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperato
   return strong;
 }
 
-std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
+// odd_planes, given planes_as_before(op).
+std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
+                                      const std::vector<std::uint8_t>& as_before) {
   const int dims = op.dims;
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], np = op.points();
   const std::int64_t stride[3] = {1, nx, nx * ny};
@@ -1729,9 +1844,14 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   const std::int64_t rows = ny * nz;
   std::vector<double> least(static_cast<std::size_t>(rows), 0.0), largest(least);
   const double spread = op.stencil_form() ? kSaddleJump : 0.5 * kSaddleJump;
+  // A plane's rows read its own values alone (plane_sources, reach 0); a plane's counts those
+  // of the planes beside it too (reach 1), and the parities along z of the plane before's are
+  // swapped (its even nodes are this plane's odd ones) when taken an odd number of planes on.
+  const std::vector<std::int64_t> row_source = plane_sources(as_before, nz, 0),
+                                  count_source = plane_sources(as_before, nz, 1);
 #pragma omp parallel for schedule(static) if (np >= 4096)
   for (std::int64_t z = 0; z < nz; ++z)
-    for (std::int64_t y = 0; y < ny; ++y) {
+    for (std::int64_t y = 0; y < ny && row_source[z] == z; ++y) {
       double lo = 1e300, hi = 0.0;
       const auto take = [&](double v) {
         v = std::abs(v);
@@ -1751,11 +1871,17 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
       least[z * ny + y] = lo;
       largest[z * ny + y] = hi;
     }
+  for (std::int64_t z = 0; z < nz; ++z)
+    if (row_source[z] != z) {
+      std::copy_n(&least[row_source[z] * ny], ny, &least[z * ny]);
+      std::copy_n(&largest[row_source[z] * ny], ny, &largest[z * ny]);
+    }
   // Per z plane, per axis and parity: the free nodes at a saddle (kept off the axes' ends).
   // Counts, so the sums do not depend on the threads.
   std::vector<std::int64_t> parts(static_cast<std::size_t>(nz) * 6, 0);
 #pragma omp parallel for schedule(static) if (np >= 4096)
   for (std::int64_t z = 0; z < nz; ++z) {
+    if (count_source[z] != z) continue;  // taken below
     std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
     for (std::int64_t y = 0; y < ny; ++y) {
       double lo = 1e300, hi = 0.0;
@@ -1804,6 +1930,13 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
       }
     }
   }
+  for (std::int64_t z = 0; z < nz; ++z) {
+    const std::int64_t from = count_source[z];
+    if (from == z) continue;
+    std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
+    std::copy_n(&parts[static_cast<std::size_t>(from) * 6], 6, count);
+    if ((z - from) % 2 != 0) std::swap(count[4], count[5]);
+  }
   std::array<bool, kMaxDims> odd{false, false, false};
   for (int a = 0; a < dims; ++a) {
     std::int64_t even_nodes = 0, odd_nodes = 0;
@@ -1821,13 +1954,69 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   return odd;
 }
 
+}  // namespace
+
+std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op) {
+  // The box of offsets -1..1 around the held nodes (a neighbour's neighbour at the opposite
+  // offset is the node itself), taken axis by axis with the grid's steps (none beyond a
+  // non-periodic end, a wrap across a periodic one; an unused axis has offset 0 alone): per z
+  // plane, the held flags of the planes around it dilated along x and ORed into a plane-sized
+  // buffer, whose rows around each row are then ORed into the plane's.
+  const Grid g(op);
+  const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], plane = nx * ny;
+  const std::int64_t* xs = g.steps[0].data();
+  std::vector<std::uint8_t> beside(op.fixed.size());
+#pragma omp parallel if (op.points() >= 32768)
+  {
+    std::vector<std::uint8_t> around(static_cast<std::size_t>(plane));
+#pragma omp for schedule(static)
+    for (std::int64_t z = 0; z < nz; ++z) {
+      std::fill(around.begin(), around.end(), 0);
+      for (int dz = 0; dz < 3; ++dz) {
+        const std::int64_t q = g.steps[2][3 * z + dz];
+        if (q < 0) continue;
+        for (std::int64_t y = 0; y < ny; ++y) {
+          const std::uint8_t* f = &op.fixed[(q * ny + y) * nx];
+          std::uint8_t* o = &around[y * nx];
+          for (std::int64_t x = 1; x + 1 < nx; ++x)
+            o[x] |= (f[x - 1] == 1) | (f[x] == 1) | (f[x + 1] == 1);
+          for (const std::int64_t x : {std::int64_t{0}, nx - 1})  // the ends, by their steps
+            for (int dx = 0; dx < 3; ++dx)
+              if (xs[3 * x + dx] >= 0) o[x] |= f[xs[3 * x + dx]] == 1;
+        }
+      }
+      for (std::int64_t y = 0; y < ny; ++y) {
+        std::uint8_t* o = &beside[(z * ny + y) * nx];
+        for (int dy = 0; dy < 3; ++dy) {
+          const std::int64_t p = g.steps[1][3 * y + dy];
+          if (p < 0) continue;
+          const std::uint8_t* r = &around[p * nx];
+          for (std::int64_t x = 0; x < nx; ++x) o[x] |= r[x];
+        }
+      }
+    }
+  }
+  return beside;
+}
+
+std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(const LevelOperator& op,
+                                                              NodeSums sums) {
+  return strong_planes(op, sums, planes_as_before(op));
+}
+
+std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
+  return odd_planes(op, planes_as_before(op));
+}
+
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   LevelOperator c;
   c.dims = fine.dims;
   c.periodic = fine.periodic;
   std::array<AxisTransfer, kMaxDims> t;
-  const auto strong = strong_planes(fine);
-  const auto odd = odd_planes(fine);
+  // Which planes repeat the one before, compared once for the passes below.
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  const auto strong = strong_planes(fine, NodeSums::direct, as_before);
+  const auto odd = odd_planes(fine, as_before);
   for (int a = 0; a < kMaxDims; ++a) {
     const bool active = a < fine.dims;
     c.fine_index[a] = active ? coarse_nodes(fine.n[a], fine.periodic[a], strong[a], odd[a])
@@ -1842,9 +2031,11 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  const XRepeats repeats(fine, t[0], t[1], reuse == Reuse::along_x);
-  c.prolongation = prolongation(fine, c, t, repeats.repeats(3), repeats.rows_repeat(3));
-  c.stencil = galerkin(fine, c, t, repeats);
+  const XRepeats repeats(fine, t[0], t[1], as_before, reuse == Reuse::along_x);
+  // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
+  const std::vector<std::uint8_t> windows = repeats.repeats();
+  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3));
+  c.stencil = galerkin(fine, c, t, repeats, windows);
   return c;
 }
 

@@ -47,6 +47,11 @@ enum class NodeSums { direct, from_rows };
 std::array<std::vector<std::uint8_t>, kernels::kMaxDims> strong_planes(
     const LevelOperator& op, NodeSums sums = NodeSums::direct);
 
+// Per node: whether a held node (fixed == 1, a Dirichlet node) lies at an offset of the
+// level's stencil from it (the held nodes themselves included), wrapping across periodic axes.
+// The prolongation keeps the row sums of such nodes' rows in their weights' denominators.
+std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op);
+
 // Per axis, whether the coarse level keeps nodes 0, 1, 3, 5, ... (the odd planes and the ends)
 // rather than 0, 2, 4, ...: where the nodes at which materials meet as a checkerboard's cubes
 // meet along an edge (two opposite quadrants around the node conducting far more than the other

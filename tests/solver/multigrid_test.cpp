@@ -669,6 +669,193 @@ TEST(Multigrid, StrongPlanesFromTheEntriesAreThoseFromTheRows) {
   EXPECT_LT(kept, planes / 2);
 }
 
+// A random 3D level, compact or 27-point, whose z planes repeat in runs: planes drawn from four
+// random ones, runs of 1 to 5, each plane's couplings across z (its own, and those toward it)
+// scaled by its own power of ten, so that a pass taking a plane's results from a plane with
+// other neighbours would change them. Sheets (nodes coupled across z by nothing) are rare.
+kernels::LevelOperator repeated_planes_level(std::mt19937& rng, bool stencil) {
+  std::uniform_int_distribution<std::int64_t> size(4, 11), run(1, 5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  kernels::LevelOperator op;
+  op.dims = 3;
+  op.n = {size(rng), size(rng), 24 + size(rng)};
+  for (int a = 0; a < 2; ++a) op.periodic[a] = unit(rng) < 0.3;
+  const std::int64_t nx = op.n[0], ny = op.n[1], plane = nx * ny, np = op.points();
+  const int kp = kernels::stencil_points(3), centre = kernels::stencil_centre(3);
+  // Per plane, which of four random planes it repeats.
+  std::vector<int> kind(static_cast<std::size_t>(op.n[2]));
+  for (std::int64_t z = 0; z < op.n[2];) {
+    const int k = static_cast<int>(unit(rng) * 4);
+    for (std::int64_t r = run(rng); r > 0 && z < op.n[2]; --r) kind[z++] = k;
+  }
+  std::array<double, 4> scale;
+  for (double& v : scale) v = std::pow(10.0, 6.0 * unit(rng) - 3.0);
+  // Four random planes of every value a node holds; a node's values are those of its kind.
+  std::vector<std::uint8_t> fixed(4 * plane);
+  for (auto& f : fixed) f = unit(rng) < 0.03;
+  const int values = stencil ? kp : 3;
+  std::vector<double> value(static_cast<std::size_t>(4 * plane * values));
+  for (double& v : value)
+    v = unit(rng) < 0.05 ? 0.0 : (0.5 + unit(rng)) * std::pow(10.0, 6.0 * unit(rng) - 3.0);
+  op.fixed.assign(np, 0);
+  if (stencil)
+    op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+  else
+    op.node_term.assign(np, 0.0);
+  for (int a = 0; a < 3 && !stencil; ++a) op.conductance[a].assign(np, 0.0);
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::int64_t c[3] = {i % nx, i / nx % ny, i / plane};
+    const int k = kind[c[2]];
+    const std::int64_t at = k * plane + i % plane;
+    op.fixed[i] = fixed[at];
+    if (!stencil) {
+      for (int a = 0; a < 3; ++a) {
+        double G = value[at * values + a];
+        if (a == 2) G *= scale[k];
+        if (c[a] == op.n[a] - 1 && !op.periodic[a]) G = 0.0;
+        op.conductance[a][i] = G;
+      }
+      continue;
+    }
+    double sum = 0.0;
+    for (int e = 0; e < kp; ++e) {
+      if (e == centre) continue;
+      double v = -value[at * values + e];
+      if (kernels::stencil_offset(e, 2) != 0) v *= scale[k];
+      op.stencil[e * np + i] = v;
+      sum -= v;
+    }
+    op.stencil[centre * np + i] = sum;
+  }
+  return op;
+}
+
+// `op` with a value that odd_planes does not read (a compact level's node terms, a stencil
+// level's centres) made different in every z plane, so that no plane is the same bits as the
+// plane before and every plane's results are computed.
+kernels::LevelOperator planes_made_distinct(kernels::LevelOperator op) {
+  const std::int64_t plane = op.n[0] * op.n[1], np = op.points();
+  for (std::int64_t i = 0; i < np; ++i) {
+    const double z = static_cast<double>(i / plane);
+    if (op.stencil_form())
+      op.stencil[kernels::stencil_centre(3) * np + i] += 1e-3 * (z + 1.0);
+    else
+      op.node_term[i] = 1e-3 * (z + 1.0);
+  }
+  return op;
+}
+
+// The same for levels whose z planes repeat in runs (strong_planes takes a plane's sums from
+// the plane before where planes z - 1, z and z + 1 are the same bits as the three before).
+TEST(Multigrid, StrongPlanesOfRepeatedPlanesAreThoseFromTheRows) {
+  std::mt19937 rng(2313);
+  std::int64_t kept = 0, planes = 0;
+  for (int trial = 0; trial < 200; ++trial)
+    expect_same_strong_planes(repeated_planes_level(rng, trial % 2 == 1), trial, kept, planes);
+  // Both outcomes occur often enough for the comparison to mean something.
+  EXPECT_GT(kept, planes / 20);
+  EXPECT_LT(kept, planes / 2);
+}
+
+// odd_planes takes a plane's rows and saddle counts from the plane before where planes repeat
+// (the counts along z with their parities swapped when taken an odd number of planes on): the
+// same answers as with every plane computed, on random levels of repeated planes and on a
+// 27-point level whose planes from z = 3 on are all the same, each free node inside at a saddle
+// of its (x, z) plane (entries toward (+x, +z) and (-x, -z) far above those toward (+x, -z) and
+// (-x, +z)), so that the saddles lie on even and odd z planes alike: no axis keeps its odd
+// planes, where counting a copied plane's saddles at its source's parity would keep z's.
+TEST(Multigrid, OddPlanesOfRepeatedPlanesAreThoseComputedPlaneByPlane) {
+  std::mt19937 rng(2314);
+  for (int trial = 0; trial < 200; ++trial) {
+    const kernels::LevelOperator op = repeated_planes_level(rng, trial % 2 == 1);
+    EXPECT_EQ(odd_planes(op), odd_planes(planes_made_distinct(op))) << "trial " << trial;
+  }
+  kernels::LevelOperator op;
+  op.dims = 3;
+  op.n = {9, 9, 30};
+  const std::int64_t np = op.points(), plane = 81;
+  const int kp = kernels::stencil_points(3), centre = kernels::stencil_centre(3);
+  op.fixed.assign(np, 0);
+  op.stencil.assign(static_cast<std::size_t>(kp * np), 0.0);
+  for (std::int64_t i = 0; i < np; ++i) {
+    const std::int64_t z = std::max<std::int64_t>(i / plane, 3);  // planes 0, 1, 2 their own
+    double sum = 0.0;
+    for (int e = 0; e < kp; ++e) {
+      if (e == centre) continue;
+      const int ox = kernels::stencil_offset(e, 0), oz = kernels::stencil_offset(e, 2);
+      const double v = ox != 0 && oz != 0 ? (ox == oz ? 1000.0 : 1.0) : 1.0 + 0.1 * z;
+      op.stencil[e * np + i] = -v;
+      sum += v;
+    }
+    op.stencil[centre * np + i] = sum;
+  }
+  const std::array<bool, 3> none{false, false, false};
+  EXPECT_EQ(odd_planes(planes_made_distinct(op)), none);
+  EXPECT_EQ(odd_planes(op), none);
+  // Checkerboards whose cubes meet along edges on the even planes, the first z plane's
+  // couplings all alike (a row there is not visited node by node, one beside the cubes' edges
+  // is): every axis keeps its odd planes, whether planes repeat or not.
+  for (const bool stencil : {false, true}) {
+    kernels::LevelOperator board = checkerboard_level(4, 0, stencil);
+    const std::int64_t n = board.points();
+    for (std::int64_t i = 0; i < 289; ++i) {
+      for (int a = 0; a < 3 && !stencil; ++a)
+        if (board.conductance[a][i] != 0.0) board.conductance[a][i] = 1.0;
+      for (int e = 0; e < kp && stencil; ++e)
+        if (e != centre) board.stencil[e * n + i] = -1.0;
+    }
+    const std::array<bool, 3> all{true, true, true};
+    EXPECT_EQ(odd_planes(planes_made_distinct(board)), all) << (stencil ? "27-point" : "compact");
+    EXPECT_EQ(odd_planes(board), all) << (stencil ? "27-point" : "compact");
+  }
+}
+
+// nodes_beside_held against its definition, node by node: random levels in 1D, 2D and 3D,
+// periodic axes or not (lengths from 1, where a wrap meets the node itself), held nodes from
+// none to most, removed nodes among them (which hold nothing).
+TEST(Multigrid, NodesBesideHeldAreThoseAtAStencilOffsetFromOne) {
+  std::mt19937 rng(2315);
+  std::uniform_int_distribution<std::int64_t> size(1, 9);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::int64_t beside = 0, nodes = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    kernels::LevelOperator op;
+    op.dims = 1 + trial % 3;
+    for (int a = 0; a < op.dims; ++a) {
+      op.n[a] = size(rng);
+      op.periodic[a] = unit(rng) < 0.4;
+    }
+    const std::int64_t np = op.points();
+    const double held = unit(rng) * 0.3;
+    op.fixed.assign(np, 0);
+    for (auto& f : op.fixed) {
+      const double u = unit(rng);
+      f = u < held ? 1 : u < held + 0.1 ? kernels::kRemovedNode : 0;
+    }
+    const std::vector<std::uint8_t> got = nodes_beside_held(op);
+    ASSERT_EQ(static_cast<std::int64_t>(got.size()), np);
+    for (std::int64_t i = 0; i < np; ++i) {
+      const std::int64_t c[3] = {i % op.n[0], i / op.n[0] % op.n[1], i / (op.n[0] * op.n[1])};
+      bool expected = false;
+      for (int k = 0; k < kernels::stencil_points(op.dims) && !expected; ++k) {
+        std::int64_t j[3] = {0, 0, 0};
+        bool exists = true;
+        for (int a = 0; a < op.dims; ++a) {
+          j[a] = c[a] + kernels::stencil_offset(k, a);
+          if (op.periodic[a]) j[a] = (j[a] + op.n[a]) % op.n[a];
+          exists = exists && j[a] >= 0 && j[a] < op.n[a];
+        }
+        expected = exists && op.fixed[(j[2] * op.n[1] + j[1]) * op.n[0] + j[0]] == 1;
+      }
+      EXPECT_EQ(got[i] != 0, expected) << "trial " << trial << ", node " << i;
+      beside += expected;
+      ++nodes;
+    }
+  }
+  EXPECT_GT(beside, nodes / 5);
+  EXPECT_LT(beside, nodes * 4 / 5);
+}
+
 TEST(Multigrid, TwoLayerWallIsExact) {
   // 1D, 41 nodes, k = 1 up to node 20 and 25 from node 21: the interface lies halfway between.
   StencilProblem p = grid(1, {41, 1, 1}, {1.0, 1, 1});
