@@ -231,7 +231,9 @@ TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
   for (const auto& [first, second] :
        {std::pair{SIGTERM, SIGINT}, std::pair{SIGINT, SIGINT}, std::pair{SIGTERM, SIGTERM}}) {
     const fs::path out = dir_ / ("out" + std::to_string(first) + std::to_string(second));
-    const std::string c = write_case("long.yaml", out, 100000000, 64, "checkpoint: {every: 200}\n");
+    // keep: a run of 1e8 steps keeping every checkpoint would ask for 46 GiB of disk at start.
+    const std::string c =
+        write_case("long.yaml", out, 100000000, 64, "checkpoint: {every: 200, keep: 1000}\n");
     const fs::path log = dir_ / "two.log";
     const pid_t pid = start({"run", c}, log);
     ASSERT_TRUE(wait_for(pid, out / "checkpoint_00000200.h5")) << read_text(log);
@@ -266,7 +268,9 @@ bool pending(pid_t pid, int sig) {
 TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     const fs::path out = dir_ / ("out" + std::to_string(attempt));
-    const std::string c = write_case("long.yaml", out, 100000000, 64, "checkpoint: {every: 200}\n");
+    // keep: a run of 1e8 steps keeping every checkpoint would ask for 46 GiB of disk at start.
+    const std::string c =
+        write_case("long.yaml", out, 100000000, 64, "checkpoint: {every: 200, keep: 1000}\n");
     const fs::path log = dir_ / "late.log";
     const pid_t pid = start({"run", c}, log);
     ASSERT_TRUE(wait_for(pid, out / "checkpoint_00000200.h5")) << read_text(log);
