@@ -199,7 +199,11 @@ class CpuLevelOps final : public LevelOps {
                         L.conductance32[a].data() + row);
         });
         for_rows(L, [&](std::int64_t y, std::int64_t z) {
-          for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
+          const std::int64_t nx = L.op.n[0];
+          const bool inside = compact_inside(L, y, z) && nx > 2;
+          if (inside) inside_diagonals(L, index(L, 1, y, z), nx - 2);
+          for (std::int64_t x = 0; x < nx; ++x) {
+            if (inside && x == 1) x = nx - 1;
             const std::int64_t i = index(L, x, y, z);
             double d = L.op.node_term[i], d32 = d;
             visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
@@ -702,6 +706,57 @@ class CpuLevelOps final : public LevelOps {
     return r;
   }
 
+  // Both diagonals (build) at the `count` nodes from i0 of a compact 2D or 3D level's row away
+  // from its faces (compact_inside, 0 < x < nx - 1): the node term plus the node's conductances,
+  // exact and rounded, in visit_neighbours's order, without its branches (two nodes at a time,
+  // each through the same additions: the same bits).
+  static void inside_diagonals(Level& L, std::int64_t i0, std::int64_t count) {
+    const double* term = L.op.node_term.data();
+    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
+    const float *fx = L.conductance32[0].data(), *fy = L.conductance32[1].data();
+    double* diagonal = L.diagonal.data();
+    double* diagonal32 = L.diagonal32.data();
+    const std::int64_t sy = L.op.n[0];
+    if (L.op.dims == 2) {
+#pragma omp simd
+      for (std::int64_t i = i0; i < i0 + count; ++i) {
+        double d = term[i], d32 = term[i];
+        d += gx[i - 1];
+        d += gx[i];
+        d += gy[i - sy];
+        d += gy[i];
+        d32 += static_cast<double>(fx[i - 1]);
+        d32 += static_cast<double>(fx[i]);
+        d32 += static_cast<double>(fy[i - sy]);
+        d32 += static_cast<double>(fy[i]);
+        diagonal[i] = d;
+        diagonal32[i] = d32;
+      }
+      return;
+    }
+    const double* gz = L.op.conductance[2].data();
+    const float* fz = L.conductance32[2].data();
+    const std::int64_t sz = sy * L.op.n[1];
+#pragma omp simd
+    for (std::int64_t i = i0; i < i0 + count; ++i) {
+      double d = term[i], d32 = term[i];
+      d += gx[i - 1];
+      d += gx[i];
+      d += gy[i - sy];
+      d += gy[i];
+      d += gz[i - sz];
+      d += gz[i];
+      d32 += static_cast<double>(fx[i - 1]);
+      d32 += static_cast<double>(fx[i]);
+      d32 += static_cast<double>(fy[i - sy]);
+      d32 += static_cast<double>(fy[i]);
+      d32 += static_cast<double>(fz[i - sz]);
+      d32 += static_cast<double>(fz[i]);
+      diagonal[i] = d;
+      diagonal32[i] = d32;
+    }
+  }
+
   // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
   // away from its faces (compact_inside, 0 < x < nx - 1), 0 at the held ones; kSmoother: with
   // the smoother's operator. The sums of row_product node by node (away from the faces, the
@@ -850,38 +905,38 @@ class CpuLevelOps final : public LevelOps {
     else
       L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
     if (L.half) {
-      // Offset by offset, as symmetric() (the 27 arrays read node by node defeat the
-      // prefetchers): each node's remainders summed in the centre in offset order, the same
+      // Plane by plane, offset by offset within a plane (the 27 arrays read node by node, or
+      // row by row, defeat the prefetchers; level by level, the centres are read and written
+      // once an offset): each node's remainders summed in the centre in offset order, the same
       // additions as below, then the upper entries row by row, offset by offset within a row.
-      const std::int64_t nx = L.op.n[0];
+      const std::int64_t nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2], plane = nx * ny;
       double* centre_values = L.centre.data();
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        std::fill_n(centre_values + index(L, 0, y, z), nx, 0.0);
-      });
-      for (int k = 0; k < kp; ++k) {
-        if (k == centre) continue;
-        const double* entries = S + k * np;
-        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+#pragma omp parallel for schedule(static) if (L.parallel)
+      for (std::int64_t z = 0; z < nz; ++z) {
+        double* c = centre_values + z * plane;
+        std::fill_n(c, plane, 0.0);
+        for (int k = 0; k < kp; ++k) {
+          if (k == centre) continue;
+          const double* entries = S + k * np + z * plane;
+          for (std::int64_t m = 0; m < plane; ++m)
+            c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
+        }
+        const double* centres = S + centre * np + z * plane;
+        for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
+        for (std::int64_t y = 0; y < ny; ++y) {
           const std::int64_t row = index(L, 0, y, z);
-          for (std::int64_t i = row; i < row + nx; ++i)
-            centre_values[i] += entries[i] - static_cast<double>(static_cast<float>(entries[i]));
-        });
-      }
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        const std::int64_t row = index(L, 0, y, z);
-        for (std::int64_t i = row; i < row + nx; ++i)
-          centre_values[i] = S[centre * np + i] + centre_values[i];
-        for (int k = centre + 1; k < kp; ++k)
-          for (std::int64_t x = 0; x < nx; ++x) {
-            const std::int64_t i = row + x;
-            double a = S[k * np + i];
-            if (L.op.fixed[i]) {
-              const std::int64_t j = neighbour(L, x, y, z, k);
-              a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+          for (int k = centre + 1; k < kp; ++k)
+            for (std::int64_t x = 0; x < nx; ++x) {
+              const std::int64_t i = row + x;
+              double a = S[k * np + i];
+              if (L.op.fixed[i]) {
+                const std::int64_t j = neighbour(L, x, y, z, k);
+                a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+              }
+              L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
             }
-            L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
-          }
-      });
+        }
+      }
       kernels::LevelWeights().swap(L.op.stencil);
       return;
     }
@@ -911,12 +966,21 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2];
     const double* S = L.op.stencil.data();
     bool same = true;
+    const std::uint8_t* fixed = L.op.fixed.data();
     for (int k = 0; k < 13; ++k) {
       const double *a = S + k * np, *b = S + (26 - k) * np;
 #pragma omp parallel for collapse(2) schedule(static) reduction(&& : same) if (L.parallel)
       for (std::int64_t z = 0; z < nz; ++z)
-        for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t y = 0; y < ny; ++y) {
+          // Away from the faces (0 < x < nx - 1 of a row off the y and z faces) the neighbour
+          // lies at one offset, and the row is compared without branches.
+          const bool inside = y > 0 && y + 1 < ny && z > 0 && z + 1 < nz && nx > 2;
+          if (inside) {
+            const std::int64_t i0 = index(L, 1, y, z), d = neighbour(L, 1, y, z, k) - i0;
+            same = same && same_rounded(a + i0, b + i0 + d, fixed + i0, fixed + i0 + d, nx - 2);
+          }
           for (std::int64_t x = 0; x < nx; ++x) {
+            if (inside && x == 1) x = nx - 1;
             const std::int64_t i = index(L, x, y, z);
             if (L.op.fixed[i]) continue;
             const std::int64_t j = neighbour(L, x, y, z, k);
@@ -924,8 +988,26 @@ class CpuLevelOps final : public LevelOps {
             const float ai = static_cast<float>(a[i]), bj = static_cast<float>(b[j]);
             same = same && std::memcmp(&ai, &bj, sizeof ai) == 0;
           }
+        }
     }
     return same;
+  }
+
+  // Whether a[e] and b[e] rounded to fp32 are the same bits for every e < count at which
+  // neither node is held (fa[e], fb[e]).
+  static bool same_rounded(const double* a, const double* b, const std::uint8_t* fa,
+                           const std::uint8_t* fb, std::int64_t count) {
+    unsigned differ = 0;
+#pragma omp simd reduction(| : differ)
+    for (std::int64_t e = 0; e < count; ++e) {
+      const float ae = static_cast<float>(a[e]), be = static_cast<float>(b[e]);
+      std::uint32_t ua, ub;
+      std::memcpy(&ua, &ae, sizeof ua);
+      std::memcpy(&ub, &be, sizeof ub);
+      differ |= static_cast<unsigned>(ua != ub) & static_cast<unsigned>(fa[e] == 0) &
+                static_cast<unsigned>(fb[e] == 0);
+    }
+    return differ == 0;
   }
 
   // The neighbour of node i = (x, y, z) at stencil offset k of a 3D level, or -1.
