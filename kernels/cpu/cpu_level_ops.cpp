@@ -929,17 +929,21 @@ class CpuLevelOps final : public LevelOps {
         for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
         for (std::int64_t y = 0; y < ny; ++y) {
           same = same && symmetric_row(L, y, z);
+          // Node by node, each node's 13 entries in a row (the plane's entries were just read),
+          // then the held nodes' slots.
           const std::int64_t row = index(L, 0, y, z);
-          for (int k = centre + 1; k < kp; ++k)
-            for (std::int64_t x = 0; x < nx; ++x) {
-              const std::int64_t i = row + x;
-              double a = S[k * np + i];
-              if (L.op.fixed[i]) {
-                const std::int64_t j = neighbour(L, x, y, z, k);
-                a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
-              }
-              L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
+          HalfEntry* u = L.upper.data() + row * kUpper;
+          for (std::int64_t x = 0; x < nx; ++x)
+            for (int k = centre + 1; k < kp; ++k)
+              u[x * kUpper + k - centre - 1] = static_cast<float>(S[k * np + row + x]);
+          for (std::int64_t x = 0; x < nx; ++x) {
+            if (!L.op.fixed[row + x]) continue;
+            for (int k = centre + 1; k < kp; ++k) {
+              const std::int64_t j = neighbour(L, x, y, z, k);
+              const double a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+              u[x * kUpper + k - centre - 1] = static_cast<float>(a);
             }
+          }
         }
       }
       L.half = same;
