@@ -10,6 +10,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -185,35 +186,43 @@ class CpuLevelOps final : public LevelOps {
       }
       if (!L.stencil_form) {
         // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
-        // the node's conductances, exact and rounded, summed in the neighbour order.
-        // Every value is written below, row by row by the threads that sweep the rows (the
-        // rounded conductances first: the diagonals read those of the rows beside).
+        // the node's conductances, exact and rounded, summed in the neighbour order. Every
+        // value is written below, row by row by the threads that sweep the rows, in one pass:
+        // the rounded diagonals round the conductances of the rows beside as they go (the
+        // same bits as those rows' rounded conductances, which other threads may not have
+        // written yet).
         for (int a = 0; a < L.op.dims; ++a)
           L.conductance32[a] = Floats(static_cast<std::size_t>(np));
         L.diagonal = Values(static_cast<std::size_t>(np));
         L.diagonal32 = Values(static_cast<std::size_t>(np));
+        std::atomic<bool> finite{true};
         for_rows(L, [&](std::int64_t y, std::int64_t z) {
-          const std::int64_t row = index(L, 0, y, z);
-          for (int a = 0; a < L.op.dims; ++a)
-            std::copy_n(L.op.conductance[a].data() + row, L.op.n[0],
-                        L.conductance32[a].data() + row);
-        });
-        for_rows(L, [&](std::int64_t y, std::int64_t z) {
-          for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
-            const std::int64_t i = index(L, x, y, z);
+          const std::int64_t nx = L.op.n[0], row = index(L, 0, y, z);
+          bool row_finite = true;
+          for (int a = 0; a < L.op.dims; ++a) {
+            const double* g = L.op.conductance[a].data() + row;
+            float* g32 = L.conductance32[a].data() + row;
+            for (std::int64_t x = 0; x < nx; ++x) {
+              g32[x] = static_cast<float>(g[x]);
+              row_finite = row_finite & std::isfinite(g32[x]);
+            }
+          }
+          if (!row_finite) finite.store(false, std::memory_order_relaxed);
+          const bool inside = compact_inside(L, y, z) && nx > 2;
+          if (inside) inside_diagonals(L, row + 1, nx - 2);
+          for (std::int64_t x = 0; x < nx; ++x) {
+            if (inside && x == 1) x = nx - 1;
+            const std::int64_t i = row + x;
             double d = L.op.node_term[i], d32 = d;
-            visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
-            visit_neighbours<true>(L, x, y, z, i, [&](std::int64_t, double g) { d32 += g; });
+            visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) {
+              d += g;
+              d32 += static_cast<double>(static_cast<float>(g));
+            });
             L.diagonal[i] = d;
             L.diagonal32[i] = d32;
           }
         });
-        bool finite = true;
-#pragma omp parallel for schedule(static) reduction(&& : finite) if (L.parallel)
-        for (std::int64_t i = 0; i < np; ++i)
-          for (int a = 0; a < L.op.dims; ++a)
-            finite = finite && std::isfinite(L.conductance32[a][i]);
-        L.finite32 = finite;
+        L.finite32 = finite.load();
       } else {
         round_stencil(L);
       }
@@ -702,6 +711,56 @@ class CpuLevelOps final : public LevelOps {
     return r;
   }
 
+  // Both diagonals (build) at the `count` nodes from i0 of a compact 2D or 3D level's row away
+  // from its faces (compact_inside, 0 < x < nx - 1): the node term plus the node's conductances,
+  // exact and rounded to fp32 (as conductance32), in visit_neighbours's order, without its
+  // branches (two nodes at a time, each through the same additions: the same bits).
+  static void inside_diagonals(Level& L, std::int64_t i0, std::int64_t count) {
+    const double* term = L.op.node_term.data();
+    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
+    const auto rounded = [](double g) { return static_cast<double>(static_cast<float>(g)); };
+    double* diagonal = L.diagonal.data();
+    double* diagonal32 = L.diagonal32.data();
+    const std::int64_t sy = L.op.n[0];
+    if (L.op.dims == 2) {
+#pragma omp simd
+      for (std::int64_t i = i0; i < i0 + count; ++i) {
+        double d = term[i], d32 = term[i];
+        d += gx[i - 1];
+        d += gx[i];
+        d += gy[i - sy];
+        d += gy[i];
+        d32 += rounded(gx[i - 1]);
+        d32 += rounded(gx[i]);
+        d32 += rounded(gy[i - sy]);
+        d32 += rounded(gy[i]);
+        diagonal[i] = d;
+        diagonal32[i] = d32;
+      }
+      return;
+    }
+    const double* gz = L.op.conductance[2].data();
+    const std::int64_t sz = sy * L.op.n[1];
+#pragma omp simd
+    for (std::int64_t i = i0; i < i0 + count; ++i) {
+      double d = term[i], d32 = term[i];
+      d += gx[i - 1];
+      d += gx[i];
+      d += gy[i - sy];
+      d += gy[i];
+      d += gz[i - sz];
+      d += gz[i];
+      d32 += rounded(gx[i - 1]);
+      d32 += rounded(gx[i]);
+      d32 += rounded(gy[i - sy]);
+      d32 += rounded(gy[i]);
+      d32 += rounded(gz[i - sz]);
+      d32 += rounded(gz[i]);
+      diagonal[i] = d;
+      diagonal32[i] = d32;
+    }
+  }
+
   // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
   // away from its faces (compact_inside, 0 < x < nx - 1), 0 at the held ones; kSmoother: with
   // the smoother's operator. The sums of row_product node by node (away from the faces, the
@@ -843,48 +902,58 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
     const double* S = L.op.stencil.data();
-    L.half = L.op.dims == 3 && symmetric(L);
     L.centre = Values(static_cast<std::size_t>(np));
-    if (L.half)
+    if (L.op.dims == 3) {
+      // The half entries written while the level is checked, in the same pass (the 27 arrays
+      // read once, not twice); a level found not symmetric (symmetric_row) drops them and
+      // keeps every entry below.
       L.upper = HalfEntries(static_cast<std::size_t>(kUpper * np));
-    else
-      L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
-    if (L.half) {
-      // Offset by offset, as symmetric() (the 27 arrays read node by node defeat the
-      // prefetchers): each node's remainders summed in the centre in offset order, the same
+      // Plane by plane, offset by offset within a plane (the 27 arrays read node by node, or
+      // row by row, defeat the prefetchers; level by level, the centres are read and written
+      // once an offset): each node's remainders summed in the centre in offset order, the same
       // additions as below, then the upper entries row by row, offset by offset within a row.
-      const std::int64_t nx = L.op.n[0];
+      const std::int64_t nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2], plane = nx * ny;
       double* centre_values = L.centre.data();
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        std::fill_n(centre_values + index(L, 0, y, z), nx, 0.0);
-      });
-      for (int k = 0; k < kp; ++k) {
-        if (k == centre) continue;
-        const double* entries = S + k * np;
-        for_rows(L, [&](std::int64_t y, std::int64_t z) {
+      bool same = true;
+#pragma omp parallel for schedule(static) reduction(&& : same) if (L.parallel)
+      for (std::int64_t z = 0; z < nz; ++z) {
+        double* c = centre_values + z * plane;
+        std::fill_n(c, plane, 0.0);
+        for (int k = 0; k < kp; ++k) {
+          if (k == centre) continue;
+          const double* entries = S + k * np + z * plane;
+          for (std::int64_t m = 0; m < plane; ++m)
+            c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
+        }
+        const double* centres = S + centre * np + z * plane;
+        for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
+        for (std::int64_t y = 0; y < ny; ++y) {
+          same = same && symmetric_row(L, y, z);
+          // Node by node, each node's 13 entries in a row (the plane's entries were just read),
+          // then the held nodes' slots.
           const std::int64_t row = index(L, 0, y, z);
-          for (std::int64_t i = row; i < row + nx; ++i)
-            centre_values[i] += entries[i] - static_cast<double>(static_cast<float>(entries[i]));
-        });
-      }
-      for_rows(L, [&](std::int64_t y, std::int64_t z) {
-        const std::int64_t row = index(L, 0, y, z);
-        for (std::int64_t i = row; i < row + nx; ++i)
-          centre_values[i] = S[centre * np + i] + centre_values[i];
-        for (int k = centre + 1; k < kp; ++k)
+          HalfEntry* u = L.upper.data() + row * kUpper;
+          for (std::int64_t x = 0; x < nx; ++x)
+            for (int k = centre + 1; k < kp; ++k)
+              u[x * kUpper + k - centre - 1] = static_cast<float>(S[k * np + row + x]);
           for (std::int64_t x = 0; x < nx; ++x) {
-            const std::int64_t i = row + x;
-            double a = S[k * np + i];
-            if (L.op.fixed[i]) {
+            if (!L.op.fixed[row + x]) continue;
+            for (int k = centre + 1; k < kp; ++k) {
               const std::int64_t j = neighbour(L, x, y, z, k);
-              a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+              const double a = j >= 0 && !L.op.fixed[j] ? S[(kp - 1 - k) * np + j] : 0.0;
+              u[x * kUpper + k - centre - 1] = static_cast<float>(a);
             }
-            L.upper[i * kUpper + k - centre - 1] = static_cast<float>(a);
           }
-      });
-      kernels::LevelWeights().swap(L.op.stencil);
-      return;
+        }
+      }
+      L.half = same;
+      if (L.half) {
+        kernels::LevelWeights().swap(L.op.stencil);
+        return;
+      }
+      HalfEntries().swap(L.upper);
     }
+    L.stencil32 = Floats(static_cast<std::size_t>(kp * np));
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       for (std::int64_t x = 0; x < L.op.n[0]; ++x) {
         const std::int64_t i = index(L, x, y, z);
@@ -904,28 +973,52 @@ class CpuLevelOps final : public LevelOps {
     kernels::LevelWeights().swap(L.op.stencil);
   }
 
-  // Whether every free node's rounded entry toward a free neighbour is the neighbour's entry
-  // back, bit for bit (L.op.stencil, 3D). Offset by offset: two of the 27 arrays at a time
-  // (node by node, 26 streams 2 MB apart took 23 ms at level 1 of a 129^3 grid).
-  static bool symmetric(const Level& L) {
+  // Whether every free node of row (y, z) of a 3D level has each rounded entry toward a free
+  // neighbour at the offsets k < 13 the same bits as the neighbour's entry back (L.op.stencil):
+  // over every row, whether the level is symmetric. Offset by offset (node by node, 26 streams
+  // 2 MB apart took 23 ms at level 1 of a 129^3 grid; round_stencil calls it on a plane whose
+  // arrays it has just read).
+  static bool symmetric_row(const Level& L, std::int64_t y, std::int64_t z) {
     const std::int64_t np = L.op.points(), nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2];
     const double* S = L.op.stencil.data();
-    bool same = true;
+    const std::uint8_t* fixed = L.op.fixed.data();
+    // Away from the faces (0 < x < nx - 1 of a row off the y and z faces) the neighbour lies at
+    // one offset, and the row is compared without branches.
+    const bool inside = y > 0 && y + 1 < ny && z > 0 && z + 1 < nz && nx > 2;
     for (int k = 0; k < 13; ++k) {
       const double *a = S + k * np, *b = S + (26 - k) * np;
-#pragma omp parallel for collapse(2) schedule(static) reduction(&& : same) if (L.parallel)
-      for (std::int64_t z = 0; z < nz; ++z)
-        for (std::int64_t y = 0; y < ny; ++y)
-          for (std::int64_t x = 0; x < nx; ++x) {
-            const std::int64_t i = index(L, x, y, z);
-            if (L.op.fixed[i]) continue;
-            const std::int64_t j = neighbour(L, x, y, z, k);
-            if (j < 0 || L.op.fixed[j]) continue;
-            const float ai = static_cast<float>(a[i]), bj = static_cast<float>(b[j]);
-            same = same && std::memcmp(&ai, &bj, sizeof ai) == 0;
-          }
+      if (inside) {
+        const std::int64_t i0 = index(L, 1, y, z), d = neighbour(L, 1, y, z, k) - i0;
+        if (!same_rounded(a + i0, b + i0 + d, fixed + i0, fixed + i0 + d, nx - 2)) return false;
+      }
+      for (std::int64_t x = 0; x < nx; ++x) {
+        if (inside && x == 1) x = nx - 1;
+        const std::int64_t i = index(L, x, y, z);
+        if (fixed[i]) continue;
+        const std::int64_t j = neighbour(L, x, y, z, k);
+        if (j < 0 || fixed[j]) continue;
+        const float ai = static_cast<float>(a[i]), bj = static_cast<float>(b[j]);
+        if (std::memcmp(&ai, &bj, sizeof ai) != 0) return false;
+      }
     }
-    return same;
+    return true;
+  }
+
+  // Whether a[e] and b[e] rounded to fp32 are the same bits for every e < count at which
+  // neither node is held (fa[e], fb[e]).
+  static bool same_rounded(const double* a, const double* b, const std::uint8_t* fa,
+                           const std::uint8_t* fb, std::int64_t count) {
+    unsigned differ = 0;
+#pragma omp simd reduction(| : differ)
+    for (std::int64_t e = 0; e < count; ++e) {
+      const float ae = static_cast<float>(a[e]), be = static_cast<float>(b[e]);
+      std::uint32_t ua, ub;
+      std::memcpy(&ua, &ae, sizeof ua);
+      std::memcpy(&ub, &be, sizeof ub);
+      differ |= static_cast<unsigned>(ua != ub) & static_cast<unsigned>(fa[e] == 0) &
+                static_cast<unsigned>(fb[e] == 0);
+    }
+    return differ == 0;
   }
 
   // The neighbour of node i = (x, y, z) at stencil offset k of a 3D level, or -1.

@@ -260,6 +260,34 @@ TEST_P(CpuLevelOpsTest, SmoothingFromZeroIsTheSweepsFromPlusZero) {
     }
 }
 
+// A conductance past fp32's range (infinite once rounded) on one axis, in a row away from the
+// faces or on a face row: smooth_from_zero must then sweep as the plain sweeps from +0 (0
+// times the infinite conductance included), not take its shortcut.
+TEST_P(CpuLevelOpsTest, SmoothingFromZeroWithAnInfiniteRoundedConductanceIsThePlainSweeps) {
+  const Shape& s = GetParam();
+  for (const bool face : {false, true})
+    for (int a = 0; a < s.dims; ++a) {
+      std::mt19937_64 rng(std::hash<std::string>{}(s.name) + 7);
+      LevelOperator op = random_operator(s, rng);
+      const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2];
+      const std::int64_t i = ((face ? 0 : nz / 2) * ny + (face ? 0 : ny / 2)) * nx + nx / 2;
+      op.fixed[i] = 0;
+      op.conductance[a][i] = 1e300;
+      auto ops = make_cpu_level_ops();
+      ops->setup({op});
+      const std::int64_t np = op.points();
+      const int b = ops->create_vector(0), x = ops->create_vector(0);
+      const std::vector<double> bv = random_vector(np, rng);
+      ops->upload(b, bv);
+      ops->upload(x, std::vector<double>(static_cast<std::size_t>(np), std::nan("")));
+      ops->smooth_from_zero(0, b, x, 1, false, 1.27);
+      std::vector<double> got, want(static_cast<std::size_t>(np), 0.0);
+      ops->download(x, got);
+      two_pass_sweeps(op, bv, want, 1, false, 1.27);
+      EXPECT_EQ(bits_differ(got, want), 0) << s.name << ", axis " << a << (face ? ", face" : "");
+    }
+}
+
 // Every operation of a V-cycle on every level of the hierarchy: the same bits on 1, 2 and 3
 // threads.
 TEST_P(CpuLevelOpsTest, EveryLevelsOperationsDoNotDependOnTheThreads) {
@@ -475,6 +503,26 @@ TEST_P(CpuLevelOpsTest, StencilLevelsSweepAndResidualAsTheColourByColourDefiniti
     const float a = static_cast<float>(op.stencil[k * np + i]);
     op.stencil[k * np + i] = std::nextafter(a, 0.0f);
     levels.push_back(op);
+  }
+  if (s.dims == 3) {
+    // The same one ulp off, mirrored from a node that the check takes apart from the rows'
+    // branch-free runs: the last node of a row on the y- face, then of an inside row (both
+    // nodes free as drawn, so that the level is otherwise symmetric).
+    const LevelOperator& base = levels.front();
+    const std::int64_t nx = base.n[0], ny = base.n[1], nz = base.n[2], np = base.points();
+    for (const std::int64_t y : {std::int64_t{0}, ny / 2}) {
+      std::int64_t j = -1;
+      for (std::int64_t z = 1; z < nz && j < 0; ++z) {
+        const std::int64_t i = (z * ny + y) * nx + nx - 1;
+        if (!base.fixed[i] && !base.fixed[i - nx * ny]) j = i - nx * ny;
+      }
+      ASSERT_GE(j, 0);
+      LevelOperator op = base;
+      const int k = 22;  // toward j + (0, 0, 1)
+      const float a = static_cast<float>(op.stencil[k * np + j]);
+      op.stencil[k * np + j] = std::nextafter(a, 0.0f);
+      levels.push_back(op);
+    }
   }
   std::vector<LevelOperator> hierarchy =
       solver::multigrid::build_hierarchy(random_operator(s, rng), 8);
