@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace heatsim::kernels {
@@ -722,7 +723,9 @@ class CpuLevelOps final : public LevelOps {
     double* diagonal = L.diagonal.data();
     double* diagonal32 = L.diagonal32.data();
     const std::int64_t sy = L.op.n[0];
-    if (L.op.dims == 2) {
+    const double* gz = L.op.dims == 3 ? L.op.conductance[2].data() : nullptr;
+    const std::int64_t sz = sy * L.op.n[1];
+    const auto rows = [&](auto three) {
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double d = term[i], d32 = term[i];
@@ -730,35 +733,26 @@ class CpuLevelOps final : public LevelOps {
         d += gx[i];
         d += gy[i - sy];
         d += gy[i];
+        if constexpr (decltype(three)::value) {
+          d += gz[i - sz];
+          d += gz[i];
+        }
         d32 += rounded(gx[i - 1]);
         d32 += rounded(gx[i]);
         d32 += rounded(gy[i - sy]);
         d32 += rounded(gy[i]);
+        if constexpr (decltype(three)::value) {
+          d32 += rounded(gz[i - sz]);
+          d32 += rounded(gz[i]);
+        }
         diagonal[i] = d;
         diagonal32[i] = d32;
       }
-      return;
-    }
-    const double* gz = L.op.conductance[2].data();
-    const std::int64_t sz = sy * L.op.n[1];
-#pragma omp simd
-    for (std::int64_t i = i0; i < i0 + count; ++i) {
-      double d = term[i], d32 = term[i];
-      d += gx[i - 1];
-      d += gx[i];
-      d += gy[i - sy];
-      d += gy[i];
-      d += gz[i - sz];
-      d += gz[i];
-      d32 += rounded(gx[i - 1]);
-      d32 += rounded(gx[i]);
-      d32 += rounded(gy[i - sy]);
-      d32 += rounded(gy[i]);
-      d32 += rounded(gz[i - sz]);
-      d32 += rounded(gz[i]);
-      diagonal[i] = d;
-      diagonal32[i] = d32;
-    }
+    };
+    if (L.op.dims == 3)
+      rows(std::true_type{});
+    else
+      rows(std::false_type{});
   }
 
   // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
