@@ -771,7 +771,9 @@ class CpuLevelOps final : public LevelOps {
     const double* diagonal = kSmoother ? L.diagonal32.data() : L.diagonal.data();
     const std::int64_t sy = L.op.n[0];
     const std::uint8_t* fixed = L.op.fixed.data();
-    if (L.op.dims == 2) {
+    const auto* gz = L.op.dims == 3 ? conductances<kSmoother>(L, 2) : nullptr;
+    const std::int64_t sz = sy * L.op.n[1];
+    const auto nodes = [&](auto three) {
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = 0.0;
@@ -779,27 +781,19 @@ class CpuLevelOps final : public LevelOps {
         s += static_cast<double>(gx[i]) * v[i + 1];
         s += static_cast<double>(gy[i - sy]) * v[i - sy];
         s += static_cast<double>(gy[i]) * v[i + sy];
+        if constexpr (decltype(three)::value) {
+          s += static_cast<double>(gz[i - sz]) * v[i - sz];
+          s += static_cast<double>(gz[i]) * v[i + sz];
+        }
         const double ax = diagonal[i] * v[i] - s;
         const double value = kResidual ? bp[i] - ax : ax;
         out[i] = select(fixed[i] == 0, value, 0.0);
       }
-      return;
-    }
-    const auto* gz = conductances<kSmoother>(L, 2);
-    const std::int64_t sz = sy * L.op.n[1];
-#pragma omp simd
-    for (std::int64_t i = i0; i < i0 + count; ++i) {
-      double s = 0.0;
-      s += static_cast<double>(gx[i - 1]) * v[i - 1];
-      s += static_cast<double>(gx[i]) * v[i + 1];
-      s += static_cast<double>(gy[i - sy]) * v[i - sy];
-      s += static_cast<double>(gy[i]) * v[i + sy];
-      s += static_cast<double>(gz[i - sz]) * v[i - sz];
-      s += static_cast<double>(gz[i]) * v[i + sz];
-      const double ax = diagonal[i] * v[i] - s;
-      const double value = kResidual ? bp[i] - ax : ax;
-      out[i] = select(fixed[i] == 0, value, 0.0);
-    }
+    };
+    if (L.op.dims == 3)
+      nodes(std::true_type{});
+    else
+      nodes(std::false_type{});
   }
 
   // Vector v, which must be of level 0.
@@ -1237,7 +1231,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
     const std::int64_t i0 = index(L, x, y, z);
     const double* diagonal = L.diagonal32.data();
-    if (L.op.dims == 2) {
+    const auto nodes = [&](auto three) {
 #pragma omp simd
       for (std::int64_t k = 0; k < count; ++k) {
         const std::int64_t i = i0 + 2 * k;
@@ -1246,26 +1240,19 @@ class CpuLevelOps final : public LevelOps {
         s += static_cast<double>(gx[i]) * xp[i + 1];
         s += static_cast<double>(gy[i - sy]) * xp[i - sy];
         s += static_cast<double>(gy[i]) * xp[i + sy];
+        if constexpr (decltype(three)::value) {
+          s += static_cast<double>(gz[i - sz]) * xp[i - sz];
+          s += static_cast<double>(gz[i]) * xp[i + sz];
+        }
         const double xo = xp[i];
         const double next = xo + omega * ((bp[i] + s) / diagonal[i] - xo);
         xp[i] = select(fixed[i] == 0, next, xo);
       }
-    } else {
-#pragma omp simd
-      for (std::int64_t k = 0; k < count; ++k) {
-        const std::int64_t i = i0 + 2 * k;
-        double s = 0.0;
-        s += static_cast<double>(gx[i - 1]) * xp[i - 1];
-        s += static_cast<double>(gx[i]) * xp[i + 1];
-        s += static_cast<double>(gy[i - sy]) * xp[i - sy];
-        s += static_cast<double>(gy[i]) * xp[i + sy];
-        s += static_cast<double>(gz[i - sz]) * xp[i - sz];
-        s += static_cast<double>(gz[i]) * xp[i + sz];
-        const double xo = xp[i];
-        const double next = xo + omega * ((bp[i] + s) / diagonal[i] - xo);
-        xp[i] = select(fixed[i] == 0, next, xo);
-      }
-    }
+    };
+    if (L.op.dims == 3)
+      nodes(std::true_type{});
+    else
+      nodes(std::false_type{});
     if (x + 2 * count == nx - 1) node(nx - 1);
   }
 
