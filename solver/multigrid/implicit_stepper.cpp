@@ -179,10 +179,17 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     saved_ = ops_->create_vector(0);
     if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
-  for (HeatFlowOperator::SourcePart& part : flow_.source_parts()) {
+  for (std::size_t s = 0; s < flow_.sources(); ++s) {
     const int v = ops_->create_vector(0);
-    ops_->upload_from(v, part.weighted.data(), part.weighted.size());
-    sources_.push_back({v, std::move(part.schedule)});
+    if (double* values = ops_->host_values(v)) {
+      // In place: no second array of the grid's size beside the levels' (the set-up's peak).
+      flow_.weighted_source(s, values);
+    } else {
+      kernels::LevelWeights weighted(static_cast<std::size_t>(flow_.points()));
+      flow_.weighted_source(s, weighted.data());
+      ops_->upload_from(v, weighted.data(), weighted.size());
+    }
+    sources_.push_back({v, flow_.source_schedule(s)});
   }
   for (const HeatFlowOperator::FacePart& part : flow_.face_parts()) {
     const auto any = [](const std::vector<double>& v) {
