@@ -103,9 +103,9 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   ops_.adopt(std::move(levels));
   free_ = ops_.create_vector(0);
   ops_.upload_from(free_, free.data(), free.size());
+  kernels::LevelWeights().swap(free);  // with the level operations now, before their vectors
   b_.push_back(ops_.create_vector(0));
   x_.push_back(ops_.create_vector(0));
-  r_.push_back(ops_.create_vector(0));
   z0_ = ops_.create_vector(0);
   p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
@@ -113,6 +113,12 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   // A p and at an ending, when q's values are spent (A p overwrites all of them), and the
   // V-cycle solve does not use q.
   magnitude_ = q0_;
+  // So does the finest level's cycle residual: a V-cycle writes it whole before it reads it
+  // and leaves nothing in it, and PCG's q is spent from r's update to the next A p, which no
+  // V-cycle crosses (the deflation's uses of q0_ come before or after the V-cycle, never
+  // across it). The solve's references and the V-cycle solve's residuals are read from it
+  // before the floor's magnitude is written.
+  r_.push_back(q0_);
   pr_ = ops_.create_vector(0);
   create_coarse_vectors(points);
   if (later)
