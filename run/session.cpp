@@ -663,6 +663,7 @@ void Session::State::set_up() {
     };
     try {
       backend->upload_from(u0);
+      u0 = kernels::HostField();  // the solver holds the field now
       steady_report = implicit->advance(0);
       const auto& t = implicit->timing();
       if (t.solves > 1)  // temperature-dependent materials or radiation: outer iterations
@@ -677,6 +678,10 @@ void Session::State::set_up() {
     } catch (const solver::multigrid::SolveFailure& e) {
       throw RunError(Failure::diverged, e.what());
     }
+    // The output needs the field alone: the levels go before the writer's staging, the
+    // materials file and the heat flows take their memory (on one process; a decomposed
+    // run's field lives in its level operations).
+    if (!decomposed) implicit->release_levels();
     end_phase("the steady solve, not set-up");
   }
   if (decomposed && restarting && restart.field.empty()) {

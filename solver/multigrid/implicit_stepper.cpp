@@ -1,5 +1,6 @@
 #include "implicit_stepper.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -239,13 +240,43 @@ void ImplicitStepper::set_field(const double* u, std::size_t count) {
   if (count != static_cast<std::size_t>(flow_.points()))
     throw std::invalid_argument("implicit step: the field has the wrong number of values");
   ++field_version_;
+  if (!ops_) {
+    released_field_.assign(u, u + count);
+    return;
+  }
   ops_->upload_from(mg_->solution(), u, count);
 }
 
-void ImplicitStepper::field(std::vector<double>& u) { ops_->download(mg_->solution(), u); }
+void ImplicitStepper::field(std::vector<double>& u) {
+  if (!ops_) {
+    u = released_field_;
+    return;
+  }
+  ops_->download(mg_->solution(), u);
+}
 
 void ImplicitStepper::field_to(double* u, std::size_t count) {
+  if (!ops_) {
+    kernels::LevelOps::check_download(released_field_.size(), count);
+    std::copy(released_field_.begin(), released_field_.end(), u);
+    return;
+  }
   ops_->download_to(mg_->solution(), u, count);
+}
+
+void ImplicitStepper::release_levels() {
+  if (!ops_) return;
+  released_field_.resize(static_cast<std::size_t>(flow_.points()));
+  ops_->download_to(mg_->solution(), released_field_.data(), released_field_.size());
+  released_levels_ = mg_->levels();
+  released_pieces_ = mg_->deflation_found() ? mg_->deflated_pieces() : 0;
+  sources_.clear();
+  faces_.clear();
+  dirichlet_.clear();
+  capacity_ = saved_ = previous_ = -1;
+  previous_step_ = -1;
+  mg_.reset();
+  ops_.reset();
 }
 
 std::optional<std::vector<double>> ImplicitStepper::previous_field(std::int64_t step) {
@@ -428,6 +459,7 @@ SolveReport ImplicitStepper::advance(std::int64_t step) {
     Clock::time_point start;
     ~AddStepTime() { t.step_seconds += seconds_since(start); }
   } add_step_time{timing_, start};
+  if (!ops_) throw std::logic_error("implicit step: the levels were released");
   if (nonlinear_) return advance_nonlinear(step);
   const double t0 = static_cast<double>(step) * dt_;
   const double t1 = static_cast<double>(step + 1) * dt_;

@@ -104,11 +104,12 @@ class ImplicitStepper {
                   SolveOptions options = {});
 
   TimeMethod method() const { return method_; }
-  int levels() const { return mg_->levels(); }
+  int levels() const { return mg_ ? mg_->levels() : released_levels_; }
   // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp; found now if no
   // solve has needed them yet), and whether they have been found (Multigrid::deflation_found).
-  std::int64_t deflated_pieces() { return mg_->deflated_pieces(); }
-  bool deflation_found() const { return mg_->deflation_found(); }
+  // After release_levels(): the pieces found by then (0 if none were looked for).
+  std::int64_t deflated_pieces() { return mg_ ? mg_->deflated_pieces() : released_pieces_; }
+  bool deflation_found() const { return mg_ ? mg_->deflation_found() : true; }
   const HeatFlowOperator& heat_flow() const { return flow_; }
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }
@@ -126,6 +127,12 @@ class ImplicitStepper {
   std::uint64_t field_version() const { return field_version_; }
   // fp32 runs: the field is rounded to fp32 after every step, as an fp32 backend holds it.
   void set_round_to_fp32(bool round) { round_to_fp32_ = round; }
+  // Gives the level operations back (their levels and vectors, the loads' parts) and keeps
+  // the field in host memory: for a steady run once its one solve is done, whose output then
+  // needs the field alone (at 129^3 the levels are four fifths of the solve's resident set).
+  // set_field, field and field_to then work on the host copy; advance throws
+  // std::logic_error.
+  void release_levels();
 
   // One step from t0 = step * dt on the field held, without it leaving the level operations:
   // the right-hand side is assembled there from the loads' parts (HeatFlowOperator), the solve
@@ -223,6 +230,10 @@ class ImplicitStepper {
   std::vector<Face> faces_;
   std::vector<std::pair<int, int>> dirichlet_;  // (face, sparse vector of ones)
   std::int64_t previous_step_ = -1;             // BDF2: the step previous_ holds, -1: none
+  // After release_levels(): the field, and what levels() and deflated_pieces() said.
+  std::vector<double> released_field_;
+  int released_levels_ = 0;
+  std::int64_t released_pieces_ = 0;
 };
 
 }  // namespace heatsim::solver::multigrid
