@@ -61,8 +61,11 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
                                   : layout.device_coarse_operator_doubles) +
       coarsest * layout.coarsest_extra_vectors * kDouble +
       (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
-  b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
-                     layout.fixed_bytes);
+  const int kept_operator_doubles =
+      stepper.transient || stepper.nonlinear
+          ? layout.finest_operator_doubles + layout.heat_flow_extra_doubles
+          : 0;
+  b.host = finest * (kept_operator_doubles * kDouble + layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
                  coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
   b.deflation_setup = stepper.deflated ? finest * layout.deflation_setup_bytes : 0;
