@@ -197,6 +197,14 @@ class LevelOps {
     check_download(all.size(), count);
     std::copy(all.begin(), all.end(), values);
   }
+  // Vector v's values, given up: for a caller that keeps them past the level operations (a
+  // steady run's field once its levels go). Through a download by default; the CPU's hand
+  // their array over (no copy beside the levels at the run's peak), and v is no longer valid.
+  virtual void take_vector(int v, LevelWeights& values) {
+    std::vector<double> all;
+    download(v, all);
+    values.assign(all.begin(), all.end());
+  }
   // std::invalid_argument unless `count` values go into (come out of) a vector of `size`.
   static void check_upload(std::size_t count, std::size_t size) {
     if (count != size)

@@ -396,6 +396,12 @@ class CpuLevelOps final : public LevelOps {
 
   double* host_values(int v) override { return vec(v).data(); }
 
+  void take_vector(int v, LevelWeights& values) override {
+    values = std::move(vec(v));
+    vectors_[static_cast<std::size_t>(v)] = Values();
+    vector_level_[static_cast<std::size_t>(v)] = -1;  // the id is no longer valid
+  }
+
   void restrict_residual(int fine_level, int r_fine, int b_coarse) override {
     const Level& F = at(fine_level);
     const Level& C = at(fine_level + 1);

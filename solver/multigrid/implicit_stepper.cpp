@@ -180,15 +180,15 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     saved_ = ops_->create_vector(0);
     if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
+  // A linear steady solve assembles its load once an advance: its sources' weighted densities
+  // are written into the multigrid's scratch vector then, not kept in vectors of their own
+  // (8 bytes a node each, beside the levels through the solve).
+  const bool keep_sources = method_ != TimeMethod::steady || nonlinear_;
   for (std::size_t s = 0; s < flow_.sources(); ++s) {
-    const int v = ops_->create_vector(0);
-    if (double* values = ops_->host_values(v)) {
-      // In place: no second array of the grid's size beside the levels' (the set-up's peak).
-      flow_.weighted_source(s, values);
-    } else {
-      kernels::LevelWeights weighted(static_cast<std::size_t>(flow_.points()));
-      flow_.weighted_source(s, weighted.data());
-      ops_->upload_from(v, weighted.data(), weighted.size());
+    int v = -1;
+    if (keep_sources) {
+      v = ops_->create_vector(0);
+      write_source(s, v);
     }
     sources_.push_back({v, flow_.source_schedule(s)});
   }
@@ -206,6 +206,17 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     dirichlet_.emplace_back(face,
                             ops_->create_sparse(nodes, std::vector<double>(nodes.size(), 1.0)));
   end_phase("loads");
+}
+
+void ImplicitStepper::write_source(std::size_t s, int v) {
+  if (double* values = ops_->host_values(v)) {
+    // In place: no second array of the grid's size beside the levels' (the set-up's peak).
+    flow_.weighted_source(s, values);
+    return;
+  }
+  kernels::LevelWeights weighted(static_cast<std::size_t>(flow_.points()));
+  flow_.weighted_source(s, weighted.data());
+  ops_->upload_from(v, weighted.data(), weighted.size());
 }
 
 void ImplicitStepper::end_phase(std::string name, bool hierarchy) {
@@ -247,9 +258,14 @@ void ImplicitStepper::set_field(const double* u, std::size_t count) {
   ops_->upload_from(mg_->solution(), u, count);
 }
 
+double* ImplicitStepper::field_values() {
+  ++field_version_;
+  return ops_ ? ops_->host_values(mg_->solution()) : released_field_.data();
+}
+
 void ImplicitStepper::field(std::vector<double>& u) {
   if (!ops_) {
-    u = released_field_;
+    u.assign(released_field_.begin(), released_field_.end());
     return;
   }
   ops_->download(mg_->solution(), u);
@@ -266,8 +282,7 @@ void ImplicitStepper::field_to(double* u, std::size_t count) {
 
 void ImplicitStepper::release_levels() {
   if (!ops_) return;
-  released_field_.resize(static_cast<std::size_t>(flow_.points()));
-  ops_->download_to(mg_->solution(), released_field_.data(), released_field_.size());
+  ops_->take_vector(mg_->solution(), released_field_);
   released_levels_ = mg_->levels();
   released_pieces_ = mg_->deflation_found() ? mg_->deflated_pieces() : 0;
   sources_.clear();
@@ -308,9 +323,16 @@ double seconds_since(Clock::time_point start) {
 void ImplicitStepper::assemble_load(double t, double scale, bool add) {
   const int rhs = mg_->rhs();
   if (!add) ops_->zero_free(0, rhs);  // the fixed nodes' entries are 0 already
-  for (const Source& s : sources_) {
+  for (std::size_t k = 0; k < sources_.size(); ++k) {
+    const Source& s = sources_[k];
     const double factor = s.schedule.at(t);
-    if (factor != 0.0) ops_->axpby(scale * factor, s.vector, 1.0, rhs);
+    if (factor == 0.0) continue;
+    int v = s.vector;
+    if (v < 0) {  // not kept: written now (rhs is not the scratch vector)
+      v = mg_->scratch();
+      write_source(k, v);
+    }
+    ops_->axpby(scale * factor, v, 1.0, rhs);
   }
   for (const Face& f : faces_) {
     if (f.constant >= 0) ops_->scatter(scale, f.constant, rhs, false);

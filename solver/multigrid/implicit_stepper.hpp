@@ -122,6 +122,11 @@ class ImplicitStepper {
   // The same from and into the caller's memory (one value per node).
   void set_field(const double* u, std::size_t count);
   void field_to(double* u, std::size_t count);
+  // The field's values where the level operations keep them in host memory (the CPU's), for
+  // a caller that writes the field in place (a run's initial field: no second array of the
+  // grid's size beside the levels at the set-up's peak); nullptr otherwise. The field counts
+  // as changed.
+  double* field_values();
   // Changes whenever the field may have changed (set_field, advance): what was computed from
   // the field at one version holds while the version stays.
   std::uint64_t field_version() const { return field_version_; }
@@ -175,6 +180,8 @@ class ImplicitStepper {
  private:
   // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
   void assemble_load(double t, double scale, bool add);
+  // Source s's weighted density into level-0 vector v.
+  void write_source(std::size_t s, int v);
   // The Dirichlet nodes of the solution take g(t).
   void set_fixed(double t);
   // Solves with the Dirichlet nodes at g(t_fixed), the field as the initial guess; restores
@@ -219,7 +226,7 @@ class ImplicitStepper {
   // when a solve fails; not kept for steady solves) and BDF2's field of step - 1.
   int capacity_ = -1, saved_ = -1, previous_ = -1;
   struct Source {
-    int vector;
+    int vector;  // -1: not kept (a linear steady solve's), written when the load is assembled
     kernels::Schedule schedule;
   };
   std::vector<Source> sources_;
@@ -231,7 +238,7 @@ class ImplicitStepper {
   std::vector<std::pair<int, int>> dirichlet_;  // (face, sparse vector of ones)
   std::int64_t previous_step_ = -1;             // BDF2: the step previous_ holds, -1: none
   // After release_levels(): the field, and what levels() and deflated_pieces() said.
-  std::vector<double> released_field_;
+  kernels::LevelWeights released_field_;
   int released_levels_ = 0;
   std::int64_t released_pieces_ = 0;
 };
