@@ -497,7 +497,13 @@ void Session::State::set_up() {
   // (an fp32 run's floats: half the bytes, no zero fill, every thread); in doubles otherwise,
   // as the implicit solver and a decomposed run take it.
   kernels::HostField u0;
-  if (!restarting) {
+  // An implicit run on one process in fp64 writes an initial field it computes straight into
+  // the solver's once the solver is built, where that lives in host memory (the CPU's level
+  // operations): no second array of the grid's size beside the levels at the set-up's peak.
+  const bool initial_in_place =
+      !restarting && parallel::size() == 1 && c.time.method != solver::TimeMethod::explicit_euler &&
+      c.precision == solver::Precision::fp64 && c.initial.kind != solver::InitialKind::file;
+  if (!restarting && !initial_in_place) {
     const bool floats = c.precision == solver::Precision::fp32 &&
                         c.time.method == solver::TimeMethod::explicit_euler &&
                         parallel::size() == 1;
@@ -623,6 +629,19 @@ void Session::State::set_up() {
   } catch (const std::invalid_argument& e) {  // a grid the ranks cannot split
     refuse(e.what());
   }
+  if (initial_in_place) {
+    double* values = implicit->field_values();
+    try {
+      if (values) {
+        solver::fill_initial_field(c, values);
+      } else {
+        u0 = kernels::HostField(static_cast<std::size_t>(problem.points()), false);
+        solver::fill_initial_field(c, u0.doubles());
+      }
+    } catch (const std::invalid_argument& e) {
+      refuse(e.what());
+    }
+  }
   end_phase("backend set-up");
   if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
   if (backend->fusion_depth() > 1 || c.fusion != 1)
@@ -662,7 +681,7 @@ void Session::State::set_up() {
                                       signal[0], it, r));
     };
     try {
-      backend->upload_from(u0);
+      if (!u0.empty()) backend->upload_from(u0);
       u0 = kernels::HostField();  // the solver holds the field now
       steady_report = implicit->advance(0);
       const auto& t = implicit->timing();
@@ -697,7 +716,7 @@ void Session::State::set_up() {
   } else if (!steady) {
     if (restarting)
       backend->upload(restart.field);
-    else
+    else if (!u0.empty())
       backend->upload_from(u0);
   }
   u0 = kernels::HostField();  // the backend holds the field now
