@@ -71,7 +71,11 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     e.host.push_back({"uniform coefficient fields of the solver",
                       8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   }
-  double setup = 8.0 * points;  // the initial field, until the backend holds it
+  // The initial field, until the backend holds it; an implicit fp64 run on the CPU writes one
+  // it computes into the solver's field in place.
+  const bool initial_in_place =
+      implicit && !on_gpu && c.precision == Precision::fp64 && c.initial.kind != InitialKind::file;
+  double setup = initial_in_place ? 0.0 : 8.0 * points;
   double step = 0.0;
   // A steady run on one process gives its levels back after its one solve and keeps the field
   // on the host (ImplicitStepper::release_levels): on the CPU the levels and the output are
@@ -83,7 +87,8 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     stepper.transient = c.time.method != TimeMethod::steady;
     stepper.bdf2 = c.time.method == TimeMethod::bdf2;
     stepper.nonlinear = !c.temperature_dependence().empty();
-    stepper.sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
+    const int sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
+    stepper.sources = stepper.transient || stepper.nonlinear ? sources : 0;
     // Deflated where the materials' conductivities span the strong ratio (whether two pieces
     // form is known only once the operator is built: the estimate takes the larger case).
     double k_lo = HUGE_VAL, k_hi = 0.0;
@@ -108,7 +113,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // the hierarchy's arrays over, so there it is counted once, with the levels).
     setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
              static_cast<double>(mg.deflation_setup) +
-             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + (on_gpu ? stepper.sources : 0));
+             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + (on_gpu ? sources : 0));
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }
@@ -153,7 +158,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   };
   if (!solve_phase.empty()) {
     // The set-up and the solve, with the levels; then the output with the materials file.
-    solve_phase.push_back(setup_part);
+    if (setup_part.bytes > 0.0) solve_phase.push_back(setup_part);
     output.push_back(materials_part);
     const double solve_bytes = sum(solve_phase), output_bytes = sum(output);
     const bool solve_larger = solve_bytes >= output_bytes;

@@ -54,8 +54,8 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
   b.level_ops =
       finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) +
-                (layout.finest_extra_vectors + stepper_vectors +
-                 (fused_sweeps ? layout.device_sweep_vectors : 0)) *
+                (layout.finest_extra_vectors - (on_cpu ? layout.cpu_finest_shared_vectors : 0) +
+                 stepper_vectors + (fused_sweeps ? layout.device_sweep_vectors : 0)) *
                     kDouble) +
       coarse * level_bytes(on_cpu ? layout.cpu_coarse_operator_doubles
                                   : layout.device_coarse_operator_doubles) +

@@ -32,9 +32,11 @@ struct MultigridLayout {
   // Work vectors of doubles: b, x, r per level; on the finest CG's z, p and r, and the free
   // nodes' indicator (CG's q is the finest level's r: it also holds the rounding floor's
   // magnitude and the V-cycle's residual); the bottom solve's three on the coarsest (counted
-  // with the coarsest level).
+  // with the coarsest level). The CPU's level operations keep the finest level in host memory,
+  // and the indicator is written into p's vector at each solve's start instead.
   int vectors_per_level = 3;
   int finest_extra_vectors = 4;
+  int cpu_finest_shared_vectors = 1;
   // On a GPU, a 3D finest level without periodic axes (and of more than 8192 nodes) smooths
   // out of place into a second array of its own.
   int device_sweep_vectors = 1;
@@ -47,7 +49,8 @@ struct MultigridLayout {
   int heat_flow_extra_doubles = 0;
   // The time stepper's own level-0 vectors where the levels run (solver/multigrid/
   // implicit_stepper.hpp): transient methods the weighted capacity and the field the step
-  // started from, BDF2 also the field of the step before; every method one per source field.
+  // started from, BDF2 also the field of the step before, and one per source field (a linear
+  // steady solve writes its sources into a work vector when it assembles its load).
   int transient_vectors = 2;
   int bdf2_extra_vectors = 1;
   // A deflated solve (solver/multigrid/deflation.hpp: conductances spanning 100 and more):
