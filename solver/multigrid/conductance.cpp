@@ -144,7 +144,22 @@ kernels::LevelOperator HeatFlowOperator::take_steady_level() {
   return op;
 }
 
+void HeatFlowOperator::release_fields() {
+  if (!fields_) return;
+  if (!level_taken_)
+    throw std::logic_error("heat-flow operator: the fields are needed until the level is taken");
+  for (std::size_t s = 0; s < fields_->sources.size(); ++s) {
+    kernels::LevelWeights weighted(static_cast<std::size_t>(points()));
+    weighted_source(s, weighted.data());
+    weighted_sources_.push_back(std::move(weighted));
+    schedules_.push_back(fields_->sources[s].schedule);
+  }
+  fields_.reset();
+  problem_.coefficients.reset();
+}
+
 std::vector<double> HeatFlowOperator::weighted_capacity() const {
+  if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   const std::int64_t np = points();
   std::vector<double> wc(static_cast<std::size_t>(np));
   const double* capacity = fields_->capacity.data();
@@ -156,6 +171,7 @@ std::vector<double> HeatFlowOperator::weighted_capacity() const {
 bool HeatFlowOperator::floating() const { return floating_; }
 
 void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
+  if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   out.resize(static_cast<std::size_t>(points()), 0.0);
   for (const FaceLoad& f : face_loads_) {
     if (base_.fixed[f.node]) continue;
@@ -193,6 +209,12 @@ void HeatFlowOperator::set_fixed(double t, std::vector<double>& u) const {
 
 void HeatFlowOperator::weighted_source(std::size_t s, double* out) const {
   const std::int64_t np = points();
+  if (!fields_) {
+    const double* w = weighted_sources_.at(s).data();
+#pragma omp parallel for schedule(static) if (np >= 32768)
+    for (std::int64_t i = 0; i < np; ++i) out[i] = w[i];
+    return;
+  }
   const double* q = fields_->sources.at(s).density.data();
   const std::uint8_t* fixed = base_.fixed.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)

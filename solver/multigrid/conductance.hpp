@@ -38,6 +38,12 @@ class HeatFlowOperator {
   // a large grid): for a solver that builds its levels once. level() and take_steady_level()
   // throw std::logic_error afterwards; the loads, fixed nodes and faces stay.
   kernels::LevelOperator take_steady_level();
+  // A linear steady solve's operator once its level is taken: keeps each source's weighted
+  // density (weighted_source's values) and schedule and lets the coefficient fields go, so
+  // that a caller may release them while it solves (at 129^3 they are a seventh of the
+  // solve's resident set). level(), weighted_capacity(), add_load() and net_inflow() throw
+  // std::logic_error afterwards; std::logic_error before the level is taken.
+  void release_fields();
   // w_i C_i, computed on each call (an implicit stepper's set-up alone asks for it).
   std::vector<double> weighted_capacity() const;
   const std::vector<std::uint8_t>& fixed() const { return base_.fixed; }
@@ -64,10 +70,10 @@ class HeatFlowOperator {
   // Source s's part: its weighted density w_i q_i on the free nodes, 0 on the fixed ones,
   // written into `out` (points() values; straight into a level operations' vector where it
   // lives in host memory), and its schedule.
-  std::size_t sources() const { return fields_->sources.size(); }
+  std::size_t sources() const { return fields_ ? fields_->sources.size() : schedules_.size(); }
   void weighted_source(std::size_t s, double* out) const;
   const kernels::Schedule& source_schedule(std::size_t s) const {
-    return fields_->sources.at(s).schedule;
+    return fields_ ? fields_->sources.at(s).schedule : schedules_.at(s);
   }
   std::vector<FacePart> face_parts() const;
   // Per Dirichlet face, in the order above: the face and its nodes.
@@ -85,6 +91,9 @@ class HeatFlowOperator {
   kernels::LevelOperator base_;
   bool level_taken_ = false;
   bool floating_ = false;  // floating(), found when the operator is built
+  // After release_fields(): the sources' weighted densities and schedules.
+  std::vector<kernels::LevelWeights> weighted_sources_;
+  std::vector<kernels::Schedule> schedules_;
   // Per boundary node and face: the constant Neumann load, and the convective weight
   // w_i * 2 h_c / h_axis that multiplies ambient(t).
   struct FaceLoad {

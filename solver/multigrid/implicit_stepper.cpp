@@ -149,6 +149,14 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
                    std::move(flow), std::move(levels), std::move(phases)};
 }
 
+bool ImplicitStepper::HostSetup::release_fields() {
+  if (method != TimeMethod::steady || nonlinear) return false;
+  flow.release_fields();
+  fields.reset();
+  problem.coefficients.reset();
+  return true;
+}
+
 ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
                                  std::shared_ptr<const kernels::CoefficientFields> fields,
                                  TimeMethod method, double dt,

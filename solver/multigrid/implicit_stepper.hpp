@@ -85,6 +85,10 @@ class ImplicitStepper {
     HeatFlowOperator flow;
     std::vector<LevelOperator> levels;  // the finest first
     std::vector<SetupPhase> phases;     // the heat-flow operator, the finest level, each coarse one
+    // A linear steady solve: the coefficient fields go (HeatFlowOperator::release_fields), so
+    // that its caller, once it lets its own references go too, does not hold them beside the
+    // levels; true where released, false (nothing done) for any other method.
+    bool release_fields();
   };
 
   // Throws std::invalid_argument for the explicit method, a dt <= 0 for an implicit one, a
