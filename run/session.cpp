@@ -23,6 +23,7 @@
 #include <thread>
 #include <utility>
 
+#include "io/case_loader.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_writer.hpp"
 #include "io/heat_flows_csv.hpp"
@@ -262,6 +263,8 @@ struct Session::State {
   parallel::DistributedField* decomposed = nullptr;
   bool root = true;
   bool steady = false;
+  // The coefficient fields released for the steady solve, laid again after it.
+  bool fields_released = false;
   solver::multigrid::ImplicitStepper* implicit = nullptr;
   kernels::Backend* backend = nullptr;
   solver::multigrid::SolveReport steady_report;
@@ -491,6 +494,17 @@ void Session::State::set_up() {
   }
   cuda_start.join();
   end_phase("backend choice and resources");
+  // A linear steady solve on one process lets the coefficient fields and the material ids go
+  // before its levels are built and lays the body on the grid again after the solve, for the
+  // output, the materials file and the heat flows (the same fields: 0.03 s at 129^3): they are
+  // not beside the levels at the run's peak.
+  // (The homogeneous shorthand's fields are the solver's own: released, nothing to lay again.)
+  if (host_setup && host_setup->release_fields()) {
+    fields_released = prepared.fields != nullptr;
+    prepared.fields.reset();
+    std::vector<std::int32_t>().swap(prepared.material_ids);
+    problem.coefficients.reset();
+  }
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
   // Built once in the run's precision where the field goes to one explicit backend as it is
@@ -701,6 +715,15 @@ void Session::State::set_up() {
     // materials file and the heat flows take their memory (on one process; a decomposed
     // run's field lives in its level operations).
     if (!decomposed) implicit->release_levels();
+    if (fields_released) {
+      io::ResolvedBody body = io::resolve_body(c, {});
+      if (!body.fields) fail(Failure::runtime, "the coefficient fields could not be laid again");
+      prepared.material_ids = std::move(body.material_ids);
+      prepared.fields = std::move(body.fields);
+      problem.coefficients = prepared.fields;
+      backend->setup(problem);
+      fields_released = false;
+    }
     end_phase("the steady solve, not set-up");
   }
   if (decomposed && restarting && restart.field.empty()) {
