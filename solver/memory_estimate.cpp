@@ -55,22 +55,30 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   if (!implicit)
     runs_there.push_back(
         {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
+  // A linear steady solve on one process releases the coefficient fields (and the material
+  // ids) before its levels are built, keeping its sources' weighted densities, and lays them
+  // again after the solve: on the CPU they count with the output's phase.
+  const bool steady = c.time.method == TimeMethod::steady;
+  const bool fields_released = steady && !on_gpu && c.temperature_dependence().empty();
+  std::vector<MemoryPart> fields;
   if (c.has_fields()) {
-    e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
+    fields.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
     if (sub_grid)
-      e.host.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
+      fields.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
     // On a GPU also the compact form's bytes where it applies (kernels/node_classes.hpp): a
     // class per node and one per face of each axis given, counted always (an upper bound).
     if (!implicit)
       runs_there.push_back({"coefficient fields in the " + backend,
                             value * (coefficient_arrays + face_arrays) * padded(1) +
                                 (on_gpu ? 8.0 * points + (1.0 + face_arrays) * padded(1) : 0.0)});
-  } else if (implicit) {
+  } else if (implicit && !fields_released) {
     // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
-    e.host.push_back({"uniform coefficient fields of the solver",
+    fields.push_back({"uniform coefficient fields of the solver",
                       8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   }
+  if (!fields_released)
+    for (MemoryPart& p : fields) e.host.push_back(std::move(p));
   // The initial field, until the backend holds it; an implicit fp64 run on the CPU writes one
   // it computes into the solver's field in place.
   const bool initial_in_place =
@@ -80,7 +88,6 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // A steady run on one process gives its levels back after its one solve and keeps the field
   // on the host (ImplicitStepper::release_levels): on the CPU the levels and the output are
   // two phases, never at once.
-  const bool steady = c.time.method == TimeMethod::steady;
   std::vector<MemoryPart> solve_phase;
   if (implicit) {
     StepperVectors stepper;
@@ -101,6 +108,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     const MultigridBytes mg =
         multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
+    if (implicit && fields_released && !stepper.nonlinear && sources > 0)
+      e.host.push_back(
+          {"the sources' weighted densities, kept for the steady solve", 8.0 * sources * points});
     const MemoryPart levels{"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
                             static_cast<double>(mg.level_ops)};
     if (steady && !on_gpu)
@@ -157,8 +167,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     return bytes;
   };
   if (!solve_phase.empty()) {
-    // The set-up and the solve, with the levels; then the output with the materials file.
+    // The set-up and the solve, with the levels; then the output with the materials file and
+    // the coefficient fields laid again.
     if (setup_part.bytes > 0.0) solve_phase.push_back(setup_part);
+    for (MemoryPart& p : fields) output.push_back(std::move(p));
     output.push_back(materials_part);
     const double solve_bytes = sum(solve_phase), output_bytes = sum(output);
     const bool solve_larger = solve_bytes >= output_bytes;
