@@ -711,6 +711,7 @@ void Session::State::set_up() {
     } catch (const solver::multigrid::SolveFailure& e) {
       throw RunError(Failure::diverged, e.what());
     }
+    end_phase("the steady solve, not set-up");
     // The output needs the field alone: the levels go before the writer's staging, the
     // materials file and the heat flows take their memory (on one process; a decomposed
     // run's field lives in its level operations).
@@ -724,7 +725,7 @@ void Session::State::set_up() {
       backend->setup(problem);
       fields_released = false;
     }
-    end_phase("the steady solve, not set-up");
+    end_phase("the levels released, the coefficient fields laid again");
   }
   if (decomposed && restarting && restart.field.empty()) {
     try {
