@@ -180,6 +180,7 @@ class LevelOps {
   // solver then derives what it needs from it only when it needs it.
   virtual bool keeps_finest_level() const { return false; }
   // The finest level as given, where keeps_finest_level(); nullptr otherwise and before setup.
+  // Its node term may be empty where it was +0 on every node (the CPU's drop it): read it so.
   virtual const LevelOperator* finest_level() const { return nullptr; }
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
