@@ -94,6 +94,11 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     stepper.transient = c.time.method != TimeMethod::steady;
     stepper.bdf2 = c.time.method == TimeMethod::bdf2;
     stepper.nonlinear = !c.temperature_dependence().empty();
+    stepper.zero_node_term = steady;
+    for (int f = 0; f < 2 * dims; ++f)
+      if (c.boundary[f].kind == BoundaryKind::convective) stepper.zero_node_term = false;
+    for (const RegionSpec& r : c.regions)
+      if (r.is_void && r.surface.kind == BoundaryKind::convective) stepper.zero_node_term = false;
     const int sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
     stepper.sources = stepper.transient || stepper.nonlinear ? sources : 0;
     // Deflated where the materials' conductivities span the strong ratio (whether two pieces

@@ -52,8 +52,10 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
       (stepper.deflated ? layout.deflation_vectors : 0);
   const bool fused_sweeps =
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
+  const std::int64_t dropped = on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0;
   b.level_ops =
-      finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) +
+      finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) -
+                dropped * kDouble +
                 (layout.finest_extra_vectors - (on_cpu ? layout.cpu_finest_shared_vectors : 0) +
                  stepper_vectors + (fused_sweeps ? layout.device_sweep_vectors : 0)) *
                     kDouble) +

@@ -71,6 +71,9 @@ struct StepperVectors {
   // Temperature laws or radiation: a steady solve's operator is linearised anew each outer
   // iteration, so the heat-flow operator keeps its level (it is copied, not taken).
   bool nonlinear = false;
+  // The finest level's node term is +0 on every node (a steady solve with no convective face
+  // or surface), which the CPU's level operations do not keep.
+  bool zero_node_term = false;
 };
 
 MultigridLayout multigrid_layout(int dims);
