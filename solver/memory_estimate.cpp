@@ -84,6 +84,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   const bool initial_in_place =
       implicit && !on_gpu && c.precision == Precision::fp64 && c.initial.kind != InitialKind::file;
   double setup = initial_in_place ? 0.0 : 8.0 * points;
+  double deflation_setup = 0.0;
   double step = 0.0;
   // A steady run on one process gives its levels back after its one solve and keeps the field
   // on the host (ImplicitStepper::release_levels): on the CPU the levels and the output are
@@ -126,8 +127,8 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // sources too, which the CPU's level operations take in place), and on a GPU the
     // hierarchy built on the host before the device takes it (the CPU's level operations take
     // the hierarchy's arrays over, so there it is counted once, with the levels).
-    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
-             static_cast<double>(mg.deflation_setup) +
+    deflation_setup = static_cast<double>(mg.deflation_setup);
+    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) + deflation_setup +
              8.0 * points * ((stepper.transient ? 1.0 : 0.0) + (on_gpu ? sources : 0));
     // Statistics at a progress line download the field.
     step = 8.0 * points;
@@ -162,9 +163,13 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
   // which is written in place (no image of it in memory).
   const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
-  const MemoryPart setup_part{
-      "set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
-      setup};
+  std::string setup_what = initial_in_place ? "" : "the initial field";
+  const auto also = [&](const char* what) {
+    setup_what += (setup_what.empty() ? "" : ", ") + std::string(what);
+  };
+  if (implicit) also("the multigrid hierarchy");
+  if (deflation_setup > 0.0) also("the deflation's search");
+  const MemoryPart setup_part{"set-up (" + setup_what + ")", setup};
   const MemoryPart materials_part{"materials.h5 being written", materials};
   const auto sum = [](const std::vector<MemoryPart>& parts) {
     double bytes = 0.0;
