@@ -194,6 +194,8 @@ void print_memory(const PreparedRun& run) {
     fmt::print("    {}: {}\n", p.what, format_bytes(p.bytes));
   fmt::print("    at most at once, {}: {}\n", m.host_transient.what,
              format_bytes(m.host_transient.bytes));
+  for (const solver::MemoryPart& p : m.host_transient_parts)
+    fmt::print("      {}: {}\n", p.what, format_bytes(p.bytes));
   if (!gpu) return;
   fmt::print("  memory on the device: {}\n", format_bytes(m.device_bytes()));
   for (const solver::MemoryPart& p : m.device)

@@ -180,6 +180,7 @@ class LevelOps {
   // solver then derives what it needs from it only when it needs it.
   virtual bool keeps_finest_level() const { return false; }
   // The finest level as given, where keeps_finest_level(); nullptr otherwise and before setup.
+  // Its node term may be empty where it was +0 on every node (the CPU's drop it): read it so.
   virtual const LevelOperator* finest_level() const { return nullptr; }
   // A zeroed vector on `level`; the id stays valid until the next setup.
   virtual int create_vector(int level) = 0;
@@ -196,6 +197,14 @@ class LevelOps {
     download(v, all);
     check_download(all.size(), count);
     std::copy(all.begin(), all.end(), values);
+  }
+  // Vector v's values, given up: for a caller that keeps them past the level operations (a
+  // steady run's field once its levels go). Through a download by default; the CPU's hand
+  // their array over (no copy beside the levels at the run's peak), and v is no longer valid.
+  virtual void take_vector(int v, LevelWeights& values) {
+    std::vector<double> all;
+    download(v, all);
+    values.assign(all.begin(), all.end());
   }
   // std::invalid_argument unless `count` values go into (come out of) a vector of `size`.
   static void check_upload(std::size_t count, std::size_t size) {

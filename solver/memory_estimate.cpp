@@ -55,29 +55,53 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   if (!implicit)
     runs_there.push_back(
         {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
+  // A linear steady solve on one process releases the coefficient fields (and the material
+  // ids) before its levels are built, keeping its sources' weighted densities, and lays them
+  // again after the solve: on the CPU they count with the output's phase.
+  const bool steady = c.time.method == TimeMethod::steady;
+  const bool fields_released = steady && !on_gpu && c.temperature_dependence().empty();
+  std::vector<MemoryPart> fields;
   if (c.has_fields()) {
-    e.host.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
+    fields.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
     if (sub_grid)
-      e.host.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
+      fields.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
     // On a GPU also the compact form's bytes where it applies (kernels/node_classes.hpp): a
     // class per node and one per face of each axis given, counted always (an upper bound).
     if (!implicit)
       runs_there.push_back({"coefficient fields in the " + backend,
                             value * (coefficient_arrays + face_arrays) * padded(1) +
                                 (on_gpu ? 8.0 * points + (1.0 + face_arrays) * padded(1) : 0.0)});
-  } else if (implicit) {
+  } else if (implicit && !fields_released) {
     // The solver's own fields for the homogeneous shorthand: k, rho c_p, and q when nonzero.
-    e.host.push_back({"uniform coefficient fields of the solver",
+    fields.push_back({"uniform coefficient fields of the solver",
                       8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   }
-  double setup = 8.0 * points;  // the initial field, until the backend holds it
+  if (!fields_released)
+    for (MemoryPart& p : fields) e.host.push_back(std::move(p));
+  // The initial field, until the backend holds it; an implicit fp64 run on the CPU writes one
+  // it computes into the solver's field in place.
+  const bool initial_in_place =
+      implicit && !on_gpu && c.precision == Precision::fp64 && c.initial.kind != InitialKind::file;
+  double setup = initial_in_place ? 0.0 : 8.0 * points;
+  double deflation_setup = 0.0;
   double step = 0.0;
+  // A steady run on one process gives its levels back after its one solve and keeps the field
+  // on the host (ImplicitStepper::release_levels): on the CPU the levels and the output are
+  // two phases, never at once.
+  std::vector<MemoryPart> solve_phase;
   if (implicit) {
     StepperVectors stepper;
     stepper.transient = c.time.method != TimeMethod::steady;
     stepper.bdf2 = c.time.method == TimeMethod::bdf2;
-    stepper.sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
+    stepper.nonlinear = !c.temperature_dependence().empty();
+    stepper.zero_node_term = steady;
+    for (int f = 0; f < 2 * dims; ++f)
+      if (c.boundary[f].kind == BoundaryKind::convective) stepper.zero_node_term = false;
+    for (const RegionSpec& r : c.regions)
+      if (r.is_void && r.surface.kind == BoundaryKind::convective) stepper.zero_node_term = false;
+    const int sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
+    stepper.sources = stepper.transient || stepper.nonlinear ? sources : 0;
     // Deflated where the materials' conductivities span the strong ratio (whether two pieces
     // form is known only once the operator is built: the estimate takes the larger case).
     double k_lo = HUGE_VAL, k_hi = 0.0;
@@ -90,14 +114,22 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     const MultigridBytes mg =
         multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
-    runs_there.push_back({"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
-                          static_cast<double>(mg.level_ops)});
-    // The stepper's parts (capacity, sources) on their way to the levels, and on a GPU the
+    if (implicit && fields_released && !stepper.nonlinear && sources > 0)
+      e.host.push_back(
+          {"the sources' weighted densities, kept for the steady solve", 8.0 * sources * points});
+    const MemoryPart levels{"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
+                            static_cast<double>(mg.level_ops)};
+    if (steady && !on_gpu)
+      solve_phase.push_back(levels);
+    else
+      runs_there.push_back(levels);
+    // The stepper's parts on their way to the levels (the weighted capacity; on a GPU the
+    // sources too, which the CPU's level operations take in place), and on a GPU the
     // hierarchy built on the host before the device takes it (the CPU's level operations take
     // the hierarchy's arrays over, so there it is counted once, with the levels).
-    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) +
-             static_cast<double>(mg.deflation_setup) +
-             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + stepper.sources);
+    deflation_setup = static_cast<double>(mg.deflation_setup);
+    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) + deflation_setup +
+             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + (on_gpu ? sources : 0));
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }
@@ -108,7 +140,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // beside everything else, so both count for the whole run.
   // A steady run writes one field and no checkpoint: one staging buffer.
   const bool one_file = c.time.method == TimeMethod::steady;
-  e.host.push_back(
+  // The output's parts: for the whole run, or a steady run's phase after its solve.
+  std::vector<MemoryPart> output;
+  if (steady) output.push_back({"the field on the host after the solve", 8.0 * points});
+  output.push_back(
       {"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
            std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
        (one_file ? 1.0 : 2.0) * value * points + value * points});
@@ -117,21 +152,47 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // conductivity per node, and their place in the file being built (the writer's, beside the
   // staging).
   if (c.output.heat_flows)
-    e.host.push_back({"heat flows: the fields of an output step and the step before", 17.0 * points});
+    output.push_back(
+        {"heat flows: the fields of an output step and the step before", 17.0 * points});
   const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0) +
                          (c.output.liquid_fraction ? 1.0 : 0.0);
   if (further > 0.0)
-    e.host.push_back(
+    output.push_back(
         {"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
          (8.0 + value) * further * points});
   // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
   // which is written in place (no image of it in memory).
   const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
+  std::string setup_what = initial_in_place ? "" : "the initial field";
+  const auto also = [&](const char* what) {
+    setup_what += (setup_what.empty() ? "" : ", ") + std::string(what);
+  };
+  if (implicit) also("the multigrid hierarchy");
+  if (deflation_setup > 0.0) also("the deflation's search");
+  const MemoryPart setup_part{"set-up (" + setup_what + ")", setup};
+  const MemoryPart materials_part{"materials.h5 being written", materials};
+  const auto sum = [](const std::vector<MemoryPart>& parts) {
+    double bytes = 0.0;
+    for (const MemoryPart& p : parts) bytes += p.bytes;
+    return bytes;
+  };
+  if (!solve_phase.empty()) {
+    // The set-up and the solve, with the levels; then the output with the materials file and
+    // the coefficient fields laid again.
+    if (setup_part.bytes > 0.0) solve_phase.push_back(setup_part);
+    for (MemoryPart& p : fields) output.push_back(std::move(p));
+    output.push_back(materials_part);
+    const double solve_bytes = sum(solve_phase), output_bytes = sum(output);
+    const bool solve_larger = solve_bytes >= output_bytes;
+    e.host_transient = {
+        solve_larger ? "the set-up and the steady solve" : "the output after the steady solve",
+        solve_larger ? solve_bytes : output_bytes};
+    e.host_transient_parts = solve_larger ? solve_phase : output;
+    return e;
+  }
+  for (MemoryPart& p : output) e.host.push_back(std::move(p));
   const std::vector<MemoryPart> transients{
-      {"set-up (the initial field" + std::string(implicit ? ", the multigrid hierarchy" : "") + ")",
-       setup},
-      {"the field downloaded for statistics", step},
-      {"materials.h5 being written", materials}};
+      setup_part, {"the field downloaded for statistics", step}, materials_part};
   e.host_transient =
       *std::max_element(transients.begin(), transients.end(),
                         [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });

@@ -22,6 +22,9 @@ struct MemoryPart {
 struct MemoryEstimate {
   std::vector<MemoryPart> host;    // for the whole run
   MemoryPart host_transient;       // the largest of the parts that come and go
+  // What host_transient is made of, where it is a phase of several parts (a steady run's
+  // solve, then its output: ImplicitStepper::release_levels); empty otherwise.
+  std::vector<MemoryPart> host_transient_parts;
   std::vector<MemoryPart> device;  // empty on the CPU
   double host_bytes() const;
   double device_bytes() const;

@@ -52,17 +52,22 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
       (stepper.deflated ? layout.deflation_vectors : 0);
   const bool fused_sweeps =
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
+  const std::int64_t dropped = on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0;
   b.level_ops =
-      finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) +
-                (layout.finest_extra_vectors + stepper_vectors +
-                 (fused_sweeps ? layout.device_sweep_vectors : 0)) *
+      finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) -
+                dropped * kDouble +
+                (layout.finest_extra_vectors - (on_cpu ? layout.cpu_finest_shared_vectors : 0) +
+                 stepper_vectors + (fused_sweeps ? layout.device_sweep_vectors : 0)) *
                     kDouble) +
       coarse * level_bytes(on_cpu ? layout.cpu_coarse_operator_doubles
                                   : layout.device_coarse_operator_doubles) +
       coarsest * layout.coarsest_extra_vectors * kDouble +
       (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
-  b.host = finest * ((layout.finest_operator_doubles + layout.heat_flow_extra_doubles) * kDouble +
-                     layout.fixed_bytes);
+  const int kept_operator_doubles =
+      stepper.transient || stepper.nonlinear
+          ? layout.finest_operator_doubles + layout.heat_flow_extra_doubles
+          : 0;
+  b.host = finest * (kept_operator_doubles * kDouble + layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
                  coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
   b.deflation_setup = stepper.deflated ? finest * layout.deflation_setup_bytes : 0;

@@ -29,23 +29,28 @@ struct MultigridLayout {
   int fixed_bytes = 1;              // the Dirichlet flag of every node
   // The CPU's level operations keep the level's node term beside the diagonal.
   int cpu_copy_extra_doubles = 1;
-  // Work vectors of doubles: b, x, r per level; on the finest CG's z, p, q (which also holds
-  // the rounding floor's magnitude) and r, and the free nodes' indicator; the bottom solve's
-  // three on the coarsest (counted with the coarsest level).
+  // Work vectors of doubles: b, x, r per level; on the finest CG's z, p and r, and the free
+  // nodes' indicator (CG's q is the finest level's r: it also holds the rounding floor's
+  // magnitude and the V-cycle's residual); the bottom solve's three on the coarsest (counted
+  // with the coarsest level). The CPU's level operations keep the finest level in host memory,
+  // and the indicator is written into p's vector at each solve's start instead.
   int vectors_per_level = 3;
-  int finest_extra_vectors = 5;
+  int finest_extra_vectors = 4;
+  int cpu_finest_shared_vectors = 1;
   // On a GPU, a 3D finest level without periodic axes (and of more than 8192 nodes) smooths
   // out of place into a second array of its own.
   int device_sweep_vectors = 1;
   int coarsest_extra_vectors = 3;
   // On the host whatever runs the levels: the heat-flow operator (its level: operator and
-  // fixed flags, plus the node weights) and, while the solver is set up, the hierarchy built
-  // there before the level operations take it (a steady run's finest level is the operator's
-  // own arrays, taken, but counted here all the same).
-  int heat_flow_extra_doubles = 1;
+  // fixed flags; a steady run's finest level is the operator's own arrays, taken, so that
+  // only its fixed flags stay; the node weights are computed where needed, not kept) and,
+  // while the solver is set up, the hierarchy built there before the level operations take
+  // it.
+  int heat_flow_extra_doubles = 0;
   // The time stepper's own level-0 vectors where the levels run (solver/multigrid/
   // implicit_stepper.hpp): transient methods the weighted capacity and the field the step
-  // started from, BDF2 also the field of the step before; every method one per source field.
+  // started from, BDF2 also the field of the step before, and one per source field (a linear
+  // steady solve writes its sources into a work vector when it assembles its load).
   int transient_vectors = 2;
   int bdf2_extra_vectors = 1;
   // A deflated solve (solver/multigrid/deflation.hpp: conductances spanning 100 and more):
@@ -63,6 +68,12 @@ struct StepperVectors {
   bool bdf2 = false;
   int sources = 0;
   bool deflated = false;  // the materials' conductivities span kStrongRatio or more
+  // Temperature laws or radiation: a steady solve's operator is linearised anew each outer
+  // iteration, so the heat-flow operator keeps its level (it is copied, not taken).
+  bool nonlinear = false;
+  // The finest level's node term is +0 on every node (a steady solve with no convective face
+  // or surface), which the CPU's level operations do not keep.
+  bool zero_node_term = false;
 };
 
 MultigridLayout multigrid_layout(int dims);

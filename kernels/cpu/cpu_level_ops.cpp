@@ -43,6 +43,20 @@ void thread_planes(std::int64_t nz, std::int64_t& z0, std::int64_t& z1) {
   z1 = nz * (t + 1) / threads;
 }
 
+// Whether every value is +0, bit for bit.
+bool all_positive_zero(const LevelWeights& values) {
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
+  const double* v = values.data();
+  bool zero = true;
+#pragma omp parallel for schedule(static) reduction(&& : zero) if (n >= 65536)
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint64_t bits;
+    std::memcpy(&bits, v + i, sizeof bits);
+    zero = zero && bits == 0;
+  }
+  return zero;
+}
+
 class CpuLevelOps final : public LevelOps {
  public:
   std::string name() const override { return "cpu"; }
@@ -59,7 +73,8 @@ class CpuLevelOps final : public LevelOps {
   }
 
   // build() moves each level into its Level and changes none of the finest level's arrays
-  // (only the periodic flags of the axes beyond its dims).
+  // (only the periodic flags of the axes beyond its dims; a node term of +0 everywhere is
+  // dropped, which reads as the same).
   bool keeps_finest_level() const override { return true; }
   const LevelOperator* finest_level() const override {
     return levels_.empty() ? nullptr : &levels_[0].op;
@@ -224,6 +239,10 @@ class CpuLevelOps final : public LevelOps {
           }
         });
         L.finite32 = finite.load();
+        // A node term of +0 on every node (a steady level whose faces hold or insulate, with
+        // no transfer inside) is read after this only by the deflation's search through
+        // finest_level(), which takes an empty node term as +0 on every node: not kept.
+        if (all_positive_zero(L.op.node_term)) LevelWeights().swap(L.op.node_term);
       } else {
         round_stencil(L);
       }
@@ -395,6 +414,12 @@ class CpuLevelOps final : public LevelOps {
   }
 
   double* host_values(int v) override { return vec(v).data(); }
+
+  void take_vector(int v, LevelWeights& values) override {
+    values = std::move(vec(v));
+    vectors_[static_cast<std::size_t>(v)] = Values();
+    vector_level_[static_cast<std::size_t>(v)] = -1;  // the id is no longer valid
+  }
 
   void restrict_residual(int fine_level, int r_fine, int b_coarse) override {
     const Level& F = at(fine_level);

@@ -35,13 +35,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   // fill on one thread first, the threads take the pages' first faults).
   base_.node_term = kernels::LevelWeights(static_cast<std::size_t>(np));
   base_.fixed.assign(static_cast<std::size_t>(np), 0);
-  weight_ = kernels::LevelWeights(static_cast<std::size_t>(np));
-  removed_.assign(static_cast<std::size_t>(np), 0);
-
-  auto axis_weight = [&](int a, std::int64_t i) {
-    if (a >= dims || base_.periodic[a]) return 1.0;
-    return (i == 0 || i == n[a] - 1) ? 0.5 : 1.0;
-  };
+  // Nodes inside a void (capacity 0): fixed, and no anchor of the temperature (floating()).
+  std::vector<char> removed(static_cast<std::size_t>(np), 0);
   std::array<std::int64_t, kMaxDims> stride{1, n[0], n[0] * n[1]};
   for (int a = 0; a < dims; ++a) {
     base_.conductance[a] = kernels::LevelWeights(static_cast<std::size_t>(np));
@@ -54,15 +49,15 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
         const std::int64_t i = (z * n[1] + y) * n[0] + x;
         const std::int64_t c[3] = {x, y, z};
         const double w[3] = {axis_weight(0, x), axis_weight(1, y), axis_weight(2, z)};
-        weight_[i] = w[0] * w[1] * w[2];
+        const double share = w[0] * w[1] * w[2];
         // A node inside a void (no capacity) is no part of the body: fixed, its value kept.
         if (fields_->capacity[i] == 0.0) {
           base_.fixed[i] = kernels::kRemovedNode;
-          removed_[i] = 1;
+          removed[i] = 1;
         }
         // A surface inside the body: H u lost per unit volume, on the diagonal.
         double term = 0.0;
-        if (!fields_->transfer.empty()) term += weight_[i] * fields_->transfer[i];
+        if (!fields_->transfer.empty()) term += share * fields_->transfer[i];
         base_.node_term[i] = term;
         for (int a = 0; a < dims; ++a) {
           const bool last = c[a] == n[a] - 1;
@@ -72,7 +67,7 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
           }
           const std::int64_t j = last ? i - (n[a] - 1) * stride[a] : i + stride[a];
           const double h = problem.h[a];
-          base_.conductance[a][i] = fields_->face(a, i, j) / (h * h) * weight_[i] / w[a];
+          base_.conductance[a][i] = fields_->face(a, i, j) / (h * h) * share / w[a];
         }
       }
   // The faces of the boundary nodes, in node order (face_loads_ keeps it): a row of x is on a
@@ -106,13 +101,17 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
             // its ambient (H on the diagonal, H ambient(t) in the load).
             const double inflow = kernels::face_inflow(
                 f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
-            const double transfer = weight_[i] * 2.0 * kernels::face_transfer(f) / h;
+            const double share = weight(x, y, z);
+            const double transfer = share * 2.0 * kernels::face_transfer(f) / h;
             base_.node_term[i] += transfer;
-            face_loads_.push_back({i, face, weight_[i] * inflow, transfer});
+            face_loads_.push_back({i, face, share * inflow, transfer});
           }
         }
       }
     }
+  floating_ = true;
+  for (std::size_t i = 0; i < base_.fixed.size() && floating_; ++i)
+    if ((base_.fixed[i] && !removed[i]) || base_.node_term[i] > 0.0) floating_ = false;
 }
 
 kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const {
@@ -123,7 +122,7 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
   const double* capacity = fields_->capacity.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
   for (std::int64_t i = 0; i < np; ++i) {
-    op.node_term[i] = alpha * (weight_[i] * capacity[i]) + beta * base_.node_term[i];
+    op.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * base_.node_term[i];
     for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
   }
   return op;
@@ -132,7 +131,6 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
 kernels::LevelOperator HeatFlowOperator::take_steady_level() {
   if (level_taken_)
     throw std::logic_error("heat-flow operator: the steady level was taken already");
-  floating_ = floating();
   level_taken_ = true;
   // level(0, 1) computes 0 * w C + 1 * transfer and 1 * G: the values themselves, w C being
   // finite and non-negative.
@@ -146,23 +144,34 @@ kernels::LevelOperator HeatFlowOperator::take_steady_level() {
   return op;
 }
 
+void HeatFlowOperator::release_fields() {
+  if (!fields_) return;
+  if (!level_taken_)
+    throw std::logic_error("heat-flow operator: the fields are needed until the level is taken");
+  for (std::size_t s = 0; s < fields_->sources.size(); ++s) {
+    kernels::LevelWeights weighted(static_cast<std::size_t>(points()));
+    weighted_source(s, weighted.data());
+    weighted_sources_.push_back(std::move(weighted));
+    schedules_.push_back(fields_->sources[s].schedule);
+  }
+  fields_.reset();
+  problem_.coefficients.reset();
+}
+
 std::vector<double> HeatFlowOperator::weighted_capacity() const {
+  if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   const std::int64_t np = points();
   std::vector<double> wc(static_cast<std::size_t>(np));
   const double* capacity = fields_->capacity.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
-  for (std::int64_t i = 0; i < np; ++i) wc[i] = weight_[i] * capacity[i];
+  for (std::int64_t i = 0; i < np; ++i) wc[i] = weight(i) * capacity[i];
   return wc;
 }
 
-bool HeatFlowOperator::floating() const {
-  if (level_taken_) return floating_;
-  for (std::size_t i = 0; i < base_.fixed.size(); ++i)
-    if ((base_.fixed[i] && !removed_[i]) || base_.node_term[i] > 0.0) return false;
-  return true;
-}
+bool HeatFlowOperator::floating() const { return floating_; }
 
 void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
+  if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   out.resize(static_cast<std::size_t>(points()), 0.0);
   for (const FaceLoad& f : face_loads_) {
     if (base_.fixed[f.node]) continue;
@@ -176,7 +185,7 @@ void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
     const double* q = s.density.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
     for (std::int64_t i = 0; i < np; ++i)
-      if (!base_.fixed[i]) out[i] += weight_[i] * factor * q[i];
+      if (!base_.fixed[i]) out[i] += weight(i) * factor * q[i];
   }
 }
 
@@ -198,21 +207,18 @@ void HeatFlowOperator::set_fixed(double t, std::vector<double>& u) const {
     }
 }
 
-std::vector<HeatFlowOperator::SourcePart> HeatFlowOperator::source_parts() const {
-  std::vector<SourcePart> parts;
+void HeatFlowOperator::weighted_source(std::size_t s, double* out) const {
   const std::int64_t np = points();
-  for (const auto& s : fields_->sources) {
-    SourcePart p;
-    p.schedule = s.schedule;
-    // Written in full by the threads (kernels::UnsetAllocator: no zero fill on one thread
-    // first, the threads take the pages' first faults).
-    p.weighted = kernels::LevelWeights(static_cast<std::size_t>(np));
+  if (!fields_) {
+    const double* w = weighted_sources_.at(s).data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t i = 0; i < np; ++i)
-      p.weighted[i] = base_.fixed[i] ? 0.0 : weight_[i] * s.density[i];
-    parts.push_back(std::move(p));
+    for (std::int64_t i = 0; i < np; ++i) out[i] = w[i];
+    return;
   }
-  return parts;
+  const double* q = fields_->sources.at(s).density.data();
+  const std::uint8_t* fixed = base_.fixed.data();
+#pragma omp parallel for schedule(static) if (np >= 32768)
+  for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[i] ? 0.0 : weight(i) * q[i];
 }
 
 std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts() const {

@@ -38,6 +38,12 @@ class HeatFlowOperator {
   // a large grid): for a solver that builds its levels once. level() and take_steady_level()
   // throw std::logic_error afterwards; the loads, fixed nodes and faces stay.
   kernels::LevelOperator take_steady_level();
+  // A linear steady solve's operator once its level is taken: keeps each source's weighted
+  // density (weighted_source's values) and schedule and lets the coefficient fields go, so
+  // that a caller may release them while it solves (at 129^3 they are a seventh of the
+  // solve's resident set). level(), weighted_capacity(), add_load() and net_inflow() throw
+  // std::logic_error afterwards; std::logic_error before the level is taken.
+  void release_fields();
   // w_i C_i, computed on each call (an implicit stepper's set-up alone asks for it).
   std::vector<double> weighted_capacity() const;
   const std::vector<std::uint8_t>& fixed() const { return base_.fixed; }
@@ -56,16 +62,19 @@ class HeatFlowOperator {
   // factor_s(t) * weighted_s,i + sum over the faces of (constant_i + ambient_weight_i *
   // ambient(t)); the Dirichlet faces' nodes take g(t), face after face in the order x-, x+, y-,
   // y+, z-, z+ (a node on several faces keeps the last one's).
-  struct SourcePart {
-    kernels::LevelWeights weighted;  // w_i q_i on the free nodes, 0 on the fixed ones
-    kernels::Schedule schedule;
-  };
   struct FacePart {
     int face = 0;
     std::vector<std::int64_t> nodes;  // the face's free nodes
     std::vector<double> constant, ambient_weight;
   };
-  std::vector<SourcePart> source_parts() const;
+  // Source s's part: its weighted density w_i q_i on the free nodes, 0 on the fixed ones,
+  // written into `out` (points() values; straight into a level operations' vector where it
+  // lives in host memory), and its schedule.
+  std::size_t sources() const { return fields_ ? fields_->sources.size() : schedules_.size(); }
+  void weighted_source(std::size_t s, double* out) const;
+  const kernels::Schedule& source_schedule(std::size_t s) const {
+    return fields_ ? fields_->sources.at(s).schedule : schedules_.at(s);
+  }
   std::vector<FacePart> face_parts() const;
   // Per Dirichlet face, in the order above: the face and its nodes.
   std::vector<std::pair<int, std::vector<std::int64_t>>> dirichlet_faces() const;
@@ -80,10 +89,11 @@ class HeatFlowOperator {
   std::shared_ptr<const kernels::CoefficientFields> fields_;
   // node term: transfer; conductances G; fixed: Dirichlet (1) and removed (kRemovedNode)
   kernels::LevelOperator base_;
-  kernels::LevelWeights weight_;  // the node's share of its cell (1/2 per face it lies on)
-  std::vector<char> removed_;  // nodes inside a void (capacity 0), fixed
   bool level_taken_ = false;
-  bool floating_ = false;  // floating() when the steady level was taken
+  bool floating_ = false;  // floating(), found when the operator is built
+  // After release_fields(): the sources' weighted densities and schedules.
+  std::vector<kernels::LevelWeights> weighted_sources_;
+  std::vector<kernels::Schedule> schedules_;
   // Per boundary node and face: the constant Neumann load, and the convective weight
   // w_i * 2 h_c / h_axis that multiplies ambient(t).
   struct FaceLoad {
@@ -93,6 +103,21 @@ class HeatFlowOperator {
     double ambient_weight;
   };
   std::vector<FaceLoad> face_loads_;
+
+  // The node's share of its cell, 1/2 per non-periodic boundary axis it lies on: the product
+  // of its axes' shares, x's first. Computed where it is needed, not kept (8 bytes a node for
+  // the whole run).
+  double weight(std::int64_t x, std::int64_t y, std::int64_t z) const {
+    return axis_weight(0, x) * axis_weight(1, y) * axis_weight(2, z);
+  }
+  double weight(std::int64_t i) const {
+    const std::int64_t nx = base_.n[0], ny = base_.n[1];
+    return weight(i % nx, i / nx % ny, i / (nx * ny));
+  }
+  double axis_weight(int a, std::int64_t c) const {
+    if (a >= base_.dims || base_.periodic[a]) return 1.0;
+    return (c == 0 || c == base_.n[a] - 1) ? 0.5 : 1.0;
+  }
 };
 
 }  // namespace heatsim::solver::multigrid

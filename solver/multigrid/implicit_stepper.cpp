@@ -1,5 +1,6 @@
 #include "implicit_stepper.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -148,6 +149,14 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
                    std::move(flow), std::move(levels), std::move(phases)};
 }
 
+bool ImplicitStepper::HostSetup::release_fields() {
+  if (method != TimeMethod::steady || nonlinear) return false;
+  flow.release_fields();
+  fields.reset();
+  problem.coefficients.reset();
+  return true;
+}
+
 ImplicitStepper::ImplicitStepper(const kernels::StencilProblem& problem,
                                  std::shared_ptr<const kernels::CoefficientFields> fields,
                                  TimeMethod method, double dt,
@@ -179,10 +188,17 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     saved_ = ops_->create_vector(0);
     if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
-  for (HeatFlowOperator::SourcePart& part : flow_.source_parts()) {
-    const int v = ops_->create_vector(0);
-    ops_->upload_from(v, part.weighted.data(), part.weighted.size());
-    sources_.push_back({v, std::move(part.schedule)});
+  // A linear steady solve assembles its load once an advance: its sources' weighted densities
+  // are written into the multigrid's scratch vector then, not kept in vectors of their own
+  // (8 bytes a node each, beside the levels through the solve).
+  const bool keep_sources = method_ != TimeMethod::steady || nonlinear_;
+  for (std::size_t s = 0; s < flow_.sources(); ++s) {
+    int v = -1;
+    if (keep_sources) {
+      v = ops_->create_vector(0);
+      write_source(s, v);
+    }
+    sources_.push_back({v, flow_.source_schedule(s)});
   }
   for (const HeatFlowOperator::FacePart& part : flow_.face_parts()) {
     const auto any = [](const std::vector<double>& v) {
@@ -198,6 +214,17 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     dirichlet_.emplace_back(face,
                             ops_->create_sparse(nodes, std::vector<double>(nodes.size(), 1.0)));
   end_phase("loads");
+}
+
+void ImplicitStepper::write_source(std::size_t s, int v) {
+  if (double* values = ops_->host_values(v)) {
+    // In place: no second array of the grid's size beside the levels' (the set-up's peak).
+    flow_.weighted_source(s, values);
+    return;
+  }
+  kernels::LevelWeights weighted(static_cast<std::size_t>(flow_.points()));
+  flow_.weighted_source(s, weighted.data());
+  ops_->upload_from(v, weighted.data(), weighted.size());
 }
 
 void ImplicitStepper::end_phase(std::string name, bool hierarchy) {
@@ -232,13 +259,47 @@ void ImplicitStepper::set_field(const double* u, std::size_t count) {
   if (count != static_cast<std::size_t>(flow_.points()))
     throw std::invalid_argument("implicit step: the field has the wrong number of values");
   ++field_version_;
+  if (!ops_) {
+    released_field_.assign(u, u + count);
+    return;
+  }
   ops_->upload_from(mg_->solution(), u, count);
 }
 
-void ImplicitStepper::field(std::vector<double>& u) { ops_->download(mg_->solution(), u); }
+double* ImplicitStepper::field_values() {
+  ++field_version_;
+  return ops_ ? ops_->host_values(mg_->solution()) : released_field_.data();
+}
+
+void ImplicitStepper::field(std::vector<double>& u) {
+  if (!ops_) {
+    u.assign(released_field_.begin(), released_field_.end());
+    return;
+  }
+  ops_->download(mg_->solution(), u);
+}
 
 void ImplicitStepper::field_to(double* u, std::size_t count) {
+  if (!ops_) {
+    kernels::LevelOps::check_download(released_field_.size(), count);
+    std::copy(released_field_.begin(), released_field_.end(), u);
+    return;
+  }
   ops_->download_to(mg_->solution(), u, count);
+}
+
+void ImplicitStepper::release_levels() {
+  if (!ops_) return;
+  ops_->take_vector(mg_->solution(), released_field_);
+  released_levels_ = mg_->levels();
+  released_pieces_ = mg_->deflation_found() ? mg_->deflated_pieces() : 0;
+  sources_.clear();
+  faces_.clear();
+  dirichlet_.clear();
+  capacity_ = saved_ = previous_ = -1;
+  previous_step_ = -1;
+  mg_.reset();
+  ops_.reset();
 }
 
 std::optional<std::vector<double>> ImplicitStepper::previous_field(std::int64_t step) {
@@ -270,9 +331,16 @@ double seconds_since(Clock::time_point start) {
 void ImplicitStepper::assemble_load(double t, double scale, bool add) {
   const int rhs = mg_->rhs();
   if (!add) ops_->zero_free(0, rhs);  // the fixed nodes' entries are 0 already
-  for (const Source& s : sources_) {
+  for (std::size_t k = 0; k < sources_.size(); ++k) {
+    const Source& s = sources_[k];
     const double factor = s.schedule.at(t);
-    if (factor != 0.0) ops_->axpby(scale * factor, s.vector, 1.0, rhs);
+    if (factor == 0.0) continue;
+    int v = s.vector;
+    if (v < 0) {  // not kept: written now (rhs is not the scratch vector)
+      v = mg_->scratch();
+      write_source(k, v);
+    }
+    ops_->axpby(scale * factor, v, 1.0, rhs);
   }
   for (const Face& f : faces_) {
     if (f.constant >= 0) ops_->scatter(scale, f.constant, rhs, false);
@@ -421,6 +489,7 @@ SolveReport ImplicitStepper::advance(std::int64_t step) {
     Clock::time_point start;
     ~AddStepTime() { t.step_seconds += seconds_since(start); }
   } add_step_time{timing_, start};
+  if (!ops_) throw std::logic_error("implicit step: the levels were released");
   if (nonlinear_) return advance_nonlinear(step);
   const double t0 = static_cast<double>(step) * dt_;
   const double t1 = static_cast<double>(step + 1) * dt_;

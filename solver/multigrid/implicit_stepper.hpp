@@ -85,6 +85,10 @@ class ImplicitStepper {
     HeatFlowOperator flow;
     std::vector<LevelOperator> levels;  // the finest first
     std::vector<SetupPhase> phases;     // the heat-flow operator, the finest level, each coarse one
+    // A linear steady solve: the coefficient fields go (HeatFlowOperator::release_fields), so
+    // that its caller, once it lets its own references go too, does not hold them beside the
+    // levels; true where released, false (nothing done) for any other method.
+    bool release_fields();
   };
 
   // Throws std::invalid_argument for the explicit method, a dt <= 0 for an implicit one, a
@@ -104,11 +108,12 @@ class ImplicitStepper {
                   SolveOptions options = {});
 
   TimeMethod method() const { return method_; }
-  int levels() const { return mg_->levels(); }
+  int levels() const { return mg_ ? mg_->levels() : released_levels_; }
   // The strong pieces deflated beside the V-cycle (0: none; deflation.hpp; found now if no
   // solve has needed them yet), and whether they have been found (Multigrid::deflation_found).
-  std::int64_t deflated_pieces() { return mg_->deflated_pieces(); }
-  bool deflation_found() const { return mg_->deflation_found(); }
+  // After release_levels(): the pieces found by then (0 if none were looked for).
+  std::int64_t deflated_pieces() { return mg_ ? mg_->deflated_pieces() : released_pieces_; }
+  bool deflation_found() const { return mg_ ? mg_->deflation_found() : true; }
   const HeatFlowOperator& heat_flow() const { return flow_; }
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }
@@ -121,11 +126,22 @@ class ImplicitStepper {
   // The same from and into the caller's memory (one value per node).
   void set_field(const double* u, std::size_t count);
   void field_to(double* u, std::size_t count);
+  // The field's values where the level operations keep them in host memory (the CPU's), for
+  // a caller that writes the field in place (a run's initial field: no second array of the
+  // grid's size beside the levels at the set-up's peak); nullptr otherwise. The field counts
+  // as changed.
+  double* field_values();
   // Changes whenever the field may have changed (set_field, advance): what was computed from
   // the field at one version holds while the version stays.
   std::uint64_t field_version() const { return field_version_; }
   // fp32 runs: the field is rounded to fp32 after every step, as an fp32 backend holds it.
   void set_round_to_fp32(bool round) { round_to_fp32_ = round; }
+  // Gives the level operations back (their levels and vectors, the loads' parts) and keeps
+  // the field in host memory: for a steady run once its one solve is done, whose output then
+  // needs the field alone (at 129^3 the levels are four fifths of the solve's resident set).
+  // set_field, field and field_to then work on the host copy; advance throws
+  // std::logic_error.
+  void release_levels();
 
   // One step from t0 = step * dt on the field held, without it leaving the level operations:
   // the right-hand side is assembled there from the loads' parts (HeatFlowOperator), the solve
@@ -168,6 +184,8 @@ class ImplicitStepper {
  private:
   // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
   void assemble_load(double t, double scale, bool add);
+  // Source s's weighted density into level-0 vector v.
+  void write_source(std::size_t s, int v);
   // The Dirichlet nodes of the solution take g(t).
   void set_fixed(double t);
   // Solves with the Dirichlet nodes at g(t_fixed), the field as the initial guess; restores
@@ -212,7 +230,7 @@ class ImplicitStepper {
   // when a solve fails; not kept for steady solves) and BDF2's field of step - 1.
   int capacity_ = -1, saved_ = -1, previous_ = -1;
   struct Source {
-    int vector;
+    int vector;  // -1: not kept (a linear steady solve's), written when the load is assembled
     kernels::Schedule schedule;
   };
   std::vector<Source> sources_;
@@ -223,6 +241,10 @@ class ImplicitStepper {
   std::vector<Face> faces_;
   std::vector<std::pair<int, int>> dirichlet_;  // (face, sparse vector of ones)
   std::int64_t previous_step_ = -1;             // BDF2: the step previous_ holds, -1: none
+  // After release_levels(): the field, and what levels() and deflated_pieces() said.
+  kernels::LevelWeights released_field_;
+  int released_levels_ = 0;
+  std::int64_t released_pieces_ = 0;
 };
 
 }  // namespace heatsim::solver::multigrid

@@ -87,13 +87,18 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
     : ops_(ops), options_(options) {
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
-  const std::vector<std::uint8_t>& fixed = levels.at(0).fixed;
-  // Written in full by the threads (kernels::UnsetAllocator: no zero fill on one thread first).
-  kernels::LevelWeights free(fixed.size());
-  const std::int64_t np = static_cast<std::int64_t>(free.size());
+  // The free nodes' indicator, for the level operations that do not keep the finest level in
+  // host memory. Written in full by the threads (kernels::UnsetAllocator: no zero fill on one
+  // thread first).
+  kernels::LevelWeights free;
+  if (!ops_.keeps_finest_level()) {
+    const std::vector<std::uint8_t>& fixed = levels.at(0).fixed;
+    free = kernels::LevelWeights(fixed.size());
+    const std::int64_t np = static_cast<std::int64_t>(free.size());
 #pragma omp parallel for if (np >= 65536)
-  for (std::int64_t i = 0; i < np; ++i)
-    free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+    for (std::int64_t i = 0; i < np; ++i)
+      free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+  }
   // The pieces are found when a solve first asks for them where the level operations keep the
   // finest level (find_deflation is a serial pass over it, and most solves never deflate);
   // from the same level, so the same pieces and factor.
@@ -101,24 +106,48 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   Deflation deflation;
   if (!later) deflation = find_deflation(levels[0]);
   ops_.adopt(std::move(levels));
-  free_ = ops_.create_vector(0);
-  ops_.upload_from(free_, free.data(), free.size());
+  p0_ = ops_.create_vector(0);
+  free_in_p_ = later && ops_.host_values(p0_) != nullptr;
+  if (free_in_p_) {
+    free_ = p0_;
+  } else {
+    if (free.empty()) {  // kept the finest level, but not in host memory
+      const std::vector<std::uint8_t>& fixed = ops_.finest_level()->fixed;
+      free.resize(fixed.size());
+      for (std::size_t i = 0; i < fixed.size(); ++i) free[i] = fixed[i] ? 0.0 : 1.0;
+    }
+    free_ = ops_.create_vector(0);
+    ops_.upload_from(free_, free.data(), free.size());
+    kernels::LevelWeights().swap(free);  // with the level operations now, before their vectors
+  }
   b_.push_back(ops_.create_vector(0));
   x_.push_back(ops_.create_vector(0));
-  r_.push_back(ops_.create_vector(0));
   z0_ = ops_.create_vector(0);
-  p0_ = ops_.create_vector(0);
   q0_ = ops_.create_vector(0);
   // The rounding floor's magnitude shares q's vector: PCG takes the floor before its first
   // A p and at an ending, when q's values are spent (A p overwrites all of them), and the
   // V-cycle solve does not use q.
   magnitude_ = q0_;
+  // So does the finest level's cycle residual: a V-cycle writes it whole before it reads it
+  // and leaves nothing in it, and PCG's q is spent from r's update to the next A p, which no
+  // V-cycle crosses (the deflation's uses of q0_ come before or after the V-cycle, never
+  // across it). The solve's references and the V-cycle solve's residuals are read from it
+  // before the floor's magnitude is written.
+  r_.push_back(q0_);
   pr_ = ops_.create_vector(0);
   create_coarse_vectors(points);
   if (later)
     deflation_pending_ = true;
   else
     use_deflation(std::move(deflation));
+}
+
+void Multigrid::write_free_nodes() {
+  const std::vector<std::uint8_t>& fixed = ops_.finest_level()->fixed;
+  double* v = ops_.host_values(free_);
+  const std::int64_t np = static_cast<std::int64_t>(fixed.size());
+#pragma omp parallel for schedule(static) if (np >= 65536)
+  for (std::int64_t i = 0; i < np; ++i) v[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
 }
 
 bool Multigrid::has_deflation() {
@@ -260,6 +289,7 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
     return report;
   }
   // The reference ||b - A x_level|| (z0_ becomes x_level: the free nodes at their mean).
+  if (free_in_p_) write_free_nodes();
   const double free_count = ops_.dot(free_, free_);
   const double level = free_count > 0.0 ? ops_.dot(x, free_) / free_count : 0.0;
   ops_.axpby(level, free_, 1.0, z0_);

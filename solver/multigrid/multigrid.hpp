@@ -144,6 +144,9 @@ class Multigrid {
   // The level-0 vectors the caller fills: the right-hand side and the solution.
   int rhs() const { return b_[0]; }
   int solution() const { return x_[0]; }
+  // A level-0 vector no solve reads before it writes it (CG's directions): free between
+  // solves, for a caller that assembles rhs() from parts it does not keep.
+  int scratch() const { return p0_; }
 
   // The strong pieces that the deflation would solve beside the V-cycle (0: none;
   // deflation.hpp; found now if no solve has needed them yet), and whether the last solve did.
@@ -196,7 +199,12 @@ class Multigrid {
   int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1, bottom_level_ = -1;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
   int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
-  int free_ = -1;       // level 0: 1 on the free nodes, 0 on the fixed
+  // Level 0: 1 on the free nodes, 0 on the fixed. Where the level operations keep the finest
+  // level and their vectors in host memory, p0_'s vector, written from the fixed flags at each
+  // solve's start (free_in_p_): no vector of its own beside the levels.
+  int free_ = -1;
+  bool free_in_p_ = false;
+  void write_free_nodes();
   Deflation deflation_;
   bool deflation_pending_ = false;  // find_deflation still to run on ops_.finest_level()
   bool deflating_ = false;

@@ -73,6 +73,30 @@ TEST(Deflation, FindsEachStrongCubeOfACheckerboardAsOnePiece) {
   for (std::int64_t count : nodes) EXPECT_EQ(count, 125);
 }
 
+// The CPU's level operations drop a node term of +0 on every node (kernels/cpu/
+// cpu_level_ops.cpp): the pieces, diagonal and factor found from the finest level they keep are
+// those of the level as given, which the solve's later search relies on.
+TEST(Deflation, TheCpuFinestLevelWithoutItsZeroNodeTermGivesTheSameDeflation) {
+  LevelOperator level = level_of({20, 20, 20}, checkerboard(5, 1e4));
+  for (std::int64_t i = 0; i < level.points(); i += 20)
+    level.fixed[static_cast<std::size_t>(i)] = 1;
+  const Deflation expected = find_deflation(level);
+  ASSERT_GE(expected.pieces, 2);
+  auto ops = kernels::make_level_ops("cpu", kernels::Precision::fp64);
+  ops->setup(build_hierarchy(level));
+  ASSERT_TRUE(ops->keeps_finest_level());
+  EXPECT_TRUE(ops->finest_level()->node_term.empty());
+  const Deflation d = find_deflation(*ops->finest_level());
+  EXPECT_EQ(d.pieces, expected.pieces);
+  EXPECT_EQ(d.piece, expected.piece);
+  EXPECT_EQ(d.inverse_diagonal, expected.inverse_diagonal);
+  EXPECT_EQ(d.factor, expected.factor);
+  // A node term that is not +0 everywhere stays.
+  level.node_term[7] = 0.5;
+  ops->setup(build_hierarchy(level));
+  EXPECT_FALSE(ops->finest_level()->node_term.empty());
+}
+
 TEST(Deflation, NoneWithoutContrastOrForASingleInclusion) {
   EXPECT_TRUE(find_deflation(level_of({12, 11, 10}, [](auto, auto, auto) { return 237.0; })).empty());
   // A ratio of 20 is no contrast here.
