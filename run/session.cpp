@@ -497,9 +497,10 @@ void Session::State::set_up() {
   // A linear steady solve on one process lets the coefficient fields and the material ids go
   // before its levels are built and lays the body on the grid again after the solve, for the
   // output, the materials file and the heat flows (the same fields: 0.03 s at 129^3): they are
-  // not beside the levels at the run's peak.
+  // not beside the levels at the run's peak. Where the levels live on a GPU the fields are not
+  // beside them in host memory, so they stay (no second laying, no second upload).
   // (The homogeneous shorthand's fields are the solver's own: released, nothing to lay again.)
-  if (host_setup && host_setup->release_fields()) {
+  if (host_setup && !choice.backend->capabilities().gpu && host_setup->release_fields()) {
     fields_released = prepared.fields != nullptr;
     prepared.fields.reset();
     std::vector<std::int32_t>().swap(prepared.material_ids);
