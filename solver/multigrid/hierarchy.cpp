@@ -644,30 +644,41 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
     }
     const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
     const bool copied_row = !row_copies.empty() && row_copies[z * fine.n[1] + y];
-    // Node x's weights copied from those of the coarse nodes `back` elements before (one
-    // coarse row: a copied row; one node along x: a repeat).
-    const auto copy_weights = [&](std::int64_t x, int yz_bits, std::int64_t back) {
+    if (copied_row) {
+      // The row's weights are those of the coarse row before, run by run: a weight's offset k
+      // names its finer node's row (y and z parts) and x part, and on a non-periodic axis a
+      // node between two coarse ones is the one with offsets -1 and +1, so the weights of this
+      // pass's nodes are the runs of the corners' coarse rows at the offsets of this pass's
+      // type, whole (the coarse row before written before this row, on this thread). A run's
+      // other values belong to no finer node, or to a held one (these rows' nodes are held as
+      // the row two before's): +0 in both rows.
+      for (int yz_bits = 0; yz_bits < 4; ++yz_bits) {
+        if ((yz_bits << 1) & ~yz_between) continue;
+        for (int ox = 0; ox < 3; ++ox) {
+          if (yz + (ox != 1) != type) continue;
+          double* run = &P[(corner_offset[yz_bits] + ox) * nc + corner_row[yz_bits]];
+          std::copy(run - c.n[0], run, run);
+        }
+      }
+      return;
+    }
+    // Node x's weights copied from those of the coarse nodes one before along x (a repeat).
+    const auto copy_weights = [&](std::int64_t x, int yz_bits) {
       const int between = on_between[0][x] | yz_bits;
       for (int corner = 0; corner < 8; ++corner) {
         if (corner & ~between) continue;
         const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
         const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
         const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
-        P[from_corner * nc + I] = P[from_corner * nc + I - back];
+        P[from_corner * nc + I] = P[from_corner * nc + I - 1];
       }
     };
     for (std::int64_t x = 0; x < fine.n[0]; ++x) {
       if (on_between[0][x] + yz != type) continue;
       const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
-      if (copied_row) {
-        // The weights of the node two rows before along y, toward the coarse nodes one
-        // coarse row before (written before this row, on this thread).
-        if (!fine.fixed[i]) copy_weights(x, yz_between, c.n[0]);
-        continue;
-      }
       if (!repeats.empty() && (repeats[i] & repeat_bit) && !fine.fixed[i]) {
         // The weights of the node two before along x, toward the coarse nodes one before.
-        copy_weights(x, yz_between, 1);
+        copy_weights(x, yz_between);
         continue;
       }
       const std::int64_t f[3] = {x, y, z};
