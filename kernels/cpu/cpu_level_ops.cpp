@@ -908,28 +908,13 @@ class CpuLevelOps final : public LevelOps {
       // additions as below, then the upper entries row by row, offset by offset within a row.
       const std::int64_t nx = L.op.n[0], ny = L.op.n[1], nz = L.op.n[2], plane = nx * ny;
       double* centre_values = L.centre.data();
-      bool same = true;
-#pragma omp parallel for schedule(static) reduction(&& : same) if (L.parallel)
-      for (std::int64_t z = 0; z < nz; ++z) {
-        double* c = centre_values + z * plane;
-        std::fill_n(c, plane, 0.0);
-        for (int k = 0; k < kp; ++k) {
-          if (k == centre) continue;
-          const double* entries = S + k * np + z * plane;
-          for (std::int64_t m = 0; m < plane; ++m)
-            c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
-        }
-        const double* centres = S + centre * np + z * plane;
-        for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
+      // A held node's slots hold its free upper neighbours' entries toward it, in the planes z
+      // and z + 1: each plane's are written once this thread has read the plane after it (its
+      // block's last plane after the loop), so that those entries come from the caches.
+      const auto held_slots = [&](std::int64_t z) {
         for (std::int64_t y = 0; y < ny; ++y) {
-          same = same && symmetric_row(L, y, z);
-          // Node by node, each node's 13 entries in a row (the plane's entries were just read),
-          // then the held nodes' slots.
           const std::int64_t row = index(L, 0, y, z);
           HalfEntry* u = L.upper.data() + row * kUpper;
-          for (std::int64_t x = 0; x < nx; ++x)
-            for (int k = centre + 1; k < kp; ++k)
-              u[x * kUpper + k - centre - 1] = static_cast<float>(S[k * np + row + x]);
           for (std::int64_t x = 0; x < nx; ++x) {
             if (!L.op.fixed[row + x]) continue;
             for (int k = centre + 1; k < kp; ++k) {
@@ -939,6 +924,36 @@ class CpuLevelOps final : public LevelOps {
             }
           }
         }
+      };
+      bool same = true;
+#pragma omp parallel reduction(&& : same) if (L.parallel)
+      {
+        std::int64_t z0 = 0, z1 = nz;
+        thread_planes(nz, z0, z1);
+        for (std::int64_t z = z0; z < z1; ++z) {
+          double* c = centre_values + z * plane;
+          std::fill_n(c, plane, 0.0);
+          for (int k = 0; k < kp; ++k) {
+            if (k == centre) continue;
+            const double* entries = S + k * np + z * plane;
+            for (std::int64_t m = 0; m < plane; ++m)
+              c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
+          }
+          const double* centres = S + centre * np + z * plane;
+          for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
+          for (std::int64_t y = 0; y < ny; ++y) {
+            same = same && symmetric_row(L, y, z);
+            // Node by node, each node's 13 entries in a row (the plane's entries were just read);
+            // the held nodes' slots are written over them later.
+            const std::int64_t row = index(L, 0, y, z);
+            HalfEntry* u = L.upper.data() + row * kUpper;
+            for (std::int64_t x = 0; x < nx; ++x)
+              for (int k = centre + 1; k < kp; ++k)
+                u[x * kUpper + k - centre - 1] = static_cast<float>(S[k * np + row + x]);
+          }
+          if (z > z0) held_slots(z - 1);
+        }
+        if (z1 > z0) held_slots(z1 - 1);
       }
       L.half = same;
       if (L.half) {
