@@ -936,8 +936,16 @@ class CpuLevelOps final : public LevelOps {
           for (int k = 0; k < kp; ++k) {
             if (k == centre) continue;
             const double* entries = S + k * np + z * plane;
-            for (std::int64_t m = 0; m < plane; ++m)
-              c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
+            // The next array's part of the plane (the centres' after the last), one pass ahead:
+            // 26 runs of 34 KB a plane at level 1 are short streams for the hardware prefetchers.
+            const int next_k = k + 1 == centre ? k + 2 : k + 1;
+            const double* next = S + (next_k < kp ? next_k : centre) * np + z * plane;
+            for (std::int64_t m0 = 0; m0 < plane; m0 += 8) {
+              __builtin_prefetch(next + m0);
+              const std::int64_t m1 = std::min(m0 + 8, plane);
+              for (std::int64_t m = m0; m < m1; ++m)
+                c[m] += entries[m] - static_cast<double>(static_cast<float>(entries[m]));
+            }
           }
           const double* centres = S + centre * np + z * plane;
           for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
