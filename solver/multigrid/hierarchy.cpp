@@ -404,13 +404,22 @@ class XRepeats {
         std::copy_n(o, nx, in.begin());
         std::fill_n(o, nx, 0);
         // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
+        // A stretch [a, b) of equal bytes ends each window's run or lengthens it by b - a, the
+        // run ending at x >= a then holding run + x - a + 1 (a line is three or four stretches).
         std::int64_t run[kWindows] = {};
-        for (std::int64_t x = 0; x < nx; ++x)
+        for (std::int64_t a = 0, b = 0; a < nx; a = b) {
+          while (b < nx && in[b] == in[a]) ++b;
           for (int w = 0; w < kWindows; ++w) {
             const int r = kLeastReach + w;
-            run[w] = (in[x] >> w) & 1 ? run[w] + 1 : 0;
-            if (run[w] >= 2 * r + 1) o[x - r] |= window(r);
+            if (!((in[a] >> w) & 1)) {
+              run[w] = 0;
+              continue;
+            }
+            for (std::int64_t x = std::max(a, a + 2 * r - run[w]); x < b; ++x)
+              o[x - r] |= window(r);
+            run[w] += b - a;
           }
+        }
       }
     }
     return zy;
