@@ -203,10 +203,18 @@ class CpuLevelOps final : public LevelOps {
           for (int a = 0; a < L.op.dims; ++a) {
             const double* g = L.op.conductance[a].data() + row;
             float* g32 = L.conductance32[a].data() + row;
+            // Not finite: the exponent's bits all set (a test that vectorises, where
+            // std::isfinite's compare and flag did not).
+            unsigned not_finite = 0;
+#pragma omp simd reduction(| : not_finite)
             for (std::int64_t x = 0; x < nx; ++x) {
-              g32[x] = static_cast<float>(g[x]);
-              row_finite = row_finite & std::isfinite(g32[x]);
+              const float r = static_cast<float>(g[x]);
+              g32[x] = r;
+              std::uint32_t bits;
+              std::memcpy(&bits, &r, sizeof bits);
+              not_finite |= static_cast<unsigned>((bits & 0x7f800000u) == 0x7f800000u);
             }
+            row_finite = row_finite && not_finite == 0;
           }
           if (!row_finite) finite.store(false, std::memory_order_relaxed);
           const bool inside = compact_inside(L, y, z) && nx > 2;
