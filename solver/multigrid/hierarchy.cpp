@@ -1157,11 +1157,15 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       const std::int64_t nx = fine.n[0], ny = fine.n[1], nz = fine.n[2];
       ap_read.assign(static_cast<std::size_t>(fine.points()), 0);
       weights_read.assign(static_cast<std::size_t>(fine.points()), 0);
+      // Per finer row, whether any A P row of it is read (most rows, where rows repeat, have
+      // none, and then neither pass below has anything to do around them).
+      std::vector<std::uint8_t> row_read(static_cast<std::size_t>(nz * ny), 0);
 #pragma omp parallel
       {
 #pragma omp for schedule(static)
         for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
           std::uint8_t* read = &ap_read[zy * nx];
+          bool any = false;
           for (const std::int64_t Z : parents[2][zy / ny])
             for (const std::int64_t Y : parents[1][zy % ny]) {
               const std::uint8_t* computed = &coarse_computed[(Z * c.n[1] + Y) * c.n[0]];
@@ -1169,8 +1173,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                 if (!computed[X]) continue;
                 for (int o = 0; o < 3; ++o)
                   if (child[0][3 * X + o] >= 0) read[child[0][3 * X + o]] = 1;
+                any = true;
               }
             }
+          if (!any) continue;
+          row_read[zy] = 1;
           // A copied row is that of the node two before, and so of every node back along the
           // run of copies: it is copied from the nearest one of them that is at hand, the first
           // read one or else the run's first node (computed), which is then needed.
@@ -1187,14 +1194,22 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 #pragma omp for schedule(static)
         for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
           const std::int64_t z = zy / ny, y = zy % ny;
-          std::fill(around.begin(), around.end(), 0);
+          std::uint8_t* near_read = around.data();
+          std::fill_n(near_read, nx, 0);
+          bool any = false;
           for (std::int64_t q = std::max<std::int64_t>(z - 1, 0); q <= std::min(z + 1, nz - 1); ++q)
             for (std::int64_t p = std::max<std::int64_t>(y - 1, 0); p <= std::min(y + 1, ny - 1);
                  ++p) {
+              if (!row_read[q * ny + p]) continue;
+              any = true;
+              // (Through pointers of its own: byte stores may alias a vector's.)
               const std::int64_t i0 = (q * ny + p) * nx;
+              const std::uint8_t *read = &ap_read[i0], *bits = window_bits + i0,
+                                 *held = &fine.fixed[i0];
               for (std::int64_t x = 0; x < nx; ++x)
-                around[x] |= ap_read[i0 + x] & !ap_repeats(i0 + x) & !fine.fixed[i0 + x];
+                near_read[x] |= read[x] & !(bits[x] & XRepeats::window(4)) & !held[x];
             }
+          if (!any) continue;  // staged weights: none (zeroed above)
           std::uint8_t* staged = &weights_read[zy * nx];
           for (std::int64_t x = 0; x < nx; ++x)
             staged[x] = around[x] | (x > 0 ? around[x - 1] : 0) | (x + 1 < nx ? around[x + 1] : 0);
