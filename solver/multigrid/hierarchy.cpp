@@ -125,6 +125,12 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
   row.k[0] = centre;
   if (op.stencil_form()) {
     const std::int64_t np = op.points(), nx = g.n[0], ny = g.n[1];
+    // The entries two cache lines on in each of the 27 arrays (2 MB apart at 65^3), which the
+    // callers' next rows along x read: the hardware prefetchers do not follow 27 streams at
+    // once, and these loads were waited on.
+    const std::int64_t ahead = std::min(i + 16, np - 1);
+    for (int k = 0; k < stencil_points(op.dims); ++k)
+      __builtin_prefetch(&op.stencil[k * np + ahead]);
     row.a[0] = op.stencil[centre * np + i];
     const std::int64_t* xn = &g.steps[0][3 * c[0]];
     const std::int64_t* yn = &g.steps[1][3 * c[1]];
@@ -398,13 +404,22 @@ class XRepeats {
         std::copy_n(o, nx, in.begin());
         std::fill_n(o, nx, 0);
         // Node x - r is inside and its window all same when the run ending at x holds 2r + 1.
+        // A stretch [a, b) of equal bytes ends each window's run or lengthens it by b - a, the
+        // run ending at x >= a then holding run + x - a + 1 (a line is three or four stretches).
         std::int64_t run[kWindows] = {};
-        for (std::int64_t x = 0; x < nx; ++x)
+        for (std::int64_t a = 0, b = 0; a < nx; a = b) {
+          while (b < nx && in[b] == in[a]) ++b;
           for (int w = 0; w < kWindows; ++w) {
             const int r = kLeastReach + w;
-            run[w] = (in[x] >> w) & 1 ? run[w] + 1 : 0;
-            if (run[w] >= 2 * r + 1) o[x - r] |= window(r);
+            if (!((in[a] >> w) & 1)) {
+              run[w] = 0;
+              continue;
+            }
+            for (std::int64_t x = std::max(a, a + 2 * r - run[w]); x < b; ++x)
+              o[x - r] |= window(r);
+            run[w] += b - a;
           }
+        }
       }
     }
     return zy;
@@ -644,30 +659,41 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
     }
     const int yz_between = on_between[1][y] << 1 | on_between[2][z] << 2;
     const bool copied_row = !row_copies.empty() && row_copies[z * fine.n[1] + y];
-    // Node x's weights copied from those of the coarse nodes `back` elements before (one
-    // coarse row: a copied row; one node along x: a repeat).
-    const auto copy_weights = [&](std::int64_t x, int yz_bits, std::int64_t back) {
+    if (copied_row) {
+      // The row's weights are those of the coarse row before, run by run: a weight's offset k
+      // names its finer node's row (y and z parts) and x part, and on a non-periodic axis a
+      // node between two coarse ones is the one with offsets -1 and +1, so the weights of this
+      // pass's nodes are the runs of the corners' coarse rows at the offsets of this pass's
+      // type, whole (the coarse row before written before this row, on this thread). A run's
+      // other values belong to no finer node, or to a held one (these rows' nodes are held as
+      // the row two before's): +0 in both rows.
+      for (int yz_bits = 0; yz_bits < 4; ++yz_bits) {
+        if ((yz_bits << 1) & ~yz_between) continue;
+        for (int ox = 0; ox < 3; ++ox) {
+          if (yz + (ox != 1) != type) continue;
+          double* run = &P[(corner_offset[yz_bits] + ox) * nc + corner_row[yz_bits]];
+          std::copy(run - c.n[0], run, run);
+        }
+      }
+      return;
+    }
+    // Node x's weights copied from those of the coarse nodes one before along x (a repeat).
+    const auto copy_weights = [&](std::int64_t x, int yz_bits) {
       const int between = on_between[0][x] | yz_bits;
       for (int corner = 0; corner < 8; ++corner) {
         if (corner & ~between) continue;
         const AxisTransfer::Term& tx = t[0].from[x][corner & 1];
         const std::int64_t I = corner_row[corner >> 1] + tx.coarse;
         const int from_corner = corner_offset[corner >> 1] + tx.offset + 1;
-        P[from_corner * nc + I] = P[from_corner * nc + I - back];
+        P[from_corner * nc + I] = P[from_corner * nc + I - 1];
       }
     };
     for (std::int64_t x = 0; x < fine.n[0]; ++x) {
       if (on_between[0][x] + yz != type) continue;
       const std::int64_t i = (z * fine.n[1] + y) * fine.n[0] + x;
-      if (copied_row) {
-        // The weights of the node two rows before along y, toward the coarse nodes one
-        // coarse row before (written before this row, on this thread).
-        if (!fine.fixed[i]) copy_weights(x, yz_between, c.n[0]);
-        continue;
-      }
       if (!repeats.empty() && (repeats[i] & repeat_bit) && !fine.fixed[i]) {
         // The weights of the node two before along x, toward the coarse nodes one before.
-        copy_weights(x, yz_between, 1);
+        copy_weights(x, yz_between);
         continue;
       }
       const std::int64_t f[3] = {x, y, z};
@@ -1131,11 +1157,15 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       const std::int64_t nx = fine.n[0], ny = fine.n[1], nz = fine.n[2];
       ap_read.assign(static_cast<std::size_t>(fine.points()), 0);
       weights_read.assign(static_cast<std::size_t>(fine.points()), 0);
+      // Per finer row, whether any A P row of it is read (most rows, where rows repeat, have
+      // none, and then neither pass below has anything to do around them).
+      std::vector<std::uint8_t> row_read(static_cast<std::size_t>(nz * ny), 0);
 #pragma omp parallel
       {
 #pragma omp for schedule(static)
         for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
           std::uint8_t* read = &ap_read[zy * nx];
+          bool any = false;
           for (const std::int64_t Z : parents[2][zy / ny])
             for (const std::int64_t Y : parents[1][zy % ny]) {
               const std::uint8_t* computed = &coarse_computed[(Z * c.n[1] + Y) * c.n[0]];
@@ -1143,8 +1173,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                 if (!computed[X]) continue;
                 for (int o = 0; o < 3; ++o)
                   if (child[0][3 * X + o] >= 0) read[child[0][3 * X + o]] = 1;
+                any = true;
               }
             }
+          if (!any) continue;
+          row_read[zy] = 1;
           // A copied row is that of the node two before, and so of every node back along the
           // run of copies: it is copied from the nearest one of them that is at hand, the first
           // read one or else the run's first node (computed), which is then needed.
@@ -1161,14 +1194,22 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 #pragma omp for schedule(static)
         for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
           const std::int64_t z = zy / ny, y = zy % ny;
-          std::fill(around.begin(), around.end(), 0);
+          std::uint8_t* near_read = around.data();
+          std::fill_n(near_read, nx, 0);
+          bool any = false;
           for (std::int64_t q = std::max<std::int64_t>(z - 1, 0); q <= std::min(z + 1, nz - 1); ++q)
             for (std::int64_t p = std::max<std::int64_t>(y - 1, 0); p <= std::min(y + 1, ny - 1);
                  ++p) {
+              if (!row_read[q * ny + p]) continue;
+              any = true;
+              // (Through pointers of its own: byte stores may alias a vector's.)
               const std::int64_t i0 = (q * ny + p) * nx;
+              const std::uint8_t *read = &ap_read[i0], *bits = window_bits + i0,
+                                 *held = &fine.fixed[i0];
               for (std::int64_t x = 0; x < nx; ++x)
-                around[x] |= ap_read[i0 + x] & !ap_repeats(i0 + x) & !fine.fixed[i0 + x];
+                near_read[x] |= read[x] & !(bits[x] & XRepeats::window(4)) & !held[x];
             }
+          if (!any) continue;  // staged weights: none (zeroed above)
           std::uint8_t* staged = &weights_read[zy * nx];
           for (std::int64_t x = 0; x < nx; ++x)
             staged[x] = around[x] | (x > 0 ? around[x - 1] : 0) | (x + 1 < nx ? around[x + 1] : 0);
