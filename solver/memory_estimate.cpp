@@ -101,7 +101,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     for (const RegionSpec& r : c.regions)
       if (r.is_void && r.surface.kind == BoundaryKind::convective) stepper.zero_node_term = false;
     const int sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
-    stepper.sources = stepper.transient || stepper.nonlinear ? sources : 0;
+    // A linear steady solve on the CPU writes its sources into a work vector as it assembles
+    // its load; elsewhere each source keeps a vector of the levels' (ImplicitStepper).
+    stepper.sources = stepper.transient || stepper.nonlinear || on_gpu ? sources : 0;
     // Deflated where the materials' conductivities span the strong ratio (whether two pieces
     // form is known only once the operator is built: the estimate takes the larger case).
     double k_lo = HUGE_VAL, k_hi = 0.0;

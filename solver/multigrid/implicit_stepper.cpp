@@ -188,10 +188,14 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     saved_ = ops_->create_vector(0);
     if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
-  // A linear steady solve assembles its load once an advance: its sources' weighted densities
-  // are written into the multigrid's scratch vector then, not kept in vectors of their own
-  // (8 bytes a node each, beside the levels through the solve).
-  const bool keep_sources = method_ != TimeMethod::steady || nonlinear_;
+  // A linear steady solve assembles its load once an advance: where the level operations keep
+  // their vectors in host memory, its sources' weighted densities are written into the
+  // multigrid's scratch vector then, not kept in vectors of their own (8 bytes a node each,
+  // beside the levels through the solve). On a device they are uploaded here, once: written
+  // at the load's assembly, each would be a host-to-device copy of the grid inside the solve's
+  // time (steady Heat-3D at 256^3 on an H200: the time loop 0.045 -> 0.083 s).
+  const bool keep_sources =
+      method_ != TimeMethod::steady || nonlinear_ || !ops_->host_values(mg_->scratch());
   for (std::size_t s = 0; s < flow_.sources(); ++s) {
     int v = -1;
     if (keep_sources) {
