@@ -4,9 +4,12 @@
 // built without, on levels whose stretches of equal nodes end at varied places: single
 // differing nodes at a row's first nodes, its middle and its last nodes, held nodes, rows that
 // repeat the row two before, planes that repeat the plane before, odd and even sizes, both
-// forms. A window one node wider than its definition (at a stretch's start, or reaching beyond
-// a row's end) or narrower fails the first; one wide enough to copy where the inputs differ
-// fails the second.
+// forms. The first catches a window one or two nodes wider or narrower than its definition
+// along x, one shifted by a node, one whose box along y or z misses its far row or plane or
+// stops a node short of the grid's end, and a last node taken as repeating along x or a last
+// row along y; the second catches the windows' boxes one node short along y or z (where the
+// copies then take a result computed from other values), not those along x one or two nodes
+// wider (the copied results reach less far along x than the windows do).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,18 +43,23 @@ struct Layout {
   bool stencil = false;     // 27-point form
   bool held_face = false;   // every node of the x- face held
   bool weak_layer = false;  // a layer across x coupled a thousand times more weakly
+  // Compact: the last node's conductance along each axis (unused) its material's rather than 0,
+  // so that the last node can be the same bits as the node two before.
+  bool unused_ends = false;
 };
 
 // Per node, a material (kMaterials) and whether it is held: each z plane the plane before (now
-// and then) or rows in turn, each the row two before along y (now and then) or a background
-// stretch broken by one to three differing nodes, or a short run of them, at the row's first
-// four nodes, around its middle, at its last four nodes or anywhere, now and then held.
+// and then), all background (`quiet` percent of the others) or rows in turn, each the row two
+// before along y (now and then), background or a background stretch broken by one to three
+// differing nodes, or a short run of them, at the row's first four nodes, around its middle, at
+// its last four nodes or anywhere, now and then held. Sparse breaks (quiet planes) leave boxes
+// wide enough for the widest window around a break; dense ones, all kinds of narrow ones.
 struct Nodes {
   std::vector<int> material;
   std::vector<std::uint8_t> held;
 };
 
-Nodes broken_stretches(std::mt19937& rng, const std::array<std::int64_t, 3>& n) {
+Nodes broken_stretches(std::mt19937& rng, const std::array<std::int64_t, 3>& n, int quiet) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2], plane = nx * ny;
   Nodes out;
   out.material.assign(static_cast<std::size_t>(plane * nz), 0);
@@ -65,6 +73,7 @@ Nodes broken_stretches(std::mt19937& rng, const std::array<std::int64_t, 3>& n) 
       std::copy_n(&out.held[(z - 1) * plane], plane, &out.held[z * plane]);
       continue;
     }
+    if (percent(rng) < quiet) continue;
     for (std::int64_t y = 0; y < ny; ++y) {
       const std::int64_t i0 = z * plane + y * nx;
       if (y >= 2 && percent(rng) < 40) {
@@ -72,7 +81,7 @@ Nodes broken_stretches(std::mt19937& rng, const std::array<std::int64_t, 3>& n) 
         std::copy_n(&out.held[i0 - 2 * nx], nx, &out.held[i0]);
         continue;
       }
-      if (percent(rng) < 25) continue;  // background alone
+      if (percent(rng) < 25 + quiet / 2) continue;  // background alone
       for (int b = breaks(rng); b > 0; --b) {
         const int where = place(rng);
         const std::int64_t x = where == 0   ? near_end(rng)
@@ -114,7 +123,7 @@ LevelOperator level_of(const Layout& layout, const Nodes& nodes) {
       const std::int64_t c[3] = {i % n[0], (i / n[0]) % n[1], i / (n[0] * n[1])};
       op.node_term[i] = value(i, 3);
       for (int a = 0; a < 3; ++a)
-        if (c[a] + 1 < n[a]) op.conductance[a][i] = value(i, a);
+        if (c[a] + 1 < n[a] || layout.unused_ends) op.conductance[a][i] = value(i, a);
     }
     return op;
   }
@@ -223,7 +232,8 @@ RepeatWindows windows_by_definition(const LevelOperator& op) {
   return out;
 }
 
-// The first node (x, y, z) or row (y, z) where two byte arrays differ, and both bytes.
+// The first node (x, y, z) where two byte arrays differ, or row (y, z, 0) given ny and nz for
+// nx and ny, and both bytes.
 std::string first_difference(const std::vector<std::uint8_t>& got,
                              const std::vector<std::uint8_t>& want, std::int64_t nx,
                              std::int64_t ny) {
@@ -244,16 +254,17 @@ bool same_bits(const kernels::LevelWeights& a, const kernels::LevelWeights& b) {
 }
 
 const Layout kLayouts[] = {
-    {{23, 14, 13}, false, false, false}, {{24, 15, 12}, false, true, false},
-    {{31, 12, 16}, false, false, true},  {{26, 17, 11}, true, false, false},
-    {{29, 16, 14}, true, true, true},    {{20, 13, 12}, false, true, true},
+    {{23, 14, 13}, false, false, false},       {{24, 15, 12}, false, true, false},
+    {{31, 12, 16}, false, false, true},        {{26, 17, 11}, true, false, false},
+    {{29, 16, 14}, true, true, true},          {{20, 13, 12}, false, true, true},
+    {{25, 13, 15}, false, false, false, true}, {{27, 19, 12}, false, true, true, true},
 };
 
 std::string name(const Layout& layout, unsigned seed) {
   return std::to_string(layout.n[0]) + "x" + std::to_string(layout.n[1]) + "x" +
          std::to_string(layout.n[2]) + (layout.stencil ? " 27-point" : " compact") +
          (layout.held_face ? ", held x- face" : "") + (layout.weak_layer ? ", weak layer" : "") +
-         ", seed " + std::to_string(seed);
+         (layout.unused_ends ? ", unused ends set" : "") + ", seed " + std::to_string(seed);
 }
 
 TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
@@ -264,7 +275,7 @@ TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
     for (unsigned seed = 1; seed <= 6; ++seed) {
       SCOPED_TRACE(name(layout, seed));
       std::mt19937 rng(seed);
-      const LevelOperator op = level_of(layout, broken_stretches(rng, layout.n));
+      const LevelOperator op = level_of(layout, broken_stretches(rng, layout.n, seed % 2 ? 0 : 70));
       const RepeatWindows got = repeat_windows(op), want = windows_by_definition(op);
       const std::int64_t nx = op.n[0], ny = op.n[1];
       ASSERT_EQ(first_difference(got.windows, want.windows, nx, ny), "");
@@ -285,7 +296,7 @@ TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
 TEST(HierarchyWindows, NoWindowsIn2DOrAlongAPeriodicAxis) {
   std::mt19937 rng(7);
   LevelOperator op =
-      level_of({{23, 14, 13}, false, false, false}, broken_stretches(rng, {23, 14, 13}));
+      level_of({{23, 14, 13}, false, false, false}, broken_stretches(rng, {23, 14, 13}, 0));
   op.periodic[1] = true;
   const RepeatWindows periodic = repeat_windows(op);
   EXPECT_TRUE(periodic.windows.empty());
@@ -326,13 +337,14 @@ TEST(HierarchyWindows, CopiesGiveTheBitsOfComputingEveryNode) {
     for (unsigned seed = 1; seed <= 4; ++seed) {
       SCOPED_TRACE(name(layout, seed));
       std::mt19937 rng(seed);
-      expect_reuse_changes_nothing(level_of(layout, broken_stretches(rng, layout.n)), 2);
+      expect_reuse_changes_nothing(
+          level_of(layout, broken_stretches(rng, layout.n, seed % 2 ? 0 : 70)), 2);
     }
   for (const Layout layout :
        {Layout{{41, 30, 28}, false, true, true}, Layout{{40, 31, 27}, true, false, false}}) {
     SCOPED_TRACE(name(layout, 11));
     std::mt19937 rng(11);
-    expect_reuse_changes_nothing(level_of(layout, broken_stretches(rng, layout.n)), 1);
+    expect_reuse_changes_nothing(level_of(layout, broken_stretches(rng, layout.n, 70)), 1);
   }
 }
 
