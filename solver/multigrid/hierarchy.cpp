@@ -2049,13 +2049,16 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op) {
   return odd_planes(op, planes_as_before(op));
 }
 
-LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
-  LevelOperator c;
+namespace {
+
+// The coarse level's nodes (c's dims, periodic, fine_index and n) and the transfer along each
+// axis, given planes_as_before(fine).
+std::array<AxisTransfer, kMaxDims> coarse_axes(const LevelOperator& fine,
+                                               const std::vector<std::uint8_t>& as_before,
+                                               LevelOperator& c) {
   c.dims = fine.dims;
   c.periodic = fine.periodic;
   std::array<AxisTransfer, kMaxDims> t;
-  // Which planes repeat the one before, compared once for the passes below.
-  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
   const auto strong = strong_planes(fine, NodeSums::direct, as_before);
   const auto odd = odd_planes(fine, as_before);
   for (int a = 0; a < kMaxDims; ++a) {
@@ -2065,6 +2068,24 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
     c.n[a] = static_cast<std::int64_t>(c.fine_index[a].size());
     t[a] = kernels::axis_transfer(fine.n[a], active && fine.periodic[a], c.fine_index[a]);
   }
+  return t;
+}
+
+}  // namespace
+
+RepeatWindows repeat_windows(const LevelOperator& fine) {
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  LevelOperator c;
+  const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
+  const XRepeats repeats(fine, t[0], t[1], as_before, true);
+  return {repeats.repeats(), repeats.rows_repeat(3), repeats.rows_repeat(5)};
+}
+
+LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
+  LevelOperator c;
+  // Which planes repeat the one before, compared once for the passes below.
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
   const std::int64_t np = c.points();
   c.fixed.assign(static_cast<std::size_t>(np), 0);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {

@@ -88,6 +88,20 @@ std::array<bool, kernels::kMaxDims> odd_planes(const LevelOperator& op);
 enum class Reuse { along_x, none };
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 
+// What Reuse::along_x copies by on the level below `fine`, for the tests against the
+// definitions (empty where nothing repeats). A finer node is `same` when it and the node two
+// before along x are the same bits (fixed and the level's values at the node) and the transfer
+// along x at it is that at the node two before moved by one coarse node (both nodes and the
+// node after it inside the grid). Per finer node, bit r - 3 of `windows` for r = 3, 4, 5: every
+// node within r of it per axis is same (x beyond the grid is not; y and z beyond it hold
+// nothing). Per finer row (y, z), `rows3` and `rows5`: every row within 3 or 5 of it along y
+// (inside the grid) and z (beyond it: nothing) is the same bits as the row two before along y
+// and the transfer along y there is moved by one coarse node, as along x.
+struct RepeatWindows {
+  std::vector<std::uint8_t> windows, rows3, rows5;
+};
+RepeatWindows repeat_windows(const LevelOperator& fine);
+
 // Wall and process CPU time (all threads) of a piece of the set-up.
 struct SetupTime {
   double seconds = 0.0;
