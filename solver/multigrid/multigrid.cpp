@@ -82,22 +82,29 @@ std::string SolveReport::describe() const {
   return buf;
 }
 
+namespace {
+
+// out = the free nodes' indicator of a level's `fixed` flags (1 free, 0 held), written in full
+// by the threads.
+void write_free(const std::vector<std::uint8_t>& fixed, double* out) {
+  const std::int64_t np = static_cast<std::int64_t>(fixed.size());
+#pragma omp parallel for schedule(static) if (np >= 65536)
+  for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+}
+
+}  // namespace
+
 Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
                      CycleOptions options)
     : ops_(ops), options_(options) {
   std::vector<std::int64_t> points;
   for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
   // The free nodes' indicator, for the level operations that do not keep the finest level in
-  // host memory. Written in full by the threads (kernels::UnsetAllocator: no zero fill on one
-  // thread first).
+  // host memory (kernels::UnsetAllocator: no zero fill on one thread first).
   kernels::LevelWeights free;
   if (!ops_.keeps_finest_level()) {
-    const std::vector<std::uint8_t>& fixed = levels.at(0).fixed;
-    free = kernels::LevelWeights(fixed.size());
-    const std::int64_t np = static_cast<std::int64_t>(free.size());
-#pragma omp parallel for if (np >= 65536)
-    for (std::int64_t i = 0; i < np; ++i)
-      free[static_cast<std::size_t>(i)] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+    free = kernels::LevelWeights(levels.at(0).fixed.size());
+    write_free(levels.at(0).fixed, free.data());
   }
   // The pieces are found when a solve first asks for them where the level operations keep the
   // finest level (find_deflation is a serial pass over it, and most solves never deflate);
@@ -112,9 +119,8 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
     free_ = p0_;
   } else {
     if (free.empty()) {  // kept the finest level, but not in host memory
-      const std::vector<std::uint8_t>& fixed = ops_.finest_level()->fixed;
-      free.resize(fixed.size());
-      for (std::size_t i = 0; i < fixed.size(); ++i) free[i] = fixed[i] ? 0.0 : 1.0;
+      free = kernels::LevelWeights(ops_.finest_level()->fixed.size());
+      write_free(ops_.finest_level()->fixed, free.data());
     }
     free_ = ops_.create_vector(0);
     ops_.upload_from(free_, free.data(), free.size());
@@ -143,11 +149,7 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
 }
 
 void Multigrid::write_free_nodes() {
-  const std::vector<std::uint8_t>& fixed = ops_.finest_level()->fixed;
-  double* v = ops_.host_values(free_);
-  const std::int64_t np = static_cast<std::int64_t>(fixed.size());
-#pragma omp parallel for schedule(static) if (np >= 65536)
-  for (std::int64_t i = 0; i < np; ++i) v[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+  write_free(ops_.finest_level()->fixed, ops_.host_values(free_));
 }
 
 bool Multigrid::has_deflation() {

@@ -563,6 +563,21 @@ TEST(Multigrid, CoarseLevelsKeepTheOddPlanesWhereCubesMeetAlongEdgesOnTheEvenOne
   EXPECT_EQ(odd_planes(homogeneous), none);
 }
 
+// A level of trial's shape for the random tests: 1D, 2D and 3D in turn, each axis of `size`
+// nodes, periodic with probability `periodic` (the draws in that order, axis by axis).
+kernels::LevelOperator random_shape(std::mt19937& rng, int trial,
+                                    std::uniform_int_distribution<std::int64_t>& size,
+                                    double periodic) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  kernels::LevelOperator op;
+  op.dims = 1 + trial % 3;
+  for (int a = 0; a < op.dims; ++a) {
+    op.n[a] = size(rng);
+    op.periodic[a] = unit(rng) < periodic;
+  }
+  return op;
+}
+
 // strong_planes' two paths on `op` give the same planes (trial names the case); the planes
 // kept and seen are added to `kept` and `planes`.
 void expect_same_strong_planes(const kernels::LevelOperator& op, int trial, std::int64_t& kept,
@@ -587,12 +602,7 @@ TEST(Multigrid, StrongPlanesFromTheConductancesAreThoseFromTheRows) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::int64_t kept = 0, planes = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    kernels::LevelOperator op;
-    op.dims = 1 + trial % 3;
-    for (int a = 0; a < op.dims; ++a) {
-      op.n[a] = size(rng);
-      op.periodic[a] = unit(rng) < 0.3;
-    }
+    kernels::LevelOperator op = random_shape(rng, trial, size, 0.3);
     const std::int64_t np = op.points();
     op.node_term.assign(np, 0.0);
     op.fixed.assign(np, 0);
@@ -629,12 +639,7 @@ TEST(Multigrid, StrongPlanesFromTheEntriesAreThoseFromTheRows) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::int64_t kept = 0, planes = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    kernels::LevelOperator op;
-    op.dims = 1 + trial % 3;
-    for (int a = 0; a < op.dims; ++a) {
-      op.n[a] = size(rng);
-      op.periodic[a] = unit(rng) < 0.3;
-    }
+    kernels::LevelOperator op = random_shape(rng, trial, size, 0.3);
     const std::int64_t np = op.points();
     const int kp = kernels::stencil_points(op.dims), centre = kernels::stencil_centre(op.dims);
     op.fixed.assign(np, 0);
@@ -819,12 +824,7 @@ TEST(Multigrid, NodesBesideHeldAreThoseAtAStencilOffsetFromOne) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::int64_t beside = 0, nodes = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    kernels::LevelOperator op;
-    op.dims = 1 + trial % 3;
-    for (int a = 0; a < op.dims; ++a) {
-      op.n[a] = size(rng);
-      op.periodic[a] = unit(rng) < 0.4;
-    }
+    kernels::LevelOperator op = random_shape(rng, trial, size, 0.4);
     const std::int64_t np = op.points();
     const double held = unit(rng) * 0.3;
     op.fixed.assign(np, 0);
