@@ -74,7 +74,7 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
   a.conductivity = fields_.conductivity.template as<T>();
   fields_.face_pointers(a.faces);
   fields_.class_pointers(a.node_class, a.class_table, a.classes);
-  fields_.face_class_pointers(a.face_class, a.face_classes);
+  fields_.face_class_pointers(a.face_class, a.face_classes, a.packed_class);
   a.transfer = fields_.has_transfer ? fields_.transfer.template as<T>() : nullptr;
   a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
   a.sources = fields_.sources;

@@ -282,6 +282,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
     face_class[a].swap(none);
     face_classes[a] = 0;
   }
+  DeviceArray none_packed;
+  packed_class.swap(none_packed);
   if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
   // With the faces given a sweep takes the node's class only beside the faces' (CoefficientForm).
   if (!caps.compact_materials || (has_faces && !caps.compact_faces)) return;
@@ -329,6 +331,15 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
       cudaMemcpy(class_table.as<void>(), &table, sizeof(table), cudaMemcpyHostToDevice));
   for (int a = 0; a < p.dims && has_faces; ++a)
     upload_array(face_class[a], face_ids[static_cast<std::size_t>(a)]);
+  if (has_faces && p.dims >= 2) {
+    std::vector<std::uint32_t> packed(ids.size());
+    for (std::size_t e = 0; e < packed.size(); ++e) {
+      packed[e] = std::uint32_t{ids[e]} | std::uint32_t{face_ids[0].at(e)} << 8 |
+                  std::uint32_t{face_ids[1].at(e)} << 16;
+      if (p.dims == 3) packed[e] |= std::uint32_t{face_ids[2].at(e)} << 24;
+    }
+    upload_array(packed_class, packed);
+  }
   classes = found->count();
   ++class_uploads;
 }

@@ -68,6 +68,9 @@ struct DeviceCoefficients {
   // number of distinct conductances in ClassTable::face[a].
   DeviceArray face_class[3];
   int face_classes[3] = {0, 0, 0};
+  // In 2D and 3D with the faces as classes: the node's class and its faces' classes in one
+  // word per element (CoefficientArgs::packed_class).
+  DeviceArray packed_class;
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
   void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count) const {
@@ -77,12 +80,14 @@ struct DeviceCoefficients {
   }
   // The faces' classes for a sweep (CoefficientArgs::face_class, face_classes): null unless the
   // faces are given and compacted.
-  void face_class_pointers(const std::uint8_t* (&ids)[3], int (&counts)[3]) const {
+  void face_class_pointers(const std::uint8_t* (&ids)[3], int (&counts)[3],
+                           const std::uint32_t*& packed) const {
     for (int a = 0; a < 3; ++a) {
       const bool on = classes > 0 && has_faces && face_classes[a] > 0;
       ids[a] = on ? face_class[a].template as<std::uint8_t>() : nullptr;
       counts[a] = on ? face_classes[a] : 0;
     }
+    packed = ids[0] && face_classes[1] > 0 ? packed_class.template as<std::uint32_t>() : nullptr;
   }
 
   // The faces' pointers (CoefficientArgs::faces): null unless the problem gives the faces.

@@ -98,6 +98,10 @@ struct CoefficientArgs {
   // the number of distinct conductances in ClassTable::face[a]. Null: the faces' arrays.
   const std::uint8_t* face_class[3] = {nullptr, nullptr, nullptr};
   int face_classes[3] = {0, 0, 0};
+  // face_classes in 2D and 3D: per element the node's class and the classes of its faces along
+  // each axis a (face_class[a] at the element) as bytes 0 and 1 + a of one word, which the
+  // register march stages with u. Set with face_class in 2D and 3D.
+  const std::uint32_t* packed_class = nullptr;
   // Schedule::mean(t, t + dt) of each source this step, kMaxSourceFields values on the device
   // (a row of the stepper's StepTable, so that a step replayed from a graph reads its own).
   const T* factor = nullptr;

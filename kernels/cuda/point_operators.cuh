@@ -379,19 +379,24 @@ struct FluxPoint {
   // first, then the march axis, minus before plus). The march-axis face between planes m and
   // m+1 is one conductance for both of its nodes (face_conductance is exactly symmetric), so a
   // node forms five conductances instead of six in 3D. A plane stages u and, where the faces
-  // are not given, each node's k or class (Key); with the faces given, a node reads its
-  // in-plane faces from global memory (its own and its lower neighbour's, cached lines) and
+  // are not given, each node's k or class (Key); with the faces given as values, a node reads
+  // its in-plane faces from global memory (its own and its lower neighbour's, cached lines) and
   // the march face below it once for both of its nodes. With the rules, the first and last
   // planes read their mirror node (and its key) again from global memory, a load on those
   // planes only, rather than holding more registers on every plane.
   static constexpr bool kFacesGiven =
       FORM == CoefficientForm::faces || FORM == CoefficientForm::face_classes;
-  static constexpr bool kPrefetchFaces = FORM == CoefficientForm::face_classes;
-  using Key = std::conditional_t<takes_classes(FORM), std::uint8_t, T>;
+  // The faces as classes stage each node's word (Args::packed_class: its class and its faces'
+  // classes) with u, as the classes stage their class: a node's lower neighbours' faces then
+  // come from the plane in shared memory, its march face from the word of the plane before.
+  static constexpr bool kStagedKeys = !kFacesGiven || FORM == CoefficientForm::face_classes;
+  using Key = std::conditional_t<
+      FORM == CoefficientForm::face_classes, std::uint32_t,
+      std::conditional_t<takes_classes(FORM), std::uint8_t, T>>;
   template <int SY, int SX>
   struct Plane {
     T u[SY][SX];
-    Key k[kFacesGiven ? 1 : SY][kFacesGiven ? 1 : SX];
+    Key k[kStagedKeys ? SY : 1][kStagedKeys ? SX : 1];
   };
   struct Slot {
     T u;
@@ -411,14 +416,16 @@ struct FluxPoint {
           ? 2
           : 1;
   __device__ __forceinline__ static Key key_at(const Args& a, std::int64_t e) {
-    if constexpr (takes_classes(FORM))
+    if constexpr (FORM == CoefficientForm::face_classes)
+      return a.packed_class[e];
+    else if constexpr (takes_classes(FORM))
       return a.node_class[e];
     else
       return a.conductivity[e];
   }
   __device__ __forceinline__ static Slot load(const Args& a, const T* __restrict__ in,
                                               std::int64_t e) {
-    if constexpr (kFacesGiven)
+    if constexpr (!kStagedKeys)
       return {in[e], Key(0)};
     else
       return {in[e], key_at(a, e)};
@@ -426,7 +433,7 @@ struct FluxPoint {
   template <int SY, int SX>
   __device__ __forceinline__ static void put(Plane<SY, SX>& t, int l, const Slot& v) {
     (&t.u[0][0])[l] = v.u;
-    if constexpr (!kFacesGiven) (&t.k[0][0])[l] = v.k;
+    if constexpr (kStagedKeys) (&t.k[0][0])[l] = v.k;
   }
   // The conductance between two nodes' keys; the face between element e and e + e_axis, the
   // faces given.
@@ -453,18 +460,12 @@ struct FluxPoint {
     T dtc[kRows];    // output p-1: dt / C
     T src[kRows];    // output p-1: its sources at this step's factors
     T hold[kRows];   // output p-1: H of a surface inside the body
-    // The faces as classes: the classes plane p needs (its march face below, its node's x and
-    // y faces, the node's own class), loaded from global memory while plane p-1 is added, so
-    // that their latency hides behind it.
-    std::uint8_t f_march[kRows], f_xlo[kRows], f_xhi[kRows], f_ylo[kRows], f_yhi[kRows],
-        f_node[kRows];
 
     __device__ __forceinline__ void start() {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         u_prev[r] = flow[r] = minus[r] = dtc[r] = src[r] = hold[r] = T(0);
         k_prev[r] = Key(0);
-        f_march[r] = f_xlo[r] = f_xhi[r] = f_ylo[r] = f_yhi[r] = f_node[r] = 0;
       }
     }
 
@@ -485,7 +486,7 @@ struct FluxPoint {
       for (int r = 0; r < kRows; ++r) {
         uc[r] = t.u[cy + r][cx];
         kc[r] = Key(0);
-        if constexpr (!kFacesGiven) kc[r] = t.k[cy + r][cx];
+        if constexpr (kStagedKeys) kc[r] = t.k[cy + r][cx];
         active[r] = at.active && (r == 0 || at.y + r < g.n[1]);
         i[r] = at.own + r * pitch_y + p * at.march_pitch;
       }
@@ -493,8 +494,10 @@ struct FluxPoint {
       T k_march[kRows];
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        if constexpr (kPrefetchFaces)
-          k_march[r] = active[r] && p >= at.m0 ? b.table->face[MARCH][f_march[r]] : T(0);
+        if constexpr (FORM == CoefficientForm::face_classes)  // plane p-1's word: its face above
+          k_march[r] = active[r] && p >= at.m0
+                           ? b.table->face[MARCH][(k_prev[r] >> (8 * (MARCH + 1))) & 0xFFu]
+                           : T(0);
         else if constexpr (kFacesGiven)
           k_march[r] = active[r] && p >= at.m0 ? face_at(a, b, MARCH, i[r] - at.march_pitch) : T(0);
         else
@@ -541,14 +544,15 @@ struct FluxPoint {
         for (int r = 0; r < kRows; ++r) {
           flow[r] = T(0);
           T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
-          if constexpr (kPrefetchFaces) {
+          if constexpr (FORM == CoefficientForm::face_classes) {
             kx_lo = kx_hi = T(0);
             if (active[r]) {
-              kx_lo = b.table->face[0][f_xlo[r]];
-              kx_hi = b.table->face[0][f_xhi[r]];
+              kx_lo = b.table->face[0][(t.k[cy + r][cx - 1] >> 8) & 0xFFu];
+              kx_hi = b.table->face[0][(kc[r] >> 8) & 0xFFu];
               if (DIMS == 3) {
-                ky_lo = b.table->face[1][f_ylo[r]];
-                ky_hi = b.table->face[1][f_yhi[r]];
+                const Key below = r == 0 ? t.k[cy - 1][cx] : kc[r > 0 ? r - 1 : 0];
+                ky_lo = b.table->face[1][(below >> 16) & 0xFFu];
+                ky_hi = b.table->face[1][(kc[r] >> 16) & 0xFFu];
               }
             }
           } else if constexpr (kFacesGiven) {
@@ -595,10 +599,10 @@ struct FluxPoint {
           minus[r] = rounded_product(k_march[r], u_lo - uc[r]);
           if (active[r]) {
             if constexpr (takes_classes(FORM)) {
-              // Not staged with the faces given: prefetched (faces as classes) or read here.
-              const unsigned c = kPrefetchFaces ? f_node[r]
-                                 : kFacesGiven  ? a.node_class[i[r]]
-                                                : kc[r];
+              // Staged (in the faces' classes' word, its byte 0) or, the faces given, read here.
+              const unsigned c = FORM == CoefficientForm::face_classes ? kc[r] & 0xFFu
+                                 : kFacesGiven                        ? a.node_class[i[r]]
+                                                                      : kc[r];
               if (FORM == CoefficientForm::face_classes && b.class_terms) {
                 const Terms terms = b.class_terms[c];
                 dtc[r] = terms.x;
@@ -619,20 +623,6 @@ struct FluxPoint {
       for (int r = 0; r < kRows; ++r) {
         u_prev[r] = uc[r];
         k_prev[r] = kc[r];
-        if constexpr (kPrefetchFaces) {
-          // Plane p+1's classes (up to plane m1, a ghost plane at most: inside the padding).
-          if (active[r] && p < at.m1) {
-            const std::int64_t n = i[r] + at.march_pitch;
-            f_march[r] = a.face_class[MARCH][i[r]];
-            f_xlo[r] = a.face_class[0][n - 1];
-            f_xhi[r] = a.face_class[0][n];
-            if (DIMS == 3) {
-              f_ylo[r] = a.face_class[1][n - g.pitch_y];
-              f_yhi[r] = a.face_class[1][n];
-            }
-            f_node[r] = a.node_class[n];
-          }
-        }
       }
     }
   };
