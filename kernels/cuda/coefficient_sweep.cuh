@@ -213,9 +213,12 @@ __device__ __forceinline__ void stage_class_table(const CoefficientArgs<T>& a,
   }
   if (!a.faces[0])  // the classes form: the pairs' conductances
     for (int j = tid; j < kPairClasses * kPairClasses; j += threads) staged.pair[j] = from.pair[j];
+  // Every entry of an axis with faces' classes: a march looks its faces up before it knows
+  // whether the node is in the grid, so a slot outside it reads a zero here.
   for (int axis = 0; axis < 3; ++axis)
-    for (int j = tid; j < a.face_classes[axis]; j += threads)
-      staged.face[axis][j] = from.face[axis][j];
+    if (a.face_classes[axis] > 0)
+      for (int j = tid; j < kMaxNodeClasses; j += threads)
+        staged.face[axis][j] = j < a.face_classes[axis] ? from.face[axis][j] : T(0);
   for (int j = tid; j < a.classes * a.sources; j += threads) {
     const int c = j / a.sources, s = j - c * a.sources;
     staged.source[c * kMaxSourceFields + s] = from.source[c * kMaxSourceFields + s];

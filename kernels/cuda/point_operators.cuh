@@ -306,11 +306,15 @@ struct FluxPoint {
       const int threads = blockDim.x * blockDim.y * blockDim.z;
       const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
       const bool known = a.factor != nullptr || a.sources == 0;  // the same for the block
-      if (known)
+      if (known) {
         for (int c = tid; c < a.classes; c += threads) {
           terms[c].x = table->dt_over_capacity[c];
           terms[c].y = class_source(a, *table, a.factor, static_cast<unsigned>(c));
         }
+        // The faces' march reads a slot outside the grid too (its values unused): zeros there.
+        if (FORM == CoefficientForm::face_classes)
+          for (int c = a.classes + tid; c < kMaxNodeClasses; c += threads) terms[c] = Terms{};
+      }
       __syncthreads();
       return {table, a.factor, known ? terms : nullptr};
     } else {
@@ -495,9 +499,7 @@ struct FluxPoint {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if constexpr (FORM == CoefficientForm::face_classes)  // plane p-1's word: its face above
-          k_march[r] = active[r] && p >= at.m0
-                           ? b.table->face[MARCH][(k_prev[r] >> (8 * (MARCH + 1))) & 0xFFu]
-                           : T(0);
+          k_march[r] = b.table->face[MARCH][(k_prev[r] >> (8 * (MARCH + 1))) & 0xFFu];
         else if constexpr (kFacesGiven)
           k_march[r] = active[r] && p >= at.m0 ? face_at(a, b, MARCH, i[r] - at.march_pitch) : T(0);
         else
@@ -545,15 +547,15 @@ struct FluxPoint {
           flow[r] = T(0);
           T kx_lo, kx_hi, ky_lo = T(0), ky_hi = T(0);
           if constexpr (FORM == CoefficientForm::face_classes) {
-            kx_lo = kx_hi = T(0);
-            if (active[r]) {
-              kx_lo = b.table->face[0][(t.k[cy + r][cx - 1] >> 8) & 0xFFu];
-              kx_hi = b.table->face[0][(kc[r] >> 8) & 0xFFu];
-              if (DIMS == 3) {
-                const Key below = r == 0 ? t.k[cy - 1][cx] : kc[r > 0 ? r - 1 : 0];
-                ky_lo = b.table->face[1][(below >> 16) & 0xFFu];
-                ky_hi = b.table->face[1][(kc[r] >> 16) & 0xFFu];
-              }
+            // Looked up for a slot outside the grid too, whose values go unused (every entry of
+            // the staged table is written): no branch around the lookups. Heat-3D-faces on an
+            // H200: 144.8 against 134.9 GStencil/s with them under the node's test.
+            kx_lo = b.table->face[0][(t.k[cy + r][cx - 1] >> 8) & 0xFFu];
+            kx_hi = b.table->face[0][(kc[r] >> 8) & 0xFFu];
+            if (DIMS == 3) {
+              const Key below = r == 0 ? t.k[cy - 1][cx] : kc[r > 0 ? r - 1 : 0];
+              ky_lo = b.table->face[1][(below >> 16) & 0xFFu];
+              ky_hi = b.table->face[1][(kc[r] >> 16) & 0xFFu];
             }
           } else if constexpr (kFacesGiven) {
             kx_lo = kx_hi = T(0);
@@ -597,20 +599,25 @@ struct FluxPoint {
             }
           }
           minus[r] = rounded_product(k_march[r], u_lo - uc[r]);
-          if (active[r]) {
+          // The faces as classes with the block's sums: the node's terms by its staged class,
+          // in or out of the grid (every entry of the block's terms is written).
+          bool terms_known = false;
+          if constexpr (FORM == CoefficientForm::face_classes) {
+            if (b.class_terms) {
+              const Terms terms = b.class_terms[kc[r] & 0xFFu];
+              dtc[r] = terms.x;
+              src[r] = terms.y;
+              terms_known = true;
+            }
+          }
+          if (active[r] && !terms_known) {
             if constexpr (takes_classes(FORM)) {
               // Staged (in the faces' classes' word, its byte 0) or, the faces given, read here.
               const unsigned c = FORM == CoefficientForm::face_classes ? kc[r] & 0xFFu
                                  : kFacesGiven                        ? a.node_class[i[r]]
                                                                       : kc[r];
-              if (FORM == CoefficientForm::face_classes && b.class_terms) {
-                const Terms terms = b.class_terms[c];
-                dtc[r] = terms.x;
-                src[r] = terms.y;
-              } else {
-                dtc[r] = b.table->dt_over_capacity[c];
-                src[r] = sources_of_class(a, b, c);
-              }
+              dtc[r] = b.table->dt_over_capacity[c];
+              src[r] = sources_of_class(a, b, c);
             } else {
               dtc[r] = a.dt_over_capacity[i[r]];
               src[r] = node_source(a, b.factor, i[r]);
