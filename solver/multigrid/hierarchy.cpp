@@ -280,6 +280,7 @@ class XRepeats {
     // node by node. A plane's flags read its own values alone: a plane the same bits as the
     // plane before takes the flags of the first plane of its run (plane_sources, reach 0).
     const std::vector<std::int64_t> source = plane_sources(as_before, nz, 0);
+    window_source_ = plane_sources(as_before, nz, kMostReach);
 #pragma omp parallel for schedule(static) if (np >= 32768)
     for (std::int64_t z = 0; z < nz; ++z)
       for (std::int64_t y = 0; y < ny && source[z] == z; ++y) {
@@ -332,15 +333,20 @@ class XRepeats {
   std::vector<std::uint8_t> rows_repeat(int r) const {
     if (row_same_.empty()) return {};
     const std::int64_t ny = n_[1], nz = n_[2];
-    std::vector<std::uint8_t> out(row_same_.size(), 0);
-    for (std::int64_t z = 0; z < nz; ++z)
-      for (std::int64_t y = r; y + r < ny; ++y) {
-        bool all = true;
-        for (std::int64_t q = std::max<std::int64_t>(z - r, 0); q <= std::min(z + r, nz - 1) && all;
-             ++q)
-          for (std::int64_t p = y - r; p <= y + r && all; ++p) all = row_same_[q * ny + p];
-        out[z * ny + y] = all;
+    std::vector<std::uint8_t> out(row_same_.size(), 0), across(static_cast<std::size_t>(ny));
+    // The box axis by axis: per plane, each row's AND over the planes within r, then the run of
+    // such rows along y that ends at y + r, which holds 2r + 1 where the window is all same.
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const std::int64_t z0 = std::max<std::int64_t>(z - r, 0), z1 = std::min(z + r, nz - 1);
+      std::copy_n(&row_same_[z0 * ny], ny, across.begin());
+      for (std::int64_t q = z0 + 1; q <= z1; ++q)
+        for (std::int64_t p = 0; p < ny; ++p) across[p] &= row_same_[q * ny + p];
+      std::int64_t run = 0;
+      for (std::int64_t p = 0; p < ny; ++p) {
+        run = across[p] ? run + 1 : 0;
+        if (run >= 2 * r + 1) out[z * ny + p - r] = 1;
       }
+    }
     return out;
   }
   // Per finer plane z: every plane within r of it along z is plane_same (the window inside the
@@ -372,6 +378,10 @@ class XRepeats {
     constexpr std::uint8_t kAll = (1 << kWindows) - 1;
     if (same_.empty()) return {};
     const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
+    // A plane's windows read the same flags of the planes within kMostReach of it, and those of
+    // a plane the same bits as the plane before are the plane before's: where every plane
+    // within that reach is (plane_sources), the plane's windows are its source plane's, copied.
+    const std::vector<std::int64_t>& source = window_source_;
     // The box along z and y first, then (in place, row by row) the runs along x.
     std::vector<std::uint8_t> zy(same_.size());
 #pragma omp parallel
@@ -379,6 +389,7 @@ class XRepeats {
       std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z) {
+        if (source[z] != z) continue;
         const std::int64_t z0 = std::max<std::int64_t>(z - kLeastReach, 0),
                            z1 = std::min<std::int64_t>(z + kLeastReach, nz - 1);
         const std::uint8_t* first = same_.data() + z0 * plane;
@@ -420,6 +431,7 @@ class XRepeats {
       std::vector<std::uint8_t> in(static_cast<std::size_t>(nx));
 #pragma omp for schedule(static)
       for (std::int64_t line = 0; line < ny * nz; ++line) {
+        if (source[line / ny] != line / ny) continue;
         std::uint8_t* o = zy.data() + line * nx;
         std::copy_n(o, nx, in.begin());
         std::fill_n(o, nx, 0);
@@ -441,6 +453,9 @@ class XRepeats {
           }
         }
       }
+#pragma omp for schedule(static)
+      for (std::int64_t z = 0; z < nz; ++z)
+        if (source[z] != z) std::copy_n(&zy[source[z] * plane], plane, &zy[z * plane]);
     }
     return zy;
   }
@@ -448,6 +463,7 @@ class XRepeats {
  private:
   std::array<std::int64_t, kMaxDims> n_;
   std::vector<std::uint8_t> same_, row_same_, plane_same_;
+  std::vector<std::int64_t> window_source_;  // plane_sources at reach kMostReach
 };
 
 template <typename F>

@@ -390,7 +390,7 @@ Nodes planes_in_runs(std::mt19937& rng, const std::array<std::int64_t, 3>& n) {
 }
 
 // The repeating planes as their definition says, on levels whose planes repeat in runs (and,
-// above, on the broken stretches' levels, where runs are short).
+// above, on the broken stretches' levels, where runs are short), and the windows and rows there.
 TEST(HierarchyWindows, RepeatingPlanesAreTheirDefinition) {
   std::int64_t set = 0, clear = 0;
   for (const Layout layout :
@@ -403,6 +403,10 @@ TEST(HierarchyWindows, RepeatingPlanesAreTheirDefinition) {
       const RepeatWindows got = repeat_windows(op), want = windows_by_definition(op);
       EXPECT_EQ(got.planes3, want.planes3);
       EXPECT_EQ(got.planes5, want.planes5);
+      // The windows and rows too, which long runs of planes take from the plane before.
+      EXPECT_EQ(first_difference(got.windows, want.windows, op.n[0], op.n[1]), "");
+      EXPECT_EQ(first_difference(got.rows3, want.rows3, op.n[1], op.n[2]), "");
+      EXPECT_EQ(first_difference(got.rows5, want.rows5, op.n[1], op.n[2]), "");
       set += std::count(want.planes5.begin(), want.planes5.end(), 1);
       clear += std::count(want.planes3.begin(), want.planes3.end(), 0);
     }
