@@ -268,7 +268,8 @@ class XRepeats {
     // that at z - 2 moved up by one coarse node (z - 2 and z + 1 exist).
     plane_same_.assign(static_cast<std::size_t>(nz), 0);
     for (std::int64_t f = 2; f + 1 < nz; ++f)
-      plane_same_[f] = as_before[f] && as_before[f - 1] && shifted(tz.from[f - 2][0], tz.from[f][0]) &&
+      plane_same_[f] = as_before[f] && as_before[f - 1] &&
+                       shifted(tz.from[f - 2][0], tz.from[f][0]) &&
                        shifted(tz.from[f - 2][1], tz.from[f][1]);
     same_.assign(static_cast<std::size_t>(np), 0);
     row_same_.assign(static_cast<std::size_t>(ny * nz), 0);
@@ -756,13 +757,14 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
     }
     // A copied row reads the row two before it: each plane's rows in order on one thread.
 #pragma omp parallel for schedule(dynamic, 1) if (fine.points() >= 4096)
-    for (std::int64_t z = 0; z < fine.n[2]; ++z)
-      if (plane_source.empty() || plane_source[z] < 0)
-        for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
-    if (plane_source.empty()) continue;
+    for (std::int64_t z = 0; z < fine.n[2]; ++z) {
+      if (!plane_source.empty() && plane_source[z] >= 0) continue;  // copied below
+      for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+    }
     // A copied plane's weights of this pass, as a copied row's (above) but whole coarse planes:
     // the runs of the corners' coarse planes at the offsets of this pass's type, each the run
     // of the source's coarse plane (computed above), the same bits.
+    if (plane_source.empty()) continue;
 #pragma omp parallel for schedule(static) if (fine.points() >= 4096)
     for (std::int64_t z = 0; z < fine.n[2]; ++z) {
       const std::int64_t from = plane_source[z];
@@ -1370,8 +1372,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         // S offset by offset, one row at a time: 27 runs of the row's length rather than 27
         // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
         const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
-        const bool copied_row = !row_copies.empty() && Y > 0 &&
-                                row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
+        const bool copied_row =
+            !row_copies.empty() && Y > 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
         const bool taken = copied_plane || copied_row;
         // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
         // are read only where gathered (where the row is computed).
