@@ -241,7 +241,7 @@ class XRepeats {
  public:
   // as_before: planes_as_before(fine).
   XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty,
-           const std::vector<std::uint8_t>& as_before, bool use)
+           const AxisTransfer& tz, const std::vector<std::uint8_t>& as_before, bool use)
       : n_(fine.n) {
     // (A periodic axis's neighbourhoods wrap around, which the windows below do not follow.)
     if (!use || fine.dims != 3 || fine.periodic[0] || fine.periodic[1] || fine.periodic[2]) return;
@@ -263,6 +263,14 @@ class XRepeats {
     for (std::int64_t f = 2; f + 1 < ny; ++f)
       moved_y[f] =
           shifted(ty.from[f - 2][0], ty.from[f][0]) && shifted(ty.from[f - 2][1], ty.from[f][1]);
+    // Along z, whole planes: plane z is `plane_same` when it and plane z - 1 are each the same
+    // bits as the plane before (so plane z is plane z - 2's), and the transfer along z at z is
+    // that at z - 2 moved up by one coarse node (z - 2 and z + 1 exist).
+    plane_same_.assign(static_cast<std::size_t>(nz), 0);
+    for (std::int64_t f = 2; f + 1 < nz; ++f)
+      plane_same_[f] = as_before[f] && as_before[f - 1] &&
+                       shifted(tz.from[f - 2][0], tz.from[f][0]) &&
+                       shifted(tz.from[f - 2][1], tz.from[f][1]);
     same_.assign(static_cast<std::size_t>(np), 0);
     row_same_.assign(static_cast<std::size_t>(ny * nz), 0);
     const int kp = stencil_points(3);
@@ -273,6 +281,7 @@ class XRepeats {
     // node by node. A plane's flags read its own values alone: a plane the same bits as the
     // plane before takes the flags of the first plane of its run (plane_sources, reach 0).
     const std::vector<std::int64_t> source = plane_sources(as_before, nz, 0);
+    window_source_ = plane_sources(as_before, nz, kMostReach);
 #pragma omp parallel for schedule(static) if (np >= 32768)
     for (std::int64_t z = 0; z < nz; ++z)
       for (std::int64_t y = 0; y < ny && source[z] == z; ++y) {
@@ -325,15 +334,33 @@ class XRepeats {
   std::vector<std::uint8_t> rows_repeat(int r) const {
     if (row_same_.empty()) return {};
     const std::int64_t ny = n_[1], nz = n_[2];
-    std::vector<std::uint8_t> out(row_same_.size(), 0);
-    for (std::int64_t z = 0; z < nz; ++z)
-      for (std::int64_t y = r; y + r < ny; ++y) {
-        bool all = true;
-        for (std::int64_t q = std::max<std::int64_t>(z - r, 0); q <= std::min(z + r, nz - 1) && all;
-             ++q)
-          for (std::int64_t p = y - r; p <= y + r && all; ++p) all = row_same_[q * ny + p];
-        out[z * ny + y] = all;
+    std::vector<std::uint8_t> out(row_same_.size(), 0), across(static_cast<std::size_t>(ny));
+    // The box axis by axis: per plane, each row's AND over the planes within r, then the run of
+    // such rows along y that ends at y + r, which holds 2r + 1 where the window is all same.
+    for (std::int64_t z = 0; z < nz; ++z) {
+      const std::int64_t z0 = std::max<std::int64_t>(z - r, 0), z1 = std::min(z + r, nz - 1);
+      std::copy_n(&row_same_[z0 * ny], ny, across.begin());
+      for (std::int64_t q = z0 + 1; q <= z1; ++q)
+        for (std::int64_t p = 0; p < ny; ++p) across[p] &= row_same_[q * ny + p];
+      std::int64_t run = 0;
+      for (std::int64_t p = 0; p < ny; ++p) {
+        run = across[p] ? run + 1 : 0;
+        if (run >= 2 * r + 1) out[z * ny + p - r] = 1;
       }
+    }
+    return out;
+  }
+  // Per finer plane z: every plane within r of it along z is plane_same (the window inside the
+  // grid), so that every node of the plane repeats, to within r, the node two planes before.
+  std::vector<std::uint8_t> planes_repeat(int r) const {
+    if (plane_same_.empty()) return {};
+    const std::int64_t nz = n_[2];
+    std::vector<std::uint8_t> out(plane_same_.size(), 0);
+    for (std::int64_t z = r; z + r < nz; ++z) {
+      bool all = true;
+      for (std::int64_t q = z - r; q <= z + r && all; ++q) all = plane_same_[q];
+      out[z] = all;
+    }
     return out;
   }
   // Per finer node, a byte whose bit window(r), for r = kLeastReach ... kMostReach, is set when
@@ -352,6 +379,10 @@ class XRepeats {
     constexpr std::uint8_t kAll = (1 << kWindows) - 1;
     if (same_.empty()) return {};
     const std::int64_t nx = n_[0], ny = n_[1], nz = n_[2], plane = nx * ny;
+    // A plane's windows read the same flags of the planes within kMostReach of it, and those of
+    // a plane the same bits as the plane before are the plane before's: where every plane
+    // within that reach is (plane_sources), the plane's windows are its source plane's, copied.
+    const std::vector<std::int64_t>& source = window_source_;
     // The box along z and y first, then (in place, row by row) the runs along x.
     std::vector<std::uint8_t> zy(same_.size());
 #pragma omp parallel
@@ -359,6 +390,7 @@ class XRepeats {
       std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z) {
+        if (source[z] != z) continue;
         const std::int64_t z0 = std::max<std::int64_t>(z - kLeastReach, 0),
                            z1 = std::min<std::int64_t>(z + kLeastReach, nz - 1);
         const std::uint8_t* first = same_.data() + z0 * plane;
@@ -400,6 +432,7 @@ class XRepeats {
       std::vector<std::uint8_t> in(static_cast<std::size_t>(nx));
 #pragma omp for schedule(static)
       for (std::int64_t line = 0; line < ny * nz; ++line) {
+        if (source[line / ny] != line / ny) continue;
         std::uint8_t* o = zy.data() + line * nx;
         std::copy_n(o, nx, in.begin());
         std::fill_n(o, nx, 0);
@@ -421,13 +454,17 @@ class XRepeats {
           }
         }
       }
+#pragma omp for schedule(static)
+      for (std::int64_t z = 0; z < nz; ++z)
+        if (source[z] != z) std::copy_n(&zy[source[z] * plane], plane, &zy[z * plane]);
     }
     return zy;
   }
 
  private:
   std::array<std::int64_t, kMaxDims> n_;
-  std::vector<std::uint8_t> same_, row_same_;
+  std::vector<std::uint8_t> same_, row_same_, plane_same_;
+  std::vector<std::int64_t> window_source_;  // plane_sources at reach kMostReach
 };
 
 template <typename F>
@@ -446,7 +483,8 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
                                    const std::array<AxisTransfer, kMaxDims>& t,
                                    const std::vector<std::uint8_t>& repeats,
                                    std::uint8_t repeat_bit,
-                                   const std::vector<std::uint8_t>& row_copies) {
+                                   const std::vector<std::uint8_t>& row_copies,
+                                   const std::vector<std::uint8_t>& plane_copies) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -700,8 +738,18 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
       node(f, i);
     }
   };
+  // Per finer plane, the computed plane whose weights it takes where its neighbourhood repeats
+  // the plane two before (plane_copies): the nearest plane of its parity back along the run of
+  // copies that is computed, its weights moved up by (z - source) / 2 coarse planes.
+  std::vector<std::int64_t> plane_source;
+  if (!plane_copies.empty()) {
+    plane_source.assign(static_cast<std::size_t>(fine.n[2]), -1);
+    for (std::int64_t z = 2; z < fine.n[2]; ++z)
+      if (plane_copies[z]) plane_source[z] = plane_copies[z - 2] ? plane_source[z - 2] : z - 2;
+  }
+  const std::int64_t coarse_plane = c.n[0] * c.n[1];
   for (int type = 1; type <= dims; ++type) {
-    if (row_copies.empty()) {
+    if (row_copies.empty() && plane_source.empty()) {
 #pragma omp parallel for collapse(2) schedule(dynamic, 4) if (fine.points() >= 4096)
       for (std::int64_t z = 0; z < fine.n[2]; ++z)
         for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
@@ -709,8 +757,31 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
     }
     // A copied row reads the row two before it: each plane's rows in order on one thread.
 #pragma omp parallel for schedule(dynamic, 1) if (fine.points() >= 4096)
-    for (std::int64_t z = 0; z < fine.n[2]; ++z)
+    for (std::int64_t z = 0; z < fine.n[2]; ++z) {
+      if (!plane_source.empty() && plane_source[z] >= 0) continue;  // copied below
       for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+    }
+    // A copied plane's weights of this pass, as a copied row's (above) but whole coarse planes:
+    // the runs of the corners' coarse planes at the offsets of this pass's type, each the run
+    // of the source's coarse plane (computed above), the same bits.
+    if (plane_source.empty()) continue;
+#pragma omp parallel for schedule(static) if (fine.points() >= 4096)
+    for (std::int64_t z = 0; z < fine.n[2]; ++z) {
+      const std::int64_t from = plane_source[z];
+      if (from < 0) continue;
+      const int between_z = on_between[2][z];
+      for (int zb = 0; zb <= between_z; ++zb) {
+        const AxisTransfer::Term& tz = t[2].from[z][zb];
+        const AxisTransfer::Term& tf = t[2].from[from][zb];
+        for (int oy = 0; oy < 3; ++oy)
+          for (int ox = 0; ox < 3; ++ox) {
+            if (between_z + (oy != 1) + (ox != 1) != type) continue;
+            const std::int64_t k = (tz.offset + 1) * power[2] + oy * power[1] + ox;
+            const double* run = &P[k * nc + tf.coarse * coarse_plane];
+            std::copy(run, run + coarse_plane, &P[k * nc + tz.coarse * coarse_plane]);
+          }
+      }
+    }
   }
   return P;
 }
@@ -940,6 +1011,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // the coarse row before, which the same thread wrote just before it, and is taken from there.
   const std::vector<std::uint8_t> row_copies =
       by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
+  // And whole coarse planes whose finer plane's neighbourhood (five finer planes each way along
+  // z) repeats the one two finer planes before (XRepeats::planes_repeat): such a plane's rows are
+  // the coarse plane before's, which the same thread wrote just before it (not a block's first).
+  const std::vector<std::uint8_t> plane_copies =
+      by_planes ? repeats.planes_repeat(5) : std::vector<std::uint8_t>{};
   auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
@@ -1246,9 +1322,11 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   {
     Planes in_hand;
     std::array<std::int64_t, 3>& held = in_hand.held;
-    // By planes: the row entries' two buffers, alternating, and which holds the row before.
-    std::array<std::vector<double>, 2> row_entries;
-    int before = -1;
+    // By planes: two coarse planes' row entries, alternating, and per row of the plane before
+    // and of this one ([Z % 2]) where its entries are (a copied row's or plane's: its source's).
+    std::array<std::vector<double>, 2> plane_entries;
+    std::array<std::vector<double*>, 2> rows_at;
+    int before = -1;  // the buffer the plane before's rows lie in
     std::int64_t block = 0, nblocks = 1;
 #ifdef _OPENMP
     block = omp_get_thread_num();
@@ -1257,16 +1335,26 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     if (block == 0) team = nblocks;  // read after the region only
     const std::int64_t Zb = block * c.n[2] / nblocks, Ze = (block + 1) * c.n[2] / nblocks;
     for (std::int64_t Z = Zb; Z < Ze; ++Z) {
-      // The finer planes around this coarse plane's (-1 where none), each computed once and
-      // kept while a later coarse plane needs it.
       const std::int64_t zf = c.fine_index[2][Z];
+      const bool copied_plane = !plane_copies.empty() && Z > Zb && plane_copies[zf];
+      int buffer = before;
+      if (by_planes) {
+        if (!copied_plane) {
+          buffer = before == 0 ? 1 : 0;
+          plane_entries[buffer].resize(static_cast<std::size_t>(c.n[1] * c.n[0] * kp));
+        }
+        rows_at[Z & 1].resize(static_cast<std::size_t>(c.n[1]));
+        before = buffer;
+      }
+      // The finer planes around this coarse plane's (-1 where none), each computed once and
+      // kept while a later coarse plane needs it (none for a copied plane).
       std::array<std::int64_t, 3> need{-1, -1, -1};
       for (int o = -1; o <= 1; ++o) need[o + 1] = dims > 2 ? fg.step(2, zf, o) : (o == 0 ? 0 : -1);
       const auto needed = [&](std::int64_t z) {
         return z >= 0 && (z == need[0] || z == need[1] || z == need[2]);
       };
       std::array<const double*, 3> around{nullptr, nullptr, nullptr};
-      for (int o = 0; o < 3; ++o) {
+      for (int o = 0; o < 3 && !copied_plane; ++o) {
         if (need[o] < 0) continue;
         int b = 0;
         while (b < 3 && held[b] != need[o]) ++b;
@@ -1285,7 +1373,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
         const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
         const bool copied_row =
-            !row_copies.empty() && before >= 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
+            !row_copies.empty() && Y > 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
+        const bool taken = copied_plane || copied_row;
         // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
         // are read only where gathered (where the row is computed).
         std::unique_ptr<double[]> weights, own_entries;
@@ -1293,14 +1382,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         if (!by_planes) {
           own_entries.reset(new double[static_cast<std::size_t>(nX * kp)]);
           entries = own_entries.get();
-        } else if (copied_row) {
-          entries = row_entries[before].data();  // the row before's, the same bits
         } else {
-          before = before == 0 ? 1 : 0;
-          row_entries[before].resize(static_cast<std::size_t>(nX * kp));
-          entries = row_entries[before].data();
+          if (copied_plane)
+            entries = rows_at[(Z - 1) & 1][Y];  // the plane before's row, the same bits
+          else if (copied_row)
+            entries = rows_at[Z & 1][Y - 1];  // the row before's, the same bits
+          else
+            entries = &plane_entries[buffer][static_cast<std::size_t>(Y * nX * kp)];
+          rows_at[Z & 1][Y] = entries;
         }
-        if (!copied_row) {  // a copied row has nothing to compute
+        if (!taken) {  // a copied row has nothing to compute
           weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
           if (coarse_computed.empty()) {
             for (int k = 0; k < kp; ++k)
@@ -1318,7 +1409,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                 weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
           }
         }
-        for (std::int64_t X = 0; X < nX && !copied_row; ++X) {
+        for (std::int64_t X = 0; X < nX && !taken; ++X) {
           const std::int64_t I = I0 + X;
           const double* w = &weights[X * kp];
           double* out = &entries[X * kp];
@@ -2077,8 +2168,9 @@ RepeatWindows repeat_windows(const LevelOperator& fine) {
   const std::vector<std::uint8_t> as_before = planes_as_before(fine);
   LevelOperator c;
   const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
-  const XRepeats repeats(fine, t[0], t[1], as_before, true);
-  return {repeats.repeats(), repeats.rows_repeat(3), repeats.rows_repeat(5)};
+  const XRepeats repeats(fine, t[0], t[1], t[2], as_before, true);
+  return {repeats.repeats(), repeats.rows_repeat(3), repeats.rows_repeat(5),
+          repeats.planes_repeat(3), repeats.planes_repeat(5)};
 }
 
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
@@ -2093,10 +2185,11 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
                                c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
-  const XRepeats repeats(fine, t[0], t[1], as_before, reuse == Reuse::along_x);
+  const XRepeats repeats(fine, t[0], t[1], t[2], as_before, reuse == Reuse::along_x);
   // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
   const std::vector<std::uint8_t> windows = repeats.repeats();
-  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3));
+  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3),
+                                repeats.planes_repeat(3));
   c.stencil = galerkin(fine, c, t, repeats, windows);
   return c;
 }

@@ -83,8 +83,9 @@ std::array<bool, kernels::kMaxDims> odd_planes(const LevelOperator& op);
 // way) repeats the one two finer nodes before it along x, its weights, A P row and coarse row
 // are copied from there rather than computed, to the same bits, and where the rows of nodes
 // within that reach along y and z repeat, whole, those two finer rows before along y, a row's
-// weights and coarse rows are copied from the rows before; `Reuse::none` computes every node
-// (the tests compare the two).
+// weights and coarse rows are copied from the rows before, and where the planes within that
+// reach along z repeat those two finer planes before, a plane's weights and coarse rows are
+// copied from the planes before; `Reuse::none` computes every node (the tests compare the two).
 enum class Reuse { along_x, none };
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 
@@ -96,9 +97,12 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 // node within r of it per axis is same (x beyond the grid is not; y and z beyond it hold
 // nothing). Per finer row (y, z), `rows3` and `rows5`: every row within 3 or 5 of it along y
 // (inside the grid) and z (beyond it: nothing) is the same bits as the row two before along y
-// and the transfer along y there is moved by one coarse node, as along x.
+// and the transfer along y there is moved by one coarse node, as along x. Per finer plane z,
+// `planes3` and `planes5`: every plane within 3 or 5 of it along z (inside the grid) and the one
+// before it are each the same bits as the plane before, and the transfer along z there is moved
+// by one coarse node (a plane's weights and coarse rows are then those of the plane two before).
 struct RepeatWindows {
-  std::vector<std::uint8_t> windows, rows3, rows5;
+  std::vector<std::uint8_t> windows, rows3, rows5, planes3, planes5;
 };
 RepeatWindows repeat_windows(const LevelOperator& fine);
 

@@ -192,7 +192,8 @@ RepeatWindows windows_by_definition(const LevelOperator& op) {
   const std::int64_t nx = n[0], ny = n[1], nz = n[2], np = op.points();
   const LevelOperator c = coarsen(op, Reuse::none);
   const AxisTransfer tx = kernels::axis_transfer(nx, false, c.fine_index[0]),
-                     ty = kernels::axis_transfer(ny, false, c.fine_index[1]);
+                     ty = kernels::axis_transfer(ny, false, c.fine_index[1]),
+                     tz = kernels::axis_transfer(nz, false, c.fine_index[2]);
   std::vector<std::uint8_t> same(static_cast<std::size_t>(np), 0),
       row_same(static_cast<std::size_t>(ny * nz), 0);
   for (std::int64_t i = 0; i < np; ++i) same[i] = moved_up(tx, i % nx) && same_values(op, i, i - 2);
@@ -227,6 +228,24 @@ RepeatWindows windows_by_definition(const LevelOperator& op) {
            ++q)
         for (std::int64_t p = y - r; p <= y + r && all; ++p) all = row_same[q * ny + p];
       rows[line] = all;
+    }
+  }
+  // Plane z and plane z - 1 each the same bits as the plane before, node by node.
+  const std::int64_t plane = nx * ny;
+  std::vector<std::uint8_t> plane_same(static_cast<std::size_t>(nz), 0);
+  for (std::int64_t z = 2; z < nz; ++z) {
+    bool all = moved_up(tz, z);
+    for (std::int64_t i = (z - 1) * plane; i < (z + 1) * plane && all; ++i)
+      all = same_values(op, i, i - plane);
+    plane_same[z] = all;
+  }
+  for (const int r : {3, 5}) {
+    std::vector<std::uint8_t>& planes = r == 3 ? out.planes3 : out.planes5;
+    planes.assign(static_cast<std::size_t>(nz), 0);
+    for (std::int64_t z = r; z + r < nz; ++z) {
+      bool all = true;
+      for (std::int64_t q = z - r; q <= z + r && all; ++q) all = plane_same[q];
+      planes[z] = all;
     }
   }
   return out;
@@ -281,6 +300,8 @@ TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
       ASSERT_EQ(first_difference(got.windows, want.windows, nx, ny), "");
       ASSERT_EQ(first_difference(got.rows3, want.rows3, ny, op.n[2]), "");
       ASSERT_EQ(first_difference(got.rows5, want.rows5, ny, op.n[2]), "");
+      ASSERT_EQ(got.planes3, want.planes3);
+      ASSERT_EQ(got.planes5, want.planes5);
       for (const std::uint8_t w : want.windows)
         for (int r = 0; r < 3; ++r) ((w >> r) & 1 ? set : clear)[r] += 1;
       rows_set += std::count(want.rows3.begin(), want.rows3.end(), 1);
@@ -346,6 +367,65 @@ TEST(HierarchyWindows, CopiesGiveTheBitsOfComputingEveryNode) {
     std::mt19937 rng(11);
     expect_reuse_changes_nothing(level_of(layout, broken_stretches(rng, layout.n, 70)), 1);
   }
+}
+
+// Planes in runs along z: each of `distinct` planes of broken stretches repeated 1 to 16 times,
+// so that whole coarse planes repeat the one before (XRepeats::planes_repeat) in long runs and
+// not in short ones, and the runs end at varied places among the finer planes.
+Nodes planes_in_runs(std::mt19937& rng, const std::array<std::int64_t, 3>& n) {
+  const std::int64_t plane = n[0] * n[1];
+  const Nodes distinct = broken_stretches(rng, {n[0], n[1], n[2]}, 30);
+  std::uniform_int_distribution<std::int64_t> run(1, 16), pick(0, n[2] - 1);
+  Nodes out;
+  out.material.assign(static_cast<std::size_t>(plane * n[2]), 0);
+  out.held.assign(out.material.size(), 0);
+  for (std::int64_t z = 0; z < n[2];) {
+    const std::int64_t from = pick(rng);
+    for (std::int64_t e = std::min(n[2], z + run(rng)); z < e; ++z) {
+      std::copy_n(&distinct.material[from * plane], plane, &out.material[z * plane]);
+      std::copy_n(&distinct.held[from * plane], plane, &out.held[z * plane]);
+    }
+  }
+  return out;
+}
+
+// The repeating planes as their definition says, on levels whose planes repeat in runs (and,
+// above, on the broken stretches' levels, where runs are short), and the windows and rows there.
+TEST(HierarchyWindows, RepeatingPlanesAreTheirDefinition) {
+  std::int64_t set = 0, clear = 0;
+  for (const Layout layout :
+       {Layout{{23, 14, 41}, false, false, false}, Layout{{24, 15, 40}, false, true, true},
+        Layout{{21, 13, 39}, true, false, false}})
+    for (unsigned seed = 31; seed <= 36; ++seed) {
+      SCOPED_TRACE(name(layout, seed));
+      std::mt19937 rng(seed);
+      const LevelOperator op = level_of(layout, planes_in_runs(rng, layout.n));
+      const RepeatWindows got = repeat_windows(op), want = windows_by_definition(op);
+      EXPECT_EQ(got.planes3, want.planes3);
+      EXPECT_EQ(got.planes5, want.planes5);
+      // The windows and rows too, which long runs of planes take from the plane before.
+      EXPECT_EQ(first_difference(got.windows, want.windows, op.n[0], op.n[1]), "");
+      EXPECT_EQ(first_difference(got.rows3, want.rows3, op.n[1], op.n[2]), "");
+      EXPECT_EQ(first_difference(got.rows5, want.rows5, op.n[1], op.n[2]), "");
+      set += std::count(want.planes5.begin(), want.planes5.end(), 1);
+      clear += std::count(want.planes3.begin(), want.planes3.end(), 0);
+    }
+  EXPECT_GT(set, 10);
+  EXPECT_GT(clear, 10);
+}
+
+// Whole planes copied along z (the prolongation's weights and the Galerkin product's coarse
+// planes) give the bits of computing every node, on levels whose planes repeat in runs, large
+// enough that galerkin works by planes (one thread's block then holds several coarse planes).
+TEST(HierarchyWindows, PlaneCopiesGiveTheBitsOfComputingEveryNode) {
+  for (const Layout layout :
+       {Layout{{33, 30, 61}, false, false, false}, Layout{{34, 29, 64}, false, true, true},
+        Layout{{31, 30, 59}, true, false, false}, Layout{{30, 31, 62}, true, true, false}})
+    for (unsigned seed = 21; seed <= 24; ++seed) {
+      SCOPED_TRACE(name(layout, seed));
+      std::mt19937 rng(seed);
+      expect_reuse_changes_nothing(level_of(layout, planes_in_runs(rng, layout.n)), 2);
+    }
 }
 
 }  // namespace
