@@ -175,6 +175,15 @@ class LevelOps {
   // their arrays instead of copying them (at 257^3 the copy is 1.6 GB of new pages); the
   // others copy them to the device as setup() does.
   virtual void adopt(std::vector<LevelOperator> levels) { setup(levels); }
+  // replace_hierarchy from levels the caller gives up, as adopt is setup's.
+  virtual void adopt_replacement(std::vector<LevelOperator> levels) { replace_hierarchy(levels); }
+  // Before a replace_hierarchy (or adopt_replacement): the levels' arrays may go now, so that
+  // the caller builds the next hierarchy without this one beside it (a nonlinear solve's outer
+  // iterations: each a new hierarchy of the same shape). The vectors of level 0, the sparse
+  // vectors and the pieces stay, and so does what upload, download and create_vector(0) need;
+  // nothing else may run until the levels are replaced. The default keeps everything (a
+  // device's levels are not in the host memory the next hierarchy is built in).
+  virtual void release_levels() {}
   // Whether these operations keep the finest level on the host as they were given it (setup,
   // adopt, replace_hierarchy), so that finest_level() returns it later (the CPU's do): the
   // solver then derives what it needs from it only when it needs it.

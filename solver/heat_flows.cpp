@@ -66,7 +66,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     : fields_(std::move(fields)), dims_(problem.dims), n_(problem.n), volume_(cell_volume(c)) {
   if (!fields_) throw std::invalid_argument("heat flows: no coefficient fields");
   for (int a = 0; a < dims_; ++a) periodic_[a] = problem.periodic(a);
-  // A nonlinear case's stepper holds the operator linearised at its last field: the meter
+  // A nonlinear case's stepper linearises its operator at each outer iteration: the meter
   // builds its own from the reference fields and evaluates the laws at each field it is given.
   if (op && multigrid::is_nonlinear(problem, *fields_)) op = nullptr;
   std::optional<multigrid::HeatFlowOperator> own;

@@ -43,6 +43,14 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // The faces' conductances: given by sub-grid geometry (one array per axis), and on the CPU
   // backend always (it forms them from k once).
   const bool sub_grid = c.has_fields() && samples_subgrid(c);
+  // Temperature laws scale the faces, and an anisotropic k has one per axis: the coefficient
+  // fields then carry the faces even without sub-grid geometry (solver/materials.cpp).
+  bool laws = false, anisotropic = false;
+  for (const MaterialSpec& m : c.materials) {
+    laws = laws || m.temperature_dependent();
+    anisotropic = anisotropic || m.anisotropic();
+  }
+  const bool faces_given = sub_grid || laws || anisotropic;
   const double face_arrays = on_gpu ? (sub_grid ? dims : 0.0) : static_cast<double>(dims);
   const bool implicit = c.time.method != TimeMethod::explicit_euler;
 
@@ -64,8 +72,13 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   if (c.has_fields()) {
     fields.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
                       (8.0 * coefficient_arrays + 4.0) * points});
-    if (sub_grid)
-      fields.push_back({"faces' conductances (geometry below the grid)", 8.0 * dims * points});
+    if (faces_given)
+      fields.push_back({"faces' conductances (geometry below the grid, anisotropy or laws)",
+                        8.0 * dims * points});
+    // kernels::TemperatureDependence: a law per node and each face's share.
+    if (laws)
+      fields.push_back({"temperature laws (a law per node, the faces' shares)",
+                        (4.0 + 8.0 * dims) * points});
     // On a GPU also the compact form's bytes where it applies (kernels/node_classes.hpp): a
     // class per node and one per face of each axis given, counted always (an upper bound).
     if (!implicit)
@@ -85,6 +98,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
       implicit && !on_gpu && c.precision == Precision::fp64 && c.initial.kind != InitialKind::file;
   double setup = initial_in_place ? 0.0 : 8.0 * points;
   double deflation_setup = 0.0;
+  // Temperature laws or radiation: outer iterations around the solves, each building a new
+  // hierarchy (ImplicitStepper::advance_nonlinear).
+  const bool nonlinear = implicit && !c.temperature_dependence().empty();
   double step = 0.0;
   // A steady run on one process gives its levels back after its one solve and keeps the field
   // on the host (ImplicitStepper::release_levels): on the CPU the levels and the output are
@@ -94,7 +110,7 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     StepperVectors stepper;
     stepper.transient = c.time.method != TimeMethod::steady;
     stepper.bdf2 = c.time.method == TimeMethod::bdf2;
-    stepper.nonlinear = !c.temperature_dependence().empty();
+    stepper.nonlinear = nonlinear;
     stepper.zero_node_term = steady;
     for (int f = 0; f < 2 * dims; ++f)
       if (c.boundary[f].kind == BoundaryKind::convective) stepper.zero_node_term = false;
@@ -103,7 +119,8 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     const int sources = c.has_fields() ? source_fields : (c.physics.source != 0.0 ? 1 : 0);
     // A linear steady solve on the CPU writes its sources into a work vector as it assembles
     // its load; elsewhere each source keeps a vector of the levels' (ImplicitStepper).
-    stepper.sources = stepper.transient || stepper.nonlinear || on_gpu ? sources : 0;
+    // A nonlinear step assembles its load on the host at each outer iteration and keeps none.
+    stepper.sources = !stepper.nonlinear && (stepper.transient || on_gpu) ? sources : 0;
     // Deflated where the materials' conductivities span the strong ratio (whether two pieces
     // form is known only once the operator is built: the estimate takes the larger case).
     double k_lo = HUGE_VAL, k_hi = 0.0;
@@ -119,19 +136,66 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     if (implicit && fields_released && !stepper.nonlinear && sources > 0)
       e.host.push_back(
           {"the sources' weighted densities, kept for the steady solve", 8.0 * sources * points});
-    const MemoryPart levels{"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
-                            static_cast<double>(mg.level_ops)};
+    MemoryPart levels{"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
+                      static_cast<double>(mg.level_ops)};
+    // A nonlinear run's outer iteration builds its operator (linearize.hpp: a copy of the
+    // coefficient fields with the radiation's node terms and source, and the operator's level)
+    // and then the new hierarchy on the host: the CPU's level operations let the old levels go
+    // first (keeping the level-0 vectors), a device keeps its own. Each phase passes before
+    // the next: the largest counts, against the levels of the solve on the CPU.
+    double rebuild = 0.0;
+    if (nonlinear) {
+      bool radiation = false, surfaces = false;
+      for (int f = 0; f < 2 * dims; ++f) radiation = radiation || c.boundary[f].radiates();
+      for (const RegionSpec& r : c.regions) {
+        radiation = radiation || (r.is_void && r.surface.radiates());
+        surfaces = surfaces || (r.is_void && r.surface.kind == BoundaryKind::convective);
+      }
+      const double linearised =
+          8.0 * points *
+              (2.0 + sources + (radiation ? 1.0 : 0.0) + (faces_given ? dims : 0.0) +
+               (radiation || surfaces ? 1.0 : 0.0) + (stepper.transient ? 1.0 : 0.0)) +
+          (8.0 * (1.0 + dims) + 1.0) * points;
+      rebuild = std::max(linearised, static_cast<double>(mg.host_setup));
+      // The CPU's level operations take the new hierarchy over level by level, the finest
+      // first: its diagonals and the smoother's conductances are made while every coarse
+      // level's fp64 stencil is still there.
+      const MultigridLayout layout = multigrid_layout(dims);
+      const double taking_over =
+          static_cast<double>(mg.host_setup) + 8.0 * (1.0 + layout.finest_smoother_doubles) * points;
+      const double cpu_rebuild = static_cast<double>(mg.level0) + std::max(linearised, taking_over);
+      if (!on_gpu && cpu_rebuild > levels.bytes)
+        levels = {"an outer iteration's rebuild: the level-0 vectors, the new hierarchy and the "
+                  "finest level's diagonals (or the linearised operator)",
+                  cpu_rebuild};
+    }
     if (steady && !on_gpu)
       solve_phase.push_back(levels);
     else
       runs_there.push_back(levels);
+    // The outer iterations' host vectors: the field the step started from, the iterate, and
+    // the load (the solve's result in its place); the enthalpies of the start and of the
+    // iterate where laws make the capacity vary in a transient step; BDF2's history; and the
+    // fixed flags of the linearised operator.
+    if (nonlinear) {
+      const double vectors =
+          3.0 + (laws && stepper.transient ? 2.0 : 0.0) + (stepper.bdf2 ? 1.0 : 0.0);
+      const MemoryPart outer{"outer iterations: the field, its start and the load on the host",
+                             (8.0 * vectors + 1.0) * points};
+      if (steady && !on_gpu)
+        solve_phase.push_back(outer);
+      else
+        e.host.push_back(outer);
+    }
     // The stepper's parts on their way to the levels (the weighted capacity; on a GPU the
     // sources too, which the CPU's level operations take in place), and on a GPU the
     // hierarchy built on the host before the device takes it (the CPU's level operations take
     // the hierarchy's arrays over, so there it is counted once, with the levels).
     deflation_setup = static_cast<double>(mg.deflation_setup);
     setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) + deflation_setup +
-             8.0 * points * ((stepper.transient ? 1.0 : 0.0) + (on_gpu ? sources : 0));
+             8.0 * points *
+                 ((stepper.transient && !nonlinear ? 1.0 : 0.0) + (on_gpu ? sources : 0));
+    if (on_gpu) setup = std::max(setup, rebuild);
     // Statistics at a progress line download the field.
     step = 8.0 * points;
   }

@@ -46,13 +46,21 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
                kDouble) +
            layout.fixed_bytes;
   };
+  // A nonlinear stepper keeps neither the weighted capacity nor the field of the step's start
+  // in the level operations (it assembles its loads on the host).
   const int stepper_vectors =
-      stepper.sources + (stepper.transient ? layout.transient_vectors : 0) +
+      stepper.sources + (stepper.transient && !stepper.nonlinear ? layout.transient_vectors : 0) +
       (stepper.bdf2 ? layout.bdf2_extra_vectors : 0) +
       (stepper.deflated ? layout.deflation_vectors : 0);
   const bool fused_sweeps =
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
   const std::int64_t dropped = on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0;
+  b.level0 = finest * ((layout.vectors_per_level + layout.finest_extra_vectors -
+                        (on_cpu ? layout.cpu_finest_shared_vectors : 0) + stepper_vectors +
+                        (fused_sweeps ? layout.device_sweep_vectors : 0)) *
+                           kDouble +
+                       layout.fixed_bytes) +
+             (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
   b.level_ops =
       finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) -
                 dropped * kDouble +
@@ -63,8 +71,10 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
                                   : layout.device_coarse_operator_doubles) +
       coarsest * layout.coarsest_extra_vectors * kDouble +
       (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
+  // A linear transient run keeps the operator's level (BDF2's start builds another from it); a
+  // steady or nonlinear run takes it at the set-up, leaving the fixed flags.
   const int kept_operator_doubles =
-      stepper.transient || stepper.nonlinear
+      stepper.transient && !stepper.nonlinear
           ? layout.finest_operator_doubles + layout.heat_flow_extra_doubles
           : 0;
   b.host = finest * (kept_operator_doubles * kDouble + layout.fixed_bytes);

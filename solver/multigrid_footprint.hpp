@@ -68,8 +68,9 @@ struct StepperVectors {
   bool bdf2 = false;
   int sources = 0;
   bool deflated = false;  // the materials' conductivities span kStrongRatio or more
-  // Temperature laws or radiation: a steady solve's operator is linearised anew each outer
-  // iteration, so the heat-flow operator keeps its level (it is copied, not taken).
+  // Temperature laws or radiation: the operator is linearised anew each outer iteration, its
+  // level taken (the heat-flow operator keeps its fixed flags alone), and the loads assembled
+  // on the host (no source, capacity or start vectors with the levels).
   bool nonlinear = false;
   // The finest level's node term is +0 on every node (a steady solve with no convective face
   // or surface), which the CPU's level operations do not keep.
@@ -84,6 +85,10 @@ struct MultigridBytes {
   std::int64_t host = 0;        // on the host for the whole run: the heat-flow operator
   std::int64_t host_setup = 0;  // on the host while the solver is set up (the hierarchy)
   std::int64_t deflation_setup = 0;  // on the host while the deflation is set up, any backend
+  // What the CPU's level operations keep when they let the levels go before a new hierarchy is
+  // built (LevelOps::release_levels, a nonlinear step's outer iterations): the level-0 vectors
+  // (the deflation's among them), the finest level's fixed flags and the pieces.
+  std::int64_t level0 = 0;
 };
 
 // The solver of a grid of n[axis] nodes (1 on unused axes), periodic per axis, coarsened as

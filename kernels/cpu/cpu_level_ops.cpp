@@ -81,14 +81,34 @@ class CpuLevelOps final : public LevelOps {
   }
 
   void replace_hierarchy(const std::vector<LevelOperator>& levels) override {
+    adopt_replacement(levels);
+  }
+
+  void adopt_replacement(std::vector<LevelOperator> levels) override {
     if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0].op.points())
       throw std::invalid_argument("level ops: the new finest level has another number of points");
-    for (std::size_t v = 0; v < vectors_.size(); ++v)
-      if (vector_level_[v] != 0) {
-        vectors_[v] = Values();  // released; the id is no longer valid
-        vector_level_[v] = -1;
-      }
-    build(levels);
+    release_coarse_vectors();
+    build(std::move(levels));
+  }
+
+  // The coarse levels and their vectors go, and the finest level's operator arrays: the
+  // finest level's shape, fixed flags and row plan stay for the level-0 vectors.
+  void release_levels() override {
+    if (levels_.empty()) return;
+    release_coarse_vectors();
+    levels_.resize(1);
+    Level& L = levels_[0];
+    LevelWeights().swap(L.op.node_term);
+    for (int a = 0; a < kMaxDims; ++a) {
+      LevelWeights().swap(L.op.conductance[a]);
+      Floats().swap(L.conductance32[a]);
+    }
+    LevelWeights().swap(L.op.stencil);
+    Values().swap(L.diagonal);
+    Values().swap(L.diagonal32);
+    Floats().swap(L.stencil32);
+    Values().swap(L.centre);
+    HalfEntries().swap(L.upper);
   }
 
   int create_sparse(const std::vector<std::int64_t>& nodes,
@@ -163,6 +183,14 @@ class CpuLevelOps final : public LevelOps {
   }
 
  private:
+  void release_coarse_vectors() {
+    for (std::size_t v = 0; v < vectors_.size(); ++v)
+      if (vector_level_[v] > 0) {
+        vectors_[v] = Values();  // released; the id is no longer valid
+        vector_level_[v] = -1;
+      }
+  }
+
   // The levels of `levels`, checked, with their neighbour and transfer tables.
   void build(std::vector<LevelOperator> levels) {
     levels_.clear();

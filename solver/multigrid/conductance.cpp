@@ -144,6 +144,19 @@ kernels::LevelOperator HeatFlowOperator::take_steady_level() {
   return op;
 }
 
+kernels::LevelOperator HeatFlowOperator::take_level(double alpha, double beta) {
+  if (level_taken_) throw std::logic_error("heat-flow operator: the level was taken already");
+  const std::int64_t np = points();
+  const double* capacity = fields_->capacity.data();
+  // level()'s loop, each value written over the one it is computed from.
+#pragma omp parallel for schedule(static) if (np >= 32768)
+  for (std::int64_t i = 0; i < np; ++i) {
+    base_.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * base_.node_term[i];
+    for (int a = 0; a < base_.dims; ++a) base_.conductance[a][i] *= beta;
+  }
+  return take_steady_level();
+}
+
 void HeatFlowOperator::release_fields() {
   if (!fields_) return;
   if (!level_taken_)

@@ -38,6 +38,10 @@ class HeatFlowOperator {
   // a large grid): for a solver that builds its levels once. level() and take_steady_level()
   // throw std::logic_error afterwards; the loads, fixed nodes and faces stay.
   kernels::LevelOperator take_steady_level();
+  // level(alpha, beta) to the bit, computed in the operator's own arrays and moved out: for a
+  // solver that asks for one level of this operator (a nonlinear step's outer iteration, whose
+  // next operator is linearised anew). Afterwards as take_steady_level.
+  kernels::LevelOperator take_level(double alpha, double beta);
   // A linear steady solve's operator once its level is taken: keeps each source's weighted
   // density (weighted_source's values) and schedule and lets the coefficient fields go, so
   // that a caller may release them while it solves (at 129^3 they are a seventh of the

@@ -135,10 +135,12 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
         "backward-euler, bdf2 or steady (or the explicit method)");
   std::vector<SetupPhase> phases;
   phases.push_back({"heat-flow operator", clock.lap()});
-  // A steady solve builds its levels once: the operator's arrays become the finest level's
-  // (a nonlinear one replaces them each outer iteration).
+  // A steady solve builds its levels once: the operator's arrays become the finest level's.
+  // So do a nonlinear step's, whose outer iterations linearise the operator anew and never
+  // ask this one for a level again.
   const auto [alpha, beta] = scalars(method, dt);
   LevelOperator finest = method == TimeMethod::steady && !nonlinear ? flow.take_steady_level()
+                         : nonlinear                                ? flow.take_level(alpha, beta)
                                                                     : flow.level(alpha, beta);
   phases.push_back({"finest level", clock.lap()});
   std::vector<SetupTime> times;
@@ -177,8 +179,10 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
       ops_(std::move(ops)),
       options_(std::move(options)) {
   build_levels(method_);
-  // The loads' parts, uploaded once; each step combines them with its times' factors.
-  if (method_ != TimeMethod::steady) {
+  // The loads' parts, uploaded once; each step combines them with its times' factors. A
+  // nonlinear step assembles its load on the host from each outer iteration's operator
+  // (advance_nonlinear) and keeps only BDF2's field of step - 1 here.
+  if (method_ != TimeMethod::steady && !nonlinear_) {
     std::vector<double> wc = flow_.weighted_capacity();
     const std::vector<std::uint8_t>& fixed = flow_.fixed();
     for (std::size_t i = 0; i < wc.size(); ++i)
@@ -186,8 +190,8 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
     capacity_ = ops_->create_vector(0);
     ops_->upload(capacity_, wc);
     saved_ = ops_->create_vector(0);
-    if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   }
+  if (method_ == TimeMethod::bdf2) previous_ = ops_->create_vector(0);
   // A linear steady solve assembles its load once an advance: where the level operations keep
   // their vectors in host memory, its sources' weighted densities are written into the
   // multigrid's scratch vector then, not kept in vectors of their own (8 bytes a node each,
@@ -195,7 +199,7 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
   // at the load's assembly, each would be a host-to-device copy of the grid inside the solve's
   // time (steady Heat-3D at 256^3 on an H200: the time loop 0.045 -> 0.083 s).
   const bool keep_sources =
-      method_ != TimeMethod::steady || nonlinear_ || !ops_->host_values(mg_->scratch());
+      !nonlinear_ && (method_ != TimeMethod::steady || !ops_->host_values(mg_->scratch()));
   for (std::size_t s = 0; s < flow_.sources(); ++s) {
     int v = -1;
     if (keep_sources) {
@@ -384,7 +388,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(laws->law[i])];
     return law.varying_capacity() ? &law : nullptr;
   };
-  std::vector<double> u0, u, rhs, v;
+  std::vector<double> u0, u, rhs;
   field(u0);
   u = u0;
   flow_.set_fixed(t, u);
@@ -396,34 +400,52 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   // BDF2, C_ref (3 h - 4 h_n + h_{n-1}) / (2 dt), is backward Euler's form at alpha = 3 / (2 dt)
   // about the history (4 h_n - h_{n-1}) / 3 in place of h0 (and (4 u_n - u_{n-1}) / 3 in place
   // of u0 where the capacity is constant, where h is u).
-  std::vector<double> h0 = enthalpies(*base_fields_, u0), history = u0;
+  //
+  // The enthalpies are read only at nodes whose capacity varies (varying(), never in a steady
+  // solve): without temperature laws, or steady, none are kept (8 bytes a node each beside the
+  // levels at every outer iteration's rebuild).
+  const bool enthalpy = !steady && laws;
+  std::vector<double> h0, h, bdf2_history;
+  if (enthalpy) h0 = enthalpies(*base_fields_, u0);
   if (bdf2) {
     std::vector<double> before;
     ops_->download(previous_, before);
-    const std::vector<double> h_before = enthalpies(*base_fields_, before);
-    for (std::size_t i = 0; i < u0.size(); ++i) {
-      h0[i] = (4.0 * h0[i] - h_before[i]) / 3.0;
-      history[i] = (4.0 * u0[i] - before[i]) / 3.0;
+    if (enthalpy) {
+      const std::vector<double> h_before = enthalpies(*base_fields_, before);
+      for (std::size_t i = 0; i < u0.size(); ++i) h0[i] = (4.0 * h0[i] - h_before[i]) / 3.0;
     }
+    bdf2_history.resize(u0.size());
+    for (std::size_t i = 0; i < u0.size(); ++i)
+      bdf2_history[i] = (4.0 * u0[i] - before[i]) / 3.0;
   }
-  std::vector<double> h = enthalpies(*base_fields_, u);
+  const std::vector<double>& history = bdf2 ? bdf2_history : u0;
+  if (enthalpy) h = enthalpies(*base_fields_, u);
   SolveReport report;
   double change = 0.0;
+  std::vector<std::uint8_t> fixed;
   for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
-    flow_ = HeatFlowOperator(problem_, linearize(problem_, *base_fields_, u, t));
-    mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
-    rhs.assign(u.size(), 0.0);
-    flow_.add_load(t, rhs);
-    const std::vector<std::uint8_t>& fixed = flow_.fixed();
-    if (!steady) {
-      const std::vector<double> wc = flow_.weighted_capacity();
-      for (std::size_t i = 0; i < u.size(); ++i) {
-        if (fixed[i]) continue;
-        const kernels::TemperatureLaw* law = varying(i);
-        rhs[i] +=
-            alpha * wc[i] * (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : history[i]);
+    // The last hierarchy (the set-up's at the first outer iteration) goes before the next is
+    // built, and the operator linearised about u once its level and load are taken: a
+    // rebuild holds one hierarchy and one operator at a time, not two of each.
+    mg_->release_levels();
+    LevelOperator finest;
+    {
+      HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, t));
+      rhs.assign(u.size(), 0.0);
+      linear.add_load(t, rhs);
+      fixed = linear.fixed();
+      if (!steady) {
+        const std::vector<double> wc = linear.weighted_capacity();
+        for (std::size_t i = 0; i < u.size(); ++i) {
+          if (fixed[i]) continue;
+          const kernels::TemperatureLaw* law = varying(i);
+          rhs[i] += alpha * wc[i] *
+                    (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : history[i]);
+        }
       }
+      finest = linear.take_level(alpha, beta);
     }
+    mg_->replace_levels(build_hierarchy(std::move(finest)));
     ops_->upload(mg_->rhs(), rhs);
     ops_->upload(mg_->solution(), u);
     const Clock::time_point start = Clock::now();
@@ -438,6 +460,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                              std::to_string(outer) + ": the multigrid solve " + report.describe(),
                          report);
     }
+    std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
     field(v);
     change = 0.0;
     double scale = 0.0;
@@ -455,7 +478,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         // which each step takes off only a quarter. A rise is held to doubling the node's
         // temperature (or 100 K), so the iterates climb to the answer's scale instead.
         if (radiating_steady) next = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
-        h[i] = next;
+        if (enthalpy) h[i] = next;
       }
       change = std::max(change, std::abs(next - u[i]));
       scale = std::max(scale, std::abs(next));

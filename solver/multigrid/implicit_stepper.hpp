@@ -114,6 +114,8 @@ class ImplicitStepper {
   // After release_levels(): the pieces found by then (0 if none were looked for).
   std::int64_t deflated_pieces() { return mg_ ? mg_->deflated_pieces() : released_pieces_; }
   bool deflation_found() const { return mg_ ? mg_->deflation_found() : true; }
+  // The operator of the fields as given; a nonlinear stepper's has no level left (taken at the
+  // set-up: each outer iteration linearises an operator of its own).
   const HeatFlowOperator& heat_flow() const { return flow_; }
   // The options of every later solve (tolerance, logging callback, ...).
   SolveOptions& options() { return options_; }
@@ -227,7 +229,8 @@ class ImplicitStepper {
   // Level-0 vectors and sparse vectors of the level operations: the weighted capacity (0 on
   // the fixed nodes), the sources' weighted densities, the faces' constant loads and ambient
   // weights, the Dirichlet faces' nodes, a copy of the field the step started from (restored
-  // when a solve fails; not kept for steady solves) and BDF2's field of step - 1.
+  // when a solve fails; not kept for steady solves) and BDF2's field of step - 1. A nonlinear
+  // stepper keeps BDF2's field alone (it assembles its loads on the host).
   int capacity_ = -1, saved_ = -1, previous_ = -1;
   struct Source {
     int vector;  // -1: not kept (a linear steady solve's), written when the load is assembled

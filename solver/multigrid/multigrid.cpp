@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace heatsim::solver::multigrid {
@@ -175,21 +176,26 @@ void Multigrid::use_deflation(Deflation deflation) {
   deflation_ = std::move(deflation);
 }
 
-void Multigrid::replace_levels(const std::vector<kernels::LevelOperator>& levels) {
-  ops_.replace_hierarchy(levels);
+void Multigrid::replace_levels(std::vector<kernels::LevelOperator> levels) {
+  std::vector<std::int64_t> points;
+  for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
+  const bool later = ops_.keeps_finest_level();
+  Deflation deflation;
+  if (!later) deflation = find_deflation(levels.at(0));
+  ops_.adopt_replacement(std::move(levels));
+  released_ = false;
   deflation_pending_ = false;
-  if (ops_.keeps_finest_level()) {
-    use_deflation(Deflation{});
-    deflation_pending_ = true;
-  } else {
-    use_deflation(find_deflation(levels.at(0)));
-  }
+  use_deflation(std::move(deflation));
+  deflation_pending_ = later;
   b_.resize(1);
   x_.resize(1);
   r_.resize(1);
-  std::vector<std::int64_t> points;
-  for (const kernels::LevelOperator& op : levels) points.push_back(op.points());
   create_coarse_vectors(points);
+}
+
+void Multigrid::release_levels() {
+  ops_.release_levels();
+  released_ = true;
 }
 
 void Multigrid::create_coarse_vectors(const std::vector<std::int64_t>& points) {
@@ -276,6 +282,7 @@ double Multigrid::relative_floor(int b, int x, double reference) {
 }
 
 SolveReport Multigrid::solve(const SolveOptions& options) {
+  if (released_) throw std::logic_error("multigrid: the levels were released and not replaced");
   // b - A x_lift (z0_ holds x_lift).
   const int x = x_[0], b = b_[0];
   ops_.axpby(1.0, x, 0.0, z0_);

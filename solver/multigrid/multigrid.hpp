@@ -135,9 +135,14 @@ class Multigrid {
   Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator> levels,
             CycleOptions options = {});
 
-  // Replaces the hierarchy (LevelOps::replace_hierarchy): the level-0 vectors, rhs() and
-  // solution() among them, keep their ids and values. The finest level keeps its points.
-  void replace_levels(const std::vector<kernels::LevelOperator>& levels);
+  // Replaces the hierarchy (LevelOps::adopt_replacement: a hierarchy passed as a temporary is
+  // moved, not copied): the level-0 vectors, rhs() and solution() among them, keep their ids
+  // and values. The finest level keeps its points.
+  void replace_levels(std::vector<kernels::LevelOperator> levels);
+  // Lets the levels go before the next replace_levels (LevelOps::release_levels), so that the
+  // next hierarchy is built without them beside it. The level-0 vectors stay, for upload and
+  // download; solve() throws std::logic_error until the levels are replaced.
+  void release_levels();
 
   int levels() const { return static_cast<int>(n_.size()); }
   std::int64_t points(int level) const { return n_.at(static_cast<std::size_t>(level)); }
@@ -208,6 +213,7 @@ class Multigrid {
   Deflation deflation_;
   bool deflation_pending_ = false;  // find_deflation still to run on ops_.finest_level()
   bool deflating_ = false;
+  bool released_ = false;  // release_levels() until replace_levels()
   int inverse_diagonal_ = -1, t_ = -1, u_ = -1;  // level 0: the deflation's (-1: none yet)
   std::vector<double> piece_values_;
 };

@@ -1,7 +1,9 @@
 // `validate`'s memory estimate against the peak resident set of the run it describes (the
 // run's getrusage maximum), for a table of 3D cases: explicit steps in fp64 and fp32, materials
-// with a source, backward Euler, Crank-Nicolson, steady states with and without materials. Each
-// must be within 25%; the table is printed. Every step writes an output, so that the writer
+// with a source, backward Euler, Crank-Nicolson, steady states with and without materials, and
+// nonlinear implicit runs (a steady state with a radiating face, backward Euler with a
+// temperature-dependent k), whose outer iterations rebuild the hierarchy. Each must be within
+// 25%; the table is printed. Every step writes an output, so that the writer
 // thread's second staging buffer, which a run uses only when the first is still being written,
 // is part of every peak.
 #include <fcntl.h>
@@ -55,7 +57,11 @@ double host_estimate(const std::string& output) {
 struct Row {
   const char* name;
   int n;
-  const char* body;  // the case between grid and output
+  const char* body;  // the case's time and precision
+  // The materials and sources (null: those of the name, below), and the boundary and initial
+  // condition (null: Dirichlet 0 and 1).
+  const char* materials = nullptr;
+  const char* boundary = nullptr;
 };
 
 TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
@@ -70,6 +76,18 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       "upper: [0.6, 0.6, 0.6]}}]\n"
       "sources: [{power: 10, box: {lower: [0.3, 0.3, 0.3], upper: [0.5, 0.5, 0.5]}}]\n";
   const std::string physics = "physics: {alpha: 1.0, source: 1.0}\n";
+  // Kelvin, for the radiating face and the conductivity table.
+  const char* const in_kelvin =
+      "boundary: {all: {type: dirichlet, value: 300}, z+: {type: convective, h: 1, ambient: 300, "
+      "emissivity: 0.9}}\ninitial: {type: constant, value: 300}\n";
+  const char* const warming =
+      "boundary: {all: {type: dirichlet, value: 300}}\ninitial: {type: constant, value: 300}\n";
+  const std::string laws =
+      "materials: {a: {conductivity: [[300, 1.0], [400, 2.0]], density: 1, specific_heat: 1}, "
+      "b: {conductivity: 5, density: 2, specific_heat: 1}}\n"
+      "regions: [{material: a}, {material: b, box: {lower: [0.2, 0.2, 0.2], "
+      "upper: [0.6, 0.6, 0.6]}}]\n"
+      "sources: [{power: 10, box: {lower: [0.3, 0.3, 0.3], upper: [0.5, 0.5, 0.5]}}]\n";
   const Row rows[] = {
       {"explicit fp64", 128, "time: {dt: auto, steps: 4}\n"},
       {"explicit fp32", 128, "time: {dt: auto, steps: 4}\nprecision: fp32\n"},
@@ -78,17 +96,23 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       {"crank-nicolson", 96, "time: {method: crank-nicolson, dt: 0.001, steps: 2}\n"},
       {"steady", 128, "time: {method: steady}\n"},
       {"steady, materials", 112, "time: {method: steady}\n"},
+      {"steady, radiating", 112, "time: {method: steady}\n", materials.c_str(), in_kelvin},
+      {"backward-euler, k(T)", 96, "time: {method: backward-euler, dt: 0.001, steps: 2}\n",
+       laws.c_str(), warming},
   };
   std::printf("  %-22s %8s %12s %12s %8s\n", "case", "n", "estimate", "peak RSS", "ratio");
   for (const Row& row : rows) {
     const bool with_materials = std::string(row.name).find("materials") != std::string::npos;
+    const std::string body_materials =
+        row.materials ? row.materials : with_materials ? materials : physics;
     const fs::path c = dir / "c.yaml";
     const std::string n = std::to_string(row.n);
     std::ofstream(c) << "grid: {dims: 3, n: [" << n << ", " << n << ", " << n
                      << "], length: [1.0, 1.0, 1.0]}\n"
-                     << (with_materials ? materials : physics)
-                     << "boundary: {all: {type: dirichlet, value: 0}}\n"
-                        "initial: {type: constant, value: 1}\n"
+                     << body_materials
+                     << (row.boundary ? row.boundary
+                                      : "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                        "initial: {type: constant, value: 1}\n")
                      << row.body << "backend: cpu\n"
                      // An output every step: the writer thread falls behind the stepping, so
                      // both its staging buffers are in use, as the estimate counts them.
