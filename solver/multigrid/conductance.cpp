@@ -118,14 +118,18 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
   if (level_taken_)
     throw std::logic_error("heat-flow operator: the steady level was taken; no level is left");
   kernels::LevelOperator op = base_;
+  scale_level(op, alpha, beta);
+  return op;
+}
+
+void HeatFlowOperator::scale_level(kernels::LevelOperator& op, double alpha, double beta) const {
   const std::int64_t np = points();
   const double* capacity = fields_->capacity.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)
   for (std::int64_t i = 0; i < np; ++i) {
-    op.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * base_.node_term[i];
+    op.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * op.node_term[i];
     for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
   }
-  return op;
 }
 
 kernels::LevelOperator HeatFlowOperator::take_steady_level() {
@@ -146,14 +150,7 @@ kernels::LevelOperator HeatFlowOperator::take_steady_level() {
 
 kernels::LevelOperator HeatFlowOperator::take_level(double alpha, double beta) {
   if (level_taken_) throw std::logic_error("heat-flow operator: the level was taken already");
-  const std::int64_t np = points();
-  const double* capacity = fields_->capacity.data();
-  // level()'s loop, each value written over the one it is computed from.
-#pragma omp parallel for schedule(static) if (np >= 32768)
-  for (std::int64_t i = 0; i < np; ++i) {
-    base_.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * base_.node_term[i];
-    for (int a = 0; a < base_.dims; ++a) base_.conductance[a][i] *= beta;
-  }
+  scale_level(base_, alpha, beta);  // each value written over the one it is computed from
   return take_steady_level();
 }
 

@@ -108,6 +108,10 @@ class HeatFlowOperator {
   };
   std::vector<FaceLoad> face_loads_;
 
+  // level()'s values in op, whose node terms and conductances are base_'s on entry: node term
+  // alpha w C + beta * transfer, conductances beta G (take_level: op is base_ itself).
+  void scale_level(kernels::LevelOperator& op, double alpha, double beta) const;
+
   // The node's share of its cell, 1/2 per non-periodic boundary axis it lies on: the product
   // of its axes' shares, x's first. Computed where it is needed, not kept (8 bytes a node for
   // the whole run).
