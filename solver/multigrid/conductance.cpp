@@ -99,8 +99,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
             }
             // The face's law: an inflow (a flux, or du/dn through K_bm) and a transfer toward
             // its ambient (H on the diagonal, H ambient(t) in the load).
-            const double inflow = kernels::face_inflow(
-                f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
+            const double inflow =
+                kernels::face_inflow(f, fields_->face(a, std::min(i, m), std::max(i, m)), h);
             const double share = weight(x, y, z);
             const double transfer = share * 2.0 * kernels::face_transfer(f) / h;
             base_.node_term[i] += transfer;
