@@ -55,22 +55,21 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
   const bool fused_sweeps =
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
   const std::int64_t dropped = on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0;
-  b.level0 = finest * ((layout.vectors_per_level + layout.finest_extra_vectors -
-                        (on_cpu ? layout.cpu_finest_shared_vectors : 0) + stepper_vectors +
-                        (fused_sweeps ? layout.device_sweep_vectors : 0)) *
-                           kDouble +
-                       layout.fixed_bytes) +
-             (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
+  // The finest level's vectors beyond a level's own, and the deflation's pieces: kept both with
+  // the levels and after they are let go (level0).
+  const int finest_extra_vectors =
+      layout.finest_extra_vectors - (on_cpu ? layout.cpu_finest_shared_vectors : 0) +
+      stepper_vectors + (fused_sweeps ? layout.device_sweep_vectors : 0);
+  const std::int64_t pieces = stepper.deflated ? finest * layout.deflation_piece_bytes : 0;
+  b.level0 =
+      finest * ((layout.vectors_per_level + finest_extra_vectors) * kDouble + layout.fixed_bytes) +
+      pieces;
   b.level_ops =
       finest * (level_bytes(layout.finest_operator_doubles + layout.finest_smoother_doubles) -
-                dropped * kDouble +
-                (layout.finest_extra_vectors - (on_cpu ? layout.cpu_finest_shared_vectors : 0) +
-                 stepper_vectors + (fused_sweeps ? layout.device_sweep_vectors : 0)) *
-                    kDouble) +
+                dropped * kDouble + finest_extra_vectors * kDouble) +
       coarse * level_bytes(on_cpu ? layout.cpu_coarse_operator_doubles
                                   : layout.device_coarse_operator_doubles) +
-      coarsest * layout.coarsest_extra_vectors * kDouble +
-      (stepper.deflated ? finest * layout.deflation_piece_bytes : 0);
+      coarsest * layout.coarsest_extra_vectors * kDouble + pieces;
   // A linear transient run keeps the operator's level (BDF2's start builds another from it); a
   // steady or nonlinear run takes it at the set-up, leaving the fixed flags.
   const int kept_operator_doubles =
