@@ -36,7 +36,9 @@ __device__ __forceinline__ T ghost_value(int kind, double value, double transfer
                                          std::int64_t ghost, std::int64_t image) {
   if (kind == static_cast<int>(BoundaryKind::periodic)) return u[image];
   const T k_bm = face_k ? face_k[face] : face_conductance(k[b], k[m]);
-  const T k_g = face_k ? face_k[ghost_face] : face_conductance(k[b], k[ghost]);
+  // The face toward the ghost is the mirror face wherever that conducts (upload() and the
+  // faces' update keep it so), so it is read only where the mirror face conducts nothing.
+  const T k_g = k_bm > T(0) ? k_bm : face_k ? face_k[ghost_face] : face_conductance(k[b], k[ghost]);
   const CoefficientGhostRule rule = coefficient_ghost_rule(
       static_cast<BoundaryKind>(kind), heat_flux, value, transfer, h, radiation, ambient4);
   return coefficient_ghost(rule, u[b], u[m], k_bm, k_g);
@@ -48,6 +50,39 @@ struct FacePointers {
   const T* axis[3] = {nullptr, nullptr, nullptr};
 };
 
+// The two ghosts of line l along AXIS (interior of the other axes). The axis is a template
+// parameter so that every index into the grid, the faces and their arrays is fixed: with it
+// chosen at run time they were copied to a stack frame of 136 bytes per thread.
+template <typename T, int AXIS>
+__device__ __forceinline__ void fill_line_ghosts(T* u, const T* __restrict__ k,
+                                                 const FacePointers<T>& K, const DeviceGrid& g,
+                                                 const CoefficientFaces& f, std::int64_t l) {
+  constexpr int first = AXIS == 0 ? 1 : 0, second = AXIS == 2 ? 1 : 2;
+  constexpr int lo = 2 * AXIS, hi = 2 * AXIS + 1;
+  const std::int64_t n = g.n[AXIS], st = g.stride(AXIS);
+  // The line's place across the axis, in 32 bits where it fits (every grid a card holds).
+  std::int64_t along_first, along_second;
+  if (l <= 0xFFFFFFFFll && g.n[first] <= 0xFFFFFFFFll) {
+    const auto l32 = static_cast<std::uint32_t>(l), n32 = static_cast<std::uint32_t>(g.n[first]);
+    along_first = l32 % n32;
+    along_second = l32 / n32;
+  } else {
+    along_first = l % g.n[first];
+    along_second = l / g.n[first];
+  }
+  const std::int64_t base =  // node 0 of the line
+      g.origin + along_first * g.stride(first) + along_second * g.stride(second);
+  const double h = f.spacing[AXIS];
+  const T* face_k = K.axis[AXIS];
+  u[base - st] = ghost_value<T>(f.kind[lo], f.value[lo], f.transfer[lo], f.heat_flux[lo],
+                                f.radiation[lo], f.ambient4[lo], h, u, k, face_k, base, base + st,
+                                base, base - st, base - st, base + (n - 1) * st);
+  u[base + n * st] =
+      ghost_value<T>(f.kind[hi], f.value[hi], f.transfer[hi], f.heat_flux[hi], f.radiation[hi],
+                     f.ambient4[hi], h, u, k, face_k, base + (n - 1) * st, base + (n - 2) * st,
+                     base + (n - 2) * st, base + (n - 1) * st, base + n * st, base);
+}
+
 // One thread per grid line along an active axis (interior of the other axes), both ends.
 // Registers: a handful; no shared memory.
 template <typename T>
@@ -56,25 +91,12 @@ __global__ void __launch_bounds__(kThreads)
                               CoefficientFaces f, GhostLines lines) {
   const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (j >= lines.end[g.dims - 1]) return;
-  int axis = 0;
-  while (j >= lines.end[axis]) ++axis;
-  const std::int64_t l = j - (axis == 0 ? 0 : lines.end[axis - 1]);
-  const int first = axis == 0 ? 1 : 0, second = axis == 2 ? 1 : 2;
-  std::int64_t c[3] = {0, 0, 0};
-  c[first] = l % g.n[first];
-  c[second] = l / g.n[first];
-  const std::int64_t n = g.n[axis], st = g.stride(axis);
-  const std::int64_t base = g.index(c[0], c[1], c[2]);  // node 0 of the line
-  const double h = f.spacing[axis];
-  const T* face_k = K.axis[axis];
-  const int lo = 2 * axis, hi = 2 * axis + 1;
-  u[base - st] = ghost_value<T>(f.kind[lo], f.value[lo], f.transfer[lo], f.heat_flux[lo],
-                                f.radiation[lo], f.ambient4[lo], h, u, k, face_k, base, base + st,
-                                base, base - st, base - st, base + (n - 1) * st);
-  u[base + n * st] = ghost_value<T>(f.kind[hi], f.value[hi], f.transfer[hi], f.heat_flux[hi],
-                                    f.radiation[hi], f.ambient4[hi], h, u, k, face_k,
-                                    base + (n - 1) * st, base + (n - 2) * st,
-                                    base + (n - 2) * st, base + (n - 1) * st, base + n * st, base);
+  if (j < lines.end[0])
+    fill_line_ghosts<T, 0>(u, k, K, g, f, j);
+  else if (j < lines.end[1])
+    fill_line_ghosts<T, 1>(u, k, K, g, f, j - lines.end[0]);
+  else
+    fill_line_ghosts<T, 2>(u, k, K, g, f, j - lines.end[1]);
 }
 
 // A field of the problem's nodes in the padded layout: interior values, every other element
