@@ -540,15 +540,33 @@ void Session::State::set_up() {
   spdlog::info("heatsim {}: {} ({}D, {} points, scheme {}, {})", version(), c.source_path,
                c.grid.dims, problem.points(), solver::to_string(c.scheme.kind),
                kernels::to_string(c.precision));
-  spdlog::info("backend {} ({})", choice.name, choice.reason);
+  const kernels::BackendEntry* chosen = kernels::find_backend(choice.name);
+  if (parallel::size() == 1 && chosen && !chosen->needs_gpu) {
+    // The CPU's level operations and sweeps are OpenMP loops: their threads meet at a barrier
+    // after each one, and wait there spinning. On a machine already busy with other work each
+    // wait can last a time slice: 10 bdf2 steps of a radiating PCB (84k nodes) on 2 cores
+    // beside two other jobs took 10.7-11.5 s with 2 threads and 2.8 s with 1.
+    const int threads = omp_get_max_threads();
+    spdlog::info("backend {} ({}), {} thread{} (OMP_NUM_THREADS)", choice.name, choice.reason,
+                 threads, threads == 1 ? "" : "s");
+    double load = 0.0;
+    const int cores = omp_get_num_procs();
+    if (threads > 1 && getloadavg(&load, 1) == 1 && load >= cores)
+      spdlog::info(
+          "the machine is busy (load {:.1f} on {} cores): threads that wait for each other "
+          "here may run this case several times slower than fewer threads would; to run "
+          "cases side by side, give each OMP_NUM_THREADS = cores / cases",
+          load, cores);
+  } else {
+    spdlog::info("backend {} ({})", choice.name, choice.reason);
+  }
   if (parallel::size() > 1) {
     // Where each rank runs, gathered to rank 0: "rank 1: host node-a, GPU 1 (NVIDIA H100
     // ...), backend register-tiling".
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    const kernels::BackendEntry* entry = kernels::find_backend(choice.name);
     const int device = kernels::current_cuda_device();
-    const bool on_gpu = entry && entry->needs_gpu && device >= 0;
+    const bool on_gpu = chosen && chosen->needs_gpu && device >= 0;
     std::string where = "CPU";
     if (on_gpu)
       where = fmt::format("GPU {} ({})", device,
