@@ -215,7 +215,10 @@ SolveReport steady_solve(Case c, bool convective, std::int64_t* pieces,
 
 // The checkerboard of scripts/mg-cases (cubes of L/8 alternating k = 1 and 1e4 in a 50 mm
 // cube, a `where` region sampled below the grid, a 1e5 W/m^3 ball in the middle): n - 1 not a
-// multiple of 8, so no cube bound lies on a node plane. Its faces as Case leaves them.
+// multiple of 8, so no cube bound lies on a node plane. Its faces as Case leaves them. Unlike
+// the script's, its cube index is not held to 0-7: floor(L / c) = 8 lays a ninth layer of no
+// thickness on the upper faces, sampled into one-node sheets of the other material
+// (docs/performance.md), which keeps the hierarchy alone slow and the deflation needed.
 Case checkerboard_case(std::int64_t n) {
   Case c;
   const double L = 0.05, s = L / 8;
