@@ -29,6 +29,7 @@ enum Code {
   kAnd,
   kOr,
   kNot,
+  kSquare,  // x^2 with a literal 2: x * x
   kCall1,
   kCall2
 };
@@ -222,8 +223,20 @@ class Compiler {
   void power(int nesting) {
     primary(nesting);
     if (accept("^")) {
+      const std::size_t exponent_at = program_.size();
       unary(nesting + 1);
-      emit_code(kPow, -1);
+      // A literal 2 as the whole exponent (a distance's square, `(x - a)^2`): the product x * x,
+      // rounded once. std::pow's square differs from it in the last place for about one
+      // argument in 1600 and takes some twenty times as long; a ball written as a `where`
+      // formula at 129^3 spent 1.3 s of a 3.7 s run in it.
+      const Expression::Op& last = program_.back();
+      if (program_.size() == exponent_at + 1 && last.code == kNumber && last.value == 2.0) {
+        program_.pop_back();
+        --depth_;
+        emit_code(kSquare, 0);
+      } else {
+        emit_code(kPow, -1);
+      }
     }
   }
 
@@ -377,6 +390,9 @@ double Expression::eval(const double* values) const {
       case kNot:
         stack[top] = stack[top] == 0.0 ? 1.0 : 0.0;
         break;
+      case kSquare:
+        stack[top] = stack[top] * stack[top];
+        break;
       case kCall1:
         stack[top] = op.f1(stack[top]);
         break;
@@ -459,6 +475,11 @@ void Expression::eval_block(const double* const* variables, int count, double* o
       case kNot: {
         double* a = slot(top);
         for (int j = 0; j < count; ++j) a[j] = a[j] == 0.0 ? 1.0 : 0.0;
+        break;
+      }
+      case kSquare: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = a[j] * a[j];
         break;
       }
       case kCall1: {

@@ -63,6 +63,37 @@ TEST(Expression, PowerBindsTighterThanSignAndToTheRight) {
   EXPECT_EQ(eval("+3 * -2"), -6.0);
 }
 
+// A literal 2 as the exponent is the product x * x, rounded once: the same bits as C++'s x * x
+// for every argument, among them ones whose square by glibc 2.36's pow is a unit in the last
+// place off (0x1.3bb8ca3d2e024p-6), a signed zero, a subnormal's square and an overflow; in a point and
+// in a block. Any other exponent, and pow(x, 2), stay std::pow's.
+TEST(Expression, SquareOfALiteralTwoIsTheProduct) {
+  const double args[] = {0x1.3bb8ca3d2e024p-6, -0x1.c2414d12833dap-6, 0x1.6e7ede9ba84b2p-5,
+                         -0.0, 1e-310, 1.4e154, -3.75, 0.015};
+  for (const char* text : {"x^2", "x^2.0", "x ^ (2)", "x^+2"}) {
+    const Expression e = Expression::compile(text, kXyz);
+    for (double a : args) {
+      const double v[3] = {a, 0.0, 0.0}, want = a * a;
+      const double got = e.eval(v);
+      EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << text << " at " << a;
+    }
+    const double* columns[3] = {args, args, args};
+    std::vector<double> scratch(e.block_scratch()), out(std::size(args));
+    e.eval_block(columns, static_cast<int>(std::size(args)), out.data(), scratch.data());
+    for (std::size_t i = 0; i < std::size(args); ++i) {
+      const double want = args[i] * args[i];
+      EXPECT_EQ(std::memcmp(&out[i], &want, sizeof want), 0) << text << " in a block at " << i;
+    }
+  }
+  volatile double two = 2.0;  // std::pow at run time, not folded into a product
+  const double a = 0x1.3bb8ca3d2e024p-6;
+  EXPECT_EQ(eval("pow(x, 2)", a), std::pow(a, two));
+  EXPECT_EQ(eval("x^2.5", 2.0), std::pow(2.0, 2.5));
+  EXPECT_EQ(eval("x^-2", 4.0), 1.0 / 16.0);
+  EXPECT_EQ(eval("2^x^2", 3.0), 512.0);
+  EXPECT_EQ(eval("-x^2", 3.0), -9.0);
+}
+
 TEST(Expression, ComparisonsGiveOneOrZero) {
   EXPECT_EQ(eval("x < 0.5"), 1.0);
   EXPECT_EQ(eval("x >= 0.5"), 0.0);
