@@ -37,6 +37,7 @@
 #include "solver/backend_choice.hpp"
 #include "solver/heat_flows.hpp"
 #include "solver/materials.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/multigrid/implicit_backend.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/parallel/comm.hpp"
@@ -494,13 +495,16 @@ void Session::State::set_up() {
   }
   cuda_start.join();
   end_phase("backend choice and resources");
-  // A linear steady solve on one process lets the coefficient fields and the material ids go
+  // A linear steady solve on one process lets large coefficient fields and the material ids go
   // before its levels are built and lays the body on the grid again after the solve, for the
-  // output, the materials file and the heat flows (the same fields: 0.03 s at 129^3): they are
-  // not beside the levels at the run's peak. Where the levels live on a GPU the fields are not
-  // beside them in host memory, so they stay (no second laying, no second upload).
+  // output, the materials file and the heat flows (the same fields): they are not beside the
+  // levels at the run's peak (solver::steady_releases_fields, which validate's estimate
+  // follows). Where the levels live on a GPU the fields are not beside them in host memory, so
+  // they stay (no second laying, no second upload).
   // (The homogeneous shorthand's fields are the solver's own: released, nothing to lay again.)
-  if (host_setup && !choice.backend->capabilities().gpu && host_setup->release_fields()) {
+  const int source_fields = prepared.fields ? static_cast<int>(prepared.fields->sources.size()) : 0;
+  if (host_setup && !choice.backend->capabilities().gpu &&
+      solver::steady_releases_fields(c, source_fields, false) && host_setup->release_fields()) {
     fields_released = prepared.fields != nullptr;
     prepared.fields.reset();
     std::vector<std::int32_t>().swap(prepared.material_ids);

@@ -22,6 +22,34 @@ double MemoryEstimate::device_bytes() const {
   return sum;
 }
 
+namespace {
+
+// The faces' conductances come with the coefficient fields where sub-grid geometry, an
+// anisotropic k or temperature laws give them (solver/materials.cpp).
+bool fields_give_faces(const Case& c) {
+  bool given = c.has_fields() && samples_subgrid(c);
+  for (const MaterialSpec& m : c.materials)
+    given = given || m.temperature_dependent() || m.anisotropic();
+  return given;
+}
+
+// The case's coefficient fields and material ids on the host, in bytes.
+double coefficient_field_bytes(const Case& c, int source_fields) {
+  if (!c.has_fields()) return 0.0;
+  double points = 1.0;
+  for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
+  return (8.0 * (2.0 + source_fields) + 4.0) * points +
+         (fields_give_faces(c) ? 8.0 * c.grid.dims * points : 0.0);
+}
+
+}  // namespace
+
+bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
+  if (c.time.method != TimeMethod::steady || on_gpu || !c.temperature_dependence().empty())
+    return false;
+  return !c.has_fields() || coefficient_field_bytes(c, source_fields) >= kReleasedFieldsBytes;
+}
+
 MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost) {
   const int dims = c.grid.dims;
   std::array<std::int64_t, 3> n{1, 1, 1};
@@ -45,12 +73,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   const bool sub_grid = c.has_fields() && samples_subgrid(c);
   // Temperature laws scale the faces, and an anisotropic k has one per axis: the coefficient
   // fields then carry the faces even without sub-grid geometry (solver/materials.cpp).
-  bool laws = false, anisotropic = false;
-  for (const MaterialSpec& m : c.materials) {
-    laws = laws || m.temperature_dependent();
-    anisotropic = anisotropic || m.anisotropic();
-  }
-  const bool faces_given = sub_grid || laws || anisotropic;
+  bool laws = false;
+  for (const MaterialSpec& m : c.materials) laws = laws || m.temperature_dependent();
+  const bool faces_given = fields_give_faces(c);
   const double face_arrays = on_gpu ? (sub_grid ? dims : 0.0) : static_cast<double>(dims);
   const bool implicit = c.time.method != TimeMethod::explicit_euler;
 
@@ -64,10 +89,11 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     runs_there.push_back(
         {"field in the " + backend + " (two padded copies)", 2.0 * value * padded(ghost)});
   // A linear steady solve on one process releases the coefficient fields (and the material
-  // ids) before its levels are built, keeping its sources' weighted densities, and lays them
-  // again after the solve: on the CPU they count with the output's phase.
+  // ids) before its levels are built where they are large, keeping its sources' weighted
+  // densities, and lays them again after the solve: on the CPU they count with the output's
+  // phase (steady_releases_fields).
   const bool steady = c.time.method == TimeMethod::steady;
-  const bool fields_released = steady && !on_gpu && c.temperature_dependence().empty();
+  const bool fields_released = steady_releases_fields(c, source_fields, on_gpu);
   std::vector<MemoryPart> fields;
   if (c.has_fields()) {
     fields.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
@@ -90,8 +116,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     fields.push_back({"uniform coefficient fields of the solver",
                       8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   }
-  if (!fields_released)
+  if (!fields_released) {  // for the whole run
     for (MemoryPart& p : fields) e.host.push_back(std::move(p));
+    fields.clear();
+  }
   // The initial field, until the backend holds it; an implicit fp64 run on the CPU writes one
   // it computes into the solver's field in place.
   const bool initial_in_place =

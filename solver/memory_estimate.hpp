@@ -34,6 +34,16 @@ struct MemoryEstimate {
 // of a 9^3 grid on Debian 12 (an MPI build, started without mpirun): about 19 MiB.
 inline constexpr double kProcessBytes = 19.0 * 1024 * 1024;
 
+// A linear steady solve on one process on the CPU lets the case's coefficient fields and
+// material ids go before its levels are built, and lays them on the grid again after the solve
+// for the output, the materials file and the heat flows, where they hold at least
+// kReleasedFieldsBytes. Below that they are small beside a machine's memory, and the second
+// laying costs as much as the first (the 3D heat-sink example on one thread: 0.18 s of a
+// 0.57 s run). The homogeneous shorthand's fields are the solver's own: let go always, nothing
+// to lay again.
+inline constexpr double kReleasedFieldsBytes = 256.0 * 1024 * 1024;
+bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu);
+
 // `source_fields`: the coefficient fields' sources (kernels::CoefficientFields); `on_gpu`: the
 // backend runs on a CUDA device; `ghost`: the backend's ghost width (radius times the fusion
 // depth for a fusing backend, the radius otherwise).
