@@ -239,6 +239,18 @@ std::vector<std::int64_t> plane_sources(const std::vector<std::uint8_t>& as_befo
 // whole rows of nodes (`rows_repeat(r)`), whose results are those of the row two before.
 class XRepeats {
  public:
+  // How far, per axis, each result reads the level's values and transfers. A row (free_row: a
+  // compact row's conductances of its lower neighbours, every row's neighbours' fixed flags;
+  // nodes_beside_held's box) reads within 1. A weight of a node between coarse nodes along some
+  // axes reads its row and the weights of neighbours moved along those axes only, each a coarse
+  // coordinate along every axis it moved on, so that it moves along none of them again: along
+  // any one axis the chain of weights moves one node at most, and a weight reads within 2 (within
+  // 1 along an axis where its node is a coarse coordinate). A row of A P, its row times its
+  // neighbours' weights, reads within 3, and within 2 along an axis where its node lies between
+  // coarse nodes (its neighbours there are coarse coordinates). A coarse row reads its children's
+  // weights and A P: along each axis a child on the coarse node's coordinate, reading within 3,
+  // or one node from it between coarse nodes, reading within 2 of itself: within 3 as well.
+  static constexpr int kWeightsReach = 2, kProductReach = 3, kRowsReach = 3;
   // as_before: planes_as_before(fine).
   XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty,
            const AxisTransfer& tz, const std::vector<std::uint8_t>& as_before, bool use)
@@ -370,7 +382,7 @@ class XRepeats {
   // length of the run of same nodes ending at each node. The windows are nested, so all of them
   // are taken in one pass: the nodes at distance r along an axis clear bit window(r) and the
   // wider windows' ones, and the AND of the bytes over a box is each window's AND.
-  static constexpr int kLeastReach = 3, kMostReach = 5;
+  static constexpr int kLeastReach = kWeightsReach, kMostReach = kRowsReach;
   static constexpr std::uint8_t window(int r) {
     return static_cast<std::uint8_t>(1 << (r - kLeastReach));
   }
@@ -978,16 +990,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
   // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
-  // node before along x (windows, XRepeats::repeats, of r = 4 and 5: A P reads the weights of
-  // the nodes around, each from three nodes around it; a coarse row the weights and A P of its
-  // children).
+  // node before along x (windows, XRepeats::repeats, of r = 3 for both: A P reads the weights of
+  // the nodes around, each from two nodes around it; a coarse row the weights and A P of its
+  // children: XRepeats::kProductReach and kRowsReach).
   // (By value: the byte stores of the loops that call them cannot then alias what they read.)
   const std::uint8_t* const window_bits = windows.data();
   const auto ap_repeats = [window_bits](std::int64_t i) {
-    return (window_bits[i] & XRepeats::window(4)) != 0;
+    return (window_bits[i] & XRepeats::window(XRepeats::kProductReach)) != 0;
   };
   const auto row_repeats = [window_bits](std::int64_t i) {
-    return (window_bits[i] & XRepeats::window(5)) != 0;
+    return (window_bits[i] & XRepeats::window(XRepeats::kRowsReach)) != 0;
   };
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
@@ -1006,16 +1018,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // parallel region and no barrier per plane; a 2D level's rows within its one plane.
   const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
   [[maybe_unused]] const bool by_rows = !by_planes && plane >= 4096;
-  // By planes, whole coarse rows whose finer row's neighbourhood (five finer rows each way along
+  // By planes, whole coarse rows whose finer row's neighbourhood (three finer rows each way along
   // y and z) repeats the one two finer rows before along y (XRepeats::rows_repeat): such a row is
   // the coarse row before, which the same thread wrote just before it, and is taken from there.
   const std::vector<std::uint8_t> row_copies =
-      by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
-  // And whole coarse planes whose finer plane's neighbourhood (five finer planes each way along
+      by_planes ? repeats.rows_repeat(XRepeats::kRowsReach) : std::vector<std::uint8_t>{};
+  // And whole coarse planes whose finer plane's neighbourhood (three finer planes each way along
   // z) repeats the one two finer planes before (XRepeats::planes_repeat): such a plane's rows are
   // the coarse plane before's, which the same thread wrote just before it (not a block's first).
   const std::vector<std::uint8_t> plane_copies =
-      by_planes ? repeats.planes_repeat(5) : std::vector<std::uint8_t>{};
+      by_planes ? repeats.planes_repeat(XRepeats::kRowsReach) : std::vector<std::uint8_t>{};
   auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
@@ -1283,7 +1295,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
               const std::uint8_t *read = &ap_read[i0], *bits = window_bits + i0,
                                  *held = &fine.fixed[i0];
               for (std::int64_t x = 0; x < nx; ++x)
-                near_read[x] |= read[x] & !(bits[x] & XRepeats::window(4)) & !held[x];
+                near_read[x] |=
+                    read[x] & !(bits[x] & XRepeats::window(XRepeats::kProductReach)) & !held[x];
             }
           if (!any) continue;  // staged weights: none (zeroed above)
           std::uint8_t* staged = &weights_read[zy * nx];
@@ -2169,8 +2182,9 @@ RepeatWindows repeat_windows(const LevelOperator& fine) {
   LevelOperator c;
   const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
   const XRepeats repeats(fine, t[0], t[1], t[2], as_before, true);
-  return {repeats.repeats(), repeats.rows_repeat(3), repeats.rows_repeat(5),
-          repeats.planes_repeat(3), repeats.planes_repeat(5)};
+  return {repeats.repeats(), repeats.rows_repeat(XRepeats::kWeightsReach),
+          repeats.rows_repeat(XRepeats::kRowsReach), repeats.planes_repeat(XRepeats::kWeightsReach),
+          repeats.planes_repeat(XRepeats::kRowsReach)};
 }
 
 LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
@@ -2186,10 +2200,11 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
   const XRepeats repeats(fine, t[0], t[1], t[2], as_before, reuse == Reuse::along_x);
-  // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
+  // The windows of r = 2 (the prolongation) and 3 (A P and the Galerkin rows).
   const std::vector<std::uint8_t> windows = repeats.repeats();
-  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3),
-                                repeats.planes_repeat(3));
+  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(XRepeats::kWeightsReach),
+                                repeats.rows_repeat(XRepeats::kWeightsReach),
+                                repeats.planes_repeat(XRepeats::kWeightsReach));
   c.stencil = galerkin(fine, c, t, repeats, windows);
   return c;
 }
