@@ -2206,6 +2206,7 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
                                 repeats.rows_repeat(XRepeats::kWeightsReach),
                                 repeats.planes_repeat(XRepeats::kWeightsReach));
   c.stencil = galerkin(fine, c, t, repeats, windows);
+  c.symmetric = true;  // galerkin writes each pair between free nodes as their mean
   return c;
 }
 
