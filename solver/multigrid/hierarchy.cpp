@@ -1379,6 +1379,24 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         }
         around[o] = in_hand.ap[b].data();
       }
+      // A copied plane whose plane before is one too, neither this block's first: its rows, the
+      // plane before's and the one before that are the same bits (moved by a plane each), so the
+      // write-back gives plane Z toward planes Z - 1 and Z what it gave plane Z - 1 toward Z - 2
+      // and Z - 1, and plane Z - 1 toward Z (the means it takes there) what it gave plane Z - 2
+      // toward Z - 1: all of them final already on this thread, and copied whole. Only plane
+      // Z's entries toward Z + 1, which wait for that plane's rows, are written below.
+      const bool sums_copied = mean_at_write && copied_plane && Z - 1 > Zb &&
+                               plane_copies[c.fine_index[2][Z - 1]];
+      if (sums_copied) {
+        const std::int64_t coarse_plane = c.n[0] * c.n[1];
+        for (int k = 0; k < kp; ++k) {
+          double* Sk = &S[k * nc];
+          if (stencil_offset(k, 2) > 0)
+            std::copy_n(Sk + (Z - 2) * coarse_plane, coarse_plane, Sk + (Z - 1) * coarse_plane);
+          else
+            std::copy_n(Sk + (Z - 1) * coarse_plane, coarse_plane, Sk + Z * coarse_plane);
+        }
+      }
 #pragma omp parallel for schedule(static) if (!by_planes && c.n[0] * c.n[1] >= 1024)
       for (std::int64_t Y = 0; Y < c.n[1]; ++Y) {
         // The row's weights and entries node by node ([X kp + k]), read from P and written to
@@ -1489,6 +1507,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           double* Sk = &S[k * nc];
           double* Sback = &S[(kp - 1 - k) * nc];
           const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
+          if (sums_copied && dz <= 0) continue;  // copied above
           const bool same_row = dy == 0 && dz == 0;
           const bool row_written = row_inside && written(Y + dy, Z + dz);
           const auto any_node = [&](std::int64_t X) {
