@@ -1384,9 +1384,12 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       // write-back gives plane Z toward planes Z - 1 and Z what it gave plane Z - 1 toward Z - 2
       // and Z - 1, and plane Z - 1 toward Z (the means it takes there) what it gave plane Z - 2
       // toward Z - 1: all of them final already on this thread, and copied whole. Only plane
-      // Z's entries toward Z + 1, which wait for that plane's rows, are written below.
+      // Z's entries toward Z + 1, which wait for that plane's rows, are written below, and not
+      // even those where plane Z + 1 is such a plane on this thread too: it copies them whole
+      // from plane Z - 1's, reading none of them.
       const bool sums_copied = mean_at_write && copied_plane && Z - 1 > Zb &&
                                plane_copies[c.fine_index[2][Z - 1]];
+      const bool sums_left = sums_copied && Z + 1 < Ze && plane_copies[c.fine_index[2][Z + 1]];
       if (sums_copied) {
         const std::int64_t coarse_plane = c.n[0] * c.n[1];
         for (int k = 0; k < kp; ++k) {
@@ -1497,6 +1500,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
           continue;
         }
+        if (sums_left) continue;  // written by the next plane's copies
         // Whether row (Yp, Zp) was written before this one in this block: its entries toward
         // this row are still their own values, and this row takes both means.
         const auto written = [&](std::int64_t Yp, std::int64_t Zp) {
