@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -189,7 +190,10 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // some reach of z alone gives, where those planes and the ones before each are the same bits,
 // the result of the plane before (homogeneous blocks, the middle of an inclusion), and takes it
 // from there rather than computing it again.
-std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
+// `known`: per plane, 1 where whoever built the level knows it to be the same bits as the plane
+// before (galerkin's copied planes), taken without comparing; empty: none known.
+std::vector<std::uint8_t> planes_as_before(const LevelOperator& op,
+                                           const std::vector<std::uint8_t>& known = {}) {
   std::vector<std::uint8_t> same;
   if (op.dims != 3) return same;
   const std::int64_t nz = op.n[2], plane = op.n[0] * op.n[1], np = op.points();
@@ -199,13 +203,18 @@ std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
     const auto plane_bits = [&](const auto& v, std::int64_t at) {
       return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
     };
-    bool s = plane_bits(op.fixed, 0);
-    if (op.stencil_form())
-      for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
-    else
-      s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
-          plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
-    same[z] = s;
+    const auto compared = [&] {
+      bool s = plane_bits(op.fixed, 0);
+      if (op.stencil_form())
+        for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
+      else
+        s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
+            plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
+      return s;
+    };
+    const bool is_known = !known.empty() && known[z];
+    assert(!is_known || compared());
+    same[z] = is_known || compared();
   }
   return same;
 }
@@ -901,9 +910,12 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
+// `copied`, when given: per coarse plane, 1 where the plane is written whole as the plane before's
+// (planes_as_before's `known` for the level below).
 kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
                                const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats,
-                               const std::vector<std::uint8_t>& windows) {
+                               const std::vector<std::uint8_t>& windows,
+                               std::vector<std::uint8_t>* copied) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -1331,6 +1343,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const bool mean_at_write = by_planes;
   // Block b of `team` holds the coarse planes [b nZ / team, (b + 1) nZ / team).
   std::int64_t team = 1;
+  if (copied) copied->assign(static_cast<std::size_t>(c.n[2]), 0);
 #pragma omp parallel if (by_planes)
   {
     Planes in_hand;
@@ -1387,9 +1400,12 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       // Z's entries toward Z + 1, which wait for that plane's rows, are written below, and not
       // even those where plane Z + 1 is such a plane on this thread too: it copies them whole
       // from plane Z - 1's, reading none of them.
-      const bool sums_copied = mean_at_write && copied_plane && Z - 1 > Zb &&
-                               plane_copies[c.fine_index[2][Z - 1]];
+      const bool sums_copied =
+          mean_at_write && copied_plane && Z - 1 > Zb && plane_copies[c.fine_index[2][Z - 1]];
       const bool sums_left = sums_copied && Z + 1 < Ze && plane_copies[c.fine_index[2][Z + 1]];
+      // Such a plane ends as plane Z - 1's bits in every array (its upward entries copied by
+      // plane Z + 1 from plane Z - 1's final ones), with plane Z - 1's fixed flags.
+      if (copied && sums_left) (*copied)[Z] = 1;
       if (sums_copied) {
         const std::int64_t coarse_plane = c.n[0] * c.n[1];
         for (int k = 0; k < kp; ++k) {
@@ -2210,10 +2226,16 @@ RepeatWindows repeat_windows(const LevelOperator& fine) {
           repeats.planes_repeat(XRepeats::kRowsReach)};
 }
 
-LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
+namespace {
+
+// coarsen, given the planes of `fine` known to be the same bits as the plane before (`known`),
+// and giving those of the coarse level (`copied`, when not null).
+LevelOperator coarsen_level(const LevelOperator& fine, Reuse reuse,
+                            const std::vector<std::uint8_t>& known,
+                            std::vector<std::uint8_t>* copied) {
   LevelOperator c;
   // Which planes repeat the one before, compared once for the passes below.
-  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine, known);
   const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
   const std::int64_t np = c.points();
   c.fixed.assign(static_cast<std::size_t>(np), 0);
@@ -2228,18 +2250,27 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
   c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(XRepeats::kWeightsReach),
                                 repeats.rows_repeat(XRepeats::kWeightsReach),
                                 repeats.planes_repeat(XRepeats::kWeightsReach));
-  c.stencil = galerkin(fine, c, t, repeats, windows);
+  c.stencil = galerkin(fine, c, t, repeats, windows, copied);
   c.symmetric = true;  // galerkin writes each pair between free nodes as their mean
   return c;
+}
+
+}  // namespace
+
+LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
+  return coarsen_level(fine, reuse, {}, nullptr);
 }
 
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
                                            std::vector<SetupTime>* times) {
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
+  // The planes of the last level that galerkin wrote as copies of the plane before.
+  std::vector<std::uint8_t> known, copied;
   while (levels.back().points() > coarsest_points) {
     PhaseClock clock;
-    LevelOperator c = coarsen(levels.back());
+    LevelOperator c = coarsen_level(levels.back(), Reuse::along_x, known, &copied);
+    known.swap(copied);
     if (times) times->push_back(clock.lap());
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));

@@ -79,8 +79,9 @@ std::array<bool, kernels::kMaxDims> odd_planes(const LevelOperator& op);
 // out; fixed coarse nodes give no value. A removed neighbour (kernels::kRemovedNode, inside a
 // void) is no part of the body: what a row gathers on it is taken as the node's own value
 // (an insulated surface), so that interpolation beside a void keeps constants.
-// `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (five finer nodes each
-// way) repeats the one two finer nodes before it along x, its weights, A P row and coarse row
+// `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (two finer nodes each
+// way for the weights, three for the rest) repeats the one two finer nodes before it along x,
+// its weights, A P row and coarse row
 // are copied from there rather than computed, to the same bits, and where the rows of nodes
 // within that reach along y and z repeat, whole, those two finer rows before along y, a row's
 // weights and coarse rows are copied from the rows before, and where the planes within that

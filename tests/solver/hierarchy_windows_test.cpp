@@ -12,6 +12,7 @@
 // wider (the copied results reach less far along x than the windows do); it fails with any of
 // the copies' reaches (XRepeats: 2 for the weights, 3 for A P and the coarse rows) one smaller.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -427,6 +428,36 @@ TEST(HierarchyWindows, PlaneCopiesGiveTheBitsOfComputingEveryNode) {
       std::mt19937 rng(seed);
       expect_reuse_changes_nothing(level_of(layout, planes_in_runs(rng, layout.n)), 2);
     }
+}
+
+// build_hierarchy hands the coarse planes galerkin wrote as copies of the plane before to the next
+// level's plane comparison, which takes them without comparing: its levels are those of coarsen
+// level by level, to the bit, on levels whose planes repeat in runs (so that coarse planes are
+// copied in runs and the level below starts from them), at 1, 2 and 3 threads.
+TEST(HierarchyWindows, KnownCopiedPlanesGiveTheLevelsOfComparingEveryPlane) {
+  const int threads_before = omp_get_max_threads();
+  for (const Layout layout :
+       {Layout{{33, 30, 61}, false, false, false}, Layout{{31, 30, 59}, true, false, false}})
+    for (unsigned seed = 21; seed <= 23; ++seed)
+      for (const int threads : {1, 2, 3}) {
+        SCOPED_TRACE(name(layout, seed) + ", " + std::to_string(threads) + " threads");
+        omp_set_num_threads(threads);
+        std::mt19937 rng(seed);
+        const LevelOperator finest = level_of(layout, planes_in_runs(rng, layout.n));
+        const std::vector<LevelOperator> built = build_hierarchy(finest, 64);
+        ASSERT_GE(built.size(), 3u);
+        LevelOperator level = finest;
+        for (std::size_t l = 1; l < built.size(); ++l) {
+          SCOPED_TRACE("level " + std::to_string(l));
+          LevelOperator c = coarsen(level);
+          ASSERT_EQ(built[l].n, c.n);
+          EXPECT_EQ(built[l].fixed, c.fixed);
+          EXPECT_TRUE(same_bits(built[l].prolongation, c.prolongation));
+          EXPECT_TRUE(same_bits(built[l].stencil, c.stencil));
+          level = std::move(c);
+        }
+      }
+  omp_set_num_threads(threads_before);
 }
 
 }  // namespace
