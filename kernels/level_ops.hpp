@@ -78,6 +78,11 @@ struct LevelOperator {
   // matrix entry A(i, i + offset_k) (stencil_offset), 0 where the offset leaves a non-periodic
   // axis; (A x)_i = sum_k stencil[k][i] x[i + offset_k]. node_term and conductance are unused.
   LevelWeights stencil;
+  // Stencil form: every pair of entries between two free nodes, A(i, j) and A(j, i), is the same
+  // bits, as whoever built the stencil guarantees (the hierarchy's Galerkin levels take each
+  // pair's mean); level operations that keep half of a symmetric stencil then need not compare
+  // the pairs. False: not known, and compared where it matters.
+  bool symmetric = false;
   // Non-zero: the node holds its value (1: a Dirichlet node; kRemovedNode: a node inside a void,
   // no part of the body, which the operations treat alike and only the hierarchy's
   // interpolation tells apart).

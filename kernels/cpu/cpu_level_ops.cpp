@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -946,7 +947,8 @@ class CpuLevelOps final : public LevelOps {
   // the same bits, half the bytes (60 a node with the centre, not 116; level 1 of a 129^3 grid
   // then 16 MB, not 32, within the caches between its sweeps). A held node's row is never read,
   // so its slots hold the entries toward it of its free upper neighbours instead (which need
-  // not mirror anything). Any other level keeps every entry.
+  // not mirror anything). Any other level keeps every entry. The pairs are compared here
+  // unless the level was built symmetric (LevelOperator::symmetric).
   static void round_stencil(Level& L) {
     const std::int64_t np = L.op.points();
     const int kp = stencil_points(L.op.dims), centre = stencil_centre(L.op.dims);
@@ -1005,7 +1007,9 @@ class CpuLevelOps final : public LevelOps {
           const double* centres = S + centre * np + z * plane;
           for (std::int64_t m = 0; m < plane; ++m) c[m] = centres[m] + c[m];
           for (std::int64_t y = 0; y < ny; ++y) {
-            same = same && symmetric_row(L, y, z);
+            // A level built symmetric (LevelOperator::symmetric) is not compared again.
+            assert(!L.op.symmetric || symmetric_row(L, y, z));
+            same = same && (L.op.symmetric || symmetric_row(L, y, z));
             // Node by node, each node's 13 entries in a row (the plane's entries were just read);
             // the held nodes' slots are written over them later.
             const std::int64_t row = index(L, 0, y, z);

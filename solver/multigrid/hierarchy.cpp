@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -189,7 +190,10 @@ void free_row(const LevelOperator& op, const Grid& g, const std::int64_t c[3], s
 // some reach of z alone gives, where those planes and the ones before each are the same bits,
 // the result of the plane before (homogeneous blocks, the middle of an inclusion), and takes it
 // from there rather than computing it again.
-std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
+// `known`: per plane, 1 where whoever built the level knows it to be the same bits as the plane
+// before (galerkin's copied planes), taken without comparing; empty: none known.
+std::vector<std::uint8_t> planes_as_before(const LevelOperator& op,
+                                           const std::vector<std::uint8_t>& known = {}) {
   std::vector<std::uint8_t> same;
   if (op.dims != 3) return same;
   const std::int64_t nz = op.n[2], plane = op.n[0] * op.n[1], np = op.points();
@@ -199,13 +203,18 @@ std::vector<std::uint8_t> planes_as_before(const LevelOperator& op) {
     const auto plane_bits = [&](const auto& v, std::int64_t at) {
       return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
     };
-    bool s = plane_bits(op.fixed, 0);
-    if (op.stencil_form())
-      for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
-    else
-      s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
-          plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
-    same[z] = s;
+    const auto compared = [&] {
+      bool s = plane_bits(op.fixed, 0);
+      if (op.stencil_form())
+        for (int k = 0; k < stencil_points(3) && s; ++k) s = plane_bits(op.stencil, k * np);
+      else
+        s = s && plane_bits(op.node_term, 0) && plane_bits(op.conductance[0], 0) &&
+            plane_bits(op.conductance[1], 0) && plane_bits(op.conductance[2], 0);
+      return s;
+    };
+    const bool is_known = !known.empty() && known[z];
+    assert(!is_known || compared());
+    same[z] = is_known || compared();
   }
   return same;
 }
@@ -239,6 +248,18 @@ std::vector<std::int64_t> plane_sources(const std::vector<std::uint8_t>& as_befo
 // whole rows of nodes (`rows_repeat(r)`), whose results are those of the row two before.
 class XRepeats {
  public:
+  // How far, per axis, each result reads the level's values and transfers. A row (free_row: a
+  // compact row's conductances of its lower neighbours, every row's neighbours' fixed flags;
+  // nodes_beside_held's box) reads within 1. A weight of a node between coarse nodes along some
+  // axes reads its row and the weights of neighbours moved along those axes only, each a coarse
+  // coordinate along every axis it moved on, so that it moves along none of them again: along
+  // any one axis the chain of weights moves one node at most, and a weight reads within 2 (within
+  // 1 along an axis where its node is a coarse coordinate). A row of A P, its row times its
+  // neighbours' weights, reads within 3, and within 2 along an axis where its node lies between
+  // coarse nodes (its neighbours there are coarse coordinates). A coarse row reads its children's
+  // weights and A P: along each axis a child on the coarse node's coordinate, reading within 3,
+  // or one node from it between coarse nodes, reading within 2 of itself: within 3 as well.
+  static constexpr int kWeightsReach = 2, kProductReach = 3, kRowsReach = 3;
   // as_before: planes_as_before(fine).
   XRepeats(const LevelOperator& fine, const AxisTransfer& tx, const AxisTransfer& ty,
            const AxisTransfer& tz, const std::vector<std::uint8_t>& as_before, bool use)
@@ -370,7 +391,7 @@ class XRepeats {
   // length of the run of same nodes ending at each node. The windows are nested, so all of them
   // are taken in one pass: the nodes at distance r along an axis clear bit window(r) and the
   // wider windows' ones, and the AND of the bytes over a box is each window's AND.
-  static constexpr int kLeastReach = 3, kMostReach = 5;
+  static constexpr int kLeastReach = kWeightsReach, kMostReach = kRowsReach;
   static constexpr std::uint8_t window(int r) {
     return static_cast<std::uint8_t>(1 << (r - kLeastReach));
   }
@@ -889,9 +910,12 @@ void standard_coarse_row(const double* wf, const double* const* ap, double* row)
 // finer node's row of A times the prolongation of its neighbours, over the at most 3 coarse
 // nodes per axis they reach), then each coarse row as P^T times those. A finer plane's A P
 // serves the two coarse planes beside it.
+// `copied`, when given: per coarse plane, 1 where the plane is written whole as the plane before's
+// (planes_as_before's `known` for the level below).
 kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c,
                                const std::array<AxisTransfer, kMaxDims>& t, const XRepeats& repeats,
-                               const std::vector<std::uint8_t>& windows) {
+                               const std::vector<std::uint8_t>& windows,
+                               std::vector<std::uint8_t>* copied) {
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
@@ -978,16 +1002,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const std::int64_t plane = fine.n[0] * fine.n[1];
   const double* Pw = P.data();
   // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
-  // node before along x (windows, XRepeats::repeats, of r = 4 and 5: A P reads the weights of
-  // the nodes around, each from three nodes around it; a coarse row the weights and A P of its
-  // children).
+  // node before along x (windows, XRepeats::repeats, of r = 3 for both: A P reads the weights of
+  // the nodes around, each from two nodes around it; a coarse row the weights and A P of its
+  // children: XRepeats::kProductReach and kRowsReach).
   // (By value: the byte stores of the loops that call them cannot then alias what they read.)
   const std::uint8_t* const window_bits = windows.data();
   const auto ap_repeats = [window_bits](std::int64_t i) {
-    return (window_bits[i] & XRepeats::window(4)) != 0;
+    return (window_bits[i] & XRepeats::window(XRepeats::kProductReach)) != 0;
   };
   const auto row_repeats = [window_bits](std::int64_t i) {
-    return (window_bits[i] & XRepeats::window(5)) != 0;
+    return (window_bits[i] & XRepeats::window(XRepeats::kRowsReach)) != 0;
   };
   // Where rows repeat, most of them are copied and read nothing, so most A P rows and staged
   // weights would be computed for no reader. Marked below, once the tables are built (empty:
@@ -1006,16 +1030,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // parallel region and no barrier per plane; a 2D level's rows within its one plane.
   const bool by_planes = dims == 3 && c.n[2] >= 8 && fine.points() >= 32768;
   [[maybe_unused]] const bool by_rows = !by_planes && plane >= 4096;
-  // By planes, whole coarse rows whose finer row's neighbourhood (five finer rows each way along
+  // By planes, whole coarse rows whose finer row's neighbourhood (three finer rows each way along
   // y and z) repeats the one two finer rows before along y (XRepeats::rows_repeat): such a row is
   // the coarse row before, which the same thread wrote just before it, and is taken from there.
   const std::vector<std::uint8_t> row_copies =
-      by_planes ? repeats.rows_repeat(5) : std::vector<std::uint8_t>{};
-  // And whole coarse planes whose finer plane's neighbourhood (five finer planes each way along
+      by_planes ? repeats.rows_repeat(XRepeats::kRowsReach) : std::vector<std::uint8_t>{};
+  // And whole coarse planes whose finer plane's neighbourhood (three finer planes each way along
   // z) repeats the one two finer planes before (XRepeats::planes_repeat): such a plane's rows are
   // the coarse plane before's, which the same thread wrote just before it (not a block's first).
   const std::vector<std::uint8_t> plane_copies =
-      by_planes ? repeats.planes_repeat(5) : std::vector<std::uint8_t>{};
+      by_planes ? repeats.planes_repeat(XRepeats::kRowsReach) : std::vector<std::uint8_t>{};
   auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * 8));
     const Near& ez = near[2][3 * z + 1];
@@ -1283,7 +1307,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
               const std::uint8_t *read = &ap_read[i0], *bits = window_bits + i0,
                                  *held = &fine.fixed[i0];
               for (std::int64_t x = 0; x < nx; ++x)
-                near_read[x] |= read[x] & !(bits[x] & XRepeats::window(4)) & !held[x];
+                near_read[x] |=
+                    read[x] & !(bits[x] & XRepeats::window(XRepeats::kProductReach)) & !held[x];
             }
           if (!any) continue;  // staged weights: none (zeroed above)
           std::uint8_t* staged = &weights_read[zy * nx];
@@ -1318,6 +1343,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const bool mean_at_write = by_planes;
   // Block b of `team` holds the coarse planes [b nZ / team, (b + 1) nZ / team).
   std::int64_t team = 1;
+  if (copied) copied->assign(static_cast<std::size_t>(c.n[2]), 0);
 #pragma omp parallel if (by_planes)
   {
     Planes in_hand;
@@ -1365,6 +1391,30 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           held[b] = need[o];
         }
         around[o] = in_hand.ap[b].data();
+      }
+      // A copied plane whose plane before is one too, neither this block's first: its rows, the
+      // plane before's and the one before that are the same bits (moved by a plane each), so the
+      // write-back gives plane Z toward planes Z - 1 and Z what it gave plane Z - 1 toward Z - 2
+      // and Z - 1, and plane Z - 1 toward Z (the means it takes there) what it gave plane Z - 2
+      // toward Z - 1: all of them final already on this thread, and copied whole. Only plane
+      // Z's entries toward Z + 1, which wait for that plane's rows, are written below, and not
+      // even those where plane Z + 1 is such a plane on this thread too: it copies them whole
+      // from plane Z - 1's, reading none of them.
+      const bool sums_copied =
+          mean_at_write && copied_plane && Z - 1 > Zb && plane_copies[c.fine_index[2][Z - 1]];
+      const bool sums_left = sums_copied && Z + 1 < Ze && plane_copies[c.fine_index[2][Z + 1]];
+      // Such a plane ends as plane Z - 1's bits in every array (its upward entries copied by
+      // plane Z + 1 from plane Z - 1's final ones), with plane Z - 1's fixed flags.
+      if (copied && sums_left) (*copied)[Z] = 1;
+      if (sums_copied) {
+        const std::int64_t coarse_plane = c.n[0] * c.n[1];
+        for (int k = 0; k < kp; ++k) {
+          double* Sk = &S[k * nc];
+          if (stencil_offset(k, 2) > 0)
+            std::copy_n(Sk + (Z - 2) * coarse_plane, coarse_plane, Sk + (Z - 1) * coarse_plane);
+          else
+            std::copy_n(Sk + (Z - 1) * coarse_plane, coarse_plane, Sk + Z * coarse_plane);
+        }
       }
 #pragma omp parallel for schedule(static) if (!by_planes && c.n[0] * c.n[1] >= 1024)
       for (std::int64_t Y = 0; Y < c.n[1]; ++Y) {
@@ -1466,6 +1516,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
           continue;
         }
+        if (sums_left) continue;  // written by the next plane's copies
         // Whether row (Yp, Zp) was written before this one in this block: its entries toward
         // this row are still their own values, and this row takes both means.
         const auto written = [&](std::int64_t Yp, std::int64_t Zp) {
@@ -1476,6 +1527,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           double* Sk = &S[k * nc];
           double* Sback = &S[(kp - 1 - k) * nc];
           const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
+          if (sums_copied && dz <= 0) continue;  // copied above
           const bool same_row = dy == 0 && dz == 0;
           const bool row_written = row_inside && written(Y + dy, Z + dz);
           const auto any_node = [&](std::int64_t X) {
@@ -2169,14 +2221,21 @@ RepeatWindows repeat_windows(const LevelOperator& fine) {
   LevelOperator c;
   const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
   const XRepeats repeats(fine, t[0], t[1], t[2], as_before, true);
-  return {repeats.repeats(), repeats.rows_repeat(3), repeats.rows_repeat(5),
-          repeats.planes_repeat(3), repeats.planes_repeat(5)};
+  return {repeats.repeats(), repeats.rows_repeat(XRepeats::kWeightsReach),
+          repeats.rows_repeat(XRepeats::kRowsReach), repeats.planes_repeat(XRepeats::kWeightsReach),
+          repeats.planes_repeat(XRepeats::kRowsReach)};
 }
 
-LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
+namespace {
+
+// coarsen, given the planes of `fine` known to be the same bits as the plane before (`known`),
+// and giving those of the coarse level (`copied`, when not null).
+LevelOperator coarsen_level(const LevelOperator& fine, Reuse reuse,
+                            const std::vector<std::uint8_t>& known,
+                            std::vector<std::uint8_t>* copied) {
   LevelOperator c;
   // Which planes repeat the one before, compared once for the passes below.
-  const std::vector<std::uint8_t> as_before = planes_as_before(fine);
+  const std::vector<std::uint8_t> as_before = planes_as_before(fine, known);
   const std::array<AxisTransfer, kMaxDims> t = coarse_axes(fine, as_before, c);
   const std::int64_t np = c.points();
   c.fixed.assign(static_cast<std::size_t>(np), 0);
@@ -2186,21 +2245,32 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
   const XRepeats repeats(fine, t[0], t[1], t[2], as_before, reuse == Reuse::along_x);
-  // The windows of r = 3 (the prolongation), 4 (A P) and 5 (the Galerkin rows).
+  // The windows of r = 2 (the prolongation) and 3 (A P and the Galerkin rows).
   const std::vector<std::uint8_t> windows = repeats.repeats();
-  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(3), repeats.rows_repeat(3),
-                                repeats.planes_repeat(3));
-  c.stencil = galerkin(fine, c, t, repeats, windows);
+  c.prolongation = prolongation(fine, c, t, windows, XRepeats::window(XRepeats::kWeightsReach),
+                                repeats.rows_repeat(XRepeats::kWeightsReach),
+                                repeats.planes_repeat(XRepeats::kWeightsReach));
+  c.stencil = galerkin(fine, c, t, repeats, windows, copied);
+  c.symmetric = true;  // galerkin writes each pair between free nodes as their mean
   return c;
+}
+
+}  // namespace
+
+LevelOperator coarsen(const LevelOperator& fine, Reuse reuse) {
+  return coarsen_level(fine, reuse, {}, nullptr);
 }
 
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points,
                                            std::vector<SetupTime>* times) {
   std::vector<LevelOperator> levels;
   levels.push_back(std::move(finest));
+  // The planes of the last level that galerkin wrote as copies of the plane before.
+  std::vector<std::uint8_t> known, copied;
   while (levels.back().points() > coarsest_points) {
     PhaseClock clock;
-    LevelOperator c = coarsen(levels.back());
+    LevelOperator c = coarsen_level(levels.back(), Reuse::along_x, known, &copied);
+    known.swap(copied);
     if (times) times->push_back(clock.lap());
     if (c.points() == levels.back().points()) break;  // no axis can be halved
     levels.push_back(std::move(c));

@@ -79,8 +79,9 @@ std::array<bool, kernels::kMaxDims> odd_planes(const LevelOperator& op);
 // out; fixed coarse nodes give no value. A removed neighbour (kernels::kRemovedNode, inside a
 // void) is no part of the body: what a row gathers on it is taken as the node's own value
 // (an insulated surface), so that interpolation beside a void keeps constants.
-// `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (five finer nodes each
-// way) repeats the one two finer nodes before it along x, its weights, A P row and coarse row
+// `Reuse::along_x` (3D, no periodic axis): where a node's neighbourhood (two finer nodes each
+// way for the weights, three for the rest) repeats the one two finer nodes before it along x,
+// its weights, A P row and coarse row
 // are copied from there rather than computed, to the same bits, and where the rows of nodes
 // within that reach along y and z repeat, whole, those two finer rows before along y, a row's
 // weights and coarse rows are copied from the rows before, and where the planes within that
@@ -93,16 +94,16 @@ LevelOperator coarsen(const LevelOperator& fine, Reuse reuse = Reuse::along_x);
 // definitions (empty where nothing repeats). A finer node is `same` when it and the node two
 // before along x are the same bits (fixed and the level's values at the node) and the transfer
 // along x at it is that at the node two before moved by one coarse node (both nodes and the
-// node after it inside the grid). Per finer node, bit r - 3 of `windows` for r = 3, 4, 5: every
+// node after it inside the grid). Per finer node, bit r - 2 of `windows` for r = 2, 3: every
 // node within r of it per axis is same (x beyond the grid is not; y and z beyond it hold
-// nothing). Per finer row (y, z), `rows3` and `rows5`: every row within 3 or 5 of it along y
+// nothing). Per finer row (y, z), `rows2` and `rows3`: every row within 2 or 3 of it along y
 // (inside the grid) and z (beyond it: nothing) is the same bits as the row two before along y
 // and the transfer along y there is moved by one coarse node, as along x. Per finer plane z,
-// `planes3` and `planes5`: every plane within 3 or 5 of it along z (inside the grid) and the one
+// `planes2` and `planes3`: every plane within 2 or 3 of it along z (inside the grid) and the one
 // before it are each the same bits as the plane before, and the transfer along z there is moved
 // by one coarse node (a plane's weights and coarse rows are then those of the plane two before).
 struct RepeatWindows {
-  std::vector<std::uint8_t> windows, rows3, rows5, planes3, planes5;
+  std::vector<std::uint8_t> windows, rows2, rows3, planes2, planes3;
 };
 RepeatWindows repeat_windows(const LevelOperator& fine);
 

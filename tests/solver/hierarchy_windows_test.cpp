@@ -9,8 +9,10 @@
 // stops a node short of the grid's end, and a last node taken as repeating along x or a last
 // row along y; the second catches the windows' boxes one node short along y or z (where the
 // copies then take a result computed from other values), not those along x one or two nodes
-// wider (the copied results reach less far along x than the windows do).
+// wider (the copied results reach less far along x than the windows do); it fails with any of
+// the copies' reaches (XRepeats: 2 for the weights, 3 for A P and the coarse rows) one smaller.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -208,18 +210,18 @@ RepeatWindows windows_by_definition(const LevelOperator& op) {
   out.windows.assign(static_cast<std::size_t>(np), 0);
   for (std::int64_t i = 0; i < np; ++i) {
     const std::int64_t x = i % nx, y = (i / nx) % ny, z = i / (nx * ny);
-    for (int r = 3; r <= 5; ++r) {
+    for (int r = 2; r <= 3; ++r) {
       bool all = x - r >= 0 && x + r < nx;
       for (std::int64_t q = std::max<std::int64_t>(z - r, 0); q <= std::min(z + r, nz - 1) && all;
            ++q)
         for (std::int64_t p = std::max<std::int64_t>(y - r, 0); p <= std::min(y + r, ny - 1) && all;
              ++p)
           for (std::int64_t e = x - r; e <= x + r && all; ++e) all = same[(q * ny + p) * nx + e];
-      if (all) out.windows[i] |= static_cast<std::uint8_t>(1 << (r - 3));
+      if (all) out.windows[i] |= static_cast<std::uint8_t>(1 << (r - 2));
     }
   }
-  for (const int r : {3, 5}) {
-    std::vector<std::uint8_t>& rows = r == 3 ? out.rows3 : out.rows5;
+  for (const int r : {2, 3}) {
+    std::vector<std::uint8_t>& rows = r == 2 ? out.rows2 : out.rows3;
     rows.assign(static_cast<std::size_t>(ny * nz), 0);
     for (std::int64_t line = 0; line < ny * nz; ++line) {
       const std::int64_t y = line % ny, z = line / ny;
@@ -239,8 +241,8 @@ RepeatWindows windows_by_definition(const LevelOperator& op) {
       all = same_values(op, i, i - plane);
     plane_same[z] = all;
   }
-  for (const int r : {3, 5}) {
-    std::vector<std::uint8_t>& planes = r == 3 ? out.planes3 : out.planes5;
+  for (const int r : {2, 3}) {
+    std::vector<std::uint8_t>& planes = r == 2 ? out.planes2 : out.planes3;
     planes.assign(static_cast<std::size_t>(nz), 0);
     for (std::int64_t z = r; z + r < nz; ++z) {
       bool all = true;
@@ -288,7 +290,7 @@ std::string name(const Layout& layout, unsigned seed) {
 
 TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
   // Every window found somewhere and missed somewhere, so that the comparison is not vacuous.
-  std::array<std::int64_t, 3> set{}, clear{};
+  std::array<std::int64_t, 2> set{}, clear{};
   std::int64_t rows_set = 0;
   for (const Layout& layout : kLayouts)
     for (unsigned seed = 1; seed <= 6; ++seed) {
@@ -298,17 +300,17 @@ TEST(HierarchyWindows, WindowsAndRepeatingRowsAreTheirDefinitions) {
       const RepeatWindows got = repeat_windows(op), want = windows_by_definition(op);
       const std::int64_t nx = op.n[0], ny = op.n[1];
       ASSERT_EQ(first_difference(got.windows, want.windows, nx, ny), "");
+      ASSERT_EQ(first_difference(got.rows2, want.rows2, ny, op.n[2]), "");
       ASSERT_EQ(first_difference(got.rows3, want.rows3, ny, op.n[2]), "");
-      ASSERT_EQ(first_difference(got.rows5, want.rows5, ny, op.n[2]), "");
+      ASSERT_EQ(got.planes2, want.planes2);
       ASSERT_EQ(got.planes3, want.planes3);
-      ASSERT_EQ(got.planes5, want.planes5);
       for (const std::uint8_t w : want.windows)
-        for (int r = 0; r < 3; ++r) ((w >> r) & 1 ? set : clear)[r] += 1;
-      rows_set += std::count(want.rows3.begin(), want.rows3.end(), 1);
+        for (int r = 0; r < 2; ++r) ((w >> r) & 1 ? set : clear)[r] += 1;
+      rows_set += std::count(want.rows2.begin(), want.rows2.end(), 1);
     }
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_GT(set[r], 100) << "window " << r + 3;
-    EXPECT_GT(clear[r], 100) << "window " << r + 3;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_GT(set[r], 100) << "window " << r + 2;
+    EXPECT_GT(clear[r], 100) << "window " << r + 2;
   }
   EXPECT_GT(rows_set, 0);
 }
@@ -321,7 +323,7 @@ TEST(HierarchyWindows, NoWindowsIn2DOrAlongAPeriodicAxis) {
   op.periodic[1] = true;
   const RepeatWindows periodic = repeat_windows(op);
   EXPECT_TRUE(periodic.windows.empty());
-  EXPECT_TRUE(periodic.rows3.empty());
+  EXPECT_TRUE(periodic.rows2.empty());
   LevelOperator flat;
   flat.dims = 2;
   flat.n = {24, 17, 1};
@@ -334,7 +336,7 @@ TEST(HierarchyWindows, NoWindowsIn2DOrAlongAPeriodicAxis) {
   }
   const RepeatWindows plane = repeat_windows(flat);
   EXPECT_TRUE(plane.windows.empty());
-  EXPECT_TRUE(plane.rows5.empty());
+  EXPECT_TRUE(plane.rows3.empty());
 }
 
 // The levels below, built with the copies and without, to the bit: two levels down, so that
@@ -401,14 +403,14 @@ TEST(HierarchyWindows, RepeatingPlanesAreTheirDefinition) {
       std::mt19937 rng(seed);
       const LevelOperator op = level_of(layout, planes_in_runs(rng, layout.n));
       const RepeatWindows got = repeat_windows(op), want = windows_by_definition(op);
+      EXPECT_EQ(got.planes2, want.planes2);
       EXPECT_EQ(got.planes3, want.planes3);
-      EXPECT_EQ(got.planes5, want.planes5);
       // The windows and rows too, which long runs of planes take from the plane before.
       EXPECT_EQ(first_difference(got.windows, want.windows, op.n[0], op.n[1]), "");
+      EXPECT_EQ(first_difference(got.rows2, want.rows2, op.n[1], op.n[2]), "");
       EXPECT_EQ(first_difference(got.rows3, want.rows3, op.n[1], op.n[2]), "");
-      EXPECT_EQ(first_difference(got.rows5, want.rows5, op.n[1], op.n[2]), "");
-      set += std::count(want.planes5.begin(), want.planes5.end(), 1);
-      clear += std::count(want.planes3.begin(), want.planes3.end(), 0);
+      set += std::count(want.planes3.begin(), want.planes3.end(), 1);
+      clear += std::count(want.planes2.begin(), want.planes2.end(), 0);
     }
   EXPECT_GT(set, 10);
   EXPECT_GT(clear, 10);
@@ -426,6 +428,36 @@ TEST(HierarchyWindows, PlaneCopiesGiveTheBitsOfComputingEveryNode) {
       std::mt19937 rng(seed);
       expect_reuse_changes_nothing(level_of(layout, planes_in_runs(rng, layout.n)), 2);
     }
+}
+
+// build_hierarchy hands the coarse planes galerkin wrote as copies of the plane before to the next
+// level's plane comparison, which takes them without comparing: its levels are those of coarsen
+// level by level, to the bit, on levels whose planes repeat in runs (so that coarse planes are
+// copied in runs and the level below starts from them), at 1, 2 and 3 threads.
+TEST(HierarchyWindows, KnownCopiedPlanesGiveTheLevelsOfComparingEveryPlane) {
+  const int threads_before = omp_get_max_threads();
+  for (const Layout layout :
+       {Layout{{33, 30, 61}, false, false, false}, Layout{{31, 30, 59}, true, false, false}})
+    for (unsigned seed = 21; seed <= 23; ++seed)
+      for (const int threads : {1, 2, 3}) {
+        SCOPED_TRACE(name(layout, seed) + ", " + std::to_string(threads) + " threads");
+        omp_set_num_threads(threads);
+        std::mt19937 rng(seed);
+        const LevelOperator finest = level_of(layout, planes_in_runs(rng, layout.n));
+        const std::vector<LevelOperator> built = build_hierarchy(finest, 64);
+        ASSERT_GE(built.size(), 3u);
+        LevelOperator level = finest;
+        for (std::size_t l = 1; l < built.size(); ++l) {
+          SCOPED_TRACE("level " + std::to_string(l));
+          LevelOperator c = coarsen(level);
+          ASSERT_EQ(built[l].n, c.n);
+          EXPECT_EQ(built[l].fixed, c.fixed);
+          EXPECT_TRUE(same_bits(built[l].prolongation, c.prolongation));
+          EXPECT_TRUE(same_bits(built[l].stencil, c.stencil));
+          level = std::move(c);
+        }
+      }
+  omp_set_num_threads(threads_before);
 }
 
 }  // namespace
