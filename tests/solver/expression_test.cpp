@@ -65,8 +65,8 @@ TEST(Expression, PowerBindsTighterThanSignAndToTheRight) {
 
 // A literal 2 as the exponent is the product x * x, rounded once: the same bits as C++'s x * x
 // for every argument, among them ones whose square by glibc 2.36's pow is a unit in the last
-// place off (0x1.3bb8ca3d2e024p-6), a signed zero, a subnormal's square and an overflow; in a point and
-// in a block. Any other exponent, and pow(x, 2), stay std::pow's.
+// place off (0x1.3bb8ca3d2e024p-6), a signed zero, a subnormal's square and an overflow; in a
+// point and in a block. Any other exponent, and pow(x, 2), stay std::pow's.
 TEST(Expression, SquareOfALiteralTwoIsTheProduct) {
   const double args[] = {0x1.3bb8ca3d2e024p-6, -0x1.c2414d12833dap-6, 0x1.6e7ede9ba84b2p-5,
                          -0.0, 1e-310, 1.4e154, -3.75, 0.015};
