@@ -33,13 +33,19 @@ bool fields_give_faces(const Case& c) {
   return given;
 }
 
-// The case's coefficient fields and material ids on the host, in bytes.
-double coefficient_field_bytes(const Case& c, int source_fields) {
-  if (!c.has_fields()) return 0.0;
+// The case's coefficient fields and material ids on the host, and the faces' conductances
+// where the fields give them (none without fields; temperature laws' own arrays apart).
+std::vector<MemoryPart> coefficient_field_parts(const Case& c, int source_fields) {
+  std::vector<MemoryPart> parts;
+  if (!c.has_fields()) return parts;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
-  return (8.0 * (2.0 + source_fields) + 4.0) * points +
-         (fields_give_faces(c) ? 8.0 * c.grid.dims * points : 0.0);
+  parts.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
+                   (8.0 * (2.0 + source_fields) + 4.0) * points});
+  if (fields_give_faces(c))
+    parts.push_back({"faces' conductances (geometry below the grid, anisotropy or laws)",
+                     8.0 * c.grid.dims * points});
+  return parts;
 }
 
 }  // namespace
@@ -47,7 +53,9 @@ double coefficient_field_bytes(const Case& c, int source_fields) {
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   if (c.time.method != TimeMethod::steady || on_gpu || !c.temperature_dependence().empty())
     return false;
-  return !c.has_fields() || coefficient_field_bytes(c, source_fields) >= kReleasedFieldsBytes;
+  double bytes = 0.0;
+  for (const MemoryPart& p : coefficient_field_parts(c, source_fields)) bytes += p.bytes;
+  return !c.has_fields() || bytes >= kReleasedFieldsBytes;
 }
 
 MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost) {
@@ -94,13 +102,8 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   // phase (steady_releases_fields).
   const bool steady = c.time.method == TimeMethod::steady;
   const bool fields_released = steady_releases_fields(c, source_fields, on_gpu);
-  std::vector<MemoryPart> fields;
+  std::vector<MemoryPart> fields = coefficient_field_parts(c, source_fields);
   if (c.has_fields()) {
-    fields.push_back({"coefficient fields (k, rho c_p, sources) and material ids",
-                      (8.0 * coefficient_arrays + 4.0) * points});
-    if (faces_given)
-      fields.push_back({"faces' conductances (geometry below the grid, anisotropy or laws)",
-                        8.0 * dims * points});
     // kernels::TemperatureDependence: a law per node and each face's share.
     if (laws)
       fields.push_back({"temperature laws (a law per node, the faces' shares)",
