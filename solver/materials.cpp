@@ -1,6 +1,7 @@
 #include "materials.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -328,11 +329,13 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
     if (m >= 0 && fields.capacity[static_cast<std::size_t>(i)] > 0.0)
       out->law[static_cast<std::size_t>(i)] = law_of[static_cast<std::size_t>(m)];
   }
+  std::array<char, 3> tied{};  // an axis with faces between materials of one reference k
   for (int a = 0; a < g.dims; ++a) {
     std::vector<double>& share = out->share[static_cast<std::size_t>(a)];
     share.assign(static_cast<std::size_t>(points), 0.5);
     const std::vector<double>& K = fields.faces[static_cast<std::size_t>(a)];
-#pragma omp parallel for schedule(static)
+    int tied_here = 0;
+#pragma omp parallel for schedule(static) reduction(| : tied_here)
     for (std::int64_t i = 0; i < points; ++i) {
       const std::int64_t j = upper_neighbour(c, g, a, i);
       if (j < 0) continue;
@@ -341,9 +344,52 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
       if (mi < 0 || mj < 0 || mi == mj || !(Kij > 0.0)) continue;
       const double ki = c.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
       const double kj = c.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
-      if (ki == kj) continue;
+      if (ki == kj) {
+        tied_here = 1;
+        continue;
+      }
       const double ai = std::clamp((1.0 / Kij - 1.0 / kj) / (1.0 / ki - 1.0 / kj), 0.0, 1.0);
       share[static_cast<std::size_t>(i)] = std::clamp(ai * Kij / ki, 0.0, 1.0);
+    }
+    tied[static_cast<std::size_t>(a)] = static_cast<char>(tied_here);
+  }
+  // Two materials of one reference conductivity along an axis leave the face's conductance
+  // the same wherever their interface lies, so it cannot tell each one's part of the segment.
+  // Below the grid the interface may lie anywhere (a face wholly in one of them: share 0 or 1,
+  // not 1/2): the parts come from the faces sampled again with every material's conductivity
+  // scaled by its own factor, which tells the two apart. Without sampling, interfaces lie
+  // halfway between nodes and 1/2 is exact.
+  if (std::any_of(tied.begin(), tied.end(), [](char t) { return t != 0; }) &&
+      !fields.faces[0].empty()) {
+    Case apart = c;
+    for (std::size_t m = 0; m < apart.materials.size(); ++m) {
+      const double f = 1.0 + 0.25 * static_cast<double>(m + 1);
+      apart.materials[m].conductivity *= f;
+      for (double& k : apart.materials[m].axes) k *= f;
+    }
+    const SubgridMaterials sampled = subgrid_materials(apart, ids);
+    for (int a = 0; a < g.dims; ++a) {
+      if (!tied[static_cast<std::size_t>(a)] || sampled.faces[static_cast<std::size_t>(a)].empty())
+        continue;
+      std::vector<double>& share = out->share[static_cast<std::size_t>(a)];
+      const std::vector<double>& K = fields.faces[static_cast<std::size_t>(a)];
+      const std::vector<double>& Kf = sampled.faces[static_cast<std::size_t>(a)];
+#pragma omp parallel for schedule(static)
+      for (std::int64_t i = 0; i < points; ++i) {
+        const std::int64_t j = upper_neighbour(c, g, a, i);
+        if (j < 0) continue;
+        const std::int32_t mi = ids[static_cast<std::size_t>(i)];
+        const std::int32_t mj = ids[static_cast<std::size_t>(j)];
+        const double Kij = K[static_cast<std::size_t>(i)], Kf_ij = Kf[static_cast<std::size_t>(i)];
+        if (mi < 0 || mj < 0 || mi == mj || !(Kij > 0.0) || !(Kf_ij > 0.0)) continue;
+        const double ki = c.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
+        const double kj = c.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
+        if (ki != kj) continue;
+        const double fi = apart.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
+        const double fj = apart.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
+        const double ai = std::clamp((1.0 / Kf_ij - 1.0 / fj) / (1.0 / fi - 1.0 / fj), 0.0, 1.0);
+        share[static_cast<std::size_t>(i)] = std::clamp(ai * Kij / ki, 0.0, 1.0);
+      }
     }
   }
   return out;

@@ -110,6 +110,34 @@ TEST(Nonlinear, ConductivityLinearInTFollowsTheKirchhoffProfileAtSecondOrder) {
   for (int i = 0; i < 21; ++i) EXPECT_NEAR(late[i], steady[i], 1e-7) << "node " << i;
 }
 
+// A wall of two layers whose reference conductivities are equal: a = 10 W/mK on [0, 0.05], b
+// with k(T) = 10 + 0.1 (T - 300) beyond it, 500 K at x = 0 and 300 K at x = 0.1. One flux q
+// through both: q = k_a (500 - T_i) / 0.05 and, by Kirchhoff, 10 s + 0.05 s^2 = 0.05 q with s =
+// T_i - 300, so s^2 + 400 s - 40000 = 0. Every face's segment lies in one layer; the faces'
+// conductances cannot tell the layers apart (both 10 at the reference), and a face of b's
+// taken half in a's constant law was first order.
+TEST(Nonlinear, ALayerOfKOfTBesideOneOfTheSameReferenceKStaysSecondOrder) {
+  const double s = (-400.0 + std::sqrt(400.0 * 400.0 + 4.0 * 40000.0)) / 2.0;
+  const double interface_exact = 300.0 + s;
+  std::vector<double> errors;
+  for (int n : {21, 41, 81}) {
+    Case c = rod(n, 0.1);
+    heatsim::solver::MaterialSpec b = material("b", 10.0, 1000, 1000);
+    b.conductivity_table = {{300.0, 10.0}, {500.0, 30.0}};
+    c.materials = {material("a", 10.0, 1000, 1000), b};
+    c.regions = {region("b"), region("a", box({0.0, 0, 0}, {0.05, 0, 0}))};
+    c.boundary[0].kind = BoundaryKind::dirichlet;
+    c.boundary[0].value = 500.0;
+    c.boundary[1].kind = BoundaryKind::dirichlet;
+    c.boundary[1].value = 300.0;
+    const std::vector<double> u = solve(c, std::vector<double>(n, 400.0), mg::TimeMethod::steady);
+    errors.push_back(std::abs(u[(n - 1) / 2] - interface_exact));
+  }
+  EXPECT_LT(errors[0], 0.2);  // K (0.12 at n = 21)
+  EXPECT_GT(errors[0] / errors[1], 3.6);
+  EXPECT_GT(errors[1] / errors[2], 3.6);
+}
+
 TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
   Case c = kirchhoff_rod(21);
   const auto with_table = heatsim::solver::coefficient_fields(c);
