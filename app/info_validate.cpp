@@ -157,7 +157,8 @@ void print_real_problem(const PreparedRun& run) {
                c.probes.every > 0 ? fmt::format("every {} steps and at the end", c.probes.every)
                                   : std::string("at the end"),
                c.output.directory);
-    for (const solver::ProbeStencil& p : solver::probe_stencils(c)) {
+    for (const solver::ProbeStencil& p :
+         solver::probe_stencils(c, run.fields ? &run.fields->capacity : nullptr)) {
       std::string where;
       if (!run.material_ids.empty()) {
         // The material of the nearest corner node (the largest weight).

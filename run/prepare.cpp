@@ -158,7 +158,18 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
     } else {
       run.plan = solver::plan_time(run.case_);
     }
-    solver::probe_stencils(run.case_);  // a point outside the domain, named
+    // A point outside the domain or in a void: its key and line.
+    try {
+      solver::probe_stencils(run.case_, run.fields ? &run.fields->capacity : nullptr);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();  // "probes.points.<name>: ..."
+      const std::size_t colon = what.find(": ");
+      if (colon == std::string::npos) throw;
+      const std::string key = what.substr(0, colon);
+      const auto line = loaded.lines.find(key);
+      throw InvalidCase(
+          path, {{key, line != loaded.lines.end() ? line->second : 0, what.substr(colon + 2)}});
+    }
   } catch (const InvalidCase&) {
     throw;
   } catch (const std::exception& e) {

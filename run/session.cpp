@@ -831,7 +831,8 @@ void Session::State::open_files() {
   // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
   // a restart from the rows up to the checkpoint's step.
   if (!c.probes.points.empty()) {
-    probes.emplace(solver::probe_stencils(c));
+    probes.emplace(
+        solver::probe_stencils(c, prepared.fields ? &prepared.fields->capacity : nullptr));
     probe_rows.names = probes->names();
     if (files)
       probes_csv.emplace(io::probes_csv_path(c), probes->names(),

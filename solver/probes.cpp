@@ -87,10 +87,30 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
   return out;
 }
 
-std::vector<ProbeStencil> probe_stencils(const Case& c) {
+std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double>* capacity) {
   std::vector<ProbeStencil> out;
   out.reserve(c.probes.points.size());
-  for (const auto& [name, point] : c.probes.points) out.push_back(probe_stencil(c, name, point));
+  for (const auto& [name, point] : c.probes.points) {
+    ProbeStencil s = probe_stencil(c, name, point);
+    if (capacity && !capacity->empty()) {
+      double body = 0.0;
+      for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+        if (capacity->at(static_cast<std::size_t>(s.nodes[k])) > 0.0)
+          body += s.weights[k];
+        else if (s.weights[k] > 0.0)
+          s.partial = true;
+      }
+      if (s.partial) {
+        if (!(body > 0.0))
+          throw std::invalid_argument("probes.points." + name + ": " + describe_point(c, point) +
+                                      " lies in a void (no corner of its cell is in the body)");
+        for (std::size_t k = 0; k < s.nodes.size(); ++k)
+          s.weights[k] =
+              capacity->at(static_cast<std::size_t>(s.nodes[k])) > 0.0 ? s.weights[k] / body : 0.0;
+      }
+    }
+    out.push_back(std::move(s));
+  }
   return out;
 }
 
@@ -99,6 +119,12 @@ namespace {
 // Multilinear interpolation of the corner values (corner order of ProbeStencil) by linear
 // interpolation along x between corner pairs, then along y, then z.
 double combine(const ProbeStencil& s, std::array<double, 8> v) {
+  if (s.partial) {  // the body corners' weighted sum (a void corner's value is never read)
+    double sum = 0.0;
+    for (std::size_t k = 0; k < s.nodes.size(); ++k)
+      if (s.weights[k] > 0.0) sum += s.weights[k] * v[k];
+    return sum;
+  }
   std::size_t count = s.nodes.size();
   for (int a = 0; count > 1; ++a) {
     const double t = s.fraction[static_cast<std::size_t>(a)];

@@ -25,6 +25,9 @@ struct ProbeStencil {
   std::vector<std::int64_t> nodes;  // 2^dims entries
   std::vector<double> weights;      // same order
   std::array<double, 3> fraction{0, 0, 0};
+  // Some corners lie in a void (weight 0, the others' renormalised to sum to 1): the value is
+  // the weighted sum instead of the successive interpolations.
+  bool partial = false;
 };
 
 // The stencil of one point. Coordinates of the active axes must lie in [0, length] (a
@@ -34,8 +37,13 @@ struct ProbeStencil {
 // domain or not finite.
 ProbeStencil probe_stencil(const Case& c, const std::string& name,
                            const std::array<double, 3>& point);
-// The stencils of every point in c.probes, in the case's order.
-std::vector<ProbeStencil> probe_stencils(const Case& c);
+// The stencils of every point in c.probes, in the case's order. With the nodes' heat
+// capacities (memory order; null: every node is body), corners in a void (capacity 0: nothing
+// is solved there, the node keeps its initial value) take no weight and the body corners' are
+// renormalised, so a point at a void's surface reads the body beside it; a point whose corners
+// all lie in voids throws std::invalid_argument naming it.
+std::vector<ProbeStencil> probe_stencils(const Case& c,
+                                         const std::vector<double>* capacity = nullptr);
 
 // The interpolated value of a full field (memory order, c's grid).
 double interpolate(const ProbeStencil& stencil, const std::vector<double>& field);

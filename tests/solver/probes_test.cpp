@@ -136,4 +136,47 @@ TEST(Probes, PointOutsideTheDomainIsRefusedByName) {
   EXPECT_NO_THROW(heatsim::solver::probe_stencil(c, "face", {0.02 * (1 + 1e-15), 0.0, 0}));
 }
 
+// Nodes of a void hold no solution (their initial value): a point at the void's surface reads
+// the body corners of its cell alone, their weights renormalised; a point whose whole cell is
+// void is refused by name.
+TEST(Probes, CornersInAVoidTakeNoWeight) {
+  Case c = grid_case(2, {11, 11, 1}, {1.0, 1.0, 1.0});
+  // The void: x > 0.55 (nodes 6-10 along x), capacity 0.
+  std::vector<double> capacity(121, 1.0);
+  for (int y = 0; y < 11; ++y)
+    for (int x = 6; x < 11; ++x) capacity[static_cast<std::size_t>(11 * y + x)] = 0.0;
+  const std::vector<double> u = sample(c, [](double x, double y, double) {
+    return x > 0.55 ? -1000.0 : 300.0 + 10.0 * x + 20.0 * y;  // the void's nodes poisoned
+  });
+  c.probes.points = {
+      {"surface", {0.55, 0.33, 0}}, {"body", {0.25, 0.33, 0}}, {"on_node", {0.5, 0.3, 0}}};
+  const std::vector<ProbeStencil> s = heatsim::solver::probe_stencils(c, &capacity);
+  ASSERT_EQ(s.size(), 3u);
+  // Between x = 0.5 (body) and 0.6 (void): the body's column x = 0.5, interpolated along y.
+  EXPECT_TRUE(s[0].partial);
+  EXPECT_NEAR(heatsim::solver::interpolate(s[0], u), 300.0 + 5.0 + 20.0 * 0.33, 1e-12);
+  // A cell wholly in the body, and a point on a body node beside the void: unchanged, exact.
+  EXPECT_FALSE(s[1].partial);
+  EXPECT_NEAR(heatsim::solver::interpolate(s[1], u), 300.0 + 2.5 + 6.6, 1e-12);
+  EXPECT_FALSE(s[2].partial);
+  EXPECT_EQ(heatsim::solver::interpolate(s[2], u), u[11 * 3 + 5]);
+  // The sampler gives the same values as the whole field.
+  const ProbeSampler sampler(s);
+  std::vector<double> gathered;
+  for (std::int64_t node : sampler.nodes()) gathered.push_back(u[static_cast<std::size_t>(node)]);
+  const std::vector<double> values = sampler.values(gathered);
+  for (std::size_t p = 0; p < s.size(); ++p)
+    EXPECT_EQ(values[p], heatsim::solver::interpolate(s[p], u)) << s[p].name;
+  // Inside the void.
+  c.probes.points = {{"deep", {0.8, 0.5, 0}}};
+  try {
+    heatsim::solver::probe_stencils(c, &capacity);
+    FAIL() << "a point in a void was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("probes.points.deep"), std::string::npos) << what;
+    EXPECT_NE(what.find("void"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
