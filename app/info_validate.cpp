@@ -132,8 +132,9 @@ void print_real_problem(const PreparedRun& run) {
           factor == 1.0 && field.schedule.constant()
               ? std::string()
               : fmt::format(": {:.6g} {} at t = 0", power * cell * factor, power_unit(c.grid.dims));
-      fmt::print("    field {}: {:.6g} {} at factor 1, {}{}\n", f, power * cell,
-                 power_unit(c.grid.dims), schedule_text(field.schedule), at_start);
+      fmt::print("    field {}{}: {:.6g} {} at factor 1, {}{}\n", f,
+                 field.surface ? " (void surfaces)" : "", power * cell, power_unit(c.grid.dims),
+                 schedule_text(field.schedule), at_start);
     }
   }
   static const char* face_names[] = {"x-", "x+", "y-", "y+", "z-", "z+"};

@@ -174,6 +174,7 @@ void write_material_file(const std::string& path, const solver::Case& c,
                                " points");
     std::vector<double> density(points, 0.0);
     for (const auto& s : fields.sources) {
+      if (s.surface) continue;  // a void surface's exchange, not a source
       if (s.density.size() != points)
         throw std::runtime_error("a source field does not have the grid's points");
       for (std::size_t i = 0; i < points; ++i) density[i] += s.density[i];

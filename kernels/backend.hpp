@@ -108,6 +108,9 @@ struct CoefficientFields {
   struct Source {
     std::vector<double> density;  // q (W/m^3) per node at factor 1
     Schedule schedule;            // factor over time
+    // The heat a void's surface exchanges (h ambient(t) A / V, or a heat flux's q A / V), kept
+    // apart from the case's sources (the materials file's source density, the reports).
+    bool surface = false;
   };
   std::vector<Source> sources;  // at most kMaxSourceFields
   // Sub-grid geometry (solver/materials.hpp): per active axis a, the conductance K (W/(m K)) of

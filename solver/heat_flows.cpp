@@ -149,10 +149,10 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
 
   // Void surfaces with a condition: h (ambient - u), eps sigma (ambient^4 - u^4) or the heat
   // flux over each node's share.
-  std::vector<double> surface_loads(fields_->sources.size(), 0.0);
-  const auto field_of = [&](const kernels::Schedule& s) -> int {
+  const auto field_of = [&](const kernels::Schedule& s, bool surface) -> int {
     for (std::size_t f = 0; f < fields_->sources.size(); ++f)
-      if (same_schedule(fields_->sources[f].schedule, s)) return static_cast<int>(f);
+      if (fields_->sources[f].surface == surface && same_schedule(fields_->sources[f].schedule, s))
+        return static_cast<int>(f);
     return -1;
   };
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
@@ -160,22 +160,16 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     const kernels::BoundaryFace& f = region.surface;
     const VoidSurface* surface = surfaces.find(r);
     if (!region.is_void || !kernels::passes_heat(f) || !surface) continue;
-    const double transfer = kernels::face_transfer(f);
-    const bool convective = transfer != 0.0, flux = kernels::face_flux(f) != 0.0;
     SurfaceFlow s;
     s.face = &f;
-    double load = 0.0;
     for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
       const std::int64_t i = surface->nodes[k];
       if (fixed_[static_cast<std::size_t>(i)]) continue;
       s.nodes.push_back(i);
       s.weighted.push_back(weight(i) * surface->per_volume[k]);
-      load += s.weighted.back() * (convective ? transfer : kernels::face_flux(f));
     }
-    // Its load is among the source fields (the ambient's schedule, or factor 1): taken out
-    // of the sources' columns below.
-    const int field = field_of(convective ? f.schedule() : kConstant);
-    if (field >= 0 && (convective || flux)) surface_loads[static_cast<std::size_t>(field)] += load;
+    // Its load is a source field of its own (materials.cpp keeps the voids' surfaces apart from
+    // the case's sources), which the sources' columns below leave out.
     surfaces_.push_back(std::move(s));
     names_.push_back("void regions[" + std::to_string(r) + "]" +
                      (region.name.empty() ? "" : " (" + region.name + ")"));
@@ -189,9 +183,9 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     std::string& h = held[static_cast<std::size_t>(field)];
     h += (h.empty() ? "" : " + ") + name;
   };
-  if (c.physics.source != 0.0) hold(field_of(kConstant), "physics.source");
+  if (c.physics.source != 0.0) hold(field_of(kConstant, false), "physics.source");
   for (std::size_t s = 0; s < c.sources.size(); ++s)
-    hold(field_of(c.sources[s].schedule), "sources[" + std::to_string(s) + "]");
+    hold(field_of(c.sources[s].schedule, false), "sources[" + std::to_string(s) + "]");
   for (std::size_t f = 0; f < fields_->sources.size(); ++f) {
     if (held[f].empty()) continue;  // surfaces' loads alone
     const std::vector<double>& q = fields_->sources[f].density;
@@ -212,7 +206,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
       }
       return sum;
     });
-    sources_.push_back({&fields_->sources[f].schedule, total - surface_loads[f]});
+    sources_.push_back({&fields_->sources[f].schedule, total});
     names_.push_back(held[f]);
   }
 }

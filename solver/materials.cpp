@@ -451,20 +451,22 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     fields->faces = node_faces(c, g, ids, fields->conductivity);
   if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields);
 
-  // Sources with equal schedules share one field (their densities add up, in case order).
+  // Sources with equal schedules share one field (their densities add up, in case order); the
+  // voids' surfaces share fields among themselves, apart from the case's sources.
   auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
-                 const std::string& key) {
+                 const std::string& key, bool surface) {
     for (auto& s : fields->sources)
-      if (same_schedule(s.schedule, schedule)) {
+      if (s.surface == surface && same_schedule(s.schedule, schedule)) {
 #pragma omp parallel for schedule(static)
         for (std::size_t i = 0; i < points; ++i) s.density[i] += density[i];
         return;
       }
     if (static_cast<int>(fields->sources.size()) == kernels::kMaxSourceFields)
-      throw std::invalid_argument(key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
-                                  " different source schedules (sources with the same schedule "
-                                  "share one field)");
-    fields->sources.push_back({std::move(density), schedule});
+      throw std::invalid_argument(
+          key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
+          " different source schedules (sources with the same schedule share one field; a "
+          "void's convective surface takes one for its ambient, its heat flux one of factor 1)");
+    fields->sources.push_back({std::move(density), schedule, surface});
   };
   // physics.source f keeps its meaning u_t = ... + f in every material: q = f * rho*c_p
   // (q = f in the shorthand, where rho*c_p = 1), with a constant factor 1.
@@ -472,11 +474,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     std::vector<double> q(points);
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < points; ++i) q[i] = c.physics.source * fields->capacity[i];
-    add(std::move(q), kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source");
+    add(std::move(q), kernels::Schedule{1.0, 0.0, 0.0, {}}, "physics.source", false);
   }
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
     const std::string key = "sources[" + std::to_string(s) + "]";
-    add(source_density(c, c.sources[s], key, ids), c.sources[s].schedule, key);
+    add(source_density(c, c.sources[s], key, ids), c.sources[s].schedule, key, false);
   }
   // Void surfaces: a convective one loses H (u - ambient(t)) per unit volume, H = h A / V of
   // each node's share of the surface: H u joins the nodes' transfer and H ambient(t) is a
@@ -513,12 +515,12 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
         density[i] = transfer * surface->per_volume[k];
         fields->transfer[i] += density[i];
       }
-      add(std::move(density), f.schedule(), key);
+      add(std::move(density), f.schedule(), key, true);
     } else {
       for (std::size_t k = 0; k < surface->nodes.size(); ++k)
         density[static_cast<std::size_t>(surface->nodes[k])] =
             kernels::face_flux(f) * surface->per_volume[k];
-      add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
+      add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key, true);
     }
   }
   return fields;

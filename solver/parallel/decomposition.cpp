@@ -163,7 +163,7 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
     fields->conductivity = extract_box(g.conductivity, global.n, box);
     fields->capacity = extract_box(g.capacity, global.n, box);
     for (const auto& s : g.sources)
-      fields->sources.push_back({extract_box(s.density, global.n, box), s.schedule});
+      fields->sources.push_back({extract_box(s.density, global.n, box), s.schedule, s.surface});
     // A face's entry sits at its lower node, so the box's faces are the box's entries; the
     // last node's toward a neighbour's box lies in the overlap, whose values are discarded.
     if (!g.transfer.empty()) fields->transfer = extract_box(g.transfer, global.n, box);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/field_file.hpp"
+#include "io/material_output.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
 
@@ -98,13 +99,36 @@ TEST_F(HeatFlowsRun, ValidateGivesEachSourceFieldsPowerAtTheStart) {
             std::string::npos)
       << r.output;
   const std::regex surface(
-      R"(field 1: ([0-9.e+-]+) W/m \(per metre of depth\) at factor 1, factor 293: ([0-9.e+-]+) W/m)");
+      R"(field 1 \(void surfaces\): ([0-9.e+-]+) W/m \(per metre of depth\) at factor 1, factor 293: ([0-9.e+-]+) W/m)");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, surface)) << r.output;
   const double per_kelvin = std::stod(m[1].str()), at_start = std::stod(m[2].str());
   // h times the slot's perimeter, 2 (0.0052 + 0.0114) m, to the geometry's sampling.
   EXPECT_NEAR(per_kelvin, 60.0 * 0.0332, 0.02 * 60.0 * 0.0332);
   EXPECT_NEAR(at_start, 293.0 * per_kelvin, 1e-5 * at_start);
+}
+
+// The materials file's source density is the case's sources alone: the slot's convective
+// surface (h ambient A / V, a source field of the step's) is no source of the user's.
+TEST_F(HeatFlowsRun, TheMaterialsFilesSourceDensityHoldsTheSourcesAlone) {
+  const fs::path out = dir_ / "m";
+  const fs::path c = write_case("m.yaml", slot_case(out, "dt: auto, steps: 2", 1, 0));
+  ASSERT_EQ(heatsim("run -q " + c.string()).code, 0);
+  const heatsim::io::MaterialFile m =
+      heatsim::io::read_material_file((out / heatsim::io::kMaterialFileName).string());
+  const int nx = 33, ny = 22;
+  ASSERT_EQ(m.source_density.size(), static_cast<std::size_t>(nx * ny));
+  int in_ball = 0;
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x) {
+      const double q = m.source_density[static_cast<std::size_t>(y * nx + x)];
+      const double dx = x * 0.032 / (nx - 1) - 0.008, dy = y * 0.02 / (ny - 1) - 0.01;
+      if (std::sqrt(dx * dx + dy * dy) > 0.003 + 0.0015)  // beyond the ball and its cells
+        EXPECT_EQ(q, 0.0) << "node " << x << ", " << y;
+      else
+        in_ball += q > 0.0;
+    }
+  EXPECT_GT(in_ball, 20);
 }
 
 TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
