@@ -330,6 +330,11 @@ class Checker {
       error("output.name", "must not be empty");
     else if (c_.output.name.find('/') != std::string::npos)
       error("output.name", "is a file name prefix and must not contain '/' (use output.directory)");
+    // Output files <name>_<step>.h5 would be the checkpoints' own names: a checkpoint would
+    // replace an output, and checkpoint.keep remove the outputs the index lists.
+    else if (c_.output.name == "checkpoint")
+      error("output.name",
+            "'checkpoint' names the checkpoints (checkpoint_<step>.h5); choose another prefix");
     // A float widened to double holds nothing more: an fp32 run's files stay fp32.
     if (c_.output.precision == solver::Precision::fp64 && c_.precision == solver::Precision::fp32)
       error("output.precision",

@@ -53,12 +53,30 @@ std::int64_t row_step(const std::string& line, std::size_t columns) {
   throw std::runtime_error("cannot write " + path + ": " + what);
 }
 
+void check_header(const std::string& path, const std::string& old_header, const std::string& header,
+                  const std::string& what) {
+  if (old_header != header)
+    throw std::runtime_error(path + ": its header '" + old_header + "' is not this run's '" +
+                             header + "' (the case's " + what +
+                             " changed); move the file away to restart");
+}
+
 }  // namespace
 
 std::string step_csv_header(const std::vector<std::string>& columns, bool steady) {
   std::string h = steady ? "state" : "step,time";
   for (const std::string& n : columns) h += "," + csv_field(n);
   return h;
+}
+
+void check_step_csv_header(const std::string& path, const std::vector<std::string>& columns,
+                           bool steady, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  std::ifstream in(path, std::ios::binary);
+  std::string old_header;
+  std::getline(in, old_header);
+  check_header(path, old_header, step_csv_header(columns, steady), what);
 }
 
 StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
@@ -71,11 +89,7 @@ StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
     std::ifstream in(path_, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::size_t pos = text.find('\n');
-    const std::string old_header = text.substr(0, pos);
-    if (old_header != header)
-      throw std::runtime_error(path_ + ": its header '" + old_header + "' is not this run's '" +
-                               header + "' (the case's " + what +
-                               " changed); move the file away to restart");
+    check_header(path_, text.substr(0, pos), header, what);
     // Complete lines only: the text after the last line break is a row cut short.
     while (pos != std::string::npos && pos + 1 < text.size()) {
       const std::size_t end = text.find('\n', pos + 1);

@@ -19,6 +19,12 @@ namespace heatsim::io {
 // time: "state,<columns...>", and its one row starts with the word steady.
 std::string step_csv_header(const std::vector<std::string>& columns, bool steady = false);
 
+// Throws std::runtime_error, as StepCsv's constructor does, when `path` holds a file whose
+// header is not the one of `columns` (`what` names what changed in the case: "probes"). A run
+// that continues in its checkpoint's directory asks this before it removes anything there.
+void check_step_csv_header(const std::string& path, const std::vector<std::string>& columns,
+                           bool steady, const std::string& what);
+
 class StepCsv {
  public:
   // restart_step < 0: a new file with the header (one already there is replaced).

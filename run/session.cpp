@@ -790,6 +790,36 @@ void Session::State::set_up() {
 void Session::State::open_files() {
   const solver::Case& c = prepared.case_;
   const bool files = options.write_files && root;
+  // The probes and the heat-flow meter come first: a restart in its checkpoint's directory
+  // continues probes.csv and heat_flows.csv there, so their headers must be this run's, and
+  // that is checked before the directory loses anything (a file after the restart step, say).
+  if (!c.probes.points.empty()) {
+    probes.emplace(
+        solver::probe_stencils(c, prepared.fields ? &prepared.fields->capacity : nullptr));
+    probe_rows.names = probes->names();
+  }
+  // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed
+  // from the staged field on the writer thread (the coefficient fields do not change; where
+  // properties vary with temperature they are evaluated at u); and the heat flows.
+  flow_fields = problem.coefficients;
+  if (!flow_fields && (c.output.any_field() || c.output.heat_flows))
+    flow_fields =
+        solver::multigrid::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
+  if (root && flow_fields && (c.output.heat_flows || steady))
+    meter.emplace(c, problem, flow_fields, prepared.surfaces,
+                  implicit ? &implicit->heat_flow() : nullptr);
+  if (files && directory_use.restarting) {
+    try {
+      if (probes)
+        io::check_step_csv_header(io::probes_csv_path(c), probes->names(), steady, "probes");
+      if (meter && c.output.heat_flows)
+        io::check_step_csv_header(io::heat_flows_csv_path(c),
+                                  io::heat_flows_columns(meter->names(), c.grid.dims), steady,
+                                  "heat flows");
+    } catch (const std::runtime_error& e) {
+      throw RunError(Failure::invalid, e.what());
+    }
+  }
   // A restart in the directory of its checkpoint continues that run there: outputs and
   // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
   // it is a new run as far as the directory goes: another run's files there stay unless
@@ -830,10 +860,7 @@ void Session::State::open_files() {
                    : "field upload, output directory, materials file");
   // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
   // a restart from the rows up to the checkpoint's step.
-  if (!c.probes.points.empty()) {
-    probes.emplace(
-        solver::probe_stencils(c, prepared.fields ? &prepared.fields->capacity : nullptr));
-    probe_rows.names = probes->names();
+  if (probes) {
     if (files)
       probes_csv.emplace(io::probes_csv_path(c), probes->names(),
                          options.restart.empty() ? -1 : step0, steady);
@@ -845,13 +872,6 @@ void Session::State::open_files() {
           "between are missing",
           probes_csv->path(), probes_csv->last_step(), expected);
   }
-  // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed
-  // from the staged field on the writer thread (the coefficient fields do not change; where
-  // properties vary with temperature they are evaluated at u).
-  flow_fields = problem.coefficients;
-  if (!flow_fields && (c.output.any_field() || c.output.heat_flows))
-    flow_fields =
-        solver::multigrid::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
 }
 
 void Session::State::add_observers() {
@@ -980,9 +1000,6 @@ void Session::State::add_observers() {
   // observer, which flushes the rows. Over MPI ranks rank 0 alone measures, from the whole
   // field, which the other ranks help gather (StepState::field(), collective) at the steps
   // the rows need: the same rows, bit for bit, as one process's.
-  if (root && flow_fields && (c.output.heat_flows || steady))
-    meter.emplace(c, problem, flow_fields, prepared.surfaces,
-                  implicit ? &implicit->heat_flow() : nullptr);
   if (c.output.heat_flows && flow_fields) {
     if (meter) {
       flow_rows.emplace(*meter, c.time.method, plan.dt);

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
@@ -175,6 +178,59 @@ TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
   r = heatsim("run " + good);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("already holds"), std::string::npos) << r.output;
+}
+
+// A restart in its checkpoint's directory whose probes.csv or heat_flows.csv header the case
+// no longer makes (a probe or a source added) is refused before the directory loses anything:
+// the outputs and checkpoints after the restart step stay, materials.h5 is not rewritten, and
+// no failed_run.txt is left (exit 2, as for any checkpoint that does not fit).
+TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
+  const std::string body =
+      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+      "materials: {m: {conductivity: 1, density: 1, specific_heat: 1}}\n"
+      "regions: [{material: m}]\n"
+      "SOURCES"
+      "boundary: {x-: {type: dirichlet, value: 1}, x+: {type: convective, h: 2, ambient: 0}}\n"
+      "initial: {type: constant, value: 0}\n"
+      "time: {dt: 0.001, steps: 40}\n"
+      "probes: {every: 10, points: {PROBES}}\n"
+      "checkpoint: {every: 10}\n";
+  const auto make = [&](const std::string& name, const std::string& sources,
+                        const std::string& probes) {
+    std::string text = body;
+    text.replace(text.find("SOURCES"), 7, sources);
+    text.replace(text.find("PROBES"), 6, probes);
+    return write_file(name, text + "output: {directory: " + (dir_ / "out").string() +
+                                ", every: 10, heat_flows: true}\n");
+  };
+  const std::string first = make("c.yaml", "", "a: [0.5]");
+  Result r = heatsim("run " + first);
+  ASSERT_EQ(r.code, 0) << r.output;
+  // Each file's name with a hash of its bytes.
+  const auto contents = [&] {
+    std::map<std::string, std::size_t> files;
+    for (const auto& e : fs::directory_iterator(dir_ / "out")) {
+      std::ifstream in(e.path(), std::ios::binary);
+      files[e.path().filename().string()] = std::hash<std::string>{}(
+          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+    }
+    return files;
+  };
+  const auto before = contents();
+  ASSERT_TRUE(before.count("checkpoint_00000040.h5"));
+  const std::string checkpoint = (dir_ / "out" / "checkpoint_00000020.h5").string();
+  for (const auto& [sources, probes, file] :
+       {std::tuple<std::string, std::string, std::string>{"", "a: [0.5], b: [0.25]", "probes.csv"},
+        {"sources: [{power_density: 3}]\n", "a: [0.5]", "heat_flows.csv"}}) {
+    SCOPED_TRACE(file);
+    r = heatsim("run " + make("changed.yaml", sources, probes) + " --restart " + checkpoint);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(file + ": its header"), std::string::npos) << r.output;
+    EXPECT_EQ(contents(), before) << "the directory is as the finished run left it";
+  }
+  // The same case continues the run.
+  r = heatsim("run " + first + " --restart " + checkpoint);
+  EXPECT_EQ(r.code, 0) << r.output;
 }
 
 }  // namespace

@@ -275,6 +275,7 @@ mutate("backend_unknown", "backend: unknown backend 'cuda-magic'", "backend: aut
 mutate("backend_map", "backend: expected a string", "backend: auto", "backend: {name: cpu}")
 mutate("output_every_negative", "output.every: must be >= 0", "every: 10", "every: -10")
 mutate("output_name_with_slash", "output.name: is a file name prefix", "name: field", "name: a/b")
+mutate("output_name_checkpoint", "output.name: 'checkpoint' names the checkpoints", "name: field", "name: checkpoint")
 mutate("output_directory_empty", "output.directory: must not be empty", "directory: out", "directory: ''")
 mutate("output_not_map", "output: expected a map", "output:\n  directory: out\n  every: 10\n  name: field\n", "output: out\n")
 mutate("checkpoint_every_negative", "checkpoint.every: must be >= 0", "checkpoint:\n  every: 0", "checkpoint:\n  every: -3")
