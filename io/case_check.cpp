@@ -59,6 +59,7 @@ class Checker {
     check_run_options();
     errors_.insert(errors_.end(), fields.errors.begin(), fields.errors.end());
     warnings_ = std::move(fields.warnings);
+    warnings_.insert(warnings_.end(), own_warnings_.begin(), own_warnings_.end());
     if (check_stability && errors_.empty()) {
       if (c_.has_fields() && c_.time.method == solver::TimeMethod::explicit_euler) {
         check::Report stable(lines_);
@@ -75,10 +76,14 @@ class Checker {
   std::vector<CaseError> warnings_;
 
  private:
+  std::vector<CaseError> own_warnings_;  // this checker's own, joined to warnings_ by run()
   int dims() const { return c_.grid.dims; }
 
   void error(const std::string& path, const std::string& message) {
     errors_.push_back(CaseError{path, line_of(path), message});
+  }
+  void warning(const std::string& path, const std::string& message) {
+    own_warnings_.push_back(CaseError{path, line_of(path), message});
   }
 
   // The line of `path`, or of the nearest enclosing key that has one.
@@ -293,8 +298,16 @@ class Checker {
     if (t.method != solver::TimeMethod::explicit_euler && c_.scheme.kind != SchemeKind::order2)
       error("time.method", std::string(solver::multigrid::to_string(t.method)) +
                                " needs scheme order2, not " + solver::to_string(c_.scheme.kind));
-    // A steady state is one solve: no step count or end time.
-    if (t.method == solver::TimeMethod::steady) return;
+    // A steady state is one solve: no step count or end time; a dt, steps or end given are
+    // not used, which the case should know.
+    if (t.method == solver::TimeMethod::steady) {
+      for (const auto& [given, key] : {std::pair<bool, const char*>{t.dt.has_value(), "time.dt"},
+                                       {t.steps.has_value(), "time.steps"},
+                                       {t.end_time.has_value(), "time.end"}})
+        if (given)
+          warning(key, "a steady state is one solve with no time steps: this key is not used");
+      return;
+    }
     if (t.steps && t.end_time) {
       error("time", "give exactly one of 'steps' and 'end', not both");
     } else if (!t.steps && !t.end_time) {

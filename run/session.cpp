@@ -368,8 +368,21 @@ void Session::State::set_up() {
       refuse_alike(std::string("--restart: ") + e.what());
     }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
-    if (!mismatch.empty())
-      refuse_alike(fmt::format("{}: does not match the case: {}", options.restart, mismatch));
+    if (!mismatch.empty()) {
+      // An `end` fits dt to itself: a later end gives another dt. The way to continue to it.
+      std::string hint;
+      if (c.time.end_time && restart.meta.dt > 0.0 && restart.meta.dt != plan.dt &&
+          mismatch.find("time.dt") != std::string::npos)
+        hint = fmt::format(
+            " (time.end sets dt so that the steps reach it exactly, so another end gives "
+            "another dt; to continue this run to t = {:.17g}, give time: {{dt: {:.17g}, steps: "
+            "{}}}, which ends at t = {:.17g})",
+            *c.time.end_time, restart.meta.dt,
+            static_cast<std::int64_t>(std::ceil(*c.time.end_time / restart.meta.dt - 1e-9)),
+            restart.meta.dt * std::ceil(*c.time.end_time / restart.meta.dt - 1e-9));
+      refuse_alike(
+          fmt::format("{}: does not match the case: {}{}", options.restart, mismatch, hint));
+    }
     // A restart may change the physics (a face's value, a material) on purpose; it says so.
     const std::vector<std::string> changes =
         io::case_changes(restart.meta.case_yaml, c.source_text);
@@ -866,7 +879,7 @@ void Session::State::open_files() {
                          options.restart.empty() ? -1 : step0, steady);
     const std::int64_t every = c.probes.every;
     const std::int64_t expected = every > 0 ? step0 / every * every : -1;
-    if (probes_csv && !options.restart.empty() && probes_csv->last_step() < expected)
+    if (probes_csv && directory_use.restarting && probes_csv->last_step() < expected)
       spdlog::warn(
           "{} ends at step {}, before the restart step's last row {}: rows in "
           "between are missing",

@@ -67,6 +67,36 @@ TEST_F(FailedRun, SteadyWithoutAFixedFaceIsRefusedWithNothingWritten) {
   EXPECT_EQ(ok.code, 0) << ok.output;
 }
 
+// `dt: auto` with an `end` fits dt to the end, so a restart to a later end has another dt and
+// is refused; the refusal gives the checkpoint's dt and the steps that continue the run, and
+// those continue it.
+TEST_F(FailedRun, ARestartToALaterEndSaysHowToContinue) {
+  const std::string head =
+      "grid: {dims: 1, n: [51], length: [1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "checkpoint: {every: 100}\n";
+  ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", head + "time: {dt: auto, end: 0.1}\n")).code,
+            0);
+  const std::string checkpoint = (dir_ / "out" / "checkpoint_00000556.h5").string();
+  ASSERT_TRUE(fs::exists(checkpoint));
+  const Result later =
+      heatsim("run -q " + write_case("b.yaml", head + "time: {dt: auto, end: 0.13}\n") +
+              " --restart " + checkpoint);
+  EXPECT_EQ(later.code, 2) << later.output;
+  const std::regex hint(R"(give time: \{dt: ([0-9.e+-]+), steps: ([0-9]+)\})");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(later.output, m, hint)) << later.output;
+  EXPECT_EQ(m[2].str(), "723");  // ceil(0.13 / (0.1 / 556))
+  const Result go = heatsim(
+      "run -q " +
+      write_case("c.yaml", head + "time: {dt: " + m[1].str() + ", steps: " + m[2].str() + "}\n") +
+      " --restart " + checkpoint);
+  EXPECT_EQ(go.code, 0) << go.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "checkpoint_00000700.h5"));
+}
+
 // Every face convective with h = 0 is insulated too: the message says so, naming the faces.
 TEST_F(FailedRun, ConvectiveFacesWithHZeroAreNamedAsInsulated) {
   const std::string c = steady_case("h0.yaml", "{all: {type: convective, h: 0, ambient: 300}}");

@@ -84,6 +84,18 @@ TEST(RealCase, BaseLoadsWithoutWarnings) {
   EXPECT_TRUE(check_case(*r.value).empty());
 }
 
+// A steady state takes no dt, steps or end: given, they are not used, and the case is told so.
+TEST(RealCase, ASteadyStateSaysItsTimeStepsAreNotUsed) {
+  expect_warning(replace(kBase, "time: {steps: 10}", "time: {method: steady, dt: 1}"), "time.dt",
+                 16, "not used");
+  expect_warning(replace(kBase, "time: {steps: 10}", "time: {method: steady, steps: 10}"),
+                 "time.steps", 16, "not used");
+  const LoadResult r =
+      load_case_text(replace(kBase, "time: {steps: 10}", "time: {method: steady}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  for (const CaseError& w : r.warnings) EXPECT_NE(w.path.rfind("time", 0), 0u) << w.to_string();
+}
+
 TEST(RealCase, UnknownMaterialSuggestsTheNearest) {
   expect_error(replace(kBase, "{material: copper, box", "{material: coper, box"),
                "regions[1].material", 7, "unknown material 'coper' (did you mean 'copper'?)");
