@@ -219,9 +219,12 @@ void print_files(const PreparedRun& run) {
         fmt::format(" and {} checkpoint{} of {} ({})", f.checkpoints, f.checkpoints == 1 ? "" : "s",
                     format_bytes(f.checkpoint_bytes), kept);
   }
-  fmt::print("  files in {}: about {} at most: {} output file{} of {}{}\n", c.output.directory,
+  fmt::print("  files in {}: about {} at most: {} output file{} of {}{}{}\n", c.output.directory,
              format_bytes(f.bytes()), f.outputs, f.outputs == 1 ? "" : "s",
-             format_bytes(f.output_bytes), checkpoints);
+             format_bytes(f.output_bytes), checkpoints,
+             f.materials_bytes > 0.0
+                 ? fmt::format(", materials.h5 of {}", format_bytes(f.materials_bytes))
+                 : std::string());
 }
 
 // The time method, and for the implicit ones how each step or the steady state is solved.

@@ -209,10 +209,18 @@ FilesEstimate estimate_files(const PreparedRun& run) {
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
   // A checkpoint holds the run's precision (bdf2: two fields), an output file
-  // output.precision's; each a header besides.
+  // output.precision's (the temperature and output.fields: the heat flux's components, the
+  // conductivity, the liquid fraction); each a header besides. materials.h5: the material ids
+  // (4 bytes a node), the conductivity, the capacity and the source density (8 each).
   const double header = 64.0 * 1024;
   FilesEstimate e;
-  e.output_bytes = points * (c.output.precision == solver::Precision::fp32 ? 4.0 : 8.0) + header;
+  const double per_output = 1.0 + (c.output.heat_flux ? c.grid.dims : 0) +
+                            (c.output.conductivity ? 1 : 0) + (c.output.liquid_fraction ? 1 : 0);
+  e.output_bytes =
+      points * per_output *
+          (c.output.precision.value_or(c.precision) == solver::Precision::fp32 ? 4.0 : 8.0) +
+      header;
+  if (c.has_fields()) e.materials_bytes = points * (4.0 + 3 * 8.0) + header;
   e.checkpoint_bytes = points * (c.precision == solver::Precision::fp32 ? 4.0 : 8.0) *
                            (c.time.method == solver::TimeMethod::bdf2 ? 2.0 : 1.0) +
                        header;

@@ -74,10 +74,11 @@ bool host_memory_suffices(const PreparedRun& run);
 // newest `keep` and the next one written beside them before the oldest goes).
 struct FilesEstimate {
   std::int64_t outputs = 0, checkpoints = 0;
-  double output_bytes = 0.0, checkpoint_bytes = 0.0;  // each file's
+  double output_bytes = 0.0, checkpoint_bytes = 0.0;  // each file's (outputs: output.fields too)
+  double materials_bytes = 0.0;  // materials.h5, written once (cases with materials)
   double bytes() const {
     return static_cast<double>(outputs) * output_bytes +
-           static_cast<double>(checkpoints) * checkpoint_bytes;
+           static_cast<double>(checkpoints) * checkpoint_bytes + materials_bytes;
   }
 };
 FilesEstimate estimate_files(const PreparedRun& run);

@@ -168,6 +168,40 @@ TEST_F(Cli, RunSummaryStatesNoBoundFromAnUnreliableMeasurement) {
   EXPECT_EQ(r.output.find("GB/s measured"), std::string::npos) << r.output;
 }
 
+// validate's disk figure counts what the run writes: output.fields beside the temperature, and
+// materials.h5 for a case with materials (both once left out: a third of the bytes here).
+TEST_F(Cli, TheDiskEstimateCountsOutputFieldsAndTheMaterialsFile) {
+  const fs::path out = dir_ / "out";
+  const std::string c = write_case(
+      "m.yaml",
+      "grid: {dims: 3, n: [40, 40, 40], length: [0.04, 0.04, 0.04]}\n"
+      "materials:\n"
+      "  al: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+      "  cu: {conductivity: 400, density: 8900, specific_heat: 385}\n"
+      "regions: [{material: al}, {material: cu, box: {lower: [0, 0, 0], upper: [0.02, 0.04, "
+      "0.04]}}]\n"
+      "boundary: {all: {type: insulated}, x-: {type: dirichlet, value: 350}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: backward-euler, dt: 0.1, steps: 2}\n"
+      "output: {directory: " +
+          out.string() + ", every: 1, fields: [temperature, heat_flux, conductivity]}\n");
+  Result r = heatsim("validate " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex(R"(files in .*: about ([0-9.]+) (KiB|MiB) at most: 3 )"
+                                           R"(output files of .*, materials.h5 of)")))
+      << r.output;
+  const double estimate = std::stod(m[1].str()) * (m[2].str() == "MiB" ? 1048576.0 : 1024.0);
+  r = heatsim("run -q " + c + " --backend cpu");
+  ASSERT_EQ(r.code, 0) << r.output;
+  double written = 0.0;
+  for (const auto& entry : fs::directory_iterator(out))
+    written += static_cast<double>(fs::file_size(entry.path()));
+  EXPECT_GT(estimate, 0.95 * written);
+  EXPECT_LT(estimate, 1.3 * written);
+}
+
 // checkpoint.keep: the run keeps its newest `keep` checkpoints and removes the older ones it
 // wrote. A restart keeps the file it continued from and whatever else it did not write, and its
 // end is the uninterrupted run's.
