@@ -251,7 +251,10 @@ SetupTime ImplicitStepper::hierarchy_setup() const {
 
 void ImplicitStepper::build_levels(TimeMethod m) {
   if (mg_) {
+    // The hierarchy in use goes before the next is built, so that the two never lie side by
+    // side (BDF2's first step: a backward Euler hierarchy, then BDF2's again).
     const auto [alpha, beta] = scalars(m, dt_);
+    mg_->release_levels();
     mg_->replace_levels(build_hierarchy(flow_.level(alpha, beta)));
     return;
   }

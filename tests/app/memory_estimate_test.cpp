@@ -94,6 +94,7 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       {"explicit, materials", 128, "time: {dt: auto, steps: 4}\n"},
       {"backward-euler", 112, "time: {method: backward-euler, dt: 0.001, steps: 2}\n"},
       {"crank-nicolson", 96, "time: {method: crank-nicolson, dt: 0.001, steps: 2}\n"},
+      {"bdf2", 96, "time: {method: bdf2, dt: 0.001, steps: 3}\n"},
       {"steady", 128, "time: {method: steady}\n"},
       {"steady, materials", 112, "time: {method: steady}\n"},
       {"steady, radiating", 112, "time: {method: steady}\n", materials.c_str(), in_kelvin},
