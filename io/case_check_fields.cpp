@@ -13,6 +13,7 @@
 #include "solver/expression.hpp"
 #include "solver/materials.hpp"
 #include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
 
 namespace heatsim::io::check {
 
@@ -159,6 +160,60 @@ class FieldChecks {
                                       : "; materials: " + names_of(c_)));
   }
 
+  // Whether the shape holds part of the domain's volume: a box or ball whose overlap with the
+  // domain has a positive size on every active axis (a face or a point is none); nullopt for
+  // the other shapes.
+  std::optional<bool> holds_volume(const solver::ShapeSpec& s) const {
+    if (s.kind == ShapeKind::box) {
+      for (int a = 0; a < dims(); ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        if (!(std::min(s.upper[i], c_.grid.length[i]) > std::max(s.lower[i], 0.0))) return false;
+      }
+      return true;
+    }
+    if (s.kind == ShapeKind::ball) {
+      // The domain's nearest point to the centre is nearest on every axis at once.
+      double r2 = 0.0;
+      for (int a = 0; a < dims(); ++a) {
+        const auto i = static_cast<std::size_t>(a);
+        const double gap = s.center[i] - std::clamp(s.center[i], 0.0, c_.grid.length[i]);
+        r2 += gap * gap;
+      }
+      return r2 < s.radius * s.radius;
+    }
+    return std::nullopt;
+  }
+
+  // Whether a region's shape (source: a source's) has any effect. Without sampling below the
+  // grid (solver::samples_source_shapes) that is holding a node. With it, a box or ball takes
+  // the share of each node's control volume it holds: a box's share is exact (its bounds cut
+  // the sub-cells), so a box source has an effect exactly when it holds volume, and a box
+  // region when it holds volume or a node (the node's material); a ball that holds volume
+  // has one if a sub-cell's centre falls inside (nullopt: the run finds out), or, a region,
+  // if it holds a node. A `where` shape is found through the nodes it holds, sampled or not.
+  std::optional<bool> has_effect(const solver::ShapeSpec& s, bool source) const {
+    const std::optional<bool> node = holds_a_node(s);
+    if (!solver::samples_source_shapes(c_) || s.kind == ShapeKind::where ||
+        s.kind == ShapeKind::everywhere || s.kind == ShapeKind::file)
+      return node;
+    const std::optional<bool> volume = holds_volume(s);
+    if (!source && node == true) return true;
+    if (s.kind == ShapeKind::box || volume == false) return volume;
+    return std::nullopt;
+  }
+
+  // Whether a shape without effect is said to hold no volume of the domain (boxes and balls
+  // sampled below the grid) rather than no node of the grid.
+  bool by_volume(const solver::ShapeSpec& s) const {
+    return solver::samples_source_shapes(c_) &&
+           (s.kind == ShapeKind::box || s.kind == ShapeKind::ball);
+  }
+  std::string holds_nothing(const solver::ShapeSpec& s) const {
+    return std::string(by_volume(s) ? "holds no volume of the domain"
+                                    : "holds no node of the grid") +
+           " (the domain is " + domain(c_) + ")";
+  }
+
   // Whether any node lies inside the shape (box and ball bounds with the solver's tolerance of
   // 1e-9 of a spacing); nullopt when that is not looked at (a `where` on a large grid).
   std::optional<bool> holds_a_node(const solver::ShapeSpec& s) const {
@@ -282,10 +337,9 @@ class FieldChecks {
         continue;
       }
       material_name(p + ".material", region.material);
-      if (check_shape(p, region.shape) && holds_a_node(region.shape) == false)
-        r_.warning(p + shape_key(region.shape.kind), "holds no node of the grid (the domain is " +
-                                                         domain(c_) +
-                                                         "); the region has no effect");
+      if (check_shape(p, region.shape) && has_effect(region.shape, false) == false)
+        r_.warning(p + shape_key(region.shape.kind),
+                   holds_nothing(region.shape) + "; the region has no effect");
     }
   }
 
@@ -394,11 +448,12 @@ class FieldChecks {
         shape_ok = check_shape(p, s.shape);
       }
       check_schedule(p + ".schedule", s.schedule);
-      if (shape_ok && holds_a_node(s.shape) == false) {
+      if (shape_ok && has_effect(s.shape, true) == false) {
         const std::string at = p + shape_key(s.shape.kind);
-        const std::string why = "holds no node of the grid (the domain is " + domain(c_) + ")";
+        const std::string why = holds_nothing(s.shape);
         if (s.power)
-          r_.error(at, why + "; its power cannot be spread over no node");
+          r_.error(at, why + "; its power cannot be spread over no " +
+                           (by_volume(s.shape) ? "volume" : "node"));
         else
           r_.warning(at, why + "; the source has no effect");
       }

@@ -167,10 +167,11 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
   }
   if (s.power.has_value() == s.power_density.has_value())
     throw std::invalid_argument(key + ": give exactly one of power and power_density");
-  // The share of each node's control volume the shape holds: below the grid where the
-  // materials are (subgrid.hpp), else 1 at the nodes inside.
+  // The share of each node's control volume the shape holds: below the grid wherever the case
+  // has materials and no file region (subgrid.hpp), else 1 at the nodes inside.
+  const bool sampled = samples_source_shapes(c);
   std::vector<double> share;
-  if (samples_subgrid(c)) {
+  if (sampled) {
     share = subgrid_fractions(c, s.shape, ids);
   } else {
     const std::vector<char> inside = inside_shape(c, s.shape, key);
@@ -188,7 +189,10 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
     double weighted = 0.0;
     for (std::int64_t i = 0; i < g.points(); ++i)
       weighted += share[static_cast<std::size_t>(i)] * node_weight(c, g, i);
-    if (weighted == 0.0) throw std::invalid_argument(key + ": the shape holds no node");
+    if (weighted == 0.0)
+      throw std::invalid_argument(key + (sampled ? ": the shape holds no part of the body, so "
+                                                   "its power cannot be spread"
+                                                 : ": the shape holds no node"));
     q = *s.power / (weighted * cell_volume(g));
   }
   std::vector<double> density(points, 0.0);

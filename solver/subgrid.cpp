@@ -545,6 +545,12 @@ bool samples_subgrid(const Case& c) {
   return shaped;
 }
 
+bool samples_source_shapes(const Case& c) {
+  if (c.materials.empty()) return false;
+  return std::none_of(c.regions.begin(), c.regions.end(),
+                      [](const RegionSpec& r) { return r.shape.kind == ShapeKind::file; });
+}
+
 SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids) {
   Sampler s(c);
   const Materials m(s, ids);

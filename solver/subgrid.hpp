@@ -26,7 +26,9 @@
 //   of, takes its node material throughout. `where` features thinner than a spacing between
 //   nodes can be missed.
 // - Cases with a file region (a per-node material map) keep per-node materials: the map is the
-//   geometry at the grid's resolution.
+//   geometry at the grid's resolution. Their sources, and the shorthand's, take 1 at the nodes
+//   inside; every other case with materials samples its source shapes, even where no region
+//   is shaped (samples_source_shapes).
 #pragma once
 
 #include <array>
@@ -42,6 +44,12 @@ namespace heatsim::solver {
 // Whether the case's materials are sampled below the grid: materials with a box, ball or
 // `where` region, and no file region.
 bool samples_subgrid(const Case& c);
+
+// Whether the sources' box, ball and `where` shapes are sampled below the grid (a share of
+// each node's control volume): any case with materials and no file region, whether or not a
+// region is shaped. The shorthand without materials, and a case with a file region, take 1 at
+// the nodes inside.
+bool samples_source_shapes(const Case& c);
 
 // The sampled fields for `ids` (material_ids(c)): the faces' conductances and the nodes'
 // capacities. `faces` stays empty when no node lies near a surface (every face then is inside

@@ -167,6 +167,89 @@ TEST(Subgrid, SourceSharesAreVolumeFractionsAndKeepThePower) {
   }
 }
 
+// The heat a source's density field delivers: sum of q_i times node i's weighted volume.
+double delivered(const Case& c, const std::vector<double>& q) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < q.size(); ++i)
+    total += q[i] * heatsim::solver::node_weight(c, static_cast<std::int64_t>(i));
+  return total * heatsim::solver::cell_volume(c);
+}
+
+// A source's share of each node is the volume fraction of its control volume whether or not
+// some region is shaped: a case of one material over the whole domain samples its sources as
+// one with a region box that changes nothing does (both give the box's exact volume times the
+// density; node shares gave 1e5 W/m^2 for 1.2e5 in 1D, and nothing in 2D for a box between two
+// node columns).
+TEST(Subgrid, SourceSharesDoNotDependOnWhetherARegionIsShaped) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {11, 1, 1};
+  c.grid.length = {1.0, 1.0, 1.0};
+  c.materials = {material("a", 1.0, 1000, 1000)};
+  c.regions = {region("a")};
+  c.boundary[0].kind = c.boundary[1].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = c.boundary[1].value = 300.0;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  heatsim::solver::SourceSpec s;
+  s.shape = box({0.23, 0, 0}, {0.47, 0, 0});
+  s.power_density = 5.0e5;
+  c.sources = {s};
+  EXPECT_FALSE(heatsim::solver::samples_subgrid(c));
+  EXPECT_TRUE(heatsim::solver::samples_source_shapes(c));
+  const std::vector<double> plain = heatsim::solver::coefficient_fields(c)->sources[0].density;
+  EXPECT_NEAR(delivered(c, plain), 0.24 * 5.0e5, 1e-9 * 5.0e5);
+  Case shaped = c;
+  shaped.regions.push_back(region("a", box({0.9, 0, 0}, {1.0, 0, 0})));
+  ASSERT_TRUE(heatsim::solver::samples_subgrid(shaped));
+  EXPECT_EQ(heatsim::solver::coefficient_fields(shaped)->sources[0].density, plain);
+
+  // 2D: a box between two node columns (x in [0.0093, 0.0097], spacing 0.001), full height.
+  Case flat;
+  flat.grid.dims = 2;
+  flat.grid.n = {21, 21, 1};
+  flat.grid.length = {0.02, 0.02, 1.0};
+  flat.materials = {material("a", 1.0, 1000, 1000)};
+  flat.regions = {region("a")};
+  for (int f = 0; f < 4; ++f) {
+    flat.boundary[f].kind = BoundaryKind::dirichlet;
+    flat.boundary[f].value = 300.0;
+  }
+  s.shape = box({0.0093, 0, 0}, {0.0097, 0.02, 0});
+  s.power_density = 1.0e7;
+  flat.sources = {s};
+  const std::vector<double> thin = heatsim::solver::coefficient_fields(flat)->sources[0].density;
+  EXPECT_NEAR(delivered(flat, thin), 0.0004 * 0.02 * 1.0e7, 1e-9 * 80.0);
+  Case flat_shaped = flat;
+  flat_shaped.regions.push_back(region("a", box({0.019, 0, 0}, {0.02, 0.02, 0})));
+  EXPECT_EQ(heatsim::solver::coefficient_fields(flat_shaped)->sources[0].density, thin);
+
+  // The same thin box as a power: spread over its shares, delivering exactly that.
+  s.power_density.reset();
+  s.power = 50.0;
+  flat.sources = {s};
+  EXPECT_NEAR(delivered(flat, heatsim::solver::coefficient_fields(flat)->sources[0].density), 50.0,
+              1e-12 * 50.0);
+}
+
+// The shorthand without materials, and a case with a file region, keep node shares: a box
+// between two nodes gives nothing there.
+TEST(Subgrid, ShorthandSourcesKeepNodeShares) {
+  Case c;
+  c.grid.dims = 1;
+  c.grid.n = {11, 1, 1};
+  c.grid.length = {1.0, 1.0, 1.0};
+  c.physics.alpha = 1.0;
+  c.boundary[0].kind = c.boundary[1].kind = BoundaryKind::dirichlet;
+  heatsim::solver::SourceSpec s;
+  s.shape = box({0.23, 0, 0}, {0.47, 0, 0});
+  s.power_density = 5.0e5;
+  c.sources = {s};
+  EXPECT_FALSE(heatsim::solver::samples_source_shapes(c));
+  // Nodes 0.3 and 0.4, whole.
+  EXPECT_NEAR(delivered(c, heatsim::solver::coefficient_fields(c)->sources[0].density), 0.2 * 5.0e5,
+              1e-9 * 5.0e5);
+}
+
 // Sub-grid sampling of a box whose bounds fall on node planes reproduces the cut exactly: a
 // region of k_b over x >= 0.5 on 11 nodes (0.1 apart) gives faces of a below node 5 and b from
 // it on, and node 5's capacity the mean of the two halves.
@@ -198,6 +281,7 @@ TEST(Subgrid, FileMapsAndSingleMaterialsStayPerNode) {
   map.shape.kind = ShapeKind::file;
   c.regions.insert(c.regions.begin(), map);
   EXPECT_FALSE(heatsim::solver::samples_subgrid(c));
+  EXPECT_FALSE(heatsim::solver::samples_source_shapes(c));
 }
 
 // A copper disc (k = 390, radius 15.1 mm, 5 W/m inside) in epoxy (k = 0.2), a 50 mm square at

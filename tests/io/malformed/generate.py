@@ -476,8 +476,13 @@ real("sources_power_and_density", "sources[0].power_density: give exactly one of
      "power: 2.5}", "power: 2.5, power_density: 1}")
 real("sources_neither_power", "sources[0]: give one of power", ", power: 2.5}", "}")
 real("sources_power_nan", "sources[0].power: must be a finite number", "power: 2.5", "power: .nan")
-real("sources_power_no_node", "sources[0].box: holds no node of the grid",
-     "{lower: [0.1, 0.1], upper: [0.3, 0.3]}", "{lower: [0.11, 0.11], upper: [0.15, 0.15]}")
+# With materials a source's box is sampled below the grid: one between two nodes holds part of
+# their control volumes; one outside the domain holds none. The shorthand keeps node shares.
+real("sources_power_no_volume", "sources[0].box: holds no volume of the domain",
+     "{lower: [0.1, 0.1], upper: [0.3, 0.3]}", "{lower: [1.1, 0.1], upper: [1.2, 0.3]}")
+mutate("sources_power_no_node", "sources[0].box: holds no node of the grid",
+       "scheme: order2\n",
+       "scheme: order2\nsources:\n  - {box: {lower: [0.5, 0.5], upper: [0.51, 0.51]}, power: 2.5}\n")
 real("sources_not_list", "sources: expected a list of sources",
      "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"
      "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n", "  power: 2\n")
