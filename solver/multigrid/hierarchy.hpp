@@ -133,8 +133,13 @@ class PhaseClock {
 };
 
 // The finest level and its coarse versions, coarsening while a level has more than
-// `coarsest_points` nodes and some axis can still be halved. `times`, when given, receives
-// the time of each coarse level's construction (level 1 first).
+// `coarsest_points` nodes and the next level keeps at most three quarters of its nodes and, if
+// it halves axes (keeps at most three quarters of their nodes), halves one that the last level
+// to halve any halved too (any axis, for level 1). A level that coarsens by less, or halves
+// only axes whose planes the levels before kept (layers that conduct far better within than
+// across, once the axes along them are down to 3 nodes), is not built, and the level before
+// is the coarsest. `times`, when given, receives the time of each coarse level's construction
+// (level 1 first; the one not built included).
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
                                            std::vector<SetupTime>* times = nullptr);
 

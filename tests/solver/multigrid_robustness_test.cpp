@@ -141,5 +141,44 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Faces::dirichlet, Faces::convective)),
     case_name);
 
+// Layers one node thick across z, k = 1 on the even planes and 1e6 on the odd, convective faces
+// and a source on every node, on 8 x 8 x 342 nodes spanning the 50 mm cube: a column that
+// degenerates as the layered cube of 384^3 does. The coarse levels keep the z planes, which
+// conduct far better within than across, while x and y halve; each halving of x and y lowers
+// the planes' ratio of within to across about 4 times, here to near the strong planes' bound on the
+// 3 x 3 x 172 level. There the plane beside the lower face fell below the bound and was
+// dropped, the next level dropped the next, and so on: 168 levels and 50 PCG iterations. The
+// hierarchy now stops on the 3 x 3 x 172 level (3 levels), and the solve takes 5 iterations.
+TEST(MultigridRobustness, LayersKeepAFewLevelsWhereTheirPlanesStopCoarsening) {
+  const double L = 0.05;
+  StencilProblem p;
+  p.dims = 3;
+  p.n = {8, 8, 342};
+  for (int a = 0; a < 3; ++a) p.h[a] = L / static_cast<double>(p.n[a] - 1);
+  for (auto& f : p.faces) {
+    f.kind = BoundaryKind::convective;
+    f.transfer = 25.0;
+    f.value = 300.0;
+  }
+  auto fields = std::make_shared<CoefficientFields>();
+  const std::size_t np = static_cast<std::size_t>(p.points());
+  fields->conductivity.assign(np, 1.0);
+  fields->capacity.assign(np, 1.0);
+  CoefficientFields::Source s;
+  s.density.assign(np, 1e5);
+  s.schedule.value = 1.0;
+  for (std::int64_t i = 0; i < p.points(); ++i)
+    if ((i / (p.n[0] * p.n[1])) % 2 == 1) fields->conductivity[i] = 1e6;
+  fields->sources.push_back(std::move(s));
+  std::vector<double> u(np, 300.0);
+  ImplicitStepper stepper(p, fields, TimeMethod::steady, 0.0,
+                          kernels::make_level_ops("cpu", kernels::Precision::fp64));
+  const SolveReport r = stepper.advance(u, 0);
+  std::printf("layers 8 x 8 x 342: %d levels, %s\n", stepper.levels(), r.describe().c_str());
+  EXPECT_LE(stepper.levels(), 11);  // log2(342) + 2
+  EXPECT_EQ(r.reason, SolveReport::Reason::converged) << r.describe();
+  EXPECT_LE(r.iterations, 6) << r.describe();
+}
+
 }  // namespace
 }  // namespace heatsim::solver::multigrid
