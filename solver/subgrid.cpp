@@ -351,8 +351,55 @@ struct Materials {
     return false;
   }
 
+  // Per node, whether it is a sliver (find_slivers): null until found.
+  const char* sliver = nullptr;
+
+  // The body nodes whose own point lies inside a void, away from its surface (the void holds
+  // every point within 1e-8 of a spacing of the node, inside the domain): nodes whose control
+  // volume the void holds only in part, so the strict node test leaves them body, their body
+  // a sliver beyond the void's surface. Every line from such a node starts in the void. Such a
+  // node lies within half a spacing of a void's bound: only the nodes near_surface are tested.
+  std::vector<char> find_slivers() const {
+    const std::int64_t np = s.points();
+    std::vector<char> out(static_cast<std::size_t>(np), 0);
+    if (!any_void) return out;
+    double end[3] = {0, 0, 0};
+    for (int a = 0; a < s.dims; ++a) end[a] = static_cast<double>(s.n[a] - 1) * s.h[a];
+    const int reach[3] = {1, s.dims > 1 ? 1 : 0, s.dims > 2 ? 1 : 0};
+#pragma omp parallel for schedule(dynamic, 4096) if (np >= 32768)
+    for (std::int64_t i = 0; i < np; ++i) {
+      if (ids[static_cast<std::size_t>(i)] == kVoid) continue;
+      const auto ic = s.coords(i);
+      if (!row_near_surface(ic[1], ic[2]) || !near_surface(i, ic)) continue;
+      double x[3] = {0, 0, 0};
+      for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
+      if (at(x, i) != kVoid) continue;
+      bool inside = true;
+      for (int dz = -reach[2]; dz <= reach[2] && inside; ++dz)
+        for (int dy = -reach[1]; dy <= reach[1] && inside; ++dy)
+          for (int dx = -reach[0]; dx <= reach[0] && inside; ++dx) {
+            const int d[3] = {dx, dy, dz};
+            double y[3] = {x[0], x[1], x[2]};
+            bool in_domain = true;
+            for (int a = 0; a < s.dims; ++a) {
+              y[a] = s.wrap(a, x[a] + 1e-8 * s.h[a] * d[a]);
+              if (!s.periodic[a] && (y[a] < 0.0 || y[a] > end[a])) in_domain = false;
+            }
+            if (in_domain && at(y, i) != kVoid) inside = false;
+          }
+      out[static_cast<std::size_t>(i)] = inside ? 1 : 0;
+    }
+    return out;
+  }
+
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
-  double line_conductance(int a, double* x, std::int64_t node, Points& batch) const {
+  // `strip_lo` (`strip_hi`): the lower (upper) node is a sliver (find_slivers), whose body lies
+  // beyond the void it stands in: the void at that end of the line, where it ends inside the
+  // node's control volume, is not counted (the node stands for the body next to the surface),
+  // so that the sliver's body conducts to its neighbour through the body alone. A void further
+  // along, or one reaching past the control volume, still cuts the line.
+  double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
+                          bool strip_hi = false) const {
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double>& at = batch.line_cuts;
     s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1, at);
@@ -379,6 +426,30 @@ struct Materials {
       batch.add(y);
     }
     classify(batch, node);
+    if (strip_lo || strip_hi) {
+      // The pieces that count: from the first to the last that is not the end's void.
+      std::vector<double> lengths;
+      for (std::size_t p = 0; p + 1 < at.size(); ++p)
+        if (at[p + 1] - at[p] > 1e-9 * s.h[a]) lengths.push_back(at[p + 1] - at[p]);
+      std::size_t lo = 0, hi = lengths.size();
+      // Only a void that ends inside the node's control volume (the body beyond it is the
+      // node's sliver): one reaching further holds body that is not the node's, or none.
+      const double reach = (0.5 - 1e-9) * s.h[a];
+      double length = 0.0;
+      if (strip_lo)
+        while (lo < hi && batch.material[lo] == kVoid) length += lengths[lo++];
+      if (length >= reach) return 0.0;
+      length = 0.0;
+      if (strip_hi)
+        while (hi > lo && batch.material[hi - 1] == kVoid) length += lengths[--hi];
+      if (length >= reach || lo == hi) return 0.0;
+      double r = 0.0;
+      for (std::size_t p = lo; p < hi; ++p) {
+        if (batch.material[p] == kVoid) return 0.0;  // a void between: no conduction
+        r += lengths[p] / k(batch.material[p], a);
+      }
+      return s.h[a] / r;
+    }
     double resistance = 0.0;
     std::int32_t first = -1;
     bool have = false;
@@ -417,6 +488,14 @@ struct Materials {
         across[b] = {x - 0.5 * s.h[b], x + 0.5 * s.h[b]};
       }
     }
+    // A sliver at either end (find_slivers) conducts through the body beyond its void.
+    bool strip[2] = {false, false};
+    if (sliver) {
+      std::int64_t j = i + (a == 0 ? 1 : a == 1 ? s.n[0] : s.n[0] * s.n[1]);
+      if (ic[a] == s.n[a] - 1) j -= s.n[a] * (a == 0 ? 1 : a == 1 ? s.n[0] : s.n[0] * s.n[1]);
+      strip[0] = sliver[static_cast<std::size_t>(i)] != 0;
+      strip[1] = sliver[static_cast<std::size_t>(j)] != 0;
+    }
     double sum = 0.0, weight = 0.0, first = -1.0;
     bool one = true;  // every line alike (one material throughout): that value exactly
     const auto pieces = [&](int b) { return std::max<std::size_t>(across[b].size() - 1, 1); };
@@ -434,7 +513,7 @@ struct Materials {
             }
           }
           if (w <= 0.0) continue;
-          const double K = line_conductance(a, x, i, batch);
+          const double K = line_conductance(a, x, i, batch, strip[0], strip[1]);
           if (first < 0.0) first = K;
           one = one && K == first;
           sum += w * K;
@@ -533,6 +612,163 @@ void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
   }
 }
 
+// A sliver (Materials::find_slivers) joined to the body beside it, and the body nodes it goes
+// to, with their shares (summing to 1).
+struct SliverFold {
+  std::int64_t node = 0;
+  std::vector<std::pair<std::int64_t, double>> takers;
+};
+
+// The node at offset d (-1, 0, 1 per axis) from ic, or -1 beyond a non-periodic face.
+std::int64_t offset_node(const Sampler& s, std::array<std::int64_t, 3> ic, const int* d) {
+  std::int64_t j = 0, stride = 1;
+  for (int a = 0; a < 3; ++a) {
+    std::int64_t q = ic[a] + d[a];
+    if (q < 0 || q >= s.n[a]) {
+      if (!s.periodic[a]) return -1;
+      q = (q + s.n[a]) % s.n[a];
+    }
+    j += q * stride;
+    stride *= s.n[a];
+  }
+  return j;
+}
+
+// The slivers and where each goes: to its neighbours along the axes that are body (not void,
+// not slivers) and that its body conducts to, the void at its end of their lines not counted
+// (Materials::line_conductance), in proportion to those conductances. A sliver joined only to
+// other slivers (a corner's, between two sides' slivers) goes where they go; one joined to none
+// (its body thinner than the void between) stays as it is.
+std::vector<SliverFold> sliver_folds(Materials& m) {
+  const Sampler& s = m.s;
+  std::vector<SliverFold> out;
+  if (!m.any_void) return out;
+  const std::vector<char> slivers = m.find_slivers();
+  if (std::find(slivers.begin(), slivers.end(), 1) == slivers.end()) return out;
+  m.sliver = slivers.data();
+  Points batch;
+  // Slivers joined only to other slivers (a corner's, between two sides' slivers), with those.
+  std::vector<SliverFold> chained;
+  std::vector<std::int64_t> fold_of(static_cast<std::size_t>(s.points()), -1);
+  for (std::int64_t i = 0; i < s.points(); ++i) {
+    if (!slivers[static_cast<std::size_t>(i)]) continue;
+    const auto ic = s.coords(i);
+    SliverFold f, via;
+    f.node = via.node = i;
+    double total = 0.0, via_total = 0.0;
+    for (int a = 0; a < s.dims; ++a)
+      for (int side = -1; side <= 1; side += 2) {
+        int d[3] = {0, 0, 0};
+        d[a] = side;
+        const std::int64_t j = offset_node(s, ic, d);
+        if (j < 0 || m.ids[static_cast<std::size_t>(j)] == kVoid) continue;
+        const double K = m.face(a, side > 0 ? i : j, batch);
+        if (!(K > 0.0)) continue;
+        if (slivers[static_cast<std::size_t>(j)]) {
+          via.takers.emplace_back(j, K);
+          via_total += K;
+        } else {
+          f.takers.emplace_back(j, K);
+          total += K;
+        }
+      }
+    if (f.takers.empty()) {
+      for (auto& t : via.takers) t.second /= via_total;
+      if (!via.takers.empty()) chained.push_back(std::move(via));
+      continue;
+    }
+    for (auto& t : f.takers) t.second /= total;
+    fold_of[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(out.size());
+    out.push_back(std::move(f));
+  }
+  // Those go where the slivers they are joined to go.
+  for (const SliverFold& v : chained) {
+    SliverFold f;
+    f.node = v.node;
+    for (const auto& [j, share] : v.takers) {
+      const std::int64_t k = fold_of[static_cast<std::size_t>(j)];
+      if (k < 0) continue;
+      for (const auto& [t, w] : out[static_cast<std::size_t>(k)].takers) {
+        auto at = std::find_if(f.takers.begin(), f.takers.end(),
+                               [&](const auto& e) { return e.first == t; });
+        if (at == f.takers.end()) {
+          f.takers.emplace_back(t, share * w);
+        } else {
+          at->second += share * w;
+        }
+      }
+    }
+    double total = 0.0;
+    for (const auto& t : f.takers) total += t.second;
+    if (f.takers.empty() || !(total > 0.0)) continue;
+    for (auto& t : f.takers) t.second /= total;
+    out.push_back(std::move(f));
+  }
+  m.sliver = nullptr;
+  return out;
+}
+
+// Moves each folded sliver's share of a per-volume field (its capacity, a surface's area, a
+// source's share), times its weight, to the nodes it goes to: every total stays as sampled.
+void fold_slivers(const Case& c, const std::vector<SliverFold>& folds,
+                  std::vector<double>& per_volume) {
+  for (const SliverFold& f : folds) {
+    const std::size_t at = static_cast<std::size_t>(f.node);
+    if (per_volume[at] == 0.0) continue;
+    const double held = per_volume[at] * node_weight(c, f.node);
+    per_volume[at] = 0.0;
+    for (const auto& [j, share] : f.takers)
+      per_volume[static_cast<std::size_t>(j)] += held * share / node_weight(c, j);
+  }
+}
+
+// Moves each folded sliver's faces (the conduction of its body along the surface) to the node
+// it goes to: the face between the sliver and a neighbour n becomes the face between the taker
+// and n moved as the taker is from the sliver (the strip of body shifted by a node), its
+// conductance split by the shares. Its faces to the taker itself are inside the merged node;
+// a moved face that would reach a void or a sliver is dropped. The sliver keeps no face.
+void fold_sliver_faces(const Sampler& s, const std::vector<std::int32_t>& ids,
+                       const std::vector<SliverFold>& folds,
+                       std::array<std::vector<double>, 3>& faces) {
+  if (folds.empty()) return;
+  std::vector<char> sliver(static_cast<std::size_t>(s.points()), 0);
+  for (const SliverFold& f : folds) sliver[static_cast<std::size_t>(f.node)] = 1;
+  const auto regular = [&](std::int64_t j) {
+    return j >= 0 && ids[static_cast<std::size_t>(j)] != kVoid &&
+           !sliver[static_cast<std::size_t>(j)];
+  };
+  for (const SliverFold& f : folds) {
+    const auto ic = s.coords(f.node);
+    for (int b = 0; b < s.dims; ++b)
+      for (int side = -1; side <= 1; side += 2) {
+        int d[3] = {0, 0, 0};
+        d[b] = side;
+        const std::int64_t n = offset_node(s, ic, d);
+        if (n < 0) continue;
+        double& K =
+            faces[static_cast<std::size_t>(b)][static_cast<std::size_t>(side > 0 ? f.node : n)];
+        if (!(K > 0.0)) continue;
+        for (const auto& [t, share] : f.takers) {
+          if (t == n) continue;  // inside the merged node
+          // The taker's offset from the sliver, and n moved by it.
+          const auto tc = s.coords(t);
+          int shift[3] = {0, 0, 0};
+          for (int a = 0; a < s.dims; ++a) {
+            std::int64_t delta = tc[a] - ic[a];
+            if (delta > 1) delta -= s.n[a];  // across a periodic seam
+            if (delta < -1) delta += s.n[a];
+            shift[a] = static_cast<int>(delta);
+          }
+          const std::int64_t moved = offset_node(s, s.coords(n), shift);
+          if (!regular(t) || !regular(moved) || moved == t) continue;
+          faces[static_cast<std::size_t>(b)][static_cast<std::size_t>(side > 0 ? t : moved)] +=
+              share * K;
+        }
+        K = 0.0;
+      }
+  }
+}
+
 }  // namespace
 
 bool samples_subgrid(const Case& c) {
@@ -553,7 +789,7 @@ bool samples_source_shapes(const Case& c) {
 
 SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids) {
   Sampler s(c);
-  const Materials m(s, ids);
+  Materials m(s, ids);
   const std::int64_t np = s.points();
   SubgridMaterials out;
   out.capacity.resize(static_cast<std::size_t>(np));
@@ -623,6 +859,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       }
   }
   fold_void_nodes(c, ids, out.capacity);
+  const std::vector<SliverFold> folds =
+      near_count > 0 ? sliver_folds(m) : std::vector<SliverFold>{};
+  fold_slivers(c, folds, out.capacity);
   bool anisotropic = false;
   for (const MaterialSpec& mat : c.materials) anisotropic = anisotropic || mat.anisotropic();
   if (near_count == 0 && !anisotropic) return out;
@@ -658,13 +897,14 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
     }
   }
+  fold_sliver_faces(s, ids, folds, out.faces);
   return out;
 }
 
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region) {
   Sampler s(c);
-  const Materials m(s, ids);
+  Materials m(s, ids);
   const RegionSpec& r = c.regions.at(region);
   const ShapeSpec& shape = r.shape;
   const std::string key = "regions[" + std::to_string(region) + "]";
@@ -793,6 +1033,7 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     area[static_cast<std::size_t>(i)] /= volume;
   }
   fold_void_nodes(c, ids, area);
+  fold_slivers(c, sliver_folds(m), area);
   return area;
 }
 
@@ -827,7 +1068,7 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                       const std::vector<std::int32_t>& ids) {
   Sampler s(c);
-  const Materials m(s, ids);
+  Materials m(s, ids);
   const Shape sh = s.prepare(shape, "sources");
   std::vector<const Shape*> list = m.shape_list;
   list.push_back(&sh);
@@ -889,6 +1130,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
       }
   }
   fold_void_nodes(c, ids, out);
+  fold_slivers(c, sliver_folds(m), out);
   return out;
 }
 

@@ -16,6 +16,14 @@
 //   a curved surface enters as the distance from each node to it along the grid lines (the
 //   Shortley-Weller distances): a ball's steady field converges at second order. (Averaging
 //   lines across a face a curved surface cuts, 4 x 4 of them, was measured first order.)
+// - A body node whose own point lies inside a void (the void holds part of its control volume,
+//   the rest a sliver of body beyond the void's surface, less than half a spacing thick) is
+//   joined to the body through the sliver alone: every segment from it crosses the void. It is
+//   folded into the body nodes beside it that the sliver reaches (their segments' void at its
+//   end not counted, weighted by those conductances; a corner's, between two sides' slivers,
+//   where those go): its capacity, its shares of sources and surfaces, and its faces, moved over
+//   by the node's offset, so that the surface's heat reaches the body it bounds. Bounds on node
+//   planes and halfway between them cut no such sliver.
 // - A node's heat capacity, and the share of a source shape's density it takes, are averages
 //   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
 //   a 4-per-axis split refined at box bounds. Materials of one capacity (and no void) give it

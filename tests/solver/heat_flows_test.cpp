@@ -241,7 +241,10 @@ TEST(HeatFlowRows, ExplicitStepsBalanceWithVaryingPropertiesAndRadiation) {
     const auto row = rows.take(step, u, due);
     if (!due) continue;
     ASSERT_TRUE(row.has_value()) << step;
-    EXPECT_LT(std::abs(row->imbalance), 1e-11 * largest(*row)) << "step " << step;
+    // Rounding: up to 0.9e-11 of the largest flow measured, 1.7e-11 with the gap's slivers
+    // folded into the body beside them (its bounds cut slivers 0.02 and 0.22 of a spacing
+    // thick from two rows of nodes).
+    EXPECT_LT(std::abs(row->imbalance), 3e-11 * largest(*row)) << "step " << step;
     if (step > 0) {
       EXPECT_GT(std::abs(row->flows[3]), 1.0) << "y+ radiates";
       EXPECT_GT(std::abs(row->flows[4]), 0.1) << "the gap's surface passes heat";
@@ -306,6 +309,9 @@ TEST(NodeFields, ConductivityAndLiquidFractionFollowTheField) {
   const std::vector<double> phi = heatsim::solver::node_liquid_fraction(*p.fields, u.data());
   int steel = 0, melting = 0;
   for (std::size_t i = 0; i < u.size(); ++i) {
+    // A node folded into the body beside it (the gap's bounds cut slivers of steel from the
+    // nodes inside it) holds nothing and takes no law, as a void's.
+    if (p.fields->capacity[i] == 0.0) continue;
     if (p.ids[i] == 0) {
       // 45 at 280 K rising to 60 at 320 K.
       EXPECT_NEAR(k[i], 45.0 + 15.0 * (u[i] - 280.0) / 40.0, 1e-9) << i;
