@@ -689,8 +689,9 @@ std::vector<SliverFold> sliver_folds(Materials& m) {
       const std::int64_t k = fold_of[static_cast<std::size_t>(j)];
       if (k < 0) continue;
       for (const auto& [t, w] : out[static_cast<std::size_t>(k)].takers) {
+        const auto taker = t;  // a structured binding is not captured before C++20
         auto at = std::find_if(f.takers.begin(), f.takers.end(),
-                               [&](const auto& e) { return e.first == t; });
+                               [&](const auto& e) { return e.first == taker; });
         if (at == f.takers.end()) {
           f.takers.emplace_back(t, share * w);
         } else {
