@@ -304,6 +304,14 @@ std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
 // along the axis and a face of reference K, the segment's parts a_i + a_j = 1 with
 // a_i/k_i + a_j/k_j = 1/K (exact where the faces are a series of the two), share = a_i K/k_i;
 // 1/2 within one material.
+// The part a_i of a segment of conductance K in the material of k_i, the rest in k_j's
+// (a_i / k_i + (1 - a_i) / k_j = 1 / K; k_i != k_j), and the lower node's share of the face's
+// resistance, a_i K / k_i.
+double series_part(double K, double ki, double kj) {
+  return std::clamp((1.0 / K - 1.0 / kj) / (1.0 / ki - 1.0 / kj), 0.0, 1.0);
+}
+double lower_share(double ai, double K, double ki) { return std::clamp(ai * K / ki, 0.0, 1.0); }
+
 std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
     const Case& c, const NodeGrid& g, const std::vector<std::int32_t>& ids,
     const kernels::CoefficientFields& fields) {
@@ -352,8 +360,7 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         tied_here = 1;
         continue;
       }
-      const double ai = std::clamp((1.0 / Kij - 1.0 / kj) / (1.0 / ki - 1.0 / kj), 0.0, 1.0);
-      share[static_cast<std::size_t>(i)] = std::clamp(ai * Kij / ki, 0.0, 1.0);
+      share[static_cast<std::size_t>(i)] = lower_share(series_part(Kij, ki, kj), Kij, ki);
     }
     tied[static_cast<std::size_t>(a)] = static_cast<char>(tied_here);
   }
@@ -391,8 +398,7 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         if (ki != kj) continue;
         const double fi = apart.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
         const double fj = apart.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
-        const double ai = std::clamp((1.0 / Kf_ij - 1.0 / fj) / (1.0 / fi - 1.0 / fj), 0.0, 1.0);
-        share[static_cast<std::size_t>(i)] = std::clamp(ai * Kij / ki, 0.0, 1.0);
+        share[static_cast<std::size_t>(i)] = lower_share(series_part(Kf_ij, fi, fj), Kij, ki);
       }
     }
   }
