@@ -234,14 +234,19 @@ void validate_meta(const FieldMeta& m, std::size_t values) {
                              std::to_string(m.compression));
 }
 
-// FNV-1a (64 bit) over the attributes in a fixed order: Fletcher32 guards only the data, and
-// a checkpoint's step, time and dt matter as much as its field.
+// FNV-1a (64 bit): `h` (the offset basis to begin) folded with n bytes at p.
+constexpr std::uint64_t kFnvBasis = 14695981039346656037ull;
+std::uint64_t fnv1a(std::uint64_t h, const void* p, std::size_t n) {
+  const auto* c = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
+// FNV-1a over the attributes in a fixed order: Fletcher32 guards only the data, and a
+// checkpoint's step, time and dt matter as much as its field.
 std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
-  std::uint64_t h = 14695981039346656037ull;
-  auto bytes = [&h](const void* p, std::size_t n) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
-  };
+  std::uint64_t h = kFnvBasis;
+  auto bytes = [&h](const void* p, std::size_t n) { h = fnv1a(h, p, n); };
   auto text = [&](const std::string& s) {
     const std::uint64_t n = s.size();
     bytes(&n, sizeof n);
@@ -265,6 +270,7 @@ std::uint64_t meta_checksum(const FieldMeta& m, FieldFileKind kind) {
     const std::int64_t fusion = m.fusion;
     bytes(&fusion, sizeof fusion);
   }
+  if (!m.run_digest.empty()) text(m.run_digest);  // likewise
   return h;
 }
 
@@ -318,6 +324,7 @@ void write_field_attributes(hid_t root, const FieldMeta& m, FieldFileKind kind) 
   write_string(root, "heatsim_version", m.version);
   write_string(root, "case_yaml", m.case_yaml);
   if (m.fusion > 0) write_int64(root, "fusion", m.fusion);
+  if (!m.run_digest.empty()) write_string(root, "run_digest", m.run_digest);
   if (m.steady) write_int64(root, "steady", 1);
   if (kind == FieldFileKind::checkpoint) {
     const std::uint64_t sum = meta_checksum(m, kind);
@@ -1137,6 +1144,7 @@ FieldFile read_file(const std::string& path, bool with_data) {
     m.precision = read_string(root, "precision");
     m.version = read_string(root, "heatsim_version");
     m.case_yaml = read_string(root, "case_yaml");
+    if (H5Aexists(root, "run_digest") > 0) m.run_digest = read_string(root, "run_digest");
     if (H5Aexists(root, "fusion") > 0) {
       const std::int64_t fusion = read_int64(root, "fusion");
       if (fusion < 1 || fusion > 1024)
@@ -1253,8 +1261,20 @@ FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend
   m.precision = kernels::to_string(c.precision);
   m.version = heatsim::version();
   m.case_yaml = c.source_text;
+  m.run_digest = c.run_digest.empty() ? case_digest(c.source_text) : c.run_digest;
   m.steady = c.time.method == solver::TimeMethod::steady;
   return m;
+}
+
+std::string case_digest(const std::string& case_text) {
+  const std::uint64_t h = fnv1a(kFnvBasis, case_text.data(), case_text.size());
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(h));
+  return digits;
+}
+
+std::string run_lineage(const FieldMeta& m) {
+  return m.run_digest.empty() ? case_digest(m.case_yaml) : m.run_digest;
 }
 
 void write_field_file(const std::string& path, const FieldMeta& meta,

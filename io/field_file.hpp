@@ -38,6 +38,10 @@ struct FieldMeta {
   std::string precision;  // "fp64" | "fp32"
   std::string version;
   std::string case_yaml;
+  // The run's lineage: case_digest() of the case text the run began from at step 0, carried
+  // by every restart (whatever case it continues under), so that the files of one run share it
+  // and another run's files tell themselves apart. Empty in files from before the attribute.
+  std::string run_digest;
   int fusion = 0;  // time steps per pass of the run that wrote it; 0: not recorded
   // A steady state (time.method steady): no time stands for it; step, time and dt are 0.
   // Written as attribute `steady` = 1, absent otherwise.
@@ -52,6 +56,12 @@ struct FieldMeta {
 
 FieldMeta make_meta(const solver::Case& c, double dt, const std::string& backend,
                     std::int64_t step, double time);
+
+// A case text's digest (FNV-1a, 64 bits, as 16 hex digits): the run lineage's value.
+std::string case_digest(const std::string& case_text);
+// The lineage of the run that wrote a file: its run_digest, or for a file from before that
+// attribute the digest of its case text (the run's, where it began there).
+std::string run_lineage(const FieldMeta& m);
 
 // Output files are plain contiguous datasets any HDF5 reader opens (chunked and compressed with
 // shuffle + deflate when meta.compression > 0); checkpoints are chunked with the Fletcher32

@@ -96,6 +96,34 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
 
 namespace {
 
+// Throws std::runtime_error when a field file or checkpoint in `files` (the restart's
+// directory) was written by another run than the checkpoint's: continuing there would remove
+// that run's later files and splice the two into one series. Every such file is read (its
+// attributes only), so that none is removed or adopted unread.
+void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files,
+                       const DirectoryUse& use) {
+  std::error_code ec;
+  std::vector<RunFile> others;
+  for (const RunFile& f : files) {
+    if (f.kind != RunFile::Kind::field && f.kind != RunFile::Kind::checkpoint) continue;
+    if (!use.checkpoint.empty() && fs::equivalent(f.path, use.checkpoint, ec)) continue;
+    std::string lineage;
+    try {
+      lineage = run_lineage(read_field_header(f.path).meta);
+    } catch (const std::exception&) {
+      continue;  // not a readable field file: the run's own rules for it apply
+    }
+    if (lineage != use.lineage) others.push_back(f);
+  }
+  if (others.empty()) return;
+  throw std::runtime_error(
+      "output directory '" + dir + "' holds another run's files (" + describe(others) +
+      ": that run began from another case than the one that wrote " +
+      (use.checkpoint.empty() ? std::string("the checkpoint") : use.checkpoint) +
+      "); a restart there would remove or adopt them. Restart into another directory with -o "
+      "DIR, or keep the checkpoint with its own run's files");
+}
+
 // The run files `use` removes from the directory, with the log line that says why; throws
 // std::runtime_error when the directory holds another run's files the run may not remove.
 struct DirectoryPlan {
@@ -111,6 +139,7 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const bool failed = std::any_of(files.begin(), files.end(),
                                   [](const RunFile& f) { return f.kind == RunFile::Kind::failed; });
   if (use.restarting) {
+    if (!use.lineage.empty()) refuse_other_runs(dir, files, use);
     for (const RunFile& f : files) {
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);

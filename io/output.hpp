@@ -37,6 +37,11 @@ struct DirectoryUse {
   bool overwrite = false;
   bool restarting = false;
   std::int64_t restart_step = -1;
+  // When restarting: the checkpoint's path and its run's lineage (run_lineage). The
+  // directory's field files and checkpoints must be that run's: a checkpoint copied into
+  // another run's directory does not make that run's files its own.
+  std::string checkpoint;
+  std::string lineage;
 };
 
 // Throws std::runtime_error with what prepare_output_directory would refuse (a path that is
@@ -47,7 +52,8 @@ void check_output_directory(const solver::Case& c, const DirectoryUse& use);
 // Makes the output directory ready for the first file. Throws std::runtime_error with a clear
 // message when it cannot be created or written, or when it already holds a run's files and
 // neither `overwrite` nor `restarting` is set, unless they are a failed run's (failed_run.txt
-// among them): those are replaced. With `overwrite` the old run's files are removed. When
+// among them): those are replaced; or when restarting and some field file or checkpoint there
+// is another run's (its lineage is not `use.lineage`), with or without `overwrite`. With `overwrite` the old run's files are removed. When
 // restarting, temporaries and the failed mark are removed, and when `restart_step` >= 0 so are
 // field files and checkpoints after that step (they belong to the run being replaced);
 // everything up to it is kept.

@@ -395,6 +395,8 @@ void Session::State::set_up() {
                    "continues under this case from step {}",
                    options.restart, listed, restart.meta.step);
     }
+    // The run goes on: its files keep the lineage of the case it began from.
+    c.run_digest = io::run_lineage(restart.meta);
     step0 = restart.meta.step;
     if (step0 > plan.steps)
       refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
@@ -410,6 +412,8 @@ void Session::State::set_up() {
     std::error_code ec;
     directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
     directory_use.restart_step = step0;
+    directory_use.checkpoint = options.restart;
+    directory_use.lineage = c.run_digest;
   }
   // The directory's rules before any work: a run that would be refused there is refused now.
   if (options.write_files) {

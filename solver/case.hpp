@@ -229,6 +229,9 @@ struct Case {
   // ("regions[2].surface radiates"); empty when nothing does.
   std::string temperature_dependence() const;
   std::string source_text;  // the YAML as given, for provenance
+  // The digest of the case text the run began from (io::case_digest), set by a restart from
+  // its checkpoint; empty: the run begins here, from source_text.
+  std::string run_digest;
   std::string source_path;
 };
 

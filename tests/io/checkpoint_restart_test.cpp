@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -511,6 +512,60 @@ TEST_F(RestartTest, EarlierRunIsKeptUnlessOverwrite) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(field_at(out, 30))) << "old outputs removed";
   EXPECT_TRUE(fs::exists(field_at(out, 10)));
+}
+
+// A checkpoint copied into another run's directory does not make that run's files its own:
+// the restart there is refused and changes nothing (it would have removed the other run's later
+// files and spliced the two runs into one series). A restart of a run whose case changed on an
+// earlier restart still continues in its own directory.
+TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  const std::string case_a = write_case("a.yaml", case_text(2, "fp64", a, 60));
+  std::string text_b = case_text(2, "fp64", b, 60);
+  text_b.replace(text_b.find("value: 0.5"), 10, "value: 0.7");
+  const std::string case_b = write_case("b.yaml", text_b);
+  ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
+  ASSERT_EQ(heatsim("run -q " + case_b).code, 0);
+  const auto snapshot = [](const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::ifstream in(e.path(), std::ios::binary);
+      files[e.path().filename().string()] =
+          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return files;
+  };
+  const fs::path copied = b / "from_a.h5";
+  fs::copy_file(checkpoint_at(a, 25), copied);
+  const auto before = snapshot(b);
+  const Result r = heatsim("run -q " + case_a + " --restart " + copied.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("another run's files"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
+  EXPECT_TRUE(snapshot(b) == before) << "the other run's directory changed";
+
+  // Into a directory of its own (-o) the same restart runs, and equals the run it continues.
+  const Result moved =
+      heatsim("run -q " + case_a + " --restart " + copied.string() + " -o " + (dir_ / "c").string());
+  ASSERT_EQ(moved.code, 0) << moved.output;
+  EXPECT_TRUE(read_field_file(field_at(dir_ / "c", 60)).field ==
+              read_field_file(field_at(a, 60)).field);
+
+  // Run a restarted at step 25 under a changed case, then again from its step-50 checkpoint
+  // (written under the changed case): still its own run's directory.
+  std::string changed = case_text(2, "fp64", a, 60);
+  changed.replace(changed.find("amplitude: 0.5"), 14, "amplitude: 0.4");
+  const std::string case_a2 = write_case("a2.yaml", changed);
+  Result again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 25));
+  ASSERT_EQ(again.code, 0) << again.output;
+  again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_EQ(read_field_file(field_at(a, 60)).meta.run_digest,
+            read_field_file(field_at(a, 0)).meta.run_digest);
+  EXPECT_EQ(read_field_file(field_at(a, 0)).meta.run_digest,
+            case_digest(read_field_file(field_at(a, 0)).meta.case_yaml));
+  EXPECT_NE(read_field_file(field_at(b, 0)).meta.run_digest,
+            read_field_file(field_at(a, 0)).meta.run_digest);
 }
 
 TEST_F(RestartTest, UnusableOutputDirectoryFailsBeforeTheRun) {
