@@ -122,8 +122,11 @@ std::string shown(const YAML::Node& n) {
 
 void collect_changes(const YAML::Node& a, const YAML::Node& b, const std::string& path,
                      std::vector<std::string>& out) {
-  static const char* const kNotPhysics[] = {"time.end",   "time.steps", "output", "probes",
-                                            "checkpoint", "backend",    "fusion", "parallel"};
+  // time.dt too: a restart whose dt differs is refused (checkpoint_mismatch), so one that
+  // passes has the checkpoint's dt, given or `auto`.
+  static const char* const kNotPhysics[] = {"time.end", "time.steps", "time.dt",
+                                            "output",   "probes",     "checkpoint",
+                                            "backend",  "fusion",     "parallel"};
   for (const char* key : kNotPhysics)
     if (path == key) return;
   // A key that one side lacks reads as an invalid node there, which only IsDefined may ask.

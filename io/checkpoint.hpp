@@ -38,8 +38,9 @@ std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, d
 // What a case changes of the case text a checkpoint (or field file) was written with, beyond
 // what checkpoint_mismatch refuses: each changed setting as "key.path: before -> after" (or
 // "added", "removed"), in the order of the keys, numbers compared by value. What only says
-// how long, where or on what the run goes (time.end, time.steps, output, probes, checkpoint,
-// backend, fusion, parallel) is not a change of the physics and is not listed. Empty when
+// how long, where or on what the run goes (time.end, time.steps, time.dt, output, probes,
+// checkpoint, backend, fusion, parallel) is not a change of the physics and is not listed
+// (a restart's dt is the checkpoint's: checkpoint_mismatch refuses another). Empty when
 // either text is empty or not YAML (nothing to compare).
 std::vector<std::string> case_changes(const std::string& written, const std::string& now);
 

@@ -369,17 +369,31 @@ void Session::State::set_up() {
     }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty()) {
-      // An `end` fits dt to itself: a later end gives another dt. The way to continue to it.
+      // dt: auto follows the materials and faces, and an `end` fits dt to itself: a changed
+      // material or a later end gives another dt. Why, and the way to continue the run.
       std::string hint;
-      if (c.time.end_time && restart.meta.dt > 0.0 && restart.meta.dt != plan.dt &&
-          mismatch.find("time.dt") != std::string::npos)
-        hint = fmt::format(
-            " (time.end sets dt so that the steps reach it exactly, so another end gives "
-            "another dt; to continue this run to t = {:.17g}, give time: {{dt: {:.17g}, steps: "
-            "{}}}, which ends at t = {:.17g})",
-            *c.time.end_time, restart.meta.dt,
-            static_cast<std::int64_t>(std::ceil(*c.time.end_time / restart.meta.dt - 1e-9)),
-            restart.meta.dt * std::ceil(*c.time.end_time / restart.meta.dt - 1e-9));
+      if (restart.meta.dt > 0.0 && restart.meta.dt != plan.dt &&
+          mismatch.find("time.dt") != std::string::npos) {
+        std::string why;
+        if (!c.time.dt)
+          why = "dt: auto follows the materials and faces (0.9 of the stability limit), so a "
+                "changed material or face gives another dt";
+        if (c.time.end_time)
+          why += std::string(why.empty() ? "" : "; ") +
+                 "time.end sets dt so that the steps reach it exactly, so another end gives "
+                 "another dt";
+        if (c.time.end_time) {
+          const double steps = std::ceil(*c.time.end_time / restart.meta.dt - 1e-9);
+          hint = fmt::format(
+              " ({}; to continue this run to t = {}, give time: {{dt: {}, steps: {}}}, which "
+              "ends at t = {})",
+              why, *c.time.end_time, restart.meta.dt, static_cast<std::int64_t>(steps),
+              restart.meta.dt * steps);
+        } else if (c.time.steps) {
+          hint = fmt::format(" ({}{}to continue this run, give time: {{dt: {}, steps: {}}})", why,
+                             why.empty() ? "" : "; ", restart.meta.dt, *c.time.steps);
+        }
+      }
       refuse_alike(
           fmt::format("{}: does not match the case: {}{}", options.restart, mismatch, hint));
     }
@@ -1031,8 +1045,12 @@ void Session::State::add_observers() {
         !restart.previous.empty())
       flow_rows->take(step0 - 1, restart.previous, false);
     const std::int64_t every = c.output.every;
+    // A restart's first row is the one after its step: the row at the step itself, which the
+    // run being continued wrote, may need fields the checkpoint does not hold (bdf2's storage
+    // reads two steps back); the step still primes the rows after it.
+    const std::int64_t first_row = restarting ? step0 + 1 : 0;
     solver::Observer rows{
-        "heat flows", every, true, true, [this, every, &plan](solver::StepState& s) {
+        "heat flows", every, true, true, [this, every, first_row, &plan](solver::StepState& s) {
           // Rows where outputs are due (step 0, every output.every steps, the last step), not
           // where a signal stopped the run, so that its restart writes what the uninterrupted
           // run would have.
@@ -1040,7 +1058,8 @@ void Session::State::add_observers() {
               s.step() == 0 || (every > 0 && s.step() % every == 0) || s.step() == plan.steps;
           const std::vector<double>& u = s.field();  // every rank takes part in the gather
           if (!flow_rows) return;                    // ranks other than 0
-          const std::optional<solver::HeatFlowRow> row = flow_rows->take(s.step(), u, due);
+          const std::optional<solver::HeatFlowRow> row =
+              flow_rows->take(s.step(), u, due && s.step() >= first_row);
           if (!row) return;
           last_flow_row = row;
           last_flow_time = s.time();

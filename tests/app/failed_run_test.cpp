@@ -97,6 +97,44 @@ TEST_F(FailedRun, ARestartToALaterEndSaysHowToContinue) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "checkpoint_00000700.h5"));
 }
 
+// `dt: auto` follows the material: a restart that changes it (on purpose) has another dt and
+// is refused, saying why (not blaming `end` or `steps`) and how to continue; the continued run
+// then warns of the material's change alone, not of its dt.
+TEST_F(FailedRun, ARestartWithAChangedMaterialSaysDtAutoFollowsIt) {
+  const std::string tail =
+      "grid: {dims: 1, n: [51], length: [1.0]}\n"
+      "regions: [{material: m}]\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "checkpoint: {every: 100}\n";
+  ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", "materials: {m: {conductivity: 1, density: 1, specific_heat: 1}}\n" + tail +
+                                                         "time: {dt: auto, steps: 300}\n"))
+                .code,
+            0);
+  const std::string checkpoint = (dir_ / "out" / "checkpoint_00000200.h5").string();
+  ASSERT_TRUE(fs::exists(checkpoint));
+  const Result changed = heatsim("run -q " +
+                                 write_case("b.yaml", "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" + tail +
+                                                          "time: {dt: auto, steps: 400}\n") +
+                                 " --restart " + checkpoint);
+  EXPECT_EQ(changed.code, 2) << changed.output;
+  EXPECT_NE(changed.output.find("dt: auto follows the materials"), std::string::npos)
+      << changed.output;
+  EXPECT_EQ(changed.output.find("time.end"), std::string::npos) << changed.output;
+  const std::regex hint(R"(give time: \{dt: ([0-9.e+-]+), steps: ([0-9]+)\})");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(changed.output, m, hint)) << changed.output;
+  EXPECT_EQ(m[2].str(), "400");
+  const Result go = heatsim("run " +
+                            write_case("c.yaml", "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" + tail +
+                                                     "time: {dt: " + m[1].str() + ", steps: " +
+                                                     m[2].str() + "}\n") +
+                            " --restart " + checkpoint);
+  EXPECT_EQ(go.code, 0) << go.output;
+  EXPECT_NE(go.output.find("materials.m.conductivity: 1 -> 0.8"), std::string::npos) << go.output;
+  EXPECT_EQ(go.output.find("time.dt"), std::string::npos) << go.output;
+}
+
 // Every face convective with h = 0 is insulated too: the message says so, naming the faces.
 TEST_F(FailedRun, ConvectiveFacesWithHZeroAreNamedAsInsulated) {
   const std::string c = steady_case("h0.yaml", "{all: {type: convective, h: 0, ambient: 300}}");
