@@ -1,14 +1,15 @@
 #include "checkpoint.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace heatsim::io {
 
@@ -28,9 +29,13 @@ std::string join_axes(const T& v, int dims) {
   return s.str();
 }
 
+// The shortest digits that read back as v (0.00018, not 0.00018000000000000001).
 std::string number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 

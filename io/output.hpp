@@ -53,10 +53,10 @@ void check_output_directory(const solver::Case& c, const DirectoryUse& use);
 // message when it cannot be created or written, or when it already holds a run's files and
 // neither `overwrite` nor `restarting` is set, unless they are a failed run's (failed_run.txt
 // among them): those are replaced; or when restarting and some field file or checkpoint there
-// is another run's (its lineage is not `use.lineage`), with or without `overwrite`. With `overwrite` the old run's files are removed. When
-// restarting, temporaries and the failed mark are removed, and when `restart_step` >= 0 so are
-// field files and checkpoints after that step (they belong to the run being replaced);
-// everything up to it is kept.
+// is another run's (its lineage is not `use.lineage`), with or without `overwrite`. With
+// `overwrite` the old run's files are removed. When restarting, temporaries and the failed mark are
+// removed, and when `restart_step` >= 0 so are field files and checkpoints after that step (they
+// belong to the run being replaced); everything up to it is kept.
 void prepare_output_directory(const solver::Case& c, const DirectoryUse& use);
 void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
                               std::int64_t restart_step = -1);

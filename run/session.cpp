@@ -376,8 +376,9 @@ void Session::State::set_up() {
           mismatch.find("time.dt") != std::string::npos) {
         std::string why;
         if (!c.time.dt)
-          why = "dt: auto follows the materials and faces (0.9 of the stability limit), so a "
-                "changed material or face gives another dt";
+          why =
+              "dt: auto follows the materials and faces (0.9 of the stability limit), so a "
+              "changed material or face gives another dt";
         if (c.time.end_time)
           why += std::string(why.empty() ? "" : "; ") +
                  "time.end sets dt so that the steps reach it exactly, so another end gives "

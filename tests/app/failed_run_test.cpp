@@ -107,16 +107,19 @@ TEST_F(FailedRun, ARestartWithAChangedMaterialSaysDtAutoFollowsIt) {
       "boundary: {all: {type: dirichlet, value: 0}}\n"
       "initial: {type: constant, value: 1}\n"
       "checkpoint: {every: 100}\n";
-  ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", "materials: {m: {conductivity: 1, density: 1, specific_heat: 1}}\n" + tail +
-                                                         "time: {dt: auto, steps: 300}\n"))
+  ASSERT_EQ(heatsim("run -q " +
+                    write_case("a.yaml",
+                               "materials: {m: {conductivity: 1, density: 1, specific_heat: 1}}\n" +
+                                   tail + "time: {dt: auto, steps: 300}\n"))
                 .code,
             0);
   const std::string checkpoint = (dir_ / "out" / "checkpoint_00000200.h5").string();
   ASSERT_TRUE(fs::exists(checkpoint));
-  const Result changed = heatsim("run -q " +
-                                 write_case("b.yaml", "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" + tail +
-                                                          "time: {dt: auto, steps: 400}\n") +
-                                 " --restart " + checkpoint);
+  const Result changed = heatsim(
+      "run -q " +
+      write_case("b.yaml", "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" +
+                               tail + "time: {dt: auto, steps: 400}\n") +
+      " --restart " + checkpoint);
   EXPECT_EQ(changed.code, 2) << changed.output;
   EXPECT_NE(changed.output.find("dt: auto follows the materials"), std::string::npos)
       << changed.output;
@@ -125,11 +128,12 @@ TEST_F(FailedRun, ARestartWithAChangedMaterialSaysDtAutoFollowsIt) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(changed.output, m, hint)) << changed.output;
   EXPECT_EQ(m[2].str(), "400");
-  const Result go = heatsim("run " +
-                            write_case("c.yaml", "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" + tail +
-                                                     "time: {dt: " + m[1].str() + ", steps: " +
-                                                     m[2].str() + "}\n") +
-                            " --restart " + checkpoint);
+  const Result go =
+      heatsim("run " +
+              write_case("c.yaml",
+                         "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" +
+                             tail + "time: {dt: " + m[1].str() + ", steps: " + m[2].str() + "}\n") +
+              " --restart " + checkpoint);
   EXPECT_EQ(go.code, 0) << go.output;
   EXPECT_NE(go.output.find("materials.m.conductivity: 1 -> 0.8"), std::string::npos) << go.output;
   EXPECT_EQ(go.output.find("time.dt"), std::string::npos) << go.output;

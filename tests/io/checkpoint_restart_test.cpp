@@ -545,8 +545,8 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
   EXPECT_TRUE(snapshot(b) == before) << "the other run's directory changed";
 
   // Into a directory of its own (-o) the same restart runs, and equals the run it continues.
-  const Result moved =
-      heatsim("run -q " + case_a + " --restart " + copied.string() + " -o " + (dir_ / "c").string());
+  const Result moved = heatsim("run -q " + case_a + " --restart " + copied.string() + " -o " +
+                               (dir_ / "c").string());
   ASSERT_EQ(moved.code, 0) << moved.output;
   EXPECT_TRUE(read_field_file(field_at(dir_ / "c", 60)).field ==
               read_field_file(field_at(a, 60)).field);
