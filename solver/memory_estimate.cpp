@@ -232,31 +232,46 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   }
   // Output and checkpoints: the writer thread's staging, two fields in the run's precision
   // (pinned on a GPU) kept from the first file on, and the file it builds in memory in the
-  // run's precision (the in-memory driver's buffer is allocated once at the file's size:
-  // io/field_file.cpp sets its increment so, and keeps it for the next file). The writer runs
-  // beside everything else, so both count for the whole run.
+  // run's precision (its buffer is kept for the next file). The writer runs beside everything
+  // else, so both count for the whole run.
   // A steady run writes one field and no checkpoint: one staging buffer.
   const bool one_file = c.time.method == TimeMethod::steady;
+  // A steady run on the CPU: its output is a phase after the solve, in which the writer thread
+  // writes materials.h5 and then the output file, one after the other.
+  const bool output_phase = !solve_phase.empty();
   // The output's parts: for the whole run, or a steady run's phase after its solve.
   std::vector<MemoryPart> output;
   if (steady) output.push_back({"the field on the host after the solve", 8.0 * points});
-  output.push_back(
-      {"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
-           std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
-       (one_file ? 1.0 : 2.0) * value * points + value * points});
+  const std::string staging =
+      "writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
+      std::string(on_gpu ? " (pinned)" : "");
+  const double staging_bytes = (one_file ? 1.0 : 2.0) * value * points;
+  if (output_phase)
+    output.push_back({staging, staging_bytes});
+  else
+    output.push_back({staging + " and the file being built", staging_bytes + value * points});
   // output.heat_flows: the field of a row's step and of the step before it, and the nodes'
   // fixed flags; output.fields: per output file, the heat flux's three values and the
   // conductivity per node, and their place in the file being built (the writer's, beside the
-  // staging).
+  // staging). Both read the coefficient fields: the homogeneous shorthand's are made for them.
   if (c.output.heat_flows)
     output.push_back(
         {"heat flows: the fields of an output step and the step before", 17.0 * points});
+  if (!c.has_fields() && (c.output.any_field() || c.output.heat_flows))
+    output.push_back({"uniform coefficient fields for the output fields and heat flows",
+                      8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0) +
                          (c.output.liquid_fraction ? 1.0 : 0.0);
-  if (further > 0.0)
-    output.push_back(
-        {"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
-         (8.0 + value) * further * points});
+  // The file is built in memory: a compressed one in a buffer of its whole size at once; an
+  // uncompressed one holds the further fields first and then grows to take the temperature's
+  // storage (io/field_file.cpp), the buffer of the further fields beside the grown one while it
+  // is copied (on the first file; the next ones take the kept buffer).
+  const double image_growth = c.output.compression > 0 ? 0.0 : value * further * points;
+  const MemoryPart further_part{
+      "output fields (heat flux, conductivity, liquid fraction) and their place in the file" +
+          std::string(image_growth > 0.0 ? " (twice while it grows)" : ""),
+      (8.0 + value) * further * points + image_growth};
+  if (further > 0.0 && !output_phase) output.push_back(further_part);
   // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
   // which is written in place (no image of it in memory).
   const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
@@ -273,12 +288,19 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     for (const MemoryPart& p : parts) bytes += p.bytes;
     return bytes;
   };
-  if (!solve_phase.empty()) {
-    // The set-up and the solve, with the levels; then the output with the materials file and
-    // the coefficient fields laid again.
+  if (output_phase) {
+    // The set-up and the solve, with the levels; then the output with the coefficient fields
+    // laid again, and the writer's two files one after the other: the larger counts.
     if (setup_part.bytes > 0.0) solve_phase.push_back(setup_part);
     for (MemoryPart& p : fields) output.push_back(std::move(p));
-    output.push_back(materials_part);
+    const double output_file = value * points + (further > 0.0 ? further_part.bytes : 0.0);
+    if (materials > output_file)
+      output.push_back({"materials.h5 being written (then the output file)", materials});
+    else
+      output.push_back({std::string("the output file being built") +
+                            (further > 0.0 ? ", its further fields and their place in it" : "") +
+                            (materials > 0.0 ? " (after materials.h5)" : ""),
+                        output_file});
     const double solve_bytes = sum(solve_phase), output_bytes = sum(output);
     const bool solve_larger = solve_bytes >= output_bytes;
     e.host_transient = {
