@@ -48,7 +48,89 @@ std::vector<MemoryPart> coefficient_field_parts(const Case& c, int source_fields
   return parts;
 }
 
+// The materials' conductivities span kStrongRatio or more (along some axis): the faces then may.
+bool materials_span_strong_ratio(const Case& c) {
+  double k_lo = HUGE_VAL, k_hi = 0.0;
+  for (const MaterialSpec& m : c.materials)
+    for (int a = 0; a < c.grid.dims; ++a) {
+      k_lo = std::min(k_lo, m.conductivity_along(a));
+      k_hi = std::max(k_hi, m.conductivity_along(a));
+    }
+  return k_hi > 0.0 && k_hi >= multigrid::kStrongRatio * k_lo;
+}
+
 }  // namespace
+
+bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields) {
+  if (!materials_span_strong_ratio(c)) return false;  // no face spans more than they do
+  const int dims = c.grid.dims;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  for (int a = 0; a < dims; ++a) n[static_cast<std::size_t>(a)] = c.grid.n[a];
+  const std::int64_t np = n[0] * n[1] * n[2];
+  if (np >= (std::int64_t{1} << 32)) return false;  // find_deflation's limit
+  const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
+  const auto coordinate = [&](std::int64_t i, int a) {
+    return i / stride[a] % n[static_cast<std::size_t>(a)];
+  };
+  // Each face once: between i and its neighbour above along `a` (on a periodic axis the last
+  // node's face wraps to the first).
+  const auto each_face = [&](auto visit) {
+    for (int a = 0; a < dims; ++a) {
+      const bool periodic = c.boundary[2 * a].kind == BoundaryKind::periodic;
+      const std::int64_t last = n[static_cast<std::size_t>(a)] - 1;
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t at = coordinate(i, a);
+        if (at == last && (!periodic || last == 0)) continue;
+        const std::int64_t j = at < last ? i + stride[a] : i - last * stride[a];
+        visit(a, i, j, fields.face(a, i, j));
+      }
+    }
+  };
+  std::array<double, 3> largest{0.0, 0.0, 0.0}, smallest{HUGE_VAL, HUGE_VAL, HUGE_VAL};
+  each_face([&](int a, std::int64_t, std::int64_t, double K) {
+    if (!(K > 0.0)) return;
+    largest[static_cast<std::size_t>(a)] = std::max(largest[static_cast<std::size_t>(a)], K);
+    smallest[static_cast<std::size_t>(a)] = std::min(smallest[static_cast<std::size_t>(a)], K);
+  });
+  bool contrast = false;
+  for (int a = 0; a < dims; ++a)
+    contrast = contrast || (largest[static_cast<std::size_t>(a)] > 0.0 &&
+                            largest[static_cast<std::size_t>(a)] >=
+                                multigrid::kStrongRatio * smallest[static_cast<std::size_t>(a)]);
+  if (!contrast) return false;
+  // The nodes of Dirichlet faces are fixed: in no piece.
+  const auto fixed = [&](std::int64_t i) {
+    for (int a = 0; a < dims; ++a) {
+      const std::int64_t at = coordinate(i, a);
+      if (at == 0 && c.boundary[2 * a].kind == BoundaryKind::dirichlet) return true;
+      if (at == n[static_cast<std::size_t>(a)] - 1 &&
+          c.boundary[2 * a + 1].kind == BoundaryKind::dirichlet)
+        return true;
+    }
+    return false;
+  };
+  std::vector<std::uint32_t> parent(static_cast<std::size_t>(np));
+  for (std::int64_t i = 0; i < np; ++i)
+    parent[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
+  const auto root = [&](std::uint32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  each_face([&](int a, std::int64_t i, std::int64_t j, double K) {
+    if (K * multigrid::kStrongRatio < largest[static_cast<std::size_t>(a)] || fixed(i) || fixed(j))
+      return;
+    const std::uint32_t ri = root(static_cast<std::uint32_t>(i));
+    const std::uint32_t rj = root(static_cast<std::uint32_t>(j));
+    if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
+  });
+  std::vector<std::uint32_t> size(static_cast<std::size_t>(np), 0);
+  int pieces = 0;
+  for (std::int64_t i = 0; i < np && pieces < 2; ++i)
+    if (!fixed(i) && static_cast<std::int64_t>(++size[root(static_cast<std::uint32_t>(i))]) ==
+                         multigrid::kMinPieceNodes)
+      ++pieces;
+  return pieces >= 2;
+}
 
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   if (c.time.method != TimeMethod::steady || on_gpu || !c.temperature_dependence().empty())
@@ -58,7 +140,8 @@ bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   return !c.has_fields() || bytes >= kReleasedFieldsBytes;
 }
 
-MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost) {
+MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost,
+                               bool strong_pieces) {
   const int dims = c.grid.dims;
   std::array<std::int64_t, 3> n{1, 1, 1};
   std::array<bool, 3> periodic{false, false, false};
@@ -152,15 +235,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // its load; elsewhere each source keeps a vector of the levels' (ImplicitStepper).
     // A nonlinear step assembles its load on the host at each outer iteration and keeps none.
     stepper.sources = !stepper.nonlinear && (stepper.transient || on_gpu) ? sources : 0;
-    // Deflated where the materials' conductivities span the strong ratio (whether two pieces
-    // form is known only once the operator is built: the estimate takes the larger case).
-    double k_lo = HUGE_VAL, k_hi = 0.0;
-    for (const MaterialSpec& m : c.materials)
-      for (int a = 0; a < dims; ++a) {
-        k_lo = std::min(k_lo, m.conductivity_along(a));
-        k_hi = std::max(k_hi, m.conductivity_along(a));
-      }
-    stepper.deflated = k_hi > 0.0 && k_hi >= multigrid::kStrongRatio * k_lo;
+    // Deflated where the materials' conductivities span the strong ratio and form two or more
+    // strong pieces (whether a solve proves slow enough to deflate is known only as it runs:
+    // the estimate takes the larger case).
+    stepper.deflated = strong_pieces && materials_span_strong_ratio(c);
     const MultigridBytes mg =
         multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});

@@ -3,8 +3,9 @@
 // with a source, backward Euler, Crank-Nicolson, steady states with and without materials, and
 // nonlinear implicit runs (a steady state with a radiating face, backward Euler with a
 // temperature-dependent k), whose outer iterations rebuild the hierarchy; output fields and heat
-// flows on the homogeneous shorthand, explicit and steady. Each must be within 25% (the later
-// rows 12%); the table is printed. Every step writes an output, so that the writer
+// flows on the homogeneous shorthand, explicit and steady; a steady state and backward Euler
+// with one strongly conducting inclusion. Each must be within 25% (the later rows 12%); the
+// table is printed. Every step writes an output, so that the writer
 // thread's second staging buffer, which a run uses only when the first is still being written,
 // is part of every peak.
 #include <fcntl.h>
@@ -94,6 +95,12 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       "sources: [{power: 10, box: {lower: [0.3, 0.3, 0.3], upper: [0.5, 0.5, 0.5]}}]\n";
   const char* const with_flux =
       ", fields: [temperature, heat_flux, conductivity], heat_flows: true";
+  const char* const inclusion =
+      "materials: {epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}, "
+      "copper: {conductivity: 400, density: 8960, specific_heat: 385}}\n"
+      "regions: [{material: epoxy}, {material: copper, ball: {center: [0.5, 0.5, 0.5], "
+      "radius: 0.3}}]\n"
+      "sources: [{power: 10, ball: {center: [0.5, 0.5, 0.5], radius: 0.2}}]\n";
   const Row rows[] = {
       {"explicit fp64", 128, "time: {dt: auto, steps: 4}\n"},
       {"explicit fp32", 128, "time: {dt: auto, steps: 4}\nprecision: fp32\n"},
@@ -111,6 +118,10 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       {"explicit, flux, flows", 128, "time: {dt: auto, steps: 4}\n", nullptr, nullptr, with_flux,
        0.12},
       {"steady, flux, flows", 128, "time: {method: steady}\n", nullptr, nullptr, with_flux, 0.12},
+      // A contrast of 2000 in one inclusion: no strong pieces to deflate.
+      {"steady, inclusion", 112, "time: {method: steady}\n", inclusion, nullptr, "", 0.12},
+      {"backward-euler, inclusion", 112, "time: {method: backward-euler, dt: 0.1, steps: 2}\n",
+       inclusion, nullptr, "", 0.12},
   };
   std::printf("  %-26s %8s %12s %12s %8s\n", "case", "n", "estimate", "peak RSS", "ratio");
   for (const Row& row : rows) {
