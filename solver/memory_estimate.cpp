@@ -350,9 +350,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
           std::string(image_growth > 0.0 ? " (twice while it grows)" : ""),
       (8.0 + value) * further * points + image_growth};
   if (further > 0.0 && !output_phase) output.push_back(further_part);
-  // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
-  // which is written in place (no image of it in memory).
-  const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
+  // materials.h5: written in place (no image of it in memory), its datasets straight from the
+  // material ids and the coefficient fields but the source density, the sources' sum
+  // (io/material_output.cpp).
+  const double materials = c.has_fields() ? 8.0 * points : 0.0;
   std::string setup_what = initial_in_place ? "" : "the initial field";
   const auto also = [&](const char* what) {
     setup_what += (setup_what.empty() ? "" : ", ") + std::string(what);
