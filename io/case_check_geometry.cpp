@@ -80,7 +80,8 @@ void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::
 }
 
 // Sources and voids: heat put where there is no body.
-void check_sources(const Case& c, const std::vector<std::int32_t>& ids, check::Report& r) {
+void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
+                   const solver::VoidSurfaces& surfaces, check::Report& r) {
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
     const solver::SourceSpec& source = c.sources[s];
     const std::string p = indexed("sources", s) + shape_key(source.shape.kind);
@@ -106,7 +107,8 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids, check::R
     std::string names;
     for (std::size_t k : voids) names += (names.empty() ? "" : ", ") + region_reference(c, k, r);
     // How much of the shape the body keeps.
-    const std::vector<double> share = solver::subgrid_fractions(c, source.shape, ids);
+    const std::vector<double> share =
+        solver::subgrid_fractions(c, source.shape, ids, surfaces.folds());
     double kept = 0.0;
     for (std::size_t i = 0; i < share.size(); ++i)
       kept += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
@@ -216,7 +218,7 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
       throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
     body.surfaces = solver::void_surfaces(c, body.material_ids);
     check_surfaces(c, body.surfaces, report);
-    check_sources(c, body.material_ids, report);
+    check_sources(c, body.material_ids, body.surfaces, report);
     if (report.errors.empty()) {
       body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);
       // A node whose control volume several voids cover together (none alone) keeps its

@@ -188,8 +188,11 @@ solver::MemoryEstimate estimate_run_memory(const PreparedRun& run, const std::st
   const kernels::BackendEntry* entry = kernels::find_backend(backend_name);
   const bool on_gpu = entry && entry->needs_gpu;
   const int source_fields = run.fields ? static_cast<int>(run.fields->sources.size()) : 0;
-  return solver::estimate_memory(c, source_fields, on_gpu,
-                                 ghost > 0 ? ghost : solver::scheme_radius(c.scheme));
+  // The deflation's memory only where the body forms strong pieces (an implicit run's).
+  const bool implicit = c.time.method != solver::TimeMethod::explicit_euler;
+  return solver::estimate_memory(
+      c, source_fields, on_gpu, ghost > 0 ? ghost : solver::scheme_radius(c.scheme),
+      implicit && run.fields && solver::forms_strong_pieces(c, *run.fields));
 }
 
 bool host_memory_suffices(const PreparedRun& run) {

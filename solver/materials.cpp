@@ -156,7 +156,8 @@ bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
 
 // The density field of one source at factor 1 (W/m^3 per node).
 std::vector<double> source_density(const Case& c, const SourceSpec& s, const std::string& key,
-                                   const std::vector<std::int32_t>& ids) {
+                                   const std::vector<std::int32_t>& ids,
+                                   const std::vector<SliverFold>* slivers) {
   const NodeGrid g(c);
   const std::size_t points = static_cast<std::size_t>(g.points());
   if (s.shape.kind == ShapeKind::file) {
@@ -172,7 +173,7 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
   const bool sampled = samples_source_shapes(c);
   std::vector<double> share;
   if (sampled) {
-    share = subgrid_fractions(c, s.shape, ids);
+    share = subgrid_fractions(c, s.shape, ids, slivers);
   } else {
     const std::vector<char> inside = inside_shape(c, s.shape, key);
     share.assign(inside.begin(), inside.end());
@@ -444,7 +445,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   }
   // Interfaces between nodes: the faces' conductances and the capacities from the geometry.
   if (samples_subgrid(c)) {
-    SubgridMaterials sub = subgrid_materials(c, ids);
+    SubgridMaterials sub = subgrid_materials(c, ids, surfaces.folds());
     fields->capacity = std::move(sub.capacity);
     fields->faces = std::move(sub.faces);
     if (std::all_of(fields->capacity.begin(), fields->capacity.end(),
@@ -488,7 +489,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   }
   for (std::size_t s = 0; s < c.sources.size(); ++s) {
     const std::string key = "sources[" + std::to_string(s) + "]";
-    add(source_density(c, c.sources[s], key, ids), c.sources[s].schedule, key, false);
+    add(source_density(c, c.sources[s], key, ids, surfaces.folds()), c.sources[s].schedule, key,
+        false);
   }
   // Void surfaces: a convective one loses H (u - ambient(t)) per unit volume, H = h A / V of
   // each node's share of the surface: H u joins the nodes' transfer and H ambient(t) is a

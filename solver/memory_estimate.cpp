@@ -48,7 +48,89 @@ std::vector<MemoryPart> coefficient_field_parts(const Case& c, int source_fields
   return parts;
 }
 
+// The materials' conductivities span kStrongRatio or more (along some axis): the faces then may.
+bool materials_span_strong_ratio(const Case& c) {
+  double k_lo = HUGE_VAL, k_hi = 0.0;
+  for (const MaterialSpec& m : c.materials)
+    for (int a = 0; a < c.grid.dims; ++a) {
+      k_lo = std::min(k_lo, m.conductivity_along(a));
+      k_hi = std::max(k_hi, m.conductivity_along(a));
+    }
+  return k_hi > 0.0 && k_hi >= multigrid::kStrongRatio * k_lo;
+}
+
 }  // namespace
+
+bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields) {
+  if (!materials_span_strong_ratio(c)) return false;  // no face spans more than they do
+  const int dims = c.grid.dims;
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  for (int a = 0; a < dims; ++a) n[static_cast<std::size_t>(a)] = c.grid.n[a];
+  const std::int64_t np = n[0] * n[1] * n[2];
+  if (np >= (std::int64_t{1} << 32)) return false;  // find_deflation's limit
+  const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
+  const auto coordinate = [&](std::int64_t i, int a) {
+    return i / stride[a] % n[static_cast<std::size_t>(a)];
+  };
+  // Each face once: between i and its neighbour above along `a` (on a periodic axis the last
+  // node's face wraps to the first).
+  const auto each_face = [&](auto visit) {
+    for (int a = 0; a < dims; ++a) {
+      const bool periodic = c.boundary[2 * a].kind == BoundaryKind::periodic;
+      const std::int64_t last = n[static_cast<std::size_t>(a)] - 1;
+      for (std::int64_t i = 0; i < np; ++i) {
+        const std::int64_t at = coordinate(i, a);
+        if (at == last && (!periodic || last == 0)) continue;
+        const std::int64_t j = at < last ? i + stride[a] : i - last * stride[a];
+        visit(a, i, j, fields.face(a, i, j));
+      }
+    }
+  };
+  std::array<double, 3> largest{0.0, 0.0, 0.0}, smallest{HUGE_VAL, HUGE_VAL, HUGE_VAL};
+  each_face([&](int a, std::int64_t, std::int64_t, double K) {
+    if (!(K > 0.0)) return;
+    largest[static_cast<std::size_t>(a)] = std::max(largest[static_cast<std::size_t>(a)], K);
+    smallest[static_cast<std::size_t>(a)] = std::min(smallest[static_cast<std::size_t>(a)], K);
+  });
+  bool contrast = false;
+  for (int a = 0; a < dims; ++a)
+    contrast = contrast || (largest[static_cast<std::size_t>(a)] > 0.0 &&
+                            largest[static_cast<std::size_t>(a)] >=
+                                multigrid::kStrongRatio * smallest[static_cast<std::size_t>(a)]);
+  if (!contrast) return false;
+  // The nodes of Dirichlet faces are fixed: in no piece.
+  const auto fixed = [&](std::int64_t i) {
+    for (int a = 0; a < dims; ++a) {
+      const std::int64_t at = coordinate(i, a);
+      if (at == 0 && c.boundary[2 * a].kind == BoundaryKind::dirichlet) return true;
+      if (at == n[static_cast<std::size_t>(a)] - 1 &&
+          c.boundary[2 * a + 1].kind == BoundaryKind::dirichlet)
+        return true;
+    }
+    return false;
+  };
+  std::vector<std::uint32_t> parent(static_cast<std::size_t>(np));
+  for (std::int64_t i = 0; i < np; ++i)
+    parent[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
+  const auto root = [&](std::uint32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  each_face([&](int a, std::int64_t i, std::int64_t j, double K) {
+    if (K * multigrid::kStrongRatio < largest[static_cast<std::size_t>(a)] || fixed(i) || fixed(j))
+      return;
+    const std::uint32_t ri = root(static_cast<std::uint32_t>(i));
+    const std::uint32_t rj = root(static_cast<std::uint32_t>(j));
+    if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
+  });
+  std::vector<std::uint32_t> size(static_cast<std::size_t>(np), 0);
+  int pieces = 0;
+  for (std::int64_t i = 0; i < np && pieces < 2; ++i)
+    if (!fixed(i) && static_cast<std::int64_t>(++size[root(static_cast<std::uint32_t>(i))]) ==
+                         multigrid::kMinPieceNodes)
+      ++pieces;
+  return pieces >= 2;
+}
 
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   if (c.time.method != TimeMethod::steady || on_gpu || !c.temperature_dependence().empty())
@@ -58,7 +140,8 @@ bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   return !c.has_fields() || bytes >= kReleasedFieldsBytes;
 }
 
-MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost) {
+MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost,
+                               bool strong_pieces) {
   const int dims = c.grid.dims;
   std::array<std::int64_t, 3> n{1, 1, 1};
   std::array<bool, 3> periodic{false, false, false};
@@ -152,15 +235,10 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // its load; elsewhere each source keeps a vector of the levels' (ImplicitStepper).
     // A nonlinear step assembles its load on the host at each outer iteration and keeps none.
     stepper.sources = !stepper.nonlinear && (stepper.transient || on_gpu) ? sources : 0;
-    // Deflated where the materials' conductivities span the strong ratio (whether two pieces
-    // form is known only once the operator is built: the estimate takes the larger case).
-    double k_lo = HUGE_VAL, k_hi = 0.0;
-    for (const MaterialSpec& m : c.materials)
-      for (int a = 0; a < dims; ++a) {
-        k_lo = std::min(k_lo, m.conductivity_along(a));
-        k_hi = std::max(k_hi, m.conductivity_along(a));
-      }
-    stepper.deflated = k_hi > 0.0 && k_hi >= multigrid::kStrongRatio * k_lo;
+    // Deflated where the materials' conductivities span the strong ratio and form two or more
+    // strong pieces (whether a solve proves slow enough to deflate is known only as it runs:
+    // the estimate takes the larger case).
+    stepper.deflated = strong_pieces && materials_span_strong_ratio(c);
     const MultigridBytes mg =
         multigrid_bytes(dims, n, periodic, stepper, !on_gpu, multigrid_layout(dims));
     e.host.push_back({"multigrid heat-flow operator", static_cast<double>(mg.host)});
@@ -232,34 +310,50 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   }
   // Output and checkpoints: the writer thread's staging, two fields in the run's precision
   // (pinned on a GPU) kept from the first file on, and the file it builds in memory in the
-  // run's precision (the in-memory driver's buffer is allocated once at the file's size:
-  // io/field_file.cpp sets its increment so, and keeps it for the next file). The writer runs
-  // beside everything else, so both count for the whole run.
+  // run's precision (its buffer is kept for the next file). The writer runs beside everything
+  // else, so both count for the whole run.
   // A steady run writes one field and no checkpoint: one staging buffer.
   const bool one_file = c.time.method == TimeMethod::steady;
+  // A steady run on the CPU: its output is a phase after the solve, in which the writer thread
+  // writes materials.h5 and then the output file, one after the other.
+  const bool output_phase = !solve_phase.empty();
   // The output's parts: for the whole run, or a steady run's phase after its solve.
   std::vector<MemoryPart> output;
   if (steady) output.push_back({"the field on the host after the solve", 8.0 * points});
-  output.push_back(
-      {"writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
-           std::string(on_gpu ? " (pinned)" : "") + " and the file being built",
-       (one_file ? 1.0 : 2.0) * value * points + value * points});
+  const std::string staging =
+      "writer thread: " + std::string(one_file ? "a staging buffer" : "two staging buffers") +
+      std::string(on_gpu ? " (pinned)" : "");
+  const double staging_bytes = (one_file ? 1.0 : 2.0) * value * points;
+  if (output_phase)
+    output.push_back({staging, staging_bytes});
+  else
+    output.push_back({staging + " and the file being built", staging_bytes + value * points});
   // output.heat_flows: the field of a row's step and of the step before it, and the nodes'
   // fixed flags; output.fields: per output file, the heat flux's three values and the
   // conductivity per node, and their place in the file being built (the writer's, beside the
-  // staging).
+  // staging). Both read the coefficient fields: the homogeneous shorthand's are made for them.
   if (c.output.heat_flows)
     output.push_back(
         {"heat flows: the fields of an output step and the step before", 17.0 * points});
+  if (!c.has_fields() && (c.output.any_field() || c.output.heat_flows))
+    output.push_back({"uniform coefficient fields for the output fields and heat flows",
+                      8.0 * (2.0 + (c.physics.source != 0.0 ? 1.0 : 0.0)) * points});
   const double further = (c.output.heat_flux ? 3.0 : 0.0) + (c.output.conductivity ? 1.0 : 0.0) +
                          (c.output.liquid_fraction ? 1.0 : 0.0);
-  if (further > 0.0)
-    output.push_back(
-        {"output fields (heat flux, conductivity, liquid fraction) and their place in the file",
-         (8.0 + value) * further * points});
-  // materials.h5: its datasets (ids, k, rho c_p, source density) as they go into the file,
-  // which is written in place (no image of it in memory).
-  const double materials = c.has_fields() ? (4.0 + 3.0 * 8.0) * points : 0.0;
+  // The file is built in memory: a compressed one in a buffer of its whole size at once; an
+  // uncompressed one holds the further fields first and then grows to take the temperature's
+  // storage (io/field_file.cpp), the buffer of the further fields beside the grown one while it
+  // is copied (on the first file; the next ones take the kept buffer).
+  const double image_growth = c.output.compression > 0 ? 0.0 : value * further * points;
+  const MemoryPart further_part{
+      "output fields (heat flux, conductivity, liquid fraction) and their place in the file" +
+          std::string(image_growth > 0.0 ? " (twice while it grows)" : ""),
+      (8.0 + value) * further * points + image_growth};
+  if (further > 0.0 && !output_phase) output.push_back(further_part);
+  // materials.h5: written in place (no image of it in memory), its datasets straight from the
+  // material ids and the coefficient fields but the source density, the sources' sum
+  // (io/material_output.cpp).
+  const double materials = c.has_fields() ? 8.0 * points : 0.0;
   std::string setup_what = initial_in_place ? "" : "the initial field";
   const auto also = [&](const char* what) {
     setup_what += (setup_what.empty() ? "" : ", ") + std::string(what);
@@ -273,12 +367,19 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     for (const MemoryPart& p : parts) bytes += p.bytes;
     return bytes;
   };
-  if (!solve_phase.empty()) {
-    // The set-up and the solve, with the levels; then the output with the materials file and
-    // the coefficient fields laid again.
+  if (output_phase) {
+    // The set-up and the solve, with the levels; then the output with the coefficient fields
+    // laid again, and the writer's two files one after the other: the larger counts.
     if (setup_part.bytes > 0.0) solve_phase.push_back(setup_part);
     for (MemoryPart& p : fields) output.push_back(std::move(p));
-    output.push_back(materials_part);
+    const double output_file = value * points + (further > 0.0 ? further_part.bytes : 0.0);
+    if (materials > output_file)
+      output.push_back({"materials.h5 being written (then the output file)", materials});
+    else
+      output.push_back({std::string("the output file being built") +
+                            (further > 0.0 ? ", its further fields and their place in it" : "") +
+                            (materials > 0.0 ? " (after materials.h5)" : ""),
+                        output_file});
     const double solve_bytes = sum(solve_phase), output_bytes = sum(output);
     const bool solve_larger = solve_bytes >= output_bytes;
     e.host_transient = {

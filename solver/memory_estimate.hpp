@@ -44,9 +44,19 @@ inline constexpr double kProcessBytes = 19.0 * 1024 * 1024;
 inline constexpr double kReleasedFieldsBytes = 256.0 * 1024 * 1024;
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu);
 
+// Whether the body's conductances form two or more strong pieces as the multigrid's deflation
+// finds them (solver/multigrid/deflation.hpp: components of the links within kStrongRatio of
+// the largest along their axis, of kMinPieceNodes free nodes or more), here from the faces of
+// the coefficient fields, the nodes of Dirichlet faces fixed. Only such a body deflates a
+// solve that proves slow; a single inclusion never does. One pass over the faces and two
+// arrays of 4 bytes a node.
+bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields);
+
 // `source_fields`: the coefficient fields' sources (kernels::CoefficientFields); `on_gpu`: the
 // backend runs on a CUDA device; `ghost`: the backend's ghost width (radius times the fusion
-// depth for a fusing backend, the radius otherwise).
-MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost);
+// depth for a fusing backend, the radius otherwise); `strong_pieces`: the body forms two or
+// more strong pieces (forms_strong_pieces; true where not known: the larger case).
+MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost,
+                               bool strong_pieces = true);
 
 }  // namespace heatsim::solver

@@ -612,13 +612,6 @@ void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
   }
 }
 
-// A sliver (Materials::find_slivers) joined to the body beside it, and the body nodes it goes
-// to, with their shares (summing to 1).
-struct SliverFold {
-  std::int64_t node = 0;
-  std::vector<std::pair<std::int64_t, double>> takers;
-};
-
 // The node at offset d (-1, 0, 1 per axis) from ic, or -1 beyond a non-periodic face.
 std::int64_t offset_node(const Sampler& s, std::array<std::int64_t, 3> ic, const int* d) {
   std::int64_t j = 0, stride = 1;
@@ -639,7 +632,7 @@ std::int64_t offset_node(const Sampler& s, std::array<std::int64_t, 3> ic, const
 // (Materials::line_conductance), in proportion to those conductances. A sliver joined only to
 // other slivers (a corner's, between two sides' slivers) goes where they go; one joined to none
 // (its body thinner than the void between) stays as it is.
-std::vector<SliverFold> sliver_folds(Materials& m) {
+std::vector<SliverFold> find_sliver_folds(Materials& m) {
   const Sampler& s = m.s;
   std::vector<SliverFold> out;
   if (!m.any_void) return out;
@@ -707,6 +700,14 @@ std::vector<SliverFold> sliver_folds(Materials& m) {
   }
   m.sliver = nullptr;
   return out;
+}
+
+// The slivers' folds `given` (sliver_folds), or else those found in `m`, kept in `found`.
+const std::vector<SliverFold>& slivers_of(Materials& m, const std::vector<SliverFold>* given,
+                                          std::vector<SliverFold>& found) {
+  if (given) return *given;
+  found = find_sliver_folds(m);
+  return found;
 }
 
 // Moves each folded sliver's share of a per-volume field (its capacity, a surface's area, a
@@ -788,7 +789,14 @@ bool samples_source_shapes(const Case& c) {
                       [](const RegionSpec& r) { return r.shape.kind == ShapeKind::file; });
 }
 
-SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids) {
+std::vector<SliverFold> sliver_folds(const Case& c, const std::vector<std::int32_t>& ids) {
+  Sampler s(c);
+  Materials m(s, ids);
+  return find_sliver_folds(m);
+}
+
+SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids,
+                                   const std::vector<SliverFold>* slivers) {
   Sampler s(c);
   Materials m(s, ids);
   const std::int64_t np = s.points();
@@ -860,8 +868,8 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       }
   }
   fold_void_nodes(c, ids, out.capacity);
-  const std::vector<SliverFold> folds =
-      near_count > 0 ? sliver_folds(m) : std::vector<SliverFold>{};
+  std::vector<SliverFold> found;  // none without a node near a surface
+  const std::vector<SliverFold>& folds = near_count > 0 ? slivers_of(m, slivers, found) : found;
   fold_slivers(c, folds, out.capacity);
   bool anisotropic = false;
   for (const MaterialSpec& mat : c.materials) anisotropic = anisotropic || mat.anisotropic();
@@ -903,7 +911,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 }
 
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
-                                       std::size_t region) {
+                                       std::size_t region, const std::vector<SliverFold>* slivers) {
   Sampler s(c);
   Materials m(s, ids);
   const RegionSpec& r = c.regions.at(region);
@@ -1034,7 +1042,8 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     area[static_cast<std::size_t>(i)] /= volume;
   }
   fold_void_nodes(c, ids, area);
-  fold_slivers(c, sliver_folds(m), area);
+  std::vector<SliverFold> found;
+  fold_slivers(c, slivers_of(m, slivers, found), area);
   return area;
 }
 
@@ -1046,13 +1055,17 @@ const VoidSurface* VoidSurfaces::find(std::size_t region) const {
 
 VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) {
   VoidSurfaces out;
+  // The slivers once, for the surfaces here and for the capacities and the sources' shares.
+  if (samples_subgrid(c) && std::any_of(c.regions.begin(), c.regions.end(),
+                                        [](const RegionSpec& r) { return r.is_void; }))
+    out.slivers = sliver_folds(c, ids);
   const double cell = cell_volume(c);
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     if (!region.is_void ||
         (region.shape.kind != ShapeKind::box && region.shape.kind != ShapeKind::ball))
       continue;
-    const std::vector<double> per_volume = surface_per_volume(c, ids, r);
+    const std::vector<double> per_volume = surface_per_volume(c, ids, r, out.folds());
     VoidSurface v;
     v.region = r;
     for (std::size_t i = 0; i < per_volume.size(); ++i) {
@@ -1067,7 +1080,8 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
 }
 
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
-                                      const std::vector<std::int32_t>& ids) {
+                                      const std::vector<std::int32_t>& ids,
+                                      const std::vector<SliverFold>* slivers) {
   Sampler s(c);
   Materials m(s, ids);
   const Shape sh = s.prepare(shape, "sources");
@@ -1131,7 +1145,8 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
       }
   }
   fold_void_nodes(c, ids, out);
-  fold_slivers(c, sliver_folds(m), out);
+  std::vector<SliverFold> found;
+  fold_slivers(c, slivers_of(m, slivers, found), out);
   return out;
 }
 

@@ -42,6 +42,8 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "case.hpp"
@@ -59,14 +61,28 @@ bool samples_subgrid(const Case& c);
 // the nodes inside.
 bool samples_source_shapes(const Case& c);
 
+// A sliver (the rules above: a body node whose own point lies inside a void) and the body
+// nodes beside it it is folded into, with their shares (summing to 1).
+struct SliverFold {
+  std::int64_t node = 0;
+  std::vector<std::pair<std::int64_t, double>> takers;
+};
+
+// The slivers of the case's voids and where each goes (`ids`: material_ids(c)); empty without
+// a void or a sliver. A scan of the nodes near a surface: found once per run (void_surfaces
+// keeps them) for the capacities, the voids' surfaces and the sources' shares, which each
+// find them themselves where they are not given.
+std::vector<SliverFold> sliver_folds(const Case& c, const std::vector<std::int32_t>& ids);
+
 // The sampled fields for `ids` (material_ids(c)): the faces' conductances and the nodes'
 // capacities. `faces` stays empty when no node lies near a surface (every face then is inside
-// one material, the harmonic mean's value).
+// one material, the harmonic mean's value). `slivers`: sliver_folds(c, ids), or null.
 struct SubgridMaterials {
   std::array<std::vector<double>, 3> faces;
   std::vector<double> capacity;
 };
-SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids);
+SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t>& ids,
+                                   const std::vector<SliverFold>* slivers = nullptr);
 
 // Per node, the area of void region `region`'s surface that faces the body inside the node's
 // control volume, over the control volume's volume (1/m; a 2D grid's surfaces are lines of
@@ -74,9 +90,10 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 // an eighth of a spacing across, each going, where the point just outside it is body (not a
 // void, inside the domain), to the node whose control volume holds that point: a surface
 // halfway between two nodes goes to the body's one. Throws std::invalid_argument for a `where`
-// void.
+// void. `slivers`: sliver_folds(c, ids), or null.
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
-                                       std::size_t region);
+                                       std::size_t region,
+                                       const std::vector<SliverFold>* slivers = nullptr);
 
 // The surfaces of a case's box and ball voids, found once per run and shared by everything
 // that needs them (the coefficient fields, `validate`, the heat-flow reports, the checks of the
@@ -91,6 +108,11 @@ struct VoidSurface {
 };
 struct VoidSurfaces {
   std::vector<VoidSurface> voids;  // in region order; `where` voids have none
+  // The slivers of every void (sliver_folds), found with the surfaces where the case has a
+  // void and samples below the grid; nullopt where none was looked for.
+  std::optional<std::vector<SliverFold>> slivers;
+  // The slivers' folds to pass on (null: not found here).
+  const std::vector<SliverFold>* folds() const { return slivers ? &*slivers : nullptr; }
   // The surface of region `region`, or null (not a box or ball void).
   const VoidSurface* find(std::size_t region) const;
 };
@@ -103,8 +125,10 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const Case& c, const std::vector<std::int32_t>& ids, const VoidSurfaces& surfaces);
 
 // The fraction of each node's control volume that `shape` holds and no void does, sampled as
-// the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c)).
+// the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c); `slivers`:
+// sliver_folds(c, ids), or null).
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
-                                      const std::vector<std::int32_t>& ids);
+                                      const std::vector<std::int32_t>& ids,
+                                      const std::vector<SliverFold>* slivers = nullptr);
 
 }  // namespace heatsim::solver
