@@ -771,6 +771,35 @@ void fold_sliver_faces(const Sampler& s, const std::vector<std::int32_t>& ids,
   }
 }
 
+// A void node is not stepped (its value stays; fold_void_nodes gave its body share to its
+// neighbours), so no face may conduct to it: one that did would hold its neighbour toward the
+// void's initial value, a sink no report sees. A face's lines through its cross-section miss
+// the void where a box's bound splits the cross-section beside a ball's edge (the line through
+// the split's outer part passes the ball), so the face is cut here, after the sampling.
+void cut_faces_to_voids(const Sampler& s, const std::vector<std::int32_t>& ids,
+                        std::array<std::vector<double>, 3>& faces) {
+  for (int a = 0; a < s.dims; ++a) {
+    std::vector<double>& K = faces[static_cast<std::size_t>(a)];
+    if (K.empty()) continue;
+    const std::int64_t stride = a == 0 ? 1 : a == 1 ? s.n[0] : s.n[0] * s.n[1];
+#pragma omp parallel for collapse(2) if (s.points() >= 4096)
+    for (std::int64_t z = 0; z < s.n[2]; ++z)
+      for (std::int64_t y = 0; y < s.n[1]; ++y)
+        for (std::int64_t x = 0; x < s.n[0]; ++x) {
+          const std::int64_t ic[3] = {x, y, z};
+          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
+          std::int64_t j = i + stride;
+          if (ic[a] == s.n[a] - 1) {
+            if (!s.periodic[a]) continue;  // no face beyond the last node
+            j -= s.n[a] * stride;
+          }
+          if (ids[static_cast<std::size_t>(i)] == kVoid ||
+              ids[static_cast<std::size_t>(j)] == kVoid)
+            K[static_cast<std::size_t>(i)] = 0.0;
+        }
+  }
+}
+
 }  // namespace
 
 bool samples_subgrid(const Case& c) {
@@ -907,6 +936,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     }
   }
   fold_sliver_faces(s, ids, folds, out.faces);
+  cut_faces_to_voids(s, ids, out.faces);
   return out;
 }
 

@@ -549,6 +549,70 @@ TEST(Void, NoBodyVolumeIsStrandedInsideABall) {
   }
 }
 
+// A box void whose bound lies in the control volumes of the nodes beside a ball void's edge
+// (apart along z): the box's bound splits those faces' cross-sections, and the line through
+// the outer part passed beside the ball, so faces toward the ball's nodes conducted. Those
+// nodes are not stepped: the steady state lost heat into them at their initial value, a sink
+// no report saw (a heat sink's balance 5.4 W off of 10 W, 40 K too cold). No face conducts to
+// a void node, and the balance closes.
+TEST(Void, NoFaceConductsToAVoidNodeBesideAnotherVoidsBound) {
+  namespace mg = heatsim::solver::multigrid;
+  Case c;
+  c.grid.dims = 3;
+  c.grid.n = {41, 41, 25};
+  c.grid.length = {0.02, 0.02, 0.012};  // h = 0.5 mm
+  c.materials = {material("aluminium", 237.0, 2700, 900)};
+  heatsim::solver::RegionSpec ball, gap;
+  ball.is_void = gap.is_void = true;
+  ball.shape.kind = ShapeKind::ball;
+  ball.shape.center = {0.01, 0.01, 0.00207};
+  ball.shape.radius = 0.00113;  // its edge at x = 0.01113, inside the cell of x = 0.011
+  ball.surface = heatsim::solver::RegionSpec::insulated();
+  gap.shape = box({0.01115, 0.0, 0.00415}, {0.018, 0.02, 0.012});  // its bound in that cell too
+  gap.surface = heatsim::solver::RegionSpec::insulated();
+  c.regions = {region("aluminium"), ball, gap};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 300.0;
+  c.boundary[1].kind = BoundaryKind::convective;
+  c.boundary[1].transfer = 50.0;
+  c.boundary[1].value = 290.0;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
+  const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
+  ASSERT_TRUE(fields->has_faces());
+  const std::int64_t np = static_cast<std::int64_t>(ids.size());
+  const std::int64_t stride[3] = {1, c.grid.n[0], c.grid.n[0] * c.grid.n[1]};
+  int void_nodes = 0;
+  for (std::int64_t i = 0; i < np; ++i) {
+    if (ids[static_cast<std::size_t>(i)] != heatsim::solver::kVoid) continue;
+    ++void_nodes;
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t ia = i / stride[a] % c.grid.n[a];
+      if (ia > 0)
+        EXPECT_EQ(fields->face(a, i - stride[a], i), 0.0) << "node " << i << " axis " << a;
+      if (ia < c.grid.n[a] - 1)
+        EXPECT_EQ(fields->face(a, i, i + stride[a]), 0.0) << "node " << i << " axis " << a;
+    }
+  }
+  EXPECT_GT(void_nodes, 0);
+
+  const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::ImplicitStepper steady(problem, fields, heatsim::solver::TimeMethod::steady, 1.0,
+                             heatsim::kernels::make_level_ops("cpu", problem.precision));
+  // The void nodes keep 400 K: a face into them would show as heat the faces do not account.
+  std::vector<double> u(static_cast<std::size_t>(np), 400.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  steady.advance(u, 0);
+  const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces);
+  const heatsim::solver::HeatFlowReport flows = meter.report(u, 0.0);
+  EXPECT_LT(std::abs(flows.imbalance), 1e-7 * flows.largest);
+  // Nothing heats the body, so it lies between the two faces' temperatures.
+  for (std::int64_t i = 0; i < np; ++i)
+    if (ids[static_cast<std::size_t>(i)] != heatsim::solver::kVoid)
+      ASSERT_LE(u[static_cast<std::size_t>(i)], 300.0 + 1e-6) << "node " << i;
+}
+
 // Explicit steps with voids that reach an outer face: one covers the x+ face's nodes
 // (convective and radiating) over part of it; another ends between the y+ face's nodes and the
 // ones inside them (a heat flux comes in there), so those face nodes conduct only along the
