@@ -1069,18 +1069,21 @@ bool may_hold(const Shape& sh, int dims, const double* lo, const double* hi) {
 
 // The area of node i's face on the plane x_a = at_plane (its control volume's extent on the
 // other axes; 1 in 1D), and the voids' part of it: the face cut in eighths of a spacing and at
-// the boxes' bounds, each piece taking the material at its centre.
+// the boxes' bounds, each piece taking the material at its centre. (0, 0) for a node that no
+// surface passes near (its face is then all body, or all void at a node the step leaves out)
+// or that no void reaches.
 std::pair<double, double> face_share(const Materials& m, const std::vector<const Shape*>& voids,
                                      int a, double at_plane, std::int64_t i,
                                      const std::array<std::int64_t, 3>& ic, Points& batch) {
   const Sampler& s = m.s;
+  if (!m.near_surface(i, ic)) return {0.0, 0.0};
   double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   lo[a] = hi[a] = at_plane;
   for (int b = 0; b < s.dims; ++b)
     if (b != a) std::tie(lo[b], hi[b]) = s.cell(b, ic[b]);
   if (std::none_of(voids.begin(), voids.end(),
                    [&](const Shape* v) { return may_hold(*v, s.dims, lo, hi); }))
-    return {0.0, 0.0};  // no void near: nothing to take off
+    return {0.0, 0.0};
   int other[2] = {-1, -1}, count = 0;
   for (int b = 0; b < s.dims; ++b)
     if (b != a) {
