@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -282,6 +283,43 @@ TEST(FaceArea, EveryFacePassesHeatOverTheBodysShareOnly) {
         EXPECT_NEAR(rate, expected, 1e-5 * report.largest) << "face " << names[f];
       }
     }
+  }
+}
+
+// The faces' shares are source fields of the voids' surfaces: a constant ambient's joins a
+// void's field of a constant schedule (its density scaled), a heat flux's the factor-1 one, so
+// they take no field of their own; an ambient that varies in time, unlike every void's, takes
+// one, and one too many is an error naming the face.
+TEST(FaceArea, TheFacesSharesJoinTheVoidsSourceFields) {
+  Case c = plate(21, 0.0053, -1.0, true);
+  c.regions[1].surface.kind = BoundaryKind::convective;  // the gap's side convects to 290 K
+  c.regions[1].surface.transfer = 10.0;
+  c.regions[1].surface.value = 290.0;
+  c.boundary[1].kind = BoundaryKind::neumann;  // x+ lies in the void: nothing to take off
+  c.boundary[1].heat_flux = true;
+  c.boundary[1].value = 1e3;
+  c.boundary[2] = heatsim::solver::RegionSpec::insulated();  // y- a heat flux
+  c.boundary[2].heat_flux = true;
+  c.boundary[2].value = 1e3;
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  // The source, and the gap's surface with the y+ face's share.
+  ASSERT_EQ(fields->sources.size(), 2u);
+  EXPECT_TRUE(fields->sources[1].surface);
+  const Flows flows = steady(c);
+  EXPECT_LT(std::abs(flows.report.imbalance), 1e-8 * flows.report.largest);
+
+  // Schedules of their own: the source's, two more sources', the gap's and the y+ face's.
+  c.boundary[3].table = {{0.0, 300.0}, {10.0, 310.0}};
+  heatsim::solver::SourceSpec more = c.sources[0];
+  more.schedule.value = 0.5;
+  c.sources.push_back(more);
+  more.schedule.value = 0.25;
+  c.sources.push_back(more);
+  try {
+    heatsim::solver::coefficient_fields(c);
+    FAIL() << "five source schedules were taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("boundary.y+"), std::string::npos) << e.what();
   }
 }
 
