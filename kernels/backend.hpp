@@ -109,7 +109,9 @@ struct CoefficientFields {
     std::vector<double> density;  // q (W/m^3) per node at factor 1
     Schedule schedule;            // factor over time
     // The heat a void's surface exchanges (h ambient(t) A / V, or a heat flux's q A / V), kept
-    // apart from the case's sources (the materials file's source density, the reports).
+    // apart from the case's sources (the materials file's source density, the reports); also
+    // what an outer face's ghost rule counts beyond the body where a void reaches the face
+    // (the same with A the void's part of the face, negative).
     bool surface = false;
   };
   std::vector<Source> sources;  // at most kMaxSourceFields
@@ -123,12 +125,14 @@ struct CoefficientFields {
   std::array<std::vector<double>, kMaxDims> faces;
   // Surfaces inside the body (void regions with a convective surface): per node H (W/(m^3 K)),
   // the node loses H u_i per unit volume (the H ambient(t) it gains is one of `sources`).
-  // Empty: none. A node of capacity 0 lies inside a void: it is not stepped (its value stays)
+  // Negative at a boundary node whose face a void partly holds: the part of the face's ghost
+  // transfer beyond the body taken back (the node's net loss stays >= 0). Empty: none. A node of capacity 0 lies inside a void: it is not stepped (its value stays)
   // and not counted in the field's statistics.
   std::vector<double> transfer;
   // Surfaces inside the body that radiate (void regions with an emissivity), grouped by their
   // ambient's schedule: per node R = eps sigma A / V (W/(m^3 K^4)); the node loses
-  // R (u^4 - ambient(t)^4) per unit volume, u at the step's start. Empty: none.
+  // R (u^4 - ambient(t)^4) per unit volume, u at the step's start (negative R: a radiating outer
+  // face's part beyond the body, as with `transfer`). Empty: none.
   struct Radiation {
     std::vector<double> coefficient;
     Schedule ambient;

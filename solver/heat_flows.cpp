@@ -147,6 +147,18 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     }
   }
 
+  // The faces' parts that a void holds, taken off (or handed on to the body beside them).
+  for (const FaceCut& cut : surfaces.faces) {
+    if (slot[cut.face] < 0) continue;
+    FaceFlow& flow = faces_[static_cast<std::size_t>(slot[cut.face])];
+    for (std::size_t k = 0; k < cut.nodes.size(); ++k) {
+      const std::int64_t i = cut.nodes[k];
+      if (fixed_[static_cast<std::size_t>(i)]) continue;
+      flow.cut_nodes.push_back(i);
+      flow.cut_weight.push_back(weight(i) * cut.excess[k]);
+    }
+  }
+
   // Void surfaces with a condition: h (ambient - u), eps sigma (ambient^4 - u^4) or the heat
   // flux over each node's share.
   const auto field_of = [&](const kernels::Schedule& s, bool surface) -> int {
@@ -235,33 +247,39 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
         rate += f.radiating_weight[k] * (a4 - ub2 * ub2);
       }
     }
+    if (!f.cut_nodes.empty()) rate += law_rate(f.boundary, f.cut_nodes, f.cut_weight, u, t, dt);
     out.push_back(rate * volume_);
   }
-  for (const SurfaceFlow& s : surfaces_) {
-    const kernels::BoundaryFace& f = *s.face;
-    // The surface's law (kernels::face_transfer, face_flux, radiates), term by term.
-    double rate = 0.0;
-    const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
-    if (transfer != 0.0) {
-      const double ambient = factor(f.schedule());
-      for (std::size_t k = 0; k < s.nodes.size(); ++k)
-        rate += s.weighted[k] * transfer * (ambient - u[static_cast<std::size_t>(s.nodes[k])]);
-    }
-    if (f.radiates()) {
-      // The steps take a radiating surface's ambient at the step's start (no mean).
-      const double a = f.at(t), a4 = a * a * a * a;
-      const double es = f.emissivity * kernels::kStefanBoltzmann;
-      for (std::size_t k = 0; k < s.nodes.size(); ++k) {
-        const double ub = u[static_cast<std::size_t>(s.nodes[k])], ub2 = ub * ub;
-        rate += s.weighted[k] * es * (a4 - ub2 * ub2);
-      }
-    }
-    if (flux != 0.0)
-      for (std::size_t k = 0; k < s.nodes.size(); ++k) rate += s.weighted[k] * flux;
-    out.push_back(rate * volume_);
-  }
+  for (const SurfaceFlow& s : surfaces_)
+    out.push_back(law_rate(*s.face, s.nodes, s.weighted, u, t, dt) * volume_);
   for (const SourceFlow& s : sources_) out.push_back(factor(*s.schedule) * s.total * volume_);
   return out;
+}
+
+double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
+                               const std::vector<std::int64_t>& nodes,
+                               const std::vector<double>& weighted, const std::vector<double>& u,
+                               double t, double dt) {
+  // The law (kernels::face_transfer, face_flux, radiates), term by term.
+  double rate = 0.0;
+  const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
+  if (transfer != 0.0) {
+    const double ambient = dt > 0.0 ? f.schedule().mean(t, t + dt) : f.schedule().at(t);
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      rate += weighted[k] * transfer * (ambient - u[static_cast<std::size_t>(nodes[k])]);
+  }
+  if (f.radiates()) {
+    // The steps take a radiating surface's ambient at the step's start (no mean).
+    const double a = f.at(t), a4 = a * a * a * a;
+    const double es = f.emissivity * kernels::kStefanBoltzmann;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const double ub = u[static_cast<std::size_t>(nodes[k])], ub2 = ub * ub;
+      rate += weighted[k] * es * (a4 - ub2 * ub2);
+    }
+  }
+  if (flux != 0.0)
+    for (std::size_t k = 0; k < nodes.size(); ++k) rate += weighted[k] * flux;
+  return rate;
 }
 
 double HeatFlowMeter::stored_change(const std::vector<double>& u,

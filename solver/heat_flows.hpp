@@ -88,6 +88,11 @@ class HeatFlowMeter {
     // nodes, the weight w_i 2 eps sigma / h_axis as the convective ghost takes it.
     std::vector<std::int64_t> radiating_nodes;
     std::vector<double> radiating_weight;
+    // Where a void reaches the face (VoidSurfaces::faces): the face's law again, per unit area,
+    // over w_i times the difference between the body's area and the ghost rule's, on the free
+    // nodes (ambient and flux as a void's surface takes them).
+    std::vector<std::int64_t> cut_nodes;
+    std::vector<double> cut_weight;
   };
   struct SurfaceFlow {
     const kernels::BoundaryFace* face = nullptr;
@@ -95,6 +100,12 @@ class HeatFlowMeter {
     std::vector<double> weighted;     // w_i times the area per volume
   };
   double scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const;
+  // A surface's law over nodes of weights w_i times area per volume, per cell volume: the
+  // ambient at t (dt > 0: its mean over [t, t + dt], as a source's factor), a radiating
+  // ambient at t.
+  static double law_rate(const kernels::BoundaryFace& f, const std::vector<std::int64_t>& nodes,
+                         const std::vector<double>& weighted, const std::vector<double>& u,
+                         double t, double dt);
   struct SourceFlow {
     const kernels::Schedule* schedule = nullptr;
     double total = 0.0;  // sum over the free nodes of w_i q_i, less the surfaces' loads

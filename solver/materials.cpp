@@ -149,6 +149,8 @@ std::int32_t material_index(const Case& c, const std::string& name, const std::s
   throw std::invalid_argument(key + ": unknown material '" + name + "'");
 }
 
+const char* const kFaceKeys[kernels::kFaces] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+
 bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
   return a.value == b.value && a.amplitude == b.amplitude && a.frequency == b.frequency &&
          a.table == b.table;
@@ -476,7 +478,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       throw std::invalid_argument(
           key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
           " different source schedules (sources with the same schedule share one field; a "
-          "void's convective surface takes one for its ambient, its heat flux one of factor 1)");
+          "void's convective surface, or a convective outer face that a void reaches, takes one "
+          "for its ambient, a heat flux one of factor 1)");
     fields->sources.push_back({std::move(density), schedule, surface});
   };
   // physics.source f keeps its meaning u_t = ... + f in every material: q = f * rho*c_p
@@ -533,6 +536,64 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
         density[static_cast<std::size_t>(surface->nodes[k])] =
             kernels::face_flux(f) * surface->per_volume[k];
       add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key, true);
+    }
+  }
+  // Outer faces that a void reaches (VoidSurfaces::faces): the ghost rule acts on the whole face
+  // of each boundary node, the body holds only part of it. The difference E (area per volume,
+  // negative beside the void) joins the node's laws as a void's surface does: transfer h E and
+  // the source h E ambient(t), the source q E, radiation eps sigma E. Beside a void the node's
+  // loss stays h (2/h_a + E) >= 0, so the step's bound and the implicit operator's diagonal
+  // dominance hold. A constant source goes into a surfaces' field of a constant schedule where
+  // there is one (its density scaled), so that it takes no field of its own.
+  const auto add_surface = [&](std::vector<double> density, const kernels::Schedule& schedule,
+                               const std::string& key) {
+    for (int pass = 0; pass < 2; ++pass)
+      for (auto& s : fields->sources) {
+        if (!s.surface) continue;
+        double scale = 0.0;
+        if (same_schedule(s.schedule, schedule))
+          scale = 1.0;
+        else if (pass == 1 && schedule.constant() && s.schedule.constant() &&
+                 s.schedule.at(0.0) != 0.0)
+          scale = schedule.at(0.0) / s.schedule.at(0.0);
+        if (scale == 0.0) continue;
+#pragma omp parallel for schedule(static)
+        for (std::size_t i = 0; i < points; ++i) s.density[i] += scale * density[i];
+        return;
+      }
+    add(std::move(density), schedule, key, true);
+  };
+  for (const FaceCut& cut : surfaces.faces) {
+    const kernels::BoundaryFace& f = c.boundary[static_cast<std::size_t>(cut.face)];
+    const std::string key = std::string("boundary.") + kFaceKeys[cut.face];
+    if (f.radiates()) {
+      const kernels::Schedule ambient = f.schedule();
+      auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
+                                [&](const auto& g) { return same_schedule(g.ambient, ambient); });
+      if (group == fields->radiation.end()) {
+        fields->radiation.push_back({std::vector<double>(points, 0.0), ambient});
+        group = fields->radiation.end() - 1;
+      }
+      for (std::size_t k = 0; k < cut.nodes.size(); ++k)
+        group->coefficient[static_cast<std::size_t>(cut.nodes[k])] +=
+            f.emissivity * kernels::kStefanBoltzmann * cut.excess[k];
+    }
+    const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
+    if (transfer != 0.0) {
+      if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
+      std::vector<double> density(points, 0.0);
+      for (std::size_t k = 0; k < cut.nodes.size(); ++k) {
+        const std::size_t i = static_cast<std::size_t>(cut.nodes[k]);
+        density[i] = transfer * cut.excess[k];
+        fields->transfer[i] += density[i];
+      }
+      add_surface(std::move(density), f.schedule(), key);
+    }
+    if (flux != 0.0) {
+      std::vector<double> density(points, 0.0);
+      for (std::size_t k = 0; k < cut.nodes.size(); ++k)
+        density[static_cast<std::size_t>(cut.nodes[k])] = flux * cut.excess[k];
+      add_surface(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
     }
   }
   return fields;

@@ -256,9 +256,14 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     if (nonlinear) {
       bool radiation = false, surfaces = false;
       for (int f = 0; f < 2 * dims; ++f) radiation = radiation || c.boundary[f].radiates();
+      bool convective_face = false;
+      for (int f = 0; f < 2 * dims; ++f)
+        convective_face = convective_face || c.boundary[f].kind == BoundaryKind::convective;
       for (const RegionSpec& r : c.regions) {
         radiation = radiation || (r.is_void && r.surface.radiates());
-        surfaces = surfaces || (r.is_void && r.surface.kind == BoundaryKind::convective);
+        // A void's convective surface, or an outer convective face it may reach (FaceCut).
+        surfaces = surfaces ||
+                   (r.is_void && (r.surface.kind == BoundaryKind::convective || convective_face));
       }
       const double linearised =
           8.0 * points *

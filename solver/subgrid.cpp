@@ -4,8 +4,10 @@
 #include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "expression.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "materials.hpp"
 #include "stencil.hpp"
 
@@ -1077,6 +1079,149 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   return area;
 }
 
+namespace {
+
+// Whether void shape `sh` may hold a point of the rectangle [lo, hi] (on the plane
+// lo[a] = hi[a] of a face): a box or a ball's bounding box that meets it; a `where` shape may.
+bool may_hold(const Shape& sh, int dims, const double* lo, const double* hi) {
+  const ShapeSpec& sp = *sh.spec;
+  switch (sp.kind) {
+    case ShapeKind::box:
+      for (int a = 0; a < dims; ++a)
+        if (sp.upper[a] < lo[a] || sp.lower[a] > hi[a]) return false;
+      return true;
+    case ShapeKind::ball: {
+      double d2 = 0.0;
+      for (int a = 0; a < dims; ++a) {
+        const double gap = std::max({0.0, lo[a] - sp.center[a], sp.center[a] - hi[a]});
+        d2 += gap * gap;
+      }
+      return d2 <= sp.radius * sp.radius;
+    }
+    case ShapeKind::everywhere:
+    case ShapeKind::where:
+    case ShapeKind::file:
+      break;
+  }
+  return true;
+}
+
+// The area of node i's face on the plane x_a = at_plane (its control volume's extent on the
+// other axes; 1 in 1D), and the voids' part of it: the face cut in eighths of a spacing and at
+// the boxes' bounds, each piece taking the material at its centre. (0, 0) for a node that no
+// surface passes near (its face is then all body, or all void at a node the step leaves out)
+// or that no void reaches.
+std::pair<double, double> face_share(const Materials& m, const std::vector<const Shape*>& voids,
+                                     int a, double at_plane, std::int64_t i,
+                                     const std::array<std::int64_t, 3>& ic, Points& batch) {
+  const Sampler& s = m.s;
+  if (!m.near_surface(i, ic)) return {0.0, 0.0};
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  lo[a] = hi[a] = at_plane;
+  for (int b = 0; b < s.dims; ++b)
+    if (b != a) std::tie(lo[b], hi[b]) = s.cell(b, ic[b]);
+  if (std::none_of(voids.begin(), voids.end(),
+                   [&](const Shape* v) { return may_hold(*v, s.dims, lo, hi); }))
+    return {0.0, 0.0};
+  int other[2] = {-1, -1}, count = 0;
+  for (int b = 0; b < s.dims; ++b)
+    if (b != a) {
+      s.cuts(b, lo[b], hi[b], m.shape_list, 8, batch.cuts[static_cast<std::size_t>(count)]);
+      other[count++] = b;
+    }
+  const std::size_t pieces[2] = {count > 0 ? batch.cuts[0].size() - 1 : 1,
+                                 count > 1 ? batch.cuts[1].size() - 1 : 1};
+  double area = 0.0, held = 0.0;
+  for (std::size_t p = 0; p < pieces[0]; ++p)
+    for (std::size_t q = 0; q < pieces[1]; ++q) {
+      double x[3] = {0, 0, 0};
+      x[a] = at_plane;
+      double dA = 1.0;
+      const std::size_t pq[2] = {p, q};
+      for (int o = 0; o < count; ++o) {
+        const std::vector<double>& cut = batch.cuts[static_cast<std::size_t>(o)];
+        x[other[o]] = s.wrap(other[o], 0.5 * (cut[pq[o]] + cut[pq[o] + 1]));
+        dA *= cut[pq[o] + 1] - cut[pq[o]];
+      }
+      area += dA;
+      if (m.at(x, i) == kVoid) held += dA;
+    }
+  return {area, held};
+}
+
+// The FaceCut of every outer face that passes heat and that a void reaches (VoidSurfaces).
+std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& ids,
+                               const std::vector<SliverFold>* slivers) {
+  std::vector<FaceCut> out;
+  if (!samples_subgrid(c)) return out;
+  Sampler s(c);
+  Materials m(s, ids);
+  bool heat = false;
+  for (int face = 0; face < 2 * s.dims; ++face)
+    heat = heat || (!s.periodic[face / 2] &&
+                    kernels::passes_heat(c.boundary[static_cast<std::size_t>(face)]));
+  if (!m.any_void || !heat) return out;
+  std::vector<const Shape*> voids;
+  for (std::size_t r = 0; r < m.shapes.size(); ++r)
+    if (m.material[r] == kVoid) voids.push_back(&m.shapes[r]);
+  const std::int64_t np = s.points();
+  // The folded slivers hand their face over with the rest of them: the ghost rule counts
+  // nothing at them (no capacity), as at the nodes inside a void.
+  std::vector<SliverFold> found;
+  const std::vector<SliverFold>& folds = slivers_of(m, slivers, found);
+  std::vector<char> folded(static_cast<std::size_t>(np), 0);
+  for (const SliverFold& f : folds) folded[static_cast<std::size_t>(f.node)] = 1;
+  Points batch;
+  for (int face = 0; face < 2 * s.dims; ++face) {
+    const int a = face / 2, side = face % 2;
+    const kernels::BoundaryFace& f = c.boundary[static_cast<std::size_t>(face)];
+    if (s.periodic[a] || !kernels::passes_heat(f)) continue;
+    const std::int64_t plane = side == 0 ? 0 : s.n[a] - 1;
+    // Just inside the domain, so that a void touching the face from outside holds none of it.
+    const double at_plane =
+        static_cast<double>(plane) * s.h[a] + (side == 0 ? 1e-7 : -1e-7) * s.h[a];
+    std::vector<double> excess(static_cast<std::size_t>(np), 0.0);
+    bool any = false;
+    std::int64_t first[3] = {0, 0, 0}, end[3] = {s.n[0], s.n[1], s.n[2]};
+    first[a] = plane;
+    end[a] = plane + 1;
+    for (std::int64_t z = first[2]; z < end[2]; ++z)
+      for (std::int64_t y = first[1]; y < end[1]; ++y)
+        for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
+          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
+          const std::array<std::int64_t, 3> ic{xi, y, z};
+          const auto [area, held] = face_share(m, voids, a, at_plane, i, ic, batch);
+          if (held == 0.0) continue;
+          double volume = 1.0;
+          for (int b = 0; b < s.dims; ++b) {
+            const auto [lo, hi] = s.cell(b, ic[b]);
+            volume *= hi - lo;
+          }
+          // A node the step does not step (inside a void, or a folded sliver) hands the body's
+          // part of its face on with its capacity; the ghost rule counts the whole face at the
+          // rest.
+          const std::size_t at = static_cast<std::size_t>(i);
+          const bool stepped = ids[at] != kVoid && !folded[at];
+          excess[at] = stepped ? -held / volume : (area - held) / volume;
+          any = true;
+        }
+    if (!any) continue;
+    fold_void_nodes(c, ids, excess);
+    fold_slivers(c, folds, excess);
+    FaceCut cut;
+    cut.face = face;
+    for (std::int64_t i = 0; i < np; ++i)
+      if (excess[static_cast<std::size_t>(i)] != 0.0) {
+        cut.nodes.push_back(i);
+        cut.excess.push_back(excess[static_cast<std::size_t>(i)]);
+      }
+    if (!cut.nodes.empty()) out.push_back(std::move(cut));
+  }
+  return out;
+}
+
+}  // namespace
+
 const VoidSurface* VoidSurfaces::find(std::size_t region) const {
   for (const VoidSurface& v : voids)
     if (v.region == region) return &v;
@@ -1106,6 +1251,7 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
     }
     out.voids.push_back(std::move(v));
   }
+  out.faces = face_cuts(c, ids, out.folds());
   return out;
 }
 

@@ -106,8 +106,24 @@ struct VoidSurface {
   // per_volume times the nodes' weights and the cell volume, as the total heat weighs nodes.
   double area = 0.0;
 };
+// An outer face that a void reaches, whose condition passes heat (convective, radiative or a
+// heat flux): its ghost rule acts on the whole face of each boundary node's control volume
+// (2 / h_a of area per unit volume, at a node it steps), of which the void holds part. Per
+// node, the body's area of the face over the control volume less what the ghost rule counts
+// there (1/m): negative at the nodes beside the void (minus the void's share of their face);
+// positive at the body nodes that a node inside the void, or a folded sliver, hands its share
+// of the face to (fold_void_nodes, sliver folds), as its capacity goes. Each node's face is cut
+// in elements an eighth of a spacing across and at the boxes' bounds (so a box void's share is
+// exact), sampled just inside the domain. The coefficient fields take the excess times the
+// face's law (materials.cpp), the heat-flow report counts it in the face's flow.
+struct FaceCut {
+  int face = 0;                     // 2 * axis + side
+  std::vector<std::int64_t> nodes;  // ascending
+  std::vector<double> excess;       // 1/m, one per node
+};
 struct VoidSurfaces {
   std::vector<VoidSurface> voids;  // in region order; `where` voids have none
+  std::vector<FaceCut> faces;      // in face order; only the faces a void reaches
   // The slivers of every void (sliver_folds), found with the surfaces where the case has a
   // void and samples below the grid; nullopt where none was looked for.
   std::optional<std::vector<SliverFold>> slivers;
