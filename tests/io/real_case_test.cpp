@@ -318,10 +318,15 @@ TEST(RealCase, PowerOrPowerDensityExactlyOne) {
     EXPECT_TRUE(thin.warnings.empty()) << amount << "\n" << format_errors(thin.warnings);
   }
   // A ball far smaller than a spacing holds volume but no sub-cell's centre: its power is
-  // refused when the body is laid on the grid.
+  // refused when the body is laid on the grid, naming its size against the spacing and the
+  // remedy (it said "the shape holds no part of the body", which reads as lying outside it).
   expect_error(replace(kBase, "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}",
                        "ball: {center: [0.15, 0.15], radius: 1e-6}"),
-               "sources[0]", 10, "holds no part of the body");
+               "sources[0]", 10,
+               "the ball (diameter 2e-06) is smaller than the grid resolves (spacing 0.1)");
+  expect_error(replace(kBase, "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}",
+                       "ball: {center: [0.15, 0.15], radius: 1e-6}"),
+               "sources[0]", 10, "enlarge the shape to about a spacing or refine the grid");
 }
 
 TEST(RealCase, SchedulesSortedAndWellFormed) {
