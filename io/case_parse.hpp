@@ -70,7 +70,8 @@ class Reader {
   void read_physics(const YAML::Node& n, solver::Case& c);   // case_physics.cpp
   void read_scheme(const YAML::Node& n, solver::Case& c);    // case_physics.cpp
   void read_boundary(const YAML::Node& n, solver::Case& c);  // case_boundary.cpp
-  bool read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face);
+  bool read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face,
+                 bool surface = false);
   void read_initial(const YAML::Node& n, solver::Case& c);  // case_initial.cpp
   void read_terms(const YAML::Node& n, solver::InitialSpec& ic);
   void read_time(const YAML::Node& n, solver::Case& c);  // case_run.cpp

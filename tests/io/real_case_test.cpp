@@ -176,6 +176,22 @@ TEST(RealCase, KelvinBesideCelsiusIsAWarning) {
   EXPECT_NE(r.warnings[0].message.find("radiating face's ambient"), std::string::npos);
 }
 
+// A void's surface takes neumann, insulated, convective or radiative: a typo's list offers
+// only those (dirichlet and periodic, refused there, are not offered).
+TEST(RealCase, AVoidSurfaceTypoOffersTheSurfaceTypesOnly) {
+  const std::string voided =
+      replace(kBase, "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+              "  - {void: true, box: {lower: [0.7, 0], upper: [0.9, 0.2]}, surface: {type: "
+              "convection, h: 25, ambient: 300}}\n");
+  expect_error(voided, "regions[2].surface.type", 8,
+               "unknown value 'convection' (did you mean 'convective'?); expected neumann, "
+               "insulated, convective or radiative");
+  // dirichlet is still refused with the reason a void's surface gives.
+  expect_error(
+      replace(voided, "type: convection, h: 25, ambient: 300", "type: dirichlet, value: 3"),
+      "regions[2].surface.type", 8, "a void's surface is convective");
+}
+
 // A steady solve takes every schedule at t = 0; one that varies is named (a transient would
 // follow it).
 TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
