@@ -282,8 +282,9 @@ class FieldChecks {
           const bool upper_ok = r_.finite(indexed(path + ".box.upper", i), s.upper[i]);
           ok = ok && lower_ok && upper_ok;
           if (lower_ok && upper_ok && s.lower[i] > s.upper[i]) {
-            r_.error(indexed(path + ".box.upper", i), "must be >= box.lower[" + std::to_string(a) +
-                                                          "] (" + format_number(s.lower[i]) + ")");
+            r_.error(indexed(path + ".box.upper", i),
+                     "must be >= box.lower[" + std::to_string(a) + "] (" +
+                         format_number(s.lower[i]) + "; got " + format_number(s.upper[i]) + ")");
             ok = false;
           }
         }
@@ -380,8 +381,9 @@ class FieldChecks {
                "a where shape's void is insulated (remove surface, or give the void as boxes "
                "and balls)");
     if (s.kind == BoundaryKind::convective) {
-      r_.finite(p + ".surface.h", s.transfer);
-      if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
+      if (r_.finite(p + ".surface.h", s.transfer) && s.transfer < 0.0)
+        r_.error(p + ".surface.h", "must be >= 0 (got " + format_number(s.transfer) +
+                                       "); h is the heat transfer coefficient, W/(m^2 K)");
       check_schedule(p + ".surface.ambient", s.schedule());
       check_ambient(p + ".surface.ambient", s.schedule(), s.radiates());
     } else if (s.heat_flux) {

@@ -192,6 +192,23 @@ TEST(RealCase, AVoidSurfaceTypoOffersTheSurfaceTypesOnly) {
       "regions[2].surface.type", 8, "a void's surface is convective");
 }
 
+// Every range check says what it got.
+TEST(RealCase, RangeChecksSayWhatTheyGot) {
+  const std::string voided =
+      replace(kBase, "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+              "  - {void: true, box: {lower: [0.7, 0], upper: [0.9, 0.2]}, surface: {type: "
+              "convective, h: -25, ambient: 300}}\n");
+  expect_error(voided, "regions[2].surface.h", 8, "must be >= 0 (got -25)");
+  expect_error(replace(kBase, "upper: [0.5, 0.5]}}", "upper: [0.5, -0.5]}}"),
+               "regions[1].box.upper[1]", 7, "must be >= box.lower[1] (0; got -0.5)");
+  expect_error(replace(kBase, "time: {steps: 10}", "time: {steps: 10, tolerance: 2}"),
+               "time.tolerance", 16, "(a relative residual; got 2)");
+  expect_error(kBase + "parallel: {exchange_every: -2}\n", "parallel.exchange_every", 20,
+               "must be >= 0 (got -2; 0: the fusion depth)");
+  expect_error(kBase + "parallel: {decomposition: [2, -1]}\n", "parallel.decomposition[1]", 20,
+               "must be >= 0 (got -1;");
+}
+
 // A steady solve takes every schedule at t = 0; one that varies is named (a transient would
 // follow it).
 TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
