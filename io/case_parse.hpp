@@ -92,8 +92,11 @@ class Reader {
 
  public:
   // Generic helpers (case_parse.cpp), shared by the sections.
+  // An empty value (`regions:` with nothing after it) is a null node whose mark is the next
+  // token's, often a line or more below: its key's own line is the one to name.
   void error(const std::string& path, const YAML::Node& at, const std::string& message) {
-    error_at(path, line_of(at), message);
+    const auto key = at.IsNull() ? lines.find(path) : lines.end();
+    error_at(path, key != lines.end() ? key->second : line_of(at), message);
   }
   void error_at(const std::string& path, int line, const std::string& message) {
     errors.push_back(CaseError{path, line, message});

@@ -209,6 +209,24 @@ TEST(RealCase, RangeChecksSayWhatTheyGot) {
                "must be >= 0 (got -1;");
 }
 
+// An empty key (a null value) is reported at the key's own line, not at the next key's.
+TEST(RealCase, AnEmptyKeyIsReportedAtItsOwnLine) {
+  expect_error(replace(kBase,
+                       "  - {material: mold}\n"
+                       "  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
+                       "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+                       ""),
+               "regions", 5, "got nothing");
+  expect_error(replace(kBase,
+                       "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"
+                       "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n",
+                       "\n\n"),
+               "sources", 9, "got nothing");
+  expect_error(
+      replace(kBase, "  every: 5\n  points: {center: [0.5, 0.25], corner: [1, 0.5]}\n", "\n"),
+      "probes", 17, "got nothing");
+}
+
 // A steady solve takes every schedule at t = 0; one that varies is named (a transient would
 // follow it).
 TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
