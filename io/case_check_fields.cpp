@@ -533,16 +533,18 @@ class FieldChecks {
     if (radiates) radiating_ambient(path, low);
   }
 
-  // eps sigma (u^4 - ambient^4) needs absolute temperatures.
+  // eps sigma (u^4 - ambient^4) needs absolute temperatures. An ambient up to kColdSink is
+  // taken as meant: a cold sink such as deep space (about 3 K) or liquid helium (4.2 K).
+  static constexpr double kColdSink = 5.0;
   void radiating_ambient(const std::string& path, double low) {
     if (low < 0.0)
       r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
                          " K, below absolute zero)");
-    else if (low < 150.0)
+    else if (low > kColdSink && low < 150.0)
       r_.warning(path, "a radiating face's ambient of " + format_number(low) +
-                           " K looks like degrees Celsius, unless it is a cold sink such as deep "
-                           "space (about 3 K); radiation uses absolute temperatures (K = "
-                           "degrees C + 273.15)");
+                           " K looks like degrees Celsius (an ambient up to 5 K is taken as a "
+                           "cold sink such as deep space); radiation uses absolute "
+                           "temperatures (K = degrees C + 273.15)");
   }
 
   // Kelvin and degrees Celsius mixed. A case with materials is in SI units, its temperatures

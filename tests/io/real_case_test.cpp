@@ -176,6 +176,24 @@ TEST(RealCase, KelvinBesideCelsiusIsAWarning) {
   EXPECT_NE(r.warnings[0].message.find("radiating face's ambient"), std::string::npos);
 }
 
+// Conditions set through `all` are reported once, as boundary.all.<key>, warnings as errors;
+// a radiating ambient up to 5 K is a cold sink (deep space), not degrees Celsius.
+TEST(RealCase, RadiatingAmbientThroughAllIsWarnedOnceAndACold3KSinkNotAtAll) {
+  const std::string all25 = replace(kBase, "  all: {type: neumann, flux: 0}\n",
+                                    "  all: {type: radiative, emissivity: 0.8, ambient: 25}\n");
+  const LoadResult r = load_case_text(all25);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+  EXPECT_EQ(r.warnings[0].path, "boundary.all.ambient");
+  EXPECT_EQ(r.warnings[0].line, 13);
+  EXPECT_NE(r.warnings[0].message.find("ambient of 25 K looks like degrees Celsius"),
+            std::string::npos)
+      << r.warnings[0].to_string();
+  const LoadResult space = load_case_text(replace(all25, "ambient: 25}", "ambient: 3}"));
+  ASSERT_TRUE(space.ok()) << format_errors(space.errors);
+  EXPECT_TRUE(space.warnings.empty()) << format_errors(space.warnings);
+}
+
 // A void's surface takes neumann, insulated, convective or radiative: a typo's list offers
 // only those (dirichlet and periodic, refused there, are not offered).
 TEST(RealCase, AVoidSurfaceTypoOffersTheSurfaceTypesOnly) {
