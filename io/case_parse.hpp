@@ -61,6 +61,9 @@ class Reader {
   std::vector<std::string> error_suppressed_;
   // Faces that took their condition from boundary.all; their errors are reported there.
   std::vector<std::string> faces_from_all;
+  // Keys an unknown key's error offered as its fix ("did you mean"): require() does not report
+  // them missing as well.
+  std::vector<std::string> suggested_;
 
   void read_case(const YAML::Node& root, solver::Case& c);  // case_loader.cpp
 

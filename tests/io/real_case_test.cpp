@@ -227,6 +227,19 @@ TEST(RealCase, RangeChecksSayWhatTheyGot) {
                "must be >= 0 (got -1;");
 }
 
+// A typo of a required key is one error, the unknown key with its fix, not also the required
+// key as missing.
+TEST(RealCase, ATypoOfARequiredKeyIsOneError) {
+  const LoadResult r = load_case_text(replace(kBase, "conductivity: 401,", "conductivty: 401,"));
+  ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
+  EXPECT_EQ(r.errors[0].path, "materials.copper.conductivty");
+  EXPECT_NE(r.errors[0].message.find("(did you mean 'conductivity'?)"), std::string::npos)
+      << r.errors[0].to_string();
+  // A key missing without a near-miss is still reported.
+  expect_error(replace(kBase, "conductivity: 401,", "colour: 401,"),
+               "materials.copper.conductivity", 3, "missing required key");
+}
+
 // An empty key (a null value) is reported at the key's own line, not at the next key's.
 TEST(RealCase, AnEmptyKeyIsReportedAtItsOwnLine) {
   expect_error(replace(kBase,
