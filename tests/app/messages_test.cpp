@@ -154,4 +154,13 @@ TEST_F(Messages, InspectLeavesVoidNodesOutAndNamesTheVoidId) {
       << alone.output;
 }
 
+// A file inspect cannot read is a bad input (exit code 2), not a runtime failure.
+TEST_F(Messages, InspectOfAFileItCannotReadExitsWith2) {
+  const std::string csv = write_file("probes.csv", "step,time,a\n0,0,1\n");
+  const Result r = heatsim("inspect " + csv);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("probes.csv"), std::string::npos) << r.output;
+  EXPECT_EQ(heatsim("inspect " + (dir_ / "missing.h5").string()).code, 2);
+}
+
 }  // namespace
