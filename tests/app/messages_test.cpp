@@ -163,4 +163,23 @@ TEST_F(Messages, InspectOfAFileItCannotReadExitsWith2) {
   EXPECT_EQ(heatsim("inspect " + (dir_ / "missing.h5").string()).code, 2);
 }
 
+// A given dt shortened so that the last step lands on time.end says both.
+TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
+  const std::string given =
+      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "time: {method: backward-euler, dt: 7, end: 50}\n";
+  const Result r = heatsim("validate " + write_file("dt.yaml", given));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("dt: 6.25 (given 7, shortened to land on end)"), std::string::npos)
+      << r.output;
+  std::string text = given;
+  text.replace(text.find("dt: 7"), 5, "dt: 5");
+  const Result exact = heatsim("validate " + write_file("dt5.yaml", text));
+  ASSERT_EQ(exact.code, 0) << exact.output;
+  EXPECT_NE(exact.output.find("dt: 5 (given) ="), std::string::npos) << exact.output;
+}
+
 }  // namespace
