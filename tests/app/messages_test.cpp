@@ -182,4 +182,29 @@ TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
   EXPECT_NE(exact.output.find("dt: 5 (given) ="), std::string::npos) << exact.output;
 }
 
+// A steady state with outer iterations says that they converged, and what its last linear
+// solve's residual is relative to (it read as not converged: "the last to relative residual
+// 4.26e-07").
+TEST_F(Messages, ASteadyStateWithOuterIterationsSaysItConverged) {
+  const std::string c =
+      write_file("rad.yaml",
+                 "grid: {dims: 2, n: [21, 11], length: [0.02, 0.01]}\n"
+                 "materials: {al: {conductivity: 237, density: 2700, specific_heat: 900}}\n"
+                 "regions: [{material: al}]\n"
+                 "sources: [{box: {lower: [0.008, 0], upper: [0.012, 0.002]}, power: 100}]\n"
+                 "boundary: {all: {type: radiative, emissivity: 0.8, ambient: 300}}\n"
+                 "initial: {type: constant, value: 300}\n"
+                 "time: {method: steady}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  const Result r = heatsim("run " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output,
+      std::regex(
+          R"(done: steady state in \d+ outer iterations \(\d+ multigrid iterations\), converged: the last changed no node by more than 1e-10 of the largest temperature, and its linear solve (ended at [0-9.e+-]+ of its right-hand side|needed no iteration: it started within fp64's rounding floor))")))
+      << r.output;
+  EXPECT_EQ(r.output.find("the last to relative residual"), std::string::npos) << r.output;
+}
+
 }  // namespace
