@@ -290,18 +290,23 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
              solver::scheme_radius(c.scheme));
   fmt::print("  initial: {}\n", solver::describe_initial(c));
   print_time_method(c);
+  // A given dt that does not divide time.end is shortened so that the last step lands on it.
+  const std::string dt_origin =
+      run->plan.dt_auto ? std::string("auto")
+      : c.time.dt && *c.time.dt != run->plan.dt
+          ? fmt::format("given {:.6g}, shortened to land on end", *c.time.dt)
+          : std::string("given");
   if (c.time.method == solver::TimeMethod::steady) {
     // One solve: no dt, no stability limit, no step count.
   } else if (c.time.method == solver::TimeMethod::explicit_euler) {
-    fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt,
-               run->plan.dt_auto ? "auto" : "given", run->plan.dt_limit);
+    fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt, dt_origin,
+               run->plan.dt_limit);
   } else {
     // Implicit steps take any dt; how far past the explicit limit it is says how much work
     // one solve per step saves (and, far past it, how fast modes Crank-Nicolson damps only
     // slowly are resolved in time).
-    fmt::print("  dt: {:.6g} ({}) = {:.3g}x the explicit limit {:.6g}\n", run->plan.dt,
-               run->plan.dt_auto ? "auto" : "given", run->plan.dt / run->plan.dt_limit,
-               run->plan.dt_limit);
+    fmt::print("  dt: {:.6g} ({}) = {:.3g}x the explicit limit {:.6g}\n", run->plan.dt, dt_origin,
+               run->plan.dt / run->plan.dt_limit, run->plan.dt_limit);
   }
   if (run->plan.limit_node >= 0 && c.time.method != solver::TimeMethod::steady) {
     // The coefficient fields' limit (Gershgorin): the node whose conductances over its

@@ -5,14 +5,18 @@ namespace heatsim::io::parse {
 
 using solver::BoundaryKind;
 
-// One face's condition into `face`; path is boundary.<face> (or boundary.all).
-bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face) {
+// One face's condition into `face`; path is boundary.<face> (or boundary.all), or a void
+// region's surface (`surface`: the types offered leave out dirichlet and periodic, which
+// read_materials refuses there with its own reason).
+bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face,
+                       bool surface) {
   const Names types{"dirichlet", "neumann", "insulated", "periodic", "convective", "radiative"};
+  const Names surface_types{"neumann", "insulated", "convective", "radiative"};
+  const Names& offered = surface ? surface_types : types;
   if (!n.IsMap()) {
-    error(path, n,
-          "expected a map {type: dirichlet|neumann|insulated|periodic|convective|radiative, ...}, "
-          "got " +
-              describe(n));
+    std::string alternatives;
+    for (const std::string& t : offered) alternatives += (alternatives.empty() ? "" : "|") + t;
+    error(path, n, "expected a map {type: " + alternatives + ", ...}, got " + describe(n));
     return false;
   }
   // The type decides which keys are allowed, so find it first.
@@ -21,13 +25,14 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
   for (auto it = n.begin(); it != n.end(); ++it)
     if (it->first.IsScalar() && it->first.Scalar() == "type") {
       has_type = true;
-      if (!read_choice(it->second, join(path, "type"), types, kind)) return false;
+      const YAML::Node v = it->second;
+      const bool known =
+          v.IsScalar() && std::find(types.begin(), types.end(), v.Scalar()) != types.end();
+      if (!read_choice(v, join(path, "type"), known ? types : offered, kind)) return false;
       break;
     }
   if (!has_type) {
-    error(join(path, "type"), n,
-          "missing required key (dirichlet, neumann, insulated, periodic, convective or "
-          "radiative)");
+    error(join(path, "type"), n, "missing required key (" + list_names(offered) + ")");
     return false;
   }
   Names known{"type"};

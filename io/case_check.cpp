@@ -247,7 +247,7 @@ class Checker {
           if (ok && !(ic.lower[i] < ic.upper[i]))
             error(indexed("initial.upper", i),
                   "must be greater than initial.lower[" + std::to_string(a) + "] (" +
-                      format_number(ic.lower[i]) + ")");
+                      format_number(ic.lower[i]) + "; got " + format_number(ic.upper[i]) + ")");
         }
         break;
       case InitialKind::file: {
@@ -292,7 +292,8 @@ class Checker {
     const auto& t = c_.time;
     if (t.dt) positive("time.dt", *t.dt);
     if (!(t.tolerance > 0.0 && t.tolerance < 1.0))
-      error("time.tolerance", "must be between 0 and 1 (a relative residual)");
+      error("time.tolerance", "must be between 0 and 1 (a relative residual; got " +
+                                  format_number(t.tolerance) + ")");
     // The implicit solves discretise the second-order flux form (solver/multigrid), whatever
     // the scheme says.
     if (t.method != solver::TimeMethod::explicit_euler && c_.scheme.kind != SchemeKind::order2)

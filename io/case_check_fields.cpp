@@ -282,8 +282,9 @@ class FieldChecks {
           const bool upper_ok = r_.finite(indexed(path + ".box.upper", i), s.upper[i]);
           ok = ok && lower_ok && upper_ok;
           if (lower_ok && upper_ok && s.lower[i] > s.upper[i]) {
-            r_.error(indexed(path + ".box.upper", i), "must be >= box.lower[" + std::to_string(a) +
-                                                          "] (" + format_number(s.lower[i]) + ")");
+            r_.error(indexed(path + ".box.upper", i),
+                     "must be >= box.lower[" + std::to_string(a) + "] (" +
+                         format_number(s.lower[i]) + "; got " + format_number(s.upper[i]) + ")");
             ok = false;
           }
         }
@@ -380,8 +381,9 @@ class FieldChecks {
                "a where shape's void is insulated (remove surface, or give the void as boxes "
                "and balls)");
     if (s.kind == BoundaryKind::convective) {
-      r_.finite(p + ".surface.h", s.transfer);
-      if (!(s.transfer >= 0.0)) r_.error(p + ".surface.h", "must be >= 0");
+      if (r_.finite(p + ".surface.h", s.transfer) && s.transfer < 0.0)
+        r_.error(p + ".surface.h", "must be >= 0 (got " + format_number(s.transfer) +
+                                       "); h is the heat transfer coefficient, W/(m^2 K)");
       check_schedule(p + ".surface.ambient", s.schedule());
       check_ambient(p + ".surface.ambient", s.schedule(), s.radiates());
     } else if (s.heat_flux) {
@@ -531,16 +533,18 @@ class FieldChecks {
     if (radiates) radiating_ambient(path, low);
   }
 
-  // eps sigma (u^4 - ambient^4) needs absolute temperatures.
+  // eps sigma (u^4 - ambient^4) needs absolute temperatures. An ambient up to kColdSink is
+  // taken as meant: a cold sink such as deep space (about 3 K) or liquid helium (4.2 K).
+  static constexpr double kColdSink = 5.0;
   void radiating_ambient(const std::string& path, double low) {
     if (low < 0.0)
       r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
                          " K, below absolute zero)");
-    else if (low < 150.0)
+    else if (low > kColdSink && low < 150.0)
       r_.warning(path, "a radiating face's ambient of " + format_number(low) +
-                           " K looks like degrees Celsius, unless it is a cold sink such as deep "
-                           "space (about 3 K); radiation uses absolute temperatures (K = "
-                           "degrees C + 273.15)");
+                           " K looks like degrees Celsius (an ambient up to 5 K is taken as a "
+                           "cold sink such as deep space); radiation uses absolute "
+                           "temperatures (K = degrees C + 273.15)");
   }
 
   // Kelvin and degrees Celsius mixed. A case with materials is in SI units, its temperatures

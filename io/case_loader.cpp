@@ -256,6 +256,7 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
   }
   point_at_all(semantic, reader.faces_from_all);
+  point_at_all(warnings, reader.faces_from_all);
   // A value that failed to read keeps its default; checks on it would only add noise.
   std::vector<std::string> suppressed = reader.error_suppressed_;
   for (const CaseError& e : reader.errors) suppressed.push_back(e.path);

@@ -281,7 +281,7 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
       if (!r.is_void) {
         error(join(p, "surface"), f->at("surface").key,
               "only a void region ({void: true, ...}) has a surface condition");
-      } else if (read_face(*v, join(p, "surface"), r.surface)) {
+      } else if (read_face(*v, join(p, "surface"), r.surface, /*surface=*/true)) {
         const bool flux = r.surface.kind == solver::BoundaryKind::neumann && !r.surface.heat_flux;
         if (r.surface.kind == solver::BoundaryKind::dirichlet ||
             r.surface.kind == solver::BoundaryKind::periodic ||

@@ -14,7 +14,9 @@ void read_parallel(Reader& r, const YAML::Node& n, solver::Case& c) {
         [&](const YAML::Node& item, const std::string& path, int& out) {
           if (!r.read_int(item, path, out)) return false;
           if (out < 0) {
-            r.error(path, item, "must be >= 0 (0: chosen for the number of ranks)");
+            r.error(path, item,
+                    "must be >= 0 (got " + std::to_string(out) +
+                        "; 0: chosen for the number of ranks)");
             return false;
           }
           return true;
@@ -25,7 +27,8 @@ void read_parallel(Reader& r, const YAML::Node& n, solver::Case& c) {
     int k = 0;
     if (r.read_int(*v, "parallel.exchange_every", k)) {
       if (k < 0)
-        r.error("parallel.exchange_every", *v, "must be >= 0 (0: the fusion depth)");
+        r.error("parallel.exchange_every", *v,
+                "must be >= 0 (got " + std::to_string(k) + "; 0: the fusion depth)");
       else
         c.parallel.exchange_every = k;
     }

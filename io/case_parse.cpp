@@ -84,9 +84,15 @@ std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& p
   Fields fields;
   for_each_key(n, path, true, [&](const std::string& name, const std::string& p, Field f) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
+      const std::string suggestion = detail::nearest_suffix(name, known);
       error(p, f.key,
-            "unknown key " + quote(name) + context + detail::nearest_suffix(name, known) +
+            "unknown key " + quote(name) + context + suggestion +
                 "; known keys: " + list_names(known));
+      // " (did you mean 'conductivity'?)": that key, if required, is not reported missing too.
+      const std::size_t open = suggestion.find('\'');
+      const std::size_t close = suggestion.find('\'', open + 1);
+      if (open != std::string::npos && close != std::string::npos)
+        suggested_.push_back(join(path, suggestion.substr(open + 1, close - open - 1)));
       return;
     }
     lines[p] = line_of(f.key);
@@ -97,7 +103,10 @@ std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& p
 
 void Reader::require(const Fields& f, const std::string& path, const std::string& key,
                      const YAML::Node& parent, const std::string& context) {
-  if (!f.count(key)) error(join(path, key), parent, "missing required key" + context);
+  const std::string p = join(path, key);
+  if (f.count(key) || std::find(suggested_.begin(), suggested_.end(), p) != suggested_.end())
+    return;  // a near-miss of it was reported as an unknown key, with this one as its fix
+  error(p, parent, "missing required key" + context);
 }
 
 bool Reader::scalar(const YAML::Node& n, const std::string& path, const char* what) {

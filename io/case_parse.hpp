@@ -61,6 +61,9 @@ class Reader {
   std::vector<std::string> error_suppressed_;
   // Faces that took their condition from boundary.all; their errors are reported there.
   std::vector<std::string> faces_from_all;
+  // Keys an unknown key's error offered as its fix ("did you mean"): require() does not report
+  // them missing as well.
+  std::vector<std::string> suggested_;
 
   void read_case(const YAML::Node& root, solver::Case& c);  // case_loader.cpp
 
@@ -70,7 +73,8 @@ class Reader {
   void read_physics(const YAML::Node& n, solver::Case& c);   // case_physics.cpp
   void read_scheme(const YAML::Node& n, solver::Case& c);    // case_physics.cpp
   void read_boundary(const YAML::Node& n, solver::Case& c);  // case_boundary.cpp
-  bool read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face);
+  bool read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face,
+                 bool surface = false);
   void read_initial(const YAML::Node& n, solver::Case& c);  // case_initial.cpp
   void read_terms(const YAML::Node& n, solver::InitialSpec& ic);
   void read_time(const YAML::Node& n, solver::Case& c);  // case_run.cpp
@@ -91,8 +95,11 @@ class Reader {
 
  public:
   // Generic helpers (case_parse.cpp), shared by the sections.
+  // An empty value (`regions:` with nothing after it) is a null node whose mark is the next
+  // token's, often a line or more below: its key's own line is the one to name.
   void error(const std::string& path, const YAML::Node& at, const std::string& message) {
-    error_at(path, line_of(at), message);
+    const auto key = at.IsNull() ? lines.find(path) : lines.end();
+    error_at(path, key != lines.end() ? key->second : line_of(at), message);
   }
   void error_at(const std::string& path, int line, const std::string& message) {
     errors.push_back(CaseError{path, line, message});

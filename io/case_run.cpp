@@ -49,7 +49,8 @@ void Reader::read_time(const YAML::Node& n, Case& c) {
     double tol = 0.0;
     if (read_number(*v, "time.tolerance", tol)) {
       if (!(tol > 0.0 && tol < 1.0))
-        error("time.tolerance", *v, "must be between 0 and 1 (a relative residual)");
+        error("time.tolerance", *v,
+              "must be between 0 and 1 (a relative residual; got " + v->Scalar() + ")");
       else
         c.time.tolerance = tol;
     }

@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "field_file.hpp"
 #include "material_output.hpp"
+#include "solver/materials.hpp"
 
 namespace heatsim::io {
 
@@ -29,6 +31,27 @@ bool case_has_materials(const std::string& text) {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// Whether the case text has void regions ({void: true, ...}): their nodes are no part of the
+// body, and the field's statistics leave them out.
+bool case_has_voids(const std::string& text) {
+  try {
+    const YAML::Node regions = YAML::Load(text)["regions"];
+    if (!regions.IsSequence()) return false;
+    for (const YAML::Node& r : regions)
+      if (r.IsMap() && r["void"] && r["void"].IsScalar() && r["void"].Scalar() == "true")
+        return true;
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// The run's materials.h5 describes this field when it has the same grid and case text.
+bool same_run(const FieldMeta& field, const FieldMeta& materials) {
+  return field.dims == materials.dims && field.n == materials.n &&
+         field.spacing == materials.spacing && field.origin == materials.origin &&
+         field.case_yaml == materials.case_yaml;
 }
 
 // A material property as the case gave it (0.72, not 0.71999999999999997).
@@ -87,7 +110,8 @@ void inspect_materials(const std::string& path, std::ostream& out) {
   }
   for (const auto& [id, nodes] : count)
     if (id < 0 || static_cast<std::size_t>(id) >= f.names.size())
-      out << "  " << id << " (no name): " << nodes << " nodes\n";
+      out << "  " << id << (id == solver::kVoid ? " (void)" : " (no name)") << ": " << nodes
+          << " nodes\n";
   out << "conductivity min/max:   " << range(f.conductivity) << "\n"
       << "capacity min/max:       " << range(f.capacity) << "\n"
       << "source_density min/max: " << range(f.source_density) << "\n"
@@ -106,9 +130,32 @@ void inspect_file(const std::string& path, std::ostream& out) {
   const FieldFile f = read_field_file(path);
   const FieldMeta& m = f.meta;
 
+  // The run's materials file beside it: what the XDMF index shows with every step, and which
+  // nodes are the body's. A node of capacity 0 lies in a void (or was folded into the body
+  // beside it): the run's statistics leave it out (kernels::CoefficientFields::transfer), and so
+  // do these.
+  const std::filesystem::path beside =
+      std::filesystem::path(path).parent_path() / kMaterialFileName;
+  std::optional<MaterialFile> materials;
+  std::string materials_error;
+  if (is_material_file(beside.string())) {
+    try {
+      materials = read_material_file(beside.string());
+    } catch (const std::exception& e) {
+      materials_error = e.what();
+    }
+  }
+  const bool knows_body =
+      materials && same_run(m, materials->grid) && materials->capacity.size() == f.field.size();
+  std::int64_t void_nodes = 0;
   double lo = INFINITY, hi = -INFINITY;
   std::int64_t non_finite = 0;
-  for (double v : f.field) {
+  for (std::size_t i = 0; i < f.field.size(); ++i) {
+    if (knows_body && materials->capacity[i] == 0.0) {
+      ++void_nodes;
+      continue;
+    }
+    const double v = f.field[i];
     if (!std::isfinite(v)) {
       ++non_finite;
       continue;
@@ -128,10 +175,18 @@ void inspect_file(const std::string& path, std::ostream& out) {
       << m.points() << " points)\n"
       << "spacing:    " << axes(m.spacing, m.dims, number, " ") << "\n"
       << "origin:     " << axes(m.origin, m.dims, number, " ") << "\n";
+  std::string over;  // which nodes the min/max is over, where voids make it a question
+  if (void_nodes > 0)
+    over = " (the body's nodes: " + std::to_string(void_nodes) +
+           " void nodes left out, as materials.h5 beside the file marks them)";
+  else if (!knows_body && case_has_voids(m.case_yaml))
+    over =
+        " (every node, void nodes included: the case has voids, but no materials.h5 of this "
+        "run lies beside the file to tell them apart)";
   if (lo <= hi)
-    out << "min/max:    " << number(lo) << " / " << number(hi) << "\n";
+    out << "min/max:    " << number(lo) << " / " << number(hi) << over << "\n";
   else
-    out << "min/max:    (no finite values)\n";
+    out << "min/max:    (no finite values)" << over << "\n";
   if (non_finite > 0) out << "non-finite: " << non_finite << " values (NaN/Inf)\n";
   if (!f.previous.empty())
     out << "previous:   the field of step " << m.step - 1 << " (dataset " << kPreviousFieldDataset
@@ -153,19 +208,14 @@ void inspect_file(const std::string& path, std::ostream& out) {
       << "\n"
       << "backend:    " << m.backend << "\n"
       << "version:    heatsim " << m.version << "\n";
-  // The run's materials file beside it: what the XDMF index shows with every step.
-  const std::filesystem::path beside =
-      std::filesystem::path(path).parent_path() / kMaterialFileName;
-  if (is_material_file(beside.string())) {
-    try {
-      const MaterialFile materials = read_material_file(beside.string());
-      out << "materials:  " << beside.string() << " (";
-      for (std::size_t i = 0; i < materials.names.size(); ++i)
-        out << (i ? ", " : "") << materials.names[i];
-      out << "; datasets material, conductivity, capacity, source_density)\n";
-    } catch (const std::exception& e) {
-      out << "materials:  " << e.what() << "\n";
-    }
+  if (materials) {
+    out << "materials:  " << beside.string() << " (";
+    for (std::size_t i = 0; i < materials->names.size(); ++i)
+      out << (i ? ", " : "") << materials->names[i];
+    out << "; datasets material, conductivity, capacity, source_density)"
+        << (same_run(m, materials->grid) ? "" : ", of another grid or case than this file") << "\n";
+  } else if (!materials_error.empty()) {
+    out << "materials:  " << materials_error << "\n";
   }
   out << "case:\n";
   print_case_text(m.case_yaml, out);

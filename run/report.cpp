@@ -121,12 +121,24 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
                       const solver::multigrid::ImplicitStepper* implicit,
                       const solver::multigrid::SolveReport* steady,
                       const std::function<std::string()>& bound) {
-  if (steady && implicit->timing().solves > 1)
+  if (steady && implicit->timing().solves > 1) {
+    // The outer iteration converged (it throws otherwise); the last linear solve's residual is
+    // relative to its own right-hand side, and one that needed no iteration started at fp64's
+    // rounding floor (an answer that had stopped moving), above the tolerance as it may be.
+    const std::string last =
+        steady->iterations == 0 && steady->at_floor
+            ? fmt::format(
+                  "needed no iteration: it started within fp64's rounding floor ({:.3g} "
+                  "of its right-hand side, floor {:.3g})",
+                  steady->final_residual(), steady->floor)
+            : fmt::format("ended at {:.3g} of its right-hand side", steady->final_residual());
     return fmt::format(
-        "done: steady state in {} outer iterations ({} multigrid iterations), the last to "
-        "relative residual {:.3g}, solves {} on {}",
-        implicit->timing().solves, implicit->timing().iterations, steady->final_residual(),
+        "done: steady state in {} outer iterations ({} multigrid iterations), converged: the "
+        "last changed no node by more than 1e-10 of the largest temperature, and its linear "
+        "solve {}; solves {} on {}",
+        implicit->timing().solves, implicit->timing().iterations, last,
         format_solve_seconds(implicit->timing().solve_seconds), where);
+  }
   if (steady)
     return fmt::format(
         "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), solve "

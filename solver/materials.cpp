@@ -156,6 +156,39 @@ bool same_schedule(const kernels::Schedule& a, const kernels::Schedule& b) {
          a.table == b.table;
 }
 
+// Why a box or ball that reaches into the domain holds no share of any node: it is narrower
+// than a spacing along some axis ("the ball (diameter 2e-05) is smaller than the grid resolves
+// (spacing 0.001): no node holds a share of it"). Empty when that is not the reason (the shape
+// lies outside the domain, or is a spacing across or more: then it lies in voids).
+std::string unresolved_shape(const NodeGrid& g, const ShapeSpec& shape) {
+  if (shape.kind != ShapeKind::box && shape.kind != ShapeKind::ball) return "";
+  const char* names[3] = {"x", "y", "z"};
+  bool reaches = true;
+  int narrow = -1;
+  double narrowest = 1.0;  // the shape's extent over the spacing, along the narrowest axis
+  for (int a = 0; a < g.dims; ++a) {
+    const double end = static_cast<double>(g.n[a] - 1) * g.h[a];
+    const double lo =
+        shape.kind == ShapeKind::box ? shape.lower[a] : shape.center[a] - shape.radius;
+    const double hi =
+        shape.kind == ShapeKind::box ? shape.upper[a] : shape.center[a] + shape.radius;
+    if (hi < 0.0 || lo > end) reaches = false;
+    if ((hi - lo) / g.h[a] < narrowest) {
+      narrowest = (hi - lo) / g.h[a];
+      narrow = a;
+    }
+  }
+  if (!reaches || narrow < 0) return "";
+  std::ostringstream s;
+  if (shape.kind == ShapeKind::ball)
+    s << "the ball (diameter " << 2.0 * shape.radius << ") is smaller than the grid resolves";
+  else
+    s << "the box (" << shape.upper[narrow] - shape.lower[narrow] << " across along "
+      << names[narrow] << ") is thinner than the grid resolves";
+  s << " (spacing " << g.h[narrow] << "): no node holds a share of it";
+  return s.str();
+}
+
 // The density field of one source at factor 1 (W/m^3 per node).
 std::vector<double> source_density(const Case& c, const SourceSpec& s, const std::string& key,
                                    const std::vector<std::int32_t>& ids,
@@ -192,10 +225,16 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
     double weighted = 0.0;
     for (std::int64_t i = 0; i < g.points(); ++i)
       weighted += share[static_cast<std::size_t>(i)] * node_weight(c, g, i);
-    if (weighted == 0.0)
+    if (weighted == 0.0) {
+      const std::string unresolved = unresolved_shape(g, s.shape);
+      if (!unresolved.empty())
+        throw std::invalid_argument(key + ": " + unresolved +
+                                    ", so its power cannot be spread; enlarge the shape to about "
+                                    "a spacing or refine the grid");
       throw std::invalid_argument(key + (sampled ? ": the shape holds no part of the body, so "
                                                    "its power cannot be spread"
                                                  : ": the shape holds no node"));
+    }
     q = *s.power / (weighted * cell_volume(g));
   }
   std::vector<double> density(points, 0.0);

@@ -1,5 +1,7 @@
 // What heatsim says, checked where a new user found it wrong: the exit codes in --help, a tab
-// in the indentation named, inspect's alpha and spacing, a power's unit per dimension, plurals.
+// in the indentation named, inspect's alpha and spacing, a power's unit per dimension, plurals,
+// inspect's min/max without voids and its exit code, a shortened dt, a steady state's outer
+// iterations.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -108,6 +110,101 @@ TEST_F(Messages, OneOutputFileIsSingular) {
   EXPECT_NE(r.output.find(": 1 output file and 1 checkpoint at once need"), std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// The min/max of inspect leaves a void's nodes out, as the run's statistics do (it counted
+// their frozen initial value); materials.h5 names -2 "void". Without materials.h5 beside the
+// file, inspect says it cannot tell.
+TEST_F(Messages, InspectLeavesVoidNodesOutAndNamesTheVoidId) {
+  const std::string c =
+      write_file("void.yaml",
+                 "grid: {dims: 2, n: [21, 11], length: [0.02, 0.01]}\n"
+                 "materials: {al: {conductivity: 237, density: 2700, specific_heat: 900}}\n"
+                 "regions:\n"
+                 "  - {material: al}\n"
+                 "  - {void: true, box: {lower: [0.005, 0.005], upper: [0.015, 0.01]}}\n"
+                 "sources: [{box: {lower: [0.008, 0], upper: [0.012, 0.002]}, power: 100}]\n"
+                 "boundary: {all: {type: convective, h: 25, ambient: 300}}\n"
+                 "initial: {type: constant, value: 280}\n"
+                 "time: {method: backward-euler, dt: 5, steps: 2}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  const std::string field = (dir_ / "out" / "field_00000002.h5").string();
+  const Result r = heatsim("inspect " + field);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(
+          R"(min/max:    ([0-9.]+) / ([0-9.]+) \(the body's nodes: (\d+) void nodes left out)")))
+      << r.output;
+  EXPECT_GT(std::stod(m[1]), 280.0) << r.output;  // the voids' 280 is not the minimum
+  const Result materials = heatsim("inspect " + (dir_ / "out" / "materials.h5").string());
+  ASSERT_EQ(materials.code, 0) << materials.output;
+  EXPECT_NE(materials.output.find("  -2 (void): "), std::string::npos) << materials.output;
+  EXPECT_EQ(materials.output.find("(no name)"), std::string::npos) << materials.output;
+
+  fs::create_directories(dir_ / "alone");
+  fs::copy_file(field, dir_ / "alone" / "field.h5");
+  const Result alone = heatsim("inspect " + (dir_ / "alone" / "field.h5").string());
+  ASSERT_EQ(alone.code, 0) << alone.output;
+  EXPECT_TRUE(std::regex_search(
+      alone.output, std::regex(R"(min/max:    280 / [0-9.]+ \(every node, void nodes included)")))
+      << alone.output;
+}
+
+// A file inspect cannot read is a bad input (exit code 2), not a runtime failure.
+TEST_F(Messages, InspectOfAFileItCannotReadExitsWith2) {
+  const std::string csv = write_file("probes.csv", "step,time,a\n0,0,1\n");
+  const Result r = heatsim("inspect " + csv);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("probes.csv"), std::string::npos) << r.output;
+  EXPECT_EQ(heatsim("inspect " + (dir_ / "missing.h5").string()).code, 2);
+}
+
+// A given dt shortened so that the last step lands on time.end says both.
+TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
+  const std::string given =
+      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "time: {method: backward-euler, dt: 7, end: 50}\n";
+  const Result r = heatsim("validate " + write_file("dt.yaml", given));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("dt: 6.25 (given 7, shortened to land on end)"), std::string::npos)
+      << r.output;
+  std::string text = given;
+  text.replace(text.find("dt: 7"), 5, "dt: 5");
+  const Result exact = heatsim("validate " + write_file("dt5.yaml", text));
+  ASSERT_EQ(exact.code, 0) << exact.output;
+  EXPECT_NE(exact.output.find("dt: 5 (given) ="), std::string::npos) << exact.output;
+}
+
+// A steady state with outer iterations says that they converged, and what its last linear
+// solve's residual is relative to (it read as not converged: "the last to relative residual
+// 4.26e-07").
+TEST_F(Messages, ASteadyStateWithOuterIterationsSaysItConverged) {
+  const std::string c =
+      write_file("rad.yaml",
+                 "grid: {dims: 2, n: [21, 11], length: [0.02, 0.01]}\n"
+                 "materials: {al: {conductivity: 237, density: 2700, specific_heat: 900}}\n"
+                 "regions: [{material: al}]\n"
+                 "sources: [{box: {lower: [0.008, 0], upper: [0.012, 0.002]}, power: 100}]\n"
+                 "boundary: {all: {type: radiative, emissivity: 0.8, ambient: 300}}\n"
+                 "initial: {type: constant, value: 300}\n"
+                 "time: {method: steady}\n"
+                 "output: {directory: " +
+                     (dir_ / "out").string() + "}\n");
+  const Result r = heatsim("run " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output,
+      std::regex(
+          R"(done: steady state in \d+ outer iterations \(\d+ multigrid iterations\), converged: the last changed no node by more than 1e-10 of the largest temperature, and its linear solve (ended at [0-9.e+-]+ of its right-hand side|needed no iteration: it started within fp64's rounding floor))")))
+      << r.output;
+  EXPECT_EQ(r.output.find("the last to relative residual"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -176,6 +176,88 @@ TEST(RealCase, KelvinBesideCelsiusIsAWarning) {
   EXPECT_NE(r.warnings[0].message.find("radiating face's ambient"), std::string::npos);
 }
 
+// Conditions set through `all` are reported once, as boundary.all.<key>, warnings as errors;
+// a radiating ambient up to 5 K is a cold sink (deep space), not degrees Celsius.
+TEST(RealCase, RadiatingAmbientThroughAllIsWarnedOnceAndACold3KSinkNotAtAll) {
+  const std::string all25 = replace(kBase, "  all: {type: neumann, flux: 0}\n",
+                                    "  all: {type: radiative, emissivity: 0.8, ambient: 25}\n");
+  const LoadResult r = load_case_text(all25);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+  EXPECT_EQ(r.warnings[0].path, "boundary.all.ambient");
+  EXPECT_EQ(r.warnings[0].line, 13);
+  EXPECT_NE(r.warnings[0].message.find("ambient of 25 K looks like degrees Celsius"),
+            std::string::npos)
+      << r.warnings[0].to_string();
+  const LoadResult space = load_case_text(replace(all25, "ambient: 25}", "ambient: 3}"));
+  ASSERT_TRUE(space.ok()) << format_errors(space.errors);
+  EXPECT_TRUE(space.warnings.empty()) << format_errors(space.warnings);
+}
+
+// A void's surface takes neumann, insulated, convective or radiative: a typo's list offers
+// only those (dirichlet and periodic, refused there, are not offered).
+TEST(RealCase, AVoidSurfaceTypoOffersTheSurfaceTypesOnly) {
+  const std::string voided =
+      replace(kBase, "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+              "  - {void: true, box: {lower: [0.7, 0], upper: [0.9, 0.2]}, surface: {type: "
+              "convection, h: 25, ambient: 300}}\n");
+  expect_error(voided, "regions[2].surface.type", 8,
+               "unknown value 'convection' (did you mean 'convective'?); expected neumann, "
+               "insulated, convective or radiative");
+  // dirichlet is still refused with the reason a void's surface gives.
+  expect_error(
+      replace(voided, "type: convection, h: 25, ambient: 300", "type: dirichlet, value: 3"),
+      "regions[2].surface.type", 8, "a void's surface is convective");
+}
+
+// Every range check says what it got.
+TEST(RealCase, RangeChecksSayWhatTheyGot) {
+  const std::string voided =
+      replace(kBase, "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+              "  - {void: true, box: {lower: [0.7, 0], upper: [0.9, 0.2]}, surface: {type: "
+              "convective, h: -25, ambient: 300}}\n");
+  expect_error(voided, "regions[2].surface.h", 8, "must be >= 0 (got -25)");
+  expect_error(replace(kBase, "upper: [0.5, 0.5]}}", "upper: [0.5, -0.5]}}"),
+               "regions[1].box.upper[1]", 7, "must be >= box.lower[1] (0; got -0.5)");
+  expect_error(replace(kBase, "time: {steps: 10}", "time: {steps: 10, tolerance: 2}"),
+               "time.tolerance", 16, "(a relative residual; got 2)");
+  expect_error(kBase + "parallel: {exchange_every: -2}\n", "parallel.exchange_every", 20,
+               "must be >= 0 (got -2; 0: the fusion depth)");
+  expect_error(kBase + "parallel: {decomposition: [2, -1]}\n", "parallel.decomposition[1]", 20,
+               "must be >= 0 (got -1;");
+}
+
+// A typo of a required key is one error, the unknown key with its fix, not also the required
+// key as missing.
+TEST(RealCase, ATypoOfARequiredKeyIsOneError) {
+  const LoadResult r = load_case_text(replace(kBase, "conductivity: 401,", "conductivty: 401,"));
+  ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
+  EXPECT_EQ(r.errors[0].path, "materials.copper.conductivty");
+  EXPECT_NE(r.errors[0].message.find("(did you mean 'conductivity'?)"), std::string::npos)
+      << r.errors[0].to_string();
+  // A key missing without a near-miss is still reported.
+  expect_error(replace(kBase, "conductivity: 401,", "colour: 401,"),
+               "materials.copper.conductivity", 3, "missing required key");
+}
+
+// An empty key (a null value) is reported at the key's own line, not at the next key's.
+TEST(RealCase, AnEmptyKeyIsReportedAtItsOwnLine) {
+  expect_error(replace(kBase,
+                       "  - {material: mold}\n"
+                       "  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
+                       "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+                       ""),
+               "regions", 5, "got nothing");
+  expect_error(replace(kBase,
+                       "  - {box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}\n"
+                       "  - {power_density: 10, schedule: [[0, 0], [0.1, 1], [2, 1], [2.1, 0]]}\n",
+                       "\n\n"),
+               "sources", 9, "got nothing");
+  expect_error(
+      replace(kBase, "  every: 5\n  points: {center: [0.5, 0.25], corner: [1, 0.5]}\n", "\n"),
+      "probes", 17, "got nothing");
+}
+
 // A steady solve takes every schedule at t = 0; one that varies is named (a transient would
 // follow it).
 TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
@@ -318,10 +400,15 @@ TEST(RealCase, PowerOrPowerDensityExactlyOne) {
     EXPECT_TRUE(thin.warnings.empty()) << amount << "\n" << format_errors(thin.warnings);
   }
   // A ball far smaller than a spacing holds volume but no sub-cell's centre: its power is
-  // refused when the body is laid on the grid.
+  // refused when the body is laid on the grid, naming its size against the spacing and the
+  // remedy (it said "the shape holds no part of the body", which reads as lying outside it).
   expect_error(replace(kBase, "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}",
                        "ball: {center: [0.15, 0.15], radius: 1e-6}"),
-               "sources[0]", 10, "holds no part of the body");
+               "sources[0]", 10,
+               "the ball (diameter 2e-06) is smaller than the grid resolves (spacing 0.1)");
+  expect_error(replace(kBase, "box: {lower: [0.1, 0.1], upper: [0.3, 0.3]}",
+                       "ball: {center: [0.15, 0.15], radius: 1e-6}"),
+               "sources[0]", 10, "enlarge the shape to about a spacing or refine the grid");
 }
 
 TEST(RealCase, SchedulesSortedAndWellFormed) {

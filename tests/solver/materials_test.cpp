@@ -212,6 +212,15 @@ TEST(CoefficientFields, PowerIsSpreadWithTheTotalHeatsNodeWeights) {
   c.sources[0].shape = box({0.82, 0, 0}, {0.9, 1, 0});  // between nodes: none inside
   EXPECT_NE(message_of([&] { coefficient_fields(c); }).find("sources[0]: the shape holds no node"),
             std::string::npos);
+  // Inside the domain but thinner than a spacing, between two node planes: its size against
+  // the spacing, and the remedy.
+  c.sources[0].shape = box({0.42, 0, 0}, {0.48, 1, 0});
+  const std::string thin = message_of([&] { coefficient_fields(c); });
+  EXPECT_NE(thin.find("sources[0]: the box (0.06 across along x) is thinner than the grid "
+                      "resolves (spacing 0.1)"),
+            std::string::npos)
+      << thin;
+  EXPECT_NE(thin.find("refine the grid"), std::string::npos) << thin;
 }
 
 TEST(FieldStability, HomogeneousIsHSquaredOverFourAlphaIn2D) {
