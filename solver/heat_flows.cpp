@@ -91,47 +91,80 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
                      (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") +
                      ")");
   }
-  for (const auto& part : op->face_parts()) {
-    FaceFlow& f = faces_[static_cast<std::size_t>(slot[part.face])];
-    f.nodes = part.nodes;
-    f.constant = part.constant;
-    f.ambient_weight = part.ambient_weight;
-  }
-  std::vector<char> counted(static_cast<std::size_t>(np), 0);
-  for (const auto& [face, nodes] : op->dirichlet_faces()) {
-    FaceFlow& f = faces_[static_cast<std::size_t>(slot[face])];
+  // The Dirichlet nodes of the body (a node inside a void on a Dirichlet face is none), and
+  // the Dirichlet faces each lies on.
+  std::vector<std::int32_t> owner_of(static_cast<std::size_t>(np), -1);
+  std::vector<std::vector<int>> faces_of;
+  for (const auto& [face, nodes] : op->dirichlet_faces())
     for (std::int64_t b : nodes) {
-      if (counted[static_cast<std::size_t>(b)]) continue;
-      counted[static_cast<std::size_t>(b)] = 1;
-      const std::int64_t cb[3] = {b % n_[0], b / n_[0] % n_[1], b / (n_[0] * n_[1])};
-      for (int a = 0; a < dims_; ++a)
-        for (int side = 0; side < 2; ++side) {
-          // The neighbour j, and the face's lower node (CoefficientFields::face).
-          std::int64_t j = -1, lower = -1;
-          const bool first = cb[a] == 0, last = cb[a] == n_[a] - 1;
-          if (side == 0 && !first) j = lower = b - stride[a];
-          if (side == 0 && first && periodic_[a]) j = lower = b + (n_[a] - 1) * stride[a];
-          if (side == 1 && !last) j = b + stride[a], lower = b;
-          if (side == 1 && last && periodic_[a]) j = b - (n_[a] - 1) * stride[a], lower = b;
-          if (j < 0 || fixed_[static_cast<std::size_t>(j)]) continue;
-          const std::int64_t upper = lower == b ? j : b;
-          // G as the operator weighs it: K / h^2 times the weights on the other axes.
-          double across = 1.0;
-          const std::int64_t cl[3] = {lower % n_[0], lower / n_[0] % n_[1],
-                                      lower / (n_[0] * n_[1])};
-          for (int o = 0; o < dims_; ++o)
-            if (o != a && !periodic_[o] && (cl[o] == 0 || cl[o] == n_[o] - 1)) across *= 0.5;
-          const double h = problem.h[a];
-          f.fixed_node.push_back(b);
-          f.free_node.push_back(j);
-          f.lower.push_back(lower);
-          f.axis.push_back(a);
-          f.conductance.push_back(fields_->face(a, lower, upper) / (h * h) * across);
-        }
+      const std::size_t at = static_cast<std::size_t>(b);
+      if (fixed_[at] != 1 || fields_->capacity[at] == 0.0) continue;
+      if (owner_of[at] < 0) {
+        owner_of[at] = static_cast<std::int32_t>(dirichlet_.node.size());
+        dirichlet_.node.push_back(b);
+        faces_of.emplace_back();
+      }
+      faces_of[static_cast<std::size_t>(owner_of[at])].push_back(face);
+    }
+  const auto owner = [&](std::int64_t i) { return owner_of[static_cast<std::size_t>(i)]; };
+
+  for (const auto& part : op->face_parts(true)) {
+    FaceFlow& f = faces_[static_cast<std::size_t>(slot[part.face])];
+    for (std::size_t k = 0; k < part.nodes.size(); ++k) {
+      const std::int64_t i = part.nodes[k];
+      if (fields_->capacity[static_cast<std::size_t>(i)] == 0.0) continue;
+      f.nodes.push_back(i);
+      f.constant.push_back(part.constant[k]);
+      f.ambient_weight.push_back(part.ambient_weight[k]);
+      f.owner.push_back(owner(i));
     }
   }
+  // Each Dirichlet node's conductances to its neighbours in the body, and its shares.
+  dirichlet_.share_begin.push_back(0);
+  for (std::size_t d = 0; d < dirichlet_.node.size(); ++d) {
+    const std::int64_t b = dirichlet_.node[d];
+    const std::int64_t cb[3] = {b % n_[0], b / n_[0] % n_[1], b / (n_[0] * n_[1])};
+    double along[3] = {0.0, 0.0, 0.0};
+    for (int a = 0; a < dims_; ++a)
+      for (int side = 0; side < 2; ++side) {
+        // The neighbour j, and the face's lower node (CoefficientFields::face).
+        std::int64_t j = -1, lower = -1;
+        const bool first = cb[a] == 0, last = cb[a] == n_[a] - 1;
+        if (side == 0 && !first) j = lower = b - stride[a];
+        if (side == 0 && first && periodic_[a]) j = lower = b + (n_[a] - 1) * stride[a];
+        if (side == 1 && !last) j = b + stride[a], lower = b;
+        if (side == 1 && last && periodic_[a]) j = b - (n_[a] - 1) * stride[a], lower = b;
+        if (j < 0 || fixed_[static_cast<std::size_t>(j)] == kernels::kRemovedNode) continue;
+        const std::int64_t upper = lower == b ? j : b;
+        // G as the operator weighs it: K / h^2 times the weights on the other axes.
+        double across = 1.0;
+        const std::int64_t cl[3] = {lower % n_[0], lower / n_[0] % n_[1], lower / (n_[0] * n_[1])};
+        for (int o = 0; o < dims_; ++o)
+          if (o != a && !periodic_[o] && (cl[o] == 0 || cl[o] == n_[o] - 1)) across *= 0.5;
+        const double h = problem.h[a];
+        const double G = fields_->face(a, lower, upper) / (h * h) * across;
+        if (!(G > 0.0)) continue;
+        dirichlet_.pair_owner.push_back(static_cast<std::int32_t>(d));
+        dirichlet_.pair_neighbour.push_back(j);
+        dirichlet_.pair_lower.push_back(lower);
+        dirichlet_.pair_axis.push_back(a);
+        dirichlet_.pair_conductance.push_back(G);
+        along[a] += G;
+      }
+    // An edge or corner node's reaction goes to its faces as its conductances along their
+    // axes: the heat a face passes enters along the face's normal.
+    const std::vector<int>& on = faces_of[d];
+    double total = 0.0;
+    for (int f : on) total += along[f / 2];
+    for (int f : on) {
+      dirichlet_.share_row.push_back(static_cast<std::size_t>(slot[f]));
+      dirichlet_.share.push_back(total > 0.0 ? along[f / 2] / total
+                                             : 1.0 / static_cast<double>(on.size()));
+    }
+    dirichlet_.share_begin.push_back(dirichlet_.share.size());
+  }
 
-  // Radiating faces: their free nodes in the body, weighed as the convective ghost's term.
+  // Radiating faces: their nodes in the body, weighed as the convective ghost's term.
   for (int f = 0; f < 2 * dims_; ++f) {
     const kernels::BoundaryFace& b = problem.faces[f];
     if (slot[f] < 0 || !b.radiates()) continue;
@@ -141,9 +174,11 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     const double coefficient = 2.0 * b.emissivity * kernels::kStefanBoltzmann / problem.h[a];
     for (std::int64_t i = 0; i < np; ++i) {
       const std::size_t at = static_cast<std::size_t>(i);
-      if (i / stride[a] % n_[a] != plane || fixed_[at] || fields_->capacity[at] == 0.0) continue;
+      if (i / stride[a] % n_[a] != plane || fields_->capacity[at] == 0.0) continue;
+      if (fixed_[at] && owner(i) < 0) continue;
       flow.radiating_nodes.push_back(i);
       flow.radiating_weight.push_back(weight(i) * coefficient);
+      flow.radiating_owner.push_back(owner(i));
     }
   }
 
@@ -176,9 +211,10 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     s.face = &f;
     for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
       const std::int64_t i = surface->nodes[k];
-      if (fixed_[static_cast<std::size_t>(i)]) continue;
+      if (fixed_[static_cast<std::size_t>(i)] && owner(i) < 0) continue;
       s.nodes.push_back(i);
       s.weighted.push_back(weight(i) * surface->per_volume[k]);
+      s.owner.push_back(owner(i));
     }
     // Its load is a source field of its own (materials.cpp keeps the voids' surfaces apart from
     // the case's sources), which the sources' columns below leave out.
@@ -218,7 +254,16 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
       }
       return sum;
     });
-    sources_.push_back({&fields_->sources[f].schedule, total});
+    SourceFlow source{&fields_->sources[f].schedule, total, {}, {}};
+    for (std::size_t d = 0; d < dirichlet_.node.size(); ++d) {
+      const std::int64_t i = dirichlet_.node[d];
+      const double wq = weight(i) * q[static_cast<std::size_t>(i)];
+      if (wq == 0.0) continue;
+      source.owner.push_back(static_cast<std::int32_t>(d));
+      source.weighted.push_back(wq);
+      source.total += wq;
+    }
+    sources_.push_back(std::move(source));
     names_.push_back(held[f]);
   }
 }
@@ -231,84 +276,134 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
   };
   std::vector<double> out;
   out.reserve(names_.size());
+  // What the rows other than the Dirichlet faces put into each Dirichlet node.
+  std::vector<double> into(dirichlet_.node.size(), 0.0);
+  const auto at = [&](std::int64_t i) { return u[static_cast<std::size_t>(i)]; };
   for (const FaceFlow& f : faces_) {
     const double ambient = kernels::face_transfer(f.boundary) != 0.0 ? f.boundary.at(t) : 0.0;
     double rate = 0.0;
-    for (std::size_t k = 0; k < f.nodes.size(); ++k)
-      rate +=
-          f.constant[k] + f.ambient_weight[k] * (ambient - u[static_cast<std::size_t>(f.nodes[k])]);
-    for (std::size_t k = 0; k < f.fixed_node.size(); ++k)
-      rate += scaled(f, k, u) * (u[static_cast<std::size_t>(f.fixed_node[k])] -
-                                 u[static_cast<std::size_t>(f.free_node[k])]);
+    for (std::size_t k = 0; k < f.nodes.size(); ++k) {
+      const double term = f.constant[k] + f.ambient_weight[k] * (ambient - at(f.nodes[k]));
+      rate += term;
+      if (f.owner[k] >= 0) into[static_cast<std::size_t>(f.owner[k])] += term;
+    }
     if (!f.radiating_nodes.empty()) {
       const double a = f.boundary.at(t), a4 = a * a * a * a;
       for (std::size_t k = 0; k < f.radiating_nodes.size(); ++k) {
-        const double ub = u[static_cast<std::size_t>(f.radiating_nodes[k])], ub2 = ub * ub;
-        rate += f.radiating_weight[k] * (a4 - ub2 * ub2);
+        const double ub = at(f.radiating_nodes[k]), ub2 = ub * ub;
+        const double term = f.radiating_weight[k] * (a4 - ub2 * ub2);
+        rate += term;
+        if (f.radiating_owner[k] >= 0) into[static_cast<std::size_t>(f.radiating_owner[k])] += term;
       }
     }
+    // The void's part of the face, taken off on the free nodes (no Dirichlet node's).
     if (!f.cut_nodes.empty()) rate += law_rate(f.boundary, f.cut_nodes, f.cut_weight, u, t, dt);
-    out.push_back(rate * volume_);
+    out.push_back(rate);
   }
   for (const SurfaceFlow& s : surfaces_)
-    out.push_back(law_rate(*s.face, s.nodes, s.weighted, u, t, dt) * volume_);
-  for (const SourceFlow& s : sources_) out.push_back(factor(*s.schedule) * s.total * volume_);
+    out.push_back(law_rate(*s.face, s.nodes, s.weighted, u, t, dt, &s.owner, &into) * volume_);
+  for (const SourceFlow& s : sources_) {
+    const double f = factor(*s.schedule);
+    for (std::size_t k = 0; k < s.owner.size(); ++k)
+      into[static_cast<std::size_t>(s.owner[k])] += f * s.weighted[k];
+    out.push_back(f * s.total * volume_);
+  }
+  // The Dirichlet nodes' reactions: their conduction out, less what the other rows put in.
+  std::vector<double> reaction(dirichlet_.node.size(), 0.0);
+  for (std::size_t k = 0; k < dirichlet_.pair_owner.size(); ++k) {
+    const std::size_t d = static_cast<std::size_t>(dirichlet_.pair_owner[k]);
+    const std::int64_t b = dirichlet_.node[d];
+    reaction[d] += scaled(b, k, u) * (at(b) - at(dirichlet_.pair_neighbour[k]));
+  }
+  for (std::size_t d = 0; d < dirichlet_.node.size(); ++d) {
+    const double r = reaction[d] - into[d];
+    for (std::size_t k = dirichlet_.share_begin[d]; k < dirichlet_.share_begin[d + 1]; ++k)
+      out[dirichlet_.share_row[k]] += dirichlet_.share[k] * r;
+  }
+  for (std::size_t f = 0; f < faces_.size(); ++f) out[f] *= volume_;
   return out;
 }
 
 double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
                                const std::vector<std::int64_t>& nodes,
                                const std::vector<double>& weighted, const std::vector<double>& u,
-                               double t, double dt) {
+                               double t, double dt, const std::vector<std::int32_t>* owner,
+                               std::vector<double>* into) {
   // The law (kernels::face_transfer, face_flux, radiates), term by term.
   double rate = 0.0;
+  const auto add = [&](std::size_t k, double term) {
+    rate += term;
+    if (owner && (*owner)[k] >= 0) (*into)[static_cast<std::size_t>((*owner)[k])] += term;
+  };
+  const auto at = [&](std::size_t k) { return u[static_cast<std::size_t>(nodes[k])]; };
   const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
   if (transfer != 0.0) {
     const double ambient = dt > 0.0 ? f.schedule().mean(t, t + dt) : f.schedule().at(t);
     for (std::size_t k = 0; k < nodes.size(); ++k)
-      rate += weighted[k] * transfer * (ambient - u[static_cast<std::size_t>(nodes[k])]);
+      add(k, weighted[k] * transfer * (ambient - at(k)));
   }
   if (f.radiates()) {
     // The steps take a radiating surface's ambient at the step's start (no mean).
     const double a = f.at(t), a4 = a * a * a * a;
     const double es = f.emissivity * kernels::kStefanBoltzmann;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
-      const double ub = u[static_cast<std::size_t>(nodes[k])], ub2 = ub * ub;
-      rate += weighted[k] * es * (a4 - ub2 * ub2);
+      const double ub = at(k), ub2 = ub * ub;
+      add(k, weighted[k] * es * (a4 - ub2 * ub2));
     }
   }
   if (flux != 0.0)
-    for (std::size_t k = 0; k < nodes.size(); ++k) rate += weighted[k] * flux;
+    for (std::size_t k = 0; k < nodes.size(); ++k) add(k, weighted[k] * flux);
   return rate;
+}
+
+double HeatFlowMeter::stored_at(std::int64_t i, const std::vector<double>& u,
+                                const std::vector<double>& before) const {
+  const std::size_t at = static_cast<std::size_t>(i);
+  const double C = fields_->capacity[at];
+  const kernels::TemperatureDependence* laws = fields_->temperature.get();
+  const std::int32_t l = laws ? laws->law[at] : -1;
+  if (l >= 0) {
+    const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(l)];
+    if (law.varying_capacity())
+      return weight(i) * C * (law.enthalpy(u[at]) - law.enthalpy(before[at]));
+  }
+  return weight(i) * C * (u[at] - before[at]);
 }
 
 double HeatFlowMeter::stored_change(const std::vector<double>& u,
                                     const std::vector<double>& before) const {
   if (u.size() != fixed_.size() || before.size() != fixed_.size())
     throw std::invalid_argument("heat flows: the field does not match the grid");
-  const std::vector<double>& C = fields_->capacity;
-  const kernels::TemperatureDependence* laws = fields_->temperature.get();
+  // Nodes inside a void hold nothing; the Dirichlet nodes' storage is part of their reaction.
   const double sum = block_sum(static_cast<std::int64_t>(u.size()), [&](std::int64_t i) {
     const std::size_t at = static_cast<std::size_t>(i);
-    if (fixed_[at]) return 0.0;
-    const std::int32_t l = laws ? laws->law[at] : -1;
-    if (l >= 0) {
-      const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(l)];
-      if (law.varying_capacity())
-        return weight(i) * C[at] * (law.enthalpy(u[at]) - law.enthalpy(before[at]));
-    }
-    return weight(i) * C[at] * (u[at] - before[at]);
+    if (fixed_[at] == kernels::kRemovedNode || fields_->capacity[at] == 0.0) return 0.0;
+    return stored_at(i, u, before);
   });
   return sum * volume_;
 }
 
-double HeatFlowMeter::scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const {
+std::vector<double> HeatFlowMeter::dirichlet_stored_change(
+    const std::vector<double>& u, const std::vector<double>& before) const {
+  if (u.size() != fixed_.size() || before.size() != fixed_.size())
+    throw std::invalid_argument("heat flows: the field does not match the grid");
+  std::vector<double> out(names_.size(), 0.0);
+  for (std::size_t d = 0; d < dirichlet_.node.size(); ++d) {
+    const double change = stored_at(dirichlet_.node[d], u, before) * volume_;
+    for (std::size_t k = dirichlet_.share_begin[d]; k < dirichlet_.share_begin[d + 1]; ++k)
+      out[dirichlet_.share_row[k]] += dirichlet_.share[k] * change;
+  }
+  return out;
+}
+
+double HeatFlowMeter::scaled(std::int64_t b, std::size_t k, const std::vector<double>& u) const {
   const kernels::TemperatureDependence* laws = fields_->temperature.get();
-  if (!laws) return f.conductance[k];
-  const std::int64_t lower = f.lower[k];
-  const std::int64_t upper = f.fixed_node[k] == lower ? f.free_node[k] : f.fixed_node[k];
-  return laws->face(f.axis[k], lower, upper, f.conductance[k],
-                    u[static_cast<std::size_t>(lower)], u[static_cast<std::size_t>(upper)]);
+  const double G = dirichlet_.pair_conductance[k];
+  if (!laws) return G;
+  const std::int64_t lower = dirichlet_.pair_lower[k];
+  const std::int64_t upper = b == lower ? dirichlet_.pair_neighbour[k] : b;
+  return laws->face(dirichlet_.pair_axis[k], lower, upper, G, u[static_cast<std::size_t>(lower)],
+                    u[static_cast<std::size_t>(upper)]);
 }
 
 HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) const {
@@ -334,6 +429,9 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
   const double t = static_cast<double>(step) * dt_;
   const bool follows = have_last_ && last_step_ == step - 1;
   const double change = follows ? meter_.stored_change(u, last_u_) : 0.0;
+  // The Dirichlet nodes' part of the change, per row: their faces' reactions hold its rate.
+  std::vector<double> dirichlet_change =
+      follows ? meter_.dirichlet_stored_change(u, last_u_) : std::vector<double>();
   std::optional<HeatFlowRow> out;
   const auto sum = [](const std::vector<double>& v) {
     double s = 0.0;
@@ -364,6 +462,11 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
     // bdf2 steps as BDF2 once two fields lie behind it, as the stepper does.
     const bool bdf2 = method_ == TimeMethod::bdf2 && have_last_change_;
     out->storage = bdf2 ? (3.0 * change - last_change_) / (2.0 * dt_) : change / dt_;
+    for (std::size_t k = 0; k < dirichlet_change.size(); ++k)
+      if (dirichlet_change[k] != 0.0 || (bdf2 && last_dirichlet_change_[k] != 0.0))
+        out->flows[k] += bdf2
+                             ? (3.0 * dirichlet_change[k] - last_dirichlet_change_[k]) / (2.0 * dt_)
+                             : dirichlet_change[k] / dt_;
   } else if (row && step == 0) {
     out.emplace();
     out->flows = meter_.flows(u, t);
@@ -371,6 +474,7 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
   }
   if (out) out->imbalance = sum(out->flows) - out->storage;
   last_change_ = change;
+  last_dirichlet_change_ = std::move(dirichlet_change);
   have_last_change_ = follows;
   last_step_ = step;
   last_u_ = u;

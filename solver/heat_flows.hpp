@@ -57,35 +57,44 @@ class HeatFlowMeter {
   // with dt > 0 the sources' factors (a convective surface's ambient among them) are their
   // means over [t, t + dt], as an explicit step from t takes them. Where properties vary with
   // temperature they are taken at u (the conductances of TemperatureDependence), and radiating
-  // faces and surfaces add eps sigma (ambient(t)^4 - u^4) per unit area, as the steps do. A Dirichlet face's rate is
-  // what its nodes pass to the free nodes next to them (a node on two Dirichlet faces counts
-  // with the first of x-, x+, y-, ...); a surface's and a source's leave out the fixed nodes.
+  // faces and surfaces add eps sigma (ambient(t)^4 - u^4) per unit area, as the steps do.
+  // A Dirichlet face's rate is its nodes' reaction: what leaves each Dirichlet node's control
+  // volume other than through the face, as the node's balance under the same operator counts
+  // it: the conduction to its neighbours (free or fixed), less what its other faces (convective,
+  // radiating, heat flux), the void surfaces at it and the sources put into it; the other rows
+  // count their parts on the Dirichlet nodes, so the sum still closes. A node on several
+  // Dirichlet faces (an edge or corner) splits its reaction between them in proportion to its
+  // conductances along their axes (evenly where those are all 0). In a transient, HeatFlowRows
+  // adds the Dirichlet nodes' storage rate (dirichlet_stored_change).
   std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0) const;
 
   // How much the stored heat grew from field `before` to field `u`: the sum over the body's
-  // free nodes of w_i C_i (u_i - before_i), times the cell volume (J, J/m, J/m^2); a node whose
-  // capacity varies with temperature (or that melts) counts C_ref (h(u_i) - h(before_i)), its
-  // enthalpy's change (kernels/temperature_laws.hpp). The nodes'
-  // differences are exact in floating point where the fields are close, and the sum is taken in
-  // fixed blocks: the same bits on any number of threads.
+  // nodes, the Dirichlet nodes included, of w_i C_i (u_i - before_i), times the cell volume
+  // (J, J/m, J/m^2); a node whose capacity varies with temperature (or that melts) counts
+  // C_ref (h(u_i) - h(before_i)), its enthalpy's change (kernels/temperature_laws.hpp). The
+  // nodes' differences are exact in floating point where the fields are close, and the sum is
+  // taken in fixed blocks: the same bits on any number of threads.
   double stored_change(const std::vector<double>& u, const std::vector<double>& before) const;
+  // The Dirichlet nodes' part of stored_change, one value per rate of flows() (0 but on the
+  // Dirichlet faces), split between faces as their reactions are: part of each Dirichlet
+  // face's reaction in a transient.
+  std::vector<double> dirichlet_stored_change(const std::vector<double>& u,
+                                              const std::vector<double>& before) const;
 
   // flows(u, t) named, with their sum as the imbalance (the summary of a steady state).
   HeatFlowReport report(const std::vector<double>& u, double t) const;
 
  private:
+  // Each load term below that falls on a Dirichlet node names the node (its index in
+  // dirichlet_, `owner`; -1 on a free node): the reaction there leaves it out.
   struct FaceFlow {
     kernels::BoundaryFace boundary;
     // Neumann and convective faces: rate = sum of constant + ambient_weight (ambient(t) - u).
     std::vector<std::int64_t> nodes;
     std::vector<double> constant, ambient_weight;
-    // Dirichlet faces: rate = sum of G (u_b - u_j) over (b, j) pairs, G at the reference
-    // conductance, scaled at u along `axis` from node `lower` where properties vary.
-    std::vector<std::int64_t> fixed_node, free_node, lower;
-    std::vector<int> axis;
-    std::vector<double> conductance;
-    // Radiating faces: rate = sum of radiating_weight (ambient(t)^4 - u^4) over their free
-    // nodes, the weight w_i 2 eps sigma / h_axis as the convective ghost takes it.
+    std::vector<std::int32_t> owner;
+    // Radiating faces: rate = sum of radiating_weight (ambient(t)^4 - u^4) over their nodes,
+    // the weight w_i 2 eps sigma / h_axis as the convective ghost takes it.
     std::vector<std::int64_t> radiating_nodes;
     std::vector<double> radiating_weight;
     // Where a void reaches the face (VoidSurfaces::faces): the face's law again, per unit area,
@@ -93,23 +102,46 @@ class HeatFlowMeter {
     // nodes (ambient and flux as a void's surface takes them).
     std::vector<std::int64_t> cut_nodes;
     std::vector<double> cut_weight;
+    std::vector<std::int32_t> radiating_owner;
   };
   struct SurfaceFlow {
     const kernels::BoundaryFace* face = nullptr;
-    std::vector<std::int64_t> nodes;  // free nodes only
+    std::vector<std::int64_t> nodes;  // body nodes
     std::vector<double> weighted;     // w_i times the area per volume
+    std::vector<std::int32_t> owner;
   };
-  double scaled(const FaceFlow& f, std::size_t k, const std::vector<double>& u) const;
   // A surface's law over nodes of weights w_i times area per volume, per cell volume: the
   // ambient at t (dt > 0: its mean over [t, t + dt], as a source's factor), a radiating
-  // ambient at t.
+  // ambient at t. With `owner`, each node's term is added to into[owner[k]] as well where
+  // owner[k] >= 0 (a Dirichlet node's, for its reaction).
   static double law_rate(const kernels::BoundaryFace& f, const std::vector<std::int64_t>& nodes,
                          const std::vector<double>& weighted, const std::vector<double>& u,
-                         double t, double dt);
+                         double t, double dt, const std::vector<std::int32_t>* owner = nullptr,
+                         std::vector<double>* into = nullptr);
   struct SourceFlow {
     const kernels::Schedule* schedule = nullptr;
-    double total = 0.0;  // sum over the free nodes of w_i q_i, less the surfaces' loads
+    double total = 0.0;  // sum over the body's nodes of w_i q_i, less the surfaces' loads
+    // The Dirichlet nodes' terms of `total`.
+    std::vector<std::int32_t> owner;
+    std::vector<double> weighted;
   };
+  // The Dirichlet nodes of the body: their conductances, G (u_b - u_j) over pairs (b, j) at the
+  // reference conductance, scaled at u along `axis` from node `lower` where properties vary;
+  // and the Dirichlet faces (rows of flows()) their reactions go to, with their shares.
+  struct DirichletNodes {
+    std::vector<std::int64_t> node;
+    std::vector<std::int32_t> pair_owner;
+    std::vector<std::int64_t> pair_neighbour, pair_lower;
+    std::vector<int> pair_axis;
+    std::vector<double> pair_conductance;
+    std::vector<std::size_t> share_begin;  // node k's shares: [share_begin[k], share_begin[k+1])
+    std::vector<std::size_t> share_row;
+    std::vector<double> share;
+  };
+  double scaled(std::int64_t b, std::size_t k, const std::vector<double>& u) const;
+  // w_i C_i (u_i - before_i), or its enthalpy's change.
+  double stored_at(std::int64_t i, const std::vector<double>& u,
+                   const std::vector<double>& before) const;
 
   std::shared_ptr<const kernels::CoefficientFields> fields_;
   int dims_ = 1;
@@ -120,6 +152,7 @@ class HeatFlowMeter {
   std::vector<FaceFlow> faces_;
   std::vector<SurfaceFlow> surfaces_;
   std::vector<SourceFlow> sources_;
+  DirichletNodes dirichlet_;
   std::vector<std::string> names_;
 
   double weight(std::int64_t i) const;
@@ -165,8 +198,10 @@ class HeatFlowRows {
   std::int64_t last_step_ = -1;
   std::vector<double> last_u_;
   bool have_last_ = false;
-  // stored_change from the step before last_step_ to last_step_, when both were given.
+  // stored_change from the step before last_step_ to last_step_, when both were given, and
+  // its Dirichlet nodes' part per row.
   double last_change_ = 0.0;
+  std::vector<double> last_dirichlet_change_;
   bool have_last_change_ = false;
 };
 

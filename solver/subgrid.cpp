@@ -983,9 +983,22 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
     return m.at(y, node) != kVoid ? node : -1;
   };
+  // Whether a later void holds the point just behind the surface at x: the element then lies
+  // on that void's surface too, and is that void's (regions are painted in order, the last one
+  // wins), so that a stretch of wall two overlapping voids share counts once, with the later
+  // void's condition.
+  const auto later_void_behind = [&](const double* x, const double* out) {
+    double y[3] = {x[0], x[1], x[2]};
+    double hmin = s.h[0];
+    for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
+    for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a] - 1e-7 * hmin * out[a]);
+    for (std::size_t later = c.regions.size(); later-- > region + 1;)
+      if (m.shapes[later].contains(y, s.dims)) return m.material[later] == kVoid;
+    return false;
+  };
   const auto add = [&](const double* x, const double* out, double dA) {
     const std::int64_t node = body_beyond(x, out);
-    if (node >= 0) area[static_cast<std::size_t>(node)] += dA;
+    if (node >= 0 && !later_void_behind(x, out)) area[static_cast<std::size_t>(node)] += dA;
   };
   // Surface elements about an eighth of the smallest spacing across.
   double hmin = s.h[0];

@@ -231,10 +231,11 @@ void HeatFlowOperator::weighted_source(std::size_t s, double* out) const {
   for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[i] ? 0.0 : weight(i) * q[i];
 }
 
-std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts() const {
+std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts(bool dirichlet_nodes) const {
   std::array<FacePart, kernels::kFaces> per_face;
   for (const FaceLoad& f : face_loads_) {
-    if (base_.fixed[f.node]) continue;
+    const std::uint8_t fixed = base_.fixed[f.node];
+    if (fixed && !(dirichlet_nodes && fixed == 1)) continue;
     FacePart& p = per_face[f.face];
     p.face = f.face;
     p.nodes.push_back(f.node);

@@ -68,7 +68,7 @@ class HeatFlowOperator {
   // y+, z-, z+ (a node on several faces keeps the last one's).
   struct FacePart {
     int face = 0;
-    std::vector<std::int64_t> nodes;  // the face's free nodes
+    std::vector<std::int64_t> nodes;  // the face's free nodes (and Dirichlet nodes: see below)
     std::vector<double> constant, ambient_weight;
   };
   // Source s's part: its weighted density w_i q_i on the free nodes, 0 on the fixed ones,
@@ -79,7 +79,10 @@ class HeatFlowOperator {
   const kernels::Schedule& source_schedule(std::size_t s) const {
     return fields_ ? fields_->sources.at(s).schedule : schedules_.at(s);
   }
-  std::vector<FacePart> face_parts() const;
+  // With `dirichlet_nodes` the parts also hold the face loads of the Dirichlet nodes (a
+  // convective face's corner node fixed by a Dirichlet face across the edge), which no step
+  // uses but the heat-flow meter counts (heat_flows.hpp: a Dirichlet face's reaction).
+  std::vector<FacePart> face_parts(bool dirichlet_nodes = false) const;
   // Per Dirichlet face, in the order above: the face and its nodes.
   std::vector<std::pair<int, std::vector<std::int64_t>>> dirichlet_faces() const;
   const kernels::BoundaryFace& face(int f) const { return problem_.faces[f]; }

@@ -49,9 +49,9 @@ std::vector<double> numbers(const std::string& line) {
 }
 
 // Steel with a slot whose walls lose heat to air, a heater on a table schedule, a convective
-// face; `time` the time section's body.
+// face; `time` the time section's body; `faces` more lines of the boundary section.
 std::string slot_case(const fs::path& out, const std::string& time, int output_every,
-                      int checkpoint_every, int n = 33) {
+                      int checkpoint_every, int n = 33, const std::string& faces = "") {
   return "grid: {dims: 2, n: [" + std::to_string(n) + ", " + std::to_string((n * 2) / 3) +
          "], length: [0.032, 0.02]}\n"
          "materials:\n"
@@ -65,7 +65,8 @@ std::string slot_case(const fs::path& out, const std::string& time, int output_e
          "     schedule: [[0, 0], [0.5, 1], [2, 1], [2.5, 0]]}\n"
          "boundary:\n"
          "  all: {type: neumann, flux: 0}\n"
-         "  y+: {type: convective, h: 100, ambient: 290}\n"
+         "  y+: {type: convective, h: 100, ambient: 290}\n" +
+         faces +
          "initial: {type: constant, value: 290}\n"
          "time: {" +
          time +
@@ -160,21 +161,32 @@ TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
   }
 }
 
+// Also with x- a Dirichlet face on a table: its reaction holds its nodes' stored heat's rate,
+// from the step before (two for bdf2), which the restart takes from the checkpoint.
 TEST_F(HeatFlowsRun, RestartAfterACrashGivesTheUninterruptedFile) {
-  for (const std::string time : {"dt: auto, steps: 150", "method: bdf2, dt: 0.05, steps: 40"}) {
-    SCOPED_TRACE(time);
+  const std::string dirichlet = "  x-: {type: dirichlet, value: [[0, 290], [1, 300], [3, 295]]}\n";
+  const std::string explicit_steps = "dt: auto, steps: 150",
+                    bdf2_steps = "method: bdf2, dt: 0.05, steps: 40";
+  for (const auto& [time, faces] :
+       std::vector<std::pair<std::string, std::string>>{{explicit_steps, ""},
+                                                        {bdf2_steps, ""},
+                                                        {explicit_steps, dirichlet},
+                                                        {bdf2_steps, dirichlet}}) {
+    SCOPED_TRACE(time + (faces.empty() ? "" : ", x- dirichlet"));
     const bool bdf2 = time.find("bdf2") != std::string::npos;
     const int every = bdf2 ? 6 : 20, checkpoints = bdf2 ? 13 : 45;
     const fs::path whole = dir_ / "whole", out = dir_ / "out";
     fs::remove_all(whole);
     fs::remove_all(out);
-    ASSERT_EQ(heatsim("run -q " +
-                      write_case("a.yaml", slot_case(whole, time, every, checkpoints)).string())
-                  .code,
-              0);
+    ASSERT_EQ(
+        heatsim(
+            "run -q " +
+            write_case("a.yaml", slot_case(whole, time, every, checkpoints, 33, faces)).string())
+            .code,
+        0);
     // The same run, then a crash after a checkpoint: rows past it and half a row at the end.
     // Restarting from the checkpoint (between two outputs) must give the same file.
-    const fs::path c = write_case("b.yaml", slot_case(out, time, every, checkpoints));
+    const fs::path c = write_case("b.yaml", slot_case(out, time, every, checkpoints, 33, faces));
     ASSERT_EQ(heatsim("run -q " + c.string()).code, 0);
     std::ofstream(out / "heat_flows.csv", std::ios::app) << "157,3.1,290.5";
     for (const char* at : {bdf2 ? "checkpoint_00000013.h5" : "checkpoint_00000045.h5",

@@ -294,6 +294,81 @@ TEST(HeatFlowRows, NonlinearImplicitStepsAndSteadyStatesBalance) {
   EXPECT_GT(report.largest, 100.0);
 }
 
+// The plate with y- a Dirichlet face too (its corner with x- on both, x- on a sine), y+
+// convective, and a source over the x- face's nodes: every Dirichlet node's
+// reaction, the corner's split between its faces, the other faces' and the source's parts on
+// the Dirichlet nodes and their stored heat balance as the free nodes' flows do, for explicit
+// steps, every implicit method and a steady state.
+Case dirichlet_corner_plate() {
+  Case c = plate();
+  c.boundary[2] = {};
+  c.boundary[2].kind = BoundaryKind::dirichlet;
+  c.boundary[2].value = 320.0;
+  c.boundary[3].kind = BoundaryKind::convective;
+  c.boundary[3].transfer = 30.0;
+  c.boundary[3].value = 290.0;
+  heatsim::solver::SourceSpec edge;
+  edge.shape = box({0.0, 0.02, 0}, {0.004, 0.03, 0});
+  edge.power = 100.0;
+  edge.schedule = c.sources[0].schedule;
+  c.sources.push_back(edge);
+  return c;
+}
+
+TEST(HeatFlowRows, DirichletFacesMeetingAtACornerBalance) {
+  namespace mg = heatsim::solver::multigrid;
+  {
+    const Prepared p = prepare(dirichlet_corner_plate());
+    const double dt = 0.9 * heatsim::solver::field_stability(p.c, *p.fields).dt_limit;
+    const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+    const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces);
+    EXPECT_EQ(meter.names()[2], "face y- (dirichlet)");
+    HeatFlowRows rows(meter, TimeMethod::explicit_euler, dt);
+    auto backend = heatsim::kernels::make_cpu_backend(problem.precision);
+    backend->setup(problem);
+    std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+    heatsim::solver::set_dirichlet_nodes(p.c, u);
+    backend->upload(u);
+    for (std::int64_t step = 0; step <= 200; ++step) {
+      if (step > 0) backend->advance(1, step - 1);
+      backend->download(u);
+      const auto row = rows.take(step, u, step % 20 == 0);
+      if (step % 20 != 0) continue;
+      ASSERT_TRUE(row.has_value()) << step;
+      EXPECT_LT(std::abs(row->imbalance), 1e-11 * largest(*row)) << "step " << step;
+      EXPECT_GT(std::abs(row->flows[2]), 1.0) << "y- passes heat";
+    }
+  }
+  for (TimeMethod method : {TimeMethod::backward_euler, TimeMethod::crank_nicolson,
+                            TimeMethod::bdf2, TimeMethod::steady}) {
+    SCOPED_TRACE(mg::to_string(method));
+    Prepared p = prepare(dirichlet_corner_plate());
+    p.c.time.method = method;
+    const double dt = method == TimeMethod::steady ? 1.0 : 0.05;
+    const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+    mg::SolveOptions options;
+    options.tolerance = 1e-12;
+    mg::ImplicitStepper stepper(problem, p.fields, method, dt,
+                                heatsim::kernels::make_level_ops("cpu", problem.precision),
+                                options);
+    const HeatFlowMeter meter(p.c, problem, p.fields, p.surfaces, &stepper.heat_flow());
+    HeatFlowRows rows(meter, method, dt);
+    std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
+    heatsim::solver::set_dirichlet_nodes(p.c, u);
+    const std::int64_t steps = method == TimeMethod::steady ? 1 : 20;
+    for (std::int64_t step = 0; step <= steps; ++step) {
+      if (method == TimeMethod::steady)
+        stepper.advance(u, 0);
+      else if (step > 0)
+        stepper.advance(u, step - 1);
+      const auto row = rows.take(step, u, true);
+      ASSERT_TRUE(row.has_value()) << step;
+      EXPECT_LT(std::abs(row->imbalance), 1e-10 * largest(*row)) << "step " << step;
+      if (method == TimeMethod::steady) break;
+    }
+  }
+}
+
 // The conductivity written at the nodes is k(T) at their temperature; the liquid fraction
 // runs from 0 to 1 over the melting range.
 TEST(NodeFields, ConductivityAndLiquidFractionFollowTheField) {

@@ -474,6 +474,114 @@ TEST(Void, ASurfaceHalfwayBetweenNodesGoesToTheBodysNodes) {
   EXPECT_NEAR(on_body, 2 * (0.0055 + 0.0035), 1e-12);
 }
 
+// Two convective box voids that overlap, their bottoms on one line: the stretch of wall both
+// bound counts once (the later void's), so their surfaces add up to the union's, and the
+// steady field and the voids' heat flows are the union void's to the sampling's rounding.
+TEST(Void, OverlappingVoidsCountTheirSharedSurfaceOnce) {
+  const auto make = [](bool overlapping) {
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {51, 26, 1};
+    c.grid.length = {0.05, 0.025, 1.0};
+    c.materials = {material("al", 200, 2700, 900)};
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.surface.kind = BoundaryKind::convective;
+    v.surface.transfer = 25.0;
+    v.surface.value = 300.0;
+    c.regions = {region("al")};
+    if (overlapping) {
+      v.name = "a";
+      v.shape = box({0.01, 0.005, 0}, {0.02, 0.025, 0});
+      c.regions.push_back(v);
+      v.name = "b";
+      v.shape = box({0.015, 0.005, 0}, {0.03, 0.025, 0});
+      c.regions.push_back(v);
+    } else {
+      v.name = "union";
+      v.shape = box({0.01, 0.005, 0}, {0.03, 0.025, 0});
+      c.regions.push_back(v);
+    }
+    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+    heatsim::solver::SourceSpec s;
+    s.shape = box({0.0, 0.0, 0}, {0.01, 0.002, 0});
+    s.power = 10.0;
+    c.sources = {s};
+    c.time.method = heatsim::solver::TimeMethod::steady;
+    c.time.tolerance = 1e-13;
+    return c;
+  };
+  const Case two = make(true), one = make(false);
+  double area = 0.0, union_area = 0.0;
+  for (const auto& v :
+       heatsim::solver::void_surfaces(two, heatsim::solver::material_ids(two)).voids)
+    area += v.area;
+  for (const auto& v :
+       heatsim::solver::void_surfaces(one, heatsim::solver::material_ids(one)).voids)
+    union_area += v.area;
+  EXPECT_NEAR(union_area, 0.06, 1e-14);
+  EXPECT_NEAR(area, 0.06, 1e-14);  // 0.065 when the shared bottom counted twice
+
+  const std::vector<double> u = steady_field(two), w = steady_field(one);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i) largest = std::max(largest, std::abs(u[i] - w[i]));
+  EXPECT_LT(largest, 1e-9) << "K";
+  EXPECT_GT(w[0], 306.5);  // 306.09-306.24 K when the shared bottom counted twice
+
+  const auto voids_flow = [](const Case& c, const std::vector<double>& field) {
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+    const auto ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
+                                               heatsim::solver::void_surfaces(c, ids));
+    double sum = 0.0;
+    for (const auto& f : meter.report(field, 0.0).flows)
+      if (f.what.rfind("void ", 0) == 0) sum += f.rate;
+    return sum;
+  };
+  const double flow = voids_flow(two, u), union_flow = voids_flow(one, w);
+  EXPECT_NEAR(union_flow, -10.0, 1e-9);
+  EXPECT_NEAR(flow, union_flow, 1e-9);
+}
+
+// Voids whose surfaces coincide (the same sphere, the same box) or whose surfaces cross: each
+// piece of surface counts once, so the total is the union's.
+TEST(Void, CoincidingSurfacesCountOnce) {
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = {41, 41, dims > 2 ? 41 : 1};
+    c.grid.length = {0.04, 0.04, 0.04};
+    c.materials = {material("steel", 45.0, 7800, 470)};
+    heatsim::solver::RegionSpec ball;
+    ball.is_void = true;
+    ball.shape.kind = ShapeKind::ball;
+    ball.shape.center = {0.0201, 0.0197, 0.0203};
+    ball.shape.radius = 0.01;
+    heatsim::solver::RegionSpec cube = ball;
+    cube.shape = box({0.0101, 0.0103, 0.0107}, {0.0297, 0.0293, 0.0299});
+    const auto total = [&](const std::vector<heatsim::solver::RegionSpec>& voids) {
+      c.regions = {region("steel")};
+      for (const auto& v : voids) c.regions.push_back(v);
+      double area = 0.0;
+      for (const auto& v :
+           heatsim::solver::void_surfaces(c, heatsim::solver::material_ids(c)).voids)
+        area += v.area;
+      return area;
+    };
+    const double sphere = total({ball}), cube_area = total({cube});
+    EXPECT_NEAR(total({ball, ball}), sphere, 1e-12 * sphere);
+    EXPECT_NEAR(total({cube, cube}), cube_area, 1e-12 * cube_area);
+    // A ball that pokes out of a box's face: the union's surface is the box's less the cap's
+    // base, plus the cap; whichever comes first, the total is the same.
+    heatsim::solver::RegionSpec poking = ball;
+    poking.shape.center = {0.0301, 0.0197, 0.0203};
+    poking.shape.radius = 0.005;
+    EXPECT_NEAR(total({cube, poking}), total({poking, cube}), 1e-3 * cube_area);
+  }
+}
+
 // Nodes inside a ball void whose control volumes reach into the body: their part of the body
 // (capacity, surface) goes to body nodes, so every node that holds heat conducts to a
 // neighbour, the totals stay, and a steady state with a heat flux through the ball's surface
