@@ -537,6 +537,15 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   // Void surfaces: a convective one loses H (u - ambient(t)) per unit volume, H = h A / V of
   // each node's share of the surface: H u joins the nodes' transfer and H ambient(t) is a
   // source with the ambient's schedule; a heat flux q enters as the source q A / V.
+  // The radiation coefficients of an ambient's schedule (surfaces of the same ambient share
+  // one group), made on first use.
+  const auto radiation_of = [&](const kernels::Schedule& ambient) -> std::vector<double>& {
+    auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
+                              [&](const auto& g) { return same_schedule(g.ambient, ambient); });
+    if (group != fields->radiation.end()) return group->coefficient;
+    fields->radiation.push_back({std::vector<double>(points, 0.0), ambient});
+    return fields->radiation.back().coefficient;
+  };
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     const kernels::BoundaryFace& f = region.surface;
@@ -549,15 +558,9 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       throw std::invalid_argument(key + ": a surface condition needs a box or ball void");
     // A radiating surface: R = eps sigma A / V, grouped with others of the same ambient.
     if (f.radiates()) {
-      const kernels::Schedule ambient = f.schedule();
-      auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
-                                [&](const auto& g) { return same_schedule(g.ambient, ambient); });
-      if (group == fields->radiation.end()) {
-        fields->radiation.push_back({std::vector<double>(points, 0.0), ambient});
-        group = fields->radiation.end() - 1;
-      }
+      std::vector<double>& coefficient = radiation_of(f.schedule());
       for (std::size_t k = 0; k < surface->nodes.size(); ++k)
-        group->coefficient[static_cast<std::size_t>(surface->nodes[k])] +=
+        coefficient[static_cast<std::size_t>(surface->nodes[k])] +=
             f.emissivity * kernels::kStefanBoltzmann * surface->per_volume[k];
       if (!convective) continue;
     }
@@ -606,15 +609,9 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const kernels::BoundaryFace& f = c.boundary[static_cast<std::size_t>(cut.face)];
     const std::string key = std::string("boundary.") + kFaceKeys[cut.face];
     if (f.radiates()) {
-      const kernels::Schedule ambient = f.schedule();
-      auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
-                                [&](const auto& g) { return same_schedule(g.ambient, ambient); });
-      if (group == fields->radiation.end()) {
-        fields->radiation.push_back({std::vector<double>(points, 0.0), ambient});
-        group = fields->radiation.end() - 1;
-      }
+      std::vector<double>& coefficient = radiation_of(f.schedule());
       for (std::size_t k = 0; k < cut.nodes.size(); ++k)
-        group->coefficient[static_cast<std::size_t>(cut.nodes[k])] +=
+        coefficient[static_cast<std::size_t>(cut.nodes[k])] +=
             f.emissivity * kernels::kStefanBoltzmann * cut.excess[k];
     }
     const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
