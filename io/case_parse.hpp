@@ -185,9 +185,9 @@ class Reader {
     const std::size_t size = n.size();
     if (dims_ > 0 && size != static_cast<std::size_t>(dims_)) {
       error(path, n,
-            "expected " + std::to_string(dims_) + " values (one per axis of the " +
-                std::to_string(dims_) + "D grid, grid.dims is " + std::to_string(dims_) +
-                "), got " + std::to_string(size));
+            "expected " + std::to_string(dims_) + (dims_ == 1 ? " value" : " values") +
+                " (one per axis of the " + std::to_string(dims_) + "D grid, grid.dims is " +
+                std::to_string(dims_) + "), got " + std::to_string(size));
       return false;
     }
     if (size < 1 || size > 3) {

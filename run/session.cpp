@@ -898,11 +898,18 @@ void Session::State::open_files() {
                          options.restart.empty() ? -1 : step0, steady);
     const std::int64_t every = c.probes.every;
     const std::int64_t expected = every > 0 ? step0 / every * every : -1;
-    if (probes_csv && directory_use.restarting && probes_csv->last_step() < expected)
-      spdlog::warn(
-          "{} ends at step {}, before the restart step's last row {}: rows in "
-          "between are missing",
-          probes_csv->path(), probes_csv->last_step(), expected);
+    if (probes_csv && directory_use.restarting && probes_csv->last_step() < expected) {
+      if (probes_csv->last_step() < 0)
+        spdlog::warn(
+            "{} held no rows before the restart (missing or empty): it starts again after "
+            "step {}, and the rows up to the restart step's last one ({}) are missing",
+            probes_csv->path(), step0, expected);
+      else
+        spdlog::warn(
+            "{} ends at step {}, before the restart step's last row {}: rows in "
+            "between are missing",
+            probes_csv->path(), probes_csv->last_step(), expected);
+    }
   }
 }
 
