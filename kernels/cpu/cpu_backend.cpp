@@ -532,8 +532,9 @@ class CpuBackend final : public Backend {
     return law.varying_capacity() ? &law : nullptr;
   }
 
-  // K_ij = K_ref / (share / r_i + (1 - share) / r_j) from the field at the step's start, in
-  // double, rounded to T once; then the mirror faces.
+  // K_ij from the field at the step's start (TemperatureDependence: K_ref times the Kirchhoff
+  // mean ratio between two nodes of one law, else K_ref / (share / r_i + (1 - share) / r_j)),
+  // in double, rounded to T once; then the mirror faces.
   void update_faces() {
     const auto& n = p_.n;
     const std::int32_t* law = law_.data();
@@ -567,7 +568,12 @@ class CpuBackend final : public Backend {
               j = i - last * st;
             }
             if (law[i] < 0 && law[j] < 0) continue;
-            K[i] = static_cast<T>(scaled_face(kref[i], share[i], r[i], r[j]));
+            K[i] = static_cast<T>(
+                law[i] == law[j]
+                    ? kref[i] *
+                          laws_->laws[static_cast<std::size_t>(law[i])].mean_conductivity_ratio(
+                              static_cast<double>(cur_[i]), static_cast<double>(cur_[j]))
+                    : scaled_face(kref[i], share[i], r[i], r[j]));
           }
         }
       mirror_faces(a);
