@@ -248,8 +248,10 @@ class CpuBackend final : public Backend {
         if (other < axis) return {-g, p_.n[other] + g};
         return {0, p_.n[other]};
       };
-      const auto [a0, a1] = range(oa);
-      const auto [b0, b1] = range(ob);
+      // Plain variables, not structured bindings: an OpenMP region may not capture those
+      // (clang, C++17).
+      const std::pair<std::int64_t, std::int64_t> ra = range(oa), rb = range(ob);
+      const std::int64_t a0 = ra.first, a1 = ra.second, b0 = rb.first, b1 = rb.second;
 #pragma omp parallel for collapse(2) if (parallel_)
       for (std::int64_t b = b0; b < b1; ++b)
         for (std::int64_t a = a0; a < a1; ++a) {
