@@ -111,6 +111,23 @@ TEST(Nonlinear, ConductivityLinearInTFollowsTheKirchhoffProfileExactly) {
   for (int i = 0; i < 21; ++i) EXPECT_NEAR(late[i], steady[i], 1e-7) << "node " << i;
 }
 
+// The Kirchhoff mean of a table between two temperatures, by its pieces: across all of them
+// and beyond both ends (constant there), in either order, and at the limit of equal ends.
+TEST(Nonlinear, TheMeanRatioIntegratesTheTablesPieces) {
+  heatsim::kernels::TemperatureLaw law;
+  law.conductivity = {{300.0, 1.0}, {400.0, 3.0}, {500.0, 2.0}};
+  law.prepare();
+  // 50 * 1 + 100 * 2 + 100 * 2.5 + 50 * 2 over 300.
+  EXPECT_NEAR(law.mean_conductivity_ratio(250.0, 550.0), 2.0, 1e-15);
+  EXPECT_NEAR(law.mean_conductivity_ratio(550.0, 250.0), 2.0, 1e-15);
+  // 50 * 2.5 + 50 * 2.75 over 100.
+  EXPECT_NEAR(law.mean_conductivity_ratio(450.0, 350.0), 2.625, 1e-15);
+  EXPECT_NEAR(law.mean_conductivity_ratio(100.0, 200.0), 1.0, 1e-15);
+  EXPECT_NEAR(law.mean_conductivity_ratio(600.0, 700.0), 2.0, 1e-15);
+  EXPECT_DOUBLE_EQ(law.mean_conductivity_ratio(350.0, 350.0), 2.0);
+  EXPECT_NEAR(law.mean_conductivity_ratio(350.0, 350.0 + 1e-11), 2.0, 1e-12);
+}
+
 // The slab of a Kirchhoff-transform check: k linear from 10 W/mK at 300 K to 100 at 900 K,
 // faces at 900 K (x = 0) and 300 K (x = 0.1). U(T) = 10 s + 0.075 s^2 (s = T - 300) is linear
 // in x, from U(900) = 33000 to 0: the flux is 330000 W/m^2 and
