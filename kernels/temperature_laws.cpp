@@ -38,6 +38,10 @@ double TemperatureLaw::conductivity_ratio(double T) const {
   return law_conductivity(tables(), T);
 }
 
+double TemperatureLaw::mean_conductivity_ratio(double Ti, double Tj) const {
+  return law_mean_conductivity(tables(), Ti, Tj);
+}
+
 double TemperatureLaw::capacity_ratio(double T) const { return law_capacity(tables(), T); }
 
 double TemperatureLaw::liquid_fraction(double T) const {

@@ -19,18 +19,50 @@
 
 namespace heatsim::kernels {
 
+// The piece [x_{i-1}, x_i) of a table of (x, y) pairs stored flat that holds x, for x strictly
+// between the first and the last pair's x: i, the first pair with x_i > x.
+HEATSIM_HOST_DEVICE inline int table_piece(const double* xy, double x) {
+  int i = 1;
+  while (xy[2 * i] <= x) ++i;
+  return i;
+}
+
 // y(x) of `n` (x, y) pairs stored flat (x0, y0, x1, y1, ...) and sorted by x: linear between
 // the pairs, constant beyond the ends; 1 when n is 0. One evaluation for host and device.
 HEATSIM_HOST_DEVICE inline double table_at(const double* xy, int n, double x) {
   if (n == 0) return 1.0;
   if (x <= xy[0]) return xy[1];
   if (x >= xy[2 * (n - 1)]) return xy[2 * (n - 1) + 1];
-  // First pair with x' > x; the one before it has x' <= x.
-  int i = 1;
-  while (xy[2 * i] <= x) ++i;
+  const int i = table_piece(xy, x);
   const double* a = xy + 2 * (i - 1);
   const double* b = xy + 2 * i;
   return a[1] + (b[1] - a[1]) * ((x - a[0]) / (b[0] - a[0]));
+}
+
+// The mean of table_at's y over [a, b] (either order): the integral of y between a and b over
+// b - a, summed piece by piece between the two only (the ends' constants outside the table); y
+// at the midpoint when b - a is within 1e-12 of their size (the limit). For a conductivity
+// ratio r(T) this is the Kirchhoff mean (R(a) - R(b)) / (a - b), R the integral of r, with which
+// a steady flow along a line of one material is exact at the nodes.
+HEATSIM_HOST_DEVICE inline double table_mean(const double* xy, int n, double a, double b) {
+  const double lo = a < b ? a : b, hi = a < b ? b : a;
+  if (n < 2 || !(hi - lo > 1e-12 * (std::fabs(lo) + std::fabs(hi))))
+    return table_at(xy, n, 0.5 * (lo + hi));
+  const double first = xy[0], last = xy[2 * (n - 1)];
+  double sum = 0.0;
+  if (lo < first) sum += xy[1] * ((hi < first ? hi : first) - lo);
+  if (hi > last) sum += xy[2 * (n - 1) + 1] * (hi - (lo > last ? lo : last));
+  if (hi > first && lo < last)
+    for (int i = lo > first ? table_piece(xy, lo) : 1; i < n && xy[2 * (i - 1)] < hi; ++i) {
+      const double* p = xy + 2 * (i - 1);
+      const double* q = xy + 2 * i;
+      const double s = lo > p[0] ? lo : p[0], e = hi < q[0] ? hi : q[0];
+      if (!(e > s)) continue;  // also a step (two pairs at one x)
+      // The piece is linear: its integral is the width times y at the middle.
+      const double mid = 0.5 * (s + e);
+      sum += (e - s) * (p[1] + (q[1] - p[1]) * ((mid - p[0]) / (q[0] - p[0])));
+    }
+  return sum / (hi - lo);
 }
 
 // The same on a table of pairs, which must not be empty.
@@ -59,6 +91,11 @@ struct LawTables {
 
 HEATSIM_HOST_DEVICE inline double law_conductivity(const LawTables& l, double T) {
   return table_at(l.conductivity, l.conductivity_pairs, T);
+}
+
+// The Kirchhoff mean of the conductivity ratio between temperatures Ti and Tj (table_mean).
+HEATSIM_HOST_DEVICE inline double law_mean_conductivity(const LawTables& l, double Ti, double Tj) {
+  return table_mean(l.conductivity, l.conductivity_pairs, Ti, Tj);
 }
 
 HEATSIM_HOST_DEVICE inline double law_capacity(const LawTables& l, double T) {
@@ -110,6 +147,8 @@ struct TemperatureLaw {
   bool varying_capacity() const { return capacity.size() > 1 || latent > 0.0; }
 
   double conductivity_ratio(double T) const;
+  // The mean of conductivity_ratio between Ti and Tj (law_mean_conductivity).
+  double mean_conductivity_ratio(double Ti, double Tj) const;
   // The apparent capacity dh/dT: the table's value plus latent/(liquidus - solidus) inside the
   // melting range.
   double capacity_ratio(double T) const;
@@ -137,6 +176,9 @@ HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, do
 // temperature). Each step, node i of law l = law[i] >= 0 has
 //   r_i = laws[l].conductivity_ratio(u_i)                  (1 for a node of law -1),
 // every face i -> j = i + e_a (or the periodic wrap) touching such a node conducts
+//   K_ij = K_ref rbar_ij,   rbar_ij = laws[l].mean_conductivity_ratio(u_i, u_j)
+// between two nodes of one law l (law[i] == law[j]: the Kirchhoff mean, exact at the nodes for
+// a steady flow along a line) and otherwise
 //   K_ij = K_ref / (share_ij / r_i + (1 - share_ij) / r_j),
 // K_ref the face's reference conductance (CoefficientFields::faces, which must be given) and
 // share_ij = share[a][i] the part of its reference resistance in node i's material, and a node
@@ -155,11 +197,14 @@ struct TemperatureDependence {
   }
   // K_ij of the face along `axis` from node i (its lower node) to j, of reference conductance
   // `reference`, at temperatures u_i and u_j: the reference itself between two nodes of
-  // constant properties.
+  // constant properties, the Kirchhoff mean between two of one law, else scaled_face.
   double face(int axis, std::int64_t i, std::int64_t j, double reference, double ui,
               double uj) const {
-    if (law[static_cast<std::size_t>(i)] < 0 && law[static_cast<std::size_t>(j)] < 0)
-      return reference;
+    const std::int32_t li = law[static_cast<std::size_t>(i)];
+    const std::int32_t lj = law[static_cast<std::size_t>(j)];
+    if (li < 0 && lj < 0) return reference;
+    if (li == lj)
+      return reference * laws[static_cast<std::size_t>(li)].mean_conductivity_ratio(ui, uj);
     return scaled_face(reference,
                        share[static_cast<std::size_t>(axis)][static_cast<std::size_t>(i)],
                        conductivity_ratio(i, ui), conductivity_ratio(j, uj));

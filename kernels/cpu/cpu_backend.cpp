@@ -248,8 +248,10 @@ class CpuBackend final : public Backend {
         if (other < axis) return {-g, p_.n[other] + g};
         return {0, p_.n[other]};
       };
-      const auto [a0, a1] = range(oa);
-      const auto [b0, b1] = range(ob);
+      // Plain variables, not structured bindings: an OpenMP region may not capture those
+      // (clang, C++17).
+      const std::pair<std::int64_t, std::int64_t> ra = range(oa), rb = range(ob);
+      const std::int64_t a0 = ra.first, a1 = ra.second, b0 = rb.first, b1 = rb.second;
 #pragma omp parallel for collapse(2) if (parallel_)
       for (std::int64_t b = b0; b < b1; ++b)
         for (std::int64_t a = a0; a < a1; ++a) {
@@ -532,8 +534,9 @@ class CpuBackend final : public Backend {
     return law.varying_capacity() ? &law : nullptr;
   }
 
-  // K_ij = K_ref / (share / r_i + (1 - share) / r_j) from the field at the step's start, in
-  // double, rounded to T once; then the mirror faces.
+  // K_ij from the field at the step's start (TemperatureDependence: K_ref times the Kirchhoff
+  // mean ratio between two nodes of one law, else K_ref / (share / r_i + (1 - share) / r_j)),
+  // in double, rounded to T once; then the mirror faces.
   void update_faces() {
     const auto& n = p_.n;
     const std::int32_t* law = law_.data();
@@ -567,7 +570,12 @@ class CpuBackend final : public Backend {
               j = i - last * st;
             }
             if (law[i] < 0 && law[j] < 0) continue;
-            K[i] = static_cast<T>(scaled_face(kref[i], share[i], r[i], r[j]));
+            K[i] = static_cast<T>(
+                law[i] == law[j]
+                    ? kref[i] *
+                          laws_->laws[static_cast<std::size_t>(law[i])].mean_conductivity_ratio(
+                              static_cast<double>(cur_[i]), static_cast<double>(cur_[j]))
+                    : scaled_face(kref[i], share[i], r[i], r[j]));
           }
         }
       mirror_faces(a);

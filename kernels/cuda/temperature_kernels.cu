@@ -54,8 +54,13 @@ __global__ void __launch_bounds__(kThreads)
       if (!periodic.axis[a]) continue;
       j = i - (g.n[a] - 1) * st;
     }
-    if (law[i] < 0 && law[j] < 0) continue;
-    K.axis[a][i] = static_cast<T>(scaled_face(refs[a][i], shares[a][i], ri, ratio(j)));
+    const std::int32_t li = law[i], lj = law[j];
+    if (li < 0 && lj < 0) continue;
+    // One law along the face: its Kirchhoff mean ratio between the two temperatures.
+    K.axis[a][i] = static_cast<T>(
+        li == lj ? refs[a][i] * law_mean_conductivity(laws[li], static_cast<double>(u[i]),
+                                                      static_cast<double>(u[j]))
+                 : scaled_face(refs[a][i], shares[a][i], ri, ratio(j)));
   }
 }
 
