@@ -1,6 +1,7 @@
 // `heatsim validate` and `heatsim info`.
 #include <spdlog/fmt/fmt.h>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -290,10 +291,11 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
              solver::scheme_radius(c.scheme));
   fmt::print("  initial: {}\n", solver::describe_initial(c));
   print_time_method(c);
-  // A given dt that does not divide time.end is shortened so that the last step lands on it.
+  // A given dt that does not divide time.end is shortened so that the last step lands on it
+  // (by more than the rounding of end / steps, which moves it in its last bits only).
   const std::string dt_origin =
       run->plan.dt_auto ? std::string("auto")
-      : c.time.dt && *c.time.dt != run->plan.dt
+      : c.time.dt && std::abs(*c.time.dt - run->plan.dt) > 1e-12 * *c.time.dt
           ? fmt::format("given {:.6g}, shortened to land on end", *c.time.dt)
           : std::string("given");
   if (c.time.method == solver::TimeMethod::steady) {
