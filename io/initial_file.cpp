@@ -32,7 +32,10 @@ std::string shape_problem(const solver::Case& c, const Dataset& d) {
   if (dims == want) return "";
   static const char* const kOrder[3] = {"x", "y, x", "z, y, x"};
   return "dataset '" + c.initial.dataset + "' has dimensions " + format_dims(d.dims) +
-         "; the grid needs " + format_dims(want) + " (" + kOrder[c.grid.dims - 1] + ")";
+         "; the grid needs " + format_dims(want) + " (" + kOrder[c.grid.dims - 1] +
+         "): an initial field is read node for node, so it must come from a grid of this "
+         "grid.n (give the case the grid of the run that wrote it, or write the field at these "
+         "dimensions)";
 }
 
 }  // namespace
