@@ -247,6 +247,19 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
           {"the sources' weighted densities, kept for the steady solve", 8.0 * sources * points});
     MemoryPart levels{"multigrid levels (" + std::to_string(mg.levels) + ") and vectors",
                       static_cast<double>(mg.level_ops)};
+    // The hierarchy being built on the host, and while its first coarse level is made the
+    // Galerkin product's staging of the finest (below 3D the whole level); the CPU's level
+    // operations take its arrays over after it. BDF2's start builds two more beside the level-0
+    // vectors (letting the levels go before each).
+    const double building = static_cast<double>(mg.host_setup + mg.galerkin_setup);
+    if (!on_gpu && !nonlinear) {
+      const double bytes = building + (stepper.bdf2 ? static_cast<double>(mg.level0) : 0.0);
+      if (bytes > levels.bytes)
+        levels = {std::string("the multigrid hierarchy being built") +
+                      (stepper.bdf2 ? " beside the level-0 vectors" : "") +
+                      " and the Galerkin product's staging of the finest level",
+                  bytes};
+    }
     // A nonlinear run's outer iteration builds its operator (linearize.hpp: a copy of the
     // coefficient fields with the radiation's node terms and source, and the operator's level)
     // and then the new hierarchy on the host: the CPU's level operations let the old levels go
@@ -270,14 +283,15 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
               (2.0 + sources + (radiation ? 1.0 : 0.0) + (faces_given ? dims : 0.0) +
                (radiation || surfaces ? 1.0 : 0.0) + (stepper.transient ? 1.0 : 0.0)) +
           (8.0 * (1.0 + dims) + 1.0) * points;
-      rebuild = std::max(linearised, static_cast<double>(mg.host_setup));
+      rebuild = std::max(linearised, building);
       // The CPU's level operations take the new hierarchy over level by level, the finest
       // first: its diagonals and the smoother's conductances are made while every coarse
       // level's fp64 stencil is still there.
       const MultigridLayout layout = multigrid_layout(dims);
       const double taking_over =
           static_cast<double>(mg.host_setup) + 8.0 * (1.0 + layout.finest_smoother_doubles) * points;
-      const double cpu_rebuild = static_cast<double>(mg.level0) + std::max(linearised, taking_over);
+      const double cpu_rebuild =
+          static_cast<double>(mg.level0) + std::max({linearised, building, taking_over});
       if (!on_gpu && cpu_rebuild > levels.bytes)
         levels = {"an outer iteration's rebuild: the level-0 vectors, the new hierarchy and the "
                   "finest level's diagonals (or the linearised operator)",
@@ -306,9 +320,9 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
     // hierarchy built on the host before the device takes it (the CPU's level operations take
     // the hierarchy's arrays over, so there it is counted once, with the levels).
     deflation_setup = static_cast<double>(mg.deflation_setup);
-    setup += (on_gpu ? static_cast<double>(mg.host_setup) : 0.0) + deflation_setup +
-             8.0 * points *
-                 ((stepper.transient && !nonlinear ? 1.0 : 0.0) + (on_gpu ? sources : 0));
+    setup +=
+        (on_gpu ? building : 0.0) + deflation_setup +
+        8.0 * points * ((stepper.transient && !nonlinear ? 1.0 : 0.0) + (on_gpu ? sources : 0));
     if (on_gpu) setup = std::max(setup, rebuild);
     // Statistics at a progress line download the field.
     step = 8.0 * points;

@@ -14,6 +14,7 @@ MultigridLayout multigrid_layout(int dims) {
   m.finest_smoother_doubles = 1.0 + 0.5 * dims;
   m.device_coarse_operator_doubles = 0.5 * points + 1.0 + points;
   m.cpu_coarse_operator_doubles = points + (dims == 3 ? 0.5 * 13 : 0.5 * points) + 1.0;
+  m.galerkin_staging_doubles = dims == 3 ? 0 : 9 + 4;
   return m;
 }
 
@@ -80,6 +81,7 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
                  coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
   b.deflation_setup = stepper.deflated ? finest * layout.deflation_setup_bytes : 0;
+  b.galerkin_setup = b.levels > 1 ? finest * layout.galerkin_staging_doubles * kDouble : 0;
   return b;
 }
 

@@ -60,6 +60,11 @@ struct MultigridLayout {
   int deflation_vectors = 3;
   int deflation_piece_bytes = 4;
   int deflation_setup_bytes = 36;
+  // While a coarse level is built, the Galerkin product's A P rows and staged prolongation
+  // weights of the finer level (solver/multigrid/hierarchy.cpp, galerkin): below 3D for the
+  // whole finer level, nine and four doubles a node; in 3D for a few planes a thread, not
+  // counted.
+  int galerkin_staging_doubles = 0;
 };
 
 // What the stepper keeps besides the hierarchy: its method and its number of source fields.
@@ -85,6 +90,9 @@ struct MultigridBytes {
   std::int64_t host = 0;        // on the host for the whole run: the heat-flow operator
   std::int64_t host_setup = 0;  // on the host while the solver is set up (the hierarchy)
   std::int64_t deflation_setup = 0;  // on the host while the deflation is set up, any backend
+  // On the host while the first coarse level is built, beside the hierarchy (host_setup):
+  // the Galerkin product's staging of the finest level.
+  std::int64_t galerkin_setup = 0;
   // What the CPU's level operations keep when they let the levels go before a new hierarchy is
   // built (LevelOps::release_levels, a nonlinear step's outer iterations): the level-0 vectors
   // (the deflation's among them), the finest level's fixed flags and the pieces.

@@ -1022,9 +1022,10 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // than copied). What is still read is computed by the same operations as before.
   std::vector<std::uint8_t> coarse_computed, ap_read, weights_read;
   // The prolongation's row of each finer node of plane z, its weights at [(y nx + x) 8 + tx +
-  // 2 ty + 4 tz] over its own terms per axis (near[a][3 f + 1]), 0 for a term it lacks. A P
-  // reads a neighbour's weights there, eight contiguous values, rather than gathering them
-  // from P's 27 arrays (59 MB at 129^3) once per row entry.
+  // 2 ty + 4 tz] (below 3D [(y nx + x) 4 + tx + 2 ty]) over its own terms per axis
+  // (near[a][3 f + 1]), 0 for a term it lacks. A P reads a neighbour's weights there,
+  // contiguous values, rather than gathering them from P's 27 arrays (59 MB at 129^3) once per
+  // row entry.
   // Threads: a 3D level's coarse planes shared out in blocks, each thread computing the finer
   // planes its block needs (one plane twice where two blocks meet), so that a level takes one
   // parallel region and no barrier per plane; a 2D level's rows within its one plane.
@@ -1040,8 +1041,14 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // the coarse plane before's, which the same thread wrote just before it (not a block's first).
   const std::vector<std::uint8_t> plane_copies =
       by_planes ? repeats.planes_repeat(XRepeats::kRowsReach) : std::vector<std::uint8_t>{};
+  // Below 3D the one plane is the whole finer level, and every node has one term along z: its
+  // staged weights are the four of tz = 0, and its A P row the nine slots of z offset 0
+  // (9..17, all that such a row reaches), 13 doubles a finer node rather than 35 (280 bytes
+  // a node held while the first coarse level is built).
+  const int w_stride = dims > 2 ? 8 : 4, wz = dims > 2 ? 2 : 1;
+  const int ap_stride = dims > 2 ? kMaxStencil : 9, ap_first = dims > 2 ? 0 : 9;
   auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
-    pw.resize(static_cast<std::size_t>(plane * 8));
+    pw.resize(static_cast<std::size_t>(plane * w_stride));
     const Near& ez = near[2][3 * z + 1];
 #pragma omp parallel for schedule(static) if (by_rows)
     for (std::int64_t y = 0; y < fine.n[1]; ++y) {
@@ -1051,8 +1058,8 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
         if (read && !read[x]) continue;
         const Near& ex = near[0][3 * x + 1];
-        double* out = &pw[static_cast<std::size_t>((y * fine.n[0] + x) * 8)];
-        for (int tz = 0; tz < 2; ++tz)
+        double* out = &pw[static_cast<std::size_t>((y * fine.n[0] + x) * w_stride)];
+        for (int tz = 0; tz < wz; ++tz)
           for (int ty = 0; ty < 2; ++ty)
             for (int tx = 0; tx < 2; ++tx)
               out[tx + 2 * ty + 4 * tz] =
@@ -1072,12 +1079,12 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     std::array<std::int64_t, 3> held{-1, -1, -1};
     std::array<kernels::LevelWeights, 3> ap;
   };
-  // A P on finer plane z, into ap[(y nx + x) * kMaxStencil + slot] (every slot of a row that
-  // is read written, so the three buffers are sized once and never cleared).
+  // A P on finer plane z, into ap[(y nx + x) ap_stride + slot - ap_first] (every slot of a row
+  // that is read written, so the three buffers are sized once and never cleared).
   auto compute_plane = [&](std::int64_t z, kernels::LevelWeights& ap, Planes& in_hand,
                            std::atomic<bool>& far) {
     std::array<std::int64_t, 4>& weights_z = in_hand.weights_z;
-    ap.resize(static_cast<std::size_t>(plane * kMaxStencil));
+    ap.resize(static_cast<std::size_t>(plane * ap_stride));
     // The weights of planes z - 1, z, z + 1 (wrapped on a periodic axis; none beyond an end).
     std::array<std::int64_t, 3> around_z{-1, dims > 2 ? -1 : 0, -1};
     if (dims > 2)
@@ -1106,11 +1113,10 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         if (!ap_read.empty() && !ap_read[i]) continue;
         const std::int64_t from = last[x & 1];
         last[x & 1] = x;
-        double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * kMaxStencil)];
+        double* ap_row = &ap[static_cast<std::size_t>((y * fine.n[0] + x) * ap_stride)];
         if (!windows.empty() && ap_repeats(i)) {
-          const double* source =
-              &ap[static_cast<std::size_t>((y * fine.n[0] + from) * kMaxStencil)];
-          std::copy(source, source + kMaxStencil, ap_row);
+          const double* source = &ap[static_cast<std::size_t>((y * fine.n[0] + from) * ap_stride)];
+          std::copy(source, source + ap_stride, ap_row);
           continue;
         }
         if (!fine.fixed[i] && standard[0][x] && standard[1][y] && standard[2][z]) {
@@ -1126,7 +1132,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           for (int k = 0; k < kMaxStencil; ++k) {
             // Every neighbour exists away from the grid's ends; one without an entry adds 0.
             const int ox = k % 3, oy = k / 3 % 3, oz = k / 9;
-            w[k] = pw[oz] + ((y + oy - 1) * fine.n[0] + x + ox - 1) * 8;
+            w[k] = pw[oz] + ((y + oy - 1) * fine.n[0] + x + ox - 1) * w_stride;
           }
           for (int e = 0; e < row.count; ++e) a[row.k[e]] = row.a[e];
           const int cx = near[0][3 * x + 1].count, cy = near[1][3 * y + 1].count,
@@ -1150,12 +1156,12 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             const Near& ez = near[2][3 * z + oz];
             // The neighbour's weights (it exists: the row holds no entry toward none).
             const double* pj =
-                pw[oz] + (fg.steps[1][3 * y + oy] * fine.n[0] + fg.steps[0][3 * x + ox]) * 8;
+                pw[oz] + (fg.steps[1][3 * y + oy] * fine.n[0] + fg.steps[0][3 * x + ox]) * w_stride;
             const double a = row.a[e];
             if (ex.whole && ey.whole && ez.whole) {
               // The same sums in the same order as below, with zeros added where a term or
               // its weight is missing (which leaves every sum as it was).
-              for (int tz = 0; tz < 2; ++tz)
+              for (int tz = 0; tz < wz; ++tz)
                 for (int ty = 0; ty < 2; ++ty) {
                   const int slot_zy = ey.term[ty].slot + ez.term[tz].slot;
                   const double* p_zy = pj + 2 * ty + 4 * tz;
@@ -1181,7 +1187,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
               }
           }
         }
-        std::copy(out, out + kMaxStencil, ap_row);
+        std::copy(out + ap_first, out + ap_first + ap_stride, ap_row);
       }
     }
   };
@@ -1477,7 +1483,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             for (int kf = 0; kf < kMaxStencil; ++kf) {
               const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
               apc[kf] = around[dz] +
-                        (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * kMaxStencil;
+                        (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * ap_stride;
             }
             standard_coarse_row(w, apc, out);
             continue;
@@ -1495,14 +1501,15 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                   far = true;  // a weight toward a node that takes none
                   continue;
                 }
-                const double* apf = around[az] + (fy * fine.n[0] + fx) * kMaxStencil;
+                // (Its slots counted from ap_first: below 3D, sz is 1.)
+                const double* apf = around[az] + (fy * fine.n[0] + fx) * ap_stride;
                 double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
                              (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
                 const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
                 for (int sz = sz0; sz < lz + hz; ++sz)
                   for (int sy = sy0; sy < ly + hy; ++sy)
                     for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
-                      a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz];
+                      a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz - ap_first];
               }
           for (int s = 0; s < 64; ++s)
             if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;

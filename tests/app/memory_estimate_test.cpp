@@ -4,8 +4,9 @@
 // nonlinear implicit runs (a steady state with a radiating face, backward Euler with a
 // temperature-dependent k), whose outer iterations rebuild the hierarchy; output fields and heat
 // flows on the homogeneous shorthand, explicit and steady; a steady state and backward Euler
-// with one strongly conducting inclusion. Each must be within 25% (the later rows 12%); the
-// table is printed. Every step writes an output, so that the writer
+// with one strongly conducting inclusion; and 2D steady, backward Euler and BDF2 runs (a 2D
+// level's Galerkin product stages the whole finer level). Each must be within 25% (the later
+// rows 12%); the table is printed. Every step writes an output, so that the writer
 // thread's second staging buffer, which a run uses only when the first is still being written,
 // is part of every peak.
 #include <fcntl.h>
@@ -67,6 +68,7 @@ struct Row {
   // More of the output's keys (output.fields, heat_flows), and the ratio's tolerance.
   const char* output = "";
   double tolerance = 0.25;
+  int dims = 3;  // 2: a grid of n x n nodes (materials and sources in 2D too)
 };
 
 TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
@@ -101,6 +103,13 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       "regions: [{material: epoxy}, {material: copper, ball: {center: [0.5, 0.5, 0.5], "
       "radius: 0.3}}]\n"
       "sources: [{power: 10, ball: {center: [0.5, 0.5, 0.5], radius: 0.2}}]\n";
+  const char* const epoxy_2d =
+      "materials: {epoxy: {conductivity: 0.2, density: 1200, specific_heat: 1100}}\n"
+      "regions: [{material: epoxy}]\n"
+      "sources: [{power: 10, ball: {center: [0.5, 0.5], radius: 0.2}}]\n";
+  const char* const convective =
+      "boundary: {all: {type: convective, h: 10, ambient: 0}}\ninitial: {type: constant, value: "
+      "0}\n";
   const Row rows[] = {
       {"explicit fp64", 128, "time: {dt: auto, steps: 4}\n"},
       // Its writer's second staging buffer is a fifth of its peak, and a loaded machine may
@@ -128,6 +137,15 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
       {"steady, inclusion", 112, "time: {method: steady}\n", inclusion, nullptr, "", 0.12},
       {"backward-euler, inclusion", 112, "time: {method: backward-euler, dt: 0.1, steps: 2}\n",
        inclusion, nullptr, "", 0.12},
+      // 2D: the hierarchy's build (the Galerkin product's staging of the finest level) is the
+      // peak of a steady run and of BDF2's start.
+      {"2D steady", 1024, "time: {method: steady}\n", nullptr, nullptr, "", 0.12, 2},
+      {"2D steady, convective", 1024, "time: {method: steady}\n", epoxy_2d, convective, "",
+       0.12, 2},
+      {"2D backward-euler", 512, "time: {method: backward-euler, dt: 0.001, steps: 3}\n", nullptr,
+       nullptr, "", 0.12, 2},
+      {"2D bdf2", 512, "time: {method: bdf2, dt: 0.001, steps: 3}\n", nullptr, nullptr, "", 0.12,
+       2},
   };
   std::printf("  %-26s %8s %12s %12s %8s\n", "case", "n", "estimate", "peak RSS", "ratio");
   for (const Row& row : rows) {
@@ -136,13 +154,16 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
         row.materials ? row.materials : with_materials ? materials : physics;
     const fs::path c = dir / "c.yaml";
     const std::string n = std::to_string(row.n);
-    std::ofstream(c) << "grid: {dims: 3, n: [" << n << ", " << n << ", " << n
-                     << "], length: [1.0, 1.0, 1.0]}\n"
+    std::ofstream(c) << (row.dims == 2
+                             ? "grid: {dims: 2, n: [" + n + ", " + n + "], length: [1.0, 1.0]}\n"
+                             : "grid: {dims: 3, n: [" + n + ", " + n + ", " + n +
+                                   "], length: [1.0, 1.0, 1.0]}\n")
                      << body_materials
                      << (row.boundary ? row.boundary
                                       : "boundary: {all: {type: dirichlet, value: 0}}\n"
                                         "initial: {type: constant, value: 1}\n")
-                     << row.body << "backend: cpu\n"
+                     << row.body
+                     << "backend: cpu\n"
                      // An output every step: the writer thread falls behind the stepping, so
                      // both its staging buffers are in use, as the estimate counts them.
                      << "output: {directory: " << (dir / "out").string() << ", every: 1"
