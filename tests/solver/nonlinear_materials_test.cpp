@@ -69,17 +69,24 @@ std::vector<double> explicit_steps(const Case& c, std::vector<double> u, double 
 // k = k0 (1 + beta (T - T0)) between Dirichlet faces at T0 and T1: the Kirchhoff transform
 // phi(T) = k0 ((T - T0) + beta (T - T0)^2 / 2) is linear in x, so
 // T(x) = T0 + (sqrt(1 + 2 beta phi(x) / k0) - 1) / beta.
-Case kirchhoff_rod(int n) {
+// A rod 0.1 m long of one material, k linear from 10 W/mK at 300 K to k_900 at 900 K, between
+// Dirichlet faces at `lower` (x = 0) and `upper`.
+Case linear_k_rod(int n, const char* name, double rho, double cp, double k_900, double lower,
+                  double upper) {
   Case c = rod(n, 0.1);
-  heatsim::solver::MaterialSpec steel = material("steel", 10.0, 7900, 500);
-  steel.conductivity_table = {{300.0, 10.0}, {900.0, 30.0}};  // beta = 1/300 per K
-  c.materials = {steel};
-  c.regions = {region("steel")};
+  heatsim::solver::MaterialSpec m = material(name, 10.0, rho, cp);
+  m.conductivity_table = {{300.0, 10.0}, {900.0, k_900}};
+  c.materials = {m};
+  c.regions = {region(name)};
   c.boundary[0].kind = BoundaryKind::dirichlet;
-  c.boundary[0].value = 300.0;
+  c.boundary[0].value = lower;
   c.boundary[1].kind = BoundaryKind::dirichlet;
-  c.boundary[1].value = 900.0;
+  c.boundary[1].value = upper;
   return c;
+}
+
+Case kirchhoff_rod(int n) {
+  return linear_k_rod(n, "steel", 7900, 500, 30.0, 300.0, 900.0);  // beta = 1/300 per K
 }
 
 double kirchhoff_exact(double x) {
@@ -135,18 +142,7 @@ TEST(Nonlinear, TheMeanRatioIntegratesTheTablesPieces) {
 // between its nodes' temperatures (U_i - U_j) / (T_i - T_j), with which the discrete steady
 // state is exact at the nodes whatever the spacing; the harmonic mean of the nodes' k was 17%
 // off in the flux at 6 nodes.
-Case steep_slab(int n) {
-  Case c = rod(n, 0.1);
-  heatsim::solver::MaterialSpec m = material("slab", 10.0, 1000, 1000);
-  m.conductivity_table = {{300.0, 10.0}, {900.0, 100.0}};
-  c.materials = {m};
-  c.regions = {region("slab")};
-  c.boundary[0].kind = BoundaryKind::dirichlet;
-  c.boundary[0].value = 900.0;
-  c.boundary[1].kind = BoundaryKind::dirichlet;
-  c.boundary[1].value = 300.0;
-  return c;
-}
+Case steep_slab(int n) { return linear_k_rod(n, "slab", 1000, 1000, 100.0, 900.0, 300.0); }
 
 double steep_slab_exact(double x) {
   const double U = 33000.0 * (1.0 - x / 0.1);
