@@ -268,6 +268,14 @@ __device__ __forceinline__ const ClassTable<T>* staged_class_table(const Coeffic
   return &staged;
 }
 
+// A neighbourhood that carries the nodes' classes staged (Near::kKeys and Near::key(dx, dy,
+// dz)), as temporal-blocking's march of values over the classes form does: FluxPoint reads them
+// there instead of from the class array in global memory.
+template <class Near, class = void>
+struct near_has_keys : std::false_type {};
+template <class Near>
+struct near_has_keys<Near, std::void_t<decltype(Near::kKeys)>> : std::bool_constant<Near::kKeys> {};
+
 // The conservative flux operator (coefficient_sweep.cuh): FORM says where the coefficients
 // come from, TRANSFER adds the surfaces' H (not with classes), RULES applies the faces' rules at
 // boundary nodes. Staged: u, and k where the faces are the harmonic means of the nodes' k; the
@@ -345,7 +353,14 @@ struct FluxPoint {
     const T ui = near.template at<0>(0, 0, 0);
     T ki = T(0);
     if constexpr (FORM == CoefficientForm::fields) ki = near.template at<1>(0, 0, 0);
-    const unsigned ci = takes_classes(FORM) ? cls[i] : 0u;
+    constexpr bool kNearKeys = near_has_keys<Near>::value;
+    unsigned ci = 0u;
+    if constexpr (takes_classes(FORM)) {
+      if constexpr (kNearKeys)
+        ci = near.key(0, 0, 0);
+      else
+        ci = cls[i];
+    }
     T flow = T(0);
 #pragma unroll
     for (int axis = 0; axis < DIMS; ++axis) {
@@ -357,6 +372,9 @@ struct FluxPoint {
       } else if constexpr (FORM == CoefficientForm::face_classes) {
         k_lo = face_at(a, b, axis, i - st);
         k_hi = face_at(a, b, axis, i);
+      } else if constexpr (FORM == CoefficientForm::classes && kNearKeys) {
+        k_lo = class_conductance(*b.table, ci, near.key(-ex, -ey, -ez));
+        k_hi = class_conductance(*b.table, ci, near.key(ex, ey, ez));
       } else if constexpr (FORM == CoefficientForm::classes) {
         k_lo = class_conductance(*b.table, ci, cls[i - st]);
         k_hi = class_conductance(*b.table, ci, cls[i + st]);

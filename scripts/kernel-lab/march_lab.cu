@@ -127,11 +127,21 @@ __global__ void compare(DeviceGrid g, const T* got, const T* want, unsigned long
 }
 
 #if LAB_FLUX
-// A class per padded node from a hash of the element: 0 .. classes - 1.
-__global__ void random_classes(std::uint8_t* c, std::int64_t total, int classes) {
+// A class per padded node from a hash of the element: 0 .. classes - 1. LAB_BLOCKS > 0: the
+// classes in blocks of LAB_BLOCKS^3 elements (a hash of the block), as materials in regions.
+#ifndef LAB_BLOCKS
+#define LAB_BLOCKS 0
+#endif
+__global__ void random_classes(std::uint8_t* c, std::int64_t total, int classes,
+                               std::int64_t pitch_y, std::int64_t pitch_z) {
   const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i >= total) return;
-  c[i] = static_cast<std::uint8_t>(mix(i, 0x8CB92BA72F3D8DD7ull) %
+  std::int64_t key = i;
+  if (LAB_BLOCKS > 0) {
+    const std::int64_t z = i / pitch_z, y = (i % pitch_z) / pitch_y, x = i % pitch_y;
+    key = ((z / LAB_BLOCKS) * 4096 + y / LAB_BLOCKS) * 4096 + x / LAB_BLOCKS;
+  }
+  c[i] = static_cast<std::uint8_t>(mix(key, 0x8CB92BA72F3D8DD7ull) %
                                    static_cast<std::uint64_t>(classes));
 }
 #endif
@@ -157,7 +167,11 @@ constexpr auto lab_kernel() {
 
 Pass plan(const Args& a, const PassFactors<T>& factors, int sms) {
   const auto kernel = lab_kernel();
+#if LAB_DIMS == 3 && !LAB_SUMS
+  Pass p{a, factors, {}, 0, {}, march_shared_bytes<Op, Tile>()};
+#else
   Pass p{a, factors, {}, 0, {}, Tile::shared_bytes(sizeof(T))};
+#endif
   int device = 0, most = 0;
   HEATSIM_CUDA_CHECK(cudaGetDevice(&device));
   HEATSIM_CUDA_CHECK(
@@ -231,7 +245,8 @@ bool run(std::int64_t nx, std::int64_t ny, std::int64_t nz, double seconds, int 
   HEATSIM_CUDA_CHECK(cudaMalloc(&d_table, sizeof table));
   HEATSIM_CUDA_CHECK(cudaMemcpy(d_table, &table, sizeof table, cudaMemcpyHostToDevice));
   HEATSIM_CUDA_CHECK(cudaMalloc(&d_classes, g.total));
-  random_classes<<<unsigned((g.total + 255) / 256), 256>>>(d_classes, g.total, classes);
+  random_classes<<<unsigned((g.total + 255) / 256), 256>>>(d_classes, g.total, classes, g.pitch_y,
+                                                           g.pitch_z);
   HEATSIM_CUDA_CHECK_LAUNCH();
   a.node_class = d_classes;
   a.class_table = d_table;

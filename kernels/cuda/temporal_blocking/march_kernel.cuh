@@ -7,8 +7,9 @@
 // sums (temporal_sum_march_kernel) for 3D boxes and fp64 stars at depth 3, and the row march
 // (temporal_row_march_kernel) for 2D stars and boxes of radius 1-3 (temporal_sweep.cu: which
 // depths and tiles). Over the flux operator (its classes form: materials as a byte per node,
-// each level at its step's source factors) the march of values runs in the lab only: measured
-// there at a fifth of the constant stencil's rate, it is no backend's yet.
+// each level at its step's source factors, the classes staged once per plane in a key ring) the
+// march of values runs in the lab only: measured there at 117 GStencil/s at depth 2 with the
+// classes in blocks (below the one-step sweep's 159), it is no backend's yet.
 //
 // A block of BX x BY threads owns a tile of BX x (BY*CY) nodes of the xy plane (its output the
 // centre, `depth` nodes in from each side) and streams along z through a chunk of planes. A
@@ -58,6 +59,31 @@ struct MarchTile {
   static_assert(out_x > 0 && out_y > 0, "the tile keeps no output at this depth");
   static_assert(BUFFERS == 1 || BUFFERS == 2, "one or two shared planes per level");
 };
+
+// The flux operator's classes form stages each input plane's class bytes once, in a ring of
+// key planes every level reads (its plane and the two beside it), instead of every level
+// reading its nodes' and neighbours' classes from global memory. Level j at iteration it forms
+// plane b + it - (2j - 1), so iteration it reads planes b + it - 2K .. b + it; a ring of 2K + 2
+// lets iteration it write plane b + it while no thread still reads the plane it replaces (the
+// last reader, iteration it - 2, finished before iteration it - 1's barrier).
+template <class Op, class = void>
+struct MarchKeys {
+  static constexpr bool value = false;
+};
+template <class Op>
+struct MarchKeys<Op, std::void_t<decltype(Op::kForm)>> {
+  static constexpr bool value = Op::kForm == CoefficientForm::classes;
+};
+template <class Tile>
+__host__ __device__ constexpr int key_ring_planes() {
+  return 2 * Tile::depth + 2;
+}
+// The march's dynamic shared memory: the levels' planes of values, then the key ring.
+template <class Op, class Tile>
+constexpr std::size_t march_shared_bytes() {
+  return Tile::shared_bytes(sizeof(typename Op::Value)) +
+         (MarchKeys<Op>::value ? std::size_t(key_ring_planes<Tile>()) * Tile::plane : 0);
+}
 
 // What both 3D marches share: the piece of planes along z the block marches (b the input
 // plane of iteration 0, `depth` before the first output), the thread's run of CY nodes in the
@@ -112,6 +138,16 @@ struct MarchRun {
     for (int c = 0; c < CY; ++c)
       next[c] = ok && inside[c] ? __ldg(a.in + offset[c] + m * g.pitch_z) : T(0);
   }
+  // The classes of input plane b + l (class 0 where the values are zeros).
+  __device__ void load_keys(const typename Op::Args& a, std::uint8_t (&next)[CY],
+                            std::int64_t l) const {
+    const DeviceGrid& g = a.grid;
+    const std::int64_t m = b + l;
+    const bool ok = l < loads && m >= -g.ghost && m < g.n[2] + g.ghost;
+#pragma unroll
+    for (int c = 0; c < CY; ++c)
+      next[c] = ok && inside[c] ? __ldg(a.node_class + offset[c] + m * g.pitch_z) : 0;
+  }
 };
 
 // The shared planes zeroed once (their pads are read by nodes that reach no stored node).
@@ -164,6 +200,20 @@ struct MarchNear {
   }
 };
 
+// The same with the classes of the plane and of the planes below and above it from the key
+// ring (each at the thread's node 0).
+template <typename T, int CY, int PITCH>
+struct MarchKeyNear : MarchNear<T, CY, PITCH> {
+  static constexpr bool kKeys = true;
+  const std::uint8_t* key_below;
+  const std::uint8_t* key_row;
+  const std::uint8_t* key_above;
+  __device__ __forceinline__ unsigned key(int dx, int dy, int dz) const {
+    const int e = (this->c + dy) * PITCH + dx;
+    return dz < 0 ? key_below[e] : dz > 0 ? key_above[e] : key_row[e];
+  }
+};
+
 // One iteration of the march at ring phase P (= it % 3): slot P holds each level's oldest
 // plane, (P+1) % 3 its middle, (P+2) % 3 its newest.
 template <class Op, class Tile, int P>
@@ -175,8 +225,12 @@ struct MarchStep {
   __device__ __forceinline__ static void run(const typename Op::Args& a,
                                              const typename Op::Block& block, const T* factor,
                                              const MarchRun<Op, Tile>& run, T (&win)[K][3][CY],
-                                             const T (&next)[CY], T* shared, std::int64_t it) {
+                                             const T (&next)[CY], T* shared, std::int64_t it,
+                                             std::uint8_t* ring = nullptr,
+                                             const std::uint8_t (*keys)[CY] = nullptr) {
     constexpr int OLD = P, MID = (P + 1) % 3, NEW = (P + 2) % 3;
+    constexpr bool KEYS = MarchKeys<Op>::value;
+    constexpr int RING = key_ring_planes<Tile>();
     const DeviceGrid& g = a.grid;
     // Level j's plane at cur + j * LEVEL; with one buffer per level, a second barrier below.
     T* cur = shared + (Tile::buffers == 2 ? (it & 1) * PLANE : 0);
@@ -184,6 +238,12 @@ struct MarchStep {
     for (int j = 0; j < K; ++j)
 #pragma unroll
       for (int c = 0; c < CY; ++c) cur[j * LEVEL + run.node + c * BX] = win[j][MID][c];
+    int slot = 0;  // the ring's plane of input plane b + it
+    if constexpr (KEYS) {
+      slot = static_cast<int>(it % RING);
+#pragma unroll
+      for (int c = 0; c < CY; ++c) ring[slot * PLANE + run.node + c * BX] = (*keys)[c];
+    }
     __syncthreads();
 #pragma unroll
     for (int j = K; j >= 1; --j) {
@@ -206,7 +266,18 @@ struct MarchStep {
                                         run.y0 + c,
                                         p};
         T v = T(0);
-        if (!Op::kCoefficients || (run.inner[c] && inner_z)) v = Op::point(a, step, near);
+        if constexpr (KEYS) {
+          // Plane p is input plane b + it - (2j - 1): ring planes slot - (2j - 1) and beside.
+          auto plane_of = [&](int back) {
+            const int q = slot - back;
+            return ring + (q < 0 ? q + RING : q) * PLANE + run.node;
+          };
+          const MarchKeyNear<T, CY, BX> keyed{near, plane_of(2 * j), plane_of(2 * j - 1),
+                                              plane_of(2 * j - 2)};
+          if (run.inner[c] && inner_z) v = Op::point(a, step, keyed);
+        } else {
+          if (!Op::kCoefficients || (run.inner[c] && inner_z)) v = Op::point(a, step, near);
+        }
         if (j == K) {
           if (run.store[c] && p >= run.m0 && p < run.m1) a.out[run.offset[c] + p * g.pitch_z] = v;
         } else {
@@ -238,6 +309,12 @@ __global__ void __launch_bounds__(Tile::threads)
   const T* factor = staged_factors<Op>(f, K);
   const typename Op::Block block = Op::enter(a);
   zero_shared(shared, K * Tile::buffers * PLANE, Tile::threads);
+  constexpr bool KEYS = MarchKeys<Op>::value;
+  std::uint8_t* ring = nullptr;  // the key ring (its pads stay class 0)
+  if constexpr (KEYS) {
+    ring = shared_raw + sizeof(T) * K * Tile::buffers * PLANE;
+    zero_shared(ring, key_ring_planes<Tile>() * PLANE, Tile::threads);
+  }
   const DeviceGrid& g = a.grid;
   MarchRun<Op, Tile> run;
 
@@ -245,7 +322,17 @@ __global__ void __launch_bounds__(Tile::threads)
     run.at_piece(g, split, tile, m0, m1);
     const std::int64_t iterations = run.iterations;
     T next[CY];
-    auto load = [&](std::int64_t l) { run.load(a, next, l); };
+    std::uint8_t keys[CY], next_keys[CY];  // input plane b + it's classes, and the next one's
+    auto load = [&](std::int64_t l) {
+      run.load(a, next, l);
+      if constexpr (KEYS) run.load_keys(a, next_keys, l);
+    };
+    auto advance = [&]() {
+      if constexpr (KEYS) {
+#pragma unroll
+        for (int c = 0; c < CY; ++c) keys[c] = next_keys[c];
+      }
+    };
     T win[K][3][CY];
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -254,17 +341,21 @@ __global__ void __launch_bounds__(Tile::threads)
 #pragma unroll
         for (int c = 0; c < CY; ++c) win[j][s][c] = T(0);
     load(0);
+    advance();
 #pragma unroll
     for (int c = 0; c < CY; ++c) win[0][2][c] = next[c];  // plane b, the newest at phase 0
     for (std::int64_t it = 0; it < iterations; it += 3) {
       load(it + 1);
-      MarchStep<Op, Tile, 0>::run(a, block, factor, run, win, next, shared, it);
+      MarchStep<Op, Tile, 0>::run(a, block, factor, run, win, next, shared, it, ring, &keys);
+      advance();
       if (it + 1 >= iterations) break;
       load(it + 2);
-      MarchStep<Op, Tile, 1>::run(a, block, factor, run, win, next, shared, it + 1);
+      MarchStep<Op, Tile, 1>::run(a, block, factor, run, win, next, shared, it + 1, ring, &keys);
+      advance();
       if (it + 2 >= iterations) break;
       load(it + 3);
-      MarchStep<Op, Tile, 2>::run(a, block, factor, run, win, next, shared, it + 2);
+      MarchStep<Op, Tile, 2>::run(a, block, factor, run, win, next, shared, it + 2, ring, &keys);
+      advance();
     }
     __syncthreads();  // the next piece refills the planes
   });
