@@ -176,6 +176,19 @@ void collect_changes(const YAML::Node& a, const YAML::Node& b, const std::string
 
 }  // namespace
 
+std::string case_output_name(const std::string& case_text) {
+  if (case_text.empty()) return "";
+  try {
+    const YAML::Node root = YAML::Load(case_text);
+    const YAML::Node output = root.IsMap() ? root["output"] : YAML::Node();
+    if (output.IsMap() && output["name"] && output["name"].IsScalar())
+      return output["name"].Scalar();
+    return solver::OutputSpec{}.name;
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+}
+
 std::vector<std::string> case_changes(const std::string& written, const std::string& now) {
   std::vector<std::string> out;
   if (written.empty() || now.empty()) return out;

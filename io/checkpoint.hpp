@@ -43,5 +43,8 @@ std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, d
 // (a restart's dt is the checkpoint's: checkpoint_mismatch refuses another). Empty when
 // either text is empty or not YAML (nothing to compare).
 std::vector<std::string> case_changes(const std::string& written, const std::string& now);
+// The output.name of a case text as written (its default, "field", where the case gives none);
+// empty when the text is empty or not YAML.
+std::string case_output_name(const std::string& case_text);
 
 }  // namespace heatsim::io

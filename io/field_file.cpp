@@ -1277,6 +1277,46 @@ std::string run_lineage(const FieldMeta& m) {
   return m.run_digest.empty() ? case_digest(m.case_yaml) : m.run_digest;
 }
 
+namespace {
+
+// A lineage's own digest (before the first ';').
+std::string lineage_head(const std::string& lineage) {
+  return lineage.substr(0, lineage.find(';'));
+}
+
+}  // namespace
+
+std::string branch_lineage(const std::string& parent, std::int64_t step,
+                           const std::string& case_text) {
+  const std::string head = lineage_head(parent);
+  const std::string from = head + "@" + std::to_string(step);
+  const std::string rest = parent.size() > head.size() ? parent.substr(head.size()) : "";
+  return case_digest(from + "\n" + case_text) + ";" + from + rest;
+}
+
+bool in_run_history(const std::string& run, const std::string& file, std::int64_t step) {
+  const std::string head = lineage_head(file);
+  if (head == lineage_head(run)) return true;
+  // The ancestors, newest first: "d@step" after each ';'. A digest met twice (a line that left
+  // an ancestor twice) counts at its latest branch step, the first met.
+  std::size_t at = run.find(';');
+  while (at != std::string::npos) {
+    const std::size_t next = run.find(';', at + 1);
+    const std::string entry =
+        run.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    const std::size_t sign = entry.rfind('@');
+    if (sign != std::string::npos && entry.compare(0, sign, head) == 0 && sign == head.size()) {
+      try {
+        return step <= std::stoll(entry.substr(sign + 1));
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+    at = next;
+  }
+  return false;
+}
+
 void write_field_file(const std::string& path, const FieldMeta& meta,
                       const std::vector<double>& field, FieldFileKind kind,
                       const std::vector<double>& previous) {

@@ -62,6 +62,17 @@ std::string case_digest(const std::string& case_text);
 // The lineage of the run that wrote a file: its run_digest, or for a file from before that
 // attribute the digest of its case text (the run's, where it began there).
 std::string run_lineage(const FieldMeta& m);
+// A run that continues another under a changed case (a face's value, a material: what
+// case_changes lists) is a branch of it: from the restart step on its fields are not the
+// other run's. Its lineage is a digest of its own, then its ancestors', each with the step the
+// branch left it at: "d_branch;d_parent@50000;d_grandparent@20000". A lineage without ancestors
+// is the digest alone, as every lineage was before branches.
+std::string branch_lineage(const std::string& parent, std::int64_t step,
+                           const std::string& case_text);
+// Whether a file that a run of lineage `file` wrote at step `step` belongs to the history of
+// the run of lineage `run`: the same run (its first digest), or an ancestor's file at or
+// before the step the run's line left that ancestor.
+bool in_run_history(const std::string& run, const std::string& file, std::int64_t step);
 
 // Output files are plain contiguous datasets any HDF5 reader opens (chunked and compressed with
 // shuffle + deflate when meta.compression > 0); checkpoints are chunked with the Fletcher32

@@ -113,15 +113,21 @@ void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files
     } catch (const std::exception&) {
       continue;  // not a readable field file: the run's own rules for it apply
     }
-    if (lineage != use.lineage) others.push_back(f);
+    // This run's files, and those of the runs it continues up to the step its line left
+    // them; after the restart step the files of those runs are the ones it replaces.
+    const bool later = use.restart_step >= 0 && f.step > use.restart_step;
+    if (in_run_history(use.lineage, lineage, f.step)) continue;
+    if (later && in_run_history(use.lineage, lineage, -1)) continue;
+    others.push_back(f);
   }
   if (others.empty()) return;
   throw std::runtime_error(
       "output directory '" + dir + "' holds another run's files (" + describe(others) +
-      ": that run began from another case than the one that wrote " +
+      ": that run is not the history of " +
       (use.checkpoint.empty() ? std::string("the checkpoint") : use.checkpoint) +
-      "); a restart there would remove or adopt them. Restart into another directory with -o "
-      "DIR, or keep the checkpoint with its own run's files");
+      ": it began from another case, or continued under a changed case from another step); a "
+      "restart there would remove or adopt them. Restart into another directory with -o DIR, "
+      "or keep the checkpoint with its own run's files");
 }
 
 // The run files `use` removes from the directory, with the log line that says why; throws

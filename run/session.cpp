@@ -410,8 +410,11 @@ void Session::State::set_up() {
                    "continues under this case from step {}",
                    options.restart, listed, restart.meta.step);
     }
-    // The run goes on: its files keep the lineage of the case it began from.
-    c.run_digest = io::run_lineage(restart.meta);
+    // The run goes on: its files keep the lineage of the run it continues, or under a changed
+    // case branch from it at the restart step (from there on its fields are not that run's).
+    c.run_digest = changes.empty() ? io::run_lineage(restart.meta)
+                                   : io::branch_lineage(io::run_lineage(restart.meta),
+                                                        restart.meta.step, c.source_text);
     step0 = restart.meta.step;
     if (step0 > plan.steps)
       refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
@@ -426,6 +429,16 @@ void Session::State::set_up() {
     if (!options.overrides.output_dir) c.output.directory = checkpoint_dir.string();
     std::error_code ec;
     directory_use.restarting = std::filesystem::equivalent(checkpoint_dir, c.output.directory, ec);
+    // In the checkpoint's directory the run replaces the later outputs of the run it continues,
+    // which it finds by that run's output.name: under another name they would stay beside the
+    // new series.
+    const std::string written_name = io::case_output_name(restart.meta.case_yaml);
+    if (directory_use.restarting && !written_name.empty() && written_name != c.output.name)
+      refuse_alike(fmt::format(
+          "{}: output.name is '{}' but the run that wrote the checkpoint named its outputs '{}': "
+          "continuing in {} would leave that run's outputs after step {} beside the new ones. "
+          "Keep output.name: {}, or restart into another directory with -o DIR",
+          options.restart, c.output.name, written_name, c.output.directory, step0, written_name));
     directory_use.restart_step = step0;
     directory_use.checkpoint = options.restart;
     directory_use.lineage = c.run_digest;

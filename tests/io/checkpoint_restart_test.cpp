@@ -551,8 +551,9 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
   EXPECT_TRUE(read_field_file(field_at(dir_ / "c", 60)).field ==
               read_field_file(field_at(a, 60)).field);
 
-  // Run a restarted at step 25 under a changed case, then again from its step-50 checkpoint
-  // (written under the changed case): still its own run's directory.
+  // Run a restarted at step 25 under a changed case (a branch of it from there), then again
+  // from its step-50 checkpoint (written under the changed case): still its own run's
+  // directory, the outputs up to step 25 the first run's, the later ones the branch's.
   std::string changed = case_text(2, "fp64", a, 60);
   changed.replace(changed.find("amplitude: 0.5"), 14, "amplitude: 0.4");
   const std::string case_a2 = write_case("a2.yaml", changed);
@@ -560,12 +561,109 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
   ASSERT_EQ(again.code, 0) << again.output;
   again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 50));
   EXPECT_EQ(again.code, 0) << again.output;
-  EXPECT_EQ(read_field_file(field_at(a, 60)).meta.run_digest,
-            read_field_file(field_at(a, 0)).meta.run_digest);
-  EXPECT_EQ(read_field_file(field_at(a, 0)).meta.run_digest,
-            case_digest(read_field_file(field_at(a, 0)).meta.case_yaml));
-  EXPECT_NE(read_field_file(field_at(b, 0)).meta.run_digest,
-            read_field_file(field_at(a, 0)).meta.run_digest);
+  const std::string first = read_field_file(field_at(a, 0)).meta.run_digest;
+  const std::string branch = read_field_file(field_at(a, 60)).meta.run_digest;
+  EXPECT_EQ(first, case_digest(read_field_file(field_at(a, 0)).meta.case_yaml));
+  EXPECT_EQ(read_field_file(field_at(a, 40)).meta.run_digest, branch);
+  EXPECT_EQ(branch, branch_lineage(first, 25, read_field_file(field_at(a, 60)).meta.case_yaml));
+  EXPECT_TRUE(in_run_history(branch, first, 20));
+  EXPECT_FALSE(in_run_history(branch, first, 40));
+  EXPECT_NE(read_field_file(field_at(b, 0)).meta.run_digest, first);
+}
+
+// The lineages of branches: a run's own files at any step, an ancestor's up to the step its
+// line left it, nobody else's; a branch of a branch keeps both ancestors; files from before
+// lineages had ancestors (a digest alone) read the same.
+TEST(RunLineage, BranchesKeepTheirAncestorsUpToTheBranchStep) {
+  const std::string a = case_digest("case a");
+  const std::string b = branch_lineage(a, 50000, "case b");
+  const std::string c = branch_lineage(b, 80000, "case c");
+  EXPECT_EQ(b.substr(b.find(';')), ";" + a + "@50000");
+  EXPECT_EQ(c.substr(c.find(';')), ";" + b.substr(0, b.find(';')) + "@80000;" + a + "@50000");
+  EXPECT_NE(branch_lineage(a, 50001, "case b"), b);  // another branch step, another run
+  EXPECT_NE(branch_lineage(a, 50000, "case b2"), b);
+  EXPECT_TRUE(in_run_history(a, a, 123456789));
+  EXPECT_TRUE(in_run_history(b, b, 90000));
+  EXPECT_TRUE(in_run_history(b, b.substr(0, b.find(';')), 90000));
+  EXPECT_TRUE(in_run_history(b, a, 50000));
+  EXPECT_FALSE(in_run_history(b, a, 50001));
+  EXPECT_FALSE(in_run_history(a, b, 10));  // a parent has no branch in its history
+  EXPECT_TRUE(in_run_history(c, b, 80000));
+  EXPECT_FALSE(in_run_history(c, b, 80001));
+  EXPECT_TRUE(in_run_history(c, a, 40000));
+  EXPECT_FALSE(in_run_history(c, a, 60000));
+  EXPECT_FALSE(in_run_history(c, case_digest("case d"), 0));
+}
+
+// Two branches of one run (a parameter study: the second restarted from the first's checkpoint
+// under another conductivity into a directory of its own) are different runs: the second's
+// checkpoint copied into (a copy of) the first's directory is refused there, with nothing
+// removed, because the first run's outputs after the branch step are not the second's history.
+// Before branches had lineages of their own, this restart removed the first run's later files
+// and kept its outputs between the branch step and the restart step beside the second's.
+TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
+  const fs::path a = dir_ / "a", b = dir_ / "b", copy = dir_ / "a_copy";
+  const std::string case_a = write_case("a.yaml", case_text(2, "fp64", a, 100));
+  std::string text_b = case_text(2, "fp64", a, 100);
+  text_b.replace(text_b.find("value: 0.5"), 10, "value: 0.7");
+  const std::string case_b = write_case("b.yaml", text_b);
+  ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
+  const Result branch = heatsim("run -q " + case_b + " --restart " + checkpoint_at(a, 25) + " -o " +
+                                b.string() + " --steps 75");
+  ASSERT_EQ(branch.code, 0) << branch.output;
+  fs::copy(a, copy);
+  const fs::path copied = copy / "b_checkpoint.h5";
+  fs::copy_file(checkpoint_at(b, 75), copied);
+  const auto snapshot = [](const fs::path& dir) {
+    std::map<std::string, std::string> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::ifstream in(e.path(), std::ios::binary);
+      files[e.path().filename().string()] =
+          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return files;
+  };
+  const auto before = snapshot(copy);
+  const Result r = heatsim("run -q " + case_b + " --restart " + copied.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("another run's files"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(fs::path(field_at(copy, 40)).filename().string()), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(snapshot(copy) == before) << "the first run's directory changed";
+  // The branch continues in its own directory, and the first run in its own, as before.
+  EXPECT_EQ(
+      heatsim("run -q " + case_b + " --restart " + checkpoint_at(b, 75) + " --steps 100").code, 0);
+  EXPECT_EQ(heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 75)).code, 0);
+  EXPECT_FALSE(read_field_file(field_at(b, 100)).field == read_field_file(field_at(a, 100)).field);
+}
+
+// A restart in its checkpoint's directory under another output.name would leave the replaced
+// run's later outputs (under the old name) beside the new series: refused, nothing removed;
+// into another directory the new name is the new run's.
+TEST_F(RestartTest, RestartInPlaceUnderAnotherOutputNameIsRefused) {
+  const fs::path a = dir_ / "a";
+  const std::string text = case_text(2, "fp64", a, 60);
+  const std::string case_a = write_case("a.yaml", text);
+  ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
+  std::string renamed = text;
+  renamed.replace(renamed.find(", every: 20}"), 12, ", every: 20, name: temp}");
+  const std::string case_t = write_case("t.yaml", renamed);
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(a)) files += e.is_regular_file();
+  const Result r = heatsim("run -q " + case_t + " --restart " + checkpoint_at(a, 25));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("output.name"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'field'"), std::string::npos) << r.output;
+  std::size_t after = 0;
+  for (const auto& e : fs::directory_iterator(a)) after += e.is_regular_file();
+  EXPECT_EQ(after, files);
+  EXPECT_TRUE(fs::exists(field_at(a, 60)));
+  const Result moved = heatsim("run -q " + case_t + " --restart " + checkpoint_at(a, 25) + " -o " +
+                               (dir_ / "t").string());
+  EXPECT_EQ(moved.code, 0) << moved.output;
+  EXPECT_TRUE(fs::exists(dir_ / "t" / "temp_00000060.h5"));
+  EXPECT_TRUE(read_field_file((dir_ / "t" / "temp_00000060.h5").string()).field ==
+              read_field_file(field_at(a, 60)).field);
 }
 
 TEST_F(RestartTest, UnusableOutputDirectoryFailsBeforeTheRun) {
