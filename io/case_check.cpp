@@ -316,6 +316,8 @@ class Checker {
     }
     if (t.steps && *t.steps < 0)
       error("time.steps", "must be >= 0 (got " + std::to_string(*t.steps) + ")");
+    else if (t.steps && static_cast<double>(*t.steps) > kMaxSteps)
+      error("time.steps", "must be at most 1e15 (got " + std::to_string(*t.steps) + ")");
     if (t.end_time) positive("time.end", *t.end_time);
   }
 
