@@ -433,6 +433,19 @@ class FieldChecks {
   // value + amplitude * sin(2 pi frequency t) with one of amplitude and frequency 0 is the
   // constant `value`: the other key was given for nothing.
   void sine_without_effect(const std::string& path, const kernels::Schedule& s) {
+    // 2 pi frequency t must stay finite over the run (at least to t = 1), or the sine is NaN.
+    const auto& t = c_.time;
+    double horizon = 1.0;
+    if (t.end_time && std::isfinite(*t.end_time)) horizon = std::max(horizon, *t.end_time);
+    if (t.steps && t.dt && std::isfinite(*t.dt))
+      horizon = std::max(horizon, static_cast<double>(*t.steps) * *t.dt);
+    if (s.amplitude != 0.0 && !std::isfinite(2.0 * M_PI * std::abs(s.frequency) * horizon)) {
+      r_.error(path + ".frequency", format_number(s.frequency) +
+                                        " Hz is too large: 2 pi frequency t overflows before t = " +
+                                        format_number(horizon) +
+                                        ", so the sine has no value there");
+      return;
+    }
     if (s.amplitude == 0.0 && s.frequency != 0.0)
       r_.warning(path + ".frequency",
                  "has no effect: the amplitude is 0 (or not given), so value + amplitude * "
@@ -633,8 +646,15 @@ class FieldChecks {
     const Named& cold = *std::min_element(named.begin(), named.end(), by_value);
     const Named& warm = *std::max_element(named.begin(), named.end(), by_value);
     if (cold.warned || !(cold.value < 150.0 && warm.value > 250.0)) return;
-    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K beside " +
-                              format_number(warm.value) + " K (" + warm.path +
+    // A Dirichlet face without `value` holds 0 K: say so, since the case never wrote the 0.
+    const bool defaulted = cold.path.rfind("boundary.", 0) == 0 && cold.path.size() > 6 &&
+                           cold.path.compare(cold.path.size() - 6, 6, ".value") == 0 &&
+                           !r_.lines().empty() && !r_.given(cold.path);
+    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" +
+                              (defaulted ? " (value not given: a Dirichlet face holds 0 by "
+                                           "default)"
+                                         : "") +
+                              " beside " + format_number(warm.value) + " K (" + warm.path +
                               "): one of them looks like degrees Celsius; with materials every "
                               "temperature is in kelvin (K = degrees C + 273.15), unless the "
                               "case does span a cryogenic range");

@@ -229,6 +229,45 @@ TEST(ScheduleMessages, AnEmptyOrFlatScheduleSaysWhatATableIs) {
                {"expected a [time, value] pair, got a list of 1 value"});
 }
 
+TEST(ScheduleMessages, ASourcesPowerSaysWhatItTakes) {
+  expect_error(replace(kBase, "power_density: 10", "power: {value: 3}"), "sources[0].power", 7,
+               {"expected a number (the power in W; in 2D W/m, in 1D W/m^2), got a map "
+                "{value: 3}"});
+  expect_error(replace(kBase, "power_density: 10", "power_density: [10]"),
+               "sources[0].power_density", 7, {"expected a number (W/m^3), got a list [10]"});
+}
+
+// A frequency so large that 2 pi f t overflows would make the sine NaN in the run.
+TEST(ScheduleMessages, AFrequencyWhoseSineOverflowsIsRefused) {
+  expect_error(replace(kBase, "schedule: [[0, 0], [1, 1]]",
+                       "schedule: {value: 1, amplitude: 1, frequency: 1e308}"),
+               "sources[0].schedule.frequency", 7,
+               {"1e+308 Hz is too large: 2 pi frequency t overflows"});
+  expect_error(replace(kBase, "value: 300}", "value: 300, amplitude: 1, frequency: -1e308}"),
+               "boundary.x-.frequency", 10, {"too large"});
+  // With an end time the whole run counts: 1e305 Hz overflows by t = 1000.
+  expect_error(replace(replace(kBase, "time: {steps: 10}", "time: {dt: 1, end: 1000}"),
+                       "ambient: 300.0", "ambient: {value: 300, amplitude: 1, frequency: 1e305}"),
+               "boundary.x+.ambient.frequency", 11, {"overflows before t = 1000"});
+  const LoadResult r = load_case_text(
+      replace(kBase, "ambient: 300.0", "ambient: {value: 300, amplitude: 1, frequency: 1e300}"));
+  EXPECT_TRUE(r.ok()) << format_errors(r.errors);
+}
+
+// A Dirichlet face without a value holds 0 K; the kelvin warning says the 0 is the default.
+TEST(ScheduleMessages, ADirichletFaceWithoutValueIsNamedAsTheDefault) {
+  expect_warning(replace(kBase, "{type: dirichlet, value: 300}", "{type: dirichlet}"),
+                 "boundary.x-.value", 10,
+                 "a temperature of 0 K (value not given: a Dirichlet face holds 0 by default) "
+                 "beside 300 K");
+  // Written as 0, it is the case's own 0.
+  const LoadResult r = load_case_text(replace(kBase, "value: 300}", "value: 0}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+  EXPECT_NE(r.warnings[0].message.find("a temperature of 0 K beside 300 K"), std::string::npos)
+      << r.warnings[0].to_string();
+}
+
 // What was found is quoted as written, cut at about 40 characters.
 TEST(ScheduleMessages, ALongValueIsCutInTheMessage) {
   const std::string big = "{a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11}";
@@ -250,6 +289,8 @@ TEST(ScheduleMessages, TimeAndProbeMessages) {
                {"y = 0.5000001 but the domain is [0, 0.5]"});
   expect_error(kBase + "probes: {points: {p: [1.2, 0.25]}}\n", "probes.points.p[0]", 14,
                {"x = 1.2 but the domain is [0, 1]"});
+  expect_error(replace(kBase, "time: {steps: 10}", "time: {method: steady, tolerance: 0}"),
+               "time.tolerance", 13, {"must lie strictly between 0 and 1, in (0, 1)"});
   // A radiating face's ambient that dips below 0 K says it is the schedule's lowest value.
   expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
                        "{type: radiative, emissivity: 0.5, ambient: {value: 10, amplitude: 20, "
