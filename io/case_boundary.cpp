@@ -60,13 +60,28 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
                     " (give the table or value + amplitude * sin(2 pi frequency t))");
           ok = false;
         }
+    } else if (v && v->IsMap()) {
+      // The sine form of a schedule ({value, amplitude, frequency}) is written on the face
+      // itself here, so a map is refused with the forms a Dirichlet value takes.
+      error(join(path, "value"), *v,
+            "expected a number (the temperature held) or a [[t, g], ...] table, got " +
+                describe_value(*v) +
+                "; a value varying as value + amplitude * sin(2 pi frequency t) gives its keys "
+                "on the face: {type: dirichlet, value: 300, amplitude: 10, frequency: 0.5}");
+      ok = false;
     } else if (v) {
-      ok = read_number(*v, join(path, "value"), face.value) && ok;
+      ok = read_number(*v, join(path, "value"), face.value,
+                       "a number (the temperature held) or a [[t, g], ...] table") &&
+           ok;
     }
     if (auto v = field(*f, "amplitude"))
-      ok = read_number(*v, join(path, "amplitude"), face.amplitude) && ok;
+      ok = read_number(*v, join(path, "amplitude"), face.amplitude,
+                       "a number (g(t) = value + amplitude * sin(2 pi frequency t))") &&
+           ok;
     if (auto v = field(*f, "frequency"))
-      ok = read_number(*v, join(path, "frequency"), face.frequency) && ok;
+      ok = read_number(*v, join(path, "frequency"), face.frequency,
+                       "a number (in Hz: g(t) = value + amplitude * sin(2 pi frequency t))") &&
+           ok;
   } else if (kind == "neumann") {
     face.kind = BoundaryKind::neumann;
     if (f->count("flux") && f->count("heat_flux")) {
@@ -74,10 +89,15 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
             "give one of flux (du/dn) and heat_flux (W/m^2 into the body), not both");
       return false;
     }
-    if (auto v = field(*f, "flux")) ok = read_number(*v, join(path, "flux"), face.value) && ok;
+    if (auto v = field(*f, "flux"))
+      ok = read_number(*v, join(path, "flux"), face.value,
+                       "a number (the outward normal derivative du/dn; 0: insulated)") &&
+           ok;
     if (auto v = field(*f, "heat_flux")) {
       face.heat_flux = true;
-      ok = read_number(*v, join(path, "heat_flux"), face.value) && ok;
+      ok = read_number(*v, join(path, "heat_flux"), face.value,
+                       "a number (W/m^2 flowing into the body)") &&
+           ok;
     }
   } else if (kind == "insulated") {
     face.kind = BoundaryKind::neumann;  // no heat crosses: du/dn = 0
@@ -91,10 +111,15 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
     require(*f, path, "ambient", n,
             " (the temperature outside, K: a number, table or sine form)");
     if ((kind == "convective" && !f->count("h")) || !f->count("ambient")) ok = false;
-    if (auto v = field(*f, "h")) ok = read_number(*v, join(path, "h"), face.transfer) && ok;
+    if (auto v = field(*f, "h"))
+      ok = read_number(*v, join(path, "h"), face.transfer,
+                       "a number (the heat transfer coefficient, W/(m^2 K), >= 0)") &&
+           ok;
     if (auto v = field(*f, "emissivity")) {
-      if (read_number(*v, join(path, "emissivity"), face.emissivity) &&
-          !(face.emissivity > 0.0 && face.emissivity <= 1.0)) {
+      if (!read_number(*v, join(path, "emissivity"), face.emissivity,
+                       "a number in (0, 1] (the surface's emissivity)")) {
+        ok = false;
+      } else if (!(face.emissivity > 0.0 && face.emissivity <= 1.0)) {
         error(join(path, "emissivity"), *v,
               "must lie in (0, 1] (got " + v->Scalar() +
                   "): the fraction of a black body's radiation the surface emits");

@@ -292,8 +292,9 @@ class Checker {
     const auto& t = c_.time;
     if (t.dt) positive("time.dt", *t.dt);
     if (!(t.tolerance > 0.0 && t.tolerance < 1.0))
-      error("time.tolerance", "must be between 0 and 1 (a relative residual; got " +
-                                  format_number(t.tolerance) + ")");
+      error("time.tolerance",
+            "must lie strictly between 0 and 1, in (0, 1) (a relative residual; got " +
+                format_number(t.tolerance) + ")");
     // The implicit solves discretise the second-order flux form (solver/multigrid), whatever
     // the scheme says.
     if (t.method != solver::TimeMethod::explicit_euler && c_.scheme.kind != SchemeKind::order2)
@@ -316,6 +317,8 @@ class Checker {
     }
     if (t.steps && *t.steps < 0)
       error("time.steps", "must be >= 0 (got " + std::to_string(*t.steps) + ")");
+    else if (t.steps && static_cast<double>(*t.steps) > kMaxSteps)
+      error("time.steps", "must be at most 1e15 (got " + std::to_string(*t.steps) + ")");
     if (t.end_time) positive("time.end", *t.end_time);
   }
 

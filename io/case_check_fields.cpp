@@ -3,6 +3,8 @@
 // need, and dt against the stability limit of the coefficient fields.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -398,8 +400,9 @@ class FieldChecks {
         r_.finite(path, s.value);
       } else {
         r_.finite(path + ".value", s.value);
-        r_.finite(path + ".amplitude", s.amplitude);
-        r_.finite(path + ".frequency", s.frequency);
+        const bool amplitude = r_.finite(path + ".amplitude", s.amplitude);
+        const bool frequency = r_.finite(path + ".frequency", s.frequency);
+        if (amplitude && frequency) sine_without_effect(path, s);
       }
       return;
     }
@@ -416,6 +419,43 @@ class FieldChecks {
         sorted = false;
       }
     }
+    // Times before 0 are allowed (a pair there sets the value at t = 0 by interpolation), but
+    // a table whose times all lie at or before the start is the constant of its last pair.
+    const double last = s.table.back()[0];
+    if (sorted && s.table.size() > 1 && std::isfinite(last) && last <= 0.0)
+      r_.warning(indexed(indexed(path, s.table.size() - 1), 0),
+                 "every time of the table lies at or before t = 0 (the run starts at t = 0), so "
+                 "the value is " +
+                     format_number(s.table.back()[1]) +
+                     " throughout; give times from 0 on for it to vary during the run");
+  }
+
+  // value + amplitude * sin(2 pi frequency t) with one of amplitude and frequency 0 is the
+  // constant `value`: the other key was given for nothing.
+  void sine_without_effect(const std::string& path, const kernels::Schedule& s) {
+    // 2 pi frequency t must stay finite over the run (at least to t = 1), or the sine is NaN.
+    const auto& t = c_.time;
+    double horizon = 1.0;
+    if (t.end_time && std::isfinite(*t.end_time)) horizon = std::max(horizon, *t.end_time);
+    if (t.steps && t.dt && std::isfinite(*t.dt))
+      horizon = std::max(horizon, static_cast<double>(*t.steps) * *t.dt);
+    if (s.amplitude != 0.0 && !std::isfinite(2.0 * M_PI * std::abs(s.frequency) * horizon)) {
+      r_.error(path + ".frequency", format_number(s.frequency) +
+                                        " Hz is too large: 2 pi frequency t overflows before t = " +
+                                        format_number(horizon) +
+                                        ", so the sine has no value there");
+      return;
+    }
+    if (s.amplitude == 0.0 && s.frequency != 0.0)
+      r_.warning(path + ".frequency",
+                 "has no effect: the amplitude is 0 (or not given), so value + amplitude * "
+                 "sin(2 pi frequency t) stays " +
+                     format_number(s.value) + "; give amplitude for it to vary");
+    else if (s.amplitude != 0.0 && s.frequency == 0.0)
+      r_.warning(path + ".amplitude",
+                 "has no effect: the frequency is 0 (or not given), so value + amplitude * "
+                 "sin(2 pi frequency t) stays " +
+                     format_number(s.value) + "; give frequency (in Hz) for it to vary");
   }
 
   void check_sources() {
@@ -483,6 +523,8 @@ class FieldChecks {
         check_schedule(p + ".value", face.schedule());
       } else if (face.kind == BoundaryKind::dirichlet) {
         steady_takes_start(p + ".amplitude", face.schedule());
+        if (std::isfinite(face.amplitude) && std::isfinite(face.frequency))
+          sine_without_effect(p, face.schedule());
       } else if (face.kind == BoundaryKind::convective) {
         if (r_.finite(p + ".h", face.transfer) && face.transfer < 0.0)
           r_.error(p + ".h", "must be >= 0 (got " + format_number(face.transfer) +
@@ -497,6 +539,7 @@ class FieldChecks {
   // (docs/case-format.md), which the case may not mean.
   void steady_takes_start(const std::string& path, const kernels::Schedule& s) {
     if (c_.time.method != solver::TimeMethod::steady || s.constant()) return;
+    if (s.table.empty() && s.frequency == 0.0) return;  // constant: sine_without_effect says so
     const double start = s.at(0.0);
     if (!std::isfinite(start)) return;  // check_schedule says why
     r_.warning(path, "varies in time, and a steady solve takes it at t = 0 (" +
@@ -530,16 +573,16 @@ class FieldChecks {
       r_.warning(path, "an ambient of " +
                            format_number(std::abs(high) > std::abs(low) ? high : low) +
                            " K is far beyond any solid's range: check its units and exponent");
-    if (radiates) radiating_ambient(path, low);
+    if (radiates) radiating_ambient(path, low, !s.constant());
   }
 
   // eps sigma (u^4 - ambient^4) needs absolute temperatures. An ambient up to kColdSink is
   // taken as meant: a cold sink such as deep space (about 3 K) or liquid helium (4.2 K).
   static constexpr double kColdSink = 5.0;
-  void radiating_ambient(const std::string& path, double low) {
+  void radiating_ambient(const std::string& path, double low, bool varies) {
     if (low < 0.0)
       r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
-                         " K, below absolute zero)");
+                         " K" + (varies ? " at its lowest" : "") + ", below absolute zero)");
     else if (low > kColdSink && low < 150.0)
       r_.warning(path, "a radiating face's ambient of " + format_number(low) +
                            " K looks like degrees Celsius (an ambient up to 5 K is taken as a "
@@ -603,8 +646,15 @@ class FieldChecks {
     const Named& cold = *std::min_element(named.begin(), named.end(), by_value);
     const Named& warm = *std::max_element(named.begin(), named.end(), by_value);
     if (cold.warned || !(cold.value < 150.0 && warm.value > 250.0)) return;
-    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K beside " +
-                              format_number(warm.value) + " K (" + warm.path +
+    // A Dirichlet face without `value` holds 0 K: say so, since the case never wrote the 0.
+    const bool defaulted = cold.path.rfind("boundary.", 0) == 0 && cold.path.size() > 6 &&
+                           cold.path.compare(cold.path.size() - 6, 6, ".value") == 0 &&
+                           !r_.lines().empty() && !r_.given(cold.path);
+    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" +
+                              (defaulted ? " (value not given: a Dirichlet face holds 0 by "
+                                           "default)"
+                                         : "") +
+                              " beside " + format_number(warm.value) + " K (" + warm.path +
                               "): one of them looks like degrees Celsius; with materials every "
                               "temperature is in kelvin (K = degrees C + 273.15), unless the "
                               "case does span a cryogenic range");
@@ -630,10 +680,23 @@ class FieldChecks {
         const double tol = 1e-9 * h(a);
         if (x[i] < -tol || x[i] > c_.grid.length[i] + tol)
           r_.error(pa, std::string("lies outside the domain: ") + kAxisNames[a] + " = " +
-                           format_number(x[i]) + " but the domain is [0, " +
-                           format_number(c_.grid.length[i]) + "] on " + kAxisNames[a]);
+                           format_apart(x[i], x[i] < 0.0 ? 0.0 : c_.grid.length[i]) +
+                           " but the domain is [0, " + format_number(c_.grid.length[i]) + "] on " +
+                           kAxisNames[a]);
       }
     }
+  }
+
+  // v with as many digits as it takes to tell it from `bound` (1.0000000001, not 1, beside 1).
+  static std::string format_apart(double v, double bound) {
+    std::string text = format_number(v);
+    if (text != format_number(bound)) return text;
+    char buf[32];
+    for (int digits = 7; digits <= 17; ++digits) {
+      std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+      if (std::strtod(buf, nullptr) == v) break;
+    }
+    return buf;
   }
 
   const Case& c_;

@@ -124,7 +124,8 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
     if (!item.IsSequence() || item.size() != 2) {
       error(p, item,
             std::string("expected a [T, ") + what + "] pair, got " +
-                (item.IsSequence() ? "a list of " + std::to_string(item.size()) + " values"
+                (item.IsSequence() ? "a list of " + std::to_string(item.size()) +
+                                         (item.size() == 1 ? " value" : " values")
                                    : describe(item)));
       ok = false;
       continue;

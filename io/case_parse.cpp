@@ -41,6 +41,61 @@ std::string describe(const YAML::Node& n) {
   }
 }
 
+namespace {
+
+// The node as flow-style text into `out`, stopping once it is `limit` characters long (so an
+// alias-heavy document costs no more than that).
+void render(const YAML::Node& n, std::string& out, std::size_t limit) {
+  if (out.size() > limit) return;
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      out += n.Scalar();
+      return;
+    case YAML::NodeType::Sequence: {
+      out += "[";
+      bool first = true;
+      for (auto it = n.begin(); it != n.end() && out.size() <= limit; ++it) {
+        if (!first) out += ", ";
+        first = false;
+        render(*it, out, limit);
+      }
+      out += "]";
+      return;
+    }
+    case YAML::NodeType::Map: {
+      out += "{";
+      bool first = true;
+      for (auto it = n.begin(); it != n.end() && out.size() <= limit; ++it) {
+        if (!first) out += ", ";
+        first = false;
+        render(it->first, out, limit);
+        out += ": ";
+        render(it->second, out, limit);
+      }
+      out += "}";
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+std::string describe_value(const YAML::Node& n) {
+  if (n.IsScalar()) return (quoted(n) ? "the string " : "") + quote(n.Scalar());
+  if (!n.IsMap() && !n.IsSequence()) return describe(n);
+  constexpr std::size_t kLimit = 40;
+  std::string text;
+  render(n, text, kLimit);
+  if (text.size() > kLimit) {
+    text.resize(kLimit);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    text += " ...";
+  }
+  return describe(n) + " " + text;
+}
+
 // [-+]digits[.digits][e[-+]digits]; inf and nan as the header says.
 std::optional<double> parse_number(const std::string& s) {
   std::string body = s;
@@ -115,13 +170,12 @@ bool Reader::scalar(const YAML::Node& n, const std::string& path, const char* wh
   return false;
 }
 
-bool Reader::read_number(const YAML::Node& n, const std::string& path, double& out) {
-  if (!scalar(n, path, "a number")) return false;
-  const std::optional<double> v = quoted(n) ? std::nullopt : parse_number(n.Scalar());
+bool Reader::read_number(const YAML::Node& n, const std::string& path, double& out,
+                         const std::string& expected) {
+  const std::optional<double> v =
+      n.IsScalar() && !quoted(n) ? parse_number(n.Scalar()) : std::nullopt;
   if (!v) {
-    error(path, n,
-          std::string("expected a number, got ") + (quoted(n) ? "the string " : "") +
-              quote(n.Scalar()));
+    error(path, n, "expected " + expected + ", got " + describe_value(n));
     return false;
   }
   out = *v;

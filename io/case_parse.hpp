@@ -36,6 +36,9 @@ std::string list_names(const Names& names);
 int line_of(const YAML::Node& n);
 // "a map", "a list", "'text'" or "nothing", for "expected ..., got ..." messages.
 std::string describe(const YAML::Node& n);
+// describe() with a map's or list's text as written, cut at about 40 characters:
+// "a map {T: 300}", "a list [300, 310]", "the string '300'" (quoted), "'abc'".
+std::string describe_value(const YAML::Node& n);
 // Quoted and block scalars are strings even when they read like numbers.
 inline bool quoted(const YAML::Node& n) { return n.Tag() == "!"; }
 // YAML 1.2 core-schema floats, and .inf/.nan (also "inf", "nan"), which parse here so that
@@ -122,7 +125,11 @@ class Reader {
 
   bool scalar(const YAML::Node& n, const std::string& path, const char* what);
 
-  bool read_number(const YAML::Node& n, const std::string& path, double& out);
+  // A finite or non-finite number (the range checks judge it). `expected` says what the key
+  // takes when it is anything else ("a number (W/(m^2 K), >= 0)"); the message names what
+  // was found: `expected a number, got a map {T: 300}`.
+  bool read_number(const YAML::Node& n, const std::string& path, double& out,
+                   const std::string& expected = "a number");
 
   template <typename Int>
   bool read_int(const YAML::Node& n, const std::string& path, Int& out) {

@@ -50,7 +50,8 @@ void Reader::read_time(const YAML::Node& n, Case& c) {
     if (read_number(*v, "time.tolerance", tol)) {
       if (!(tol > 0.0 && tol < 1.0))
         error("time.tolerance", *v,
-              "must be between 0 and 1 (a relative residual; got " + v->Scalar() + ")");
+              "must lie strictly between 0 and 1, in (0, 1) (a relative residual; got " +
+                  v->Scalar() + ")");
       else
         c.time.tolerance = tol;
     }

@@ -81,7 +81,9 @@ bool Reader::read_shape(const Fields& f, const std::string& path, solver::ShapeS
 bool Reader::read_schedule(const YAML::Node& n, const std::string& path, double default_value,
                            kernels::Schedule& out) {
   out = kernels::Schedule{default_value, 0.0, 0.0, {}};
-  if (n.IsScalar()) return read_number(n, path, out.value);
+  if (n.IsScalar() || !n.IsDefined() || n.IsNull())
+    return read_number(n, path, out.value,
+                       "a number, a [[time, value], ...] table or {value, amplitude, frequency}");
   if (n.IsSequence()) {
     const std::size_t size = n.size();
     if (size > kMaxEntries) {
@@ -94,6 +96,18 @@ bool Reader::read_schedule(const YAML::Node& n, const std::string& path, double 
       error(path, n, "needs at least one [time, value] pair");
       return false;
     }
+    // [300, 310]: numbers where pairs belong, one message for the list rather than one per
+    // entry.
+    bool all_scalars = true;
+    for (std::size_t i = 0; i < size && all_scalars; ++i) all_scalars = n[i].IsScalar();
+    if (all_scalars) {
+      error(path, n,
+            "expected a table of [time, value] pairs, got " + describe_value(n) +
+                "; a table lists pairs ([[0, 300], [60, 310]]: 300 at t = 0, 310 from t = 60 "
+                "on), a constant is one number");
+      error_suppressed_.push_back(path);
+      return false;
+    }
     bool ok = true;
     for (std::size_t i = 0; i < size; ++i) {
       const YAML::Node item = n[i];
@@ -102,7 +116,8 @@ bool Reader::read_schedule(const YAML::Node& n, const std::string& path, double 
       if (!item.IsSequence() || item.size() != 2) {
         error(p, item,
               "expected a [time, value] pair, got " +
-                  (item.IsSequence() ? "a list of " + std::to_string(item.size()) + " values"
+                  (item.IsSequence() ? "a list of " + std::to_string(item.size()) +
+                                           (item.size() == 1 ? " value" : " values")
                                      : describe(item)));
         ok = false;
         continue;
@@ -130,7 +145,7 @@ bool Reader::read_schedule(const YAML::Node& n, const std::string& path, double 
   if (auto v = field(*f, "amplitude"))
     ok = read_number(*v, join(path, "amplitude"), out.amplitude) && ok;
   if (auto v = field(*f, "frequency"))
-    ok = read_number(*v, join(path, "frequency"), out.frequency) && ok;
+    ok = read_number(*v, join(path, "frequency"), out.frequency, "a number (in Hz)") && ok;
   return ok;
 }
 

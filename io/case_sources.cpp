@@ -55,10 +55,12 @@ void Reader::read_sources(const YAML::Node& n, Case& c) {
       read_shape(*f, p, s.shape);
       double v = 0.0;
       // Exactly one of the two is checked by check_case, which also sees overrides.
-      if (auto power = field(*f, "power"); power && read_number(*power, join(p, "power"), v))
+      if (auto power = field(*f, "power");
+          power && read_number(*power, join(p, "power"), v,
+                               "a number (the power in W; in 2D W/m, in 1D W/m^2)"))
         s.power = v;
       if (auto density = field(*f, "power_density");
-          density && read_number(*density, join(p, "power_density"), v))
+          density && read_number(*density, join(p, "power_density"), v, "a number (W/m^3)"))
         s.power_density = v;
       if ((f->count("power") && !s.power) || (f->count("power_density") && !s.power_density))
         error_suppressed_.push_back(p + ".power");  // keeps "give one of" quiet
