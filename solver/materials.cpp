@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "contacts.hpp"
 #include "expression.hpp"
 #include "kernels/boundary_rules.hpp"
 #include "kernels/face_conductance.hpp"
@@ -317,10 +318,12 @@ std::int64_t upper_neighbour(const Case& c, const NodeGrid& g, int axis, std::in
 }
 
 // Faces from the nodes' own materials: the harmonic mean of the two nodes' conductivities
-// along the axis (face_conductance.hpp), what the backends form from k alone.
+// along the axis (face_conductance.hpp), what the backends form from k alone, with a contact
+// between the two nodes' materials in series (the interface halfway between them).
 std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
                                               const std::vector<std::int32_t>& ids,
-                                              const std::vector<double>& k) {
+                                              const std::vector<double>& k,
+                                              const ContactTable& contacts) {
   const auto along = [&](std::int64_t i, int axis) {
     const std::int32_t m = ids[static_cast<std::size_t>(i)];
     if (m < 0 || c.materials.empty()) return k[static_cast<std::size_t>(i)];
@@ -334,7 +337,11 @@ std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < points; ++i) {
       const std::int64_t j = upper_neighbour(c, g, a, i);
-      if (j >= 0) K[static_cast<std::size_t>(i)] = kernels::face_conductance(along(i, a), along(j, a));
+      if (j < 0) continue;
+      const double Kij = kernels::face_conductance(along(i, a), along(j, a));
+      K[static_cast<std::size_t>(i)] = with_contact(
+          Kij, g.h[a],
+          contacts.resistance(ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(j)]));
     }
   }
   return faces;
@@ -498,9 +505,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     anisotropic = anisotropic || m.anisotropic();
     temperature = temperature || m.temperature_dependent();
   }
-  // An anisotropic conductivity, or laws that scale the faces, need the faces written out.
-  if (!fields->has_faces() && (anisotropic || temperature))
-    fields->faces = node_faces(c, g, ids, fields->conductivity);
+  // An anisotropic conductivity, laws that scale the faces, or contacts between materials
+  // need the faces written out. Below the grid the lines took the contacts already.
+  const ContactTable contacts(c);
+  if (!fields->has_faces() && (anisotropic || temperature || contacts.any()))
+    fields->faces = node_faces(c, g, ids, fields->conductivity, contacts);
   if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields);
 
   // Sources with equal schedules share one field (their densities add up, in case order); the

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "contacts.hpp"
 #include "expression.hpp"
 #include "kernels/boundary_rules.hpp"
 #include "materials.hpp"
@@ -280,9 +281,10 @@ struct Materials {
   std::vector<const Shape*> shape_list;
   std::vector<std::int32_t> material;  // per shape
   bool any_void = false;               // some region is a void
+  ContactTable contacts;               // R'' between materials (contacts.hpp)
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
-      : s(sampler), ids(node_ids) {
+      : s(sampler), ids(node_ids), contacts(sampler.c) {
     const Case& c = s.c;
     shapes.reserve(c.regions.size());
     for (std::size_t r = 0; r < c.regions.size(); ++r) {
@@ -428,6 +430,38 @@ struct Materials {
       batch.add(y);
     }
     classify(batch, node);
+    // Contacts: R'' at every change between two materials of a contact along the line,
+    // its ends included: the material at each end (the node's own where the line runs through
+    // the nodes, else the point's) against the piece beside it, so that an interface on a node
+    // plane counts on the one face that crosses it.
+    std::int32_t ends[2] = {-1, -1};
+    if (contacts.any()) {
+      const auto ic = s.coords(node);
+      bool through = true;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a && x[b] != static_cast<double>(ic[b]) * s.h[b]) through = false;
+      std::int64_t stride = 1;
+      for (int b = 0; b < a; ++b) stride *= s.n[b];
+      const std::int64_t upper = ic[a] + 1 < s.n[a] ? node + stride : node - (s.n[a] - 1) * stride;
+      double y[3] = {x[0], x[1], x[2]};
+      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+      ends[0] = through ? ids[static_cast<std::size_t>(node)] : this->at(y, node);
+      y[a] = s.wrap(a, x1);
+      ends[1] = through ? ids[static_cast<std::size_t>(upper)] : this->at(y, upper);
+    }
+    // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end).
+    const auto contact_sum = [&](std::int32_t from, std::size_t lo, std::size_t hi,
+                                 std::int32_t to) {
+      double r = 0.0;
+      std::int32_t prev = from;
+      for (std::size_t p = lo; p < hi; ++p) {
+        const std::int32_t m = batch.material[p];
+        if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
+        prev = m;
+      }
+      if (to >= 0 && prev >= 0 && to != prev) r += contacts.resistance(prev, to);
+      return r;
+    };
     if (strip_lo || strip_hi) {
       // The pieces that count: from the first to the last that is not the end's void.
       std::vector<double> lengths;
@@ -450,6 +484,9 @@ struct Materials {
         if (batch.material[p] == kVoid) return 0.0;  // a void between: no conduction
         r += lengths[p] / k(batch.material[p], a);
       }
+      // A stripped end is the void's, which has no contact: only the ends kept count.
+      if (contacts.any())
+        r += contact_sum(strip_lo ? -1 : ends[0], lo, hi, strip_hi ? -1 : ends[1]);
       return s.h[a] / r;
     }
     double resistance = 0.0;
@@ -468,6 +505,9 @@ struct Materials {
       one = one && m == first;
       resistance += len / k(m, a);
     }
+    const double contact = contacts.any() ? contact_sum(ends[0], 0, piece, ends[1]) : 0.0;
+    if (contact > 0.0)
+      return with_contact(one ? k(first, a) : s.h[a] / resistance, s.h[a], contact);
     return one ? k(first, a) : s.h[a] / resistance;
   }
 
