@@ -25,9 +25,10 @@ double MemoryEstimate::device_bytes() const {
 namespace {
 
 // The faces' conductances come with the coefficient fields where sub-grid geometry, an
-// anisotropic k or temperature laws give them (solver/materials.cpp).
+// anisotropic k, temperature laws or a contact resistance give them (solver/materials.cpp).
 bool fields_give_faces(const Case& c) {
   bool given = c.has_fields() && samples_subgrid(c);
+  for (const ContactSpec& contact : c.contacts) given = given || contact.resistance > 0.0;
   for (const MaterialSpec& m : c.materials)
     given = given || m.temperature_dependent() || m.anisotropic();
   return given;

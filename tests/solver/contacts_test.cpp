@@ -1,0 +1,284 @@
+// Thermal contact resistance between materials (Case::contacts, solver/contacts.hpp): a layered
+// wall of copper and silicon between two Dirichlet faces passes q = dT / (L1/k1 + R'' + L2/k2)
+// and its temperature jumps by q R'' at the interface, exactly at the nodes in the steady state
+// (each segment's series resistance is exact for piecewise-linear profiles), whether the
+// interface lies halfway between two nodes, elsewhere between them or on a node, and whether
+// the geometry is sampled below the grid (a box region) or given per node (a material map);
+// along y as along x, with an anisotropic material; explicit steps and backward Euler settle
+// on the same field; the heat-flow report balances; a contact of 0 changes nothing, bit for
+// bit; and the explicit stability limit does not shrink.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#include "solver/heat_flows.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::kernels::BoundaryKind;
+using heatsim::solver::Case;
+namespace mg = heatsim::solver::multigrid;
+
+constexpr double kLength = 0.03, kHot = 350.0, kCold = 300.0;
+constexpr double kCopper = 400.0, kSilicon = 150.0;
+
+// Copper on [0, interface], silicon beyond, along `axis` of a `dims`-D grid (31 nodes along
+// it, h = 1 mm; 5 across, insulated); Dirichlet kHot at the axis's lower face, kCold at the
+// upper one. `map`: the materials as a per-node map (interface halfway between the nodes
+// either side of `interface`) instead of a box. Silicon is anisotropic in 2D (k across 30).
+Case wall(double interface, double R, int dims = 1, int axis = 0, bool map = false) {
+  Case c;
+  c.grid.dims = dims;
+  c.grid.n = {5, 5, 1};
+  c.grid.length = {0.004, 0.004, 1.0};
+  c.grid.n[axis] = 31;
+  c.grid.length[axis] = kLength;
+  if (dims == 1) c.grid.n[1] = 1;
+  c.materials = {material("copper", kCopper, 8900, 385), material("silicon", kSilicon, 2330, 700)};
+  if (dims == 2) {
+    c.materials[1].axes = {30.0, 30.0, 30.0};
+    c.materials[1].axes[axis] = kSilicon;
+  }
+  if (map) {
+    heatsim::solver::RegionSpec r;
+    r.shape.kind = heatsim::solver::ShapeKind::file;
+    r.ids = {{1, "copper"}, {2, "silicon"}};
+    const std::int64_t points = c.grid.n[0] * c.grid.n[1];
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t along = axis == 0 ? i % c.grid.n[0] : i / c.grid.n[0];
+      r.map.push_back(static_cast<double>(along) * 1e-3 < interface ? 1 : 2);
+    }
+    c.regions = {r};
+  } else {
+    std::array<double, 3> upper{1.0, 1.0, 1.0};
+    upper[axis] = interface;
+    c.regions = {region("silicon"), region("copper", box({0, 0, 0}, upper))};
+  }
+  if (R >= 0.0) c.contacts = {{{"copper", "silicon"}, R}};
+  for (int f = 0; f < 2 * dims; ++f) c.boundary[f].kind = BoundaryKind::neumann;
+  c.boundary[2 * axis].kind = BoundaryKind::dirichlet;
+  c.boundary[2 * axis].value = kHot;
+  c.boundary[2 * axis + 1].kind = BoundaryKind::dirichlet;
+  c.boundary[2 * axis + 1].value = kCold;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  c.time.tolerance = 1e-13;
+  return c;
+}
+
+double flux(double interface, double R) {
+  return (kHot - kCold) / (interface / kCopper + R + (kLength - interface) / kSilicon);
+}
+
+std::vector<double> implicit_field(const Case& c, heatsim::solver::TimeMethod method, double dt,
+                                   int steps) {
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  mg::ImplicitStepper stepper(p, fields, method, dt,
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  std::vector<double> u(static_cast<std::size_t>(p.points()), kCold);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  for (int s = 0; s < std::max(steps, 1); ++s) stepper.advance(u, s);
+  return u;
+}
+
+std::vector<double> steady_field(const Case& c) {
+  return implicit_field(c, heatsim::solver::TimeMethod::steady, 0.0, 1);
+}
+
+// The node index of position `q` along `axis` on row 2 across it (row 0 in 1D).
+std::size_t node(const Case& c, int axis, int q) {
+  if (c.grid.dims == 1) return static_cast<std::size_t>(q);
+  return static_cast<std::size_t>(axis == 0 ? 2 * c.grid.n[0] + q : q * c.grid.n[0] + 2);
+}
+
+// The exact profile at every node, and the jump extrapolated from the nodes either side.
+void expect_exact(const Case& c, const std::vector<double>& u, double interface, double R, int axis,
+                  bool node_on_copper_side) {
+  const double q = flux(interface, R), h = 1e-3;
+  for (int k = 0; k < 31; ++k) {
+    const double x = k * h;
+    const bool copper = x < interface - 1e-12 || (node_on_copper_side && x <= interface + 1e-12);
+    const double exact = copper ? kHot - q * x / kCopper : kCold + q * (kLength - x) / kSilicon;
+    EXPECT_NEAR(u[node(c, axis, k)], exact, 1e-9 * (kHot - kCold)) << "node " << k;
+  }
+  // Flux through the first segment (all copper), and the jump at the interface.
+  const double q_nodes = kCopper * (u[node(c, axis, 0)] - u[node(c, axis, 1)]) / h;
+  EXPECT_NEAR(q_nodes, q, 1e-9 * q);
+  int last = 0;  // the last copper node
+  while ((last + 1) * h < interface - 1e-12 ||
+         (node_on_copper_side && (last + 1) * h <= interface + 1e-12))
+    ++last;
+  const double left = u[node(c, axis, last)] - q * (interface - last * h) / kCopper;
+  const double right = u[node(c, axis, last + 1)] + q * ((last + 1) * h - interface) / kSilicon;
+  EXPECT_NEAR(left - right, q * R, 1e-9 * std::max(q * R, kHot - kCold));
+}
+
+TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
+  const double R = 1e-4;
+  // Halfway between nodes 10 and 11, a third of the way from 10 to 11, and on node 10 (which
+  // the copper box holds: the contact lies on the face toward silicon).
+  for (double interface : {0.0105, 0.0103, 0.010}) {
+    SCOPED_TRACE(interface);
+    const Case c = wall(interface, R);
+    expect_exact(c, steady_field(c), interface, R, 0, true);
+  }
+  // A material map: the interface halfway between nodes.
+  const Case m = wall(0.0105, R, 1, 0, true);
+  expect_exact(m, steady_field(m), 0.0105, R, 0, false);
+  // Without the contact the same wall gives q without R'' (the test can tell them apart).
+  const Case none = wall(0.0105, -1.0);
+  expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
+}
+
+// 2D: the wall along x and along y, silicon anisotropic (30 across); every row the 1D profile.
+TEST(Contacts, SteadyWall2DAlongEitherAxis) {
+  const double R = 2e-5;
+  for (int axis : {0, 1})
+    for (bool map : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "axis " << axis << (map ? " map" : " box"));
+      const Case c = wall(0.0105, R, 2, axis, map);
+      const std::vector<double> u = steady_field(c);
+      expect_exact(c, u, 0.0105, R, axis, false);
+      // The rows across agree (insulated sides, a planar interface).
+      for (int k = 0; k < 31; ++k)
+        for (int r = 0; r < 5; ++r) {
+          const std::size_t i = static_cast<std::size_t>(axis == 0 ? r * 31 + k : k * 5 + r);
+          EXPECT_NEAR(u[i], u[node(c, axis, k)], 1e-10 * (kHot - kCold));
+        }
+    }
+}
+
+// Explicit steps (dt a little under the limit) and backward Euler both settle on the steady
+// field; the limit with a contact is no smaller than without (R'' only lowers conductance).
+TEST(Contacts, TransientRunsSettleOnTheSteadyField) {
+  const double R = 1e-4;
+  for (bool map : {false, true}) {
+    SCOPED_TRACE(map ? "map" : "box");
+    Case c = wall(0.0105, R, 1, 0, map);
+    const std::vector<double> steady = steady_field(c);
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const double limit = heatsim::solver::field_stability(c, *fields).dt_limit;
+    const Case plain = wall(0.0105, -1.0, 1, 0, map);
+    const double plain_limit =
+        heatsim::solver::field_stability(plain, *heatsim::solver::coefficient_fields(plain))
+            .dt_limit;
+    EXPECT_GE(limit, plain_limit);
+    ASSERT_TRUE(std::isfinite(limit) && limit > 0.0);
+
+    c.time.method = heatsim::solver::TimeMethod::explicit_euler;
+    const double dt = 0.9 * limit;
+    const auto p = heatsim::solver::make_problem(c, dt, fields);
+    auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+    backend->setup(p);
+    std::vector<double> u(steady.size(), kCold);
+    heatsim::solver::set_dirichlet_nodes(c, u);
+    backend->upload(u);
+    backend->advance(static_cast<std::int64_t>(300.0 / dt), 0);  // many time constants
+    backend->download(u);
+    for (std::size_t i = 0; i < u.size(); ++i)
+      EXPECT_NEAR(u[i], steady[i], 1e-9 * (kHot - kCold)) << "node " << i;
+
+    // Backward Euler and BDF2 with steps far beyond the time constants; Crank-Nicolson (not
+    // L-stable) with steps that damp its stiffest mode by 0.84 a step, over 300 s.
+    using heatsim::solver::TimeMethod;
+    const struct {
+      TimeMethod method;
+      double dt;
+      int steps;
+    } runs[] = {{TimeMethod::backward_euler, 1e6, 4},
+                {TimeMethod::bdf2, 1e6, 4},
+                {TimeMethod::crank_nicolson, 0.05, 6000}};
+    for (const auto& run : runs) {
+      c.time.method = run.method;
+      const std::vector<double> v = implicit_field(c, run.method, run.dt, run.steps);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        EXPECT_NEAR(v[i], steady[i], 1e-9 * (kHot - kCold))
+            << "node " << i << ", method " << static_cast<int>(run.method);
+    }
+  }
+}
+
+// The heat-flow report at the steady state: q in at x-, q out at x+, balanced.
+TEST(Contacts, HeatFlowsBalance) {
+  const double R = 1e-4;
+  const Case c = wall(0.0103, R, 2, 0, false);
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+  const std::vector<double> u = steady_field(c);
+  const auto surfaces = heatsim::solver::void_surfaces(c, heatsim::solver::material_ids(c));
+  const heatsim::solver::HeatFlowMeter meter(c, p, fields, surfaces);
+  const heatsim::solver::HeatFlowReport flows = meter.report(u, 0.0);
+  const double q = flux(0.0103, R) * 0.004;  // W per metre of depth over the 4 mm face
+  ASSERT_GE(flows.flows.size(), 2u);
+  EXPECT_NEAR(flows.flows[0].rate, q, 1e-9 * q) << flows.flows[0].what;
+  EXPECT_NEAR(flows.flows[1].rate, -q, 1e-9 * q) << flows.flows[1].what;
+  EXPECT_LT(std::abs(flows.imbalance), 1e-10 * flows.largest);
+}
+
+// A contact of 0 is no contact: the same fields and the same steady and explicit results, bit
+// for bit, with the geometry sampled or mapped.
+TEST(Contacts, ZeroResistanceIsBitIdenticalToNone) {
+  for (bool map : {false, true}) {
+    SCOPED_TRACE(map ? "map" : "box");
+    Case zero = wall(0.0103, 0.0, 2, 0, map), none = wall(0.0103, -1.0, 2, 0, map);
+    const auto fz = heatsim::solver::coefficient_fields(zero);
+    const auto fn = heatsim::solver::coefficient_fields(none);
+    for (int a = 0; a < 3; ++a) EXPECT_EQ(fz->faces[a], fn->faces[a]) << "axis " << a;
+    EXPECT_EQ(steady_field(zero), steady_field(none));
+    std::vector<double> out[2];
+    int k = 0;
+    for (Case* c : {&zero, &none}) {
+      c->time.method = heatsim::solver::TimeMethod::explicit_euler;
+      auto f = heatsim::solver::coefficient_fields(*c);
+      const auto p = heatsim::solver::make_problem(*c, 1e-3, f);
+      auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+      backend->setup(p);
+      std::vector<double> u(static_cast<std::size_t>(p.points()), kCold);
+      heatsim::solver::set_dirichlet_nodes(*c, u);
+      backend->upload(u);
+      backend->advance(500, 0);
+      backend->download(out[k++]);
+    }
+    EXPECT_EQ(out[0], out[1]);
+  }
+}
+
+// What the solver refuses itself (io/ reports the same with lines first).
+TEST(Contacts, TableRefusesBadPairs) {
+  Case c = wall(0.0105, 1e-4);
+  c.contacts.push_back({{"silicon", "copper"}, 2e-4});
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+  c = wall(0.0105, 1e-4);
+  c.contacts[0].between[1] = "copper";
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+  c = wall(0.0105, -2.0);
+  c.contacts = {{{"copper", "silicon"}, -1e-4}};
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+  // A temperature-dependent conductivity cannot take a contact yet: refused, not ignored.
+  c = wall(0.0105, 1e-4);
+  c.materials[0].conductivity_table = {{300.0, 400.0}, {400.0, 390.0}};
+  try {
+    heatsim::solver::coefficient_fields(c);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("contacts[0].between: 'copper' has a temperature"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace heatsim_tests
