@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -40,13 +41,13 @@ constexpr double kCopper = 400.0, kSilicon = 150.0;
 Case wall(double interface, double R, int dims = 1, int axis = 0, bool map = false) {
   Case c;
   c.grid.dims = dims;
-  c.grid.n = {5, 5, 1};
-  c.grid.length = {0.004, 0.004, 1.0};
+  c.grid.n = {5, 5, dims == 3 ? 5 : 1};
+  c.grid.length = {0.004, 0.004, dims == 3 ? 0.004 : 1.0};
   c.grid.n[axis] = 31;
   c.grid.length[axis] = kLength;
   if (dims == 1) c.grid.n[1] = 1;
   c.materials = {material("copper", kCopper, 8900, 385), material("silicon", kSilicon, 2330, 700)};
-  if (dims == 2) {
+  if (dims >= 2) {
     c.materials[1].axes = {30.0, 30.0, 30.0};
     c.materials[1].axes[axis] = kSilicon;
   }
@@ -54,9 +55,11 @@ Case wall(double interface, double R, int dims = 1, int axis = 0, bool map = fal
     heatsim::solver::RegionSpec r;
     r.shape.kind = heatsim::solver::ShapeKind::file;
     r.ids = {{1, "copper"}, {2, "silicon"}};
-    const std::int64_t points = c.grid.n[0] * c.grid.n[1];
+    const std::int64_t points = c.grid.n[0] * c.grid.n[1] * c.grid.n[2];
     for (std::int64_t i = 0; i < points; ++i) {
-      const std::int64_t along = axis == 0 ? i % c.grid.n[0] : i / c.grid.n[0];
+      const std::int64_t along = axis == 0   ? i % c.grid.n[0]
+                                 : axis == 1 ? i / c.grid.n[0] % c.grid.n[1]
+                                             : i / (c.grid.n[0] * c.grid.n[1]);
       r.map.push_back(static_cast<double>(along) * 1e-3 < interface ? 1 : 2);
     }
     c.regions = {r};
@@ -98,10 +101,11 @@ std::vector<double> steady_field(const Case& c) {
   return implicit_field(c, heatsim::solver::TimeMethod::steady, 0.0, 1);
 }
 
-// The node index of position `q` along `axis` on row 2 across it (row 0 in 1D).
+// The node index of position `q` along `axis` on the middle line across it (in 1D, q).
 std::size_t node(const Case& c, int axis, int q) {
-  if (c.grid.dims == 1) return static_cast<std::size_t>(q);
-  return static_cast<std::size_t>(axis == 0 ? 2 * c.grid.n[0] + q : q * c.grid.n[0] + 2);
+  std::array<std::int64_t, 3> at{0, 0, 0};
+  for (int a = 0; a < c.grid.dims; ++a) at[a] = a == axis ? q : 2;
+  return static_cast<std::size_t>((at[2] * c.grid.n[1] + at[1]) * c.grid.n[0] + at[0]);
 }
 
 // The exact profile at every node, and the jump extrapolated from the nodes either side.
@@ -143,22 +147,31 @@ TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
   expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
 }
 
-// 2D: the wall along x and along y, silicon anisotropic (30 across); every row the 1D profile.
-TEST(Contacts, SteadyWall2DAlongEitherAxis) {
+// 2D and 3D: the wall along x, y and z, silicon anisotropic (30 across), the interface halfway
+// between nodes and on a node plane; every line along the axis has the 1D profile.
+TEST(Contacts, SteadyWallAlongEveryAxis) {
   const double R = 2e-5;
-  for (int axis : {0, 1})
-    for (bool map : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "axis " << axis << (map ? " map" : " box"));
-      const Case c = wall(0.0105, R, 2, axis, map);
-      const std::vector<double> u = steady_field(c);
-      expect_exact(c, u, 0.0105, R, axis, false);
-      // The rows across agree (insulated sides, a planar interface).
-      for (int k = 0; k < 31; ++k)
-        for (int r = 0; r < 5; ++r) {
-          const std::size_t i = static_cast<std::size_t>(axis == 0 ? r * 31 + k : k * 5 + r);
-          EXPECT_NEAR(u[i], u[node(c, axis, k)], 1e-10 * (kHot - kCold));
+  for (int dims : {2, 3})
+    for (int axis = 0; axis < dims; ++axis)
+      for (double interface : {0.0105, 0.010})
+        for (bool map : {false, true}) {
+          if (map && interface == 0.010) continue;  // a map's interface lies between nodes
+          SCOPED_TRACE(testing::Message() << dims << "D, axis " << axis << ", interface "
+                                          << interface << (map ? ", map" : ", box"));
+          const Case c = wall(interface, R, dims, axis, map);
+          const std::vector<double> u = steady_field(c);
+          expect_exact(c, u, interface, R, axis, !map);
+          // Every node equals the middle line's at its position along the axis (insulated
+          // sides, a planar interface).
+          const std::int64_t n0 = c.grid.n[0], n1 = c.grid.n[1];
+          for (std::size_t i = 0; i < u.size(); ++i) {
+            const std::int64_t at[3] = {static_cast<std::int64_t>(i) % n0,
+                                        static_cast<std::int64_t>(i) / n0 % n1,
+                                        static_cast<std::int64_t>(i) / (n0 * n1)};
+            EXPECT_NEAR(u[i], u[node(c, axis, static_cast<int>(at[axis]))], 1e-10 * (kHot - kCold))
+                << "node " << i;
+          }
         }
-    }
 }
 
 // Explicit steps (dt a little under the limit) and backward Euler both settle on the steady
