@@ -50,18 +50,28 @@ struct Shape {
   // axis, within not on every one).
   std::array<std::vector<char>, 3> meets, within;
 
-  bool contains(const double* x, int dims) const {
+  // `tol` (per axis, or null for none): how far outside a box's bounds a point still counts
+  // as inside, and a ball's surface (the smallest of them): the node test's tolerance
+  // (materials.cpp), for points on node planes.
+  bool contains(const double* x, int dims, const double* tol = nullptr) const {
     const ShapeSpec& s = *spec;
     switch (s.kind) {
       case ShapeKind::everywhere:
         return true;
       case ShapeKind::box:
-        for (int a = 0; a < dims; ++a)
-          if (x[a] < s.lower[a] || x[a] > s.upper[a]) return false;
+        for (int a = 0; a < dims; ++a) {
+          const double t = tol ? tol[a] : 0.0;
+          if (x[a] < s.lower[a] - t || x[a] > s.upper[a] + t) return false;
+        }
         return true;
       case ShapeKind::ball: {
         double r2 = 0.0;
         for (int a = 0; a < dims; ++a) r2 += (x[a] - s.center[a]) * (x[a] - s.center[a]);
+        if (tol) {
+          double t = tol[0];
+          for (int a = 1; a < dims; ++a) t = std::min(t, tol[a]);
+          return std::sqrt(r2) <= s.radius + t;
+        }
         return r2 <= s.radius * s.radius;
       }
       case ShapeKind::where: {
@@ -309,6 +319,18 @@ struct Materials {
       if (shapes[r].contains(x, s.dims)) m = material[r];
     return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
   }
+  // The material at point x on a node plane as the node test gives it (materials.cpp: a box
+  // bound or ball surface within 1e-9 of a spacing counts as through the point), else node
+  // `fallback`'s: so that a line's end on an interface written at a node's coordinate takes
+  // the side the node takes, whatever the rounding of the coordinates.
+  std::int32_t at_node_plane(const double* x, std::int64_t fallback) const {
+    double tol[3] = {0, 0, 0};
+    for (int a = 0; a < s.dims; ++a) tol[a] = 1e-9 * s.h[a];
+    std::int32_t m = -1;
+    for (std::size_t r = 0; r < shapes.size(); ++r)
+      if (shapes[r].contains(x, s.dims, tol)) m = material[r];
+    return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
+  }
   // at() for every point of `b`, into b.material.
   void classify(Points& b, std::int64_t fallback) const {
     b.material.assign(b.size(), -1);
@@ -445,9 +467,10 @@ struct Materials {
       const std::int64_t upper = ic[a] + 1 < s.n[a] ? node + stride : node - (s.n[a] - 1) * stride;
       double y[3] = {x[0], x[1], x[2]};
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
-      ends[0] = through ? ids[static_cast<std::size_t>(node)] : this->at(y, node);
-      y[a] = s.wrap(a, x1);
-      ends[1] = through ? ids[static_cast<std::size_t>(upper)] : this->at(y, upper);
+      ends[0] = through ? ids[static_cast<std::size_t>(node)] : at_node_plane(y, node);
+      // The upper node's coordinate as the node test computes it (not x0 + h, which rounds).
+      y[a] = static_cast<double>(s.coords(upper)[a]) * s.h[a];
+      ends[1] = through ? ids[static_cast<std::size_t>(upper)] : at_node_plane(y, upper);
     }
     // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end).
     const auto contact_sum = [&](std::int32_t from, std::size_t lo, std::size_t hi,

@@ -174,6 +174,36 @@ TEST(Contacts, SteadyWallAlongEveryAxis) {
         }
 }
 
+// Where a box bound splits a face's cross-section, each piece takes the contacts its own line
+// crosses: copper over x <= b, y <= 1.2 mm on silicon (2D, h = 1 mm). The x face from node
+// (10, 1) (copper) to (11, 1) (silicon) has 0.7 mm of its 1 mm cross-section beside the copper
+// (a line copper then silicon: the contact in series) and 0.3 mm above it (silicon alone).
+TEST(Contacts, SplitFaceTakesTheContactPieceByPiece) {
+  const double R = 1e-4, h = 1e-3;
+  for (double b : {0.0105, 0.010}) {
+    SCOPED_TRACE(b);
+    Case c = wall(b, R, 2, 0, false);
+    c.materials[1].axes = {0.0, 0.0, 0.0};  // isotropic silicon
+    c.regions[1].shape.upper[1] = 0.0012;
+    const auto ids = heatsim::solver::material_ids(c);
+    const auto fields = heatsim::solver::coefficient_fields(c, ids);
+    const std::int64_t n0 = c.grid.n[0], i = 1 * n0 + 10;
+    ASSERT_EQ(ids[static_cast<std::size_t>(i)], 0);      // copper
+    ASSERT_EQ(ids[static_cast<std::size_t>(i + 1)], 1);  // silicon
+    // The line beside the copper: copper from x = 10 h to b, silicon to 11 h, R'' between.
+    const double beside = h / ((b - 10 * h) / kCopper + (11 * h - b) / kSilicon + R);
+    EXPECT_NEAR(fields->face(0, i, i + 1), 0.7 * beside + 0.3 * kSilicon, 1e-12 * kCopper);
+    // The face before it: copper throughout beside the box, silicon above it; no contact.
+    EXPECT_NEAR(fields->face(0, i - 1, i), 0.7 * kCopper + 0.3 * kSilicon, 1e-12 * kCopper);
+    // Along y from (10, 1) to (10, 2): copper to 1.2 mm, silicon beyond, R'' between, over the
+    // cross-section [9.5, min(b, 10.5)] x of copper and the rest of silicon.
+    const double copper_width = std::min(b, 10.5 * h) - 9.5 * h;
+    const double up = h / (0.2 * h / kCopper + 0.8 * h / kSilicon + R);
+    EXPECT_NEAR(fields->face(1, i, i + n0), (copper_width * up + (h - copper_width) * kSilicon) / h,
+                1e-12 * kCopper);
+  }
+}
+
 // Explicit steps (dt a little under the limit) and backward Euler both settle on the steady
 // field; the limit with a contact is no smaller than without (R'' only lowers conductance).
 TEST(Contacts, TransientRunsSettleOnTheSteadyField) {
