@@ -23,16 +23,6 @@ ContactTable::ContactTable(const Case& c) : count_(static_cast<std::int32_t>(c.m
                                   contact.between[0] + "' and itself");
     if (!(contact.resistance >= 0.0) || std::isinf(contact.resistance))
       throw std::invalid_argument(key + ".resistance: must be finite and >= 0 (m^2 K/W)");
-    // A face's temperature law splits its reference resistance between the two materials'
-    // parts, each scaled by its k(T) / k_ref (kernels/temperature_laws.hpp); a third part that
-    // stays constant has no place there yet.
-    for (int s = 0; s < 2 && contact.resistance > 0.0; ++s)
-      if (c.materials[static_cast<std::size_t>(m[s])].conductivity_table.size() > 1)
-        throw std::invalid_argument(
-            key + ".between: '" + contact.between[s] +
-            "' has a temperature-dependent conductivity; a contact resistance at its faces is "
-            "not supported (give the contact as a thin layer of material, or a constant "
-            "conductivity)");
     const std::size_t ab = static_cast<std::size_t>(m[0]) * static_cast<std::size_t>(count_) +
                            static_cast<std::size_t>(m[1]);
     const std::size_t ba = static_cast<std::size_t>(m[1]) * static_cast<std::size_t>(count_) +

@@ -23,8 +23,7 @@ class ContactTable {
   ContactTable() = default;
   // Throws std::invalid_argument ("contacts[1].between[0]: unknown material 'cu'") for a name
   // not among the materials, a material paired with itself, a pair given twice or a
-  // resistance that is negative or not a number (what io/ reports with lines beforehand), and
-  // for a contact R'' > 0 at a material whose conductivity depends on the temperature.
+  // resistance that is negative or not a number: what io/ reports with lines beforehand.
   explicit ContactTable(const Case& c);
 
   // Whether some pair has R'' > 0 (a contact of 0 changes nothing and is not applied).

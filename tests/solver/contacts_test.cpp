@@ -310,17 +310,75 @@ TEST(Contacts, TableRefusesBadPairs) {
   c = wall(0.0105, -2.0);
   c.contacts = {{{"copper", "silicon"}, -1e-4}};
   EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
-  // A temperature-dependent conductivity cannot take a contact yet: refused, not ignored.
-  c = wall(0.0105, 1e-4);
-  c.materials[0].conductivity_table = {{300.0, 400.0}, {400.0, 390.0}};
-  try {
-    heatsim::solver::coefficient_fields(c);
-    ADD_FAILURE() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("contacts[0].between: 'copper' has a temperature"),
-              std::string::npos)
-        << e.what();
+}
+
+// A temperature-dependent conductivity: each material's part of a contact face scales with its
+// k(T)/k_ref, the contact's part stays. Copper's k falls from 400 at 300 K to 200 at 400 K.
+Case hot_wall(double interface, double R) {
+  Case c = wall(interface, R);
+  c.materials[0].conductivity_table = {{300.0, 400.0}, {400.0, 200.0}};
+  c.boundary[0].value = 400.0;
+  return c;
+}
+double copper_k(double T) { return 400.0 - 2.0 * (std::clamp(T, 300.0, 400.0) - 300.0); }
+
+TEST(Contacts, TemperatureDependentPartsScaleAndTheContactStays) {
+  const double R = 1e-4, h = 1e-3;
+  for (double interface : {0.0105, 0.0103}) {
+    SCOPED_TRACE(interface);
+    const Case c = hot_wall(interface, R);
+    const auto fields = heatsim::solver::coefficient_fields(c);
+    ASSERT_TRUE(fields->temperature);
+    const auto& laws = *fields->temperature;
+    const double copper = interface - 10 * h, silicon = 11 * h - interface;
+    const double reference = fields->face(0, 10, 11);
+    EXPECT_NEAR(reference, h / (copper / 400.0 + R + silicon / kSilicon), 1e-12 * reference);
+    for (double T : {300.0, 350.0, 390.0}) {
+      const double exact = h / (copper / copper_k(T) + R + silicon / kSilicon);
+      EXPECT_NEAR(laws.face(0, 10, 11, reference, T, 320.0), exact, 1e-12 * exact) << T;
+    }
+    // Steady (Picard iterations on the multigrid solve): the flux through the contact face,
+    // from the closed form at node 10's temperature, equals silicon's and copper's beside it.
+    const std::vector<double> u = steady_field(c);
+    const double q_silicon = kSilicon * (u[12] - u[13]) / h;
+    const double q_contact =
+        h / (copper / copper_k(u[10]) + R + silicon / kSilicon) * (u[10] - u[11]) / h;
+    EXPECT_NEAR(q_contact, q_silicon, 1e-8 * q_silicon);
+    const double q_copper =
+        laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]) * (u[9] - u[10]) / h;
+    EXPECT_NEAR(q_copper, q_silicon, 1e-8 * q_silicon);
+    // The copper side is hotter than a constant 400 would leave it (k falls with T).
+    const std::vector<double> constant = steady_field(wall(interface, R));
+    EXPECT_GT(u[5], constant[5]);
   }
+}
+
+// Explicit steps evaluate the same contact face: one step from a field across the interface.
+TEST(Contacts, TemperatureDependentExplicitStep) {
+  const double R = 1e-4, h = 1e-3;
+  Case c = hot_wall(0.0105, R);
+  c.time.method = heatsim::solver::TimeMethod::explicit_euler;
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double dt = 0.5 * heatsim::solver::field_stability(c, *fields).dt_limit;
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+  backend->setup(p);
+  std::vector<double> u(31);
+  for (int k = 0; k < 31; ++k) u[k] = 400.0 - 3.0 * k - (k > 10 ? 20.0 : 0.0);
+  backend->upload(u);
+  backend->advance(1, 0);
+  std::vector<double> next;
+  backend->download(next);
+  const auto& laws = *fields->temperature;
+  const double left = laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]);
+  const double contact = h / (0.5 * h / copper_k(u[10]) + R + 0.5 * h / kSilicon);
+  const double change =
+      dt / (8900.0 * 385.0) * (left * (u[9] - u[10]) + contact * (u[11] - u[10])) / (h * h);
+  EXPECT_NEAR(next[10] - u[10], change, 1e-10 * std::abs(change));
+  const double right = kSilicon;
+  const double change11 =
+      dt / (2330.0 * 700.0) * (contact * (u[10] - u[11]) + right * (u[12] - u[11])) / (h * h);
+  EXPECT_NEAR(next[11] - u[11], change11, 1e-10 * std::abs(change11));
 }
 
 }  // namespace
