@@ -79,6 +79,12 @@ void print_real_problem(const PreparedRun& run) {
                    count[static_cast<std::int32_t>(i)]);
       }
     }
+    // Contacts: R'' in series at every face between the two materials.
+    if (!c.contacts.empty()) fmt::print("  contacts: {}\n", c.contacts.size());
+    for (const solver::ContactSpec& contact : c.contacts)
+      fmt::print("    {} | {}: resistance {:.6g} m^2 K/W (conductance {:.6g} W/(m^2 K))\n",
+                 contact.between[0], contact.between[1], contact.resistance,
+                 1.0 / contact.resistance);
     // Voids: nodes removed, and each surface's condition and area (from the geometry).
     const double cell = solver::cell_volume(c);
     if (count.count(solver::kVoid))

@@ -3,6 +3,7 @@
 // cut off. The solver finds the geometry (solver/subgrid.hpp, solver/body_geometry.hpp); this
 // file words what it finds, with key paths and lines.
 #include <algorithm>
+#include <array>
 #include <sstream>
 #include <stdexcept>
 
@@ -195,12 +196,59 @@ void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
   }
 }
 
+// A contact between materials no two neighbouring nodes hold (either order, along any axis,
+// the periodic wrap included) has no face to act on: most likely a wrong name or geometry.
+// (Materials that meet only below the grid, a layer thinner than a spacing between two nodes of
+// one of them, do take the contact, and are warned of too.)
+void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::Report& r) {
+  if (c.contacts.empty()) return;
+  const std::size_t m = c.materials.size();
+  std::vector<char> touch(m * m, 0);
+  std::array<std::int64_t, 3> n{1, 1, 1};
+  for (int a = 0; a < c.grid.dims; ++a) n[static_cast<std::size_t>(a)] = c.grid.n[a];
+  const std::int64_t points = n[0] * n[1] * n[2];
+  if (static_cast<std::int64_t>(ids.size()) != points) return;
+  std::int64_t stride = 1;
+  for (int a = 0; a < c.grid.dims; ++a) {
+    const std::int64_t na = n[static_cast<std::size_t>(a)];
+    const bool periodic = c.boundary[2 * a].kind == solver::BoundaryKind::periodic;
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t along = i / stride % na;
+      std::int64_t j = i + stride;
+      if (along + 1 == na) {
+        if (!periodic) continue;
+        j = i - (na - 1) * stride;
+      }
+      const std::int32_t p = ids[static_cast<std::size_t>(i)], q = ids[static_cast<std::size_t>(j)];
+      if (p < 0 || q < 0 || p == q) continue;
+      touch[static_cast<std::size_t>(p) * m + static_cast<std::size_t>(q)] = 1;
+      touch[static_cast<std::size_t>(q) * m + static_cast<std::size_t>(p)] = 1;
+    }
+    stride *= na;
+  }
+  const auto index = [&](const std::string& name) {
+    for (std::size_t k = 0; k < m; ++k)
+      if (c.materials[k].name == name) return k;
+    return m;
+  };
+  for (std::size_t k = 0; k < c.contacts.size(); ++k) {
+    const auto& pair = c.contacts[k].between;
+    const std::size_t p = index(pair[0]), q = index(pair[1]);
+    if (p == m || q == m || touch[p * m + q]) continue;
+    r.warning(indexed("contacts", k) + ".between",
+              "no node of '" + pair[0] + "' neighbours a node of '" + pair[1] +
+                  "' on the grid: the contact acts on no face (materials that meet only "
+                  "inside a spacing still take it)");
+  }
+}
+
 // "regions[1].where: ..." -> the key path and the rest; a message without one is the regions'.
 std::pair<std::string, std::string> keyed(const std::string& what) {
   const std::size_t colon = what.find(": ");
   const bool key = colon != std::string::npos &&
                    (what.rfind("regions", 0) == 0 || what.rfind("sources", 0) == 0 ||
-                    what.rfind("physics", 0) == 0 || what.rfind("materials", 0) == 0) &&
+                    what.rfind("physics", 0) == 0 || what.rfind("materials", 0) == 0 ||
+                    what.rfind("contacts", 0) == 0) &&
                    what.find(' ') > colon;
   if (key) return {what.substr(0, colon), what.substr(colon + 2)};
   return {"regions", what};
@@ -228,6 +276,7 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
         if (body.fields->capacity[i] == 0.0 && body.material_ids[i] >= 0)
           body.material_ids[i] = solver::kVoid;
       check_pieces(c, *body.fields, body.material_ids, report);
+      check_contacts(c, body.material_ids, report);
     }
   } catch (const std::exception& e) {
     const auto [path, message] = keyed(e.what());

@@ -39,10 +39,10 @@ void read_parallel(Reader& r, const YAML::Node& n, Case& c);  // case_parallel.c
 
 // The top level: which sections there are, each read by its own file.
 void Reader::read_case(const YAML::Node& root, Case& c) {
-  const auto top = read_map(
-      root, "",
-      {"grid", "physics", "materials", "regions", "scheme", "boundary", "initial", "sources",
-       "time", "probes", "precision", "backend", "fusion", "output", "checkpoint", "parallel"});
+  const auto top = read_map(root, "",
+                            {"grid", "physics", "materials", "regions", "contacts", "scheme",
+                             "boundary", "initial", "sources", "time", "probes", "precision",
+                             "backend", "fusion", "output", "checkpoint", "parallel"});
   if (!top) return;
   const int root_line = line_of(root);
   // With materials, physics is optional: each material gives its own coefficients.
@@ -60,6 +60,11 @@ void Reader::read_case(const YAML::Node& root, Case& c) {
   if (auto f = field(*top, "grid")) read_grid(*f, c);
   if (auto f = field(*top, "materials")) read_materials(*f, c);
   if (auto f = field(*top, "regions")) read_regions(*f, c);
+  if (top->count("contacts") && !has_materials_)
+    error("contacts", top->at("contacts").key,
+          "contacts lie between materials; give a materials section");
+  else if (auto f = field(*top, "contacts"))
+    read_contacts(*f, c);
   if (auto f = field(*top, "sources")) read_sources(*f, c);
   if (auto f = field(*top, "probes")) read_probes(*f, c);
   if (auto f = field(*top, "physics")) read_physics(*f, c);

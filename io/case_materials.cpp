@@ -1,5 +1,6 @@
-// materials: name -> {conductivity, density, specific_heat} or {diffusivity}, and regions: the
-// list that gives every node its material (a shape or a file's integer map each).
+// materials: name -> {conductivity, density, specific_heat} or {diffusivity}, regions: the
+// list that gives every node its material (a shape or a file's integer map each), and
+// contacts: the thermal contact resistances between materials.
 #include <algorithm>
 #include <cmath>
 
@@ -320,6 +321,119 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
       read_shape(*f, p, r.shape);
     }
     c.regions.push_back(std::move(r));
+  }
+}
+
+// contacts: [{between: [a, b], resistance: R''}] (m^2 K/W, >= 0) or conductance: 1/R''
+// (W/(m^2 K), > 0), exactly one of the two; each pair of two different materials once.
+void Reader::read_contacts(const YAML::Node& n, Case& c) {
+  if (!n.IsSequence()) {
+    error("contacts", n,
+          "expected a list of contacts ({between: [material, material], resistance: m^2 K/W} "
+          "or with conductance: W/(m^2 K)), got " +
+              describe(n));
+    return;
+  }
+  if (n.size() > kMaxRegions) {
+    error("contacts", n,
+          "expected at most " + std::to_string(kMaxRegions) + " contacts, got " +
+              std::to_string(n.size()));
+    return;
+  }
+  if (n.size() == 0) error("contacts", n, "needs at least one contact (or leave the key out)");
+  Names materials;
+  for (const solver::MaterialSpec& m : c.materials) materials.push_back(m.name);
+  std::string names;
+  for (std::size_t m = 0; m < materials.size(); ++m) names += (m ? ", " : "") + materials[m];
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const std::string p = indexed("contacts", i);
+    const YAML::Node item = n[i];
+    lines[p] = line_of(item);
+    const auto f = read_map(item, p, {"between", "resistance", "conductance"});
+    if (!f) {
+      error_suppressed_.push_back(p);
+      continue;
+    }
+    solver::ContactSpec contact;
+    bool ok = true;
+    require(*f, p, "between", item, " (the two materials, [name, name])");
+    if (auto v = field(*f, "between")) {
+      const std::string bp = join(p, "between");
+      if (!v->IsSequence() || v->size() != 2) {
+        error(bp, *v, "expected two material names [name, name], got " + describe(*v));
+        ok = false;
+      } else {
+        for (std::size_t s = 0; s < 2; ++s) {
+          const std::string sp = indexed(bp, s);
+          const YAML::Node name = (*v)[s];
+          lines[sp] = line_of(name);
+          if (!read_string(name, sp, contact.between[s])) {
+            ok = false;
+          } else if (std::find(materials.begin(), materials.end(), contact.between[s]) ==
+                     materials.end()) {
+            error(sp, name,
+                  "unknown material " + quote(contact.between[s]) +
+                      detail::nearest_suffix(contact.between[s], materials) +
+                      "; materials: " + names);
+            ok = false;
+          }
+        }
+        if (ok && contact.between[0] == contact.between[1]) {
+          error(bp, *v,
+                "a contact lies between two materials, not " + quote(contact.between[0]) +
+                    " and itself");
+          ok = false;
+        }
+        if (ok)
+          for (std::size_t k = 0; k < c.contacts.size(); ++k) {
+            const auto& other = c.contacts[k].between;
+            if ((other[0] == contact.between[0] && other[1] == contact.between[1]) ||
+                (other[0] == contact.between[1] && other[1] == contact.between[0])) {
+              const std::string first = indexed("contacts", k);
+              const auto at = lines.find(first);
+              error(bp, *v,
+                    "the pair " + quote(contact.between[0]) + ", " + quote(contact.between[1]) +
+                        " is given twice (first at " + first +
+                        (at != lines.end() ? ", line " + std::to_string(at->second) : "") + ")");
+              ok = false;
+            }
+          }
+      }
+    }
+    const bool resistance = f->count("resistance") > 0, conductance = f->count("conductance") > 0;
+    if (resistance == conductance) {
+      if (resistance)
+        error(join(p, "conductance"), f->at("conductance").key,
+              "give either resistance (m^2 K/W) or conductance (W/(m^2 K)), not both");
+      else
+        error(p, item, "needs resistance (m^2 K/W, >= 0) or conductance (W/(m^2 K), > 0)");
+      ok = false;
+    } else if (resistance) {
+      const std::string rp = join(p, "resistance");
+      const YAML::Node v = f->at("resistance").value;
+      if (!read_number(v, rp, contact.resistance)) {
+        ok = false;
+      } else if (!std::isfinite(contact.resistance) || contact.resistance < 0.0) {
+        error(rp, v, "must be finite and >= 0 (m^2 K/W), got " + v.Scalar());
+        ok = false;
+      }
+    } else {
+      const std::string gp = join(p, "conductance");
+      const YAML::Node v = f->at("conductance").value;
+      double g = 0.0;
+      if (!read_number(v, gp, g)) {
+        ok = false;
+      } else if (!std::isfinite(g) || g <= 0.0) {
+        error(gp, v,
+              "must be finite and > 0 (W/(m^2 K); a perfect contact is no contact entry), got " +
+                  v.Scalar());
+        ok = false;
+      } else {
+        contact.resistance = 1.0 / g;
+      }
+    }
+    // Entries with errors are left out, so that the pair checks above see only good ones.
+    if (ok) c.contacts.push_back(std::move(contact));
   }
 }
 

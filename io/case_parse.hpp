@@ -92,6 +92,7 @@ class Reader {
                      std::array<double, 3>* axes);
   void read_phase_change(const YAML::Node& n, const std::string& path, solver::MaterialSpec& m);
   void read_regions(const YAML::Node& n, solver::Case& c);
+  void read_contacts(const YAML::Node& n, solver::Case& c);
   void read_region_file(const YAML::Node& n, const std::string& path, solver::RegionSpec& r);
   void read_sources(const YAML::Node& n, solver::Case& c);  // case_sources.cpp
   void read_probes(const YAML::Node& n, solver::Case& c);   // case_probes.cpp

@@ -166,10 +166,14 @@ struct TemperatureLaw {
   std::array<double, 2> smallest_capacity() const;     // (T, ratio)
 };
 
-// K_ij = K_ref / (share / r_i + (1 - share) / r_j): the face's reference resistance split
-// between the two nodes' materials, each part scaled by its material's ratio.
-HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj) {
-  return reference / (share / ri + (1.0 - share) / rj);
+// K_ij = K_ref / (share / r_i + (1 - share - contact) / r_j + contact): the face's reference
+// resistance split between the two nodes' materials, each part scaled by its material's ratio,
+// and a contact resistance between them (solver/contacts.hpp) that stays as it is. Without a
+// contact (0) the sum is the two materials' parts alone, bit for bit.
+HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, double ri, double rj,
+                                              double contact = 0.0) {
+  const double parts = share / ri + (1.0 - share - contact) / rj;
+  return reference / (contact > 0.0 ? parts + contact : parts);
 }
 
 // The temperature-dependent part of a problem's coefficient fields (CoefficientFields::
@@ -179,9 +183,10 @@ HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, do
 //   K_ij = K_ref rbar_ij,   rbar_ij = laws[l].mean_conductivity_ratio(u_i, u_j)
 // between two nodes of one law l (law[i] == law[j]: the Kirchhoff mean, exact at the nodes for
 // a steady flow along a line) and otherwise
-//   K_ij = K_ref / (share_ij / r_i + (1 - share_ij) / r_j),
-// K_ref the face's reference conductance (CoefficientFields::faces, which must be given) and
-// share_ij = share[a][i] the part of its reference resistance in node i's material, and a node
+//   K_ij = K_ref / (share_ij / r_i + (1 - share_ij - c_ij) / r_j + c_ij),
+// K_ref the face's reference conductance (CoefficientFields::faces, which must be given),
+// share_ij = share[a][i] the part of its reference resistance in node i's material and c_ij =
+// contact[a][i] (0 where `contact` is empty) the part that is a contact resistance, and a node
 // whose law has a varying capacity advances its enthalpy rather than its temperature:
 //   u_i <- temperature(enthalpy(u_i) + dt/C_ref * (flow + sources)),
 // which conserves C_ref h summed over the nodes to rounding (the flows between nodes cancel).
@@ -189,6 +194,9 @@ struct TemperatureDependence {
   std::vector<TemperatureLaw> laws;
   std::vector<std::int32_t> law;                    // per node; -1: constant properties
   std::array<std::vector<double>, 3> share;         // per axis and face, as `faces`
+  // Per axis and face, as `share`: the part of the reference resistance that is a contact
+  // between the two materials, constant in temperature; empty where the case has none.
+  std::array<std::vector<double>, 3> contact;
 
   // r_i at temperature u (1 for a node of constant properties).
   double conductivity_ratio(std::int64_t node, double u) const {
@@ -205,9 +213,11 @@ struct TemperatureDependence {
     if (li < 0 && lj < 0) return reference;
     if (li == lj)
       return reference * laws[static_cast<std::size_t>(li)].mean_conductivity_ratio(ui, uj);
+    const std::vector<double>& c = contact[static_cast<std::size_t>(axis)];
     return scaled_face(reference,
                        share[static_cast<std::size_t>(axis)][static_cast<std::size_t>(i)],
-                       conductivity_ratio(i, ui), conductivity_ratio(j, uj));
+                       conductivity_ratio(i, ui), conductivity_ratio(j, uj),
+                       c.empty() ? 0.0 : c[static_cast<std::size_t>(i)]);
   }
 };
 

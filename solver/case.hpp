@@ -137,6 +137,15 @@ struct MaterialSpec {
   }
 };
 
+// A thermal contact (interface) resistance between two materials: every face between them,
+// wherever the geometry puts it, adds `resistance` (R'', m^2 K/W, >= 0) in series with the
+// two materials' parts of the face (solver/contacts.hpp). The case may give it as a
+// conductance 1/R''.
+struct ContactSpec {
+  std::array<std::string, 2> between;
+  double resistance = 0.0;
+};
+
 // Where a region or a source applies. A node is inside when its coordinates satisfy the shape:
 // box bounds inclusive on the active axes, ball distance <= radius, `where` formula nonzero.
 enum class ShapeKind { everywhere, box, ball, where, file };
@@ -218,6 +227,7 @@ struct Case {
   std::vector<MaterialSpec> materials;
   std::vector<RegionSpec> regions;
   std::vector<SourceSpec> sources;
+  std::vector<ContactSpec> contacts;  // between materials; none: perfect contact
   ProbeSpec probes;
   ParallelSpec parallel;
   // True when the run needs per-node coefficient fields (kernels::CoefficientFields):

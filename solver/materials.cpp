@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "contacts.hpp"
 #include "expression.hpp"
 #include "kernels/boundary_rules.hpp"
 #include "kernels/face_conductance.hpp"
@@ -317,10 +318,12 @@ std::int64_t upper_neighbour(const Case& c, const NodeGrid& g, int axis, std::in
 }
 
 // Faces from the nodes' own materials: the harmonic mean of the two nodes' conductivities
-// along the axis (face_conductance.hpp), what the backends form from k alone.
+// along the axis (face_conductance.hpp), what the backends form from k alone, with a contact
+// between the two nodes' materials in series (the interface halfway between them).
 std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
                                               const std::vector<std::int32_t>& ids,
-                                              const std::vector<double>& k) {
+                                              const std::vector<double>& k,
+                                              const ContactTable& contacts) {
   const auto along = [&](std::int64_t i, int axis) {
     const std::int32_t m = ids[static_cast<std::size_t>(i)];
     if (m < 0 || c.materials.empty()) return k[static_cast<std::size_t>(i)];
@@ -334,7 +337,11 @@ std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < points; ++i) {
       const std::int64_t j = upper_neighbour(c, g, a, i);
-      if (j >= 0) K[static_cast<std::size_t>(i)] = kernels::face_conductance(along(i, a), along(j, a));
+      if (j < 0) continue;
+      const double Kij = kernels::face_conductance(along(i, a), along(j, a));
+      K[static_cast<std::size_t>(i)] = with_contact(
+          Kij, g.h[a],
+          contacts.resistance(ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(j)]));
     }
   }
   return faces;
@@ -383,10 +390,20 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
     if (m >= 0 && fields.capacity[static_cast<std::size_t>(i)] > 0.0)
       out->law[static_cast<std::size_t>(i)] = law_of[static_cast<std::size_t>(m)];
   }
+  // A contact R'' between the two nodes' materials is the part c = R'' K / h of the face's
+  // reference resistance h / K that stays constant; the materials' parts are those of the face
+  // without it, K' = 1 / (1/K - R''/h), as fractions of the whole (share + upper + c = 1).
+  const ContactTable contacts(c);
+  const auto contact_part = [&](std::int32_t mi, std::int32_t mj, double Kij, int a) {
+    return std::clamp(contacts.resistance(mi, mj) * Kij / g.h[a], 0.0, 1.0);
+  };
+  const auto without_contact = [&](double Kij, double part) { return Kij / (1.0 - part); };
   std::array<char, 3> tied{};  // an axis with faces between materials of one reference k
   for (int a = 0; a < g.dims; ++a) {
     std::vector<double>& share = out->share[static_cast<std::size_t>(a)];
     share.assign(static_cast<std::size_t>(points), 0.5);
+    std::vector<double>& contact = out->contact[static_cast<std::size_t>(a)];
+    if (contacts.any()) contact.assign(static_cast<std::size_t>(points), 0.0);
     const std::vector<double>& K = fields.faces[static_cast<std::size_t>(a)];
     int tied_here = 0;
 #pragma omp parallel for schedule(static) reduction(| : tied_here)
@@ -398,11 +415,16 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
       if (mi < 0 || mj < 0 || mi == mj || !(Kij > 0.0)) continue;
       const double ki = c.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
       const double kj = c.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
+      const double part = contacts.any() ? contact_part(mi, mj, Kij, a) : 0.0;
+      if (part > 0.0) contact[static_cast<std::size_t>(i)] = part;
       if (ki == kj) {
+        share[static_cast<std::size_t>(i)] = 0.5 * (1.0 - part);
         tied_here = 1;
         continue;
       }
-      share[static_cast<std::size_t>(i)] = lower_share(series_part(Kij, ki, kj), Kij, ki);
+      if (part >= 1.0) continue;
+      share[static_cast<std::size_t>(i)] = std::min(
+          lower_share(series_part(without_contact(Kij, part), ki, kj), Kij, ki), 1.0 - part);
     }
     tied[static_cast<std::size_t>(a)] = static_cast<char>(tied_here);
   }
@@ -440,7 +462,12 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         if (ki != kj) continue;
         const double fi = apart.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
         const double fj = apart.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
-        share[static_cast<std::size_t>(i)] = lower_share(series_part(Kf_ij, fi, fj), Kij, ki);
+        // The scaled faces hold the contact too: the materials' parts are those without it.
+        const double part = contacts.any() ? contact_part(mi, mj, Kij, a) : 0.0;
+        const double part_f = contacts.any() ? contact_part(mi, mj, Kf_ij, a) : 0.0;
+        if (part >= 1.0 || part_f >= 1.0) continue;
+        share[static_cast<std::size_t>(i)] = std::min(
+            lower_share(series_part(without_contact(Kf_ij, part_f), fi, fj), Kij, ki), 1.0 - part);
       }
     }
   }
@@ -498,9 +525,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     anisotropic = anisotropic || m.anisotropic();
     temperature = temperature || m.temperature_dependent();
   }
-  // An anisotropic conductivity, or laws that scale the faces, need the faces written out.
-  if (!fields->has_faces() && (anisotropic || temperature))
-    fields->faces = node_faces(c, g, ids, fields->conductivity);
+  // An anisotropic conductivity, laws that scale the faces, or contacts between materials
+  // need the faces written out. Below the grid the lines took the contacts already.
+  const ContactTable contacts(c);
+  if (!fields->has_faces() && (anisotropic || temperature || contacts.any()))
+    fields->faces = node_faces(c, g, ids, fields->conductivity, contacts);
   if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields);
 
   // Sources with equal schedules share one field (their densities add up, in case order); the

@@ -25,9 +25,10 @@ double MemoryEstimate::device_bytes() const {
 namespace {
 
 // The faces' conductances come with the coefficient fields where sub-grid geometry, an
-// anisotropic k or temperature laws give them (solver/materials.cpp).
+// anisotropic k, temperature laws or a contact resistance give them (solver/materials.cpp).
 bool fields_give_faces(const Case& c) {
   bool given = c.has_fields() && samples_subgrid(c);
+  for (const ContactSpec& contact : c.contacts) given = given || contact.resistance > 0.0;
   for (const MaterialSpec& m : c.materials)
     given = given || m.temperature_dependent() || m.anisotropic();
   return given;
@@ -187,10 +188,13 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   const bool fields_released = steady_releases_fields(c, source_fields, on_gpu);
   std::vector<MemoryPart> fields = coefficient_field_parts(c, source_fields);
   if (c.has_fields()) {
-    // kernels::TemperatureDependence: a law per node and each face's share.
+    // kernels::TemperatureDependence: a law per node and each face's share (and its contact's
+    // part where the case has contacts).
+    bool contacts = false;
+    for (const ContactSpec& contact : c.contacts) contacts = contacts || contact.resistance > 0.0;
     if (laws)
       fields.push_back({"temperature laws (a law per node, the faces' shares)",
-                        (4.0 + 8.0 * dims) * points});
+                        (4.0 + 8.0 * dims * (contacts ? 2.0 : 1.0)) * points});
     // On a GPU also the compact form's bytes where it applies (kernels/node_classes.hpp): a
     // class per node and one per face of each axis given, counted always (an upper bound).
     if (!implicit)

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "contacts.hpp"
 #include "expression.hpp"
 #include "kernels/boundary_rules.hpp"
 #include "materials.hpp"
@@ -49,18 +50,28 @@ struct Shape {
   // axis, within not on every one).
   std::array<std::vector<char>, 3> meets, within;
 
-  bool contains(const double* x, int dims) const {
+  // `tol` (per axis, or null for none): how far outside a box's bounds a point still counts
+  // as inside, and a ball's surface (the smallest of them): the node test's tolerance
+  // (materials.cpp), for points on node planes.
+  bool contains(const double* x, int dims, const double* tol = nullptr) const {
     const ShapeSpec& s = *spec;
     switch (s.kind) {
       case ShapeKind::everywhere:
         return true;
       case ShapeKind::box:
-        for (int a = 0; a < dims; ++a)
-          if (x[a] < s.lower[a] || x[a] > s.upper[a]) return false;
+        for (int a = 0; a < dims; ++a) {
+          const double t = tol ? tol[a] : 0.0;
+          if (x[a] < s.lower[a] - t || x[a] > s.upper[a] + t) return false;
+        }
         return true;
       case ShapeKind::ball: {
         double r2 = 0.0;
         for (int a = 0; a < dims; ++a) r2 += (x[a] - s.center[a]) * (x[a] - s.center[a]);
+        if (tol) {
+          double t = tol[0];
+          for (int a = 1; a < dims; ++a) t = std::min(t, tol[a]);
+          return std::sqrt(r2) <= s.radius + t;
+        }
         return r2 <= s.radius * s.radius;
       }
       case ShapeKind::where: {
@@ -280,9 +291,10 @@ struct Materials {
   std::vector<const Shape*> shape_list;
   std::vector<std::int32_t> material;  // per shape
   bool any_void = false;               // some region is a void
+  ContactTable contacts;               // R'' between materials (contacts.hpp)
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
-      : s(sampler), ids(node_ids) {
+      : s(sampler), ids(node_ids), contacts(sampler.c) {
     const Case& c = s.c;
     shapes.reserve(c.regions.size());
     for (std::size_t r = 0; r < c.regions.size(); ++r) {
@@ -305,6 +317,18 @@ struct Materials {
     std::int32_t m = -1;
     for (std::size_t r = 0; r < shapes.size(); ++r)
       if (shapes[r].contains(x, s.dims)) m = material[r];
+    return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
+  }
+  // The material at point x on a node plane as the node test gives it (materials.cpp: a box
+  // bound or ball surface within 1e-9 of a spacing counts as through the point), else node
+  // `fallback`'s: so that a line's end on an interface written at a node's coordinate takes
+  // the side the node takes, whatever the rounding of the coordinates.
+  std::int32_t at_node_plane(const double* x, std::int64_t fallback) const {
+    double tol[3] = {0, 0, 0};
+    for (int a = 0; a < s.dims; ++a) tol[a] = 1e-9 * s.h[a];
+    std::int32_t m = -1;
+    for (std::size_t r = 0; r < shapes.size(); ++r)
+      if (shapes[r].contains(x, s.dims, tol)) m = material[r];
     return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
   }
   // at() for every point of `b`, into b.material.
@@ -428,6 +452,39 @@ struct Materials {
       batch.add(y);
     }
     classify(batch, node);
+    // Contacts: R'' at every change between two materials of a contact along the line,
+    // its ends included: the material at each end (the node's own where the line runs through
+    // the nodes, else the point's) against the piece beside it, so that an interface on a node
+    // plane counts on the one face that crosses it.
+    std::int32_t ends[2] = {-1, -1};
+    if (contacts.any()) {
+      const auto ic = s.coords(node);
+      bool through = true;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a && x[b] != static_cast<double>(ic[b]) * s.h[b]) through = false;
+      std::int64_t stride = 1;
+      for (int b = 0; b < a; ++b) stride *= s.n[b];
+      const std::int64_t upper = ic[a] + 1 < s.n[a] ? node + stride : node - (s.n[a] - 1) * stride;
+      double y[3] = {x[0], x[1], x[2]};
+      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+      ends[0] = through ? ids[static_cast<std::size_t>(node)] : at_node_plane(y, node);
+      // The upper node's coordinate as the node test computes it (not x0 + h, which rounds).
+      y[a] = static_cast<double>(s.coords(upper)[a]) * s.h[a];
+      ends[1] = through ? ids[static_cast<std::size_t>(upper)] : at_node_plane(y, upper);
+    }
+    // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end).
+    const auto contact_sum = [&](std::int32_t from, std::size_t lo, std::size_t hi,
+                                 std::int32_t to) {
+      double r = 0.0;
+      std::int32_t prev = from;
+      for (std::size_t p = lo; p < hi; ++p) {
+        const std::int32_t m = batch.material[p];
+        if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
+        prev = m;
+      }
+      if (to >= 0 && prev >= 0 && to != prev) r += contacts.resistance(prev, to);
+      return r;
+    };
     if (strip_lo || strip_hi) {
       // The pieces that count: from the first to the last that is not the end's void.
       std::vector<double> lengths;
@@ -450,6 +507,9 @@ struct Materials {
         if (batch.material[p] == kVoid) return 0.0;  // a void between: no conduction
         r += lengths[p] / k(batch.material[p], a);
       }
+      // A stripped end is the void's, which has no contact: only the ends kept count.
+      if (contacts.any())
+        r += contact_sum(strip_lo ? -1 : ends[0], lo, hi, strip_hi ? -1 : ends[1]);
       return s.h[a] / r;
     }
     double resistance = 0.0;
@@ -468,6 +528,9 @@ struct Materials {
       one = one && m == first;
       resistance += len / k(m, a);
     }
+    const double contact = contacts.any() ? contact_sum(ends[0], 0, piece, ends[1]) : 0.0;
+    if (contact > 0.0)
+      return with_contact(one ? k(first, a) : s.h[a] / resistance, s.h[a], contact);
     return one ? k(first, a) : s.h[a] / resistance;
   }
 

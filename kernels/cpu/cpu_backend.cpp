@@ -517,9 +517,11 @@ class CpuBackend final : public Backend {
     for (int a = 0; a < p_.dims; ++a) {
       kref_[a].assign(cur_.size(), 0.0);
       share_[a].assign(cur_.size(), 0.5);
+      contact_[a].assign(laws_->contact[a].empty() ? 0 : cur_.size(), 0.0);
       for_each_node([&](std::int64_t i, std::int64_t k) {
         kref_[a][k] = f.faces[a][i];
         share_[a][k] = laws_->share[a][i];
+        if (!contact_[a].empty()) contact_[a][k] = laws_->contact[a][i];
       });
     }
     ratio_.assign(cur_.size(), 1.0);
@@ -555,6 +557,7 @@ class CpuBackend final : public Backend {
       const bool periodic = p_.periodic(a);
       const double* kref = kref_[a].data();
       const double* share = share_[a].data();
+      const double* contact = contact_[a].empty() ? nullptr : contact_[a].data();
       T* K = kf_[a].data();
 #pragma omp parallel for collapse(2) schedule(static) if (parallel_)
       for (std::int64_t z = 0; z < n[2]; ++z)
@@ -575,7 +578,7 @@ class CpuBackend final : public Backend {
                     ? kref[i] *
                           laws_->laws[static_cast<std::size_t>(law[i])].mean_conductivity_ratio(
                               static_cast<double>(cur_[i]), static_cast<double>(cur_[j]))
-                    : scaled_face(kref[i], share[i], r[i], r[j]));
+                    : scaled_face(kref[i], share[i], r[i], r[j], contact ? contact[i] : 0.0));
           }
         }
       mirror_faces(a);
@@ -793,7 +796,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const TemperatureDependence> laws_;
   std::vector<std::int32_t> law_;
   bool varying_k_ = false;
-  std::array<std::vector<double>, kMaxDims> kref_, share_;
+  std::array<std::vector<double>, kMaxDims> kref_, share_, contact_;
   std::vector<double> ratio_;
   bool parallel_ = true;
 };

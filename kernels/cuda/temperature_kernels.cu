@@ -26,11 +26,13 @@ struct Wraps {
 // memory.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    update_faces_kernel(const T* __restrict__ u, FaceArrays<T> K, const std::int32_t* __restrict__ law,
-                        const LawTables* __restrict__ laws, const double* __restrict__ share0,
-                        const double* __restrict__ share1, const double* __restrict__ share2,
-                        const double* __restrict__ ref0, const double* __restrict__ ref1,
-                        const double* __restrict__ ref2, DeviceGrid g, Wraps periodic) {
+    update_faces_kernel(const T* __restrict__ u, FaceArrays<T> K,
+                        const std::int32_t* __restrict__ law, const LawTables* __restrict__ laws,
+                        const double* __restrict__ share0, const double* __restrict__ share1,
+                        const double* __restrict__ share2, const double* __restrict__ ref0,
+                        const double* __restrict__ ref1, const double* __restrict__ ref2,
+                        const double* __restrict__ contact0, const double* __restrict__ contact1,
+                        const double* __restrict__ contact2, DeviceGrid g, Wraps periodic) {
   const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
   if (k >= points) return;
@@ -43,6 +45,8 @@ __global__ void __launch_bounds__(kThreads)
   const double ri = ratio(i);
   const double* shares[3] = {share0, share1, share2};
   const double* refs[3] = {ref0, ref1, ref2};
+  // The contacts' parts of the reference resistances; null on an axis without contacts.
+  const double* contacts[3] = {contact0, contact1, contact2};
   // Unrolled: the per-axis arrays above are then indexed by constants and stay in registers
   // (indexed at run time they went to local memory, 140 bytes a node of stores).
 #pragma unroll
@@ -60,7 +64,8 @@ __global__ void __launch_bounds__(kThreads)
     K.axis[a][i] = static_cast<T>(
         li == lj ? refs[a][i] * law_mean_conductivity(laws[li], static_cast<double>(u[i]),
                                                       static_cast<double>(u[j]))
-                 : scaled_face(refs[a][i], shares[a][i], ri, ratio(j)));
+                 : scaled_face(refs[a][i], shares[a][i], ri, ratio(j),
+                               contacts[a] ? contacts[a][i] : 0.0));
   }
 }
 
@@ -169,7 +174,9 @@ std::string temperature_unsupported_reason(const StencilProblem& p) {
   const std::size_t points = static_cast<std::size_t>(p.points());
   if (t.law.size() != points) return "the material laws must have one value per node";
   for (int a = 0; a < p.dims; ++a)
-    if (t.share[static_cast<std::size_t>(a)].size() != points)
+    if (t.share[static_cast<std::size_t>(a)].size() != points ||
+        (!t.contact[static_cast<std::size_t>(a)].empty() &&
+         t.contact[static_cast<std::size_t>(a)].size() != points))
       return "the faces' material shares must have one value per node and axis";
   return "";
 }
@@ -217,13 +224,16 @@ void DeviceTemperature<T>::upload(const StencilProblem& p, const DeviceGrid& gri
   upload_array(laws, std::vector<LawTables>(set.law, set.law + set.count));
   upload_array(law, padded<std::int32_t>(t.law, grid, -1));
   for (int a = 0; a < 3; ++a) {
-    DeviceArray none_s, none_r;
+    DeviceArray none_s, none_r, none_c;
     share[a].swap(none_s);
     reference[a].swap(none_r);
+    contact[a].swap(none_c);
   }
   if (!varying_k) return;
   for (int a = 0; a < p.dims; ++a) {
     upload_array(share[a], padded<double>(t.share[static_cast<std::size_t>(a)], grid, 0.5));
+    if (!t.contact[static_cast<std::size_t>(a)].empty())
+      upload_array(contact[a], padded<double>(t.contact[static_cast<std::size_t>(a)], grid, 0.0));
     upload_array(reference[a], padded<double>(p.coefficients->faces[static_cast<std::size_t>(a)], grid, 0.0));
   }
 }
@@ -239,14 +249,15 @@ void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>
   const std::int64_t points = grid.n[0] * grid.n[1] * grid.n[2];
   const double* share[3] = {nullptr, nullptr, nullptr};
   const double* ref[3] = {nullptr, nullptr, nullptr};
+  const double* contact[3] = {nullptr, nullptr, nullptr};
   for (int a = 0; a < grid.dims; ++a) {
     share[a] = t.share[a].template as<double>();
     ref[a] = t.reference[a].template as<double>();
+    contact[a] = t.contact[a].template as<double>();  // null where none was uploaded
   }
   update_faces_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), share[0],
-      share[1], share[2], ref[0],
-      ref[1], ref[2], grid, wraps);
+      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), share[0], share[1],
+      share[2], ref[0], ref[1], ref[2], contact[0], contact[1], contact[2], grid, wraps);
   HEATSIM_CUDA_CHECK_LAUNCH();
   for (int a = 0; a < grid.dims; ++a) {
     const int first = a == 0 ? 1 : 0, second = a == 2 ? 1 : 2;

@@ -36,6 +36,7 @@ struct DeviceTemperature {
   bool varying_c = false;  // a law's capacity varies: the enthalpy step after the sweep
   DeviceArray law;         // int32, padded; -1 outside the interior and for constant nodes
   DeviceArray share[3];    // double, padded like the faces
+  DeviceArray contact[3];  // double, padded: the contacts' parts; unallocated (null) without
   DeviceArray reference[3];  // double, padded: the faces' reference conductances
   DeviceArray tables;        // the laws' pairs, flat
   DeviceArray pieces;        // the laws' enthalpy pieces

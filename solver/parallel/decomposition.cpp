@@ -181,9 +181,13 @@ kernels::StencilProblem local_problem(const kernels::StencilProblem& global,
       const std::vector<double> law =
           extract_box(std::vector<double>(laws.law.begin(), laws.law.end()), global.n, box);
       part->law.assign(law.begin(), law.end());
-      for (int a = 0; a < global.dims; ++a)
+      for (int a = 0; a < global.dims; ++a) {
         part->share[static_cast<std::size_t>(a)] =
             extract_box(laws.share[static_cast<std::size_t>(a)], global.n, box);
+        if (!laws.contact[static_cast<std::size_t>(a)].empty())
+          part->contact[static_cast<std::size_t>(a)] =
+              extract_box(laws.contact[static_cast<std::size_t>(a)], global.n, box);
+      }
       fields->temperature = part;
     }
     p.coefficients = fields;

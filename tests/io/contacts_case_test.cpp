@@ -1,0 +1,161 @@
+// The contacts list of a case (io/case_materials.cpp): what it reads into Case::contacts, and
+// every mistake reported with its key path and line; materials that never touch warned of.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/case_loader.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::io::CaseError;
+using heatsim::io::format_errors;
+using heatsim::io::load_case_text;
+using heatsim::io::LoadResult;
+
+// A copper/silicon wall; `contacts` goes in from line 8 on.
+std::string wall(const std::string& contacts, const std::string& copper_k = "400") {
+  return "grid: {dims: 1, n: [31], length: [0.03]}\n"  // 1
+         "materials:\n"                                // 2
+         "  copper: {conductivity: " +
+         copper_k +
+         ", density: 8900, specific_heat: 385}\n"                               // 3
+         "  silicon: {conductivity: 150, density: 2330, specific_heat: 700}\n"  // 4
+         "regions:\n"                                                           // 5
+         "  - {material: silicon}\n"                                            // 6
+         "  - {material: copper, box: {lower: [0], upper: [0.0105]}}\n" +       // 7
+         contacts +                                                             // 8...
+         "boundary:\n"
+         "  x-: {type: dirichlet, value: 350}\n"
+         "  x+: {type: dirichlet, value: 300}\n"
+         "initial: {type: constant, value: 300}\n"
+         "time: {method: steady}\n";
+}
+
+const CaseError* find(const std::vector<CaseError>& list, const std::string& path) {
+  for (const CaseError& e : list)
+    if (e.path == path) return &e;
+  return nullptr;
+}
+
+// The error at `path`: on `line`, its message holding `words`.
+void expect_error(const std::string& contacts, const std::string& path, int line,
+                  const std::string& words) {
+  const LoadResult r = load_case_text(wall(contacts));
+  EXPECT_FALSE(r.ok()) << contacts;
+  const CaseError* e = find(r.errors, path);
+  ASSERT_NE(e, nullptr) << "no error at " << path << " in:\n" << format_errors(r.errors);
+  EXPECT_EQ(e->line, line) << e->to_string();
+  EXPECT_NE(e->message.find(words), std::string::npos) << e->to_string();
+}
+
+TEST(ContactsCase, ReadsResistanceAndConductance) {
+  LoadResult r =
+      load_case_text(wall("contacts:\n  - {between: [copper, silicon], resistance: 2.0e-5}\n"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  ASSERT_EQ(r.value->contacts.size(), 1u);
+  EXPECT_EQ(r.value->contacts[0].between[0], "copper");
+  EXPECT_EQ(r.value->contacts[0].between[1], "silicon");
+  EXPECT_EQ(r.value->contacts[0].resistance, 2.0e-5);
+  EXPECT_TRUE(r.warnings.empty()) << format_errors(r.warnings);
+  r = load_case_text(wall("contacts:\n  - {between: [silicon, copper], conductance: 4.0e4}\n"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  EXPECT_EQ(r.value->contacts.at(0).resistance, 1.0 / 4.0e4);
+  // The body resolves with it, and a contact of 0 is allowed.
+  r = load_case_text(wall("contacts:\n  - {between: [copper, silicon], resistance: 0}\n"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const auto body = heatsim::io::resolve_body(*r.value, r.lines);
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  EXPECT_NE(body.fields, nullptr);
+}
+
+TEST(ContactsCase, MistakesNameTheirKeyAndLine) {
+  expect_error("contacts:\n  - {between: [copper, silcon], resistance: 1e-5}\n",
+               "contacts[0].between[1]", 9, "unknown material 'silcon'");
+  expect_error("contacts:\n  - {between: [copper, copper], resistance: 1e-5}\n",
+               "contacts[0].between", 9, "'copper' and itself");
+  expect_error(
+      "contacts:\n"
+      "  - {between: [copper, silicon], resistance: 1e-5}\n"
+      "  - {between: [silicon, copper], resistance: 2e-5}\n",
+      "contacts[1].between", 10, "given twice (first at contacts[0], line 9)");
+  expect_error("contacts:\n  - {between: [copper, silicon], resistance: -1e-5}\n",
+               "contacts[0].resistance", 9, "must be finite and >= 0");
+  expect_error("contacts:\n  - {between: [copper, silicon], resistance: .nan}\n",
+               "contacts[0].resistance", 9, "must be finite and >= 0");
+  expect_error("contacts:\n  - {between: [copper, silicon], conductance: 0}\n",
+               "contacts[0].conductance", 9, "must be finite and > 0");
+  expect_error(
+      "contacts:\n  - {between: [copper, silicon],\n     resistance: 1e-5, conductance: 1e5}\n",
+      "contacts[0].conductance", 10, "not both");
+  expect_error("contacts:\n  - {between: [copper, silicon]}\n", "contacts[0]", 9,
+               "needs resistance");
+  expect_error("contacts:\n  - {between: [copper], resistance: 1e-5}\n", "contacts[0].between", 9,
+               "two material names");
+  expect_error("contacts:\n  - {between: [copper, silicon], resistence: 1e-5}\n",
+               "contacts[0].resistence", 9, "resistance");
+}
+
+TEST(ContactsCase, ContactsWithoutMaterialsAreRefused) {
+  const LoadResult r = load_case_text(
+      "grid: {dims: 1, n: [11], length: [1]}\n"
+      "physics: {alpha: 1}\n"
+      "contacts:\n"
+      "  - {between: [a, b], resistance: 1}\n"
+      "boundary: {x-: {type: dirichlet, value: 0}, x+: {type: dirichlet, value: 1}}\n"
+      "initial: {type: constant, value: 0}\n"
+      "time: {method: steady}\n");
+  EXPECT_FALSE(r.ok());
+  const CaseError* e = find(r.errors, "contacts");
+  ASSERT_NE(e, nullptr) << format_errors(r.errors);
+  EXPECT_EQ(e->line, 3);
+  EXPECT_NE(e->message.find("give a materials section"), std::string::npos) << e->to_string();
+}
+
+// Two materials no neighbouring nodes hold: a warning at the pair, the case still runs.
+TEST(ContactsCase, MaterialsThatNeverTouchAreWarnedOf) {
+  const std::string text =
+      "grid: {dims: 1, n: [31], length: [0.03]}\n"
+      "materials:\n"
+      "  copper: {conductivity: 400, density: 8900, specific_heat: 385}\n"
+      "  silicon: {conductivity: 150, density: 2330, specific_heat: 700}\n"
+      "  solder: {conductivity: 50, density: 7400, specific_heat: 230}\n"
+      "regions:\n"
+      "  - {material: silicon}\n"
+      "  - {material: solder, box: {lower: [0], upper: [0.02]}}\n"
+      "  - {material: copper, box: {lower: [0], upper: [0.0105]}}\n"
+      "contacts:\n"
+      "  - {between: [copper, solder], resistance: 1e-5}\n"
+      "  - {between: [copper, silicon], resistance: 1e-5}\n"  // line 12
+      "boundary: {x-: {type: dirichlet, value: 350}, x+: {type: dirichlet, value: 300}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: steady}\n";
+  const LoadResult r = load_case_text(text);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const auto body = heatsim::io::resolve_body(*r.value, r.lines);
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  EXPECT_EQ(find(body.warnings, "contacts[0].between"), nullptr) << format_errors(body.warnings);
+  const CaseError* w = find(body.warnings, "contacts[1].between");
+  ASSERT_NE(w, nullptr) << format_errors(body.warnings);
+  EXPECT_EQ(w->line, 12);
+  EXPECT_NE(w->message.find("no node of 'copper' neighbours a node of 'silicon'"),
+            std::string::npos)
+      << w->to_string();
+}
+
+// A temperature-dependent conductivity takes a contact (its part scales, the contact's stays).
+TEST(ContactsCase, TemperatureDependentConductivityTakesAContact) {
+  const LoadResult r =
+      load_case_text(wall("contacts:\n  - {between: [copper, silicon], resistance: 1e-5}\n",
+                          "[[300, 400], [400, 390]]"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const auto body = heatsim::io::resolve_body(*r.value, r.lines);
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  ASSERT_NE(body.fields, nullptr);
+  ASSERT_TRUE(body.fields->temperature);
+  EXPECT_FALSE(body.fields->temperature->contact[0].empty());
+}
+
+}  // namespace
+}  // namespace heatsim_tests

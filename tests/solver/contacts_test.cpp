@@ -1,0 +1,385 @@
+// Thermal contact resistance between materials (Case::contacts, solver/contacts.hpp): a layered
+// wall of copper and silicon between two Dirichlet faces passes q = dT / (L1/k1 + R'' + L2/k2)
+// and its temperature jumps by q R'' at the interface, exactly at the nodes in the steady state
+// (each segment's series resistance is exact for piecewise-linear profiles), whether the
+// interface lies halfway between two nodes, elsewhere between them or on a node, and whether
+// the geometry is sampled below the grid (a box region) or given per node (a material map);
+// along y as along x, with an anisotropic material; explicit steps and backward Euler settle
+// on the same field; the heat-flow report balances; a contact of 0 changes nothing, bit for
+// bit; and the explicit stability limit does not shrink.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels/cpu/cpu_backend.hpp"
+#include "kernels/registry.hpp"
+#include "solver/heat_flows.hpp"
+#include "solver/materials.hpp"
+#include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/stencil.hpp"
+#include "solver/subgrid.hpp"
+#include "tests/case_builders.hpp"
+
+namespace heatsim_tests {
+namespace {
+
+using heatsim::kernels::BoundaryKind;
+using heatsim::solver::Case;
+namespace mg = heatsim::solver::multigrid;
+
+constexpr double kLength = 0.03, kHot = 350.0, kCold = 300.0;
+constexpr double kCopper = 400.0, kSilicon = 150.0;
+
+// Copper on [0, interface], silicon beyond, along `axis` of a `dims`-D grid (31 nodes along
+// it, h = 1 mm; 5 across, insulated); Dirichlet kHot at the axis's lower face, kCold at the
+// upper one. `map`: the materials as a per-node map (interface halfway between the nodes
+// either side of `interface`) instead of a box. Silicon is anisotropic in 2D (k across 30).
+Case wall(double interface, double R, int dims = 1, int axis = 0, bool map = false) {
+  Case c;
+  c.grid.dims = dims;
+  c.grid.n = {5, 5, dims == 3 ? 5 : 1};
+  c.grid.length = {0.004, 0.004, dims == 3 ? 0.004 : 1.0};
+  c.grid.n[axis] = 31;
+  c.grid.length[axis] = kLength;
+  if (dims == 1) c.grid.n[1] = 1;
+  c.materials = {material("copper", kCopper, 8900, 385), material("silicon", kSilicon, 2330, 700)};
+  if (dims >= 2) {
+    c.materials[1].axes = {30.0, 30.0, 30.0};
+    c.materials[1].axes[axis] = kSilicon;
+  }
+  if (map) {
+    heatsim::solver::RegionSpec r;
+    r.shape.kind = heatsim::solver::ShapeKind::file;
+    r.ids = {{1, "copper"}, {2, "silicon"}};
+    const std::int64_t points = c.grid.n[0] * c.grid.n[1] * c.grid.n[2];
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t along = axis == 0   ? i % c.grid.n[0]
+                                 : axis == 1 ? i / c.grid.n[0] % c.grid.n[1]
+                                             : i / (c.grid.n[0] * c.grid.n[1]);
+      r.map.push_back(static_cast<double>(along) * 1e-3 < interface ? 1 : 2);
+    }
+    c.regions = {r};
+  } else {
+    std::array<double, 3> upper{1.0, 1.0, 1.0};
+    upper[axis] = interface;
+    c.regions = {region("silicon"), region("copper", box({0, 0, 0}, upper))};
+  }
+  if (R >= 0.0) c.contacts = {{{"copper", "silicon"}, R}};
+  for (int f = 0; f < 2 * dims; ++f) c.boundary[f].kind = BoundaryKind::neumann;
+  c.boundary[2 * axis].kind = BoundaryKind::dirichlet;
+  c.boundary[2 * axis].value = kHot;
+  c.boundary[2 * axis + 1].kind = BoundaryKind::dirichlet;
+  c.boundary[2 * axis + 1].value = kCold;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  c.time.tolerance = 1e-13;
+  return c;
+}
+
+double flux(double interface, double R) {
+  return (kHot - kCold) / (interface / kCopper + R + (kLength - interface) / kSilicon);
+}
+
+std::vector<double> implicit_field(const Case& c, heatsim::solver::TimeMethod method, double dt,
+                                   int steps) {
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  mg::ImplicitStepper stepper(p, fields, method, dt,
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  std::vector<double> u(static_cast<std::size_t>(p.points()), kCold);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  for (int s = 0; s < std::max(steps, 1); ++s) stepper.advance(u, s);
+  return u;
+}
+
+std::vector<double> steady_field(const Case& c) {
+  return implicit_field(c, heatsim::solver::TimeMethod::steady, 0.0, 1);
+}
+
+// The node index of position `q` along `axis` on the middle line across it (in 1D, q).
+std::size_t node(const Case& c, int axis, int q) {
+  std::array<std::int64_t, 3> at{0, 0, 0};
+  for (int a = 0; a < c.grid.dims; ++a) at[a] = a == axis ? q : 2;
+  return static_cast<std::size_t>((at[2] * c.grid.n[1] + at[1]) * c.grid.n[0] + at[0]);
+}
+
+// The exact profile at every node, and the jump extrapolated from the nodes either side.
+void expect_exact(const Case& c, const std::vector<double>& u, double interface, double R, int axis,
+                  bool node_on_copper_side) {
+  const double q = flux(interface, R), h = 1e-3;
+  for (int k = 0; k < 31; ++k) {
+    const double x = k * h;
+    const bool copper = x < interface - 1e-12 || (node_on_copper_side && x <= interface + 1e-12);
+    const double exact = copper ? kHot - q * x / kCopper : kCold + q * (kLength - x) / kSilicon;
+    EXPECT_NEAR(u[node(c, axis, k)], exact, 1e-9 * (kHot - kCold)) << "node " << k;
+  }
+  // Flux through the first segment (all copper), and the jump at the interface.
+  const double q_nodes = kCopper * (u[node(c, axis, 0)] - u[node(c, axis, 1)]) / h;
+  EXPECT_NEAR(q_nodes, q, 1e-9 * q);
+  int last = 0;  // the last copper node
+  while ((last + 1) * h < interface - 1e-12 ||
+         (node_on_copper_side && (last + 1) * h <= interface + 1e-12))
+    ++last;
+  const double left = u[node(c, axis, last)] - q * (interface - last * h) / kCopper;
+  const double right = u[node(c, axis, last + 1)] + q * ((last + 1) * h - interface) / kSilicon;
+  EXPECT_NEAR(left - right, q * R, 1e-9 * std::max(q * R, kHot - kCold));
+}
+
+TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
+  const double R = 1e-4;
+  // Halfway between nodes 10 and 11, a third of the way from 10 to 11, and on node 10 (which
+  // the copper box holds: the contact lies on the face toward silicon).
+  for (double interface : {0.0105, 0.0103, 0.010}) {
+    SCOPED_TRACE(interface);
+    const Case c = wall(interface, R);
+    expect_exact(c, steady_field(c), interface, R, 0, true);
+  }
+  // A material map: the interface halfway between nodes.
+  const Case m = wall(0.0105, R, 1, 0, true);
+  expect_exact(m, steady_field(m), 0.0105, R, 0, false);
+  // Without the contact the same wall gives q without R'' (the test can tell them apart).
+  const Case none = wall(0.0105, -1.0);
+  expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
+}
+
+// 2D and 3D: the wall along x, y and z, silicon anisotropic (30 across), the interface halfway
+// between nodes and on a node plane; every line along the axis has the 1D profile.
+TEST(Contacts, SteadyWallAlongEveryAxis) {
+  const double R = 2e-5;
+  for (int dims : {2, 3})
+    for (int axis = 0; axis < dims; ++axis)
+      for (double interface : {0.0105, 0.010})
+        for (bool map : {false, true}) {
+          if (map && interface == 0.010) continue;  // a map's interface lies between nodes
+          SCOPED_TRACE(testing::Message() << dims << "D, axis " << axis << ", interface "
+                                          << interface << (map ? ", map" : ", box"));
+          const Case c = wall(interface, R, dims, axis, map);
+          const std::vector<double> u = steady_field(c);
+          expect_exact(c, u, interface, R, axis, !map);
+          // Every node equals the middle line's at its position along the axis (insulated
+          // sides, a planar interface).
+          const std::int64_t n0 = c.grid.n[0], n1 = c.grid.n[1];
+          for (std::size_t i = 0; i < u.size(); ++i) {
+            const std::int64_t at[3] = {static_cast<std::int64_t>(i) % n0,
+                                        static_cast<std::int64_t>(i) / n0 % n1,
+                                        static_cast<std::int64_t>(i) / (n0 * n1)};
+            EXPECT_NEAR(u[i], u[node(c, axis, static_cast<int>(at[axis]))], 1e-10 * (kHot - kCold))
+                << "node " << i;
+          }
+        }
+}
+
+// Where a box bound splits a face's cross-section, each piece takes the contacts its own line
+// crosses: copper over x <= b, y <= 1.2 mm on silicon (2D, h = 1 mm). The x face from node
+// (10, 1) (copper) to (11, 1) (silicon) has 0.7 mm of its 1 mm cross-section beside the copper
+// (a line copper then silicon: the contact in series) and 0.3 mm above it (silicon alone).
+TEST(Contacts, SplitFaceTakesTheContactPieceByPiece) {
+  const double R = 1e-4, h = 1e-3;
+  for (double b : {0.0105, 0.010}) {
+    SCOPED_TRACE(b);
+    Case c = wall(b, R, 2, 0, false);
+    c.materials[1].axes = {0.0, 0.0, 0.0};  // isotropic silicon
+    c.regions[1].shape.upper[1] = 0.0012;
+    const auto ids = heatsim::solver::material_ids(c);
+    const auto fields = heatsim::solver::coefficient_fields(c, ids);
+    const std::int64_t n0 = c.grid.n[0], i = 1 * n0 + 10;
+    ASSERT_EQ(ids[static_cast<std::size_t>(i)], 0);      // copper
+    ASSERT_EQ(ids[static_cast<std::size_t>(i + 1)], 1);  // silicon
+    // The line beside the copper: copper from x = 10 h to b, silicon to 11 h, R'' between.
+    const double beside = h / ((b - 10 * h) / kCopper + (11 * h - b) / kSilicon + R);
+    EXPECT_NEAR(fields->face(0, i, i + 1), 0.7 * beside + 0.3 * kSilicon, 1e-12 * kCopper);
+    // The face before it: copper throughout beside the box, silicon above it; no contact.
+    EXPECT_NEAR(fields->face(0, i - 1, i), 0.7 * kCopper + 0.3 * kSilicon, 1e-12 * kCopper);
+    // Along y from (10, 1) to (10, 2): copper to 1.2 mm, silicon beyond, R'' between, over the
+    // cross-section [9.5, min(b, 10.5)] x of copper and the rest of silicon.
+    const double copper_width = std::min(b, 10.5 * h) - 9.5 * h;
+    const double up = h / (0.2 * h / kCopper + 0.8 * h / kSilicon + R);
+    EXPECT_NEAR(fields->face(1, i, i + n0), (copper_width * up + (h - copper_width) * kSilicon) / h,
+                1e-12 * kCopper);
+  }
+}
+
+// Explicit steps (dt a little under the limit) and backward Euler both settle on the steady
+// field; the limit with a contact is no smaller than without (R'' only lowers conductance).
+TEST(Contacts, TransientRunsSettleOnTheSteadyField) {
+  const double R = 1e-4;
+  for (bool map : {false, true}) {
+    SCOPED_TRACE(map ? "map" : "box");
+    Case c = wall(0.0105, R, 1, 0, map);
+    const std::vector<double> steady = steady_field(c);
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const double limit = heatsim::solver::field_stability(c, *fields).dt_limit;
+    const Case plain = wall(0.0105, -1.0, 1, 0, map);
+    const double plain_limit =
+        heatsim::solver::field_stability(plain, *heatsim::solver::coefficient_fields(plain))
+            .dt_limit;
+    EXPECT_GE(limit, plain_limit);
+    ASSERT_TRUE(std::isfinite(limit) && limit > 0.0);
+
+    c.time.method = heatsim::solver::TimeMethod::explicit_euler;
+    const double dt = 0.9 * limit;
+    const auto p = heatsim::solver::make_problem(c, dt, fields);
+    auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+    backend->setup(p);
+    std::vector<double> u(steady.size(), kCold);
+    heatsim::solver::set_dirichlet_nodes(c, u);
+    backend->upload(u);
+    backend->advance(static_cast<std::int64_t>(300.0 / dt), 0);  // many time constants
+    backend->download(u);
+    for (std::size_t i = 0; i < u.size(); ++i)
+      EXPECT_NEAR(u[i], steady[i], 1e-9 * (kHot - kCold)) << "node " << i;
+
+    // Backward Euler and BDF2 with steps far beyond the time constants; Crank-Nicolson (not
+    // L-stable) with steps that damp its stiffest mode by 0.84 a step, over 300 s.
+    using heatsim::solver::TimeMethod;
+    const struct {
+      TimeMethod method;
+      double dt;
+      int steps;
+    } runs[] = {{TimeMethod::backward_euler, 1e6, 4},
+                {TimeMethod::bdf2, 1e6, 4},
+                {TimeMethod::crank_nicolson, 0.05, 6000}};
+    for (const auto& run : runs) {
+      c.time.method = run.method;
+      const std::vector<double> v = implicit_field(c, run.method, run.dt, run.steps);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        EXPECT_NEAR(v[i], steady[i], 1e-9 * (kHot - kCold))
+            << "node " << i << ", method " << static_cast<int>(run.method);
+    }
+  }
+}
+
+// The heat-flow report at the steady state: q in at x-, q out at x+, balanced.
+TEST(Contacts, HeatFlowsBalance) {
+  const double R = 1e-4;
+  const Case c = wall(0.0103, R, 2, 0, false);
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+  const std::vector<double> u = steady_field(c);
+  const auto surfaces = heatsim::solver::void_surfaces(c, heatsim::solver::material_ids(c));
+  const heatsim::solver::HeatFlowMeter meter(c, p, fields, surfaces);
+  const heatsim::solver::HeatFlowReport flows = meter.report(u, 0.0);
+  const double q = flux(0.0103, R) * 0.004;  // W per metre of depth over the 4 mm face
+  ASSERT_GE(flows.flows.size(), 2u);
+  EXPECT_NEAR(flows.flows[0].rate, q, 1e-9 * q) << flows.flows[0].what;
+  EXPECT_NEAR(flows.flows[1].rate, -q, 1e-9 * q) << flows.flows[1].what;
+  EXPECT_LT(std::abs(flows.imbalance), 1e-10 * flows.largest);
+}
+
+// A contact of 0 is no contact: the same fields and the same steady and explicit results, bit
+// for bit, with the geometry sampled or mapped.
+TEST(Contacts, ZeroResistanceIsBitIdenticalToNone) {
+  for (bool map : {false, true}) {
+    SCOPED_TRACE(map ? "map" : "box");
+    Case zero = wall(0.0103, 0.0, 2, 0, map), none = wall(0.0103, -1.0, 2, 0, map);
+    const auto fz = heatsim::solver::coefficient_fields(zero);
+    const auto fn = heatsim::solver::coefficient_fields(none);
+    for (int a = 0; a < 3; ++a) EXPECT_EQ(fz->faces[a], fn->faces[a]) << "axis " << a;
+    EXPECT_EQ(steady_field(zero), steady_field(none));
+    std::vector<double> out[2];
+    int k = 0;
+    for (Case* c : {&zero, &none}) {
+      c->time.method = heatsim::solver::TimeMethod::explicit_euler;
+      auto f = heatsim::solver::coefficient_fields(*c);
+      const auto p = heatsim::solver::make_problem(*c, 1e-3, f);
+      auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+      backend->setup(p);
+      std::vector<double> u(static_cast<std::size_t>(p.points()), kCold);
+      heatsim::solver::set_dirichlet_nodes(*c, u);
+      backend->upload(u);
+      backend->advance(500, 0);
+      backend->download(out[k++]);
+    }
+    EXPECT_EQ(out[0], out[1]);
+  }
+}
+
+// What the solver refuses itself (io/ reports the same with lines first).
+TEST(Contacts, TableRefusesBadPairs) {
+  Case c = wall(0.0105, 1e-4);
+  c.contacts.push_back({{"silicon", "copper"}, 2e-4});
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+  c = wall(0.0105, 1e-4);
+  c.contacts[0].between[1] = "copper";
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+  c = wall(0.0105, -2.0);
+  c.contacts = {{{"copper", "silicon"}, -1e-4}};
+  EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
+}
+
+// A temperature-dependent conductivity: each material's part of a contact face scales with its
+// k(T)/k_ref, the contact's part stays. Copper's k falls from 400 at 300 K to 200 at 400 K.
+Case hot_wall(double interface, double R) {
+  Case c = wall(interface, R);
+  c.materials[0].conductivity_table = {{300.0, 400.0}, {400.0, 200.0}};
+  c.boundary[0].value = 400.0;
+  return c;
+}
+double copper_k(double T) { return 400.0 - 2.0 * (std::clamp(T, 300.0, 400.0) - 300.0); }
+
+TEST(Contacts, TemperatureDependentPartsScaleAndTheContactStays) {
+  const double R = 1e-4, h = 1e-3;
+  for (double interface : {0.0105, 0.0103}) {
+    SCOPED_TRACE(interface);
+    const Case c = hot_wall(interface, R);
+    const auto fields = heatsim::solver::coefficient_fields(c);
+    ASSERT_TRUE(fields->temperature);
+    const auto& laws = *fields->temperature;
+    const double copper = interface - 10 * h, silicon = 11 * h - interface;
+    const double reference = fields->face(0, 10, 11);
+    EXPECT_NEAR(reference, h / (copper / 400.0 + R + silicon / kSilicon), 1e-12 * reference);
+    for (double T : {300.0, 350.0, 390.0}) {
+      const double exact = h / (copper / copper_k(T) + R + silicon / kSilicon);
+      EXPECT_NEAR(laws.face(0, 10, 11, reference, T, 320.0), exact, 1e-12 * exact) << T;
+    }
+    // Steady (Picard iterations on the multigrid solve): the flux through the contact face,
+    // from the closed form at node 10's temperature, equals silicon's and copper's beside it.
+    const std::vector<double> u = steady_field(c);
+    const double q_silicon = kSilicon * (u[12] - u[13]) / h;
+    const double q_contact =
+        h / (copper / copper_k(u[10]) + R + silicon / kSilicon) * (u[10] - u[11]) / h;
+    EXPECT_NEAR(q_contact, q_silicon, 1e-8 * q_silicon);
+    const double q_copper =
+        laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]) * (u[9] - u[10]) / h;
+    EXPECT_NEAR(q_copper, q_silicon, 1e-8 * q_silicon);
+    // The copper side is hotter than a constant 400 would leave it (k falls with T).
+    const std::vector<double> constant = steady_field(wall(interface, R));
+    EXPECT_GT(u[5], constant[5]);
+  }
+}
+
+// Explicit steps evaluate the same contact face: one step from a field across the interface.
+TEST(Contacts, TemperatureDependentExplicitStep) {
+  const double R = 1e-4, h = 1e-3;
+  Case c = hot_wall(0.0105, R);
+  c.time.method = heatsim::solver::TimeMethod::explicit_euler;
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double dt = 0.5 * heatsim::solver::field_stability(c, *fields).dt_limit;
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  auto backend = heatsim::kernels::make_cpu_backend(p.precision);
+  backend->setup(p);
+  std::vector<double> u(31);
+  for (int k = 0; k < 31; ++k) u[k] = 400.0 - 3.0 * k - (k > 10 ? 20.0 : 0.0);
+  backend->upload(u);
+  backend->advance(1, 0);
+  std::vector<double> next;
+  backend->download(next);
+  const auto& laws = *fields->temperature;
+  const double left = laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]);
+  const double contact = h / (0.5 * h / copper_k(u[10]) + R + 0.5 * h / kSilicon);
+  const double change =
+      dt / (8900.0 * 385.0) * (left * (u[9] - u[10]) + contact * (u[11] - u[10])) / (h * h);
+  EXPECT_NEAR(next[10] - u[10], change, 1e-10 * std::abs(change));
+  const double right = kSilicon;
+  const double change11 =
+      dt / (2330.0 * 700.0) * (contact * (u[10] - u[11]) + right * (u[12] - u[11])) / (h * h);
+  EXPECT_NEAR(next[11] - u[11], change11, 1e-10 * std::abs(change11));
+}
+
+}  // namespace
+}  // namespace heatsim_tests
