@@ -270,6 +270,21 @@ TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
   fs::remove_all(dir);
 }
 
+// A face with a key missing still has its other values checked: every problem at once.
+TEST(CaseLoader, AFaceMissingAKeyHasItsOtherValuesCheckedToo) {
+  const LoadResult r = load_case_text(
+      replace(kMinimal, "  all: {type: dirichlet, value: 0}\n",
+              "  all: {type: dirichlet, value: 0}\n  x-: {type: convective, h: -5}\n"));
+  ASSERT_EQ(r.errors.size(), 2u) << all_errors(r);
+  const CaseError* ambient = find_error(r, "boundary.x-.ambient");
+  ASSERT_NE(ambient, nullptr) << all_errors(r);
+  EXPECT_EQ(ambient->line, 8);
+  const CaseError* h = find_error(r, "boundary.x-.h");
+  ASSERT_NE(h, nullptr) << all_errors(r);
+  EXPECT_EQ(h->line, 8);
+  EXPECT_EQ(h->message.rfind("must be >= 0 (got -5)", 0), 0u) << h->message;
+}
+
 TEST(CaseLoader, ExplicitOptions) {
   const std::string text = kMinimal +
                            "precision: fp32\n"
