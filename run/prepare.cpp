@@ -139,7 +139,9 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
       io::check_case(c, loaded.lines, source.kind == CaseSource::Kind::value);
   if (errors.empty())
     if (std::string refused = implicit_refusal(c); !refused.empty())
-      errors.push_back({"time.method", 0, std::move(refused)});
+      errors.push_back({"time.method",
+                        loaded.lines.count("time.method") ? loaded.lines.at("time.method") : 0,
+                        std::move(refused)});
   if (!errors.empty()) throw InvalidCase(path, std::move(errors));
   PreparedRun run{c, {}, {}, {}, {}};
   try {

@@ -267,6 +267,21 @@ TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
   EXPECT_EQ(r.errors[0].path, "initial.dataset");
   EXPECT_EQ(r.errors[0].line, 11);
+  // A file of another grid, the dataset not named: the key the case wrote, initial.path.
+  r = load_case_text(replace(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string()),
+                             "n: [16, 12]", "n: [16, 13]"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.path") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 10);
+  EXPECT_NE(r.errors[0].message.find("dataset 'u' has dimensions [12, 16]"), std::string::npos)
+      << all_errors(r);
+  // Named: its own key.
+  r = load_case_text(
+      replace(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string() + "\n  dataset: u"),
+              "n: [16, 12]", "n: [16, 13]"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.dataset") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 11);
   fs::remove_all(dir);
 }
 
@@ -283,6 +298,21 @@ TEST(CaseLoader, AFaceMissingAKeyHasItsOtherValuesCheckedToo) {
   ASSERT_NE(h, nullptr) << all_errors(r);
   EXPECT_EQ(h->line, 8);
   EXPECT_EQ(h->message.rfind("must be >= 0 (got -5)", 0), 0u) << h->message;
+}
+
+// An unclosed '{' or '[' is reported at the line that opened it, not where the parser gave up.
+TEST(CaseLoader, AnUnclosedFlowCollectionNamesTheLineThatOpenedIt) {
+  LoadResult r = load_case_text(
+      replace(kMinimal, "  all: {type: dirichlet, value: 0}\n", "  all: {type: dirichlet\n"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 7) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("the '{' opened on line 7 is never closed"), std::string::npos)
+      << all_errors(r);
+  r = load_case_text("grid: {dims: 1, n: [11], length: [1.0]\nphysics: {alpha: 2}\n");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 1) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("the '{' opened on line 1 is never closed"), std::string::npos)
+      << all_errors(r);
 }
 
 TEST(CaseLoader, ExplicitOptions) {
