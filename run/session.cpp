@@ -1245,7 +1245,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   std::vector<double> final_u;  // for the material summaries
   if (decomposed) {
     // Collective: every rank takes part in the gather; rank 0 prints.
-    if (prepared.fields) backend->download(final_u);
+    if (prepared.fields || (steady && flow_fields)) backend->download(final_u);
     if (!root) return;
     lines.push_back(done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
                               nullptr, nullptr, [] { return std::string(); }));
@@ -1279,9 +1279,12 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
                                     m.name, m.nodes, m.min, m.max, m.mean));
     if (options.write_files)
       lines.push_back(fmt::format("materials: {}", io::material_file_path(c)));
-    // Where the heat goes (steady states: the stored heat does not change).
-    if (steady && meter)
-      add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
+  }
+  // Where the heat goes (steady states: the stored heat does not change); a case without
+  // fields is metered with the shorthand's (k = alpha, rho c_p = 1).
+  if (steady && meter) {
+    if (final_u.empty()) backend->download(final_u);
+    add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
   }
   if (last_flow_row && !steady) {
     // The last row of heat_flows.csv: the last step's balance.
