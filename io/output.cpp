@@ -178,6 +178,14 @@ void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
   plan_directory(c, use);
 }
 
+std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryUse& use) {
+  try {
+    return plan_directory(c, use).remove;
+  } catch (const std::runtime_error&) {
+    return {};  // refused: check_output_directory says why
+  }
+}
+
 void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
   require_directory_or_nothing(dir);

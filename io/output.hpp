@@ -49,6 +49,11 @@ struct DirectoryUse {
 // this before its setup's long work and before it writes anything.
 void check_output_directory(const solver::Case& c, const DirectoryUse& use);
 
+// The run files prepare_output_directory removes for `use` before the run writes (an
+// earlier run's with --overwrite or after a failed run, a restart's later files, temporaries);
+// empty where it would refuse the directory or there is nothing to remove. Changes nothing.
+std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryUse& use);
+
 // Makes the output directory ready for the first file. Throws std::runtime_error with a clear
 // message when it cannot be created or written, or when it already holds a run's files and
 // neither `overwrite` nor `restarting` is set, unless they are a failed run's (failed_run.txt

@@ -209,7 +209,7 @@ bool host_memory_suffices(const PreparedRun& run) {
   return need <= have;
 }
 
-FilesEstimate estimate_files(const PreparedRun& run) {
+FilesEstimate estimate_files(const PreparedRun& run, std::int64_t first_step) {
   const solver::Case& c = run.case_;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
@@ -229,14 +229,35 @@ FilesEstimate estimate_files(const PreparedRun& run) {
   e.checkpoint_bytes = points * (c.precision == solver::Precision::fp32 ? 4.0 : 8.0) *
                            (c.time.method == solver::TimeMethod::bdf2 ? 2.0 : 1.0) +
                        header;
-  // Outputs at step 0, every output.every steps, and at the last step.
+  // Outputs at step 0, every output.every steps, and at the last step; a restart's after its
+  // step only.
   const std::int64_t steps = run.plan.steps, every = c.output.every;
-  e.outputs = 1 + (every > 0 ? steps / every : 0);
-  if (steps > 0 && (every == 0 || steps % every != 0)) ++e.outputs;
-  if (c.time.method != solver::TimeMethod::steady)
-    e.checkpoints = 1 + (c.checkpoint.every > 0 ? run.plan.steps / c.checkpoint.every : 0);
+  const std::int64_t first = std::clamp<std::int64_t>(first_step, 0, steps);
+  if (first == 0) {
+    e.outputs = 1 + (every > 0 ? steps / every : 0);
+    if (steps > 0 && (every == 0 || steps % every != 0)) ++e.outputs;
+  } else {
+    e.outputs = every > 0 ? steps / every - first / every : 0;
+    if (steps > first && (every == 0 || steps % every != 0)) ++e.outputs;
+  }
+  // Checkpoints every checkpoint.every steps and one at the end (counted once more where the
+  // end is on the schedule: an upper bound).
+  const std::int64_t cp_every = c.checkpoint.every;
+  if (c.time.method != solver::TimeMethod::steady && (first == 0 || steps > first))
+    e.checkpoints = 1 + (cp_every > 0 ? steps / cp_every - first / cp_every : 0);
   if (c.checkpoint.keep > 0) e.checkpoints = std::min(e.checkpoints, c.checkpoint.keep + 1);
   return e;
+}
+
+DiskUse disk_use(const solver::Case& c, const io::DirectoryUse& use) {
+  DiskUse d;
+  d.first_step = std::max<std::int64_t>(0, use.restart_step);
+  for (const io::RunFile& f : io::files_removed_first(c, use)) {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(f.path, ec);
+    if (!ec) d.removed_bytes += static_cast<double>(size);
+  }
+  return d;
 }
 
 double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
@@ -256,7 +277,7 @@ double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
 
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost, bool files,
-                                         double device_share, int host_ranks) {
+                                         double device_share, int host_ranks, const DiskUse& use) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
@@ -294,7 +315,7 @@ std::vector<std::string> check_resources(const PreparedRun& run,
   // running run, as another process's files would).
   const char* disk_check = std::getenv("HEATSIM_DISK_CHECK");
   if (!files || (disk_check && std::string(disk_check) == "off")) return short_of;
-  const FilesEstimate disk = estimate_files(run);
+  const FilesEstimate disk = estimate_files(run, use.first_step);
   const std::int64_t outputs = disk.outputs, checkpoints = disk.checkpoints;
   const double disk_need = disk.bytes();
   std::filesystem::path dir = std::filesystem::absolute(c.output.directory);
@@ -304,16 +325,22 @@ std::vector<std::string> check_resources(const PreparedRun& run,
   // A file system that reports no blocks at all (proc, sysfs) keeps no files: creating the
   // directory fails there with its own reason, which says more than "0 B is free".
   if (statvfs(dir.c_str(), &fs) == 0 && fs.f_blocks > 0) {
-    const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    const double free = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    // The files the run removes before it writes give their space back first.
+    const double disk_have = free + use.removed_bytes;
     if (disk_need > disk_have) {
-      short_of.push_back(
-          fmt::format("not enough disk space in {}: {} output file{} and {} checkpoint{} at once "
-                      "need {}, {} is free{}",
-                      dir.string(), outputs, outputs == 1 ? "" : "s", checkpoints,
-                      checkpoints == 1 ? "" : "s", format_bytes(disk_need), format_bytes(disk_have),
-                      c.checkpoint.every > 0 && c.checkpoint.keep == 0
-                          ? " (checkpoint.keep: N keeps only the newest N checkpoints)"
-                          : ""));
+      short_of.push_back(fmt::format(
+          "not enough disk space in {}: {} output file{} and {} checkpoint{} at once "
+          "{}need {}, {} is free{}{}",
+          dir.string(), outputs, outputs == 1 ? "" : "s", checkpoints, checkpoints == 1 ? "" : "s",
+          use.first_step > 0 ? fmt::format("after step {} ", use.first_step) : "",
+          format_bytes(disk_need), format_bytes(free),
+          use.removed_bytes > 0.0 ? fmt::format(" and the files the run removes first hold {}",
+                                                format_bytes(use.removed_bytes))
+                                  : "",
+          c.checkpoint.every > 0 && c.checkpoint.keep == 0
+              ? " (checkpoint.keep: N keeps only the newest N checkpoints)"
+              : ""));
     }
   }
   return short_of;

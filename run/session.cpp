@@ -507,9 +507,9 @@ void Session::State::set_up() {
                          c.parallel.decomposition, parallel::node_size(),
                          kernels::cuda_device_count())
           : 1.0;
-  if (std::vector<std::string> short_of =
-          check_resources(prepared, choice, ghost, options.write_files, share,
-                          parallel::size() > 1 ? parallel::node_size() : 1);
+  if (std::vector<std::string> short_of = check_resources(
+          prepared, choice, ghost, options.write_files, share,
+          parallel::size() > 1 ? parallel::node_size() : 1, disk_use(c, directory_use));
       !short_of.empty())
     throw RunError(Failure::invalid, std::move(short_of));
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
