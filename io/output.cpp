@@ -1,5 +1,6 @@
 #include "output.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -206,11 +207,50 @@ void prepare_output_directory(const solver::Case& c, bool overwrite, bool restar
   prepare_output_directory(c, DirectoryUse{overwrite, restarting, restart_step});
 }
 
+namespace {
+
+std::string failed_run_reserve_path(const solver::Case& c) {
+  return (fs::path(c.output.directory) / kFailedRunFile).string() + kTemporarySuffix;
+}
+
+}  // namespace
+
+void reserve_failed_run_mark(const solver::Case& c) {
+  // Written out (not a hole from ftruncate), so that the file system has allocated its blocks
+  // and writing over them later needs no more.
+  std::FILE* f = std::fopen(failed_run_reserve_path(c).c_str(), "wb");
+  if (!f) return;
+  const std::string blank(kFailedRunReserve, ' ');
+  const bool written = std::fwrite(blank.data(), 1, blank.size(), f) == blank.size();
+  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  std::fclose(f);
+  if (!written || !flushed) release_failed_run_mark(c);
+}
+
+void release_failed_run_mark(const solver::Case& c) {
+  std::error_code ec;
+  fs::remove(failed_run_reserve_path(c), ec);
+}
+
 void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message) {
   const std::string path = (fs::path(c.output.directory) / kFailedRunFile).string();
+  std::string text =
+      "heatsim run failed with exit code " + std::to_string(exit_code) + ": " + message + "\n";
+  // Into the reserve's blocks in place (no new space), cut to the reserve, then renamed.
+  const std::string reserve = failed_run_reserve_path(c);
+  const int fd = ::open(reserve.c_str(), O_WRONLY);
+  if (fd >= 0) {
+    if (text.size() > kFailedRunReserve) text = text.substr(0, kFailedRunReserve - 4) + "...\n";
+    const bool ok =
+        ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+        ::ftruncate(fd, static_cast<off_t>(text.size())) == 0;
+    ::close(fd);
+    if (ok && std::rename(reserve.c_str(), path.c_str()) == 0) return;
+    std::remove(reserve.c_str());
+  }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return;
-  std::fprintf(f, "heatsim run failed with exit code %d: %s\n", exit_code, message.c_str());
+  std::fputs(text.c_str(), f);
   std::fclose(f);
 }
 

@@ -67,9 +67,19 @@ void prepare_output_directory(const solver::Case& c, bool overwrite, bool restar
                               std::int64_t restart_step = -1);
 
 // Writes <dir>/failed_run.txt (exit code, message) for a run that stopped with an error after
-// writing into its directory. Never throws: on a full disk the file may stay empty, and its
-// name alone is the mark.
+// writing into its directory. Never throws. On a full disk it writes into the reserve
+// reserve_failed_run_mark set aside (the message cut to its size) and renames it; without
+// one the file may stay empty there, and its name alone is the mark.
 void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message);
+
+// Sets aside kFailedRunReserve bytes for failed_run.txt, written under a temporary name
+// (failed_run.txt.tmp, a crash's leftover to the directory rules), when a run begins writing
+// into its directory, so that the mark gets its message even once the disk is full. Never
+// throws (without a reserve the mark is written as it can be).
+// release_failed_run_mark removes the reserve of a run that did not fail.
+inline constexpr std::size_t kFailedRunReserve = 4096;
+void reserve_failed_run_mark(const solver::Case& c);
+void release_failed_run_mark(const solver::Case& c);
 
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);

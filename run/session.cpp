@@ -230,6 +230,8 @@ class JoiningThread {
 
 struct Session::State {
   explicit State(SessionOptions o) : options(std::move(o)) {}
+  // A run that did not fail leaves no reserve for failed_run.txt behind.
+  ~State() { release_mark(); }
 
   // What the constructor does (set_up) and what the end of a run does (finish).
   void set_up();
@@ -240,6 +242,10 @@ struct Session::State {
   void summarize(const solver::RunResult& result, double finishing);
   // Marks the output directory as a failed run's (once it has been written to) and throws.
   [[noreturn]] void fail(Failure failure, const std::string& message);
+  void release_mark() {
+    if (mark_reserved) io::release_failed_run_mark(prepared.case_);
+    mark_reserved = false;
+  }
   // The set-up's phases at debug level, each with the wall and process CPU time (all threads)
   // since the one before: on a shared machine the CPU time is the steadier figure.
   void end_phase(const char* what);
@@ -270,6 +276,7 @@ struct Session::State {
   kernels::Backend* backend = nullptr;
   solver::multigrid::SolveReport steady_report;
   bool writing = false;  // files written into the output directory from here on
+  bool mark_reserved = false;  // failed_run.txt's reserve is in the directory
   WallTime wall;
 
   std::optional<io::OutputSeries> series;
@@ -310,6 +317,7 @@ void Session::State::fail(Failure failure, const std::string& message) {
   // What was queued is written first (unless a write failed): the files left are complete.
   writer.reset();
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), message);
+  mark_reserved = false;  // the mark took it
   finished = true;
   throw RunError(failure, message);
 }
@@ -859,6 +867,9 @@ void Session::State::open_files() {
   if (files) {
     io::prepare_output_directory(c, directory_use);
     writing = true;
+    // Room for failed_run.txt's message, set aside before the run's files can fill the disk.
+    io::reserve_failed_run_mark(c);
+    mark_reserved = true;
     series.emplace(c, prepared.plan.dt, choice.name);
   }
   if (!decomposed && options.write_files)
@@ -1193,11 +1204,13 @@ void Session::State::finish(const solver::RunResult& result) {
       case solver::RunResult::Status::interrupted:
         summary.interrupted = true;
         summary.signal = result.signal;
+        release_mark();
         return;
       case solver::RunResult::Status::completed:
         break;
     }
     summarize(result, finishing);
+    release_mark();
   } catch (const RunError&) {
     throw;
   } catch (const std::exception& e) {
