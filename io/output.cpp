@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -174,8 +175,36 @@ void require_directory_or_nothing(const std::string& dir) {
 
 }  // namespace
 
+void check_output_directory_usable(const std::string& dir) {
+  require_directory_or_nothing(dir);
+  // The directory itself, or the nearest of its parents that exists, where it would be made.
+  std::error_code ec;
+  fs::path existing = fs::absolute(dir, ec);
+  if (ec) return;
+  while (!fs::exists(existing, ec) && existing.has_relative_path())
+    existing = existing.parent_path();
+  const bool made = existing != fs::absolute(dir, ec);
+  const std::string refused = "output directory '" + dir + "' " +
+                              (made ? "cannot be created" : "is not writable") + ": '" +
+                              existing.string() + "' ";
+  const std::string advice = "; choose another output.directory (or -o DIR)";
+  if (!fs::is_directory(existing, ec))
+    throw std::runtime_error(refused + "is not a directory" + advice);
+  struct statvfs s {};
+  if (::statvfs(existing.c_str(), &s) == 0) {
+    if (s.f_flag & ST_RDONLY)
+      throw std::runtime_error(refused + "is on a read-only file system" + advice);
+    // proc and sysfs report no blocks: they keep no files of ours.
+    if (s.f_blocks == 0)
+      throw std::runtime_error(
+          refused + "is on a file system that keeps no files (such as /proc or /sys)" + advice);
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error(refused + "cannot be written: " + std::strerror(errno) + advice);
+}
+
 void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
-  require_directory_or_nothing(c.output.directory);
+  check_output_directory_usable(c.output.directory);
   plan_directory(c, use);
 }
 

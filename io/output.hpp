@@ -44,9 +44,14 @@ struct DirectoryUse {
   std::string lineage;
 };
 
-// Throws std::runtime_error with what prepare_output_directory would refuse (a path that is
-// not a directory; another run's files without --overwrite), changing nothing: the run checks
-// this before its setup's long work and before it writes anything.
+// Throws std::runtime_error, with advice, where the directory cannot be made or written,
+// judged without writing: a path that is not a directory, a parent that is a file, a read-only
+// file system, one that keeps no files (/proc, /sys), no permission. Changes nothing.
+void check_output_directory_usable(const std::string& dir);
+
+// Throws std::runtime_error with what prepare_output_directory would refuse (what
+// check_output_directory_usable refuses; another run's files without --overwrite), changing
+// nothing: the run checks this before its setup's long work and before it writes anything.
 void check_output_directory(const solver::Case& c, const DirectoryUse& use);
 
 // The run files prepare_output_directory removes for `use` before the run writes (an

@@ -143,7 +143,8 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
                         loaded.lines.count("time.method") ? loaded.lines.at("time.method") : 0,
                         std::move(refused)});
   if (!errors.empty()) throw InvalidCase(path, std::move(errors));
-  PreparedRun run{c, {}, {}, {}, {}};
+  PreparedRun run{c, {}, {}, {}, {}, loaded.lines};
+  if (o.output_dir) run.lines.erase("output.directory");
   try {
     if (run.case_.has_fields()) {
       // Material maps and source fields from HDF5 files, before the fields are built; then the
@@ -344,6 +345,29 @@ std::vector<std::string> check_resources(const PreparedRun& run,
     }
   }
   return short_of;
+}
+
+std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
+                                              const std::string& backend_name) {
+  const solver::Case& c = run.case_;
+  const auto line = run.lines.find("output.directory");
+  const int directory_line = line != run.lines.end() ? line->second : 0;
+  try {
+    io::check_output_directory_usable(c.output.directory);
+  } catch (const std::runtime_error& e) {
+    // The directory's problem says everything; the disk behind it cannot be judged.
+    return {{"output.directory", directory_line, e.what()}};
+  }
+  solver::BackendChoice choice;
+  choice.name = backend_name;
+  std::vector<io::CaseError> errors;
+  const DiskUse disk = disk_use(c, io::DirectoryUse{true, false, -1, {}, {}});
+  for (std::string& problem : check_resources(run, choice, 0, true, 1.0, 1, disk)) {
+    const bool on_disk = problem.rfind("not enough disk space", 0) == 0;
+    errors.push_back(
+        {on_disk ? "output.directory" : "", on_disk ? directory_line : 0, std::move(problem)});
+  }
+  return errors;
 }
 
 }  // namespace heatsim::run

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct PreparedRun {
   // heat-flow reports read them).
   solver::VoidSurfaces surfaces;
   std::shared_ptr<const kernels::CoefficientFields> fields;
+  // The case's key paths and their lines (io::LoadResult::lines; output.directory's left out
+  // where --output-dir gave it).
+  std::map<std::string, int> lines;
 };
 
 // Loads the case, applies the overrides and checks everything (the files regions and sources
@@ -106,6 +110,14 @@ std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
                                          bool files = true, double device_share = 1.0,
                                          int host_ranks = 1, const DiskUse& disk = {});
+
+// What a run refuses in its surroundings before it starts, as errors of the case, by the rules
+// the run applies: the output directory (io::check_output_directory_usable, at
+// output.directory and its line) and the resources (check_resources on the backend
+// `backend_name`, one GPU, the run's files replacing a run's files in the directory as with
+// --overwrite). `validate` lists them; changes nothing.
+std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
+                                              const std::string& backend_name);
 
 // The part of a run's device memory one GPU holds in an explicit run over `ranks` ranks
 // (decomposed with overlap `halo` and the case's parallel.decomposition `procs`): the largest
