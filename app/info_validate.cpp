@@ -182,10 +182,8 @@ void print_real_problem(const PreparedRun& run) {
   }
 }
 
-// What the run needs in memory on the backend it would take (auto: a GPU's when one is
-// visible), host and device apart, each part on a line.
-void print_memory(const PreparedRun& run) {
-  const solver::Case& c = run.case_;
+// The backend the run would take (auto: a GPU's when one is visible).
+std::string likely_backend(const solver::Case& c) {
   std::string backend = c.backend;
   if (backend == "auto") {
     backend = kernels::backend_registry().back().name;  // the host fallback, registered last
@@ -195,6 +193,13 @@ void print_memory(const PreparedRun& run) {
         break;
       }
   }
+  return backend;
+}
+
+// What the run needs in memory on the backend it would take, host and device apart, each part
+// on a line.
+void print_memory(const PreparedRun& run) {
+  const std::string backend = likely_backend(run.case_);
   const solver::MemoryEstimate m = run::estimate_run_memory(run, backend);
   const bool gpu = !m.device.empty();
   fmt::print("  memory on the host: {} ({}; the largest parts that come and go count once)\n",
@@ -286,6 +291,14 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
     run = run::prepare_run(run::CaseSource::file(path), overrides);
   } catch (const run::InvalidCase& e) {
     fmt::print(stderr, "{}\n", e.what());
+    return kExitBadInput;
+  }
+  // What the run would refuse around the case (its output directory, the memory and disk it
+  // needs), by the run's own rules.
+  if (std::vector<io::CaseError> refused =
+          run::check_surroundings(*run, likely_backend(run->case_));
+      !refused.empty()) {
+    fmt::print(stderr, "{}\n", run::InvalidCase(path, std::move(refused)).what());
     return kExitBadInput;
   }
   const solver::Case& c = run->case_;

@@ -164,8 +164,10 @@ void Reader::read_boundary(const YAML::Node& n, Case& c) {
         continue;
       }
       given[static_cast<std::size_t>(face)] = true;
-      solver::BoundaryFace bf;
-      if (read_face(it->second.value, p, bf)) c.boundary[static_cast<std::size_t>(face)] = bf;
+      // Read in place: a face whose type was read keeps what it gives even where a key is
+      // missing or wrong, so that its other values are checked too (the broken key's own checks
+      // are left out, as for every value that failed to read).
+      read_face(it->second.value, p, c.boundary[static_cast<std::size_t>(face)]);
     } else if (has_all) {
       given[static_cast<std::size_t>(face)] = true;
       faces_from_all.push_back(kFaceNames[face]);

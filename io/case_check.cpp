@@ -253,8 +253,13 @@ class Checker {
       case InitialKind::file: {
         // The file's structure: it opens, holds the dataset, of the grid's dimensions. The
         // values are read (and checked finite) when the run starts.
+        // A dataset the case does not name (the default) is the file's: keyed at initial.path.
         const InitialFileProblem problem = initial_file_problem(c_);
-        if (!problem.message.empty()) error(problem.key, problem.message);
+        if (!problem.message.empty())
+          error(problem.key == "initial.dataset" && !lines_.count("initial.dataset")
+                    ? "initial.path"
+                    : problem.key,
+                problem.message);
         break;
       }
       case InitialKind::expression:

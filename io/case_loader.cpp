@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -129,6 +130,44 @@ void point_at_all(std::vector<CaseError>& errors, const std::vector<std::string>
   errors = std::move(kept);
 }
 
+// The line (1-based) of the innermost '{' or '[' still open at byte `end` of `text`, quoted
+// scalars and comments skipped; 0 when none is. yaml-cpp marks an unclosed flow collection
+// where it gave up looking for its end, often a later line than the one that opened it.
+int open_flow_line(const std::string& text, std::size_t end) {
+  std::vector<int> open;
+  int line = 1;
+  char quote = 0;
+  bool comment = false;
+  for (std::size_t i = 0; i < std::min(end, text.size()); ++i) {
+    const char ch = text[i];
+    if (ch == '\n') {
+      ++line;
+      comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (quote) {
+      if (quote == '"' && ch == '\\')
+        ++i;
+      else if (ch == quote)
+        quote = 0;
+      continue;
+    }
+    const char before = i > 0 ? text[i - 1] : '\n';
+    const bool starts = std::isspace(static_cast<unsigned char>(before)) || before == '{' ||
+                        before == '[' || before == ',' || before == ':';
+    if (ch == '#' && std::isspace(static_cast<unsigned char>(before)))
+      comment = true;
+    else if ((ch == '"' || ch == '\'') && starts)
+      quote = ch;
+    else if (ch == '{' || ch == '[')
+      open.push_back(line);
+    else if ((ch == '}' || ch == ']') && !open.empty())
+      open.pop_back();
+  }
+  return open.empty() ? 0 : open.back();
+}
+
 // Counts the documents without building them. YAML::LoadAll cannot be used: yaml-cpp 0.7 leaves
 // a ',' at the top level of a block document unconsumed and then returns empty documents
 // forever from the same place, so a document that starts where the previous one started
@@ -214,14 +253,27 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     }
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    // An unclosed '{' or '[': yaml-cpp's mark is where it stopped looking for the end; the
+    // line that opened it is the one to fix.
+    std::string where;
+    if (e.msg.find("flow not found") != std::string::npos && !e.mark.is_null()) {
+      const std::size_t end =
+          e.mark.pos >= 0 ? static_cast<std::size_t>(e.mark.pos) + 1 : text.size();
+      if (const int opened = open_flow_line(text, end); opened > 0) {
+        const char* bracket = e.msg.find("map") != std::string::npos ? "'{'" : "'['";
+        where = std::string("; the ") + bracket + " opened on line " + std::to_string(opened) +
+                " is never closed (the parser gave up near line " + std::to_string(line) + ")";
+        line = opened;
+      }
+    }
     // yaml-cpp says "illegal map value" or the like for a tab in the indentation: name it.
     const int tab = first_tab_indented_line(text);
     const std::string hint = tab > 0 && (line == 0 || tab <= line)
                                  ? "; line " + std::to_string(tab) +
                                        " is indented with a tab, and YAML indents with spaces only"
                                  : std::string();
-    result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg + hint});
+    result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg + where + hint});
     return result;
   } catch (const std::exception& e) {
     result.errors.push_back({"", 0, std::string("the case could not be parsed: ") + e.what()});

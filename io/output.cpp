@@ -1,6 +1,8 @@
 #include "output.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -179,9 +181,45 @@ void require_directory_or_nothing(const std::string& dir) {
 
 }  // namespace
 
+void check_output_directory_usable(const std::string& dir) {
+  require_directory_or_nothing(dir);
+  // The directory itself, or the nearest of its parents that exists, where it would be made.
+  std::error_code ec;
+  fs::path existing = fs::absolute(dir, ec);
+  if (ec) return;
+  while (!fs::exists(existing, ec) && existing.has_relative_path())
+    existing = existing.parent_path();
+  const bool made = existing != fs::absolute(dir, ec);
+  const std::string refused = "output directory '" + dir + "' " +
+                              (made ? "cannot be created" : "is not writable") + ": '" +
+                              existing.string() + "' ";
+  const std::string advice = "; choose another output.directory (or -o DIR)";
+  if (!fs::is_directory(existing, ec))
+    throw std::runtime_error(refused + "is not a directory" + advice);
+  struct statvfs s {};
+  if (::statvfs(existing.c_str(), &s) == 0) {
+    if (s.f_flag & ST_RDONLY)
+      throw std::runtime_error(refused + "is on a read-only file system" + advice);
+    // proc and sysfs report no blocks: they keep no files of ours.
+    if (s.f_blocks == 0)
+      throw std::runtime_error(
+          refused + "is on a file system that keeps no files (such as /proc or /sys)" + advice);
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error(refused + "cannot be written: " + std::strerror(errno) + advice);
+}
+
 void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
-  require_directory_or_nothing(c.output.directory);
+  check_output_directory_usable(c.output.directory);
   plan_directory(c, use);
+}
+
+std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryUse& use) {
+  try {
+    return plan_directory(c, use).remove;
+  } catch (const std::runtime_error&) {
+    return {};  // refused: check_output_directory says why
+  }
 }
 
 void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
@@ -204,11 +242,50 @@ void prepare_output_directory(const solver::Case& c, bool overwrite, bool restar
   prepare_output_directory(c, DirectoryUse{overwrite, restarting, restart_step});
 }
 
+namespace {
+
+std::string failed_run_reserve_path(const solver::Case& c) {
+  return (fs::path(c.output.directory) / kFailedRunFile).string() + kTemporarySuffix;
+}
+
+}  // namespace
+
+void reserve_failed_run_mark(const solver::Case& c) {
+  // Written out (not a hole from ftruncate), so that the file system has allocated its blocks
+  // and writing over them later needs no more.
+  std::FILE* f = std::fopen(failed_run_reserve_path(c).c_str(), "wb");
+  if (!f) return;
+  const std::string blank(kFailedRunReserve, ' ');
+  const bool written = std::fwrite(blank.data(), 1, blank.size(), f) == blank.size();
+  const bool flushed = std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  std::fclose(f);
+  if (!written || !flushed) release_failed_run_mark(c);
+}
+
+void release_failed_run_mark(const solver::Case& c) {
+  std::error_code ec;
+  fs::remove(failed_run_reserve_path(c), ec);
+}
+
 void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message) {
   const std::string path = (fs::path(c.output.directory) / kFailedRunFile).string();
+  std::string text =
+      "heatsim run failed with exit code " + std::to_string(exit_code) + ": " + message + "\n";
+  // Into the reserve's blocks in place (no new space), cut to the reserve, then renamed.
+  const std::string reserve = failed_run_reserve_path(c);
+  const int fd = ::open(reserve.c_str(), O_WRONLY);
+  if (fd >= 0) {
+    if (text.size() > kFailedRunReserve) text = text.substr(0, kFailedRunReserve - 4) + "...\n";
+    const bool ok =
+        ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+        ::ftruncate(fd, static_cast<off_t>(text.size())) == 0;
+    ::close(fd);
+    if (ok && std::rename(reserve.c_str(), path.c_str()) == 0) return;
+    std::remove(reserve.c_str());
+  }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return;
-  std::fprintf(f, "heatsim run failed with exit code %d: %s\n", exit_code, message.c_str());
+  std::fputs(text.c_str(), f);
   std::fclose(f);
 }
 

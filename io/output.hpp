@@ -44,10 +44,20 @@ struct DirectoryUse {
   std::string lineage;
 };
 
-// Throws std::runtime_error with what prepare_output_directory would refuse (a path that is
-// not a directory; another run's files without --overwrite), changing nothing: the run checks
-// this before its setup's long work and before it writes anything.
+// Throws std::runtime_error, with advice, where the directory cannot be made or written,
+// judged without writing: a path that is not a directory, a parent that is a file, a read-only
+// file system, one that keeps no files (/proc, /sys), no permission. Changes nothing.
+void check_output_directory_usable(const std::string& dir);
+
+// Throws std::runtime_error with what prepare_output_directory would refuse (what
+// check_output_directory_usable refuses; another run's files without --overwrite), changing
+// nothing: the run checks this before its setup's long work and before it writes anything.
 void check_output_directory(const solver::Case& c, const DirectoryUse& use);
+
+// The run files prepare_output_directory removes for `use` before the run writes (an
+// earlier run's with --overwrite or after a failed run, a restart's later files, temporaries);
+// empty where it would refuse the directory or there is nothing to remove. Changes nothing.
+std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryUse& use);
 
 // Makes the output directory ready for the first file. Throws std::runtime_error with a clear
 // message when it cannot be created or written, or when it already holds a run's files and
@@ -62,9 +72,19 @@ void prepare_output_directory(const solver::Case& c, bool overwrite, bool restar
                               std::int64_t restart_step = -1);
 
 // Writes <dir>/failed_run.txt (exit code, message) for a run that stopped with an error after
-// writing into its directory. Never throws: on a full disk the file may stay empty, and its
-// name alone is the mark.
+// writing into its directory. Never throws. On a full disk it writes into the reserve
+// reserve_failed_run_mark set aside (the message cut to its size) and renames it; without
+// one the file may stay empty there, and its name alone is the mark.
 void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message);
+
+// Sets aside kFailedRunReserve bytes for failed_run.txt, written under a temporary name
+// (failed_run.txt.tmp, a crash's leftover to the directory rules), when a run begins writing
+// into its directory, so that the mark gets its message even once the disk is full. Never
+// throws (without a reserve the mark is written as it can be).
+// release_failed_run_mark removes the reserve of a run that did not fail.
+inline constexpr std::size_t kFailedRunReserve = 4096;
+void reserve_failed_run_mark(const solver::Case& c);
+void release_failed_run_mark(const solver::Case& c);
 
 // <dir>/<name>_<step, 8 digits>.h5
 std::string output_path(const solver::Case& c, std::int64_t step);

@@ -139,9 +139,12 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
       io::check_case(c, loaded.lines, source.kind == CaseSource::Kind::value);
   if (errors.empty())
     if (std::string refused = implicit_refusal(c); !refused.empty())
-      errors.push_back({"time.method", 0, std::move(refused)});
+      errors.push_back({"time.method",
+                        loaded.lines.count("time.method") ? loaded.lines.at("time.method") : 0,
+                        std::move(refused)});
   if (!errors.empty()) throw InvalidCase(path, std::move(errors));
-  PreparedRun run{c, {}, {}, {}, {}};
+  PreparedRun run{c, {}, {}, {}, {}, loaded.lines};
+  if (o.output_dir) run.lines.erase("output.directory");
   try {
     if (run.case_.has_fields()) {
       // Material maps and source fields from HDF5 files, before the fields are built; then the
@@ -207,7 +210,7 @@ bool host_memory_suffices(const PreparedRun& run) {
   return need <= have;
 }
 
-FilesEstimate estimate_files(const PreparedRun& run) {
+FilesEstimate estimate_files(const PreparedRun& run, std::int64_t first_step) {
   const solver::Case& c = run.case_;
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
@@ -227,14 +230,35 @@ FilesEstimate estimate_files(const PreparedRun& run) {
   e.checkpoint_bytes = points * (c.precision == solver::Precision::fp32 ? 4.0 : 8.0) *
                            (c.time.method == solver::TimeMethod::bdf2 ? 2.0 : 1.0) +
                        header;
-  // Outputs at step 0, every output.every steps, and at the last step.
+  // Outputs at step 0, every output.every steps, and at the last step; a restart's after its
+  // step only.
   const std::int64_t steps = run.plan.steps, every = c.output.every;
-  e.outputs = 1 + (every > 0 ? steps / every : 0);
-  if (steps > 0 && (every == 0 || steps % every != 0)) ++e.outputs;
-  if (c.time.method != solver::TimeMethod::steady)
-    e.checkpoints = 1 + (c.checkpoint.every > 0 ? run.plan.steps / c.checkpoint.every : 0);
+  const std::int64_t first = std::clamp<std::int64_t>(first_step, 0, steps);
+  if (first == 0) {
+    e.outputs = 1 + (every > 0 ? steps / every : 0);
+    if (steps > 0 && (every == 0 || steps % every != 0)) ++e.outputs;
+  } else {
+    e.outputs = every > 0 ? steps / every - first / every : 0;
+    if (steps > first && (every == 0 || steps % every != 0)) ++e.outputs;
+  }
+  // Checkpoints every checkpoint.every steps and one at the end (counted once more where the
+  // end is on the schedule: an upper bound).
+  const std::int64_t cp_every = c.checkpoint.every;
+  if (c.time.method != solver::TimeMethod::steady && (first == 0 || steps > first))
+    e.checkpoints = 1 + (cp_every > 0 ? steps / cp_every - first / cp_every : 0);
   if (c.checkpoint.keep > 0) e.checkpoints = std::min(e.checkpoints, c.checkpoint.keep + 1);
   return e;
+}
+
+DiskUse disk_use(const solver::Case& c, const io::DirectoryUse& use) {
+  DiskUse d;
+  d.first_step = std::max<std::int64_t>(0, use.restart_step);
+  for (const io::RunFile& f : io::files_removed_first(c, use)) {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(f.path, ec);
+    if (!ec) d.removed_bytes += static_cast<double>(size);
+  }
+  return d;
 }
 
 double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
@@ -254,7 +278,7 @@ double device_share(const kernels::StencilProblem& problem, int ranks, int halo,
 
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost, bool files,
-                                         double device_share, int host_ranks) {
+                                         double device_share, int host_ranks, const DiskUse& use) {
   const solver::Case& c = run.case_;
   std::vector<std::string> short_of;
   const solver::MemoryEstimate need = estimate_run_memory(run, choice.name, ghost);
@@ -292,7 +316,7 @@ std::vector<std::string> check_resources(const PreparedRun& run,
   // running run, as another process's files would).
   const char* disk_check = std::getenv("HEATSIM_DISK_CHECK");
   if (!files || (disk_check && std::string(disk_check) == "off")) return short_of;
-  const FilesEstimate disk = estimate_files(run);
+  const FilesEstimate disk = estimate_files(run, use.first_step);
   const std::int64_t outputs = disk.outputs, checkpoints = disk.checkpoints;
   const double disk_need = disk.bytes();
   std::filesystem::path dir = std::filesystem::absolute(c.output.directory);
@@ -302,19 +326,48 @@ std::vector<std::string> check_resources(const PreparedRun& run,
   // A file system that reports no blocks at all (proc, sysfs) keeps no files: creating the
   // directory fails there with its own reason, which says more than "0 B is free".
   if (statvfs(dir.c_str(), &fs) == 0 && fs.f_blocks > 0) {
-    const double disk_have = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    const double free = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    // The files the run removes before it writes give their space back first.
+    const double disk_have = free + use.removed_bytes;
     if (disk_need > disk_have) {
-      short_of.push_back(
-          fmt::format("not enough disk space in {}: {} output file{} and {} checkpoint{} at once "
-                      "need {}, {} is free{}",
-                      dir.string(), outputs, outputs == 1 ? "" : "s", checkpoints,
-                      checkpoints == 1 ? "" : "s", format_bytes(disk_need), format_bytes(disk_have),
-                      c.checkpoint.every > 0 && c.checkpoint.keep == 0
-                          ? " (checkpoint.keep: N keeps only the newest N checkpoints)"
-                          : ""));
+      short_of.push_back(fmt::format(
+          "not enough disk space in {}: {} output file{} and {} checkpoint{} at once "
+          "{}need {}, {} is free{}{}",
+          dir.string(), outputs, outputs == 1 ? "" : "s", checkpoints, checkpoints == 1 ? "" : "s",
+          use.first_step > 0 ? fmt::format("after step {} ", use.first_step) : "",
+          format_bytes(disk_need), format_bytes(free),
+          use.removed_bytes > 0.0 ? fmt::format(" and the files the run removes first hold {}",
+                                                format_bytes(use.removed_bytes))
+                                  : "",
+          c.checkpoint.every > 0 && c.checkpoint.keep == 0
+              ? " (checkpoint.keep: N keeps only the newest N checkpoints)"
+              : ""));
     }
   }
   return short_of;
+}
+
+std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
+                                              const std::string& backend_name) {
+  const solver::Case& c = run.case_;
+  const auto line = run.lines.find("output.directory");
+  const int directory_line = line != run.lines.end() ? line->second : 0;
+  try {
+    io::check_output_directory_usable(c.output.directory);
+  } catch (const std::runtime_error& e) {
+    // The directory's problem says everything; the disk behind it cannot be judged.
+    return {{"output.directory", directory_line, e.what()}};
+  }
+  solver::BackendChoice choice;
+  choice.name = backend_name;
+  std::vector<io::CaseError> errors;
+  const DiskUse disk = disk_use(c, io::DirectoryUse{true, false, -1, {}, {}});
+  for (std::string& problem : check_resources(run, choice, 0, true, 1.0, 1, disk)) {
+    const bool on_disk = problem.rfind("not enough disk space", 0) == 0;
+    errors.push_back(
+        {on_disk ? "output.directory" : "", on_disk ? directory_line : 0, std::move(problem)});
+  }
+  return errors;
 }
 
 }  // namespace heatsim::run

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "io/case_loader.hpp"
+#include "io/output.hpp"
 #include "run/errors.hpp"
 #include "solver/backend_choice.hpp"
 #include "solver/case.hpp"
@@ -52,6 +54,9 @@ struct PreparedRun {
   // heat-flow reports read them).
   solver::VoidSurfaces surfaces;
   std::shared_ptr<const kernels::CoefficientFields> fields;
+  // The case's key paths and their lines (io::LoadResult::lines; output.directory's left out
+  // where --output-dir gave it).
+  std::map<std::string, int> lines;
 };
 
 // Loads the case, applies the overrides and checks everything (the files regions and sources
@@ -81,9 +86,22 @@ struct FilesEstimate {
            static_cast<double>(checkpoints) * checkpoint_bytes + materials_bytes;
   }
 };
-FilesEstimate estimate_files(const PreparedRun& run);
+// From `first_step` on (a restart's step: the outputs and checkpoints after it; those up to it
+// are on the disk already).
+FilesEstimate estimate_files(const PreparedRun& run, std::int64_t first_step = 0);
 
-// Host memory, device memory and (with `files`) output disk space needed vs available: what
+// What the output directory means for the disk check: the step the run starts from, and the
+// bytes of the files the run removes before it writes (io::files_removed_first: an earlier
+// run's with --overwrite or after it failed, a restart's files after its step), free once
+// they are gone.
+struct DiskUse {
+  std::int64_t first_step = 0;
+  double removed_bytes = 0.0;
+};
+DiskUse disk_use(const solver::Case& c, const io::DirectoryUse& use);
+
+// Host memory, device memory and (with `files`) output disk space needed vs available (`disk`:
+// the files still to be written, against the free space and what the run removes first): what
 // is short, with the numbers, one message each; empty when everything fits. `device_share`:
 // the part of the whole run's device memory this process's GPU holds (device_share()).
 // `host_ranks`: the processes of the run on this host, each of which builds the whole case in
@@ -91,7 +109,15 @@ FilesEstimate estimate_files(const PreparedRun& run);
 std::vector<std::string> check_resources(const PreparedRun& run,
                                          const solver::BackendChoice& choice, int ghost,
                                          bool files = true, double device_share = 1.0,
-                                         int host_ranks = 1);
+                                         int host_ranks = 1, const DiskUse& disk = {});
+
+// What a run refuses in its surroundings before it starts, as errors of the case, by the rules
+// the run applies: the output directory (io::check_output_directory_usable, at
+// output.directory and its line) and the resources (check_resources on the backend
+// `backend_name`, one GPU, the run's files replacing a run's files in the directory as with
+// --overwrite). `validate` lists them; changes nothing.
+std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
+                                              const std::string& backend_name);
 
 // The part of a run's device memory one GPU holds in an explicit run over `ranks` ranks
 // (decomposed with overlap `halo` and the case's parallel.decomposition `procs`): the largest

@@ -159,10 +159,16 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
 
 void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
                          const std::string& when, const solver::HeatFlowReport& flows) {
-  lines.push_back(fmt::format("heat flows into the body {} ({}):", when,
-                              c.grid.dims == 3   ? "W"
-                              : c.grid.dims == 2 ? "W per metre of depth"
-                                                 : "W/m^2"));
+  // Without materials the shorthand's coefficients (k = physics.alpha, rho c_p = 1) make the
+  // rates u times a volume per unit time, not watts.
+  const char* unit = c.grid.dims == 3 ? "W" : c.grid.dims == 2 ? "W per metre of depth" : "W/m^2";
+  if (c.materials.empty())
+    unit = c.grid.dims == 3   ? "u times volume per unit time: k = physics.alpha, rho c_p = 1"
+           : c.grid.dims == 2 ? "u times area per unit time, per unit of depth: k = physics.alpha, "
+                                "rho c_p = 1"
+                              : "u times length per unit time, per unit of cross-section: k = "
+                                "physics.alpha, rho c_p = 1";
+  lines.push_back(fmt::format("heat flows into the body {} ({}):", when, unit));
   for (const solver::HeatFlow& f : flows.flows)
     lines.push_back(fmt::format("  {}: {:.6g}", f.what, f.rate));
   lines.push_back(

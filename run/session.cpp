@@ -230,6 +230,8 @@ class JoiningThread {
 
 struct Session::State {
   explicit State(SessionOptions o) : options(std::move(o)) {}
+  // A run that did not fail leaves no reserve for failed_run.txt behind.
+  ~State() { release_mark(); }
 
   // What the constructor does (set_up) and what the end of a run does (finish).
   void set_up();
@@ -240,6 +242,10 @@ struct Session::State {
   void summarize(const solver::RunResult& result, double finishing);
   // Marks the output directory as a failed run's (once it has been written to) and throws.
   [[noreturn]] void fail(Failure failure, const std::string& message);
+  void release_mark() {
+    if (mark_reserved) io::release_failed_run_mark(prepared.case_);
+    mark_reserved = false;
+  }
   // The set-up's phases at debug level, each with the wall and process CPU time (all threads)
   // since the one before: on a shared machine the CPU time is the steadier figure.
   void end_phase(const char* what);
@@ -270,6 +276,7 @@ struct Session::State {
   kernels::Backend* backend = nullptr;
   solver::multigrid::SolveReport steady_report;
   bool writing = false;  // files written into the output directory from here on
+  bool mark_reserved = false;  // failed_run.txt's reserve is in the directory
   WallTime wall;
 
   std::optional<io::OutputSeries> series;
@@ -310,6 +317,7 @@ void Session::State::fail(Failure failure, const std::string& message) {
   // What was queued is written first (unless a write failed): the files left are complete.
   writer.reset();
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), message);
+  mark_reserved = false;  // the mark took it
   finished = true;
   throw RunError(failure, message);
 }
@@ -520,9 +528,9 @@ void Session::State::set_up() {
                          c.parallel.decomposition, parallel::node_size(),
                          kernels::cuda_device_count())
           : 1.0;
-  if (std::vector<std::string> short_of =
-          check_resources(prepared, choice, ghost, options.write_files, share,
-                          parallel::size() > 1 ? parallel::node_size() : 1);
+  if (std::vector<std::string> short_of = check_resources(
+          prepared, choice, ghost, options.write_files, share,
+          parallel::size() > 1 ? parallel::node_size() : 1, disk_use(c, directory_use));
       !short_of.empty())
     throw RunError(Failure::invalid, std::move(short_of));
   // Under mpirun with several ranks: each steps its block of the grid (solver/parallel); rank
@@ -872,6 +880,9 @@ void Session::State::open_files() {
   if (files) {
     io::prepare_output_directory(c, directory_use);
     writing = true;
+    // Room for failed_run.txt's message, set aside before the run's files can fill the disk.
+    io::reserve_failed_run_mark(c);
+    mark_reserved = true;
     series.emplace(c, prepared.plan.dt, choice.name);
   }
   if (!decomposed && options.write_files)
@@ -1206,11 +1217,13 @@ void Session::State::finish(const solver::RunResult& result) {
       case solver::RunResult::Status::interrupted:
         summary.interrupted = true;
         summary.signal = result.signal;
+        release_mark();
         return;
       case solver::RunResult::Status::completed:
         break;
     }
     summarize(result, finishing);
+    release_mark();
   } catch (const RunError&) {
     throw;
   } catch (const std::exception& e) {
@@ -1258,7 +1271,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   std::vector<double> final_u;  // for the material summaries
   if (decomposed) {
     // Collective: every rank takes part in the gather; rank 0 prints.
-    if (prepared.fields) backend->download(final_u);
+    if (prepared.fields || (steady && flow_fields)) backend->download(final_u);
     if (!root) return;
     lines.push_back(done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
                               nullptr, nullptr, [] { return std::string(); }));
@@ -1292,9 +1305,12 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
                                     m.name, m.nodes, m.min, m.max, m.mean));
     if (options.write_files)
       lines.push_back(fmt::format("materials: {}", io::material_file_path(c)));
-    // Where the heat goes (steady states: the stored heat does not change).
-    if (steady && meter)
-      add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
+  }
+  // Where the heat goes (steady states: the stored heat does not change); a case without
+  // fields is metered with the shorthand's (k = alpha, rho c_p = 1).
+  if (steady && meter) {
+    if (final_u.empty()) backend->download(final_u);
+    add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
   }
   if (last_flow_row && !steady) {
     // The last row of heat_flows.csv: the last step's balance.

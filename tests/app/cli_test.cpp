@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 #include <thread>
@@ -836,6 +837,30 @@ TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
   EXPECT_EQ(restart.code, 2) << restart.output;
   EXPECT_NE(restart.output.find("nothing to continue"), std::string::npos) << restart.output;
   fs::remove_all(dir);
+}
+
+// The README says which options validate takes: each one listed is taken, and the run's
+// --restart and --overwrite, which it says validate does not take, are refused.
+TEST_F(Cli, ValidateTakesTheOptionsTheReadmeLists) {
+  std::ifstream in(std::string(HEATSIM_SOURCE_DIR) + "/README.md");
+  const std::string readme{std::istreambuf_iterator<char>(in), {}};
+  const std::string sentence = "`validate` takes the overrides of case keys among these (";
+  const std::size_t at = readme.find(sentence);
+  ASSERT_NE(at, std::string::npos) << "README.md no longer says which options validate takes";
+  const std::string listed = readme.substr(at, readme.find(')', at + sentence.size()) - at);
+  const std::string c = write_case("c.yaml", small_case(5));
+  const std::map<std::string, std::string> value{{"--backend/-b", "--backend cpu"},
+                                                 {"--steps/-n", "--steps 3"},
+                                                 {"--output-dir/-o", "-o " + (dir_ / "o").string()},
+                                                 {"--precision", "--precision fp32"}};
+  for (const auto& [option, args] : value) {
+    EXPECT_NE(listed.find("`" + option + "`"), std::string::npos) << option << ": " << listed;
+    const Result r = heatsim("validate " + c + " " + args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.output;
+  }
+  EXPECT_NE(readme.find("not `--restart` or `--overwrite`", at), std::string::npos);
+  EXPECT_EQ(heatsim("validate " + c + " --overwrite").code, 2);
+  EXPECT_EQ(heatsim("validate " + c + " --restart " + (dir_ / "x.h5").string()).code, 2);
 }
 
 }  // namespace

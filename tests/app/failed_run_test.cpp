@@ -60,6 +60,13 @@ TEST_F(FailedRun, SteadyWithoutAFixedFaceIsRefusedWithNothingWritten) {
                 "time.method: steady: no face is Dirichlet, convective with h > 0 or radiating"),
             std::string::npos)
       << r.output;
+  // At the line of time.method (the case's line 7), as validate says it.
+  EXPECT_NE(r.output.find("the sources and boundary fluxes balance exactly); make a face "
+                          "dirichlet, convective with h > 0 or radiative, or run the transient "
+                          "with backward-euler (line 7)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(v.output.find("with backward-euler (line 7)"), std::string::npos) << v.output;
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "refused before anything was written";
   const std::string fixed =
       steady_case("ins.yaml", "{all: {type: neumann, flux: 0}, x-: {type: dirichlet, value: 300}}");

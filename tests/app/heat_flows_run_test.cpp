@@ -286,6 +286,37 @@ TEST_F(HeatFlowsRun, ASteadyStateHasOneRowThatBalances) {
   EXPECT_EQ(v[6], 0.0);  // nothing stored
 }
 
+// The shorthand without materials (physics.alpha), steady: the summary prints the heat flows
+// as a case with materials does, in the shorthand's units (k = alpha, rho c_p = 1). A bar of
+// length 1 between u = 10 and u = 0 with alpha = 2 passes alpha * 10 / 1 = 20 from x- to x+.
+TEST_F(HeatFlowsRun, ASteadyStateWithoutMaterialsPrintsItsFlowsInTheShorthandsUnits) {
+  const fs::path out = dir_ / "out";
+  const heatsim_tests::ProcessResult r =
+      heatsim("run " + write_case("a.yaml",
+                                  "grid: {dims: 1, n: [11], length: [1.0]}\n"
+                                  "physics: {alpha: 2}\n"
+                                  "boundary:\n"
+                                  "  x-: {type: dirichlet, value: 10}\n"
+                                  "  x+: {type: dirichlet, value: 0}\n"
+                                  "initial: {type: constant, value: 0}\n"
+                                  "time: {method: steady, tolerance: 1e-12}\n"
+                                  "output: {directory: " +
+                                      out.string() + ", heat_flows: true}\n")
+                           .string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::size_t at = r.output.find(
+      "heat flows into the body at the steady state (u times length per unit time, per unit of "
+      "cross-section: k = physics.alpha, rho c_p = 1):");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::smatch m;
+  const std::string block = r.output.substr(at);
+  ASSERT_TRUE(std::regex_search(
+      block, m, std::regex("face x- \\(dirichlet\\): (\\S+)\n  face x\\+ \\(dirichlet\\): (\\S+)")))
+      << block;
+  EXPECT_NEAR(std::stod(m[1]), 20.0, 1e-8);
+  EXPECT_NEAR(std::stod(m[2]), -20.0, 1e-8);
+}
+
 // A 1D bar between two Dirichlet faces, steady: the linear profile's flux at every node, and
 // the material's conductivity, in every output file, listed by the index (heat_flux as a
 // Vector, the materials file's conductivity left out for the step's own).

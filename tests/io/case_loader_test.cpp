@@ -267,7 +267,52 @@ TEST(CaseLoader, FileInitialConditionIsCheckedAgainstTheFile) {
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
   EXPECT_EQ(r.errors[0].path, "initial.dataset");
   EXPECT_EQ(r.errors[0].line, 11);
+  // A file of another grid, the dataset not named: the key the case wrote, initial.path.
+  r = load_case_text(replace(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string()),
+                             "n: [16, 12]", "n: [16, 13]"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.path") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 10);
+  EXPECT_NE(r.errors[0].message.find("dataset 'u' has dimensions [12, 16]"), std::string::npos)
+      << all_errors(r);
+  // Named: its own key.
+  r = load_case_text(
+      replace(replace(file, "value: 3.5", "path: " + (dir / "u.h5").string() + "\n  dataset: u"),
+              "n: [16, 12]", "n: [16, 13]"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "initial.dataset") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 11);
   fs::remove_all(dir);
+}
+
+// A face with a key missing still has its other values checked: every problem at once.
+TEST(CaseLoader, AFaceMissingAKeyHasItsOtherValuesCheckedToo) {
+  const LoadResult r = load_case_text(
+      replace(kMinimal, "  all: {type: dirichlet, value: 0}\n",
+              "  all: {type: dirichlet, value: 0}\n  x-: {type: convective, h: -5}\n"));
+  ASSERT_EQ(r.errors.size(), 2u) << all_errors(r);
+  const CaseError* ambient = find_error(r, "boundary.x-.ambient");
+  ASSERT_NE(ambient, nullptr) << all_errors(r);
+  EXPECT_EQ(ambient->line, 8);
+  const CaseError* h = find_error(r, "boundary.x-.h");
+  ASSERT_NE(h, nullptr) << all_errors(r);
+  EXPECT_EQ(h->line, 8);
+  EXPECT_EQ(h->message.rfind("must be >= 0 (got -5)", 0), 0u) << h->message;
+}
+
+// An unclosed '{' or '[' is reported at the line that opened it, not where the parser gave up.
+TEST(CaseLoader, AnUnclosedFlowCollectionNamesTheLineThatOpenedIt) {
+  LoadResult r = load_case_text(
+      replace(kMinimal, "  all: {type: dirichlet, value: 0}\n", "  all: {type: dirichlet\n"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 7) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("the '{' opened on line 7 is never closed"), std::string::npos)
+      << all_errors(r);
+  r = load_case_text("grid: {dims: 1, n: [11], length: [1.0]\nphysics: {alpha: 2}\n");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 1) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("the '{' opened on line 1 is never closed"), std::string::npos)
+      << all_errors(r);
 }
 
 TEST(CaseLoader, ExplicitOptions) {

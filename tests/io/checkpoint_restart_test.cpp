@@ -433,6 +433,15 @@ TEST_F(RestartTest, DiskFullMidRunKeepsTheLastCheckpoint) {
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 1) << output;
   EXPECT_NE(output.find("cannot write " + out.string()), std::string::npos) << output;
+  {
+    // The mark holds the message on the full disk too (its reserve, set aside at the start).
+    std::ifstream in(out / "failed_run.txt");
+    const std::string mark{std::istreambuf_iterator<char>(in), {}};
+    EXPECT_EQ(mark.rfind("heatsim run failed with exit code 1: cannot write " + out.string(), 0),
+              0u)
+        << mark;
+    EXPECT_NE(mark.find("No space left on device"), std::string::npos) << mark;
+  }
 
   long last = -1;
   for (const auto& e : fs::directory_iterator(out)) {

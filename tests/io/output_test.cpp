@@ -2,7 +2,11 @@
 #include "io/output.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -184,6 +188,51 @@ TEST_F(OutputTest, AFailedRunsFilesAreReplacedAndARestartRemovesTheMark) {
   mark_failed_run(c_, 1, "cannot write");
   EXPECT_NO_THROW(prepare_output_directory(c_, false, false));
   EXPECT_TRUE(find_run_files(c_).empty());
+}
+
+// On a full disk failed_run.txt still gets its message, written into the reserve set aside
+// when the run began writing (a tmpfs filled to the last byte; mounting one needs root).
+TEST_F(OutputTest, TheFailedRunMarkHoldsItsMessageOnAFullDisk) {
+  const fs::path mnt = root_ / "mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root: " << std::strerror(errno);
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  c_.output.directory = (mnt / "out").string();
+  prepare_output_directory(c_, false, false);
+  const std::string mark = c_.output.directory + "/" + kFailedRunFile;
+  // A run that ends without failing leaves no reserve behind.
+  reserve_failed_run_mark(c_);
+  EXPECT_TRUE(fs::exists(mark + kTemporarySuffix));
+  release_failed_run_mark(c_);
+  EXPECT_TRUE(fs::is_empty(c_.output.directory));
+
+  reserve_failed_run_mark(c_);
+  {
+    std::FILE* filler = std::fopen((mnt / "filler").c_str(), "wb");
+    ASSERT_NE(filler, nullptr);
+    const std::string block(512, 'x');
+    while (std::fwrite(block.data(), 1, block.size(), filler) == block.size() &&
+           std::fflush(filler) == 0) {
+    }
+    std::fclose(filler);
+  }
+  std::FILE* probe = std::fopen((mnt / "probe").c_str(), "wb");
+  ASSERT_NE(probe, nullptr);
+  EXPECT_EQ(std::fputs("x", probe) < 0 || std::fflush(probe) != 0, true) << "the disk is full";
+  std::fclose(probe);
+  const std::string message = "cannot write " + output_path(c_, 40) + ": No space left on device";
+  mark_failed_run(c_, 1, message);
+  EXPECT_EQ(read(mark), "heatsim run failed with exit code 1: " + message + "\n");
+  EXPECT_FALSE(fs::exists(mark + kTemporarySuffix));
+  // A message longer than the reserve is cut to it.
+  fs::remove(mark);
+  reserve_failed_run_mark(c_);  // room again: the mark's bytes were freed
+  mark_failed_run(c_, 1, std::string(2 * kFailedRunReserve, 'm'));
+  EXPECT_EQ(fs::file_size(mark), kFailedRunReserve);
 }
 
 // A steady state's index: one grid named so, with an Information element, at Time 0.

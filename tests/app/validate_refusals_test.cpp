@@ -1,0 +1,115 @@
+// `validate` refuses what `run` refuses around a valid case, by the same rules, before
+// anything is written: an output directory that cannot be made (a parent that is a file, a
+// file system that keeps no files), more output than the disk holds, more memory than the host
+// has.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/heatsim_process.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Result = heatsim_tests::ProcessResult;
+const auto heatsim = heatsim_tests::run_heatsim;
+
+class ValidateRefusals : public heatsim_tests::ScratchTest {
+ protected:
+  // A small valid 1D case; `output` is its line 6.
+  std::string small_case(const std::string& name, const std::string& time,
+                         const std::string& output) {
+    return write_file(name,
+                      "grid: {dims: 1, n: [11], length: [1.0]}\n"
+                      "physics: {alpha: 1.0}\n"
+                      "boundary: {all: {type: dirichlet, value: 0}}\n"
+                      "initial: {type: constant, value: 1}\n"
+                      "time: " +
+                          time + "\n" + output + "\n");
+  }
+};
+
+TEST_F(ValidateRefusals, AnOutputDirectoryWhoseParentIsAFile) {
+  std::ofstream(dir_ / "afile") << "";
+  const std::string c = small_case(
+      "a.yaml", "{steps: 3}", "output: {directory: " + (dir_ / "afile" / "sub").string() + "}");
+  const std::string expected = "output.directory: output directory '" +
+                               (dir_ / "afile" / "sub").string() + "' cannot be created: '" +
+                               (dir_ / "afile").string() +
+                               "' is not a directory; choose another output.directory (or -o "
+                               "DIR) (line 6)";
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find(expected), std::string::npos) << v.output;
+  // run refuses it the same way, before its set-up (exit code 2).
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot be created: '" + (dir_ / "afile").string() +
+                          "' is not a directory; choose another output.directory"),
+            std::string::npos)
+      << r.output;
+}
+
+// /proc keeps no files: said so, not "No such file or directory".
+TEST_F(ValidateRefusals, AnOutputDirectoryWhereNoFileCanBeMade) {
+  const std::string c = small_case("p.yaml", "{steps: 3}", "output: {directory: /proc/sys/out}");
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("output.directory: output directory '/proc/sys/out' cannot be created: "
+                          "'/proc/sys' is on a "),
+            std::string::npos)
+      << v.output;
+  EXPECT_EQ(v.output.find("No such file"), std::string::npos) << v.output;
+  EXPECT_EQ(heatsim("run " + c).code, 2);
+}
+
+// 3e12 steps, an output at every one: far more than any disk, refused by both.
+TEST_F(ValidateRefusals, MoreOutputThanTheDiskHolds) {
+  const std::string c =
+      small_case("d.yaml", "{steps: 3000000000000}",
+                 "output: {directory: " + (dir_ / "out").string() + ", every: 1}");
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("output.directory: not enough disk space in " + dir_.string() +
+                          ": 3000000000001 output files and 1 checkpoint at once need"),
+            std::string::npos)
+      << v.output;
+  EXPECT_NE(v.output.find("(line 6)"), std::string::npos) << v.output;
+  EXPECT_EQ(v.output.find(": valid"), std::string::npos) << v.output;
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not enough disk space"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// 2500^3 points: about 230 GiB (two fp64 fields), more than the host has (skipped where
+// it has that much).
+TEST_F(ValidateRefusals, MoreMemoryThanTheHostHas) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0.0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
+  }
+  if (key != "MemAvailable:" || kib * 1024.0 > 200.0 * (1ull << 30))
+    GTEST_SKIP() << "the host's available memory is unknown or above 200 GiB";
+  const std::string c = write_file("m.yaml",
+                                   "grid: {dims: 3, n: [2500, 2500, 2500]}\n"
+                                   "physics: {alpha: 1.0}\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {steps: 10}\n"
+                                   "output: {directory: " +
+                                       (dir_ / "out").string() + "}\n");
+  const Result v = heatsim("validate " + c);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("not enough host memory: the run needs"), std::string::npos) << v.output;
+  const Result r = heatsim("run " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not enough host memory: the run needs"), std::string::npos) << r.output;
+}
+
+}  // namespace
