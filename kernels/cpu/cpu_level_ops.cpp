@@ -339,6 +339,20 @@ class CpuLevelOps final : public LevelOps {
 
   void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
 
+  // Each row's residual, then its squares while the row is in the caches.
+  double residual_norm(int level, int b, int x, int r) override {
+    const Level& L = at(level);
+    const double* bp = vec(b).data();
+    const double* xp = vec(x).data();
+    double* rp = vec(r).data();
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      const std::int64_t y = row % ny, z = row / ny;
+      residual_row<false>(L, bp, xp, rp, y, z);
+      return row_dot(rp, rp, row * nx, nx);
+    });
+  }
+
   void cycle_residual(int level, int b, int x, int r) override {
     residual_with<true>(level, b, x, r);
   }
@@ -618,17 +632,26 @@ class CpuLevelOps final : public LevelOps {
     const double* yp = vec(y).data();
     if (vec(x).size() != vec(y).size())
       throw std::invalid_argument("level ops: dot of unequal sizes");
-    const std::int64_t rows = L.op.n[1] * L.op.n[2], nx = L.op.n[0];
-    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
-#pragma omp parallel for schedule(static) if (L.parallel)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      double s = 0.0;
-      for (std::int64_t i = r * nx; i < (r + 1) * nx; ++i) s += xp[i] * yp[i];
-      partial[r] = s;
-    }
-    double sum = 0.0;
-    for (double p : partial) sum += p;
-    return sum;
+    const std::int64_t nx = L.op.n[0];
+    return sum_by_rows(L, [&](std::int64_t row) { return row_dot(xp, yp, row * nx, nx); });
+  }
+
+  // One pass: each row's updates of x and r, then its squares of r.
+  double cg_update(double alpha, int p, int q, int x, int r) override {
+    const Level& L = at(vector_level_.at(static_cast<std::size_t>(r)));
+    const std::size_t n = vec(r).size();
+    if (vec(p).size() != n || vec(q).size() != n || vec(x).size() != n)
+      throw std::invalid_argument("level ops: cg_update of unequal sizes");
+    const double *pp = vec(p).data(), *qp = vec(q).data();
+    double *xp = vec(x).data(), *rp = vec(r).data();
+    const std::int64_t nx = L.op.n[0];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      for (std::int64_t i = row * nx; i < (row + 1) * nx; ++i) {
+        xp[i] = axpby_value(alpha, pp[i], 1.0, xp[i]);
+        rp[i] = axpby_value(-alpha, qp[i], 1.0, rp[i]);
+      }
+      return row_dot(rp, rp, row * nx, nx);
+    });
   }
 
   void axpby(double a, int x, double b, int y) override {
@@ -643,7 +666,7 @@ class CpuLevelOps final : public LevelOps {
       for (std::int64_t i = 0; i < n; ++i) yp[i] = a * xp[i];
     } else {
 #pragma omp parallel for schedule(static) if (n >= 32768)
-      for (std::int64_t i = 0; i < n; ++i) yp[i] = a * xp[i] + b * yp[i];
+      for (std::int64_t i = 0; i < n; ++i) yp[i] = axpby_value(a, xp[i], b, yp[i]);
     }
   }
 
@@ -689,6 +712,29 @@ class CpuLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no vector " + std::to_string(v));
     return vectors_[static_cast<std::size_t>(v)];
   }
+  // axpby's element, y = a x + b y.
+  static double axpby_value(double a, double x, double b, double y) { return a * x + b * y; }
+
+  // sum_i x_i y_i over the `count` nodes from i0, in memory order: a row's part of dot.
+  static double row_dot(const double* x, const double* y, std::int64_t i0, std::int64_t count) {
+    double s = 0.0;
+    for (std::int64_t i = i0; i < i0 + count; ++i) s += x[i] * y[i];
+    return s;
+  }
+
+  // The sum of row_sum(row) over a level's rows (row = z ny + y), one partial a row on the
+  // threads, the partials added in row order: dot's sums, whatever pass forms them.
+  template <typename F>
+  static double sum_by_rows(const Level& L, F&& row_sum) {
+    const std::int64_t rows = L.op.n[1] * L.op.n[2];
+    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
+#pragma omp parallel for schedule(static) if (L.parallel)
+    for (std::int64_t row = 0; row < rows; ++row) partial[row] = row_sum(row);
+    double sum = 0.0;
+    for (double p : partial) sum += p;
+    return sum;
+  }
+
   // r = b - A x on the free nodes, 0 on the fixed ones; kSmoother: the smoother's operator.
   template <bool kSmoother>
   void residual_with(int level, int b, int x, int r) {
@@ -696,43 +742,49 @@ class CpuLevelOps final : public LevelOps {
     const double* bp = vec(b).data();
     const double* xp = vec(x).data();
     double* rp = vec(r).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t nx = L.op.n[0];
-      // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
-      // same products in the same order without the neighbour tables.
-      const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
-      const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
-      const auto node = [&](std::int64_t xi) {
+    for_rows(L,
+             [&](std::int64_t y, std::int64_t z) { residual_row<kSmoother>(L, bp, xp, rp, y, z); });
+  }
+
+  // residual_with's row (y, z).
+  template <bool kSmoother>
+  static void residual_row(const Level& L, const double* bp, const double* xp, double* rp,
+                           std::int64_t y, std::int64_t z) {
+    const std::int64_t nx = L.op.n[0];
+    // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
+    // same products in the same order without the neighbour tables.
+    const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
+    const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
+    const auto node = [&](std::int64_t xi) {
+      const std::int64_t i = index(L, xi, y, z);
+      if (L.op.fixed[i])
+        rp[i] = 0.0;
+      else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form)
+        rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
+      else
+        rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+    };
+    if (inside && !L.stencil_form && nx > 2) {
+      node(0);
+      compact_run<kSmoother, true>(L, bp, xp, rp, index(L, 1, y, z), nx - 2);
+      node(nx - 1);
+      return;
+    }
+    std::int64_t xi = 0;
+    if (inside && L.stencil_form) {
+      // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
+      node(xi++);
+      for (; xi + 4 < nx; xi += 4) {
         const std::int64_t i = index(L, xi, y, z);
-        if (L.op.fixed[i])
-          rp[i] = 0.0;
-        else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form)
-          rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
+        double s[4];
+        if (L.half)
+          stencil_product_many<4, true>(L, r, xp, xi, i, s);
         else
-          rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
-      };
-      if (inside && !L.stencil_form && nx > 2) {
-        node(0);
-        compact_run<kSmoother, true>(L, bp, xp, rp, index(L, 1, y, z), nx - 2);
-        node(nx - 1);
-        return;
+          stencil_product_many<4, false>(L, r, xp, xi, i, s);
+        for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
       }
-      std::int64_t xi = 0;
-      if (inside && L.stencil_form) {
-        // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
-        node(xi++);
-        for (; xi + 4 < nx; xi += 4) {
-          const std::int64_t i = index(L, xi, y, z);
-          double s[4];
-          if (L.half)
-            stencil_product_many<4, true>(L, r, xp, xi, i, s);
-          else
-            stencil_product_many<4, false>(L, r, xp, xi, i, s);
-          for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
-        }
-      }
-      for (; xi < nx; ++xi) node(xi);
-    });
+    }
+    for (; xi < nx; ++xi) node(xi);
   }
 
   // magnitude at the `count` nodes from i0 of a compact 2D or 3D level's row away from its

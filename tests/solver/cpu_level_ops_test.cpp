@@ -231,6 +231,64 @@ TEST_P(CpuLevelOpsTest, TheFinestResidualsAndProductAreTheDefinitionsBitForBit) 
     }
 }
 
+// r . r as dot() sums it: each row of nx nodes in memory order, then the rows' sums in order.
+double row_ordered_squares(const std::vector<double>& r, std::int64_t nx) {
+  const std::size_t n = static_cast<std::size_t>(nx);
+  double sum = 0.0;
+  for (std::size_t row = 0; row * n < r.size(); ++row) {
+    double s = 0.0;
+    for (std::size_t i = row * n; i < (row + 1) * n; ++i) s += r[i] * r[i];
+    sum += s;
+  }
+  return sum;
+}
+
+// The fused passes, cg_update (x += alpha p, r -= alpha q, r . r) and residual_norm (b - A x,
+// its r . r), against the updates and the sums written here, bit for bit, and against the
+// separate calls; on 1, 2 and 3 threads.
+TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForBit) {
+  const Shape& s = GetParam();
+  OneLevel one(s, std::hash<std::string>{}(s.name) + 11);
+  auto& [rng, op, ops, np, b, x, bv] = one;
+  const int p = ops->create_vector(0), q = ops->create_vector(0), r = ops->create_vector(0);
+  const std::vector<double> pv = random_vector(np, rng), qv = random_vector(np, rng);
+  ops->upload(p, pv);
+  ops->upload(q, qv);
+  const double alpha = -0.3718;
+  for (const int threads : {1, 2, 3}) {
+    const std::vector<double> xv = random_vector(np, rng), rv = random_vector(np, rng);
+    ops->upload(x, xv);
+    ops->upload(r, rv);
+    omp_set_num_threads(threads);
+    const double rr = ops->cg_update(alpha, p, q, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    std::vector<double> got_x, got_r, want_x(xv), want_r(rv);
+    for (std::int64_t i = 0; i < np; ++i) {
+      want_x[i] = alpha * pv[i] + 1.0 * xv[i];
+      want_r[i] = -alpha * qv[i] + 1.0 * rv[i];
+    }
+    ops->download(x, got_x);
+    ops->download(r, got_r);
+    EXPECT_EQ(bits_differ(got_x, want_x), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(bits_differ(got_r, want_r), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(rr, row_ordered_squares(want_r, s.n[0])) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(rr, ops->dot(r, r));
+
+    omp_set_num_threads(threads);
+    const double residual_rr = ops->residual_norm(0, b, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    std::vector<double> fused, separate;
+    ops->download(r, fused);
+    ops->residual(0, b, x, q);
+    ops->download(q, separate);
+    ops->upload(q, qv);
+    EXPECT_EQ(bits_differ(fused, separate), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(residual_rr, row_ordered_squares(separate, s.n[0]))
+        << s.name << ", " << threads << " threads";
+    EXPECT_GT(residual_rr, 0.0);
+  }
+}
+
 // smooth_from_zero: the sweeps from +0 on every node, whatever x held (NaN here), and zero()
 // alone +0 everywhere (the sign too: 0 times a negative value would leave -0).
 TEST_P(CpuLevelOpsTest, SmoothingFromZeroIsTheSweepsFromPlusZero) {
