@@ -53,6 +53,11 @@ double LevelOps::residual_norm(int level, int b, int x, int r) {
   return dot(r, r);
 }
 
+double LevelOps::apply_dot(int level, int x, int y) {
+  apply(level, x, y);
+  return dot(x, y);
+}
+
 double LevelOps::cg_update(double alpha, int p, int q, int x, int r) {
   axpby(alpha, p, 1.0, x);
   axpby(-alpha, q, 1.0, r);
@@ -66,8 +71,7 @@ void LevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
   const double stop = rr * tolerance * tolerance;
   axpby(1.0, r, 0.0, p);
   for (std::int64_t it = 0; it < limit && rr > stop; ++it) {
-    apply(level, p, q);
-    const double pq = dot(p, q);
+    const double pq = apply_dot(level, p, q);
     if (pq <= 0.0) break;
     const double alpha = rr / pq;
     const double rr_next = cg_update(alpha, p, q, x, r);

@@ -264,6 +264,9 @@ class LevelOps {
   virtual void cycle_residual(int level, int b, int x, int r) = 0;
   // y = A x on the free nodes, 0 on the fixed ones.
   virtual void apply(int level, int x, int y) = 0;
+  // apply(), then returns x . y (as dot(x, y)): CG's product and its p . A p. The default
+  // makes the two calls.
+  virtual double apply_dot(int level, int x, int y);
   // Multicolour Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the
   // Gauss-Seidel value - x_i)). Compact levels: red (x + y + z even) then black; stencil levels:
   // the 2^dims colours of the coordinates' parities (x fastest), which no 27-point stencil

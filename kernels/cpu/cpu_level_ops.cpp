@@ -361,19 +361,18 @@ class CpuLevelOps final : public LevelOps {
     const Level& L = at(level);
     const double* xp = vec(x).data();
     double* yp = vec(y_out).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t nx = L.op.n[0];
-      const auto node = [&](std::int64_t xi) {
-        const std::int64_t i = index(L, xi, y, z);
-        yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
-      };
-      if (compact_inside(L, y, z) && nx > 2) {
-        node(0);
-        compact_run<false, false>(L, nullptr, xp, yp, index(L, 1, y, z), nx - 2);
-        node(nx - 1);
-        return;
-      }
-      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
+    for_rows(L, [&](std::int64_t y, std::int64_t z) { apply_row(L, xp, yp, y, z); });
+  }
+
+  // Each row's product, then its part of x . y while the row is in the caches.
+  double apply_dot(int level, int x, int y_out) override {
+    const Level& L = at(level);
+    const double* xp = vec(x).data();
+    double* yp = vec(y_out).data();
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      apply_row(L, xp, yp, row % ny, row / ny);
+      return row_dot(xp, yp, row * nx, nx);
     });
   }
 
@@ -744,6 +743,23 @@ class CpuLevelOps final : public LevelOps {
     double* rp = vec(r).data();
     for_rows(L,
              [&](std::int64_t y, std::int64_t z) { residual_row<kSmoother>(L, bp, xp, rp, y, z); });
+  }
+
+  // apply's row (y, z).
+  static void apply_row(const Level& L, const double* xp, double* yp, std::int64_t y,
+                        std::int64_t z) {
+    const std::int64_t nx = L.op.n[0];
+    const auto node = [&](std::int64_t xi) {
+      const std::int64_t i = index(L, xi, y, z);
+      yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
+    };
+    if (compact_inside(L, y, z) && nx > 2) {
+      node(0);
+      compact_run<false, false>(L, nullptr, xp, yp, index(L, 1, y, z), nx - 2);
+      node(nx - 1);
+      return;
+    }
+    for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
   }
 
   // residual_with's row (y, z).

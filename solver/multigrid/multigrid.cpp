@@ -438,8 +438,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   };
   restart();
   for (;;) {
-    ops_.apply(0, p, q);
-    const double pq = ops_.dot(p, q);
+    const double pq = ops_.apply_dot(0, p, q);
     Verdict v = Verdict::go_on;
     if (!(pq > 0.0) || !(rz > 0.0)) {
       // Breakdown: rounding at the solution, or an operator that is not positive. Judged on

@@ -243,9 +243,9 @@ double row_ordered_squares(const std::vector<double>& r, std::int64_t nx) {
   return sum;
 }
 
-// The fused passes, cg_update (x += alpha p, r -= alpha q, r . r) and residual_norm (b - A x,
-// its r . r), against the updates and the sums written here, bit for bit, and against the
-// separate calls; on 1, 2 and 3 threads.
+// The fused passes, cg_update (x += alpha p, r -= alpha q, r . r), residual_norm (b - A x, its
+// r . r) and apply_dot (A x, x . A x), against the updates and the sums written here, bit for
+// bit, and against the separate calls; on 1, 2 and 3 threads.
 TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForBit) {
   const Shape& s = GetParam();
   OneLevel one(s, std::hash<std::string>{}(s.name) + 11);
@@ -286,6 +286,23 @@ TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForB
     EXPECT_EQ(residual_rr, row_ordered_squares(separate, s.n[0]))
         << s.name << ", " << threads << " threads";
     EXPECT_GT(residual_rr, 0.0);
+
+    omp_set_num_threads(threads);
+    const double xy = ops->apply_dot(0, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    ops->download(r, fused);
+    ops->apply(0, x, q);
+    ops->download(q, separate);
+    ops->upload(q, qv);
+    EXPECT_EQ(bits_differ(fused, separate), 0) << s.name << ", " << threads << " threads";
+    double want_xy = 0.0;
+    for (std::int64_t row = 0; row * s.n[0] < np; ++row) {
+      double part = 0.0;
+      for (std::int64_t i = row * s.n[0]; i < (row + 1) * s.n[0]; ++i)
+        part += want_x[i] * separate[i];
+      want_xy += part;
+    }
+    EXPECT_EQ(xy, want_xy) << s.name << ", " << threads << " threads";
   }
 }
 
