@@ -58,6 +58,11 @@ double LevelOps::apply_dot(int level, int x, int y) {
   return dot(x, y);
 }
 
+double LevelOps::update_apply_dot(int level, int z, double beta, int p, int q) {
+  axpby(1.0, z, beta, p);
+  return apply_dot(level, p, q);
+}
+
 double LevelOps::cg_update(double alpha, int p, int q, int x, int r) {
   axpby(alpha, p, 1.0, x);
   axpby(-alpha, q, 1.0, r);

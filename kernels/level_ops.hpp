@@ -267,6 +267,10 @@ class LevelOps {
   // apply(), then returns x . y (as dot(x, y)): CG's product and its p . A p. The default
   // makes the two calls.
   virtual double apply_dot(int level, int x, int y);
+  // CG's next direction and its product: p = z + beta p (as axpby(1, z, beta, p): beta == 0
+  // assigns), then apply_dot(level, p, q). The default makes the calls; a backend may form p
+  // inside the product's pass.
+  virtual double update_apply_dot(int level, int z, double beta, int p, int q);
   // Multicolour Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the
   // Gauss-Seidel value - x_i)). Compact levels: red (x + y + z even) then black; stencil levels:
   // the 2^dims colours of the coordinates' parities (x fastest), which no 27-point stencil

@@ -635,6 +635,47 @@ class CpuLevelOps final : public LevelOps {
     return sum_by_rows(L, [&](std::int64_t row) { return row_dot(xp, yp, row * nx, nx); });
   }
 
+  // One pass over the planes (rows in 2D), each thread a block of them: p on a plane is
+  // updated before the product of the plane below reads it, the blocks' end planes first
+  // (before a barrier) since the neighbouring blocks' products read them too.
+  double update_apply_dot(int level, int z, double beta, int p, int q) override {
+    const Level& L = at(level);
+    const std::size_t n = vec(p).size();
+    if (vec(z).size() != n || vec(q).size() != n || L.op.fixed.size() != n)
+      throw std::invalid_argument("level ops: update_apply_dot of unequal sizes");
+    const double* zp = vec(z).data();
+    double* pp = vec(p).data();
+    double* qp = vec(q).data();
+    const bool rows = L.op.dims < 3;
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    const std::int64_t planes = rows ? ny : L.op.n[2], plane_size = rows ? nx : nx * ny;
+    std::vector<double> partial(static_cast<std::size_t>(L.op.n[1] * L.op.n[2]), 0.0);
+    const auto update = [&](std::int64_t k) {
+      axpby_span(1.0, zp, beta, pp, k * plane_size, plane_size);
+    };
+    const auto product = [&](std::int64_t k) {
+      for (std::int64_t row = rows ? k : k * ny; row < (rows ? k + 1 : (k + 1) * ny); ++row) {
+        apply_row(L, pp, qp, row % ny, row / ny);
+        partial[row] = row_dot(pp, qp, row * nx, nx);
+      }
+    };
+#pragma omp parallel if (L.parallel)
+    {
+      std::int64_t k0, k1;
+      thread_planes(planes, k0, k1);
+      if (k1 > k0) update(k0);
+      if (k1 - 1 > k0) update(k1 - 1);
+#pragma omp barrier
+      for (std::int64_t k = k0; k < k1; ++k) {
+        if (k + 1 < k1 - 1) update(k + 1);
+        product(k);
+      }
+    }
+    double sum = 0.0;
+    for (double part : partial) sum += part;
+    return sum;
+  }
+
   // One pass: each row's updates of x and r, then its squares of r.
   double cg_update(double alpha, int p, int q, int x, int r) override {
     const Level& L = at(vector_level_.at(static_cast<std::size_t>(r)));
@@ -660,13 +701,11 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
     const double* xp = xv.data();
     double* yp = yv.data();
-    if (b == 0.0) {
+    constexpr std::int64_t kChunk = 4096;
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (n >= 32768)
-      for (std::int64_t i = 0; i < n; ++i) yp[i] = a * xp[i];
-    } else {
-#pragma omp parallel for schedule(static) if (n >= 32768)
-      for (std::int64_t i = 0; i < n; ++i) yp[i] = axpby_value(a, xp[i], b, yp[i]);
-    }
+    for (std::int64_t c = 0; c < chunks; ++c)
+      axpby_span(a, xp, b, yp, c * kChunk, std::min(kChunk, n - c * kChunk));
   }
 
  private:
@@ -713,6 +752,15 @@ class CpuLevelOps final : public LevelOps {
   }
   // axpby's element, y = a x + b y.
   static double axpby_value(double a, double x, double b, double y) { return a * x + b * y; }
+  // axpby over the `count` elements from i0 (b == 0 assigns a x, whatever y held).
+  static void axpby_span(double a, const double* x, double b, double* y, std::int64_t i0,
+                         std::int64_t count) {
+    if (b == 0.0) {
+      for (std::int64_t i = i0; i < i0 + count; ++i) y[i] = a * x[i];
+    } else {
+      for (std::int64_t i = i0; i < i0 + count; ++i) y[i] = axpby_value(a, x[i], b, y[i]);
+    }
+  }
 
   // sum_i x_i y_i over the `count` nodes from i0, in memory order: a row's part of dot.
   static double row_dot(const double* x, const double* y, std::int64_t i0, std::int64_t count) {

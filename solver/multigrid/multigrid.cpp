@@ -430,15 +430,17 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   deflating_ = options.deflate == SolveOptions::Deflate::always && has_deflation();
   if (deflating_) report.deflated_from = 0;
   double rz = 0.0;
+  // The next direction is p = z + beta p, formed in the product's pass; 0 starts afresh (p = z).
+  double beta = 0.0;
   // Starts (or restarts) the directions from the residual in r.
   auto restart = [&] {
     precondition(r, z);
-    ops_.axpby(1.0, z, 0.0, p);
     rz = ops_.dot(r, z);
+    beta = 0.0;
   };
   restart();
   for (;;) {
-    const double pq = ops_.apply_dot(0, p, q);
+    const double pq = ops_.update_apply_dot(0, z, beta, p, q);
     Verdict v = Verdict::go_on;
     if (!(pq > 0.0) || !(rz > 0.0)) {
       // Breakdown: rounding at the solution, or an operator that is not positive. Judged on
@@ -466,7 +468,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       report_iteration(report, options);
       precondition(r, z);
       const double rz_next = ops_.dot(r, z);
-      ops_.axpby(1.0, z, rz_next / rz, p);
+      beta = rz_next / rz;
       rz = rz_next;
       continue;
     }

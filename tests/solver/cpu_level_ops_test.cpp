@@ -244,8 +244,9 @@ double row_ordered_squares(const std::vector<double>& r, std::int64_t nx) {
 }
 
 // The fused passes, cg_update (x += alpha p, r -= alpha q, r . r), residual_norm (b - A x, its
-// r . r) and apply_dot (A x, x . A x), against the updates and the sums written here, bit for
-// bit, and against the separate calls; on 1, 2 and 3 threads.
+// r . r), apply_dot (A x, x . A x) and update_apply_dot (p = z + beta p, then as apply_dot),
+// against the updates and the sums written here, bit for bit, and against the separate calls;
+// on 1, 2 and 3 threads.
 TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForBit) {
   const Shape& s = GetParam();
   OneLevel one(s, std::hash<std::string>{}(s.name) + 11);
@@ -303,6 +304,35 @@ TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForB
       want_xy += part;
     }
     EXPECT_EQ(xy, want_xy) << s.name << ", " << threads << " threads";
+
+    // The next direction inside the product: p = z + beta p (beta 0: p = z), then as apply_dot.
+    for (const double beta : {0.0, 0.81}) {
+      const int z = b;
+      ops->upload(p, pv);
+      omp_set_num_threads(threads);
+      const double pq = ops->update_apply_dot(0, z, beta, p, r);
+      omp_set_num_threads(omp_get_num_procs());
+      std::vector<double> got_p, got_q, want_p(pv);
+      for (std::int64_t i = 0; i < np; ++i)
+        want_p[i] = beta == 0.0 ? 1.0 * bv[i] : 1.0 * bv[i] + beta * pv[i];
+      ops->download(p, got_p);
+      ops->download(r, got_q);
+      ops->upload(x, want_p);
+      ops->apply(0, x, q);
+      ops->download(q, separate);
+      ops->upload(q, qv);
+      EXPECT_EQ(bits_differ(got_p, want_p), 0) << s.name << ", beta " << beta << ", " << threads;
+      EXPECT_EQ(bits_differ(got_q, separate), 0) << s.name << ", beta " << beta << ", " << threads;
+      double want_pq = 0.0;
+      for (std::int64_t row = 0; row * s.n[0] < np; ++row) {
+        double part = 0.0;
+        for (std::int64_t i = row * s.n[0]; i < (row + 1) * s.n[0]; ++i)
+          part += want_p[i] * separate[i];
+        want_pq += part;
+      }
+      EXPECT_EQ(pq, want_pq) << s.name << ", beta " << beta << ", " << threads << " threads";
+    }
+    ops->upload(p, pv);
   }
 }
 
