@@ -48,21 +48,38 @@ void LevelOps::piece_add(const std::vector<double>&, int) {
   throw std::logic_error("level ops " + name() + ": no piece operations");
 }
 
+double LevelOps::residual_norm(int level, int b, int x, int r) {
+  residual(level, b, x, r);
+  return dot(r, r);
+}
+
+double LevelOps::apply_dot(int level, int x, int y) {
+  apply(level, x, y);
+  return dot(x, y);
+}
+
+double LevelOps::update_apply_dot(int level, int z, double beta, int p, int q) {
+  axpby(1.0, z, beta, p);
+  return apply_dot(level, p, q);
+}
+
+double LevelOps::cg_update(double alpha, int p, int q, int x, int r) {
+  axpby(alpha, p, 1.0, x);
+  axpby(-alpha, q, 1.0, r);
+  return dot(r, r);
+}
+
 void LevelOps::conjugate_gradients(int level, int b, int x, int r, int p, int q,
                                    double tolerance, std::int64_t limit) {
-  residual(level, b, x, r);
-  double rr = dot(r, r);
+  double rr = residual_norm(level, b, x, r);
   if (rr == 0.0) return;
   const double stop = rr * tolerance * tolerance;
   axpby(1.0, r, 0.0, p);
   for (std::int64_t it = 0; it < limit && rr > stop; ++it) {
-    apply(level, p, q);
-    const double pq = dot(p, q);
+    const double pq = apply_dot(level, p, q);
     if (pq <= 0.0) break;
     const double alpha = rr / pq;
-    axpby(alpha, p, 1.0, x);
-    axpby(-alpha, q, 1.0, r);
-    const double rr_next = dot(r, r);
+    const double rr_next = cg_update(alpha, p, q, x, r);
     axpby(1.0, r, rr_next / rr, p);
     rr = rr_next;
   }

@@ -257,10 +257,20 @@ class LevelOps {
 
   // r = b - A x on the free nodes, 0 on the fixed ones.
   virtual void residual(int level, int b, int x, int r) = 0;
+  // residual(), then returns r . r (as dot(r, r)): a backend may sum each part as it writes it.
+  // The default makes the two calls.
+  virtual double residual_norm(int level, int b, int x, int r);
   // r = b - A~ x with the smoother's operator A~ (the V-cycle's residual).
   virtual void cycle_residual(int level, int b, int x, int r) = 0;
   // y = A x on the free nodes, 0 on the fixed ones.
   virtual void apply(int level, int x, int y) = 0;
+  // apply(), then returns x . y (as dot(x, y)): CG's product and its p . A p. The default
+  // makes the two calls.
+  virtual double apply_dot(int level, int x, int y);
+  // CG's next direction and its product: p = z + beta p (as axpby(1, z, beta, p): beta == 0
+  // assigns), then apply_dot(level, p, q). The default makes the calls; a backend may form p
+  // inside the product's pass.
+  virtual double update_apply_dot(int level, int z, double beta, int p, int q);
   // Multicolour Gauss-Seidel on the free nodes, over-relaxed by omega (x_i += omega * (the
   // Gauss-Seidel value - x_i)). Compact levels: red (x + y + z even) then black; stencil levels:
   // the 2^dims colours of the coordinates' parities (x fastest), which no 27-point stencil
@@ -307,6 +317,9 @@ class LevelOps {
   virtual void zero(int v) = 0;
   // y = a x + b y (b == 0 assigns, whatever y held).
   virtual void axpby(double a, int x, double b, int y) = 0;
+  // Conjugate gradients' update, x += alpha p and r -= alpha q (as axpby), then returns r . r
+  // (as dot(r, r)): a backend may take the three in one pass. The default makes the calls.
+  virtual double cg_update(double alpha, int p, int q, int x, int r);
   // y = a (w x) + b y, the product taken node by node (b == 0 assigns).
   virtual void multiply_add(double a, int w, int x, double b, int y) = 0;
   // v = v rounded to fp32 and back: the field of an fp32 run as its backend would hold it.

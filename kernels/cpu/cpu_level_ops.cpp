@@ -339,6 +339,20 @@ class CpuLevelOps final : public LevelOps {
 
   void residual(int level, int b, int x, int r) override { residual_with<false>(level, b, x, r); }
 
+  // Each row's residual, then its squares while the row is in the caches.
+  double residual_norm(int level, int b, int x, int r) override {
+    const Level& L = at(level);
+    const double* bp = vec(b).data();
+    const double* xp = vec(x).data();
+    double* rp = vec(r).data();
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      const std::int64_t y = row % ny, z = row / ny;
+      residual_row<false>(L, bp, xp, rp, y, z);
+      return row_dot(rp, rp, row * nx, nx);
+    });
+  }
+
   void cycle_residual(int level, int b, int x, int r) override {
     residual_with<true>(level, b, x, r);
   }
@@ -347,19 +361,18 @@ class CpuLevelOps final : public LevelOps {
     const Level& L = at(level);
     const double* xp = vec(x).data();
     double* yp = vec(y_out).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t nx = L.op.n[0];
-      const auto node = [&](std::int64_t xi) {
-        const std::int64_t i = index(L, xi, y, z);
-        yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
-      };
-      if (compact_inside(L, y, z) && nx > 2) {
-        node(0);
-        compact_run<false, false>(L, nullptr, xp, yp, index(L, 1, y, z), nx - 2);
-        node(nx - 1);
-        return;
-      }
-      for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
+    for_rows(L, [&](std::int64_t y, std::int64_t z) { apply_row(L, xp, yp, y, z); });
+  }
+
+  // Each row's product, then its part of x . y while the row is in the caches.
+  double apply_dot(int level, int x, int y_out) override {
+    const Level& L = at(level);
+    const double* xp = vec(x).data();
+    double* yp = vec(y_out).data();
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      apply_row(L, xp, yp, row % ny, row / ny);
+      return row_dot(xp, yp, row * nx, nx);
     });
   }
 
@@ -618,17 +631,67 @@ class CpuLevelOps final : public LevelOps {
     const double* yp = vec(y).data();
     if (vec(x).size() != vec(y).size())
       throw std::invalid_argument("level ops: dot of unequal sizes");
-    const std::int64_t rows = L.op.n[1] * L.op.n[2], nx = L.op.n[0];
-    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
-#pragma omp parallel for schedule(static) if (L.parallel)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      double s = 0.0;
-      for (std::int64_t i = r * nx; i < (r + 1) * nx; ++i) s += xp[i] * yp[i];
-      partial[r] = s;
+    const std::int64_t nx = L.op.n[0];
+    return sum_by_rows(L, [&](std::int64_t row) { return row_dot(xp, yp, row * nx, nx); });
+  }
+
+  // One pass over the planes (rows in 2D), each thread a block of them: p on a plane is
+  // updated before the product of the plane below reads it, the blocks' end planes first
+  // (before a barrier) since the neighbouring blocks' products read them too.
+  double update_apply_dot(int level, int z, double beta, int p, int q) override {
+    const Level& L = at(level);
+    const std::size_t n = vec(p).size();
+    if (vec(z).size() != n || vec(q).size() != n || L.op.fixed.size() != n)
+      throw std::invalid_argument("level ops: update_apply_dot of unequal sizes");
+    const double* zp = vec(z).data();
+    double* pp = vec(p).data();
+    double* qp = vec(q).data();
+    const bool rows = L.op.dims < 3;
+    const std::int64_t nx = L.op.n[0], ny = L.op.n[1];
+    const std::int64_t planes = rows ? ny : L.op.n[2], plane_size = rows ? nx : nx * ny;
+    std::vector<double> partial(static_cast<std::size_t>(L.op.n[1] * L.op.n[2]), 0.0);
+    const auto update = [&](std::int64_t k) {
+      axpby_span(1.0, zp, beta, pp, k * plane_size, plane_size);
+    };
+    const auto product = [&](std::int64_t k) {
+      for (std::int64_t row = rows ? k : k * ny; row < (rows ? k + 1 : (k + 1) * ny); ++row) {
+        apply_row(L, pp, qp, row % ny, row / ny);
+        partial[row] = row_dot(pp, qp, row * nx, nx);
+      }
+    };
+#pragma omp parallel if (L.parallel)
+    {
+      std::int64_t k0, k1;
+      thread_planes(planes, k0, k1);
+      if (k1 > k0) update(k0);
+      if (k1 - 1 > k0) update(k1 - 1);
+#pragma omp barrier
+      for (std::int64_t k = k0; k < k1; ++k) {
+        if (k + 1 < k1 - 1) update(k + 1);
+        product(k);
+      }
     }
     double sum = 0.0;
-    for (double p : partial) sum += p;
+    for (double part : partial) sum += part;
     return sum;
+  }
+
+  // One pass: each row's updates of x and r, then its squares of r.
+  double cg_update(double alpha, int p, int q, int x, int r) override {
+    const Level& L = at(vector_level_.at(static_cast<std::size_t>(r)));
+    const std::size_t n = vec(r).size();
+    if (vec(p).size() != n || vec(q).size() != n || vec(x).size() != n)
+      throw std::invalid_argument("level ops: cg_update of unequal sizes");
+    const double *pp = vec(p).data(), *qp = vec(q).data();
+    double *xp = vec(x).data(), *rp = vec(r).data();
+    const std::int64_t nx = L.op.n[0];
+    return sum_by_rows(L, [&](std::int64_t row) {
+      for (std::int64_t i = row * nx; i < (row + 1) * nx; ++i) {
+        xp[i] = axpby_value(alpha, pp[i], 1.0, xp[i]);
+        rp[i] = axpby_value(-alpha, qp[i], 1.0, rp[i]);
+      }
+      return row_dot(rp, rp, row * nx, nx);
+    });
   }
 
   void axpby(double a, int x, double b, int y) override {
@@ -638,13 +701,11 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
     const double* xp = xv.data();
     double* yp = yv.data();
-    if (b == 0.0) {
+    constexpr std::int64_t kChunk = 4096;
+    const std::int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) if (n >= 32768)
-      for (std::int64_t i = 0; i < n; ++i) yp[i] = a * xp[i];
-    } else {
-#pragma omp parallel for schedule(static) if (n >= 32768)
-      for (std::int64_t i = 0; i < n; ++i) yp[i] = a * xp[i] + b * yp[i];
-    }
+    for (std::int64_t c = 0; c < chunks; ++c)
+      axpby_span(a, xp, b, yp, c * kChunk, std::min(kChunk, n - c * kChunk));
   }
 
  private:
@@ -689,6 +750,38 @@ class CpuLevelOps final : public LevelOps {
       throw std::out_of_range("level ops: no vector " + std::to_string(v));
     return vectors_[static_cast<std::size_t>(v)];
   }
+  // axpby's element, y = a x + b y.
+  static double axpby_value(double a, double x, double b, double y) { return a * x + b * y; }
+  // axpby over the `count` elements from i0 (b == 0 assigns a x, whatever y held).
+  static void axpby_span(double a, const double* x, double b, double* y, std::int64_t i0,
+                         std::int64_t count) {
+    if (b == 0.0) {
+      for (std::int64_t i = i0; i < i0 + count; ++i) y[i] = a * x[i];
+    } else {
+      for (std::int64_t i = i0; i < i0 + count; ++i) y[i] = axpby_value(a, x[i], b, y[i]);
+    }
+  }
+
+  // sum_i x_i y_i over the `count` nodes from i0, in memory order: a row's part of dot.
+  static double row_dot(const double* x, const double* y, std::int64_t i0, std::int64_t count) {
+    double s = 0.0;
+    for (std::int64_t i = i0; i < i0 + count; ++i) s += x[i] * y[i];
+    return s;
+  }
+
+  // The sum of row_sum(row) over a level's rows (row = z ny + y), one partial a row on the
+  // threads, the partials added in row order: dot's sums, whatever pass forms them.
+  template <typename F>
+  static double sum_by_rows(const Level& L, F&& row_sum) {
+    const std::int64_t rows = L.op.n[1] * L.op.n[2];
+    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
+#pragma omp parallel for schedule(static) if (L.parallel)
+    for (std::int64_t row = 0; row < rows; ++row) partial[row] = row_sum(row);
+    double sum = 0.0;
+    for (double p : partial) sum += p;
+    return sum;
+  }
+
   // r = b - A x on the free nodes, 0 on the fixed ones; kSmoother: the smoother's operator.
   template <bool kSmoother>
   void residual_with(int level, int b, int x, int r) {
@@ -696,43 +789,66 @@ class CpuLevelOps final : public LevelOps {
     const double* bp = vec(b).data();
     const double* xp = vec(x).data();
     double* rp = vec(r).data();
-    for_rows(L, [&](std::int64_t y, std::int64_t z) {
-      const std::int64_t nx = L.op.n[0];
-      // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
-      // same products in the same order without the neighbour tables.
-      const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
-      const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
-      const auto node = [&](std::int64_t xi) {
+    for_rows(L,
+             [&](std::int64_t y, std::int64_t z) { residual_row<kSmoother>(L, bp, xp, rp, y, z); });
+  }
+
+  // apply's row (y, z).
+  static void apply_row(const Level& L, const double* xp, double* yp, std::int64_t y,
+                        std::int64_t z) {
+    const std::int64_t nx = L.op.n[0];
+    const auto node = [&](std::int64_t xi) {
+      const std::int64_t i = index(L, xi, y, z);
+      yp[i] = L.op.fixed[i] ? 0.0 : row_product(L, xp, xi, y, z, i);
+    };
+    if (compact_inside(L, y, z) && nx > 2) {
+      node(0);
+      compact_run<false, false>(L, nullptr, xp, yp, index(L, 1, y, z), nx - 2);
+      node(nx - 1);
+      return;
+    }
+    for (std::int64_t xi = 0; xi < nx; ++xi) node(xi);
+  }
+
+  // residual_with's row (y, z).
+  template <bool kSmoother>
+  static void residual_row(const Level& L, const double* bp, const double* xp, double* rp,
+                           std::int64_t y, std::int64_t z) {
+    const std::int64_t nx = L.op.n[0];
+    // Away from the faces (a full 27-point row, or a compact row off the y and z faces): the
+    // same products in the same order without the neighbour tables.
+    const StencilRow r = L.stencil_form ? stencil_row(L, y, z) : StencilRow{};
+    const bool inside = L.stencil_form ? r.rows == 9 : compact_inside(L, y, z);
+    const auto node = [&](std::int64_t xi) {
+      const std::int64_t i = index(L, xi, y, z);
+      if (L.op.fixed[i])
+        rp[i] = 0.0;
+      else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form)
+        rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
+      else
+        rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
+    };
+    if (inside && !L.stencil_form && nx > 2) {
+      node(0);
+      compact_run<kSmoother, true>(L, bp, xp, rp, index(L, 1, y, z), nx - 2);
+      node(nx - 1);
+      return;
+    }
+    std::int64_t xi = 0;
+    if (inside && L.stencil_form) {
+      // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
+      node(xi++);
+      for (; xi + 4 < nx; xi += 4) {
         const std::int64_t i = index(L, xi, y, z);
-        if (L.op.fixed[i])
-          rp[i] = 0.0;
-        else if (inside && xi > 0 && xi + 1 < nx && L.stencil_form)
-          rp[i] = bp[i] - stencil_product_inside(L, r, xp, xi, i);
+        double s[4];
+        if (L.half)
+          stencil_product_many<4, true>(L, r, xp, xi, i, s);
         else
-          rp[i] = bp[i] - row_product<kSmoother>(L, xp, xi, y, z, i);
-      };
-      if (inside && !L.stencil_form && nx > 2) {
-        node(0);
-        compact_run<kSmoother, true>(L, bp, xp, rp, index(L, 1, y, z), nx - 2);
-        node(nx - 1);
-        return;
+          stencil_product_many<4, false>(L, r, xp, xi, i, s);
+        for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
       }
-      std::int64_t xi = 0;
-      if (inside && L.stencil_form) {
-        // Four nodes at a time, their sums interleaved (as gauss_seidel_many).
-        node(xi++);
-        for (; xi + 4 < nx; xi += 4) {
-          const std::int64_t i = index(L, xi, y, z);
-          double s[4];
-          if (L.half)
-            stencil_product_many<4, true>(L, r, xp, xi, i, s);
-          else
-            stencil_product_many<4, false>(L, r, xp, xi, i, s);
-          for (int e = 0; e < 4; ++e) rp[i + e] = L.op.fixed[i + e] ? 0.0 : bp[i + e] - s[e];
-        }
-      }
-      for (; xi < nx; ++xi) node(xi);
-    });
+    }
+    for (; xi < nx; ++xi) node(xi);
   }
 
   // magnitude at the `count` nodes from i0 of a compact 2D or 3D level's row away from its

@@ -287,8 +287,7 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
   const int x = x_[0], b = b_[0];
   ops_.axpby(1.0, x, 0.0, z0_);
   ops_.zero_free(0, z0_);
-  ops_.residual(0, b, z0_, r_[0]);
-  const double lift_reference = norm(r_[0]);
+  const double lift_reference = residual_norm(b, z0_, r_[0]);
   if (lift_reference == 0.0) {
     // No load on the free unknowns: the solution is 0 there.
     ops_.axpby(1.0, z0_, 0.0, x);
@@ -302,8 +301,7 @@ SolveReport Multigrid::solve(const SolveOptions& options) {
   const double free_count = ops_.dot(free_, free_);
   const double level = free_count > 0.0 ? ops_.dot(x, free_) / free_count : 0.0;
   ops_.axpby(level, free_, 1.0, z0_);
-  ops_.residual(0, b, z0_, r_[0]);
-  double reference = norm(r_[0]);
+  double reference = residual_norm(b, z0_, r_[0]);
   if (!(reference > 0.0)) reference = lift_reference;  // x_level solves it, or not finite
   return options.method == Krylov::pcg ? solve_pcg(options, reference)
                                        : solve_vcycle(options, reference);
@@ -389,8 +387,7 @@ SolveReport Multigrid::solve_vcycle(const SolveOptions& options, double referenc
   SolveReport report;
   report.reference = reference;
   report.tolerance = options.tolerance;
-  ops_.residual(0, b, x, r_[0]);
-  report.residuals.push_back(norm(r_[0]) / reference);
+  report.residuals.push_back(residual_norm(b, x, r_[0]) / reference);
   report.floor = relative_floor(b, x, reference);
   if (report.final_residual() <= options.tolerance) return report;
   if (report.final_residual() <= report.floor) {
@@ -399,8 +396,7 @@ SolveReport Multigrid::solve_vcycle(const SolveOptions& options, double referenc
   }
   for (;;) {
     vcycle(b, x);
-    ops_.residual(0, b, x, r_[0]);
-    Verdict v = record(report, options, norm(r_[0]) / reference);
+    Verdict v = record(report, options, residual_norm(b, x, r_[0]) / reference);
     if (v != Verdict::go_on && report.final_residual() > options.tolerance) {
       // Judged against the floor of this x (the one known came from an earlier x).
       report.floor = relative_floor(b, x, reference);
@@ -422,8 +418,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   SolveReport report;
   report.reference = reference;
   report.tolerance = options.tolerance;
-  ops_.residual(0, b, x, r);
-  report.residuals.push_back(norm(r) / reference);
+  report.residuals.push_back(residual_norm(b, x, r) / reference);
   report.floor = relative_floor(b, x, reference);
   if (report.final_residual() <= options.tolerance) return report;
   if (report.final_residual() <= report.floor) {
@@ -435,16 +430,17 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   deflating_ = options.deflate == SolveOptions::Deflate::always && has_deflation();
   if (deflating_) report.deflated_from = 0;
   double rz = 0.0;
+  // The next direction is p = z + beta p, formed in the product's pass; 0 starts afresh (p = z).
+  double beta = 0.0;
   // Starts (or restarts) the directions from the residual in r.
   auto restart = [&] {
     precondition(r, z);
-    ops_.axpby(1.0, z, 0.0, p);
     rz = ops_.dot(r, z);
+    beta = 0.0;
   };
   restart();
   for (;;) {
-    ops_.apply(0, p, q);
-    const double pq = ops_.dot(p, q);
+    const double pq = ops_.update_apply_dot(0, z, beta, p, q);
     Verdict v = Verdict::go_on;
     if (!(pq > 0.0) || !(rz > 0.0)) {
       // Breakdown: rounding at the solution, or an operator that is not positive. Judged on
@@ -455,9 +451,8 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       v = Verdict::stalled;
     } else {
       const double alpha = rz / pq;
-      ops_.axpby(alpha, p, 1.0, x);
-      ops_.axpby(-alpha, q, 1.0, r);
-      v = record(report, options, norm(r) / reference, alpha * rz);
+      const double r_norm = root(ops_.cg_update(alpha, p, q, x, r));
+      v = record(report, options, r_norm / reference, alpha * rz);
     }
     if (v == Verdict::go_on && !deflating_ && options.deflate == SolveOptions::Deflate::when_slow &&
         report.iterations >= kDeflationTrial && report.mean_reduction() > kDeflationSlow &&
@@ -473,14 +468,13 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       report_iteration(report, options);
       precondition(r, z);
       const double rz_next = ops_.dot(r, z);
-      ops_.axpby(1.0, z, rz_next / rz, p);
+      beta = rz_next / rz;
       rz = rz_next;
       continue;
     }
     // An ending: judged on the true residual b - A x, which replaces the recurrence's (they
     // part near rounding).
-    ops_.residual(0, b, x, r);
-    report.residuals.back() = norm(r) / reference;
+    report.residuals.back() = residual_norm(b, x, r) / reference;
     report.floor = relative_floor(b, x, reference);
     const double true_relative = report.final_residual();
     report.at_floor = false;

@@ -191,7 +191,11 @@ class Multigrid {
   // v = S v = v - omega D^-1 A v, and v = S^T v = v - omega A D^-1 v.
   void jacobi_step(int v);
   void jacobi_step_adjoint(int v);
-  double norm(int v) { return std::sqrt(std::max(0.0, ops_.dot(v, v))); }
+  double norm(int v) { return root(ops_.dot(v, v)); }
+  // ||r|| from r . r (rounding may leave a sum of squares below 0 only where it is 0).
+  static double root(double squared) { return std::sqrt(std::max(0.0, squared)); }
+  // r = b - A x on level 0; returns ||r||.
+  double residual_norm(int b, int x, int r) { return root(ops_.residual_norm(0, b, x, r)); }
   // The rounding floor of b - A x on level 0, relative to `reference`.
   double relative_floor(int b, int x, double reference);
   SolveReport solve_pcg(const SolveOptions& options, double reference);

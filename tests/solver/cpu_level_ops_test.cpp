@@ -231,6 +231,111 @@ TEST_P(CpuLevelOpsTest, TheFinestResidualsAndProductAreTheDefinitionsBitForBit) 
     }
 }
 
+// r . r as dot() sums it: each row of nx nodes in memory order, then the rows' sums in order.
+double row_ordered_squares(const std::vector<double>& r, std::int64_t nx) {
+  const std::size_t n = static_cast<std::size_t>(nx);
+  double sum = 0.0;
+  for (std::size_t row = 0; row * n < r.size(); ++row) {
+    double s = 0.0;
+    for (std::size_t i = row * n; i < (row + 1) * n; ++i) s += r[i] * r[i];
+    sum += s;
+  }
+  return sum;
+}
+
+// The fused passes, cg_update (x += alpha p, r -= alpha q, r . r), residual_norm (b - A x, its
+// r . r), apply_dot (A x, x . A x) and update_apply_dot (p = z + beta p, then as apply_dot),
+// against the updates and the sums written here, bit for bit, and against the separate calls;
+// on 1, 2 and 3 threads.
+TEST_P(CpuLevelOpsTest, TheFusedUpdateAndResidualAreTheSeparateOperationsBitForBit) {
+  const Shape& s = GetParam();
+  OneLevel one(s, std::hash<std::string>{}(s.name) + 11);
+  auto& [rng, op, ops, np, b, x, bv] = one;
+  const int p = ops->create_vector(0), q = ops->create_vector(0), r = ops->create_vector(0);
+  const std::vector<double> pv = random_vector(np, rng), qv = random_vector(np, rng);
+  ops->upload(p, pv);
+  ops->upload(q, qv);
+  const double alpha = -0.3718;
+  for (const int threads : {1, 2, 3}) {
+    const std::vector<double> xv = random_vector(np, rng), rv = random_vector(np, rng);
+    ops->upload(x, xv);
+    ops->upload(r, rv);
+    omp_set_num_threads(threads);
+    const double rr = ops->cg_update(alpha, p, q, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    std::vector<double> got_x, got_r, want_x(xv), want_r(rv);
+    for (std::int64_t i = 0; i < np; ++i) {
+      want_x[i] = alpha * pv[i] + 1.0 * xv[i];
+      want_r[i] = -alpha * qv[i] + 1.0 * rv[i];
+    }
+    ops->download(x, got_x);
+    ops->download(r, got_r);
+    EXPECT_EQ(bits_differ(got_x, want_x), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(bits_differ(got_r, want_r), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(rr, row_ordered_squares(want_r, s.n[0])) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(rr, ops->dot(r, r));
+
+    omp_set_num_threads(threads);
+    const double residual_rr = ops->residual_norm(0, b, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    std::vector<double> fused, separate;
+    ops->download(r, fused);
+    ops->residual(0, b, x, q);
+    ops->download(q, separate);
+    ops->upload(q, qv);
+    EXPECT_EQ(bits_differ(fused, separate), 0) << s.name << ", " << threads << " threads";
+    EXPECT_EQ(residual_rr, row_ordered_squares(separate, s.n[0]))
+        << s.name << ", " << threads << " threads";
+    EXPECT_GT(residual_rr, 0.0);
+
+    omp_set_num_threads(threads);
+    const double xy = ops->apply_dot(0, x, r);
+    omp_set_num_threads(omp_get_num_procs());
+    ops->download(r, fused);
+    ops->apply(0, x, q);
+    ops->download(q, separate);
+    ops->upload(q, qv);
+    EXPECT_EQ(bits_differ(fused, separate), 0) << s.name << ", " << threads << " threads";
+    double want_xy = 0.0;
+    for (std::int64_t row = 0; row * s.n[0] < np; ++row) {
+      double part = 0.0;
+      for (std::int64_t i = row * s.n[0]; i < (row + 1) * s.n[0]; ++i)
+        part += want_x[i] * separate[i];
+      want_xy += part;
+    }
+    EXPECT_EQ(xy, want_xy) << s.name << ", " << threads << " threads";
+
+    // The next direction inside the product: p = z + beta p (beta 0: p = z), then as apply_dot.
+    for (const double beta : {0.0, 0.81}) {
+      const int z = b;
+      ops->upload(p, pv);
+      omp_set_num_threads(threads);
+      const double pq = ops->update_apply_dot(0, z, beta, p, r);
+      omp_set_num_threads(omp_get_num_procs());
+      std::vector<double> got_p, got_q, want_p(pv);
+      for (std::int64_t i = 0; i < np; ++i)
+        want_p[i] = beta == 0.0 ? 1.0 * bv[i] : 1.0 * bv[i] + beta * pv[i];
+      ops->download(p, got_p);
+      ops->download(r, got_q);
+      ops->upload(x, want_p);
+      ops->apply(0, x, q);
+      ops->download(q, separate);
+      ops->upload(q, qv);
+      EXPECT_EQ(bits_differ(got_p, want_p), 0) << s.name << ", beta " << beta << ", " << threads;
+      EXPECT_EQ(bits_differ(got_q, separate), 0) << s.name << ", beta " << beta << ", " << threads;
+      double want_pq = 0.0;
+      for (std::int64_t row = 0; row * s.n[0] < np; ++row) {
+        double part = 0.0;
+        for (std::int64_t i = row * s.n[0]; i < (row + 1) * s.n[0]; ++i)
+          part += want_p[i] * separate[i];
+        want_pq += part;
+      }
+      EXPECT_EQ(pq, want_pq) << s.name << ", beta " << beta << ", " << threads << " threads";
+    }
+    ops->upload(p, pv);
+  }
+}
+
 // smooth_from_zero: the sweeps from +0 on every node, whatever x held (NaN here), and zero()
 // alone +0 everywhere (the sign too: 0 times a negative value would leave -0).
 TEST_P(CpuLevelOpsTest, SmoothingFromZeroIsTheSweepsFromPlusZero) {
