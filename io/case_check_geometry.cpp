@@ -234,11 +234,29 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
   for (std::size_t k = 0; k < c.contacts.size(); ++k) {
     const auto& pair = c.contacts[k].between;
     const std::size_t p = index(pair[0]), q = index(pair[1]);
-    if (p == m || q == m || touch[p * m + q]) continue;
-    r.warning(indexed("contacts", k) + ".between",
-              "no node of '" + pair[0] + "' neighbours a node of '" + pair[1] +
-                  "' on the grid: the contact acts on no face (materials that meet only "
-                  "inside a spacing still take it)");
+    if (p == m || q == m) continue;
+    if (!touch[p * m + q])
+      r.warning(indexed("contacts", k) + ".between",
+                "no node of '" + pair[0] + "' neighbours a node of '" + pair[1] +
+                    "' on the grid: the contact acts only where the two meet inside a spacing "
+                    "(a layer thinner than the spacing between them); if they should touch, "
+                    "check the names and the regions");
+    // A curved interface is crossed by a staircase of grid faces, each of which takes the
+    // contact whole: it then acts over the staircase's area, not the surface's.
+    for (std::size_t g = 0; g < c.regions.size(); ++g) {
+      const solver::RegionSpec& region = c.regions[g];
+      if (region.is_void || (region.material != pair[0] && region.material != pair[1])) continue;
+      if (region.shape.kind != ShapeKind::ball && region.shape.kind != ShapeKind::where) continue;
+      r.warning(indexed("contacts", k),
+                "'" + region.material + "' is placed by " + indexed("regions", g) +
+                    (region.shape.kind == ShapeKind::ball ? " (a ball)" : " (a where formula)") +
+                    ": where its surface is not on the grid's planes, the contact is added on "
+                    "each grid face the surface crosses, so it acts over the faces' staircase, "
+                    "larger than the surface (4/pi times a circle's, 3/2 times a sphere's): "
+                    "the contact's temperature jump comes out that much too small, at every "
+                    "spacing. Interfaces on or along the grid's planes (boxes, maps) are exact");
+      break;
+    }
   }
 }
 

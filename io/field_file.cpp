@@ -1277,14 +1277,16 @@ std::string run_lineage(const FieldMeta& m) {
   return m.run_digest.empty() ? case_digest(m.case_yaml) : m.run_digest;
 }
 
-namespace {
-
-// A lineage's own digest (before the first ';').
 std::string lineage_head(const std::string& lineage) {
   return lineage.substr(0, lineage.find(';'));
 }
 
-}  // namespace
+std::string lineage_parent(const std::string& lineage) {
+  const std::size_t at = lineage.find(';');
+  if (at == std::string::npos) return "";
+  const std::size_t sign = lineage.find('@', at);
+  return sign == std::string::npos ? "" : lineage.substr(at + 1, sign - at - 1);
+}
 
 std::string branch_lineage(const std::string& parent, std::int64_t step,
                            const std::string& case_text) {

@@ -73,6 +73,11 @@ std::string branch_lineage(const std::string& parent, std::int64_t step,
 // the run of lineage `run`: the same run (its first digest), or an ancestor's file at or
 // before the step the run's line left that ancestor.
 bool in_run_history(const std::string& run, const std::string& file, std::int64_t step);
+// The digest of the run a lineage branched from last (its first ancestor); empty for a run
+// that is no branch.
+std::string lineage_parent(const std::string& lineage);
+// A lineage's own digest (its first field).
+std::string lineage_head(const std::string& lineage);
 
 // Output files are plain contiguous datasets any HDF5 reader opens (chunked and compressed with
 // shuffle + deflate when meta.compression > 0); checkpoints are chunked with the Fletcher32

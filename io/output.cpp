@@ -116,10 +116,12 @@ void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files
       continue;  // not a readable field file: the run's own rules for it apply
     }
     // This run's files, and those of the runs it continues up to the step its line left
-    // them; after the restart step the files of those runs are the ones it replaces.
+    // them. Past that step an ancestor's files are another run's, but for the parent a branch
+    // begun here leaves at the restart step: its later files are the ones the branch replaces.
     const bool later = use.restart_step >= 0 && f.step > use.restart_step;
     if (in_run_history(use.lineage, lineage, f.step)) continue;
-    if (later && in_run_history(use.lineage, lineage, -1)) continue;
+    if (!use.failed_run.empty() && lineage_head(lineage) == use.failed_run) continue;  // removed
+    if (later && use.branching && lineage_head(lineage) == lineage_parent(use.lineage)) continue;
     others.push_back(f);
   }
   if (others.empty()) return;
@@ -139,6 +141,39 @@ struct DirectoryPlan {
   std::string note;
 };
 
+// The lineage a failed run's mark names (its first line), or empty: no mark, or a mark of a
+// version that wrote none.
+std::string failed_lineage(const std::vector<RunFile>& files) {
+  for (const RunFile& f : files) {
+    if (f.kind != RunFile::Kind::failed) continue;
+    std::FILE* in = std::fopen(f.path.c_str(), "r");
+    if (!in) return "";
+    // Its last line that begins with the prefix.
+    const std::string prefix = kFailedLineagePrefix;
+    std::string found;
+    char line[4096] = {};
+    while (std::fgets(line, sizeof line, in) != nullptr) {
+      std::string text = line;
+      if (text.compare(0, prefix.size(), prefix) != 0) continue;
+      text = text.substr(prefix.size());
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      found = text;
+    }
+    std::fclose(in);
+    return found;
+  }
+  return "";
+}
+
+// The lineage (its own digest) of a field file or checkpoint, empty where it cannot be read.
+std::string file_lineage_head(const RunFile& f) {
+  try {
+    return lineage_head(run_lineage(read_field_header(f.path).meta));
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
   const std::vector<RunFile> files = find_run_files(c);
@@ -146,12 +181,26 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   if (files.empty()) return plan;
   const bool failed = std::any_of(files.begin(), files.end(),
                                   [](const RunFile& f) { return f.kind == RunFile::Kind::failed; });
+  // The failed run's own digest: its field files and checkpoints are removed with its mark.
+  const std::string failed_run = failed ? lineage_head(failed_lineage(files)) : "";
+  const auto of_failed_run = [&](const RunFile& f) {
+    return !failed_run.empty() &&
+           (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint) &&
+           file_lineage_head(f) == failed_run;
+  };
   if (use.restarting) {
-    if (!use.lineage.empty()) refuse_other_runs(dir, files, use);
+    if (!use.lineage.empty()) {
+      DirectoryUse others = use;
+      others.failed_run = lineage_head(use.lineage) == failed_run ? "" : failed_run;
+      refuse_other_runs(dir, files, others);
+    }
     for (const RunFile& f : files) {
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);
-      if (f.kind == RunFile::Kind::temporary || f.kind == RunFile::Kind::failed || later)
+      const bool failed_branch =
+          !use.lineage.empty() && lineage_head(use.lineage) != failed_run && of_failed_run(f);
+      if (f.kind == RunFile::Kind::temporary || f.kind == RunFile::Kind::failed || later ||
+          failed_branch)
         plan.remove.push_back(f);
     }
     if (!plan.remove.empty())
@@ -165,6 +214,21 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
                              describe(files) +
                              "); pass --overwrite to replace them, --restart CHECKPOINT to "
                              "continue that run, or choose another output directory");
+  if (!use.overwrite && !failed_run.empty()) {
+    // A failed run's files go with its mark; another run's beside them (the parent of a branch
+    // that failed in its directory) are kept: the new run may not remove them unasked.
+    std::vector<RunFile> kept;
+    for (const RunFile& f : files)
+      if ((f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint) &&
+          !of_failed_run(f))
+        kept.push_back(f);
+    if (!kept.empty())
+      throw std::runtime_error(
+          "output directory '" + dir + "' holds a failed run's files (" + kFailedRunFile +
+          ") beside another run's (" + describe(kept) +
+          "): a new run here would remove both. Pass --overwrite to replace them all, "
+          "--restart CHECKPOINT to continue one of the runs, or choose another output directory");
+  }
   plan.remove = files;
   plan.note = dir + ": removing " + std::to_string(files.size()) + " file(s) of an earlier run" +
               (use.overwrite ? std::string(" (--overwrite)")
@@ -187,13 +251,26 @@ void check_output_directory_usable(const std::string& dir) {
   std::error_code ec;
   fs::path existing = fs::absolute(dir, ec);
   if (ec) return;
-  while (!fs::exists(existing, ec) && existing.has_relative_path())
+  const std::string advice = "; choose another output.directory (or -o DIR)";
+  for (const fs::path& part : fs::path(dir))
+    if (part.native().size() > kNameMax)
+      throw std::runtime_error("output directory '" + dir + "' cannot be created: its part '" +
+                               part.string().substr(0, 40) + "...' is longer than the " +
+                               std::to_string(kNameMax) + " characters a file name may have" +
+                               advice);
+  while (!fs::exists(existing, ec) && existing.has_relative_path()) {
+    // A link whose target is missing: creating the directory there fails ("File exists").
+    if (fs::is_symlink(fs::symlink_status(existing, ec)))
+      throw std::runtime_error("output directory '" + dir + "' cannot be created: '" +
+                               existing.string() + "' is a symbolic link to '" +
+                               fs::read_symlink(existing, ec).string() + "', which does not exist" +
+                               advice);
     existing = existing.parent_path();
+  }
   const bool made = existing != fs::absolute(dir, ec);
   const std::string refused = "output directory '" + dir + "' " +
                               (made ? "cannot be created" : "is not writable") + ": '" +
                               existing.string() + "' ";
-  const std::string advice = "; choose another output.directory (or -o DIR)";
   if (!fs::is_directory(existing, ec))
     throw std::runtime_error(refused + "is not a directory" + advice);
   struct statvfs s {};
@@ -209,7 +286,21 @@ void check_output_directory_usable(const std::string& dir) {
     throw std::runtime_error(refused + "cannot be written: " + std::strerror(errno) + advice);
 }
 
+void check_output_name(const solver::Case& c) {
+  // The longest name the run may write: an output file at a step of 16 digits (steps are at
+  // most 1e15).
+  const std::size_t longest = c.output.name.size() + std::string("_").size() + 16 + 3;
+  if (longest > kNameMax)
+    throw std::runtime_error(
+        "the output files' names (output.name, '_', the step, '.h5') "
+        "would pass the " +
+        std::to_string(kNameMax) + " characters a file name may have: output.name has " +
+        std::to_string(c.output.name.size()) + "; give a name of at most " +
+        std::to_string(kNameMax - 20) + " characters");
+}
+
 void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
+  check_output_name(c);
   check_output_directory_usable(c.output.directory);
   plan_directory(c, use);
 }
@@ -239,7 +330,11 @@ void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
 
 void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
                               std::int64_t restart_step) {
-  prepare_output_directory(c, DirectoryUse{overwrite, restarting, restart_step});
+  DirectoryUse use;
+  use.overwrite = overwrite;
+  use.restarting = restarting;
+  use.restart_step = restart_step;
+  prepare_output_directory(c, use);
 }
 
 namespace {
@@ -269,13 +364,19 @@ void release_failed_run_mark(const solver::Case& c) {
 
 void mark_failed_run(const solver::Case& c, int exit_code, const std::string& message) {
   const std::string path = (fs::path(c.output.directory) / kFailedRunFile).string();
+  // The run's lineage on the last line, so that the next run in the directory removes this
+  // run's files and no other's (a branch begun here leaves its parent's outputs beside them).
+  const std::string lineage = c.run_digest.empty() ? case_digest(c.source_text) : c.run_digest;
+  const std::string last = std::string(kFailedLineagePrefix) + lineage + "\n";
   std::string text =
       "heatsim run failed with exit code " + std::to_string(exit_code) + ": " + message + "\n";
   // Into the reserve's blocks in place (no new space), cut to the reserve, then renamed.
   const std::string reserve = failed_run_reserve_path(c);
   const int fd = ::open(reserve.c_str(), O_WRONLY);
   if (fd >= 0) {
-    if (text.size() > kFailedRunReserve) text = text.substr(0, kFailedRunReserve - 4) + "...\n";
+    if (text.size() + last.size() > kFailedRunReserve)
+      text = text.substr(0, kFailedRunReserve - last.size() - 4) + "...\n";
+    text += last;
     const bool ok =
         ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
         ::ftruncate(fd, static_cast<off_t>(text.size())) == 0;
@@ -285,7 +386,7 @@ void mark_failed_run(const solver::Case& c, int exit_code, const std::string& me
   }
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return;
-  std::fputs(text.c_str(), f);
+  std::fputs((text + last).c_str(), f);
   std::fclose(f);
 }
 

@@ -18,6 +18,8 @@ namespace heatsim::io {
 // run files as a failed run's, which the next run into the directory replaces without
 // --overwrite (a restart from one of its checkpoints continues it and removes the mark).
 inline constexpr const char* kFailedRunFile = "failed_run.txt";
+// failed_run.txt's last line: this, then the failed run's lineage (run_lineage).
+inline constexpr const char* kFailedLineagePrefix = "run lineage: ";
 
 // The files a run leaves in its output directory: <name>_<step>.h5, <name>.xmf,
 // checkpoint_<step>.h5, and temporaries of these left by a crash. The run-wide files
@@ -42,12 +44,24 @@ struct DirectoryUse {
   // another run's directory does not make that run's files its own.
   std::string checkpoint;
   std::string lineage;
+  // The restart begins a branch of the checkpoint's run at restart_step (the case changed):
+  // that run's outputs after the step, here, are the ones the branch replaces. Without it,
+  // another run's files past the step its line left them are never removed.
+  bool branching = false;
+  // The digest of a failed run whose mark the directory holds (its files are removed with it);
+  // set by the directory's plan, not by callers.
+  std::string failed_run;
 };
 
 // Throws std::runtime_error, with advice, where the directory cannot be made or written,
 // judged without writing: a path that is not a directory, a parent that is a file, a read-only
 // file system, one that keeps no files (/proc, /sys), no permission. Changes nothing.
 void check_output_directory_usable(const std::string& dir);
+// Throws std::runtime_error, with advice, where output.name makes file names longer than a
+// file system takes (kNameMax).
+void check_output_name(const solver::Case& c);
+// The longest file name (one path part) the run makes or writes: 255 bytes on Linux's file systems.
+inline constexpr std::size_t kNameMax = 255;
 
 // Throws std::runtime_error with what prepare_output_directory would refuse (what
 // check_output_directory_usable refuses; another run's files without --overwrite), changing

@@ -353,6 +353,12 @@ std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
   const auto line = run.lines.find("output.directory");
   const int directory_line = line != run.lines.end() ? line->second : 0;
   try {
+    io::check_output_name(c);
+  } catch (const std::runtime_error& e) {
+    const auto at = run.lines.find("output.name");
+    return {{"output.name", at != run.lines.end() ? at->second : 0, e.what()}};
+  }
+  try {
     io::check_output_directory_usable(c.output.directory);
   } catch (const std::runtime_error& e) {
     // The directory's problem says everything; the disk behind it cannot be judged.
@@ -361,7 +367,9 @@ std::vector<io::CaseError> check_surroundings(const PreparedRun& run,
   solver::BackendChoice choice;
   choice.name = backend_name;
   std::vector<io::CaseError> errors;
-  const DiskUse disk = disk_use(c, io::DirectoryUse{true, false, -1, {}, {}});
+  io::DirectoryUse replacing;  // what is there is replaced
+  replacing.overwrite = true;
+  const DiskUse disk = disk_use(c, replacing);
   for (std::string& problem : check_resources(run, choice, 0, true, 1.0, 1, disk)) {
     const bool on_disk = problem.rfind("not enough disk space", 0) == 0;
     errors.push_back(

@@ -429,7 +429,8 @@ void Session::State::set_up() {
                                options.restart, step0, plan.steps));
   }
 
-  directory_use = io::DirectoryUse{options.overwrite, false, -1};
+  directory_use = io::DirectoryUse{};
+  directory_use.overwrite = options.overwrite;
   if (restarting) {
     // A restart continues in the directory that holds its checkpoint, unless -o says where.
     std::filesystem::path checkpoint_dir = std::filesystem::path(options.restart).parent_path();
@@ -450,6 +451,7 @@ void Session::State::set_up() {
     directory_use.restart_step = step0;
     directory_use.checkpoint = options.restart;
     directory_use.lineage = c.run_digest;
+    directory_use.branching = c.run_digest != io::run_lineage(restart.meta);
   }
   // The directory's rules before any work: a run that would be refused there is refused now.
   if (options.write_files) {

@@ -53,6 +53,49 @@ TEST_F(ValidateRefusals, AnOutputDirectoryWhoseParentIsAFile) {
       << r.output;
 }
 
+// A name the file system cannot hold (an output name that makes file names past 255
+// characters, a directory part past it) and a link to a missing target: refused by validate
+// and by run before anything is written, where run used to fail after its steps (the name) or
+// with "File exists" (the link).
+TEST_F(ValidateRefusals, NamesTooLongAndLinksToNothing) {
+  const std::string name(236, 'n');
+  const std::string long_name =
+      small_case("n.yaml", "{steps: 3}",
+                 "output: {directory: " + (dir_ / "o").string() + ", name: " + name + "}");
+  Result v = heatsim("validate " + long_name);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("output.name: the output files' names"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("at most 235 characters (line 6)"), std::string::npos) << v.output;
+  Result r = heatsim("run " + long_name);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "o"));
+  const std::string ok = small_case(
+      "k.yaml", "{steps: 3}",
+      "output: {directory: " + (dir_ / "k").string() + ", name: " + name.substr(1) + "}");
+  EXPECT_EQ(heatsim("run -q " + ok).code, 0);
+
+  const std::string part(256, 'd');
+  const std::string long_dir = small_case(
+      "d.yaml", "{steps: 3}", "output: {directory: " + (dir_ / part / "x").string() + "}");
+  v = heatsim("validate " + long_dir);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("is longer than the 255 characters a file name may have"),
+            std::string::npos)
+      << v.output;
+
+  fs::create_symlink(dir_ / "nowhere" / "x", dir_ / "dangling");
+  const std::string link = small_case("l.yaml", "{steps: 3}",
+                                      "output: {directory: " + (dir_ / "dangling").string() + "}");
+  v = heatsim("validate " + link);
+  EXPECT_EQ(v.code, 2) << v.output;
+  EXPECT_NE(v.output.find("is a symbolic link to '" + (dir_ / "nowhere" / "x").string() +
+                          "', which does not exist"),
+            std::string::npos)
+      << v.output;
+  r = heatsim("run " + link);
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
 // /proc keeps no files: said so, not "No such file or directory".
 TEST_F(ValidateRefusals, AnOutputDirectoryWhereNoFileCanBeMade) {
   const std::string c = small_case("p.yaml", "{steps: 3}", "output: {directory: /proc/sys/out}");

@@ -636,14 +636,56 @@ TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
   const Result r = heatsim("run -q " + case_b + " --restart " + copied.string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("another run's files"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(fs::path(field_at(copy, 40)).filename().string()), std::string::npos)
-      << r.output;
   EXPECT_TRUE(snapshot(copy) == before) << "the first run's directory changed";
+  // With the parent's outputs between the branch step and the restart step gone and the
+  // branch's checkpoints copied over the parent's of the same names, the parent's later files
+  // are still not the branch's to remove: refused, the parent's last checkpoint kept.
+  const fs::path copy2 = dir_ / "a_copy2";
+  fs::copy(a, copy2);
+  for (long step : {40, 60}) fs::remove(field_at(copy2, step));
+  for (long step : {50, 75})
+    fs::copy_file(checkpoint_at(b, step), checkpoint_at(copy2, step),
+                  fs::copy_options::overwrite_existing);
+  const auto before2 = snapshot(copy2);
+  const Result r2 = heatsim("run -q " + case_b + " --restart " + checkpoint_at(copy2, 75));
+  EXPECT_EQ(r2.code, 2) << r2.output;
+  EXPECT_NE(r2.output.find("another run's files"), std::string::npos) << r2.output;
+  EXPECT_TRUE(snapshot(copy2) == before2) << "the parent's later files were touched";
   // The branch continues in its own directory, and the first run in its own, as before.
   EXPECT_EQ(
       heatsim("run -q " + case_b + " --restart " + checkpoint_at(b, 75) + " --steps 100").code, 0);
   EXPECT_EQ(heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 75)).code, 0);
   EXPECT_FALSE(read_field_file(field_at(b, 100)).field == read_field_file(field_at(a, 100)).field);
+}
+
+// A branch begun in its parent's directory that fails (a NaN stop) marks the directory as a
+// failed run's; the next plain run there removes the failed branch's files only, and since the
+// parent's outputs up to the branch step are beside them it is refused rather than remove
+// them unasked. A restart of the parent from its checkpoint there removes the failed branch's
+// files and continues the parent, equal to its uninterrupted run.
+TEST_F(RestartTest, AFailedBranchLeavesItsParentsFilesToTheParent) {
+  const fs::path a = dir_ / "a", whole = dir_ / "whole";
+  const std::string text = case_text(2, "fp64", a, 100);
+  const std::string case_a = write_case("a.yaml", text);
+  ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
+  ASSERT_EQ(heatsim("run -q " + case_a + " -o " + whole.string()).code, 0);
+  std::string broken = text;
+  broken.replace(broken.find("value: 0.5, amplitude: 0.5"), 26,
+                 "value: 1.0e308, amplitude: 1.0e308");  // inf on the face: a NaN stop
+  const std::string case_f = write_case("f.yaml", broken);
+  const Result f = heatsim("run -q " + case_f + " --restart " + checkpoint_at(a, 25));
+  ASSERT_NE(f.code, 0) << f.output;
+  ASSERT_TRUE(fs::exists(a / "failed_run.txt")) << f.output;
+  const Result plain = heatsim("run -q " + case_a);
+  EXPECT_EQ(plain.code, 2) << plain.output;
+  EXPECT_NE(plain.output.find("beside another run's"), std::string::npos) << plain.output;
+  EXPECT_TRUE(fs::exists(checkpoint_at(a, 25)));
+  EXPECT_TRUE(fs::exists(field_at(a, 20)));
+  const Result again = heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 25));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_FALSE(fs::exists(a / "failed_run.txt"));
+  EXPECT_TRUE(read_field_file(field_at(a, 100)).field ==
+              read_field_file(field_at(whole, 100)).field);
 }
 
 // A restart in its checkpoint's directory under another output.name would leave the replaced

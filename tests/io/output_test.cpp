@@ -226,7 +226,8 @@ TEST_F(OutputTest, TheFailedRunMarkHoldsItsMessageOnAFullDisk) {
   std::fclose(probe);
   const std::string message = "cannot write " + output_path(c_, 40) + ": No space left on device";
   mark_failed_run(c_, 1, message);
-  EXPECT_EQ(read(mark), "heatsim run failed with exit code 1: " + message + "\n");
+  EXPECT_EQ(read(mark), "heatsim run failed with exit code 1: " + message + "\n" +
+                            kFailedLineagePrefix + case_digest(c_.source_text) + "\n");
   EXPECT_FALSE(fs::exists(mark + kTemporarySuffix));
   // A message longer than the reserve is cut to it.
   fs::remove(mark);
