@@ -4,6 +4,8 @@
 // file words what it finds, with key paths and lines.
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -235,6 +237,24 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
     const auto& pair = c.contacts[k].between;
     const std::size_t p = index(pair[0]), q = index(pair[1]);
     if (p == m || q == m) continue;
+    // A contact that dwarfs the conduction over a spacing by more than fp64 resolves: the
+    // solves lose their digits (an imbalance left at the rounding floor) long before the faces
+    // reach the insulation it stands for.
+    double spacing = std::numeric_limits<double>::infinity(), kmax = 0.0;
+    for (int a = 0; a < c.grid.dims; ++a) {
+      spacing = std::min(spacing, solver::spacing(c, a));
+      for (std::size_t s : {p, q}) kmax = std::max(kmax, c.materials[s].conductivity_along(a));
+    }
+    const double dwarfs = c.contacts[k].resistance * kmax / spacing;
+    if (dwarfs > 1e8) {
+      char times[32];
+      std::snprintf(times, sizeof times, "%.3g", dwarfs);
+      r.warning(indexed("contacts", k),
+                std::string("the contact's resistance is ") + times +
+                    " times the materials' over a spacing: solves lose their digits to it (the "
+                    "heat balance is left at the rounding floor); materials that exchange no "
+                    "heat are separated by a void");
+    }
     if (!touch[p * m + q])
       r.warning(indexed("contacts", k) + ".between",
                 "no node of '" + pair[0] + "' neighbours a node of '" + pair[1] +

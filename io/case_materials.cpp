@@ -428,6 +428,11 @@ void Reader::read_contacts(const YAML::Node& n, Case& c) {
               "must be finite and > 0 (W/(m^2 K); a perfect contact is no contact entry), got " +
                   v.Scalar());
         ok = false;
+      } else if (!std::isfinite(1.0 / g)) {
+        error(gp, v,
+              "is so small that its resistance 1/conductance is not a finite number, got " +
+                  v.Scalar() + "; materials that exchange no heat are separated by a void");
+        ok = false;
       } else {
         contact.resistance = 1.0 / g;
       }

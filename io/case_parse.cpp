@@ -89,8 +89,15 @@ std::string describe_value(const YAML::Node& n) {
   std::string text;
   render(n, text, kLimit);
   if (text.size() > kLimit) {
-    text.resize(kLimit);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
+    // Cut at the last separator before the limit, never inside a value ("frequency: 0.5" cut
+    // after its 0 would read as another number).
+    std::size_t cut = kLimit;
+    while (cut > 0 && text[cut] != ',' && text[cut] != ' ' && text[cut - 1] != ',' &&
+           text[cut - 1] != ' ')
+      --cut;
+    if (cut == 0) cut = kLimit;
+    text.resize(cut);
+    while (!text.empty() && (text.back() == ' ' || text.back() == ',')) text.pop_back();
     text += " ...";
   }
   return describe(n) + " " + text;

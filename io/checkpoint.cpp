@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace heatsim::io {
@@ -125,8 +128,41 @@ std::string shown(const YAML::Node& n) {
   return s;
 }
 
+// A contacts list as what it means: each pair's names in order and its resistance (a
+// conductance as 1/conductance), the entries sorted; nullopt where an entry is not of that form.
+std::optional<std::vector<std::tuple<std::string, std::string, double>>> contacts_meaning(
+    const YAML::Node& list) {
+  if (!list.IsSequence()) return std::nullopt;
+  std::vector<std::tuple<std::string, std::string, double>> out;
+  for (const auto& e : list) {
+    if (!e.IsMap() || !e["between"] || !e["between"].IsSequence() || e["between"].size() != 2)
+      return std::nullopt;
+    std::string p = e["between"][0].Scalar(), q = e["between"][1].Scalar();
+    if (q < p) std::swap(p, q);
+    char* end = nullptr;
+    double r = 0.0;
+    if (e["resistance"] && e["resistance"].IsScalar()) {
+      r = std::strtod(e["resistance"].Scalar().c_str(), &end);
+    } else if (e["conductance"] && e["conductance"].IsScalar()) {
+      r = 1.0 / std::strtod(e["conductance"].Scalar().c_str(), &end);
+    } else {
+      return std::nullopt;
+    }
+    if (end == nullptr || *end != '\0') return std::nullopt;
+    out.emplace_back(p, q, r);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 void collect_changes(const YAML::Node& a, const YAML::Node& b, const std::string& path,
                      std::vector<std::string>& out) {
+  // Contacts written otherwise (a pair's names swapped, a conductance for its resistance,
+  // another order of entries) are the same contacts.
+  if (path == "contacts" && a.IsDefined() && b.IsDefined()) {
+    const auto x = contacts_meaning(a), y = contacts_meaning(b);
+    if (x && y && *x == *y) return;
+  }
   // time.dt too: a restart whose dt differs is refused (checkpoint_mismatch), so one that
   // passes has the checkpoint's dt, given or `auto`.
   static const char* const kNotPhysics[] = {"time.end", "time.steps", "time.dt",

@@ -287,6 +287,22 @@ output: {directory: out, every: 48}
   EXPECT_EQ(got[0], "grid.n: [121, 31] -> [241, 61]");
   EXPECT_EQ(got[1].rfind("sources: added (", 0), 0u) << got[1];
 
+  // Contacts written otherwise (names swapped, a conductance for its resistance, entries in
+  // another order) are the same contacts; another resistance is a change.
+  const std::string contacts = written +
+                               "contacts:\n"
+                               "  - {between: [brick, steel], resistance: 1.0e-3}\n"
+                               "  - {between: [brick, foam], resistance: 2.0e-2}\n";
+  const std::string rewritten = written +
+                                "contacts:\n"
+                                "  - {between: [foam, brick], conductance: 50}\n"
+                                "  - {between: [steel, brick], conductance: 1000}\n";
+  EXPECT_TRUE(case_changes(contacts, rewritten).empty());
+  std::string firmer = contacts;
+  firmer.replace(firmer.find("resistance: 1.0e-3"), 18, "resistance: 5.0e-4");
+  EXPECT_EQ(case_changes(contacts, firmer),
+            (std::vector<std::string>{"contacts[0].resistance: 1.0e-3 -> 5.0e-4"}));
+
   // Nothing to compare: a file written without its case text, or text that is not YAML.
   EXPECT_TRUE(case_changes("", written).empty());
   EXPECT_TRUE(case_changes(written, "grid: [unclosed").empty());

@@ -95,6 +95,28 @@ TEST(ContactsCase, MistakesNameTheirKeyAndLine) {
                "two material names");
   expect_error("contacts:\n  - {between: [copper, silicon], resistence: 1e-5}\n",
                "contacts[0].resistence", 9, "resistance");
+  // A conductance whose inverse overflows is named at the key the case wrote.
+  expect_error("contacts:\n  - {between: [copper, silicon], conductance: 1e-310}\n",
+               "contacts[0].conductance", 9, "not a finite number");
+}
+
+// A resistance that dwarfs the materials' over a spacing by more than 1e8 is warned of (its
+// solves end on the rounding floor); a physical one is not.
+TEST(ContactsCase, AResistanceBeyondWhatTheSolvesResolveIsWarnedOf) {
+  for (const double r : {1e-5, 1e12}) {
+    const LoadResult loaded = load_case_text(wall(
+        "contacts:\n  - {between: [copper, silicon], resistance: " + std::to_string(r) + "}\n"));
+    ASSERT_TRUE(loaded.ok()) << format_errors(loaded.errors);
+    const auto body = heatsim::io::resolve_body(*loaded.value, loaded.lines);
+    const CaseError* w = find(body.warnings, "contacts[0]");
+    if (r < 1.0) {
+      EXPECT_EQ(w, nullptr) << format_errors(body.warnings);
+    } else {
+      ASSERT_NE(w, nullptr) << format_errors(body.warnings);
+      EXPECT_NE(w->message.find("times the materials' over a spacing"), std::string::npos)
+          << w->to_string();
+    }
+  }
 }
 
 TEST(ContactsCase, ContactsWithoutMaterialsAreRefused) {

@@ -183,6 +183,9 @@ TEST(ScheduleMessages, ADirichletValueGivenAsAMapSaysWhatItTakes) {
   expect_error(replace(kBase, "value: 300}", "value: {value: 300, amplitude: 1, frequency: 2}}"),
                "boundary.x-.value", 10,
                {"got a map {value: 300, amplitude: 1, frequency: 2}", "on the face"});
+  // Cut for length at a separator, never inside a number ("frequency: 0.5" read as 0).
+  expect_error(replace(kBase, "value: 300}", "value: {value: 300, amplitude: 10, frequency: 0.5}}"),
+               "boundary.x-.value", 10, {"got a map {value: 300, amplitude: 10, frequency: ..."});
   expect_error(replace(kBase, "value: 300}", "value: \"300\"}"), "boundary.x-.value", 10,
                {"expected a number (the temperature held) or a [[t, g], ...] table, got the "
                 "string '300'"});
