@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "io/case_loader.hpp"
+#include "io/case_parse.hpp"
 #include "io/field_inputs.hpp"
 #include "kernels/boundary_rules.hpp"
 #include "kernels/registry.hpp"
@@ -106,6 +107,58 @@ CaseSource CaseSource::in_memory(solver::Case c, std::string origin) {
   return {Kind::value, std::move(origin), {}, std::make_shared<const solver::Case>(std::move(c))};
 }
 
+namespace {
+
+// " (line N)" for a key path the case gives, else nothing.
+std::string line_of(const std::map<std::string, int>& lines, const std::string& key) {
+  const auto at = lines.find(key);
+  return at != lines.end() ? fmt::format(" (line {})", at->second) : std::string();
+}
+
+// The sine schedules (faces' values and ambients, void surfaces', sources') whose period the
+// steps do not resolve: at two steps a period or fewer the steps sample the sine at points that
+// say nothing of it (at its zeros, a constant). Key path and message for each.
+std::vector<std::pair<std::string, std::string>> unresolved_sines(const solver::Case& c,
+                                                                  double dt) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (c.time.method == solver::TimeMethod::steady || !(dt > 0.0)) return out;
+  const auto check = [&](const std::string& key, double amplitude, double frequency, bool table) {
+    if (table || amplitude == 0.0 || !(frequency > 0.0)) return;
+    const double per_period = 1.0 / (frequency * dt);
+    if (per_period > 2.0) return;
+    out.emplace_back(
+        key, fmt::format("the sine of frequency {} (period {} s) is sampled by "
+                         "steps of {} s, {:.3g} a period: the run does not see it "
+                         "(sampled at its zeros it is a constant); take dt at most "
+                         "1/(20 frequency) = {} s to follow it",
+                         frequency, 1.0 / frequency, dt, per_period, 1.0 / (20.0 * frequency)));
+  };
+  // A Dirichlet value's sine is written on the face, an ambient's in its map.
+  const auto frequency_key = [](const kernels::BoundaryFace& b) {
+    return b.kind == kernels::BoundaryKind::convective ? ".ambient.frequency" : ".frequency";
+  };
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[static_cast<std::size_t>(f)];
+    if (b.names_temperature())
+      check(std::string("boundary.") + io::parse::kFaceNames[f] + frequency_key(b), b.amplitude,
+            b.frequency, b.table.size() > 1);
+  }
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const kernels::BoundaryFace& b = c.regions[r].surface;
+    if (c.regions[r].is_void && b.names_temperature())
+      check("regions[" + std::to_string(r) + "].surface" + frequency_key(b), b.amplitude,
+            b.frequency, b.table.size() > 1);
+  }
+  for (std::size_t k = 0; k < c.sources.size(); ++k) {
+    const kernels::Schedule& s = c.sources[k].schedule;
+    check("sources[" + std::to_string(k) + "].schedule.frequency", s.amplitude, s.frequency,
+          s.table.size() > 1);
+  }
+  return out;
+}
+
+}  // namespace
+
 PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   const std::string& path = source.name();
   io::LoadResult loaded = load(source);
@@ -182,6 +235,8 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
   if (!ringing.empty()) spdlog::warn("{}: time.dt: {}", path, ringing);
+  for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt))
+    spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
   return run;
 }
 

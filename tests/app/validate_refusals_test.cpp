@@ -96,6 +96,36 @@ TEST_F(ValidateRefusals, NamesTooLongAndLinksToNothing) {
   EXPECT_EQ(r.code, 2) << r.output;
 }
 
+// Not a refusal: a sine the steps sample two times a period or fewer is warned of (at its
+// zeros the run sees a constant), with the dt that follows it; a resolved one is not.
+TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
+  const auto sine_case = [&](const std::string& name, const std::string& frequency) {
+    return write_file(name,
+                      "grid: {dims: 1, n: [21], length: [0.1]}\n"
+                      "physics: {alpha: 1.0e-5}\n"
+                      "boundary:\n"
+                      "  x-: {type: dirichlet, value: 300, amplitude: 50, frequency: " +
+                          frequency +
+                          "}\n"
+                          "  x+: {type: dirichlet, value: 300}\n"
+                          "initial: {type: constant, value: 300}\n"
+                          "time: {method: bdf2, dt: 0.1, end: 20}\n"
+                          "output: {directory: " +
+                          (dir_ / "o").string() + "}\n");
+  };
+  const Result fast = heatsim("validate " + sine_case("f.yaml", "10"));
+  EXPECT_EQ(fast.code, 0) << fast.output;
+  EXPECT_NE(fast.output.find("boundary.x-.frequency: the sine of frequency 10 (period 0.1 s) is "
+                             "sampled by steps of 0.1 s, 1 a period"),
+            std::string::npos)
+      << fast.output;
+  EXPECT_NE(fast.output.find("take dt at most 1/(20 frequency) = 0.005 s"), std::string::npos)
+      << fast.output;
+  const Result slow = heatsim("validate " + sine_case("s.yaml", "0.01"));
+  EXPECT_EQ(slow.code, 0) << slow.output;
+  EXPECT_EQ(slow.output.find("the sine of frequency"), std::string::npos) << slow.output;
+}
+
 // /proc keeps no files: said so, not "No such file or directory".
 TEST_F(ValidateRefusals, AnOutputDirectoryWhereNoFileCanBeMade) {
   const std::string c = small_case("p.yaml", "{steps: 3}", "output: {directory: /proc/sys/out}");
