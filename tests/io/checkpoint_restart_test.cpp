@@ -55,6 +55,17 @@ struct Shape {
   const char* precision;
 };
 
+// Every file of a directory by name, with its bytes.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    files[e.path().filename().string()] =
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return files;
+}
+
 std::string case_text(int dims, const std::string& precision, const fs::path& out, long steps,
                       const std::string& n_override = "", long output_every = 20,
                       long checkpoint_every = 25) {
@@ -535,15 +546,6 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
   const std::string case_b = write_case("b.yaml", text_b);
   ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
   ASSERT_EQ(heatsim("run -q " + case_b).code, 0);
-  const auto snapshot = [](const fs::path& dir) {
-    std::map<std::string, std::string> files;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      std::ifstream in(e.path(), std::ios::binary);
-      files[e.path().filename().string()] =
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    return files;
-  };
   const fs::path copied = b / "from_a.h5";
   fs::copy_file(checkpoint_at(a, 25), copied);
   const auto before = snapshot(b);
@@ -623,15 +625,6 @@ TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
   fs::copy(a, copy);
   const fs::path copied = copy / "b_checkpoint.h5";
   fs::copy_file(checkpoint_at(b, 75), copied);
-  const auto snapshot = [](const fs::path& dir) {
-    std::map<std::string, std::string> files;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      std::ifstream in(e.path(), std::ios::binary);
-      files[e.path().filename().string()] =
-          std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    return files;
-  };
   const auto before = snapshot(copy);
   const Result r = heatsim("run -q " + case_b + " --restart " + copied.string());
   EXPECT_EQ(r.code, 2) << r.output;
