@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "case_on_gpu.hpp"
 #include "gpu_test_support.hpp"
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
@@ -68,7 +69,6 @@ class ContactsOnGpu : public ::testing::TestWithParam<BackendCase> {
 
 TEST_P(ContactsOnGpu, StepsMatchCpu) {
   const BackendCase bc = GetParam();
-  const double tol = bc.precision == Precision::fp64 ? 1e-12 : 1e-5;
   const std::vector<Size> sizes = bc.dims == 2
                                       ? std::vector<Size>{{2, {41, 27, 1}}, {2, {67, 35, 1}}}
                                       : std::vector<Size>{{3, {41, 27, 23}}, {3, {37, 19, 13}}};
@@ -76,34 +76,12 @@ TEST_P(ContactsOnGpu, StepsMatchCpu) {
   int runs = 0;
   for (const Size& s : sizes)
     for (bool laws : {false, true}) {
-      solver::Case c = stack(s.dims, s.n, true, laws);
-      c.precision = bc.precision;
-      std::ostringstream what;
-      what << bc.backend << " " << kernels::to_string(bc.precision) << " " << s.dims
-           << "D n=" << s.n[0] << "x" << s.n[1] << "x" << s.n[2] << (laws ? " k(T)" : "");
-      SCOPED_TRACE(what.str());
-      const auto ids = solver::material_ids(c);
-      const auto fields = solver::coefficient_fields(c, ids, solver::void_surfaces(c, ids));
-      ASSERT_TRUE(fields->has_faces()) << "contacts are given faces";
-      const double dt = 0.9 * solver::field_stability(c, *fields).dt_limit;
-      const kernels::StencilProblem p = solver::make_problem(c, dt, fields);
-      auto gpu = kernels::create_backend(bc.backend, bc.precision);
-      const std::string why = gpu->unsupported_reason(p);
-      if (!gpu->capabilities().face_conductances ||
-          (laws && !gpu->capabilities().temperature_dependence)) {
-        EXPECT_FALSE(why.empty());
-        continue;
-      }
-      ASSERT_TRUE(why.empty()) << why;
-      std::vector<double> u0(static_cast<std::size_t>(p.points()));
-      std::uniform_real_distribution<double> temperature(300.0, 360.0);
-      for (double& v : u0) v = temperature(rng);
-      solver::set_dirichlet_nodes(c, u0);
-      const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 40, 17);
-      std::int64_t bad = -1;
-      EXPECT_LE(relative_difference(both.gpu, both.cpu, &bad), tol) << "worst node " << bad;
-      EXPECT_GT(relative_difference(both.cpu, u0), 1e-4);  // the steps changed the field
-      EXPECT_EQ(both.gpu_stats.non_finite, 0);
+      CaseOnGpu run;
+      run.c = stack(s.dims, s.n, true, laws);
+      run.laws = laws;
+      run.faces_given = true;
+      run.t_hi = 360.0;
+      if (!case_steps_match_cpu(run, bc, rng)) continue;
       ++runs;
     }
   EXPECT_GT(runs, 0);

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "case_on_gpu.hpp"
 #include "gpu_test_support.hpp"
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
@@ -73,7 +74,6 @@ class VoidsAtFaces : public ::testing::TestWithParam<BackendCase> {
 
 TEST_P(VoidsAtFaces, MatchCpu) {
   const BackendCase bc = GetParam();
-  const double tol = bc.precision == Precision::fp64 ? 1e-12 : 1e-5;
   const std::vector<Size> sizes = bc.dims == 2
                                       ? std::vector<Size>{{2, {41, 21, 1}}, {2, {67, 35, 1}}}
                                       : std::vector<Size>{{3, {41, 21, 17}}, {3, {37, 19, 13}}};
@@ -81,35 +81,10 @@ TEST_P(VoidsAtFaces, MatchCpu) {
   int runs = 0;
   for (const Size& s : sizes)
     for (bool laws : {false, true}) {
-      solver::Case c = voids_at_faces(s.dims, s.n, laws);
-      c.precision = bc.precision;
-      std::ostringstream what;
-      what << bc.backend << " " << kernels::to_string(bc.precision) << " " << s.dims
-           << "D n=" << s.n[0] << "x" << s.n[1] << "x" << s.n[2] << (laws ? " k(T)" : "");
-      SCOPED_TRACE(what.str());
-      const auto ids = solver::material_ids(c);
-      const auto fields = solver::coefficient_fields(c, ids, solver::void_surfaces(c, ids));
-      const double dt = 0.9 * solver::field_stability(c, *fields).dt_limit;
-      const kernels::StencilProblem p = solver::make_problem(c, dt, fields);
-      auto gpu = kernels::create_backend(bc.backend, bc.precision);
-      const std::string why = gpu->unsupported_reason(p);
-      if (!gpu->capabilities().face_conductances ||
-          (laws && !gpu->capabilities().temperature_dependence)) {
-        EXPECT_FALSE(why.empty());
-        continue;
-      }
-      ASSERT_TRUE(why.empty()) << why;
-      std::vector<double> u0(static_cast<std::size_t>(p.points()));
-      std::uniform_real_distribution<double> temperature(300.0, 340.0);
-      for (double& v : u0) v = temperature(rng);
-      solver::set_dirichlet_nodes(c, u0);
-      const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 40, 17);
-      std::int64_t bad = -1;
-      EXPECT_LE(relative_difference(both.gpu, both.cpu, &bad), tol) << "worst node " << bad;
-      EXPECT_GT(relative_difference(both.cpu, u0), 1e-4);  // the steps changed the field
-      EXPECT_EQ(both.gpu_stats.non_finite, 0);
-      EXPECT_EQ(both.cpu_stats.non_finite, 0);
-      for (double v : both.cpu) ASSERT_TRUE(std::isfinite(v));
+      CaseOnGpu run;
+      run.c = voids_at_faces(s.dims, s.n, laws);
+      run.laws = laws;
+      if (!case_steps_match_cpu(run, bc, rng)) continue;
       ++runs;
     }
   EXPECT_GT(runs, 0);
