@@ -250,31 +250,12 @@ TEST_F(RealRun, RestartFromASignalsCheckpointContinuesProbesExactly) {
       0);
   const fs::path out = dir_ / "out";
   const fs::path c = write_case("b.yaml", plate_case(out, steps, 300, every));
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stdout);
-    std::freopen("/dev/null", "w", stderr);
-    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", c.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(out / "checkpoint_00000300.h5") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run finished before the signal arrived";
-  ASSERT_EQ(WEXITSTATUS(status), 130);
+  const heatsim_tests::StoppedRun stopped =
+      heatsim_tests::stop_run_when(c.string(), out, out / "checkpoint_00000300.h5");
+  if (stopped.code == 0) GTEST_SKIP() << "the run finished before the signal arrived";
+  ASSERT_EQ(stopped.code, 130);
   // The checkpoint the signal wrote: the newest one.
-  fs::path newest;
-  for (const auto& e : fs::directory_iterator(out)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("checkpoint_", 0) == 0 && e.path().extension() == ".h5" &&
-        (newest.empty() || name > newest.filename().string()))
-      newest = e.path();
-  }
+  const fs::path newest = stopped.newest;
   ASSERT_FALSE(newest.empty());
   const heatsim_tests::ProcessResult r =
       heatsim("run -q " + c.string() + " --restart " + newest.string());
