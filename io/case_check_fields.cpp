@@ -646,14 +646,17 @@ class FieldChecks {
     const Named& cold = *std::min_element(named.begin(), named.end(), by_value);
     const Named& warm = *std::max_element(named.begin(), named.end(), by_value);
     if (cold.warned || !(cold.value < 150.0 && warm.value > 250.0)) return;
-    // A Dirichlet face without `value` holds 0 K: say so, since the case never wrote the 0.
-    const bool defaulted = cold.path.rfind("boundary.", 0) == 0 && cold.path.size() > 6 &&
-                           cold.path.compare(cold.path.size() - 6, 6, ".value") == 0 &&
-                           !r_.lines().empty() && !r_.given(cold.path);
-    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" +
-                              (defaulted ? " (value not given: a Dirichlet face holds 0 by "
-                                           "default)"
-                                         : "") +
+    // A Dirichlet face without `value` holds 0 K, a constant initial condition without it is
+    // 0 K: say so, since the case never wrote the 0.
+    const bool unwritten = !r_.lines().empty() && !r_.given(cold.path);
+    const bool ends_in_value =
+        cold.path.size() > 6 && cold.path.compare(cold.path.size() - 6, 6, ".value") == 0;
+    std::string defaulted;
+    if (unwritten && ends_in_value && cold.path.rfind("boundary.", 0) == 0)
+      defaulted = " (value not given: a Dirichlet face holds 0 by default)";
+    else if (unwritten && cold.path == "initial.value" && ic.kind == solver::InitialKind::constant)
+      defaulted = " (initial.value not given: a constant initial condition is 0 by default)";
+    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" + defaulted +
                               " beside " + format_number(warm.value) + " K (" + warm.path +
                               "): one of them looks like degrees Celsius; with materials every "
                               "temperature is in kelvin (K = degrees C + 273.15), unless the "

@@ -271,6 +271,23 @@ TEST(ScheduleMessages, ADirichletFaceWithoutValueIsNamedAsTheDefault) {
       << r.warnings[0].to_string();
 }
 
+// initial: {type: constant} without a value is 0 K (the documented default); the kelvin
+// warning names initial.value at the line of initial and says that the 0 is the default.
+TEST(ScheduleMessages, AConstantInitialWithoutValueIsNamedAsTheDefault) {
+  expect_warning(replace(kBase, "{type: constant, value: 300}", "{type: constant}"),
+                 "initial.value", 12,
+                 "a temperature of 0 K (initial.value not given: a constant initial condition "
+                 "is 0 by default) beside 300 K");
+  // Written as 0, it is the case's own 0.
+  const LoadResult r =
+      load_case_text(replace(kBase, "{type: constant, value: 300}", "{type: constant, value: 0}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, "initial.value");
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_NE(w->message.find("a temperature of 0 K beside 300 K"), std::string::npos)
+      << w->to_string();
+}
+
 // What was found is quoted as written, cut at about 40 characters.
 TEST(ScheduleMessages, ALongValueIsCutInTheMessage) {
   const std::string big = "{a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11}";
