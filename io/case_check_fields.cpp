@@ -540,6 +540,9 @@ class FieldChecks {
   void steady_takes_start(const std::string& path, const kernels::Schedule& s) {
     if (c_.time.method != solver::TimeMethod::steady || s.constant()) return;
     if (s.table.empty() && s.frequency == 0.0) return;  // constant: sine_without_effect says so
+    // A table wholly at or before t = 0 is the constant of its last pair from the start on:
+    // check_schedule warns of it as such.
+    if (!s.table.empty() && !(s.table.back()[0] > 0.0)) return;
     const double start = s.at(0.0);
     if (!std::isfinite(start)) return;  // check_schedule says why
     r_.warning(path, "varies in time, and a steady solve takes it at t = 0 (" +

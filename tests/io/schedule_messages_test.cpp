@@ -4,6 +4,7 @@
 // forms the key takes).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,28 @@ TEST(ScheduleMessages, ASteadySolveDoesNotCallAConstantSineVarying) {
   EXPECT_NE(r.warnings[0].message.find("has no effect"), std::string::npos);
   expect_warning(replace(steady, "value: 300}", "value: 300, amplitude: 5, frequency: 1}"),
                  "boundary.x-.amplitude", 10, "a steady solve takes it at t = 0 (300) only");
+}
+
+// A table wholly at or before t = 0 is the constant of its last pair: a steady solve warns of it
+// once, as such, not again as a schedule that varies in time.
+TEST(ScheduleMessages, ASteadySolveWarnsOnceOfATableWhollyBeforeTheStart) {
+  const std::string steady = replace(kBase, "time: {steps: 10}", "time: {method: steady}");
+  for (const auto& [from, to, path] : std::vector<std::array<std::string, 3>>{
+           {"schedule: [[0, 0], [1, 1]]", "schedule: [[-5, 0], [-1, 2]]", "sources[0].schedule"},
+           {"ambient: 300.0", "ambient: [[-5, 280], [0, 290]]", "boundary.x+.ambient"},
+           {"{type: dirichlet, value: 300}", "{type: dirichlet, value: [[-2, 280], [-1, 290]]}",
+            "boundary.x-.value"}}) {
+    SCOPED_TRACE(path);
+    std::string text = replace(steady, from, to);
+    if (path != "sources[0].schedule") text = replace(text, "[[0, 0], [1, 1]]", "1");
+    const LoadResult r = load_case_text(text);
+    ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+    ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+    EXPECT_EQ(r.warnings[0].path, path + "[1][0]");
+    EXPECT_NE(r.warnings[0].message.find("every time of the table lies at or before t = 0"),
+              std::string::npos)
+        << r.warnings[0].to_string();
+  }
 }
 
 TEST(ScheduleMessages, ADirichletValueGivenAsAMapSaysWhatItTakes) {
