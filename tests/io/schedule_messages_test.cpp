@@ -311,6 +311,29 @@ TEST(ScheduleMessages, AConstantInitialWithoutValueIsNamedAsTheDefault) {
       << w->to_string();
 }
 
+// An ambient's sine form without value varies about 0 K (the documented default): the kelvin
+// warning, and a radiating face's error, name ambient.value at the line of the ambient.
+TEST(ScheduleMessages, ASineAmbientWithoutValueNamesTheMissingValue) {
+  const std::string sine = "ambient: {amplitude: 5, frequency: 0.01}";
+  expect_warning(replace(kBase, "ambient: 300.0", sine), "boundary.x+.ambient.value", 11,
+                 "a temperature of -5 K (value not given: a sine ambient varies about 0 by "
+                 "default; give value, its mean) beside 300 K");
+  expect_error(replace(kBase, "h: 25.0, ambient: 300.0", "h: 25.0, emissivity: 0.8, " + sine),
+               "boundary.x+.ambient.value", 11,
+               {"below absolute zero) (value not given: a sine ambient varies about 0 by "
+                "default"});
+  // With its value the sine is the case's own; 0 written is not called a default.
+  const LoadResult r = load_case_text(
+      replace(kBase, "ambient: 300.0", "ambient: {value: 0, amplitude: 5, frequency: 0.01}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, "boundary.x+.ambient");
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_EQ(w->message.find("not given"), std::string::npos) << w->to_string();
+  EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0",
+                                     "ambient: {value: 290, amplitude: 5, frequency: 0.01}"))
+                  .warnings.empty());
+}
+
 // What was found is quoted as written, cut at about 40 characters.
 TEST(ScheduleMessages, ALongValueIsCutInTheMessage) {
   const std::string big = "{a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11}";
