@@ -173,6 +173,16 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
 
   MemoryEstimate e;
   e.host.push_back({"executable and libraries", kProcessBytes});
+  // What io/ reads from files into the case before the fields are built, kept with the case for
+  // the whole run: a file region's material map (RegionSpec::map, 8 bytes a node) and a file
+  // source's density (SourceSpec::density, 8 bytes a node).
+  double file_inputs = 0.0;
+  for (const RegionSpec& r : c.regions)
+    if (r.shape.kind == ShapeKind::file) file_inputs += 8.0 * points;
+  for (const SourceSpec& s : c.sources)
+    if (s.shape.kind == ShapeKind::file) file_inputs += 8.0 * points;
+  if (file_inputs > 0.0)
+    e.host.push_back({"material maps and source densities read from files", file_inputs});
   const std::string backend = on_gpu ? "device" : "cpu backend";
   std::vector<MemoryPart>& runs_there = on_gpu ? e.device : e.host;
   // An implicit run's field is the multigrid's solution vector (counted with its vectors):

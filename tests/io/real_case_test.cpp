@@ -12,6 +12,7 @@
 
 #include "io/case_loader.hpp"
 #include "io/field_inputs.hpp"
+#include "solver/memory_estimate.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
@@ -576,6 +577,25 @@ TEST_F(RealCaseFiles, FileRegionAndSourceAreParsedCheckedAndRead) {
   for (std::size_t i = 0; i < 66; ++i)
     EXPECT_EQ(c.regions[3].map[i], static_cast<std::int64_t>(ids[i])) << i;
   EXPECT_EQ(c.sources[2].density, q);  // the leading 1 is ignored
+}
+
+// The map and the density read from files stay in the case for the whole run: the memory
+// estimate counts the bytes they hold once read (8 a node each), for any backend.
+TEST_F(RealCaseFiles, TheMemoryEstimateCountsWhatTheFilesBring) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  solver::Case c = load_case_text(with_files(path("map.h5"), path("q.h5"))).value.value();
+  read_field_inputs(c);
+  const double read = static_cast<double>(c.regions[3].map.capacity() * sizeof(std::int64_t) +
+                                          c.sources[2].density.capacity() * sizeof(double));
+  EXPECT_EQ(read, 2 * 66 * 8.0);
+  for (bool on_gpu : {false, true}) {
+    const solver::MemoryEstimate e = solver::estimate_memory(c, 3, on_gpu, 1);
+    double counted = -1.0;
+    for (const solver::MemoryPart& p : e.host)
+      if (p.what == "material maps and source densities read from files") counted = p.bytes;
+    EXPECT_EQ(counted, read) << (on_gpu ? "gpu" : "cpu");
+  }
 }
 
 TEST_F(RealCaseFiles, MissingFileAndDatasetNameTheirKeys) {
