@@ -160,15 +160,15 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   };
   const double value = c.precision == Precision::fp32 ? 4.0 : 8.0;
   const double coefficient_arrays = 2.0 + source_fields;  // k, rho c_p (or dt / rho c_p), q_s
-  // The faces' conductances: given by sub-grid geometry (one array per axis), and on the CPU
-  // backend always (it forms them from k once).
-  const bool sub_grid = c.has_fields() && samples_subgrid(c);
-  // Temperature laws scale the faces, and an anisotropic k has one per axis: the coefficient
-  // fields then carry the faces even without sub-grid geometry (solver/materials.cpp).
+  // The faces' conductances (one array per axis): on the CPU backend always (it forms them
+  // from k once); on a device wherever the coefficient fields carry them
+  // (kernels/cuda/coefficient_fields.cu): sub-grid geometry, and without it temperature laws
+  // (which scale the faces), an anisotropic k (one per axis) or a contact between materials
+  // (solver/materials.cpp).
   bool laws = false;
   for (const MaterialSpec& m : c.materials) laws = laws || m.temperature_dependent();
   const bool faces_given = fields_give_faces(c);
-  const double face_arrays = on_gpu ? (sub_grid ? dims : 0.0) : static_cast<double>(dims);
+  const double face_arrays = on_gpu ? (faces_given ? dims : 0.0) : static_cast<double>(dims);
   const bool implicit = c.time.method != TimeMethod::explicit_euler;
 
   MemoryEstimate e;
