@@ -308,7 +308,11 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   fmt::print("  grid: {}D, {} points\n", c.grid.dims, static_cast<std::int64_t>(points));
   fmt::print("  scheme: {} (radius {})\n", solver::to_string(c.scheme.kind),
              solver::scheme_radius(c.scheme));
-  fmt::print("  initial: {}\n", solver::describe_initial(c));
+  // initial: {type: constant} alone is 0 (docs/case-format.md): say that the case left it out.
+  const bool initial_defaulted =
+      c.initial.kind == solver::InitialKind::constant && !run->lines.count("initial.value");
+  fmt::print("  initial: {}{}\n", solver::describe_initial(c),
+             initial_defaulted ? " (initial.value not given: 0 by default)" : "");
   print_time_method(c);
   // A given dt that does not divide time.end is shortened so that the last step lands on it
   // (by more than the rounding of end / steps, which moves it in its last bits only).

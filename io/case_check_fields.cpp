@@ -540,6 +540,9 @@ class FieldChecks {
   void steady_takes_start(const std::string& path, const kernels::Schedule& s) {
     if (c_.time.method != solver::TimeMethod::steady || s.constant()) return;
     if (s.table.empty() && s.frequency == 0.0) return;  // constant: sine_without_effect says so
+    // A table wholly at or before t = 0 is the constant of its last pair from the start on:
+    // check_schedule warns of it as such.
+    if (!s.table.empty() && !(s.table.back()[0] > 0.0)) return;
     const double start = s.at(0.0);
     if (!std::isfinite(start)) return;  // check_schedule says why
     r_.warning(path, "varies in time, and a steady solve takes it at t = 0 (" +
@@ -558,6 +561,16 @@ class FieldChecks {
     return {low, high};
   }
 
+  // A sine-form ambient ({amplitude, frequency} without value) varies about 0, its documented
+  // default: the messages that quote its range name the key the case left out.
+  bool sine_value_defaulted(const std::string& path, const kernels::Schedule& s) const {
+    return s.table.empty() && (s.amplitude != 0.0 || s.frequency != 0.0) && !r_.lines().empty() &&
+           r_.given(path) && !r_.given(path + ".value");
+  }
+  static std::string sine_default_note() {
+    return " (value not given: a sine ambient varies about 0 by default; give value, its mean)";
+  }
+
   // An ambient temperature's range over the run. eps sigma (u^4 - ambient^4) needs absolute
   // temperatures whose fourth power is a number; an ambient past 1e5 K (twenty times the sun's
   // surface) is a slip of units or exponent on any face.
@@ -565,6 +578,7 @@ class FieldChecks {
     const auto [low, high] = schedule_range(s);
     if (!std::isfinite(low) || !std::isfinite(high)) return;  // check_schedule said so
     constexpr double kStefanBoltzmann = 5.670374419e-8;
+    const bool defaulted = sine_value_defaulted(path, s);
     if (radiates && !std::isfinite(kStefanBoltzmann * high * high * high * high))
       r_.error(path, "an ambient of " + format_number(high) +
                          " K has no finite radiated power (sigma T^4 overflows); radiation "
@@ -573,21 +587,25 @@ class FieldChecks {
       r_.warning(path, "an ambient of " +
                            format_number(std::abs(high) > std::abs(low) ? high : low) +
                            " K is far beyond any solid's range: check its units and exponent");
-    if (radiates) radiating_ambient(path, low, !s.constant());
+    if (radiates)
+      radiating_ambient(defaulted ? path + ".value" : path, low, !s.constant(),
+                        defaulted ? sine_default_note() : std::string());
   }
 
   // eps sigma (u^4 - ambient^4) needs absolute temperatures. An ambient up to kColdSink is
   // taken as meant: a cold sink such as deep space (about 3 K) or liquid helium (4.2 K).
   static constexpr double kColdSink = 5.0;
-  void radiating_ambient(const std::string& path, double low, bool varies) {
+  void radiating_ambient(const std::string& path, double low, bool varies,
+                         const std::string& note) {
     if (low < 0.0)
       r_.error(path, "a radiating face needs its ambient in kelvin (got " + format_number(low) +
-                         " K" + (varies ? " at its lowest" : "") + ", below absolute zero)");
+                         " K" + (varies ? " at its lowest" : "") + ", below absolute zero)" + note);
     else if (low > kColdSink && low < 150.0)
       r_.warning(path, "a radiating face's ambient of " + format_number(low) +
                            " K looks like degrees Celsius (an ambient up to 5 K is taken as a "
                            "cold sink such as deep space); radiation uses absolute "
-                           "temperatures (K = degrees C + 273.15)");
+                           "temperatures (K = degrees C + 273.15)" +
+                           note);
   }
 
   // Kelvin and degrees Celsius mixed. A case with materials is in SI units, its temperatures
@@ -609,8 +627,10 @@ class FieldChecks {
     };
     auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned) {
       const auto [low, high] = schedule_range(s);
-      add(low, path, warned);
-      add(high, path, warned);
+      // A sine ambient without value: the warning names that key.
+      const std::string at = sine_value_defaulted(path, s) ? path + ".value" : path;
+      add(low, at, warned);
+      add(high, at, warned);
     };
     const solver::InitialSpec& ic = c_.initial;
     if (ic.kind == solver::InitialKind::constant) add(ic.value, "initial.value");
@@ -646,14 +666,22 @@ class FieldChecks {
     const Named& cold = *std::min_element(named.begin(), named.end(), by_value);
     const Named& warm = *std::max_element(named.begin(), named.end(), by_value);
     if (cold.warned || !(cold.value < 150.0 && warm.value > 250.0)) return;
-    // A Dirichlet face without `value` holds 0 K: say so, since the case never wrote the 0.
-    const bool defaulted = cold.path.rfind("boundary.", 0) == 0 && cold.path.size() > 6 &&
-                           cold.path.compare(cold.path.size() - 6, 6, ".value") == 0 &&
-                           !r_.lines().empty() && !r_.given(cold.path);
-    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" +
-                              (defaulted ? " (value not given: a Dirichlet face holds 0 by "
-                                           "default)"
-                                         : "") +
+    // A Dirichlet face without `value` holds 0 K, a constant initial condition without it is
+    // 0 K: say so, since the case never wrote the 0.
+    const bool unwritten = !r_.lines().empty() && !r_.given(cold.path);
+    const bool ends_in_value =
+        cold.path.size() > 6 && cold.path.compare(cold.path.size() - 6, 6, ".value") == 0;
+    std::string defaulted;
+    const std::string ambient_value = ".ambient.value";
+    if (unwritten && cold.path.size() > ambient_value.size() &&
+        cold.path.compare(cold.path.size() - ambient_value.size(), ambient_value.size(),
+                          ambient_value) == 0)
+      defaulted = sine_default_note();
+    else if (unwritten && ends_in_value && cold.path.rfind("boundary.", 0) == 0)
+      defaulted = " (value not given: a Dirichlet face holds 0 by default)";
+    else if (unwritten && cold.path == "initial.value" && ic.kind == solver::InitialKind::constant)
+      defaulted = " (initial.value not given: a constant initial condition is 0 by default)";
+    r_.warning(cold.path, "a temperature of " + format_number(cold.value) + " K" + defaulted +
                               " beside " + format_number(warm.value) + " K (" + warm.path +
                               "): one of them looks like degrees Celsius; with materials every "
                               "temperature is in kelvin (K = degrees C + 273.15), unless the "

@@ -5,9 +5,11 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -115,14 +117,41 @@ std::string line_of(const std::map<std::string, int>& lines, const std::string& 
   return at != lines.end() ? fmt::format(" (line {})", at->second) : std::string();
 }
 
-// The sine schedules (faces' values and ambients, void surfaces', sources') whose period the
-// steps do not resolve: at two steps a period or fewer the steps sample the sine at points that
-// say nothing of it (at its zeros, a constant). Key path and message for each.
+// Each sine schedule of the case (faces' values and ambients, void surfaces', sources'), with
+// the key path of its frequency: visit(key, amplitude, frequency, is_table).
+template <class Visit>
+void each_sine(const solver::Case& c, Visit visit) {
+  // A Dirichlet value's sine is written on the face, an ambient's in its map.
+  const auto frequency_key = [](const kernels::BoundaryFace& b) {
+    return b.kind == kernels::BoundaryKind::convective ? ".ambient.frequency" : ".frequency";
+  };
+  for (int f = 0; f < 2 * c.grid.dims; ++f) {
+    const kernels::BoundaryFace& b = c.boundary[static_cast<std::size_t>(f)];
+    if (b.names_temperature())
+      visit(std::string("boundary.") + io::parse::kFaceNames[f] + frequency_key(b), b.amplitude,
+            b.frequency, b.table.size() > 1);
+  }
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const kernels::BoundaryFace& b = c.regions[r].surface;
+    if (c.regions[r].is_void && b.names_temperature())
+      visit("regions[" + std::to_string(r) + "].surface" + frequency_key(b), b.amplitude,
+            b.frequency, b.table.size() > 1);
+  }
+  for (std::size_t k = 0; k < c.sources.size(); ++k) {
+    const kernels::Schedule& s = c.sources[k].schedule;
+    visit("sources[" + std::to_string(k) + "].schedule.frequency", s.amplitude, s.frequency,
+          s.table.size() > 1);
+  }
+}
+
+// The sine schedules whose period the steps do not resolve: at two steps a period or fewer the
+// steps sample the sine at points that say nothing of it (at its zeros, a constant). Key path
+// and message for each.
 std::vector<std::pair<std::string, std::string>> unresolved_sines(const solver::Case& c,
                                                                   double dt) {
   std::vector<std::pair<std::string, std::string>> out;
   if (c.time.method == solver::TimeMethod::steady || !(dt > 0.0)) return out;
-  const auto check = [&](const std::string& key, double amplitude, double frequency, bool table) {
+  each_sine(c, [&](const std::string& key, double amplitude, double frequency, bool table) {
     if (table || amplitude == 0.0 || !(frequency > 0.0)) return;
     const double per_period = 1.0 / (frequency * dt);
     if (per_period > 2.0) return;
@@ -132,28 +161,35 @@ std::vector<std::pair<std::string, std::string>> unresolved_sines(const solver::
                          "(sampled at its zeros it is a constant); take dt at most "
                          "1/(20 frequency) = {} s to follow it",
                          frequency, 1.0 / frequency, dt, per_period, 1.0 / (20.0 * frequency)));
-  };
-  // A Dirichlet value's sine is written on the face, an ambient's in its map.
-  const auto frequency_key = [](const kernels::BoundaryFace& b) {
-    return b.kind == kernels::BoundaryKind::convective ? ".ambient.frequency" : ".frequency";
-  };
-  for (int f = 0; f < 2 * c.grid.dims; ++f) {
-    const kernels::BoundaryFace& b = c.boundary[static_cast<std::size_t>(f)];
-    if (b.names_temperature())
-      check(std::string("boundary.") + io::parse::kFaceNames[f] + frequency_key(b), b.amplitude,
-            b.frequency, b.table.size() > 1);
-  }
-  for (std::size_t r = 0; r < c.regions.size(); ++r) {
-    const kernels::BoundaryFace& b = c.regions[r].surface;
-    if (c.regions[r].is_void && b.names_temperature())
-      check("regions[" + std::to_string(r) + "].surface" + frequency_key(b), b.amplitude,
-            b.frequency, b.table.size() > 1);
-  }
-  for (std::size_t k = 0; k < c.sources.size(); ++k) {
-    const kernels::Schedule& s = c.sources[k].schedule;
-    check("sources[" + std::to_string(k) + "].schedule.frequency", s.amplitude, s.frequency,
-          s.table.size() > 1);
-  }
+  });
+  return out;
+}
+
+// The sines whose phase 2 pi frequency t overflows before the run's end: NaN from there on.
+// The case's checks refuse them where the end is known from the case; with time.dt: auto and
+// steps it is known once the plan has its dt.
+std::vector<io::CaseError> overflowing_sines(const solver::Case& c, const solver::TimePlan& plan,
+                                             const std::map<std::string, int>& lines) {
+  std::vector<io::CaseError> out;
+  if (c.time.method == solver::TimeMethod::steady) return out;
+  const double end = plan.dt * static_cast<double>(plan.steps);
+  if (!std::isfinite(end) || !(end > 0.0)) return out;
+  each_sine(c, [&](const std::string& key, double amplitude, double frequency, bool table) {
+    if (table || amplitude == 0.0 || std::isfinite(2.0 * M_PI * std::abs(frequency) * end)) return;
+    int line = 0;  // the frequency's line, or the nearest enclosing key's
+    for (std::string k = key; !k.empty() && line == 0;) {
+      const auto at = lines.find(k);
+      if (at != lines.end()) line = at->second;
+      const std::size_t dot = k.find_last_of('.');
+      k = dot == std::string::npos ? std::string() : k.substr(0, dot);
+    }
+    out.push_back({key, line,
+                   io::detail::format_number(frequency) +
+                       " Hz is too large: 2 pi frequency t overflows before t = " +
+                       io::detail::format_number(end) + " (the run's end, " +
+                       std::to_string(plan.steps) + " steps of dt " +
+                       io::detail::format_number(plan.dt) + "), so the sine has no value there"});
+  });
   return out;
 }
 
@@ -231,6 +267,9 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   } catch (const std::exception& e) {
     throw InvalidCase(path, {{"", 0, e.what()}});
   }
+  if (std::vector<io::CaseError> overflowing = overflowing_sines(run.case_, run.plan, run.lines);
+      !overflowing.empty())
+    throw InvalidCase(path, std::move(overflowing));
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);

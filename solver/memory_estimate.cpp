@@ -160,19 +160,29 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
   };
   const double value = c.precision == Precision::fp32 ? 4.0 : 8.0;
   const double coefficient_arrays = 2.0 + source_fields;  // k, rho c_p (or dt / rho c_p), q_s
-  // The faces' conductances: given by sub-grid geometry (one array per axis), and on the CPU
-  // backend always (it forms them from k once).
-  const bool sub_grid = c.has_fields() && samples_subgrid(c);
-  // Temperature laws scale the faces, and an anisotropic k has one per axis: the coefficient
-  // fields then carry the faces even without sub-grid geometry (solver/materials.cpp).
+  // The faces' conductances (one array per axis): on the CPU backend always (it forms them
+  // from k once); on a device wherever the coefficient fields carry them
+  // (kernels/cuda/coefficient_fields.cu): sub-grid geometry, and without it temperature laws
+  // (which scale the faces), an anisotropic k (one per axis) or a contact between materials
+  // (solver/materials.cpp).
   bool laws = false;
   for (const MaterialSpec& m : c.materials) laws = laws || m.temperature_dependent();
   const bool faces_given = fields_give_faces(c);
-  const double face_arrays = on_gpu ? (sub_grid ? dims : 0.0) : static_cast<double>(dims);
+  const double face_arrays = on_gpu ? (faces_given ? dims : 0.0) : static_cast<double>(dims);
   const bool implicit = c.time.method != TimeMethod::explicit_euler;
 
   MemoryEstimate e;
   e.host.push_back({"executable and libraries", kProcessBytes});
+  // What io/ reads from files into the case before the fields are built, kept with the case for
+  // the whole run: a file region's material map (RegionSpec::map, 8 bytes a node) and a file
+  // source's density (SourceSpec::density, 8 bytes a node).
+  double file_inputs = 0.0;
+  for (const RegionSpec& r : c.regions)
+    if (r.shape.kind == ShapeKind::file) file_inputs += 8.0 * points;
+  for (const SourceSpec& s : c.sources)
+    if (s.shape.kind == ShapeKind::file) file_inputs += 8.0 * points;
+  if (file_inputs > 0.0)
+    e.host.push_back({"material maps and source densities read from files", file_inputs});
   const std::string backend = on_gpu ? "device" : "cpu backend";
   std::vector<MemoryPart>& runs_there = on_gpu ? e.device : e.host;
   // An implicit run's field is the multigrid's solution vector (counted with its vectors):

@@ -4,7 +4,8 @@
 // nonlinear implicit runs (a steady state with a radiating face, backward Euler with a
 // temperature-dependent k), whose outer iterations rebuild the hierarchy; output fields and heat
 // flows on the homogeneous shorthand, explicit and steady; a steady state and backward Euler
-// with one strongly conducting inclusion; and 2D steady, backward Euler and BDF2 runs (a 2D
+// with one strongly conducting inclusion; a steady state whose materials come from a map file,
+// with a contact between them; and 2D steady, backward Euler and BDF2 runs (a 2D
 // level's Galerkin product stages the whole finer level). Each must be within 25% (the later
 // rows 12%); the table is printed. Every step writes an output, so that the writer
 // thread's second staging buffer, which a run uses only when the first is still being written,
@@ -110,12 +111,35 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
   const char* const convective =
       "boundary: {all: {type: convective, h: 10, ambient: 0}}\ninitial: {type: constant, value: "
       "0}\n";
+  // A material map (the dataset `material` of a run's materials.h5, ids 0 and 1) for a case
+  // whose regions come from a file: the map stays in the case for the whole run. With a
+  // contact between its materials the faces' conductances are written out too.
+  const std::string map_path = (dir / "map.h5").string();
+  {
+    const fs::path box = dir / "box.yaml";
+    std::ofstream(box) << "grid: {dims: 3, n: [121, 121, 121], length: [1.0, 1.0, 1.0]}\n"
+                       << materials
+                       << "boundary: {all: {type: dirichlet, value: 0}}\n"
+                          "initial: {type: constant, value: 1}\ntime: {steps: 0}\n"
+                          "backend: cpu\noutput: {directory: "
+                       << (dir / "box").string() << "}\n";
+    ASSERT_GT(peak_rss_of_run(box.string()), 0) << "the run that writes the map failed";
+    fs::copy_file(dir / "box" / "materials.h5", map_path);
+  }
+  const std::string mapped =
+      "materials: {a: {conductivity: 1, density: 1, specific_heat: 1}, "
+      "b: {conductivity: 5, density: 2, specific_heat: 1}}\n"
+      "regions: [{file: {path: " +
+      map_path +
+      ", dataset: material, ids: {0: a, 1: b}}}]\n"
+      "sources: [{power: 10, box: {lower: [0.3, 0.3, 0.3], upper: [0.5, 0.5, 0.5]}}]\n"
+      "contacts: [{between: [a, b], resistance: 0.01}]\n";
   const Row rows[] = {
       {"explicit fp64", 128, "time: {dt: auto, steps: 4}\n"},
       // Its writer's second staging buffer is a fifth of its peak, and a loaded machine may
       // run all three attempts without the writer falling behind (1.25-1.26 seen under -j2).
-      {"explicit fp32", 128, "time: {dt: auto, steps: 4}\nprecision: fp32\n", nullptr, nullptr,
-       "", 0.3},
+      {"explicit fp32", 128, "time: {dt: auto, steps: 4}\nprecision: fp32\n", nullptr, nullptr, "",
+       0.3},
       {"explicit, materials", 128, "time: {dt: auto, steps: 4}\n"},
       {"backward-euler", 112, "time: {method: backward-euler, dt: 0.001, steps: 2}\n"},
       {"crank-nicolson", 96, "time: {method: crank-nicolson, dt: 0.001, steps: 2}\n"},
@@ -139,9 +163,11 @@ TEST(MemoryEstimate, WithinAQuarterOfThePeakResidentSet) {
        inclusion, nullptr, "", 0.12},
       // 2D: the hierarchy's build (the Galerkin product's staging of the finest level) is the
       // peak of a steady run and of BDF2's start.
+      // The map (8 bytes a node) was left out of the estimate: 5% under the peak.
+      {"steady, map, contacts", 121, "time: {method: steady}\n", mapped.c_str(), nullptr, "", 0.04},
       {"2D steady", 1024, "time: {method: steady}\n", nullptr, nullptr, "", 0.12, 2},
-      {"2D steady, convective", 1024, "time: {method: steady}\n", epoxy_2d, convective, "",
-       0.12, 2},
+      {"2D steady, convective", 1024, "time: {method: steady}\n", epoxy_2d, convective, "", 0.12,
+       2},
       {"2D backward-euler", 512, "time: {method: backward-euler, dt: 0.001, steps: 3}\n", nullptr,
        nullptr, "", 0.12, 2},
       {"2D bdf2", 512, "time: {method: bdf2, dt: 0.001, steps: 3}\n", nullptr, nullptr, "", 0.12,

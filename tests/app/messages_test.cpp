@@ -182,6 +182,27 @@ TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
   EXPECT_NE(exact.output.find("dt: 5 (given) ="), std::string::npos) << exact.output;
 }
 
+// initial: {type: constant} alone is the documented default 0; validate's summary says that the
+// case left the value out, and says nothing of a value the case wrote.
+TEST_F(Messages, ValidateSaysAConstantInitialWithoutValueIsTheDefault) {
+  const std::string text =
+      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 1}}\n"
+      "initial: {type: constant}\n"
+      "time: {steps: 5}\n";
+  const Result r = heatsim("validate " + write_file("initial.yaml", text));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("  initial: constant 0 (initial.value not given: 0 by default)\n"),
+            std::string::npos)
+      << r.output;
+  std::string given = text;
+  given.replace(given.find("{type: constant}"), 16, "{type: constant, value: 0}");
+  const Result written = heatsim("validate " + write_file("initial0.yaml", given));
+  ASSERT_EQ(written.code, 0) << written.output;
+  EXPECT_NE(written.output.find("  initial: constant 0\n"), std::string::npos) << written.output;
+}
+
 // A steady state with outer iterations says that they converged, and what its last linear
 // solve's residual is relative to (it read as not converged: "the last to relative residual
 // 4.26e-07").

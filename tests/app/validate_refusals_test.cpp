@@ -126,6 +126,41 @@ TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
   EXPECT_EQ(slow.output.find("the sine of frequency"), std::string::npos) << slow.output;
 }
 
+// With time.dt: auto and steps the run's end is known once dt is: a sine whose 2 pi frequency t
+// overflows before it (here at t = 1.8e308 / (2 pi 1e306), about 29 s, of 1125) is refused by
+// validate and by run, naming the frequency and its line; not run into NaN at step 32767.
+TEST_F(ValidateRefusals, ASineOverflowingBeforeAnAutoDtRunsEndIsRefused) {
+  const auto sine_case = [&](const std::string& name, const std::string& frequency) {
+    return write_file(name,
+                      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+                      "physics: {alpha: 1.0}\n"
+                      "boundary:\n"
+                      "  x-: {type: dirichlet, value: 0, amplitude: 1, frequency: " +
+                          frequency +
+                          "}\n"
+                          "  x+: {type: dirichlet, value: 1}\n"
+                          "initial: {type: constant, value: 0}\n"
+                          "time: {dt: auto, steps: 1000000}\n"
+                          "output: {directory: " +
+                          (dir_ / "o").string() + "}\n");
+  };
+  // dt = 0.9 h^2 / (2 alpha) = 0.001125 s: the run ends at t = 1125.
+  const std::string expected =
+      "boundary.x-.frequency: 1e+306 Hz is too large: 2 pi frequency t overflows before t = 1125 "
+      "(the run's end, 1000000 steps of dt 0.001125), so the sine has no value there (line 4)";
+  const std::string c = sine_case("o.yaml", "1e306");
+  for (const char* command : {"validate ", "run "}) {
+    const Result r = heatsim(command + c);
+    EXPECT_EQ(r.code, 2) << command << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << command << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "field_00000000.h5"));
+  // 1e300 Hz keeps its phase past t = 1125 (to about 2.9e7 s).
+  const Result fine = heatsim("validate " + sine_case("f.yaml", "1e300"));
+  EXPECT_EQ(fine.code, 0) << fine.output;
+  EXPECT_EQ(fine.output.find("too large"), std::string::npos) << fine.output;
+}
+
 // /proc keeps no files: said so, not "No such file or directory".
 TEST_F(ValidateRefusals, AnOutputDirectoryWhereNoFileCanBeMade) {
   const std::string c = small_case("p.yaml", "{steps: 3}", "output: {directory: /proc/sys/out}");

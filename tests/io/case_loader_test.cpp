@@ -74,6 +74,8 @@ TEST(CaseLoader, EveryExampleInputLoads) {
     ++count;
     const LoadResult r = load_case_file(entry.path().string());
     EXPECT_TRUE(r.ok()) << entry.path() << ":\n" << all_errors(r);
+    // An example is what a user copies: nothing in it is warned of.
+    EXPECT_TRUE(r.warnings.empty()) << entry.path() << ":\n" << format_errors(r.warnings);
     if (r.ok()) {
       EXPECT_EQ(r.value->source_path, entry.path().string());
       EXPECT_FALSE(r.value->source_text.empty());

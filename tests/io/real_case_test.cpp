@@ -12,6 +12,8 @@
 
 #include "io/case_loader.hpp"
 #include "io/field_inputs.hpp"
+#include "solver/materials.hpp"
+#include "solver/memory_estimate.hpp"
 #include "tests/scratch_dir.hpp"
 
 namespace heatsim::io {
@@ -576,6 +578,56 @@ TEST_F(RealCaseFiles, FileRegionAndSourceAreParsedCheckedAndRead) {
   for (std::size_t i = 0; i < 66; ++i)
     EXPECT_EQ(c.regions[3].map[i], static_cast<std::int64_t>(ids[i])) << i;
   EXPECT_EQ(c.sources[2].density, q);  // the leading 1 is ignored
+}
+
+// The map and the density read from files stay in the case for the whole run: the memory
+// estimate counts the bytes they hold once read (8 a node each), for any backend.
+TEST_F(RealCaseFiles, TheMemoryEstimateCountsWhatTheFilesBring) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  solver::Case c = load_case_text(with_files(path("map.h5"), path("q.h5"))).value.value();
+  read_field_inputs(c);
+  const double read = static_cast<double>(c.regions[3].map.capacity() * sizeof(std::int64_t) +
+                                          c.sources[2].density.capacity() * sizeof(double));
+  EXPECT_EQ(read, 2 * 66 * 8.0);
+  for (bool on_gpu : {false, true}) {
+    const solver::MemoryEstimate e = solver::estimate_memory(c, 3, on_gpu, 1);
+    double counted = -1.0;
+    for (const solver::MemoryPart& p : e.host)
+      if (p.what == "material maps and source densities read from files") counted = p.bytes;
+    EXPECT_EQ(counted, read) << (on_gpu ? "gpu" : "cpu");
+  }
+}
+
+// Materials from a map (no sub-grid sampling) with a contact between them: the coefficient
+// fields carry the faces' conductances, which a device takes beside k and the capacity, one
+// array per axis padded by a node each side in the run's precision, and the compact form a
+// class per face (kernels/cuda/coefficient_fields.cu). The device estimate counts them.
+TEST_F(RealCaseFiles, TheDeviceEstimateCountsTheFacesAContactBrings) {
+  std::vector<double> ids, q;
+  write_good(ids, q);
+  const std::string text =
+      replace(with_files(path("map.h5"), path("q.h5")), "mold: {diffusivity: 0.5}",
+              "mold: {conductivity: 2, density: 1000, specific_heat: 1000}");
+  const auto device_fields = [](const solver::Case& c) {
+    for (const solver::MemoryPart& p : solver::estimate_memory(c, 3, true, 1).device)
+      if (p.what == "coefficient fields in the device") return p.bytes;
+    return -1.0;
+  };
+  solver::Case plain = load_case_text(text).value.value();
+  solver::Case contact =
+      load_case_text(
+          replace(text, "boundary:\n",
+                  "contacts: [{between: [copper, mold], resistance: 1e-4}]\nboundary:\n"))
+          .value.value();
+  ASSERT_EQ(contact.contacts.size(), 1u);
+  read_field_inputs(plain);
+  read_field_inputs(contact);
+  EXPECT_TRUE(solver::coefficient_fields(contact)->has_faces());
+  EXPECT_FALSE(solver::coefficient_fields(plain)->has_faces());
+  // 2 axes of (11 + 2) x (6 + 2) padded nodes: 8 bytes a face and 1 for its class.
+  const double faces = 2 * (13 * 8) * (8.0 + 1.0);
+  EXPECT_EQ(device_fields(contact) - device_fields(plain), faces);
 }
 
 TEST_F(RealCaseFiles, MissingFileAndDatasetNameTheirKeys) {

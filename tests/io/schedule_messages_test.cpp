@@ -4,6 +4,7 @@
 // forms the key takes).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,28 @@ TEST(ScheduleMessages, ASteadySolveDoesNotCallAConstantSineVarying) {
                  "boundary.x-.amplitude", 10, "a steady solve takes it at t = 0 (300) only");
 }
 
+// A table wholly at or before t = 0 is the constant of its last pair: a steady solve warns of it
+// once, as such, not again as a schedule that varies in time.
+TEST(ScheduleMessages, ASteadySolveWarnsOnceOfATableWhollyBeforeTheStart) {
+  const std::string steady = replace(kBase, "time: {steps: 10}", "time: {method: steady}");
+  for (const auto& [from, to, path] : std::vector<std::array<std::string, 3>>{
+           {"schedule: [[0, 0], [1, 1]]", "schedule: [[-5, 0], [-1, 2]]", "sources[0].schedule"},
+           {"ambient: 300.0", "ambient: [[-5, 280], [0, 290]]", "boundary.x+.ambient"},
+           {"{type: dirichlet, value: 300}", "{type: dirichlet, value: [[-2, 280], [-1, 290]]}",
+            "boundary.x-.value"}}) {
+    SCOPED_TRACE(path);
+    std::string text = replace(steady, from, to);
+    if (path != "sources[0].schedule") text = replace(text, "[[0, 0], [1, 1]]", "1");
+    const LoadResult r = load_case_text(text);
+    ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+    ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
+    EXPECT_EQ(r.warnings[0].path, path + "[1][0]");
+    EXPECT_NE(r.warnings[0].message.find("every time of the table lies at or before t = 0"),
+              std::string::npos)
+        << r.warnings[0].to_string();
+  }
+}
+
 TEST(ScheduleMessages, ADirichletValueGivenAsAMapSaysWhatItTakes) {
   expect_error(replace(kBase, "value: 300}", "value: {T: 300}}"), "boundary.x-.value", 10,
                {"expected a number (the temperature held) or a [[t, g], ...] table",
@@ -269,6 +292,46 @@ TEST(ScheduleMessages, ADirichletFaceWithoutValueIsNamedAsTheDefault) {
   ASSERT_EQ(r.warnings.size(), 1u) << format_errors(r.warnings);
   EXPECT_NE(r.warnings[0].message.find("a temperature of 0 K beside 300 K"), std::string::npos)
       << r.warnings[0].to_string();
+}
+
+// initial: {type: constant} without a value is 0 K (the documented default); the kelvin
+// warning names initial.value at the line of initial and says that the 0 is the default.
+TEST(ScheduleMessages, AConstantInitialWithoutValueIsNamedAsTheDefault) {
+  expect_warning(replace(kBase, "{type: constant, value: 300}", "{type: constant}"),
+                 "initial.value", 12,
+                 "a temperature of 0 K (initial.value not given: a constant initial condition "
+                 "is 0 by default) beside 300 K");
+  // Written as 0, it is the case's own 0.
+  const LoadResult r =
+      load_case_text(replace(kBase, "{type: constant, value: 300}", "{type: constant, value: 0}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, "initial.value");
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_NE(w->message.find("a temperature of 0 K beside 300 K"), std::string::npos)
+      << w->to_string();
+}
+
+// An ambient's sine form without value varies about 0 K (the documented default): the kelvin
+// warning, and a radiating face's error, name ambient.value at the line of the ambient.
+TEST(ScheduleMessages, ASineAmbientWithoutValueNamesTheMissingValue) {
+  const std::string sine = "ambient: {amplitude: 5, frequency: 0.01}";
+  expect_warning(replace(kBase, "ambient: 300.0", sine), "boundary.x+.ambient.value", 11,
+                 "a temperature of -5 K (value not given: a sine ambient varies about 0 by "
+                 "default; give value, its mean) beside 300 K");
+  expect_error(replace(kBase, "h: 25.0, ambient: 300.0", "h: 25.0, emissivity: 0.8, " + sine),
+               "boundary.x+.ambient.value", 11,
+               {"below absolute zero) (value not given: a sine ambient varies about 0 by "
+                "default"});
+  // With its value the sine is the case's own; 0 written is not called a default.
+  const LoadResult r = load_case_text(
+      replace(kBase, "ambient: 300.0", "ambient: {value: 0, amplitude: 5, frequency: 0.01}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const CaseError* w = find(r.warnings, "boundary.x+.ambient");
+  ASSERT_NE(w, nullptr) << format_errors(r.warnings);
+  EXPECT_EQ(w->message.find("not given"), std::string::npos) << w->to_string();
+  EXPECT_TRUE(load_case_text(replace(kBase, "ambient: 300.0",
+                                     "ambient: {value: 290, amplitude: 5, frequency: 0.01}"))
+                  .warnings.empty());
 }
 
 // What was found is quoted as written, cut at about 40 characters.
