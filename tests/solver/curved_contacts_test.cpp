@@ -192,6 +192,50 @@ TEST(CurvedContacts, BallJumpConvergesToTheFluxThroughTheSphere) {
   expect_converges(convergence(3, {21, 41}, 0.01, 2e-3), 0.04);
 }
 
+// The contact's conductance summed over the faces (each face's R''_eff = h / K_R - h / K_0, the
+// faces with and without the contact; its share R'' / R''_eff times its area) is the surface's
+// area over R'': the staircase of faces it acts on is 4/pi of a circle's length (3/2 of a
+// sphere's area), the shares bring it back to the surface's (0.99934, 1.00081, 1.00029 of a
+// circle's at 41, 81, 161 nodes; 0.9907, 1.0003 of a sphere's at 21, 41).
+double contact_area_ratio(int dims, int n, double r0, double* staircase) {
+  const double R = 2e-3, h = kSide / (n - 1);
+  const auto fR = heatsim::solver::coefficient_fields(disc(dims, n, r0, R));
+  const auto f0 = heatsim::solver::coefficient_fields(disc(dims, n, r0, 0.0));
+  const double cell = dims == 2 ? h : h * h;
+  double sum = 0.0, whole = 0.0;
+  const int nz = dims > 2 ? n : 1;
+  for (int a = 0; a < dims; ++a)
+    for (int z = 0; z < nz; ++z)
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          const int q[3] = {x, y, z};
+          if (q[a] == n - 1) continue;
+          const std::int64_t stride = a == 0 ? 1 : a == 1 ? n : static_cast<std::int64_t>(n) * n;
+          const std::int64_t i = (static_cast<std::int64_t>(z) * n + y) * n + x, j = i + stride;
+          const double KR = fR->face(a, i, j), K0 = f0->face(a, i, j);
+          if (KR == K0) continue;
+          sum += R / (h / KR - h / K0) * cell;
+          whole += cell;
+        }
+  const double area = dims == 2 ? 2.0 * M_PI * r0 : 4.0 * M_PI * r0 * r0;
+  *staircase = whole / area;
+  std::printf("%dD n=%d: contact conductance x R'' / area %.6f, faces' area / area %.6f\n", dims,
+              n, sum / area, whole / area);
+  return sum / area;
+}
+
+TEST(CurvedContacts, ContactConductanceAddsUpToTheSurfaces) {
+  double staircase = 0.0;
+  for (int n : {41, 81, 161}) {
+    EXPECT_NEAR(contact_area_ratio(2, n, 0.008, &staircase), 1.0, 1e-3) << n;
+    EXPECT_NEAR(staircase, 4.0 / M_PI, 0.01) << n;
+  }
+  for (int n : {21, 41}) {
+    EXPECT_NEAR(contact_area_ratio(3, n, 0.01, &staircase), 1.0, 0.01) << n;
+    EXPECT_NEAR(staircase, 1.5, 0.05) << n;
+  }
+}
+
 // One face the circle crosses, by hand: the line from copper into plate, the contact in series
 // over the x component of the radial normal where the line crosses.
 TEST(CurvedContacts, FaceTakesTheContactOverTheNormalsShare) {
