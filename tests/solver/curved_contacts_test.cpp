@@ -219,8 +219,8 @@ double contact_area_ratio(int dims, int n, double r0, double* staircase) {
         }
   const double area = dims == 2 ? 2.0 * M_PI * r0 : 4.0 * M_PI * r0 * r0;
   *staircase = whole / area;
-  std::printf("%dD n=%d: contact conductance x R'' / area %.6f, faces' area / area %.6f\n", dims,
-              n, sum / area, whole / area);
+  std::printf("%dD n=%d: contact conductance x R'' / area %.6f, faces' area / area %.6f\n", dims, n,
+              sum / area, whole / area);
   return sum / area;
 }
 
