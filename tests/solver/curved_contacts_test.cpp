@@ -196,11 +196,13 @@ TEST(CurvedContacts, BallJumpConvergesToTheFluxThroughTheSphere) {
 // faces with and without the contact; its share R'' / R''_eff times its area) is the surface's
 // area over R'': the staircase of faces it acts on is 4/pi of a circle's length (3/2 of a
 // sphere's area), the shares bring it back to the surface's (0.99934, 1.00081, 1.00029 of a
-// circle's at 41, 81, 161 nodes; 0.9907, 1.0003 of a sphere's at 21, 41).
-double contact_area_ratio(int dims, int n, double r0, double* staircase) {
+// circle's at 41, 81, 161 nodes; 0.9907, 1.0003 of a sphere's at 21, 41; 1.0006 for the sphere
+// as a `where` formula at 41).
+double contact_area_ratio(int dims, int n, double r0, double* staircase,
+                          Geometry geometry = Geometry::ball) {
   const double R = 2e-3, h = kSide / (n - 1);
-  const auto fR = heatsim::solver::coefficient_fields(disc(dims, n, r0, R));
-  const auto f0 = heatsim::solver::coefficient_fields(disc(dims, n, r0, 0.0));
+  const auto fR = heatsim::solver::coefficient_fields(disc(dims, n, r0, R, geometry));
+  const auto f0 = heatsim::solver::coefficient_fields(disc(dims, n, r0, 0.0, geometry));
   const double cell = dims == 2 ? h : h * h;
   double sum = 0.0, whole = 0.0;
   const int nz = dims > 2 ? n : 1;
@@ -234,6 +236,9 @@ TEST(CurvedContacts, ContactConductanceAddsUpToTheSurfaces) {
     EXPECT_NEAR(contact_area_ratio(3, n, 0.01, &staircase), 1.0, 0.01) << n;
     EXPECT_NEAR(staircase, 1.5, 0.05) << n;
   }
+  // The sphere as a `where` formula: the normals from the indicator's moment.
+  EXPECT_NEAR(contact_area_ratio(3, 41, 0.01, &staircase, Geometry::where), 1.0, 0.01);
+  EXPECT_NEAR(contact_area_ratio(2, 81, 0.008, &staircase, Geometry::where), 1.0, 2e-3);
 }
 
 // One face the circle crosses, by hand: the line from copper into plate, the contact in series
