@@ -287,6 +287,27 @@ TEST(CurvedContacts, TemperatureDependentFaceKeepsTheShare) {
   }
 }
 
+// R'' = 0 on a curved interface is no contact, bit for bit, with k(T) too: the faces, the laws'
+// shares and the steady field.
+TEST(CurvedContacts, ZeroResistanceIsBitIdenticalToNone) {
+  for (Geometry geometry : {Geometry::ball, Geometry::where, Geometry::map})
+    for (bool laws : {false, true}) {
+      SCOPED_TRACE(testing::Message() << static_cast<int>(geometry) << (laws ? ", k(T)" : ""));
+      Case zero = disc(2, 41, 0.008, 0.0, geometry), none = disc(2, 41, 0.008, -1.0, geometry);
+      zero.contacts = {{{"copper", "plate"}, 0.0}};
+      for (Case* c : {&zero, &none})
+        if (laws) c->materials[1].conductivity_table = {{300.0, 400.0}, {400.0, 300.0}};
+      const auto fz = heatsim::solver::coefficient_fields(zero);
+      const auto fn = heatsim::solver::coefficient_fields(none);
+      for (int a = 0; a < 3; ++a) EXPECT_EQ(fz->faces[a], fn->faces[a]) << "axis " << a;
+      if (laws) {
+        ASSERT_TRUE(fz->temperature && fn->temperature);
+        for (int a = 0; a < 3; ++a) EXPECT_EQ(fz->temperature->share[a], fn->temperature->share[a]);
+      }
+      if (!laws) EXPECT_EQ(steady_field(zero), steady_field(none));
+    }
+}
+
 // A surface almost along a link: the share is held at kLeastContactShare, and the face stays
 // finite and positive.
 TEST(CurvedContacts, ShareNearZeroStaysFiniteAndPositive) {
