@@ -261,22 +261,6 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
                     "' on the grid: the contact acts only where the two meet inside a spacing "
                     "(a layer thinner than the spacing between them); if they should touch, "
                     "check the names and the regions");
-    // A curved interface is crossed by a staircase of grid faces, each of which takes the
-    // contact whole: it then acts over the staircase's area, not the surface's.
-    for (std::size_t g = 0; g < c.regions.size(); ++g) {
-      const solver::RegionSpec& region = c.regions[g];
-      if (region.is_void || (region.material != pair[0] && region.material != pair[1])) continue;
-      if (region.shape.kind != ShapeKind::ball && region.shape.kind != ShapeKind::where) continue;
-      r.warning(indexed("contacts", k),
-                "'" + region.material + "' is placed by " + indexed("regions", g) +
-                    (region.shape.kind == ShapeKind::ball ? " (a ball)" : " (a where formula)") +
-                    ": where its surface is not on the grid's planes, the contact is added on "
-                    "each grid face the surface crosses, so it acts over the faces' staircase, "
-                    "larger than the surface (4/pi times a circle's, 3/2 times a sphere's): "
-                    "the contact's temperature jump comes out that much too small, at every "
-                    "spacing. Interfaces on or along the grid's planes (boxes, maps) are exact");
-      break;
-    }
   }
 }
 

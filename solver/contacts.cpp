@@ -1,5 +1,6 @@
 #include "contacts.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace heatsim::solver {
@@ -34,6 +35,34 @@ ContactTable::ContactTable(const Case& c) : count_(static_cast<std::int32_t>(c.m
     r_[ab] = r_[ba] = contact.resistance;
     any_ = any_ || contact.resistance > 0.0;
   }
+}
+
+double contact_share(const double* n, int dims, int axis) {
+  double n2 = 0.0;
+  for (int b = 0; b < dims; ++b) n2 += n[b] * n[b];
+  if (!(n2 > 0.0) || std::isinf(n2)) return 1.0;
+  return std::max(std::abs(n[axis]) / std::sqrt(n2), kLeastContactShare);
+}
+
+double ball_contact_share(const ShapeSpec& ball, int dims, const double* x, int axis) {
+  double n[3] = {0, 0, 0};
+  for (int b = 0; b < dims; ++b) n[b] = x[b] - ball.center[b];
+  return contact_share(n, dims, axis);
+}
+
+double ball_crossing(const ShapeSpec& ball, int dims, const double* x, int axis, double h) {
+  const double x0 = x[axis], mid = x0 + 0.5 * h;
+  double d2 = ball.radius * ball.radius;
+  for (int b = 0; b < dims; ++b)
+    if (b != axis) d2 -= (x[b] - ball.center[b]) * (x[b] - ball.center[b]);
+  if (!(d2 > 0.0)) return mid;
+  double best = mid, gap = 2.0 * h;
+  for (double t : {ball.center[axis] - std::sqrt(d2), ball.center[axis] + std::sqrt(d2)})
+    if (t >= x0 && t <= x0 + h && std::abs(t - mid) < gap) {
+      best = t;
+      gap = std::abs(t - mid);
+    }
+  return best;
 }
 
 }  // namespace heatsim::solver

@@ -317,13 +317,95 @@ std::int64_t upper_neighbour(const Case& c, const NodeGrid& g, int axis, std::in
   return i - (g.n[axis] - 1) * stride;
 }
 
+// Per axis and face (node i to its upper neighbour, the index of i), the share of the contact
+// between the two nodes' materials (contacts.hpp): the surface of the last region that holds
+// one of the two nodes and not the other is their interface; a ball's normal is radial where
+// the segment between the nodes crosses its surface (ball_crossing), a `where` shape's is its
+// indicator's (indicator_contact_share); 1 elsewhere (boxes, maps). Empty (1 throughout)
+// without a ball or `where` region or a contact; 1 on faces without a contact.
+std::array<std::vector<double>, 3> contact_shares(const Case& c, const NodeGrid& g,
+                                                  const std::vector<std::int32_t>& ids,
+                                                  const ContactTable& contacts) {
+  std::array<std::vector<double>, 3> shares;
+  const bool curved = std::any_of(c.regions.begin(), c.regions.end(), [](const RegionSpec& r) {
+    return r.shape.kind == ShapeKind::ball || r.shape.kind == ShapeKind::where;
+  });
+  if (!contacts.any() || !curved) return shares;
+  std::vector<std::optional<Expression>> formulas(c.regions.size());
+  for (std::size_t r = 0; r < c.regions.size(); ++r)
+    if (c.regions[r].shape.kind == ShapeKind::where)
+      formulas[r] = Expression::compile(c.regions[r].shape.where, expression_variables(g.dims));
+  double h_min = g.h[0];
+  for (int a = 1; a < g.dims; ++a) h_min = std::min(h_min, g.h[a]);
+  const std::int64_t points = g.points();
+  // Per region, the nodes it holds, as material_ids tests them.
+  std::vector<std::vector<char>> holds(c.regions.size());
+  for (std::size_t r = 0; r < c.regions.size(); ++r) {
+    const RegionSpec& region = c.regions[r];
+    if (region.shape.kind != ShapeKind::file) {
+      holds[r] =
+          inside_shape(c, region.shape, "regions[" + std::to_string(r) + "]", region.is_void);
+      continue;
+    }
+    holds[r].assign(static_cast<std::size_t>(points), 0);
+    for (std::size_t i = 0; i < region.map.size() && i < holds[r].size(); ++i)
+      for (const auto& entry : region.ids)
+        if (region.map[i] == entry.first) holds[r][i] = 1;
+  }
+  for (int a = 0; a < g.dims; ++a) {
+    std::vector<double>& share = shares[static_cast<std::size_t>(a)];
+    share.assign(static_cast<std::size_t>(points), 1.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < points; ++i) {
+      const std::int64_t j = upper_neighbour(c, g, a, i);
+      if (j < 0) continue;
+      const std::size_t si = static_cast<std::size_t>(i), sj = static_cast<std::size_t>(j);
+      if (!(contacts.resistance(ids[si], ids[sj]) > 0.0)) continue;
+      for (std::size_t r = c.regions.size(); r-- > 0;) {
+        if (holds[r][si] == holds[r][sj]) continue;
+        const ShapeSpec& shape = c.regions[r].shape;
+        const auto p = g.position(i);
+        double x[3] = {p[0], p[1], p[2]};
+        if (shape.kind == ShapeKind::ball) {
+          x[a] = ball_crossing(shape, g.dims, x, a, g.h[a]);
+          share[si] = ball_contact_share(shape, g.dims, x, a);
+        } else if (shape.kind == ShapeKind::where) {
+          // Between the two nodes (the upper one's coordinate past a periodic axis's seam),
+          // in the wrapped coordinates the formula sees.
+          const Expression& f = *formulas[r];
+          const auto inside = [&](const double* q) {
+            double w[3] = {q[0], q[1], q[2]};
+            for (int b = 0; b < g.dims; ++b) {
+              const double period = static_cast<double>(g.n[b]) * g.h[b];
+              if (c.boundary[2 * b].kind == BoundaryKind::periodic && w[b] >= period)
+                w[b] -= period;
+            }
+            const double v = f.eval(w);
+            return v != 0.0 && !std::isnan(v);
+          };
+          share[si] = indicator_contact_share(inside, g.dims, x, a, x[a], x[a] + g.h[a], h_min);
+        }
+        break;
+      }
+    }
+  }
+  return shares;
+}
+
+// The share of face i along axis a (contact_shares), 1 where none were found.
+double share_at(const std::array<std::vector<double>, 3>& shares, int a, std::int64_t i) {
+  const std::vector<double>& s = shares[static_cast<std::size_t>(a)];
+  return s.empty() ? 1.0 : s[static_cast<std::size_t>(i)];
+}
+
 // Faces from the nodes' own materials: the harmonic mean of the two nodes' conductivities
 // along the axis (face_conductance.hpp), what the backends form from k alone, with a contact
 // between the two nodes' materials in series (the interface halfway between them).
 std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
                                               const std::vector<std::int32_t>& ids,
                                               const std::vector<double>& k,
-                                              const ContactTable& contacts) {
+                                              const ContactTable& contacts,
+                                              const std::array<std::vector<double>, 3>& shares) {
   const auto along = [&](std::int64_t i, int axis) {
     const std::int32_t m = ids[static_cast<std::size_t>(i)];
     if (m < 0 || c.materials.empty()) return k[static_cast<std::size_t>(i)];
@@ -339,9 +421,10 @@ std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
       const std::int64_t j = upper_neighbour(c, g, a, i);
       if (j < 0) continue;
       const double Kij = kernels::face_conductance(along(i, a), along(j, a));
-      K[static_cast<std::size_t>(i)] = with_contact(
-          Kij, g.h[a],
-          contacts.resistance(ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(j)]));
+      const double R =
+          contacts.resistance(ids[static_cast<std::size_t>(i)], ids[static_cast<std::size_t>(j)]);
+      K[static_cast<std::size_t>(i)] =
+          with_contact(Kij, g.h[a], R > 0.0 ? R / share_at(shares, a, i) : R);
     }
   }
   return faces;
@@ -363,7 +446,7 @@ double lower_share(double ai, double K, double ki) { return std::clamp(ai * K / 
 
 std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
     const Case& c, const NodeGrid& g, const std::vector<std::int32_t>& ids,
-    const kernels::CoefficientFields& fields) {
+    const kernels::CoefficientFields& fields, const std::array<std::vector<double>, 3>& shares) {
   auto out = std::make_shared<kernels::TemperatureDependence>();
   std::vector<std::int32_t> law_of(c.materials.size(), -1);
   for (std::size_t m = 0; m < c.materials.size(); ++m) {
@@ -392,10 +475,13 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
   }
   // A contact R'' between the two nodes' materials is the part c = R'' K / h of the face's
   // reference resistance h / K that stays constant; the materials' parts are those of the face
-  // without it, K' = 1 / (1/K - R''/h), as fractions of the whole (share + upper + c = 1).
+  // without it, K' = 1 / (1/K - R''/h), as fractions of the whole (share + upper + c = 1). On a
+  // curved interface the face takes R'' over its share (contact_shares).
   const ContactTable contacts(c);
-  const auto contact_part = [&](std::int32_t mi, std::int32_t mj, double Kij, int a) {
-    return std::clamp(contacts.resistance(mi, mj) * Kij / g.h[a], 0.0, 1.0);
+  const auto contact_part = [&](std::int32_t mi, std::int32_t mj, double Kij, int a,
+                                std::int64_t i) {
+    const double R = contacts.resistance(mi, mj);
+    return std::clamp((R > 0.0 ? R / share_at(shares, a, i) : R) * Kij / g.h[a], 0.0, 1.0);
   };
   const auto without_contact = [&](double Kij, double part) { return Kij / (1.0 - part); };
   std::array<char, 3> tied{};  // an axis with faces between materials of one reference k
@@ -415,7 +501,7 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
       if (mi < 0 || mj < 0 || mi == mj || !(Kij > 0.0)) continue;
       const double ki = c.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
       const double kj = c.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
-      const double part = contacts.any() ? contact_part(mi, mj, Kij, a) : 0.0;
+      const double part = contacts.any() ? contact_part(mi, mj, Kij, a, i) : 0.0;
       if (part > 0.0) contact[static_cast<std::size_t>(i)] = part;
       if (ki == kj) {
         share[static_cast<std::size_t>(i)] = 0.5 * (1.0 - part);
@@ -463,8 +549,8 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         const double fi = apart.materials[static_cast<std::size_t>(mi)].conductivity_along(a);
         const double fj = apart.materials[static_cast<std::size_t>(mj)].conductivity_along(a);
         // The scaled faces hold the contact too: the materials' parts are those without it.
-        const double part = contacts.any() ? contact_part(mi, mj, Kij, a) : 0.0;
-        const double part_f = contacts.any() ? contact_part(mi, mj, Kf_ij, a) : 0.0;
+        const double part = contacts.any() ? contact_part(mi, mj, Kij, a, i) : 0.0;
+        const double part_f = contacts.any() ? contact_part(mi, mj, Kf_ij, a, i) : 0.0;
         if (part >= 1.0 || part_f >= 1.0) continue;
         share[static_cast<std::size_t>(i)] = std::min(
             lower_share(series_part(without_contact(Kf_ij, part_f), fi, fj), Kij, ki), 1.0 - part);
@@ -528,9 +614,12 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
   // An anisotropic conductivity, laws that scale the faces, or contacts between materials
   // need the faces written out. Below the grid the lines took the contacts already.
   const ContactTable contacts(c);
-  if (!fields->has_faces() && (anisotropic || temperature || contacts.any()))
-    fields->faces = node_faces(c, g, ids, fields->conductivity, contacts);
-  if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields);
+  const bool node_based = !fields->has_faces() && (anisotropic || temperature || contacts.any());
+  const std::array<std::vector<double>, 3> shares = node_based || temperature
+                                                        ? contact_shares(c, g, ids, contacts)
+                                                        : std::array<std::vector<double>, 3>{};
+  if (node_based) fields->faces = node_faces(c, g, ids, fields->conductivity, contacts, shares);
+  if (temperature) fields->temperature = temperature_dependence(c, g, ids, *fields, shares);
 
   // Sources with equal schedules share one field (their densities add up, in case order); the
   // voids' surfaces share fields among themselves, apart from the case's sources.

@@ -31,6 +31,7 @@ struct Points {
   // face's cross-section (Materials::face), and a segment's (Materials::line_conductance).
   std::array<std::vector<double>, 3> cuts;
   std::vector<double> line_cuts;
+  std::vector<double> piece_at;  // a segment's pieces' lower ends (Materials::line_conductance)
   void clear() {
     for (auto& v : x) v.clear();
   }
@@ -418,6 +419,46 @@ struct Materials {
     return out;
   }
 
+  // The share (contacts.hpp) of a contact met along axis a at coordinate t of the line through
+  // x, between the material at coordinate `before` and that at `after` (either taken as the
+  // node test takes it, within 1e-9 of a spacing, where `*_plane`): the surface of the last
+  // region that holds one of the two points and not the other is the interface. A ball's
+  // normal is radial at the crossing, a `where` shape's is its indicator's
+  // (indicator_contact_share, over a ball of the smallest spacing's radius); a box's bounds
+  // take the contact whole (share 1).
+  double crossing_share(int a, const double* x, double t, double before, bool before_plane,
+                        double after, bool after_plane) const {
+    double tol[3] = {0, 0, 0};
+    for (int b = 0; b < s.dims; ++b) tol[b] = 1e-9 * s.h[b];
+    double yb[3] = {x[0], x[1], x[2]}, ya[3] = {x[0], x[1], x[2]};
+    for (int b = 0; b < s.dims; ++b) yb[b] = ya[b] = s.wrap(b, x[b]);
+    yb[a] = s.wrap(a, before);
+    ya[a] = s.wrap(a, after);
+    for (std::size_t r = shapes.size(); r-- > 0;) {
+      const Shape& sh = shapes[r];
+      if (sh.contains(yb, s.dims, before_plane ? tol : nullptr) ==
+          sh.contains(ya, s.dims, after_plane ? tol : nullptr))
+        continue;
+      if (sh.spec->kind == ShapeKind::where) {
+        // Between the two sides' points (a piece's midpoint is the sampling's: the surface
+        // lies anywhere between them), in the wrapped coordinates the formula sees.
+        double h_min = s.h[0];
+        for (int b = 1; b < s.dims; ++b) h_min = std::min(h_min, s.h[b]);
+        const auto inside = [&](const double* p) {
+          double w[3] = {p[0], p[1], p[2]};
+          for (int b = 0; b < s.dims; ++b) w[b] = s.wrap(b, w[b]);
+          return sh.contains(w, s.dims);
+        };
+        return indicator_contact_share(inside, s.dims, yb, a, before, after, h_min);
+      }
+      if (sh.spec->kind != ShapeKind::ball) return 1.0;
+      double y[3] = {x[0], x[1], x[2]};
+      y[a] = t;
+      return ball_contact_share(*sh.spec, s.dims, y, a);
+    }
+    return 1.0;
+  }
+
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
   // `strip_lo` (`strip_hi`): the lower (upper) node is a sliver (find_slivers), whose body lies
   // beyond the void it stands in: the void at that end of the line, where it ends inside the
@@ -441,6 +482,7 @@ struct Materials {
     std::sort(at.begin(), at.end());
     // The pieces' midpoints, classified together.
     batch.clear();
+    batch.piece_at.clear();
     for (std::size_t p = 0; p + 1 < at.size(); ++p) {
       // A piece shorter than the tolerance that puts a node on a bound (1e-9 of a spacing) is
       // the rounding of a bound written as a node's coordinate (26 * h = 0.013000000000000001
@@ -450,7 +492,9 @@ struct Materials {
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       y[a] = s.wrap(a, 0.5 * (at[p] + at[p + 1]));
       batch.add(y);
+      batch.piece_at.push_back(at[p]);
     }
+    batch.piece_at.push_back(x1);
     classify(batch, node);
     // Contacts: R'' at every change between two materials of a contact along the line,
     // its ends included: the material at each end (the node's own where the line runs through
@@ -472,17 +516,36 @@ struct Materials {
       y[a] = static_cast<double>(s.coords(upper)[a]) * s.h[a];
       ends[1] = through ? ids[static_cast<std::size_t>(upper)] : at_node_plane(y, upper);
     }
-    // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end).
+    // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end),
+    // each over its share (crossing_share): an end's material is the node plane's, a piece's
+    // that of its midpoint.
+    const std::vector<double>& cut = batch.piece_at;
+    const auto middle = [&](std::size_t p) { return 0.5 * (cut[p] + cut[p + 1]); };
     const auto contact_sum = [&](std::int32_t from, std::size_t lo, std::size_t hi,
                                  std::int32_t to) {
       double r = 0.0;
       std::int32_t prev = from;
       for (std::size_t p = lo; p < hi; ++p) {
         const std::int32_t m = batch.material[p];
-        if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
+        if (prev >= 0 && m != prev) {
+          const double R = contacts.resistance(prev, m);
+          if (R > 0.0) {
+            // The first piece meets the line's start, on the node plane.
+            const bool start = p == 0;
+            r += R /
+                 crossing_share(a, x, cut[p], start ? x0 : middle(p - 1), start, middle(p), false);
+          }
+        }
         prev = m;
       }
-      if (to >= 0 && prev >= 0 && to != prev) r += contacts.resistance(prev, to);
+      if (to >= 0 && prev >= 0 && to != prev) {
+        const double R = contacts.resistance(prev, to);
+        // The line's end, on the upper node's plane.
+        if (R > 0.0 && hi > 0)
+          r += R / crossing_share(a, x, x1, middle(hi - 1), false, x1, true);
+        else if (R > 0.0)
+          r += R;
+      }
       return r;
     };
     if (strip_lo || strip_hi) {
