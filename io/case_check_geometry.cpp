@@ -14,6 +14,8 @@
 #include "kernels/boundary_rules.hpp"
 #include "solver/body_geometry.hpp"
 #include "solver/materials.hpp"
+#include "solver/memory_estimate.hpp"
+#include "solver/stencil.hpp"
 #include "solver/subgrid.hpp"
 
 namespace heatsim::io {
@@ -294,9 +296,31 @@ std::pair<std::string, std::string> keyed(const std::string& what) {
 
 }  // namespace
 
-ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines) {
+ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines,
+                          bool check_memory) {
   ResolvedBody body;
   check::Report report(lines);
+  if (check_memory) {
+    // The run's own figure with no sources and no deflation, on the backend that needs less
+    // of the host: what the run would need at least (its check, later, counts them all).
+    const int radius = solver::scheme_radius(c.scheme);
+    const double need = std::min(solver::estimate_memory(c, 0, false, radius, false).host_bytes(),
+                                 solver::estimate_memory(c, 0, true, radius, false).host_bytes());
+    const double have = solver::host_memory_available();
+    if (have > 0.0 && need > have) {
+      double points = 1.0;
+      for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
+      char count[32];
+      std::snprintf(count, sizeof count, "%.4g", points);
+      report.error("grid.n", "not enough host memory: the run needs at least " +
+                                 solver::format_bytes(need) + " for its " + count + " points and " +
+                                 solver::format_bytes(have) +
+                                 " is available; give fewer points (grid.n), or run it on a "
+                                 "host with more memory");
+      body.errors = std::move(report.errors);
+      return body;
+    }
+  }
   try {
     body.material_ids = solver::material_ids(c);
     if (std::all_of(body.material_ids.begin(), body.material_ids.end(),
