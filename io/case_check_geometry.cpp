@@ -127,6 +127,32 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
   }
 }
 
+// A material painted inside a void whose surface has a condition (fins written as boxes over
+// an "air" void): the void's surface is its own shape's faces where the body lies beyond them,
+// so the painted shape's sides, which face the void, take no condition (insulated), and the
+// void's faces under it count as surface. Said at the painting region; a void without a
+// condition is insulated all round, as its painted shapes' sides are.
+void check_painted_voids(const Case& c, check::Report& r) {
+  for (std::size_t k = 0; k < c.regions.size(); ++k) {
+    const solver::RegionSpec& painted = c.regions[k];
+    if (painted.is_void || painted.shape.kind == ShapeKind::everywhere ||
+        painted.shape.kind == ShapeKind::file)
+      continue;
+    std::string names;
+    for (std::size_t v = 0; v < k; ++v)
+      if (c.regions[v].is_void && conditioned(c.regions[v]) &&
+          solver::shapes_overlap(c, painted.shape, c.regions[v].shape))
+        names += (names.empty() ? "" : ", ") + region_reference(c, v, r);
+    if (names.empty()) continue;
+    r.warning(indexed("regions", k) + shape_key(painted.shape.kind),
+              "paints " + painted.material + " inside the void " + names +
+                  ", whose surface condition acts on the void's own faces only: the sides of "
+                  "this shape that face the void stay insulated, and the void's faces it covers "
+                  "still count as surface; give the space around it as voids of their own (the "
+                  "gaps between fins as boxes) instead");
+  }
+}
+
 // Pieces of the body the voids cut off, and slivers of it they leave joined to nothing.
 void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
                   const std::vector<std::int32_t>& ids, check::Report& r) {
@@ -328,6 +354,7 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
       throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
     body.surfaces = solver::void_surfaces(c, body.material_ids);
     check_surfaces(c, body.surfaces, report);
+    check_painted_voids(c, report);
     check_sources(c, body.material_ids, body.surfaces, report);
     if (report.errors.empty()) {
       body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);
