@@ -8,8 +8,13 @@ using solver::BoundaryKind;
 // One face's condition into `face`; path is boundary.<face> (or boundary.all), or a void
 // region's surface (`surface`: the types offered leave out dirichlet and periodic, which
 // read_materials refuses there with its own reason).
+void Reader::unread_face(solver::BoundaryFace& face) {
+  face = solver::BoundaryFace{};
+  face.kind = BoundaryKind::neumann;
+}
+
 bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face,
-                       bool surface) {
+                       bool surface, bool* typed) {
   const Names types{"dirichlet", "neumann", "insulated", "periodic", "convective", "radiative"};
   const Names surface_types{"neumann", "insulated", "convective", "radiative"};
   const Names& offered = surface ? surface_types : types;
@@ -45,6 +50,7 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
   if (!f) return false;
   bool ok = true;
   face = solver::BoundaryFace{};
+  if (typed) *typed = true;
   if (kind == "dirichlet") {
     face.kind = BoundaryKind::dirichlet;
     if (auto v = field(*f, "value"); v && v->IsSequence()) {
@@ -146,13 +152,18 @@ void Reader::read_boundary(const YAML::Node& n, Case& c) {
   Names known{"all"};
   for (const char* face : kFaceNames) known.push_back(face);
   const auto f = read_map(n, "boundary", known);
-  if (!f) return;
+  if (!f) {
+    for (solver::BoundaryFace& face : c.boundary) unread_face(face);
+    return;
+  }
   // A face that fails to read still counts as given: one error per problem.
   std::array<bool, 6> given{};
   const bool has_all = f->count("all") > 0;
   solver::BoundaryFace all_face;
-  bool all_ok = false;
-  if (has_all) all_ok = read_face(f->at("all").value, "boundary.all", all_face);
+  bool all_ok = false, all_typed = false;
+  if (has_all) all_ok = read_face(f->at("all").value, "boundary.all", all_face, false, &all_typed);
+  // A broken `all` whose type was read still gives its faces that type for the checks.
+  if (has_all && !all_typed) unread_face(all_face);
   for (int face = 0; face < 6; ++face) {
     const std::string p = std::string("boundary.") + kFaceNames[face];
     const auto it = f->find(kFaceNames[face]);
@@ -167,20 +178,24 @@ void Reader::read_boundary(const YAML::Node& n, Case& c) {
       // Read in place: a face whose type was read keeps what it gives even where a key is
       // missing or wrong, so that its other values are checked too (the broken key's own checks
       // are left out, as for every value that failed to read).
-      read_face(it->second.value, p, c.boundary[static_cast<std::size_t>(face)]);
+      bool typed = false;
+      read_face(it->second.value, p, c.boundary[static_cast<std::size_t>(face)], false, &typed);
+      if (!typed) unread_face(c.boundary[static_cast<std::size_t>(face)]);
     } else if (has_all) {
       given[static_cast<std::size_t>(face)] = true;
       faces_from_all.push_back(kFaceNames[face]);
-      if (all_ok) c.boundary[static_cast<std::size_t>(face)] = all_face;
+      c.boundary[static_cast<std::size_t>(face)] = all_face;
       // Checks of this face point at the lines of `all`.
       for (const auto& [key, line] : std::map<std::string, int>(lines))
         if (key.rfind("boundary.all", 0) == 0) lines.emplace(p + key.substr(12), line);
     }
   }
   for (int face = 0; face < 2 * std::max(dims_, 0); ++face)
-    if (!given[static_cast<std::size_t>(face)])
+    if (!given[static_cast<std::size_t>(face)]) {
+      unread_face(c.boundary[static_cast<std::size_t>(face)]);
       error(std::string("boundary.") + kFaceNames[face], n,
             "missing: give a condition for every face of the active axes (or 'all')");
+    }
   if (has_all && !all_ok) {
     // Faces taken from a broken 'all' keep defaults; their checks must not add noise.
     for (int face = 0; face < 6; ++face)

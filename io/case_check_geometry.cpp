@@ -14,6 +14,8 @@
 #include "kernels/boundary_rules.hpp"
 #include "solver/body_geometry.hpp"
 #include "solver/materials.hpp"
+#include "solver/memory_estimate.hpp"
+#include "solver/stencil.hpp"
 #include "solver/subgrid.hpp"
 
 namespace heatsim::io {
@@ -122,6 +124,32 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
       r.warning(p, "overlaps the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
                        ": the source heats only the body's part of its shape" +
                        (source.power ? " (its power is spread over that part)" : ""));
+  }
+}
+
+// A material painted inside a void whose surface has a condition (fins written as boxes over
+// an "air" void): the void's surface is its own shape's faces where the body lies beyond them,
+// so the painted shape's sides, which face the void, take no condition (insulated), and the
+// void's faces under it count as surface. Said at the painting region; a void without a
+// condition is insulated all round, as its painted shapes' sides are.
+void check_painted_voids(const Case& c, check::Report& r) {
+  for (std::size_t k = 0; k < c.regions.size(); ++k) {
+    const solver::RegionSpec& painted = c.regions[k];
+    if (painted.is_void || painted.shape.kind == ShapeKind::everywhere ||
+        painted.shape.kind == ShapeKind::file)
+      continue;
+    std::string names;
+    for (std::size_t v = 0; v < k; ++v)
+      if (c.regions[v].is_void && conditioned(c.regions[v]) &&
+          solver::shapes_overlap(c, painted.shape, c.regions[v].shape))
+        names += (names.empty() ? "" : ", ") + region_reference(c, v, r);
+    if (names.empty()) continue;
+    r.warning(indexed("regions", k) + shape_key(painted.shape.kind),
+              "paints " + painted.material + " inside the void " + names +
+                  ", whose surface condition acts on the void's own faces only: the sides of "
+                  "this shape that face the void stay insulated, and the void's faces it covers "
+                  "still count as surface; give the space around it as voids of their own (the "
+                  "gaps between fins as boxes) instead");
   }
 }
 
@@ -278,9 +306,31 @@ std::pair<std::string, std::string> keyed(const std::string& what) {
 
 }  // namespace
 
-ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines) {
+ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines,
+                          bool check_memory) {
   ResolvedBody body;
   check::Report report(lines);
+  if (check_memory) {
+    // The run's own figure with no sources and no deflation, on the backend that needs less
+    // of the host: what the run would need at least (its check, later, counts them all).
+    const int radius = solver::scheme_radius(c.scheme);
+    const double need = std::min(solver::estimate_memory(c, 0, false, radius, false).host_bytes(),
+                                 solver::estimate_memory(c, 0, true, radius, false).host_bytes());
+    const double have = solver::host_memory_available();
+    if (have > 0.0 && need > have) {
+      double points = 1.0;
+      for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
+      char count[32];
+      std::snprintf(count, sizeof count, "%.4g", points);
+      report.error("grid.n", "not enough host memory: the run needs at least " +
+                                 solver::format_bytes(need) + " for its " + count + " points and " +
+                                 solver::format_bytes(have) +
+                                 " is available; give fewer points (grid.n), or run it on a "
+                                 "host with more memory");
+      body.errors = std::move(report.errors);
+      return body;
+    }
+  }
   try {
     body.material_ids = solver::material_ids(c);
     if (std::all_of(body.material_ids.begin(), body.material_ids.end(),
@@ -288,6 +338,7 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
       throw std::invalid_argument("regions: the voids remove every node; nothing is left to solve");
     body.surfaces = solver::void_surfaces(c, body.material_ids);
     check_surfaces(c, body.surfaces, report);
+    check_painted_voids(c, report);
     check_sources(c, body.material_ids, body.surfaces, report);
     if (report.errors.empty()) {
       body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);

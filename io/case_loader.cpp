@@ -70,7 +70,10 @@ void Reader::read_case(const YAML::Node& root, Case& c) {
   if (auto f = field(*top, "probes")) read_probes(*f, c);
   if (auto f = field(*top, "physics")) read_physics(*f, c);
   if (auto f = field(*top, "scheme")) read_scheme(*f, c);
-  if (auto f = field(*top, "boundary")) read_boundary(*f, c);
+  if (auto f = field(*top, "boundary"))
+    read_boundary(*f, c);
+  else
+    for (solver::BoundaryFace& face : c.boundary) unread_face(face);
   if (auto f = field(*top, "initial")) read_initial(*f, c);
   if (auto f = field(*top, "time")) read_time(*f, c);
   if (auto f = field(*top, "precision")) {

@@ -83,7 +83,11 @@ std::vector<CaseError> case_warnings(const solver::Case& c,
 //   shape lies in a void (the source heats the body's part alone); a transient run with pieces
 //   the voids cut off from the rest of the body; slivers of the body a void's bound leaves in
 //   nodes whose faces all cross it (errors in a steady state when nothing fixes them).
-ResolvedBody resolve_body(const solver::Case& c, const std::map<std::string, int>& lines);
+// `check_memory`: first refuse, at grid.n, a case whose run needs more memory than the host has
+// available (the body alone takes several bytes a node, so a grid far too large would fail
+// while being laid, or be killed); false where a run that passed that check lays it again.
+ResolvedBody resolve_body(const solver::Case& c, const std::map<std::string, int>& lines,
+                          bool check_memory = true);
 
 // One error per line, as to_string() gives them.
 std::string format_errors(const std::vector<CaseError>& errors);

@@ -76,8 +76,13 @@ class Reader {
   void read_physics(const YAML::Node& n, solver::Case& c);   // case_physics.cpp
   void read_scheme(const YAML::Node& n, solver::Case& c);    // case_physics.cpp
   void read_boundary(const YAML::Node& n, solver::Case& c);  // case_boundary.cpp
+  // `typed`, when given, is set where the face's type was read (`face` then holds it).
   bool read_face(const YAML::Node& n, const std::string& path, solver::BoundaryFace& face,
-                 bool surface = false);
+                 bool surface = false, bool* typed = nullptr);
+  // A face whose condition could not be read: insulated, so that the checks that look at the
+  // faces' kinds (a void reaching a Dirichlet face) report nothing that only the default
+  // Dirichlet face would cause. The case is refused for the face's own error anyway.
+  static void unread_face(solver::BoundaryFace& face);
   void read_initial(const YAML::Node& n, solver::Case& c);  // case_initial.cpp
   void read_terms(const YAML::Node& n, solver::InitialSpec& ic);
   void read_time(const YAML::Node& n, solver::Case& c);  // case_run.cpp

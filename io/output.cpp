@@ -209,11 +209,19 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
                   " or left by a crash or a failed run: " + describe(plan.remove);
     return plan;
   }
-  if (!use.overwrite && !failed)
-    throw std::runtime_error("output directory '" + dir + "' already holds a run's files (" +
-                             describe(files) +
-                             "); pass --overwrite to replace them, --restart CHECKPOINT to "
-                             "continue that run, or choose another output directory");
+  if (!use.overwrite && !failed) {
+    // The checkpoint that continues that run: its newest (a run killed outright says nothing
+    // of it); none for a run that left no checkpoint (a steady state).
+    const RunFile* newest = nullptr;
+    for (const RunFile& f : files)
+      if (f.kind == RunFile::Kind::checkpoint && (!newest || f.step > newest->step)) newest = &f;
+    throw std::runtime_error(
+        "output directory '" + dir + "' already holds a run's files (" + describe(files) +
+        "); pass --overwrite to replace them, " +
+        (newest ? "--restart " + newest->path + " to continue that run (its newest checkpoint), "
+                : std::string()) +
+        "or choose another output directory");
+  }
   if (!use.overwrite && !failed_run.empty()) {
     // A failed run's files go with its mark; another run's beside them (the parent of a branch
     // that failed in its directory) are kept: the new run may not remove them unasked.

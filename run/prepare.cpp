@@ -26,28 +26,11 @@
 
 namespace heatsim::run {
 
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return fmt::format("{:.1f} {}", bytes, units[u]);
-}
+std::string format_bytes(double bytes) { return solver::format_bytes(bytes); }
 
 namespace {
 
-// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
-double host_memory_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024.0;
-  return 0.0;
-}
+using solver::host_memory_available;
 
 // What the implicit and steady solvers refuse, found before anything is built or written
 // (empty: nothing). The multigrid stepper refuses the same cases (solver/multigrid), but only

@@ -795,7 +795,7 @@ void Session::State::set_up() {
     // run's field lives in its level operations).
     if (!decomposed) implicit->release_levels();
     if (fields_released) {
-      io::ResolvedBody body = io::resolve_body(c, {});
+      io::ResolvedBody body = io::resolve_body(c, {}, /*check_memory=*/false);
       if (!body.fields) fail(Failure::runtime, "the coefficient fields could not be laid again");
       prepared.material_ids = std::move(body.material_ids);
       prepared.fields = std::move(body.fields);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "multigrid/deflation.hpp"
 #include "multigrid_footprint.hpp"
@@ -429,6 +431,28 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
                         [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
   if (on_gpu) e.device.push_back({"reductions and scratch", 64.0 * 1024 * 1024});
   return e;
+}
+
+double host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0.0;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.1f %s", bytes, units[u]);
+  return text;
 }
 
 }  // namespace heatsim::solver

@@ -59,4 +59,10 @@ bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields
 MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost,
                                bool strong_pieces = true);
 
+// MemAvailable from /proc/meminfo, in bytes; 0 when unknown.
+double host_memory_available();
+
+// "232.9 MiB": bytes in binary units, one decimal.
+std::string format_bytes(double bytes);
+
 }  // namespace heatsim::solver

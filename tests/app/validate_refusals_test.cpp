@@ -220,4 +220,46 @@ TEST_F(ValidateRefusals, MoreMemoryThanTheHostHas) {
   EXPECT_NE(r.output.find("not enough host memory: the run needs"), std::string::npos) << r.output;
 }
 
+// A case with materials and voids lays its body on the grid (several bytes a node) before the
+// run's memory is checked: a grid far larger than the host's memory must be refused with the
+// same message, at grid.n, before that body is built (it used to fail as "regions:
+// std::bad_alloc", or be killed by the kernel where the allocation was granted), explicit and
+// steady, by validate and by run, with no directory made.
+TEST_F(ValidateRefusals, MoreMemoryThanTheHostHasWithMaterialsAndVoids) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0.0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
+  }
+  // 2600 x 2600 x 2540 points (just below 2^34): a field alone is 137 GB.
+  if (key != "MemAvailable:" || kib * 1024.0 > 120.0 * (1ull << 30))
+    GTEST_SKIP() << "the host's available memory is unknown or above 120 GiB";
+  for (const std::string time : {"{steps: 10}", "{method: steady}"}) {
+    SCOPED_TRACE(time);
+    const std::string c = write_file(
+        "mv.yaml",
+        "grid: {dims: 3, n: [2600, 2600, 2540], length: [0.026, 0.026, 0.0254]}\n"
+        "materials:\n"
+        "  aluminium: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+        "regions:\n"
+        "  - {material: aluminium}\n"
+        "  - {void: true, box: {lower: [0.01, 0.01, 0.01], upper: [0.016, 0.016, 0.0254]},\n"
+        "     surface: {type: convective, h: 25, ambient: 300}}\n"
+        "boundary: {all: {type: convective, h: 25, ambient: 300}}\n"
+        "initial: {type: constant, value: 300}\n"
+        "time: " +
+            time + "\noutput: {directory: " + (dir_ / "out").string() + "}\n");
+    for (const std::string command : {"validate ", "run "}) {
+      const Result r = heatsim(command + c);
+      EXPECT_EQ(r.code, 2) << command << r.output;
+      EXPECT_NE(r.output.find("grid.n: not enough host memory: the run needs"), std::string::npos)
+          << command << r.output;
+      EXPECT_NE(r.output.find("(line 1)"), std::string::npos) << command << r.output;
+      EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << command << r.output;
+      EXPECT_FALSE(fs::exists(dir_ / "out")) << command;
+    }
+  }
+}
+
 }  // namespace

@@ -863,3 +863,60 @@ TEST(CaseLoader, OutputHeatFlowsAndFieldsErrorsNameKeyAndLine) {
 
 }  // namespace
 }  // namespace heatsim::io
+
+// A face whose condition could not be read (a missing boundary section, a broken `all`, a face
+// of unknown type) reports its own error only: the void checks that look at the faces' kinds
+// must not see it as the default Dirichlet face ("the void reaches the Dirichlet face").
+namespace heatsim::io {
+namespace {
+
+const std::string kFinsOnTop =
+    "grid: {dims: 2, n: [21, 11], length: [0.02, 0.01]}\n"
+    "materials:\n"
+    "  aluminium: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+    "regions:\n"
+    "  - {material: aluminium}\n"
+    "  - {void: true, box: {lower: [0.005, 0.004], upper: [0.015, 0.01]},\n"
+    "     surface: {type: convective, h: 25, ambient: 298.15}}\n"
+    "BOUNDARY"
+    "initial: {type: constant, value: 298.15}\n"
+    "time: {method: steady}\n";
+
+std::string fins_case(const std::string& boundary) {
+  std::string text = kFinsOnTop;
+  text.replace(text.find("BOUNDARY"), 8, boundary);
+  return text;
+}
+
+TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
+  // The control: a Dirichlet face the void reaches is an error.
+  LoadResult r =
+      load_case_text(fins_case("boundary:\n  all: {type: convective, h: 25, ambient: 298.15}\n"
+                               "  y+: {type: dirichlet, value: 300}\n"));
+  ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
+  EXPECT_NE(r.errors[0].message.find("the void reaches the Dirichlet face y+"), std::string::npos)
+      << format_errors(r.errors);
+
+  const struct {
+    std::string boundary, path, says;
+  } broken[] = {
+      {"", "boundary", "missing required section"},
+      {"boundary:\n  all: {type: convective, h: 25, ambeint: 298.15}\n", "boundary.all.ambeint",
+       "did you mean 'ambient'"},
+      {"boundary:\n  all: {type: convective, h: 25, ambient: 298.15}\n"
+       "  y+: {type: convection, h: 25, ambient: 298.15}\n",
+       "boundary.y+.type", "did you mean 'convective'"},
+      {"boundary:\n  all: {type: convective, h: 25, ambient: 298.15}\n  y+: 300\n", "boundary.y+",
+       "expected a map"},
+  };
+  for (const auto& b : broken) {
+    SCOPED_TRACE(b.boundary);
+    r = load_case_text(fins_case(b.boundary));
+    ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
+    EXPECT_EQ(r.errors[0].path, b.path) << format_errors(r.errors);
+    EXPECT_NE(r.errors[0].message.find(b.says), std::string::npos) << format_errors(r.errors);
+  }
+}
+
+}  // namespace
+}  // namespace heatsim::io

@@ -174,6 +174,24 @@ TEST_F(OutputTest, CheckingTheDirectoryChangesNothing) {
   EXPECT_EQ(find_run_files(c_).size(), files);
 }
 
+// The refusal of a directory that holds a run's files names the checkpoint that continues
+// that run (its newest: after a kill -9 nothing else says which), and offers no --restart
+// where the run left no checkpoint (a steady state's).
+TEST_F(OutputTest, TheRefusalNamesTheNewestCheckpointToRestartFrom) {
+  make_run();
+  std::string msg = message_of([&] { check_output_directory(c_, {}); });
+  EXPECT_NE(msg.find("--restart " + checkpoint_path(c_, 20) + " to continue that run"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find("CHECKPOINT"), std::string::npos) << msg;
+  fs::remove(checkpoint_path(c_, 10));
+  fs::remove(checkpoint_path(c_, 20));
+  msg = message_of([&] { check_output_directory(c_, {}); });
+  EXPECT_NE(msg.find("already holds a run's files"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("pass --overwrite to replace them"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("--restart"), std::string::npos) << msg;
+}
+
 // A failed run's files (failed_run.txt among them) are replaced by the next run without
 // --overwrite; a restart keeps them up to its step and removes the mark.
 TEST_F(OutputTest, AFailedRunsFilesAreReplacedAndARestartRemovesTheMark) {

@@ -192,5 +192,43 @@ TEST(ResolveBody, AVoidOnAConvectiveFaceIsTakenByEveryMethod) {
   EXPECT_TRUE(resolve(text).errors.empty());
 }
 
+// A material painted inside a void that has a surface condition (fins written as boxes over an
+// "air" void): the condition acts on the void's own faces only, so the painted shape's sides
+// stay insulated. Said as a warning at the painting region, naming the void; not for a void
+// without a condition (insulated sides are what it means), nor for voids that do not overlap it.
+TEST(ResolveBody, AMaterialPaintedInsideAConditionedVoidIsWarnedOf) {
+  const std::string air =
+      "  - {void: true, name: air, box: {lower: [0.05, 0], upper: [0.1, 0.05]},\n"  // 6
+      "     surface: {type: convective, h: 25, ambient: 300}}\n"                    // 7
+      "  - {material: steel, box: {lower: [0.05, 0.02], upper: [0.1, 0.03]}}\n";    // 8
+  ResolvedBody body = resolve(plate(air, ""));
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  const CaseError* w = find(body.warnings, "regions[2].box");
+  ASSERT_NE(w, nullptr) << format_errors(body.warnings);
+  EXPECT_EQ(w->line, 8);
+  EXPECT_NE(w->message.find("inside the void regions[1] (air, line 6)"), std::string::npos)
+      << w->message;
+  EXPECT_NE(w->message.find("insulated"), std::string::npos) << w->message;
+
+  // The same void insulated: nothing to say.
+  std::string insulated = air;
+  insulated.replace(insulated.find(",\n     surface"),
+                    std::string(",\n     surface: {type: convective, h: 25, ambient: 300}}").size(),
+                    "}\n");
+  body = resolve(plate(insulated, ""));
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  EXPECT_EQ(find(body.warnings, "regions[2].box"), nullptr) << format_errors(body.warnings);
+
+  // The fin's surroundings as voids of their own, the fin left as body: nothing to say.
+  body =
+      resolve(plate("  - {void: true, box: {lower: [0.05, 0], upper: [0.1, 0.02]},\n"
+                    "     surface: {type: convective, h: 25, ambient: 300}}\n"
+                    "  - {void: true, box: {lower: [0.05, 0.03], upper: [0.1, 0.05]},\n"
+                    "     surface: {type: convective, h: 25, ambient: 300}}\n",
+                    ""));
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  EXPECT_TRUE(body.warnings.empty()) << format_errors(body.warnings);
+}
+
 }  // namespace
 }  // namespace heatsim::io
