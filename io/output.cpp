@@ -174,9 +174,58 @@ std::string file_lineage_head(const RunFile& f) {
   }
 }
 
+// The outputs of runs under another `output.name` in the directory: each `<stem>.xmf` beside
+// which some `<stem>_<step>.h5` reads as a field file, with those field files (and their
+// temporaries). They share the directory's checkpoints, materials.h5 and the CSV files with
+// this run's names, so a run that replaces those replaces that run: its series and index go
+// with them, rather than stay behind naming the new run's files. Files that do not read as
+// field files are not a run's and stay.
+std::vector<RunFile> other_named_outputs(const solver::Case& c) {
+  std::vector<RunFile> found;
+  std::error_code ec;
+  const fs::path dir(c.output.directory);
+  if (!fs::is_directory(dir, ec)) return found;
+  std::vector<std::string> stems, names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    names.push_back(name);
+    if (entry.path().extension() == ".xmf" && entry.path().stem().string() != c.output.name)
+      stems.push_back(entry.path().stem().string());
+  }
+  const std::string tmp = kTemporarySuffix;
+  for (const std::string& stem : stems) {
+    std::vector<RunFile> series;
+    bool reads = false;
+    for (const std::string& name : names) {
+      const bool temporary = name.size() > tmp.size() &&
+                             name.compare(name.size() - tmp.size(), tmp.size(), tmp) == 0;
+      const std::string base = temporary ? name.substr(0, name.size() - tmp.size()) : name;
+      const std::int64_t step = step_in_name(base, stem + "_", ".h5");
+      if (step < 0) continue;
+      RunFile f{(dir / name).string(), temporary ? RunFile::Kind::temporary : RunFile::Kind::field,
+                step};
+      if (!temporary) {
+        try {
+          read_field_header(f.path);
+          reads = true;
+        } catch (const std::exception&) {
+          continue;  // not a field file: not a run's
+        }
+      }
+      series.push_back(f);
+    }
+    if (!reads) continue;
+    found.push_back({(dir / (stem + ".xmf")).string(), RunFile::Kind::index, -1});
+    found.insert(found.end(), series.begin(), series.end());
+  }
+  std::sort(found.begin(), found.end(),
+            [](const RunFile& a, const RunFile& b) { return a.path < b.path; });
+  return found;
+}
+
 DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
-  const std::vector<RunFile> files = find_run_files(c);
+  std::vector<RunFile> files = find_run_files(c);
   DirectoryPlan plan;
   if (files.empty()) return plan;
   const bool failed = std::any_of(files.begin(), files.end(),
@@ -208,6 +257,14 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
                   " file(s) after the restart step " + std::to_string(use.restart_step) +
                   " or left by a crash or a failed run: " + describe(plan.remove);
     return plan;
+  }
+  // A new run replaces the directory's run: under another output.name, its series too.
+  if (std::any_of(files.begin(), files.end(), [](const RunFile& f) {
+        return f.kind == RunFile::Kind::checkpoint || f.kind == RunFile::Kind::index ||
+               f.kind == RunFile::Kind::failed;
+      })) {
+    const std::vector<RunFile> others = other_named_outputs(c);
+    files.insert(files.end(), others.begin(), others.end());
   }
   if (!use.overwrite && !failed) {
     // The checkpoint that continues that run: its newest (a run killed outright says nothing

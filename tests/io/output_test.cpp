@@ -106,6 +106,28 @@ TEST_F(OutputTest, OtherFilesDoNotBlockARun) {
   EXPECT_NO_THROW(prepare_output_directory(c_, false, false));
 }
 
+// A run under another output.name shares the directory's checkpoints, materials.h5 and CSV
+// files: a new run that replaces those (--overwrite) replaces that run whole, its series and
+// index too, rather than leave other.xmf naming the new run's files; refused, the message
+// counts them. Files under the stem that are not field files stay.
+TEST_F(OutputTest, OverwriteReplacesARunUnderAnotherNameWhole) {
+  c_.output.name = "other";
+  make_run();
+  std::ofstream(c_.output.directory + "/other_00000099.h5") << "not a field file";
+  std::ofstream(c_.output.directory + "/notes.txt") << "mine";
+  c_.output.name = "field";
+  const std::string msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find("(6 files)"), std::string::npos) << msg;  // 2 checkpoints, xmf, 3 fields
+  prepare_output_directory(c_, true, false);
+  const std::string dir = c_.output.directory;
+  EXPECT_FALSE(fs::exists(dir + "/other.xmf"));
+  for (int step : {0, 10, 20})
+    EXPECT_FALSE(fs::exists(dir + "/other_000000" + (step ? std::to_string(step) : "00") + ".h5"))
+        << step;
+  EXPECT_TRUE(fs::exists(dir + "/other_00000099.h5")) << "not a field file: not a run's";
+  EXPECT_TRUE(fs::exists(dir + "/notes.txt"));
+}
+
 TEST_F(OutputTest, RestartKeepsOutputsUpToTheRestartStep) {
   make_run();
   std::ofstream(c_.output.directory + "/field_00000030.h5.tmp") << "left by a crash";
