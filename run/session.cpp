@@ -1325,6 +1325,17 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     flows.imbalance = last_flow_row->imbalance;
     add_heat_flow_lines(lines, c, fmt::format("over the last step, to t = {:.6g}", last_flow_time),
                         flows);
+    // In fp32 a step's change near a large temperature can fall below what a float holds
+    // there (3.05e-5 K at 300 K): the field then lags and the balance shows it. A balance off
+    // by more than a percent of its largest flow is not rounding the user should accept.
+    const double off = flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0;
+    const double u_large = std::max(std::abs(s.min), std::abs(s.max));
+    if (c.precision == solver::Precision::fp32 && off > 1e-2)
+      spdlog::warn(
+          "the last step's heat balance is off by {:.2g} of its largest flow in fp32: a step's "
+          "change is near the spacing of floats at these temperatures ({:.3g} at {:.4g}), so the "
+          "field lags the heat put in; run it in fp64 (precision: fp64)",
+          off, u_large > 0.0 ? std::ldexp(1.0, std::ilogb(u_large) - 23) : 0.0, u_large);
   }
   if (flows_csv) {
     flows_csv->flush();
