@@ -243,6 +243,32 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
       others.failed_run = lineage_head(use.lineage) == failed_run ? "" : failed_run;
       refuse_other_runs(dir, files, others);
     }
+    // A branch begun here replaces its parent's files after the branch step: results of the
+    // case the parent ran, which no later run gives back. Only when asked, or where the parent
+    // is the run that failed here (its files go with its mark as a new run's would).
+    if (use.branching && !use.overwrite && lineage_parent(use.lineage) != failed_run) {
+      std::vector<RunFile> replaced;
+      for (const RunFile& f : files) {
+        if ((f.kind != RunFile::Kind::field && f.kind != RunFile::Kind::checkpoint) ||
+            f.step <= use.restart_step)
+          continue;
+        std::string lineage;
+        try {
+          lineage = run_lineage(read_field_header(f.path).meta);
+        } catch (const std::exception&) {
+          continue;
+        }
+        if (lineage_head(lineage) == lineage_parent(use.lineage)) replaced.push_back(f);
+      }
+      if (!replaced.empty())
+        throw std::runtime_error(
+            "output directory '" + dir + "': a restart under a changed case from step " +
+            std::to_string(use.restart_step) + " would replace the " +
+            std::to_string(replaced.size()) + " file(s) its run wrote after that step (" +
+            describe(replaced) +
+            "), results of the case that run began with. Restart into another directory with -o "
+            "DIR to keep both, or pass --overwrite to replace them");
+    }
     for (const RunFile& f : files) {
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);

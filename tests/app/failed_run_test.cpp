@@ -140,7 +140,7 @@ TEST_F(FailedRun, ARestartWithAChangedMaterialSaysDtAutoFollowsIt) {
               write_case("c.yaml",
                          "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" +
                              tail + "time: {dt: " + m[1].str() + ", steps: " + m[2].str() + "}\n") +
-              " --restart " + checkpoint);
+              " --restart " + checkpoint + " --overwrite");
   EXPECT_EQ(go.code, 0) << go.output;
   EXPECT_NE(go.output.find("materials.m.conductivity: 1 -> 0.8"), std::string::npos) << go.output;
   EXPECT_EQ(go.output.find("time.dt"), std::string::npos) << go.output;
@@ -302,7 +302,8 @@ TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
        {std::tuple<std::string, std::string, std::string>{"", "a: [0.5], b: [0.25]", "probes.csv"},
         {"sources: [{power_density: 3}]\n", "a: [0.5]", "heat_flows.csv"}}) {
     SCOPED_TRACE(file);
-    r = heatsim("run " + make("changed.yaml", sources, probes) + " --restart " + checkpoint);
+    r = heatsim("run " + make("changed.yaml", sources, probes) + " --restart " + checkpoint +
+                " --overwrite");
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find(file + ": its header"), std::string::npos) << r.output;
     EXPECT_EQ(contents(), before) << "the directory is as the finished run left it";

@@ -569,6 +569,11 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
   changed.replace(changed.find("amplitude: 0.5"), 14, "amplitude: 0.4");
   const std::string case_a2 = write_case("a2.yaml", changed);
   Result again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 25));
+  ASSERT_EQ(again.code, 2) << again.output;  // it would replace the first run's later files
+  EXPECT_NE(again.output.find("a restart under a changed case from step 25 would replace"),
+            std::string::npos)
+      << again.output;
+  again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 25) + " --overwrite");
   ASSERT_EQ(again.code, 0) << again.output;
   again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 50));
   EXPECT_EQ(again.code, 0) << again.output;
@@ -666,7 +671,8 @@ TEST_F(RestartTest, AFailedBranchLeavesItsParentsFilesToTheParent) {
   broken.replace(broken.find("value: 0.5, amplitude: 0.5"), 26,
                  "value: 1.0e308, amplitude: 1.0e308");  // inf on the face: a NaN stop
   const std::string case_f = write_case("f.yaml", broken);
-  const Result f = heatsim("run -q " + case_f + " --restart " + checkpoint_at(a, 25));
+  const Result f =
+      heatsim("run -q " + case_f + " --restart " + checkpoint_at(a, 25) + " --overwrite");
   ASSERT_NE(f.code, 0) << f.output;
   ASSERT_TRUE(fs::exists(a / "failed_run.txt")) << f.output;
   const Result plain = heatsim("run -q " + case_a);

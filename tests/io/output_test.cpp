@@ -230,6 +230,36 @@ TEST_F(OutputTest, AFailedRunsFilesAreReplacedAndARestartRemovesTheMark) {
   EXPECT_TRUE(find_run_files(c_).empty());
 }
 
+// A restart under a changed case in its checkpoint's directory (a branch at step 10) would
+// replace the run's outputs after step 10, results of the case that run began with: refused
+// unless --overwrite, or where that run is the one that failed there (its files go with the
+// mark, as the corrected case's run is meant to replace them).
+TEST_F(OutputTest, ABranchInPlaceReplacesItsParentsLaterFilesOnlyWhenAskedOrFailed) {
+  make_run();
+  DirectoryUse use;
+  use.restarting = true;
+  use.restart_step = 10;
+  use.checkpoint = checkpoint_path(c_, 10);
+  use.lineage = branch_lineage(case_digest(c_.source_text), 10, "# a changed case\n");
+  use.branching = true;
+  const std::string msg = message_of([&] { check_output_directory(c_, use); });
+  EXPECT_NE(msg.find("a restart under a changed case from step 10 would replace the 2 file(s)"),
+            std::string::npos)
+      << msg;  // field_00000020.h5 and checkpoint_00000020.h5
+  EXPECT_NE(msg.find("--overwrite"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("-o DIR"), std::string::npos) << msg;
+  DirectoryUse asked = use;
+  asked.overwrite = true;
+  EXPECT_NO_THROW(check_output_directory(c_, asked));
+  DirectoryUse same = use;  // the same case: the run continues, its later files go
+  same.lineage = case_digest(c_.source_text);
+  same.branching = false;
+  EXPECT_NO_THROW(check_output_directory(c_, same));
+  mark_failed_run(c_, 3, "the field holds 1 NaN/Inf value at step 20");
+  EXPECT_NO_THROW(check_output_directory(c_, use));
+  EXPECT_TRUE(fs::exists(c_.output.directory + "/field_00000020.h5")) << "a check removes nothing";
+}
+
 // On a full disk failed_run.txt still gets its message, written into the reserve set aside
 // when the run began writing (a tmpfs filled to the last byte; mounting one needs root).
 TEST_F(OutputTest, TheFailedRunMarkHoldsItsMessageOnAFullDisk) {
