@@ -131,41 +131,50 @@ bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields
     return fixed_on[0][static_cast<std::size_t>(x)] || fixed_on[1][static_cast<std::size_t>(y)] ||
            fixed_on[2][static_cast<std::size_t>(z)];
   };
-  std::vector<std::uint32_t> parent(static_cast<std::size_t>(np));
-  for (std::int64_t i = 0; i < np; ++i)
-    parent[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
-  const auto root = [&](std::uint32_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  // The faces in the order of the nodes along each axis in turn, as one pass over them.
-  for (int a = 0; a < dims; ++a) {
-    const double strong = largest[static_cast<std::size_t>(a)];
-    for (std::int64_t z = 0; z < n[2]; ++z)
-      for (std::int64_t y = 0; y < n[1]; ++y)
-        each_face_of_row(
-            a, y, z,
-            [&](int, std::int64_t i, std::int64_t j, double K, std::int64_t x, std::int64_t at_j) {
-              if (K * multigrid::kStrongRatio < strong || fixed(x, y, z) ||
-                  fixed(a == 0 ? at_j : x, a == 1 ? at_j : y, a == 2 ? at_j : z))
-                return;
-              const std::uint32_t ri = root(static_cast<std::uint32_t>(i));
-              const std::uint32_t rj = root(static_cast<std::uint32_t>(j));
-              if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
-            });
-  }
-  std::vector<std::uint32_t> size(static_cast<std::size_t>(np), 0);
-  int pieces = 0;
-  for (std::int64_t z = 0; z < n[2] && pieces < 2; ++z)
-    for (std::int64_t y = 0; y < n[1] && pieces < 2; ++y)
-      for (std::int64_t x = 0; x < n[0] && pieces < 2; ++x) {
-        const std::int64_t i = x + y * stride[1] + z * stride[2];
-        if (!fixed(x, y, z) &&
-            static_cast<std::int64_t>(++size[root(static_cast<std::uint32_t>(i))]) ==
-                multigrid::kMinPieceNodes)
-          ++pieces;
+  // Union-find in one array: parent[i] >= 0 is node i's parent, < 0 marks a root and is minus
+  // its piece's size (the fixed nodes stay roots of size 1, below kMinPieceNodes); 4 bytes a
+  // node below 2^31 nodes.
+  static_assert(multigrid::kMinPieceNodes > 1, "a fixed node alone must not count as a piece");
+  const auto two_pieces = [&](auto index_type) {
+    using Index = decltype(index_type);
+    std::vector<Index> parent(static_cast<std::size_t>(np), -1);
+    const auto root = [&](Index i) {
+      while (parent[static_cast<std::size_t>(i)] >= 0) {
+        const Index up = parent[static_cast<std::size_t>(i)];
+        if (parent[static_cast<std::size_t>(up)] >= 0)
+          parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(up)];
+        i = up;
       }
-  return pieces >= 2;
+      return i;
+    };
+    // The faces in the order of the nodes along each axis in turn, as one pass over them.
+    for (int a = 0; a < dims; ++a) {
+      const double strong = largest[static_cast<std::size_t>(a)];
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y)
+          each_face_of_row(
+              a, y, z,
+              [&](int, std::int64_t i, std::int64_t j, double K, std::int64_t x,
+                  std::int64_t at_j) {
+                if (K * multigrid::kStrongRatio < strong || fixed(x, y, z) ||
+                    fixed(a == 0 ? at_j : x, a == 1 ? at_j : y, a == 2 ? at_j : z))
+                  return;
+                Index ri = root(static_cast<Index>(i));
+                Index rj = root(static_cast<Index>(j));
+                if (ri == rj) return;
+                // The smaller piece under the larger: its size adds to the root's.
+                if (parent[static_cast<std::size_t>(ri)] > parent[static_cast<std::size_t>(rj)])
+                  std::swap(ri, rj);
+                parent[static_cast<std::size_t>(ri)] += parent[static_cast<std::size_t>(rj)];
+                parent[static_cast<std::size_t>(rj)] = ri;
+              });
+    }
+    int pieces = 0;
+    for (std::size_t i = 0; i < parent.size() && pieces < 2; ++i)
+      if (-parent[i] >= multigrid::kMinPieceNodes) ++pieces;
+    return pieces >= 2;
+  };
+  return np < (std::int64_t{1} << 31) ? two_pieces(std::int32_t{0}) : two_pieces(std::int64_t{0});
 }
 
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
