@@ -238,11 +238,12 @@ std::vector<double> source_density(const Case& c, const SourceSpec& s, const std
     }
     q = *s.power / (weighted * cell_volume(g));
   }
-  std::vector<double> density(points, 0.0);
+  // The density in the shares' array: no second array of the grid's size, zero-filled on one
+  // thread first.
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < g.points(); ++i)
-    density[static_cast<std::size_t>(i)] = q * share[static_cast<std::size_t>(i)];
-  return density;
+    share[static_cast<std::size_t>(i)] = q * share[static_cast<std::size_t>(i)];
+  return share;
 }
 
 }  // namespace
@@ -579,26 +580,29 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     throw std::invalid_argument("material ids: " + std::to_string(ids.size()) +
                                 " values for a grid of " + std::to_string(points) + " nodes");
   auto fields = std::make_shared<kernels::CoefficientFields>();
+  // Below the grid the capacities come from the geometry (subgrid_materials): not set here.
+  const bool sampled = samples_subgrid(c);
   fields->conductivity.resize(points);
-  fields->capacity.resize(points);
+  if (!sampled) fields->capacity.resize(points);
+  double* const capacity = sampled ? nullptr : fields->capacity.data();
 #pragma omp parallel for schedule(static)
   for (std::size_t i = 0; i < points; ++i) {
     if (c.materials.empty()) {
       fields->conductivity[i] = c.physics.alpha;  // the shorthand: k = alpha, rho*c_p = 1
-      fields->capacity[i] = 1.0;
+      if (capacity) capacity[i] = 1.0;
     } else {
       if (ids[i] == kVoid) {
         fields->conductivity[i] = 0.0;
-        fields->capacity[i] = 0.0;
+        if (capacity) capacity[i] = 0.0;
         continue;
       }
       const MaterialSpec& m = c.materials.at(static_cast<std::size_t>(ids[i]));
       fields->conductivity[i] = m.conductivity;
-      fields->capacity[i] = m.capacity();
+      if (capacity) capacity[i] = m.capacity();
     }
   }
   // Interfaces between nodes: the faces' conductances and the capacities from the geometry.
-  if (samples_subgrid(c)) {
+  if (sampled) {
     SubgridMaterials sub = subgrid_materials(c, ids, surfaces.folds());
     fields->capacity = std::move(sub.capacity);
     fields->faces = std::move(sub.faces);

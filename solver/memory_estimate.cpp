@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "kernels/face_conductance.hpp"
 #include "multigrid/deflation.hpp"
 #include "multigrid_footprint.hpp"
 #include "subgrid.hpp"
@@ -72,67 +73,110 @@ bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields
   const std::int64_t np = n[0] * n[1] * n[2];
   if (np >= (std::int64_t{1} << 32)) return false;  // find_deflation's limit
   const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
-  const auto coordinate = [&](std::int64_t i, int a) {
-    return i / stride[a] % n[static_cast<std::size_t>(a)];
+  // The faces' conductances: given, or the harmonic mean of the two nodes' k.
+  const bool given = fields.has_faces();
+  const double* const k = fields.conductivity.data();
+  const auto face = [&](int a, std::int64_t i, std::int64_t j) {
+    return given ? fields.faces[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)]
+                 : kernels::face_conductance(k[i], k[j]);
   };
-  // Each face once: between i and its neighbour above along `a` (on a periodic axis the last
-  // node's face wraps to the first).
-  const auto each_face = [&](auto visit) {
-    for (int a = 0; a < dims; ++a) {
-      const bool periodic = c.boundary[2 * a].kind == BoundaryKind::periodic;
-      const std::int64_t last = n[static_cast<std::size_t>(a)] - 1;
-      for (std::int64_t i = 0; i < np; ++i) {
-        const std::int64_t at = coordinate(i, a);
-        if (at == last && (!periodic || last == 0)) continue;
-        const std::int64_t j = at < last ? i + stride[a] : i - last * stride[a];
-        visit(a, i, j, fields.face(a, i, j));
-      }
+  // Each face once, row by row (no division per node): between node (x, y, z) and its
+  // neighbour above along `a` (on a periodic axis the last node's face wraps to the first).
+  // visit(a, i, j, K, [x, y, z] of i, the coordinate of j along a).
+  const auto each_face_of_row = [&](int a, std::int64_t y, std::int64_t z, auto visit) {
+    const bool periodic = c.boundary[2 * a].kind == BoundaryKind::periodic;
+    const std::int64_t last = n[static_cast<std::size_t>(a)] - 1;
+    const std::int64_t row = y * stride[1] + z * stride[2];
+    for (std::int64_t x = 0; x < n[0]; ++x) {
+      const std::int64_t at = a == 0 ? x : a == 1 ? y : z;
+      if (at == last && (!periodic || last == 0)) continue;
+      const std::int64_t i = row + x;
+      const std::int64_t j = at < last ? i + stride[a] : i - last * stride[a];
+      visit(a, i, j, face(a, i, j), x, at < last ? at + 1 : 0);
     }
   };
+  // The largest and smallest positive face along each axis (rows on every thread: a minimum
+  // and a maximum do not depend on the order).
   std::array<double, 3> largest{0.0, 0.0, 0.0}, smallest{HUGE_VAL, HUGE_VAL, HUGE_VAL};
-  each_face([&](int a, std::int64_t, std::int64_t, double K) {
-    if (!(K > 0.0)) return;
-    largest[static_cast<std::size_t>(a)] = std::max(largest[static_cast<std::size_t>(a)], K);
-    smallest[static_cast<std::size_t>(a)] = std::min(smallest[static_cast<std::size_t>(a)], K);
-  });
+  for (int a = 0; a < dims; ++a) {
+    double lo = HUGE_VAL, hi = 0.0;
+    const std::int64_t rows = n[1] * n[2];
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static) if (np >= 32768)
+    for (std::int64_t r = 0; r < rows; ++r)
+      each_face_of_row(a, r % n[1], r / n[1],
+                       [&](int, std::int64_t, std::int64_t, double K, std::int64_t, std::int64_t) {
+                         if (!(K > 0.0)) return;
+                         hi = std::max(hi, K);
+                         lo = std::min(lo, K);
+                       });
+    largest[static_cast<std::size_t>(a)] = hi;
+    smallest[static_cast<std::size_t>(a)] = lo;
+  }
   bool contrast = false;
   for (int a = 0; a < dims; ++a)
     contrast = contrast || (largest[static_cast<std::size_t>(a)] > 0.0 &&
                             largest[static_cast<std::size_t>(a)] >=
                                 multigrid::kStrongRatio * smallest[static_cast<std::size_t>(a)]);
   if (!contrast) return false;
-  // The nodes of Dirichlet faces are fixed: in no piece.
-  const auto fixed = [&](std::int64_t i) {
+  // The nodes of Dirichlet faces are fixed: in no piece. fixed_on[a][coordinate along a].
+  std::array<std::vector<char>, 3> fixed_on;
+  for (int a = 0; a < 3; ++a) {
+    const std::int64_t m = n[static_cast<std::size_t>(a)];
+    std::vector<char>& f = fixed_on[static_cast<std::size_t>(a)];
+    f.assign(static_cast<std::size_t>(m), 0);
+    if (a >= dims) continue;
+    if (c.boundary[2 * a].kind == BoundaryKind::dirichlet) f[0] = 1;
+    if (c.boundary[2 * a + 1].kind == BoundaryKind::dirichlet)
+      f[static_cast<std::size_t>(m - 1)] = 1;
+  }
+  const auto fixed = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    return fixed_on[0][static_cast<std::size_t>(x)] || fixed_on[1][static_cast<std::size_t>(y)] ||
+           fixed_on[2][static_cast<std::size_t>(z)];
+  };
+  // Union-find in one array: parent[i] >= 0 is node i's parent, < 0 marks a root and is minus
+  // its piece's size (the fixed nodes stay roots of size 1, below kMinPieceNodes); 4 bytes a
+  // node below 2^31 nodes.
+  static_assert(multigrid::kMinPieceNodes > 1, "a fixed node alone must not count as a piece");
+  const auto two_pieces = [&](auto index_type) {
+    using Index = decltype(index_type);
+    std::vector<Index> parent(static_cast<std::size_t>(np), -1);
+    const auto root = [&](Index i) {
+      while (parent[static_cast<std::size_t>(i)] >= 0) {
+        const Index up = parent[static_cast<std::size_t>(i)];
+        if (parent[static_cast<std::size_t>(up)] >= 0)
+          parent[static_cast<std::size_t>(i)] = parent[static_cast<std::size_t>(up)];
+        i = up;
+      }
+      return i;
+    };
+    // The faces in the order of the nodes along each axis in turn, as one pass over them.
     for (int a = 0; a < dims; ++a) {
-      const std::int64_t at = coordinate(i, a);
-      if (at == 0 && c.boundary[2 * a].kind == BoundaryKind::dirichlet) return true;
-      if (at == n[static_cast<std::size_t>(a)] - 1 &&
-          c.boundary[2 * a + 1].kind == BoundaryKind::dirichlet)
-        return true;
+      const double strong = largest[static_cast<std::size_t>(a)];
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y)
+          each_face_of_row(
+              a, y, z,
+              [&](int, std::int64_t i, std::int64_t j, double K, std::int64_t x,
+                  std::int64_t at_j) {
+                if (K * multigrid::kStrongRatio < strong || fixed(x, y, z) ||
+                    fixed(a == 0 ? at_j : x, a == 1 ? at_j : y, a == 2 ? at_j : z))
+                  return;
+                Index ri = root(static_cast<Index>(i));
+                Index rj = root(static_cast<Index>(j));
+                if (ri == rj) return;
+                // The smaller piece under the larger: its size adds to the root's.
+                if (parent[static_cast<std::size_t>(ri)] > parent[static_cast<std::size_t>(rj)])
+                  std::swap(ri, rj);
+                parent[static_cast<std::size_t>(ri)] += parent[static_cast<std::size_t>(rj)];
+                parent[static_cast<std::size_t>(rj)] = ri;
+              });
     }
-    return false;
+    int pieces = 0;
+    for (std::size_t i = 0; i < parent.size() && pieces < 2; ++i)
+      if (-parent[i] >= multigrid::kMinPieceNodes) ++pieces;
+    return pieces >= 2;
   };
-  std::vector<std::uint32_t> parent(static_cast<std::size_t>(np));
-  for (std::int64_t i = 0; i < np; ++i)
-    parent[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
-  const auto root = [&](std::uint32_t i) {
-    while (parent[i] != i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  each_face([&](int a, std::int64_t i, std::int64_t j, double K) {
-    if (K * multigrid::kStrongRatio < largest[static_cast<std::size_t>(a)] || fixed(i) || fixed(j))
-      return;
-    const std::uint32_t ri = root(static_cast<std::uint32_t>(i));
-    const std::uint32_t rj = root(static_cast<std::uint32_t>(j));
-    if (ri != rj) parent[std::max(ri, rj)] = std::min(ri, rj);
-  });
-  std::vector<std::uint32_t> size(static_cast<std::size_t>(np), 0);
-  int pieces = 0;
-  for (std::int64_t i = 0; i < np && pieces < 2; ++i)
-    if (!fixed(i) && static_cast<std::int64_t>(++size[root(static_cast<std::uint32_t>(i))]) ==
-                         multigrid::kMinPieceNodes)
-      ++pieces;
-  return pieces >= 2;
+  return np < (std::int64_t{1} << 31) ? two_pieces(std::int32_t{0}) : two_pieces(std::int64_t{0});
 }
 
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {

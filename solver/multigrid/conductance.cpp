@@ -227,8 +227,17 @@ void HeatFlowOperator::weighted_source(std::size_t s, double* out) const {
   }
   const double* q = fields_->sources.at(s).density.data();
   const std::uint8_t* fixed = base_.fixed.data();
-#pragma omp parallel for schedule(static) if (np >= 32768)
-  for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[i] ? 0.0 : weight(i) * q[i];
+  // Row by row: the node's weight from its coordinates, not divided out of its index.
+  const auto& n = base_.n;
+#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      const std::int64_t row = (z * n[1] + y) * n[0];
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = row + x;
+        out[i] = fixed[i] ? 0.0 : weight(x, y, z) * q[i];
+      }
+    }
 }
 
 std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts(bool dirichlet_nodes) const {
