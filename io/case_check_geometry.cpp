@@ -127,17 +127,15 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
   }
 }
 
-// A material painted inside a void whose surface has a condition (fins written as boxes over
-// an "air" void): the void's surface is its own shape's faces where the body lies beyond them,
-// so the painted shape's sides, which face the void, take no condition (insulated), and the
-// void's faces under it count as surface. Said at the painting region; a void without a
-// condition is insulated all round, as its painted shapes' sides are.
+// A `where` material painted inside a void whose surface has a condition: the void's surface
+// takes the sides of box and ball shapes painted inside it (fins written as boxes over an "air"
+// void), not a `where` shape's, whose sides facing the void stay insulated. Said at the
+// painting region; a void without a condition is insulated all round, as its painted shapes'
+// sides are.
 void check_painted_voids(const Case& c, check::Report& r) {
   for (std::size_t k = 0; k < c.regions.size(); ++k) {
     const solver::RegionSpec& painted = c.regions[k];
-    if (painted.is_void || painted.shape.kind == ShapeKind::everywhere ||
-        painted.shape.kind == ShapeKind::file)
-      continue;
+    if (painted.is_void || painted.shape.kind != ShapeKind::where) continue;
     std::string names;
     for (std::size_t v = 0; v < k; ++v)
       if (c.regions[v].is_void && conditioned(c.regions[v]) &&
@@ -146,10 +144,10 @@ void check_painted_voids(const Case& c, check::Report& r) {
     if (names.empty()) continue;
     r.warning(indexed("regions", k) + shape_key(painted.shape.kind),
               "paints " + painted.material + " inside the void " + names +
-                  ", whose surface condition acts on the void's own faces only: the sides of "
-                  "this shape that face the void stay insulated, and the void's faces it covers "
-                  "still count as surface; give the space around it as voids of their own (the "
-                  "gaps between fins as boxes) instead");
+                  ", whose surface condition reaches the sides of box and ball shapes painted "
+                  "inside it but not a `where` shape's: the sides of this shape that face the "
+                  "void stay insulated; give it as boxes or balls, or the space around it as "
+                  "voids of their own");
   }
 }
 

@@ -1068,6 +1068,121 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   return out;
 }
 
+namespace {
+
+// The cut points of [lo, hi] on axis a for surface elements: the multiples of an eighth of the
+// axis's spacing (so that no element straddles the boundary between two control volumes, which
+// lie halfway between nodes) and the box bounds of `shapes` inside, with the ends; points
+// closer than a millionth of an eighth merged.
+void element_cuts(const Sampler& s, int a, double lo, double hi,
+                  const std::vector<const Shape*>& shapes, std::vector<double>& at) {
+  const double eighth = s.h[a] / 8.0, tiny = 1e-6 * eighth;
+  at.clear();
+  at.push_back(lo);
+  for (double k = std::ceil(lo / eighth); k * eighth < hi; k += 1.0) at.push_back(k * eighth);
+  for (const Shape* sh : shapes)
+    if (sh->spec->kind == ShapeKind::box)
+      for (double b : {sh->spec->lower[a], sh->spec->upper[a]})
+        if (b > lo && b < hi) at.push_back(b);
+  std::sort(at.begin(), at.end());
+  std::vector<double> kept{lo};
+  for (double x : at)
+    if (x - kept.back() > tiny && hi - x > tiny) kept.push_back(x);
+  kept.push_back(hi);
+  at.swap(kept);
+}
+
+// The surface elements of box or ball `shape`: each face of a box cut at element_cuts over its
+// rectangle (active axes), clipped on the axes along the face to [lo, hi] (a face whose plane
+// lies outside [lo, hi] too, where `clip_planes`); a ball's sphere in rings of elements about
+// `step` across (its area exactly). add(x, out, dA): the element's centre, its outward normal
+// and its area.
+template <class Add>
+void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& shapes,
+                          const ShapeSpec& shape, const double* lo, const double* hi,
+                          bool clip_planes, double step, Add&& add) {
+  if (shape.kind == ShapeKind::box) {
+    std::array<std::vector<double>, 2> cut;
+    for (int a = 0; a < s.dims; ++a)
+      for (int side = 0; side < 2; ++side) {
+        const double plane = side == 0 ? shape.lower[a] : shape.upper[a];
+        if (clip_planes && (plane < lo[a] || plane > hi[a])) continue;
+        double out[3] = {0, 0, 0};
+        out[a] = side == 0 ? -1.0 : 1.0;
+        int other[2] = {-1, -1}, count = 0;
+        for (int b = 0; b < s.dims; ++b)
+          if (b != a) other[count++] = b;
+        bool empty = false;
+        for (int o = 0; o < 2; ++o) {
+          std::vector<double>& at = cut[static_cast<std::size_t>(o)];
+          if (o >= count) {
+            at = {0.0, 1.0};  // an axis the grid lacks: one piece of unit extent
+            continue;
+          }
+          const int b = other[o];
+          const double start = std::max(shape.lower[b], lo[b]);
+          const double end = std::min(shape.upper[b], hi[b]);
+          if (end <= start)
+            empty = true;
+          else
+            element_cuts(s, b, start, end, shapes, at);
+        }
+        if (empty) continue;
+        for (std::size_t p = 0; p + 1 < cut[0].size(); ++p)
+          for (std::size_t q = 0; q + 1 < cut[1].size(); ++q) {
+            double x[3] = {0, 0, 0};
+            x[a] = plane;
+            const std::size_t pq[2] = {p, q};
+            for (int o = 0; o < count; ++o) {
+              const std::vector<double>& at = cut[static_cast<std::size_t>(o)];
+              x[other[o]] = 0.5 * (at[pq[o]] + at[pq[o] + 1]);
+            }
+            const double dA = (cut[0][p + 1] - cut[0][p]) * (cut[1][q + 1] - cut[1][q]);
+            add(x, out, dA);
+          }
+      }
+    return;
+  }
+  const double r0 = shape.radius;
+  const double* c0 = shape.center.data();
+  if (s.dims == 1) {
+    for (double sign : {-1.0, 1.0}) {
+      double x[3] = {c0[0] + sign * r0, 0, 0}, out[3] = {sign, 0, 0};
+      add(x, out, 1.0);
+    }
+  } else if (s.dims == 2) {
+    const std::int64_t k =
+        std::max<std::int64_t>(16, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 / step)));
+    for (std::int64_t j = 0; j < k; ++j) {
+      const double t = 2.0 * M_PI * (static_cast<double>(j) + 0.5) / static_cast<double>(k);
+      double out[3] = {std::cos(t), std::sin(t), 0};
+      double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], 0};
+      add(x, out, 2.0 * M_PI * r0 / static_cast<double>(k));
+    }
+  } else {
+    // Rings of equal height in z (each of area 2 pi r^2 (cos t1 - cos t2)), split into
+    // elements about `step` long: the sum is 4 pi r^2 exactly.
+    const std::int64_t rings =
+        std::max<std::int64_t>(8, static_cast<std::int64_t>(std::ceil(M_PI * r0 / step)));
+    for (std::int64_t j = 0; j < rings; ++j) {
+      const double z1 = -1.0 + 2.0 * static_cast<double>(j) / static_cast<double>(rings);
+      const double z2 = -1.0 + 2.0 * static_cast<double>(j + 1) / static_cast<double>(rings);
+      const double zc = 0.5 * (z1 + z2), rho = std::sqrt(std::max(0.0, 1.0 - zc * zc));
+      const double ring_area = 2.0 * M_PI * r0 * r0 * (z2 - z1);
+      const std::int64_t k = std::max<std::int64_t>(
+          8, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 * rho / step)));
+      for (std::int64_t q = 0; q < k; ++q) {
+        const double t = 2.0 * M_PI * (static_cast<double>(q) + 0.5) / static_cast<double>(k);
+        double out[3] = {rho * std::cos(t), rho * std::sin(t), zc};
+        double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], c0[2] + r0 * out[2]};
+        add(x, out, ring_area / static_cast<double>(k));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region, const std::vector<SliverFold>* slivers) {
   Sampler s(c);
@@ -1109,97 +1224,75 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
     return m.at(y, node) != kVoid ? node : -1;
   };
-  // Whether a later void holds the point just behind the surface at x: the element then lies
-  // on that void's surface too, and is that void's (regions are painted in order, the last one
-  // wins), so that a stretch of wall two overlapping voids share counts once, with the later
-  // void's condition.
-  const auto later_void_behind = [&](const double* x, const double* out) {
+  // Whether a later region holds the point just behind the surface at x (inside this void). A
+  // later void's: the element lies on that void's surface too and is that void's (regions are
+  // painted in order, the last one wins), so that a stretch of wall two overlapping voids share
+  // counts once, with the later void's condition. A later material's: the point is body painted
+  // inside the void (a fin over an "air" void), so the element lies between body and body and
+  // is no surface.
+  const auto later_region_behind = [&](const double* x, const double* out) {
     double y[3] = {x[0], x[1], x[2]};
     double hmin = s.h[0];
     for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a] - 1e-7 * hmin * out[a]);
     for (std::size_t later = c.regions.size(); later-- > region + 1;)
-      if (m.shapes[later].contains(y, s.dims)) return m.material[later] == kVoid;
+      if (m.shapes[later].contains(y, s.dims)) return true;
     return false;
   };
   const auto add = [&](const double* x, const double* out, double dA) {
     const std::int64_t node = body_beyond(x, out);
-    if (node >= 0 && !later_void_behind(x, out)) area[static_cast<std::size_t>(node)] += dA;
+    if (node >= 0 && !later_region_behind(x, out)) area[static_cast<std::size_t>(node)] += dA;
   };
-  // Surface elements about an eighth of the smallest spacing across.
+  // A ball's surface elements about an eighth of the smallest spacing across.
   double hmin = s.h[0];
   for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
   const double step = hmin / 8.0;
-  if (shape.kind == ShapeKind::box) {
-    // Each face of the box: a grid of elements over its rectangle (active axes).
-    for (int a = 0; a < s.dims; ++a)
-      for (int side = 0; side < 2; ++side) {
-        double out[3] = {0, 0, 0};
-        out[a] = side == 0 ? -1.0 : 1.0;
-        int other[2] = {-1, -1}, count = 0;
-        for (int b = 0; b < s.dims; ++b)
-          if (b != a) other[count++] = b;
-        std::int64_t cells[2] = {1, 1};
-        double lo[2] = {0, 0}, width[2] = {1, 1};
-        for (int o = 0; o < count; ++o) {
-          const int b = other[o];
-          lo[o] = std::max(shape.lower[b], 0.0);
-          const double hi = std::min(shape.upper[b], domain[b]);
-          width[o] = hi - lo[o];
-          cells[o] = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(width[o] / step)));
-        }
-        if (width[0] <= 0.0 || width[1] <= 0.0) continue;
-        for (std::int64_t p = 0; p < cells[0]; ++p)
-          for (std::int64_t q = 0; q < cells[1]; ++q) {
-            double x[3] = {0, 0, 0};
-            x[a] = side == 0 ? shape.lower[a] : shape.upper[a];
-            double dA = 1.0;
-            const std::int64_t pq[2] = {p, q};
-            for (int o = 0; o < count; ++o) {
-              const double d = width[o] / static_cast<double>(cells[o]);
-              x[other[o]] = lo[o] + (static_cast<double>(pq[o]) + 0.5) * d;
-              dA *= d;
-            }
-            add(x, out, dA);
-          }
-      }
-  } else {
-    const double r0 = shape.radius;
-    const double* c0 = shape.center.data();
-    if (s.dims == 1) {
-      for (double sign : {-1.0, 1.0}) {
-        double x[3] = {c0[0] + sign * r0, 0, 0}, out[3] = {sign, 0, 0};
-        add(x, out, 1.0);
-      }
-    } else if (s.dims == 2) {
-      const std::int64_t k = std::max<std::int64_t>(16, static_cast<std::int64_t>(
-                                                          std::ceil(2.0 * M_PI * r0 / step)));
-      for (std::int64_t j = 0; j < k; ++j) {
-        const double t = 2.0 * M_PI * (static_cast<double>(j) + 0.5) / static_cast<double>(k);
-        double out[3] = {std::cos(t), std::sin(t), 0};
-        double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], 0};
-        add(x, out, 2.0 * M_PI * r0 / static_cast<double>(k));
-      }
-    } else {
-      // Rings of equal height in z (each of area 2 pi r^2 (cos t1 - cos t2)), split into
-      // elements about `step` long: the sum is 4 pi r^2 exactly.
-      const std::int64_t rings =
-          std::max<std::int64_t>(8, static_cast<std::int64_t>(std::ceil(M_PI * r0 / step)));
-      for (std::int64_t j = 0; j < rings; ++j) {
-        const double z1 = -1.0 + 2.0 * static_cast<double>(j) / static_cast<double>(rings);
-        const double z2 = -1.0 + 2.0 * static_cast<double>(j + 1) / static_cast<double>(rings);
-        const double zc = 0.5 * (z1 + z2), rho = std::sqrt(std::max(0.0, 1.0 - zc * zc));
-        const double ring_area = 2.0 * M_PI * r0 * r0 * (z2 - z1);
-        const std::int64_t k = std::max<std::int64_t>(
-            8, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 * rho / step)));
-        for (std::int64_t q = 0; q < k; ++q) {
-          const double t = 2.0 * M_PI * (static_cast<double>(q) + 0.5) / static_cast<double>(k);
-          double out[3] = {rho * std::cos(t), rho * std::sin(t), zc};
-          double x[3] = {c0[0] + r0 * out[0], c0[1] + r0 * out[1], c0[2] + r0 * out[2]};
-          add(x, out, ring_area / static_cast<double>(k));
-        }
-      }
+  const double origin[3] = {0, 0, 0};
+  for_surface_elements(s, m.shape_list, shape, origin, domain, false, step, add);
+
+  // The sides of the box and ball materials painted after the void inside it: the body's
+  // surface facing the void. An element counts where the point just outside the painted shape
+  // is inside the domain and really this void's (no region after the void holds it), and goes
+  // to the node whose control volume holds the point just inside it, where that is body.
+  const auto add_painted = [&](const double* x, const double* out, double dA) {
+    double beyond[3] = {x[0], x[1], x[2]}, behind[3] = {x[0], x[1], x[2]};
+    for (int a = 0; a < s.dims; ++a) {
+      beyond[a] += 1e-7 * hmin * out[a];
+      behind[a] -= 1e-7 * hmin * out[a];
     }
+    if (node_of(beyond) < 0) return;
+    for (int a = 0; a < s.dims; ++a) beyond[a] = s.wrap(a, beyond[a]);
+    if (!m.shapes[region].contains(beyond, s.dims)) return;
+    for (std::size_t later = c.regions.size(); later-- > region + 1;)
+      if (m.shapes[later].contains(beyond, s.dims)) return;
+    const std::int64_t node = node_of(behind);
+    if (node < 0) return;
+    for (int a = 0; a < s.dims; ++a) behind[a] = s.wrap(a, behind[a]);
+    if (m.at(behind, node) == kVoid) return;
+    area[static_cast<std::size_t>(node)] += dA;
+  };
+  // The void's extent within the domain: the painted boxes' faces are cut at its bounds.
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  for (int a = 0; a < s.dims; ++a) {
+    lo[a] = shape.kind == ShapeKind::box ? shape.lower[a] : shape.center[a] - shape.radius;
+    hi[a] = shape.kind == ShapeKind::box ? shape.upper[a] : shape.center[a] + shape.radius;
+    lo[a] = std::max(lo[a], 0.0);
+    hi[a] = std::min(hi[a], domain[a]);
+  }
+  for (std::size_t k = region + 1; k < c.regions.size(); ++k) {
+    const ShapeSpec& painted = c.regions[k].shape;
+    if (m.material[k] == kVoid ||
+        (painted.kind != ShapeKind::box && painted.kind != ShapeKind::ball))
+      continue;
+    bool meets = true;
+    for (int a = 0; a < s.dims; ++a) {
+      const double plo =
+          painted.kind == ShapeKind::box ? painted.lower[a] : painted.center[a] - painted.radius;
+      const double phi =
+          painted.kind == ShapeKind::box ? painted.upper[a] : painted.center[a] + painted.radius;
+      meets = meets && plo <= hi[a] && phi >= lo[a];
+    }
+    if (meets) for_surface_elements(s, m.shape_list, painted, lo, hi, true, step, add_painted);
   }
   // Per unit of each control volume's volume.
   for (std::int64_t i = 0; i < np; ++i) {

@@ -86,11 +86,20 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 
 // Per node, the area of void region `region`'s surface that faces the body inside the node's
 // control volume, over the control volume's volume (1/m; a 2D grid's surfaces are lines of
-// 1 m depth, a 1D grid's points of 1 m^2): a box's faces and a ball's sphere, cut in elements
-// an eighth of a spacing across, each going, where the point just outside it is body (not a
-// void, inside the domain), to the node whose control volume holds that point: a surface
-// halfway between two nodes goes to the body's one. Throws std::invalid_argument for a `where`
-// void. `slivers`: sliver_folds(c, ids), or null.
+// 1 m depth, a 1D grid's points of 1 m^2): the true boundary between the void and the body.
+// The void's box faces or ball sphere, cut in elements an eighth of a spacing across (a box's
+// faces at the multiples of an eighth of each axis's spacing, so that no element straddles two
+// control volumes, and at every region's box bounds, so that a painted box's share is exact),
+// each going, where the point just outside it is body (not a void, inside the domain) and the point
+// just inside it really void (no later region, void or material, holds it), to the node whose
+// control volume holds the outside point: a surface halfway between two nodes goes to the
+// body's one. And the sides of every box or ball material painted after the void that lie
+// inside it (fins over an "air" void), cut alike (a box's faces at the void's bounds too), each
+// element counting where the point just outside the painted shape is this void's (inside it,
+// in the domain, held by no region after the void) and going to the node whose control volume
+// holds the point just inside it, where that is body. `where` shapes painted inside a void add
+// no surface. Throws std::invalid_argument for a `where` void. `slivers`: sliver_folds(c, ids),
+// or null.
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region,
                                        const std::vector<SliverFold>* slivers = nullptr);

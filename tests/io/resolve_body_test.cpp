@@ -192,18 +192,31 @@ TEST(ResolveBody, AVoidOnAConvectiveFaceIsTakenByEveryMethod) {
   EXPECT_TRUE(resolve(text).errors.empty());
 }
 
-// A material painted inside a void that has a surface condition (fins written as boxes over an
-// "air" void): the condition acts on the void's own faces only, so the painted shape's sides
-// stay insulated. Said as a warning at the painting region, naming the void; not for a void
-// without a condition (insulated sides are what it means), nor for voids that do not overlap it.
-TEST(ResolveBody, AMaterialPaintedInsideAConditionedVoidIsWarnedOf) {
+// A material painted inside a void that has a surface condition: a box's or ball's sides
+// facing the void take the void's condition (fins written as boxes over an "air" void), so
+// nothing is said of them; a `where` shape's do not, and stay insulated: said as a warning at
+// the painting region, naming the void. Not for a void without a condition (insulated sides
+// are what it means).
+TEST(ResolveBody, AWhereMaterialPaintedInsideAConditionedVoidIsWarnedOf) {
   const std::string air =
       "  - {void: true, name: air, box: {lower: [0.05, 0], upper: [0.1, 0.05]},\n"  // 6
-      "     surface: {type: convective, h: 25, ambient: 300}}\n"                    // 7
-      "  - {material: steel, box: {lower: [0.05, 0.02], upper: [0.1, 0.03]}}\n";    // 8
-  ResolvedBody body = resolve(plate(air, ""));
+      "     surface: {type: convective, h: 25, ambient: 300}}\n";                   // 7
+  const std::string fin_box =
+      "  - {material: steel, box: {lower: [0.05, 0.02], upper: [0.1, 0.03]}}\n";
+  const std::string fin_ball =
+      "  - {material: steel, ball: {center: [0.05, 0.025], radius: 0.01}}\n";
+  const std::string fin_where = "  - {material: steel, where: \"y > 0.02 && y < 0.03\"}\n";  // 8
+
+  // Boxes and balls: their sides are the void's surface.
+  for (const std::string& fin : {fin_box, fin_ball}) {
+    const ResolvedBody body = resolve(plate(air + fin, ""));
+    EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+    EXPECT_TRUE(body.warnings.empty()) << fin << format_errors(body.warnings);
+  }
+
+  ResolvedBody body = resolve(plate(air + fin_where, ""));
   EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
-  const CaseError* w = find(body.warnings, "regions[2].box");
+  const CaseError* w = find(body.warnings, "regions[2].where");
   ASSERT_NE(w, nullptr) << format_errors(body.warnings);
   EXPECT_EQ(w->line, 8);
   EXPECT_NE(w->message.find("inside the void regions[1] (air, line 6)"), std::string::npos)
@@ -215,19 +228,9 @@ TEST(ResolveBody, AMaterialPaintedInsideAConditionedVoidIsWarnedOf) {
   insulated.replace(insulated.find(",\n     surface"),
                     std::string(",\n     surface: {type: convective, h: 25, ambient: 300}}").size(),
                     "}\n");
-  body = resolve(plate(insulated, ""));
+  body = resolve(plate(insulated + fin_where, ""));
   EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
-  EXPECT_EQ(find(body.warnings, "regions[2].box"), nullptr) << format_errors(body.warnings);
-
-  // The fin's surroundings as voids of their own, the fin left as body: nothing to say.
-  body =
-      resolve(plate("  - {void: true, box: {lower: [0.05, 0], upper: [0.1, 0.02]},\n"
-                    "     surface: {type: convective, h: 25, ambient: 300}}\n"
-                    "  - {void: true, box: {lower: [0.05, 0.03], upper: [0.1, 0.05]},\n"
-                    "     surface: {type: convective, h: 25, ambient: 300}}\n",
-                    ""));
-  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
-  EXPECT_TRUE(body.warnings.empty()) << format_errors(body.warnings);
+  EXPECT_EQ(find(body.warnings, "regions[2].where"), nullptr) << format_errors(body.warnings);
 }
 
 }  // namespace

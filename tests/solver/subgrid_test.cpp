@@ -930,3 +930,178 @@ TEST(Subgrid, ABoundOnANodeRoundedPastItCutsNoFace) {
 
 }  // namespace
 }  // namespace heatsim_tests
+
+namespace heatsim_tests {
+namespace {
+
+// The total area of the voids' surfaces facing the body (VoidSurface::area).
+double void_area(const Case& c) {
+  double area = 0.0;
+  for (const auto& v : heatsim::solver::void_surfaces(c, heatsim::solver::material_ids(c)).voids)
+    area += v.area;
+  return area;
+}
+
+// A box of material painted after a void, inside it, its bottom sunk into the body below the
+// void: the void's surface is the boundary between void and body, so the painted box's sides
+// and top inside the void count (2 h (w_x + w_z) + w_x w_z in 3D) and the void's bottom under
+// the box does not (- w_x w_z). With the bounds on node planes and off them (every bound then
+// cuts control volumes, slivers included), in 2D and 3D, the total is the closed form.
+TEST(Void, APaintedBoxsSidesInsideTheVoidAreItsSurface) {
+  for (int dims : {2, 3})
+    for (double d : {0.0, 0.00037}) {
+      SCOPED_TRACE(std::to_string(dims) + "D, offset " + std::to_string(d));
+      Case c;
+      c.grid.dims = dims;
+      c.grid.n = {41, 41, dims > 2 ? 41 : 1};
+      c.grid.length = {0.04, 0.04, 0.04};  // h = 1 mm
+      c.materials = {material("steel", 45.0, 7800, 470), material("copper", 400, 8900, 385)};
+      heatsim::solver::RegionSpec v;
+      v.is_void = true;
+      v.surface.kind = BoundaryKind::convective;
+      v.surface.transfer = 25.0;
+      v.surface.value = 300.0;
+      const std::array<double, 3> lo{0.010 + d, 0.010 + d, 0.011 + d},
+          hi{0.029 + d, 0.030 + d, 0.028 + d};
+      v.shape = box(lo, hi);
+      // The fin: 7 x 15 (x 13) mm, 5 mm of it below the void's bottom.
+      const std::array<double, 3> flo{0.015 + d, 0.005 + d, 0.013 + d},
+          fhi{0.022 + d, 0.020 + d, 0.026 + d};
+      c.regions = {region("steel"), v};
+      double faces = 0.0;  // the void box's own surface
+      if (dims == 2) {
+        faces = 2.0 * ((hi[0] - lo[0]) + (hi[1] - lo[1]));
+      } else {
+        const double e[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+        faces = 2.0 * (e[0] * e[1] + e[1] * e[2] + e[0] * e[2]);
+      }
+      EXPECT_NEAR(void_area(c), faces, 1e-12);
+      c.regions.push_back(region("copper", box(flo, fhi)));
+      const double wx = fhi[0] - flo[0], wz = dims > 2 ? fhi[2] - flo[2] : 1.0;
+      const double height = fhi[1] - lo[1];  // inside the void
+      const double sides = dims > 2 ? 2.0 * height * (wx + wz) : 2.0 * height;
+      // Bottom covered (- wx wz), top added (+ wx wz): the sides are the difference.
+      EXPECT_NEAR(void_area(c), faces + sides, 1e-12);
+      // Every node the surface reaches is body.
+      const auto ids = heatsim::solver::material_ids(c);
+      const auto surfaces = heatsim::solver::void_surfaces(c, ids);
+      ASSERT_EQ(surfaces.voids.size(), 1u);
+      for (std::int64_t node : surfaces.voids[0].nodes)
+        EXPECT_NE(ids[static_cast<std::size_t>(node)], heatsim::solver::kVoid) << "node " << node;
+      // A later void over the fin's top 3 mm takes it back: the fin's sides there face void on
+      // both sides and count for neither void.
+      heatsim::solver::RegionSpec cap = v;
+      cap.shape = box({flo[0], fhi[1] - 0.003, flo[2]}, {fhi[0], fhi[1], fhi[2]});
+      c.regions.push_back(cap);
+      const double lost = dims > 2 ? 2.0 * 0.003 * (wx + wz) : 2.0 * 0.003;
+      const auto with_cap = heatsim::solver::void_surfaces(c, heatsim::solver::material_ids(c));
+      ASSERT_EQ(with_cap.voids.size(), 2u);
+      // The first void keeps the fin's sides below the cap; the cap faces the fin's new top.
+      EXPECT_NEAR(with_cap.voids[0].area, faces + sides - lost - wx * wz, 1e-12);
+      EXPECT_NEAR(with_cap.voids[1].area, wx * wz, 1e-12);
+    }
+}
+
+// A painted ball inside a void: its sphere is the void's surface (within the sampling's 2% at
+// 5 nodes per radius, as a void ball's), added to the void box's faces.
+TEST(Void, APaintedBallsSphereInsideTheVoidIsItsSurface) {
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "D");
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = {41, 41, dims > 2 ? 41 : 1};
+    c.grid.length = {0.04, 0.04, 0.04};
+    c.materials = {material("steel", 45.0, 7800, 470)};
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.shape = box({0.0051, 0.0053, 0.0047}, {0.0349, 0.0347, 0.0353});
+    heatsim::solver::RegionSpec ball = region("steel");
+    ball.shape.kind = ShapeKind::ball;
+    ball.shape.center = {0.0201, 0.0197, 0.0203};
+    ball.shape.radius = 0.005;
+    c.regions = {region("steel"), v};
+    const double faces = void_area(c);
+    c.regions.push_back(ball);
+    const double sphere = dims > 2 ? 4.0 * M_PI * 0.005 * 0.005 : 2.0 * M_PI * 0.005;
+    EXPECT_NEAR(void_area(c) - faces, sphere, 0.02 * sphere);
+  }
+}
+
+// A 2D heat sink (an aluminium base, five fins, h = 25 to 298.15 K on the fins and the base
+// between them) written two ways: the gaps between the fins as voids, one box each, and the
+// fins as boxes painted over one "air" void above the base. The same body, the same surfaces:
+// the same area, steady field and heat through the voids' surfaces. With the bounds off the
+// node planes (halfway between nodes) at this grid.
+TEST(Void, FinsPaintedOverAnAirVoidAreTheSinkWithGapVoids) {
+  const double fins[5][2] = {
+      {0.0, 0.002}, {0.0115, 0.0135}, {0.0235, 0.0255}, {0.0365, 0.0385}, {0.048, 0.05}};
+  const auto make = [&](bool painted) {
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {51, 31, 1};
+    c.grid.length = {0.05, 0.03, 1.0};  // h = 1 mm
+    c.materials = {material("aluminium", 200, 2700, 900)};
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.surface.kind = BoundaryKind::convective;
+    v.surface.transfer = 25.0;
+    v.surface.value = 298.15;
+    c.regions = {region("aluminium")};
+    if (painted) {
+      v.shape = box({0.0, 0.005, 0}, {0.05, 0.03, 0});
+      c.regions.push_back(v);
+      for (const auto& f : fins)
+        c.regions.push_back(region("aluminium", box({f[0], 0.005, 0}, {f[1], 0.03, 0})));
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        v.shape = box({fins[k][1], 0.005, 0}, {fins[k + 1][0], 0.03, 0});
+        c.regions.push_back(v);
+      }
+    }
+    for (auto& f : c.boundary) {
+      f.kind = BoundaryKind::convective;
+      f.transfer = 25.0;
+      f.value = 298.15;
+    }
+    c.boundary[2] = heatsim::solver::RegionSpec::insulated();  // y-
+    heatsim::solver::SourceSpec s;
+    s.shape = box({0.02, 0.0, 0}, {0.03, 0.001, 0});
+    s.power = 50.0;
+    c.sources = {s};
+    c.time.method = heatsim::solver::TimeMethod::steady;
+    c.time.tolerance = 1e-13;
+    return c;
+  };
+  const Case gaps = make(false), air = make(true);
+  // Four gaps' bottoms (40 mm) and eight fin sides of 25 mm.
+  EXPECT_NEAR(void_area(gaps), 0.24, 1e-12);
+  EXPECT_NEAR(void_area(air), 0.24, 1e-12);  // 0.05 (the void's bottom only) before
+
+  const std::vector<double> u = steady_field(gaps), w = steady_field(air);
+  const auto ids = heatsim::solver::material_ids(gaps);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    if (ids[i] != heatsim::solver::kVoid) largest = std::max(largest, std::abs(u[i] - w[i]));
+  EXPECT_LT(largest, 1e-6) << "K";
+  const std::size_t base = 25;  // (0.025, 0)
+  EXPECT_GT(u[base], 300.0);
+  EXPECT_NEAR(w[base], u[base], 1e-6 * u[base]);
+
+  const auto voids_flow = [](const Case& c, const std::vector<double>& field) {
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+    const auto ids = heatsim::solver::material_ids(c);
+    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
+                                               heatsim::solver::void_surfaces(c, ids));
+    double sum = 0.0;
+    for (const auto& f : meter.report(field, 0.0).flows)
+      if (f.what.rfind("void ", 0) == 0) sum += f.rate;
+    return sum;
+  };
+  const double gap_flow = voids_flow(gaps, u), air_flow = voids_flow(air, w);
+  EXPECT_LT(gap_flow, -30.0);  // most of the 50 W/m leaves through the fins and gaps
+  EXPECT_NEAR(air_flow, gap_flow, 1e-6 * std::abs(gap_flow));
+}
+
+}  // namespace
+}  // namespace heatsim_tests
