@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <utility>
 
 namespace heatsim::io {
 
@@ -37,6 +38,15 @@ std::string describe(const std::vector<RunFile>& files) {
     list += (i ? ", " : "") + fs::path(files[i].path).filename().string();
   if (files.size() > shown) list += ", ... (" + std::to_string(files.size()) + " files)";
   return list;
+}
+
+// A file name without the temporary suffix a crash leaves (kTemporarySuffix), and whether it
+// had it.
+std::pair<std::string, bool> without_temporary_suffix(const std::string& name) {
+  const std::string tmp = kTemporarySuffix;
+  if (name.size() > tmp.size() && name.compare(name.size() - tmp.size(), tmp.size(), tmp) == 0)
+    return {name.substr(0, name.size() - tmp.size()), true};
+  return {name, false};
 }
 
 void remove_files(const std::vector<RunFile>& files) {
@@ -68,13 +78,7 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
   const std::string field_prefix = c.output.name + "_";
   const std::string index_name = c.output.name + ".xmf";
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    bool temporary = false;
-    const std::string tmp = kTemporarySuffix;
-    if (name.size() > tmp.size() && name.compare(name.size() - tmp.size(), tmp.size(), tmp) == 0) {
-      temporary = true;
-      name.resize(name.size() - tmp.size());
-    }
+    const auto [name, temporary] = without_temporary_suffix(entry.path().filename().string());
     RunFile f{entry.path().string(), RunFile::Kind::field, -1};
     if ((f.step = step_in_name(name, field_prefix, ".h5")) >= 0) {
       f.kind = RunFile::Kind::field;
@@ -192,14 +196,11 @@ std::vector<RunFile> other_named_outputs(const solver::Case& c) {
     if (entry.path().extension() == ".xmf" && entry.path().stem().string() != c.output.name)
       stems.push_back(entry.path().stem().string());
   }
-  const std::string tmp = kTemporarySuffix;
   for (const std::string& stem : stems) {
     std::vector<RunFile> series;
     bool reads = false;
     for (const std::string& name : names) {
-      const bool temporary = name.size() > tmp.size() &&
-                             name.compare(name.size() - tmp.size(), tmp.size(), tmp) == 0;
-      const std::string base = temporary ? name.substr(0, name.size() - tmp.size()) : name;
+      const auto [base, temporary] = without_temporary_suffix(name);
       const std::int64_t step = step_in_name(base, stem + "_", ".h5");
       if (step < 0) continue;
       RunFile f{(dir / name).string(), temporary ? RunFile::Kind::temporary : RunFile::Kind::field,

@@ -80,6 +80,18 @@ std::vector<double> steady_field(const Case& c) {
   return u;
 }
 
+// The heat flows through every void's surface of `c` at `field`, summed (W).
+double total_void_flow(const Case& c, const std::vector<double>& field) {
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+  const auto ids = heatsim::solver::material_ids(c);
+  const heatsim::solver::HeatFlowMeter meter(c, p, fields, heatsim::solver::void_surfaces(c, ids));
+  double sum = 0.0;
+  for (const auto& f : meter.report(field, 0.0).flows)
+    if (f.what.rfind("void ", 0) == 0) sum += f.rate;
+  return sum;
+}
+
 TEST(Subgrid, LayeredWallIsExactAtTheNodesWhereverTheInterfacesLie) {
   // 98 nodes: both interfaces on nodes; 100, 37, 1001: between nodes at arbitrary fractions.
   for (int n : {98, 100, 37, 1001}) {
@@ -528,18 +540,7 @@ TEST(Void, OverlappingVoidsCountTheirSharedSurfaceOnce) {
   EXPECT_LT(largest, 1e-9) << "K";
   EXPECT_GT(w[0], 306.5);  // 306.09-306.24 K when the shared bottom counted twice
 
-  const auto voids_flow = [](const Case& c, const std::vector<double>& field) {
-    auto fields = heatsim::solver::coefficient_fields(c);
-    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
-    const auto ids = heatsim::solver::material_ids(c);
-    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
-                                               heatsim::solver::void_surfaces(c, ids));
-    double sum = 0.0;
-    for (const auto& f : meter.report(field, 0.0).flows)
-      if (f.what.rfind("void ", 0) == 0) sum += f.rate;
-    return sum;
-  };
-  const double flow = voids_flow(two, u), union_flow = voids_flow(one, w);
+  const double flow = total_void_flow(two, u), union_flow = total_void_flow(one, w);
   EXPECT_NEAR(union_flow, -10.0, 1e-9);
   EXPECT_NEAR(flow, union_flow, 1e-9);
 }
@@ -1087,18 +1088,7 @@ TEST(Void, FinsPaintedOverAnAirVoidAreTheSinkWithGapVoids) {
   EXPECT_GT(u[base], 300.0);
   EXPECT_NEAR(w[base], u[base], 1e-6 * u[base]);
 
-  const auto voids_flow = [](const Case& c, const std::vector<double>& field) {
-    auto fields = heatsim::solver::coefficient_fields(c);
-    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
-    const auto ids = heatsim::solver::material_ids(c);
-    const heatsim::solver::HeatFlowMeter meter(c, p, fields,
-                                               heatsim::solver::void_surfaces(c, ids));
-    double sum = 0.0;
-    for (const auto& f : meter.report(field, 0.0).flows)
-      if (f.what.rfind("void ", 0) == 0) sum += f.rate;
-    return sum;
-  };
-  const double gap_flow = voids_flow(gaps, u), air_flow = voids_flow(air, w);
+  const double gap_flow = total_void_flow(gaps, u), air_flow = total_void_flow(air, w);
   EXPECT_LT(gap_flow, -30.0);  // most of the 50 W/m leaves through the fins and gaps
   EXPECT_NEAR(air_flow, gap_flow, 1e-6 * std::abs(gap_flow));
 }
