@@ -625,10 +625,13 @@ class FieldChecks {
     auto add = [&](double v, const std::string& path, bool warned = false) {
       if (std::isfinite(v)) named.push_back({v, path, warned});
     };
-    auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned) {
+    // `ambient`: the schedule may be a sine map of its own, whose left-out value the warning
+    // names; a Dirichlet face's sine is written on the face, its value at `path` itself.
+    auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned,
+                            bool ambient) {
       const auto [low, high] = schedule_range(s);
       // A sine ambient without value: the warning names that key.
-      const std::string at = sine_value_defaulted(path, s) ? path + ".value" : path;
+      const std::string at = ambient && sine_value_defaulted(path, s) ? path + ".value" : path;
       add(low, at, warned);
       add(high, at, warned);
     };
@@ -642,15 +645,16 @@ class FieldChecks {
     for (int f = 0; f < 2 * dims(); ++f) {
       const solver::BoundaryFace& face = c_.boundary[static_cast<std::size_t>(f)];
       if (!face.names_temperature()) continue;
-      const std::string p = std::string("boundary.") + kFaceNames[f] +
-                            (face.kind == BoundaryKind::dirichlet ? ".value" : ".ambient");
-      add_schedule(p, face.schedule(), face.radiates());
+      const bool dirichlet = face.kind == BoundaryKind::dirichlet;
+      const std::string p =
+          std::string("boundary.") + kFaceNames[f] + (dirichlet ? ".value" : ".ambient");
+      add_schedule(p, face.schedule(), face.radiates(), !dirichlet);
     }
     for (std::size_t i = 0; i < c_.regions.size(); ++i) {
       const solver::RegionSpec& region = c_.regions[i];
       if (region.is_void && region.surface.kind == BoundaryKind::convective)
         add_schedule(indexed("regions", i) + ".surface.ambient", region.surface.schedule(),
-                     region.surface.radiates());
+                     region.surface.radiates(), true);
     }
     for (const solver::MaterialSpec& m : c_.materials) {
       const std::string p = "materials." + m.name;
