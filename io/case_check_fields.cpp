@@ -458,6 +458,34 @@ class FieldChecks {
                      format_number(s.value) + "; give frequency (in Hz) for it to vary");
   }
 
+  // A `power` is spread over the part of its shape inside the domain, so a box or ball that
+  // reaches past a face puts all of it into that part: a heater centred on a symmetry plane
+  // then heats the half modelled with the whole heater's power. Said, since the case most
+  // likely meant the power of the whole shape (power_density delivers the part inside).
+  void power_partly_outside(const std::string& at, const solver::ShapeSpec& s) {
+    if (holds_volume(s) != true) return;
+    double inside = 1.0;  // a box's fraction of its volume inside the domain
+    bool outside = false;
+    for (int a = 0; a < dims(); ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      const double tol = 1e-9 * h(a), length = c_.grid.length[i];
+      const double lo = s.kind == ShapeKind::box ? s.lower[i] : s.center[i] - s.radius;
+      const double hi = s.kind == ShapeKind::box ? s.upper[i] : s.center[i] + s.radius;
+      if (!(lo < -tol || hi > length + tol)) continue;
+      outside = true;
+      if (s.kind == ShapeKind::box && hi > lo)
+        inside *= (std::min(hi, length) - std::max(lo, 0.0)) / (hi - lo);
+    }
+    if (!outside) return;
+    const std::string part = s.kind == ShapeKind::box
+                                 ? format_number(inside) + " of the box's volume"
+                                 : "part of the ball";
+    r_.warning(at, "reaches outside the domain (the domain is " + domain(c_) +
+                       "): its power is spread over the part inside (" + part +
+                       "), which takes all of it; give the power of that part (on a symmetry "
+                       "plane, the heater's share), or a power_density");
+  }
+
   void check_sources() {
     std::vector<const kernels::Schedule*> distinct;
     const kernels::Schedule constant{1.0, 0.0, 0.0, {}};
@@ -498,6 +526,8 @@ class FieldChecks {
                            (by_volume(s.shape) ? "volume" : "node"));
         else
           r_.warning(at, why + "; the source has no effect");
+      } else if (shape_ok && s.power) {
+        power_partly_outside(p + shape_key(s.shape.kind), s.shape);
       }
       const bool seen = std::any_of(distinct.begin(), distinct.end(),
                                     [&](const auto* d) { return same(*d, s.schedule); });
