@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -180,6 +181,64 @@ TEST(Contacts, SourceBesideAHalfwayContactConvergesAtSecondOrder) {
   EXPECT_LT(errors[0], 0.5);
   EXPECT_GT(errors[0] / errors[1], 8.0) << errors[0] << " " << errors[1];
   EXPECT_LT(errors[0] / errors[1], 10.0) << errors[0] << " " << errors[1];
+}
+
+// A control volume the interface cuts: the part beyond the contact holds its heat for the node
+// across it, so that heat crosses R'' as it does in the body. The interface a quarter spacing
+// past node 10 (copper): node 10 keeps its copper three quarters, node 11 (silicon) takes the
+// silicon quarter beside its own whole volume; the total stays. Without the contact (and with
+// R'' = 0) each node keeps its own control volume's mixture.
+TEST(Contacts, APartBeyondTheContactGoesToTheNodeAcrossIt) {
+  const double copper = 8900.0 * 385, silicon = 2330.0 * 700;
+  for (double R : {1e-4, 0.0, -1.0}) {
+    SCOPED_TRACE(R);
+    const Case c = wall(0.01025, R);
+    const auto ids = heatsim::solver::material_ids(c);
+    const auto sampled = heatsim::solver::subgrid_materials(c, ids);
+    const std::vector<double>& C = sampled.capacity;
+    if (R > 0.0) {
+      EXPECT_NEAR(C[10], 0.75 * copper, 1e-9 * copper);
+      EXPECT_NEAR(C[11], 1.25 * silicon, 1e-9 * silicon);
+    } else {
+      EXPECT_NEAR(C[10], 0.75 * copper + 0.25 * silicon, 1e-9 * copper);
+      EXPECT_NEAR(C[11], silicon, 1e-9 * silicon);
+    }
+    EXPECT_NEAR(C[9], copper, 1e-9 * copper);
+    EXPECT_NEAR(C[12], silicon, 1e-9 * silicon);
+  }
+}
+
+// A source in the copper beside a contact a quarter spacing before a node (silicon) at 31 and
+// 151 nodes (10.75 and 53.75 spacings), so that the node's control volume holds a part of the
+// heated copper: second order, the error falling 25-fold (it fell 5-fold, first order, while
+// that part heated the silicon node without crossing R'': 35.8 and 7.2 K; now 0.50 and
+// 0.020 K).
+TEST(Contacts, SourceBesideAContactBetweenNodesConvergesAtSecondOrder) {
+  const double R = 2e-4, q = 2e9, s = 0.01075;
+  const double r = R + (kLength - s) / kSilicon;
+  const double A = (kCold + q * s * r - kHot + q * s * s / (2 * kCopper)) / (s + kCopper * r);
+  const double f = q * s - kCopper * A;
+  const auto exact = [&](double x) {
+    return x < s ? kHot + A * x - q * x * x / (2 * kCopper) : kCold + f * (kLength - x) / kSilicon;
+  };
+  std::vector<double> errors;
+  for (int n : {31, 151}) {
+    Case c = wall(s, R);
+    c.grid.n[0] = n;
+    heatsim::solver::SourceSpec src;
+    src.shape = box({0, 0, 0}, {s, 1, 1});
+    src.power_density = q;
+    c.sources = {src};
+    const std::vector<double> u = steady_field(c);
+    const double h = kLength / (n - 1);
+    double worst = 0.0;
+    for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(u[k] - exact(k * h)));
+    errors.push_back(worst);
+  }
+  std::printf("largest node errors %.4g K (31 nodes), %.4g K (151 nodes)\n", errors[0], errors[1]);
+  EXPECT_LT(errors[0], 1.0);
+  EXPECT_GT(errors[0] / errors[1], 20.0) << errors[0] << " " << errors[1];
+  EXPECT_LT(errors[0] / errors[1], 30.0) << errors[0] << " " << errors[1];
 }
 
 // 2D and 3D: the wall along x, y and z, silicon anisotropic (30 across), the interface halfway
