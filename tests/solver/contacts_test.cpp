@@ -148,39 +148,42 @@ TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
   expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
 }
 
-// A source in the copper beside the contact: the profile is quadratic there, so the nodes are
-// no longer exact, but with the interface halfway between two nodes (no control volume cut by
-// it, docs/case-format.md "contacts") the error falls at second order: 31 and 91 nodes (h = 1
-// and 1/3 mm, the interface at 10.5 and 31.5 spacings) against the closed form.
-TEST(Contacts, SourceBesideAHalfwayContactConvergesAtSecondOrder) {
-  const double R = 2e-4, q = 2e9, s = 0.0105;
-  // Copper: T = kHot + A x - q x^2 / (2 k_c); the flux f(s) = q s - k_c A crosses R and the
-  // silicon to kCold: T_c(s) = kCold + f(s) (R + (L - s) / k_s).
-  const double r = R + (kLength - s) / kSilicon;
+// The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
+// largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
+// f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
+// / k_s).
+double largest_error_with_source(double interface, double R, double q, int n) {
+  const double s = interface, r = R + (kLength - s) / kSilicon;
   const double A = (kCold + q * s * r - kHot + q * s * s / (2 * kCopper)) / (s + kCopper * r);
   const double f = q * s - kCopper * A;
   const auto exact = [&](double x) {
     return x < s ? kHot + A * x - q * x * x / (2 * kCopper) : kCold + f * (kLength - x) / kSilicon;
   };
-  std::vector<double> errors;
-  for (int n : {31, 91}) {
-    Case c = wall(s, R);
-    c.grid.n[0] = n;
-    heatsim::solver::SourceSpec src;
-    src.shape = box({0, 0, 0}, {s, 1, 1});
-    src.power_density = q;
-    c.sources = {src};
-    const std::vector<double> u = steady_field(c);
-    const double h = kLength / (n - 1);
-    double worst = 0.0;
-    for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(u[k] - exact(k * h)));
-    errors.push_back(worst);
-  }
+  Case c = wall(s, R);
+  c.grid.n[0] = n;
+  heatsim::solver::SourceSpec src;
+  src.shape = box({0, 0, 0}, {s, 1, 1});
+  src.power_density = q;
+  c.sources = {src};
+  const std::vector<double> u = steady_field(c);
+  const double h = kLength / (n - 1);
+  double worst = 0.0;
+  for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(u[k] - exact(k * h)));
+  return worst;
+}
+
+// A source in the copper beside the contact: the profile is quadratic there, so the nodes are
+// no longer exact, but with the interface halfway between two nodes (no control volume cut by
+// it, docs/case-format.md "contacts") the error falls at second order: 31 and 91 nodes (h = 1
+// and 1/3 mm, the interface at 10.5 and 31.5 spacings) against the closed form.
+TEST(Contacts, SourceBesideAHalfwayContactConvergesAtSecondOrder) {
+  const double e31 = largest_error_with_source(0.0105, 2e-4, 2e9, 31);
+  const double e91 = largest_error_with_source(0.0105, 2e-4, 2e9, 91);
   // The jump f R'' is 183 K: errors of 0.22 and 0.025 K, falling ninefold.
-  EXPECT_GT(errors[0], 1e-3);
-  EXPECT_LT(errors[0], 0.5);
-  EXPECT_GT(errors[0] / errors[1], 8.0) << errors[0] << " " << errors[1];
-  EXPECT_LT(errors[0] / errors[1], 10.0) << errors[0] << " " << errors[1];
+  EXPECT_GT(e31, 1e-3);
+  EXPECT_LT(e31, 0.5);
+  EXPECT_GT(e31 / e91, 8.0) << e31 << " " << e91;
+  EXPECT_LT(e31 / e91, 10.0) << e31 << " " << e91;
 }
 
 // A control volume the interface cuts: the part beyond the contact holds its heat for the node
@@ -214,31 +217,12 @@ TEST(Contacts, APartBeyondTheContactGoesToTheNodeAcrossIt) {
 // that part heated the silicon node without crossing R'': 35.8 and 7.2 K; now 0.50 and
 // 0.020 K).
 TEST(Contacts, SourceBesideAContactBetweenNodesConvergesAtSecondOrder) {
-  const double R = 2e-4, q = 2e9, s = 0.01075;
-  const double r = R + (kLength - s) / kSilicon;
-  const double A = (kCold + q * s * r - kHot + q * s * s / (2 * kCopper)) / (s + kCopper * r);
-  const double f = q * s - kCopper * A;
-  const auto exact = [&](double x) {
-    return x < s ? kHot + A * x - q * x * x / (2 * kCopper) : kCold + f * (kLength - x) / kSilicon;
-  };
-  std::vector<double> errors;
-  for (int n : {31, 151}) {
-    Case c = wall(s, R);
-    c.grid.n[0] = n;
-    heatsim::solver::SourceSpec src;
-    src.shape = box({0, 0, 0}, {s, 1, 1});
-    src.power_density = q;
-    c.sources = {src};
-    const std::vector<double> u = steady_field(c);
-    const double h = kLength / (n - 1);
-    double worst = 0.0;
-    for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(u[k] - exact(k * h)));
-    errors.push_back(worst);
-  }
-  std::printf("largest node errors %.4g K (31 nodes), %.4g K (151 nodes)\n", errors[0], errors[1]);
-  EXPECT_LT(errors[0], 1.0);
-  EXPECT_GT(errors[0] / errors[1], 20.0) << errors[0] << " " << errors[1];
-  EXPECT_LT(errors[0] / errors[1], 30.0) << errors[0] << " " << errors[1];
+  const double e31 = largest_error_with_source(0.01075, 2e-4, 2e9, 31);
+  const double e151 = largest_error_with_source(0.01075, 2e-4, 2e9, 151);
+  std::printf("largest node errors %.4g K (31 nodes), %.4g K (151 nodes)\n", e31, e151);
+  EXPECT_LT(e31, 1.0);
+  EXPECT_GT(e31 / e151, 20.0) << e31 << " " << e151;
+  EXPECT_LT(e31 / e151, 30.0) << e31 << " " << e151;
 }
 
 // 2D and 3D: the wall along x, y and z, silicon anisotropic (30 across), the interface halfway
