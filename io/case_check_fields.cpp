@@ -458,6 +458,34 @@ class FieldChecks {
                      format_number(s.value) + "; give frequency (in Hz) for it to vary");
   }
 
+  // A `power` is spread over the part of its shape inside the domain, so a box or ball that
+  // reaches past a face puts all of it into that part: a heater centred on a symmetry plane
+  // then heats the half modelled with the whole heater's power. Said, since the case most
+  // likely meant the power of the whole shape (power_density delivers the part inside).
+  void power_partly_outside(const std::string& at, const solver::ShapeSpec& s) {
+    if (holds_volume(s) != true) return;
+    double inside = 1.0;  // a box's fraction of its volume inside the domain
+    bool outside = false;
+    for (int a = 0; a < dims(); ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      const double tol = 1e-9 * h(a), length = c_.grid.length[i];
+      const double lo = s.kind == ShapeKind::box ? s.lower[i] : s.center[i] - s.radius;
+      const double hi = s.kind == ShapeKind::box ? s.upper[i] : s.center[i] + s.radius;
+      if (!(lo < -tol || hi > length + tol)) continue;
+      outside = true;
+      if (s.kind == ShapeKind::box && hi > lo)
+        inside *= (std::min(hi, length) - std::max(lo, 0.0)) / (hi - lo);
+    }
+    if (!outside) return;
+    const std::string part = s.kind == ShapeKind::box
+                                 ? format_number(inside) + " of the box's volume"
+                                 : "part of the ball";
+    r_.warning(at, "reaches outside the domain (the domain is " + domain(c_) +
+                       "): its power is spread over the part inside (" + part +
+                       "), which takes all of it; give the power of that part (on a symmetry "
+                       "plane, the heater's share), or a power_density");
+  }
+
   void check_sources() {
     std::vector<const kernels::Schedule*> distinct;
     const kernels::Schedule constant{1.0, 0.0, 0.0, {}};
@@ -498,6 +526,8 @@ class FieldChecks {
                            (by_volume(s.shape) ? "volume" : "node"));
         else
           r_.warning(at, why + "; the source has no effect");
+      } else if (shape_ok && s.power) {
+        power_partly_outside(p + shape_key(s.shape.kind), s.shape);
       }
       const bool seen = std::any_of(distinct.begin(), distinct.end(),
                                     [&](const auto* d) { return same(*d, s.schedule); });
@@ -625,10 +655,13 @@ class FieldChecks {
     auto add = [&](double v, const std::string& path, bool warned = false) {
       if (std::isfinite(v)) named.push_back({v, path, warned});
     };
-    auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned) {
+    // `ambient`: the schedule may be a sine map of its own, whose left-out value the warning
+    // names; a Dirichlet face's sine is written on the face, its value at `path` itself.
+    auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned,
+                            bool ambient) {
       const auto [low, high] = schedule_range(s);
       // A sine ambient without value: the warning names that key.
-      const std::string at = sine_value_defaulted(path, s) ? path + ".value" : path;
+      const std::string at = ambient && sine_value_defaulted(path, s) ? path + ".value" : path;
       add(low, at, warned);
       add(high, at, warned);
     };
@@ -642,15 +675,16 @@ class FieldChecks {
     for (int f = 0; f < 2 * dims(); ++f) {
       const solver::BoundaryFace& face = c_.boundary[static_cast<std::size_t>(f)];
       if (!face.names_temperature()) continue;
-      const std::string p = std::string("boundary.") + kFaceNames[f] +
-                            (face.kind == BoundaryKind::dirichlet ? ".value" : ".ambient");
-      add_schedule(p, face.schedule(), face.radiates());
+      const bool dirichlet = face.kind == BoundaryKind::dirichlet;
+      const std::string p =
+          std::string("boundary.") + kFaceNames[f] + (dirichlet ? ".value" : ".ambient");
+      add_schedule(p, face.schedule(), face.radiates(), !dirichlet);
     }
     for (std::size_t i = 0; i < c_.regions.size(); ++i) {
       const solver::RegionSpec& region = c_.regions[i];
       if (region.is_void && region.surface.kind == BoundaryKind::convective)
         add_schedule(indexed("regions", i) + ".surface.ambient", region.surface.schedule(),
-                     region.surface.radiates());
+                     region.surface.radiates(), true);
     }
     for (const solver::MaterialSpec& m : c_.materials) {
       const std::string p = "materials." + m.name;

@@ -271,6 +271,17 @@ struct Sampler {
     return true;
   }
 
+  // The volume of node i's control volume (its area in 2D, its length in 1D).
+  double cell_volume(std::int64_t i) const {
+    const auto ic = coords(i);
+    double v = 1.0;
+    for (int a = 0; a < dims; ++a) {
+      const auto [lo, hi] = cell(a, ic[a]);
+      v *= hi - lo;
+    }
+    return v;
+  }
+
   // The control volume of node i on axis a: half a spacing each way, clipped to the domain
   // on a non-periodic axis.
   std::pair<double, double> cell(int a, std::int64_t c) const {
@@ -376,6 +387,41 @@ struct Materials {
     for (const Shape& sh : shapes)
       if (s.crosses(sh, i, ic)) return true;
     return false;
+  }
+
+  // Where the sub-cell at x of node i's control volume holds material `mat` beyond a contact
+  // from the node (another material than the node's, the pair with R'' > 0): the neighbour
+  // node that holds `mat` along the axis of the sub-cell's largest offset from the node (in
+  // spacings), which its heat capacity and its share of a source go to, so that their heat
+  // crosses the contact on the way to node i as it does in the body. -1: it stays at node i.
+  std::int64_t across_contact(std::int64_t i, const std::array<std::int64_t, 3>& ic,
+                              const double* x, std::int32_t mat) const {
+    const std::int32_t own = ids[static_cast<std::size_t>(i)];
+    if (mat == own || mat == kVoid || own == kVoid || !(contacts.resistance(own, mat) > 0.0))
+      return -1;
+    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
+    std::int64_t best = -1;
+    double farthest = 0.0;
+    for (int a = 0; a < s.dims; ++a) {
+      double d = x[a] - static_cast<double>(ic[a]) * s.h[a];
+      if (s.periodic[a]) {
+        const double period = static_cast<double>(s.n[a]) * s.h[a];
+        if (d > 0.5 * period) d -= period;
+        if (d < -0.5 * period) d += period;
+      }
+      if (d == 0.0) continue;
+      std::int64_t q = ic[a] + (d > 0.0 ? 1 : -1);
+      if (s.periodic[a]) q = (q + s.n[a]) % s.n[a];
+      if (q < 0 || q >= s.n[a]) continue;
+      const std::int64_t j = i + (q - ic[a]) * stride[a];
+      if (ids[static_cast<std::size_t>(j)] != mat) continue;
+      const double off = std::abs(d) / s.h[a];
+      if (off > farthest) {
+        farthest = off;
+        best = j;
+      }
+    }
+    return best;
   }
 
   // Per node, whether it is a sliver (find_slivers): null until found.
@@ -650,6 +696,52 @@ struct Materials {
     return one ? first : sum / weight;
   }
 };
+
+// A part of node `from`'s control volume that lies beyond a contact (Materials::across_contact)
+// and goes to node `to`: `amount` of a per-volume field times the part's volume.
+struct ContactMove {
+  std::int64_t to = 0, from = 0;
+  double amount = 0.0;
+};
+// A node keeps its parts beyond a contact unless that would leave it less than this fraction of
+// its control volume (a node on a face whose material is thinner there than a quarter of a
+// spacing): its capacity would then be next to nothing.
+constexpr double kLeastKeptByContact = 0.25;
+
+// The moves of every thread, added to the receiving nodes in the order of (to, from), so that
+// the fields do not depend on the threads' split.
+void apply_contact_moves(const Sampler& s, std::vector<ContactMove>& moves,
+                         std::vector<double>& out) {
+  std::stable_sort(moves.begin(), moves.end(), [](const ContactMove& a, const ContactMove& b) {
+    return a.to != b.to ? a.to < b.to : a.from < b.from;
+  });
+  for (const ContactMove& mv : moves)
+    out[static_cast<std::size_t>(mv.to)] += mv.amount / s.cell_volume(mv.to);
+}
+
+// For the sub-cells of node i (centres in `b`, materials classified, volumes `volumes`): the
+// neighbour each goes to across a contact (-1: it stays), all -1 when node i keeps them all
+// (no contact, or too little of the node would be left). True when some sub-cell goes.
+bool contact_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
+                     const Points& b, const std::vector<double>& volumes,
+                     std::vector<std::int64_t>& to) {
+  to.assign(volumes.size(), -1);
+  if (!m.contacts.any()) return false;
+  double kept = 0.0, volume = 0.0;
+  bool any = false;
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
+    to[k] = m.across_contact(i, ic, x, b.material[k]);
+    volume += volumes[k];
+    if (to[k] >= 0)
+      any = true;
+    else
+      kept += volumes[k];
+  }
+  if (any && kept >= kLeastKeptByContact * volume) return true;
+  to.assign(volumes.size(), -1);
+  return false;
+}
 
 // Calls f(x, volume) for the sub-cells of node i's control volume; `at` holds the cut points
 // per axis (Points::cuts).
@@ -964,17 +1056,20 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   // Materials of one heat capacity and no void: every node's capacity is that one, sampled or
   // not (a layered wall of two conductivities sampled no sub-cell for its capacities).
   const bool one_capacity =
-      !m.any_void &&
+      !m.any_void && !m.contacts.any() &&
       std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
         return mat.capacity() == c.materials.front().capacity();
       });
   // Row by row: a row no surface can cross takes its nodes' capacities in a plain loop, and
   // the others find their nodes' coordinates without dividing the index.
+  std::vector<ContactMove> moves;  // parts of control volumes beyond a contact
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
     Points batch;
     std::vector<double> volumes;
-#pragma omp for collapse(2) schedule(dynamic, 16)
+    std::vector<std::int64_t> to;
+    std::vector<ContactMove> mine;
+#pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
       for (std::int64_t y = 0; y < s.n[1]; ++y) {
         const std::int64_t row = (z * s.n[1] + y) * s.n[0];
@@ -1013,17 +1108,29 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             volumes.resize(1);
           }
           m.classify(batch, i);
+          // Parts beyond a contact hold their heat for the node across it.
+          const bool moving = contact_targets(m, i, {xi, y, z}, batch, volumes, to);
           double sum = 0.0, volume = 0.0;
-          bool one = true;  // one material throughout: its capacity exactly
+          bool one = !moving;  // one material throughout: its capacity exactly
           for (std::size_t k = 0; k < volumes.size(); ++k) {
             one = one && batch.material[k] == batch.material[0];
-            sum += volumes[k] * m.capacity(batch.material[k]);
+            const double heat = volumes[k] * m.capacity(batch.material[k]);
             volume += volumes[k];
+            if (to[k] < 0) {
+              sum += heat;
+            } else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k]) {
+              mine.back().amount += heat;
+            } else {
+              mine.push_back({to[k], i, heat});
+            }
           }
           out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
         }
       }
+#pragma omp critical
+    moves.insert(moves.end(), mine.begin(), mine.end());
   }
+  apply_contact_moves(s, moves, out.capacity);
   fold_void_nodes(c, ids, out.capacity);
   std::vector<SliverFold> found;  // none without a node near a surface
   const std::vector<SliverFold>& folds = near_count > 0 ? slivers_of(m, slivers, found) : found;
@@ -1497,24 +1604,32 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   list.push_back(&sh);
   const std::int64_t np = s.points();
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
+  // Voids and contacts make the regions' surfaces matter too: a void's part of a control volume
+  // is no body, a part beyond a contact goes to the node across it.
+  const bool regions_matter = m.any_void || m.contacts.any();
+  std::vector<ContactMove> moves;  // parts of control volumes beyond a contact
 #pragma omp parallel if (np >= 4096)
   {
     // The shape is tested on a node's sub-cells together (Shape::contains_all), the sums then
     // taken in the sub-cells' order.
     Points cells;
     std::vector<double> volumes;
-#pragma omp for collapse(2) schedule(dynamic, 16)
+    std::vector<std::int64_t> to;
+    std::vector<ContactMove> mine;
+#pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
       for (std::int64_t y = 0; y < s.n[1]; ++y) {
-        // A row neither the shape's surface nor (with voids) a region's can cross: no node of
-        // it is tested for crossing.
+        // A row neither the shape's surface nor (with voids or contacts) a region's can cross:
+        // no node of it is tested for crossing.
         const bool row_crossed =
-            s.row_may_cross(sh, y, z) || (m.any_void && m.row_near_surface(y, z));
+            s.row_may_cross(sh, y, z) || (regions_matter && m.row_near_surface(y, z));
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
           const std::array<std::int64_t, 3> ic{xi, y, z};
-          // Without voids every sub-cell is body: only the shape's own surface needs sampling.
-          if (!row_crossed || (!s.crosses(sh, i, ic) && (!m.any_void || !m.near_surface(i, ic)))) {
+          // Without voids or contacts every sub-cell is body and stays at its node: only the
+          // shape's own surface needs sampling.
+          if (!row_crossed ||
+              (!s.crosses(sh, i, ic) && (!regions_matter || !m.near_surface(i, ic)))) {
             double x[3] = {0, 0, 0};
             for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
             const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
@@ -1540,18 +1655,33 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             out[static_cast<std::size_t>(i)] = cells.in[0] ? 1.0 : 0.0;
             continue;
           }
+          // The sub-cells beyond a contact (classify first: it uses cells.in too).
+          bool moving = false;
+          if (m.contacts.any()) {
+            m.classify(cells, i);
+            moving = contact_targets(m, i, ic, cells, volumes, to);
+          }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
           for (std::size_t k = 0; k < volumes.size(); ++k) {
             const double x[3] = {cells.x[0][k], cells.x[1][k], cells.x[2][k]};
-            // Without voids every sub-cell is body (Materials::at never answers kVoid).
-            if (cells.in[k] && (!m.any_void || m.at(x, i) != kVoid)) inside += volumes[k];
             volume += volumes[k];
+            // Without voids every sub-cell is body (Materials::at never answers kVoid).
+            if (!cells.in[k] || (m.any_void && m.at(x, i) == kVoid)) continue;
+            if (!moving || to[k] < 0)
+              inside += volumes[k];
+            else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
+              mine.back().amount += volumes[k];
+            else
+              mine.push_back({to[k], i, volumes[k]});
           }
           out[static_cast<std::size_t>(i)] = inside / volume;
         }
       }
+#pragma omp critical
+    moves.insert(moves.end(), mine.begin(), mine.end());
   }
+  apply_contact_moves(s, moves, out);
   fold_void_nodes(c, ids, out);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), out);

@@ -29,6 +29,12 @@
 //   a 4-per-axis split refined at box bounds. Materials of one capacity (and no void) give it
 //   to every node unsampled; without a void a source's share is sampled only where the
 //   source's own surface passes.
+// - A part of a node's control volume beyond a contact from it (another material than the
+//   node's, the pair with R'' > 0) holds its capacity and its share of the sources for the
+//   neighbour node of that material along the axis on which the part lies farthest from the
+//   node, so that its heat crosses the contact as in the body (left at the node it bypassed
+//   R'': first order in the spacing). A node that would keep less than a quarter of its control
+//   volume keeps its parts.
 // - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
 //   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
 //   of, takes its node material throughout. `where` features thinner than a spacing between

@@ -273,6 +273,35 @@ TEST(RealCase, ASteadySolveSaysItTakesSchedulesAtTheStart) {
           .warnings.empty());
 }
 
+// A `power` source whose box or ball reaches past a face puts its whole power into the part
+// inside (the power is spread over the shape's shares in the domain): a heater centred on a
+// symmetry plane heats the modelled half with the whole heater's power. That is warned of,
+// with the part of the box inside; a box ending on the face, a power_density (which delivers
+// the part inside) and a shape wholly inside are not.
+TEST(RealCase, APowerSourceReachingOutsideTheDomainIsAWarning) {
+  const std::string box = "{lower: [0.1, 0.1], upper: [0.3, 0.3]}, power: 2.5}";
+  expect_warning(replace(kBase, box, "{lower: [0.9, 0.1], upper: [1.1, 0.3]}, power: 2.5}"),
+                 "sources[0].box", 10,
+                 "reaches outside the domain (the domain is [0, 1] x [0, 0.5]): its power is "
+                 "spread over the part inside (0.5 of the box's volume)");
+  // Past two faces (a corner): a quarter of it inside.
+  expect_warning(replace(kBase, box, "{lower: [0.9, -0.1], upper: [1.1, 0.1]}, power: 2.5}"),
+                 "sources[0].box", 10, "(0.25 of the box's volume)");
+  expect_warning(
+      replace(kBase, "{box: " + box, "{ball: {center: [0, 0.25], radius: 0.15}, power: 2.5}"),
+      "sources[0].ball", 10, "its power is spread over the part inside (part of the ball)");
+  for (const std::string& inside :
+       {std::string("{lower: [0.8, 0.1], upper: [1, 0.3]}, power: 2.5}"),
+        std::string("{lower: [0.9, 0.1], upper: [1.1, 0.3]}, power_density: 2.5}"),
+        std::string("{ball: {center: [0.5, 0.25], radius: 0.25}, power: 2.5}")}) {
+    const std::string text = inside.rfind("{ball", 0) == 0 ? replace(kBase, "{box: " + box, inside)
+                                                           : replace(kBase, box, inside);
+    const LoadResult r = load_case_text(text);
+    ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+    EXPECT_TRUE(r.warnings.empty()) << inside << "\n" << format_errors(r.warnings);
+  }
+}
+
 TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
   expect_warning(
       replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"),

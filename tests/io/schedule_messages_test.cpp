@@ -334,6 +334,32 @@ TEST(ScheduleMessages, ASineAmbientWithoutValueNamesTheMissingValue) {
                   .warnings.empty());
 }
 
+// A Dirichlet face's sine is written on the face (value, amplitude, frequency): its value is
+// the case's own, so the kelvin warning names boundary.<face>.value and calls nothing a default,
+// whether the face is the colder temperature or the warmer one.
+TEST(ScheduleMessages, ADirichletSineIsNamedAtItsValue) {
+  const std::string sine = "{type: dirichlet, value: 25, amplitude: 2, frequency: 0.1}";
+  expect_warning(replace(kBase, "{type: dirichlet, value: 300}", sine), "boundary.x-.value", 10,
+                 "a temperature of 23 K beside 300 K");
+  const LoadResult cold = load_case_text(replace(kBase, "{type: dirichlet, value: 300}", sine));
+  for (const CaseError& w : cold.warnings) {
+    EXPECT_EQ(w.message.find("not given"), std::string::npos) << w.to_string();
+    EXPECT_EQ(w.path.find("value.value"), std::string::npos) << w.to_string();
+  }
+  // The warm side: an ambient in degrees Celsius beside the face's 300 +- 2 K.
+  const std::string warm =
+      replace(replace(kBase, "{type: dirichlet, value: 300}",
+                      "{type: dirichlet, value: 300, amplitude: 2, frequency: 0.1}"),
+              "ambient: 300.0", "ambient: 27");
+  expect_warning(warm, "boundary.x+.ambient", 11,
+                 "a temperature of 27 K beside 302 K (boundary.x-.value)");
+  // Without its value the face holds the sine about 0: that 0 is the default, at .value.
+  expect_warning(replace(kBase, "{type: dirichlet, value: 300}",
+                         "{type: dirichlet, amplitude: 2, frequency: 0.1}"),
+                 "boundary.x-.value", 10,
+                 "a temperature of -2 K (value not given: a Dirichlet face holds 0 by default)");
+}
+
 // What was found is quoted as written, cut at about 40 characters.
 TEST(ScheduleMessages, ALongValueIsCutInTheMessage) {
   const std::string big = "{a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11}";

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -145,6 +146,83 @@ TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
   // Without the contact the same wall gives q without R'' (the test can tell them apart).
   const Case none = wall(0.0105, -1.0);
   expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
+}
+
+// The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
+// largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
+// f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
+// / k_s).
+double largest_error_with_source(double interface, double R, double q, int n) {
+  const double s = interface, r = R + (kLength - s) / kSilicon;
+  const double A = (kCold + q * s * r - kHot + q * s * s / (2 * kCopper)) / (s + kCopper * r);
+  const double f = q * s - kCopper * A;
+  const auto exact = [&](double x) {
+    return x < s ? kHot + A * x - q * x * x / (2 * kCopper) : kCold + f * (kLength - x) / kSilicon;
+  };
+  Case c = wall(s, R);
+  c.grid.n[0] = n;
+  heatsim::solver::SourceSpec src;
+  src.shape = box({0, 0, 0}, {s, 1, 1});
+  src.power_density = q;
+  c.sources = {src};
+  const std::vector<double> u = steady_field(c);
+  const double h = kLength / (n - 1);
+  double worst = 0.0;
+  for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(u[k] - exact(k * h)));
+  return worst;
+}
+
+// A source in the copper beside the contact: the profile is quadratic there, so the nodes are
+// no longer exact, but with the interface halfway between two nodes (no control volume cut by
+// it, docs/case-format.md "contacts") the error falls at second order: 31 and 91 nodes (h = 1
+// and 1/3 mm, the interface at 10.5 and 31.5 spacings) against the closed form.
+TEST(Contacts, SourceBesideAHalfwayContactConvergesAtSecondOrder) {
+  const double e31 = largest_error_with_source(0.0105, 2e-4, 2e9, 31);
+  const double e91 = largest_error_with_source(0.0105, 2e-4, 2e9, 91);
+  // The jump f R'' is 183 K: errors of 0.22 and 0.025 K, falling ninefold.
+  EXPECT_GT(e31, 1e-3);
+  EXPECT_LT(e31, 0.5);
+  EXPECT_GT(e31 / e91, 8.0) << e31 << " " << e91;
+  EXPECT_LT(e31 / e91, 10.0) << e31 << " " << e91;
+}
+
+// A control volume the interface cuts: the part beyond the contact holds its heat for the node
+// across it, so that heat crosses R'' as it does in the body. The interface a quarter spacing
+// past node 10 (copper): node 10 keeps its copper three quarters, node 11 (silicon) takes the
+// silicon quarter beside its own whole volume; the total stays. Without the contact (and with
+// R'' = 0) each node keeps its own control volume's mixture.
+TEST(Contacts, APartBeyondTheContactGoesToTheNodeAcrossIt) {
+  const double copper = 8900.0 * 385, silicon = 2330.0 * 700;
+  for (double R : {1e-4, 0.0, -1.0}) {
+    SCOPED_TRACE(R);
+    const Case c = wall(0.01025, R);
+    const auto ids = heatsim::solver::material_ids(c);
+    const auto sampled = heatsim::solver::subgrid_materials(c, ids);
+    const std::vector<double>& C = sampled.capacity;
+    if (R > 0.0) {
+      EXPECT_NEAR(C[10], 0.75 * copper, 1e-9 * copper);
+      EXPECT_NEAR(C[11], 1.25 * silicon, 1e-9 * silicon);
+    } else {
+      EXPECT_NEAR(C[10], 0.75 * copper + 0.25 * silicon, 1e-9 * copper);
+      EXPECT_NEAR(C[11], silicon, 1e-9 * silicon);
+    }
+    EXPECT_NEAR(C[9], copper, 1e-9 * copper);
+    EXPECT_NEAR(C[12], silicon, 1e-9 * silicon);
+  }
+}
+
+// A source in the copper beside a contact a quarter spacing before a node (silicon) at 31 and
+// 151 nodes (10.75 and 53.75 spacings), so that the node's control volume holds a part of the
+// heated copper: second order, the error falling 25-fold (it fell 5-fold, first order, while
+// that part heated the silicon node without crossing R'': 35.8 and 7.2 K; now 0.50 and
+// 0.020 K).
+TEST(Contacts, SourceBesideAContactBetweenNodesConvergesAtSecondOrder) {
+  const double e31 = largest_error_with_source(0.01075, 2e-4, 2e9, 31);
+  const double e151 = largest_error_with_source(0.01075, 2e-4, 2e9, 151);
+  std::printf("largest node errors %.4g K (31 nodes), %.4g K (151 nodes)\n", e31, e151);
+  EXPECT_LT(e31, 1.0);
+  EXPECT_GT(e31 / e151, 20.0) << e31 << " " << e151;
+  EXPECT_LT(e31 / e151, 30.0) << e31 << " " << e151;
 }
 
 // 2D and 3D: the wall along x, y and z, silicon anisotropic (30 across), the interface halfway

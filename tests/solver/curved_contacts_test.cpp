@@ -155,26 +155,29 @@ std::vector<Row> convergence(int dims, const std::vector<int>& ns, double r0, do
   return rows;
 }
 
-// Each halving of the spacing about halves the error (first order: the nodes' distances to
-// the surface, the shares taken at each face), toward the analytic jump; with the contact
+// The error falls with every halving of the spacing and lies within `coarsest` of the analytic
+// jump at the first spacing and `finest` at the last. The parts of the nodes' control volumes
+// beyond the contact go with their source to the node across it (subgrid.hpp), so the source's
+// heat crosses the contact: before, a node outside the disc took its part of the disc's source
+// on the wrong side of the contact, and the error was first order (-3.1 %, -1.5 %, -0.76 % for
+// the disc at n = 41, 81, 161; -6.9 %, -3.5 % for the sphere at n = 21, 41); with the contact
 // taken whole on every face the jump converged to pi/4 of it (-21.5 %: 61.0, 62.1, 62.4 K).
-void expect_converges(const std::vector<Row>& rows, double finest) {
-  for (std::size_t k = 1; k < rows.size(); ++k) {
-    const double ratio = rows[k - 1].error / rows[k].error;
-    EXPECT_GT(ratio, 1.6) << "n " << rows[k].n;
-    EXPECT_LT(ratio, 2.6) << "n " << rows[k].n;
-  }
+void expect_converges(const std::vector<Row>& rows, double coarsest, double finest) {
+  for (std::size_t k = 1; k < rows.size(); ++k)
+    EXPECT_LT(std::abs(rows[k].error), std::abs(rows[k - 1].error)) << "n " << rows[k].n;
+  EXPECT_LT(std::abs(rows.front().error), coarsest);
   EXPECT_LT(std::abs(rows.back().error), finest);
 }
 
 TEST(CurvedContacts, DiscJumpConvergesToTheFluxThroughTheCircle) {
-  // 77.54, 78.83, 79.40 K of 80 K.
-  expect_converges(convergence(2, {41, 81, 161}, 0.008, 2e-3), 0.01);
+  // 80.099, 79.916, 79.974 K of 80 K: +0.12 %, -0.11 %, -0.032 %.
+  expect_converges(convergence(2, {41, 81, 161}, 0.008, 2e-3), 0.002, 5e-4);
 }
 
-// The same disc as a `where` formula: its normal from the indicator's moment.
+// The same disc as a `where` formula: its normal from the indicator's moment (+0.16 %, -0.092 %,
+// -0.038 %).
 TEST(CurvedContacts, WhereDiscJumpConverges) {
-  expect_converges(convergence(2, {41, 81, 161}, 0.008, 2e-3, Geometry::where), 0.01);
+  expect_converges(convergence(2, {41, 81, 161}, 0.008, 2e-3, Geometry::where), 0.002, 5e-4);
 }
 
 // Per-node materials (a map under the ball): the faces between the nodes take the share too.
@@ -189,7 +192,8 @@ TEST(CurvedContacts, NodeMaterialsDiscJumpMatches) {
 // A sphere: with the contact whole on every face the jump converged to 2/3 of the analytic
 // one (-34 %: 41.7, 43.0, 43.7 K at n = 21, 41, 81).
 TEST(CurvedContacts, BallJumpConvergesToTheFluxThroughTheSphere) {
-  expect_converges(convergence(3, {21, 41}, 0.01, 2e-3), 0.04);
+  // 67.34, 66.66 K of 66.67 K: +1.0 %, -0.006 %.
+  expect_converges(convergence(3, {21, 41}, 0.01, 2e-3), 0.015, 0.002);
 }
 
 // The contact's conductance summed over the faces (each face's R''_eff = h / K_R - h / K_0, the
