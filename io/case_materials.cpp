@@ -64,7 +64,10 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
                            double& value, std::vector<std::array<double, 2>>& table,
                            std::array<double, 3>* axes) {
   if (!n.IsSequence()) {
-    if (!read_number(n, path, value)) return false;
+    // Anything but a number or a list: name every form the property takes.
+    const std::string forms = std::string("a number (or a table [[T, ") + what + "], ...], T in K" +
+                              (axes ? "; or one value per axis" : "") + ")";
+    if (!read_number(n, path, value, forms)) return false;
     if (std::isfinite(value) && value <= 0.0) {
       error(path, n, "must be > 0 (got " + n.Scalar() + ")");
       return false;

@@ -590,6 +590,19 @@ const std::string kReal =
     "  every: 5\n"                                        // 22
     "  points: {center: [0.5, 0.25], corner: [0, 0]}\n";  // 23
 
+TEST(CaseLoaderReal, APropertyThatIsNotANumberNamesItsForms) {
+  const LoadResult r =
+      load_case_text(replace(replace(kReal, "conductivity: 401", "conductivity: high"),
+                             "specific_heat: 385", "specific_heat: {T: 300}"));
+  ASSERT_EQ(r.errors.size(), 2u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].to_string(),
+            "materials.copper.conductivity: expected a number (or a table [[T, conductivity], "
+            "...], T in K; or one value per axis), got 'high' (line 3)");
+  EXPECT_EQ(r.errors[1].to_string(),
+            "materials.copper.specific_heat: expected a number (or a table [[T, specific heat], "
+            "...], T in K), got a map {T: 300} (line 3)");
+}
+
 TEST(CaseLoaderReal, MaterialsInTheOrderWritten) {
   const solver::Case c = load_ok(kReal);
   ASSERT_EQ(c.materials.size(), 2u);
