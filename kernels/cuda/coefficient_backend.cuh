@@ -98,6 +98,8 @@ class CoefficientStepper {
   DeviceCoefficients<T> fields_;
   DeviceTemperature<T> temperature_;  // temperature-dependent materials, when the problem has them
   DirichletFaces dirichlet_;
+  bool fixed_faces_ = false;  // every face Dirichlet and constant: steps sweep `inside_`
+  FieldBox inside_;
   bool faces_need_k_ = false;  // a convective or heat-flux face, or ghost > 1: the ghost fill
   // The sweep forms every face's ghost by its rule (CoefficientArgs::rules): no ghost launch.
   bool rules_in_sweep_ = false;

@@ -115,6 +115,13 @@ struct CoefficientArgs {
 
 // The form a sweep of `a` takes: the faces when given (as classes when compacted), else the
 // classes when given.
+// Every node of a varying-coefficient sweep's rows is stored (SweepArgs::store_x's
+// counterpart).
+template <typename T>
+__host__ __device__ inline bool stores_x(const CoefficientArgs<T>&, std::int64_t) {
+  return true;
+}
+
 template <typename T>
 CoefficientForm coefficient_form(const CoefficientArgs<T>& a) {
   if (a.faces[0]) return a.face_class[0] ? CoefficientForm::face_classes : CoefficientForm::faces;

@@ -77,6 +77,21 @@ class SweepBackend final : public DeviceFieldBackend<T> {
     has_dirichlet_ = false;
     for (int f = 0; f < 2 * problem.dims; ++f)
       has_dirichlet_ = has_dirichlet_ || problem.faces[f].kind == BoundaryKind::dirichlet;
+    // Faces that a step never changes: every face Dirichlet at a constant value and a stencil
+    // of radius 1. A step then reads the Dirichlet nodes, which both buffers hold at g, and no
+    // ghost, so nothing is left for a boundary pass between sweeps: each step sweeps the rows
+    // inside the Dirichlet planes and rows (`inside_`, whole rows along x, so that they stay
+    // aligned as the field's rows are) and stores their nodes inside the Dirichlet nodes.
+    fixed_faces_ = spec_.stores_x && problem.stencil.radius == 1;
+    for (int f = 0; f < 2 * problem.dims; ++f)
+      fixed_faces_ = fixed_faces_ && problem.faces[f].kind == BoundaryKind::dirichlet &&
+                     !problem.faces[f].time_dependent();
+    inside_ = FieldBox{};
+    for (int a = 0; a < problem.dims; ++a) {
+      inside_.grid[a] = problem.n[a];
+      inside_.lo[a] = a == 0 ? 0 : 1;
+      inside_.extent[a] = a == 0 ? problem.n[0] : std::max<std::int64_t>(problem.n[a] - 2, 0);
+    }
     this->ready(problem.points());
   }
 
@@ -85,6 +100,26 @@ class SweepBackend final : public DeviceFieldBackend<T> {
     SweepArgs<T> args = step_args();
     if (steps <= 0) return;
     launch_boundary_pass<T>(cur_.as<T>(), grid_, faces_at(step0), false, true, context_.stream);
+    if (fixed_faces_) {
+      // The Dirichlet nodes at g in the buffer each of the first two steps writes (the field
+      // given may hold others there, which its first step reads as the CPU's does).
+      launch_boundary_pass<T>(next_.as<T>(), grid_, faces_at(step0 + 1), true, false,
+                              context_.stream);
+      args.grid = box_grid(grid_, inside_);
+      args.store_x[0] = 1;
+      args.store_x[1] = p_.n[0] - 1;
+      const bool any = inside_.points() > 0 && p_.n[0] > 2;
+      for (std::int64_t s = 0; s < steps; ++s) {
+        args.in = cur_.as<T>();
+        args.out = next_.as<T>();
+        if (any) sweep_(args, shape_, context_);
+        cur_.swap(next_);
+        if (s == 0 && steps > 1)
+          launch_boundary_pass<T>(next_.as<T>(), grid_, faces_at(step0 + 2), true, false,
+                                  context_.stream);
+      }
+      return;
+    }
     for (std::int64_t s = 0; s < steps; ++s) {
       args.in = cur_.as<T>();
       args.out = next_.as<T>();
@@ -161,6 +196,8 @@ class SweepBackend final : public DeviceFieldBackend<T> {
   DeviceArray cur_, next_, partials_;
   StencilWeights<T> weights_{};
   bool has_dirichlet_ = false;
+  bool fixed_faces_ = false;
+  FieldBox inside_;
 };
 
 // The Kernel of FusingBackend (fusing_backend.cuh) for a CUDA-core sweep: S, or S^k as a

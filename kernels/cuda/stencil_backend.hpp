@@ -27,6 +27,9 @@ struct SweepBackendSpec {
   // larger); 1D stencils and 2D boxes fuse at the deepest depth (k*r <= 3), 3D boxes not at all.
   int auto_radius_2d = 3;
   int auto_radius_3d = 1;
+  // The sweep stores only the nodes in SweepArgs::store_x of its rows, so that steps between
+  // Dirichlet faces that never change need no boundary pass (the driver's fixed faces).
+  bool stores_x = false;
 };
 
 std::unique_ptr<Backend> make_sweep_backend(const SweepBackendSpec& spec, Precision precision);

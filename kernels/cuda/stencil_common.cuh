@@ -86,7 +86,18 @@ struct SweepArgs {
   DeviceGrid grid;
   T source = T(0);  // dt * f
   StencilWeights<T> weights;
+  // The x range [store_x[0], store_x[1]) of the nodes a sweep stores (of the grid's own x):
+  // a sweep forms whole rows, aligned as the field's rows are, and leaves the nodes outside
+  // it as they were (a row's Dirichlet nodes at its ends).
+  std::int64_t store_x[2] = {0, std::int64_t{1} << 62};
 };
+
+// Whether a sweep stores node x of its rows (SweepArgs::store_x; every node of a varying-
+// coefficient sweep).
+template <typename T>
+__host__ __device__ inline bool stores_x(const SweepArgs<T>& a, std::int64_t x) {
+  return x >= a.store_x[0] && x < a.store_x[1];
+}
 
 // Which offsets of the (2R+1)^DIMS window a sweep multiplies (a template argument of every
 // sweep kernel): a star's axes; the whole box; or a fused star. S^k of a star S of radius q has

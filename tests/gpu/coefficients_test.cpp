@@ -365,6 +365,54 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
   }
 }
 
+// Every face Dirichlet at a constant value: the steps sweep only the nodes inside the Dirichlet
+// nodes, with no boundary pass between them (the driver's fixed faces). The field given holds
+// other values on the Dirichlet nodes (random, as u0 is), which the first step must read, and
+// both buffers were NaN before it: the Dirichlet nodes of both must be set. With the faces'
+// rules out of the sweep (small grids take them in it) and as chosen.
+TEST_P(CoefficientAgreement, FixedDirichletFacesMatchTheCpu) {
+  const Case c = GetParam();
+  if (!steps_dims(c.backend, c.dims))
+    GTEST_SKIP() << c.backend << " does not step " << c.dims << "D";
+  std::mt19937_64 rng(777 + 13 * c.dims + (c.precision == Precision::fp32 ? 3 : 0));
+  const double tol = c.precision == Precision::fp64 ? 1e-12 : 1e-5;
+  int runs = 0;
+  for (const char* rules : {"0", ""})
+    for (const auto& n : sizes(c.dims)) {
+      if (*rules)
+        setenv("HEATSIM_CUDA_FACE_RULES", rules, 1);
+      else
+        unsetenv("HEATSIM_CUDA_FACE_RULES");
+      Built built = random_problem(c.dims, n, c.precision, rng);
+      StencilProblem& p = built.problem;
+      for (int f = 0; f < 2 * c.dims; ++f) {
+        p.faces[f] = BoundaryFace{};
+        p.faces[f].kind = BoundaryKind::dirichlet;
+        p.faces[f].value = uniform(rng, 1.0, 3.0);
+      }
+      std::ostringstream what;
+      what << c.backend << " " << kernels::to_string(c.precision) << " " << c.dims << "D n=" << n[0]
+           << "x" << n[1] << "x" << n[2]
+           << " rules in the sweep: " << (*rules ? "no" : "as chosen");
+      SCOPED_TRACE(what.str());
+      auto gpu = kernels::create_backend(c.backend, c.precision);
+      ASSERT_TRUE(gpu->unsupported_reason(p).empty()) << gpu->unsupported_reason(p);
+      const std::vector<double> u0 = random_field(p.points(), rng);
+      const StepsOnBoth both = step_on_cpu_and(*gpu, p, u0, 7, 3);
+      std::int64_t bad = -1;
+      EXPECT_LE(relative_difference(both.gpu, both.cpu, &bad), tol) << "worst node " << bad;
+      EXPECT_EQ(both.gpu_stats.non_finite, 0);
+      EXPECT_NEAR(both.gpu_stats.total_heat, both.cpu_stats.total_heat,
+                  10 * tol * std::abs(both.cpu_stats.total_heat));
+      if (p.points() > 8) {
+        EXPECT_GT(relative_difference(both.cpu, u0), 100 * tol);
+      }
+      ++runs;
+    }
+  unsetenv("HEATSIM_CUDA_FACE_RULES");
+  EXPECT_EQ(runs, 2 * static_cast<int>(sizes(c.dims).size()));
+}
+
 INSTANTIATE_TEST_SUITE_P(All, CoefficientAgreement, ::testing::ValuesIn(backend_cases()),
                          backend_case_name);
 // A build without CUDA has no GPU backend to give it cases.

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
   const typename Op::Block block = Op::enter_unstaged(a);
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (x >= g.n[0]) return;
+  if (x >= g.n[0] || !stores_x(a, x)) return;
   for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C; z0 < g.n[2];
        z0 += static_cast<std::int64_t>(gridDim.z) * C)
     for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];

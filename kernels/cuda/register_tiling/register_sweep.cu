@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(RegisterTile<Op::kDims>::tx* RegisterTile<Op::
     const std::int64_t y0 = by * TY * NY;
     at.x = x0 + at.tx;
     at.y = y0 + at.ty * NY;
-    at.active = at.x < g.n[0] && (DIMS == 2 || at.y < g.n[1]);
+    at.active = at.x < g.n[0] && (DIMS == 2 || at.y < g.n[1]) && stores_x(a, at.x);
     at.own = g.origin + (DIMS == 3 ? at.y * g.pitch_y : 0) + at.x;
 
     // This thread's share of the plane tile: slot s is tile node tid + s*NT, element slot_at[s]
