@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/version.hpp"
+#include "thread_waits.hpp"
 
 namespace {
 
@@ -57,6 +58,7 @@ int run_command(int argc, char** argv);
 // nonzero exit on one rank of several ends them all (MPI_Abort, with that exit code), except
 // the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
+  heatsim::app::wait_asleep_by_default(argv);
   namespace parallel = heatsim::solver::parallel;
   if (argc > 1 &&
       (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))

@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -602,19 +603,27 @@ void Session::State::set_up() {
   const kernels::BackendEntry* chosen = kernels::find_backend(choice.name);
   if (parallel::size() == 1 && chosen && !chosen->needs_gpu) {
     // The CPU's level operations and sweeps are OpenMP loops: their threads meet at a barrier
-    // after each one, and wait there spinning. On a machine already busy with other work each
-    // wait can last a time slice: 10 bdf2 steps of a radiating PCB (84k nodes) on 2 cores
-    // beside two other jobs took 10.7-11.5 s with 2 threads and 2.8 s with 1.
+    // after each one. Threads that wait there spinning (libgomp's default, which the heatsim
+    // executable replaces by OMP_WAIT_POLICY=passive unless told otherwise) take the cores
+    // from the threads they wait for on a machine already busy with other work, and each wait
+    // can last a time slice: 10 bdf2 steps of a radiating PCB (84k nodes) on 2 cores beside
+    // two other jobs took 10.7-11.5 s with 2 threads and 2.8 s with 1.
     const int threads = omp_get_max_threads();
-    spdlog::info("backend {} ({}), {} thread{} (OMP_NUM_THREADS)", choice.name, choice.reason,
-                 threads, threads == 1 ? "" : "s");
+    const char* policy = std::getenv("OMP_WAIT_POLICY");
+    const bool asleep = policy && strcasecmp(policy, "passive") == 0;
+    spdlog::info("backend {} ({}), {} thread{} (OMP_NUM_THREADS){}", choice.name, choice.reason,
+                 threads, threads == 1 ? "" : "s",
+                 threads == 1 ? ""
+                 : asleep     ? ", waiting threads sleep (OMP_WAIT_POLICY=passive)"
+                              : ", waiting threads spin");
     double load = 0.0;
     const int cores = omp_get_num_procs();
-    if (threads > 1 && getloadavg(&load, 1) == 1 && load >= cores)
+    if (threads > 1 && !asleep && getloadavg(&load, 1) == 1 && load >= cores)
       spdlog::info(
-          "the machine is busy (load {:.1f} on {} cores): threads that wait for each other "
-          "here may run this case several times slower than fewer threads would; to run "
-          "cases side by side, give each OMP_NUM_THREADS = cores / cases",
+          "the machine is busy (load {:.1f} on {} cores): threads that spin while they wait for "
+          "each other here may run this case several times slower than fewer threads would; "
+          "OMP_WAIT_POLICY=passive lets them sleep, and to run cases side by side, give each "
+          "OMP_NUM_THREADS = cores / cases",
           load, cores);
   } else {
     spdlog::info("backend {} ({})", choice.name, choice.reason);

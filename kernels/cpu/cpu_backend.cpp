@@ -18,6 +18,7 @@
 #include "../boundary_rules.hpp"
 #include "../face_conductance.hpp"
 #include "../layout.hpp"
+#include "../threads.hpp"
 
 namespace heatsim::kernels {
 namespace {
@@ -52,7 +53,7 @@ class CpuBackend final : public Backend {
     if (!why.empty()) throw std::runtime_error("cpu backend: " + why);
     p_ = problem;
     // Threads only pay off beyond a few thousand points; small grids run many cheap steps.
-    parallel_ = problem.points() >= 32768;
+    parallel_ = worth_threads(problem.points());
     layout_ = PaddedLayout(problem, problem.stencil.radius);
     cur_.assign(static_cast<std::size_t>(layout_.total()), T(0));
     next_.assign(cur_.size(), T(0));

@@ -5,6 +5,8 @@
 // partial sums in row order), so an implicit run repeats itself bit for bit on a restart.
 #include "cpu_level_ops.hpp"
 
+#include "../threads.hpp"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -49,7 +51,7 @@ bool all_positive_zero(const LevelWeights& values) {
   const std::int64_t n = static_cast<std::int64_t>(values.size());
   const double* v = values.data();
   bool zero = true;
-#pragma omp parallel for schedule(static) reduction(&& : zero) if (n >= 65536)
+#pragma omp parallel for schedule(static) reduction(&& : zero) if (worth_threads(n))
   for (std::int64_t i = 0; i < n; ++i) {
     std::uint64_t bits;
     std::memcpy(&bits, v + i, sizeof bits);
@@ -160,7 +162,7 @@ class CpuLevelOps final : public LevelOps {
     double* vp = level0(v).data();
     const std::int64_t n = static_cast<std::int64_t>(piece_.size());
     const std::int32_t* g = piece_.data();
-#pragma omp parallel for schedule(static) if (n >= 32768)
+#pragma omp parallel for schedule(static) if (worth_threads(n))
     for (std::int64_t i = 0; i < n; ++i)
       if (g[i] >= 0) vp[i] += values[static_cast<std::size_t>(g[i])];
   }
@@ -174,7 +176,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
     const double *wp = wv.data(), *xp = xv.data();
     double* yp = yv.data();
-#pragma omp parallel for schedule(static) if (n >= 32768)
+#pragma omp parallel for schedule(static) if (worth_threads(n))
     for (std::int64_t i = 0; i < n; ++i)
       yp[i] = b == 0.0 ? a * (wp[i] * xp[i]) : a * (wp[i] * xp[i]) + b * yp[i];
   }
@@ -217,7 +219,7 @@ class CpuLevelOps final : public LevelOps {
         throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
                                     "the wrong size");
       L.stencil_form = L.op.stencil_form();
-      L.parallel = np >= 32768;
+      L.parallel = worth_threads(np);
       // A periodic axis of odd length joins two nodes of the same colour; those colour sweeps
       // update from the old values (a Jacobi step within the colour) so that rows shared out to
       // threads never race.
@@ -621,7 +623,7 @@ class CpuLevelOps final : public LevelOps {
     Values& vv = vec(v);
     const std::int64_t n = static_cast<std::int64_t>(vv.size());
     double* p = vv.data();
-#pragma omp parallel for schedule(static) if (n >= 32768)
+#pragma omp parallel for schedule(static) if (worth_threads(n))
     for (std::int64_t i = 0; i < n; ++i) p[i] = 0.0;
   }
 
@@ -703,7 +705,7 @@ class CpuLevelOps final : public LevelOps {
     double* yp = yv.data();
     constexpr std::int64_t kChunk = 4096;
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (n >= 32768)
+#pragma omp parallel for schedule(static) if (worth_threads(n))
     for (std::int64_t c = 0; c < chunks; ++c)
       axpby_span(a, xp, b, yp, c * kChunk, std::min(kChunk, n - c * kChunk));
   }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "kernels/threads.hpp"
+
 namespace heatsim::solver::multigrid {
 
 namespace {
@@ -118,7 +120,7 @@ Deflation find_deflation(const LevelOperator& level) {
     const double* G = level.conductance[a].data();
     const std::int64_t count = static_cast<std::int64_t>(level.conductance[a].size());
     // Largest and smallest are the same in any order: the threads share the scan.
-#pragma omp parallel for reduction(max : hi) reduction(min : lo) if (count >= 65536)
+#pragma omp parallel for reduction(max : hi) reduction(min : lo) if (kernels::worth_threads(count))
     for (std::int64_t i = 0; i < count; ++i)
       if (G[i] > 0.0) {
         hi = std::max(hi, G[i]);
@@ -191,7 +193,7 @@ Deflation find_deflation(const LevelOperator& level) {
   const std::int64_t reach = 2 * kDeflationSteps + 1;
   std::vector<double> E(m * m, 0.0);
   const double omega = kDeflationOmega;
-#pragma omp parallel for schedule(dynamic, 1) if (m >= 4 && np >= 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (m >= 4 && kernels::worth_threads(np))
   for (std::int64_t b = 0; b < static_cast<std::int64_t>(m); ++b) {
     const auto& bb = bounds[at(b)];
     Box box;

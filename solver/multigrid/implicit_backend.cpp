@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernels/threads.hpp"
+
 namespace heatsim::solver::multigrid {
 
 ImplicitBackend::ImplicitBackend(std::string name, std::unique_ptr<ImplicitStepper> stepper)
@@ -72,7 +74,7 @@ kernels::FieldStats ImplicitBackend::stats_of(const double* u) const {
       problem_.coefficients ? problem_.coefficients->capacity.data() : nullptr;
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
   std::int64_t bad = 0;
-#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (problem_.points() >= 32768)
+#pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (kernels::worth_threads(problem_.points()))
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y) {
       const double wzy = weight(2, z) * weight(1, y);

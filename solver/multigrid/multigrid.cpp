@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "kernels/threads.hpp"
+
 namespace heatsim::solver::multigrid {
 
 const char* to_string(SolveReport::Reason r) {
@@ -89,7 +91,7 @@ namespace {
 // by the threads.
 void write_free(const std::vector<std::uint8_t>& fixed, double* out) {
   const std::int64_t np = static_cast<std::int64_t>(fixed.size());
-#pragma omp parallel for schedule(static) if (np >= 65536)
+#pragma omp parallel for schedule(static) if (kernels::worth_threads(np))
   for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
 }
 
