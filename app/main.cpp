@@ -1,7 +1,8 @@
 // heatsim: command line. `heatsim case.yaml` is `heatsim run case.yaml`.
-#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -80,6 +81,13 @@ int main(int argc, char** argv) {
     return heatsim::app::kExitBadInput;
   }
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
+  // Under mpirun the ranks' output goes through the launcher, which gives them a terminal of
+  // its own whatever its own output is: `mpirun ... > run.log` would fill the log with colour
+  // codes. The log is plain there.
+  if (parallel::size() > 1)
+    for (const auto& sink : spdlog::default_logger()->sinks())
+      if (auto* colour = dynamic_cast<spdlog::sinks::stdout_color_sink_mt*>(sink.get()))
+        colour->set_color_mode(spdlog::color_mode::never);
   const int code = run_command(argc, argv);
   if (parallel::size() > 1 && code != heatsim::app::kExitOk &&
       code != heatsim::app::kExitDiverged && code < 128)

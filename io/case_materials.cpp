@@ -119,6 +119,24 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
     value = k[0];
     return true;
   }
+  // A list mixing tables and numbers, or a table per axis ([[[300, 10], [900, 100]], 5, 5]):
+  // neither form, said once rather than item by item as a malformed table.
+  if (axes) {
+    bool numbers = false, nested = false;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      numbers = numbers || n[i].IsScalar();
+      nested = nested || (n[i].IsSequence() && n[i].size() > 0 && n[i][0].IsSequence());
+    }
+    if (numbers || nested) {
+      error(path, n,
+            "expected a table " + table_form +
+                " or one number per axis ([kx, ky] in 2D, [kx, ky, kz] in 3D), got a list "
+                "mixing tables and numbers; a conductivity is either anisotropic and "
+                "constant or isotropic and a table of T, not a table per axis");
+      error_suppressed_.push_back(path);
+      return false;
+    }
+  }
   bool ok = true;
   table.clear();
   for (std::size_t i = 0; i < n.size(); ++i) {

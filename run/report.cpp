@@ -99,11 +99,16 @@ std::string describe_writer(const io::WriterActivity& a) {
   const std::string queued = a.queued > 0 ? fmt::format(", {} more queued", a.queued) : "";
   if (a.bytes <= 0)
     return fmt::format("building {} ({}){}", file, format_seconds(a.seconds), queued);
+  // Sizes in GB from 1 GB up, in MB below (a file of a few MB read "0.00 of 0.00 GB").
+  const bool gb = a.bytes >= 1e9;
+  const double unit = gb ? 1e9 : 1e6;
+  const char* name = gb ? "GB" : "MB";
   if (a.bytes_done <= 0)
-    return fmt::format("writing {} ({:.2f} GB){}", file, a.bytes / 1e9, queued);
+    return fmt::format("writing {} ({:.2f} {}){}", file, a.bytes / unit, name, queued);
   // The rate over the job so far, its building included: what the file costs the run.
-  return fmt::format("writing {} ({:.2f} of {:.2f} GB, {:.3g} GB/s){}", file, a.bytes_done / 1e9,
-                     a.bytes / 1e9, a.seconds > 0 ? a.bytes_done / 1e9 / a.seconds : 0.0, queued);
+  return fmt::format("writing {} ({:.2f} of {:.2f} {}, {:.3g} GB/s){}", file, a.bytes_done / unit,
+                     a.bytes / unit, name, a.seconds > 0 ? a.bytes_done / 1e9 / a.seconds : 0.0,
+                     queued);
 }
 
 std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t) {

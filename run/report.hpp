@@ -53,7 +53,8 @@ struct WallTime {
 std::string describe_wall_time(const WallTime& t, double total);
 
 // What the writer thread does, for the progress line: "writing field_00000100.h5 (0.53 of
-// 1.07 GB, 0.45 GB/s)", or "building ..." before the file's bytes go out.
+// 1.07 GB, 0.45 GB/s)" (a file under 1 GB in MB: "(2.20 of 4.26 MB, 0.11 GB/s)"), or
+// "building ..." before the file's bytes go out.
 std::string describe_writer(const io::WriterActivity& a);
 
 // "multigrid: 20 solves, 104 iterations (5.2 per solve); solve 278 ms in total, ...".

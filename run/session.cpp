@@ -1284,8 +1284,11 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     // Collective: every rank takes part in the gather; rank 0 prints.
     if (prepared.fields || (steady && flow_fields)) backend->download(final_u);
     if (!root) return;
+    // An implicit or steady run's line gives its solves (rank 0 holds the stepper's timing and
+    // the steady report, as one process does), an explicit one's its rate.
     lines.push_back(done_line(result, fmt::format("{} x {}", parallel::size(), choice.name),
-                              nullptr, nullptr, [] { return std::string(); }));
+                              implicit, steady ? &steady_report : nullptr,
+                              [] { return std::string(); }));
     const std::string halo = decomposed->exchange_summary();
     if (!halo.empty()) lines.push_back("rank 0: " + halo);
   } else {

@@ -603,6 +603,22 @@ TEST(CaseLoaderReal, APropertyThatIsNotANumberNamesItsForms) {
             "...], T in K), got a map {T: 300} (line 3)");
 }
 
+// A table per axis (or a list mixing tables and numbers) is neither form a conductivity takes:
+// one error naming both, not one per item as if it were a broken table.
+TEST(CaseLoaderReal, AConductivityTablePerAxisIsOneError) {
+  for (const char* k : {"[[[300, 10], [900, 100]], 5]", "[[300, 10], 5]"}) {
+    const LoadResult r =
+        load_case_text(replace(kReal, "conductivity: 401", std::string("conductivity: ") + k));
+    ASSERT_EQ(r.errors.size(), 1u) << k << "\n" << all_errors(r);
+    EXPECT_EQ(r.errors[0].to_string(),
+              "materials.copper.conductivity: expected a table [[T, conductivity], ...] (T in K) "
+              "or one number per axis ([kx, ky] in 2D, [kx, ky, kz] in 3D), got a list mixing "
+              "tables and numbers; a conductivity is either anisotropic and constant or "
+              "isotropic and a table of T, not a table per axis (line 3)")
+        << k;
+  }
+}
+
 TEST(CaseLoaderReal, MaterialsInTheOrderWritten) {
   const solver::Case c = load_ok(kReal);
   ASSERT_EQ(c.materials.size(), 2u);

@@ -106,6 +106,33 @@ TEST(ResolveBody, WarningsNameTheVoidWithKeyPathAndLine) {
       << source->message;
 }
 
+// A source inside a material painted over a void (a chip painted in an "air" void, fins painted
+// over one) heats all of its shape: no warning. One that reaches past the painted box into the
+// void is still warned of, and the body keeps only its part.
+TEST(ResolveBody, ASourceInsideBodyPaintedOverAVoidIsNoWarning) {
+  const std::string air =
+      "  - {void: true, name: air, box: {lower: [0.01, 0.02], upper: [0.1, 0.05]},\n"  // 6
+      "     surface: {type: convective, h: 25, ambient: 290}}\n"                       // 7
+      "  - {material: steel, box: {lower: [0.03, 0.02], upper: [0.07, 0.035]}}\n";     // 8
+  for (const char* source :
+       {"  - {box: {lower: [0.04, 0.025], upper: [0.06, 0.03]}, power: 10}\n",
+        "  - {ball: {center: [0.05, 0.028], radius: 0.0047}, power: 10}\n",
+        "  - {where: \"abs(x - 0.05) < 0.012 && abs(y - 0.027) < 0.006\", power: 10}\n"}) {
+    const ResolvedBody b = resolve(plate(air, source, "{method: steady}"));
+    EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+    EXPECT_TRUE(b.warnings.empty()) << source << format_errors(b.warnings);
+  }
+  // Past the painted box's top (y = 0.035) into the air.
+  const ResolvedBody past =
+      resolve(plate(air, "  - {box: {lower: [0.04, 0.025], upper: [0.06, 0.04]}, power: 10}\n",
+                    "{method: steady}"));
+  EXPECT_TRUE(past.errors.empty()) << format_errors(past.errors);
+  const CaseError* w = find(past.warnings, "sources[0].box");
+  ASSERT_NE(w, nullptr) << format_errors(past.warnings);
+  EXPECT_NE(w->message.find("overlaps the void regions[1] (air, line 6)"), std::string::npos)
+      << w->message;
+}
+
 TEST(ResolveBody, ErrorsNameTheKeyAndLineAndLeaveNoFields) {
   // A steady state whose cut-off piece nothing determines.
   const ResolvedBody cut =

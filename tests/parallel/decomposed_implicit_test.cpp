@@ -39,6 +39,15 @@ std::string checkerboard_yaml() {
          "initial: {type: constant, value: 300}\ntime: {method: steady}\n";
 }
 
+// The run's "done:" line without its times and the backend it names ("on cpu", "on 2 x cpu").
+std::string done_words(const std::string& text) {
+  const auto at = text.find("done: ");
+  if (at == std::string::npos) return "";
+  std::string line = text.substr(at, text.find('\n', at) - at);
+  line = std::regex_replace(line, std::regex(R"((in )?[0-9][0-9.hm]* ?(ms|us|s)( wall)?\b)"), "T");
+  return std::regex_replace(line, std::regex(R"( on ([0-9]+ x )?[a-z-]+)"), "");
+}
+
 // A 2D finned sink (voids with convective surfaces), a 3D copper ball in epoxy, a 2D
 // transient with materials, a scheduled source, probes and every face kind, Crank-Nicolson in
 // 3D, a periodic axis, and a conductivity that varies with temperature beside a radiating face.
@@ -134,6 +143,15 @@ TEST_P(DecomposedImplicitTest, EqualsTheSerialRunBitForBit) {
     const std::vector<int> want = iterations(s.output);
     EXPECT_FALSE(want.empty()) << c.name << "\n" << s.output;
     EXPECT_EQ(want, iterations(p.output)) << c.name << " on " << ranks << " ranks\n" << p.output;
+    // The summary's first line: a steady state's iterations and residual, an implicit run's
+    // steps and multigrid iterations, as one process's (times and the backend's name apart),
+    // not an explicit run's "0 steps ..., 0.000 GStencil/s".
+    EXPECT_NE(done_words(s.output).find(steady ? "done: steady state in" : "multigrid iterations"),
+              std::string::npos)
+        << c.name << "\n"
+        << s.output;
+    EXPECT_EQ(done_words(s.output), done_words(p.output)) << c.name << " on " << ranks << " ranks\n"
+                                                          << p.output;
     // A steady state's summary: where the heat goes, the same lines as one process's (the
     // whole field on rank 0, the same operator).
     if (steady && c.yaml.find("materials:") != std::string::npos) {

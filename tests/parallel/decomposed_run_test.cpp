@@ -373,6 +373,18 @@ TEST_F(DecomposedHeaderTest, NamesEveryRanksDevice) {
   }
 }
 
+// A decomposed run's log is plain text: mpirun hands the ranks a terminal whatever its own
+// output is, so colour codes would end up in `mpirun ... > run.log` (here a pipe, with a
+// terminal named in TERM).
+TEST_F(DecomposedHeaderTest, TheLogHasNoColourCodes) {
+  const std::string path = write_case(
+      "c.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "out").string() + "}\n");
+  const auto r = run_ranks(2, "run " + path, "TERM=xterm-256color");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("] info: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+}
+
 class DecomposedFilesTest : public DecomposedRunTest {};
 
 // fp32 fields through the collective writer (each rank's floats into its hyperslab), a 3D
