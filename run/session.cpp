@@ -232,10 +232,7 @@ class JoiningThread {
 struct Session::State {
   explicit State(SessionOptions o) : options(std::move(o)) {}
   // A run that did not fail leaves no reserve for failed_run.txt behind.
-  ~State() {
-    release_mark();
-    directory_lock.release();
-  }
+  ~State() { release_mark(); }
 
   // What the constructor does (set_up) and what the end of a run does (finish).
   void set_up();
@@ -281,7 +278,8 @@ struct Session::State {
   solver::multigrid::SolveReport steady_report;
   bool writing = false;  // files written into the output directory from here on
   bool mark_reserved = false;  // failed_run.txt's reserve is in the directory
-  // Rank 0's hold on the output directory while the run writes there (until it has ended).
+  // Rank 0's hold on the output directory while the run writes there: let go when the run ends
+  // or, for one dropped before its end, after the writer (declared after it) has finished.
   io::DirectoryLock directory_lock;
   WallTime wall;
 
