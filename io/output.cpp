@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -328,6 +329,148 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   return plan;
 }
 
+// "pid N: COMMAND" of the run that holds a directory's lock, from its lock file (open as fd).
+std::string lock_holder(int fd) {
+  std::string text(4096, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::string pid, command, case_path;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    if (line.rfind("pid ", 0) == 0) pid = line.substr(4);
+    if (line.rfind("command ", 0) == 0) command = line.substr(8);
+    if (line.rfind("case ", 0) == 0) case_path = line.substr(5);
+    at = end + 1;
+  }
+  if (pid.empty()) return "a run that has not yet said which";
+  std::string holder = "pid " + pid;
+  if (pid == std::to_string(::getpid())) holder += ", this process";
+  if (!command.empty()) holder += ": " + command;
+  if (!case_path.empty()) holder += " (case " + case_path + ")";
+  return holder;
+}
+
+std::runtime_error directory_in_use(const std::string& dir, int fd) {
+  return std::runtime_error(
+      "output directory '" + dir + "' is in use: another run is writing there now (" +
+      lock_holder(fd) +
+      "). Wait for it to end, or choose another output directory (-o DIR); --overwrite does "
+      "not replace the files of a run that is still writing them");
+}
+
+// This process's command line, its arguments joined by spaces (cut to 1000 characters).
+std::string own_command_line() {
+  std::FILE* in = std::fopen("/proc/self/cmdline", "rb");
+  if (!in) return "";
+  std::string line(1000, '\0');
+  line.resize(std::fread(line.data(), 1, line.size(), in));
+  std::fclose(in);
+  while (!line.empty() && line.back() == '\0') line.pop_back();
+  std::replace(line.begin(), line.end(), '\0', ' ');
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  return line;
+}
+
+struct flock whole_file_lock(short type) {
+  struct flock l {};
+  l.l_type = type;
+  l.l_whence = SEEK_SET;
+  l.l_start = 0;
+  l.l_len = 0;
+  return l;
+}
+
+}  // namespace
+
+DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+void DirectoryLock::release() {
+  if (fd_ < 0) return;
+  // Removed while still held: a run that opened the file meanwhile finds it gone once it has
+  // the lock, and takes a new one (lock_output_directory).
+  ::unlink(path_.c_str());
+  ::close(fd_);
+  fd_ = -1;
+}
+
+DirectoryLock lock_output_directory(const std::string& dir, const std::string& case_path) {
+  const std::string path = (fs::path(dir) / kLockFile).string();
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw std::runtime_error("output directory '" + dir + "': cannot create its lock file " +
+                               kLockFile + ": " + std::strerror(errno));
+    // An open file description's lock (not the process's): another run in this process, a
+    // second Python simulation say, is kept out as well, and closing some other descriptor of
+    // the file does not drop it.
+    struct flock l = whole_file_lock(F_WRLCK);
+    if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
+      const int e = errno;
+      if (e == EAGAIN || e == EACCES) {
+        const std::runtime_error refused = directory_in_use(dir, fd);
+        ::close(fd);
+        throw refused;
+      }
+      ::close(fd);
+      spdlog::warn(
+          "{}: its file system takes no locks ({}): nothing keeps another run from "
+          "writing there at the same time",
+          dir, std::strerror(e));
+      return DirectoryLock();
+    }
+    // The file may have been removed by the run that held it between open and lock: then the
+    // lock is on a file no other run finds, and is taken again on the new one.
+    struct stat held {};
+    struct stat named {};
+    if (::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0 ||
+        held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    std::string text = "pid " + std::to_string(::getpid()) + "\n";
+    const std::string command = own_command_line();
+    if (!command.empty()) text += "command " + command + "\n";
+    if (!case_path.empty()) text += "case " + case_path + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0)
+      spdlog::debug("{}: could not record the run in {}: {}", dir, kLockFile, std::strerror(errno));
+    DirectoryLock lock;
+    lock.fd_ = fd;
+    lock.path_ = path;
+    return lock;
+  }
+  throw std::runtime_error("output directory '" + dir + "': its lock file " + kLockFile +
+                           " keeps changing; is another run starting there?");
+}
+
+void check_output_directory_unlocked(const std::string& dir) {
+  const std::string path = (fs::path(dir) / kLockFile).string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // no lock file: no run holds the directory
+  struct flock l = whole_file_lock(F_WRLCK);
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+  if (held) {
+    const std::runtime_error refused = directory_in_use(dir, fd);
+    ::close(fd);
+    throw refused;
+  }
+  ::close(fd);
+}
+
+namespace {
+
 void require_directory_or_nothing(const std::string& dir) {
   if (dir.empty()) throw std::runtime_error("output.directory is empty");
   std::error_code ec;
@@ -394,18 +537,20 @@ void check_output_name(const solver::Case& c) {
 void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
   check_output_name(c);
   check_output_directory_usable(c.output.directory);
+  check_output_directory_unlocked(c.output.directory);
   plan_directory(c, use);
 }
 
 std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryUse& use) {
   try {
+    check_output_directory_unlocked(c.output.directory);
     return plan_directory(c, use).remove;
   } catch (const std::runtime_error&) {
     return {};  // refused: check_output_directory says why
   }
 }
 
-void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
+DirectoryLock prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
   require_directory_or_nothing(dir);
   std::error_code ec;
@@ -415,18 +560,21 @@ void prepare_output_directory(const solver::Case& c, const DirectoryUse& use) {
       throw std::runtime_error("output directory '" + dir + "' cannot be created: " + ec.message());
   }
   check_writable(dir);
+  // Held before anything is removed: a live run's files are never another run's to replace.
+  DirectoryLock lock = lock_output_directory(dir, c.source_path);
   const DirectoryPlan plan = plan_directory(c, use);
   if (!plan.note.empty()) spdlog::info("{}", plan.note);
   remove_files(plan.remove);
+  return lock;
 }
 
-void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
-                              std::int64_t restart_step) {
+DirectoryLock prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
+                                       std::int64_t restart_step) {
   DirectoryUse use;
   use.overwrite = overwrite;
   use.restarting = restarting;
   use.restart_step = restart_step;
-  prepare_output_directory(c, use);
+  return prepare_output_directory(c, use);
 }
 
 namespace {

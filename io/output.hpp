@@ -32,6 +32,36 @@ struct RunFile {
 };
 std::vector<RunFile> find_run_files(const solver::Case& c);
 
+// The lock a live run holds on its output directory, <dir>/.heatsim.lock: an advisory lock
+// (fcntl, on the open file) that the kernel drops when the run ends in any way (a crash,
+// SIGKILL), so a lock file left behind blocks nothing. The file holds the holder's pid and
+// command line, for the message that refuses another run. It is not a run file: no run lists,
+// counts or removes it. Move-only; releasing removes the file.
+inline constexpr const char* kLockFile = ".heatsim.lock";
+class DirectoryLock {
+ public:
+  DirectoryLock() = default;
+  DirectoryLock(DirectoryLock&& other) noexcept;
+  DirectoryLock& operator=(DirectoryLock&& other) noexcept;
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+  ~DirectoryLock() { release(); }
+  bool held() const { return fd_ >= 0; }
+  void release();
+
+ private:
+  friend DirectoryLock lock_output_directory(const std::string& dir, const std::string& case_path);
+  int fd_ = -1;
+  std::string path_;
+};
+// Takes `dir`'s lock (the directory must exist), recording `case_path` (the case file, where
+// there is one) beside the pid and command line. Throws std::runtime_error, naming the holder
+// (its pid and command line) and what to do, where a live run holds it, this process's other
+// runs included.
+DirectoryLock lock_output_directory(const std::string& dir, const std::string& case_path = "");
+// Throws as lock_output_directory does where a live run holds `dir`'s lock; changes nothing.
+void check_output_directory_unlocked(const std::string& dir);
+
 // How a run uses its output directory. `restarting`: it continues, in this directory, the run
 // whose files are there (the directory holds the checkpoint it restarts from); a restart into
 // another directory is a new run there as far as the directory is concerned.
@@ -64,7 +94,8 @@ void check_output_name(const solver::Case& c);
 inline constexpr std::size_t kNameMax = 255;
 
 // Throws std::runtime_error with what prepare_output_directory would refuse (what
-// check_output_directory_usable refuses; another run's files without --overwrite), changing
+// check_output_directory_usable refuses; a directory a live run holds (DirectoryLock); another
+// run's files without --overwrite), changing
 // nothing: the run checks this before its setup's long work and before it writes anything.
 void check_output_directory(const solver::Case& c, const DirectoryUse& use);
 
@@ -80,10 +111,12 @@ std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryU
 // is another run's (its lineage is not `use.lineage`), with or without `overwrite`. With
 // `overwrite` the old run's files are removed. When restarting, temporaries and the failed mark are
 // removed, and when `restart_step` >= 0 so are field files and checkpoints after that step (they
-// belong to the run being replaced); everything up to it is kept.
-void prepare_output_directory(const solver::Case& c, const DirectoryUse& use);
-void prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
-                              std::int64_t restart_step = -1);
+// belong to the run being replaced); everything up to it is kept. Before it removes or writes
+// anything it takes the directory's lock (refused, with or without `overwrite`, where a live run
+// holds it) and returns it: the run holds it while it writes there.
+DirectoryLock prepare_output_directory(const solver::Case& c, const DirectoryUse& use);
+DirectoryLock prepare_output_directory(const solver::Case& c, bool overwrite, bool restarting,
+                                       std::int64_t restart_step = -1);
 
 // Writes <dir>/failed_run.txt (exit code, message) for a run that stopped with an error after
 // writing into its directory. Never throws. On a full disk it writes into the reserve

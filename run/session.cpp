@@ -278,6 +278,9 @@ struct Session::State {
   solver::multigrid::SolveReport steady_report;
   bool writing = false;  // files written into the output directory from here on
   bool mark_reserved = false;  // failed_run.txt's reserve is in the directory
+  // Rank 0's hold on the output directory while the run writes there: let go when the run ends
+  // or, for one dropped before its end, after the writer (declared after it) has finished.
+  io::DirectoryLock directory_lock;
   WallTime wall;
 
   std::optional<io::OutputSeries> series;
@@ -319,6 +322,7 @@ void Session::State::fail(Failure failure, const std::string& message) {
   writer.reset();
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), message);
   mark_reserved = false;  // the mark took it
+  directory_lock.release();
   finished = true;
   throw RunError(failure, message);
 }
@@ -889,7 +893,7 @@ void Session::State::open_files() {
   // it is a new run as far as the directory goes: another run's files there stay unless
   // --overwrite.
   if (files) {
-    io::prepare_output_directory(c, directory_use);
+    directory_lock = io::prepare_output_directory(c, directory_use);
     writing = true;
     // Room for failed_run.txt's message, set aside before the run's files can fill the disk.
     io::reserve_failed_run_mark(c);
@@ -1229,12 +1233,14 @@ void Session::State::finish(const solver::RunResult& result) {
         summary.interrupted = true;
         summary.signal = result.signal;
         release_mark();
+        directory_lock.release();
         return;
       case solver::RunResult::Status::completed:
         break;
     }
     summarize(result, finishing);
     release_mark();
+    directory_lock.release();
   } catch (const RunError&) {
     throw;
   } catch (const std::exception& e) {

@@ -2,7 +2,10 @@
 #include "io/output.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -97,6 +100,75 @@ TEST_F(OutputTest, RefusesAnEarlierRunUnlessOverwrite) {
   prepare_output_directory(c_, true, false);
   EXPECT_TRUE(find_run_files(c_).empty());
   EXPECT_TRUE(fs::exists(c_.output.directory + "/notes.txt")) << "only run files are removed";
+}
+
+// A live run holds its directory (the lock prepare_output_directory returns): another run is
+// refused there, with or without --overwrite, by a message that names the holder, and the
+// holder's files stay. Once it lets go, --overwrite replaces them.
+TEST_F(OutputTest, ADirectoryALiveRunHoldsIsRefusedWithOrWithoutOverwrite) {
+  c_.source_path = "cases/plate.yaml";
+  DirectoryLock held = prepare_output_directory(c_, false, false);
+  ASSERT_TRUE(held.held());
+  OutputSeries s(c_, 0.1, "cpu");
+  for (int step : {0, 10}) s.write(step, 0.1 * step, field(step));
+  const std::vector<RunFile> before = find_run_files(c_);
+  ASSERT_EQ(before.size(), 3u);  // two field files and the index: the lock file is none
+
+  const std::string pid = "pid " + std::to_string(::getpid());
+  for (const bool overwrite : {false, true}) {
+    std::string msg = message_of([&] { prepare_output_directory(c_, overwrite, false); });
+    EXPECT_NE(msg.find("in use"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(pid), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cases/plate.yaml"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("another output directory"), std::string::npos) << msg;
+    msg = message_of([&] { check_output_directory(c_, {overwrite, false, -1}); });
+    EXPECT_NE(msg.find(pid), std::string::npos) << msg;
+    EXPECT_TRUE(files_removed_first(c_, {overwrite, false, -1}).empty());
+    const DirectoryUse restart{overwrite, true, 10};  // nor a restart from its checkpoint
+    EXPECT_NE(message_of([&] { prepare_output_directory(c_, restart); }).find(pid),
+              std::string::npos);
+  }
+  EXPECT_EQ(find_run_files(c_).size(), before.size());
+  for (const RunFile& f : before) EXPECT_TRUE(fs::exists(f.path)) << f.path;
+
+  held.release();
+  EXPECT_FALSE(fs::exists(c_.output.directory + "/" + kLockFile)) << "removed with the lock";
+  prepare_output_directory(c_, true, false);
+  EXPECT_TRUE(find_run_files(c_).empty());
+}
+
+// A lock file whose run died without letting go (SIGKILL, a power cut: the kernel dropped the
+// lock) blocks nothing: the directory counts by its run files alone.
+TEST_F(OutputTest, ALockFileOfADeadRunBlocksNothing) {
+  fs::create_directories(c_.output.directory);
+  const std::string lock_file = c_.output.directory + "/" + kLockFile;
+  {
+    // A process that took the lock and was killed outright.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      try {
+        DirectoryLock lock = lock_output_directory(c_.output.directory);
+        ::pause();
+      } catch (...) {
+      }
+      ::_exit(1);
+    }
+    // Until the child holds it (its pid in the file), then SIGKILL.
+    const std::string pid = "pid " + std::to_string(child);
+    for (int i = 0; i < 10000 && read(lock_file).find(pid) == std::string::npos; ++i)
+      ::usleep(1000);
+    EXPECT_NE(message_of([&] { check_output_directory(c_, {}); }).find(pid), std::string::npos);
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
+  ASSERT_TRUE(fs::exists(lock_file)) << "a killed run leaves its lock file";
+  EXPECT_NO_THROW(check_output_directory(c_, {}));
+  DirectoryLock lock;
+  EXPECT_NO_THROW(lock = prepare_output_directory(c_, false, false));
+  EXPECT_TRUE(lock.held());
+  EXPECT_NE(read(lock_file).find("pid " + std::to_string(::getpid())), std::string::npos);
 }
 
 TEST_F(OutputTest, OtherFilesDoNotBlockARun) {
