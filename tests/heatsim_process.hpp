@@ -45,19 +45,24 @@ struct StoppedRun {
   int code = -1;
   std::filesystem::path newest;
 };
+// `heatsim run -q case` started in a child, its output to /dev/null: the child's pid (-1 when
+// it could not be started).
+inline pid_t start_quiet_run(const std::string& case_path) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr))
+    _exit(126);
+  execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", case_path.c_str(),
+        static_cast<char*>(nullptr));
+  _exit(127);
+}
+
 inline StoppedRun stop_run_when(const std::string& case_path, const std::filesystem::path& out,
                                 const std::filesystem::path& ready, int sig = SIGINT) {
   namespace fs = std::filesystem;
   StoppedRun r;
-  const pid_t pid = fork();
+  const pid_t pid = start_quiet_run(case_path);
   if (pid < 0) return r;
-  if (pid == 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr))
-      _exit(126);
-    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", case_path.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (!fs::exists(ready) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -54,15 +54,8 @@ class DirectoryLock : public heatsim_tests::ScratchTest {
 TEST_F(DirectoryLock, ALiveRunsDirectoryIsRefusedAndAKilledRunsLockBlocksNothing) {
   // The holder: a run far longer than the test, writing a field file every 2000 steps.
   const std::string long_case = write_case("long.yaml", 100000000, 2000);
-  const pid_t holder = fork();
+  const pid_t holder = heatsim_tests::start_quiet_run(long_case);
   ASSERT_GE(holder, 0);
-  if (holder == 0) {
-    if (!std::freopen("/dev/null", "w", stdout) || !std::freopen("/dev/null", "w", stderr))
-      _exit(126);
-    execl(HEATSIM_BINARY, HEATSIM_BINARY, "run", "-q", long_case.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
   // Until it has written two field files (or 120 s).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   int status = 0;
@@ -83,7 +76,7 @@ TEST_F(DirectoryLock, ALiveRunsDirectoryIsRefusedAndAKilledRunsLockBlocksNothing
   // the run may not use), naming the holder, before it removes or writes anything.
   const std::string short_case = write_case("short.yaml", 20, 10);
   const std::string pid = "pid " + std::to_string(holder);
-  for (const std::string args : {"run " + short_case, "run --overwrite " + short_case}) {
+  for (const std::string& args : {"run " + short_case, "run --overwrite " + short_case}) {
     const Result r = heatsim(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("is in use"), std::string::npos) << r.output;
