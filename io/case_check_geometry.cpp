@@ -84,8 +84,17 @@ void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::
   }
 }
 
-// The fraction of the domain's volume (weighted as the total heat weighs nodes) that `shape`
-// holds, the voids filled with material: what a source's shape holds of a body without voids.
+// The volume (as a fraction of the domain's, weighted as the total heat weighs nodes) of the
+// per-node shares `share`.
+double weighted_total(const Case& c, const std::vector<double>& share) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < share.size(); ++i)
+    total += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
+  return total;
+}
+
+// The fraction of the domain's volume that `shape` holds, the voids filled with material: what
+// a source's shape holds of a body without voids.
 double filled_share(const Case& c, const solver::ShapeSpec& shape) {
   if (c.materials.empty()) return std::numeric_limits<double>::infinity();
   Case filled = c;
@@ -95,12 +104,7 @@ double filled_share(const Case& c, const solver::ShapeSpec& shape) {
       region.material = c.materials.front().name;
       region.surface = solver::RegionSpec::insulated();
     }
-  const std::vector<double> share =
-      solver::subgrid_fractions(filled, shape, solver::material_ids(filled));
-  double total = 0.0;
-  for (std::size_t i = 0; i < share.size(); ++i)
-    total += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
-  return total;
+  return weighted_total(c, solver::subgrid_fractions(filled, shape, solver::material_ids(filled)));
 }
 
 // Sources and voids: heat put where there is no body.
@@ -131,11 +135,8 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
     std::string names;
     for (std::size_t k : voids) names += (names.empty() ? "" : ", ") + region_reference(c, k, r);
     // How much of the shape the body keeps.
-    const std::vector<double> share =
-        solver::subgrid_fractions(c, source.shape, ids, surfaces.folds());
-    double kept = 0.0;
-    for (std::size_t i = 0; i < share.size(); ++i)
-      kept += share[i] * solver::node_weight(c, static_cast<std::int64_t>(i));
+    const double kept =
+        weighted_total(c, solver::subgrid_fractions(c, source.shape, ids, surfaces.folds()));
     // Material painted over the voids after them (a chip in an "air" void, fins painted over
     // one) is body: the shape may lie wholly in it. The share the shape would have with every
     // void filled says whether the voids take any of it.
