@@ -16,7 +16,8 @@ namespace {
 // loads feed every output within R), and one thread has many independent loads in flight; each
 // output still sums its taps in the operator's order.
 // C (H100, 512^3 fp64): 4 for stars (Heat-3D 141.7 GStencil/s; 8: 133.1), 8 for the radius-1
-// box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C. 1 in
+// box (Box-3D27P 121.3; 4: 117.4); larger boxes keep 4, their register count grows with C (an
+// H200 with one column per thread: Heat-3D 220.2 at C = 4, 218.9 at 8). 1 in
 // 1D and 2D, and for operators with coefficients of their own (their loads are per node).
 template <class Op>
 __host__ __device__ constexpr int column_length() {
@@ -45,44 +46,61 @@ __host__ __device__ constexpr bool read_only_loads() {
   return !(Op::kDims == 3 && Op::kStar && Op::kRadius == 1 && !Op::kCoefficients);
 }
 
-// Tile: 32 x 8 x C nodes (1D: 256) per block of 256 threads; blocks stride over y and z when
-// the grid has more rows or planes than a launch grid holds. Shared memory: what the operator's
-// block holds (the classes' table, 20 KB in fp64), else none. Registers: C values and the
-// loads in flight (fp64: 48 for the 7-point star at C = 4, 48 for the 27-point box at C = 8,
-// about 40 for the flux operator). Output by output, a full column computes every output
-// before storing any, so that the loads of a plane shared by several outputs are issued once;
-// the grid's last, partial column goes node by node.
+// One column of C nodes along z (one node in 1D and 2D) from element `first`: output by output,
+// a full column computes every output before storing any, so that the loads of a plane shared
+// by several outputs are issued once; the grid's last, partial column goes node by node.
 template <class Op>
-__global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
+__device__ __forceinline__ void naive_column(const typename Op::Args& a,
+                                             const typename Op::Block& block, std::int64_t x,
+                                             std::int64_t y, std::int64_t z0) {
   using T = typename Op::Value;
   constexpr int C = column_length<Op>();
   constexpr bool kReadOnly = read_only_loads<Op>();
+  const DeviceGrid& g = a.grid;
+  const std::int64_t first = g.index(x, y, z0);
+  if constexpr (plane_by_plane<Op>()) {
+    const int outputs = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
+    Op::template column<C>(a, first, outputs);
+  } else if (C == 1 || z0 + C <= g.n[2]) {
+    T value[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+      value[j] = Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
+#pragma unroll
+    for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
+  } else {
+    for (int j = 0; j < g.n[2] - z0; ++j)
+      a.out[first + j * g.pitch_z] =
+          Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
+  }
+}
+
+// Tile: 32 x 8 x C nodes (1D: 256) per block of 256 threads. Shared memory: what the operator's
+// block holds (the classes' table, 20 KB in fp64), else none. Registers: C values and the
+// loads in flight (fp64: 32 for the 7-point star at C = 4, 40 for the 27-point box at C = 8,
+// about 40 for the flux operator). STRIDE: blocks stride over y and z, for grids with more rows
+// or planes than a launch grid holds; otherwise a thread forms one column, its coordinates from
+// its block's alone. The loops cost the 7-point star's column 15% (H200, 512^3 fp64, the lab's
+// scripts/kernel-lab/naive-sweep: 64 registers instead of 32, 201 against 235 GStencil/s; in
+// the backend 48 against 32 registers, Heat-3D 209.5 -> 217.5, Box-3D27P 136.6 -> 172.6).
+template <class Op, bool STRIDE>
+__global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
+  constexpr int C = column_length<Op>();
   const typename Op::Block block = Op::enter_unstaged(a);
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (x >= g.n[0] || !stores_x(a, x)) return;
-  for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C; z0 < g.n[2];
-       z0 += static_cast<std::int64_t>(gridDim.z) * C)
-    for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
-         y += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
-      const std::int64_t first = g.index(x, y, z0);
-      if constexpr (plane_by_plane<Op>()) {
-        const int outputs = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
-        Op::template column<C>(a, first, outputs);
-      } else if (C == 1 || z0 + C <= g.n[2]) {
-        T value[C];
-#pragma unroll
-        for (int j = 0; j < C; ++j)
-          value[j] =
-              Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
-#pragma unroll
-        for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
-      } else {
-        for (int j = 0; j < g.n[2] - z0; ++j)
-          a.out[first + j * g.pitch_z] =
-              Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
-      }
-    }
+  if constexpr (STRIDE) {
+    for (std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C; z0 < g.n[2];
+         z0 += static_cast<std::int64_t>(gridDim.z) * C)
+      for (std::int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < g.n[1];
+           y += static_cast<std::int64_t>(gridDim.y) * blockDim.y)
+        naive_column<Op>(a, block, x, y, z0);
+  } else {
+    const unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (y >= g.n[1]) return;
+    naive_column<Op>(a, block, x, y, blockIdx.z * C);
+  }
 }
 
 template <class Op>
@@ -94,7 +112,12 @@ void launch(const typename Op::Args& args, const LaunchContext& context) {
   };
   const dim3 grid(blocks(g.n[0], block.x, 0x7fffffff), blocks(g.n[1], block.y, 65535),
                   blocks(g.n[2], column_length<Op>(), 65535));
-  naive_kernel<Op><<<grid, block, 0, context.stream>>>(args);
+  const bool covered = static_cast<std::int64_t>(grid.y) * block.y >= g.n[1] &&
+                       static_cast<std::int64_t>(grid.z) * column_length<Op>() >= g.n[2];
+  if (covered)
+    naive_kernel<Op, false><<<grid, block, 0, context.stream>>>(args);
+  else
+    naive_kernel<Op, true><<<grid, block, 0, context.stream>>>(args);
   HEATSIM_CUDA_CHECK_LAUNCH();
 }
 
