@@ -399,6 +399,32 @@ TEST_F(Cli, UnknownBackendAndMissingFile) {
   EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
 }
 
+// A mistyped command is named as such: `heatsim CASE.yaml` would take it for the case, and the
+// parser then blamed the real case ("The following argument was not expected: c.yaml").
+TEST_F(Cli, AMistypedCommandIsNamedNotTheCase) {
+  const std::string c = write_case("c.yaml", small_case(10));
+  Result r = heatsim("valdate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'valdate' (did you mean 'validate'?)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("not expected"), std::string::npos) << r.output;
+  r = heatsim("frobnicate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'frobnicate'; the commands are run, validate"),
+            std::string::npos)
+      << r.output;
+  r = heatsim("inspct " + (dir_ / "x.h5").string());
+  EXPECT_NE(r.output.find("did you mean 'inspect'?"), std::string::npos) << r.output;
+  // A case file keeps its meaning, and a missing one its own message.
+  r = heatsim(c + " --steps 3 -o " + (dir_ / "o").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = heatsim((dir_ / "missing").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot open the case file"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
 TEST_F(Cli, InfoVersionHelp) {
   Result r = heatsim("info");
   EXPECT_EQ(r.code, 0);
