@@ -425,6 +425,20 @@ TEST_F(Cli, AMistypedCommandIsNamedNotTheCase) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// A progress interval that is negative or not a number printed a line at every step, silently.
+TEST_F(Cli, ProgressSecondsMustBeANumberOfSecondsAtLeastZero) {
+  const std::string c = write_case("c.yaml", small_case(10));
+  for (const std::string v : {"-1", "nan", "inf"}) {
+    const Result r = heatsim(c + " --progress-seconds " + v);
+    EXPECT_EQ(r.code, 2) << v << ": " << r.output;
+    EXPECT_NE(r.output.find("--progress-seconds: must be a number of seconds >= 0"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "out")) << v;
+  }
+  EXPECT_EQ(heatsim(c + " --progress-seconds 0.5").code, 0);
+}
+
 TEST_F(Cli, InfoVersionHelp) {
   Result r = heatsim("info");
   EXPECT_EQ(r.code, 0);
