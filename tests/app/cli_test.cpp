@@ -728,6 +728,35 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
 // explicit limit; below -0.5 (r > 3) a grid-scale disturbance rings for many steps. validate
 // and run warn then, with the numbers and what to do; Crank-Nicolson within 3 limits, and
 // bdf2 and backward-euler at any dt, get no warning.
+// An implicit method with dt left out ran at 0.9 of the explicit limit without a word: a
+// multigrid solve for every step the explicit method would take.
+TEST_F(Cli, ImplicitMethodWithAnAutoDtWarnsThatItTakesTheExplicitStep) {
+  const std::string base =
+      "grid: {dims: 2, n: [21, 11], length: [0.1, 0.05]}\n"
+      "physics: {alpha: 1.0e-4}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n";
+  // h = 0.005 on both axes: the explicit limit is h^2 / (4 alpha) = 0.0625, dt auto 0.05625.
+  for (const std::string method : {"backward-euler", "crank-nicolson", "bdf2"}) {
+    const Result r = heatsim(
+        "validate " + write_case("a.yaml", base + "time: {method: " + method + ", end: 1.125}\n"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("time.dt: auto with " + method +
+                            " takes 0.9 of the explicit stability limit, dt = 0.05625: 20 steps, "
+                            "each a multigrid solve, to t = 1.125"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("(line 5)"), std::string::npos) << r.output;
+  }
+  for (const std::string time :
+       {"{method: bdf2, dt: 0.5, end: 1}", "{end: 1.125}", "{method: steady}"}) {
+    const Result r = heatsim("validate " + write_case("g.yaml", base + "time: " + time + "\n"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output.find("takes 0.9 of the explicit stability limit"), std::string::npos)
+        << time << ": " << r.output;
+  }
+}
+
 TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
   const std::string base = small_case(3);
   const Result ex = heatsim("validate " + write_case("explicit.yaml", base));
