@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -13,16 +14,37 @@
 
 #include "bench.hpp"
 #include "commands.hpp"
+#include "io/case_loader.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/version.hpp"
 #include "thread_waits.hpp"
 
 namespace {
 
+const std::vector<std::string> kSubcommands{"run", "validate", "info", "bench", "inspect"};
+
 bool is_subcommand(const std::string& arg) {
-  for (const char* name : {"run", "validate", "info", "bench", "inspect"})
+  for (const std::string& name : kSubcommands)
     if (arg == name) return true;
   return false;
+}
+
+// A first word that is neither a command nor a file, where `heatsim CASE.yaml` would take it
+// for the case: a mistyped command (`heatsim valdate case.yaml`), which the parser would
+// otherwise report as "argument was not expected: case.yaml", blaming the case. Only a word
+// followed by another positional (run takes one), or close to a command's name, is taken so;
+// a missing case file alone keeps its own message. "" when `args` is not such a call.
+std::string unknown_command(const std::vector<std::string>& args) {
+  if (args.empty() || is_subcommand(args[0]) || args[0].rfind('-', 0) == 0) return "";
+  std::error_code ec;
+  if (std::filesystem::exists(args[0], ec)) return "";
+  const std::string nearest = heatsim::io::detail::nearest_suffix(args[0], kSubcommands);
+  const bool second_positional = args.size() > 1 && args[1].rfind('-', 0) != 0;
+  if (!second_positional && nearest.empty()) return "";
+  return "unknown command " + heatsim::io::detail::quote(args[0]) + nearest +
+         "; the commands are run, validate, info, inspect and bench, and `heatsim CASE.yaml` "
+         "runs a case (no file " +
+         heatsim::io::detail::quote(args[0]) + " exists)";
 }
 
 void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
@@ -101,6 +123,10 @@ int run_command(int argc, char** argv) {
   using namespace heatsim::app;
   // `heatsim case.yaml ...` means `heatsim run case.yaml ...`.
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (const std::string unknown = unknown_command(args); !unknown.empty()) {
+    std::cerr << "heatsim: " << unknown << "\n";
+    return kExitBadInput;
+  }
   if (!args.empty() && !is_subcommand(args[0]) && args[0].rfind('-', 0) != 0)
     args.insert(args.begin(), "run");
 

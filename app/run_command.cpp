@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "io/case_loader.hpp"
 #include "run/errors.hpp"
 #include "run/session.hpp"
 #include "solver/parallel/comm.hpp"
@@ -125,6 +127,12 @@ int run_case(const RunOptions& options) {
   setup.progress_seconds = options.progress_seconds;
   setup.stop_flag = &g_signal;
   try {
+    // A negative or NaN interval would print a line at every step without a word.
+    if (!(options.progress_seconds >= 0) || !std::isfinite(options.progress_seconds))
+      throw run::InvalidCase(options.case_path,
+                             {{"--progress-seconds", 0,
+                               "must be a number of seconds >= 0 (0: a line at every step), got " +
+                                   io::detail::format_number(options.progress_seconds)}});
     run::Session session(std::move(setup));
     const run::Summary& summary = session.run();
     if (summary.interrupted) {

@@ -257,6 +257,21 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
   if (!ringing.empty()) spdlog::warn("{}: time.dt: {}", path, ringing);
+  // An implicit method is stable at any dt, but `dt: auto` (dt left out) still takes 0.9 of
+  // the explicit limit: as many solves as the explicit steps, each costing several sweeps.
+  const solver::TimeMethod method = run.case_.time.method;
+  if (run.plan.dt_auto && method != solver::TimeMethod::explicit_euler &&
+      method != solver::TimeMethod::steady)
+    spdlog::warn(
+        "{}: time.dt: auto with {} takes 0.9 of the explicit stability limit, dt = {}: {} steps, "
+        "each a multigrid solve, to t = {}; an implicit method is stable at any dt, so give "
+        "time.dt the step the accuracy needs (or use the explicit method at this dt){}",
+        path, solver::multigrid::to_string(method), io::detail::format_number(run.plan.dt),
+        run.plan.steps,
+        io::detail::format_number(run.case_.time.end_time && !run.case_.time.steps_override
+                                      ? *run.case_.time.end_time
+                                      : run.plan.dt * static_cast<double>(run.plan.steps)),
+        line_of(run.lines, run.lines.count("time.dt") ? "time.dt" : "time.method"));
   for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt))
     spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
   return run;

@@ -399,6 +399,46 @@ TEST_F(Cli, UnknownBackendAndMissingFile) {
   EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
 }
 
+// A mistyped command is named as such: `heatsim CASE.yaml` would take it for the case, and the
+// parser then blamed the real case ("The following argument was not expected: c.yaml").
+TEST_F(Cli, AMistypedCommandIsNamedNotTheCase) {
+  const std::string c = write_case("c.yaml", small_case(10));
+  Result r = heatsim("valdate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'valdate' (did you mean 'validate'?)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("not expected"), std::string::npos) << r.output;
+  r = heatsim("frobnicate " + c);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'frobnicate'; the commands are run, validate"),
+            std::string::npos)
+      << r.output;
+  r = heatsim("inspct " + (dir_ / "x.h5").string());
+  EXPECT_NE(r.output.find("did you mean 'inspect'?"), std::string::npos) << r.output;
+  // A case file keeps its meaning, and a missing one its own message.
+  r = heatsim(c + " --steps 3 -o " + (dir_ / "o").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = heatsim((dir_ / "missing").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot open the case file"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// A progress interval that is negative or not a number printed a line at every step, silently.
+TEST_F(Cli, ProgressSecondsMustBeANumberOfSecondsAtLeastZero) {
+  const std::string c = write_case("c.yaml", small_case(10));
+  for (const std::string v : {"-1", "nan", "inf"}) {
+    const Result r = heatsim(c + " --progress-seconds " + v);
+    EXPECT_EQ(r.code, 2) << v << ": " << r.output;
+    EXPECT_NE(r.output.find("--progress-seconds: must be a number of seconds >= 0"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "out")) << v;
+  }
+  EXPECT_EQ(heatsim(c + " --progress-seconds 0.5").code, 0);
+}
+
 TEST_F(Cli, InfoVersionHelp) {
   Result r = heatsim("info");
   EXPECT_EQ(r.code, 0);
@@ -688,6 +728,35 @@ TEST_F(Cli, ValidateStatesTheTimeMethodAndHowDtComparesWithTheExplicitLimit) {
 // explicit limit; below -0.5 (r > 3) a grid-scale disturbance rings for many steps. validate
 // and run warn then, with the numbers and what to do; Crank-Nicolson within 3 limits, and
 // bdf2 and backward-euler at any dt, get no warning.
+// An implicit method with dt left out ran at 0.9 of the explicit limit without a word: a
+// multigrid solve for every step the explicit method would take.
+TEST_F(Cli, ImplicitMethodWithAnAutoDtWarnsThatItTakesTheExplicitStep) {
+  const std::string base =
+      "grid: {dims: 2, n: [21, 11], length: [0.1, 0.05]}\n"
+      "physics: {alpha: 1.0e-4}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n";
+  // h = 0.005 on both axes: the explicit limit is h^2 / (4 alpha) = 0.0625, dt auto 0.05625.
+  for (const std::string method : {"backward-euler", "crank-nicolson", "bdf2"}) {
+    const Result r = heatsim(
+        "validate " + write_case("a.yaml", base + "time: {method: " + method + ", end: 1.125}\n"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("time.dt: auto with " + method +
+                            " takes 0.9 of the explicit stability limit, dt = 0.05625: 20 steps, "
+                            "each a multigrid solve, to t = 1.125"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("(line 5)"), std::string::npos) << r.output;
+  }
+  for (const std::string time :
+       {"{method: bdf2, dt: 0.5, end: 1}", "{end: 1.125}", "{method: steady}"}) {
+    const Result r = heatsim("validate " + write_case("g.yaml", base + "time: " + time + "\n"));
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output.find("takes 0.9 of the explicit stability limit"), std::string::npos)
+        << time << ": " << r.output;
+  }
+}
+
 TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
   const std::string base = small_case(3);
   const Result ex = heatsim("validate " + write_case("explicit.yaml", base));
