@@ -372,9 +372,13 @@ TEST_P(CoefficientAgreement, MatchesCpuOnRandomMaterialsSourcesAndFaces) {
 // rules out of the sweep (small grids take them in it) and as chosen.
 TEST_P(CoefficientAgreement, FixedDirichletFacesMatchTheCpu) {
   const Case c = GetParam();
-  if (!steps_dims(c.backend, c.dims))
-    GTEST_SKIP() << c.backend << " does not step " << c.dims << "D";
   std::mt19937_64 rng(777 + 13 * c.dims + (c.precision == Precision::fp32 ? 3 : 0));
+  if (!steps_dims(c.backend, c.dims)) {  // a backend that does not step these dims refuses
+    const Built built = random_problem(c.dims, sizes(c.dims).front(), c.precision, rng);
+    EXPECT_FALSE(
+        kernels::create_backend(c.backend, c.precision)->unsupported_reason(built.problem).empty());
+    return;
+  }
   const double tol = c.precision == Precision::fp64 ? 1e-12 : 1e-5;
   int runs = 0;
   for (const char* rules : {"0", ""})
