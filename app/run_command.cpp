@@ -33,9 +33,23 @@ static_assert(std::atomic<std::int64_t>::is_always_lock_free,
 // TERM to every process of a job, so one request often arrives two or three times at once.
 constexpr std::int64_t kSameRequestNs = 2'000'000'000;
 
+// Whether this process says what a signal does (rank 0 of an MPI run speaks for the ranks).
+std::atomic<bool> g_speak{true};
+static_assert(std::atomic<bool>::is_always_lock_free, "the handler reads it");
+
+// A line on stdout, where the log goes, with write(2) alone.
+template <std::size_t N>
+void say(const char (&line)[N]) {
+  if (!g_speak.load()) return;
+  const ssize_t ignored = write(STDOUT_FILENO, line, N - 1);
+  (void)ignored;
+}
+
 // First SIGINT/SIGTERM/SIGUSR1 (and any within kSameRequestNs of it): ask the loop to stop (it
-// checkpoints and exits 128+signal). A later one: abort at once. Only atomics, clock_gettime
-// and _exit, all async-signal-safe.
+// checkpoints and exits 128+signal), saying so at once: a large run's checkpoint takes a while,
+// and a user who sees nothing presses Ctrl-C again. A later one: abort at once, saying that no
+// checkpoint was written. Only atomics, clock_gettime, write and _exit, all
+// async-signal-safe.
 extern "C" void on_signal(int sig) {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -43,9 +57,15 @@ extern "C" void on_signal(int sig) {
   std::int64_t first = 0;
   if (g_first_signal_ns.compare_exchange_strong(first, ns)) {
     g_signal.store(sig);
+    say("warning: signal received: stopping at the next chunk of steps (a transient run writes a "
+        "checkpoint first); a signal more than 2 s from now stops at once, without it\n");
     return;
   }
-  if (ns - first > kSameRequestNs) _exit(128 + sig);
+  if (ns - first > kSameRequestNs) {
+    say("warning: second signal: stopped at once, with no checkpoint of this step; continue "
+        "from the newest checkpoint in the output directory (a run into it names it)\n");
+    _exit(128 + sig);
+  }
 }
 
 // A word for a POSIX shell: as it is when it holds only characters no shell treats
@@ -119,6 +139,7 @@ int run_case(const RunOptions& options) {
   // during the setup stops the run before its first step, with a checkpoint of the initial
   // field, as one during the steps does.
   catch_stop_signals();
+  g_speak.store(solver::parallel::rank() == 0);
   run::SessionOptions setup;
   setup.source = run::CaseSource::file(options.case_path);
   setup.overrides = options.overrides;

@@ -40,9 +40,11 @@ std::atomic<int> g_stop{0};
 
 extern "C" void on_interrupt(int sig) { g_stop.store(sig); }
 
-// Runs `step` without the GIL, with SIGINT asking the session to stop; raises
-// KeyboardInterrupt when it did. Python's own handler is back in place afterwards.
-void stepping(const std::function<void()>& step) {
+// Runs `step` of `session` without the GIL, with SIGINT asking the session to stop; raises
+// KeyboardInterrupt when it did, naming the step and the checkpoint that continues the run (the
+// command line's warning, which Python's default log level does not show without a message).
+// Python's own handler is back in place afterwards.
+void stepping(const run::Session& session, const std::function<void()>& step) {
   g_stop.store(0);
   struct sigaction ours {
   }, theirs{};
@@ -58,8 +60,17 @@ void stepping(const std::function<void()>& step) {
     throw;
   }
   sigaction(SIGINT, &theirs, nullptr);
-  if (g_stop.exchange(0) != 0) {
-    PyErr_SetNone(PyExc_KeyboardInterrupt);
+  if (const int sig = g_stop.exchange(0); sig != 0) {
+    const std::string& checkpoint = session.last_checkpoint();
+    const std::string message =
+        session.finished() && session.summary().interrupted
+            ? "interrupted by signal " + std::to_string(sig) + " at step " +
+                  std::to_string(session.step()) +
+                  (checkpoint.empty() ? std::string("; nothing written (no output_dir)")
+                                      : "; checkpoint " + checkpoint + " (restart=\"" + checkpoint +
+                                            "\" continues the run)")
+            : "interrupted by signal " + std::to_string(sig);
+    PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
     throw py::error_already_set();
   }
 }
@@ -287,12 +298,13 @@ PYBIND11_MODULE(_heatsim, m) {
            py::arg("output_dir") = py::none(), py::arg("restart") = "",
            py::arg("overwrite") = false, py::arg("progress_seconds") = 2.0)
       .def("advance",
-           [](run::Session& s, std::int64_t steps) { stepping([&] { s.advance(steps); }); })
-      .def("advance_to_step",
-           [](run::Session& s, std::int64_t step) { stepping([&] { s.advance_to_step(step); }); })
+           [](run::Session& s, std::int64_t steps) { stepping(s, [&] { s.advance(steps); }); })
+      .def(
+          "advance_to_step",
+          [](run::Session& s, std::int64_t step) { stepping(s, [&] { s.advance_to_step(step); }); })
       .def("advance_to_time",
-           [](run::Session& s, double time) { stepping([&] { s.advance_to_time(time); }); })
-      .def("run", [](run::Session& s) { stepping([&] { s.run(); }); })
+           [](run::Session& s, double time) { stepping(s, [&] { s.advance_to_time(time); }); })
+      .def("run", [](run::Session& s) { stepping(s, [&] { s.run(); }); })
       .def_property_readonly("finished", &run::Session::finished)
       .def_property_readonly("step", &run::Session::step)
       .def_property_readonly("time", &run::Session::time)

@@ -144,13 +144,22 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
         implicit->timing().solves, implicit->timing().iterations, last,
         format_solve_seconds(implicit->timing().solve_seconds), where);
   }
-  if (steady)
+  if (steady) {
+    // A solve that ended on the rounding floor, above the tolerance asked for, says so here
+    // too: the solver's own line is info, which --quiet leaves out.
+    const std::string floor = steady->at_floor
+                                  ? fmt::format(
+                                        ", the rounding floor of fp64 for these values ({:.3g}); "
+                                        "the tolerance {:.3g} is out of reach",
+                                        steady->floor, steady->tolerance)
+                                  : std::string();
     return fmt::format(
-        "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}), solve "
-        "{} on {}",
+        "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}){}, "
+        "solve {} on {}",
         steady->iterations, steady->iterations == 1 ? "" : "s", steady->final_residual(),
-        steady->residuals.empty() ? 0.0 : steady->residuals.front(),
+        steady->residuals.empty() ? 0.0 : steady->residuals.front(), floor,
         format_solve_seconds(implicit->timing().solve_seconds), where);
+  }
   const std::string steps = fmt::format("done: {} steps to step {} (t = {:.6g}) in {} wall",
                                         result.last_step - result.first_step, result.last_step,
                                         result.time, format_seconds(result.wall_seconds));

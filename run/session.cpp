@@ -893,7 +893,21 @@ void Session::State::open_files() {
   // it is a new run as far as the directory goes: another run's files there stay unless
   // --overwrite.
   if (files) {
-    directory_lock = io::prepare_output_directory(c, directory_use);
+    try {
+      directory_lock = io::prepare_output_directory(c, directory_use);
+    } catch (const std::runtime_error& e) {
+      // Another run took the directory since the check before the setup (two runs started
+      // together: the loser finds the winner's lock, or its files once it has ended): a
+      // refusal like the check's (exit code 2, nothing written), not a failure of the run.
+      bool refused = false;
+      try {
+        io::check_output_directory(c, directory_use);
+      } catch (const std::runtime_error&) {
+        refused = true;
+      }
+      if (refused) throw RunError(Failure::invalid, e.what());
+      throw;
+    }
     writing = true;
     // Room for failed_run.txt's message, set aside before the run's files can fill the disk.
     io::reserve_failed_run_mark(c);

@@ -104,4 +104,29 @@ TEST_F(DirectoryLock, ALiveRunsDirectoryIsRefusedAndAKilledRunsLockBlocksNothing
   EXPECT_FALSE(fs::exists(dir_ / "out" / heatsim::io::kLockFile)) << "a finished run lets go";
 }
 
+// Two runs started together into one directory: whichever takes it first runs, the other is
+// refused as any run into a held or filled directory is (exit code 2), whether it finds the
+// winner's lock or, once the winner has ended, its files; never a failure of the run (exit
+// code 1). Ten pairs, so the loser meets the lock after the check before its setup as well.
+TEST_F(DirectoryLock, TheLoserOfTwoRunsStartedTogetherIsRefused) {
+  const std::string c = write_case("pair.yaml", 200, 100);
+  for (int trial = 0; trial < 10; ++trial) {
+    fs::remove_all(dir_ / "out");
+    const pid_t first = heatsim_tests::start_quiet_run(c);
+    const pid_t second = heatsim_tests::start_quiet_run(c);
+    ASSERT_GT(first, 0);
+    ASSERT_GT(second, 0);
+    std::multiset<int> codes;
+    for (const pid_t pid : {first, second}) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      codes.insert(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    EXPECT_EQ(codes, (std::multiset<int>{0, 2})) << "trial " << trial;
+    EXPECT_EQ(field_files(), (std::set<std::string>{"field_00000000.h5", "field_00000100.h5",
+                                                    "field_00000200.h5"}))
+        << "trial " << trial;
+  }
+}
+
 }  // namespace

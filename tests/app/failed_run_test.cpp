@@ -219,6 +219,36 @@ TEST_F(FailedRun, SteadySolveBelowRoundingEndsOnTheFloorAndWritesItsResult) {
   EXPECT_TRUE(fs::exists(dir_ / "out"));
 }
 
+// The summary itself says when a steady solve ended on the rounding floor above the tolerance
+// asked for: under --quiet the solver's info line is left out, and the summary's residual
+// alone would read as if the tolerance had been met. A tolerance within reach adds nothing.
+TEST_F(FailedRun, QuietSteadySummaryNamesTheFloorAboveTheTolerance) {
+  const std::string floor =
+      steady_case("floor.yaml", "{all: {type: dirichlet, value: 300}}", "1.0e-30");
+  const Result r = heatsim("run --quiet " + floor);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(done: steady state in \d+ iterations? to relative residual ([0-9.e+-]+) )"
+                 R"(\(from [0-9.e+-]+\), the rounding floor of fp64 for these values )"
+                 R"(\(([0-9.e+-]+)\); the tolerance 1e-30 is out of reach, solve )")))
+      << r.output;
+  // The residual reached lies above the tolerance and at most at the floor.
+  EXPECT_GT(std::stod(m[1]), 1e-30) << r.output;
+  EXPECT_LE(std::stod(m[1]), std::stod(m[2])) << r.output;
+
+  const std::string within =
+      steady_case("within.yaml", "{all: {type: dirichlet, value: 0}}", "1.0e-6");
+  const Result w = heatsim("run --quiet --overwrite " + within);
+  ASSERT_EQ(w.code, 0) << w.output;
+  EXPECT_TRUE(std::regex_search(
+      w.output, std::regex(R"(done: steady state in \d+ iterations? to relative residual )"
+                           R"([0-9.e+-]+ \(from [0-9.e+-]+\), solve )")))
+      << w.output;
+  EXPECT_EQ(w.output.find("rounding floor"), std::string::npos) << w.output;
+}
+
 // An explicit run that becomes NaN after writing: its files stay (complete), failed_run.txt
 // says why, and the same command runs again (here it fails the same way); the corrected case
 // then replaces everything, the mark included.

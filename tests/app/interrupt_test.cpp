@@ -243,11 +243,19 @@ TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
     // number first), so either may be the request's.
     const int code = wait_exit(pid);
     EXPECT_TRUE(code == 128 + first || code == 128 + second) << code << "\n" << read_text(log);
-    const std::string line = continue_line(read_text(log));
-    EXPECT_FALSE(line.empty()) << read_text(log);
+    const std::string text = read_text(log);
+    const std::string line = continue_line(text);
+    EXPECT_FALSE(line.empty()) << text;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(line, m, std::regex(R"(--restart (\S+))"))) << line;
     EXPECT_TRUE(fs::exists(m[1].str())) << line;
+    // The request is acknowledged once, when it comes, before the checkpoint is written.
+    const std::string ack = "signal received: stopping at the next chunk of steps";
+    const std::size_t at = text.find(ack);
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_EQ(text.find(ack, at + 1), std::string::npos) << text;
+    EXPECT_LT(at, text.find("continue with: ")) << text;
+    EXPECT_EQ(text.find("second signal"), std::string::npos) << text;
   }
 }
 
@@ -263,7 +271,8 @@ bool pending(pid_t pid, int sig) {
 
 // A signal more than the window after the first aborts at once: the run is frozen (SIGSTOP)
 // as soon as its handler took the first SIGINT, so that it cannot finish stopping; 2.5 s later
-// a SIGTERM and SIGCONT end it by the handler's _exit(143), which prints nothing. A try where
+// a SIGTERM and SIGCONT end it by the handler's _exit(143), which says that no checkpoint of
+// the step was written (a user pressing Ctrl-C again sees why the run ended). A try where
 // the run got through its checkpoint before it was frozen says so and is repeated.
 TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -291,6 +300,11 @@ TEST_F(Interrupt, ASignalAfterTheWindowAbortsAtOnce) {
     }
     EXPECT_EQ(code, 143) << text;
     EXPECT_LT(seconds, 5.0);
+    EXPECT_NE(text.find("signal received: stopping at the next chunk of steps"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("second signal: stopped at once, with no checkpoint of this step"),
+              std::string::npos)
+        << text;
     return;
   }
   FAIL() << "every attempt finished stopping before it was frozen";

@@ -92,6 +92,31 @@ def test_backends_name_the_cpu_reference():
     assert names["cpu"]["available"] and not names["cpu"]["gpu"]
 
 
+def test_ctrl_c_names_the_checkpoint_that_continues_the_run(tmp_path):
+    import os
+    import signal
+    import threading
+
+    out = tmp_path / "out"
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), backend="cpu", steps=10_000_000,
+                             output_dir=str(out))
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        sim.advance(10_000_000)
+    step = sim.step
+    checkpoint = out / f"checkpoint_{step:08d}.h5"
+    assert checkpoint.exists()
+    assert str(stopped.value) == (
+        f"interrupted by signal {int(signal.SIGINT)} at step {step}; checkpoint {checkpoint} "
+        f'(restart="{checkpoint}" continues the run)')
+    # Without output_dir nothing is written, and the message says so.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), backend="cpu", steps=10_000_000)
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt, match=r"^interrupted by signal 2 at step [0-9]+; "
+                       r"nothing written \(no output_dir\)$"):
+        sim.advance(10_000_000)
+
+
 def test_ctrl_c_stops_the_run_cleanly_and_other_threads_run_meanwhile():
     import os
     import signal
