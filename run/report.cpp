@@ -147,12 +147,12 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
   if (steady) {
     // A solve that ended on the rounding floor, above the tolerance asked for, says so here
     // too: the solver's own line is info, which --quiet leaves out.
-    const std::string floor = steady->at_floor
-                                  ? fmt::format(
-                                        ", the rounding floor of fp64 for these values ({:.3g}); "
-                                        "the tolerance {:.3g} is out of reach",
-                                        steady->floor, steady->tolerance)
-                                  : std::string();
+    const std::string floor =
+        steady->at_floor ? fmt::format(
+                               ", within the rounding floor of fp64 for these values ({:.3g}): "
+                               "the tolerance {:.3g} is out of reach",
+                               steady->floor, steady->tolerance)
+                         : std::string();
     return fmt::format(
         "done: steady state in {} iteration{} to relative residual {:.3g} (from {:.3g}){}, "
         "solve {} on {}",

@@ -231,8 +231,8 @@ TEST_F(FailedRun, QuietSteadySummaryNamesTheFloorAboveTheTolerance) {
   ASSERT_TRUE(std::regex_search(
       r.output, m,
       std::regex(R"(done: steady state in \d+ iterations? to relative residual ([0-9.e+-]+) )"
-                 R"(\(from [0-9.e+-]+\), the rounding floor of fp64 for these values )"
-                 R"(\(([0-9.e+-]+)\); the tolerance 1e-30 is out of reach, solve )")))
+                 R"(\(from [0-9.e+-]+\), within the rounding floor of fp64 for these values )"
+                 R"(\(([0-9.e+-]+)\): the tolerance 1e-30 is out of reach, solve )")))
       << r.output;
   // The residual reached lies above the tolerance and at most at the floor.
   EXPECT_GT(std::stod(m[1]), 1e-30) << r.output;
