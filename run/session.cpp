@@ -1329,6 +1329,16 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   }
   lines.push_back(fmt::format("final field: min {:.6g} max {:.6g} total heat {:.10g}", s.min, s.max,
                               s.total_heat));
+  // With materials every temperature is in kelvin: a field far above where any solid melts or
+  // sublimes (about 4000 K), or a total heat past what a double holds, is most often a unit slip
+  // in a source or a property. Said, not refused: the numbers are the case's.
+  constexpr double kImplausibleKelvin = 1e5;
+  if (prepared.fields && (s.max > kImplausibleKelvin || !std::isfinite(s.total_heat)))
+    spdlog::warn(
+        "the final field reaches {:.3g} K (total heat {:.3g}), far above where any solid melts "
+        "(about 4000 K): check the units of the sources (W/m^3, W/m^2, W) and of the "
+        "materials' properties (SI: W/(m K), kg/m^3, J/(kg K))",
+        s.max, s.total_heat);
   if (series) lines.push_back(fmt::format("output: {}", series->xdmf_path()));
   if (prepared.fields) {
     if (!decomposed) backend->download(final_u);

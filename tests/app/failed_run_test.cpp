@@ -364,3 +364,34 @@ TEST_F(FailedRun, OneOfSeveralProcessesAloneInItsWorldIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// A source in the wrong units (W/m^3 read as a thousand times too much, and more) heats the
+// field past any solid's melting point: the run ends as asked, and says where to look. The same
+// case at a plausible power says nothing of it.
+TEST_F(FailedRun, AFieldFarAboveAnySolidsMeltingPointIsWarnedOf) {
+  const auto case_with = [&](const std::string& name, const std::string& power) {
+    return write_case(name,
+                      "grid: {dims: 2, n: [17, 17], length: [0.01, 0.01]}\n"
+                      "materials: {steel: {conductivity: 50, density: 7800, specific_heat: 500}}\n"
+                      "regions: [{material: steel}]\n"
+                      "sources: [{power_density: " +
+                          power +
+                          "}]\n"
+                          "boundary: {all: {type: dirichlet, value: 300}}\n"
+                          "initial: {type: constant, value: 300}\n"
+                          "time: {end: 0.5}\n");
+  };
+  const Result hot = heatsim("run " + case_with("hot.yaml", "1.0e300") + " --quiet");
+  EXPECT_EQ(hot.code, 0) << hot.output;
+  EXPECT_NE(hot.output.find("far above where any solid melts (about 4000 K): check the units of "
+                            "the sources"),
+            std::string::npos)
+      << hot.output;
+  const Result fine = heatsim("run " + case_with("fine.yaml", "1.0e6") + " --overwrite --quiet");
+  EXPECT_EQ(fine.code, 0) << fine.output;
+  EXPECT_EQ(fine.output.find("far above where any solid melts"), std::string::npos) << fine.output;
+}
+
+}  // namespace
