@@ -130,7 +130,7 @@ int run_command(int argc, char** argv) {
   if (!args.empty() && !is_subcommand(args[0]) && args[0].rfind('-', 0) != 0)
     args.insert(args.begin(), "run");
 
-  CLI::App cli{"heatsim: heat and diffusion simulator on CPUs and CUDA GPUs"};
+  CLI::App cli{"heatsim: heat and diffusion simulator on CPUs and CUDA GPUs", "heatsim"};
   cli.set_version_flag("--version,-V", std::string("heatsim ") + heatsim::version());
   cli.require_subcommand(1);
   cli.footer(
