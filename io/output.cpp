@@ -225,6 +225,55 @@ std::vector<RunFile> other_named_outputs(const solver::Case& c) {
   return found;
 }
 
+// Throws std::runtime_error when a restart at use.restart_step would remove field files and
+// checkpoints that the run there wrote after that step although that run went on past it:
+// it finished (its index records its end, xdmf_finished_step, at a later step whose output is
+// there) or it wrote a later checkpoint. Those are results, not the partial outputs a run
+// killed after its newest checkpoint leaves (which the restart from that checkpoint recomputes
+// identically): the restart discards them only with --overwrite. A failed run's files
+// (`failed`: its mark; `of_failed_run`: its own files, all of them where its mark names no
+// lineage) are not kept: the next run replaces them, as it always did.
+template <typename OfFailedRun>
+void refuse_discarding_results(const solver::Case& c, const std::vector<RunFile>& files,
+                               const DirectoryUse& use, const std::string& failed_run, bool failed,
+                               OfFailedRun of_failed_run) {
+  std::vector<RunFile> later;
+  const RunFile* newest = nullptr;
+  bool end_output = false;
+  const std::int64_t end =
+      xdmf_finished_step((fs::path(c.output.directory) / (c.output.name + ".xmf")).string());
+  for (const RunFile& f : files) {
+    if ((f.kind != RunFile::Kind::field && f.kind != RunFile::Kind::checkpoint) ||
+        f.step <= use.restart_step)
+      continue;
+    if (failed && (failed_run.empty() || of_failed_run(f))) continue;
+    later.push_back(f);
+    if (f.kind == RunFile::Kind::checkpoint && (!newest || f.step > newest->step)) newest = &f;
+    if (f.kind == RunFile::Kind::field && f.step == end) end_output = true;
+  }
+  // The record counts while the output of its step is there: a restart that discarded it
+  // (--overwrite) and was killed before its first output left the index's record behind.
+  const bool finished = end > use.restart_step && end_output;
+  if (later.empty() || (!finished && !newest)) return;
+  const std::string step = std::to_string(use.restart_step);
+  std::string went_on;
+  if (finished) went_on = "it finished at step " + std::to_string(end);
+  if (newest)
+    went_on += (finished ? ", its newest checkpoint at step " : "its newest checkpoint at step ") +
+               std::to_string(newest->step);
+  throw std::runtime_error(
+      "output directory '" + c.output.directory + "': the run there went on past step " + step +
+      " (" + went_on + "): a restart from step " + step + " would remove the " +
+      std::to_string(later.size()) + " file(s) it wrote after that step (" + describe(later) +
+      "). " +
+      (newest
+           ? "Restart from its newest checkpoint to go on from where it stopped (--restart " +
+                 newest->path + (finished ? ", with a later time.end or --steps" : "") + "), pass"
+           : std::string("Pass")) +
+      " --overwrite to discard those files and run again from step " + step +
+      ", or restart into another directory with -o DIR to keep them");
+}
+
 DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
   std::vector<RunFile> files = find_run_files(c);
@@ -271,6 +320,8 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
             "), results of the case that run began with. Restart into another directory with -o "
             "DIR to keep both, or pass --overwrite to replace them");
     }
+    if (!use.overwrite && use.restart_step >= 0)
+      refuse_discarding_results(c, files, use, failed_run, failed, of_failed_run);
     for (const RunFile& f : files) {
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);
@@ -691,7 +742,16 @@ void OutputSeries::add_to_index(std::int64_t step, double time) {
     *it = entry;
   else
     entries_.insert(it, entry);
-  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_, output_fields(case_));
+  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_, output_fields(case_),
+             finished_);
+}
+
+void OutputSeries::mark_finished(std::int64_t step) {
+  if (entries_.empty()) return;
+  finished_ = step;
+  const XdmfEntry& last = entries_.back();
+  write_xdmf(xdmf_path(), meta(last.step, last.time), entries_, materials_file_,
+             output_fields(case_), finished_);
 }
 
 std::string OutputSeries::xdmf_path() const {

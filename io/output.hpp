@@ -108,7 +108,10 @@ std::vector<RunFile> files_removed_first(const solver::Case& c, const DirectoryU
 // message when it cannot be created or written, or when it already holds a run's files and
 // neither `overwrite` nor `restarting` is set, unless they are a failed run's (failed_run.txt
 // among them): those are replaced; or when restarting and some field file or checkpoint there
-// is another run's (its lineage is not `use.lineage`), with or without `overwrite`. With
+// is another run's (its lineage is not `use.lineage`), with or without `overwrite`; or when
+// restarting without `overwrite` and the run there went on past `restart_step` (it finished
+// later, as its index records, or wrote a later checkpoint; a failed run's files excepted):
+// its files after the step are its results, not a killed run's partial outputs. With
 // `overwrite` the old run's files are removed. When restarting, temporaries and the failed mark are
 // removed, and when `restart_step` >= 0 so are field files and checkpoints after that step (they
 // belong to the run being replaced); everything up to it is kept. Before it removes or writes
@@ -159,6 +162,11 @@ class OutputSeries {
   // Rewrites the index to list <dir>/<name>_<step>.h5, a file already written (collectively:
   // write_field_file_collective at output_path(step) with meta(step, time)).
   void add_to_index(std::int64_t step, double time);
+  // Rewrites the index recording that the run reached its end at `step` with every file on the
+  // disk (xdmf_document's `finished`): a restart from an earlier checkpoint there would discard
+  // finished results, which it does only when asked (prepare_output_directory). Nothing
+  // without an output in the index.
+  void mark_finished(std::int64_t step);
   FieldMeta meta(std::int64_t step, double time) const;
   std::string xdmf_path() const;
   const std::vector<XdmfEntry>& entries() const { return entries_; }
@@ -172,6 +180,7 @@ class OutputSeries {
   std::string backend_;
   std::vector<XdmfEntry> entries_;  // sorted by step
   std::string materials_file_;
+  std::int64_t finished_ = -1;
 };
 
 }  // namespace heatsim::io

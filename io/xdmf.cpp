@@ -1,7 +1,9 @@
 #include "xdmf.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -32,10 +34,16 @@ std::string escape(const std::string& s) {
   return out;
 }
 
+// The record of a finished run: its end step.
+std::string finished_information(std::int64_t step) {
+  return "<Information Name=\"finished\" Value=\"" + std::to_string(step) + "\"/>";
+}
+
 }  // namespace
 
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
-                          const std::string& materials_file, const std::vector<XdmfField>& fields) {
+                          const std::string& materials_file, const std::vector<XdmfField>& fields,
+                          std::int64_t finished) {
   // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
   // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
   // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.
@@ -56,6 +64,7 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
     << "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n"
     << "  <Domain>\n"
     << "    <Grid Name=\"heatsim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  if (finished >= 0) x << "      " << finished_information(finished) << "\n";
   for (const XdmfEntry& e : entries) {
     // A steady state has no time: its one grid says so by name and in an Information element,
     // with Time 0 for the readers that want one.
@@ -116,8 +125,29 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
 
 void write_xdmf(const std::string& path, const FieldMeta& grid,
                 const std::vector<XdmfEntry>& entries, const std::string& materials_file,
-                const std::vector<XdmfField>& fields) {
-  write_text_file_atomically(path, xdmf_document(grid, entries, materials_file, fields));
+                const std::vector<XdmfField>& fields, std::int64_t finished) {
+  write_text_file_atomically(path, xdmf_document(grid, entries, materials_file, fields, finished));
+}
+
+std::int64_t xdmf_finished_step(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return -1;
+  // The record comes before the first step's grid: the head of the document is enough.
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string prefix = "<Information Name=\"finished\" Value=\"";
+  const std::size_t at = head.find(prefix);
+  if (at == std::string::npos) return -1;
+  const std::size_t first = at + prefix.size();
+  const std::size_t quote = head.find('"', first);
+  if (quote == std::string::npos || quote == first || quote - first > 18) return -1;
+  std::int64_t step = 0;
+  for (std::size_t i = first; i < quote; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(head[i]))) return -1;
+    step = step * 10 + (head[i] - '0');
+  }
+  return step;
 }
 
 }  // namespace heatsim::io

@@ -34,14 +34,21 @@ struct XdmfField {
 // (after u, in the field files' precision) are listed from each step's own file; one named like
 // a dataset of the materials file (conductivity) takes that one's place. A steady state
 // (grid.steady) is one grid named "steady state" with <Information Name="steady" Value="1"/>
-// and Time 0.
+// and Time 0. `finished` >= 0: the run reached its end at that step, with every file written
+// (<Information Name="finished" Value="STEP"/> in the collection, which readers ignore);
+// absent while the run goes on or where it stopped short.
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
                           const std::string& materials_file = "",
-                          const std::vector<XdmfField>& fields = {});
+                          const std::vector<XdmfField>& fields = {}, std::int64_t finished = -1);
 
 // Writes the document crash-safely (temporary + fsync + rename).
 void write_xdmf(const std::string& path, const FieldMeta& grid,
                 const std::vector<XdmfEntry>& entries, const std::string& materials_file = "",
-                const std::vector<XdmfField>& fields = {});
+                const std::vector<XdmfField>& fields = {}, std::int64_t finished = -1);
+
+// The step at which the run of the index at `path` says it finished (xdmf_document's
+// `finished`); -1 when the index says nothing of it (a run that goes on, stopped short, or was
+// written before the record), is missing or cannot be read.
+std::int64_t xdmf_finished_step(const std::string& path);
 
 }  // namespace heatsim::io

@@ -1252,6 +1252,15 @@ void Session::State::finish(const solver::RunResult& result) {
       case solver::RunResult::Status::completed:
         break;
     }
+    // Every file is on the disk: the index records that the run reached its end, so that a
+    // restart there from an earlier checkpoint does not discard its results unasked.
+    if (series) {
+      try {
+        series->mark_finished(result.last_step);
+      } catch (const std::exception& e) {
+        spdlog::warn("{}: could not record the run's end there: {}", series->xdmf_path(), e.what());
+      }
+    }
     summarize(result, finishing);
     release_mark();
     directory_lock.release();

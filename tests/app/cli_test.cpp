@@ -239,11 +239,12 @@ TEST_F(Cli, CheckpointKeepRemovesOnlyThisRunsOlderCheckpoints) {
   r = heatsim("run " + all + " --backend cpu --overwrite");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(checkpoints().size(), 7u);
-  // Restarted from 90 with keep: 1, it writes 120, 150, 180 and 200 and keeps the newest: the
-  // earlier run's 30 and 60 and the file it continued from stay.
+  // Restarted from 90 with keep: 1 (--overwrite: discarding the finished run's later files),
+  // it writes 120, 150, 180 and 200 and keeps the newest: the earlier run's 30 and 60 and the
+  // file it continued from stay.
   const std::string k1 =
       write_case("k1.yaml", small_case(200, "checkpoint: {every: 30, keep: 1}\n"));
-  r = heatsim("run " + k1 + " --backend cpu --restart " +
+  r = heatsim("run " + k1 + " --backend cpu --overwrite --restart " +
               (out / "checkpoint_00000090.h5").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(checkpoints(), (Names{"checkpoint_00000030.h5", "checkpoint_00000060.h5",

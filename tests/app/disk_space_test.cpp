@@ -80,9 +80,10 @@ TEST_F(DiskSpace, AFailedRunsFilesCount) {
 }
 
 // A restart from step 50 writes the outputs at 60, 70, 80 and the checkpoints at 75 and 80
-// only (5 files, 0.9 MiB by the check), after removing the finished run's files after step 50.
+// only (5 files, 0.9 MiB by the check), after removing the finished run's files after step 50
+// (--overwrite).
 TEST_F(DiskSpace, ARestartCountsOnlyTheFilesAfterItsStep) {
-  const Result r = heatsim("run -q " + case_ + " --backend cpu --restart " +
+  const Result r = heatsim("run -q " + case_ + " --backend cpu --overwrite --restart " +
                            (mnt_ / "out" / "checkpoint_00000050.h5").string());
   EXPECT_EQ(r.code, 0) << r.output;
   // The same, with the disk holding less than those 5 files need even with the later files
@@ -92,7 +93,7 @@ TEST_F(DiskSpace, ARestartCountsOnlyTheFilesAfterItsStep) {
     const std::string block(64 * 1024, 'x');
     while (free_bytes() > 64 * 1024 && filler.write(block.data(), block.size())) filler.flush();
   }
-  const Result refused = heatsim("run -q " + case_ + " --backend cpu --restart " +
+  const Result refused = heatsim("run -q " + case_ + " --backend cpu --overwrite --restart " +
                                  (mnt_ / "out" / "checkpoint_00000050.h5").string());
   EXPECT_EQ(refused.code, 2) << refused.output;
   EXPECT_NE(refused.output.find("3 output files and 2 checkpoints at once after step 50 need"),

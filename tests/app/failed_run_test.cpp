@@ -338,8 +338,8 @@ TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
     EXPECT_NE(r.output.find(file + ": its header"), std::string::npos) << r.output;
     EXPECT_EQ(contents(), before) << "the directory is as the finished run left it";
   }
-  // The same case continues the run.
-  r = heatsim("run " + first + " --restart " + checkpoint);
+  // The same case continues the run (discarding the finished run's files after the step).
+  r = heatsim("run " + first + " --restart " + checkpoint + " --overwrite");
   EXPECT_EQ(r.code, 0) << r.output;
 }
 

@@ -185,14 +185,15 @@ TEST_F(HeatFlowsRun, RestartAfterACrashGivesTheUninterruptedFile) {
             .code,
         0);
     // The same run, then a crash after a checkpoint: rows past it and half a row at the end.
-    // Restarting from the checkpoint (between two outputs) must give the same file.
+    // Restarting from the checkpoint (between two outputs) must give the same file (the run
+    // finished, so its files after the checkpoint go only with --overwrite).
     const fs::path c = write_case("b.yaml", slot_case(out, time, every, checkpoints, 33, faces));
     ASSERT_EQ(heatsim("run -q " + c.string()).code, 0);
     std::ofstream(out / "heat_flows.csv", std::ios::app) << "157,3.1,290.5";
     for (const char* at : {bdf2 ? "checkpoint_00000013.h5" : "checkpoint_00000045.h5",
                            bdf2 ? "checkpoint_00000026.h5" : "checkpoint_00000090.h5"}) {
       const heatsim_tests::ProcessResult r =
-          heatsim("run -q " + c.string() + " --restart " + (out / at).string());
+          heatsim("run -q " + c.string() + " --restart " + (out / at).string() + " --overwrite");
       ASSERT_EQ(r.code, 0) << r.output;
       EXPECT_EQ(read_text(out / "heat_flows.csv"), read_text(whole / "heat_flows.csv")) << at;
     }

@@ -206,10 +206,11 @@ TEST_F(Interrupt, RestartIntoAnotherRunsDirectoryIsRefusedWithoutOverwrite) {
   r = heatsim("run -q " + c + " -o " + b.string() + " --restart " + ckpt + " --overwrite");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(field_of(b / "field_00000040.h5"), field_of(a / "field_00000040.h5"));
-  // Without -o: beside the checkpoint, whatever output.directory says.
+  // Without -o: beside the checkpoint, whatever output.directory says (--overwrite: the run
+  // there finished, past the checkpoint).
   const std::string elsewhere =
       write_case("e.yaml", dir_ / "never", 40, 32, "checkpoint: {every: 20}\n");
-  r = heatsim("run -q " + elsewhere + " --restart " + ckpt);
+  r = heatsim("run -q " + elsewhere + " --restart " + ckpt + " --overwrite");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "never"));
 }

@@ -190,13 +190,15 @@ TEST_F(RealRun, RestartAfterACrashContinuesProbesExactly) {
   const fs::path whole = dir_ / "whole";
   ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", plate_case(whole, 150, 40)).string()).code, 0);
   // The same run, then a crash after the checkpoint at step 80 (rows past it, half a row at the
-  // end); the restart from that checkpoint must give the same file, byte for byte.
+  // end); the restart from that checkpoint must give the same file, byte for byte (the run
+  // finished, so its files after step 80 go only with --overwrite).
   const fs::path out = dir_ / "out";
   const fs::path c = write_case("b.yaml", plate_case(out, 150, 40));
   ASSERT_EQ(heatsim("run -q " + c.string()).code, 0);
   std::ofstream(out / "probes.csv", std::ios::app) << "157,3.1,290.5";
   const heatsim_tests::ProcessResult r =
-      heatsim("run -q " + c.string() + " --restart " + (out / "checkpoint_00000080.h5").string());
+      heatsim("run -q " + c.string() + " --restart " + (out / "checkpoint_00000080.h5").string() +
+              " --overwrite");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(read_text(out / "probes.csv"), read_text(whole / "probes.csv"));
   // Restarting at the last step adds nothing.

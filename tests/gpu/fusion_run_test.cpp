@@ -93,10 +93,12 @@ TEST_F(FusionRun, FusedRunMatchesCpuAndRestartsBitForBit) {
       EXPECT_LE(relative_difference(got.field, want.field, &bad), 1e-12) << name << " " << bad;
     }
 
-    // Continue from step 20 (not a multiple of 3): the final field is bit for bit the same.
+    // Continue from step 20 (not a multiple of 3): the final field is bit for bit the same
+    // (--overwrite: the finished run's files after step 20 are discarded and written again).
     const io::FieldFile uninterrupted = io::read_field_file((gpu_out / "field_00000060.h5").string());
-    const Result restart = heatsim("run " + case_path.string() + " --backend " + v.backend + " --restart " +
-                                   (gpu_out / "checkpoint_00000020.h5").string());
+    const Result restart =
+        heatsim("run " + case_path.string() + " --backend " + v.backend +
+                " --overwrite --restart " + (gpu_out / "checkpoint_00000020.h5").string());
     ASSERT_EQ(restart.code, 0) << restart.output;
     const io::FieldFile resumed = io::read_field_file((gpu_out / "field_00000060.h5").string());
     ASSERT_EQ(resumed.field.size(), uninterrupted.field.size());

@@ -24,6 +24,7 @@
 
 #include "io/checkpoint.hpp"
 #include "io/field_file.hpp"
+#include "io/xdmf.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
 
@@ -534,6 +535,80 @@ TEST_F(RestartTest, EarlierRunIsKeptUnlessOverwrite) {
   EXPECT_TRUE(fs::exists(field_at(out, 10)));
 }
 
+// A restart from an earlier checkpoint of a run that finished (a command from the shell's
+// history, pasted again) would remove the finished results after that step: refused (exit
+// code 2, every file unchanged, byte for byte) with what would be lost and what to do. With
+// --overwrite it discards them and runs again from there, to the uninterrupted run's field.
+TEST_F(RestartTest, AFinishedRunsResultsAreNotDiscardedUnasked) {
+  const fs::path out = dir_ / "out", whole = dir_ / "whole";
+  const std::string c = write_case("c.yaml", case_text(2, "fp64", out, 60));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  ASSERT_EQ(heatsim("run -q " + c + " -o " + whole.string()).code, 0);
+  EXPECT_EQ(xdmf_finished_step((out / "field.xmf").string()), 60);
+  const auto before = snapshot(out);
+  Result r = heatsim("run -q " + c + " --restart " + checkpoint_at(out, 25));
+  EXPECT_EQ(r.code, 2) << r.output;
+  // After step 25: the outputs at 40 and 60, the checkpoints at 50 and 60.
+  for (const std::string& said :
+       std::vector<std::string>{"finished at step 60", "remove the 4 file(s)",
+                                "--restart " + checkpoint_at(out, 60), "--overwrite", "-o DIR"})
+    EXPECT_NE(r.output.find(said), std::string::npos) << said << "\n" << r.output;
+  EXPECT_TRUE(snapshot(out) == before) << "the finished run's directory changed";
+  // The run's own newest checkpoint (its last step) continues it, with nothing to remove.
+  r = heatsim("run -q " + c + " --restart " + checkpoint_at(out, 60) + " --steps 70");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(xdmf_finished_step((out / "field.xmf").string()), 70);
+  EXPECT_TRUE(fs::exists(field_at(out, 60)));
+
+  r = heatsim("run -q " + c + " --restart " + checkpoint_at(out, 25) + " --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(checkpoint_at(out, 70))) << "the discarded run's later checkpoint";
+  EXPECT_EQ(xdmf_finished_step((out / "field.xmf").string()), 60);
+  EXPECT_TRUE(read_field_file(field_at(out, 60)).field ==
+              read_field_file(field_at(whole, 60)).field);
+  EXPECT_TRUE(read_checkpoint(checkpoint_at(out, 60)).field ==
+              read_checkpoint(checkpoint_at(whole, 60)).field);
+}
+
+// A run killed after its step-50 checkpoint (simulated: a finished run's index without the
+// record of its end and its last checkpoint gone) leaves its output at step 60 past that
+// checkpoint. A restart from an older checkpoint would remove the newer one: refused, naming
+// it, nothing changed. The newest checkpoint continues the run without --overwrite, its partial
+// output recomputed, to the uninterrupted run's field.
+TEST_F(RestartTest, AKilledRunContinuesFromItsNewestCheckpointOnly) {
+  const fs::path out = dir_ / "out", whole = dir_ / "whole";
+  const std::string c = write_case("c.yaml", case_text(2, "fp64", out, 60));
+  ASSERT_EQ(heatsim("run -q " + c).code, 0);
+  ASSERT_EQ(heatsim("run -q " + c + " -o " + whole.string()).code, 0);
+  const fs::path index = out / "field.xmf";
+  std::string text;
+  {
+    std::ifstream in(index);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string record = "      <Information Name=\"finished\" Value=\"60\"/>\n";
+  ASSERT_NE(text.find(record), std::string::npos) << text;
+  text.erase(text.find(record), record.size());
+  std::ofstream(index, std::ios::trunc) << text;
+  ASSERT_EQ(xdmf_finished_step(index.string()), -1);
+  fs::remove(checkpoint_at(out, 60));
+  ASSERT_TRUE(fs::exists(field_at(out, 60)));
+
+  const auto before = snapshot(out);
+  Result r = heatsim("run -q " + c + " --restart " + checkpoint_at(out, 25));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("its newest checkpoint at step 50"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--restart " + checkpoint_at(out, 50)), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("finished at"), std::string::npos) << r.output;
+  EXPECT_TRUE(snapshot(out) == before) << "the killed run's directory changed";
+
+  r = heatsim("run -q " + c + " --restart " + checkpoint_at(out, 50));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(read_field_file(field_at(out, 60)).field ==
+              read_field_file(field_at(whole, 60)).field);
+  EXPECT_EQ(xdmf_finished_step(index.string()), 60);
+}
+
 // A checkpoint copied into another run's directory does not make that run's files its own:
 // the restart there is refused and changes nothing (it would have removed the other run's later
 // files and spliced the two runs into one series). A restart of a run whose case changed on an
@@ -575,7 +650,12 @@ TEST_F(RestartTest, CheckpointInAnotherRunsDirectoryIsRefused) {
       << again.output;
   again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 25) + " --overwrite");
   ASSERT_EQ(again.code, 0) << again.output;
+  // The branch finished at 60: its step-50 checkpoint continues it there once asked to
+  // discard its later files.
   again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("finished at step 60"), std::string::npos) << again.output;
+  again = heatsim("run -q " + case_a2 + " --restart " + checkpoint_at(a, 50) + " --overwrite");
   EXPECT_EQ(again.code, 0) << again.output;
   const std::string first = read_field_file(field_at(a, 0)).meta.run_digest;
   const std::string branch = read_field_file(field_at(a, 60)).meta.run_digest;
@@ -652,7 +732,8 @@ TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
   // The branch continues in its own directory, and the first run in its own, as before.
   EXPECT_EQ(
       heatsim("run -q " + case_b + " --restart " + checkpoint_at(b, 75) + " --steps 100").code, 0);
-  EXPECT_EQ(heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 75)).code, 0);
+  EXPECT_EQ(
+      heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 75) + " --overwrite").code, 0);
   EXPECT_FALSE(read_field_file(field_at(b, 100)).field == read_field_file(field_at(a, 100)).field);
 }
 

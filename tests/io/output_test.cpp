@@ -203,7 +203,8 @@ TEST_F(OutputTest, OverwriteReplacesARunUnderAnotherNameWhole) {
 TEST_F(OutputTest, RestartKeepsOutputsUpToTheRestartStep) {
   make_run();
   std::ofstream(c_.output.directory + "/field_00000030.h5.tmp") << "left by a crash";
-  prepare_output_directory(c_, false, true, 10);
+  // --overwrite: the run there went on past step 10, to its checkpoint at 20.
+  prepare_output_directory(c_, true, true, 10);
   const std::string dir = c_.output.directory;
   EXPECT_TRUE(fs::exists(dir + "/field_00000000.h5"));
   EXPECT_TRUE(fs::exists(dir + "/field_00000010.h5"));
@@ -221,6 +222,40 @@ TEST_F(OutputTest, RestartKeepsOutputsUpToTheRestartStep) {
   EXPECT_NE(xmf.find("field_00000010.h5"), std::string::npos);
   EXPECT_NE(xmf.find("field_00000015.h5"), std::string::npos);
   EXPECT_EQ(xmf.find("field_00000020.h5"), std::string::npos);
+}
+
+// The index records the end of a run that finished; a restart from an earlier step there is
+// refused while the finished output is there, unless --overwrite, and names no checkpoint to
+// go on from where the run left none after the step. Once that output is gone (a restart that
+// discarded it was killed before it rewrote the index) the record says nothing. A failed
+// run's files are replaced without --overwrite, as before.
+TEST_F(OutputTest, ARestartDoesNotDiscardAFinishedRunsOutputsUnasked) {
+  make_run();
+  const std::string index = c_.output.directory + "/field.xmf";
+  EXPECT_EQ(xdmf_finished_step(index), -1) << "written during the run: no record";
+  OutputSeries(c_, 0.1, "cpu").mark_finished(20);
+  EXPECT_EQ(xdmf_finished_step(index), 20);
+  EXPECT_EQ(xdmf_finished_step(index + ".missing"), -1);
+  EXPECT_NE(read(index).find("field_00000020.h5"), std::string::npos) << "the series kept";
+  fs::remove(checkpoint_path(c_, 20));
+  const DirectoryUse restart{false, true, 10};
+  const std::string msg = message_of([&] { check_output_directory(c_, restart); });
+  EXPECT_NE(msg.find("the run there went on past step 10 (it finished at step 20)"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("remove the 1 file(s) it wrote after that step (field_00000020.h5)"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find("--restart"), std::string::npos) << msg;
+  EXPECT_TRUE(files_removed_first(c_, restart).empty());
+  EXPECT_NO_THROW(check_output_directory(c_, {false, true, 20}));
+  EXPECT_NO_THROW(check_output_directory(c_, {true, true, 10}));
+  mark_failed_run(c_, 1, "cannot write");
+  EXPECT_NO_THROW(check_output_directory(c_, restart));
+  fs::remove(c_.output.directory + "/" + kFailedRunFile);
+  fs::remove(c_.output.directory + "/field_00000020.h5");
+  std::ofstream(c_.output.directory + "/field_00000015.h5") << "a killed run's partial output";
+  EXPECT_NO_THROW(check_output_directory(c_, restart));
 }
 
 TEST_F(OutputTest, DirectoryThatCannotBeCreated) {
@@ -264,7 +299,10 @@ TEST_F(OutputTest, CheckingTheDirectoryChangesNothing) {
   const std::string msg = message_of([&] { check_output_directory(c_, {}); });
   EXPECT_NE(msg.find("already holds a run's files"), std::string::npos) << msg;
   EXPECT_NO_THROW(check_output_directory(c_, {true, false, -1}));  // --overwrite
-  EXPECT_NO_THROW(check_output_directory(c_, {false, true, 10}));  // a restart here
+  EXPECT_NO_THROW(check_output_directory(c_, {false, true, 20}));  // a restart here
+  // From an older checkpoint: it would remove the run's later checkpoint, unless --overwrite.
+  EXPECT_THROW(check_output_directory(c_, {false, true, 10}), std::runtime_error);
+  EXPECT_NO_THROW(check_output_directory(c_, {true, true, 10}));
   EXPECT_EQ(find_run_files(c_).size(), files);
 }
 
@@ -326,7 +364,13 @@ TEST_F(OutputTest, ABranchInPlaceReplacesItsParentsLaterFilesOnlyWhenAskedOrFail
   DirectoryUse same = use;  // the same case: the run continues, its later files go
   same.lineage = case_digest(c_.source_text);
   same.branching = false;
+  same.overwrite = true;  // as the run went on to its checkpoint at 20, only when asked
   EXPECT_NO_THROW(check_output_directory(c_, same));
+  same.overwrite = false;
+  EXPECT_NE(message_of([&] {
+              check_output_directory(c_, same);
+            }).find("--restart " + checkpoint_path(c_, 20)),
+            std::string::npos);
   mark_failed_run(c_, 3, "the field holds 1 NaN/Inf value at step 20");
   EXPECT_NO_THROW(check_output_directory(c_, use));
   EXPECT_TRUE(fs::exists(c_.output.directory + "/field_00000020.h5")) << "a check removes nothing";

@@ -81,6 +81,24 @@ def test_stepping_in_pieces_and_restarting_from_a_checkpoint_equal_one_run(tmp_p
     assert np.array_equal(again.run().field, whole.field)
 
 
+def test_a_restart_does_not_discard_a_finished_runs_results_unasked(tmp_path):
+    # The command line's rule: a restart from a checkpoint before the end of a run that
+    # finished in output_dir is refused, every file unchanged; overwrite=True discards the
+    # later files and runs again from there, to the same field.
+    with open(case_path("heat2d.yaml")) as f:
+        text = f.read().replace("  every: 1000", "  every: 100")
+    out = tmp_path / "out"
+    whole = heatsim.run(text, backend="cpu", steps=300, output_dir=out)
+    checkpoint = out / "checkpoint_00000100.h5"
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(heatsim.RunRefused, match="went on past step 100"):
+        heatsim.Simulation(text, backend="cpu", steps=300, output_dir=out, restart=checkpoint)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    again = heatsim.run(text, backend="cpu", steps=300, output_dir=out, restart=checkpoint,
+                        overwrite=True)
+    assert np.array_equal(again.field, whole.field)
+
+
 def test_outputs_iterate_over_output_times():
     sim = heatsim.Simulation(case_path("heat2d.yaml"), backend="cpu", steps=300)
     seen = [(round(t / sim.dt), f.max()) for t, f in sim.outputs(every=100)]
