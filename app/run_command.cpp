@@ -37,11 +37,11 @@ constexpr std::int64_t kSameRequestNs = 2'000'000'000;
 std::atomic<bool> g_speak{true};
 static_assert(std::atomic<bool>::is_always_lock_free, "the handler reads it");
 
-// A line on stdout, where the log goes, with write(2) alone.
+// A warning line on stderr, where the log's warnings go, with write(2) alone.
 template <std::size_t N>
 void say(const char (&line)[N]) {
   if (!g_speak.load()) return;
-  const ssize_t ignored = write(STDOUT_FILENO, line, N - 1);
+  const ssize_t ignored = write(STDERR_FILENO, line, N - 1);
   (void)ignored;
 }
 
