@@ -1,5 +1,4 @@
 // heatsim: command line. `heatsim case.yaml` is `heatsim run case.yaml`.
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +14,7 @@
 #include "bench.hpp"
 #include "commands.hpp"
 #include "io/case_loader.hpp"
+#include "run/log_streams.hpp"
 #include "solver/parallel/comm.hpp"
 #include "solver/version.hpp"
 #include "thread_waits.hpp"
@@ -76,12 +76,14 @@ int run_command(int argc, char** argv);
 
 }  // namespace
 
+// The log's warnings and errors go to stderr, the rest of it to stdout (run/log_streams.hpp).
 // Under mpirun every rank runs the command; rank 0 prints the log (the others only warnings
 // and errors). A rank that fails alone must not leave the others waiting in an exchange: a
 // nonzero exit on one rank of several ends them all (MPI_Abort, with that exit code), except
 // the outcomes every rank reaches together (diverged, interrupted by a signal).
 int main(int argc, char** argv) {
   heatsim::app::wait_asleep_by_default(argv);
+  heatsim::run::log_to_standard_streams();
   namespace parallel = heatsim::solver::parallel;
   if (argc > 1 &&
       (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))
@@ -106,10 +108,7 @@ int main(int argc, char** argv) {
   // Under mpirun the ranks' output goes through the launcher, which gives them a terminal of
   // its own whatever its own output is: `mpirun ... > run.log` would fill the log with colour
   // codes. The log is plain there.
-  if (parallel::size() > 1)
-    for (const auto& sink : spdlog::default_logger()->sinks())
-      if (auto* colour = dynamic_cast<spdlog::sinks::stdout_color_sink_mt*>(sink.get()))
-        colour->set_color_mode(spdlog::color_mode::never);
+  if (parallel::size() > 1) heatsim::run::plain_log();
   const int code = run_command(argc, argv);
   if (parallel::size() > 1 && code != heatsim::app::kExitOk &&
       code != heatsim::app::kExitDiverged && code < 128)

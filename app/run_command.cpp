@@ -37,11 +37,11 @@ constexpr std::int64_t kSameRequestNs = 2'000'000'000;
 std::atomic<bool> g_speak{true};
 static_assert(std::atomic<bool>::is_always_lock_free, "the handler reads it");
 
-// A line on stdout, where the log goes, with write(2) alone.
+// A warning line on stderr, where the log's warnings go, with write(2) alone.
 template <std::size_t N>
 void say(const char (&line)[N]) {
   if (!g_speak.load()) return;
-  const ssize_t ignored = write(STDOUT_FILENO, line, N - 1);
+  const ssize_t ignored = write(STDERR_FILENO, line, N - 1);
   (void)ignored;
 }
 
@@ -82,7 +82,10 @@ std::string shell_word(const std::string& s) {
 
 // The command that continues this run from `checkpoint`: the program as it was called, the
 // case, and every override the run was given, so that it continues exactly this run; under
-// mpirun on as many ranks (any number gives the same results).
+// mpirun on as many ranks (any number gives the same results). The launcher's own options
+// (--oversubscribe, -x VAR, a host file) never reach the ranks' command lines, and the
+// variables it sets do not name them all, so they are not guessed: the message says to add
+// them (continue_words).
 std::string continue_command(const RunOptions& o, const std::string& checkpoint) {
   const int ranks = solver::parallel::size();
   std::string cmd = ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : std::string();
@@ -93,6 +96,14 @@ std::string continue_command(const RunOptions& o, const std::string& checkpoint)
   if (v.precision) cmd += " --precision " + shell_word(*v.precision);
   if (v.steps) cmd += " --steps " + std::to_string(*v.steps);
   return cmd + " --restart " + shell_word(checkpoint);
+}
+
+// What comes before the command in "continue with: COMMAND", which ends the line so that it
+// pastes as it is.
+std::string continue_words() {
+  return solver::parallel::size() > 1
+             ? "continue with (adding the options you gave mpirun, which heatsim cannot see)"
+             : "continue with";
 }
 
 // The exit code of a run's failure, its messages logged (a case's problems printed as a
@@ -159,8 +170,8 @@ int run_case(const RunOptions& options) {
     if (summary.interrupted) {
       // Every rank stops at the same step, with one checkpoint between them: rank 0 says so.
       if (solver::parallel::rank() == 0)
-        spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; continue with: {}",
-                     summary.signal, summary.last_step, session.last_checkpoint(),
+        spdlog::warn("interrupted by signal {} at step {}; checkpoint {}; {}: {}", summary.signal,
+                     summary.last_step, session.last_checkpoint(), continue_words(),
                      continue_command(options, session.last_checkpoint()));
       return 128 + summary.signal;
     }

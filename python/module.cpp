@@ -21,6 +21,7 @@
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
 #include "run/errors.hpp"
+#include "run/log_streams.hpp"
 #include "run/prepare.hpp"
 #include "run/session.hpp"
 #include "solver/version.hpp"
@@ -230,6 +231,8 @@ PYBIND11_MODULE(_heatsim, m) {
   m.attr("Diverged") = py::handle(g_diverged);
   py::register_exception_translator(&translate);
   m.attr("__version__") = heatsim::version();
+  // The command line's streams: warnings and errors on stderr, the rest of the log on stdout.
+  run::log_to_standard_streams();
 
   m.def(
       "set_log_level",

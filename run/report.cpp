@@ -84,12 +84,13 @@ std::string describe_wall_time(const WallTime& t, double total) {
   const double other = std::max(0.0, total - t.setup - t.stepping - t.files);
   const double writing = t.output + t.checkpoints;
   const double hidden = std::max(0.0, writing - t.waited);
+  std::string writes = describe_writes("output", t.output, t.output_bytes);
+  if (t.writes_checkpoints)
+    writes += ", " + describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes);
   return fmt::format(
-      "time: setup {:.3f} s, {} {:.3f} s, files {:.3f} s, other {:.3f} s; total {:.3f} s; {}, "
-      "{}; {:.3f} of {:.3f} s of writing hidden ({:.0f}%)",
-      t.setup, t.stepping_name, t.stepping, t.files, other, total,
-      describe_writes("output", t.output, t.output_bytes),
-      describe_writes("checkpoints", t.checkpoints, t.checkpoint_bytes), hidden, writing,
+      "time: setup {:.3f} s, {} {:.3f} s, files {:.3f} s, other {:.3f} s; total {:.3f} s; {}; "
+      "{:.3f} of {:.3f} s of writing hidden ({:.0f}%)",
+      t.setup, t.stepping_name, t.stepping, t.files, other, total, writes, hidden, writing,
       writing > 0 ? 100.0 * hidden / writing : 0.0);
 }
 

@@ -42,6 +42,7 @@ struct WallTime {
   double waited = 0.0;       // of `files`, waiting for the writing to finish
   double output = 0.0;       // writing output files and the index (the writer's time)
   double checkpoints = 0.0;  // writing checkpoint files
+  bool writes_checkpoints = true;  // false for a steady state: no checkpoints item on the line
   double output_bytes = 0.0;
   double checkpoint_bytes = 0.0;
 };
@@ -49,7 +50,9 @@ struct WallTime {
 // 3.114 s (17.180 GB, 5.52 GB/s), checkpoints ...; 3.7 of 4.1 s of writing hidden (90%)": the
 // parts before `total` add up to it, `other` being the rest (NaN checks, progress, probes, the
 // bound's copy measurement, the summary); the writing after it ran on the writer thread, and
-// what of it the run did not wait for (it stepped or did other work meanwhile) was hidden.
+// what of it the run did not wait for (it stepped or did other work meanwhile) was hidden. A
+// run that writes no checkpoints by its nature (a steady state) has no checkpoints item; a
+// transient one keeps it, 0 s when its schedule wrote none.
 std::string describe_wall_time(const WallTime& t, double total);
 
 // What the writer thread does, for the progress line: "writing field_00000100.h5 (0.53 of

@@ -1276,6 +1276,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   wall.stepping = result.stepping_seconds;
   if (steady) {
     wall.stepping_name = "solve";
+    wall.writes_checkpoints = false;
     wall.stepping = implicit->timing().step_seconds;
     wall.setup = std::max(0.0, wall.setup - wall.stepping);
   }

@@ -846,8 +846,8 @@ namespace {
 // A steady run's header names the tolerance, not a time step it does not take; its result
 // says steady wherever a time would stand: the file (attribute steady = 1, step, time and dt
 // 0), the XDMF index, probes.csv (header "state", row "steady"), the summary (iterations,
-// residual and solve time, no GStencil/s) and inspect. It writes no checkpoint, and a restart
-// is refused.
+// residual and solve time, no GStencil/s, no checkpoints on the time line) and inspect. It
+// writes no checkpoint, and a restart is refused.
 TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
   const fs::path dir = heatsim_tests::make_scratch_dir("cli_steady");
   const fs::path c = dir / "s.yaml";
@@ -875,6 +875,11 @@ TEST(CliSteady, ResultSaysSteadyWhereverATimeWouldStand) {
   EXPECT_NE(r.output.find("probes at the steady state: mid "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("time: setup "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", solve "), std::string::npos) << r.output;
+  // No checkpoints item on the time line: a steady run writes none.
+  std::smatch time_line;
+  ASSERT_TRUE(std::regex_search(r.output, time_line, std::regex("time: setup [^\n]*"))) << r.output;
+  EXPECT_NE(time_line.str().find("; output "), std::string::npos) << time_line.str();
+  EXPECT_EQ(time_line.str().find("checkpoints"), std::string::npos) << time_line.str();
 
   const fs::path out = dir / "out";
   const auto file = heatsim::io::read_field_file((out / "field_00000000.h5").string());

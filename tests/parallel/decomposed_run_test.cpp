@@ -289,7 +289,13 @@ void expect_interrupted_run_continues(const fs::path& dir, const std::string& ti
   char buf[4096];
   while (fgets(buf, sizeof buf, pipe)) output += buf;
   const int status = pclose(pipe);
-  const std::string want = std::string("continue with: mpirun -np 2 ") + HEATSIM_BINARY + " run ";
+  // The options given to mpirun here (--oversubscribe, --allow-run-as-root) are not the ranks'
+  // to see: the line asks for them instead of leaving them out silently.
+  const std::string want =
+      std::string(
+          "continue with (adding the options you gave mpirun, which heatsim cannot see): "
+          "mpirun -np 2 ") +
+      HEATSIM_BINARY + " run ";
   const auto at = output.find(want);
   ASSERT_NE(at, std::string::npos) << output;
   EXPECT_EQ(output.find(want, at + 1), std::string::npos) << "printed twice\n" << output;

@@ -87,6 +87,25 @@ def test_read_gives_the_field_and_its_attributes(tmp_path):
         heatsim.read(tmp_path / "missing.h5")
 
 
+def test_the_logs_warnings_are_on_stderr_and_its_information_on_stdout(capfd):
+    # backward-euler at dt: auto warns that it takes the explicit limit's step.
+    case = {"grid": {"dims": 1, "n": [33], "length": 1.0}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "dirichlet", "value": 0}},
+            "initial": {"type": "constant", "value": 1.0},
+            "time": {"method": "backward-euler", "steps": 2}, "backend": "cpu"}
+    capfd.readouterr()
+    heatsim.set_log_level("info")
+    try:
+        heatsim.run(case)
+    finally:
+        heatsim.set_log_level("warn")
+    out, err = capfd.readouterr()
+    assert "[warning]" in err and "time.dt: auto with backward-euler" in err, err
+    assert "[info]" not in err, err
+    assert "[info] backend cpu" in out, out
+    assert "warning" not in out, out
+
+
 def test_backends_name_the_cpu_reference():
     names = {b["name"]: b for b in heatsim.backends()}
     assert names["cpu"]["available"] and not names["cpu"]["gpu"]
