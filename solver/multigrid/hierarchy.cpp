@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -58,6 +59,10 @@ constexpr int kMaxStencil = 27;
 // across it kStrongPlane times more than in the planes beside it, or 2 kStrongPlane times more
 // than isotropic couplings do.
 constexpr double kStrongPlane = 8.0;
+// A free node leans into the plane across an axis when its own couplings within that plane
+// outweigh those across it more than kLeanNode times (isotropic couplings: dims - 1 times). A
+// 3D plane holding at least a line's worth of such nodes is strong too (strong_planes).
+constexpr double kLeanNode = 8.0;
 // A free node is at a saddle of the plane of two axes when the couplings in two opposite
 // quadrants around it both exceed those in the other two kSaddleJump times: materials meeting
 // there as a checkerboard's cubes meet along an edge. When such nodes lie on an axis's even
@@ -1697,13 +1702,16 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
 
 // The planes through a free node (x, y) that it marks as sheets: per axis, where its couplings
 // within the axis's planes are some and those across them at most kDecoupled times as large
-// (strong_planes' test without removed nodes beside it).
+// (strong_planes' test without removed nodes beside it); and those it leans into (kLeanNode),
+// counted in `lean`.
 template <int D>
 void mark_sheets(const double node_within[D], const double node_across[D], std::int64_t x,
-                 std::int64_t y, std::uint8_t* const sheet[3]) {
-  for (int a = 0; a < D; ++a)
+                 std::int64_t y, std::uint8_t* const sheet[3], std::int32_t* const lean[3]) {
+  for (int a = 0; a < D; ++a) {
     if (node_within[a] > 0.0 && node_across[a] <= kDecoupled * node_within[a])
       sheet[a][a == 0 ? x : a == 1 ? y : 0] = 1;
+    if (node_within[a] > kLeanNode * node_across[a]) ++lean[a][a == 0 ? x : a == 1 ? y : 0];
+  }
 }
 
 // strong_planes' sums and flags over z plane `z` of a compact level without removed nodes.
@@ -1714,7 +1722,8 @@ void mark_sheets(const double node_within[D], const double node_across[D], std::
 // the same order as strong_planes' loop over the rows, so it is the same bits.
 template <int D>
 void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const within[3],
-                        double* const across[3], std::uint8_t* const sheet[3]) {
+                        double* const across[3], std::uint8_t* const sheet[3],
+                        std::int32_t* const lean[3]) {
   const std::int64_t nx = op.n[0], ny = op.n[1];
   const std::int64_t stride[3] = {1, nx, nx * ny};
   const std::uint8_t* fixed = op.fixed.data();
@@ -1751,7 +1760,7 @@ void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const w
         faces[b] = g_upper;
         if (has_lower) faces[b] += g_lower;
       }
-      mark_sheets<D>(node_within, node_across, x, y, sheet);
+      mark_sheets<D>(node_within, node_across, x, y, sheet, lean);
       for (int b = 0; b < D; ++b) (b == 0 ? across : within)[0][x] += faces[b];
       if constexpr (D >= 2)
         for (int b = 0; b < D; ++b) (b == 1 ? y_across : y_within) += faces[b];
@@ -1780,7 +1789,7 @@ void compact_plane_sums(const LevelOperator& op, std::int64_t z, double* const w
 template <int D>
 void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
                         double* const within[3], double* const across[3],
-                        std::uint8_t* const sheet[3]) {
+                        std::uint8_t* const sheet[3], std::int32_t* const lean[3]) {
   constexpr int kp = stencil_points(D), centre = stencil_centre(D);
   const std::int64_t nx = op.n[0], ny = op.n[1], np = op.points();
   const std::uint8_t* fixed = op.fixed.data();
@@ -1829,7 +1838,7 @@ void stencil_plane_sums(const LevelOperator& op, const Grid& g, std::int64_t z,
       }
       within[0][x] = x_within;
       across[0][x] = x_across;
-      mark_sheets<D>(node_within, node_across, x, y, sheet);
+      mark_sheets<D>(node_within, node_across, x, y, sheet, lean);
     }
     if constexpr (D >= 2) {
       within[1][y] = y_within;
@@ -1864,9 +1873,19 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
   // under a void. Interpolation across the plane has next to no weight to give them, and a
   // point smoother does not smooth along them: their plane is kept. A coupling whose node in
   // line across is removed counts as none (the interpolation takes the error beyond a void's
-  // surface as the node's own). Elsewhere the plane sums alone decide: a node-by-node rule
-  // would keep most planes of a random medium whose conductivities span decades.
+  // surface as the node's own). Elsewhere the plane sums decide, with counts of leaning nodes
+  // (below) in 3D: a node-by-node rule would keep most planes of a random medium whose
+  // conductivities span decades.
   std::vector<std::uint8_t> sheet_parts(static_cast<std::size_t>(nz * (nx + ny + 1)), 0);
+  // Per z part as above, per plane: its free nodes that lean into it (kLeanNode). A sheet of a
+  // strong material a fraction of a spacing thick inside weak nodes' control volumes (a box's
+  // face less than half a spacing past a node plane: the faces along it take the sliver in
+  // parallel, f x 1e4 beside 1 across) is coupled along itself hundreds of times more than
+  // across, over a patch that the plane sums dilute among the plane's isotropic nodes once
+  // the Galerkin levels have halved the ratio a level or two; interpolated across then, its
+  // own smooth modes (the sheet at one value, the body beside it at another) are what neither
+  // the coarse levels nor a point smoother reach (PCG 13-18 iterations instead of 7).
+  std::vector<std::int32_t> lean_parts(sheet_parts.size(), 0);
   const bool any_removed =
       std::find(op.fixed.begin(), op.fixed.end(), kernels::kRemovedNode) != op.fixed.end();
   const std::int64_t stride[3] = {1, nx, nx * ny};
@@ -1889,16 +1908,18 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
     std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
                               &sheet_parts[z * (nx + ny + 1) + nx + ny]};
+    std::int32_t* lean[3] = {&lean_parts[z * (nx + ny + 1)], &lean_parts[z * (nx + ny + 1) + nx],
+                             &lean_parts[z * (nx + ny + 1) + nx + ny]};
     if (from_conductances) {
-      if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet);
-      if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet);
-      if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet);
+      if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet, lean);
+      if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet, lean);
+      if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet, lean);
       continue;
     }
     if (from_entries) {
-      if (dims == 1) stencil_plane_sums<1>(op, g, z, within, across, sheet);
-      if (dims == 2) stencil_plane_sums<2>(op, g, z, within, across, sheet);
-      if (dims == 3) stencil_plane_sums<3>(op, g, z, within, across, sheet);
+      if (dims == 1) stencil_plane_sums<1>(op, g, z, within, across, sheet, lean);
+      if (dims == 2) stencil_plane_sums<2>(op, g, z, within, across, sheet, lean);
+      if (dims == 3) stencil_plane_sums<3>(op, g, z, within, across, sheet, lean);
       continue;
     }
     for (std::int64_t y = 0; y < ny; ++y)
@@ -1937,6 +1958,7 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
                 (node_across[a] <= kDecoupled * node_within[a] ||
                  (beside_void && node_across[a] * anisotropic < node_within[a])))
               sheet[a][p[a]] = 1;
+            if (node_within[a] > kLeanNode * node_across[a]) ++lean[a][p[a]];
           }
         }
         if (!op.stencil_form()) {
@@ -1968,6 +1990,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
     std::copy_n(&parts[source[z] * part], part, &parts[z * part]);
     std::copy_n(&sheet_parts[source[z] * (nx + ny + 1)], nx + ny + 1,
                 &sheet_parts[z * (nx + ny + 1)]);
+    std::copy_n(&lean_parts[source[z] * (nx + ny + 1)], nx + ny + 1,
+                &lean_parts[z * (nx + ny + 1)]);
   }
   std::array<std::vector<std::uint8_t>, kMaxDims> strong;
   for (int a = 0; a < dims; ++a) {
@@ -1990,16 +2014,36 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
       return across[p] > 0.0 ? within[p] / across[p] : (within[p] > 0.0 ? 1e300 : 0.0);
     };
     std::vector<std::uint8_t> sheet(static_cast<std::size_t>(op.n[a]), 0);
+    std::vector<std::int64_t> leaning(static_cast<std::size_t>(op.n[a]), 0);
     for (std::int64_t z = 0; z < nz; ++z) {
       const std::uint8_t* f = &sheet_parts[z * (nx + ny + 1) + at];
-      if (a == 2)
+      const std::int32_t* l = &lean_parts[z * (nx + ny + 1) + at];
+      if (a == 2) {
         sheet[z] = sheet[z] | f[0];
-      else
-        for (std::int64_t q = 0; q < op.n[a]; ++q) sheet[q] = sheet[q] | f[q];
+        leaning[z] += l[0];
+      } else {
+        for (std::int64_t q = 0; q < op.n[a]; ++q) {
+          sheet[q] = sheet[q] | f[q];
+          leaning[q] += l[q];
+        }
+      }
+    }
+    // A sheet: a line's worth of leaning nodes (3D), as many as a line across the plane holds
+    // (a patch sqrt(n) nodes on a side), kStrongPlane times as many as either plane beside it
+    // holds, where the leaning nodes of a random medium or a lattice of cubes are spread over
+    // every plane alike (a 2D plane is a line: no rule).
+    std::int64_t line = std::numeric_limits<std::int64_t>::max();
+    if (dims == 3) {
+      line = 0;
+      for (int b = 0; b < dims; ++b)
+        if (b != a) line = std::max(line, op.n[b]);
     }
     strong[a].assign(static_cast<std::size_t>(op.n[a]), 0);
     for (std::int64_t p = 1; p + 1 < op.n[a]; ++p)
-      strong[a][p] = sheet[p] || ratio(p) > anisotropic ||
+      strong[a][p] = sheet[p] ||
+                     (leaning[p] >= line &&
+                      leaning[p] > kStrongPlane * std::max(leaning[p - 1], leaning[p + 1])) ||
+                     ratio(p) > anisotropic ||
                      ratio(p) > kStrongPlane * std::max(ratio(p - 1), ratio(p + 1));
   }
   return strong;

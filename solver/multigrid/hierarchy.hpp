@@ -38,7 +38,11 @@ std::vector<std::int64_t> coarse_nodes(std::int64_t n, bool periodic,
 // same holds node by node: a plane holding a node coupled across it by nothing (a sliver of
 // body that a void's face leaves beyond its surface, a fin one coarse node wide between two
 // voids), or a node beside a void whose couplings within outweigh those across it as an
-// anisotropic plane's do, is kept too.
+// anisotropic plane's do, is kept too. And in 3D a plane holding a line's worth of nodes whose
+// own couplings within it outweigh those across 8 times, and 8 times as many such nodes as
+// either plane beside it holds: a sheet of strong material thinner than a spacing inside weak
+// nodes' control volumes, beside a box inclusion's face, which the plane sums dilute among the
+// plane's other nodes a level or two down.
 // `NodeSums::direct` takes a level's couplings (no removed nodes) straight from its
 // conductances (compact) or its entries (stencil form), entry by entry in its rows' order, so
 // to the same bits as `NodeSums::from_rows`, which builds each free node's row as on any level
