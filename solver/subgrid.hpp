@@ -26,15 +26,19 @@
 //   planes and halfway between them cut no such sliver.
 // - A node's heat capacity, and the share of a source shape's density it takes, are averages
 //   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
-//   a 4-per-axis split refined at box bounds. Materials of one capacity (and no void) give it
-//   to every node unsampled; without a void a source's share is sampled only where the
-//   source's own surface passes.
-// - A part of a node's control volume beyond a contact from it (another material than the
-//   node's, the pair with R'' > 0) holds its capacity and its share of the sources for the
-//   neighbour node of that material along the axis on which the part lies farthest from the
-//   node, so that its heat crosses the contact as in the body (left at the node it bypassed
-//   R'': first order in the spacing). A node that would keep less than a quarter of its control
-//   volume keeps its parts.
+//   a 4-per-axis split refined at box bounds. One material (and no void) gives its capacity
+//   to every node unsampled; with one material and no void a source's share is sampled only
+//   where the source's own surface passes.
+// - A part of a node's control volume beyond an interface from it (another material than the
+//   node's, not a void) holds its capacity and its share of the sources for the neighbour node
+//   of that material along the axis on which the part lies farthest from the node, so that its
+//   heat is at that material's temperature: a heated layer's sliver in a poor conductor's
+//   control volume heats the layer, not the poor conductor's node (whose material the heat
+//   would have to cross), and across a contact the heat crosses R'' as in the body (left at
+//   the node it bypassed R'': first order in the spacing). Without a contact, an interface
+//   through the node's own point leaves both sides with it (the node is the interface's). A
+//   node that would keep less than a quarter of its control volume keeps its parts; the totals
+//   stay as sampled.
 // - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
 //   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
 //   of, takes its node material throughout. `where` features thinner than a spacing between
