@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
@@ -396,22 +397,66 @@ struct Materials {
     return false;
   }
 
+  // The resistance (integral of dx / k, and R'' at each change between two materials of a
+  // contact) along axis a from coordinate `from` to `to` of the line through y (y[a] aside):
+  // box bounds and ball surfaces found exactly, `where` shapes sampled 8 times per spacing;
+  // infinite through a void. `node`: the fallback of Materials::at.
+  double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
+    const double lo = std::min(from, to), hi = std::max(from, to);
+    std::vector<double> at_cut;
+    const int parts =
+        s.any_where ? std::max(1, static_cast<int>(std::ceil(kWhereSteps * (hi - lo) / s.h[a])))
+                    : 1;
+    s.cuts(a, lo, hi, shape_list, parts, at_cut);
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind != ShapeKind::ball) continue;
+      double d2 = sh.spec->radius * sh.spec->radius;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a) d2 -= (y[b] - sh.spec->center[b]) * (y[b] - sh.spec->center[b]);
+      if (d2 <= 0.0) continue;
+      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
+        if (t > lo && t < hi) at_cut.push_back(t);
+    }
+    std::sort(at_cut.begin(), at_cut.end());
+    double r = 0.0;
+    std::int32_t prev = -1;
+    for (std::size_t p = 0; p + 1 < at_cut.size(); ++p) {
+      const double len = at_cut[p + 1] - at_cut[p];
+      if (len <= 1e-9 * s.h[a]) continue;
+      double x[3] = {y[0], y[1], y[2]};
+      for (int b = 0; b < s.dims; ++b) x[b] = s.wrap(b, x[b]);
+      x[a] = s.wrap(a, 0.5 * (at_cut[p] + at_cut[p + 1]));
+      const std::int32_t m = at(x, node);
+      if (m == kVoid) return std::numeric_limits<double>::infinity();
+      r += len / k(m, a);
+      if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
+      prev = m;
+    }
+    return r;
+  }
+
   // Where the sub-cell at x of node i's control volume holds material `mat` beyond an
   // interface from the node (another material than the node's, not a void): the neighbour node
   // that holds `mat` along the axis of the sub-cell's largest offset from the node (in
-  // spacings), which its heat capacity and its share of a source go to, so that their heat
-  // enters `mat` at its own temperature (a heated layer's sliver in a poor conductor's control
-  // volume heated that node, the heat then crossing the poor conductor), and crosses a contact
-  // on the way to node i as it does in the body. -1: it stays at node i, also where the
-  // interface passes through the node's own point without a contact (the node is the
-  // interface's: both sides reach it directly, as the node test's choice of side must not
-  // matter).
+  // spacings), which takes the share `weight` of its heat capacity and its share of a source,
+  // so that their heat enters `mat` at its own temperature (a heated layer's sliver in a poor
+  // conductor's control volume heated that node, the heat then crossing the poor conductor),
+  // and crosses a contact on the way to node i as it does in the body. -1: it stays at node i,
+  // also where the interface passes through the node's own point without a contact (the node
+  // is the interface's: both sides reach it directly, as the node test's choice of side must
+  // not matter). Beyond a contact the whole part goes; without one, the part's temperature
+  // lies between the two nodes' as the resistances from them to it along the axis put it
+  // (R_i from node i, R_j from node j: T_i + (T_j - T_i) R_i / (R_i + R_j) in a steady line),
+  // so node j takes R_i / (R_i + R_j) of it: a heated sliver beside a poor conductor goes
+  // almost whole, a poor conductor's sliver beside a good one mostly stays.
   std::int64_t across_interface(std::int64_t i, const std::array<std::int64_t, 3>& ic,
-                                const double* x, std::int32_t mat) const {
+                                const double* x, std::int32_t mat, double& weight) const {
+    weight = 0.0;
     const std::int32_t own = ids[static_cast<std::size_t>(i)];
     if (mat == own || mat == kVoid || own == kVoid) return -1;
     const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
     std::int64_t best = -1;
+    int axis = 0;
     double farthest = 0.0;
     double d[3] = {0, 0, 0};
     for (int a = 0; a < s.dims; ++a) {
@@ -431,9 +476,14 @@ struct Materials {
       if (off > farthest) {
         farthest = off;
         best = j;
+        axis = a;
       }
     }
-    if (best < 0 || contacts.resistance(own, mat) > 0.0) return best;
+    if (best < 0) return -1;
+    if (contacts.resistance(own, mat) > 0.0) {
+      weight = 1.0;
+      return best;
+    }
     // The point a hundred-thousandth of the way from the node toward the sub-cell (a
     // millionth of a spacing or more: far beyond the node test's 1e-9, which puts a bound
     // written at a node's coordinate through the node): `mat` there, the interface passes
@@ -441,7 +491,13 @@ struct Materials {
     double y[3] = {0, 0, 0};
     for (int a = 0; a < s.dims; ++a)
       y[a] = s.wrap(a, static_cast<double>(ic[a]) * s.h[a] + 1e-5 * d[a]);
-    return at(y, i) == mat ? -1 : best;
+    if (at(y, i) == mat) return -1;
+    const double node = static_cast<double>(ic[axis]) * s.h[axis], part = node + d[axis];
+    const double other = node + (d[axis] > 0.0 ? s.h[axis] : -s.h[axis]);
+    const double Ri = path_resistance(axis, x, node, part, i);
+    const double Rj = path_resistance(axis, x, part, other, i);
+    weight = std::isinf(Ri) ? 1.0 : std::isinf(Rj) ? 0.0 : Ri / (Ri + Rj);
+    return weight > 0.0 ? best : -1;
   }
 
   // Per node, whether it is a sliver (find_slivers): null until found.
@@ -741,26 +797,27 @@ void apply_moves(const Sampler& s, std::vector<ShareMove>& moves, std::vector<do
 }
 
 // For the sub-cells of node i (centres in `b`, materials classified, volumes `volumes`): the
-// neighbour each goes to across an interface (-1: it stays), all -1 when node i keeps them all
-// (one material, or too little of the node would be left). True when some sub-cell goes.
+// neighbour each goes to across an interface (-1: it stays) and the share of it that goes
+// (`share`), all -1 when node i keeps them all (one material, or too little of the node would
+// be left). True when some sub-cell goes.
 bool interface_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
                        const Points& b, const std::vector<double>& volumes,
-                       std::vector<std::int64_t>& to) {
+                       std::vector<std::int64_t>& to, std::vector<double>& share) {
   to.assign(volumes.size(), -1);
+  share.assign(volumes.size(), 0.0);
   if (!m.several_materials) return false;
   double kept = 0.0, volume = 0.0;
   bool any = false;
   for (std::size_t k = 0; k < volumes.size(); ++k) {
     const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
-    to[k] = m.across_interface(i, ic, x, b.material[k]);
+    to[k] = m.across_interface(i, ic, x, b.material[k], share[k]);
     volume += volumes[k];
-    if (to[k] >= 0)
-      any = true;
-    else
-      kept += volumes[k];
+    if (to[k] >= 0) any = true;
+    kept += volumes[k] * (to[k] >= 0 ? 1.0 - share[k] : 1.0);
   }
   if (any && kept >= kLeastKept * volume) return true;
   to.assign(volumes.size(), -1);
+  share.assign(volumes.size(), 0.0);
   return false;
 }
 
@@ -1089,6 +1146,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     Points batch;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
+    std::vector<double> share;
     std::vector<ShareMove> mine;
 #pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
@@ -1130,7 +1188,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
           m.classify(batch, i);
           // Parts beyond an interface hold their heat for the node across it.
-          const bool moving = interface_targets(m, i, {xi, y, z}, batch, volumes, to);
+          const bool moving = interface_targets(m, i, {xi, y, z}, batch, volumes, to, share);
           double sum = 0.0, volume = 0.0;
           bool one = !moving;  // one material throughout: its capacity exactly
           for (std::size_t k = 0; k < volumes.size(); ++k) {
@@ -1139,11 +1197,14 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             volume += volumes[k];
             if (to[k] < 0) {
               sum += heat;
-            } else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k]) {
-              mine.back().amount += heat;
-            } else {
-              mine.push_back({to[k], i, heat});
+              continue;
             }
+            const double going = share[k] == 1.0 ? heat : heat * share[k];
+            sum += heat - going;
+            if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
+              mine.back().amount += going;
+            else
+              mine.push_back({to[k], i, going});
           }
           out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
         }
@@ -1636,6 +1697,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     Points cells;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
+    std::vector<double> share;
     std::vector<ShareMove> mine;
 #pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
@@ -1680,7 +1742,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
           bool moving = false;
           if (m.several_materials) {
             m.classify(cells, i);
-            moving = interface_targets(m, i, ic, cells, volumes, to);
+            moving = interface_targets(m, i, ic, cells, volumes, to, share);
           }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
@@ -1689,12 +1751,16 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             volume += volumes[k];
             // Without voids every sub-cell is body (Materials::at never answers kVoid).
             if (!cells.in[k] || (m.any_void && m.at(x, i) == kVoid)) continue;
-            if (!moving || to[k] < 0)
+            if (!moving || to[k] < 0) {
               inside += volumes[k];
-            else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
-              mine.back().amount += volumes[k];
+              continue;
+            }
+            const double going = share[k] == 1.0 ? volumes[k] : volumes[k] * share[k];
+            inside += volumes[k] - going;
+            if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
+              mine.back().amount += going;
             else
-              mine.push_back({to[k], i, volumes[k]});
+              mine.push_back({to[k], i, going});
           }
           out[static_cast<std::size_t>(i)] = inside / volume;
         }

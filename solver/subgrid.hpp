@@ -31,14 +31,17 @@
 //   where the source's own surface passes.
 // - A part of a node's control volume beyond an interface from it (another material than the
 //   node's, not a void) holds its capacity and its share of the sources for the neighbour node
-//   of that material along the axis on which the part lies farthest from the node, so that its
-//   heat is at that material's temperature: a heated layer's sliver in a poor conductor's
-//   control volume heats the layer, not the poor conductor's node (whose material the heat
-//   would have to cross), and across a contact the heat crosses R'' as in the body (left at
-//   the node it bypassed R'': first order in the spacing). Without a contact, an interface
-//   through the node's own point leaves both sides with it (the node is the interface's). A
-//   node that would keep less than a quarter of its control volume keeps its parts; the totals
-//   stay as sampled.
+//   of that material along the axis on which the part lies farthest from the node: beyond a
+//   contact the whole part, so that its heat crosses R'' as in the body (left at the node it
+//   bypassed R'': first order in the spacing); without one, the share R_i / (R_i + R_j) of it,
+//   R_i and R_j the resistances along the axis from the node and from the neighbour to the
+//   part's centre, as the part's temperature lies between theirs in a steady line. So a heated
+//   layer's sliver in a poor conductor's control volume heats the layer (whose node takes
+//   almost all of it), not the poor conductor's node, whose material the heat would have to
+//   cross; a poor conductor's sliver beside a good one mostly stays. Without a contact, an
+//   interface through the node's own point leaves both sides with it (the node is the
+//   interface's). A node that would keep less than a quarter of its control volume keeps its
+//   parts; the totals stay as sampled.
 // - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
 //   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
 //   of, takes its node material throughout. `where` features thinner than a spacing between

@@ -123,8 +123,10 @@ std::vector<double> solve(const Case& c, std::vector<double> u, double dt, int s
 // The first node at or past the steel's lower bound (0.02) lies d past it: the profile between
 // the bound and that node is the steel's parabola, which the series conductance of the face
 // from the insulation node (a straight line in each material) does not see. So that node, and
-// the nearly isothermal steel with it, sits S d^2 / (2 k_steel) above the closed form once the
-// steel's heat enters the steel: second order, the steel's own constant.
+// the nearly isothermal steel with it, sits up to S d^2 / (2 k_steel) above the closed form
+// once the steel's heat enters the steel (less where part of the heat in the steel node's own
+// control volume would, by the resistances, reach the insulation node): second order, the
+// steel's own constant.
 double steel_offset(int n) {
   const double h = kLength / (n - 1), d = std::ceil(0.02 / h - 1e-9) * h - 0.02;
   return kSource * d * d / (2.0 * kLayers[1].k);
@@ -151,17 +153,16 @@ double largest_steady_error(int n) {
 // The steel begins 0.4, 0.2, 0.6, 0.2 and 0.4 of a spacing past a node at 12, 23, 45, 89 and
 // 177 nodes: the sliver of heated steel in the insulation node's control volume at 12, 89 and
 // 177 heated that node (15.5, 0.40 and 0.066 K off), none forms at 23 and 45 (2.07e-3 K). Now
-// each error is the steel's own S d^2 / (2 k): 0.0744, 2.07e-3 (three times: d = 0.4545 mm at
-// 23, 45 and 89 nodes) and 2.91e-4 K, falling 256-fold from 12 to 177 nodes with the bound at
-// the same place in its cell.
+// each error is within the steel's own S d^2 / (2 k) (0.9 of it or more): 0.0704, 2.07e-3,
+// 2.07e-3, 1.85e-3 (d = 0.4545 mm at 23, 45 and 89 nodes) and 2.75e-4 K, falling 256-fold from
+// 12 to 177 nodes with the bound at the same place in its cell.
 TEST(InterfaceShares, HeatedLayerBesideAnInsulatorConvergesAtSecondOrder) {
   double e12 = 0.0, e177 = 0.0;
   for (int n : {12, 23, 45, 89, 177}) {
-    const double e = largest_steady_error(n), expected = steel_offset(n);
-    std::printf("%d nodes: largest node error %.4g K (S d^2 / 2k: %.4g K)\n", n, e, expected);
-    EXPECT_NEAR(e, expected, 1e-3 * expected + 1e-8) << n << " nodes";
-    const double h = kLength / (n - 1);
-    EXPECT_LE(e, kSource * h * h / (2.0 * kLayers[1].k)) << n << " nodes";
+    const double e = largest_steady_error(n), offset = steel_offset(n);
+    std::printf("%d nodes: largest node error %.4g K (S d^2 / 2k: %.4g K)\n", n, e, offset);
+    EXPECT_LE(e, offset * (1.0 + 1e-3) + 1e-8) << n << " nodes";
+    EXPECT_GE(e, 0.85 * offset) << n << " nodes";
     if (n == 12) e12 = e;
     if (n == 177) e177 = e;
   }
@@ -170,8 +171,9 @@ TEST(InterfaceShares, HeatedLayerBesideAnInsulatorConvergesAtSecondOrder) {
 }
 
 // The source's power is exactly the density times the steel's volume (1e4 W/m^2), in the fields
-// and in the heat-flow report, while the insulation node beside the steel takes none of it; the
-// total capacity is the layers'.
+// and in the heat-flow report, while the insulation node beside the steel keeps only the share
+// of the steel's sliver that the resistances give it (0.1 %); the total capacity is the
+// layers'.
 TEST(InterfaceShares, SourcePowerAndCapacityStayTheIntegrals) {
   for (int n : {12, 89}) {
     SCOPED_TRACE(n);
@@ -185,9 +187,9 @@ TEST(InterfaceShares, SourcePowerAndCapacityStayTheIntegrals) {
     for (int i = 0; i < n; ++i) {
       power += q[i] * heatsim::solver::node_weight(c, i) * h;
       capacity += fields->capacity[i] * heatsim::solver::node_weight(c, i) * h;
-      // Only steel nodes are heated.
-      if (q[i] != 0.0) {
-        EXPECT_EQ(c.materials[static_cast<std::size_t>(ids[i])].name, "steel") << i;
+      // The other nodes take a thousandth of the density at most.
+      if (c.materials[static_cast<std::size_t>(ids[i])].name != "steel") {
+        EXPECT_LT(q[i], 1e-3 * kSource) << i;
       }
     }
     EXPECT_NEAR(power, kSource * 0.01, 1e-12 * kSource * 0.01);
@@ -197,12 +199,17 @@ TEST(InterfaceShares, SourcePowerAndCapacityStayTheIntegrals) {
       lower = l.upper;
     }
     EXPECT_NEAR(capacity, layers, 1e-12 * layers);
-    // The first steel node takes the sliver before it: the steel from the bound to its control
-    // volume's upper face (12 nodes: node 5, whose control volume starts 0.1 of a spacing past
-    // the bound).
+    // At 12 nodes the first steel node (5) takes the share w of the sliver before it (from the
+    // bound, 0.02, to its control volume, from 4.5 h): the resistance from node 4 to the
+    // sliver's centre over that from node 4 to node 5.
     if (n == 12) {
-      EXPECT_EQ(q[4], 0.0);
-      EXPECT_NEAR(q[5], kSource * (5.5 * h - 0.02) / h, 1e-12 * kSource);
+      const double centre = (0.02 + 4.5 * h) / 2.0;
+      const double Ri = (0.02 - 4 * h) / 0.04 + (centre - 0.02) / 50.0,
+                   Rj = (5 * h - centre) / 50.0;
+      const double w = Ri / (Ri + Rj), sliver = (4.5 * h - 0.02) / h;
+      EXPECT_GT(w, 0.998);
+      EXPECT_NEAR(q[4], kSource * sliver * (1.0 - w), 1e-9 * kSource);
+      EXPECT_NEAR(q[5], kSource * (1.0 + sliver * w), 1e-9 * kSource);
     }
     const std::vector<double> u = solve(c, std::vector<double>(n, kAmbient), 0.0, 0);
     const auto p = heatsim::solver::make_problem(c, 1.0, fields);
@@ -303,15 +310,16 @@ double largest_transient_error(int n) {
 
 // 120 s of the wall heating from 300 K (the steel about 18 K up, the insulation's front 10 mm
 // in), backward Euler steps of 0.5 s, against the fine reference (5 um cells; 2.5 um moves it
-// by 2e-5 K) at the same steps, so that the steps' error cancels. Largest node errors 0.367,
-// 0.0315 and 0.0016 K at 12, 45 and 177 nodes (4.52, 0.0285 and 0.0433 K while the steel's
-// slivers heated and weighed on the insulation's nodes).
+// by 2e-5 K) at the same steps, so that the steps' error cancels. Largest node errors 0.361,
+// 0.0283 and 0.0016 K at 12, 45 and 177 nodes (4.52, 0.0285 and 0.0433 K while the steel's
+// slivers heated and weighed on the insulation's nodes; 0.367, 0.0315 and 0.0016 K with every
+// part beyond an interface moved whole).
 TEST(InterfaceShares, TransientMatchesAFineGridReference) {
   const double e12 = largest_transient_error(12), e45 = largest_transient_error(45),
                e177 = largest_transient_error(177);
   std::printf("largest node errors %.4g, %.4g, %.4g K\n", e12, e45, e177);
-  EXPECT_LT(e12, 0.5);
-  EXPECT_LT(e45, 0.035);
+  EXPECT_LT(e12, 0.4);
+  EXPECT_LT(e45, 0.0285);
   EXPECT_LT(e177, 2.5e-3);
   EXPECT_GT(e12 / e177, 100.0);  // 256 at second order
 }

@@ -151,9 +151,12 @@ TEST(Subgrid, FacesCombineInSeriesAlongAndInParallelAcross) {
   EXPECT_EQ(fields->faces[0][at(3, 1)], 2.0);
   EXPECT_EQ(fields->faces[1][at(3, 8)], 10.0);
   // Capacities: row 4's control volume holds 0.08 of a (C = 1) and 0.02 of b (C = 3), whose
-  // part beyond the interface holds its capacity for row 5 (b), across it.
-  EXPECT_NEAR(fields->capacity[at(3, 4)], 0.08 * 1.0 / 0.1, 1e-12);
-  EXPECT_NEAR(fields->capacity[at(3, 5)], (0.1 * 3.0 + 0.02 * 3.0) / 0.1, 1e-12);
+  // part beyond the interface holds the share w of its capacity for row 5 (b), across it: its
+  // resistance from row 4 (0.03 / 2 + 0.01 / 10 along y to its centre at 0.44) over the whole
+  // (plus 0.06 / 10 on to row 5).
+  const double w = (0.03 / 2.0 + 0.01 / 10.0) / (0.03 / 2.0 + 0.01 / 10.0 + 0.06 / 10.0);
+  EXPECT_NEAR(fields->capacity[at(3, 4)], (0.08 * 1.0 + 0.02 * 3.0 * (1.0 - w)) / 0.1, 1e-12);
+  EXPECT_NEAR(fields->capacity[at(3, 5)], (0.1 * 3.0 + 0.02 * 3.0 * w) / 0.1, 1e-12);
   EXPECT_EQ(fields->capacity[at(3, 1)], 1.0);
   // A boundary row's control volume is half a cell: row 0 is all a.
   EXPECT_EQ(fields->capacity[at(3, 0)], 1.0);
@@ -301,8 +304,8 @@ TEST(Subgrid, FileMapsAndSingleMaterialsStayPerNode) {
 // A copper disc (k = 390, radius 15.1 mm, 5 W/m inside) in epoxy (k = 0.2), a 50 mm square at
 // 300 K: the centre's steady temperature on 33^2 to 257^2 nodes against 513^2. The curved
 // surface enters through the distances along the grid lines, so the error falls at second order:
-// 1.03e-3, 1.19e-4, 4.74e-5 and 5.63e-6 K (8.6, 2.5 and 8.4 times per halving, as the circle
-// cuts the cells at other places; 182 times over the three). While the disc's parts in the
+// 8.98e-4, 9.86e-5, 4.26e-5 and 4.46e-6 K (9.1, 2.3 and 9.5 times per halving, as the circle
+// cuts the cells at other places; 201 times over the three). While the disc's parts in the
 // epoxy nodes' control volumes heated those nodes it was 9.52e-4, 2.28e-4, 5.14e-5 and
 // 1.13e-5 K (84 times). With node materials alone it does not fall steadily.
 TEST(Subgrid, DiscInclusionConvergesAtSecondOrder) {
