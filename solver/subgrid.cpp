@@ -1704,22 +1704,25 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
       for (std::int64_t y = 0; y < s.n[1]; ++y) {
         // A row neither the shape's surface nor (with voids or interfaces) a region's can cross:
         // no node of it is tested for crossing.
-        const bool row_crossed =
-            s.row_may_cross(sh, y, z) || (regions_matter && m.row_near_surface(y, z));
+        const bool row_shape = s.row_may_cross(sh, y, z);
+        const bool row_regions = regions_matter && m.row_near_surface(y, z);
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
           const std::array<std::int64_t, 3> ic{xi, y, z};
-          // Without voids or interfaces every sub-cell is body and stays at its node: only the
-          // shape's own surface needs sampling.
-          if (!row_crossed ||
-              (!s.crosses(sh, i, ic) && (!regions_matter || !m.near_surface(i, ic)))) {
+          // A control volume the shape's surface does not cut is inside it or outside it
+          // whole: outside, the share is 0 (nothing to keep or to move); inside, the regions'
+          // surfaces matter where they pass (a void's part is no body, a part beyond an
+          // interface goes across it), else the share is the node's.
+          if (!row_shape || !s.crosses(sh, i, ic)) {
             double x[3] = {0, 0, 0};
             for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
             const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
             const bool holds = sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0
                                           : sh.contains(x, s.dims);
-            out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
-            continue;
+            if (!holds || !row_regions || !m.near_surface(i, ic)) {
+              out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+              continue;
+            }
           }
           cells.clear();
           volumes.clear();
