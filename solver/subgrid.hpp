@@ -163,7 +163,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const Case& c, const std::vector<std::int32_t>& ids, const VoidSurfaces& surfaces);
 
 // The fraction of each node's control volume that `shape` holds and no void does, sampled as
-// the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c); `slivers`:
+// the capacities are, the parts beyond an interface moved as theirs (their weighted total is the
+// shape's sampled volume): 0 or 1 away from surfaces (`ids`: material_ids(c); `slivers`:
 // sliver_folds(c, ids), or null).
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                       const std::vector<std::int32_t>& ids,
