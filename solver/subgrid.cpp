@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
@@ -303,6 +304,7 @@ struct Materials {
   std::vector<const Shape*> shape_list;
   std::vector<std::int32_t> material;  // per shape
   bool any_void = false;               // some region is a void
+  bool several_materials = false;      // the regions hold two materials or more: interfaces
   ContactTable contacts;               // R'' between materials (contacts.hpp)
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
@@ -322,6 +324,12 @@ struct Materials {
     }
     for (const Shape& sh : shapes) shape_list.push_back(&sh);
     any_void = std::find(material.begin(), material.end(), kVoid) != material.end();
+    std::int32_t first = -1;
+    for (std::int32_t m : material) {
+      if (m == kVoid) continue;
+      if (first == -1) first = m;
+      if (m != first) several_materials = true;
+    }
   }
 
   // The material at point x (coordinates wrapped on periodic axes), else node `fallback`'s.
@@ -389,39 +397,107 @@ struct Materials {
     return false;
   }
 
-  // Where the sub-cell at x of node i's control volume holds material `mat` beyond a contact
-  // from the node (another material than the node's, the pair with R'' > 0): the neighbour
-  // node that holds `mat` along the axis of the sub-cell's largest offset from the node (in
-  // spacings), which its heat capacity and its share of a source go to, so that their heat
-  // crosses the contact on the way to node i as it does in the body. -1: it stays at node i.
-  std::int64_t across_contact(std::int64_t i, const std::array<std::int64_t, 3>& ic,
-                              const double* x, std::int32_t mat) const {
+  // The resistance (integral of dx / k, and R'' at each change between two materials of a
+  // contact) along axis a from coordinate `from` to `to` of the line through y (y[a] aside):
+  // box bounds and ball surfaces found exactly, `where` shapes sampled 8 times per spacing;
+  // infinite through a void. `node`: the fallback of Materials::at.
+  double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
+    const double lo = std::min(from, to), hi = std::max(from, to);
+    std::vector<double> at_cut;
+    const int parts =
+        s.any_where ? std::max(1, static_cast<int>(std::ceil(kWhereSteps * (hi - lo) / s.h[a])))
+                    : 1;
+    s.cuts(a, lo, hi, shape_list, parts, at_cut);
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind != ShapeKind::ball) continue;
+      double d2 = sh.spec->radius * sh.spec->radius;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a) d2 -= (y[b] - sh.spec->center[b]) * (y[b] - sh.spec->center[b]);
+      if (d2 <= 0.0) continue;
+      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
+        if (t > lo && t < hi) at_cut.push_back(t);
+    }
+    std::sort(at_cut.begin(), at_cut.end());
+    double r = 0.0;
+    std::int32_t prev = -1;
+    for (std::size_t p = 0; p + 1 < at_cut.size(); ++p) {
+      const double len = at_cut[p + 1] - at_cut[p];
+      if (len <= 1e-9 * s.h[a]) continue;
+      double x[3] = {y[0], y[1], y[2]};
+      for (int b = 0; b < s.dims; ++b) x[b] = s.wrap(b, x[b]);
+      x[a] = s.wrap(a, 0.5 * (at_cut[p] + at_cut[p + 1]));
+      const std::int32_t m = at(x, node);
+      if (m == kVoid) return std::numeric_limits<double>::infinity();
+      r += len / k(m, a);
+      if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
+      prev = m;
+    }
+    return r;
+  }
+
+  // Where the sub-cell at x of node i's control volume holds material `mat` beyond an
+  // interface from the node (another material than the node's, not a void): the neighbour node
+  // that holds `mat` along the axis of the sub-cell's largest offset from the node (in
+  // spacings), which takes the share `weight` of its heat capacity and its share of a source,
+  // so that their heat enters `mat` at its own temperature (a heated layer's sliver in a poor
+  // conductor's control volume heated that node, the heat then crossing the poor conductor),
+  // and crosses a contact on the way to node i as it does in the body. -1: it stays at node i,
+  // also where the interface passes through the node's own point without a contact (the node
+  // is the interface's: both sides reach it directly, as the node test's choice of side must
+  // not matter). Beyond a contact the whole part goes; without one, the part's temperature
+  // lies between the two nodes' as the resistances from them to it along the axis put it
+  // (R_i from node i, R_j from node j: T_i + (T_j - T_i) R_i / (R_i + R_j) in a steady line),
+  // so node j takes R_i / (R_i + R_j) of it: a heated sliver beside a poor conductor goes
+  // almost whole, a poor conductor's sliver beside a good one mostly stays.
+  std::int64_t across_interface(std::int64_t i, const std::array<std::int64_t, 3>& ic,
+                                const double* x, std::int32_t mat, double& weight) const {
+    weight = 0.0;
     const std::int32_t own = ids[static_cast<std::size_t>(i)];
-    if (mat == own || mat == kVoid || own == kVoid || !(contacts.resistance(own, mat) > 0.0))
-      return -1;
+    if (mat == own || mat == kVoid || own == kVoid) return -1;
     const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
     std::int64_t best = -1;
+    int axis = 0;
     double farthest = 0.0;
+    double d[3] = {0, 0, 0};
     for (int a = 0; a < s.dims; ++a) {
-      double d = x[a] - static_cast<double>(ic[a]) * s.h[a];
+      d[a] = x[a] - static_cast<double>(ic[a]) * s.h[a];
       if (s.periodic[a]) {
         const double period = static_cast<double>(s.n[a]) * s.h[a];
-        if (d > 0.5 * period) d -= period;
-        if (d < -0.5 * period) d += period;
+        if (d[a] > 0.5 * period) d[a] -= period;
+        if (d[a] < -0.5 * period) d[a] += period;
       }
-      if (d == 0.0) continue;
-      std::int64_t q = ic[a] + (d > 0.0 ? 1 : -1);
+      if (d[a] == 0.0) continue;
+      std::int64_t q = ic[a] + (d[a] > 0.0 ? 1 : -1);
       if (s.periodic[a]) q = (q + s.n[a]) % s.n[a];
       if (q < 0 || q >= s.n[a]) continue;
       const std::int64_t j = i + (q - ic[a]) * stride[a];
       if (ids[static_cast<std::size_t>(j)] != mat) continue;
-      const double off = std::abs(d) / s.h[a];
+      const double off = std::abs(d[a]) / s.h[a];
       if (off > farthest) {
         farthest = off;
         best = j;
+        axis = a;
       }
     }
-    return best;
+    if (best < 0) return -1;
+    if (contacts.resistance(own, mat) > 0.0) {
+      weight = 1.0;
+      return best;
+    }
+    // The point a hundred-thousandth of the way from the node toward the sub-cell (a
+    // millionth of a spacing or more: far beyond the node test's 1e-9, which puts a bound
+    // written at a node's coordinate through the node): `mat` there, the interface passes
+    // through the node.
+    double y[3] = {0, 0, 0};
+    for (int a = 0; a < s.dims; ++a)
+      y[a] = s.wrap(a, static_cast<double>(ic[a]) * s.h[a] + 1e-5 * d[a]);
+    if (at(y, i) == mat) return -1;
+    const double node = static_cast<double>(ic[axis]) * s.h[axis], part = node + d[axis];
+    const double other = node + (d[axis] > 0.0 ? s.h[axis] : -s.h[axis]);
+    const double Ri = path_resistance(axis, x, node, part, i);
+    const double Rj = path_resistance(axis, x, part, other, i);
+    weight = std::isinf(Ri) ? 1.0 : std::isinf(Rj) ? 0.0 : Ri / (Ri + Rj);
+    return weight > 0.0 ? best : -1;
   }
 
   // Per node, whether it is a sliver (find_slivers): null until found.
@@ -697,49 +773,51 @@ struct Materials {
   }
 };
 
-// A part of node `from`'s control volume that lies beyond a contact (Materials::across_contact)
-// and goes to node `to`: `amount` of a per-volume field times the part's volume.
-struct ContactMove {
+// A part of node `from`'s control volume that lies beyond an interface
+// (Materials::across_interface) and goes to node `to`: `amount` of a per-volume field times the
+// part's volume.
+struct ShareMove {
   std::int64_t to = 0, from = 0;
   double amount = 0.0;
 };
-// A node keeps its parts beyond a contact unless that would leave it less than this fraction of
-// its control volume (a node on a face whose material is thinner there than a quarter of a
-// spacing): its capacity would then be next to nothing.
-constexpr double kLeastKeptByContact = 0.25;
+// A node keeps its parts beyond an interface unless that would leave it less than this
+// fraction of its control volume (a node on a face whose material is thinner there than a
+// quarter of a spacing, or a layer thinner than that around the node): its capacity would then
+// be next to nothing. An inner node keeps at least half in 1D (the interface lies past it).
+constexpr double kLeastKept = 0.25;
 
 // The moves of every thread, added to the receiving nodes in the order of (to, from), so that
 // the fields do not depend on the threads' split.
-void apply_contact_moves(const Sampler& s, std::vector<ContactMove>& moves,
-                         std::vector<double>& out) {
-  std::stable_sort(moves.begin(), moves.end(), [](const ContactMove& a, const ContactMove& b) {
+void apply_moves(const Sampler& s, std::vector<ShareMove>& moves, std::vector<double>& out) {
+  std::stable_sort(moves.begin(), moves.end(), [](const ShareMove& a, const ShareMove& b) {
     return a.to != b.to ? a.to < b.to : a.from < b.from;
   });
-  for (const ContactMove& mv : moves)
+  for (const ShareMove& mv : moves)
     out[static_cast<std::size_t>(mv.to)] += mv.amount / s.cell_volume(mv.to);
 }
 
 // For the sub-cells of node i (centres in `b`, materials classified, volumes `volumes`): the
-// neighbour each goes to across a contact (-1: it stays), all -1 when node i keeps them all
-// (no contact, or too little of the node would be left). True when some sub-cell goes.
-bool contact_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
-                     const Points& b, const std::vector<double>& volumes,
-                     std::vector<std::int64_t>& to) {
+// neighbour each goes to across an interface (-1: it stays) and the share of it that goes
+// (`share`), all -1 when node i keeps them all (one material, or too little of the node would
+// be left). True when some sub-cell goes.
+bool interface_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
+                       const Points& b, const std::vector<double>& volumes,
+                       std::vector<std::int64_t>& to, std::vector<double>& share) {
   to.assign(volumes.size(), -1);
-  if (!m.contacts.any()) return false;
+  share.assign(volumes.size(), 0.0);
+  if (!m.several_materials) return false;
   double kept = 0.0, volume = 0.0;
   bool any = false;
   for (std::size_t k = 0; k < volumes.size(); ++k) {
     const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
-    to[k] = m.across_contact(i, ic, x, b.material[k]);
+    to[k] = m.across_interface(i, ic, x, b.material[k], share[k]);
     volume += volumes[k];
-    if (to[k] >= 0)
-      any = true;
-    else
-      kept += volumes[k];
+    if (to[k] >= 0) any = true;
+    kept += volumes[k] * (to[k] >= 0 ? 1.0 - share[k] : 1.0);
   }
-  if (any && kept >= kLeastKeptByContact * volume) return true;
+  if (any && kept >= kLeastKept * volume) return true;
   to.assign(volumes.size(), -1);
+  share.assign(volumes.size(), 0.0);
   return false;
 }
 
@@ -1053,22 +1131,23 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   out.capacity.resize(static_cast<std::size_t>(np));
   std::vector<char> near(static_cast<std::size_t>(np), 0);
   std::int64_t near_count = 0;
-  // Materials of one heat capacity and no void: every node's capacity is that one, sampled or
-  // not (a layered wall of two conductivities sampled no sub-cell for its capacities).
+  // One material and no void: every node's capacity is that one, sampled or not. (Materials of
+  // one heat capacity are sampled too: a part beyond an interface moves to the node across it.)
   const bool one_capacity =
-      !m.any_void && !m.contacts.any() &&
+      !m.any_void && !m.several_materials &&
       std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
         return mat.capacity() == c.materials.front().capacity();
       });
   // Row by row: a row no surface can cross takes its nodes' capacities in a plain loop, and
   // the others find their nodes' coordinates without dividing the index.
-  std::vector<ContactMove> moves;  // parts of control volumes beyond a contact
+  std::vector<ShareMove> moves;  // parts of control volumes beyond an interface
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
     Points batch;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
-    std::vector<ContactMove> mine;
+    std::vector<double> share;
+    std::vector<ShareMove> mine;
 #pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
       for (std::int64_t y = 0; y < s.n[1]; ++y) {
@@ -1108,8 +1187,8 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             volumes.resize(1);
           }
           m.classify(batch, i);
-          // Parts beyond a contact hold their heat for the node across it.
-          const bool moving = contact_targets(m, i, {xi, y, z}, batch, volumes, to);
+          // Parts beyond an interface hold their heat for the node across it.
+          const bool moving = interface_targets(m, i, {xi, y, z}, batch, volumes, to, share);
           double sum = 0.0, volume = 0.0;
           bool one = !moving;  // one material throughout: its capacity exactly
           for (std::size_t k = 0; k < volumes.size(); ++k) {
@@ -1118,11 +1197,14 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             volume += volumes[k];
             if (to[k] < 0) {
               sum += heat;
-            } else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k]) {
-              mine.back().amount += heat;
-            } else {
-              mine.push_back({to[k], i, heat});
+              continue;
             }
+            const double going = share[k] == 1.0 ? heat : heat * share[k];
+            sum += heat - going;
+            if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
+              mine.back().amount += going;
+            else
+              mine.push_back({to[k], i, going});
           }
           out.capacity[at] = one ? m.capacity(batch.material[0]) : sum / volume;
         }
@@ -1130,7 +1212,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 #pragma omp critical
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
-  apply_contact_moves(s, moves, out.capacity);
+  apply_moves(s, moves, out.capacity);
   fold_void_nodes(c, ids, out.capacity);
   std::vector<SliverFold> found;  // none without a node near a surface
   const std::vector<SliverFold>& folds = near_count > 0 ? slivers_of(m, slivers, found) : found;
@@ -1604,10 +1686,10 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   list.push_back(&sh);
   const std::int64_t np = s.points();
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
-  // Voids and contacts make the regions' surfaces matter too: a void's part of a control volume
-  // is no body, a part beyond a contact goes to the node across it.
-  const bool regions_matter = m.any_void || m.contacts.any();
-  std::vector<ContactMove> moves;  // parts of control volumes beyond a contact
+  // Voids and interfaces make the regions' surfaces matter too: a void's part of a control
+  // volume is no body, a part beyond an interface goes to the node across it.
+  const bool regions_matter = m.any_void || m.several_materials;
+  std::vector<ShareMove> moves;  // parts of control volumes beyond an interface
 #pragma omp parallel if (np >= 4096)
   {
     // The shape is tested on a node's sub-cells together (Shape::contains_all), the sums then
@@ -1615,28 +1697,32 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     Points cells;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
-    std::vector<ContactMove> mine;
+    std::vector<double> share;
+    std::vector<ShareMove> mine;
 #pragma omp for collapse(2) schedule(dynamic, 16) nowait
     for (std::int64_t z = 0; z < s.n[2]; ++z)
       for (std::int64_t y = 0; y < s.n[1]; ++y) {
-        // A row neither the shape's surface nor (with voids or contacts) a region's can cross:
+        // A row neither the shape's surface nor (with voids or interfaces) a region's can cross:
         // no node of it is tested for crossing.
-        const bool row_crossed =
-            s.row_may_cross(sh, y, z) || (regions_matter && m.row_near_surface(y, z));
+        const bool row_shape = s.row_may_cross(sh, y, z);
+        const bool row_regions = regions_matter && m.row_near_surface(y, z);
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
           const std::array<std::int64_t, 3> ic{xi, y, z};
-          // Without voids or contacts every sub-cell is body and stays at its node: only the
-          // shape's own surface needs sampling.
-          if (!row_crossed ||
-              (!s.crosses(sh, i, ic) && (!regions_matter || !m.near_surface(i, ic)))) {
+          // A control volume the shape's surface does not cut is inside it or outside it
+          // whole: outside, the share is 0 (nothing to keep or to move); inside, the regions'
+          // surfaces matter where they pass (a void's part is no body, a part beyond an
+          // interface goes across it), else the share is the node's.
+          if (!row_shape || !s.crosses(sh, i, ic)) {
             double x[3] = {0, 0, 0};
             for (int a = 0; a < s.dims; ++a) x[a] = static_cast<double>(ic[a]) * s.h[a];
             const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
             const bool holds = sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0
                                           : sh.contains(x, s.dims);
-            out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
-            continue;
+            if (!holds || !row_regions || !m.near_surface(i, ic)) {
+              out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+              continue;
+            }
           }
           cells.clear();
           volumes.clear();
@@ -1655,11 +1741,11 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             out[static_cast<std::size_t>(i)] = cells.in[0] ? 1.0 : 0.0;
             continue;
           }
-          // The sub-cells beyond a contact (classify first: it uses cells.in too).
+          // The sub-cells beyond an interface (classify first: it uses cells.in too).
           bool moving = false;
-          if (m.contacts.any()) {
+          if (m.several_materials) {
             m.classify(cells, i);
-            moving = contact_targets(m, i, ic, cells, volumes, to);
+            moving = interface_targets(m, i, ic, cells, volumes, to, share);
           }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
@@ -1668,12 +1754,16 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             volume += volumes[k];
             // Without voids every sub-cell is body (Materials::at never answers kVoid).
             if (!cells.in[k] || (m.any_void && m.at(x, i) == kVoid)) continue;
-            if (!moving || to[k] < 0)
+            if (!moving || to[k] < 0) {
               inside += volumes[k];
-            else if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
-              mine.back().amount += volumes[k];
+              continue;
+            }
+            const double going = share[k] == 1.0 ? volumes[k] : volumes[k] * share[k];
+            inside += volumes[k] - going;
+            if (!mine.empty() && mine.back().from == i && mine.back().to == to[k])
+              mine.back().amount += going;
             else
-              mine.push_back({to[k], i, volumes[k]});
+              mine.push_back({to[k], i, going});
           }
           out[static_cast<std::size_t>(i)] = inside / volume;
         }
@@ -1681,7 +1771,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
 #pragma omp critical
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
-  apply_contact_moves(s, moves, out);
+  apply_moves(s, moves, out);
   fold_void_nodes(c, ids, out);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), out);

@@ -26,15 +26,22 @@
 //   planes and halfway between them cut no such sliver.
 // - A node's heat capacity, and the share of a source shape's density it takes, are averages
 //   over its control volume (half or a quarter of a cell at a face), sampled at the centres of
-//   a 4-per-axis split refined at box bounds. Materials of one capacity (and no void) give it
-//   to every node unsampled; without a void a source's share is sampled only where the
-//   source's own surface passes.
-// - A part of a node's control volume beyond a contact from it (another material than the
-//   node's, the pair with R'' > 0) holds its capacity and its share of the sources for the
-//   neighbour node of that material along the axis on which the part lies farthest from the
-//   node, so that its heat crosses the contact as in the body (left at the node it bypassed
-//   R'': first order in the spacing). A node that would keep less than a quarter of its control
-//   volume keeps its parts.
+//   a 4-per-axis split refined at box bounds. One material (and no void) gives its capacity
+//   to every node unsampled; with one material and no void a source's share is sampled only
+//   where the source's own surface passes.
+// - A part of a node's control volume beyond an interface from it (another material than the
+//   node's, not a void) holds its capacity and its share of the sources for the neighbour node
+//   of that material along the axis on which the part lies farthest from the node: beyond a
+//   contact the whole part, so that its heat crosses R'' as in the body (left at the node it
+//   bypassed R'': first order in the spacing); without one, the share R_i / (R_i + R_j) of it,
+//   R_i and R_j the resistances along the axis from the node and from the neighbour to the
+//   part's centre, as the part's temperature lies between theirs in a steady line. So a heated
+//   layer's sliver in a poor conductor's control volume heats the layer (whose node takes
+//   almost all of it), not the poor conductor's node, whose material the heat would have to
+//   cross; a poor conductor's sliver beside a good one mostly stays. Without a contact, an
+//   interface through the node's own point leaves both sides with it (the node is the
+//   interface's). A node that would keep less than a quarter of its control volume keeps its
+//   parts; the totals stay as sampled.
 // - Only nodes near a surface are sampled: a node whose neighbourhood (one spacing each way)
 //   no box or ball surface crosses, and whose 3^d neighbours a `where` shape holds all or none
 //   of, takes its node material throughout. `where` features thinner than a spacing between
@@ -156,7 +163,8 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
     const Case& c, const std::vector<std::int32_t>& ids, const VoidSurfaces& surfaces);
 
 // The fraction of each node's control volume that `shape` holds and no void does, sampled as
-// the capacities are: 0 or 1 away from surfaces (`ids`: material_ids(c); `slivers`:
+// the capacities are, the parts beyond an interface moved as theirs (their weighted total is the
+// shape's sampled volume): 0 or 1 away from surfaces (`ids`: material_ids(c); `slivers`:
 // sliver_folds(c, ids), or null).
 std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                       const std::vector<std::int32_t>& ids,

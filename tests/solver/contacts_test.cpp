@@ -190,7 +190,8 @@ TEST(Contacts, SourceBesideAHalfwayContactConvergesAtSecondOrder) {
 // across it, so that heat crosses R'' as it does in the body. The interface a quarter spacing
 // past node 10 (copper): node 10 keeps its copper three quarters, node 11 (silicon) takes the
 // silicon quarter beside its own whole volume; the total stays. Without the contact (and with
-// R'' = 0) each node keeps its own control volume's mixture.
+// R'' = 0) node 11 takes the share w of the part that its resistance from node 10 (0.25 mm of
+// copper, 0.125 of silicon to its centre) is of the whole (0.625 mm of silicon more to node 11).
 TEST(Contacts, APartBeyondTheContactGoesToTheNodeAcrossIt) {
   const double copper = 8900.0 * 385, silicon = 2330.0 * 700;
   for (double R : {1e-4, 0.0, -1.0}) {
@@ -199,13 +200,10 @@ TEST(Contacts, APartBeyondTheContactGoesToTheNodeAcrossIt) {
     const auto ids = heatsim::solver::material_ids(c);
     const auto sampled = heatsim::solver::subgrid_materials(c, ids);
     const std::vector<double>& C = sampled.capacity;
-    if (R > 0.0) {
-      EXPECT_NEAR(C[10], 0.75 * copper, 1e-9 * copper);
-      EXPECT_NEAR(C[11], 1.25 * silicon, 1e-9 * silicon);
-    } else {
-      EXPECT_NEAR(C[10], 0.75 * copper + 0.25 * silicon, 1e-9 * copper);
-      EXPECT_NEAR(C[11], silicon, 1e-9 * silicon);
-    }
+    const double Ri = 0.25 / kCopper + 0.125 / kSilicon, Rj = 0.625 / kSilicon;
+    const double w = R > 0.0 ? 1.0 : Ri / (Ri + Rj);
+    EXPECT_NEAR(C[10], 0.75 * copper + 0.25 * (1.0 - w) * silicon, 1e-9 * copper);
+    EXPECT_NEAR(C[11], (1.0 + 0.25 * w) * silicon, 1e-9 * silicon);
     EXPECT_NEAR(C[9], copper, 1e-9 * copper);
     EXPECT_NEAR(C[12], silicon, 1e-9 * silicon);
   }
