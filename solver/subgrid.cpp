@@ -397,6 +397,21 @@ struct Materials {
     return false;
   }
 
+  // Where the line along axis a through y (y[a] aside) crosses the balls' surfaces strictly
+  // between lo and hi, found exactly, appended to `at`.
+  void add_ball_crossings(int a, const double* y, double lo, double hi,
+                          std::vector<double>& at) const {
+    for (const Shape& sh : shapes) {
+      if (sh.spec->kind != ShapeKind::ball) continue;
+      double d2 = sh.spec->radius * sh.spec->radius;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a) d2 -= (y[b] - sh.spec->center[b]) * (y[b] - sh.spec->center[b]);
+      if (d2 <= 0.0) continue;
+      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
+        if (t > lo && t < hi) at.push_back(t);
+    }
+  }
+
   // The resistance (integral of dx / k, and R'' at each change between two materials of a
   // contact) along axis a from coordinate `from` to `to` of the line through y (y[a] aside):
   // box bounds and ball surfaces found exactly, `where` shapes sampled 8 times per spacing;
@@ -408,15 +423,7 @@ struct Materials {
         s.any_where ? std::max(1, static_cast<int>(std::ceil(kWhereSteps * (hi - lo) / s.h[a])))
                     : 1;
     s.cuts(a, lo, hi, shape_list, parts, at_cut);
-    for (const Shape& sh : shapes) {
-      if (sh.spec->kind != ShapeKind::ball) continue;
-      double d2 = sh.spec->radius * sh.spec->radius;
-      for (int b = 0; b < s.dims; ++b)
-        if (b != a) d2 -= (y[b] - sh.spec->center[b]) * (y[b] - sh.spec->center[b]);
-      if (d2 <= 0.0) continue;
-      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
-        if (t > lo && t < hi) at_cut.push_back(t);
-    }
+    add_ball_crossings(a, y, lo, hi, at_cut);
     std::sort(at_cut.begin(), at_cut.end());
     double r = 0.0;
     std::int32_t prev = -1;
@@ -592,15 +599,7 @@ struct Materials {
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double>& at = batch.line_cuts;
     s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1, at);
-    for (const Shape& sh : shapes) {
-      if (sh.spec->kind != ShapeKind::ball) continue;
-      double d2 = sh.spec->radius * sh.spec->radius;
-      for (int b = 0; b < s.dims; ++b)
-        if (b != a) d2 -= (x[b] - sh.spec->center[b]) * (x[b] - sh.spec->center[b]);
-      if (d2 <= 0.0) continue;
-      for (double t : {sh.spec->center[a] - std::sqrt(d2), sh.spec->center[a] + std::sqrt(d2)})
-        if (t > x0 && t < x1) at.push_back(t);
-    }
+    add_ball_crossings(a, x, x0, x1, at);
     std::sort(at.begin(), at.end());
     // The pieces' midpoints, classified together.
     batch.clear();
