@@ -245,14 +245,17 @@ TEST_F(CudaBackendBasics, LargerGridsMatchCpu) {
     bool box;
     std::array<std::int64_t, 3> n;
   };
-  const std::vector<Big> bigs{{1, 2, false, {100003, 1, 1}},
-                              {2, 1, false, {1031, 523, 1}},
-                              {2, 3, true, {517, 389, 1}},
-                              {3, 1, false, {131, 67, 129}},
-                              {3, 1, true, {97, 101, 83}}};
+  const std::vector<Big> bigs{{1, 2, false, {100003, 1, 1}}, {2, 1, false, {1031, 523, 1}},
+                              {2, 3, true, {517, 389, 1}},   {3, 1, false, {131, 67, 129}},
+                              {3, 1, true, {97, 101, 83}},   {2, 1, false, {5, 524301, 1}},
+                              {3, 1, false, {3, 4, 262147}}};
   for (const auto& b : cuda_backend_names())
     for (const Big& big : bigs) {
       if (b == "register-tiling" && big.dims == 1) continue;
+      // More rows (2D) or planes (3D) than one launch grid covers: cuda-naive's blocks stride
+      // over them (its other form takes one column per thread).
+      const bool tall = big.n[big.dims - 1] > 65535 * 4;
+      if (tall && b != "cuda-naive") continue;
       const StencilProblem p = make_problem(big.dims, big.radius, big.box, boundary_sets()[4],
                                             big.n, Precision::fp64, rng);
       const std::vector<double> u0 = random_field(p.points(), rng);
