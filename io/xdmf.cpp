@@ -1,11 +1,12 @@
 #include "xdmf.hpp"
 
 #include <algorithm>
-#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "material_output.hpp"
 
@@ -35,8 +36,9 @@ std::string escape(const std::string& s) {
 }
 
 // The record of a finished run: its end step.
+constexpr const char* kFinishedPrefix = "<Information Name=\"finished\" Value=\"";
 std::string finished_information(std::int64_t step) {
-  return "<Information Name=\"finished\" Value=\"" + std::to_string(step) + "\"/>";
+  return kFinishedPrefix + std::to_string(step) + "\"/>";
 }
 
 }  // namespace
@@ -136,18 +138,15 @@ std::int64_t xdmf_finished_step(const std::string& path) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
-  const std::string prefix = "<Information Name=\"finished\" Value=\"";
+  const std::string prefix = kFinishedPrefix;
   const std::size_t at = head.find(prefix);
   if (at == std::string::npos) return -1;
   const std::size_t first = at + prefix.size();
   const std::size_t quote = head.find('"', first);
-  if (quote == std::string::npos || quote == first || quote - first > 18) return -1;
-  std::int64_t step = 0;
-  for (std::size_t i = first; i < quote; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(head[i]))) return -1;
-    step = step * 10 + (head[i] - '0');
-  }
-  return step;
+  if (quote == std::string::npos) return -1;
+  std::int64_t step = -1;
+  const auto [end, error] = std::from_chars(head.data() + first, head.data() + quote, step);
+  return error == std::errc() && end == head.data() + quote && step >= 0 ? step : -1;
 }
 
 }  // namespace heatsim::io
