@@ -86,7 +86,8 @@ __device__ __forceinline__ void naive_column(const typename Op::Args& a,
 #pragma unroll
       for (int j = 0; j < C; ++j)
         value[j] = Op::point(a, block,
-                             StarColumnNear<T>{a.in + first + j * g.pitch_z, g.pitch_y,
+                             StarColumnNear<T>{a.in + first + j * g.pitch_z,
+                                               g.pitch_y,
                                                {centre[j], centre[j + 1], centre[j + 2]}});
     } else {
 #pragma unroll
