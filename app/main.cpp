@@ -189,6 +189,27 @@ int run_command(int argc, char** argv) {
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     cli.parse(reversed);
+  } catch (const CLI::RequiredError& e) {
+    // The parser's own words ("case is required", "A subcommand is required") name neither
+    // the command nor what to type.
+    for (CLI::App* cmd : {run_cmd, validate_cmd, inspect_cmd})
+      if (cmd->parsed()) {
+        const bool file = cmd == inspect_cmd;
+        std::cerr << "heatsim " << cmd->get_name() << ": "
+                  << (file ? "an output or checkpoint file" : "a case file")
+                  << " is required: heatsim " << cmd->get_name()
+                  << (file ? " FILE.h5" : " CASE.yaml") << " (heatsim " << cmd->get_name()
+                  << " --help lists the options)\n";
+        return kExitBadInput;
+      }
+    if (args.empty()) {
+      std::cerr << "Usage: heatsim CASE.yaml [options], or heatsim COMMAND: run CASE.yaml, "
+                   "validate CASE.yaml, info, inspect FILE.h5, bench (heatsim --help for "
+                   "more; README.md to begin)\n";
+      return kExitBadInput;
+    }
+    const int code = cli.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
   } catch (const CLI::ParseError& e) {
     const int code = cli.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;

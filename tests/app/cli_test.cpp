@@ -400,6 +400,28 @@ TEST_F(Cli, UnknownBackendAndMissingFile) {
   EXPECT_NE(r.output.find("missing.yaml"), std::string::npos) << r.output;
 }
 
+// A command without its file names the command and what to type, not the parser's "case is
+// required"; heatsim alone prints its usage.
+TEST_F(Cli, ACommandWithoutItsFileSaysWhatToType) {
+  Result r = heatsim("run");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("heatsim run: a case file is required: heatsim run CASE.yaml"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("case is required"), std::string::npos) << r.output;
+  r = heatsim("validate --steps 3");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("heatsim validate: a case file is required"), std::string::npos)
+      << r.output;
+  r = heatsim("inspect");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("heatsim inspect FILE.h5"), std::string::npos) << r.output;
+  r = heatsim("");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("Usage: heatsim CASE.yaml"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("A subcommand is required"), std::string::npos) << r.output;
+}
+
 // A mistyped command is named as such: `heatsim CASE.yaml` would take it for the case, and the
 // parser then blamed the real case ("The following argument was not expected: c.yaml").
 TEST_F(Cli, AMistypedCommandIsNamedNotTheCase) {
