@@ -36,20 +36,28 @@ __host__ __device__ constexpr bool plane_by_plane() {
   return column_length<Op>() > 1 && !(Op::kStar && Op::kRadius == 1);
 }
 
-// The neighbours are read through the read-only data path (ld.global.nc). On an H200, 512^3 /
-// 8192^2 / 2^26 fp64 against plain loads: Heat-1D 217 against 130-147 GStencil/s, Heat-2D 200
-// against 143, Star-2D13P 161 against 127, Heat-3D-faces 69 against 47. The radius-1 3D star's
-// column output by output lost by it (183 against 192 GStencil/s) while the compiler shared
-// fewer of the column's loads through __ldg (35 loads against 22), and gains with its centre
-// nodes loaded once (StarColumnNear: Heat-3D 219.9 -> 236.0).
+// Whether the neighbours are read through the read-only data path (ld.global.nc). On an H200,
+// 512^3 / 8192^2 / 2^26 fp64 against plain loads: Heat-1D 217 against 130-147 GStencil/s,
+// Heat-2D 200 against 143, Star-2D13P 161 against 127, Heat-3D-faces 69 against 47. The
+// radius-1 3D star's full columns load their centre nodes once through it (StarColumnNear);
+// node by node (the grid's last, partial columns) it keeps plain loads, which the compiler
+// shares between outputs better than __ldg (22 loads a column against 35).
+template <class Op>
+__host__ __device__ constexpr bool read_only_loads() {
+  return !(Op::kDims == 3 && Op::kStar && Op::kRadius == 1 && !Op::kCoefficients);
+}
 
-// The radius-1 3D star's neighbourhood in a column: the node's centre column (dz = -1, 0, 1)
-// from registers the column loaded once, its in-plane taps from global memory.
-template <typename T>
+// The radius-1 3D star's neighbourhood in a full column: the node's centre column (dz = -1, 0,
+// 1) from registers the column loaded once through the read-only path, its in-plane taps from
+// global memory through it too. H200, 512^3 fp64: Heat-3D 219.9 GStencil/s with plain loads
+// shared by the compiler, 230.2 with every load by __ldg, 236.0 so (90% of the copy bound).
+// The same form at C = 8: 201.7. This control flow is the one measured: with the star's branch
+// inside the general one (and __ldg on the partial columns) the gpu-check's bench had 226.1.
+template <typename T, int C>
 struct StarColumnNear {
   const T* u;  // the node
   std::int64_t pitch_y;
-  T c[3];
+  T c[3];  // the node's centre column at dz = -1, 0, 1
 
   template <int S>
   __device__ __forceinline__ T at(int dx, int dy, int dz) const {
@@ -57,11 +65,6 @@ struct StarColumnNear {
     return __ldg(u + (dy * pitch_y + dx));
   }
 };
-
-template <class Op>
-__host__ __device__ constexpr bool star_column() {
-  return Op::kDims == 3 && Op::kStar && Op::kRadius == 1 && !Op::kCoefficients;
-}
 
 // One column of C nodes along z (one node in 1D and 2D) from element `first`: output by output,
 // a full column computes every output before storing any, so that the loads of a plane shared
@@ -72,34 +75,42 @@ __device__ __forceinline__ void naive_column(const typename Op::Args& a,
                                              std::int64_t y, std::int64_t z0) {
   using T = typename Op::Value;
   constexpr int C = column_length<Op>();
+  constexpr bool kReadOnly = read_only_loads<Op>();
   const DeviceGrid& g = a.grid;
   const std::int64_t first = g.index(x, y, z0);
   if constexpr (plane_by_plane<Op>()) {
     const int outputs = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
     Op::template column<C>(a, first, outputs);
-  } else if (C == 1 || z0 + C <= g.n[2]) {
-    T value[C];
-    if constexpr (star_column<Op>() && C > 1) {
+  } else if constexpr (Op::kStar && Op::kRadius == 1 && !Op::kCoefficients && C > 1) {
+    if (z0 + C <= g.n[2]) {
       T centre[C + 2];
 #pragma unroll
       for (int q = 0; q < C + 2; ++q) centre[q] = __ldg(a.in + first + (q - 1) * g.pitch_z);
+      T value[C];
 #pragma unroll
-      for (int j = 0; j < C; ++j)
-        value[j] = Op::point(a, block,
-                             StarColumnNear<T>{a.in + first + j * g.pitch_z,
-                                               g.pitch_y,
-                                               {centre[j], centre[j + 1], centre[j + 2]}});
+      for (int j = 0; j < C; ++j) {
+        StarColumnNear<T, C> near{a.in + first + j * g.pitch_z, g.pitch_y,
+                                  {centre[j], centre[j + 1], centre[j + 2]}};
+        value[j] = Op::point(a, block, near);
+      }
+#pragma unroll
+      for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
     } else {
-#pragma unroll
-      for (int j = 0; j < C; ++j)
-        value[j] = Op::point(a, block, global_near<Op, true>(a, nullptr, first, j, x, y, z0));
+      for (int j = 0; j < g.n[2] - z0; ++j)
+        a.out[first + j * g.pitch_z] =
+            Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
     }
+  } else if (C == 1 || z0 + C <= g.n[2]) {
+    T value[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+      value[j] = Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
 #pragma unroll
     for (int j = 0; j < C; ++j) a.out[first + j * g.pitch_z] = value[j];
   } else {
     for (int j = 0; j < g.n[2] - z0; ++j)
       a.out[first + j * g.pitch_z] =
-          Op::point(a, block, global_near<Op, true>(a, nullptr, first, j, x, y, z0));
+          Op::point(a, block, global_near<Op, kReadOnly>(a, nullptr, first, j, x, y, z0));
   }
 }
 
