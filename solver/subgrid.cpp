@@ -412,99 +412,118 @@ struct Materials {
     }
   }
 
-  // The resistance (integral of dx / k, and R'' at each change between two materials of a
-  // contact) along axis a from coordinate `from` to `to` of the line through y (y[a] aside):
-  // box bounds and ball surfaces found exactly, `where` shapes sampled 8 times per spacing;
-  // infinite through a void. `node`: the fallback of Materials::at.
-  double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
+  // The cut points of path_resistance's line along axis a from `from` to `to` through y (y[a]
+  // aside), sorted: box bounds and ball surfaces found exactly, `where` shapes sampled 8 times
+  // per spacing.
+  void path_cuts(int a, const double* y, double from, double to,
+                 std::vector<double>& at_cut) const {
     const double lo = std::min(from, to), hi = std::max(from, to);
-    std::vector<double> at_cut;
     const int parts =
         s.any_where ? std::max(1, static_cast<int>(std::ceil(kWhereSteps * (hi - lo) / s.h[a])))
                     : 1;
     s.cuts(a, lo, hi, shape_list, parts, at_cut);
     add_ball_crossings(a, y, lo, hi, at_cut);
     std::sort(at_cut.begin(), at_cut.end());
-    double r = 0.0;
-    std::int32_t prev = -1;
+  }
+  // Calls f(len, x) for the pieces of a line between its cut points, in order: their lengths
+  // and their midpoints (wrapped), pieces of no length skipped.
+  template <typename F>
+  void for_pieces(int a, const double* y, const std::vector<double>& at_cut, F&& f) const {
     for (std::size_t p = 0; p + 1 < at_cut.size(); ++p) {
       const double len = at_cut[p + 1] - at_cut[p];
       if (len <= 1e-9 * s.h[a]) continue;
       double x[3] = {y[0], y[1], y[2]};
       for (int b = 0; b < s.dims; ++b) x[b] = s.wrap(b, x[b]);
       x[a] = s.wrap(a, 0.5 * (at_cut[p] + at_cut[p + 1]));
-      const std::int32_t m = at(x, node);
-      if (m == kVoid) return std::numeric_limits<double>::infinity();
-      r += len / k(m, a);
-      if (prev >= 0 && m != prev) r += contacts.resistance(prev, m);
-      prev = m;
+      f(len, x);
     }
-    return r;
+  }
+  // A path's resistance summed piece by piece in order (the integral of dx / k, and R'' at
+  // each change between two materials of a contact); infinite through a void.
+  struct PathSum {
+    const Materials& m;
+    int a;
+    double r = 0.0;
+    std::int32_t prev = -1;
+    bool cut = false;
+    void add(double len, std::int32_t mat) {
+      if (mat == kVoid) cut = true;
+      if (cut) return;
+      r += len / m.k(mat, a);
+      if (prev >= 0 && mat != prev) r += m.contacts.resistance(prev, mat);
+      prev = mat;
+    }
+    double value() const { return cut ? std::numeric_limits<double>::infinity() : r; }
+  };
+
+  // The resistance along axis a from coordinate `from` to `to` of the line through y (y[a]
+  // aside): PathSum over path_cuts' pieces. `node`: the fallback of Materials::at.
+  double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
+    std::vector<double> at_cut;
+    path_cuts(a, y, from, to, at_cut);
+    PathSum sum{*this, a};
+    for_pieces(a, y, at_cut, [&](double len, const double* x) { sum.add(len, at(x, node)); });
+    return sum.value();
   }
 
-  // Where the sub-cell at x of node i's control volume holds material `mat` beyond an
-  // interface from the node (another material than the node's, not a void): the neighbour node
-  // that holds `mat` along the axis of the sub-cell's largest offset from the node (in
-  // spacings), which takes the share `weight` of its heat capacity and its share of a source,
-  // so that their heat enters `mat` at its own temperature (a heated layer's sliver in a poor
-  // conductor's control volume heated that node, the heat then crossing the poor conductor),
-  // and crosses a contact on the way to node i as it does in the body. -1: it stays at node i,
-  // also where the interface passes through the node's own point without a contact (the node
-  // is the interface's: both sides reach it directly, as the node test's choice of side must
-  // not matter). Beyond a contact the whole part goes; without one, the part's temperature
-  // lies between the two nodes' as the resistances from them to it along the axis put it
-  // (R_i from node i, R_j from node j: T_i + (T_j - T_i) R_i / (R_i + R_j) in a steady line),
-  // so node j takes R_i / (R_i + R_j) of it: a heated sliver beside a poor conductor goes
-  // almost whole, a poor conductor's sliver beside a good one mostly stays.
-  std::int64_t across_interface(std::int64_t i, const std::array<std::int64_t, 3>& ic,
-                                const double* x, std::int32_t mat, double& weight) const {
-    weight = 0.0;
-    const std::int32_t own = ids[static_cast<std::size_t>(i)];
-    if (mat == own || mat == kVoid || own == kVoid) return -1;
-    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
-    std::int64_t best = -1;
+  // A sub-cell's way across an interface (interface_targets): the neighbour `to` (-1: none),
+  // the axis, the sub-cell's offset d from the node, and whether a contact takes it whole.
+  struct Crossing {
+    std::int64_t to = -1;
     int axis = 0;
-    double farthest = 0.0;
     double d[3] = {0, 0, 0};
+    bool whole = false;
+  };
+  Crossing crossing(std::int64_t i, const std::array<std::int64_t, 3>& ic, const double* x,
+                    std::int32_t mat) const {
+    Crossing c;
+    const std::int32_t own = ids[static_cast<std::size_t>(i)];
+    if (mat == own || mat == kVoid || own == kVoid) return c;
+    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
+    double farthest = 0.0;
     for (int a = 0; a < s.dims; ++a) {
-      d[a] = x[a] - static_cast<double>(ic[a]) * s.h[a];
+      double& d = c.d[a];
+      d = x[a] - static_cast<double>(ic[a]) * s.h[a];
       if (s.periodic[a]) {
         const double period = static_cast<double>(s.n[a]) * s.h[a];
-        if (d[a] > 0.5 * period) d[a] -= period;
-        if (d[a] < -0.5 * period) d[a] += period;
+        if (d > 0.5 * period) d -= period;
+        if (d < -0.5 * period) d += period;
       }
-      if (d[a] == 0.0) continue;
-      std::int64_t q = ic[a] + (d[a] > 0.0 ? 1 : -1);
+      if (d == 0.0) continue;
+      std::int64_t q = ic[a] + (d > 0.0 ? 1 : -1);
       if (s.periodic[a]) q = (q + s.n[a]) % s.n[a];
       if (q < 0 || q >= s.n[a]) continue;
       const std::int64_t j = i + (q - ic[a]) * stride[a];
       if (ids[static_cast<std::size_t>(j)] != mat) continue;
-      const double off = std::abs(d[a]) / s.h[a];
+      const double off = std::abs(d) / s.h[a];
       if (off > farthest) {
         farthest = off;
-        best = j;
-        axis = a;
+        c.to = j;
+        c.axis = a;
       }
     }
-    if (best < 0) return -1;
-    if (contacts.resistance(own, mat) > 0.0) {
-      weight = 1.0;
-      return best;
-    }
-    // The point a hundred-thousandth of the way from the node toward the sub-cell (a
-    // millionth of a spacing or more: far beyond the node test's 1e-9, which puts a bound
-    // written at a node's coordinate through the node): `mat` there, the interface passes
-    // through the node.
-    double y[3] = {0, 0, 0};
+    c.whole = c.to >= 0 && contacts.resistance(own, mat) > 0.0;
+    return c;
+  }
+  // For a crossing without a contact: the point a hundred-thousandth of the way from the node
+  // toward the sub-cell (a millionth of a spacing or more: far beyond the node test's 1e-9,
+  // which puts a bound written at a node's coordinate through the node), where `mat` means the
+  // interface passes through the node; and the cuts of the paths along the axis from the node
+  // to the part (R_i) and from the part to the node across (R_j).
+  void crossing_paths(const Crossing& c, const std::array<std::int64_t, 3>& ic, const double* x,
+                      double* y, std::vector<double>& cuts_i, std::vector<double>& cuts_j) const {
+    for (int a = 0; a < 3; ++a) y[a] = 0.0;
     for (int a = 0; a < s.dims; ++a)
-      y[a] = s.wrap(a, static_cast<double>(ic[a]) * s.h[a] + 1e-5 * d[a]);
-    if (at(y, i) == mat) return -1;
-    const double node = static_cast<double>(ic[axis]) * s.h[axis], part = node + d[axis];
-    const double other = node + (d[axis] > 0.0 ? s.h[axis] : -s.h[axis]);
-    const double Ri = path_resistance(axis, x, node, part, i);
-    const double Rj = path_resistance(axis, x, part, other, i);
-    weight = std::isinf(Ri) ? 1.0 : std::isinf(Rj) ? 0.0 : Ri / (Ri + Rj);
-    return weight > 0.0 ? best : -1;
+      y[a] = s.wrap(a, static_cast<double>(ic[a]) * s.h[a] + 1e-5 * c.d[a]);
+    const int axis = c.axis;
+    const double node = static_cast<double>(ic[axis]) * s.h[axis], part = node + c.d[axis];
+    const double other = node + (c.d[axis] > 0.0 ? s.h[axis] : -s.h[axis]);
+    path_cuts(axis, x, node, part, cuts_i);
+    path_cuts(axis, x, part, other, cuts_j);
+  }
+  // The share R_i / (R_i + R_j) of the part that goes across.
+  static double crossing_weight(double Ri, double Rj) {
+    return std::isinf(Ri) ? 1.0 : std::isinf(Rj) ? 0.0 : Ri / (Ri + Rj);
   }
 
   // Per node, whether it is a sliver (find_slivers): null until found.
@@ -773,7 +792,7 @@ struct Materials {
 };
 
 // A part of node `from`'s control volume that lies beyond an interface
-// (Materials::across_interface) and goes to node `to`: `amount` of a per-volume field times the
+// (interface_targets) and goes to node `to`: `amount` of a per-volume field times the
 // part's volume.
 struct ShareMove {
   std::int64_t to = 0, from = 0;
@@ -795,21 +814,87 @@ void apply_moves(const Sampler& s, std::vector<ShareMove>& moves, std::vector<do
     out[static_cast<std::size_t>(mv.to)] += mv.amount / s.cell_volume(mv.to);
 }
 
+// The points a node's crossings without a contact are tested at (interface_targets), in
+// one batch: per such sub-cell its node-side test point, then the pieces of its path from the
+// node to the part (R_i), then those from the part to the node across (R_j). One per thread.
+struct CrossingPoints {
+  Points points;
+  std::vector<double> length;  // per point: its piece's length (0 for a test point)
+  std::vector<std::size_t> first, middle, last;  // per sub-cell: test point, R_j's, end
+  std::vector<Materials::Crossing> crossing;     // per sub-cell
+  std::vector<double> cuts_i, cuts_j;
+};
+
+// Where a sub-cell of node i's control volume holds material `mat` beyond an
+// interface from the node (another material than the node's, not a void): the neighbour node
+// that holds `mat` along the axis of the sub-cell's largest offset from the node (in
+// spacings), which takes the share `share` of its heat capacity and its share of a source,
+// so that their heat enters `mat` at its own temperature (a heated layer's sliver in a poor
+// conductor's control volume heated that node, the heat then crossing the poor conductor),
+// and crosses a contact on the way to node i as it does in the body. -1: it stays at node i,
+// also where the interface passes through the node's own point without a contact (the node
+// is the interface's: both sides reach it directly, as the node test's choice of side must
+// not matter). Beyond a contact the whole part goes; without one, the part's temperature
+// lies between the two nodes' as the resistances from them to it along the axis put it
+// (R_i from node i, R_j from node j: T_i + (T_j - T_i) R_i / (R_i + R_j) in a steady line),
+// so node j takes R_i / (R_i + R_j) of it: a heated sliver beside a poor conductor goes
+// almost whole, a poor conductor's sliver beside a good one mostly stays.
 // For the sub-cells of node i (centres in `b`, materials classified, volumes `volumes`): the
 // neighbour each goes to across an interface (-1: it stays) and the share of it that goes
 // (`share`), all -1 when node i keeps them all (one material, or too little of the node would
-// be left). True when some sub-cell goes.
+// be left). True when some sub-cell goes. The points the shares need are classified together
+// (Materials::classify: a `where` shape evaluated in blocks, the bits of Materials::at).
 bool interface_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
                        const Points& b, const std::vector<double>& volumes,
-                       std::vector<std::int64_t>& to, std::vector<double>& share) {
+                       std::vector<std::int64_t>& to, std::vector<double>& share,
+                       CrossingPoints& cp) {
   to.assign(volumes.size(), -1);
   share.assign(volumes.size(), 0.0);
   if (!m.several_materials) return false;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  Points& p = cp.points;
+  p.clear();
+  cp.length.clear();
+  cp.first.assign(volumes.size(), kNone);
+  cp.middle.assign(volumes.size(), 0);
+  cp.last.assign(volumes.size(), 0);
+  std::vector<Materials::Crossing>& crossing = cp.crossing;
+  crossing.resize(volumes.size());
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
+    const Materials::Crossing c = m.crossing(i, ic, x, b.material[k]);
+    crossing[k] = c;
+    if (c.to < 0) continue;
+    if (c.whole) {
+      to[k] = c.to;
+      share[k] = 1.0;
+      continue;
+    }
+    double y[3];
+    m.crossing_paths(c, ic, x, y, cp.cuts_i, cp.cuts_j);
+    const auto piece = [&](double len, const double* at) {
+      p.add(at);
+      cp.length.push_back(len);
+    };
+    cp.first[k] = p.size();
+    piece(0.0, y);
+    m.for_pieces(c.axis, x, cp.cuts_i, piece);
+    cp.middle[k] = p.size();
+    m.for_pieces(c.axis, x, cp.cuts_j, piece);
+    cp.last[k] = p.size();
+  }
+  if (p.size() > 0) m.classify(p, i);
   double kept = 0.0, volume = 0.0;
   bool any = false;
   for (std::size_t k = 0; k < volumes.size(); ++k) {
-    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
-    to[k] = m.across_interface(i, ic, x, b.material[k], share[k]);
+    if (cp.first[k] != kNone && p.material[cp.first[k]] != b.material[k]) {
+      Materials::PathSum ri{m, crossing[k].axis}, rj{m, crossing[k].axis};
+      for (std::size_t q = cp.first[k] + 1; q < cp.middle[k]; ++q)
+        ri.add(cp.length[q], p.material[q]);
+      for (std::size_t q = cp.middle[k]; q < cp.last[k]; ++q) rj.add(cp.length[q], p.material[q]);
+      share[k] = Materials::crossing_weight(ri.value(), rj.value());
+      to[k] = share[k] > 0.0 ? crossing[k].to : -1;
+    }
     volume += volumes[k];
     if (to[k] >= 0) any = true;
     kept += volumes[k] * (to[k] >= 0 ? 1.0 - share[k] : 1.0);
@@ -1143,6 +1228,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
     Points batch;
+    CrossingPoints crossings;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
     std::vector<double> share;
@@ -1187,7 +1273,8 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
           m.classify(batch, i);
           // Parts beyond an interface hold their heat for the node across it.
-          const bool moving = interface_targets(m, i, {xi, y, z}, batch, volumes, to, share);
+          const bool moving =
+              interface_targets(m, i, {xi, y, z}, batch, volumes, to, share, crossings);
           double sum = 0.0, volume = 0.0;
           bool one = !moving;  // one material throughout: its capacity exactly
           for (std::size_t k = 0; k < volumes.size(); ++k) {
@@ -1694,6 +1781,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     // The shape is tested on a node's sub-cells together (Shape::contains_all), the sums then
     // taken in the sub-cells' order.
     Points cells;
+    CrossingPoints crossings;
     std::vector<double> volumes;
     std::vector<std::int64_t> to;
     std::vector<double> share;
@@ -1744,7 +1832,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
           bool moving = false;
           if (m.several_materials) {
             m.classify(cells, i);
-            moving = interface_targets(m, i, ic, cells, volumes, to, share);
+            moving = interface_targets(m, i, ic, cells, volumes, to, share, crossings);
           }
           sh.contains_all(cells, s.dims);
           double inside = 0.0, volume = 0.0;
