@@ -508,13 +508,17 @@ struct Materials {
   // For a crossing without a contact: the point a hundred-thousandth of the way from the node
   // toward the sub-cell (a millionth of a spacing or more: far beyond the node test's 1e-9,
   // which puts a bound written at a node's coordinate through the node), where `mat` means the
-  // interface passes through the node; and the cuts of the paths along the axis from the node
-  // to the part (R_i) and from the part to the node across (R_j).
-  void crossing_paths(const Crossing& c, const std::array<std::int64_t, 3>& ic, const double* x,
-                      double* y, std::vector<double>& cuts_i, std::vector<double>& cuts_j) const {
+  // interface passes through the node.
+  void crossing_test_point(const Crossing& c, const std::array<std::int64_t, 3>& ic,
+                           double* y) const {
     for (int a = 0; a < 3; ++a) y[a] = 0.0;
     for (int a = 0; a < s.dims; ++a)
       y[a] = s.wrap(a, static_cast<double>(ic[a]) * s.h[a] + 1e-5 * c.d[a]);
+  }
+  // The cuts of its paths along the axis from the node to the part (R_i) and from the part to
+  // the node across (R_j).
+  void crossing_paths(const Crossing& c, const std::array<std::int64_t, 3>& ic, const double* x,
+                      std::vector<double>& cuts_i, std::vector<double>& cuts_j) const {
     const int axis = c.axis;
     const double node = static_cast<double>(ic[axis]) * s.h[axis], part = node + c.d[axis];
     const double other = node + (c.d[axis] > 0.0 ? s.h[axis] : -s.h[axis]);
@@ -814,16 +818,36 @@ void apply_moves(const Sampler& s, std::vector<ShareMove>& moves, std::vector<do
     out[static_cast<std::size_t>(mv.to)] += mv.amount / s.cell_volume(mv.to);
 }
 
-// The points a node's crossings without a contact are tested at (interface_targets), in
-// one batch: per such sub-cell its node-side test point, then the pieces of its path from the
-// node to the part (R_i), then those from the part to the node across (R_j). One per thread.
+// The points a node's crossings without a contact are tested at (interface_targets), in two
+// batches: their node-side test points, then for those that go on, per sub-cell the pieces of
+// its path from the node to the part (R_i), then those from the part to the node across (R_j).
+// One per thread.
 struct CrossingPoints {
   Points points;
-  std::vector<double> length;  // per point: its piece's length (0 for a test point)
-  std::vector<std::size_t> first, middle, last;  // per sub-cell: test point, R_j's, end
-  std::vector<Materials::Crossing> crossing;     // per sub-cell
+  std::vector<double> length;  // per piece: its length
+  // Per sub-cell: its test point, then its first piece, its first of R_j's, its end.
+  std::vector<std::size_t> first, middle, last;
+  std::vector<Materials::Crossing> crossing;  // per sub-cell
+  std::vector<std::int32_t> tested;           // the test points' materials
   std::vector<double> cuts_i, cuts_j;
 };
+
+// interface_targets' end: true when some sub-cell goes and node i keeps at least kLeastKept of
+// its control volume, else every target cleared.
+bool finish_targets(const std::vector<double>& volumes, std::vector<std::int64_t>& to,
+                    std::vector<double>& share) {
+  double kept = 0.0, volume = 0.0;
+  bool any = false;
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    volume += volumes[k];
+    if (to[k] >= 0) any = true;
+    kept += volumes[k] * (to[k] >= 0 ? 1.0 - share[k] : 1.0);
+  }
+  if (any && kept >= kLeastKept * volume) return true;
+  to.assign(volumes.size(), -1);
+  share.assign(volumes.size(), 0.0);
+  return false;
+}
 
 // Where a sub-cell of node i's control volume holds material `mat` beyond an
 // interface from the node (another material than the node's, not a void): the neighbour node
@@ -860,6 +884,7 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
   cp.last.assign(volumes.size(), 0);
   std::vector<Materials::Crossing>& crossing = cp.crossing;
   crossing.resize(volumes.size());
+  // First the node-side test points: a crossing whose point holds `mat` stays at node i.
   for (std::size_t k = 0; k < volumes.size(); ++k) {
     const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
     const Materials::Crossing c = m.crossing(i, ic, x, b.material[k]);
@@ -871,38 +896,46 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
       continue;
     }
     double y[3];
-    m.crossing_paths(c, ic, x, y, cp.cuts_i, cp.cuts_j);
+    m.crossing_test_point(c, ic, y);
+    cp.first[k] = p.size();
+    p.add(y);
+  }
+  if (p.size() == 0) return finish_targets(volumes, to, share);
+  m.classify(p, i);
+  // Then the pieces of the paths of the others, from the node to the part and on to the node
+  // across.
+  std::vector<std::int32_t>& tested = cp.tested;
+  tested = p.material;
+  p.clear();
+  cp.length.clear();
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    if (cp.first[k] == kNone) continue;
+    if (tested[cp.first[k]] == b.material[k]) {
+      cp.first[k] = kNone;
+      continue;
+    }
+    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
+    m.crossing_paths(crossing[k], ic, x, cp.cuts_i, cp.cuts_j);
     const auto piece = [&](double len, const double* at) {
       p.add(at);
       cp.length.push_back(len);
     };
     cp.first[k] = p.size();
-    piece(0.0, y);
-    m.for_pieces(c.axis, x, cp.cuts_i, piece);
+    m.for_pieces(crossing[k].axis, x, cp.cuts_i, piece);
     cp.middle[k] = p.size();
-    m.for_pieces(c.axis, x, cp.cuts_j, piece);
+    m.for_pieces(crossing[k].axis, x, cp.cuts_j, piece);
     cp.last[k] = p.size();
   }
   if (p.size() > 0) m.classify(p, i);
-  double kept = 0.0, volume = 0.0;
-  bool any = false;
   for (std::size_t k = 0; k < volumes.size(); ++k) {
-    if (cp.first[k] != kNone && p.material[cp.first[k]] != b.material[k]) {
-      Materials::PathSum ri{m, crossing[k].axis}, rj{m, crossing[k].axis};
-      for (std::size_t q = cp.first[k] + 1; q < cp.middle[k]; ++q)
-        ri.add(cp.length[q], p.material[q]);
-      for (std::size_t q = cp.middle[k]; q < cp.last[k]; ++q) rj.add(cp.length[q], p.material[q]);
-      share[k] = Materials::crossing_weight(ri.value(), rj.value());
-      to[k] = share[k] > 0.0 ? crossing[k].to : -1;
-    }
-    volume += volumes[k];
-    if (to[k] >= 0) any = true;
-    kept += volumes[k] * (to[k] >= 0 ? 1.0 - share[k] : 1.0);
+    if (cp.first[k] == kNone) continue;
+    Materials::PathSum ri{m, crossing[k].axis}, rj{m, crossing[k].axis};
+    for (std::size_t q = cp.first[k]; q < cp.middle[k]; ++q) ri.add(cp.length[q], p.material[q]);
+    for (std::size_t q = cp.middle[k]; q < cp.last[k]; ++q) rj.add(cp.length[q], p.material[q]);
+    share[k] = Materials::crossing_weight(ri.value(), rj.value());
+    to[k] = share[k] > 0.0 ? crossing[k].to : -1;
   }
-  if (any && kept >= kLeastKept * volume) return true;
-  to.assign(volumes.size(), -1);
-  share.assign(volumes.size(), 0.0);
-  return false;
+  return finish_targets(volumes, to, share);
 }
 
 // Calls f(x, volume) for the sub-cells of node i's control volume; `at` holds the cut points
