@@ -31,7 +31,13 @@ enum Code {
   kNot,
   kSquare,  // x^2 with a literal 2: x * x
   kCall1,
-  kCall2
+  kCall2,
+  // floor and abs evaluated in place rather than through a pointer (the same bits): a
+  // checkerboard's `where` spent a fifth of its evaluations' time in the calls to floor. min
+  // and max stay calls: inlined in a block, the compiler's min and max give other signed zeros
+  // than the C library's fmin and fmax.
+  kFloor,
+  kAbs
 };
 
 struct Function1 {
@@ -319,6 +325,8 @@ class Compiler {
         op.code = kCall2;
         op.f2 = f.f;
       }
+    if (id == "floor") op.code = kFloor;
+    if (id == "abs") op.code = kAbs;
     if (arity == 0) {
       pos_ = start;
       if (id == "not") fail(kNotWord);
@@ -395,6 +403,12 @@ double Expression::eval(const double* values) const {
         break;
       case kCall1:
         stack[top] = op.f1(stack[top]);
+        break;
+      case kFloor:
+        stack[top] = std::floor(stack[top]);
+        break;
+      case kAbs:
+        stack[top] = std::fabs(stack[top]);
         break;
       default: {
         const double b = stack[top--];
@@ -485,6 +499,16 @@ void Expression::eval_block(const double* const* variables, int count, double* o
       case kCall1: {
         double* a = slot(top);
         for (int j = 0; j < count; ++j) a[j] = op.f1(a[j]);
+        break;
+      }
+      case kFloor: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = std::floor(a[j]);
+        break;
+      }
+      case kAbs: {
+        double* a = slot(top);
+        for (int j = 0; j < count; ++j) a[j] = std::fabs(a[j]);
         break;
       }
       default: {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -92,6 +93,45 @@ TEST(Expression, SquareOfALiteralTwoIsTheProduct) {
   EXPECT_EQ(eval("x^-2", 4.0), 1.0 / 16.0);
   EXPECT_EQ(eval("2^x^2", 3.0), 512.0);
   EXPECT_EQ(eval("-x^2", 3.0), -9.0);
+}
+
+// floor and abs are evaluated in place (not through a function pointer): the C library's
+// values bit for bit, in a point and in a block, at signed zeros, halves, values past 2^52,
+// infinities and NaN; min and max (calls) beside them keep fmin's and fmax's signed zeros
+// (inlined in a block the compiler's gave -0 and +0 the other way round) and take the number
+// beside a NaN.
+TEST(Expression, InPlaceFunctionsAreTheLibrarys) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double xs[] = {-0.0,   0.0,          -0.5, 0.5,  -2.5, 7.999999999999999,
+                       -1e300, 0x1p53 + 2.0, inf,  -inf, nan,  3.0};
+  const double ys[] = {0.0, -0.0, nan, -0.5, 1.0, 8.0, nan, 0x1p53, -inf, inf, 1.0, nan};
+  struct Case {
+    const char* text;
+    double (*want)(double, double);
+  };
+  const Case cases[] = {
+      {"floor(x)", [](double x, double) { return std::floor(x); }},
+      {"abs(x)", [](double x, double) { return std::fabs(x); }},
+      {"min(x, y)", [](double x, double y) { return std::fmin(x, y); }},
+      {"max(x, y)", [](double x, double y) { return std::fmax(x, y); }},
+      {"floor(x) + abs(y)", [](double x, double y) { return std::floor(x) + std::fabs(y); }},
+  };
+  const double zs[std::size(xs)] = {};
+  for (const Case& c : cases) {
+    const Expression f = Expression::compile(c.text, kXyz);
+    const double* columns[3] = {xs, ys, zs};
+    std::vector<double> scratch(f.block_scratch()), out(std::size(xs));
+    f.eval_block(columns, static_cast<int>(std::size(xs)), out.data(), scratch.data());
+    for (std::size_t i = 0; i < std::size(xs); ++i) {
+      const double v[3] = {xs[i], ys[i], 0.0}, want = c.want(xs[i], ys[i]);
+      const double got = f.eval(v);
+      EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+          << c.text << " at " << xs[i] << ", " << ys[i];
+      EXPECT_EQ(std::memcmp(&out[i], &want, sizeof want), 0)
+          << c.text << " in a block at " << xs[i] << ", " << ys[i];
+    }
+  }
 }
 
 TEST(Expression, ComparisonsGiveOneOrZero) {
