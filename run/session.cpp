@@ -1349,6 +1349,14 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
         "(about 4000 K): check the units of the sources (W/m^3, W/m^2, W) and of the "
         "materials' properties (SI: W/(m K), kg/m^3, J/(kg K))",
         s.max, s.total_heat);
+  // Below 0 K no temperature exists: a sink whose sign slipped, or one larger than the faces
+  // can feed at any temperature (the solve is linear and goes on past absolute zero).
+  if (prepared.fields && s.min < 0.0)
+    spdlog::warn(
+        "the final field falls to {:.3g} K, below absolute zero: a sink (a negative power, "
+        "power_density or heat_flux) takes out more heat than the faces and sources bring in; "
+        "check the signs and units of the sources and faces",
+        s.min);
   if (series) lines.push_back(fmt::format("output: {}", series->xdmf_path()));
   if (prepared.fields) {
     if (!decomposed) backend->download(final_u);

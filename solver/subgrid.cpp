@@ -20,6 +20,10 @@ namespace {
 // along a segment through a `where` shape.
 constexpr int kSplit = 4;
 constexpr int kWhereSteps = 8;
+// How closely a `where` shape's surface is found along a line between two samples that differ
+// (Materials::find_where_crossings), in spacings: far below what a solve's tolerance resolves,
+// and below the 1e-9 of a spacing within which a piece counts as none.
+constexpr double kWhereCrossing = 1e-11;
 
 // Points gathered to be tested together, as columns: a `where` shape is evaluated over them
 // in blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.
@@ -611,6 +615,96 @@ struct Materials {
     return 1.0;
   }
 
+  // Where two neighbouring pieces of a line (line_conductance: `at` its cuts, `batch` its
+  // pieces classified) hold different materials, neither a void, and the cut between them is
+  // one of the samples a `where` shape takes (kWhereSteps per spacing), not a box bound or a
+  // ball's surface (found exactly), the surface between them is found by bisection between the
+  // pieces' midpoints and the cut moved there: so a formula's plane surface is as exact as a
+  // box's bound (it lay on the nearest sample, the face's resistance off by up to half a sample
+  // of the poorer material); so is one between a line's end and its first or last sample, where
+  // that piece is split. A piece keeps at least what the 1e-9 of a spacing that counts as no
+  // piece would leave; where the bisection meets a third material the cut stays.
+  void find_where_crossings(int a, const double* x, std::int64_t node, std::vector<double>& cut,
+                            Points& batch) const {
+    std::vector<std::size_t> lower;  // the index in `cut` of each piece's lower end
+    for (std::size_t p = 0; p + 1 < cut.size(); ++p)
+      if (cut[p + 1] - cut[p] > 1e-9 * s.h[a]) lower.push_back(p);
+    if (lower.empty()) return;
+    std::vector<double> exact;
+    for (const Shape* sh : shape_list)
+      if (sh->spec->kind == ShapeKind::box)
+        for (double b : {sh->spec->lower[a], sh->spec->upper[a]}) exact.push_back(b);
+    add_ball_crossings(a, x, cut.front(), cut.back(), exact);
+    double y[3] = {x[0], x[1], x[2]};
+    for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+    for (std::size_t k = 0; k + 1 < lower.size(); ++k) {
+      const std::int32_t m0 = batch.material[k], m1 = batch.material[k + 1];
+      const std::size_t c = lower[k + 1];
+      if (m0 == m1 || m0 == kVoid || m1 == kVoid || c != lower[k] + 1) continue;
+      if (std::find(exact.begin(), exact.end(), cut[c]) != exact.end()) continue;
+      // A surface on the sample itself (within kWhereCrossing of a spacing): nothing to move.
+      y[a] = s.wrap(a, cut[c] - kWhereCrossing * s.h[a]);
+      const bool before = at(y, node) == m0;
+      y[a] = s.wrap(a, cut[c] + kWhereCrossing * s.h[a]);
+      if (before && at(y, node) == m1) continue;
+      double lo = 0.5 * (cut[c - 1] + cut[c]), hi = 0.5 * (cut[c] + cut[c + 1]);
+      bool found = true;
+      for (int it = 0; it < 60 && hi - lo > kWhereCrossing * s.h[a]; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        y[a] = s.wrap(a, mid);
+        const std::int32_t m = at(y, node);
+        if (m == m0) {
+          lo = mid;
+        } else if (m == m1) {
+          hi = mid;
+        } else {
+          found = false;
+          break;
+        }
+      }
+      const double t = 0.5 * (lo + hi);
+      if (!found || t - cut[c - 1] <= 2e-9 * s.h[a] || cut[c + 1] - t <= 2e-9 * s.h[a]) continue;
+      cut[c] = t;
+      batch.piece_at[k + 1] = t;
+    }
+    // A surface between a line's end (a node's plane) and its first or last piece's midpoint:
+    // the end's material differs from the piece's, which is split there (the upper end first,
+    // so that the lower one's indices still hold).
+    for (const bool upper : {true, false}) {
+      const std::size_t k = upper ? lower.size() - 1 : 0;
+      const std::size_t c = lower[k];
+      const double end = upper ? cut[c + 1] : cut[c], middle = 0.5 * (cut[c] + cut[c + 1]);
+      y[a] = s.wrap(a, end);
+      const std::int32_t m_end = at(y, node), m = batch.material[k];
+      if (m_end == m || m_end == kVoid || m == kVoid) continue;
+      if (std::find(exact.begin(), exact.end(), end) != exact.end()) continue;
+      // A surface through the node's plane (within kWhereCrossing of a spacing): no piece.
+      y[a] = s.wrap(a, upper ? end - kWhereCrossing * s.h[a] : end + kWhereCrossing * s.h[a]);
+      if (at(y, node) == m) continue;
+      double near = end, far = middle;  // near holds m_end, far holds m
+      bool found = true;
+      for (int it = 0; it < 60 && std::abs(far - near) > kWhereCrossing * s.h[a]; ++it) {
+        const double mid = 0.5 * (near + far);
+        y[a] = s.wrap(a, mid);
+        const std::int32_t q = at(y, node);
+        if (q == m_end) {
+          near = mid;
+        } else if (q == m) {
+          far = mid;
+        } else {
+          found = false;
+          break;
+        }
+      }
+      const double t = 0.5 * (near + far);
+      if (!found || std::abs(t - end) <= 2e-9 * s.h[a]) continue;
+      const auto to = [](std::size_t i) { return static_cast<std::ptrdiff_t>(i); };
+      cut.insert(cut.begin() + to(c + 1), t);
+      batch.piece_at.insert(batch.piece_at.begin() + to(k + 1), t);
+      batch.material.insert(batch.material.begin() + to(upper ? k + 1 : k), m_end);
+    }
+  }
+
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
   // `strip_lo` (`strip_hi`): the lower (upper) node is a sliver (find_slivers), whose body lies
   // beyond the void it stands in: the void at that end of the line, where it ends inside the
@@ -640,6 +734,7 @@ struct Materials {
     }
     batch.piece_at.push_back(x1);
     classify(batch, node);
+    if (s.any_where) find_where_crossings(a, x, node, at, batch);
     // Contacts: R'' at every change between two materials of a contact along the line,
     // its ends included: the material at each end (the node's own where the line runs through
     // the nodes, else the point's) against the piece beside it, so that an interface on a node

@@ -11,8 +11,11 @@
 //   domain) where box bounds split that face: one line per piece, at its centre, weighted by
 //   its area. A face no box bound splits takes the segment between the two nodes itself. Along
 //   a line the material changes only at box bounds and ball surfaces, which are found exactly,
-//   and inside `where` shapes, sampled at 8 points per spacing. So layers of boxes are exact
-//   both across and along the axis (a layered wall's steady profile is exact at the nodes), and
+//   and inside `where` shapes, sampled at 8 points per spacing, the surface found by bisection
+//   between two samples (or a sample and the line's end) that differ. So layers of boxes are
+//   exact both across and along the axis (a layered wall's steady profile is exact at the
+//   nodes; plane `where` layers across it are too, the split of a face's cross-section being
+//   the boxes' alone), and
 //   a curved surface enters as the distance from each node to it along the grid lines (the
 //   Shortley-Weller distances): a ball's steady field converges at second order. (Averaging
 //   lines across a face a curved surface cuts, 4 x 4 of them, was measured first order.)

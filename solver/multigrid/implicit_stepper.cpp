@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "hierarchy.hpp"
@@ -374,6 +375,14 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
 // The largest rise of a node's temperature in one outer iteration of a radiating steady solve
 // from below 100 K (above: doubling).
 constexpr double kSteadyRadiationRise = 100.0;
+// From outer iteration kRelaxFrom on (a step that converges does so in fewer: its first
+// iterations may grow as a melting front or a conductivity's kink is entered), one whose change
+// is at least kRelaxWhenShrunkLessThan of the one before halves the relaxation of the next
+// (ImplicitStepper::advance_nonlinear), down to kLeastRelaxation, and one that shrinks it more
+// raises it by half again, up to the full update (Newton's own convergence once past the kink).
+constexpr int kRelaxFrom = 4;
+constexpr double kRelaxWhenShrunkLessThan = 0.9;
+constexpr double kLeastRelaxation = 1.0 / 64;
 
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
@@ -425,6 +434,12 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   if (enthalpy) h = enthalpies(*base_fields_, u);
   SolveReport report;
   double change = 0.0;
+  // The outer iterations' relaxation: 1 (the full update) until iterations stop shrinking the
+  // change, as where a node's melting and its conductivity's fall chase each other over a large
+  // step and the iterates cycle between two states; then halved (kRelaxFrom), so that the cycle
+  // closes on the fixed point between them. Convergence is judged on the full update's change,
+  // so a relaxed iteration does not end the step early.
+  double relaxation = 1.0, last_change = std::numeric_limits<double>::infinity();
   std::vector<std::uint8_t> fixed;
   for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
     // The last hierarchy (the set-up's at the first outer iteration) goes before the next is
@@ -467,23 +482,35 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     field(v);
     change = 0.0;
     double scale = 0.0;
-    bool projected = false;
+    bool projected = false, climbing = false;
     for (std::size_t i = 0; i < u.size(); ++i) {
       double next = v[i];
       const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
       if (law) {
-        h[i] += law->capacity_ratio(u[i]) * (v[i] - u[i]);
-        next = law->temperature(h[i]);
+        const double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
+        next = law->temperature(h[i] + step);
+        change = std::max(change, std::abs(next - u[i]));
+        if (relaxation < 1.0) {
+          h[i] += relaxation * step;
+          next = law->temperature(h[i]);
+        } else {
+          h[i] += step;
+        }
         projected = true;
       } else {
         // A steady solve that radiates, started far below the answer: Newton's slope of
         // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
         // which each step takes off only a quarter. A rise is held to doubling the node's
         // temperature (or 100 K), so the iterates climb to the answer's scale instead.
-        if (radiating_steady) next = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
+        if (radiating_steady) {
+          const double held = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
+          climbing = climbing || held < next;
+          next = held;
+        }
+        change = std::max(change, std::abs(next - u[i]));
+        if (relaxation < 1.0) next = u[i] + relaxation * (next - u[i]);
         if (enthalpy) h[i] = next;
       }
-      change = std::max(change, std::abs(next - u[i]));
       scale = std::max(scale, std::abs(next));
       u[i] = next;
     }
@@ -497,6 +524,13 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       }
       return report;
     }
+    if (!climbing && outer >= kRelaxFrom) {
+      if (change >= kRelaxWhenShrunkLessThan * last_change)
+        relaxation = std::max(0.5 * relaxation, kLeastRelaxation);
+      else
+        relaxation = std::min(1.5 * relaxation, 1.0);
+    }
+    last_change = change;
   }
   ops_->upload(mg_->solution(), u0);
   char buffer[320];

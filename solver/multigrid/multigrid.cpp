@@ -30,6 +30,19 @@ double SolveReport::mean_reduction() const {
   return std::pow(residuals.back() / residuals.front(), 1.0 / iterations);
 }
 
+namespace {
+
+// The residual's mean reduction per iteration over the last kDeflationTrial iterations (over
+// all of them while there are no more).
+double recent_reduction(const SolveReport& report) {
+  const std::size_t n = report.residuals.size();
+  const std::size_t k = static_cast<std::size_t>(kDeflationTrial);
+  if (n <= k || report.residuals[n - 1 - k] <= 0.0) return report.mean_reduction();
+  return std::pow(report.residuals.back() / report.residuals[n - 1 - k], 1.0 / kDeflationTrial);
+}
+
+}  // namespace
+
 std::string SolveReport::describe() const {
   char buf[700];
   const double first = residuals.empty() ? 0.0 : residuals.front();
@@ -457,7 +470,7 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
       v = record(report, options, r_norm / reference, alpha * rz);
     }
     if (v == Verdict::go_on && !deflating_ && options.deflate == SolveOptions::Deflate::when_slow &&
-        report.iterations >= kDeflationTrial && report.mean_reduction() > kDeflationSlow &&
+        report.iterations >= kDeflationTrial && recent_reduction(report) > kDeflationSlow &&
         has_deflation()) {
       // Slow: on with the deflation, and CG's directions again from the current residual.
       deflating_ = true;

@@ -120,8 +120,10 @@ bool stalled(const std::vector<double>& residuals, const SolveOptions& options,
 constexpr double kEnergyStall = 0.5;
 
 // PCG turns the deflation of strong pieces on (deflation.hpp) for the rest of a solve once
-// kDeflationTrial iterations have reduced the residual by less than kDeflationSlow per
-// iteration (each solve decides for itself, so that restarts repeat a run bit for bit): where
+// its last kDeflationTrial iterations (from the third on) have reduced the residual by less
+// than kDeflationSlow per iteration: the last ones, not all since the start, since the first
+// V-cycles can take a checkerboard's residual down fast before it stalls (each solve decides
+// for itself, so that restarts repeat a run bit for bit): where
 // the hierarchy alone converges fast (separate inclusions it carries, 8 copper
 // balls in epoxy in 10 iterations) the deflation's passes, about 70% of a V-cycle's, would cost
 // more than the iterations they save.

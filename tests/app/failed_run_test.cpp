@@ -395,3 +395,38 @@ TEST_F(FailedRun, AFieldFarAboveAnySolidsMeltingPointIsWarnedOf) {
 }
 
 }  // namespace
+
+namespace {
+
+// With materials every temperature is in kelvin, so a field that falls below 0 K is no answer:
+// a sink given as a source (a power's sign slipped) or one larger than the faces can feed. A
+// steady slab with a uniform sink of q = -1e6 W/m^3 and both faces convective (h = 100 to
+// 300 K), L = 0.02 m: the faces sit q L / (2 h) = 100 K below the ambient at 200 K, the middle a
+// further q L^2 / (8 k) = 1 K lower; with -1e7 W/m^3 the faces would need -700 K and the
+// middle -710 K. The run ends as
+// asked, warns of the coldest value, and says nothing of the plausible case.
+TEST_F(FailedRun, AFieldBelowAbsoluteZeroIsWarnedOf) {
+  const auto case_with = [&](const std::string& name, const std::string& density) {
+    return write_case(name,
+                      "grid: {dims: 1, n: [21], length: 0.02}\n"
+                      "materials: {steel: {conductivity: 50, density: 7800, specific_heat: 500}}\n"
+                      "regions: [{material: steel}]\n"
+                      "sources: [{power_density: " +
+                          density +
+                          "}]\n"
+                          "boundary: {all: {type: convective, h: 100, ambient: 300}}\n"
+                          "initial: {type: constant, value: 300}\n"
+                          "time: {method: steady}\n");
+  };
+  const Result cold = heatsim("run " + case_with("cold.yaml", "-1.0e7") + " --quiet");
+  EXPECT_EQ(cold.code, 0) << cold.output;
+  // The middle node (exact at the nodes: the profile is a parabola) to three digits.
+  EXPECT_NE(cold.output.find("the final field falls to -710 K, below absolute zero"),
+            std::string::npos)
+      << cold.output;
+  const Result fine = heatsim("run " + case_with("fine.yaml", "-1.0e6") + " --overwrite --quiet");
+  EXPECT_EQ(fine.code, 0) << fine.output;
+  EXPECT_EQ(fine.output.find("below absolute zero"), std::string::npos) << fine.output;
+}
+
+}  // namespace
