@@ -1234,21 +1234,36 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     const std::int32_t* id = ids.data();
     const char* near_node = near.data();
     double* face = K.data();
+    // Row by row: a row with no node near a surface (Materials::row_near_surface) is the
+    // materials' values in a plain loop; the last node of a non-periodic axis has no face
+    // beyond it (its entry stays 0).
+    const std::int64_t nx = s.n[0], ny = s.n[1], nz = s.n[2];
+    const bool open = !s.periodic[a];
+    const std::int64_t x_end = a == 0 && open ? nx - 1 : nx;
 #pragma omp parallel if (np >= 4096)
     {
       Points batch;
 #pragma omp for collapse(2) schedule(dynamic, 16)
-      for (std::int64_t z = 0; z < s.n[2]; ++z)
-        for (std::int64_t y = 0; y < s.n[1]; ++y)
-          for (std::int64_t x = 0; x < s.n[0]; ++x) {
-            const std::int64_t ic[3] = {x, y, z};
-            if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
-            const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
-            const std::int32_t mat = id[i];
-            face[i] = near_node[i]
-                          ? m.face(a, i, batch)
-                          : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
+      for (std::int64_t z = 0; z < nz; ++z)
+        for (std::int64_t y = 0; y < ny; ++y) {
+          if (open && ((a == 1 && y == ny - 1) || (a == 2 && z == nz - 1))) continue;
+          const std::int64_t row = (z * ny + y) * nx;
+          const std::int32_t* row_id = id + row;
+          double* row_face = face + row;
+          if (!m.row_near_surface(y, z)) {
+            for (std::int64_t x = 0; x < x_end; ++x) {
+              const std::int32_t mat = row_id[x];
+              row_face[x] = mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)];
+            }
+            continue;
           }
+          for (std::int64_t x = 0; x < x_end; ++x) {
+            const std::int32_t mat = row_id[x];
+            row_face[x] = near_node[row + x]
+                              ? m.face(a, row + x, batch)
+                              : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
+          }
+        }
     }
   }
   fold_sliver_faces(s, ids, folds, out.faces);
