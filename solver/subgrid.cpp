@@ -418,7 +418,9 @@ struct Materials {
   // infinite through a void. `node`: the fallback of Materials::at.
   double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
     const double lo = std::min(from, to), hi = std::max(from, to);
-    std::vector<double> at_cut;
+    // One list of cut points per thread, reused from call to call (the interface moves call
+    // this twice per sub-cell beyond an interface).
+    thread_local std::vector<double> at_cut;
     const int parts =
         s.any_where ? std::max(1, static_cast<int>(std::ceil(kWhereSteps * (hi - lo) / s.h[a])))
                     : 1;
@@ -850,6 +852,25 @@ void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, st
       }
 }
 
+// The first sub-cell of node i's control volume that for_sub_cells gives, where no box bound of
+// its shapes lies strictly inside the control volume on any axis (the sub-cells are then the
+// equal parts): its centre into x and its volume into v, as for_sub_cells computes them. False
+// (nothing found) where the first part has no extent on some axis; for_sub_cells decides then.
+bool first_sub_cell(const Sampler& s, const std::array<std::int64_t, 3>& ic, double* x, double& v) {
+  v = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    x[a] = 0.0;
+    if (a >= s.dims) continue;
+    const auto [lo, hi] = s.cell(a, ic[a]);
+    // cuts()'s first two points: lo and lo + (hi - lo) * 1 / kSplit, the smallest two.
+    const double next = lo + (hi - lo) * static_cast<double>(1) / kSplit;
+    if (!(next > lo)) return false;
+    x[a] = s.wrap(a, 0.5 * (lo + next));
+    v *= next - lo;
+  }
+  return v > 0.0;
+}
+
 // A node that lies inside a void and whose control volume reaches into the body holds part of
 // the body's volume (its capacity, a source's share, a surface's elements), but every segment
 // from it crosses the void, so no face conducts to it: left there, that part would be cut off
@@ -1172,18 +1193,26 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
           batch.clear();
           volumes.clear();
-          for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
-            batch.add(x);
-            volumes.push_back(v);
-          });
-          if (volumes.empty()) {  // a control volume of no extent
-            out.capacity[at] = m.capacity(ids[at]);
-            continue;
-          }
-          // One material throughout, known beforehand: the first sub-cell's is everyone's.
-          if (m.one_material_cell({xi, y, z})) {
-            for (auto& column : batch.x) column.resize(1);
-            volumes.resize(1);
+          // One material throughout, known beforehand: the first sub-cell's is everyone's (the
+          // others are not made).
+          double first[3], first_volume = 0.0;
+          if (m.one_material_cell({xi, y, z}) &&
+              first_sub_cell(s, {xi, y, z}, first, first_volume)) {
+            batch.add(first);
+            volumes.push_back(first_volume);
+          } else {
+            for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
+              batch.add(x);
+              volumes.push_back(v);
+            });
+            if (volumes.empty()) {  // a control volume of no extent
+              out.capacity[at] = m.capacity(ids[at]);
+              continue;
+            }
+            if (m.one_material_cell({xi, y, z})) {
+              for (auto& column : batch.x) column.resize(1);
+              volumes.resize(1);
+            }
           }
           m.classify(batch, i);
           // Parts beyond an interface hold their heat for the node across it.
@@ -1719,6 +1748,9 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
         // A row neither the shape's surface nor (with voids or interfaces) a region's can cross:
         // no node of it is tested for crossing.
         const bool row_shape = s.row_may_cross(sh, y, z);
+        // A box that does not meet the row's neighbourhood on y or z holds none of its nodes:
+        // their shares stay 0.
+        if (!row_shape && sh.spec->kind == ShapeKind::box) continue;
         const bool row_regions = regions_matter && m.row_near_surface(y, z);
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
@@ -1735,6 +1767,15 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                           : sh.contains(x, s.dims);
             if (!holds || !row_regions || !m.near_surface(i, ic)) {
               out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+              continue;
+            }
+          }
+          // Without voids, where no bound of the box or of a region's box enters the control
+          // volume, the first sub-cell's test is everyone's (below): the others not made.
+          if (!m.any_void && s.box_bounds_outside_cell(sh, ic) && m.one_material_cell(ic)) {
+            double first[3], first_volume = 0.0;
+            if (first_sub_cell(s, ic, first, first_volume)) {
+              out[static_cast<std::size_t>(i)] = sh.contains(first, s.dims) ? 1.0 : 0.0;
               continue;
             }
           }
