@@ -1241,7 +1241,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
   apply_moves(s, moves, out.capacity);
-  fold_void_nodes(c, ids, out.capacity);
+  // Without a void region no node is a void: nothing to fold, no face to cut (passes over
+  // every node, left out).
+  if (m.any_void) fold_void_nodes(c, ids, out.capacity);
   std::vector<SliverFold> found;  // none without a node near a surface
   const std::vector<SliverFold>& folds = near_count > 0 ? slivers_of(m, slivers, found) : found;
   fold_slivers(c, folds, out.capacity);
@@ -1296,7 +1298,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     }
   }
   fold_sliver_faces(s, ids, folds, out.faces);
-  cut_faces_to_voids(s, ids, out.faces);
+  if (m.any_void) cut_faces_to_voids(s, ids, out.faces);
   return out;
 }
 
@@ -1827,7 +1829,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
   apply_moves(s, moves, out);
-  fold_void_nodes(c, ids, out);
+  if (m.any_void) fold_void_nodes(c, ids, out);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), out);
   return out;
