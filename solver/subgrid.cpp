@@ -416,9 +416,9 @@ struct Materials {
     }
   }
 
-  // The cut points of path_resistance's line along axis a from `from` to `to` through y (y[a]
-  // aside), sorted: box bounds and ball surfaces found exactly, `where` shapes sampled 8 times
-  // per spacing.
+  // The cut points of a line along axis a from `from` to `to` through y (y[a] aside), for a
+  // path's resistance (PathSum over its pieces), sorted: box bounds and ball surfaces found
+  // exactly, `where` shapes sampled 8 times per spacing.
   void path_cuts(int a, const double* y, double from, double to,
                  std::vector<double>& at_cut) const {
     const double lo = std::min(from, to), hi = std::max(from, to);
@@ -459,16 +459,6 @@ struct Materials {
     }
     double value() const { return cut ? std::numeric_limits<double>::infinity() : r; }
   };
-
-  // The resistance along axis a from coordinate `from` to `to` of the line through y (y[a]
-  // aside): PathSum over path_cuts' pieces. `node`: the fallback of Materials::at.
-  double path_resistance(int a, const double* y, double from, double to, std::int64_t node) const {
-    std::vector<double> at_cut;
-    path_cuts(a, y, from, to, at_cut);
-    PathSum sum{*this, a};
-    for_pieces(a, y, at_cut, [&](double len, const double* x) { sum.add(len, at(x, node)); });
-    return sum.value();
-  }
 
   // A sub-cell's way across an interface (interface_targets): the neighbour `to` (-1: none),
   // the axis, the sub-cell's offset d from the node, and whether a contact takes it whole.
@@ -1063,6 +1053,25 @@ void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, st
       }
 }
 
+// The first sub-cell of node i's control volume that for_sub_cells gives, where no box bound of
+// its shapes lies strictly inside the control volume on any axis (the sub-cells are then the
+// equal parts): its centre into x and its volume into v, as for_sub_cells computes them. False
+// (nothing found) where the first part has no extent on some axis; for_sub_cells decides then.
+bool first_sub_cell(const Sampler& s, const std::array<std::int64_t, 3>& ic, double* x, double& v) {
+  v = 1.0;
+  for (int a = 0; a < 3; ++a) {
+    x[a] = 0.0;
+    if (a >= s.dims) continue;
+    const auto [lo, hi] = s.cell(a, ic[a]);
+    // cuts()'s first two points: lo and lo + (hi - lo) * 1 / kSplit, the smallest two.
+    const double next = lo + (hi - lo) * static_cast<double>(1) / kSplit;
+    if (!(next > lo)) return false;
+    x[a] = s.wrap(a, 0.5 * (lo + next));
+    v *= next - lo;
+  }
+  return v > 0.0;
+}
+
 // A node that lies inside a void and whose control volume reaches into the body holds part of
 // the body's volume (its capacity, a source's share, a surface's elements), but every segment
 // from it crosses the void, so no face conducts to it: left there, that part would be cut off
@@ -1386,18 +1395,26 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           }
           batch.clear();
           volumes.clear();
-          for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
-            batch.add(x);
-            volumes.push_back(v);
-          });
-          if (volumes.empty()) {  // a control volume of no extent
-            out.capacity[at] = m.capacity(ids[at]);
-            continue;
-          }
-          // One material throughout, known beforehand: the first sub-cell's is everyone's.
-          if (m.one_material_cell({xi, y, z})) {
-            for (auto& column : batch.x) column.resize(1);
-            volumes.resize(1);
+          // One material throughout, known beforehand: the first sub-cell's is everyone's (the
+          // others are not made).
+          double first[3], first_volume = 0.0;
+          if (m.one_material_cell({xi, y, z}) &&
+              first_sub_cell(s, {xi, y, z}, first, first_volume)) {
+            batch.add(first);
+            volumes.push_back(first_volume);
+          } else {
+            for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
+              batch.add(x);
+              volumes.push_back(v);
+            });
+            if (volumes.empty()) {  // a control volume of no extent
+              out.capacity[at] = m.capacity(ids[at]);
+              continue;
+            }
+            if (m.one_material_cell({xi, y, z})) {
+              for (auto& column : batch.x) column.resize(1);
+              volumes.resize(1);
+            }
           }
           m.classify(batch, i);
           // Parts beyond an interface hold their heat for the node across it.
@@ -1427,7 +1444,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
   apply_moves(s, moves, out.capacity);
-  fold_void_nodes(c, ids, out.capacity);
+  // Without a void region no node is a void: nothing to fold, no face to cut (passes over
+  // every node, left out).
+  if (m.any_void) fold_void_nodes(c, ids, out.capacity);
   std::vector<SliverFold> found;  // none without a node near a surface
   const std::vector<SliverFold>& folds = near_count > 0 ? slivers_of(m, slivers, found) : found;
   fold_slivers(c, folds, out.capacity);
@@ -1449,25 +1468,40 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     const std::int32_t* id = ids.data();
     const char* near_node = near.data();
     double* face = K.data();
+    // Row by row: a row with no node near a surface (Materials::row_near_surface) is the
+    // materials' values in a plain loop; the last node of a non-periodic axis has no face
+    // beyond it (its entry stays 0).
+    const std::int64_t nx = s.n[0], ny = s.n[1], nz = s.n[2];
+    const bool open = !s.periodic[a];
+    const std::int64_t x_end = a == 0 && open ? nx - 1 : nx;
 #pragma omp parallel if (np >= 4096)
     {
       Points batch;
 #pragma omp for collapse(2) schedule(dynamic, 16)
-      for (std::int64_t z = 0; z < s.n[2]; ++z)
-        for (std::int64_t y = 0; y < s.n[1]; ++y)
-          for (std::int64_t x = 0; x < s.n[0]; ++x) {
-            const std::int64_t ic[3] = {x, y, z};
-            if (ic[a] == s.n[a] - 1 && !s.periodic[a]) continue;  // no face beyond the last node
-            const std::int64_t i = (z * s.n[1] + y) * s.n[0] + x;
-            const std::int32_t mat = id[i];
-            face[i] = near_node[i]
-                          ? m.face(a, i, batch)
-                          : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
+      for (std::int64_t z = 0; z < nz; ++z)
+        for (std::int64_t y = 0; y < ny; ++y) {
+          if (open && ((a == 1 && y == ny - 1) || (a == 2 && z == nz - 1))) continue;
+          const std::int64_t row = (z * ny + y) * nx;
+          const std::int32_t* row_id = id + row;
+          double* row_face = face + row;
+          if (!m.row_near_surface(y, z)) {
+            for (std::int64_t x = 0; x < x_end; ++x) {
+              const std::int32_t mat = row_id[x];
+              row_face[x] = mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)];
+            }
+            continue;
           }
+          for (std::int64_t x = 0; x < x_end; ++x) {
+            const std::int32_t mat = row_id[x];
+            row_face[x] = near_node[row + x]
+                              ? m.face(a, row + x, batch)
+                              : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
+          }
+        }
     }
   }
   fold_sliver_faces(s, ids, folds, out.faces);
-  cut_faces_to_voids(s, ids, out.faces);
+  if (m.any_void) cut_faces_to_voids(s, ids, out.faces);
   return out;
 }
 
@@ -1920,6 +1954,9 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
         // A row neither the shape's surface nor (with voids or interfaces) a region's can cross:
         // no node of it is tested for crossing.
         const bool row_shape = s.row_may_cross(sh, y, z);
+        // A box that does not meet the row's neighbourhood on y or z holds none of its nodes:
+        // their shares stay 0.
+        if (!row_shape && sh.spec->kind == ShapeKind::box) continue;
         const bool row_regions = regions_matter && m.row_near_surface(y, z);
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
@@ -1936,6 +1973,15 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
                                           : sh.contains(x, s.dims);
             if (!holds || !row_regions || !m.near_surface(i, ic)) {
               out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
+              continue;
+            }
+          }
+          // Without voids, where no bound of the box or of a region's box enters the control
+          // volume, the first sub-cell's test is everyone's (below): the others not made.
+          if (!m.any_void && s.box_bounds_outside_cell(sh, ic) && m.one_material_cell(ic)) {
+            double first[3], first_volume = 0.0;
+            if (first_sub_cell(s, ic, first, first_volume)) {
+              out[static_cast<std::size_t>(i)] = sh.contains(first, s.dims) ? 1.0 : 0.0;
               continue;
             }
           }
@@ -1987,7 +2033,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
   apply_moves(s, moves, out);
-  fold_void_nodes(c, ids, out);
+  if (m.any_void) fold_void_nodes(c, ids, out);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), out);
   return out;

@@ -233,5 +233,32 @@ TEST(StrongPieces, RandomBodiesAgreeWithTheFloodFill) {
   EXPECT_GT(agreed_false, 5);
 }
 
+// The resource check takes the estimate with the deflation's memory first and asks
+// forms_strong_pieces only where that one does not fit (run/prepare.cpp): sound because the
+// deflation only adds to the estimate, on the host and on a device, for a steady solve and an
+// implicit step alike, and it does add where the materials span the strong ratio.
+TEST(StrongPieces, TheDeflationOnlyAddsToTheMemoryEstimate) {
+  Case c =
+      case_of({65, 49, 33}, {kernels::BoundaryKind::dirichlet, kernels::BoundaryKind::dirichlet,
+                             kernels::BoundaryKind::dirichlet, kernels::BoundaryKind::dirichlet,
+                             kernels::BoundaryKind::dirichlet, kernels::BoundaryKind::dirichlet});
+  c.grid.length = {0.064, 0.048, 0.032};
+  c.regions = {
+      heatsim_tests::region("epoxy"),
+      heatsim_tests::region("copper", heatsim_tests::box({0.01, 0.01, 0.01}, {0.03, 0.03, 0.02}))};
+  for (TimeMethod method : {TimeMethod::steady, TimeMethod::backward_euler}) {
+    c.time.method = method;
+    for (bool on_gpu : {false, true}) {
+      const MemoryEstimate with = estimate_memory(c, 1, on_gpu, 1, true);
+      const MemoryEstimate without = estimate_memory(c, 1, on_gpu, 1, false);
+      EXPECT_GE(with.host_bytes(), without.host_bytes());
+      EXPECT_GE(with.device_bytes(), without.device_bytes());
+      EXPECT_GT(with.host_bytes() + with.device_bytes(),
+                without.host_bytes() + without.device_bytes())
+          << "the deflation's memory is counted";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace heatsim::solver

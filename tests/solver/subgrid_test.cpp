@@ -1168,3 +1168,107 @@ TEST(Void, FinsPaintedOverAnAirVoidAreTheSinkWithGapVoids) {
 
 }  // namespace
 }  // namespace heatsim_tests
+
+namespace heatsim_tests {
+namespace {
+
+// The share of [lo, hi] (a box's extent on one axis) in node q's control volume on an axis of
+// n nodes h apart (half a cell at either end), as a fraction of the control volume's length.
+double overlap_1d(int q, int n, double h, double lo, double hi) {
+  const double c_lo = std::max(q * h - 0.5 * h, 0.0), c_hi = std::min(q * h + 0.5 * h, (n - 1) * h);
+  return std::max(0.0, std::min(hi, c_hi) - std::max(lo, c_lo)) / (c_hi - c_lo);
+}
+
+// One material with a shaped region (so the sources are sampled, no interface to move parts
+// across): a box source's share of each node is the product of its overlaps with the control
+// volume per axis, on a grid of odd sizes with the box's bounds on a node plane, halfway between
+// two and anywhere; where no bound enters the control volume, 0 or 1 exactly.
+TEST(Subgrid, ABoxsSharesAreTheProductsOfItsOverlapsPerAxis) {
+  Case c;
+  c.grid.dims = 3;
+  c.grid.n = {21, 17, 15};
+  c.grid.length = {0.02, 0.016, 0.014};  // h = 0.001 on every axis
+  c.materials = {material("steel", 16.0, 8000, 500)};
+  c.regions = {region("steel"), region("steel", box({0.002, 0.002, 0.002}, {0.009, 0.01, 0.008}))};
+  const std::array<double, 3> lo{0.0045, 0.003, 0.00237}, hi{0.0155, 0.0111, 0.014};
+  const ShapeSpec source = box(lo, hi);
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const std::vector<double> share = heatsim::solver::subgrid_fractions(c, source, ids);
+  ASSERT_EQ(share.size(), ids.size());
+  const double h = 0.001;
+  std::size_t whole = 0, partial = 0;
+  for (int z = 0; z < 15; ++z)
+    for (int y = 0; y < 17; ++y)
+      for (int x = 0; x < 21; ++x) {
+        const int q[3] = {x, y, z};
+        double expected = 1.0;
+        bool bound_inside = false;
+        for (int a = 0; a < 3; ++a) {
+          const int n = c.grid.n[a];
+          expected *= overlap_1d(q[a], n, h, lo[a], hi[a]);
+          const double c_lo = std::max(q[a] * h - 0.5 * h, 0.0);
+          const double c_hi = std::min(q[a] * h + 0.5 * h, (n - 1) * h);
+          for (double b : {lo[a], hi[a]}) bound_inside = bound_inside || (b > c_lo && b < c_hi);
+        }
+        const double got = share[static_cast<std::size_t>((z * 17 + y) * 21 + x)];
+        EXPECT_NEAR(got, expected, 1e-12) << "node " << x << " " << y << " " << z;
+        if (!bound_inside) {
+          EXPECT_TRUE(got == 0.0 || got == 1.0) << "node " << x << " " << y << " " << z;
+          whole += got == 1.0;
+        } else {
+          partial += got > 0.0 && got < 1.0;
+        }
+      }
+  EXPECT_GT(whole, 0u);
+  EXPECT_GT(partial, 0u);
+}
+
+// The inclusion of scripts/hypre-vs-heatsim's cube case (a conductor whose box's bounds lie
+// halfway between nodes, written as the centre plus or minus (m + 1/2) h) in a poor one: every
+// node whose control volume no bound enters keeps its own material's capacity exactly, the
+// source's share is 1 inside and 0 outside there, and the shares' weighted total is the box's
+// volume.
+TEST(Subgrid, AnInclusionHalfwayBetweenNodesKeepsEveryNodesOwnCapacity) {
+  Case c;
+  const int n = 21;
+  c.grid.dims = 3;
+  c.grid.n = {n, n, n};
+  c.grid.length = {0.05, 0.05, 0.05};
+  const double h = 0.05 / (n - 1), half = (3 * (n - 1) / 10 + 0.5) * h;
+  c.materials = {material("copper", 390.0, 8960, 385), material("epoxy", 0.2, 1200, 1100)};
+  const ShapeSpec cube =
+      box({0.025 - half, 0.025 - half, 0.025 - half}, {0.025 + half, 0.025 + half, 0.025 + half});
+  c.regions = {region("epoxy"), region("copper", cube)};
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const auto sampled = heatsim::solver::subgrid_materials(c, ids);
+  const std::vector<double> share = heatsim::solver::subgrid_fractions(c, cube, ids);
+  const double capacity[2] = {8960.0 * 385, 1200.0 * 1100};
+  std::size_t checked = 0;
+  double total = 0.0;
+  for (int z = 0; z < n; ++z)
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x) {
+        const int q[3] = {x, y, z};
+        const std::size_t i = static_cast<std::size_t>((z * n + y) * n + x);
+        total += share[i] * heatsim::solver::node_weight(c, static_cast<std::int64_t>(i));
+        bool bound_inside = false, inside = true;
+        for (int a = 0; a < 3; ++a) {
+          const double at = q[a] * h;
+          const double c_lo = std::max(at - 0.5 * h, 0.0), c_hi = std::min(at + 0.5 * h, 0.05);
+          for (double b : {cube.lower[a], cube.upper[a]})
+            bound_inside = bound_inside || (b > c_lo && b < c_hi);
+          inside = inside && at >= cube.lower[a] && at <= cube.upper[a];
+        }
+        if (bound_inside) continue;
+        ++checked;
+        ASSERT_EQ(ids[i], inside ? 0 : 1);
+        EXPECT_EQ(sampled.capacity[i], capacity[ids[i]]) << "node " << x << " " << y << " " << z;
+        EXPECT_EQ(share[i], inside ? 1.0 : 0.0) << "node " << x << " " << y << " " << z;
+      }
+  EXPECT_GT(checked, static_cast<std::size_t>(n * n * n / 2));
+  const double volume = std::pow(2.0 * half, 3);
+  EXPECT_NEAR(total * heatsim::solver::cell_volume(c), volume, 1e-12 * volume);
+}
+
+}  // namespace
+}  // namespace heatsim_tests
