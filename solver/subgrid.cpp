@@ -605,6 +605,25 @@ struct Materials {
     return 1.0;
   }
 
+  // The surface between coordinate `in` (holding m_in) and `out` (holding m_out) of the line
+  // along axis a through y (y[a] aside), found by bisection to kWhereCrossing of a spacing;
+  // NaN where a point between holds a third material.
+  double bisect_surface(int a, double* y, std::int64_t node, double in, std::int32_t m_in,
+                        double out, std::int32_t m_out) const {
+    for (int it = 0; it < 60 && std::abs(out - in) > kWhereCrossing * s.h[a]; ++it) {
+      const double mid = 0.5 * (in + out);
+      y[a] = s.wrap(a, mid);
+      const std::int32_t m = at(y, node);
+      if (m == m_in)
+        in = mid;
+      else if (m == m_out)
+        out = mid;
+      else
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    return 0.5 * (in + out);
+  }
+
   // Where two neighbouring pieces of a line (line_conductance: `at` its cuts, `batch` its
   // pieces classified) hold different materials, neither a void, and the cut between them is
   // one of the samples a `where` shape takes (kWhereSteps per spacing), not a box bound or a
@@ -637,23 +656,10 @@ struct Materials {
       const bool before = at(y, node) == m0;
       y[a] = s.wrap(a, cut[c] + kWhereCrossing * s.h[a]);
       if (before && at(y, node) == m1) continue;
-      double lo = 0.5 * (cut[c - 1] + cut[c]), hi = 0.5 * (cut[c] + cut[c + 1]);
-      bool found = true;
-      for (int it = 0; it < 60 && hi - lo > kWhereCrossing * s.h[a]; ++it) {
-        const double mid = 0.5 * (lo + hi);
-        y[a] = s.wrap(a, mid);
-        const std::int32_t m = at(y, node);
-        if (m == m0) {
-          lo = mid;
-        } else if (m == m1) {
-          hi = mid;
-        } else {
-          found = false;
-          break;
-        }
-      }
-      const double t = 0.5 * (lo + hi);
-      if (!found || t - cut[c - 1] <= 2e-9 * s.h[a] || cut[c + 1] - t <= 2e-9 * s.h[a]) continue;
+      const double t = bisect_surface(a, y, node, 0.5 * (cut[c - 1] + cut[c]), m0,
+                                      0.5 * (cut[c] + cut[c + 1]), m1);
+      if (std::isnan(t) || t - cut[c - 1] <= 2e-9 * s.h[a] || cut[c + 1] - t <= 2e-9 * s.h[a])
+        continue;
       cut[c] = t;
       batch.piece_at[k + 1] = t;
     }
@@ -671,23 +677,8 @@ struct Materials {
       // A surface through the node's plane (within kWhereCrossing of a spacing): no piece.
       y[a] = s.wrap(a, upper ? end - kWhereCrossing * s.h[a] : end + kWhereCrossing * s.h[a]);
       if (at(y, node) == m) continue;
-      double near = end, far = middle;  // near holds m_end, far holds m
-      bool found = true;
-      for (int it = 0; it < 60 && std::abs(far - near) > kWhereCrossing * s.h[a]; ++it) {
-        const double mid = 0.5 * (near + far);
-        y[a] = s.wrap(a, mid);
-        const std::int32_t q = at(y, node);
-        if (q == m_end) {
-          near = mid;
-        } else if (q == m) {
-          far = mid;
-        } else {
-          found = false;
-          break;
-        }
-      }
-      const double t = 0.5 * (near + far);
-      if (!found || std::abs(t - end) <= 2e-9 * s.h[a]) continue;
+      const double t = bisect_surface(a, y, node, end, m_end, middle, m);
+      if (std::isnan(t) || std::abs(t - end) <= 2e-9 * s.h[a]) continue;
       const auto to = [](std::size_t i) { return static_cast<std::ptrdiff_t>(i); };
       cut.insert(cut.begin() + to(c + 1), t);
       batch.piece_at.insert(batch.piece_at.begin() + to(k + 1), t);
