@@ -981,7 +981,7 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
   // Then the pieces of the paths of the others, from the node to the part and on to the node
   // across.
   std::vector<std::int32_t>& tested = cp.tested;
-  tested = p.material;
+  tested.swap(p.material);  // classify lays p.material afresh
   p.clear();
   cp.length.clear();
   for (std::size_t k = 0; k < volumes.size(); ++k) {
