@@ -24,6 +24,9 @@ constexpr int kWhereSteps = 8;
 // (Materials::find_where_crossings), in spacings: far below what a solve's tolerance resolves,
 // and below the 1e-9 of a spacing within which a piece counts as none.
 constexpr double kWhereCrossing = 1e-11;
+// How far inside the domain a face's line along a face of the domain lies (Sampler::face), in
+// spacings: far beyond kWhereCrossing, far below what moves a surface's crossings measurably.
+constexpr double kFaceInset = 1e-6;
 
 // Points gathered to be tested together, as columns: a `where` shape is evaluated over them
 // in blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.
@@ -830,9 +833,15 @@ struct Materials {
       const auto [lo, hi] = s.cell(b, ic[b]);
       s.cuts(b, lo, hi, shape_list, 1, across[b]);
       // Unsplit: the segment between the nodes itself (the line through the node even where
-      // a face clips the cell).
+      // a face of the domain clips the cell). On such a face the line lies kFaceInset of a
+      // spacing inside: a surface on the domain's face itself (a layer of no thickness, as
+      // floor(x / c) makes at x = L) does not decide the face.
       if (across[b].size() == 2) {
-        const double x = static_cast<double>(ic[b]) * s.h[b];
+        double x = static_cast<double>(ic[b]) * s.h[b];
+        if (lo > x - 0.5 * s.h[b])
+          x += kFaceInset * s.h[b];
+        else if (hi < x + 0.5 * s.h[b])
+          x -= kFaceInset * s.h[b];
         across[b] = {x - 0.5 * s.h[b], x + 0.5 * s.h[b]};
       }
     }

@@ -163,6 +163,45 @@ TEST(Subgrid, FormulaLayersCutEveryFaceAtTheirSurfaces) {
   }
 }
 
+// A surface on a face of the domain itself (a layer of no thickness: a checkerboard's square
+// index floor(8 x) is 8 at x = 1) does not decide the links along that face: they take the
+// material of the squares beside the face, the same bits as with the index held to 0-7.
+TEST(Subgrid, ALayerOfNoThicknessOnTheDomainsFaceIsNotSeen) {
+  const auto board = [](bool held) {
+    const auto index = [&](const char* v) {
+      const std::string i = "floor(8 * " + std::string(v) + ")";
+      return held ? "min(7, " + i + ")" : i;
+    };
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {64, 64, 1};
+    c.grid.length = {1.0, 1.0, 1.0};
+    c.materials = {material("weak", 1.0, 1, 1), material("strong", 2000.0, 1, 1)};
+    ShapeSpec where;
+    where.kind = ShapeKind::where;
+    const std::string cells = "(" + index("x") + " + " + index("y") + ")";
+    where.where = cells + " - 2 * floor(" + cells + " / 2) > 0.5";
+    c.regions = {region("weak"), region("strong", where)};
+    return c;
+  };
+  const auto plain = heatsim::solver::coefficient_fields(board(false));
+  const auto held = heatsim::solver::coefficient_fields(board(true));
+  ASSERT_FALSE(plain->faces[0].empty());
+  EXPECT_EQ(plain->faces, held->faces);
+  // Along the face y = 1 (the last row), between two nodes of one square: that square's k
+  // (strong where its index plus 7 is odd), not the other material of the layer on the face.
+  const std::int64_t n = 64;
+  int checked = 0;
+  for (std::int64_t x = 0; x + 1 < n; ++x) {
+    const int square = static_cast<int>(std::floor(8.0 * static_cast<double>(x) / 63.0));
+    if (square != static_cast<int>(std::floor(8.0 * static_cast<double>(x + 1) / 63.0))) continue;
+    const double face = plain->faces[0][static_cast<std::size_t>((n - 1) * n + x)];
+    EXPECT_EQ(face, (square + 7) % 2 == 1 ? 2000.0 : 1.0) << "face " << x << " of the last row";
+    ++checked;
+  }
+  EXPECT_GE(checked, 50);
+}
+
 TEST(Subgrid, AFaceAnInterfaceCutsTakesTheSeriesConductance) {
   Case c = wall(100);
   const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
