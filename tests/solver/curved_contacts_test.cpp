@@ -313,7 +313,9 @@ TEST(CurvedContacts, ZeroResistanceIsBitIdenticalToNone) {
         ASSERT_TRUE(fz->temperature && fn->temperature);
         for (int a = 0; a < 3; ++a) EXPECT_EQ(fz->temperature->share[a], fn->temperature->share[a]);
       }
-      if (!laws) EXPECT_EQ(steady_field(zero), steady_field(none));
+      if (!laws) {
+        EXPECT_EQ(steady_field(zero), steady_field(none));
+      }
     }
 }
 

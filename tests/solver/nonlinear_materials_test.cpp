@@ -186,7 +186,9 @@ TEST(Nonlinear, BackwardEulerStepsOfTheSlabConvergeToTheExactNodalValues) {
     double worst = 0.0;
     for (int i = 0; i < n; ++i)
       worst = std::max(worst, std::abs(u[i] - steep_slab_exact(0.1 * i / (n - 1))));
-    if (step < 10) EXPECT_LT(worst, last) << "step " << step;
+    if (step < 10) {
+      EXPECT_LT(worst, last) << "step " << step;
+    }
     last = worst;
   }
   EXPECT_LT(last, 1e-8);

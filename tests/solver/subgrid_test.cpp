@@ -801,10 +801,12 @@ TEST(Void, NoFaceConductsToAVoidNodeBesideAnotherVoidsBound) {
     ++void_nodes;
     for (int a = 0; a < 3; ++a) {
       const std::int64_t ia = i / stride[a] % c.grid.n[a];
-      if (ia > 0)
+      if (ia > 0) {
         EXPECT_EQ(fields->face(a, i - stride[a], i), 0.0) << "node " << i << " axis " << a;
-      if (ia < c.grid.n[a] - 1)
+      }
+      if (ia < c.grid.n[a] - 1) {
         EXPECT_EQ(fields->face(a, i, i + stride[a]), 0.0) << "node " << i << " axis " << a;
+      }
     }
   }
   EXPECT_GT(void_nodes, 0);
