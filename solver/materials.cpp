@@ -100,9 +100,17 @@ std::vector<char> inside_shape(const Case& c, const ShapeSpec& shape, const std:
     return inside;
   }
   if (formula) {  // nonzero = inside; NaN is no answer, so outside
+    // A node on a face of the domain is tested kFaceInset of a spacing inside it.
+    std::array<bool, 3> periodic{};
+    for (int a = 0; a < g.dims; ++a) periodic[a] = c.boundary[2 * a].kind == BoundaryKind::periodic;
     formula->node_test(
         g.dims, g.n.data(),
-        [&](int a, std::int64_t index) { return static_cast<double>(index) * g.h[a]; },
+        [&](int a, std::int64_t index) {
+          const double x = static_cast<double>(index) * g.h[a];
+          if (periodic[a] || g.n[a] < 2) return x;
+          if (index == 0) return x + kFaceInset * g.h[a];
+          return index == g.n[a] - 1 ? x - kFaceInset * g.h[a] : x;
+        },
         inside.data());
     return inside;
   }

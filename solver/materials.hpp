@@ -25,6 +25,12 @@ namespace heatsim::solver {
 std::vector<std::int32_t> material_ids(const Case& c);
 // The id of a node a void region holds (no material: k = rho c_p = 0 there).
 constexpr std::int32_t kVoid = -2;
+// How far inside the domain, in spacings, a `where` shape is tested for a node on a face of the
+// domain (material_ids), and a face's line along such a face lies (the sub-grid sampling):
+// a surface on the domain's face itself (a layer of no thickness, as floor(x / c) makes at
+// x = L when c divides L) decides neither. Far beyond the 1e-11 of a spacing to which a `where`
+// surface is found along a line, far below what moves a surface's crossings measurably.
+constexpr double kFaceInset = 1e-6;
 
 // The fields of kernels::CoefficientFields for the case: k and rho*c_p per node from the
 // materials (or k = physics.alpha, rho*c_p = 1), the sources' densities grouped by schedule

@@ -24,9 +24,6 @@ constexpr int kWhereSteps = 8;
 // (Materials::find_where_crossings), in spacings: far below what a solve's tolerance resolves,
 // and below the 1e-9 of a spacing within which a piece counts as none.
 constexpr double kWhereCrossing = 1e-11;
-// How far inside the domain a face's line along a face of the domain lies (Sampler::face), in
-// spacings: far beyond kWhereCrossing, far below what moves a surface's crossings measurably.
-constexpr double kFaceInset = 1e-6;
 
 // Points gathered to be tested together, as columns: a `where` shape is evaluated over them
 // in blocks (Expression::eval_block, eval()'s bits) rather than point by point. One per thread.

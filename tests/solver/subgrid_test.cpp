@@ -164,8 +164,9 @@ TEST(Subgrid, FormulaLayersCutEveryFaceAtTheirSurfaces) {
 }
 
 // A surface on a face of the domain itself (a layer of no thickness: a checkerboard's square
-// index floor(8 x) is 8 at x = 1) does not decide the links along that face: they take the
-// material of the squares beside the face, the same bits as with the index held to 0-7.
+// index floor(8 x) is 8 at x = 1) decides neither the nodes' materials on that face nor the
+// links along it: they take the material of the squares beside the face, the same bits as with
+// the index held to 0-7.
 TEST(Subgrid, ALayerOfNoThicknessOnTheDomainsFaceIsNotSeen) {
   const auto board = [](bool held) {
     const auto index = [&](const char* v) {
@@ -188,6 +189,10 @@ TEST(Subgrid, ALayerOfNoThicknessOnTheDomainsFaceIsNotSeen) {
   const auto held = heatsim::solver::coefficient_fields(board(true));
   ASSERT_FALSE(plain->faces[0].empty());
   EXPECT_EQ(plain->faces, held->faces);
+  EXPECT_EQ(plain->capacity, held->capacity);
+  EXPECT_EQ(plain->conductivity, held->conductivity);
+  EXPECT_EQ(heatsim::solver::material_ids(board(false)),
+            heatsim::solver::material_ids(board(true)));
   // Along the face y = 1 (the last row), between two nodes of one square: that square's k
   // (strong where its index plus 7 is odd), not the other material of the layer on the face.
   const std::int64_t n = 64;
