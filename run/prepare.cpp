@@ -235,7 +235,8 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
     }
     // A point outside the domain or in a void: its key and line.
     try {
-      solver::probe_stencils(run.case_, run.fields ? &run.fields->capacity : nullptr);
+      solver::probe_stencils(run.case_, run.fields ? &run.fields->capacity : nullptr,
+                             &run.material_ids);
     } catch (const std::invalid_argument& e) {
       const std::string what = e.what();  // "probes.points.<name>: ..."
       const std::size_t colon = what.find(": ");

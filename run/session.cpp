@@ -862,8 +862,8 @@ void Session::State::open_files() {
   // continues probes.csv and heat_flows.csv there, so their headers must be this run's, and
   // that is checked before the directory loses anything (a file after the restart step, say).
   if (!c.probes.points.empty()) {
-    probes.emplace(
-        solver::probe_stencils(c, prepared.fields ? &prepared.fields->capacity : nullptr));
+    probes.emplace(solver::probe_stencils(c, prepared.fields ? &prepared.fields->capacity : nullptr,
+                                          &prepared.material_ids));
     probe_rows.names = probes->names();
   }
   // output.fields: the heat flux, the conductivity and the liquid fraction beside u, computed

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "stencil.hpp"
+#include "subgrid.hpp"
 
 namespace heatsim::solver {
 
@@ -87,11 +88,33 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
   return out;
 }
 
-std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double>* capacity) {
+std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double>* capacity,
+                                         const std::vector<std::int32_t>* ids) {
   std::vector<ProbeStencil> out;
   out.reserve(c.probes.points.size());
   for (const auto& [name, point] : c.probes.points) {
     ProbeStencil s = probe_stencil(c, name, point);
+    if (ids && !ids->empty()) {
+      // The cell's lower corner (corner 0) per axis, and the fractions by resistance.
+      std::array<std::int64_t, 3> lower{0, 0, 0};
+      std::int64_t rest = s.nodes[0];
+      for (int a = 0; a < c.grid.dims; ++a) {
+        const std::int64_t n = c.grid.n[static_cast<std::size_t>(a)];
+        lower[static_cast<std::size_t>(a)] = rest % n;
+        rest /= n;
+      }
+      const std::array<double, 3> f = resistance_fractions(c, *ids, point, lower, s.fraction);
+      if (f != s.fraction) {
+        s.fraction = f;
+        for (std::size_t k = 0; k < s.nodes.size(); ++k) {
+          double w = 1.0;
+          for (int a = 0; a < c.grid.dims; ++a)
+            w *= (k >> a) & 1 ? f[static_cast<std::size_t>(a)]
+                              : 1.0 - f[static_cast<std::size_t>(a)];
+          s.weights[k] = w;
+        }
+      }
+    }
     if (capacity && !capacity->empty()) {
       double body = 0.0;
       for (std::size_t k = 0; k < s.nodes.size(); ++k) {

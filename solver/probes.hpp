@@ -37,13 +37,19 @@ struct ProbeStencil {
 // domain or not finite.
 ProbeStencil probe_stencil(const Case& c, const std::string& name,
                            const std::array<double, 3>& point);
-// The stencils of every point in c.probes, in the case's order. With the nodes' heat
+// The stencils of every point in c.probes, in the case's order. With the nodes' materials
+// (`ids`, material_ids(c)) where they are sampled below the grid, the fraction across the cell
+// on each axis is the share of the series resistance along that axis before the point
+// (resistance_fractions in subgrid.hpp) rather than of the distance: across an interface the
+// temperature between two nodes follows the materials' resistances (a layered wall's steady
+// profile exactly), and within one material it is the distance's, bit for bit. With the nodes' heat
 // capacities (memory order; null: every node is body), corners in a void (capacity 0: nothing
 // is solved there, the node keeps its initial value) take no weight and the body corners' are
 // renormalised, so a point at a void's surface reads the body beside it; a point whose corners
 // all lie in voids throws std::invalid_argument naming it.
 std::vector<ProbeStencil> probe_stencils(const Case& c,
-                                         const std::vector<double>* capacity = nullptr);
+                                         const std::vector<double>* capacity = nullptr,
+                                         const std::vector<std::int32_t>* ids = nullptr);
 
 // The interpolated value of a full field (memory order, c's grid).
 double interpolate(const ProbeStencil& stencil, const std::vector<double>& field);

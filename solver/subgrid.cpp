@@ -686,14 +686,9 @@ struct Materials {
     }
   }
 
-  // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
-  // `strip_lo` (`strip_hi`): the lower (upper) node is a sliver (find_slivers), whose body lies
-  // beyond the void it stands in: the void at that end of the line, where it ends inside the
-  // node's control volume, is not counted (the node stands for the body next to the surface),
-  // so that the sliver's body conducts to its neighbour through the body alone. A void further
-  // along, or one reaching past the control volume, still cuts the line.
-  double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
-                          bool strip_hi = false) const {
+  // The segment from x to x + h e_a laid into pieces (batch.line_cuts: their ends, a piece
+  // being one longer than 1e-9 of a spacing) and their materials (batch.material, in order).
+  void lay_line(int a, double* x, std::int64_t node, Points& batch) const {
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double>& at = batch.line_cuts;
     s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1, at);
@@ -716,6 +711,50 @@ struct Materials {
     batch.piece_at.push_back(x1);
     classify(batch, node);
     if (s.any_where) find_where_crossings(a, x, node, at, batch);
+  }
+
+  // The share of the series resistance of the segment from x to x + h e_a (its materials'
+  // integral of dx/k, and the contacts' R'' where its material changes) that lies before
+  // x + t h e_a: where a probe's temperature lies between the two nodes' if the heat flows
+  // along the segment. t itself where the segment is one material or holds a void.
+  double resistance_fraction(int a, double* x, std::int64_t node, double t, Points& batch) const {
+    if (!(t > 0.0 && t < 1.0)) return t;
+    lay_line(a, x, node, batch);
+    const std::vector<double>& at = batch.line_cuts;
+    const double xp = x[a] + t * s.h[a];
+    double before = 0.0, total = 0.0;
+    std::int32_t prev = -1;
+    bool one = true;
+    std::size_t piece = 0;
+    for (std::size_t p = 0; p + 1 < at.size(); ++p) {
+      if (at[p + 1] - at[p] <= 1e-9 * s.h[a]) continue;
+      const std::int32_t m = batch.material[piece++];
+      if (m == kVoid) return t;
+      const double contact = prev >= 0 && m != prev ? contacts.resistance(prev, m) : 0.0;
+      one = one && (prev < 0 || m == prev);
+      prev = m;
+      const double r = contact + (at[p + 1] - at[p]) / k(m, a);
+      total += r;
+      if (at[p + 1] <= xp)
+        before += r;
+      else if (at[p] < xp)
+        before += contact + (xp - at[p]) / k(m, a);
+    }
+    if (one || !(total > 0.0)) return t;
+    return std::clamp(before / total, 0.0, 1.0);
+  }
+
+  // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
+  // `strip_lo` (`strip_hi`): the lower (upper) node is a sliver (find_slivers), whose body lies
+  // beyond the void it stands in: the void at that end of the line, where it ends inside the
+  // node's control volume, is not counted (the node stands for the body next to the surface),
+  // so that the sliver's body conducts to its neighbour through the body alone. A void further
+  // along, or one reaching past the control volume, still cuts the line.
+  double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
+                          bool strip_hi = false) const {
+    const double x0 = x[a], x1 = x0 + s.h[a];
+    lay_line(a, x, node, batch);
+    const std::vector<double>& at = batch.line_cuts;
     // Contacts: R'' at every change between two materials of a contact along the line,
     // its ends included: the material at each end (the node's own where the line runs through
     // the nodes, else the point's) against the piece beside it, so that an interface on a node
@@ -1332,6 +1371,29 @@ bool samples_source_shapes(const Case& c) {
   if (c.materials.empty()) return false;
   return std::none_of(c.regions.begin(), c.regions.end(),
                       [](const RegionSpec& r) { return r.shape.kind == ShapeKind::file; });
+}
+
+std::array<double, 3> resistance_fractions(const Case& c, const std::vector<std::int32_t>& ids,
+                                           const std::array<double, 3>& point,
+                                           const std::array<std::int64_t, 3>& lower,
+                                           const std::array<double, 3>& t) {
+  std::array<double, 3> out = t;
+  if (!samples_subgrid(c)) return out;
+  Sampler s(c);
+  Materials m(s, ids);
+  Points batch;
+  std::int64_t node = 0, stride = 1;
+  for (int a = 0; a < s.dims; ++a) {
+    node += lower[static_cast<std::size_t>(a)] * stride;
+    stride *= s.n[a];
+  }
+  for (int a = 0; a < s.dims; ++a) {
+    double x[3] = {point[0], point[1], point[2]};
+    x[a] = static_cast<double>(lower[static_cast<std::size_t>(a)]) * s.h[a];
+    out[static_cast<std::size_t>(a)] =
+        m.resistance_fraction(a, x, node, t[static_cast<std::size_t>(a)], batch);
+  }
+  return out;
 }
 
 std::vector<SliverFold> sliver_folds(const Case& c, const std::vector<std::int32_t>& ids) {

@@ -121,10 +121,13 @@ TEST_F(RealRun, ProbesAreTheFieldsInterpolatedAndMaterialsAreIndexed) {
   expected.push_back(150);
   EXPECT_EQ(row_steps(csv), expected);
 
-  // Each row at an output step is the output field interpolated at the points, to the bit.
+  // Each row at an output step is the output field interpolated at the points (across the
+  // steel-foam interface by the resistances' shares), to the bit.
   const heatsim::io::LoadResult loaded = heatsim::io::load_case_file(c.string());
   ASSERT_TRUE(loaded.ok());
-  const heatsim::solver::ProbeSampler sampler(heatsim::solver::probe_stencils(*loaded.value));
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(*loaded.value);
+  const heatsim::solver::ProbeSampler sampler(
+      heatsim::solver::probe_stencils(*loaded.value, nullptr, &ids));
   int compared = 0;
   for (const std::string& line : lines(csv)) {
     std::istringstream row(line);

@@ -8,7 +8,9 @@
 #include <random>
 #include <stdexcept>
 
+#include "solver/materials.hpp"
 #include "solver/stencil.hpp"
+#include "tests/case_builders.hpp"
 
 namespace {
 
@@ -177,6 +179,56 @@ TEST(Probes, CornersInAVoidTakeNoWeight) {
     EXPECT_NE(what.find("probes.points.deep"), std::string::npos) << what;
     EXPECT_NE(what.find("void"), std::string::npos) << what;
   }
+}
+
+// A wall of brick, mineral wool, brick and plaster across x (box layers whose bounds lie
+// between nodes), at 41 x 5 nodes: the field at the nodes is the exact steady profile (a layered
+// wall's nodes are exact), piecewise linear in x with the slopes of 1/k. A probe in a cell an
+// interface crosses reads that profile at its point (the fractions by resistance), where the
+// distance's fractions were off by a tenth of a kelvin and more; one in a cell of one material
+// reads what the distance's fractions give, bit for bit.
+TEST(Probes, AcrossAnInterfaceTheFractionIsTheResistancesShare) {
+  Case c = grid_case(2, {41, 5, 1}, {0.2, 0.02, 1.0});
+  using heatsim_tests::box;
+  using heatsim_tests::material;
+  using heatsim_tests::region;
+  c.materials = {material("brick", 0.7, 1800, 840), material("wool", 0.035, 30, 1000),
+                 material("plaster", 0.5, 1300, 1000)};
+  c.regions = {region("brick"), region("wool", box({0.1013, 0, 0}, {0.1507, 0.02, 0})),
+               region("plaster", box({0.1807, 0, 0}, {0.2, 0.02, 0}))};
+  const double layers[4][3] = {
+      {0.0, 0.1013, 0.7}, {0.1013, 0.1507, 0.035}, {0.1507, 0.1807, 0.7}, {0.1807, 0.2, 0.5}};
+  double resistance = 0.0;
+  for (const auto& l : layers) resistance += (l[1] - l[0]) / l[2];
+  const double flux = 20.0 / resistance;
+  const auto exact = [&](double x, double, double) {
+    double t = 273.15;
+    for (const auto& l : layers)
+      if (x > l[0]) t += flux * (std::min(x, l[1]) - l[0]) / l[2];
+    return t;
+  };
+  const std::vector<double> u = sample(c, exact);
+  c.probes.points = {{"a", {0.1003, 0.013, 0}}, {"b", {0.1023, 0.0, 0}},  {"c", {0.149, 0.02, 0}},
+                     {"d", {0.1512, 0.007, 0}}, {"e", {0.1805, 0.01, 0}}, {"f", {0.181, 0.0111, 0}},
+                     {"g", {0.05, 0.0033, 0}}};
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const std::vector<ProbeStencil> by_resistance = heatsim::solver::probe_stencils(c, nullptr, &ids);
+  const std::vector<ProbeStencil> by_distance = heatsim::solver::probe_stencils(c);
+  ASSERT_EQ(by_resistance.size(), 7u);
+  double worst_distance = 0.0;
+  for (std::size_t p = 0; p < by_resistance.size(); ++p) {
+    const auto& point = by_resistance[p].point;
+    const double want = exact(point[0], point[1], 0.0);
+    EXPECT_NEAR(heatsim::solver::interpolate(by_resistance[p], u), want, 1e-9)
+        << by_resistance[p].name;
+    worst_distance =
+        std::max(worst_distance, std::abs(heatsim::solver::interpolate(by_distance[p], u) - want));
+  }
+  EXPECT_GT(worst_distance, 0.1);
+  // g lies in a cell of brick alone: the distance's fractions, the same bits.
+  EXPECT_EQ(by_resistance[6].weights, by_distance[6].weights);
+  EXPECT_EQ(heatsim::solver::interpolate(by_resistance[6], u),
+            heatsim::solver::interpolate(by_distance[6], u));
 }
 
 }  // namespace
