@@ -430,6 +430,40 @@ class FieldChecks {
                      " throughout; give times from 0 on for it to vary during the run");
   }
 
+  // A source's schedule that is 0 from t = 0 to the run's end adds no heat: most likely its
+  // times are in other units than the run's seconds, or the run ends before the source starts.
+  // Said where the end is known before the run (time.end, or steps of a given dt).
+  void off_for_the_run(const std::string& path, const kernels::Schedule& s) {
+    const auto& t = c_.time;
+    if (t.method == solver::TimeMethod::steady) return;
+    double end = 0.0;
+    if (t.end_time && std::isfinite(*t.end_time))
+      end = *t.end_time;
+    else if (t.steps && t.dt && std::isfinite(*t.dt))
+      end = static_cast<double>(*t.steps) * *t.dt;
+    if (!(end > 0.0)) return;
+    for (std::size_t k = 0; k < s.table.size(); ++k)
+      if (!std::isfinite(s.table[k][0]) || !std::isfinite(s.table[k][1]) ||
+          (k > 0 && !(s.table[k][0] > s.table[k - 1][0])))
+        return;  // an error of its own
+    if (s.table.empty() && !(s.value == 0.0 && s.amplitude == 0.0)) return;
+    if (!s.table.empty()) {
+      if (s.table.back()[0] <= 0.0) return;  // a constant, warned of as such
+      if (s.at(0.0) != 0.0 || s.at(end) != 0.0) return;
+      for (const auto& pair : s.table)
+        if (pair[0] > 0.0 && pair[0] < end && pair[1] != 0.0) return;
+    }
+    std::string first;
+    for (const auto& pair : s.table)
+      if (pair[0] > 0.0 && pair[1] != 0.0) {
+        first = " (its first nonzero value is at t = " + format_number(pair[0]) + ")";
+        break;
+      }
+    r_.warning(path, "is 0 from t = 0 to the run's end at t = " + format_number(end) + first +
+                         ", so the source adds no heat; schedule times are seconds of simulated "
+                         "time");
+  }
+
   // value + amplitude * sin(2 pi frequency t) with one of amplitude and frequency 0 is the
   // constant `value`: the other key was given for nothing.
   void sine_without_effect(const std::string& path, const kernels::Schedule& s) {
@@ -518,6 +552,7 @@ class FieldChecks {
         shape_ok = check_shape(p, s.shape);
       }
       check_schedule(p + ".schedule", s.schedule);
+      off_for_the_run(p + ".schedule", s.schedule);
       if (shape_ok && has_effect(s.shape, true) == false) {
         const std::string at = p + shape_key(s.shape.kind);
         const std::string why = holds_nothing(s.shape);

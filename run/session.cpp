@@ -383,10 +383,11 @@ void Session::State::set_up() {
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty()) {
       // dt: auto follows the materials and faces, and an `end` fits dt to itself: a changed
-      // material or a later end gives another dt. Why, and the way to continue the run.
+      // material or a later end gives another dt. Why, and the way to continue the run, where
+      // dt is all that differs (the problems are listed grid first, time.dt after them).
       std::string hint;
       if (restart.meta.dt > 0.0 && restart.meta.dt != plan.dt &&
-          mismatch.find("time.dt") != std::string::npos) {
+          mismatch.rfind("time.dt:", 0) == 0) {
         std::string why;
         if (!c.time.dt)
           why =

@@ -269,11 +269,22 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
 }
 
 std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t, double dt) const {
+  return flows_with(
+      u, t, [&](const kernels::Schedule& s) { return dt > 0.0 ? s.mean(t, t + dt) : s.at(t); });
+}
+
+std::vector<double> HeatFlowMeter::implicit_flows(const std::vector<double>& u, double t,
+                                                  std::int64_t step, double dt, bool bdf2) const {
+  return flows_with(u, t, [&](const kernels::Schedule& s) {
+    return multigrid::implicit_source_factor(s, step, dt, bdf2);
+  });
+}
+
+template <typename Factor>
+std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, double t,
+                                              const Factor& factor) const {
   if (u.size() != fixed_.size())
     throw std::invalid_argument("heat flows: the field does not match the grid");
-  const auto factor = [&](const kernels::Schedule& s) {
-    return dt > 0.0 ? s.mean(t, t + dt) : s.at(t);
-  };
   std::vector<double> out;
   out.reserve(names_.size());
   // What the rows other than the Dirichlet faces put into each Dirichlet node.
@@ -297,11 +308,18 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
       }
     }
     // The void's part of the face, taken off on the free nodes (no Dirichlet node's).
-    if (!f.cut_nodes.empty()) rate += law_rate(f.boundary, f.cut_nodes, f.cut_weight, u, t, dt);
+    if (!f.cut_nodes.empty())
+      rate +=
+          law_rate(f.boundary, f.cut_nodes, f.cut_weight, u, t,
+                   kernels::face_transfer(f.boundary) != 0.0 ? factor(f.boundary.schedule()) : 0.0);
     out.push_back(rate);
   }
   for (const SurfaceFlow& s : surfaces_)
-    out.push_back(law_rate(*s.face, s.nodes, s.weighted, u, t, dt, &s.owner, &into) * volume_);
+    out.push_back(
+        law_rate(*s.face, s.nodes, s.weighted, u, t,
+                 kernels::face_transfer(*s.face) != 0.0 ? factor(s.face->schedule()) : 0.0,
+                 &s.owner, &into) *
+        volume_);
   for (const SourceFlow& s : sources_) {
     const double f = factor(*s.schedule);
     for (std::size_t k = 0; k < s.owner.size(); ++k)
@@ -327,7 +345,7 @@ std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t,
 double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
                                const std::vector<std::int64_t>& nodes,
                                const std::vector<double>& weighted, const std::vector<double>& u,
-                               double t, double dt, const std::vector<std::int32_t>* owner,
+                               double t, double ambient, const std::vector<std::int32_t>* owner,
                                std::vector<double>* into) {
   // The law (kernels::face_transfer, face_flux, radiates), term by term.
   double rate = 0.0;
@@ -338,7 +356,6 @@ double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
   const auto at = [&](std::size_t k) { return u[static_cast<std::size_t>(nodes[k])]; };
   const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
   if (transfer != 0.0) {
-    const double ambient = dt > 0.0 ? f.schedule().mean(t, t + dt) : f.schedule().at(t);
     for (std::size_t k = 0; k < nodes.size(); ++k)
       add(k, weighted[k] * transfer * (ambient - at(k)));
   }
@@ -450,13 +467,14 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
         out->flows = meter_.flows(last_u_, t0, dt_);
         break;
       case TimeMethod::crank_nicolson: {
-        out->flows = meter_.flows(last_u_, t0);
-        const std::vector<double> end = meter_.flows(u, t);
+        out->flows = meter_.implicit_flows(last_u_, t0, step - 1, dt_, false);
+        const std::vector<double> end = meter_.implicit_flows(u, t, step - 1, dt_, false);
         for (std::size_t k = 0; k < end.size(); ++k) out->flows[k] = 0.5 * (out->flows[k] + end[k]);
         break;
       }
       default:
-        out->flows = meter_.flows(u, t);
+        out->flows = meter_.implicit_flows(u, t, step - 1, dt_,
+                                           method_ == TimeMethod::bdf2 && have_last_change_);
         break;
     }
     // bdf2 steps as BDF2 once two fields lie behind it, as the stepper does.

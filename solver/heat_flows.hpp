@@ -67,6 +67,11 @@ class HeatFlowMeter {
   // conductances along their axes (evenly where those are all 0). In a transient, HeatFlowRows
   // adds the Dirichlet nodes' storage rate (dirichlet_stored_change).
   std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0) const;
+  // flows(u, t) with the source fields (the sources, the void surfaces' convective ambients)
+  // at the factors of the implicit step from `step` (multigrid::implicit_source_factor), as
+  // that step applied them.
+  std::vector<double> implicit_flows(const std::vector<double>& u, double t, std::int64_t step,
+                                     double dt, bool bdf2) const;
 
   // How much the stored heat grew from field `before` to field `u`: the sum over the body's
   // nodes, the Dirichlet nodes included, of w_i C_i (u_i - before_i), times the cell volume
@@ -111,13 +116,17 @@ class HeatFlowMeter {
     std::vector<std::int32_t> owner;
   };
   // A surface's law over nodes of weights w_i times area per volume, per cell volume: the
-  // ambient at t (dt > 0: its mean over [t, t + dt], as a source's factor), a radiating
-  // ambient at t. With `owner`, each node's term is added to into[owner[k]] as well where
-  // owner[k] >= 0 (a Dirichlet node's, for its reaction).
+  // convective ambient `ambient` (the factor the step gives the surface's source field), a
+  // radiating ambient at t. With `owner`, each node's term is added to into[owner[k]] as well
+  // where owner[k] >= 0 (a Dirichlet node's, for its reaction).
   static double law_rate(const kernels::BoundaryFace& f, const std::vector<std::int64_t>& nodes,
                          const std::vector<double>& weighted, const std::vector<double>& u,
-                         double t, double dt, const std::vector<std::int32_t>* owner = nullptr,
+                         double t, double ambient, const std::vector<std::int32_t>* owner = nullptr,
                          std::vector<double>* into = nullptr);
+  // flows() with the source fields' schedules scaled by factor(schedule).
+  template <typename Factor>
+  std::vector<double> flows_with(const std::vector<double>& u, double t,
+                                 const Factor& factor) const;
   struct SourceFlow {
     const kernels::Schedule* schedule = nullptr;
     double total = 0.0;  // sum over the body's nodes of w_i q_i, less the surfaces' loads
@@ -173,6 +182,8 @@ struct HeatFlowRow {
 //             stepper has two fields behind it (its first step is backward Euler);
 //   flows   = explicit: at u_n-1, faces at t_n-1, sources' means over the step;
 //             backward Euler and bdf2: at u_n and t_n; Crank-Nicolson: the mean of both ends;
+//             the implicit methods' source fields at the factors their step applied
+//             (multigrid::implicit_source_factor: the schedule's mean over the step);
 // exactly the terms each method's step balances, so the imbalance is the step's rounding (the
 // solve's residual for the implicit methods). The row at step 0 has no step behind it: its
 // flows are at u_0 and t = 0, its storage their sum (the rate the operator gives), its

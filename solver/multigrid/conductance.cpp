@@ -180,7 +180,16 @@ std::vector<double> HeatFlowOperator::weighted_capacity() const {
 
 bool HeatFlowOperator::floating() const { return floating_; }
 
-void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
+double implicit_source_factor(const kernels::Schedule& s, std::int64_t step, double dt, bool bdf2) {
+  const double t0 = static_cast<double>(step) * dt, t1 = static_cast<double>(step + 1) * dt;
+  if (s.constant()) return s.at(t1);
+  const double mean = s.mean(t0, t1);
+  if (!bdf2) return mean;
+  return 1.5 * mean - 0.5 * s.mean(static_cast<double>(step - 1) * dt, t0);
+}
+
+void HeatFlowOperator::add_load(double t, std::vector<double>& out, std::int64_t step, double dt,
+                                bool bdf2) const {
   if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   out.resize(static_cast<std::size_t>(points()), 0.0);
   for (const FaceLoad& f : face_loads_) {
@@ -190,7 +199,8 @@ void HeatFlowOperator::add_load(double t, std::vector<double>& out) const {
   }
   const std::int64_t np = points();
   for (const auto& s : fields_->sources) {
-    const double factor = s.schedule.at(t);
+    const double factor =
+        step >= 0 ? implicit_source_factor(s.schedule, step, dt, bdf2) : s.schedule.at(t);
     if (factor == 0.0) continue;
     const double* q = s.density.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)

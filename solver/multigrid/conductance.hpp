@@ -21,6 +21,15 @@
 
 namespace heatsim::solver::multigrid {
 
+// The factor an implicit step from t0 = step * dt to t1 = t0 + dt applies to a source field on
+// schedule s (the case's sources, the void surfaces' ambient loads): the schedule's mean over
+// the step, so that backward Euler and Crank-Nicolson steps add exactly its integral, a pulse
+// that starts and ends between two step times included, as explicit steps do. A BDF2 step from
+// two fields (bdf2) takes 3/2 of it less 1/2 of the step before's: q(t1) to second order, and
+// summed over the run the integral as BDF2's stored heat counts it. A constant schedule gives
+// its value.
+double implicit_source_factor(const kernels::Schedule& s, std::int64_t step, double dt, bool bdf2);
+
 class HeatFlowOperator {
  public:
   // Throws std::invalid_argument when the fields do not match the grid, or a face kind is not
@@ -55,9 +64,11 @@ class HeatFlowOperator {
   // are fixed only up to a constant.
   bool floating() const;
 
-  // out_i += load_i(t) + w_i * sum_s factor_s(t) q_s,i on the free nodes, the sources'
-  // factors at(t).
-  void add_load(double t, std::vector<double>& out) const;
+  // out_i += load_i(t) + w_i * sum_s factor_s q_s,i on the free nodes, the sources' factors
+  // at(t), or with `step` >= 0 those of the implicit step from `step` (implicit_source_factor
+  // with dt and bdf2).
+  void add_load(double t, std::vector<double>& out, std::int64_t step = -1, double dt = 0.0,
+                bool bdf2 = false) const;
   // u_i = g(t) on the Dirichlet nodes.
   void set_fixed(double t, std::vector<double>& u) const;
 

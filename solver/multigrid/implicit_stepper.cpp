@@ -340,12 +340,14 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
-void ImplicitStepper::assemble_load(double t, double scale, bool add) {
+void ImplicitStepper::assemble_load(double t, double scale, bool add, std::int64_t step, bool bdf2,
+                                    bool faces) {
   const int rhs = mg_->rhs();
   if (!add) ops_->zero_free(0, rhs);  // the fixed nodes' entries are 0 already
   for (std::size_t k = 0; k < sources_.size(); ++k) {
     const Source& s = sources_[k];
-    const double factor = s.schedule.at(t);
+    const double factor =
+        step >= 0 ? implicit_source_factor(s.schedule, step, dt_, bdf2) : s.schedule.at(t);
     if (factor == 0.0) continue;
     int v = s.vector;
     if (v < 0) {  // not kept: written now (rhs is not the scratch vector)
@@ -354,6 +356,11 @@ void ImplicitStepper::assemble_load(double t, double scale, bool add) {
     }
     ops_->axpby(scale * factor, v, 1.0, rhs);
   }
+  if (faces) add_face_loads(t, scale);
+}
+
+void ImplicitStepper::add_face_loads(double t, double scale) {
+  const int rhs = mg_->rhs();
   for (const Face& f : faces_) {
     if (f.constant >= 0) ops_->scatter(scale, f.constant, rhs, false);
     if (f.ambient >= 0) ops_->scatter(scale * flow_.face(f.face).at(t), f.ambient, rhs, false);
@@ -450,7 +457,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     {
       HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, t));
       rhs.assign(u.size(), 0.0);
-      linear.add_load(t, rhs);
+      if (steady)
+        linear.add_load(t, rhs);
+      else
+        linear.add_load(t, rhs, step, dt_, bdf2);
       fixed = linear.fixed();
       if (!steady) {
         const std::vector<double> wc = linear.weighted_capacity();
@@ -570,7 +580,7 @@ SolveReport ImplicitStepper::advance(std::int64_t step) {
   ops_->axpby(1.0, u, 0.0, saved_);
   switch (bdf2_start ? TimeMethod::backward_euler : method_) {
     case TimeMethod::backward_euler:
-      assemble_load(t1, 1.0, false);
+      assemble_load(t1, 1.0, false, step);
       ops_->multiply_add(1.0 / dt_, capacity_, u, 1.0, rhs);
       break;
     case TimeMethod::crank_nicolson:
@@ -578,12 +588,15 @@ SolveReport ImplicitStepper::advance(std::int64_t step) {
       // wC/dt + A/2 the level operator itself.
       ops_->apply(0, u, rhs);
       ops_->multiply_add(2.0 / dt_, capacity_, u, -1.0, rhs);
-      assemble_load(t0, 0.5, true);
-      assemble_load(t1, 0.5, true);
+      // The sources at their mean over the step (implicit_source_factor), the faces at both
+      // ends.
+      assemble_load(t1, 1.0, true, step, false, false);
+      add_face_loads(t0, 0.5);
+      add_face_loads(t1, 0.5);
       break;
     case TimeMethod::bdf2:
       // wC (4 u_n - u_{n-1}) / (2 dt)
-      assemble_load(t1, 1.0, false);
+      assemble_load(t1, 1.0, false, step, true);
       ops_->multiply_add(2.0 / dt_, capacity_, u, 1.0, rhs);
       ops_->multiply_add(-0.5 / dt_, capacity_, previous_, 1.0, rhs);
       break;

@@ -184,8 +184,13 @@ class ImplicitStepper {
   SetupTime hierarchy_setup() const;
 
  private:
-  // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts.
-  void assemble_load(double t, double scale, bool add);
+  // rhs = scale * load(t) (add: rhs += scale * load(t)), from the sources' and faces' parts:
+  // the sources at their factors at(t), or with `step` >= 0 at those of the implicit step from
+  // `step` (implicit_source_factor with bdf2); `faces` false leaves the faces' parts out.
+  void assemble_load(double t, double scale, bool add, std::int64_t step = -1, bool bdf2 = false,
+                     bool faces = true);
+  // rhs += scale * the faces' parts of load(t) alone.
+  void add_face_loads(double t, double scale);
   // Source s's weighted density into level-0 vector v.
   void write_source(std::size_t s, int v);
   // The Dirichlet nodes of the solution take g(t).

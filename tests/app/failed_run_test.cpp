@@ -104,6 +104,33 @@ TEST_F(FailedRun, ARestartToALaterEndSaysHowToContinue) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "checkpoint_00000700.h5"));
 }
 
+// A checkpoint of another grid cannot continue this case whatever its dt: the refusal names
+// the grid and gives no time: {dt, steps} to continue with (which would fail again on the grid).
+TEST_F(FailedRun, ACheckpointOfAnotherGridGetsNoHintOfDt) {
+  const std::string tail =
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "checkpoint: {every: 100}\n"
+      "time: {dt: auto, end: 0.1}\n";
+  ASSERT_EQ(
+      heatsim("run -q " + write_case("a.yaml", "grid: {dims: 1, n: [51], length: [1.0]}\n" + tail))
+          .code,
+      0);
+  const std::string checkpoint = (dir_ / "out" / "checkpoint_00000556.h5").string();
+  ASSERT_TRUE(fs::exists(checkpoint));
+  const Result other =
+      heatsim("run -q -o " + (dir_ / "other").string() + " " +
+              write_case("b.yaml", "grid: {dims: 2, n: [21, 21], length: [1.0, 1.0]}\n" + tail) +
+              " --restart " + checkpoint);
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("does not match the case: grid.dims: checkpoint 1, case 2"),
+            std::string::npos)
+      << other.output;
+  EXPECT_EQ(other.output.find("give time:"), std::string::npos) << other.output;
+  EXPECT_EQ(other.output.find("to continue this run"), std::string::npos) << other.output;
+}
+
 // `dt: auto` follows the material: a restart that changes it (on purpose) has another dt and
 // is refused, saying why (not blaming `end` or `steps`) and how to continue; the continued run
 // then warns of the material's change alone, not of its dt.

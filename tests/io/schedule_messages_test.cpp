@@ -104,6 +104,34 @@ TEST(ScheduleMessages, ATableWhollyBeforeTheStartIsAConstantAndWarned) {
   expect_no_warning_under(replace(kBase, "[[0, 0], [1, 1]]", "[[-5, 2]]"), "sources");
 }
 
+// A source whose schedule is 0 from t = 0 to the run's end (times in milliseconds for
+// seconds, say) adds no heat: warned, with the time it would first switch on. Only where the
+// end is known before the run (time.end, or steps of a given dt).
+TEST(ScheduleMessages, ASourceOffForTheWholeRunIsWarned) {
+  const std::string late =
+      replace(kBase, "[[0, 0], [1, 1]]", "[[0, 0], [5, 0], [5.1, 1], [8, 1], [8.1, 0]]");
+  expect_warning(
+      replace(late, "time: {steps: 10}", "time: {method: backward-euler, dt: 0.5, end: 3}"),
+      "sources[0].schedule", 7,
+      "is 0 from t = 0 to the run's end at t = 3 (its first nonzero value is at t = "
+      "5.1), so the source adds no heat");
+  expect_warning(replace(late, "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, steps: 8}"),
+                 "sources[0].schedule", 7, "to the run's end at t = 4 ");
+  expect_warning(replace(replace(kBase, "[[0, 0], [1, 1]]", "0"), "time: {steps: 10}",
+                         "time: {method: bdf2, dt: 0.5, steps: 8}"),
+                 "sources[0].schedule", 7, "is 0 from t = 0");
+  // On at the end, inside the run, or an end not known before the run (dt: auto): no warning.
+  expect_no_warning_under(
+      replace(late, "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, end: 5.05}"), "sources");
+  expect_no_warning_under(
+      replace(late, "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, end: 20}"), "sources");
+  expect_no_warning_under(late, "sources");
+  // A table that is 0 before t = 0 only.
+  expect_no_warning_under(replace(replace(kBase, "[[0, 0], [1, 1]]", "[[-1, 0], [0.2, 1]]"),
+                                  "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, end: 3}"),
+                          "sources");
+}
+
 TEST(ScheduleMessages, TableTimesMustIncreaseStrictly) {
   expect_error(replace(kBase, "ambient: 300.0", "ambient: [[0, 290], [5, 300], [5, 310]]"),
                "boundary.x+.ambient[2][0]", 11,
