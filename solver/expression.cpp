@@ -37,8 +37,118 @@ enum Code {
   // and max stay calls: inlined in a block, the compiler's min and max give other signed zeros
   // than the C library's fmin and fmax.
   kFloor,
-  kAbs
+  kAbs,
+  // eval_block's fused instructions (fuse_operands): `operation` (a two-operand code) with
+  // the variable `index` and the number `value` as its operands, pushed (kVariableNumber); the
+  // top and the number (kTopNumber) or the variable (kTopVariable), in place.
+  kVariableNumber,
+  kTopNumber,
+  kTopVariable
 };
+
+bool two_operands(int code) {
+  switch (code) {
+    case kAdd:
+    case kSub:
+    case kMul:
+    case kDiv:
+    case kPow:
+    case kLess:
+    case kLessEqual:
+    case kGreater:
+    case kGreaterEqual:
+    case kEqual:
+    case kNotEqual:
+    case kAnd:
+    case kOr:
+    case kCall2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The block program of `program` (Expression::block_program_): "variable, number, operation"
+// as one kVariableNumber, "number, operation" as kTopNumber, "variable, operation" as
+// kTopVariable.
+std::vector<Expression::Op> fuse_operands(const std::vector<Expression::Op>& program) {
+  std::vector<Expression::Op> out;
+  for (std::size_t k = 0; k < program.size(); ++k) {
+    const Expression::Op& op = program[k];
+    const auto fused = [&](int code, std::size_t operation) {
+      Expression::Op f = op;
+      f.code = code;
+      f.operation = program[operation].code;
+      f.f2 = program[operation].f2;
+      return f;
+    };
+    if (op.code == kVariable && k + 2 < program.size() && program[k + 1].code == kNumber &&
+        two_operands(program[k + 2].code)) {
+      Expression::Op f = fused(kVariableNumber, k + 2);
+      f.value = program[k + 1].value;
+      out.push_back(f);
+      k += 2;
+    } else if ((op.code == kNumber || op.code == kVariable) && k + 1 < program.size() &&
+               two_operands(program[k + 1].code)) {
+      out.push_back(fused(op.code == kNumber ? kTopNumber : kTopVariable, k + 1));
+      k += 1;
+    } else {
+      out.push_back(op);
+    }
+  }
+  return out;
+}
+
+// out[j] = lhs(j) `code` rhs(j) for j < count, each operation as eval() computes it.
+template <typename Lhs, typename Rhs>
+void apply_two(int code, double (*f2)(double, double), double* out, Lhs lhs, Rhs rhs, int count) {
+  switch (code) {
+    case kAdd:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) + rhs(j);
+      break;
+    case kSub:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) - rhs(j);
+      break;
+    case kMul:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) * rhs(j);
+      break;
+    case kDiv:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) / rhs(j);
+      break;
+    case kPow:
+      for (int j = 0; j < count; ++j) out[j] = std::pow(lhs(j), rhs(j));
+      break;
+    case kLess:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) < rhs(j) ? 1.0 : 0.0;
+      break;
+    case kLessEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) <= rhs(j) ? 1.0 : 0.0;
+      break;
+    case kGreater:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) > rhs(j) ? 1.0 : 0.0;
+      break;
+    case kGreaterEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) >= rhs(j) ? 1.0 : 0.0;
+      break;
+    case kEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) == rhs(j) ? 1.0 : 0.0;
+      break;
+    case kNotEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) != rhs(j) ? 1.0 : 0.0;
+      break;
+    case kAnd:
+      for (int j = 0; j < count; ++j) out[j] = (lhs(j) != 0.0 && rhs(j) != 0.0) ? 1.0 : 0.0;
+      break;
+    case kOr:
+      for (int j = 0; j < count; ++j) out[j] = (lhs(j) != 0.0 || rhs(j) != 0.0) ? 1.0 : 0.0;
+      break;
+    case kCall2:
+      for (int j = 0; j < count; ++j) out[j] = f2(lhs(j), rhs(j));
+      break;
+    default:
+      break;
+  }
+}
 
 struct Function1 {
   const char* name;
@@ -369,7 +479,13 @@ Expression Expression::compile(const std::string& text, const std::vector<std::s
     throw ExpressionError("longer than " + std::to_string(kMaxLength) + " characters", 0);
   Expression e;
   Compiler(text, variables).run(e.program_, e.stack_depth_);
+  e.block_program_ = fuse_operands(e.program_);
   return e;
+}
+
+bool Expression::reads(int index) const {
+  return std::any_of(program_.begin(), program_.end(),
+                     [&](const Op& op) { return op.code == kVariable && op.index == index; });
 }
 
 double Expression::eval(const double* values) const {
@@ -468,7 +584,7 @@ void Expression::eval_block(const double* const* variables, int count, double* o
   // The stack of eval(), each slot a block of values: slot k at scratch + k * kBlock.
   int top = -1;
   auto slot = [&](int k) { return scratch + static_cast<std::size_t>(k) * kBlock; };
-  for (const Op& op : program_) {
+  for (const Op& op : block_program_) {
     switch (op.code) {
       case kNumber: {
         double* a = slot(++top);
@@ -511,53 +627,34 @@ void Expression::eval_block(const double* const* variables, int count, double* o
         for (int j = 0; j < count; ++j) a[j] = std::fabs(a[j]);
         break;
       }
+      case kVariableNumber: {
+        const double* v = variables[op.index];
+        const double c = op.value;
+        apply_two(
+            op.operation, op.f2, slot(++top), [v](int j) { return v[j]; }, [c](int) { return c; },
+            count);
+        break;
+      }
+      case kTopNumber: {
+        double* a = slot(top);
+        const double c = op.value;
+        apply_two(
+            op.operation, op.f2, a, [a](int j) { return a[j]; }, [c](int) { return c; }, count);
+        break;
+      }
+      case kTopVariable: {
+        double* a = slot(top);
+        const double* v = variables[op.index];
+        apply_two(
+            op.operation, op.f2, a, [a](int j) { return a[j]; }, [v](int j) { return v[j]; },
+            count);
+        break;
+      }
       default: {
         const double* b = slot(top--);
         double* a = slot(top);
-        switch (op.code) {
-          case kAdd:
-            for (int j = 0; j < count; ++j) a[j] = a[j] + b[j];
-            break;
-          case kSub:
-            for (int j = 0; j < count; ++j) a[j] = a[j] - b[j];
-            break;
-          case kMul:
-            for (int j = 0; j < count; ++j) a[j] = a[j] * b[j];
-            break;
-          case kDiv:
-            for (int j = 0; j < count; ++j) a[j] = a[j] / b[j];
-            break;
-          case kPow:
-            for (int j = 0; j < count; ++j) a[j] = std::pow(a[j], b[j]);
-            break;
-          case kLess:
-            for (int j = 0; j < count; ++j) a[j] = a[j] < b[j] ? 1.0 : 0.0;
-            break;
-          case kLessEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] <= b[j] ? 1.0 : 0.0;
-            break;
-          case kGreater:
-            for (int j = 0; j < count; ++j) a[j] = a[j] > b[j] ? 1.0 : 0.0;
-            break;
-          case kGreaterEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] >= b[j] ? 1.0 : 0.0;
-            break;
-          case kEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] == b[j] ? 1.0 : 0.0;
-            break;
-          case kNotEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] != b[j] ? 1.0 : 0.0;
-            break;
-          case kAnd:
-            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 && b[j] != 0.0) ? 1.0 : 0.0;
-            break;
-          case kOr:
-            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 || b[j] != 0.0) ? 1.0 : 0.0;
-            break;
-          case kCall2:
-            for (int j = 0; j < count; ++j) a[j] = op.f2(a[j], b[j]);
-            break;
-        }
+        apply_two(
+            op.code, op.f2, a, [a](int j) { return a[j]; }, [b](int j) { return b[j]; }, count);
       }
     }
   }
