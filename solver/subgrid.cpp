@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -34,12 +35,20 @@ struct Points {
   std::array<std::vector<double>, 3> x;
   std::vector<double> values, scratch;  // the blocks' values and the evaluation's scratch
   std::vector<char> in;                 // Shape::contains_all's answers
+  // A formula that leaves some coordinate unread (Shape::reads): the points that differ from
+  // the one before only there, evaluated once (their distinct ones as columns) and each
+  // point's index among them.
+  std::array<std::vector<double>, 3> distinct;
+  std::vector<std::uint32_t> distinct_of;
   std::vector<std::int32_t> material;   // Materials::classify's answers
   // Cut points, reused from node to node: per axis a control volume's (for_sub_cells) or a
   // face's cross-section (Materials::face), and a segment's (Materials::line_conductance).
   std::array<std::vector<double>, 3> cuts;
   std::vector<double> line_cuts;
   std::vector<double> piece_at;  // a segment's pieces' lower ends (Materials::line_conductance)
+  // Materials::find_where_crossings': the pieces' lower ends' indices, the exact cuts.
+  std::vector<std::size_t> lower;
+  std::vector<double> exact;
   void clear() {
     for (auto& v : x) v.clear();
   }
@@ -54,6 +63,16 @@ struct Shape {
   const ShapeSpec* spec = nullptr;
   std::optional<Expression> formula;
   std::vector<char> node_inside;  // where: the node test, for the neighbourhood rule
+  // where: the coordinates the formula reads (Expression::reads); `all_read` where it reads
+  // every one of the grid's. A formula in z alone has one value per z.
+  std::array<bool, 3> reads{false, false, false};
+  bool all_read = true;
+
+  // Whether every point of a line along axis a (the same coordinates but that one) gives the
+  // same answer: everywhere, and a formula that does not read the axis's coordinate.
+  bool uniform_along(int a) const {
+    return spec->kind == ShapeKind::everywhere || (formula && !reads[a]);
+  }
   // box: per axis and coordinate, whether a node's neighbourhood (one spacing each way) meets
   // the box's extent on that axis, and whether it lies within it (crosses(): meets on every
   // axis, within not on every one).
@@ -103,15 +122,52 @@ struct Shape {
       }
       return;
     }
-    p.values.resize(count);
     p.scratch.resize(formula->block_scratch());
-    for (std::size_t b = 0; b < count; b += Expression::kBlock) {
-      const double* columns[3] = {p.x[0].data() + b, p.x[1].data() + b, p.x[2].data() + b};
-      const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - b));
-      formula->eval_block(columns, n, p.values.data() + b, p.scratch.data());
+    if (all_read) {
+      p.values.resize(count);
+      evaluate(p.x, count, p.values.data(), p.scratch.data());
+      for (std::size_t k = 0; k < count; ++k)
+        p.in[k] = p.values[k] != 0.0 && !std::isnan(p.values[k]);
+      return;
     }
-    for (std::size_t k = 0; k < count; ++k)
-      p.in[k] = p.values[k] != 0.0 && !std::isnan(p.values[k]);
+    // A point whose read coordinates are those of the point before, bit for bit, has its
+    // value: only the others are evaluated.
+    int read[3] = {0, 0, 0}, read_count = 0;
+    for (int a = 0; a < dims; ++a)
+      if (reads[a]) read[read_count++] = a;
+    const auto bits = [](double v) {
+      std::uint64_t u;
+      std::memcpy(&u, &v, sizeof u);
+      return u;
+    };
+    for (auto& column : p.distinct) column.resize(count);
+    p.distinct_of.resize(count);
+    std::size_t distinct = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      bool same = k > 0;
+      for (int r = 0; r < read_count && same; ++r)
+        same = bits(p.x[read[r]][k]) == bits(p.x[read[r]][k - 1]);
+      if (!same) {
+        for (int a = 0; a < 3; ++a) p.distinct[a][distinct] = p.x[a][k];
+        ++distinct;
+      }
+      p.distinct_of[k] = static_cast<std::uint32_t>(distinct - 1);
+    }
+    p.values.resize(distinct);
+    evaluate(p.distinct, distinct, p.values.data(), p.scratch.data());
+    for (std::size_t k = 0; k < count; ++k) {
+      const double v = p.values[p.distinct_of[k]];
+      p.in[k] = v != 0.0 && !std::isnan(v);
+    }
+  }
+  // The formula at `count` points (columns x) in blocks, into out.
+  void evaluate(const std::array<std::vector<double>, 3>& x, std::size_t count, double* out,
+                double* scratch) const {
+    for (std::size_t b = 0; b < count; b += Expression::kBlock) {
+      const double* columns[3] = {x[0].data() + b, x[1].data() + b, x[2].data() + b};
+      const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - b));
+      formula->eval_block(columns, n, out + b, scratch);
+    }
   }
 };
 
@@ -144,6 +200,10 @@ struct Sampler {
         out.formula = Expression::compile(s.where, expression_variables(dims));
       } catch (const ExpressionError& e) {
         throw std::invalid_argument(key + ".where: " + e.what());
+      }
+      for (int a = 0; a < dims; ++a) {
+        out.reads[a] = out.formula->reads(a);
+        out.all_read = out.all_read && out.reads[a];
       }
       // The node test material_ids uses (1e-9 spacing tolerance does not apply to where).
       out.node_inside.assign(static_cast<std::size_t>(points()), 0);
@@ -313,6 +373,9 @@ struct Materials {
   bool any_void = false;               // some region is a void
   bool several_materials = false;      // the regions hold two materials or more: interfaces
   ContactTable contacts;               // R'' between materials (contacts.hpp)
+  // Per axis: every shape is the same along it (Shape::uniform_along), so a line along it
+  // holds one material.
+  std::array<bool, 3> uniform_along{false, false, false};
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
       : s(sampler), ids(node_ids), contacts(sampler.c) {
@@ -330,6 +393,9 @@ struct Materials {
       material.push_back(m);
     }
     for (const Shape& sh : shapes) shape_list.push_back(&sh);
+    for (int a = 0; a < s.dims; ++a)
+      uniform_along[a] = std::all_of(shapes.begin(), shapes.end(),
+                                     [&](const Shape& sh) { return sh.uniform_along(a); });
     any_void = std::find(material.begin(), material.end(), kVoid) != material.end();
     std::int32_t first = -1;
     for (std::int32_t m : material) {
@@ -638,11 +704,13 @@ struct Materials {
   // piece would leave; where the bisection meets a third material the cut stays.
   void find_where_crossings(int a, const double* x, std::int64_t node, std::vector<double>& cut,
                             Points& batch) const {
-    std::vector<std::size_t> lower;  // the index in `cut` of each piece's lower end
+    std::vector<std::size_t>& lower = batch.lower;  // the index in `cut` of each piece's lower end
+    lower.clear();
     for (std::size_t p = 0; p + 1 < cut.size(); ++p)
       if (cut[p + 1] - cut[p] > 1e-9 * s.h[a]) lower.push_back(p);
     if (lower.empty()) return;
-    std::vector<double> exact;
+    std::vector<double>& exact = batch.exact;
+    exact.clear();
     for (const Shape* sh : shape_list)
       if (sh->spec->kind == ShapeKind::box)
         for (double b : {sh->spec->lower[a], sh->spec->upper[a]}) exact.push_back(b);
@@ -718,7 +786,9 @@ struct Materials {
     }
     batch.piece_at.push_back(x1);
     classify(batch, node);
-    if (s.any_where) find_where_crossings(a, x, node, at, batch);
+    // Shapes that do not change along the axis (Shape::uniform_along): every point of the
+    // line holds one material, no surface to find.
+    if (s.any_where && !uniform_along[a]) find_where_crossings(a, x, node, at, batch);
     // Contacts: R'' at every change between two materials of a contact along the line,
     // its ends included: the material at each end (the node's own where the line runs through
     // the nodes, else the point's) against the piece beside it, so that an interface on a node
@@ -960,6 +1030,12 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
   to.assign(volumes.size(), -1);
   share.assign(volumes.size(), 0.0);
   if (!m.several_materials) return false;
+  // Every sub-cell the node's material (or a void's, or the node a void): no crossing
+  // (Materials::crossing), nothing goes.
+  const std::int32_t own = m.ids[static_cast<std::size_t>(i)];
+  if (own == kVoid || std::all_of(b.material.begin(), b.material.end(),
+                                  [&](std::int32_t mat) { return mat == own || mat == kVoid; }))
+    return false;
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   Points& p = cp.points;
   p.clear();
