@@ -115,6 +115,10 @@ struct Shape {
   void contains_all(Points& p, int dims) const {
     const std::size_t count = p.size();
     p.in.assign(count, 0);
+    if (spec->kind == ShapeKind::everywhere) {
+      p.in.assign(count, 1);
+      return;
+    }
     if (!formula) {
       for (std::size_t k = 0; k < count; ++k) {
         const double x[3] = {p.x[0][k], p.x[1][k], p.x[2][k]};
@@ -132,9 +136,10 @@ struct Shape {
     }
     // A point whose read coordinates are those of the point before, bit for bit, has its
     // value: only the others are evaluated.
-    int read[3] = {0, 0, 0}, read_count = 0;
+    const double* read[3] = {nullptr, nullptr, nullptr};
+    int read_count = 0;
     for (int a = 0; a < dims; ++a)
-      if (reads[a]) read[read_count++] = a;
+      if (reads[a]) read[read_count++] = p.x[a].data();
     const auto bits = [](double v) {
       std::uint64_t u;
       std::memcpy(&u, &v, sizeof u);
@@ -142,16 +147,18 @@ struct Shape {
     };
     for (auto& column : p.distinct) column.resize(count);
     p.distinct_of.resize(count);
+    const double* x[3] = {p.x[0].data(), p.x[1].data(), p.x[2].data()};
+    double* to[3] = {p.distinct[0].data(), p.distinct[1].data(), p.distinct[2].data()};
+    std::uint32_t* of = p.distinct_of.data();
     std::size_t distinct = 0;
     for (std::size_t k = 0; k < count; ++k) {
       bool same = k > 0;
-      for (int r = 0; r < read_count && same; ++r)
-        same = bits(p.x[read[r]][k]) == bits(p.x[read[r]][k - 1]);
+      for (int r = 0; r < read_count && same; ++r) same = bits(read[r][k]) == bits(read[r][k - 1]);
       if (!same) {
-        for (int a = 0; a < 3; ++a) p.distinct[a][distinct] = p.x[a][k];
+        for (int a = 0; a < 3; ++a) to[a][distinct] = x[a][k];
         ++distinct;
       }
-      p.distinct_of[k] = static_cast<std::uint32_t>(distinct - 1);
+      of[k] = static_cast<std::uint32_t>(distinct - 1);
     }
     p.values.resize(distinct);
     evaluate(p.distinct, distinct, p.values.data(), p.scratch.data());
@@ -765,6 +772,13 @@ struct Materials {
   // along, or one reaching past the control volume, still cuts the line.
   double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
                           bool strip_hi = false) const {
+    // Every point of the line holds one material (uniform_along), and no contact or sliver's
+    // void counts: its k, as the pieces' sum gives it (one material: that k exactly).
+    if (uniform_along[a] && !contacts.any() && !strip_lo && !strip_hi) {
+      double y[3] = {x[0], x[1], x[2]};
+      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+      return k(this->at(y, node), a);
+    }
     const double x0 = x[a], x1 = x0 + s.h[a];
     std::vector<double>& at = batch.line_cuts;
     s.cuts(a, x0, x1, shape_list, s.any_where ? kWhereSteps : 1, at);
@@ -1101,9 +1115,11 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
 
 // Calls f(x, volume) for the sub-cells of node i's control volume; `at` holds the cut points
 // per axis (Points::cuts).
+// `first_only` (per axis, or null): the axes on which only the first part is taken.
 template <typename F>
 void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, std::int64_t i,
-                   std::array<std::vector<double>, 3>& at, F&& f) {
+                   std::array<std::vector<double>, 3>& at, F&& f,
+                   const bool* first_only = nullptr) {
   const auto ic = s.coords(i);
   for (int a = 0; a < 3; ++a) {
     if (a >= s.dims) {
@@ -1112,6 +1128,7 @@ void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, st
     }
     const auto [lo, hi] = s.cell(a, ic[a]);
     s.cuts(a, lo, hi, shapes, kSplit, at[a]);
+    if (first_only && first_only[a]) at[a].resize(2);
   }
   for (std::size_t pz = 0; pz + 1 < at[2].size(); ++pz)
     for (std::size_t py = 0; py + 1 < at[1].size(); ++py)
@@ -1435,6 +1452,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
         return mat.capacity() == c.materials.front().capacity();
       });
+  // Some axis along which every shape is the same (Materials::uniform_along).
+  bool uniform_cells = false;
+  for (int a = 0; a < s.dims; ++a) uniform_cells = uniform_cells || m.uniform_along[a];
   // Row by row: a row no surface can cross takes its nodes' capacities in a plain loop, and
   // the others find their nodes' coordinates without dividing the index.
   std::vector<ShareMove> moves;  // parts of control volumes beyond an interface
@@ -1479,6 +1499,25 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             batch.add(first);
             volumes.push_back(first_volume);
           } else {
+            // Every shape the same along some axes (Materials::uniform_along): the sub-cells
+            // that differ only there hold one material, so those of the first part along them
+            // show every material the control volume holds. All the node's: its capacity
+            // exactly, as the sum below gives it (nothing moves, one material).
+            if (uniform_cells) {
+              for_sub_cells(
+                  s, m.shape_list, i, batch.cuts, [&](const double* x, double) { batch.add(x); },
+                  m.uniform_along.data());
+              if (batch.size() > 0) {
+                m.classify(batch, i);
+                const std::int32_t own = ids[at];
+                if (std::all_of(batch.material.begin(), batch.material.end(),
+                                [&](std::int32_t mat) { return mat == own; })) {
+                  out.capacity[at] = m.capacity(own);
+                  continue;
+                }
+              }
+              batch.clear();
+            }
             for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
               batch.add(x);
               volumes.push_back(v);
