@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace heatsim::solver {
@@ -43,7 +45,11 @@ enum Code {
   // top and the number (kTopNumber) or the variable (kTopVariable), in place.
   kVariableNumber,
   kTopNumber,
-  kTopVariable
+  kTopVariable,
+  // eval_block's kept values (share_subtrees): the top copied to register `index`, kept on
+  // the stack (kStore); register `index` pushed (kLoad).
+  kStore,
+  kLoad
 };
 
 bool two_operands(int code) {
@@ -66,6 +72,91 @@ bool two_operands(int code) {
     default:
       return false;
   }
+}
+
+// How many values an instruction of a compiled program takes from the stack.
+int operands(int code) {
+  if (code == kNumber || code == kVariable) return 0;
+  return two_operands(code) ? 2 : 1;
+}
+
+// `program` with each part that it computes twice or more (the same instructions on the same
+// operands: a subtree of the expression, not a single variable or number) computed the first
+// time, kept in a register (kStore) and taken from there after (kLoad): the values of the
+// functions and operations are the same each time, so the results are the same bits. Only the
+// registers some load takes are kept; `registers` is set to their number.
+std::vector<Expression::Op> share_subtrees(const std::vector<Expression::Op>& program,
+                                           int& registers) {
+  const std::size_t n = program.size();
+  // Per instruction: where its subtree starts and which subtree (equal ones, one number).
+  std::vector<std::size_t> start(n);
+  std::vector<int> id(n);
+  std::map<std::tuple<int, int, std::uint64_t, std::uintptr_t, std::uintptr_t, int, int>, int>
+      known;
+  std::vector<int> count;
+  std::vector<std::pair<std::size_t, int>> stack;  // (start, id) of the values on the stack
+  for (std::size_t k = 0; k < n; ++k) {
+    const Expression::Op& op = program[k];
+    int child[2] = {-1, -1};
+    start[k] = k;
+    for (int c = operands(op.code); c-- > 0;) {
+      child[c] = stack.back().second;
+      start[k] = stack.back().first;
+      stack.pop_back();
+    }
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &op.value, sizeof bits);
+    const auto key =
+        std::make_tuple(op.code, op.index, bits, reinterpret_cast<std::uintptr_t>(op.f1),
+                        reinterpret_cast<std::uintptr_t>(op.f2), child[0], child[1]);
+    const auto found = known.emplace(key, static_cast<int>(known.size())).first;
+    id[k] = found->second;
+    if (static_cast<std::size_t>(id[k]) >= count.size()) count.push_back(0);
+    ++count[static_cast<std::size_t>(id[k])];
+    stack.emplace_back(start[k], id[k]);
+  }
+  // The subtrees that start at each instruction, the largest last.
+  std::vector<std::vector<std::size_t>> ends(n);
+  for (std::size_t k = 0; k < n; ++k) ends[start[k]].push_back(k);
+  const auto repeated = [&](std::size_t k) {
+    return operands(program[k].code) > 0 && count[static_cast<std::size_t>(id[k])] >= 2;
+  };
+  // Twice: first keeping every repeated subtree, then only those some load took.
+  std::vector<char> taken(count.size(), 0), keep(count.size(), 1);
+  std::vector<Expression::Op> out;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<int, int> register_of;  // subtree -> register
+    out.clear();
+    for (std::size_t p = 0; p < n;) {
+      bool loaded = false;
+      for (auto e = ends[p].rbegin(); e != ends[p].rend() && !loaded; ++e) {
+        const auto r = register_of.find(id[*e]);
+        if (!repeated(*e) || r == register_of.end()) continue;
+        Expression::Op load;
+        load.code = kLoad;
+        load.index = r->second;
+        out.push_back(load);
+        taken[static_cast<std::size_t>(id[*e])] = 1;
+        p = *e + 1;
+        loaded = true;
+      }
+      if (loaded) continue;
+      out.push_back(program[p]);
+      if (repeated(p) && keep[static_cast<std::size_t>(id[p])] &&
+          register_of.find(id[p]) == register_of.end()) {
+        const int r = static_cast<int>(register_of.size());
+        register_of.emplace(id[p], r);
+        Expression::Op store;
+        store.code = kStore;
+        store.index = r;
+        out.push_back(store);
+      }
+      ++p;
+    }
+    registers = static_cast<int>(register_of.size());
+    keep = taken;
+  }
+  return out;
 }
 
 // The block program of `program` (Expression::block_program_): "variable, number, operation"
@@ -479,7 +570,7 @@ Expression Expression::compile(const std::string& text, const std::vector<std::s
     throw ExpressionError("longer than " + std::to_string(kMaxLength) + " characters", 0);
   Expression e;
   Compiler(text, variables).run(e.program_, e.stack_depth_);
-  e.block_program_ = fuse_operands(e.program_);
+  e.block_program_ = fuse_operands(share_subtrees(e.program_, e.registers_));
   return e;
 }
 
@@ -584,6 +675,8 @@ void Expression::eval_block(const double* const* variables, int count, double* o
   // The stack of eval(), each slot a block of values: slot k at scratch + k * kBlock.
   int top = -1;
   auto slot = [&](int k) { return scratch + static_cast<std::size_t>(k) * kBlock; };
+  // The registers (kStore, kLoad) after the stack's slots.
+  const int stack_slots = stack_depth_ > 0 ? stack_depth_ : 1;
   for (const Op& op : block_program_) {
     switch (op.code) {
       case kNumber: {
@@ -625,6 +718,18 @@ void Expression::eval_block(const double* const* variables, int count, double* o
       case kAbs: {
         double* a = slot(top);
         for (int j = 0; j < count; ++j) a[j] = std::fabs(a[j]);
+        break;
+      }
+      case kStore: {
+        const double* a = slot(top);
+        double* r = slot(stack_slots + op.index);
+        for (int j = 0; j < count; ++j) r[j] = a[j];
+        break;
+      }
+      case kLoad: {
+        double* a = slot(++top);
+        const double* r = slot(stack_slots + op.index);
+        for (int j = 0; j < count; ++j) a[j] = r[j];
         break;
       }
       case kVariableNumber: {

@@ -57,7 +57,7 @@ class Expression {
   // point. `scratch` holds block_scratch() doubles of the caller's (one per thread).
   static constexpr int kBlock = 256;
   std::size_t block_scratch() const {
-    return static_cast<std::size_t>(stack_depth_ > 0 ? stack_depth_ : 1) * kBlock;
+    return static_cast<std::size_t>((stack_depth_ > 0 ? stack_depth_ : 1) + registers_) * kBlock;
   }
   void eval_block(const double* const* variables, int count, double* out, double* scratch) const;
 
@@ -86,8 +86,10 @@ class Expression {
   std::vector<Op> program_;
   // program_ for eval_block: a variable or a number taken straight into the two-operand
   // operation that follows it (one pass over the block instead of two or three, the same
-  // operation on the same operands: the same bits).
+  // operation on the same operands: the same bits), and a part written twice or more (a
+  // checkerboard's sum of floors) computed once and kept for the others.
   std::vector<Op> block_program_;
+  int registers_ = 0;    // block_program_'s values kept for a second use (share_subtrees)
   int stack_depth_ = 0;  // the most values on the stack at once
 };
 
