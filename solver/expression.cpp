@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace heatsim::solver {
@@ -37,8 +39,207 @@ enum Code {
   // and max stay calls: inlined in a block, the compiler's min and max give other signed zeros
   // than the C library's fmin and fmax.
   kFloor,
-  kAbs
+  kAbs,
+  // eval_block's fused instructions (fuse_operands): `operation` (a two-operand code) with
+  // the variable `index` and the number `value` as its operands, pushed (kVariableNumber); the
+  // top and the number (kTopNumber) or the variable (kTopVariable), in place.
+  kVariableNumber,
+  kTopNumber,
+  kTopVariable,
+  // eval_block's kept values (share_subtrees): the top copied to register `index`, kept on
+  // the stack (kStore); register `index` pushed (kLoad).
+  kStore,
+  kLoad
 };
+
+bool two_operands(int code) {
+  switch (code) {
+    case kAdd:
+    case kSub:
+    case kMul:
+    case kDiv:
+    case kPow:
+    case kLess:
+    case kLessEqual:
+    case kGreater:
+    case kGreaterEqual:
+    case kEqual:
+    case kNotEqual:
+    case kAnd:
+    case kOr:
+    case kCall2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// How many values an instruction of a compiled program takes from the stack.
+int operands(int code) {
+  if (code == kNumber || code == kVariable) return 0;
+  return two_operands(code) ? 2 : 1;
+}
+
+// `program` with each part that it computes twice or more (the same instructions on the same
+// operands: a subtree of the expression, not a single variable or number) computed the first
+// time, kept in a register (kStore) and taken from there after (kLoad): the values of the
+// functions and operations are the same each time, so the results are the same bits. Only the
+// registers some load takes are kept; `registers` is set to their number.
+std::vector<Expression::Op> share_subtrees(const std::vector<Expression::Op>& program,
+                                           int& registers) {
+  const std::size_t n = program.size();
+  // Per instruction: where its subtree starts and which subtree (equal ones, one number).
+  std::vector<std::size_t> start(n);
+  std::vector<int> id(n);
+  std::map<std::tuple<int, int, std::uint64_t, std::uintptr_t, std::uintptr_t, int, int>, int>
+      known;
+  std::vector<int> count;
+  std::vector<std::pair<std::size_t, int>> stack;  // (start, id) of the values on the stack
+  for (std::size_t k = 0; k < n; ++k) {
+    const Expression::Op& op = program[k];
+    int child[2] = {-1, -1};
+    start[k] = k;
+    for (int c = operands(op.code); c-- > 0;) {
+      child[c] = stack.back().second;
+      start[k] = stack.back().first;
+      stack.pop_back();
+    }
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &op.value, sizeof bits);
+    const auto key =
+        std::make_tuple(op.code, op.index, bits, reinterpret_cast<std::uintptr_t>(op.f1),
+                        reinterpret_cast<std::uintptr_t>(op.f2), child[0], child[1]);
+    const auto found = known.emplace(key, static_cast<int>(known.size())).first;
+    id[k] = found->second;
+    if (static_cast<std::size_t>(id[k]) >= count.size()) count.push_back(0);
+    ++count[static_cast<std::size_t>(id[k])];
+    stack.emplace_back(start[k], id[k]);
+  }
+  // The subtrees that start at each instruction, the largest last.
+  std::vector<std::vector<std::size_t>> ends(n);
+  for (std::size_t k = 0; k < n; ++k) ends[start[k]].push_back(k);
+  const auto repeated = [&](std::size_t k) {
+    return operands(program[k].code) > 0 && count[static_cast<std::size_t>(id[k])] >= 2;
+  };
+  // Twice: first keeping every repeated subtree, then only those some load took.
+  std::vector<char> taken(count.size(), 0), keep(count.size(), 1);
+  std::vector<Expression::Op> out;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<int, int> register_of;  // subtree -> register
+    out.clear();
+    for (std::size_t p = 0; p < n;) {
+      bool loaded = false;
+      for (auto e = ends[p].rbegin(); e != ends[p].rend() && !loaded; ++e) {
+        const auto r = register_of.find(id[*e]);
+        if (!repeated(*e) || r == register_of.end()) continue;
+        Expression::Op load;
+        load.code = kLoad;
+        load.index = r->second;
+        out.push_back(load);
+        taken[static_cast<std::size_t>(id[*e])] = 1;
+        p = *e + 1;
+        loaded = true;
+      }
+      if (loaded) continue;
+      out.push_back(program[p]);
+      if (repeated(p) && keep[static_cast<std::size_t>(id[p])] &&
+          register_of.find(id[p]) == register_of.end()) {
+        const int r = static_cast<int>(register_of.size());
+        register_of.emplace(id[p], r);
+        Expression::Op store;
+        store.code = kStore;
+        store.index = r;
+        out.push_back(store);
+      }
+      ++p;
+    }
+    registers = static_cast<int>(register_of.size());
+    keep = taken;
+  }
+  return out;
+}
+
+// The block program of `program` (Expression::block_program_): "variable, number, operation"
+// as one kVariableNumber, "number, operation" as kTopNumber, "variable, operation" as
+// kTopVariable.
+std::vector<Expression::Op> fuse_operands(const std::vector<Expression::Op>& program) {
+  std::vector<Expression::Op> out;
+  for (std::size_t k = 0; k < program.size(); ++k) {
+    const Expression::Op& op = program[k];
+    const auto fused = [&](int code, std::size_t operation) {
+      Expression::Op f = op;
+      f.code = code;
+      f.operation = program[operation].code;
+      f.f2 = program[operation].f2;
+      return f;
+    };
+    if (op.code == kVariable && k + 2 < program.size() && program[k + 1].code == kNumber &&
+        two_operands(program[k + 2].code)) {
+      Expression::Op f = fused(kVariableNumber, k + 2);
+      f.value = program[k + 1].value;
+      out.push_back(f);
+      k += 2;
+    } else if ((op.code == kNumber || op.code == kVariable) && k + 1 < program.size() &&
+               two_operands(program[k + 1].code)) {
+      out.push_back(fused(op.code == kNumber ? kTopNumber : kTopVariable, k + 1));
+      k += 1;
+    } else {
+      out.push_back(op);
+    }
+  }
+  return out;
+}
+
+// out[j] = lhs(j) `code` rhs(j) for j < count, each operation as eval() computes it.
+template <typename Lhs, typename Rhs>
+void apply_two(int code, double (*f2)(double, double), double* out, Lhs lhs, Rhs rhs, int count) {
+  switch (code) {
+    case kAdd:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) + rhs(j);
+      break;
+    case kSub:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) - rhs(j);
+      break;
+    case kMul:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) * rhs(j);
+      break;
+    case kDiv:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) / rhs(j);
+      break;
+    case kPow:
+      for (int j = 0; j < count; ++j) out[j] = std::pow(lhs(j), rhs(j));
+      break;
+    case kLess:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) < rhs(j) ? 1.0 : 0.0;
+      break;
+    case kLessEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) <= rhs(j) ? 1.0 : 0.0;
+      break;
+    case kGreater:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) > rhs(j) ? 1.0 : 0.0;
+      break;
+    case kGreaterEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) >= rhs(j) ? 1.0 : 0.0;
+      break;
+    case kEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) == rhs(j) ? 1.0 : 0.0;
+      break;
+    case kNotEqual:
+      for (int j = 0; j < count; ++j) out[j] = lhs(j) != rhs(j) ? 1.0 : 0.0;
+      break;
+    case kAnd:
+      for (int j = 0; j < count; ++j) out[j] = (lhs(j) != 0.0 && rhs(j) != 0.0) ? 1.0 : 0.0;
+      break;
+    case kOr:
+      for (int j = 0; j < count; ++j) out[j] = (lhs(j) != 0.0 || rhs(j) != 0.0) ? 1.0 : 0.0;
+      break;
+    case kCall2:
+      for (int j = 0; j < count; ++j) out[j] = f2(lhs(j), rhs(j));
+      break;
+    default:
+      break;
+  }
+}
 
 struct Function1 {
   const char* name;
@@ -369,7 +570,13 @@ Expression Expression::compile(const std::string& text, const std::vector<std::s
     throw ExpressionError("longer than " + std::to_string(kMaxLength) + " characters", 0);
   Expression e;
   Compiler(text, variables).run(e.program_, e.stack_depth_);
+  e.block_program_ = fuse_operands(share_subtrees(e.program_, e.registers_));
   return e;
+}
+
+bool Expression::reads(int index) const {
+  return std::any_of(program_.begin(), program_.end(),
+                     [&](const Op& op) { return op.code == kVariable && op.index == index; });
 }
 
 double Expression::eval(const double* values) const {
@@ -468,7 +675,9 @@ void Expression::eval_block(const double* const* variables, int count, double* o
   // The stack of eval(), each slot a block of values: slot k at scratch + k * kBlock.
   int top = -1;
   auto slot = [&](int k) { return scratch + static_cast<std::size_t>(k) * kBlock; };
-  for (const Op& op : program_) {
+  // The registers (kStore, kLoad) after the stack's slots.
+  const int stack_slots = stack_depth_ > 0 ? stack_depth_ : 1;
+  for (const Op& op : block_program_) {
     switch (op.code) {
       case kNumber: {
         double* a = slot(++top);
@@ -511,53 +720,46 @@ void Expression::eval_block(const double* const* variables, int count, double* o
         for (int j = 0; j < count; ++j) a[j] = std::fabs(a[j]);
         break;
       }
+      case kStore: {
+        const double* a = slot(top);
+        double* r = slot(stack_slots + op.index);
+        for (int j = 0; j < count; ++j) r[j] = a[j];
+        break;
+      }
+      case kLoad: {
+        double* a = slot(++top);
+        const double* r = slot(stack_slots + op.index);
+        for (int j = 0; j < count; ++j) a[j] = r[j];
+        break;
+      }
+      case kVariableNumber: {
+        const double* v = variables[op.index];
+        const double c = op.value;
+        apply_two(
+            op.operation, op.f2, slot(++top), [v](int j) { return v[j]; }, [c](int) { return c; },
+            count);
+        break;
+      }
+      case kTopNumber: {
+        double* a = slot(top);
+        const double c = op.value;
+        apply_two(
+            op.operation, op.f2, a, [a](int j) { return a[j]; }, [c](int) { return c; }, count);
+        break;
+      }
+      case kTopVariable: {
+        double* a = slot(top);
+        const double* v = variables[op.index];
+        apply_two(
+            op.operation, op.f2, a, [a](int j) { return a[j]; }, [v](int j) { return v[j]; },
+            count);
+        break;
+      }
       default: {
         const double* b = slot(top--);
         double* a = slot(top);
-        switch (op.code) {
-          case kAdd:
-            for (int j = 0; j < count; ++j) a[j] = a[j] + b[j];
-            break;
-          case kSub:
-            for (int j = 0; j < count; ++j) a[j] = a[j] - b[j];
-            break;
-          case kMul:
-            for (int j = 0; j < count; ++j) a[j] = a[j] * b[j];
-            break;
-          case kDiv:
-            for (int j = 0; j < count; ++j) a[j] = a[j] / b[j];
-            break;
-          case kPow:
-            for (int j = 0; j < count; ++j) a[j] = std::pow(a[j], b[j]);
-            break;
-          case kLess:
-            for (int j = 0; j < count; ++j) a[j] = a[j] < b[j] ? 1.0 : 0.0;
-            break;
-          case kLessEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] <= b[j] ? 1.0 : 0.0;
-            break;
-          case kGreater:
-            for (int j = 0; j < count; ++j) a[j] = a[j] > b[j] ? 1.0 : 0.0;
-            break;
-          case kGreaterEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] >= b[j] ? 1.0 : 0.0;
-            break;
-          case kEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] == b[j] ? 1.0 : 0.0;
-            break;
-          case kNotEqual:
-            for (int j = 0; j < count; ++j) a[j] = a[j] != b[j] ? 1.0 : 0.0;
-            break;
-          case kAnd:
-            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 && b[j] != 0.0) ? 1.0 : 0.0;
-            break;
-          case kOr:
-            for (int j = 0; j < count; ++j) a[j] = (a[j] != 0.0 || b[j] != 0.0) ? 1.0 : 0.0;
-            break;
-          case kCall2:
-            for (int j = 0; j < count; ++j) a[j] = op.f2(a[j], b[j]);
-            break;
-        }
+        apply_two(
+            op.code, op.f2, a, [a](int j) { return a[j]; }, [b](int j) { return b[j]; }, count);
       }
     }
   }

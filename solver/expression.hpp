@@ -57,9 +57,13 @@ class Expression {
   // point. `scratch` holds block_scratch() doubles of the caller's (one per thread).
   static constexpr int kBlock = 256;
   std::size_t block_scratch() const {
-    return static_cast<std::size_t>(stack_depth_ > 0 ? stack_depth_ : 1) * kBlock;
+    return static_cast<std::size_t>((stack_depth_ > 0 ? stack_depth_ : 1) + registers_) * kBlock;
   }
   void eval_block(const double* const* variables, int count, double* out, double* scratch) const;
+
+  // Whether the value depends on variables[index] at all (the program reads it): where it does
+  // not, points that differ only in that variable have the same value, to the bit.
+  bool reads(int index) const;
 
   // The node test of a `where` shape over a grid of `n` nodes per axis (memory order, x first;
   // 1 on unused axes): inside[i] = 1 where the value at node i is nonzero and not NaN.
@@ -75,10 +79,17 @@ class Expression {
     int index = 0;                   // a variable
     double (*f1)(double) = nullptr;  // a one-argument function
     double (*f2)(double, double) = nullptr;
+    int operation = 0;  // a fused instruction's two-operand operation (eval_block's program)
   };
 
  private:
   std::vector<Op> program_;
+  // program_ for eval_block: a variable or a number taken straight into the two-operand
+  // operation that follows it (one pass over the block instead of two or three, the same
+  // operation on the same operands: the same bits), and a part written twice or more (a
+  // checkerboard's sum of floors) computed once and kept for the others.
+  std::vector<Op> block_program_;
+  int registers_ = 0;    // block_program_'s values kept for a second use (share_subtrees)
   int stack_depth_ = 0;  // the most values on the stack at once
 };
 

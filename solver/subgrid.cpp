@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -31,12 +32,20 @@ struct Points {
   std::array<std::vector<double>, 3> x;
   std::vector<double> values, scratch;  // the blocks' values and the evaluation's scratch
   std::vector<char> in;                 // Shape::contains_all's answers
+  // A formula that leaves some coordinate unread (Shape::reads): the points that differ from
+  // the one before only there, evaluated once (their distinct ones as columns) and each
+  // point's index among them.
+  std::array<std::vector<double>, 3> distinct;
+  std::vector<std::uint32_t> distinct_of;
   std::vector<std::int32_t> material;   // Materials::classify's answers
   // Cut points, reused from node to node: per axis a control volume's (for_sub_cells) or a
   // face's cross-section (Materials::face), and a segment's (Materials::line_conductance).
   std::array<std::vector<double>, 3> cuts;
   std::vector<double> line_cuts;
   std::vector<double> piece_at;  // a segment's pieces' lower ends (Materials::line_conductance)
+  // Materials::find_where_crossings': the pieces' lower ends' indices, the exact cuts.
+  std::vector<std::size_t> lower;
+  std::vector<double> exact;
   void clear() {
     for (auto& v : x) v.clear();
   }
@@ -51,6 +60,16 @@ struct Shape {
   const ShapeSpec* spec = nullptr;
   std::optional<Expression> formula;
   std::vector<char> node_inside;  // where: the node test, for the neighbourhood rule
+  // where: the coordinates the formula reads (Expression::reads); `all_read` where it reads
+  // every one of the grid's. A formula in z alone has one value per z.
+  std::array<bool, 3> reads{false, false, false};
+  bool all_read = true;
+
+  // Whether every point of a line along axis a (the same coordinates but that one) gives the
+  // same answer: everywhere, and a formula that does not read the axis's coordinate.
+  bool uniform_along(int a) const {
+    return spec->kind == ShapeKind::everywhere || (formula && !reads[a]);
+  }
   // box: per axis and coordinate, whether a node's neighbourhood (one spacing each way) meets
   // the box's extent on that axis, and whether it lies within it (crosses(): meets on every
   // axis, within not on every one).
@@ -93,6 +112,10 @@ struct Shape {
   void contains_all(Points& p, int dims) const {
     const std::size_t count = p.size();
     p.in.assign(count, 0);
+    if (spec->kind == ShapeKind::everywhere) {
+      p.in.assign(count, 1);
+      return;
+    }
     if (!formula) {
       for (std::size_t k = 0; k < count; ++k) {
         const double x[3] = {p.x[0][k], p.x[1][k], p.x[2][k]};
@@ -100,15 +123,55 @@ struct Shape {
       }
       return;
     }
-    p.values.resize(count);
     p.scratch.resize(formula->block_scratch());
-    for (std::size_t b = 0; b < count; b += Expression::kBlock) {
-      const double* columns[3] = {p.x[0].data() + b, p.x[1].data() + b, p.x[2].data() + b};
-      const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - b));
-      formula->eval_block(columns, n, p.values.data() + b, p.scratch.data());
+    if (all_read) {
+      p.values.resize(count);
+      evaluate(p.x, count, p.values.data(), p.scratch.data());
+      for (std::size_t k = 0; k < count; ++k)
+        p.in[k] = p.values[k] != 0.0 && !std::isnan(p.values[k]);
+      return;
     }
-    for (std::size_t k = 0; k < count; ++k)
-      p.in[k] = p.values[k] != 0.0 && !std::isnan(p.values[k]);
+    // A point whose read coordinates are those of the point before, bit for bit, has its
+    // value: only the others are evaluated.
+    const double* read[3] = {nullptr, nullptr, nullptr};
+    int read_count = 0;
+    for (int a = 0; a < dims; ++a)
+      if (reads[a]) read[read_count++] = p.x[a].data();
+    const auto bits = [](double v) {
+      std::uint64_t u;
+      std::memcpy(&u, &v, sizeof u);
+      return u;
+    };
+    for (auto& column : p.distinct) column.resize(count);
+    p.distinct_of.resize(count);
+    const double* x[3] = {p.x[0].data(), p.x[1].data(), p.x[2].data()};
+    double* to[3] = {p.distinct[0].data(), p.distinct[1].data(), p.distinct[2].data()};
+    std::uint32_t* of = p.distinct_of.data();
+    std::size_t distinct = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      bool same = k > 0;
+      for (int r = 0; r < read_count && same; ++r) same = bits(read[r][k]) == bits(read[r][k - 1]);
+      if (!same) {
+        for (int a = 0; a < 3; ++a) to[a][distinct] = x[a][k];
+        ++distinct;
+      }
+      of[k] = static_cast<std::uint32_t>(distinct - 1);
+    }
+    p.values.resize(distinct);
+    evaluate(p.distinct, distinct, p.values.data(), p.scratch.data());
+    for (std::size_t k = 0; k < count; ++k) {
+      const double v = p.values[p.distinct_of[k]];
+      p.in[k] = v != 0.0 && !std::isnan(v);
+    }
+  }
+  // The formula at `count` points (columns x) in blocks, into out.
+  void evaluate(const std::array<std::vector<double>, 3>& x, std::size_t count, double* out,
+                double* scratch) const {
+    for (std::size_t b = 0; b < count; b += Expression::kBlock) {
+      const double* columns[3] = {x[0].data() + b, x[1].data() + b, x[2].data() + b};
+      const int n = static_cast<int>(std::min<std::size_t>(Expression::kBlock, count - b));
+      formula->eval_block(columns, n, out + b, scratch);
+    }
   }
 };
 
@@ -141,6 +204,10 @@ struct Sampler {
         out.formula = Expression::compile(s.where, expression_variables(dims));
       } catch (const ExpressionError& e) {
         throw std::invalid_argument(key + ".where: " + e.what());
+      }
+      for (int a = 0; a < dims; ++a) {
+        out.reads[a] = out.formula->reads(a);
+        out.all_read = out.all_read && out.reads[a];
       }
       // The node test material_ids uses (1e-9 spacing tolerance does not apply to where).
       out.node_inside.assign(static_cast<std::size_t>(points()), 0);
@@ -310,6 +377,9 @@ struct Materials {
   bool any_void = false;               // some region is a void
   bool several_materials = false;      // the regions hold two materials or more: interfaces
   ContactTable contacts;               // R'' between materials (contacts.hpp)
+  // Per axis: every shape is the same along it (Shape::uniform_along), so a line along it
+  // holds one material.
+  std::array<bool, 3> uniform_along{false, false, false};
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
       : s(sampler), ids(node_ids), contacts(sampler.c) {
@@ -327,6 +397,9 @@ struct Materials {
       material.push_back(m);
     }
     for (const Shape& sh : shapes) shape_list.push_back(&sh);
+    for (int a = 0; a < s.dims; ++a)
+      uniform_along[a] = std::all_of(shapes.begin(), shapes.end(),
+                                     [&](const Shape& sh) { return sh.uniform_along(a); });
     any_void = std::find(material.begin(), material.end(), kVoid) != material.end();
     std::int32_t first = -1;
     for (std::int32_t m : material) {
@@ -635,11 +708,13 @@ struct Materials {
   // piece would leave; where the bisection meets a third material the cut stays.
   void find_where_crossings(int a, const double* x, std::int64_t node, std::vector<double>& cut,
                             Points& batch) const {
-    std::vector<std::size_t> lower;  // the index in `cut` of each piece's lower end
+    std::vector<std::size_t>& lower = batch.lower;  // the index in `cut` of each piece's lower end
+    lower.clear();
     for (std::size_t p = 0; p + 1 < cut.size(); ++p)
       if (cut[p + 1] - cut[p] > 1e-9 * s.h[a]) lower.push_back(p);
     if (lower.empty()) return;
-    std::vector<double> exact;
+    std::vector<double>& exact = batch.exact;
+    exact.clear();
     for (const Shape* sh : shape_list)
       if (sh->spec->kind == ShapeKind::box)
         for (double b : {sh->spec->lower[a], sh->spec->upper[a]}) exact.push_back(b);
@@ -710,7 +785,9 @@ struct Materials {
     }
     batch.piece_at.push_back(x1);
     classify(batch, node);
-    if (s.any_where) find_where_crossings(a, x, node, at, batch);
+    // Shapes that do not change along the axis (Shape::uniform_along): every point of the
+    // line holds one material, no surface to find.
+    if (s.any_where && !uniform_along[a]) find_where_crossings(a, x, node, at, batch);
   }
 
   // The share of the series resistance of the segment from x to x + h e_a (its materials'
@@ -718,7 +795,7 @@ struct Materials {
   // x + t h e_a: where a probe's temperature lies between the two nodes' if the heat flows
   // along the segment. t itself where the segment is one material or holds a void.
   double resistance_fraction(int a, double* x, std::int64_t node, double t, Points& batch) const {
-    if (!(t > 0.0 && t < 1.0)) return t;
+    if (!(t > 0.0 && t < 1.0) || uniform_along[a]) return t;
     lay_line(a, x, node, batch);
     const std::vector<double>& at = batch.line_cuts;
     const double xp = x[a] + t * s.h[a];
@@ -752,6 +829,13 @@ struct Materials {
   // along, or one reaching past the control volume, still cuts the line.
   double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
                           bool strip_hi = false) const {
+    // Every point of the line holds one material (uniform_along), and no contact or sliver's
+    // void counts: its k, as the pieces' sum gives it (one material: that k exactly).
+    if (uniform_along[a] && !contacts.any() && !strip_lo && !strip_hi) {
+      double y[3] = {x[0], x[1], x[2]};
+      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+      return k(this->at(y, node), a);
+    }
     const double x0 = x[a], x1 = x0 + s.h[a];
     lay_line(a, x, node, batch);
     const std::vector<double>& at = batch.line_cuts;
@@ -996,6 +1080,12 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
   to.assign(volumes.size(), -1);
   share.assign(volumes.size(), 0.0);
   if (!m.several_materials) return false;
+  // Every sub-cell the node's material (or a void's, or the node a void): no crossing
+  // (Materials::crossing), nothing goes.
+  const std::int32_t own = m.ids[static_cast<std::size_t>(i)];
+  if (own == kVoid || std::all_of(b.material.begin(), b.material.end(),
+                                  [&](std::int32_t mat) { return mat == own || mat == kVoid; }))
+    return false;
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   Points& p = cp.points;
   p.clear();
@@ -1061,9 +1151,11 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
 
 // Calls f(x, volume) for the sub-cells of node i's control volume; `at` holds the cut points
 // per axis (Points::cuts).
+// `first_only` (per axis, or null): the axes on which only the first part is taken.
 template <typename F>
 void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, std::int64_t i,
-                   std::array<std::vector<double>, 3>& at, F&& f) {
+                   std::array<std::vector<double>, 3>& at, F&& f,
+                   const bool* first_only = nullptr) {
   const auto ic = s.coords(i);
   for (int a = 0; a < 3; ++a) {
     if (a >= s.dims) {
@@ -1072,6 +1164,7 @@ void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, st
     }
     const auto [lo, hi] = s.cell(a, ic[a]);
     s.cuts(a, lo, hi, shapes, kSplit, at[a]);
+    if (first_only && first_only[a]) at[a].resize(2);
   }
   for (std::size_t pz = 0; pz + 1 < at[2].size(); ++pz)
     for (std::size_t py = 0; py + 1 < at[1].size(); ++py)
@@ -1418,6 +1511,9 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
       std::all_of(c.materials.begin(), c.materials.end(), [&](const MaterialSpec& mat) {
         return mat.capacity() == c.materials.front().capacity();
       });
+  // Some axis along which every shape is the same (Materials::uniform_along).
+  bool uniform_cells = false;
+  for (int a = 0; a < s.dims; ++a) uniform_cells = uniform_cells || m.uniform_along[a];
   // Row by row: a row no surface can cross takes its nodes' capacities in a plain loop, and
   // the others find their nodes' coordinates without dividing the index.
   std::vector<ShareMove> moves;  // parts of control volumes beyond an interface
@@ -1462,6 +1558,25 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
             batch.add(first);
             volumes.push_back(first_volume);
           } else {
+            // Every shape the same along some axes (Materials::uniform_along): the sub-cells
+            // that differ only there hold one material, so those of the first part along them
+            // show every material the control volume holds. All the node's: its capacity
+            // exactly, as the sum below gives it (nothing moves, one material).
+            if (uniform_cells) {
+              for_sub_cells(
+                  s, m.shape_list, i, batch.cuts, [&](const double* x, double) { batch.add(x); },
+                  m.uniform_along.data());
+              if (batch.size() > 0) {
+                m.classify(batch, i);
+                const std::int32_t own = ids[at];
+                if (std::all_of(batch.material.begin(), batch.material.end(),
+                                [&](std::int32_t mat) { return mat == own; })) {
+                  out.capacity[at] = m.capacity(own);
+                  continue;
+                }
+              }
+              batch.clear();
+            }
             for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
               batch.add(x);
               volumes.push_back(v);

@@ -218,6 +218,43 @@ TEST(Expression, VariablesAreTheOnesGiven) {
   EXPECT_NE(message.find("variables: x,"), std::string::npos) << message;
 }
 
+// reads(i): whether the program takes variable i anywhere, constants and functions aside.
+TEST(Expression, ReadsTheVariablesItNames) {
+  const std::vector<std::string> xyz = {"x", "y", "z"};
+  const Expression layers = Expression::compile("z / 2 - floor(z / 4 + pi) > 0.5", xyz);
+  EXPECT_FALSE(layers.reads(0));
+  EXPECT_FALSE(layers.reads(1));
+  EXPECT_TRUE(layers.reads(2));
+  const Expression mixed = Expression::compile("hypot(x, 3) + -y^2 * 0", xyz);
+  EXPECT_TRUE(mixed.reads(0));
+  EXPECT_TRUE(mixed.reads(1)) << "a variable multiplied by 0 is still read";
+  EXPECT_FALSE(mixed.reads(2));
+  const Expression constant = Expression::compile("e * 2", xyz);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(constant.reads(i));
+}
+
+// eval_block computes a part written twice once and keeps it: one block of scratch beyond the
+// stack's per kept part; none where nothing repeats (a variable or a number is not kept).
+TEST(Expression, BlocksKeepARepeatedPartOnce) {
+  const std::vector<std::string> xyz = {"x", "y", "z"};
+  const std::size_t block = Expression::kBlock;
+  EXPECT_EQ(Expression::compile("sin(x) * cos(x)", xyz).block_scratch(), 2 * block);
+  EXPECT_EQ(Expression::compile("sin(x) * sin(x)", xyz).block_scratch(), 3 * block);
+  // The sum of floors twice: kept once (its own floors are then not kept apart).
+  const std::string sum = "floor(x / 2) + floor(y / 2) + floor(z / 2)";
+  const Expression board = Expression::compile(sum + " - 2 * floor((" + sum + ") / 2) > 0.5", xyz);
+  const std::string other = "floor(x / 3) + floor(y / 3) + floor(z / 3)";  // nothing repeats
+  const Expression single =
+      Expression::compile(sum + " - 2 * floor((" + other + ") / 2) > 0.5", xyz);
+  EXPECT_EQ(board.block_scratch(), single.block_scratch() + block);
+  const double at[3] = {3.0, 1.0, 4.5};
+  const double* columns[3] = {&at[0], &at[1], &at[2]};
+  std::vector<double> scratch(board.block_scratch());
+  double value = -1.0;
+  board.eval_block(columns, 1, &value, scratch.data());
+  EXPECT_EQ(value, 1.0);  // 1 + 0 + 2 = 3, odd
+}
+
 TEST(Expression, ErrorsSayWhatAndWhere) {
   std::string m;
   EXPECT_EQ(error_column("", &m), 0);
@@ -325,7 +362,17 @@ TEST(Expression, BlockEvaluationIsPointEvaluationBitForBit) {
                                  "(", ")", ",", "sin", "min", "pow", "sqrt", "log", "atan2("};
   std::vector<std::string> texts{"sin(pi * x) + 0.5 * sin(3 * pi * x)",
                                  "exp(-((x - 0.5)^2 + (y - 0.25)^2) / 0.01) * (z > 0.5)",
-                                 "x / y - log(z) + hypot(x, y) * atan2(z, x)"};
+                                 "x / y - log(z) + hypot(x, y) * atan2(z, x)",
+                                 // operands taken straight into the operation that follows
+                                 "floor(x / 0.3) + floor(y / 0.3) - 2 * floor(z / 0.6) > 0.5",
+                                 "x - 1 < y && z >= 2 || (y != 0) == (x <= 1e-3)",
+                                 "min(x, 0.5) * max(y, z) ^ 3 - pow(z, 0.5) / x + atan2(y, 2)",
+                                 "2 - x * y / z + 1 / x - (y + z) * 2 ^ x",
+                                 // parts written twice or more, computed once
+                                 "floor(x / 0.3) + floor(y / 0.3) - 2 * floor((floor(x / 0.3) + "
+                                 "floor(y / 0.3)) / 2) > 0.5",
+                                 "sin(x) * sin(x) + (sin(x) * sin(x) + y) / (1 + sin(x) * sin(x))",
+                                 "min(x, y) - min(y, x) + min(x, y) * -(x - y) + -(x - y)"};
   std::string deep = "x";
   for (int i = 0; i < 60; ++i) deep = "(y + " + deep + ")";
   texts.push_back(deep + " * (1 + (2 + (3 + (4 + x))))");

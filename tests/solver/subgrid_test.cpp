@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -1314,6 +1315,62 @@ TEST(Subgrid, AnInclusionHalfwayBetweenNodesKeepsEveryNodesOwnCapacity) {
   EXPECT_GT(checked, static_cast<std::size_t>(n * n * n / 2));
   const double volume = std::pow(2.0 * half, 3);
   EXPECT_NEAR(total * heatsim::solver::cell_volume(c), volume, 1e-12 * volume);
+}
+
+// A `where` formula that leaves some coordinates unread is evaluated once per run of points
+// alike in the others, and a line along an unread axis is taken as one material: the same
+// formula written to read every coordinate (0 * (x + y + z) added to its left side, which
+// changes no value compared) must give the same faces, capacities and shares, bit for bit.
+// Layers in z alone and a cylinder in x and y on a 3D grid, stripes in x alone on a 2D one;
+// their surfaces lie between the samples, so faces are cut and parts of control volumes move.
+TEST(Subgrid, AFormulaInSomeCoordinatesIsLaidAsOneReadingThemAll) {
+  struct Variant {
+    int dims;
+    std::string formula, all_read;
+  };
+  const std::vector<Variant> variants = {
+      {3, "z - 0.0013 * floor(z / 0.0013) < 0.00047",
+       "z - 0.0013 * floor(z / 0.0013) + 0 * (x + y + z) < 0.00047"},
+      {3, "(x - 0.011)^2 + (y - 0.0093)^2 < 0.0061^2",
+       "(x - 0.011)^2 + (y - 0.0093)^2 + 0 * (x + y + z) < 0.0061^2"},
+      {2, "x - 0.0021 * floor(x / 0.0021) > 0.0013",
+       "x - 0.0021 * floor(x / 0.0021) + 0 * (x + y) > 0.0013"}};
+  for (const Variant& v : variants) {
+    Case c;
+    c.grid.dims = v.dims;
+    c.grid.n = {23, 19, v.dims == 3 ? 17 : 1};
+    c.grid.length = {0.022, 0.018, v.dims == 3 ? 0.016 : 1.0};
+    c.materials = {material("weak", 1.0, 1000, 1000), material("strong", 1e3, 2000, 700)};
+    ShapeSpec shape;
+    shape.kind = ShapeKind::where;
+    shape.where = v.formula;
+    c.regions = {region("weak"), region("strong", shape)};
+    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+    const auto fast = heatsim::solver::subgrid_materials(c, ids);
+    const std::vector<double> fast_share = heatsim::solver::subgrid_fractions(c, shape, ids);
+    shape.where = v.all_read;
+    c.regions[1] = region("strong", shape);
+    ASSERT_EQ(heatsim::solver::material_ids(c), ids) << v.formula;
+    const auto full = heatsim::solver::subgrid_materials(c, ids);
+    const std::vector<double> full_share = heatsim::solver::subgrid_fractions(c, shape, ids);
+    ASSERT_EQ(fast.capacity.size(), full.capacity.size());
+    std::size_t mixed_faces = 0, mixed_capacities = 0;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      ASSERT_EQ(fast.capacity[i], full.capacity[i]) << v.formula << ", node " << i;
+      ASSERT_EQ(fast_share[i], full_share[i]) << v.formula << ", node " << i;
+      mixed_capacities += fast.capacity[i] != 1e6 && fast.capacity[i] != 1.4e6;
+    }
+    for (int a = 0; a < v.dims; ++a) {
+      ASSERT_EQ(fast.faces[a].size(), ids.size()) << v.formula;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        ASSERT_EQ(fast.faces[a][i], full.faces[a][i]) << v.formula << ", axis " << a;
+        mixed_faces +=
+            fast.faces[a][i] != 0.0 && fast.faces[a][i] != 1.0 && fast.faces[a][i] != 1e3;
+      }
+    }
+    EXPECT_GT(mixed_faces, 0u) << v.formula << ": some faces cut by the surfaces";
+    EXPECT_GT(mixed_capacities, 0u) << v.formula << ": some control volumes mixed";
+  }
 }
 
 }  // namespace
