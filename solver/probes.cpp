@@ -37,6 +37,17 @@ struct AxisCell {
   double t = 0.0;
 };
 
+// The stencil's fractions across its cell, and its corners' weights from them: products of
+// (1 - f) and f, corner c taking f on axis a where bit a of c is set.
+void set_fractions(ProbeStencil& s, int dims, const std::array<double, 3>& f) {
+  s.fraction = f;
+  s.weights.assign(s.nodes.size(), 1.0);
+  for (std::size_t k = 0; k < s.nodes.size(); ++k)
+    for (int a = 0; a < dims; ++a)
+      s.weights[k] *=
+          (k >> a) & 1 ? f[static_cast<std::size_t>(a)] : 1.0 - f[static_cast<std::size_t>(a)];
+}
+
 }  // namespace
 
 ProbeStencil probe_stencil(const Case& c, const std::string& name,
@@ -69,22 +80,21 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
   ProbeStencil out;
   out.name = name;
   out.point = point;
-  for (int a = 0; a < dims; ++a) out.fraction[a] = cells[a].t;
   const std::int64_t nx = c.grid.n[0];
   const std::int64_t ny = dims > 1 ? c.grid.n[1] : 1;
   const int corners = 1 << dims;
   for (int corner = 0; corner < corners; ++corner) {
     std::array<std::int64_t, 3> idx{0, 0, 0};
-    double w = 1.0;
     for (int a = 0; a < dims; ++a) {
       const AxisCell& cell = cells[static_cast<std::size_t>(a)];
-      const bool upper = (corner >> a) & 1;
-      idx[static_cast<std::size_t>(a)] = upper ? cell.upper : cell.lower;
-      w *= upper ? cell.t : 1.0 - cell.t;
+      idx[static_cast<std::size_t>(a)] = (corner >> a) & 1 ? cell.upper : cell.lower;
     }
     out.nodes.push_back(idx[0] + nx * (idx[1] + ny * idx[2]));
-    out.weights.push_back(w);
   }
+  std::array<double, 3> t{0, 0, 0};
+  for (int a = 0; a < dims; ++a)
+    t[static_cast<std::size_t>(a)] = cells[static_cast<std::size_t>(a)].t;
+  set_fractions(out, dims, t);
   return out;
 }
 
@@ -92,29 +102,23 @@ std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double
                                          const std::vector<std::int32_t>* ids) {
   std::vector<ProbeStencil> out;
   out.reserve(c.probes.points.size());
-  for (const auto& [name, point] : c.probes.points) {
-    ProbeStencil s = probe_stencil(c, name, point);
-    if (ids && !ids->empty()) {
-      // The cell's lower corner (corner 0) per axis, and the fractions by resistance.
-      std::array<std::int64_t, 3> lower{0, 0, 0};
-      std::int64_t rest = s.nodes[0];
-      for (int a = 0; a < c.grid.dims; ++a) {
-        const std::int64_t n = c.grid.n[static_cast<std::size_t>(a)];
-        lower[static_cast<std::size_t>(a)] = rest % n;
-        rest /= n;
-      }
-      const std::array<double, 3> f = resistance_fractions(c, *ids, point, lower, s.fraction);
-      if (f != s.fraction) {
-        s.fraction = f;
-        for (std::size_t k = 0; k < s.nodes.size(); ++k) {
-          double w = 1.0;
-          for (int a = 0; a < c.grid.dims; ++a)
-            w *= (k >> a) & 1 ? f[static_cast<std::size_t>(a)]
-                              : 1.0 - f[static_cast<std::size_t>(a)];
-          s.weights[k] = w;
-        }
-      }
+  for (const auto& [name, point] : c.probes.points) out.push_back(probe_stencil(c, name, point));
+  if (ids && !ids->empty()) {
+    // The fractions by resistance, every point's at once; corner 0 is the cell's lower corner.
+    std::vector<std::array<double, 3>> points, t;
+    std::vector<std::int64_t> lower;
+    for (const ProbeStencil& s : out) {
+      points.push_back(s.point);
+      lower.push_back(s.nodes[0]);
+      t.push_back(s.fraction);
     }
+    const std::vector<std::array<double, 3>> f = resistance_fractions(c, *ids, points, lower, t);
+    for (std::size_t p = 0; p < out.size(); ++p)
+      if (f[p] != out[p].fraction) set_fractions(out[p], c.grid.dims, f[p]);
+  }
+  for (ProbeStencil& s : out) {
+    const std::string& name = s.name;
+    const std::array<double, 3>& point = s.point;
     if (capacity && !capacity->empty()) {
       double body = 0.0;
       for (std::size_t k = 0; k < s.nodes.size(); ++k) {
@@ -132,7 +136,6 @@ std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double
               capacity->at(static_cast<std::size_t>(s.nodes[k])) > 0.0 ? s.weights[k] / body : 0.0;
       }
     }
-    out.push_back(std::move(s));
   }
   return out;
 }

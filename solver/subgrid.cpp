@@ -1466,25 +1466,24 @@ bool samples_source_shapes(const Case& c) {
                       [](const RegionSpec& r) { return r.shape.kind == ShapeKind::file; });
 }
 
-std::array<double, 3> resistance_fractions(const Case& c, const std::vector<std::int32_t>& ids,
-                                           const std::array<double, 3>& point,
-                                           const std::array<std::int64_t, 3>& lower,
-                                           const std::array<double, 3>& t) {
-  std::array<double, 3> out = t;
-  if (!samples_subgrid(c)) return out;
+std::vector<std::array<double, 3>> resistance_fractions(
+    const Case& c, const std::vector<std::int32_t>& ids,
+    const std::vector<std::array<double, 3>>& points, const std::vector<std::int64_t>& lower,
+    const std::vector<std::array<double, 3>>& t) {
+  std::vector<std::array<double, 3>> out = t;
+  if (!samples_subgrid(c) || points.empty()) return out;
+  // The shapes prepared once (a `where` shape's node test covers the grid) for every point.
   Sampler s(c);
   Materials m(s, ids);
   Points batch;
-  std::int64_t node = 0, stride = 1;
-  for (int a = 0; a < s.dims; ++a) {
-    node += lower[static_cast<std::size_t>(a)] * stride;
-    stride *= s.n[a];
-  }
-  for (int a = 0; a < s.dims; ++a) {
-    double x[3] = {point[0], point[1], point[2]};
-    x[a] = static_cast<double>(lower[static_cast<std::size_t>(a)]) * s.h[a];
-    out[static_cast<std::size_t>(a)] =
-        m.resistance_fraction(a, x, node, t[static_cast<std::size_t>(a)], batch);
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const auto corner = s.coords(lower[p]);
+    for (int a = 0; a < s.dims; ++a) {
+      double x[3] = {points[p][0], points[p][1], points[p][2]};
+      x[a] = static_cast<double>(corner[static_cast<std::size_t>(a)]) * s.h[a];
+      out[p][static_cast<std::size_t>(a)] =
+          m.resistance_fraction(a, x, lower[p], t[p][static_cast<std::size_t>(a)], batch);
+    }
   }
   return out;
 }

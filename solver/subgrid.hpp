@@ -71,16 +71,17 @@ namespace heatsim::solver {
 // `where` region, and no file region.
 bool samples_subgrid(const Case& c);
 
-// For a probe at `point` in the grid cell whose lower corner is node `lower` (per axis), `t`
-// the fraction of the way across the cell on each axis: per active axis, the share of the
-// series resistance (integral of dx/k, and the contacts met) of the line along that axis through
-// the point, from the lower node's plane to the upper's, that lies before the point; `t` itself
-// where the line is one material, holds a void, or the materials are not sampled below the grid
-// (samples_subgrid). In a layered wall the steady temperature between two nodes follows it.
-std::array<double, 3> resistance_fractions(const Case& c, const std::vector<std::int32_t>& ids,
-                                           const std::array<double, 3>& point,
-                                           const std::array<std::int64_t, 3>& lower,
-                                           const std::array<double, 3>& t);
+// For probes at points[p], each in the grid cell whose lower corner is node lower[p] (memory
+// order), t[p] the fraction of the way across the cell on each axis: per probe and active
+// axis, the share of the series resistance (integral of dx/k, and the contacts met) of the line
+// along that axis through the point, from the lower node's plane to the upper's, that lies
+// before the point; t[p] itself where the line is one material, holds a void, or the materials
+// are not sampled below the grid (samples_subgrid). In a layered wall the steady temperature
+// between two nodes follows it. The shapes are prepared once for all the points.
+std::vector<std::array<double, 3>> resistance_fractions(
+    const Case& c, const std::vector<std::int32_t>& ids,
+    const std::vector<std::array<double, 3>>& points, const std::vector<std::int64_t>& lower,
+    const std::vector<std::array<double, 3>>& t);
 
 // Whether the sources' box, ball and `where` shapes are sampled below the grid (a share of
 // each node's control volume): any case with materials and no file region, whether or not a
