@@ -9,8 +9,17 @@
 // faults (docs/performance.md, "Huge pages for the set-up's arrays"). Where the setting is
 // `always` this changes nothing, and where it is `never` the request is ignored.
 //
+// They ask only where the process may run on 8 cores or more. With few cores the faults do not
+// contend, and a huge page can cost far more than the 512 small ones it replaces: the kernel
+// finds it among its free 2 MiB blocks, which a virtual machine's host may have taken back
+// (free page reporting), or compacts memory for it while the fault waits. On a 2-core virtual
+// machine a 257^3 steady case's set-up took 13.6-14.3 s with the advice and 6.0-6.2 s without
+// (docs/performance.md, "Huge pages on few cores"). HEATSIM_HUGE_PAGES=1 or 0 asks or not
+// whatever the cores.
+//
 // The replacement of the global operator new covers every std::vector of the executable; the
 // libraries' own malloc calls (HDF5, CUDA) are theirs. Small blocks take malloc's usual path.
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -22,6 +31,22 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // Below this a block is left to malloc: the huge page's alignment would waste more than it saves.
 constexpr std::size_t kLargeBlock = std::size_t{8} << 20;
+// The cores from which the advice pays (above).
+constexpr int kHugePageCores = 8;
+
+// Decided once, on the first large block. Nothing here allocates: this runs inside operator new.
+bool advise_huge_pages() {
+  static const bool advise = [] {
+    const char* forced = std::getenv("HEATSIM_HUGE_PAGES");
+    if (forced && (forced[0] == '0' || forced[0] == '1') && forced[1] == '\0')
+      return forced[0] == '1';
+    cpu_set_t cores;
+    CPU_ZERO(&cores);
+    if (sched_getaffinity(0, sizeof cores, &cores) != 0) return false;
+    return CPU_COUNT(&cores) >= kHugePageCores;
+  }();
+  return advise;
+}
 
 void* allocate(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
@@ -30,7 +55,7 @@ void* allocate(std::size_t bytes) {
     if (posix_memalign(&p, kHugePage, bytes) != 0) p = nullptr;
     // Advice only, on the block's whole huge pages: a kernel without transparent huge pages
     // refuses it, and the block stays good.
-    if (p) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    if (p && advise_huge_pages()) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
   } else {
     p = std::malloc(bytes);
   }
