@@ -182,9 +182,12 @@ bool forms_strong_pieces(const Case& c, const kernels::CoefficientFields& fields
 bool steady_releases_fields(const Case& c, int source_fields, bool on_gpu) {
   if (c.time.method != TimeMethod::steady || on_gpu || !c.temperature_dependence().empty())
     return false;
+  if (!c.has_fields()) return true;
   double bytes = 0.0;
   for (const MemoryPart& p : coefficient_field_parts(c, source_fields)) bytes += p.bytes;
-  return !c.has_fields() || bytes >= kReleasedFieldsBytes;
+  if (bytes < kReleasedFieldsBytes) return false;
+  const double have = host_memory_available();
+  return have <= 0.0 || bytes * kKeptFieldsShare > have;
 }
 
 MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, int ghost,
