@@ -211,6 +211,20 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
     return choice;
   }
 
+  // A grid of fewer than kSmallGridPoints nodes: a host backend where one runs the problem.
+  if (ctx.have_gpu && problem.points() < kSmallGridPoints)
+    for (const kernels::BackendEntry& entry : registry) {
+      if (entry.needs_gpu) continue;
+      auto backend = entry.create(problem.precision);
+      if (!backend->unsupported_reason(problem).empty()) continue;
+      choice.backend = std::move(backend);
+      choice.name = entry.name;
+      choice.reason = "auto: " + entry.name + ", " + std::to_string(problem.points()) +
+                      " nodes: below " + std::to_string(kSmallGridPoints) +
+                      " a GPU's launches take longer than the host's whole step";
+      return choice;
+    }
+
   std::string skipped;
   std::vector<Candidate> candidates;
   for (std::size_t i = 0; i < registry.size(); ++i) {

@@ -132,13 +132,41 @@ TEST(BackendChoice, ModelWhereTheCacheHasNotMeasured) {
   // (compute 0.1 * 30e12 / (2*7/3) = 643); gpu-b can go deeper: at k=12, 0.5 * 3000 / (16/12)
   // = 1125 against the compute roof 0.1 * 30e12 / (2*25/12) = 720, so 720 at k=12.
   const TuneCache c = cache();
-  const BackendChoice choice = choose_backend("auto", heat(1), gpu_context(&c), registry());
+  StencilProblem heat1d = heat(1);
+  heat1d.n[0] = 1 << 20;
+  const BackendChoice choice = choose_backend("auto", heat1d, gpu_context(&c), registry());
   EXPECT_EQ(choice.name, "gpu-b");
   EXPECT_EQ(choice.fusion_depth, 12);
   EXPECT_EQ(choice.reason,
             "auto: gpu-b at fusion depth 12, 720 GStencil/s (performance model: 3000 GB/s copy "
             "bandwidth, 30/0 TFLOP/s CUDA-core/tensor-core peak); best per backend: gpu-b k=12 "
             "720 model, gpu-a k=3 281 model");
+}
+
+// A grid of fewer than kSmallGridPoints nodes runs on the host backend, whatever the GPU
+// backends' rates; one of that many runs where the rates say. A named backend is kept.
+TEST(BackendChoice, SmallGridsRunOnTheHost) {
+  const TuneCache c = cache();
+  StencilProblem wall = heat(1);
+  wall.n[0] = 321;
+  BackendChoice choice = choose_backend("auto", wall, gpu_context(&c), registry());
+  EXPECT_EQ(choice.name, "cpu");
+  EXPECT_EQ(choice.fusion_depth, 0);  // the problem's own (fusion: auto): the backend decides
+  EXPECT_EQ(choice.reason,
+            "auto: cpu, 321 nodes: below 2048 a GPU's launches take longer than the host's "
+            "whole step");
+  StencilProblem plate = heat(2);
+  plate.n[0] = 45;
+  plate.n[1] = 45;  // 2025 nodes
+  EXPECT_EQ(choose_backend("auto", plate, gpu_context(&c), registry()).name, "cpu");
+  plate.n[0] = 46;  // 2070 nodes
+  choice = choose_backend("auto", plate, gpu_context(&c), registry());
+  EXPECT_EQ(choice.name, "gpu-b");
+  EXPECT_EQ(choice.fusion_depth, 4);
+  EXPECT_EQ(choose_backend("gpu-a", wall, gpu_context(&c), registry()).name, "gpu-a");
+  // Where the host backend cannot run the problem, the GPU's rates decide as before.
+  std::vector<BackendEntry> gpus_only = {entry("gpu-a", true, 3), entry("gpu-b", true, 12)};
+  EXPECT_NE(choose_backend("auto", wall, gpu_context(&c), gpus_only).name, "cpu");
 }
 
 TEST(BackendChoice, MeasuredAndPredictedBackendsCompete) {
