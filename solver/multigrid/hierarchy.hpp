@@ -144,6 +144,8 @@ class PhaseClock {
 // across, once the axes along them are down to 3 nodes), is not built, and the level before
 // is the coarsest. `times`, when given, receives the time of each coarse level's construction
 // (level 1 first; the one not built included).
+// In 1D: at most kCoarsest1D nodes, whatever `coarsest_points` says.
+inline constexpr std::int64_t kCoarsest1D = 8;
 std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
                                            std::vector<SetupTime>* times = nullptr);
 
