@@ -67,7 +67,8 @@ def _forward(name, doc):
 class Simulation:
     """A case set up and ready to step; nothing is stepped until asked.
 
-    Overrides as for run(). The field is a copy (numpy [z][y][x], in the run's precision);
+    Overrides are run()'s (help(heatsim.run)): backend, steps, precision, output_dir,
+    overwrite, restart, progress_seconds. The field is a copy (numpy [z][y][x], in the run's precision);
     set_field() replaces it. Output files, probes.csv, heat_flows.csv and checkpoints are
     written on their schedules when output_dir is given, as the command line writes them.
     """
@@ -158,9 +159,39 @@ class Result:
         return f"<heatsim.Result step {self.step} t={self.time:.6g} field {self.field.shape}>"
 
 
-def run(case, **overrides):
-    """Runs `case` to its end and returns a Result (overrides as for Simulation)."""
-    return Simulation(case, **overrides).run()
+def run(case, *, backend=None, steps=None, precision=None, output_dir=None, overwrite=False,
+        restart=None, progress_seconds=2.0):
+    """Runs `case` to its end and returns a Result.
+
+    case: a path to a YAML file, YAML text, or a dict with the keys of the YAML
+    (docs/case-format.md).
+
+    Overrides, the command line's options:
+      backend="cpu"          --backend: a name of backends(), or "auto"
+      steps=500              --steps: replaces time.steps / time.end
+      precision="fp32"       --precision: "fp64" or "fp32"
+      output_dir="out/try"   --output-dir: writes the run's files there (None, the default,
+                             writes nothing; probes and heat flows still come back)
+      overwrite=True         --overwrite: replaces another run's files in output_dir
+      restart="out/try/checkpoint_00000500.h5"   --restart: continues from a checkpoint
+      progress_seconds=2.0   --progress-seconds: between progress lines (set_log_level("info"))
+
+    The Result holds .field (numpy [z][y][x], in the run's precision), .time, .step,
+    .probes ({"step", "time", an array per probe}), .heat_flows (with output.heat_flows: true,
+    {"step", "time", a column per flow, "storage", "imbalance"}; else None) and .summary (a
+    dict of the summary's numbers, and "lines", the summary as `heatsim run` prints it).
+
+    Errors: CaseError (the case or an override refused: every problem with its key and line),
+    RunRefused (a checkpoint, output directory, backend or resource refused), Diverged (the
+    field became NaN/Inf or a solve stopped converging), RuntimeError (I/O, device).
+    Ctrl-C stops the run at its next chunk of steps and raises KeyboardInterrupt naming the
+    step and, with output_dir, the checkpoint that continues it.
+
+    To step by hand, inspect the field between steps or write checkpoints: Simulation.
+    """
+    return Simulation(case, backend=backend, steps=steps, precision=precision,
+                      output_dir=output_dir, overwrite=overwrite, restart=restart,
+                      progress_seconds=progress_seconds).run()
 
 
 def validate(case, *, backend=None, steps=None, precision=None):

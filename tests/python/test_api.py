@@ -168,3 +168,19 @@ def test_ctrl_c_stops_the_run_cleanly_and_other_threads_run_meanwhile():
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+def test_help_of_run_names_its_overrides_the_result_and_the_errors():
+    # help(heatsim.run) is where a newcomer starts: it showed `run(case, **overrides)` and sent
+    # the reader to Simulation, whose help sent them back to run().
+    import inspect
+    import pydoc
+    params = inspect.signature(heatsim.run).parameters
+    assert list(params) == list(inspect.signature(heatsim.Simulation).parameters)
+    assert params["output_dir"].default is None and params["overwrite"].default is False
+    text = pydoc.render_doc(heatsim.run, renderer=pydoc.plaintext)
+    for word in ("backend", "steps", "precision", "output_dir", "overwrite", "restart",
+                 "progress_seconds", ".field", ".probes", ".heat_flows", ".summary",
+                 "CaseError", "RunRefused", "Diverged", "KeyboardInterrupt"):
+        assert word in text, word
+    assert "as for run()" not in pydoc.render_doc(heatsim.Simulation, renderer=pydoc.plaintext)
