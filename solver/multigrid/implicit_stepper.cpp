@@ -497,12 +497,24 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       double next = v[i];
       const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
       if (law) {
-        const double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
-        next = law->temperature(h[i] + step);
+        double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
+        // A node inside its melting range takes the range's apparent capacity, thousands of
+        // times the sensible one in a narrow range: its step in h, taken on past the range's
+        // end at that slope, lands far beyond (in a range of 0.01 K, 0.001 K too far is 10% of
+        // the latent heat), and the next iteration's sensible slope sends it as far back. A
+        // step that leaves the range goes to the solve's temperature v instead, with its
+        // enthalpy h(v): the rest of the latent heat and the sensible heat beyond, no more.
+        const bool melting = law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
+        const bool leaves = melting && (h[i] + step >= law->enthalpy(law->liquidus) ||
+                                        h[i] + step <= law->enthalpy(law->solidus));
+        if (leaves) step = law->enthalpy(v[i]) - h[i];
+        next = leaves ? v[i] : law->temperature(h[i] + step);
         change = std::max(change, std::abs(next - u[i]));
         if (relaxation < 1.0) {
           h[i] += relaxation * step;
           next = law->temperature(h[i]);
+        } else if (leaves) {
+          h[i] = law->enthalpy(v[i]);
         } else {
           h[i] += step;
         }
