@@ -15,6 +15,7 @@ its files to; None, the default, writes nothing), with ``overwrite`` and ``resta
 
 import json
 import os
+import re
 
 import numpy as np
 
@@ -56,6 +57,28 @@ def _case(case):
     return "text", case
 
 
+# "got the string '2.0e5'": a number a dict case holds as text.
+_NUMBER_AS_TEXT = re.compile(r"got the string '([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)'")
+
+
+def _hint_numbers_as_text(error):
+    """A dict case's CaseError with a line on numbers held as text, or the error as it is.
+
+    PyYAML (YAML 1.1) reads 2.0e5 and 1e3 as strings; heatsim's YAML (1.2) and the command
+    line read them as numbers, so a case file that runs is refused once loaded with
+    yaml.safe_load and passed as a dict.
+    """
+    found = _NUMBER_AS_TEXT.search(str(error))
+    if not found:
+        return error
+    mantissa, _, exponent = found.group(1).lower().partition("e")
+    written = (mantissa if "." in mantissa else mantissa + ".0") + (
+        "e" + (exponent if exponent[:1] in "+-" else "+" + exponent) if exponent else "")
+    return CaseError(f"{error}\n  (a number held as text: PyYAML reads 2.0e5 and 1e3 as "
+                     f"strings; write {written} in the file, or pass heatsim the file's path or "
+                     f"text instead of the dict)")
+
+
 def _overrides(backend, steps, precision):
     return {"backend": backend, "steps": steps, "precision": precision}
 
@@ -76,11 +99,16 @@ class Simulation:
     def __init__(self, case, *, backend=None, steps=None, precision=None, output_dir=None,
                  overwrite=False, restart=None, progress_seconds=2.0):
         kind, source = _case(case)
-        self._session = _heatsim.Session(
-            kind, source, backend=backend, steps=steps, precision=precision,
-            output_dir=None if output_dir is None else os.fspath(output_dir),
-            restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
-            progress_seconds=progress_seconds)
+        try:
+            self._session = _heatsim.Session(
+                kind, source, backend=backend, steps=steps, precision=precision,
+                output_dir=None if output_dir is None else os.fspath(output_dir),
+                restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
+                progress_seconds=progress_seconds)
+        except CaseError as error:
+            if kind != "dict":
+                raise
+            raise _hint_numbers_as_text(error) from None
 
     def advance(self, steps):
         """Advances `steps` steps (at most to the case's last step)."""
