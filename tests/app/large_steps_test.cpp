@@ -159,4 +159,38 @@ TEST_F(LargeSteps, ANarrowMeltingRangeConvergesAtStepsFarPastTheLimitAndFollowsN
   }
 }
 
+TEST_F(LargeSteps, AStepThatStopsInANarrowMeltingRangeNamesTheRange) {
+  // Steps of 60 s through a range of 0.01 K still stop; the message says the range is the
+  // cause beside dt, and what range converges at large steps.
+  const std::string text =
+      "grid: {dims: 1, n: [1501], length: [0.15]}\n"
+      "materials:\n"
+      "  wax: {conductivity: 0.2, density: 800, specific_heat: 2000,\n"
+      "        phase_change: {solidus: 318.995, liquidus: 319.005, latent_heat: 2.0e5}}\n"
+      "regions: [{material: wax}]\n"
+      "boundary: {x-: {type: dirichlet, value: 340}, x+: {type: insulated}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: backward-euler, dt: 60, end: 3600}\n"
+      "output: {directory: " +
+      (dir_ / "narrow60").string() + "}\n";
+  const heatsim_tests::ProcessResult r =
+      heatsim_tests::run_heatsim("run " + write_file("narrow60.yaml", text) + " --quiet");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("did not converge in 50 outer iterations"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("try a smaller dt, or a wider melting range: one melts over 0.01 K "
+                          "(318.995 to 319.005 K)"),
+            std::string::npos)
+      << r.output;
+
+  // A range of 1 K at the same steps converges, so the advice holds.
+  std::string wide = text;
+  wide.replace(wide.find("318.995"), 7, "318.5");
+  wide.replace(wide.find("319.005"), 7, "319.5");
+  wide.replace(wide.find("narrow60"), 8, "wide60");
+  const heatsim_tests::ProcessResult w =
+      heatsim_tests::run_heatsim("run " + write_file("wide60.yaml", wide) + " --quiet");
+  EXPECT_EQ(w.code, 0) << w.output;
+}
+
 }  // namespace
