@@ -15,6 +15,7 @@ its files to; None, the default, writes nothing), with ``overwrite`` and ``resta
 
 import json
 import os
+import re
 
 import numpy as np
 
@@ -56,6 +57,28 @@ def _case(case):
     return "text", case
 
 
+# "got the string '2.0e5'": a number a dict case holds as text.
+_NUMBER_AS_TEXT = re.compile(r"got the string '([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)'")
+
+
+def _hint_numbers_as_text(error):
+    """A dict case's CaseError with a line on numbers held as text, or the error as it is.
+
+    PyYAML (YAML 1.1) reads 2.0e5 and 1e3 as strings; heatsim's YAML (1.2) and the command
+    line read them as numbers, so a case file that runs is refused once loaded with
+    yaml.safe_load and passed as a dict.
+    """
+    found = _NUMBER_AS_TEXT.search(str(error))
+    if not found:
+        return error
+    mantissa, _, exponent = found.group(1).lower().partition("e")
+    written = (mantissa if "." in mantissa else mantissa + ".0") + (
+        "e" + (exponent if exponent[:1] in "+-" else "+" + exponent) if exponent else "")
+    return CaseError(f"{error}\n  (a number held as text: PyYAML reads 2.0e5 and 1e3 as "
+                     f"strings; write {written} in the file, or pass heatsim the file's path or "
+                     f"text instead of the dict)")
+
+
 def _overrides(backend, steps, precision):
     return {"backend": backend, "steps": steps, "precision": precision}
 
@@ -67,7 +90,8 @@ def _forward(name, doc):
 class Simulation:
     """A case set up and ready to step; nothing is stepped until asked.
 
-    Overrides as for run(). The field is a copy (numpy [z][y][x], in the run's precision);
+    Overrides are run()'s (help(heatsim.run)): backend, steps, precision, output_dir,
+    overwrite, restart, progress_seconds. The field is a copy (numpy [z][y][x], in the run's precision);
     set_field() replaces it. Output files, probes.csv, heat_flows.csv and checkpoints are
     written on their schedules when output_dir is given, as the command line writes them.
     """
@@ -75,11 +99,16 @@ class Simulation:
     def __init__(self, case, *, backend=None, steps=None, precision=None, output_dir=None,
                  overwrite=False, restart=None, progress_seconds=2.0):
         kind, source = _case(case)
-        self._session = _heatsim.Session(
-            kind, source, backend=backend, steps=steps, precision=precision,
-            output_dir=None if output_dir is None else os.fspath(output_dir),
-            restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
-            progress_seconds=progress_seconds)
+        try:
+            self._session = _heatsim.Session(
+                kind, source, backend=backend, steps=steps, precision=precision,
+                output_dir=None if output_dir is None else os.fspath(output_dir),
+                restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
+                progress_seconds=progress_seconds)
+        except CaseError as error:
+            if kind != "dict":
+                raise
+            raise _hint_numbers_as_text(error) from None
 
     def advance(self, steps):
         """Advances `steps` steps (at most to the case's last step)."""
@@ -158,9 +187,39 @@ class Result:
         return f"<heatsim.Result step {self.step} t={self.time:.6g} field {self.field.shape}>"
 
 
-def run(case, **overrides):
-    """Runs `case` to its end and returns a Result (overrides as for Simulation)."""
-    return Simulation(case, **overrides).run()
+def run(case, *, backend=None, steps=None, precision=None, output_dir=None, overwrite=False,
+        restart=None, progress_seconds=2.0):
+    """Runs `case` to its end and returns a Result.
+
+    case: a path to a YAML file, YAML text, or a dict with the keys of the YAML
+    (docs/case-format.md).
+
+    Overrides, the command line's options:
+      backend="cpu"          --backend: a name of backends(), or "auto"
+      steps=500              --steps: replaces time.steps / time.end
+      precision="fp32"       --precision: "fp64" or "fp32"
+      output_dir="out/try"   --output-dir: writes the run's files there (None, the default,
+                             writes nothing; probes and heat flows still come back)
+      overwrite=True         --overwrite: replaces another run's files in output_dir
+      restart="out/try/checkpoint_00000500.h5"   --restart: continues from a checkpoint
+      progress_seconds=2.0   --progress-seconds: between progress lines (set_log_level("info"))
+
+    The Result holds .field (numpy [z][y][x], in the run's precision), .time, .step,
+    .probes ({"step", "time", an array per probe}), .heat_flows (with output.heat_flows: true,
+    {"step", "time", a column per flow, "storage", "imbalance"}; else None) and .summary (a
+    dict of the summary's numbers, and "lines", the summary as `heatsim run` prints it).
+
+    Errors: CaseError (the case or an override refused: every problem with its key and line),
+    RunRefused (a checkpoint, output directory, backend or resource refused), Diverged (the
+    field became NaN/Inf or a solve stopped converging), RuntimeError (I/O, device).
+    Ctrl-C stops the run at its next chunk of steps and raises KeyboardInterrupt naming the
+    step and, with output_dir, the checkpoint that continues it.
+
+    To step by hand, inspect the field between steps or write checkpoints: Simulation.
+    """
+    return Simulation(case, backend=backend, steps=steps, precision=precision,
+                      output_dir=output_dir, overwrite=overwrite, restart=restart,
+                      progress_seconds=progress_seconds).run()
 
 
 def validate(case, *, backend=None, steps=None, precision=None):

@@ -497,12 +497,24 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       double next = v[i];
       const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
       if (law) {
-        const double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
-        next = law->temperature(h[i] + step);
+        double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
+        // A node inside its melting range takes the range's apparent capacity, thousands of
+        // times the sensible one in a narrow range: its step in h, taken on past the range's
+        // end at that slope, lands far beyond (in a range of 0.01 K, 0.001 K too far is 10% of
+        // the latent heat), and the next iteration's sensible slope sends it as far back. A
+        // step that leaves the range goes to the solve's temperature v instead, with its
+        // enthalpy h(v): the rest of the latent heat and the sensible heat beyond, no more.
+        const bool melting = law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
+        const bool leaves = melting && (h[i] + step >= law->enthalpy(law->liquidus) ||
+                                        h[i] + step <= law->enthalpy(law->solidus));
+        if (leaves) step = law->enthalpy(v[i]) - h[i];
+        next = leaves ? v[i] : law->temperature(h[i] + step);
         change = std::max(change, std::abs(next - u[i]));
         if (relaxation < 1.0) {
           h[i] += relaxation * step;
           next = law->temperature(h[i]);
+        } else if (leaves) {
+          h[i] = law->enthalpy(v[i]);
         } else {
           h[i] += step;
         }
@@ -543,14 +555,32 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     last_change = change;
   }
   ops_->upload(mg_->solution(), u0);
-  char buffer[320];
+  // A melting range narrower than kNarrowMeltingRange is named beside dt: its apparent capacity
+  // is the one that keeps such a step from converging (a wax slab melting over 0.01 K stops at
+  // steps of 20-60 s, over 1 K it converges at steps of half an hour).
+  constexpr double kNarrowMeltingRange = 0.5;
+  const kernels::TemperatureLaw* narrowest = nullptr;
+  if (laws && !steady)
+    for (const kernels::TemperatureLaw& law : laws->laws)
+      if (law.latent > 0.0 && law.liquidus - law.solidus < kNarrowMeltingRange &&
+          (!narrowest || law.liquidus - law.solidus < narrowest->liquidus - narrowest->solidus))
+        narrowest = &law;
+  char range[200] = "";
+  if (narrowest)
+    std::snprintf(range, sizeof range,
+                  ", or a wider melting range: one melts over %.3g K (%.10g to %.10g K), and a "
+                  "range of 0.5-1 K converges at far larger steps",
+                  narrowest->liquidus - narrowest->solidus, narrowest->solidus,
+                  narrowest->liquidus);
+  char buffer[520];
   std::snprintf(buffer, sizeof buffer,
                 "%s: the nonlinear iteration did not converge in %d outer iterations (the last "
-                "changed the field by %.3g K); %s",
+                "changed the field by %.3g K); %s%s",
                 to_string(method_), options_.max_outer_iterations, change,
                 steady ? "start it nearer the answer: an initial field near the temperatures "
                          "expected (in kelvin where faces radiate)"
-                       : "try a smaller dt");
+                       : "try a smaller dt",
+                range);
   report.reason = SolveReport::Reason::max_iterations;
   throw SolveFailure(buffer, report);
 }

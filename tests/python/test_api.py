@@ -168,3 +168,40 @@ def test_ctrl_c_stops_the_run_cleanly_and_other_threads_run_meanwhile():
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(1)
+
+
+def test_help_of_run_names_its_overrides_the_result_and_the_errors():
+    # help(heatsim.run) is where a newcomer starts: it showed `run(case, **overrides)` and sent
+    # the reader to Simulation, whose help sent them back to run().
+    import inspect
+    import pydoc
+    params = inspect.signature(heatsim.run).parameters
+    assert list(params) == list(inspect.signature(heatsim.Simulation).parameters)
+    assert params["output_dir"].default is None and params["overwrite"].default is False
+    text = pydoc.render_doc(heatsim.run, renderer=pydoc.plaintext)
+    for word in ("backend", "steps", "precision", "output_dir", "overwrite", "restart",
+                 "progress_seconds", ".field", ".probes", ".heat_flows", ".summary",
+                 "CaseError", "RunRefused", "Diverged", "KeyboardInterrupt"):
+        assert word in text, word
+    assert "as for run()" not in pydoc.render_doc(heatsim.Simulation, renderer=pydoc.plaintext)
+
+
+def test_a_number_that_pyyaml_read_as_text_is_named_with_the_way_to_write_it():
+    # PyYAML (YAML 1.1) reads 2.0e5 and 1e3 as strings: the shipped wax store, loaded with
+    # yaml.safe_load and passed as a dict, was refused with "got the string '2.0e5'" alone.
+    case = {"grid": {"dims": 1, "n": [11], "length": [0.01]},
+            "materials": {"wax": {"conductivity": 0.2, "density": 800, "specific_heat": 2000,
+                                  "phase_change": {"solidus": 318, "liquidus": 320,
+                                                   "latent_heat": "2.0e5"}}},
+            "regions": [{"material": "wax"}],
+            "boundary": {"all": {"type": "dirichlet", "value": 300}},
+            "initial": {"type": "constant", "value": 300}, "time": {"dt": "auto", "steps": 1}}
+    with pytest.raises(heatsim.CaseError) as e:
+        heatsim.run(case)
+    text = str(e.value)
+    assert "materials.wax.phase_change.latent_heat: expected a number, got the string '2.0e5'" in text
+    assert "2.0e+5" in text and "PyYAML" in text
+    # A case that is text is the command line's: its message stays as it is.
+    with pytest.raises(heatsim.CaseError) as e:
+        heatsim.run(open(case_path("heat1d.yaml")).read().replace("alpha: 0.5", 'alpha: "0.5"'))
+    assert "PyYAML" not in str(e.value)
