@@ -522,7 +522,11 @@ TEST(Void, ASurfaceOnANodePlaneEqualsCuttingTheGridThere) {
       // Steady: the same temperatures.
       const std::vector<double> a = body_of(steady_field(with_void), dims), b = steady_field(cut);
       ASSERT_EQ(a.size(), b.size());
-      for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-10) << "node " << i;
+      // To 1e-13 of the temperature: the two grids build different hierarchies, and their
+      // solves end apart on fp64's rounding floor (1.8e-10 K of 12290 K where the insulated
+      // case's source heats the plate).
+      for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], 1e-13 * std::abs(b[i])) << "node " << i;
       // Explicit steps from 300 K: the same temperatures, on the same stability limit.
       const auto fa = heatsim::solver::coefficient_fields(with_void);
       const auto fb = heatsim::solver::coefficient_fields(cut);
