@@ -120,7 +120,12 @@ std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t)
       static_cast<double>(t.iterations) / static_cast<double>(t.solves),
       format_solve_seconds(t.solve_seconds),
       format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
-      format_solve_seconds(std::max(0.0, t.step_seconds - t.solve_seconds)));
+      format_solve_seconds(std::max(0.0, t.step_seconds - t.solve_seconds))) +
+         (t.split_steps > 0
+              ? fmt::format("; {} step{} converged only in parts (2 to 16 backward-Euler parts "
+                            "of the step)",
+                            t.split_steps, t.split_steps == 1 ? "" : "s")
+              : std::string());
 }
 
 std::string done_line(const solver::RunResult& result, const std::string& where,

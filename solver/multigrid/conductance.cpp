@@ -190,6 +190,20 @@ double implicit_source_factor(const kernels::Schedule& s, std::int64_t step, dou
 
 void HeatFlowOperator::add_load(double t, std::vector<double>& out, std::int64_t step, double dt,
                                 bool bdf2) const {
+  add_load_with(t, out, [&](const kernels::Schedule& s) {
+    return step >= 0 ? implicit_source_factor(s, step, dt, bdf2) : s.at(t);
+  });
+}
+
+void HeatFlowOperator::add_load_between(double t0, double t1, std::vector<double>& out) const {
+  add_load_with(t1, out, [&](const kernels::Schedule& s) {
+    return s.constant() ? s.at(t1) : s.mean(t0, t1);
+  });
+}
+
+void HeatFlowOperator::add_load_with(
+    double t, std::vector<double>& out,
+    const std::function<double(const kernels::Schedule&)>& source_factor) const {
   if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
   out.resize(static_cast<std::size_t>(points()), 0.0);
   for (const FaceLoad& f : face_loads_) {
@@ -199,8 +213,7 @@ void HeatFlowOperator::add_load(double t, std::vector<double>& out, std::int64_t
   }
   const std::int64_t np = points();
   for (const auto& s : fields_->sources) {
-    const double factor =
-        step >= 0 ? implicit_source_factor(s.schedule, step, dt, bdf2) : s.schedule.at(t);
+    const double factor = source_factor(s.schedule);
     if (factor == 0.0) continue;
     const double* q = s.density.data();
 #pragma omp parallel for schedule(static) if (np >= 32768)

@@ -13,6 +13,7 @@
 // order x-, x+, y-, y+, z-, z+, as the backends reset them). Sources add w_i q_i(t).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -69,6 +70,9 @@ class HeatFlowOperator {
   // with dt and bdf2).
   void add_load(double t, std::vector<double>& out, std::int64_t step = -1, double dt = 0.0,
                 bool bdf2 = false) const;
+  // The same for a backward-Euler step from t0 to t1 (a part of a step): the faces at t1, the
+  // sources at their mean over [t0, t1] (a constant one at t1).
+  void add_load_between(double t0, double t1, std::vector<double>& out) const;
   // u_i = g(t) on the Dirichlet nodes.
   void set_fixed(double t, std::vector<double>& u) const;
 
@@ -103,6 +107,9 @@ class HeatFlowOperator {
   double net_inflow(double t) const;
 
  private:
+  // add_load's body, the sources' factors from `source_factor`.
+  void add_load_with(double t, std::vector<double>& out,
+                     const std::function<double(const kernels::Schedule&)>& source_factor) const;
   kernels::StencilProblem problem_;
   std::shared_ptr<const kernels::CoefficientFields> fields_;
   // node term: transfer; conductances G; fixed: Dirichlet (1) and removed (kRemovedNode)

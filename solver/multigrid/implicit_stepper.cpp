@@ -390,6 +390,8 @@ constexpr double kSteadyRadiationRise = 100.0;
 constexpr int kRelaxFrom = 4;
 constexpr double kRelaxWhenShrunkLessThan = 0.9;
 constexpr double kLeastRelaxation = 1.0 / 64;
+// The most parts a transient step that does not converge whole is taken in (halving).
+constexpr int kMostStepParts = 16;
 
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
@@ -441,118 +443,166 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   if (enthalpy) h = enthalpies(*base_fields_, u);
   SolveReport report;
   double change = 0.0;
-  // The outer iterations' relaxation: 1 (the full update) until iterations stop shrinking the
-  // change, as where a node's melting and its conductivity's fall chase each other over a large
-  // step and the iterates cycle between two states; then halved (kRelaxFrom), so that the cycle
-  // closes on the fixed point between them. Convergence is judged on the full update's change,
-  // so a relaxed iteration does not end the step early.
-  double relaxation = 1.0, last_change = std::numeric_limits<double>::infinity();
+  // One nonlinear solve to span.t from u (its Dirichlet nodes at span.t) and h: the whole step
+  // (span.whole: its own load and history), or a backward-Euler part of it from span.t0 about
+  // span's start. Whether it converged; u and h then hold its answer, and `projected` whether
+  // u (rather than the solve's result on the level operations) is the answer.
+  struct Span {
+    double t0, t, alpha, beta;
+    bool whole;
+    const std::vector<double>* history;
+    const std::vector<double>* h0;
+  };
+  bool projected = false;
   std::vector<std::uint8_t> fixed;
-  for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
-    // The last hierarchy (the set-up's at the first outer iteration) goes before the next is
-    // built, and the operator linearised about u once its level and load are taken: a
-    // rebuild holds one hierarchy and one operator at a time, not two of each.
-    mg_->release_levels();
-    LevelOperator finest;
-    {
-      HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, t));
-      rhs.assign(u.size(), 0.0);
-      if (steady)
-        linear.add_load(t, rhs);
-      else
-        linear.add_load(t, rhs, step, dt_, bdf2);
-      fixed = linear.fixed();
-      if (!steady) {
-        const std::vector<double> wc = linear.weighted_capacity();
-        for (std::size_t i = 0; i < u.size(); ++i) {
-          if (fixed[i]) continue;
-          const kernels::TemperatureLaw* law = varying(i);
-          rhs[i] += alpha * wc[i] *
-                    (law ? u[i] + (h0[i] - h[i]) / law->capacity_ratio(u[i]) : history[i]);
+  const auto iterate = [&](const Span& span) {
+    const std::vector<double>& start = *span.history;
+    // The outer iterations' relaxation: 1 (the full update) until iterations stop shrinking the
+    // change, as where a node's melting and its conductivity's fall chase each other over a
+    // large step and the iterates cycle between two states; then halved (kRelaxFrom), so that
+    // the cycle closes on the fixed point between them. Convergence is judged on the full
+    // update's change, so a relaxed iteration does not end the step early.
+    double relaxation = 1.0, last_change = std::numeric_limits<double>::infinity();
+    for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
+      // The last hierarchy (the set-up's at the first outer iteration) goes before the next is
+      // built, and the operator linearised about u once its level and load are taken: a
+      // rebuild holds one hierarchy and one operator at a time, not two of each.
+      mg_->release_levels();
+      LevelOperator finest;
+      {
+        HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, span.t));
+        rhs.assign(u.size(), 0.0);
+        if (steady)
+          linear.add_load(span.t, rhs);
+        else if (span.whole)
+          linear.add_load(span.t, rhs, step, dt_, bdf2);
+        else
+          linear.add_load_between(span.t0, span.t, rhs);
+        fixed = linear.fixed();
+        if (!steady) {
+          const std::vector<double>& h_start = *span.h0;
+          const std::vector<double> wc = linear.weighted_capacity();
+          for (std::size_t i = 0; i < u.size(); ++i) {
+            if (fixed[i]) continue;
+            const kernels::TemperatureLaw* law = varying(i);
+            rhs[i] += span.alpha * wc[i] *
+                      (law ? u[i] + (h_start[i] - h[i]) / law->capacity_ratio(u[i]) : start[i]);
+          }
         }
+        finest = linear.take_level(span.alpha, span.beta);
       }
-      finest = linear.take_level(alpha, beta);
-    }
-    mg_->replace_levels(build_hierarchy(std::move(finest)));
-    ops_->upload(mg_->rhs(), rhs);
-    ops_->upload(mg_->solution(), u);
-    const Clock::time_point start = Clock::now();
-    report = mg_->solve(options_);
-    timing_.last_solve_seconds = seconds_since(start);
-    timing_.solve_seconds += timing_.last_solve_seconds;
-    ++timing_.solves;
-    timing_.iterations += report.iterations;
-    if (report.reason != SolveReport::Reason::converged) {
-      ops_->upload(mg_->solution(), u0);
-      throw SolveFailure(std::string(to_string(method_)) + ": outer iteration " +
-                             std::to_string(outer) + ": the multigrid solve " + report.describe(),
-                         report);
-    }
-    std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
-    field(v);
-    change = 0.0;
-    double scale = 0.0;
-    bool projected = false, climbing = false;
-    for (std::size_t i = 0; i < u.size(); ++i) {
-      double next = v[i];
-      const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
-      if (law) {
-        double step = law->capacity_ratio(u[i]) * (v[i] - u[i]);
-        // A node inside its melting range takes the range's apparent capacity, thousands of
-        // times the sensible one in a narrow range: its step in h, taken on past the range's
-        // end at that slope, lands far beyond (in a range of 0.01 K, 0.001 K too far is 10% of
-        // the latent heat), and the next iteration's sensible slope sends it as far back. A
-        // step that leaves the range goes to the solve's temperature v instead, with its
-        // enthalpy h(v): the rest of the latent heat and the sensible heat beyond, no more.
-        const bool melting = law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
-        const bool leaves = melting && (h[i] + step >= law->enthalpy(law->liquidus) ||
-                                        h[i] + step <= law->enthalpy(law->solidus));
-        if (leaves) step = law->enthalpy(v[i]) - h[i];
-        next = leaves ? v[i] : law->temperature(h[i] + step);
-        change = std::max(change, std::abs(next - u[i]));
-        if (relaxation < 1.0) {
-          h[i] += relaxation * step;
-          next = law->temperature(h[i]);
-        } else if (leaves) {
-          h[i] = law->enthalpy(v[i]);
+      mg_->replace_levels(build_hierarchy(std::move(finest)));
+      ops_->upload(mg_->rhs(), rhs);
+      ops_->upload(mg_->solution(), u);
+      const Clock::time_point clock = Clock::now();
+      report = mg_->solve(options_);
+      timing_.last_solve_seconds = seconds_since(clock);
+      timing_.solve_seconds += timing_.last_solve_seconds;
+      ++timing_.solves;
+      timing_.iterations += report.iterations;
+      if (report.reason != SolveReport::Reason::converged) {
+        ops_->upload(mg_->solution(), u0);
+        throw SolveFailure(std::string(to_string(method_)) + ": outer iteration " +
+                               std::to_string(outer) + ": the multigrid solve " +
+                               report.describe(),
+                           report);
+      }
+      std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
+      field(v);
+      change = 0.0;
+      double scale = 0.0;
+      bool climbing = false;
+      projected = false;
+      for (std::size_t i = 0; i < u.size(); ++i) {
+        double next = v[i];
+        const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
+        if (law) {
+          double dh = law->capacity_ratio(u[i]) * (v[i] - u[i]);
+          // A node inside its melting range takes the range's apparent capacity, thousands of
+          // times the sensible one in a narrow range: its step in h, taken on past the range's
+          // end at that slope, lands far beyond (in a range of 0.01 K, 0.001 K too far is 10%
+          // of the latent heat), and the next iteration's sensible slope sends it as far back.
+          // A step that leaves the range goes to the solve's temperature v instead, with its
+          // enthalpy h(v): the rest of the latent heat and the sensible heat beyond, no more.
+          const bool melting =
+              law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
+          const bool leaves = melting && (h[i] + dh >= law->enthalpy(law->liquidus) ||
+                                          h[i] + dh <= law->enthalpy(law->solidus));
+          if (leaves) dh = law->enthalpy(v[i]) - h[i];
+          next = leaves ? v[i] : law->temperature(h[i] + dh);
+          change = std::max(change, std::abs(next - u[i]));
+          if (relaxation < 1.0) {
+            h[i] += relaxation * dh;
+            next = law->temperature(h[i]);
+          } else if (leaves) {
+            h[i] = law->enthalpy(v[i]);
+          } else {
+            h[i] += dh;
+          }
+          projected = true;
         } else {
-          h[i] += step;
+          // A steady solve that radiates, started far below the answer: Newton's slope of
+          // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
+          // which each step takes off only a quarter. A rise is held to doubling the node's
+          // temperature (or 100 K), so the iterates climb to the answer's scale instead.
+          if (radiating_steady) {
+            const double held = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
+            climbing = climbing || held < next;
+            next = held;
+          }
+          change = std::max(change, std::abs(next - u[i]));
+          if (relaxation < 1.0) next = u[i] + relaxation * (next - u[i]);
+          if (enthalpy) h[i] = next;
         }
-        projected = true;
-      } else {
-        // A steady solve that radiates, started far below the answer: Newton's slope of
-        // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
-        // which each step takes off only a quarter. A rise is held to doubling the node's
-        // temperature (or 100 K), so the iterates climb to the answer's scale instead.
-        if (radiating_steady) {
-          const double held = std::min(next, u[i] + std::max(u[i], kSteadyRadiationRise));
-          climbing = climbing || held < next;
-          next = held;
-        }
-        change = std::max(change, std::abs(next - u[i]));
-        if (relaxation < 1.0) next = u[i] + relaxation * (next - u[i]);
-        if (enthalpy) h[i] = next;
+        scale = std::max(scale, std::abs(next));
+        u[i] = next;
       }
-      scale = std::max(scale, std::abs(next));
-      u[i] = next;
-    }
-    if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
-    if (change <= options_.outer_tolerance * scale) {
-      if (projected) ops_->upload(mg_->solution(), u);
-      if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
-      if (method_ == TimeMethod::bdf2) {
-        ops_->upload(previous_, u0);  // u_{n-1} of the next step
-        previous_step_ = step;
+      if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
+      if (change <= options_.outer_tolerance * scale) return true;
+      if (!climbing && outer >= kRelaxFrom) {
+        if (change >= kRelaxWhenShrunkLessThan * last_change)
+          relaxation = std::max(0.5 * relaxation, kLeastRelaxation);
+        else
+          relaxation = std::min(1.5 * relaxation, 1.0);
       }
-      return report;
+      last_change = change;
     }
-    if (!climbing && outer >= kRelaxFrom) {
-      if (change >= kRelaxWhenShrunkLessThan * last_change)
-        relaxation = std::max(0.5 * relaxation, kLeastRelaxation);
-      else
-        relaxation = std::min(1.5 * relaxation, 1.0);
+    return false;
+  };
+  bool converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
+  // A transient step that does not converge is taken again in 2, 4, ... kMostStepParts
+  // backward-Euler parts, each from the one before (a melting front crossing a narrow range,
+  // whose apparent capacity the outer iterations cycle over at large steps). BDF2's next step
+  // then reads this step's start and end as before.
+  if (!converged && !steady) {
+    const double t_start = t - dt_;
+    for (int parts = 2; parts <= kMostStepParts && !converged; parts *= 2) {
+      u = u0;
+      converged = true;
+      for (int k = 0; k < parts && converged; ++k) {
+        const double t0 = t_start + dt_ * k / parts;
+        const double t1 = k + 1 == parts ? t : t_start + dt_ * (k + 1) / parts;
+        const std::vector<double> begin = u;
+        std::vector<double> h_begin;
+        if (enthalpy) h_begin = enthalpies(*base_fields_, begin);
+        flow_.set_fixed(t1, u);
+        if (enthalpy) h = enthalpies(*base_fields_, u);
+        converged = iterate({t0, t1, 1.0 / (t1 - t0), 1.0, false, &begin, &h_begin});
+        // The part's answer is the next part's start: the solve's result where no node was
+        // projected (u differs from it by the last relaxed update at most).
+        if (converged && !projected && k + 1 < parts) field(u);
+      }
+      if (converged) ++timing_.split_steps;
     }
-    last_change = change;
+  }
+  if (converged) {
+    if (projected) ops_->upload(mg_->solution(), u);
+    if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
+    if (method_ == TimeMethod::bdf2) {
+      ops_->upload(previous_, u0);  // u_{n-1} of the next step
+      previous_step_ = step;
+    }
+    return report;
   }
   ops_->upload(mg_->solution(), u0);
   // A melting range narrower than kNarrowMeltingRange is named beside dt: its apparent capacity
@@ -574,9 +624,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                   narrowest->liquidus);
   char buffer[520];
   std::snprintf(buffer, sizeof buffer,
-                "%s: the nonlinear iteration did not converge in %d outer iterations (the last "
-                "changed the field by %.3g K); %s%s",
-                to_string(method_), options_.max_outer_iterations, change,
+                "%s: the nonlinear iteration did not converge in %d outer iterations%s (the "
+                "last changed the field by %.3g K); %s%s",
+                to_string(method_), options_.max_outer_iterations,
+                steady ? "" : ", nor with the step taken in 2 to 16 parts", change,
                 steady ? "start it nearer the answer: an initial field near the temperatures "
                          "expected (in kelvin where faces radiate)"
                        : "try a smaller dt",

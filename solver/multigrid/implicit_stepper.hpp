@@ -171,6 +171,8 @@ class ImplicitStepper {
     double solve_seconds = 0.0;
     double step_seconds = 0.0;
     double last_solve_seconds = 0.0;
+    // Nonlinear transient steps that converged only taken in parts (advance_nonlinear).
+    std::int64_t split_steps = 0;
   };
   const Timing& timing() const { return timing_; }
 
