@@ -119,37 +119,48 @@ double neumann_temperature(double x, double t) {
                       : ti + (tm - ti) * std::erfc(eta) / std::erfc(lambda);
 }
 
+// That slab, 0.15 m in 1501 nodes, run by `method` in steps of `dt` to `end`, with probes at
+// `probes` (four points, m) when given, into `out`.
+std::string narrow_slab(const std::string& method, const std::string& dt, const std::string& end,
+                        const std::string& probes, const fs::path& out) {
+  return "grid: {dims: 1, n: [1501], length: [0.15]}\n"
+         "materials:\n"
+         "  wax: {conductivity: 0.2, density: 800, specific_heat: 2000,\n"
+         "        phase_change: {solidus: 318.995, liquidus: 319.005, latent_heat: 2.0e5}}\n"
+         "regions: [{material: wax}]\n"
+         "boundary: {x-: {type: dirichlet, value: 340}, x+: {type: insulated}}\n"
+         "initial: {type: constant, value: 300}\n"
+         "time: {method: " +
+         method + ", dt: " + dt + ", end: " + end + "}\n" +
+         (probes.empty() ? "" : "probes: {points: {" + probes + "}}\n") +
+         "output: {directory: " + out.string() + "}\n";
+}
+
+// The numbers of a CSV file's last row.
+std::vector<double> last_row(const std::string& csv) {
+  std::istringstream rows(csv);
+  std::string line, last;
+  while (std::getline(rows, line))
+    if (!line.empty()) last = line;
+  std::vector<double> values;
+  std::istringstream cells(last);
+  for (std::string v; std::getline(cells, v, ',');) values.push_back(std::stod(v));
+  return values;
+}
+
 TEST_F(LargeSteps, ANarrowMeltingRangeConvergesAtStepsFarPastTheLimitAndFollowsNeumann) {
   // lambda = 0.25479, so the front stands at 7.64 mm at t = 1800 s.
   EXPECT_NEAR(neumann_temperature(0.0, 1800.0), 340.0, 1e-12);
   EXPECT_NEAR(neumann_temperature(0.0076435, 1800.0), 319.0, 1e-3);
   for (const std::string method : {"backward-euler", "bdf2"}) {
     const std::string name = method == "bdf2" ? "bdf2" : "be";
-    const std::string text =
-        "grid: {dims: 1, n: [1501], length: [0.15]}\n"
-        "materials:\n"
-        "  wax: {conductivity: 0.2, density: 800, specific_heat: 2000,\n"
-        "        phase_change: {solidus: 318.995, liquidus: 319.005, latent_heat: 2.0e5}}\n"
-        "regions: [{material: wax}]\n"
-        "boundary: {x-: {type: dirichlet, value: 340}, x+: {type: insulated}}\n"
-        "initial: {type: constant, value: 300}\n"
-        "time: {method: " +
-        method +
-        ", dt: 10, end: 1800}\n"
-        "probes: {points: {a: [0.002], b: [0.004], c: [0.006], d: [0.009]}}\n"
-        "output: {directory: " +
-        (dir_ / name).string() + "}\n";
+    const std::string text = narrow_slab(
+        method, "10", "1800", "a: [0.002], b: [0.004], c: [0.006], d: [0.009]", dir_ / name);
     const heatsim_tests::ProcessResult r =
         heatsim_tests::run_heatsim("run " + write_file(name + ".yaml", text) + " --quiet");
     ASSERT_EQ(r.code, 0) << method << "\n" << r.output;
-    std::istringstream rows(read_text(dir_ / name / "probes.csv"));
-    std::string line, last;
-    while (std::getline(rows, line))
-      if (!line.empty()) last = line;
-    std::vector<double> values;
-    std::istringstream cells(last);
-    for (std::string s; std::getline(cells, s, ',');) values.push_back(std::stod(s));
-    ASSERT_EQ(values.size(), 6u) << last;
+    const std::vector<double> values = last_row(read_text(dir_ / name / "probes.csv"));
+    ASSERT_EQ(values.size(), 6u);
     EXPECT_DOUBLE_EQ(values[1], 1800.0);
     const double x[] = {0.002, 0.004, 0.006, 0.009};
     // Measured within 0.06 K (the grid's 0.1 mm and the step's 10 s).
@@ -165,29 +176,14 @@ TEST_F(LargeSteps, ANarrowMeltingRangeConvergesAtStepsFarPastTheLimitAndFollowsN
 // range is the cause beside dt, and what range converges at large steps.
 TEST_F(LargeSteps, AStepThatStopsInANarrowMeltingRangeIsTakenInPartsOrNamesTheRange) {
   const std::string text =
-      "grid: {dims: 1, n: [1501], length: [0.15]}\n"
-      "materials:\n"
-      "  wax: {conductivity: 0.2, density: 800, specific_heat: 2000,\n"
-      "        phase_change: {solidus: 318.995, liquidus: 319.005, latent_heat: 2.0e5}}\n"
-      "regions: [{material: wax}]\n"
-      "boundary: {x-: {type: dirichlet, value: 340}, x+: {type: insulated}}\n"
-      "initial: {type: constant, value: 300}\n"
-      "time: {method: backward-euler, dt: 60, end: 3600}\n"
-      "probes: {points: {a: [0.002], b: [0.004], c: [0.008], d: [0.010]}}\n"
-      "output: {directory: " +
-      (dir_ / "narrow60").string() + "}\n";
+      narrow_slab("backward-euler", "60", "3600", "a: [0.002], b: [0.004], c: [0.008], d: [0.010]",
+                  dir_ / "narrow60");
   const heatsim_tests::ProcessResult parts =
       heatsim_tests::run_heatsim("run " + write_file("narrow60.yaml", text));
   ASSERT_EQ(parts.code, 0) << parts.output;
   EXPECT_NE(parts.output.find("converged only in parts"), std::string::npos) << parts.output;
-  std::istringstream rows(read_text(dir_ / "narrow60" / "probes.csv"));
-  std::string line, last;
-  while (std::getline(rows, line))
-    if (!line.empty()) last = line;
-  std::vector<double> values;
-  std::istringstream cells(last);
-  for (std::string v; std::getline(cells, v, ',');) values.push_back(std::stod(v));
-  ASSERT_EQ(values.size(), 6u) << last;
+  const std::vector<double> values = last_row(read_text(dir_ / "narrow60" / "probes.csv"));
+  ASSERT_EQ(values.size(), 6u);
   EXPECT_DOUBLE_EQ(values[1], 3600.0);
   const double x[] = {0.002, 0.004, 0.008, 0.010};  // the front at 10.81 mm
   // Measured within 0.11 K over the slab (the step's 60 s and the grid's 0.1 mm).
