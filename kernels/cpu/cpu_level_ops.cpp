@@ -69,6 +69,7 @@ class CpuLevelOps final : public LevelOps {
   void adopt(std::vector<LevelOperator> levels) override {
     vectors_.clear();
     vector_level_.clear();
+    released_ids_.clear();
     sparse_.clear();
     piece_.clear();
     pieces_ = 0;
@@ -189,8 +190,9 @@ class CpuLevelOps final : public LevelOps {
   void release_coarse_vectors() {
     for (std::size_t v = 0; v < vectors_.size(); ++v)
       if (vector_level_[v] > 0) {
-        vectors_[v] = Values();  // released; the id is no longer valid
+        vectors_[v] = Values();  // released; the id is no longer valid until given again
         vector_level_[v] = -1;
+        released_ids_.push_back(static_cast<int>(v));
       }
   }
 
@@ -311,14 +313,25 @@ class CpuLevelOps final : public LevelOps {
  public:
   int create_vector(int level) override {
     // Zeroed in parallel, row by row as the sweeps go, so each thread touches its rows first.
+    // A released coarse vector's id is given again, so that the ids of a solver whose
+    // hierarchy is replaced at every outer iteration stay as few as its vectors.
     const Level& L = at(level);
-    vectors_.emplace_back(static_cast<std::size_t>(L.op.points()));
-    double* p = vectors_.back().data();
+    int id = static_cast<int>(vectors_.size());
+    if (released_ids_.empty()) {
+      vectors_.emplace_back();
+      vector_level_.push_back(-1);
+    } else {
+      id = released_ids_.back();
+      released_ids_.pop_back();
+    }
+    Values& v = vectors_[static_cast<std::size_t>(id)];
+    v = Values(static_cast<std::size_t>(L.op.points()));
+    double* p = v.data();
     for_rows(L, [&](std::int64_t y, std::int64_t z) {
       std::fill_n(p + index(L, 0, y, z), L.op.n[0], 0.0);
     });
-    vector_level_.push_back(level);
-    return static_cast<int>(vectors_.size()) - 1;
+    vector_level_[static_cast<std::size_t>(id)] = level;
+    return id;
   }
 
   void upload(int v, const std::vector<double>& values) override {
@@ -1652,6 +1665,7 @@ class CpuLevelOps final : public LevelOps {
   std::vector<std::int32_t> piece_;  // set_pieces
   std::int64_t pieces_ = 0;
   std::vector<int> vector_level_;
+  std::vector<int> released_ids_;  // coarse vectors' ids released, given again first
   std::vector<double> scratch_;
 };
 

@@ -741,6 +741,7 @@ class CudaLevelOps final : public LevelOps {
   void setup(const std::vector<LevelOperator>& levels) override {
     sync();
     vectors_.clear();
+    released_ids_.clear();
     sparse_.clear();
     pieces_ = 0;
     build(levels);
@@ -750,11 +751,14 @@ class CudaLevelOps final : public LevelOps {
     if (levels.empty() || levels_.empty() || levels[0].points() != levels_[0]->points)
       throw std::invalid_argument("level ops: the new finest level has another number of points");
     sync();
-    for (Vector& v : vectors_)
-      if (v.level != 0) {
-        v.data.reset();  // released; the id is no longer valid
+    for (std::size_t id = 0; id < vectors_.size(); ++id) {
+      Vector& v = vectors_[id];
+      if (v.level > 0) {
+        v.data.reset();  // released; the id is no longer valid until given again
         v.level = -1;
+        released_ids_.push_back(static_cast<int>(id));
       }
+    }
     build(levels);
   }
 
@@ -986,8 +990,16 @@ class CudaLevelOps final : public LevelOps {
     v.data->allocate(static_cast<std::size_t>(v.size) * sizeof(double));
     HEATSIM_CUDA_CHECK(cudaMemsetAsync(v.data->as<double>(), 0,
                                        static_cast<std::size_t>(v.size) * sizeof(double), stream_));
-    vectors_.push_back(std::move(v));
-    return static_cast<int>(vectors_.size()) - 1;
+    // A released coarse vector's id is given again, so that the ids of a solver whose
+    // hierarchy is replaced at every outer iteration stay as few as its vectors.
+    if (released_ids_.empty()) {
+      vectors_.push_back(std::move(v));
+      return static_cast<int>(vectors_.size()) - 1;
+    }
+    const int id = released_ids_.back();
+    released_ids_.pop_back();
+    vectors_[static_cast<std::size_t>(id)] = std::move(v);
+    return id;
   }
 
   void upload(int v, const std::vector<double>& values) override {
@@ -1372,6 +1384,7 @@ class CudaLevelOps final : public LevelOps {
   long long sweep_out_points_ = 0;
   std::vector<std::unique_ptr<Level>> levels_;
   std::vector<Vector> vectors_;
+  std::vector<int> released_ids_;  // coarse vectors' ids released, given again first
   struct Sparse {
     DeviceArray nodes, values;
     long long count = 0;

@@ -355,6 +355,12 @@ TEST_P(LevelOpsTest, ReplacingTheHierarchyKeepsTheFinestVectors) {
     EXPECT_EQ(back.front(), 2.0) << ops->name();
     EXPECT_EQ(back.back(), 3.0) << ops->name();
     EXPECT_THROW(ops->download(coarse, back), std::out_of_range) << ops->name();
+    // A released coarse vector's id is given again (a new vector, zero).
+    const int again = ops->create_vector(1);
+    EXPECT_EQ(again, coarse) << ops->name();
+    ops->download(again, back);
+    EXPECT_EQ(back, std::vector<double>(static_cast<std::size_t>(second[1].points()), 0.0))
+        << ops->name();
     EXPECT_THROW(ops->replace_hierarchy(std::vector<LevelOperator>(first.begin() + 1, first.end())),
                  std::invalid_argument)
         << ops->name();

@@ -1326,6 +1326,26 @@ TEST(Multigrid, ReplacingTheHierarchyKeepsTheFinestVectors) {
   EXPECT_EQ(back.back(), values.back() + 6.0);
   EXPECT_THROW(ops->download(coarse, back), std::out_of_range);
   EXPECT_THROW(ops->replace_hierarchy({first.begin() + 1, first.end()}), std::invalid_argument);
+  // A solver that replaces its hierarchy at every outer iteration creates its coarse vectors
+  // anew each time: the released ids are given again, so the ids stay as few as the vectors
+  // (they grew by one a vector and replacement, and each replacement scanned them all).
+  const int second_coarse = ops->create_vector(1);
+  EXPECT_EQ(second_coarse, coarse);
+  for (int round = 0; round < 50; ++round) {
+    ops->replace_hierarchy(round % 2 ? first : second);
+    std::vector<int> ids{ops->create_vector(1), ops->create_vector(1)};
+    for (int id : ids) {
+      EXPECT_LE(id, 2) << round;
+      EXPECT_NE(id, kept) << round;
+      // Created zero, whatever the id held before its release.
+      ops->download(id, back);
+      EXPECT_EQ(back, std::vector<double>(static_cast<std::size_t>(first[1].points()), 0.0));
+      ops->upload(id, std::vector<double>(back.size(), 7.0));
+    }
+    EXPECT_NE(ids[0], ids[1]);
+  }
+  ops->download(kept, back);
+  EXPECT_EQ(back.front(), values.front() + 4.0);
 }
 
 TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
