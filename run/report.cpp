@@ -114,17 +114,18 @@ std::string describe_writer(const io::WriterActivity& a) {
 
 std::string describe_solves(const solver::multigrid::ImplicitStepper::Timing& t) {
   return fmt::format(
-      "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} per solve; "
-      "right-hand sides and the rest of the steps {}",
-      t.solves, t.solves == 1 ? "" : "s", t.iterations,
-      static_cast<double>(t.iterations) / static_cast<double>(t.solves),
-      format_solve_seconds(t.solve_seconds),
-      format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
-      format_solve_seconds(std::max(0.0, t.step_seconds - t.solve_seconds))) +
+             "multigrid: {} solve{}, {} iterations ({:.3g} per solve); solve {} in total, {} per "
+             "solve; "
+             "right-hand sides and the rest of the steps {}",
+             t.solves, t.solves == 1 ? "" : "s", t.iterations,
+             static_cast<double>(t.iterations) / static_cast<double>(t.solves),
+             format_solve_seconds(t.solve_seconds),
+             format_solve_seconds(t.solve_seconds / static_cast<double>(t.solves)),
+             format_solve_seconds(std::max(0.0, t.step_seconds - t.solve_seconds))) +
          (t.split_steps > 0
-              ? fmt::format("; {} step{} converged only in parts (2 to 16 backward-Euler parts "
-                            "of the step)",
-                            t.split_steps, t.split_steps == 1 ? "" : "s")
+              ? fmt::format("; {} step{} converged only in backward-Euler parts (the shortest "
+                            "1/{:.0f} of a step)",
+                            t.split_steps, t.split_steps == 1 ? "" : "s", 1.0 / t.shortest_part)
               : std::string());
 }
 

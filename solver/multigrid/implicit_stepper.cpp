@@ -390,8 +390,9 @@ constexpr double kSteadyRadiationRise = 100.0;
 constexpr int kRelaxFrom = 4;
 constexpr double kRelaxWhenShrunkLessThan = 0.9;
 constexpr double kLeastRelaxation = 1.0 / 64;
-// The most parts a transient step that does not converge whole is taken in (halving).
-constexpr int kMostStepParts = 16;
+// A transient step that does not converge whole is taken in parts, halved where they do not
+// converge, down to 1 / kMostStepParts of the step (a power of 2).
+constexpr int kMostStepParts = 256;
 
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
@@ -570,29 +571,48 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     return false;
   };
   bool converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
-  // A transient step that does not converge is taken again in 2, 4, ... kMostStepParts
-  // backward-Euler parts, each from the one before (a melting front crossing a narrow range,
-  // whose apparent capacity the outer iterations cycle over at large steps). BDF2's next step
-  // then reads this step's start and end as before.
+  // A transient step that does not converge is taken in backward-Euler parts, each from the one
+  // before (a melting front crossing a narrow range, whose apparent capacity the outer
+  // iterations cycle over at large steps): a part that does not converge is halved and taken
+  // again from its start, one that does is followed by a part twice as long (to the step's
+  // end), down to parts of dt / kMostStepParts. The parts' ends lie on multiples of that least
+  // part, so a step is taken the same way whenever it is taken (a restart repeats it bit for
+  // bit). BDF2's next step then reads this step's start and end as before.
   if (!converged && !steady) {
     const double t_start = t - dt_;
-    for (int parts = 2; parts <= kMostStepParts && !converged; parts *= 2) {
-      u = u0;
-      converged = true;
-      for (int k = 0; k < parts && converged; ++k) {
-        const double t0 = t_start + dt_ * k / parts;
-        const double t1 = k + 1 == parts ? t : t_start + dt_ * (k + 1) / parts;
-        const std::vector<double> begin = u;
-        std::vector<double> h_begin;
-        if (enthalpy) h_begin = enthalpies(*base_fields_, begin);
-        flow_.set_fixed(t1, u);
-        if (enthalpy) h = enthalpies(*base_fields_, u);
-        converged = iterate({t0, t1, 1.0 / (t1 - t0), 1.0, false, &begin, &h_begin});
+    const auto at = [&](int p) {
+      return p == kMostStepParts ? t : t_start + dt_ * p / kMostStepParts;
+    };
+    u = u0;
+    int p = 0, length = kMostStepParts / 2, shortest = length;
+    converged = true;
+    while (p < kMostStepParts) {
+      const int p1 = std::min(p + length, kMostStepParts);
+      const double t0 = at(p), t1 = at(p1);
+      const std::vector<double> begin = u;
+      std::vector<double> h_begin;
+      if (enthalpy) h_begin = enthalpies(*base_fields_, begin);
+      flow_.set_fixed(t1, u);
+      if (enthalpy) h = enthalpies(*base_fields_, u);
+      if (iterate({t0, t1, 1.0 / (t1 - t0), 1.0, false, &begin, &h_begin})) {
         // The part's answer is the next part's start: the solve's result where no node was
         // projected (u differs from it by the last relaxed update at most).
-        if (converged && !projected && k + 1 < parts) field(u);
+        if (!projected && p1 < kMostStepParts) field(u);
+        shortest = std::min(shortest, p1 - p);
+        length = 2 * (p1 - p);
+        p = p1;
+      } else if (p1 - p > 1) {
+        u = begin;
+        length = (p1 - p) / 2;
+      } else {
+        converged = false;
+        break;
       }
-      if (converged) ++timing_.split_steps;
+    }
+    if (converged) {
+      ++timing_.split_steps;
+      timing_.shortest_part =
+          std::min(timing_.shortest_part, static_cast<double>(shortest) / kMostStepParts);
     }
   }
   if (converged) {
@@ -618,7 +638,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   char range[200] = "";
   if (narrowest)
     std::snprintf(range, sizeof range,
-                  ", or a wider melting range: one melts over %.3g K (%.10g to %.10g K), and a "
+                  ", or a wider melting range: one melts over %.3g K (%.12g to %.12g K), and a "
                   "range of 0.5-1 K converges at far larger steps",
                   narrowest->liquidus - narrowest->solidus, narrowest->solidus,
                   narrowest->liquidus);
@@ -627,7 +647,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                 "%s: the nonlinear iteration did not converge in %d outer iterations%s (the "
                 "last changed the field by %.3g K); %s%s",
                 to_string(method_), options_.max_outer_iterations,
-                steady ? "" : ", nor with the step taken in 2 to 16 parts", change,
+                steady ? "" : ", nor with the step taken in parts down to 1/256 of it", change,
                 steady ? "start it nearer the answer: an initial field near the temperatures "
                          "expected (in kelvin where faces radiate)"
                        : "try a smaller dt",

@@ -171,8 +171,10 @@ class ImplicitStepper {
     double solve_seconds = 0.0;
     double step_seconds = 0.0;
     double last_solve_seconds = 0.0;
-    // Nonlinear transient steps that converged only taken in parts (advance_nonlinear).
+    // Nonlinear transient steps that converged only taken in parts (advance_nonlinear), and
+    // the shortest part any of them took, as a share of dt (1: none).
     std::int64_t split_steps = 0;
+    double shortest_part = 1.0;
   };
   const Timing& timing() const { return timing_; }
 
