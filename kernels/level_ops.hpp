@@ -189,6 +189,18 @@ class LevelOps {
   // nothing else may run until the levels are replaced. The default keeps everything (a
   // device's levels are not in the host memory the next hierarchy is built in).
   virtual void release_levels() {}
+  // Whether replace_finest is offered (the CPU's); the others replace the whole hierarchy.
+  virtual bool replaces_finest() const { return false; }
+  // Lets the finest level's operator go (release_levels' part for level 0) and then takes
+  // `level` in its place, keeping the coarse levels, their transfers and every vector: a
+  // hierarchy built for a nearby operator, as a preconditioner (a nonlinear solve's later outer
+  // iterations). The caller passes the new level after release_finest(), which lets the old
+  // one's arrays go first; `level` has the old one's shape and fixed flags
+  // (std::invalid_argument otherwise).
+  virtual void release_finest() {}
+  virtual void replace_finest(LevelOperator /*level*/) {
+    throw std::logic_error("level ops: " + name() + " does not replace the finest level alone");
+  }
   // Whether these operations keep the finest level on the host as they were given it (setup,
   // adopt, replace_hierarchy), so that finest_level() returns it later (the CPU's do): the
   // solver then derives what it needs from it only when it needs it.

@@ -359,6 +359,18 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
         levels = {"an outer iteration's rebuild: the level-0 vectors, the new hierarchy and the "
                   "finest level's diagonals (or the linearised operator)",
                   cpu_rebuild};
+      // Later outer iterations keep the coarse levels and make the finest again
+      // (ImplicitStepper: keep_coarse): the level operations without the finest level's
+      // arrays, beside the linearised operator or the new finest level's arrays.
+      const double finest_arrays =
+          8.0 * (layout.finest_operator_doubles + layout.finest_smoother_doubles) * points;
+      const double kept_coarse =
+          static_cast<double>(mg.level_ops) - finest_arrays + std::max(linearised, finest_arrays);
+      if (!on_gpu && kept_coarse > levels.bytes)
+        levels = {
+            "an outer iteration that keeps the coarse levels: the level operations and the "
+            "linearised operator",
+            kept_coarse};
     }
     if (steady && !on_gpu)
       solve_phase.push_back(levels);

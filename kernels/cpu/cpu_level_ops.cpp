@@ -61,6 +61,8 @@ bool all_positive_zero(const LevelWeights& values) {
 }
 
 class CpuLevelOps final : public LevelOps {
+  struct Level;  // below
+
  public:
   std::string name() const override { return "cpu"; }
 
@@ -101,6 +103,14 @@ class CpuLevelOps final : public LevelOps {
     if (levels_.empty()) return;
     release_coarse_vectors();
     levels_.resize(1);
+    release_finest();
+  }
+
+  bool replaces_finest() const override { return true; }
+
+  // The finest level's operator arrays go; its shape, fixed flags and row plan stay.
+  void release_finest() override {
+    if (levels_.empty()) return;
     Level& L = levels_[0];
     LevelWeights().swap(L.op.node_term);
     for (int a = 0; a < kMaxDims; ++a) {
@@ -113,6 +123,21 @@ class CpuLevelOps final : public LevelOps {
     Floats().swap(L.stencil32);
     Values().swap(L.centre);
     HalfEntries().swap(L.upper);
+  }
+
+  void replace_finest(LevelOperator level) override {
+    if (levels_.empty())
+      throw std::logic_error("level ops: no hierarchy whose finest level to replace");
+    const LevelOperator& old = levels_[0].op;
+    if (level.dims != old.dims || level.n != old.n || level.stencil_form() ||
+        level.fixed != old.fixed)
+      throw std::invalid_argument(
+          "level ops: the new finest level has another shape or other fixed nodes");
+    for (int a = 0; a < level.dims; ++a)
+      if (level.periodic[a] != old.periodic[a])
+        throw std::invalid_argument("level ops: the new finest level is periodic elsewhere");
+    release_finest();
+    levels_[0] = make_level(0, std::move(level));
   }
 
   int create_sparse(const std::vector<std::int64_t>& nodes,
@@ -199,115 +224,117 @@ class CpuLevelOps final : public LevelOps {
   // The levels of `levels`, checked, with their neighbour and transfer tables.
   void build(std::vector<LevelOperator> levels) {
     levels_.clear();
-    for (std::size_t l = 0; l < levels.size(); ++l) {
-      Level L;
-      L.op = std::move(levels[l]);
-      const std::int64_t np = L.op.points();
-      const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
-      if (!size_ok(L.op.fixed.size()))
-        throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
-                                    "the grid's " + std::to_string(np) + " points");
-      const std::size_t kp = static_cast<std::size_t>(stencil_points(L.op.dims));
-      for (int a = 0; a < kMaxDims; ++a) {
-        if (a < L.op.dims && !L.op.stencil_form() && !size_ok(L.op.conductance[a].size()))
-          throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
-                                      std::to_string(a) + "] has the wrong size");
-        if (a >= L.op.dims) L.op.periodic[a] = false;
-      }
-      if (L.op.stencil_form() ? L.op.stencil.size() != kp * np : !size_ok(L.op.node_term.size()))
-        throw std::invalid_argument("level " + std::to_string(l) + ": the operator has the " +
-                                   "wrong size");
-      if (l > 0 && L.op.prolongation.size() != kp * np)
-        throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
-                                    "the wrong size");
-      L.stencil_form = L.op.stencil_form();
-      L.parallel = worth_threads(np);
-      // A periodic axis of odd length joins two nodes of the same colour; those colour sweeps
-      // update from the old values (a Jacobi step within the colour) so that rows shared out to
-      // threads never race.
-      L.colour_conflict = false;
-      for (int a = 0; a < L.op.dims; ++a)
-        L.colour_conflict = L.colour_conflict || (L.op.periodic[a] && L.op.n[a] % 2 == 1);
-      for (int a = 0; a < kMaxDims; ++a) {
-        L.neighbour[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
-        for (std::int64_t c = 0; c < L.op.n[a]; ++c)
-          for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
-      }
-      if (!L.stencil_form) {
-        // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
-        // the node's conductances, exact and rounded, summed in the neighbour order. Every
-        // value is written below, row by row by the threads that sweep the rows, in one pass:
-        // the rounded diagonals round the conductances of the rows beside as they go (the
-        // same bits as those rows' rounded conductances, which other threads may not have
-        // written yet).
-        for (int a = 0; a < L.op.dims; ++a)
-          L.conductance32[a] = Floats(static_cast<std::size_t>(np));
-        L.diagonal = Values(static_cast<std::size_t>(np));
-        L.diagonal32 = Values(static_cast<std::size_t>(np));
-        std::atomic<bool> finite{true};
-        for_rows(L, [&](std::int64_t y, std::int64_t z) {
-          const std::int64_t nx = L.op.n[0], row = index(L, 0, y, z);
-          bool row_finite = true;
-          for (int a = 0; a < L.op.dims; ++a) {
-            const double* g = L.op.conductance[a].data() + row;
-            float* g32 = L.conductance32[a].data() + row;
-            // Not finite: the exponent's bits all set (a test that vectorises, where
-            // std::isfinite's compare and flag did not).
-            unsigned not_finite = 0;
-#pragma omp simd reduction(| : not_finite)
-            for (std::int64_t x = 0; x < nx; ++x) {
-              const float r = static_cast<float>(g[x]);
-              g32[x] = r;
-              std::uint32_t bits;
-              std::memcpy(&bits, &r, sizeof bits);
-              not_finite |= static_cast<unsigned>((bits & 0x7f800000u) == 0x7f800000u);
-            }
-            row_finite = row_finite && not_finite == 0;
-          }
-          if (!row_finite) finite.store(false, std::memory_order_relaxed);
-          const bool inside = compact_inside(L, y, z) && nx > 2;
-          if (inside) inside_diagonals(L, row + 1, nx - 2);
-          for (std::int64_t x = 0; x < nx; ++x) {
-            if (inside && x == 1) x = nx - 1;
-            const std::int64_t i = row + x;
-            double d = L.op.node_term[i], d32 = d;
-            visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) {
-              d += g;
-              d32 += static_cast<double>(static_cast<float>(g));
-            });
-            L.diagonal[i] = d;
-            L.diagonal32[i] = d32;
-          }
-        });
-        L.finite32 = finite.load();
-        // A node term of +0 on every node (a steady level whose faces hold or insulate, with
-        // no transfer inside) is read after this only by the deflation's search through
-        // finest_level(), which takes an empty node term as +0 on every node: not kept.
-        if (all_positive_zero(L.op.node_term)) LevelWeights().swap(L.op.node_term);
-      } else {
-        round_stencil(L);
-      }
-      if (l > 0) {
-        const Level& F = levels_[l - 1];
-        for (int a = 0; a < kMaxDims; ++a) {
-          std::vector<std::int64_t> idx = L.op.fine_index[a];
-          if (a >= L.op.dims) idx = {0};
-          if (static_cast<std::int64_t>(idx.size()) != L.op.n[a])
-            throw std::invalid_argument("level " + std::to_string(l) + ": fine_index[" +
-                                        std::to_string(a) + "] has the wrong size");
-          L.transfer[a] = axis_transfer(F.op.n[a], F.op.periodic[a], idx);
-          // Restriction gathers, per coarse node, the finer nodes at offsets -1, 0, +1.
-          L.gather[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
-          for (std::int64_t I = 0; I < L.op.n[a]; ++I)
-            for (int o = -1; o <= 1; ++o)
-              L.gather[a][3 * I + o + 1] = step(F.op, a, idx[I], o);
-        }
-        L.standard_x = !F.op.periodic[0] && F.op.n[0] == 2 * L.op.n[0] - 1;
-        for (std::int64_t X = 0; X < L.op.n[0] && L.standard_x; ++X)
-          L.standard_x = L.op.fine_index[0][X] == 2 * X;
-      }
-      levels_.push_back(std::move(L));
+    for (std::size_t l = 0; l < levels.size(); ++l)
+      levels_.push_back(make_level(l, std::move(levels[l])));
+  }
+
+  // Level l from its operator, checked (l > 0: below levels_[l - 1], which is in place).
+  Level make_level(std::size_t l, LevelOperator op) {
+    Level L;
+    L.op = std::move(op);
+    const std::int64_t np = L.op.points();
+    const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
+    if (!size_ok(L.op.fixed.size()))
+      throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
+                                  "the grid's " + std::to_string(np) + " points");
+    const std::size_t kp = static_cast<std::size_t>(stencil_points(L.op.dims));
+    for (int a = 0; a < kMaxDims; ++a) {
+      if (a < L.op.dims && !L.op.stencil_form() && !size_ok(L.op.conductance[a].size()))
+        throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
+                                    std::to_string(a) + "] has the wrong size");
+      if (a >= L.op.dims) L.op.periodic[a] = false;
     }
+    if (L.op.stencil_form() ? L.op.stencil.size() != kp * np : !size_ok(L.op.node_term.size()))
+      throw std::invalid_argument("level " + std::to_string(l) + ": the operator has the " +
+                                  "wrong size");
+    if (l > 0 && L.op.prolongation.size() != kp * np)
+      throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
+                                  "the wrong size");
+    L.stencil_form = L.op.stencil_form();
+    L.parallel = worth_threads(np);
+    // A periodic axis of odd length joins two nodes of the same colour; those colour sweeps
+    // update from the old values (a Jacobi step within the colour) so that rows shared out to
+    // threads never race.
+    L.colour_conflict = false;
+    for (int a = 0; a < L.op.dims; ++a)
+      L.colour_conflict = L.colour_conflict || (L.op.periodic[a] && L.op.n[a] % 2 == 1);
+    for (int a = 0; a < kMaxDims; ++a) {
+      L.neighbour[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
+      for (std::int64_t c = 0; c < L.op.n[a]; ++c)
+        for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
+    }
+    if (!L.stencil_form) {
+      // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
+      // the node's conductances, exact and rounded, summed in the neighbour order. Every
+      // value is written below, row by row by the threads that sweep the rows, in one pass:
+      // the rounded diagonals round the conductances of the rows beside as they go (the
+      // same bits as those rows' rounded conductances, which other threads may not have
+      // written yet).
+      for (int a = 0; a < L.op.dims; ++a) L.conductance32[a] = Floats(static_cast<std::size_t>(np));
+      L.diagonal = Values(static_cast<std::size_t>(np));
+      L.diagonal32 = Values(static_cast<std::size_t>(np));
+      std::atomic<bool> finite{true};
+      for_rows(L, [&](std::int64_t y, std::int64_t z) {
+        const std::int64_t nx = L.op.n[0], row = index(L, 0, y, z);
+        bool row_finite = true;
+        for (int a = 0; a < L.op.dims; ++a) {
+          const double* g = L.op.conductance[a].data() + row;
+          float* g32 = L.conductance32[a].data() + row;
+          // Not finite: the exponent's bits all set (a test that vectorises, where
+          // std::isfinite's compare and flag did not).
+          unsigned not_finite = 0;
+#pragma omp simd reduction(| : not_finite)
+          for (std::int64_t x = 0; x < nx; ++x) {
+            const float r = static_cast<float>(g[x]);
+            g32[x] = r;
+            std::uint32_t bits;
+            std::memcpy(&bits, &r, sizeof bits);
+            not_finite |= static_cast<unsigned>((bits & 0x7f800000u) == 0x7f800000u);
+          }
+          row_finite = row_finite && not_finite == 0;
+        }
+        if (!row_finite) finite.store(false, std::memory_order_relaxed);
+        const bool inside = compact_inside(L, y, z) && nx > 2;
+        if (inside) inside_diagonals(L, row + 1, nx - 2);
+        for (std::int64_t x = 0; x < nx; ++x) {
+          if (inside && x == 1) x = nx - 1;
+          const std::int64_t i = row + x;
+          double d = L.op.node_term[i], d32 = d;
+          visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) {
+            d += g;
+            d32 += static_cast<double>(static_cast<float>(g));
+          });
+          L.diagonal[i] = d;
+          L.diagonal32[i] = d32;
+        }
+      });
+      L.finite32 = finite.load();
+      // A node term of +0 on every node (a steady level whose faces hold or insulate, with
+      // no transfer inside) is read after this only by the deflation's search through
+      // finest_level(), which takes an empty node term as +0 on every node: not kept.
+      if (all_positive_zero(L.op.node_term)) LevelWeights().swap(L.op.node_term);
+    } else {
+      round_stencil(L);
+    }
+    if (l > 0) {
+      const Level& F = levels_[l - 1];
+      for (int a = 0; a < kMaxDims; ++a) {
+        std::vector<std::int64_t> idx = L.op.fine_index[a];
+        if (a >= L.op.dims) idx = {0};
+        if (static_cast<std::int64_t>(idx.size()) != L.op.n[a])
+          throw std::invalid_argument("level " + std::to_string(l) + ": fine_index[" +
+                                      std::to_string(a) + "] has the wrong size");
+        L.transfer[a] = axis_transfer(F.op.n[a], F.op.periodic[a], idx);
+        // Restriction gathers, per coarse node, the finer nodes at offsets -1, 0, +1.
+        L.gather[a].assign(3 * static_cast<std::size_t>(L.op.n[a]), -1);
+        for (std::int64_t I = 0; I < L.op.n[a]; ++I)
+          for (int o = -1; o <= 1; ++o) L.gather[a][3 * I + o + 1] = step(F.op, a, idx[I], o);
+      }
+      L.standard_x = !F.op.periodic[0] && F.op.n[0] == 2 * L.op.n[0] - 1;
+      for (std::int64_t X = 0; X < L.op.n[0] && L.standard_x; ++X)
+        L.standard_x = L.op.fine_index[0][X] == 2 * X;
+    }
+    return L;
   }
 
  public:

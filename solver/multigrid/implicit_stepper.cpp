@@ -393,6 +393,12 @@ constexpr double kLeastRelaxation = 1.0 / 64;
 // A transient step that does not converge whole is taken in parts, halved where they do not
 // converge, down to 1 / kMostStepParts of the step (a power of 2).
 constexpr int kMostStepParts = 256;
+// A nonlinear solve's outer iteration keeps the coarse levels of the last hierarchy while its
+// solve takes at most this many iterations more than the one on that hierarchy's own operator.
+constexpr int kKeptCoarseSlack = 2;
+// ... and the outer iteration before it changed no node by more than this share of the largest
+// temperature (the first iterations from a far start change the operator too much).
+constexpr double kKeptCoarseChange = 0.01;
 
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
@@ -464,43 +470,70 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     // the cycle closes on the fixed point between them. Convergence is judged on the full
     // update's change, so a relaxed iteration does not end the step early.
     double relaxation = 1.0, last_change = std::numeric_limits<double>::infinity();
+    // From the second outer iteration on, the coarse levels built for an earlier iterate's
+    // operator are kept and only the finest level is replaced (a hierarchy for a nearby
+    // operator, as a preconditioner): while a solve on them takes at most kKeptCoarseSlack
+    // iterations more than the last one on a hierarchy built for its own operator and the
+    // iteration before moved the field by at most kKeptCoarseChange of its scale; one that
+    // does not converge on them is solved again on a new hierarchy. Decided within the
+    // span, so a step is taken the same way whenever it is taken.
+    int built_iterations = 0;
+    bool keep_coarse = false;
     for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
-      // The last hierarchy (the set-up's at the first outer iteration) goes before the next is
-      // built, and the operator linearised about u once its level and load are taken: a
-      // rebuild holds one hierarchy and one operator at a time, not two of each.
-      mg_->release_levels();
-      LevelOperator finest;
-      {
-        HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, span.t));
-        rhs.assign(u.size(), 0.0);
-        if (steady)
-          linear.add_load(span.t, rhs);
-        else if (span.whole)
-          linear.add_load(span.t, rhs, step, dt_, bdf2);
+      keep_coarse = keep_coarse && mg_->replaces_finest();
+      for (;;) {
+        // The last hierarchy (the set-up's at the first outer iteration), or its finest level,
+        // goes before the next is built, and the operator linearised about u once its level
+        // and load are taken: a rebuild holds one hierarchy and one operator at a time, not
+        // two of each.
+        if (keep_coarse)
+          mg_->release_finest();
         else
-          linear.add_load_between(span.t0, span.t, rhs);
-        fixed = linear.fixed();
-        if (!steady) {
-          const std::vector<double>& h_start = *span.h0;
-          const std::vector<double> wc = linear.weighted_capacity();
-          for (std::size_t i = 0; i < u.size(); ++i) {
-            if (fixed[i]) continue;
-            const kernels::TemperatureLaw* law = varying(i);
-            rhs[i] += span.alpha * wc[i] *
-                      (law ? u[i] + (h_start[i] - h[i]) / law->capacity_ratio(u[i]) : start[i]);
+          mg_->release_levels();
+        LevelOperator finest;
+        {
+          HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, span.t));
+          rhs.assign(u.size(), 0.0);
+          if (steady)
+            linear.add_load(span.t, rhs);
+          else if (span.whole)
+            linear.add_load(span.t, rhs, step, dt_, bdf2);
+          else
+            linear.add_load_between(span.t0, span.t, rhs);
+          fixed = linear.fixed();
+          if (!steady) {
+            const std::vector<double>& h_start = *span.h0;
+            const std::vector<double> wc = linear.weighted_capacity();
+            for (std::size_t i = 0; i < u.size(); ++i) {
+              if (fixed[i]) continue;
+              const kernels::TemperatureLaw* law = varying(i);
+              rhs[i] += span.alpha * wc[i] *
+                        (law ? u[i] + (h_start[i] - h[i]) / law->capacity_ratio(u[i]) : start[i]);
+            }
           }
+          finest = linear.take_level(span.alpha, span.beta);
         }
-        finest = linear.take_level(span.alpha, span.beta);
+        if (keep_coarse && !finest.stencil_form()) {
+          mg_->replace_finest(std::move(finest));
+        } else {
+          keep_coarse = false;
+          mg_->replace_levels(build_hierarchy(std::move(finest)));
+          ++timing_.hierarchies_built;
+        }
+        ops_->upload(mg_->rhs(), rhs);
+        ops_->upload(mg_->solution(), u);
+        const Clock::time_point clock = Clock::now();
+        report = mg_->solve(options_);
+        timing_.last_solve_seconds = seconds_since(clock);
+        timing_.solve_seconds += timing_.last_solve_seconds;
+        ++timing_.solves;
+        timing_.iterations += report.iterations;
+        if (report.reason == SolveReport::Reason::converged || !keep_coarse) break;
+        keep_coarse = false;
       }
-      mg_->replace_levels(build_hierarchy(std::move(finest)));
-      ops_->upload(mg_->rhs(), rhs);
-      ops_->upload(mg_->solution(), u);
-      const Clock::time_point clock = Clock::now();
-      report = mg_->solve(options_);
-      timing_.last_solve_seconds = seconds_since(clock);
-      timing_.solve_seconds += timing_.last_solve_seconds;
-      ++timing_.solves;
-      timing_.iterations += report.iterations;
+      ++timing_.outer_iterations;
+      if (!keep_coarse) built_iterations = report.iterations;
+      keep_coarse = report.iterations <= built_iterations + kKeptCoarseSlack;
       if (report.reason != SolveReport::Reason::converged) {
         ops_->upload(mg_->solution(), u0);
         throw SolveFailure(std::string(to_string(method_)) + ": outer iteration " +
@@ -558,6 +591,8 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         scale = std::max(scale, std::abs(next));
         u[i] = next;
       }
+      // The next operator is near this one only where this iteration moved the field little.
+      keep_coarse = keep_coarse && change <= kKeptCoarseChange * scale;
       if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
       if (change <= options_.outer_tolerance * scale) return true;
       if (!climbing && outer >= kRelaxFrom) {

@@ -175,6 +175,10 @@ class ImplicitStepper {
     // the shortest part any of them took, as a share of dt (1: none).
     std::int64_t split_steps = 0;
     double shortest_part = 1.0;
+    // A nonlinear solve's outer iterations: all of them, and those that built a new hierarchy
+    // (the others kept the coarse levels and replaced the finest).
+    std::int64_t outer_iterations = 0;
+    std::int64_t hierarchies_built = 0;
   };
   const Timing& timing() const { return timing_; }
 

@@ -208,6 +208,18 @@ void Multigrid::replace_levels(std::vector<kernels::LevelOperator> levels) {
   create_coarse_vectors(points);
 }
 
+void Multigrid::replace_finest(kernels::LevelOperator level) {
+  if (released_) throw std::logic_error("multigrid: the levels were released");
+  const bool later = ops_.keeps_finest_level();
+  Deflation deflation;
+  if (!later) deflation = find_deflation(level);
+  ops_.release_finest();
+  ops_.replace_finest(std::move(level));
+  deflation_pending_ = false;
+  use_deflation(std::move(deflation));
+  deflation_pending_ = later;
+}
+
 void Multigrid::release_levels() {
   ops_.release_levels();
   released_ = true;

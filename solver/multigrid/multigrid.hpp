@@ -145,6 +145,16 @@ class Multigrid {
   // next hierarchy is built without them beside it. The level-0 vectors stay, for upload and
   // download; solve() throws std::logic_error until the levels are replaced.
   void release_levels();
+  // Whether replace_finest is offered (LevelOps::replaces_finest) and the levels are there.
+  bool replaces_finest() const { return !released_ && ops_.replaces_finest(); }
+  // Replaces the finest level's operator alone (LevelOps::release_finest, then replace_finest):
+  // the coarse levels stay, built for the operator before, a preconditioner for a nearby one
+  // (a nonlinear solve's later outer iterations). The pieces are found again when a solve
+  // needs them. The level has the old one's shape and fixed flags.
+  void replace_finest(kernels::LevelOperator level);
+  // Lets the finest level's operator go before the next replace_finest, so that the next one
+  // is built without it beside it; solve() must not run until it is replaced.
+  void release_finest() { ops_.release_finest(); }
 
   int levels() const { return static_cast<int>(n_.size()); }
   std::int64_t points(int level) const { return n_.at(static_cast<std::size_t>(level)); }

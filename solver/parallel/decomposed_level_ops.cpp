@@ -253,6 +253,8 @@ void DecomposedLevelOps::gather(std::vector<LevelOperator> levels) {
     coarse_ = gather_whole_();
     coarse_->adopt(std::move(levels));
   }
+  gathered_replaces_finest_ =
+      gather_all(root() && coarse_->replaces_finest() ? 1.0 : 0.0)[0] != 0.0;
 }
 
 void DecomposedLevelOps::setup(const std::vector<LevelOperator>& levels) {
@@ -295,6 +297,27 @@ void DecomposedLevelOps::replace_hierarchy(const std::vector<LevelOperator>& lev
   build(levels, true);
 }
 
+void DecomposedLevelOps::release_finest() {
+  if (gathered_whole()) {
+    if (root() && coarse_) coarse_->release_finest();
+  } else if (!parts_.empty()) {
+    parts_[0].ops->release_finest();
+  }
+}
+
+void DecomposedLevelOps::replace_finest(LevelOperator level) {
+  if (!replaces_finest())
+    throw std::logic_error("level ops: rank 0's level operations replace whole hierarchies");
+  if (level.n != decomposition_.global_n() || level.stencil_form())
+    throw std::invalid_argument("level ops: the new finest level has another shape");
+  if (gathered_whole()) {
+    if (root()) coarse_->replace_finest(std::move(level));
+    return;
+  }
+  // The finest part keeps its box, so its vectors keep their layout and values.
+  parts_[0].ops->replace_hierarchy({cut(level, parts_[0])});
+}
+
 int DecomposedLevelOps::create_vector(int level) {
   if (level < 0 || level >= levels_)
     throw std::out_of_range("level ops: no level " + std::to_string(level));
@@ -310,6 +333,13 @@ int DecomposedLevelOps::create_vector(int level) {
   } else {
     v.id = root() ? coarse_->create_vector(level - split_levels()) : -1;
   }
+  // A released coarse vector's id is given again (as the CPU's level operations do), so that
+  // a solver replacing its hierarchy at every outer iteration keeps as few ids as vectors.
+  for (std::size_t id = 0; id < vectors_.size(); ++id)
+    if (vectors_[id].level < 0) {
+      vectors_[id] = v;
+      return static_cast<int>(id);
+    }
   vectors_.push_back(v);
   return static_cast<int>(vectors_.size()) - 1;
 }

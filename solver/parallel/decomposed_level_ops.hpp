@@ -77,6 +77,15 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void setup(const std::vector<kernels::LevelOperator>& levels) override;
   void adopt(std::vector<kernels::LevelOperator> levels) override;
   void replace_hierarchy(const std::vector<kernels::LevelOperator>& levels) override;
+  // Split levels: the finest part takes its cut of the new finest level, the coarse levels and
+  // their transfers stay, as one process's CPU level operations do. Gathered whole: where rank
+  // 0's level operations replace their finest level alone (the CPU's; every rank learns it at
+  // setup), they do.
+  bool replaces_finest() const override {
+    return gathered_whole() ? gathered_replaces_finest_ : true;
+  }
+  void release_finest() override;
+  void replace_finest(kernels::LevelOperator level) override;
 
   int create_vector(int level) override;
   // Level-0 vectors hold global fields: upload takes the whole field on every rank (each
@@ -188,6 +197,7 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   std::vector<Part> parts_;
   std::vector<Transfer> transfers_;  // [l - 1]: from level l - 1 to l, l = 1 .. split levels
   std::unique_ptr<kernels::LevelOps> coarse_;  // rank 0: the gathered levels
+  bool gathered_replaces_finest_ = false;      // gathered whole: coarse_->replaces_finest()
   std::vector<Vector> vectors_;
 };
 

@@ -1348,6 +1348,76 @@ TEST(Multigrid, ReplacingTheHierarchyKeepsTheFinestVectors) {
   EXPECT_EQ(back.front(), values.front() + 4.0);
 }
 
+// The CPU's level operations replace the finest level alone (a nonlinear solve's later outer
+// iterations): the coarse levels and every vector stay, and level 0 then computes as a set-up of
+// the new finest level above the old coarse levels, bit for bit; a level with other fixed nodes
+// or another shape is refused.
+TEST(Multigrid, ReplacingTheFinestLevelKeepsTheCoarseLevelsAndVectors) {
+  const TimeOrderCase c;
+  Fields f(c.p, c.k, c.cap);
+  const HeatFlowOperator flow(c.p, f.f);
+  const auto first = build_hierarchy(flow.level(1.0, 1.0), 8);
+  const auto second = build_hierarchy(flow.level(1.5, 1.0), 8);
+  ASSERT_GE(first.size(), 2u);
+  auto ops = kernels::make_level_ops("cpu", kernels::Precision::fp64);
+  ASSERT_TRUE(ops->replaces_finest());
+  ops->setup(first);
+  std::vector<LevelOperator> mixed = first;
+  mixed[0] = second[0];
+  auto fresh = kernels::make_level_ops("cpu", kernels::Precision::fp64);
+  fresh->setup(mixed);
+  const std::int64_t np = first[0].points();
+  std::vector<double> xv(static_cast<std::size_t>(np)), bv(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = 300.0 + 20.0 * std::sin(0.37 * double(i));
+    bv[i] = std::cos(0.11 * double(i));
+  }
+  std::vector<double> coarse_values(static_cast<std::size_t>(first[1].points()));
+  for (std::size_t i = 0; i < coarse_values.size(); ++i) coarse_values[i] = 1.0 / (1.0 + i);
+  const int x = ops->create_vector(0), b = ops->create_vector(0), r = ops->create_vector(0),
+            coarse = ops->create_vector(1), rc = ops->create_vector(1);
+  ops->upload(x, xv);
+  ops->upload(b, bv);
+  ops->upload(coarse, coarse_values);
+  const int fx = fresh->create_vector(0), fb = fresh->create_vector(0),
+            fr = fresh->create_vector(0), frc = fresh->create_vector(1);
+  fresh->upload(fx, xv);
+  fresh->upload(fb, bv);
+
+  // Before: level 0 is the first operator's, unlike the fresh set-up's.
+  std::vector<double> before, got, want;
+  ops->residual(0, b, x, r);
+  ops->download(r, before);
+  fresh->residual(0, fb, fx, fr);
+  fresh->download(fr, want);
+  EXPECT_NE(before, want);
+
+  ops->release_finest();
+  ops->replace_finest(second[0]);
+  ops->residual(0, b, x, r);
+  ops->download(r, got);
+  EXPECT_EQ(got, want);
+  ops->smooth(0, b, x, 2, false, 1.0);
+  fresh->smooth(0, fb, fx, 2, false, 1.0);
+  ops->download(x, got);
+  fresh->download(fx, want);
+  EXPECT_EQ(got, want);
+  ops->residual(0, b, x, r);
+  fresh->residual(0, fb, fx, fr);
+  ops->restrict_residual(0, r, rc);
+  fresh->restrict_residual(0, fr, frc);
+  ops->download(rc, got);
+  fresh->download(frc, want);
+  EXPECT_EQ(got, want);
+  ops->download(coarse, got);
+  EXPECT_EQ(got, coarse_values);
+
+  LevelOperator other_fixed = second[0];
+  other_fixed.fixed[static_cast<std::size_t>(np / 2)] ^= 1;
+  EXPECT_THROW(ops->replace_finest(other_fixed), std::invalid_argument);
+  EXPECT_THROW(ops->replace_finest(first[1]), std::invalid_argument);
+}
+
 TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
   const TimeOrderCase c;
   Fields f(c.p, c.k, c.cap);

@@ -163,6 +163,49 @@ TEST(Nonlinear, TheSteadySlabOfKLinearInTIsExactAtTheNodes) {
   }
 }
 
+// The slab across a 3D grid (its other faces insulated), steady from 300 K: the outer
+// iterations after the first keep the coarse levels and replace the finest, and the field is
+// still exact at the nodes to the tolerance.
+TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) {
+  Case c = steep_slab(33);
+  c.grid.dims = 3;
+  c.grid.n = {33, 9, 7};
+  c.grid.length = {0.1, 0.025, 0.02};
+  for (int face = 2; face < 6; ++face) {
+    c.boundary[face].kind = BoundaryKind::neumann;  // insulated
+    c.boundary[face].value = 0.0;
+  }
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::SolveOptions options;
+  options.tolerance = 1e-13;
+  options.outer_tolerance = 1e-13;
+  std::vector<int> iterations;
+  options.on_outer_iteration = [&](int, double, const mg::SolveReport& r) {
+    iterations.push_back(r.iterations);
+  };
+  mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
+  ASSERT_GE(stepper.levels(), 3);
+  std::vector<double> u(static_cast<std::size_t>(p.points()), 300.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.set_field(u);
+  stepper.advance(0);
+  stepper.field(u);
+  const std::int64_t nx = 33;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    worst = std::max(
+        worst, std::abs(u[i] - steep_slab_exact(0.1 * double(static_cast<std::int64_t>(i) % nx) /
+                                                (nx - 1))));
+  EXPECT_LT(worst, 1e-8);
+  const auto& t = stepper.timing();
+  EXPECT_EQ(t.outer_iterations, static_cast<std::int64_t>(iterations.size()));
+  EXPECT_GE(t.outer_iterations, 4);
+  EXPECT_GE(t.hierarchies_built, 1);
+  EXPECT_LT(t.hierarchies_built, t.outer_iterations);
+}
+
 // The same slab from 300 K inside by backward Euler steps: the field converges to the exact
 // nodal values (dt = 100 s: the slowest mode, of rate 0.01 to 0.1 per second, at least halves
 // every step).
