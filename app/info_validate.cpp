@@ -61,6 +61,13 @@ const char* power_unit(int dims) {
                      : "W/m^2 (per m^2 of cross-section)";
 }
 
+// The unit of a thermal conductance (a heat rate per kelvin) on a grid of `dims` dimensions.
+const char* conductance_unit(int dims) {
+  return dims == 3   ? "W/K"
+         : dims == 2 ? "W/(m K) (per metre of depth)"
+                     : "W/(m^2 K) (per m^2 of cross-section)";
+}
+
 // The real-problem lines of `validate`: materials with their node counts, sources with the
 // power they put in at factor 1, the faces with heat transfer, and the probes.
 void print_real_problem(const PreparedRun& run) {
@@ -139,6 +146,24 @@ void print_real_problem(const PreparedRun& run) {
           factor == 1.0 && field.schedule.constant()
               ? std::string()
               : fmt::format(": {:.6g} {} at t = 0", power * cell * factor, power_unit(c.grid.dims));
+      // A convective surface's field is h A / V with the ambient as its schedule: the ambient's
+      // side of the exchange h A (T_ambient - T), no heat of its own. Its h A, then.
+      bool convective = false;
+      if (field.surface && !run.fields->transfer.empty())
+        for (std::size_t n = 0; n < field.density.size() && !convective; ++n)
+          convective = field.density[n] != 0.0 && run.fields->transfer[n] != 0.0;
+      if (convective) {
+        const std::string ambient = field.schedule.constant()
+                                        ? fmt::format("{:.6g} K", field.schedule.at(0.0))
+                                        : schedule_text(field.schedule);
+        fmt::print(
+            "    field {} (void surfaces): convection h A {:.6g} {} toward the ambient, {}: they "
+            "exchange h A (T_ambient - T), not a heat source (h A T_ambient is {:.6g} {} at t = "
+            "0)\n",
+            f, power * cell, conductance_unit(c.grid.dims), ambient, power * cell * factor,
+            power_unit(c.grid.dims));
+        continue;
+      }
       fmt::print("    field {}{}: {:.6g} {} at factor 1, {}{}\n", f,
                  field.surface ? " (void surfaces)" : "", power * cell, power_unit(c.grid.dims),
                  schedule_text(field.schedule), at_start);

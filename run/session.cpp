@@ -408,6 +408,17 @@ void Session::State::set_up() {
           hint = fmt::format(" ({}{}to continue this run, give time: {{dt: {}, steps: {}}})", why,
                              why.empty() ? "" : "; ", restart.meta.dt, *c.time.steps);
         }
+      } else if (mismatch.rfind("grid", 0) == 0 || mismatch.rfind("scheme:", 0) == 0 ||
+                 mismatch.rfind("precision:", 0) == 0 || mismatch.rfind("physics.alpha:", 0) == 0) {
+        // The grid, scheme, precision or diffusivity: a checkpoint continues only its own run.
+        // Where the grid is the same, its field can still start the changed case.
+        const bool same_grid = mismatch.rfind("grid", 0) != 0;
+        hint = fmt::format(
+            " (a checkpoint continues only the run that wrote it: give the case its settings "
+            "again to continue that run, or run the changed case without --restart{})",
+            same_grid ? fmt::format(", from this field with initial: {{type: file, path: {}}}",
+                                    options.restart)
+                      : "");
       }
       refuse_alike(
           fmt::format("{}: does not match the case: {}{}", options.restart, mismatch, hint));

@@ -88,8 +88,9 @@ class HeatFlowsRun : public heatsim_tests::ScratchTest {
   }
 };
 
-// `validate` lists each source field's power at factor 1 and, where its factor is not 1 (the
-// slot's h A ambient(t), a schedule), its power at t = 0 as well.
+// `validate` lists each source field's power at factor 1 and, where its factor is not 1 (a
+// schedule), its power at t = 0 as well; the slot's convective surface, its h A and the
+// ambient's side of its exchange, h A ambient(t), at t = 0.
 TEST_F(HeatFlowsRun, ValidateGivesEachSourceFieldsPowerAtTheStart) {
   const heatsim_tests::ProcessResult r =
       heatsim("validate " +
@@ -100,7 +101,7 @@ TEST_F(HeatFlowsRun, ValidateGivesEachSourceFieldsPowerAtTheStart) {
             std::string::npos)
       << r.output;
   const std::regex surface(
-      R"(field 1 \(void surfaces\): ([0-9.e+-]+) W/m \(per metre of depth\) at factor 1, factor 293: ([0-9.e+-]+) W/m)");
+      R"(field 1 \(void surfaces\): convection h A ([0-9.e+-]+) W/\(m K\) \(per metre of depth\) toward the ambient, 293 K: .* \(h A T_ambient is ([0-9.e+-]+) W/m)");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, surface)) << r.output;
   const double per_kelvin = std::stod(m[1].str()), at_start = std::stod(m[2].str());
