@@ -709,6 +709,8 @@ void copy_to_device(DeviceArray& dst, const T* src, std::size_t count, cudaStrea
 }
 
 class CudaLevelOps final : public LevelOps {
+  struct Level;  // below
+
  public:
   CudaLevelOps() {
     int count = 0;
@@ -760,6 +762,36 @@ class CudaLevelOps final : public LevelOps {
       }
     }
     build(levels);
+  }
+
+  bool replaces_finest() const override { return true; }
+
+  // The finest level's operator arrays go; its shape and fixed flags stay.
+  void release_finest() override {
+    if (levels_.empty()) return;
+    sync();
+    Level& L = *levels_[0];
+    DeviceArray().swap(L.diagonal);
+    DeviceArray().swap(L.diagonal32);
+    DeviceArray().swap(L.stencil);
+    DeviceArray().swap(L.centre);
+    for (int a = 0; a < kMaxDims; ++a) {
+      DeviceArray().swap(L.conductance[a]);
+      DeviceArray().swap(L.conductance32[a]);
+    }
+  }
+
+  void replace_finest(LevelOperator level) override {
+    if (levels_.empty())
+      throw std::logic_error("level ops: no hierarchy whose finest level to replace");
+    const LevelView& old = levels_[0]->view;
+    bool same = level.dims == old.dims && !level.stencil_form();
+    for (int a = 0; a < kMaxDims; ++a)
+      same = same && level.n[a] == old.n[a] &&
+             (a < level.dims && level.periodic[a]) == (old.periodic[a] != 0);
+    if (!same) throw std::invalid_argument("level ops: the new finest level has another shape");
+    sync();
+    levels_[0] = make_level(0, level);
   }
 
   int create_sparse(const std::vector<std::int64_t>& nodes,
@@ -878,91 +910,97 @@ class CudaLevelOps final : public LevelOps {
 
  private:
   // The levels of `levels`, checked and copied to the device with their transfer tables.
+  // Level l on the device from its operator, checked (l > 0: below levels_[l - 1], which is in
+  // place).
+  std::unique_ptr<Level> make_level(std::size_t l, const LevelOperator& op) {
+    auto L = std::make_unique<Level>();
+    const std::int64_t np = op.points();
+    const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
+    const std::size_t kp = static_cast<std::size_t>(stencil_points(op.dims));
+    if (!size_ok(op.fixed.size()) ||
+        (op.stencil_form() ? op.stencil.size() != kp * np : !size_ok(op.node_term.size())))
+      throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
+                                  "the grid's " + std::to_string(np) + " points");
+    if (l > 0 && op.prolongation.size() != kp * np)
+      throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
+                                  "the wrong size");
+    LevelView& v = L->view;
+    v.dims = op.dims;
+    for (int a = 0; a < kMaxDims; ++a) {
+      v.n[a] = op.n[a];
+      v.periodic[a] = a < op.dims && op.periodic[a];
+      if (a < op.dims && !op.stencil_form() && !size_ok(op.conductance[a].size()))
+        throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
+                                    std::to_string(a) + "] has the wrong size");
+    }
+    L->points = np;
+    L->colours = op.stencil_form() ? 1 << op.dims : 2;
+    for (int a = 0; a < op.dims; ++a)
+      L->colour_conflict = L->colour_conflict || (v.periodic[a] && op.n[a] % 2 == 1);
+
+    copy_to_device(L->fixed, op.fixed.data(), op.fixed.size(), stream_);
+    v.fixed = L->fixed.as<std::uint8_t>();
+    if (op.stencil_form()) {
+      // Only the smoother's operator is kept: fp32 entries and fp64 centres.
+      DeviceArray exact;
+      upload_doubles(exact, op.stencil);
+      L->stencil.allocate(op.stencil.size() * sizeof(float));
+      L->centre.allocate(static_cast<std::size_t>(np) * sizeof(double));
+      round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
+          exact.as<double>(), L->stencil.as<float>(), L->centre.as<double>(), np,
+          static_cast<int>(kp), stencil_centre(op.dims));
+      HEATSIM_CUDA_CHECK_LAUNCH();
+      v.stencil = L->stencil.as<float>();
+      v.centre = L->centre.as<double>();
+      sync();  // the exact stencil's staging goes out of scope
+    } else {
+      for (int a = 0; a < kMaxDims; ++a) {
+        if (a < op.dims)
+          upload_doubles(L->conductance[a], op.conductance[a]);
+        else
+          L->conductance[a].allocate(0);
+        v.conductance[a] = L->conductance[a].as<double>();
+        // The smoother's conductances, rounded to fp32.
+        const std::size_t count = a < op.dims ? op.conductance[a].size() : 0;
+        L->conductance32[a].allocate(count * sizeof(float));
+        if (count > 0) {
+          round_kernel<<<flat_blocks(static_cast<long long>(count)), kThreads, 0, stream_>>>(
+              L->conductance[a].as<double>(), L->conductance32[a].as<float>(),
+              static_cast<long long>(count));
+          HEATSIM_CUDA_CHECK_LAUNCH();
+        }
+        v.conductance32[a] = L->conductance32[a].as<float>();
+      }
+      DeviceArray node_term;
+      upload_doubles(node_term, op.node_term);
+      L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
+      L->diagonal32.allocate(static_cast<std::size_t>(np) * sizeof(double));
+      v.diagonal = L->diagonal.as<double>();
+      v.diagonal32 = L->diagonal32.as<double>();
+      with_dims(v.dims, [&](auto d) {
+        const dim3 grid = node_grid(v.n[0], v.n[1] * v.n[2]);
+        diagonal_kernel<decltype(d)::value, false>
+            <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal.as<double>());
+        diagonal_kernel<decltype(d)::value, true>
+            <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal32.as<double>());
+      });
+      HEATSIM_CUDA_CHECK_LAUNCH();
+      sync();  // node_term's staging goes out of scope
+    }
+
+    if (l > 0) set_transfers(*L, *levels_.back(), op, static_cast<int>(l));
+    // The staging arrays (node_term, the transfer tables' host copies) go out of scope here.
+    sync();
+    return L;
+  }
+
   void build(const std::vector<LevelOperator>& levels) {
     levels_.clear();
     std::int64_t largest_conflict = 0;
     for (std::size_t l = 0; l < levels.size(); ++l) {
-      const LevelOperator& op = levels[l];
-      auto L = std::make_unique<Level>();
-      const std::int64_t np = op.points();
-      const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
-      const std::size_t kp = static_cast<std::size_t>(stencil_points(op.dims));
-      if (!size_ok(op.fixed.size()) ||
-          (op.stencil_form() ? op.stencil.size() != kp * np : !size_ok(op.node_term.size())))
-        throw std::invalid_argument("level " + std::to_string(l) + ": field sizes differ from " +
-                                    "the grid's " + std::to_string(np) + " points");
-      if (l > 0 && op.prolongation.size() != kp * np)
-        throw std::invalid_argument("level " + std::to_string(l) + ": the prolongation has " +
-                                    "the wrong size");
-      LevelView& v = L->view;
-      v.dims = op.dims;
-      for (int a = 0; a < kMaxDims; ++a) {
-        v.n[a] = op.n[a];
-        v.periodic[a] = a < op.dims && op.periodic[a];
-        if (a < op.dims && !op.stencil_form() && !size_ok(op.conductance[a].size()))
-          throw std::invalid_argument("level " + std::to_string(l) + ": conductance[" +
-                                      std::to_string(a) + "] has the wrong size");
-      }
-      L->points = np;
-      L->colours = op.stencil_form() ? 1 << op.dims : 2;
-      for (int a = 0; a < op.dims; ++a)
-        L->colour_conflict = L->colour_conflict || (v.periodic[a] && op.n[a] % 2 == 1);
-      if (L->colour_conflict) largest_conflict = std::max(largest_conflict, np);
-
-      copy_to_device(L->fixed, op.fixed.data(), op.fixed.size(), stream_);
-      v.fixed = L->fixed.as<std::uint8_t>();
-      if (op.stencil_form()) {
-        // Only the smoother's operator is kept: fp32 entries and fp64 centres.
-        DeviceArray exact;
-        upload_doubles(exact, op.stencil);
-        L->stencil.allocate(op.stencil.size() * sizeof(float));
-        L->centre.allocate(static_cast<std::size_t>(np) * sizeof(double));
-        round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
-            exact.as<double>(), L->stencil.as<float>(), L->centre.as<double>(), np,
-            static_cast<int>(kp), stencil_centre(op.dims));
-        HEATSIM_CUDA_CHECK_LAUNCH();
-        v.stencil = L->stencil.as<float>();
-        v.centre = L->centre.as<double>();
-        sync();  // the exact stencil's staging goes out of scope
-      } else {
-        for (int a = 0; a < kMaxDims; ++a) {
-          if (a < op.dims)
-            upload_doubles(L->conductance[a], op.conductance[a]);
-          else
-            L->conductance[a].allocate(0);
-          v.conductance[a] = L->conductance[a].as<double>();
-          // The smoother's conductances, rounded to fp32.
-          const std::size_t count = a < op.dims ? op.conductance[a].size() : 0;
-          L->conductance32[a].allocate(count * sizeof(float));
-          if (count > 0) {
-            round_kernel<<<flat_blocks(static_cast<long long>(count)), kThreads, 0, stream_>>>(
-                L->conductance[a].as<double>(), L->conductance32[a].as<float>(),
-                static_cast<long long>(count));
-            HEATSIM_CUDA_CHECK_LAUNCH();
-          }
-          v.conductance32[a] = L->conductance32[a].as<float>();
-        }
-        DeviceArray node_term;
-        upload_doubles(node_term, op.node_term);
-        L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
-        L->diagonal32.allocate(static_cast<std::size_t>(np) * sizeof(double));
-        v.diagonal = L->diagonal.as<double>();
-        v.diagonal32 = L->diagonal32.as<double>();
-        with_dims(v.dims, [&](auto d) {
-          const dim3 grid = node_grid(v.n[0], v.n[1] * v.n[2]);
-          diagonal_kernel<decltype(d)::value, false>
-              <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal.as<double>());
-          diagonal_kernel<decltype(d)::value, true><<<grid, kThreads, 0, stream_>>>(
-              v, node_term.as<double>(), L->diagonal32.as<double>());
-        });
-        HEATSIM_CUDA_CHECK_LAUNCH();
-        sync();  // node_term's staging goes out of scope
-      }
-
-      if (l > 0) set_transfers(*L, *levels_.back(), op, static_cast<int>(l));
-      // The staging arrays (node_term, the transfer tables' host copies) go out of scope here.
-      sync();
-      levels_.push_back(std::move(L));
+      levels_.push_back(make_level(l, levels[l]));
+      if (levels_.back()->colour_conflict)
+        largest_conflict = std::max(largest_conflict, levels_.back()->points);
     }
     scratch_.allocate(static_cast<std::size_t>(largest_conflict) * sizeof(double));
     // The fused sweeps' second array for the finest level where they apply (3D, compact, no

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -400,6 +401,15 @@ constexpr int kKeptCoarseSlack = 2;
 // temperature (the first iterations from a far start change the operator too much).
 constexpr double kKeptCoarseChange = 0.01;
 
+// HEATSIM_KEEP_COARSE_LEVELS=0 builds every outer iteration's hierarchy (for measurements).
+bool keep_coarse_levels() {
+  static const bool keep = [] {
+    const char* v = std::getenv("HEATSIM_KEEP_COARSE_LEVELS");
+    return !(v && std::string(v) == "0");
+  }();
+  return keep;
+}
+
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
   const bool radiating_steady = steady && radiates(problem_, base_fields_.get());
@@ -480,7 +490,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     int built_iterations = 0;
     bool keep_coarse = false;
     for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
-      keep_coarse = keep_coarse && mg_->replaces_finest();
+      keep_coarse = keep_coarse && keep_coarse_levels() && mg_->replaces_finest();
       for (;;) {
         // The last hierarchy (the set-up's at the first outer iteration), or its finest level,
         // goes before the next is built, and the operator linearised about u once its level

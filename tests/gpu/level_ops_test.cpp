@@ -368,11 +368,41 @@ TEST_P(LevelOpsTest, ReplacingTheHierarchyKeepsTheFinestVectors) {
   // The new coarse level computes as the CPU's.
   Pair b(*cpu, *gpu, 1), x(*cpu, *gpu, 1), y(*cpu, *gpu, 1);
   b.set(random_vector(second[1].points(), rng));
-  x.set(random_vector(second[1].points(), rng));
+  const std::vector<double> coarse_x = random_vector(second[1].points(), rng);
+  x.set(coarse_x);
   y.set(poison(second[1].points()));
   cpu->residual(1, b.c, x.c, y.c);
   gpu->residual(1, b.g, x.g, y.g);
   EXPECT_LE(y.difference(), kOpTolerance) << c.name;
+
+  // The finest level replaced alone (a nonlinear solve's later outer iterations): both keep
+  // the coarse levels and vectors, and level 0 and the transfers compute as the CPU's.
+  const LevelOperator third = flow.level(c.alpha * 0.75 + 0.5, c.beta);
+  Pair fine_b(*cpu, *gpu, 0), fine_x(*cpu, *gpu, 0), fine_r(*cpu, *gpu, 0);
+  fine_b.set(random_vector(np, rng));
+  fine_x.set(random_vector(np, rng));
+  for (LevelOps* ops : {cpu.get(), gpu.get()}) {
+    ASSERT_TRUE(ops->replaces_finest()) << ops->name();
+    ops->release_finest();
+    ops->replace_finest(third);
+  }
+  fine_r.set(poison(np));
+  cpu->residual(0, fine_b.c, fine_x.c, fine_r.c);
+  gpu->residual(0, fine_b.g, fine_x.g, fine_r.g);
+  EXPECT_LE(fine_r.difference(), kOpTolerance) << c.name << ": residual after replace_finest";
+  std::vector<double> kept_back;
+  gpu->download(x.g, kept_back);
+  EXPECT_EQ(kept_back, coarse_x) << "the coarse vectors stay";
+  cpu->download(x.c, kept_back);
+  EXPECT_EQ(kept_back, coarse_x) << "the coarse vectors stay";
+  cpu->smooth(0, fine_b.c, fine_x.c, 2, false, 1.0);
+  gpu->smooth(0, fine_b.g, fine_x.g, 2, false, 1.0);
+  EXPECT_LE(fine_x.difference(), 1e-12) << c.name << ": smooth after replace_finest";
+  cpu->restrict_residual(0, fine_x.c, b.c);
+  gpu->restrict_residual(0, fine_x.g, b.g);
+  EXPECT_LE(b.difference(), 1e-12) << c.name << ": restriction after replace_finest";
+  // A level of another shape is refused.
+  EXPECT_THROW(gpu->replace_finest(second[1]), std::invalid_argument);
 }
 
 // A whole solve on both: the iterate after every iteration agrees to 1e-10 relative, the
