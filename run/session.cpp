@@ -819,6 +819,7 @@ void Session::State::set_up() {
     // materials file and the heat flows take their memory (on one process; a decomposed
     // run's field lives in its level operations).
     if (!decomposed) implicit->release_levels();
+    const bool lay_again = fields_released;
     if (fields_released) {
       io::ResolvedBody body = io::resolve_body(c, {}, /*check_memory=*/false);
       if (!body.fields) fail(Failure::runtime, "the coefficient fields could not be laid again");
@@ -828,7 +829,8 @@ void Session::State::set_up() {
       backend->setup(problem);
       fields_released = false;
     }
-    end_phase("the levels released, the coefficient fields laid again");
+    end_phase(lay_again ? "the levels released, the coefficient fields laid again"
+                        : "the levels released");
   }
   if (decomposed && restarting && restart.field.empty()) {
     try {
