@@ -15,22 +15,13 @@
 #include "io/field_file.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using heatsim_tests::lines;
+using heatsim_tests::read_text;
 
 // The numbers of a CSV row after its first `skip` cells.
 std::vector<double> numbers(const std::string& line, int skip) {

@@ -25,17 +25,14 @@
 #include "io/field_file.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using heatsim_tests::read_text;
 using Clock = std::chrono::steady_clock;
 const auto heatsim = heatsim_tests::run_heatsim;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // A command line through /bin/sh, as a user pastes it; exit status (-1: not a normal exit),
 // and what it printed into `log`.

@@ -18,15 +18,12 @@
 
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using heatsim_tests::read_text;
 
 class LargeSteps : public heatsim_tests::ScratchTest {
  protected:

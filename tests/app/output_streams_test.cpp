@@ -17,10 +17,12 @@
 #include <thread>
 
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using heatsim_tests::read_text;
 
 // What a run printed on each stream, as `heatsim ARGS > out 2> err` keeps them.
 struct Streams {
@@ -28,11 +30,6 @@ struct Streams {
   std::string out;
   std::string err;
 };
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 bool holds(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;

@@ -15,23 +15,14 @@
 
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using heatsim_tests::lines;
+using heatsim_tests::read_text;
 using heatsim_tests::ScratchTest;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

@@ -24,23 +24,14 @@
 #include "solver/probes.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using heatsim_tests::lines;
+using heatsim_tests::read_text;
 const auto heatsim = heatsim_tests::run_heatsim;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 // The steps of probes.csv's rows, in file order.
 std::vector<std::int64_t> row_steps(const std::string& text) {

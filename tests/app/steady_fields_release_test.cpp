@@ -15,18 +15,15 @@
 #include "io/material_output.hpp"
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using heatsim_tests::read_text;
 using heatsim_tests::ScratchTest;
 
 using SteadyFieldsRelease = ScratchTest;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 TEST_F(SteadyFieldsRelease, LaidAgainAfterTheSolveTheyGiveTheKeptFieldsFiles) {
   // A copper block with a source in epoxy, between node planes, a held face and convective

@@ -11,16 +11,13 @@
 #include <sstream>
 
 #include "tests/scratch_dir.hpp"
+#include "tests/text_files.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using heatsim::io::ProbesCsv;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using heatsim_tests::read_text;
 
 // Values that need all 17 digits, different at every step.
 std::vector<double> values_at(std::int64_t step) {
