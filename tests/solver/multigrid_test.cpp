@@ -1296,17 +1296,21 @@ struct TimeOrderCase {
   }
 };
 
+// Two hierarchies of the time-order case's grid, of the operators at alpha = 1 and 1.5.
+std::pair<std::vector<LevelOperator>, std::vector<LevelOperator>> two_hierarchies() {
+  const TimeOrderCase c;
+  Fields f(c.p, c.k, c.cap);
+  const HeatFlowOperator flow(c.p, f.f);
+  return {build_hierarchy(flow.level(1.0, 1.0), 8), build_hierarchy(flow.level(1.5, 1.0), 8)};
+}
+
 // A BDF2 run stopped after some steps continues in a new stepper, given the field of the step
 // before (what a checkpoint carries), bit for bit as the uninterrupted run; without it, the
 // new stepper takes a backward Euler step and differs. The one-step methods keep no field.
 // The level operations keep the finest level's vectors and sparse vectors across a new
 // hierarchy (BDF2's start), drop the coarse levels' and refuse another finest grid.
 TEST(Multigrid, ReplacingTheHierarchyKeepsTheFinestVectors) {
-  const TimeOrderCase c;
-  Fields f(c.p, c.k, c.cap);
-  const HeatFlowOperator flow(c.p, f.f);
-  const auto first = build_hierarchy(flow.level(1.0, 1.0), 8);
-  const auto second = build_hierarchy(flow.level(1.5, 1.0), 8);
+  const auto [first, second] = two_hierarchies();
   ASSERT_GE(first.size(), 2u);
   auto ops = kernels::make_level_ops("cpu", kernels::Precision::fp64);
   ops->setup(first);
@@ -1353,11 +1357,7 @@ TEST(Multigrid, ReplacingTheHierarchyKeepsTheFinestVectors) {
 // the new finest level above the old coarse levels, bit for bit; a level with other fixed nodes
 // or another shape is refused.
 TEST(Multigrid, ReplacingTheFinestLevelKeepsTheCoarseLevelsAndVectors) {
-  const TimeOrderCase c;
-  Fields f(c.p, c.k, c.cap);
-  const HeatFlowOperator flow(c.p, f.f);
-  const auto first = build_hierarchy(flow.level(1.0, 1.0), 8);
-  const auto second = build_hierarchy(flow.level(1.5, 1.0), 8);
+  const auto [first, second] = two_hierarchies();
   ASSERT_GE(first.size(), 2u);
   auto ops = kernels::make_level_ops("cpu", kernels::Precision::fp64);
   ASSERT_TRUE(ops->replaces_finest());
