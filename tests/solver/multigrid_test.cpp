@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "kernels/cpu/cpu_level_ops.hpp"
 #include "kernels/registry.hpp"
