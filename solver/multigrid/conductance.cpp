@@ -17,7 +17,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   if (!fields_) throw std::invalid_argument("heat-flow operator: no coefficient fields");
   const std::int64_t np = problem.points();
   const auto& k = fields_->conductivity;
-  if (k.size() != static_cast<std::size_t>(np) ||
+  // The nodes' k are read only where no faces are given (CoefficientFields::face).
+  if ((!fields_->has_faces() && k.size() != static_cast<std::size_t>(np)) ||
       fields_->capacity.size() != static_cast<std::size_t>(np))
     throw std::invalid_argument("heat-flow operator: coefficient fields do not match the grid");
   for (const auto& s : fields_->sources)

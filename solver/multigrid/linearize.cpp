@@ -34,9 +34,10 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
                                                    const CoefficientFields& base,
                                                    const std::vector<double>& u, double t) {
   // What the linear problem keeps of base, copied; the faces the laws scale are written in
-  // full below rather than copied first, and the radiating surfaces become node terms.
+  // full below rather than copied first, and the radiating surfaces become node terms. The
+  // nodes' conductivities only where no faces are given (the operator reads the faces).
   auto out = std::make_shared<CoefficientFields>();
-  out->conductivity = base.conductivity;
+  if (!base.has_faces()) out->conductivity = base.conductivity;
   out->capacity = base.capacity;
   out->sources = base.sources;
   out->transfer = base.transfer;

@@ -94,7 +94,9 @@ void check(const Case& c, double t) {
   const std::int64_t stride[3] = {1, n[0], n[0] * n[1]};
   ASSERT_EQ(out->temperature, nullptr);
   EXPECT_TRUE(out->radiation.empty());
-  EXPECT_EQ(out->conductivity, base.conductivity);
+  // The faces are given: the nodes' k are not copied (the operator reads the faces).
+  ASSERT_TRUE(base.has_faces());
+  EXPECT_TRUE(out->conductivity.empty());
   ASSERT_EQ(out->sources.size(), base.sources.size() + 1);
   EXPECT_EQ(out->sources[0].density, base.sources[0].density);
   const std::vector<double>& load = out->sources.back().density;
@@ -173,6 +175,16 @@ TEST(Linearize, RadiatingFacesPeriodicX3DWithLaws) {
 
 TEST(Linearize, RadiatingFacesEverywhere2DWithLaws) {
   check(make_case(2, {7, 5, 1}, false, true), 1.0);
+}
+
+// Without faces the operator takes each face's harmonic mean of the nodes' k: they are kept.
+TEST(Linearize, NodesConductivitiesKeptWithoutFaces) {
+  Case c = make_case(3, {6, 5, 4}, false, false);
+  for (auto& K : c.fields.faces) K.clear();
+  c.fields.conductivity[7] = 45.0;
+  const auto out = heatsim::solver::multigrid::linearize(c.problem, c.fields, c.u, 0.0);
+  EXPECT_EQ(out->conductivity, c.fields.conductivity);
+  EXPECT_FALSE(out->has_faces());
 }
 
 // Enough nodes for the threads (32768 and more): the rows split among them.
