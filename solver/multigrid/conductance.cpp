@@ -17,7 +17,8 @@ HeatFlowOperator::HeatFlowOperator(const kernels::StencilProblem& problem,
   if (!fields_) throw std::invalid_argument("heat-flow operator: no coefficient fields");
   const std::int64_t np = problem.points();
   const auto& k = fields_->conductivity;
-  if (k.size() != static_cast<std::size_t>(np) ||
+  // The nodes' k are read only where no faces are given (CoefficientFields::face).
+  if ((!fields_->has_faces() && k.size() != static_cast<std::size_t>(np)) ||
       fields_->capacity.size() != static_cast<std::size_t>(np))
     throw std::invalid_argument("heat-flow operator: coefficient fields do not match the grid");
   for (const auto& s : fields_->sources)
@@ -125,11 +126,18 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
 void HeatFlowOperator::scale_level(kernels::LevelOperator& op, double alpha, double beta) const {
   const std::int64_t np = points();
   const double* capacity = fields_->capacity.data();
-#pragma omp parallel for schedule(static) if (np >= 32768)
-  for (std::int64_t i = 0; i < np; ++i) {
-    op.node_term[i] = alpha * (weight(i) * capacity[i]) + beta * op.node_term[i];
-    for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
-  }
+  // Row by row: the node's weight from its coordinates, not divided out of its index.
+  const auto& n = base_.n;
+#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      const std::int64_t row = (z * n[1] + y) * n[0];
+      for (std::int64_t x = 0; x < n[0]; ++x) {
+        const std::int64_t i = row + x;
+        op.node_term[i] = alpha * (weight(x, y, z) * capacity[i]) + beta * op.node_term[i];
+        for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
+      }
+    }
 }
 
 kernels::LevelOperator HeatFlowOperator::take_steady_level() {
@@ -173,8 +181,13 @@ std::vector<double> HeatFlowOperator::weighted_capacity() const {
   const std::int64_t np = points();
   std::vector<double> wc(static_cast<std::size_t>(np));
   const double* capacity = fields_->capacity.data();
-#pragma omp parallel for schedule(static) if (np >= 32768)
-  for (std::int64_t i = 0; i < np; ++i) wc[i] = weight(i) * capacity[i];
+  const auto& n = base_.n;
+#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
+  for (std::int64_t z = 0; z < n[2]; ++z)
+    for (std::int64_t y = 0; y < n[1]; ++y) {
+      const std::int64_t row = (z * n[1] + y) * n[0];
+      for (std::int64_t x = 0; x < n[0]; ++x) wc[row + x] = weight(x, y, z) * capacity[row + x];
+    }
   return wc;
 }
 
@@ -216,9 +229,16 @@ void HeatFlowOperator::add_load_with(
     const double factor = source_factor(s.schedule);
     if (factor == 0.0) continue;
     const double* q = s.density.data();
-#pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t i = 0; i < np; ++i)
-      if (!base_.fixed[i]) out[i] += weight(i) * factor * q[i];
+    const auto& n = base_.n;
+#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
+    for (std::int64_t z = 0; z < n[2]; ++z)
+      for (std::int64_t y = 0; y < n[1]; ++y) {
+        const std::int64_t row = (z * n[1] + y) * n[0];
+        for (std::int64_t x = 0; x < n[0]; ++x) {
+          const std::int64_t i = row + x;
+          if (!base_.fixed[i]) out[i] += weight(x, y, z) * factor * q[i];
+        }
+      }
   }
 }
 

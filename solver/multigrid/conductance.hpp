@@ -33,8 +33,8 @@ double implicit_source_factor(const kernels::Schedule& s, std::int64_t step, dou
 
 class HeatFlowOperator {
  public:
-  // Throws std::invalid_argument when the fields do not match the grid, or a face kind is not
-  // one of the four.
+  // Throws std::invalid_argument when the fields do not match the grid (the nodes' k may be
+  // left out where the faces are given), or a face kind is not one of the four.
   HeatFlowOperator(const kernels::StencilProblem& problem,
                    std::shared_ptr<const kernels::CoefficientFields> fields);
 

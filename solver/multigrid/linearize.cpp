@@ -33,28 +33,49 @@ std::vector<double> enthalpies(const CoefficientFields& fields, const std::vecto
 std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem,
                                                    const CoefficientFields& base,
                                                    const std::vector<double>& u, double t) {
-  auto out = std::make_shared<CoefficientFields>(base);
-  out->temperature = nullptr;
+  // What the linear problem keeps of base, copied; the faces the laws scale are written in
+  // full below rather than copied first, and the radiating surfaces become node terms. The
+  // nodes' conductivities only where no faces are given (the operator reads the faces).
+  auto out = std::make_shared<CoefficientFields>();
+  if (!base.has_faces()) out->conductivity = base.conductivity;
+  out->capacity = base.capacity;
+  out->sources = base.sources;
+  out->transfer = base.transfer;
+  for (int a = base.temperature ? problem.dims : 0; a < kernels::kMaxDims; ++a)
+    out->faces[static_cast<std::size_t>(a)] = base.faces[static_cast<std::size_t>(a)];
   const auto& n = problem.n;
   const std::int64_t points = problem.points();
   if (base.temperature) {
     const kernels::TemperatureDependence& laws = *base.temperature;
+    // Row by row: a node's coordinate on the axis from the loops, not divided out of its index.
     for (int a = 0; a < problem.dims; ++a) {
       const std::int64_t stride = a == 0 ? 1 : a == 1 ? n[0] : n[0] * n[1];
       const bool periodic = problem.periodic(a);
       std::vector<double>& K = out->faces[static_cast<std::size_t>(a)];
-#pragma omp parallel for schedule(static) if (points >= 32768)
-      for (std::int64_t i = 0; i < points; ++i) {
-        const std::int64_t ia = i / stride % n[a];
-        std::int64_t j = i + stride;
-        if (ia == n[a] - 1) {
-          if (!periodic) continue;
-          j = i - (n[a] - 1) * stride;
+      const std::vector<double>& K0 = base.faces[static_cast<std::size_t>(a)];
+      K.resize(K0.size());
+#pragma omp parallel for collapse(2) schedule(static) if (points >= 32768)
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y) {
+          const std::int64_t row = (z * n[1] + y) * n[0];
+          const std::int64_t c[3] = {0, y, z};
+          for (std::int64_t x = 0; x < n[0]; ++x) {
+            const std::int64_t i = row + x;
+            const std::int64_t ia = a == 0 ? x : c[a];
+            std::int64_t j = i + stride;
+            const std::size_t si = static_cast<std::size_t>(i);
+            if (ia == n[a] - 1) {
+              if (!periodic) {
+                K[si] = K0[si];  // no face: the entry is unused, kept as base's
+                continue;
+              }
+              j = i - (n[a] - 1) * stride;
+            }
+            K[si] = laws.face(a, i, j, K0[si], u[si], u[static_cast<std::size_t>(j)]);
+          }
         }
-        const std::size_t si = static_cast<std::size_t>(i), sj = static_cast<std::size_t>(j);
-        K[si] = laws.face(a, i, j, base.faces[static_cast<std::size_t>(a)][si], u[si], u[sj]);
-      }
     }
+#pragma omp parallel for schedule(static) if (points >= 32768)
     for (std::int64_t i = 0; i < points; ++i) {
       const std::size_t si = static_cast<std::size_t>(i);
       const std::int32_t l = laws.law[si];
@@ -73,31 +94,41 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
       if (source.empty()) source.assign(static_cast<std::size_t>(points), 0.0);
       const double es = f.emissivity * kernels::kStefanBoltzmann * 2.0 / problem.h[a];
       const double amb = f.at(t), amb4 = amb * amb * amb * amb;
-      const std::int64_t stride = a == 0 ? 1 : a == 1 ? n[0] : n[0] * n[1];
-      const std::int64_t plane = side == 0 ? 0 : n[a] - 1;
-      for (std::int64_t i = 0; i < points; ++i) {
-        if (i / stride % n[a] != plane) continue;
-        const std::size_t si = static_cast<std::size_t>(i);
-        if (base.capacity[si] == 0.0) continue;  // inside a void
-        const double ub = u[si], ub3 = ub * ub * ub;
-        out->transfer[si] += 4.0 * es * ub3;
-        source[si] += es * (3.0 * ub3 * ub + amb4);
-      }
+      // The face's plane only: the other two axes run over their whole range (in node order,
+      // each node's terms summed over its faces in the order above).
+      std::int64_t lo[3] = {0, 0, 0}, hi[3] = {n[0], n[1], n[2]};
+      lo[a] = side == 0 ? 0 : n[a] - 1;
+      hi[a] = lo[a] + 1;
+      double* transfer = out->transfer.data();
+      double* load = source.data();
+#pragma omp parallel for collapse(2) schedule(static) if (points >= 32768)
+      for (std::int64_t z = lo[2]; z < hi[2]; ++z)
+        for (std::int64_t y = lo[1]; y < hi[1]; ++y)
+          for (std::int64_t x = lo[0]; x < hi[0]; ++x) {
+            const std::size_t si = static_cast<std::size_t>((z * n[1] + y) * n[0] + x);
+            if (base.capacity[si] == 0.0) continue;  // inside a void
+            const double ub = u[si], ub3 = ub * ub * ub;
+            transfer[si] += 4.0 * es * ub3;
+            load[si] += es * (3.0 * ub3 * ub + amb4);
+          }
     }
   // Radiating surfaces inside the body, linearised alike (R in place of 2 eps sigma / h).
   for (const auto& r : base.radiation) {
     if (out->transfer.empty()) out->transfer.assign(static_cast<std::size_t>(points), 0.0);
     if (source.empty()) source.assign(static_cast<std::size_t>(points), 0.0);
     const double amb = r.ambient.at(t), amb4 = amb * amb * amb * amb;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(points); ++i) {
+    double* transfer = out->transfer.data();
+    double* load = source.data();
+#pragma omp parallel for schedule(static) if (points >= 32768)
+    for (std::int64_t k = 0; k < points; ++k) {
+      const std::size_t i = static_cast<std::size_t>(k);
       const double R = r.coefficient[i];
       if (R == 0.0) continue;
       const double ub3 = u[i] * u[i] * u[i];
-      out->transfer[i] += 4.0 * R * ub3;
-      source[i] += R * (3.0 * ub3 * u[i] + amb4);
+      transfer[i] += 4.0 * R * ub3;
+      load[i] += R * (3.0 * ub3 * u[i] + amb4);
     }
   }
-  out->radiation.clear();
   if (!source.empty()) out->sources.push_back({std::move(source), kernels::Schedule{1.0, 0.0, 0.0, {}}});
   return out;
 }

@@ -16,7 +16,8 @@ bool is_nonlinear(const kernels::StencilProblem& problem, const kernels::Coeffic
 // Whether some face of the domain or some void's surface radiates (fields may be null).
 bool radiates(const kernels::StencilProblem& problem, const kernels::CoefficientFields* fields);
 
-// The fields at temperature u (memory order) and time t, with no temperature laws left:
+// The fields at temperature u (memory order) and time t, with no temperature laws left and no
+// nodes' conductivities where the faces are given (the heat-flow operator reads the faces):
 //   faces: K_ij of TemperatureDependence at u (Picard);
 //   capacity: C_ref times the apparent capacity ratio dh/dT at u;
 //   radiating faces, per boundary node b: the loss eps sigma (u_b^4 - a^4), a the ambient at
