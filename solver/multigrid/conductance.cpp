@@ -123,21 +123,23 @@ kernels::LevelOperator HeatFlowOperator::level(double alpha, double beta) const 
   return op;
 }
 
-void HeatFlowOperator::scale_level(kernels::LevelOperator& op, double alpha, double beta) const {
-  const std::int64_t np = points();
-  const double* capacity = fields_->capacity.data();
-  // Row by row: the node's weight from its coordinates, not divided out of its index.
+template <typename F>
+void HeatFlowOperator::for_weighted_nodes(F&& f) const {
   const auto& n = base_.n;
-#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
+#pragma omp parallel for collapse(2) schedule(static) if (points() >= 32768)
   for (std::int64_t z = 0; z < n[2]; ++z)
     for (std::int64_t y = 0; y < n[1]; ++y) {
       const std::int64_t row = (z * n[1] + y) * n[0];
-      for (std::int64_t x = 0; x < n[0]; ++x) {
-        const std::int64_t i = row + x;
-        op.node_term[i] = alpha * (weight(x, y, z) * capacity[i]) + beta * op.node_term[i];
-        for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
-      }
+      for (std::int64_t x = 0; x < n[0]; ++x) f(row + x, weight(x, y, z));
     }
+}
+
+void HeatFlowOperator::scale_level(kernels::LevelOperator& op, double alpha, double beta) const {
+  const double* capacity = fields_->capacity.data();
+  for_weighted_nodes([&](std::int64_t i, double w) {
+    op.node_term[i] = alpha * (w * capacity[i]) + beta * op.node_term[i];
+    for (int a = 0; a < op.dims; ++a) op.conductance[a][i] *= beta;
+  });
 }
 
 kernels::LevelOperator HeatFlowOperator::take_steady_level() {
@@ -178,16 +180,9 @@ void HeatFlowOperator::release_fields() {
 
 std::vector<double> HeatFlowOperator::weighted_capacity() const {
   if (!fields_) throw std::logic_error("heat-flow operator: the fields were released");
-  const std::int64_t np = points();
-  std::vector<double> wc(static_cast<std::size_t>(np));
+  std::vector<double> wc(static_cast<std::size_t>(points()));
   const double* capacity = fields_->capacity.data();
-  const auto& n = base_.n;
-#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
-  for (std::int64_t z = 0; z < n[2]; ++z)
-    for (std::int64_t y = 0; y < n[1]; ++y) {
-      const std::int64_t row = (z * n[1] + y) * n[0];
-      for (std::int64_t x = 0; x < n[0]; ++x) wc[row + x] = weight(x, y, z) * capacity[row + x];
-    }
+  for_weighted_nodes([&](std::int64_t i, double w) { wc[i] = w * capacity[i]; });
   return wc;
 }
 
@@ -224,21 +219,13 @@ void HeatFlowOperator::add_load_with(
     out[f.node] += f.constant;
     if (f.ambient_weight != 0.0) out[f.node] += f.ambient_weight * problem_.faces[f.face].at(t);
   }
-  const std::int64_t np = points();
   for (const auto& s : fields_->sources) {
     const double factor = source_factor(s.schedule);
     if (factor == 0.0) continue;
     const double* q = s.density.data();
-    const auto& n = base_.n;
-#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
-    for (std::int64_t z = 0; z < n[2]; ++z)
-      for (std::int64_t y = 0; y < n[1]; ++y) {
-        const std::int64_t row = (z * n[1] + y) * n[0];
-        for (std::int64_t x = 0; x < n[0]; ++x) {
-          const std::int64_t i = row + x;
-          if (!base_.fixed[i]) out[i] += weight(x, y, z) * factor * q[i];
-        }
-      }
+    for_weighted_nodes([&](std::int64_t i, double w) {
+      if (!base_.fixed[i]) out[i] += w * factor * q[i];
+    });
   }
 }
 
@@ -270,17 +257,7 @@ void HeatFlowOperator::weighted_source(std::size_t s, double* out) const {
   }
   const double* q = fields_->sources.at(s).density.data();
   const std::uint8_t* fixed = base_.fixed.data();
-  // Row by row: the node's weight from its coordinates, not divided out of its index.
-  const auto& n = base_.n;
-#pragma omp parallel for collapse(2) schedule(static) if (np >= 32768)
-  for (std::int64_t z = 0; z < n[2]; ++z)
-    for (std::int64_t y = 0; y < n[1]; ++y) {
-      const std::int64_t row = (z * n[1] + y) * n[0];
-      for (std::int64_t x = 0; x < n[0]; ++x) {
-        const std::int64_t i = row + x;
-        out[i] = fixed[i] ? 0.0 : weight(x, y, z) * q[i];
-      }
-    }
+  for_weighted_nodes([&](std::int64_t i, double w) { out[i] = fixed[i] ? 0.0 : w * q[i]; });
 }
 
 std::vector<HeatFlowOperator::FacePart> HeatFlowOperator::face_parts(bool dirichlet_nodes) const {

@@ -139,10 +139,10 @@ class HeatFlowOperator {
   double weight(std::int64_t x, std::int64_t y, std::int64_t z) const {
     return axis_weight(0, x) * axis_weight(1, y) * axis_weight(2, z);
   }
-  double weight(std::int64_t i) const {
-    const std::int64_t nx = base_.n[0], ny = base_.n[1];
-    return weight(i % nx, i / nx % ny, i / (nx * ny));
-  }
+  // f(i, w) for every node i with its weight w, row by row on the threads (the weight from
+  // the node's coordinates, not divided out of its index).
+  template <typename F>
+  void for_weighted_nodes(F&& f) const;
   double axis_weight(int a, std::int64_t c) const {
     if (a >= base_.dims || base_.periodic[a]) return 1.0;
     return (c == 0 || c == base_.n[a] - 1) ? 0.5 : 1.0;
