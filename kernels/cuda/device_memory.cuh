@@ -33,16 +33,24 @@ class DeviceArray {
   void allocate(std::size_t bytes) {
     if (ptr_) HEATSIM_CUDA_CHECK(cudaFree(ptr_));
     ptr_ = nullptr;
+    bytes_ = 0;
     HEATSIM_CUDA_CHECK(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)));
+    bytes_ = bytes;
   }
+  // The bytes asked of the last allocate (0 before any).
+  std::size_t bytes() const { return bytes_; }
   template <typename U>
   U* as() const {
     return static_cast<U*>(ptr_);
   }
-  void swap(DeviceArray& o) noexcept { std::swap(ptr_, o.ptr_); }
+  void swap(DeviceArray& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
 
  private:
   void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 // Copies the interior between a compact host array of T and the padded device buffer

@@ -206,10 +206,11 @@ __device__ inline double gauss_seidel(const LevelView& L, const double* b, const
 // for a colour), blockIdx.y strides over the rows (y, z). One thread per node and row, no
 // shared memory, a few dozen registers.
 
-// diagonal_i = a_i + sum of the node's conductances, summed in the neighbour order.
+// diagonal_i = a_i + sum of the node's conductances, summed in the neighbour order. d may be
+// node_term itself (each node's term read before its diagonal is written): not restrict.
 template <int D, bool kSmoother>
 __global__ void __launch_bounds__(kThreads)
-    diagonal_kernel(LevelView L, const double* __restrict__ node_term, double* __restrict__ d) {
+    diagonal_kernel(LevelView L, const double* node_term, double* d) {
   const long long x = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (x >= L.n[0]) return;
   for (long long row = blockIdx.y; row < L.n[1] * L.n[2]; row += gridDim.y) {
@@ -700,9 +701,16 @@ unsigned flat_blocks(long long n) {
   return static_cast<unsigned>(std::clamp<long long>((n + kThreads - 1) / kThreads, 1, 1 << 20));
 }
 
+// dst holding `bytes`: the array it has where that is its size (the level operations' work is
+// ordered on their one stream, so a copy or kernel into it follows every use of the old
+// contents), else a new one.
+void fit(DeviceArray& dst, std::size_t bytes) {
+  if (!dst.as<void>() || dst.bytes() != bytes) dst.allocate(bytes);
+}
+
 template <typename T>
 void copy_to_device(DeviceArray& dst, const T* src, std::size_t count, cudaStream_t stream) {
-  dst.allocate(count * sizeof(T));
+  fit(dst, count * sizeof(T));
   if (count == 0) return;
   HEATSIM_CUDA_CHECK(
       cudaMemcpyAsync(dst.as<T>(), src, count * sizeof(T), cudaMemcpyHostToDevice, stream));
@@ -766,19 +774,11 @@ class CudaLevelOps final : public LevelOps {
 
   bool replaces_finest() const override { return true; }
 
-  // The finest level's operator arrays go; its shape and fixed flags stay.
+  // The finest level's arrays stay on the device, where the host builds the next operator
+  // without them: replace_finest writes the new one into them (no frees and allocations, which
+  // wait for the device, at every outer iteration).
   void release_finest() override {
-    if (levels_.empty()) return;
-    sync();
-    Level& L = *levels_[0];
-    DeviceArray().swap(L.diagonal);
-    DeviceArray().swap(L.diagonal32);
-    DeviceArray().swap(L.stencil);
-    DeviceArray().swap(L.centre);
-    for (int a = 0; a < kMaxDims; ++a) {
-      DeviceArray().swap(L.conductance[a]);
-      DeviceArray().swap(L.conductance32[a]);
-    }
+    if (!levels_.empty()) sync();
   }
 
   void replace_finest(LevelOperator level) override {
@@ -791,7 +791,7 @@ class CudaLevelOps final : public LevelOps {
              (a < level.dims && level.periodic[a]) == (old.periodic[a] != 0);
     if (!same) throw std::invalid_argument("level ops: the new finest level has another shape");
     sync();
-    levels_[0] = make_level(0, level);
+    levels_[0] = make_level(0, level, levels_[0].get());
   }
 
   int create_sparse(const std::vector<std::int64_t>& nodes,
@@ -912,8 +912,21 @@ class CudaLevelOps final : public LevelOps {
   // The levels of `levels`, checked and copied to the device with their transfer tables.
   // Level l on the device from its operator, checked (l > 0: below levels_[l - 1], which is in
   // place).
-  std::unique_ptr<Level> make_level(std::size_t l, const LevelOperator& op) {
+  // Level l of `op`, in the arrays of `reuse` where they have the sizes it needs.
+  std::unique_ptr<Level> make_level(std::size_t l, const LevelOperator& op,
+                                    Level* reuse = nullptr) {
     auto L = std::make_unique<Level>();
+    if (reuse) {
+      L->diagonal.swap(reuse->diagonal);
+      L->diagonal32.swap(reuse->diagonal32);
+      L->fixed.swap(reuse->fixed);
+      L->stencil.swap(reuse->stencil);
+      L->centre.swap(reuse->centre);
+      for (int a = 0; a < kMaxDims; ++a) {
+        L->conductance[a].swap(reuse->conductance[a]);
+        L->conductance32[a].swap(reuse->conductance32[a]);
+      }
+    }
     const std::int64_t np = op.points();
     const auto size_ok = [&](std::size_t s) { return s == static_cast<std::size_t>(np); };
     const std::size_t kp = static_cast<std::size_t>(stencil_points(op.dims));
@@ -944,8 +957,8 @@ class CudaLevelOps final : public LevelOps {
       // Only the smoother's operator is kept: fp32 entries and fp64 centres.
       DeviceArray exact;
       upload_doubles(exact, op.stencil);
-      L->stencil.allocate(op.stencil.size() * sizeof(float));
-      L->centre.allocate(static_cast<std::size_t>(np) * sizeof(double));
+      fit(L->stencil, op.stencil.size() * sizeof(float));
+      fit(L->centre, static_cast<std::size_t>(np) * sizeof(double));
       round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
           exact.as<double>(), L->stencil.as<float>(), L->centre.as<double>(), np,
           static_cast<int>(kp), stencil_centre(op.dims));
@@ -958,11 +971,11 @@ class CudaLevelOps final : public LevelOps {
         if (a < op.dims)
           upload_doubles(L->conductance[a], op.conductance[a]);
         else
-          L->conductance[a].allocate(0);
+          fit(L->conductance[a], 0);
         v.conductance[a] = L->conductance[a].as<double>();
         // The smoother's conductances, rounded to fp32.
         const std::size_t count = a < op.dims ? op.conductance[a].size() : 0;
-        L->conductance32[a].allocate(count * sizeof(float));
+        fit(L->conductance32[a], count * sizeof(float));
         if (count > 0) {
           round_kernel<<<flat_blocks(static_cast<long long>(count)), kThreads, 0, stream_>>>(
               L->conductance[a].as<double>(), L->conductance32[a].as<float>(),
@@ -971,25 +984,24 @@ class CudaLevelOps final : public LevelOps {
         }
         v.conductance32[a] = L->conductance32[a].as<float>();
       }
-      DeviceArray node_term;
-      upload_doubles(node_term, op.node_term);
-      L->diagonal.allocate(static_cast<std::size_t>(np) * sizeof(double));
-      L->diagonal32.allocate(static_cast<std::size_t>(np) * sizeof(double));
+      // The node terms go up into the smoother's diagonal, which is then formed over them in
+      // place after the exact diagonal has read them.
+      fit(L->diagonal, static_cast<std::size_t>(np) * sizeof(double));
+      upload_doubles(L->diagonal32, op.node_term);
       v.diagonal = L->diagonal.as<double>();
       v.diagonal32 = L->diagonal32.as<double>();
       with_dims(v.dims, [&](auto d) {
         const dim3 grid = node_grid(v.n[0], v.n[1] * v.n[2]);
         diagonal_kernel<decltype(d)::value, false>
-            <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal.as<double>());
+            <<<grid, kThreads, 0, stream_>>>(v, v.diagonal32, L->diagonal.as<double>());
         diagonal_kernel<decltype(d)::value, true>
-            <<<grid, kThreads, 0, stream_>>>(v, node_term.as<double>(), L->diagonal32.as<double>());
+            <<<grid, kThreads, 0, stream_>>>(v, v.diagonal32, L->diagonal32.as<double>());
       });
       HEATSIM_CUDA_CHECK_LAUNCH();
-      sync();  // node_term's staging goes out of scope
     }
 
     if (l > 0) set_transfers(*L, *levels_.back(), op, static_cast<int>(l));
-    // The staging arrays (node_term, the transfer tables' host copies) go out of scope here.
+    // The staging arrays (the transfer tables' host copies) go out of scope here.
     sync();
     return L;
   }
@@ -1401,7 +1413,7 @@ class CudaLevelOps final : public LevelOps {
   }
   template <typename Alloc>
   void upload_doubles(DeviceArray& dst, const std::vector<double, Alloc>& src) {
-    dst.allocate(src.size() * sizeof(double));
+    fit(dst, src.size() * sizeof(double));
     upload_doubles(dst.as<double>(), src.data(), src.size());
   }
 

@@ -150,7 +150,8 @@ class Multigrid {
   // Replaces the finest level's operator alone (LevelOps::release_finest, then replace_finest):
   // the coarse levels stay, built for the operator before, a preconditioner for a nearby one
   // (a nonlinear solve's later outer iterations). The pieces are found again when a solve
-  // needs them. The level has the old one's shape and fixed flags.
+  // needs them (where the level operations keep the finest level on the host), or now where
+  // the operator before had them. The level has the old one's shape and fixed flags.
   void replace_finest(kernels::LevelOperator level);
   // Lets the finest level's operator go before the next replace_finest, so that the next one
   // is built without it beside it; solve() must not run until it is replaced.
