@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "hierarchy.hpp"
+#include "kernels/threads.hpp"
 #include "linearize.hpp"
 
 namespace heatsim::solver::multigrid {
@@ -514,7 +515,9 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           if (!steady) {
             const std::vector<double>& h_start = *span.h0;
             const std::vector<double> wc = linear.weighted_capacity();
-            for (std::size_t i = 0; i < u.size(); ++i) {
+            const std::int64_t points = static_cast<std::int64_t>(u.size());
+#pragma omp parallel for schedule(static) if (kernels::worth_threads(points))
+            for (std::int64_t i = 0; i < points; ++i) {
               if (fixed[i]) continue;
               const kernels::TemperatureLaw* law = varying(i);
               rhs[i] += span.alpha * wc[i] *
@@ -553,11 +556,15 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       }
       std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
       field(v);
+      // Node by node on the threads: each node's update reads and writes only its own entries,
+      // and the largest change and |u| (maxima) do not depend on the order.
       change = 0.0;
       double scale = 0.0;
-      bool climbing = false;
-      projected = false;
-      for (std::size_t i = 0; i < u.size(); ++i) {
+      bool climbing = false, any_projected = false;
+      const std::int64_t points = static_cast<std::int64_t>(u.size());
+#pragma omp parallel for schedule(static) if (kernels::worth_threads(points)) \
+    reduction(max : change, scale) reduction(|| : climbing, any_projected)
+      for (std::int64_t i = 0; i < points; ++i) {
         double next = v[i];
         const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
         if (law) {
@@ -583,7 +590,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           } else {
             h[i] += dh;
           }
-          projected = true;
+          any_projected = true;
         } else {
           // A steady solve that radiates, started far below the answer: Newton's slope of
           // eps sigma u^4 there is small and its step overshoots by orders of magnitude, after
@@ -601,6 +608,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         scale = std::max(scale, std::abs(next));
         u[i] = next;
       }
+      projected = any_projected;
       // The next operator is near this one only where this iteration moved the field little.
       keep_coarse = keep_coarse && change <= kKeptCoarseChange * scale;
       if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);

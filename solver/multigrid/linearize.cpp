@@ -23,7 +23,9 @@ std::vector<double> enthalpies(const CoefficientFields& fields, const std::vecto
   std::vector<double> h = u;
   if (!fields.temperature) return h;
   const kernels::TemperatureDependence& laws = *fields.temperature;
-  for (std::size_t i = 0; i < h.size(); ++i) {
+  const std::int64_t points = static_cast<std::int64_t>(h.size());
+#pragma omp parallel for schedule(static) if (points >= 32768)
+  for (std::int64_t i = 0; i < points; ++i) {
     const std::int32_t l = laws.law[i];
     if (l >= 0) h[i] = laws.laws[static_cast<std::size_t>(l)].enthalpy(u[i]);
   }
