@@ -399,8 +399,16 @@ constexpr int kMostStepParts = 256;
 // solve takes at most this many iterations more than the one on that hierarchy's own operator.
 constexpr int kKeptCoarseSlack = 2;
 // ... and the outer iteration before it changed no node by more than this share of the largest
-// temperature (the first iterations from a far start change the operator too much).
-constexpr double kKeptCoarseChange = 0.01;
+// temperature (the first iterations from a far start change the operator too much). A
+// transient step's first iteration moves the field by the step's own change (some 10 K of
+// 300 in a heated block), after which a hierarchy built for that iterate is barely a better
+// preconditioner than the one before: at 1% of the scale every such step built two (the 97^3
+// wax block, docs/performance.md), at 10% one, with 2% more PCG iterations.
+constexpr double kKeptCoarseChange = 0.1;
+// A solve on kept coarse levels stops after this many iterations more than twice the last
+// built hierarchy's, and is taken again on a new one: a preconditioner that has drifted too far
+// costs at most that many iterations.
+constexpr int kKeptCoarseExtra = 10;
 
 // HEATSIM_KEEP_COARSE_LEVELS=0 builds every outer iteration's hierarchy (for measurements).
 bool keep_coarse_levels() {
@@ -486,8 +494,9 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     // operator, as a preconditioner): while a solve on them takes at most kKeptCoarseSlack
     // iterations more than the last one on a hierarchy built for its own operator and the
     // iteration before moved the field by at most kKeptCoarseChange of its scale; one that
-    // does not converge on them is solved again on a new hierarchy. Decided within the
-    // span, so a step is taken the same way whenever it is taken.
+    // does not converge on them within kKeptCoarseExtra iterations more than twice the built
+    // hierarchy's is solved again on a new hierarchy. Decided within the span, so a step is
+    // taken the same way whenever it is taken.
     int built_iterations = 0;
     bool keep_coarse = false;
     for (int outer = 1; outer <= options_.max_outer_iterations; ++outer) {
@@ -536,7 +545,14 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         ops_->upload(mg_->rhs(), rhs);
         ops_->upload(mg_->solution(), u);
         const Clock::time_point clock = Clock::now();
-        report = mg_->solve(options_);
+        if (keep_coarse) {
+          SolveOptions capped = options_;
+          capped.max_iterations =
+              std::min(options_.max_iterations, 2 * built_iterations + kKeptCoarseExtra);
+          report = mg_->solve(capped);
+        } else {
+          report = mg_->solve(options_);
+        }
         timing_.last_solve_seconds = seconds_since(clock);
         timing_.solve_seconds += timing_.last_solve_seconds;
         ++timing_.solves;
