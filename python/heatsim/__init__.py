@@ -31,8 +31,15 @@ __version__ = _heatsim.__version__
 _heatsim.set_log_level("warn")
 
 
+_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "critical", "off")
+
+
 def set_log_level(level):
     """The log's level: "debug", "info", "warn" (the default), "error" or "off"."""
+    # The library reads a name it does not know as "off", which would silence the warnings.
+    if level not in _LOG_LEVELS:
+        raise ValueError(f"unknown log level {level!r}: debug, info, warn, error or off "
+                         f"(also trace and critical)")
     _heatsim.set_log_level(level)
 
 

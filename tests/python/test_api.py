@@ -205,3 +205,19 @@ def test_a_number_that_pyyaml_read_as_text_is_named_with_the_way_to_write_it():
     with pytest.raises(heatsim.CaseError) as e:
         heatsim.run(open(case_path("heat1d.yaml")).read().replace("alpha: 0.5", 'alpha: "0.5"'))
     assert "PyYAML" not in str(e.value)
+
+
+def test_an_unknown_log_level_is_refused_and_leaves_the_level_as_it_was(capfd):
+    # spdlog reads a name it does not know as "off": set_log_level("INFO") or "loud" silenced
+    # the log's warnings and errors without a word.
+    for level in ("loud", "INFO ", "warnings", ""):
+        with pytest.raises(ValueError, match="debug, info, warn, error or off"):
+            heatsim.set_log_level(level)
+    case = {"grid": {"dims": 1, "n": [33], "length": 1.0}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "dirichlet", "value": 0}},
+            "initial": {"type": "constant", "value": 1.0},
+            "time": {"method": "backward-euler", "steps": 1}, "backend": "cpu"}
+    capfd.readouterr()
+    heatsim.run(case)
+    out, err = capfd.readouterr()
+    assert "[warning]" in err and "time.dt: auto with backward-euler" in err, err
