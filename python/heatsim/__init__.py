@@ -51,10 +51,37 @@ def _numpy_scalar(value):
     raise TypeError(f"a case value of type {type(value).__name__} cannot be written as YAML")
 
 
+# JSON has no NaN or infinity; YAML writes them .nan, .inf and -.inf, and the case's parser then
+# names the key as it does in a file ("must be a finite number (got nan)").
+_NON_FINITE_MARK = "\x00heatsim-non-finite\x00"
+_NON_FINITE_YAML = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
+
+
+def _marking_non_finite(value):
+    """`value` with each float that is not finite replaced by a marked string."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist() if isinstance(value, np.ndarray) else value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return _NON_FINITE_MARK + repr(value) + _NON_FINITE_MARK
+    if isinstance(value, dict):
+        return {key: _marking_non_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_marking_non_finite(item) for item in value]
+    return value
+
+
+def _dict_yaml(case):
+    """A dict case as YAML's JSON subset, numbers that are not finite as YAML writes them."""
+    text = json.dumps(_marking_non_finite(case), default=_numpy_scalar, allow_nan=False)
+    mark = json.dumps(_NON_FINITE_MARK)[1:-1]
+    return re.sub('"' + re.escape(mark) + "(nan|inf|-inf)" + re.escape(mark) + '"',
+                  lambda found: _NON_FINITE_YAML[found.group(1)], text)
+
+
 def _case(case):
     """(kind, source) of a case: a dict (rendered as YAML's JSON subset), YAML text, or a path."""
     if isinstance(case, dict):
-        return "dict", json.dumps(case, default=_numpy_scalar, allow_nan=False)
+        return "dict", _dict_yaml(case)
     if isinstance(case, os.PathLike):
         return "file", os.fspath(case)
     if not isinstance(case, str):

@@ -221,3 +221,24 @@ def test_an_unknown_log_level_is_refused_and_leaves_the_level_as_it_was(capfd):
     heatsim.run(case)
     out, err = capfd.readouterr()
     assert "[warning]" in err and "time.dt: auto with backward-euler" in err, err
+
+
+def test_a_number_that_is_not_finite_in_a_dict_case_is_named_with_its_key():
+    # JSON has no NaN: json.dumps refused the dict with "Out of range float values are not
+    # JSON compliant", no key named, where the command line says which key and why.
+    case = {"grid": {"dims": 1, "n": [11], "length": [float("inf")]},
+            "physics": {"alpha": np.float32("nan")},
+            "boundary": {"all": {"type": "dirichlet", "value": -np.inf}},
+            "initial": {"type": "constant", "value": 0.0}, "time": {"dt": "auto", "steps": 1}}
+    with pytest.raises(heatsim.CaseError) as e:
+        heatsim.run(case)
+    text = str(e.value)
+    assert "physics.alpha: must be a finite number (got nan)" in text, text
+    assert "grid.length[0]: must be a finite number (got inf)" in text, text
+    assert "boundary.all.value: must be a finite number (got -inf)" in text, text
+    problems = heatsim.validate(case)
+    assert ("physics.alpha", None, "must be a finite number (got nan)") in problems, problems
+    # A string that looks like the marker stays a string.
+    case["physics"]["alpha"] = "nan"
+    assert ("physics.alpha", None, "expected a number, got the string 'nan'") in \
+        heatsim.validate(case)
