@@ -114,7 +114,24 @@ def _hint_numbers_as_text(error):
 
 
 def _overrides(backend, steps, precision):
+    """The command line's overrides, of the types it takes (TypeError naming the one that is
+    not; the extension's own refusal would print the whole case)."""
+    for name, value in (("backend", backend), ("precision", precision)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    if steps is not None:
+        if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer)):
+            raise TypeError(f"steps must be an integer, not {type(steps).__name__}")
+        steps = int(steps)
     return {"backend": backend, "steps": steps, "precision": precision}
+
+
+def _seconds(progress_seconds):
+    if isinstance(progress_seconds, (bool, np.bool_)) or not isinstance(
+            progress_seconds, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"progress_seconds must be a number, not {type(progress_seconds).__name__}")
+    return float(progress_seconds)
 
 
 def _forward(name, doc):
@@ -132,10 +149,12 @@ class Simulation:
 
     def __init__(self, case, *, backend=None, steps=None, precision=None, output_dir=None,
                  overwrite=False, restart=None, progress_seconds=2.0):
+        overrides = _overrides(backend, steps, precision)
+        progress_seconds = _seconds(progress_seconds)
         kind, source = _case(case)
         try:
             self._session = _heatsim.Session(
-                kind, source, backend=backend, steps=steps, precision=precision,
+                kind, source, **overrides,
                 output_dir=None if output_dir is None else os.fspath(output_dir),
                 restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
                 progress_seconds=progress_seconds)
@@ -258,9 +277,9 @@ def run(case, *, backend=None, steps=None, precision=None, output_dir=None, over
 
 def validate(case, *, backend=None, steps=None, precision=None):
     """Every problem of `case` as (key path, line or None, message); empty when it can run."""
+    overrides = _overrides(backend, steps, precision)
     kind, source = _case(case)
-    return [tuple(p) for p in _heatsim.validate(kind, source, backend=backend, steps=steps,
-                                                precision=precision)]
+    return [tuple(p) for p in _heatsim.validate(kind, source, **overrides)]
 
 
 def backends():

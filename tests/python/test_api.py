@@ -242,3 +242,24 @@ def test_a_number_that_is_not_finite_in_a_dict_case_is_named_with_its_key():
     case["physics"]["alpha"] = "nan"
     assert ("physics.alpha", None, "expected a number, got the string 'nan'") in \
         heatsim.validate(case)
+
+
+def test_an_override_of_the_wrong_type_is_named_without_the_case():
+    # pybind11's own refusal printed the constructor's signature and the whole case as JSON.
+    case = {"grid": {"dims": 1, "n": [11], "length": [1.0]}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "dirichlet", "value": 0.0}},
+            "initial": {"type": "constant", "value": 1.0}, "time": {"dt": "auto", "steps": 4}}
+    for overrides, message in (({"steps": "3"}, "steps must be an integer, not str"),
+                               ({"steps": 3.0}, "steps must be an integer, not float"),
+                               ({"steps": True}, "steps must be an integer, not bool"),
+                               ({"backend": 1}, "backend must be a string, not int"),
+                               ({"precision": b"fp32"}, "precision must be a string, not bytes"),
+                               ({"progress_seconds": "2"},
+                                "progress_seconds must be a number, not str")):
+        for call in (heatsim.run, heatsim.Simulation):
+            with pytest.raises(TypeError) as e:
+                call(case, **overrides)
+            assert str(e.value) == message, str(e.value)
+    with pytest.raises(TypeError, match="steps must be an integer, not str"):
+        heatsim.validate(case, steps="3")
+    assert heatsim.run(case, steps=np.int64(2), progress_seconds=np.float32(1)).step == 2
