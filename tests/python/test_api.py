@@ -263,3 +263,19 @@ def test_an_override_of_the_wrong_type_is_named_without_the_case():
     with pytest.raises(TypeError, match="steps must be an integer, not str"):
         heatsim.validate(case, steps="3")
     assert heatsim.run(case, steps=np.int64(2), progress_seconds=np.float32(1)).step == 2
+
+
+def test_advance_to_a_time_that_is_not_finite_or_far_past_the_end_raises():
+    # time / dt was cast to an integer as it was: NaN stepped nowhere without a word, and a
+    # time past the integers' range was undefined behaviour.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    for time in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="must be a finite time"):
+            sim.advance_to(time)
+    for time in (1e300, 1e30 * sim.dt):
+        with pytest.raises(ValueError, match="past the case's last step 20"):
+            sim.advance_to(time)
+    assert sim.step == 0
+    sim.advance_to(-1.0)  # a time already passed: nothing to do
+    sim.advance_to(5 * sim.dt)
+    assert sim.step == 5
