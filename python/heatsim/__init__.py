@@ -113,6 +113,13 @@ def _hint_numbers_as_text(error):
                      f"text instead of the dict)")
 
 
+def _integer(name, value):
+    """`value` as an int: Python's or NumPy's integers, not bool, float or str (TypeError)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    return int(value)
+
+
 def _overrides(backend, steps, precision):
     """The command line's overrides, of the types it takes (TypeError naming the one that is
     not; the extension's own refusal would print the whole case)."""
@@ -120,9 +127,7 @@ def _overrides(backend, steps, precision):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     if steps is not None:
-        if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer)):
-            raise TypeError(f"steps must be an integer, not {type(steps).__name__}")
-        steps = int(steps)
+        steps = _integer("steps", steps)
     return {"backend": backend, "steps": steps, "precision": precision}
 
 
@@ -165,7 +170,7 @@ class Simulation:
 
     def advance(self, steps):
         """Advances `steps` steps (at most to the case's last step)."""
-        self._session.advance(int(steps))
+        self._session.advance(_integer("steps", steps))
         return self
 
     def advance_to(self, time):
@@ -182,7 +187,8 @@ class Simulation:
         """(time, field) now and every `every` steps (default: the case's output.every) to the
         last step."""
         s = self._session
-        every = int(every or s.output_every or max(1, s.last_step))
+        every = _integer("every", every) if every is not None else None
+        every = every or s.output_every or max(1, s.last_step)
         yield s.time, s.field()
         while s.step < s.last_step:
             s.advance(min(every - s.step % every, s.last_step - s.step))

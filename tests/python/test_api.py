@@ -279,3 +279,20 @@ def test_advance_to_a_time_that_is_not_finite_or_far_past_the_end_raises():
     sim.advance_to(-1.0)  # a time already passed: nothing to do
     sim.advance_to(5 * sim.dt)
     assert sim.step == 5
+
+
+def test_a_step_count_that_is_not_an_integer_is_refused():
+    # int() truncated them: advance(0.5 / sim.dt) took one step too few without a word, and
+    # advance("3") or outputs(every=2.5) went on as if given integers.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    for steps in (2.7, "3", None, True):
+        with pytest.raises(TypeError, match="steps must be an integer, not " + type(steps).__name__):
+            sim.advance(steps)
+    for every in (2.5, "3", True):
+        with pytest.raises(TypeError, match="every must be an integer, not " + type(every).__name__):
+            next(sim.outputs(every=every))
+    assert sim.step == 0
+    sim.advance(np.int64(3))
+    assert sim.step == 3
+    assert [s for s, _ in sim.outputs(every=np.int32(8))] == pytest.approx(
+        [3 * sim.dt, 8 * sim.dt, 16 * sim.dt, 20 * sim.dt])
