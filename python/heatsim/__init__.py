@@ -86,7 +86,11 @@ def _case(case):
         return "file", os.fspath(case)
     if not isinstance(case, str):
         raise TypeError("a case is a path, YAML text or a dict, not " + type(case).__name__)
-    if os.path.exists(case) or ("\n" not in case and ":" not in case):
+    # One line naming a YAML file is a path even with a colon in it (a case on one line is a
+    # flow map, which does not end in .yaml).
+    one_line = "\n" not in case
+    if os.path.exists(case) or (one_line and (
+            ":" not in case or case.rstrip().lower().endswith((".yaml", ".yml")))):
         return "file", case
     return "text", case
 

@@ -296,3 +296,18 @@ def test_a_step_count_that_is_not_an_integer_is_refused():
     assert sim.step == 3
     assert [s for s, _ in sim.outputs(every=np.int32(8))] == pytest.approx(
         [3 * sim.dt, 8 * sim.dt, 16 * sim.dt, 20 * sim.dt])
+
+
+def test_a_missing_case_file_whose_name_holds_a_colon_is_named_as_a_file(tmp_path):
+    # One line with a colon was taken for YAML text: "the top level must be a map of sections
+    # ..., got 'runs/case:2.yaml'" instead of the file that is not there.
+    for name in ("runs/case:2.yaml", "C:/cases/board.yml", "run 2: board.YAML"):
+        with pytest.raises(heatsim.CaseError) as e:
+            heatsim.run(str(tmp_path / name))
+        assert f"cannot open the case file '{tmp_path / name}'" in str(e.value), str(e.value)
+    # Text on one line is still text, and a file with a colon in its name still runs.
+    problems = heatsim.validate("{grid: {dims: 1, n: [2]}}")
+    assert ("grid.n[0]", 1, "must be >= 3 (got 2)") in problems, problems
+    path = tmp_path / "case:1.yaml"
+    path.write_text(open(case_path("heat1d.yaml")).read())
+    assert heatsim.run(str(path), steps=2).step == 2
