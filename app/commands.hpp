@@ -37,6 +37,13 @@ struct RunOptions {
 // Installed by main before anything else when the command is `run`, so that a signal during
 // the start-up (MPI's included) is not lost.
 void catch_stop_signals();
+// No word of a signal any more, once a command has failed: under mpirun the SIGTERM that ends
+// the other ranks after one's MPI_Abort is no stop request, and a run that never began has no
+// next chunk of steps to stop at.
+void silence_stop_signals();
+// Whether the last failure was one every rank reaches alike, which rank 0 alone reports (a
+// case's problems, a refusal of what every rank reads the same).
+bool failure_reported_by_rank_0();
 int run_case(const RunOptions& options);
 int validate_case_file(const std::string& path, const RunOverrides& overrides);
 int print_info();

@@ -80,7 +80,8 @@ int run_command(int argc, char** argv);
 // Under mpirun every rank runs the command; rank 0 prints the log (the others only warnings
 // and errors). A rank that fails alone must not leave the others waiting in an exchange: a
 // nonzero exit on one rank of several ends them all (MPI_Abort, with that exit code), except
-// the outcomes every rank reaches together (diverged, interrupted by a signal).
+// the outcomes every rank reaches together (diverged, interrupted by a signal); a refusal every
+// rank reaches alike is ended by rank 0's MPI_Abort, after it has reported it.
 int main(int argc, char** argv) {
   heatsim::app::wait_asleep_by_default(argv);
   heatsim::run::log_to_standard_streams();
@@ -111,8 +112,14 @@ int main(int argc, char** argv) {
   if (parallel::size() > 1) heatsim::run::plain_log();
   const int code = run_command(argc, argv);
   if (parallel::size() > 1 && code != heatsim::app::kExitOk &&
-      code != heatsim::app::kExitDiverged && code < 128)
+      code != heatsim::app::kExitDiverged && code < 128) {
+    heatsim::app::silence_stop_signals();  // mpirun's SIGTERM to the ranks is no stop request
+    // A refusal every rank reaches alike is rank 0's to report: the others wait for its
+    // MPI_Abort (in MPI_Finalize) instead of aborting first, which ended rank 0 with a SIGTERM
+    // before it had printed the refusal, or while it did.
+    if (parallel::rank() != 0 && heatsim::app::failure_reported_by_rank_0()) return code;
     parallel::abort_all(code);
+  }
   return code;
 }
 

@@ -37,6 +37,9 @@ constexpr std::int64_t kSameRequestNs = 2'000'000'000;
 std::atomic<bool> g_speak{true};
 static_assert(std::atomic<bool>::is_always_lock_free, "the handler reads it");
 
+// Whether the last failure reported was one rank 0 alone reports for every rank.
+bool g_reported_by_rank_0 = false;
+
 // A warning line on stderr, where the log's warnings go, with write(2) alone.
 template <std::size_t N>
 void say(const char (&line)[N]) {
@@ -116,6 +119,8 @@ int report_failure(const run::RunError& e) {
     if (solver::parallel::rank() == 0) spdlog::warn("{}", e.what());
     return 128 + stopped->signal();
   }
+  g_reported_by_rank_0 =
+      dynamic_cast<const run::InvalidCase*>(&e) || dynamic_cast<const run::RefusedOnEveryRank*>(&e);
   if (dynamic_cast<const run::InvalidCase*>(&e)) {
     if (solver::parallel::rank() == 0) fmt::print(stderr, "{}\n", e.what());
   } else if (!dynamic_cast<const run::RefusedOnEveryRank*>(&e) || solver::parallel::rank() == 0) {
@@ -138,6 +143,10 @@ void catch_stop_signals() {
   // SIGINT or SIGTERM with SIGKILL a second later; schedulers send it ahead of a time limit.
   sigaction(SIGUSR1, &sa, nullptr);
 }
+
+void silence_stop_signals() { g_speak.store(false); }
+
+bool failure_reported_by_rank_0() { return g_reported_by_rank_0; }
 
 int run_case(const RunOptions& options) {
   if (options.quiet) spdlog::set_level(spdlog::level::warn);

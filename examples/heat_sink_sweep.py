@@ -9,8 +9,12 @@ W/(m^2 K) to 300 K). For each h this runs, with nothing written to disk:
   probes saw;
 and plots both against h.
 
-    PYTHONPATH=build/python python3 examples/heat_sink_sweep.py [--png docs/heat-sink-sweep.png]
+    PYTHONPATH=build/python /usr/bin/python3 examples/heat_sink_sweep.py
+        [--png docs/heat-sink-sweep.png]
         [--coarse]   # 48 x 48 x 16 nodes instead of 96 x 96 x 32, for a quick look
+
+with the interpreter the module was built for (the configure log names it; a pyenv or venv
+python3 without NumPy cannot import it).
 
 Needs matplotlib and PyYAML (Debian: python3-matplotlib python3-yaml).
 """

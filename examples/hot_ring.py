@@ -5,7 +5,9 @@ A 2D plate (1 x 1, Dirichlet 0 on every face) starts with a hot ring drawn with 
 probes watch the ring and the centre. Simulation.set_field() takes the numpy field, outputs()
 gives the field every 200 steps, and the probes come back as numpy arrays.
 
-    PYTHONPATH=build/python python3 examples/hot_ring.py [--png docs/hot-ring.png]
+    PYTHONPATH=build/python /usr/bin/python3 examples/hot_ring.py [--png docs/hot-ring.png]
+
+with the interpreter the module was built for (the configure log names it).
 """
 import argparse
 import os

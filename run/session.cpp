@@ -1446,12 +1446,20 @@ void Session::advance_to_step(std::int64_t step) {
 }
 
 void Session::advance_to_time(double time) {
+  if (!std::isfinite(time))
+    throw std::invalid_argument(fmt::format("{} must be a finite time", time));
   // The first step at or after `time`, with a little room for the rounding of time / dt.
   const double steps = time / plan().dt;
   const double nearest = std::round(steps);
   const double first =
       std::abs(steps - nearest) <= 1e-9 * std::max(1.0, nearest) ? nearest : std::ceil(steps);
-  advance_to_step(static_cast<std::int64_t>(first));
+  // Checked as a double: a step past the integers' range has no conversion.
+  if (first > static_cast<double>(last_step()))
+    throw std::invalid_argument(fmt::format(
+        "t = {} lies at step {:g}, past the case's last step {} (time.steps or time.end; the "
+        "steps override sets it)",
+        time, first, last_step()));
+  advance_to_step(static_cast<std::int64_t>(std::max(first, 0.0)));
 }
 
 const Summary& Session::run() {

@@ -86,7 +86,8 @@ class Session {
   // writers write what is due at the end and the summary is made (finished()). Throws
   // RunError (Failure::diverged: NaN/Inf or a stalled solve; Failure::runtime: a failed
   // write) after marking the output directory as a failed run's; std::invalid_argument for a
-  // step past the last one; std::logic_error for a step after the run has ended.
+  // step past the last one (or a time that is not finite); std::logic_error for a step after
+  // the run has ended.
   void advance(std::int64_t steps);
   void advance_to_step(std::int64_t step);
   void advance_to_time(double time);

@@ -31,8 +31,15 @@ __version__ = _heatsim.__version__
 _heatsim.set_log_level("warn")
 
 
+_LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "critical", "off")
+
+
 def set_log_level(level):
     """The log's level: "debug", "info", "warn" (the default), "error" or "off"."""
+    # The library reads a name it does not know as "off", which would silence the warnings.
+    if level not in _LOG_LEVELS:
+        raise ValueError(f"unknown log level {level!r}: debug, info, warn, error or off "
+                         f"(also trace and critical)")
     _heatsim.set_log_level(level)
 
 
@@ -44,15 +51,46 @@ def _numpy_scalar(value):
     raise TypeError(f"a case value of type {type(value).__name__} cannot be written as YAML")
 
 
+# JSON has no NaN or infinity; YAML writes them .nan, .inf and -.inf, and the case's parser then
+# names the key as it does in a file ("must be a finite number (got nan)").
+_NON_FINITE_MARK = "\x00heatsim-non-finite\x00"
+_NON_FINITE_YAML = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
+
+
+def _marking_non_finite(value):
+    """`value` with each float that is not finite replaced by a marked string."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist() if isinstance(value, np.ndarray) else value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return _NON_FINITE_MARK + repr(value) + _NON_FINITE_MARK
+    if isinstance(value, dict):
+        return {key: _marking_non_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_marking_non_finite(item) for item in value]
+    return value
+
+
+def _dict_yaml(case):
+    """A dict case as YAML's JSON subset, numbers that are not finite as YAML writes them."""
+    text = json.dumps(_marking_non_finite(case), default=_numpy_scalar, allow_nan=False)
+    mark = json.dumps(_NON_FINITE_MARK)[1:-1]
+    return re.sub('"' + re.escape(mark) + "(nan|inf|-inf)" + re.escape(mark) + '"',
+                  lambda found: _NON_FINITE_YAML[found.group(1)], text)
+
+
 def _case(case):
     """(kind, source) of a case: a dict (rendered as YAML's JSON subset), YAML text, or a path."""
     if isinstance(case, dict):
-        return "dict", json.dumps(case, default=_numpy_scalar, allow_nan=False)
+        return "dict", _dict_yaml(case)
     if isinstance(case, os.PathLike):
         return "file", os.fspath(case)
     if not isinstance(case, str):
         raise TypeError("a case is a path, YAML text or a dict, not " + type(case).__name__)
-    if os.path.exists(case) or ("\n" not in case and ":" not in case):
+    # One line naming a YAML file is a path even with a colon in it (a case on one line is a
+    # flow map, which does not end in .yaml).
+    one_line = "\n" not in case
+    if os.path.exists(case) or (one_line and (
+            ":" not in case or case.rstrip().lower().endswith((".yaml", ".yml")))):
         return "file", case
     return "text", case
 
@@ -79,8 +117,30 @@ def _hint_numbers_as_text(error):
                      f"text instead of the dict)")
 
 
+def _integer(name, value):
+    """`value` as an int: Python's or NumPy's integers, not bool, float or str (TypeError)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    return int(value)
+
+
 def _overrides(backend, steps, precision):
+    """The command line's overrides, of the types it takes (TypeError naming the one that is
+    not; the extension's own refusal would print the whole case)."""
+    for name, value in (("backend", backend), ("precision", precision)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    if steps is not None:
+        steps = _integer("steps", steps)
     return {"backend": backend, "steps": steps, "precision": precision}
+
+
+def _seconds(progress_seconds):
+    if isinstance(progress_seconds, (bool, np.bool_)) or not isinstance(
+            progress_seconds, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"progress_seconds must be a number, not {type(progress_seconds).__name__}")
+    return float(progress_seconds)
 
 
 def _forward(name, doc):
@@ -98,10 +158,12 @@ class Simulation:
 
     def __init__(self, case, *, backend=None, steps=None, precision=None, output_dir=None,
                  overwrite=False, restart=None, progress_seconds=2.0):
+        overrides = _overrides(backend, steps, precision)
+        progress_seconds = _seconds(progress_seconds)
         kind, source = _case(case)
         try:
             self._session = _heatsim.Session(
-                kind, source, backend=backend, steps=steps, precision=precision,
+                kind, source, **overrides,
                 output_dir=None if output_dir is None else os.fspath(output_dir),
                 restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
                 progress_seconds=progress_seconds)
@@ -112,7 +174,7 @@ class Simulation:
 
     def advance(self, steps):
         """Advances `steps` steps (at most to the case's last step)."""
-        self._session.advance(int(steps))
+        self._session.advance(_integer("steps", steps))
         return self
 
     def advance_to(self, time):
@@ -129,7 +191,8 @@ class Simulation:
         """(time, field) now and every `every` steps (default: the case's output.every) to the
         last step."""
         s = self._session
-        every = int(every or s.output_every or max(1, s.last_step))
+        every = _integer("every", every) if every is not None else None
+        every = every or s.output_every or max(1, s.last_step)
         yield s.time, s.field()
         while s.step < s.last_step:
             s.advance(min(every - s.step % every, s.last_step - s.step))
@@ -224,9 +287,9 @@ def run(case, *, backend=None, steps=None, precision=None, output_dir=None, over
 
 def validate(case, *, backend=None, steps=None, precision=None):
     """Every problem of `case` as (key path, line or None, message); empty when it can run."""
+    overrides = _overrides(backend, steps, precision)
     kind, source = _case(case)
-    return [tuple(p) for p in _heatsim.validate(kind, source, backend=backend, steps=steps,
-                                                precision=precision)]
+    return [tuple(p) for p in _heatsim.validate(kind, source, **overrides)]
 
 
 def backends():

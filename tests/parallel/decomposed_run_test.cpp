@@ -349,6 +349,22 @@ TEST_F(DecomposedFailureTest, OneFailingRankEndsAllOfThem) {
   EXPECT_NE(r.output.find("file/out"), std::string::npos) << r.output;
 }
 
+// A refusal every rank reaches alike: rank 1 called MPI_Abort at once, and mpirun's SIGTERM
+// reached rank 0 while it was still reporting the refusal, which then said "signal received:
+// stopping at the next chunk of steps (a transient run writes a checkpoint first)" of a run
+// that never began (4 of 6 refusals on 2 ranks). Rank 0 now reports and aborts; the others
+// wait for it, and a failed command speaks of no signal.
+TEST_F(DecomposedFailureTest, ARefusedRunSaysNothingOfTheSignalThatEndsIt) {
+  const std::string path = write_case(
+      "c.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "out").string() + "}\n");
+  for (int i = 0; i < 6; ++i) {
+    const auto r = run_ranks(2, "run " + path + " --restart " + (dir_ / "missing.h5").string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("missing.h5: no such file"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("signal received"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 
 class DecomposedHeaderTest : public DecomposedRunTest {};

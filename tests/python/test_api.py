@@ -205,3 +205,109 @@ def test_a_number_that_pyyaml_read_as_text_is_named_with_the_way_to_write_it():
     with pytest.raises(heatsim.CaseError) as e:
         heatsim.run(open(case_path("heat1d.yaml")).read().replace("alpha: 0.5", 'alpha: "0.5"'))
     assert "PyYAML" not in str(e.value)
+
+
+def test_an_unknown_log_level_is_refused_and_leaves_the_level_as_it_was(capfd):
+    # spdlog reads a name it does not know as "off": set_log_level("INFO") or "loud" silenced
+    # the log's warnings and errors without a word.
+    for level in ("loud", "INFO ", "warnings", ""):
+        with pytest.raises(ValueError, match="debug, info, warn, error or off"):
+            heatsim.set_log_level(level)
+    case = {"grid": {"dims": 1, "n": [33], "length": 1.0}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "dirichlet", "value": 0}},
+            "initial": {"type": "constant", "value": 1.0},
+            "time": {"method": "backward-euler", "steps": 1}, "backend": "cpu"}
+    capfd.readouterr()
+    heatsim.run(case)
+    out, err = capfd.readouterr()
+    assert "[warning]" in err and "time.dt: auto with backward-euler" in err, err
+
+
+def test_a_number_that_is_not_finite_in_a_dict_case_is_named_with_its_key():
+    # JSON has no NaN: json.dumps refused the dict with "Out of range float values are not
+    # JSON compliant", no key named, where the command line says which key and why.
+    case = {"grid": {"dims": 1, "n": [11], "length": [float("inf")]},
+            "physics": {"alpha": np.float32("nan")},
+            "boundary": {"all": {"type": "dirichlet", "value": -np.inf}},
+            "initial": {"type": "constant", "value": 0.0}, "time": {"dt": "auto", "steps": 1}}
+    with pytest.raises(heatsim.CaseError) as e:
+        heatsim.run(case)
+    text = str(e.value)
+    assert "physics.alpha: must be a finite number (got nan)" in text, text
+    assert "grid.length[0]: must be a finite number (got inf)" in text, text
+    assert "boundary.all.value: must be a finite number (got -inf)" in text, text
+    problems = heatsim.validate(case)
+    assert ("physics.alpha", None, "must be a finite number (got nan)") in problems, problems
+    # A string that looks like the marker stays a string.
+    case["physics"]["alpha"] = "nan"
+    assert ("physics.alpha", None, "expected a number, got the string 'nan'") in \
+        heatsim.validate(case)
+
+
+def test_an_override_of_the_wrong_type_is_named_without_the_case():
+    # pybind11's own refusal printed the constructor's signature and the whole case as JSON.
+    case = {"grid": {"dims": 1, "n": [11], "length": [1.0]}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "dirichlet", "value": 0.0}},
+            "initial": {"type": "constant", "value": 1.0}, "time": {"dt": "auto", "steps": 4}}
+    for overrides, message in (({"steps": "3"}, "steps must be an integer, not str"),
+                               ({"steps": 3.0}, "steps must be an integer, not float"),
+                               ({"steps": True}, "steps must be an integer, not bool"),
+                               ({"backend": 1}, "backend must be a string, not int"),
+                               ({"precision": b"fp32"}, "precision must be a string, not bytes"),
+                               ({"progress_seconds": "2"},
+                                "progress_seconds must be a number, not str")):
+        for call in (heatsim.run, heatsim.Simulation):
+            with pytest.raises(TypeError) as e:
+                call(case, **overrides)
+            assert str(e.value) == message, str(e.value)
+    with pytest.raises(TypeError, match="steps must be an integer, not str"):
+        heatsim.validate(case, steps="3")
+    assert heatsim.run(case, steps=np.int64(2), progress_seconds=np.float32(1)).step == 2
+
+
+def test_advance_to_a_time_that_is_not_finite_or_far_past_the_end_raises():
+    # time / dt was cast to an integer as it was: NaN stepped nowhere without a word, and a
+    # time past the integers' range was undefined behaviour.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    for time in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="must be a finite time"):
+            sim.advance_to(time)
+    for time in (1e300, 1e30 * sim.dt):
+        with pytest.raises(ValueError, match="past the case's last step 20"):
+            sim.advance_to(time)
+    assert sim.step == 0
+    sim.advance_to(-1.0)  # a time already passed: nothing to do
+    sim.advance_to(5 * sim.dt)
+    assert sim.step == 5
+
+
+def test_a_step_count_that_is_not_an_integer_is_refused():
+    # int() truncated them: advance(0.5 / sim.dt) took one step too few without a word, and
+    # advance("3") or outputs(every=2.5) went on as if given integers.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
+    for steps in (2.7, "3", None, True):
+        with pytest.raises(TypeError, match="steps must be an integer, not " + type(steps).__name__):
+            sim.advance(steps)
+    for every in (2.5, "3", True):
+        with pytest.raises(TypeError, match="every must be an integer, not " + type(every).__name__):
+            next(sim.outputs(every=every))
+    assert sim.step == 0
+    sim.advance(np.int64(3))
+    assert sim.step == 3
+    assert [s for s, _ in sim.outputs(every=np.int32(8))] == pytest.approx(
+        [3 * sim.dt, 8 * sim.dt, 16 * sim.dt, 20 * sim.dt])
+
+
+def test_a_missing_case_file_whose_name_holds_a_colon_is_named_as_a_file(tmp_path):
+    # One line with a colon was taken for YAML text: "the top level must be a map of sections
+    # ..., got 'runs/case:2.yaml'" instead of the file that is not there.
+    for name in ("runs/case:2.yaml", "C:/cases/board.yml", "run 2: board.YAML"):
+        with pytest.raises(heatsim.CaseError) as e:
+            heatsim.run(str(tmp_path / name))
+        assert f"cannot open the case file '{tmp_path / name}'" in str(e.value), str(e.value)
+    # Text on one line is still text, and a file with a colon in its name still runs.
+    problems = heatsim.validate("{grid: {dims: 1, n: [2]}}")
+    assert ("grid.n[0]", 1, "must be >= 3 (got 2)") in problems, problems
+    path = tmp_path / "case:1.yaml"
+    path.write_text(open(case_path("heat1d.yaml")).read())
+    assert heatsim.run(str(path), steps=2).step == 2
