@@ -744,8 +744,12 @@ class CpuLevelOps final : public LevelOps {
     const double* xp = xv.data();
     double* yp = yv.data();
     constexpr std::int64_t kChunk = 4096;
+    if (!worth_threads(n)) {
+      axpby_span(a, xp, b, yp, 0, n);
+      return;
+    }
     const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (worth_threads(n))
+#pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < chunks; ++c)
       axpby_span(a, xp, b, yp, c * kChunk, std::min(kChunk, n - c * kChunk));
   }
@@ -816,10 +820,16 @@ class CpuLevelOps final : public LevelOps {
   template <typename F>
   static double sum_by_rows(const Level& L, F&& row_sum) {
     const std::int64_t rows = L.op.n[1] * L.op.n[2];
-    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
-#pragma omp parallel for schedule(static) if (L.parallel)
-    for (std::int64_t row = 0; row < rows; ++row) partial[row] = row_sum(row);
     double sum = 0.0;
+    if (!L.parallel) {
+      // The same sums in the same order, without a team or a buffer: a small level's CG (the
+      // bottom solve, some hundred iterations a V-cycle) spent most of its time in those.
+      for (std::int64_t row = 0; row < rows; ++row) sum += row_sum(row);
+      return sum;
+    }
+    std::vector<double> partial(static_cast<std::size_t>(rows), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t row = 0; row < rows; ++row) partial[row] = row_sum(row);
     for (double p : partial) sum += p;
     return sum;
   }
@@ -1038,7 +1048,12 @@ class CpuLevelOps final : public LevelOps {
   template <typename F>
   static void for_rows(const Level& L, F&& f) {
     const std::int64_t ny = L.op.n[1], nz = L.op.n[2];
-#pragma omp parallel for collapse(2) schedule(static) if (L.parallel)
+    if (!L.parallel) {  // no team for a small level (sum_by_rows)
+      for (std::int64_t z = 0; z < nz; ++z)
+        for (std::int64_t y = 0; y < ny; ++y) f(y, z);
+      return;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
     for (std::int64_t z = 0; z < nz; ++z)
       for (std::int64_t y = 0; y < ny; ++y) f(y, z);
   }
