@@ -163,10 +163,8 @@ TEST(Nonlinear, TheSteadySlabOfKLinearInTIsExactAtTheNodes) {
   }
 }
 
-// The slab across a 3D grid (its other faces insulated), steady from 300 K: the outer
-// iterations after the first keep the coarse levels and replace the finest, and the field is
-// still exact at the nodes to the tolerance.
-TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) {
+// The slab across a 33 x 9 x 7 grid, its other faces insulated.
+Case steep_slab_3d() {
   Case c = steep_slab(33);
   c.grid.dims = 3;
   c.grid.n = {33, 9, 7};
@@ -175,6 +173,25 @@ TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) 
     c.boundary[face].kind = BoundaryKind::neumann;  // insulated
     c.boundary[face].value = 0.0;
   }
+  return c;
+}
+
+// The largest difference of a field of steep_slab_3d() from the exact nodal values.
+double steep_slab_3d_error(const std::vector<double>& u) {
+  const std::int64_t nx = 33;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < u.size(); ++i)
+    worst = std::max(
+        worst, std::abs(u[i] - steep_slab_exact(0.1 * double(static_cast<std::int64_t>(i) % nx) /
+                                                (nx - 1))));
+  return worst;
+}
+
+// The slab across a 3D grid (its other faces insulated), steady from 300 K: the outer
+// iterations after the first keep the coarse levels and replace the finest, and the field is
+// still exact at the nodes to the tolerance.
+TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) {
+  const Case c = steep_slab_3d();
   auto fields = heatsim::solver::coefficient_fields(c);
   const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, 1.0, fields);
   mg::SolveOptions options;
@@ -192,13 +209,7 @@ TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) 
   stepper.set_field(u);
   stepper.advance(0);
   stepper.field(u);
-  const std::int64_t nx = 33;
-  double worst = 0.0;
-  for (std::size_t i = 0; i < u.size(); ++i)
-    worst = std::max(
-        worst, std::abs(u[i] - steep_slab_exact(0.1 * double(static_cast<std::int64_t>(i) % nx) /
-                                                (nx - 1))));
-  EXPECT_LT(worst, 1e-8);
+  EXPECT_LT(steep_slab_3d_error(u), 1e-8);
   const auto& t = stepper.timing();
   EXPECT_EQ(t.outer_iterations, static_cast<std::int64_t>(iterations.size()));
   EXPECT_GE(t.outer_iterations, 4);
@@ -211,14 +222,7 @@ TEST(Nonlinear, OuterIterationsThatKeepTheCoarseLevelsReachTheExactNodalValues) 
 // coarse levels of that iteration's hierarchy for the rest of the step, so it builds one
 // hierarchy, not two; the field still reaches the exact nodal values.
 TEST(Nonlinear, AStepWhoseFirstIterationMovesTheFieldLittleBuildsOneHierarchy) {
-  Case c = steep_slab(33);
-  c.grid.dims = 3;
-  c.grid.n = {33, 9, 7};
-  c.grid.length = {0.1, 0.025, 0.02};
-  for (int face = 2; face < 6; ++face) {
-    c.boundary[face].kind = BoundaryKind::neumann;  // insulated
-    c.boundary[face].value = 0.0;
-  }
+  const Case c = steep_slab_3d();
   auto fields = heatsim::solver::coefficient_fields(c);
   const double dt = 20.0;
   const heatsim::kernels::StencilProblem p = heatsim::solver::make_problem(c, dt, fields);
@@ -248,13 +252,7 @@ TEST(Nonlinear, AStepWhoseFirstIterationMovesTheFieldLittleBuildsOneHierarchy) {
     }
   }
   EXPECT_GE(window_steps, 3);
-  const std::int64_t nx = 33;
-  double worst = 0.0;
-  for (std::size_t i = 0; i < u.size(); ++i)
-    worst = std::max(
-        worst, std::abs(u[i] - steep_slab_exact(0.1 * double(static_cast<std::int64_t>(i) % nx) /
-                                                (nx - 1))));
-  EXPECT_LT(worst, 1e-8);
+  EXPECT_LT(steep_slab_3d_error(u), 1e-8);
 }
 
 // The same slab from 300 K inside by backward Euler steps: the field converges to the exact
