@@ -28,6 +28,12 @@ std::string CaseError::to_string() const {
   return out;
 }
 
+std::size_t count_problems(const std::vector<CaseError>& errors) {
+  std::size_t count = 0;
+  for (const CaseError& e : errors) count += e.unlisted > 0 ? e.unlisted : 1;
+  return count;
+}
+
 std::string format_errors(const std::vector<CaseError>& errors) {
   std::string out;
   for (const CaseError& e : errors) out += e.to_string() + "\n";
@@ -229,7 +235,7 @@ void cap_errors(std::vector<CaseError>& errors) {
   if (errors.size() <= kMaxReportedErrors) return;
   const std::size_t more = errors.size() - kMaxReportedErrors;
   errors.resize(kMaxReportedErrors);
-  errors.push_back({"", 0, "... and " + std::to_string(more) + " more errors"});
+  errors.push_back({"", 0, "... and " + std::to_string(more) + " more errors", more});
 }
 
 }  // namespace

@@ -353,6 +353,21 @@ TEST_F(Cli, ValidateGivesTheLargestStableDt) {
   EXPECT_NE(ok.output.find("largest stable dt"), std::string::npos) << ok.output;
 }
 
+// More problems than are listed (200): the first line counts all of them, as the last one
+// does ("... and 300 more errors"), not the lines shown.
+TEST_F(Cli, ValidateCountsEveryProblemWhenTheListIsCut) {
+  std::string extra = "probes:\n  points:\n";
+  for (int i = 0; i < 250; ++i) extra += "    p" + std::to_string(i) + ": [5, 5]\n";
+  const std::string c = write_case("c.yaml", small_case(10, extra));
+  for (const char* command : {"validate ", "run "}) {
+    const Result r = heatsim(command + c);
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_NE(r.output.find(c + ": 500 problems:"), std::string::npos)
+        << command << r.output.substr(0, 300);
+    EXPECT_NE(r.output.find("  ... and 300 more errors"), std::string::npos) << command;
+  }
+}
+
 TEST_F(Cli, NonFiniteFieldStopsTheRunNamingTheStep) {
   // A boundary value so large that its ghost nodes (2g - u) overflow to Inf on the first step.
   std::string body = small_case(100);
