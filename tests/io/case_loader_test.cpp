@@ -656,6 +656,23 @@ TEST(CaseLoaderReal, RegionShapes) {
   EXPECT_EQ(c.regions[3].material, "mold");
 }
 
+// `name` names a void in messages, validate's list and the heat-flow report; on a material
+// region nothing would show it, so it is refused there as `surface` is, not dropped unseen.
+TEST(CaseLoaderReal, ANameOnAMaterialRegionIsAnError) {
+  const LoadResult r = load_case_text(
+      replace(kReal, "{material: copper, box:", "{material: copper, name: pad, box:"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "regions[1].name");
+  EXPECT_EQ(r.errors[0].line, 7);
+  EXPECT_NE(r.errors[0].message.find("only a void region"), std::string::npos)
+      << r.errors[0].message;
+  // A void keeps its name.
+  const solver::Case c =
+      load_ok(replace(kReal, "{material: copper, ball:", "{void: true, name: gap, ball:"));
+  ASSERT_EQ(c.regions.size(), 4u);
+  EXPECT_EQ(c.regions[2].name, "gap");
+}
+
 TEST(CaseLoaderReal, SourcesAndSchedules) {
   const solver::Case c = load_ok(kReal);
   ASSERT_EQ(c.sources.size(), 3u);
