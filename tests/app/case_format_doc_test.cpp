@@ -1,5 +1,5 @@
 // docs/case-format.md against what the reader and a run do: the sections its table lists are
-// the ones the reader knows.
+// the ones the reader knows, and what it says `output.every: 0` writes is what a run writes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "io/case_loader.hpp"
+#include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
 #include "tests/text_files.hpp"
 
@@ -39,6 +40,13 @@ std::set<std::string> table_keys(const std::string& heading) {
   return keys;
 }
 
+// The row of the table whose first column is `key`; "" if none.
+std::string table_row(const std::string& key) {
+  for (const std::string& line : lines(case_format()))
+    if (line.rfind("| `" + key + "` |", 0) == 0) return line;
+  return "";
+}
+
 const std::string kCase =
     "grid: {dims: 1, n: [11]}\n"
     "physics: {alpha: 1.0}\n"
@@ -66,6 +74,23 @@ TEST_F(CaseFormatDoc, TheSectionTableListsEverySectionTheReaderTakes) {
   for (std::sregex_iterator it(known.begin(), known.end(), name), end; it != end; ++it, ++count)
     EXPECT_TRUE(documented.count(it->str())) << it->str() << " has no row in ## Sections";
   EXPECT_EQ(count, static_cast<int>(documented.size()));
+}
+
+// A run with `output.every: 0` writes the field at step 0 and at its last step; the table's
+// row says so.
+TEST_F(CaseFormatDoc, OutputEveryZeroWritesTheFirstAndTheLastStep) {
+  const std::string c = write_file(
+      "c.yaml", kCase + "output: {every: 0, directory: " + (dir_ / "out").string() + "}\n");
+  const heatsim_tests::ProcessResult r = heatsim_tests::run_heatsim("run -q " + c);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::set<std::string> written;
+  for (const auto& entry : fs::directory_iterator(dir_ / "out"))
+    if (entry.path().filename().string().rfind("field_", 0) == 0)
+      written.insert(entry.path().filename().string());
+  EXPECT_EQ(written, (std::set<std::string>{"field_00000000.h5", "field_00000003.h5"}));
+  const std::string row = table_row("output.every");
+  ASSERT_FALSE(row.empty());
+  EXPECT_NE(row.find("0 writes step 0 and the last step only"), std::string::npos) << row;
 }
 
 }  // namespace
