@@ -321,6 +321,17 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   } catch (const std::exception& e) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
   }
+  if (const int quote = reader.unclosed_quote_line; quote > 0) {
+    // The quote swallowed the rest of the text: what is missing may lie inside it, and only
+    // the checks of values written before it judge what the case says.
+    const auto swallowed = [](const CaseError& e) { return e.message.rfind("missing", 0) == 0; };
+    reader.errors.erase(std::remove_if(reader.errors.begin(), reader.errors.end(), swallowed),
+                        reader.errors.end());
+    semantic.erase(
+        std::remove_if(semantic.begin(), semantic.end(),
+                       [&](const CaseError& e) { return e.line <= 0 || e.line >= quote; }),
+        semantic.end());
+  }
   point_at_all(semantic, reader.faces_from_all);
   point_at_all(warnings, reader.faces_from_all);
   // A value that failed to read keeps its default; checks on it would only add noise.

@@ -540,6 +540,24 @@ TEST(CaseLoader, QuotedNumbersAreStrings) {
   EXPECT_EQ(r.errors[0].to_string(), "physics.alpha: expected a number, got the string '2.0' (line 5)");
 }
 
+// A quote never closed runs to the end of the text, swallowing every key after it: one error at
+// its key, not "missing required section" for the sections it swallowed nor "expected a number"
+// with the rest of the file as the string.
+TEST(CaseLoader, AnUnclosedQuoteIsOneErrorAtItsKey) {
+  const std::string unclosed = "the quoted string that starts here is never closed";
+  const LoadResult number = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: \"2.0"));
+  ASSERT_EQ(number.errors.size(), 1u) << all_errors(number);
+  EXPECT_EQ(number.errors[0].to_string(), "physics.alpha: " + unclosed + " (line 5)");
+  const LoadResult choice = load_case_text(replace(kMinimal, "type: constant", "type: 'constant"));
+  ASSERT_EQ(choice.errors.size(), 1u) << all_errors(choice);
+  EXPECT_EQ(choice.errors[0].to_string(), "initial.type: " + unclosed + " (line 9)");
+  // Problems before the quote are still reported.
+  const LoadResult before = load_case_text(
+      replace(replace(kMinimal, "n: [16, 12]", "n: [2, 12]"), "alpha: 2.0", "alpha: \"2.0"));
+  EXPECT_TRUE(find_error(before, "physics.alpha")) << all_errors(before);
+  EXPECT_EQ(before.errors.size(), 2u) << all_errors(before);
+}
+
 }  // namespace
 }  // namespace heatsim::io
 
