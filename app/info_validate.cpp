@@ -6,6 +6,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "io/case_loader.hpp"
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
 #include "run/prepare.hpp"
@@ -349,8 +350,10 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   if (c.time.method == solver::TimeMethod::steady) {
     // One solve: no dt, no stability limit, no step count.
   } else if (c.time.method == solver::TimeMethod::explicit_euler) {
-    fmt::print("  dt: {:.6g} ({}); largest stable dt {:.6g}\n", run->plan.dt, dt_origin,
-               run->plan.dt_limit);
+    // The limit rounded down, as the refusal of a larger dt prints it: a dt copied from here is
+    // accepted.
+    fmt::print("  dt: {:.6g} ({}); largest stable dt {}\n", run->plan.dt, dt_origin,
+               io::detail::format_number_down(run->plan.dt_limit));
   } else {
     // Implicit steps take any dt; how far past the explicit limit it is says how much work
     // one solve per step saves (and, far past it, how fast modes Crank-Nicolson damps only

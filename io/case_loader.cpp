@@ -28,6 +28,12 @@ std::string CaseError::to_string() const {
   return out;
 }
 
+std::size_t count_problems(const std::vector<CaseError>& errors) {
+  std::size_t count = 0;
+  for (const CaseError& e : errors) count += e.unlisted > 0 ? e.unlisted : 1;
+  return count;
+}
+
 std::string format_errors(const std::vector<CaseError>& errors) {
   std::string out;
   for (const CaseError& e : errors) out += e.to_string() + "\n";
@@ -229,7 +235,7 @@ void cap_errors(std::vector<CaseError>& errors) {
   if (errors.size() <= kMaxReportedErrors) return;
   const std::size_t more = errors.size() - kMaxReportedErrors;
   errors.resize(kMaxReportedErrors);
-  errors.push_back({"", 0, "... and " + std::to_string(more) + " more errors"});
+  errors.push_back({"", 0, "... and " + std::to_string(more) + " more errors", more});
 }
 
 }  // namespace
@@ -314,6 +320,17 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     semantic = check::run_checks(c, reader.lines, structure_ok, &warnings, &result.body);
   } catch (const std::exception& e) {
     semantic.push_back({"", 0, std::string("the case could not be checked: ") + e.what()});
+  }
+  if (const int quote = reader.unclosed_quote_line; quote > 0) {
+    // The quote swallowed the rest of the text: what is missing may lie inside it, and only
+    // the checks of values written before it judge what the case says.
+    const auto swallowed = [](const CaseError& e) { return e.message.rfind("missing", 0) == 0; };
+    reader.errors.erase(std::remove_if(reader.errors.begin(), reader.errors.end(), swallowed),
+                        reader.errors.end());
+    semantic.erase(
+        std::remove_if(semantic.begin(), semantic.end(),
+                       [&](const CaseError& e) { return e.line <= 0 || e.line >= quote; }),
+        semantic.end());
   }
   point_at_all(semantic, reader.faces_from_all);
   point_at_all(warnings, reader.faces_from_all);

@@ -19,9 +19,15 @@ struct CaseError {
   std::string path;  // key path such as "grid.n[2]"; empty for problems of the whole file
   int line = 0;      // 1-based; 0 when unknown (e.g. after command-line overrides)
   std::string message;
+  // The problems this entry stands for without listing them: the last line of a list cut at
+  // kMaxReportedErrors ("... and 300 more errors") holds their number; 0 for a problem itself.
+  std::size_t unlisted = 0;
   // "grid.n[2]: must be >= 3 (line 7)"; the path and line parts are left out when empty.
   std::string to_string() const;
 };
+
+// How many problems `errors` reports: one per entry, the unlisted ones of a cut list included.
+std::size_t count_problems(const std::vector<CaseError>& errors);
 
 // A case's body laid on the grid (resolve_body below): the material of every node, the voids'
 // surfaces, the coefficient fields (null when there are errors), and what the checks found.

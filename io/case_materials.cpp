@@ -292,13 +292,24 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
       continue;
     }
     solver::RegionSpec r;
-    if (auto v = field(*f, "name")) read_string(*v, join(p, "name"), r.name);
+    bool void_read = true;
     if (auto v = field(*f, "void")) {
       if (!v->IsScalar() || (v->Scalar() != "true" && v->Scalar() != "false")) {
         error(join(p, "void"), *v, "expected true or false, got " + describe(*v));
+        void_read = false;
       } else {
         r.is_void = v->Scalar() == "true";
       }
+    }
+    // A void's name shows in messages, validate's list and the heat-flow report; nothing
+    // would show a material region's.
+    if (auto v = field(*f, "name")) {
+      if (r.is_void)
+        read_string(*v, join(p, "name"), r.name);
+      else if (void_read)
+        error(join(p, "name"), f->at("name").key,
+              "only a void region ({void: true, ...}) has a name (it names the void in messages "
+              "and reports); remove it");
     }
     if (auto v = field(*f, "surface")) {
       if (!r.is_void) {

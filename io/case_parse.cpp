@@ -179,6 +179,7 @@ bool Reader::scalar(const YAML::Node& n, const std::string& path, const char* wh
 
 bool Reader::read_number(const YAML::Node& n, const std::string& path, double& out,
                          const std::string& expected) {
+  if (!quote_closed(n, path)) return false;
   const std::optional<double> v =
       n.IsScalar() && !quoted(n) ? parse_number(n.Scalar()) : std::nullopt;
   if (!v) {
@@ -196,6 +197,7 @@ bool Reader::read_string(const YAML::Node& n, const std::string& path, std::stri
 }
 
 bool Reader::read_bool(const YAML::Node& n, const std::string& path, bool& out) {
+  if (!quote_closed(n, path)) return false;
   if (!n.IsScalar() || quoted(n) || (n.Scalar() != "true" && n.Scalar() != "false")) {
     error(path, n, "expected true or false, got " + describe(n));
     return false;
@@ -222,6 +224,7 @@ bool Reader::quote_closed(const YAML::Node& n, const std::string& path) {
     }
   }
   error(path, n, "the quoted string that starts here is never closed");
+  if (unclosed_quote_line == 0) unclosed_quote_line = line_of(n);
   return false;
 }
 

@@ -64,6 +64,9 @@ class Reader {
   std::vector<std::string> error_suppressed_;
   // Faces that took their condition from boundary.all; their errors are reported there.
   std::vector<std::string> faces_from_all;
+  // The line of the first quoted string that is never closed (0: none). The parser runs it to
+  // the end of the text, so nothing after it was read.
+  int unclosed_quote_line = 0;
   // Keys an unknown key's error offered as its fix ("did you mean"): require() does not report
   // them missing as well.
   std::vector<std::string> suggested_;
@@ -139,7 +142,7 @@ class Reader {
 
   template <typename Int>
   bool read_int(const YAML::Node& n, const std::string& path, Int& out) {
-    if (!scalar(n, path, "an integer")) return false;
+    if (!scalar(n, path, "an integer") || !quote_closed(n, path)) return false;
     const std::string& s = n.Scalar();
     std::size_t i = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
     const bool digits_only =

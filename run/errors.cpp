@@ -30,8 +30,9 @@ RunError::RunError(Failure failure, std::vector<std::string> messages)
 InvalidCase::InvalidCase(std::string origin, std::vector<io::CaseError> errors)
     : RunError(Failure::invalid,
                [&] {
-                 std::string report = fmt::format("{}: {} problem{}:", origin, errors.size(),
-                                                  errors.size() == 1 ? "" : "s");
+                 const std::size_t count = io::count_problems(errors);
+                 std::string report =
+                     fmt::format("{}: {} problem{}:", origin, count, count == 1 ? "" : "s");
                  for (const auto& e : errors) report += "\n  " + e.to_string();
                  return report;
                }()),

@@ -682,9 +682,10 @@ void Session::State::set_up() {
         "steady = 1 (no time)",
         c.time.tolerance);
   else
-    spdlog::info("dt {:.6g} ({}; explicit stability limit {:.6g}), {} steps to t = {:.6g}", plan.dt,
-                 plan.dt_auto ? "auto, 0.9 of the limit" : "from the case", plan.dt_limit,
-                 plan.steps, plan.dt * static_cast<double>(plan.steps));
+    spdlog::info("dt {:.6g} ({}; explicit stability limit {}), {} steps to t = {:.6g}", plan.dt,
+                 plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
+                 io::detail::format_number_down(plan.dt_limit), plan.steps,
+                 plan.dt * static_cast<double>(plan.steps));
 
   // Implicit methods: the multigrid solver is built before any file, so one that cannot start
   // refuses the run with nothing written. Its field holder takes the explicit backend's place

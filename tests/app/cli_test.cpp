@@ -353,6 +353,50 @@ TEST_F(Cli, ValidateGivesTheLargestStableDt) {
   EXPECT_NE(ok.output.find("largest stable dt"), std::string::npos) << ok.output;
 }
 
+// The limit validate's summary and the run's log print is one the case may give: rounded down,
+// as the refusal's is. A 16 x 12 grid's limit, 0.001445086..., printed to the nearest as
+// 0.00144509, was refused when given ("0.00144509 is unstable ...").
+TEST_F(Cli, ThePrintedLargestStableDtIsAccepted) {
+  const std::string body =
+      "grid: {dims: 2, n: [16, 12]}\n"
+      "physics: {alpha: 1.0}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: constant, value: 1}\n"
+      "time: {steps: 2}\n"
+      "output: {directory: " +
+      (dir_ / "out").string() + "}\n";
+  const Result v = heatsim("validate " + write_case("auto.yaml", body));
+  ASSERT_EQ(v.code, 0) << v.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(v.output, m, std::regex(R"(largest stable dt ([0-9.e+-]+))")))
+      << v.output;
+  const std::string printed = m[1];
+  EXPECT_EQ(printed, "0.00144508");
+  const Result r = heatsim("run " + write_case("run.yaml", body));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("explicit stability limit " + printed + ")"), std::string::npos)
+      << r.output;
+  std::string given = body;
+  given.replace(given.find("steps: 2"), 8, "steps: 2, dt: " + printed);
+  const Result g = heatsim("validate " + write_case("given.yaml", given));
+  EXPECT_EQ(g.code, 0) << g.output;
+}
+
+// More problems than are listed (200): the first line counts all of them, as the last one
+// does ("... and 300 more errors"), not the lines shown.
+TEST_F(Cli, ValidateCountsEveryProblemWhenTheListIsCut) {
+  std::string extra = "probes:\n  points:\n";
+  for (int i = 0; i < 250; ++i) extra += "    p" + std::to_string(i) + ": [5, 5]\n";
+  const std::string c = write_case("c.yaml", small_case(10, extra));
+  for (const char* command : {"validate ", "run "}) {
+    const Result r = heatsim(command + c);
+    EXPECT_EQ(r.code, 2) << command;
+    EXPECT_NE(r.output.find(c + ": 500 problems:"), std::string::npos)
+        << command << r.output.substr(0, 300);
+    EXPECT_NE(r.output.find("  ... and 300 more errors"), std::string::npos) << command;
+  }
+}
+
 TEST_F(Cli, NonFiniteFieldStopsTheRunNamingTheStep) {
   // A boundary value so large that its ghost nodes (2g - u) overflow to Inf on the first step.
   std::string body = small_case(100);

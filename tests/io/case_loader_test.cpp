@@ -540,6 +540,24 @@ TEST(CaseLoader, QuotedNumbersAreStrings) {
   EXPECT_EQ(r.errors[0].to_string(), "physics.alpha: expected a number, got the string '2.0' (line 5)");
 }
 
+// A quote never closed runs to the end of the text, swallowing every key after it: one error at
+// its key, not "missing required section" for the sections it swallowed nor "expected a number"
+// with the rest of the file as the string.
+TEST(CaseLoader, AnUnclosedQuoteIsOneErrorAtItsKey) {
+  const std::string unclosed = "the quoted string that starts here is never closed";
+  const LoadResult number = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: \"2.0"));
+  ASSERT_EQ(number.errors.size(), 1u) << all_errors(number);
+  EXPECT_EQ(number.errors[0].to_string(), "physics.alpha: " + unclosed + " (line 5)");
+  const LoadResult choice = load_case_text(replace(kMinimal, "type: constant", "type: 'constant"));
+  ASSERT_EQ(choice.errors.size(), 1u) << all_errors(choice);
+  EXPECT_EQ(choice.errors[0].to_string(), "initial.type: " + unclosed + " (line 9)");
+  // Problems before the quote are still reported.
+  const LoadResult before = load_case_text(
+      replace(replace(kMinimal, "n: [16, 12]", "n: [2, 12]"), "alpha: 2.0", "alpha: \"2.0"));
+  EXPECT_TRUE(find_error(before, "physics.alpha")) << all_errors(before);
+  EXPECT_EQ(before.errors.size(), 2u) << all_errors(before);
+}
+
 }  // namespace
 }  // namespace heatsim::io
 
@@ -654,6 +672,23 @@ TEST(CaseLoaderReal, RegionShapes) {
   EXPECT_EQ(c.regions[3].shape.kind, solver::ShapeKind::where);
   EXPECT_EQ(c.regions[3].shape.where, "x > 0.9 && y < 0.2");
   EXPECT_EQ(c.regions[3].material, "mold");
+}
+
+// `name` names a void in messages, validate's list and the heat-flow report; on a material
+// region nothing would show it, so it is refused there as `surface` is, not dropped unseen.
+TEST(CaseLoaderReal, ANameOnAMaterialRegionIsAnError) {
+  const LoadResult r = load_case_text(
+      replace(kReal, "{material: copper, box:", "{material: copper, name: pad, box:"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "regions[1].name");
+  EXPECT_EQ(r.errors[0].line, 7);
+  EXPECT_NE(r.errors[0].message.find("only a void region"), std::string::npos)
+      << r.errors[0].message;
+  // A void keeps its name.
+  const solver::Case c =
+      load_ok(replace(kReal, "{material: copper, ball:", "{void: true, name: gap, ball:"));
+  ASSERT_EQ(c.regions.size(), 4u);
+  EXPECT_EQ(c.regions[2].name, "gap");
 }
 
 TEST(CaseLoaderReal, SourcesAndSchedules) {
