@@ -315,6 +315,11 @@ class Checker {
           warning(key, "a steady state is one solve with no time steps: this key is not used");
       return;
     }
+    // Explicit steps solve nothing: a tolerance given for them is not used either.
+    if (t.method == solver::TimeMethod::explicit_euler && lines_.count("time.tolerance"))
+      warning("time.tolerance",
+              "explicit steps solve no system: this key (the implicit and steady solves' "
+              "relative residual) is not used");
     if (t.steps && t.end_time) {
       error("time", "give exactly one of 'steps' and 'end', not both");
     } else if (!t.steps && !t.end_time) {

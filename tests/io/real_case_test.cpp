@@ -98,6 +98,18 @@ TEST(RealCase, ASteadyStateSaysItsTimeStepsAreNotUsed) {
   for (const CaseError& w : r.warnings) EXPECT_NE(w.path.rfind("time", 0), 0u) << w.to_string();
 }
 
+// Explicit steps solve no system: a tolerance given for them is not used, and the case is told
+// so; an implicit method's is used, without a word.
+TEST(RealCase, ExplicitStepsSayTheirToleranceIsNotUsed) {
+  expect_warning(replace(kBase, "time: {steps: 10}", "time: {steps: 10, tolerance: 1e-8}"),
+                 "time.tolerance", 16, "not used");
+  const LoadResult r = load_case_text(
+      replace(kBase, "time: {steps: 10}", "time: {method: backward-euler, dt: 1, steps: 10, "
+                                          "tolerance: 1e-8}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  for (const CaseError& w : r.warnings) EXPECT_NE(w.path, "time.tolerance") << w.to_string();
+}
+
 TEST(RealCase, UnknownMaterialSuggestsTheNearest) {
   expect_error(replace(kBase, "{material: copper, box", "{material: coper, box"),
                "regions[1].material", 7, "unknown material 'coper' (did you mean 'copper'?)");
