@@ -545,14 +545,11 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         ops_->upload(mg_->rhs(), rhs);
         ops_->upload(mg_->solution(), u);
         const Clock::time_point clock = Clock::now();
-        if (keep_coarse) {
-          SolveOptions capped = options_;
-          capped.max_iterations =
+        SolveOptions solve_options = options_;
+        if (keep_coarse)
+          solve_options.max_iterations =
               std::min(options_.max_iterations, 2 * built_iterations + kKeptCoarseExtra);
-          report = mg_->solve(capped);
-        } else {
-          report = mg_->solve(options_);
-        }
+        report = mg_->solve(solve_options);
         timing_.last_solve_seconds = seconds_since(clock);
         timing_.solve_seconds += timing_.last_solve_seconds;
         ++timing_.solves;
