@@ -101,6 +101,34 @@ struct LevelOperator {
   bool stencil_form() const { return !stencil.empty(); }
 };
 
+// A small level's operator factored for a direct solve (solver/multigrid/bottom_factor.hpp makes
+// it with the hierarchy, for the coarsest level): A = L L^T over the level's free nodes, numbered
+// so that L is banded (the level's longest axis outermost). The fixed nodes take no part: a
+// direct solve leaves them as they are.
+struct BottomFactor {
+  std::int64_t points = 0;         // the level's nodes, fixed ones included
+  std::vector<std::int64_t> node;  // row r of L is the level's node node[r]
+  std::int64_t band = 0;           // L(r, c) = 0 where r - c > band
+  // lower[r * (band + 1) + band - (r - c)] = L(r, c) for max(0, r - band) <= c <= r.
+  std::vector<double> lower;
+
+  std::int64_t rows() const { return static_cast<std::int64_t>(node.size()); }
+  // x[node[r]] += (A^-1 rhs)_r, rhs read at the nodes node[r], by the two triangular solves;
+  // `work` holds rows() values.
+  void solve_add(const double* rhs, double* x, double* work) const;
+  // A^-1 over the same rows, row by row (rows() x rows()), symmetric to the bit: for level
+  // operations that take one product in place of two triangular solves, which run a row at a
+  // time (a device's). About 2 rows^2 band multiplications; worth it up to kInverseRows rows
+  // and kInverseWork (rows^2 band) multiplications (inverse_affordable).
+  std::vector<double> inverse() const;
+  static constexpr std::int64_t kInverseRows = 2048;
+  static constexpr double kInverseWork = 1e8;
+  bool inverse_affordable() const {
+    const double m = static_cast<double>(rows());
+    return rows() <= kInverseRows && m * m * static_cast<double>(band) <= kInverseWork;
+  }
+};
+
 // The nodes of one axis of a finer level and the coarse nodes each takes a value from: one
 // (a coarse node itself, offset 0) or two (between coarse nodes: offset +1 from the lower, -1
 // from the upper, across the wrap on a periodic axis). Shared by the backends and by the solver,
@@ -321,6 +349,20 @@ class LevelOps {
   // above (a host round trip per dot product on a device); a backend may run it whole.
   virtual void conjugate_gradients(int level, int b, int x, int r, int p, int q,
                                    double tolerance, std::int64_t limit);
+
+  // A direct solve of `level` (the coarsest) in place of conjugate_gradients: whether these
+  // operations take `factor`, its operator's (BottomFactor). Taken, bottom_solve runs on that
+  // level until the next setup, adopt, replacement of the hierarchy or of a one-level
+  // hierarchy's finest level, or set_bottom_factor. The default takes none.
+  virtual bool set_bottom_factor(int level, BottomFactor factor) {
+    (void)level;
+    (void)factor;
+    return false;
+  }
+  // x += A^-1 (b - A x) by the factor set_bottom_factor took for `level`, r a work vector of
+  // the level; from_zero: x = A^-1 b, x's values not read. The fixed nodes keep their values.
+  // The default throws (no factor taken).
+  virtual void bottom_solve(int level, int b, int x, int r, bool from_zero);
 
   // v = 0 on the free nodes of `level`; the fixed nodes keep their values.
   virtual void zero_free(int level, int v) = 0;

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -111,6 +112,7 @@ class CpuLevelOps final : public LevelOps {
   // The finest level's operator arrays go; its shape, fixed flags and row plan stay.
   void release_finest() override {
     if (levels_.empty()) return;
+    if (bottom_level_ == 0) bottom_.reset();
     Level& L = levels_[0];
     LevelWeights().swap(L.op.node_term);
     for (int a = 0; a < kMaxDims; ++a) {
@@ -224,6 +226,7 @@ class CpuLevelOps final : public LevelOps {
   // The levels of `levels`, checked, with their neighbour and transfer tables.
   void build(std::vector<LevelOperator> levels) {
     levels_.clear();
+    bottom_.reset();
     for (std::size_t l = 0; l < levels.size(); ++l)
       levels_.push_back(make_level(l, std::move(levels[l])));
   }
@@ -657,6 +660,25 @@ class CpuLevelOps final : public LevelOps {
       throw std::invalid_argument("level ops: vector not of level");
     for (std::size_t i = 0; i < vv.size(); ++i)
       if (!L.op.fixed[i]) vv[i] = 0.0;
+  }
+
+  bool set_bottom_factor(int level, BottomFactor factor) override {
+    if (factor.points != at(level).op.points())
+      throw std::invalid_argument("level ops: the factor is not of this level");
+    bottom_level_ = level;
+    bottom_work_.resize(static_cast<std::size_t>(factor.rows()));
+    bottom_ = std::move(factor);
+    return true;
+  }
+
+  void bottom_solve(int level, int b, int x, int r, bool from_zero) override {
+    if (!bottom_ || level != bottom_level_)
+      return LevelOps::bottom_solve(level, b, x, r, from_zero);
+    if (from_zero)
+      zero(x);
+    else
+      residual(level, b, x, r);
+    bottom_->solve_add(vec(from_zero ? b : r).data(), vec(x).data(), bottom_work_.data());
   }
 
   void zero(int v) override {
@@ -1709,6 +1731,9 @@ class CpuLevelOps final : public LevelOps {
   std::vector<int> vector_level_;
   std::vector<int> released_ids_;  // coarse vectors' ids released, given again first
   std::vector<double> scratch_;
+  std::optional<BottomFactor> bottom_;  // set_bottom_factor, for bottom_level_
+  int bottom_level_ = -1;
+  std::vector<double> bottom_work_;
 };
 
 }  // namespace

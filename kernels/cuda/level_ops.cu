@@ -568,6 +568,22 @@ __global__ void __launch_bounds__(kThreads)
     y[i] = assign ? __dmul_rn(a, x[i]) : __dadd_rn(__dmul_rn(a, x[i]), __dmul_rn(b, y[i]));
 }
 
+// The coarsest level's direct solve (BottomFactor::inverse(), m x m over the free nodes node[]):
+// x[node[r]] += sum_c inverse[r m + c] rhs[node[c]], one warp a row, its lanes over the columns
+// in a fixed order and then a fixed shuffle tree, so the sums are the same every run.
+__global__ void __launch_bounds__(kThreads)
+    bottom_product_kernel(const double* __restrict__ inverse, const long long* __restrict__ node,
+                          long long m, const double* __restrict__ rhs, double* __restrict__ x) {
+  const long long row = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (row >= m) return;  // whole warps: m rows are m warps
+  const double* a = inverse + row * m;
+  double s = 0.0;
+  for (long long c = lane; c < m; c += 32) s = __dadd_rn(s, __dmul_rn(a[c], rhs[node[c]]));
+  for (int o = 16; o > 0; o /= 2) s = __dadd_rn(s, __shfl_down_sync(0xffffffffu, s, o));
+  if (lane == 0) x[node[row]] = __dadd_rn(x[node[row]], s);
+}
+
 // y = a (w x) + b y node by node, or y = a (w x) when `assign`.
 __global__ void __launch_bounds__(kThreads)
     multiply_add_kernel(double a, const double* w, const double* x, double b, double* y,
@@ -792,6 +808,38 @@ class CudaLevelOps final : public LevelOps {
     if (!same) throw std::invalid_argument("level ops: the new finest level has another shape");
     sync();
     levels_[0] = make_level(0, level, levels_[0].get());
+    if (bottom_level_ == 0) bottom_level_ = -1;
+  }
+
+  // The inverse, not the factor: a product of one launch per V-cycle, where the factor's two
+  // triangular solves would run row after row. None past its limits (conjugate gradients).
+  bool set_bottom_factor(int level, BottomFactor factor) override {
+    if (factor.points != at(level).points)
+      throw std::invalid_argument("level ops: the factor is not of this level");
+    if (factor.rows() == 0 || !factor.inverse_affordable()) return false;
+    bottom_rows_ = factor.rows();
+    const std::vector<double> inverse = factor.inverse();
+    copy_to_device(bottom_inverse_, inverse.data(), inverse.size(), stream_);
+    std::vector<long long> node(factor.node.begin(), factor.node.end());
+    copy_to_device(bottom_node_, node.data(), node.size(), stream_);
+    sync();  // the host arrays go with this call
+    bottom_level_ = level;
+    return true;
+  }
+
+  void bottom_solve(int level, int b, int x, int r, bool from_zero) override {
+    if (level != bottom_level_) return LevelOps::bottom_solve(level, b, x, r, from_zero);
+    if (from_zero)
+      zero(x);
+    else
+      residual(level, b, x, r);
+    const long long warps_per_block = kThreads / 32;
+    const unsigned blocks =
+        static_cast<unsigned>((bottom_rows_ + warps_per_block - 1) / warps_per_block);
+    bottom_product_kernel<<<blocks, kThreads, 0, stream_>>>(
+        bottom_inverse_.as<double>(), bottom_node_.as<long long>(), bottom_rows_,
+        ptr(from_zero ? b : r, level), ptr(x, level));
+    HEATSIM_CUDA_CHECK_LAUNCH();
   }
 
   int create_sparse(const std::vector<std::int64_t>& nodes,
@@ -1008,6 +1056,7 @@ class CudaLevelOps final : public LevelOps {
 
   void build(const std::vector<LevelOperator>& levels) {
     levels_.clear();
+    bottom_level_ = -1;
     std::int64_t largest_conflict = 0;
     for (std::size_t l = 0; l < levels.size(); ++l) {
       levels_.push_back(make_level(l, levels[l]));
@@ -1424,6 +1473,10 @@ class CudaLevelOps final : public LevelOps {
   HostStaging staging_[2];
   cudaEvent_t staged_[2] = {nullptr, nullptr};
   DeviceArray partials_, result_, scratch_;
+  // set_bottom_factor's inverse and its rows' nodes, for bottom_level_ (-1: none).
+  DeviceArray bottom_inverse_, bottom_node_;
+  long long bottom_rows_ = 0;
+  int bottom_level_ = -1;
   // The finest level's fused sweeps (fused_sweeps): whether taken (HEATSIM_FUSED_SWEEPS=0: a
   // launch per colour, for comparison) and their second array, null where they do not apply.
   bool fused_sweeps_ = true;

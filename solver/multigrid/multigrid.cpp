@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "bottom_factor.hpp"
 #include "kernels/threads.hpp"
 
 namespace heatsim::solver::multigrid {
@@ -128,7 +129,9 @@ Multigrid::Multigrid(kernels::LevelOps& ops, std::vector<kernels::LevelOperator>
   const bool later = ops_.keeps_finest_level();
   Deflation deflation;
   if (!later) deflation = find_deflation(levels[0]);
+  auto factor = factor_bottom(levels.back());
   ops_.adopt(std::move(levels));
+  use_bottom_factor(static_cast<int>(points.size()) - 1, std::move(factor));
   p0_ = ops_.create_vector(0);
   free_in_p_ = later && ops_.host_values(p0_) != nullptr;
   if (free_in_p_) {
@@ -197,7 +200,9 @@ void Multigrid::replace_levels(std::vector<kernels::LevelOperator> levels) {
   const bool later = ops_.keeps_finest_level();
   Deflation deflation;
   if (!later) deflation = find_deflation(levels.at(0));
+  auto factor = factor_bottom(levels.back());
   ops_.adopt_replacement(std::move(levels));
+  use_bottom_factor(static_cast<int>(points.size()) - 1, std::move(factor));
   released_ = false;
   deflation_pending_ = false;
   use_deflation(std::move(deflation));
@@ -217,11 +222,19 @@ void Multigrid::replace_finest(kernels::LevelOperator level) {
   // (some 25 ms at 0.9M nodes, every outer iteration) is not made.
   Deflation deflation;
   if (!later && !deflation_.empty()) deflation = find_deflation(level);
+  // A one-level hierarchy's finest level is its coarsest: factored again.
+  std::optional<kernels::BottomFactor> factor;
+  if (levels() == 1) factor = factor_bottom(level);
   ops_.release_finest();
   ops_.replace_finest(std::move(level));
+  if (levels() == 1) use_bottom_factor(0, std::move(factor));
   deflation_pending_ = false;
   use_deflation(std::move(deflation));
   deflation_pending_ = later;
+}
+
+void Multigrid::use_bottom_factor(int level, std::optional<kernels::BottomFactor> factor) {
+  direct_bottom_ = factor && ops_.set_bottom_factor(level, std::move(*factor));
 }
 
 void Multigrid::release_levels() {
@@ -249,6 +262,10 @@ void Multigrid::create_coarse_vectors(const std::vector<std::int64_t>& points) {
 
 void Multigrid::cycle(int level, int b, int x, bool from_zero) {
   if (level == levels() - 1) {
+    if (direct_bottom_) {
+      ops_.bottom_solve(level, b, x, bottom_r_, from_zero);
+      return;
+    }
     if (from_zero) ops_.zero(x);
     bottom_solve(b, x);
     return;

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,10 @@ struct CycleOptions {
   int pre_sweeps = 2;   // red-black Gauss-Seidel sweeps before the coarse correction
   int post_sweeps = 2;  // and after it, in the reverse colour order
   double omega = 1.0;   // over-relaxation of the smoother
-  // The coarsest level is solved by conjugate gradients to this relative residual, so that a
-  // V-cycle is (to rounding) a fixed symmetric operator, as PCG needs.
+  // The coarsest level is solved directly where it is small enough to factor and the level
+  // operations take the factor (bottom_factor.hpp), else by conjugate gradients to this
+  // relative residual, so that a V-cycle is (to rounding) a fixed symmetric operator, as PCG
+  // needs.
   double bottom_tolerance = 1e-13;
 };
 
@@ -189,6 +192,9 @@ class Multigrid {
   // first (the correction of a coarser level, or z = M r).
   void cycle(int level, int b, int x, bool from_zero = false);
   void bottom_solve(int b, int x);
+  // Gives the coarsest level's factor (bottom_factor.hpp) to the level operations: the bottom
+  // solve is then theirs, direct (direct_bottom_), where they take it; else conjugate gradients.
+  void use_bottom_factor(int level, std::optional<kernels::BottomFactor> factor);
   // Takes the deflation of the finest level's strong pieces (find_deflation), where the
   // backend can sum over pieces (none otherwise), and its vectors on first use.
   void use_deflation(Deflation deflation);
@@ -219,6 +225,7 @@ class Multigrid {
   std::vector<std::int64_t> n_;
   std::vector<int> b_, x_, r_;  // per level
   int bottom_p_ = -1, bottom_q_ = -1, bottom_r_ = -1, bottom_level_ = -1;
+  bool direct_bottom_ = false;
   int z0_ = -1, p0_ = -1, q0_ = -1, pr_ = -1;  // level-0 work vectors of PCG
   int magnitude_ = -1;  // level 0: for relative_floor (q0_'s vector)
   // Level 0: 1 on the free nodes, 0 on the fixed. Where the level operations keep the finest

@@ -769,6 +769,18 @@ void DecomposedLevelOps::conjugate_gradients(int level, int b, int x, int r, int
                                  tolerance, limit);
 }
 
+bool DecomposedLevelOps::set_bottom_factor(int level, kernels::BottomFactor factor) {
+  if (split(level)) return false;
+  const bool taken =
+      root() && coarse_->set_bottom_factor(level - split_levels(), std::move(factor));
+  return gather_all(taken ? 1.0 : 0.0)[0] != 0.0;
+}
+
+void DecomposedLevelOps::bottom_solve(int level, int b, int x, int r, bool from_zero) {
+  if (split(level)) return LevelOps::bottom_solve(level, b, x, r, from_zero);
+  if (root()) coarse_->bottom_solve(level - split_levels(), id(b), id(x), id(r), from_zero);
+}
+
 // The free nodes of the whole local box, the neighbours' layer too: what their owners do to
 // them, so the layer stays current if it was.
 void DecomposedLevelOps::zero_free(int level, int v) {

@@ -112,6 +112,10 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void magnitude(int level, int b, int x, int out) override;
   void conjugate_gradients(int level, int b, int x, int r, int p, int q, double tolerance,
                            std::int64_t limit) override;
+  // The coarsest level is gathered on rank 0 (never split): its operations take the factor
+  // there, and every rank says what they did.
+  bool set_bottom_factor(int level, kernels::BottomFactor factor) override;
+  void bottom_solve(int level, int b, int x, int r, bool from_zero) override;
   void zero_free(int level, int v) override;
   double dot(int x, int y) override;
   void axpby(double a, int x, double b, int y) override;

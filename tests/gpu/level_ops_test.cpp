@@ -19,6 +19,7 @@
 
 #include "gpu_test_support.hpp"
 #include "kernels/cpu/cpu_level_ops.hpp"
+#include "solver/multigrid/bottom_factor.hpp"
 #include "solver/multigrid/conductance.hpp"
 #include "solver/multigrid/hierarchy.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
@@ -277,6 +278,33 @@ TEST_P(LevelOpsTest, EveryOperationAgreesWithTheCpuOnEveryLevel) {
       cpu->conjugate_gradients(l, b.c, xs.c, r.c, p.c, q.c, 1e-12, 4 * np + 20);
       gpu->conjugate_gradients(l, b.g, xs.g, r.g, p.g, q.g, 1e-12, 4 * np + 20);
       EXPECT_LE(xs.difference(), 1e-9) << c.name << ": conjugate_gradients on level " << l;
+    }
+
+    // The direct solve of a level that factors (the coarsest; a periodic one does not): the
+    // device's product with the inverse against the CPU's triangular solves, from zero over a
+    // poisoned x and from a start.
+    auto factor = mg::factor_bottom(levels[l]);
+    if (factor && factor->inverse_affordable()) {
+      ASSERT_TRUE(cpu->set_bottom_factor(l, *factor));
+      ASSERT_TRUE(gpu->set_bottom_factor(l, std::move(*factor)));
+      Pair xd(*cpu, *gpu, l), rd(*cpu, *gpu, l), bf(*cpu, *gpu, l);
+      std::vector<double> bv = random_vector(np, rng);
+      for (std::size_t i = 0; i < bv.size(); ++i)
+        if (levels[l].fixed[i]) bv[i] = 0.0;
+      bf.set(bv);
+      xd.set(poison(np));
+      rd.set(poison(np));
+      cpu->bottom_solve(l, bf.c, xd.c, rd.c, true);
+      gpu->bottom_solve(l, bf.g, xd.g, rd.g, true);
+      EXPECT_LE(xd.difference(), 1e-11) << c.name << ": bottom_solve from zero on level " << l;
+      xd.set(random_vector(np, rng));
+      cpu->bottom_solve(l, bf.c, xd.c, rd.c, false);
+      gpu->bottom_solve(l, bf.g, xd.g, rd.g, false);
+      EXPECT_LE(xd.difference(), 1e-11) << c.name << ": bottom_solve on level " << l;
+    } else if (l + 1 == static_cast<int>(levels.size())) {
+      bool periodic = false;
+      for (int a = 0; a < levels[l].dims; ++a) periodic = periodic || levels[l].periodic[a];
+      EXPECT_TRUE(periodic) << c.name << ": the coarsest level should factor";
     }
 
     if (l == 0) {
