@@ -419,6 +419,14 @@ class Checker {
       return;
     }
     const char* where = c_.scheme.kind == SchemeKind::custom ? "scheme.weights" : "scheme";
+    // A named scheme's weights are stable and, with h in range (check_grid), finite: no finite
+    // limit then means alpha itself is out of range (a subnormal alpha makes h^2 / alpha inf).
+    if (c_.scheme.kind != SchemeKind::custom && !(limit > 0.0 && std::isfinite(limit))) {
+      error("physics.alpha", format_number(c_.physics.alpha) +
+                                 " gives no finite stability limit on this grid (h^2 / alpha "
+                                 "is outside double precision); express the case in other units");
+      return;
+    }
     if (!(limit > 0.0)) {
       error(where, "the stencil amplifies some frequency for every dt > 0 (unstable operator; "
                    "the centre weight must be negative and dominate)");

@@ -497,6 +497,19 @@ TEST(CaseLoader, AbsurdLengthsAreTheGridsErrorAtTheirLine) {
   EXPECT_TRUE(with_length("[1e40, 1e40]").ok()) << all_errors(with_length("[1e40, 1e40]"));
 }
 
+// A subnormal alpha made h^2 / alpha inf: reported as "scheme: all weights are zero" without a
+// line; it is alpha's error, at its line.
+TEST(CaseLoader, AnAlphaWithNoFiniteLimitIsAlphasErrorAtItsLine) {
+  const LoadResult r = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: 1e-320"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "physics.alpha") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 5) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("gives no finite stability limit"), std::string::npos)
+      << all_errors(r);
+  // A small alpha with a finite limit is a case like any other.
+  EXPECT_TRUE(load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: 1e-300")).ok());
+}
+
 TEST(CaseLoader, RadiusRaisesTheMinimumPoints) {
   const LoadResult r = load_case_text(kMinimal + "scheme: order6\n");
   ASSERT_EQ(r.errors.size(), 0u) << all_errors(r);
