@@ -1005,6 +1005,11 @@ TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
   ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
   EXPECT_NE(r.errors[0].message.find("the void reaches the Dirichlet face y+"), std::string::npos)
       << format_errors(r.errors);
+  // The way to hold the body's part of such a face at a temperature is named.
+  EXPECT_NE(r.errors[0].message.find("a convective face of large h holds the body's part at its "
+                                     "ambient"),
+            std::string::npos)
+      << format_errors(r.errors);
 
   const struct {
     std::string boundary, path, says;
