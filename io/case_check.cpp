@@ -34,6 +34,9 @@ const char* const kFaceNames[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
 constexpr double kMaxPoints = 17179869184.0;
 // More steps than this cannot be meant: the run would never finish.
 constexpr double kMaxSteps = 1e15;
+// The grid spacings whose 1/h^2 and (1/h^2)^2 are normal doubles with room for any diffusivity.
+constexpr double kMinSpacing = 1e-60;
+constexpr double kMaxSpacing = 1e60;
 
 std::string indexed(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
@@ -129,8 +132,19 @@ class Checker {
         error(p, why + " (got " + std::to_string(n) + ")");
       }
       points *= static_cast<double>(std::max<std::int64_t>(n, 1));
-      positive(indexed("grid.length", static_cast<std::size_t>(a)),
-               c_.grid.length[static_cast<std::size_t>(a)]);
+      const std::string pl = indexed("grid.length", static_cast<std::size_t>(a));
+      const double length = c_.grid.length[static_cast<std::size_t>(a)];
+      positive(pl, length);
+      // The weights go as 1/h^2 and the stability limit squares them: outside this range of h
+      // they overflow or vanish, and the case would be refused for its scheme, not its grid.
+      const double h = solver::spacing(c_, a);
+      if (n >= min_n && std::isfinite(length) && length > 0.0 &&
+          !(h >= kMinSpacing && h <= kMaxSpacing)) {
+        error(pl, "gives a spacing h = " + format_number(h) + ", outside " +
+                      format_number(kMinSpacing) + " to " + format_number(kMaxSpacing) +
+                      " where the steps' 1/h^2 stays within double precision; express the case "
+                      "in other units");
+      }
     }
     if (points > kMaxPoints) {
       std::ostringstream msg;
@@ -405,6 +419,14 @@ class Checker {
       return;
     }
     const char* where = c_.scheme.kind == SchemeKind::custom ? "scheme.weights" : "scheme";
+    // A named scheme's weights are stable and, with h in range (check_grid), finite: no finite
+    // limit then means alpha itself is out of range (a subnormal alpha makes h^2 / alpha inf).
+    if (c_.scheme.kind != SchemeKind::custom && !(limit > 0.0 && std::isfinite(limit))) {
+      error("physics.alpha", format_number(c_.physics.alpha) +
+                                 " gives no finite stability limit on this grid (h^2 / alpha "
+                                 "is outside double precision); express the case in other units");
+      return;
+    }
     if (!(limit > 0.0)) {
       error(where, "the stencil amplifies some frequency for every dt > 0 (unstable operator; "
                    "the centre weight must be negative and dominate)");

@@ -373,7 +373,9 @@ class FieldChecks {
           r_.error(p + shape_key(sh.kind),
                    std::string("the void reaches the Dirichlet face ") + face_names[2 * a + side] +
                        ", whose nodes would hold a temperature in no body; end the void inside "
-                       "the domain, or make that face neumann or convective");
+                       "the domain, or make that face neumann or convective (a convective face "
+                       "of large h holds the body's part at its ambient: h = 1e9 W/(m^2 K) to "
+                       "q''/h, 1e-4 K at 1e5 W/m^2)");
       }
     const kernels::BoundaryFace& s = region.surface;
     const bool conditioned = kernels::needs_coefficients(s);  // convective or heat flux

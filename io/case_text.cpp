@@ -39,8 +39,12 @@ std::string format_number(double v) {
 std::string format_number_down(double v) {
   if (!std::isfinite(v) || v == 0.0) return format_number(v);
   const int exponent = static_cast<int>(std::floor(std::log10(std::abs(v))));
-  const double scale = std::pow(10.0, 5 - exponent);
-  const double cut = std::trunc(v * scale) / scale;
+  // 10^(5 - exponent) overflows for v below about 1e-303 (the cut was nan): there in two
+  // factors, each in range.
+  const int shift = 5 - exponent;
+  const int first = shift > 300 ? shift / 2 : shift;
+  const double scale_a = std::pow(10.0, first), scale_b = std::pow(10.0, shift - first);
+  const double cut = std::trunc(v * scale_a * scale_b) / scale_b / scale_a;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", cut);
   return buf;

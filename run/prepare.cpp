@@ -138,12 +138,16 @@ std::vector<std::pair<std::string, std::string>> unresolved_sines(const solver::
     if (table || amplitude == 0.0 || !(frequency > 0.0)) return;
     const double per_period = 1.0 / (frequency * dt);
     if (per_period > 2.0) return;
-    out.emplace_back(
-        key, fmt::format("the sine of frequency {} (period {} s) is sampled by "
-                         "steps of {} s, {:.3g} a period: the run does not see it "
-                         "(sampled at its zeros it is a constant); take dt at most "
-                         "1/(20 frequency) = {} s to follow it",
-                         frequency, 1.0 / frequency, dt, per_period, 1.0 / (20.0 * frequency)));
+    // 0.05 / frequency, not 1 / (20 frequency): 20 frequency overflows above 9e306 Hz, and
+    // the advice would read 0 s. Rounded down, so the dt printed is one that follows it.
+    using io::detail::format_number;
+    out.emplace_back(key, fmt::format("the sine of frequency {} (period {} s) is sampled by "
+                                      "steps of {} s, {:.3g} a period: the run does not see it "
+                                      "(sampled at its zeros it is a constant); take dt at most "
+                                      "1/(20 frequency) = {} s to follow it",
+                                      format_number(frequency), format_number(1.0 / frequency),
+                                      format_number(dt), per_period,
+                                      io::detail::format_number_down(0.05 / frequency)));
   });
   return out;
 }

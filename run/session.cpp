@@ -1492,6 +1492,11 @@ void Session::field(double* out) const { state_->backend->download_to(out); }
 void Session::field(float* out) const { state_->backend->download_to(out); }
 
 void Session::set_field(const std::vector<double>& values) {
+  // The end's files and summary are made: a field set now would go nowhere, yet read back.
+  if (state_->finished)
+    throw std::logic_error(
+        fmt::format("the run has ended, at step {}{}: its field can no longer be set", step(),
+                    state_->summary.interrupted ? " (interrupted)" : ""));
   if (static_cast<std::int64_t>(values.size()) != state_->problem.points())
     throw std::invalid_argument(
         fmt::format("the field needs {} values, not {}", state_->problem.points(), values.size()));

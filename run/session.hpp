@@ -108,7 +108,8 @@ class Session {
   // The field now, in the run's precision (fields of `points` values).
   void field(double* out) const;
   void field(float* out) const;
-  // Replaces the field (a value per point, in doubles; an fp32 run rounds them).
+  // Replaces the field (a value per point, in doubles; an fp32 run rounds them). Throws
+  // std::logic_error once the run has ended.
   void set_field(const std::vector<double>& values);
   // A checkpoint of the field now, at `path` (restart: SessionOptions::restart).
   void write_checkpoint(const std::string& path);

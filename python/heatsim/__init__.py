@@ -188,11 +188,13 @@ class Simulation:
         return Result(self)
 
     def outputs(self, every=None):
-        """(time, field) now and every `every` steps (default: the case's output.every) to the
-        last step."""
+        """(time, field) now, at every multiple of `every` steps and at the last step (default:
+        the case's output.every); every=0, as output.every: 0, is now and the last step only."""
         s = self._session
-        every = _integer("every", every) if every is not None else None
-        every = every or s.output_every or max(1, s.last_step)
+        every = _integer("every", every) if every is not None else s.output_every
+        if every < 0:
+            raise ValueError(f"every must be >= 0 (got {every}; 0: now and the last step only)")
+        every = every or max(1, s.last_step)
         yield s.time, s.field()
         while s.step < s.last_step:
             s.advance(min(every - s.step % every, s.last_step - s.step))

@@ -4,6 +4,7 @@
 // has.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -124,6 +125,52 @@ TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
   const Result slow = heatsim("validate " + sine_case("s.yaml", "0.01"));
   EXPECT_EQ(slow.code, 0) << slow.output;
   EXPECT_EQ(slow.output.find("the sine of frequency"), std::string::npos) << slow.output;
+}
+
+// Above 9e306 Hz, 1/(20 frequency) computed as written overflowed to a dt of "0 s"; the advice
+// is the nonzero (subnormal) 0.05 / frequency, and the numbers are printed to 6 digits, not
+// as 4.999999999999999e-302.
+TEST_F(ValidateRefusals, AHugeSinesAdviceIsANonzeroDt) {
+  const auto sine_case = [&](const std::string& name, const std::string& frequency,
+                             const std::string& dt) {
+    return write_file(name,
+                      "grid: {dims: 1, n: [21], length: [0.1]}\n"
+                      "physics: {alpha: 1.0e-5}\n"
+                      "boundary:\n"
+                      "  x-: {type: dirichlet, value: 300, amplitude: 50, frequency: " +
+                          frequency +
+                          "}\n"
+                          "  x+: {type: dirichlet, value: 300}\n"
+                          "initial: {type: constant, value: 300}\n"
+                          "time: {method: bdf2, dt: " +
+                          dt +
+                          ", steps: 10}\n"
+                          "output: {directory: " +
+                          (dir_ / "o").string() + "}\n");
+  };
+  const auto advised_dt = [](const std::string& output) {
+    const std::string lead = "take dt at most 1/(20 frequency) = ";
+    const std::size_t at = output.find(lead);
+    if (at == std::string::npos) return -1.0;
+    return std::strtod(output.c_str() + at + lead.size(), nullptr);
+  };
+  const Result huge = heatsim("validate " + sine_case("h.yaml", "2e307", "1e-307"));
+  EXPECT_EQ(huge.code, 0) << huge.output;
+  EXPECT_NE(huge.output.find("the sine of frequency 2e+307 (period 5e-308 s) is sampled by steps "
+                             "of 1e-307 s, 0.5 a period"),
+            std::string::npos)
+      << huge.output;
+  const double dt = advised_dt(huge.output);
+  EXPECT_GT(dt, 0.0) << huge.output;
+  EXPECT_LE(dt, 2.5e-309) << huge.output;
+  EXPECT_NEAR(dt / 2.5e-309, 1.0, 1e-5) << huge.output;
+
+  const Result large = heatsim("validate " + sine_case("l.yaml", "1e300", "1e-300"));
+  EXPECT_EQ(large.code, 0) << large.output;
+  EXPECT_NE(large.output.find("(period 1e-300 s) is sampled by steps of 1e-300 s, 1 a period"),
+            std::string::npos)
+      << large.output;
+  EXPECT_NE(large.output.find("= 5e-302 s to follow it"), std::string::npos) << large.output;
 }
 
 // With time.dt: auto and steps the run's end is known once dt is: a sine whose 2 pi frequency t

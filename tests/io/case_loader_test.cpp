@@ -465,6 +465,51 @@ TEST(CaseLoader, CheckCaseAfterOverridesHasNoLines) {
   EXPECT_EQ(unstable[0].line, 0);
 }
 
+// A length whose spacing's 1/h^2 overflows (or vanishes) is the grid's error, at its line,
+// not an unstable scheme's.
+TEST(CaseLoader, AbsurdLengthsAreTheGridsErrorAtTheirLine) {
+  const auto with_length = [](const std::string& length) {
+    return load_case_text(
+        replace(kMinimal, "  n: [16, 12]\n", "  n: [16, 12]\n  length: " + length + "\n"));
+  };
+  // One number is every axis's length: both are named.
+  for (const char* length : {"1e-300", "1e300"}) {
+    const LoadResult r = with_length(length);
+    ASSERT_EQ(r.errors.size(), 2u) << length << ": " << all_errors(r);
+    for (std::size_t a = 0; a < 2; ++a) {
+      EXPECT_EQ(r.errors[a].path, "grid.length[" + std::to_string(a) + "]") << all_errors(r);
+      EXPECT_EQ(r.errors[a].line, 4) << all_errors(r);
+      EXPECT_NE(r.errors[a].message.find("gives a spacing h = "), std::string::npos)
+          << all_errors(r);
+    }
+  }
+  const LoadResult x = with_length("[1e-100, 1.0]");
+  ASSERT_EQ(x.errors.size(), 1u) << all_errors(x);
+  EXPECT_EQ(x.errors[0].to_string(),
+            "grid.length[0]: gives a spacing h = 6.66667e-102, outside 1e-60 to 1e+60 where the "
+            "steps' 1/h^2 stays within double precision; express the case in other units (line 4)");
+  // The y axis is named when it is the one.
+  const LoadResult y = with_length("[1, 1e70]");
+  ASSERT_EQ(y.errors.size(), 1u) << all_errors(y);
+  EXPECT_EQ(y.errors[0].path, "grid.length[1]");
+  // Small and large lengths in other units still load: h = 1e-12 / 15 and 1e40 / 11.
+  EXPECT_TRUE(with_length("[1e-12, 1e-12]").ok()) << all_errors(with_length("[1e-12, 1e-12]"));
+  EXPECT_TRUE(with_length("[1e40, 1e40]").ok()) << all_errors(with_length("[1e40, 1e40]"));
+}
+
+// A subnormal alpha made h^2 / alpha inf: reported as "scheme: all weights are zero" without a
+// line; it is alpha's error, at its line.
+TEST(CaseLoader, AnAlphaWithNoFiniteLimitIsAlphasErrorAtItsLine) {
+  const LoadResult r = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: 1e-320"));
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_EQ(r.errors[0].path, "physics.alpha") << all_errors(r);
+  EXPECT_EQ(r.errors[0].line, 5) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("gives no finite stability limit"), std::string::npos)
+      << all_errors(r);
+  // A small alpha with a finite limit is a case like any other.
+  EXPECT_TRUE(load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: 1e-300")).ok());
+}
+
 TEST(CaseLoader, RadiusRaisesTheMinimumPoints) {
   const LoadResult r = load_case_text(kMinimal + "scheme: order6\n");
   ASSERT_EQ(r.errors.size(), 0u) << all_errors(r);
@@ -959,6 +1004,11 @@ TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
                                "  y+: {type: dirichlet, value: 300}\n"));
   ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
   EXPECT_NE(r.errors[0].message.find("the void reaches the Dirichlet face y+"), std::string::npos)
+      << format_errors(r.errors);
+  // The way to hold the body's part of such a face at a temperature is named.
+  EXPECT_NE(r.errors[0].message.find("a convective face of large h holds the body's part at its "
+                                     "ambient"),
+            std::string::npos)
       << format_errors(r.errors);
 
   const struct {

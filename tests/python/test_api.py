@@ -311,3 +311,32 @@ def test_a_missing_case_file_whose_name_holds_a_colon_is_named_as_a_file(tmp_pat
     path = tmp_path / "case:1.yaml"
     path.write_text(open(case_path("heat1d.yaml")).read())
     assert heatsim.run(str(path), steps=2).step == 2
+
+
+def test_set_field_after_the_run_has_ended_is_refused():
+    # It was accepted and read back by .field, though the end's files and summary were made
+    # from the field before it.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=4)
+    sim.set_field(np.zeros(sim.field.shape))
+    before = sim.run().field
+    assert sim.finished
+    with pytest.raises(RuntimeError, match="the run has ended, at step 4: its field can no longer be set"):
+        sim.set_field(np.ones(before.shape))
+    np.testing.assert_array_equal(sim.field, before)
+
+
+def test_outputs_every_0_is_now_and_the_last_step_as_output_every_0():
+    # every=0 fell back to the case's output.every (200 in heat2d.yaml) without a word.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=450)
+    assert sim._session.output_every == 200
+    assert [t for t, _ in sim.outputs(every=0)] == pytest.approx([0.0, 450 * sim.dt])
+    assert sim.finished
+    # The default is the case's schedule, the last step added.
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=450)
+    assert [t for t, _ in sim.outputs()] == pytest.approx(
+        [0.0, 200 * sim.dt, 400 * sim.dt, 450 * sim.dt])
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=450)
+    sim.advance(7)
+    assert [t for t, _ in sim.outputs(every=0)] == pytest.approx([7 * sim.dt, 450 * sim.dt])
+    with pytest.raises(ValueError, match="every must be >= 0 \\(got -5"):
+        next(sim.outputs(every=-5))

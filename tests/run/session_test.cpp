@@ -82,6 +82,26 @@ TEST(Session, APastStepIsRefusedAndWritingNothingLeavesNoFile) {
   std::filesystem::remove_all(dir);
 }
 
+// Before the end the field may be replaced; after it (the end's files and summary made from
+// the field then) set_field is refused and the field stays the end's.
+TEST(Session, SetFieldAfterTheEndIsRefused) {
+  Session s(in_memory(CaseSource::yaml(kCase)));
+  const std::vector<double> zeros(field(s).size(), 0.0);
+  s.advance(10);
+  s.set_field(zeros);
+  EXPECT_EQ(field(s), zeros);
+  s.run();
+  const std::vector<double> end = field(s);
+  try {
+    s.set_field(std::vector<double>(end.size(), 1.0));
+    FAIL() << "set_field after the end was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the run has ended, at step 200: its field can no longer be set");
+  }
+  EXPECT_EQ(field(s), end);
+}
+
 TEST(Session, AnUnstableInMemoryCaseIsRefusedWithItsKeyPath) {
   heatsim::io::LoadResult loaded = heatsim::io::load_case_text(kCase);
   ASSERT_TRUE(loaded.ok());
