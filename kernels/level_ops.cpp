@@ -32,45 +32,49 @@ AxisTransfer axis_transfer(std::int64_t fine_n, bool periodic,
   return t;
 }
 
-void BottomFactor::solve_add(const double* rhs, double* x, double* work) const {
-  const std::int64_t m = rows(), w = band + 1;
-  // L y = rhs, row by row.
-  for (std::int64_t r = 0; r < m; ++r) {
-    const double* row = &lower[static_cast<std::size_t>(r * w)];
-    double s = rhs[node[static_cast<std::size_t>(r)]];
-    for (std::int64_t c = std::max<std::int64_t>(0, r - band); c < r; ++c)
-      s -= row[band - (r - c)] * work[c];
-    work[r] = s / row[band];
+namespace {
+
+// L y = x in place, from row `first` on (x is 0 above it, and so is y).
+void forward_solve(const BottomFactor& F, std::int64_t first, double* x) {
+  const std::int64_t m = F.rows(), band = F.band, w = band + 1;
+  for (std::int64_t r = first; r < m; ++r) {
+    const double* row = &F.lower[static_cast<std::size_t>(r * w)];
+    double s = x[r];
+    for (std::int64_t k = std::max(first, r - band); k < r; ++k) s -= row[band - (r - k)] * x[k];
+    x[r] = s / row[band];
   }
-  // L^T z = y, from the last row up: z_r = (y_r - sum_{j > r} L(j, r) z_j) / L(r, r).
+}
+
+// L^T z = y in place, from the last row up: z_r = (y_r - sum_{j > r} L(j, r) z_j) / L(r, r).
+void back_solve(const BottomFactor& F, double* x) {
+  const std::int64_t m = F.rows(), band = F.band, w = band + 1;
   for (std::int64_t r = m - 1; r >= 0; --r) {
-    double s = work[r];
+    double s = x[r];
     for (std::int64_t j = r + 1; j <= std::min(m - 1, r + band); ++j)
-      s -= lower[static_cast<std::size_t>(j * w + band - (j - r))] * work[j];
-    work[r] = s / lower[static_cast<std::size_t>(r * w + band)];
+      s -= F.lower[static_cast<std::size_t>(j * w + band - (j - r))] * x[j];
+    x[r] = s / F.lower[static_cast<std::size_t>(r * w + band)];
   }
+}
+
+}  // namespace
+
+void BottomFactor::solve_add(const double* rhs, double* x, double* work) const {
+  const std::int64_t m = rows();
+  for (std::int64_t r = 0; r < m; ++r) work[r] = rhs[node[static_cast<std::size_t>(r)]];
+  forward_solve(*this, 0, work);
+  back_solve(*this, work);
   for (std::int64_t r = 0; r < m; ++r) x[node[static_cast<std::size_t>(r)]] += work[r];
 }
 
 std::vector<double> BottomFactor::inverse() const {
-  const std::int64_t m = rows(), w = band + 1;
-  std::vector<double> a(static_cast<std::size_t>(m * m));
-  // Column c: L y = e_c (y is 0 above row c), then L^T x = y.
+  const std::int64_t m = rows();
+  std::vector<double> a(static_cast<std::size_t>(m * m), 0.0);
+  // Column c: A^-1 e_c, the forward solve from row c (e_c is 0 above it).
   for (std::int64_t c = 0; c < m; ++c) {
     double* x = &a[static_cast<std::size_t>(c * m)];
-    std::fill(x, x + m, 0.0);
-    for (std::int64_t r = c; r < m; ++r) {
-      const double* row = &lower[static_cast<std::size_t>(r * w)];
-      double s = r == c ? 1.0 : 0.0;
-      for (std::int64_t k = std::max(c, r - band); k < r; ++k) s -= row[band - (r - k)] * x[k];
-      x[r] = s / row[band];
-    }
-    for (std::int64_t r = m - 1; r >= 0; --r) {
-      double s = x[r];
-      for (std::int64_t j = r + 1; j <= std::min(m - 1, r + band); ++j)
-        s -= lower[static_cast<std::size_t>(j * w + band - (j - r))] * x[j];
-      x[r] = s / lower[static_cast<std::size_t>(r * w + band)];
-    }
+    x[c] = 1.0;
+    forward_solve(*this, c, x);
+    back_solve(*this, x);
   }
   // Symmetric to the bit, as A^-1 is (the columns' rounding differs).
   for (std::int64_t r = 0; r < m; ++r)

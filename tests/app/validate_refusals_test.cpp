@@ -31,6 +31,22 @@ class ValidateRefusals : public heatsim_tests::ScratchTest {
                       "time: " +
                           time + "\n" + output + "\n");
   }
+  // A 1D bdf2 case whose x- face is a sine of `frequency`; `time` the rest of its time section.
+  std::string sine_yaml(const std::string& frequency, const std::string& time) {
+    return "grid: {dims: 1, n: [21], length: [0.1]}\n"
+           "physics: {alpha: 1.0e-5}\n"
+           "boundary:\n"
+           "  x-: {type: dirichlet, value: 300, amplitude: 50, frequency: " +
+           frequency +
+           "}\n"
+           "  x+: {type: dirichlet, value: 300}\n"
+           "initial: {type: constant, value: 300}\n"
+           "time: {method: bdf2, " +
+           time +
+           "}\n"
+           "output: {directory: " +
+           (dir_ / "o").string() + "}\n";
+  }
 };
 
 TEST_F(ValidateRefusals, AnOutputDirectoryWhoseParentIsAFile) {
@@ -101,18 +117,7 @@ TEST_F(ValidateRefusals, NamesTooLongAndLinksToNothing) {
 // zeros the run sees a constant), with the dt that follows it; a resolved one is not.
 TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
   const auto sine_case = [&](const std::string& name, const std::string& frequency) {
-    return write_file(name,
-                      "grid: {dims: 1, n: [21], length: [0.1]}\n"
-                      "physics: {alpha: 1.0e-5}\n"
-                      "boundary:\n"
-                      "  x-: {type: dirichlet, value: 300, amplitude: 50, frequency: " +
-                          frequency +
-                          "}\n"
-                          "  x+: {type: dirichlet, value: 300}\n"
-                          "initial: {type: constant, value: 300}\n"
-                          "time: {method: bdf2, dt: 0.1, end: 20}\n"
-                          "output: {directory: " +
-                          (dir_ / "o").string() + "}\n");
+    return write_file(name, sine_yaml(frequency, "dt: 0.1, end: 20"));
   };
   const Result fast = heatsim("validate " + sine_case("f.yaml", "10"));
   EXPECT_EQ(fast.code, 0) << fast.output;
@@ -133,20 +138,7 @@ TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
 TEST_F(ValidateRefusals, AHugeSinesAdviceIsANonzeroDt) {
   const auto sine_case = [&](const std::string& name, const std::string& frequency,
                              const std::string& dt) {
-    return write_file(name,
-                      "grid: {dims: 1, n: [21], length: [0.1]}\n"
-                      "physics: {alpha: 1.0e-5}\n"
-                      "boundary:\n"
-                      "  x-: {type: dirichlet, value: 300, amplitude: 50, frequency: " +
-                          frequency +
-                          "}\n"
-                          "  x+: {type: dirichlet, value: 300}\n"
-                          "initial: {type: constant, value: 300}\n"
-                          "time: {method: bdf2, dt: " +
-                          dt +
-                          ", steps: 10}\n"
-                          "output: {directory: " +
-                          (dir_ / "o").string() + "}\n");
+    return write_file(name, sine_yaml(frequency, "dt: " + dt + ", steps: 10"));
   };
   const auto advised_dt = [](const std::string& output) {
     const std::string lead = "take dt at most 1/(20 frequency) = ";
