@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <numeric>
 
 namespace heatsim::solver::multigrid {
 
