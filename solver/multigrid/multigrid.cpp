@@ -262,12 +262,7 @@ void Multigrid::create_coarse_vectors(const std::vector<std::int64_t>& points) {
 
 void Multigrid::cycle(int level, int b, int x, bool from_zero) {
   if (level == levels() - 1) {
-    if (direct_bottom_) {
-      ops_.bottom_solve(level, b, x, bottom_r_, from_zero);
-      return;
-    }
-    if (from_zero) ops_.zero(x);
-    bottom_solve(b, x);
+    bottom_solve(b, x, from_zero);
     return;
   }
   if (from_zero)
@@ -318,9 +313,16 @@ void Multigrid::precondition(int r, int z) {
   ops_.axpby(1.0, t_, 1.0, z);
 }
 
-// Plain conjugate gradients on the coarsest level, x += A^-1 (b - A x) to bottom_tolerance.
-void Multigrid::bottom_solve(int b, int x) {
-  ops_.conjugate_gradients(levels() - 1, b, x, bottom_r_, bottom_p_, bottom_q_,
+// x += A^-1 (b - A x) on the coarsest level (x = A^-1 b from_zero): by its factor where the
+// level operations took it, else by plain conjugate gradients to bottom_tolerance.
+void Multigrid::bottom_solve(int b, int x, bool from_zero) {
+  const int level = levels() - 1;
+  if (direct_bottom_) {
+    ops_.bottom_solve(level, b, x, bottom_r_, from_zero);
+    return;
+  }
+  if (from_zero) ops_.zero(x);
+  ops_.conjugate_gradients(level, b, x, bottom_r_, bottom_p_, bottom_q_,
                            options_.bottom_tolerance, 4 * n_.back() + 20);
 }
 

@@ -191,7 +191,7 @@ class Multigrid {
   // One V-cycle from `level` down: x += (approximately) A^-1 (b - A x); `from_zero`: x = 0
   // first (the correction of a coarser level, or z = M r).
   void cycle(int level, int b, int x, bool from_zero = false);
-  void bottom_solve(int b, int x);
+  void bottom_solve(int b, int x, bool from_zero);
   // Gives the coarsest level's factor (bottom_factor.hpp) to the level operations: the bottom
   // solve is then theirs, direct (direct_bottom_), where they take it; else conjugate gradients.
   void use_bottom_factor(int level, std::optional<kernels::BottomFactor> factor);
