@@ -322,8 +322,8 @@ void Multigrid::bottom_solve(int b, int x, bool from_zero) {
     return;
   }
   if (from_zero) ops_.zero(x);
-  ops_.conjugate_gradients(level, b, x, bottom_r_, bottom_p_, bottom_q_,
-                           options_.bottom_tolerance, 4 * n_.back() + 20);
+  ops_.conjugate_gradients(level, b, x, bottom_r_, bottom_p_, bottom_q_, options_.bottom_tolerance,
+                           4 * n_.back() + 20);
 }
 
 double Multigrid::relative_floor(int b, int x, double reference) {
