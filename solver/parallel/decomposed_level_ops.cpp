@@ -180,6 +180,7 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
                                   " count to 1)");
   }
   coarse_.reset();
+  split_bottom_.reset();
   transfers_.clear();
   if (keep_finest) {
     parts_.resize(1);
@@ -249,6 +250,7 @@ void DecomposedLevelOps::gather(std::vector<LevelOperator> levels) {
   parts_.clear();
   transfers_.clear();
   coarse_.reset();
+  split_bottom_.reset();
   if (root()) {
     coarse_ = gather_whole_();
     coarse_->adopt(std::move(levels));
@@ -770,14 +772,31 @@ void DecomposedLevelOps::conjugate_gradients(int level, int b, int x, int r, int
 }
 
 bool DecomposedLevelOps::set_bottom_factor(int level, kernels::BottomFactor factor) {
-  if (split(level)) return false;
+  if (split(level)) {
+    if (level != 0 || levels_ != 1) return false;
+    split_bottom_work_.assign(static_cast<std::size_t>(factor.rows()), 0.0);
+    split_bottom_ = std::move(factor);
+    return true;
+  }
   const bool taken =
       root() && coarse_->set_bottom_factor(level - split_levels(), std::move(factor));
   return gather_all(taken ? 1.0 : 0.0)[0] != 0.0;
 }
 
 void DecomposedLevelOps::bottom_solve(int level, int b, int x, int r, bool from_zero) {
-  if (split(level)) return LevelOps::bottom_solve(level, b, x, r, from_zero);
+  if (split(level)) {
+    if (!split_bottom_ || level != 0) return LevelOps::bottom_solve(level, b, x, r, from_zero);
+    if (from_zero)
+      zero(x);
+    else
+      residual(level, b, x, r);
+    std::vector<double> rhs, whole;
+    download(from_zero ? b : r, rhs);
+    download(x, whole);
+    split_bottom_->solve_add(rhs.data(), whole.data(), split_bottom_work_.data());
+    upload(x, whole);
+    return;
+  }
   if (root()) coarse_->bottom_solve(level - split_levels(), id(b), id(x), id(r), from_zero);
 }
 

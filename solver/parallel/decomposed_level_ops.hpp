@@ -46,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,8 +113,11 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   void magnitude(int level, int b, int x, int out) override;
   void conjugate_gradients(int level, int b, int x, int r, int p, int q, double tolerance,
                            std::int64_t limit) override;
-  // The coarsest level is gathered on rank 0 (never split): its operations take the factor
-  // there, and every rank says what they did.
+  // A gathered coarsest level: rank 0's level operations take the factor, and every rank says
+  // what they did. A split one (the only level of a one-level hierarchy): every rank keeps the
+  // factor and solves the whole level as one process does, on the right-hand side and the
+  // field gathered from every rank, then keeps its own part of the answer (such a level is at
+  // most the default coarsest size, so the gathers are small).
   bool set_bottom_factor(int level, kernels::BottomFactor factor) override;
   void bottom_solve(int level, int b, int x, int r, bool from_zero) override;
   void zero_free(int level, int v) override;
@@ -202,6 +206,8 @@ class DecomposedLevelOps final : public kernels::LevelOps {
   std::vector<Transfer> transfers_;  // [l - 1]: from level l - 1 to l, l = 1 .. split levels
   std::unique_ptr<kernels::LevelOps> coarse_;  // rank 0: the gathered levels
   bool gathered_replaces_finest_ = false;      // gathered whole: coarse_->replaces_finest()
+  std::optional<kernels::BottomFactor> split_bottom_;  // a split coarsest level's factor
+  std::vector<double> split_bottom_work_;
   std::vector<Vector> vectors_;
 };
 

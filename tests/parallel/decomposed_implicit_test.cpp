@@ -215,7 +215,8 @@ class DecomposedImplicitSplitTest : public DecomposedImplicitTest {};
 // Rows split along x (and a 1D grid, which can only split x): each rank carries on the row
 // sums (the dot products' and the deflated checkerboard's piece sums) of the rank before it
 // along x, so the solve is still one process's, bit for bit. The
-// 1D case is a melting store (the enthalpy's outer iterations) on backward Euler.
+// 1D case is a melting store (the enthalpy's outer iterations) on backward Euler; the tiny 2D
+// one a hierarchy of one level, split and factored.
 TEST_F(DecomposedImplicitSplitTest, RowsSplitAlongXEqualTheSerialRunBitForBit) {
   const Case wax = {
       "wax_1d",
@@ -230,8 +231,21 @@ TEST_F(DecomposedImplicitSplitTest, RowsSplitAlongXEqualTheSerialRunBitForBit) {
       "initial: {type: constant, value: 300}\n"
       "time: {method: backward-euler, dt: 10, steps: 10}\n"
       "probes:\n  every: 5\n  points: {plate: [0.0], middle: [0.025]}\n"};
+  // 64 nodes: a one-level hierarchy, its only level split and factored (every rank solves it
+  // whole, as one process does).
+  const Case tiny = {
+      "tiny_2d",
+      "grid: {dims: 2, n: [8, 8], length: [0.08, 0.08]}\n"
+      "materials:\n  copper: {conductivity: 400, density: 8960, specific_heat: 385}\n"
+      "  epoxy: {conductivity: 0.3, density: 1200, specific_heat: 1100}\n"
+      "regions:\n  - {material: epoxy}\n  - {material: copper, box: {lower: [0.02, 0.0], upper: "
+      "[0.05, 0.05]}}\n"
+      "boundary:\n  all: {type: convective, h: 40, ambient: 290}\n"
+      "  y+: {type: dirichlet, value: 330}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: backward-euler, dt: 20, steps: 10}\n"};
   const Case checkerboard = {"steady_checkerboard_3d", checkerboard_yaml()};
-  for (const Case& c : {cases()[0], cases()[1], checkerboard, wax}) {
+  for (const Case& c : {cases()[0], cases()[1], checkerboard, wax, tiny}) {
     const bool steady = c.yaml.find("method: steady") != std::string::npos;
     const std::string out = steady ? "" : "output: {every: 10}\ncheckpoint: {every: 10}\n";
     const std::string path = write_case(std::string(c.name) + ".yaml", c.yaml + out);
