@@ -133,11 +133,14 @@ TEST_P(DecomposedImplicitTest, EqualsTheSerialRunBitForBit) {
     const std::string path = write_case(std::string(c.name) + ".yaml", c.yaml + out);
     const fs::path serial = dir_ / (std::string(c.name) + "_serial");
     const fs::path split = dir_ / (std::string(c.name) + "_np" + std::to_string(ranks));
-    // Every solve logged (progress every 0 s), so that the iteration counts can be compared.
-    const auto s =
-        heatsim_tests::run_heatsim("run " + path + " --progress-seconds 0 -o " + serial.string());
+    // Every solve logged (progress every 0 s), so that the iteration counts can be compared;
+    // on the CPU's level operations on every machine (a GPU machine's default backend gathers
+    // the multigrid whole on rank 0's GPU: tests/gpu's parallel tests).
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -b cpu --progress-seconds 0 -o " +
+                                              serial.string());
     ASSERT_EQ(s.code, 0) << c.name << "\n" << s.output;
-    const auto p = run_ranks(ranks, "run " + path + " --progress-seconds 0 -o " + split.string());
+    const auto p =
+        run_ranks(ranks, "run " + path + " -b cpu --progress-seconds 0 -o " + split.string());
     ASSERT_EQ(p.code, 0) << c.name << " on " << ranks << " ranks\n" << p.output;
     expect_same_run(serial, split, std::string(c.name) + " on " + std::to_string(ranks) + " ranks");
     const std::vector<int> want = iterations(s.output);
@@ -190,13 +193,14 @@ TEST_F(DecomposedGatheredTest, MultigridGatheredToRankZeroEqualsTheSerialRunBitF
     const std::string out = steady ? "" : "output: {every: 10}\ncheckpoint: {every: 20}\n";
     const std::string path = write_case(std::string(c.name) + ".yaml", c.yaml + out);
     const fs::path serial = dir_ / (std::string(c.name) + "_serial");
-    const auto s =
-        heatsim_tests::run_heatsim("run " + path + " --progress-seconds 0 -o " + serial.string());
+    const auto s = heatsim_tests::run_heatsim("run " + path + " -b cpu --progress-seconds 0 -o " +
+                                              serial.string());
     ASSERT_EQ(s.code, 0) << c.name << "\n" << s.output;
     for (int ranks : {2, 3}) {
       const fs::path whole = dir_ / (std::string(c.name) + "_gathered_np" + std::to_string(ranks));
-      const auto p = run_ranks(ranks, "run " + path + " --progress-seconds 0 -o " + whole.string(),
-                               "HEATSIM_MULTIGRID_GATHER=1");
+      const auto p =
+          run_ranks(ranks, "run " + path + " -b cpu --progress-seconds 0 -o " + whole.string(),
+                    "HEATSIM_MULTIGRID_GATHER=1");
       ASSERT_EQ(p.code, 0) << c.name << " on " << ranks << " ranks\n" << p.output;
       EXPECT_NE(p.output.find("the multigrid whole on rank 0, on cpu's level operations"),
                 std::string::npos)
