@@ -27,7 +27,7 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
   std::int64_t finest = m[0] * m[1] * m[2], coarse = 0, coarsest = finest;
   MultigridBytes b;
   b.levels = 1;
-  const std::int64_t bottom = dims == 1 ? multigrid::kCoarsest1D : 64;
+  const std::int64_t bottom = multigrid::default_coarsest_points(dims, periodic[0]);
   while (m[0] * m[1] * m[2] > bottom) {
     std::array<std::int64_t, 3> next = m;
     bool shrinks = false;

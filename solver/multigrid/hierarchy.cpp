@@ -2321,11 +2321,10 @@ std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t co
   // Per axis, whether the last level that halved an axis halved it (keeps at most three
   // quarters of its nodes; every axis, before level 1).
   std::array<bool, kMaxDims> halved_before{true, true, true};
-  // In 1D the coarsest level's conjugate gradients take about as many iterations as it has
-  // nodes, each a few level operations: coarsened only to 64 nodes, the 451-node wax store's
-  // bottom solves took 43% of its run (docs/performance.md, "1D hierarchies to 8 nodes").
   const std::int64_t bottom =
-      levels.front().dims == 1 ? std::min(coarsest_points, kCoarsest1D) : coarsest_points;
+      coarsest_points > 0
+          ? coarsest_points
+          : default_coarsest_points(levels.front().dims, levels.front().periodic[0]);
   while (levels.back().points() > bottom) {
     PhaseClock clock;
     LevelOperator c = coarsen_level(levels.back(), Reuse::along_x, known, &copied);

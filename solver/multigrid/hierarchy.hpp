@@ -144,9 +144,21 @@ class PhaseClock {
 // across, once the axes along them are down to 3 nodes), is not built, and the level before
 // is the coarsest. `times`, when given, receives the time of each coarse level's construction
 // (level 1 first; the one not built included).
-// In 1D: at most kCoarsest1D nodes, whatever `coarsest_points` says.
-inline constexpr std::int64_t kCoarsest1D = 8;
-std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 64,
+// `coarsest_points` 0: default_coarsest_points.
+std::vector<LevelOperator> build_hierarchy(LevelOperator finest, std::int64_t coarsest_points = 0,
                                            std::vector<SetupTime>* times = nullptr);
+
+// The coarsest level's size where the caller does not give one: kCoarsestPoints nodes; in 1D
+// kCoarsest1D, a chain whose coarsest level is factored and solved directly (bottom_factor.hpp),
+// where levels below a few hundred nodes cost more to build and cycle through than they save;
+// on a periodic 1D axis, which is not factored, kCoarsest1DPeriodic (conjugate gradients take
+// about as many iterations as the chain has nodes: docs/performance.md, "1D hierarchies to 8
+// nodes").
+inline constexpr std::int64_t kCoarsestPoints = 64;
+inline constexpr std::int64_t kCoarsest1D = 256;
+inline constexpr std::int64_t kCoarsest1DPeriodic = 8;
+constexpr std::int64_t default_coarsest_points(int dims, bool periodic_x) {
+  return dims != 1 ? kCoarsestPoints : periodic_x ? kCoarsest1DPeriodic : kCoarsest1D;
+}
 
 }  // namespace heatsim::solver::multigrid

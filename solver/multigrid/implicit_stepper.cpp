@@ -147,7 +147,7 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
                                                                     : flow.level(alpha, beta);
   phases.push_back({"finest level", clock.lap()});
   std::vector<SetupTime> times;
-  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 64, &times);
+  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 0, &times);
   for (std::size_t l = 0; l < times.size(); ++l)
     phases.push_back({"level " + std::to_string(l + 1), times[l], true});
   return HostSetup{problem,         std::move(fields), method,           dt, nonlinear,

@@ -267,5 +267,23 @@ TEST(BottomFactor, AOneLevelHierarchyIsFactoredAgainWhenItsFinestLevelIsReplaced
   EXPECT_LE(solve_in(second), 1);
 }
 
+// A chain's coarsest level is factored: by default its hierarchy stops at kCoarsest1D nodes or
+// fewer, at kCoarsest1DPeriodic on a periodic axis (not factored), and a caller's own size holds.
+TEST(BottomFactor, OneDimensionalHierarchiesStopWhereTheirCoarsestLevelIsFactored) {
+  std::mt19937 rng(19);
+  const LevelOperator chain = random_compact(rng, 1, {1001, 1, 1});
+  const auto levels = build_hierarchy(chain);
+  ASSERT_GE(levels.size(), 2u);
+  EXPECT_LE(levels.back().points(), kCoarsest1D);
+  EXPECT_GT(levels[levels.size() - 2].points(), kCoarsest1D);
+  EXPECT_TRUE(factor_bottom(levels.back()).has_value());
+  EXPECT_LE(build_hierarchy(chain, 8).back().points(), 8);
+  LevelOperator ring = chain;
+  ring.periodic[0] = true;
+  for (auto& g : ring.conductance[0]) g = g == 0.0 ? 1.0 : g;  // the wrap's face too
+  EXPECT_LE(build_hierarchy(ring).back().points(), kCoarsest1DPeriodic);
+  EXPECT_EQ(default_coarsest_points(3, false), kCoarsestPoints);
+}
+
 }  // namespace
 }  // namespace heatsim::solver::multigrid
