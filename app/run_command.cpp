@@ -40,11 +40,29 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the handler reads it");
 // Whether the last failure reported was one rank 0 alone reports for every rank.
 bool g_reported_by_rank_0 = false;
 
-// A warning line on stderr, where the log's warnings go, with write(2) alone.
+// The local time's offset from UTC (seconds) when the handlers were installed, so that the
+// handler stamps its lines as the log does without localtime(), which is not
+// async-signal-safe.
+std::atomic<std::int64_t> g_utc_offset_s{0};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the handler reads it");
+
+// A warning line on stderr, where the log's warnings go, stamped "[HH:MM:SS] " (local time) as
+// the log's lines are, with clock_gettime and write(2) alone.
 template <std::size_t N>
 void say(const char (&line)[N]) {
   if (!g_speak.load()) return;
-  const ssize_t ignored = write(STDERR_FILENO, line, N - 1);
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::int64_t s = (static_cast<std::int64_t>(now.tv_sec) + g_utc_offset_s.load()) % 86400;
+  if (s < 0) s += 86400;
+  char text[N + 11] = "[00:00:00] ";
+  const std::int64_t parts[3] = {s / 3600, s / 60 % 60, s % 60};
+  for (int k = 0; k < 3; ++k) {
+    text[1 + 3 * k] = static_cast<char>('0' + parts[k] / 10);
+    text[2 + 3 * k] = static_cast<char>('0' + parts[k] % 10);
+  }
+  for (std::size_t i = 0; i + 1 < N; ++i) text[11 + i] = line[i];
+  const ssize_t ignored = write(STDERR_FILENO, text, N + 10);
   (void)ignored;
 }
 
@@ -132,6 +150,9 @@ int report_failure(const run::RunError& e) {
 }  // namespace
 
 void catch_stop_signals() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  if (localtime_r(&now, &local)) g_utc_offset_s.store(local.tm_gmtoff);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);

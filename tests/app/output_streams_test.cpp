@@ -158,6 +158,10 @@ TEST_F(OutputStreams, AnInterruptedRunsWarningsAreOnStderr) {
   ASSERT_TRUE(WIFEXITED(status)) << o << e;
   EXPECT_EQ(WEXITSTATUS(status), 130) << o << e;
   EXPECT_TRUE(holds(e, "warning: signal received: stopping at the next chunk of steps")) << e;
+  // Stamped as the log's lines are ([HH:MM:SS] level: text), though written by the handler.
+  EXPECT_TRUE(std::regex_search(
+      e, std::regex(R"((^|\n)\[[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\] warning: signal received: )")))
+      << e;
   EXPECT_TRUE(holds(e, "interrupted by signal 2 at step ")) << e;
   EXPECT_TRUE(holds(e, "continue with: ")) << e;
   EXPECT_FALSE(holds(o, "signal")) << o;
