@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -46,8 +47,13 @@ bool Report::finite(const std::string& path, double v) {
 
 bool Report::positive(const std::string& path, double v) {
   if (!finite(path, v)) return false;
-  if (v > 0.0) return true;
-  error(path, "must be > 0 (got " + format_number(v) + ")");
+  if (v >= std::numeric_limits<double>::min()) return true;
+  if (v > 0.0)  // subnormal: it keeps few digits, and products with it underflow to 0
+    error(path, format_number(v) +
+                    " is below the smallest normal double (2.2e-308) and keeps few digits; "
+                    "express the case in other units");
+  else
+    error(path, "must be > 0 (got " + format_number(v) + ")");
   return false;
 }
 

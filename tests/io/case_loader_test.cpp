@@ -47,18 +47,18 @@ const CaseError* find_error(const LoadResult& r, const std::string& path) {
 
 // A small valid case; tests replace one line of it.
 const std::string kMinimal =
-    "grid:\n"                                          // 1
-    "  dims: 2\n"                                      // 2
-    "  n: [16, 12]\n"                                  // 3
-    "physics:\n"                                       // 4
-    "  alpha: 2.0\n"                                   // 5
-    "boundary:\n"                                      // 6
-    "  all: {type: dirichlet, value: 0}\n"             // 7
-    "initial:\n"                                       // 8
-    "  type: constant\n"                               // 9
-    "  value: 3.5\n"                                   // 10
-    "time:\n"                                          // 11
-    "  steps: 10\n";                                   // 12
+    "grid:\n"                               // 1
+    "  dims: 2\n"                           // 2
+    "  n: [16, 12]\n"                       // 3
+    "physics:\n"                            // 4
+    "  alpha: 2.0\n"                        // 5
+    "boundary:\n"                           // 6
+    "  all: {type: dirichlet, value: 0}\n"  // 7
+    "initial:\n"                            // 8
+    "  type: constant\n"                    // 9
+    "  value: 3.5\n"                        // 10
+    "time:\n"                               // 11
+    "  steps: 10\n";                        // 12
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   const std::size_t at = text.find(from);
@@ -193,10 +193,10 @@ TEST(CaseLoader, DefaultsApply) {
 }
 
 TEST(CaseLoader, GaussianCentreDefaultsToTheMiddleAndBoxValueToOne) {
-  const std::string gaussian = replace(replace(kMinimal, "type: constant", "type: gaussian"),
-                                       "value: 3.5", "width: 0.1");
-  const solver::Case g = load_ok(replace(gaussian, "  n: [16, 12]\n",
-                                         "  n: [16, 12]\n  length: [2.0, 4.0]\n"));
+  const std::string gaussian =
+      replace(replace(kMinimal, "type: constant", "type: gaussian"), "value: 3.5", "width: 0.1");
+  const solver::Case g =
+      load_ok(replace(gaussian, "  n: [16, 12]\n", "  n: [16, 12]\n  length: [2.0, 4.0]\n"));
   EXPECT_DOUBLE_EQ(g.initial.center[0], 1.0);
   EXPECT_DOUBLE_EQ(g.initial.center[1], 2.0);
   EXPECT_DOUBLE_EQ(g.initial.amplitude, 1.0);
@@ -372,7 +372,8 @@ TEST(CaseLoader, TimeMethodsAndTheSchemeTheImplicitOnesNeed) {
 }
 
 TEST(CaseLoader, ErrorToString) {
-  EXPECT_EQ((CaseError{"grid.n[2]", 7, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3 (line 7)");
+  EXPECT_EQ((CaseError{"grid.n[2]", 7, "must be >= 3"}).to_string(),
+            "grid.n[2]: must be >= 3 (line 7)");
   EXPECT_EQ((CaseError{"grid.n[2]", 0, "must be >= 3"}).to_string(), "grid.n[2]: must be >= 3");
   EXPECT_EQ((CaseError{"", 3, "bad"}).to_string(), "bad (line 3)");
 }
@@ -447,7 +448,8 @@ TEST(CaseLoader, CheckCaseAfterOverridesHasNoLines) {
   ASSERT_EQ(errors.size(), 2u) << format_errors(errors);
   EXPECT_EQ(errors[0].to_string(), "grid.n[1]: must be >= 3 (got 2)");
   EXPECT_EQ(errors[1].path, "backend");
-  EXPECT_NE(errors[1].message.find("unknown backend 'cdu' (did you mean 'cpu'?)"), std::string::npos)
+  EXPECT_NE(errors[1].message.find("unknown backend 'cdu' (did you mean 'cpu'?)"),
+            std::string::npos)
       << errors[1].message;
   // The list names auto and every compiled backend (cpu always, CUDA ones when built).
   EXPECT_NE(errors[1].message.find("known: auto, "), std::string::npos) << errors[1].message;
@@ -531,8 +533,8 @@ TEST(CaseLoader, CustomSchemeNeedsEqualSpacing) {
 }
 
 TEST(CaseLoader, FacesFromAllPointAtTheLineOfAll) {
-  const LoadResult r =
-      load_case_text(replace(kMinimal, "{type: dirichlet, value: 0}", "{type: dirichlet, value: .inf}"));
+  const LoadResult r = load_case_text(
+      replace(kMinimal, "{type: dirichlet, value: 0}", "{type: dirichlet, value: .inf}"));
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);  // reported once, for 'all'
   EXPECT_EQ(r.errors[0].path, "boundary.all.value");
   EXPECT_EQ(r.errors[0].line, 7);
@@ -560,7 +562,8 @@ TEST(CaseLoader, PathologicalTextFailsCleanly) {
   std::string deep_block;
   for (int i = 0; i < 100000; ++i) deep_block += "- ";
   std::string deep_indent;
-  for (int i = 0; i < 200; ++i) deep_indent += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
+  for (int i = 0; i < 200; ++i)
+    deep_indent += std::string(static_cast<std::size_t>(i), ' ') + "k:\n";
   for (const std::string& text : {deep_flow, deep_block + "x\n", deep_indent}) {
     const LoadResult r = load_case_text(text);
     ASSERT_EQ(r.errors.size(), 1u);
@@ -582,7 +585,8 @@ TEST(CaseLoader, PathologicalTextFailsCleanly) {
 TEST(CaseLoader, QuotedNumbersAreStrings) {
   const LoadResult r = load_case_text(replace(kMinimal, "alpha: 2.0", "alpha: \"2.0\""));
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
-  EXPECT_EQ(r.errors[0].to_string(), "physics.alpha: expected a number, got the string '2.0' (line 5)");
+  EXPECT_EQ(r.errors[0].to_string(),
+            "physics.alpha: expected a number, got the string '2.0' (line 5)");
 }
 
 // A quote never closed runs to the end of the text, swallowing every key after it: one error at
@@ -664,6 +668,24 @@ TEST(CaseLoaderReal, APropertyThatIsNotANumberNamesItsForms) {
   EXPECT_EQ(r.errors[1].to_string(),
             "materials.copper.specific_heat: expected a number (or a table [[T, specific heat], "
             "...], T in K), got a map {T: 300} (line 3)");
+}
+
+// A subnormal property (below 2.2e-308) is its own error at its line, not "every node is a
+// Dirichlet node" from the stability check, whose limit it made infinite; a small normal one
+// is a case like any other.
+TEST(CaseLoaderReal, ASubnormalPropertyIsItsOwnErrorAtItsLine) {
+  for (const char* key : {"conductivity", "density", "specific_heat"}) {
+    const std::string from = std::string(key) + (std::string(key) == "conductivity" ? ": 401"
+                                                 : std::string(key) == "density"    ? ": 8960"
+                                                                                    : ": 385");
+    const LoadResult r = load_case_text(replace(kReal, from, std::string(key) + ": 1e-320"));
+    ASSERT_EQ(r.errors.size(), 1u) << key << "\n" << all_errors(r);
+    EXPECT_EQ(r.errors[0].path, std::string("materials.copper.") + key) << all_errors(r);
+    EXPECT_EQ(r.errors[0].line, 3) << all_errors(r);
+    EXPECT_NE(r.errors[0].message.find("below the smallest normal double"), std::string::npos)
+        << all_errors(r);
+  }
+  EXPECT_TRUE(load_case_text(replace(kReal, "conductivity: 401", "conductivity: 1e-300")).ok());
 }
 
 // A table per axis (or a list mixing tables and numbers) is neither form a conductivity takes:
@@ -801,14 +823,15 @@ TEST(CaseLoaderReal, ConvectiveHeatFluxAndTableFaces) {
 // `insulated` is a Neumann face with no flux (COMSOL's thermal insulation), on a face and as a
 // void's surface; it takes no other key.
 TEST(CaseLoaderReal, InsulatedFaces) {
-  const solver::Case c = load_ok(replace(kMinimal, "all: {type: dirichlet, value: 0}",
-                                         "all: {type: dirichlet, value: 0}\n  x-: {type: insulated}"));
+  const solver::Case c =
+      load_ok(replace(kMinimal, "all: {type: dirichlet, value: 0}",
+                      "all: {type: dirichlet, value: 0}\n  x-: {type: insulated}"));
   EXPECT_EQ(c.boundary[0].kind, BoundaryKind::neumann);
   EXPECT_EQ(c.boundary[0].value, 0.0);
   EXPECT_FALSE(c.boundary[0].heat_flux);
   EXPECT_EQ(c.boundary[1].kind, BoundaryKind::dirichlet);
-  const LoadResult bad = load_case_text(replace(
-      kMinimal, "all: {type: dirichlet, value: 0}", "all: {type: insulated, flux: 2}"));
+  const LoadResult bad = load_case_text(
+      replace(kMinimal, "all: {type: dirichlet, value: 0}", "all: {type: insulated, flux: 2}"));
   ASSERT_FALSE(bad.ok());
   ASSERT_EQ(bad.errors.size(), 1u) << format_errors(bad.errors);
   EXPECT_EQ(bad.errors[0].path, "boundary.all.flux") << format_errors(bad.errors);
@@ -861,8 +884,7 @@ TEST(CaseLoader, OutputPrecisionAndCompression) {
 }
 
 TEST(CaseLoader, OutputPrecisionAndCompressionErrorsNameKeyAndLine) {
-  const LoadResult r =
-      load_case_text(kMinimal + "output:\n  precision: fp16\n  compression: 12\n");
+  const LoadResult r = load_case_text(kMinimal + "output:\n  precision: fp16\n  compression: 12\n");
   const CaseError* precision = find_error(r, "output.precision");
   ASSERT_NE(precision, nullptr) << all_errors(r);
   EXPECT_EQ(precision->line, 14);
@@ -878,8 +900,7 @@ TEST(CaseLoader, OutputPrecisionAndCompressionErrorsNameKeyAndLine) {
   const CaseError* wide = find_error(widened, "output.precision");
   ASSERT_NE(wide, nullptr) << all_errors(widened);
   EXPECT_EQ(wide->line, 15);
-  EXPECT_NE(wide->message.find("would only widen its floats"), std::string::npos)
-      << wide->message;
+  EXPECT_NE(wide->message.find("would only widen its floats"), std::string::npos) << wide->message;
 }
 
 TEST(CaseLoader, OutputHeatFlowsAndFields) {
