@@ -185,6 +185,14 @@ void print_real_problem(const PreparedRun& run) {
                               : std::string());
     else if (b.kind == kernels::BoundaryKind::neumann && b.heat_flux)
       fmt::print("  face {}: heat flux {:.6g} W/m^2 into the body\n", face_names[f], b.value);
+    else if (b.kind == kernels::BoundaryKind::neumann && b.value == 0.0 && !b.time_dependent())
+      fmt::print("  face {}: insulated (no heat crosses it)\n", face_names[f]);
+    else if (b.kind == kernels::BoundaryKind::neumann)
+      fmt::print("  face {}: neumann, outward du/dn {}\n", face_names[f], ambient);
+    else if (b.kind == kernels::BoundaryKind::dirichlet)
+      fmt::print("  face {}: fixed temperature {}\n", face_names[f], ambient);
+    else if (b.kind == kernels::BoundaryKind::periodic)
+      fmt::print("  face {}: periodic (wraps to {})\n", face_names[f], face_names[f ^ 1]);
   }
   if (!c.probes.points.empty()) {
     fmt::print("  probes: {} ({}) into {}/probes.csv\n", c.probes.points.size(),
