@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -217,9 +218,9 @@ TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
   const heatsim_tests::ProcessResult part =
       heatsim("run -q " + c.string() + " -n 42 -o " + out.string());  // a probe row's step
   ASSERT_EQ(part.code, 0) << part.output;
-  const heatsim_tests::ProcessResult rest = heatsim(
-      "run -q " + c.string() + " -o " + out.string() + " --restart " +
-      (out / "checkpoint_00000042.h5").string());
+  const heatsim_tests::ProcessResult rest =
+      heatsim("run -q " + c.string() + " -o " + out.string() + " --restart " +
+              (out / "checkpoint_00000042.h5").string());
   ASSERT_EQ(rest.code, 0) << rest.output;
   EXPECT_EQ(read_text(out / "probes.csv"), read_text(dir_ / "whole" / "probes.csv"));
   const auto last = [](const std::string& o) {
@@ -275,6 +276,21 @@ TEST_F(RealRun, ValidateNamesTheLimitingNodeAndListsMaterialsSourcesAndProbes) {
       << r.output;
   EXPECT_NE(r.output.find("face y+: convective, h 100, ambient 290"), std::string::npos)
       << r.output;
+  // Every face is named, not the convective ones alone.
+  for (const char* face : {"x-", "x+", "y-"})
+    EXPECT_NE(r.output.find(std::string("face ") + face + ": insulated (no heat crosses it)"),
+              std::string::npos)
+        << r.output;
+  const fs::path fixed =
+      write_case("fixed.yaml",
+                 std::regex_replace(plate_case(dir_ / "out", 150, 40),
+                                    std::regex("  all: \\{type: neumann, flux: 0\\}"),
+                                    "  all: {type: dirichlet, value: 285}\n  x-: {type: periodic}\n"
+                                    "  x+: {type: periodic}"));
+  const heatsim_tests::ProcessResult f = heatsim("validate " + fixed.string());
+  ASSERT_EQ(f.code, 0) << f.output;
+  EXPECT_NE(f.output.find("face y-: fixed temperature 285"), std::string::npos) << f.output;
+  EXPECT_NE(f.output.find("face x+: periodic (wraps to x-)"), std::string::npos) << f.output;
   EXPECT_NE(r.output.find("interface at (0.0165, 0.01)"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "out"));  // validate writes nothing
 }
