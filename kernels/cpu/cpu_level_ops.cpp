@@ -1,8 +1,9 @@
 // CPU level operations for the multigrid solver (kernels/level_ops.hpp): OpenMP across z-y
 // rows, fp64. Compact levels (the finest) sum a node's neighbours in the order x-, x+, y-, y+,
 // z-, z+; stencil levels over the offsets in their numbering (x fastest); the CUDA level
-// operations repeat both orders. Every result is independent of the thread count (the dot product sums per-row
-// partial sums in row order), so an implicit run repeats itself bit for bit on a restart.
+// operations repeat both orders. Every result is independent of the thread count (the dot product
+// sums per-row partial sums in row order), so an implicit run repeats itself bit for bit on a
+// restart.
 #include "cpu_level_ops.hpp"
 
 #include "../threads.hpp"
@@ -190,9 +191,9 @@ class CpuLevelOps final : public LevelOps {
     double* vp = level0(v).data();
     const std::int64_t n = static_cast<std::int64_t>(piece_.size());
     const std::int32_t* g = piece_.data();
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-    for (std::int64_t i = 0; i < n; ++i)
+    for_each_index(0, n, worth_threads(n), [&](std::int64_t i) {
       if (g[i] >= 0) vp[i] += values[static_cast<std::size_t>(g[i])];
+    });
   }
 
   void multiply_add(double a, int w, int x, double b, int y) override {
@@ -204,9 +205,9 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t n = static_cast<std::int64_t>(yv.size());
     const double *wp = wv.data(), *xp = xv.data();
     double* yp = yv.data();
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-    for (std::int64_t i = 0; i < n; ++i)
+    for_each_index(0, n, worth_threads(n), [&](std::int64_t i) {
       yp[i] = b == 0.0 ? a * (wp[i] * xp[i]) : a * (wp[i] * xp[i]) + b * yp[i];
+    });
   }
 
   void round_to_fp32(int v) override {
@@ -440,7 +441,8 @@ class CpuLevelOps final : public LevelOps {
                         [&](int, std::int64_t j, double a) { s += std::abs(a * xp[j]); });
         } else {
           s += std::abs(L.diagonal[i] * xp[i]);
-          visit_neighbours(L, xi, y, z, i, [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
+          visit_neighbours(L, xi, y, z, i,
+                           [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
         }
         mp[i] = s;
       };
@@ -685,8 +687,7 @@ class CpuLevelOps final : public LevelOps {
     Values& vv = vec(v);
     const std::int64_t n = static_cast<std::int64_t>(vv.size());
     double* p = vv.data();
-#pragma omp parallel for schedule(static) if (worth_threads(n))
-    for (std::int64_t i = 0; i < n; ++i) p[i] = 0.0;
+    for_each_index(0, n, worth_threads(n), [p](std::int64_t i) { p[i] = 0.0; });
   }
 
   double dot(int x, int y) override {
@@ -723,8 +724,7 @@ class CpuLevelOps final : public LevelOps {
         partial[row] = row_dot(pp, qp, row * nx, nx);
       }
     };
-#pragma omp parallel if (L.parallel)
-    {
+    in_team(L.parallel, [&] {
       std::int64_t k0, k1;
       thread_planes(planes, k0, k1);
       if (k1 > k0) update(k0);
@@ -734,7 +734,7 @@ class CpuLevelOps final : public LevelOps {
         if (k + 1 < k1 - 1) update(k + 1);
         product(k);
       }
-    }
+    });
     double sum = 0.0;
     for (double part : partial) sum += part;
     return sum;
@@ -1341,8 +1341,7 @@ class CpuLevelOps final : public LevelOps {
   // operator.
   static double gauss_seidel(const Level& L, const double* bp, const double* v, std::int64_t x,
                              std::int64_t y, std::int64_t z, std::int64_t i) {
-    if (!L.stencil_form)
-      return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / L.diagonal32[i];
+    if (!L.stencil_form) return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / L.diagonal32[i];
     const int centre = stencil_centre(L.op.dims);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int k, std::int64_t j, double a) {
@@ -1580,8 +1579,7 @@ class CpuLevelOps final : public LevelOps {
       if (rows) return row(z, 0);
       for (std::int64_t y = 0; y < ny; ++y) row(y, z);
     };
-#pragma omp parallel if (L.parallel)
-    {
+    in_team(L.parallel, [&] {
       std::int64_t z0, z1;
       thread_planes(nz, z0, z1);
       for (std::int64_t z = z0; z < z1; ++z) {
@@ -1591,7 +1589,7 @@ class CpuLevelOps final : public LevelOps {
 #pragma omp barrier
       if (z1 > z0) plane(second, z0);
       if (z1 - 1 > z0) plane(second, z1 - 1);
-    }
+    });
   }
 
   // Stencil levels: colours 2 pair and 2 pair + 1 (x even, then odd; `reverse`: odd, then
@@ -1661,8 +1659,7 @@ class CpuLevelOps final : public LevelOps {
       if (f == 1) pair_row(L, bp, xp, 0, z, reverse, omega);
       if (ny - 1 > 0 && ((ny - 1) & 1) != f) pair_row(L, bp, xp, ny - 1, z, reverse, omega);
     };
-#pragma omp parallel if (L.parallel)
-    {
+    in_team(L.parallel, [&] {
       std::int64_t z0, z1;
       thread_planes(nz, z0, z1);
       for (std::int64_t z = z0; z < z1; ++z) {
@@ -1673,7 +1670,7 @@ class CpuLevelOps final : public LevelOps {
 #pragma omp barrier
       if (z1 > z0 && (z0 & 1) != f) plane(z0);
       if (z1 - 1 > z0 && ((z1 - 1) & 1) != f) plane(z1 - 1);
-    }
+    });
   }
 
   // gauss_seidel_inside of a full 3D row at the N nodes x, x + 2, ... (0 < x, x + 2 N - 1 < nx),

@@ -17,6 +17,8 @@
 #include <omp.h>
 #endif
 
+#include "kernels/threads.hpp"
+
 namespace heatsim::solver::multigrid {
 
 using kernels::AxisTransfer;
@@ -203,8 +205,7 @@ std::vector<std::uint8_t> planes_as_before(const LevelOperator& op,
   if (op.dims != 3) return same;
   const std::int64_t nz = op.n[2], plane = op.n[0] * op.n[1], np = op.points();
   same.assign(static_cast<std::size_t>(nz), 0);
-#pragma omp parallel for schedule(static) if (np >= 4096)
-  for (std::int64_t z = 1; z < nz; ++z) {
+  kernels::for_each_index(1, nz, np >= 4096, [&](std::int64_t z) {
     const auto plane_bits = [&](const auto& v, std::int64_t at) {
       return std::memcmp(&v[at + z * plane], &v[at + (z - 1) * plane], plane * sizeof(v[0])) == 0;
     };
@@ -220,7 +221,7 @@ std::vector<std::uint8_t> planes_as_before(const LevelOperator& op,
     const bool is_known = !known.empty() && known[z];
     assert(!is_known || compared());
     same[z] = is_known || compared();
-  }
+  });
   return same;
 }
 
@@ -347,12 +348,11 @@ class XRepeats {
         }
       }
     const std::int64_t plane = nx * ny;
-#pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t z = 0; z < nz; ++z) {
-      if (source[z] == z) continue;
+    kernels::for_each_index(0, nz, np >= 32768, [&](std::int64_t z) {
+      if (source[z] == z) return;
       std::copy_n(&same_[source[z] * plane], plane, &same_[z * plane]);
       std::copy_n(&row_same_[source[z] * ny], ny, &row_same_[z * ny]);
-    }
+    });
   }
   // Per finer row (y, z): every row within r of it along y and z is row_same, so that every
   // node of the row repeats, to within r, the node two rows before along y (rows beyond the
@@ -411,8 +411,7 @@ class XRepeats {
     const std::vector<std::int64_t>& source = window_source_;
     // The box along z and y first, then (in place, row by row) the runs along x.
     std::vector<std::uint8_t> zy(same_.size());
-#pragma omp parallel
-    {
+    kernels::in_team(kernels::worth_threads(nx * ny * nz), [&] {
       std::vector<std::uint8_t> acc(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z) {
@@ -483,7 +482,7 @@ class XRepeats {
 #pragma omp for schedule(static)
       for (std::int64_t z = 0; z < nz; ++z)
         if (source[z] != z) std::copy_n(&zy[source[z] * plane], plane, &zy[z * plane]);
-    }
+    });
     return zy;
   }
 
@@ -774,27 +773,38 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
       if (plane_copies[z]) plane_source[z] = plane_copies[z - 2] ? plane_source[z - 2] : z - 2;
   }
   const std::int64_t coarse_plane = c.n[0] * c.n[1];
+  // No team below 4096 nodes (kernels::in_team's reason).
+  const bool threaded = fine.points() >= 4096;
   for (int type = 1; type <= dims; ++type) {
     if (row_copies.empty() && plane_source.empty()) {
-#pragma omp parallel for collapse(2) schedule(dynamic, 4) if (fine.points() >= 4096)
-      for (std::int64_t z = 0; z < fine.n[2]; ++z)
-        for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+      if (threaded) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 4)
+        for (std::int64_t z = 0; z < fine.n[2]; ++z)
+          for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+      } else {
+        for (std::int64_t z = 0; z < fine.n[2]; ++z)
+          for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+      }
       continue;
     }
     // A copied row reads the row two before it: each plane's rows in order on one thread.
-#pragma omp parallel for schedule(dynamic, 1) if (fine.points() >= 4096)
-    for (std::int64_t z = 0; z < fine.n[2]; ++z) {
-      if (!plane_source.empty() && plane_source[z] >= 0) continue;  // copied below
+    const auto plane_rows = [&](std::int64_t z) {
+      if (!plane_source.empty() && plane_source[z] >= 0) return;  // copied below
       for (std::int64_t y = 0; y < fine.n[1]; ++y) weights_row(type, z, y);
+    };
+    if (threaded) {
+#pragma omp parallel for schedule(dynamic, 1)
+      for (std::int64_t z = 0; z < fine.n[2]; ++z) plane_rows(z);
+    } else {
+      for (std::int64_t z = 0; z < fine.n[2]; ++z) plane_rows(z);
     }
     // A copied plane's weights of this pass, as a copied row's (above) but whole coarse planes:
     // the runs of the corners' coarse planes at the offsets of this pass's type, each the run
     // of the source's coarse plane (computed above), the same bits.
     if (plane_source.empty()) continue;
-#pragma omp parallel for schedule(static) if (fine.points() >= 4096)
-    for (std::int64_t z = 0; z < fine.n[2]; ++z) {
+    kernels::for_each_index(0, fine.n[2], fine.points() >= 4096, [&](std::int64_t z) {
       const std::int64_t from = plane_source[z];
-      if (from < 0) continue;
+      if (from < 0) return;
       const int between_z = on_between[2][z];
       for (int zb = 0; zb <= between_z; ++zb) {
         const AxisTransfer::Term& tz = t[2].from[z][zb];
@@ -807,7 +817,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
             std::copy(run, run + coarse_plane, &P[k * nc + tz.coarse * coarse_plane]);
           }
       }
-    }
+    });
   }
   return P;
 }
@@ -1055,8 +1065,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   auto weights_plane = [&](std::int64_t z, kernels::LevelWeights& pw) {
     pw.resize(static_cast<std::size_t>(plane * w_stride));
     const Near& ez = near[2][3 * z + 1];
-#pragma omp parallel for schedule(static) if (by_rows)
-    for (std::int64_t y = 0; y < fine.n[1]; ++y) {
+    kernels::for_each_index(0, fine.n[1], by_rows, [&](std::int64_t y) {
       const Near& ey = near[1][3 * y + 1];
       const std::uint8_t* read =
           weights_read.empty() ? nullptr : &weights_read[(z * fine.n[1] + y) * fine.n[0]];
@@ -1072,7 +1081,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
                       ? Pw[ex.term[tx].weight + ey.term[ty].weight + ez.term[tz].weight]
                       : 0.0;
       }
-    }
+    });
   };
   // A thread's finer planes in hand: the weights of four (a plane's A P needs those of z - 1,
   // z and z + 1) and A P of three (a coarse plane needs those around it). Neither is filled
@@ -1109,8 +1118,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       }
       pw[o] = in_hand.weights[b].data();
     }
-#pragma omp parallel for schedule(static) if (by_rows)
-    for (std::int64_t y = 0; y < fine.n[1]; ++y) {
+    kernels::for_each_index(0, fine.n[1], by_rows, [&](std::int64_t y) {
       // The last node of each parity along x whose row is at hand (a copy's source).
       std::int64_t last[2] = {-1, -1};
       for (std::int64_t x = 0; x < fine.n[0]; ++x) {
@@ -1194,7 +1202,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
         }
         std::copy(out + ap_first, out + ap_first + ap_stride, ap_row);
       }
-    }
+    });
   };
   // Per axis, coarse coordinate C and offset o ([3 C + o + 1]): the finer coordinate
   // fine_index(C) + o (-1: none, or a coarse node itself), its base minus C (-1 or 0), and its
@@ -1237,8 +1245,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   if (!windows.empty()) {
     // (windows: a 3D level, no axis periodic, so no window below wraps.)
     coarse_computed.assign(static_cast<std::size_t>(nc), 0);
-#pragma omp parallel for schedule(static) if (nc >= 32768)
-    for (std::int64_t ZY = 0; ZY < c.n[2] * c.n[1]; ++ZY) {
+    kernels::for_each_index(0, c.n[2] * c.n[1], nc >= 32768, [&](std::int64_t ZY) {
       const std::int64_t Z = ZY / c.n[1], Y = ZY % c.n[1];
       const std::int64_t line = c.fine_index[2][Z] * fine.n[1] + c.fine_index[1][Y];
       const std::int64_t i0 = line * fine.n[0];
@@ -1246,7 +1253,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       for (std::int64_t X = 0; X < c.n[0]; ++X)
         coarse_computed[ZY * c.n[0] + X] =
             !copied_row && !c.fixed[ZY * c.n[0] + X] && !row_repeats(i0 + c.fine_index[0][X]);
-    }
+    });
     // A P is computed where it is read only if computing it elsewhere could change nothing but
     // itself: a term beyond one coarse node, which sets `far` (and throws) wherever it is met,
     // keeps every row computed.
@@ -1271,8 +1278,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
       // Per finer row, whether any A P row of it is read (most rows, where rows repeat, have
       // none, and then neither pass below has anything to do around them).
       std::vector<std::uint8_t> row_read(static_cast<std::size_t>(nz * ny), 0);
-#pragma omp parallel
-      {
+      kernels::in_team(kernels::worth_threads(fine.points()), [&] {
 #pragma omp for schedule(static)
         for (std::int64_t zy = 0; zy < nz * ny; ++zy) {
           std::uint8_t* read = &ap_read[zy * nx];
@@ -1326,7 +1332,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
           for (std::int64_t x = 0; x < nx; ++x)
             staged[x] = around[x] | (x > 0 ? around[x - 1] : 0) | (x + 1 < nx ? around[x + 1] : 0);
         }
-      }
+      });
     }
   }
   // The coarse offsets K of a row, accumulated at [(K_z + 2) 16 + (K_y + 2) 4 + K_x + 2]: a
@@ -1355,8 +1361,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   // Block b of `team` holds the coarse planes [b nZ / team, (b + 1) nZ / team).
   std::int64_t team = 1;
   if (copied) copied->assign(static_cast<std::size_t>(c.n[2]), 0);
-#pragma omp parallel if (by_planes)
-  {
+  kernels::in_team(by_planes, [&] {
     Planes in_hand;
     std::array<std::int64_t, 3>& held = in_hand.held;
     // By planes: two coarse planes' row entries, alternating, and per row of the plane before
@@ -1427,202 +1432,204 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
             std::copy_n(Sk + (Z - 1) * coarse_plane, coarse_plane, Sk + Z * coarse_plane);
         }
       }
-#pragma omp parallel for schedule(static) if (!by_planes && c.n[0] * c.n[1] >= 1024)
-      for (std::int64_t Y = 0; Y < c.n[1]; ++Y) {
-        // The row's weights and entries node by node ([X kp + k]), read from P and written to
-        // S offset by offset, one row at a time: 27 runs of the row's length rather than 27
-        // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
-        const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
-        const bool copied_row =
-            !row_copies.empty() && Y > 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
-        const bool taken = copied_plane || copied_row;
-        // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
-        // are read only where gathered (where the row is computed).
-        std::unique_ptr<double[]> weights, own_entries;
-        double* entries = nullptr;
-        if (!by_planes) {
-          own_entries.reset(new double[static_cast<std::size_t>(nX * kp)]);
-          entries = own_entries.get();
-        } else {
-          if (copied_plane)
-            entries = rows_at[(Z - 1) & 1][Y];  // the plane before's row, the same bits
-          else if (copied_row)
-            entries = rows_at[Z & 1][Y - 1];  // the row before's, the same bits
-          else
-            entries = &plane_entries[buffer][static_cast<std::size_t>(Y * nX * kp)];
-          rows_at[Z & 1][Y] = entries;
-        }
-        if (!taken) {  // a copied row has nothing to compute
-          weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
-          if (coarse_computed.empty()) {
-            for (int k = 0; k < kp; ++k)
-              for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
-          } else {
-            // The row's computed nodes, which are few where the rows repeat.
-            const std::uint8_t* computed = &coarse_computed[I0];
-            const std::unique_ptr<std::int64_t[]> list(
-                new std::int64_t[static_cast<std::size_t>(nX)]);
-            std::int64_t count = 0;
-            for (std::int64_t X = 0; X < nX; ++X)
-              if (computed[X]) list[count++] = X;
-            for (int k = 0; k < kp; ++k)
-              for (std::int64_t e = 0; e < count; ++e)
-                weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
-          }
-        }
-        for (std::int64_t X = 0; X < nX && !taken; ++X) {
-          const std::int64_t I = I0 + X;
-          const double* w = &weights[X * kp];
-          double* out = &entries[X * kp];
-          if (c.fixed[I]) {
-            std::fill_n(out, kp, 0.0);
-            continue;
-          }
-          if (!windows.empty() &&
-              row_repeats((zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] + c.fine_index[0][X])) {
-            std::copy(out - kp, out, out);
-            continue;
-          }
-          if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
-            const double* apc[kMaxStencil];
-            for (int kf = 0; kf < kMaxStencil; ++kf) {
-              const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
-              apc[kf] = around[dz] +
-                        (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * ap_stride;
-            }
-            standard_coarse_row(w, apc, out);
-            continue;
-          }
-          double acc[64] = {};
-          for (int dz = 0; dz < hz; ++dz)
-            for (int dy = 0; dy < hy; ++dy)
-              for (int dx = 0; dx < 3; ++dx) {
-                const int kf = dx + 3 * dy + 9 * dz;
-                const double wf = w[kf];
-                if (wf == 0.0) continue;
-                const int ax = dx, ay = dy + ly, az = dz + lz;
-                const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
-                if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
-                  far = true;  // a weight toward a node that takes none
-                  continue;
-                }
-                // (Its slots counted from ap_first: below 3D, sz is 1.)
-                const double* apf = around[az] + (fy * fine.n[0] + fx) * ap_stride;
-                double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
-                             (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
-                const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
-                for (int sz = sz0; sz < lz + hz; ++sz)
-                  for (int sy = sy0; sy < ly + hy; ++sy)
-                    for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
-                      a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz - ap_first];
-              }
-          for (int s = 0; s < 64; ++s)
-            if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
-          for (int dz = 0; dz < hz; ++dz)
-            for (int dy = 0; dy < hy; ++dy)
-              for (int dx = 0; dx < 3; ++dx)
-                out[dx + 3 * dy + 9 * dz] = acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
-        }
-        if (!mean_at_write) {
-          for (int k = 0; k < kp; ++k)
-            for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
-          continue;
-        }
-        if (sums_left) continue;  // written by the next plane's copies
-        // Whether row (Yp, Zp) was written before this one in this block: its entries toward
-        // this row are still their own values, and this row takes both means.
-        const auto written = [&](std::int64_t Yp, std::int64_t Zp) {
-          return (Zp >= Zb && Zp < Z) || (Zp == Z && Yp < Y);
-        };
-        const bool row_inside = Y > 0 && Y + 1 < c.n[1] && Z > 0 && Z + 1 < c.n[2];
-        for (int k = 0; k < kp; ++k) {
-          double* Sk = &S[k * nc];
-          double* Sback = &S[(kp - 1 - k) * nc];
-          const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
-          if (sums_copied && dz <= 0) continue;  // copied above
-          const bool same_row = dy == 0 && dz == 0;
-          const bool row_written = row_inside && written(Y + dy, Z + dz);
-          const auto any_node = [&](std::int64_t X) {
-            const std::int64_t I = I0 + X;
-            const double v = entries[X * kp + k];
-            if (k == centre || c.fixed[I]) {
-              Sk[I] = v;
-              return;
-            }
-            const std::int64_t C[3] = {X, Y, Z};
-            std::int64_t J[3];
-            if (!cg.neighbour(C, k, J)) {
-              Sk[I] = 0.0;
-              return;
-            }
-            const std::int64_t j = cg.index(J);
-            if (c.fixed[j]) {
-              Sk[I] = v * 0.5;
-            } else if (J[1] == Y && J[2] == Z) {
-              // Both values from this row's buffer; the pair's entry past the centre is
-              // written with the one before it.
-              if (k < centre) {
-                const double mean = 0.5 * (v + entries[J[0] * kp + kp - 1 - k]);
-                Sk[I] = mean;
-                Sback[j] = mean;
-              }
-            } else if (written(J[1], J[2])) {
-              const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
-              Sk[I] = mean;
-              Sback[j] = mean;
+      kernels::for_each_index(
+          0, c.n[1], !by_planes && c.n[0] * c.n[1] >= 1024, [&](std::int64_t Y) {
+            // The row's weights and entries node by node ([X kp + k]), read from P and written to
+            // S offset by offset, one row at a time: 27 runs of the row's length rather than 27
+            // arrays 2 MB apart (at 129^3) per node, whose streams the caches cannot follow.
+            const std::int64_t nX = c.n[0], I0 = (Z * c.n[1] + Y) * nX;
+            const bool copied_row =
+                !row_copies.empty() && Y > 0 && row_copies[zf * fine.n[1] + c.fine_index[1][Y]];
+            const bool taken = copied_plane || copied_row;
+            // Neither is filled first: a fixed node's entries are set to 0 below, and the weights
+            // are read only where gathered (where the row is computed).
+            std::unique_ptr<double[]> weights, own_entries;
+            double* entries = nullptr;
+            if (!by_planes) {
+              own_entries.reset(new double[static_cast<std::size_t>(nX * kp)]);
+              entries = own_entries.get();
             } else {
-              Sk[I] = v;  // its pair's row comes later, or in another block
+              if (copied_plane)
+                entries = rows_at[(Z - 1) & 1][Y];  // the plane before's row, the same bits
+              else if (copied_row)
+                entries = rows_at[Z & 1][Y - 1];  // the row before's, the same bits
+              else
+                entries = &plane_entries[buffer][static_cast<std::size_t>(Y * nX * kp)];
+              rows_at[Z & 1][Y] = entries;
             }
-          };
-          if (!row_inside || nX < 3 || k == centre) {
-            for (std::int64_t X = 0; X < nX; ++X) any_node(X);
-            continue;
-          }
-          // Away from the row's ends: the neighbour at a fixed step, in a row whose state
-          // holds for the whole row; the same operations as any_node's.
-          any_node(0);
-          const std::int64_t step = step_of[k];
-          const std::uint8_t* fixed = &c.fixed[0];
-          if (same_row) {
-            for (std::int64_t X = 1; X + 1 < nX; ++X) {
-              const std::int64_t I = I0 + X;
-              const double v = entries[X * kp + k];
-              if (fixed[I]) {
-                Sk[I] = v;
-              } else if (fixed[I + step]) {
-                Sk[I] = v * 0.5;
-              } else if (k < centre) {
-                const double mean = 0.5 * (v + entries[(X + step) * kp + kp - 1 - k]);
-                Sk[I] = mean;
-                Sback[I + step] = mean;
-              }
-            }
-          } else if (row_written) {
-            for (std::int64_t X = 1; X + 1 < nX; ++X) {
-              const std::int64_t I = I0 + X, j = I + step;
-              const double v = entries[X * kp + k];
-              if (fixed[I]) {
-                Sk[I] = v;
-              } else if (fixed[j]) {
-                Sk[I] = v * 0.5;
+            if (!taken) {  // a copied row has nothing to compute
+              weights.reset(new double[static_cast<std::size_t>(nX * kp)]);
+              if (coarse_computed.empty()) {
+                for (int k = 0; k < kp; ++k)
+                  for (std::int64_t X = 0; X < nX; ++X) weights[X * kp + k] = P[k * nc + I0 + X];
               } else {
-                const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
-                Sk[I] = mean;
-                Sback[j] = mean;
+                // The row's computed nodes, which are few where the rows repeat.
+                const std::uint8_t* computed = &coarse_computed[I0];
+                const std::unique_ptr<std::int64_t[]> list(
+                    new std::int64_t[static_cast<std::size_t>(nX)]);
+                std::int64_t count = 0;
+                for (std::int64_t X = 0; X < nX; ++X)
+                  if (computed[X]) list[count++] = X;
+                for (int k = 0; k < kp; ++k)
+                  for (std::int64_t e = 0; e < count; ++e)
+                    weights[list[e] * kp + k] = P[k * nc + I0 + list[e]];
               }
             }
-          } else {
-            for (std::int64_t X = 1; X + 1 < nX; ++X) {
+            for (std::int64_t X = 0; X < nX && !taken; ++X) {
               const std::int64_t I = I0 + X;
-              const double v = entries[X * kp + k];
-              Sk[I] = !fixed[I] && fixed[I + step] ? v * 0.5 : v;
+              const double* w = &weights[X * kp];
+              double* out = &entries[X * kp];
+              if (c.fixed[I]) {
+                std::fill_n(out, kp, 0.0);
+                continue;
+              }
+              if (!windows.empty() &&
+                  row_repeats((zf * fine.n[1] + c.fine_index[1][Y]) * fine.n[0] +
+                              c.fine_index[0][X])) {
+                std::copy(out - kp, out, out);
+                continue;
+              }
+              if (coarse_standard[0][X] && coarse_standard[1][Y] && coarse_standard[2][Z]) {
+                const double* apc[kMaxStencil];
+                for (int kf = 0; kf < kMaxStencil; ++kf) {
+                  const int dx = kf % 3, dy = kf / 3 % 3, dz = kf / 9;
+                  apc[kf] = around[dz] +
+                            (child[1][3 * Y + dy] * fine.n[0] + child[0][3 * X + dx]) * ap_stride;
+                }
+                standard_coarse_row(w, apc, out);
+                continue;
+              }
+              double acc[64] = {};
+              for (int dz = 0; dz < hz; ++dz)
+                for (int dy = 0; dy < hy; ++dy)
+                  for (int dx = 0; dx < 3; ++dx) {
+                    const int kf = dx + 3 * dy + 9 * dz;
+                    const double wf = w[kf];
+                    if (wf == 0.0) continue;
+                    const int ax = dx, ay = dy + ly, az = dz + lz;
+                    const std::int64_t fx = child[0][3 * X + ax], fy = child[1][3 * Y + ay];
+                    if (fx < 0 || fy < 0 || child[2][3 * Z + az] < 0) {
+                      far = true;  // a weight toward a node that takes none
+                      continue;
+                    }
+                    // (Its slots counted from ap_first: below 3D, sz is 1.)
+                    const double* apf = around[az] + (fy * fine.n[0] + fx) * ap_stride;
+                    double* a0 = acc + (shift[2][3 * Z + az] + 1) * 16 +
+                                 (shift[1][3 * Y + ay] + 1) * 4 + shift[0][3 * X + ax] + 1;
+                    const int sz0 = lz + first[2][3 * Z + az], sy0 = ly + first[1][3 * Y + ay];
+                    for (int sz = sz0; sz < lz + hz; ++sz)
+                      for (int sy = sy0; sy < ly + hy; ++sy)
+                        for (int sx = first[0][3 * X + ax]; sx < 3; ++sx)
+                          a0[16 * sz + 4 * sy + sx] += wf * apf[sx + 3 * sy + 9 * sz - ap_first];
+                  }
+              for (int s = 0; s < 64; ++s)
+                if (acc[s] != 0.0 && (s % 4 == 0 || s / 4 % 4 == 0 || s / 16 == 0)) far = true;
+              for (int dz = 0; dz < hz; ++dz)
+                for (int dy = 0; dy < hy; ++dy)
+                  for (int dx = 0; dx < 3; ++dx)
+                    out[dx + 3 * dy + 9 * dz] =
+                        acc[(dz + lz + 1) * 16 + (dy + ly + 1) * 4 + dx + 1];
             }
-          }
-          any_node(nX - 1);
-        }
-      }
+            if (!mean_at_write) {
+              for (int k = 0; k < kp; ++k)
+                for (std::int64_t X = 0; X < nX; ++X) S[k * nc + I0 + X] = entries[X * kp + k];
+              return;
+            }
+            if (sums_left) return;  // written by the next plane's copies
+            // Whether row (Yp, Zp) was written before this one in this block: its entries toward
+            // this row are still their own values, and this row takes both means.
+            const auto written = [&](std::int64_t Yp, std::int64_t Zp) {
+              return (Zp >= Zb && Zp < Z) || (Zp == Z && Yp < Y);
+            };
+            const bool row_inside = Y > 0 && Y + 1 < c.n[1] && Z > 0 && Z + 1 < c.n[2];
+            for (int k = 0; k < kp; ++k) {
+              double* Sk = &S[k * nc];
+              double* Sback = &S[(kp - 1 - k) * nc];
+              const std::int64_t dy = stencil_offset(k, 1), dz = stencil_offset(k, 2);
+              if (sums_copied && dz <= 0) continue;  // copied above
+              const bool same_row = dy == 0 && dz == 0;
+              const bool row_written = row_inside && written(Y + dy, Z + dz);
+              const auto any_node = [&](std::int64_t X) {
+                const std::int64_t I = I0 + X;
+                const double v = entries[X * kp + k];
+                if (k == centre || c.fixed[I]) {
+                  Sk[I] = v;
+                  return;
+                }
+                const std::int64_t C[3] = {X, Y, Z};
+                std::int64_t J[3];
+                if (!cg.neighbour(C, k, J)) {
+                  Sk[I] = 0.0;
+                  return;
+                }
+                const std::int64_t j = cg.index(J);
+                if (c.fixed[j]) {
+                  Sk[I] = v * 0.5;
+                } else if (J[1] == Y && J[2] == Z) {
+                  // Both values from this row's buffer; the pair's entry past the centre is
+                  // written with the one before it.
+                  if (k < centre) {
+                    const double mean = 0.5 * (v + entries[J[0] * kp + kp - 1 - k]);
+                    Sk[I] = mean;
+                    Sback[j] = mean;
+                  }
+                } else if (written(J[1], J[2])) {
+                  const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
+                  Sk[I] = mean;
+                  Sback[j] = mean;
+                } else {
+                  Sk[I] = v;  // its pair's row comes later, or in another block
+                }
+              };
+              if (!row_inside || nX < 3 || k == centre) {
+                for (std::int64_t X = 0; X < nX; ++X) any_node(X);
+                continue;
+              }
+              // Away from the row's ends: the neighbour at a fixed step, in a row whose state
+              // holds for the whole row; the same operations as any_node's.
+              any_node(0);
+              const std::int64_t step = step_of[k];
+              const std::uint8_t* fixed = &c.fixed[0];
+              if (same_row) {
+                for (std::int64_t X = 1; X + 1 < nX; ++X) {
+                  const std::int64_t I = I0 + X;
+                  const double v = entries[X * kp + k];
+                  if (fixed[I]) {
+                    Sk[I] = v;
+                  } else if (fixed[I + step]) {
+                    Sk[I] = v * 0.5;
+                  } else if (k < centre) {
+                    const double mean = 0.5 * (v + entries[(X + step) * kp + kp - 1 - k]);
+                    Sk[I] = mean;
+                    Sback[I + step] = mean;
+                  }
+                }
+              } else if (row_written) {
+                for (std::int64_t X = 1; X + 1 < nX; ++X) {
+                  const std::int64_t I = I0 + X, j = I + step;
+                  const double v = entries[X * kp + k];
+                  if (fixed[I]) {
+                    Sk[I] = v;
+                  } else if (fixed[j]) {
+                    Sk[I] = v * 0.5;
+                  } else {
+                    const double mean = k < centre ? 0.5 * (v + Sback[j]) : 0.5 * (Sback[j] + v);
+                    Sk[I] = mean;
+                    Sback[j] = mean;
+                  }
+                }
+              } else {
+                for (std::int64_t X = 1; X + 1 < nX; ++X) {
+                  const std::int64_t I = I0 + X;
+                  const double v = entries[X * kp + k];
+                  Sk[I] = !fixed[I] && fixed[I + step] ? v * 0.5 : v;
+                }
+              }
+              any_node(nX - 1);
+            }
+          });
     }
-  }
+  });
   if (far) throw std::logic_error("galerkin: a coupling beyond one coarse node");
   if (mean_at_write) {
     // The pairs across two blocks: a block's first plane's entries toward the plane before it
@@ -1901,9 +1908,8 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
   // taken from its source plane's (plane_sources, reach 1).
   const std::vector<std::int64_t> source = plane_sources(
       from_conductances || from_entries ? as_before : std::vector<std::uint8_t>{}, nz, 1);
-#pragma omp parallel for schedule(static) if (op.points() >= 4096)
-  for (std::int64_t z = 0; z < nz; ++z) {
-    if (source[z] != z) continue;  // taken below
+  kernels::for_each_index(0, nz, op.points() >= 4096, [&](std::int64_t z) {
+    if (source[z] != z) return;  // taken below
     double* within[3] = {&parts[z * part], &parts[z * part + nx], &parts[z * part + nx + ny]};
     double* across[3] = {within[2] + 1, within[2] + 1 + nx, within[2] + 1 + nx + ny};
     std::uint8_t* sheet[3] = {&sheet_parts[z * (nx + ny + 1)], &sheet_parts[z * (nx + ny + 1) + nx],
@@ -1914,13 +1920,13 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
       if (dims == 1) compact_plane_sums<1>(op, z, within, across, sheet, lean);
       if (dims == 2) compact_plane_sums<2>(op, z, within, across, sheet, lean);
       if (dims == 3) compact_plane_sums<3>(op, z, within, across, sheet, lean);
-      continue;
+      return;
     }
     if (from_entries) {
       if (dims == 1) stencil_plane_sums<1>(op, g, z, within, across, sheet, lean);
       if (dims == 2) stencil_plane_sums<2>(op, g, z, within, across, sheet, lean);
       if (dims == 3) stencil_plane_sums<3>(op, g, z, within, across, sheet, lean);
-      continue;
+      return;
     }
     for (std::int64_t y = 0; y < ny; ++y)
       for (std::int64_t x = 0; x < nx; ++x) {
@@ -1969,8 +1975,10 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
           for (int b = 0; b < dims; ++b) {
             const kernels::LevelWeights& G = op.conductance[b];
             faces[b] = c[b] < op.n[b] - 1 || op.periodic[b] ? G[node] : 0.0;
-            if (c[b] > 0) faces[b] += G[node - stride];
-            else if (op.periodic[b]) faces[b] += G[node + (op.n[b] - 1) * stride];
+            if (c[b] > 0)
+              faces[b] += G[node - stride];
+            else if (op.periodic[b])
+              faces[b] += G[node + (op.n[b] - 1) * stride];
             stride *= op.n[b];
           }
           for (int a = 0; a < dims; ++a)
@@ -1980,11 +1988,10 @@ std::array<std::vector<std::uint8_t>, kMaxDims> strong_planes(
         for (int e = 0; e < row.count; ++e) {
           if (row.k[e] == centre) continue;
           const double v = std::abs(row.a[e]);
-          for (int a = 0; a < dims; ++a)
-            (offset[row.k[e]][a] == 0 ? within : across)[a][p[a]] += v;
+          for (int a = 0; a < dims; ++a) (offset[row.k[e]][a] == 0 ? within : across)[a][p[a]] += v;
         }
       }
-  }
+  });
   for (std::int64_t z = 0; z < nz; ++z) {
     if (source[z] == z) continue;
     std::copy_n(&parts[source[z] * part], part, &parts[z * part]);
@@ -2114,9 +2121,8 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
   // Per z plane, per axis and parity: the free nodes at a saddle (kept off the axes' ends).
   // Counts, so the sums do not depend on the threads.
   std::vector<std::int64_t> parts(static_cast<std::size_t>(nz) * 6, 0);
-#pragma omp parallel for schedule(static) if (np >= 4096)
-  for (std::int64_t z = 0; z < nz; ++z) {
-    if (count_source[z] != z) continue;  // taken below
+  kernels::for_each_index(0, nz, np >= 4096, [&](std::int64_t z) {
+    if (count_source[z] != z) return;  // taken below
     std::int64_t* count = &parts[static_cast<std::size_t>(z) * 6];
     for (std::int64_t y = 0; y < ny; ++y) {
       double lo = 1e300, hi = 0.0;
@@ -2164,7 +2170,7 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
           }
       }
     }
-  }
+  });
   for (std::int64_t z = 0; z < nz; ++z) {
     const std::int64_t from = count_source[z];
     if (from == z) continue;
@@ -2201,8 +2207,7 @@ std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op) {
   const std::int64_t nx = op.n[0], ny = op.n[1], nz = op.n[2], plane = nx * ny;
   const std::int64_t* xs = g.steps[0].data();
   std::vector<std::uint8_t> beside(op.fixed.size());
-#pragma omp parallel if (op.points() >= 32768)
-  {
+  kernels::in_team(op.points() >= 32768, [&] {
     std::vector<std::uint8_t> around(static_cast<std::size_t>(plane));
 #pragma omp for schedule(static)
     for (std::int64_t z = 0; z < nz; ++z) {
@@ -2230,7 +2235,7 @@ std::vector<std::uint8_t> nodes_beside_held(const LevelOperator& op) {
         }
       }
     }
-  }
+  });
   return beside;
 }
 
@@ -2291,8 +2296,7 @@ LevelOperator coarsen_level(const LevelOperator& fine, Reuse reuse,
   const std::int64_t np = c.points();
   c.fixed.assign(static_cast<std::size_t>(np), 0);
   for_nodes(c.n, [&](const std::int64_t C[3], std::int64_t I) {
-    const std::int64_t f[3] = {c.fine_index[0][C[0]], c.fine_index[1][C[1]],
-                               c.fine_index[2][C[2]]};
+    const std::int64_t f[3] = {c.fine_index[0][C[0]], c.fine_index[1][C[1]], c.fine_index[2][C[2]]};
     c.fixed[I] = fine.fixed[(f[2] * fine.n[1] + f[1]) * fine.n[0] + f[0]];
   });
   const XRepeats repeats(fine, t[0], t[1], t[2], as_before, reuse == Reuse::along_x);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/threads.hpp"
+
 namespace heatsim::solver::multigrid {
 
 using kernels::BoundaryFace;
@@ -24,11 +26,10 @@ std::vector<double> enthalpies(const CoefficientFields& fields, const std::vecto
   if (!fields.temperature) return h;
   const kernels::TemperatureDependence& laws = *fields.temperature;
   const std::int64_t points = static_cast<std::int64_t>(h.size());
-#pragma omp parallel for schedule(static) if (points >= 32768)
-  for (std::int64_t i = 0; i < points; ++i) {
+  kernels::for_each_index(0, points, points >= 32768, [&](std::int64_t i) {
     const std::int32_t l = laws.law[i];
     if (l >= 0) h[i] = laws.laws[static_cast<std::size_t>(l)].enthalpy(u[i]);
-  }
+  });
   return h;
 }
 
@@ -56,35 +57,33 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
       std::vector<double>& K = out->faces[static_cast<std::size_t>(a)];
       const std::vector<double>& K0 = base.faces[static_cast<std::size_t>(a)];
       K.resize(K0.size());
-#pragma omp parallel for collapse(2) schedule(static) if (points >= 32768)
-      for (std::int64_t z = 0; z < n[2]; ++z)
-        for (std::int64_t y = 0; y < n[1]; ++y) {
-          const std::int64_t row = (z * n[1] + y) * n[0];
-          const std::int64_t c[3] = {0, y, z};
-          for (std::int64_t x = 0; x < n[0]; ++x) {
-            const std::int64_t i = row + x;
-            const std::int64_t ia = a == 0 ? x : c[a];
-            std::int64_t j = i + stride;
-            const std::size_t si = static_cast<std::size_t>(i);
-            if (ia == n[a] - 1) {
-              if (!periodic) {
-                K[si] = K0[si];  // no face: the entry is unused, kept as base's
-                continue;
-              }
-              j = i - (n[a] - 1) * stride;
+      kernels::for_each_index(0, n[2] * n[1], points >= 32768, [&](std::int64_t zy) {
+        const std::int64_t z = zy / n[1], y = zy % n[1];
+        const std::int64_t row = zy * n[0];
+        const std::int64_t c[3] = {0, y, z};
+        for (std::int64_t x = 0; x < n[0]; ++x) {
+          const std::int64_t i = row + x;
+          const std::int64_t ia = a == 0 ? x : c[a];
+          std::int64_t j = i + stride;
+          const std::size_t si = static_cast<std::size_t>(i);
+          if (ia == n[a] - 1) {
+            if (!periodic) {
+              K[si] = K0[si];  // no face: the entry is unused, kept as base's
+              continue;
             }
-            K[si] = laws.face(a, i, j, K0[si], u[si], u[static_cast<std::size_t>(j)]);
+            j = i - (n[a] - 1) * stride;
           }
+          K[si] = laws.face(a, i, j, K0[si], u[si], u[static_cast<std::size_t>(j)]);
         }
+      });
     }
-#pragma omp parallel for schedule(static) if (points >= 32768)
-    for (std::int64_t i = 0; i < points; ++i) {
+    kernels::for_each_index(0, points, points >= 32768, [&](std::int64_t i) {
       const std::size_t si = static_cast<std::size_t>(i);
       const std::int32_t l = laws.law[si];
-      if (l < 0) continue;
+      if (l < 0) return;
       const kernels::TemperatureLaw& law = laws.laws[static_cast<std::size_t>(l)];
       out->capacity[si] *= law.capacity_ratio(u[si]);
-    }
+    });
   }
   // Radiating faces: node terms on the face's plane.
   std::vector<double> source;
@@ -121,17 +120,17 @@ std::shared_ptr<const CoefficientFields> linearize(const StencilProblem& problem
     const double amb = r.ambient.at(t), amb4 = amb * amb * amb * amb;
     double* transfer = out->transfer.data();
     double* load = source.data();
-#pragma omp parallel for schedule(static) if (points >= 32768)
-    for (std::int64_t k = 0; k < points; ++k) {
+    kernels::for_each_index(0, points, points >= 32768, [&](std::int64_t k) {
       const std::size_t i = static_cast<std::size_t>(k);
       const double R = r.coefficient[i];
-      if (R == 0.0) continue;
+      if (R == 0.0) return;
       const double ub3 = u[i] * u[i] * u[i];
       transfer[i] += 4.0 * R * ub3;
       load[i] += R * (3.0 * ub3 * u[i] + amb4);
-    }
+    });
   }
-  if (!source.empty()) out->sources.push_back({std::move(source), kernels::Schedule{1.0, 0.0, 0.0, {}}});
+  if (!source.empty())
+    out->sources.push_back({std::move(source), kernels::Schedule{1.0, 0.0, 0.0, {}}});
   return out;
 }
 
