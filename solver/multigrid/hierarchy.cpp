@@ -309,8 +309,7 @@ class XRepeats {
     // plane before takes the flags of the first plane of its run (plane_sources, reach 0).
     const std::vector<std::int64_t> source = plane_sources(as_before, nz, 0);
     window_source_ = plane_sources(as_before, nz, kMostReach);
-#pragma omp parallel for schedule(static) if (np >= 32768)
-    for (std::int64_t z = 0; z < nz; ++z)
+    kernels::for_each_index(0, nz, np >= 32768, [&](std::int64_t z) {
       for (std::int64_t y = 0; y < ny && source[z] == z; ++y) {
         const std::int64_t line = z * ny + y, i0 = line * nx, j0 = i0 - 2 * nx;
         bool row_bits_same = y >= 2;
@@ -347,6 +346,7 @@ class XRepeats {
           same_[i] = same;
         }
       }
+    });
     const std::int64_t plane = nx * ny;
     kernels::for_each_index(0, nz, np >= 32768, [&](std::int64_t z) {
       if (source[z] == z) return;
@@ -515,8 +515,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
   const Grid fg(fine), cg(c);
   // Zeroed by the threads (kernels::UnsetAllocator), which then take its pages' first faults.
   kernels::LevelWeights P(static_cast<std::size_t>(kp * nc));
-#pragma omp parallel for schedule(static) if (kp * nc >= 32768)
-  for (std::int64_t j = 0; j < kp * nc; ++j) P[j] = 0.0;
+  kernels::for_each_index(0, kp * nc, kp * nc >= 32768, [&](std::int64_t j) { P[j] = 0.0; });
   for (std::int64_t I = 0; I < nc; ++I)
     if (!c.fixed[I]) P[centre * nc + I] = 1.0;
   // Per offset k: the axes it moves along (bit a) and those it moves up along.
@@ -2091,8 +2090,7 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
   // swapped (its even nodes are this plane's odd ones) when taken an odd number of planes on.
   const std::vector<std::int64_t> row_source = plane_sources(as_before, nz, 0),
                                   count_source = plane_sources(as_before, nz, 1);
-#pragma omp parallel for schedule(static) if (np >= 4096)
-  for (std::int64_t z = 0; z < nz; ++z)
+  kernels::for_each_index(0, nz, np >= 4096, [&](std::int64_t z) {
     for (std::int64_t y = 0; y < ny && row_source[z] == z; ++y) {
       double lo = 1e300, hi = 0.0;
       const auto take = [&](double v) {
@@ -2113,6 +2111,7 @@ std::array<bool, kMaxDims> odd_planes(const LevelOperator& op,
       least[z * ny + y] = lo;
       largest[z * ny + y] = hi;
     }
+  });
   for (std::int64_t z = 0; z < nz; ++z)
     if (row_source[z] != z) {
       std::copy_n(&least[row_source[z] * ny], ny, &least[z * ny]);

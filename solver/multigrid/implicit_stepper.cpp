@@ -217,9 +217,9 @@ ImplicitStepper::ImplicitStepper(HostSetup setup, std::unique_ptr<kernels::Level
         if (x != 0.0) return true;
       return false;
     };
-    faces_.push_back({part.face, any(part.constant) ? ops_->create_sparse(part.nodes, part.constant) : -1,
-                      any(part.ambient_weight) ? ops_->create_sparse(part.nodes, part.ambient_weight)
-                                               : -1});
+    faces_.push_back(
+        {part.face, any(part.constant) ? ops_->create_sparse(part.nodes, part.constant) : -1,
+         any(part.ambient_weight) ? ops_->create_sparse(part.nodes, part.ambient_weight) : -1});
   }
   for (const auto& [face, nodes] : flow_.dirichlet_faces())
     dirichlet_.emplace_back(face,
@@ -462,8 +462,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       for (std::size_t i = 0; i < u0.size(); ++i) h0[i] = (4.0 * h0[i] - h_before[i]) / 3.0;
     }
     bdf2_history.resize(u0.size());
-    for (std::size_t i = 0; i < u0.size(); ++i)
-      bdf2_history[i] = (4.0 * u0[i] - before[i]) / 3.0;
+    for (std::size_t i = 0; i < u0.size(); ++i) bdf2_history[i] = (4.0 * u0[i] - before[i]) / 3.0;
   }
   const std::vector<double>& history = bdf2 ? bdf2_history : u0;
   if (enthalpy) h = enthalpies(*base_fields_, u);
@@ -525,13 +524,12 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
             const std::vector<double>& h_start = *span.h0;
             const std::vector<double> wc = linear.weighted_capacity();
             const std::int64_t points = static_cast<std::int64_t>(u.size());
-#pragma omp parallel for schedule(static) if (kernels::worth_threads(points))
-            for (std::int64_t i = 0; i < points; ++i) {
-              if (fixed[i]) continue;
+            kernels::for_each_index(0, points, kernels::worth_threads(points), [&](std::int64_t i) {
+              if (fixed[i]) return;
               const kernels::TemperatureLaw* law = varying(i);
               rhs[i] += span.alpha * wc[i] *
                         (law ? u[i] + (h_start[i] - h[i]) / law->capacity_ratio(u[i]) : start[i]);
-            }
+            });
           }
           finest = linear.take_level(span.alpha, span.beta);
         }
@@ -563,8 +561,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       if (report.reason != SolveReport::Reason::converged) {
         ops_->upload(mg_->solution(), u0);
         throw SolveFailure(std::string(to_string(method_)) + ": outer iteration " +
-                               std::to_string(outer) + ": the multigrid solve " +
-                               report.describe(),
+                               std::to_string(outer) + ": the multigrid solve " + report.describe(),
                            report);
       }
       std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
@@ -576,7 +573,9 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       bool climbing = false, any_projected = false;
       const std::int64_t points = static_cast<std::int64_t>(u.size());
 #pragma omp parallel for schedule(static) if (kernels::worth_threads(points)) \
-    reduction(max : change, scale) reduction(|| : climbing, any_projected)
+    reduction(max                                                             \
+              : change, scale) reduction(||                                   \
+                                         : climbing, any_projected)
       for (std::int64_t i = 0; i < points; ++i) {
         double next = v[i];
         const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);
@@ -588,8 +587,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           // of the latent heat), and the next iteration's sensible slope sends it as far back.
           // A step that leaves the range goes to the solve's temperature v instead, with its
           // enthalpy h(v): the rest of the latent heat and the sensible heat beyond, no more.
-          const bool melting =
-              law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
+          const bool melting = law->latent > 0.0 && u[i] > law->solidus && u[i] < law->liquidus;
           const bool leaves = melting && (h[i] + dh >= law->enthalpy(law->liquidus) ||
                                           h[i] + dh <= law->enthalpy(law->solidus));
           if (leaves) dh = law->enthalpy(v[i]) - h[i];

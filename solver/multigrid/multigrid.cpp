@@ -47,9 +47,10 @@ double recent_reduction(const SolveReport& report) {
 std::string SolveReport::describe() const {
   char buf[700];
   const double first = residuals.empty() ? 0.0 : residuals.front();
-  int n = std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
-                        to_string(reason), iterations, iterations == 1 ? "" : "s",
-                        final_residual(), first, mean_reduction());
+  int n =
+      std::snprintf(buf, sizeof buf, "%s in %d iteration%s to %.3g (from %.3g, %.3g per iteration)",
+                    to_string(reason), iterations, iterations == 1 ? "" : "s", final_residual(),
+                    first, mean_reduction());
   if (deflated_from >= 0 && n > 0 && static_cast<std::size_t>(n) < sizeof buf) {
     char when[40] = "";
     if (deflated_from > 0) std::snprintf(when, sizeof when, " after iteration %d", deflated_from);
@@ -59,7 +60,8 @@ std::string SolveReport::describe() const {
   const std::size_t used = static_cast<std::size_t>(std::max(0, n));
   char* rest = buf + std::min(used, sizeof buf - 1);
   const std::size_t room = sizeof buf - std::min(used, sizeof buf - 1);
-  const double best = residuals.empty() ? 0.0 : *std::min_element(residuals.begin(), residuals.end());
+  const double best =
+      residuals.empty() ? 0.0 : *std::min_element(residuals.begin(), residuals.end());
   switch (reason) {
     case Reason::converged:
       if (at_floor)
@@ -105,8 +107,9 @@ namespace {
 // by the threads.
 void write_free(const std::vector<std::uint8_t>& fixed, double* out) {
   const std::int64_t np = static_cast<std::int64_t>(fixed.size());
-#pragma omp parallel for schedule(static) if (kernels::worth_threads(np))
-  for (std::int64_t i = 0; i < np; ++i) out[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+  kernels::for_each_index(0, np, kernels::worth_threads(np), [&](std::int64_t i) {
+    out[i] = fixed[static_cast<std::size_t>(i)] ? 0.0 : 1.0;
+  });
 }
 
 }  // namespace
@@ -398,8 +401,7 @@ enum class Verdict { go_on, below_tolerance, stalled, diverged, max_iterations }
 // `energy`: what a CG iteration took off the error's energy (negative: none, a V-cycle).
 Verdict record(SolveReport& report, const SolveOptions& options, double relative,
                double energy = -1.0) {
-  const double best_before =
-      *std::min_element(report.residuals.begin(), report.residuals.end());
+  const double best_before = *std::min_element(report.residuals.begin(), report.residuals.end());
   report.residuals.push_back(relative);
   if (energy >= 0.0) report.energy.push_back(energy);
   ++report.iterations;
