@@ -572,10 +572,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       double scale = 0.0;
       bool climbing = false, any_projected = false;
       const std::int64_t points = static_cast<std::int64_t>(u.size());
+      // clang-format off
 #pragma omp parallel for schedule(static) if (kernels::worth_threads(points)) \
-    reduction(max                                                             \
-              : change, scale) reduction(||                                   \
-                                         : climbing, any_projected)
+    reduction(max : change, scale) reduction(|| : climbing, any_projected)
+      // clang-format on
       for (std::int64_t i = 0; i < points; ++i) {
         double next = v[i];
         const kernels::TemperatureLaw* law = steady || fixed[i] ? nullptr : varying(i);

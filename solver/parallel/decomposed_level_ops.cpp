@@ -786,13 +786,14 @@ bool DecomposedLevelOps::set_bottom_factor(int level, kernels::BottomFactor fact
 void DecomposedLevelOps::bottom_solve(int level, int b, int x, int r, bool from_zero) {
   if (split(level)) {
     if (!split_bottom_ || level != 0) return LevelOps::bottom_solve(level, b, x, r, from_zero);
-    if (from_zero)
-      zero(x);
-    else
-      residual(level, b, x, r);
+    // The whole level on every rank: x from zero (upload writes all of it) or as it stands.
+    if (!from_zero) residual(level, b, x, r);
     std::vector<double> rhs, whole;
     download(from_zero ? b : r, rhs);
-    download(x, whole);
+    if (from_zero)
+      whole.assign(rhs.size(), 0.0);
+    else
+      download(x, whole);
     split_bottom_->solve_add(rhs.data(), whole.data(), split_bottom_work_.data());
     upload(x, whole);
     return;

@@ -674,11 +674,10 @@ TEST(CaseLoaderReal, APropertyThatIsNotANumberNamesItsForms) {
 // Dirichlet node" from the stability check, whose limit it made infinite; a small normal one
 // is a case like any other.
 TEST(CaseLoaderReal, ASubnormalPropertyIsItsOwnErrorAtItsLine) {
-  for (const char* key : {"conductivity", "density", "specific_heat"}) {
-    const std::string from = std::string(key) + (std::string(key) == "conductivity" ? ": 401"
-                                                 : std::string(key) == "density"    ? ": 8960"
-                                                                                    : ": 385");
-    const LoadResult r = load_case_text(replace(kReal, from, std::string(key) + ": 1e-320"));
+  const std::pair<std::string, std::string> given[] = {
+      {"conductivity", ": 401"}, {"density", ": 8960"}, {"specific_heat", ": 385"}};
+  for (const auto& [key, value] : given) {
+    const LoadResult r = load_case_text(replace(kReal, key + value, key + ": 1e-320"));
     ASSERT_EQ(r.errors.size(), 1u) << key << "\n" << all_errors(r);
     EXPECT_EQ(r.errors[0].path, std::string("materials.copper.") + key) << all_errors(r);
     EXPECT_EQ(r.errors[0].line, 3) << all_errors(r);
