@@ -29,12 +29,20 @@
 //
 // The replacement of the global operator new covers every std::vector of the executable; the
 // libraries' own malloc calls (HDF5, CUDA) are theirs. Small blocks take malloc's usual path.
+//
+// The largest (32 MiB and more) are mapped by app/block_cache.hpp, which keeps them once freed
+// in the set-up, their pages in place, for the next: memory the kernel need not clear again.
+#include <dirent.h>
 #include <sched.h>
 #include <sys/mman.h>
 
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
+
+#include "block_cache.hpp"
+#include "kernels/kept_blocks.hpp"
 
 namespace {
 
@@ -74,21 +82,79 @@ bool populate_pages() {
   return populate;
 }
 
+// A large block's pages as above: the huge pages' advice, or populated. Advice both: a kernel
+// that refuses it leaves the block as it was.
+void prepare_pages(void* p, std::size_t bytes) {
+  if (advise_huge_pages()) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  if (populate_pages()) madvise(p, bytes, kPopulateWrite);
+}
+
+// From this size on, blocks are the cache's (app/block_cache.hpp): glibc maps blocks above 32
+// MiB afresh every time and unmaps them when freed, while it keeps smaller ones in its heap
+// once such blocks have been freed, and reuses them itself. Smaller large blocks are taken
+// from the cache's kept stretches where one fits, from malloc otherwise.
+constexpr std::size_t kCachedBlock = std::size_t{32} << 20;
+
+// Whether the machine has one memory node (Linux's /sys/devices/system/node/node*; one where
+// that cannot be read): only there are freed blocks kept (app/block_cache.hpp). On several, a
+// kept block's pages stay on the node of the threads that first touched them, and its next
+// owner's threads may run on another.
+bool one_memory_node() {
+  DIR* nodes = opendir("/sys/devices/system/node");
+  if (!nodes) return true;
+  int count = 0;
+  while (const dirent* entry = readdir(nodes))
+    if (std::strncmp(entry->d_name, "node", 4) == 0 && entry->d_name[4] >= '0' &&
+        entry->d_name[4] <= '9')
+      ++count;
+  closedir(nodes);
+  return count <= 1;
+}
+
+// Made at the first large block and never destroyed: blocks freed after the static objects'
+// destructors (other static objects') still come back to it.
+heatsim::app::BlockCache& cache() {
+  alignas(heatsim::app::BlockCache) static unsigned char storage[sizeof(heatsim::app::BlockCache)];
+  static heatsim::app::BlockCache* const blocks = [] {
+    heatsim::app::BlockCache* made =
+        new (storage) heatsim::app::BlockCache(/*keep=*/false, prepare_pages);
+    heatsim::kernels::set_freed_blocks_control([](bool keep) {
+      static const bool one_node = one_memory_node();
+      cache().set_keep(keep && one_node);
+    });
+    return made;
+  }();
+  return *blocks;
+}
+
 void* allocate(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
+  if (bytes >= kCachedBlock) return cache().take(bytes);
   void* p = nullptr;
   if (bytes >= kLargeBlock) {
+    if (void* kept = cache().take(bytes, /*map=*/false)) return kept;
     if (posix_memalign(&p, kHugePage, bytes) != 0) p = nullptr;
-    // Advice only, on the block's whole huge pages: a kernel without transparent huge pages
-    // refuses it, and the block stays good.
-    if (p && advise_huge_pages()) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-    // Advice too: where the kernel refuses it, the block is as before.
-    if (p && populate_pages()) madvise(p, bytes, kPopulateWrite);
+    if (p) prepare_pages(p, bytes);
   } else {
     p = std::malloc(bytes);
   }
   if (!p) throw std::bad_alloc();
   return p;
+}
+
+// The cache's blocks are 2 MiB aligned, which it checks before it looks further; malloc's
+// (posix_memalign's among them) are not its own.
+void release(void* p) noexcept {
+  if (p && cache().give(p)) return;
+  std::free(p);
+}
+
+void release(void* p, std::size_t bytes) noexcept {
+  if (bytes >= kLargeBlock) {
+    release(p);
+    return;
+  }
+  std::free(p);
 }
 
 }  // namespace
@@ -108,9 +174,9 @@ void* operator new(std::size_t bytes, const std::nothrow_t&) noexcept {
 void* operator new[](std::size_t bytes, const std::nothrow_t& tag) noexcept {
   return operator new(bytes, tag);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t bytes) noexcept { release(p, bytes); }
+void operator delete[](void* p, std::size_t bytes) noexcept { release(p, bytes); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }

@@ -32,6 +32,7 @@
 #include "io/material_output.hpp"
 #include "io/output.hpp"
 #include "io/probes_csv.hpp"
+#include "kernels/kept_blocks.hpp"
 #include "kernels/registry.hpp"
 #include "run/auto_choice.hpp"
 #include "run/report.hpp"
@@ -99,12 +100,14 @@ class CheckpointRotation {
 // the hierarchy), which make_implicit_stepper takes. Throws std::invalid_argument for a case
 // it cannot solve (prepare_run refuses those already; this is the solver's own word).
 solver::multigrid::ImplicitStepper::HostSetup prepare_implicit(
-    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan) {
+    const solver::Case& c, const kernels::StencilProblem& problem, const solver::TimePlan& plan,
+    bool coarse_levels = true) {
   namespace mg = solver::multigrid;
   auto fields = problem.coefficients
                     ? problem.coefficients
                     : mg::uniform_fields(problem.points(), c.physics.alpha, c.physics.source);
-  return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt);
+  return mg::ImplicitStepper::prepare(problem, std::move(fields), c.time.method, plan.dt,
+                                      coarse_levels);
 }
 
 // The multigrid stepper of an implicit or steady case, on `level_ops`.
@@ -353,6 +356,10 @@ io::FieldPart Session::State::owned_part() {
 }
 
 void Session::State::set_up() {
+  // Large blocks freed from the coefficient fields' release on are kept for the level
+  // operations' arrays and vectors (kernels/kept_blocks.hpp), until the backend's set-up ends
+  // (or the set-up fails).
+  std::optional<kernels::KeepFreedBlocks> keep_blocks;
   prepared = prepare_run(options.source, options.overrides);
   end_phase("case, materials and coefficient fields");
   solver::Case& c = prepared.case_;
@@ -522,8 +529,21 @@ void Session::State::set_up() {
     const kernels::BackendEntry* asked = kernels::find_backend(c.backend);
     if (c.backend == "auto" || (asked && asked->needs_gpu))
       cuda_start = JoiningThread([] { kernels::start_cuda(0); });
+    // A steady solve asked for on the CPU whose coefficient fields go before its levels are
+    // built (below): the backend's choice waits for nothing there, so the coarse levels are
+    // built after it and after the fields' release, and take the fields' pages rather than new
+    // ones (kernels/kept_blocks.hpp). Only where those are many (kReleasedFieldsBytes at least,
+    // which the homogeneous shorthand's own k and rho c_p must reach too): elsewhere the
+    // levels' staging, written in part, would take kept pages for little.
+    const int fields_count =
+        prepared.fields ? static_cast<int>(prepared.fields->sources.size()) : 0;
+    const bool coarse_levels_later =
+        c.backend == "cpu" && c.time.method == solver::TimeMethod::steady &&
+        solver::steady_releases_fields(c, fields_count, false) &&
+        (c.has_fields() ||
+         16.0 * static_cast<double>(problem.points()) >= solver::kReleasedFieldsBytes);
     try {
-      host_setup.emplace(prepare_implicit(c, problem, prepared.plan));
+      host_setup.emplace(prepare_implicit(c, problem, prepared.plan, !coarse_levels_later));
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }
@@ -575,12 +595,27 @@ void Session::State::set_up() {
   // they stay (no second laying, no second upload).
   // (The homogeneous shorthand's fields are the solver's own: released, nothing to lay again.)
   const int source_fields = prepared.fields ? static_cast<int>(prepared.fields->sources.size()) : 0;
+  keep_blocks.emplace();
+  bool released = false;
   if (host_setup && !choice.backend->capabilities().gpu &&
       solver::steady_releases_fields(c, source_fields, false) && host_setup->release_fields()) {
+    released = true;
     fields_released = prepared.fields != nullptr;
     prepared.fields.reset();
     std::vector<std::int32_t>().swap(prepared.material_ids);
     problem.coefficients.reset();
+  }
+  if (host_setup && !host_setup->coarse_levels_built) {
+    // Blocks kept only where the fields went: the levels' staging, written in part, would
+    // otherwise hold kept pages beside the fields.
+    if (!released) keep_blocks.reset();
+    try {
+      host_setup->build_coarse_levels();
+    } catch (const std::invalid_argument& e) {
+      refuse(e.what());
+    }
+    if (!released) keep_blocks.emplace();
+    end_phase("the multigrid hierarchy's coarse levels");
   }
   // The initial field before anything is written: an expression that is not finite at some
   // node refuses the case with nothing touched.
@@ -761,6 +796,9 @@ void Session::State::set_up() {
     }
   }
   end_phase("backend set-up");
+  // The set-up's freed blocks, kept for its later ones, go back now: the solve and the steps
+  // take no large block, and a steady solve's resident set is the run's peak.
+  keep_blocks.reset();
   if (decomposed) spdlog::info("decomposed: {}", decomposed->describe());
   if (backend->fusion_depth() > 1 || c.fusion != 1)
     spdlog::info("fusion: {} steps per pass (asked for {})", backend->fusion_depth(),
@@ -819,6 +857,8 @@ void Session::State::set_up() {
     // The output needs the field alone: the levels go before the writer's staging, the
     // materials file and the heat flows take their memory (on one process; a decomposed
     // run's field lives in its level operations).
+    // The levels' blocks, kept for the fields laid again.
+    kernels::KeepFreedBlocks keep_levels_blocks;
     if (!decomposed) implicit->release_levels();
     const bool lay_again = fields_released;
     if (fields_released) {
@@ -830,6 +870,8 @@ void Session::State::set_up() {
       backend->setup(problem);
       fields_released = false;
     }
+    // The levels' blocks that the fields did not take go back before the files' buffers.
+    kernels::keep_freed_blocks(false);
     end_phase(lay_again ? "the levels released, the coefficient fields laid again"
                         : "the levels released");
   }

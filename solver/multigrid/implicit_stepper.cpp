@@ -118,7 +118,8 @@ std::pair<double, double> scalars(TimeMethod m, double dt) {
 
 ImplicitStepper::HostSetup ImplicitStepper::prepare(
     const kernels::StencilProblem& problem,
-    std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt) {
+    std::shared_ptr<const kernels::CoefficientFields> fields, TimeMethod method, double dt,
+    bool coarse_levels) {
   PhaseClock clock;
   const bool nonlinear = fields && is_nonlinear(problem, *fields);
   HeatFlowOperator flow(problem, fields);
@@ -146,12 +147,23 @@ ImplicitStepper::HostSetup ImplicitStepper::prepare(
                          : nonlinear                                ? flow.take_level(alpha, beta)
                                                                     : flow.level(alpha, beta);
   phases.push_back({"finest level", clock.lap()});
+  std::vector<LevelOperator> levels;
+  levels.push_back(std::move(finest));
+  HostSetup setup{problem,         std::move(fields), method,           dt, nonlinear,
+                  std::move(flow), std::move(levels), std::move(phases)};
+  setup.coarse_levels_built = false;
+  if (coarse_levels) setup.build_coarse_levels();
+  return setup;
+}
+
+void ImplicitStepper::HostSetup::build_coarse_levels() {
+  if (coarse_levels_built) return;
   std::vector<SetupTime> times;
-  std::vector<LevelOperator> levels = build_hierarchy(std::move(finest), 0, &times);
+  LevelOperator finest = std::move(levels.at(0));
+  levels = build_hierarchy(std::move(finest), 0, &times);
   for (std::size_t l = 0; l < times.size(); ++l)
     phases.push_back({"level " + std::to_string(l + 1), times[l], true});
-  return HostSetup{problem,         std::move(fields), method,           dt, nonlinear,
-                   std::move(flow), std::move(levels), std::move(phases)};
+  coarse_levels_built = true;
 }
 
 bool ImplicitStepper::HostSetup::release_fields() {

@@ -89,14 +89,20 @@ class ImplicitStepper {
     // that its caller, once it lets its own references go too, does not hold them beside the
     // levels; true where released, false (nothing done) for any other method.
     bool release_fields();
+    // Whether the coarse levels are built (prepare's coarse_levels, or build_coarse_levels).
+    bool coarse_levels_built = true;
+    // Builds the coarse levels below the finest, where prepare left them out (once the
+    // coefficient fields are released, so that the coarse levels take their memory).
+    void build_coarse_levels();
   };
 
   // Throws std::invalid_argument for the explicit method, a dt <= 0 for an implicit one, a
   // steady problem without a steady state (every face Neumann or periodic, none Dirichlet,
   // convective or radiating) and Crank-Nicolson on temperature-dependent materials.
+  // coarse_levels = false: the finest level alone, for HostSetup::build_coarse_levels.
   static HostSetup prepare(const kernels::StencilProblem& problem,
                            std::shared_ptr<const kernels::CoefficientFields> fields,
-                           TimeMethod method, double dt);
+                           TimeMethod method, double dt, bool coarse_levels = true);
 
   // Builds the operator and its multigrid levels (prepare), then the level operations' copy
   // of them. Throws std::invalid_argument as prepare does.

@@ -1461,7 +1461,8 @@ TEST(Multigrid, Bdf2ContinuesBitForBitFromThePreviousField) {
 
 // A run builds its hierarchy on the host first (ImplicitStepper::prepare), while the device
 // starts, and its stepper from that: the same levels, phases and steps, bit for bit, as the
-// stepper built whole; prepare refuses what the constructor refuses.
+// stepper built whole, also where the coarse levels are built later
+// (HostSetup::build_coarse_levels); prepare refuses what the constructor refuses.
 TEST(Multigrid, AStepperFromItsPreparedHostSetupStepsAsTheOneBuiltWhole) {
   const TimeOrderCase c;
   Fields f(c.p, c.k, c.cap);
@@ -1487,6 +1488,24 @@ TEST(Multigrid, AStepperFromItsPreparedHostSetupStepsAsTheOneBuiltWhole) {
     }
     EXPECT_GT(max_error(u, c.mode), 1e-3) << "the steps moved the field";
     EXPECT_EQ(std::memcmp(u.data(), v.data(), u.size() * sizeof(double)), 0);
+    // The finest level alone first, then (a steady solve's fields released, as a run does) the
+    // coarse levels: the same levels, phases and steps again.
+    ImplicitStepper::HostSetup later = ImplicitStepper::prepare(c.p, f.f, m, dt, false);
+    EXPECT_FALSE(later.coarse_levels_built);
+    EXPECT_EQ(later.levels.size(), 1u);
+    EXPECT_EQ(later.release_fields(), m == TimeMethod::steady);
+    later.build_coarse_levels();
+    EXPECT_TRUE(later.coarse_levels_built);
+    EXPECT_EQ(later.levels.size(), static_cast<std::size_t>(whole.levels()));
+    ImplicitStepper built_later(
+        std::move(later), kernels::make_level_ops("cpu", kernels::Precision::fp64), tight(1e-12));
+    ASSERT_EQ(built_later.setup_phases().size(), whole.setup_phases().size());
+    for (std::size_t i = 0; i < whole.setup_phases().size(); ++i)
+      EXPECT_EQ(built_later.setup_phases()[i].name, whole.setup_phases()[i].name);
+    std::vector<double> w = c.mode;
+    for (int step = 0; step < (m == TimeMethod::steady ? 1 : 4); ++step)
+      built_later.advance(w, step);
+    EXPECT_EQ(std::memcmp(u.data(), w.data(), u.size() * sizeof(double)), 0);
   }
   EXPECT_THROW(ImplicitStepper::prepare(c.p, f.f, TimeMethod::backward_euler, 0.0),
                std::invalid_argument);
