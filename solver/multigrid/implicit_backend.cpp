@@ -72,6 +72,8 @@ kernels::FieldStats ImplicitBackend::stats_of(const double* u) const {
   };
   const double* capacity =
       problem_.coefficients ? problem_.coefficients->capacity.data() : nullptr;
+  const kernels::TemperatureDependence* laws =
+      problem_.coefficients ? problem_.coefficients->temperature.get() : nullptr;
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0.0;
   std::int64_t bad = 0;
 #pragma omp parallel for collapse(2) reduction(min : mn) reduction(max : mx) reduction(+ : total, bad) if (kernels::worth_threads(problem_.points()))
@@ -88,7 +90,15 @@ kernels::FieldStats ImplicitBackend::stats_of(const double* u) const {
         }
         mn = std::min(mn, v);
         mx = std::max(mx, v);
-        total += wzy * weight(0, x) * (capacity ? capacity[i] : 1.0) * v;
+        // A law of varying capacity holds C_ref h(u) (temperature_laws.hpp), as the explicit
+        // backends count it: the latent heat and the c_p table's heat are part of the total.
+        const std::int32_t l = laws ? laws->law[static_cast<std::size_t>(i)] : -1;
+        const kernels::TemperatureLaw* law =
+            l >= 0 && laws->laws[static_cast<std::size_t>(l)].varying_capacity()
+                ? &laws->laws[static_cast<std::size_t>(l)]
+                : nullptr;
+        total +=
+            wzy * weight(0, x) * (capacity ? capacity[i] : 1.0) * (law ? law->enthalpy(v) : v);
       }
     }
   kernels::FieldStats st;

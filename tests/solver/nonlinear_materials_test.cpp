@@ -16,6 +16,7 @@
 #include "kernels/temperature_laws.hpp"
 #include "solver/heat_flows.hpp"
 #include "solver/materials.hpp"
+#include "solver/multigrid/implicit_backend.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
 #include "tests/case_builders.hpp"
@@ -456,6 +457,41 @@ TEST(Nonlinear, PhaseChangeConservesTheHeatContent) {
   stepper.field(u);
   EXPECT_NEAR(content(u), content(u0), 1e-9 * content(u0));
   EXPECT_LT(u[n / 2 - 1], 324.0);
+}
+
+// The total heat an implicit run reports is the heat content the explicit backends report:
+// where the capacity varies, sum w C_ref h(u), latent heat included, not sum w C_ref u.
+TEST(Nonlinear, TheImplicitBackendsTotalHeatCountsTheEnthalpy) {
+  const int n = 64;
+  Case c = stefan_bar(n);
+  std::vector<double> u0(n);
+  for (int i = 0; i < n; ++i) u0[i] = 305.0 + 20.0 * i / (n - 1);  // solid, melting, liquid
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double dt = 0.9 * heatsim::solver::field_stability(c, *fields).dt_limit;
+  const auto p = heatsim::solver::make_problem(c, dt, fields);
+  auto explicit_backend = heatsim::kernels::make_cpu_backend(p.precision);
+  explicit_backend->setup(p);
+  explicit_backend->upload(u0);
+  const double expected = explicit_backend->stats().total_heat;
+  // The same content by hand: C_ref h(u) at every node, trapezoid weights.
+  const heatsim::kernels::TemperatureLaw& law = fields->temperature->laws[0];
+  ASSERT_TRUE(law.varying_capacity());
+  double by_hand = 0.0;
+  for (int i = 0; i < n; ++i)
+    by_hand += (i == 0 || i == n - 1 ? 0.5 : 1.0) * fields->capacity[static_cast<std::size_t>(i)] *
+               law.enthalpy(u0[static_cast<std::size_t>(i)]);
+  EXPECT_NEAR(expected, by_hand, 1e-12 * std::abs(by_hand));
+
+  const auto q = heatsim::solver::make_problem(c, 50 * dt, fields);
+  for (const mg::TimeMethod method : {mg::TimeMethod::backward_euler, mg::TimeMethod::bdf2}) {
+    mg::ImplicitBackend backend(
+        "cpu", std::make_unique<mg::ImplicitStepper>(
+                   q, fields, method, 50 * dt,
+                   heatsim::kernels::make_level_ops("cpu", q.precision), mg::SolveOptions{}));
+    backend.setup(q);
+    backend.upload(u0);
+    EXPECT_NEAR(backend.stats().total_heat, expected, 1e-12 * std::abs(expected));
+  }
 }
 
 // A steel rod heated from x- (Dirichlet 900 K) and radiating and convecting from x+ to 300 K,
