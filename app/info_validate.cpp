@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "io/case_loader.hpp"
 #include "io/field_file.hpp"
+#include "kernels/boundary_rules.hpp"
 #include "kernels/registry.hpp"
 #include "run/prepare.hpp"
 #include "solver/materials.hpp"
@@ -157,11 +158,37 @@ void print_real_problem(const PreparedRun& run) {
         const std::string ambient = field.schedule.constant()
                                         ? fmt::format("{:.6g} K", field.schedule.at(0.0))
                                         : schedule_text(field.schedule);
+        // Outer faces that a void reaches join its field with the part of their h A that a void
+        // covers on the boundary nodes beside it taken off (solver/materials.cpp, FaceCut): the
+        // field's h A is then the void surfaces' less that, which the line tells apart.
+        double own = 0.0;
+        for (std::size_t r = 0; r < c.regions.size(); ++r) {
+          const kernels::BoundaryFace& s = c.regions[r].surface;
+          const solver::VoidSurface* surface = run.surfaces.find(r);
+          if (!c.regions[r].is_void || !surface || kernels::face_transfer(s) == 0.0) continue;
+          const kernels::Schedule sched = s.schedule();
+          if (sched.constant() == field.schedule.constant() &&
+              sched.at(0.0) == field.schedule.at(0.0))
+            own += kernels::face_transfer(s) * surface->area;
+        }
+        bool faces_joined = false;
+        for (const solver::FaceCut& cut : run.surfaces.faces) {
+          const kernels::BoundaryFace& face = c.boundary[static_cast<std::size_t>(cut.face)];
+          faces_joined = faces_joined || kernels::face_transfer(face) != 0.0;
+        }
+        const double net = power * cell;
+        const std::string split =
+            faces_joined && std::abs(net - own) > 1e-9 * std::abs(own)
+                ? fmt::format(" (the void surfaces' {:.6g}, less {:.6g} taken off the outer "
+                              "faces' condition where a void covers part of a boundary node's "
+                              "face)",
+                              own, own - net)
+                : std::string();
         fmt::print(
-            "    field {} (void surfaces): convection h A {:.6g} {} toward the ambient, {}: they "
+            "    field {} (void surfaces): convection h A {:.6g} {}{} toward the ambient, {}: they "
             "exchange h A (T_ambient - T), not a heat source (h A T_ambient is {:.6g} {} at t = "
             "0)\n",
-            f, power * cell, conductance_unit(c.grid.dims), ambient, power * cell * factor,
+            f, net, conductance_unit(c.grid.dims), split, ambient, net * factor,
             power_unit(c.grid.dims));
         continue;
       }

@@ -179,8 +179,24 @@ void check_painted_voids(const Case& c, check::Report& r) {
 void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
                   const std::vector<std::int32_t>& ids, check::Report& r) {
   const std::vector<solver::BodyPiece> all = solver::body_pieces(c, fields, ids);
-  if (all.size() < 2) return;
   const bool steady = c.time.method == solver::TimeMethod::steady;
+  // One piece that the voids keep from every face that would fix its temperature (a body
+  // inside a void that holds all its faces): in a steady state nothing determines it. (A body
+  // without voids that no face fixes is the steady solve's own refusal.)
+  if (all.size() == 1 && steady && !all[0].anchored && !all[0].voids.empty()) {
+    std::string names;
+    for (std::size_t v : all[0].voids) names += (names.empty() ? "" : ", ") + region_name(c, v);
+    r.error(indexed("regions", all[0].voids.front()) +
+                shape_key(c.regions[all[0].voids.front()].shape.kind),
+            "the body (" + std::to_string(all[0].nodes) + " node" +
+                (all[0].nodes == 1 ? "" : "s") + ", beside " + names +
+                ") touches no Dirichlet, convective or radiating face, and its void surfaces "
+                "have no convective or radiating condition, so its steady temperature is not "
+                "determined; give the void a surface condition (surface: {type: convective, "
+                "...}), or let the body reach a face that has one");
+    return;
+  }
+  if (all.size() < 2) return;
   std::vector<const solver::BodyPiece*> pieces, slivers;
   for (const solver::BodyPiece& p : all) (p.slivers ? slivers : pieces).push_back(&p);
   // Keyed at the first void beside a piece (its shape's key), naming all of them.

@@ -142,9 +142,9 @@ void point_at_all(std::vector<CaseError>& errors, const std::vector<std::string>
 // The line (1-based) of the innermost '{' or '[' still open at byte `end` of `text`, quoted
 // scalars and comments skipped; 0 when none is. yaml-cpp marks an unclosed flow collection
 // where it gave up looking for its end, often a later line than the one that opened it.
-int open_flow_line(const std::string& text, std::size_t end) {
+int open_flow_line(const std::string& text, std::size_t end, int* open_quote_line = nullptr) {
   std::vector<int> open;
-  int line = 1;
+  int line = 1, quote_line = 0;
   char quote = 0;
   bool comment = false;
   for (std::size_t i = 0; i < std::min(end, text.size()); ++i) {
@@ -167,13 +167,17 @@ int open_flow_line(const std::string& text, std::size_t end) {
                         before == '[' || before == ',' || before == ':';
     if (ch == '#' && std::isspace(static_cast<unsigned char>(before)))
       comment = true;
-    else if ((ch == '"' || ch == '\'') && starts)
+    else if ((ch == '"' || ch == '\'') && starts) {
       quote = ch;
+      quote_line = line;
+    }
     else if (ch == '{' || ch == '[')
       open.push_back(line);
     else if ((ch == '}' || ch == ']') && !open.empty())
       open.pop_back();
   }
+  // A quote still open at `end` swallowed what followed it, the collection's end among it.
+  if (open_quote_line) *open_quote_line = quote ? quote_line : 0;
   return open.empty() ? 0 : open.back();
 }
 
@@ -269,11 +273,20 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     if (e.msg.find("flow not found") != std::string::npos && !e.mark.is_null()) {
       const std::size_t end =
           e.mark.pos >= 0 ? static_cast<std::size_t>(e.mark.pos) + 1 : text.size();
-      if (const int opened = open_flow_line(text, end); opened > 0) {
+      int quote = 0;
+      if (const int opened = open_flow_line(text, end, &quote); opened > 0) {
         const char* bracket = e.msg.find("map") != std::string::npos ? "'{'" : "'['";
-        where = std::string("; the ") + bracket + " opened on line " + std::to_string(opened) +
-                " is never closed (the parser gave up near line " + std::to_string(line) + ")";
-        line = opened;
+        if (quote >= opened) {
+          // The quote took the bracket's end into its string: the quote is what to fix.
+          where = "; the quoted string that starts on line " + std::to_string(quote) +
+                  " is never closed, so the " + bracket + " opened on line " +
+                  std::to_string(opened) + " finds no end";
+          line = quote;
+        } else {
+          where = std::string("; the ") + bracket + " opened on line " + std::to_string(opened) +
+                  " is never closed (the parser gave up near line " + std::to_string(line) + ")";
+          line = opened;
+        }
       }
     }
     // yaml-cpp says "illegal map value" or the like for a tab in the indentation: name it.
@@ -314,6 +327,8 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     reader.errors.push_back({"", 0, std::string("the case could not be read: ") + e.what()});
   }
   const bool structure_ok = reader.errors.empty();
+  // Before the checks, which resolve the body with these bounds.
+  solver::snap_bounds_to_far_faces(c);
   std::vector<CaseError> semantic;
   std::vector<CaseError> warnings;
   try {

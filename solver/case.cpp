@@ -1,5 +1,6 @@
 #include "case.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "kernels/boundary_rules.hpp"
@@ -72,6 +73,22 @@ double spacing(const Case& c, int axis) {
   const double n = static_cast<double>(c.grid.n[axis]);
   const bool periodic = c.boundary[2 * axis].kind == BoundaryKind::periodic;
   return c.grid.length[axis] / (periodic ? n : n - 1.0);
+}
+
+void snap_bounds_to_far_faces(Case& c) {
+  for (int a = 0; a < c.grid.dims && a < 3; ++a) {
+    if (c.boundary[2 * a].kind == BoundaryKind::periodic || c.grid.n[a] < 2) continue;
+    const double h = spacing(c, a);
+    if (!(h > 0.0) || !std::isfinite(h)) continue;
+    const double end = static_cast<double>(c.grid.n[a] - 1) * h, tol = 1e-9 * h;
+    const auto snap = [&](ShapeSpec& shape) {
+      if (shape.kind != ShapeKind::box) return;
+      for (double* bound : {&shape.lower[a], &shape.upper[a]})
+        if (std::abs(*bound - end) <= tol) *bound = end;
+    };
+    for (RegionSpec& r : c.regions) snap(r.shape);
+    for (SourceSpec& s : c.sources) snap(s.shape);
+  }
 }
 
 }  // namespace solver

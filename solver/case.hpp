@@ -254,4 +254,12 @@ std::optional<SchemeKind> scheme_from_string(const std::string& s);
 // Node-centred spacing: L/(n-1), or L/n on periodic axes.
 double spacing(const Case& c, int axis);
 
+// Box bounds (regions' and sources') written at a non-periodic axis's far face, within 1e-9 of
+// a spacing of (n - 1) h, moved onto (n - 1) h itself: the last node's coordinate, which L /
+// (n - 1) times n - 1 can miss by a rounding. A void written to reach the face then holds the
+// nodes on it whatever the grid (without this, a box ending at L could leave the last node's
+// control volume a sliver of body past it, 1e-18 m thick). Axes with fewer than 2 nodes or a
+// length that is not positive are left alone (the checks refuse those).
+void snap_bounds_to_far_faces(Case& c);
+
 }  // namespace heatsim::solver

@@ -13,6 +13,7 @@
 
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
+#include "solver/materials.hpp"
 #include "solver/stencil.hpp"
 
 namespace heatsim::io {
@@ -1049,6 +1050,53 @@ TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
     ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
     EXPECT_EQ(r.errors[0].path, b.path) << format_errors(r.errors);
     EXPECT_NE(r.errors[0].message.find(b.says), std::string::npos) << format_errors(r.errors);
+  }
+}
+
+// A void box whose upper bounds are written as the domain's length reaches the far faces as one
+// written past them does, also where (n - 1) * (L / (n - 1)) rounds above L (n = 14, L =
+// 0.0065 m: 0.006500000000000001): the bounds are moved onto the last node's coordinate, and the
+// body (capacities, faces, the void surface's transfer) is the same bits. Before, the last
+// node's control volume kept a sliver of body 1e-18 m thick past the box and the node stayed
+// body: the heat flow of this case was 6.8% low.
+TEST(CaseLoader, AVoidBoxEndingAtTheDomainsLengthReachesTheFace) {
+  const auto text = [](const std::string& upper) {
+    return "grid: {dims: 2, n: [14, 14], length: [0.0065, 0.0065]}\n"
+           "materials:\n  al: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+           "regions:\n  - {material: al}\n"
+           "  - {void: true, name: corner, box: {lower: [0.00335, 0.0051], upper: " +
+           upper +
+           "}, surface: {type: convective, h: 25, ambient: 298.15}}\n"
+           "sources:\n  - {box: {lower: [0.005, 0.0], upper: " + upper +
+           "}, power: 1}\n"
+           "boundary:\n  all: {type: insulated}\n  x-: {type: dirichlet, value: 398.15}\n"
+           "initial: {type: constant, value: 298.15}\ntime: {method: steady}\n";
+  };
+  const LoadResult at_length = load_case_text(text("[0.0065, 0.0065]"));
+  const LoadResult past = load_case_text(text("[0.007, 0.007]"));
+  ASSERT_TRUE(at_length.value) << format_errors(at_length.errors);
+  ASSERT_TRUE(past.value) << format_errors(past.errors);
+  const solver::Case& a = *at_length.value;
+  const double end = 13.0 * solver::spacing(a, 1);
+  ASSERT_GT(end, 0.0065);  // the rounding this is about
+  EXPECT_EQ(a.regions[1].shape.upper[0], end);
+  EXPECT_EQ(a.regions[1].shape.upper[1], end);
+  EXPECT_EQ(a.sources[0].shape.upper[1], end);
+  EXPECT_EQ(a.regions[1].shape.lower[1], 0.0051);  // bounds inside the domain stay as written
+  const auto fa = solver::coefficient_fields(a);
+  const auto fp = solver::coefficient_fields(*past.value);
+  EXPECT_EQ(fa->capacity, fp->capacity);
+  EXPECT_EQ(std::count(fa->capacity.begin(), fa->capacity.end(), 0.0), 21);
+  for (int axis = 0; axis < 2; ++axis) EXPECT_EQ(fa->faces[axis], fp->faces[axis]);
+  EXPECT_EQ(fa->transfer, fp->transfer);
+  ASSERT_EQ(fa->sources.size(), fp->sources.size());
+  // The source's power spread over the same nodes (its volume in the domain the same to a
+  // rounding).
+  for (std::size_t s = 0; s < fa->sources.size(); ++s) {
+    ASSERT_EQ(fa->sources[s].density.size(), fp->sources[s].density.size());
+    for (std::size_t i = 0; i < fa->sources[s].density.size(); ++i)
+      EXPECT_NEAR(fa->sources[s].density[i], fp->sources[s].density[i],
+                  1e-12 * std::abs(fp->sources[s].density[i]));
   }
 }
 

@@ -568,6 +568,8 @@ case("alias_bomb_top", "grid: expected a map", bomb + "grid: *i\n")
 case("alias_bomb_in_value", "physics.alpha: expected a number, got a list",
      bomb + sub(BASE, "alpha: 1.0", "alpha: *i"))
 case("alias_as_key", "keys must be names", sub(BASE, "physics:\n", "physics:\n  ? [a, b]\n  : 1\n"))
+case("unclosed_quote_in_flow", "the quoted string that starts on line 11 is never closed, so the '{' opened on line 11 finds no end",
+     sub(BASE, "all: {type: dirichlet, value: 0}", "all: {type: \"dirichlet, value: 0}"))
 case("unclosed_single_quote", "backend: the quoted string that starts here is never closed",
      sub(BASE, "backend: auto", "backend: 'it''s auto"))
 case("stray_comma_top", "a ',' outside [ ] or { } cannot start a value", ",\n")
