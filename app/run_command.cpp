@@ -132,7 +132,7 @@ std::string continue_words() {
 // and finds the same problems: rank 0 alone reports them, and the refusals every rank reaches
 // alike (RefusedOnEveryRank). Other failures may be one rank's own (its part of a checkpoint,
 // its device, its memory), so each rank reports its own.
-int report_failure(const run::RunError& e) {
+int report_failure(const run::RunError& e, const RunOptions& options) {
   if (const auto* stopped = dynamic_cast<const run::Interrupted*>(&e)) {
     if (solver::parallel::rank() == 0) spdlog::warn("{}", e.what());
     return 128 + stopped->signal();
@@ -144,6 +144,10 @@ int report_failure(const run::RunError& e) {
   } else if (!dynamic_cast<const run::RefusedOnEveryRank*>(&e) || solver::parallel::rank() == 0) {
     for (const std::string& m : e.messages()) spdlog::error("{}", m);
   }
+  // A run that failed after a checkpoint: the command that continues it, once the cause is
+  // mended (space freed, the device back), as an interrupted run's.
+  if (!e.checkpoint().empty() && solver::parallel::rank() == 0)
+    spdlog::warn("{}: {}", continue_words(), continue_command(options, e.checkpoint()));
   return run::exit_code(e.failure());
 }
 
@@ -209,7 +213,7 @@ int run_case(const RunOptions& options) {
     std::fflush(stdout);
     return kExitOk;
   } catch (const run::RunError& e) {
-    return report_failure(e);
+    return report_failure(e, options);
   }
 }
 

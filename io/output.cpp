@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -50,12 +51,40 @@ std::pair<std::string, bool> without_temporary_suffix(const std::string& name) {
   return {name, false};
 }
 
+// All of `files` or none: each is first moved into a directory of its own beside it (a rename,
+// which needs what removing it needs), and only when every one has moved are they removed; a
+// file that cannot move (immutable, another user's in a sticky directory) puts the others back
+// and the run is refused with nothing removed.
 void remove_files(const std::vector<RunFile>& files) {
-  for (const RunFile& f : files) {
-    std::error_code ec;
-    fs::remove(f.path, ec);
-    if (ec) throw std::runtime_error("cannot remove " + f.path + ": " + ec.message());
+  if (files.empty()) return;
+  std::error_code ec;
+  const fs::path dir = fs::path(files.front().path).parent_path();
+  std::string staging =
+      ((dir.empty() ? fs::path(".") : dir) / ".heatsim-removing-XXXXXX").string();
+  if (::mkdtemp(staging.data()) == nullptr) {
+    // No room for the directory (a full disk): one file at a time, as before.
+    for (const RunFile& f : files) {
+      fs::remove(f.path, ec);
+      if (ec) throw std::runtime_error("cannot remove " + f.path + ": " + ec.message());
+    }
+    return;
   }
+  std::vector<std::pair<fs::path, fs::path>> moved;  // from, to
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    const fs::path to = fs::path(staging) / std::to_string(k);
+    fs::rename(files[k].path, to, ec);
+    if (!ec) {
+      moved.emplace_back(files[k].path, to);
+      continue;
+    }
+    const std::string why = ec.message();
+    for (auto it = moved.rbegin(); it != moved.rend(); ++it) fs::rename(it->second, it->first, ec);
+    fs::remove(staging, ec);
+    throw std::runtime_error("cannot remove " + files[k].path + ": " + why +
+                             "; nothing was removed");
+  }
+  fs::remove_all(staging, ec);
+  if (ec) throw std::runtime_error("cannot remove " + staging + ": " + ec.message());
 }
 
 void check_writable(const std::string& dir) {
@@ -79,6 +108,9 @@ std::vector<RunFile> find_run_files(const solver::Case& c) {
   const std::string field_prefix = c.output.name + "_";
   const std::string index_name = c.output.name + ".xmf";
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    // Files only: a directory of such a name is no run's (nor removed with one).
+    std::error_code type_ec;
+    if (!entry.is_regular_file(type_ec)) continue;
     const auto [name, temporary] = without_temporary_suffix(entry.path().filename().string());
     RunFile f{entry.path().string(), RunFile::Kind::field, -1};
     if ((f.step = step_in_name(name, field_prefix, ".h5")) >= 0) {
@@ -148,6 +180,25 @@ struct DirectoryPlan {
 
 // The lineage a failed run's mark names (its first line), or empty: no mark, or a mark of a
 // version that wrote none.
+// The failed run's mark's first line without its "heatsim run failed with " words, cut to 300
+// characters: what it said when it stopped.
+std::string failed_message(const std::vector<RunFile>& files) {
+  for (const RunFile& f : files) {
+    if (f.kind != RunFile::Kind::failed) continue;
+    std::ifstream in(f.path);
+    std::string line;
+    std::getline(in, line);
+    const std::string prefix = "heatsim run failed with ";
+    if (line.compare(0, prefix.size(), prefix) == 0) line = line.substr(prefix.size());
+    // The checkpoint it names the refusal names again.
+    if (const std::size_t at = line.find("; its newest checkpoint, "); at != std::string::npos)
+      line.resize(at);
+    if (line.size() > 300) line = line.substr(0, 297) + "...";
+    return line;
+  }
+  return "";
+}
+
 std::string failed_lineage(const std::vector<RunFile>& files) {
   for (const RunFile& f : files) {
     if (f.kind != RunFile::Kind::failed) continue;
@@ -274,6 +325,31 @@ void refuse_discarding_results(const solver::Case& c, const std::vector<RunFile>
       ", or restart into another directory with -o DIR to keep them");
 }
 
+// Throws std::runtime_error where a file the plan removes is one the case reads (its initial
+// field, a region's map, a source's density): a case that starts from an earlier run's field
+// in the same directory would otherwise lose that field to the run it starts, and a second run
+// of it would start from another.
+void refuse_removing_inputs(const solver::Case& c, const std::vector<RunFile>& remove) {
+  std::vector<std::pair<std::string, std::string>> inputs;  // key, path
+  if (c.initial.kind == solver::InitialKind::file)
+    inputs.emplace_back("initial.path", c.initial.path);
+  for (std::size_t r = 0; r < c.regions.size(); ++r)
+    if (c.regions[r].shape.kind == solver::ShapeKind::file)
+      inputs.emplace_back("regions[" + std::to_string(r) + "].file", c.regions[r].shape.path);
+  for (std::size_t s = 0; s < c.sources.size(); ++s)
+    if (c.sources[s].shape.kind == solver::ShapeKind::file)
+      inputs.emplace_back("sources[" + std::to_string(s) + "].file", c.sources[s].shape.path);
+  for (const auto& [key, path] : inputs)
+    for (const RunFile& f : remove) {
+      std::error_code ec;
+      if (!fs::equivalent(path, f.path, ec) || ec) continue;
+      throw std::runtime_error(
+          "output directory '" + c.output.directory + "': the run would remove " + f.path +
+          ", which the case reads (" + key + "): copy it out of the directory (or write this "
+          "run to another with -o DIR) first");
+    }
+}
+
 DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
   const std::string& dir = c.output.directory;
   std::vector<RunFile> files = find_run_files(c);
@@ -331,6 +407,7 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
           failed_branch)
         plan.remove.push_back(f);
     }
+    refuse_removing_inputs(c, plan.remove);
     if (!plan.remove.empty())
       plan.note = dir + ": removing " + std::to_string(plan.remove.size()) +
                   " file(s) after the restart step " + std::to_string(use.restart_step) +
@@ -358,6 +435,22 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
                 : std::string()) +
         "or choose another output directory");
   }
+  if (!use.overwrite && failed) {
+    // A failed run's checkpoint past its start holds what it computed up to there (a long run
+    // stopped by a full disk or a lost device): the next run does not discard it unasked.
+    const RunFile* newest = nullptr;
+    for (const RunFile& f : files)
+      if (f.kind == RunFile::Kind::checkpoint && f.step > 0 &&
+          (failed_run.empty() || of_failed_run(f)) && (!newest || f.step > newest->step))
+        newest = &f;
+    if (newest)
+      throw std::runtime_error(
+          "output directory '" + dir + "' holds a run that failed (" + kFailedRunFile + ": " +
+          failed_message(files) + ") after it wrote a checkpoint at step " +
+          std::to_string(newest->step) + ": --restart " + newest->path +
+          " continues it from there; pass --overwrite to discard its files and run afresh, or "
+          "choose another output directory");
+  }
   if (!use.overwrite && !failed_run.empty()) {
     // A failed run's files go with its mark; another run's beside them (the parent of a branch
     // that failed in its directory) are kept: the new run may not remove them unasked.
@@ -373,6 +466,7 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
           "): a new run here would remove both. Pass --overwrite to replace them all, "
           "--restart CHECKPOINT to continue one of the runs, or choose another output directory");
   }
+  refuse_removing_inputs(c, files);
   plan.remove = files;
   plan.note = dir + ": removing " + std::to_string(files.size()) + " file(s) of an earlier run" +
               (use.overwrite ? std::string(" (--overwrite)")

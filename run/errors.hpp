@@ -28,10 +28,15 @@ class RunError : public std::runtime_error {
   RunError(Failure failure, std::vector<std::string> messages);
   Failure failure() const { return failure_; }
   const std::vector<std::string>& messages() const { return messages_; }
+  // The checkpoint that continues a run which failed after writing it (its newest, complete),
+  // for the command line's "continue with" line; empty where there is none.
+  const std::string& checkpoint() const { return checkpoint_; }
+  void set_checkpoint(std::string path) { checkpoint_ = std::move(path); }
 
  private:
   Failure failure_;
   std::vector<std::string> messages_;
+  std::string checkpoint_;
 };
 
 // A refusal every rank of an MPI run reaches alike, from what they all read the same (the case,

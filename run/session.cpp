@@ -71,9 +71,13 @@ class CheckpointRotation {
   CheckpointRotation(std::int64_t keep, std::string restarted_from)
       : keep_(keep), restarted_from_(std::move(restarted_from)) {}
 
-  void written(const std::string& path) {
-    if (keep_ <= 0) return;
+  void written(const std::string& path, std::int64_t step) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (step > newest_step_) {
+      newest_ = path;
+      newest_step_ = step;
+    }
+    if (keep_ <= 0) return;
     // A path written again (a signal at a checkpoint's step) moves to the newest place.
     paths_.erase(std::remove(paths_.begin(), paths_.end(), path), paths_.end());
     paths_.push_back(path);
@@ -89,11 +93,19 @@ class CheckpointRotation {
     }
   }
 
+  // The newest checkpoint written whole and its step ("" and -1 before the first).
+  std::pair<std::string, std::int64_t> newest() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {newest_, newest_step_};
+  }
+
  private:
   std::int64_t keep_;
   std::string restarted_from_;
   std::mutex mutex_;
   std::deque<std::string> paths_;
+  std::string newest_;
+  std::int64_t newest_step_ = -1;
 };
 
 // The host's part of an implicit or steady case's multigrid set-up (the heat-flow operator and
@@ -323,11 +335,26 @@ void Session::State::end_phase(const char* what) {
 void Session::State::fail(Failure failure, const std::string& message) {
   // What was queued is written first (unless a write failed): the files left are complete.
   writer.reset();
-  if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), message);
+  // The run's newest checkpoint past its start, where it was written whole, continues it: the
+  // message and the mark say so, and the command line prints the command.
+  std::string continue_from;
+  if (writing && rotation) {
+    const auto [path, step] = rotation->newest();
+    std::error_code ec;
+    if (step > 0 && std::filesystem::is_regular_file(path, ec)) continue_from = path;
+  }
+  const std::string said =
+      continue_from.empty()
+          ? message
+          : message + "; its newest checkpoint, " + continue_from +
+                ", continues the run from there (--restart " + continue_from + ")";
+  if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), said);
   mark_reserved = false;  // the mark took it
   directory_lock.release();
   finished = true;
-  throw RunError(failure, message);
+  RunError error(failure, said);
+  error.set_checkpoint(continue_from);
+  throw error;
 }
 
 std::shared_ptr<const io::StagedField> Session::State::staged(solver::StepState& s) {
@@ -365,6 +392,7 @@ void Session::State::set_up() {
   solver::Case& c = prepared.case_;
   const solver::TimePlan& plan = prepared.plan;
   const bool restarting = !options.restart.empty();
+  std::string case_changed;  // a restart under a changed case: what changed
   const auto refuse = [](const std::string& message) { throw RunError(Failure::invalid, message); };
   // What every rank finds alike (the case, the command line, the checkpoint's attributes, the
   // output directory): reported once.
@@ -415,6 +443,17 @@ void Session::State::set_up() {
           hint = fmt::format(" ({}{}to continue this run, give time: {{dt: {}, steps: {}}})", why,
                              why.empty() ? "" : "; ", restart.meta.dt, *c.time.steps);
         }
+        // A changed method changes the step's limit too (an implicit run's dt is far past the
+        // explicit limit): the checkpoint's dt continues the run only under its own method.
+        for (const std::string& change : io::case_changes(restart.meta.case_yaml, c.source_text))
+          if (change.rfind("time.method", 0) == 0) {
+            hint += fmt::format(
+                " (the method changed as well, {}: the checkpoint's dt continues the run under "
+                "its own method; give that back too, or run the changed case from this field "
+                "with initial: {{type: file, path: {}}} and no --restart)",
+                change, options.restart);
+            break;
+          }
       } else if (mismatch.rfind("grid", 0) == 0 || mismatch.rfind("scheme:", 0) == 0 ||
                  mismatch.rfind("precision:", 0) == 0 || mismatch.rfind("physics.alpha:", 0) == 0) {
         // The grid, scheme, precision or diffusivity: a checkpoint continues only its own run.
@@ -438,9 +477,8 @@ void Session::State::set_up() {
       for (std::size_t i = 0; i < changes.size() && i < 6; ++i)
         listed += (i ? "; " : "") + changes[i];
       if (changes.size() > 6) listed += fmt::format("; and {} more", changes.size() - 6);
-      spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
-                   "continues under this case from step {}",
-                   options.restart, listed, restart.meta.step);
+      // Said once the output directory has taken the run (below): a refusal there says it.
+      case_changed = listed;
     }
     // The run goes on: its files keep the lineage of the run it continues, or under a changed
     // case branch from it at the restart step (from there on its fields are not that run's).
@@ -482,9 +520,16 @@ void Session::State::set_up() {
     try {
       io::check_output_directory(c, directory_use);
     } catch (const std::runtime_error& e) {
-      refuse_alike(e.what());
+      refuse_alike(case_changed.empty()
+                       ? std::string(e.what())
+                       : fmt::format("{} (the case differs from the one that wrote {}: {})",
+                                     e.what(), options.restart, case_changed));
     }
   }
+  if (!case_changed.empty())
+    spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
+                 "continues under this case from step {}",
+                 options.restart, case_changed, step0);
 
   // A case with materials, sources or convective faces steps with the coefficient fields
   // prepare_run built (once: the time plan, the backend and materials.h5 share them).
@@ -1215,7 +1260,7 @@ void Session::State::add_observers() {
                              previous = previous ? std::move(*previous) : std::vector<double>()](
                                 io::WriteProgress& progress) {
                               io::write_checkpoint(path, meta, f->values, previous, &progress);
-                              rotation->written(path);
+                              rotation->written(path, meta.step);
                               return file_bytes(path);
                             });
              return;
@@ -1235,7 +1280,7 @@ void Session::State::add_observers() {
            }
            if (root) {
              wall.checkpoint_bytes += file_bytes(last_checkpoint);
-             rotation->written(last_checkpoint);
+             rotation->written(last_checkpoint, s.step());
            }
          }});
   const double cell = solver::cell_volume(c);

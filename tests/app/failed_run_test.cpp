@@ -316,6 +316,49 @@ TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
   EXPECT_NE(r.output.find("already holds"), std::string::npos) << r.output;
 }
 
+// A run that fails after a checkpoint (here the output at step 60 cannot be written: a
+// directory holds its name) says which checkpoint continues it and the command, and so does its
+// mark; the same command again is refused rather than discarding that checkpoint, and the
+// printed command, once the obstacle is gone, finishes the run.
+TEST_F(FailedRun, ARunThatFailsAfterACheckpointSaysHowToContinueAndKeepsIt) {
+  const std::string out = (dir_ / "out").string();
+  const std::string c = write_file("c.yaml",
+                                   "grid: {dims: 1, n: [41], length: [1.0]}\n"
+                                   "physics: {alpha: 1.0}\n"
+                                   "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                   "initial: {type: constant, value: 1}\n"
+                                   "time: {dt: auto, steps: 100}\n"
+                                   "checkpoint: {every: 25}\n"
+                                   "output: {directory: " +
+                                       out + ", every: 20}\n");
+  // Outputs every 20 steps: the file at 60 is the first that cannot be written.
+  fs::create_directories(dir_ / "out" / "field_00000060.h5" / "blocking");
+  const Result failed = heatsim("run " + c);
+  ASSERT_EQ(failed.code, 1) << failed.output;
+  const std::string checkpoint = (dir_ / "out" / "checkpoint_00000050.h5").string();
+  ASSERT_TRUE(fs::exists(checkpoint)) << failed.output;
+  EXPECT_NE(failed.output.find("its newest checkpoint, " + checkpoint), std::string::npos)
+      << failed.output;
+  const std::string command = "--restart " + checkpoint;
+  EXPECT_NE(failed.output.find("continue with: "), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find(command), std::string::npos) << failed.output;
+  std::ifstream in(dir_ / "out" / "failed_run.txt");
+  const std::string mark{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(mark.find("(--restart " + checkpoint + ")"), std::string::npos) << mark;
+
+  const Result again = heatsim("run " + c);
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("holds a run that failed"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find(command + " continues it"), std::string::npos) << again.output;
+  EXPECT_TRUE(fs::exists(checkpoint));
+
+  fs::remove_all(dir_ / "out" / "field_00000060.h5");
+  const Result go = heatsim("run " + c + " " + command);
+  EXPECT_EQ(go.code, 0) << go.output;
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "field_00000100.h5"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "failed_run.txt"));
+}
+
 // A restart in its checkpoint's directory whose probes.csv or heat_flows.csv header the case
 // no longer makes (a probe or a source added) is refused before the directory loses anything:
 // the outputs and checkpoints after the restart step stay, materials.h5 is not rewritten, and

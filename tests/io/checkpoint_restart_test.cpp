@@ -738,9 +738,9 @@ TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
 }
 
 // A branch begun in its parent's directory that fails (a NaN stop) marks the directory as a
-// failed run's; the next plain run there removes the failed branch's files only, and since the
-// parent's outputs up to the branch step are beside them it is refused rather than remove
-// them unasked. A restart of the parent from its checkpoint there removes the failed branch's
+// failed run's; the next plain run there is refused rather than remove files unasked: the
+// failed branch left a checkpoint past its start (step 50), and the parent's outputs up to the
+// branch step are beside them. A restart of the parent from its checkpoint there removes the failed branch's
 // files and continues the parent, equal to its uninterrupted run.
 TEST_F(RestartTest, AFailedBranchLeavesItsParentsFilesToTheParent) {
   const fs::path a = dir_ / "a", whole = dir_ / "whole";
@@ -758,8 +758,11 @@ TEST_F(RestartTest, AFailedBranchLeavesItsParentsFilesToTheParent) {
   ASSERT_TRUE(fs::exists(a / "failed_run.txt")) << f.output;
   const Result plain = heatsim("run -q " + case_a);
   EXPECT_EQ(plain.code, 2) << plain.output;
-  EXPECT_NE(plain.output.find("beside another run's"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("holds a run that failed"), std::string::npos) << plain.output;
+  EXPECT_NE(plain.output.find("--restart " + checkpoint_at(a, 50)), std::string::npos)
+      << plain.output;
   EXPECT_TRUE(fs::exists(checkpoint_at(a, 25)));
+  EXPECT_TRUE(fs::exists(checkpoint_at(a, 50)));
   EXPECT_TRUE(fs::exists(field_at(a, 20)));
   const Result again = heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 25));
   ASSERT_EQ(again.code, 0) << again.output;

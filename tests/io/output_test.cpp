@@ -335,9 +335,54 @@ TEST_F(OutputTest, AFailedRunsFilesAreReplacedAndARestartRemovesTheMark) {
   EXPECT_FALSE(fs::exists(mark));
   EXPECT_TRUE(fs::exists(c_.output.directory + "/field_00000010.h5"));
 
+  // A failed run that left a checkpoint past its start is not discarded unasked: the refusal
+  // names the checkpoint that continues it and what the mark says.
   mark_failed_run(c_, 1, "cannot write");
+  const std::string msg = message_of([&] { prepare_output_directory(c_, false, false); });
+  EXPECT_NE(msg.find("holds a run that failed (failed_run.txt: exit code 1: cannot write"),
+            std::string::npos)
+      << msg;
+  // (The restart from step 10 above removed the checkpoint at 20.)
+  EXPECT_NE(msg.find("--restart " + checkpoint_path(c_, 10) + " continues it"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("--overwrite"), std::string::npos) << msg;
+  EXPECT_TRUE(fs::exists(checkpoint_path(c_, 10))) << "a refusal removes nothing";
+  EXPECT_NO_THROW(prepare_output_directory(c_, true, false));
+  EXPECT_TRUE(find_run_files(c_).empty());
+
+  // One that failed before any checkpoint past its start is replaced without asking.
+  make_run();
+  fs::remove(checkpoint_path(c_, 10));
+  fs::remove(checkpoint_path(c_, 20));
+  mark_failed_run(c_, 3, "the field holds 1 NaN/Inf value at step 20");
   EXPECT_NO_THROW(prepare_output_directory(c_, false, false));
   EXPECT_TRUE(find_run_files(c_).empty());
+}
+
+// --overwrite removes a run's files all together or not at all: a directory of a run file's
+// name is no run file (nothing removes it), and a file the case reads (its initial field) is
+// not removed with the run that wrote it.
+TEST_F(OutputTest, OverwriteRemovesAllOrNothingAndNeverTheCasesInputs) {
+  make_run();
+  fs::create_directories(c_.output.directory + "/checkpoint_00000030.h5/inside");
+  for (const RunFile& f : find_run_files(c_))
+    EXPECT_NE(f.path, c_.output.directory + "/checkpoint_00000030.h5") << "a directory";
+  solver::Case reads = c_;
+  reads.initial.kind = solver::InitialKind::file;
+  reads.initial.path = c_.output.directory + "/field_00000020.h5";
+  const std::string msg = message_of([&] { prepare_output_directory(reads, true, false); });
+  EXPECT_NE(msg.find("the run would remove " + reads.initial.path +
+                     ", which the case reads (initial.path)"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(find_run_files(c_).size(), 6u) << "nothing removed";  // 3 fields, 2 checkpoints, xmf
+  EXPECT_NO_THROW(prepare_output_directory(c_, true, false));
+  EXPECT_TRUE(find_run_files(c_).empty());
+  EXPECT_TRUE(fs::is_directory(c_.output.directory + "/checkpoint_00000030.h5/inside"));
+  for (const auto& e : fs::directory_iterator(c_.output.directory))
+    EXPECT_EQ(e.path().filename().string().rfind(".heatsim-removing-", 0), std::string::npos)
+        << e.path();
 }
 
 // A restart under a changed case in its checkpoint's directory (a branch at step 10) would
