@@ -353,7 +353,9 @@ void Session::State::fail(Failure failure, const std::string& message) {
   directory_lock.release();
   finished = true;
   RunError error(failure, said);
-  error.set_checkpoint(continue_from);
+  // The command to paste where the cause lies outside the case (a full disk, a device); a run
+  // that diverged needs its case mended first, which the message leaves to the user.
+  if (failure == Failure::runtime) error.set_checkpoint(continue_from);
   throw error;
 }
 
