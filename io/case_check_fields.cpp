@@ -778,6 +778,11 @@ class FieldChecks {
         r_.error(p,
                  "a probe name is a column of probes.csv and must not hold commas, quotes or "
                  "control characters");
+      // Nor be one of the columns before the probes' (a script's r["time"] would read a probe).
+      else if (name == "step" || name == "time" || name == "state")
+        r_.error(p, "'" + name +
+                        "' is a column of probes.csv before the probes' (step, time; state in a "
+                        "steady run): give the probe another name");
       for (int a = 0; a < dims(); ++a) {
         const auto i = static_cast<std::size_t>(a);
         const std::string pa = indexed(p, i);

@@ -18,14 +18,17 @@ namespace heatsim::io {
 std::string heat_flows_csv_path(const solver::Case& c);
 
 // The columns after step and time: each flow's name, then storage and imbalance, each with
-// " [unit]" for a grid of `dims` dimensions.
-std::vector<std::string> heat_flows_columns(const std::vector<std::string>& flows, int dims);
+// " [unit]" for a grid of `dims` dimensions: watts (per metre of depth in 2D, per m^2 of
+// cross-section in 1D) for a case with materials; without them (k = physics.alpha, rho c_p =
+// 1) u times a volume per unit time, u*L^3/t (u*L^2/t, u*L/t), not watts.
+std::vector<std::string> heat_flows_columns(const std::vector<std::string>& flows, int dims,
+                                            bool watts = true);
 
 class HeatFlowsCsv : public StepCsv {
  public:
-  // StepCsv's constructor with heat_flows_columns(flows, dims) as columns.
+  // StepCsv's constructor with heat_flows_columns(flows, dims, watts) as columns.
   HeatFlowsCsv(std::string path, const std::vector<std::string>& flows, int dims,
-               std::int64_t restart_step, bool steady = false);
+               std::int64_t restart_step, bool steady = false, bool watts = true);
 };
 
 }  // namespace heatsim::io

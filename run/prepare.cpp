@@ -129,13 +129,17 @@ void each_sine(const solver::Case& c, Visit visit) {
 
 // The sine schedules whose period the steps do not resolve: at two steps a period or fewer the
 // steps sample the sine at points that say nothing of it (at its zeros, a constant). Key path
-// and message for each.
+// and message for each. Faces' values and ambients only: a source is scaled by its schedule's
+// mean over each step, which puts in the sine's heat exactly whatever the step. A negative
+// frequency is the sine of |frequency| (of the other sign).
 std::vector<std::pair<std::string, std::string>> unresolved_sines(const solver::Case& c,
                                                                   double dt) {
   std::vector<std::pair<std::string, std::string>> out;
   if (c.time.method == solver::TimeMethod::steady || !(dt > 0.0)) return out;
   each_sine(c, [&](const std::string& key, double amplitude, double frequency, bool table) {
-    if (table || amplitude == 0.0 || !(frequency > 0.0)) return;
+    if (table || amplitude == 0.0 || !(frequency != 0.0) || key.rfind("sources[", 0) == 0)
+      return;
+    frequency = std::abs(frequency);
     const double per_period = 1.0 / (frequency * dt);
     if (per_period > 2.0) return;
     // 0.05 / frequency, not 1 / (20 frequency): 20 frequency overflows above 9e306 Hz, and
@@ -195,6 +199,11 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
     if (*o.steps < 0)
       throw InvalidCase(path,
                         {{"--steps", 0, "must be >= 0 (got " + std::to_string(*o.steps) + ")"}});
+    // time.steps' own limit (the case's checks): a count past it overflows the step numbers
+    // the files carry long before it ends.
+    if (static_cast<double>(*o.steps) > 1e15)
+      throw InvalidCase(path, {{"--steps", 0,
+                                "must be at most 1e15 (got " + std::to_string(*o.steps) + ")"}});
     c.time.steps_override = *o.steps;
   }
   if (o.output_dir) c.output.directory = *o.output_dir;

@@ -986,7 +986,9 @@ void Session::State::open_files() {
         io::check_step_csv_header(io::probes_csv_path(c), probes->names(), steady, "probes");
       if (meter && c.output.heat_flows)
         io::check_step_csv_header(io::heat_flows_csv_path(c),
-                                  io::heat_flows_columns(meter->names(), c.grid.dims), steady,
+                                  io::heat_flows_columns(meter->names(), c.grid.dims,
+                                                         !c.materials.empty()),
+                                  steady,
                                   "heat flows");
     } catch (const std::runtime_error& e) {
       throw RunError(Failure::invalid, e.what());
@@ -1205,7 +1207,7 @@ void Session::State::add_observers() {
     }
     if (meter && options.write_files)
       flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,
-                        restarting ? step0 : -1, steady);
+                        restarting ? step0 : -1, steady, !c.materials.empty());
     if (flow_rows && c.time.method == solver::TimeMethod::bdf2 && step0 > 0 &&
         !restart.previous.empty())
       flow_rows->take(step0 - 1, restart.previous, false);

@@ -322,6 +322,13 @@ TEST_F(HeatFlowsRun, ASteadyStateWithoutMaterialsPrintsItsFlowsInTheShorthandsUn
       << block;
   EXPECT_NEAR(std::stod(m[1]), 20.0, 1e-8);
   EXPECT_NEAR(std::stod(m[2]), -20.0, 1e-8);
+  // heat_flows.csv's header says the same: not watts.
+  const std::string csv = read_text(out / "heat_flows.csv");
+  EXPECT_EQ(csv.rfind("state,face x- (dirichlet) [u*L/t],face x+ (dirichlet) [u*L/t],"
+                      "storage [u*L/t],imbalance [u*L/t]\n",
+                      0),
+            0u)
+      << csv;
 }
 
 // A 1D bar between two Dirichlet faces, steady: the linear profile's flux at every node, and

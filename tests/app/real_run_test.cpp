@@ -232,6 +232,11 @@ TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
   const heatsim_tests::ProcessResult negative = heatsim("run -q " + c.string() + " -n -3");
   EXPECT_EQ(negative.code, 2) << negative.output;
   EXPECT_NE(negative.output.find("--steps: must be >= 0"), std::string::npos) << negative.output;
+  // time.steps' limit holds for the override too (validate checks the same).
+  const heatsim_tests::ProcessResult many =
+      heatsim("validate " + c.string() + " -n 2000000000000000");
+  EXPECT_EQ(many.code, 2) << many.output;
+  EXPECT_NE(many.output.find("--steps: must be at most 1e15"), std::string::npos) << many.output;
 }
 
 TEST_F(RealRun, RestartFromASignalsCheckpointContinuesProbesExactly) {

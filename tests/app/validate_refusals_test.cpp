@@ -130,6 +130,27 @@ TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
   const Result slow = heatsim("validate " + sine_case("s.yaml", "0.01"));
   EXPECT_EQ(slow.code, 0) << slow.output;
   EXPECT_EQ(slow.output.find("the sine of frequency"), std::string::npos) << slow.output;
+  // A negative frequency is the sine of its size: warned of alike.
+  const Result negative = heatsim("validate " + sine_case("n.yaml", "-10"));
+  EXPECT_EQ(negative.code, 0) << negative.output;
+  EXPECT_NE(negative.output.find("the sine of frequency 10 (period 0.1 s)"), std::string::npos)
+      << negative.output;
+  // A source's schedule is not sampled but taken as its mean over each step: its heat goes in
+  // whatever the step, so nothing is warned of.
+  const Result source = heatsim(
+      "validate " +
+      write_file("q.yaml",
+                 "grid: {dims: 1, n: [11], length: 0.1}\n"
+                 "materials: {m: {conductivity: 10, density: 1000, specific_heat: 500}}\n"
+                 "regions: [{material: m}]\n"
+                 "initial: {type: constant, value: 300}\n"
+                 "boundary: {all: {type: insulated}}\n"
+                 "sources: [{power: 1000, schedule: {value: 1, amplitude: 1, frequency: 0.3}}]\n"
+                 "time: {dt: 2, end: 40.5}\n"
+                 "output: {directory: " +
+                     (dir_ / "q").string() + "}\n"));
+  EXPECT_EQ(source.code, 0) << source.output;
+  EXPECT_EQ(source.output.find("the sine of frequency"), std::string::npos) << source.output;
 }
 
 // Above 9e306 Hz, 1/(20 frequency) computed as written overflowed to a dt of "0 s"; the advice

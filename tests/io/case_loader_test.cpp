@@ -124,7 +124,8 @@ TEST(CaseLoader, Heat1dExampleWithScalarLengthAndMixedFaces) {
   EXPECT_EQ(c.grid.n[0], 401);
   EXPECT_DOUBLE_EQ(c.grid.length[0], 2.0);
   EXPECT_DOUBLE_EQ(c.physics.alpha, 0.5);
-  EXPECT_EQ(c.scheme.kind, SchemeKind::order4);
+  // order2: beside its oscillating Dirichlet face order4 would be second order too (below).
+  EXPECT_EQ(c.scheme.kind, SchemeKind::order2);
   EXPECT_EQ(c.boundary[0].kind, BoundaryKind::dirichlet);
   EXPECT_DOUBLE_EQ(c.boundary[0].amplitude, 1.0);
   EXPECT_DOUBLE_EQ(c.boundary[0].frequency, 5.0);
@@ -1051,6 +1052,42 @@ TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
     EXPECT_EQ(r.errors[0].path, b.path) << format_errors(r.errors);
     EXPECT_NE(r.errors[0].message.find(b.says), std::string::npos) << format_errors(r.errors);
   }
+}
+
+// order4 and order6 beside a Dirichlet face whose value varies in time, or with a source beside
+// a Dirichlet face, are second order near it: warned of at `scheme`; with a constant value and
+// no source they are not.
+TEST(CaseLoader, WideSchemesBesideAVaryingDirichletFaceAreWarnedOf) {
+  const std::string text =
+      "grid: {dims: 1, n: [41], length: 1.0}\n"
+      "physics: {alpha: 1.0, source: SOURCE}\n"
+      "scheme: SCHEME\n"
+      "boundary:\n"
+      "  x-: {type: dirichlet, value: 0.0AMPLITUDE}\n"
+      "  x+: {type: neumann, flux: 0.0}\n"
+      "initial: {type: constant, value: 0}\n"
+      "time: {dt: auto, end: 0.01}\n";
+  const auto load = [&](const std::string& scheme, const std::string& source,
+                        const std::string& amplitude) {
+    std::string t = text;
+    t.replace(t.find("SOURCE"), 6, source);
+    t.replace(t.find("SCHEME"), 6, scheme);
+    t.replace(t.find("AMPLITUDE"), 9, amplitude);
+    return load_case_text(t);
+  };
+  const auto warned = [](const LoadResult& r) {
+    for (const CaseError& w : r.warnings)
+      if (w.path == "scheme" && w.message.find("only second order") != std::string::npos)
+        return true;
+    return false;
+  };
+  const LoadResult sine = load("order4", "0", ", amplitude: 1.0, frequency: 5.0");
+  ASSERT_TRUE(sine.ok()) << all_errors(sine);
+  EXPECT_TRUE(warned(sine)) << format_errors(sine.warnings);
+  EXPECT_NE(sine.warnings[0].message.find("boundary.x- varies in time"), std::string::npos);
+  EXPECT_TRUE(warned(load("order6", "2", "")));
+  EXPECT_FALSE(warned(load("order4", "0", "")));
+  EXPECT_FALSE(warned(load("order2", "0", ", amplitude: 1.0, frequency: 5.0")));
 }
 
 // A void box whose upper bounds are written as the domain's length reaches the far faces as one
