@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -102,15 +103,43 @@ std::vector<io::CaseError> without_lines(std::vector<io::CaseError> errors) {
   return errors;
 }
 
-// Sets up a session; a dict case's problems are reported without lines.
+// Sets up a session; a dict case's problems are reported without lines. The set-up holds a
+// steady case's whole solve: SIGINT asks it to stop as it does the steps (stepping), and a
+// signal during it raises KeyboardInterrupt (run::Interrupted's message where the solve stopped).
 std::unique_ptr<run::Session> open_session(run::SessionOptions options, const std::string& kind) {
-  py::gil_scoped_release release;
+  std::unique_ptr<run::Session> session;
+  g_stop.store(0);
+  struct sigaction ours {
+  }, theirs{};
+  ours.sa_handler = on_interrupt;
+  sigemptyset(&ours.sa_mask);
+  ours.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &ours, &theirs);
   try {
-    return std::make_unique<run::Session>(std::move(options));
-  } catch (const run::InvalidCase& e) {
-    if (kind != "dict") throw;
-    throw run::InvalidCase(e.origin(), without_lines(e.errors()));
+    py::gil_scoped_release release;
+    try {
+      session = std::make_unique<run::Session>(std::move(options));
+    } catch (const run::InvalidCase& e) {
+      if (kind != "dict") throw;
+      throw run::InvalidCase(e.origin(), without_lines(e.errors()));
+    }
+  } catch (...) {
+    sigaction(SIGINT, &theirs, nullptr);
+    g_stop.store(0);
+    throw;
   }
+  sigaction(SIGINT, &theirs, nullptr);
+  if (const int sig = g_stop.exchange(0); sig != 0) {
+    const std::string& checkpoint = session->last_checkpoint();
+    const std::string message =
+        "interrupted by signal " + std::to_string(sig) + " during the set-up" +
+        (session->finished() && session->summary().interrupted && !checkpoint.empty()
+             ? "; checkpoint " + checkpoint + " (restart=\"" + checkpoint + "\" continues the run)"
+             : std::string());
+    PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
+    throw py::error_already_set();
+  }
+  return session;
 }
 
 template <class T>
@@ -211,6 +240,9 @@ void translate(std::exception_ptr p) {
     if (p) std::rethrow_exception(p);
   } catch (const run::InvalidCase& e) {
     PyErr_SetString(g_case_error, e.what());
+  } catch (const run::Interrupted& e) {
+    // A steady solve stopped by Ctrl-C: the command line's message, nothing written.
+    PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
   } catch (const run::RunError& e) {
     PyObject* type = e.failure() == run::Failure::invalid    ? g_run_refused
                      : e.failure() == run::Failure::diverged ? g_diverged
@@ -284,6 +316,13 @@ PYBIND11_MODULE(_heatsim, m) {
                        std::optional<std::string> backend, std::optional<std::int64_t> steps,
                        std::optional<std::string> precision, std::optional<std::string> output_dir,
                        const std::string& restart, bool overwrite, double progress_seconds) {
+             // A negative or NaN interval would print a line at every step without a word (the
+             // command line refuses them alike).
+             if (!(progress_seconds >= 0.0) || !std::isfinite(progress_seconds))
+               throw py::value_error(
+                   "progress_seconds must be a number of seconds >= 0 (0: a line at every "
+                   "step), got " +
+                   py::repr(py::float_(progress_seconds)).cast<std::string>());
              run::SessionOptions o;
              o.source = case_source(kind, source);
              o.write_files = output_dir.has_value();

@@ -1591,12 +1591,42 @@ void Session::set_field(const std::vector<double>& values) {
   if (static_cast<std::int64_t>(values.size()) != state_->problem.points())
     throw std::invalid_argument(
         fmt::format("the field needs {} values, not {}", state_->problem.points(), values.size()));
+  // As an initial field from a file: a value that is not finite would be written and stepped
+  // into NaN, and the run's later check would say its last check was finite.
+  std::int64_t bad = 0, first = -1;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]) && bad++ == 0) first = static_cast<std::int64_t>(i);
+  if (bad > 0)
+    throw std::invalid_argument(fmt::format(
+        "the field holds {} value{} that {} not finite (the first at index {} of the [z][y][x] "
+        "order): nothing was set",
+        bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", first));
   state_->backend->upload(values);
   state_->last_staged.reset();  // a field staged at this step is the old one
 }
 
 void Session::write_checkpoint(const std::string& path) {
   State& s = *state_;
+  // Never over a file that is not a checkpoint of this run (another run's output, the case
+  // file): those are the user's, and a checkpoint written over them loses them.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    bool ours = false;
+    try {
+      const io::FieldFile header = io::read_field_header(path);
+      const solver::Case& c = s.prepared.case_;
+      const std::string lineage =
+          c.run_digest.empty() ? io::case_digest(c.source_text) : c.run_digest;
+      ours = header.kind == io::FieldFileKind::checkpoint &&
+             io::lineage_head(io::run_lineage(header.meta)) == io::lineage_head(lineage);
+    } catch (const std::exception&) {
+      ours = false;
+    }
+    if (!ours)
+      throw std::invalid_argument(
+          path + " exists and is not a checkpoint of this run: a checkpoint is not written over "
+                 "another file; choose another path, or remove the file first");
+  }
   io::FieldMeta meta =
       io::make_meta(s.prepared.case_, s.prepared.plan.dt, s.choice.name, step(), time());
   meta.fusion = s.backend->fusion_depth();

@@ -67,12 +67,17 @@ def test_refusals_and_bad_overrides_raise_with_the_command_lines_message(tmp_pat
 
 
 def test_a_field_that_turns_nan_raises_diverged():
-    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
-    field = sim.field
-    field[3, 3] = np.nan
-    sim.set_field(field)
+    # Faces held at 1.5e308: finite (set_field and the case refuse what is not), and order4's
+    # weights overflow it within the steps.
+    sim = heatsim.Simulation(
+        "grid: {dims: 2, n: [30, 30], length: [1.0, 1.0]}\n"
+        "physics: {alpha: 1.0}\n"
+        "scheme: order4\n"
+        "initial: {type: constant, value: 0}\n"
+        "time: {dt: auto, steps: 100}\n"
+        "boundary: {all: {type: dirichlet, value: 1.5e308}}\n")
     with pytest.raises(heatsim.Diverged, match="NaN/Inf"):
-        sim.advance(20)
+        sim.advance(100)
 
 
 def test_read_gives_the_field_and_its_attributes(tmp_path):
@@ -323,6 +328,46 @@ def test_set_field_after_the_run_has_ended_is_refused():
     with pytest.raises(RuntimeError, match="the run has ended, at step 4: its field can no longer be set"):
         sim.set_field(np.ones(before.shape))
     np.testing.assert_array_equal(sim.field, before)
+
+
+def test_set_field_refuses_values_that_are_not_finite():
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=4)
+    before = sim.field
+    u = before.copy()
+    u[3, 5] = np.nan
+    u[7, 1] = np.inf
+    with pytest.raises(ValueError, match="the field holds 2 values that are not finite"):
+        sim.set_field(u)
+    np.testing.assert_array_equal(sim.field, before)
+    assert sim.run().step == 4
+
+
+def test_checkpoint_never_writes_over_another_file(tmp_path):
+    case = tmp_path / "c.yaml"
+    case.write_text(open(case_path("heat2d.yaml")).read())
+    text = case.read_text()
+    sim = heatsim.Simulation(str(case), steps=6)
+    sim.advance(2)
+    with pytest.raises(ValueError, match="exists and is not a checkpoint of this run"):
+        sim.checkpoint(str(case))
+    assert case.read_text() == text
+    other = tmp_path / "notes.h5"
+    other.write_bytes(b"mine")
+    with pytest.raises(ValueError, match="is not a checkpoint of this run"):
+        sim.checkpoint(str(other))
+    assert other.read_bytes() == b"mine"
+    # Its own checkpoint again, later: written over, and it continues the run.
+    here = tmp_path / "here.h5"
+    sim.checkpoint(str(here))
+    sim.advance(2)
+    sim.checkpoint(str(here))
+    assert heatsim.read(str(here)).step == 4
+
+
+def test_progress_seconds_must_be_a_number_of_seconds():
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="progress_seconds must be a number of seconds >= 0"):
+            heatsim.run(case_path("heat2d.yaml"), steps=2, progress_seconds=bad)
 
 
 def test_outputs_every_0_is_now_and_the_last_step_as_output_every_0():
