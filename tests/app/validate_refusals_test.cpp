@@ -153,6 +153,40 @@ TEST_F(ValidateRefusals, ASineTheStepsDoNotResolveIsWarnedOf) {
   EXPECT_EQ(source.output.find("the sine of frequency"), std::string::npos) << source.output;
 }
 
+// A face's table with a pulse shorter than the step: the steps take the value at their ends
+// and may step over it whole (here they did: the field stayed at 300 K), so it is warned of,
+// with a dt that follows it; the same pulse under shorter steps is not.
+TEST_F(ValidateRefusals, ATablesPulseShorterThanTheStepIsWarnedOf) {
+  const auto pulse_case = [&](const std::string& name, const std::string& dt) {
+    return write_file(
+        name,
+        "grid: {dims: 1, n: [11], length: 0.1}\n"
+        "materials: {m: {conductivity: 10, density: 1000, specific_heat: 500}}\n"
+        "regions: [{material: m}]\n"
+        "initial: {type: constant, value: 300}\n"
+        "boundary:\n"
+        "  x-: {type: dirichlet, value: [[0, 300], [1.1, 300], [1.2, 400], [1.3, 300]]}\n"
+        "  x+: {type: convective, h: 1000, ambient: [[0, 300], [1.1, 300], [1.2, 400], "
+        "[1.3, 300]]}\n"
+        "time: {method: backward-euler, dt: " +
+            dt +
+            ", end: 3}\n"
+            "output: {directory: " +
+            (dir_ / "p").string() + "}\n");
+  };
+  const Result coarse = heatsim("validate " + pulse_case("c.yaml", "0.5"));
+  EXPECT_EQ(coarse.code, 0) << coarse.output;
+  EXPECT_NE(coarse.output.find("boundary.x-.value: the table's peak at t = 1.2 s (from t = 1.1 to "
+                               "1.3 s) is shorter than the step, dt = 0.5 s"),
+            std::string::npos)
+      << coarse.output;
+  EXPECT_NE(coarse.output.find("boundary.x+.ambient: the table's peak"), std::string::npos)
+      << coarse.output;
+  const Result fine = heatsim("validate " + pulse_case("f.yaml", "0.05"));
+  EXPECT_EQ(fine.code, 0) << fine.output;
+  EXPECT_EQ(fine.output.find("the table's peak"), std::string::npos) << fine.output;
+}
+
 // Above 9e306 Hz, 1/(20 frequency) computed as written overflowed to a dt of "0 s"; the advice
 // is the nonzero (subnormal) 0.05 / frequency, and the numbers are printed to 6 digits, not
 // as 4.999999999999999e-302.
