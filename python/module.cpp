@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -235,19 +236,34 @@ py::tuple read_file(const std::string& path) {
   return py::make_tuple(meta, field, previous);
 }
 
+// The command line's words in a run's messages as the keywords this API takes for them:
+// "--overwrite" is overwrite=True, "--restart PATH" restart="PATH", "-o DIR" output_dir=DIR,
+// "--steps" steps=, and so on; a key path "--steps" is "steps".
+std::string for_python(std::string text) {
+  static const std::regex restart(R"(--restart ([^\s,;()]+))");
+  text = std::regex_replace(text, restart, "restart=\"$1\"");
+  static const std::vector<std::pair<std::regex, std::string>> words = {
+      {std::regex(R"(--overwrite\b)"), "overwrite=True"},
+      {std::regex(R"((^|[\s(])-o DIR\b)"), "$1output_dir=DIR"},
+      {std::regex(R"((^|[\s(])--(steps|backend|precision|restart)\b)"), "$1$2"},
+  };
+  for (const auto& [from, to] : words) text = std::regex_replace(text, from, to);
+  return text;
+}
+
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
   } catch (const run::InvalidCase& e) {
-    PyErr_SetString(g_case_error, e.what());
+    PyErr_SetString(g_case_error, for_python(e.what()).c_str());
   } catch (const run::Interrupted& e) {
     // A steady solve stopped by Ctrl-C: the command line's message, nothing written.
-    PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    PyErr_SetString(PyExc_KeyboardInterrupt, for_python(e.what()).c_str());
   } catch (const run::RunError& e) {
     PyObject* type = e.failure() == run::Failure::invalid    ? g_run_refused
                      : e.failure() == run::Failure::diverged ? g_diverged
                                                              : PyExc_RuntimeError;
-    PyErr_SetString(type, e.what());
+    PyErr_SetString(type, for_python(e.what()).c_str());
   }
 }
 
@@ -288,8 +304,8 @@ PYBIND11_MODULE(_heatsim, m) {
         py::list problems;
         for (const io::CaseError& e : errors)
           problems.append(py::make_tuple(
-              e.path, e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none()),
-              e.message));
+              for_python(e.path), e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none()),
+              for_python(e.message)));
         return problems;
       },
       py::arg("kind"), py::arg("source"), py::arg("backend") = py::none(),

@@ -57,8 +57,18 @@ def test_refusals_and_bad_overrides_raise_with_the_command_lines_message(tmp_pat
     assert str(e.value) in text
     with pytest.raises(heatsim.CaseError, match="must be fp64 or fp32"):
         heatsim.run(case_path("heat2d.yaml"), precision="fp16")
-    with pytest.raises(heatsim.RunRefused, match="--restart"):
+    # The command line's options in the messages are this API's keywords.
+    with pytest.raises(heatsim.RunRefused, match="^restart: ") as e:
         heatsim.Simulation(case_path("heat2d.yaml"), restart=tmp_path / "missing.h5")
+    with pytest.raises(heatsim.CaseError, match=r"steps: must be >= 0 \(got -1\)"):
+        heatsim.run(case_path("heat2d.yaml"), steps=-1)
+    assert ("steps", None, "must be >= 0 (got -1)") in heatsim.validate(case_path("heat2d.yaml"),
+                                                                          steps=-1)
+    heatsim.run(case_path("heat2d.yaml"), steps=2, output_dir=tmp_path / "busy")
+    with pytest.raises(heatsim.RunRefused) as e:
+        heatsim.run(case_path("heat2d.yaml"), steps=2, output_dir=tmp_path / "busy")
+    assert "overwrite=True" in str(e.value) and "--overwrite" not in str(e.value), str(e.value)
+    assert 'restart="' in str(e.value), str(e.value)
     sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=20)
     with pytest.raises(ValueError, match="past the case's last step 20"):
         sim.advance(21)
