@@ -21,8 +21,10 @@
 #include "kernels/registry.hpp"
 #include "solver/materials.hpp"
 #include "solver/multigrid/implicit_stepper.hpp"
+#include "solver/parallel/comm.hpp"
 #include "solver/parallel/decomposition.hpp"
 #include "solver/probes.hpp"
+#include "solver/stencil.hpp"
 
 namespace heatsim::run {
 
@@ -200,6 +202,59 @@ std::vector<std::pair<std::string, std::string>> unresolved_tables(const solver:
   return out;
 }
 
+// The case's parallel section as far as it is known without the ranks (a validate on one
+// process) and, under mpirun, with them: what every launch, or this one, would refuse is
+// refused before the run, at parallel.decomposition's line. exchange_every on an implicit run
+// (whose every solve exchanges) is warned of as ignored.
+void check_parallel(const solver::Case& c, const std::string& path,
+                    const std::map<std::string, int>& lines) {
+  const solver::ParallelSpec& p = c.parallel;
+  const bool implicit = c.time.method != solver::TimeMethod::explicit_euler;
+  const std::string key = "parallel.decomposition";
+  const auto at = lines.find(key);
+  const int line = at != lines.end() ? at->second : 0;
+  static const char* const axis[3] = {"x", "y", "z"};
+  // Nodes a block must hold: the overlap, steps per exchange times the stencil's radius.
+  const int halo = implicit ? 1 : std::max(1, p.exchange_every) * solver::scheme_radius(c.scheme);
+  std::vector<io::CaseError> errors;
+  for (int a = 0; a < std::min(c.grid.dims, 3); ++a) {
+    const int count = p.decomposition[static_cast<std::size_t>(a)];
+    if (count <= 1) continue;
+    const bool periodic = c.boundary[static_cast<std::size_t>(2 * a)].kind ==
+                          solver::BoundaryKind::periodic;
+    if (implicit && periodic)
+      errors.push_back({key, line,
+                        fmt::format("implicit and steady runs keep a periodic axis on one rank, "
+                                    "but {} is periodic and split {} ways: give it 1",
+                                    axis[a], count)});
+    else if (c.grid.n[a] / count < halo)
+      errors.push_back(
+          {key, line,
+           fmt::format("{} ways along {} splits its {} nodes into blocks of {}, thinner than the "
+                       "overlap of {} layers on any number of ranks: split it fewer ways",
+                       count, axis[a], c.grid.n[a], c.grid.n[a] / count, halo)});
+  }
+  if (errors.empty() && solver::parallel::size() > 1) {
+    try {
+      const kernels::StencilProblem problem = solver::make_problem(c, 1.0);
+      solver::parallel::Decomposition(problem, solver::parallel::size(),
+                                      solver::parallel::rank(), halo, p.decomposition);
+    } catch (const solver::parallel::DecompositionError& e) {
+      std::string why = e.what();
+      if (why.rfind(key + ": ", 0) == 0) why = why.substr(key.size() + 2);
+      errors.push_back({key, line,
+                        fmt::format("{} (on the {} ranks of this launch)", why,
+                                    solver::parallel::size())});
+    }
+  }
+  if (!errors.empty()) throw InvalidCase(path, errors);
+  if (implicit && p.exchange_every > 1)
+    spdlog::warn("{}: parallel.exchange_every: {} runs exchange at every multigrid operation; "
+                 "exchange_every is for the explicit method and is ignored here{}",
+                 path, solver::multigrid::to_string(c.time.method),
+                 line_of(lines, "parallel.exchange_every"));
+}
+
 // The sines whose phase 2 pi frequency t overflows before the run's end: NaN from there on.
 // The case's checks refuse them where the end is known from the case; with time.dt: auto and
 // steps it is known once the plan has its dt.
@@ -334,6 +389,7 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
     spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
   for (const auto& [key, why] : unresolved_tables(run.case_, run.plan))
     spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
+  check_parallel(run.case_, path, run.lines);
   return run;
 }
 

@@ -691,7 +691,8 @@ void Session::State::set_up() {
           solver::fill_initial_field(c, u0.doubles());
       }
     } catch (const std::invalid_argument& e) {
-      refuse(e.what());
+      // Every rank fills or reads the whole field: found alike on each.
+      refuse_alike(e.what());
     }
   }
   end_phase("initial field");
@@ -804,6 +805,8 @@ void Session::State::set_up() {
       auto setup = host_setup ? std::move(*host_setup) : prepare_implicit(c, problem, plan);
       host_setup.reset();
       stepper = make_implicit_stepper(c, plan, std::move(setup), std::move(ops));
+    } catch (const parallel::DecompositionError& e) {
+      refuse_alike(e.what());
     } catch (const std::invalid_argument& e) {
       refuse(e.what());
     }
@@ -826,7 +829,9 @@ void Session::State::set_up() {
   backend = choice.backend.get();
   try {
     backend->setup(problem);
-  } catch (const std::invalid_argument& e) {  // a grid the ranks cannot split
+  } catch (const parallel::DecompositionError& e) {  // a grid the ranks cannot split
+    refuse_alike(e.what());
+  } catch (const std::invalid_argument& e) {
     refuse(e.what());
   }
   if (initial_in_place) {

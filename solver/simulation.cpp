@@ -162,8 +162,11 @@ RunResult Simulation::run_to(std::int64_t stop) {
     // Chunk ends that are not due steps fall on multiples of the backend's fusion depth, so
     // the passes a run takes depend only on its schedule, not on wall-clock chunking, and a
     // restart from a checkpoint repeats the uninterrupted run bit for bit.
+    // A progress line at every step (progress_seconds 0) takes chunks of one step (one pass of
+    // k steps where the backend fuses).
     const std::int64_t k = std::max(1, backend_.fusion_depth());
-    const std::int64_t chunk_end = std::max((step + chunk) / k * k, (step / k + 1) * k);
+    const std::int64_t steps_ahead = progress_ && !(progress_seconds_ > 0.0) ? 1 : chunk;
+    const std::int64_t chunk_end = std::max((step + steps_ahead) / k * k, (step / k + 1) * k);
     const std::int64_t target = std::min({stop, next_due(step), chunk_end});
     const Clock::time_point t0 = Clock::now();
     if (advance_)

@@ -174,7 +174,7 @@ void DecomposedLevelOps::build(const std::vector<LevelOperator>& levels, bool ke
   for (int a = 0; a < 3; ++a) {
     periodic_[a] = a < dims_ && finest.periodic[a];
     if (periodic_[a] && decomposition_.procs()[a] > 1)
-      throw std::invalid_argument(std::string("implicit and steady runs keep a periodic axis on "
+      throw DecompositionError(std::string("implicit and steady runs keep a periodic axis on "
                                               "one rank; the decomposition splits ") +
                                   kAxis[a] + " (set parallel.decomposition's " + kAxis[a] +
                                   " count to 1)");

@@ -30,19 +30,19 @@ Decomposition::Decomposition(const kernels::StencilProblem& global, int ranks, i
                              std::array<int, 3> procs)
     : dims_(global.dims), ranks_(ranks), rank_(rank), halo_(halo), n_(global.n) {
   if (ranks < 1 || rank < 0 || rank >= ranks)
-    throw std::invalid_argument("rank " + std::to_string(rank) + " of " + std::to_string(ranks));
+    throw DecompositionError("rank " + std::to_string(rank) + " of " + std::to_string(ranks));
   for (int a = 0; a < 3; ++a) periodic_[a] = a < dims_ && global.periodic(a);
   int fixed = 1;
   for (int a = 0; a < 3; ++a) {
-    if (procs[a] < 0) throw std::invalid_argument("parallel.decomposition: negative count");
+    if (procs[a] < 0) throw DecompositionError("parallel.decomposition: negative count");
     if (a >= dims_ && procs[a] > 1)
-      throw std::invalid_argument(std::string("parallel.decomposition: the grid has no ") +
+      throw DecompositionError(std::string("parallel.decomposition: the grid has no ") +
                                   kAxis[a] + " axis to split");
     if (a >= dims_) procs[a] = 1;
     if (procs[a] > 0) fixed *= procs[a];
   }
   if (ranks % fixed != 0)
-    throw std::invalid_argument("parallel.decomposition: " + std::to_string(fixed) +
+    throw DecompositionError("parallel.decomposition: " + std::to_string(fixed) +
                                 " blocks for " + std::to_string(ranks) + " ranks");
   // The free axes share the remaining factor: each prime, largest first, goes to the free axis
   // whose blocks are longest (the slower axis on a tie), like MPI_Dims_create but grid-aware.
@@ -61,7 +61,7 @@ Decomposition::Decomposition(const kernels::StencilProblem& global, int ranks, i
       p[best] *= f;
     }
   } else if (fixed != ranks) {
-    throw std::invalid_argument("parallel.decomposition: " + std::to_string(fixed) +
+    throw DecompositionError("parallel.decomposition: " + std::to_string(fixed) +
                                 " blocks for " + std::to_string(ranks) + " ranks");
   }
   procs_ = p;
@@ -69,7 +69,7 @@ Decomposition::Decomposition(const kernels::StencilProblem& global, int ranks, i
     if (procs_[a] == 1) continue;
     const std::int64_t thinnest = n_[a] / procs_[a];
     if (thinnest < halo_)
-      throw std::invalid_argument(
+      throw DecompositionError(
           std::string("grid.n along ") + kAxis[a] + " (" + std::to_string(n_[a]) + ") split over " +
           std::to_string(procs_[a]) + " ranks gives blocks of " + std::to_string(thinnest) +
           " nodes, thinner than the overlap of " + std::to_string(halo_) +
@@ -129,7 +129,7 @@ std::int64_t Decomposition::overlap(int axis, int side) const {
 }
 
 std::vector<Piece> exchange_pieces(std::int64_t steps, std::int64_t step0, int every) {
-  if (every < 1) throw std::invalid_argument("exchange_pieces: every must be at least 1");
+  if (every < 1) throw DecompositionError("exchange_pieces: every must be at least 1");
   std::vector<Piece> pieces;
   for (std::int64_t done = 0; done < steps;) {
     const std::int64_t at = step0 + done;

@@ -15,11 +15,19 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "kernels/backend.hpp"
 
 namespace heatsim::solver::parallel {
+
+// A grid the ranks cannot split as asked: found alike on every rank (it depends only on the
+// grid, the rank count and the case's parallel section), so that the run refuses it once.
+class DecompositionError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 // A box of grid nodes: lower corner and extent per axis (x, y, z; extent 1 on unused axes).
 struct Box {

@@ -187,6 +187,53 @@ TEST_F(ValidateRefusals, ATablesPulseShorterThanTheStepIsWarnedOf) {
   EXPECT_EQ(fine.output.find("the table's peak"), std::string::npos) << fine.output;
 }
 
+// The parallel section's decompositions that no launch could run are refused by validate on one
+// process too: an implicit run's periodic axis split, blocks thinner than the overlap whatever
+// the rank count; exchange_every on an implicit run is warned of as ignored.
+TEST_F(ValidateRefusals, ADecompositionNoLaunchCouldRunIsRefusedByValidate) {
+  const auto parallel_case = [&](const std::string& name, const std::string& method,
+                                 const std::string& parallel) {
+    return write_file(name,
+                      "grid: {dims: 2, n: [25, 30], length: [1.0, 1.0]}\n"
+                      "physics: {alpha: 1.0}\n"
+                      "boundary:\n"
+                      "  all: {type: dirichlet, value: 0}\n"
+                      "  x-: {type: periodic}\n"
+                      "  x+: {type: periodic}\n"
+                      "initial: {type: constant, value: 1}\n"
+                      "time: {" +
+                          method +
+                          "dt: 0.0001, steps: 5}\n"
+                          "output: {directory: " +
+                          (dir_ / "par").string() +
+                          "}\n"
+                          "parallel: " +
+                          parallel + "\n");
+  };
+  Result r = heatsim("validate " + parallel_case("a.yaml", "method: backward-euler, ",
+                                                  "{decomposition: [2, 1]}"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("parallel.decomposition: implicit and steady runs keep a periodic axis "
+                          "on one rank, but x is periodic and split 2 ways: give it 1 (line 10)"),
+            std::string::npos)
+      << r.output;
+  r = heatsim("validate " + parallel_case("b.yaml", "", "{decomposition: [26, 1]}"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("26 ways along x splits its 25 nodes into blocks of 0, thinner than the "
+                          "overlap of 1 layers on any number of ranks"),
+            std::string::npos)
+      << r.output;
+  r = heatsim("validate " + parallel_case("c.yaml", "", "{decomposition: [2, 1]}"));
+  EXPECT_EQ(r.code, 0) << r.output;  // explicit: a periodic axis may be split
+  r = heatsim("validate " + parallel_case("d.yaml", "method: backward-euler, ",
+                                          "{decomposition: [1, 2], exchange_every: 4}"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("parallel.exchange_every: backward-euler runs exchange at every "
+                          "multigrid operation"),
+            std::string::npos)
+      << r.output;
+}
+
 // Above 9e306 Hz, 1/(20 frequency) computed as written overflowed to a dt of "0 s"; the advice
 // is the nonzero (subnormal) 0.05 / frequency, and the numbers are printed to 6 digits, not
 // as 4.999999999999999e-302.

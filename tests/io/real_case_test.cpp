@@ -161,6 +161,14 @@ TEST(RealCase, AnAmbientBeyondAnySolidsRangeIsFlagged) {
   expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
                        "{type: radiative, emissivity: 0.8, ambient: [[0, 300], [1, 1e80]]}"),
                "boundary.x+.ambient", 14, "sigma T^4 overflows");
+  // T^4 overflows above about 1.34e77 K, where sigma T^4 taken left to right does not yet
+  // (up to about 6.5e78 K): the run's u^4 - ambient^4 would be NaN.
+  expect_error(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+                       "{type: radiative, emissivity: 0.8, ambient: 1e78}"),
+               "boundary.x+.ambient", 14, "sigma T^4 overflows");
+  EXPECT_TRUE(load_case_text(replace(kBase, "{type: convective, h: 25.0, ambient: 300.0}",
+                                     "{type: radiative, emissivity: 0.8, ambient: 1e76}"))
+                  .errors.empty());
 }
 
 // With materials every temperature is in kelvin: one that looks like degrees Celsius beside
