@@ -652,7 +652,10 @@ class FieldChecks {
     if (!std::isfinite(low) || !std::isfinite(high)) return;  // check_schedule said so
     constexpr double kStefanBoltzmann = 5.670374419e-8;
     const bool defaulted = sine_value_defaulted(path, s);
-    if (radiates && !std::isfinite(kStefanBoltzmann * high * high * high * high))
+    // T^4 itself (the steps form u^4 - ambient^4 before sigma scales it): sigma first would
+    // keep the product finite up to about 6.5e78 K, past which the run's T^4 has overflowed.
+    if (radiates && (!std::isfinite(high * high * high * high) ||
+                     !std::isfinite(kStefanBoltzmann * high * high * high * high)))
       r_.error(path, "an ambient of " + format_number(high) +
                          " K has no finite radiated power (sigma T^4 overflows); radiation "
                          "uses absolute temperatures in kelvin");

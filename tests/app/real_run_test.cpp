@@ -232,6 +232,16 @@ TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
   const heatsim_tests::ProcessResult negative = heatsim("run -q " + c.string() + " -n -3");
   EXPECT_EQ(negative.code, 2) << negative.output;
   EXPECT_NE(negative.output.find("--steps: must be >= 0"), std::string::npos) << negative.output;
+  // --progress-seconds 0 is a line at every step (the steps' chunks were growing past one).
+  const heatsim_tests::ProcessResult every = heatsim("run " + c.string() + " -o " +
+                                                     (dir_ / "every").string() +
+                                                     " -n 7 --progress-seconds 0");
+  EXPECT_EQ(every.code, 0) << every.output;
+  std::size_t lines = 0;
+  for (std::size_t at = every.output.find("info: step "); at != std::string::npos;
+       at = every.output.find("info: step ", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 7u) << every.output;
   // time.steps' limit holds for the override too (validate checks the same).
   const heatsim_tests::ProcessResult many =
       heatsim("validate " + c.string() + " -n 2000000000000000");
