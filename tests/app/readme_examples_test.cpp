@@ -152,28 +152,19 @@ TEST_F(ReadmeExamples, PowerModuleFlowsAndIterationsAreTheRuns) {
                                             " --backend cpu -o " + out.string());
   ASSERT_EQ(r.code, 0) << r.output;
 
-  // The flows: README.md writes four faces and four voids on one line each.
+  // The flows: README.md shows the report as the run prints it, a line per face, void and
+  // source (the imbalance, which moves with the rounding, aside).
   const std::string section = "`inputs/power_module_3d.yaml` puts the rest together";
   std::vector<std::string> expected;
-  for (const char* face :
-       {"face z- (convective, radiating): ", "face z+ (convective, radiating): ", "sources[0]: "}) {
-    const std::string line = readme_line(face, section);
-    ASSERT_FALSE(line.empty()) << face;
+  for (const char* what :
+       {"face x- (convective): ", "face x+ (convective): ", "face y- (convective): ",
+        "face y+ (convective): ", "face z- (convective, radiating): ",
+        "face z+ (convective, radiating): ", "void regions[9] (gap1): ",
+        "void regions[10] (gap2): ", "void regions[11] (gap3): ", "void regions[12] (gap4): ",
+        "sources[0]: "}) {
+    const std::string line = readme_line(what, section);
+    ASSERT_FALSE(line.empty()) << what;
     expected.push_back(line);
-  }
-  const std::string faces = readme_line("faces x-, x+, y-, y+ (convective): ", section);
-  const std::string voids = readme_line("void regions[9..12] (gap1..gap4): ", section);
-  ASSERT_FALSE(faces.empty());
-  ASSERT_FALSE(voids.empty());
-  const std::vector<std::string> fv = split(faces.substr(faces.find(": ") + 2), ',');
-  const std::vector<std::string> vv = split(voids.substr(voids.find(": ") + 2), ',');
-  ASSERT_EQ(fv.size(), 4u);
-  ASSERT_EQ(vv.size(), 4u);
-  const char* names[] = {"x-", "x+", "y-", "y+"};
-  for (int i = 0; i < 4; ++i) {
-    expected.push_back(std::string("face ") + names[i] + " (convective): " + trim(fv[i]));
-    expected.push_back("void regions[" + std::to_string(9 + i) + "] (gap" + std::to_string(1 + i) +
-                       "): " + trim(vv[i]));
   }
   for (const std::string& line : expected)
     EXPECT_NE(r.output.find("  " + line + "\n"), std::string::npos)
