@@ -43,39 +43,61 @@ std::atomic<int> g_stop{0};
 
 extern "C" void on_interrupt(int sig) { g_stop.store(sig); }
 
+// SIGINT sets g_stop (the stop request the session polls) from its making to its end, in place
+// of Python's handler, which cannot run while the GIL is released; Python's is back afterwards,
+// also when the work throws.
+class StopOnInterrupt {
+ public:
+  StopOnInterrupt() {
+    g_stop.store(0);
+    struct sigaction ours {};
+    ours.sa_handler = on_interrupt;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &ours, &theirs_);
+  }
+  ~StopOnInterrupt() { sigaction(SIGINT, &theirs_, nullptr); }
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+  // The signal that came (0: none), taken.
+  int signal() { return g_stop.exchange(0); }
+
+ private:
+  struct sigaction theirs_ {};
+};
+
+// Raises KeyboardInterrupt for signal `sig` after `when` (" at step N", " during the set-up"),
+// naming the checkpoint that continues the run where the session stopped with one.
+[[noreturn]] void raise_interrupt(const run::Session& session, int sig, const std::string& when) {
+  const std::string& checkpoint = session.last_checkpoint();
+  const bool stopped = session.finished() && session.summary().interrupted;
+  std::string message = "interrupted by signal " + std::to_string(sig) + when;
+  if (stopped)
+    message += checkpoint.empty() ? std::string("; nothing written (no output_dir)")
+                                  : "; checkpoint " + checkpoint + " (restart=\"" + checkpoint +
+                                        "\" continues the run)";
+  PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
+  throw py::error_already_set();
+}
+
 // Runs `step` of `session` without the GIL, with SIGINT asking the session to stop; raises
 // KeyboardInterrupt when it did, naming the step and the checkpoint that continues the run (the
 // command line's warning, which Python's default log level does not show without a message).
-// Python's own handler is back in place afterwards.
 void stepping(const run::Session& session, const std::function<void()>& step) {
-  g_stop.store(0);
-  struct sigaction ours {
-  }, theirs{};
-  ours.sa_handler = on_interrupt;
-  sigemptyset(&ours.sa_mask);
-  ours.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &ours, &theirs);
-  try {
-    py::gil_scoped_release release;
-    step();
-  } catch (...) {
-    sigaction(SIGINT, &theirs, nullptr);
-    throw;
+  int sig = 0;
+  {
+    StopOnInterrupt interrupts;
+    {
+      py::gil_scoped_release release;
+      step();
+    }
+    sig = interrupts.signal();
   }
-  sigaction(SIGINT, &theirs, nullptr);
-  if (const int sig = g_stop.exchange(0); sig != 0) {
-    const std::string& checkpoint = session.last_checkpoint();
-    const std::string message =
-        session.finished() && session.summary().interrupted
-            ? "interrupted by signal " + std::to_string(sig) + " at step " +
-                  std::to_string(session.step()) +
-                  (checkpoint.empty() ? std::string("; nothing written (no output_dir)")
-                                      : "; checkpoint " + checkpoint + " (restart=\"" + checkpoint +
-                                            "\" continues the run)")
-            : "interrupted by signal " + std::to_string(sig);
-    PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
-    throw py::error_already_set();
-  }
+  if (sig != 0)
+    raise_interrupt(session, sig,
+                    session.finished() && session.summary().interrupted
+                        ? " at step " + std::to_string(session.step())
+                        : std::string());
 }
 
 // A case from Python: "file" (a path), "text" (YAML) or "dict" (the YAML the package rendered
@@ -109,37 +131,21 @@ std::vector<io::CaseError> without_lines(std::vector<io::CaseError> errors) {
 // signal during it raises KeyboardInterrupt (run::Interrupted's message where the solve stopped).
 std::unique_ptr<run::Session> open_session(run::SessionOptions options, const std::string& kind) {
   std::unique_ptr<run::Session> session;
-  g_stop.store(0);
-  struct sigaction ours {
-  }, theirs{};
-  ours.sa_handler = on_interrupt;
-  sigemptyset(&ours.sa_mask);
-  ours.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &ours, &theirs);
-  try {
-    py::gil_scoped_release release;
-    try {
-      session = std::make_unique<run::Session>(std::move(options));
-    } catch (const run::InvalidCase& e) {
-      if (kind != "dict") throw;
-      throw run::InvalidCase(e.origin(), without_lines(e.errors()));
+  int sig = 0;
+  {
+    StopOnInterrupt interrupts;
+    {
+      py::gil_scoped_release release;
+      try {
+        session = std::make_unique<run::Session>(std::move(options));
+      } catch (const run::InvalidCase& e) {
+        if (kind != "dict") throw;
+        throw run::InvalidCase(e.origin(), without_lines(e.errors()));
+      }
     }
-  } catch (...) {
-    sigaction(SIGINT, &theirs, nullptr);
-    g_stop.store(0);
-    throw;
+    sig = interrupts.signal();
   }
-  sigaction(SIGINT, &theirs, nullptr);
-  if (const int sig = g_stop.exchange(0); sig != 0) {
-    const std::string& checkpoint = session->last_checkpoint();
-    const std::string message =
-        "interrupted by signal " + std::to_string(sig) + " during the set-up" +
-        (session->finished() && session->summary().interrupted && !checkpoint.empty()
-             ? "; checkpoint " + checkpoint + " (restart=\"" + checkpoint + "\" continues the run)"
-             : std::string());
-    PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
-    throw py::error_already_set();
-  }
+  if (sig != 0) raise_interrupt(*session, sig, " during the set-up");
   return session;
 }
 
