@@ -96,6 +96,13 @@ CaseSource CaseSource::in_memory(solver::Case c, std::string origin) {
 
 namespace {
 
+// A warning about the case, said once: every rank of an MPI run reads the same case and finds
+// the same things, and rank 0 speaks for them.
+template <typename... Args>
+void warn_once(fmt::format_string<Args...> format, Args&&... args) {
+  if (solver::parallel::rank() == 0) spdlog::warn(format, std::forward<Args>(args)...);
+}
+
 // " (line N)" for a key path the case gives, else nothing.
 std::string line_of(const std::map<std::string, int>& lines, const std::string& key) {
   const auto at = lines.find(key);
@@ -249,7 +256,7 @@ void check_parallel(const solver::Case& c, const std::string& path,
   }
   if (!errors.empty()) throw InvalidCase(path, errors);
   if (implicit && p.exchange_every > 1)
-    spdlog::warn("{}: parallel.exchange_every: {} runs exchange at every multigrid operation; "
+    warn_once("{}: parallel.exchange_every: {} runs exchange at every multigrid operation; "
                  "exchange_every is for the explicit method and is ignored here{}",
                  path, solver::multigrid::to_string(c.time.method),
                  line_of(lines, "parallel.exchange_every"));
@@ -291,7 +298,7 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   if (!loaded.ok()) throw InvalidCase(path, loaded.errors);
   // Warnings (a material no region uses, a region or source holding no node) do not stop the
   // run, but are said before anything else.
-  for (const auto& w : loaded.warnings) spdlog::warn("{}: {}", path, w.to_string());
+  for (const auto& w : loaded.warnings) warn_once("{}: {}", path, w.to_string());
   solver::Case c = *loaded.value;
   if (o.backend) c.backend = *o.backend;
   if (o.steps) {
@@ -336,7 +343,7 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
       io::read_field_inputs(run.case_);
       io::ResolvedBody body =
           loaded.body.fields ? std::move(loaded.body) : io::resolve_body(run.case_, loaded.lines);
-      for (const auto& w : body.warnings) spdlog::warn("{}: {}", path, w.to_string());
+      for (const auto& w : body.warnings) warn_once("{}: {}", path, w.to_string());
       if (!body.errors.empty()) throw InvalidCase(path, std::move(body.errors));
       run.material_ids = std::move(body.material_ids);
       run.surfaces = std::move(body.surfaces);
@@ -369,13 +376,13 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
-  if (!ringing.empty()) spdlog::warn("{}: time.dt: {}", path, ringing);
+  if (!ringing.empty()) warn_once("{}: time.dt: {}", path, ringing);
   // An implicit method is stable at any dt, but `dt: auto` (dt left out) still takes 0.9 of
   // the explicit limit: as many solves as the explicit steps, each costing several sweeps.
   const solver::TimeMethod method = run.case_.time.method;
   if (run.plan.dt_auto && method != solver::TimeMethod::explicit_euler &&
       method != solver::TimeMethod::steady)
-    spdlog::warn(
+    warn_once(
         "{}: time.dt: auto with {} takes 0.9 of the explicit stability limit, dt = {}: {} steps, "
         "each a multigrid solve, to t = {}; an implicit method is stable at any dt, so give "
         "time.dt the step the accuracy needs (or use the explicit method at this dt){}",
@@ -386,9 +393,9 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
                                       : run.plan.dt * static_cast<double>(run.plan.steps)),
         line_of(run.lines, run.lines.count("time.dt") ? "time.dt" : "time.method"));
   for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt))
-    spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
+    warn_once("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
   for (const auto& [key, why] : unresolved_tables(run.case_, run.plan))
-    spdlog::warn("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
+    warn_once("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
   check_parallel(run.case_, path, run.lines);
   return run;
 }
