@@ -178,8 +178,6 @@ struct DirectoryPlan {
   std::string note;
 };
 
-// The lineage a failed run's mark names (its first line), or empty: no mark, or a mark of a
-// version that wrote none.
 // The failed run's mark's first line without its "heatsim run failed with " words, cut to 300
 // characters: what it said when it stopped.
 std::string failed_message(const std::vector<RunFile>& files) {
@@ -199,6 +197,8 @@ std::string failed_message(const std::vector<RunFile>& files) {
   return "";
 }
 
+// The lineage a failed run's mark names (its first line), or empty: no mark, or a mark of a
+// version that wrote none.
 std::string failed_lineage(const std::vector<RunFile>& files) {
   for (const RunFile& f : files) {
     if (f.kind != RunFile::Kind::failed) continue;
