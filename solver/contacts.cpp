@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace heatsim::solver {
 
@@ -52,10 +53,13 @@ double ball_contact_share(const ShapeSpec& ball, int dims, const double* x, int 
 
 double ball_crossing(const ShapeSpec& ball, int dims, const double* x, int axis, double h) {
   const double x0 = x[axis], mid = x0 + 0.5 * h;
-  double d2 = ball.radius * ball.radius;
+  const double r2 = ball.radius * ball.radius;
+  double off2 = 0.0;
   for (int b = 0; b < dims; ++b)
-    if (b != axis) d2 -= (x[b] - ball.center[b]) * (x[b] - ball.center[b]);
-  if (!(d2 > 0.0)) return mid;
+    if (b != axis) off2 += (x[b] - ball.center[b]) * (x[b] - ball.center[b]);
+  // Tangent to within rounding: no crossing, as subgrid.cpp's add_ball_crossings.
+  const double d2 = r2 - off2;
+  if (!(d2 > 16.0 * std::numeric_limits<double>::epsilon() * (r2 + off2))) return mid;
   double best = mid, gap = 2.0 * h;
   for (double t : {ball.center[axis] - std::sqrt(d2), ball.center[axis] + std::sqrt(d2)})
     if (t >= x0 && t <= x0 + h && std::abs(t - mid) < gap) {
