@@ -176,14 +176,100 @@ HEATSIM_HOST_DEVICE inline double scaled_face(double reference, double share, do
   return reference / (contact > 0.0 ? parts + contact : parts);
 }
 
+// The conductivity ratio of a law at T; 1 where there is none (null: constant properties).
+HEATSIM_HOST_DEVICE inline double law_ratio(const LawTables* l, double T) {
+  return l ? law_conductivity(*l, T) : 1.0;
+}
+
+// R(a) - R(b), R the integral of a law's conductivity ratio (the Kirchhoff transform); a - b
+// where there is none.
+HEATSIM_HOST_DEVICE inline double law_potential(const LawTables* l, double a, double b) {
+  return l ? (a - b) * law_mean_conductivity(*l, a, b) : a - b;
+}
+
+// A law's Kirchhoff mean ratio between a and b; 1 where there is none.
+HEATSIM_HOST_DEVICE inline double law_ratio_mean(const LawTables* l, double a, double b) {
+  return l ? law_mean_conductivity(*l, a, b) : 1.0;
+}
+
+// K_ij of a face whose reference resistance 1/reference lies a part `share` in node i's
+// material (law li; null: constant properties), a part `contact` in a contact resistance and
+// the rest in node j's material (law lj), at the node temperatures ui and uj: the steady flow
+// along a line through those parts in series, each part conducting by its own material's
+// Kirchhoff transform between the temperatures at its ends, over ui - uj. The temperatures where
+// the parts meet are solved for (Newton's method inside a bracket: the flow is monotone in
+// them), so a layered wall of k(T) materials is exact at the nodes wherever its interfaces lie,
+// as one material's Kirchhoff mean is. Where ui and uj agree to 1e-9 of their size, the limit:
+// scaled_face at the nodes' ratios. A part of no length takes no part; with no contact and the
+// whole face in one material, that material's Kirchhoff mean.
+// Out of line in device code: its loop is taken on a material interface's faces alone, and
+// inlined on each axis it held the faces' kernel to spilled registers.
+#ifdef __CUDACC__
+#define HEATSIM_SERIES_FACE_INLINE __noinline__
+#else
+#define HEATSIM_SERIES_FACE_INLINE
+#endif
+HEATSIM_HOST_DEVICE HEATSIM_SERIES_FACE_INLINE inline double series_face(
+    double reference, double share, double contact, const LawTables* li, const LawTables* lj,
+    double ui, double uj) {
+  const double c = contact > 0.0 ? contact : 0.0;
+  double s = share, t = 1.0 - share - c;
+  if (!(std::fabs(ui - uj) > 1e-9 * (std::fabs(ui) + std::fabs(uj))))
+    return scaled_face(reference, share, law_ratio(li, ui), law_ratio(lj, uj), contact);
+  if (!(t > 0.0)) t = 0.0;
+  if (s < t) {  // the same face seen from j (the flow reversed), so that s is the larger part
+    const LawTables* l = li;
+    li = lj;
+    lj = l;
+    const double u = ui;
+    ui = uj;
+    uj = u;
+    const double part = s;
+    s = t;
+    t = part;
+  }
+  // A contact and parts of no length to rounding (a share of 3e-16 where a bound lies on a
+  // node plane): the flow divided by s below would be noise.
+  if (!(s > 1e-9)) return scaled_face(reference, s, law_ratio(li, ui), law_ratio(lj, uj), c);
+  if (!(c > 0.0) && !(t > 1e-9)) return reference * law_ratio_mean(li, ui, uj);
+  // Ta, the temperature at the end of i's part, decides the rest: the flow F (in kelvin, times
+  // the reference resistance) s F = R_i(ui) - R_i(Ta), the contact's far side Tb = Ta - c F, and
+  // g(Ta) = R_j(Tb) - R_j(uj) - t F, increasing in Ta, is 0 at the answer, which lies between ui
+  // and uj. The start: every part at its node's ratio.
+  double lo = ui < uj ? ui : uj, hi = ui < uj ? uj : ui;
+  const double ri0 = law_ratio(li, ui), rj0 = law_ratio(lj, uj);
+  double ta = ui - (ui - uj) * (s / ri0) / (s / ri0 + c + t / rj0);
+  if (!(ta > lo && ta < hi)) ta = 0.5 * (lo + hi);
+  const double tiny = 4e-16 * (std::fabs(ui) + std::fabs(uj));
+  for (int k = 0; k < 100; ++k) {
+    const double f = law_potential(li, ui, ta) / s;
+    const double tb = ta - c * f;
+    const double g = law_potential(lj, tb, uj) - t * f;
+    if (g == 0.0) break;
+    if (g < 0.0)
+      lo = ta;
+    else
+      hi = ta;
+    const double ri = law_ratio(li, ta) / s;  // -dF/dTa
+    const double slope = law_ratio(lj, tb) * (1.0 + c * ri) + t * ri;
+    double next = ta - g / slope;
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    const bool done = std::fabs(next - ta) <= tiny || hi - lo <= tiny;
+    ta = next;
+    if (done) break;
+  }
+  return reference * (law_potential(li, ui, ta) / s) / (ui - uj);
+}
+
 // The temperature-dependent part of a problem's coefficient fields (CoefficientFields::
 // temperature). Each step, node i of law l = law[i] >= 0 has
 //   r_i = laws[l].conductivity_ratio(u_i)                  (1 for a node of law -1),
 // every face i -> j = i + e_a (or the periodic wrap) touching such a node conducts
 //   K_ij = K_ref rbar_ij,   rbar_ij = laws[l].mean_conductivity_ratio(u_i, u_j)
 // between two nodes of one law l (law[i] == law[j]: the Kirchhoff mean, exact at the nodes for
-// a steady flow along a line) and otherwise
-//   K_ij = K_ref / (share_ij / r_i + (1 - share_ij - c_ij) / r_j + c_ij),
+// a steady flow along a line) and otherwise series_face: the parts share_ij (node i's
+// material), c_ij (a contact) and 1 - share_ij - c_ij (node j's) in series, each by its own
+// Kirchhoff transform (at ui = uj K_ref / (share_ij / r_i + (1 - share_ij - c_ij) / r_j + c_ij)),
 // K_ref the face's reference conductance (CoefficientFields::faces, which must be given),
 // share_ij = share[a][i] the part of its reference resistance in node i's material and c_ij =
 // contact[a][i] (0 where `contact` is empty) the part that is a contact resistance, and a node
@@ -205,7 +291,7 @@ struct TemperatureDependence {
   }
   // K_ij of the face along `axis` from node i (its lower node) to j, of reference conductance
   // `reference`, at temperatures u_i and u_j: the reference itself between two nodes of
-  // constant properties, the Kirchhoff mean between two of one law, else scaled_face.
+  // constant properties, the Kirchhoff mean between two of one law, else series_face.
   double face(int axis, std::int64_t i, std::int64_t j, double reference, double ui,
               double uj) const {
     const std::int32_t li = law[static_cast<std::size_t>(i)];
@@ -214,10 +300,12 @@ struct TemperatureDependence {
     if (li == lj)
       return reference * laws[static_cast<std::size_t>(li)].mean_conductivity_ratio(ui, uj);
     const std::vector<double>& c = contact[static_cast<std::size_t>(axis)];
-    return scaled_face(reference,
+    const LawTables ti = li < 0 ? LawTables{} : laws[static_cast<std::size_t>(li)].tables();
+    const LawTables tj = lj < 0 ? LawTables{} : laws[static_cast<std::size_t>(lj)].tables();
+    return series_face(reference,
                        share[static_cast<std::size_t>(axis)][static_cast<std::size_t>(i)],
-                       conductivity_ratio(i, ui), conductivity_ratio(j, uj),
-                       c.empty() ? 0.0 : c[static_cast<std::size_t>(i)]);
+                       c.empty() ? 0.0 : c[static_cast<std::size_t>(i)], li < 0 ? nullptr : &ti,
+                       lj < 0 ? nullptr : &tj, ui, uj);
   }
 };
 

@@ -525,7 +525,8 @@ class CpuBackend final : public Backend {
         if (!contact_[a].empty()) contact_[a][k] = laws_->contact[a][i];
       });
     }
-    ratio_.assign(cur_.size(), 1.0);
+    tables_.clear();
+    for (const TemperatureLaw& law : laws_->laws) tables_.push_back(law.tables());
   }
 
   // The law of node `i` (memory order) when its capacity varies, else null.
@@ -538,21 +539,12 @@ class CpuBackend final : public Backend {
   }
 
   // K_ij from the field at the step's start (TemperatureDependence: K_ref times the Kirchhoff
-  // mean ratio between two nodes of one law, else K_ref / (share / r_i + (1 - share) / r_j)),
-  // in double, rounded to T once; then the mirror faces.
+  // mean ratio between two nodes of one law, else series_face), in double, rounded to T once;
+  // then the mirror faces.
   void update_faces() {
     const auto& n = p_.n;
     const std::int32_t* law = law_.data();
-    double* r = ratio_.data();
-#pragma omp parallel for collapse(2) schedule(static) if (parallel_)
-    for (std::int64_t z = 0; z < n[2]; ++z)
-      for (std::int64_t y = 0; y < n[1]; ++y) {
-        const std::int64_t row = layout_.index(0, y, z);
-        for (std::int64_t i = row; i < row + n[0]; ++i)
-          r[i] = law[i] < 0 ? 1.0
-                            : laws_->laws[static_cast<std::size_t>(law[i])].conductivity_ratio(
-                                  static_cast<double>(cur_[i]));
-      }
+    const LawTables* tables = tables_.data();
     for (int a = 0; a < p_.dims; ++a) {
       const std::int64_t st = layout_.stride(a), last = p_.n[a] - 1;
       const bool periodic = p_.periodic(a);
@@ -574,12 +566,15 @@ class CpuBackend final : public Backend {
               j = i - last * st;
             }
             if (law[i] < 0 && law[j] < 0) continue;
+            const double ui = static_cast<double>(cur_[i]), uj = static_cast<double>(cur_[j]);
             K[i] = static_cast<T>(
                 law[i] == law[j]
-                    ? kref[i] *
-                          laws_->laws[static_cast<std::size_t>(law[i])].mean_conductivity_ratio(
-                              static_cast<double>(cur_[i]), static_cast<double>(cur_[j]))
-                    : scaled_face(kref[i], share[i], r[i], r[j], contact ? contact[i] : 0.0));
+                    ? kref[i] * laws_->laws[static_cast<std::size_t>(law[i])]
+                                    .mean_conductivity_ratio(ui, uj)
+                    : series_face(kref[i], share[i], contact ? contact[i] : 0.0,
+                                  law[i] < 0 ? nullptr : &tables[static_cast<std::size_t>(law[i])],
+                                  law[j] < 0 ? nullptr : &tables[static_cast<std::size_t>(law[j])],
+                                  ui, uj));
           }
         }
       mirror_faces(a);
@@ -798,7 +793,7 @@ class CpuBackend final : public Backend {
   std::vector<std::int32_t> law_;
   bool varying_k_ = false;
   std::array<std::vector<double>, kMaxDims> kref_, share_, contact_;
-  std::vector<double> ratio_;
+  std::vector<LawTables> tables_;  // laws_'s tables, law by law
   bool parallel_ = true;
 };
 

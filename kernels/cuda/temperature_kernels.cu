@@ -38,11 +38,6 @@ __global__ void __launch_bounds__(kThreads)
   if (k >= points) return;
   const std::int64_t c[3] = {k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1])};
   const std::int64_t i = g.index(c[0], c[1], c[2]);
-  const auto ratio = [&](std::int64_t at) {
-    const std::int32_t l = law[at];
-    return l < 0 ? 1.0 : law_conductivity(laws[l], static_cast<double>(u[at]));
-  };
-  const double ri = ratio(i);
   const double* shares[3] = {share0, share1, share2};
   const double* refs[3] = {ref0, ref1, ref2};
   // The contacts' parts of the reference resistances; null on an axis without contacts.
@@ -60,12 +55,14 @@ __global__ void __launch_bounds__(kThreads)
     }
     const std::int32_t li = law[i], lj = law[j];
     if (li < 0 && lj < 0) continue;
-    // One law along the face: its Kirchhoff mean ratio between the two temperatures.
+    // One law along the face: its Kirchhoff mean ratio between the two temperatures; two: the
+    // parts in series (series_face).
+    const double ui = static_cast<double>(u[i]), uj = static_cast<double>(u[j]);
     K.axis[a][i] = static_cast<T>(
-        li == lj ? refs[a][i] * law_mean_conductivity(laws[li], static_cast<double>(u[i]),
-                                                      static_cast<double>(u[j]))
-                 : scaled_face(refs[a][i], shares[a][i], ri, ratio(j),
-                               contacts[a] ? contacts[a][i] : 0.0));
+        li == lj ? refs[a][i] * law_mean_conductivity(laws[li], ui, uj)
+                 : series_face(refs[a][i], shares[a][i], contacts[a] ? contacts[a][i] : 0.0,
+                               li < 0 ? nullptr : &laws[li], lj < 0 ? nullptr : &laws[lj], ui,
+                               uj));
   }
 }
 

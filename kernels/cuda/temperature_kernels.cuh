@@ -48,7 +48,8 @@ struct DeviceTemperature {
 };
 
 // faces[a][i] = reference times law_mean_conductivity(u_i, u_j) between two nodes of one law,
-// else scaled_face(reference, share, r_i, r_j), for every face touching a node with a law, from
+// else series_face(reference, share, contact, law_i, law_j, u_i, u_j), for every face touching a
+// node with a law, from
 // u at the step's start, then the faces toward the ghosts (mirror; periodic: wrap).
 template <typename T>
 void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>& t,

@@ -24,6 +24,7 @@
 #include "solver/stencil.hpp"
 #include "solver/subgrid.hpp"
 #include "tests/case_builders.hpp"
+#include "tests/kirchhoff_series.hpp"
 
 namespace heatsim_tests {
 namespace {
@@ -388,8 +389,10 @@ TEST(Contacts, TableRefusesBadPairs) {
   EXPECT_THROW(heatsim::solver::coefficient_fields(c), std::invalid_argument);
 }
 
-// A temperature-dependent conductivity: each material's part of a contact face scales with its
-// k(T)/k_ref, the contact's part stays. Copper's k falls from 400 at 300 K to 200 at 400 K.
+// A temperature-dependent conductivity: each material's part of a contact face conducts by its
+// own k(T) between the temperatures at its ends (its Kirchhoff transform), the contact's part
+// stays (kernels::series_face; at equal node temperatures the parts scale with k(T)/k_ref).
+// Copper's k falls from 400 at 300 K to 200 at 400 K.
 Case hot_wall(double interface, double R) {
   Case c = wall(interface, R);
   c.materials[0].conductivity_table = {{300.0, 400.0}, {400.0, 200.0}};
@@ -410,15 +413,20 @@ TEST(Contacts, TemperatureDependentPartsScaleAndTheContactStays) {
     const double reference = fields->face(0, 10, 11);
     EXPECT_NEAR(reference, h / (copper / 400.0 + R + silicon / kSilicon), 1e-12 * reference);
     for (double T : {300.0, 350.0, 390.0}) {
-      const double exact = h / (copper / copper_k(T) + R + silicon / kSilicon);
-      EXPECT_NEAR(laws.face(0, 10, 11, reference, T, 320.0), exact, 1e-12 * exact) << T;
+      const double exact =
+          series_face_reference(copper, 400.0, -2.0, 300.0, R, silicon, kSilicon, T, 320.0);
+      EXPECT_NEAR(laws.face(0, 10, 11, reference, T, 320.0), exact, 1e-9 * exact) << T;
     }
-    // Steady (Picard iterations on the multigrid solve): the flux through the contact face,
-    // from the closed form at node 10's temperature, equals silicon's and copper's beside it.
+    // At equal temperatures, the parts at that temperature's k.
+    const double level = h / (copper / copper_k(350.0) + R + silicon / kSilicon);
+    EXPECT_NEAR(laws.face(0, 10, 11, reference, 350.0, 350.0), level, 1e-12 * level);
+    // Steady (Picard iterations on the multigrid solve): the flux through the contact face
+    // equals silicon's and copper's beside it.
     const std::vector<double> u = steady_field(c);
     const double q_silicon = kSilicon * (u[12] - u[13]) / h;
-    const double q_contact =
-        h / (copper / copper_k(u[10]) + R + silicon / kSilicon) * (u[10] - u[11]) / h;
+    const double q_contact = series_face_reference(copper, 400.0, -2.0, 300.0, R, silicon,
+                                                   kSilicon, u[10], u[11]) *
+                             (u[10] - u[11]) / h;
     EXPECT_NEAR(q_contact, q_silicon, 1e-8 * q_silicon);
     const double q_copper =
         laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]) * (u[9] - u[10]) / h;
@@ -447,7 +455,8 @@ TEST(Contacts, TemperatureDependentExplicitStep) {
   backend->download(next);
   const auto& laws = *fields->temperature;
   const double left = laws.face(0, 9, 10, fields->face(0, 9, 10), u[9], u[10]);
-  const double contact = h / (0.5 * h / copper_k(u[10]) + R + 0.5 * h / kSilicon);
+  const double contact =
+      series_face_reference(0.5 * h, 400.0, -2.0, 300.0, R, 0.5 * h, kSilicon, u[10], u[11]);
   const double change =
       dt / (8900.0 * 385.0) * (left * (u[9] - u[10]) + contact * (u[11] - u[10])) / (h * h);
   EXPECT_NEAR(next[10] - u[10], change, 1e-10 * std::abs(change));

@@ -27,6 +27,7 @@
 #include "solver/multigrid/implicit_stepper.hpp"
 #include "solver/stencil.hpp"
 #include "tests/case_builders.hpp"
+#include "tests/kirchhoff_series.hpp"
 
 namespace heatsim_tests {
 namespace {
@@ -273,8 +274,9 @@ TEST(CurvedContacts, FaceTakesTheContactOverTheNormalsShare) {
 
 // With a temperature-dependent conductivity (copper's k falls linearly from 400 at 300 K to 300
 // at 400 K) the face's contact part is the same R'' over the share: the materials' parts scale
-// with their k, the contact's stays (the closed form along the line, at the copper node's
-// temperature), on the CPU backend's and the GPU's one path (TemperatureDependence).
+// with their k, the contact's stays (the closed form along the line, the copper part by its
+// Kirchhoff transform between the temperatures at its ends), on the CPU backend's and the GPU's
+// one path (TemperatureDependence).
 TEST(CurvedContacts, TemperatureDependentFaceKeepsTheShare) {
   const double R = 2e-3, r0 = 0.008;
   Case c = disc(2, 41, r0, R);
@@ -289,9 +291,9 @@ TEST(CurvedContacts, TemperatureDependentFaceKeepsTheShare) {
   const std::int64_t i = static_cast<std::int64_t>(y) * 41 + x;
   const double reference = fields->face(0, i, i + 1);
   for (double T : {300.0, 350.0, 390.0}) {
-    const double k = 400.0 - (T - 300.0);
-    const double exact = h / ((t - x * h) / k + ((x + 1) * h - t) / 20.0 + R / share);
-    EXPECT_NEAR(fields->temperature->face(0, i, i + 1, reference, T, 320.0), exact, 1e-10 * exact)
+    const double exact = series_face_reference(t - x * h, 400.0, -1.0, 300.0, R / share,
+                                               (x + 1) * h - t, 20.0, T, 320.0);
+    EXPECT_NEAR(fields->temperature->face(0, i, i + 1, reference, T, 320.0), exact, 1e-9 * exact)
         << T;
   }
 }

@@ -310,9 +310,78 @@ TEST(Nonlinear, ALayerOfKOfTBesideOneOfTheSameReferenceKStaysSecondOrder) {
     const std::vector<double> u = solve(c, std::vector<double>(n, 400.0), mg::TimeMethod::steady);
     errors.push_back(std::abs(u[(n - 1) / 2] - interface_exact));
   }
-  EXPECT_LT(errors[0], 0.2);  // K (0.12 at n = 21)
-  EXPECT_GT(errors[0] / errors[1], 3.6);
-  EXPECT_GT(errors[1] / errors[2], 3.6);
+  // Each face lies in one layer, taken by that layer's Kirchhoff transform (series_face):
+  // exact at the nodes (second order, 0.12 K at n = 21, when a's part was taken at its node).
+  for (double e : errors) EXPECT_LT(e, 1e-7);
+}
+
+// Two k(T) materials in series, 0.1 m between 900 K and 300 K: A (k 10 at 300 K to 100 at 900
+// K) on [0, xi], B (50 to 5) beyond, a contact of R'' between them. Per layer the Kirchhoff
+// transforms R_A(T) = 10 d + 0.075 d^2 and R_B(T) = 50 d - 0.0375 d^2 (d = T - 300) are
+// linear in x, one flux q through both: the exact nodal values wherever xi lies. Each face
+// a layer's bound cuts is its parts in series, each by its own transform (series_face); a face
+// of one material beside a node of the other (xi on a node plane) is that material's Kirchhoff
+// mean. Taking the parts at the nodes' own ratios (as before) was 8% off q at 6 nodes.
+struct KWall {
+  double xi, contact;
+  double ra(double T) const { return 10.0 * (T - 300) + 0.075 * (T - 300) * (T - 300); }
+  double rb(double T) const { return 50.0 * (T - 300) - 0.0375 * (T - 300) * (T - 300); }
+  // T from R_A or R_B (the root in [300, 900]).
+  static double root(double a, double b, double R) {  // a d + b d^2 = R
+    return 300.0 + 2.0 * R / (a + std::sqrt(a * a + 4.0 * b * R));
+  }
+  // The temperature on A's side of the interface, by bisection: A's flux = B's flux.
+  double interface_a() const {
+    double lo = 300.0, hi = 900.0;
+    for (int k = 0; k < 200; ++k) {
+      const double ta = 0.5 * (lo + hi);
+      const double q = (ra(900.0) - ra(ta)) / xi;
+      const double tb = ta - q * contact;
+      const double excess = (tb > 300.0 ? rb(tb) : -1.0) / (0.1 - xi) - q;  // B carries more
+      (excess > 0.0 ? hi : lo) = ta;
+    }
+    return 0.5 * (lo + hi);
+  }
+  double flux() const { return (ra(900.0) - ra(interface_a())) / xi; }
+  double at(double x) const {
+    const double q = flux();
+    if (x <= xi) return root(10.0, 0.075, ra(900.0) - q * x);
+    const double tb = interface_a() - q * contact;
+    return root(50.0, -0.0375, rb(tb) - q * (x - xi));
+  }
+};
+
+TEST(Nonlinear, AWallOfTwoKOfTLayersIsExactAtTheNodesWhereverItsInterfaceLies) {
+  for (const KWall w : {KWall{0.04, 0.0}, KWall{0.045, 0.0}, KWall{0.04, 1e-4}, KWall{0.047, 1e-4}}) {
+    for (int n : {6, 11, 21}) {
+      SCOPED_TRACE("xi " + std::to_string(w.xi) + ", contact " + std::to_string(w.contact) + ", " +
+                   std::to_string(n) + " nodes");
+      Case c = rod(n, 0.1);
+      heatsim::solver::MaterialSpec a = material("A", 10.0, 1000, 500);
+      a.conductivity_table = {{300.0, 10.0}, {900.0, 100.0}};
+      heatsim::solver::MaterialSpec b = material("B", 50.0, 1000, 500);
+      b.conductivity_table = {{300.0, 50.0}, {900.0, 5.0}};
+      c.materials = {a, b};
+      c.regions = {region("B"), region("A", box({0.0, 0, 0}, {w.xi, 0, 0}))};
+      if (w.contact > 0.0) c.contacts = {{{"A", "B"}, w.contact}};
+      c.boundary[0].kind = BoundaryKind::dirichlet;
+      c.boundary[0].value = 900.0;
+      c.boundary[1].kind = BoundaryKind::dirichlet;
+      c.boundary[1].value = 300.0;
+      const std::vector<double> u = solve(c, std::vector<double>(n, 600.0), mg::TimeMethod::steady);
+      for (int i = 0; i < n; ++i)
+        EXPECT_NEAR(u[i], w.at(0.1 * i / (n - 1)), 1e-7) << "node " << i;
+      // Explicit steps toward the same steady state take the same faces: the node beside the
+      // hot face moves from the exact field by no more than rounding in one step.
+      auto fields = heatsim::solver::coefficient_fields(c);
+      const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+      std::vector<double> exact(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) exact[i] = w.at(0.1 * i / (n - 1));
+      const double dt = 0.2 * (0.1 / (n - 1)) * (0.1 / (n - 1)) * 1000 * 500 / 100.0;
+      const std::vector<double> stepped = explicit_steps(c, exact, dt, 1);
+      for (int i = 0; i < n; ++i) EXPECT_NEAR(stepped[i], exact[i], 1e-7) << "stepped node " << i;
+    }
+  }
 }
 
 TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
