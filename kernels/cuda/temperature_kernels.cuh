@@ -42,15 +42,25 @@ struct DeviceTemperature {
   DeviceArray pieces;        // the laws' enthalpy pieces
   DeviceArray laws;          // set.law[0 .. count) on the device
   DeviceLawSet set;
+  // The faces between nodes of two laws (InterfaceFace, padded indices), which series_face
+  // evaluates in a launch of their own; empty where no two laws meet.
+  DeviceArray interfaces;
+  std::int64_t interface_count = 0;
 
   // From the problem's CoefficientFields::temperature (nothing when it has none).
   void upload(const StencilProblem& problem, const DeviceGrid& grid);
 };
 
+// A face between nodes of two laws: its axis and its two nodes' padded indices (i the lower).
+struct InterfaceFace {
+  std::int64_t i = 0, j = 0;
+  std::int32_t axis = 0;
+};
+
 // faces[a][i] = reference times law_mean_conductivity(u_i, u_j) between two nodes of one law,
 // else series_face(reference, share, contact, law_i, law_j, u_i, u_j), for every face touching a
-// node with a law, from
-// u at the step's start, then the faces toward the ghosts (mirror; periodic: wrap).
+// node with a law, from u at the step's start, then the faces toward the ghosts (mirror;
+// periodic: wrap).
 template <typename T>
 void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>& t,
                          const DeviceGrid& grid, const bool* periodic, cudaStream_t stream);
