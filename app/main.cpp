@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -45,6 +46,35 @@ std::string unknown_command(const std::vector<std::string>& args) {
          "; the commands are run, validate, info, inspect and bench, and `heatsim CASE.yaml` "
          "runs a case (no file " +
          heatsim::io::detail::quote(args[0]) + " exists)";
+}
+
+// The first option of `args` that command `cmd` does not take, said with what it is: an option
+// of another command (`heatsim validate CASE --restart F`: --restart is run's) or a near miss
+// of one of its own (--output for --output-dir); "" where there is none such (the parser's own
+// words then).
+std::string misplaced_option(const CLI::App& cli, const CLI::App& cmd,
+                             const std::vector<std::string>& args) {
+  std::vector<std::string> own;
+  for (const CLI::Option* o : cmd.get_options())
+    for (const std::string& l : o->get_lnames()) own.push_back("--" + l);
+  for (const std::string& arg : args) {
+    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(own.begin(), own.end(), name) != own.end()) continue;
+    for (const CLI::App* other : cli.get_subcommands({}))
+      if (other != &cmd && other->get_option_no_throw(name) != nullptr)
+        return "heatsim " + cmd.get_name() + " does not take " + name + ", an option of heatsim " +
+               other->get_name() + " (heatsim " + cmd.get_name() + " --help lists its options)";
+    std::string nearest = heatsim::io::detail::nearest_suffix(name, own);
+    // An abbreviation of one of its own (--output for --output-dir).
+    if (nearest.empty())
+      for (const std::string& o : own)
+        if (o.rfind(name, 0) == 0) nearest = " (did you mean '" + o + "'?)";
+    if (!nearest.empty())
+      return "heatsim " + cmd.get_name() + ": unknown option " + name + nearest + " (heatsim " +
+             cmd.get_name() + " --help lists its options)";
+  }
+  return "";
 }
 
 void add_overrides(CLI::App* cmd, heatsim::app::RunOverrides& o) {
@@ -218,6 +248,13 @@ int run_command(int argc, char** argv) {
     const int code = cli.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      for (CLI::App* cmd : {run_cmd, validate_cmd, inspect_cmd, bench_cmd})
+        if (cmd->parsed())
+          if (const std::string why = misplaced_option(cli, *cmd, args); !why.empty()) {
+            std::cerr << why << "\n";
+            return kExitBadInput;
+          }
     const int code = cli.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }

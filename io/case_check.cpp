@@ -370,6 +370,14 @@ class Checker {
     else if (t.steps && static_cast<double>(*t.steps) > kMaxSteps)
       error("time.steps", "must be at most 1e15 (got " + std::to_string(*t.steps) + ")");
     if (t.end_time) positive("time.end", *t.end_time);
+    // A given dt longer than the whole run is cut to one step of the run's length: most likely
+    // one of the two is in other units (milliseconds for seconds).
+    if (t.end_time && t.dt && std::isfinite(*t.dt) && std::isfinite(*t.end_time) &&
+        *t.end_time > 0.0 && *t.dt > *t.end_time * (1.0 + 1e-12))
+      warning("time.dt", format_number(*t.dt) + " is longer than the whole run (time.end " +
+                             format_number(*t.end_time) +
+                             "), so the run is one step of " + format_number(*t.end_time) +
+                             "; time.dt and time.end are both seconds of simulated time");
   }
 
   void check_run_options() {

@@ -461,10 +461,14 @@ class FieldChecks {
       for (const auto& pair : s.table)
         if (pair[0] > 0.0 && pair[0] < end && pair[1] != 0.0) return;
     }
+    // Where it first leaves 0: the table is linear between its pairs, so right after the pair
+    // before its first nonzero one (a ramp from 0 at t = 50 to 1 at t = 100 heats from t = 50).
     std::string first;
-    for (const auto& pair : s.table)
-      if (pair[0] > 0.0 && pair[1] != 0.0) {
-        first = " (its first nonzero value is at t = " + format_number(pair[0]) + ")";
+    for (std::size_t k = 0; k < s.table.size(); ++k)
+      if (s.table[k][0] > 0.0 && s.table[k][1] != 0.0) {
+        const double from = k > 0 ? std::max(s.table[k - 1][0], 0.0) : 0.0;
+        first = " (it rises from 0 after t = " + format_number(from) + ", to " +
+                format_number(s.table[k][1]) + " at t = " + format_number(s.table[k][0]) + ")";
         break;
       }
     r_.warning(path, "is 0 from t = 0 to the run's end at t = " + format_number(end) + first +

@@ -139,11 +139,21 @@ void point_at_all(std::vector<CaseError>& errors, const std::vector<std::string>
   errors = std::move(kept);
 }
 
-// The line (1-based) of the innermost '{' or '[' still open at byte `end` of `text`, quoted
-// scalars and comments skipped; 0 when none is. yaml-cpp marks an unclosed flow collection
-// where it gave up looking for its end, often a later line than the one that opened it.
-int open_flow_line(const std::string& text, std::size_t end, int* open_quote_line = nullptr) {
-  std::vector<int> open;
+// The flow collections ('{' and '[') of `text` up to byte `end`, quoted scalars and comments
+// skipped: the line (1-based) of the innermost one still open there (0 when none is), the line
+// of a quote still open there (0 when none is), and the first closing bracket of the other kind
+// than the collection it closes ("[21, 21, length: [...]}": the '}' closes a '['), with both
+// lines. yaml-cpp marks an unclosed flow collection where it gave up looking for its end, often
+// a later line than the one that opened it, and a mismatched end as "illegal flow end".
+struct FlowScan {
+  int open_line = 0, quote_line = 0;
+  char mismatched_open = 0, mismatched_close = 0;
+  int mismatched_open_line = 0, mismatched_close_line = 0;
+};
+
+FlowScan scan_flow(const std::string& text, std::size_t end) {
+  FlowScan out;
+  std::vector<std::pair<char, int>> open;
   int line = 1, quote_line = 0;
   char quote = 0;
   bool comment = false;
@@ -165,20 +175,76 @@ int open_flow_line(const std::string& text, std::size_t end, int* open_quote_lin
     const char before = i > 0 ? text[i - 1] : '\n';
     const bool starts = std::isspace(static_cast<unsigned char>(before)) || before == '{' ||
                         before == '[' || before == ',' || before == ':';
-    if (ch == '#' && std::isspace(static_cast<unsigned char>(before)))
+    if (ch == '#' && std::isspace(static_cast<unsigned char>(before))) {
       comment = true;
-    else if ((ch == '"' || ch == '\'') && starts) {
+    } else if ((ch == '"' || ch == '\'') && starts) {
       quote = ch;
       quote_line = line;
-    }
-    else if (ch == '{' || ch == '[')
-      open.push_back(line);
-    else if ((ch == '}' || ch == ']') && !open.empty())
+    } else if (ch == '{' || ch == '[') {
+      open.push_back({ch, line});
+    } else if ((ch == '}' || ch == ']') && !open.empty()) {
+      if (!out.mismatched_close && (open.back().first == '{') != (ch == '}')) {
+        out.mismatched_open = open.back().first;
+        out.mismatched_open_line = open.back().second;
+        out.mismatched_close = ch;
+        out.mismatched_close_line = line;
+      }
       open.pop_back();
+    }
   }
   // A quote still open at `end` swallowed what followed it, the collection's end among it.
-  if (open_quote_line) *open_quote_line = quote ? quote_line : 0;
-  return open.empty() ? 0 : open.back();
+  out.quote_line = quote ? quote_line : 0;
+  out.open_line = open.empty() ? 0 : open.back().second;
+  return out;
+}
+
+// Where yaml-cpp finds no map value or no map end, a line indented unlike the lines around it
+// is the likely cause: "; line L is indented ..." naming it, else nothing. Nothing nests under
+// a key that holds a value, and a line must line up with a key of an enclosing map.
+std::string indentation_hint(const std::string& text, int error_line) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  if (error_line < 1 || error_line > static_cast<int>(lines.size())) return {};
+  const auto significant = [](const std::string& l) {
+    const std::size_t at = l.find_first_not_of(' ');
+    return at != std::string::npos && l[at] != '#' && l[at] != '\t';
+  };
+  const auto indent = [](const std::string& l) {
+    return static_cast<int>(l.find_first_not_of(' '));
+  };
+  const std::string& here = lines[static_cast<std::size_t>(error_line - 1)];
+  if (!significant(here)) return {};
+  int prev = error_line - 1;
+  while (prev >= 1 && !significant(lines[static_cast<std::size_t>(prev - 1)])) --prev;
+  if (prev < 1) return {};
+  const std::string& above = lines[static_cast<std::size_t>(prev - 1)];
+  const int i_here = indent(here), i_above = indent(above);
+  if (i_here > i_above) {
+    // Deeper than the line before: right only under a key that opens a block ("key:" alone).
+    const std::size_t colon = above.find(": ");
+    const bool holds_value = colon != std::string::npos &&
+                             above.find_first_not_of(' ', colon + 1) != std::string::npos &&
+                             above[above.find_first_not_of(' ', colon + 1)] != '#';
+    if (!holds_value) return {};
+    return "; line " + std::to_string(error_line) + " is indented by " + std::to_string(i_here) +
+           " spaces, more than line " + std::to_string(prev) + " above it (" +
+           std::to_string(i_above) + "), whose key holds a value, so nothing nests under it: " +
+           "the keys of one map line up";
+  }
+  if (i_here < i_above) {
+    // Shallower: it must line up with a key of an enclosing block above.
+    for (int k = prev; k >= 1; --k) {
+      const std::string& l = lines[static_cast<std::size_t>(k - 1)];
+      if (!significant(l)) continue;
+      if (indent(l) == i_here) return {};
+      if (indent(l) < i_here) break;
+    }
+    return "; line " + std::to_string(error_line) + " is indented by " + std::to_string(i_here) +
+           " spaces, which lines it up with no key above it (line " + std::to_string(prev) +
+           " has " + std::to_string(i_above) + "): the keys of one map line up";
+  }
+  return {};
 }
 
 // Counts the documents without building them. YAML::LoadAll cannot be used: yaml-cpp 0.7 leaves
@@ -273,8 +339,9 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
     if (e.msg.find("flow not found") != std::string::npos && !e.mark.is_null()) {
       const std::size_t end =
           e.mark.pos >= 0 ? static_cast<std::size_t>(e.mark.pos) + 1 : text.size();
-      int quote = 0;
-      if (const int opened = open_flow_line(text, end, &quote); opened > 0) {
+      const FlowScan flow = scan_flow(text, end);
+      const int quote = flow.quote_line;
+      if (const int opened = flow.open_line; opened > 0) {
         const char* bracket = e.msg.find("map") != std::string::npos ? "'{'" : "'['";
         if (quote >= opened) {
           // The quote took the bracket's end into its string: the quote is what to fix.
@@ -289,12 +356,26 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
         }
       }
     }
+    // A closing bracket of the other kind than the collection it ends.
+    if (e.msg.find("illegal flow end") != std::string::npos && !e.mark.is_null()) {
+      const FlowScan flow = scan_flow(
+          text, e.mark.pos >= 0 ? static_cast<std::size_t>(e.mark.pos) + 1 : text.size());
+      if (flow.mismatched_close) {
+        where = std::string("; the '") + flow.mismatched_open + "' opened on line " +
+                std::to_string(flow.mismatched_open_line) + " is not closed before the '" +
+                flow.mismatched_close + "' on line " + std::to_string(flow.mismatched_close_line);
+        line = flow.mismatched_open_line;
+      }
+    }
     // yaml-cpp says "illegal map value" or the like for a tab in the indentation: name it.
     const int tab = first_tab_indented_line(text);
-    const std::string hint = tab > 0 && (line == 0 || tab <= line)
-                                 ? "; line " + std::to_string(tab) +
-                                       " is indented with a tab, and YAML indents with spaces only"
-                                 : std::string();
+    std::string hint = tab > 0 && (line == 0 || tab <= line)
+                           ? "; line " + std::to_string(tab) +
+                                 " is indented with a tab, and YAML indents with spaces only"
+                           : std::string();
+    if (hint.empty() && where.empty() && (e.msg.find("map value") != std::string::npos ||
+                                          e.msg.find("end of map") != std::string::npos))
+      hint = indentation_hint(text, line);
     result.errors.push_back({"", line, "the case is not valid YAML: " + e.msg + where + hint});
     return result;
   } catch (const std::exception& e) {

@@ -146,7 +146,13 @@ std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& p
   Fields fields;
   for_each_key(n, path, true, [&](const std::string& name, const std::string& p, Field f) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      const std::string suggestion = detail::nearest_suffix(name, known);
+      std::string suggestion = detail::nearest_suffix(name, known);
+      // {alpha: 1,5e-4}: a decimal comma ends the value at the comma, and the digits after it
+      // come as a key of no value.
+      if (suggestion.empty() && parse_number(name) && (!f.value || f.value.IsNull()))
+        suggestion =
+            " (a number as a key: a decimal comma? In YAML a comma ends the value before it and "
+            "the digits after it come as a key; write numbers with a decimal point)";
       error(p, f.key,
             "unknown key " + quote(name) + context + suggestion +
                 "; known keys: " + list_names(known));

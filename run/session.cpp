@@ -56,6 +56,15 @@ namespace {
 namespace parallel = solver::parallel;
 using Clock = std::chrono::steady_clock;
 
+// A refusal of one of the case's keys ("initial.value: the expression is inf at ..."), found
+// only when the run evaluates it, with the key's line, as the case's checks name theirs.
+std::string with_line(const std::map<std::string, int>& lines, const std::string& what) {
+  const auto colon = what.find(": ");
+  if (colon == std::string::npos) return what;
+  const auto at = lines.find(what.substr(0, colon));
+  return at == lines.end() ? what : fmt::format("{} (line {})", what, at->second);
+}
+
 double file_bytes(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -692,7 +701,7 @@ void Session::State::set_up() {
       }
     } catch (const std::invalid_argument& e) {
       // Every rank fills or reads the whole field: found alike on each.
-      refuse_alike(e.what());
+      refuse_alike(with_line(prepared.lines, e.what()));
     }
   }
   end_phase("initial field");
@@ -766,7 +775,12 @@ void Session::State::set_up() {
         c.time.tolerance);
   else
     spdlog::info("dt {:.6g} ({}; explicit stability limit {}), {} steps to t = {:.6g}", plan.dt,
-                 plan.dt_auto ? "auto, 0.9 of the limit" : "from the case",
+                 plan.dt_auto ? std::string("auto, 0.9 of the limit")
+                 // A given dt that does not divide time.end is shortened so that the last
+                 // step lands on it (as validate says).
+                 : c.time.dt && std::abs(*c.time.dt - plan.dt) > 1e-12 * *c.time.dt
+                     ? fmt::format("given {:.6g}, shortened to land on end", *c.time.dt)
+                     : std::string("from the case"),
                  io::detail::format_number_down(plan.dt_limit), plan.steps,
                  plan.dt * static_cast<double>(plan.steps));
 
@@ -844,7 +858,7 @@ void Session::State::set_up() {
         solver::fill_initial_field(c, u0.doubles());
       }
     } catch (const std::invalid_argument& e) {
-      refuse(e.what());
+      refuse(with_line(prepared.lines, e.what()));
     }
   }
   end_phase("backend set-up");

@@ -180,6 +180,53 @@ TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
   const Result exact = heatsim("validate " + write_file("dt5.yaml", text));
   ASSERT_EQ(exact.code, 0) << exact.output;
   EXPECT_NE(exact.output.find("dt: 5 (given) ="), std::string::npos) << exact.output;
+  // The run's log says it as validate does, not "from the case".
+  const Result ran = heatsim("run " + write_file("dt_run.yaml", given) + " -o " +
+                             (dir_ / "dt_run").string());
+  ASSERT_EQ(ran.code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("dt 6.25 (given 7, shortened to land on end;"), std::string::npos)
+      << ran.output;
+}
+
+// An option the command does not take: another command's option is named as such, a near
+// miss of its own gets the name it meant (the parser said "arguments were not expected").
+TEST_F(Messages, AnOptionOfAnotherCommandOrANearMissIsNamed) {
+  const std::string path = write_file("ok.yaml",
+                                      "grid: {dims: 1, n: [21], length: [1.0]}\n"
+                                      "physics: {alpha: 1.0}\n"
+                                      "boundary: {all: {type: dirichlet, value: 0}}\n"
+                                      "initial: {type: constant, value: 1}\n"
+                                      "time: {steps: 2}\n");
+  const Result restart = heatsim("validate " + path + " --restart foo.h5");
+  EXPECT_EQ(restart.code, 2) << restart.output;
+  EXPECT_NE(restart.output.find("heatsim validate does not take --restart, an option of heatsim run"),
+            std::string::npos)
+      << restart.output;
+  const Result output = heatsim("run " + path + " --output " + (dir_ / "x").string());
+  EXPECT_EQ(output.code, 2) << output.output;
+  EXPECT_NE(output.output.find("unknown option --output (did you mean '--output-dir'?)"),
+            std::string::npos)
+      << output.output;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "x"));
+}
+
+// An initial expression that is not finite at a node the case's checks do not sample (they
+// take the first, middle and last nodes) is refused by the run, at the key's line.
+TEST_F(Messages, ARunRefusesANonFiniteInitialExpressionAtItsLine) {
+  const std::string text =
+      "grid: {dims: 2, n: [21, 21], length: [0.1, 0.1]}\n"
+      "physics: {alpha: 1.0e-4}\n"
+      "boundary: {all: {type: dirichlet, value: 0}}\n"
+      "initial: {type: expression, value: \"1/(x-0.045)\"}\n"
+      "time: {dt: 0.01, end: 0.02}\n";
+  const Result r = heatsim("run " + write_file("inf.yaml", text) + " -o " +
+                           (dir_ / "inf").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("initial.value: the expression is inf at node (9, 1)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(every node must be finite) (line 4)"), std::string::npos)
+      << r.output;
 }
 
 // initial: {type: constant} alone is the documented default 0; validate's summary says that the

@@ -104,6 +104,19 @@ TEST(ScheduleMessages, ATableWhollyBeforeTheStartIsAConstantAndWarned) {
   expect_no_warning_under(replace(kBase, "[[0, 0], [1, 1]]", "[[-5, 2]]"), "sources");
 }
 
+// A given dt longer than the run (time.end in milliseconds, dt in seconds, say) is cut to one
+// step of the run's length: warned at time.dt.
+TEST(ScheduleMessages, ADtLongerThanTheWholeRunIsWarned) {
+  expect_warning(replace(kBase, "time: {steps: 10}", "time: {dt: 0.01, end: 0.001}"), "time.dt",
+                 13,
+                 "0.01 is longer than the whole run (time.end 0.001), so the run is one step of "
+                 "0.001; time.dt and time.end are both seconds of simulated time");
+  expect_no_warning_under(replace(kBase, "time: {steps: 10}", "time: {dt: 0.001, end: 0.01}"),
+                          "time");
+  expect_no_warning_under(replace(kBase, "time: {steps: 10}", "time: {dt: 0.01, end: 0.01}"),
+                          "time");
+}
+
 // A source whose schedule is 0 from t = 0 to the run's end (times in milliseconds for
 // seconds, say) adds no heat: warned, with the time it would first switch on. Only where the
 // end is known before the run (time.end, or steps of a given dt).
@@ -113,8 +126,14 @@ TEST(ScheduleMessages, ASourceOffForTheWholeRunIsWarned) {
   expect_warning(
       replace(late, "time: {steps: 10}", "time: {method: backward-euler, dt: 0.5, end: 3}"),
       "sources[0].schedule", 7,
-      "is 0 from t = 0 to the run's end at t = 3 (its first nonzero value is at t = "
+      "is 0 from t = 0 to the run's end at t = 3 (it rises from 0 after t = 5, to 1 at t = "
       "5.1), so the source adds no heat");
+  // A ramp that starts at the run's end: it heats from there, not from its first nonzero pair.
+  expect_warning(replace(replace(kBase, "[[0, 0], [1, 1]]", "[[0, 0], [50, 0], [100, 1]]"),
+                         "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, end: 50}"),
+                 "sources[0].schedule", 7,
+                 "is 0 from t = 0 to the run's end at t = 50 (it rises from 0 after t = 50, to 1 "
+                 "at t = 100)");
   expect_warning(replace(late, "time: {steps: 10}", "time: {method: bdf2, dt: 0.5, steps: 8}"),
                  "sources[0].schedule", 7, "to the run's end at t = 4 ");
   expect_warning(replace(replace(kBase, "[[0, 0], [1, 1]]", "0"), "time: {steps: 10}",

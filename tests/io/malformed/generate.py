@@ -579,6 +579,14 @@ case("stray_comma_after_sequence", "a ',' outside [ ] or { } cannot start a valu
 case("stray_comma_after_case", "a ',' outside [ ] or { } cannot start a value",
      "- " + BASE.replace("\n", "\n  ").rstrip() + "\n, x\n")
 case("alias_undefined", "not valid YAML", sub(BASE, "alpha: 1.0", "alpha: *nowhere"))
+case("flow_bracket_closed_by_brace", "the '[' opened on line 4 is not closed before the '}' on line 4",
+     sub(BASE, "  n: [32, 32]\n  length: [1.0, 1.0]\n", "  n: {a: [32, 32}\n  length: [1.0, 1.0]\n"))
+case("key_indented_under_a_value", "line 20 is indented by 3 spaces, more than line 19 above it (2), whose key holds a value",
+     sub(BASE, "  steps: 100\n", "  steps: 100\n   every: 10\n"))
+case("key_lined_up_with_no_key", "which lines it up with no key above it",
+     sub(BASE, "physics:\n  alpha: 1.0\n  source: 0.0\n", "physics:\n    alpha: 1.0\n  source: 0.0\n"))
+case("decimal_comma_in_flow_map", "a number as a key: a decimal comma?",
+     sub(BASE, "physics:\n  alpha: 1.0\n  source: 0.0\n", "physics: {alpha: 1,5e-4}\n"))
 case("merge_key_unknown", "unknown key '<<'", sub(BASE, "physics:\n", "base: &b {alpha: 2}\nphysics:\n  <<: *b\n"))
 
 binary = {
