@@ -366,7 +366,17 @@ int validate_case_file(const std::string& path, const RunOverrides& overrides) {
   double points = 1.0;
   for (int a = 0; a < c.grid.dims; ++a) points *= static_cast<double>(c.grid.n[a]);
   fmt::print("{}: valid\n", path);
-  fmt::print("  grid: {}D, {} points\n", c.grid.dims, static_cast<std::int64_t>(points));
+  // The extent and spacing (metres where the case has materials, whose properties are SI): a
+  // case written in millimetres shows it here.
+  std::string extent, spacing;
+  for (int a = 0; a < c.grid.dims; ++a) {
+    const char* sep = a == 0 ? "" : " x ";
+    extent += fmt::format("{}{:.6g}", sep, c.grid.length[static_cast<std::size_t>(a)]);
+    spacing += fmt::format("{}{:.6g}", sep, solver::spacing(c, a));
+  }
+  const char* unit = c.materials.empty() ? "" : " m";  // the shorthand's lengths have no unit
+  fmt::print("  grid: {}D, {} points, {}{}, spacing {}{}\n", c.grid.dims,
+             static_cast<std::int64_t>(points), extent, unit, spacing, unit);
   fmt::print("  scheme: {} (radius {})\n", solver::to_string(c.scheme.kind),
              solver::scheme_radius(c.scheme));
   // initial: {type: constant} alone is 0 (docs/case-format.md): say that the case left it out.

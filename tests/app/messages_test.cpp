@@ -188,6 +188,22 @@ TEST_F(Messages, ValidateSaysAGivenDtWasShortenedToLandOnEnd) {
       << ran.output;
 }
 
+// validate's summary gives the grid's extent and spacing, in metres with materials: a case
+// written in millimetres (length 100 for 0.1 m) shows it there.
+TEST_F(Messages, ValidateGivesTheGridsExtentAndSpacing) {
+  const Result r = heatsim("validate " + write_file("mm.yaml",
+                                                    "grid: {dims: 2, n: [101, 51], length: [100, 50]}\n"
+                                                    "materials:\n"
+                                                    "  al: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+                                                    "regions: [{material: al}]\n"
+                                                    "boundary: {all: {type: insulated}, x-: {type: dirichlet, value: 300}}\n"
+                                                    "initial: {type: constant, value: 300}\n"
+                                                    "time: {method: steady}\n"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("grid: 2D, 5151 points, 100 x 50 m, spacing 1 x 1 m"), std::string::npos)
+      << r.output;
+}
+
 // An option the command does not take: another command's option is named as such, a near
 // miss of its own gets the name it meant (the parser said "arguments were not expected").
 TEST_F(Messages, AnOptionOfAnotherCommandOrANearMissIsNamed) {
