@@ -356,14 +356,13 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
     try {
       solver::probe_stencils(run.case_, run.fields ? &run.fields->capacity : nullptr,
                              &run.material_ids);
-    } catch (const std::invalid_argument& e) {
-      const std::string what = e.what();  // "probes.points.<name>: ..."
-      const std::size_t colon = what.find(": ");
-      if (colon == std::string::npos) throw;
-      const std::string key = what.substr(0, colon);
-      const auto line = loaded.lines.find(key);
-      throw InvalidCase(
-          path, {{key, line != loaded.lines.end() ? line->second : 0, what.substr(colon + 2)}});
+    } catch (const solver::ProbeErrors& e) {  // every point refused, each at its line
+      std::vector<io::CaseError> errors;
+      for (const auto& [key, what] : e.all) {
+        const auto line = loaded.lines.find(key);
+        errors.push_back({key, line != loaded.lines.end() ? line->second : 0, what});
+      }
+      throw InvalidCase(path, std::move(errors));
     }
   } catch (const InvalidCase&) {
     throw;

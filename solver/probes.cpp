@@ -98,11 +98,40 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
   return out;
 }
 
+namespace {
+
+std::string joined(const std::vector<std::pair<std::string, std::string>>& errors) {
+  std::string text;
+  for (const auto& [key, what] : errors) text += (text.empty() ? "" : "; ") + key + ": " + what;
+  return text;
+}
+
+// "probes.points.<name>: what" as (key, what).
+std::pair<std::string, std::string> keyed(const std::string& message) {
+  const std::size_t colon = message.find(": ");
+  if (colon == std::string::npos) return {"", message};
+  return {message.substr(0, colon), message.substr(colon + 2)};
+}
+
+}  // namespace
+
+ProbeErrors::ProbeErrors(std::vector<std::pair<std::string, std::string>> errors)
+    : std::invalid_argument(joined(errors)), all(std::move(errors)) {}
+
 std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double>* capacity,
                                          const std::vector<std::int32_t>* ids) {
   std::vector<ProbeStencil> out;
   out.reserve(c.probes.points.size());
-  for (const auto& [name, point] : c.probes.points) out.push_back(probe_stencil(c, name, point));
+  // Every point's problem at once, as the case's checks report theirs.
+  std::vector<std::pair<std::string, std::string>> errors;
+  for (const auto& [name, point] : c.probes.points) {
+    try {
+      out.push_back(probe_stencil(c, name, point));
+    } catch (const std::invalid_argument& e) {
+      errors.push_back(keyed(e.what()));
+    }
+  }
+  if (!errors.empty()) throw ProbeErrors(std::move(errors));
   if (ids && !ids->empty()) {
     // The fractions by resistance, every point's at once; corner 0 is the cell's lower corner.
     std::vector<std::array<double, 3>> points, t;
@@ -128,15 +157,19 @@ std::vector<ProbeStencil> probe_stencils(const Case& c, const std::vector<double
           s.partial = true;
       }
       if (s.partial) {
-        if (!(body > 0.0))
-          throw std::invalid_argument("probes.points." + name + ": " + describe_point(c, point) +
-                                      " lies in a void (no corner of its cell is in the body)");
+        if (!(body > 0.0)) {
+          errors.push_back({"probes.points." + name,
+                            describe_point(c, point) +
+                                " lies in a void (no corner of its cell is in the body)"});
+          continue;
+        }
         for (std::size_t k = 0; k < s.nodes.size(); ++k)
           s.weights[k] =
               capacity->at(static_cast<std::size_t>(s.nodes[k])) > 0.0 ? s.weights[k] / body : 0.0;
       }
     }
   }
+  if (!errors.empty()) throw ProbeErrors(std::move(errors));
   return out;
 }
 

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "case.hpp"
@@ -45,8 +47,13 @@ ProbeStencil probe_stencil(const Case& c, const std::string& name,
 // profile exactly), and within one material it is the distance's, bit for bit. With the nodes' heat
 // capacities (memory order; null: every node is body), corners in a void (capacity 0: nothing
 // is solved there, the node keeps its initial value) take no weight and the body corners' are
-// renormalised, so a point at a void's surface reads the body beside it; a point whose corners
-// all lie in voids throws std::invalid_argument naming it.
+// renormalised, so a point at a void's surface reads the body beside it. Points outside the
+// domain, or whose corners all lie in voids, throw ProbeErrors naming every one of them.
+struct ProbeErrors : std::invalid_argument {
+  // Per point refused: its key ("probes.points.<name>") and what is wrong with it.
+  std::vector<std::pair<std::string, std::string>> all;
+  explicit ProbeErrors(std::vector<std::pair<std::string, std::string>> errors);
+};
 std::vector<ProbeStencil> probe_stencils(const Case& c,
                                          const std::vector<double>* capacity = nullptr,
                                          const std::vector<std::int32_t>* ids = nullptr);

@@ -805,8 +805,14 @@ struct Materials {
     lay_line(a, x, node, batch);
     const std::vector<double>& at = batch.line_cuts;
     const double xp = x[a] + t * s.h[a];
+    // A contact on a node plane at either end (an interface there: the nodes' materials against
+    // the pieces beside them, as line_conductance counts it) lies before the point (the lower
+    // end) or after it (the upper): a probe beside a contact on a node plane read the distance's
+    // share, the contact's drop left out.
+    std::int32_t ends[2] = {-1, -1};
+    if (contacts.any()) line_ends(a, x, node, ends);
     double before = 0.0, total = 0.0;
-    std::int32_t prev = -1;
+    std::int32_t prev = ends[0];
     bool one = true;
     std::size_t piece = 0;
     for (std::size_t p = 0; p + 1 < at.size(); ++p) {
@@ -814,7 +820,7 @@ struct Materials {
       const std::int32_t m = batch.material[piece++];
       if (m == kVoid) return t;
       const double contact = prev >= 0 && m != prev ? contacts.resistance(prev, m) : 0.0;
-      one = one && (prev < 0 || m == prev);
+      one = one && contact == 0.0 && (piece == 1 || m == prev);
       prev = m;
       const double r = contact + (at[p + 1] - at[p]) / k(m, a);
       total += r;
@@ -823,8 +829,33 @@ struct Materials {
       else if (at[p] < xp)
         before += contact + (xp - at[p]) / k(m, a);
     }
+    if (ends[1] >= 0 && prev >= 0 && ends[1] != prev) {
+      const double contact = contacts.resistance(prev, ends[1]);
+      one = one && contact == 0.0;
+      total += contact;
+    }
     if (one || !(total > 0.0)) return t;
     return std::clamp(before / total, 0.0, 1.0);
+  }
+
+  // The materials at the two ends of the line along axis a from point x (x[a] the lower node
+  // `node`'s coordinate) to the next node: the nodes' own where the line runs through the nodes,
+  // else the node planes' at the line's points (at_node_plane), for the contacts on those
+  // planes.
+  void line_ends(int a, const double* x, std::int64_t node, std::int32_t* ends) const {
+    const auto ic = s.coords(node);
+    bool through = true;
+    for (int b = 0; b < s.dims; ++b)
+      if (b != a && x[b] != static_cast<double>(ic[b]) * s.h[b]) through = false;
+    std::int64_t stride = 1;
+    for (int b = 0; b < a; ++b) stride *= s.n[b];
+    const std::int64_t upper = ic[a] + 1 < s.n[a] ? node + stride : node - (s.n[a] - 1) * stride;
+    double y[3] = {x[0], x[1], x[2]};
+    for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
+    ends[0] = through ? ids[static_cast<std::size_t>(node)] : at_node_plane(y, node);
+    // The upper node's coordinate as the node test computes it (not x0 + h, which rounds).
+    y[a] = static_cast<double>(s.coords(upper)[a]) * s.h[a];
+    ends[1] = through ? ids[static_cast<std::size_t>(upper)] : at_node_plane(y, upper);
   }
 
   // h_a / integral of dx / k along axis a from point x (x[a] the lower node) to x[a] + h_a.
@@ -850,21 +881,7 @@ struct Materials {
     // the nodes, else the point's) against the piece beside it, so that an interface on a node
     // plane counts on the one face that crosses it.
     std::int32_t ends[2] = {-1, -1};
-    if (contacts.any()) {
-      const auto ic = s.coords(node);
-      bool through = true;
-      for (int b = 0; b < s.dims; ++b)
-        if (b != a && x[b] != static_cast<double>(ic[b]) * s.h[b]) through = false;
-      std::int64_t stride = 1;
-      for (int b = 0; b < a; ++b) stride *= s.n[b];
-      const std::int64_t upper = ic[a] + 1 < s.n[a] ? node + stride : node - (s.n[a] - 1) * stride;
-      double y[3] = {x[0], x[1], x[2]};
-      for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
-      ends[0] = through ? ids[static_cast<std::size_t>(node)] : at_node_plane(y, node);
-      // The upper node's coordinate as the node test computes it (not x0 + h, which rounds).
-      y[a] = static_cast<double>(s.coords(upper)[a]) * s.h[a];
-      ends[1] = through ? ids[static_cast<std::size_t>(upper)] : at_node_plane(y, upper);
-    }
+    if (contacts.any()) line_ends(a, x, node, ends);
     // The sum of the contacts met from `from` through pieces [lo, hi) to `to` (-1: no end),
     // each over its share (crossing_share): an end's material is the node plane's, a piece's
     // that of its midpoint.

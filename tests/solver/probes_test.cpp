@@ -179,6 +179,17 @@ TEST(Probes, CornersInAVoidTakeNoWeight) {
     EXPECT_NE(what.find("probes.points.deep"), std::string::npos) << what;
     EXPECT_NE(what.find("void"), std::string::npos) << what;
   }
+  // Two in it: both named, each with its key (a case's checks report every problem at once).
+  c.probes.points = {{"deep", {0.8, 0.5, 0}}, {"deeper", {0.85, 0.5, 0}}, {"fine", {0.1, 0.5, 0}}};
+  try {
+    heatsim::solver::probe_stencils(c, &capacity);
+    FAIL() << "points in a void were accepted";
+  } catch (const heatsim::solver::ProbeErrors& e) {
+    ASSERT_EQ(e.all.size(), 2u) << e.what();
+    EXPECT_EQ(e.all[0].first, "probes.points.deep");
+    EXPECT_EQ(e.all[1].first, "probes.points.deeper");
+    EXPECT_NE(e.all[1].second.find("lies in a void"), std::string::npos) << e.all[1].second;
+  }
 }
 
 // A wall of brick, mineral wool, brick and plaster across x (box layers whose bounds lie
@@ -187,6 +198,36 @@ TEST(Probes, CornersInAVoidTakeNoWeight) {
 // interface crosses reads that profile at its point (the fractions by resistance), where the
 // distance's fractions were off by a tenth of a kelvin and more; one in a cell of one material
 // reads what the distance's fractions give, bit for bit.
+// A contact whose interface lies on a node plane (B from x = 5 mm, a node, in A of k = 1 with
+// R'' = 1e-3 between them; spacing 1 mm): the face from the last A node to the first B node is
+// 1 mm of A and the contact, so a point halfway along it lies a quarter of the way down the
+// temperature drop (0.5e-3 of 2e-3 of resistance), on either side of the probe's cell row and
+// off the node lines too. It read the distance's half, the contact's drop left out.
+TEST(Probes, AContactOnANodePlaneTakesItsShareOfTheDrop) {
+  Case c = grid_case(2, {11, 3, 1}, {0.01, 0.002, 1.0});
+  using heatsim_tests::box;
+  using heatsim_tests::material;
+  using heatsim_tests::region;
+  c.materials = {material("A", 1.0, 1000, 1000), material("B", 100.0, 1000, 1000)};
+  c.regions = {region("A"), region("B", box({0.005, 0, 0}, {0.01, 0.002, 0}))};
+  c.contacts = {{{"A", "B"}, 1e-3}};
+  c.probes.points = {{"mid", {0.0045, 0.001, 0}}, {"off", {0.0045, 0.0013, 0}},
+                     {"inside_a", {0.0025, 0.001, 0}}};
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const std::vector<ProbeStencil> s = heatsim::solver::probe_stencils(c, nullptr, &ids);
+  ASSERT_EQ(s.size(), 3u);
+  // Per node a value linear in its resistance from x = 0: A's nodes at x, B's at 0.004 + 1e-3
+  // (the contact) + 1e-3 (A's last millimetre) + (x - 0.005) / 100.
+  const auto r = [](double x, double, double) {
+    return x < 0.0045 ? x : 0.004 + 2e-3 + (x - 0.005) / 100.0;
+  };
+  const std::vector<double> u = sample(c, r);
+  EXPECT_NEAR(heatsim::solver::interpolate(s[0], u), 0.0045, 1e-15);
+  EXPECT_NEAR(heatsim::solver::interpolate(s[1], u), 0.0045, 1e-15);
+  // In a cell of A alone: the distance's share, the same bits.
+  EXPECT_EQ(s[2].weights, heatsim::solver::probe_stencils(c)[2].weights);
+}
+
 TEST(Probes, AcrossAnInterfaceTheFractionIsTheResistancesShare) {
   Case c = grid_case(2, {41, 5, 1}, {0.2, 0.02, 1.0});
   using heatsim_tests::box;
