@@ -526,6 +526,28 @@ class FieldChecks {
     const std::string part = s.kind == ShapeKind::box
                                  ? format_number(inside) + " of the box's volume"
                                  : "part of the ball";
+    // Across a periodic axis's seam the part outside is not the other side's: shapes do not
+    // wrap, which a unit cell's case would otherwise take them to.
+    std::string periodic;
+    for (int a = 0; a < dims(); ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      const double lo = s.kind == ShapeKind::box ? s.lower[i] : s.center[i] - s.radius;
+      const double hi = s.kind == ShapeKind::box ? s.upper[i] : s.center[i] + s.radius;
+      const double tol = 1e-9 * h(a);
+      if (c_.boundary[2 * i].kind == BoundaryKind::periodic &&
+          (lo < -tol || hi > c_.grid.length[i] + tol))
+        periodic += std::string(periodic.empty() ? "" : ", ") + "xyz"[a];
+    }
+    if (!periodic.empty()) {
+      r_.warning(at, "reaches outside the domain (the domain is " + domain(c_) +
+                         ") across the periodic axis " + periodic +
+                         ": shapes do not wrap around a periodic axis, so the part outside is "
+                         "cut off, not placed on the other side, and its power is spread over "
+                         "the part inside (" + part +
+                         "); give the shape twice, once shifted by the period, each with its "
+                         "share of the power");
+      return;
+    }
     r_.warning(at, "reaches outside the domain (the domain is " + domain(c_) +
                        "): its power is spread over the part inside (" + part +
                        "), which takes all of it; give the power of that part (on a symmetry "

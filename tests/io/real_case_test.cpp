@@ -310,6 +310,14 @@ TEST(RealCase, APowerSourceReachingOutsideTheDomainIsAWarning) {
   expect_warning(
       replace(kBase, "{box: " + box, "{ball: {center: [0, 0.25], radius: 0.15}, power: 2.5}"),
       "sources[0].ball", 10, "its power is spread over the part inside (part of the ball)");
+  // Across a periodic axis's seam: shapes do not wrap, said as such.
+  expect_warning(
+      replace(replace(kBase, "{box: " + box, "{ball: {center: [0.5, 0.02], radius: 0.1}, power: 2.5}"),
+              "  all: {type: neumann, flux: 0}\n",
+              "  all: {type: neumann, flux: 0}\n  y-: {type: periodic}\n  y+: {type: periodic}\n"),
+      "sources[0].ball", 10,
+      "across the periodic axis y: shapes do not wrap around a periodic axis, so the part "
+      "outside is cut off");
   for (const std::string& inside :
        {std::string("{lower: [0.8, 0.1], upper: [1, 0.3]}, power: 2.5}"),
         std::string("{lower: [0.9, 0.1], upper: [1.1, 0.3]}, power_density: 2.5}"),
