@@ -46,6 +46,11 @@ extern "C" void on_interrupt(int sig) { g_stop.store(sig); }
 // SIGINT sets g_stop (the stop request the session polls) from its making to its end, in place
 // of Python's handler, which cannot run while the GIL is released; Python's is back afterwards,
 // also when the work throws.
+// SIGTERM (a batch scheduler's stop) asks the same: the run stops at its next chunk with its
+// checkpoint written, as the command line's does, and then the signal is raised again under
+// the process's own disposition (Python's default ends the process, exit 143 as the command
+// line's; a handler installed with the signal module runs). Python's default took the process
+// down at once, no checkpoint written and the failed-run mark's reservation left behind.
 class StopOnInterrupt {
  public:
   StopOnInterrupt() {
@@ -55,20 +60,32 @@ class StopOnInterrupt {
     sigemptyset(&ours.sa_mask);
     ours.sa_flags = SA_RESTART;
     sigaction(SIGINT, &ours, &theirs_);
+    sigaction(SIGTERM, &ours, &theirs_term_);
   }
-  ~StopOnInterrupt() { sigaction(SIGINT, &theirs_, nullptr); }
+  ~StopOnInterrupt() {
+    sigaction(SIGINT, &theirs_, nullptr);
+    sigaction(SIGTERM, &theirs_term_, nullptr);
+  }
   StopOnInterrupt(const StopOnInterrupt&) = delete;
   StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
   // The signal that came (0: none), taken.
   int signal() { return g_stop.exchange(0); }
 
  private:
-  struct sigaction theirs_ {};
+  struct sigaction theirs_ {}, theirs_term_ {};
 };
+
+// After a stop on SIGTERM (its handlers back in place): the signal again, under the process's
+// own disposition; a Python handler it runs may raise, which is thrown on.
+void pass_on_terminate(const std::string& said) {
+  spdlog::warn("{}", said);  // the command line's warning: the process may end next
+  std::raise(SIGTERM);
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
 
 // Raises KeyboardInterrupt for signal `sig` after `when` (" at step N", " during the set-up"),
 // naming the checkpoint that continues the run where the session stopped with one.
-[[noreturn]] void raise_interrupt(const run::Session& session, int sig, const std::string& when) {
+std::string interrupt_message(const run::Session& session, int sig, const std::string& when) {
   const std::string& checkpoint = session.last_checkpoint();
   const bool stopped = session.finished() && session.summary().interrupted;
   std::string message = "interrupted by signal " + std::to_string(sig) + when;
@@ -76,7 +93,11 @@ class StopOnInterrupt {
     message += checkpoint.empty() ? std::string("; nothing written (no output_dir)")
                                   : "; checkpoint " + checkpoint + " (restart=\"" + checkpoint +
                                         "\" continues the run)";
-  PyErr_SetString(PyExc_KeyboardInterrupt, message.c_str());
+  return message;
+}
+
+[[noreturn]] void raise_interrupt(const run::Session& session, int sig, const std::string& when) {
+  PyErr_SetString(PyExc_KeyboardInterrupt, interrupt_message(session, sig, when).c_str());
   throw py::error_already_set();
 }
 
@@ -93,11 +114,11 @@ void stepping(const run::Session& session, const std::function<void()>& step) {
     }
     sig = interrupts.signal();
   }
-  if (sig != 0)
-    raise_interrupt(session, sig,
-                    session.finished() && session.summary().interrupted
-                        ? " at step " + std::to_string(session.step())
-                        : std::string());
+  const std::string when = session.finished() && session.summary().interrupted
+                               ? " at step " + std::to_string(session.step())
+                               : std::string();
+  if (sig == SIGTERM) pass_on_terminate(interrupt_message(session, sig, when));
+  if (sig != 0) raise_interrupt(session, sig, when);
 }
 
 // A case from Python: "file" (a path), "text" (YAML) or "dict" (the YAML the package rendered
@@ -145,6 +166,7 @@ std::unique_ptr<run::Session> open_session(run::SessionOptions options, const st
     }
     sig = interrupts.signal();
   }
+  if (sig == SIGTERM) pass_on_terminate(interrupt_message(*session, sig, " during the set-up"));
   if (sig != 0) raise_interrupt(*session, sig, " during the set-up");
   return session;
 }

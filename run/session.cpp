@@ -324,6 +324,9 @@ struct Session::State {
   double last_flow_time = 0.0;
   Rows heat_flow_rows;
   std::string last_checkpoint;
+  // The checkpoints write_checkpoint wrote (weakly canonical paths): the only files besides
+  // the run's own checkpoints that a later write_checkpoint may replace.
+  std::vector<std::filesystem::path> written_checkpoints;
   std::shared_ptr<CheckpointRotation> rotation;
   std::unique_ptr<solver::Simulation> sim;
   Summary summary;
@@ -1626,25 +1629,36 @@ void Session::set_field(const std::vector<double>& values) {
 
 void Session::write_checkpoint(const std::string& path) {
   State& s = *state_;
-  // Never over a file that is not a checkpoint of this run (another run's output, the case
-  // file): those are the user's, and a checkpoint written over them loses them.
-  std::error_code ec;
+  // Never over a file that is not a checkpoint this run wrote (another run's output or
+  // checkpoint, of this case too, the case file): those are the user's, and a checkpoint
+  // written over them loses them (a later step of another session's run, replaced by step 0).
+  std::error_code ec, canonical;
+  const std::filesystem::path where = std::filesystem::weakly_canonical(path, canonical);
   if (std::filesystem::exists(path, ec)) {
-    bool ours = false;
-    try {
-      const io::FieldFile header = io::read_field_header(path);
-      const solver::Case& c = s.prepared.case_;
-      const std::string lineage =
-          c.run_digest.empty() ? io::case_digest(c.source_text) : c.run_digest;
-      ours = header.kind == io::FieldFileKind::checkpoint &&
-             io::lineage_head(io::run_lineage(header.meta)) == io::lineage_head(lineage);
-    } catch (const std::exception&) {
-      ours = false;
+    const auto same = [&](const std::string& p) {
+      std::error_code e;
+      return !p.empty() && std::filesystem::weakly_canonical(p, e) == where && !e;
+    };
+    bool ours = same(s.last_checkpoint) ||
+                std::find(s.written_checkpoints.begin(), s.written_checkpoints.end(), where) !=
+                    s.written_checkpoints.end();
+    if (ours) {
+      try {  // and still a checkpoint of this case (not replaced since)
+        const io::FieldFile header = io::read_field_header(path);
+        const solver::Case& c = s.prepared.case_;
+        const std::string lineage =
+            c.run_digest.empty() ? io::case_digest(c.source_text) : c.run_digest;
+        ours = header.kind == io::FieldFileKind::checkpoint &&
+               io::lineage_head(io::run_lineage(header.meta)) == io::lineage_head(lineage);
+      } catch (const std::exception&) {
+        ours = false;
+      }
     }
     if (!ours)
       throw std::invalid_argument(
-          path + " exists and is not a checkpoint of this run: a checkpoint is not written over "
-                 "another file; choose another path, or remove the file first");
+          path + " exists and is not a checkpoint this run wrote: a checkpoint is not written "
+                 "over another file (another run's checkpoint included); choose another path, "
+                 "or remove the file first");
   }
   io::FieldMeta meta =
       io::make_meta(s.prepared.case_, s.prepared.plan.dt, s.choice.name, step(), time());
@@ -1654,6 +1668,9 @@ void Session::write_checkpoint(const std::string& path) {
   const std::optional<std::vector<double>> previous =
       s.implicit ? s.implicit->previous_field(step()) : std::nullopt;
   io::write_checkpoint(path, meta, u, previous ? *previous : std::vector<double>());
+  if (!canonical && std::find(s.written_checkpoints.begin(), s.written_checkpoints.end(), where) ==
+                 s.written_checkpoints.end())
+    s.written_checkpoints.push_back(where);
 }
 
 }  // namespace heatsim::run

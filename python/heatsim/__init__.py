@@ -35,7 +35,11 @@ _LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "critical", "off")
 
 
 def set_log_level(level):
-    """The log's level: "debug", "info", "warn" (the default), "error" or "off"."""
+    """The log's level: "debug", "info", "warn" (the default; "warning" too), "error" or "off"."""
+    # The log labels its warnings "[warning]": that name, and any case, are taken too.
+    if isinstance(level, str):
+        level = level.lower()
+        level = "warn" if level == "warning" else level
     # The library reads a name it does not know as "off", which would silence the warnings.
     if level not in _LOG_LEVELS:
         raise ValueError(f"unknown log level {level!r}: debug, info, warn, error or off "
@@ -132,7 +136,27 @@ def _overrides(backend, steps, precision):
             raise TypeError(f"{name} must be a string, not {type(value).__name__}")
     if steps is not None:
         steps = _integer("steps", steps)
+        # Beyond 64 bits the extension's own refusal would print the whole case; within them
+        # the run says what it takes (steps: must be >= 0, at most 1e15).
+        if not -2**63 <= steps < 2**63:
+            raise ValueError(f"steps must be from 0 to 1e15 (got {steps})")
     return {"backend": backend, "steps": steps, "precision": precision}
+
+
+def _flag(name, value):
+    """`value` as a bool: True or False (Python's or NumPy's), not "yes" or 1 (TypeError)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return bool(value)
+
+
+def _path(name, value):
+    """`value` as a path string (str or os.PathLike), or None (TypeError naming the keyword)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), not {type(value).__name__}")
+    return os.fspath(value)
 
 
 def _seconds(progress_seconds):
@@ -160,12 +184,14 @@ class Simulation:
                  overwrite=False, restart=None, progress_seconds=2.0):
         overrides = _overrides(backend, steps, precision)
         progress_seconds = _seconds(progress_seconds)
+        overwrite = _flag("overwrite", overwrite)
+        output_dir = _path("output_dir", output_dir)
+        restart = _path("restart", restart)
         kind, source = _case(case)
         try:
             self._session = _heatsim.Session(
-                kind, source, **overrides,
-                output_dir=None if output_dir is None else os.fspath(output_dir),
-                restart="" if restart is None else os.fspath(restart), overwrite=overwrite,
+                kind, source, **overrides, output_dir=output_dir,
+                restart="" if restart is None else restart, overwrite=overwrite,
                 progress_seconds=progress_seconds)
         except CaseError as error:
             if kind != "dict":
@@ -179,6 +205,9 @@ class Simulation:
 
     def advance_to(self, time):
         """Advances to the first step at or after `time`."""
+        if isinstance(time, (bool, np.bool_)) or not isinstance(
+                time, (int, float, np.integer, np.floating)):
+            raise TypeError(f"time must be a number, not {type(time).__name__}")
         self._session.advance_to_time(float(time))
         return self
 

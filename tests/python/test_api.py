@@ -1,4 +1,5 @@
 # heatsim.validate, the errors, heatsim.read and heatsim.backends.
+import os
 import numpy as np
 import pytest
 
@@ -270,13 +271,24 @@ def test_an_override_of_the_wrong_type_is_named_without_the_case():
                                ({"backend": 1}, "backend must be a string, not int"),
                                ({"precision": b"fp32"}, "precision must be a string, not bytes"),
                                ({"progress_seconds": "2"},
-                                "progress_seconds must be a number, not str")):
+                                "progress_seconds must be a number, not str"),
+                               ({"overwrite": "yes"}, "overwrite must be True or False, not str"),
+                               ({"output_dir": 5},
+                                "output_dir must be a path (str or os.PathLike), not int"),
+                               ({"restart": 5},
+                                "restart must be a path (str or os.PathLike), not int")):
         for call in (heatsim.run, heatsim.Simulation):
             with pytest.raises(TypeError) as e:
                 call(case, **overrides)
             assert str(e.value) == message, str(e.value)
     with pytest.raises(TypeError, match="steps must be an integer, not str"):
         heatsim.validate(case, steps="3")
+    # Beyond 64 bits, and beyond the command line's 1e15: the limit, not pybind11's signature.
+    for steps in (2**70, -2**64):
+        with pytest.raises(ValueError, match="steps must be from 0 to 1e15"):
+            heatsim.run(case, steps=steps)
+    with pytest.raises(TypeError, match="time must be a number, not str"):
+        heatsim.Simulation(case).advance_to("0.1")
     assert heatsim.run(case, steps=np.int64(2), progress_seconds=np.float32(1)).step == 2
 
 
@@ -358,12 +370,12 @@ def test_checkpoint_never_writes_over_another_file(tmp_path):
     text = case.read_text()
     sim = heatsim.Simulation(str(case), steps=6)
     sim.advance(2)
-    with pytest.raises(ValueError, match="exists and is not a checkpoint of this run"):
+    with pytest.raises(ValueError, match="exists and is not a checkpoint this run wrote"):
         sim.checkpoint(str(case))
     assert case.read_text() == text
     other = tmp_path / "notes.h5"
     other.write_bytes(b"mine")
-    with pytest.raises(ValueError, match="is not a checkpoint of this run"):
+    with pytest.raises(ValueError, match="is not a checkpoint this run wrote"):
         sim.checkpoint(str(other))
     assert other.read_bytes() == b"mine"
     # Its own checkpoint again, later: written over, and it continues the run.
@@ -372,6 +384,14 @@ def test_checkpoint_never_writes_over_another_file(tmp_path):
     sim.advance(2)
     sim.checkpoint(str(here))
     assert heatsim.read(str(here)).step == 4
+    # Another session's checkpoint of the same case, at a later step, is not this run's: kept.
+    later = heatsim.Simulation(str(case), steps=6)
+    later.advance(5)
+    theirs = tmp_path / "theirs.h5"
+    later.checkpoint(str(theirs))
+    with pytest.raises(ValueError, match="is not a checkpoint this run wrote"):
+        sim.checkpoint(str(theirs))
+    assert heatsim.read(str(theirs)).step == 5
 
 
 def test_progress_seconds_must_be_a_number_of_seconds():
@@ -395,3 +415,31 @@ def test_outputs_every_0_is_now_and_the_last_step_as_output_every_0():
     assert [t for t, _ in sim.outputs(every=0)] == pytest.approx([7 * sim.dt, 450 * sim.dt])
     with pytest.raises(ValueError, match="every must be >= 0 \\(got -5"):
         next(sim.outputs(every=-5))
+
+
+def test_sigterm_stops_the_run_with_its_checkpoint_and_then_takes_its_course(tmp_path):
+    # Python's default took the process down at once: no checkpoint, the failed-run mark's
+    # reservation left behind. Now the run stops as on Ctrl-C, then SIGTERM ends the process
+    # (143), or runs the handler the script installed.
+    import subprocess
+    import sys
+    script = tmp_path / "term.py"
+    for handler, code in (("", -15), ("signal.signal(signal.SIGTERM, signal.default_int_handler)\n", 0)):
+        out = tmp_path / ("out%d" % abs(code))
+        script.write_text(
+            "import os, signal, threading, heatsim\n" + handler +
+            "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()\n"
+            "try:\n"
+            "    heatsim.run(%r, steps=10**7, output_dir=%r)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('stopped')\n" % (case_path("heat2d.yaml"), str(out)))
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        assert r.returncode == code, r.stdout + r.stderr
+        assert "interrupted by signal 15" in r.stderr, r.stderr
+        names = os.listdir(out)
+        assert any(n.startswith("checkpoint_") for n in names), names
+        assert not any(n.startswith("failed_run") for n in names), names
+        if code == 0:
+            assert "stopped" in r.stdout
+
