@@ -252,8 +252,9 @@ class Simulation:
     @property
     def heat_flows(self):
         """Rows so far (output.heat_flows): {"step", "time", a column per flow, "storage",
-        "imbalance"}."""
-        return self._session.heat_flows()
+        "imbalance"}; None without output.heat_flows, as Result's."""
+        flows = self._session.heat_flows()
+        return flows if len(flows) > 2 else None
 
     def checkpoint(self, path):
         """Writes a checkpoint of the field now; restart=path continues from it."""

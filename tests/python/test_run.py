@@ -138,3 +138,10 @@ def test_a_steady_state_with_heat_flows(tmp_path):
                for line in r.summary["lines"])
     # The body above the air's temperature; void nodes keep their initial 298.15.
     assert r.field.min() >= 298.15 and r.field.max() > 300.0
+
+
+def test_heat_flows_are_none_without_output_heat_flows_on_a_simulation_as_on_a_result():
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=3)
+    sim.advance(3)
+    assert sim.heat_flows is None
+    assert sim.run().heat_flows is None
