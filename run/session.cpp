@@ -57,8 +57,12 @@ namespace parallel = solver::parallel;
 using Clock = std::chrono::steady_clock;
 
 // A refusal of one of the case's keys ("initial.value: the expression is inf at ..."), found
-// only when the run evaluates it, with the key's line, as the case's checks name theirs.
-std::string with_line(const std::map<std::string, int>& lines, const std::string& what) {
+// only when the run evaluates it, with the key's line, as the case's checks name theirs. Not
+// for a case built from a Python dict (origin "<dict>"): its lines are those of the YAML the
+// package rendered, which mean nothing to its author (the module leaves them out too).
+std::string with_line(const solver::Case& c, const std::map<std::string, int>& lines,
+                      const std::string& what) {
+  if (c.source_path == "<dict>") return what;
   const auto colon = what.find(": ");
   if (colon == std::string::npos) return what;
   const auto at = lines.find(what.substr(0, colon));
@@ -704,7 +708,7 @@ void Session::State::set_up() {
       }
     } catch (const std::invalid_argument& e) {
       // Every rank fills or reads the whole field: found alike on each.
-      refuse_alike(with_line(prepared.lines, e.what()));
+      refuse_alike(with_line(c, prepared.lines, e.what()));
     }
   }
   end_phase("initial field");
@@ -861,7 +865,7 @@ void Session::State::set_up() {
         solver::fill_initial_field(c, u0.doubles());
       }
     } catch (const std::invalid_argument& e) {
-      refuse(with_line(prepared.lines, e.what()));
+      refuse(with_line(c, prepared.lines, e.what()));
     }
   }
   end_phase("backend set-up");

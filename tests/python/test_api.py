@@ -443,3 +443,16 @@ def test_sigterm_stops_the_run_with_its_checkpoint_and_then_takes_its_course(tmp
         if code == 0:
             assert "stopped" in r.stdout
 
+
+
+def test_a_dict_cases_run_time_refusal_names_no_line():
+    # The lines of the YAML rendered from a dict mean nothing to its author; a file's or text's
+    # refusal names its line.
+    case = {"grid": {"dims": 2, "n": [21, 21], "length": [0.1, 0.1]}, "physics": {"alpha": 1e-4},
+            "boundary": {"all": {"type": "dirichlet", "value": 0}},
+            "initial": {"type": "expression", "value": "1/(x-0.045)"},
+            "time": {"dt": 0.01, "end": 0.02}}
+    with pytest.raises(ValueError) as e:
+        heatsim.run(case)
+    assert "the expression is inf at node (9, 1)" in str(e.value), str(e.value)
+    assert "(line" not in str(e.value), str(e.value)
