@@ -4,6 +4,7 @@
 // file words what it finds, with key paths and lines.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -148,6 +149,89 @@ void check_sources(const Case& c, const std::vector<std::int32_t>& ids,
       r.warning(p, "overlaps the void" + std::string(voids.size() > 1 ? "s " : " ") + names +
                        ": the source heats only the body's part of its shape" +
                        (source.power ? " (its power is spread over that part)" : ""));
+  }
+}
+
+// Whether a later region's shape holds all of an earlier one's inside the domain, so that the
+// earlier one paints nothing (regions are painted in order, later ones win). Boxes and balls
+// only (a `where` or file shape is not looked at, except that a file region assigns every
+// node); within 1e-9 of a spacing.
+bool covers(const Case& c, const solver::ShapeSpec& later, const solver::ShapeSpec& earlier) {
+  if (later.kind == ShapeKind::everywhere || later.kind == ShapeKind::file) return true;
+  if (later.kind == ShapeKind::where || earlier.kind == ShapeKind::where ||
+      earlier.kind == ShapeKind::file || earlier.kind == ShapeKind::everywhere)
+    return false;
+  const int dims = c.grid.dims;
+  // The earlier shape's bounds within the domain.
+  std::array<double, 3> lo{}, hi{};
+  double tol = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < dims; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    const double l = earlier.kind == ShapeKind::box ? earlier.lower[i]
+                                                    : earlier.center[i] - earlier.radius;
+    const double u = earlier.kind == ShapeKind::box ? earlier.upper[i]
+                                                    : earlier.center[i] + earlier.radius;
+    lo[i] = std::max(l, 0.0);
+    hi[i] = std::min(u, c.grid.length[i]);
+    if (lo[i] > hi[i]) return false;  // outside the domain: the region check says so
+    tol = std::min(tol, 1e-9 * solver::spacing(c, a));
+  }
+  if (later.kind == ShapeKind::box) {
+    for (int a = 0; a < dims; ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      if (lo[i] < later.lower[i] - tol || hi[i] > later.upper[i] + tol) return false;
+    }
+    return true;
+  }
+  // A ball: every corner of a box inside it; a ball inside it when the centres' distance and
+  // the earlier radius fit.
+  const double r = later.radius + tol;
+  if (earlier.kind == ShapeKind::ball) {
+    double d2 = 0.0;
+    for (int a = 0; a < dims; ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      d2 += (earlier.center[i] - later.center[i]) * (earlier.center[i] - later.center[i]);
+    }
+    return std::sqrt(d2) + earlier.radius <= r;
+  }
+  for (int corner = 0; corner < (1 << dims); ++corner) {
+    double d2 = 0.0;
+    for (int a = 0; a < dims; ++a) {
+      const auto i = static_cast<std::size_t>(a);
+      const double x = (corner >> a) & 1 ? hi[i] : lo[i];
+      d2 += (x - later.center[i]) * (x - later.center[i]);
+    }
+    if (d2 > r * r) return false;
+  }
+  return true;
+}
+
+// A region a later one paints over entirely has no effect: most often regions listed in the
+// wrong order (a small part before the block around it). Warned at the earlier region, naming
+// the later one.
+void check_covered_regions(const Case& c, check::Report& r) {
+  for (std::size_t i = 0; i < c.regions.size(); ++i) {
+    const solver::RegionSpec& earlier = c.regions[i];
+    for (std::size_t j = i + 1; j < c.regions.size(); ++j) {
+      const solver::RegionSpec& later = c.regions[j];
+      if (!covers(c, later.shape, earlier.shape)) continue;
+      // The same material again over it: the result is the same either way.
+      if (!earlier.is_void && !later.is_void && later.shape.kind != ShapeKind::file &&
+          later.material == earlier.material)
+        break;
+      const std::string what = earlier.is_void ? "a void" : "material " + earlier.material;
+      const std::string by = later.is_void ? "the void " + region_reference(c, j, r)
+                                           : region_reference(c, j, r) + ", " +
+                                                 (later.shape.kind == ShapeKind::file
+                                                      ? std::string("a material map,")
+                                                      : "material " + later.material + ",");
+      r.warning(indexed("regions", i) + shape_key(earlier.shape.kind),
+                "paints " + what + " where " + by +
+                    " paints over all of it later (regions are painted in order, later ones "
+                    "win): the region has no effect; list it after " +
+                    indexed("regions", j) + " if it is to be part of the body");
+      break;
+    }
   }
 }
 
@@ -377,6 +461,7 @@ ResolvedBody resolve_body(const Case& c, const std::map<std::string, int>& lines
     body.surfaces = solver::void_surfaces(c, body.material_ids);
     check_surfaces(c, body.surfaces, report);
     check_painted_voids(c, report);
+    check_covered_regions(c, report);
     check_sources(c, body.material_ids, body.surfaces, report);
     if (report.errors.empty()) {
       body.fields = solver::coefficient_fields(c, body.material_ids, body.surfaces);
