@@ -828,6 +828,7 @@ void OutputSeries::write(std::int64_t step, double time, const FieldValues& fiel
 }
 
 void OutputSeries::add_to_index(std::int64_t step, double time) {
+  const std::lock_guard<std::mutex> lock(index_mutex_);
   const std::string path = output_path(case_, step);
   const XdmfEntry entry{step, time, fs::path(path).filename().string()};
   auto it = std::lower_bound(entries_.begin(), entries_.end(), step,
@@ -836,16 +837,40 @@ void OutputSeries::add_to_index(std::int64_t step, double time) {
     *it = entry;
   else
     entries_.insert(it, entry);
-  write_xdmf(xdmf_path(), meta(step, time), entries_, materials_file_, output_fields(case_),
-             finished_);
+  index_behind_ = true;
+  const double since =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_index_).count();
+  if (since >= kIndexSpacing * last_index_seconds_) write_index();
 }
 
-void OutputSeries::mark_finished(std::int64_t step) {
-  if (entries_.empty()) return;
-  finished_ = step;
+void OutputSeries::flush_index() {
+  const std::lock_guard<std::mutex> lock(index_mutex_);
+  if (index_behind_) write_index();
+}
+
+OutputSeries::~OutputSeries() {
+  try {
+    flush_index();
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: the index could not be brought up to date: {}", xdmf_path(), e.what());
+  }
+}
+
+void OutputSeries::write_index() {
+  const auto start = std::chrono::steady_clock::now();
   const XdmfEntry& last = entries_.back();
   write_xdmf(xdmf_path(), meta(last.step, last.time), entries_, materials_file_,
              output_fields(case_), finished_);
+  last_index_ = std::chrono::steady_clock::now();
+  last_index_seconds_ = std::chrono::duration<double>(last_index_ - start).count();
+  index_behind_ = false;
+}
+
+void OutputSeries::mark_finished(std::int64_t step) {
+  const std::lock_guard<std::mutex> lock(index_mutex_);
+  if (entries_.empty()) return;
+  finished_ = step;
+  write_index();
 }
 
 std::string OutputSeries::xdmf_path() const {

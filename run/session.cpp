@@ -53,6 +53,10 @@
 namespace heatsim::run {
 namespace {
 
+// A steady solve ended on the rounding floor above this relative residual is warned of: its
+// field is resolved only to about that share of the load.
+constexpr double kRoundingLimited = solver::multigrid::kResolvedFloor;
+
 namespace parallel = solver::parallel;
 using Clock = std::chrono::steady_clock;
 
@@ -349,8 +353,17 @@ void Session::State::end_phase(const char* what) {
 }
 
 void Session::State::fail(Failure failure, const std::string& message) {
-  // What was queued is written first (unless a write failed): the files left are complete.
+  // What was queued is written first (unless a write failed): the files left are complete,
+  // and the index lists them.
   writer.reset();
+  if (series) {
+    try {
+      series->flush_index();
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: the index could not be brought up to date: {}", series->xdmf_path(),
+                   e.what());
+    }
+  }
   // The run's newest checkpoint past its start, where it was written whole, continues it: the
   // message and the mark say so, and the command line prints the command.
   std::string continue_from;
@@ -923,6 +936,16 @@ void Session::State::set_up() {
       else
         spdlog::info("steady: {}; solve {}", steady_report.describe(),
                      format_solve_seconds(t.last_solve_seconds));
+      if (steady_report.at_floor && steady_report.final_residual() > kRoundingLimited)
+        spdlog::warn(
+            "steady: the solve ended on fp64's rounding floor at {:.3g} of the load, far above "
+            "the tolerance {:.3g}: at these temperatures the load (sources, and the faces' "
+            "pull away from the field) is that small against the rounding of the flows between "
+            "nodes, so the field is resolved to about that share only (the heat flows' "
+            "imbalance shows how far). Conductivities many orders of magnitude apart do this (a "
+            "perfect conductor given as k = 1e12: k 1e4 to 1e6 times its neighbours' models one "
+            "as well), or a case with almost no load",
+            steady_report.final_residual(), steady_report.tolerance);
     } catch (const solver::multigrid::SolveFailure& e) {
       throw RunError(Failure::diverged, e.what());
     }
@@ -1366,6 +1389,8 @@ void Session::State::finish(const solver::RunResult& result) {
       writer->finish();
       finishing = seconds_since(t0);
     }
+    // The index lists every output written (it is rewritten at a spacing, not at each).
+    if (series) series->flush_index();
     if (implicit && implicit->timing().solves > 0 && !steady)
       spdlog::info("{}", describe_solves(implicit->timing()));
     summary.backend = choice.name;
@@ -1374,7 +1399,15 @@ void Session::State::finish(const solver::RunResult& result) {
     summary.time = result.time;
     switch (result.status) {
       case solver::RunResult::Status::diverged:
-        fail(Failure::diverged, result.message);
+        fail(Failure::diverged,
+             result.message +
+                 (prepared.case_.time.method == solver::TimeMethod::explicit_euler
+                      ? "; an explicit step is stable only below its limit (`heatsim validate` "
+                        "prints it), which radiation hotter than every temperature the case "
+                        "names, or a source heating the body far above them, lowers: give a "
+                        "smaller time.dt, or run time.method: backward-euler or bdf2 (stable at "
+                        "any dt)"
+                      : std::string()));
       case solver::RunResult::Status::interrupted:
         summary.interrupted = true;
         summary.signal = result.signal;

@@ -556,6 +556,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         ops_->upload(mg_->solution(), u);
         const Clock::time_point clock = Clock::now();
         SolveOptions solve_options = options_;
+        // At least one iteration: a solve started below its tolerance would move the field by
+        // 0, and the outer iteration read that as converged with the field still off by what
+        // the tolerance lets through (a 1001-node k(T) wall: 2e-5 K against the 9e-8 K claimed).
+        solve_options.min_iterations = 1;
         if (keep_coarse)
           solve_options.max_iterations =
               std::min(options_.max_iterations, 2 * built_iterations + kKeptCoarseExtra);
@@ -718,15 +722,31 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                   "range of 0.5-1 K converges at far larger steps",
                   narrowest->liquidus - narrowest->solidus, narrowest->solidus,
                   narrowest->liquidus);
-  char buffer[520];
+  // A steady iteration that ends still climbing: the answer may lie far above the start (a
+  // conductivity falling to almost nothing, or a source in the wrong units), which the field's
+  // largest temperature then and now shows.
+  char climb[260] = "";
+  if (steady && !u.empty() && !u0.empty()) {
+    const double top = *std::max_element(u.begin(), u.end());
+    const double start = *std::max_element(u0.begin(), u0.end());
+    if (std::isfinite(top) && top > start + change)
+      std::snprintf(climb, sizeof climb,
+                    "; the field's largest temperature rose from %.6g to %.6g K and still rises: "
+                    "check the units of the sources and conductivities, or give an initial "
+                    "field near the answer, or run a transient (backward-euler) towards it",
+                    start, top);
+  }
+  char buffer[900];
   std::snprintf(buffer, sizeof buffer,
                 "%s: the nonlinear iteration did not converge in %d outer iterations%s (the "
-                "last changed the field by %.3g K); %s%s",
+                "last changed the field by %.3g K)%s%s%s",
                 to_string(method_), options_.max_outer_iterations,
                 steady ? "" : ", nor with the step taken in parts down to 1/256 of it", change,
-                steady ? "start it nearer the answer: an initial field near the temperatures "
-                         "expected (in kelvin where faces radiate)"
-                       : "try a smaller dt",
+                climb,
+                climb[0] ? ""
+                : steady ? "; start it nearer the answer: an initial field near the temperatures "
+                           "expected (in kelvin where faces radiate)"
+                         : "; try a smaller dt",
                 range);
   report.reason = SolveReport::Reason::max_iterations;
   throw SolveFailure(buffer, report);

@@ -64,7 +64,13 @@ std::string SolveReport::describe() const {
       residuals.empty() ? 0.0 : *std::min_element(residuals.begin(), residuals.end());
   switch (reason) {
     case Reason::converged:
-      if (at_floor)
+      if (at_floor && final_residual() > kResolvedFloor)
+        std::snprintf(rest, room,
+                      ": within the rounding floor of fp64 for these values (%.3g), above the "
+                      "tolerance %.3g: the load is that small against the rounding of the flows "
+                      "between nodes, so the field is resolved to about %.2g of it only",
+                      floor, tolerance, final_residual());
+      else if (at_floor)
         std::snprintf(rest, room,
                       ": within the rounding floor of fp64 for these values (%.3g), above the "
                       "tolerance %.3g; no solve can get closer",
@@ -408,8 +414,11 @@ Verdict record(SolveReport& report, const SolveOptions& options, double relative
   if (!std::isfinite(relative) || relative > options.divergence_factor * best_before)
     return Verdict::diverged;
   // Below the tolerance, or down to the rounding floor known so far: an ending to confirm on
-  // the true residual (a floor-bound solve stops there instead of iterating on rounding).
-  if (relative <= std::max(options.tolerance, report.floor)) return Verdict::below_tolerance;
+  // the true residual (a floor-bound solve stops there instead of iterating on rounding). Not
+  // before the iterations asked for at least, unless down to the floor.
+  if (relative <= report.floor ||
+      (relative <= options.tolerance && report.iterations >= options.min_iterations))
+    return Verdict::below_tolerance;
   if (stalled(report.residuals, options, report.energy)) return Verdict::stalled;
   if (report.iterations >= options.max_iterations) return Verdict::max_iterations;
   return Verdict::go_on;
@@ -441,9 +450,9 @@ SolveReport Multigrid::solve_vcycle(const SolveOptions& options, double referenc
   report.tolerance = options.tolerance;
   report.residuals.push_back(residual_norm(b, x, r_[0]) / reference);
   report.floor = relative_floor(b, x, reference);
-  if (report.final_residual() <= options.tolerance) return report;
+  if (report.final_residual() <= options.tolerance && options.min_iterations <= 0) return report;
   if (report.final_residual() <= report.floor) {
-    report.at_floor = true;
+    report.at_floor = report.final_residual() > options.tolerance;
     return report;
   }
   for (;;) {
@@ -472,9 +481,9 @@ SolveReport Multigrid::solve_pcg(const SolveOptions& options, double reference) 
   report.tolerance = options.tolerance;
   report.residuals.push_back(residual_norm(b, x, r) / reference);
   report.floor = relative_floor(b, x, reference);
-  if (report.final_residual() <= options.tolerance) return report;
+  if (report.final_residual() <= options.tolerance && options.min_iterations <= 0) return report;
   if (report.final_residual() <= report.floor) {
-    report.at_floor = true;
+    report.at_floor = report.final_residual() > options.tolerance;
     return report;
   }
   // Decided afresh by every solve, from its own iterations, so that a solve depends on its

@@ -57,6 +57,10 @@ struct SolveOptions {
   Krylov method = Krylov::pcg;  // CG preconditioned by one V-cycle, or V-cycles alone
   double tolerance = 1e-10;
   int max_iterations = 200;
+  // Iterations taken even where the start is below the tolerance: a nonlinear problem's outer
+  // iteration judges its change by the field's move, which a solve that never iterated leaves
+  // at 0 while the field is still off by what the tolerance lets through.
+  int min_iterations = 0;
   // Stalled: over stall_window iterations near the best residual (within 1 /
   // stall_reduction of it; a rise far above it does not count) the residual did not fall
   // below stall_reduction times where they started (CG's residual need not fall every step),
@@ -84,6 +88,10 @@ struct SolveOptions {
 // The floor's factor: measured residuals at rounding sit at 0.3-0.7 eps || |b| + |A||x| ||
 // (layers of k 1 and 1e6, a checkerboard of 1 and 1e4, at 300 K), so twice that is reached.
 constexpr double kFloorFactor = 2.0;
+// A solve that ends on a rounding floor above this share of the load (conductivities 1e12 apart
+// at 300 K, whose flows' rounding dwarfs the load; or a load of almost nothing) has its field
+// resolved to about that share only: its report and the run say so, not "converged".
+constexpr double kResolvedFloor = 1e-3;
 
 struct SolveReport {
   enum class Reason { converged, stalled, diverged, max_iterations };
