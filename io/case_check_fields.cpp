@@ -157,6 +157,37 @@ class FieldChecks {
       }
       if (!used) r_.warning("materials." + m.name, "is not used by any region");
     }
+    check_conductivity_span();
+  }
+
+  // Conductivities more than kConductivitySpan apart in a solve (steady or implicit): at 300 K
+  // the rounding of the largest conductances' flows then reaches the load (a copper inclusion
+  // given k = 1e12 in epoxy, as a perfect conductor: its field 0.2 K off, its heat flows 1.4%
+  // out of balance; at 1e9 both fine). Their tables and every axis count.
+  void check_conductivity_span() {
+    if (c_.time.method == solver::TimeMethod::explicit_euler || c_.materials.size() < 2) return;
+    constexpr double kConductivitySpan = 1e10;
+    const solver::MaterialSpec *low = nullptr, *high = nullptr;
+    double lo = 0.0, hi = 0.0;
+    for (const solver::MaterialSpec& m : c_.materials) {
+      std::vector<double> ks;
+      for (int a = 0; a < dims(); ++a) ks.push_back(m.conductivity_along(a));
+      for (const auto& e : m.conductivity_table) ks.push_back(e[1]);
+      for (double k : ks) {
+        if (!(k > 0.0) || !std::isfinite(k)) continue;
+        if (!low || k < lo) low = &m, lo = k;
+        if (!high || k > hi) high = &m, hi = k;
+      }
+    }
+    if (!low || !high || low == high || hi < kConductivitySpan * lo) return;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3g", hi / lo);
+    r_.warning("materials." + high->name + ".conductivity",
+               "is " + std::string(ratio) + " times " + low->name +
+                   "'s: conductivities this far apart can leave the solve's answer to fp64's "
+                   "rounding (the flows through the largest conductances round to more than "
+                   "the load); a body meant as a perfect conductor is modelled as well by k 1e4 "
+                   "to 1e6 times its neighbours'");
   }
 
   void material_name(const std::string& path, const std::string& name) {

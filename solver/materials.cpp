@@ -806,6 +806,35 @@ double hottest_named_temperature(const Case& c) {
     hot = std::max(hot, face.value + std::abs(face.amplitude));
     for (const auto& e : face.table) hot = std::max(hot, e[1]);
   }
+  // The voids' surfaces: their ambients are temperatures the case names too.
+  for (const RegionSpec& r : c.regions) {
+    if (!r.is_void || !r.surface.names_temperature()) continue;
+    hot = std::max(hot, r.surface.value + std::abs(r.surface.amplitude));
+    for (const auto& e : r.surface.table) hot = std::max(hot, e[1]);
+  }
+  // The initial field where its largest value is known without laying it (an expression or a
+  // file is not looked at): a body that starts hot radiates at that temperature first.
+  const InitialSpec& init = c.initial;
+  switch (init.kind) {
+    case InitialKind::constant:
+      hot = std::max(hot, init.value);
+      break;
+    case InitialKind::box:
+      hot = std::max({hot, init.value, init.background});
+      break;
+    case InitialKind::gaussian:
+      hot = std::max(hot, init.background + std::max(init.amplitude, 0.0));
+      break;
+    case InitialKind::modes: {
+      double sum = 0.0;
+      for (const ModeTerm& m : init.modes) sum += std::abs(m.amplitude);
+      hot = std::max(hot, sum);
+      break;
+    }
+    case InitialKind::expression:
+    case InitialKind::file:
+      break;
+  }
   for (const MaterialSpec& m : c.materials) {
     for (const auto& e : m.conductivity_table) hot = std::max(hot, e[0]);
     for (const auto& e : m.specific_heat_table) hot = std::max(hot, e[0]);

@@ -55,8 +55,9 @@ struct FieldStability {
 // conductivity, the smallest capacity), radiating faces with 4 eps sigma T^3 at
 // hottest_named_temperature(c).
 FieldStability field_stability(const Case& c, const kernels::CoefficientFields& fields);
-// The highest temperature the case names: Dirichlet values, ambients (with their amplitude),
-// the materials' table temperatures and liquidus.
+// The highest temperature the case names: Dirichlet values, ambients of faces and voids' surfaces
+// (with their amplitude), the initial field's largest value (constant, box, gaussian and modes;
+// not an expression's or a file's), the materials' table temperatures and liquidus.
 double hottest_named_temperature(const Case& c);
 
 // min / max / mean temperature per material over a field in memory order (mean weighted as
