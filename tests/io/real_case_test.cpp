@@ -110,6 +110,26 @@ TEST(RealCase, ExplicitStepsSayTheirToleranceIsNotUsed) {
   for (const CaseError& w : r.warnings) EXPECT_NE(w.path, "time.tolerance") << w.to_string();
 }
 
+// Conductivities more than 1e10 apart in a solve leave its answer to fp64's rounding at 300 K
+// (a perfect conductor given k = 1e12): warned at the larger, naming the smaller; explicit steps
+// solve nothing and are not warned.
+TEST(RealCase, ConductivitiesFarApartInASolveAreWarnedOf) {
+  const std::string far = replace(kBase, "conductivity: 401,", "conductivity: 1e12,");
+  expect_warning(replace(far, "time: {steps: 10}", "time: {method: steady}"),
+                 "materials.copper.conductivity", 3,
+                 "is 2e+12 times mold's: conductivities this far apart can leave the solve's "
+                 "answer to fp64's rounding");
+  const LoadResult r = load_case_text(
+      replace(replace(kBase, "conductivity: 401,", "conductivity: 4e9,"), "time: {steps: 10}",
+              "time: {method: steady}"));
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  EXPECT_EQ(find(r.warnings, "materials.copper.conductivity"), nullptr)
+      << format_errors(r.warnings);
+  const LoadResult explicit_steps = load_case_text(far);
+  ASSERT_TRUE(explicit_steps.ok()) << format_errors(explicit_steps.errors);
+  EXPECT_EQ(find(explicit_steps.warnings, "materials.copper.conductivity"), nullptr);
+}
+
 TEST(RealCase, UnknownMaterialSuggestsTheNearest) {
   expect_error(replace(kBase, "{material: copper, box", "{material: coper, box"),
                "regions[1].material", 7, "unknown material 'coper' (did you mean 'copper'?)");

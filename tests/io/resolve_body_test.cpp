@@ -260,5 +260,41 @@ TEST(ResolveBody, AWhereMaterialPaintedInsideAConditionedVoidIsWarnedOf) {
   EXPECT_EQ(find(body.warnings, "regions[2].where"), nullptr) << format_errors(body.warnings);
 }
 
+// Regions are painted in order: one that a later region paints over entirely has no effect (a
+// small part listed before the block around it). Warned at the earlier region, naming the later
+// one; a region only partly covered, the same material over it, or one listed after is not.
+TEST(ResolveBody, ARegionALaterOnePaintsOverEntirelyIsWarnedOf) {
+  std::string text = plate(
+      "  - {material: steel, box: {lower: [0.0, 0.0], upper: [0.01, 0.01]}}\n"  // 8
+      "  - {material: copper, box: {lower: [0.02, 0.01], upper: [0.03, 0.02]}}\n"            // 9
+      "  - {material: copper, box: {lower: [0.05, 0.0], upper: [0.07, 0.03]}}\n"             // 10
+      "  - {material: air, ball: {center: [0.09, 0.04], radius: 0.005}}\n"                   // 11
+      "  - {material: steel, box: {lower: [0.015, 0.005], upper: [0.035, 0.025]}}\n"         // 12
+      "  - {material: steel, box: {lower: [0.06, -1], upper: [1, 1]}}\n"                     // 13
+      "  - {material: steel, box: {lower: [0.0, 0.0], upper: [0.005, 0.005]}}\n",            // 14
+      "", "{method: steady}");
+  const std::string steel = "  steel: {conductivity: 45, density: 7800, specific_heat: 470}\n";
+  text.replace(text.find(steel), steel.size(),
+               steel + "  copper: {conductivity: 390, density: 8900, specific_heat: 385}\n" +
+                   "  air: {conductivity: 0.026, density: 1.2, specific_heat: 1005}\n");
+  const ResolvedBody b = resolve(text);
+  EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+  const CaseError* copper = find(b.warnings, "regions[2].box");
+  ASSERT_NE(copper, nullptr) << format_errors(b.warnings);
+  EXPECT_EQ(copper->line, 9);
+  EXPECT_NE(copper->message.find("paints material copper where regions[5] (line 12), material "
+                                 "steel, paints over all of it later"),
+            std::string::npos)
+      << copper->message;
+  EXPECT_NE(copper->message.find("list it after regions[5]"), std::string::npos);
+  // The ball inside the box of regions[6], which reaches past the domain.
+  const CaseError* air = find(b.warnings, "regions[4].ball");
+  ASSERT_NE(air, nullptr) << format_errors(b.warnings);
+  EXPECT_EQ(air->line, 11);
+  EXPECT_EQ(find(b.warnings, "regions[1].box"), nullptr);  // steel over steel
+  EXPECT_EQ(find(b.warnings, "regions[3].box"), nullptr);  // only partly covered
+  EXPECT_EQ(find(b.warnings, "regions[7].box"), nullptr);  // the last
+}
+
 }  // namespace
 }  // namespace heatsim::io
