@@ -384,6 +384,70 @@ TEST(Nonlinear, AWallOfTwoKOfTLayersIsExactAtTheNodesWhereverItsInterfaceLies) {
   }
 }
 
+// On a long rod each outer iteration's solve starts below its tolerance once the field is
+// close: a solve that never iterated moved the field by 0 K and ended the outer iteration with
+// the field 2e-5 K off at 1001 nodes (the tolerance lets that much through there). Every outer
+// solve now iterates at least once, so the change it reports is the field's.
+TEST(Nonlinear, ALongRodConvergesToTheKirchhoffProfileNotToAnUntriedSolve) {
+  for (int n : {201, 1001}) {
+    const Case c = kirchhoff_rod(n);
+    // At the default tolerances (1e-10 of the load, a change of 1e-10 of the field's scale).
+    auto fields = heatsim::solver::coefficient_fields(c);
+    const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+    mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
+                                heatsim::kernels::make_level_ops("cpu", p.precision));
+    std::vector<double> u(static_cast<std::size_t>(n), 300.0);
+    heatsim::solver::set_dirichlet_nodes(c, u);
+    stepper.set_field(u);
+    stepper.advance(0);
+    stepper.field(u);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i)
+      worst = std::max(worst, std::abs(u[i] - kirchhoff_exact(0.1 * i / (n - 1))));
+    EXPECT_LT(worst, 1e-6) << n << " nodes";
+  }
+}
+
+// dt: auto takes a radiating face's slope at the hottest temperature the case names: the
+// initial field's (a body that starts hot) and a void's surface's ambient count as the faces'
+// do. A ceramic starting at 3000 K took the limit at its 300 K ambient and diverged.
+TEST(Nonlinear, TheHottestNamedTemperatureCountsTheStartAndTheVoids) {
+  Case c = kirchhoff_rod(21);
+  c.materials[0].conductivity_table.clear();
+  c.boundary[1].kind = heatsim::kernels::BoundaryKind::convective;
+  c.boundary[1].transfer = 0.0;
+  c.boundary[1].emissivity = 1.0;
+  c.boundary[1].value = 300.0;
+  c.boundary[0] = c.boundary[1];
+  c.initial.kind = heatsim::solver::InitialKind::constant;
+  c.initial.value = 300.0;
+  EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 300.0);
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  const double cold = heatsim::solver::field_stability(c, *fields).dt_limit;
+  c.initial.value = 3000.0;
+  EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 3000.0);
+  const double hot = heatsim::solver::field_stability(c, *fields).dt_limit;
+  EXPECT_LT(hot, 0.5 * cold);
+  c.initial.kind = heatsim::solver::InitialKind::gaussian;
+  c.initial.background = 300.0;
+  c.initial.amplitude = 500.0;
+  EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 800.0);
+  c.initial.kind = heatsim::solver::InitialKind::box;
+  c.initial.value = 1200.0;
+  EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 1200.0);
+  c.initial = {};
+  heatsim::solver::RegionSpec hole;
+  hole.is_void = true;
+  hole.shape.kind = heatsim::solver::ShapeKind::box;
+  hole.shape.lower = {0.04, 0, 0};
+  hole.shape.upper = {0.06, 0, 0};
+  hole.surface.kind = heatsim::kernels::BoundaryKind::convective;
+  hole.surface.emissivity = 0.9;
+  hole.surface.value = 2500.0;
+  c.regions.push_back(hole);
+  EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 2500.0);
+}
+
 TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
   Case c = kirchhoff_rod(21);
   const auto with_table = heatsim::solver::coefficient_fields(c);
