@@ -447,11 +447,17 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
                      return la < lb;
                    });
   cap_errors(result.errors);
-  if (structure_ok) {
-    result.warnings = std::move(warnings);
-    std::stable_sort(result.warnings.begin(), result.warnings.end(),
-                     [](const CaseError& a, const CaseError& b) { return a.line < b.line; });
+  // Warnings on values read as given are true whatever else failed to read (every problem at
+  // once: a schedule written wrong hid four true warnings until it was mended); those on a
+  // value that failed to read, which keeps its default, are left out as its errors' checks are.
+  for (CaseError& w : warnings) {
+    const bool on_default =
+        std::any_of(suppressed.begin(), suppressed.end(),
+                    [&](const std::string& p) { return p.empty() || overlaps(w.path, p); });
+    if (structure_ok || !on_default) result.warnings.push_back(std::move(w));
   }
+  std::stable_sort(result.warnings.begin(), result.warnings.end(),
+                   [](const CaseError& a, const CaseError& b) { return a.line < b.line; });
   result.lines = reader.lines;
   if (!result.errors.empty()) result.body = ResolvedBody();
   if (result.errors.empty()) {

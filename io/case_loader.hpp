@@ -43,7 +43,8 @@ struct LoadResult {
   std::optional<solver::Case> value;  // set only when there are no errors
   std::vector<CaseError> errors;
   // Things that run but are likely mistakes (a material no region uses, a region that holds
-  // no node); they never stop a run. Empty while the structure has errors.
+  // no node); they never stop a run. Beside errors too, but none on a value that failed to
+  // read (it keeps its default).
   std::vector<CaseError> warnings;
   // The 1-based line of every key path the text gave, for checks made later (resolve_body).
   std::map<std::string, int> lines;

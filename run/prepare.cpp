@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -107,6 +108,17 @@ void warn_once(fmt::format_string<Args...> format, Args&&... args) {
 std::string line_of(const std::map<std::string, int>& lines, const std::string& key) {
   const auto at = lines.find(key);
   return at != lines.end() ? fmt::format(" (line {})", at->second) : std::string();
+}
+
+// The key as the case gave it: boundary.x-.<rest> is boundary.all.<rest> where the face took
+// its condition from `all` (the two keys then share all's line), as the case's checks name it.
+std::string as_given(const std::map<std::string, int>& lines, const std::string& key) {
+  if (key.rfind("boundary.", 0) != 0) return key;
+  const std::size_t dot = key.find('.', 9);
+  if (dot == std::string::npos) return key;
+  const std::string all = "boundary.all" + key.substr(dot);
+  const auto face = lines.find(key), given = lines.find(all);
+  return face != lines.end() && given != lines.end() && face->second == given->second ? all : key;
 }
 
 // Each sine schedule of the case (faces' values and ambients, void surfaces', sources'), with
@@ -295,10 +307,11 @@ std::vector<io::CaseError> overflowing_sines(const solver::Case& c, const solver
 PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   const std::string& path = source.name();
   io::LoadResult loaded = load(source);
-  if (!loaded.ok()) throw InvalidCase(path, loaded.errors);
   // Warnings (a material no region uses, a region or source holding no node) do not stop the
-  // run, but are said before anything else.
+  // run, but are said before anything else; beside a refusal's errors too, so that every
+  // problem is known at once.
   for (const auto& w : loaded.warnings) warn_once("{}: {}", path, w.to_string());
+  if (!loaded.ok()) throw InvalidCase(path, loaded.errors);
   solver::Case c = *loaded.value;
   if (o.backend) c.backend = *o.backend;
   if (o.steps) {
@@ -391,10 +404,15 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
                                       ? *run.case_.time.end_time
                                       : run.plan.dt * static_cast<double>(run.plan.steps)),
         line_of(run.lines, run.lines.count("time.dt") ? "time.dt" : "time.method"));
-  for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt))
-    warn_once("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
-  for (const auto& [key, why] : unresolved_tables(run.case_, run.plan))
-    warn_once("{}: {}: {}{}", path, key, why, line_of(run.lines, key));
+  // A condition given once through `all` is warned of once, at boundary.all.
+  std::set<std::string> said;
+  const auto warn_key = [&](const std::string& key, const std::string& why) {
+    const std::string given = as_given(run.lines, key);
+    if (said.insert(given + why).second)
+      warn_once("{}: {}: {}{}", path, given, why, line_of(run.lines, given));
+  };
+  for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt)) warn_key(key, why);
+  for (const auto& [key, why] : unresolved_tables(run.case_, run.plan)) warn_key(key, why);
   check_parallel(run.case_, path, run.lines);
   return run;
 }
