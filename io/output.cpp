@@ -428,11 +428,16 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
     const RunFile* newest = nullptr;
     for (const RunFile& f : files)
       if (f.kind == RunFile::Kind::checkpoint && (!newest || f.step > newest->step)) newest = &f;
+    // Its checkpoint continues that run under that run's output.name only.
+    const std::vector<RunFile> others_named = other_named_outputs(c);
+    const bool ours = others_named.empty();
     throw std::runtime_error(
         "output directory '" + dir + "' already holds a run's files (" + describe(files) +
         "); pass --overwrite to replace them, " +
-        (newest ? "--restart " + newest->path + " to continue that run (its newest checkpoint), "
-                : std::string()) +
+        (newest && ours ? "--restart " + newest->path +
+                              " to continue that run from its newest checkpoint (with a later "
+                              "time.end or --steps where it reached its end), "
+                        : std::string()) +
         "or choose another output directory");
   }
   if (!use.overwrite && failed) {
@@ -625,13 +630,16 @@ void require_directory_or_nothing(const std::string& dir) {
 
 }  // namespace
 
-void check_output_directory_usable(const std::string& dir) {
+void check_output_directory_usable(const std::string& dir, bool restarting) {
   require_directory_or_nothing(dir);
   // The directory itself, or the nearest of its parents that exists, where it would be made.
   std::error_code ec;
   fs::path existing = fs::absolute(dir, ec);
   if (ec) return;
-  const std::string advice = "; choose another output.directory (or -o DIR)";
+  const std::string advice =
+      restarting ? "; a restart continues in its checkpoint's directory, whatever "
+                   "output.directory says: restart into another with -o DIR"
+                 : "; choose another output.directory (or -o DIR)";
   for (const fs::path& part : fs::path(dir))
     if (part.native().size() > kNameMax)
       throw std::runtime_error("output directory '" + dir + "' cannot be created: its part '" +
@@ -681,7 +689,7 @@ void check_output_name(const solver::Case& c) {
 
 void check_output_directory(const solver::Case& c, const DirectoryUse& use) {
   check_output_name(c);
-  check_output_directory_usable(c.output.directory);
+  check_output_directory_usable(c.output.directory, use.restarting);
   check_output_directory_unlocked(c.output.directory);
   plan_directory(c, use);
 }

@@ -87,8 +87,9 @@ struct DirectoryUse {
 
 // Throws std::runtime_error, with advice, where the directory cannot be made or written,
 // judged without writing: a path that is not a directory, a parent that is a file, a read-only
-// file system, one that keeps no files (/proc, /sys), no permission. Changes nothing.
-void check_output_directory_usable(const std::string& dir);
+// file system, one that keeps no files (/proc, /sys), no permission. Changes nothing. A
+// restart's directory is the checkpoint's, whatever output.directory says: its advice is -o.
+void check_output_directory_usable(const std::string& dir, bool restarting = false);
 // Throws std::runtime_error, with advice, where output.name makes file names longer than a
 // file system takes (kNameMax).
 void check_output_name(const solver::Case& c);

@@ -372,9 +372,13 @@ void Session::State::fail(Failure failure, const std::string& message) {
     std::error_code ec;
     if (step > 0 && std::filesystem::is_regular_file(path, ec)) continue_from = path;
   }
+  // A run that diverged diverges again from its checkpoint unless the case is mended first.
   const std::string said =
-      continue_from.empty()
-          ? message
+      continue_from.empty() ? message
+      : failure == Failure::diverged
+          ? message + "; its newest checkpoint, " + continue_from +
+                ", holds the field before that: with the case mended, --restart " +
+                continue_from + " continues from there"
           : message + "; its newest checkpoint, " + continue_from +
                 ", continues the run from there (--restart " + continue_from + ")";
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), said);
@@ -518,8 +522,18 @@ void Session::State::set_up() {
                                                         restart.meta.step, c.source_text);
     step0 = restart.meta.step;
     if (step0 > plan.steps)
-      refuse_alike(fmt::format("{}: checkpoint is at step {}, past the case's last step {}",
-                               options.restart, step0, plan.steps));
+      refuse_alike(fmt::format(
+          "{}: checkpoint is at step {}, past the case's last step {} ({}): give a later "
+          "time.end or more steps (time.steps, --steps), or restart from an earlier checkpoint",
+          options.restart, step0, plan.steps, [&] {
+            const std::string key = c.time.steps_override ? "--steps"
+                                    : c.time.end_time     ? "time.end"
+                                                          : "time.steps";
+            const auto at = prepared.lines.find(key);
+            return at == prepared.lines.end() || c.source_path == "<dict>"
+                       ? key
+                       : fmt::format("{}, line {}", key, at->second);
+          }()));
   }
 
   directory_use = io::DirectoryUse{};

@@ -104,16 +104,19 @@ bool Case::has_fields() const {
 }
 
 std::string Case::temperature_dependence() const {
+  // Every one, so that a refusal names them all at once.
   static const char* const kFaces[6] = {"x-", "x+", "y-", "y+", "z-", "z+"};
+  std::string out;
+  const auto add = [&](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
   for (const MaterialSpec& m : materials)
-    if (m.temperature_dependent()) return "materials." + m.name + " depends on temperature";
+    if (m.temperature_dependent()) add("materials." + m.name + " depends on temperature");
   for (int f = 0; f < 2 * grid.dims; ++f)
     if (boundary[static_cast<std::size_t>(f)].radiates())
-      return std::string("boundary.") + kFaces[f] + " radiates";
+      add(std::string("boundary.") + kFaces[f] + " radiates");
   for (std::size_t r = 0; r < regions.size(); ++r)
     if (regions[r].is_void && regions[r].surface.radiates())
-      return "regions[" + std::to_string(r) + "].surface radiates";
-  return {};
+      add("regions[" + std::to_string(r) + "].surface radiates");
+  return out;
 }
 
 }  // namespace heatsim::solver

@@ -234,9 +234,9 @@ struct Case {
   // materials, sources, or a convective or heat-flux face.
   bool has_fields() const;
   // What makes the properties depend on the temperature, so that implicit steps and steady
-  // states iterate on them: the first of a material with a law ("materials.steel depends on
-  // temperature"), a radiating face ("boundary.x+ radiates") or a radiating void surface
-  // ("regions[2].surface radiates"); empty when nothing does.
+  // states iterate on them, every one, joined by commas: a material with a law
+  // ("materials.steel depends on temperature"), a radiating face ("boundary.x+ radiates"), a
+  // radiating void surface ("regions[2].surface radiates"); empty when nothing does.
   std::string temperature_dependence() const;
   std::string source_text;  // the YAML as given, for provenance
   // The digest of the case text the run began from (io::case_digest), set by a restart from

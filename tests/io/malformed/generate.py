@@ -385,6 +385,11 @@ case("nonlinear_with_crank_nicolson",
      "time.method: materials.copper depends on temperature: such cases run explicit, backward-euler, bdf2 or steady, not crank-nicolson",
      sub(sub(BASE_REAL, COPPER, "  copper: {conductivity: [[300, 401], [600, 380]], density: 8960, specific_heat: 385}\n"),
          "time: {steps: 10}", "time: {method: crank-nicolson, dt: 0.1, steps: 10}"))
+case("nonlinear_and_radiating_with_crank_nicolson",
+     "time.method: materials.copper depends on temperature, boundary.x+ radiates: such cases run explicit, backward-euler, bdf2 or steady, not crank-nicolson",
+     sub(sub(sub(BASE_REAL, COPPER, "  copper: {conductivity: [[300, 401], [600, 380]], density: 8960, specific_heat: 385}\n"),
+             "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: convective, h: 25.0, ambient: 300.0, emissivity: 0.8}"),
+         "time: {steps: 10}", "time: {method: crank-nicolson, dt: 0.1, steps: 10}"))
 real("boundary_insulated_flux", "unknown key 'flux' for an insulated face",
      "all: {type: neumann, flux: 0}", "all: {type: insulated, flux: 0}")
 real("void_surface_insulated_h", "regions[1].surface.h: unknown key 'h' for an insulated face",
