@@ -98,8 +98,10 @@ TEST_F(DiskSpace, ARestartCountsOnlyTheFilesAfterItsStep) {
   // gone: refused, counting 3 outputs and 2 checkpoints after step 50.
   {
     std::ofstream filler(mnt_ / "filler", std::ios::binary);
-    const std::string block(64 * 1024, 'x');
-    while (free_bytes() > 64 * 1024 && filler.write(block.data(), block.size())) filler.flush();
+    for (const std::size_t size : {64 * 1024, 4 * 1024}) {
+      const std::string block(size, 'x');
+      while (free_bytes() > size && filler.write(block.data(), block.size())) filler.flush();
+    }
   }
   const Result refused = heatsim("run -q " + case_ + " --backend cpu --overwrite --restart " +
                                  (mnt_ / "out" / "checkpoint_00000050.h5").string());
