@@ -3,6 +3,7 @@
 #include "case_parse.hpp"
 
 #include <cctype>
+#include <cstdlib>
 
 namespace heatsim::io::parse {
 
@@ -183,13 +184,32 @@ bool Reader::scalar(const YAML::Node& n, const std::string& path, const char* wh
   return false;
 }
 
+namespace {
+
+// A number with a unit after it ("200 mm", "10 W/m2K", "20 C"): the hint that the case's
+// numbers are SI and bare. Empty for anything else.
+std::string unit_hint(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  std::strtod(begin, &end);
+  if (end == begin) return {};
+  while (*end == ' ') ++end;
+  if (!std::isalpha(static_cast<unsigned char>(*end)) && *end != '%') return {};
+  return " (numbers are bare, in SI units: metres, W/(m K), W/(m^2 K), kelvin; 200 mm is 0.2, "
+         "20 C is 293.15)";
+}
+
+}  // namespace
+
 bool Reader::read_number(const YAML::Node& n, const std::string& path, double& out,
                          const std::string& expected) {
   if (!quote_closed(n, path)) return false;
   const std::optional<double> v =
       n.IsScalar() && !quoted(n) ? parse_number(n.Scalar()) : std::nullopt;
   if (!v) {
-    error(path, n, "expected " + expected + ", got " + describe_value(n));
+    error(path, n,
+          "expected " + expected + ", got " + describe_value(n) +
+              (n.IsScalar() && !quoted(n) ? unit_hint(n.Scalar()) : std::string()));
     return false;
   }
   out = *v;

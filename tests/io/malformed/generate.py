@@ -343,6 +343,10 @@ real("materials_without_regions", "materials: give regions too",
 real("materials_nodes_without_material", "nodes have no material", "  - {material: mold}\n", "")
 # materials that depend on temperature
 COPPER = "  copper: {conductivity: 401, density: 8960, specific_heat: 385}\n"
+real("length_with_unit", "grid.length[0]: expected a number, got '1000 mm' (numbers are bare, in SI units: metres, W/(m K), W/(m^2 K), kelvin; 200 mm is 0.2, 20 C is 293.15)",
+     "length: [1.0, 0.5]", "length: [1000 mm, 0.5]")
+real("conductivity_with_unit", "materials.copper.conductivity: expected a number (or a table [[T, conductivity], ...], T in K; or one value per axis), got '401 W/mK' (numbers are bare",
+     COPPER, "  copper: {conductivity: 401 W/mK, density: 8960, specific_heat: 385}\n")
 real("table_unsorted", "materials.copper.conductivity[1][0]: the temperatures must increase strictly (got 300 after 400)",
      COPPER, "  copper: {conductivity: [[400, 390], [300, 401]], density: 8960, specific_heat: 385}\n")
 real("table_duplicate_temperature", "materials.copper.specific_heat[1][0]: the temperatures must increase strictly (got 300 after 300)",
