@@ -316,7 +316,13 @@ void check_pieces(const Case& c, const kernels::CoefficientFields& fields,
           << " pieces that exchange no heat; the piece of " << piece.nodes << " node"
           << (piece.nodes == 1 ? "" : "s") << " at " << solver::node_location(c, piece.first)
           << (names.empty() ? std::string() : " (beside " + names + ")");
-      if (error) {
+      if (error && piece.heated) {
+        msg << " has no Dirichlet node and no convective or radiating face or surface to take "
+               "away the heat a source or a heat flux puts into it, so no steady state exists "
+               "(its temperature rises without end); join it to the rest, give it a condition "
+               "that takes heat away, or run a transient (time.method: backward-euler or bdf2)";
+        r.error(path, msg.str());
+      } else if (error) {
         msg << undetermined << "; join it to the rest, or give it a condition";
         r.error(path, msg.str());
       } else {

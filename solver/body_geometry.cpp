@@ -185,6 +185,20 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
     return false;
   };
 
+  // Whether node i takes a heat flux through a face of the domain.
+  const auto on_heated_face = [&](std::int64_t i) {
+    const auto ic = g.coords(i);
+    for (int a = 0; a < g.dims; ++a) {
+      if (g.periodic[a]) continue;
+      for (int side = 0; side < 2; ++side) {
+        if (ic[a] != (side == 0 ? 0 : g.n[a] - 1)) continue;
+        const BoundaryFace& f = c.boundary[2 * a + side];
+        if (f.heat_flux && (f.value != 0.0 || f.time_dependent())) return true;
+      }
+    }
+    return false;
+  };
+
   std::vector<std::int32_t> piece(static_cast<std::size_t>(np), -1);
   std::vector<BodyPiece> pieces;
   std::vector<std::int64_t> stack;
@@ -202,6 +216,11 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
       stack.pop_back();
       ++p.nodes;
       if (whole_node(i)) partial = false;
+      if (!p.heated)
+        p.heated = on_heated_face(i) ||
+                   std::any_of(fields.sources.begin(), fields.sources.end(), [&](const auto& s) {
+                     return s.density[static_cast<std::size_t>(i)] != 0.0;
+                   });
       if (!p.anchored &&
           (on_anchoring_face(i) ||
            (!fields.transfer.empty() && fields.transfer[static_cast<std::size_t>(i)] > 0.0) ||

@@ -18,6 +18,9 @@ struct BodyPiece {
   // Its temperature is tied to something outside it: it holds a Dirichlet node, or loses heat
   // by convection or radiation (a face or a void surface with h > 0 or an emissivity).
   bool anchored = false;
+  // A source or a heat flux (a face's or a void surface's) puts heat into it: where it is not
+  // anchored, no steady state exists (set for pieces found apart, not for a one-piece body).
+  bool heated = false;
   // Every node's control volume is partly void: the piece is slivers of the body that a void's
   // bound leaves in nodes whose faces all cross a void (a bound less than half a spacing past a
   // node, on the void's side), not a part of the body the voids cut off.

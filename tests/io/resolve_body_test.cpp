@@ -296,5 +296,26 @@ TEST(ResolveBody, ARegionALaterOnePaintsOverEntirelyIsWarnedOf) {
   EXPECT_EQ(find(b.warnings, "regions[7].box"), nullptr);  // the last
 }
 
+// A piece the voids cut off with nothing to take its heat away: with a source in it no steady
+// state exists, and the refusal says so (and what to do) rather than "not determined".
+TEST(ResolveBody, AHeatedIslandHasNoSteadyStateAndSaysSo) {
+  const std::string cut = "  - {void: true, name: cut, box: {lower: [0.05, -1], upper: [0.06, 1]}}\n";
+  const ResolvedBody heated =
+      resolve(plate(cut, "  - {box: {lower: [0.07, 0.01], upper: [0.08, 0.02]}, power: 10}\n",
+                    "{method: steady}"));
+  const CaseError* e = find(heated.errors, "regions[1].box");
+  ASSERT_NE(e, nullptr) << format_errors(heated.errors);
+  EXPECT_EQ(e->line, 6);
+  EXPECT_NE(e->message.find("to take away the heat a source or a heat flux puts into it, so no "
+                            "steady state exists"),
+            std::string::npos)
+      << e->message;
+  const ResolvedBody cold = resolve(plate(cut, "", "{method: steady}"));
+  const CaseError* u = find(cold.errors, "regions[1].box");
+  ASSERT_NE(u, nullptr) << format_errors(cold.errors);
+  EXPECT_NE(u->message.find("so its steady temperature is not determined"), std::string::npos)
+      << u->message;
+}
+
 }  // namespace
 }  // namespace heatsim::io
