@@ -450,6 +450,20 @@ void Session::State::set_up() {
     } catch (const std::runtime_error& e) {
       refuse_alike(std::string("--restart: ") + e.what());
     }
+    // A field that is not finite would step into NaN at once (a diverged run's checkpoint, or
+    // one of a field set so): refused as an initial field from a file is.
+    for (const std::vector<double>* f : {&restart.field, &restart.previous}) {
+      const auto finite = [](double v) { return std::isfinite(v); };
+      const auto bad = std::find_if_not(f->begin(), f->end(), finite);
+      if (bad == f->end()) continue;
+      const auto count = f->end() - f->begin() - std::count_if(f->begin(), f->end(), finite);
+      refuse_alike(fmt::format(
+          "--restart: {}: {} holds {} value{} that {} not finite (the first at index {} of the "
+          "[z][y][x] order): a run does not continue from it; restart from an earlier "
+          "checkpoint",
+          options.restart, f == &restart.field ? "the field" : "the field of the step before",
+          count, count == 1 ? "" : "s", count == 1 ? "is" : "are", bad - f->begin()));
+    }
     const std::string mismatch = io::checkpoint_mismatch(restart, c, plan.dt);
     if (!mismatch.empty()) {
       // dt: auto follows the materials and faces, and an `end` fits dt to itself: a changed
@@ -1665,15 +1679,21 @@ void Session::set_field(const std::vector<double>& values) {
     throw std::invalid_argument(
         fmt::format("the field needs {} values, not {}", state_->problem.points(), values.size()));
   // As an initial field from a file: a value that is not finite would be written and stepped
-  // into NaN, and the run's later check would say its last check was finite.
+  // into NaN, and the run's later check would say its last check was finite. In the run's
+  // precision: an fp32 run rounds 1e39 to inf.
+  const bool narrow = fp32();
+  const auto finite = [narrow](double v) {
+    return narrow ? std::isfinite(static_cast<float>(v)) : std::isfinite(v);
+  };
   std::int64_t bad = 0, first = -1;
   for (std::size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i]) && bad++ == 0) first = static_cast<std::int64_t>(i);
+    if (!finite(values[i]) && bad++ == 0) first = static_cast<std::int64_t>(i);
   if (bad > 0)
     throw std::invalid_argument(fmt::format(
-        "the field holds {} value{} that {} not finite (the first at index {} of the [z][y][x] "
+        "the field holds {} value{} that {} not finite{} (the first at index {} of the [z][y][x] "
         "order): nothing was set",
-        bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", first));
+        bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", narrow ? " in fp32, the run's precision" : "",
+        first));
   state_->backend->upload(values);
   state_->last_staged.reset();  // a field staged at this step is the old one
 }
@@ -1683,12 +1703,18 @@ void Session::write_checkpoint(const std::string& path) {
   // Never over a file that is not a checkpoint this run wrote (another run's output or
   // checkpoint, of this case too, the case file): those are the user's, and a checkpoint
   // written over them loses them (a later step of another session's run, replaced by step 0).
+  // Absolute first: weakly_canonical leaves a relative path relative while the file does not
+  // exist and makes it absolute once it does, so "a.h5" written once never matched itself.
   std::error_code ec, canonical;
-  const std::filesystem::path where = std::filesystem::weakly_canonical(path, canonical);
+  const auto resolved = [](const std::string& p, std::error_code& e) {
+    const std::filesystem::path absolute = std::filesystem::absolute(p, e);
+    return e ? std::filesystem::path() : std::filesystem::weakly_canonical(absolute, e);
+  };
+  const std::filesystem::path where = resolved(path, canonical);
   if (std::filesystem::exists(path, ec)) {
     const auto same = [&](const std::string& p) {
       std::error_code e;
-      return !p.empty() && std::filesystem::weakly_canonical(p, e) == where && !e;
+      return !p.empty() && resolved(p, e) == where && !e;
     };
     bool ours = same(s.last_checkpoint) ||
                 std::find(s.written_checkpoints.begin(), s.written_checkpoints.end(), where) !=

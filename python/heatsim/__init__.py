@@ -13,11 +13,20 @@ line's: ``backend``, ``steps``, ``precision`` and ``output_dir`` (the directory 
 its files to; None, the default, writes nothing), with ``overwrite`` and ``restart``.
 """
 
+import decimal
 import json
+import numbers
 import os
 import re
+import sys
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as _missing:
+    raise ImportError(
+        f"heatsim needs NumPy, and this interpreter ({sys.executable}) has none: install it "
+        f"(Debian: apt-get install python3-numpy; or pip install numpy), or run the interpreter "
+        f"the module was built for (scripts/install-deps and README.md)") from _missing
 
 from . import _heatsim
 from ._heatsim import CaseError, Diverged, RunRefused
@@ -47,12 +56,37 @@ def set_log_level(level):
     _heatsim.set_log_level(level)
 
 
-def _numpy_scalar(value):
-    if isinstance(value, np.generic):
-        return value.item()
+def _plain(value, path=""):
+    """`value` in the types YAML's JSON subset writes (dicts, lists, str, bool, int, float,
+    None): NumPy scalars and arrays, and numbers of other kinds (Decimal, Fraction, longdouble),
+    as Python's own; anything else a TypeError naming its key, as the case's messages do."""
+    where = path or "the case"
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, np.str_):
+                key = str(key)
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: a key of type {type(key).__name__} ({key!r}); a case's "
+                                f"keys are strings")
+            out[key] = _plain(item, f"{path}.{key}" if path else key)
+        return out
     if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"a case value of type {type(value).__name__} cannot be written as YAML")
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer, int)):
+        return int(value)
+    if isinstance(value, (np.floating, float, numbers.Real, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, (np.str_, str)):
+        return str(value)
+    if value is None:
+        return None
+    raise TypeError(f"{where}: a case value of type {type(value).__name__} ({value!r}) cannot be "
+                    f"written as YAML: give a number, a string, a bool, a list or a dict")
 
 
 # JSON has no NaN or infinity; YAML writes them .nan, .inf and -.inf, and the case's parser then
@@ -76,7 +110,7 @@ def _marking_non_finite(value):
 
 def _dict_yaml(case):
     """A dict case as YAML's JSON subset, numbers that are not finite as YAML writes them."""
-    text = json.dumps(_marking_non_finite(case), default=_numpy_scalar, allow_nan=False)
+    text = json.dumps(_marking_non_finite(_plain(case)), allow_nan=False)
     mark = json.dumps(_NON_FINITE_MARK)[1:-1]
     return re.sub('"' + re.escape(mark) + "(nan|inf|-inf)" + re.escape(mark) + '"',
                   lambda found: _NON_FINITE_YAML[found.group(1)], text)

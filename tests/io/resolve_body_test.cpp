@@ -317,5 +317,28 @@ TEST(ResolveBody, AHeatedIslandHasNoSteadyStateAndSaysSo) {
       << u->message;
 }
 
+// A fin painted over a void and holding no node (0.3 mm between node planes 0.5 mm apart)
+// conducts nothing: warned, naming the void, the thickness and what to do. A fin that takes a
+// node plane is not.
+TEST(ResolveBody, AFinPaintedOverAVoidHoldingNoNodeIsWarnedOf) {
+  const std::string air =
+      "  - {void: true, name: air, box: {lower: [0.02, 0.03], upper: [0.08, 1]},\n"  // 6
+      "     surface: {type: convective, h: 50, ambient: 300}}\n";                // 7
+  const ResolvedBody thin = resolve(plate(
+      air + "  - {material: steel, box: {lower: [0.0501, 0.03], upper: [0.0524, 0.05]}}\n",  // 8
+      "", "{method: steady}"));
+  const CaseError* w = find(thin.warnings, "regions[2].box");
+  ASSERT_NE(w, nullptr) << format_errors(thin.warnings);
+  EXPECT_EQ(w->line, 8);
+  EXPECT_NE(w->message.find("paints steel inside the void regions[1] (air, line 6) but holds no "
+                            "node (0.0023 m thick between node planes 0.0025 m apart)"),
+            std::string::npos)
+      << w->message;
+  const ResolvedBody taking = resolve(plate(
+      air + "  - {material: steel, box: {lower: [0.0490, 0.03], upper: [0.0513, 0.05]}}\n", "",
+      "{method: steady}"));
+  EXPECT_EQ(find(taking.warnings, "regions[2].box"), nullptr) << format_errors(taking.warnings);
+}
+
 }  // namespace
 }  // namespace heatsim::io

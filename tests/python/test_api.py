@@ -260,6 +260,20 @@ def test_a_number_that_is_not_finite_in_a_dict_case_is_named_with_its_key():
         heatsim.validate(case)
 
 
+def test_a_dict_cases_numbers_of_any_kind_are_taken_and_other_values_named_with_their_key():
+    import decimal
+    # np.longdouble's item() is a longdouble again: json recursed without end on it.
+    case = {"grid": {"dims": 1, "n": [np.int64(11)], "length": [np.longdouble(1.0)]},
+            "physics": {"alpha": decimal.Decimal("1")},
+            "boundary": {"all": {"type": np.str_("dirichlet"), "value": 0.0}},
+            "initial": {"type": "constant", "value": 1.0}, "time": {"dt": "auto", "steps": 2}}
+    assert heatsim.run(case).step == 2
+    for bad in ({1, 2}, b"dirichlet", 1 + 2j):
+        case["physics"]["alpha"] = bad
+        with pytest.raises(TypeError, match=r"physics\.alpha: a case value of type"):
+            heatsim.run(case)
+
+
 def test_an_override_of_the_wrong_type_is_named_without_the_case():
     # pybind11's own refusal printed the constructor's signature and the whole case as JSON.
     case = {"grid": {"dims": 1, "n": [11], "length": [1.0]}, "physics": {"alpha": 1.0},
@@ -384,6 +398,16 @@ def test_checkpoint_never_writes_over_another_file(tmp_path):
     sim.advance(2)
     sim.checkpoint(str(here))
     assert heatsim.read(str(here)).step == 4
+    # The same by a relative path (written once before it existed, then over itself).
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        sim.checkpoint("relative.h5")
+        sim.advance(1)
+        sim.checkpoint("relative.h5")
+    finally:
+        os.chdir(cwd)
+    assert heatsim.read(str(tmp_path / "relative.h5")).step == 5
     # Another session's checkpoint of the same case, at a later step, is not this run's: kept.
     later = heatsim.Simulation(str(case), steps=6)
     later.advance(5)

@@ -448,6 +448,24 @@ TEST(Nonlinear, TheHottestNamedTemperatureCountsTheStartAndTheVoids) {
   EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 2500.0);
 }
 
+// A steady wall whose k table rises and falls (10, 100, 10 W/mK at 300, 600, 900 K) contracts
+// by about 0.8 an outer iteration: past the 50 allowed it was refused at 1.4e-7 K, still
+// contracting, and told to start nearer the answer. While contracting it goes on.
+TEST(Nonlinear, ASteadyIterationStillContractingAtItsLimitGoesOn) {
+  Case c = linear_k_rod(11, "m", 1000, 500, 10.0, 900.0, 300.0);
+  c.materials[0].conductivity_table = {{300.0, 10.0}, {600.0, 100.0}, {900.0, 10.0}};
+  auto fields = heatsim::solver::coefficient_fields(c);
+  const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
+                              heatsim::kernels::make_level_ops("cpu", p.precision));
+  std::vector<double> u(11, 300.0);
+  heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.set_field(u);
+  const mg::SolveReport r = stepper.advance(0);
+  EXPECT_EQ(r.reason, mg::SolveReport::Reason::converged) << r.describe();
+  EXPECT_GT(stepper.timing().outer_iterations, 50);
+}
+
 TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
   Case c = kirchhoff_rod(21);
   const auto with_table = heatsim::solver::coefficient_fields(c);

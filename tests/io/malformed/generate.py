@@ -365,6 +365,13 @@ real("anisotropic_specific_heat", "materials.copper.specific_heat: expected a nu
      COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: [385, 390]}\n")
 real("anisotropic_negative", "materials.copper.conductivity[1]: must be > 0 (got -3)",
      COPPER, "  copper: {conductivity: [401, -3], density: 8960, specific_heat: 385}\n")
+real("phase_change_narrower_than_fp64",
+     "materials.copper.phase_change.liquidus: must lie at least 1.36e-06 K above the solidus (1e-9 of the temperature; got a range of 1e-07 K",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1358, liquidus: 1358.0000001, latent_heat: 2.05e5}}\n")
+real("table_nan", "materials.copper.specific_heat[1][1]: must be a finite number (got nan)",
+     COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: [[300, 385], [600, .nan]]}\n")
+real("table_overflow", "materials.copper.conductivity[1][1]: must be a finite number (got inf)",
+     COPPER, "  copper: {conductivity: [[300, 401], [600, 1e400]], density: 8960, specific_heat: 385}\n")
 real("phase_change_reversed", "materials.copper.phase_change.liquidus: must be above the solidus (got solidus 1358, liquidus 1357)",
      COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1358, liquidus: 1357, latent_heat: 2.05e5}}\n")
 real("phase_change_equal", "materials.copper.phase_change.liquidus: must be above the solidus",
