@@ -171,32 +171,24 @@ std::vector<BodyPiece> body_pieces(const Case& c, const kernels::CoefficientFiel
     return r;
   };
 
-  // Whether node i is tied to something outside the body by a face of the domain.
-  const auto on_anchoring_face = [&](std::int64_t i) {
+  // Whether a face of the domain that node i lies on has `what`.
+  const auto on_face = [&](std::int64_t i, auto what) {
     const auto ic = g.coords(i);
     for (int a = 0; a < g.dims; ++a) {
       if (g.periodic[a]) continue;
-      for (int side = 0; side < 2; ++side) {
-        if (ic[a] != (side == 0 ? 0 : g.n[a] - 1)) continue;
-        const BoundaryFace& f = c.boundary[2 * a + side];
-        if (kernels::anchors(f)) return true;
-      }
+      for (int side = 0; side < 2; ++side)
+        if (ic[a] == (side == 0 ? 0 : g.n[a] - 1) && what(c.boundary[2 * a + side])) return true;
     }
     return false;
   };
-
-  // Whether node i takes a heat flux through a face of the domain.
+  // Tied to something outside the body by such a face; taking a heat flux through one.
+  const auto on_anchoring_face = [&](std::int64_t i) {
+    return on_face(i, [](const BoundaryFace& f) { return kernels::anchors(f); });
+  };
   const auto on_heated_face = [&](std::int64_t i) {
-    const auto ic = g.coords(i);
-    for (int a = 0; a < g.dims; ++a) {
-      if (g.periodic[a]) continue;
-      for (int side = 0; side < 2; ++side) {
-        if (ic[a] != (side == 0 ? 0 : g.n[a] - 1)) continue;
-        const BoundaryFace& f = c.boundary[2 * a + side];
-        if (f.heat_flux && (f.value != 0.0 || f.time_dependent())) return true;
-      }
-    }
-    return false;
+    return on_face(i, [](const BoundaryFace& f) {
+      return f.heat_flux && (f.value != 0.0 || f.time_dependent());
+    });
   };
 
   std::vector<std::int32_t> piece(static_cast<std::size_t>(np), -1);
