@@ -311,31 +311,30 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   // run, but are said before anything else; beside a refusal's errors too, so that every
   // problem is known at once.
   for (const auto& w : loaded.warnings) warn_once("{}: {}", path, w.to_string());
-  if (!loaded.ok()) throw InvalidCase(path, loaded.errors);
-  solver::Case c = *loaded.value;
-  if (o.backend) c.backend = *o.backend;
+  // The overrides' problems, all of them, and beside the case's own.
+  std::vector<io::CaseError> refused;
   if (o.steps) {
     if (*o.steps < 0)
-      throw InvalidCase(path,
-                        {{"--steps", 0, "must be >= 0 (got " + std::to_string(*o.steps) + ")"}});
+      refused.push_back({"--steps", 0, "must be >= 0 (got " + std::to_string(*o.steps) + ")"});
     // time.steps' own limit (the case's checks): a count past it overflows the step numbers
     // the files carry long before it ends.
-    if (static_cast<double>(*o.steps) > 1e15)
-      throw InvalidCase(path, {{"--steps", 0,
-                                "must be at most 1e15 (got " + std::to_string(*o.steps) + ")"}});
-    c.time.steps_override = *o.steps;
+    else if (static_cast<double>(*o.steps) > 1e15)
+      refused.push_back(
+          {"--steps", 0, "must be at most 1e15 (got " + std::to_string(*o.steps) + ")"});
   }
+  if (o.precision && *o.precision != "fp64" && *o.precision != "fp32")
+    refused.push_back({"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"});
+  if (!loaded.ok() || !refused.empty()) {
+    std::vector<io::CaseError> all = loaded.ok() ? std::vector<io::CaseError>{} : loaded.errors;
+    all.insert(all.end(), refused.begin(), refused.end());
+    throw InvalidCase(path, std::move(all));
+  }
+  solver::Case c = *loaded.value;
+  if (o.backend) c.backend = *o.backend;
+  if (o.steps) c.time.steps_override = *o.steps;
   if (o.output_dir) c.output.directory = *o.output_dir;
-  if (o.precision) {
-    if (*o.precision == "fp64")
-      c.precision = solver::Precision::fp64;
-    else if (*o.precision == "fp32")
-      c.precision = solver::Precision::fp32;
-    else {
-      throw InvalidCase(path,
-                        {{"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"}});
-    }
-  }
+  if (o.precision)
+    c.precision = *o.precision == "fp32" ? solver::Precision::fp32 : solver::Precision::fp64;
   // Again after the overrides, which change nothing the stability depends on (the steps, the
   // backend, the output, the precision): plan_time below holds dt to the limit as well. A case
   // made in memory has not been checked at all: its stability is checked here.

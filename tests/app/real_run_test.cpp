@@ -247,6 +247,13 @@ TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
       heatsim("validate " + c.string() + " -n 2000000000000000");
   EXPECT_EQ(many.code, 2) << many.output;
   EXPECT_NE(many.output.find("--steps: must be at most 1e15"), std::string::npos) << many.output;
+  // Every override's problem at once (the first alone before).
+  const heatsim_tests::ProcessResult both =
+      heatsim("validate " + c.string() + " -n -3 --precision fp16");
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("2 problems"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("--precision: must be fp64 or fp32, not 'fp16'"), std::string::npos)
+      << both.output;
 }
 
 TEST_F(RealRun, RestartFromASignalsCheckpointContinuesProbesExactly) {
