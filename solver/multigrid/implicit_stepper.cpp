@@ -516,10 +516,14 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     int built_iterations = 0;
     bool keep_coarse = false;
     // A steady iteration still contracting at its limit (the last kSteadyContracting changes
-    // each at most kContraction of the one before) goes on, up to kSteadyOuterLimits limits: a
+    // each smaller than the one before, and the last at most kContraction of the change
+    // kSteadyContracting iterations before it) goes on, up to kSteadyOuterLimits limits: a
     // k(T) wall whose changes fell by 0.78 an iteration was refused at 3.8e-5 K, 25 iterations
-    // short, and told to start nearer the answer, which did worse.
+    // short, and told to start nearer the answer, which did worse; a steep table (k 1 -> 1000
+    // over 2 K) whose changes fell by 0.985 an iteration, under-relaxed, was refused while each
+    // change was below the one before.
     int limit = options_.max_outer_iterations, contracting = 0;
+    std::vector<double> recent;  // the last kSteadyContracting + 1 changes, oldest first
     for (int outer = 1; outer <= limit; ++outer) {
       outer_done = outer;
       keep_coarse = keep_coarse && keep_coarse_levels() && mg_->replaces_finest();
@@ -651,8 +655,12 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       keep_coarse = keep_coarse && change <= kKeptCoarseChange * scale;
       if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
       if (change <= options_.outer_tolerance * scale) return true;
-      contracting = change <= kContraction * last_change ? contracting + 1 : 0;
+      contracting = change < last_change ? contracting + 1 : 0;
+      recent.push_back(change);
+      if (static_cast<int>(recent.size()) > kSteadyContracting + 1) recent.erase(recent.begin());
       if (steady && outer == limit && contracting >= kSteadyContracting &&
+          static_cast<int>(recent.size()) == kSteadyContracting + 1 &&
+          change <= kContraction * recent.front() &&
           limit < kSteadyOuterLimits * options_.max_outer_iterations)
         limit += options_.max_outer_iterations;
       if (!climbing && outer >= kRelaxFrom) {
@@ -759,8 +767,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                 steady ? "" : ", nor with the step taken in parts down to 1/256 of it", change,
                 climb,
                 climb[0] ? ""
-                : steady ? "; start it nearer the answer: an initial field near the temperatures "
-                           "expected (in kelvin where faces radiate)"
+                : steady ? "; start it nearer the answer (an initial field near the temperatures "
+                           "expected, in kelvin where faces radiate), or reach the steady state "
+                           "by a transient run (time.method: bdf2 with steps of the body's "
+                           "diffusion time, to a time.end of a few of them)"
                          : "; try a smaller dt",
                 range);
   report.reason = SolveReport::Reason::max_iterations;
