@@ -61,6 +61,18 @@ void Reader::read_materials(const YAML::Node& n, Case& c) {
   }
 }
 
+// Below this no material's conductivity or specific heat lies (aerogels conduct about 0.01
+// W/(m K)); there the squares of the flows underflow fp64 (k = 1e-200 gave "converged in 0
+// iterations" and a field that was its start): refused, where a void or an insulated face
+// models no conduction.
+constexpr double kSmallestProperty = 1e-30;
+
+static std::string too_small(const char* what, const std::string& got) {
+  return std::string("must be at least 1e-30 (got ") + got + "): no material's " + what +
+         " is that small, and fp64 cannot solve with it (the flows' squares underflow); a void "
+         "or an insulated face models a body that takes no heat";
+}
+
 bool Reader::read_property(const YAML::Node& n, const std::string& path, const char* what,
                            double& value, std::vector<std::array<double, 2>>& table,
                            std::array<double, 3>* axes) {
@@ -71,6 +83,10 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
     if (!read_number(n, path, value, forms)) return false;
     if (std::isfinite(value) && value <= 0.0) {
       error(path, n, "must be > 0 (got " + n.Scalar() + ")");
+      return false;
+    }
+    if (std::isfinite(value) && value < kSmallestProperty) {
+      error(path, n, too_small(what, n.Scalar()));
       return false;
     }
     return true;
@@ -110,6 +126,9 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
         ok = false;
       } else if (std::isfinite(k[i]) && k[i] <= 0.0) {
         error(p, n[i], "must be > 0 (got " + n[i].Scalar() + ")");
+        ok = false;
+      } else if (std::isfinite(k[i]) && k[i] < kSmallestProperty) {
+        error(p, n[i], too_small(what, n[i].Scalar()));
         ok = false;
       }
     }
@@ -183,6 +202,9 @@ bool Reader::read_property(const YAML::Node& n, const std::string& path, const c
       error(indexed(p, 1), item[1],
             std::string("the ") + what + " must be > 0 at every temperature (got " +
                 item[1].Scalar() + ")");
+      ok = false;
+    } else if (std::isfinite(e[1]) && e[1] < kSmallestProperty) {
+      error(indexed(p, 1), item[1], too_small(what, item[1].Scalar()));
       ok = false;
     }
     table.push_back(e);

@@ -604,6 +604,10 @@ case("key_lined_up_with_no_key", "which lines it up with no key above it",
 case("decimal_comma_in_flow_map", "a number as a key: a decimal comma?",
      sub(BASE, "physics:\n  alpha: 1.0\n  source: 0.0\n", "physics: {alpha: 1,5e-4}\n"))
 case("merge_key_unknown", "unknown key '<<'", sub(BASE, "physics:\n", "base: &b {alpha: 2}\nphysics:\n  <<: *b\n"))
+real("conductivity_below_fp64", "materials.copper.conductivity: must be at least 1e-30 (got 1.0e-200)",
+     "conductivity: 401,", "conductivity: 1.0e-200,")
+real("specific_heat_table_below_fp64", "materials.copper.specific_heat[1][1]: must be at least 1e-30",
+     "specific_heat: 385}", "specific_heat: [[300, 385], [400, 1e-40]]}")
 
 binary = {
     "binary_nul_bytes.yaml": ("NUL bytes", b"grid:\n  dims: 2\x00\x00\x00\n"),
