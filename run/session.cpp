@@ -238,6 +238,44 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The lowest and highest values a schedule takes (a table's extremes, or value -+ amplitude).
+std::pair<double, double> schedule_range(const kernels::Schedule& s) {
+  if (!s.table.empty()) {
+    double lo = s.table.front()[1], hi = lo;
+    for (const auto& e : s.table) {
+      lo = std::min(lo, e[1]);
+      hi = std::max(hi, e[1]);
+    }
+    return {lo, hi};
+  }
+  return {s.value - std::abs(s.amplitude), s.value + std::abs(s.amplitude)};
+}
+
+// Whether anything in the case can take heat out at any temperature: a source whose power can
+// be negative (its sign times its schedule's), a file's density below 0, a heat flux out of a
+// face or a void's surface (a shorthand Neumann gradient of either sign counts).
+bool may_take_heat_out(const solver::Case& c) {
+  for (const solver::SourceSpec& src : c.sources) {
+    const auto [lo, hi] = schedule_range(src.schedule);
+    const double p = src.power ? *src.power : src.power_density ? *src.power_density : 0.0;
+    if ((p < 0.0 && hi > 0.0) || (p > 0.0 && lo < 0.0)) return true;
+    if (p == 0.0 && !src.density.empty()) {
+      const double least = *std::min_element(src.density.begin(), src.density.end());
+      if ((least < 0.0 && hi > 0.0) || lo < 0.0) return true;
+    }
+  }
+  const auto face_takes = [](const kernels::BoundaryFace& f) {
+    if (f.kind != kernels::BoundaryKind::neumann) return false;
+    const auto [lo, hi] = schedule_range(f.schedule());
+    return f.heat_flux ? lo < 0.0 : (lo != 0.0 || hi != 0.0);
+  };
+  for (const kernels::BoundaryFace& f : c.boundary)
+    if (face_takes(f)) return true;
+  for (const solver::RegionSpec& r : c.regions)
+    if (r.is_void && face_takes(r.surface)) return true;
+  return false;
+}
+
 }  // namespace
 
 // A thread joined when it is replaced or goes out of scope (std::jthread is C++20's).
@@ -1543,13 +1581,40 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
         "materials' properties (SI: W/(m K), kg/m^3, J/(kg K))",
         s.max, s.total_heat);
   // Below 0 K no temperature exists: a sink whose sign slipped, or one larger than the faces
-  // can feed at any temperature (the solve is linear and goes on past absolute zero).
-  if (prepared.fields && s.min < 0.0)
-    spdlog::warn(
-        "the final field falls to {:.3g} K, below absolute zero: a sink (a negative power, "
-        "power_density or heat_flux) takes out more heat than the faces and sources bring in; "
-        "check the signs and units of the sources and faces",
-        s.min);
+  // can feed at any temperature (the solve is linear and goes on past absolute zero). Where
+  // nothing takes heat out, the time method's own error: Crank-Nicolson's swings at steps far
+  // beyond the explicit limit, BDF2's overshoot at steps past the body's time constants.
+  // Rounding's -1e-24 K beside a 0 K face is not worth a line.
+  constexpr double kBelowZeroNoise = -1e-6;
+  if (prepared.fields && s.min < kBelowZeroNoise) {
+    const solver::TimeMethod m = c.time.method;
+    if (may_take_heat_out(c))
+      spdlog::warn(
+          "the final field falls to {:.3g} K, below absolute zero: a sink (a negative power, "
+          "power_density or heat_flux) takes out more heat than the faces and sources bring "
+          "in; check the signs and units of the sources and faces",
+          s.min);
+    else if (m == solver::TimeMethod::crank_nicolson)
+      spdlog::warn(
+          "the final field falls to {:.3g} K, below absolute zero, though nothing in the case "
+          "takes heat out: Crank-Nicolson swings from step to step where the field changes "
+          "sharply at steps far beyond the explicit limit (see the ringing warning); take "
+          "time.method: bdf2 or backward-euler, or a dt nearer the explicit limit",
+          s.min);
+    else if (m == solver::TimeMethod::bdf2)
+      spdlog::warn(
+          "the final field falls to {:.3g} K, below absolute zero, though nothing in the case "
+          "takes heat out: BDF2 overshoots a decay at steps longer than the body's time "
+          "constants; take time.method: backward-euler (which never overshoots), or a smaller "
+          "dt",
+          s.min);
+    else
+      spdlog::warn(
+          "the final field falls to {:.3g} K, below absolute zero, though nothing in the case "
+          "takes heat out: the field's error, not the case's physics (check the solve's "
+          "warnings: a rounding floor, or steps too long for the method)",
+          s.min);
+  }
   if (series) lines.push_back(fmt::format("output: {}", series->xdmf_path()));
   if (prepared.fields) {
     if (!decomposed) backend->download(final_u);

@@ -499,4 +499,25 @@ TEST_F(FailedRun, AFieldBelowAbsoluteZeroIsWarnedOf) {
   EXPECT_EQ(fine.output.find("below absolute zero"), std::string::npos) << fine.output;
 }
 
+// Below 0 K with nothing that takes heat out: a slab at 1000 K between 300 K faces, by
+// Crank-Nicolson at 200 s steps (about 2000 explicit limits) swings below 0 K beside the faces.
+// The warning blamed a sink the case does not have; it names the method's swings now.
+TEST_F(FailedRun, BelowAbsoluteZeroWithoutASinkNamesTheMethod) {
+  const std::string path = write_case(
+      "ringing.yaml",
+      "grid: {dims: 1, n: [51], length: [0.05]}\n"
+      "materials: {m: {conductivity: 1.0, density: 1000, specific_heat: 1000}}\n"
+      "regions: [{material: m}]\n"
+      "boundary: {all: {type: dirichlet, value: 300}}\n"
+      "initial: {type: constant, value: 1000}\n"
+      "time: {method: crank-nicolson, dt: 200, end: 1000}\n");
+  const Result r = heatsim("run " + path + " --quiet");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("below absolute zero, though nothing in the case takes heat out: "
+                          "Crank-Nicolson swings"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("a sink (a negative power"), std::string::npos) << r.output;
+}
+
 }  // namespace
