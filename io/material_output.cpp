@@ -161,6 +161,55 @@ std::vector<std::string> material_names(const solver::Case& c) {
   return names;
 }
 
+namespace {
+
+// The sum of the source fields at schedule factor 1 (void surfaces' exchanges left out).
+std::vector<double> source_density(const kernels::CoefficientFields& fields, std::size_t points) {
+  std::vector<double> density(points, 0.0);
+  for (const auto& s : fields.sources) {
+    if (s.surface) continue;  // a void surface's exchange, not a source
+    if (s.density.size() != points)
+      throw std::runtime_error("a source field does not have the grid's points");
+    for (std::size_t i = 0; i < points; ++i) density[i] += s.density[i];
+  }
+  return density;
+}
+
+// Each material's conductivity and capacity (the attributes), in material_names' order.
+std::pair<std::vector<double>, std::vector<double>> material_coefficients(const solver::Case& c) {
+  std::vector<double> k, cap;
+  if (c.materials.empty()) return {{c.physics.alpha}, {1.0}};
+  for (const solver::MaterialSpec& m : c.materials) {
+    k.push_back(m.conductivity);
+    cap.push_back(m.capacity());
+  }
+  return {k, cap};
+}
+
+}  // namespace
+
+bool material_file_matches(const std::string& path, const solver::Case& c,
+                           const std::vector<std::int32_t>& ids,
+                           const kernels::CoefficientFields& fields) {
+  try {
+    const MaterialFile f = read_material_file(path);
+    const FieldMeta meta = make_meta(c, 0.0, "", 0, 0.0);
+    const std::size_t points = static_cast<std::size_t>(meta.points());
+    if (f.grid.dims != meta.dims) return false;
+    for (int a = 0; a < meta.dims; ++a)
+      if (f.grid.n[a] != meta.n[a] || f.grid.spacing[a] != meta.spacing[a] ||
+          f.grid.origin[a] != meta.origin[a])
+        return false;
+    const auto [k, cap] = material_coefficients(c);
+    return f.names == material_names(c) && f.material_conductivity == k &&
+           f.material_capacity == cap && f.material == ids &&
+           f.conductivity == fields.conductivity && f.capacity == fields.capacity &&
+           f.source_density == source_density(fields, points);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 void write_material_file(const std::string& path, const solver::Case& c,
                          const std::vector<std::int32_t>& ids,
                          const kernels::CoefficientFields& fields) {
@@ -172,24 +221,9 @@ void write_material_file(const std::string& path, const solver::Case& c,
         fields.capacity.size() != points)
       throw std::runtime_error("the fields do not have the grid's " + std::to_string(points) +
                                " points");
-    std::vector<double> density(points, 0.0);
-    for (const auto& s : fields.sources) {
-      if (s.surface) continue;  // a void surface's exchange, not a source
-      if (s.density.size() != points)
-        throw std::runtime_error("a source field does not have the grid's points");
-      for (std::size_t i = 0; i < points; ++i) density[i] += s.density[i];
-    }
+    const std::vector<double> density = source_density(fields, points);
     std::vector<std::string> names = material_names(c);
-    std::vector<double> k, cap;
-    if (c.materials.empty()) {
-      k = {c.physics.alpha};
-      cap = {1.0};
-    } else {
-      for (const solver::MaterialSpec& m : c.materials) {
-        k.push_back(m.conductivity);
-        cap.push_back(m.capacity());
-      }
-    }
+    const auto [k, cap] = material_coefficients(c);
 
     // Written in place into the temporary that then takes the name (write_file_atomically):
     // no image of the whole file in memory (32 bytes a node, and as much again to copy it out).

@@ -43,6 +43,12 @@ struct MaterialFile {
 void write_material_file(const std::string& path, const solver::Case& c,
                          const std::vector<std::int32_t>& ids,
                          const kernels::CoefficientFields& fields);
+// True when the file at `path` holds what write_material_file writes for these: the same grid,
+// materials and per-node ids, coefficients and source density. False where anything differs or
+// the file cannot be read.
+bool material_file_matches(const std::string& path, const solver::Case& c,
+                           const std::vector<std::int32_t>& ids,
+                           const kernels::CoefficientFields& fields);
 // Throws std::runtime_error naming the file when it is missing, unreadable or not a heatsim
 // materials file.
 MaterialFile read_material_file(const std::string& path);

@@ -221,14 +221,17 @@ std::string failed_lineage(const std::vector<RunFile>& files) {
   return "";
 }
 
-// The lineage (its own digest) of a field file or checkpoint, empty where it cannot be read.
-std::string file_lineage_head(const RunFile& f) {
+// The lineage of a field file or checkpoint, empty where it cannot be read.
+std::string file_lineage(const RunFile& f) {
   try {
-    return lineage_head(run_lineage(read_field_header(f.path).meta));
+    return run_lineage(read_field_header(f.path).meta);
   } catch (const std::exception&) {
     return "";
   }
 }
+
+// Its own digest.
+std::string file_lineage_head(const RunFile& f) { return lineage_head(file_lineage(f)); }
 
 // The outputs of runs under another `output.name` in the directory: each `<stem>.xmf` beside
 // which some `<stem>_<step>.h5` reads as a field file, with those field files (and their
@@ -399,10 +402,16 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
     if (!use.overwrite && use.restart_step >= 0)
       refuse_discarding_results(c, files, use, failed_run, failed, of_failed_run);
     for (const RunFile& f : files) {
+      // The checkpoint the restart reads is never removed, nor are the files of its history
+      // (the runs it continues, up to the step its line left them): a branch of a failed run,
+      // begun from that run's checkpoint here, keeps that run's files up to the restart step.
+      std::error_code ec;
+      if (!use.checkpoint.empty() && fs::equivalent(f.path, use.checkpoint, ec)) continue;
       const bool later = use.restart_step >= 0 && f.step > use.restart_step &&
                          (f.kind == RunFile::Kind::field || f.kind == RunFile::Kind::checkpoint);
       const bool failed_branch =
-          !use.lineage.empty() && lineage_head(use.lineage) != failed_run && of_failed_run(f);
+          !use.lineage.empty() && lineage_head(use.lineage) != failed_run && of_failed_run(f) &&
+          !in_run_history(use.lineage, file_lineage(f), f.step);
       if (f.kind == RunFile::Kind::temporary || f.kind == RunFile::Kind::failed || later ||
           failed_branch)
         plan.remove.push_back(f);
@@ -799,11 +808,27 @@ std::vector<XdmfField> output_fields(const solver::Case& c) {
 
 OutputSeries::OutputSeries(const solver::Case& c, double dt, std::string backend_name)
     : case_(c), dt_(dt), backend_(std::move(backend_name)) {
+  // The files already there (a restart's) are indexed as they are: each in its own precision,
+  // with the further node fields it holds, whatever this run's output settings.
+  solver::Case every_field = c;
+  every_field.output.heat_flux = every_field.output.conductivity =
+      every_field.output.liquid_fraction = true;
+  const std::vector<XdmfField> candidates = output_fields(every_field);
   for (const RunFile& f : find_run_files(c)) {
     if (f.kind != RunFile::Kind::field) continue;
     try {
       const FieldFile header = read_field_header(f.path);
-      entries_.push_back({f.step, header.meta.time, fs::path(f.path).filename().string()});
+      XdmfEntry entry{f.step, header.meta.time, fs::path(f.path).filename().string(),
+                      header.meta.precision, std::vector<XdmfField>()};
+      for (const XdmfField& field : candidates) {
+        try {
+          read_dataset(f.path, field.name, false);
+          entry.fields->push_back(field);
+        } catch (const DatasetError&) {
+          // not in this file
+        }
+      }
+      entries_.push_back(entry);
     } catch (const std::exception& e) {
       spdlog::warn("not indexing {}", e.what());
     }
@@ -838,7 +863,7 @@ void OutputSeries::write(std::int64_t step, double time, const FieldValues& fiel
 void OutputSeries::add_to_index(std::int64_t step, double time) {
   const std::lock_guard<std::mutex> lock(index_mutex_);
   const std::string path = output_path(case_, step);
-  const XdmfEntry entry{step, time, fs::path(path).filename().string()};
+  const XdmfEntry entry{step, time, fs::path(path).filename().string(), "", std::nullopt};
   auto it = std::lower_bound(entries_.begin(), entries_.end(), step,
                              [](const XdmfEntry& e, std::int64_t s) { return e.step < s; });
   if (it != entries_.end() && it->step == step)

@@ -1108,6 +1108,27 @@ void Session::State::open_files() {
     } catch (const std::runtime_error& e) {
       throw RunError(Failure::invalid, e.what());
     }
+    // materials.h5 describes the fields the directory keeps up to step0 (the index lists it at
+    // every step): a branch whose materials, conductivities or sources differ would relabel
+    // them. Refused before anything is written.
+    const std::string materials = io::material_file_path(c);
+    if (directory_use.branching && prepared.fields && io::is_material_file(materials) &&
+        !io::material_file_matches(materials, c, prepared.material_ids, *prepared.fields)) {
+      std::vector<io::RunFile> kept;
+      for (const io::RunFile& f : io::find_run_files(c))
+        if (f.kind == io::RunFile::Kind::field && f.step <= step0) kept.push_back(f);
+      if (!kept.empty())
+        throw RunError(
+            Failure::invalid,
+            fmt::format("output directory '{}': the case's materials, conductivities or sources "
+                        "differ from those of the run whose fields the directory keeps up to step "
+                        "{} ({} file(s), {} first), and {} describes those fields: writing this "
+                        "case's there would relabel them. Restart into another directory with -o "
+                        "DIR (the checkpoint stays where it is)",
+                        c.output.directory, step0, kept.size(),
+                        std::filesystem::path(kept.front().path).filename().string(),
+                        io::kMaterialFileName));
+    }
   }
   // A restart in the directory of its checkpoint continues that run there: outputs and
   // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
@@ -1217,7 +1238,14 @@ void Session::State::add_observers() {
   };
   if (options.write_files)
     loop.add_observer({"output", c.output.every, !restarting, true,
-                       [this, &c, extras, &plan](solver::StepState& s) {
+                       [this, &c, extras, &plan, restarting](solver::StepState& s) {
+                         // A restart that ends where it began (no step left, or stopped
+                         // before its first) leaves the output of that step as it is: the
+                         // same state, written by the run it continues (a branch's would
+                         // replace its parent's file), and indexed from the start.
+                         if (restarting && s.step() == step0 &&
+                             std::filesystem::exists(io::output_path(c, s.step())))
+                           return;
                          if (writer) {
                            const std::string path = io::output_path(c, s.step());
                            writer->submit(io::FileWriter::Kind::output, path,
@@ -1362,7 +1390,14 @@ void Session::State::add_observers() {
   rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart);
   if (!steady && options.write_files)
     loop.add_observer(
-        {"checkpoint", c.checkpoint.every, false, true, [this, &c, &plan](solver::StepState& s) {
+        {"checkpoint", c.checkpoint.every, false, true,
+         [this, &c, &plan, restarting](solver::StepState& s) {
+           // Nor the checkpoint of that step: it is the one the restart read, or its run's.
+           if (restarting && s.step() == step0 &&
+               std::filesystem::exists(io::checkpoint_path(c, s.step()))) {
+             last_checkpoint = io::checkpoint_path(c, s.step());
+             return;
+           }
            // The probe rows up to this step reach the disk before the checkpoint
            // that a restart would continue them from.
            if (probes_csv) probes_csv->flush();

@@ -167,7 +167,7 @@ TEST_F(FailedRun, ARestartWithAChangedMaterialSaysDtAutoFollowsIt) {
               write_case("c.yaml",
                          "materials: {m: {conductivity: 0.8, density: 1, specific_heat: 1}}\n" +
                              tail + "time: {dt: " + m[1].str() + ", steps: " + m[2].str() + "}\n") +
-              " --restart " + checkpoint + " --overwrite");
+              " --restart " + checkpoint + " -o " + (dir_ / "branch").string());
   EXPECT_EQ(go.code, 0) << go.output;
   EXPECT_NE(go.output.find("materials.m.conductivity: 1 -> 0.8"), std::string::npos) << go.output;
   EXPECT_EQ(go.output.find("time.dt"), std::string::npos) << go.output;

@@ -833,5 +833,138 @@ TEST_F(RestartTest, InspectPrintsTheProvenance) {
   EXPECT_NE(bad.output.find("missing.h5"), std::string::npos) << bad.output;
 }
 
+// A plate with a scheduled source whose factor jumps to 1e306 at t = 7 (step 70): the run
+// (backward Euler, as explicit steps would need 1250)
+// fails after its step-50 checkpoint. `last` replaces that factor (a mended case), `k` the
+// copper's conductivity.
+std::string plate_text(const fs::path& out, const std::string& last, const std::string& k = "400") {
+  return "grid: {dims: 2, n: [21, 21], length: [0.04, 0.04]}\n"
+         "materials:\n"
+         "  steel: {conductivity: 15, density: 7900, specific_heat: 500}\n"
+         "  copper: {conductivity: " + k + ", density: 8900, specific_heat: 385}\n"
+         "regions:\n"
+         "  - {material: steel}\n"
+         "  - {material: copper, box: {lower: [0.01, 0.01], upper: [0.025, 0.03]}}\n"
+         "sources:\n"
+         "  - box: {lower: [0.015, 0.015], upper: [0.02, 0.02]}\n"
+         "    power: 500\n"
+         "    schedule: [[0, 0], [2, 1], [6, 1], [7, " + last + "]]\n"
+         "boundary:\n"
+         "  x-: {type: dirichlet, value: 300}\n"
+         "  x+: {type: convective, h: 50, ambient: 300}\n"
+         "  y-: {type: insulated}\n"
+         "  y+: {type: insulated}\n"
+         "initial: {type: constant, value: 300}\n"
+         "time: {method: backward-euler, dt: 0.1, end: 10}\n"
+         "output: {directory: " + out.string() + ", every: 20}\n"
+         "checkpoint: {every: 25}\n";
+}
+
+// The restart a failed run's message prescribes (the case mended, --restart its checkpoint, in
+// its directory) continues it there: the checkpoint it reads and the failed run's files up to
+// its step are that restart's history and stay; only the failed run's later files and its mark
+// go. Before, the branch removed them all, the checkpoint it restarted from included, and the
+// same command could not be given again.
+TEST_F(RestartTest, ABranchOfAFailedRunKeepsTheFilesUpToItsStep) {
+  const fs::path a = dir_ / "a", moved = dir_ / "moved";
+  const std::string failing = write_case("f.yaml", plate_text(a, "1e306"));
+  const std::string mended = write_case("m.yaml", plate_text(a, "0.2"));
+  const Result f = heatsim("run -q " + failing);
+  ASSERT_NE(f.code, 0) << f.output;
+  ASSERT_TRUE(fs::exists(a / "failed_run.txt")) << f.output;
+  ASSERT_TRUE(fs::exists(checkpoint_at(a, 50)));
+  const std::string failed_digest = read_field_file(field_at(a, 40)).meta.run_digest;
+  const auto early = snapshot(a);
+
+  const Result m = heatsim("run -q " + mended + " --restart " + checkpoint_at(a, 50));
+  ASSERT_EQ(m.code, 0) << m.output;
+  EXPECT_FALSE(fs::exists(a / "failed_run.txt"));
+  for (const std::string name : {"checkpoint_00000025.h5", "checkpoint_00000050.h5",
+                                 "field_00000000.h5", "field_00000020.h5", "field_00000040.h5"}) {
+    ASSERT_TRUE(fs::exists(a / name)) << name << " removed\n" << m.output;
+    EXPECT_TRUE(snapshot(a)[name] == early.at(name)) << name << " changed";
+  }
+  EXPECT_EQ(read_field_file(field_at(a, 40)).meta.run_digest, failed_digest);
+  EXPECT_NE(read_field_file(field_at(a, 100)).meta.run_digest, failed_digest);
+  // The same continuation into a directory of its own gives the same field.
+  const Result again = heatsim("run -q " + mended + " --restart " + checkpoint_at(a, 50) +
+                               " -o " + moved.string());
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_TRUE(read_field_file(field_at(a, 100)).field ==
+              read_field_file(field_at(moved, 100)).field);
+}
+
+// materials.h5 describes every field the directory keeps. A branch in its parent's directory
+// with other materials (a conductivity changed) would relabel the parent's fields: refused
+// before anything is written, --overwrite or not, from the last checkpoint (no step left) or
+// an earlier one; into another directory it runs. A branch that leaves materials.h5 as it is
+// (a schedule changed) and has no step left leaves the parent's output and checkpoint at the
+// restart step as they are: the same state, which a branch's files would have replaced.
+TEST_F(RestartTest, ABranchWithOtherMaterialsLeavesItsParentsDirectoryAlone) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  const std::string parent = write_case("p.yaml", plate_text(a, "0.2"));
+  const std::string copper = write_case("k.yaml", plate_text(a, "0.2", "390"));
+  const std::string schedule = write_case("s.yaml", plate_text(a, "0.3"));
+  ASSERT_EQ(heatsim("run -q " + parent).code, 0);
+  const auto before = snapshot(a);
+  for (const std::string& extra : {std::string(" --restart ") + checkpoint_at(a, 100),
+                                   std::string(" --restart ") + checkpoint_at(a, 50) +
+                                       " --overwrite"}) {
+    const Result r = heatsim("run -q " + copper + extra);
+    EXPECT_EQ(r.code, 2) << extra << "\n" << r.output;
+    EXPECT_NE(r.output.find("materials.h5 describes those fields"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
+    EXPECT_TRUE(snapshot(a) == before) << extra << ": the parent's directory changed";
+  }
+  const Result s = heatsim("run -q " + schedule + " --restart " + checkpoint_at(a, 100));
+  ASSERT_EQ(s.code, 0) << s.output;
+  const auto after = snapshot(a);
+  for (const std::string name : {"checkpoint_00000100.h5", "field_00000100.h5"})
+    EXPECT_TRUE(after.at(name) == before.at(name)) << name << " rewritten";
+  const Result moved =
+      heatsim("run -q " + copper + " --restart " + checkpoint_at(a, 50) + " -o " + b.string());
+  ASSERT_EQ(moved.code, 0) << moved.output;
+  EXPECT_FALSE(read_field_file(field_at(b, 100)).field ==
+               read_field_file(field_at(a, 100)).field);
+}
+
+
+// A restart that changes output.precision and output.fields indexes each file as it is: the
+// earlier part's fp64 files without heat_flux, the continuation's fp32 files with it. Before,
+// the index described every step with the restart's settings, and ParaView read the fp64
+// files as floats and looked for datasets they do not hold.
+TEST_F(RestartTest, TheIndexDescribesEachFileAsItWasWritten) {
+  const fs::path a = dir_ / "a";
+  std::string text = case_text(2, "fp64", a, 100);
+  const std::string first = write_case("a.yaml", text);
+  ASSERT_EQ(heatsim("run -q " + first + " --steps 50").code, 0);
+  text.replace(text.find(", every: 20}"), 12,
+               ", every: 20, precision: fp32, fields: [temperature, heat_flux]}");
+  const std::string second = write_case("b.yaml", text);
+  const Result r = heatsim("run -q " + second + " --restart " + checkpoint_at(a, 50));
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(a / "field.xmf");
+  const std::string index((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto grid = [&](long step) {
+    const std::size_t at = index.find("<Grid Name=\"step " + std::to_string(step) + "\"");
+    EXPECT_NE(at, std::string::npos) << "step " << step << "\n" << index;
+    if (at == std::string::npos) return std::string();
+    return index.substr(at, index.find("</Grid>", at) - at);
+  };
+  for (long step : {0, 20, 40}) {
+    const std::string g = grid(step);
+    EXPECT_NE(g.find("Precision=\"8\" Format=\"HDF\">field_"), std::string::npos) << g;
+    EXPECT_EQ(g.find("heat_flux"), std::string::npos) << g;
+    EXPECT_EQ(read_field_header(field_at(a, step)).meta.precision, "fp64");
+  }
+  for (long step : {60, 80, 100}) {
+    const std::string g = grid(step);
+    EXPECT_NE(g.find("Precision=\"4\" Format=\"HDF\">field_"), std::string::npos) << g;
+    EXPECT_NE(g.find(":/heat_flux"), std::string::npos) << g;
+    EXPECT_EQ(read_field_header(field_at(a, step)).meta.precision, "fp32");
+  }
+}
+
 }  // namespace
 }  // namespace heatsim::io
