@@ -44,8 +44,8 @@ std::string finished_information(std::int64_t step) {
 }  // namespace
 
 std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& entries,
-                          const std::string& materials_file, const std::vector<XdmfField>& fields,
-                          std::int64_t finished) {
+                          const std::string& materials_file,
+                          const std::vector<XdmfField>& document_fields, std::int64_t finished) {
   // XDMF lists every per-axis value slowest axis first (z y x). Every grid is a 3D
   // co-rectilinear mesh, with extent 1 on unused axes: ParaView 5.11 (both XDMF readers) puts
   // a 2DCoRectMesh in the y-z plane, with the data's x along y, which is wrong for 2D and 1D.
@@ -58,7 +58,7 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
     origin += sep + number(active ? grid.origin[a] : 0.0);
     spacing += sep + number(active ? grid.spacing[a] : 1.0);
   }
-  const char* precision = grid.precision == "fp32" ? "4" : "8";
+  const std::string& grid_precision = grid.precision;
 
   std::ostringstream x;
   x << "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
@@ -68,6 +68,9 @@ std::string xdmf_document(const FieldMeta& grid, const std::vector<XdmfEntry>& e
     << "    <Grid Name=\"heatsim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
   if (finished >= 0) x << "      " << finished_information(finished) << "\n";
   for (const XdmfEntry& e : entries) {
+    const std::string& stored = e.precision.empty() ? grid_precision : e.precision;
+    const char* precision = stored == "fp32" ? "4" : "8";
+    const std::vector<XdmfField>& fields = e.fields ? *e.fields : document_fields;
     // A steady state has no time: its one grid says so by name and in an Information element,
     // with Time 0 for the readers that want one.
     if (grid.steady)
