@@ -411,6 +411,11 @@ class Checker {
       error("output.name",
             "must not contain ':' or '|': the index (<name>.xmf) refers to <name>_<step>.h5:/u, "
             "and XDMF readers split such a reference at those characters");
+    // XDMF readers trim a heavy-data reference's leading white space: " a" is read as "a".
+    else if (c_.output.name.front() == ' ' || c_.output.name.front() == '\t')
+      error("output.name",
+            "must not begin with a space: XDMF readers trim the index's file references "
+            "(<name>_<step>.h5:/u) and would look for a file without it");
     // Output files <name>_<step>.h5 would be the checkpoints' own names: a checkpoint would
     // replace an output, and checkpoint.keep remove the outputs the index lists.
     else if (c_.output.name == "checkpoint")

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include "io/field_file.hpp"
 #include "kernels/registry.hpp"
@@ -673,20 +674,30 @@ TEST(CaseLoaderReal, APropertyThatIsNotANumberNamesItsForms) {
 }
 
 // A subnormal property (below 2.2e-308) is its own error at its line, not "every node is a
-// Dirichlet node" from the stability check, whose limit it made infinite; a small normal one
-// is a case like any other.
+// Dirichlet node" from the stability check, whose limit it made infinite. A conductivity or
+// specific heat below 1e-30 is refused as no material's (fp64 cannot solve with it); a density
+// that small is still a case (the capacity's other factor keeps it normal).
 TEST(CaseLoaderReal, ASubnormalPropertyIsItsOwnErrorAtItsLine) {
-  const std::pair<std::string, std::string> given[] = {
-      {"conductivity", ": 401"}, {"density", ": 8960"}, {"specific_heat", ": 385"}};
-  for (const auto& [key, value] : given) {
+  const std::tuple<std::string, std::string, std::string> given[] = {
+      {"conductivity", ": 401", "must be at least 1e-30 (got 1e-320)"},
+      {"density", ": 8960", "below the smallest normal double"},
+      {"specific_heat", ": 385", "must be at least 1e-30 (got 1e-320)"}};
+  for (const auto& [key, value, says] : given) {
     const LoadResult r = load_case_text(replace(kReal, key + value, key + ": 1e-320"));
     ASSERT_EQ(r.errors.size(), 1u) << key << "\n" << all_errors(r);
     EXPECT_EQ(r.errors[0].path, std::string("materials.copper.") + key) << all_errors(r);
     EXPECT_EQ(r.errors[0].line, 3) << all_errors(r);
-    EXPECT_NE(r.errors[0].message.find("below the smallest normal double"), std::string::npos)
+    EXPECT_NE(r.errors[0].message.find(says), std::string::npos) << all_errors(r);
+  }
+  for (const char* key : {"conductivity", "specific_heat"}) {
+    const std::string given_value = std::string(key) + (key[0] == 'c' ? ": 401" : ": 385");
+    const LoadResult r = load_case_text(replace(kReal, given_value, std::string(key) + ": 1e-31"));
+    ASSERT_EQ(r.errors.size(), 1u) << key << "\n" << all_errors(r);
+    EXPECT_NE(r.errors[0].message.find("must be at least 1e-30"), std::string::npos)
         << all_errors(r);
   }
-  EXPECT_TRUE(load_case_text(replace(kReal, "conductivity: 401", "conductivity: 1e-300")).ok());
+  EXPECT_TRUE(load_case_text(replace(kReal, "conductivity: 401", "conductivity: 1e-30")).ok());
+  EXPECT_TRUE(load_case_text(replace(kReal, "density: 8960", "density: 1e-300")).ok());
 }
 
 // A table per axis (or a list mixing tables and numbers) is neither form a conductivity takes:

@@ -276,6 +276,7 @@ mutate("backend_map", "backend: expected a string", "backend: auto", "backend: {
 mutate("output_every_negative", "output.every: must be >= 0", "every: 10", "every: -10")
 mutate("output_name_with_slash", "output.name: is a file name prefix", "name: field", "name: a/b")
 mutate("output_name_with_colon", "output.name: must not contain ':' or '|'", "name: field", "name: 'run:1'")
+mutate("output_name_leading_space", "output.name: must not begin with a space", "name: field", "name: ' run'")
 mutate("output_name_checkpoint", "output.name: 'checkpoint' names the checkpoints", "name: field", "name: checkpoint")
 mutate("output_directory_empty", "output.directory: must not be empty", "directory: out", "directory: ''")
 mutate("output_not_map", "output: expected a map", "output:\n  directory: out\n  every: 10\n  name: field\n", "output: out\n")
