@@ -348,6 +348,14 @@ class FieldChecks {
     return ok;
   }
 
+  // The first axis along which a box has no thickness (lower = upper), or -1.
+  int flat_axis(const solver::ShapeSpec& s) const {
+    if (s.kind != ShapeKind::box) return -1;
+    for (int a = 0; a < dims(); ++a)
+      if (s.lower[static_cast<std::size_t>(a)] == s.upper[static_cast<std::size_t>(a)]) return a;
+    return -1;
+  }
+
   static const char* shape_key(ShapeKind k) {
     switch (k) {
       case ShapeKind::box:
@@ -377,9 +385,23 @@ class FieldChecks {
         continue;
       }
       material_name(p + ".material", region.material);
-      if (check_shape(p, region.shape) && has_effect(region.shape, false) == false)
+      const bool formed = check_shape(p, region.shape);
+      if (formed && flat_axis(region.shape) >= 0) {
+        // The geometry takes a region by its volume: a box of no thickness holds no material,
+        // however many node planes it lies on, and its nodes' faces conduct as before.
+        const int a = flat_axis(region.shape);
+        const auto i = static_cast<std::size_t>(a);
+        r_.error(indexed(p + ".box.upper", i),
+                 std::string("the box has no thickness along ") + "xyz"[a] + " (lower = upper = " +
+                     format_number(region.shape.upper[i]) +
+                     "): a region of no volume holds no material and changes nothing. Give the "
+                     "layer its thickness (one thinner than a spacing still counts, by its share "
+                     "of each face it crosses), or model a thin resistive layer as a contact "
+                     "(contacts: R'' between two materials)");
+      } else if (formed && has_effect(region.shape, false) == false) {
         r_.warning(p + shape_key(region.shape.kind),
                    holds_nothing(region.shape) + "; the region has no effect");
+      }
     }
   }
 

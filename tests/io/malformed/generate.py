@@ -419,6 +419,8 @@ real("radiative_ambient_overflow", "boundary.x+.ambient: an ambient of 1.5e+308 
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0.8, ambient: 1.5e308}")
 real("regions_unknown_material", "regions[1].material: unknown material 'coper' (did you mean 'copper'?)",
      "{material: copper, box", "{material: coper, box")
+real("regions_box_without_thickness", "regions[1].box.upper[1]: the box has no thickness along y (lower = upper = 0.5)",
+     "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}", "{material: copper, box: {lower: [0, 0.5], upper: [0.5, 0.5]}}")
 real("regions_not_list", "regions: expected a list of regions",
      "regions:\n  - {material: mold}\n  - {material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}\n"
      "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n", "regions: {material: mold}\n")
