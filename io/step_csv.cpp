@@ -79,6 +79,39 @@ void check_step_csv_header(const std::string& path, const std::vector<std::strin
   check_header(path, old_header, step_csv_header(columns, steady), what);
 }
 
+std::int64_t keep_step_csv_rows(const std::string& path, std::int64_t restart_step) {
+  std::error_code ec;
+  if (restart_step < 0 || !fs::is_regular_file(path, ec)) return 0;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t pos = text.find('\n');
+  if (pos == std::string::npos || text.compare(0, 6, "state,") == 0) return 0;  // steady: one row
+  std::string kept = text.substr(0, pos + 1);
+  // The columns of the first row: the header's names may hold quoted commas, the rows do not.
+  const std::size_t first_end = text.find('\n', pos + 1);
+  if (first_end == std::string::npos) return 0;
+  std::size_t columns = 1;
+  for (std::size_t i = pos + 1; i < first_end; ++i) columns += text[i] == ',';
+  std::int64_t last = -1, dropped = 0;
+  bool keeping = true;
+  while (pos != std::string::npos && pos + 1 < text.size()) {
+    const std::size_t end = text.find('\n', pos + 1);
+    const std::string line =
+        text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    const std::int64_t step = end == std::string::npos ? -1 : row_step(line, columns);
+    if (keeping && (step < 0 || step <= last || step > restart_step)) keeping = false;
+    if (keeping) {
+      kept += line + "\n";
+      last = step;
+    } else if (!line.empty()) {
+      ++dropped;
+    }
+    pos = end;
+  }
+  if (dropped > 0) write_text_file_atomically(path, kept);
+  return dropped;
+}
+
 StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
                  std::int64_t restart_step, bool steady, const std::string& what)
     : path_(std::move(path)), columns_(columns.size() + (steady ? 1 : 2)), steady_(steady) {

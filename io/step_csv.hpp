@@ -25,6 +25,13 @@ std::string step_csv_header(const std::vector<std::string>& columns, bool steady
 void check_step_csv_header(const std::string& path, const std::vector<std::string>& columns,
                            bool steady, const std::string& what);
 
+// A restart from step s in its checkpoint's directory whose case no longer writes the series
+// at `path` (probes removed, output.heat_flows off): the file keeps its header and its complete
+// rows with step <= s, as a StepCsv continuing it would, so no row of the run being replaced
+// stays behind. A missing file, or one whose rows do not read, is left as it is. Returns the
+// rows dropped. Throws std::runtime_error naming the file when it cannot be rewritten.
+std::int64_t keep_step_csv_rows(const std::string& path, std::int64_t restart_step);
+
 class StepCsv {
  public:
   // restart_step < 0: a new file with the header (one already there is replaced).

@@ -1187,6 +1187,20 @@ void Session::State::open_files() {
                    : "field upload, output directory, materials file");
   // Probes: the nodes around each point, gathered from the backend; probes.csv continues on
   // a restart from the rows up to the checkpoint's step.
+  // A restart in place whose case no longer writes a series keeps that file's rows up to
+  // step0 only: the later ones are the replaced run's, as its later fields were.
+  if (files && root && directory_use.restarting) {
+    const std::pair<bool, std::string> series[] = {
+        {!probes, io::probes_csv_path(c)},
+        {!(c.output.heat_flows && flow_fields && meter), io::heat_flows_csv_path(c)}};
+    for (const auto& [dropped, path] : series)
+      if (dropped) {
+        const std::int64_t rows = io::keep_step_csv_rows(path, step0);
+        if (rows > 0)
+          spdlog::info("{}: the case writes it no more; its {} row(s) after step {} removed",
+                       path, rows, step0);
+      }
+  }
   if (probes) {
     if (files)
       probes_csv.emplace(io::probes_csv_path(c), probes->names(),

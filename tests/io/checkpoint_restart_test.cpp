@@ -966,5 +966,35 @@ TEST_F(RestartTest, TheIndexDescribesEachFileAsItWasWritten) {
   }
 }
 
+
+// A restart in place under a case that no longer writes probes or heat flows keeps those files'
+// rows up to its step only: the later rows were the replaced run's, as its later fields were.
+TEST_F(RestartTest, ASeriesTheRestartNoLongerWritesKeepsItsRowsUpToTheStep) {
+  const fs::path a = dir_ / "a";
+  std::string text = plate_text(a, "0.2");
+  text.replace(text.find(", every: 20}"), 12, ", every: 20, heat_flows: true}");
+  const std::string with = write_case("with.yaml", text + "probes: {every: 10, points: {c: [0.02, 0.02]}}\n");
+  text.replace(text.find(", heat_flows: true}"), 19, "}");
+  const std::string without = write_case("without.yaml", text);
+  ASSERT_EQ(heatsim("run -q " + with).code, 0);
+  const auto rows = [](const fs::path& file) {
+    std::ifstream in(file);
+    std::vector<long> steps;
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) steps.push_back(std::stol(line.substr(0, line.find(','))));
+    return steps;
+  };
+  ASSERT_EQ(rows(a / "probes.csv").back(), 100);
+  const Result r =
+      heatsim("run " + without + " --restart " + checkpoint_at(a, 50) + " --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(rows(a / "probes.csv"), (std::vector<long>{0, 10, 20, 30, 40, 50}));
+  EXPECT_EQ(rows(a / "heat_flows.csv"), (std::vector<long>{0, 20, 40}));
+  EXPECT_NE(r.output.find("probes.csv: the case writes it no more; its 5 row(s) after step 50"),
+            std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace heatsim::io
