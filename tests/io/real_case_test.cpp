@@ -354,10 +354,12 @@ TEST(RealCase, RegionOutsideTheDomainIsAWarning) {
   expect_warning(
       replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", "{lower: [2, 0], upper: [3, 0.5]}"),
       "regions[1].box", 7, "holds no volume of the domain");
-  // A box flat on an axis between two nodes holds none either; a ball outside the domain too.
-  expect_warning(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}",
-                         "{lower: [0.11, 0], upper: [0.11, 0.5]}"),
-                 "regions[1].box", 7, "the region has no effect");
+  // A box flat on an axis holds no volume, between two nodes or on a node row: an error (on
+  // a node row it was taken silently and changed nothing); a ball outside the domain a warning.
+  for (const char* flat : {"{lower: [0.11, 0], upper: [0.11, 0.5]}",
+                           "{lower: [0.1, 0], upper: [0.1, 0.5]}"})
+    expect_error(replace(kBase, "{lower: [0, 0], upper: [0.5, 0.5]}", flat),
+                 "regions[1].box.upper[0]", 7, "the box has no thickness along x");
   expect_warning(replace(kBase, "box: {lower: [0, 0], upper: [0.5, 0.5]}",
                          "ball: {center: [1.5, 0.25], radius: 0.2}"),
                  "regions[1].ball", 7, "holds no volume of the domain");
