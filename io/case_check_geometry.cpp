@@ -428,15 +428,18 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
     const auto& pair = c.contacts[k].between;
     const std::size_t p = index(pair[0]), q = index(pair[1]);
     if (p == m || q == m) continue;
-    // A contact that dwarfs the conduction over a spacing by more than fp64 resolves: the
-    // solves lose their digits (an imbalance left at the rounding floor) long before the faces
-    // reach the insulation it stands for.
-    double spacing = std::numeric_limits<double>::infinity(), kmax = 0.0;
+    // A contact that dwarfs the conduction over a spacing on both its sides by more than fp64
+    // resolves: the solves lose their digits (an imbalance left at the rounding floor) long
+    // before the faces reach the insulation it stands for. Judged against the weaker side: a
+    // contact beside a strong conductor dwarfs that conductor's spacing only because the
+    // conductor is strong, which the materials' own warning names.
+    double spacing = std::numeric_limits<double>::infinity();
+    double kmin = std::numeric_limits<double>::infinity();
     for (int a = 0; a < c.grid.dims; ++a) {
       spacing = std::min(spacing, solver::spacing(c, a));
-      for (std::size_t s : {p, q}) kmax = std::max(kmax, c.materials[s].conductivity_along(a));
+      for (std::size_t s : {p, q}) kmin = std::min(kmin, c.materials[s].conductivity_along(a));
     }
-    const double dwarfs = c.contacts[k].resistance * kmax / spacing;
+    const double dwarfs = c.contacts[k].resistance * kmin / spacing;
     if (dwarfs > 1e8) {
       char times[32];
       std::snprintf(times, sizeof times, "%.3g", dwarfs);

@@ -119,6 +119,37 @@ TEST(ContactsCase, AResistanceBeyondWhatTheSolvesResolveIsWarnedOf) {
   }
 }
 
+// The resistance is judged against the weaker side: 1 m^2 K/W between k = 0.04 and k = 1e6
+// (1e9 times the conductor's resistance over a 1 mm spacing, 40 times the insulation's) is a
+// contact fp64 resolves (its wall's steady flux comes out to 3e-8 of its balance), not warned.
+TEST(ContactsCase, AContactIsJudgedAgainstItsWeakerSide) {
+  const std::string text =
+      "grid: {dims: 1, n: [101], length: [0.1]}\n"
+      "materials:\n"
+      "  a: {conductivity: 0.04, density: 1000, specific_heat: 1000}\n"
+      "  b: {conductivity: 1.0e6, density: 1000, specific_heat: 1000}\n"
+      "regions:\n"
+      "  - {material: a}\n"
+      "  - {material: b, box: {lower: [0.0505], upper: [0.1]}}\n"
+      "contacts:\n"
+      "  - {between: [a, b], resistance: RES}\n"
+      "boundary: {x-: {type: dirichlet, value: 1000}, x+: {type: dirichlet, value: 300}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: steady}\n";
+  for (const char* r : {"1", "1.0e8"}) {
+    std::string t = text;
+    t.replace(t.find("RES"), 3, r);
+    const LoadResult loaded = load_case_text(t);
+    ASSERT_TRUE(loaded.ok()) << format_errors(loaded.errors);
+    const auto body = heatsim::io::resolve_body(*loaded.value, loaded.lines);
+    const CaseError* w = find(body.warnings, "contacts[0]");
+    if (std::string(r) == "1")
+      EXPECT_EQ(w, nullptr) << format_errors(body.warnings);
+    else
+      EXPECT_NE(w, nullptr) << format_errors(body.warnings);
+  }
+}
+
 TEST(ContactsCase, ContactsWithoutMaterialsAreRefused) {
   const LoadResult r = load_case_text(
       "grid: {dims: 1, n: [11], length: [1]}\n"
