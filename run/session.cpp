@@ -73,6 +73,39 @@ std::string with_line(const solver::Case& c, const std::map<std::string, int>& l
   return at == lines.end() ? what : fmt::format("{} (line {})", what, at->second);
 }
 
+// A heat balance off by more than a percent of its largest flow (fp64: the fp32 lag has its
+// own message): the field does not follow this case's heat to better than that, whatever the
+// solve reported. fp64's rounding does this where the conductances between nodes dwarf the
+// load: conductivities far apart, or a conductor against weak faces.
+void warn_unbalanced(const solver::Case& c, const solver::HeatFlowReport& flows, bool steady,
+                     double dt) {
+  const double off = flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0;
+  if (!(off > 1e-2)) return;
+  double k_min = 0.0, k_max = 0.0;
+  for (const solver::MaterialSpec& m : c.materials) {
+    if (!(m.conductivity > 0.0)) continue;
+    k_min = k_min > 0.0 ? std::min(k_min, m.conductivity) : m.conductivity;
+    k_max = std::max(k_max, m.conductivity);
+  }
+  const std::string apart =
+      k_min > 0.0 && k_max / k_min >= 1e6
+          ? fmt::format(" (here {:.2g} between the materials)", k_max / k_min)
+          : std::string();
+  const std::string short_steps =
+      steady ? std::string()
+             : fmt::format("; or steps so short (dt = {:.3g} s) that a step's change nears the "
+                           "last digits of the temperatures",
+                           dt);
+  spdlog::warn(
+      "{} heat balance is off by {:.2g} of its largest flow: the field is not {} to better "
+      "than that. fp64's rounding does this where the conductances between nodes dwarf the "
+      "load: conductivities many orders of magnitude apart{}, or a conductor of very large k "
+      "against weak faces (a body meant as a perfect conductor is modelled as well by k 1e4 to "
+      "1e6 times its neighbours'){}",
+      steady ? "the steady state's" : "the last step's", off,
+      steady ? "this case's steady state" : "the step's answer", apart, short_steps);
+}
+
 double file_bytes(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -1679,7 +1712,9 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   // fields is metered with the shorthand's (k = alpha, rho c_p = 1).
   if (steady && meter) {
     if (final_u.empty()) backend->download(final_u);
-    add_heat_flow_lines(lines, c, "at the steady state", meter->report(final_u, 0.0));
+    const solver::HeatFlowReport flows = meter->report(final_u, 0.0);
+    add_heat_flow_lines(lines, c, "at the steady state", flows);
+    warn_unbalanced(c, flows, true, 0.0);
   }
   if (last_flow_row && !steady) {
     // The last row of heat_flows.csv: the last step's balance.
@@ -1697,6 +1732,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     // by more than a percent of its largest flow is not rounding the user should accept.
     const double off = flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0;
     const double u_large = std::max(std::abs(s.min), std::abs(s.max));
+    if (c.precision != solver::Precision::fp32) warn_unbalanced(c, flows, false, prepared.plan.dt);
     if (c.precision == solver::Precision::fp32 && off > 1e-2)
       spdlog::warn(
           "the last step's heat balance is off by {:.2g} of its largest flow in fp32: a step's "

@@ -521,3 +521,32 @@ TEST_F(FailedRun, BelowAbsoluteZeroWithoutASinkNamesTheMethod) {
 }
 
 }  // namespace
+
+// A result whose heat balance is off by more than a percent of its largest flow is warned of
+// in fp64 too, steady or transient: a copper bar given k = 1e12 cooling through h = 100 faces
+// by Crank-Nicolson ended with its storage growing while both faces took heat out (imbalance
+// 12 times the largest flow) and no word of it. The same bar at k = 400 balances and is not.
+TEST_F(FailedRun, AHeatBalanceOffByMoreThanAPercentIsWarnedOfInFp64) {
+  const auto bar = [&](const std::string& name, const std::string& k) {
+    return write_file(name,
+                      "grid: {dims: 1, n: [11], length: [0.01]}\n"
+                      "materials: {cu: {conductivity: " + k +
+                          ", density: 8960, specific_heat: 385}}\n"
+                          "regions: [{material: cu}]\n"
+                          "boundary: {all: {type: convective, h: 100, ambient: 300}}\n"
+                          "initial: {type: constant, value: 1000}\n"
+                          "time: {method: crank-nicolson, dt: 10, end: 2000}\n"
+                          "probes: {every: 10, points: {c: [0.005]}}\n"
+                          "output: {heat_flows: true, every: 10, directory: " +
+                          (dir_ / "out").string() + "}\n");
+  };
+  const std::string stiff = bar("stiff.yaml", "1.0e12");
+  Result r = heatsim("run " + stiff);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("the last step's heat balance is off by"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("perfect conductor"), std::string::npos) << r.output;
+  r = heatsim("run " + bar("copper.yaml", "400") + " --overwrite");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("heat balance is off"), std::string::npos) << r.output;
+}
