@@ -437,17 +437,33 @@ DirectoryPlan plan_directory(const solver::Case& c, const DirectoryUse& use) {
     const RunFile* newest = nullptr;
     for (const RunFile& f : files)
       if (f.kind == RunFile::Kind::checkpoint && (!newest || f.step > newest->step)) newest = &f;
-    // Its checkpoint continues that run under that run's output.name only.
+    // Its checkpoint continues that run under that run's output.name only, and on its grid:
+    // a case on another grid is told so rather than sent to a restart that refuses it.
     const std::vector<RunFile> others_named = other_named_outputs(c);
     const bool ours = others_named.empty();
-    throw std::runtime_error(
-        "output directory '" + dir + "' already holds a run's files (" + describe(files) +
-        "); pass --overwrite to replace them, " +
-        (newest && ours ? "--restart " + newest->path +
-                              " to continue that run from its newest checkpoint (with a later "
-                              "time.end or --steps where it reached its end), "
-                        : std::string()) +
-        "or choose another output directory");
+    std::string continues;
+    if (newest && ours) {
+      continues = "--restart " + newest->path +
+                  " to continue that run from its newest checkpoint (with a later time.end or "
+                  "--steps where it reached its end), ";
+      try {
+        const FieldMeta there = read_field_header(newest->path).meta;
+        const FieldMeta here = make_meta(c, 0.0, "", 0, 0.0);
+        const auto extent = [](const FieldMeta& m) {
+          std::string text;
+          for (int a = 0; a < m.dims; ++a) text += (a ? "x" : "") + std::to_string(m.n[a]);
+          return text;
+        };
+        if (extent(there) != extent(here))
+          continues = "--restart " + newest->path + " with that run's case to continue it (its " +
+                      "grid is " + extent(there) + ", this case's " + extent(here) + "), ";
+      } catch (const std::exception&) {
+        // unreadable: the suggestion stands, and the restart says what is wrong with it
+      }
+    }
+    throw std::runtime_error("output directory '" + dir + "' already holds a run's files (" +
+                             describe(files) + "); pass --overwrite to replace them, " +
+                             continues + "or choose another output directory");
   }
   if (!use.overwrite && failed) {
     // A failed run's checkpoint past its start holds what it computed up to there (a long run

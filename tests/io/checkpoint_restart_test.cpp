@@ -996,5 +996,26 @@ TEST_F(RestartTest, ASeriesTheRestartNoLongerWritesKeepsItsRowsUpToTheStep) {
       << r.output;
 }
 
+
+// A new run refused by a directory that holds another run's files suggests that run's newest
+// checkpoint only as what it is: on another grid, the restart would refuse this case, so the
+// refusal says whose case continues it.
+TEST_F(RestartTest, TheRefusalSaysWhoseCaseItsCheckpointContinues) {
+  const fs::path a = dir_ / "a";
+  ASSERT_EQ(heatsim("run -q " + write_case("a.yaml", case_text(2, "fp64", a, 60))).code, 0);
+  const Result same = heatsim("run -q " + write_case("b.yaml", case_text(2, "fp64", a, 80)));
+  EXPECT_EQ(same.code, 2) << same.output;
+  EXPECT_NE(same.output.find("--restart " + checkpoint_at(a, 60) + " to continue that run"),
+            std::string::npos)
+      << same.output;
+  const Result other =
+      heatsim("run -q " + write_case("c.yaml", case_text(2, "fp64", a, 60, "[25, 20]")));
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("with that run's case to continue it (its grid is 25x19, this "
+                              "case's 25x20)"),
+            std::string::npos)
+      << other.output;
+}
+
 }  // namespace
 }  // namespace heatsim::io
