@@ -106,6 +106,22 @@ void warn_unbalanced(const solver::Case& c, const solver::HeatFlowReport& flows,
       steady ? "this case's steady state" : "the step's answer", apart, short_steps);
 }
 
+// A restart in place whose series (probes.csv, heat_flows.csv) lacks rows the run up to the
+// restart step wrote (a run between that did not write it, a file removed): said, as the
+// continued file will have a gap.
+void warn_rows_missing(const io::StepCsv& csv, std::int64_t step0, std::int64_t expected) {
+  if (csv.last_step() >= expected) return;
+  if (csv.last_step() < 0)
+    spdlog::warn(
+        "{} held no rows before the restart (missing or empty): it starts again after step {}, "
+        "and the rows up to the restart step's last one ({}) are missing",
+        csv.path(), step0, expected);
+  else
+    spdlog::warn("{} ends at step {}, before the restart step's last row {}: rows in between "
+                 "are missing",
+                 csv.path(), csv.last_step(), expected);
+}
+
 double file_bytes(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -1240,18 +1256,7 @@ void Session::State::open_files() {
                          options.restart.empty() ? -1 : step0, steady);
     const std::int64_t every = c.probes.every;
     const std::int64_t expected = every > 0 ? step0 / every * every : -1;
-    if (probes_csv && directory_use.restarting && probes_csv->last_step() < expected) {
-      if (probes_csv->last_step() < 0)
-        spdlog::warn(
-            "{} held no rows before the restart (missing or empty): it starts again after "
-            "step {}, and the rows up to the restart step's last one ({}) are missing",
-            probes_csv->path(), step0, expected);
-      else
-        spdlog::warn(
-            "{} ends at step {}, before the restart step's last row {}: rows in "
-            "between are missing",
-            probes_csv->path(), probes_csv->last_step(), expected);
-    }
+    if (probes_csv && directory_use.restarting) warn_rows_missing(*probes_csv, step0, expected);
   }
 }
 
@@ -1398,6 +1403,10 @@ void Session::State::add_observers() {
     if (meter && options.write_files)
       flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,
                         restarting ? step0 : -1, steady, !c.materials.empty());
+    // Its rows: step 0, every output.every steps and the last step's.
+    if (flows_csv && restarting && directory_use.restarting && !steady)
+      warn_rows_missing(*flows_csv, step0,
+                        c.output.every > 0 ? step0 / c.output.every * c.output.every : 0);
     if (flow_rows && c.time.method == solver::TimeMethod::bdf2 && step0 > 0 &&
         !restart.previous.empty())
       flow_rows->take(step0 - 1, restart.previous, false);

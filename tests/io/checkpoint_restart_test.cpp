@@ -994,6 +994,17 @@ TEST_F(RestartTest, ASeriesTheRestartNoLongerWritesKeepsItsRowsUpToTheStep) {
   EXPECT_NE(r.output.find("probes.csv: the case writes it no more; its 5 row(s) after step 50"),
             std::string::npos)
       << r.output;
+  // Back on from step 75: both files end at step 50, and both gaps are said.
+  const Result back =
+      heatsim("run " + with + " --restart " + checkpoint_at(a, 75) + " --overwrite");
+  ASSERT_EQ(back.code, 0) << back.output;
+  EXPECT_NE(back.output.find("probes.csv ends at step 50, before the restart step's last row 70"),
+            std::string::npos)
+      << back.output;
+  EXPECT_NE(
+      back.output.find("heat_flows.csv ends at step 40, before the restart step's last row 60"),
+      std::string::npos)
+      << back.output;
 }
 
 
