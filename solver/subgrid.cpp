@@ -1963,8 +1963,11 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
 
   // The sides of the box and ball materials painted after the void inside it: the body's
   // surface facing the void. An element counts where the point just outside the painted shape
-  // is inside the domain and really this void's (no region after the void holds it), and goes
-  // to the node whose control volume holds the point just inside it, where that is body.
+  // is inside the domain and really this void's (no region after the void holds it), and the
+  // point just inside it lies inside the void's shape too (painted over the void: a side of
+  // the painted shape on the void's own surface, a box only touching the void, is an element
+  // of the void's surface, counted above), and goes to the node whose control volume holds the
+  // point just inside it, where that is body.
   const auto add_painted = [&](const double* x, const double* out, double dA) {
     double beyond[3] = {x[0], x[1], x[2]}, behind[3] = {x[0], x[1], x[2]};
     for (int a = 0; a < s.dims; ++a) {
@@ -1979,6 +1982,7 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     const std::int64_t node = node_of(behind);
     if (node < 0) return;
     for (int a = 0; a < s.dims; ++a) behind[a] = s.wrap(a, behind[a]);
+    if (!m.shapes[region].contains(behind, s.dims)) return;
     if (m.at(behind, node) == kVoid) return;
     area[static_cast<std::size_t>(node)] += dA;
   };

@@ -1174,6 +1174,51 @@ TEST(Void, APaintedBoxsSidesInsideTheVoidAreItsSurface) {
     }
 }
 
+// A box of material listed after a void that only touches it (a copper base under an "air"
+// void, the base's top on the void's bottom): the wall they share is the void's surface once.
+// Its area is the void's bottom face whatever the order the two are listed in, node by node
+// (it was counted twice when the box came second: once as the void's face, once as the painted
+// box's). Also for a box under the void inside another material, on node planes and off them,
+// in 2D and 3D.
+TEST(Void, ABoxOnlyTouchingTheVoidAddsNoSurface) {
+  for (int dims : {2, 3})
+    for (double d : {0.0, 0.00037}) {
+      SCOPED_TRACE(std::to_string(dims) + "D, offset " + std::to_string(d));
+      Case c;
+      c.grid.dims = dims;
+      c.grid.n = {21, 35, dims > 2 ? 11 : 1};
+      c.grid.length = {0.02, 0.034, 0.01};  // h = 1 mm
+      c.materials = {material("aluminium", 237, 2700, 900), material("copper", 390, 8960, 385)};
+      heatsim::solver::RegionSpec air;
+      air.is_void = true;
+      air.surface.kind = BoundaryKind::convective;
+      air.surface.transfer = 50.0;
+      air.surface.value = 300.0;
+      air.shape = box({0.0, 0.004 + d, 0.0}, {0.02, 0.034, 0.01});
+      const double depth = dims > 2 ? 0.01 : 1.0;
+      for (const auto& [lo, hi] :
+           {std::pair<std::array<double, 3>, std::array<double, 3>>{{0.0, 0.0, 0.0},
+                                                                   {0.02, 0.004 + d, 0.01}},
+            {{0.005 + d, 0.0, 0.002}, {0.015 + d, 0.004 + d, 0.008}}}) {
+        const auto base = region("copper", box(lo, hi));
+        Case after = c, before = c;
+        after.regions = {region("aluminium"), air, base};
+        before.regions = {region("aluminium"), base, air};
+        const auto a = heatsim::solver::void_surfaces(after, heatsim::solver::material_ids(after));
+        const auto b =
+            heatsim::solver::void_surfaces(before, heatsim::solver::material_ids(before));
+        ASSERT_EQ(a.voids.size(), 1u);
+        ASSERT_EQ(b.voids.size(), 1u);
+        EXPECT_NEAR(a.voids[0].area, 0.02 * depth, 1e-12);
+        EXPECT_NEAR(b.voids[0].area, 0.02 * depth, 1e-12);
+        EXPECT_EQ(a.voids[0].nodes, b.voids[0].nodes);
+        ASSERT_EQ(a.voids[0].per_volume.size(), b.voids[0].per_volume.size());
+        for (std::size_t k = 0; k < a.voids[0].per_volume.size(); ++k)
+          EXPECT_NEAR(a.voids[0].per_volume[k], b.voids[0].per_volume[k], 1e-9) << "node " << k;
+      }
+    }
+}
+
 // A painted ball inside a void: its sphere is the void's surface (within the sampling's 2% at
 // 5 nodes per radius, as a void ball's), added to the void box's faces.
 TEST(Void, APaintedBallsSphereInsideTheVoidIsItsSurface) {
