@@ -149,6 +149,29 @@ TEST(Contacts, SteadyWallMatchesTheSeriesResistanceAndJump) {
   expect_exact(none, steady_field(none), 0.0105, 0.0, 0, false);
 }
 
+// The interface on a node plane that the silicon box's lower bound puts there (the node is
+// silicon's), at spacings where the lower node's x + h rounds below the bound (0.012 against
+// 35 h + h = 0.011999999999999999 at 91 nodes over 30 mm, and at 271): the face between the
+// two still takes the contact. It was left out there (the lower node, its neighbourhood judged
+// clear of the box, kept its own k): 1211 W/m through a composite wall where 671 was right.
+TEST(Contacts, AContactOnANodePlaneHoldsWhereverTheSpacingRounds) {
+  const double R = 1e-3, interface = 0.012;
+  for (int n : {31, 91, 271, 811}) {
+    SCOPED_TRACE(n);
+    Case c = wall(interface, R);
+    c.grid.n[0] = n;
+    c.regions = {region("copper"), region("silicon", box({interface, 0, 0}, {kLength, 1, 1}))};
+    const std::vector<double> u = steady_field(c);
+    const double h = kLength / (n - 1);
+    const double q = flux(interface, R);
+    EXPECT_NEAR(kCopper * (u[0] - u[1]) / h, q, 1e-9 * q);
+    // The silicon node on the plane: kCold plus the silicon's drop.
+    const int on = static_cast<int>(std::lround(interface / h));
+    EXPECT_NEAR(u[static_cast<std::size_t>(on)], kCold + q * (kLength - interface) / kSilicon,
+                1e-9 * (kHot - kCold));
+  }
+}
+
 // The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
 // largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
 // f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
