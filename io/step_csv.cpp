@@ -49,6 +49,36 @@ std::int64_t row_step(const std::string& line, std::size_t columns) {
   return std::stoll(first);
 }
 
+// The rows of `text` that a run restarted at `restart_step` keeps, after its header (whose line
+// break is at `pos`): complete lines of `columns` fields, their steps rising, up to the first
+// that is not one or lies past restart_step; the non-empty lines after that are dropped.
+struct KeptRows {
+  std::string rows;
+  std::int64_t last_step = -1, kept = 0, dropped = 0;
+};
+KeptRows keep_rows(const std::string& text, std::size_t pos, std::size_t columns,
+                   std::int64_t restart_step) {
+  KeptRows out;
+  bool keeping = true;
+  while (pos != std::string::npos && pos + 1 < text.size()) {
+    const std::size_t end = text.find('\n', pos + 1);
+    const std::string line =
+        text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
+    // The text after the last line break is a row cut short.
+    const std::int64_t step = end == std::string::npos ? -1 : row_step(line, columns);
+    if (keeping && (step < 0 || step <= out.last_step || step > restart_step)) keeping = false;
+    if (keeping) {
+      out.rows += line + "\n";
+      out.last_step = step;
+      ++out.kept;
+    } else if (!line.empty()) {
+      ++out.dropped;
+    }
+    pos = end;
+  }
+  return out;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw std::runtime_error("cannot write " + path + ": " + what);
 }
@@ -92,24 +122,9 @@ std::int64_t keep_step_csv_rows(const std::string& path, std::int64_t restart_st
   if (first_end == std::string::npos) return 0;
   std::size_t columns = 1;
   for (std::size_t i = pos + 1; i < first_end; ++i) columns += text[i] == ',';
-  std::int64_t last = -1, dropped = 0;
-  bool keeping = true;
-  while (pos != std::string::npos && pos + 1 < text.size()) {
-    const std::size_t end = text.find('\n', pos + 1);
-    const std::string line =
-        text.substr(pos + 1, end == std::string::npos ? std::string::npos : end - pos - 1);
-    const std::int64_t step = end == std::string::npos ? -1 : row_step(line, columns);
-    if (keeping && (step < 0 || step <= last || step > restart_step)) keeping = false;
-    if (keeping) {
-      kept += line + "\n";
-      last = step;
-    } else if (!line.empty()) {
-      ++dropped;
-    }
-    pos = end;
-  }
-  if (dropped > 0) write_text_file_atomically(path, kept);
-  return dropped;
+  const KeptRows rows = keep_rows(text, pos, columns, restart_step);
+  if (rows.dropped > 0) write_text_file_atomically(path, kept + rows.rows);
+  return rows.dropped;
 }
 
 StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
@@ -123,18 +138,10 @@ StepCsv::StepCsv(std::string path, const std::vector<std::string>& columns,
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::size_t pos = text.find('\n');
     check_header(path_, text.substr(0, pos), header, what);
-    // Complete lines only: the text after the last line break is a row cut short.
-    while (pos != std::string::npos && pos + 1 < text.size()) {
-      const std::size_t end = text.find('\n', pos + 1);
-      if (end == std::string::npos) break;
-      const std::string line = text.substr(pos + 1, end - pos - 1);
-      const std::int64_t step = row_step(line, columns_);
-      if (step < 0 || step <= last_step_ || step > restart_step) break;
-      kept += line + "\n";
-      last_step_ = step;
-      ++kept_rows_;
-      pos = end;
-    }
+    const KeptRows rows = keep_rows(text, pos, columns_, restart_step);
+    kept += rows.rows;
+    last_step_ = rows.last_step;
+    kept_rows_ = rows.kept;
   }
   // The kept part replaces the file as a whole (temporary + rename), so a crash now leaves
   // either the old file or the new one; then rows are appended.
