@@ -212,6 +212,18 @@ void collect_changes(const YAML::Node& a, const YAML::Node& b, const std::string
 
 }  // namespace
 
+std::int64_t case_checkpoint_keep(const std::string& case_text) {
+  if (case_text.empty()) return 0;
+  try {
+    const YAML::Node root = YAML::Load(case_text);
+    const YAML::Node ckpt = root.IsMap() ? root["checkpoint"] : YAML::Node();
+    if (ckpt.IsMap() && ckpt["keep"] && ckpt["keep"].IsScalar())
+      return std::max<std::int64_t>(0, ckpt["keep"].as<std::int64_t>());
+  } catch (const YAML::Exception&) {
+  }
+  return 0;
+}
+
 std::string case_output_name(const std::string& case_text) {
   if (case_text.empty()) return "";
   try {
@@ -223,6 +235,33 @@ std::string case_output_name(const std::string& case_text) {
   } catch (const YAML::Exception&) {
     return "";
   }
+}
+
+std::vector<std::string> moved_probes(const std::string& written, const std::string& now) {
+  std::vector<std::string> out;
+  if (written.empty() || now.empty()) return out;
+  try {
+    const YAML::Node a = YAML::Load(written), b = YAML::Load(now);
+    const auto points = [](const YAML::Node& root) {
+      const YAML::Node probes = root.IsMap() ? root["probes"] : YAML::Node();
+      return probes.IsMap() && probes["points"].IsMap() ? probes["points"] : YAML::Node();
+    };
+    const YAML::Node was = points(a), is = points(b);
+    if (!was.IsMap() || !is.IsMap()) return out;
+    for (const auto& kv : is) {
+      if (!kv.first.IsScalar()) continue;
+      const YAML::Node before = was[kv.first.Scalar()];
+      const YAML::Node& after = kv.second;
+      if (!before.IsDefined() || !before.IsSequence() || !after.IsSequence()) continue;
+      bool same = before.size() == after.size();
+      for (std::size_t i = 0; same && i < after.size(); ++i)
+        same = before[i].IsScalar() && after[i].IsScalar() && same_scalar(before[i], after[i]);
+      if (!same) out.push_back(kv.first.Scalar() + ": " + shown(before) + " -> " + shown(after));
+    }
+  } catch (const YAML::Exception&) {
+    out.clear();
+  }
+  return out;
 }
 
 std::vector<std::string> case_changes(const std::string& written, const std::string& now) {

@@ -43,6 +43,14 @@ std::string checkpoint_mismatch(const Checkpoint& ckpt, const solver::Case& c, d
 // (a restart's dt is the checkpoint's: checkpoint_mismatch refuses another). Empty when
 // either text is empty or not YAML (nothing to compare).
 std::vector<std::string> case_changes(const std::string& written, const std::string& now);
+// The probes both case texts name whose points differ, each as "name: [x, y] -> [x', y']"
+// (coordinates compared by value), in the order `now` writes them: a restart writing on into
+// probes.csv would join two points' readings in one column. Empty when either text is empty
+// or not YAML.
+std::vector<std::string> moved_probes(const std::string& written, const std::string& now);
+// The checkpoint.keep of a case text as written (0, every checkpoint kept, where the case gives
+// none or the text is empty, not YAML or not a number).
+std::int64_t case_checkpoint_keep(const std::string& case_text);
 // The output.name of a case text as written (its default, "field", where the case gives none);
 // empty when the text is empty or not YAML.
 std::string case_output_name(const std::string& case_text);

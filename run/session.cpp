@@ -17,6 +17,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -128,21 +129,29 @@ double file_bytes(const std::string& path) {
   return ec ? 0.0 : static_cast<double>(size);
 }
 
-// checkpoint.keep: the checkpoints this run wrote, oldest first, of which the newest `keep`
-// stay on disk (0: every one). A checkpoint is removed only once a newer one is complete (the
-// writer calls written() after the file is in place), only if this run wrote it, and never
-// when it is the file the run restarted from.
+// checkpoint.keep: the checkpoints of this run, oldest first, of which the newest `keep` stay
+// on disk (0: every one): those it wrote, after `earlier` (a continuation in place: the
+// checkpoints its run wrote there before, up to the one it restarted from, which are this
+// run's too). A checkpoint is removed only once a newer one is complete (the writer calls
+// written() after the file is in place), only if this run (with `earlier`) wrote it, and never
+// when it is the file the run restarted from unless that is one of `earlier`.
 class CheckpointRotation {
  public:
-  CheckpointRotation(std::int64_t keep, std::string restarted_from)
-      : keep_(keep), restarted_from_(std::move(restarted_from)) {}
+  CheckpointRotation(std::int64_t keep, std::string restarted_from,
+                     const std::vector<std::string>& earlier = {})
+      : keep_(keep), restarted_from_(std::move(restarted_from)), paths_(earlier.begin(), earlier.end()) {
+    if (!earlier.empty()) restarted_from_.clear();
+  }
 
-  void written(const std::string& path, std::int64_t step) {
+  // `range`: the least and greatest value of the checkpoint's field (NaN both where it holds
+  // a NaN), where known.
+  void written(const std::string& path, std::int64_t step,
+               std::optional<std::pair<double, double>> range = std::nullopt) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (step > newest_step_) {
-      newest_ = path;
-      newest_step_ = step;
-    }
+    written_.erase(std::remove_if(written_.begin(), written_.end(),
+                                  [&](const Written& w) { return w.path == path; }),
+                   written_.end());
+    written_.push_back({path, step, range});
     if (keep_ <= 0) return;
     // A path written again (a signal at a checkpoint's step) moves to the newest place.
     paths_.erase(std::remove(paths_.begin(), paths_.end(), path), paths_.end());
@@ -159,10 +168,19 @@ class CheckpointRotation {
     }
   }
 
-  // The newest checkpoint written whole and its step ("" and -1 before the first).
-  std::pair<std::string, std::int64_t> newest() {
+  // Every checkpoint this run wrote whole, with its field's range, newest first (some may
+  // have been removed since: checkpoint.keep).
+  struct Written {
+    std::string path;
+    std::int64_t step = -1;
+    std::optional<std::pair<double, double>> range;
+  };
+  std::vector<Written> history() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return {newest_, newest_step_};
+    std::vector<Written> out = written_;
+    std::sort(out.begin(), out.end(),
+              [](const Written& a, const Written& b) { return a.step > b.step; });
+    return out;
   }
 
  private:
@@ -170,9 +188,28 @@ class CheckpointRotation {
   std::string restarted_from_;
   std::mutex mutex_;
   std::deque<std::string> paths_;
-  std::string newest_;
-  std::int64_t newest_step_ = -1;
+  std::vector<Written> written_;
 };
+
+// With materials every temperature is in kelvin: a field far above where any solid melts or
+// sublimes (about 4000 K) is most often a unit slip or a run blowing up; below 0 K no
+// temperature exists (rounding's -1e-24 K beside a 0 K face aside).
+constexpr double kImplausibleKelvin = 1e5;
+constexpr double kBelowZeroNoise = -1e-6;
+
+// The least and greatest of a field's values (NaN where one is NaN).
+std::pair<double, double> value_range(const io::FieldValues& f) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  bool nan = false;
+  for (std::size_t i = 0; i < f.count; ++i) {
+    const double v = f.doubles ? f.doubles[i] : static_cast<double>(f.floats[i]);
+    nan = nan || std::isnan(v);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (nan) lo = hi = std::nan("");
+  return {lo, hi};
+}
 
 // The host's part of an implicit or steady case's multigrid set-up (the heat-flow operator and
 // the hierarchy), which make_implicit_stepper takes. Throws std::invalid_argument for a case
@@ -383,6 +420,8 @@ struct Session::State {
   PreparedRun prepared;
   io::Checkpoint restart;
   std::int64_t step0 = 0;
+  // A restart under a changed case: what changed (said once every refusal has passed).
+  std::string case_changed;
   io::DirectoryUse directory_use;
   kernels::StencilProblem problem;
   bool resume_depth = false;
@@ -452,21 +491,58 @@ void Session::State::fail(Failure failure, const std::string& message) {
     }
   }
   // The run's newest checkpoint past its start, where it was written whole, continues it: the
-  // message and the mark say so, and the command line prints the command.
-  std::string continue_from;
+  // message and the mark say so, and the command line prints the command. Where that one
+  // already holds what no body reaches (NaN, or with materials, kelvin below 0 K or past
+  // kImplausibleKelvin: a run blowing up over several checkpoints before it stopped), the
+  // message says so and names the newest one that does not; where the run wrote none (or none
+  // such), the checkpoint it restarted from.
+  std::string continue_from, which = "its newest checkpoint", passed_over;
   if (writing && rotation) {
-    const auto [path, step] = rotation->newest();
+    const bool kelvin = prepared.fields != nullptr;
+    const auto implausible = [&](const CheckpointRotation::Written& w) {
+      if (!w.range) return false;
+      const auto [lo, hi] = *w.range;
+      return std::isnan(lo) || std::isnan(hi) || !std::isfinite(lo) || !std::isfinite(hi) ||
+             (kelvin && (hi > kImplausibleKelvin || lo < kBelowZeroNoise));
+    };
     std::error_code ec;
-    if (step > 0 && std::filesystem::is_regular_file(path, ec)) continue_from = path;
+    for (const CheckpointRotation::Written& w : rotation->history()) {
+      if (w.step <= 0 || !std::filesystem::is_regular_file(w.path, ec)) continue;
+      if (!implausible(w)) {
+        continue_from = w.path;
+        if (!passed_over.empty())
+          which = fmt::format("the newest that does not (step {})", w.step);
+        break;
+      }
+      if (passed_over.empty()) {
+        const auto [lo, hi] = *w.range;
+        passed_over =
+            std::isnan(lo) || std::isnan(hi)
+                ? fmt::format("its newest checkpoint, {}, already holds NaN values", w.path)
+                : fmt::format("its newest checkpoint, {}, already holds {} from {:.3g} to {:.3g}{}",
+                              w.path, kelvin ? "temperatures" : "values", lo, hi,
+                              kelvin ? " K" : "");
+      }
+    }
+    if (continue_from.empty() && !options.restart.empty() &&
+        std::filesystem::is_regular_file(options.restart, ec)) {
+      continue_from = options.restart;
+      which = "the checkpoint it restarted from";
+    }
   }
+  const std::string lead = passed_over.empty() ? "; " : "; " + passed_over + "; ";
   // A run that diverged diverges again from its checkpoint unless the case is mended first.
   const std::string said =
-      continue_from.empty() ? message
+      continue_from.empty()
+          ? (passed_over.empty() ? message
+                                 : message + lead +
+                                       "no checkpoint of the run holds less: with the case "
+                                       "mended, run it again from its start")
       : failure == Failure::diverged
-          ? message + "; its newest checkpoint, " + continue_from +
+          ? message + lead + which + ", " + continue_from +
                 ", holds the field before that: with the case mended, --restart " +
                 continue_from + " continues from there"
-          : message + "; its newest checkpoint, " + continue_from +
+          : message + lead + which + ", " + continue_from +
                 ", continues the run from there (--restart " + continue_from + ")";
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), said);
   mark_reserved = false;  // the mark took it
@@ -514,7 +590,6 @@ void Session::State::set_up() {
   solver::Case& c = prepared.case_;
   const solver::TimePlan& plan = prepared.plan;
   const bool restarting = !options.restart.empty();
-  std::string case_changed;  // a restart under a changed case: what changed
   const auto refuse = [](const std::string& message) { throw RunError(Failure::invalid, message); };
   // What every rank finds alike (the case, the command line, the checkpoint's attributes, the
   // output directory): reported once.
@@ -672,10 +747,30 @@ void Session::State::set_up() {
                                      e.what(), options.restart, case_changed));
     }
   }
-  if (!case_changed.empty())
-    spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
-                 "continues under this case from step {}",
-                 options.restart, case_changed, step0);
+  // materials.h5 describes the fields the directory keeps up to step0 (the index lists it at
+  // every step): a branch in place whose materials, conductivities or sources differ would
+  // relabel them. Refused before anything is written, and before a steady solve releases the
+  // fields it compares.
+  if (options.write_files && directory_use.restarting && directory_use.branching &&
+      prepared.fields) {
+    const std::string materials = io::material_file_path(c);
+    if (io::is_material_file(materials) &&
+        !io::material_file_matches(materials, c, prepared.material_ids, *prepared.fields)) {
+      std::vector<io::RunFile> kept;
+      for (const io::RunFile& f : io::find_run_files(c))
+        if (f.kind == io::RunFile::Kind::field && f.step <= step0) kept.push_back(f);
+      if (!kept.empty())
+        refuse_alike(
+            fmt::format("output directory '{}': the case's materials, conductivities or sources "
+                        "differ from those of the run whose fields the directory keeps up to step "
+                        "{} ({} file(s), {} first), and {} describes those fields: writing this "
+                        "case's there would relabel them. Restart into another directory with -o "
+                        "DIR (the checkpoint stays where it is)",
+                        c.output.directory, step0, kept.size(),
+                        std::filesystem::path(kept.front().path).filename().string(),
+                        io::kMaterialFileName));
+    }
+  }
 
   // A case with materials, sources or convective faces steps with the coefficient fields
   // prepare_run built (once: the time plan, the backend and materials.h5 share them).
@@ -1146,8 +1241,22 @@ void Session::State::open_files() {
                   implicit ? &implicit->heat_flow() : nullptr);
   if (files && directory_use.restarting) {
     try {
-      if (probes)
+      if (probes) {
         io::check_step_csv_header(io::probes_csv_path(c), probes->names(), steady, "probes");
+        // A probe moved under its name would go on in the column of its old point.
+        std::error_code ec;
+        const std::vector<std::string> moved =
+            io::moved_probes(restart.meta.case_yaml, c.source_text);
+        if (!moved.empty() && std::filesystem::exists(io::probes_csv_path(c), ec)) {
+          std::string listed;
+          for (const std::string& m : moved) listed += (listed.empty() ? "" : "; ") + m;
+          throw std::runtime_error(fmt::format(
+              "{}: probe(s) moved under the same name since the run that wrote {} ({}): their "
+              "columns would join two points' readings. Restart into another directory with -o "
+              "DIR, or give the moved probes new names and move the file away",
+              io::probes_csv_path(c), options.restart, listed));
+        }
+      }
       if (meter && c.output.heat_flows)
         io::check_step_csv_header(io::heat_flows_csv_path(c),
                                   io::heat_flows_columns(meter->names(), c.grid.dims,
@@ -1157,28 +1266,11 @@ void Session::State::open_files() {
     } catch (const std::runtime_error& e) {
       throw RunError(Failure::invalid, e.what());
     }
-    // materials.h5 describes the fields the directory keeps up to step0 (the index lists it at
-    // every step): a branch whose materials, conductivities or sources differ would relabel
-    // them. Refused before anything is written.
-    const std::string materials = io::material_file_path(c);
-    if (directory_use.branching && prepared.fields && io::is_material_file(materials) &&
-        !io::material_file_matches(materials, c, prepared.material_ids, *prepared.fields)) {
-      std::vector<io::RunFile> kept;
-      for (const io::RunFile& f : io::find_run_files(c))
-        if (f.kind == io::RunFile::Kind::field && f.step <= step0) kept.push_back(f);
-      if (!kept.empty())
-        throw RunError(
-            Failure::invalid,
-            fmt::format("output directory '{}': the case's materials, conductivities or sources "
-                        "differ from those of the run whose fields the directory keeps up to step "
-                        "{} ({} file(s), {} first), and {} describes those fields: writing this "
-                        "case's there would relabel them. Restart into another directory with -o "
-                        "DIR (the checkpoint stays where it is)",
-                        c.output.directory, step0, kept.size(),
-                        std::filesystem::path(kept.front().path).filename().string(),
-                        io::kMaterialFileName));
-    }
   }
+  if (!case_changed.empty())
+    spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
+                 "continues under this case from step {}",
+                 options.restart, case_changed, step0);
   // A restart in the directory of its checkpoint continues that run there: outputs and
   // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
   // it is a new run as far as the directory goes: another run's files there stay unless
@@ -1443,7 +1535,28 @@ void Session::State::add_observers() {
     loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.
-  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart);
+  // A continuation in place (the same case, in its checkpoint's directory) keeps `keep`
+  // checkpoints of its run, counting those its run wrote there before under a checkpoint.keep
+  // of its own (a run interrupted and continued again and again keeps `keep`, not `keep` per
+  // process); those written keeping every one stay, as a branch's parent's (another run's) do.
+  std::vector<std::string> earlier;
+  if (restarting && root && options.write_files && c.checkpoint.keep > 0 &&
+      directory_use.restarting && !directory_use.branching) {
+    std::vector<std::pair<std::int64_t, std::string>> found;
+    for (const io::RunFile& f : io::find_run_files(c)) {
+      if (f.kind != io::RunFile::Kind::checkpoint || f.step > step0) continue;
+      try {
+        const io::FieldMeta meta = io::read_checkpoint(f.path, false).meta;
+        if (io::run_lineage(meta) == c.run_digest && io::case_checkpoint_keep(meta.case_yaml) > 0)
+          found.emplace_back(f.step, f.path);
+      } catch (const std::exception&) {
+        // A checkpoint not readable is not counted (nor removed).
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) earlier.push_back(std::move(f.second));
+  }
+  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart, earlier);
   if (!steady && options.write_files)
     loop.add_observer(
         {"checkpoint", c.checkpoint.every, false, true,
@@ -1470,7 +1583,7 @@ void Session::State::add_observers() {
                              previous = previous ? std::move(*previous) : std::vector<double>()](
                                 io::WriteProgress& progress) {
                               io::write_checkpoint(path, meta, f->values, previous, &progress);
-                              rotation->written(path, meta.step);
+                              rotation->written(path, meta.step, value_range(f->values));
                               return file_bytes(path);
                             });
              return;
@@ -1664,7 +1777,6 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   // With materials every temperature is in kelvin: a field far above where any solid melts or
   // sublimes (about 4000 K), or a total heat past what a double holds, is most often a unit slip
   // in a source or a property. Said, not refused: the numbers are the case's.
-  constexpr double kImplausibleKelvin = 1e5;
   if (prepared.fields && (s.max > kImplausibleKelvin || !std::isfinite(s.total_heat)))
     spdlog::warn(
         "the final field reaches {:.3g} K (total heat {:.3g}), far above where any solid melts "
@@ -1676,7 +1788,6 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   // nothing takes heat out, the time method's own error: Crank-Nicolson's swings at steps far
   // beyond the explicit limit, BDF2's overshoot at steps past the body's time constants.
   // Rounding's -1e-24 K beside a 0 K face is not worth a line.
-  constexpr double kBelowZeroNoise = -1e-6;
   if (prepared.fields && s.min < kBelowZeroNoise) {
     const solver::TimeMethod m = c.time.method;
     if (may_take_heat_out(c))

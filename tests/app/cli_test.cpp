@@ -252,6 +252,35 @@ TEST_F(Cli, CheckpointKeepRemovesOnlyThisRunsOlderCheckpoints) {
   const std::vector<double> restarted = heatsim_io_field(out / "field_00000200.h5");
   ASSERT_EQ(restarted.size(), 40u * 30u);
   EXPECT_TRUE(restarted == whole) << "the restarted run's last output differs";
+  // A run kept at keep: 2 and stopped at step 100, continued in place to 150 and then to its
+  // end: each continuation counts the checkpoints its run kept there (not only its own), so
+  // the directory holds the newest two at every stop (before, each process kept two and the
+  // file it continued from: 90 and 100, then 150, stayed beside the newest). The checkpoints of
+  // the keep: 0 run above stay (kept by their own run's setting).
+  const fs::path two = dir_ / "two";
+  const std::string k2 =
+      write_case("k2.yaml", small_case(200, "checkpoint: {every: 30, keep: 2}\n"));
+  const auto in_two = [&] {
+    Names names;
+    for (const auto& entry : fs::directory_iterator(two)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("checkpoint_", 0) == 0) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  r = heatsim("run " + k2 + " --backend cpu -o " + two.string() + " --steps 100");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(in_two(), (Names{"checkpoint_00000090.h5", "checkpoint_00000100.h5"}));
+  r = heatsim("run " + k2 + " --backend cpu --steps 150 --restart " +
+              (two / "checkpoint_00000100.h5").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(in_two(), (Names{"checkpoint_00000120.h5", "checkpoint_00000150.h5"}));
+  r = heatsim("run " + k2 + " --backend cpu --restart " + (two / "checkpoint_00000150.h5").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(in_two(), (Names{"checkpoint_00000180.h5", "checkpoint_00000200.h5"}));
+  EXPECT_TRUE(heatsim_io_field(two / "field_00000200.h5") == whole)
+      << "the continued run's last output differs";
   // A negative keep is refused with its line.
   const std::string bad =
       write_case("bad.yaml", small_case(20, "checkpoint:\n  every: 5\n  keep: -1\n"));

@@ -3,6 +3,7 @@
 // failed_run.txt, and the same command then runs again instead of being refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <regex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/heatsim_process.hpp"
 #include "tests/scratch_dir.hpp"
@@ -316,6 +318,69 @@ TEST_F(FailedRun, ARunThatFailedLaterDoesNotBlockTheSameCommand) {
   EXPECT_NE(r.output.find("already holds"), std::string::npos) << r.output;
 }
 
+// A run blowing up over several checkpoints before it stops (a source ramped to 1e302 W/m^3
+// from t = 6 s, explicit steps, a checkpoint every 5 steps): its newest checkpoint already holds
+// 1e300 K, which no mended case continues. The message says what that one holds and names the
+// newest whose field is plausible (0 to 1e5 K), before the ramp. The same case restarted from
+// there fails again past the checkpoints it writes: its message and mark name the checkpoint
+// it restarted from, as they do when it fails before writing any (both named none before).
+TEST_F(FailedRun, AFailedRunNamesTheNewestCheckpointWithAPlausibleField) {
+  const auto case_with = [&](const std::string& name, int every) {
+    return write_case(name,
+                      "grid: {dims: 2, n: [21, 21], length: [0.04, 0.04]}\n"
+                      "materials: {steel: {conductivity: 15, density: 7900, specific_heat: 500}}\n"
+                      "regions: [{material: steel}]\n"
+                      "sources:\n"
+                      "  - box: {lower: [0.015, 0.015], upper: [0.02, 0.02]}\n"
+                      "    power: 500\n"
+                      "    schedule: [[0, 1], [6, 1], [7, 1e302]]\n"
+                      "boundary: {all: {type: dirichlet, value: 300}}\n"
+                      "initial: {type: constant, value: 300}\n"
+                      "time: {dt: 0.01, end: 10}\n"
+                      "checkpoint: {every: " +
+                          std::to_string(every) + "}\n");
+  };
+  const fs::path out = dir_ / "out";
+  const std::string often = case_with("often.yaml", 5);
+  const Result r = heatsim("run -q " + often);
+  ASSERT_EQ(r.code, 3) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(its newest checkpoint, (\S+checkpoint_(\d+)\.h5), already holds temperatures from [0-9.e+]+ to ([0-9.e+]+) K; the newest that does not \(step (\d+)\), (\S+checkpoint_\d+\.h5), holds the field before that: with the case mended, --restart (\S+) continues from there)")))
+      << r.output;
+  EXPECT_GT(std::stod(m[3].str()), 1e5);
+  const long newest = std::stol(m[2].str()), plausible = std::stol(m[4].str());
+  EXPECT_LT(plausible, newest);
+  EXPECT_EQ(m[5].str(), m[6].str());
+  const std::string named = m[5].str();
+  const Result inspected = heatsim("inspect " + named);
+  std::smatch range;
+  ASSERT_TRUE(std::regex_search(inspected.output, range,
+                                std::regex(R"(min/max: +([-0-9.e+]+) / ([-0-9.e+]+))")))
+      << inspected.output;
+  EXPECT_GE(std::stod(range[1].str()), 0.0);
+  EXPECT_LE(std::stod(range[2].str()), 1e5);
+  std::ifstream in(out / "failed_run.txt");
+  const std::string mark{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_NE(mark.find("--restart " + named + " continues from there"), std::string::npos) << mark;
+
+  // Again from there, unmended: it writes checkpoints past the ramp and fails; then with no
+  // checkpoint before its failure.
+  for (const std::string& c : {often, case_with("rare.yaml", 100000)}) {
+    const Result again = heatsim("run -q " + c + " --restart " + named);
+    ASSERT_EQ(again.code, 3) << again.output;
+    EXPECT_NE(again.output.find("the checkpoint it restarted from, " + named +
+                                ", holds the field before that"),
+              std::string::npos)
+        << again.output;
+    std::ifstream in2(out / "failed_run.txt");
+    const std::string mark2{std::istreambuf_iterator<char>(in2), {}};
+    EXPECT_NE(mark2.find("--restart " + named + " continues from there"), std::string::npos)
+        << mark2;
+  }
+}
+
 // A run that fails after a checkpoint (here the output at step 60 cannot be written: a
 // directory holds its name) says which checkpoint continues it and the command, and so does its
 // mark; the same command again is refused rather than discarding that checkpoint, and the
@@ -369,16 +434,18 @@ TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
       "materials: {m: {conductivity: 1, density: 1, specific_heat: 1}}\n"
       "regions: [{material: m}]\n"
       "SOURCES"
-      "boundary: {x-: {type: dirichlet, value: 1}, x+: {type: convective, h: 2, ambient: 0}}\n"
+      "boundary: {x-: {type: dirichlet, value: 1}, x+: FACE}\n"
       "initial: {type: constant, value: 0}\n"
       "time: {dt: 0.001, steps: 40}\n"
       "probes: {every: 10, points: {PROBES}}\n"
       "checkpoint: {every: 10}\n";
   const auto make = [&](const std::string& name, const std::string& sources,
-                        const std::string& probes) {
+                        const std::string& probes,
+                        const std::string& face = "{type: convective, h: 2, ambient: 0}") {
     std::string text = body;
     text.replace(text.find("SOURCES"), 7, sources);
     text.replace(text.find("PROBES"), 6, probes);
+    text.replace(text.find("FACE"), 4, face);
     return write_file(name, text + "output: {directory: " + (dir_ / "out").string() +
                                 ", every: 10, heat_flows: true}\n");
   };
@@ -398,14 +465,20 @@ TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
   const auto before = contents();
   ASSERT_TRUE(before.count("checkpoint_00000040.h5"));
   const std::string checkpoint = (dir_ / "out" / "checkpoint_00000020.h5").string();
-  for (const auto& [sources, probes, file] :
-       {std::tuple<std::string, std::string, std::string>{"", "a: [0.5], b: [0.25]", "probes.csv"},
-        {"sources: [{power_density: 3}]\n", "a: [0.5]", "heat_flows.csv"}}) {
-    SCOPED_TRACE(file);
-    r = heatsim("run " + make("changed.yaml", sources, probes) + " --restart " + checkpoint +
-                " --overwrite");
+  // A new probe; the face x+ given a heat flux (the heat flows' column of x+ renamed); a
+  // source (which changes materials.h5 too, refused for that first).
+  for (const auto& [sources, probes, face, said] :
+       {std::tuple<std::string, std::string, std::string, std::string>{
+            "", "a: [0.5], b: [0.25]", "{type: convective, h: 2, ambient: 0}",
+            "probes.csv: its header"},
+        {"", "a: [0.5]", "{type: neumann, heat_flux: 3}", "heat_flows.csv: its header"},
+        {"sources: [{power_density: 3}]\n", "a: [0.5]", "{type: convective, h: 2, ambient: 0}",
+         "materials.h5 describes those fields"}}) {
+    SCOPED_TRACE(said);
+    r = heatsim("run " + make("changed.yaml", sources, probes, face) + " --restart " +
+                checkpoint + " --overwrite");
     EXPECT_EQ(r.code, 2) << r.output;
-    EXPECT_NE(r.output.find(file + ": its header"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
     EXPECT_EQ(contents(), before) << "the directory is as the finished run left it";
   }
   // The same case continues the run (discarding the finished run's files after the step).

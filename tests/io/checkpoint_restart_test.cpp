@@ -915,6 +915,8 @@ TEST_F(RestartTest, ABranchWithOtherMaterialsLeavesItsParentsDirectoryAlone) {
     EXPECT_NE(r.output.find("materials.h5 describes those fields"), std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
+    // Refused: no word of the run continuing (said only once every refusal has passed).
+    EXPECT_EQ(r.output.find("continues under this case"), std::string::npos) << r.output;
     EXPECT_TRUE(snapshot(a) == before) << extra << ": the parent's directory changed";
   }
   const Result s = heatsim("run -q " + schedule + " --restart " + checkpoint_at(a, 100));
@@ -966,6 +968,34 @@ TEST_F(RestartTest, TheIndexDescribesEachFileAsItWasWritten) {
   }
 }
 
+
+// A probe moved under its own name: a restart in place would write the new point's readings
+// on in the old point's column of probes.csv. Refused (exit 2, the directory as it was); the
+// same point written otherwise (2e-2 for 0.02) is no move; into another directory it runs.
+TEST_F(RestartTest, AProbeMovedUnderItsNameIsRefusedInPlace) {
+  const fs::path a = dir_ / "a", b = dir_ / "b";
+  const std::string text = plate_text(a, "0.2");
+  const std::string first =
+      write_case("p.yaml", text + "probes: {every: 10, points: {c: [0.02, 0.02]}}\n");
+  const std::string moved =
+      write_case("m.yaml", text + "probes: {every: 10, points: {c: [0.01, 0.02]}}\n");
+  const std::string same =
+      write_case("s.yaml", text + "probes: {every: 10, points: {c: [2e-2, 0.02]}}\n");
+  ASSERT_EQ(heatsim("run -q " + first).code, 0);
+  const auto before = snapshot(a);
+  const Result r =
+      heatsim("run -q " + moved + " --overwrite --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("c: [0.02, 0.02] -> [0.01, 0.02]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
+  EXPECT_TRUE(snapshot(a) == before) << "the directory changed";
+  const Result elsewhere =
+      heatsim("run -q " + moved + " --restart " + checkpoint_at(a, 50) + " -o " + b.string());
+  EXPECT_EQ(elsewhere.code, 0) << elsewhere.output;
+  const Result again =
+      heatsim("run -q " + same + " --overwrite --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(again.code, 0) << again.output;
+}
 
 // A restart in place under a case that no longer writes probes or heat flows keeps those files'
 // rows up to its step only: the later rows were the replaced run's, as its later fields were.
