@@ -2100,6 +2100,62 @@ std::pair<double, double> face_share(const Materials& m, const std::vector<const
   return {area, held};
 }
 
+// The parts of the outer face (axis a, side, node plane `plane`) that lie beyond a contact
+// from their node: where a contact's interface meets the face (a layered wall's interface
+// reaching a convective side face, on a node plane or not), the control volume of a node on
+// the face holds a part of the other material beyond the contact, whose heat capacity goes to
+// the node across it (interface_targets); the strip of the face over that part goes with it,
+// so that it passes heat at the temperature of its own side of the contact. Left at the node,
+// the strip passed heat at the other side's temperature, a first-order error (the contact's
+// jump times half a spacing of face). Into `excess` (per unit volume, as FaceCut's): minus the
+// strip's area at the node, plus it at the node across. The face's strip over a sub-cell is the
+// sub-cell's volume over its extent along a, for the sub-cells of the layer at the face. True
+// when something moved.
+bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
+                        std::vector<double>& excess) {
+  const Sampler& s = m.s;
+  bool any = false;
+  Points batch;
+  CrossingPoints crossings;
+  std::vector<double> volumes;
+  std::vector<std::int64_t> to;
+  std::vector<double> share;
+  std::int64_t first[3] = {0, 0, 0}, end[3] = {s.n[0], s.n[1], s.n[2]};
+  first[a] = plane;
+  end[a] = plane + 1;
+  for (std::int64_t z = first[2]; z < end[2]; ++z)
+    for (std::int64_t y = first[1]; y < end[1]; ++y)
+      for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
+        const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
+        const std::array<std::int64_t, 3> ic{xi, y, z};
+        if (m.ids[static_cast<std::size_t>(i)] == kVoid || !m.near_surface(i, ic)) continue;
+        batch.clear();
+        volumes.clear();
+        for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
+          batch.add(x);
+          volumes.push_back(v);
+        });
+        if (volumes.empty()) continue;
+        m.classify(batch, i);
+        if (!interface_targets(m, i, ic, batch, volumes, to, share, crossings)) continue;
+        // The layer of sub-cells at the face: its centre and thickness along a.
+        const std::vector<double>& cut = batch.cuts[static_cast<std::size_t>(a)];
+        const std::size_t last = cut.size() - 1;
+        const double lo = side == 0 ? cut[0] : cut[last - 1], hi = side == 0 ? cut[1] : cut[last];
+        const double centre = 0.5 * (lo + hi), thickness = hi - lo;
+        if (!(thickness > 0.0)) continue;
+        const double volume_i = s.cell_volume(i);
+        for (std::size_t k = 0; k < volumes.size(); ++k) {
+          if (to[k] < 0 || !crossings.crossing[k].whole || batch.x[a][k] != centre) continue;
+          const double strip = volumes[k] / thickness * share[k];
+          excess[static_cast<std::size_t>(i)] -= strip / volume_i;
+          excess[static_cast<std::size_t>(to[k])] += strip / s.cell_volume(to[k]);
+          any = true;
+        }
+      }
+  return any;
+}
+
 // The FaceCut of every outer face that passes heat and that a void reaches (VoidSurfaces).
 std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& ids,
                                const std::vector<SliverFold>* slivers) {
@@ -2111,7 +2167,7 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
   for (int face = 0; face < 2 * s.dims; ++face)
     heat = heat || (!s.periodic[face / 2] &&
                     kernels::passes_heat(c.boundary[static_cast<std::size_t>(face)]));
-  if (!m.any_void || !heat) return out;
+  if (!heat || (!m.any_void && !m.contacts.any())) return out;
   std::vector<const Shape*> voids;
   for (std::size_t r = 0; r < m.shapes.size(); ++r)
     if (m.material[r] == kVoid) voids.push_back(&m.shapes[r]);
@@ -2136,6 +2192,8 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
     std::int64_t first[3] = {0, 0, 0}, end[3] = {s.n[0], s.n[1], s.n[2]};
     first[a] = plane;
     end[a] = plane + 1;
+    if (m.contacts.any() && contact_face_moves(m, a, side, plane, excess)) any = true;
+    if (m.any_void)
     for (std::int64_t z = first[2]; z < end[2]; ++z)
       for (std::int64_t y = first[1]; y < end[1]; ++y)
         for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
@@ -2153,11 +2211,11 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
           // rest.
           const std::size_t at = static_cast<std::size_t>(i);
           const bool stepped = ids[at] != kVoid && !folded[at];
-          excess[at] = stepped ? -held / volume : (area - held) / volume;
+          excess[at] += stepped ? -held / volume : (area - held) / volume;
           any = true;
         }
     if (!any) continue;
-    fold_void_nodes(c, ids, excess);
+    if (m.any_void) fold_void_nodes(c, ids, excess);
     fold_slivers(c, folds, excess);
     FaceCut cut;
     cut.face = face;
