@@ -54,6 +54,13 @@ solver::Case stack(int dims, const std::array<std::int64_t, 3>& n, bool contacts
   c.boundary[2].heat_flux = true;
   c.boundary[2].value = 4000.0;
   for (int f = 3; f < 6; ++f) c.boundary[f] = solver::RegionSpec::insulated();
+  // In 3D z- is convective: the copper/silicon interface meets it and the heat-flux face y-,
+  // whose strips beyond the contact go to the nodes across it (the faces' cuts).
+  if (dims > 2) {
+    c.boundary[4].kind = BoundaryKind::convective;
+    c.boundary[4].transfer = 500.0;
+    c.boundary[4].value = 290.0;
+  }
   return c;
 }
 
