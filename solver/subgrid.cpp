@@ -1929,6 +1929,16 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   // direction `out`) when that point is body: inside the domain and of a material, not of this
   // or another void; else -1. The body's side decides, so that a surface on the boundary
   // between two control volumes goes to the body's node, not to the void's.
+  // Where the body at point y (wrapped) of node `node`'s control volume lies beyond a contact
+  // from the node (a layered wall's interface meeting the void's surface), its strip of surface
+  // goes with that part's capacity to the node across the contact (interface_targets), so that
+  // it passes heat at its own side's temperature (left at the node: a first-order error, the
+  // contact's jump over half a spacing of surface, as at the domain's faces).
+  const auto across_contact = [&](std::int64_t node, const double* y, std::int32_t mat) {
+    if (!m.contacts.any()) return node;
+    const Materials::Crossing cr = m.crossing(node, s.coords(node), y, mat);
+    return cr.to >= 0 && cr.whole ? cr.to : node;
+  };
   const auto body_beyond = [&](const double* x, const double* out) -> std::int64_t {
     double y[3] = {x[0], x[1], x[2]};
     double hmin = s.h[0];
@@ -1937,7 +1947,8 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     const std::int64_t node = node_of(y);
     if (node < 0) return -1;
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
-    return m.at(y, node) != kVoid ? node : -1;
+    const std::int32_t mat = m.at(y, node);
+    return mat != kVoid ? across_contact(node, y, mat) : -1;
   };
   // Whether a later region holds the point just behind the surface at x (inside this void). A
   // later void's: the element lies on that void's surface too and is that void's (regions are
@@ -1987,8 +1998,9 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     if (node < 0) return;
     for (int a = 0; a < s.dims; ++a) behind[a] = s.wrap(a, behind[a]);
     if (!m.shapes[region].contains(behind, s.dims)) return;
-    if (m.at(behind, node) == kVoid) return;
-    area[static_cast<std::size_t>(node)] += dA;
+    const std::int32_t mat = m.at(behind, node);
+    if (mat == kVoid) return;
+    area[static_cast<std::size_t>(across_contact(node, behind, mat))] += dA;
   };
   // The void's extent within the domain: the painted boxes' faces are cut at its bounds.
   double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
