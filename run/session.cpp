@@ -422,6 +422,9 @@ struct Session::State {
   std::int64_t step0 = 0;
   // A restart under a changed case: what changed (said once every refusal has passed).
   std::string case_changed;
+  // A continuation in place: the checkpoints its run kept in the directory (checkpoint.keep
+  // counts them), oldest first.
+  std::vector<std::string> kept_checkpoints;
   io::DirectoryUse directory_use;
   kernels::StencilProblem problem;
   bool resume_depth = false;
@@ -1297,6 +1300,28 @@ void Session::State::open_files() {
     mark_reserved = true;
     series.emplace(c, prepared.plan.dt, choice.name);
   }
+  // A continuation in place (the same case, in its checkpoint's directory) keeps `keep`
+  // checkpoints of its run, counting those its run wrote there before under a checkpoint.keep
+  // of its own (a run interrupted and continued again and again keeps `keep`, not `keep` per
+  // process); those written keeping every one stay, as a branch's parent's (another run's) do.
+  // Read before the writer's thread exists: HDF5 takes one thread at a time (read beside the
+  // writer's materials.h5, a restart crashed or failed to create it).
+  if (!options.restart.empty() && files && c.checkpoint.keep > 0 &&
+      directory_use.restarting && !directory_use.branching) {
+    std::vector<std::pair<std::int64_t, std::string>> found;
+    for (const io::RunFile& f : io::find_run_files(c)) {
+      if (f.kind != io::RunFile::Kind::checkpoint || f.step > step0) continue;
+      try {
+        const io::FieldMeta meta = io::read_checkpoint(f.path, false).meta;
+        if (io::run_lineage(meta) == c.run_digest && io::case_checkpoint_keep(meta.case_yaml) > 0)
+          found.emplace_back(f.step, f.path);
+      } catch (const std::exception&) {
+        // A checkpoint not readable is not counted (nor removed).
+      }
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) kept_checkpoints.push_back(std::move(f.second));
+  }
   if (!decomposed && options.write_files)
     writer.emplace(
         static_cast<std::size_t>(problem.points()), c.precision == solver::Precision::fp32,
@@ -1535,28 +1560,8 @@ void Session::State::add_observers() {
     loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.
-  // A continuation in place (the same case, in its checkpoint's directory) keeps `keep`
-  // checkpoints of its run, counting those its run wrote there before under a checkpoint.keep
-  // of its own (a run interrupted and continued again and again keeps `keep`, not `keep` per
-  // process); those written keeping every one stay, as a branch's parent's (another run's) do.
-  std::vector<std::string> earlier;
-  if (restarting && root && options.write_files && c.checkpoint.keep > 0 &&
-      directory_use.restarting && !directory_use.branching) {
-    std::vector<std::pair<std::int64_t, std::string>> found;
-    for (const io::RunFile& f : io::find_run_files(c)) {
-      if (f.kind != io::RunFile::Kind::checkpoint || f.step > step0) continue;
-      try {
-        const io::FieldMeta meta = io::read_checkpoint(f.path, false).meta;
-        if (io::run_lineage(meta) == c.run_digest && io::case_checkpoint_keep(meta.case_yaml) > 0)
-          found.emplace_back(f.step, f.path);
-      } catch (const std::exception&) {
-        // A checkpoint not readable is not counted (nor removed).
-      }
-    }
-    std::sort(found.begin(), found.end());
-    for (auto& f : found) earlier.push_back(std::move(f.second));
-  }
-  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart, earlier);
+  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart,
+                                                    kept_checkpoints);
   if (!steady && options.write_files)
     loop.add_observer(
         {"checkpoint", c.checkpoint.every, false, true,
