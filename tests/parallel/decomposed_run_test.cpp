@@ -280,7 +280,8 @@ void expect_interrupted_run_continues(const fs::path& dir, const std::string& ti
                          "initial: {type: gaussian, amplitude: 1.0, width: 0.2}\n"
                          "time: {dt: auto, steps: 10000000}\noutput: {directory: "
                       << out << ", every: 0}\n";
-  const std::string cmd = env + "timeout --preserve-status " + timeout_args + " 4 " +
+  const MpiSessionDir session;
+  const std::string cmd = session.prefix() + env + "timeout --preserve-status " + timeout_args + " 4 " +
                           HEATSIM_MPIEXEC + " --oversubscribe --allow-run-as-root -np 2 " +
                           HEATSIM_BINARY + " run " + path.string() + " 2>&1";
   std::string output;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -47,12 +48,37 @@ class DecomposedFixture : public ::testing::TestWithParam<int> {
   fs::path dir_;
 };
 
+// An mpirun's session directory of its own (Open MPI's orte_tmpdir_base), removed with this:
+// two mpiruns started at once (ctest -j) raced to create the shared /tmp/ompi.HOST.UID and one
+// failed in orte_init ("mkdir ... File exists"). `prefix()`: the variable to put before mpirun.
+class MpiSessionDir {
+ public:
+  MpiSessionDir() {
+    char name[] = "/tmp/heatsim_ompi.XXXXXX";
+    if (mkdtemp(name)) path_ = name;
+  }
+  ~MpiSessionDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  MpiSessionDir(const MpiSessionDir&) = delete;
+  MpiSessionDir& operator=(const MpiSessionDir&) = delete;
+  std::string prefix() const {
+    return path_.empty() ? std::string() : "env OMPI_MCA_orte_tmpdir_base=" + path_ + " ";
+  }
+
+ private:
+  std::string path_;
+};
+
 // Every rank run is bounded, so a hang fails the test instead of blocking the suite.
 // `variable`: NAME=VALUE set for every rank, or empty.
 inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args,
                                               const std::string& variable = {}) {
+  const MpiSessionDir session;
   const std::string name = variable.substr(0, variable.find('='));
-  const std::string cmd = (variable.empty() ? std::string() : "env " + variable + " ") +
+  const std::string cmd = session.prefix() +
+                          (variable.empty() ? std::string() : "env " + variable + " ") +
                           "timeout 120 " + HEATSIM_MPIEXEC +
                           (variable.empty() ? std::string() : " -x " + name) +
                           " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +

@@ -16,6 +16,10 @@ if [[ ! -x $h5diff ]]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# mpirun's session directory of its own: two started at once (ctest -j) race to create the
+# shared /tmp/ompi.HOST.UID, and one fails in orte_init.
+mkdir -p "$dir/ompi"
+export OMPI_MCA_orte_tmpdir_base="$dir/ompi"
 ranks() {
   local n=$1
   shift
