@@ -143,6 +143,10 @@ void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files
                        const DirectoryUse& use) {
   std::error_code ec;
   std::vector<RunFile> others;
+  // Whether every other file is of a branch of the checkpoint's run (a changed case continued
+  // from it), and from which step: the reason then said as it is.
+  bool branches = true;
+  std::string branch_step;
   for (const RunFile& f : files) {
     if (f.kind != RunFile::Kind::field && f.kind != RunFile::Kind::checkpoint) continue;
     if (!use.checkpoint.empty() && fs::equivalent(f.path, use.checkpoint, ec)) continue;
@@ -160,15 +164,27 @@ void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files
     if (!use.failed_run.empty() && lineage_head(lineage) == use.failed_run) continue;  // removed
     if (later && use.branching && lineage_head(lineage) == lineage_parent(use.lineage)) continue;
     others.push_back(f);
+    const std::string parent = lineage_parent(lineage);
+    const std::size_t sign = lineage.find('@', lineage.find(';'));
+    const std::string step =
+        sign == std::string::npos ? "" : lineage.substr(sign + 1, lineage.find(';', sign) - sign - 1);
+    if (parent.empty() || parent != lineage_head(use.lineage) ||
+        (!branch_step.empty() && step != branch_step))
+      branches = false;
+    branch_step = step;
   }
   if (others.empty()) return;
+  const std::string why =
+      branches && !branch_step.empty()
+          ? "it is a branch of that run, continued under a changed case from its step " +
+                branch_step
+          : "it began from another case, or continued under a changed case from another step";
   throw std::runtime_error(
       "output directory '" + dir + "' holds another run's files (" + describe(others) +
       ": that run is not the history of " +
-      (use.checkpoint.empty() ? std::string("the checkpoint") : use.checkpoint) +
-      ": it began from another case, or continued under a changed case from another step); a "
-      "restart there would remove or adopt them. Restart into another directory with -o DIR, "
-      "or keep the checkpoint with its own run's files");
+      (use.checkpoint.empty() ? std::string("the checkpoint") : use.checkpoint) + ": " + why +
+      "); a restart there would remove or adopt them. Restart into another directory with -o "
+      "DIR, or keep the checkpoint with its own run's files");
 }
 
 // The run files `use` removes from the directory, with the log line that says why; throws

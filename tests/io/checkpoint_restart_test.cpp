@@ -737,6 +737,30 @@ TEST_F(RestartTest, BranchCheckpointInTheParentsDirectoryIsRefused) {
   EXPECT_FALSE(read_field_file(field_at(b, 100)).field == read_field_file(field_at(a, 100)).field);
 }
 
+// A branch continued in its parent's directory from step 50 (the parent's later files gone with
+// --overwrite), then the parent's case restarted there from that same checkpoint: refused, the
+// reason said as it is (the files are a branch of that run from step 50; the message said the
+// run "began from another case, or continued under a changed case from another step").
+TEST_F(RestartTest, ARestartBesideItsOwnBranchNamesTheBranch) {
+  const fs::path a = dir_ / "a";
+  const std::string case_a = write_case("a.yaml", case_text(2, "fp64", a, 100));
+  std::string text_b = case_text(2, "fp64", a, 100);
+  text_b.replace(text_b.find("value: 0.5"), 10, "value: 0.7");
+  const std::string case_b = write_case("b.yaml", text_b);
+  ASSERT_EQ(heatsim("run -q " + case_a).code, 0);
+  const Result branch =
+      heatsim("run -q " + case_b + " --restart " + checkpoint_at(a, 50) + " --overwrite");
+  ASSERT_EQ(branch.code, 0) << branch.output;
+  const auto before = snapshot(a);
+  const Result r = heatsim("run -q " + case_a + " --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("it is a branch of that run, continued under a changed case from its "
+                          "step 50"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(snapshot(a) == before) << "the branch's files were touched";
+}
+
 // A branch begun in its parent's directory that fails (a NaN stop) marks the directory as a
 // failed run's; the next plain run there is refused rather than remove files unasked: the
 // failed branch left a checkpoint past its start (step 50), and the parent's outputs up to the
