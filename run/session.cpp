@@ -544,7 +544,12 @@ void Session::State::fail(Failure failure, const std::string& message) {
       : failure == Failure::diverged
           ? message + lead + which + ", " + continue_from +
                 ", holds the field before that: with the case mended, --restart " +
-                continue_from + " continues from there"
+                continue_from + " continues from there" +
+                (prepared.case_.time.method == solver::TimeMethod::explicit_euler
+                     ? " (a checkpoint continues at its own dt: mend the sources, materials "
+                       "or faces, or take time.method backward-euler or bdf2; a smaller "
+                       "time.dt runs the mended case again from its start)"
+                     : "")
           : message + lead + which + ", " + continue_from +
                 ", continues the run from there (--restart " + continue_from + ")";
   if (root && writing) io::mark_failed_run(prepared.case_, exit_code(failure), said);

@@ -364,6 +364,13 @@ TEST_F(FailedRun, AFailedRunNamesTheNewestCheckpointWithAPlausibleField) {
   std::ifstream in(out / "failed_run.txt");
   const std::string mark{std::istreambuf_iterator<char>(in), {}};
   EXPECT_NE(mark.find("--restart " + named + " continues from there"), std::string::npos) << mark;
+  // An explicit run's checkpoint continues at its dt: the mends that keep it are named, and a
+  // smaller dt is not offered as one (a restart refuses another dt).
+  EXPECT_NE(r.output.find("(a checkpoint continues at its own dt: mend the sources, materials or "
+                          "faces, or take time.method backward-euler or bdf2; a smaller time.dt "
+                          "runs the mended case again from its start)"),
+            std::string::npos)
+      << r.output;
 
   // Again from there, unmended: it writes checkpoints past the ramp and fails; then with no
   // checkpoint before its failure.
