@@ -91,11 +91,22 @@ std::string SolveReport::describe() const {
       break;
     }
     case Reason::diverged:
-      std::snprintf(rest, room,
-                    ": the residual grew to %.3g from a best of %.3g; the operator is not "
-                    "positive definite or not finite: check the case for negative, zero or "
-                    "non-finite conductivities, capacities or transfer coefficients",
-                    final_residual(), best);
+      // A load past what a double holds (a source's power or schedule, a face's value, or the
+      // field the step starts from) gives no finite residual from the start: the operator is
+      // not to blame.
+      if (!std::isfinite(reference) || !std::isfinite(first))
+        std::snprintf(rest, room,
+                      ": the right-hand side is not finite (its norm %.3g): a source's power or "
+                      "schedule, a face's value or the field the step starts from holds values "
+                      "past what a double holds (about 1.8e308; their squares past 1.3e154 "
+                      "overflow the norm); check the sources, their schedules and the faces",
+                      reference);
+      else
+        std::snprintf(rest, room,
+                      ": the residual grew to %.3g from a best of %.3g; the operator is not "
+                      "positive definite or not finite: check the case for negative, zero or "
+                      "non-finite conductivities, capacities or transfer coefficients",
+                      final_residual(), best);
       break;
     case Reason::max_iterations:
       std::snprintf(rest, room,
