@@ -736,8 +736,9 @@ void Session::State::set_up() {
     if (directory_use.restarting && !written_name.empty() && written_name != c.output.name)
       refuse_alike(fmt::format(
           "{}: output.name is '{}' but the run that wrote the checkpoint named its outputs '{}': "
-          "continuing in {} would leave that run's outputs after step {} beside the new ones. "
-          "Keep output.name: {}, or restart into another directory with -o DIR",
+          "continuing in {} would split the run's series between two names (and leave any of "
+          "its outputs after step {} beside the new ones). Keep output.name: {}, or restart "
+          "into another directory with -o DIR",
           options.restart, c.output.name, written_name, c.output.directory, step0, written_name));
     directory_use.restart_step = step0;
     directory_use.checkpoint = options.restart;

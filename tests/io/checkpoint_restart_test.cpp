@@ -761,6 +761,33 @@ TEST_F(RestartTest, ARestartBesideItsOwnBranchNamesTheBranch) {
   EXPECT_TRUE(snapshot(a) == before) << "the branch's files were touched";
 }
 
+// A restart in place under another output.name is refused (exit 2, nothing written): the run's
+// series would be split between two names. From the run's last checkpoint no output of it lies
+// after the step, and the message does not say there is one.
+TEST_F(RestartTest, AnotherOutputNameInPlaceIsRefused) {
+  const fs::path a = dir_ / "a";
+  std::string text = case_text(2, "fp64", a, 100);
+  const std::string first = write_case("a.yaml", text);
+  ASSERT_EQ(heatsim("run -q " + first + " --steps 50").code, 0);
+  const std::size_t at = text.find(", every: 20}");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 12, ", every: 20, name: other}");
+  const std::string renamed = write_case("b.yaml", text);
+  const auto before = snapshot(a);
+  const Result r = heatsim("run -q " + renamed + " --restart " + checkpoint_at(a, 50));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("would split the run's series between two names (and leave any of its "
+                          "outputs after step 50 beside the new ones). Keep output.name: field"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(snapshot(a) == before);
+  // Into another directory it runs.
+  EXPECT_EQ(heatsim("run -q " + renamed + " --restart " + checkpoint_at(a, 50) + " -o " +
+                    (dir_ / "b").string())
+                .code,
+            0);
+}
+
 // A branch begun in its parent's directory that fails (a NaN stop) marks the directory as a
 // failed run's; the next plain run there is refused rather than remove files unasked: the
 // failed branch left a checkpoint past its start (step 50), and the parent's outputs up to the
