@@ -33,11 +33,18 @@ std::int64_t step_in_name(const std::string& name, const std::string& prefix,
   return std::stoll(digits);
 }
 
+// The first three names of `files` (a crash's temporaries after the run's own files) and
+// their count.
 std::string describe(const std::vector<RunFile>& files) {
+  std::vector<const RunFile*> order;
+  for (const RunFile& f : files)
+    if (f.kind != RunFile::Kind::temporary) order.push_back(&f);
+  for (const RunFile& f : files)
+    if (f.kind == RunFile::Kind::temporary) order.push_back(&f);
   std::string list;
-  const std::size_t shown = std::min<std::size_t>(files.size(), 3);
+  const std::size_t shown = std::min<std::size_t>(order.size(), 3);
   for (std::size_t i = 0; i < shown; ++i)
-    list += (i ? ", " : "") + fs::path(files[i].path).filename().string();
+    list += (i ? ", " : "") + fs::path(order[i]->path).filename().string();
   if (files.size() > shown) list += ", ... (" + std::to_string(files.size()) + " files)";
   return list;
 }
