@@ -1288,6 +1288,15 @@ std::string lineage_parent(const std::string& lineage) {
   return sign == std::string::npos ? "" : lineage.substr(at + 1, sign - at - 1);
 }
 
+std::string lineage_branch_step(const std::string& lineage) {
+  const std::size_t at = lineage.find(';');
+  if (at == std::string::npos) return "";
+  const std::size_t sign = lineage.find('@', at);
+  if (sign == std::string::npos) return "";
+  const std::size_t end = lineage.find(';', sign);
+  return lineage.substr(sign + 1, end == std::string::npos ? std::string::npos : end - sign - 1);
+}
+
 std::string branch_lineage(const std::string& parent, std::int64_t step,
                            const std::string& case_text) {
   const std::string head = lineage_head(parent);

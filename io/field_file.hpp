@@ -76,6 +76,9 @@ bool in_run_history(const std::string& run, const std::string& file, std::int64_
 // The digest of the run a lineage branched from last (its first ancestor); empty for a run
 // that is no branch.
 std::string lineage_parent(const std::string& lineage);
+// The step a branch left its parent at (the number after lineage_parent's "@"), as written;
+// empty for a run that is no branch.
+std::string lineage_branch_step(const std::string& lineage);
 // A lineage's own digest (its first field).
 std::string lineage_head(const std::string& lineage);
 

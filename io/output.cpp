@@ -172,9 +172,7 @@ void refuse_other_runs(const std::string& dir, const std::vector<RunFile>& files
     if (later && use.branching && lineage_head(lineage) == lineage_parent(use.lineage)) continue;
     others.push_back(f);
     const std::string parent = lineage_parent(lineage);
-    const std::size_t sign = lineage.find('@', lineage.find(';'));
-    const std::string step =
-        sign == std::string::npos ? "" : lineage.substr(sign + 1, lineage.find(';', sign) - sign - 1);
+    const std::string step = lineage_branch_step(lineage);
     if (parent.empty() || parent != lineage_head(use.lineage) ||
         (!branch_step.empty() && step != branch_step))
       branches = false;

@@ -139,7 +139,9 @@ class CheckpointRotation {
  public:
   CheckpointRotation(std::int64_t keep, std::string restarted_from,
                      const std::vector<std::string>& earlier = {})
-      : keep_(keep), restarted_from_(std::move(restarted_from)), paths_(earlier.begin(), earlier.end()) {
+      : keep_(keep),
+        restarted_from_(std::move(restarted_from)),
+        paths_(earlier.begin(), earlier.end()) {
     if (!earlier.empty()) restarted_from_.clear();
   }
 
@@ -505,7 +507,7 @@ void Session::State::fail(Failure failure, const std::string& message) {
     const auto implausible = [&](const CheckpointRotation::Written& w) {
       if (!w.range) return false;
       const auto [lo, hi] = *w.range;
-      return std::isnan(lo) || std::isnan(hi) || !std::isfinite(lo) || !std::isfinite(hi) ||
+      return !std::isfinite(lo) || !std::isfinite(hi) ||
              (kelvin && (hi > kImplausibleKelvin || lo < kBelowZeroNoise));
     };
     std::error_code ec;
@@ -513,8 +515,7 @@ void Session::State::fail(Failure failure, const std::string& message) {
       if (w.step <= 0 || !std::filesystem::is_regular_file(w.path, ec)) continue;
       if (!implausible(w)) {
         continue_from = w.path;
-        if (!passed_over.empty())
-          which = fmt::format("the newest that does not (step {})", w.step);
+        if (!passed_over.empty()) which = fmt::format("the newest that does not (step {})", w.step);
         break;
       }
       if (passed_over.empty()) {
@@ -543,8 +544,8 @@ void Session::State::fail(Failure failure, const std::string& message) {
                                        "mended, run it again from its start")
       : failure == Failure::diverged
           ? message + lead + which + ", " + continue_from +
-                ", holds the field before that: with the case mended, --restart " +
-                continue_from + " continues from there" +
+                ", holds the field before that: with the case mended, --restart " + continue_from +
+                " continues from there" +
                 (prepared.case_.time.method == solver::TimeMethod::explicit_euler
                      ? " (a checkpoint continues at its own dt: mend the sources, materials "
                        "or faces, or take time.method backward-euler or bdf2; a smaller "
@@ -769,15 +770,14 @@ void Session::State::set_up() {
       for (const io::RunFile& f : io::find_run_files(c))
         if (f.kind == io::RunFile::Kind::field && f.step <= step0) kept.push_back(f);
       if (!kept.empty())
-        refuse_alike(
-            fmt::format("output directory '{}': the case's materials, conductivities or sources "
-                        "differ from those of the run whose fields the directory keeps up to step "
-                        "{} ({} file(s), {} first), and {} describes those fields: writing this "
-                        "case's there would relabel them. Restart into another directory with -o "
-                        "DIR (the checkpoint stays where it is)",
-                        c.output.directory, step0, kept.size(),
-                        std::filesystem::path(kept.front().path).filename().string(),
-                        io::kMaterialFileName));
+        refuse_alike(fmt::format(
+            "output directory '{}': the case's materials, conductivities or sources "
+            "differ from those of the run whose fields the directory keeps up to step "
+            "{} ({} file(s), {} first), and {} describes those fields: writing this "
+            "case's there would relabel them. Restart into another directory with -o "
+            "DIR (the checkpoint stays where it is)",
+            c.output.directory, step0, kept.size(),
+            std::filesystem::path(kept.front().path).filename().string(), io::kMaterialFileName));
     }
   }
 
@@ -1277,9 +1277,10 @@ void Session::State::open_files() {
     }
   }
   if (!case_changed.empty())
-    spdlog::warn("{}: the case differs from the one that wrote the checkpoint ({}); the run "
-                 "continues under this case from step {}",
-                 options.restart, case_changed, step0);
+    spdlog::warn(
+        "{}: the case differs from the one that wrote the checkpoint ({}); the run "
+        "continues under this case from step {}",
+        options.restart, case_changed, step0);
   // A restart in the directory of its checkpoint continues that run there: outputs and
   // checkpoints after step0 belong to the run being replaced and are removed. Anywhere else
   // it is a new run as far as the directory goes: another run's files there stay unless
@@ -1312,8 +1313,8 @@ void Session::State::open_files() {
   // process); those written keeping every one stay, as a branch's parent's (another run's) do.
   // Read before the writer's thread exists: HDF5 takes one thread at a time (read beside the
   // writer's materials.h5, a restart crashed or failed to create it).
-  if (!options.restart.empty() && files && c.checkpoint.keep > 0 &&
-      directory_use.restarting && !directory_use.branching) {
+  if (!options.restart.empty() && files && c.checkpoint.keep > 0 && directory_use.restarting &&
+      !directory_use.branching) {
     std::vector<std::pair<std::int64_t, std::string>> found;
     for (const io::RunFile& f : io::find_run_files(c)) {
       if (f.kind != io::RunFile::Kind::checkpoint || f.step > step0) continue;
@@ -1566,8 +1567,8 @@ void Session::State::add_observers() {
     loop.add_observer(std::move(rows));
   }
   // A steady state has nothing to continue: its output is the whole result.
-  rotation = std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart,
-                                                    kept_checkpoints);
+  rotation =
+      std::make_shared<CheckpointRotation>(c.checkpoint.keep, options.restart, kept_checkpoints);
   if (!steady && options.write_files)
     loop.add_observer(
         {"checkpoint", c.checkpoint.every, false, true,

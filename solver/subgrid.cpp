@@ -2205,27 +2205,28 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
     first[a] = plane;
     end[a] = plane + 1;
     if (m.contacts.any() && contact_face_moves(m, a, side, plane, excess)) any = true;
-    if (m.any_void)
-    for (std::int64_t z = first[2]; z < end[2]; ++z)
-      for (std::int64_t y = first[1]; y < end[1]; ++y)
-        for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
-          const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
-          const std::array<std::int64_t, 3> ic{xi, y, z};
-          const auto [area, held] = face_share(m, voids, a, at_plane, i, ic, batch);
-          if (held == 0.0) continue;
-          double volume = 1.0;
-          for (int b = 0; b < s.dims; ++b) {
-            const auto [lo, hi] = s.cell(b, ic[b]);
-            volume *= hi - lo;
+    if (m.any_void) {
+      for (std::int64_t z = first[2]; z < end[2]; ++z)
+        for (std::int64_t y = first[1]; y < end[1]; ++y)
+          for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
+            const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
+            const std::array<std::int64_t, 3> ic{xi, y, z};
+            const auto [area, held] = face_share(m, voids, a, at_plane, i, ic, batch);
+            if (held == 0.0) continue;
+            double volume = 1.0;
+            for (int b = 0; b < s.dims; ++b) {
+              const auto [lo, hi] = s.cell(b, ic[b]);
+              volume *= hi - lo;
+            }
+            // A node the step does not step (inside a void, or a folded sliver) hands the body's
+            // part of its face on with its capacity; the ghost rule counts the whole face at the
+            // rest.
+            const std::size_t at = static_cast<std::size_t>(i);
+            const bool stepped = ids[at] != kVoid && !folded[at];
+            excess[at] += stepped ? -held / volume : (area - held) / volume;
+            any = true;
           }
-          // A node the step does not step (inside a void, or a folded sliver) hands the body's
-          // part of its face on with its capacity; the ghost rule counts the whole face at the
-          // rest.
-          const std::size_t at = static_cast<std::size_t>(i);
-          const bool stepped = ids[at] != kVoid && !folded[at];
-          excess[at] += stepped ? -held / volume : (area - held) / volume;
-          any = true;
-        }
+    }
     if (!any) continue;
     if (m.any_void) fold_void_nodes(c, ids, excess);
     fold_slivers(c, folds, excess);

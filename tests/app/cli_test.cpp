@@ -276,7 +276,8 @@ TEST_F(Cli, CheckpointKeepRemovesOnlyThisRunsOlderCheckpoints) {
               (two / "checkpoint_00000100.h5").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(in_two(), (Names{"checkpoint_00000120.h5", "checkpoint_00000150.h5"}));
-  r = heatsim("run " + k2 + " --backend cpu --restart " + (two / "checkpoint_00000150.h5").string());
+  r = heatsim("run " + k2 + " --backend cpu --restart " +
+              (two / "checkpoint_00000150.h5").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(in_two(), (Names{"checkpoint_00000180.h5", "checkpoint_00000200.h5"}));
   EXPECT_TRUE(heatsim_io_field(two / "field_00000200.h5") == whole)

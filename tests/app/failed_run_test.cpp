@@ -347,7 +347,8 @@ TEST_F(FailedRun, AFailedRunNamesTheNewestCheckpointWithAPlausibleField) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       r.output, m,
-      std::regex(R"(its newest checkpoint, (\S+checkpoint_(\d+)\.h5), already holds temperatures from [0-9.e+]+ to ([0-9.e+]+) K; the newest that does not \(step (\d+)\), (\S+checkpoint_\d+\.h5), holds the field before that: with the case mended, --restart (\S+) continues from there)")))
+      std::regex(
+          R"(its newest checkpoint, (\S+checkpoint_(\d+)\.h5), already holds temperatures from [0-9.e+]+ to ([0-9.e+]+) K; the newest that does not \(step (\d+)\), (\S+checkpoint_\d+\.h5), holds the field before that: with the case mended, --restart (\S+) continues from there)")))
       << r.output;
   EXPECT_GT(std::stod(m[3].str()), 1e5);
   const long newest = std::stol(m[2].str()), plausible = std::stol(m[4].str());
@@ -482,8 +483,8 @@ TEST_F(FailedRun, ARestartWhoseCsvHeadersChangedIsRefusedWithNothingRemoved) {
         {"sources: [{power_density: 3}]\n", "a: [0.5]", "{type: convective, h: 2, ambient: 0}",
          "materials.h5 describes those fields"}}) {
     SCOPED_TRACE(said);
-    r = heatsim("run " + make("changed.yaml", sources, probes, face) + " --restart " +
-                checkpoint + " --overwrite");
+    r = heatsim("run " + make("changed.yaml", sources, probes, face) + " --restart " + checkpoint +
+                " --overwrite");
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
     EXPECT_EQ(contents(), before) << "the directory is as the finished run left it";

@@ -1022,7 +1022,6 @@ TEST_F(RestartTest, TheIndexDescribesEachFileAsItWasWritten) {
   }
 }
 
-
 // A probe moved under its own name: a restart in place would write the new point's readings
 // on in the old point's column of probes.csv. Refused (exit 2, the directory as it was); the
 // same point written otherwise (2e-2 for 0.02) is no move; into another directory it runs.
@@ -1037,8 +1036,7 @@ TEST_F(RestartTest, AProbeMovedUnderItsNameIsRefusedInPlace) {
       write_case("s.yaml", text + "probes: {every: 10, points: {c: [2e-2, 0.02]}}\n");
   ASSERT_EQ(heatsim("run -q " + first).code, 0);
   const auto before = snapshot(a);
-  const Result r =
-      heatsim("run -q " + moved + " --overwrite --restart " + checkpoint_at(a, 50));
+  const Result r = heatsim("run -q " + moved + " --overwrite --restart " + checkpoint_at(a, 50));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("c: [0.02, 0.02] -> [0.01, 0.02]"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("-o DIR"), std::string::npos) << r.output;
@@ -1046,8 +1044,7 @@ TEST_F(RestartTest, AProbeMovedUnderItsNameIsRefusedInPlace) {
   const Result elsewhere =
       heatsim("run -q " + moved + " --restart " + checkpoint_at(a, 50) + " -o " + b.string());
   EXPECT_EQ(elsewhere.code, 0) << elsewhere.output;
-  const Result again =
-      heatsim("run -q " + same + " --overwrite --restart " + checkpoint_at(a, 50));
+  const Result again = heatsim("run -q " + same + " --overwrite --restart " + checkpoint_at(a, 50));
   EXPECT_EQ(again.code, 0) << again.output;
 }
 

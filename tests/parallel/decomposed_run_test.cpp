@@ -281,8 +281,8 @@ void expect_interrupted_run_continues(const fs::path& dir, const std::string& ti
                          "time: {dt: auto, steps: 10000000}\noutput: {directory: "
                       << out << ", every: 0}\n";
   const MpiSessionDir session;
-  const std::string cmd = session.prefix() + env + "timeout --preserve-status " + timeout_args + " 4 " +
-                          HEATSIM_MPIEXEC + " --oversubscribe --allow-run-as-root -np 2 " +
+  const std::string cmd = session.prefix() + env + "timeout --preserve-status " + timeout_args +
+                          " 4 " + HEATSIM_MPIEXEC + " --oversubscribe --allow-run-as-root -np 2 " +
                           HEATSIM_BINARY + " run " + path.string() + " 2>&1";
   std::string output;
   FILE* pipe = popen(cmd.c_str(), "r");

@@ -77,12 +77,11 @@ inline heatsim_tests::ProcessResult run_ranks(int ranks, const std::string& args
                                               const std::string& variable = {}) {
   const MpiSessionDir session;
   const std::string name = variable.substr(0, variable.find('='));
-  const std::string cmd = session.prefix() +
-                          (variable.empty() ? std::string() : "env " + variable + " ") +
-                          "timeout 120 " + HEATSIM_MPIEXEC +
-                          (variable.empty() ? std::string() : " -x " + name) +
-                          " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) +
-                          " " + HEATSIM_BINARY + " " + args + " 2>&1";
+  const std::string cmd =
+      session.prefix() + (variable.empty() ? std::string() : "env " + variable + " ") +
+      "timeout 120 " + HEATSIM_MPIEXEC + (variable.empty() ? std::string() : " -x " + name) +
+      " --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) + " " + HEATSIM_BINARY +
+      " " + args + " 2>&1";
   heatsim_tests::ProcessResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

@@ -188,7 +188,8 @@ Case side_cooled_wall(double h, bool voids = false) {
   c.materials = {material("steel", 15, 7900, 500), material("aluminium", 200, 2700, 900)};
   c.regions = {region("steel"), region("aluminium", box({0.0125, 0, 0}, {0.03, height, 1}))};
   c.contacts = {{{"steel", "aluminium"}, 1e-3}};
-  c.boundary[0].kind = c.boundary[1].kind = voids ? BoundaryKind::convective : BoundaryKind::dirichlet;
+  c.boundary[0].kind = c.boundary[1].kind =
+      voids ? BoundaryKind::convective : BoundaryKind::dirichlet;
   c.boundary[0].transfer = c.boundary[1].transfer = 1e9;
   c.boundary[0].value = 400.0;
   c.boundary[1].value = 300.0;

@@ -1196,10 +1196,9 @@ TEST(Void, ABoxOnlyTouchingTheVoidAddsNoSurface) {
       air.surface.value = 300.0;
       air.shape = box({0.0, 0.004 + d, 0.0}, {0.02, 0.034, 0.01});
       const double depth = dims > 2 ? 0.01 : 1.0;
-      for (const auto& [lo, hi] :
-           {std::pair<std::array<double, 3>, std::array<double, 3>>{{0.0, 0.0, 0.0},
-                                                                   {0.02, 0.004 + d, 0.01}},
-            {{0.005 + d, 0.0, 0.002}, {0.015 + d, 0.004 + d, 0.008}}}) {
+      for (const auto& [lo, hi] : {std::pair<std::array<double, 3>, std::array<double, 3>>{
+                                       {0.0, 0.0, 0.0}, {0.02, 0.004 + d, 0.01}},
+                                   {{0.005 + d, 0.0, 0.002}, {0.015 + d, 0.004 + d, 0.008}}}) {
         const auto base = region("copper", box(lo, hi));
         Case after = c, before = c;
         after.regions = {region("aluminium"), air, base};
