@@ -358,6 +358,19 @@ struct Sampler {
     return v;
   }
 
+  // The area of node i's control volume across axis a (its extent on the other axes; 1 in 1D):
+  // the cross-section of its faces along a.
+  double cross_section(int a, std::int64_t i) const {
+    const auto ic = coords(i);
+    double area = 1.0;
+    for (int b = 0; b < dims; ++b) {
+      if (b == a) continue;
+      const auto [lo, hi] = cell(b, ic[b]);
+      area *= hi - lo;
+    }
+    return area;
+  }
+
   // The control volume of node i on axis a: half a spacing each way, clipped to the domain
   // on a non-periodic axis.
   std::pair<double, double> cell(int a, std::int64_t c) const {
@@ -967,8 +980,64 @@ struct Materials {
     return one ? k(first, a) : s.h[a] / resistance;
   }
 
-  // The face between node i and i + e_a (or the wrap), sampled.
-  double face(int a, std::int64_t i, Points& batch) const {
+  // A line of a face that goes to another face (Materials::face): the lower node of the face
+  // it goes to and its conductance times its part of the face's cross-section, the node's area
+  // across the axis (Sampler::cross_section).
+  struct LineMove {
+    std::int64_t to = 0, from = 0;
+    double amount = 0.0;
+  };
+  // Where the line of face (i, j = i + e_a) at x lies wholly in one material `mat` beyond a
+  // contact from node i or node j (the other node holding `mat` or also beyond a contact from
+  // it): the lower node i + d of the face whose nodes both hold `mat`, one spacing across along
+  // the axis of the line's largest offset from the nodes (in spacings) where there is such a
+  // face, as a part of a control volume beyond a contact goes (Materials::crossing); -1: the
+  // line stays. A layer along a contact: the strip of the other material that a node's face
+  // crosses conducts at that material's temperature, beyond the contact's jump.
+  std::int64_t line_beyond_contact(int a, std::int64_t i, std::int64_t j,
+                                   const std::array<std::int64_t, 3>& ic, const double* x,
+                                   std::int32_t mat) const {
+    if (mat == kVoid) return -1;
+    const std::int32_t own[2] = {ids[static_cast<std::size_t>(i)],
+                                 ids[static_cast<std::size_t>(j)]};
+    bool beyond = false;
+    for (const std::int32_t o : own) {
+      if (o == mat) continue;
+      if (o == kVoid || !(contacts.resistance(o, mat) > 0.0)) return -1;
+      beyond = true;
+    }
+    if (!beyond) return -1;
+    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
+    std::int64_t to = -1;
+    double farthest = 0.0;
+    for (int b = 0; b < s.dims; ++b) {
+      if (b == a) continue;
+      double d = x[b] - static_cast<double>(ic[b]) * s.h[b];
+      if (s.periodic[b]) {
+        const double period = static_cast<double>(s.n[b]) * s.h[b];
+        if (d > 0.5 * period) d -= period;
+        if (d < -0.5 * period) d += period;
+      }
+      if (d == 0.0) continue;
+      std::int64_t q = ic[b] + (d > 0.0 ? 1 : -1);
+      if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
+      if (q < 0 || q >= s.n[b]) continue;
+      const std::int64_t step = (q - ic[b]) * stride[b];
+      if (ids[static_cast<std::size_t>(i + step)] != mat ||
+          ids[static_cast<std::size_t>(j + step)] != mat)
+        continue;
+      const double off = std::abs(d) / s.h[b];
+      if (off > farthest) {
+        farthest = off;
+        to = i + step;
+      }
+    }
+    return to;
+  }
+
+  // The face between node i and i + e_a (or the wrap), sampled. With `moves`, the lines beyond
+  // a contact (line_beyond_contact) leave the face and are appended there.
+  double face(int a, std::int64_t i, Points& batch, std::vector<LineMove>* moves = nullptr) const {
     const auto ic = s.coords(i);
     // The cross-section's cuts per other active axis.
     std::array<std::vector<double>, 3>& across = batch.cuts;
@@ -1002,6 +1071,18 @@ struct Materials {
     }
     double sum = 0.0, weight = 0.0, first = -1.0;
     bool one = true;  // every line alike (one material throughout): that value exactly
+    // The lines beyond a contact: their lower node across, conductance and width.
+    struct Gone {
+      std::int64_t to;
+      double K, w;
+    };
+    std::vector<Gone> gone;
+    std::int64_t j = -1;
+    if (moves && contacts.any()) {
+      std::int64_t stride = 1;
+      for (int b = 0; b < a; ++b) stride *= s.n[b];
+      j = ic[a] + 1 < s.n[a] ? i + stride : i - (s.n[a] - 1) * stride;
+    }
     const auto pieces = [&](int b) { return std::max<std::size_t>(across[b].size() - 1, 1); };
     for (std::size_t pz = 0; pz < pieces(2); ++pz)
       for (std::size_t py = 0; py < pieces(1); ++py)
@@ -1018,11 +1099,25 @@ struct Materials {
           }
           if (w <= 0.0) continue;
           const double K = line_conductance(a, x, i, batch, strip[0], strip[1]);
+          weight += w;
+          if (j >= 0 && !batch.material.empty() &&
+              std::all_of(batch.material.begin(), batch.material.end(),
+                          [&](std::int32_t mat) { return mat == batch.material.front(); })) {
+            const std::int64_t to = line_beyond_contact(a, i, j, ic, x, batch.material.front());
+            if (to >= 0) {
+              gone.push_back({to, K, w});
+              one = false;
+              continue;
+            }
+          }
           if (first < 0.0) first = K;
           one = one && K == first;
           sum += w * K;
-          weight += w;
         }
+    if (moves && !gone.empty()) {
+      const double area = s.cross_section(a, i);
+      for (const Gone& g : gone) moves->push_back({g.to, i, g.K * g.w / weight * area});
+    }
     return one ? first : sum / weight;
   }
 };
@@ -1746,10 +1841,13 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     const std::int64_t nx = s.n[0], ny = s.n[1], nz = s.n[2];
     const bool open = !s.periodic[a];
     const std::int64_t x_end = a == 0 && open ? nx - 1 : nx;
+    // The lines beyond a contact (Materials::face), moved to their faces after the sweep.
+    std::vector<Materials::LineMove> line_moves;
 #pragma omp parallel if (np >= 4096)
     {
       Points batch;
-#pragma omp for collapse(2) schedule(dynamic, 16)
+      std::vector<Materials::LineMove> mine;
+#pragma omp for collapse(2) schedule(dynamic, 16) nowait
       for (std::int64_t z = 0; z < nz; ++z)
         for (std::int64_t y = 0; y < ny; ++y) {
           if (open && ((a == 1 && y == ny - 1) || (a == 2 && z == nz - 1))) continue;
@@ -1766,11 +1864,20 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           for (std::int64_t x = 0; x < x_end; ++x) {
             const std::int32_t mat = row_id[x];
             row_face[x] = near_node[row + x]
-                              ? m.face(a, row + x, batch)
+                              ? m.face(a, row + x, batch, &mine)
                               : (mat == kVoid ? k_void : k_table[static_cast<std::size_t>(mat)]);
           }
         }
+#pragma omp critical
+      line_moves.insert(line_moves.end(), mine.begin(), mine.end());
     }
+    // In the order of (to, from), so that the faces do not depend on the threads' split.
+    std::stable_sort(line_moves.begin(), line_moves.end(),
+                     [](const Materials::LineMove& p, const Materials::LineMove& q) {
+                       return p.to != q.to ? p.to < q.to : p.from < q.from;
+                     });
+    for (const Materials::LineMove& mv : line_moves)
+      face[static_cast<std::size_t>(mv.to)] += mv.amount / s.cross_section(a, mv.to);
   }
   fold_sliver_faces(s, ids, folds, out.faces);
   if (m.any_void) {

@@ -240,6 +240,64 @@ TEST(Contacts, AContactMeetingAConvectiveFaceOnANodePlaneConvergesAtSecondOrder)
   }
 }
 
+// A silicon layer over an aluminium base, 30 x 10 mm, the interface at `interface` with R'' =
+// 1e-4 between, heated in the silicon over x in [10, 20] mm (100 W/m), cooled below (h = 1000)
+// and above (h = 10) and at x = 0 (h = 500): heat flows along the interface into the base and
+// out to the side. `al_first`: the base over everywhere and the layer a box over it; else the
+// layer over everywhere and the base a box. h in mm = 1 / 3^level.
+Case layer_on_base(double interface, int level, bool al_first) {
+  Case c;
+  c.grid.dims = 2;
+  const std::int64_t n = 30 * static_cast<std::int64_t>(std::pow(3, level)) + 1;
+  c.grid.n = {n, (n - 1) / 3 + 1, 1};
+  c.grid.length = {0.03, 0.01, 1.0};
+  c.materials = {material("al", 200, 2700, 900), material("si", 20, 2330, 700)};
+  if (al_first)
+    c.regions = {region("al"), region("si", box({0, interface, 0}, {0.03, 0.01, 1}))};
+  else
+    c.regions = {region("si"), region("al", box({0, 0, 0}, {0.03, interface, 1}))};
+  c.contacts = {{{"si", "al"}, 1e-4}};
+  heatsim::solver::SourceSpec src;
+  src.shape = box({0.01, interface, 0}, {0.02, 0.01, 1});
+  src.power_density = 100.0 / (0.01 * (0.01 - interface));
+  c.sources = {src};
+  const std::array<std::pair<int, double>, 3> cooled{{{0, 500.0}, {2, 1000.0}, {3, 10.0}}};
+  for (const auto& [f, transfer] : cooled) {
+    c.boundary[f].kind = BoundaryKind::convective;
+    c.boundary[f].transfer = transfer;
+    c.boundary[f].value = 300.0;
+  }
+  c.boundary[1].kind = BoundaryKind::neumann;
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  c.time.tolerance = 1e-13;
+  return c;
+}
+
+// Heat carried along a contact's interface on a node plane: the strip of each face along it
+// that lies beyond the contact from the face's nodes (the base's half of a layer node's control
+// volume) conducts at its own side's temperature, on the face of the nodes across the contact,
+// as its heat capacity does. Left on the layer's face it conducted at the layer's temperature
+// across the contact's jump: the temperature at (15, 8) mm converged at first order (304.1611,
+// 304.2351, 304.2689 K at h = 1, 1/3, 1/9 mm; now 304.28946, 304.28847, 304.28834), and the
+// regions listed in the other order, the node on the interface then the base's, met it from
+// the other side (0.17, 0.058 K apart at 1, 1/3 mm; now 0.024, 0.0028).
+TEST(Contacts, HeatAlongAContactOnANodePlaneConvergesAtSecondOrder) {
+  const auto at_probe = [](int level, bool al_first) {
+    const Case c = layer_on_base(0.006, level, al_first);
+    const std::vector<double> u = steady_field(c);
+    const std::int64_t per_mm = static_cast<std::int64_t>(std::pow(3, level));
+    return u[static_cast<std::size_t>(8 * per_mm * c.grid.n[0] + 15 * per_mm)];
+  };
+  const double reference = at_probe(2, true);
+  const double coarse = at_probe(0, true), fine = at_probe(1, true);
+  const double e0 = std::abs(coarse - reference), e1 = std::abs(fine - reference);
+  EXPECT_LT(e0, 5e-3);
+  EXPECT_GT(e0 / e1, 6.0) << e0 << " " << e1;
+  const double d0 = std::abs(coarse - at_probe(0, false)), d1 = std::abs(fine - at_probe(1, false));
+  EXPECT_LT(d0, 0.05);
+  EXPECT_GT(d0 / d1, 6.0) << d0 << " " << d1;
+}
+
 // The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
 // largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
 // f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
@@ -359,15 +417,22 @@ TEST(Contacts, SplitFaceTakesTheContactPieceByPiece) {
     ASSERT_EQ(ids[static_cast<std::size_t>(i)], 0);      // copper
     ASSERT_EQ(ids[static_cast<std::size_t>(i + 1)], 1);  // silicon
     // The line beside the copper: copper from x = 10 h to b, silicon to 11 h, R'' between.
+    // The silicon above the box (1.2 to 1.5 h) lies beyond the box's contact from node i: its
+    // strip conducts at the silicon's temperature, on the face of the nodes above (1.3 spacings
+    // of silicon there).
     const double beside = h / ((b - 10 * h) / kCopper + (11 * h - b) / kSilicon + R);
-    EXPECT_NEAR(fields->face(0, i, i + 1), 0.7 * beside + 0.3 * kSilicon, 1e-12 * kCopper);
-    // The face before it: copper throughout beside the box, silicon above it; no contact.
-    EXPECT_NEAR(fields->face(0, i - 1, i), 0.7 * kCopper + 0.3 * kSilicon, 1e-12 * kCopper);
+    EXPECT_NEAR(fields->face(0, i, i + 1), 0.7 * beside, 1e-12 * kCopper);
+    EXPECT_NEAR(fields->face(0, i + n0, i + n0 + 1), 1.3 * kSilicon, 1e-12 * kCopper);
+    // The face before it: copper throughout beside the box, its silicon strip above too.
+    EXPECT_NEAR(fields->face(0, i - 1, i), 0.7 * kCopper, 1e-12 * kCopper);
+    EXPECT_NEAR(fields->face(0, i + n0 - 1, i + n0), 1.3 * kSilicon, 1e-12 * kCopper);
     // Along y from (10, 1) to (10, 2): copper to 1.2 mm, silicon beyond, R'' between, over the
-    // cross-section [9.5, min(b, 10.5)] x of copper and the rest of silicon.
+    // cross-section [9.5, min(b, 10.5)] x of copper. The rest, silicon throughout, lies beyond
+    // the wall's contact from node i: on the face beside, from (11, 1) to (11, 2).
     const double copper_width = std::min(b, 10.5 * h) - 9.5 * h;
     const double up = h / (0.2 * h / kCopper + 0.8 * h / kSilicon + R);
-    EXPECT_NEAR(fields->face(1, i, i + n0), (copper_width * up + (h - copper_width) * kSilicon) / h,
+    EXPECT_NEAR(fields->face(1, i, i + n0), copper_width * up / h, 1e-12 * kCopper);
+    EXPECT_NEAR(fields->face(1, i + 1, i + 1 + n0), (2 * h - copper_width) * kSilicon / h,
                 1e-12 * kCopper);
   }
 }
