@@ -1324,7 +1324,7 @@ bool first_sub_cell(const Sampler& s, const std::array<std::int64_t, 3>& ic, dou
 }
 
 // The nodes a void node's body share goes to (fold_void_nodes): its body neighbours along the
-// axes, or, when it has none, the body nodes among its 3^d neighbours.
+// axes, or, when it has none, the nearest body nodes among its 3^d neighbours.
 std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std::int32_t>& ids,
                                            std::int64_t i) {
   const std::array<std::int64_t, 3> n = c.grid.n;
@@ -1355,16 +1355,20 @@ std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std:
       const std::int64_t j = neighbour(d);
       if (j >= 0 && body(j)) takers.push_back(j);
     }
-  if (takers.empty()) {
-    const int reach[3] = {1, c.grid.dims > 1 ? 1 : 0, c.grid.dims > 2 ? 1 : 0};
+  // Else the nearest diagonal ones: across an edge (two axes) before across a corner (three),
+  // so that a corner of the body that is the same along an axis goes along it alike at every
+  // node (a fin's tip extruded in z: taken across the corner, the nodes on the faces of z, with
+  // fewer neighbours, took more per node).
+  const int reach[3] = {1, c.grid.dims > 1 ? 1 : 0, c.grid.dims > 2 ? 1 : 0};
+  for (int axes = 2; axes <= c.grid.dims && takers.empty(); ++axes)
     for (int dz = -reach[2]; dz <= reach[2]; ++dz)
       for (int dy = -reach[1]; dy <= reach[1]; ++dy)
         for (int dx = -reach[0]; dx <= reach[0]; ++dx) {
           const int d[3] = {dx, dy, dz};
+          if ((dx != 0) + (dy != 0) + (dz != 0) != axes) continue;
           const std::int64_t j = neighbour(d);
-          if (j >= 0 && j != i && body(j)) takers.push_back(j);
+          if (j >= 0 && body(j)) takers.push_back(j);
         }
-  }
   return takers;
 }
 
@@ -1373,7 +1377,8 @@ std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std:
 // from it crosses the void, so no face conducts to it: left there, that part would be cut off
 // (a steady solve singular, an explicit step heating it without end). Its share, times its
 // weight, goes in equal parts to its body neighbours along the axes (or, when it has none, to
-// the body nodes among its 3^d neighbours), so that every total stays as sampled. A node with
+// the nearest body nodes among its 3^d neighbours: across an edge before across a corner), so
+// that every total stays as sampled. A node with
 // no body neighbour at all keeps nothing: the body there is thinner than a spacing.
 void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
                      std::vector<double>& per_volume) {
