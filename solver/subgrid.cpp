@@ -1919,6 +1919,9 @@ void element_cuts(const Sampler& s, int a, double lo, double hi,
   at.swap(kept);
 }
 
+// k rounded up to a multiple of 4.
+std::int64_t round_up_4(std::int64_t k) { return (k + 3) / 4 * 4; }
+
 // The surface elements of box or ball `shape`: each face of a box cut at element_cuts over its
 // rectangle (active axes), clipped on the axes along the face to [lo, hi] (a face whose plane
 // lies outside [lo, hi] too, where `clip_planes`); a ball's sphere in rings of elements about
@@ -1978,8 +1981,11 @@ void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& sha
       add(x, out, 1.0);
     }
   } else if (s.dims == 2) {
-    const std::int64_t k =
-        std::max<std::int64_t>(16, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 / step)));
+    // A multiple of 4 elements, so that the circle's elements mirror across both axes through
+    // its centre (an odd count mirrored across the vertical one put its elements between the
+    // others: a hole in a mirror-symmetric plate gave a field 6.8e-4 K from symmetric).
+    const std::int64_t k = std::max<std::int64_t>(
+        16, round_up_4(static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 / step))));
     for (std::int64_t j = 0; j < k; ++j) {
       const double t = 2.0 * M_PI * (static_cast<double>(j) + 0.5) / static_cast<double>(k);
       double out[3] = {std::cos(t), std::sin(t), 0};
@@ -1997,7 +2003,7 @@ void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& sha
       const double zc = 0.5 * (z1 + z2), rho = std::sqrt(std::max(0.0, 1.0 - zc * zc));
       const double ring_area = 2.0 * M_PI * r0 * r0 * (z2 - z1);
       const std::int64_t k = std::max<std::int64_t>(
-          8, static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 * rho / step)));
+          8, round_up_4(static_cast<std::int64_t>(std::ceil(2.0 * M_PI * r0 * rho / step))));
       for (std::int64_t q = 0; q < k; ++q) {
         const double t = 2.0 * M_PI * (static_cast<double>(q) + 0.5) / static_cast<double>(k);
         double out[3] = {rho * std::cos(t), rho * std::sin(t), zc};

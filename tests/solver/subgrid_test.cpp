@@ -1560,3 +1560,54 @@ TEST(Subgrid, AFormulaInSomeCoordinatesIsLaidAsOneReadingThemAll) {
 }  // namespace
 }  // namespace heatsim_tests
 
+namespace heatsim_tests {
+namespace {
+
+// A ball void in the middle of a plate, in 2D and 3D, at spacings that do not divide its radius:
+// its surface's elements mirror across the planes through its centre (a multiple of 4 around
+// every circle), so its convective transfer does too. With an odd count (2D, 91 x 31 nodes) the
+// nodes on either side took different shares (4870 against 4495 m^2/m^3), the field 6.8e-4 K
+// from mirror-symmetric.
+TEST(Void, ABallsSurfaceMirrorsAcrossItsCentre) {
+  for (int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    Case c;
+    c.grid.dims = dims;
+    c.grid.n = dims == 2 ? std::array<std::int64_t, 3>{91, 31, 1}
+                         : std::array<std::int64_t, 3>{31, 31, 13};
+    c.grid.length = dims == 2 ? std::array<double, 3>{0.03, 0.01, 1.0}
+                              : std::array<double, 3>{0.01, 0.01, 0.004};
+    c.materials = {material("al", 200, 2700, 900)};
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.surface.kind = BoundaryKind::convective;
+    v.surface.transfer = 300.0;
+    v.surface.value = 290.0;
+    v.shape.kind = heatsim::solver::ShapeKind::ball;
+    v.shape.center = dims == 2 ? std::array<double, 3>{0.015, 0.0047, 0}
+                               : std::array<double, 3>{0.005, 0.005, 0.0021};
+    v.shape.radius = dims == 2 ? 0.0021 : 0.0017;
+    c.regions = {region("al"), v};
+    const auto f = heatsim::solver::coefficient_fields(c);
+    ASSERT_FALSE(f->transfer.empty());
+    const std::int64_t nx = c.grid.n[0], ny = c.grid.n[1], nz = c.grid.n[2];
+    double largest = 0.0, total = 0.0;
+    for (std::int64_t z = 0; z < nz; ++z)
+      for (std::int64_t y = 0; y < ny; ++y)
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const std::size_t i = static_cast<std::size_t>((z * ny + y) * nx + x);
+          const std::size_t mx = static_cast<std::size_t>((z * ny + y) * nx + (nx - 1 - x));
+          total += f->transfer[i];
+          largest = std::max(largest, std::abs(f->transfer[i] - f->transfer[mx]));
+          if (dims == 3) {  // and across y, the ball centred there too
+            const std::size_t my = static_cast<std::size_t>((z * ny + (ny - 1 - y)) * nx + x);
+            largest = std::max(largest, std::abs(f->transfer[i] - f->transfer[my]));
+          }
+        }
+    EXPECT_GT(total, 0.0);
+    EXPECT_LT(largest, 1e-9 * 300.0 / 0.001) << "W/(m^3 K)";
+  }
+}
+
+}  // namespace
+}  // namespace heatsim_tests
