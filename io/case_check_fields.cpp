@@ -2,6 +2,7 @@
 // sources and their schedules, probes, convective and heat-flux faces, the order2 scheme they
 // need, and dt against the stability limit of the coefficient fields.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "case_check.hpp"
 #include "field_inputs.hpp"
@@ -381,7 +383,7 @@ class FieldChecks {
         continue;
       }
       if (region.is_void) {
-        check_void(p, region);
+        check_void(p, i);
         continue;
       }
       material_name(p + ".material", region.material);
@@ -407,7 +409,69 @@ class FieldChecks {
 
   // A void region: a shape that removes part of the body, and its surface's condition, whose
   // area comes from the geometry (boxes and balls).
-  void check_void(const std::string& p, const solver::RegionSpec& region) {
+  // Whether the regions after void `r` put body over all of its part of the face (axis a,
+  // side): boxes of a material that reach the face and cover, together, the void's footprint on
+  // it (the cells between all their bounds on the face's axes, each tested at its centre), or a
+  // material everywhere. A ball's footprint is covered only by the latter.
+  bool painted_over(std::size_t r, int a, int side) const {
+    const solver::ShapeSpec& sh = c_.regions[r].shape;
+    const double plane = side == 0 ? 0.0 : c_.grid.length[static_cast<std::size_t>(a)];
+    std::vector<const solver::ShapeSpec*> paint;
+    for (std::size_t k = r + 1; k < c_.regions.size(); ++k) {
+      const solver::RegionSpec& later = c_.regions[k];
+      if (later.is_void) continue;
+      if (later.shape.kind == ShapeKind::everywhere) return true;
+      const std::size_t ai = static_cast<std::size_t>(a);
+      if (later.shape.kind == ShapeKind::box &&
+          (side == 0 ? later.shape.lower[ai] <= plane : later.shape.upper[ai] >= plane))
+        paint.push_back(&later.shape);
+    }
+    if (sh.kind != ShapeKind::box || paint.empty()) return false;
+    // The footprint's cells per axis of the face: its bounds and the boxes' inside them.
+    std::array<std::vector<double>, 3> at;
+    for (int b = 0; b < c_.grid.dims; ++b) {
+      if (b == a) continue;
+      const std::size_t bi = static_cast<std::size_t>(b);
+      const double lo = std::max(sh.lower[bi], 0.0),
+                   hi = std::min(sh.upper[bi], c_.grid.length[bi]);
+      std::vector<double>& cut = at[bi];
+      cut = {lo, hi};
+      for (const solver::ShapeSpec* q : paint)
+        for (double x : {q->lower[bi], q->upper[bi]})
+          if (x > lo && x < hi) cut.push_back(x);
+      std::sort(cut.begin(), cut.end());
+    }
+    const auto covered = [&](const double* x) {
+      return std::any_of(paint.begin(), paint.end(), [&](const solver::ShapeSpec* q) {
+        for (int b = 0; b < c_.grid.dims; ++b) {
+          const std::size_t bi = static_cast<std::size_t>(b);
+          if (b != a && (x[b] < q->lower[bi] || x[b] > q->upper[bi])) return false;
+        }
+        return true;
+      });
+    };
+    // Every cell's centre (on the face's own axis and the axes the grid lacks: one cell).
+    const auto pieces = [&](int b) {
+      return at[static_cast<std::size_t>(b)].size() < 2
+                 ? std::size_t{1}
+                 : at[static_cast<std::size_t>(b)].size() - 1;
+    };
+    for (std::size_t k2 = 0; k2 < pieces(2); ++k2)
+      for (std::size_t k1 = 0; k1 < pieces(1); ++k1)
+        for (std::size_t k0 = 0; k0 < pieces(0); ++k0) {
+          const std::size_t k[3] = {k0, k1, k2};
+          double x[3] = {0, 0, 0};
+          for (int b = 0; b < 3; ++b) {
+            const std::vector<double>& cut = at[static_cast<std::size_t>(b)];
+            if (cut.size() >= 2) x[b] = 0.5 * (cut[k[b]] + cut[k[b] + 1]);
+          }
+          if (!covered(x)) return false;
+        }
+    return true;
+  }
+
+  void check_void(const std::string& p, std::size_t r) {
+    const solver::RegionSpec& region = c_.regions[r];
     if (region.shape.kind == ShapeKind::everywhere) {
       r_.error(p, "a void needs a shape (box, ball or where); as it stands it removes every node");
       return;
@@ -428,7 +492,8 @@ class FieldChecks {
         } else if (sh.kind == ShapeKind::ball) {
           touches = std::abs(sh.center[a] - plane) <= sh.radius;
         }
-        if (touches)
+        // Later regions that put body over all of that part of the face leave no void there.
+        if (touches && !painted_over(r, a, side))
           r_.error(p + shape_key(sh.kind),
                    std::string("the void reaches the Dirichlet face ") + face_names[2 * a + side] +
                        ", whose nodes would hold a temperature in no body; end the void inside "

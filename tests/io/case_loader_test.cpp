@@ -1030,6 +1030,42 @@ std::string fins_case(const std::string& boundary) {
   return text;
 }
 
+// A void over the whole domain with the body painted over it (a heat sink written as air with
+// its base and fins drawn on): where later material boxes cover all of the void's part of a
+// Dirichlet face, its nodes are body, and nothing is refused; a gap left in the cover, or the
+// cover listed before the void, is refused as before.
+TEST(CaseLoader, AVoidPaintedOverAtADirichletFaceIsNoVoidThere) {
+  const auto text = [](const std::string& regions) {
+    return "grid: {dims: 2, n: [31, 21], length: [0.03, 0.02]}\n"
+           "materials:\n"
+           "  al: {conductivity: 200, density: 2700, specific_heat: 900}\n"
+           "regions:\n" +
+           regions +
+           "boundary:\n"
+           "  all: {type: convective, h: 25, ambient: 298.15}\n"
+           "  x+: {type: dirichlet, value: 310}\n"
+           "initial: {type: constant, value: 298.15}\n"
+           "time: {method: steady}\n";
+  };
+  const std::string air =
+      "  - {material: al}\n"
+      "  - {void: true, box: {lower: [0, 0], upper: [0.03, 0.02]},\n"
+      "     surface: {type: convective, h: 50, ambient: 300}}\n";
+  const std::string base = "  - {material: al, box: {lower: [0, 0], upper: [0.03, 0.005]}}\n";
+  const std::string wall =
+      "  - {material: al, box: {lower: [0.028, 0.005], upper: [0.03, 0.02]}}\n";
+  const std::string short_wall =
+      "  - {material: al, box: {lower: [0.028, 0.005], upper: [0.03, 0.015]}}\n";
+  LoadResult ok = load_case_text(text(air + base + wall));
+  EXPECT_TRUE(ok.errors.empty()) << format_errors(ok.errors);
+  for (const std::string& regions : {air + base + short_wall, base + wall + air}) {
+    LoadResult r = load_case_text(text(regions));
+    ASSERT_EQ(r.errors.size(), 1u) << format_errors(r.errors);
+    EXPECT_NE(r.errors[0].message.find("the void reaches the Dirichlet face x+"), std::string::npos)
+        << format_errors(r.errors);
+  }
+}
+
 TEST(CaseLoader, AFaceNotReadIsNoDirichletFaceForTheVoidChecks) {
   // The control: a Dirichlet face the void reaches is an error.
   LoadResult r =
