@@ -988,8 +988,11 @@ struct Materials {
     double amount = 0.0;
   };
   // Where the line of face (i, j = i + e_a) at x lies wholly in one material `mat` beyond a
-  // contact from node i or node j (the other node holding `mat` or also beyond a contact from
-  // it): the lower node i + d of the face whose nodes both hold `mat`, one spacing across along
+  // contact from node i or node j (the other node of any material: an aluminium strip under a
+  // copper block's node on the interface plane and under the node beside the block, of a filler
+  // with no contact to the aluminium, conducted from the copper's node to the filler's, which
+  // sits at the aluminium's temperature, past the contact): the lower node i + d of the face
+  // whose nodes both take `mat` without a contact (`reaches`), one spacing across along
   // the axis of the line's largest offset from the nodes (in spacings) where there is such a
   // face, as a part of a control volume beyond a contact goes (Materials::crossing); -1: the
   // line stays. A layer along a contact: the strip of the other material that a node's face
@@ -1002,11 +1005,17 @@ struct Materials {
                                  ids[static_cast<std::size_t>(j)]};
     bool beyond = false;
     for (const std::int32_t o : own) {
-      if (o == mat) continue;
-      if (o == kVoid || !(contacts.resistance(o, mat) > 0.0)) return -1;
-      beyond = true;
+      if (o == kVoid) return -1;
+      beyond = beyond || (o != mat && contacts.resistance(o, mat) > 0.0);
     }
     if (!beyond) return -1;
+    // A node the line may conduct to: one of `mat`, or of a material in perfect contact with it
+    // (the aluminium strip under the block's corner node goes to the face between the
+    // aluminium below and the filler's node beside the block, as the strips under the filler's
+    // nodes conduct to them).
+    const auto reaches = [&](std::int32_t o) {
+      return o == mat || (o != kVoid && !(contacts.resistance(o, mat) > 0.0));
+    };
     const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
     std::int64_t to = -1;
     double farthest = 0.0;
@@ -1023,8 +1032,8 @@ struct Materials {
       if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
       if (q < 0 || q >= s.n[b]) continue;
       const std::int64_t step = (q - ic[b]) * stride[b];
-      if (ids[static_cast<std::size_t>(i + step)] != mat ||
-          ids[static_cast<std::size_t>(j + step)] != mat)
+      if (!reaches(ids[static_cast<std::size_t>(i + step)]) ||
+          !reaches(ids[static_cast<std::size_t>(j + step)]))
         continue;
       const double off = std::abs(d) / s.h[b];
       if (off > farthest) {

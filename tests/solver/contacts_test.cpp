@@ -298,6 +298,47 @@ TEST(Contacts, HeatAlongAContactOnANodePlaneConvergesAtSecondOrder) {
   EXPECT_GT(d0 / d1, 6.0) << d0 << " " << d1;
 }
 
+// A copper block (x < 6 mm, 2 < y < 4 mm, 100 W/m) on an aluminium base with R'' = 5e-5
+// between, cooled below (h = 3000); beside the block a filler of k = 1e-6 with no contact to
+// the aluminium, or a void. The interface lies on a node plane, whose nodes beyond the block are
+// the filler's: the aluminium strips under the block's corner node and under the filler's nodes
+// conducted from the copper's node to the filler's (at the aluminium's temperature) past the
+// contact. Now the near-insulating filler gives the void's answer.
+TEST(Contacts, AContactEndingBesideAFillerIsNotShortCircuited) {
+  const auto block_top = [](double h, bool filler) {
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {std::lround(0.01 / h) + 1, std::lround(0.004 / h) + 1, 1};
+    c.grid.length = {0.01, 0.004, 1.0};
+    c.materials = {material("al", 237, 2700, 900), material("cu", 401, 8960, 385),
+                   material("fill", 1e-6, 1900, 900)};
+    heatsim::solver::RegionSpec beside = region("fill", box({0, 0.002, 0}, {0.01, 0.004, 1}));
+    beside.is_void = !filler;
+    const auto block = box({0, 0.002, 0}, {0.006, 0.004, 1});
+    c.regions = {region("al"), beside, region("cu", block)};
+    c.contacts = {{{"cu", "al"}, 5e-5}};
+    heatsim::solver::SourceSpec src;
+    src.shape = block;
+    src.power = 100.0;
+    c.sources = {src};
+    for (auto& f : c.boundary) f.kind = BoundaryKind::neumann;
+    c.boundary[2].kind = BoundaryKind::convective;
+    c.boundary[2].transfer = 3000.0;
+    c.boundary[2].value = 300.0;
+    c.time.method = heatsim::solver::TimeMethod::steady;
+    c.time.tolerance = 1e-13;
+    const std::vector<double> u = steady_field(c);
+    return u[static_cast<std::size_t>((c.grid.n[1] - 1) * c.grid.n[0])];  // (0, 4 mm)
+  };
+  for (double h : {0.5e-3, 0.25e-3}) {
+    SCOPED_TRACE(h);
+    const double filled = block_top(h, true), open = block_top(h, false);
+    EXPECT_GT(open, 304.0);
+    // 0.44 and 0.39 K apart before.
+    EXPECT_NEAR(filled, open, 1e-4) << "K";
+  }
+}
+
 // The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
 // largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
 // f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
