@@ -393,6 +393,8 @@ SolveReport ImplicitStepper::advance(std::vector<double>& u, std::int64_t step) 
   return report;
 }
 
+// The lowest temperature a radiating steady solve starts from (see advance_nonlinear).
+constexpr double kLeastRadiatingStart = 1.0;
 // The largest rise of a node's temperature in one outer iteration of a radiating steady solve
 // from below 100 K (above: doubling).
 constexpr double kSteadyRadiationRise = 100.0;
@@ -454,6 +456,19 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   std::vector<double> u0, u, rhs;
   field(u0);
   u = u0;
+  // A steady solve that radiates starts no lower than its radiating ambients, nor below
+  // kLeastRadiatingStart: at 0 K radiation's slope 4 eps sigma u^3 is 0, and a body cooled by
+  // radiation alone had an operator with nothing to fix its level (a box in space from the
+  // default initial 0 K stalled or diverged at the first outer iteration, by grid size). The
+  // steady answer does not depend on the start, and Newton on u^4 from above converges without
+  // the overshoot it has from below. The Dirichlet nodes take their values after.
+  if (radiating_steady) {
+    double least = kLeastRadiatingStart;
+    for (int f = 0; f < 2 * problem_.dims; ++f)
+      if (problem_.faces[f].radiates()) least = std::max(least, problem_.faces[f].schedule().at(t));
+    for (const auto& group : base_fields_->radiation) least = std::max(least, group.ambient.at(t));
+    for (double& v : u) v = std::max(v, least);
+  }
   flow_.set_fixed(t, u);
   // Backward Euler is Newton on the enthalpy h (Nedjar's form, which a melting range does not
   // throw into cycles as Newton on u does): linearised about u_k = T(h_k) with the tangent

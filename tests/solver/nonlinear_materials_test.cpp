@@ -535,6 +535,46 @@ TEST(Nonlinear, ARadiatingFaceBalancesConductionAtTheSteadyState) {
   }
 }
 
+// A plate in space: 50 W/m heated in its middle, every face radiating (eps 0.85) to 3 K, the
+// steady solve started from 0 K (the default initial value). At 0 K radiation's slope is 0 and
+// the first operator had nothing to fix its level: the solve stalled or diverged at the first
+// outer iteration at 33 and 64 nodes a side (it happened to pass at 21). The start is raised to
+// the ambient (at least 1 K): the plate, nearly isothermal, sits at the lumped balance
+// (50 / (eps sigma 0.4 m) + 3^4)^(1/4) = 225.67 K, whatever the start.
+TEST(Nonlinear, APlateCooledByRadiationAloneSolvesFromZeroKelvin) {
+  for (int n : {21, 33, 64}) {
+    SCOPED_TRACE(n);
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {n, n, 1};
+    c.grid.length = {0.1, 0.1, 1.0};
+    c.materials = {material("al", 237, 2700, 900)};
+    c.regions = {region("al")};
+    for (auto& f : c.boundary) {
+      f.kind = BoundaryKind::convective;
+      f.transfer = 0.0;
+      f.emissivity = 0.85;
+      f.value = 3.0;
+    }
+    heatsim::solver::SourceSpec src;
+    src.shape.kind = heatsim::solver::ShapeKind::box;
+    src.shape.lower = {0.04, 0.04, 0};
+    src.shape.upper = {0.06, 0.06, 1};
+    src.power = 50.0;
+    c.sources = {src};
+    const std::size_t points = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    const std::vector<double> cold =
+        solve(c, std::vector<double>(points, 0.0), mg::TimeMethod::steady);
+    const std::vector<double> warm =
+        solve(c, std::vector<double>(points, 300.0), mg::TimeMethod::steady);
+    const double lumped = std::pow(50.0 / (0.85 * kStefanBoltzmann * 0.4) + std::pow(3.0, 4), 0.25);
+    for (std::size_t i = 0; i < points; ++i) {
+      EXPECT_NEAR(cold[i], lumped, 0.5) << "node " << i;
+      EXPECT_NEAR(cold[i], warm[i], 1e-8 * lumped) << "node " << i;
+    }
+  }
+}
+
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
 double neumann_lambda(double stefan) {
   double lo = 1e-6, hi = 3.0;
