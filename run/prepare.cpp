@@ -387,7 +387,8 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
-  if (!ringing.empty()) warn_once("{}: time.dt: {}", path, ringing);
+  if (!ringing.empty())
+    warn_once("{}: time.dt: {}{}", path, ringing, line_of(run.lines, "time.dt"));
   // An implicit method is stable at any dt, but `dt: auto` (dt left out) still takes 0.9 of
   // the explicit limit: as many solves as the explicit steps, each costing several sweeps.
   const solver::TimeMethod method = run.case_.time.method;

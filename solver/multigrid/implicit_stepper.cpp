@@ -50,14 +50,24 @@ std::string large_step_warning(TimeMethod m, double dt, double dt_limit) {
   if (!(factor < kRingingFactor)) return {};
   // r = 3 gives the factor -0.5: the largest step that keeps the stiffest mode's decay.
   const double r_max = (1.0 - kRingingFactor) / (1.0 + kRingingFactor);
-  char text[640];
+  // How fast the ringing fades: the steps it takes to fall to a hundredth.
+  const double to_hundredth = std::log(0.01) / std::log(std::abs(factor));
+  char decay[120];
+  if (std::abs(factor) > 0.9)
+    std::snprintf(decay, sizeof decay, "hardly decays (a hundredth after %.0f steps)",
+                  to_hundredth);
+  else
+    std::snprintf(decay, sizeof decay, "falls to a hundredth only after %.0f steps",
+                  std::ceil(to_hundredth));
+  char text[700];
   std::snprintf(text, sizeof text,
                 "crank-nicolson at dt = %.6g, %.3g times the explicit limit %.6g, multiplies the "
-                "stiffest mode by %.6f per step: it flips sign every step and hardly decays, so "
-                "a heated node, a sharp initial edge or a sudden boundary change rings for many "
-                "steps; use bdf2 (second order, damps it) or backward-euler, or a dt of at most "
-                "%.6g (%g explicit limits, factor %g)",
-                dt, dt / dt_limit, dt_limit, factor, r_max * dt_limit, r_max, kRingingFactor);
+                "stiffest mode by %.6f per step: it flips sign every step and %s, so a heated "
+                "node, a sharp initial edge or a sudden boundary change rings; use bdf2 (second "
+                "order, damps it) or backward-euler, or a dt of at most %.6g (%g explicit limits, "
+                "factor %g)",
+                dt, dt / dt_limit, dt_limit, factor, decay, r_max * dt_limit, r_max,
+                kRingingFactor);
   return text;
 }
 

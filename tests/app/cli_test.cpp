@@ -883,6 +883,13 @@ TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
                             "most"),
             std::string::npos)
       << far.output;
+  // How long the ringing lasts: the steps to a hundredth, ln 0.01 / ln |factor|; and the line.
+  ASSERT_TRUE(
+      std::regex_search(far.output, m, std::regex(R"(a hundredth (only )?after ([0-9]+) steps)")))
+      << far.output;
+  const double factor = std::abs((1 - r) / (1 + r));
+  EXPECT_NEAR(std::stod(m[2]), std::log(0.01) / std::log(factor), 1.0) << far.output;
+  EXPECT_NE(far.output.find("factor -0.5) (line "), std::string::npos) << far.output;
 
   const std::string modest_dt = std::to_string(2.5 * limit);
   const Result modest =
