@@ -564,36 +564,79 @@ struct Materials {
     double d[3] = {0, 0, 0};
     bool whole = false;
   };
-  Crossing crossing(std::int64_t i, const std::array<std::int64_t, 3>& ic, const double* x,
-                    std::int32_t mat) const {
-    Crossing c;
+  // The most ways across of one sub-cell (crossings): three axes, or three edges' diagonals.
+  static constexpr int kMaxCrossings = 4;
+  // The ways across of a sub-cell at x holding `mat` in node i's control volume: the neighbour
+  // along the axis of its largest offset (in spacings) that holds `mat`, or every one of those
+  // whose offsets are equal to within 1e-9 (the sub-cell then goes in equal parts: a choice of
+  // one by the axes' order, or by the rounding of the offsets, broke the symmetry of a ball, or
+  // of a cube's corner, between the axes), into `out`; the count (0: it stays). Beyond a
+  // contact with no such neighbour along an axis (the corner of a copper square whose node
+  // planes are the aluminium's: its quarter of the corner node's control volume), the nearest
+  // diagonal neighbour toward it that holds `mat` (across an edge before a corner; equal ones
+  // in equal parts): the part goes whole to the copper beyond the contact.
+  int crossings(std::int64_t i, const std::array<std::int64_t, 3>& ic, const double* x,
+                std::int32_t mat, Crossing* out) const {
     const std::int32_t own = ids[static_cast<std::size_t>(i)];
-    if (mat == own || mat == kVoid || own == kVoid) return c;
+    if (mat == own || mat == kVoid || own == kVoid) return 0;
     const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
-    double farthest = 0.0;
+    double d[3] = {0, 0, 0}, off[3] = {0, 0, 0};
+    std::int64_t step[3] = {0, 0, 0};  // toward the sub-cell, per axis (0: none that way)
     for (int a = 0; a < s.dims; ++a) {
-      double& d = c.d[a];
-      d = x[a] - static_cast<double>(ic[a]) * s.h[a];
+      d[a] = x[a] - static_cast<double>(ic[a]) * s.h[a];
       if (s.periodic[a]) {
         const double period = static_cast<double>(s.n[a]) * s.h[a];
-        if (d > 0.5 * period) d -= period;
-        if (d < -0.5 * period) d += period;
+        if (d[a] > 0.5 * period) d[a] -= period;
+        if (d[a] < -0.5 * period) d[a] += period;
       }
-      if (d == 0.0) continue;
-      std::int64_t q = ic[a] + (d > 0.0 ? 1 : -1);
+      if (d[a] == 0.0) continue;
+      std::int64_t q = ic[a] + (d[a] > 0.0 ? 1 : -1);
       if (s.periodic[a]) q = (q + s.n[a]) % s.n[a];
       if (q < 0 || q >= s.n[a]) continue;
-      const std::int64_t j = i + (q - ic[a]) * stride[a];
-      if (ids[static_cast<std::size_t>(j)] != mat) continue;
-      const double off = std::abs(d) / s.h[a];
-      if (off > farthest) {
-        farthest = off;
+      step[a] = (q - ic[a]) * stride[a];
+      off[a] = std::abs(d[a]) / s.h[a];
+    }
+    const bool contact = contacts.resistance(own, mat) > 0.0;
+    const auto holds = [&](std::int64_t j) { return ids[static_cast<std::size_t>(j)] == mat; };
+    int count = 0;
+    // The candidates of `axes` axes at once (1: along an axis; 2, 3: diagonals), the one of the
+    // largest least offset, ties kept.
+    for (int axes = 1; axes <= (contact ? s.dims : 1) && count == 0; ++axes) {
+      double best = 0.0;
+      for (int mask = 1; mask < (1 << s.dims); ++mask) {
+        int bits = 0, first = -1;
+        double least = std::numeric_limits<double>::infinity();
+        std::int64_t j = i;
+        bool ok = true;
+        for (int a = 0; a < s.dims; ++a) {
+          if (!(mask & (1 << a))) continue;
+          ++bits;
+          if (step[a] == 0) ok = false;
+          if (first < 0) first = a;
+          least = std::min(least, off[a]);
+          j += step[a];
+        }
+        if (bits != axes || !ok || !holds(j)) continue;
+        if (count > 0 && least < best * (1.0 - 1e-9)) continue;
+        if (count == 0 || least > best * (1.0 + 1e-9)) {
+          count = 0;
+          best = least;
+        }
+        Crossing& c = out[count++];
+        c = Crossing{};
         c.to = j;
-        c.axis = a;
+        c.axis = first;
+        for (int a = 0; a < 3; ++a) c.d[a] = d[a];
+        c.whole = contact;
       }
     }
-    c.whole = c.to >= 0 && contacts.resistance(own, mat) > 0.0;
-    return c;
+    return count;
+  }
+  // The first of crossings(), or none.
+  Crossing crossing(std::int64_t i, const std::array<std::int64_t, 3>& ic, const double* x,
+                    std::int32_t mat) const {
+    Crossing c[kMaxCrossings];
+    return crossings(i, ic, x, mat, c) > 0 ? c[0] : Crossing{};
   }
   // For a crossing without a contact: the point a hundred-thousandth of the way from the node
   // toward the sub-cell (a millionth of a spacing or more: far beyond the node test's 1e-9,
@@ -987,37 +1030,44 @@ struct Materials {
     std::int64_t to = 0, from = 0;
     double amount = 0.0;
   };
-  // Where the line of face (i, j = i + e_a) at x lies wholly in one material `mat` beyond a
-  // contact from node i or node j (the other node of any material: an aluminium strip under a
-  // copper block's node on the interface plane and under the node beside the block, of a filler
-  // with no contact to the aluminium, conducted from the copper's node to the filler's, which
-  // sits at the aluminium's temperature, past the contact): the lower node i + d of the face
-  // whose nodes both take `mat` without a contact (`reaches`), one spacing across along
-  // the axis of the line's largest offset from the nodes (in spacings) where there is such a
-  // face, as a part of a control volume beyond a contact goes (Materials::crossing); -1: the
-  // line stays. A layer along a contact: the strip of the other material that a node's face
-  // crosses conducts at that material's temperature, beyond the contact's jump.
-  std::int64_t line_beyond_contact(int a, std::int64_t i, std::int64_t j,
-                                   const std::array<std::int64_t, 3>& ic, const double* x,
-                                   std::int32_t mat) const {
-    if (mat == kVoid) return -1;
-    const std::int32_t own[2] = {ids[static_cast<std::size_t>(i)],
-                                 ids[static_cast<std::size_t>(j)]};
-    bool beyond = false;
-    for (const std::int32_t o : own) {
-      if (o == kVoid) return -1;
-      beyond = beyond || (o != mat && contacts.resistance(o, mat) > 0.0);
-    }
-    if (!beyond) return -1;
-    // A node the line may conduct to: one of `mat`, or of a material in perfect contact with it
-    // (the aluminium strip under the block's corner node goes to the face between the
-    // aluminium below and the filler's node beside the block, as the strips under the filler's
-    // nodes conduct to them).
-    const auto reaches = [&](std::int32_t o) {
-      return o == mat || (o != kVoid && !(contacts.resistance(o, mat) > 0.0));
-    };
+  // A line of a face (Materials::face) whose end lies in material `end` (line_ends) beside a
+  // piece of `mat` (the line counts the contact between the two): whether node material `o`
+  // takes the line at that end, so that the line's conductance is the one between the node and
+  // the line's far end. It does where it is the end's material, or in perfect contact with it
+  // where the line counts at least the contact between `o` and `mat` there; not where a contact
+  // lies between the node and the line that the line does not count (the node's material ends
+  // within its control volume and the line starts beyond it).
+  bool joins(std::int32_t o, std::int32_t end, std::int32_t mat) const {
+    if (o == kVoid) return false;
+    if (o == end) return true;
+    return !(contacts.resistance(o, end) > 0.0) &&
+           contacts.resistance(end, mat) >= contacts.resistance(o, mat);
+  }
+  // Where node i or node j does not join the line of face (i, j = i + e_a) at x (joins; its
+  // first and last pieces' materials `pieces`, its ends' `ends`, no void on it): the lower node
+  // i + d of the face whose nodes both join it, one spacing across along the axis of the line's
+  // largest offset from the nodes (in spacings), as a part of a control volume beyond a contact
+  // goes with its capacity, into `to` (two such axes at equal offsets: both, the line in halves);
+  // the count (0: the line stays).
+  // A layer on a base along their contact: the strip of the base that a layer node's face
+  // crosses conducts on the face of the base's nodes, at the base's side of the contact's jump
+  // (left at the layer's nodes, heat along the interface converged at first order). Beside a
+  // third material (an aluminium strip under a copper block's corner node, beside it a filler
+  // with no contact to the aluminium): the strip goes to the face of the aluminium and the
+  // filler's nodes, which join it. At a square's corner whose node planes are the other
+  // material's: the copper strip along the square's side, on the face of the aluminium nodes
+  // on the planes through the corner, goes to the face from the copper node to the aluminium
+  // node beyond the square's top, whose contact the line counts at its end.
+  int line_beyond_contact(int a, std::int64_t i, std::int64_t j,
+                          const std::array<std::int64_t, 3>& ic, const double* x,
+                          const std::int32_t* pieces, const std::int32_t* ends,
+                          std::int64_t* to) const {
+    if (!contacts.any()) return 0;
+    if (joins(ids[static_cast<std::size_t>(i)], ends[0], pieces[0]) &&
+        joins(ids[static_cast<std::size_t>(j)], ends[1], pieces[1]))
+      return 0;
     const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
-    std::int64_t to = -1;
+    int count = 0;
     double farthest = 0.0;
     for (int b = 0; b < s.dims; ++b) {
       if (b == a) continue;
@@ -1032,16 +1082,18 @@ struct Materials {
       if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
       if (q < 0 || q >= s.n[b]) continue;
       const std::int64_t step = (q - ic[b]) * stride[b];
-      if (!reaches(ids[static_cast<std::size_t>(i + step)]) ||
-          !reaches(ids[static_cast<std::size_t>(j + step)]))
+      if (!joins(ids[static_cast<std::size_t>(i + step)], ends[0], pieces[0]) ||
+          !joins(ids[static_cast<std::size_t>(j + step)], ends[1], pieces[1]))
         continue;
       const double off = std::abs(d) / s.h[b];
-      if (off > farthest) {
+      if (count > 0 && off < farthest * (1.0 - 1e-9)) continue;
+      if (count == 0 || off > farthest * (1.0 + 1e-9)) {
         farthest = off;
-        to = i + step;
+        count = 0;
       }
+      to[count++] = i + step;
     }
-    return to;
+    return count;
   }
 
   // The face between node i and i + e_a (or the wrap), sampled. With `moves`, the lines beyond
@@ -1080,7 +1132,7 @@ struct Materials {
     }
     double sum = 0.0, weight = 0.0, first = -1.0;
     bool one = true;  // every line alike (one material throughout): that value exactly
-    // The lines beyond a contact: their lower node across, conductance and width.
+    // The lines beyond a contact: their lower node across, conductance and width (its share).
     struct Gone {
       std::int64_t to;
       double K, w;
@@ -1110,11 +1162,15 @@ struct Materials {
           const double K = line_conductance(a, x, i, batch, strip[0], strip[1]);
           weight += w;
           if (j >= 0 && !batch.material.empty() &&
-              std::all_of(batch.material.begin(), batch.material.end(),
-                          [&](std::int32_t mat) { return mat == batch.material.front(); })) {
-            const std::int64_t to = line_beyond_contact(a, i, j, ic, x, batch.material.front());
-            if (to >= 0) {
-              gone.push_back({to, K, w});
+              std::none_of(batch.material.begin(), batch.material.end(),
+                           [](std::int32_t mat) { return mat == kVoid; })) {
+            std::int32_t ends[2] = {-1, -1};
+            line_ends(a, x, i, ends);
+            const std::int32_t pieces[2] = {batch.material.front(), batch.material.back()};
+            std::int64_t to[2] = {-1, -1};
+            const int ways = line_beyond_contact(a, i, j, ic, x, pieces, ends, to);
+            if (ways > 0) {
+              for (int k = 0; k < ways; ++k) gone.push_back({to[k], K, w / ways});
               one = false;
               continue;
             }
@@ -1205,9 +1261,8 @@ bool finish_targets(const std::vector<double>& volumes, std::vector<std::int64_t
 // be left). True when some sub-cell goes. The points the shares need are classified together
 // (Materials::classify: a `where` shape evaluated in blocks, the bits of Materials::at).
 bool interface_targets(const Materials& m, std::int64_t i, const std::array<std::int64_t, 3>& ic,
-                       const Points& b, const std::vector<double>& volumes,
-                       std::vector<std::int64_t>& to, std::vector<double>& share,
-                       CrossingPoints& cp) {
+                       Points& b, std::vector<double>& volumes, std::vector<std::int64_t>& to,
+                       std::vector<double>& share, CrossingPoints& cp) {
   to.assign(volumes.size(), -1);
   share.assign(volumes.size(), 0.0);
   if (!m.several_materials) return false;
@@ -1221,16 +1276,34 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
   Points& p = cp.points;
   p.clear();
   cp.length.clear();
+  std::vector<Materials::Crossing>& crossing = cp.crossing;
+  crossing.assign(volumes.size(), Materials::Crossing{});
+  // Each sub-cell's ways across (Materials::crossings); one with several goes in equal parts:
+  // its copies, a part each, are appended to the sub-cells (b, volumes) with their ways.
+  const std::size_t given = volumes.size();
+  for (std::size_t k = 0; k < given; ++k) {
+    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
+    Materials::Crossing ways[Materials::kMaxCrossings];
+    const int count = m.crossings(i, ic, x, b.material[k], ways);
+    if (count == 0) continue;
+    crossing[k] = ways[0];
+    if (count == 1) continue;
+    volumes[k] /= count;
+    for (int w = 1; w < count; ++w) {
+      b.add(x);
+      b.material.push_back(b.material[k]);
+      volumes.push_back(volumes[k]);
+      crossing.push_back(ways[w]);
+    }
+  }
+  to.assign(volumes.size(), -1);
+  share.assign(volumes.size(), 0.0);
   cp.first.assign(volumes.size(), kNone);
   cp.middle.assign(volumes.size(), 0);
   cp.last.assign(volumes.size(), 0);
-  std::vector<Materials::Crossing>& crossing = cp.crossing;
-  crossing.resize(volumes.size());
   // First the node-side test points: a crossing whose point holds `mat` stays at node i.
   for (std::size_t k = 0; k < volumes.size(); ++k) {
-    const double x[3] = {b.x[0][k], b.x[1][k], b.x[2][k]};
-    const Materials::Crossing c = m.crossing(i, ic, x, b.material[k]);
-    crossing[k] = c;
+    const Materials::Crossing& c = crossing[k];
     if (c.to < 0) continue;
     if (c.whole) {
       to[k] = c.to;

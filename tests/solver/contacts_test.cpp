@@ -339,6 +339,78 @@ TEST(Contacts, AContactEndingBesideAFillerIsNotShortCircuited) {
   }
 }
 
+// A copper square (or cube) [0, 6 mm]^d in aluminium (k = 20) with R'' = 1e-4 between, heated
+// in the copper, cooled on the upper faces (h = 3000): its bounds on node planes, the regions
+// listed so that those planes are the copper's (copper last) or the aluminium's (aluminium
+// boxes last). The temperature at the origin.
+double corner_case(int dims, double h, bool copper_last) {
+  Case c;
+  c.grid.dims = dims;
+  const std::int64_t n = std::lround(0.01 / h) + 1;
+  c.grid.n = {n, n, dims == 3 ? n : 1};
+  c.grid.length = {0.01, 0.01, dims == 3 ? 0.01 : 1.0};
+  c.materials = {material("al", 20, 2700, 900), material("cu", 401, 8960, 385)};
+  const double top = dims == 3 ? 0.006 : 1.0;
+  const auto square = box({0, 0, 0}, {0.006, 0.006, top});
+  if (copper_last) {
+    c.regions = {region("al"), region("cu", square)};
+  } else {
+    c.regions = {region("cu"), region("al", box({0.006, 0, 0}, {0.01, 0.01, 1})),
+                 region("al", box({0, 0.006, 0}, {0.01, 0.01, 1}))};
+    if (dims == 3) c.regions.push_back(region("al", box({0, 0, 0.006}, {0.01, 0.01, 0.01})));
+  }
+  c.contacts = {{{"cu", "al"}, 1e-4}};
+  heatsim::solver::SourceSpec src;
+  src.shape = square;
+  src.power = dims == 3 ? 1.0 : 100.0;
+  c.sources = {src};
+  for (auto& f : c.boundary) f.kind = BoundaryKind::neumann;
+  for (int a = 0; a < dims; ++a) {
+    c.boundary[2 * a + 1].kind = BoundaryKind::convective;
+    c.boundary[2 * a + 1].transfer = 3000.0;
+    c.boundary[2 * a + 1].value = 300.0;
+  }
+  c.time.method = heatsim::solver::TimeMethod::steady;
+  c.time.tolerance = 1e-13;
+  const std::vector<double> u = steady_field(c);
+  if (dims == 3) {  // the cube's field is the same under every swap of two axes
+    double apart = 0.0;
+    for (std::int64_t z = 0; z < n; ++z)
+      for (std::int64_t y = 0; y < n; ++y)
+        for (std::int64_t x = 0; x < n; ++x) {
+          const auto at = [&](std::int64_t a, std::int64_t b, std::int64_t d) {
+            return static_cast<std::size_t>((d * n + b) * n + a);
+          };
+          for (const std::size_t j : {at(y, x, z), at(z, y, x), at(x, z, y)})
+            apart = std::max(apart, std::abs(u[at(x, y, z)] - u[j]));
+        }
+    EXPECT_LT(apart, 1e-8) << "K from symmetric, h = " << h;
+  }
+  return u[0];
+}
+
+// The square's corner node on the aluminium's planes: the copper strip along the square's side
+// in the aluminium nodes' control volumes conducted between aluminium nodes past the contact
+// (first order, 304.2217, 304.1849, 304.1671 K at h = 0.5, 0.25, 0.125 mm against the copper's
+// planes' 304.1545, 304.1512, 304.1505); it now goes to the copper node's face with the
+// contact at its end, and both orders converge at second order to one answer. The cube: the
+// aluminium's planes 0.13 K from the copper's at 0.5 mm (now 0.03), and the copper's planes'
+// field 8.5e-3 K from symmetric under a swap of axes (a line at equal offsets across two
+// axes went to the first one's face; now to both in halves).
+TEST(Contacts, ACornerOnTheOtherMaterialsNodePlanesConvergesAtSecondOrder) {
+  const double copper[3] = {corner_case(2, 0.5e-3, true), corner_case(2, 0.25e-3, true),
+                            corner_case(2, 0.125e-3, true)};
+  const double al[3] = {corner_case(2, 0.5e-3, false), corner_case(2, 0.25e-3, false),
+                        corner_case(2, 0.125e-3, false)};
+  for (const double* v : {copper, al}) {
+    const double d1 = v[0] - v[1], d2 = v[1] - v[2];
+    EXPECT_GT(d1 / d2, 3.0) << v[0] << " " << v[1] << " " << v[2];
+  }
+  EXPECT_LT(std::abs(copper[2] - al[2]), 3e-3);
+  const double cube_copper = corner_case(3, 0.5e-3, true), cube_al = corner_case(3, 0.5e-3, false);
+  EXPECT_LT(std::abs(cube_copper - cube_al), 0.05);
+}
+
 // The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
 // largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
 // f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
