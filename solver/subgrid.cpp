@@ -1093,6 +1093,78 @@ struct Materials {
       }
       to[count++] = i + step;
     }
+    return count > 0 ? count : -1;
+  }
+  // A line of face (i, j = i + e_a) at x wholly in one material that no face across joins
+  // (line_beyond_contact gave -1: a foil thinner than a spacing between two other materials,
+  // with a contact on either side, in node i's control volume): the share of it that goes to
+  // the face one spacing across along the axis of its largest offset (its lower node), the
+  // rest staying, as if the foil's temperature lay between the two sides' nodes':
+  // R_i / (R_i + R_j), the resistances along that axis from node i to the line and from
+  // the line to the node across, each contact on the way counted (Materials::PathSum); at
+  // equal offsets on two axes, each takes half the line so. Into `across` and `share`, the
+  // count (0: no such face). Left whole on one side, the foil spread heat at that side's
+  // temperature, past its contact.
+  int line_share_across(int a, std::int64_t i, std::int64_t j,
+                        const std::array<std::int64_t, 3>& ic, const double* x,
+                        std::int64_t* across, double* share) const {
+    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
+    int axes[2] = {-1, -1}, count = 0;
+    double offsets[2] = {0, 0}, farthest = 0.0;
+    std::int64_t steps[2] = {0, 0};
+    for (int b = 0; b < s.dims; ++b) {
+      if (b == a) continue;
+      double d = x[b] - static_cast<double>(ic[b]) * s.h[b];
+      if (s.periodic[b]) {
+        const double period = static_cast<double>(s.n[b]) * s.h[b];
+        if (d > 0.5 * period) d -= period;
+        if (d < -0.5 * period) d += period;
+      }
+      if (d == 0.0) continue;
+      std::int64_t q = ic[b] + (d > 0.0 ? 1 : -1);
+      if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
+      if (q < 0 || q >= s.n[b]) continue;
+      const std::int64_t k = (q - ic[b]) * stride[b];
+      if (ids[static_cast<std::size_t>(i + k)] == kVoid ||
+          ids[static_cast<std::size_t>(j + k)] == kVoid)
+        continue;
+      const double off = std::abs(d) / s.h[b];
+      if (count > 0 && off < farthest * (1.0 - 1e-9)) continue;
+      if (count == 0 || off > farthest * (1.0 + 1e-9)) {
+        farthest = off;
+        count = 0;
+      }
+      axes[count] = b;
+      offsets[count] = d;
+      steps[count++] = k;
+    }
+    for (int c = 0; c < count; ++c) {
+      const int axis = axes[c];
+      // Along the axis through the line's middle: node, line, node across.
+      double y[3] = {x[0], x[1], x[2]};
+      y[a] = s.wrap(a, x[a] + 0.5 * s.h[a]);
+      const double node = static_cast<double>(ic[axis]) * s.h[axis], line = node + offsets[c];
+      const double other = node + (offsets[c] > 0.0 ? s.h[axis] : -s.h[axis]);
+      std::vector<double> cuts_i, cuts_j, length;
+      path_cuts(axis, y, node, line, cuts_i);
+      path_cuts(axis, y, line, other, cuts_j);
+      Points p;
+      const auto piece = [&](double len, const double* at) {
+        p.add(at);
+        length.push_back(len);
+      };
+      for_pieces(axis, y, cuts_i, piece);
+      const std::size_t middle = p.size();
+      for_pieces(axis, y, cuts_j, piece);
+      share[c] = 0.0;
+      across[c] = i + steps[c];
+      if (middle == 0 || middle == p.size()) continue;
+      classify(p, i);
+      PathSum ri{*this, axis}, rj{*this, axis};
+      for (std::size_t k = 0; k < p.size(); ++k)
+        (k < middle ? ri : rj).add(length[k], p.material[k]);
+      share[c] = crossing_weight(ri.value(), rj.value());
+    }
     return count;
   }
 
@@ -1173,6 +1245,21 @@ struct Materials {
               for (int k = 0; k < ways; ++k) gone.push_back({to[k], K, w / ways});
               one = false;
               continue;
+            }
+            if (ways < 0 && std::all_of(batch.material.begin(), batch.material.end(),
+                                        [&](std::int32_t mat) { return mat == pieces[0]; })) {
+              std::int64_t across[2] = {-1, -1};
+              double share[2] = {0.0, 0.0};
+              const int axes = line_share_across(a, i, j, ic, x, across, share);
+              if (axes > 0) {
+                for (int k = 0; k < axes; ++k) {
+                  const double part = w / axes;
+                  if (share[k] > 0.0) gone.push_back({across[k], K, part * share[k]});
+                  sum += part * (1.0 - share[k]) * K;
+                }
+                one = false;
+                continue;
+              }
             }
           }
           if (first < 0.0) first = K;
