@@ -275,8 +275,17 @@ struct Sampler {
           const double reach = std::max(std::abs(d_lo), std::abs(d_hi));
           far += reach * reach;
         }
-        const double r2 = sp.radius * sp.radius;
-        return near <= r2 && r2 <= far;
+        // Within the node test's tolerance (1e-9 of a spacing) of the neighbourhood: a surface
+        // through a node's coordinate up to the rounding (a disc of radius 8 h centred on a
+        // node, written as 0.004 (1 - 1e-12)) puts that node inside, and its neighbour's face
+        // toward it must take the contact (the surface 4e-15 m beyond the neighbourhood, the
+        // neighbour was not sampled: its face held no contact on one side of the disc and did
+        // on the other, 1.4e-3 K from symmetric).
+        double h_max = h[0];
+        for (int a = 1; a < dims; ++a) h_max = std::max(h_max, h[a]);
+        const double slack = 1e-9 * h_max;
+        const double r_out = sp.radius + slack, r_in = std::max(0.0, sp.radius - slack);
+        return near <= r_out * r_out && r_in * r_in <= far;
       }
       case ShapeKind::where: {
         const char inside = s.node_inside[static_cast<std::size_t>(i)];

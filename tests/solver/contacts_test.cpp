@@ -446,6 +446,51 @@ TEST(Contacts, AFoilBetweenTwoContactsSpreadsHeatBetweenItsSides) {
   for (double h : {0.5e-3, 0.25e-3}) EXPECT_LT(std::abs(hot(h) - resolved), 0.45) << "h = " << h;
 }
 
+// A copper disc of radius 8 spacings centred on a node in epoxy, R'' = 1e-4 at its surface, so
+// that the surface passes through the four pole nodes: written as 0.004 or as 0.004 (1 - 1e-12)
+// (the rounding of a radius computed from other numbers), the field is the same and
+// mirror-symmetric. With the smaller radius the surface lay 4e-15 m beyond the neighbourhood of
+// the node before the -x pole, which was therefore not sampled: its face to the pole node held
+// no contact, the +x one's did (1.4e-3 K from symmetric, at every grid size).
+TEST(Contacts, ADiscThroughItsPoleNodesTakesTheContactOnEverySide) {
+  const auto field = [](double radius) {
+    Case c;
+    c.grid.dims = 2;
+    c.grid.n = {41, 41, 1};
+    c.grid.length = {0.02, 0.02, 1.0};
+    c.materials = {material("epoxy", 1.0, 1200, 1000), material("cu", 400, 8960, 385)};
+    heatsim::solver::RegionSpec disc = region("cu");
+    disc.shape.kind = heatsim::solver::ShapeKind::ball;
+    disc.shape.center = {0.01, 0.01, 0};
+    disc.shape.radius = radius;
+    c.regions = {region("epoxy"), disc};
+    c.contacts = {{{"cu", "epoxy"}, 1e-4}};
+    heatsim::solver::SourceSpec src;
+    src.shape = disc.shape;
+    src.power = 1.0;
+    c.sources = {src};
+    for (auto& f : c.boundary) {
+      f.kind = BoundaryKind::dirichlet;
+      f.value = 300.0;
+    }
+    c.time.method = heatsim::solver::TimeMethod::steady;
+    c.time.tolerance = 1e-13;
+    return steady_field(c);
+  };
+  const std::vector<double> exact = field(0.004), rounded = field(0.004 * (1 - 1e-12));
+  double apart = 0.0, mirror = 0.0;
+  for (std::int64_t y = 0; y < 41; ++y)
+    for (std::int64_t x = 0; x < 41; ++x) {
+      const std::size_t i = static_cast<std::size_t>(y * 41 + x);
+      apart = std::max(apart, std::abs(exact[i] - rounded[i]));
+      mirror = std::max(mirror,
+                        std::abs(rounded[i] - rounded[static_cast<std::size_t>(y * 41 + 40 - x)]));
+    }
+  EXPECT_GT(exact[20 * 41 + 20], 300.1);
+  EXPECT_LT(apart, 1e-9) << "K";
+  EXPECT_LT(mirror, 1e-9) << "K";
+}
+
 // The wall with a source q in its copper, the contact R'' at `interface`, at n nodes: the
 // largest node error against the closed form. Copper: T = kHot + A x - q x^2 / (2 k_c); the flux
 // f(s) = q s - k_c A crosses R'' and the silicon to kCold: T_c(s) = kCold + f(s) (R'' + (L - s)
