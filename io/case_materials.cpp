@@ -442,7 +442,14 @@ void Reader::read_contacts(const YAML::Node& n, Case& c) {
     if (auto v = field(*f, "between")) {
       const std::string bp = join(p, "between");
       if (!v->IsSequence() || v->size() != 2) {
-        error(bp, *v, "expected two material names [name, name], got " + describe(*v));
+        error(bp, *v,
+              "expected two material names [name, name], got " +
+                  (v->IsSequence() ? "a list of " + std::to_string(v->size()) +
+                                         (v->size() == 1 ? " item" : " items") +
+                                         (v->size() > 2 ? " (a contact is between two "
+                                                          "materials: give one entry per pair)"
+                                                        : "")
+                                   : describe(*v)));
         ok = false;
       } else {
         for (std::size_t s = 0; s < 2; ++s) {

@@ -628,6 +628,7 @@ binary = {
 HAND_WRITTEN = {
     "ambient_sine_without_value_radiating.yaml",
     "contact_negative_resistance.yaml",
+    "contact_three_materials.yaml",
     "contact_unknown_material.yaml",
     "materials_conductivity_subnormal.yaml",
     "materials_specific_heat_subnormal.yaml",
