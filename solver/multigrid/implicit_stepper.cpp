@@ -773,18 +773,36 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   // A steady iteration that ends still climbing: the answer may lie far above the start (a
   // conductivity falling to almost nothing, or a source in the wrong units), which the field's
   // largest temperature then and now shows.
-  char climb[260] = "";
+  char climb[520] = "";
   if (steady && !u.empty() && !u0.empty()) {
     const double top = *std::max_element(u.begin(), u.end());
     const double start = *std::max_element(u0.begin(), u0.end());
+    const double bottom = *std::min_element(u.begin(), u.end());
+    // A conductivity that falls steeply over the field's range (k at the top a small share of
+    // k at the bottom) can make the steady iteration drift even from its answer (a slab whose k
+    // falls from 100 to 1 over 300-1000 K, started from the exact field, rose 280 K past it),
+    // where backward Euler with large steps reaches it.
+    double fall = 1.0;
+    if (laws && std::isfinite(top) && std::isfinite(bottom))
+      for (const kernels::TemperatureLaw& law : laws->laws)
+        if (law.varying_conductivity())
+          fall = std::min(fall, law.conductivity_ratio(top) / law.conductivity_ratio(bottom));
     if (std::isfinite(top) && top > start + change)
       std::snprintf(climb, sizeof climb,
                     "; the field's largest temperature rose from %.6g to %.6g K and still rises: "
-                    "check the units of the sources and conductivities, or give an initial "
-                    "field near the answer, or run a transient (backward-euler) towards it",
-                    start, top);
+                    "%s",
+                    start, top,
+                    fall < 0.1 ? "a conductivity falls steeply over the field's range (at its "
+                                 "top to a small share of its value at the bottom), which can "
+                                 "keep the steady iteration from settling even near the answer: "
+                                 "reach the steady state by a transient run (backward-euler with "
+                                 "steps of the body's diffusion time, to a time.end of a few of "
+                                 "them), or check the units of the sources and conductivities"
+                               : "check the units of the sources and conductivities, or give an "
+                                 "initial field near the answer, or run a transient "
+                                 "(backward-euler) towards it");
   }
-  char buffer[900];
+  char buffer[1100];
   std::snprintf(buffer, sizeof buffer,
                 "%s: the nonlinear iteration did not converge in %d outer iterations%s (the "
                 "last changed the field by %.3g K)%s%s%s",

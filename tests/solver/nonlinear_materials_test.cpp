@@ -575,6 +575,30 @@ TEST(Nonlinear, APlateCooledByRadiationAloneSolvesFromZeroKelvin) {
   }
 }
 
+// A slab whose conductivity falls from 100 to 1 W/(m K) over 300-1000 K, heated by 3e7 W/m^3
+// between faces at 300 K (Kirchhoff: its middle at 3150 K): the steady iteration drifts even
+// from the exact field, which backward Euler with large steps reaches. The failure says why
+// and names the transient, rather than pointing at the sources' units alone.
+TEST(Nonlinear, ASteeplyFallingConductivitysFailureNamesTheTransient) {
+  Case c = linear_k_rod(41, "m", 3000, 800, 1.0, 300.0, 300.0);
+  c.materials[0].conductivity = 100.0;
+  c.materials[0].conductivity_table = {{300.0, 100.0}, {1000.0, 1.0}};
+  heatsim::solver::SourceSpec q;
+  q.power_density = 3e7;
+  c.sources = {q};
+  try {
+    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady);
+    FAIL() << "the steady iteration converged";
+  } catch (const mg::SolveFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("a conductivity falls steeply over the field's range"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("reach the steady state by a transient run (backward-euler"),
+              std::string::npos)
+        << what;
+  }
+}
+
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
 double neumann_lambda(double stefan) {
   double lo = 1e-6, hi = 3.0;
