@@ -575,6 +575,39 @@ struct Materials {
   };
   // The most ways across of one sub-cell (crossings): three axes, or three edges' diagonals.
   static constexpr int kMaxCrossings = 4;
+  // The offset d of point x from node ic along axis b (wrapped on a periodic axis) and the step
+  // of the index to the neighbour that way; false where d is 0 or there is no such neighbour.
+  bool toward(int b, const std::array<std::int64_t, 3>& ic, const double* x, double& d,
+              std::int64_t& step) const {
+    d = x[b] - static_cast<double>(ic[b]) * s.h[b];
+    if (s.periodic[b]) {
+      const double period = static_cast<double>(s.n[b]) * s.h[b];
+      if (d > 0.5 * period) d -= period;
+      if (d < -0.5 * period) d += period;
+    }
+    if (d == 0.0) return false;
+    std::int64_t q = ic[b] + (d > 0.0 ? 1 : -1);
+    if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
+    if (q < 0 || q >= s.n[b]) return false;
+    const std::int64_t stride = b == 0 ? 1 : b == 1 ? s.n[0] : s.n[0] * s.n[1];
+    step = (q - ic[b]) * stride;
+    return true;
+  }
+  // The largest of the values offered, those equal to it within 1e-9 kept beside it: offer(v)
+  // says where v goes among them (-1: smaller, left out), count how many there are.
+  struct Largest {
+    double best = 0.0;
+    int count = 0;
+    int offer(double v) {
+      if (count > 0 && v < best * (1.0 - 1e-9)) return -1;
+      if (count == 0 || v > best * (1.0 + 1e-9)) {
+        best = v;
+        count = 0;
+      }
+      return count++;
+    }
+  };
+
   // The ways across of a sub-cell at x holding `mat` in node i's control volume: the neighbour
   // along the axis of its largest offset (in spacings) that holds `mat`, or every one of those
   // whose offsets are equal to within 1e-9 (the sub-cell then goes in equal parts: a choice of
@@ -588,30 +621,17 @@ struct Materials {
                 std::int32_t mat, Crossing* out) const {
     const std::int32_t own = ids[static_cast<std::size_t>(i)];
     if (mat == own || mat == kVoid || own == kVoid) return 0;
-    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
     double d[3] = {0, 0, 0}, off[3] = {0, 0, 0};
     std::int64_t step[3] = {0, 0, 0};  // toward the sub-cell, per axis (0: none that way)
-    for (int a = 0; a < s.dims; ++a) {
-      d[a] = x[a] - static_cast<double>(ic[a]) * s.h[a];
-      if (s.periodic[a]) {
-        const double period = static_cast<double>(s.n[a]) * s.h[a];
-        if (d[a] > 0.5 * period) d[a] -= period;
-        if (d[a] < -0.5 * period) d[a] += period;
-      }
-      if (d[a] == 0.0) continue;
-      std::int64_t q = ic[a] + (d[a] > 0.0 ? 1 : -1);
-      if (s.periodic[a]) q = (q + s.n[a]) % s.n[a];
-      if (q < 0 || q >= s.n[a]) continue;
-      step[a] = (q - ic[a]) * stride[a];
-      off[a] = std::abs(d[a]) / s.h[a];
-    }
+    for (int a = 0; a < s.dims; ++a)
+      if (toward(a, ic, x, d[a], step[a])) off[a] = std::abs(d[a]) / s.h[a];
     const bool contact = contacts.resistance(own, mat) > 0.0;
     const auto holds = [&](std::int64_t j) { return ids[static_cast<std::size_t>(j)] == mat; };
     int count = 0;
     // The candidates of `axes` axes at once (1: along an axis; 2, 3: diagonals), the one of the
     // largest least offset, ties kept.
     for (int axes = 1; axes <= (contact ? s.dims : 1) && count == 0; ++axes) {
-      double best = 0.0;
+      Largest largest;
       for (int mask = 1; mask < (1 << s.dims); ++mask) {
         int bits = 0, first = -1;
         double least = std::numeric_limits<double>::infinity();
@@ -626,12 +646,10 @@ struct Materials {
           j += step[a];
         }
         if (bits != axes || !ok || !holds(j)) continue;
-        if (count > 0 && least < best * (1.0 - 1e-9)) continue;
-        if (count == 0 || least > best * (1.0 + 1e-9)) {
-          count = 0;
-          best = least;
-        }
-        Crossing& c = out[count++];
+        const int at = largest.offer(least);
+        if (at < 0) continue;
+        count = largest.count;
+        Crossing& c = out[at];
         c = Crossing{};
         c.to = j;
         c.axis = first;
@@ -1075,34 +1093,18 @@ struct Materials {
     if (joins(ids[static_cast<std::size_t>(i)], ends[0], pieces[0]) &&
         joins(ids[static_cast<std::size_t>(j)], ends[1], pieces[1]))
       return 0;
-    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
-    int count = 0;
-    double farthest = 0.0;
+    Largest largest;
     for (int b = 0; b < s.dims; ++b) {
-      if (b == a) continue;
-      double d = x[b] - static_cast<double>(ic[b]) * s.h[b];
-      if (s.periodic[b]) {
-        const double period = static_cast<double>(s.n[b]) * s.h[b];
-        if (d > 0.5 * period) d -= period;
-        if (d < -0.5 * period) d += period;
-      }
-      if (d == 0.0) continue;
-      std::int64_t q = ic[b] + (d > 0.0 ? 1 : -1);
-      if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
-      if (q < 0 || q >= s.n[b]) continue;
-      const std::int64_t step = (q - ic[b]) * stride[b];
+      double d = 0.0;
+      std::int64_t step = 0;
+      if (b == a || !toward(b, ic, x, d, step)) continue;
       if (!joins(ids[static_cast<std::size_t>(i + step)], ends[0], pieces[0]) ||
           !joins(ids[static_cast<std::size_t>(j + step)], ends[1], pieces[1]))
         continue;
-      const double off = std::abs(d) / s.h[b];
-      if (count > 0 && off < farthest * (1.0 - 1e-9)) continue;
-      if (count == 0 || off > farthest * (1.0 + 1e-9)) {
-        farthest = off;
-        count = 0;
-      }
-      to[count++] = i + step;
+      const int at = largest.offer(std::abs(d) / s.h[b]);
+      if (at >= 0) to[at] = i + step;
     }
-    return count > 0 ? count : -1;
+    return largest.count > 0 ? largest.count : -1;
   }
   // A line of face (i, j = i + e_a) at x wholly in one material that no face across joins
   // (line_beyond_contact gave -1: a foil thinner than a spacing between two other materials,
@@ -1117,36 +1119,24 @@ struct Materials {
   int line_share_across(int a, std::int64_t i, std::int64_t j,
                         const std::array<std::int64_t, 3>& ic, const double* x,
                         std::int64_t* across, double* share) const {
-    const std::int64_t stride[3] = {1, s.n[0], s.n[0] * s.n[1]};
-    int axes[2] = {-1, -1}, count = 0;
-    double offsets[2] = {0, 0}, farthest = 0.0;
+    int axes[2] = {-1, -1};
+    double offsets[2] = {0, 0};
     std::int64_t steps[2] = {0, 0};
+    Largest largest;
     for (int b = 0; b < s.dims; ++b) {
-      if (b == a) continue;
-      double d = x[b] - static_cast<double>(ic[b]) * s.h[b];
-      if (s.periodic[b]) {
-        const double period = static_cast<double>(s.n[b]) * s.h[b];
-        if (d > 0.5 * period) d -= period;
-        if (d < -0.5 * period) d += period;
-      }
-      if (d == 0.0) continue;
-      std::int64_t q = ic[b] + (d > 0.0 ? 1 : -1);
-      if (s.periodic[b]) q = (q + s.n[b]) % s.n[b];
-      if (q < 0 || q >= s.n[b]) continue;
-      const std::int64_t k = (q - ic[b]) * stride[b];
+      double d = 0.0;
+      std::int64_t k = 0;
+      if (b == a || !toward(b, ic, x, d, k)) continue;
       if (ids[static_cast<std::size_t>(i + k)] == kVoid ||
           ids[static_cast<std::size_t>(j + k)] == kVoid)
         continue;
-      const double off = std::abs(d) / s.h[b];
-      if (count > 0 && off < farthest * (1.0 - 1e-9)) continue;
-      if (count == 0 || off > farthest * (1.0 + 1e-9)) {
-        farthest = off;
-        count = 0;
-      }
-      axes[count] = b;
-      offsets[count] = d;
-      steps[count++] = k;
+      const int at = largest.offer(std::abs(d) / s.h[b]);
+      if (at < 0) continue;
+      axes[at] = b;
+      offsets[at] = d;
+      steps[at] = k;
     }
+    const int count = largest.count;
     for (int c = 0; c < count; ++c) {
       const int axis = axes[c];
       // Along the axis through the line's middle: node, line, node across.
