@@ -424,6 +424,9 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
       if (c.materials[k].name == name) return k;
     return m;
   };
+  std::vector<char> held(m, 0);  // per material: whether some node holds it
+  for (const std::int32_t id : ids)
+    if (id >= 0) held[static_cast<std::size_t>(id)] = 1;
   for (std::size_t k = 0; k < c.contacts.size(); ++k) {
     const auto& pair = c.contacts[k].between;
     const std::size_t p = index(pair[0]), q = index(pair[1]);
@@ -449,12 +452,25 @@ void check_contacts(const Case& c, const std::vector<std::int32_t>& ids, check::
                     "heat balance is left at the rounding floor); materials that exchange no "
                     "heat are separated by a void");
     }
-    if (!touch[p * m + q])
+    if (!touch[p * m + q]) {
+      // A material that holds no node at all (a foil thinner than a spacing between two
+      // contacts) has no temperature of its own on the grid: its spreading along itself is
+      // shared between the nodes either side (docs/case-format.md, contacts).
+      std::string unheld;
+      for (std::size_t s : {p, q})
+        if (!held[s]) unheld = c.materials[s].name;
       r.warning(indexed("contacts", k) + ".between",
                 "no node of '" + pair[0] + "' neighbours a node of '" + pair[1] +
                     "' on the grid: the contact acts only where the two meet inside a spacing "
                     "(a layer thinner than the spacing between them); if they should touch, "
-                    "check the names and the regions");
+                    "check the names and the regions" +
+                    (unheld.empty()
+                         ? std::string()
+                         : "; '" + unheld +
+                               "' holds no node, so a layer of it conducts along itself only "
+                               "approximately (its spreading shared between the nodes on either "
+                               "side): put a node plane inside it where that spreading matters"));
+    }
   }
 }
 

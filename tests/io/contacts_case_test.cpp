@@ -195,6 +195,43 @@ TEST(ContactsCase, MaterialsThatNeverTouchAreWarnedOf) {
   EXPECT_NE(w->message.find("no node of 'copper' neighbours a node of 'silicon'"),
             std::string::npos)
       << w->to_string();
+  // Both materials hold nodes: nothing said of a layer without one.
+  EXPECT_EQ(w->message.find("holds no node"), std::string::npos) << w->to_string();
+}
+
+// A foil thinner than a spacing between two contacts, holding no node: the warning says its
+// spreading along itself is only approximate and how to make it exact.
+TEST(ContactsCase, AFoilThatHoldsNoNodeIsNamed) {
+  const std::string text =
+      "grid: {dims: 2, n: [21, 9], length: [0.01, 0.004]}\n"
+      "materials:\n"
+      "  lower: {conductivity: 5, density: 1000, specific_heat: 1000}\n"
+      "  foil: {conductivity: 400, density: 1000, specific_heat: 1000}\n"
+      "  upper: {conductivity: 5, density: 1000, specific_heat: 1000}\n"
+      "regions:\n"
+      "  - {material: lower}\n"
+      "  - {material: foil, box: {lower: [0, 0.00202], upper: [0.01, 0.00208]}}\n"
+      "  - {material: upper, box: {lower: [0, 0.00208], upper: [0.01, 0.004]}}\n"
+      "contacts:\n"
+      "  - {between: [lower, foil], resistance: 1e-4}\n"  // line 11
+      "  - {between: [foil, upper], resistance: 2e-4}\n"
+      "boundary: {all: {type: insulated}, y+: {type: convective, h: 2000, ambient: 300}}\n"
+      "sources:\n"
+      "  - {box: {lower: [0, 0], upper: [0.002, 0.00202]}, power: 50}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: steady}\n";
+  const LoadResult r = load_case_text(text);
+  ASSERT_TRUE(r.ok()) << format_errors(r.errors);
+  const auto body = heatsim::io::resolve_body(*r.value, r.lines);
+  EXPECT_TRUE(body.errors.empty()) << format_errors(body.errors);
+  const CaseError* w = find(body.warnings, "contacts[0].between");
+  ASSERT_NE(w, nullptr) << format_errors(body.warnings);
+  EXPECT_EQ(w->line, 11);
+  EXPECT_NE(w->message.find("'foil' holds no node, so a layer of it conducts along itself only "
+                            "approximately"),
+            std::string::npos)
+      << w->to_string();
+  EXPECT_NE(w->message.find("put a node plane inside it"), std::string::npos) << w->to_string();
 }
 
 // A contact at a material a ball or `where` region places is no longer warned of: each face
