@@ -394,6 +394,26 @@ struct Sampler {
 };
 
 // The materials' geometry: regions as shapes, their materials' k and rho c_p.
+// A part of node `from`'s field that goes to node `to`: a part of its control volume beyond
+// an interface (interface_targets), `amount` of a per-volume field times the part's volume; or
+// a line of a face beyond a contact (Materials::face), its conductance times its part of the
+// face's cross-section.
+struct ShareMove {
+  std::int64_t to = 0, from = 0;
+  double amount = 0.0;
+};
+
+// The moves of every thread, added to the receiving nodes in the order of (to, from), so that
+// the fields do not depend on the threads' split: amount / per(to) (the node's control volume,
+// or its cross-section across a face's axis).
+template <typename Per>
+void apply_moves(std::vector<ShareMove>& moves, std::vector<double>& out, Per&& per) {
+  std::stable_sort(moves.begin(), moves.end(), [](const ShareMove& a, const ShareMove& b) {
+    return a.to != b.to ? a.to < b.to : a.from < b.from;
+  });
+  for (const ShareMove& mv : moves) out[static_cast<std::size_t>(mv.to)] += mv.amount / per(mv.to);
+}
+
 struct Materials {
   Sampler& s;
   const std::vector<std::int32_t>& ids;
@@ -1050,13 +1070,6 @@ struct Materials {
     return one ? k(first, a) : s.h[a] / resistance;
   }
 
-  // A line of a face that goes to another face (Materials::face): the lower node of the face
-  // it goes to and its conductance times its part of the face's cross-section, the node's area
-  // across the axis (Sampler::cross_section).
-  struct LineMove {
-    std::int64_t to = 0, from = 0;
-    double amount = 0.0;
-  };
   // A line of a face (Materials::face) whose end lies in material `end` (line_ends) beside a
   // piece of `mat` (the line counts the contact between the two): whether node material `o`
   // takes the line at that end, so that the line's conductance is the one between the node and
@@ -1139,14 +1152,15 @@ struct Materials {
     const int count = largest.count;
     for (int c = 0; c < count; ++c) {
       const int axis = axes[c];
-      // Along the axis through the line's middle: node, line, node across.
+      // Along the axis through the line's middle: node, line, node across (crossing_paths, the
+      // line as the part).
       double y[3] = {x[0], x[1], x[2]};
       y[a] = s.wrap(a, x[a] + 0.5 * s.h[a]);
-      const double node = static_cast<double>(ic[axis]) * s.h[axis], line = node + offsets[c];
-      const double other = node + (offsets[c] > 0.0 ? s.h[axis] : -s.h[axis]);
+      Crossing way;
+      way.axis = axis;
+      way.d[axis] = offsets[c];
       std::vector<double> cuts_i, cuts_j, length;
-      path_cuts(axis, y, node, line, cuts_i);
-      path_cuts(axis, y, line, other, cuts_j);
+      crossing_paths(way, ic, y, cuts_i, cuts_j);
       Points p;
       const auto piece = [&](double len, const double* at) {
         p.add(at);
@@ -1169,7 +1183,7 @@ struct Materials {
 
   // The face between node i and i + e_a (or the wrap), sampled. With `moves`, the lines beyond
   // a contact (line_beyond_contact) leave the face and are appended there.
-  double face(int a, std::int64_t i, Points& batch, std::vector<LineMove>* moves = nullptr) const {
+  double face(int a, std::int64_t i, Points& batch, std::vector<ShareMove>* moves = nullptr) const {
     const auto ic = s.coords(i);
     // The cross-section's cuts per other active axis.
     std::array<std::vector<double>, 3>& across = batch.cuts;
@@ -1273,28 +1287,11 @@ struct Materials {
   }
 };
 
-// A part of node `from`'s control volume that lies beyond an interface
-// (interface_targets) and goes to node `to`: `amount` of a per-volume field times the
-// part's volume.
-struct ShareMove {
-  std::int64_t to = 0, from = 0;
-  double amount = 0.0;
-};
 // A node keeps its parts beyond an interface unless that would leave it less than this
 // fraction of its control volume (a node on a face whose material is thinner there than a
 // quarter of a spacing, or a layer thinner than that around the node): its capacity would then
 // be next to nothing. An inner node keeps at least half in 1D (the interface lies past it).
 constexpr double kLeastKept = 0.25;
-
-// The moves of every thread, added to the receiving nodes in the order of (to, from), so that
-// the fields do not depend on the threads' split.
-void apply_moves(const Sampler& s, std::vector<ShareMove>& moves, std::vector<double>& out) {
-  std::stable_sort(moves.begin(), moves.end(), [](const ShareMove& a, const ShareMove& b) {
-    return a.to != b.to ? a.to < b.to : a.from < b.from;
-  });
-  for (const ShareMove& mv : moves)
-    out[static_cast<std::size_t>(mv.to)] += mv.amount / s.cell_volume(mv.to);
-}
 
 // The points a node's crossings without a contact are tested at (interface_targets), in two
 // batches: their node-side test points, then for those that go on, per sub-cell the pieces of
@@ -1983,7 +1980,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 #pragma omp critical
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
-  apply_moves(s, moves, out.capacity);
+  apply_moves(moves, out.capacity, [&](std::int64_t to) { return s.cell_volume(to); });
   // Without a void region no node is a void: nothing to fold, no face to cut (passes over
   // every node, left out).
   if (m.any_void) fold_void_nodes(c, ids, out.capacity);
@@ -2015,11 +2012,11 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
     const bool open = !s.periodic[a];
     const std::int64_t x_end = a == 0 && open ? nx - 1 : nx;
     // The lines beyond a contact (Materials::face), moved to their faces after the sweep.
-    std::vector<Materials::LineMove> line_moves;
+    std::vector<ShareMove> line_moves;
 #pragma omp parallel if (np >= 4096)
     {
       Points batch;
-      std::vector<Materials::LineMove> mine;
+      std::vector<ShareMove> mine;
 #pragma omp for collapse(2) schedule(dynamic, 16) nowait
       for (std::int64_t z = 0; z < nz; ++z)
         for (std::int64_t y = 0; y < ny; ++y) {
@@ -2044,13 +2041,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 #pragma omp critical
       line_moves.insert(line_moves.end(), mine.begin(), mine.end());
     }
-    // In the order of (to, from), so that the faces do not depend on the threads' split.
-    std::stable_sort(line_moves.begin(), line_moves.end(),
-                     [](const Materials::LineMove& p, const Materials::LineMove& q) {
-                       return p.to != q.to ? p.to < q.to : p.from < q.from;
-                     });
-    for (const Materials::LineMove& mv : line_moves)
-      face[static_cast<std::size_t>(mv.to)] += mv.amount / s.cross_section(a, mv.to);
+    apply_moves(line_moves, K, [&](std::int64_t to) { return s.cross_section(a, to); });
   }
   fold_sliver_faces(s, ids, folds, out.faces);
   if (m.any_void) {
@@ -2671,7 +2662,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
 #pragma omp critical
     moves.insert(moves.end(), mine.begin(), mine.end());
   }
-  apply_moves(s, moves, out);
+  apply_moves(moves, out, [&](std::int64_t to) { return s.cell_volume(to); });
   if (m.any_void) fold_void_nodes(c, ids, out);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), out);
