@@ -243,6 +243,7 @@ std::unique_ptr<solver::multigrid::ImplicitStepper> make_implicit_stepper(
                 "nonlinear iteration {}: largest change {:.3g} K ({} multigrid iterations)", outer,
                 change, r.iterations);
   };
+  options.on_note = [](const std::string& note) { spdlog::info("{}", note); };
   auto stepper =
       std::make_unique<mg::ImplicitStepper>(std::move(setup), std::move(level_ops), options);
   // The heat-flow operator, the hierarchy and the level operations' copy of it.

@@ -414,6 +414,9 @@ constexpr double kSteadyRadiationRise = 100.0;
 // (ImplicitStepper::advance_nonlinear), down to kLeastRelaxation, and one that shrinks it more
 // raises it by half again, up to the full update (Newton's own convergence once past the kink).
 constexpr int kRelaxFrom = 4;
+// A steady iteration whose conductivities vary takes Newton's steps from the first outer
+// iteration whose change is above this share of the one before (advance_nonlinear).
+constexpr double kNewtonWhenShrunkLessThan = 0.1;
 constexpr double kRelaxWhenShrunkLessThan = 0.9;
 constexpr double kLeastRelaxation = 1.0 / 64;
 // A steady nonlinear iteration at its limit goes on while it contracts (see advance_nonlinear).
@@ -447,6 +450,149 @@ bool keep_coarse_levels() {
   return keep;
 }
 
+namespace {
+
+// Newton's form of a steady outer iteration where conductivities vary with temperature (see
+// advance_nonlinear). On entry `level` is the operator A linearised about u (Picard's:
+// conductances K_ij(u), the faces' and radiation's node terms) and rhs its load b; on return
+// rhs is the residual r = b - A u (0 on the fixed nodes), s the node scales and `level` the
+// operator J' of the Jacobian J = J' diag(s), which the solve inverts for w = s du.
+//
+// A face between two nodes of one law conducts F = K_ref (R(u_i) - R(u_j)), R the Kirchhoff
+// transform of the law's ratio r: its slopes are K_ref r(u_i) and K_ref r(u_j), so with
+// s_i = r(u_i) sigma_g (g the node's law, or the constant materials together, sigma_g one
+// number per group) J' takes K_ref / sigma_g there: symmetric, as the multigrid needs, and
+// exact. A face between two groups has slopes d F / d u_i and -d F / d u_j (central
+// differences of TemperatureDependence::face) whose ratios to s_i and s_j agree only where
+// sigma_A / sigma_B matches the two laws' ratios where they meet; the sigmas are chosen so by
+// least squares over all such faces (log sigma, a system of the groups' size), and J' takes
+// the mean of the two there: the step is exact Newton inside each group and nearly so across
+// its interfaces. The node terms (convection, radiation's 4 eps sigma u^3) are divided by s_i.
+void newton_form(const kernels::CoefficientFields& base, const kernels::CoefficientFields& at_u,
+                 const std::vector<double>& u, LevelOperator& level, std::vector<double>& rhs,
+                 std::vector<double>& s) {
+  const kernels::TemperatureDependence& laws = *base.temperature;
+  const std::int64_t points = level.points();
+  const auto& n = level.n;
+  const std::int64_t strides[3] = {1, n[0], n[0] * n[1]};
+  const auto coordinate = [&](int a, std::int64_t i) { return (i / strides[a]) % n[a]; };
+  // The neighbour of node i across its upper / lower face along axis a, or -1.
+  const auto upper = [&](int a, std::int64_t i) -> std::int64_t {
+    if (coordinate(a, i) < n[a] - 1) return i + strides[a];
+    return level.periodic[a] && n[a] > 1 ? i - (n[a] - 1) * strides[a] : -1;
+  };
+  const auto lower = [&](int a, std::int64_t i) -> std::int64_t {
+    if (coordinate(a, i) > 0) return i - strides[a];
+    return level.periodic[a] && n[a] > 1 ? i + (n[a] - 1) * strides[a] : -1;
+  };
+  // The residual, and each node's ratio r(u_i) in s for now.
+  s.assign(static_cast<std::size_t>(points), 1.0);
+  kernels::for_each_index(0, points, kernels::worth_threads(points), [&](std::int64_t i) {
+    if (level.fixed[i]) {
+      rhs[i] = 0.0;
+      return;
+    }
+    double au = level.node_term[i] * u[i];
+    for (int a = 0; a < level.dims; ++a) {
+      const std::int64_t up = upper(a, i), down = lower(a, i);
+      if (up >= 0) au += level.conductance[a][i] * (u[i] - u[up]);
+      if (down >= 0) au += level.conductance[a][down] * (u[i] - u[down]);
+    }
+    rhs[i] -= au;
+    s[i] = laws.conductivity_ratio(i, u[i]);
+  });
+  // A face between two groups: its slopes over the nodes' ratios, (d F / d u_i) / r_i and
+  // (-d F / d u_j) / r_j, or false where it conducts nothing.
+  const int groups = static_cast<int>(laws.laws.size()) + 1;
+  const auto group = [&](std::int64_t i) { return laws.law[static_cast<std::size_t>(i)] + 1; };
+  const auto slopes = [&](int a, std::int64_t i, std::int64_t j, double& mi, double& mj) {
+    const double reference = base.faces[a][i];
+    const double ui = u[i], uj = u[j];
+    const double e = 1e-6 * std::max({1.0, std::abs(ui), std::abs(uj)});
+    const auto flow = [&](double x, double y) {
+      return laws.face(a, i, j, reference, x, y) * (x - y);
+    };
+    mi = (flow(ui + e, uj) - flow(ui - e, uj)) / (2.0 * e) / laws.conductivity_ratio(i, ui);
+    mj = (flow(ui, uj - e) - flow(ui, uj + e)) / (2.0 * e) / laws.conductivity_ratio(j, uj);
+    return mi > 0.0 && mj > 0.0 && std::isfinite(mi) && std::isfinite(mj);
+  };
+  const auto interface = [&](int a, std::int64_t i, std::int64_t& j) {
+    j = upper(a, i);
+    return j >= 0 && level.conductance[a][i] != 0.0 && at_u.faces[a][i] > 0.0 &&
+           group(i) != group(j);
+  };
+  // log sigma by least squares: sum over the interfaces of (x_A - x_B - log(mi / mj))^2, each
+  // face weighing alike, with a small pull of every x to 0 (a group that meets no other keeps
+  // sigma = 1; the groups that meet are fixed up to a constant, which the pull sets).
+  std::vector<double> normal(static_cast<std::size_t>(groups * groups), 0.0),
+      load(static_cast<std::size_t>(groups), 0.0);
+  bool any = false;
+#pragma omp parallel if (kernels::worth_threads(points))
+  {
+    std::vector<double> nt(normal.size(), 0.0), lt(load.size(), 0.0);
+    bool found = false;
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < points; ++i)
+      for (int a = 0; a < level.dims; ++a) {
+        std::int64_t j;
+        double mi, mj;
+        if (!interface(a, i, j) || !slopes(a, i, j, mi, mj)) continue;
+        const int A = group(i), B = group(j);
+        const double lambda = std::log(mi / mj);
+        nt[A * groups + A] += 1.0;
+        nt[B * groups + B] += 1.0;
+        nt[A * groups + B] -= 1.0;
+        nt[B * groups + A] -= 1.0;
+        lt[A] += lambda;
+        lt[B] -= lambda;
+        found = true;
+      }
+#pragma omp critical
+    {
+      for (std::size_t k = 0; k < normal.size(); ++k) normal[k] += nt[k];
+      for (std::size_t k = 0; k < load.size(); ++k) load[k] += lt[k];
+      any = any || found;
+    }
+  }
+  std::vector<double> sigma(static_cast<std::size_t>(groups), 1.0);
+  if (any) {
+    // Gaussian elimination (symmetric positive definite with the pull; a few groups).
+    double largest = 0.0;
+    for (int g = 0; g < groups; ++g) largest = std::max(largest, normal[g * groups + g]);
+    for (int g = 0; g < groups; ++g) normal[g * groups + g] += 1e-9 * largest + 1e-300;
+    for (int c = 0; c < groups; ++c)
+      for (int r = c + 1; r < groups; ++r) {
+        const double f = normal[r * groups + c] / normal[c * groups + c];
+        if (f == 0.0) continue;
+        for (int k = c; k < groups; ++k) normal[r * groups + k] -= f * normal[c * groups + k];
+        load[r] -= f * load[c];
+      }
+    for (int r = groups - 1; r >= 0; --r) {
+      double x = load[r];
+      for (int k = r + 1; k < groups; ++k) x -= normal[r * groups + k] * std::log(sigma[k]);
+      sigma[r] = std::exp(x / normal[r * groups + r]);
+    }
+  }
+  for (std::int64_t i = 0; i < points; ++i) s[i] *= sigma[group(i)];
+  kernels::for_each_index(0, points, kernels::worth_threads(points), [&](std::int64_t i) {
+    if (!level.fixed[i]) level.node_term[i] /= s[i];
+    for (int a = 0; a < level.dims; ++a) {
+      std::int64_t j;
+      double& g = level.conductance[a][i];
+      const double k = at_u.faces[a][i];
+      if (interface(a, i, j)) {
+        double mi, mj;
+        if (slopes(a, i, j, mi, mj)) g *= 0.5 * (mi / sigma[group(i)] + mj / sigma[group(j)]) / k;
+      } else if (j >= 0 && g != 0.0 && k > 0.0) {
+        // One group: K_ref / sigma (K_ref itself between constant materials).
+        g *= base.faces[a][i] / k / sigma[group(i)];
+      }
+    }
+  });
+}
+
+}  // namespace
+
 SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   const bool steady = method_ == TimeMethod::steady;
   const bool radiating_steady = steady && radiates(problem_, base_fields_.get());
@@ -463,6 +609,24 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     const kernels::TemperatureLaw& law = laws->laws[static_cast<std::size_t>(laws->law[i])];
     return law.varying_capacity() ? &law : nullptr;
   };
+  // A steady solve whose conductivities vary may take Newton's steps (newton_form): exact
+  // inside each material, where Picard's (the conductances at the last iterate) contract only
+  // by the conductivity's relative change over the field, and drift away from the answer where
+  // it falls steeply (k from 100 to 1 W/(m K) over 300-1000 K rose from the exact field).
+  // Across an interface between materials Newton's slopes are symmetrised, which leaves a
+  // linear contraction of its own (a few 1e-3 an iteration in the power module, where
+  // Picard's contracts by 1e-3): so the iteration starts as Picard's and takes Newton's steps
+  // from the first outer iteration that did not shrink the change below kNewtonWhenShrunkLess
+  // Than of the one before. A problem whose temperatures only the loads' balance fixes (no
+  // Dirichlet node, no convective or radiating face) keeps Picard's: Newton's correction there
+  // is fixed up to a constant of w, not of the field. A Newton iteration that does not converge
+  // is taken again from the start by Picard's alone.
+  bool newton = false;
+  if (options_.newton && steady && laws && (!flow_.floating() || radiating_steady))
+    for (const kernels::TemperatureLaw& law : laws->laws)
+      newton = newton || law.varying_conductivity();
+  bool stepping = false;  // the outer iterations now take Newton's steps
+  std::vector<double> scaling;
   std::vector<double> u0, u, rhs;
   field(u0);
   u = u0;
@@ -563,7 +727,9 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           mg_->release_levels();
         LevelOperator finest;
         {
-          HeatFlowOperator linear(problem_, linearize(problem_, *base_fields_, u, span.t));
+          const std::shared_ptr<const kernels::CoefficientFields> at_u =
+              linearize(problem_, *base_fields_, u, span.t);
+          HeatFlowOperator linear(problem_, at_u);
           rhs.assign(u.size(), 0.0);
           if (steady)
             linear.add_load(span.t, rhs);
@@ -584,6 +750,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
             });
           }
           finest = linear.take_level(span.alpha, span.beta);
+          if (stepping) newton_form(*base_fields_, *at_u, u, finest, rhs, scaling);
         }
         if (keep_coarse && !finest.stencil_form()) {
           mg_->replace_finest(std::move(finest));
@@ -593,7 +760,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           ++timing_.hierarchies_built;
         }
         ops_->upload(mg_->rhs(), rhs);
-        ops_->upload(mg_->solution(), u);
+        if (stepping)
+          ops_->upload(mg_->solution(), std::vector<double>(u.size(), 0.0));
+        else
+          ops_->upload(mg_->solution(), u);
         const Clock::time_point clock = Clock::now();
         SolveOptions solve_options = options_;
         // At least one iteration: a solve started below its tolerance would move the field by
@@ -622,6 +792,12 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
       }
       std::vector<double>& v = rhs;  // rhs is spent: the solve's result takes its place
       field(v);
+      if (stepping) {
+        // The solve gave w = s * du: the field it asks for is u + w / s.
+        const std::int64_t n = static_cast<std::int64_t>(u.size());
+        kernels::for_each_index(0, n, kernels::worth_threads(n),
+                                [&](std::int64_t i) { v[i] = u[i] + v[i] / scaling[i]; });
+      }
       // Node by node on the threads: each node's update reads and writes only its own entries,
       // and the largest change and |u| (maxima) do not depend on the order.
       change = 0.0;
@@ -688,7 +864,11 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           change <= kContraction * recent.front() &&
           limit < kSteadyOuterLimits * options_.max_outer_iterations)
         limit += options_.max_outer_iterations;
-      if (!climbing && outer >= kRelaxFrom) {
+      if (newton && !stepping && outer >= 2 && change > kNewtonWhenShrunkLessThan * last_change) {
+        stepping = true;
+        keep_coarse = false;  // a hierarchy for Newton's operator
+        relaxation = 1.0;
+      } else if (!climbing && outer >= kRelaxFrom) {
         if (change >= kRelaxWhenShrunkLessThan * last_change)
           relaxation = std::max(0.5 * relaxation, kLeastRelaxation);
         else
@@ -698,7 +878,27 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     }
     return false;
   };
-  bool converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
+  bool converged = false;
+  if (newton) {
+    const std::vector<double> start = u;
+    try {
+      converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
+    } catch (const SolveFailure& e) {
+      if (!stepping) throw;
+      if (options_.on_note) options_.on_note(std::string("Newton's steps stopped: ") + e.what());
+    }
+    if (!converged && stepping) {
+      if (options_.on_note)
+        options_.on_note(
+            "the steady iteration by Newton's steps did not converge; taken again from the "
+            "start with the conductances at the last iterate (Picard's iteration)");
+      newton = stepping = false;
+      u = start;
+      converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
+    }
+  } else {
+    converged = iterate({t - dt_, t, alpha, beta, true, &history, &h0});
+  }
   // A transient step that does not converge is taken in backward-Euler parts, each from the one
   // before (a melting front crossing a narrow range, whose apparent capacity the outer
   // iterations cycle over at large steps): a part that does not converge is halved and taken
@@ -744,7 +944,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     }
   }
   if (converged) {
-    if (projected) ops_->upload(mg_->solution(), u);
+    if (projected || stepping) ops_->upload(mg_->solution(), u);
     if (round_to_fp32_) ops_->round_to_fp32(mg_->solution());
     if (method_ == TimeMethod::bdf2) {
       ops_->upload(previous_, u0);  // u_{n-1} of the next step

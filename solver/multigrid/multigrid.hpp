@@ -79,10 +79,15 @@ struct SolveOptions {
   // around the solves. Converged when the largest change of the field in one outer iteration
   // is at most outer_tolerance times the largest |u| (and the solve's own tolerance met).
   int max_outer_iterations = 50;
+  // A steady solve whose conductivities vary with temperature takes Newton's steps (Picard's,
+  // the conductances at the last iterate, where they do not converge); false: Picard's alone.
+  bool newton = true;
   double outer_tolerance = 1e-10;
   // Called after every outer iteration with its number, the largest change (K) and the
   // solve's report.
   std::function<void(int, double, const SolveReport&)> on_outer_iteration;
+  // Called with a line worth the user's notice (a nonlinear iteration taken again another way).
+  std::function<void(const std::string&)> on_note;
 };
 
 // The floor's factor: measured residuals at rounding sit at 0.3-0.7 eps || |b| + |A||x| ||

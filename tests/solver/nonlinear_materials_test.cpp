@@ -7,6 +7,7 @@
 // mode.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -448,46 +449,56 @@ TEST(Nonlinear, TheHottestNamedTemperatureCountsTheStartAndTheVoids) {
   EXPECT_EQ(heatsim::solver::hottest_named_temperature(c), 2500.0);
 }
 
-// A steady wall whose k table rises and falls (10, 100, 10 W/mK at 300, 600, 900 K) contracts
-// by about 0.8 an outer iteration: past the 50 allowed it was refused at 1.4e-7 K, still
-// contracting, and told to start nearer the answer. While contracting it goes on.
-TEST(Nonlinear, ASteadyIterationStillContractingAtItsLimitGoesOn) {
-  Case c = linear_k_rod(11, "m", 1000, 500, 10.0, 900.0, 300.0);
-  c.materials[0].conductivity_table = {{300.0, 10.0}, {600.0, 100.0}, {900.0, 10.0}};
+// The steady solve of case c from u on the CPU's multigrid at the default tolerances, by
+// Newton's steps or (newton false) Picard's; the field in u, the outer iterations returned.
+int steady_outer_iterations(const Case& c, std::vector<double>& u, bool newton) {
   auto fields = heatsim::solver::coefficient_fields(c);
   const auto p = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::SolveOptions options;
+  options.newton = newton;
   mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
-                              heatsim::kernels::make_level_ops("cpu", p.precision));
-  std::vector<double> u(11, 300.0);
+                              heatsim::kernels::make_level_ops("cpu", p.precision), options);
   heatsim::solver::set_dirichlet_nodes(c, u);
   stepper.set_field(u);
   const mg::SolveReport r = stepper.advance(0);
   EXPECT_EQ(r.reason, mg::SolveReport::Reason::converged) << r.describe();
-  EXPECT_GT(stepper.timing().outer_iterations, 50);
+  stepper.field(u);
+  return stepper.timing().outer_iterations;
+}
+
+// A steady wall whose k table rises and falls (10, 100, 10 W/mK at 300, 600, 900 K): Picard's
+// iteration contracts by about 0.8 an outer iteration, and past the 50 allowed it was refused
+// at 1.4e-7 K, still contracting, and told to start nearer the answer. While contracting it
+// goes on. Newton's steps (the default) are exact in one material and take far fewer.
+TEST(Nonlinear, ASteadyIterationStillContractingAtItsLimitGoesOn) {
+  Case c = linear_k_rod(11, "m", 1000, 500, 10.0, 900.0, 300.0);
+  c.materials[0].conductivity_table = {{300.0, 10.0}, {600.0, 100.0}, {900.0, 10.0}};
+  std::vector<double> picard(11, 300.0), newton(11, 300.0);
+  EXPECT_GT(steady_outer_iterations(c, picard, false), 50);
+  EXPECT_LE(steady_outer_iterations(c, newton, true), 15);
+  for (int i = 0; i < 11; ++i) EXPECT_NEAR(newton[i], picard[i], 1e-6) << i;
 }
 
 // A steep table (k 1 -> 1000 W/mK between 599 and 601 K, 900 / 300 K faces, 21 nodes, from
-// 900 K): under-relaxed, its changes fell by about 0.985 an outer iteration, each below the one
-// before, and it was refused at iteration 50 (9.1e-6 K) as not contracting by 0.95 an
-// iteration. It goes on, to the exact flux: k's integral over 300..900 K across 0.1 m.
+// 900 K): under-relaxed, Picard's changes fell by about 0.985 an outer iteration, each below
+// the one before, and it was refused at iteration 50 (9.1e-6 K) as not contracting by 0.95 an
+// iteration. It goes on, to the exact flux: k's integral over 300..900 K across 0.1 m. Newton's
+// steps reach it at once.
 TEST(Nonlinear, ASteadyIterationContractingSlowlyGoesOnToTheAnswer) {
   Case c = linear_k_rod(21, "s", 7900, 500, 1.0, 900.0, 300.0);
   c.materials[0].conductivity_table = {{599.0, 1.0}, {601.0, 1000.0}};
-  auto fields = heatsim::solver::coefficient_fields(c);
-  const auto p = heatsim::solver::make_problem(c, 1.0, fields);
-  mg::ImplicitStepper stepper(p, fields, mg::TimeMethod::steady, 0.0,
-                              heatsim::kernels::make_level_ops("cpu", p.precision));
-  std::vector<double> u(21, 900.0);
-  heatsim::solver::set_dirichlet_nodes(c, u);
-  stepper.set_field(u);
-  const mg::SolveReport r = stepper.advance(0);
-  ASSERT_EQ(r.reason, mg::SolveReport::Reason::converged) << r.describe();
-  EXPECT_GT(stepper.timing().outer_iterations, 50);
-  stepper.field(u);
   // Kirchhoff: the integral of k from 300 K to the midpoint's temperature is half of that from
   // 300 to 900 K (299 + 1001 + 299000 W/m): 1300 to 601 K, then 1000 W/mK above.
   const double half = 0.5 * (299.0 + 1001.0 + 299000.0);
-  EXPECT_NEAR(u[10], 601.0 + (half - 1300.0) / 1000.0, 1e-6);
+  for (const bool newton : {false, true}) {
+    std::vector<double> u(21, 900.0);
+    const int outer = steady_outer_iterations(c, u, newton);
+    if (newton)
+      EXPECT_LE(outer, 10);
+    else
+      EXPECT_GT(outer, 50);
+    EXPECT_NEAR(u[10], 601.0 + (half - 1300.0) / 1000.0, 1e-6) << newton;
+  }
 }
 
 TEST(Nonlinear, TheStabilityLimitTakesTheTablesWorstCase) {
@@ -576,19 +587,21 @@ TEST(Nonlinear, APlateCooledByRadiationAloneSolvesFromZeroKelvin) {
 }
 
 // A slab whose conductivity falls from 100 to 1 W/(m K) over 300-1000 K, heated by 3e7 W/m^3
-// between faces at 300 K (Kirchhoff: its middle at 3150 K): the steady iteration drifts even
-// from the exact field, which backward Euler with large steps reaches. The failure says why
-// and names the transient, rather than pointing at the sources' units alone.
-TEST(Nonlinear, ASteeplyFallingConductivitysFailureNamesTheTransient) {
+// between faces at 300 K (Kirchhoff: its middle at 3150 K). Picard's iteration drifts even from
+// the exact field; its failure says why and names the transient, rather than pointing at the
+// sources' units alone. Newton's steps (the default) reach the exact field.
+TEST(Nonlinear, ASteeplyFallingConductivitySolvesByNewtonsSteps) {
   Case c = linear_k_rod(41, "m", 3000, 800, 1.0, 300.0, 300.0);
   c.materials[0].conductivity = 100.0;
   c.materials[0].conductivity_table = {{300.0, 100.0}, {1000.0, 1.0}};
   heatsim::solver::SourceSpec q;
   q.power_density = 3e7;
   c.sources = {q};
+  mg::SolveOptions picard;
+  picard.newton = false;
   try {
-    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady);
-    FAIL() << "the steady iteration converged";
+    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady, 0.0, picard);
+    ADD_FAILURE() << "Picard's steady iteration converged";
   } catch (const mg::SolveFailure& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("a conductivity falls steeply over the field's range"), std::string::npos)
@@ -597,6 +610,53 @@ TEST(Nonlinear, ASteeplyFallingConductivitysFailureNamesTheTransient) {
               std::string::npos)
         << what;
   }
+  std::vector<double> u(41, 300.0);
+  EXPECT_LE(steady_outer_iterations(c, u, true), 12);
+  EXPECT_NEAR(u[20], 3150.0, 1e-6);
+  // Every node: the integral of k from 300 K to u is q x (L - x) / 2.
+  for (int i = 1; i < 40; ++i) {
+    const double x = 0.1 * i / 40.0, phi = 3e7 * x * (0.1 - x) / 2.0;
+    const double exact =
+        phi <= 35350.0
+            ? 300.0 + (100.0 - std::sqrt(100.0 * 100.0 - 2.0 * 99.0 / 700.0 * phi)) / (99.0 / 700.0)
+            : 1000.0 + (phi - 35350.0);
+    EXPECT_NEAR(u[i], exact, 1e-6 * exact) << i;
+  }
+}
+
+// A silicon die (k from 148 W/(m K) at 300 K to 20 at 1400 K) on a copper base cooled by
+// water below, heated at its top to 1100 K: Newton's steps are exact inside each material and
+// nearly so across the interface (each material's step scaled to match the other's slope
+// there), so they take about half of Picard's outer iterations to the same field.
+TEST(Nonlinear, NewtonsStepsAcrossAMaterialInterfaceConvergeFasterThanPicards) {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {81, 21, 1};
+  c.grid.length = {0.02, 0.005, 1.0};
+  heatsim::solver::MaterialSpec si = material("silicon", 148, 2329, 700);
+  si.conductivity_table = {{300, 148},  {400, 98.9},  {500, 76.2}, {600, 61.9},
+                           {800, 42.4}, {1000, 31.2}, {1400, 20}};
+  c.materials = {si, material("copper", 401, 8960, 385)};
+  c.regions = {region("silicon"), region("copper", box({0, 0, 0}, {0.02, 0.001, 1}))};
+  for (auto& f : c.boundary) {
+    f.kind = BoundaryKind::neumann;
+    f.value = 0.0;
+  }
+  c.boundary[2].kind = BoundaryKind::convective;
+  c.boundary[2].transfer = 20000.0;
+  c.boundary[2].value = 300.0;
+  heatsim::solver::SourceSpec q;
+  q.shape = box({0.008, 0.004, 0}, {0.012, 0.005, 1});
+  q.power = 6e4;
+  c.sources = {q};
+  std::vector<double> picard(81 * 21, 300.0), newton(81 * 21, 300.0);
+  const int picard_outer = steady_outer_iterations(c, picard, false);
+  const int newton_outer = steady_outer_iterations(c, newton, true);
+  EXPECT_LE(newton_outer, 10);
+  EXPECT_LE(2 * newton_outer, picard_outer + 2) << newton_outer << " against " << picard_outer;
+  EXPECT_GT(*std::max_element(newton.begin(), newton.end()), 1000.0);
+  for (std::size_t i = 0; i < newton.size(); ++i)
+    EXPECT_NEAR(newton[i], picard[i], 1e-8 * picard[i]) << i;
 }
 
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
