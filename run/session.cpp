@@ -303,15 +303,23 @@ solver::parallel::Decomposition implicit_decomposition(const solver::Case& c,
 void log_implicit_steps(solver::multigrid::ImplicitBackend& implicit, double progress_seconds) {
   implicit.on_step([&stepper = implicit.stepper(), progress_seconds,
                     last_line = std::chrono::steady_clock::time_point(), unlogged = std::int64_t{0},
-                    unlogged_seconds = 0.0](std::int64_t step,
-                                            const solver::multigrid::SolveReport& r) mutable {
+                    unlogged_seconds = 0.0,
+                    outer_before = implicit.stepper().timing().outer_iterations](
+                       std::int64_t step, const solver::multigrid::SolveReport& r) mutable {
     const double solve = stepper.timing().last_solve_seconds;
+    // A nonlinear step's outer iterations: its report is the last one's solve alone.
+    const auto outer = stepper.timing().outer_iterations - outer_before;
+    outer_before = stepper.timing().outer_iterations;
     ++unlogged;
     unlogged_seconds += solve;
     const auto now = std::chrono::steady_clock::now();
     if (std::chrono::duration<double>(now - last_line).count() < progress_seconds) return;
     spdlog::info(
-        "step {}: {}; solve {}{}", step, r.describe(), format_solve_seconds(solve),
+        "step {}: {}{}; solve {}{}", step,
+        outer > 0 ? fmt::format("{} nonlinear iteration{}, the last one's solve ", outer,
+                                outer == 1 ? "" : "s")
+                  : std::string(),
+        r.describe(), format_solve_seconds(solve),
         unlogged > 1
             ? fmt::format(" (mean {} over the last {} steps)",
                           format_solve_seconds(unlogged_seconds / static_cast<double>(unlogged)),

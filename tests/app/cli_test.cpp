@@ -913,6 +913,31 @@ TEST_F(Cli, CrankNicolsonFarPastTheExplicitLimitWarnsOfRinging) {
   EXPECT_NE(run.output.find(ringing), std::string::npos) << run.output;
 }
 
+// A nonlinear implicit step (k(T) here) logs its outer iterations before the last one's
+// solve: that solve alone ("converged in 1 iteration") read as a step with nothing to do.
+TEST_F(Cli, ANonlinearStepLogsItsOuterIterations) {
+  const std::string c = write_case(
+      "kt.yaml",
+      "grid: {dims: 1, n: [41], length: [0.1]}\n"
+      "materials: {steel: {conductivity: [[300, 10], [900, 40]], density: 7900, "
+      "specific_heat: 500}}\n"
+      "regions: [{material: steel}]\n"
+      "boundary: {all: {type: dirichlet, value: 300}, x-: {type: dirichlet, value: 900}}\n"
+      "initial: {type: constant, value: 300}\n"
+      "time: {method: backward-euler, dt: 20, steps: 3}\n"
+      "output: {directory: " +
+          (dir_ / "out").string() + "}\n");
+  const Result r = heatsim(c + " --progress-seconds 0");
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex(R"(step 1: (\d+) nonlinear iterations?, the last one's solve converged in \d+ )"
+                 R"(iterations? to [0-9.e+-]+ .*; solve [0-9.]+ m?s)")))
+      << r.output;
+  EXPECT_GT(std::stoi(m[1].str()), 1) << r.output;
+}
+
 // An implicit run logs each step's multigrid solve with its wall time (every step with
 // --progress-seconds 0), and at the end the solves' time in total and per solve apart from the
 // rest of the steps (the right-hand sides).
