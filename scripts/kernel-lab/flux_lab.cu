@@ -27,6 +27,8 @@
 #include <cstring>
 #include <vector>
 
+#include "lab_check.cuh"
+
 #ifndef FL_BX
 #define FL_BX 32
 #endif
@@ -54,14 +56,6 @@
 using T = double;
 constexpr int kClasses = 2;
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 struct Table {
   T k[kClasses * kClasses];  // K[c * kClasses + d]
@@ -256,11 +250,6 @@ static void run_lab(const T* in, const unsigned char* key, T* out, const Table* 
   CHECK(cudaGetLastError());
 }
 
-__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t count) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    out[i] = in[i];
-}
 
 static Grid make_grid(int n) {
   const std::int64_t nn = n;

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "lab_check.cuh"
+
 #ifndef LAB_BX
 #define LAB_BX 32
 #endif
@@ -52,14 +54,6 @@
 #endif
 using T = LAB_T;
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 struct Grid {
   int n;
@@ -184,11 +178,6 @@ static void run_lab(const T* in, T* out, const Grid& g, const W& w) {
   CHECK(cudaGetLastError());
 }
 
-__global__ void copy_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t count) {
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    out[i] = in[i];
-}
 
 static Grid make_grid(int n) {
 #if LAB_PAD
