@@ -550,7 +550,16 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         tied_here = 1;
         continue;
       }
-      if (part >= 1.0) continue;
+      // A contact that is the whole reference resistance (a face whose strips include a path
+      // beside the contact, moved onto it from a line beyond the contact, conducts more than
+      // the contact alone): the face is the contact's, constant in temperature. Its materials'
+      // parts are 0, not the default halves: share + contact + upper = 1 keeps the face's
+      // reference conductance at every temperature (with the halves a silicon face at 700 K
+      // took -593 W/(m K) and the solve stalled).
+      if (part >= 1.0) {
+        share[static_cast<std::size_t>(i)] = 0.0;
+        continue;
+      }
       share[static_cast<std::size_t>(i)] = std::min(
           lower_share(series_part(without_contact(Kij, part), ki, kj), Kij, ki), 1.0 - part);
     }

@@ -659,6 +659,53 @@ TEST(Nonlinear, NewtonsStepsAcrossAMaterialInterfaceConvergeFasterThanPicards) {
     EXPECT_NEAR(newton[i], picard[i], 1e-8 * picard[i]) << i;
 }
 
+// A silicon box (k from 148 W/(m K) at 300 K to 49.19 at 700 K) in steel behind a contact of
+// R'' = 2e-4 m^2 K/W, its corner between node planes: a face beside the corner whose strips
+// include a path beside the contact (moved onto it from the line beyond) has a contact part of
+// its whole reference resistance. Its materials' parts were left at halves, so at 700 K the
+// face took -593 W/(m K) and the steady solve stalled at its first outer iteration. Every face
+// keeps share + contact <= 1, conducts a positive K at every temperature, and the steady state
+// with a face held at 300 K and no source is 300 K everywhere.
+TEST(Nonlinear, AContactFaceBesideAParallelPathKeepsItsReferenceAtEveryTemperature) {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {81, 41, 1};
+  c.grid.length = {0.04, 0.02, 1.0};
+  heatsim::solver::MaterialSpec si = material("si", 148, 2329, 700);
+  si.conductivity_table = {{300, 148}, {700, 49.19}};
+  c.materials = {material("ss", 19.8, 7900, 500), si};
+  c.regions = {region("ss"), region("si", box({0.0152, 0, 0}, {0.0253, 0.0043, 1}))};
+  c.contacts = {{{"si", "ss"}, 2e-4}};
+  for (auto& f : c.boundary) {
+    f.kind = BoundaryKind::neumann;
+    f.value = 0.0;
+  }
+  c.boundary[3].kind = BoundaryKind::dirichlet;
+  c.boundary[3].value = 300.0;
+  const auto fields = heatsim::solver::coefficient_fields(c);
+  ASSERT_TRUE(fields->temperature);
+  const heatsim::kernels::TemperatureDependence& laws = *fields->temperature;
+  ASSERT_FALSE(laws.contact[0].empty());
+  for (int a = 0; a < 2; ++a) {
+    const std::int64_t stride = a == 0 ? 1 : 81;
+    for (std::int64_t i = 0; i < 81 * 41; ++i) {
+      const std::int64_t x = i % 81, y = i / 81;
+      if ((a == 0 && x == 80) || (a == 1 && y == 40)) continue;
+      const double K0 = fields->faces[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)];
+      if (!(K0 > 0.0)) continue;
+      const double sh = laws.share[a][static_cast<std::size_t>(i)];
+      const double ct = laws.contact[a][static_cast<std::size_t>(i)];
+      EXPECT_LE(sh + ct, 1.0 + 1e-12) << "axis " << a << " node " << i;
+      for (const double T : {300.0, 500.0, 700.0})
+        EXPECT_GT(laws.face(a, i, i + stride, K0, T, T), 0.0)
+            << "axis " << a << " node " << i << " at " << T << " K";
+    }
+  }
+  std::vector<double> u(81 * 41, 700.0);
+  steady_outer_iterations(c, u, true);
+  for (std::size_t i = 0; i < u.size(); ++i) EXPECT_NEAR(u[i], 300.0, 1e-8) << i;
+}
+
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
 double neumann_lambda(double stefan) {
   double lo = 1e-6, hi = 3.0;
