@@ -684,6 +684,10 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
     const std::vector<double>* h0;
   };
   bool projected = false;
+  // The field's largest |u| after the last outer iteration, and whether it rose in it (a
+  // failure's message says "still rises" only then).
+  double last_scale = 0.0;
+  bool scale_rising = false;
   std::vector<std::uint8_t> fixed;
   int outer_done = 0;  // the outer iterations of the last span (its failure says how many)
   const auto iterate = [&](const Span& span) {
@@ -852,6 +856,8 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
         u[i] = next;
       }
       projected = any_projected;
+      scale_rising = outer > 1 && scale > last_scale;
+      last_scale = scale;
       // The next operator is near this one only where this iteration moved the field little.
       keep_coarse = keep_coarse && change <= kKeptCoarseChange * scale;
       if (options_.on_outer_iteration) options_.on_outer_iteration(outer, change, report);
@@ -973,15 +979,16 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
   // A steady iteration that ends still climbing: the answer may lie far above the start (a
   // conductivity falling to almost nothing, or a source in the wrong units), which the field's
   // largest temperature then and now shows.
-  char climb[520] = "";
+  char climb[640] = "";
   if (steady && !u.empty() && !u0.empty()) {
     const double top = *std::max_element(u.begin(), u.end());
     const double start = *std::max_element(u0.begin(), u0.end());
     const double bottom = *std::min_element(u.begin(), u.end());
     // A conductivity that falls steeply over the field's range (k at the top a small share of
-    // k at the bottom) can make the steady iteration drift even from its answer (a slab whose k
+    // k at the bottom) can make Picard's iteration drift even from its answer (a slab whose k
     // falls from 100 to 1 over 300-1000 K, started from the exact field, rose 280 K past it),
-    // where backward Euler with large steps reaches it.
+    // where backward Euler with large steps reaches it; Newton's steps, tried first, solve that
+    // slab, but a table with a narrow spike (k 1 -> 1000 -> 1 over 2 K) leaves both cycling.
     double fall = 1.0;
     if (laws && std::isfinite(top) && std::isfinite(bottom))
       for (const kernels::TemperatureLaw& law : laws->laws)
@@ -989,9 +996,9 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
           fall = std::min(fall, law.conductivity_ratio(top) / law.conductivity_ratio(bottom));
     if (std::isfinite(top) && top > start + change)
       std::snprintf(climb, sizeof climb,
-                    "; the field's largest temperature rose from %.6g to %.6g K and still rises: "
-                    "%s",
-                    start, top,
+                    "; the field's largest temperature rose from %.6g to %.6g K and %s: %s", start,
+                    top,
+                    scale_rising ? "still rises" : "the iterates move up and down without settling",
                     fall < 0.1 ? "a conductivity falls steeply over the field's range (at its "
                                  "top to a small share of its value at the bottom), which can "
                                  "keep the steady iteration from settling even near the answer: "
@@ -1002,7 +1009,7 @@ SolveReport ImplicitStepper::advance_nonlinear(std::int64_t step) {
                                  "initial field near the answer, or run a transient "
                                  "(backward-euler) towards it");
   }
-  char buffer[1100];
+  char buffer[1300];
   std::snprintf(buffer, sizeof buffer,
                 "%s: the nonlinear iteration did not converge in %d outer iterations%s (the "
                 "last changed the field by %.3g K)%s%s%s",

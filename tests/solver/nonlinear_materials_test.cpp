@@ -706,6 +706,39 @@ TEST(Nonlinear, AContactFaceBesideAParallelPathKeepsItsReferenceAtEveryTemperatu
   for (std::size_t i = 0; i < u.size(); ++i) EXPECT_NEAR(u[i], 300.0, 1e-8) << i;
 }
 
+// A table with a narrow spike (k 1, then 1000 over 500-502 K, then 1 again) heated to just
+// past the spike: Newton's steps do not converge, the iteration is taken again by Picard's
+// (the note says so), which cycles too. The failure says the iterates move up and down
+// without settling, not that the largest temperature "still rises".
+TEST(Nonlinear, ASteadyIterationThatCyclesSaysSoWhenItFails) {
+  Case c = rod(41, 0.05);
+  heatsim::solver::MaterialSpec m = material("m", 1.0, 1000, 1000);
+  m.conductivity_table = {{300, 1}, {500, 1}, {501, 1000}, {502, 1}};
+  c.materials = {m};
+  c.regions = {region("m")};
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = 300.0;
+  c.boundary[1].kind = BoundaryKind::dirichlet;
+  c.boundary[1].value = 350.0;
+  heatsim::solver::SourceSpec q;
+  q.power_density = 1e6;
+  c.sources = {q};
+  std::vector<std::string> notes;
+  mg::SolveOptions options;
+  options.on_note = [&notes](const std::string& n) { notes.push_back(n); };
+  try {
+    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady, 0.0, options);
+    ADD_FAILURE() << "the steady iteration converged";
+  } catch (const mg::SolveFailure& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the iterates move up and down without settling"), std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("still rises"), std::string::npos) << what;
+  }
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("taken again from the start"), std::string::npos) << notes.back();
+}
+
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
 double neumann_lambda(double stefan) {
   double lo = 1e-6, hi = 3.0;
