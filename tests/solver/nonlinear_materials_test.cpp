@@ -466,6 +466,18 @@ int steady_outer_iterations(const Case& c, std::vector<double>& u, bool newton) 
   return stepper.timing().outer_iterations;
 }
 
+// The message of the steady solve of case c from u that fails (SolveFailure), or "" where it
+// converges (a test's failure then).
+std::string steady_failure(const Case& c, std::vector<double> u, const mg::SolveOptions& options) {
+  try {
+    solve(c, std::move(u), mg::TimeMethod::steady, 0.0, options);
+  } catch (const mg::SolveFailure& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the steady iteration converged";
+  return "";
+}
+
 // A steady wall whose k table rises and falls (10, 100, 10 W/mK at 300, 600, 900 K): Picard's
 // iteration contracts by about 0.8 an outer iteration, and past the 50 allowed it was refused
 // at 1.4e-7 K, still contracting, and told to start nearer the answer. While contracting it
@@ -599,17 +611,12 @@ TEST(Nonlinear, ASteeplyFallingConductivitySolvesByNewtonsSteps) {
   c.sources = {q};
   mg::SolveOptions picard;
   picard.newton = false;
-  try {
-    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady, 0.0, picard);
-    ADD_FAILURE() << "Picard's steady iteration converged";
-  } catch (const mg::SolveFailure& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("a conductivity falls steeply over the field's range"), std::string::npos)
-        << what;
-    EXPECT_NE(what.find("reach the steady state by a transient run (backward-euler"),
-              std::string::npos)
-        << what;
-  }
+  const std::string what = steady_failure(c, std::vector<double>(41, 300.0), picard);
+  EXPECT_NE(what.find("a conductivity falls steeply over the field's range"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("reach the steady state by a transient run (backward-euler"),
+            std::string::npos)
+      << what;
   std::vector<double> u(41, 300.0);
   EXPECT_LE(steady_outer_iterations(c, u, true), 12);
   EXPECT_NEAR(u[20], 3150.0, 1e-6);
@@ -624,24 +631,30 @@ TEST(Nonlinear, ASteeplyFallingConductivitySolvesByNewtonsSteps) {
   }
 }
 
+// A 2D plate of nx x ny nodes over lx x ly m with insulated faces (the tests set their own).
+Case insulated_plate(int nx, int ny, double lx, double ly) {
+  Case c;
+  c.grid.dims = 2;
+  c.grid.n = {nx, ny, 1};
+  c.grid.length = {lx, ly, 1.0};
+  for (auto& f : c.boundary) {
+    f.kind = BoundaryKind::neumann;
+    f.value = 0.0;
+  }
+  return c;
+}
+
 // A silicon die (k from 148 W/(m K) at 300 K to 20 at 1400 K) on a copper base cooled by
 // water below, heated at its top to 1100 K: Newton's steps are exact inside each material and
 // nearly so across the interface (each material's step scaled to match the other's slope
 // there), so they take about half of Picard's outer iterations to the same field.
 TEST(Nonlinear, NewtonsStepsAcrossAMaterialInterfaceConvergeFasterThanPicards) {
-  Case c;
-  c.grid.dims = 2;
-  c.grid.n = {81, 21, 1};
-  c.grid.length = {0.02, 0.005, 1.0};
+  Case c = insulated_plate(81, 21, 0.02, 0.005);
   heatsim::solver::MaterialSpec si = material("silicon", 148, 2329, 700);
   si.conductivity_table = {{300, 148},  {400, 98.9},  {500, 76.2}, {600, 61.9},
                            {800, 42.4}, {1000, 31.2}, {1400, 20}};
   c.materials = {si, material("copper", 401, 8960, 385)};
   c.regions = {region("silicon"), region("copper", box({0, 0, 0}, {0.02, 0.001, 1}))};
-  for (auto& f : c.boundary) {
-    f.kind = BoundaryKind::neumann;
-    f.value = 0.0;
-  }
   c.boundary[2].kind = BoundaryKind::convective;
   c.boundary[2].transfer = 20000.0;
   c.boundary[2].value = 300.0;
@@ -667,19 +680,12 @@ TEST(Nonlinear, NewtonsStepsAcrossAMaterialInterfaceConvergeFasterThanPicards) {
 // keeps share + contact <= 1, conducts a positive K at every temperature, and the steady state
 // with a face held at 300 K and no source is 300 K everywhere.
 TEST(Nonlinear, AContactFaceBesideAParallelPathKeepsItsReferenceAtEveryTemperature) {
-  Case c;
-  c.grid.dims = 2;
-  c.grid.n = {81, 41, 1};
-  c.grid.length = {0.04, 0.02, 1.0};
+  Case c = insulated_plate(81, 41, 0.04, 0.02);
   heatsim::solver::MaterialSpec si = material("si", 148, 2329, 700);
   si.conductivity_table = {{300, 148}, {700, 49.19}};
   c.materials = {material("ss", 19.8, 7900, 500), si};
   c.regions = {region("ss"), region("si", box({0.0152, 0, 0}, {0.0253, 0.0043, 1}))};
   c.contacts = {{{"si", "ss"}, 2e-4}};
-  for (auto& f : c.boundary) {
-    f.kind = BoundaryKind::neumann;
-    f.value = 0.0;
-  }
   c.boundary[3].kind = BoundaryKind::dirichlet;
   c.boundary[3].value = 300.0;
   const auto fields = heatsim::solver::coefficient_fields(c);
@@ -726,15 +732,9 @@ TEST(Nonlinear, ASteadyIterationThatCyclesSaysSoWhenItFails) {
   std::vector<std::string> notes;
   mg::SolveOptions options;
   options.on_note = [&notes](const std::string& n) { notes.push_back(n); };
-  try {
-    solve(c, std::vector<double>(41, 300.0), mg::TimeMethod::steady, 0.0, options);
-    ADD_FAILURE() << "the steady iteration converged";
-  } catch (const mg::SolveFailure& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("the iterates move up and down without settling"), std::string::npos)
-        << what;
-    EXPECT_EQ(what.find("still rises"), std::string::npos) << what;
-  }
+  const std::string what = steady_failure(c, std::vector<double>(41, 300.0), options);
+  EXPECT_NE(what.find("the iterates move up and down without settling"), std::string::npos) << what;
+  EXPECT_EQ(what.find("still rises"), std::string::npos) << what;
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes.back().find("taken again from the start"), std::string::npos) << notes.back();
 }
