@@ -632,11 +632,14 @@ struct Materials {
   // along the axis of its largest offset (in spacings) that holds `mat`, or every one of those
   // whose offsets are equal to within 1e-9 (the sub-cell then goes in equal parts: a choice of
   // one by the axes' order, or by the rounding of the offsets, broke the symmetry of a ball, or
-  // of a cube's corner, between the axes), into `out`; the count (0: it stays). Beyond a
-  // contact with no such neighbour along an axis (the corner of a copper square whose node
-  // planes are the aluminium's: its quarter of the corner node's control volume), the nearest
-  // diagonal neighbour toward it that holds `mat` (across an edge before a corner; equal ones
-  // in equal parts): the part goes whole to the copper beyond the contact.
+  // of a cube's corner, between the axes), into `out`; the count (0: it stays). With no such
+  // neighbour along an axis (the corner of a copper square whose node planes are the
+  // aluminium's: its quarter of the corner node's control volume), the nearest diagonal
+  // neighbour toward it that holds `mat` (across an edge before a corner; equal ones in equal
+  // parts), which takes the part whole, with or without a contact: left at a node of another
+  // material (a die's corner piece and its source at the air node outside the corner, whose
+  // lines ending in the die go to the die's nodes) its heat had no way out but that node's
+  // (543.68 K there beside the die's 488.10 K).
   int crossings(std::int64_t i, const std::array<std::int64_t, 3>& ic, const double* x,
                 std::int32_t mat, Crossing* out) const {
     const std::int32_t own = ids[static_cast<std::size_t>(i)];
@@ -650,7 +653,7 @@ struct Materials {
     int count = 0;
     // The candidates of `axes` axes at once (1: along an axis; 2, 3: diagonals), the one of the
     // largest least offset, ties kept.
-    for (int axes = 1; axes <= (contact ? s.dims : 1) && count == 0; ++axes) {
+    for (int axes = 1; axes <= s.dims && count == 0; ++axes) {
       Largest largest;
       for (int mask = 1; mask < (1 << s.dims); ++mask) {
         int bits = 0, first = -1;
@@ -674,7 +677,7 @@ struct Materials {
         c.to = j;
         c.axis = first;
         for (int a = 0; a < 3; ++a) c.d[a] = d[a];
-        c.whole = contact;
+        c.whole = contact || axes > 1;
       }
     }
     return count;

@@ -815,5 +815,49 @@ TEST(Contacts, TemperatureDependentExplicitStep) {
   EXPECT_NEAR(next[11] - u[11], change11, 1e-10 * std::abs(change11));
 }
 
+// A 10 x 10 mm silicon die (60 W) in air on a copper base behind a contact, its box 0.13 of a
+// spacing off the node planes in x and in y: the air node just outside the die's corner holds
+// a corner piece of silicon (and its source) in its control volume, with no axis neighbour of
+// silicon and no contact between air and silicon. The piece stayed with the air node while the
+// lines ending in silicon moved away: that node reached 543.68 K against the die's 488.10 K.
+// Such a piece goes whole to the diagonal silicon node, as it does beyond a contact: no air
+// node is hotter than the die, and the die's peak is the unshifted die's to 0.1 K.
+TEST(Contacts, ADieCornerPieceInAnAirNodeGoesToTheDieDiagonally) {
+  const auto peaks = [](double shift) {
+    Case c;
+    c.grid.dims = 3;
+    c.grid.n = {41, 41, 21};
+    c.grid.length = {0.02, 0.02, 0.005};
+    c.materials = {material("cu", 400, 8960, 385), material("si", 62, 2329, 700),
+                   material("air", 0.03, 1.2, 1000)};
+    const double lo = 0.005 + shift * 0.0005, hi = lo + 0.01;
+    c.regions = {region("air"), region("cu", box({0, 0, 0}, {0.02, 0.02, 0.003})),
+                 region("si", box({lo, lo, 0.003}, {hi, hi, 0.0035}))};
+    c.contacts = {{{"si", "cu"}, 5e-5}};
+    heatsim::solver::SourceSpec q;
+    q.shape = box({lo, lo, 0.003}, {hi, hi, 0.0035});
+    q.power = 60.0;
+    c.sources = {q};
+    for (auto& f : c.boundary) {
+      f.kind = BoundaryKind::neumann;
+      f.value = 0.0;
+    }
+    c.boundary[4].kind = BoundaryKind::convective;
+    c.boundary[4].transfer = 1000.0;
+    c.boundary[4].value = 300.0;
+    const std::vector<double> u = steady_field(c);
+    const auto ids = heatsim::solver::material_ids(c);
+    double air = 0.0, si = 0.0;
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      if (ids[i] == 1) si = std::max(si, u[i]);
+      if (ids[i] == 2) air = std::max(air, u[i]);
+    }
+    return std::array<double, 2>{si, air};
+  };
+  const std::array<double, 2> on = peaks(0.0), off = peaks(0.13);
+  EXPECT_LE(off[1], off[0]) << "an air node hotter than the die";
+  EXPECT_NEAR(off[0], on[0], 0.1);
+}
+
 }  // namespace
 }  // namespace heatsim_tests
