@@ -484,7 +484,14 @@ std::array<std::vector<double>, 3> node_faces(const Case& c, const NodeGrid& g,
 double series_part(double K, double ki, double kj) {
   return std::clamp((1.0 / K - 1.0 / kj) / (1.0 / ki - 1.0 / kj), 0.0, 1.0);
 }
-double lower_share(double ai, double K, double ki) { return std::clamp(ai * K / ki, 0.0, 1.0); }
+// A face that conducts less than even its poorer material over the whole segment (a strip cut
+// or moved at a corner) leaves series_part at 1: its resistance is then all the lower node's
+// material's, 1 - contact, not ai K / ki, which left the rest to the other material's k(T) (a
+// brick square in insulation: the faces on one side of its corner rows scaled with the brick's
+// law, on the other with the insulation's, 0.75 K between mirrored points).
+double lower_share(double ai, double K, double ki, double contact) {
+  return ai >= 1.0 ? 1.0 - contact : std::clamp(ai * K / ki, 0.0, 1.0 - contact);
+}
 
 std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
     const Case& c, const NodeGrid& g, const std::vector<std::int32_t>& ids,
@@ -560,8 +567,8 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         share[static_cast<std::size_t>(i)] = 0.0;
         continue;
       }
-      share[static_cast<std::size_t>(i)] = std::min(
-          lower_share(series_part(without_contact(Kij, part), ki, kj), Kij, ki), 1.0 - part);
+      share[static_cast<std::size_t>(i)] =
+          lower_share(series_part(without_contact(Kij, part), ki, kj), Kij, ki, part);
     }
     tied[static_cast<std::size_t>(a)] = static_cast<char>(tied_here);
   }
@@ -603,8 +610,8 @@ std::shared_ptr<const kernels::TemperatureDependence> temperature_dependence(
         const double part = contacts.any() ? contact_part(mi, mj, Kij, a, i) : 0.0;
         const double part_f = contacts.any() ? contact_part(mi, mj, Kf_ij, a, i) : 0.0;
         if (part >= 1.0 || part_f >= 1.0) continue;
-        share[static_cast<std::size_t>(i)] = std::min(
-            lower_share(series_part(without_contact(Kf_ij, part_f), fi, fj), Kij, ki), 1.0 - part);
+        share[static_cast<std::size_t>(i)] =
+            lower_share(series_part(without_contact(Kf_ij, part_f), fi, fj), Kij, ki, part);
       }
     }
   }

@@ -739,6 +739,40 @@ TEST(Nonlinear, ASteadyIterationThatCyclesSaysSoWhenItFails) {
   EXPECT_NE(notes.back().find("taken again from the start"), std::string::npos) << notes.back();
 }
 
+// A brick square (k(T)) in insulation (k(T)) behind a contact, its sides on node planes: the
+// faces of its corner rows conduct less than even the insulation over their whole segment, and
+// their lower node's share was a_i K / k_i on one side (the rest left to the brick's law) and
+// all the insulation's on the other: 0.75 K between mirrored points. The field is mirror- and
+// transpose-symmetric to rounding.
+TEST(Nonlinear, AK_TSquareBehindAContactOnNodePlanesIsSymmetric) {
+  Case c = insulated_plate(41, 41, 0.1, 0.1);
+  heatsim::solver::MaterialSpec ins = material("ins", 0.03, 200, 1000);
+  ins.conductivity_table = {{300, 0.03}, {500, 0.06}, {700, 0.12}, {900, 0.25}, {1100, 0.5}};
+  heatsim::solver::MaterialSpec brick = material("brick", 1.2, 2000, 900);
+  brick.conductivity_table = {{300, 1.2}, {800, 1.0}, {1400, 0.8}};
+  c.materials = {ins, brick};
+  c.regions = {region("ins"), region("brick", box({0.0325, 0.0325, 0}, {0.0675, 0.0675, 1}))};
+  c.contacts = {{{"brick", "ins"}, 5e-3}};
+  heatsim::solver::SourceSpec q;
+  q.shape = box({0.0325, 0.0325, 0}, {0.0675, 0.0675, 1});
+  q.power_density = 2e4;
+  c.sources = {q};
+  for (auto& f : c.boundary) {
+    f.kind = BoundaryKind::convective;
+    f.transfer = 10.0;
+    f.value = 300.0;
+  }
+  std::vector<double> u(41 * 41, 300.0);
+  steady_outer_iterations(c, u, true);
+  EXPECT_GT(*std::max_element(u.begin(), u.end()), 400.0);
+  for (int y = 0; y < 41; ++y)
+    for (int x = 0; x < 41; ++x) {
+      const double v = u[static_cast<std::size_t>(y * 41 + x)];
+      EXPECT_NEAR(u[static_cast<std::size_t>(y * 41 + 40 - x)], v, 1e-9) << x << ", " << y;
+      EXPECT_NEAR(u[static_cast<std::size_t>(x * 41 + y)], v, 1e-9) << x << ", " << y;
+    }
+}
+
 // lambda of Neumann's solution: lambda exp(lambda^2) erf(lambda) = St / sqrt(pi).
 double neumann_lambda(double stefan) {
   double lo = 1e-6, hi = 3.0;
