@@ -16,6 +16,9 @@ namespace heatsim::kernels {
 
 // The most classes a problem may have for the compact form (a byte per node).
 constexpr int kMaxNodeClasses = 256;
+// The most a problem may have where the faces' conductances are not given: a sweep looks every
+// face's conductance up in a table of the pairs' (kPairClasses^2 entries).
+constexpr int kPairClasses = 16;
 
 struct NodeClasses {
   // Per node, in the fields' order [z][y][x]: its class, numbered in order of first appearance.

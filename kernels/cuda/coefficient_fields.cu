@@ -299,6 +299,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   DeviceArray none_ids, none_table;
   node_class.swap(none_ids);
   class_table.swap(none_table);
+  host_class_table.reset();
   for (int a = 0; a < 3; ++a) {
     DeviceArray none;
     face_class[a].swap(none);
@@ -351,6 +352,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   class_table.allocate(sizeof(ClassTable<T>));
   HEATSIM_CUDA_CHECK(
       cudaMemcpy(class_table.as<void>(), &table, sizeof(table), cudaMemcpyHostToDevice));
+  if (!has_faces) host_class_table = std::make_unique<ClassTable<T>>(table);
   for (int a = 0; a < p.dims && has_faces; ++a)
     upload_array(face_class[a], face_ids[static_cast<std::size_t>(a)]);
   if (has_faces && p.dims >= 2) {

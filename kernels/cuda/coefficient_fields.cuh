@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "coefficient_sweep.cuh"
@@ -63,6 +64,9 @@ struct DeviceCoefficients {
   // are uploaded either way.
   DeviceArray node_class;
   DeviceArray class_table;
+  // The classes form's table on the host too (CoefficientArgs::host_class_table); null with the
+  // faces given.
+  std::unique_ptr<ClassTable<T>> host_class_table;
   int classes = 0;
   // With the faces given: per axis, each face's class (uint8, padded as faces[a]) and the
   // number of distinct conductances in ClassTable::face[a].
@@ -73,7 +77,9 @@ struct DeviceCoefficients {
   DeviceArray packed_class;
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
-  void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table, int& count) const {
+  void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table,
+                      const ClassTable<T>*& host_table, int& count) const {
+    host_table = classes > 0 ? host_class_table.get() : nullptr;
     ids = classes > 0 ? node_class.template as<std::uint8_t>() : nullptr;
     table = classes > 0 ? class_table.template as<ClassTable<T>>() : nullptr;
     count = classes;

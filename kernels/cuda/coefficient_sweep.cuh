@@ -67,7 +67,6 @@ enum class CoefficientForm { fields, faces, classes, face_classes };
 // d, face_conductance(k[c], k[d]) formed once: a sweep reads it instead of comparing and
 // dividing per face (Heat-3D-mat fp64 on an H200: 89.6 against 79.1 GStencil/s), with no
 // branch around the lookup.
-constexpr int kPairClasses = 16;
 template <typename T>
 struct ClassTable {
   T pair[kPairClasses * kPairClasses];
@@ -93,6 +92,9 @@ struct CoefficientArgs {
   // fields above are set either way (sweeps without the compact form read them).
   const std::uint8_t* node_class = nullptr;
   const ClassTable<T>* class_table = nullptr;
+  // The same table on the host (never read on the device): a launcher that passes its entries
+  // in the kernel's parameters reads them here. Null where the table is not kept there.
+  const ClassTable<T>* host_class_table = nullptr;
   int classes = 0;  // the classes in the table (at most kPairClasses without the faces given)
   // face_classes: per axis, each face's class (padded, ghost faces filled, as faces[a]) and
   // the number of distinct conductances in ClassTable::face[a]. Null: the faces' arrays.

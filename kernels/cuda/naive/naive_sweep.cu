@@ -142,6 +142,113 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
   }
 }
 
+// The classes form in 3D (CoefficientForm::classes, the faces' ghosts read), its table in the
+// kernel's parameters: the pairs' conductances, dt/C and the source densities of at most
+// kPairClasses classes, read through the constant bank the launch fills (per launch, so two
+// problems on two streams keep their own). A thread forms a column of kClassesColumn nodes
+// along z, its centre values and classes loaded once through the read-only path, each node's
+// arithmetic FluxPoint::point's (add_axis per axis x, y, z, then the sources in order and
+// fma(dt/C, flow + src, u)), so the same bits. SOURCES: the problem's source fields, unrolled.
+// H200, 512^3 fp64, Heat-3D-mat: the lab's form (scripts/kernel-lab/flux_lab.cu) measured
+// 181.5 GStencil/s with the table in the parameters against 157.4 from global memory.
+template <typename T>
+struct ClassParams {
+  T pair[kPairClasses * kPairClasses];
+  T dt_over_capacity[kPairClasses];
+  T source[kPairClasses * kMaxSourceFields];
+};
+
+constexpr int kClassesColumn = 4;
+constexpr unsigned kClassesBlockX = 64, kClassesBlockY = 4;
+
+template <typename T, int SOURCES>
+__global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
+    naive_classes_kernel(const CoefficientArgs<T> a, const __grid_constant__ ClassParams<T> p) {
+  constexpr int C = kClassesColumn;
+  const DeviceGrid& g = a.grid;
+  const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(kClassesBlockX) + threadIdx.x;
+  const std::int64_t y = blockIdx.y * static_cast<std::int64_t>(kClassesBlockY) + threadIdx.y;
+  if (x >= g.n[0] || y >= g.n[1]) return;
+  const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C;
+  const int count = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
+  const std::int64_t first = g.index(x, y, z0), pz = g.pitch_z, py = g.pitch_y;
+  const T* __restrict__ in = a.in;
+  const std::uint8_t* __restrict__ cls = a.node_class;
+  T factor[SOURCES > 0 ? SOURCES : 1];
+#pragma unroll
+  for (int s = 0; s < SOURCES; ++s) factor[s] = __ldg(a.factor + s);
+  // The centre column from plane z0 - 1 to z0 + count (a ghost plane at either end at most).
+  T col[C + 2];
+  std::uint8_t key[C + 2];
+#pragma unroll
+  for (int q = 0; q < C + 2; ++q) {
+    col[q] = T(0);
+    key[q] = 0;
+    if (q <= count + 1) {
+      col[q] = __ldg(in + first + (q - 1) * pz);
+      key[q] = __ldg(cls + first + (q - 1) * pz);
+    }
+  }
+  T value[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    value[j] = T(0);
+    if (j < count) {
+      const std::int64_t i = first + j * pz;
+      const unsigned c = key[j + 1];
+      const T ui = col[j + 1];
+      const T* pair = p.pair + c * kPairClasses;
+      T flow = T(0);
+      add_axis(flow, a.inv_h2[0], ui, pair[__ldg(cls + i - 1)], __ldg(in + i - 1),
+               pair[__ldg(cls + i + 1)], __ldg(in + i + 1));
+      add_axis(flow, a.inv_h2[1], ui, pair[__ldg(cls + i - py)], __ldg(in + i - py),
+               pair[__ldg(cls + i + py)], __ldg(in + i + py));
+      add_axis(flow, a.inv_h2[2], ui, pair[key[j]], col[j], pair[key[j + 2]], col[j + 2]);
+      T src = T(0);
+#pragma unroll
+      for (int s = 0; s < SOURCES; ++s)
+        src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
+      value[j] = fma(p.dt_over_capacity[c], flow + src, ui);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (j < count) a.out[first + j * pz] = value[j];
+}
+
+// naive_classes_kernel with SOURCES = `sources` (S up to kMaxSourceFields).
+template <typename T, int S = 0>
+void launch_classes_with(int sources, dim3 grid, dim3 block, const CoefficientArgs<T>& a,
+                         const ClassParams<T>& p, cudaStream_t stream) {
+  if constexpr (S < kMaxSourceFields) {
+    if (sources > S) return launch_classes_with<T, S + 1>(sources, grid, block, a, p, stream);
+  }
+  naive_classes_kernel<T, S><<<grid, block, 0, stream>>>(a, p);
+}
+
+// Launches naive_classes_kernel where it serves (3D, the classes form with its table on the
+// host, no rules in the sweep, a launch grid that covers the problem); false otherwise.
+template <typename T>
+bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& context) {
+  const DeviceGrid& g = a.grid;
+  if (dims != 3 || a.host_class_table == nullptr || a.classes > kPairClasses || any_rule(a.rules))
+    return false;
+  const std::int64_t by = (g.n[1] + kClassesBlockY - 1) / kClassesBlockY;
+  const std::int64_t bz = (g.n[2] + kClassesColumn - 1) / kClassesColumn;
+  if (by > 65535 || bz > 65535) return false;
+  ClassParams<T> p{};
+  const ClassTable<T>& t = *a.host_class_table;
+  std::copy(t.pair, t.pair + kPairClasses * kPairClasses, p.pair);
+  std::copy(t.dt_over_capacity, t.dt_over_capacity + kPairClasses, p.dt_over_capacity);
+  std::copy(t.source, t.source + kPairClasses * kMaxSourceFields, p.source);
+  const dim3 block(kClassesBlockX, kClassesBlockY, 1);
+  const dim3 grid(static_cast<unsigned>((g.n[0] + kClassesBlockX - 1) / kClassesBlockX),
+                  static_cast<unsigned>(by), static_cast<unsigned>(bz));
+  launch_classes_with<T>(a.sources, grid, block, a, p, context.stream);
+  HEATSIM_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
 template <class Op>
 void launch(const typename Op::Args& args, const LaunchContext& context) {
   const DeviceGrid& g = args.grid;
@@ -179,6 +286,7 @@ void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
   const CoefficientForm compact = coefficient_form(args);
   const CoefficientForm form =
       compact == CoefficientForm::face_classes ? CoefficientForm::faces : compact;
+  if (form == CoefficientForm::classes && launch_classes(args, dims, context)) return;
   dispatch_flux(args, dims, form, [&](auto op) {
     using Op = typename decltype(op)::type;
     if constexpr (Op::kForm != CoefficientForm::face_classes) launch<Op>(args, context);
