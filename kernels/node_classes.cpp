@@ -113,6 +113,32 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
   return out;
 }
 
+std::optional<CoefficientTraffic> coefficient_traffic(const StencilProblem& p,
+                                                      const Capabilities& caps) {
+  if (!p.coefficients || p.coefficients->temperature) return std::nullopt;
+  const CoefficientFields& c = *p.coefficients;
+  const double value = p.precision == Precision::fp64 ? 8.0 : 4.0;
+  const bool faces = c.has_faces();
+  CoefficientTraffic out;
+  if (caps.compact_materials && (!faces || caps.compact_faces) &&
+      find_node_classes(c, p.points(), faces ? kMaxNodeClasses : kPairClasses)) {
+    bool compact = true;
+    for (int a = 0; a < p.dims && faces; ++a)
+      compact = compact && find_value_classes(c.faces[static_cast<std::size_t>(a)]).has_value();
+    if (compact) {
+      out.layout = faces ? CoefficientLayout::face_classes : CoefficientLayout::classes;
+      out.bytes = 2.0 * value + 1.0 + (faces ? p.dims : 0);
+      return out;
+    }
+  }
+  // u in and out, dt/C, k or a face array per axis, each source, the surfaces' transfer.
+  out.layout = faces ? CoefficientLayout::faces : CoefficientLayout::fields;
+  const double arrays = 3.0 + (faces ? p.dims : 1) + static_cast<double>(c.sources.size()) +
+                        (c.transfer.empty() ? 0.0 : 1.0);
+  out.bytes = arrays * value;
+  return out;
+}
+
 template <typename T>
 std::optional<ValueClasses<T>> find_value_classes(const std::vector<T>& values, int max_classes) {
   ValueClasses<T> out;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "performance_model.hpp"
 
 namespace heatsim::kernels {
 
@@ -50,5 +51,17 @@ struct ValueClasses {
 template <typename T>
 std::optional<ValueClasses<T>> find_value_classes(const std::vector<T>& values,
                                                   int max_classes = kMaxNodeClasses);
+
+// What a one-step CUDA sweep of `p`'s coefficients reads and writes per node (u in and out and
+// the layout's arrays), and the layout, on a backend of `caps` (Capabilities::compact_materials,
+// compact_faces): the choice the device's upload makes (cuda/coefficient_fields.cu), the faces'
+// distinct values counted in double. Nothing without coefficients, and for temperature-dependent
+// materials (whose sweeps evaluate their laws).
+struct CoefficientTraffic {
+  CoefficientLayout layout = CoefficientLayout::fields;
+  double bytes = 0.0;
+};
+std::optional<CoefficientTraffic> coefficient_traffic(const StencilProblem& p,
+                                                      const Capabilities& caps);
 
 }  // namespace heatsim::kernels

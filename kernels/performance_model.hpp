@@ -7,6 +7,12 @@
 
 namespace heatsim::kernels {
 
+// How a GPU sweep holds a varying-coefficient problem (node_classes.hpp, coefficient_traffic):
+// per node fields (k, dt/C, each source density), the faces' conductances as arrays with dt/C
+// and the sources per node, a class byte per node and a small table (at most kPairClasses
+// classes), or with the faces given a class byte per node and per face.
+enum class CoefficientLayout { fields, faces, classes, face_classes };
+
 // Per dimension d (index d-1).
 struct PerformanceModel {
   // Output tile per axis (x, y, z); 0: the axis is not tiled (marched through, or the halo is
@@ -29,6 +35,10 @@ struct PerformanceModel {
   // the backend: where its rates of nearby depths lie within a few percent, the backend knows
   // better which is fastest.
   bool own_depth = false;
+  // Per CoefficientLayout (in its order), the fraction of the copy bandwidth the backend's
+  // one-step sweep of that layout reaches, its bytes per node as coefficient_traffic counts
+  // them; 0: not measured, such a problem is rated as the constant stencil.
+  std::array<double, 4> coefficient_efficiency{};
 };
 
 }  // namespace heatsim::kernels

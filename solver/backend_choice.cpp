@@ -36,15 +36,50 @@ std::string rate_text(double v) {
   return buf;
 }
 
+// A problem's coefficient_traffic per backend capabilities, found once for backends that
+// compact alike (the classes are a pass over every node).
+class TrafficMemo {
+ public:
+  std::optional<kernels::CoefficientTraffic> of(const kernels::StencilProblem& p,
+                                                const kernels::Capabilities& caps) {
+    for (const Found& f : found_)
+      if (f.materials == caps.compact_materials && f.faces == caps.compact_faces) return f.traffic;
+    found_.push_back(
+        {caps.compact_materials, caps.compact_faces, kernels::coefficient_traffic(p, caps)});
+    return found_.back().traffic;
+  }
+
+ private:
+  struct Found {
+    bool materials, faces;
+    std::optional<kernels::CoefficientTraffic> traffic;
+  };
+  std::vector<Found> found_;
+};
+
 // The candidates of one backend (see backend_choice.hpp for the sources).
 std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::size_t order,
                                     const kernels::Backend& backend,
-                                    const kernels::StencilProblem& p, const ChoiceContext& ctx) {
+                                    const kernels::StencilProblem& p, const ChoiceContext& ctx,
+                                    TrafficMemo& traffic_of) {
   std::vector<Candidate> out;
   const int asked = p.fusion_depth;  // 0: auto
   Candidate c;
   c.entry = &entry;
   c.order = order;
+
+  const auto model = backend.capabilities().gpu ? backend_model(entry) : std::nullopt;
+  // A varying-coefficient problem on a backend measured on its sweep's layout: that rate, at
+  // one step per pass (the cache's and the table's rates are the constant stencil's).
+  if (model && p.coefficients && ctx.device.bandwidth > 0)
+    if (const auto traffic = traffic_of.of(p, backend.capabilities()))
+      if (const double rate = coefficient_rate(*model, *traffic, ctx.device); rate > 0) {
+        c.depth = 1;
+        c.rate = rate;
+        c.source = Source::model;
+        out.push_back(c);
+        return out;
+      }
 
   if (ctx.cache) {
     std::vector<const TuneEntry*> measured;
@@ -70,7 +105,6 @@ std::vector<Candidate> rate_backend(const kernels::BackendEntry& entry, std::siz
     if (!out.empty()) return out;
   }
 
-  const auto model = backend.capabilities().gpu ? backend_model(entry) : std::nullopt;
   if (model && ctx.device.bandwidth > 0) {
     // The model knows single coefficient steps only (blocked coefficient passes measure slower
     // than one step per pass): a coefficient problem is rated at depth 1.
@@ -196,7 +230,9 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
     choice.reason = "requested";
     if (problem.fusion_depth == 0) {
       // `fusion: auto` on a named backend: its best depth where a rate says which.
-      std::vector<Candidate> cs = rate_backend(*entry, order, *choice.backend, problem, ctx);
+      TrafficMemo traffic;
+      std::vector<Candidate> cs =
+          rate_backend(*entry, order, *choice.backend, problem, ctx, traffic);
       rank(cs);
       const Candidate& best = cs.front();
       if (best.rate >= 0 && runs_own_depth(best)) {
@@ -227,6 +263,7 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
 
   std::string skipped;
   std::vector<Candidate> candidates;
+  TrafficMemo traffic;
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const kernels::BackendEntry& entry = registry[i];
     if (entry.needs_gpu && !ctx.have_gpu) {
@@ -239,7 +276,7 @@ BackendChoice choose_backend(const std::string& requested, const kernels::Stenci
       skipped += " " + entry.name + " (" + why + ");";
       continue;
     }
-    for (const Candidate& c : rate_backend(entry, i, *backend, problem, ctx))
+    for (const Candidate& c : rate_backend(entry, i, *backend, problem, ctx, traffic))
       candidates.push_back(c);
   }
   if (candidates.empty())

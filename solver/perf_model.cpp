@@ -106,4 +106,11 @@ Prediction predict(const kernels::StencilProblem& p, const BackendModel& m, int 
   return out;
 }
 
+double coefficient_rate(const BackendModel& m, const kernels::CoefficientTraffic& traffic,
+                        const DeviceRates& device) {
+  const double e = m.coefficient_efficiency[static_cast<std::size_t>(traffic.layout)];
+  if (e <= 0 || device.bandwidth <= 0 || traffic.bytes <= 0) return 0.0;
+  return e * device.bandwidth / traffic.bytes / 1e9;
+}
+
 }  // namespace heatsim::solver

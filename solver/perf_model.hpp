@@ -28,6 +28,7 @@
 #include <string>
 
 #include "kernels/backend.hpp"
+#include "kernels/node_classes.hpp"
 #include "kernels/registry.hpp"
 
 namespace heatsim::solver {
@@ -89,5 +90,12 @@ struct Prediction {
 // Zero prediction when the bandwidth is not known.
 Prediction predict(const kernels::StencilProblem& problem, const BackendModel& m, int fusion_depth,
                    const DeviceRates& device);
+
+// A one-step sweep of a varying-coefficient problem whose layout and bytes per node are
+// `traffic`: the backend's measured fraction of the copy bandwidth on that layout
+// (BackendModel::coefficient_efficiency) times the bandwidth over the bytes, GStencil/s; 0 when
+// the fraction or the bandwidth is not known.
+double coefficient_rate(const BackendModel& m, const kernels::CoefficientTraffic& traffic,
+                        const DeviceRates& device);
 
 }  // namespace heatsim::solver

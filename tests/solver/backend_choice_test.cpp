@@ -223,5 +223,94 @@ TEST(BackendChoice, NamedBackendWithFusionAutoTakesItsBestDepth) {
   EXPECT_THROW(choose_backend("gpu-a", heat(2), no_gpu, registry()), std::runtime_error);
 }
 
+// A varying-coefficient problem is rated by the layout its sweep takes on each backend
+// (kernels::coefficient_traffic) and that backend's measured fraction of the copy bandwidth on
+// it, not by the constant stencil's cached rates. "tiled" reads materials and faces as classes,
+// "plain" materials only (the faces as arrays): numbers of the kind an H200 measured.
+TEST(BackendChoice, CoefficientProblemsAreRatedByTheirSweepsLayout) {
+  const auto coefficient_entry = [](const std::string& name, bool faces, double constant,
+                                    std::array<double, 4> efficiency) {
+    BackendEntry e = entry(name, true, 1);
+    Capabilities caps;
+    caps.gpu = true;
+    caps.compact_materials = true;
+    caps.compact_faces = faces;
+    e.create = [name, caps](Precision) { return std::make_unique<FakeBackend>(name, caps); };
+    kernels::PerformanceModel m;
+    m.bandwidth_efficiency = {constant, constant, constant};
+    m.coefficient_efficiency = efficiency;
+    e.model = m;
+    return e;
+  };
+  const std::vector<BackendEntry> reg = {
+      coefficient_entry("tiled", true, 1.0, {0.45, 0.60, 0.64, 0.68}),
+      coefficient_entry("plain", false, 0.7, {0.54, 0.91, 0.67, 0.0}), entry("cpu", false, 1)};
+  TuneCache c;
+  c.device = "Test GPU";
+  c.bandwidth = 3e12;
+  c.entries = {measured("tiled", 1, 300, 3), measured("plain", 1, 200, 3)};
+  const ChoiceContext ctx = gpu_context(&c);
+
+  StencilProblem p = heat(3, 1, 0);
+  p.n = {40, 40, 40};
+  const std::size_t points = static_cast<std::size_t>(p.points());
+  auto two_materials = [&] {
+    auto f = std::make_shared<kernels::CoefficientFields>();
+    f->conductivity.assign(points, 200.0);
+    f->capacity.assign(points, 2.4e6);
+    for (std::size_t i = 0; i < points / 2; ++i) f->conductivity[i] = 400.0;
+    return f;
+  };
+  // Without coefficients the cache decides.
+  EXPECT_EQ(choose_backend("auto", p, ctx, reg).name, "tiled");
+
+  // Two materials: the classes, 17 bytes a node: plain 0.67 * 3000 / 17 = 118.2, tiled 112.9.
+  p.coefficients = two_materials();
+  BackendChoice choice = choose_backend("auto", p, ctx, reg);
+  EXPECT_EQ(choice.name, "plain");
+  EXPECT_EQ(choice.fusion_depth, 1);
+  EXPECT_NE(choice.reason.find("plain k=1 118 model, tiled k=1 113 model"), std::string::npos)
+      << choice.reason;
+
+  // The faces given (few values): tiled reads them as classes, 20 bytes (0.68 * 3000 / 20 =
+  // 102), plain as arrays, 48 bytes (0.91 * 3000 / 48 = 56.9).
+  auto faces = two_materials();
+  for (auto& axis : faces->faces) axis.assign(points, 250.0);
+  p.coefficients = faces;
+  choice = choose_backend("auto", p, ctx, reg);
+  EXPECT_EQ(choice.name, "tiled");
+  EXPECT_NE(choice.reason.find("tiled k=1 102 model, plain k=1 56.9 model"), std::string::npos)
+      << choice.reason;
+
+  // Surfaces inside the body (a transfer field) and one source: no compact form on either,
+  // the faces' arrays, 8 values of 8 bytes: plain 0.91 * 3000 / 64 = 42.7, tiled 28.1.
+  auto transfer = std::make_shared<kernels::CoefficientFields>(*faces);
+  transfer->transfer.assign(points, 0.0);
+  transfer->transfer[7] = 50.0;
+  transfer->sources.resize(1);
+  transfer->sources[0].density.assign(points, 0.0);
+  p.coefficients = transfer;
+  choice = choose_backend("auto", p, ctx, reg);
+  EXPECT_EQ(choice.name, "plain");
+  EXPECT_NE(choice.reason.find("plain k=1 42.7 model, tiled k=1 28.1 model"), std::string::npos)
+      << choice.reason;
+
+  // 17 materials: more than the pairs' table holds, the fields (32 bytes): plain 0.54 * 3000 /
+  // 32 = 50.6, tiled 42.2.
+  auto many = two_materials();
+  for (std::size_t i = 0; i < points; ++i)
+    many->conductivity[i] = 100.0 + static_cast<double>(i % 17);
+  p.coefficients = many;
+  choice = choose_backend("auto", p, ctx, reg);
+  EXPECT_EQ(choice.name, "plain");
+  EXPECT_NE(choice.reason.find("plain k=1 50.6 model, tiled k=1 42.2 model"), std::string::npos)
+      << choice.reason;
+
+  // Without the bandwidth (no model) the problem keeps the cache's rates.
+  ChoiceContext no_bandwidth = ctx;
+  no_bandwidth.device.bandwidth = 0;
+  EXPECT_EQ(choose_backend("auto", p, no_bandwidth, reg).name, "tiled");
+}
+
 }  // namespace
 }  // namespace heatsim::solver
