@@ -113,7 +113,7 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
     if (kind == "convective")
       require(*f, path, "h", n, " (the heat transfer coefficient, W/(m^2 K), >= 0)");
     else
-      require(*f, path, "emissivity", n, " (the surface's emissivity, in (0, 1])");
+      require(*f, path, "emissivity", n, " (the surface's emissivity, in [0, 1])");
     require(*f, path, "ambient", n,
             " (the temperature outside, K: a number, table or sine form)");
     if ((kind == "convective" && !f->count("h")) || !f->count("ambient")) ok = false;
@@ -122,13 +122,15 @@ bool Reader::read_face(const YAML::Node& n, const std::string& path, solver::Bou
                        "a number (the heat transfer coefficient, W/(m^2 K), >= 0)") &&
            ok;
     if (auto v = field(*f, "emissivity")) {
+      // 0 is no radiation (as leaving the key out), so that a sweep of emissivities may start
+      // there.
       if (!read_number(*v, join(path, "emissivity"), face.emissivity,
-                       "a number in (0, 1] (the surface's emissivity)")) {
+                       "a number in [0, 1] (the surface's emissivity)")) {
         ok = false;
-      } else if (!(face.emissivity > 0.0 && face.emissivity <= 1.0)) {
+      } else if (!(face.emissivity >= 0.0 && face.emissivity <= 1.0)) {
         error(join(path, "emissivity"), *v,
-              "must lie in (0, 1] (got " + v->Scalar() +
-                  "): the fraction of a black body's radiation the surface emits");
+              "must lie in [0, 1] (got " + v->Scalar() +
+                  "): the fraction of a black body's radiation the surface emits (0: none)");
         ok = false;
       }
     } else if (kind == "radiative") {

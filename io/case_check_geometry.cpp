@@ -66,7 +66,17 @@ bool conditioned(const solver::RegionSpec& r) {
   return kernels::needs_coefficients(s);  // convective or heat flux
 }
 
-// Void surfaces: a condition on a surface that faces no body applies nowhere.
+bool covers(const Case& c, const solver::ShapeSpec& later, const solver::ShapeSpec& earlier);
+
+// Whether a void region after region k paints over all of it (check_covered_regions says so).
+bool under_later_void(const Case& c, std::size_t k) {
+  for (std::size_t j = k + 1; j < c.regions.size(); ++j)
+    if (c.regions[j].is_void && covers(c, c.regions[j].shape, c.regions[k].shape)) return true;
+  return false;
+}
+
+// Void surfaces: a condition on a surface that faces no body applies nowhere. A void without a
+// condition under a later void is left to check_covered_regions, which names that void.
 void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::Report& r) {
   for (std::size_t k = 0; k < c.regions.size(); ++k) {
     const solver::RegionSpec& region = c.regions[k];
@@ -78,7 +88,7 @@ void check_surfaces(const Case& c, const solver::VoidSurfaces& surfaces, check::
               "the void faces no node of the body (it lies outside the domain, or inside other "
               "voids), so its surface condition applies nowhere; move the void, or remove "
               "surface");
-    else
+    else if (!under_later_void(c, k))
       r.warning(p + shape_key(region.shape.kind),
                 "the void faces no node of the body (it lies outside the domain, or inside other "
                 "voids): it changes nothing");
@@ -225,11 +235,16 @@ void check_covered_regions(const Case& c, check::Report& r) {
                                                  (later.shape.kind == ShapeKind::file
                                                       ? std::string("a material map,")
                                                       : "material " + later.material + ",");
+      // A void under a later void: listing it later would not make it part of the body.
+      const std::string advice =
+          earlier.is_void && later.is_void
+              ? "remove it (the later void cuts out its shape and gives that shape's surface)"
+              : "list it after " + indexed("regions", j) + " if it is to be part of the body";
       r.warning(indexed("regions", i) + shape_key(earlier.shape.kind),
                 "paints " + what + " where " + by +
                     " paints over all of it later (regions are painted in order, later ones "
-                    "win): the region has no effect; list it after " +
-                    indexed("regions", j) + " if it is to be part of the body");
+                    "win): the region has no effect; " +
+                    advice);
       break;
     }
   }

@@ -367,9 +367,18 @@ void Reader::read_regions(const YAML::Node& n, Case& c) {
               "only a void region ({void: true, ...}) has a surface condition");
       } else if (read_face(*v, join(p, "surface"), r.surface, /*surface=*/true)) {
         const bool flux = r.surface.kind == solver::BoundaryKind::neumann && !r.surface.heat_flux;
-        if (r.surface.kind == solver::BoundaryKind::dirichlet ||
-            r.surface.kind == solver::BoundaryKind::periodic ||
-            (flux && r.surface.value != 0.0))
+        const YAML::Node gradient = v->IsMap() ? (*v)["flux"] : YAML::Node();
+        if (flux && r.surface.value != 0.0 && gradient)
+          error(join(p, "surface.flux"), gradient,
+                "a void's surface takes its heat flux as heat_flux (W/m^2 into the body: "
+                "{type: neumann, heat_flux: 100}); flux (du/dn, K/m) is for the domain's faces");
+        else if (r.surface.kind == solver::BoundaryKind::dirichlet)
+          error(join(p, "surface.type"), *v,
+                "a void's surface cannot hold a temperature (dirichlet); give it a convective "
+                "surface with a large h ({type: convective, h: 1e6, ambient: T}), or paint the "
+                "void's shape as a material region and hold a domain face at T");
+        else if (r.surface.kind == solver::BoundaryKind::periodic ||
+                 (flux && r.surface.value != 0.0))
           error(join(p, "surface.type"), *v,
                 "a void's surface is convective ({type: convective, h, ambient}, optionally with "
                 "emissivity), radiative ({type: radiative, emissivity, ambient}), a heat flux "

@@ -246,10 +246,40 @@ TEST(RealCase, AVoidSurfaceTypoOffersTheSurfaceTypesOnly) {
   expect_error(voided, "regions[2].surface.type", 8,
                "unknown value 'convection' (did you mean 'convective'?); expected neumann, "
                "insulated, convective or radiative");
-  // dirichlet is still refused with the reason a void's surface gives.
+  // dirichlet is still refused, with what to do instead.
   expect_error(
       replace(voided, "type: convection, h: 25, ambient: 300", "type: dirichlet, value: 3"),
-      "regions[2].surface.type", 8, "a void's surface is convective");
+      "regions[2].surface.type", 8,
+      "a void's surface cannot hold a temperature (dirichlet); give it a convective surface with "
+      "a large h");
+  // A gradient (flux, the domain faces' du/dn) is named, with the key a surface takes.
+  expect_error(replace(voided, "type: convection, h: 25, ambient: 300", "type: neumann, flux: 100"),
+               "regions[2].surface.flux", 8,
+               "a void's surface takes its heat flux as heat_flux (W/m^2 into the body");
+}
+
+// An emissivity of 0 is no radiation, as leaving the key out (a sweep of emissivities may
+// start there), on a face and on a void's surface; below 0 or above 1 is refused.
+TEST(RealCase, AnEmissivityOfZeroIsNoRadiation) {
+  const std::string voided =
+      replace(kBase, "  - {material: copper, where: \"x > 0.7 && y < 0.2\"}\n",
+              "  - {void: true, box: {lower: [0.7, 0], upper: [0.9, 0.2]}, surface: {type: "
+              "convective, h: 25, ambient: 300}}\n");
+  const LoadResult plain = load_case_text(voided);
+  ASSERT_TRUE(plain.ok()) << format_errors(plain.errors);
+  const LoadResult zero = load_case_text(
+      replace(replace(voided, "h: 25, ambient: 300}", "h: 25, ambient: 300, emissivity: 0}"),
+              "h: 25.0,", "h: 25.0, emissivity: 0,"));
+  ASSERT_TRUE(zero.ok()) << format_errors(zero.errors);
+  EXPECT_TRUE(zero.warnings.empty()) << format_errors(zero.warnings);
+  const kernels::BoundaryFace& face = zero.value->boundary[1];
+  EXPECT_EQ(face.kind, kernels::BoundaryKind::convective);
+  EXPECT_FALSE(face.radiates());
+  EXPECT_EQ(face.transfer, plain.value->boundary[1].transfer);
+  EXPECT_FALSE(zero.value->regions[2].surface.radiates());
+  EXPECT_EQ(zero.value->regions[2].surface.transfer, 25.0);
+  expect_error(replace(kBase, "h: 25.0,", "h: 25.0, emissivity: -0.1,"), "boundary.x+.emissivity",
+               14, "must lie in [0, 1] (got -0.1)");
 }
 
 // Every range check says what it got.

@@ -296,6 +296,26 @@ TEST(ResolveBody, ARegionALaterOnePaintsOverEntirelyIsWarnedOf) {
   EXPECT_EQ(find(b.warnings, "regions[7].box"), nullptr);  // the last
 }
 
+// A void that a later void paints over entirely is warned of with the advice to remove it
+// (listing a void later would not make it part of the body).
+TEST(ResolveBody, AVoidALaterVoidPaintsOverIsToBeRemoved) {
+  const std::string text = plate(
+      "  - {void: true, name: inner, box: {lower: [0.02, 0.0], upper: [0.03, 0.01]}}\n"   // 6
+      "  - {void: true, name: gap, box: {lower: [0.015, -1], upper: [0.035, 0.015]}}\n",  // 7
+      "", "{method: steady}");
+  const ResolvedBody b = resolve(text);
+  EXPECT_TRUE(b.errors.empty()) << format_errors(b.errors);
+  const CaseError* inner = find(b.warnings, "regions[1].box");
+  ASSERT_NE(inner, nullptr) << format_errors(b.warnings);
+  EXPECT_NE(inner->message.find("paints a void where the void regions[2] (gap, line 7) paints "
+                                "over all of it later"),
+            std::string::npos)
+      << inner->message;
+  EXPECT_NE(inner->message.find("remove it (the later void cuts out its shape"), std::string::npos)
+      << inner->message;
+  EXPECT_EQ(inner->message.find("list it after"), std::string::npos) << inner->message;
+}
+
 // A piece the voids cut off with nothing to take its heat away: with a source in it no steady
 // state exists, and the refusal says so (and what to do) rather than "not determined".
 TEST(ResolveBody, AHeatedIslandHasNoSteadyStateAndSaysSo) {

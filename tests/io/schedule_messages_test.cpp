@@ -279,7 +279,7 @@ TEST(ScheduleMessages, NumericFaceKeysSayWhatWasFoundAndWhatTheyTake) {
                {"expected a number (W/m^2 flowing into the body), got the string '5'"});
   expect_error(replace(kBase, "h: 25.0,", "h: 25.0, emissivity: {eps: 0.8},"),
                "boundary.x+.emissivity", 11,
-               {"expected a number in (0, 1] (the surface's emissivity), got a map {eps: 0.8}"});
+               {"expected a number in [0, 1] (the surface's emissivity), got a map {eps: 0.8}"});
   expect_error(replace(kBase, "ambient: 300.0", "ambient: \"300\""), "boundary.x+.ambient", 11,
                {"expected a number, a [[time, value], ...] table or {value, amplitude, "
                 "frequency}, got the string '300'"});

@@ -385,10 +385,10 @@ real("phase_change_negative_latent", "materials.copper.phase_change.latent_heat:
      COPPER, "  copper: {conductivity: 401, density: 8960, specific_heat: 385, phase_change: {solidus: 1356, liquidus: 1358, latent_heat: -5}}\n")
 real("phase_change_with_diffusivity", "materials.mold.phase_change: a phase change needs conductivity, density and specific_heat",
      "  mold: {diffusivity: 0.5}\n", "  mold: {diffusivity: 0.5, phase_change: {solidus: 300, liquidus: 301, latent_heat: 10}}\n")
-real("emissivity_above_one", "boundary.x+.emissivity: must lie in (0, 1]",
+real("emissivity_above_one", "boundary.x+.emissivity: must lie in [0, 1]",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: convective, h: 25.0, ambient: 300.0, emissivity: 1.2}")
-real("emissivity_zero", "boundary.x+.emissivity: must lie in (0, 1]",
-     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: 0, ambient: 300.0}")
+real("emissivity_negative", "boundary.x+.emissivity: must lie in [0, 1]",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: -0.1, ambient: 300.0}")
 real("radiative_without_emissivity", "boundary.x+.emissivity: missing required key",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, ambient: 300.0}")
 real("radiative_with_h", "boundary.x+.h: unknown key",
@@ -429,7 +429,7 @@ real("void_with_material", "regions[1].material: a void region holds no material
      "{void: true, material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}")
 real("void_without_shape", "regions[1]: a void needs a shape",
      "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}", "{void: true}")
-real("void_surface_dirichlet", "regions[1].surface.type: a void's surface is convective",
+real("void_surface_dirichlet", "regions[1].surface.type: a void's surface cannot hold a temperature (dirichlet)",
      "{material: copper, box: {lower: [0, 0], upper: [0.5, 0.5]}}",
      "{void: true, box: {lower: [0, 0], upper: [0.5, 0.5]}, surface: {type: dirichlet, value: 3}}")
 real("void_surface_on_where", "regions[2].surface: a surface condition needs the void's surface area",
