@@ -222,6 +222,10 @@ struct Capabilities {
   // conductances as a byte per face too (compact_faces). The device holds the forms it reads.
   bool compact_materials = false;
   bool compact_faces = false;
+  // Takes the surfaces' transfer (CoefficientFields::transfer) into the compact form too, as a
+  // value per class (transfer classes in node_classes.hpp); without it a problem with surfaces
+  // inside the body keeps its fields.
+  bool compact_transfer = false;
 };
 
 // A box of nodes in the backend's field: lower corner `lo` and `extent` per axis (x, y, z;

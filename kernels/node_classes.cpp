@@ -10,7 +10,7 @@ namespace {
 // A node's coefficients as one key, compared bit for bit (so -0 and +0 differ, which only
 // splits a class in two).
 struct Key {
-  double v[2 + kMaxSourceFields] = {};
+  double v[3 + kMaxSourceFields] = {};  // k, rho c_p, the transfer, the sources
   bool operator==(const Key& o) const { return std::memcmp(v, o.v, sizeof(v)) == 0; }
 };
 
@@ -83,10 +83,11 @@ std::optional<std::vector<K>> classify(std::size_t n, KeyOf key_of, int max_clas
 }  // namespace
 
 std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
-                                             int max_classes) {
+                                             int max_classes, bool with_transfer) {
   const std::size_t n = static_cast<std::size_t>(points);
-  if (!c.transfer.empty() || !c.radiation.empty() || c.temperature ||
-      c.conductivity.size() != n || c.capacity.size() != n ||
+  const bool transfer = !c.transfer.empty();
+  if ((transfer && (!with_transfer || c.transfer.size() != n)) || !c.radiation.empty() ||
+      c.temperature || c.conductivity.size() != n || c.capacity.size() != n ||
       c.sources.size() > static_cast<std::size_t>(kMaxSourceFields))
     return std::nullopt;
   for (const auto& s : c.sources)
@@ -97,7 +98,9 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
     Key k;
     k.v[0] = c.conductivity[i];
     k.v[1] = c.capacity[i];
-    for (int s = 0; s < sources; ++s) k.v[2 + s] = c.sources[static_cast<std::size_t>(s)].density[i];
+    k.v[2] = transfer ? c.transfer[i] : 0.0;
+    for (int s = 0; s < sources; ++s)
+      k.v[3 + s] = c.sources[static_cast<std::size_t>(s)].density[i];
     return k;
   };
   NodeClasses out;
@@ -106,8 +109,9 @@ std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::in
   for (const Key& k : *keys) {
     out.conductivity.push_back(k.v[0]);
     out.capacity.push_back(k.v[1]);
+    out.transfer.push_back(k.v[2]);
     std::array<double, kMaxSourceFields> q{};
-    for (int s = 0; s < sources; ++s) q[static_cast<std::size_t>(s)] = k.v[2 + s];
+    for (int s = 0; s < sources; ++s) q[static_cast<std::size_t>(s)] = k.v[3 + s];
     out.source.push_back(q);
   }
   return out;
@@ -121,7 +125,8 @@ std::optional<CoefficientTraffic> coefficient_traffic(const StencilProblem& p,
   const bool faces = c.has_faces();
   CoefficientTraffic out;
   if (caps.compact_materials && (!faces || caps.compact_faces) &&
-      find_node_classes(c, p.points(), faces ? kMaxNodeClasses : kPairClasses)) {
+      find_node_classes(c, p.points(), faces ? kMaxNodeClasses : kPairClasses,
+                        caps.compact_transfer)) {
     bool compact = true;
     for (int a = 0; a < p.dims && faces; ++a)
       compact = compact && find_value_classes(c.faces[static_cast<std::size_t>(a)]).has_value();

@@ -29,16 +29,19 @@ struct NodeClasses {
   std::vector<double> conductivity;
   std::vector<double> capacity;
   std::vector<std::array<double, kMaxSourceFields>> source;
+  std::vector<double> transfer;  // H (CoefficientFields::transfer); 0 without surfaces
   int count() const { return static_cast<int>(conductivity.size()); }
 };
 
-// The classes of `c`'s nodes (equal when k, rho c_p and every source density are equal bit
-// for bit), or nothing where the compact form does not describe the problem: more than
-// `max_classes` classes, surfaces inside the body, radiating surfaces or temperature-dependent
-// materials. The faces' conductances, when given, are not part of a node's class (a device
-// compacts them apart, per axis). `points` is the grid's node count.
+// The classes of `c`'s nodes (equal when k, rho c_p, every source density and, `with_transfer`,
+// the surfaces' transfer are equal bit for bit), or nothing where the compact form does not
+// describe the problem: more than `max_classes` classes, surfaces inside the body (unless
+// `with_transfer`), radiating surfaces or temperature-dependent materials. The faces' conductances,
+// when given, are not part of a node's class (a device compacts them apart, per axis). `points` is
+// the grid's node count.
 std::optional<NodeClasses> find_node_classes(const CoefficientFields& c, std::int64_t points,
-                                             int max_classes = kMaxNodeClasses);
+                                             int max_classes = kMaxNodeClasses,
+                                             bool with_transfer = false);
 
 // The distinct values of an array, bit for bit (a face array's conductances on a device's
 // layout): each element's class, numbered in order of first appearance, and the values.

@@ -43,15 +43,17 @@ class TrafficMemo {
   std::optional<kernels::CoefficientTraffic> of(const kernels::StencilProblem& p,
                                                 const kernels::Capabilities& caps) {
     for (const Found& f : found_)
-      if (f.materials == caps.compact_materials && f.faces == caps.compact_faces) return f.traffic;
-    found_.push_back(
-        {caps.compact_materials, caps.compact_faces, kernels::coefficient_traffic(p, caps)});
+      if (f.materials == caps.compact_materials && f.faces == caps.compact_faces &&
+          f.transfer == caps.compact_transfer)
+        return f.traffic;
+    found_.push_back({caps.compact_materials, caps.compact_faces, caps.compact_transfer,
+                      kernels::coefficient_traffic(p, caps)});
     return found_.back().traffic;
   }
 
  private:
   struct Found {
-    bool materials, faces;
+    bool materials, faces, transfer;
     std::optional<kernels::CoefficientTraffic> traffic;
   };
   std::vector<Found> found_;

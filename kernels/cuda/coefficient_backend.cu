@@ -85,7 +85,8 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
   a.grid = grid_;
   a.conductivity = fields_.conductivity.template as<T>();
   fields_.face_pointers(a.faces);
-  fields_.class_pointers(a.node_class, a.class_table, a.host_class_table, a.classes);
+  fields_.class_pointers(a.node_class, a.class_table, a.host_class_table, a.host_class_transfer,
+                         a.classes);
   fields_.face_class_pointers(a.face_class, a.face_classes, a.packed_class);
   a.transfer = fields_.has_transfer ? fields_.transfer.template as<T>() : nullptr;
   a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();

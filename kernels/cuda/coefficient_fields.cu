@@ -300,6 +300,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   node_class.swap(none_ids);
   class_table.swap(none_table);
   host_class_table.reset();
+  class_transfer.clear();
   for (int a = 0; a < 3; ++a) {
     DeviceArray none;
     face_class[a].swap(none);
@@ -310,7 +311,8 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
   // With the faces given a sweep takes the node's class only beside the faces' (CoefficientForm).
   if (!caps.compact_materials || (has_faces && !caps.compact_faces)) return;
-  const auto found = find_node_classes(*p.coefficients, p.points());
+  const auto found =
+      find_node_classes(*p.coefficients, p.points(), kMaxNodeClasses, caps.compact_transfer);
   if (!found) return;
   // Without the faces a sweep looks every conductance up in the pairs' table.
   if (!has_faces && found->count() > kPairClasses) return;
@@ -339,6 +341,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
     table.k[c] = static_cast<T>(found->conductivity[at]);
     const T capacity = static_cast<T>(found->capacity[at]);
     table.dt_over_capacity[c] = capacity != T(0) ? static_cast<T>(p.dt) / capacity : T(0);
+    if (has_transfer) class_transfer.push_back(static_cast<T>(found->transfer[at]));
     for (int s = 0; s < kMaxSourceFields; ++s)
       table.source[c * kMaxSourceFields + s] =
           static_cast<T>(found->source[at][static_cast<std::size_t>(s)]);
@@ -352,7 +355,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   class_table.allocate(sizeof(ClassTable<T>));
   HEATSIM_CUDA_CHECK(
       cudaMemcpy(class_table.as<void>(), &table, sizeof(table), cudaMemcpyHostToDevice));
-  if (!has_faces) host_class_table = std::make_unique<ClassTable<T>>(table);
+  host_class_table = std::make_unique<ClassTable<T>>(table);
   for (int a = 0; a < p.dims && has_faces; ++a)
     upload_array(face_class[a], face_ids[static_cast<std::size_t>(a)]);
   if (has_faces && p.dims >= 2) {

@@ -64,9 +64,11 @@ struct DeviceCoefficients {
   // are uploaded either way.
   DeviceArray node_class;
   DeviceArray class_table;
-  // The classes form's table on the host too (CoefficientArgs::host_class_table); null with the
-  // faces given.
+  // The compact form's table on the host too (CoefficientArgs::host_class_table).
   std::unique_ptr<ClassTable<T>> host_class_table;
+  // With the surfaces' transfer in the compact form (Capabilities::compact_transfer): each
+  // class's H, on the host (CoefficientArgs::host_class_transfer); empty otherwise.
+  std::vector<T> class_transfer;
   int classes = 0;
   // With the faces given: per axis, each face's class (uint8, padded as faces[a]) and the
   // number of distinct conductances in ClassTable::face[a].
@@ -78,8 +80,9 @@ struct DeviceCoefficients {
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
   void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table,
-                      const ClassTable<T>*& host_table, int& count) const {
+                      const ClassTable<T>*& host_table, const T*& host_transfer, int& count) const {
     host_table = classes > 0 ? host_class_table.get() : nullptr;
+    host_transfer = classes > 0 && !class_transfer.empty() ? class_transfer.data() : nullptr;
     ids = classes > 0 ? node_class.template as<std::uint8_t>() : nullptr;
     table = classes > 0 ? class_table.template as<ClassTable<T>>() : nullptr;
     count = classes;

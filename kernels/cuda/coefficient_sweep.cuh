@@ -95,6 +95,10 @@ struct CoefficientArgs {
   // The same table on the host (never read on the device): a launcher that passes its entries
   // in the kernel's parameters reads them here. Null where the table is not kept there.
   const ClassTable<T>* host_class_table = nullptr;
+  // With it, where the backend takes the surfaces' transfer into the compact form
+  // (Capabilities::compact_transfer) and the problem has some: H of each class's nodes, on the
+  // host; else null.
+  const T* host_class_transfer = nullptr;
   int classes = 0;  // the classes in the table (at most kPairClasses without the faces given)
   // face_classes: per axis, each face's class (padded, ghost faces filled, as faces[a]) and
   // the number of distinct conductances in ClassTable::face[a]. Null: the faces' arrays.
@@ -124,10 +128,15 @@ __host__ __device__ inline bool stores_x(const CoefficientArgs<T>&, std::int64_t
   return true;
 }
 
+// The compact forms of the point operators carry no transfer: with surfaces inside the body a
+// sweep of them reads the arrays (cuda-naive's classes kernel takes the classes' transfer from
+// its table itself, naive_sweep.cu).
 template <typename T>
 CoefficientForm coefficient_form(const CoefficientArgs<T>& a) {
-  if (a.faces[0]) return a.face_class[0] ? CoefficientForm::face_classes : CoefficientForm::faces;
-  return a.node_class ? CoefficientForm::classes : CoefficientForm::fields;
+  const bool compact = a.transfer == nullptr;
+  if (a.faces[0])
+    return a.face_class[0] && compact ? CoefficientForm::face_classes : CoefficientForm::faces;
+  return a.node_class && compact ? CoefficientForm::classes : CoefficientForm::fields;
 }
 
 // Whether a form takes dt/C and the sources from the node's class.

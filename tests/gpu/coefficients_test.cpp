@@ -961,66 +961,99 @@ TEST_F(CoefficientClasses, ClassesMatchTheFieldsBitForBit) {
   EXPECT_GE(compact, 36);  // register-tiling, temporal-blocking and cuda-naive's own maps
 }
 
-// One to four source fields over one box in 3D, stepped with the ghost launch (the faces' rules
-// not in the sweep): cuda-naive's classes sweep with its table in the kernel's parameters (one
-// kernel per number of sources) against the fields bit for bit and against the CPU, fp64 and
-// fp32, at a size that is no multiple of its 64 x 4 x 4 block.
-TEST_F(CoefficientClasses, EveryNumberOfSourcesMatchesTheFieldsBitForBit) {
+// cuda-naive's 3D kernel of the compact forms (its tables in the kernel's parameters, one kernel
+// per number of sources, with and without the surfaces' transfer): the materials as classes,
+// with the faces' conductances given (as classes) or not, a transfer field of a few values or
+// none, zero to four source fields over one box, stepped with the ghost launch (the faces'
+// rules not in the sweep), against the fields bit for bit and against the CPU, fp64 and fp32,
+// at a size that is no multiple of its 64 x 4 x 4 block.
+TEST_F(CoefficientClasses, CudaNaivesCompactKernelMatchesTheFieldsBitForBit) {
   std::mt19937_64 rng(8128);
   const std::array<std::int64_t, 3> n{67, 9, 10};
-  int compared = 0;
+  int compared = 0, with_transfer = 0, with_faces = 0;
   for (Precision precision : {Precision::fp64, Precision::fp32})
-    for (int sources = 1; sources <= kernels::kMaxSourceFields; ++sources) {
-      Built built;
-      do {
-        built = random_problem(3, n, precision, rng);
-      } while (built.faces.find("3 materials") == std::string::npos);
-      StencilProblem& p = built.problem;
-      auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
-      fields->sources.clear();
-      // One box for every source (so that the classes stay few), each its own density.
-      const std::array<std::int64_t, 3> lo{3, 1, 2}, hi{50, 7, 9};
-      for (int s = 0; s < sources; ++s) {
-        CoefficientFields::Source src;
-        src.density.assign(static_cast<std::size_t>(p.points()), 0.0);
-        const double q = uniform(rng, 1.0, 400.0);
-        for (std::int64_t z = lo[2]; z < hi[2]; ++z)
-          for (std::int64_t y = lo[1]; y < hi[1]; ++y)
-            for (std::int64_t x = lo[0]; x < hi[0]; ++x)
-              src.density[static_cast<std::size_t>((z * n[1] + y) * n[0] + x)] = q;
-        src.schedule = random_schedule(p.dt, rng);
-        fields->sources.push_back(std::move(src));
+    for (int variant = 0; variant < 4; ++variant)
+      for (int sources = 0; sources <= kernels::kMaxSourceFields; ++sources) {
+        const bool given = variant & 1, transfer = variant & 2;
+        Built built;
+        do {
+          built = random_problem(3, n, precision, rng);
+        } while (built.faces.find("3 materials") == std::string::npos);
+        StencilProblem& p = built.problem;
+        auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
+        fields->sources.clear();
+        const auto node = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+          return static_cast<std::size_t>((z * n[1] + y) * n[0] + x);
+        };
+        // One box for every source (so that the classes stay few), each its own density.
+        const std::array<std::int64_t, 3> lo{3, 1, 2}, hi{50, 7, 9};
+        for (int s = 0; s < sources; ++s) {
+          CoefficientFields::Source src;
+          src.density.assign(static_cast<std::size_t>(p.points()), 0.0);
+          const double q = uniform(rng, 1.0, 400.0);
+          for (std::int64_t z = lo[2]; z < hi[2]; ++z)
+            for (std::int64_t y = lo[1]; y < hi[1]; ++y)
+              for (std::int64_t x = lo[0]; x < hi[0]; ++x) src.density[node(x, y, z)] = q;
+          src.schedule = random_schedule(p.dt, rng);
+          fields->sources.push_back(std::move(src));
+        }
+        if (given) {  // each face one of 9 values at most k's largest (dt stays stable)
+          double k_max = 0.0;
+          for (double k : fields->conductivity) k_max = std::max(k_max, k);
+          std::vector<double> values;
+          for (int v = 0; v < 9; ++v) values.push_back(uniform(rng, 0.05, 1.0) * k_max);
+          for (auto& K : fields->faces) {
+            K.resize(fields->conductivity.size());
+            for (double& f : K) f = values[std::uniform_int_distribution<std::size_t>(0, 8)(rng)];
+          }
+        }
+        if (transfer) {  // two values of H over two slabs, a tenth of the stable step's bound
+          double c_min = fields->capacity[0];
+          for (double c : fields->capacity) c_min = std::min(c_min, c);
+          const double H = 0.1 * c_min / p.dt;
+          fields->transfer.assign(static_cast<std::size_t>(p.points()), 0.0);
+          for (std::int64_t z = 0; z < n[2]; ++z)
+            for (std::int64_t y = 0; y < n[1]; ++y)
+              for (std::int64_t x = 0; x < 5; ++x) {
+                fields->transfer[node(x, y, z)] = H;
+                fields->transfer[node(n[0] - 1 - x, y, z)] = 0.5 * H;
+              }
+        }
+        p.coefficients = fields;
+        SCOPED_TRACE(std::string(kernels::to_string(precision)) + " sources " +
+                     std::to_string(sources) + (given ? " faces given" : "") +
+                     (transfer ? " transfer" : "") + " faces " + built.faces);
+        if (!kernels::create_backend("cuda-naive", precision)->unsupported_reason(p).empty())
+          continue;
+        setenv("HEATSIM_CUDA_PERSISTENT", "0", 1);
+        setenv("HEATSIM_CUDA_FACE_RULES", "0", 1);
+        const std::vector<double> u0 = random_field(p.points(), rng);
+        const std::vector<std::int64_t> runs{40, 7, 1};
+        Stepped run[2];
+        for (int form = 0; form < 2; ++form) {
+          setenv("HEATSIM_CUDA_CLASSES", form > 0 ? "1" : "0", 1);
+          const std::int64_t before = kernels::cuda_class_uploads();
+          run[form] = step_in_runs("cuda-naive", p, u0, runs, 3);
+          const std::int64_t uploads = kernels::cuda_class_uploads() - before;
+          if (form == 0)
+            EXPECT_EQ(uploads, 0) << "HEATSIM_CUDA_CLASSES=0 took the compact form";
+          else
+            EXPECT_GE(uploads, 1) << "the compact form was not taken";
+        }
+        EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
+            << "nodes where the classes and the fields differ";
+        const std::vector<double> want = cpu_steps(p, u0, 48, 3);
+        const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
+        std::int64_t bad = -1;
+        EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
+        EXPECT_GT(relative_difference(want, u0), 100 * tol);
+        ++compared;
+        with_transfer += transfer;
+        with_faces += given;
       }
-      p.coefficients = fields;
-      SCOPED_TRACE(std::string(kernels::to_string(precision)) + " sources " +
-                   std::to_string(sources) + " faces " + built.faces);
-      if (!kernels::create_backend("cuda-naive", precision)->unsupported_reason(p).empty())
-        continue;
-      setenv("HEATSIM_CUDA_PERSISTENT", "0", 1);
-      setenv("HEATSIM_CUDA_FACE_RULES", "0", 1);
-      const std::vector<double> u0 = random_field(p.points(), rng);
-      const std::vector<std::int64_t> runs{40, 7, 1};
-      Stepped run[2];
-      for (int form = 0; form < 2; ++form) {
-        setenv("HEATSIM_CUDA_CLASSES", form > 0 ? "1" : "0", 1);
-        const std::int64_t before = kernels::cuda_class_uploads();
-        run[form] = step_in_runs("cuda-naive", p, u0, runs, 3);
-        const std::int64_t uploads = kernels::cuda_class_uploads() - before;
-        if (form == 0)
-          EXPECT_EQ(uploads, 0) << "HEATSIM_CUDA_CLASSES=0 took the compact form";
-        else
-          EXPECT_GE(uploads, 1) << "the compact form was not taken";
-      }
-      EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
-          << "nodes where the classes and the fields differ";
-      const std::vector<double> want = cpu_steps(p, u0, 48, 3);
-      const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
-      std::int64_t bad = -1;
-      EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
-      EXPECT_GT(relative_difference(want, u0), 100 * tol);
-      ++compared;
-    }
-  EXPECT_EQ(compared, 8);
+  EXPECT_EQ(compared, 40);
+  EXPECT_EQ(with_transfer, 20);
+  EXPECT_EQ(with_faces, 20);
 }
 
 // More materials than the pairs' table holds (kPairClasses, 16), the faces not given: the

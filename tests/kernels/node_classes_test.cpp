@@ -86,6 +86,32 @@ TEST(NodeClasses, EachNodeGetsTheClassOfItsOwnValues) {
   }
 }
 
+// Surfaces inside the body (a transfer field): no classes unless asked for, and then H is part
+// of a node's class (two nodes of one material, one with a surface, are two classes), each
+// class's H its nodes' own.
+TEST(NodeClasses, TheSurfacesTransferIsPartOfAClassWhereAsked) {
+  std::mt19937_64 rng(11);
+  const std::int64_t points = 3000;
+  CoefficientFields f = random_map(points, 2, 1, rng);
+  const auto plain = find_node_classes(f, points);
+  ASSERT_TRUE(plain.has_value());
+  f.transfer.assign(static_cast<std::size_t>(points), 0.0);
+  for (std::size_t i = 0; i < f.transfer.size(); i += 7) f.transfer[i] = 12.5;
+  EXPECT_FALSE(find_node_classes(f, points).has_value()) << "the transfer taken unasked";
+  const auto with = find_node_classes(f, points, kernels::kMaxNodeClasses, true);
+  ASSERT_TRUE(with.has_value());
+  EXPECT_GT(with->count(), plain->count());
+  for (std::size_t i = 0; i < f.transfer.size(); ++i) {
+    const auto c = static_cast<std::size_t>(with->id[i]);
+    EXPECT_EQ(with->transfer[c], f.transfer[i]) << "node " << i;
+    EXPECT_EQ(with->conductivity[c], f.conductivity[i]) << "node " << i;
+  }
+  // Radiating surfaces are still refused.
+  f.radiation.resize(1);
+  f.radiation[0].coefficient.assign(static_cast<std::size_t>(points), 1e-8);
+  EXPECT_FALSE(find_node_classes(f, points, kernels::kMaxNodeClasses, true).has_value());
+}
+
 TEST(NodeClasses, NoneBeyondTheLimitOrWhereTheFormDoesNotApply) {
   std::mt19937_64 rng(5);
   const std::int64_t points = 4000;

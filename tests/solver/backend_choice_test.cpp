@@ -226,15 +226,16 @@ TEST(BackendChoice, NamedBackendWithFusionAutoTakesItsBestDepth) {
 // A varying-coefficient problem is rated by the layout its sweep takes on each backend
 // (kernels::coefficient_traffic) and that backend's measured fraction of the copy bandwidth on
 // it, not by the constant stencil's cached rates. "tiled" reads materials and faces as classes,
-// "plain" materials only (the faces as arrays): numbers of the kind an H200 measured.
+// "plain" the surfaces' transfer too: numbers of the kind an H200 measured.
 TEST(BackendChoice, CoefficientProblemsAreRatedByTheirSweepsLayout) {
-  const auto coefficient_entry = [](const std::string& name, bool faces, double constant,
+  const auto coefficient_entry = [](const std::string& name, bool transfer, double constant,
                                     std::array<double, 4> efficiency) {
     BackendEntry e = entry(name, true, 1);
     Capabilities caps;
     caps.gpu = true;
     caps.compact_materials = true;
-    caps.compact_faces = faces;
+    caps.compact_faces = true;
+    caps.compact_transfer = transfer;
     e.create = [name, caps](Precision) { return std::make_unique<FakeBackend>(name, caps); };
     kernels::PerformanceModel m;
     m.bandwidth_efficiency = {constant, constant, constant};
@@ -243,8 +244,8 @@ TEST(BackendChoice, CoefficientProblemsAreRatedByTheirSweepsLayout) {
     return e;
   };
   const std::vector<BackendEntry> reg = {
-      coefficient_entry("tiled", true, 1.0, {0.45, 0.60, 0.64, 0.68}),
-      coefficient_entry("plain", false, 0.7, {0.54, 0.91, 0.67, 0.0}), entry("cpu", false, 1)};
+      coefficient_entry("tiled", false, 1.0, {0.45, 0.60, 0.64, 0.68}),
+      coefficient_entry("plain", true, 0.7, {0.54, 0.91, 0.67, 0.61}), entry("cpu", false, 1)};
   TuneCache c;
   c.device = "Test GPU";
   c.bandwidth = 3e12;
@@ -272,18 +273,19 @@ TEST(BackendChoice, CoefficientProblemsAreRatedByTheirSweepsLayout) {
   EXPECT_NE(choice.reason.find("plain k=1 118 model, tiled k=1 113 model"), std::string::npos)
       << choice.reason;
 
-  // The faces given (few values): tiled reads them as classes, 20 bytes (0.68 * 3000 / 20 =
-  // 102), plain as arrays, 48 bytes (0.91 * 3000 / 48 = 56.9).
+  // The faces given (few values): both read them as classes, 20 bytes (0.68 * 3000 / 20 = 102,
+  // 0.61 * 3000 / 20 = 91.5).
   auto faces = two_materials();
   for (auto& axis : faces->faces) axis.assign(points, 250.0);
   p.coefficients = faces;
   choice = choose_backend("auto", p, ctx, reg);
   EXPECT_EQ(choice.name, "tiled");
-  EXPECT_NE(choice.reason.find("tiled k=1 102 model, plain k=1 56.9 model"), std::string::npos)
+  EXPECT_NE(choice.reason.find("tiled k=1 102 model, plain k=1 91.5 model"), std::string::npos)
       << choice.reason;
 
-  // Surfaces inside the body (a transfer field) and one source: no compact form on either,
-  // the faces' arrays, 8 values of 8 bytes: plain 0.91 * 3000 / 64 = 42.7, tiled 28.1.
+  // Surfaces inside the body (a transfer field) and one source: plain takes H into its classes
+  // (20 bytes, 91.5), tiled keeps the faces' arrays, 8 values of 8 bytes (0.60 * 3000 / 64 =
+  // 28.1).
   auto transfer = std::make_shared<kernels::CoefficientFields>(*faces);
   transfer->transfer.assign(points, 0.0);
   transfer->transfer[7] = 50.0;
@@ -292,7 +294,7 @@ TEST(BackendChoice, CoefficientProblemsAreRatedByTheirSweepsLayout) {
   p.coefficients = transfer;
   choice = choose_backend("auto", p, ctx, reg);
   EXPECT_EQ(choice.name, "plain");
-  EXPECT_NE(choice.reason.find("plain k=1 42.7 model, tiled k=1 28.1 model"), std::string::npos)
+  EXPECT_NE(choice.reason.find("plain k=1 91.5 model, tiled k=1 28.1 model"), std::string::npos)
       << choice.reason;
 
   // 17 materials: more than the pairs' table holds, the fields (32 bytes): plain 0.54 * 3000 /

@@ -3,6 +3,8 @@
 // caches). The baseline the tiled backends are measured against. Written once over the point
 // operators (point_operators.cuh): the constant stencil and the conservative flux operator.
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
 #include "../check.cuh"
 #include "../point_operators.cuh"
@@ -142,28 +144,47 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
   }
 }
 
-// The classes form in 3D (CoefficientForm::classes, the faces' ghosts read), its table in the
-// kernel's parameters: the pairs' conductances, dt/C and the source densities of at most
-// kPairClasses classes, read through the constant bank the launch fills (per launch, so two
-// problems on two streams keep their own). A thread forms a column of kClassesColumn nodes
-// along z, its centre values and classes loaded once through the read-only path, each node's
-// arithmetic FluxPoint::point's (add_axis per axis x, y, z, then the sources in order and
-// fma(dt/C, flow + src, u)), so the same bits. SOURCES: the problem's source fields, unrolled.
+// The compact forms in 3D (the faces' ghosts read), their tables in the kernel's parameters,
+// read through the constant bank the launch fills (per launch, so two problems on two streams,
+// and graphs, keep their own):
+//   PairParams, the classes form: the pairs' conductances of at most kPairClasses classes;
+//   FaceParams, the faces given as classes (CoefficientForm::face_classes): each axis's
+//     distinct conductances, a node's faces looked up by their class bytes;
+// and per class dt/C, the source densities and, where the surfaces' transfer is compacted
+// (Capabilities::compact_transfer), H. A thread forms a column of kClassesColumn nodes along z,
+// its centre values and classes (and z faces' classes) loaded once through the read-only path,
+// each node's arithmetic the flux operator's and finish_node's (add_axis per axis x, y, z; the
+// sources in order; fma(dt/C, flow + src, u), with the transfer fma(dt/C, fma(-H, u, flow +
+// src), u)), so the same bits as the fields. SOURCES: the problem's source fields, unrolled.
 // H200, 512^3 fp64, Heat-3D-mat: the lab's form (scripts/kernel-lab/flux_lab.cu) measured
 // 181.5 GStencil/s with the table in the parameters against 157.4 from global memory.
 template <typename T>
-struct ClassParams {
+struct PairParams {
+  static constexpr bool kFaces = false;
+  static constexpr int kClasses = kPairClasses;
   T pair[kPairClasses * kPairClasses];
   T dt_over_capacity[kPairClasses];
   T source[kPairClasses * kMaxSourceFields];
+  T transfer[kPairClasses];
 };
+template <typename T>
+struct FaceParams {
+  static constexpr bool kFaces = true;
+  static constexpr int kClasses = kMaxNodeClasses;
+  T face[3][kMaxNodeClasses];
+  T dt_over_capacity[kMaxNodeClasses];
+  T source[kMaxNodeClasses * kMaxSourceFields];
+  T transfer[kMaxNodeClasses];
+};
+static_assert(sizeof(FaceParams<double>) <= 32764,
+              "a kernel's parameters hold at most 32764 bytes");
 
 constexpr int kClassesColumn = 4;
 constexpr unsigned kClassesBlockX = 64, kClassesBlockY = 4;
 
-template <typename T, int SOURCES>
+template <typename T, class P, int SOURCES, bool TRANSFER>
 __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
-    naive_classes_kernel(const CoefficientArgs<T> a, const __grid_constant__ ClassParams<T> p) {
+    naive_classes_kernel(const CoefficientArgs<T> a, const __grid_constant__ P p) {
   constexpr int C = kClassesColumn;
   const DeviceGrid& g = a.grid;
   const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(kClassesBlockX) + threadIdx.x;
@@ -177,16 +198,24 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
   T factor[SOURCES > 0 ? SOURCES : 1];
 #pragma unroll
   for (int s = 0; s < SOURCES; ++s) factor[s] = __ldg(a.factor + s);
-  // The centre column from plane z0 - 1 to z0 + count (a ghost plane at either end at most).
+  // The centre column from plane z0 - 1 to z0 + count (a ghost plane at either end at most);
+  // with the faces given, the classes of its z faces, from the one below plane z0 on.
   T col[C + 2];
-  std::uint8_t key[C + 2];
+  std::uint8_t key[C + 2], zface[C + 1];
 #pragma unroll
   for (int q = 0; q < C + 2; ++q) {
     col[q] = T(0);
     key[q] = 0;
     if (q <= count + 1) {
       col[q] = __ldg(in + first + (q - 1) * pz);
-      key[q] = __ldg(cls + first + (q - 1) * pz);
+      if constexpr (!P::kFaces) key[q] = __ldg(cls + first + (q - 1) * pz);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < C + 1; ++q) {
+    zface[q] = 0;
+    if constexpr (P::kFaces) {
+      if (q <= count) zface[q] = __ldg(a.face_class[2] + first + (q - 1) * pz);
     }
   }
   T value[C];
@@ -195,20 +224,35 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
     value[j] = T(0);
     if (j < count) {
       const std::int64_t i = first + j * pz;
-      const unsigned c = key[j + 1];
+      const unsigned c = __ldg(cls + i);
       const T ui = col[j + 1];
-      const T* pair = p.pair + c * kPairClasses;
       T flow = T(0);
-      add_axis(flow, a.inv_h2[0], ui, pair[__ldg(cls + i - 1)], __ldg(in + i - 1),
-               pair[__ldg(cls + i + 1)], __ldg(in + i + 1));
-      add_axis(flow, a.inv_h2[1], ui, pair[__ldg(cls + i - py)], __ldg(in + i - py),
-               pair[__ldg(cls + i + py)], __ldg(in + i + py));
-      add_axis(flow, a.inv_h2[2], ui, pair[key[j]], col[j], pair[key[j + 2]], col[j + 2]);
+      if constexpr (P::kFaces) {
+        const std::uint8_t* __restrict__ fx = a.face_class[0];
+        const std::uint8_t* __restrict__ fy = a.face_class[1];
+        add_axis(flow, a.inv_h2[0], ui, p.face[0][__ldg(fx + i - 1)], __ldg(in + i - 1),
+                 p.face[0][__ldg(fx + i)], __ldg(in + i + 1));
+        add_axis(flow, a.inv_h2[1], ui, p.face[1][__ldg(fy + i - py)], __ldg(in + i - py),
+                 p.face[1][__ldg(fy + i)], __ldg(in + i + py));
+        add_axis(flow, a.inv_h2[2], ui, p.face[2][zface[j]], col[j], p.face[2][zface[j + 1]],
+                 col[j + 2]);
+      } else {
+        const T* pair = p.pair + c * kPairClasses;
+        add_axis(flow, a.inv_h2[0], ui, pair[__ldg(cls + i - 1)], __ldg(in + i - 1),
+                 pair[__ldg(cls + i + 1)], __ldg(in + i + 1));
+        add_axis(flow, a.inv_h2[1], ui, pair[__ldg(cls + i - py)], __ldg(in + i - py),
+                 pair[__ldg(cls + i + py)], __ldg(in + i + py));
+        add_axis(flow, a.inv_h2[2], ui, pair[key[j]], col[j], pair[key[j + 2]], col[j + 2]);
+      }
       T src = T(0);
 #pragma unroll
       for (int s = 0; s < SOURCES; ++s)
         src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
-      value[j] = fma(p.dt_over_capacity[c], flow + src, ui);
+      const T sum = flow + src;
+      if constexpr (TRANSFER)
+        value[j] = fma(p.dt_over_capacity[c], fma(-p.transfer[c], ui, sum), ui);
+      else
+        value[j] = fma(p.dt_over_capacity[c], sum, ui);
     }
   }
 #pragma unroll
@@ -217,34 +261,66 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
 }
 
 // naive_classes_kernel with SOURCES = `sources` (S up to kMaxSourceFields).
-template <typename T, int S = 0>
+template <typename T, class P, bool TRANSFER, int S = 0>
 void launch_classes_with(int sources, dim3 grid, dim3 block, const CoefficientArgs<T>& a,
-                         const ClassParams<T>& p, cudaStream_t stream) {
+                         const P& p, cudaStream_t stream) {
   if constexpr (S < kMaxSourceFields) {
-    if (sources > S) return launch_classes_with<T, S + 1>(sources, grid, block, a, p, stream);
+    if (sources > S)
+      return launch_classes_with<T, P, TRANSFER, S + 1>(sources, grid, block, a, p, stream);
   }
-  naive_classes_kernel<T, S><<<grid, block, 0, stream>>>(a, p);
+  naive_classes_kernel<T, P, S, TRANSFER><<<grid, block, 0, stream>>>(a, p);
 }
 
-// Launches naive_classes_kernel where it serves (3D, the classes form with its table on the
-// host, no rules in the sweep, a launch grid that covers the problem); false otherwise.
+// The table's entries of `a`'s classes into `p` (PairParams or FaceParams).
+template <typename T, class P>
+void fill_params(const CoefficientArgs<T>& a, P& p) {
+  const ClassTable<T>& t = *a.host_class_table;
+  const int classes = std::min(a.classes, P::kClasses);
+  if constexpr (P::kFaces) {
+    for (int axis = 0; axis < 3; ++axis)
+      std::copy(t.face[axis], t.face[axis] + a.face_classes[axis], p.face[axis]);
+  } else {
+    std::copy(t.pair, t.pair + kPairClasses * kPairClasses, p.pair);
+  }
+  std::copy(t.dt_over_capacity, t.dt_over_capacity + classes, p.dt_over_capacity);
+  std::copy(t.source, t.source + classes * kMaxSourceFields, p.source);
+  if (a.host_class_transfer)
+    std::copy(a.host_class_transfer, a.host_class_transfer + classes, p.transfer);
+}
+
+// Launches naive_classes_kernel where it serves (3D, a compact form with its table on the
+// host, the surfaces' transfer in it where the problem has some, no rules in the sweep, a
+// launch grid that covers the problem); false otherwise.
 template <typename T>
 bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& context) {
   const DeviceGrid& g = a.grid;
-  if (dims != 3 || a.host_class_table == nullptr || a.classes > kPairClasses || any_rule(a.rules))
+  if (dims != 3 || a.node_class == nullptr || a.host_class_table == nullptr || any_rule(a.rules))
     return false;
+  const bool faces = a.faces[0] != nullptr;
+  const bool transfer = a.transfer != nullptr;
+  if (faces && a.face_class[0] == nullptr) return false;
+  if (!faces && a.classes > kPairClasses) return false;
+  if (transfer && a.host_class_transfer == nullptr) return false;
   const std::int64_t by = (g.n[1] + kClassesBlockY - 1) / kClassesBlockY;
   const std::int64_t bz = (g.n[2] + kClassesColumn - 1) / kClassesColumn;
   if (by > 65535 || bz > 65535) return false;
-  ClassParams<T> p{};
-  const ClassTable<T>& t = *a.host_class_table;
-  std::copy(t.pair, t.pair + kPairClasses * kPairClasses, p.pair);
-  std::copy(t.dt_over_capacity, t.dt_over_capacity + kPairClasses, p.dt_over_capacity);
-  std::copy(t.source, t.source + kPairClasses * kMaxSourceFields, p.source);
   const dim3 block(kClassesBlockX, kClassesBlockY, 1);
   const dim3 grid(static_cast<unsigned>((g.n[0] + kClassesBlockX - 1) / kClassesBlockX),
                   static_cast<unsigned>(by), static_cast<unsigned>(bz));
-  launch_classes_with<T>(a.sources, grid, block, a, p, context.stream);
+  const auto go = [&](auto params) {
+    auto& p = *params;
+    fill_params(a, p);
+    if (transfer)
+      launch_classes_with<T, std::decay_t<decltype(p)>, true>(a.sources, grid, block, a, p,
+                                                              context.stream);
+    else
+      launch_classes_with<T, std::decay_t<decltype(p)>, false>(a.sources, grid, block, a, p,
+                                                               context.stream);
+  };
+  if (faces)
+    go(std::make_unique<FaceParams<T>>());
+  else
+    go(std::make_unique<PairParams<T>>());
   HEATSIM_CUDA_CHECK_LAUNCH();
   return true;
 }
@@ -278,15 +354,14 @@ void launch_naive_sweep(const SweepArgs<T>& args, const SweepShape& shape,
 template <typename T>
 void launch_naive_coefficient_sweep(const CoefficientArgs<T>& args, int dims,
                                     const LaunchContext& context) {
-  // The faces given are read from their arrays even where they are compacted: at 512^3 the
-  // faces' classes (a byte per face, then the table) took cuda-naive's Heat-3D-faces row from
-  // 50.7 to 39.7 GStencil/s on an H200. cuda-naive's own backend does not upload them
-  // (Capabilities::compact_faces); temporal-blocking's 1D single steps, which use this sweep,
-  // find them uploaded for the cooperative runs (persistent_steps.cu).
+  // In 3D the compact forms go to naive_classes_kernel. Elsewhere the faces given are read from
+  // their arrays even where they are compacted: at 512^3 the faces' classes through the point
+  // operator (a byte per face, then the table from global memory) took cuda-naive's
+  // Heat-3D-faces row from 50.7 to 39.7 GStencil/s on an H200.
   const CoefficientForm compact = coefficient_form(args);
   const CoefficientForm form =
       compact == CoefficientForm::face_classes ? CoefficientForm::faces : compact;
-  if (form == CoefficientForm::classes && launch_classes(args, dims, context)) return;
+  if (args.node_class != nullptr && launch_classes(args, dims, context)) return;
   dispatch_flux(args, dims, form, [&](auto op) {
     using Op = typename decltype(op)::type;
     if constexpr (Op::kForm != CoefficientForm::face_classes) launch<Op>(args, context);
