@@ -2348,6 +2348,21 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
 
 namespace {
 
+// Areas per volume are sums of a node's parts of a surface, each a product of the cells'
+// bounds: where a sum should be 0 (a face's part beyond the body taken back) it leaves a
+// residue of about 1e-14 of 1/h, and equal shares differ in their last bits. Each value is
+// rounded to 2^-40 of the grid's largest 1/h (a relative change below 1e-12, far under the
+// sampling's own error): the residues become 0 and equal shares equal, so that the nodes'
+// laws (h A/V, its source, eps sigma A/V) come in a handful of values a compact sweep can
+// hold. Every user of the shares (the fields, the heat flows, the reported areas) reads the
+// rounded values.
+void snap_shares(const Case& c, std::vector<double>& per_volume) {
+  double smallest = spacing(c, 0);
+  for (int a = 1; a < c.grid.dims; ++a) smallest = std::min(smallest, spacing(c, a));
+  const double quantum = std::ldexp(1.0, std::ilogb(1.0 / smallest) - 40);
+  for (double& v : per_volume) v = std::nearbyint(v / quantum) * quantum;
+}
+
 // Whether void shape `sh` may hold a point of the rectangle [lo, hi] (on the plane
 // lo[a] = hi[a] of a face): a box or a ball's bounding box that meets it; a `where` shape may.
 bool may_hold(const Shape& sh, int dims, const double* lo, const double* hi) {
@@ -2534,6 +2549,7 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
     if (!any) continue;
     if (m.any_void) fold_void_nodes(c, ids, excess);
     fold_slivers(c, folds, excess);
+    snap_shares(c, excess);
     FaceCut cut;
     cut.face = face;
     for (std::int64_t i = 0; i < np; ++i)
@@ -2566,7 +2582,8 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
     if (!region.is_void ||
         (region.shape.kind != ShapeKind::box && region.shape.kind != ShapeKind::ball))
       continue;
-    const std::vector<double> per_volume = surface_per_volume(c, ids, r, out.folds());
+    std::vector<double> per_volume = surface_per_volume(c, ids, r, out.folds());
+    snap_shares(c, per_volume);
     VoidSurface v;
     v.region = r;
     for (std::size_t i = 0; i < per_volume.size(); ++i) {
