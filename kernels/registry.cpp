@@ -78,6 +78,7 @@ int current_cuda_device() { return -1; }
 void start_cuda(int) {}
 std::int64_t cuda_graph_replays() { return 0; }
 std::int64_t cuda_class_uploads() { return 0; }
+std::array<std::int64_t, 2> cuda_uniform_tiles() { return {0, 0}; }
 #endif
 
 }  // namespace heatsim::kernels

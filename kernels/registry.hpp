@@ -2,6 +2,7 @@
 // knows which implementation runs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,5 +88,9 @@ std::int64_t cuda_graph_replays();
 // table: kernels/node_classes.hpp) so far in this process (0 without CUDA);
 // HEATSIM_CUDA_CLASSES=0 in the environment keeps every problem on its fields.
 std::int64_t cuda_class_uploads();
+// Of the last such upload in 3D: its tiles whose compact sweep reads one class and one face
+// class per axis (cuda-naive's uniform tiles: kernels/cuda/coefficient_sweep.cuh), and all its
+// tiles; {0, 0} without CUDA or before any.
+std::array<std::int64_t, 2> cuda_uniform_tiles();
 
 }  // namespace heatsim::kernels

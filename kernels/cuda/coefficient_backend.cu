@@ -77,6 +77,8 @@ void CoefficientStepper<T>::setup(const StencilProblem& problem, CoefficientLaun
     inside_.lo[a] = 1;
     inside_.extent[a] = std::max<std::int64_t>(problem.n[a] - 2, 0);
   }
+  // Between fixed faces the steps sweep the box inside them: the uniform tiles over it.
+  if (fixed_faces_ && inside_.points() > 0) fields_.form_tiles(box_grid(grid_, inside_));
 }
 
 template <typename T>
@@ -88,6 +90,7 @@ CoefficientArgs<T> CoefficientStepper<T>::sweep_args() {
   fields_.class_pointers(a.node_class, a.class_table, a.host_class_table, a.host_class_transfer,
                          a.classes);
   fields_.face_class_pointers(a.face_class, a.face_classes, a.packed_class);
+  fields_.tile_pointers(a.uniform_tile, a.tile_grid);
   a.transfer = fields_.has_transfer ? fields_.transfer.template as<T>() : nullptr;
   a.dt_over_capacity = fields_.dt_over_capacity.template as<T>();
   a.sources = fields_.sources;

@@ -131,6 +131,46 @@ std::vector<T> padded(const std::vector<From>& field, const StencilProblem& p,
 }
 
 std::atomic<std::int64_t> class_uploads{0};
+std::atomic<std::int64_t> uniform_tiles{0}, all_tiles{0};  // cuda_uniform_tiles()
+
+// One block per tile (CoefficientArgs::uniform_tile), a thread per column: whether every byte
+// the compact sweep reads over the tile equals the tile's first node's (its class, or its
+// faces' classes), and the word that names them. `fx` null: the pairs' form (the neighbours'
+// classes read instead of the faces').
+__global__ void __launch_bounds__(kUniformTileX* kUniformTileY)
+    uniform_tiles_kernel(const std::uint8_t* __restrict__ cls, const std::uint8_t* __restrict__ fx,
+                         const std::uint8_t* __restrict__ fy, const std::uint8_t* __restrict__ fz,
+                         DeviceGrid g, std::uint32_t* out) {
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(kUniformTileX);
+  const std::int64_t y0 = blockIdx.y * static_cast<std::int64_t>(kUniformTileY);
+  const std::int64_t z0 = blockIdx.z * static_cast<std::int64_t>(kUniformTileZ);
+  const std::int64_t ref = g.index(x0, y0, z0);
+  const unsigned c = cls[ref];
+  const unsigned rx = fx ? fx[ref] : 0u, ry = fx ? fy[ref] : 0u, rz = fx ? fz[ref] : 0u;
+  const std::int64_t x = x0 + threadIdx.x, y = y0 + threadIdx.y;
+  bool same = true;
+  if (x < g.n[0] && y < g.n[1]) {
+    const std::int64_t pz = g.pitch_z, py = g.pitch_y, first = g.index(x, y, z0);
+    const std::int64_t count = g.n[2] - z0 < kUniformTileZ ? g.n[2] - z0 : kUniformTileZ;
+    for (std::int64_t j = 0; j < count; ++j) {
+      const std::int64_t i = first + j * pz;
+      same = same && cls[i] == c;
+      if (fx)
+        same = same && fx[i - 1] == rx && fx[i] == rx && fy[i - py] == ry && fy[i] == ry;
+      else
+        same = same && cls[i - 1] == c && cls[i + 1] == c && cls[i - py] == c && cls[i + py] == c;
+    }
+    if (fx) {
+      for (std::int64_t q = 0; q <= count; ++q) same = same && fz[first + (q - 1) * pz] == rz;
+    } else {
+      same = same && cls[first - pz] == c && cls[first + count * pz] == c;
+    }
+  }
+  same = __syncthreads_and(same) != 0;
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    out[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
+        same ? c | rx << 8 | ry << 16 | rz << 24 : kMixedTile;
+}
 
 // On each face of a non-periodic axis, the ghost of a padded per-node field (filled from the
 // mirror node by padded()) takes the boundary node b's own entry where the face between b and
@@ -292,6 +332,34 @@ void DeviceCoefficients<T>::upload(const StencilProblem& p, const DeviceGrid& gr
 }
 
 template <typename T>
+void DeviceCoefficients<T>::form_tiles(const DeviceGrid& grid) {
+  DeviceArray none_tiles;
+  uniform_tile.swap(none_tiles);
+  if (grid.dims == 3 && classes > 0) {
+    const dim3 tiles(static_cast<unsigned>((grid.n[0] + kUniformTileX - 1) / kUniformTileX),
+                     static_cast<unsigned>((grid.n[1] + kUniformTileY - 1) / kUniformTileY),
+                     static_cast<unsigned>((grid.n[2] + kUniformTileZ - 1) / kUniformTileZ));
+    if (tiles.y <= 65535 && tiles.z <= 65535) {
+      uniform_tile.allocate(sizeof(std::uint32_t) * tiles.x * tiles.y * tiles.z);
+      const std::uint8_t* fx = has_faces ? face_class[0].template as<std::uint8_t>() : nullptr;
+      uniform_tiles_kernel<<<tiles, dim3(kUniformTileX, kUniformTileY)>>>(
+          node_class.template as<std::uint8_t>(), fx,
+          fx ? face_class[1].template as<std::uint8_t>() : nullptr,
+          fx ? face_class[2].template as<std::uint8_t>() : nullptr, grid,
+          uniform_tile.template as<std::uint32_t>());
+      HEATSIM_CUDA_CHECK_LAUNCH();
+      std::vector<std::uint32_t> words(static_cast<std::size_t>(tiles.x) * tiles.y * tiles.z);
+      HEATSIM_CUDA_CHECK(cudaMemcpy(words.data(), uniform_tile.as<void>(),
+                                    words.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+      uniform_tiles = static_cast<std::int64_t>(std::count_if(
+          words.begin(), words.end(), [](std::uint32_t w) { return w != kMixedTile; }));
+      all_tiles = static_cast<std::int64_t>(words.size());
+      tile_grid = grid;
+    }
+  }
+}
+
+template <typename T>
 void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const DeviceGrid& grid,
                                            const std::array<std::vector<T>, 3>& padded_faces,
                                            const Capabilities& caps) {
@@ -308,6 +376,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
   }
   DeviceArray none_packed;
   packed_class.swap(none_packed);
+  form_tiles(grid);  // none
   if (environment_switch("HEATSIM_CUDA_CLASSES") == 0) return;
   // With the faces given a sweep takes the node's class only beside the faces' (CoefficientForm).
   if (!caps.compact_materials || (has_faces && !caps.compact_faces)) return;
@@ -368,6 +437,7 @@ void DeviceCoefficients<T>::upload_classes(const StencilProblem& p, const Device
     upload_array(packed_class, packed);
   }
   classes = found->count();
+  form_tiles(grid);
   ++class_uploads;
 }
 
@@ -384,4 +454,7 @@ template struct DeviceCoefficients<double>;
 
 namespace heatsim::kernels {
 std::int64_t cuda_class_uploads() { return cuda::class_uploads.load(); }
+std::array<std::int64_t, 2> cuda_uniform_tiles() {
+  return {cuda::uniform_tiles.load(), cuda::all_tiles.load()};
+}
 }  // namespace heatsim::kernels

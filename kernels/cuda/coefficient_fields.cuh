@@ -77,6 +77,10 @@ struct DeviceCoefficients {
   // In 2D and 3D with the faces as classes: the node's class and its faces' classes in one
   // word per element (CoefficientArgs::packed_class).
   DeviceArray packed_class;
+  // In 3D with the compact form: a word per tile of the grid (CoefficientArgs::uniform_tile),
+  // formed on the device from the bytes above at upload.
+  DeviceArray uniform_tile;
+  DeviceGrid tile_grid;
 
   // The compact form's pointers for a sweep (CoefficientArgs::node_class, class_table).
   void class_pointers(const std::uint8_t*& ids, const ClassTable<T>*& table,
@@ -98,6 +102,12 @@ struct DeviceCoefficients {
     }
     packed = ids[0] && face_classes[1] > 0 ? packed_class.template as<std::uint32_t>() : nullptr;
   }
+  // The uniform tiles for a sweep (CoefficientArgs::uniform_tile, tile_grid): null without.
+  void tile_pointers(const std::uint32_t*& tiles, DeviceGrid& grid) const {
+    tiles = classes > 0 && uniform_tile.bytes() > 0 ? uniform_tile.template as<std::uint32_t>()
+                                                    : nullptr;
+    grid = tile_grid;
+  }
 
   // The faces' pointers (CoefficientArgs::faces): null unless the problem gives the faces.
   void face_pointers(const T* (&out)[3]) const {
@@ -108,6 +118,10 @@ struct DeviceCoefficients {
   // compact form where the sweep reads it (`caps`: Capabilities::compact_materials, and
   // compact_faces with the faces given).
   void upload(const StencilProblem& problem, const DeviceGrid& grid, const Capabilities& caps);
+
+  // The uniform tiles over `grid` (the padded grid, or the box of it the sweeps take), in 3D
+  // with the compact form; none otherwise. upload() forms them over its grid.
+  void form_tiles(const DeviceGrid& grid);
 
   // Bytes a sweep reads and writes per node in the compact form (u in and out, a node's class,
   // the faces' classes or arrays); 0 without it.

@@ -76,6 +76,17 @@ struct ClassTable {
   T source[kMaxNodeClasses * kMaxSourceFields];
 };
 
+// The tiles of cuda-naive's 3D compact kernel: 64 x 4 columns of 4 nodes along z, a block of
+// threads each. A tile is uniform when every byte its sweep reads of the compact form is one
+// value: its nodes' classes and, without the faces given, its neighbours' (the pairs' lookups),
+// with them its faces' classes on each axis (the faces toward the tile's lower neighbours
+// included). Such a tile's sweep reads no class byte: one word (DeviceCoefficients::
+// uniform_tile) names its node class and its x, y and z faces' classes in bytes 0-3;
+// kMixedTile marks the rest (and a uniform tile whose four bytes are all 255, which the
+// general sweep serves as well).
+constexpr unsigned kUniformTileX = 64, kUniformTileY = 4, kUniformTileZ = 4;
+constexpr std::uint32_t kMixedTile = 0xffffffffu;
+
 template <typename T>
 struct CoefficientArgs {
   const T* in = nullptr;
@@ -108,6 +119,10 @@ struct CoefficientArgs {
   // each axis a (face_class[a] at the element) as bytes 0 and 1 + a of one word, which the
   // register march stages with u. Set with face_class in 2D and 3D.
   const std::uint32_t* packed_class = nullptr;
+  // With the compact form in 3D: a word per tile of kUniformTileX x Y x Z nodes over
+  // `tile_grid` (the tiles' x fastest), as above; a sweep takes it only over that grid.
+  const std::uint32_t* uniform_tile = nullptr;
+  DeviceGrid tile_grid;
   // Schedule::mean(t, t + dt) of each source this step, kMaxSourceFields values on the device
   // (a row of the stepper's StepTable, so that a step replayed from a graph reads its own).
   const T* factor = nullptr;

@@ -1056,6 +1056,118 @@ TEST_F(CoefficientClasses, CudaNaivesCompactKernelMatchesTheFieldsBitForBit) {
   EXPECT_EQ(with_faces, 20);
 }
 
+// cuda-naive's uniform tiles (64 x 4 x 4 nodes whose compact bytes are all one value: the
+// sweep reads no class byte there): materials, sources and a transfer in blocks larger than a
+// tile, so that some tiles are uniform and some are not, at a size that is no multiple of a
+// tile, with the faces given (their classes uniform inside each block) or not, against the
+// fields bit for bit and against the CPU, fp64 and fp32.
+TEST_F(CoefficientClasses, CudaNaivesUniformTilesMatchTheFieldsBitForBit) {
+  std::mt19937_64 rng(4096);
+  const std::array<std::int64_t, 3> n{150, 13, 19};
+  int compared = 0;
+  for (Precision precision : {Precision::fp64, Precision::fp32})
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool given = variant & 1, extra = variant & 2;  // extra: a transfer and two sources
+      Built built;
+      do {
+        built = random_problem(3, n, precision, rng);
+      } while (built.faces.find("3 materials") == std::string::npos);
+      StencilProblem& p = built.problem;
+      auto fields = std::make_shared<CoefficientFields>(*p.coefficients);
+      // The built problem's materials (its dt is stable for each), laid out in blocks: x < 70,
+      // the rest, and z >= 12 with y < 6 over both.
+      std::vector<std::pair<double, double>> materials;
+      for (std::size_t i = 0; i < fields->conductivity.size(); ++i) {
+        const std::pair<double, double> m{fields->conductivity[i], fields->capacity[i]};
+        if (std::find(materials.begin(), materials.end(), m) == materials.end())
+          materials.push_back(m);
+      }
+      ASSERT_GE(materials.size(), 2u);
+      const auto node = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+        return static_cast<std::size_t>((z * n[1] + y) * n[0] + x);
+      };
+      for (std::int64_t z = 0; z < n[2]; ++z)
+        for (std::int64_t y = 0; y < n[1]; ++y)
+          for (std::int64_t x = 0; x < n[0]; ++x) {
+            const std::size_t m = std::min<std::size_t>(z >= 12 && y < 6 ? 2
+                                                        : x >= 70        ? 1
+                                                                         : 0,
+                                                        materials.size() - 1);
+            fields->conductivity[node(x, y, z)] = materials[m].first;
+            fields->capacity[node(x, y, z)] = materials[m].second;
+          }
+      fields->sources.clear();
+      for (int s = 0; s < (extra ? 2 : 0); ++s) {
+        CoefficientFields::Source src;
+        src.density.assign(static_cast<std::size_t>(p.points()), 0.0);
+        const double q = uniform(rng, 1.0, 400.0);
+        for (std::int64_t z = 0; z < 8; ++z)
+          for (std::int64_t y = 0; y < n[1]; ++y)
+            for (std::int64_t x = 0; x < 100 + 20 * s; ++x) src.density[node(x, y, z)] = q;
+        src.schedule = random_schedule(p.dt, rng);
+        fields->sources.push_back(std::move(src));
+      }
+      if (extra) {  // H over z < 5 and x >= 64, a tenth of the stable step's bound
+        double c_min = fields->capacity[0];
+        for (double c : fields->capacity) c_min = std::min(c_min, c);
+        fields->transfer.assign(static_cast<std::size_t>(p.points()), 0.0);
+        for (std::int64_t z = 0; z < 5; ++z)
+          for (std::int64_t y = 0; y < n[1]; ++y)
+            for (std::int64_t x = 64; x < n[0]; ++x)
+              fields->transfer[node(x, y, z)] = 0.1 * c_min / p.dt;
+      }
+      if (given)  // the harmonic means, given: a few values, one inside each block
+        for (int a = 0; a < 3; ++a) {
+          auto& K = fields->faces[static_cast<std::size_t>(a)];
+          K.assign(fields->conductivity.size(), 0.0);
+          const std::int64_t step[3] = {1, n[0], n[0] * n[1]};
+          for (std::int64_t z = 0; z < n[2]; ++z)
+            for (std::int64_t y = 0; y < n[1]; ++y)
+              for (std::int64_t x = 0; x < n[0]; ++x) {
+                const std::int64_t c[3] = {x, y, z};
+                const std::size_t i = node(x, y, z);
+                const std::size_t j = c[a] + 1 < n[static_cast<std::size_t>(a)]
+                                          ? i + static_cast<std::size_t>(step[a])
+                                          : i;
+                K[i] = kernels::face_conductance(fields->conductivity[i], fields->conductivity[j]);
+              }
+        }
+      p.coefficients = fields;
+      // A periodic axis's ghosts hold the far side's classes, which would leave too few uniform
+      // tiles to test.
+      for (auto& f : p.faces)
+        if (f.kind == BoundaryKind::periodic) f.kind = BoundaryKind::neumann;
+      SCOPED_TRACE(std::string(kernels::to_string(precision)) + (given ? " faces given" : "") +
+                   (extra ? " sources and transfer" : "") + " faces " + built.faces);
+      if (!kernels::create_backend("cuda-naive", precision)->unsupported_reason(p).empty())
+        continue;
+      setenv("HEATSIM_CUDA_PERSISTENT", "0", 1);
+      setenv("HEATSIM_CUDA_FACE_RULES", "0", 1);
+      const std::vector<double> u0 = random_field(p.points(), rng);
+      const std::vector<std::int64_t> runs{40, 7, 1};
+      Stepped run[2];
+      for (int form = 0; form < 2; ++form) {
+        setenv("HEATSIM_CUDA_CLASSES", form > 0 ? "1" : "0", 1);
+        run[form] = step_in_runs("cuda-naive", p, u0, runs, 3);
+      }
+      // 3 x 4 x 5 tiles (3 x 3 x 5 over the nodes inside fixed faces); uniform: those inside
+      // one block of materials, sources and transfer.
+      const std::array<std::int64_t, 2> tiles = kernels::cuda_uniform_tiles();
+      EXPECT_TRUE(tiles[1] == 60 || tiles[1] == 45) << tiles[1] << " tiles";
+      EXPECT_GE(tiles[0], 8) << "too few uniform tiles to test them";
+      EXPECT_LE(tiles[0], 40) << "too few mixed tiles to test them";
+      EXPECT_EQ(differing_nodes(run[0].field, run[1].field), 0)
+          << "nodes where the classes and the fields differ";
+      const std::vector<double> want = cpu_steps(p, u0, 48, 3);
+      const double tol = precision == Precision::fp64 ? 1e-11 : 1e-4;
+      std::int64_t bad = -1;
+      EXPECT_LE(relative_difference(run[1].field, want, &bad), tol) << "worst node " << bad;
+      EXPECT_GT(relative_difference(want, u0), 100 * tol);
+      ++compared;
+    }
+  EXPECT_EQ(compared, 8);
+}
+
 // More materials than the pairs' table holds (kPairClasses, 16), the faces not given: the
 // problem keeps its fields (no compact form on the device) and steps as the CPU does.
 TEST_F(CoefficientClasses, MoreClassesThanThePairsTableKeepTheFields) {

@@ -156,6 +156,10 @@ __global__ void __launch_bounds__(256) naive_kernel(const typename Op::Args a) {
 // each node's arithmetic the flux operator's and finish_node's (add_axis per axis x, y, z; the
 // sources in order; fma(dt/C, flow + src, u), with the transfer fma(dt/C, fma(-H, u, flow +
 // src), u)), so the same bits as the fields. SOURCES: the problem's source fields, unrolled.
+// A block is a uniform tile's nodes (kUniformTileX x Y x Z): where the tile's word says that
+// every byte of the compact form it would read is one value, it reads none (16 bytes a node in
+// fp64 instead of 17 or 20) and takes its conductances, dt/C, H and sources once.
+// H200, 512^3 fp64: Heat-3D-faces 129.6 -> 185, Heat-3D-mat 176.5 -> 185.7 (docs/performance.md).
 // H200, 512^3 fp64, Heat-3D-mat: the lab's form (scripts/kernel-lab/flux_lab.cu) measured
 // 181.5 GStencil/s with the table in the parameters against 157.4 from global memory.
 template <typename T>
@@ -198,17 +202,63 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
   T factor[SOURCES > 0 ? SOURCES : 1];
 #pragma unroll
   for (int s = 0; s < SOURCES; ++s) factor[s] = __ldg(a.factor + s);
-  // The centre column from plane z0 - 1 to z0 + count (a ghost plane at either end at most);
-  // with the faces given, the classes of its z faces, from the one below plane z0 on.
+  // The centre column from plane z0 - 1 to z0 + count (a ghost plane at either end at most),
+  // asked for before the tile's word so that the word's latency hides behind it.
   T col[C + 2];
+#pragma unroll
+  for (int q = 0; q < C + 2; ++q) col[q] = q <= count + 1 ? __ldg(in + first + (q - 1) * pz) : T(0);
+  // A uniform tile (CoefficientArgs::uniform_tile): its class and conductances once, no byte
+  // of the compact form read per node, the same arithmetic.
+  const std::uint32_t tile =
+      a.uniform_tile
+          ? __ldg(a.uniform_tile + (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)
+          : kMixedTile;
+  if (tile != kMixedTile) {
+    const unsigned c = tile & 0xffu;
+    T kx, ky, kz;
+    if constexpr (P::kFaces) {
+      kx = p.face[0][(tile >> 8) & 0xffu];
+      ky = p.face[1][(tile >> 16) & 0xffu];
+      kz = p.face[2][tile >> 24];
+    } else {
+      kx = ky = kz = p.pair[c * kPairClasses + c];
+    }
+    const T dtc = p.dt_over_capacity[c];
+    const T hold = TRANSFER ? p.transfer[c] : T(0);
+    T src = T(0);
+#pragma unroll
+    for (int s = 0; s < SOURCES; ++s) src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
+    T value[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      value[j] = T(0);
+      if (j < count) {
+        const std::int64_t i = first + j * pz;
+        const T ui = col[j + 1];
+        T flow = T(0);
+        add_axis(flow, a.inv_h2[0], ui, kx, __ldg(in + i - 1), kx, __ldg(in + i + 1));
+        add_axis(flow, a.inv_h2[1], ui, ky, __ldg(in + i - py), ky, __ldg(in + i + py));
+        add_axis(flow, a.inv_h2[2], ui, kz, col[j], kz, col[j + 2]);
+        const T sum = flow + src;
+        if constexpr (TRANSFER)
+          value[j] = fma(dtc, fma(-hold, ui, sum), ui);
+        else
+          value[j] = fma(dtc, sum, ui);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+      if (j < count) a.out[first + j * pz] = value[j];
+    return;
+  }
+  // The column's classes (the pairs' form); with the faces given, the classes of its z faces,
+  // from the one below plane z0 on.
   std::uint8_t key[C + 2], zface[C + 1];
 #pragma unroll
   for (int q = 0; q < C + 2; ++q) {
-    col[q] = T(0);
     key[q] = 0;
-    if (q <= count + 1) {
-      col[q] = __ldg(in + first + (q - 1) * pz);
-      if constexpr (!P::kFaces) key[q] = __ldg(cls + first + (q - 1) * pz);
+    if constexpr (!P::kFaces) {
+      if (q <= count + 1) key[q] = __ldg(cls + first + (q - 1) * pz);
     }
   }
 #pragma unroll
@@ -304,6 +354,15 @@ bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& 
   const std::int64_t by = (g.n[1] + kClassesBlockY - 1) / kClassesBlockY;
   const std::int64_t bz = (g.n[2] + kClassesColumn - 1) / kClassesColumn;
   if (by > 65535 || bz > 65535) return false;
+  static_assert(kClassesBlockX == kUniformTileX && kClassesBlockY == kUniformTileY &&
+                    kClassesColumn == kUniformTileZ,
+                "a block's nodes are a uniform tile's");
+  // The uniform tiles where they cover this sweep's grid (not a box of it).
+  CoefficientArgs<T> args = a;
+  const DeviceGrid& t = a.tile_grid;
+  if (t.origin != g.origin || t.pitch_y != g.pitch_y || t.pitch_z != g.pitch_z ||
+      t.n[0] != g.n[0] || t.n[1] != g.n[1] || t.n[2] != g.n[2])
+    args.uniform_tile = nullptr;
   const dim3 block(kClassesBlockX, kClassesBlockY, 1);
   const dim3 grid(static_cast<unsigned>((g.n[0] + kClassesBlockX - 1) / kClassesBlockX),
                   static_cast<unsigned>(by), static_cast<unsigned>(bz));
@@ -311,10 +370,10 @@ bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& 
     auto& p = *params;
     fill_params(a, p);
     if (transfer)
-      launch_classes_with<T, std::decay_t<decltype(p)>, true>(a.sources, grid, block, a, p,
+      launch_classes_with<T, std::decay_t<decltype(p)>, true>(a.sources, grid, block, args, p,
                                                               context.stream);
     else
-      launch_classes_with<T, std::decay_t<decltype(p)>, false>(a.sources, grid, block, a, p,
+      launch_classes_with<T, std::decay_t<decltype(p)>, false>(a.sources, grid, block, args, p,
                                                                context.stream);
   };
   if (faces)
