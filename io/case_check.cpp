@@ -146,12 +146,38 @@ class Checker {
                       "in other units");
       }
     }
+    check_metres();
     if (points > kMaxPoints) {
       std::ostringstream msg;
       msg << "the grid has " << format_number(points)
           << " points, more than the limit of 2^34 (17179869184)";
       error("grid.n", msg.str());
     }
+  }
+
+  // Lengths are in metres. A case whose materials are metals in SI units (k >= 20 W/(m K),
+  // rho >= 500 kg/m^3) over a domain of 5 m or more is most likely drawn in millimetres (a
+  // 40 mm heat sink written as 40): its answer would be a thousand times off in size, silently.
+  void check_metres() {
+    double largest = 0.0;
+    for (int a = 0; a < dims(); ++a)
+      largest = std::max(largest, c_.grid.length[static_cast<std::size_t>(a)]);
+    if (!(largest >= 5.0) || !std::isfinite(largest)) return;
+    const solver::MaterialSpec* metal = nullptr;
+    for (const auto& m : c_.materials) {
+      double k = m.conductivity;
+      for (int a = 0; a < 3 && m.anisotropic(); ++a) k = std::max(k, m.conductivity_along(a));
+      if (k >= 20.0 && m.density >= 500.0) metal = &m;
+      if (metal) break;
+    }
+    if (!metal) return;
+    std::string size;
+    for (int a = 0; a < dims(); ++a)
+      size += (a ? " x " : "") + format_number(c_.grid.length[static_cast<std::size_t>(a)]);
+    warning("grid.length", "the domain is " + size + " m of " + metal->name +
+                               " (k = " + format_number(metal->conductivity) +
+                               " W/(m K)): lengths are in metres; a case drawn in millimetres "
+                               "needs every length, box, ball and probe divided by 1000");
   }
 
   void check_physics() {

@@ -282,6 +282,22 @@ TEST(RealCase, AnEmissivityOfZeroIsNoRadiation) {
                14, "must lie in [0, 1] (got -0.1)");
 }
 
+// Lengths are in metres: a metal over a domain of metres (a sink drawn in millimetres) is
+// warned of, with the size and what to do; a 1000 m domain of soil-like material is not.
+TEST(RealCase, AMetalDomainMetresWideAsksWhetherItWasDrawnInMillimetres) {
+  const std::string wide = replace(kBase, "length: [1.0, 0.5]", "length: [1000, 500]");
+  expect_warning(wide, "grid.length", 1,
+                 "the domain is 1000 x 500 m of copper (k = 401 W/(m K)): lengths are in metres; "
+                 "a case drawn in millimetres needs every length, box, ball and probe divided by "
+                 "1000");
+  const LoadResult soil = load_case_text(replace(wide, "conductivity: 401", "conductivity: 1.5"));
+  ASSERT_TRUE(soil.ok()) << format_errors(soil.errors);
+  EXPECT_EQ(find(soil.warnings, "grid.length"), nullptr) << format_errors(soil.warnings);
+  const LoadResult metre = load_case_text(kBase);
+  ASSERT_TRUE(metre.ok());
+  EXPECT_EQ(find(metre.warnings, "grid.length"), nullptr);
+}
+
 // Every range check says what it got.
 TEST(RealCase, RangeChecksSayWhatTheyGot) {
   const std::string voided =
