@@ -35,4 +35,20 @@ inline heatsim::solver::ShapeSpec box(std::array<double, 3> lower, std::array<do
   return s;
 }
 
+// Every face of `c` convective (h toward `ambient`), but `insulated` (a face index 0-5: x-, x+,
+// y-, ...; -1 for none), which is neumann with no flux.
+inline void convective_faces(heatsim::solver::Case& c, double h, double ambient,
+                             int insulated = -1) {
+  for (auto& f : c.boundary) {
+    f.kind = heatsim::kernels::BoundaryKind::convective;
+    f.transfer = h;
+    f.value = ambient;
+  }
+  if (insulated < 0) return;
+  auto& f = c.boundary[static_cast<std::size_t>(insulated)];
+  f.kind = heatsim::kernels::BoundaryKind::neumann;
+  f.transfer = 0.0;
+  f.value = 0.0;
+}
+
 }  // namespace heatsim_tests

@@ -757,11 +757,7 @@ TEST(Nonlinear, AK_TSquareBehindAContactOnNodePlanesIsSymmetric) {
   q.shape = box({0.0325, 0.0325, 0}, {0.0675, 0.0675, 1});
   q.power_density = 2e4;
   c.sources = {q};
-  for (auto& f : c.boundary) {
-    f.kind = BoundaryKind::convective;
-    f.transfer = 10.0;
-    f.value = 300.0;
-  }
+  convective_faces(c, 10.0, 300.0);
   std::vector<double> u(41 * 41, 300.0);
   steady_outer_iterations(c, u, true);
   EXPECT_GT(*std::max_element(u.begin(), u.end()), 400.0);

@@ -1146,14 +1146,7 @@ TEST(Void, APinOffTheNodePlanesOnABaseOffThemKeepsItsMirrorSymmetry) {
   heater.shape = box({0.002, 0.002, 0.0}, {0.005, 0.005, 0.0005});
   heater.power = 2.0;
   c.sources = {heater};
-  for (auto& f : c.boundary) {
-    f.kind = BoundaryKind::convective;
-    f.transfer = 25.0;
-    f.value = 300.0;
-  }
-  c.boundary[4].kind = BoundaryKind::neumann;
-  c.boundary[4].transfer = 0.0;
-  c.boundary[4].value = 0.0;
+  convective_faces(c, 25.0, 300.0, 4);  // z- insulated
   const auto fields = heatsim::solver::coefficient_fields(c);
   const std::int64_t nx = 29, ny = 29, nz = 21;
   const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
@@ -1757,14 +1750,7 @@ TEST(Void, APlateFinSinksSurfaceLawsComeInAHandfulOfValues) {
   chip.shape = box({0.015, 0.015, 0.0}, {0.025, 0.025, 0.001});
   chip.power = 10.0;
   c.sources = {chip};
-  for (auto& f : c.boundary) {
-    f.kind = BoundaryKind::convective;
-    f.transfer = 25.0;
-    f.value = 298.15;
-  }
-  c.boundary[4].kind = BoundaryKind::neumann;
-  c.boundary[4].transfer = 0.0;
-  c.boundary[4].value = 0.0;
+  convective_faces(c, 25.0, 298.15, 4);  // z- insulated
   const auto f = heatsim::solver::coefficient_fields(c);
   ASSERT_FALSE(f->transfer.empty());
   // h A/V of a node: 0; h/(h/2) = 5e4 on a gap's wall; 2.5e4 where the gap's floor meets a
