@@ -849,6 +849,9 @@ class FieldChecks {
     // names; a Dirichlet face's sine is written on the face, its value at `path` itself.
     auto add_schedule = [&](const std::string& path, const kernels::Schedule& s, bool warned,
                             bool ambient) {
+      // An ambient the case does not give (left out, or its key misspelt) is reported as
+      // missing or unknown; its default says nothing of the case's units.
+      if (ambient && !r_.lines().empty() && !r_.given(path)) return;
       const auto [low, high] = schedule_range(s);
       // A sine ambient without value: the warning names that key.
       const std::string at = ambient && sine_value_defaulted(path, s) ? path + ".value" : path;

@@ -523,7 +523,8 @@ void Reader::read_contacts(const YAML::Node& n, Case& c) {
         ok = false;
       } else if (!std::isfinite(g) || g <= 0.0) {
         error(gp, v,
-              "must be finite and > 0 (W/(m^2 K); a perfect contact is no contact entry), got " +
+              "must be finite and > 0 (W/(m^2 K); a perfect contact is no contact entry, a joint "
+              "that passes no heat a void between the materials), got " +
                   v.Scalar());
         ok = false;
       } else if (!std::isfinite(1.0 / g)) {

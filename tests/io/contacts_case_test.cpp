@@ -84,8 +84,11 @@ TEST(ContactsCase, MistakesNameTheirKeyAndLine) {
                "contacts[0].resistance", 9, "must be finite and >= 0");
   expect_error("contacts:\n  - {between: [copper, silicon], resistance: .nan}\n",
                "contacts[0].resistance", 9, "must be finite and >= 0");
+  // 0 is a joint that passes no heat, not a perfect one: the message says what to write.
   expect_error("contacts:\n  - {between: [copper, silicon], conductance: 0}\n",
-               "contacts[0].conductance", 9, "must be finite and > 0");
+               "contacts[0].conductance", 9,
+               "must be finite and > 0 (W/(m^2 K); a perfect contact is no contact entry, a "
+               "joint that passes no heat a void between the materials), got 0");
   expect_error(
       "contacts:\n  - {between: [copper, silicon],\n     resistance: 1e-5, conductance: 1e5}\n",
       "contacts[0].conductance", 10, "not both");

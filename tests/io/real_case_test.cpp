@@ -298,6 +298,22 @@ TEST(RealCase, AMetalDomainMetresWideAsksWhetherItWasDrawnInMillimetres) {
   EXPECT_EQ(find(metre.warnings, "grid.length"), nullptr);
 }
 
+// A convective face's misspelt ambient is reported as an unknown key, and only so: the default
+// it leaves (0 K) is no sign of degrees Celsius in the case.
+TEST(RealCase, AMisspeltAmbientIsAnUnknownKeyAndNotACelsiusWarning) {
+  const LoadResult r =
+      load_case_text(replace(kBase, "h: 25.0, ambient: 300.0}", "h: 25.0, ambeint: 300.0}"));
+  EXPECT_FALSE(r.ok());
+  const CaseError* e = find(r.errors, "boundary.x+.ambeint");
+  ASSERT_NE(e, nullptr) << format_errors(r.errors);
+  EXPECT_NE(e->message.find("did you mean 'ambient'?"), std::string::npos) << e->to_string();
+  for (const CaseError& w : r.warnings)
+    EXPECT_EQ(w.message.find("Celsius"), std::string::npos) << w.to_string();
+  // Written, an ambient of 25 beside 300 K is still warned of.
+  expect_warning(replace(kBase, "h: 25.0, ambient: 300.0}", "h: 25.0, ambient: 25.0}"),
+                 "boundary.x+.ambient", 14, "looks like degrees Celsius");
+}
+
 // Every range check says what it got.
 TEST(RealCase, RangeChecksSayWhatTheyGot) {
   const std::string voided =
