@@ -314,6 +314,20 @@ TEST(RealCase, AMisspeltAmbientIsAnUnknownKeyAndNotACelsiusWarning) {
                  "boundary.x+.ambient", 14, "looks like degrees Celsius");
 }
 
+// A `where` region of one coordinate is a layer across the domain: heat along it sees its
+// bounds only on the nodes' lines, so the case is told to write it as a box; a formula of two
+// coordinates (kBase's corner) is not.
+TEST(RealCase, AWhereLayerOfOneCoordinateIsAdvisedToBeABox) {
+  expect_warning(replace(kBase, "where: \"x > 0.7 && y < 0.2\"", "where: \"y < 0.2\""),
+                 "regions[2].where", 8,
+                 "depends on y alone: a layer across the domain, whose bounds heat flowing along "
+                 "it (along x) sees only on the lines through the nodes (first order); a box with "
+                 "the same bounds along y is exact both ways: write the layer as a box");
+  const LoadResult r = load_case_text(kBase);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(find(r.warnings, "regions[2].where"), nullptr);
+}
+
 // Every range check says what it got.
 TEST(RealCase, RangeChecksSayWhatTheyGot) {
   const std::string voided =
