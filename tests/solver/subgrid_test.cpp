@@ -982,10 +982,6 @@ TEST(HeatFlows, SteadyBalancesCloseAndMatchTheClosedForms) {
 namespace heatsim_tests {
 namespace {
 
-// A void box whose bound is written as a node's coordinate that the grid rounds a little
-// past it (26 h = 0.013000000000000001 for h = 0.0005 against a box from 0.013): the face from
-// the node before to the node on the bound lies in the body, its conductance k, not cut off
-// by a void piece of rounding length.
 // Two materials of one heat capacity (a strong sphere and `where` layers in a weak block): the
 // faces near the surfaces are sampled; the nodes away from surfaces keep the capacity, and the
 // parts of control volumes beyond an interface move to the nodes across it, so the mixed nodes
@@ -1083,6 +1079,10 @@ TEST(Subgrid, ADiscTangentToGridLinesGivesMirrorImageFaces) {
   }
 }
 
+// A void box whose bound is written as a node's coordinate that the grid rounds a little
+// past it (26 h = 0.013000000000000001 for h = 0.0005 against a box from 0.013): the face from
+// the node before to the node on the bound lies in the body, its conductance k, not cut off
+// by a void piece of rounding length.
 TEST(Subgrid, ABoundOnANodeRoundedPastItCutsNoFace) {
   Case c;
   c.grid.dims = 1;
