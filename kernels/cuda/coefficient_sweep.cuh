@@ -214,6 +214,16 @@ __device__ __forceinline__ T node_source(const CoefficientArgs<T>& a, std::int64
   return node_source(a, a.factor, i);
 }
 
+// u + dt/C * sum (sum = flow + src), or with surfaces inside the body (TRANSFER) u + dt/C *
+// (sum - H u), from values at hand (a compact sweep's table entries): finish_node's arithmetic.
+template <bool TRANSFER, typename T>
+__device__ __forceinline__ T finish_value(T dt_over_capacity, T transfer, T ui, T sum) {
+  if constexpr (TRANSFER)
+    return fma(dt_over_capacity, fma(-transfer, ui, sum), ui);
+  else
+    return fma(dt_over_capacity, sum, ui);
+}
+
 // The node's new value from its flow: u + dt/C * (flow + src), or with surfaces inside the body
 // (TRANSFER, CoefficientArgs::transfer set) u + dt/C * ((flow + src) - H u).
 template <bool TRANSFER, typename T>

@@ -239,11 +239,7 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
         add_axis(flow, a.inv_h2[0], ui, kx, __ldg(in + i - 1), kx, __ldg(in + i + 1));
         add_axis(flow, a.inv_h2[1], ui, ky, __ldg(in + i - py), ky, __ldg(in + i + py));
         add_axis(flow, a.inv_h2[2], ui, kz, col[j], kz, col[j + 2]);
-        const T sum = flow + src;
-        if constexpr (TRANSFER)
-          value[j] = fma(dtc, fma(-hold, ui, sum), ui);
-        else
-          value[j] = fma(dtc, sum, ui);
+        value[j] = finish_value<TRANSFER>(dtc, hold, ui, flow + src);
       }
     }
 #pragma unroll
@@ -298,11 +294,8 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
 #pragma unroll
       for (int s = 0; s < SOURCES; ++s)
         src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
-      const T sum = flow + src;
-      if constexpr (TRANSFER)
-        value[j] = fma(p.dt_over_capacity[c], fma(-p.transfer[c], ui, sum), ui);
-      else
-        value[j] = fma(p.dt_over_capacity[c], sum, ui);
+      value[j] = finish_value<TRANSFER>(p.dt_over_capacity[c], TRANSFER ? p.transfer[c] : T(0), ui,
+                                        flow + src);
     }
   }
 #pragma unroll
