@@ -6,7 +6,9 @@
 //   FL_FORM 0 the constant star of the same loads (7 values, no class bytes): the baseline;
 //           1 the classes form; 2 its own class alone (K[c][c], no neighbour's byte read);
 //           3 the classes form as sum K_f u_f - (sum K_f) u (the same loads, another order);
-//           4 the classes form with the pair table reduced to selects (two classes only).
+//           4 the classes form with the pair table reduced to selects (two classes only);
+//           5 a uniform tile of cuda-naive's classes kernel: one class, no class byte read, the
+//           backend's per-axis arithmetic (as FL_AXIS 2).
 //   FL_TABLE where the pair table lives: 0 shared memory (per block), 1 constant memory,
 //           2 global memory through the read-only path, 3 the kernel's parameters
 //           (__grid_constant__: the constant bank the launch fills).
@@ -17,6 +19,12 @@
 //           product (__dmul_rn), then fma(dtc, flow + src, u) with src the sources' loop over a
 //           run-time count (0 here); 2 the same without the sources; 3 with them and a plain
 //           product; 4 the plain classes form with the sources' loop added.
+//   FL_TILE 1 (form 5) reads a word per block after the centre column, as the backend's tiles
+//           do, and keeps a mixed tile's classes path beside the uniform one (every word here
+//           says uniform, class 0).
+//   FL_ZSHARE 1 (form 5) shares the z differences of a column's nodes (u_{j+1} - u_j is the
+//           negated u_j - u_{j+1}, exactly): C + 1 subtractions along z instead of 2C.
+//   FL_I32 1 (form 5) index arithmetic in 32 bits.
 // It checks one step against a one-node-per-thread kernel of the same arithmetic bit for bit
 // (random field, output poisoned, odd sizes), then times steps at N^3 beside a copy's bound,
 // counted as 16 bytes a node (the class byte's share is in the printed ratio to 17).
@@ -52,6 +60,15 @@
 #endif
 #ifndef FL_AXIS
 #define FL_AXIS 0
+#endif
+#ifndef FL_TILE
+#define FL_TILE 0
+#endif
+#ifndef FL_ZSHARE
+#define FL_ZSHARE 0
+#endif
+#ifndef FL_I32
+#define FL_I32 0
 #endif
 using T = double;
 constexpr int kClasses = 2;
@@ -94,6 +111,13 @@ __device__ __forceinline__ T flux_node(const Table& t, T c0, const T (&v)[6], un
   acc += t.w[2] * v[4];
   acc += t.w[3] * v[5];
   return acc;
+#elif FL_FORM == 5
+  const T k00 = t.k[0];
+  T flow = T(0);
+  flow = fma(t.inv_h2[0], fma(k00, v[3] - c0, __dmul_rn(k00, v[2] - c0)), flow);
+  flow = fma(t.inv_h2[1], fma(k00, v[4] - c0, __dmul_rn(k00, v[1] - c0)), flow);
+  flow = fma(t.inv_h2[2], fma(k00, v[5] - c0, __dmul_rn(k00, v[0] - c0)), flow);
+  return fma(t.dtc[0], flow + T(0), c0);
 #elif FL_FORM == 3
   T sk = T(0), su = T(0);
 #pragma unroll
@@ -167,14 +191,105 @@ __global__ void reference(const T* in, const unsigned char* key, T* out, Grid g)
   }
 }
 
+#if FL_I32
+using Index = int;
+#else
+using Index = std::int64_t;
+#endif
+
+// One face pair along an axis, the backend's add_axis.
+__device__ __forceinline__ void axis(T& flow, T inv_h2, T k_lo, T d_lo, T k_hi, T d_hi) {
+  flow = fma(inv_h2, fma(k_hi, d_hi, __dmul_rn(k_lo, d_lo)), flow);
+}
+
+// Form 5: the backend's uniform tile (FL_TILE: its word and the mixed tile's path beside it).
+template <int C>
+__device__ __forceinline__ void uniform_tile(const Table& t, const T* __restrict__ in,
+                                             const unsigned char* __restrict__ key,
+                                             T* __restrict__ out, const Grid& g,
+                                             const unsigned* __restrict__ tiles) {
+  const int x = blockIdx.x * FL_BX + threadIdx.x;
+  if (x < 1 || x > g.n - 2) return;
+  const int y = 1 + blockIdx.y * FL_BY + threadIdx.y;
+  if (y > g.n - 2) return;
+  const int z0 = 1 + blockIdx.z * C;
+  const int count = min(C, g.n - 1 - z0);
+  const Index py = static_cast<Index>(g.py), pz = static_cast<Index>(g.pz);
+  const Index first = x + y * py + z0 * pz;
+  T col[C + 2];
+#pragma unroll
+  for (int j = 0; j < C + 2; ++j) col[j] = j <= count + 1 ? ld(in + first + (j - 1) * pz) : T(0);
+  T kx = t.k[0], dtc = t.dtc[0];
+#if FL_TILE
+  const unsigned word =
+      __ldg(tiles + (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
+  if (word == 0xffffffffu) {
+    unsigned char kc[C + 2];
+#pragma unroll
+    for (int j = 0; j < C + 2; ++j) kc[j] = j <= count + 1 ? ld(key + first + (j - 1) * pz) : 0;
+    T res[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      res[j] = T(0);
+      if (j < count) {
+        const Index i = first + j * pz;
+        const unsigned c = kc[j + 1];
+        const T ui = col[j + 1];
+        const T* k = t.k + c * kClasses;
+        T flow = T(0);
+        axis(flow, t.inv_h2[0], k[ld(key + i - 1)], ld(in + i - 1) - ui, k[ld(key + i + 1)],
+             ld(in + i + 1) - ui);
+        axis(flow, t.inv_h2[1], k[ld(key + i - py)], ld(in + i - py) - ui, k[ld(key + i + py)],
+             ld(in + i + py) - ui);
+        axis(flow, t.inv_h2[2], k[kc[j]], col[j] - ui, k[kc[j + 2]], col[j + 2] - ui);
+        res[j] = fma(t.dtc[c], flow + T(0), ui);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < C; ++j)
+      if (j < count) out[first + j * pz] = res[j];
+    return;
+  }
+  kx = t.k[(word & 0xffu) * kClasses + (word & 0xffu)];
+  dtc = t.dtc[word & 0xffu];
+#endif
+#if FL_ZSHARE
+  T e[C + 1];  // e[q] = col[q] - col[q + 1]
+#pragma unroll
+  for (int q = 0; q < C + 1; ++q) e[q] = col[q] - col[q + 1];
+#endif
+  T res[C];
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    res[j] = T(0);
+    if (j < count) {
+      const Index i = first + j * pz;
+      const T ui = col[j + 1];
+      T flow = T(0);
+      axis(flow, t.inv_h2[0], kx, ld(in + i - 1) - ui, kx, ld(in + i + 1) - ui);
+      axis(flow, t.inv_h2[1], kx, ld(in + i - py) - ui, kx, ld(in + i + py) - ui);
+#if FL_ZSHARE
+      axis(flow, t.inv_h2[2], kx, e[j], kx, -e[j + 1]);
+#else
+      axis(flow, t.inv_h2[2], kx, col[j] - ui, kx, col[j + 2] - ui);
+#endif
+      res[j] = fma(dtc, flow + T(0), ui);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < C; ++j)
+    if (j < count) out[first + j * pz] = res[j];
+}
+
 __global__ void
 #if FL_MINB
-__launch_bounds__(FL_BX * FL_BY, FL_MINB)
+__launch_bounds__(FL_BX* FL_BY, FL_MINB)
 #else
-__launch_bounds__(FL_BX * FL_BY)
+__launch_bounds__(FL_BX* FL_BY)
 #endif
     lab(const T* __restrict__ in, const unsigned char* __restrict__ key, T* __restrict__ out,
-        const Table* __restrict__ table, Grid g, const __grid_constant__ Table param) {
+        const Table* __restrict__ table, Grid g, const __grid_constant__ Table param,
+        const unsigned* __restrict__ tiles) {
 #if FL_TABLE == 0
   __shared__ Table s_table;
   if (threadIdx.y == 0 && threadIdx.x < sizeof(Table) / sizeof(T))
@@ -189,6 +304,10 @@ __launch_bounds__(FL_BX * FL_BY)
   const Table& t = param;
 #endif
   constexpr int C = FL_C;
+#if FL_FORM == 5
+  uniform_tile<C>(t, in, key, out, g, tiles);
+  return;
+#endif
   const int x = blockIdx.x * FL_BX + threadIdx.x;
   if (x < 1 || x > g.n - 2) return;
   const int y = 1 + blockIdx.y * FL_BY + threadIdx.y;
@@ -241,12 +360,13 @@ __launch_bounds__(FL_BX * FL_BY)
 }
 
 static Table h_table;
+static unsigned* d_tiles;  // every block's word: uniform, class 0
 static void run_lab(const T* in, const unsigned char* key, T* out, const Table* table,
                     const Grid& g) {
   const int inner = g.n - 2;
   const unsigned bx = (g.n + FL_BX - 1) / FL_BX, by = (inner + FL_BY - 1) / FL_BY,
                  bz = (inner + FL_C - 1) / FL_C;
-  lab<<<dim3(bx, by, bz), dim3(FL_BX, FL_BY)>>>(in, key, out, table, g, h_table);
+  lab<<<dim3(bx, by, bz), dim3(FL_BX, FL_BY)>>>(in, key, out, table, g, h_table, d_tiles);
   CHECK(cudaGetLastError());
 }
 
@@ -336,6 +456,8 @@ int main(int argc, char** argv) {
   table.sources = 0;
   CHECK(cudaMemcpyToSymbol(c_table, &table, sizeof(Table)));
   h_table = table;
+  CHECK(cudaMalloc(&d_tiles, (1u << 22) * sizeof(unsigned)));
+  CHECK(cudaMemset(d_tiles, 0, (1u << 22) * sizeof(unsigned)));
   const bool ok = check(203, table) && check(97, table) && check(n, table);
   const Grid g = make_grid(n);
   Fields f = make_fields(n, 777u, table);
