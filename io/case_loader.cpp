@@ -450,6 +450,14 @@ LoadResult load_case_text(const std::string& text, const std::string& origin) {
   // Warnings on values read as given are true whatever else failed to read (every problem at
   // once: a schedule written wrong hid four true warnings until it was mended); those on a
   // value that failed to read, which keeps its default, are left out as its errors' checks are.
+  // So are those inside a map where a key was misspelt (an unknown key offered as a known
+  // one): the key meant kept its default there, and a warning on the map's other keys most
+  // likely follows from it (`{amplitud: 0.5, frequency: 1}`: "frequency has no effect, the
+  // amplitude is 0").
+  for (const std::string& meant : reader.suggested_) {
+    const std::size_t dot = meant.rfind('.');
+    if (dot != std::string::npos && dot > 0) suppressed.push_back(meant.substr(0, dot));
+  }
   for (CaseError& w : warnings) {
     const bool on_default =
         std::any_of(suppressed.begin(), suppressed.end(),

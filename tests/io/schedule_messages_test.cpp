@@ -175,6 +175,32 @@ TEST(ScheduleMessages, FrequencyWithoutAmplitudeIsWarned) {
                  "boundary.x-.frequency", 10, why);
 }
 
+// A misspelt amplitude or frequency is an unknown key (with the key it was likely meant as);
+// the warning that the other key has no effect would follow from the misspelling, and is not
+// given beside it.
+TEST(ScheduleMessages, AMisspeltSineKeyIsAnErrorWithoutTheOtherKeysWarning) {
+  for (const auto& [from, to, unknown] : std::vector<std::array<std::string, 3>>{
+           {"schedule: [[0, 0], [1, 1]]", "schedule: {value: 1, amplitud: 0.5, frequency: 1}",
+            "sources[0].schedule.amplitud"},
+           {"ambient: 300.0", "ambient: {value: 300, amplitude: 5, frequncy: 2}",
+            "boundary.x+.ambient.frequncy"},
+           {"value: 300}", "value: 300, amplitde: 5, frequency: 0.5}", "boundary.x-.amplitde"}}) {
+    const LoadResult r = load_case_text(replace(kBase, from, to));
+    EXPECT_FALSE(r.ok());
+    const CaseError* e = find(r.errors, unknown);
+    ASSERT_NE(e, nullptr) << format_errors(r.errors);
+    EXPECT_NE(e->message.find("did you mean"), std::string::npos) << e->to_string();
+    for (const CaseError& w : r.warnings)
+      EXPECT_EQ(w.message.find("has no effect"), std::string::npos) << w.to_string();
+  }
+  // A warning elsewhere in the case is still given beside the error.
+  const LoadResult r = load_case_text(replace(
+      replace(kBase, "schedule: [[0, 0], [1, 1]]", "schedule: {amplitud: 0.5, frequency: 1}"),
+      "ambient: 300.0", "ambient: {value: 300, frequency: 2}"));
+  EXPECT_NE(find(r.warnings, "boundary.x+.ambient.frequency"), nullptr)
+      << format_errors(r.warnings);
+}
+
 TEST(ScheduleMessages, AmplitudeWithoutFrequencyIsWarned) {
   const std::string why = "has no effect: the frequency is 0 (or not given)";
   expect_warning(replace(kBase, "ambient: 300.0", "ambient: {value: 300, amplitude: 5}"),
