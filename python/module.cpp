@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -104,7 +105,46 @@ std::string interrupt_message(const run::Session& session, int sig, const std::s
 // Runs `step` of `session` without the GIL, with SIGINT asking the session to stop; raises
 // KeyboardInterrupt when it did, naming the step and the checkpoint that continues the run (the
 // command line's warning, which Python's default log level does not show without a message).
+// A Session takes one call at a time. A call that releases the GIL (stepping, set_field,
+// checkpoint) marks its session busy until it returns, and any call on that session from
+// another thread meanwhile raises RuntimeError instead of stepping it, setting or reading its
+// field under the steps (two threads' advance() on one Simulation corrupted its field and
+// could abort the process). The set is guarded by the GIL.
+std::set<const run::Session*> g_busy;
+
+void check_idle(const run::Session& s) {
+  if (g_busy.count(&s) > 0)
+    throw std::runtime_error(
+        "this Simulation is busy in another thread (stepping, set_field or checkpoint); a "
+        "Simulation takes one call at a time: wait for that call to return, or give each thread "
+        "a Simulation of its own");
+}
+
+class Busy {
+ public:
+  explicit Busy(const run::Session& s) : session_(&s) {
+    check_idle(s);
+    g_busy.insert(session_);
+  }
+  ~Busy() { g_busy.erase(session_); }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+
+ private:
+  const run::Session* session_;
+};
+
+// A getter of the session that first checks it is not busy in another thread.
+template <class F>
+auto idle(F get) {
+  return [get](const run::Session& s) {
+    check_idle(s);
+    return get(s);
+  };
+}
+
 void stepping(const run::Session& session, const std::function<void()>& step) {
+  const Busy busy(session);
   int sig = 0;
   {
     StopOnInterrupt interrupts;
@@ -391,23 +431,24 @@ PYBIND11_MODULE(_heatsim, m) {
       .def("advance_to_time",
            [](run::Session& s, double time) { stepping(s, [&] { s.advance_to_time(time); }); })
       .def("run", [](run::Session& s) { stepping(s, [&] { s.run(); }); })
-      .def_property_readonly("finished", &run::Session::finished)
-      .def_property_readonly("step", &run::Session::step)
-      .def_property_readonly("time", &run::Session::time)
-      .def_property_readonly("last_step", &run::Session::last_step)
-      .def_property_readonly("dt", [](const run::Session& s) { return s.plan().dt; })
+      .def_property_readonly("finished", idle([](const run::Session& s) { return s.finished(); }))
+      .def_property_readonly("step", idle([](const run::Session& s) { return s.step(); }))
+      .def_property_readonly("time", idle([](const run::Session& s) { return s.time(); }))
+      .def_property_readonly("last_step", idle([](const run::Session& s) { return s.last_step(); }))
+      .def_property_readonly("dt", idle([](const run::Session& s) { return s.plan().dt; }))
       .def_property_readonly("output_every",
-                             [](const run::Session& s) { return s.run_case().output.every; })
-      .def_property_readonly("backend", &run::Session::backend_name)
+                             idle([](const run::Session& s) { return s.run_case().output.every; }))
+      .def_property_readonly("backend",
+                             idle([](const run::Session& s) { return s.backend_name(); }))
       .def_property_readonly("precision",
-                             [](const run::Session& s) { return s.fp32() ? "fp32" : "fp64"; })
-      .def_property_readonly("shape", &run::Session::shape)
-      .def("field",
-           [](const run::Session& s) {
+                             idle([](const run::Session& s) { return s.fp32() ? "fp32" : "fp64"; }))
+      .def_property_readonly("shape", idle([](const run::Session& s) { return s.shape(); }))
+      .def("field", idle([](const run::Session& s) {
              return s.fp32() ? field_array<float>(s) : field_array<double>(s);
-           })
+           }))
       .def("set_field",
            [](run::Session& s, py::array_t<double, py::array::c_style | py::array::forcecast> a) {
+             const Busy busy(s);
              const std::vector<std::int64_t> shape = s.shape();
              bool same = a.ndim() == static_cast<py::ssize_t>(shape.size());
              for (std::size_t k = 0; same && k < shape.size(); ++k)
@@ -419,15 +460,17 @@ PYBIND11_MODULE(_heatsim, m) {
              }
              std::vector<double> values(a.data(), a.data() + a.size());
              py::gil_scoped_release release;
-             s.set_field(values);
+             s.set_field(std::move(values));
            })
       .def("checkpoint",
            [](run::Session& s, const std::string& path) {
+             const Busy busy(s);
              py::gil_scoped_release release;
              s.write_checkpoint(path);
            })
-      .def("probes", [](const run::Session& s) { return rows_dict(s.probe_rows()); })
-      .def("heat_flows", [](const run::Session& s) { return rows_dict(s.heat_flow_rows()); })
-      .def("summary", [](const run::Session& s) { return summary_dict(s.summary()); })
-      .def_property_readonly("last_checkpoint", &run::Session::last_checkpoint);
+      .def("probes", idle([](const run::Session& s) { return rows_dict(s.probe_rows()); }))
+      .def("heat_flows", idle([](const run::Session& s) { return rows_dict(s.heat_flow_rows()); }))
+      .def("summary", idle([](const run::Session& s) { return summary_dict(s.summary()); }))
+      .def_property_readonly("last_checkpoint",
+                             idle([](const run::Session& s) { return s.last_checkpoint(); }));
 }

@@ -1960,7 +1960,7 @@ std::vector<std::int64_t> Session::shape() const {
 void Session::field(double* out) const { state_->backend->download_to(out); }
 void Session::field(float* out) const { state_->backend->download_to(out); }
 
-void Session::set_field(const std::vector<double>& values) {
+void Session::set_field(std::vector<double> values) {
   // The end's files and summary are made: a field set now would go nowhere, yet read back.
   if (state_->finished)
     throw std::logic_error(
@@ -1985,6 +1985,9 @@ void Session::set_field(const std::vector<double>& values) {
         "order): nothing was set",
         bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", narrow ? " in fp32, the run's precision" : "",
         first));
+  // The Dirichlet nodes hold their faces' values at every step; a field set between steps
+  // holds them too (the command line's initial field from a file alike, at g(0)).
+  solver::set_dirichlet_nodes(run_case(), values, time());
   state_->backend->upload(values);
   state_->last_staged.reset();  // a field staged at this step is the old one
 }

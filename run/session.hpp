@@ -108,9 +108,10 @@ class Session {
   // The field now, in the run's precision (fields of `points` values).
   void field(double* out) const;
   void field(float* out) const;
-  // Replaces the field (a value per point, in doubles; an fp32 run rounds them). Throws
-  // std::logic_error once the run has ended.
-  void set_field(const std::vector<double>& values);
+  // Replaces the field (a value per point, in doubles; an fp32 run rounds them). The nodes of
+  // Dirichlet faces take the faces' values now, g(time()), whatever `values` holds there, as an
+  // initial field's take g(0). Throws std::logic_error once the run has ended.
+  void set_field(std::vector<double> values);
   // A checkpoint of the field now, at `path` (restart: SessionOptions::restart).
   void write_checkpoint(const std::string& path);
   // The last checkpoint written by the run's schedule ("" when none).

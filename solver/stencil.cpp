@@ -417,16 +417,16 @@ std::string expression_sample_problem(const Case& c) {
 
 namespace {
 
-// Every node on a Dirichlet face takes g(0) (see set_dirichlet_nodes).
+// Every node on a Dirichlet face takes g(t) (see set_dirichlet_nodes).
 template <typename T>
-void set_dirichlet_values(const Case& c, T* u) {
+void set_dirichlet_values(const Case& c, T* u, double t = 0.0) {
   const auto& n = c.grid.n;
   const std::int64_t nx = n[0], ny = c.grid.dims > 1 ? n[1] : 1;
   for (int a = 0; a < c.grid.dims; ++a)
     for (int side = 0; side < 2; ++side) {
       const BoundaryFace& f = c.boundary[2 * a + side];
       if (f.kind != BoundaryKind::dirichlet) continue;
-      const T g = static_cast<T>(f.at(0.0));
+      const T g = static_cast<T>(f.at(t));
       // Every node whose coordinate on axis a is that face's: the other two axes run free.
       const int oa = (a + 1) % 3, ob = (a + 2) % 3;
       const std::int64_t na = oa < c.grid.dims ? n[oa] : 1, nb = ob < c.grid.dims ? n[ob] : 1;
@@ -526,7 +526,9 @@ std::vector<double> initial_field(const Case& c) {
 void fill_initial_field(const Case& c, double* u) { fill_field(c, u); }
 void fill_initial_field(const Case& c, float* u) { fill_field(c, u); }
 
-void set_dirichlet_nodes(const Case& c, std::vector<double>& u) { set_dirichlet_values(c, u.data()); }
+void set_dirichlet_nodes(const Case& c, std::vector<double>& u, double t) {
+  set_dirichlet_values(c, u.data(), t);
+}
 
 std::string first_non_finite(const Case& c, const std::vector<double>& u) {
   // The smallest index of a value that is not finite, whichever thread finds it: a min

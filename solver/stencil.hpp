@@ -71,9 +71,10 @@ std::vector<double> initial_field(const Case& c);
 // run's field is built once in its precision (kernels::HostField, Backend::upload_from).
 void fill_initial_field(const Case& c, double* u);
 void fill_initial_field(const Case& c, float* u);
-// Sets every node on a Dirichlet face to g(0), in a field of the case's grid ([z][y][x]); a
-// node on several faces takes the last one's value in the order x-, x+, y-, y+, z-, z+.
-void set_dirichlet_nodes(const Case& c, std::vector<double>& u);
+// Sets every node on a Dirichlet face to g(t) (g(0) by default), in a field of the case's grid
+// ([z][y][x]); a node on several faces takes the last one's value in the order x-, x+, y-, y+,
+// z-, z+.
+void set_dirichlet_nodes(const Case& c, std::vector<double>& u, double t = 0.0);
 // The first node, in memory order, whose value is not finite: "nan at node (1, 2): x = 0.1,
 // y = 0.2"; "" when there is none.
 std::string first_non_finite(const Case& c, const std::vector<double>& u);

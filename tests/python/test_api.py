@@ -480,3 +480,61 @@ def test_a_dict_cases_run_time_refusal_names_no_line():
         heatsim.run(case)
     assert "the expression is inf at node (9, 1)" in str(e.value), str(e.value)
     assert "(line" not in str(e.value), str(e.value)
+
+
+def test_set_field_holds_the_dirichlet_faces_values_as_an_initial_field_does():
+    # Dirichlet nodes take g(0) whatever an initial condition says; a field set from Python
+    # kept its own values there for the first step, and the run differed from the command
+    # line's with the same field as its initial one.
+    case = {"grid": {"dims": 2, "n": [21, 17], "length": [1.0, 0.8]}, "physics": {"alpha": 1.0},
+            "boundary": {"all": {"type": "insulated"},
+                         "x-": {"type": "dirichlet", "value": [[0, 2.0], [1e-3, 3.0]]},
+                         "y+": {"type": "dirichlet", "value": 0.5}},
+            "initial": {"type": "constant", "value": 1.25}, "time": {"dt": "auto", "steps": 60}}
+    held = heatsim.Simulation(case)
+    case["initial"] = {"type": "constant", "value": 0.0}
+    sim = heatsim.Simulation(case)
+    sim.set_field(np.full(sim.field.shape, 1.25))
+    assert sim.field[5, 0] == 2.0 and sim.field[-1, 7] == 0.5
+    sim.advance(30)
+    held.advance(30)
+    np.testing.assert_array_equal(sim.field, held.field)
+    # Between steps the faces' values now: g(t) of the table.
+    g = 2.0 + min(sim.time / 1e-3, 1.0)
+    sim.set_field(np.full(sim.field.shape, 1.25))
+    assert sim.field[5, 0] == pytest.approx(g, rel=1e-15) and sim.field[-1, 7] == 0.5
+    assert sim.field[5, 5] == 1.25
+
+
+def test_a_simulation_busy_in_another_thread_refuses_other_calls(tmp_path):
+    # Two threads' advance() on one Simulation corrupted its field and could abort Python.
+    import threading
+    import time
+    steps = 10000
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=steps)
+    worker = threading.Thread(target=sim.advance, args=(steps,))
+    worker.start()
+    busy = None
+    deadline = time.monotonic() + 60
+    while busy is None and worker.is_alive() and time.monotonic() < deadline:
+        try:
+            sim.step
+        except RuntimeError as e:
+            busy = str(e)
+    if busy is None:
+        worker.join()  # its seconds of steps ended with every call of this thread accepted
+    assert busy is not None, "calls from this thread were accepted during another's advance()"
+    refused = []
+    for attempt in (lambda: sim.advance(1), lambda: sim.field, lambda: sim.time,
+                    lambda: sim.set_field(np.zeros((256, 256))),
+                    lambda: sim.checkpoint(str(tmp_path / "x.h5"))):
+        with pytest.raises(RuntimeError) as e:
+            attempt()
+        refused.append(str(e.value))
+    worker.join()
+    assert all("busy in another thread" in m for m in [busy] + refused), refused
+    assert not (tmp_path / "x.h5").exists()
+    assert sim.step == steps
+    alone = heatsim.Simulation(case_path("heat2d.yaml"), steps=steps)
+    alone.advance(steps)
+    np.testing.assert_array_equal(sim.field, alone.field)
