@@ -510,7 +510,7 @@ def test_a_simulation_busy_in_another_thread_refuses_other_calls(tmp_path):
     # Two threads' advance() on one Simulation corrupted its field and could abort Python.
     import threading
     import time
-    steps = 10000
+    steps = 2000
     sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=steps)
     worker = threading.Thread(target=sim.advance, args=(steps,))
     worker.start()
