@@ -234,7 +234,9 @@ class Simulation:
 
     def advance(self, steps):
         """Advances `steps` steps (at most to the case's last step)."""
-        self._session.advance(_integer("steps", steps))
+        # Past the 64 bits the extension takes, a count is past the last step all the same (its
+        # ValueError, rather than pybind11's TypeError of incompatible arguments).
+        self._session.advance(max(min(_integer("steps", steps), 2**62), -2**62))
         return self
 
     def advance_to(self, time):
@@ -268,7 +270,13 @@ class Simulation:
         return self._session.field()
 
     def set_field(self, values):
-        self._session.set_field(np.asarray(values, dtype=np.float64))
+        # Real numbers only: a complex array lost its imaginary part with a warning, and strings
+        # ("1.0"), booleans and None (as "not finite") were taken.
+        a = np.asarray(values)
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"the field must hold real numbers (an integer or float array), "
+                            f"not {a.dtype} values")
+        self._session.set_field(a.astype(np.float64, copy=False))
 
     time = _forward("time", "The simulated time now.")
     step = _forward("step", "The step now.")
@@ -292,7 +300,10 @@ class Simulation:
 
     def checkpoint(self, path):
         """Writes a checkpoint of the field now; restart=path continues from it."""
-        self._session.checkpoint(os.fspath(path))
+        path = os.fspath(path)
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"checkpoint needs a file path, got {path!r}")
+        self._session.checkpoint(path)
 
     def __repr__(self):
         return (f"<heatsim.Simulation step {self.step}/{self.last_step} t={self.time:.6g} "

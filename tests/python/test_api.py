@@ -538,3 +538,20 @@ def test_a_simulation_busy_in_another_thread_refuses_other_calls(tmp_path):
     alone = heatsim.Simulation(case_path("heat2d.yaml"), steps=steps)
     alone.advance(steps)
     np.testing.assert_array_equal(sim.field, alone.field)
+
+
+def test_set_field_advance_and_checkpoint_refuse_what_they_cannot_take(tmp_path):
+    sim = heatsim.Simulation(case_path("heat2d.yaml"), steps=4)
+    before = sim.field
+    for bad in (before + 1j, before.astype(str), before > 0.5,
+                np.full(before.shape, None)):
+        with pytest.raises(TypeError, match="the field must hold real numbers"):
+            sim.set_field(bad)
+    np.testing.assert_array_equal(sim.field, before)
+    sim.set_field(np.ones(before.shape, dtype=np.int32))  # integers are numbers
+    with pytest.raises(ValueError):
+        sim.advance(10**30)
+    with pytest.raises(ValueError, match="checkpoint needs a file path"):
+        sim.checkpoint("")
+    assert sim.step == 0
+    assert sim.run().step == 4
