@@ -93,6 +93,8 @@ std::string interrupt_message(const run::Session& session, int sig, const std::s
   if (stopped)
     message += checkpoint.empty() ? std::string("; nothing written (no output_dir)")
                                   : "; checkpoint " + checkpoint + " (restart=\"" + checkpoint +
+                                        "\", output_dir=\"" +
+                                        session.run_case().output.directory +
                                         "\" continues the run)";
   return message;
 }

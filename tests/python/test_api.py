@@ -143,7 +143,7 @@ def test_ctrl_c_names_the_checkpoint_that_continues_the_run(tmp_path):
     assert checkpoint.exists()
     assert str(stopped.value) == (
         f"interrupted by signal {int(signal.SIGINT)} at step {step}; checkpoint {checkpoint} "
-        f'(restart="{checkpoint}" continues the run)')
+        f'(restart="{checkpoint}", output_dir="{out}" continues the run)')
     # Without output_dir nothing is written, and the message says so.
     sim = heatsim.Simulation(case_path("heat2d.yaml"), backend="cpu", steps=10_000_000)
     threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
