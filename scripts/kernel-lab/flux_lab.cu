@@ -25,6 +25,9 @@
 //   FL_ZSHARE 1 (form 5) shares the z differences of a column's nodes (u_{j+1} - u_j is the
 //           negated u_j - u_{j+1}, exactly): C + 1 subtractions along z instead of 2C.
 //   FL_I32 1 (form 5) index arithmetic in 32 bits.
+//   FL_SHIFT s (form 5) a block's first thread at x = s instead of 0: with s = 1 every warp's
+//           32 nodes straddle a 128-byte line (the backend's sweep of the box inside fixed
+//           faces starts one node past an aligned row start); 0 aligned (x = 0 idle).
 // It checks one step against a one-node-per-thread kernel of the same arithmetic bit for bit
 // (random field, output poisoned, odd sizes), then times steps at N^3 beside a copy's bound,
 // counted as 16 bytes a node (the class byte's share is in the printed ratio to 17).
@@ -69,6 +72,9 @@
 #endif
 #ifndef FL_I32
 #define FL_I32 0
+#endif
+#ifndef FL_SHIFT
+#define FL_SHIFT 0
 #endif
 using T = double;
 constexpr int kClasses = 2;
@@ -208,7 +214,7 @@ __device__ __forceinline__ void uniform_tile(const Table& t, const T* __restrict
                                              const unsigned char* __restrict__ key,
                                              T* __restrict__ out, const Grid& g,
                                              const unsigned* __restrict__ tiles) {
-  const int x = blockIdx.x * FL_BX + threadIdx.x;
+  const int x = blockIdx.x * FL_BX + threadIdx.x + FL_SHIFT;
   if (x < 1 || x > g.n - 2) return;
   const int y = 1 + blockIdx.y * FL_BY + threadIdx.y;
   if (y > g.n - 2) return;
