@@ -361,22 +361,28 @@ PYBIND11_MODULE(_heatsim, m) {
       "validate",
       [](const std::string& kind, const std::string& source, std::optional<std::string> backend,
          std::optional<std::int64_t> steps, std::optional<std::string> precision) {
-        std::vector<io::CaseError> errors;
+        std::vector<io::CaseError> errors, warnings;
         {
           py::gil_scoped_release release;
+          const run::CollectWarnings collect(warnings);
           try {
             run::prepare_run(case_source(kind, source),
                              overrides(std::move(backend), steps, std::move(precision), {}));
           } catch (const run::InvalidCase& e) {
-            errors = kind == "dict" ? without_lines(e.errors()) : e.errors();
+            errors = e.errors();
           }
         }
-        py::list problems;
-        for (const io::CaseError& e : errors)
-          problems.append(py::make_tuple(
-              for_python(e.path), e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none()),
-              for_python(e.message)));
-        return problems;
+        // The problems, then the warnings: (key path, line or None, message) each.
+        const auto listed = [&](const std::vector<io::CaseError>& all) {
+          py::list out;
+          for (const io::CaseError& e : kind == "dict" ? without_lines(all) : all)
+            out.append(
+                py::make_tuple(for_python(e.path),
+                               e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none()),
+                               for_python(e.message)));
+          return out;
+        };
+        return py::make_tuple(listed(errors), listed(warnings));
       },
       py::arg("kind"), py::arg("source"), py::arg("backend") = py::none(),
       py::arg("steps") = py::none(), py::arg("precision") = py::none());

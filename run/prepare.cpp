@@ -97,17 +97,21 @@ CaseSource CaseSource::in_memory(solver::Case c, std::string origin) {
 
 namespace {
 
-// A warning about the case, said once: every rank of an MPI run reads the same case and finds
-// the same things, and rank 0 speaks for them.
-template <typename... Args>
-void warn_once(fmt::format_string<Args...> format, Args&&... args) {
-  if (solver::parallel::rank() == 0) spdlog::warn(format, std::forward<Args>(args)...);
+// Where a CollectWarnings lives in this thread: the warnings said, kept.
+thread_local std::vector<io::CaseError>* t_collected = nullptr;
+
+// A warning about the case (`source` names it), said once: every rank of an MPI run reads the
+// same case and finds the same things, and rank 0 speaks for them; and kept where a
+// CollectWarnings asks.
+void say(const std::string& source, io::CaseError w) {
+  if (solver::parallel::rank() == 0) spdlog::warn("{}: {}", source, w.to_string());
+  if (t_collected != nullptr) t_collected->push_back(std::move(w));
 }
 
-// " (line N)" for a key path the case gives, else nothing.
-std::string line_of(const std::map<std::string, int>& lines, const std::string& key) {
+// The line of a key path the case gives, else 0.
+int line_number(const std::map<std::string, int>& lines, const std::string& key) {
   const auto at = lines.find(key);
-  return at != lines.end() ? fmt::format(" (line {})", at->second) : std::string();
+  return at != lines.end() ? at->second : 0;
 }
 
 // The key as the case gave it: boundary.x-.<rest> is boundary.all.<rest> where the face took
@@ -268,10 +272,10 @@ void check_parallel(const solver::Case& c, const std::string& path,
   }
   if (!errors.empty()) throw InvalidCase(path, errors);
   if (implicit && p.exchange_every > 1)
-    warn_once("{}: parallel.exchange_every: {} runs exchange at every multigrid operation; "
-                 "exchange_every is for the explicit method and is ignored here{}",
-                 path, solver::multigrid::to_string(c.time.method),
-                 line_of(lines, "parallel.exchange_every"));
+    say(path, {"parallel.exchange_every", line_number(lines, "parallel.exchange_every"),
+               fmt::format("{} runs exchange at every multigrid operation; exchange_every is "
+                           "for the explicit method and is ignored here",
+                           solver::multigrid::to_string(c.time.method))});
 }
 
 // The sines whose phase 2 pi frequency t overflows before the run's end: NaN from there on.
@@ -304,13 +308,18 @@ std::vector<io::CaseError> overflowing_sines(const solver::Case& c, const solver
 
 }  // namespace
 
+CollectWarnings::CollectWarnings(std::vector<io::CaseError>& into) : previous_(t_collected) {
+  t_collected = &into;
+}
+CollectWarnings::~CollectWarnings() { t_collected = previous_; }
+
 PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   const std::string& path = source.name();
   io::LoadResult loaded = load(source);
   // Warnings (a material no region uses, a region or source holding no node) do not stop the
   // run, but are said before anything else; beside a refusal's errors too, so that every
   // problem is known at once.
-  for (const auto& w : loaded.warnings) warn_once("{}: {}", path, w.to_string());
+  for (const auto& w : loaded.warnings) say(path, w);
   // The overrides' problems, all of them, and beside the case's own.
   std::vector<io::CaseError> refused;
   if (o.steps) {
@@ -355,7 +364,7 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
       io::read_field_inputs(run.case_);
       io::ResolvedBody body =
           loaded.body.fields ? std::move(loaded.body) : io::resolve_body(run.case_, loaded.lines);
-      for (const auto& w : body.warnings) warn_once("{}: {}", path, w.to_string());
+      for (const auto& w : body.warnings) say(path, w);
       if (!body.errors.empty()) throw InvalidCase(path, std::move(body.errors));
       run.material_ids = std::move(body.material_ids);
       run.surfaces = std::move(body.surfaces);
@@ -387,29 +396,28 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
   // Crank-Nicolson far past the explicit limit rings; said by validate and before a run.
   const std::string ringing =
       solver::multigrid::large_step_warning(run.case_.time.method, run.plan.dt, run.plan.dt_limit);
-  if (!ringing.empty())
-    warn_once("{}: time.dt: {}{}", path, ringing, line_of(run.lines, "time.dt"));
+  if (!ringing.empty()) say(path, {"time.dt", line_number(run.lines, "time.dt"), ringing});
   // An implicit method is stable at any dt, but `dt: auto` (dt left out) still takes 0.9 of
   // the explicit limit: as many solves as the explicit steps, each costing several sweeps.
   const solver::TimeMethod method = run.case_.time.method;
   if (run.plan.dt_auto && method != solver::TimeMethod::explicit_euler &&
       method != solver::TimeMethod::steady)
-    warn_once(
-        "{}: time.dt: auto with {} takes 0.9 of the explicit stability limit, dt = {}: {} steps, "
-        "each a multigrid solve, to t = {}; an implicit method is stable at any dt, so give "
-        "time.dt the step the accuracy needs (or use the explicit method at this dt){}",
-        path, solver::multigrid::to_string(method), io::detail::format_number(run.plan.dt),
-        run.plan.steps,
-        io::detail::format_number(run.case_.time.end_time && !run.case_.time.steps_override
-                                      ? *run.case_.time.end_time
-                                      : run.plan.dt * static_cast<double>(run.plan.steps)),
-        line_of(run.lines, run.lines.count("time.dt") ? "time.dt" : "time.method"));
+    say(path,
+        {"time.dt", line_number(run.lines, run.lines.count("time.dt") ? "time.dt" : "time.method"),
+         fmt::format(
+             "auto with {} takes 0.9 of the explicit stability limit, dt = {}: {} steps, each a "
+             "multigrid solve, to t = {}; an implicit method is stable at any dt, so give "
+             "time.dt the step the accuracy needs (or use the explicit method at this dt)",
+             solver::multigrid::to_string(method), io::detail::format_number(run.plan.dt),
+             run.plan.steps,
+             io::detail::format_number(run.case_.time.end_time && !run.case_.time.steps_override
+                                           ? *run.case_.time.end_time
+                                           : run.plan.dt * static_cast<double>(run.plan.steps)))});
   // A condition given once through `all` is warned of once, at boundary.all.
   std::set<std::string> said;
   const auto warn_key = [&](const std::string& key, const std::string& why) {
     const std::string given = as_given(run.lines, key);
-    if (said.insert(given + why).second)
-      warn_once("{}: {}: {}{}", path, given, why, line_of(run.lines, given));
+    if (said.insert(given + why).second) say(path, {given, line_number(run.lines, given), why});
   };
   for (const auto& [key, why] : unresolved_sines(run.case_, run.plan.dt)) warn_key(key, why);
   for (const auto& [key, why] : unresolved_tables(run.case_, run.plan)) warn_key(key, why);

@@ -59,6 +59,19 @@ struct PreparedRun {
   std::map<std::string, int> lines;
 };
 
+// While one lives, the warnings prepare_run says in this thread (logged as ever) are kept in
+// `into` too, each with its key path, line and message (the Python module's validate).
+class CollectWarnings {
+ public:
+  explicit CollectWarnings(std::vector<io::CaseError>& into);
+  ~CollectWarnings();
+  CollectWarnings(const CollectWarnings&) = delete;
+  CollectWarnings& operator=(const CollectWarnings&) = delete;
+
+ private:
+  std::vector<io::CaseError>* previous_;
+};
+
 // Loads the case, applies the overrides and checks everything (the files regions and sources
 // name are read here); warnings go to the log. Throws InvalidCase with every problem when the
 // case cannot run.

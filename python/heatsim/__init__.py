@@ -362,11 +362,15 @@ def run(case, *, backend=None, steps=None, precision=None, output_dir=None, over
                       progress_seconds=progress_seconds).run()
 
 
-def validate(case, *, backend=None, steps=None, precision=None):
-    """Every problem of `case` as (key path, line or None, message); empty when it can run."""
+def validate(case, *, backend=None, steps=None, precision=None, warnings=False):
+    """Every problem of `case` as (key path, line or None, message); empty when it can run.
+    With warnings=True, (problems, warnings): the warnings the command line's validate prints
+    too, in the same form."""
     overrides = _overrides(backend, steps, precision)
     kind, source = _case(case)
-    return [tuple(p) for p in _heatsim.validate(kind, source, **overrides)]
+    problems, warned = _heatsim.validate(kind, source, **overrides)
+    problems = [tuple(p) for p in problems]
+    return (problems, [tuple(w) for w in warned]) if warnings else problems
 
 
 def backends():

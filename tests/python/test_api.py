@@ -555,3 +555,26 @@ def test_set_field_advance_and_checkpoint_refuse_what_they_cannot_take(tmp_path)
         sim.checkpoint("")
     assert sim.step == 0
     assert sim.run().step == 4
+
+
+def test_validate_gives_the_warnings_the_command_line_prints(tmp_path):
+    # They went to the log only: a sweep could not collect them, and with the log off they
+    # were lost.
+    text = BAD_CASE.replace("n: [64, 2]", "n: [64, 8]").replace("alpha: -1.0", "alpha: 1.0")
+    text = text.replace("all: {type: dirichlet, value: 0}",
+                        "all: {type: dirichlet, value: [[-2, 1], [-1, 0]]}")
+    problems, warnings = heatsim.validate(text, warnings=True)
+    assert problems == []
+    assert heatsim.validate(text) == []
+    assert any(path.startswith("boundary.all.value") and line == 7
+               for path, line, _ in warnings), warnings
+    (tmp_path / "warned.yaml").write_text(text)
+    code, said = run_cli("validate", str(tmp_path / "warned.yaml"))
+    assert code == 0
+    for path, line, message in warnings:
+        assert f"{path}: {message} (line {line})" in said
+    # Beside a case's problems too, as the command line says both.
+    problems, warnings = heatsim.validate(text.replace("n: [64, 8]", "n: [64, 2]"),
+                                          warnings=True)
+    assert ("grid.n[1]", 3, "must be >= 3 (got 2)") in problems
+    assert any(path.startswith("boundary.all.value") for path, _, _ in warnings), warnings
