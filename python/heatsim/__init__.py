@@ -301,7 +301,7 @@ class Simulation:
     def checkpoint(self, path):
         """Writes a checkpoint of the field now; restart=path continues from it."""
         path = os.fspath(path)
-        if not isinstance(path, str) or not path:
+        if not path:
             raise ValueError(f"checkpoint needs a file path, got {path!r}")
         self._session.checkpoint(path)
 
