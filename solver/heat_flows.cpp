@@ -84,9 +84,13 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
     faces_.push_back(FaceFlow{});
     const kernels::BoundaryFace& b = problem.faces[f];
     faces_.back().boundary = b;
-    const std::string kind = !b.radiates()        ? kernels::to_string(b.kind)
-                             : b.transfer == 0.0 ? "radiative"
-                                                 : "convective, radiating";
+    // Named as `validate` names them: a Neumann face of zero flux is insulated.
+    const bool insulated =
+        b.kind == kernels::BoundaryKind::neumann && !b.heat_flux && b.value == 0.0;
+    const std::string kind = b.radiates()
+                                 ? (b.transfer == 0.0 ? "radiative" : "convective, radiating")
+                             : insulated ? "insulated"
+                                         : kernels::to_string(b.kind);
     names_.push_back(std::string("face ") + kFaceNames[f] + " (" + kind +
                      (b.kind == kernels::BoundaryKind::neumann && b.heat_flux ? ", heat flux" : "") +
                      ")");

@@ -135,10 +135,11 @@ TEST_F(HeatFlowsRun, RowsAtEveryOutputWithTheirUnitsBalanceToRounding) {
   EXPECT_NE(r.output.find("heat flows: " + (out / "heat_flows.csv").string()), std::string::npos);
   const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
   ASSERT_EQ(rows.size(), 9u);  // the header; steps 0, 20, ..., 120 and the last, 130
-  EXPECT_EQ(rows[0],
-            "step,time,face x- (neumann) [W/m],face x+ (neumann) [W/m],face y- (neumann) [W/m],"
-            "face y+ (convective) [W/m],void regions[1] (slot) [W/m],sources[0] [W/m],"
-            "storage [W/m],imbalance [W/m]");
+  EXPECT_EQ(
+      rows[0],
+      "step,time,face x- (insulated) [W/m],face x+ (insulated) [W/m],face y- (insulated) [W/m],"
+      "face y+ (convective) [W/m],void regions[1] (slot) [W/m],sources[0] [W/m],"
+      "storage [W/m],imbalance [W/m]");
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const std::vector<double> v = numbers(rows[k]);
     ASSERT_EQ(v.size(), 10u) << rows[k];
@@ -285,7 +286,7 @@ TEST_F(HeatFlowsRun, ASteadyStateHasOneRowThatBalances) {
   EXPECT_NE(r.output.find("heat flows into the body at the steady state"), std::string::npos);
   const std::vector<std::string> rows = lines(read_text(out / "heat_flows.csv"));
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].rfind("state,face x- (neumann) [W/m],", 0), 0u) << rows[0];
+  EXPECT_EQ(rows[0].rfind("state,face x- (insulated) [W/m],", 0), 0u) << rows[0];
   ASSERT_EQ(rows[1].rfind("steady,", 0), 0u) << rows[1];
   const std::vector<double> v = numbers(rows[1].substr(7));
   ASSERT_EQ(v.size(), 8u);

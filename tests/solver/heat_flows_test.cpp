@@ -104,6 +104,16 @@ double largest(const heatsim::solver::HeatFlowRow& row) {
   return m;
 }
 
+// A Neumann face is "insulated" (as `validate` says) only where its flux is zero.
+TEST(HeatFlowRows, AFaceIsNamedInsulatedOnlyWhenNoHeatCrossesItEver) {
+  Case c = plate();
+  c.boundary[3].value = 2.0;  // a gradient du/dn: heat crosses
+  const Prepared p = prepare(c);
+  const double dt = 0.5 * heatsim::solver::field_stability(p.c, *p.fields).dt_limit;
+  const auto problem = heatsim::solver::make_problem(p.c, dt, p.fields);
+  EXPECT_EQ(HeatFlowMeter(p.c, problem, p.fields, p.surfaces).names()[3], "face y+ (neumann)");
+}
+
 TEST(HeatFlowRows, ExplicitStepsBalanceToRounding) {
   const Prepared p = prepare(plate());
   const double dt = 0.9 * heatsim::solver::field_stability(p.c, *p.fields).dt_limit;
@@ -112,7 +122,9 @@ TEST(HeatFlowRows, ExplicitStepsBalanceToRounding) {
   // Four faces, two voids, two source fields.
   ASSERT_EQ(meter.names().size(), 8u);
   EXPECT_EQ(meter.names()[0], "face x- (dirichlet)");
+  EXPECT_EQ(meter.names()[1], "face x+ (convective)");
   EXPECT_EQ(meter.names()[2], "face y- (neumann, heat flux)");
+  EXPECT_EQ(meter.names()[3], "face y+ (insulated)");
   EXPECT_EQ(meter.names()[4], "void regions[2] (gap)");
   EXPECT_EQ(meter.names()[5], "void regions[3]");
   EXPECT_EQ(meter.names()[6], "sources[0]");
