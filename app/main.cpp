@@ -181,9 +181,16 @@ int run_command(int argc, char** argv) {
   auto* run_cmd = cli.add_subcommand("run", "Run a case");
   run_cmd->add_option("case", run.case_path, "Case file (YAML)")->required();
   add_overrides(run_cmd, run.overrides);
-  run_cmd->add_option("--restart", run.restart,
-                      "Continue from this checkpoint file, in its directory unless -o says "
-                      "another");
+  run_cmd
+      ->add_option("--restart", run.restart,
+                   "Continue from this checkpoint file, in its directory unless -o says "
+                   "another")
+      ->check(CLI::Validator(
+          [](const std::string& path) {
+            return path.empty() ? std::string("needs a checkpoint file, got an empty path")
+                                : std::string();
+          },
+          "PATH"));
   run_cmd->add_flag("--overwrite", run.overwrite,
                     "Replace the files of an earlier run in the output directory");
   run_cmd->add_option("--progress-seconds", run.progress_seconds,

@@ -315,6 +315,7 @@ std::string for_python(std::string text) {
   static const std::vector<std::pair<std::regex, std::string>> words = {
       {std::regex(R"(--overwrite\b)"), "overwrite=True"},
       {std::regex(R"((^|[\s(])-o DIR\b)"), "$1output_dir=DIR"},
+      {std::regex(R"((^|[\s(])--output-dir\b)"), "$1output_dir"},
       {std::regex(R"((^|[\s(])--(steps|backend|precision|restart)\b)"), "$1$2"},
   };
   for (const auto& [from, to] : words) text = std::regex_replace(text, from, to);

@@ -331,6 +331,10 @@ PreparedRun prepare_run(const CaseSource& source, const Overrides& o) {
       refused.push_back(
           {"--steps", 0, "must be at most 1e15 (got " + std::to_string(*o.steps) + ")"});
   }
+  // An empty directory would be output.directory's own error, with the case's line for a key
+  // the override replaced.
+  if (o.output_dir && o.output_dir->empty())
+    refused.push_back({"--output-dir", 0, "must not be empty"});
   if (o.precision && *o.precision != "fp64" && *o.precision != "fp32")
     refused.push_back({"--precision", 0, "must be fp64 or fp32, not '" + *o.precision + "'"});
   if (!loaded.ok() || !refused.empty()) {

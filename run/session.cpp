@@ -1529,9 +1529,9 @@ void Session::State::add_observers() {
   if (c.output.heat_flows && flow_fields) {
     if (meter) {
       flow_rows.emplace(*meter, c.time.method, plan.dt);
-      heat_flow_rows.names = meter->names();
-      heat_flow_rows.names.push_back("storage");
-      heat_flow_rows.names.push_back("imbalance");
+      // Named as heat_flows.csv's columns are, with their unit.
+      heat_flow_rows.names =
+          io::heat_flows_columns(meter->names(), c.grid.dims, !c.materials.empty());
     }
     if (meter && options.write_files)
       flows_csv.emplace(io::heat_flows_csv_path(c), meter->names(), c.grid.dims,

@@ -221,6 +221,9 @@ class Simulation:
         overwrite = _flag("overwrite", overwrite)
         output_dir = _path("output_dir", output_dir)
         restart = _path("restart", restart)
+        if restart == "":
+            raise ValueError("restart needs a checkpoint file, got an empty path "
+                             "(None, the default, starts from the case's initial field)")
         kind, source = _case(case)
         try:
             self._session = _heatsim.Session(
@@ -293,8 +296,8 @@ class Simulation:
 
     @property
     def heat_flows(self):
-        """Rows so far (output.heat_flows): {"step", "time", a column per flow, "storage",
-        "imbalance"}; None without output.heat_flows, as Result's."""
+        """Rows so far (output.heat_flows): {"step", "time", then heat_flows.csv's columns by
+        their names with units, as "storage [W]"}; None without output.heat_flows, as Result's."""
         flows = self._session.heat_flows()
         return flows if len(flows) > 2 else None
 
@@ -346,7 +349,8 @@ def run(case, *, backend=None, steps=None, precision=None, output_dir=None, over
 
     The Result holds .field (numpy [z][y][x], in the run's precision), .time, .step,
     .probes ({"step", "time", an array per probe}), .heat_flows (with output.heat_flows: true,
-    {"step", "time", a column per flow, "storage", "imbalance"}; else None) and .summary (a
+    {"step", "time", then heat_flows.csv's columns by their names with units, as
+    "face x- (convective) [W/m]", "storage [W/m]", "imbalance [W/m]"}; else None) and .summary (a
     dict of the summary's numbers, and "lines", the summary as `heatsim run` prints it).
 
     Errors: CaseError (the case or an override refused: every problem with its key and line),

@@ -79,6 +79,18 @@ TEST_F(Cli, RunPrintsSettingsProgressAndSummary) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "field.xmf"));
 }
 
+// An empty --restart (a shell variable left unset) is refused, not taken as no restart: the run
+// would start over and replace the files of the run it was meant to continue.
+TEST_F(Cli, AnEmptyRestartPathIsRefused) {
+  const std::string c = write_case("c.yaml", small_case(20));
+  const Result r = heatsim("run " + c + " --restart ''");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--restart: needs a checkpoint file, got an empty path"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << r.output;
+}
+
 // A case's warnings (here a material no region uses) are printed by validate and by run,
 // and stop neither.
 TEST_F(Cli, CaseWarningsArePrintedAndDoNotStopTheRun) {

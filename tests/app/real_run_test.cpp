@@ -254,6 +254,12 @@ TEST_F(RealRun, StepsOverrideRunsTheCasesFirstStepsAtItsDt) {
   EXPECT_NE(both.output.find("2 problems"), std::string::npos) << both.output;
   EXPECT_NE(both.output.find("--precision: must be fp64 or fp32, not 'fp16'"), std::string::npos)
       << both.output;
+  // An empty -o is the override's problem, not output.directory's at the case's line.
+  const heatsim_tests::ProcessResult empty = heatsim("validate " + c.string() + " -o ''");
+  EXPECT_EQ(empty.code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("--output-dir: must not be empty"), std::string::npos)
+      << empty.output;
+  EXPECT_EQ(empty.output.find("output.directory"), std::string::npos) << empty.output;
 }
 
 TEST_F(RealRun, RestartFromASignalsCheckpointContinuesProbesExactly) {

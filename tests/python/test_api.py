@@ -578,3 +578,16 @@ def test_validate_gives_the_warnings_the_command_line_prints(tmp_path):
                                           warnings=True)
     assert ("grid.n[1]", 3, "must be >= 3 (got 2)") in problems
     assert any(path.startswith("boundary.all.value") for path, _, _ in warnings), warnings
+
+
+def test_an_empty_restart_path_is_refused_not_taken_as_none(tmp_path):
+    for start in (heatsim.run, heatsim.Simulation):
+        with pytest.raises(ValueError, match="restart needs a checkpoint file, got an empty path"):
+            start(case_path("heat2d.yaml"), steps=2, restart="", output_dir=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_empty_output_dir_is_refused_by_its_keyword():
+    with pytest.raises(heatsim.CaseError, match="output_dir: must not be empty") as e:
+        heatsim.run(case_path("heat2d.yaml"), steps=2, output_dir="")
+    assert "output.directory" not in str(e.value)

@@ -145,3 +145,27 @@ def test_heat_flows_are_none_without_output_heat_flows_on_a_simulation_as_on_a_r
     sim.advance(3)
     assert sim.heat_flows is None
     assert sim.run().heat_flows is None
+
+
+def test_heat_flows_are_keyed_by_the_csv_columns_with_their_units(tmp_path):
+    case = {
+        "grid": {"dims": 1, "n": [41], "length": [0.2]},
+        "materials": {"brick": {"conductivity": 0.72, "density": 1920, "specific_heat": 835}},
+        "regions": [{"material": "brick"}],
+        "boundary": {"x-": {"type": "convective", "h": 25, "ambient": 278},
+                     "x+": {"type": "insulated"}},
+        "initial": {"type": "constant", "value": 288},
+        "time": {"dt": 60, "end": 3600, "method": "backward-euler"},
+        "output": {"every": 20, "heat_flows": True},
+    }
+    r = heatsim.run(case, backend="cpu", output_dir=tmp_path / "out")
+    with open(tmp_path / "out" / "heat_flows.csv") as f:
+        header = f.readline().strip().split(",")
+    assert header == ["step", "time", "face x- (convective) [W/m^2]",
+                      "face x+ (insulated) [W/m^2]", "storage [W/m^2]", "imbalance [W/m^2]"]
+    assert list(r.heat_flows) == header
+    table = np.loadtxt(tmp_path / "out" / "heat_flows.csv", delimiter=",", skiprows=1)
+    for k, name in enumerate(header):
+        assert np.array_equal(r.heat_flows[name], table[:, k]), name
+    # The wall loses heat through x- (about h (T - 278) at the start: 250 W/m^2 into the air).
+    assert r.heat_flows["face x- (convective) [W/m^2]"][1] < -100.0
