@@ -218,6 +218,7 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
       if (fixed_[static_cast<std::size_t>(i)] && owner(i) < 0) continue;
       s.nodes.push_back(i);
       s.weighted.push_back(weight(i) * surface->per_volume[k]);
+      s.convective.push_back(weight(i) * surface->convective_per_volume[k]);
       s.owner.push_back(owner(i));
     }
     // Its load is a source field of its own (materials.cpp keeps the voids' surfaces apart from
@@ -322,7 +323,7 @@ std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, doub
     out.push_back(
         law_rate(*s.face, s.nodes, s.weighted, u, t,
                  kernels::face_transfer(*s.face) != 0.0 ? factor(s.face->schedule()) : 0.0,
-                 &s.owner, &into) *
+                 &s.owner, &into, &s.convective) *
         volume_);
   for (const SourceFlow& s : sources_) {
     const double f = factor(*s.schedule);
@@ -350,7 +351,7 @@ double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
                                const std::vector<std::int64_t>& nodes,
                                const std::vector<double>& weighted, const std::vector<double>& u,
                                double t, double ambient, const std::vector<std::int32_t>* owner,
-                               std::vector<double>* into) {
+                               std::vector<double>* into, const std::vector<double>* convective) {
   // The law (kernels::face_transfer, face_flux, radiates), term by term.
   double rate = 0.0;
   const auto add = [&](std::size_t k, double term) {
@@ -360,8 +361,8 @@ double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
   const auto at = [&](std::size_t k) { return u[static_cast<std::size_t>(nodes[k])]; };
   const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
   if (transfer != 0.0) {
-    for (std::size_t k = 0; k < nodes.size(); ++k)
-      add(k, weighted[k] * transfer * (ambient - at(k)));
+    const std::vector<double>& w = convective ? *convective : weighted;
+    for (std::size_t k = 0; k < nodes.size(); ++k) add(k, w[k] * transfer * (ambient - at(k)));
   }
   if (f.radiates()) {
     // The steps take a radiating surface's ambient at the step's start (no mean).

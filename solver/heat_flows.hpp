@@ -113,16 +113,19 @@ class HeatFlowMeter {
     const kernels::BoundaryFace* face = nullptr;
     std::vector<std::int64_t> nodes;  // body nodes
     std::vector<double> weighted;     // w_i times the area per volume
+    std::vector<double> convective;   // w_i times the area per volume convection sees
     std::vector<std::int32_t> owner;
   };
   // A surface's law over nodes of weights w_i times area per volume, per cell volume: the
   // convective ambient `ambient` (the factor the step gives the surface's source field), a
   // radiating ambient at t. With `owner`, each node's term is added to into[owner[k]] as well
-  // where owner[k] >= 0 (a Dirichlet node's, for its reaction).
+  // where owner[k] >= 0 (a Dirichlet node's, for its reaction). `convective` (when given):
+  // the weights of the convection's term, `weighted` then those of the others.
   static double law_rate(const kernels::BoundaryFace& f, const std::vector<std::int64_t>& nodes,
                          const std::vector<double>& weighted, const std::vector<double>& u,
                          double t, double ambient, const std::vector<std::int32_t>* owner = nullptr,
-                         std::vector<double>* into = nullptr);
+                         std::vector<double>* into = nullptr,
+                         const std::vector<double>* convective = nullptr);
   // flows() with the source fields' schedules scaled by factor(schedule).
   template <typename Factor>
   std::vector<double> flows_with(const std::vector<double>& u, double t,

@@ -714,10 +714,11 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
         false);
   }
   // Void surfaces: a convective one loses H (u - ambient(t)) per unit volume, H = h A / V of
-  // each node's share of the surface: H u joins the nodes' transfer and H ambient(t) is a
-  // source with the ambient's schedule; a heat flux q enters as the source q A / V.
-  // The radiation coefficients of an ambient's schedule (surfaces of the same ambient share
-  // one group), made on first use.
+  // each node's share of the surface (in series with the body between the node and the
+  // surface: VoidSurface::convective_per_volume): H u joins the nodes' transfer and H ambient(t) is
+  // a source with the ambient's schedule; a heat flux q enters as the source q A / V. The radiation
+  // coefficients of an ambient's schedule (surfaces of the same ambient share one group), made on
+  // first use.
   const auto radiation_of = [&](const kernels::Schedule& ambient) -> std::vector<double>& {
     auto group = std::find_if(fields->radiation.begin(), fields->radiation.end(),
                               [&](const auto& g) { return same_schedule(g.ambient, ambient); });
@@ -748,7 +749,7 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
       if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
       for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
         const std::size_t i = static_cast<std::size_t>(surface->nodes[k]);
-        density[i] = transfer * surface->per_volume[k];
+        density[i] = transfer * surface->convective_per_volume[k];
         fields->transfer[i] += density[i];
       }
       add(std::move(density), f.schedule(), key, true);

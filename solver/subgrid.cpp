@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -1548,8 +1549,11 @@ std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std:
 // the nearest body nodes among its 3^d neighbours: across an edge before across a corner), so
 // that every total stays as sampled. A node with
 // no body neighbour at all keeps nothing: the body there is thinner than a spacing.
+// `moved` (when given) is told of each move: from, to, and the share of what `from` held.
+using Moved = std::function<void(std::int64_t from, std::int64_t to, double share)>;
+
 void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
-                     std::vector<double>& per_volume) {
+                     std::vector<double>& per_volume, const Moved& moved = {}) {
   const std::array<std::int64_t, 3> n = c.grid.n;
   const std::int64_t np = n[0] * n[1] * n[2];
   for (std::int64_t i = 0; i < np; ++i) {
@@ -1558,9 +1562,11 @@ void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
     const std::vector<std::int64_t> takers = void_node_takers(c, ids, i);
     const double held = per_volume[at] * node_weight(c, i);
     per_volume[at] = 0.0;
-    for (std::int64_t j : takers)
+    for (std::int64_t j : takers) {
       per_volume[static_cast<std::size_t>(j)] +=
           held / static_cast<double>(takers.size()) / node_weight(c, j);
+      if (moved) moved(i, j, 1.0 / static_cast<double>(takers.size()));
+    }
   }
 }
 
@@ -1665,14 +1671,16 @@ const std::vector<SliverFold>& slivers_of(Materials& m, const std::vector<Sliver
 // Moves each folded sliver's share of a per-volume field (its capacity, a surface's area, a
 // source's share), times its weight, to the nodes it goes to: every total stays as sampled.
 void fold_slivers(const Case& c, const std::vector<SliverFold>& folds,
-                  std::vector<double>& per_volume) {
+                  std::vector<double>& per_volume, const Moved& moved = {}) {
   for (const SliverFold& f : folds) {
     const std::size_t at = static_cast<std::size_t>(f.node);
     if (per_volume[at] == 0.0) continue;
     const double held = per_volume[at] * node_weight(c, f.node);
     per_volume[at] = 0.0;
-    for (const auto& [j, share] : f.takers)
+    for (const auto& [j, share] : f.takers) {
       per_volume[static_cast<std::size_t>(j)] += held * share / node_weight(c, j);
+      if (moved) moved(f.node, j, share);
+    }
   }
 }
 
@@ -2203,7 +2211,8 @@ void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& sha
 }  // namespace
 
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
-                                       std::size_t region, const std::vector<SliverFold>* slivers) {
+                                       std::size_t region, const std::vector<SliverFold>* slivers,
+                                       std::vector<double>* resistance) {
   Sampler s(c);
   Materials m(s, ids);
   const RegionSpec& r = c.regions.at(region);
@@ -2269,9 +2278,44 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
       if (m.shapes[later].contains(y, s.dims)) return true;
     return false;
   };
+  // With `resistance`: per node, the area of its elements (held), their area times the distance
+  // from the node to each along the element's normal into the body (moment), and their area
+  // times that normal (normal): what the folds below move, and the distance's mean after them.
+  std::vector<double> held, moment;
+  std::array<std::vector<double>, 3> normal;
+  if (resistance) {
+    held.assign(static_cast<std::size_t>(np), 0.0);
+    moment.assign(static_cast<std::size_t>(np), 0.0);
+    for (auto& v : normal) v.assign(static_cast<std::size_t>(np), 0.0);
+  }
+  // Node j's position less node i's along each axis (the nearer image on a periodic one).
+  const auto offset = [&](std::int64_t j, std::int64_t i, int a) {
+    const std::int64_t d = s.coords(j)[a] - s.coords(i)[a];
+    std::int64_t q = d;
+    if (s.periodic[a] && 2 * std::abs(d) > s.n[a]) q = d > 0 ? d - s.n[a] : d + s.n[a];
+    return static_cast<double>(q) * s.h[a];
+  };
+  const auto record = [&](std::int64_t node, const double* x, const double* into, double dA) {
+    area[static_cast<std::size_t>(node)] += dA;
+    if (!resistance) return;
+    const auto ic = s.coords(node);
+    double d = 0.0;
+    for (int a = 0; a < s.dims; ++a) {
+      double dx = static_cast<double>(ic[a]) * s.h[a] - s.wrap(a, x[a]);
+      if (s.periodic[a]) {
+        const double period = static_cast<double>(s.n[a]) * s.h[a];
+        if (dx > 0.5 * period) dx -= period;
+        if (dx < -0.5 * period) dx += period;
+      }
+      d += dx * into[a];
+      normal[static_cast<std::size_t>(a)][static_cast<std::size_t>(node)] += dA * into[a];
+    }
+    held[static_cast<std::size_t>(node)] += dA;
+    moment[static_cast<std::size_t>(node)] += dA * d;
+  };
   const auto add = [&](const double* x, const double* out, double dA) {
     const std::int64_t node = body_beyond(x, out);
-    if (node >= 0 && !later_region_behind(x, out)) area[static_cast<std::size_t>(node)] += dA;
+    if (node >= 0 && !later_region_behind(x, out)) record(node, x, out, dA);
   };
   // A ball's surface elements about an eighth of the smallest spacing across.
   double hmin = s.h[0];
@@ -2304,7 +2348,8 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     if (!m.shapes[region].contains(behind, s.dims)) return;
     const std::int32_t mat = m.at(behind, node);
     if (mat == kVoid) return;
-    area[static_cast<std::size_t>(across_contact(node, behind, mat))] += dA;
+    const double into[3] = {-out[0], -out[1], -out[2]};  // the body lies behind
+    record(across_contact(node, behind, mat), x, into, dA);
   };
   // The void's extent within the domain: the painted boxes' faces are cut at its bounds.
   double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
@@ -2340,9 +2385,61 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     }
     area[static_cast<std::size_t>(i)] /= volume;
   }
-  fold_void_nodes(c, ids, area);
+  // A share moved from node i to node j takes its elements' distances from j: the moment
+  // grows by the offset from i to j along the elements' normals.
+  Moved moved;
+  if (resistance)
+    moved = [&](std::int64_t from, std::int64_t to, double share) {
+      const std::size_t i = static_cast<std::size_t>(from), j = static_cast<std::size_t>(to);
+      double shift = 0.0;
+      for (int a = 0; a < s.dims; ++a) shift += offset(to, from, a) * normal[a][i];
+      held[j] += share * held[i];
+      moment[j] += share * (moment[i] + shift);
+      for (int a = 0; a < s.dims; ++a) normal[a][j] += share * normal[a][i];
+    };
+  // The moves below empty each node they move from after telling of its takers.
+  const auto clear = [&](std::int64_t from) {
+    const std::size_t i = static_cast<std::size_t>(from);
+    held[i] = moment[i] = 0.0;
+    for (auto& v : normal) v[i] = 0.0;
+  };
+  std::int64_t last = -1;
+  Moved tell;
+  if (resistance)
+    tell = [&](std::int64_t from, std::int64_t to, double share) {
+      if (from != last && last >= 0) clear(last);
+      last = from;
+      moved(from, to, share);
+    };
+  fold_void_nodes(c, ids, area, tell);
+  if (last >= 0) clear(last);
+  last = -1;
   std::vector<SliverFold> found;
-  fold_slivers(c, slivers_of(m, slivers, found), area);
+  fold_slivers(c, slivers_of(m, slivers, found), area, tell);
+  if (last >= 0) clear(last);
+  if (resistance) {
+    // The node's conductivity along its elements' normals (weighted by their squares); none
+    // known at set-up for a conductivity that varies with temperature.
+    const auto conductivity = [&](std::size_t i) -> double {
+      const std::int32_t id = ids[i];
+      if (c.materials.empty()) return c.physics.alpha;
+      if (id < 0) return 0.0;
+      const MaterialSpec& mat = c.materials[static_cast<std::size_t>(id)];
+      if (mat.conductivity_table.size() > 1) return 0.0;
+      double sum = 0.0, k = 0.0;
+      for (int a = 0; a < s.dims; ++a) sum += normal[a][i] * normal[a][i];
+      for (int a = 0; a < s.dims; ++a)
+        k += (sum > 0.0 ? normal[a][i] * normal[a][i] / sum : 1.0 / s.dims) *
+             mat.conductivity_along(a);
+      return k;
+    };
+    resistance->assign(static_cast<std::size_t>(np), 0.0);
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      if (!(held[i] > 0.0)) continue;
+      const double k = conductivity(i);
+      if (k > 0.0) (*resistance)[i] = std::max(0.0, moment[i] / held[i]) / k;
+    }
+  }
   return area;
 }
 
@@ -2582,7 +2679,10 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
     if (!region.is_void ||
         (region.shape.kind != ShapeKind::box && region.shape.kind != ShapeKind::ball))
       continue;
-    std::vector<double> per_volume = surface_per_volume(c, ids, r, out.folds());
+    const double h = kernels::face_transfer(region.surface);
+    std::vector<double> resistance;
+    std::vector<double> per_volume =
+        surface_per_volume(c, ids, r, out.folds(), h > 0.0 ? &resistance : nullptr);
     snap_shares(c, per_volume);
     VoidSurface v;
     v.region = r;
@@ -2590,8 +2690,11 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
       if (per_volume[i] == 0.0) continue;
       v.nodes.push_back(static_cast<std::int64_t>(i));
       v.per_volume.push_back(per_volume[i]);
+      v.convective_per_volume.push_back(
+          resistance.empty() ? per_volume[i] : per_volume[i] / (1.0 + h * resistance[i]));
       v.area += per_volume[i] * node_weight(c, static_cast<std::int64_t>(i)) * cell;
     }
+    snap_shares(c, v.convective_per_volume);
     out.voids.push_back(std::move(v));
   }
   out.faces = face_cuts(c, ids, out.folds());

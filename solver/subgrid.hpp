@@ -128,9 +128,15 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
 // holds the point just inside it, where that is body. `where` shapes painted inside a void add
 // no surface. Throws std::invalid_argument for a `where` void. `slivers`: sliver_folds(c, ids),
 // or null.
+// `resistance` (when given): per node, the thermal resistance (m^2 K/W) of the body between
+// the node and its part of the surface: the mean distance from the node to its elements along
+// their normals into the body (area-weighted, after the folds, each share measured from the
+// node it went to; at least 0) over the node's material's conductivity along those normals;
+// 0 where the node holds none, or its conductivity varies with temperature.
 std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
                                        std::size_t region,
-                                       const std::vector<SliverFold>* slivers = nullptr);
+                                       const std::vector<SliverFold>* slivers = nullptr,
+                                       std::vector<double>* distance = nullptr);
 
 // The surfaces of a case's box and ball voids, found once per run and shared by everything
 // that needs them (the coefficient fields, `validate`, the heat-flow reports, the checks of the
@@ -139,6 +145,14 @@ struct VoidSurface {
   std::size_t region = 0;           // index into Case::regions
   std::vector<std::int64_t> nodes;  // ascending
   std::vector<double> per_volume;   // 1/m, one per node
+  // A convective surface's area per volume as its convection sees it (1/m, one per node): the
+  // node's share times 1 / (1 + h d / k), the body between the node and its part of the
+  // surface (d, the mean distance along the normals; k, the node's material's conductivity
+  // along them) in series with the film, so that a surface between node planes passes the
+  // heat a surface there does (exact for heat crossing it along a grid line). Equal to
+  // per_volume where d = 0, for other conditions, and for a material whose conductivity
+  // varies with temperature (its law's value at the node is not known at set-up).
+  std::vector<double> convective_per_volume;
   // The area facing the body (m^2; m per metre of depth in 2D; 1 per m^2 of section in 1D):
   // per_volume times the nodes' weights and the cell volume, as the total heat weighs nodes.
   double area = 0.0;
