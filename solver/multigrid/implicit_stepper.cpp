@@ -524,36 +524,46 @@ void newton_form(const kernels::CoefficientFields& base, const kernels::Coeffici
   // log sigma by least squares: sum over the interfaces of (x_A - x_B - log(mi / mj))^2, each
   // face weighing alike, with a small pull of every x to 0 (a group that meets no other keeps
   // sigma = 1; the groups that meet are fixed up to a constant, which the pull sets).
+  // The loads are sums of logarithms: summed per chunk of nodes (chunks fixed by the grid, not
+  // by the threads), then the chunks in order, so that the result is the same on any number
+  // of threads (and so under mpirun, whose ranks run one thread each by default). The normal
+  // matrix counts faces: whole numbers, exact in any order.
   std::vector<double> normal(static_cast<std::size_t>(groups * groups), 0.0),
       load(static_cast<std::size_t>(groups), 0.0);
+  const std::int64_t chunks = std::min<std::int64_t>(256, std::max<std::int64_t>(1, points));
+  std::vector<double> chunk_load(static_cast<std::size_t>(chunks * groups), 0.0);
   bool any = false;
 #pragma omp parallel if (kernels::worth_threads(points))
   {
-    std::vector<double> nt(normal.size(), 0.0), lt(load.size(), 0.0);
+    std::vector<double> nt(normal.size(), 0.0);
     bool found = false;
 #pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < points; ++i)
-      for (int a = 0; a < level.dims; ++a) {
-        std::int64_t j;
-        double mi, mj;
-        if (!interface(a, i, j) || !slopes(a, i, j, mi, mj)) continue;
-        const int A = group(i), B = group(j);
-        const double lambda = std::log(mi / mj);
-        nt[A * groups + A] += 1.0;
-        nt[B * groups + B] += 1.0;
-        nt[A * groups + B] -= 1.0;
-        nt[B * groups + A] -= 1.0;
-        lt[A] += lambda;
-        lt[B] -= lambda;
-        found = true;
-      }
+    for (std::int64_t k = 0; k < chunks; ++k) {
+      double* lt = chunk_load.data() + k * groups;
+      for (std::int64_t i = k * points / chunks; i < (k + 1) * points / chunks; ++i)
+        for (int a = 0; a < level.dims; ++a) {
+          std::int64_t j;
+          double mi, mj;
+          if (!interface(a, i, j) || !slopes(a, i, j, mi, mj)) continue;
+          const int A = group(i), B = group(j);
+          const double lambda = std::log(mi / mj);
+          nt[A * groups + A] += 1.0;
+          nt[B * groups + B] += 1.0;
+          nt[A * groups + B] -= 1.0;
+          nt[B * groups + A] -= 1.0;
+          lt[A] += lambda;
+          lt[B] -= lambda;
+          found = true;
+        }
+    }
 #pragma omp critical
     {
       for (std::size_t k = 0; k < normal.size(); ++k) normal[k] += nt[k];
-      for (std::size_t k = 0; k < load.size(); ++k) load[k] += lt[k];
       any = any || found;
     }
   }
+  for (std::int64_t k = 0; k < chunks; ++k)
+    for (int g = 0; g < groups; ++g) load[static_cast<std::size_t>(g)] += chunk_load[k * groups + g];
   std::vector<double> sigma(static_cast<std::size_t>(groups), 1.0);
   if (any) {
     // Gaussian elimination (symmetric positive definite with the pull; a few groups).
