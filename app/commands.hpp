@@ -44,6 +44,9 @@ void silence_stop_signals();
 // Whether the last failure was one every rank reaches alike, which rank 0 alone reports (a
 // case's problems, a refusal of what every rank reads the same).
 bool failure_reported_by_rank_0();
+// A command whose every rank reaches the same result alike (`validate` under mpirun): the ranks
+// other than 0 print nothing and leave a failure to rank 0 to report and end.
+void speak_through_rank_0();
 int run_case(const RunOptions& options);
 int validate_case_file(const std::string& path, const RunOverrides& overrides);
 int print_info();

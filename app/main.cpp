@@ -98,6 +98,19 @@ std::pair<int, std::string> launcher_processes() {
   return {0, ""};
 }
 
+// This process's rank among those an MPI launcher started, from the variables launchers set
+// (Open MPI, MPICH/Hydra and PMI-1/2, PMIx); -1 when no launcher started it. Known before
+// MPI's start-up, which takes a while.
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) {
+      char* end = nullptr;
+      const long r = std::strtol(v, &end, 10);
+      if (end != v && r >= 0) return static_cast<int>(r);
+    }
+  return -1;
+}
+
 }  // namespace
 
 namespace {
@@ -119,7 +132,11 @@ int main(int argc, char** argv) {
   if (argc > 1 &&
       (std::strcmp(argv[1], "run") == 0 || (!is_subcommand(argv[1]) && argv[1][0] != '-')))
     heatsim::app::catch_stop_signals();
+  // Rank 0 alone says that a signal came (every rank gets it from mpirun), during MPI's
+  // start-up too.
+  if (launcher_rank() > 0) heatsim::app::silence_stop_signals();
   parallel::Environment mpi(argc, argv);
+  if (parallel::rank() != 0) heatsim::app::silence_stop_signals();
   // Started as one of several processes but alone in its world: a build without MPI (or with
   // another MPI than the launcher's) would run the whole case once per process, all writing
   // the same files. Refused before anything is read or written.
@@ -138,8 +155,8 @@ int main(int argc, char** argv) {
   if (parallel::rank() != 0) spdlog::set_level(spdlog::level::warn);
   // Under mpirun the ranks' output goes through the launcher, which gives them a terminal of
   // its own whatever its own output is: `mpirun ... > run.log` would fill the log with colour
-  // codes. The log is plain there.
-  if (parallel::size() > 1) heatsim::run::plain_log();
+  // codes. The log is plain there, on one rank (-np 1) too.
+  if (parallel::size() > 1 || launcher_processes().first > 0) heatsim::run::plain_log();
   const int code = run_command(argc, argv);
   if (parallel::size() > 1 && code != heatsim::app::kExitOk &&
       code != heatsim::app::kExitDiverged && code < 128) {
@@ -268,7 +285,10 @@ int run_command(int argc, char** argv) {
 
   try {
     if (run_cmd->parsed()) return run_case(run);
-    if (validate_cmd->parsed()) return validate_case_file(validate_path, validate_overrides);
+    if (validate_cmd->parsed()) {
+      speak_through_rank_0();
+      return validate_case_file(validate_path, validate_overrides);
+    }
     if (cli.got_subcommand("info")) return print_info();
     if (inspect_cmd->parsed()) return inspect_file_command(inspect_path);
     if (bench_cmd->parsed()) return run_bench(bench);

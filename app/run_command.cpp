@@ -1,6 +1,7 @@
 // `heatsim run`: the command line's side of a run (run/session.hpp does the run): the log's
 // level, signals, exit codes, the summary on stdout and the command that continues a stopped
 // run.
+#include <fcntl.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -139,9 +140,12 @@ int report_failure(const run::RunError& e, const RunOptions& options) {
   }
   g_reported_by_rank_0 =
       dynamic_cast<const run::InvalidCase*>(&e) || dynamic_cast<const run::RefusedOnEveryRank*>(&e);
+  // A field that became NaN or a solve that stopped converging is found by every rank together
+  // (from the whole field's statistics, or a solve they make together): rank 0 says it.
+  const bool everyone = g_reported_by_rank_0 || e.failure() == run::Failure::diverged;
   if (dynamic_cast<const run::InvalidCase*>(&e)) {
     if (solver::parallel::rank() == 0) fmt::print(stderr, "{}\n", e.what());
-  } else if (!dynamic_cast<const run::RefusedOnEveryRank*>(&e) || solver::parallel::rank() == 0) {
+  } else if (!everyone || solver::parallel::rank() == 0) {
     for (const std::string& m : e.messages()) spdlog::error("{}", m);
   }
   // A run that failed after a checkpoint: the command that continues it, once the cause is
@@ -173,8 +177,23 @@ void silence_stop_signals() { g_speak.store(false); }
 
 bool failure_reported_by_rank_0() { return g_reported_by_rank_0; }
 
+void speak_through_rank_0() {
+  if (solver::parallel::rank() == 0) return;
+  g_reported_by_rank_0 = true;
+  spdlog::set_level(spdlog::level::off);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (std::freopen("/dev/null", "w", stdout) == nullptr) return;
+  const int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    ::dup2(null, STDERR_FILENO);
+    ::close(null);
+  }
+}
+
 int run_case(const RunOptions& options) {
-  if (options.quiet) spdlog::set_level(spdlog::level::warn);
+  if (options.quiet && spdlog::get_level() < spdlog::level::warn)
+    spdlog::set_level(spdlog::level::warn);
   if (options.verbose) {
     // Rank 0 speaks for an MPI run (main left the others at warnings).
     if (solver::parallel::rank() == 0) spdlog::set_level(spdlog::level::debug);

@@ -1122,13 +1122,13 @@ void Session::State::set_up() {
                                : std::to_string(c.fusion));
 
   if (implicit && c.time.method == solver::TimeMethod::bdf2 && step0 > 0) {
-    if (restart.previous.empty())
+    if (restart.previous.empty() && root)
       spdlog::warn(
           "{} holds no field of step {} (written by a run of another method): bdf2 "
           "starts again with a backward Euler step, so this is not the "
           "uninterrupted bdf2 run bit for bit",
           options.restart, step0 - 1);
-    else
+    else if (!restart.previous.empty())
       implicit->set_previous_field(step0, restart.previous);
   }
   // The steady state is one solve, made before any file is written: a solve that stalls
@@ -1164,7 +1164,7 @@ void Session::State::set_up() {
       else
         spdlog::info("steady: {}; solve {}", steady_report.describe(),
                      format_solve_seconds(t.last_solve_seconds));
-      if (steady_report.at_floor && steady_report.final_residual() > kRoundingLimited)
+      if (steady_report.at_floor && steady_report.final_residual() > kRoundingLimited && root)
         spdlog::warn(
             "steady: the solve ended on fp64's rounding floor at {:.3g} of the load, far above "
             "the tolerance {:.3g}: at these temperatures the load (sources, and the faces' "
@@ -1285,7 +1285,7 @@ void Session::State::open_files() {
       throw RunError(Failure::invalid, e.what());
     }
   }
-  if (!case_changed.empty())
+  if (!case_changed.empty() && root)
     spdlog::warn(
         "{}: the case differs from the one that wrote the checkpoint ({}); the run "
         "continues under this case from step {}",
@@ -1798,7 +1798,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   // With materials every temperature is in kelvin: a field far above where any solid melts or
   // sublimes (about 4000 K), or a total heat past what a double holds, is most often a unit slip
   // in a source or a property. Said, not refused: the numbers are the case's.
-  if (prepared.fields && (s.max > kImplausibleKelvin || !std::isfinite(s.total_heat)))
+  if (prepared.fields && (s.max > kImplausibleKelvin || !std::isfinite(s.total_heat)) && root)
     spdlog::warn(
         "the final field reaches {:.3g} K (total heat {:.3g}), far above where any solid melts "
         "(about 4000 K): check the units of the sources (W/m^3, W/m^2, W) and of the "
@@ -1809,7 +1809,7 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
   // nothing takes heat out, the time method's own error: Crank-Nicolson's swings at steps far
   // beyond the explicit limit, BDF2's overshoot at steps past the body's time constants.
   // Rounding's -1e-24 K beside a 0 K face is not worth a line.
-  if (prepared.fields && s.min < kBelowZeroNoise) {
+  if (prepared.fields && s.min < kBelowZeroNoise && root) {
     const solver::TimeMethod m = c.time.method;
     if (may_take_heat_out(c))
       spdlog::warn(

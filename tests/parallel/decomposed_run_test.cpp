@@ -402,10 +402,44 @@ TEST_F(DecomposedHeaderTest, NamesEveryRanksDevice) {
 TEST_F(DecomposedHeaderTest, TheLogHasNoColourCodes) {
   const std::string path = write_case(
       "c.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "out").string() + "}\n");
-  const auto r = run_ranks(2, "run " + path, "TERM=xterm-256color");
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("] info: "), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+  for (int ranks : {1, 2}) {  // mpirun -np 1 as well: its one rank has mpirun's terminal too
+    const auto r = run_ranks(ranks, "run " + path + " --overwrite", "TERM=xterm-256color");
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("] info: "), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << ranks << " ranks:\n" << r.output;
+  }
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++count;
+  return count;
+}
+
+// What every rank finds alike is said once, by rank 0: `validate`'s report and its refusals,
+// and a field that became NaN (every rank finds it from the whole field's statistics).
+TEST_F(DecomposedHeaderTest, WhatEveryRankFindsAlikeIsSaidOnce) {
+  const std::string good = write_case(
+      "good.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "g").string() + "}\n");
+  const auto ok = run_ranks(3, "validate " + good);
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_EQ(occurrences(ok.output, ": valid"), 1u) << ok.output;
+  const std::string bad =
+      write_case("bad.yaml", cases()[0].yaml + "output: {directory: " + (dir_ / "b").string() +
+                                 "}\nsurprise: 1\n");
+  const auto refused = run_ranks(3, "validate " + bad);
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_EQ(occurrences(refused.output, "unknown key"), 1u) << refused.output;
+  const std::string nan = write_case(
+      "nan.yaml",
+      "grid: {dims: 3, n: [12, 11, 10], length: 1.0}\nphysics: {alpha: 1.0, source: 1.0e308}\n"
+      "boundary: {all: {type: neumann, flux: 0}}\ninitial: {type: constant, value: 1.7e308}\n"
+      "time: {dt: auto, steps: 500}\noutput: {directory: " +
+          (dir_ / "n").string() + "}\n");
+  const auto diverged = run_ranks(3, "run " + nan);
+  EXPECT_EQ(diverged.code, 3) << diverged.output;
+  EXPECT_EQ(occurrences(diverged.output, "error: "), 1u) << diverged.output;
 }
 
 class DecomposedFilesTest : public DecomposedRunTest {};
