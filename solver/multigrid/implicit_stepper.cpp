@@ -563,7 +563,8 @@ void newton_form(const kernels::CoefficientFields& base, const kernels::Coeffici
     }
   }
   for (std::int64_t k = 0; k < chunks; ++k)
-    for (int g = 0; g < groups; ++g) load[static_cast<std::size_t>(g)] += chunk_load[k * groups + g];
+    for (int g = 0; g < groups; ++g)
+      load[static_cast<std::size_t>(g)] += chunk_load[k * groups + g];
   std::vector<double> sigma(static_cast<std::size_t>(groups), 1.0);
   if (any) {
     // Gaussian elimination (symmetric positive definite with the pull; a few groups).
