@@ -135,6 +135,7 @@ int main(int argc, char** argv) {
   // Rank 0 alone says that a signal came (every rank gets it from mpirun), during MPI's
   // start-up too.
   if (launcher_rank() > 0) heatsim::app::silence_stop_signals();
+  heatsim::app::release_stop_signals();
   parallel::Environment mpi(argc, argv);
   if (parallel::rank() != 0) heatsim::app::silence_stop_signals();
   // Started as one of several processes but alone in its world: a build without MPI (or with

@@ -20,21 +20,63 @@
 #endif
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 
 namespace heatsim::app {
+
+namespace {
+
+// Set across the run again while the stop signals are held (blocked): the run after it lets them
+// go once its handlers are in place.
+constexpr const char* kHeld = "HEATSIM_STOP_SIGNALS_HELD";
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
+
+}  // namespace
 
 void wait_asleep_by_default(char** argv) {
 #ifdef _OPENMP
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
   if (omp_get_max_threads() < 2) return;
   if (setenv("OMP_WAIT_POLICY", "passive", 0) != 0) return;
+  // A stop signal while the program loads again would end it with nothing said: held (a
+  // blocked signal stays pending across execv, and the mask with it) until the handlers are in
+  // place (release_stop_signals).
+  // Only where none of them is blocked already (a mask the caller set stays as it was).
+  const sigset_t stop = stop_signals();
+  sigset_t before;
+  bool held = sigprocmask(SIG_BLOCK, nullptr, &before) == 0 && !sigismember(&before, SIGINT) &&
+              !sigismember(&before, SIGTERM) && !sigismember(&before, SIGUSR1);
+  held = held && setenv(kHeld, "1", 1) == 0;
+  if (held && sigprocmask(SIG_BLOCK, &stop, nullptr) != 0) {
+    unsetenv(kHeld);
+    held = false;
+  }
   execv("/proc/self/exe", argv);
   // Not replaced (no /proc): the run goes on with the runtime's own policy.
   unsetenv("OMP_WAIT_POLICY");
+  if (held) {
+    unsetenv(kHeld);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+  }
 #else
   (void)argv;
 #endif
+}
+
+void release_stop_signals() {
+  if (!std::getenv(kHeld)) return;
+  unsetenv(kHeld);
+  const sigset_t stop = stop_signals();
+  sigprocmask(SIG_UNBLOCK, &stop, nullptr);
 }
 
 }  // namespace heatsim::app

@@ -257,6 +257,40 @@ TEST_F(Interrupt, SignalsTogetherAreOneRequest) {
   }
 }
 
+// A stop signal that came while the program loaded itself again (to set its threads' wait
+// policy) was held there and counts once the handlers are in place: a run that starts with
+// SIGTERM pending and held, as that load leaves it, stops before its first step with a
+// checkpoint of step 0 (it was ended by the signal's default action, with nothing written).
+TEST_F(Interrupt, ASignalHeldWhileTheProgramLoadsStopsTheRunWithACheckpoint) {
+  const fs::path out = dir_ / "held";
+  // Short enough to end by itself where the signal stayed held (the run then exits 0).
+  const std::string c =
+      write_case("held.yaml", out, 3000, 64, "checkpoint: {every: 100000, keep: 1}\n");
+  const fs::path log = dir_ / "held.log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, nullptr);
+    raise(SIGTERM);  // pending, held
+    setenv("HEATSIM_STOP_SIGNALS_HELD", "1", 1);
+    std::vector<char*> argv{const_cast<char*>(HEATSIM_BINARY), const_cast<char*>("run"),
+                            const_cast<char*>(c.c_str()), nullptr};
+    execv(HEATSIM_BINARY, argv.data());
+    _exit(127);
+  }
+  const int code = wait_exit(pid);
+  const std::string text = read_text(log);
+  EXPECT_EQ(code, 128 + SIGTERM) << text;
+  EXPECT_NE(text.find("signal received: stopping"), std::string::npos) << text;
+  EXPECT_TRUE(fs::exists(out / "checkpoint_00000000.h5")) << text;
+  EXPECT_FALSE(continue_line(text).empty()) << text;
+}
+
 // Whether signal `sig` is pending for `pid` (/proc/PID/status, SigPnd and ShdPnd).
 bool pending(pid_t pid, int sig) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
