@@ -23,6 +23,26 @@ using heatsim::kernels::BoundaryKind;
 using heatsim::solver::Case;
 using heatsim::solver::TimeMethod;
 
+// The steady state of case c on the CPU's multigrid from a uniform start (its Dirichlet nodes at
+// their values where `dirichlet_start`), to `tolerance`: the heat-flow report of the field.
+heatsim::solver::HeatFlowReport steady_flows(const Case& c, double start, double tolerance,
+                                             bool dirichlet_start = false) {
+  namespace mg = heatsim::solver::multigrid;
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
+  const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
+  const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
+  const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
+  mg::SolveOptions options;
+  options.tolerance = tolerance;
+  mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
+                              heatsim::kernels::make_level_ops("cpu", problem.precision), options);
+  std::vector<double> u(static_cast<std::size_t>(problem.points()), start);
+  if (dirichlet_start) heatsim::solver::set_dirichlet_nodes(c, u);
+  stepper.advance(u, 0);
+  const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces, &stepper.heat_flow());
+  return meter.report(u, 0.0);
+}
+
 // An aluminium fin (k = 200, 2 mm thick) in air (h = 20 W/m^2K at 300 K), its root held at
 // 400 K by a face of very large h, drawn as a body with voids above, below and beyond its tip
 // whose surfaces convect: the heat its root takes in against the classical fin with tip
@@ -31,7 +51,6 @@ using heatsim::solver::TimeMethod;
 // one-dimensional theory holds to about that). With the fin's surfaces on node planes, and
 // halfway between nodes (its tip too).
 TEST(Fin, AThinFinTakesTheClassicalRateWithTipConvection) {
-  namespace mg = heatsim::solver::multigrid;
   const double k = 200.0, h = 20.0, t = 0.002, T_air = 300.0, T_root = 400.0;
   for (const auto& [y0, L] : {std::pair{0.002, 0.1}, std::pair{0.00175, 0.1005}}) {
     SCOPED_TRACE("fin from y = " + std::to_string(y0) + ", length " + std::to_string(L));
@@ -59,19 +78,7 @@ TEST(Fin, AThinFinTakesTheClassicalRateWithTipConvection) {
     c.boundary[0].value = T_root;
     c.time.method = TimeMethod::steady;
 
-    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
-    const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
-    const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
-    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
-    mg::SolveOptions options;
-    options.tolerance = 1e-12;
-    mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
-                                heatsim::kernels::make_level_ops("cpu", problem.precision),
-                                options);
-    std::vector<double> u(static_cast<std::size_t>(problem.points()), T_air);
-    stepper.advance(u, 0);
-    const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces, &stepper.heat_flow());
-    const heatsim::solver::HeatFlowReport report = meter.report(u, 0.0);
+    const heatsim::solver::HeatFlowReport report = steady_flows(c, T_air, 1e-12);
     double root = 0.0, air_side = 0.0;
     for (const auto& f : report.flows) {
       if (f.what == "face x- (convective)") root = f.rate;
@@ -118,7 +125,6 @@ double fin_rate_2d(double k, double h, double t, double L, double theta_b) {
 // 187.6535 W/m (the fin's Biot number). What the free nodes beside the face took from it, the
 // face's flow before, was first order: 185.150 and 186.397 W/m at these grids.
 TEST(Fin, ADirichletBasesFlowConvergesAtSecondOrder) {
-  namespace mg = heatsim::solver::multigrid;
   const double k = 200.0, h = 25.0, t = 0.002, L = 0.04, T_air = 300.0, T_root = 400.0;
   const double m = std::sqrt(2.0 * h / (k * t));
   const double one_d = std::sqrt(h * 2.0 * k * t) * std::tanh(m * L) * (T_root - T_air);
@@ -145,20 +151,7 @@ TEST(Fin, ADirichletBasesFlowConvergesAtSecondOrder) {
     }
     c.time.method = TimeMethod::steady;
 
-    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
-    const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
-    const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
-    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
-    mg::SolveOptions options;
-    options.tolerance = 1e-13;
-    mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
-                                heatsim::kernels::make_level_ops("cpu", problem.precision),
-                                options);
-    std::vector<double> u(static_cast<std::size_t>(problem.points()), T_air);
-    heatsim::solver::set_dirichlet_nodes(c, u);
-    stepper.advance(u, 0);
-    const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces, &stepper.heat_flow());
-    const heatsim::solver::HeatFlowReport report = meter.report(u, 0.0);
+    const heatsim::solver::HeatFlowReport report = steady_flows(c, T_air, 1e-13, true);
     double base = 0.0, sides = 0.0;
     for (const auto& f : report.flows) {
       if (f.what == "face x- (dirichlet)") base = f.rate;
@@ -184,7 +177,6 @@ TEST(Fin, ADirichletBasesFlowConvergesAtSecondOrder) {
 // well; voids on both sides and above the tip: the heat in through the base against the
 // classical fin with tip convection plus the base's top, and the sides alike.
 TEST(Fin, AFinWhoseSidesLieOffNodePlanesKeepsItsSidesCooling) {
-  namespace mg = heatsim::solver::multigrid;
   const double k = 200.0, h = 100.0, t = 0.002, L = 0.05, T_air = 300.0, T_root = 400.0;
   const double m = std::sqrt(2.0 * h / (k * t)), ratio = h / (m * k);
   const double fin = std::sqrt(h * 2.0 * k * t) * (T_root - T_air) *
@@ -216,19 +208,7 @@ TEST(Fin, AFinWhoseSidesLieOffNodePlanesKeepsItsSidesCooling) {
     c.boundary[2].value = T_root;
     c.time.method = TimeMethod::steady;
 
-    const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
-    const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
-    const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
-    const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
-    mg::SolveOptions options;
-    options.tolerance = 1e-12;
-    mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
-                                heatsim::kernels::make_level_ops("cpu", problem.precision),
-                                options);
-    std::vector<double> u(static_cast<std::size_t>(problem.points()), T_air);
-    stepper.advance(u, 0);
-    const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces, &stepper.heat_flow());
-    const heatsim::solver::HeatFlowReport report = meter.report(u, 0.0);
+    const heatsim::solver::HeatFlowReport report = steady_flows(c, T_air, 1e-12);
     double root = 0.0, sides[2] = {0.0, 0.0};
     for (const auto& f : report.flows) {
       if (f.what == "face y- (dirichlet)") root = f.rate;
@@ -260,7 +240,6 @@ TEST(Fin, AFinWhoseSidesLieOffNodePlanesKeepsItsSidesCooling) {
 // side faces the other way), and in 2D with the slab's conductivity anisotropic (k along the
 // surface's normal counts).
 TEST(Fin, AVoidSurfaceBetweenNodePlanesPassesTheSeriesRate) {
-  namespace mg = heatsim::solver::multigrid;
   const double k = 0.2, h = 100.0;
   for (int dims : {1, 2})
     for (bool painted : {false, true})
@@ -293,20 +272,7 @@ TEST(Fin, AVoidSurfaceBetweenNodePlanesPassesTheSeriesRate) {
         c.boundary[0].value = 400.0;
         c.time.method = TimeMethod::steady;
 
-        const std::vector<std::int32_t> ids = heatsim::solver::material_ids(c);
-        const heatsim::solver::VoidSurfaces surfaces = heatsim::solver::void_surfaces(c, ids);
-        const auto fields = heatsim::solver::coefficient_fields(c, ids, surfaces);
-        const auto problem = heatsim::solver::make_problem(c, 1.0, fields);
-        mg::SolveOptions options;
-        options.tolerance = 1e-13;
-        mg::ImplicitStepper stepper(problem, fields, TimeMethod::steady, 0.0,
-                                    heatsim::kernels::make_level_ops("cpu", problem.precision),
-                                    options);
-        std::vector<double> u(static_cast<std::size_t>(problem.points()), 300.0);
-        stepper.advance(u, 0);
-        const heatsim::solver::HeatFlowMeter meter(c, problem, fields, surfaces,
-                                                   &stepper.heat_flow());
-        const heatsim::solver::HeatFlowReport report = meter.report(u, 0.0);
+        const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
         double in = 0.0, out = 0.0;
         for (const auto& f : report.flows) {
           if (f.what == "face x- (dirichlet)") in = f.rate;
