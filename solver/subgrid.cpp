@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -1549,11 +1548,8 @@ std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std:
 // the nearest body nodes among its 3^d neighbours: across an edge before across a corner), so
 // that every total stays as sampled. A node with
 // no body neighbour at all keeps nothing: the body there is thinner than a spacing.
-// `moved` (when given) is told of each move: from, to, and the share of what `from` held.
-using Moved = std::function<void(std::int64_t from, std::int64_t to, double share)>;
-
 void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
-                     std::vector<double>& per_volume, const Moved& moved = {}) {
+                     std::vector<double>& per_volume) {
   const std::array<std::int64_t, 3> n = c.grid.n;
   const std::int64_t np = n[0] * n[1] * n[2];
   for (std::int64_t i = 0; i < np; ++i) {
@@ -1562,11 +1558,9 @@ void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
     const std::vector<std::int64_t> takers = void_node_takers(c, ids, i);
     const double held = per_volume[at] * node_weight(c, i);
     per_volume[at] = 0.0;
-    for (std::int64_t j : takers) {
+    for (std::int64_t j : takers)
       per_volume[static_cast<std::size_t>(j)] +=
           held / static_cast<double>(takers.size()) / node_weight(c, j);
-      if (moved) moved(i, j, 1.0 / static_cast<double>(takers.size()));
-    }
   }
 }
 
@@ -1671,16 +1665,14 @@ const std::vector<SliverFold>& slivers_of(Materials& m, const std::vector<Sliver
 // Moves each folded sliver's share of a per-volume field (its capacity, a surface's area, a
 // source's share), times its weight, to the nodes it goes to: every total stays as sampled.
 void fold_slivers(const Case& c, const std::vector<SliverFold>& folds,
-                  std::vector<double>& per_volume, const Moved& moved = {}) {
+                  std::vector<double>& per_volume) {
   for (const SliverFold& f : folds) {
     const std::size_t at = static_cast<std::size_t>(f.node);
     if (per_volume[at] == 0.0) continue;
     const double held = per_volume[at] * node_weight(c, f.node);
     per_volume[at] = 0.0;
-    for (const auto& [j, share] : f.takers) {
+    for (const auto& [j, share] : f.takers)
       per_volume[static_cast<std::size_t>(j)] += held * share / node_weight(c, j);
-      if (moved) moved(f.node, j, share);
-    }
   }
 }
 
@@ -2278,40 +2270,111 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
       if (m.shapes[later].contains(y, s.dims)) return true;
     return false;
   };
-  // With `resistance`: per node, the area of its elements (held), their area times the distance
-  // from the node to each along the element's normal into the body (moment), and their area
-  // times that normal (normal): what the folds below move, and the distance's mean after them.
-  std::vector<double> held, moment;
-  std::array<std::vector<double>, 3> normal;
+  // With `resistance`: per node, the area of its elements (held) and their area times the
+  // resistance of the body between the node and each element along the element's normal into
+  // the body (sum): each element counted at the node its area ends at, after the folds below
+  // (a void node's share to its body neighbours, then a sliver's to its takers), and measured
+  // from there.
+  std::vector<double> held, sum;
   if (resistance) {
     held.assign(static_cast<std::size_t>(np), 0.0);
-    moment.assign(static_cast<std::size_t>(np), 0.0);
-    for (auto& v : normal) v.assign(static_cast<std::size_t>(np), 0.0);
+    sum.assign(static_cast<std::size_t>(np), 0.0);
   }
-  // Node j's position less node i's along each axis (the nearer image on a periodic one).
-  const auto offset = [&](std::int64_t j, std::int64_t i, int a) {
-    const std::int64_t d = s.coords(j)[a] - s.coords(i)[a];
-    std::int64_t q = d;
-    if (s.periodic[a] && 2 * std::abs(d) > s.n[a]) q = d > 0 ? d - s.n[a] : d + s.n[a];
-    return static_cast<double>(q) * s.h[a];
+  std::vector<SliverFold> found_early;
+  std::vector<const SliverFold*> sliver_at;
+  if (resistance) {
+    sliver_at.assign(static_cast<std::size_t>(np), nullptr);
+    for (const SliverFold& f : slivers_of(m, slivers, found_early))
+      sliver_at[static_cast<std::size_t>(f.node)] = &f;
+  }
+  // A material's conductivity along unit direction v (weighted by its squares); 0 for a void
+  // and for one whose conductivity varies with temperature (not known at set-up).
+  const auto conductivity_along = [&](std::int32_t mat, const double* v) -> double {
+    if (c.materials.empty()) return c.physics.alpha;
+    if (mat < 0) return 0.0;
+    const MaterialSpec& spec = c.materials[static_cast<std::size_t>(mat)];
+    if (spec.conductivity_table.size() > 1) return 0.0;
+    double k = 0.0;
+    for (int a = 0; a < s.dims; ++a) k += v[a] * v[a] * spec.conductivity_along(a);
+    return k;
   };
-  const auto record = [&](std::int64_t node, const double* x, const double* into, double dA) {
-    area[static_cast<std::size_t>(node)] += dA;
-    if (!resistance) return;
-    const auto ic = s.coords(node);
+  double hmin_path = s.h[0];
+  for (int a = 1; a < s.dims; ++a) hmin_path = std::min(hmin_path, s.h[a]);
+  // The resistance (m^2 K/W) from node j to the element at x along its normal `into`: the
+  // distance over the node's conductivity, or where other materials lie on the way (a coating
+  // thinner than the distance), the path sampled through them; 0 where the node lies beyond
+  // the element, and where a conductivity is not known (a void on the way, or one that varies
+  // with temperature).
+  const auto path_resistance = [&](std::int64_t j, const double* x, const double* into) {
+    const auto jc = s.coords(j);
     double d = 0.0;
     for (int a = 0; a < s.dims; ++a) {
-      double dx = static_cast<double>(ic[a]) * s.h[a] - s.wrap(a, x[a]);
+      double dx = static_cast<double>(jc[a]) * s.h[a] - s.wrap(a, x[a]);
       if (s.periodic[a]) {
         const double period = static_cast<double>(s.n[a]) * s.h[a];
         if (dx > 0.5 * period) dx -= period;
         if (dx < -0.5 * period) dx += period;
       }
       d += dx * into[a];
-      normal[static_cast<std::size_t>(a)][static_cast<std::size_t>(node)] += dA * into[a];
     }
-    held[static_cast<std::size_t>(node)] += dA;
-    moment[static_cast<std::size_t>(node)] += dA * d;
+    if (!(d > 0.0)) return 0.0;
+    const double own = conductivity_along(ids[static_cast<std::size_t>(j)], into);
+    if (!(own > 0.0)) return 0.0;
+    if (!m.several_materials) return d / own;
+    // The material at distance t from the element, toward the node.
+    const auto at = [&](double t) {
+      double y[3] = {0, 0, 0};
+      for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, x[a] + t * into[a]);
+      return m.at(y, j);
+    };
+    // Sampled at 16 points a spacing; where two neighbouring samples differ, the interface
+    // between them found by bisection, so that a box's layer counts its exact thickness.
+    const int samples = std::clamp(static_cast<int>(std::ceil(16.0 * d / hmin_path)), 2, 64);
+    double path = 0.0, from = 0.0, t_before = 0.5 * d / samples;
+    std::int32_t mat = at(t_before);
+    for (int k = 1; k < samples; ++k) {
+      const double t = d * (static_cast<double>(k) + 0.5) / samples;
+      const std::int32_t next = at(t);
+      if (next != mat) {
+        double lo = t_before, hi = t;
+        for (int it = 0; it < 40; ++it) {
+          const double mid = 0.5 * (lo + hi);
+          (at(mid) == mat ? lo : hi) = mid;
+        }
+        const double k_mat = conductivity_along(mat, into);
+        if (!(k_mat > 0.0)) return d / own;
+        path += (hi - from) / k_mat;
+        from = hi;
+        mat = next;
+      }
+      t_before = t;
+    }
+    const double k_mat = conductivity_along(mat, into);
+    if (!(k_mat > 0.0)) return d / own;
+    path += (d - from) / k_mat;
+    return path;
+  };
+  const auto settle = [&](std::int64_t j, double share, const double* x, const double* into,
+                          double dA) {
+    const auto count = [&](std::int64_t t, double part) {
+      held[static_cast<std::size_t>(t)] += part * dA;
+      sum[static_cast<std::size_t>(t)] += part * dA * path_resistance(t, x, into);
+    };
+    if (const SliverFold* f = sliver_at[static_cast<std::size_t>(j)])
+      for (const auto& [t, part] : f->takers) count(t, share * part);
+    else
+      count(j, share);
+  };
+  const auto record = [&](std::int64_t node, const double* x, const double* into, double dA) {
+    area[static_cast<std::size_t>(node)] += dA;
+    if (!resistance) return;
+    if (ids[static_cast<std::size_t>(node)] == kVoid) {
+      const std::vector<std::int64_t> takers = void_node_takers(c, ids, node);
+      for (std::int64_t t : takers)
+        settle(t, 1.0 / static_cast<double>(takers.size()), x, into, dA);
+    } else {
+      settle(node, 1.0, x, into, dA);
+    }
   };
   const auto add = [&](const double* x, const double* out, double dA) {
     const std::int64_t node = body_beyond(x, out);
@@ -2385,60 +2448,13 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
     }
     area[static_cast<std::size_t>(i)] /= volume;
   }
-  // A share moved from node i to node j takes its elements' distances from j: the moment
-  // grows by the offset from i to j along the elements' normals.
-  Moved moved;
-  if (resistance)
-    moved = [&](std::int64_t from, std::int64_t to, double share) {
-      const std::size_t i = static_cast<std::size_t>(from), j = static_cast<std::size_t>(to);
-      double shift = 0.0;
-      for (int a = 0; a < s.dims; ++a) shift += offset(to, from, a) * normal[a][i];
-      held[j] += share * held[i];
-      moment[j] += share * (moment[i] + shift);
-      for (int a = 0; a < s.dims; ++a) normal[a][j] += share * normal[a][i];
-    };
-  // The moves below empty each node they move from after telling of its takers.
-  const auto clear = [&](std::int64_t from) {
-    const std::size_t i = static_cast<std::size_t>(from);
-    held[i] = moment[i] = 0.0;
-    for (auto& v : normal) v[i] = 0.0;
-  };
-  std::int64_t last = -1;
-  Moved tell;
-  if (resistance)
-    tell = [&](std::int64_t from, std::int64_t to, double share) {
-      if (from != last && last >= 0) clear(last);
-      last = from;
-      moved(from, to, share);
-    };
-  fold_void_nodes(c, ids, area, tell);
-  if (last >= 0) clear(last);
-  last = -1;
+  fold_void_nodes(c, ids, area);
   std::vector<SliverFold> found;
-  fold_slivers(c, slivers_of(m, slivers, found), area, tell);
-  if (last >= 0) clear(last);
+  fold_slivers(c, slivers_of(m, slivers, found), area);
   if (resistance) {
-    // The node's conductivity along its elements' normals (weighted by their squares); none
-    // known at set-up for a conductivity that varies with temperature.
-    const auto conductivity = [&](std::size_t i) -> double {
-      const std::int32_t id = ids[i];
-      if (c.materials.empty()) return c.physics.alpha;
-      if (id < 0) return 0.0;
-      const MaterialSpec& mat = c.materials[static_cast<std::size_t>(id)];
-      if (mat.conductivity_table.size() > 1) return 0.0;
-      double sum = 0.0, k = 0.0;
-      for (int a = 0; a < s.dims; ++a) sum += normal[a][i] * normal[a][i];
-      for (int a = 0; a < s.dims; ++a)
-        k += (sum > 0.0 ? normal[a][i] * normal[a][i] / sum : 1.0 / s.dims) *
-             mat.conductivity_along(a);
-      return k;
-    };
     resistance->assign(static_cast<std::size_t>(np), 0.0);
-    for (std::size_t i = 0; i < held.size(); ++i) {
-      if (!(held[i] > 0.0)) continue;
-      const double k = conductivity(i);
-      if (k > 0.0) (*resistance)[i] = std::max(0.0, moment[i] / held[i]) / k;
-    }
+    for (std::size_t i = 0; i < held.size(); ++i)
+      if (held[i] > 0.0) (*resistance)[i] = sum[i] / held[i];
   }
   return area;
 }

@@ -284,5 +284,40 @@ TEST(Fin, AVoidSurfaceBetweenNodePlanesPassesTheSeriesRate) {
       }
 }
 
+// A coating thinner than a spacing between the last node and a void's surface conducts in
+// series with the film: aluminium (k = 200) to 10.03 mm, 0.1 mm of k = 0.5, then water at
+// h = 5000 (a void's surface at 10.13 mm), 400 K at x = 0: q = 100 / (0.01003 / 200 + 0.0001 /
+// 0.5 + 1 / 5000) = 222148 W/m^2 at 41 nodes (0.3 mm, no node in the coating, the node beyond
+// the surface folded into the last), as at 81 (a node in the coating). Measured before: the
+// uncoated 398963 at 41 nodes.
+TEST(Fin, ACoatingThinnerThanASpacingBeforeAVoidSurfaceConductsInSeries) {
+  for (int n : {41, 81}) {
+    SCOPED_TRACE(std::to_string(n) + " nodes");
+    Case c;
+    c.grid.dims = 1;
+    c.grid.n = {n, 1, 1};
+    c.grid.length = {0.012, 1.0, 1.0};
+    c.materials = {material("al", 200, 2700, 900), material("coating", 0.5, 1500, 1000)};
+    heatsim::solver::RegionSpec water;
+    water.is_void = true;
+    water.name = "water";
+    water.shape = box({0.01013, 0, 0}, {1.0, 0, 0});
+    water.surface.kind = BoundaryKind::convective;
+    water.surface.transfer = 5000.0;
+    water.surface.value = 300.0;
+    c.regions = {region("al"), region("coating", box({0.01003, 0, 0}, {0.01013, 0, 0})), water};
+    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+    c.boundary[0].kind = BoundaryKind::dirichlet;
+    c.boundary[0].value = 400.0;
+    c.time.method = TimeMethod::steady;
+    const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
+    double in = 0.0;
+    for (const auto& f : report.flows)
+      if (f.what == "face x- (dirichlet)") in = f.rate;
+    const double q = 100.0 / (0.01003 / 200.0 + 0.0001 / 0.5 + 1.0 / 5000.0);
+    EXPECT_NEAR(in, q, 1e-9 * q);
+  }
+}
+
 }  // namespace
 }  // namespace heatsim_tests
