@@ -717,7 +717,9 @@ struct Materials {
   const char* sliver = nullptr;
 
   // The body nodes whose own point lies inside a void, away from its surface (the void holds
-  // every point within 1e-8 of a spacing of the node, inside the domain): nodes whose control
+  // every point within 1e-9 of a spacing of the node, inside the domain: the pieces' own
+  // tolerance, so a bound written to ten digits just short of a node plane still makes the
+  // node a sliver and not a body cut off by a void piece): nodes whose control
   // volume the void holds only in part, so the strict node test leaves them body, their body
   // a sliver beyond the void's surface. Every line from such a node starts in the void. Such a
   // node lies within half a spacing of a void's bound: only the nodes near_surface are tested.
@@ -744,7 +746,7 @@ struct Materials {
             double y[3] = {x[0], x[1], x[2]};
             bool in_domain = true;
             for (int a = 0; a < s.dims; ++a) {
-              y[a] = s.wrap(a, x[a] + 1e-8 * s.h[a] * d[a]);
+              y[a] = s.wrap(a, x[a] + 1e-9 * s.h[a] * d[a]);
               if (!s.periodic[a] && (y[a] < 0.0 || y[a] > end[a])) in_domain = false;
             }
             if (in_domain && at(y, i) != kVoid) inside = false;

@@ -319,5 +319,42 @@ TEST(Fin, ACoatingThinnerThanASpacingBeforeAVoidSurfaceConductsInSeries) {
   }
 }
 
+// A void's bound just short of a node plane, by more than the node test's 1e-9 of a spacing
+// and less than 1e-8 (a coordinate written to ten digits): the node there, whose own point the
+// void holds, is a sliver folded into the body like one further off, and the surface passes
+// its heat. A slab (k = 1, 1 mm spacing, 400 K at x = 0) whose face is the void's surface at
+// 6 mm less 2e-9, 5e-9 and 9e-9 of a spacing (h = 100): q = 100 / (s + 1 / h). Measured before:
+// 0 W/m^2 (the node cut off by a void piece longer than the pieces' tolerance, and not taken
+// as a sliver, which asked the void to hold every point within 1e-8 of a spacing of it).
+TEST(Fin, AVoidBoundWithinTenDigitsOfANodePlanePassesTheSurfacesHeat) {
+  for (double off : {2e-9, 5e-9, 9e-9, -5e-9}) {
+    SCOPED_TRACE("bound " + std::to_string(off) + " of a spacing short of x = 6 mm");
+    const double s = 0.006 - off * 0.001;
+    Case c;
+    c.grid.dims = 1;
+    c.grid.n = {11, 1, 1};
+    c.grid.length = {0.01, 1.0, 1.0};
+    c.materials = {material("m", 1.0, 1000, 1000)};
+    heatsim::solver::RegionSpec air;
+    air.is_void = true;
+    air.name = "air";
+    air.shape = box({s, 0, 0}, {0.02, 0, 0});
+    air.surface.kind = BoundaryKind::convective;
+    air.surface.transfer = 100.0;
+    air.surface.value = 300.0;
+    c.regions = {region("m"), air};
+    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+    c.boundary[0].kind = BoundaryKind::dirichlet;
+    c.boundary[0].value = 400.0;
+    c.time.method = TimeMethod::steady;
+    const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
+    double in = 0.0;
+    for (const auto& f : report.flows)
+      if (f.what == "face x- (dirichlet)") in = f.rate;
+    const double q = 100.0 / (s / 1.0 + 1.0 / 100.0);
+    EXPECT_NEAR(in, q, 1e-9 * q);
+  }
+}
+
 }  // namespace
 }  // namespace heatsim_tests
