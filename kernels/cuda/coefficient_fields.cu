@@ -140,16 +140,17 @@ std::atomic<std::int64_t> uniform_tiles{0}, all_tiles{0};  // cuda_uniform_tiles
 __global__ void __launch_bounds__(kUniformTileX* kUniformTileY)
     uniform_tiles_kernel(const std::uint8_t* __restrict__ cls, const std::uint8_t* __restrict__ fx,
                          const std::uint8_t* __restrict__ fy, const std::uint8_t* __restrict__ fz,
-                         DeviceGrid g, std::uint32_t* out) {
-  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(kUniformTileX);
+                         DeviceGrid g, int shift, std::uint32_t* out) {
+  // The tile's nodes from x0 (before node 0 in the first tile: tile_x_shift).
+  const std::int64_t x0 = blockIdx.x * static_cast<std::int64_t>(kUniformTileX) - shift;
   const std::int64_t y0 = blockIdx.y * static_cast<std::int64_t>(kUniformTileY);
   const std::int64_t z0 = blockIdx.z * static_cast<std::int64_t>(kUniformTileZ);
-  const std::int64_t ref = g.index(x0, y0, z0);
+  const std::int64_t ref = g.index(x0 < 0 ? 0 : x0, y0, z0);
   const unsigned c = cls[ref];
   const unsigned rx = fx ? fx[ref] : 0u, ry = fx ? fy[ref] : 0u, rz = fx ? fz[ref] : 0u;
   const std::int64_t x = x0 + threadIdx.x, y = y0 + threadIdx.y;
   bool same = true;
-  if (x < g.n[0] && y < g.n[1]) {
+  if (x >= 0 && x < g.n[0] && y < g.n[1]) {
     const std::int64_t pz = g.pitch_z, py = g.pitch_y, first = g.index(x, y, z0);
     const std::int64_t count = g.n[2] - z0 < kUniformTileZ ? g.n[2] - z0 : kUniformTileZ;
     for (std::int64_t j = 0; j < count; ++j) {
@@ -336,7 +337,8 @@ void DeviceCoefficients<T>::form_tiles(const DeviceGrid& grid) {
   DeviceArray none_tiles;
   uniform_tile.swap(none_tiles);
   if (grid.dims == 3 && classes > 0) {
-    const dim3 tiles(static_cast<unsigned>((grid.n[0] + kUniformTileX - 1) / kUniformTileX),
+    const int shift = tile_x_shift<T>(grid);
+    const dim3 tiles(static_cast<unsigned>((grid.n[0] + shift + kUniformTileX - 1) / kUniformTileX),
                      static_cast<unsigned>((grid.n[1] + kUniformTileY - 1) / kUniformTileY),
                      static_cast<unsigned>((grid.n[2] + kUniformTileZ - 1) / kUniformTileZ));
     if (tiles.y <= 65535 && tiles.z <= 65535) {
@@ -345,7 +347,7 @@ void DeviceCoefficients<T>::form_tiles(const DeviceGrid& grid) {
       uniform_tiles_kernel<<<tiles, dim3(kUniformTileX, kUniformTileY)>>>(
           node_class.template as<std::uint8_t>(), fx,
           fx ? face_class[1].template as<std::uint8_t>() : nullptr,
-          fx ? face_class[2].template as<std::uint8_t>() : nullptr, grid,
+          fx ? face_class[2].template as<std::uint8_t>() : nullptr, grid, shift,
           uniform_tile.template as<std::uint32_t>());
       HEATSIM_CUDA_CHECK_LAUNCH();
       std::vector<std::uint32_t> words(static_cast<std::size_t>(tiles.x) * tiles.y * tiles.z);

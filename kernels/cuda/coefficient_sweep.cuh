@@ -86,6 +86,14 @@ struct ClassTable {
 // general sweep serves as well).
 constexpr unsigned kUniformTileX = 64, kUniformTileY = 4, kUniformTileZ = 4;
 constexpr std::uint32_t kMixedTile = 0xffffffffu;
+// The tiles along x start on 128-byte lines: the first tile begins this many nodes before the
+// grid's node x = 0 (its row start's place within a line; 0 on the padded grid, whose rows
+// start on lines, 1 on the box inside fixed faces), so that no warp's loads and stores
+// straddle two lines.
+template <typename T>
+__host__ __device__ inline int tile_x_shift(const DeviceGrid& g) {
+  return static_cast<int>(g.origin % static_cast<std::int64_t>(128 / sizeof(T)));
+}
 
 template <typename T>
 struct CoefficientArgs {

@@ -191,9 +191,11 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
     naive_classes_kernel(const CoefficientArgs<T> a, const __grid_constant__ P p) {
   constexpr int C = kClassesColumn;
   const DeviceGrid& g = a.grid;
-  const std::int64_t x = blockIdx.x * static_cast<std::int64_t>(kClassesBlockX) + threadIdx.x;
+  // Blocks start on 128-byte lines (tile_x_shift nodes before node 0 in the first block).
+  const std::int64_t x =
+      blockIdx.x * static_cast<std::int64_t>(kClassesBlockX) + threadIdx.x - tile_x_shift<T>(g);
   const std::int64_t y = blockIdx.y * static_cast<std::int64_t>(kClassesBlockY) + threadIdx.y;
-  if (x >= g.n[0] || y >= g.n[1]) return;
+  if (x < 0 || x >= g.n[0] || y >= g.n[1]) return;
   const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C;
   const int count = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
   const std::int64_t first = g.index(x, y, z0), pz = g.pitch_z, py = g.pitch_y;
@@ -357,8 +359,9 @@ bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& 
       t.n[0] != g.n[0] || t.n[1] != g.n[1] || t.n[2] != g.n[2])
     args.uniform_tile = nullptr;
   const dim3 block(kClassesBlockX, kClassesBlockY, 1);
-  const dim3 grid(static_cast<unsigned>((g.n[0] + kClassesBlockX - 1) / kClassesBlockX),
-                  static_cast<unsigned>(by), static_cast<unsigned>(bz));
+  const dim3 grid(
+      static_cast<unsigned>((g.n[0] + tile_x_shift<T>(g) + kClassesBlockX - 1) / kClassesBlockX),
+      static_cast<unsigned>(by), static_cast<unsigned>(bz));
   const auto go = [&](auto params) {
     auto& p = *params;
     fill_params(a, p);
