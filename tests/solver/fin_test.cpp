@@ -43,6 +43,34 @@ heatsim::solver::HeatFlowReport steady_flows(const Case& c, double start, double
   return meter.report(u, 0.0);
 }
 
+// A void whose surfaces convect at h to `ambient`.
+heatsim::solver::RegionSpec convective_void(const std::string& name, double h, double ambient) {
+  heatsim::solver::RegionSpec v;
+  v.is_void = true;
+  v.name = name;
+  v.surface.kind = BoundaryKind::convective;
+  v.surface.transfer = h;
+  v.surface.value = ambient;
+  return v;
+}
+
+// A slab's steady heat rate taken in at its x- face, held at `t_hot` (the other faces
+// insulated), from a start at 300 K; the sum of the void surfaces' rates into `void_rate`.
+double slab_inflow(Case c, double t_hot, double* void_rate = nullptr) {
+  for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
+  c.boundary[0].kind = BoundaryKind::dirichlet;
+  c.boundary[0].value = t_hot;
+  c.time.method = TimeMethod::steady;
+  const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
+  double in = 0.0, out = 0.0;
+  for (const auto& f : report.flows) {
+    if (f.what == "face x- (dirichlet)") in = f.rate;
+    if (f.what.rfind("void ", 0) == 0) out += f.rate;
+  }
+  if (void_rate) *void_rate = out;
+  return in;
+}
+
 // An aluminium fin (k = 200, 2 mm thick) in air (h = 20 W/m^2K at 300 K), its root held at
 // 400 K by a face of very large h, drawn as a body with voids above, below and beyond its tip
 // whose surfaces convect: the heat its root takes in against the classical fin with tip
@@ -254,12 +282,7 @@ TEST(Fin, AVoidSurfaceBetweenNodePlanesPassesTheSeriesRate) {
         heatsim::solver::MaterialSpec slab = material("slab", k, 1200, 1500);
         if (dims == 2) slab.axes = {k, 25.0, 0.0};
         c.materials = {slab};
-        heatsim::solver::RegionSpec air;
-        air.is_void = true;
-        air.name = "air";
-        air.surface.kind = BoundaryKind::convective;
-        air.surface.transfer = h;
-        air.surface.value = 300.0;
+        heatsim::solver::RegionSpec air = convective_void("air", h, 300.0);
         if (painted) {
           air.shape = box({-1.0, -1.0, 0}, {1.0, 1.0, 0});
           c.regions = {region("slab"), air, region("slab", box({-1.0, -1.0, 0}, {s, 1.0, 0}))};
@@ -267,17 +290,8 @@ TEST(Fin, AVoidSurfaceBetweenNodePlanesPassesTheSeriesRate) {
           air.shape = box({s, -1.0, 0}, {1.0, 1.0, 0});
           c.regions = {region("slab"), air};
         }
-        for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
-        c.boundary[0].kind = BoundaryKind::dirichlet;
-        c.boundary[0].value = 400.0;
-        c.time.method = TimeMethod::steady;
-
-        const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
-        double in = 0.0, out = 0.0;
-        for (const auto& f : report.flows) {
-          if (f.what == "face x- (dirichlet)") in = f.rate;
-          if (f.what.rfind("void ", 0) == 0) out += f.rate;
-        }
+        double out = 0.0;
+        const double in = slab_inflow(c, 400.0, &out);
         const double q = 100.0 / (s / k + 1.0 / h) * (dims == 2 ? 0.004 : 1.0);
         EXPECT_NEAR(in, q, 1e-9 * q);
         EXPECT_NEAR(out, -q, 1e-9 * q);
@@ -298,22 +312,10 @@ TEST(Fin, ACoatingThinnerThanASpacingBeforeAVoidSurfaceConductsInSeries) {
     c.grid.n = {n, 1, 1};
     c.grid.length = {0.012, 1.0, 1.0};
     c.materials = {material("al", 200, 2700, 900), material("coating", 0.5, 1500, 1000)};
-    heatsim::solver::RegionSpec water;
-    water.is_void = true;
-    water.name = "water";
+    heatsim::solver::RegionSpec water = convective_void("water", 5000.0, 300.0);
     water.shape = box({0.01013, 0, 0}, {1.0, 0, 0});
-    water.surface.kind = BoundaryKind::convective;
-    water.surface.transfer = 5000.0;
-    water.surface.value = 300.0;
     c.regions = {region("al"), region("coating", box({0.01003, 0, 0}, {0.01013, 0, 0})), water};
-    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
-    c.boundary[0].kind = BoundaryKind::dirichlet;
-    c.boundary[0].value = 400.0;
-    c.time.method = TimeMethod::steady;
-    const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
-    double in = 0.0;
-    for (const auto& f : report.flows)
-      if (f.what == "face x- (dirichlet)") in = f.rate;
+    const double in = slab_inflow(c, 400.0);
     const double q = 100.0 / (0.01003 / 200.0 + 0.0001 / 0.5 + 1.0 / 5000.0);
     EXPECT_NEAR(in, q, 1e-9 * q);
   }
@@ -335,22 +337,10 @@ TEST(Fin, AVoidBoundWithinTenDigitsOfANodePlanePassesTheSurfacesHeat) {
     c.grid.n = {11, 1, 1};
     c.grid.length = {0.01, 1.0, 1.0};
     c.materials = {material("m", 1.0, 1000, 1000)};
-    heatsim::solver::RegionSpec air;
-    air.is_void = true;
-    air.name = "air";
+    heatsim::solver::RegionSpec air = convective_void("air", 100.0, 300.0);
     air.shape = box({s, 0, 0}, {0.02, 0, 0});
-    air.surface.kind = BoundaryKind::convective;
-    air.surface.transfer = 100.0;
-    air.surface.value = 300.0;
     c.regions = {region("m"), air};
-    for (auto& f : c.boundary) f = heatsim::solver::RegionSpec::insulated();
-    c.boundary[0].kind = BoundaryKind::dirichlet;
-    c.boundary[0].value = 400.0;
-    c.time.method = TimeMethod::steady;
-    const heatsim::solver::HeatFlowReport report = steady_flows(c, 300.0, 1e-13);
-    double in = 0.0;
-    for (const auto& f : report.flows)
-      if (f.what == "face x- (dirichlet)") in = f.rate;
+    const double in = slab_inflow(c, 400.0);
     const double q = 100.0 / (s / 1.0 + 1.0 / 100.0);
     EXPECT_NEAR(in, q, 1e-9 * q);
   }
