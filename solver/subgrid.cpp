@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "contacts.hpp"
 #include "expression.hpp"
@@ -406,6 +407,43 @@ struct ShareMove {
 // The moves of every thread, added to the receiving nodes in the order of (to, from), so that
 // the fields do not depend on the threads' split: amount / per(to) (the node's control volume,
 // or its cross-section across a face's axis).
+// A per-node field that only the nodes near one surface hold (a void's surface shares, an
+// outer face's excess): its values dense, zero where unwritten, with the nodes written listed,
+// so that folding it, listing it and clearing it for the next surface cost those nodes, not
+// the grid's (a heat sink's voids each took four passes over every node). Indexed as a
+// std::vector<double> is, so that the folds below take either.
+class NodeShares {
+ public:
+  explicit NodeShares(std::int64_t points)
+      : value_(static_cast<std::size_t>(points), 0.0),
+        listed_(static_cast<std::size_t>(points), 0) {}
+  double& operator[](std::size_t i) {
+    if (!listed_[i]) {
+      listed_[i] = 1;
+      nodes_.push_back(static_cast<std::int64_t>(i));
+    }
+    return value_[i];
+  }
+  double get(std::int64_t i) const { return value_[static_cast<std::size_t>(i)]; }
+  // The nodes written, ascending.
+  const std::vector<std::int64_t>& nodes() {
+    std::sort(nodes_.begin(), nodes_.end());
+    return nodes_;
+  }
+  void clear() {
+    for (std::int64_t i : nodes_) {
+      value_[static_cast<std::size_t>(i)] = 0.0;
+      listed_[static_cast<std::size_t>(i)] = 0;
+    }
+    nodes_.clear();
+  }
+
+ private:
+  std::vector<double> value_;
+  std::vector<char> listed_;
+  std::vector<std::int64_t> nodes_;
+};
+
 template <typename Per>
 void apply_moves(std::vector<ShareMove>& moves, std::vector<double>& out, Per&& per) {
   std::stable_sort(moves.begin(), moves.end(), [](const ShareMove& a, const ShareMove& b) {
@@ -1550,20 +1588,29 @@ std::vector<std::int64_t> void_node_takers(const Case& c, const std::vector<std:
 // the nearest body nodes among its 3^d neighbours: across an edge before across a corner), so
 // that every total stays as sampled. A node with
 // no body neighbour at all keeps nothing: the body there is thinner than a spacing.
+template <class Field>
+void fold_void_node(const Case& c, const std::vector<std::int32_t>& ids, std::int64_t i,
+                    Field& per_volume) {
+  const std::size_t at = static_cast<std::size_t>(i);
+  if (ids[at] != kVoid || per_volume[at] == 0.0) return;
+  const std::vector<std::int64_t> takers = void_node_takers(c, ids, i);
+  const double held = per_volume[at] * node_weight(c, i);
+  per_volume[at] = 0.0;
+  for (std::int64_t j : takers)
+    per_volume[static_cast<std::size_t>(j)] +=
+        held / static_cast<double>(takers.size()) / node_weight(c, j);
+}
 void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids,
                      std::vector<double>& per_volume) {
   const std::array<std::int64_t, 3> n = c.grid.n;
   const std::int64_t np = n[0] * n[1] * n[2];
-  for (std::int64_t i = 0; i < np; ++i) {
-    const std::size_t at = static_cast<std::size_t>(i);
-    if (ids[at] != kVoid || per_volume[at] == 0.0) continue;
-    const std::vector<std::int64_t> takers = void_node_takers(c, ids, i);
-    const double held = per_volume[at] * node_weight(c, i);
-    per_volume[at] = 0.0;
-    for (std::int64_t j : takers)
-      per_volume[static_cast<std::size_t>(j)] +=
-          held / static_cast<double>(takers.size()) / node_weight(c, j);
-  }
+  for (std::int64_t i = 0; i < np; ++i) fold_void_node(c, ids, i, per_volume);
+}
+// The same over the nodes written, in the same order (ascending; the takers are body nodes,
+// never folded themselves), so the same sums.
+void fold_void_nodes(const Case& c, const std::vector<std::int32_t>& ids, NodeShares& per_volume) {
+  const std::vector<std::int64_t> written = per_volume.nodes();
+  for (std::int64_t i : written) fold_void_node(c, ids, i, per_volume);
 }
 
 // The node at offset d (-1, 0, 1 per axis) from ic, or -1 beyond a non-periodic face.
@@ -1666,8 +1713,8 @@ const std::vector<SliverFold>& slivers_of(Materials& m, const std::vector<Sliver
 
 // Moves each folded sliver's share of a per-volume field (its capacity, a surface's area, a
 // source's share), times its weight, to the nodes it goes to: every total stays as sampled.
-void fold_slivers(const Case& c, const std::vector<SliverFold>& folds,
-                  std::vector<double>& per_volume) {
+template <class Field>
+void fold_slivers(const Case& c, const std::vector<SliverFold>& folds, Field& per_volume) {
   for (const SliverFold& f : folds) {
     const std::size_t at = static_cast<std::size_t>(f.node);
     if (per_volume[at] == 0.0) continue;
@@ -2087,14 +2134,19 @@ namespace {
 
 // The cut points of [lo, hi] on axis a for surface elements: the multiples of an eighth of the
 // axis's spacing (so that no element straddles the boundary between two control volumes, which
-// lie halfway between nodes) and the box bounds of `shapes` inside, with the ends; points
-// closer than a millionth of an eighth merged.
+// lie halfway between nodes), or where `halves`, those halfway planes alone, and the box bounds
+// of `shapes` inside, with the ends; points closer than a millionth of an eighth merged.
 void element_cuts(const Sampler& s, int a, double lo, double hi,
-                  const std::vector<const Shape*>& shapes, std::vector<double>& at) {
+                  const std::vector<const Shape*>& shapes, bool halves, std::vector<double>& at) {
   const double eighth = s.h[a] / 8.0, tiny = 1e-6 * eighth;
   at.clear();
   at.push_back(lo);
-  for (double k = std::ceil(lo / eighth); k * eighth < hi; k += 1.0) at.push_back(k * eighth);
+  if (halves) {
+    for (double k = std::ceil(lo / s.h[a] - 0.5); (k + 0.5) * s.h[a] < hi; k += 1.0)
+      at.push_back((k + 0.5) * s.h[a]);
+  } else {
+    for (double k = std::ceil(lo / eighth); k * eighth < hi; k += 1.0) at.push_back(k * eighth);
+  }
   for (const Shape* sh : shapes)
     if (sh->spec->kind == ShapeKind::box)
       for (double b : {sh->spec->lower[a], sh->spec->upper[a]})
@@ -2114,13 +2166,14 @@ std::int64_t round_up_4(std::int64_t k) { return (k + 3) / 4 * 4; }
 // rectangle (active axes), clipped on the axes along the face to [lo, hi] (a face whose plane
 // lies outside [lo, hi] too, where `clip_planes`); a ball's sphere in rings of elements about
 // `step` across (its area exactly). add(x, out, dA): the element's centre, its outward normal
-// and its area.
-template <class Add>
+// and its area. `halves`: a box's faces cut at element_cuts' halves, each element then in
+// eighths where refine(x, out) holds at its centre.
+template <class Add, class Refine>
 void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& shapes,
                           const ShapeSpec& shape, const double* lo, const double* hi,
-                          bool clip_planes, double step, Add&& add) {
+                          bool clip_planes, double step, bool halves, Refine&& refine, Add&& add) {
   if (shape.kind == ShapeKind::box) {
-    std::array<std::vector<double>, 2> cut;
+    std::array<std::vector<double>, 2> cut, fine;
     for (int a = 0; a < s.dims; ++a)
       for (int side = 0; side < 2; ++side) {
         const double plane = side == 0 ? shape.lower[a] : shape.upper[a];
@@ -2143,21 +2196,41 @@ void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& sha
           if (end <= start)
             empty = true;
           else
-            element_cuts(s, b, start, end, shapes, at);
+            element_cuts(s, b, start, end, shapes, halves, at);
         }
         if (empty) continue;
-        for (std::size_t p = 0; p + 1 < cut[0].size(); ++p)
-          for (std::size_t q = 0; q + 1 < cut[1].size(); ++q) {
-            double x[3] = {0, 0, 0};
-            x[a] = plane;
-            const std::size_t pq[2] = {p, q};
-            for (int o = 0; o < count; ++o) {
-              const std::vector<double>& at = cut[static_cast<std::size_t>(o)];
-              x[other[o]] = 0.5 * (at[pq[o]] + at[pq[o] + 1]);
+        // The elements between the cuts `at` (per axis along the face), given to add(), or
+        // where `coarse` and refine() asks, each in eighths.
+        const auto elements = [&](const std::array<std::vector<double>, 2>& at, bool coarse,
+                                  auto&& self) -> void {
+          for (std::size_t p = 0; p + 1 < at[0].size(); ++p)
+            for (std::size_t q = 0; q + 1 < at[1].size(); ++q) {
+              double x[3] = {0, 0, 0};
+              x[a] = plane;
+              const std::size_t pq[2] = {p, q};
+              for (int o = 0; o < count; ++o) {
+                const std::vector<double>& c = at[static_cast<std::size_t>(o)];
+                x[other[o]] = 0.5 * (c[pq[o]] + c[pq[o] + 1]);
+              }
+              if (coarse &&
+                  refine(static_cast<const double*>(x), static_cast<const double*>(out))) {
+                for (int o = 0; o < 2; ++o) {
+                  std::vector<double>& f = fine[static_cast<std::size_t>(o)];
+                  if (o >= count) {
+                    f = {0.0, 1.0};
+                    continue;
+                  }
+                  const std::vector<double>& c = at[static_cast<std::size_t>(o)];
+                  element_cuts(s, other[o], c[pq[o]], c[pq[o] + 1], shapes, false, f);
+                }
+                self(fine, false, self);
+                continue;
+              }
+              const double dA = (at[0][p + 1] - at[0][p]) * (at[1][q + 1] - at[1][q]);
+              add(x, out, dA);
             }
-            const double dA = (cut[0][p + 1] - cut[0][p]) * (cut[1][q + 1] - cut[1][q]);
-            add(x, out, dA);
-          }
+        };
+        elements(cut, halves, elements);
       }
     return;
   }
@@ -2204,18 +2277,21 @@ void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& sha
 
 }  // namespace
 
-std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
-                                       std::size_t region, const std::vector<SliverFold>* slivers,
-                                       std::vector<double>* resistance) {
-  Sampler s(c);
-  Materials m(s, ids);
+namespace {
+
+// surface_per_volume's shares of void `region` of m's case into `area` (per unit volume, folded,
+// not snapped); with `held` and `sum` (both or neither), per node the area of its elements and
+// that area times the resistance to them, whose ratio is surface_per_volume's `resistance`.
+void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFold>* slivers,
+                    NodeShares& area, NodeShares* held, NodeShares* sum) {
+  const Sampler& s = m.s;
+  const Case& c = s.c;
+  const std::vector<std::int32_t>& ids = m.ids;
   const RegionSpec& r = c.regions.at(region);
   const ShapeSpec& shape = r.shape;
   const std::string key = "regions[" + std::to_string(region) + "]";
   if (shape.kind != ShapeKind::box && shape.kind != ShapeKind::ball)
     throw std::invalid_argument(key + ".surface: a surface condition needs a box or ball void");
-  const std::int64_t np = s.points();
-  std::vector<double> area(static_cast<std::size_t>(np), 0.0);
   double domain[3] = {0, 0, 0};
   for (int a = 0; a < s.dims; ++a)
     domain[a] = static_cast<double>(s.periodic[a] ? s.n[a] : s.n[a] - 1) * s.h[a];
@@ -2277,18 +2353,10 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   // the body (sum): each element counted at the node its area ends at, after the folds below
   // (a void node's share to its body neighbours, then a sliver's to its takers), and measured
   // from there.
-  std::vector<double> held, sum;
-  if (resistance) {
-    held.assign(static_cast<std::size_t>(np), 0.0);
-    sum.assign(static_cast<std::size_t>(np), 0.0);
-  }
   std::vector<SliverFold> found_early;
-  std::vector<const SliverFold*> sliver_at;
-  if (resistance) {
-    sliver_at.assign(static_cast<std::size_t>(np), nullptr);
-    for (const SliverFold& f : slivers_of(m, slivers, found_early))
-      sliver_at[static_cast<std::size_t>(f.node)] = &f;
-  }
+  std::unordered_map<std::int64_t, const SliverFold*> sliver_at;
+  if (held)
+    for (const SliverFold& f : slivers_of(m, slivers, found_early)) sliver_at[f.node] = &f;
   // A material's conductivity along unit direction v (weighted by its squares); 0 for a void
   // and for one whose conductivity varies with temperature (not known at set-up).
   const auto conductivity_along = [&](std::int32_t mat, const double* v) -> double {
@@ -2359,17 +2427,18 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   const auto settle = [&](std::int64_t j, double share, const double* x, const double* into,
                           double dA) {
     const auto count = [&](std::int64_t t, double part) {
-      held[static_cast<std::size_t>(t)] += part * dA;
-      sum[static_cast<std::size_t>(t)] += part * dA * path_resistance(t, x, into);
+      (*held)[static_cast<std::size_t>(t)] += part * dA;
+      (*sum)[static_cast<std::size_t>(t)] += part * dA * path_resistance(t, x, into);
     };
-    if (const SliverFold* f = sliver_at[static_cast<std::size_t>(j)])
-      for (const auto& [t, part] : f->takers) count(t, share * part);
+    const auto f = sliver_at.find(j);
+    if (f != sliver_at.end())
+      for (const auto& [t, part] : f->second->takers) count(t, share * part);
     else
       count(j, share);
   };
   const auto record = [&](std::int64_t node, const double* x, const double* into, double dA) {
     area[static_cast<std::size_t>(node)] += dA;
-    if (!resistance) return;
+    if (!held) return;
     if (ids[static_cast<std::size_t>(node)] == kVoid) {
       const std::vector<std::int64_t> takers = void_node_takers(c, ids, node);
       for (std::int64_t t : takers)
@@ -2386,8 +2455,33 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   double hmin = s.h[0];
   for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
   const double step = hmin / 8.0;
+  // Where every shape is a box (or the whole domain), whatever lies on either side of an element
+  // of a box's face is the same over the element once it is cut at the control volumes' bounds
+  // and the boxes': the node beyond it, the regions behind it and the materials along its
+  // normal (whose distance to the node is the same over a plane). Its eighths then only repeat
+  // one element's answer 64 times (a heat sink of six gaps at 5.6M nodes spent 3 s on them).
+  // All but where the body on a side is another material than its node's and a contact may
+  // move it across (across_contact: which node takes it depends on where in the control
+  // volume it lies): such an element is taken in eighths.
+  const bool halves = std::all_of(m.shapes.begin(), m.shapes.end(), [](const Shape& sh) {
+    return sh.spec->kind == ShapeKind::box || sh.spec->kind == ShapeKind::everywhere;
+  });
+  const auto beside_interface = [&](const double* x, const double* out) {
+    if (!m.contacts.any()) return false;
+    for (const double sign : {1.0, -1.0}) {
+      double y[3] = {x[0], x[1], x[2]};
+      for (int a = 0; a < s.dims; ++a) y[a] += sign * 1e-7 * hmin * out[a];
+      const std::int64_t node = node_of(y);
+      if (node < 0) continue;
+      for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
+      const std::int32_t mat = m.at(y, node);
+      if (mat != kVoid && mat != ids[static_cast<std::size_t>(node)]) return true;
+    }
+    return false;
+  };
   const double origin[3] = {0, 0, 0};
-  for_surface_elements(s, m.shape_list, shape, origin, domain, false, step, add);
+  for_surface_elements(s, m.shape_list, shape, origin, domain, false, step, halves,
+                       beside_interface, add);
 
   // The sides of the box and ball materials painted after the void inside it: the body's
   // surface facing the void. An element counts where the point just outside the painted shape
@@ -2437,10 +2531,12 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
           painted.kind == ShapeKind::box ? painted.upper[a] : painted.center[a] + painted.radius;
       meets = meets && plo <= hi[a] && phi >= lo[a];
     }
-    if (meets) for_surface_elements(s, m.shape_list, painted, lo, hi, true, step, add_painted);
+    if (meets)
+      for_surface_elements(s, m.shape_list, painted, lo, hi, true, step, halves, beside_interface,
+                           add_painted);
   }
   // Per unit of each control volume's volume.
-  for (std::int64_t i = 0; i < np; ++i) {
+  for (std::int64_t i : area.nodes()) {
     if (area[static_cast<std::size_t>(i)] == 0.0) continue;
     const auto ic = s.coords(i);
     double volume = 1.0;
@@ -2453,12 +2549,27 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   fold_void_nodes(c, ids, area);
   std::vector<SliverFold> found;
   fold_slivers(c, slivers_of(m, slivers, found), area);
+}
+
+}  // namespace
+
+std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int32_t>& ids,
+                                       std::size_t region, const std::vector<SliverFold>* slivers,
+                                       std::vector<double>* resistance) {
+  Sampler s(c);
+  Materials m(s, ids);
+  const std::int64_t np = s.points();
+  NodeShares area(np), held(resistance ? np : 0), sum(resistance ? np : 0);
+  surface_shares(m, region, slivers, area, resistance ? &held : nullptr,
+                 resistance ? &sum : nullptr);
+  std::vector<double> out(static_cast<std::size_t>(np), 0.0);
+  for (std::int64_t i : area.nodes()) out[static_cast<std::size_t>(i)] = area.get(i);
   if (resistance) {
     resistance->assign(static_cast<std::size_t>(np), 0.0);
-    for (std::size_t i = 0; i < held.size(); ++i)
-      if (held[i] > 0.0) (*resistance)[i] = sum[i] / held[i];
+    for (std::int64_t i : held.nodes())
+      if (held.get(i) > 0.0) (*resistance)[static_cast<std::size_t>(i)] = sum.get(i) / held.get(i);
   }
-  return area;
+  return out;
 }
 
 namespace {
@@ -2471,11 +2582,21 @@ namespace {
 // laws (h A/V, its source, eps sigma A/V) come in a handful of values a compact sweep can
 // hold. Every user of the shares (the fields, the heat flows, the reported areas) reads the
 // rounded values.
-void snap_shares(const Case& c, std::vector<double>& per_volume) {
+double share_quantum(const Case& c) {
   double smallest = spacing(c, 0);
   for (int a = 1; a < c.grid.dims; ++a) smallest = std::min(smallest, spacing(c, a));
-  const double quantum = std::ldexp(1.0, std::ilogb(1.0 / smallest) - 40);
+  return std::ldexp(1.0, std::ilogb(1.0 / smallest) - 40);
+}
+void snap_shares(const Case& c, std::vector<double>& per_volume) {
+  const double quantum = share_quantum(c);
   for (double& v : per_volume) v = std::nearbyint(v / quantum) * quantum;
+}
+void snap_shares(const Case& c, NodeShares& per_volume) {
+  const double quantum = share_quantum(c);
+  for (std::int64_t i : per_volume.nodes()) {
+    double& v = per_volume[static_cast<std::size_t>(i)];
+    v = std::nearbyint(v / quantum) * quantum;
+  }
 }
 
 // Whether void shape `sh` may hold a point of the rectangle [lo, hi] (on the plane
@@ -2558,7 +2679,7 @@ std::pair<double, double> face_share(const Materials& m, const std::vector<const
 // sub-cell's volume over its extent along a, for the sub-cells of the layer at the face. True
 // when something moved.
 bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
-                        std::vector<double>& excess) {
+                        NodeShares& excess) {
   const Sampler& s = m.s;
   bool any = false;
   Points batch;
@@ -2602,13 +2723,13 @@ bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
   return any;
 }
 
-// The FaceCut of every outer face that passes heat and that a void reaches (VoidSurfaces).
-std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& ids,
-                               const std::vector<SliverFold>* slivers) {
+// The FaceCut of every outer face that passes heat and that a void reaches (VoidSurfaces), for
+// m's case where it samples below the grid.
+std::vector<FaceCut> face_cuts(Materials& m, const std::vector<SliverFold>* slivers) {
   std::vector<FaceCut> out;
-  if (!samples_subgrid(c)) return out;
-  Sampler s(c);
-  Materials m(s, ids);
+  const Sampler& s = m.s;
+  const Case& c = s.c;
+  const std::vector<std::int32_t>& ids = m.ids;
   bool heat = false;
   for (int face = 0; face < 2 * s.dims; ++face)
     heat = heat || (!s.periodic[face / 2] &&
@@ -2625,6 +2746,7 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
   std::vector<char> folded(static_cast<std::size_t>(np), 0);
   for (const SliverFold& f : folds) folded[static_cast<std::size_t>(f.node)] = 1;
   Points batch;
+  NodeShares excess(np);
   for (int face = 0; face < 2 * s.dims; ++face) {
     const int a = face / 2, side = face % 2;
     const kernels::BoundaryFace& f = c.boundary[static_cast<std::size_t>(face)];
@@ -2633,7 +2755,7 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
     // Just inside the domain, so that a void touching the face from outside holds none of it.
     const double at_plane =
         static_cast<double>(plane) * s.h[a] + (side == 0 ? 1e-7 : -1e-7) * s.h[a];
-    std::vector<double> excess(static_cast<std::size_t>(np), 0.0);
+    excess.clear();
     bool any = false;
     std::int64_t first[3] = {0, 0, 0}, end[3] = {s.n[0], s.n[1], s.n[2]};
     first[a] = plane;
@@ -2667,10 +2789,10 @@ std::vector<FaceCut> face_cuts(const Case& c, const std::vector<std::int32_t>& i
     snap_shares(c, excess);
     FaceCut cut;
     cut.face = face;
-    for (std::int64_t i = 0; i < np; ++i)
-      if (excess[static_cast<std::size_t>(i)] != 0.0) {
+    for (std::int64_t i : excess.nodes())
+      if (excess.get(i) != 0.0) {
         cut.nodes.push_back(i);
-        cut.excess.push_back(excess[static_cast<std::size_t>(i)]);
+        cut.excess.push_back(excess.get(i));
       }
     if (!cut.nodes.empty()) out.push_back(std::move(cut));
   }
@@ -2687,35 +2809,52 @@ const VoidSurface* VoidSurfaces::find(std::size_t region) const {
 
 VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) {
   VoidSurfaces out;
+  const bool subgrid = samples_subgrid(c);
+  const auto has_surface = [](const RegionSpec& r) {
+    return r.is_void && (r.shape.kind == ShapeKind::box || r.shape.kind == ShapeKind::ball);
+  };
+  if (!subgrid && std::none_of(c.regions.begin(), c.regions.end(), has_surface)) return out;
+  // One geometry for the slivers, every void's surface and the outer faces (each `where`
+  // shape's node test is a pass over the grid).
+  Sampler s(c);
+  Materials m(s, ids);
   // The slivers once, for the surfaces here and for the capacities and the sources' shares.
-  if (samples_subgrid(c) && std::any_of(c.regions.begin(), c.regions.end(),
-                                        [](const RegionSpec& r) { return r.is_void; }))
-    out.slivers = sliver_folds(c, ids);
+  if (subgrid && m.any_void) out.slivers = find_sliver_folds(m);
   const double cell = cell_volume(c);
+  const std::int64_t np = s.points();
+  std::optional<NodeShares> area, held, sum;  // made at the first surface, reused by the next
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
-    if (!region.is_void ||
-        (region.shape.kind != ShapeKind::box && region.shape.kind != ShapeKind::ball))
-      continue;
+    if (!has_surface(region)) continue;
     const double h = kernels::face_transfer(region.surface);
-    std::vector<double> resistance;
-    std::vector<double> per_volume =
-        surface_per_volume(c, ids, r, out.folds(), h > 0.0 ? &resistance : nullptr);
-    snap_shares(c, per_volume);
+    if (!area) area.emplace(np);
+    area->clear();
+    if (h > 0.0) {
+      if (!held) {
+        held.emplace(np);
+        sum.emplace(np);
+      }
+      held->clear();
+      sum->clear();
+    }
+    surface_shares(m, r, out.folds(), *area, h > 0.0 ? &*held : nullptr, h > 0.0 ? &*sum : nullptr);
+    snap_shares(c, *area);
     VoidSurface v;
     v.region = r;
-    for (std::size_t i = 0; i < per_volume.size(); ++i) {
-      if (per_volume[i] == 0.0) continue;
-      v.nodes.push_back(static_cast<std::int64_t>(i));
-      v.per_volume.push_back(per_volume[i]);
-      v.convective_per_volume.push_back(
-          resistance.empty() ? per_volume[i] : per_volume[i] / (1.0 + h * resistance[i]));
-      v.area += per_volume[i] * node_weight(c, static_cast<std::int64_t>(i)) * cell;
+    for (std::int64_t i : area->nodes()) {
+      const double per_volume = area->get(i);
+      if (per_volume == 0.0) continue;
+      v.nodes.push_back(i);
+      v.per_volume.push_back(per_volume);
+      // The resistance to the node's part of the surface (0 where it holds none).
+      const double resistance = h > 0.0 && held->get(i) > 0.0 ? sum->get(i) / held->get(i) : 0.0;
+      v.convective_per_volume.push_back(h > 0.0 ? per_volume / (1.0 + h * resistance) : per_volume);
+      v.area += per_volume * node_weight(c, i) * cell;
     }
     snap_shares(c, v.convective_per_volume);
     out.voids.push_back(std::move(v));
   }
-  out.faces = face_cuts(c, ids, out.folds());
+  if (subgrid) out.faces = face_cuts(m, out.folds());
   return out;
 }
 
