@@ -404,46 +404,43 @@ struct ShareMove {
   double amount = 0.0;
 };
 
-// The moves of every thread, added to the receiving nodes in the order of (to, from), so that
-// the fields do not depend on the threads' split: amount / per(to) (the node's control volume,
-// or its cross-section across a face's axis).
 // A per-node field that only the nodes near one surface hold (a void's surface shares, an
-// outer face's excess): its values dense, zero where unwritten, with the nodes written listed,
-// so that folding it, listing it and clearing it for the next surface cost those nodes, not
-// the grid's (a heat sink's voids each took four passes over every node). Indexed as a
-// std::vector<double> is, so that the folds below take either.
+// outer face's excess): the values of the nodes written, so that folding it, listing it and
+// clearing it for the next surface cost those nodes, not the grid's (a heat sink's voids each
+// took four passes over every node). Indexed as a std::vector<double> is, an unwritten node
+// reading 0, so that the folds below take either. A hash map rather than dense arrays: a
+// surface's nodes lie a row or a plane apart, one or two to a page, so dense arrays touched
+// nearly every page of the grid (populated and cleared, or each faulted in on its first write:
+// on a virtual machine the faults cost more than the surface's arithmetic).
 class NodeShares {
  public:
-  explicit NodeShares(std::int64_t points)
-      : value_(static_cast<std::size_t>(points), 0.0),
-        listed_(static_cast<std::size_t>(points), 0) {}
   double& operator[](std::size_t i) {
-    if (!listed_[i]) {
-      listed_[i] = 1;
-      nodes_.push_back(static_cast<std::int64_t>(i));
-    }
-    return value_[i];
+    const auto [at, fresh] = value_.try_emplace(static_cast<std::int64_t>(i), 0.0);
+    if (fresh) nodes_.push_back(static_cast<std::int64_t>(i));
+    return at->second;
   }
-  double get(std::int64_t i) const { return value_[static_cast<std::size_t>(i)]; }
+  double get(std::int64_t i) const {
+    const auto at = value_.find(i);
+    return at == value_.end() ? 0.0 : at->second;
+  }
   // The nodes written, ascending.
   const std::vector<std::int64_t>& nodes() {
     std::sort(nodes_.begin(), nodes_.end());
     return nodes_;
   }
   void clear() {
-    for (std::int64_t i : nodes_) {
-      value_[static_cast<std::size_t>(i)] = 0.0;
-      listed_[static_cast<std::size_t>(i)] = 0;
-    }
+    value_.clear();
     nodes_.clear();
   }
 
  private:
-  std::vector<double> value_;
-  std::vector<char> listed_;
+  std::unordered_map<std::int64_t, double> value_;
   std::vector<std::int64_t> nodes_;
 };
 
+// The moves of every thread, added to the receiving nodes in the order of (to, from), so that
+// the fields do not depend on the threads' split: amount / per(to) (the node's control volume,
+// or its cross-section across a face's axis).
 template <typename Per>
 void apply_moves(std::vector<ShareMove>& moves, std::vector<double>& out, Per&& per) {
   std::stable_sort(moves.begin(), moves.end(), [](const ShareMove& a, const ShareMove& b) {
@@ -2559,7 +2556,7 @@ std::vector<double> surface_per_volume(const Case& c, const std::vector<std::int
   Sampler s(c);
   Materials m(s, ids);
   const std::int64_t np = s.points();
-  NodeShares area(np), held(resistance ? np : 0), sum(resistance ? np : 0);
+  NodeShares area, held, sum;
   surface_shares(m, region, slivers, area, resistance ? &held : nullptr,
                  resistance ? &sum : nullptr);
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
@@ -2746,7 +2743,7 @@ std::vector<FaceCut> face_cuts(Materials& m, const std::vector<SliverFold>* sliv
   std::vector<char> folded(static_cast<std::size_t>(np), 0);
   for (const SliverFold& f : folds) folded[static_cast<std::size_t>(f.node)] = 1;
   Points batch;
-  NodeShares excess(np);
+  NodeShares excess;
   for (int face = 0; face < 2 * s.dims; ++face) {
     const int a = face / 2, side = face % 2;
     const kernels::BoundaryFace& f = c.boundary[static_cast<std::size_t>(face)];
@@ -2821,33 +2818,25 @@ VoidSurfaces void_surfaces(const Case& c, const std::vector<std::int32_t>& ids) 
   // The slivers once, for the surfaces here and for the capacities and the sources' shares.
   if (subgrid && m.any_void) out.slivers = find_sliver_folds(m);
   const double cell = cell_volume(c);
-  const std::int64_t np = s.points();
-  std::optional<NodeShares> area, held, sum;  // made at the first surface, reused by the next
+  NodeShares area, held, sum;
   for (std::size_t r = 0; r < c.regions.size(); ++r) {
     const RegionSpec& region = c.regions[r];
     if (!has_surface(region)) continue;
     const double h = kernels::face_transfer(region.surface);
-    if (!area) area.emplace(np);
-    area->clear();
-    if (h > 0.0) {
-      if (!held) {
-        held.emplace(np);
-        sum.emplace(np);
-      }
-      held->clear();
-      sum->clear();
-    }
-    surface_shares(m, r, out.folds(), *area, h > 0.0 ? &*held : nullptr, h > 0.0 ? &*sum : nullptr);
-    snap_shares(c, *area);
+    area.clear();
+    held.clear();
+    sum.clear();
+    surface_shares(m, r, out.folds(), area, h > 0.0 ? &held : nullptr, h > 0.0 ? &sum : nullptr);
+    snap_shares(c, area);
     VoidSurface v;
     v.region = r;
-    for (std::int64_t i : area->nodes()) {
-      const double per_volume = area->get(i);
+    for (std::int64_t i : area.nodes()) {
+      const double per_volume = area.get(i);
       if (per_volume == 0.0) continue;
       v.nodes.push_back(i);
       v.per_volume.push_back(per_volume);
       // The resistance to the node's part of the surface (0 where it holds none).
-      const double resistance = h > 0.0 && held->get(i) > 0.0 ? sum->get(i) / held->get(i) : 0.0;
+      const double resistance = h > 0.0 && held.get(i) > 0.0 ? sum.get(i) / held.get(i) : 0.0;
       v.convective_per_volume.push_back(h > 0.0 ? per_volume / (1.0 + h * resistance) : per_volume);
       v.area += per_volume * node_weight(c, i) * cell;
     }
