@@ -602,6 +602,69 @@ TEST(Void, ASurfaceHalfwayBetweenNodesGoesToTheBodysNodes) {
   EXPECT_NEAR(on_body, 2 * (0.0055 + 0.0035), 1e-12);
 }
 
+// A box void's surface among boxes is taken in elements the size of the control volumes' cuts
+// (every shape a box: nothing varies across such an element) and where a ball is among the
+// shapes in eighths of a spacing; an element beside a contact's interface is taken in eighths
+// in both. The two give the same shares and the same resistances to the node behind each part
+// of the surface: a steel block with a copper insert (a contact between them) and a convective
+// box void whose faces lie off the node planes and cross the insert, with and without a steel
+// ball far from both (which changes no material).
+TEST(Void, ABoxSurfaceIsTheSameInElementsOfControlVolumesAndInEighths) {
+  const auto make = [](bool with_ball) {
+    Case c;
+    c.grid.dims = 3;
+    c.grid.n = {25, 21, 17};
+    c.grid.length = {0.024, 0.020, 0.016};  // h = 1 mm
+    c.materials = {material("steel", 45.0, 7800, 470), material("copper", 390.0, 8960, 385)};
+    c.regions = {region("steel")};
+    heatsim::solver::RegionSpec insert = region("copper");
+    insert.shape = box({0.0043, 0.0, 0.0}, {0.0127, 0.020, 0.0088});
+    c.regions.push_back(insert);
+    if (with_ball) {
+      heatsim::solver::RegionSpec ball = region("steel");
+      ball.shape.kind = ShapeKind::ball;
+      ball.shape.center = {0.021, 0.017, 0.013};
+      ball.shape.radius = 0.0015;
+      c.regions.push_back(ball);
+    }
+    heatsim::solver::RegionSpec v;
+    v.is_void = true;
+    v.surface.kind = BoundaryKind::convective;
+    v.surface.transfer = 200.0;
+    v.surface.value = 300.0;
+    v.shape = box({0.0081, 0.0052, 0.0064}, {0.0183, 0.0147, 0.0121});
+    c.regions.push_back(v);
+    c.contacts.push_back({{"steel", "copper"}, 1e-4});
+    return c;
+  };
+  const Case boxes = make(false), with_ball = make(true);
+  const std::vector<std::int32_t> ids = heatsim::solver::material_ids(boxes);
+  ASSERT_EQ(ids, heatsim::solver::material_ids(with_ball));
+  std::vector<double> ra, rb;
+  const std::vector<double> a = heatsim::solver::surface_per_volume(boxes, ids, 2, nullptr, &ra);
+  const std::vector<double> b =
+      heatsim::solver::surface_per_volume(with_ball, ids, 3, nullptr, &rb);
+  double area = 0.0, largest = 0.0;
+  int held = 0, beside_contact = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    largest = std::max(largest, a[i]);
+    EXPECT_NEAR(a[i], b[i], 1e-12 * std::abs(b[i])) << "node " << i;
+    EXPECT_NEAR(ra[i], rb[i], 1e-12 * std::abs(rb[i])) << "node " << i;
+    if (a[i] == 0.0) continue;
+    ++held;
+    // A node of the insert beside steel on the surface: its resistance counts both materials.
+    if (ids[i] == 1 && ra[i] > 0.0) ++beside_contact;
+    area += a[i] * heatsim::solver::node_weight(boxes, static_cast<std::int64_t>(i)) *
+            heatsim::solver::cell_volume(boxes);
+  }
+  // The void's box: 10.2 x 9.5 x 5.7 mm, wholly inside the body.
+  const double exact = 2.0 * (0.0102 * 0.0095 + 0.0102 * 0.0057 + 0.0095 * 0.0057);
+  EXPECT_NEAR(area, exact, 1e-12 * exact);
+  EXPECT_GT(held, 100);
+  EXPECT_GT(beside_contact, 0);
+  EXPECT_GT(largest, 0.0);
+}
+
 // Two convective box voids that overlap, their bottoms on one line: the stretch of wall both
 // bound counts once (the later void's), so their surfaces add up to the union's, and the
 // steady field and the voids' heat flows are the union void's to the sampling's rounding.
