@@ -2693,6 +2693,13 @@ bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
         const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
         const std::array<std::int64_t, 3> ic{xi, y, z};
         if (m.ids[static_cast<std::size_t>(i)] == kVoid || !m.near_surface(i, ic)) continue;
+        // One material throughout, the node's own (Materials::one_material_cell, its first
+        // sub-cell's): no part crosses (interface_targets), nothing moves.
+        double first[3], first_volume = 0.0;
+        if (m.one_material_cell(ic) && first_sub_cell(s, ic, first, first_volume)) {
+          const std::int32_t mat = m.at(first, i);
+          if (mat == m.ids[static_cast<std::size_t>(i)] || mat == kVoid) continue;
+        }
         batch.clear();
         volumes.clear();
         for_sub_cells(s, m.shape_list, i, batch.cuts, [&](const double* x, double v) {
