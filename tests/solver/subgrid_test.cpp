@@ -33,6 +33,17 @@ using heatsim::solver::Case;
 using heatsim::solver::ShapeKind;
 using heatsim::solver::ShapeSpec;
 
+// A void region of `shape` whose surface is convective (h to `ambient`).
+heatsim::solver::RegionSpec convective_void(const ShapeSpec& shape, double h, double ambient) {
+  heatsim::solver::RegionSpec v;
+  v.is_void = true;
+  v.surface.kind = BoundaryKind::convective;
+  v.surface.transfer = h;
+  v.surface.value = ambient;
+  v.shape = shape;
+  return v;
+}
+
 // Three layers across x (gypsum 12.5 mm, mineral wool 80 mm, concrete 150 mm), 293.15 K inside,
 // h = 25 W/m^2K to 263.15 K outside, n nodes.
 Case wall(int n) {
@@ -627,13 +638,8 @@ TEST(Void, ABoxSurfaceIsTheSameInElementsOfControlVolumesAndInEighths) {
       ball.shape.radius = 0.0015;
       c.regions.push_back(ball);
     }
-    heatsim::solver::RegionSpec v;
-    v.is_void = true;
-    v.surface.kind = BoundaryKind::convective;
-    v.surface.transfer = 200.0;
-    v.surface.value = 300.0;
-    v.shape = box({0.0081, 0.0052, 0.0064}, {0.0183, 0.0147, 0.0121});
-    c.regions.push_back(v);
+    c.regions.push_back(
+        convective_void(box({0.0081, 0.0052, 0.0064}, {0.0183, 0.0147, 0.0121}), 200.0, 300.0));
     c.contacts.push_back({{"steel", "copper"}, 1e-4});
     return c;
   };
@@ -1441,13 +1447,8 @@ TEST(Void, AnExtrudedFinsCornerGoesAlikeInEveryZPlane) {
     c.grid.n = {31, 31, dims == 3 ? 3 : 1};
     c.grid.length = {0.03, 0.03, dims == 3 ? 0.01 : 1.0};
     c.materials = {material("al", 200, 2700, 900), material("cu", 400, 8900, 385)};
-    heatsim::solver::RegionSpec air;
-    air.is_void = true;
-    air.surface.kind = BoundaryKind::convective;
-    air.surface.transfer = 50.0;
-    air.surface.value = 300.0;
-    air.shape = box({0, 0.01, 0}, {0.03, 0.03, 0.01});
-    c.regions = {region("al"), air, region("cu", box({0.0123, 0.01, 0}, {0.0177, 0.0217, 0.01}))};
+    c.regions = {region("al"), convective_void(box({0, 0.01, 0}, {0.03, 0.03, 0.01}), 50.0, 300.0),
+                 region("cu", box({0.0123, 0.01, 0}, {0.0177, 0.0217, 0.01}))};
     return c;
   };
   const auto flat = heatsim::solver::coefficient_fields(make(2));
