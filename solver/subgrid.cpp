@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
@@ -47,6 +48,10 @@ struct Points {
   // Materials::find_where_crossings': the pieces' lower ends' indices, the exact cuts.
   std::vector<std::size_t> lower;
   std::vector<double> exact;
+  // Materials::line_conductance's answers where every line along an axis is alike (Materials::
+  // lines_alike): per (axis, the line's start on it, the bits; the node's material), the
+  // conductance.
+  std::map<std::tuple<int, std::uint64_t, std::int32_t>, double> line_k;
   void clear() {
     for (auto& v : x) v.clear();
   }
@@ -461,6 +466,10 @@ struct Materials {
   // Per axis: every shape is the same along it (Shape::uniform_along), so a line along it
   // holds one material.
   std::array<bool, 3> uniform_along{false, false, false};
+  // Per axis: every shape is the same along every other axis, so every line along it is the
+  // line through any other point with its coordinate on it (layers written as a formula of
+  // that coordinate alone).
+  std::array<bool, 3> lines_alike{false, false, false};
 
   Materials(Sampler& sampler, const std::vector<std::int32_t>& node_ids)
       : s(sampler), ids(node_ids), contacts(sampler.c) {
@@ -481,6 +490,11 @@ struct Materials {
     for (int a = 0; a < s.dims; ++a)
       uniform_along[a] = std::all_of(shapes.begin(), shapes.end(),
                                      [&](const Shape& sh) { return sh.uniform_along(a); });
+    for (int a = 0; a < s.dims; ++a) {
+      lines_alike[a] = true;
+      for (int b = 0; b < s.dims; ++b)
+        if (b != a) lines_alike[a] = lines_alike[a] && uniform_along[b];
+    }
     any_void = std::find(material.begin(), material.end(), kVoid) != material.end();
     std::int32_t first = -1;
     for (std::int32_t m : material) {
@@ -1012,13 +1026,26 @@ struct Materials {
   // so that the sliver's body conducts to its neighbour through the body alone. A void further
   // along, or one reaching past the control volume, still cuts the line.
   double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
-                          bool strip_hi = false) const {
+                          bool strip_hi = false, bool remembered = true) const {
     // Every point of the line holds one material (uniform_along), and no contact or sliver's
     // void counts: its k, as the pieces' sum gives it (one material: that k exactly).
     if (uniform_along[a] && !contacts.any() && !strip_lo && !strip_hi) {
       double y[3] = {x[0], x[1], x[2]};
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       return k(this->at(y, node), a);
+    }
+    // Every line along a alike, no contact or sliver's void: the answer of the line with this
+    // start and node material, computed once (the same arithmetic on the same values; the
+    // other coordinates are read by no shape).
+    if (remembered && lines_alike[a] && !contacts.any() && !strip_lo && !strip_hi) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &x[a], sizeof bits);
+      const auto key = std::make_tuple(a, bits, ids[static_cast<std::size_t>(node)]);
+      const auto known = batch.line_k.find(key);
+      if (known != batch.line_k.end()) return known->second;
+      const double K = line_conductance(a, x, node, batch, false, false, false);
+      batch.line_k.emplace(key, K);
+      return K;
     }
     const double x0 = x[a], x1 = x0 + s.h[a];
     lay_line(a, x, node, batch);
