@@ -3,6 +3,7 @@
 // caches). The baseline the tiled backends are measured against. Written once over the point
 // operators (point_operators.cuh): the constant stencil and the conservative flux operator.
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -198,9 +199,13 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
   if (x < 0 || x >= g.n[0] || y >= g.n[1]) return;
   const std::int64_t z0 = static_cast<std::int64_t>(blockIdx.z) * C;
   const int count = g.n[2] - z0 < C ? static_cast<int>(g.n[2] - z0) : C;
-  const std::int64_t first = g.index(x, y, z0), pz = g.pitch_z, py = g.pitch_y;
-  const T* __restrict__ in = a.in;
-  const std::uint8_t* __restrict__ cls = a.node_class;
+  // Pointers at the column's first node, offsets from it in 32 bits (launch_classes: a plane's
+  // pitch times C + 2 fits).
+  const std::int64_t first = g.index(x, y, z0);
+  const int pz = static_cast<int>(g.pitch_z), py = static_cast<int>(g.pitch_y);
+  const T* __restrict__ in = a.in + first;
+  T* __restrict__ out = a.out + first;
+  const std::uint8_t* __restrict__ cls = a.node_class + first;
   T factor[SOURCES > 0 ? SOURCES : 1];
 #pragma unroll
   for (int s = 0; s < SOURCES; ++s) factor[s] = __ldg(a.factor + s);
@@ -208,7 +213,7 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
   // asked for before the tile's word so that the word's latency hides behind it.
   T col[C + 2];
 #pragma unroll
-  for (int q = 0; q < C + 2; ++q) col[q] = q <= count + 1 ? __ldg(in + first + (q - 1) * pz) : T(0);
+  for (int q = 0; q < C + 2; ++q) col[q] = q <= count + 1 ? __ldg(in + (q - 1) * pz) : T(0);
   // A uniform tile (CoefficientArgs::uniform_tile): its class and conductances once, no byte
   // of the compact form read per node, the same arithmetic.
   const std::uint32_t tile =
@@ -230,79 +235,80 @@ __global__ void __launch_bounds__(kClassesBlockX* kClassesBlockY)
     T src = T(0);
 #pragma unroll
     for (int s = 0; s < SOURCES; ++s) src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
-    T value[C];
 #pragma unroll
     for (int j = 0; j < C; ++j) {
-      value[j] = T(0);
       if (j < count) {
-        const std::int64_t i = first + j * pz;
+        const int i = j * pz;
         const T ui = col[j + 1];
         T flow = T(0);
         add_axis(flow, a.inv_h2[0], ui, kx, __ldg(in + i - 1), kx, __ldg(in + i + 1));
         add_axis(flow, a.inv_h2[1], ui, ky, __ldg(in + i - py), ky, __ldg(in + i + py));
         add_axis(flow, a.inv_h2[2], ui, kz, col[j], kz, col[j + 2]);
-        value[j] = finish_value<TRANSFER>(dtc, hold, ui, flow + src);
+        out[i] = finish_value<TRANSFER>(dtc, hold, ui, flow + src);
       }
     }
-#pragma unroll
-    for (int j = 0; j < C; ++j)
-      if (j < count) a.out[first + j * pz] = value[j];
     return;
   }
-  // The column's classes (the pairs' form); with the faces given, the classes of its z faces,
-  // from the one below plane z0 on.
-  std::uint8_t key[C + 2], zface[C + 1];
-#pragma unroll
-  for (int q = 0; q < C + 2; ++q) {
-    key[q] = 0;
-    if constexpr (!P::kFaces) {
-      if (q <= count + 1) key[q] = __ldg(cls + first + (q - 1) * pz);
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < C + 1; ++q) {
-    zface[q] = 0;
-    if constexpr (P::kFaces) {
-      if (q <= count) zface[q] = __ldg(a.face_class[2] + first + (q - 1) * pz);
-    }
-  }
-  T value[C];
-#pragma unroll
-  for (int j = 0; j < C; ++j) {
-    value[j] = T(0);
-    if (j < count) {
-      const std::int64_t i = first + j * pz;
+  // A mixed tile. The pairs' form node by node, the loop kept rolled, each value stored once
+  // formed and the z neighbours read again (from L1): few registers held, so that the kernel
+  // stays at the uniform tiles' count (ptxas, sm_90, fp64: 32 registers, 8 blocks of 256 per
+  // SM; 40 with this column unrolled). The faces' form keeps its unrolled column (the classes
+  // of its z faces once, the values stored last): 32 registers without sources, 40 with.
+  if constexpr (!P::kFaces) {
+#pragma unroll 1
+    for (int j = 0; j < count; ++j) {
+      const int i = j * pz;
       const unsigned c = __ldg(cls + i);
-      const T ui = col[j + 1];
+      const T ui = __ldg(in + i);
+      const T* pair = p.pair + c * kPairClasses;
       T flow = T(0);
-      if constexpr (P::kFaces) {
-        const std::uint8_t* __restrict__ fx = a.face_class[0];
-        const std::uint8_t* __restrict__ fy = a.face_class[1];
+      add_axis(flow, a.inv_h2[0], ui, pair[__ldg(cls + i - 1)], __ldg(in + i - 1),
+               pair[__ldg(cls + i + 1)], __ldg(in + i + 1));
+      add_axis(flow, a.inv_h2[1], ui, pair[__ldg(cls + i - py)], __ldg(in + i - py),
+               pair[__ldg(cls + i + py)], __ldg(in + i + py));
+      add_axis(flow, a.inv_h2[2], ui, pair[__ldg(cls + i - pz)], __ldg(in + i - pz),
+               pair[__ldg(cls + i + pz)], __ldg(in + i + pz));
+      T src = T(0);
+#pragma unroll
+      for (int s = 0; s < SOURCES; ++s)
+        src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
+      out[i] = finish_value<TRANSFER>(p.dt_over_capacity[c], TRANSFER ? p.transfer[c] : T(0), ui,
+                                      flow + src);
+    }
+  } else {
+    const std::uint8_t* __restrict__ fx = a.face_class[0] + first;
+    const std::uint8_t* __restrict__ fy = a.face_class[1] + first;
+    const std::uint8_t* __restrict__ fz = a.face_class[2] + first;
+    std::uint8_t zface[C + 1];  // the column's z faces' classes, from the one below plane z0 on
+#pragma unroll
+    for (int q = 0; q < C + 1; ++q) zface[q] = q <= count ? __ldg(fz + (q - 1) * pz) : 0;
+    T value[C];
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+      value[j] = T(0);
+      if (j < count) {
+        const int i = j * pz;
+        const unsigned c = __ldg(cls + i);
+        const T ui = col[j + 1];
+        T flow = T(0);
         add_axis(flow, a.inv_h2[0], ui, p.face[0][__ldg(fx + i - 1)], __ldg(in + i - 1),
                  p.face[0][__ldg(fx + i)], __ldg(in + i + 1));
         add_axis(flow, a.inv_h2[1], ui, p.face[1][__ldg(fy + i - py)], __ldg(in + i - py),
                  p.face[1][__ldg(fy + i)], __ldg(in + i + py));
         add_axis(flow, a.inv_h2[2], ui, p.face[2][zface[j]], col[j], p.face[2][zface[j + 1]],
                  col[j + 2]);
-      } else {
-        const T* pair = p.pair + c * kPairClasses;
-        add_axis(flow, a.inv_h2[0], ui, pair[__ldg(cls + i - 1)], __ldg(in + i - 1),
-                 pair[__ldg(cls + i + 1)], __ldg(in + i + 1));
-        add_axis(flow, a.inv_h2[1], ui, pair[__ldg(cls + i - py)], __ldg(in + i - py),
-                 pair[__ldg(cls + i + py)], __ldg(in + i + py));
-        add_axis(flow, a.inv_h2[2], ui, pair[key[j]], col[j], pair[key[j + 2]], col[j + 2]);
+        T src = T(0);
+#pragma unroll
+        for (int s = 0; s < SOURCES; ++s)
+          src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
+        value[j] = finish_value<TRANSFER>(p.dt_over_capacity[c], TRANSFER ? p.transfer[c] : T(0),
+                                          ui, flow + src);
       }
-      T src = T(0);
-#pragma unroll
-      for (int s = 0; s < SOURCES; ++s)
-        src = fma(factor[s], p.source[c * kMaxSourceFields + s], src);
-      value[j] = finish_value<TRANSFER>(p.dt_over_capacity[c], TRANSFER ? p.transfer[c] : T(0), ui,
-                                        flow + src);
     }
-  }
 #pragma unroll
-  for (int j = 0; j < C; ++j)
-    if (j < count) a.out[first + j * pz] = value[j];
+    for (int j = 0; j < C; ++j)
+      if (j < count) out[j * pz] = value[j];
+  }
 }
 
 // naive_classes_kernel with SOURCES = `sources` (S up to kMaxSourceFields).
@@ -349,6 +355,8 @@ bool launch_classes(const CoefficientArgs<T>& a, int dims, const LaunchContext& 
   const std::int64_t by = (g.n[1] + kClassesBlockY - 1) / kClassesBlockY;
   const std::int64_t bz = (g.n[2] + kClassesColumn - 1) / kClassesColumn;
   if (by > 65535 || bz > 65535) return false;
+  // The kernel's offsets from a column's first node in 32 bits.
+  if (g.pitch_z > std::numeric_limits<int>::max() / (kClassesColumn + 2)) return false;
   static_assert(kClassesBlockX == kUniformTileX && kClassesBlockY == kUniformTileY &&
                     kClassesColumn == kUniformTileZ,
                 "a block's nodes are a uniform tile's");
