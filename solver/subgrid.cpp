@@ -1026,26 +1026,13 @@ struct Materials {
   // so that the sliver's body conducts to its neighbour through the body alone. A void further
   // along, or one reaching past the control volume, still cuts the line.
   double line_conductance(int a, double* x, std::int64_t node, Points& batch, bool strip_lo = false,
-                          bool strip_hi = false, bool remembered = true) const {
+                          bool strip_hi = false) const {
     // Every point of the line holds one material (uniform_along), and no contact or sliver's
     // void counts: its k, as the pieces' sum gives it (one material: that k exactly).
     if (uniform_along[a] && !contacts.any() && !strip_lo && !strip_hi) {
       double y[3] = {x[0], x[1], x[2]};
       for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
       return k(this->at(y, node), a);
-    }
-    // Every line along a alike, no contact or sliver's void: the answer of the line with this
-    // start and node material, computed once (the same arithmetic on the same values; the
-    // other coordinates are read by no shape).
-    if (remembered && lines_alike[a] && !contacts.any() && !strip_lo && !strip_hi) {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &x[a], sizeof bits);
-      const auto key = std::make_tuple(a, bits, ids[static_cast<std::size_t>(node)]);
-      const auto known = batch.line_k.find(key);
-      if (known != batch.line_k.end()) return known->second;
-      const double K = line_conductance(a, x, node, batch, false, false, false);
-      batch.line_k.emplace(key, K);
-      return K;
     }
     const double x0 = x[a], x1 = x0 + s.h[a];
     lay_line(a, x, node, batch);
@@ -1248,6 +1235,23 @@ struct Materials {
     return count;
   }
 
+  // line_conductance, where every line along a is alike and no contact or sliver's void enters
+  // remembered per thread: the answer of the line with this start and node material, computed
+  // once (the same arithmetic on the same values; the other coordinates are read by no shape).
+  double face_line(int a, double* x, std::int64_t node, Points& batch, bool strip_lo,
+                   bool strip_hi) const {
+    if (!lines_alike[a] || uniform_along[a] || contacts.any() || strip_lo || strip_hi)
+      return line_conductance(a, x, node, batch, strip_lo, strip_hi);
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &x[a], sizeof bits);
+    const auto key = std::make_tuple(a, bits, ids[static_cast<std::size_t>(node)]);
+    const auto known = batch.line_k.find(key);
+    if (known != batch.line_k.end()) return known->second;
+    const double K = line_conductance(a, x, node, batch);
+    batch.line_k.emplace(key, K);
+    return K;
+  }
+
   // The face between node i and i + e_a (or the wrap), sampled. With `moves`, the lines beyond
   // a contact (line_beyond_contact) leave the face and are appended there.
   double face(int a, std::int64_t i, Points& batch, std::vector<ShareMove>* moves = nullptr) const {
@@ -1311,7 +1315,7 @@ struct Materials {
             }
           }
           if (w <= 0.0) continue;
-          const double K = line_conductance(a, x, i, batch, strip[0], strip[1]);
+          const double K = face_line(a, x, i, batch, strip[0], strip[1]);
           weight += w;
           if (j >= 0 && !batch.material.empty() &&
               std::none_of(batch.material.begin(), batch.material.end(),
@@ -2319,6 +2323,9 @@ void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFo
   double domain[3] = {0, 0, 0};
   for (int a = 0; a < s.dims; ++a)
     domain[a] = static_cast<double>(s.periodic[a] ? s.n[a] : s.n[a] - 1) * s.h[a];
+  // The smallest spacing: points a ten-millionth of it off a surface are on its sides.
+  double hmin = s.h[0];
+  for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
   // The node whose control volume holds point x (the nearest), or -1 outside the domain.
   const auto node_of = [&](const double* x) -> std::int64_t {
     std::int64_t i = 0, stride = 1;
@@ -2346,16 +2353,21 @@ void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFo
     const Materials::Crossing cr = m.crossing(node, s.coords(node), y, mat);
     return cr.to >= 0 && cr.whole ? cr.to : node;
   };
-  const auto body_beyond = [&](const double* x, const double* out) -> std::int64_t {
-    double y[3] = {x[0], x[1], x[2]};
-    double hmin = s.h[0];
-    for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
-    for (int a = 0; a < s.dims; ++a) y[a] += 1e-7 * hmin * out[a];
+  // The point just off the surface at x on the side `sign` of `out` (wrapped), into y: the node
+  // whose control volume holds it (-1 outside the domain) and, inside, its material.
+  const auto beside = [&](const double* x, const double* out, double sign,
+                          double* y) -> std::pair<std::int64_t, std::int32_t> {
+    for (int a = 0; a < 3; ++a) y[a] = x[a];
+    for (int a = 0; a < s.dims; ++a) y[a] += sign * 1e-7 * hmin * out[a];
     const std::int64_t node = node_of(y);
-    if (node < 0) return -1;
+    if (node < 0) return {-1, kVoid};
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
-    const std::int32_t mat = m.at(y, node);
-    return mat != kVoid ? across_contact(node, y, mat) : -1;
+    return {node, m.at(y, node)};
+  };
+  const auto body_beyond = [&](const double* x, const double* out) -> std::int64_t {
+    double y[3];
+    const auto [node, mat] = beside(x, out, 1.0, y);
+    return node >= 0 && mat != kVoid ? across_contact(node, y, mat) : -1;
   };
   // Whether a later region holds the point just behind the surface at x (inside this void). A
   // later void's: the element lies on that void's surface too and is that void's (regions are
@@ -2365,8 +2377,6 @@ void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFo
   // is no surface.
   const auto later_region_behind = [&](const double* x, const double* out) {
     double y[3] = {x[0], x[1], x[2]};
-    double hmin = s.h[0];
-    for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
     for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a] - 1e-7 * hmin * out[a]);
     for (std::size_t later = c.regions.size(); later-- > region + 1;)
       if (m.shapes[later].contains(y, s.dims)) return true;
@@ -2476,8 +2486,6 @@ void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFo
     if (node >= 0 && !later_region_behind(x, out)) record(node, x, out, dA);
   };
   // A ball's surface elements about an eighth of the smallest spacing across.
-  double hmin = s.h[0];
-  for (int a = 1; a < s.dims; ++a) hmin = std::min(hmin, s.h[a]);
   const double step = hmin / 8.0;
   // Where every shape is a box (or the whole domain), whatever lies on either side of an element
   // of a box's face is the same over the element once it is cut at the control volumes' bounds
@@ -2493,13 +2501,9 @@ void surface_shares(Materials& m, std::size_t region, const std::vector<SliverFo
   const auto beside_interface = [&](const double* x, const double* out) {
     if (!m.contacts.any()) return false;
     for (const double sign : {1.0, -1.0}) {
-      double y[3] = {x[0], x[1], x[2]};
-      for (int a = 0; a < s.dims; ++a) y[a] += sign * 1e-7 * hmin * out[a];
-      const std::int64_t node = node_of(y);
-      if (node < 0) continue;
-      for (int a = 0; a < s.dims; ++a) y[a] = s.wrap(a, y[a]);
-      const std::int32_t mat = m.at(y, node);
-      if (mat != kVoid && mat != ids[static_cast<std::size_t>(node)]) return true;
+      double y[3];
+      const auto [node, mat] = beside(x, out, sign, y);
+      if (node >= 0 && mat != kVoid && mat != ids[static_cast<std::size_t>(node)]) return true;
     }
     return false;
   };
