@@ -179,7 +179,8 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
 }
 
 void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
-                         const std::string& when, const solver::HeatFlowReport& flows) {
+                         const std::string& when, const solver::HeatFlowReport& flows,
+                         double resolution) {
   // Without materials the shorthand's coefficients (k = physics.alpha, rho c_p = 1) make the
   // rates u times a volume per unit time, not watts.
   const char* unit = c.grid.dims == 3 ? "W" : c.grid.dims == 2 ? "W per metre of depth" : "W/m^2";
@@ -192,9 +193,15 @@ void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
   lines.push_back(fmt::format("heat flows into the body {} ({}):", when, unit));
   for (const solver::HeatFlow& f : flows.flows)
     lines.push_back(fmt::format("  {}: {:.6g}", f.what, f.rate));
-  lines.push_back(
-      fmt::format("  imbalance: {:.3g} ({:.2g} of the largest flow)", flows.imbalance,
-                  flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0));
+  if (resolution > 0.0 && flows.largest <= resolution)
+    lines.push_back(fmt::format(
+        "  imbalance: {:.3g} (every flow is within the solve's resolution, about {:.2g} here: no "
+        "heat crosses the body)",
+        flows.imbalance, resolution));
+  else
+    lines.push_back(
+        fmt::format("  imbalance: {:.3g} ({:.2g} of the largest flow)", flows.imbalance,
+                    flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0));
 }
 
 }  // namespace heatsim::run

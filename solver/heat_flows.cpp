@@ -287,7 +287,7 @@ std::vector<double> HeatFlowMeter::implicit_flows(const std::vector<double>& u, 
 
 template <typename Factor>
 std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, double t,
-                                              const Factor& factor) const {
+                                              const Factor& factor, double* gross) const {
   if (u.size() != fixed_.size())
     throw std::invalid_argument("heat flows: the field does not match the grid");
   std::vector<double> out;
@@ -295,12 +295,15 @@ std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, doub
   // What the rows other than the Dirichlet faces put into each Dirichlet node.
   std::vector<double> into(dirichlet_.node.size(), 0.0);
   const auto at = [&](std::int64_t i) { return u[static_cast<std::size_t>(i)]; };
+  double magnitude = 0.0;  // in the units of the rates before volume_
   for (const FaceFlow& f : faces_) {
     const double ambient = kernels::face_transfer(f.boundary) != 0.0 ? f.boundary.at(t) : 0.0;
     double rate = 0.0;
     for (std::size_t k = 0; k < f.nodes.size(); ++k) {
       const double term = f.constant[k] + f.ambient_weight[k] * (ambient - at(f.nodes[k]));
       rate += term;
+      magnitude += std::abs(f.constant[k]) +
+                   std::abs(f.ambient_weight[k]) * (std::abs(ambient) + std::abs(at(f.nodes[k])));
       if (f.owner[k] >= 0) into[static_cast<std::size_t>(f.owner[k])] += term;
     }
     if (!f.radiating_nodes.empty()) {
@@ -309,6 +312,7 @@ std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, doub
         const double ub = at(f.radiating_nodes[k]), ub2 = ub * ub;
         const double term = f.radiating_weight[k] * (a4 - ub2 * ub2);
         rate += term;
+        magnitude += std::abs(f.radiating_weight[k]) * (a4 + ub2 * ub2);
         if (f.radiating_owner[k] >= 0) into[static_cast<std::size_t>(f.radiating_owner[k])] += term;
       }
     }
@@ -316,27 +320,34 @@ std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, doub
     if (!f.cut_nodes.empty())
       rate +=
           law_rate(f.boundary, f.cut_nodes, f.cut_weight, u, t,
-                   kernels::face_transfer(f.boundary) != 0.0 ? factor(f.boundary.schedule()) : 0.0);
+                   kernels::face_transfer(f.boundary) != 0.0 ? factor(f.boundary.schedule()) : 0.0,
+                   nullptr, nullptr, nullptr, &magnitude);
     out.push_back(rate);
   }
-  for (const SurfaceFlow& s : surfaces_)
+  for (const SurfaceFlow& s : surfaces_) {
+    double surface_magnitude = 0.0;
     out.push_back(
         law_rate(*s.face, s.nodes, s.weighted, u, t,
                  kernels::face_transfer(*s.face) != 0.0 ? factor(s.face->schedule()) : 0.0,
-                 &s.owner, &into, &s.convective) *
+                 &s.owner, &into, &s.convective, &surface_magnitude) *
         volume_);
+    magnitude += surface_magnitude;
+  }
   for (const SourceFlow& s : sources_) {
     const double f = factor(*s.schedule);
     for (std::size_t k = 0; k < s.owner.size(); ++k)
       into[static_cast<std::size_t>(s.owner[k])] += f * s.weighted[k];
     out.push_back(f * s.total * volume_);
+    magnitude += std::abs(f * s.total);
   }
   // The Dirichlet nodes' reactions: their conduction out, less what the other rows put in.
   std::vector<double> reaction(dirichlet_.node.size(), 0.0);
   for (std::size_t k = 0; k < dirichlet_.pair_owner.size(); ++k) {
     const std::size_t d = static_cast<std::size_t>(dirichlet_.pair_owner[k]);
     const std::int64_t b = dirichlet_.node[d];
-    reaction[d] += scaled(b, k, u) * (at(b) - at(dirichlet_.pair_neighbour[k]));
+    const double G = scaled(b, k, u);
+    reaction[d] += G * (at(b) - at(dirichlet_.pair_neighbour[k]));
+    magnitude += std::abs(G) * (std::abs(at(b)) + std::abs(at(dirichlet_.pair_neighbour[k])));
   }
   for (std::size_t d = 0; d < dirichlet_.node.size(); ++d) {
     const double r = reaction[d] - into[d];
@@ -344,6 +355,7 @@ std::vector<double> HeatFlowMeter::flows_with(const std::vector<double>& u, doub
       out[dirichlet_.share_row[k]] += dirichlet_.share[k] * r;
   }
   for (std::size_t f = 0; f < faces_.size(); ++f) out[f] *= volume_;
+  if (gross) *gross = magnitude * volume_;
   return out;
 }
 
@@ -351,18 +363,22 @@ double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
                                const std::vector<std::int64_t>& nodes,
                                const std::vector<double>& weighted, const std::vector<double>& u,
                                double t, double ambient, const std::vector<std::int32_t>* owner,
-                               std::vector<double>* into, const std::vector<double>* convective) {
+                               std::vector<double>* into, const std::vector<double>* convective,
+                               double* gross) {
   // The law (kernels::face_transfer, face_flux, radiates), term by term.
-  double rate = 0.0;
-  const auto add = [&](std::size_t k, double term) {
+  double rate = 0.0, magnitude = 0.0;
+  const auto add = [&](std::size_t k, double term, double size) {
     rate += term;
+    magnitude += size;
     if (owner && (*owner)[k] >= 0) (*into)[static_cast<std::size_t>((*owner)[k])] += term;
   };
   const auto at = [&](std::size_t k) { return u[static_cast<std::size_t>(nodes[k])]; };
   const double transfer = kernels::face_transfer(f), flux = kernels::face_flux(f);
   if (transfer != 0.0) {
     const std::vector<double>& w = convective ? *convective : weighted;
-    for (std::size_t k = 0; k < nodes.size(); ++k) add(k, w[k] * transfer * (ambient - at(k)));
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      add(k, w[k] * transfer * (ambient - at(k)),
+          std::abs(w[k] * transfer) * (std::abs(ambient) + std::abs(at(k))));
   }
   if (f.radiates()) {
     // The steps take a radiating surface's ambient at the step's start (no mean).
@@ -370,11 +386,13 @@ double HeatFlowMeter::law_rate(const kernels::BoundaryFace& f,
     const double es = f.emissivity * kernels::kStefanBoltzmann;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
       const double ub = at(k), ub2 = ub * ub;
-      add(k, weighted[k] * es * (a4 - ub2 * ub2));
+      add(k, weighted[k] * es * (a4 - ub2 * ub2), std::abs(weighted[k] * es) * (a4 + ub2 * ub2));
     }
   }
   if (flux != 0.0)
-    for (std::size_t k = 0; k < nodes.size(); ++k) add(k, weighted[k] * flux);
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      add(k, weighted[k] * flux, std::abs(weighted[k] * flux));
+  if (gross) *gross += magnitude;
   return rate;
 }
 
@@ -430,7 +448,8 @@ double HeatFlowMeter::scaled(std::int64_t b, std::size_t k, const std::vector<do
 
 HeatFlowReport HeatFlowMeter::report(const std::vector<double>& u, double t) const {
   HeatFlowReport r;
-  const std::vector<double> rates = flows(u, t);
+  const std::vector<double> rates = flows_with(
+      u, t, [&](const kernels::Schedule& s) { return s.at(t); }, &r.gross);
   for (std::size_t k = 0; k < rates.size(); ++k) {
     r.flows.push_back({names_[k], rates[k]});
     r.imbalance += rates[k];

@@ -32,6 +32,10 @@ struct HeatFlowReport {
   std::vector<HeatFlow> flows;
   double imbalance = 0.0;  // the sum of the flows: 0 in an exact steady state
   double largest = 0.0;    // the largest |rate|, the imbalance's scale
+  // The sum of the magnitudes of the terms the rates add (each conductance times the
+  // temperatures it reads, each load): what their rounding, and a solve's tolerance on the
+  // field, scale with. Flows far below tolerance * gross are rounding.
+  double gross = 0.0;
 };
 
 // "W", "W/m" or "W/m^2": the unit of a heat rate on a grid of `dims` dimensions.
@@ -125,11 +129,12 @@ class HeatFlowMeter {
                          const std::vector<double>& weighted, const std::vector<double>& u,
                          double t, double ambient, const std::vector<std::int32_t>* owner = nullptr,
                          std::vector<double>* into = nullptr,
-                         const std::vector<double>* convective = nullptr);
-  // flows() with the source fields' schedules scaled by factor(schedule).
+                         const std::vector<double>* convective = nullptr, double* gross = nullptr);
+  // flows() with the source fields' schedules scaled by factor(schedule); with `gross`, the
+  // sum of the magnitudes of the terms added there (HeatFlowReport::gross).
   template <typename Factor>
-  std::vector<double> flows_with(const std::vector<double>& u, double t,
-                                 const Factor& factor) const;
+  std::vector<double> flows_with(const std::vector<double>& u, double t, const Factor& factor,
+                                 double* gross = nullptr) const;
   struct SourceFlow {
     const kernels::Schedule* schedule = nullptr;
     double total = 0.0;  // sum over the body's nodes of w_i q_i, less the surfaces' loads
