@@ -114,6 +114,27 @@ struct Shape {
     }
     return false;
   }
+  // Whether the shape holds none of the points within [lo, hi] (per axis, the first `dims`),
+  // as contains() without a tolerance answers: a box that the bounds do not meet on some axis,
+  // a ball farther from them than its radius (with room for contains()' rounding). Not known
+  // for the other kinds (false).
+  bool misses(const double* lo, const double* hi, int dims) const {
+    const ShapeSpec& s = *spec;
+    if (s.kind == ShapeKind::box) {
+      for (int a = 0; a < dims; ++a)
+        if (hi[a] < s.lower[a] || lo[a] > s.upper[a]) return true;
+      return false;
+    }
+    if (s.kind == ShapeKind::ball) {
+      double d2 = 0.0;
+      for (int a = 0; a < dims; ++a) {
+        const double d = std::max({lo[a] - s.center[a], s.center[a] - hi[a], 0.0});
+        d2 += d * d;
+      }
+      return d2 > 1.000001 * s.radius * s.radius;
+    }
+    return false;
+  }
   // contains() for every point of `p`, into p.in.
   void contains_all(Points& p, int dims) const {
     const std::size_t count = p.size();
@@ -506,10 +527,10 @@ struct Materials {
 
   // The material at point x (coordinates wrapped on periodic axes), else node `fallback`'s.
   std::int32_t at(const double* x, std::int64_t fallback) const {
-    std::int32_t m = -1;
-    for (std::size_t r = 0; r < shapes.size(); ++r)
-      if (shapes[r].contains(x, s.dims)) m = material[r];
-    return m != -1 ? m : ids[static_cast<std::size_t>(fallback)];
+    // The last region that holds x wins: the first found from the end.
+    for (std::size_t r = shapes.size(); r-- > 0;)
+      if (shapes[r].contains(x, s.dims)) return material[r];
+    return ids[static_cast<std::size_t>(fallback)];
   }
   // The material at point x on a node plane as the node test gives it (materials.cpp: a box
   // bound or ball surface within 1e-9 of a spacing counts as through the point), else node
@@ -526,7 +547,16 @@ struct Materials {
   // at() for every point of `b`, into b.material.
   void classify(Points& b, std::int64_t fallback) const {
     b.material.assign(b.size(), -1);
+    // The points' bounds: a shape that misses them all (Shape::misses) is not tested point by
+    // point (a heat sink's tens of fins or voids, each far from most control volumes).
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int a = 0; a < s.dims && b.size() > 0; ++a) {
+      const auto [least, most] = std::minmax_element(b.x[a].begin(), b.x[a].end());
+      lo[a] = *least;
+      hi[a] = *most;
+    }
     for (std::size_t r = 0; r < shapes.size(); ++r) {
+      if (b.size() == 0 || shapes[r].misses(lo, hi, s.dims)) continue;
       shapes[r].contains_all(b, s.dims);
       for (std::size_t k = 0; k < b.size(); ++k)
         if (b.in[k]) b.material[k] = material[r];
