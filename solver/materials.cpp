@@ -684,21 +684,49 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
 
   // Sources with equal schedules share one field (their densities add up, in case order); the
   // voids' surfaces share fields among themselves, apart from the case's sources.
-  auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
-                 const std::string& key, bool surface) {
-    for (auto& s : fields->sources)
-      if (s.surface == surface && same_schedule(s.schedule, schedule)) {
-#pragma omp parallel for schedule(static)
-        for (std::size_t i = 0; i < points; ++i) s.density[i] += density[i];
-        return;
-      }
+  // The field that a source of `schedule` joins (the case's sources or the surfaces'), or -1
+  // where it takes a new one.
+  const auto field_of = [&](const kernels::Schedule& schedule, bool surface) -> int {
+    for (std::size_t f = 0; f < fields->sources.size(); ++f)
+      if (fields->sources[f].surface == surface &&
+          same_schedule(fields->sources[f].schedule, schedule))
+        return static_cast<int>(f);
+    return -1;
+  };
+  const auto check_room = [&](const std::string& key) {
     if (static_cast<int>(fields->sources.size()) == kernels::kMaxSourceFields)
       throw std::invalid_argument(
           key + ": more than " + std::to_string(kernels::kMaxSourceFields) +
           " different source schedules (sources with the same schedule share one field; a "
           "void's convective surface, or a convective outer face that a void reaches, takes one "
           "for its ambient, a heat flux one of factor 1)");
+  };
+  auto add = [&](std::vector<double> density, const kernels::Schedule& schedule,
+                 const std::string& key, bool surface) {
+    const int f = field_of(schedule, surface);
+    if (f >= 0) {
+      std::vector<double>& into = fields->sources[static_cast<std::size_t>(f)].density;
+#pragma omp parallel for schedule(static)
+      for (std::size_t i = 0; i < points; ++i) into[i] += density[i];
+      return;
+    }
+    check_room(key);
     fields->sources.push_back({std::move(density), schedule, surface});
+  };
+  // A void surface's density, given at its nodes alone (nodes[k] takes value(k), each node
+  // once), added to its schedule's field: no array over the grid per void (a heat sink's
+  // tens of voids each cleared and summed one).
+  const auto add_at_nodes = [&](const std::vector<std::int64_t>& nodes, const auto& value,
+                                const kernels::Schedule& schedule, const std::string& key) {
+    int f = field_of(schedule, true);
+    if (f < 0) {
+      check_room(key);
+      fields->sources.push_back({std::vector<double>(points, 0.0), schedule, true});
+      f = static_cast<int>(fields->sources.size()) - 1;
+    }
+    std::vector<double>& into = fields->sources[static_cast<std::size_t>(f)].density;
+    for (std::size_t k = 0; k < nodes.size(); ++k)
+      into[static_cast<std::size_t>(nodes[k])] += value(k);
   };
   // physics.source f keeps its meaning u_t = ... + f in every material: q = f * rho*c_p
   // (q = f in the shorthand, where rho*c_p = 1), with a constant factor 1.
@@ -744,20 +772,17 @@ std::shared_ptr<const kernels::CoefficientFields> coefficient_fields(
             f.emissivity * kernels::kStefanBoltzmann * surface->per_volume[k];
       if (!convective) continue;
     }
-    std::vector<double> density(points, 0.0);
     if (convective) {
       if (fields->transfer.empty()) fields->transfer.assign(points, 0.0);
-      for (std::size_t k = 0; k < surface->nodes.size(); ++k) {
-        const std::size_t i = static_cast<std::size_t>(surface->nodes[k]);
-        density[i] = transfer * surface->convective_per_volume[k];
-        fields->transfer[i] += density[i];
-      }
-      add(std::move(density), f.schedule(), key, true);
-    } else {
+      const auto H = [&](std::size_t k) { return transfer * surface->convective_per_volume[k]; };
       for (std::size_t k = 0; k < surface->nodes.size(); ++k)
-        density[static_cast<std::size_t>(surface->nodes[k])] =
-            kernels::face_flux(f) * surface->per_volume[k];
-      add(std::move(density), kernels::Schedule{1.0, 0.0, 0.0, {}}, key, true);
+        fields->transfer[static_cast<std::size_t>(surface->nodes[k])] += H(k);
+      add_at_nodes(surface->nodes, H, f.schedule(), key);
+    } else {
+      const double flux = kernels::face_flux(f);
+      add_at_nodes(
+          surface->nodes, [&](std::size_t k) { return flux * surface->per_volume[k]; },
+          kernels::Schedule{1.0, 0.0, 0.0, {}}, key);
     }
   }
   // Outer faces that a void reaches (VoidSurfaces::faces): the ghost rule acts on the whole face
