@@ -202,6 +202,35 @@ struct Shape {
   }
 };
 
+// Shapes whose box bounds cut lines and control volumes into pieces (Sampler::cuts,
+// element_cuts): the list, and per axis the box bounds among them, sorted and distinct, so that
+// the bounds inside an interval are found by bisection rather than by asking every shape (a
+// heat sink's tens of fins or voids, each far from most nodes).
+struct ShapeList {
+  std::vector<const Shape*> shapes;
+  std::array<std::vector<double>, 3> box_bounds;
+
+  ShapeList() = default;
+  explicit ShapeList(std::vector<const Shape*> list) : shapes(std::move(list)) {
+    for (const Shape* sh : shapes)
+      if (sh->spec->kind == ShapeKind::box)
+        for (int a = 0; a < 3; ++a) {
+          box_bounds[a].push_back(sh->spec->lower[a]);
+          box_bounds[a].push_back(sh->spec->upper[a]);
+        }
+    for (auto& b : box_bounds) {
+      std::sort(b.begin(), b.end());
+      b.erase(std::unique(b.begin(), b.end()), b.end());
+    }
+  }
+  // The box bounds on axis a strictly between lo and hi, appended to `at`.
+  void add_bounds_within(int a, double lo, double hi, std::vector<double>& at) const {
+    const std::vector<double>& b = box_bounds[static_cast<std::size_t>(a)];
+    for (auto it = std::upper_bound(b.begin(), b.end(), lo); it != b.end() && *it < hi; ++it)
+      at.push_back(*it);
+  }
+};
+
 struct Sampler {
   const Case& c;
   int dims = 1;
@@ -356,15 +385,12 @@ struct Sampler {
 
   // Cut points of [lo, hi] on axis a into `at`: `parts` equal parts, refined at the box
   // bounds inside.
-  void cuts(int a, double lo, double hi, const std::vector<const Shape*>& shapes, int parts,
+  void cuts(int a, double lo, double hi, const ShapeList& shapes, int parts,
             std::vector<double>& at) const {
     at.clear();
     for (int k = 0; k <= parts; ++k)
       at.push_back(k == parts ? hi : lo + (hi - lo) * static_cast<double>(k) / parts);
-    for (const Shape* s : shapes)
-      if (s->spec->kind == ShapeKind::box)
-        for (double b : {s->spec->lower[a], s->spec->upper[a]})
-          if (b > lo && b < hi) at.push_back(b);
+    shapes.add_bounds_within(a, lo, hi, at);
     std::sort(at.begin(), at.end());
     at.erase(std::unique(at.begin(), at.end()), at.end());
   }
@@ -479,7 +505,11 @@ struct Materials {
   Sampler& s;
   const std::vector<std::int32_t>& ids;
   std::vector<Shape> shapes;
-  std::vector<const Shape*> shape_list;
+  ShapeList shape_list;
+  // one_material_cell: whether it can hold at all, and per axis and node whether a box bound
+  // lies strictly inside the node's control volume.
+  bool plain_cells = false;
+  std::array<std::vector<char>, 3> bound_in_cell;
   std::vector<std::int32_t> material;  // per shape
   bool any_void = false;               // some region is a void
   bool several_materials = false;      // the regions hold two materials or more: interfaces
@@ -507,7 +537,25 @@ struct Materials {
         throw std::invalid_argument("regions[" + std::to_string(r) + "].material: unknown");
       material.push_back(m);
     }
-    for (const Shape& sh : shapes) shape_list.push_back(&sh);
+    std::vector<const Shape*> list;
+    for (const Shape& sh : shapes) list.push_back(&sh);
+    shape_list = ShapeList(std::move(list));
+    // one_material_cell's tables: no periodic axis and boxes alone (else never), and per axis
+    // and node whether a box bound lies strictly inside its control volume.
+    plain_cells = std::all_of(shapes.begin(), shapes.end(), [](const Shape& sh) {
+      return sh.spec->kind == ShapeKind::everywhere || sh.spec->kind == ShapeKind::box;
+    });
+    for (int a = 0; a < s.dims; ++a) plain_cells = plain_cells && !s.periodic[a];
+    for (int a = 0; a < s.dims; ++a) {
+      std::vector<char>& in = bound_in_cell[static_cast<std::size_t>(a)];
+      in.assign(static_cast<std::size_t>(s.n[a]), 0);
+      const std::vector<double>& b = shape_list.box_bounds[static_cast<std::size_t>(a)];
+      for (std::int64_t q = 0; q < s.n[a]; ++q) {
+        const auto [lo, hi] = s.cell(a, q);
+        const auto it = std::upper_bound(b.begin(), b.end(), lo);
+        in[static_cast<std::size_t>(q)] = it != b.end() && *it < hi;
+      }
+    }
     for (int a = 0; a < s.dims; ++a)
       uniform_along[a] = std::all_of(shapes.begin(), shapes.end(),
                                      [&](const Shape& sh) { return sh.uniform_along(a); });
@@ -579,12 +627,11 @@ struct Materials {
   // seen without classifying them: the regions are boxes (or everywhere), no axis is
   // periodic, and no box bound lies strictly inside the control volume on any axis. The
   // sub-cells' centres then lie on the same side of every bound.
+  // (Sampler::box_bounds_outside_cell for every shape but everywhere, from per-axis tables.)
   bool one_material_cell(const std::array<std::int64_t, 3>& ic) const {
+    if (!plain_cells) return false;
     for (int a = 0; a < s.dims; ++a)
-      if (s.periodic[a]) return false;
-    for (const Shape& sh : shapes)
-      if (sh.spec->kind != ShapeKind::everywhere && !s.box_bounds_outside_cell(sh, ic))
-        return false;
+      if (bound_in_cell[static_cast<std::size_t>(a)][static_cast<std::size_t>(ic[a])]) return false;
     return true;
   }
   // Whether near_surface may hold for some node of the row (y, z): Sampler::row_may_cross.
@@ -593,9 +640,23 @@ struct Materials {
       if (s.row_may_cross(sh, y, z)) return true;
     return false;
   }
+  // The shapes whose surface may cross a node of the row (y, z) (Sampler::row_may_cross), into
+  // `out`: near_surface's among them alone.
+  void row_shapes(std::int64_t y, std::int64_t z, std::vector<const Shape*>& out) const {
+    out.clear();
+    for (const Shape& sh : shapes)
+      if (s.row_may_cross(sh, y, z)) out.push_back(&sh);
+  }
   bool near_surface(std::int64_t i, const std::array<std::int64_t, 3>& ic) const {
     for (const Shape& sh : shapes)
       if (s.crosses(sh, i, ic)) return true;
+    return false;
+  }
+  // near_surface() for a node of a row whose row_shapes are `row`.
+  bool near_surface(std::int64_t i, const std::array<std::int64_t, 3>& ic,
+                    const std::vector<const Shape*>& row) const {
+    for (const Shape* sh : row)
+      if (s.crosses(*sh, i, ic)) return true;
     return false;
   }
 
@@ -912,9 +973,7 @@ struct Materials {
     if (lower.empty()) return;
     std::vector<double>& exact = batch.exact;
     exact.clear();
-    for (const Shape* sh : shape_list)
-      if (sh->spec->kind == ShapeKind::box)
-        for (double b : {sh->spec->lower[a], sh->spec->upper[a]}) exact.push_back(b);
+    exact = shape_list.box_bounds[static_cast<std::size_t>(a)];
     add_ball_crossings(a, x, cut.front(), cut.back(), exact);
     double y[3] = {x[0], x[1], x[2]};
     for (int b = 0; b < s.dims; ++b) y[b] = s.wrap(b, y[b]);
@@ -1541,7 +1600,7 @@ bool interface_targets(const Materials& m, std::int64_t i, const std::array<std:
 // per axis (Points::cuts).
 // `first_only` (per axis, or null): the axes on which only the first part is taken.
 template <typename F>
-void for_sub_cells(const Sampler& s, const std::vector<const Shape*>& shapes, std::int64_t i,
+void for_sub_cells(const Sampler& s, const ShapeList& shapes, std::int64_t i,
                    std::array<std::vector<double>, 3>& at, F&& f,
                    const bool* first_only = nullptr) {
   const auto ic = s.coords(i);
@@ -2016,6 +2075,7 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
   std::vector<ShareMove> moves;  // parts of control volumes beyond an interface
 #pragma omp parallel reduction(+ : near_count) if (np >= 4096)
   {
+    std::vector<const Shape*> near_row;  // Materials::row_shapes
     Points batch;
     CrossingPoints crossings;
     std::vector<double> volumes;
@@ -2032,10 +2092,11 @@ SubgridMaterials subgrid_materials(const Case& c, const std::vector<std::int32_t
           for (std::int64_t x = 0; x < s.n[0]; ++x) capacity[x] = m.capacity(id[x]);
           continue;
         }
+        m.row_shapes(y, z, near_row);
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = row + xi;
           const std::size_t at = static_cast<std::size_t>(i);
-          if (!m.near_surface(i, {xi, y, z})) {
+          if (!m.near_surface(i, {xi, y, z}, near_row)) {
             out.capacity[at] = m.capacity(ids[at]);
             continue;
           }
@@ -2194,8 +2255,8 @@ namespace {
 // axis's spacing (so that no element straddles the boundary between two control volumes, which
 // lie halfway between nodes), or where `halves`, those halfway planes alone, and the box bounds
 // of `shapes` inside, with the ends; points closer than a millionth of an eighth merged.
-void element_cuts(const Sampler& s, int a, double lo, double hi,
-                  const std::vector<const Shape*>& shapes, bool halves, std::vector<double>& at) {
+void element_cuts(const Sampler& s, int a, double lo, double hi, const ShapeList& shapes,
+                  bool halves, std::vector<double>& at) {
   const double eighth = s.h[a] / 8.0, tiny = 1e-6 * eighth;
   at.clear();
   at.push_back(lo);
@@ -2205,10 +2266,7 @@ void element_cuts(const Sampler& s, int a, double lo, double hi,
   } else {
     for (double k = std::ceil(lo / eighth); k * eighth < hi; k += 1.0) at.push_back(k * eighth);
   }
-  for (const Shape* sh : shapes)
-    if (sh->spec->kind == ShapeKind::box)
-      for (double b : {sh->spec->lower[a], sh->spec->upper[a]})
-        if (b > lo && b < hi) at.push_back(b);
+  shapes.add_bounds_within(a, lo, hi, at);
   std::sort(at.begin(), at.end());
   std::vector<double> kept{lo};
   for (double x : at)
@@ -2227,9 +2285,9 @@ std::int64_t round_up_4(std::int64_t k) { return (k + 3) / 4 * 4; }
 // and its area. `halves`: a box's faces cut at element_cuts' halves, each element then in
 // eighths where refine(x, out) holds at its centre.
 template <class Add, class Refine>
-void for_surface_elements(const Sampler& s, const std::vector<const Shape*>& shapes,
-                          const ShapeSpec& shape, const double* lo, const double* hi,
-                          bool clip_planes, double step, bool halves, Refine&& refine, Add&& add) {
+void for_surface_elements(const Sampler& s, const ShapeList& shapes, const ShapeSpec& shape,
+                          const double* lo, const double* hi, bool clip_planes, double step,
+                          bool halves, Refine&& refine, Add&& add) {
   if (shape.kind == ShapeKind::box) {
     std::array<std::vector<double>, 2> cut, fine;
     for (int a = 0; a < s.dims; ++a)
@@ -2921,8 +2979,9 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   Sampler s(c);
   Materials m(s, ids);
   const Shape sh = s.prepare(shape, "sources");
-  std::vector<const Shape*> list = m.shape_list;
-  list.push_back(&sh);
+  std::vector<const Shape*> shapes = m.shape_list.shapes;
+  shapes.push_back(&sh);
+  const ShapeList list(std::move(shapes));
   const std::int64_t np = s.points();
   std::vector<double> out(static_cast<std::size_t>(np), 0.0);
   // Voids and interfaces make the regions' surfaces matter too: a void's part of a control
