@@ -972,7 +972,6 @@ struct Materials {
       if (cut[p + 1] - cut[p] > 1e-9 * s.h[a]) lower.push_back(p);
     if (lower.empty()) return;
     std::vector<double>& exact = batch.exact;
-    exact.clear();
     exact = shape_list.box_bounds[static_cast<std::size_t>(a)];
     add_ball_crossings(a, x, cut.front(), cut.back(), exact);
     double y[3] = {x[0], x[1], x[2]};
