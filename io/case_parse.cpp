@@ -154,6 +154,13 @@ std::optional<Fields> Reader::read_map(const YAML::Node& n, const std::string& p
         suggestion =
             " (a number as a key: a decimal comma? In YAML a comma ends the value before it and "
             "the digits after it come as a key; write numbers with a decimal point)";
+      // {type: convective, h: 25, ambient: 283, amplitude: 8, ...}: a Dirichlet face's sine
+      // keys, where the ambient takes the sine itself.
+      if (suggestion.empty() && (name == "amplitude" || name == "frequency") &&
+          std::find(known.begin(), known.end(), "ambient") != known.end())
+        suggestion =
+            " (an ambient that varies is written in `ambient` itself: ambient: {value: 283, "
+            "amplitude: 8, frequency: 1.16e-5}, or a [[t, T], ...] table)";
       error(p, f.key,
             "unknown key " + quote(name) + context + suggestion +
                 "; known keys: " + list_names(known));

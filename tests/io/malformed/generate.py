@@ -391,6 +391,9 @@ real("emissivity_negative", "boundary.x+.emissivity: must lie in [0, 1]",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, emissivity: -0.1, ambient: 300.0}")
 real("radiative_without_emissivity", "boundary.x+.emissivity: missing required key",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, ambient: 300.0}")
+real("convective_sine_keys_on_the_face",
+     "boundary.x+.amplitude: unknown key 'amplitude' for a convective face (an ambient that varies is written in `ambient` itself",
+     "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: convective, h: 25.0, ambient: 300.0, amplitude: 8, frequency: 1.16e-5}")
 real("radiative_with_h", "boundary.x+.h: unknown key",
      "x+: {type: convective, h: 25.0, ambient: 300.0}", "x+: {type: radiative, h: 5, emissivity: 0.8, ambient: 300.0}")
 case("nonlinear_with_crank_nicolson",
