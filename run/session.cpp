@@ -1869,14 +1869,23 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     }
     flows.flows.push_back({"storage (the stored heat's growth)", last_flow_row->storage});
     flows.imbalance = last_flow_row->imbalance;
+    // What the step resolves: an implicit solve's tolerance, an explicit step's rounding, on
+    // the magnitudes the row adds; a row whose every rate (the storage's too) is below it has
+    // no load left to be off by (a body settled at its faces' own temperatures).
+    const bool implicit = c.time.method != solver::TimeMethod::explicit_euler;
+    const double resolution =
+        (implicit ? c.time.tolerance : 64.0 * std::numeric_limits<double>::epsilon()) *
+        last_flow_row->gross;
+    const bool settled = std::max(flows.largest, std::abs(last_flow_row->storage)) <= resolution;
     add_heat_flow_lines(lines, c, fmt::format("over the last step, to t = {:.6g}", last_flow_time),
-                        flows);
+                        flows, c.precision != solver::Precision::fp32 ? resolution : 0.0);
     // In fp32 a step's change near a large temperature can fall below what a float holds
     // there (3.05e-5 K at 300 K): the field then lags and the balance shows it. A balance off
     // by more than a percent of its largest flow is not rounding the user should accept.
     const double off = flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0;
     const double u_large = std::max(std::abs(s.min), std::abs(s.max));
-    if (c.precision != solver::Precision::fp32) warn_unbalanced(c, flows, false, prepared.plan.dt);
+    if (c.precision != solver::Precision::fp32 && !settled)
+      warn_unbalanced(c, flows, false, prepared.plan.dt);
     if (c.precision == solver::Precision::fp32 && off > 1e-2)
       spdlog::warn(
           "the last step's heat balance is off by {:.2g} of its largest flow in fp32: a step's "

@@ -273,16 +273,22 @@ HeatFlowMeter::HeatFlowMeter(const Case& c, const kernels::StencilProblem& probl
   }
 }
 
-std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t, double dt) const {
+std::vector<double> HeatFlowMeter::flows(const std::vector<double>& u, double t, double dt,
+                                         double* gross) const {
   return flows_with(
-      u, t, [&](const kernels::Schedule& s) { return dt > 0.0 ? s.mean(t, t + dt) : s.at(t); });
+      u, t, [&](const kernels::Schedule& s) { return dt > 0.0 ? s.mean(t, t + dt) : s.at(t); },
+      gross);
 }
 
 std::vector<double> HeatFlowMeter::implicit_flows(const std::vector<double>& u, double t,
-                                                  std::int64_t step, double dt, bool bdf2) const {
-  return flows_with(u, t, [&](const kernels::Schedule& s) {
-    return multigrid::implicit_source_factor(s, step, dt, bdf2);
-  });
+                                                  std::int64_t step, double dt, bool bdf2,
+                                                  double* gross) const {
+  return flows_with(
+      u, t,
+      [&](const kernels::Schedule& s) {
+        return multigrid::implicit_source_factor(s, step, dt, bdf2);
+      },
+      gross);
 }
 
 template <typename Factor>
@@ -423,6 +429,17 @@ double HeatFlowMeter::stored_change(const std::vector<double>& u,
   return sum * volume_;
 }
 
+double HeatFlowMeter::stored_magnitude(const std::vector<double>& u,
+                                       const std::vector<double>& before) const {
+  if (u.size() != fixed_.size() || before.size() != fixed_.size())
+    throw std::invalid_argument("heat flows: the field does not match the grid");
+  const double sum = block_sum(static_cast<std::int64_t>(u.size()), [&](std::int64_t i) {
+    const std::size_t at = static_cast<std::size_t>(i);
+    return weight(i) * fields_->capacity[at] * (std::abs(u[at]) + std::abs(before[at]));
+  });
+  return sum * volume_;
+}
+
 std::vector<double> HeatFlowMeter::dirichlet_stored_change(
     const std::vector<double>& u, const std::vector<double>& before) const {
   if (u.size() != fixed_.size() || before.size() != fixed_.size())
@@ -481,26 +498,30 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
   };
   if (row && method_ == TimeMethod::steady) {
     out.emplace();
-    out->flows = meter_.flows(u, 0.0);
+    out->flows = meter_.flows(u, 0.0, 0.0, &out->gross);
     out->storage = 0.0;
   } else if (row && follows) {
     out.emplace();
     const double t0 = t - dt_;
     switch (method_) {
       case TimeMethod::explicit_euler:
-        out->flows = meter_.flows(last_u_, t0, dt_);
+        out->flows = meter_.flows(last_u_, t0, dt_, &out->gross);
         break;
       case TimeMethod::crank_nicolson: {
-        out->flows = meter_.implicit_flows(last_u_, t0, step - 1, dt_, false);
-        const std::vector<double> end = meter_.implicit_flows(u, t, step - 1, dt_, false);
+        double end_gross = 0.0;
+        out->flows = meter_.implicit_flows(last_u_, t0, step - 1, dt_, false, &out->gross);
+        const std::vector<double> end =
+            meter_.implicit_flows(u, t, step - 1, dt_, false, &end_gross);
         for (std::size_t k = 0; k < end.size(); ++k) out->flows[k] = 0.5 * (out->flows[k] + end[k]);
+        out->gross = 0.5 * (out->gross + end_gross);
         break;
       }
       default:
-        out->flows = meter_.implicit_flows(u, t, step - 1, dt_,
-                                           method_ == TimeMethod::bdf2 && have_last_change_);
+        out->flows = meter_.implicit_flows(
+            u, t, step - 1, dt_, method_ == TimeMethod::bdf2 && have_last_change_, &out->gross);
         break;
     }
+    out->gross += meter_.stored_magnitude(u, last_u_) / dt_;
     // bdf2 steps as BDF2 once two fields lie behind it, as the stepper does.
     const bool bdf2 = method_ == TimeMethod::bdf2 && have_last_change_;
     out->storage = bdf2 ? (3.0 * change - last_change_) / (2.0 * dt_) : change / dt_;
@@ -511,7 +532,7 @@ std::optional<HeatFlowRow> HeatFlowRows::take(std::int64_t step, const std::vect
                              : dirichlet_change[k] / dt_;
   } else if (row && step == 0) {
     out.emplace();
-    out->flows = meter_.flows(u, t);
+    out->flows = meter_.flows(u, t, 0.0, &out->gross);
     out->storage = sum(out->flows);
   }
   if (out) out->imbalance = sum(out->flows) - out->storage;

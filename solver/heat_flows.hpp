@@ -70,12 +70,14 @@ class HeatFlowMeter {
   // Dirichlet faces (an edge or corner) splits its reaction between them in proportion to its
   // conductances along their axes (evenly where those are all 0). In a transient, HeatFlowRows
   // adds the Dirichlet nodes' storage rate (dirichlet_stored_change).
-  std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0) const;
+  // With `gross`, the sum of the magnitudes of the terms added (HeatFlowReport::gross).
+  std::vector<double> flows(const std::vector<double>& u, double t, double dt = 0.0,
+                            double* gross = nullptr) const;
   // flows(u, t) with the source fields (the sources, the void surfaces' convective ambients)
   // at the factors of the implicit step from `step` (multigrid::implicit_source_factor), as
   // that step applied them.
   std::vector<double> implicit_flows(const std::vector<double>& u, double t, std::int64_t step,
-                                     double dt, bool bdf2) const;
+                                     double dt, bool bdf2, double* gross = nullptr) const;
 
   // How much the stored heat grew from field `before` to field `u`: the sum over the body's
   // nodes, the Dirichlet nodes included, of w_i C_i (u_i - before_i), times the cell volume
@@ -84,6 +86,9 @@ class HeatFlowMeter {
   // nodes' differences are exact in floating point where the fields are close, and the sum is
   // taken in fixed blocks: the same bits on any number of threads.
   double stored_change(const std::vector<double>& u, const std::vector<double>& before) const;
+  // The scale of stored_change's terms: the sum over the body's nodes of w_i C_i (|u_i| +
+  // |before_i|), what its rounding (and an implicit solve's tolerance on u) scale with.
+  double stored_magnitude(const std::vector<double>& u, const std::vector<double>& before) const;
   // The Dirichlet nodes' part of stored_change, one value per rate of flows() (0 but on the
   // Dirichlet faces), split between faces as their reactions are: part of each Dirichlet
   // face's reaction in a transient.
@@ -183,6 +188,8 @@ struct HeatFlowRow {
   std::vector<double> flows;  // as HeatFlowMeter::names()
   double storage = 0.0;       // the rate at which the stored heat grows
   double imbalance = 0.0;     // the flows' sum less the storage
+  // The magnitudes the row's terms add (HeatFlowReport::gross), the storage's over the step.
+  double gross = 0.0;
 };
 
 // Makes the rows from the fields of the steps a row needs. The row at step n (t_n = n dt):
