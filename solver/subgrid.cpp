@@ -2805,12 +2805,15 @@ bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
   std::int64_t first[3] = {0, 0, 0}, end[3] = {s.n[0], s.n[1], s.n[2]};
   first[a] = plane;
   end[a] = plane + 1;
+  std::vector<const Shape*> near_row;  // Materials::row_shapes
   for (std::int64_t z = first[2]; z < end[2]; ++z)
-    for (std::int64_t y = first[1]; y < end[1]; ++y)
+    for (std::int64_t y = first[1]; y < end[1]; ++y) {
+      m.row_shapes(y, z, near_row);
       for (std::int64_t xi = first[0]; xi < end[0]; ++xi) {
         const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
         const std::array<std::int64_t, 3> ic{xi, y, z};
-        if (m.ids[static_cast<std::size_t>(i)] == kVoid || !m.near_surface(i, ic)) continue;
+        if (m.ids[static_cast<std::size_t>(i)] == kVoid || !m.near_surface(i, ic, near_row))
+          continue;
         // One material throughout, the node's own (Materials::one_material_cell, its first
         // sub-cell's): no part crosses (interface_targets), nothing moves.
         double first[3], first_volume = 0.0;
@@ -2842,6 +2845,7 @@ bool contact_face_moves(const Materials& m, int a, int side, std::int64_t plane,
           any = true;
         }
       }
+    }
   return any;
 }
 
@@ -2991,6 +2995,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
   {
     // The shape is tested on a node's sub-cells together (Shape::contains_all), the sums then
     // taken in the sub-cells' order.
+    std::vector<const Shape*> near_row;  // Materials::row_shapes
     Points cells;
     CrossingPoints crossings;
     std::vector<double> volumes;
@@ -3006,7 +3011,8 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
         // A box that does not meet the row's neighbourhood on y or z holds none of its nodes:
         // their shares stay 0.
         if (!row_shape && sh.spec->kind == ShapeKind::box) continue;
-        const bool row_regions = regions_matter && m.row_near_surface(y, z);
+        if (regions_matter) m.row_shapes(y, z, near_row);
+        const bool row_regions = regions_matter && !near_row.empty();
         for (std::int64_t xi = 0; xi < s.n[0]; ++xi) {
           const std::int64_t i = (z * s.n[1] + y) * s.n[0] + xi;
           const std::array<std::int64_t, 3> ic{xi, y, z};
@@ -3020,7 +3026,7 @@ std::vector<double> subgrid_fractions(const Case& c, const ShapeSpec& shape,
             const bool body = ids[static_cast<std::size_t>(i)] != kVoid;
             const bool holds = sh.formula ? sh.node_inside[static_cast<std::size_t>(i)] != 0
                                           : sh.contains(x, s.dims);
-            if (!holds || !row_regions || !m.near_surface(i, ic)) {
+            if (!holds || !row_regions || !m.near_surface(i, ic, near_row)) {
               out[static_cast<std::size_t>(i)] = body && holds ? 1.0 : 0.0;
               continue;
             }
