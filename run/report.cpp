@@ -178,7 +178,7 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
                      bound());
 }
 
-void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
+bool add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
                          const std::string& when, const solver::HeatFlowReport& flows,
                          double resolution) {
   // Without materials the shorthand's coefficients (k = physics.alpha, rho c_p = 1) make the
@@ -195,15 +195,17 @@ void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
     lines.push_back(fmt::format("  {}: {:.6g}", f.what, f.rate));
   double largest = 0.0;  // every rate's, the storage's among them
   for (const solver::HeatFlow& f : flows.flows) largest = std::max(largest, std::abs(f.rate));
-  if (resolution > 0.0 && largest <= resolution)
+  if (resolution > 0.0 && largest <= resolution) {
     lines.push_back(fmt::format(
         "  imbalance: {:.3g} (every rate is within what the field resolves, about {:.2g} here: no "
         "heat crosses the body)",
         flows.imbalance, resolution));
-  else
-    lines.push_back(
-        fmt::format("  imbalance: {:.3g} ({:.2g} of the largest flow)", flows.imbalance,
-                    flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0));
+    return true;
+  }
+  lines.push_back(
+      fmt::format("  imbalance: {:.3g} ({:.2g} of the largest flow)", flows.imbalance,
+                  flows.largest > 0.0 ? std::abs(flows.imbalance) / flows.largest : 0.0));
+  return false;
 }
 
 }  // namespace heatsim::run

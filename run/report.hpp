@@ -75,8 +75,8 @@ std::string done_line(const solver::RunResult& result, const std::string& where,
 // "heat flows into the body at the steady state (W per metre of depth):", a line per flow,
 // and the imbalance against the largest flow, added to `lines`. `resolution` (0: not known):
 // the rate below which the solve does not resolve a flow; where every flow is below it, the
-// imbalance line says so instead of comparing rounding with rounding.
-void add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
+// imbalance line says so instead of comparing rounding with rounding, and it answers true.
+bool add_heat_flow_lines(std::vector<std::string>& lines, const solver::Case& c,
                          const std::string& when, const solver::HeatFlowReport& flows,
                          double resolution = 0.0);
 

@@ -1857,8 +1857,8 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     // A flow the solve's tolerance on the field does not resolve is rounding; where every
     // flow is (a body, or its pieces, with no load), the balance has no scale to be off by.
     const double resolution = c.time.tolerance * flows.gross;
-    add_heat_flow_lines(lines, c, "at the steady state", flows, resolution);
-    if (flows.largest > resolution) warn_unbalanced(c, flows, true, 0.0);
+    if (!add_heat_flow_lines(lines, c, "at the steady state", flows, resolution))
+      warn_unbalanced(c, flows, true, 0.0);
   }
   if (last_flow_row && !steady) {
     // The last row of heat_flows.csv: the last step's balance.
@@ -1876,9 +1876,9 @@ void Session::State::summarize(const solver::RunResult& result, double finishing
     const double resolution =
         (implicit ? c.time.tolerance : 64.0 * std::numeric_limits<double>::epsilon()) *
         last_flow_row->gross;
-    const bool settled = std::max(flows.largest, std::abs(last_flow_row->storage)) <= resolution;
-    add_heat_flow_lines(lines, c, fmt::format("over the last step, to t = {:.6g}", last_flow_time),
-                        flows, c.precision != solver::Precision::fp32 ? resolution : 0.0);
+    const bool settled = add_heat_flow_lines(
+        lines, c, fmt::format("over the last step, to t = {:.6g}", last_flow_time), flows,
+        c.precision != solver::Precision::fp32 ? resolution : 0.0);
     // In fp32 a step's change near a large temperature can fall below what a float holds
     // there (3.05e-5 K at 300 K): the field then lags and the balance shows it. A balance off
     // by more than a percent of its largest flow is not rounding the user should accept.
