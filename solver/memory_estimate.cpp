@@ -355,22 +355,28 @@ MemoryEstimate estimate_memory(const Case& c, int source_fields, bool on_gpu, in
           (8.0 * (1.0 + dims) + 1.0) * points;
       rebuild = std::max(linearised, building);
       // The CPU's level operations take the new hierarchy over level by level, the finest
-      // first: its diagonals and the smoother's conductances are made while every coarse
-      // level's fp64 stencil is still there.
+      // first: the smoother's conductances are made while every coarse level's fp64 stencil
+      // is still there (the diagonals are not kept there: MultigridLayout).
       const MultigridLayout layout = multigrid_layout(dims);
       const double taking_over =
-          static_cast<double>(mg.host_setup) + 8.0 * (1.0 + layout.finest_smoother_doubles) * points;
+          static_cast<double>(mg.host_setup) +
+          8.0 * (1.0 + layout.finest_smoother_doubles - layout.cpu_finest_diagonal_doubles) *
+              points;
       const double cpu_rebuild =
           static_cast<double>(mg.level0) + std::max({linearised, building, taking_over});
       if (!on_gpu && cpu_rebuild > levels.bytes)
-        levels = {"an outer iteration's rebuild: the level-0 vectors, the new hierarchy and the "
-                  "finest level's diagonals (or the linearised operator)",
-                  cpu_rebuild};
+        levels = {
+            "an outer iteration's rebuild: the level-0 vectors, the new hierarchy and the "
+            "finest level's rounded conductances (or the linearised operator)",
+            cpu_rebuild};
       // Later outer iterations keep the coarse levels and make the finest again
       // (ImplicitStepper: keep_coarse): the level operations without the finest level's
       // arrays, beside the linearised operator or the new finest level's arrays.
       const double finest_arrays =
-          8.0 * (layout.finest_operator_doubles + layout.finest_smoother_doubles) * points;
+          8.0 *
+          (layout.finest_operator_doubles + layout.finest_smoother_doubles -
+           layout.cpu_finest_diagonal_doubles) *
+          points;
       const double kept_coarse =
           static_cast<double>(mg.level_ops) - finest_arrays + std::max(linearised, finest_arrays);
       if (!on_gpu && kept_coarse > levels.bytes)

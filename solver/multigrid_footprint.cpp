@@ -56,7 +56,9 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
       (stepper.deflated ? layout.deflation_vectors : 0);
   const bool fused_sweeps =
       !on_cpu && dims == 3 && !periodic[0] && !periodic[1] && !periodic[2] && finest > 8192;
-  const std::int64_t dropped = on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0;
+  const std::int64_t dropped =
+      (on_cpu && stepper.zero_node_term ? layout.cpu_copy_extra_doubles : 0) +
+      (on_cpu ? layout.cpu_finest_diagonal_doubles : 0);
   // The finest level's vectors beyond a level's own, and the deflation's pieces: kept both with
   // the levels and after they are let go (level0).
   const int finest_extra_vectors =

@@ -29,6 +29,9 @@ struct MultigridLayout {
   int fixed_bytes = 1;              // the Dirichlet flag of every node
   // The CPU's level operations keep the level's node term beside the diagonal.
   int cpu_copy_extra_doubles = 1;
+  // On the finest level they keep neither diagonal (the exact one, the smoother's): each
+  // operation sums it from the node term and the conductances it reads anyway.
+  int cpu_finest_diagonal_doubles = 2;
   // Work vectors of doubles: b, x, r per level; on the finest CG's z, p and r, and the free
   // nodes' indicator (CG's q is the finest level's r: it also holds the rounding floor's
   // magnitude and the V-cycle's residual); the bottom solve's three on the coarsest (counted

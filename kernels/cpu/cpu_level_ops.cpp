@@ -121,8 +121,6 @@ class CpuLevelOps final : public LevelOps {
       Floats().swap(L.conductance32[a]);
     }
     LevelWeights().swap(L.op.stencil);
-    Values().swap(L.diagonal);
-    Values().swap(L.diagonal32);
     Floats().swap(L.stencil32);
     Values().swap(L.centre);
     HalfEntries().swap(L.upper);
@@ -268,15 +266,11 @@ class CpuLevelOps final : public LevelOps {
         for (int o = -1; o <= 1; ++o) L.neighbour[a][3 * c + o + 1] = step(L.op, a, c, o);
     }
     if (!L.stencil_form) {
-      // The smoother's conductances rounded to fp32, and both diagonals: the node term plus
-      // the node's conductances, exact and rounded, summed in the neighbour order. Every
-      // value is written below, row by row by the threads that sweep the rows, in one pass:
-      // the rounded diagonals round the conductances of the rows beside as they go (the
-      // same bits as those rows' rounded conductances, which other threads may not have
-      // written yet).
+      // The smoother's conductances rounded to fp32, row by row by the threads that sweep
+      // the rows. The diagonals (the node term plus the node's conductances, exact or
+      // rounded) are not kept: each operation sums them from the conductances it reads
+      // anyway (diagonal_at), 16 bytes a node fewer to write here and to read at each sweep.
       for (int a = 0; a < L.op.dims; ++a) L.conductance32[a] = Floats(static_cast<std::size_t>(np));
-      L.diagonal = Values(static_cast<std::size_t>(np));
-      L.diagonal32 = Values(static_cast<std::size_t>(np));
       std::atomic<bool> finite{true};
       for_rows(L, [&](std::int64_t y, std::int64_t z) {
         const std::int64_t nx = L.op.n[0], row = index(L, 0, y, z);
@@ -298,19 +292,6 @@ class CpuLevelOps final : public LevelOps {
           row_finite = row_finite && not_finite == 0;
         }
         if (!row_finite) finite.store(false, std::memory_order_relaxed);
-        const bool inside = compact_inside(L, y, z) && nx > 2;
-        if (inside) inside_diagonals(L, row + 1, nx - 2);
-        for (std::int64_t x = 0; x < nx; ++x) {
-          if (inside && x == 1) x = nx - 1;
-          const std::int64_t i = row + x;
-          double d = L.op.node_term[i], d32 = d;
-          visit_neighbours<false>(L, x, y, z, i, [&](std::int64_t, double g) {
-            d += g;
-            d32 += static_cast<double>(static_cast<float>(g));
-          });
-          L.diagonal[i] = d;
-          L.diagonal32[i] = d32;
-        }
       });
       L.finite32 = finite.load();
       // A node term of +0 on every node (a steady level whose faces hold or insulate, with
@@ -440,7 +421,7 @@ class CpuLevelOps final : public LevelOps {
           visit_stencil(L, xi, y, z, i,
                         [&](int, std::int64_t j, double a) { s += std::abs(a * xp[j]); });
         } else {
-          s += std::abs(L.diagonal[i] * xp[i]);
+          s += std::abs(diagonal_at<false>(L, xi, y, z, i) * xp[i]);
           visit_neighbours(L, xi, y, z, i,
                            [&](std::int64_t j, double g) { s += std::abs(g * xp[j]); });
         }
@@ -779,11 +760,9 @@ class CpuLevelOps final : public LevelOps {
  private:
   struct Level {
     LevelOperator op;
-    Values diagonal;  // compact form: a_i + sum of the node's conductances
-    // Compact form, the smoother's operator: the conductances rounded to fp32 and the diagonal
-    // from them.
+    // Compact form, the smoother's operator: the conductances rounded to fp32 (its diagonal
+    // the node term plus these, diagonal_at<true>).
     std::array<Floats, kMaxDims> conductance32;
-    Values diagonal32;
     bool finite32 = false;  // every rounded conductance finite (smooth_from_zero)
     // Per axis and coordinate c, the coordinates at offsets -1, 0, +1 ([3 c + o + 1]; -1: none).
     std::array<std::vector<std::int64_t>, kMaxDims> neighbour;
@@ -932,23 +911,24 @@ class CpuLevelOps final : public LevelOps {
                                     std::int64_t i0, std::int64_t count) {
     const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
     const double* gz = L.op.conductance[kDims - 1].data();  // z's in 3D
-    const double* diagonal = L.diagonal.data();
     const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
     const std::uint8_t* fixed = L.op.fixed.data();
+    with_inside_diagonal<false>(L, [&](const auto& diagonal) {
 #pragma omp simd
-    for (std::int64_t i = i0; i < i0 + count; ++i) {
-      double s = std::abs(bp[i]);
-      s += std::abs(diagonal[i] * v[i]);
-      s += std::abs(gx[i - 1] * v[i - 1]);
-      s += std::abs(gx[i] * v[i + 1]);
-      s += std::abs(gy[i - sy] * v[i - sy]);
-      s += std::abs(gy[i] * v[i + sy]);
-      if (kDims == 3) {
-        s += std::abs(gz[i - sz] * v[i - sz]);
-        s += std::abs(gz[i] * v[i + sz]);
+      for (std::int64_t i = i0; i < i0 + count; ++i) {
+        double s = std::abs(bp[i]);
+        s += std::abs(diagonal(i) * v[i]);
+        s += std::abs(gx[i - 1] * v[i - 1]);
+        s += std::abs(gx[i] * v[i + 1]);
+        s += std::abs(gy[i - sy] * v[i - sy]);
+        s += std::abs(gy[i] * v[i + sy]);
+        if (kDims == 3) {
+          s += std::abs(gz[i - sz] * v[i - sz]);
+          s += std::abs(gz[i] * v[i + sz]);
+        }
+        out[i] = select(fixed[i] == 0, s, 0.0);
       }
-      out[i] = select(fixed[i] == 0, s, 0.0);
-    }
+    });
   }
 
   // keep ? a : b, bit for bit, in integer operations: GCC 12 does not vectorize a loop with a
@@ -964,47 +944,60 @@ class CpuLevelOps final : public LevelOps {
     return r;
   }
 
-  // Both diagonals (build) at the `count` nodes from i0 of a compact 2D or 3D level's row away
-  // from its faces (compact_inside, 0 < x < nx - 1): the node term plus the node's conductances,
-  // exact and rounded to fp32 (as conductance32), in visit_neighbours's order, without its
-  // branches (two nodes at a time, each through the same additions: the same bits).
-  static void inside_diagonals(Level& L, std::int64_t i0, std::int64_t count) {
-    const double* term = L.op.node_term.data();
-    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
-    const auto rounded = [](double g) { return static_cast<double>(static_cast<float>(g)); };
-    double* diagonal = L.diagonal.data();
-    double* diagonal32 = L.diagonal32.data();
-    const std::int64_t sy = L.op.n[0];
-    const double* gz = L.op.dims == 3 ? L.op.conductance[2].data() : nullptr;
-    const std::int64_t sz = sy * L.op.n[1];
-    const auto rows = [&](auto three) {
-#pragma omp simd
-      for (std::int64_t i = i0; i < i0 + count; ++i) {
-        double d = term[i], d32 = term[i];
-        d += gx[i - 1];
-        d += gx[i];
-        d += gy[i - sy];
-        d += gy[i];
-        if constexpr (decltype(three)::value) {
-          d += gz[i - sz];
-          d += gz[i];
-        }
-        d32 += rounded(gx[i - 1]);
-        d32 += rounded(gx[i]);
-        d32 += rounded(gy[i - sy]);
-        d32 += rounded(gy[i]);
-        if constexpr (decltype(three)::value) {
-          d32 += rounded(gz[i - sz]);
-          d32 += rounded(gz[i]);
-        }
-        diagonal[i] = d;
-        diagonal32[i] = d32;
+  // The diagonal of a compact 2D or 3D level's node i away from its faces (compact_inside,
+  // 0 < x < nx - 1): the node term plus the node's conductances in visit_neighbours's order,
+  // exact or (kSmoother) rounded to fp32, as diagonal_at sums them but without its branches,
+  // so that a loop over a row's nodes takes two at a time (the same bits). kTerm: the level
+  // keeps a node term (make_level drops one of +0 everywhere, and +0 plus the first
+  // conductance is that conductance, as the sum from +0 here).
+  template <bool kSmoother, bool kThree, bool kTerm>
+  struct InsideDiagonal {
+    using G = std::conditional_t<kSmoother, float, double>;
+    static constexpr bool three = kThree;
+    const double* term;
+    const G *gx, *gy, *gz;
+    std::int64_t sy, sz;
+    double operator()(std::int64_t i) const {
+      double d = 0.0;
+      if constexpr (kTerm) d = term[i];
+      d += static_cast<double>(gx[i - 1]);
+      d += static_cast<double>(gx[i]);
+      d += static_cast<double>(gy[i - sy]);
+      d += static_cast<double>(gy[i]);
+      if constexpr (kThree) {
+        d += static_cast<double>(gz[i - sz]);
+        d += static_cast<double>(gz[i]);
       }
+      return d;
+    }
+  };
+
+  // f(InsideDiagonal) of level L (compact, 2D or 3D).
+  template <bool kSmoother, typename F>
+  static void with_inside_diagonal(const Level& L, F&& f) {
+    const auto* gx = conductances<kSmoother>(L, 0);
+    const auto* gy = conductances<kSmoother>(L, 1);
+    const auto* gz = L.op.dims == 3 ? conductances<kSmoother>(L, 2) : nullptr;
+    const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
+    const double* term = L.op.node_term.empty() ? nullptr : L.op.node_term.data();
+    const auto call = [&](auto three, auto with_term) {
+      f(InsideDiagonal<kSmoother, decltype(three)::value, decltype(with_term)::value>{term, gx, gy,
+                                                                                      gz, sy, sz});
     };
     if (L.op.dims == 3)
-      rows(std::true_type{});
+      term ? call(std::true_type{}, std::true_type{}) : call(std::true_type{}, std::false_type{});
     else
-      rows(std::false_type{});
+      term ? call(std::false_type{}, std::true_type{}) : call(std::false_type{}, std::false_type{});
+  }
+
+  // The diagonal of a compact level's node (x, y, z) = i: its node term plus its conductances
+  // in visit_neighbours's order, exact or (kSmoother) rounded to fp32.
+  template <bool kSmoother>
+  static double diagonal_at(const Level& L, std::int64_t x, std::int64_t y, std::int64_t z,
+                            std::int64_t i) {
+    double d = L.op.node_term.empty() ? 0.0 : L.op.node_term[i];
+    visit_neighbours<kSmoother>(L, x, y, z, i, [&](std::int64_t, double g) { d += g; });
+    return d;
   }
 
   // b - A x (kResidual) or A x at the `count` nodes from i0 of a compact 2D or 3D level's row
@@ -1020,12 +1013,11 @@ class CpuLevelOps final : public LevelOps {
                           std::int64_t i0, std::int64_t count) {
     const auto* gx = conductances<kSmoother>(L, 0);
     const auto* gy = conductances<kSmoother>(L, 1);
-    const double* diagonal = kSmoother ? L.diagonal32.data() : L.diagonal.data();
     const std::int64_t sy = L.op.n[0];
     const std::uint8_t* fixed = L.op.fixed.data();
     const auto* gz = L.op.dims == 3 ? conductances<kSmoother>(L, 2) : nullptr;
     const std::int64_t sz = sy * L.op.n[1];
-    const auto nodes = [&](auto three) {
+    with_inside_diagonal<kSmoother>(L, [&](const auto& diagonal) {
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = 0.0;
@@ -1033,19 +1025,15 @@ class CpuLevelOps final : public LevelOps {
         s += static_cast<double>(gx[i]) * v[i + 1];
         s += static_cast<double>(gy[i - sy]) * v[i - sy];
         s += static_cast<double>(gy[i]) * v[i + sy];
-        if constexpr (decltype(three)::value) {
+        if constexpr (std::decay_t<decltype(diagonal)>::three) {
           s += static_cast<double>(gz[i - sz]) * v[i - sz];
           s += static_cast<double>(gz[i]) * v[i + sz];
         }
-        const double ax = diagonal[i] * v[i] - s;
+        const double ax = diagonal(i) * v[i] - s;
         const double value = kResidual ? bp[i] - ax : ax;
         out[i] = select(fixed[i] == 0, value, 0.0);
       }
-    };
-    if (L.op.dims == 3)
-      nodes(std::true_type{});
-    else
-      nodes(std::false_type{});
+    });
   }
 
   // Vector v, which must be of level 0.
@@ -1330,7 +1318,7 @@ class CpuLevelOps final : public LevelOps {
   static double row_product(const Level& L, const double* v, std::int64_t x, std::int64_t y,
                             std::int64_t z, std::int64_t i) {
     if (!L.stencil_form)
-      return (kSmoother ? L.diagonal32[i] : L.diagonal[i]) * v[i] -
+      return diagonal_at<kSmoother>(L, x, y, z, i) * v[i] -
              neighbour_sum<kSmoother>(L, v, x, y, z, i);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int, std::int64_t j, double a) { s += a * v[j]; });
@@ -1341,7 +1329,8 @@ class CpuLevelOps final : public LevelOps {
   // operator.
   static double gauss_seidel(const Level& L, const double* bp, const double* v, std::int64_t x,
                              std::int64_t y, std::int64_t z, std::int64_t i) {
-    if (!L.stencil_form) return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / L.diagonal32[i];
+    if (!L.stencil_form)
+      return (bp[i] + neighbour_sum<true>(L, v, x, y, z, i)) / diagonal_at<true>(L, x, y, z, i);
     const int centre = stencil_centre(L.op.dims);
     double s = 0.0;
     visit_stencil(L, x, y, z, i, [&](int k, std::int64_t j, double a) {
@@ -1512,8 +1501,7 @@ class CpuLevelOps final : public LevelOps {
     // another's neighbour, so they may (omp simd).
     const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
     const std::int64_t i0 = index(L, x, y, z);
-    const double* diagonal = L.diagonal32.data();
-    const auto nodes = [&](auto three) {
+    with_inside_diagonal<true>(L, [&](const auto& diagonal) {
 #pragma omp simd
       for (std::int64_t k = 0; k < count; ++k) {
         const std::int64_t i = i0 + 2 * k;
@@ -1522,19 +1510,15 @@ class CpuLevelOps final : public LevelOps {
         s += static_cast<double>(gx[i]) * xp[i + 1];
         s += static_cast<double>(gy[i - sy]) * xp[i - sy];
         s += static_cast<double>(gy[i]) * xp[i + sy];
-        if constexpr (decltype(three)::value) {
+        if constexpr (std::decay_t<decltype(diagonal)>::three) {
           s += static_cast<double>(gz[i - sz]) * xp[i - sz];
           s += static_cast<double>(gz[i]) * xp[i + sz];
         }
         const double xo = xp[i];
-        const double next = xo + omega * ((bp[i] + s) / diagonal[i] - xo);
+        const double next = xo + omega * ((bp[i] + s) / diagonal(i) - xo);
         xp[i] = select(fixed[i] == 0, next, xo);
       }
-    };
-    if (L.op.dims == 3)
-      nodes(std::true_type{});
-    else
-      nodes(std::false_type{});
+    });
     if (x + 2 * count == nx - 1) node(nx - 1);
   }
 
@@ -1544,15 +1528,25 @@ class CpuLevelOps final : public LevelOps {
                                      std::int64_t y, std::int64_t z, double omega) {
     const std::int64_t nx = L.op.n[0], i0 = index(L, 0, y, z);
     const std::int64_t first = (colour + y + z) & 1;
-    const double* b = bp + i0;
-    const double* diagonal = L.diagonal32.data() + i0;
-    const std::uint8_t* fixed = L.op.fixed.data() + i0;
-    double* out = xp + i0;
-#pragma omp simd
-    for (std::int64_t x = 0; x < nx; ++x) {
-      const double value = 0.0 + omega * ((b[x] + 0.0) / diagonal[x] - 0.0);
-      out[x] = select(((x & 1) == first) & (fixed[x] == 0), value, 0.0);
+    const std::uint8_t* fixed = L.op.fixed.data();
+    const auto value = [&](std::int64_t i, double diagonal) {
+      return 0.0 + omega * ((bp[i] + 0.0) / diagonal - 0.0);
+    };
+    const auto node = [&](std::int64_t x) {
+      const std::int64_t i = i0 + x;
+      xp[i] = (x & 1) == first && !fixed[i] ? value(i, diagonal_at<true>(L, x, y, z, i)) : 0.0;
+    };
+    if (!compact_inside(L, y, z) || nx <= 2) {
+      for (std::int64_t x = 0; x < nx; ++x) node(x);
+      return;
     }
+    node(0);
+    with_inside_diagonal<true>(L, [&](const auto& diagonal) {
+#pragma omp simd
+      for (std::int64_t i = i0 + 1; i < i0 + nx - 1; ++i)
+        xp[i] = select(((i - i0) & 1) == first && fixed[i] == 0, value(i, diagonal(i)), 0.0);
+    });
+    node(nx - 1);
   }
 
   // A compact 2D or 3D level's two colours (`first`, then the other) in one pass over the

@@ -82,4 +82,21 @@ TEST(MultigridFootprint, CountsTheFusedSweepsSecondArrayWhereTheDeviceTakesThem)
             multigrid_bytes(2, {301, 299, 1}, none, {}, false, flat_without).level_ops);
 }
 
+// The CPU's level operations sum the finest level's diagonals where they use them, so its
+// level operations count two doubles a finest node fewer than a device's; a device's keep them.
+TEST(MultigridFootprint, CountsNoFinestDiagonalsOnTheCpu) {
+  using heatsim::solver::multigrid_bytes;
+  const heatsim::solver::MultigridLayout layout = heatsim::solver::multigrid_layout(3);
+  heatsim::solver::MultigridLayout kept = layout;
+  kept.cpu_finest_diagonal_doubles = 0;
+  const std::array<std::int64_t, 3> n{41, 33, 27};
+  const std::int64_t finest = 41 * 33 * 27;
+  const std::array<bool, 3> none{false, false, false};
+  EXPECT_EQ(multigrid_bytes(3, n, none, {}, true, kept).level_ops -
+                multigrid_bytes(3, n, none, {}, true, layout).level_ops,
+            finest * 2 * 8);
+  EXPECT_EQ(multigrid_bytes(3, n, none, {}, false, kept).level_ops,
+            multigrid_bytes(3, n, none, {}, false, layout).level_ops);
+}
+
 }  // namespace
