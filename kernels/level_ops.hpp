@@ -62,8 +62,10 @@ struct UnsetAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
-// A level's stencil or prolongation weights.
+// A level's operator (compact conductances and node term, or stencil).
 using LevelWeights = std::vector<double, UnsetAllocator<double>>;
+// A level's prolongation weights.
+using LevelFloats = std::vector<float, UnsetAllocator<float>>;
 
 struct LevelOperator {
   int dims = 1;
@@ -94,8 +96,12 @@ struct LevelOperator {
   // Levels below the finest: the prolongation to the next finer level, operator-dependent
   // (solver/multigrid/hierarchy.hpp): prolongation[k * points() + I] is the weight with which
   // the finer node at fine_index(I) + offset_k takes this node's value (0 where there is none).
-  // Restriction is its transpose.
-  LevelWeights prolongation;
+  // Restriction is its transpose. In fp32: the weights lie in [0, 1] and interpolate
+  // corrections that the V-cycle smooths in fp32 anyway, and the Galerkin product takes the
+  // rounded weights, so the coarse operator is exactly P^T A P of the P the V-cycle uses (its
+  // 27 weights a coarse node were half a level's set-up bytes and the transfers' largest
+  // stream; docs/performance.md).
+  LevelFloats prolongation;
 
   std::int64_t points() const { return n[0] * n[1] * n[2]; }
   bool stencil_form() const { return !stencil.empty(); }

@@ -7,13 +7,14 @@ namespace heatsim::solver {
 MultigridLayout multigrid_layout(int dims) {
   MultigridLayout m;
   m.finest_operator_doubles = 1 + dims;
-  // Galerkin coarse levels: a 3^dims-point stencil and as many prolongation weights per node.
+  // Galerkin coarse levels: a 3^dims-point stencil and as many prolongation weights per node
+  // (fp32).
   int points = 1;
   for (int a = 0; a < dims; ++a) points *= 3;
-  m.coarse_operator_doubles = 2 * points;
+  m.coarse_operator_doubles = 1.5 * points;
   m.finest_smoother_doubles = 1.0 + 0.5 * dims;
-  m.device_coarse_operator_doubles = 0.5 * points + 1.0 + points;
-  m.cpu_coarse_operator_doubles = points + (dims == 3 ? 0.5 * 13 : 0.5 * points) + 1.0;
+  m.device_coarse_operator_doubles = 0.5 * points + 1.0 + 0.5 * points;
+  m.cpu_coarse_operator_doubles = 0.5 * points + (dims == 3 ? 0.5 * 13 : 0.5 * points) + 1.0;
   m.galerkin_staging_doubles = dims == 3 ? 0 : 9 + 4;
   return m;
 }
@@ -82,7 +83,9 @@ MultigridBytes multigrid_bytes(int dims, const std::array<std::int64_t, 3>& n,
           : 0;
   b.host = finest * (kept_operator_doubles * kDouble + layout.fixed_bytes);
   b.host_setup = finest * (layout.finest_operator_doubles * kDouble + layout.fixed_bytes) +
-                 coarse * (layout.coarse_operator_doubles * kDouble + layout.fixed_bytes);
+                 static_cast<std::int64_t>(static_cast<double>(coarse) *
+                                           (layout.coarse_operator_doubles * kDouble +
+                                            static_cast<double>(layout.fixed_bytes)));
   b.deflation_setup = stepper.deflated ? finest * layout.deflation_setup_bytes : 0;
   b.galerkin_setup = b.levels > 1 ? finest * layout.galerkin_staging_doubles * kDouble : 0;
   return b;

@@ -14,15 +14,15 @@ namespace heatsim::solver {
 // (the node term folded in) and one conductance per axis, the symmetric half of a star of
 // 2 dims + 1 points, and the smoother's copy (kernels/level_ops.hpp: a diagonal in fp64 and the
 // conductances in fp32). Levels below it are Galerkin (R A P): a 3^dims-point stencil and as
-// many prolongation weights per node; the level operations keep the stencil as the smoother's
-// operator only, on the device 3^dims fp32 entries and an fp64 centre, on the CPU the same but
-// in 3D (whose Galerkin levels are symmetric to the last bit) the upper 13 entries alone.
+// many prolongation weights per node (in fp32); the level operations keep the stencil as the
+// smoother's operator only, on the device 3^dims fp32 entries and an fp64 centre, on the CPU the
+// same but in 3D (whose Galerkin levels are symmetric to the last bit) the upper 13 entries alone.
 struct MultigridLayout {
   int finest_operator_doubles = 0;  // diagonal + conductance per axis: 1 + dims
   double finest_smoother_doubles = 0.0;  // 1 + dims / 2
-  int coarse_operator_doubles = 0;  // stencil and prolongation: 2 x 3^dims
-  double device_coarse_operator_doubles = 0.0;  // 3^dims / 2 + 1 + 3^dims
-  // 3^dims + (3D: 13 / 2 + 1; else 3^dims / 2 + 1). While the CPU's level operations take the
+  double coarse_operator_doubles = 0.0;  // stencil and fp32 prolongation: 1.5 x 3^dims
+  double device_coarse_operator_doubles = 0.0;  // 3^dims / 2 + 1 + 3^dims / 2
+  // 3^dims / 2 + (3D: 13 / 2 + 1; else 3^dims / 2 + 1). While the CPU's level operations take the
   // hierarchy over, each level's fp64 stencil is there until it is rounded: at most 3^dims
   // doubles a coarse node, fewer bytes than the finest level's vectors, made after it.
   double cpu_coarse_operator_doubles = 0.0;

@@ -507,7 +507,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t nc = C.op.points();
     const int kp = stencil_points(C.op.dims);
     const int dims = C.op.dims;
-    const double* P = C.op.prolongation.data();
+    const float* P = C.op.prolongation.data();
     for_rows(C, [&](std::int64_t Y, std::int64_t Z) {
       // Where the finer rows at y and z offsets dy, dz (-1, 0, +1) start: entry 3 (dz + 1) +
       // dy + 1, so that offset k's row is k / 3 (one row in 1D, three in 2D).
@@ -528,19 +528,20 @@ class CpuLevelOps final : public LevelOps {
       std::fill_n(out, nX, 0.0);
       for (int r = 0; r < kp / 3; ++r) {
         const double* fine_row = rp + row[r];
-        const double* w[3] = {P + 3 * r * nc + I0, P + (3 * r + 1) * nc + I0,
-                              P + (3 * r + 2) * nc + I0};
+        const float* w[3] = {P + 3 * r * nc + I0, P + (3 * r + 1) * nc + I0,
+                             P + (3 * r + 2) * nc + I0};
         // The next coarse row's weights, which follow these in each of the 27 arrays: the
         // hardware prefetchers do not follow 27 streams at once (the restriction waited on
         // these loads).
         for (int d = 0; d < 3; ++d)
-          for (std::int64_t X = nX; X < 2 * nX && I0 + X < nc; X += 8) __builtin_prefetch(w[d] + X);
+          for (std::int64_t X = nX; X < 2 * nX && I0 + X < nc; X += 16)
+            __builtin_prefetch(w[d] + X);
         for (std::int64_t X = 0; X < nX; ++X) {
           if (fixed[X]) continue;
           const std::int64_t* fx = &C.gather[0][3 * X];
           double sum = out[X];
           for (int d = 0; d < 3; ++d)
-            if (w[d][X] != 0.0) sum += w[d][X] * fine_row[fx[d]];
+            if (w[d][X] != 0.0f) sum += static_cast<double>(w[d][X]) * fine_row[fx[d]];
           out[X] = sum;
         }
       }
@@ -553,10 +554,11 @@ class CpuLevelOps final : public LevelOps {
   // 2 X + 1 the nodes X (offset +1) and X + 1 (offset -1), the terms in the same order as the
   // tables give them. Without a branch, two nodes at a time; a held node keeps its value.
   template <int kPairs>
-  static void prolong_row(const double* P, std::int64_t nc, const std::int64_t* start,
+  static void prolong_row(const float* P, std::int64_t nc, const std::int64_t* start,
                           const int* k_zy, const double* cp, const std::uint8_t* fixed, double* f,
                           std::int64_t nX) {
-    const double *w0[kPairs], *w1[kPairs], *w2[kPairs], *c[kPairs];
+    const float *w0[kPairs], *w1[kPairs], *w2[kPairs];
+    const double* c[kPairs];
     for (int p = 0; p < kPairs; ++p) {
       w0[p] = P + k_zy[p] * nc + start[p];
       w1[p] = P + (k_zy[p] + 1) * nc + start[p];
@@ -576,15 +578,15 @@ class CpuLevelOps final : public LevelOps {
 #pragma omp simd
     for (std::int64_t X = 0; X < nX; ++X) {
       double sum = 0.0;
-      for (int p = 0; p < kPairs; ++p) sum += w1[p][X] * c[p][X];
+      for (int p = 0; p < kPairs; ++p) sum += static_cast<double>(w1[p][X]) * c[p][X];
       add(f + 2 * X, fixed[2 * X], sum);
     }
 #pragma omp simd
     for (std::int64_t X = 0; X < nX - 1; ++X) {
       double sum = 0.0;
       for (int p = 0; p < kPairs; ++p) {
-        sum += w2[p][X] * c[p][X];
-        sum += w0[p][X + 1] * c[p][X + 1];
+        sum += static_cast<double>(w2[p][X]) * c[p][X];
+        sum += static_cast<double>(w0[p][X + 1]) * c[p][X + 1];
       }
       add(f + 2 * X + 1, fixed[2 * X + 1], sum);
     }
@@ -612,7 +614,7 @@ class CpuLevelOps final : public LevelOps {
       }
       if (C.standard_x && C.op.n[0] >= 2 && (pairs == 1 || pairs == 2 || pairs == 4)) {
         const std::int64_t i0 = index(F, 0, y, z);
-        const double* P = C.op.prolongation.data();
+        const float* P = C.op.prolongation.data();
         const std::uint8_t* fixed = F.op.fixed.data() + i0;
         if (pairs == 1) prolong_row<1>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
         if (pairs == 2) prolong_row<2>(P, nc, start, k_zy, cp, fixed, fp + i0, C.op.n[0]);
@@ -629,7 +631,7 @@ class CpuLevelOps final : public LevelOps {
             if (c.coarse < 0) continue;
             const int k = k_zy[p] + c.offset + 1;
             const std::int64_t J = start[p] + c.coarse;
-            sum += C.op.prolongation[k * nc + J] * cp[J];
+            sum += static_cast<double>(C.op.prolongation[k * nc + J]) * cp[J];
           }
         fp[i] += sum;
       }

@@ -74,7 +74,7 @@ struct Interp {
 // A coarse level's prolongation: its weights (LevelOperator::prolongation) and, per axis, the
 // finer index of each of its nodes.
 struct Prolongation {
-  const double* weight = nullptr;
+  const float* weight = nullptr;  // fp32, as LevelOperator::prolongation
   const long long* fine_index[3] = {nullptr, nullptr, nullptr};
 };
 
@@ -466,7 +466,7 @@ __global__ void __launch_bounds__(kThreads)
     double term[kp];
 #pragma unroll
     for (int k = 0; k < kp; ++k) {
-      const double w = P.weight[k * nc + I];
+      const double w = static_cast<double>(P.weight[k * nc + I]);
       const long long jx = near.at[0][k % 3];
       const long long jy = D > 1 ? near.at[1][(k / 3) % 3] : 0;
       const long long jz = D > 2 ? near.at[2][k / 9] : 0;
@@ -514,7 +514,8 @@ __global__ void __launch_bounds__(kThreads)
           for (int ax = D - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
           const long long J =
               used ? (iz.coarse[a] * C.n[1] + iy.coarse[bb]) * C.n[0] + ix.coarse[c] : 0;
-          const double product = __dmul_rn(P.weight[(used ? k : 0) * nc + J], xc[J]);
+          const double product =
+              __dmul_rn(static_cast<double>(P.weight[(used ? k : 0) * nc + J]), xc[J]);
           term[4 * a + 2 * bb + c] = used ? product : 0.0;
         }
     double sum = 0.0;
@@ -1348,7 +1349,7 @@ class CudaLevelOps final : public LevelOps {
 
     Prolongation prolongation_view() const {
       Prolongation p;
-      p.weight = prolongation.as<double>();
+      p.weight = prolongation.as<float>();
       for (int a = 0; a < kMaxDims; ++a) p.fine_index[a] = fine_index[a].as<long long>();
       return p;
     }
@@ -1381,7 +1382,7 @@ class CudaLevelOps final : public LevelOps {
       copy_to_device(C.fine_index[a], index.data(), index.size(), stream_);
       sync();  // the host tables die at the end of this iteration
     }
-    upload_doubles(C.prolongation, op.prolongation);
+    upload_values(C.prolongation, op.prolongation);
   }
 
   // out = b - A x or A x; `smoother`: with the smoother's operator.
@@ -1422,25 +1423,31 @@ class CudaLevelOps final : public LevelOps {
   }
   void sync() { HEATSIM_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
-  // dst = count doubles from src, on stream_. A large array goes in pieces copied on every core
-  // into two pinned buffers in turn (kernels/host_copy.hpp), each piece's transfer running while
-  // the next one is copied; a small one straight from pageable memory. Returns before the last
-  // transfer ends: src must live until the stream is synchronised.
+  // dst = count doubles (or floats) from src, on stream_. A large array goes in pieces copied on
+  // every core into two pinned buffers in turn (kernels/host_copy.hpp), each piece's transfer
+  // running while the next one is copied; a small one straight from pageable memory. Returns
+  // before the last transfer ends: src must live until the stream is synchronised.
   void upload_doubles(double* dst, const double* src, std::size_t count) {
-    constexpr std::size_t kPiece = (std::size_t{32} << 20) / sizeof(double);
+    upload_values(dst, src, count);
+  }
+  template <typename T>
+  void upload_values(T* dst, const T* src, std::size_t count) {
+    static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>);
+    constexpr std::size_t kBytes = std::size_t{32} << 20;  // a piece, a buffer
+    constexpr std::size_t kPiece = kBytes / sizeof(T);
     if (count < 2 * kPiece) {
       if (count > 0)
         HEATSIM_CUDA_CHECK(
-            cudaMemcpyAsync(dst, src, count * sizeof(double), cudaMemcpyHostToDevice, stream_));
+            cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyHostToDevice, stream_));
       return;
     }
     if (!staged_[1]) {  // the buffers and their events, made whole or not at all
       HostStaging made[2];
       for (HostStaging& b : made) {
         try {
-          b = allocate_host_staging(kPiece * sizeof(double), true);
+          b = allocate_host_staging(kBytes, true);
         } catch (const std::exception&) {  // no pinned memory to be had: pageable, still correct
-          b = allocate_host_staging(kPiece * sizeof(double), false);
+          b = allocate_host_staging(kBytes, false);
         }
       }
       for (int b = 0; b < 2; ++b) {
@@ -1453,17 +1460,24 @@ class CudaLevelOps final : public LevelOps {
       const int b = static_cast<int>(piece % 2);
       const std::size_t n = std::min(kPiece, count - at);
       HEATSIM_CUDA_CHECK(cudaEventSynchronize(staged_[b]));  // its last transfer is done
-      double* buffer = static_cast<double*>(staging_[b].data());
-      copy_doubles(src + at, n, buffer);
+      T* buffer = static_cast<T*>(staging_[b].data());
+      if constexpr (std::is_same_v<T, double>)
+        copy_doubles(src + at, n, buffer);
+      else
+        copy_floats(src + at, n, buffer);
       HEATSIM_CUDA_CHECK(
-          cudaMemcpyAsync(dst + at, buffer, n * sizeof(double), cudaMemcpyHostToDevice, stream_));
+          cudaMemcpyAsync(dst + at, buffer, n * sizeof(T), cudaMemcpyHostToDevice, stream_));
       HEATSIM_CUDA_CHECK(cudaEventRecord(staged_[b], stream_));
     }
   }
   template <typename Alloc>
   void upload_doubles(DeviceArray& dst, const std::vector<double, Alloc>& src) {
-    fit(dst, src.size() * sizeof(double));
-    upload_doubles(dst.as<double>(), src.data(), src.size());
+    upload_values(dst, src);
+  }
+  template <typename T, typename Alloc>
+  void upload_values(DeviceArray& dst, const std::vector<T, Alloc>& src) {
+    fit(dst, src.size() * sizeof(T));
+    upload_values(dst.as<T>(), src.data(), src.size());
   }
 
   cudaStream_t stream_ = nullptr;

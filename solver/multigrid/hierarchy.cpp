@@ -504,20 +504,21 @@ void for_nodes(const std::array<std::int64_t, kMaxDims>& n, F&& f) {
 }
 
 // The prolongation weights P (kernels/level_ops.hpp's layout) from coarse level c to `fine`.
-kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperator& c,
-                                   const std::array<AxisTransfer, kMaxDims>& t,
-                                   const std::vector<std::uint8_t>& repeats,
-                                   std::uint8_t repeat_bit,
-                                   const std::vector<std::uint8_t>& row_copies,
-                                   const std::vector<std::uint8_t>& plane_copies) {
+kernels::LevelFloats prolongation(const LevelOperator& fine, const LevelOperator& c,
+                                  const std::array<AxisTransfer, kMaxDims>& t,
+                                  const std::vector<std::uint8_t>& repeats, std::uint8_t repeat_bit,
+                                  const std::vector<std::uint8_t>& row_copies,
+                                  const std::vector<std::uint8_t>& plane_copies) {
   const int dims = fine.dims, kp = stencil_points(dims), centre = stencil_centre(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
   // Zeroed by the threads (kernels::UnsetAllocator), which then take its pages' first faults.
-  kernels::LevelWeights P(static_cast<std::size_t>(kp * nc));
-  kernels::for_each_index(0, kp * nc, kp * nc >= 32768, [&](std::int64_t j) { P[j] = 0.0; });
+  // Each weight is stored rounded to fp32 (LevelOperator::prolongation), and the weights that
+  // later ones are computed from are read back rounded.
+  kernels::LevelFloats P(static_cast<std::size_t>(kp * nc));
+  kernels::for_each_index(0, kp * nc, kp * nc >= 32768, [&](std::int64_t j) { P[j] = 0.0f; });
   for (std::int64_t I = 0; I < nc; ++I)
-    if (!c.fixed[I]) P[centre * nc + I] = 1.0;
+    if (!c.fixed[I]) P[centre * nc + I] = 1.0f;
   // Per offset k: the axes it moves along (bit a) and those it moves up along.
   int moves[kMaxStencil] = {}, up[kMaxStencil] = {};
   for (int k = 0; k < kp; ++k)
@@ -633,7 +634,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
           if (!((between >> axis) & 1) || ((corner >> axis) & 1) != toward) continue;
           sum -= a[k] * P[(from_corner - offset[axis] * power[axis]) * nc + I];
         }
-        P[from_corner * nc + I] = sum / denominator;
+        P[from_corner * nc + I] = static_cast<float>(sum / denominator);
       }
       return;
     }
@@ -700,7 +701,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
           if ((moves[k] >> a) & 1) at -= offset[a] * power[a];
         sum -= collapsed[k] * P[at * nc + I];
       }
-      P[from_corner * nc + I] = sum / denominator;
+      P[from_corner * nc + I] = static_cast<float>(sum / denominator);
     }
   };
   // Finer nodes between coarse ones along `type` axes, after those along fewer; each row in
@@ -733,7 +734,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
         if ((yz_bits << 1) & ~yz_between) continue;
         for (int ox = 0; ox < 3; ++ox) {
           if (yz + (ox != 1) != type) continue;
-          double* run = &P[(corner_offset[yz_bits] + ox) * nc + corner_row[yz_bits]];
+          float* run = &P[(corner_offset[yz_bits] + ox) * nc + corner_row[yz_bits]];
           std::copy(run - c.n[0], run, run);
         }
       }
@@ -812,7 +813,7 @@ kernels::LevelWeights prolongation(const LevelOperator& fine, const LevelOperato
           for (int ox = 0; ox < 3; ++ox) {
             if (between_z + (oy != 1) + (ox != 1) != type) continue;
             const std::int64_t k = (tz.offset + 1) * power[2] + oy * power[1] + ox;
-            const double* run = &P[k * nc + tf.coarse * coarse_plane];
+            const float* run = &P[k * nc + tf.coarse * coarse_plane];
             std::copy(run, run + coarse_plane, &P[k * nc + tz.coarse * coarse_plane]);
           }
       }
@@ -933,7 +934,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
   const int dims = fine.dims, kp = stencil_points(dims);
   const std::int64_t nc = c.points();
   const Grid fg(fine), cg(c);
-  const kernels::LevelWeights& P = c.prolongation;
+  const kernels::LevelFloats& P = c.prolongation;
   const int my = dims > 1 ? 3 : 0, mz = dims > 2 ? 9 : 0;  // offset numbering, used axes only
   // A slot sum this large marks a coupling beyond one coarse node.
   constexpr int kFar = 1000;
@@ -1014,7 +1015,7 @@ kernels::LevelWeights galerkin(const LevelOperator& fine, const LevelOperator& c
     }
   }
   const std::int64_t plane = fine.n[0] * fine.n[1];
-  const double* Pw = P.data();
+  const float* Pw = P.data();
   // Where a finer node's A P row, and a coarse node's row (at its finer node), are those of the
   // node before along x (windows, XRepeats::repeats, of r = 3 for both: A P reads the weights of
   // the nodes around, each from two nodes around it; a coarse row the weights and A P of its

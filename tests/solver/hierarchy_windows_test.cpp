@@ -270,8 +270,9 @@ std::string first_difference(const std::vector<std::uint8_t>& got,
   return "";
 }
 
-bool same_bits(const kernels::LevelWeights& a, const kernels::LevelWeights& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+template <typename T, typename Alloc>
+bool same_bits(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 const Layout kLayouts[] = {

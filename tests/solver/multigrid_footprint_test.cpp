@@ -40,15 +40,15 @@ TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
     const auto b = heatsim::solver::multigrid_bytes(g.dims, g.n, g.periodic, {}, true, layout);
     EXPECT_EQ(b.levels, static_cast<std::int64_t>(levels.size())) << g.dims << "D " << g.n[0];
     // The set-up's hierarchy: the finest level's compact operator (diagonal and a conductance
-    // per axis) and the coarse levels' Galerkin stencil and prolongation (2 x 3^dims doubles),
-    // a fixed flag on every node.
+    // per axis) and the coarse levels' Galerkin stencil (3^dims doubles) and fp32 prolongation
+    // (3^dims floats), a fixed flag on every node.
     const int stencil = g.dims == 3 ? 27 : g.dims == 2 ? 9 : 3;
-    EXPECT_EQ(layout.coarse_operator_doubles, 2 * stencil);
+    EXPECT_EQ(layout.coarse_operator_doubles, 1.5 * stencil);
     EXPECT_EQ(b.host_setup,
-              finest.points() * (8 * (1 + g.dims) + 1) + coarse * (8 * 2 * stencil + 1));
-    // The CPU's level operations keep the prolongation in fp64 and the stencil in fp32 with an
+              finest.points() * (8 * (1 + g.dims) + 1) + coarse * (8 * stencil + 4 * stencil + 1));
+    // The CPU's level operations keep the prolongation in fp32 and the stencil in fp32 with an
     // fp64 centre, in 3D its upper half alone (13 entries); that size shows in their bytes.
-    const double cpu = stencil + (g.dims == 3 ? 6.5 : 0.5 * stencil) + 1.0;
+    const double cpu = 0.5 * stencil + (g.dims == 3 ? 6.5 : 0.5 * stencil) + 1.0;
     EXPECT_EQ(layout.cpu_coarse_operator_doubles, cpu);
     layout.cpu_coarse_operator_doubles = 1 + g.dims;
     const auto compact =

@@ -430,8 +430,9 @@ kernels::LevelOperator blocky_stencil_level(std::array<std::int64_t, 3> n) {
   return op;
 }
 
-bool same_bits(const kernels::LevelWeights& a, const kernels::LevelWeights& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+template <typename T, typename Alloc>
+bool same_bits(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 // Copying a node's weights, A P row and coarse row from two finer nodes before along x, and a
