@@ -1009,7 +1009,7 @@ class CpuLevelOps final : public LevelOps {
   // branch in the loop, so that the compiler takes two nodes at a time in the vector
   // registers, each lane through the same operations in the same order: the same bits. Node by
   // node with the branches, these took as long as a Gauss-Seidel sweep (4 ns a node at 129^3,
-  // one thread): bound by their instructions, not by their 52 bytes a node.
+  // one thread): bound by their instructions, not by their 44 bytes a node.
   template <bool kSmoother, bool kResidual>
   static void compact_run(const Level& L, const double* bp, const double* v, double* out,
                           std::int64_t i0, std::int64_t count) {
@@ -1555,7 +1555,7 @@ class CpuLevelOps final : public LevelOps {
   // planes (z; the rows, y, of a 2D level): a plane's second colour follows the first colour of
   // the plane after it, which is all that its nodes' neighbours need; so every node takes the
   // values it takes in two passes (the same bits), while a plane's arrays are still in the
-  // caches for its second colour (two passes read the level's 36 bytes a node twice from
+  // caches for its second colour (two passes read the level's 28 bytes a node twice from
   // memory). Each thread takes a block of planes; the second colour of its first and last
   // planes, whose neighbours beyond are another thread's, waits for every thread's first
   // colour. Not where a colour updates from a copy (colour_conflict).
