@@ -668,7 +668,7 @@ void DecomposedLevelOps::restrict_residual(int fine_level, int r_fine, int b_coa
     const std::int64_t J = index_in(t.mine.window, X, Y, Z);
     double sum = 0.0;
     for (int k = 0; k < kp; ++k) {
-      const double w = t.prolongation[static_cast<std::size_t>(k * nw + J)];
+      const double w = static_cast<double>(t.prolongation[static_cast<std::size_t>(k * nw + J)]);
       if (w == 0.0) continue;
       std::int64_t f[3] = {0, 0, 0};
       for (int a = 0; a < dims_; ++a) f[a] = finer(a, at[a], kernels::stencil_offset(k, a));
@@ -750,7 +750,7 @@ void DecomposedLevelOps::prolong_add(int fine_level, int x_coarse, int x_fine) {
           int k = 0;
           for (int ax = dims_ - 1; ax >= 0; --ax) k = 3 * k + o[ax] + 1;
           const std::int64_t J = index_in(W, c.coarse, b.coarse, a.coarse);
-          sum += t.prolongation[static_cast<std::size_t>(k * nw + J)] *
+          sum += static_cast<double>(t.prolongation[static_cast<std::size_t>(k * nw + J)]) *
                  window[static_cast<std::size_t>(J)];
         }
       }

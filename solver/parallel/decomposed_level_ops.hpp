@@ -156,7 +156,7 @@ class DecomposedLevelOps final : public kernels::LevelOps {
     std::array<std::vector<std::int64_t>, 3> fine_index;
     std::array<kernels::AxisTransfer, 3> from;
     CoarseBoxes mine;
-    std::vector<double> prolongation;  // [k * window points + window index]
+    std::vector<float> prolongation;  // [k * window points + window index], fp32 as the level's
     std::vector<std::uint8_t> fixed;   // on mine.owned
     std::vector<CoarseBoxes> all;      // gathered level: every rank's
   };
