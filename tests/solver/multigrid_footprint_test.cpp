@@ -58,6 +58,15 @@ TEST(MultigridFootprint, CountsTheLevelsAndNodesOfTheHierarchy) {
   }
 }
 
+// The level operations' bytes under `layout` less those under `other`, no periodic axis.
+std::int64_t level_ops_gap(const heatsim::solver::MultigridLayout& layout,
+                           const heatsim::solver::MultigridLayout& other, int dims,
+                           const std::array<std::int64_t, 3>& n, bool cpu) {
+  const std::array<bool, 3> none{false, false, false};
+  return heatsim::solver::multigrid_bytes(dims, n, none, {}, cpu, layout).level_ops -
+         heatsim::solver::multigrid_bytes(dims, n, none, {}, cpu, other).level_ops;
+}
+
 // On a GPU a 3D finest level without periodic axes smooths out of place: one more finest
 // vector; not on the CPU, not with a periodic axis, not in 2D.
 TEST(MultigridFootprint, CountsTheFusedSweepsSecondArrayWhereTheDeviceTakesThem) {
@@ -67,36 +76,27 @@ TEST(MultigridFootprint, CountsTheFusedSweepsSecondArrayWhereTheDeviceTakesThem)
   without.device_sweep_vectors = 0;
   const std::array<std::int64_t, 3> n{37, 29, 23};
   const std::int64_t finest = 37 * 29 * 23;
-  const std::array<bool, 3> none{false, false, false}, z{false, false, true};
-  EXPECT_EQ(multigrid_bytes(3, n, none, {}, false, layout).level_ops -
-                multigrid_bytes(3, n, none, {}, false, without).level_ops,
-            finest * 8);
-  EXPECT_EQ(multigrid_bytes(3, n, none, {}, true, layout).level_ops,
-            multigrid_bytes(3, n, none, {}, true, without).level_ops);
+  EXPECT_EQ(level_ops_gap(layout, without, 3, n, false), finest * 8);
+  EXPECT_EQ(level_ops_gap(layout, without, 3, n, true), 0);
+  const std::array<bool, 3> z{false, false, true};
   EXPECT_EQ(multigrid_bytes(3, n, z, {}, false, layout).level_ops,
             multigrid_bytes(3, n, z, {}, false, without).level_ops);
   const heatsim::solver::MultigridLayout flat = heatsim::solver::multigrid_layout(2);
   heatsim::solver::MultigridLayout flat_without = flat;
   flat_without.device_sweep_vectors = 0;
-  EXPECT_EQ(multigrid_bytes(2, {301, 299, 1}, none, {}, false, flat).level_ops,
-            multigrid_bytes(2, {301, 299, 1}, none, {}, false, flat_without).level_ops);
+  EXPECT_EQ(level_ops_gap(flat, flat_without, 2, {301, 299, 1}, false), 0);
 }
 
 // The CPU's level operations sum the finest level's diagonals where they use them, so its
 // level operations count two doubles a finest node fewer than a device's; a device's keep them.
 TEST(MultigridFootprint, CountsNoFinestDiagonalsOnTheCpu) {
-  using heatsim::solver::multigrid_bytes;
   const heatsim::solver::MultigridLayout layout = heatsim::solver::multigrid_layout(3);
   heatsim::solver::MultigridLayout kept = layout;
   kept.cpu_finest_diagonal_doubles = 0;
   const std::array<std::int64_t, 3> n{41, 33, 27};
   const std::int64_t finest = 41 * 33 * 27;
-  const std::array<bool, 3> none{false, false, false};
-  EXPECT_EQ(multigrid_bytes(3, n, none, {}, true, kept).level_ops -
-                multigrid_bytes(3, n, none, {}, true, layout).level_ops,
-            finest * 2 * 8);
-  EXPECT_EQ(multigrid_bytes(3, n, none, {}, false, kept).level_ops,
-            multigrid_bytes(3, n, none, {}, false, layout).level_ops);
+  EXPECT_EQ(level_ops_gap(kept, layout, 3, n, true), finest * 2 * 8);
+  EXPECT_EQ(level_ops_gap(kept, layout, 3, n, false), 0);
 }
 
 }  // namespace
