@@ -1005,7 +1005,7 @@ class CudaLevelOps final : public LevelOps {
     if (op.stencil_form()) {
       // Only the smoother's operator is kept: fp32 entries and fp64 centres.
       DeviceArray exact;
-      upload_doubles(exact, op.stencil);
+      upload_values(exact, op.stencil);
       fit(L->stencil, op.stencil.size() * sizeof(float));
       fit(L->centre, static_cast<std::size_t>(np) * sizeof(double));
       round_stencil_kernel<<<flat_blocks(np), kThreads, 0, stream_>>>(
@@ -1018,7 +1018,7 @@ class CudaLevelOps final : public LevelOps {
     } else {
       for (int a = 0; a < kMaxDims; ++a) {
         if (a < op.dims)
-          upload_doubles(L->conductance[a], op.conductance[a]);
+          upload_values(L->conductance[a], op.conductance[a]);
         else
           fit(L->conductance[a], 0);
         v.conductance[a] = L->conductance[a].as<double>();
@@ -1036,7 +1036,7 @@ class CudaLevelOps final : public LevelOps {
       // The node terms go up into the smoother's diagonal, which is then formed over them in
       // place after the exact diagonal has read them.
       fit(L->diagonal, static_cast<std::size_t>(np) * sizeof(double));
-      upload_doubles(L->diagonal32, op.node_term);
+      upload_values(L->diagonal32, op.node_term);
       v.diagonal = L->diagonal.as<double>();
       v.diagonal32 = L->diagonal32.as<double>();
       with_dims(v.dims, [&](auto d) {
@@ -1108,7 +1108,7 @@ class CudaLevelOps final : public LevelOps {
   void upload_from(int v, const double* values, std::size_t count) override {
     Vector& dst = vec(v);
     check_upload(count, static_cast<std::size_t>(dst.size));
-    upload_doubles(dst.data->as<double>(), values, count);
+    upload_values(dst.data->as<double>(), values, count);
     sync();  // `values` may go away once we return
   }
 
@@ -1427,9 +1427,6 @@ class CudaLevelOps final : public LevelOps {
   // every core into two pinned buffers in turn (kernels/host_copy.hpp), each piece's transfer
   // running while the next one is copied; a small one straight from pageable memory. Returns
   // before the last transfer ends: src must live until the stream is synchronised.
-  void upload_doubles(double* dst, const double* src, std::size_t count) {
-    upload_values(dst, src, count);
-  }
   template <typename T>
   void upload_values(T* dst, const T* src, std::size_t count) {
     static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>);
@@ -1470,10 +1467,6 @@ class CudaLevelOps final : public LevelOps {
       HEATSIM_CUDA_CHECK(cudaEventRecord(staged_[b], stream_));
     }
   }
-  template <typename Alloc>
-  void upload_doubles(DeviceArray& dst, const std::vector<double, Alloc>& src) {
-    upload_values(dst, src);
-  }
   template <typename T, typename Alloc>
   void upload_values(DeviceArray& dst, const std::vector<T, Alloc>& src) {
     fit(dst, src.size() * sizeof(T));
@@ -1482,7 +1475,7 @@ class CudaLevelOps final : public LevelOps {
 
   cudaStream_t stream_ = nullptr;
   double* host_result_ = nullptr;  // pinned: the dot product's one value
-  // upload_doubles' two pinned buffers (64 MiB in all) and the ends of their last transfers,
+  // upload_values' two pinned buffers (64 MiB in all) and the ends of their last transfers,
   // made at the first large upload and kept for the uploads of the run.
   HostStaging staging_[2];
   cudaEvent_t staged_[2] = {nullptr, nullptr};
