@@ -28,20 +28,14 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     update_faces_kernel(const T* __restrict__ u, FaceArrays<T> K,
                         const std::int32_t* __restrict__ law, const LawTables* __restrict__ laws,
-                        const double* __restrict__ share0, const double* __restrict__ share1,
-                        const double* __restrict__ share2, const double* __restrict__ ref0,
-                        const double* __restrict__ ref1, const double* __restrict__ ref2,
-                        const double* __restrict__ contact0, const double* __restrict__ contact1,
-                        const double* __restrict__ contact2, DeviceGrid g, Wraps periodic) {
+                        const double* __restrict__ ref0, const double* __restrict__ ref1,
+                        const double* __restrict__ ref2, DeviceGrid g, Wraps periodic) {
   const std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   const std::int64_t points = g.n[0] * g.n[1] * g.n[2];
   if (k >= points) return;
   const std::int64_t c[3] = {k % g.n[0], k / g.n[0] % g.n[1], k / (g.n[0] * g.n[1])};
   const std::int64_t i = g.index(c[0], c[1], c[2]);
-  const double* shares[3] = {share0, share1, share2};
   const double* refs[3] = {ref0, ref1, ref2};
-  // The contacts' parts of the reference resistances; null on an axis without contacts.
-  const double* contacts[3] = {contact0, contact1, contact2};
   // Unrolled: the per-axis arrays above are then indexed by constants and stay in registers
   // (indexed at run time they went to local memory, 140 bytes a node of stores).
 #pragma unroll
@@ -306,8 +300,8 @@ void launch_update_faces(const T* u, T* const* faces, const DeviceTemperature<T>
     contact[a] = t.contact[a].template as<double>();  // null where none was uploaded
   }
   update_faces_kernel<T><<<static_cast<unsigned>(blocks_for(points)), kThreads, 0, stream>>>(
-      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), share[0], share[1],
-      share[2], ref[0], ref[1], ref[2], contact[0], contact[1], contact[2], grid, wraps);
+      u, K, t.law.template as<std::int32_t>(), t.laws.template as<LawTables>(), ref[0], ref[1],
+      ref[2], grid, wraps);
   HEATSIM_CUDA_CHECK_LAUNCH();
   if (t.interface_count > 0) {
     interface_faces_kernel<T>
