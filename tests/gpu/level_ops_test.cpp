@@ -501,7 +501,7 @@ TEST_P(LevelOpsTest, VCycleIteratesAgreeWithTheCpu) {
 }
 
 // Arrays of 64 MiB or more go to the device in pieces through two pinned buffers in turn
-// (CudaLevelOps::upload_doubles): the finest level's conductances and node terms, level 1's
+// (CudaLevelOps::upload_values): the finest level's conductances and node terms, level 1's
 // stencil and prolongation and every vector at 211 x 203 x 197 (8.4M nodes, 67 MiB a vector).
 // A vector comes back bit for bit, and the operations that read those arrays agree with the
 // CPU as on the small cases, so every piece went where it belongs.
