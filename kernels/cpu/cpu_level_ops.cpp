@@ -429,10 +429,7 @@ class CpuLevelOps final : public LevelOps {
       };
       if (compact_inside(L, y, z) && nx > 2) {
         node(0);
-        if (L.op.dims == 3)
-          compact_magnitude_run<3>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
-        else
-          compact_magnitude_run<2>(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
+        compact_magnitude_run(L, bp, xp, mp, index(L, 1, y, z), nx - 2);
         node(nx - 1);
         return;
       }
@@ -908,14 +905,11 @@ class CpuLevelOps final : public LevelOps {
 
   // magnitude at the `count` nodes from i0 of a compact 2D or 3D level's row away from its
   // faces, as compact_run: the same sums without a branch, two nodes at a time.
-  template <int kDims>
   static void compact_magnitude_run(const Level& L, const double* bp, const double* v, double* out,
                                     std::int64_t i0, std::int64_t count) {
-    const double *gx = L.op.conductance[0].data(), *gy = L.op.conductance[1].data();
-    const double* gz = L.op.conductance[kDims - 1].data();  // z's in 3D
-    const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
     const std::uint8_t* fixed = L.op.fixed.data();
     with_inside_diagonal<false>(L, [&](const auto& diagonal) {
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = std::abs(bp[i]);
@@ -924,7 +918,7 @@ class CpuLevelOps final : public LevelOps {
         s += std::abs(gx[i] * v[i + 1]);
         s += std::abs(gy[i - sy] * v[i - sy]);
         s += std::abs(gy[i] * v[i + sy]);
-        if (kDims == 3) {
+        if constexpr (std::decay_t<decltype(diagonal)>::three) {
           s += std::abs(gz[i - sz] * v[i - sz]);
           s += std::abs(gz[i] * v[i + sz]);
         }
@@ -959,6 +953,13 @@ class CpuLevelOps final : public LevelOps {
     const double* term;
     const G *gx, *gy, *gz;
     std::int64_t sy, sz;
+    // The conductances along x, y and z (z's null in 2D) and the strides of y and z, for a
+    // loop's neighbour sums beside the diagonal.
+    struct Axes {
+      const G *gx, *gy, *gz;
+      std::int64_t sy, sz;
+    };
+    Axes axes() const { return {gx, gy, gz, sy, sz}; }
     double operator()(std::int64_t i) const {
       double d = 0.0;
       if constexpr (kTerm) d = term[i];
@@ -1013,13 +1014,9 @@ class CpuLevelOps final : public LevelOps {
   template <bool kSmoother, bool kResidual>
   static void compact_run(const Level& L, const double* bp, const double* v, double* out,
                           std::int64_t i0, std::int64_t count) {
-    const auto* gx = conductances<kSmoother>(L, 0);
-    const auto* gy = conductances<kSmoother>(L, 1);
-    const std::int64_t sy = L.op.n[0];
     const std::uint8_t* fixed = L.op.fixed.data();
-    const auto* gz = L.op.dims == 3 ? conductances<kSmoother>(L, 2) : nullptr;
-    const std::int64_t sz = sy * L.op.n[1];
     with_inside_diagonal<kSmoother>(L, [&](const auto& diagonal) {
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = 0.0;
@@ -1482,9 +1479,6 @@ class CpuLevelOps final : public LevelOps {
                                  std::int64_t y, std::int64_t z, double omega) {
     const std::int64_t nx = L.op.n[0];
     const bool inside = compact_inside(L, y, z);
-    const std::int64_t sy = nx, sz = nx * L.op.n[1];
-    const float *gx = L.conductance32[0].data(), *gy = L.conductance32[1].data(),
-                *gz = L.conductance32[2].data();  // those of unused axes empty
     const std::uint8_t* fixed = L.op.fixed.data();
     const auto node = [&](std::int64_t x) {
       const std::int64_t i = index(L, x, y, z);
@@ -1504,6 +1498,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
     const std::int64_t i0 = index(L, x, y, z);
     with_inside_diagonal<true>(L, [&](const auto& diagonal) {
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
 #pragma omp simd
       for (std::int64_t k = 0; k < count; ++k) {
         const std::int64_t i = i0 + 2 * k;
