@@ -909,7 +909,7 @@ class CpuLevelOps final : public LevelOps {
                                     std::int64_t i0, std::int64_t count) {
     const std::uint8_t* fixed = L.op.fixed.data();
     with_inside_diagonal<false>(L, [&](const auto& diagonal) {
-      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes;
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = std::abs(bp[i]);
@@ -950,17 +950,16 @@ class CpuLevelOps final : public LevelOps {
   struct InsideDiagonal {
     using G = std::conditional_t<kSmoother, float, double>;
     static constexpr bool three = kThree;
-    const double* term;
-    const G *gx, *gy, *gz;
-    std::int64_t sy, sz;
-    // The conductances along x, y and z (z's null in 2D) and the strides of y and z, for a
-    // loop's neighbour sums beside the diagonal.
+    // The conductances along x, y and z (z's null in 2D) and the strides of y and z, which a
+    // loop's neighbour sums beside the diagonal read too.
     struct Axes {
       const G *gx, *gy, *gz;
       std::int64_t sy, sz;
     };
-    Axes axes() const { return {gx, gy, gz, sy, sz}; }
+    const double* term;
+    Axes axes;
     double operator()(std::int64_t i) const {
+      const auto& [gx, gy, gz, sy, sz] = axes;
       double d = 0.0;
       if constexpr (kTerm) d = term[i];
       d += static_cast<double>(gx[i - 1]);
@@ -984,8 +983,8 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t sy = L.op.n[0], sz = sy * L.op.n[1];
     const double* term = L.op.node_term.empty() ? nullptr : L.op.node_term.data();
     const auto call = [&](auto three, auto with_term) {
-      f(InsideDiagonal<kSmoother, decltype(three)::value, decltype(with_term)::value>{term, gx, gy,
-                                                                                      gz, sy, sz});
+      f(InsideDiagonal<kSmoother, decltype(three)::value, decltype(with_term)::value>{
+          term, {gx, gy, gz, sy, sz}});
     };
     if (L.op.dims == 3)
       term ? call(std::true_type{}, std::true_type{}) : call(std::true_type{}, std::false_type{});
@@ -1016,7 +1015,7 @@ class CpuLevelOps final : public LevelOps {
                           std::int64_t i0, std::int64_t count) {
     const std::uint8_t* fixed = L.op.fixed.data();
     with_inside_diagonal<kSmoother>(L, [&](const auto& diagonal) {
-      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes;
 #pragma omp simd
       for (std::int64_t i = i0; i < i0 + count; ++i) {
         double s = 0.0;
@@ -1498,7 +1497,7 @@ class CpuLevelOps final : public LevelOps {
     const std::int64_t count = x < nx - 1 ? (nx - 2 - x) / 2 + 1 : 0;
     const std::int64_t i0 = index(L, x, y, z);
     with_inside_diagonal<true>(L, [&](const auto& diagonal) {
-      const auto [gx, gy, gz, sy, sz] = diagonal.axes();
+      const auto [gx, gy, gz, sy, sz] = diagonal.axes;
 #pragma omp simd
       for (std::int64_t k = 0; k < count; ++k) {
         const std::int64_t i = i0 + 2 * k;
